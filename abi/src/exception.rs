@@ -1,0 +1,90 @@
+//! Exceptions forwarded to user space (paper 001 §4.4).
+//!
+//! When code in an environment raises an exception, the kernel writes an
+//! [`ExceptionFrame`] into the save area the environment registered, then
+//! starts the handler at `entry` on the registered stack with `rdi` pointing
+//! to the save area. The handler may resume the faulting code itself,
+//! without entering the kernel, by restoring the registers from the frame
+//! and clearing `busy`. An exception raised while `busy` is still set kills
+//! the environment (the handler itself faulted).
+
+/// User registers, as saved on an exception or by `env_get_regs`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Regs {
+    pub rax: u64,
+    pub rbx: u64,
+    pub rcx: u64,
+    pub rdx: u64,
+    pub rsi: u64,
+    pub rdi: u64,
+    pub rbp: u64,
+    pub rsp: u64,
+    pub r8: u64,
+    pub r9: u64,
+    pub r10: u64,
+    pub r11: u64,
+    pub r12: u64,
+    pub r13: u64,
+    pub r14: u64,
+    pub r15: u64,
+    pub rip: u64,
+    pub rflags: u64,
+}
+
+/// What the kernel writes into the registered save area.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ExceptionFrame {
+    /// Set by the kernel on delivery; the handler clears it when done.
+    pub busy: u64,
+    /// x86 vector number ([`vector`]).
+    pub vector: u64,
+    /// The CPU's error code (0 when the vector has none).
+    pub error_code: u64,
+    /// The faulting address for page faults (CR2), else 0.
+    pub fault_addr: u64,
+    /// The registers at the time of the exception.
+    pub regs: Regs,
+}
+
+/// Exception vectors the kernel forwards.
+pub mod vector {
+    pub const DIVIDE: u64 = 0;
+    pub const DEBUG: u64 = 1;
+    pub const BREAKPOINT: u64 = 3;
+    pub const OVERFLOW: u64 = 4;
+    pub const BOUND: u64 = 5;
+    pub const INVALID_OPCODE: u64 = 6;
+    pub const GENERAL_PROTECTION: u64 = 13;
+    pub const PAGE_FAULT: u64 = 14;
+    pub const X87: u64 = 16;
+    pub const ALIGNMENT: u64 = 17;
+    pub const SIMD: u64 = 19;
+
+    /// Name of a vector, for messages.
+    pub const fn name(v: u64) -> &'static str {
+        match v {
+            DIVIDE => "divide error",
+            DEBUG => "debug trap",
+            BREAKPOINT => "breakpoint",
+            OVERFLOW => "overflow",
+            BOUND => "bound range exceeded",
+            INVALID_OPCODE => "invalid opcode",
+            GENERAL_PROTECTION => "general protection fault",
+            PAGE_FAULT => "page fault",
+            X87 => "x87 floating-point error",
+            ALIGNMENT => "alignment check",
+            SIMD => "SIMD floating-point error",
+            _ => "exception",
+        }
+    }
+}
+
+/// Page-fault error-code bits.
+pub mod pf {
+    pub const PRESENT: u64 = 1 << 0;
+    pub const WRITE: u64 = 1 << 1;
+    pub const USER: u64 = 1 << 2;
+    pub const FETCH: u64 = 1 << 4;
+}

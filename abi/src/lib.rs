@@ -1,0 +1,13 @@
+//! The Veneer system-call ABI, shared by the kernel and every user program.
+//!
+//! This crate holds numbers, structure layouts and error codes only: no
+//! logic. See `docs/abi.md` for the calling convention.
+#![no_std]
+
+pub mod error;
+pub mod exception;
+pub mod layout;
+pub mod syscall;
+pub mod tables;
+
+pub use error::Error;

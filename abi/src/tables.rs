@@ -1,0 +1,100 @@
+//! Kernel tables exposed read-only to every environment.
+
+/// Per-frame record in the frame table at [`crate::layout::FRAME_TABLE_VA`].
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FrameInfo {
+    /// Owning environment id, or 0 when the frame belongs to nobody.
+    pub owner: u32,
+    /// One of the [`frame_state`] values.
+    pub state: u8,
+    pub _reserved: u8,
+    /// Number of page-table entries that map this frame.
+    pub refs: u16,
+}
+
+/// Values of [`FrameInfo::state`].
+pub mod frame_state {
+    /// Free for allocation.
+    pub const FREE: u8 = 0;
+    /// Not RAM the kernel hands out (firmware, MMIO holes, kernel image).
+    pub const RESERVED: u8 = 1;
+    /// Allocated to an environment, mappable by it.
+    pub const USER: u8 = 2;
+    /// A page-table page of the owner's address space (kernel-managed).
+    pub const PAGE_TABLE: u8 = 3;
+    /// Kernel memory (heap, tables) or the boot module.
+    pub const KERNEL: u8 = 4;
+}
+
+/// The page at [`crate::layout::KINFO_VA`].
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct KernelInfo {
+    /// Number of entries in the frame table.
+    pub frames: u64,
+    /// Number of frames currently free.
+    pub free_frames: u64,
+    /// Number of slots in the environment table.
+    pub env_slots: u64,
+    /// Size in bytes of the boot file system at `BOOTFS_VA`.
+    pub bootfs_size: u64,
+    /// Timer ticks since boot.
+    pub ticks: u64,
+    /// Length of `cmdline`.
+    pub cmdline_len: u64,
+    /// The kernel command line (`init=PROGRAM ARGS...`).
+    pub cmdline: [u8; 256],
+}
+
+impl Default for KernelInfo {
+    fn default() -> Self {
+        KernelInfo {
+            frames: 0,
+            free_frames: 0,
+            env_slots: 0,
+            bootfs_size: 0,
+            ticks: 0,
+            cmdline_len: 0,
+            cmdline: [0; 256],
+        }
+    }
+}
+
+/// One slot of the environment table at [`crate::layout::ENV_TABLE_VA`].
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EnvInfo {
+    /// The id currently using this slot (0 when free).
+    pub id: u32,
+    /// The creator's id (0 for the first environment).
+    pub parent: u32,
+    /// One of the [`env_state`] values.
+    pub state: u32,
+    /// Exit code, valid in state `EXITED`.
+    pub exit_code: i32,
+    /// Frames charged to this environment (page tables included).
+    pub frames: u64,
+}
+
+/// Values of [`EnvInfo::state`].
+pub mod env_state {
+    pub const FREE: u32 = 0;
+    /// Created, not yet started (or stopped).
+    pub const STOPPED: u32 = 1;
+    pub const RUNNABLE: u32 = 2;
+    /// Ended by `exit` or a fatal fault; waiting for its parent to destroy it.
+    pub const EXITED: u32 = 3;
+}
+
+/// Exit code of an environment the kernel killed for an exception it could
+/// not deliver: `FAULT_EXIT_BASE - vector`.
+pub const FAULT_EXIT_BASE: i32 = -1000;
+
+/// Number of environment-table slots; an id's low bits index the table.
+pub const ENV_SLOTS: usize = 1024;
+
+/// The slot index of an environment id.
+pub const fn env_slot(id: u32) -> usize {
+    id as usize % ENV_SLOTS
+}

@@ -1,0 +1,60 @@
+//! FPU/SSE state: enabled at boot, saved and restored on every switch
+//! between environments (the kernel itself never touches it).
+
+use core::arch::asm;
+
+/// An FXSAVE image.
+#[repr(C, align(16))]
+#[derive(Clone, Copy)]
+pub struct FpuState(pub [u8; 512]);
+
+impl FpuState {
+    /// The state a new environment starts with: x87 control word 0x37F
+    /// (all exceptions masked), MXCSR 0x1F80.
+    pub const INITIAL: FpuState = {
+        let mut s = [0u8; 512];
+        s[0] = 0x7F;
+        s[1] = 0x03;
+        s[24] = 0x80;
+        s[25] = 0x1F;
+        FpuState(s)
+    };
+}
+
+pub fn init() {
+    // SAFETY: sets CR0.MP, clears EM/TS, sets CR4.OSFXSR/OSXMMEXCPT and
+    // CR4.FSGSBASE: the architectural switches for SSE and user-settable
+    // fs/gs bases (TLS); no memory is involved.
+    unsafe {
+        asm!(
+            "mov {t}, cr0", "and {t}, ~0xC", "or {t}, 0x2", "mov cr0, {t}",
+            "mov {t}, cr4", "or {t}, 0x10600", "mov cr4, {t}",
+            t = out(reg) _, options(nostack)
+        );
+    }
+}
+
+pub fn save(s: &mut FpuState) {
+    // SAFETY: `s` is a 512-byte, 16-aligned buffer, as FXSAVE requires.
+    unsafe { asm!("fxsave64 [{}]", in(reg) s.0.as_mut_ptr(), options(nostack)) }
+}
+
+pub fn restore(s: &FpuState) {
+    // SAFETY: `s` holds an image made by FXSAVE or `INITIAL` (valid MXCSR).
+    unsafe { asm!("fxrstor64 [{}]", in(reg) s.0.as_ptr(), options(nostack)) }
+}
+
+/// The user's fs and gs bases (TLS pointers) while in the kernel: fs is
+/// live; gs is in KERNEL_GS_BASE after SWAPGS.
+pub fn save_bases() -> (u64, u64) {
+    (super::cpu::rdmsr(0xC000_0100), super::cpu::rdmsr(0xC000_0102))
+}
+
+pub fn restore_bases(fs: u64, gs: u64) {
+    // SAFETY: user-chosen bases only affect user-mode fs/gs addressing;
+    // the kernel never uses fs and reloads its gs with SWAPGS.
+    unsafe {
+        super::cpu::wrmsr(0xC000_0100, fs);
+        super::cpu::wrmsr(0xC000_0102, gs);
+    }
+}

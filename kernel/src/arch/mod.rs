@@ -1,0 +1,12 @@
+//! x86-64 specifics: boot, descriptor tables, entry stubs, timer, FPU.
+
+pub mod apic;
+pub mod boot;
+pub mod cpu;
+pub mod fpu;
+pub mod gdt;
+pub mod idt;
+pub mod percpu;
+pub mod serial;
+pub mod syscall;
+pub mod trap;

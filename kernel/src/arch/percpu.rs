@@ -1,0 +1,57 @@
+//! The per-CPU block the entry stubs reach through `gs` (Veneer runs on one
+//! CPU; the block is still addressed through `gs` so that SYSCALL, which
+//! leaves no free register, can find the kernel stack).
+
+use super::trap::TrapFrame;
+
+/// Field offsets are used by the assembly stubs: keep them in sync.
+#[repr(C)]
+pub struct PerCpu {
+    /// 0: top of the kernel stack.
+    pub kstack_top: u64,
+    /// 8: scratch for the user `rsp` during SYSCALL entry.
+    pub user_rsp: u64,
+    /// 16: the current environment's saved registers.
+    pub cur_tf: *mut TrapFrame,
+    /// 24: `cur_tf + size_of::<TrapFrame>()` (also TSS.rsp0).
+    pub cur_tf_top: u64,
+    /// 32: nonzero when the return to user mode must restore every
+    /// register with IRETQ (the environment changed or was interrupted).
+    pub iret_needed: u64,
+    /// 40: the frame of the environment that made the current system call.
+    pub caller_tf: *mut TrapFrame,
+}
+
+pub static mut PERCPU: PerCpu = PerCpu {
+    kstack_top: 0,
+    user_rsp: 0,
+    cur_tf: core::ptr::null_mut(),
+    cur_tf_top: 0,
+    iret_needed: 0,
+    caller_tf: core::ptr::null_mut(),
+};
+
+const GS_BASE: u32 = 0xC000_0101;
+const KERNEL_GS_BASE: u32 = 0xC000_0102;
+
+pub fn init(kstack_top: u64) {
+    // SAFETY: single CPU, called once at boot before any entry stub runs.
+    unsafe {
+        PERCPU.kstack_top = kstack_top;
+        super::cpu::wrmsr(GS_BASE, &raw const PERCPU as u64);
+        super::cpu::wrmsr(KERNEL_GS_BASE, 0);
+    }
+}
+
+/// Points the entry stubs (and the TSS) at `tf` as the current frame.
+pub fn set_current(tf: *mut TrapFrame) {
+    let top = tf as u64 + core::mem::size_of::<TrapFrame>() as u64;
+    // SAFETY: single CPU with interrupts off in the kernel: nothing else
+    // reads these fields until we return to user mode.
+    unsafe {
+        PERCPU.cur_tf = tf;
+        PERCPU.cur_tf_top = top;
+        PERCPU.iret_needed = 1;
+    }
+    super::gdt::set_kernel_entry_stack(top);
+}

@@ -1,0 +1,107 @@
+//! SYSCALL/SYSRET entry.
+//!
+//! Kernel calls clobber only the registers the System V ABI lets a function
+//! clobber, so the entry saves just what a switch to another environment
+//! needs (callee-saved registers, rip, rflags, rsp) and calls the handler
+//! straight from a table with the arguments still in registers. When the
+//! handler switched environments, the return goes through IRETQ with the
+//! new environment's full frame; otherwise SYSRETQ returns directly.
+//!
+//! Numbers outside the kernel's range are *reflected*: every register is
+//! saved and the environment's own handler (say, a Linux personality) gets
+//! them, so the kernel knows nothing of any other system-call ABI.
+//!
+//! SYSRETQ with a non-canonical `rcx` would fault in ring 0; `rcx` here is
+//! always the address after the environment's own SYSCALL instruction, and
+//! user code can never execute at the top of the lower half (that region is
+//! the kernel's exposed window, mapped no-execute), so it is canonical.
+
+use super::cpu::wrmsr;
+use super::gdt::{KERNEL_CS, SYSRET_BASE};
+use core::arch::global_asm;
+
+const EFER: u32 = 0xC000_0080;
+const STAR: u32 = 0xC000_0081;
+const LSTAR: u32 = 0xC000_0082;
+const SFMASK: u32 = 0xC000_0084;
+/// Cleared on entry: IF, TF, DF, NT, AC.
+const ENTRY_FLAGS_CLEARED: u64 = 0x200 | 0x100 | 0x400 | 0x4000 | 0x4_0000;
+
+global_asm!(
+    r#"
+    .section .text
+    .global syscall_entry
+syscall_entry:
+    swapgs
+    movq %rsp, %gs:8
+    movq %gs:16, %rsp
+    movq %rsp, %gs:40
+    movq %rcx, 136(%rsp)
+    movq %r11, 152(%rsp)
+    movq %gs:8, %r11
+    movq %r11, 160(%rsp)
+    movq %rbx, 104(%rsp)
+    movq %rbp, 64(%rsp)
+    movq %r12, 24(%rsp)
+    movq %r13, 16(%rsp)
+    movq %r14, 8(%rsp)
+    movq %r15, 0(%rsp)
+    movq %gs:0, %rsp
+    subq ${base}, %rax
+    cmpq ${count}, %rax
+    jae 2f
+    movq %r10, %rcx
+    leaq {table}(%rip), %r11
+    call *(%r11, %rax, 8)
+    cmpq $0, %gs:32
+    jne 1f
+    movq %gs:16, %rcx
+    movq 152(%rcx), %r11
+    movq 136(%rcx), %rcx
+    xorl %edx, %edx
+    xorl %esi, %esi
+    xorl %edi, %edi
+    xorl %r8d, %r8d
+    xorl %r9d, %r9d
+    xorl %r10d, %r10d
+    movq %gs:8, %rsp
+    swapgs
+    sysretq
+    /* The handler switched: the caller gets its result when resumed. */
+1:  movq %gs:40, %rcx
+    movq %rax, 112(%rcx)
+    jmp return_to_user
+    /* Not a kernel call: save everything and reflect it. */
+2:  addq ${base}, %rax
+    movq %gs:16, %rcx
+    movq %rax, 112(%rcx)
+    movq %rdx, 88(%rcx)
+    movq %rsi, 80(%rcx)
+    movq %rdi, 72(%rcx)
+    movq %r8, 56(%rcx)
+    movq %r9, 48(%rcx)
+    movq %r10, 40(%rcx)
+    call {reflect}
+    jmp return_to_user
+    "#,
+    base = const abi::syscall::BASE,
+    count = const abi::syscall::END - abi::syscall::BASE,
+    table = sym crate::syscall::TABLE,
+    reflect = sym crate::syscall::reflect,
+    options(att_syntax)
+);
+
+unsafe extern "C" {
+    fn syscall_entry();
+}
+
+pub fn init() {
+    // SAFETY: programs the architectural SYSCALL MSRs with this kernel's
+    // selectors and entry point; SCE is required for SYSCALL to work.
+    unsafe {
+        wrmsr(EFER, super::cpu::rdmsr(EFER) | 1);
+        wrmsr(STAR, (SYSRET_BASE as u64) << 48 | (KERNEL_CS as u64) << 32);
+        wrmsr(LSTAR, syscall_entry as *const () as u64);
+        wrmsr(SFMASK, ENTRY_FLAGS_CLEARED);
+    }
+}

@@ -1,0 +1,262 @@
+//! Environments (paper 001 §4.2.2): an address space, saved registers,
+//! FPU/SSE state and the entry points for event delivery. Each is charged to
+//! its creator; destroying one destroys and reclaims its whole subtree.
+
+use crate::arch::fpu::FpuState;
+use crate::arch::gdt::{USER_CS, USER_SS};
+use crate::arch::trap::TrapFrame;
+use crate::mm::{self, PhysTables};
+use crate::pagetable::{self, Tables};
+use crate::state::Kernel;
+use abi::tables::{env_slot, env_state, frame_state, ENV_SLOTS};
+use abi::Error;
+
+/// "No environment" in the slot links.
+pub const NONE: u16 = u16::MAX;
+
+/// Where an environment's exceptions go (see `abi::exception`).
+#[derive(Clone, Copy, Debug)]
+pub struct Handler {
+    pub entry: u64,
+    pub stack: u64,
+    pub save_va: u64,
+    /// The pinned frame holding the save area, and the area's offset in it.
+    pub save_frame: u64,
+    pub save_offset: u64,
+}
+
+#[repr(C, align(64))]
+pub struct Env {
+    /// Saved user registers. The CPU writes here directly on entry from
+    /// user mode (it is the kernel entry stack, see `arch::trap`).
+    pub tf: TrapFrame,
+    pub fpu: FpuState,
+    pub fs_base: u64,
+    pub gs_base: u64,
+    pub id: u32,
+    pub parent: u32,
+    pub state: u32,
+    pub exit_code: i32,
+    generation: u32,
+    /// Frame of the top-level page table.
+    pub pml4: u64,
+    pub handler: Option<Handler>,
+    pub run_next: u16,
+    pub run_prev: u16,
+    first_child: u16,
+    next_sibling: u16,
+}
+
+impl Env {
+    pub const EMPTY: Env = Env {
+        tf: TrapFrame {
+            r15: 0, r14: 0, r13: 0, r12: 0, r11: 0, r10: 0, r9: 0, r8: 0, rbp: 0, rdi: 0,
+            rsi: 0, rdx: 0, rcx: 0, rbx: 0, rax: 0, vector: 0, error: 0, rip: 0, cs: 0,
+            rflags: 0, rsp: 0, ss: 0,
+        },
+        fpu: FpuState::INITIAL,
+        fs_base: 0,
+        gs_base: 0,
+        id: 0,
+        parent: 0,
+        state: env_state::FREE,
+        exit_code: 0,
+        generation: 0,
+        pml4: 0,
+        handler: None,
+        run_next: NONE,
+        run_prev: NONE,
+        first_child: NONE,
+        next_sibling: NONE,
+    };
+}
+
+/// rflags bits user code may hold: the arithmetic flags, TF, DF, AC, ID.
+const USER_FLAGS: u64 = 0xCD5 | 0x100 | 0x400 | 0x4_0000 | 0x20_0000;
+/// IF and the reserved always-one bit.
+pub const FORCED_FLAGS: u64 = 0x202;
+
+/// Sanitises rflags supplied by user code.
+pub fn user_rflags(v: u64) -> u64 {
+    (v & USER_FLAGS) | FORCED_FLAGS
+}
+
+impl Kernel {
+    /// The live environment with id `id` (0 means the caller).
+    pub fn env_slot(&self, id: u64) -> Result<usize, Error> {
+        if id == abi::syscall::ENV_SELF {
+            return Ok(self.current);
+        }
+        let id = u32::try_from(id).map_err(|_| Error::BadEnv)?;
+        let s = env_slot(id);
+        let e = &self.envs[s];
+        if e.id == id && e.state != env_state::FREE {
+            Ok(s)
+        } else {
+            Err(Error::BadEnv)
+        }
+    }
+
+    /// Is `ancestor` the environment in slot `s` or one of its ancestors?
+    pub fn dominates(&self, ancestor: usize, mut s: usize) -> bool {
+        for _ in 0..=ENV_SLOTS {
+            if s == ancestor {
+                return true;
+            }
+            let p = self.envs[s].parent;
+            if p == 0 {
+                return false;
+            }
+            s = env_slot(p);
+        }
+        false
+    }
+
+    /// Resolves an environment argument the caller may act on.
+    pub fn env_arg(&self, id: u64) -> Result<usize, Error> {
+        let s = self.env_slot(id)?;
+        if self.dominates(self.current, s) {
+            Ok(s)
+        } else {
+            Err(Error::NotPermitted)
+        }
+    }
+
+    /// Like `env_arg`, but the caller itself is refused.
+    pub fn child_arg(&self, id: u64) -> Result<usize, Error> {
+        let s = self.env_arg(id)?;
+        if s == self.current {
+            Err(Error::NotPermitted)
+        } else {
+            Ok(s)
+        }
+    }
+
+    /// Creates a stopped environment with an empty address space, charged
+    /// to `parent` (0 for the first environment).
+    pub fn env_create(&mut self, parent: u32) -> Result<usize, Error> {
+        let s = (1..ENV_SLOTS)
+            .find(|&s| self.envs[s].state == env_state::FREE)
+            .ok_or(Error::NoEnvSlots)?;
+        let generation = self.envs[s].generation.wrapping_add(1).max(1);
+        let id = generation.wrapping_mul(ENV_SLOTS as u32).wrapping_add(s as u32);
+        let id = if id == 0 || env_slot(id) != s { s as u32 + ENV_SLOTS as u32 } else { id };
+        let pml4 = self.frames.alloc(None, id, frame_state::PAGE_TABLE)?;
+        let shared = *PhysTables.table(self.kernel_pml4);
+        let mut tables = PhysTables;
+        let table = tables.table(pml4);
+        table.fill(0);
+        table[mm::SHARED_SLOTS].copy_from_slice(&shared[mm::SHARED_SLOTS]);
+        let e = &mut self.envs[s];
+        *e = Env::EMPTY;
+        e.generation = generation;
+        e.id = id;
+        e.parent = parent;
+        e.state = env_state::STOPPED;
+        e.pml4 = pml4;
+        e.tf.cs = USER_CS as u64;
+        e.tf.ss = USER_SS as u64;
+        e.tf.rflags = FORCED_FLAGS;
+        if parent != 0 {
+            let p = env_slot(parent);
+            self.envs[s].next_sibling = self.envs[p].first_child;
+            self.envs[p].first_child = s as u16;
+        }
+        self.publish(s);
+        Ok(s)
+    }
+
+    /// Destroys the subtree rooted at slot `top`. With `exit_code` set, `top`
+    /// itself stays as an exited zombie holding the code until its parent
+    /// destroys it; everything it held is reclaimed either way.
+    pub fn env_destroy(&mut self, top: usize, exit_code: Option<i32>) {
+        // Post-order: always destroy a leaf of the remaining subtree.
+        loop {
+            let mut s = top;
+            while self.envs[s].first_child != NONE {
+                s = self.envs[s].first_child as usize;
+            }
+            if s == top {
+                break;
+            }
+            self.release(s);
+            self.free_slot(s);
+        }
+        if self.envs[top].state != env_state::EXITED {
+            self.release(top);
+        }
+        match exit_code {
+            Some(code) => {
+                self.envs[top].state = env_state::EXITED;
+                self.envs[top].exit_code = code;
+                self.publish(top);
+            }
+            None => self.free_slot(top),
+        }
+        self.kinfo.free_frames = self.frames.free_count();
+    }
+
+    /// Gives back everything slot `s` holds: its address space, its pinned
+    /// exception save area and every frame charged to it.
+    fn release(&mut self, s: usize) {
+        self.run_remove(s);
+        let id = self.envs[s].id;
+        let pml4 = self.envs[s].pml4;
+        let frames = &mut self.frames;
+        pagetable::teardown(
+            &mut PhysTables,
+            pml4,
+            mm::USER_SLOTS,
+            &mut |pte| frames.drop_ref(pagetable::frame_of(pte)),
+            &mut |_| {},
+        );
+        if let Some(h) = self.envs[s].handler.take() {
+            self.frames.drop_ref(h.save_frame);
+        }
+        self.frames.release_owner(id);
+        self.envs[s].pml4 = 0;
+    }
+
+    fn free_slot(&mut self, s: usize) {
+        let parent = self.envs[s].parent;
+        if parent != 0 {
+            let p = env_slot(parent);
+            let after = self.envs[s].next_sibling;
+            if self.envs[p].first_child == s as u16 {
+                self.envs[p].first_child = after;
+            } else {
+                let mut c = self.envs[p].first_child;
+                while c != NONE && self.envs[c as usize].next_sibling != s as u16 {
+                    c = self.envs[c as usize].next_sibling;
+                }
+                if c != NONE {
+                    self.envs[c as usize].next_sibling = after;
+                }
+            }
+        }
+        let generation = self.envs[s].generation;
+        self.envs[s] = Env::EMPTY;
+        self.envs[s].generation = generation;
+        self.publish(s);
+    }
+
+    /// Copies slot `s` into the exposed environment table.
+    pub fn publish(&mut self, s: usize) {
+        let e = &self.envs[s];
+        self.env_info[s] = abi::tables::EnvInfo {
+            id: if e.state == env_state::FREE { 0 } else { e.id },
+            parent: e.parent,
+            state: e.state,
+            exit_code: e.exit_code,
+            frames: self.frames.owned_count(e.id),
+        };
+    }
+}
+
+static mut ENVS: [Env; ENV_SLOTS] = [Env::EMPTY; ENV_SLOTS];
+
+/// The environment table (called once, at boot).
+pub fn table() -> &'static mut [Env] {
+    // SAFETY: handed out once, to the kernel state, which owns it from then.
+    unsafe { &mut *(&raw mut ENVS) }
+}

@@ -1,0 +1,287 @@
+//! Physical page ownership (paper 000 §3.1, 001 §3.1): every frame has an
+//! owner, a state and a count of the mappings that name it.
+//!
+//! The records live in the exposed frame table (`abi::tables::FrameInfo`,
+//! mapped read-only into every environment). Kernel-private links chain each
+//! frame into either the free list or its owner's list, so allocation by
+//! name, allocation of any frame, and reclaiming everything an environment
+//! owns are all proportional to the work done, never to memory size.
+
+use abi::tables::{env_slot, frame_state, FrameInfo, ENV_SLOTS};
+use abi::Error;
+
+const NIL: u32 = u32::MAX;
+
+/// Kernel-private list links of one frame.
+#[derive(Clone, Copy, Debug)]
+pub struct Link {
+    prev: u32,
+    next: u32,
+}
+
+impl Link {
+    pub const UNLINKED: Link = Link { prev: NIL, next: NIL };
+}
+
+pub struct Frames<'a> {
+    info: &'a mut [FrameInfo],
+    links: &'a mut [Link],
+    free_head: u32,
+    free: u64,
+    /// Head of each environment slot's owned-frame list.
+    owned: [u32; ENV_SLOTS],
+}
+
+impl<'a> Frames<'a> {
+    /// A table in which every frame starts out reserved.
+    pub fn new(info: &'a mut [FrameInfo], links: &'a mut [Link]) -> Self {
+        assert_eq!(info.len(), links.len());
+        assert!(info.len() < NIL as usize);
+        for (i, l) in info.iter_mut().zip(links.iter_mut()) {
+            *i = FrameInfo { state: frame_state::RESERVED, ..FrameInfo::default() };
+            *l = Link::UNLINKED;
+        }
+        Frames { info, links, free_head: NIL, free: 0, owned: [NIL; ENV_SLOTS] }
+    }
+
+    pub fn len(&self) -> u64 {
+        self.info.len() as u64
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.info.is_empty()
+    }
+
+    pub fn free_count(&self) -> u64 {
+        self.free
+    }
+
+    pub fn info(&self, frame: u64) -> Option<&FrameInfo> {
+        self.info.get(usize::try_from(frame).ok()?)
+    }
+
+    /// Boot: hands a reserved frame of usable RAM to the allocator.
+    pub fn release_reserved(&mut self, frame: u64) {
+        let f = frame as usize;
+        if f < self.info.len() && self.info[f].state == frame_state::RESERVED {
+            self.push_free(frame as u32);
+        }
+    }
+
+    /// Boot: takes a free frame for the kernel (image, tables, boot module).
+    pub fn claim_for_kernel(&mut self, frame: u64) {
+        let f = frame as usize;
+        if f < self.info.len() && self.info[f].state == frame_state::FREE {
+            self.unlink(frame as u32);
+            self.free -= 1;
+            self.info[f] = FrameInfo { state: frame_state::KERNEL, ..FrameInfo::default() };
+        }
+    }
+
+    /// Allocates frame `want` (or any free frame) to `owner` in `state`.
+    pub fn alloc(&mut self, want: Option<u64>, owner: u32, state: u8) -> Result<u64, Error> {
+        let f = match want {
+            None if self.free_head == NIL => return Err(Error::NoMemory),
+            None => self.free_head,
+            Some(n) => {
+                let rec = self.info(n).ok_or(Error::BadFrame)?;
+                if rec.state != frame_state::FREE {
+                    return Err(if rec.state == frame_state::RESERVED {
+                        Error::BadFrame
+                    } else {
+                        Error::FrameTaken
+                    });
+                }
+                n as u32
+            }
+        };
+        self.unlink(f);
+        self.free -= 1;
+        self.info[f as usize] = FrameInfo { owner, state, ..FrameInfo::default() };
+        if owner != 0 {
+            self.push_owned(owner, f);
+        }
+        Ok(f as u64)
+    }
+
+    /// Frees an unmapped frame.
+    pub fn free(&mut self, frame: u64) -> Result<(), Error> {
+        let rec = *self.info(frame).ok_or(Error::BadFrame)?;
+        if rec.refs != 0 {
+            return Err(Error::FrameMapped);
+        }
+        if rec.owner != 0 {
+            self.unlink_owned(rec.owner, frame as u32);
+        }
+        self.push_free(frame as u32);
+        Ok(())
+    }
+
+    /// Counts a new mapping of `frame`.
+    pub fn add_ref(&mut self, frame: u64) -> Result<(), Error> {
+        let rec = &mut self.info[frame as usize];
+        rec.refs = rec.refs.checked_add(1).ok_or(Error::NoMemory)?;
+        Ok(())
+    }
+
+    /// Drops a mapping of `frame`; an ownerless frame is freed with its last
+    /// mapping.
+    pub fn drop_ref(&mut self, frame: u64) {
+        let rec = &mut self.info[frame as usize];
+        rec.refs = rec.refs.saturating_sub(1);
+        if rec.refs == 0 && rec.owner == 0 && rec.state == frame_state::USER {
+            self.push_free(frame as u32);
+        }
+    }
+
+    /// Reclaims everything `owner` holds: unmapped frames are freed at once,
+    /// frames still mapped elsewhere lose their owner and are freed when
+    /// their last mapping goes.
+    pub fn release_owner(&mut self, owner: u32) {
+        while self.owned[env_slot(owner)] != NIL {
+            let f = self.owned[env_slot(owner)];
+            self.unlink_owned(owner, f);
+            let rec = &mut self.info[f as usize];
+            if rec.refs == 0 {
+                self.push_free(f);
+            } else {
+                rec.owner = 0;
+            }
+        }
+    }
+
+    /// Number of frames on `owner`'s list.
+    pub fn owned_count(&self, owner: u32) -> u64 {
+        let mut n = 0;
+        let mut f = self.owned[env_slot(owner)];
+        while f != NIL {
+            n += 1;
+            f = self.links[f as usize].next;
+        }
+        n
+    }
+
+    fn push_free(&mut self, f: u32) {
+        self.info[f as usize] = FrameInfo::default();
+        self.links[f as usize] = Link { prev: NIL, next: self.free_head };
+        if self.free_head != NIL {
+            self.links[self.free_head as usize].prev = f;
+        }
+        self.free_head = f;
+        self.free += 1;
+    }
+
+    fn push_owned(&mut self, owner: u32, f: u32) {
+        let head = &mut self.owned[env_slot(owner)];
+        self.links[f as usize] = Link { prev: NIL, next: *head };
+        if *head != NIL {
+            self.links[*head as usize].prev = f;
+        }
+        *head = f;
+    }
+
+    fn unlink_owned(&mut self, owner: u32, f: u32) {
+        if self.owned[env_slot(owner)] == f {
+            self.owned[env_slot(owner)] = self.links[f as usize].next;
+        }
+        self.unlink_links(f);
+    }
+
+    /// Removes a free frame from the free list.
+    fn unlink(&mut self, f: u32) {
+        if self.free_head == f {
+            self.free_head = self.links[f as usize].next;
+        }
+        self.unlink_links(f);
+    }
+
+    fn unlink_links(&mut self, f: u32) {
+        let Link { prev, next } = self.links[f as usize];
+        if prev != NIL {
+            self.links[prev as usize].next = next;
+        }
+        if next != NIL {
+            self.links[next as usize].prev = prev;
+        }
+        self.links[f as usize] = Link::UNLINKED;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::vec;
+
+    fn with_frames(n: usize, f: impl FnOnce(&mut Frames)) {
+        let mut info = vec![FrameInfo::default(); n];
+        let mut links = vec![Link::UNLINKED; n];
+        let mut fr = Frames::new(&mut info, &mut links);
+        for i in 1..n as u64 {
+            fr.release_reserved(i);
+        }
+        f(&mut fr)
+    }
+
+    const A: u32 = 1025; // slot 1
+    const B: u32 = 2050; // slot 2
+
+    #[test]
+    fn alloc_by_name_and_any() {
+        with_frames(16, |fr| {
+            assert_eq!(fr.free_count(), 15);
+            assert_eq!(fr.alloc(Some(7), A, frame_state::USER), Ok(7));
+            assert_eq!(fr.alloc(Some(7), A, frame_state::USER), Err(Error::FrameTaken));
+            assert_eq!(fr.alloc(Some(0), A, frame_state::USER), Err(Error::BadFrame));
+            assert_eq!(fr.alloc(Some(99), A, frame_state::USER), Err(Error::BadFrame));
+            let any = fr.alloc(None, B, frame_state::USER).unwrap();
+            assert_ne!(any, 7);
+            assert_eq!(fr.info(7).unwrap().owner, A);
+            assert_eq!(fr.free_count(), 13);
+            assert_eq!(fr.owned_count(A), 1);
+            fr.free(7).unwrap();
+            assert_eq!(fr.free_count(), 14);
+            assert_eq!(fr.owned_count(A), 0);
+        });
+    }
+
+    #[test]
+    fn exhaustion_then_reuse() {
+        with_frames(8, |fr| {
+            let got: std::vec::Vec<u64> = (0..7).map(|_| fr.alloc(None, A, frame_state::USER).unwrap()).collect();
+            assert_eq!(fr.alloc(None, A, frame_state::USER), Err(Error::NoMemory));
+            fr.free(got[3]).unwrap();
+            assert_eq!(fr.alloc(None, B, frame_state::USER), Ok(got[3]));
+        });
+    }
+
+    #[test]
+    fn mapped_frames_outlive_their_owner() {
+        with_frames(8, |fr| {
+            let f = fr.alloc(None, A, frame_state::USER).unwrap();
+            let g = fr.alloc(None, A, frame_state::PAGE_TABLE).unwrap();
+            fr.add_ref(f).unwrap();
+            assert_eq!(fr.free(f), Err(Error::FrameMapped));
+            fr.release_owner(A);
+            assert_eq!(fr.info(g).unwrap().state, frame_state::FREE);
+            assert_eq!(fr.info(f).unwrap().owner, 0);
+            assert_eq!(fr.free_count(), 6);
+            fr.drop_ref(f);
+            assert_eq!(fr.free_count(), 7);
+            assert_eq!(fr.owned_count(A), 0);
+        });
+    }
+
+    #[test]
+    fn owner_lists_stay_separate() {
+        with_frames(32, |fr| {
+            for i in 0..10 {
+                fr.alloc(None, if i % 2 == 0 { A } else { B }, frame_state::USER).unwrap();
+            }
+            assert_eq!(fr.owned_count(A), 5);
+            fr.release_owner(B);
+            assert_eq!(fr.owned_count(B), 0);
+            assert_eq!(fr.owned_count(A), 5);
+            assert_eq!(fr.free_count(), 31 - 5);
+        });
+    }
+}

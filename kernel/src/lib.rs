@@ -1,0 +1,51 @@
+//! Veneer: an exokernel. The kernel only protects: it multiplexes physical
+//! frames, the CPU and exceptions among environments, checks ownership when
+//! a binding is made, and exposes its bookkeeping read-only. Everything
+//! that manages lives in untrusted libraries (see `docs/`).
+//!
+//! Modules without hardware dependencies (`bootinfo`, `frames`,
+//! `pagetable`) are unit-tested on the host; the rest is exercised by boot
+//! tests (`cargo xtask test`).
+#![cfg_attr(not(test), no_std)]
+
+pub mod bootinfo;
+pub mod frames;
+pub mod pagetable;
+
+#[cfg(target_os = "none")]
+#[macro_use]
+mod log;
+
+#[cfg(target_os = "none")]
+mod arch;
+#[cfg(target_os = "none")]
+mod env;
+#[cfg(target_os = "none")]
+mod exposed;
+#[cfg(target_os = "none")]
+mod heap;
+#[cfg(target_os = "none")]
+mod loader;
+#[cfg(target_os = "none")]
+mod mm;
+#[cfg(target_os = "none")]
+mod panic;
+#[cfg(target_os = "none")]
+mod sched;
+#[cfg(target_os = "none")]
+mod state;
+#[cfg(target_os = "none")]
+mod syscall;
+#[cfg(target_os = "none")]
+mod trap;
+#[cfg(target_os = "none")]
+mod uaccess;
+#[cfg(target_os = "none")]
+mod init;
+
+#[cfg(target_os = "none")]
+use init::kmain;
+
+/// Written to QEMU's debug-exit port: QEMU exits with 33 (success) or 35.
+pub const EXIT_SUCCESS: u8 = 0x10;
+pub const EXIT_FAILURE: u8 = 0x11;

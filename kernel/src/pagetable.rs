@@ -1,0 +1,216 @@
+//! x86-64 four-level page tables for environments' address spaces: map,
+//! unmap, re-protect, look up and tear down 4 KiB user pages. The tables are
+//! reached through the [`Tables`] trait, so this logic runs on the host in
+//! unit tests as it does in the kernel.
+
+use abi::Error;
+
+pub const PRESENT: u64 = 1 << 0;
+pub const WRITABLE: u64 = 1 << 1;
+pub const USER: u64 = 1 << 2;
+pub const HUGE: u64 = 1 << 7;
+pub const GLOBAL: u64 = 1 << 8;
+pub const NO_EXEC: u64 = 1 << 63;
+pub const ADDR_MASK: u64 = 0x000f_ffff_ffff_f000;
+
+/// Intermediate entries grant everything; the leaf decides the rights.
+const TABLE_FLAGS: u64 = PRESENT | WRITABLE | USER;
+
+/// Access to page-table pages by frame number.
+pub trait Tables {
+    /// The 512 entries of the page-table page held in `frame`.
+    fn table(&mut self, frame: u64) -> &mut [u64; 512];
+}
+
+/// The frame number an entry points to.
+pub fn frame_of(pte: u64) -> u64 {
+    (pte & ADDR_MASK) >> 12
+}
+
+fn index(va: u64, level: u32) -> usize {
+    ((va >> (12 + 9 * level)) & 511) as usize
+}
+
+/// The leaf entry for `va`, creating missing tables with `alloc` if given.
+fn leaf<'t, T: Tables>(
+    t: &'t mut T,
+    pml4: u64,
+    va: u64,
+    mut alloc: Option<&mut dyn FnMut() -> Result<u64, Error>>,
+) -> Result<&'t mut u64, Error> {
+    let mut table = pml4;
+    for level in (1..4).rev() {
+        let e = t.table(table)[index(va, level)];
+        table = if e & PRESENT != 0 {
+            frame_of(e)
+        } else if let Some(a) = alloc.as_mut() {
+            let f = a()?;
+            t.table(f).fill(0);
+            t.table(table)[index(va, level)] = f << 12 | TABLE_FLAGS;
+            f
+        } else {
+            return Err(Error::NotMapped);
+        };
+    }
+    Ok(&mut t.table(table)[index(va, 0)])
+}
+
+/// Installs `pte` at `va`; tables come from `alloc`.
+pub fn map<T: Tables>(
+    t: &mut T,
+    pml4: u64,
+    va: u64,
+    pte: u64,
+    alloc: &mut dyn FnMut() -> Result<u64, Error>,
+) -> Result<(), Error> {
+    let e = leaf(t, pml4, va, Some(alloc))?;
+    if *e & PRESENT != 0 {
+        return Err(Error::AlreadyMapped);
+    }
+    *e = pte;
+    Ok(())
+}
+
+/// Removes the mapping at `va`, returning the old entry.
+pub fn unmap<T: Tables>(t: &mut T, pml4: u64, va: u64) -> Result<u64, Error> {
+    let e = leaf(t, pml4, va, None)?;
+    let old = *e;
+    if old & PRESENT == 0 {
+        return Err(Error::NotMapped);
+    }
+    *e = 0;
+    Ok(old)
+}
+
+/// The entry mapping `va`, if present.
+pub fn lookup<T: Tables>(t: &mut T, pml4: u64, va: u64) -> Option<u64> {
+    leaf(t, pml4, va, None).ok().map(|e| *e).filter(|e| e & PRESENT != 0)
+}
+
+/// Replaces the rights bits of the mapping at `va`, keeping the frame.
+pub fn protect<T: Tables>(t: &mut T, pml4: u64, va: u64, rights: u64) -> Result<u64, Error> {
+    let e = leaf(t, pml4, va, None)?;
+    if *e & PRESENT == 0 {
+        return Err(Error::NotMapped);
+    }
+    *e = (*e & ADDR_MASK) | rights;
+    Ok(*e)
+}
+
+/// Visits every present leaf in PML4 slots `slots`, then every table below
+/// those slots (children before parents), clearing the slots.
+pub fn teardown<T: Tables>(
+    t: &mut T,
+    pml4: u64,
+    slots: core::ops::Range<usize>,
+    leaf_fn: &mut dyn FnMut(u64),
+    table_fn: &mut dyn FnMut(u64),
+) {
+    for s in slots {
+        let e = t.table(pml4)[s];
+        if e & PRESENT != 0 {
+            teardown_table(t, frame_of(e), 3, leaf_fn, table_fn);
+            t.table(pml4)[s] = 0;
+        }
+    }
+}
+
+fn teardown_table<T: Tables>(
+    t: &mut T,
+    table: u64,
+    level: u32,
+    leaf_fn: &mut dyn FnMut(u64),
+    table_fn: &mut dyn FnMut(u64),
+) {
+    for i in 0..512 {
+        let e = t.table(table)[i];
+        if e & PRESENT == 0 {
+            continue;
+        }
+        if level == 1 {
+            leaf_fn(e);
+        } else {
+            teardown_table(t, frame_of(e), level - 1, leaf_fn, table_fn);
+        }
+    }
+    table_fn(table);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::boxed::Box;
+    use std::collections::HashMap;
+    use std::vec::Vec;
+
+    #[derive(Default)]
+    struct Mem {
+        pages: HashMap<u64, Box<[u64; 512]>>,
+        next: u64,
+    }
+    impl Tables for Mem {
+        fn table(&mut self, frame: u64) -> &mut [u64; 512] {
+            self.pages.entry(frame).or_insert_with(|| Box::new([0; 512]))
+        }
+    }
+    impl Mem {
+        fn alloc(&mut self) -> u64 {
+            self.next += 1;
+            self.next
+        }
+    }
+
+    #[test]
+    fn map_lookup_protect_unmap() {
+        let mut m = Mem { next: 100, ..Mem::default() };
+        let pml4 = m.alloc();
+        let mut next = 200u64;
+        let mut alloc = || {
+            next += 1;
+            Ok(next)
+        };
+        let va = 0x7f12_3456_7000;
+        map(&mut m, pml4, va, 42 << 12 | PRESENT | USER, &mut alloc).unwrap();
+        assert_eq!(next, 203, "three intermediate tables");
+        assert_eq!(lookup(&mut m, pml4, va).map(frame_of), Some(42));
+        assert_eq!(lookup(&mut m, pml4, va + 0x1000), None);
+        assert_eq!(
+            map(&mut m, pml4, va, 43 << 12 | PRESENT, &mut alloc),
+            Err(Error::AlreadyMapped)
+        );
+        let e = protect(&mut m, pml4, va, PRESENT | USER | WRITABLE).unwrap();
+        assert_eq!(frame_of(e), 42);
+        assert!(e & WRITABLE != 0);
+        assert_eq!(frame_of(unmap(&mut m, pml4, va).unwrap()), 42);
+        assert_eq!(unmap(&mut m, pml4, va), Err(Error::NotMapped));
+        assert_eq!(protect(&mut m, pml4, 0x1000, PRESENT), Err(Error::NotMapped));
+    }
+
+    #[test]
+    fn teardown_visits_leaves_and_tables() {
+        let mut m = Mem::default();
+        let pml4 = 1;
+        let mut next = 10u64;
+        let mut alloc = || {
+            next += 1;
+            Ok(next)
+        };
+        for i in 0..3u64 {
+            map(&mut m, pml4, 0x40_0000 + i * 0x1000, (50 + i) << 12 | PRESENT, &mut alloc).unwrap();
+        }
+        map(&mut m, pml4, 0x10_0000_0000, 60 << 12 | PRESENT, &mut alloc).unwrap();
+        let (mut leaves, mut tables) = (Vec::new(), Vec::new());
+        teardown(&mut m, pml4, 0..256, &mut |e| leaves.push(frame_of(e)), &mut |f| tables.push(f));
+        leaves.sort();
+        assert_eq!(leaves, [50, 51, 52, 60]);
+        assert_eq!(tables.len(), 5, "pdpt, 2 pd, 2 pt");
+        assert_eq!(lookup(&mut m, pml4, 0x40_0000), None);
+    }
+
+    #[test]
+    fn failed_table_allocation_is_reported() {
+        let mut m = Mem::default();
+        let mut alloc = || Err(Error::NoMemory);
+        assert_eq!(map(&mut m, 1, 0x1000, PRESENT, &mut alloc), Err(Error::NoMemory));
+    }
+}

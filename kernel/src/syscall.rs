@@ -1,0 +1,310 @@
+//! The system-call table and handlers. Every handler validates every
+//! argument and answers bad input with a specific `abi::Error`.
+
+use crate::arch::{cpu, serial};
+use crate::env::{user_rflags, Handler};
+use crate::mm::PhysTables;
+use crate::pagetable::{self, NO_EXEC, PRESENT, USER, WRITABLE};
+use crate::state::{kernel, Kernel};
+use crate::uaccess;
+use abi::exception::{ExceptionFrame, Regs};
+use abi::layout::{EXPOSED_BASE, PAGE_SIZE, USER_MIN};
+use abi::syscall::{self as sc, map as mapflags, FRAME_ANY};
+use abi::tables::{env_state, frame_state};
+use abi::Error;
+
+type Call = extern "sysv64" fn(u64, u64, u64, u64, u64, u64) -> i64;
+
+/// Indexed by `number - abi::syscall::BASE`; the entry stub calls straight
+/// through it.
+#[unsafe(no_mangle)]
+pub static TABLE: [Call; (sc::END - sc::BASE) as usize] = [
+    debug_write,
+    console_read,
+    frame_alloc,
+    frame_free,
+    map,
+    unmap,
+    protect,
+    env_create,
+    env_destroy,
+    env_set_regs,
+    env_get_regs,
+    env_run,
+    set_exception_handler,
+    yield_,
+    exit,
+    self_id,
+    shutdown,
+];
+
+fn ret(r: Result<u64, Error>) -> i64 {
+    match r {
+        Ok(v) => v as i64,
+        Err(e) => e.as_result(),
+    }
+}
+
+/// Called for numbers outside the kernel's range. Reflection to a
+/// registered handler comes with the library OS; until then the call fails.
+pub extern "C" fn reflect() {
+    let k = kernel();
+    k.envs[k.current].tf.rax = Error::NoSuchCall.as_result() as u64;
+}
+
+/// A page-aligned user address below the exposed window.
+fn user_page(va: u64) -> Result<u64, Error> {
+    if va % PAGE_SIZE != 0 || !(USER_MIN..EXPOSED_BASE).contains(&va) {
+        return Err(Error::BadAddress);
+    }
+    Ok(va)
+}
+
+fn rights(flags: u64) -> Result<u64, Error> {
+    if flags & !mapflags::ALL != 0 {
+        return Err(Error::BadFlags);
+    }
+    let mut pte = PRESENT | USER;
+    if flags & mapflags::WRITE != 0 {
+        pte |= WRITABLE;
+    }
+    if flags & mapflags::EXEC == 0 {
+        pte |= NO_EXEC;
+    }
+    Ok(pte)
+}
+
+impl Kernel {
+    fn pml4(&self) -> u64 {
+        self.envs[self.current].pml4
+    }
+
+    /// A frame the caller may act on: owned by it or a descendant.
+    fn own_frame(&self, frame: u64) -> Result<u64, Error> {
+        let rec = self.frames.info(frame).ok_or(Error::BadFrame)?;
+        if rec.state != frame_state::USER || rec.owner == 0 {
+            return Err(Error::NotOwner);
+        }
+        let owner = self.env_slot(rec.owner as u64).map_err(|_| Error::NotOwner)?;
+        if !self.dominates(self.current, owner) {
+            return Err(Error::NotOwner);
+        }
+        Ok(frame)
+    }
+
+    fn flush(&self, env: usize, va: u64) {
+        if env == self.current {
+            cpu::invlpg(va);
+        }
+    }
+}
+
+extern "sysv64" fn debug_write(ptr: u64, len: u64, _: u64, _: u64, _: u64, _: u64) -> i64 {
+    let k = kernel();
+    ret(uaccess::with_bytes(k.pml4(), ptr, len, crate::log::write_bytes).map(|_| len))
+}
+
+extern "sysv64" fn console_read(ptr: u64, len: u64, _: u64, _: u64, _: u64, _: u64) -> i64 {
+    let k = kernel();
+    let mut buf = [0u8; 64];
+    let want = len.min(buf.len() as u64) as usize;
+    if want == 0 {
+        return Error::BadLength.as_result();
+    }
+    let mut n = 0;
+    while n < want {
+        match serial::read_byte() {
+            Some(b) => {
+                buf[n] = b;
+                n += 1;
+            }
+            None => break,
+        }
+    }
+    ret(uaccess::write(k.pml4(), ptr, &buf[..n]).map(|_| n as u64))
+}
+
+extern "sysv64" fn frame_alloc(owner: u64, frame: u64, _: u64, _: u64, _: u64, _: u64) -> i64 {
+    let k = kernel();
+    ret((|| {
+        let s = k.env_arg(owner)?;
+        let want = if frame == FRAME_ANY { None } else { Some(frame) };
+        let f = k.frames.alloc(want, k.envs[s].id, frame_state::USER)?;
+        // SAFETY: a frame just allocated, in the physical window, that no
+        // mapping refers to yet: cleared so no earlier contents leak.
+        unsafe { core::ptr::write_bytes(crate::mm::phys::<u8>(f << 12), 0, 4096) };
+        k.kinfo.free_frames = k.frames.free_count();
+        Ok(f)
+    })())
+}
+
+extern "sysv64" fn frame_free(frame: u64, _: u64, _: u64, _: u64, _: u64, _: u64) -> i64 {
+    let k = kernel();
+    ret((|| {
+        k.own_frame(frame)?;
+        k.frames.free(frame)?;
+        k.kinfo.free_frames = k.frames.free_count();
+        Ok(0)
+    })())
+}
+
+extern "sysv64" fn map(env: u64, va: u64, frame: u64, flags: u64, _: u64, _: u64) -> i64 {
+    let k = kernel();
+    ret((|| {
+        let s = k.env_arg(env)?;
+        let va = user_page(va)?;
+        let pte = rights(flags)?;
+        let frame = k.own_frame(frame)?;
+        let id = k.envs[s].id;
+        k.frames.add_ref(frame)?;
+        let frames = &mut k.frames;
+        let r = pagetable::map(&mut PhysTables, k.envs[s].pml4, va, frame << 12 | pte, &mut || {
+            frames.alloc(None, id, frame_state::PAGE_TABLE)
+        });
+        if let Err(e) = r {
+            k.frames.drop_ref(frame);
+            return Err(e);
+        }
+        k.kinfo.free_frames = k.frames.free_count();
+        Ok(0)
+    })())
+}
+
+extern "sysv64" fn unmap(env: u64, va: u64, _: u64, _: u64, _: u64, _: u64) -> i64 {
+    let k = kernel();
+    ret((|| {
+        let s = k.env_arg(env)?;
+        let va = user_page(va)?;
+        let old = pagetable::unmap(&mut PhysTables, k.envs[s].pml4, va)?;
+        k.flush(s, va);
+        k.frames.drop_ref(pagetable::frame_of(old));
+        k.kinfo.free_frames = k.frames.free_count();
+        Ok(0)
+    })())
+}
+
+extern "sysv64" fn protect(env: u64, va: u64, flags: u64, _: u64, _: u64, _: u64) -> i64 {
+    let k = kernel();
+    ret((|| {
+        let s = k.env_arg(env)?;
+        let va = user_page(va)?;
+        let pte = rights(flags)?;
+        pagetable::protect(&mut PhysTables, k.envs[s].pml4, va, pte)?;
+        k.flush(s, va);
+        Ok(0)
+    })())
+}
+
+extern "sysv64" fn env_create(_: u64, _: u64, _: u64, _: u64, _: u64, _: u64) -> i64 {
+    let k = kernel();
+    let parent = k.envs[k.current].id;
+    ret(k.env_create(parent).map(|s| {
+        k.kinfo.free_frames = k.frames.free_count();
+        k.envs[s].id as u64
+    }))
+}
+
+extern "sysv64" fn env_destroy(env: u64, _: u64, _: u64, _: u64, _: u64, _: u64) -> i64 {
+    let k = kernel();
+    ret(k.child_arg(env).map(|s| {
+        k.env_destroy(s, None);
+        0
+    }))
+}
+
+extern "sysv64" fn env_set_regs(env: u64, ptr: u64, _: u64, _: u64, _: u64, _: u64) -> i64 {
+    let k = kernel();
+    ret((|| {
+        let s = k.child_arg(env)?;
+        let r: Regs = uaccess::read_value(k.pml4(), ptr)?;
+        if r.rip >= EXPOSED_BASE || r.rsp >= 1 << 47 {
+            return Err(Error::BadRegs);
+        }
+        let tf = &mut k.envs[s].tf;
+        (tf.rax, tf.rbx, tf.rcx, tf.rdx, tf.rsi, tf.rdi, tf.rbp, tf.rsp) =
+            (r.rax, r.rbx, r.rcx, r.rdx, r.rsi, r.rdi, r.rbp, r.rsp);
+        (tf.r8, tf.r9, tf.r10, tf.r11, tf.r12, tf.r13, tf.r14, tf.r15) =
+            (r.r8, r.r9, r.r10, r.r11, r.r12, r.r13, r.r14, r.r15);
+        tf.rip = r.rip;
+        tf.rflags = user_rflags(r.rflags);
+        Ok(0)
+    })())
+}
+
+extern "sysv64" fn env_get_regs(env: u64, ptr: u64, _: u64, _: u64, _: u64, _: u64) -> i64 {
+    let k = kernel();
+    ret((|| {
+        let s = k.child_arg(env)?;
+        let regs = crate::trap::regs_of(&k.envs[s].tf);
+        uaccess::write_value(k.pml4(), ptr, &regs)?;
+        Ok(0)
+    })())
+}
+
+extern "sysv64" fn env_run(env: u64, _: u64, _: u64, _: u64, _: u64, _: u64) -> i64 {
+    let k = kernel();
+    ret((|| {
+        let s = k.child_arg(env)?;
+        if k.envs[s].state != env_state::STOPPED {
+            return Err(Error::BadState);
+        }
+        k.envs[s].state = env_state::RUNNABLE;
+        k.run_insert(s);
+        k.publish(s);
+        Ok(0)
+    })())
+}
+
+extern "sysv64" fn set_exception_handler(env: u64, entry: u64, stack: u64, save: u64, _: u64, _: u64) -> i64 {
+    let k = kernel();
+    ret((|| {
+        let s = k.env_arg(env)?;
+        let handler = if entry == 0 {
+            None
+        } else {
+            if entry >= EXPOSED_BASE || !(USER_MIN..=EXPOSED_BASE).contains(&stack) {
+                return Err(Error::BadAddress);
+            }
+            let size = core::mem::size_of::<ExceptionFrame>() as u64;
+            if save % 8 != 0 || save / PAGE_SIZE != (save + size - 1) / PAGE_SIZE || save >= EXPOSED_BASE {
+                return Err(Error::BadPointer);
+            }
+            let pte = pagetable::lookup(&mut PhysTables, k.envs[s].pml4, save & !(PAGE_SIZE - 1))
+                .ok_or(Error::BadPointer)?;
+            if pte & (USER | WRITABLE) != USER | WRITABLE {
+                return Err(Error::BadPointer);
+            }
+            let frame = pagetable::frame_of(pte);
+            k.frames.add_ref(frame)?;
+            Some(Handler { entry, stack, save_va: save, save_frame: frame, save_offset: save % PAGE_SIZE })
+        };
+        if let Some(old) = core::mem::replace(&mut k.envs[s].handler, handler) {
+            k.frames.drop_ref(old.save_frame);
+        }
+        Ok(0)
+    })())
+}
+
+extern "sysv64" fn yield_(_: u64, _: u64, _: u64, _: u64, _: u64, _: u64) -> i64 {
+    kernel().schedule();
+    0
+}
+
+extern "sysv64" fn exit(code: u64, _: u64, _: u64, _: u64, _: u64, _: u64) -> i64 {
+    kernel().exit_current(code as i32);
+    0
+}
+
+extern "sysv64" fn self_id(_: u64, _: u64, _: u64, _: u64, _: u64, _: u64) -> i64 {
+    let k = kernel();
+    k.envs[k.current].id as i64
+}
+
+extern "sysv64" fn shutdown(code: u64, _: u64, _: u64, _: u64, _: u64, _: u64) -> i64 {
+    let k = kernel();
+    if k.current != k.root {
+        return Error::NotPermitted.as_result();
+    }
+    crate::kprintln!("shutdown requested with code {}", code as i64);
+    cpu::qemu_exit(if code == 0 { crate::EXIT_SUCCESS } else { crate::EXIT_FAILURE })
+}

@@ -1,0 +1,136 @@
+//! What happens when user mode is interrupted: timer ticks preempt, and
+//! exceptions are forwarded to the environment's own handler (paper 001
+//! §4.4) or, if it has none, end the environment with a console message.
+
+use crate::arch::{apic, cpu, trap::TrapFrame};
+use crate::state::{kernel, Kernel};
+use abi::exception::{vector, ExceptionFrame, Regs};
+use abi::tables::FAULT_EXIT_BASE;
+
+/// Entry from user mode. The stub passes the frame, which is the current
+/// environment's own; it is reached through the kernel state instead so
+/// that there is only one path to it.
+pub extern "C" fn from_user(_frame: *mut TrapFrame) {
+    let k = kernel();
+    let vector = k.envs[k.current].tf.vector;
+    match vector {
+        v if v == apic::TIMER_VECTOR as u64 => {
+            apic::eoi();
+            k.kinfo.ticks += 1;
+            k.schedule();
+        }
+        v if v == apic::SPURIOUS_VECTOR as u64 => {}
+        v if v >= 32 => apic::eoi(),
+        2 | 8 | 18 => panic!("{} in user mode", exception_name(vector)),
+        _ => k.exception(),
+    }
+}
+
+/// Entry while the kernel itself was running: only the idle loop takes
+/// interrupts; anything else is a kernel bug.
+pub extern "C" fn from_kernel(tf: &mut TrapFrame) {
+    match tf.vector {
+        v if v == apic::TIMER_VECTOR as u64 => {
+            apic::eoi();
+            kernel().kinfo.ticks += 1;
+        }
+        v if v == apic::SPURIOUS_VECTOR as u64 => {}
+        v if v >= 32 => apic::eoi(),
+        _ => {
+            crate::log::print(format_args!(
+                "\nKERNEL PANIC: {} in the kernel at rip {:#x}, error {:#x}, cr2 {:#x}\n",
+                exception_name(tf.vector),
+                tf.rip,
+                tf.error,
+                cpu::cr2()
+            ));
+            crate::panic::backtrace(tf.rbp);
+            cpu::qemu_exit(crate::EXIT_FAILURE);
+        }
+    }
+}
+
+fn exception_name(v: u64) -> &'static str {
+    match v {
+        2 => "non-maskable interrupt",
+        8 => "double fault",
+        18 => "machine check",
+        v => vector::name(v),
+    }
+}
+
+impl Kernel {
+    /// Forwards an exception of the current environment to its handler.
+    fn exception(&mut self) {
+        let tf = &self.envs[self.current].tf;
+        let fault_addr = if tf.vector == vector::PAGE_FAULT { cpu::cr2() } else { 0 };
+        let Some(h) = self.envs[self.current].handler else {
+            return self.kill(fault_addr, "");
+        };
+        // SAFETY: the save area lies inside one frame the environment owns,
+        // pinned (reference held) while the handler is registered.
+        let frame = unsafe { &mut *crate::mm::phys::<ExceptionFrame>((h.save_frame << 12) + h.save_offset) };
+        if frame.busy != 0 {
+            return self.kill(fault_addr, " inside its exception handler");
+        }
+        *frame = ExceptionFrame { busy: 1, vector: tf.vector, error_code: tf.error, fault_addr, regs: regs_of(tf) };
+        let tf = &mut self.envs[self.current].tf;
+        tf.rip = h.entry;
+        tf.rsp = h.stack;
+        tf.rdi = h.save_va;
+        tf.rflags &= !(0x100 | 0x400); // no single-stepping, DF clear (ABI)
+    }
+
+    /// Ends the current environment for an exception it cannot handle.
+    fn kill(&mut self, addr: u64, context: &str) {
+        let e = &self.envs[self.current];
+        let tf = &e.tf;
+        crate::kprintln!(
+            "env {:#x} killed by {}{} at rip {:#x} (address {:#x}, error {:#x})",
+            e.id,
+            vector::name(tf.vector),
+            context,
+            tf.rip,
+            addr,
+            tf.error
+        );
+        let code = FAULT_EXIT_BASE - tf.vector as i32;
+        self.exit_current(code);
+    }
+
+    /// Ends the current environment with `code` and runs another. The first
+    /// environment's end powers the machine off with its code.
+    pub fn exit_current(&mut self, code: i32) {
+        if self.current == self.root {
+            crate::kprintln!("first environment exited with code {code}; powering off");
+            cpu::qemu_exit(if code == 0 { crate::EXIT_SUCCESS } else { crate::EXIT_FAILURE });
+        }
+        let s = self.current;
+        self.env_destroy(s, Some(code));
+        self.schedule();
+    }
+}
+
+/// The user-visible register set of a frame.
+pub fn regs_of(tf: &TrapFrame) -> Regs {
+    Regs {
+        rax: tf.rax,
+        rbx: tf.rbx,
+        rcx: tf.rcx,
+        rdx: tf.rdx,
+        rsi: tf.rsi,
+        rdi: tf.rdi,
+        rbp: tf.rbp,
+        rsp: tf.rsp,
+        r8: tf.r8,
+        r9: tf.r9,
+        r10: tf.r10,
+        r11: tf.r11,
+        r12: tf.r12,
+        r13: tf.r13,
+        r14: tf.r14,
+        r15: tf.r15,
+        rip: tf.rip,
+        rflags: tf.rflags,
+    }
+}

@@ -1,0 +1,229 @@
+//! The Linux side: Debian's own kernel, booted on an initramfs holding the
+//! C programs of `bench/linux/`. Both are cached under `target/bench/linux/`.
+
+use super::{Options, Side};
+use crate::build::root;
+use crate::cpio::Archive;
+use crate::qemu;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// The metapackage whose dependency names the current kernel package.
+const METAPACKAGE: &str = "linux-image-amd64";
+
+/// Parameters that take randomness out of the measured paths; `panic=-1`
+/// and `-no-reboot` turn a kernel panic into QEMU exiting.
+const CMDLINE: &str = "console=ttyS0 quiet norandmaps randomize_kstack_offset=off panic=-1";
+
+pub fn run(opts: &Options, names: &[&str]) -> Result<Side, String> {
+    if names.is_empty() {
+        return Ok(Side::default());
+    }
+    let dir = root().join("target/bench/linux");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    let kernel = kernel(&dir)?;
+    let initramfs = initramfs(&dir)?;
+
+    let mut cmdline = format!("{CMDLINE} --");
+    if opts.quick {
+        cmdline.push_str(" quick");
+    }
+    // Name the experiments only when not all of them run: init runs all of
+    // them by default.
+    if !opts.names.is_empty() {
+        for name in names {
+            cmdline.push(' ');
+            cmdline.push_str(name);
+        }
+    }
+    let mut args = opts.accel();
+    for a in ["-cpu", "max", "-smp", "1", "-m", "512M", "-no-reboot"] {
+        args.push(a.into());
+    }
+    for (flag, value) in [
+        ("-kernel", kernel.display().to_string()),
+        ("-initrd", initramfs.display().to_string()),
+        ("-append", cmdline),
+    ] {
+        args.push(flag.into());
+        args.push(value);
+    }
+    println!("xtask: bench: booting Linux ({})", kernel_version(&dir));
+    let out = qemu::headless(&args, opts.timeout())?;
+    let mut side = Side::parse(&out.serial);
+    if out.timed_out {
+        side.problem = Some(format!("timed out after {:?}", opts.timeout()));
+    } else if !side.done {
+        side.problem = Some(format!("stopped early (QEMU exit {:?})", out.code));
+    }
+    if side.problem.is_some() {
+        let log = dir.join("serial.log");
+        let _ = std::fs::write(&log, &out.serial);
+        eprintln!("xtask: bench: Linux console saved in {}", log.display());
+    }
+    Ok(side)
+}
+
+/// The cached kernel package's name and version, for the report.
+pub fn kernel_version(dir: &Path) -> String {
+    std::fs::read_to_string(dir.join("kernel-version"))
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+/// Fetches (once) the kernel package the metapackage depends on and
+/// extracts its `vmlinuz`.
+fn kernel(dir: &Path) -> Result<PathBuf, String> {
+    let vmlinuz = dir.join("vmlinuz");
+    let package = match current_package() {
+        Ok(p) => p,
+        // Offline with a cached kernel: use that one.
+        Err(_) if vmlinuz.exists() => return Ok(vmlinuz),
+        Err(e) => return Err(e),
+    };
+    if vmlinuz.exists() && kernel_version(dir).starts_with(&format!("{package} ")) {
+        return Ok(vmlinuz);
+    }
+    let deb = match find_deb(dir, &package) {
+        Some(deb) => deb,
+        None => {
+            println!("xtask: bench: downloading {package}");
+            exec(
+                Command::new("apt-get")
+                    .args(["download", "-q", &package])
+                    .current_dir(dir),
+            )?;
+            find_deb(dir, &package).ok_or(format!("apt-get download {package} left no .deb"))?
+        }
+    };
+    let extracted = dir.join("deb");
+    let _ = std::fs::remove_dir_all(&extracted);
+    exec(Command::new("dpkg-deb").arg("-x").arg(&deb).arg(&extracted))?;
+    let boot = extracted.join("boot");
+    let image = std::fs::read_dir(&boot)
+        .map_err(|e| format!("reading {}: {e}", boot.display()))?
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("vmlinuz-"))
+        })
+        .ok_or(format!("{} has no /boot/vmlinuz-*", deb.display()))?;
+    std::fs::rename(&image, &vmlinuz).map_err(|e| format!("moving vmlinuz: {e}"))?;
+    let _ = std::fs::remove_dir_all(&extracted);
+    // The .deb is named package_version_arch.deb.
+    let version = deb
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| n.split('_').nth(1))
+        .unwrap_or("?");
+    std::fs::write(dir.join("kernel-version"), format!("{package} {version}\n"))
+        .map_err(|e| e.to_string())?;
+    Ok(vmlinuz)
+}
+
+/// `linux-image-amd64` depends on exactly one versioned kernel package.
+fn current_package() -> Result<String, String> {
+    let out = Command::new("apt-cache")
+        .args(["depends", METAPACKAGE])
+        .output()
+        .map_err(|e| format!("cannot run apt-cache: {e}"))?;
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("Depends: "))
+        .find(|p| p.starts_with("linux-image-"))
+        .map(str::to_string)
+        .ok_or(format!(
+            "apt-cache does not know {METAPACKAGE}'s kernel; run `apt-get update`"
+        ))
+}
+
+fn find_deb(dir: &Path, package: &str) -> Option<PathBuf> {
+    let prefix = format!("{package}_");
+    std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(&prefix) && n.ends_with(".deb"))
+        })
+}
+
+/// Builds the initramfs unless it is newer than every C source: `/init`
+/// from `init.c`, and every other `NAME.c` as `/bin/NAME`.
+fn initramfs(dir: &Path) -> Result<PathBuf, String> {
+    let src = root().join("bench/linux");
+    let cpio = dir.join("initramfs.cpio");
+    let mut sources: Vec<PathBuf> = std::fs::read_dir(&src)
+        .map_err(|e| format!("reading {}: {e}", src.display()))?
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "c"))
+        .collect();
+    sources.sort();
+    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    if let Some(built) = modified(&cpio) {
+        if sources
+            .iter()
+            .all(|s| modified(s).is_some_and(|m| m <= built))
+        {
+            return Ok(cpio);
+        }
+    }
+    println!("xtask: bench: building the Linux benchmark programs");
+    let mut ar = Archive::default();
+    ar.dir("bin");
+    ar.dir("dev");
+    for source in &sources {
+        let name = source
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .ok_or("bad source name")?;
+        let exe = dir.join(name);
+        exec(
+            Command::new("gcc")
+                .args(["-O2", "-static", "-Wall", "-Wextra", "-Werror"])
+                .args(extra_cflags(source)?)
+                .arg("-o")
+                .arg(&exe)
+                .arg(source),
+        )?;
+        let data = std::fs::read(&exe).map_err(|e| format!("reading {}: {e}", exe.display()))?;
+        let path = if name == "init" {
+            "init".to_string()
+        } else {
+            format!("bin/{name}")
+        };
+        ar.file(&path, 0o755, &data);
+    }
+    std::fs::write(&cpio, ar.finish()).map_err(|e| format!("writing {}: {e}", cpio.display()))?;
+    Ok(cpio)
+}
+
+/// A source may ask for more compiler flags with a first line
+/// `/* cflags: ... */` (the libc-free `tiny` does).
+fn extra_cflags(source: &Path) -> Result<Vec<String>, String> {
+    let text = std::fs::read_to_string(source)
+        .map_err(|e| format!("reading {}: {e}", source.display()))?;
+    let flags = text
+        .lines()
+        .next()
+        .and_then(|l| l.strip_prefix("/* cflags:"))
+        .and_then(|l| l.strip_suffix("*/"))
+        .unwrap_or("");
+    Ok(flags.split_whitespace().map(str::to_string).collect())
+}
+
+fn exec(cmd: &mut Command) -> Result<(), String> {
+    let status = cmd
+        .stdin(Stdio::null())
+        .status()
+        .map_err(|e| format!("cannot run {cmd:?}: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("{cmd:?} failed ({status})"))
+    }
+}

@@ -1,0 +1,179 @@
+//! The experiments: one line per row of the results table. To add a row,
+//! add a `Row` here and make the two benchmark programs print its names
+//! (`bench/linux/bench.c` plus its iteration counts in `bench/linux/init.c`,
+//! and Veneer's `user/src/bin/bench.rs`).
+
+/// One row of the comparison.
+pub struct Row {
+    /// What `cargo xtask bench NAME` selects.
+    pub name: &'static str,
+    pub title: &'static str,
+    /// Where the experiment comes from in the papers.
+    pub paper: &'static str,
+    /// The Linux benchmark's name in `BENCH` lines, if Linux has one.
+    pub linux: Option<&'static str>,
+    /// The Veneer benchmark's name in `BENCH` lines, if Veneer has one.
+    pub veneer: Option<&'static str>,
+    /// How the two sides correspond when they do not do the same thing.
+    pub pairing: &'static str,
+    /// The issues' target for Linux / Veneer.
+    pub target: Option<f64>,
+    /// Debian 6.1's figure measured this way (issue 6), guest instructions
+    /// per operation: the Linux column must reproduce it.
+    pub reference: Option<f64>,
+}
+
+const fn row(name: &'static str, title: &'static str, paper: &'static str) -> Row {
+    Row {
+        name,
+        title,
+        paper,
+        linux: None,
+        veneer: None,
+        pairing: "",
+        target: None,
+        reference: None,
+    }
+}
+
+impl Row {
+    const fn linux(mut self, name: &'static str) -> Self {
+        self.linux = Some(name);
+        self
+    }
+    const fn veneer(mut self, name: &'static str) -> Self {
+        self.veneer = Some(name);
+        self
+    }
+    const fn pairing(mut self, note: &'static str) -> Self {
+        self.pairing = note;
+        self
+    }
+    const fn target(mut self, ratio: f64) -> Self {
+        self.target = Some(ratio);
+        self
+    }
+    const fn reference(mut self, insns: f64) -> Self {
+        self.reference = Some(insns);
+        self
+    }
+}
+
+/// The calibration row: a loop of exactly this many instructions per
+/// iteration, which both sides must read as that many.
+pub const CALIBRATION: &str = "calib";
+pub const CALIBRATION_INSNS: f64 = 1000.0;
+
+pub const ROWS: &[Row] = &[
+    row("calib", "calibration: 1000-instruction loop", "method")
+        .linux("calib")
+        .veneer("calib")
+        .pairing("998 nops + dec + jnz per iteration; must read 1000"),
+    row("null_syscall", "null system call", "SOSP'95 Fig. 6")
+        .linux("getpid")
+        .veneer("null_syscall")
+        .pairing("Linux getpid (raw syscall instruction)")
+        .target(5.0)
+        .reference(322.0),
+    row("lx_getpid", "getpid via Linux personality", "SOSP'97 §7")
+        .linux("getpid")
+        .veneer("lx_getpid")
+        .pairing("the same getpid binary path on both"),
+    row("exception", "exception round trip", "SOSP'95 Fig. 7")
+        .linux("sigill")
+        .veneer("exception")
+        .pairing("ud2 to a user handler that skips it; Linux: SIGILL handler")
+        .target(30.0)
+        .reference(3725.0),
+    row(
+        "pct_roundtrip",
+        "protected control transfer, round trip",
+        "SOSP'95 Fig. 9",
+    )
+    .linux("futex")
+    .veneer("pct_roundtrip")
+    .pairing("Linux: two processes waking each other with futexes")
+    .target(50.0)
+    .reference(12461.0),
+    row(
+        "pct_oneway",
+        "protected control transfer, one way",
+        "SOSP'95 Fig. 9",
+    )
+    .veneer("pct_oneway")
+    .pairing("no Linux counterpart; see the round trip"),
+    row("yield", "yield ping-pong, one way", "SOSP'95 §5.1")
+        .linux("yield")
+        .veneer("yield_pingpong")
+        .pairing("Linux: sched_yield between two processes on one CPU")
+        .target(20.0)
+        .reference(2242.0),
+    row("dirty", "dirty: query a page", "SOSP'95 Fig. 11")
+        .linux("dirty")
+        .veneer("dirty")
+        .pairing("Linux has no dirty query: mincore of a random page"),
+    row("prot1", "(un)prot1: one page", "SOSP'95 Fig. 11")
+        .linux("prot1")
+        .veneer("prot1")
+        .pairing("mprotect of one page, alternately off and on")
+        .reference(2994.0),
+    row("prot100", "prot100: protect 100 pages", "SOSP'95 Fig. 11")
+        .linux("prot100")
+        .veneer("prot100")
+        .pairing("one mprotect call of 100 pages"),
+    row(
+        "unprot100",
+        "unprot100: unprotect 100 pages",
+        "SOSP'95 Fig. 11",
+    )
+    .linux("unprot100")
+    .veneer("unprot100")
+    .pairing("one mprotect call of 100 pages"),
+    row("trap", "trap: page-protection fault", "SOSP'95 Fig. 11")
+        .linux("trap")
+        .veneer("trap")
+        .pairing("SIGSEGV handler unprotects; its mprotect time is subtracted")
+        .reference(4083.0),
+    row("appel1", "appel1: prot1+trap+unprot", "SOSP'95 Fig. 11")
+        .linux("appel1")
+        .veneer("appel1")
+        .pairing("per access, 100-page region")
+        .target(15.0)
+        .reference(28651.0),
+    row(
+        "appel2",
+        "appel2: protN+trap+unprot",
+        "SOSP'95 Fig. 11; OSDI'96 §6",
+    )
+    .linux("appel2")
+    .veneer("appel2")
+    .pairing("per page, 100 pages per round")
+    .target(15.0)
+    .reference(16673.0),
+    row("pipe_1w", "pipe, 1 word one way", "SOSP'95 Fig. 10")
+        .linux("pipe_1w")
+        .pairing("Linux only: the issue states the pipe reference for 8 bytes")
+        .reference(6445.0),
+    row("pipe_1b", "pipe, 1 byte one way", "SOSP'95 Fig. 10")
+        .linux("pipe_1b")
+        .veneer("pipe_1b")
+        .pairing("ping-pong between two processes, halved")
+        .target(15.0),
+    row("pipe_8k", "pipe, 8 KiB one way", "SOSP'95 Fig. 10")
+        .linux("pipe_8k")
+        .veneer("pipe_8k")
+        .pairing("ping-pong between two processes, halved"),
+    row("fork", "fork + exit + wait", "SOSP'97 §5")
+        .linux("fork")
+        .veneer("fork")
+        .target(1.5)
+        .reference(288362.0),
+    row(
+        "spawn",
+        "fork + exec of a tiny static program",
+        "SOSP'97 §5",
+    )
+    .linux("spawn")
+    .veneer("spawn")
+    .reference(465097.0),
+];

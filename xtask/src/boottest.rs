@@ -1,0 +1,137 @@
+//! Boot tests: every `user/src/bin/test_*.rs` program is booted as the first
+//! environment under QEMU (TCG). A test passes when the kernel powers off
+//! with the success code (the program exited with status 0) and the serial
+//! log contains every line the table below expects of it.
+
+use crate::build::{self, Image};
+use crate::qemu::{self, EXIT_SUCCESS};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Extra expectations for tests whose proof is on the console.
+struct Extra {
+    name: &'static str,
+    expect: &'static [&'static str],
+    timeout_s: u64,
+}
+
+const EXTRAS: &[Extra] = &[
+    Extra {
+        name: "test_hello",
+        expect: &["hello from ring 3"],
+        timeout_s: 60,
+    },
+    Extra {
+        name: "test_nohandler",
+        expect: &["killed by page fault", "killed by invalid opcode"],
+        timeout_s: 60,
+    },
+    Extra {
+        name: "test_fuzz",
+        expect: &["fuzz: seed"],
+        timeout_s: 240,
+    },
+];
+
+const DEFAULT_TIMEOUT_S: u64 = 90;
+
+/// One boot test to run.
+pub struct BootTest {
+    pub name: String,
+    pub args: Vec<String>,
+    pub expect: Vec<String>,
+    pub timeout: Duration,
+}
+
+fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
+    let all: Vec<String> = build::user_programs()?
+        .into_iter()
+        .filter(|n| n.starts_with("test_"))
+        .collect();
+    for n in names {
+        if !all.contains(n) && n != "iso" {
+            return Err(format!("no boot test named {n} (have: {}, iso)", all.join(", ")));
+        }
+    }
+    let mut tests = Vec::new();
+    for name in all.iter().filter(|n| names.is_empty() || names.contains(n)) {
+        let extra = EXTRAS.iter().find(|e| e.name == name);
+        tests.push(BootTest {
+            name: name.clone(),
+            args: qemu::base_args(img, name),
+            expect: extra
+                .map(|e| e.expect.iter().map(|s| s.to_string()).collect())
+                .unwrap_or_default(),
+            timeout: Duration::from_secs(extra.map_or(DEFAULT_TIMEOUT_S, |e| e.timeout_s)),
+        });
+    }
+    if names.is_empty() || names.iter().any(|n| n == "iso") {
+        tests.push(crate::iso::boot_test()?);
+    }
+    Ok(tests)
+}
+
+/// Runs every boot test.
+pub fn run_all() -> Result<(), String> {
+    run_named(&[])
+}
+
+/// Runs the named boot tests (all when `names` is empty), two at a time.
+pub fn run_named(names: &[String]) -> Result<(), String> {
+    crate::deps::ensure(crate::deps::TEST)?;
+    let img = build::all()?;
+    let tests = plan(&img, names)?;
+    let total = tests.len();
+    println!("xtask: running {total} boot tests under QEMU (TCG)");
+    let next = AtomicUsize::new(0);
+    let failures = Mutex::new(Vec::new());
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get().min(4));
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                let Some(t) = tests.get(i) else { break };
+                if let Err(e) = run_one(t) {
+                    failures.lock().unwrap().push((t.name.clone(), e));
+                }
+            });
+        }
+    });
+    let failures = failures.into_inner().unwrap();
+    let passed = total - failures.len();
+    for (name, why) in &failures {
+        println!("\n---- boot test {name} FAILED ----\n{why}");
+    }
+    println!("\nboot tests: {passed} passed, {} failed", failures.len());
+    if failures.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("{} boot test(s) failed", failures.len()))
+    }
+}
+
+fn run_one(t: &BootTest) -> Result<(), String> {
+    let start = Instant::now();
+    let out = qemu::headless(&t.args, t.timeout)?;
+    let secs = start.elapsed().as_secs_f64();
+    let mut problems = Vec::new();
+    if out.timed_out {
+        problems.push(format!("timed out after {}s", t.timeout.as_secs()));
+    } else if out.code != Some(EXIT_SUCCESS) {
+        problems.push(format!("QEMU exit status {:?}, want {EXIT_SUCCESS}", out.code));
+    }
+    for e in &t.expect {
+        if !out.serial.contains(e.as_str()) {
+            problems.push(format!("serial log lacks {e:?}"));
+        }
+    }
+    if problems.is_empty() {
+        println!("test {} ... ok ({secs:.1}s)", t.name);
+        return Ok(());
+    }
+    println!("test {} ... FAILED ({secs:.1}s)", t.name);
+    let lines: Vec<&str> = out.serial.lines().collect();
+    let tail = lines[lines.len().saturating_sub(40)..].join("\n");
+    Err(format!("{}\n-- last serial lines --\n{tail}", problems.join("; ")))
+}

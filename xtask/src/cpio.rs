@@ -1,0 +1,61 @@
+//! Writes cpio "newc" archives: the boot file system handed to the kernel
+//! as a boot module, and the Linux benchmark initramfs.
+
+/// An archive being built in memory.
+#[derive(Default)]
+pub struct Archive {
+    bytes: Vec<u8>,
+    inode: u32,
+}
+
+impl Archive {
+    /// Adds a directory entry.
+    pub fn dir(&mut self, name: &str) {
+        self.entry(name, 0o040755, &[]);
+    }
+
+    /// Adds a regular file with the given permission bits.
+    pub fn file(&mut self, name: &str, mode: u32, data: &[u8]) {
+        self.entry(name, 0o100000 | (mode & 0o7777), data);
+    }
+
+    /// Terminates the archive and returns its bytes.
+    pub fn finish(mut self) -> Vec<u8> {
+        self.entry("TRAILER!!!", 0, &[]);
+        self.bytes
+    }
+
+    fn entry(&mut self, name: &str, mode: u32, data: &[u8]) {
+        self.inode += 1;
+        let fields = [
+            self.inode,
+            mode,
+            0,
+            0,
+            1,
+            0,
+            data.len() as u32,
+            0,
+            0,
+            0,
+            0,
+            name.len() as u32 + 1,
+            0,
+        ];
+        self.bytes.extend_from_slice(b"070701");
+        for f in fields {
+            self.bytes.extend_from_slice(format!("{f:08x}").as_bytes());
+        }
+        self.bytes.extend_from_slice(name.as_bytes());
+        self.bytes.push(0);
+        self.pad();
+        self.bytes.extend_from_slice(data);
+        self.pad();
+    }
+
+    fn pad(&mut self) {
+        while self.bytes.len() % 4 != 0 {
+            self.bytes.push(0);
+        }
+    }
+}

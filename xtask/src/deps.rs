@@ -1,0 +1,81 @@
+//! Installs what the commands need on a fresh Debian machine.
+
+use std::path::Path;
+use std::process::Command;
+
+/// A host requirement: something to look for, and the Debian package that
+/// provides it.
+pub struct Need {
+    pub path: &'static str,
+    pub package: &'static str,
+}
+
+const fn need(path: &'static str, package: &'static str) -> Need {
+    Need { path, package }
+}
+
+/// What `run` and `gdb` need.
+pub const RUN: &[Need] = &[
+    need("/usr/bin/qemu-system-x86_64", "qemu-system-x86"),
+    need("/bin/busybox", "busybox-static"),
+];
+
+/// What `test` needs: everything `run` needs, plus the ISO and BPF tools.
+pub const TEST: &[Need] = &[
+    need("/usr/bin/qemu-system-x86_64", "qemu-system-x86"),
+    need("/bin/busybox", "busybox-static"),
+    need("/usr/share/OVMF/OVMF_CODE.fd", "ovmf"),
+    need("/usr/bin/grub-mkrescue", "grub-common"),
+    need("/usr/lib/grub/i386-pc/modinfo.sh", "grub-pc-bin"),
+    need("/usr/lib/grub/x86_64-efi/modinfo.sh", "grub-efi-amd64-bin"),
+    need("/usr/bin/xorriso", "xorriso"),
+    need("/usr/bin/mformat", "mtools"),
+    need("/usr/bin/clang", "clang"),
+    need("/usr/bin/gcc", "gcc"),
+    need("/usr/lib/x86_64-linux-gnu/libc.a", "libc6-dev"),
+    need("/usr/bin/cpio", "cpio"),
+];
+
+/// Installs the packages of every missing requirement with apt-get.
+pub fn ensure(needs: &[Need]) -> Result<(), String> {
+    let mut missing: Vec<&str> = needs
+        .iter()
+        .filter(|n| !Path::new(n.path).exists())
+        .map(|n| n.package)
+        .collect();
+    missing.dedup();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    println!("xtask: installing missing packages: {}", missing.join(" "));
+    let sudo = !is_root();
+    apt(sudo, &["update", "-q"])?;
+    let mut args = vec!["install", "-y", "-q", "--no-install-recommends"];
+    args.extend(missing);
+    apt(sudo, &args)
+}
+
+fn apt(sudo: bool, args: &[&str]) -> Result<(), String> {
+    let mut cmd = if sudo {
+        let mut c = Command::new("sudo");
+        c.arg("apt-get");
+        c
+    } else {
+        Command::new("apt-get")
+    };
+    cmd.args(args).env("DEBIAN_FRONTEND", "noninteractive");
+    let status = cmd.status().map_err(|e| format!("cannot run apt-get: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("apt-get {} failed ({status})", args.join(" ")))
+    }
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| o.stdout.starts_with(b"0\n"))
+        .unwrap_or(false)
+}

@@ -1,0 +1,85 @@
+//! `cargo xtask`: the one entry point for building, running, testing,
+//! benchmarking and debugging Veneer. Run `cargo xtask help` for the list.
+
+mod bench;
+mod boottest;
+mod build;
+mod cpio;
+mod deps;
+mod iso;
+mod qemu;
+
+use std::process::ExitCode;
+
+const USAGE: &str = "\
+usage: cargo xtask <command>
+
+  run [PROGRAM]      boot Veneer in QEMU with the console on this terminal
+                     (PROGRAM is the first environment; default: shell)
+  test               run every host unit test and every boot test
+  boottest [NAME..]  run only the boot tests (all, or those named)
+  bench [NAME] [--quick] [--kvm]
+                     run the papers' experiments on Veneer and Linux
+  iso                build target/veneer.iso (hybrid BIOS/UEFI, GRUB)
+  gdb [PROGRAM]      boot paused with QEMU's gdb stub on :1234
+  build              build the kernel, the user programs and the boot image
+";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (cmd, rest) = match args.split_first() {
+        Some((c, r)) => (c.as_str(), r),
+        None => ("help", &[][..]),
+    };
+    let result = match cmd {
+        "run" => run(rest),
+        "test" => test(),
+        "boottest" => boottest::run_named(rest),
+        "bench" => bench::main(rest),
+        "iso" => iso::build().map(|p| println!("xtask: wrote {}", p.display())),
+        "gdb" => gdb(rest),
+        "build" => build::all().map(|_| ()),
+        "help" | "-h" | "--help" => {
+            print!("{USAGE}");
+            Ok(())
+        }
+        other => Err(format!("unknown command `{other}`\n{USAGE}")),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask: error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(args: &[String]) -> Result<(), String> {
+    deps::ensure(deps::RUN)?;
+    let img = build::all()?;
+    let init = args.first().map(String::as_str).unwrap_or("shell");
+    println!("xtask: booting Veneer (init={init}); exit QEMU with Ctrl-A x");
+    qemu::interactive(&img, init, &[])
+}
+
+fn gdb(args: &[String]) -> Result<(), String> {
+    deps::ensure(deps::RUN)?;
+    let img = build::all()?;
+    let init = args.first().map(String::as_str).unwrap_or("shell");
+    println!(
+        "xtask: QEMU is paused with a gdb stub on localhost:1234. In another terminal:\n\
+         \x20 gdb {} -ex 'target remote :1234'\n\
+         then `continue`. Exit QEMU with Ctrl-A x.",
+        img.kernel.display()
+    );
+    qemu::interactive(&img, init, &["-s", "-S"])
+}
+
+fn test() -> Result<(), String> {
+    deps::ensure(deps::TEST)?;
+    println!("xtask: host unit tests (cargo test --workspace)");
+    build::cargo(&["test", "--workspace", "--exclude", "user"], &[])?;
+    boottest::run_all()?;
+    println!("xtask: benchmark harness smoke run (bench --quick)");
+    bench::main(&["--quick".to_string()])
+}

@@ -1,0 +1,97 @@
+//! Starts QEMU for Veneer: interactively, or headless with a timeout for
+//! tests and benchmarks.
+
+use crate::build::Image;
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The exit status QEMU reports when the guest wrote the kernel's success
+/// code (0x10) to the isa-debug-exit port: (0x10 << 1) | 1.
+pub const EXIT_SUCCESS: i32 = 33;
+
+/// Arguments shared by every Veneer boot: software emulation, one CPU, the
+/// debug-exit device the kernel uses to power off with a code.
+pub fn base_args(img: &Image, init: &str) -> Vec<String> {
+    let mut v: Vec<String> = [
+        "-accel", "tcg", "-cpu", "max", "-smp", "1", "-m", "512M", "-no-reboot",
+        "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    v.push("-kernel".into());
+    v.push(img.kernel.display().to_string());
+    v.push("-initrd".into());
+    v.push(img.bootfs.display().to_string());
+    v.push("-append".into());
+    v.push(format!("init={init}"));
+    v
+}
+
+/// Boots with the serial console on this terminal.
+pub fn interactive(img: &Image, init: &str, extra: &[&str]) -> Result<(), String> {
+    let status = Command::new("qemu-system-x86_64")
+        .args(base_args(img, init))
+        .args(["-nographic"])
+        .args(extra)
+        .status()
+        .map_err(|e| format!("cannot start QEMU: {e}"))?;
+    match status.code() {
+        Some(EXIT_SUCCESS) | Some(0) => Ok(()),
+        other => Err(format!("QEMU exited with {other:?}")),
+    }
+}
+
+/// The outcome of a headless boot.
+pub struct Outcome {
+    /// QEMU's exit status (`None` if it was killed at the timeout).
+    pub code: Option<i32>,
+    /// Everything the guest printed on the serial console.
+    pub serial: String,
+    pub timed_out: bool,
+}
+
+/// Runs QEMU with `args`, serial on a pipe, killing it after `timeout`.
+pub fn headless(args: &[String], timeout: Duration) -> Result<Outcome, String> {
+    let mut child = Command::new("qemu-system-x86_64")
+        .args(args)
+        .args(["-display", "none", "-serial", "stdio", "-monitor", "none"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot start QEMU: {e}"))?;
+    let mut out = child.stdout.take().expect("piped stdout");
+    let reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = out.read_to_end(&mut buf);
+        buf
+    });
+    let start = Instant::now();
+    let (code, timed_out) = loop {
+        if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
+            break (status.code(), false);
+        }
+        if start.elapsed() > timeout {
+            let _ = child.kill();
+            let _ = child.wait();
+            break (None, true);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut serial = String::from_utf8_lossy(&reader.join().unwrap_or_default()).into_owned();
+    if let Some(mut err) = child.stderr.take() {
+        let mut e = String::new();
+        let _ = err.read_to_string(&mut e);
+        if !e.trim().is_empty() {
+            serial.push_str("\n[qemu stderr]\n");
+            serial.push_str(&e);
+        }
+    }
+    Ok(Outcome {
+        code,
+        serial,
+        timed_out,
+    })
+}
