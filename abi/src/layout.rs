@@ -15,7 +15,7 @@ pub const ENV_TABLE_VA: u64 = EXPOSED_BASE + 0x20_0000;
 /// The physical frame table ([`crate::tables::FrameInfo`] per frame).
 pub const FRAME_TABLE_VA: u64 = EXPOSED_BASE + 0x4000_0000;
 /// The boot file system (a cpio "newc" archive handed over by the loader).
-pub const BOOTFS_VA: u64 = EXPOSED_BASE + 0x80_0000_0000;
+pub const BOOTFS_VA: u64 = EXPOSED_BASE + 0x40_0000_0000;
 /// Page size.
 pub const PAGE_SIZE: u64 = 4096;
 /// Top of the first environment's stack (the library OS uses the same

@@ -98,6 +98,17 @@ impl<'b> EarlyAlloc<'b> {
     }
 }
 
+/// The last GiB below 4 GiB holds device registers (local APIC, I/O APIC):
+/// mapped uncached.
+fn cache_bits(pa: u64) -> u64 {
+    const PWT_PCD: u64 = 0x18;
+    if (3 * GIB..4 * GIB).contains(&pa) {
+        PWT_PCD
+    } else {
+        0
+    }
+}
+
 /// Builds the kernel page tables and switches to them. Returns the PML4's
 /// frame. Until the switch the boot identity map is in use, so the early
 /// allocator's zeroing writes through identity addresses.
@@ -127,7 +138,7 @@ pub fn init(boot: &BootInfo, early: &mut EarlyAlloc) -> u64 {
         entry(pdpt, (g % 512) as usize, t(pd) | PRESENT | WRITABLE);
         for i in 0..512u64 {
             let pa = g * GIB + i * (2 << 20);
-            entry(pd, i as usize, pa | PRESENT | WRITABLE | HUGE | GLOBAL | NO_EXEC);
+            entry(pd, i as usize, pa | PRESENT | WRITABLE | HUGE | GLOBAL | NO_EXEC | cache_bits(pa));
         }
     }
     // The kernel image, 4 KiB pages with per-section rights.

@@ -1,14 +1,14 @@
-//! The local APIC in x2APIC mode (MSR access, no MMIO mapping needed): the
+//! The local APIC (xAPIC, memory-mapped through the physical window): the
 //! periodic timer that preempts environments.
 
-use super::cpu::{outb, rdmsr, wrmsr};
+use super::cpu::{outb, rdmsr};
 
-const APIC_BASE: u32 = 0x1B;
-const SVR: u32 = 0x80F;
-const EOI: u32 = 0x80B;
-const LVT_TIMER: u32 = 0x832;
-const INITIAL_COUNT: u32 = 0x838;
-const DIVIDE: u32 = 0x83E;
+const APIC_BASE_MSR: u32 = 0x1B;
+const SVR: u64 = 0xF0;
+const EOI: u64 = 0xB0;
+const LVT_TIMER: u64 = 0x320;
+const INITIAL_COUNT: u64 = 0x380;
+const DIVIDE: u64 = 0x3E0;
 
 /// The timer's vector.
 pub const TIMER_VECTOR: u8 = 32;
@@ -16,31 +16,28 @@ pub const TIMER_VECTOR: u8 = 32;
 pub const SPURIOUS_VECTOR: u8 = 255;
 /// Timer period in APIC ticks after divide-by-16 (QEMU's APIC clock runs at
 /// 1 GHz of virtual time: 125,000 ticks = 2 ms).
-const PERIOD: u64 = 125_000;
+const PERIOD: u32 = 125_000;
+
+fn reg(offset: u64) -> *mut u32 {
+    let base = rdmsr(APIC_BASE_MSR) & 0xF_FFFF_F000;
+    crate::mm::phys::<u32>(base + offset)
+}
+
+fn write(offset: u64, v: u32) {
+    // SAFETY: a local APIC register, mapped uncached in the physical window.
+    unsafe { core::ptr::write_volatile(reg(offset), v) }
+}
 
 pub fn init() {
-    let (_, _, ecx, _) = cpuid(1);
-    assert!(ecx & (1 << 21) != 0, "Veneer needs an x2APIC (QEMU -cpu max has one)");
     // The legacy PIC stays masked: every interrupt comes through the APIC.
     outb(0x21, 0xFF);
     outb(0xA1, 0xFF);
-    // SAFETY: enabling x2APIC mode and programming the timer touches only
-    // this CPU's local APIC registers.
-    unsafe {
-        wrmsr(APIC_BASE, rdmsr(APIC_BASE) | (1 << 11) | (1 << 10));
-        wrmsr(SVR, 0x100 | SPURIOUS_VECTOR as u64);
-        wrmsr(DIVIDE, 0x3);
-        wrmsr(LVT_TIMER, (1 << 17) | TIMER_VECTOR as u64);
-        wrmsr(INITIAL_COUNT, PERIOD);
-    }
+    write(SVR, 0x100 | SPURIOUS_VECTOR as u32);
+    write(DIVIDE, 0x3);
+    write(LVT_TIMER, (1 << 17) | TIMER_VECTOR as u32);
+    write(INITIAL_COUNT, PERIOD);
 }
 
 pub fn eoi() {
-    // SAFETY: writing 0 to EOI acknowledges the interrupt being serviced.
-    unsafe { wrmsr(EOI, 0) }
-}
-
-pub fn cpuid(leaf: u32) -> (u32, u32, u32, u32) {
-    let r = core::arch::x86_64::__cpuid(leaf);
-    (r.eax, r.ebx, r.ecx, r.edx)
+    write(EOI, 0);
 }

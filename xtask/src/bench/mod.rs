@@ -250,3 +250,47 @@ fn check(opts: &Options, rows: &[&rows::Row], linux: &Side, veneer: &Side) -> Re
         Err(format!("bench:\n  {}", errors.join("\n  ")))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_lines_and_takes_the_median() {
+        let serial = "boot noise\n\
+            BENCH-PLAN getpid fork\n\
+            BENCH getpid 100 30000\n\
+            [   1.0] kernel says BENCH getpid 100 32000\n\
+            BENCH getpid 100 31000\n\
+            BENCH fork 0 5\n\
+            BENCH broken line\n\
+            BENCH-DONE\n";
+        let side = Side::parse(serial);
+        assert!(side.done);
+        assert_eq!(
+            side.plan.as_deref(),
+            Some(&["getpid".into(), "fork".into()][..])
+        );
+        let f = side.figure("getpid").expect("getpid measured");
+        assert_eq!((f.median, f.min, f.max), (310.0, 300.0, 320.0));
+        assert_eq!((f.iterations, f.trials), (100, 3));
+        // Zero iterations cannot give a figure.
+        assert!(side.figure("fork").is_none());
+    }
+
+    #[test]
+    fn quick_fails_on_announced_rows_without_figures() {
+        let opts = Options {
+            quick: true,
+            kvm: false,
+            names: Vec::new(),
+        };
+        let rows: Vec<&rows::Row> = rows::ROWS.iter().filter(|r| r.name == "fork").collect();
+        let linux = Side::parse("BENCH fork 10 2500000\nBENCH-DONE\n");
+        let silent = Side::parse("BENCH-PLAN fork\nBENCH-DONE\n");
+        let absent = Side::absent("no bench program".into());
+        assert!(check(&opts, &rows, &linux, &silent).is_err());
+        assert!(check(&opts, &rows, &linux, &absent).is_ok());
+        assert!(check(&opts, &rows, &absent, &absent).is_err());
+    }
+}

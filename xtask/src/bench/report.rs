@@ -309,7 +309,8 @@ impl<'a> Results<'a> {
         let mut s = format!(
             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" \
              font-family=\"sans-serif\" font-size=\"12\">\n\
-             <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+             <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n\
+             <text x=\"8\" y=\"16\">Linux / Veneer, log scale; red: target</text>\n"
         );
         for tick in [0.1, 1.0, 10.0, 100.0, 1000.0] {
             let tx = x(tick);
@@ -421,4 +422,29 @@ fn write(path: &std::path::Path, text: &str) -> Result<(), String> {
         std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
     }
     std::fs::write(path, text).map_err(|e| format!("writing {}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chart_and_json_show_ratios() {
+        let opts = Options {
+            quick: false,
+            kvm: false,
+            names: Vec::new(),
+        };
+        let rows: Vec<&Row> = super::super::rows::ROWS.iter().collect();
+        let linux = Side::parse("BENCH getpid 10 3080\nBENCH fork 10 2500000\n");
+        let veneer = Side::parse("BENCH null_syscall 10 300\nBENCH fork 10 2000000\n");
+        let results = Results::new(&opts, &rows, &linux, &veneer);
+        let svg = results.svg();
+        assert!(svg.contains("10.3×") && svg.contains("1.2×") && svg.contains("not yet"));
+        if let Ok(path) = std::env::var("BENCH_SVG_OUT") {
+            std::fs::write(path, &svg).unwrap();
+        }
+        let json = results.json();
+        assert!(json.contains("\"ratio\": 10.267") && json.contains("\"met\": false"));
+    }
 }

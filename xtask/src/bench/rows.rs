@@ -72,7 +72,7 @@ pub const ROWS: &[Row] = &[
     row("null_syscall", "null system call", "SOSP'95 Fig. 6")
         .linux("getpid")
         .veneer("null_syscall")
-        .pairing("Linux getpid (raw syscall instruction)")
+        .pairing("Linux getpid through glibc's syscall()")
         .target(5.0)
         .reference(322.0),
     row("lx_getpid", "getpid via Linux personality", "SOSP'97 §7")

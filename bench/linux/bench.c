@@ -1,0 +1,472 @@
+/*
+ * The Linux side of `cargo xtask bench`: `bench NAME ITERATIONS TRIALS` runs
+ * one experiment and prints `BENCH <name> <iterations> <total>` per trial,
+ * where total is the rdtsc difference over all iterations.  Under QEMU's
+ * `-icount shift=0` the TSC advances once per guest instruction, so totals
+ * are guest instructions.  See xtask/src/bench/mod.rs for the line format.
+ */
+#define _GNU_SOURCE
+#include <linux/futex.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#define PAGE 4096L
+#define NPAGES 100
+
+static inline uint64_t now(void)
+{
+	uint32_t lo, hi;
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return ((uint64_t)hi << 32) | lo;
+}
+
+static void die(const char *what)
+{
+	perror(what);
+	exit(1);
+}
+
+/* xorshift: a fixed, cheap sequence so every run touches the same pages. */
+static uint32_t rng = 2463534242u;
+static uint32_t next_random(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 17;
+	rng ^= rng << 5;
+	return rng;
+}
+
+/*
+ * Maps populated pages at a fixed address far from every other mapping, so
+ * mprotect never merges or splits the area with a neighbour we did not ask
+ * for: the experiments measure exactly the VMA work they describe.
+ */
+static char *isolated_pages(long n)
+{
+	static uintptr_t hint = 0x600000000000;
+	char *p = mmap((void *)hint, n * PAGE, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (p == MAP_FAILED)
+		die("mmap");
+	hint += 1L << 30;
+	memset(p, 1, n * PAGE);
+	return p;
+}
+
+static void release(char *p, long n)
+{
+	if (munmap(p, n * PAGE))
+		die("munmap");
+}
+
+static void protect(char *p, long n, int prot)
+{
+	if (mprotect(p, n * PAGE, prot))
+		die("mprotect");
+}
+
+static void on_signal(int sig, void (*fn)(int, siginfo_t *, void *))
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = fn;
+	sa.sa_flags = SA_SIGINFO;
+	if (sigaction(sig, &sa, NULL))
+		die("sigaction");
+}
+
+/* A read of *p whose encoding is known to be 2 bytes: mov (%rdi), %al. */
+static inline void touch(volatile char *p)
+{
+	__asm__ volatile(".byte 0x8a, 0x07" : : "D"(p) : "rax", "memory");
+}
+
+/* calib: a loop of exactly 1000 instructions per iteration (998 nops, dec,
+ * jnz); it must read as 1000 per iteration or the clock is not icount. */
+static uint64_t b_calib(long n)
+{
+	uint64_t t0 = now();
+	__asm__ volatile("1:\n\t.rept 998\n\tnop\n\t.endr\n\tdec %0\n\tjnz 1b"
+			 : "+r"(n));
+	return now() - t0;
+}
+
+/* getpid through glibc's syscall(): glibc's getpid() is the same system
+ * call, and syscall() keeps the compiler from hoisting it out of the loop. */
+static uint64_t b_getpid(long n)
+{
+	uint64_t t0 = now();
+	for (long i = 0; i < n; i++)
+		syscall(SYS_getpid);
+	return now() - t0;
+}
+
+static void skip_insn(int sig, siginfo_t *si, void *ctx)
+{
+	(void)sig;
+	(void)si;
+	((ucontext_t *)ctx)->uc_mcontext.gregs[REG_RIP] += 2;
+}
+
+static uint64_t b_sigill(long n)
+{
+	on_signal(SIGILL, skip_insn);
+	uint64_t t0 = now();
+	for (long i = 0; i < n; i++)
+		__asm__ volatile("ud2" ::: "memory");
+	return now() - t0;
+}
+
+/* trap: the handler unprotects the page; the time it spends in mprotect is
+ * subtracted so the figure is the fault delivery and return alone. */
+static uint64_t handler_time;
+static void unprotect_fault(int sig, siginfo_t *si, void *ctx)
+{
+	(void)sig;
+	(void)ctx;
+	uint64_t t0 = now();
+	protect((char *)((uintptr_t)si->si_addr & -PAGE), 1, PROT_READ | PROT_WRITE);
+	handler_time += now() - t0;
+}
+
+static uint64_t b_trap(long n)
+{
+	char *p = isolated_pages(1);
+	uint64_t total = 0;
+	handler_time = 0;
+	on_signal(SIGSEGV, unprotect_fault);
+	for (long i = 0; i < n; i++) {
+		protect(p, 1, PROT_NONE);
+		uint64_t t0 = now();
+		touch(p);
+		total += now() - t0;
+	}
+	release(p, 1);
+	return total - handler_time;
+}
+
+/* prot1: read-protect one page, then unprotect it; n counts calls. */
+static uint64_t b_prot1(long n)
+{
+	char *p = isolated_pages(1);
+	uint64_t t0 = now();
+	for (long i = 0; i < n; i++)
+		protect(p, 1, i & 1 ? PROT_READ | PROT_WRITE : PROT_READ);
+	uint64_t t = now() - t0;
+	release(p, 1);
+	return t;
+}
+
+/* prot100 and unprot100: one mprotect of 100 pages; the other direction is
+ * done untimed. */
+static uint64_t prot_many(long n, int timed_prot, int other_prot)
+{
+	char *p = isolated_pages(NPAGES);
+	uint64_t total = 0;
+	for (long i = 0; i < n; i++) {
+		protect(p, NPAGES, other_prot);
+		uint64_t t0 = now();
+		protect(p, NPAGES, timed_prot);
+		total += now() - t0;
+	}
+	release(p, NPAGES);
+	return total;
+}
+
+static uint64_t b_prot100(long n)
+{
+	return prot_many(n, PROT_NONE, PROT_READ | PROT_WRITE);
+}
+
+static uint64_t b_unprot100(long n)
+{
+	return prot_many(n, PROT_READ | PROT_WRITE, PROT_NONE);
+}
+
+/* dirty: Linux cannot report a page's dirty bit to a process; mincore (is
+ * the page resident) is the nearest page-table query. */
+static uint64_t b_dirty(long n)
+{
+	char *p = isolated_pages(NPAGES);
+	unsigned char vec;
+	uint64_t t0 = now();
+	for (long i = 0; i < n; i++)
+		if (mincore(p + (next_random() % NPAGES) * PAGE, PAGE, &vec))
+			die("mincore");
+	uint64_t t = now() - t0;
+	release(p, NPAGES);
+	return t;
+}
+
+/* appel1: touch a random protected page; the handler protects the page
+ * unprotected last time and unprotects the faulting one. */
+static char *appel_open;
+static void appel1_fault(int sig, siginfo_t *si, void *ctx)
+{
+	(void)sig;
+	(void)ctx;
+	char *page = (char *)((uintptr_t)si->si_addr & -PAGE);
+	protect(appel_open, 1, PROT_NONE);
+	protect(page, 1, PROT_READ | PROT_WRITE);
+	appel_open = page;
+}
+
+static uint64_t b_appel1(long n)
+{
+	char *p = isolated_pages(NPAGES);
+	protect(p + PAGE, NPAGES - 1, PROT_NONE);
+	appel_open = p;
+	on_signal(SIGSEGV, appel1_fault);
+	uint64_t t0 = now();
+	for (long i = 0; i < n; i++) {
+		char *page;
+		do
+			page = p + (next_random() % NPAGES) * PAGE;
+		while (page == appel_open);
+		touch(page);
+	}
+	uint64_t t = now() - t0;
+	release(p, NPAGES);
+	return t;
+}
+
+/* appel2: protect 100 pages, touch each in a random order; the handler
+ * unprotects the faulting page.  n counts pages. */
+static void appel2_fault(int sig, siginfo_t *si, void *ctx)
+{
+	(void)sig;
+	(void)ctx;
+	protect((char *)((uintptr_t)si->si_addr & -PAGE), 1, PROT_READ | PROT_WRITE);
+}
+
+static uint64_t b_appel2(long n)
+{
+	char *p = isolated_pages(NPAGES);
+	int order[NPAGES];
+	uint64_t total = 0;
+	on_signal(SIGSEGV, appel2_fault);
+	for (long done = 0; done < n; done += NPAGES) {
+		for (int i = 0; i < NPAGES; i++)
+			order[i] = i;
+		for (int i = NPAGES - 1; i > 0; i--) {
+			int j = next_random() % (i + 1), t = order[i];
+			order[i] = order[j];
+			order[j] = t;
+		}
+		uint64_t t0 = now();
+		protect(p, NPAGES, PROT_NONE);
+		for (int i = 0; i < NPAGES; i++)
+			touch(p + order[i] * PAGE);
+		total += now() - t0;
+	}
+	release(p, NPAGES);
+	return total;
+}
+
+static void pin_to_cpu0(void)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	if (sched_setaffinity(0, sizeof set, &set))
+		die("sched_setaffinity");
+}
+
+static void reap(pid_t pid)
+{
+	int status;
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status))
+		die("child");
+}
+
+static void transfer(int fd, char *buf, long size, int writing)
+{
+	for (long done = 0; done < size;) {
+		long r = writing ? write(fd, buf + done, size - done)
+				 : read(fd, buf + done, size - done);
+		if (r <= 0)
+			die("pipe");
+		done += r;
+	}
+}
+
+/* pipe: ping-pong of `size` bytes between two processes; n counts one-way
+ * messages, so the figure is half a round trip. */
+static uint64_t pipe_pingpong(long n, long size)
+{
+	static char buf[8192];
+	int there[2], back[2];
+	if (pipe(there) || pipe(back))
+		die("pipe");
+	pid_t pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (pid == 0) {
+		for (long i = 0; i < n / 2; i++) {
+			transfer(there[0], buf, size, 0);
+			transfer(back[1], buf, size, 1);
+		}
+		_exit(0);
+	}
+	uint64_t t0 = now();
+	for (long i = 0; i < n / 2; i++) {
+		transfer(there[1], buf, size, 1);
+		transfer(back[0], buf, size, 0);
+	}
+	uint64_t t = now() - t0;
+	reap(pid);
+	close(there[0]), close(there[1]), close(back[0]), close(back[1]);
+	return t;
+}
+
+static uint64_t b_pipe_1b(long n) { return pipe_pingpong(n, 1); }
+static uint64_t b_pipe_1w(long n) { return pipe_pingpong(n, 8); }
+static uint64_t b_pipe_8k(long n) { return pipe_pingpong(n, 8192); }
+
+static volatile int *shared_word(void)
+{
+	void *p = mmap(NULL, PAGE, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		die("mmap");
+	return p;
+}
+
+/* yield: two processes on the one CPU each call sched_yield n/2 times, so
+ * every call hands the CPU to the other; n counts calls.  The child says
+ * it is running before the parent starts the clock. */
+static uint64_t b_yield(long n)
+{
+	volatile int *started = shared_word();
+	pin_to_cpu0();
+	pid_t pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (pid == 0) {
+		*started = 1;
+		for (long i = 0; i < n / 2; i++)
+			sched_yield();
+		_exit(0);
+	}
+	while (!*started)
+		sched_yield();
+	uint64_t t0 = now();
+	for (long i = 0; i < n / 2; i++)
+		sched_yield();
+	uint64_t t = now() - t0;
+	reap(pid);
+	return t;
+}
+
+static void futex(volatile int *word, int op, int val)
+{
+	syscall(SYS_futex, word, op, val, NULL, NULL, 0);
+}
+
+/* futex: two processes wake each other through a shared word; n counts
+ * round trips. */
+static uint64_t b_futex(long n)
+{
+	volatile int *word = shared_word();
+	pid_t pid = fork();
+	if (pid < 0)
+		die("fork");
+	int me = pid == 0;
+	uint64_t t0 = now();
+	for (long i = 0; i < n; i++) {
+		if (me == 0) {
+			*word = 1;
+			futex(word, FUTEX_WAKE, 1);
+		}
+		while (*word != me)
+			futex(word, FUTEX_WAIT, !me);
+		if (me == 1) {
+			*word = 0;
+			futex(word, FUTEX_WAKE, 1);
+		}
+	}
+	if (pid == 0)
+		_exit(0);
+	uint64_t t = now() - t0;
+	reap(pid);
+	return t;
+}
+
+static uint64_t b_fork(long n)
+{
+	uint64_t t0 = now();
+	for (long i = 0; i < n; i++) {
+		pid_t pid = fork();
+		if (pid < 0)
+			die("fork");
+		if (pid == 0)
+			_exit(0);
+		reap(pid);
+	}
+	return now() - t0;
+}
+
+static uint64_t b_spawn(long n)
+{
+	char *argv[] = { "tiny", NULL }, *envp[] = { NULL };
+	uint64_t t0 = now();
+	for (long i = 0; i < n; i++) {
+		pid_t pid = fork();
+		if (pid < 0)
+			die("fork");
+		if (pid == 0) {
+			execve("/bin/tiny", argv, envp);
+			_exit(127);
+		}
+		reap(pid);
+	}
+	return now() - t0;
+}
+
+
+static const struct {
+	const char *name;
+	uint64_t (*run)(long);
+} benches[] = {
+	{ "calib", b_calib },	  { "getpid", b_getpid },
+	{ "sigill", b_sigill },	  { "trap", b_trap },
+	{ "prot1", b_prot1 },	  { "prot100", b_prot100 },
+	{ "unprot100", b_unprot100 }, { "dirty", b_dirty },
+	{ "appel1", b_appel1 },	  { "appel2", b_appel2 },
+	{ "pipe_1b", b_pipe_1b }, { "pipe_1w", b_pipe_1w },
+	{ "pipe_8k", b_pipe_8k }, { "yield", b_yield },
+	{ "futex", b_futex },	  { "fork", b_fork },
+	{ "spawn", b_spawn },
+};
+
+int main(int argc, char **argv)
+{
+	if (argc != 4) {
+		fprintf(stderr, "usage: bench NAME ITERATIONS TRIALS\n");
+		return 2;
+	}
+	long n = atol(argv[2]), trials = atol(argv[3]);
+	for (size_t b = 0; b < sizeof benches / sizeof benches[0]; b++) {
+		if (strcmp(benches[b].name, argv[1]))
+			continue;
+		for (long t = 0; t < trials; t++) {
+			uint64_t total = benches[b].run(n);
+			printf("BENCH %s %ld %llu\n", argv[1], n,
+			       (unsigned long long)total);
+			fflush(stdout);
+		}
+		return 0;
+	}
+	fprintf(stderr, "bench: unknown experiment %s\n", argv[1]);
+	return 2;
+}

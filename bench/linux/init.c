@@ -1,0 +1,97 @@
+/*
+ * /init of the Linux benchmark initramfs.  Runs each experiment as
+ * `/bin/bench NAME ITERATIONS TRIALS` in a child (a fault in PID 1 would
+ * only be logged), relays its BENCH lines on the serial console, and powers
+ * off.  The kernel hands init the words after `--` on its command line:
+ * `quick` selects tiny iteration counts, any other word names an experiment
+ * to run instead of all of them.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/reboot.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const struct {
+	const char *name;
+	long iterations, quick;
+} experiments[] = {
+	{ "calib", 10000, 100 },      { "getpid", 200000, 1000 },
+	{ "sigill", 20000, 100 },     { "trap", 20000, 100 },
+	{ "prot1", 20000, 100 },      { "prot100", 2000, 10 },
+	{ "unprot100", 2000, 10 },    { "dirty", 50000, 100 },
+	{ "appel1", 5000, 50 },	      { "appel2", 5000, 100 },
+	{ "pipe_1b", 10000, 100 },    { "pipe_1w", 10000, 100 },
+	{ "pipe_8k", 5000, 100 },     { "yield", 20000, 100 },
+	{ "futex", 5000, 50 },	      { "fork", 300, 4 },
+	{ "spawn", 200, 4 },
+};
+#define COUNT (sizeof experiments / sizeof experiments[0])
+
+static int wanted(int argc, char **argv, const char *name)
+{
+	int named = 0;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "quick"))
+			continue;
+		named = 1;
+		if (!strcmp(argv[i], name))
+			return 1;
+	}
+	return !named;
+}
+
+int main(int argc, char **argv)
+{
+	/* The archive has no device nodes; devtmpfs provides the console. */
+	mkdir("/dev", 0755);
+	mount("devtmpfs", "/dev", "devtmpfs", 0, NULL);
+	int fd = open("/dev/console", O_RDWR);
+	if (fd >= 0) {
+		dup2(fd, 0), dup2(fd, 1), dup2(fd, 2);
+		if (fd > 2)
+			close(fd);
+	}
+	int quick = 0;
+	for (int i = 1; i < argc; i++)
+		quick |= !strcmp(argv[i], "quick");
+	int trials = quick ? 1 : 3;
+
+	printf("BENCH-PLAN");
+	for (size_t i = 0; i < COUNT; i++)
+		if (wanted(argc, argv, experiments[i].name))
+			printf(" %s", experiments[i].name);
+	printf("\n");
+	fflush(stdout);
+
+	for (size_t i = 0; i < COUNT; i++) {
+		if (!wanted(argc, argv, experiments[i].name))
+			continue;
+		char iterations[32], trials_arg[16];
+		snprintf(iterations, sizeof iterations, "%ld",
+			 quick ? experiments[i].quick : experiments[i].iterations);
+		snprintf(trials_arg, sizeof trials_arg, "%d", trials);
+		pid_t pid = fork();
+		if (pid == 0) {
+			char *args[] = { "bench", (char *)experiments[i].name,
+					 iterations, trials_arg, NULL };
+			execv("/bin/bench", args);
+			_exit(127);
+		}
+		int status = 0;
+		if (pid < 0 || waitpid(pid, &status, 0) != pid ||
+		    !WIFEXITED(status) || WEXITSTATUS(status))
+			printf("BENCH-FAIL %s status %#x\n", experiments[i].name,
+			       status);
+		fflush(stdout);
+	}
+	printf("BENCH-DONE\n");
+	fflush(stdout);
+	sync();
+	reboot(RB_POWER_OFF);
+	return 0;
+}

@@ -1,0 +1,9 @@
+//! User programs are freestanding static executables: no C runtime, no
+//! libc, linked at the traditional 0x400000.
+fn main() {
+    println!("cargo:rustc-link-arg-bins=-nostartfiles");
+    println!("cargo:rustc-link-arg-bins=-nostdlib");
+    println!("cargo:rustc-link-arg-bins=-static");
+    println!("cargo:rustc-link-arg-bins=-no-pie");
+    println!("cargo:rustc-link-arg-bins=-Wl,--build-id=none");
+}

@@ -1,0 +1,96 @@
+//! Handling this environment's own exceptions (paper 001 §4.4).
+//!
+//! The kernel writes an `ExceptionFrame` into `FRAME` and starts
+//! `exc_entry` on `STACK`. The entry calls the installed Rust handler, which
+//! may change the saved registers (skip an instruction, say), then resumes
+//! the interrupted code *without entering the kernel*: it restores every
+//! register from the frame, clears `busy`, and returns through a two-word
+//! record placed below the interrupted code's red zone.
+
+use abi::exception::ExceptionFrame;
+use core::arch::global_asm;
+
+/// A handler returns true to resume (with whatever it changed in the
+/// frame) or false to give up (the program exits).
+pub type Handler = fn(&mut ExceptionFrame) -> bool;
+
+#[repr(C, align(256))]
+struct Save(ExceptionFrame);
+
+#[repr(C, align(16))]
+struct Stack([u8; 16384]);
+
+#[unsafe(no_mangle)]
+static mut EXC_FRAME: Save = Save(ExceptionFrame {
+    busy: 0,
+    vector: 0,
+    error_code: 0,
+    fault_addr: 0,
+    regs: abi::exception::Regs {
+        rax: 0, rbx: 0, rcx: 0, rdx: 0, rsi: 0, rdi: 0, rbp: 0, rsp: 0, r8: 0, r9: 0,
+        r10: 0, r11: 0, r12: 0, r13: 0, r14: 0, r15: 0, rip: 0, rflags: 0,
+    },
+});
+static mut STACK: Stack = Stack([0; 16384]);
+static mut HANDLER: Option<Handler> = None;
+
+global_asm!(
+    ".globl exc_entry",
+    "exc_entry:",
+    "and rsp, -16",
+    "call {dispatch}",
+    "lea rax, [rip + EXC_FRAME]",
+    "mov rsp, [rax + 88]",      // interrupted rsp
+    "sub rsp, 144",             // below its 128-byte red zone
+    "mov rcx, [rax + 160]",
+    "mov [rsp + 8], rcx",       // rip
+    "mov rcx, [rax + 168]",
+    "mov [rsp], rcx",           // rflags
+    "mov rbx, [rax + 40]",
+    "mov rcx, [rax + 48]",
+    "mov rdx, [rax + 56]",
+    "mov rsi, [rax + 64]",
+    "mov rdi, [rax + 72]",
+    "mov rbp, [rax + 80]",
+    "mov r8, [rax + 96]",
+    "mov r9, [rax + 104]",
+    "mov r10, [rax + 112]",
+    "mov r11, [rax + 120]",
+    "mov r12, [rax + 128]",
+    "mov r13, [rax + 136]",
+    "mov r14, [rax + 144]",
+    "mov r15, [rax + 152]",
+    "mov qword ptr [rax], 0",   // busy = 0: a new exception may come
+    "mov rax, [rax + 32]",
+    "popfq",
+    "ret 128",
+    dispatch = sym dispatch,
+);
+
+unsafe extern "C" {
+    fn exc_entry();
+}
+
+extern "C" fn dispatch(frame: &mut ExceptionFrame) {
+    // SAFETY: HANDLER is written only by `install`, never while an
+    // exception is being handled (single-threaded environment).
+    let h = unsafe { HANDLER };
+    if !h.is_some_and(|h| h(frame)) {
+        crate::println!(
+            "unhandled {} at rip {:#x} (address {:#x})",
+            abi::exception::vector::name(frame.vector),
+            frame.regs.rip,
+            frame.fault_addr
+        );
+        crate::sys::exit(abi::tables::FAULT_EXIT_BASE - frame.vector as i32);
+    }
+}
+
+/// Routes this environment's exceptions to `handler`.
+pub fn install(handler: Handler) -> Result<(), abi::Error> {
+    // SAFETY: single-threaded; no exception is in progress while installing.
+    unsafe { HANDLER = Some(handler) };
+    let stack_top = (&raw const STACK) as u64 + core::mem::size_of::<Stack>() as u64;
+    crate::sys::set_exception_handler(0, exc_entry as *const () as u64, stack_top, (&raw const EXC_FRAME) as u64)
+        .map(|_| ())
+}

@@ -1,0 +1,49 @@
+//! Reading the kernel tables exposed read-only in every address space.
+
+use abi::layout::{ENV_TABLE_VA, FRAME_TABLE_VA, KINFO_VA};
+use abi::tables::{EnvInfo, FrameInfo, KernelInfo, ENV_SLOTS};
+
+pub fn kernel() -> &'static KernelInfo {
+    // SAFETY: the kernel maps this page read-only in every environment for
+    // as long as it runs; fields change only between our instructions
+    // (single CPU), and are read through volatile-enough shared references.
+    unsafe { &*(KINFO_VA as *const KernelInfo) }
+}
+
+/// A fresh read of a kernel-updated field.
+pub fn free_frames() -> u64 {
+    // SAFETY: as in `kernel`; volatile because the kernel changes it
+    // behind the compiler's back.
+    unsafe { core::ptr::read_volatile(&raw const (*(KINFO_VA as *const KernelInfo)).free_frames) }
+}
+
+pub fn ticks() -> u64 {
+    // SAFETY: as in `free_frames`.
+    unsafe { core::ptr::read_volatile(&raw const (*(KINFO_VA as *const KernelInfo)).ticks) }
+}
+
+/// One environment-table slot, read afresh.
+pub fn env(slot: usize) -> EnvInfo {
+    assert!(slot < ENV_SLOTS);
+    // SAFETY: the table has ENV_SLOTS entries mapped read-only.
+    unsafe { core::ptr::read_volatile((ENV_TABLE_VA as *const EnvInfo).add(slot)) }
+}
+
+/// The environment-table entry of `id`, if it is alive.
+pub fn env_by_id(id: u64) -> Option<EnvInfo> {
+    let e = env(abi::tables::env_slot(id as u32));
+    (e.id as u64 == id).then_some(e)
+}
+
+/// One frame-table record, read afresh.
+pub fn frame(n: u64) -> FrameInfo {
+    assert!(n < kernel().frames);
+    // SAFETY: the table has `frames` entries mapped read-only.
+    unsafe { core::ptr::read_volatile((FRAME_TABLE_VA as *const FrameInfo).add(n as usize)) }
+}
+
+/// The kernel command line.
+pub fn cmdline() -> &'static str {
+    let k = kernel();
+    core::str::from_utf8(&k.cmdline[..k.cmdline_len as usize]).unwrap_or("")
+}
