@@ -178,7 +178,7 @@ pub struct TruncatedProgram {
 
 /// Splits raw bytes into instruction slots.
 pub fn decode(bytes: &[u8]) -> Result<Vec<Insn>, TruncatedProgram> {
-    if bytes.len() % INSN_SIZE != 0 {
+    if !bytes.len().is_multiple_of(INSN_SIZE) {
         return Err(TruncatedProgram { len: bytes.len() });
     }
     Ok(bytes

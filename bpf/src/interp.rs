@@ -73,7 +73,11 @@ pub fn run(prog: &VerifiedProgram, mem: &Memory) -> Result<u64, RunError> {
         let mut next = pc + 1;
         match insn.class() {
             CLASS_ALU | CLASS_ALU64 => {
-                let b = if insn.source() == SRC_X { regs[src] } else { imm };
+                let b = if insn.source() == SRC_X {
+                    regs[src]
+                } else {
+                    imm
+                };
                 regs[dst] = match (insn.op(), insn.class()) {
                     (ALU_END, _) => endian(regs[dst], insn.imm, insn.source() == SRC_X),
                     (op, CLASS_ALU64) => alu64(op, regs[dst], b),
@@ -106,11 +110,20 @@ pub fn run(prog: &VerifiedProgram, mem: &Memory) -> Result<u64, RunError> {
                             PtrKind::Packet => mem.packet,
                             PtrKind::PacketEnd => &[],
                         };
-                        let bytes = locate(object, addr, size)
-                            .ok_or(RunError::Violation { index: pc, addr, size })?;
+                        let bytes = locate(object, addr, size).ok_or(RunError::Violation {
+                            index: pc,
+                            addr,
+                            size,
+                        })?;
                         read_le(bytes)
                     }
-                    Access::None => return Err(RunError::Violation { index: pc, addr, size }),
+                    Access::None => {
+                        return Err(RunError::Violation {
+                            index: pc,
+                            addr,
+                            size,
+                        })
+                    }
                 };
             }
             CLASS_ST | CLASS_STX => {
@@ -130,7 +143,11 @@ pub fn run(prog: &VerifiedProgram, mem: &Memory) -> Result<u64, RunError> {
                 );
                 let start = addr.wrapping_sub(stack_base);
                 if !is_stack || start > (STACK_SIZE as u64).saturating_sub(size as u64) {
-                    return Err(RunError::Violation { index: pc, addr, size });
+                    return Err(RunError::Violation {
+                        index: pc,
+                        addr,
+                        size,
+                    });
                 }
                 let start = start as usize;
                 stack[start..start + size as usize]
@@ -139,7 +156,11 @@ pub fn run(prog: &VerifiedProgram, mem: &Memory) -> Result<u64, RunError> {
             _ => match insn.op() {
                 JMP_EXIT => return Ok(regs[0]),
                 op => {
-                    let b = if insn.source() == SRC_X { regs[src] } else { imm };
+                    let b = if insn.source() == SRC_X {
+                        regs[src]
+                    } else {
+                        imm
+                    };
                     if jump_taken(op, regs[dst], b, insn.class() == CLASS_JMP32) {
                         next = (pc as i64 + 1 + insn.off as i64) as usize;
                     }

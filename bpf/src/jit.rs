@@ -297,3 +297,41 @@ fn jump(e: &mut Emitter, insn: Insn) -> Option<usize> {
     };
     Some(e.jcc(cc))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::builder::Asm;
+    use crate::spec::ProgramSpec;
+    use crate::verifier::verify;
+
+    fn count_cmovs(code: &[u8]) -> usize {
+        code.windows(2)
+            .filter(|w| w[0] == 0x0f && (w[1] == 0x40 | CC_A || w[1] == 0x40 | CC_B))
+            .count()
+    }
+
+    /// Variable-offset loads are clamped; constant-offset loads are not.
+    #[test]
+    fn clamps_only_variable_loads() {
+        let spec = ProgramSpec::new(8).with_regions(&[64]);
+        let mut a = Asm::new();
+        let out = a.label();
+        a.mov64_imm(0, 0)
+            .ldx_dw(2, 1, 0)
+            .jgt_imm(2, 56, out)
+            .ld_region(3, 0, 0)
+            .ldx_dw(4, 3, 8)
+            .add64_reg(3, 2)
+            .ldx_dw(0, 3, 0)
+            .bind(out)
+            .exit();
+        let prog = verify(&a.finish().unwrap(), &spec).unwrap();
+        assert_eq!(count_cmovs(&compile(&prog)), 2);
+
+        let mut a = Asm::new();
+        a.ld_region(3, 0, 0).ldx_dw(0, 3, 56).exit();
+        let prog = verify(&a.finish().unwrap(), &spec).unwrap();
+        assert_eq!(count_cmovs(&compile(&prog)), 0);
+    }
+}

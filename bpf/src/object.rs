@@ -116,7 +116,11 @@ struct Elf<'a> {
 impl<'a> Elf<'a> {
     fn parse(data: &'a [u8]) -> Result<Elf<'a>, ObjectError> {
         let bytes = Bytes(data);
-        if bytes.slice(0, 4, "ELF header").map_err(|_| ObjectError::BadMagic)? != b"\x7fELF" {
+        if bytes
+            .slice(0, 4, "ELF header")
+            .map_err(|_| ObjectError::BadMagic)?
+            != b"\x7fELF"
+        {
             return Err(ObjectError::BadMagic);
         }
         let ident = bytes.slice(4, 2, "ELF header")?;
@@ -255,7 +259,7 @@ pub fn load(object: &[u8], section: &str, regions: &[&str]) -> Result<Vec<Insn>,
 /// instruction's immediate is the offset into the symbol (REL addend).
 fn bind(insns: &mut [Insn], offset: u64, region: u32) -> Result<(), ObjectError> {
     let bad = ObjectError::BadRelocationSite { offset };
-    if offset % INSN_SIZE as u64 != 0 {
+    if !offset.is_multiple_of(INSN_SIZE as u64) {
         return Err(bad);
     }
     let i = (offset / INSN_SIZE as u64) as usize;

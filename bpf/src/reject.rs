@@ -45,13 +45,20 @@ pub enum Reason {
     /// The program has no instructions.
     EmptyProgram,
     /// More instruction slots than the spec allows.
-    TooManyInstructions { len: usize, max: usize },
+    TooManyInstructions {
+        len: usize,
+        max: usize,
+    },
     /// The byte image is not a multiple of 8 bytes.
-    TruncatedInstruction { len: usize },
+    TruncatedInstruction {
+        len: usize,
+    },
     /// The load-time description itself is inconsistent.
     InvalidSpec(&'static str),
     /// Path exploration exceeded the spec's work bound.
-    TooComplex { steps: usize },
+    TooComplex {
+        steps: usize,
+    },
 
     // --- decoding ---
     UnknownOpcode(u8),
@@ -69,7 +76,10 @@ pub enum Reason {
     /// ld_imm64 with a `src_reg` other than 0 (constant) or 2 (region).
     BadPseudoSource(u8),
     /// A region index beyond those declared in the spec.
-    UnknownRegion { region: i64, count: usize },
+    UnknownRegion {
+        region: i64,
+        count: usize,
+    },
     /// Legacy `BPF_ABS`/`BPF_IND` packet loads.
     LegacyPacketLoad,
     /// Atomic read-modify-write instructions.
@@ -90,10 +100,16 @@ pub enum Reason {
     DivisionByZero,
 
     // --- control flow ---
-    JumpOutOfRange { target: i64 },
+    JumpOutOfRange {
+        target: i64,
+    },
     /// Jumps must go forward; anything else could loop.
-    BackwardJump { target: i64 },
-    JumpIntoLdImm64 { target: usize },
+    BackwardJump {
+        target: i64,
+    },
+    JumpIntoLdImm64 {
+        target: usize,
+    },
     UnreachableInstruction,
     /// Execution can run past the last instruction without `exit`.
     FallOffEnd,
@@ -109,7 +125,10 @@ pub enum Reason {
 
     // --- pointer arithmetic and comparison ---
     /// An ALU operation other than add/sub (or mov) on a pointer.
-    PointerArithmetic { op: u8, kind: PtrKind },
+    PointerArithmetic {
+        op: u8,
+        kind: PtrKind,
+    },
     /// Any 32-bit ALU operation involving a pointer (it would truncate it).
     PointerArithmetic32(PtrKind),
     /// Adding two pointers.
@@ -117,7 +136,10 @@ pub enum Reason {
     /// Subtracting a pointer from a scalar.
     ScalarMinusPointer,
     /// Subtracting pointers other than packet-end minus packet.
-    PointerDifference { left: PtrKind, right: PtrKind },
+    PointerDifference {
+        left: PtrKind,
+        right: PtrKind,
+    },
     /// Adding a scalar whose range is not bounded enough.
     UnboundedPointerOffset(PtrKind),
     /// A pointer's offset left the representable range.
@@ -125,7 +147,10 @@ pub enum Reason {
     /// Comparing a pointer with a scalar (no null pointers exist here).
     PointerScalarComparison(PtrKind),
     /// Comparing pointers that are not both packet pointers.
-    PointerKindComparison { left: PtrKind, right: PtrKind },
+    PointerKindComparison {
+        left: PtrKind,
+        right: PtrKind,
+    },
     /// JMP32 (or JSET) on pointers.
     PointerComparisonOp(PtrKind),
 
@@ -134,27 +159,57 @@ pub enum Reason {
     ScalarDereference,
     /// A load/store instruction used with different pointer kinds on
     /// different paths (it must be compiled for one kind).
-    MixedPointerKinds { first: PtrKind, second: PtrKind },
-    UninitStack { off: i64 },
-    StackOutOfBounds { off: i64, size: u32 },
-    MisalignedStack { off: i64, size: u32 },
+    MixedPointerKinds {
+        first: PtrKind,
+        second: PtrKind,
+    },
+    UninitStack {
+        off: i64,
+    },
+    StackOutOfBounds {
+        off: i64,
+        size: u32,
+    },
+    MisalignedStack {
+        off: i64,
+        size: u32,
+    },
     /// Stack accesses must use a constant offset.
     StackVariableOffset,
     /// A pointer spilled with less than 8 bytes.
     PartialPointerSpill,
     /// Reading part of a spilled pointer.
-    PartialPointerFill { off: i64 },
-    CtxOutOfBounds { lo: i64, hi: i64, size: u32 },
+    PartialPointerFill {
+        off: i64,
+    },
+    CtxOutOfBounds {
+        lo: i64,
+        hi: i64,
+        size: u32,
+    },
     CtxWrite,
     /// A context access touching the packet bound fields other than a load
     /// of exactly one field.
-    PacketFieldMisuse { lo: i64, size: u32 },
-    RegionOutOfBounds { region: u32, lo: i64, hi: i64, size: u32 },
+    PacketFieldMisuse {
+        lo: i64,
+        size: u32,
+    },
+    RegionOutOfBounds {
+        region: u32,
+        lo: i64,
+        hi: i64,
+        size: u32,
+    },
     RegionWrite(u32),
     /// A packet read not covered by a comparison against packet end.
-    PacketNotProven { lo: i64, size: u32 },
+    PacketNotProven {
+        lo: i64,
+        size: u32,
+    },
     /// A packet read that may start before the packet.
-    PacketBeforeStart { lo: i64 },
+    PacketBeforeStart {
+        lo: i64,
+    },
     PacketWrite,
     /// Dereferencing the packet-end pointer.
     PacketEndAccess,
@@ -181,7 +236,10 @@ impl fmt::Display for Reason {
             }
             InvalidSpec(why) => write!(f, "invalid program spec: {why}"),
             TooComplex { steps } => {
-                write!(f, "too many states to explore (gave up after {steps} steps)")
+                write!(
+                    f,
+                    "too many states to explore (gave up after {steps} steps)"
+                )
             }
             UnknownOpcode(op) => write!(f, "unknown opcode {op:#04x}"),
             BadRegister(r) => write!(f, "register r{r} does not exist"),
@@ -245,10 +303,16 @@ impl fmt::Display for Reason {
             ),
             UninitStack { off } => write!(f, "stack byte at r10{off:+} is uninitialised"),
             StackOutOfBounds { off, size } => {
-                write!(f, "stack access of {size} bytes at r10{off:+} is out of bounds")
+                write!(
+                    f,
+                    "stack access of {size} bytes at r10{off:+} is out of bounds"
+                )
             }
             MisalignedStack { off, size } => {
-                write!(f, "stack access of {size} bytes at r10{off:+} is misaligned")
+                write!(
+                    f,
+                    "stack access of {size} bytes at r10{off:+} is misaligned"
+                )
             }
             StackVariableOffset => write!(f, "stack access with a variable offset"),
             PartialPointerSpill => write!(f, "pointer spilled with fewer than 8 bytes"),

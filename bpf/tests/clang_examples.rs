@@ -132,7 +132,10 @@ fn loader_reports_missing_bindings() {
     // A pipe region too small for the checked index is rejected.
     let insns = load(&obj, "predicate", &["clock", "pipe"]).unwrap();
     let err = verify(&insns, &ProgramSpec::new(16).with_regions(&[16, 200])).unwrap_err();
-    assert!(matches!(err.reason, bpf::Reason::RegionOutOfBounds { region: 1, .. }), "{err}");
+    assert!(
+        matches!(err.reason, bpf::Reason::RegionOutOfBounds { region: 1, .. }),
+        "{err}"
+    );
 }
 
 /// Truncated and corrupted objects produce errors, never panics.
@@ -153,6 +156,12 @@ fn corrupted_objects_are_rejected_cleanly() {
             let _ = verify(&insns, &ProgramSpec::new(16).with_regions(&[16, 264]));
         }
     }
-    assert_eq!(load(b"\x7fELF", "x", &[]), Err(bpf::object::ObjectError::Truncated("ELF header")));
-    assert_eq!(load(b"MZ\0\0\0\0", "x", &[]), Err(bpf::object::ObjectError::BadMagic));
+    assert_eq!(
+        load(b"\x7fELF", "x", &[]),
+        Err(bpf::object::ObjectError::Truncated("ELF header"))
+    );
+    assert_eq!(
+        load(b"MZ\0\0\0\0", "x", &[]),
+        Err(bpf::object::ObjectError::BadMagic)
+    );
 }

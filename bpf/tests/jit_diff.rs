@@ -38,7 +38,7 @@ fn check(prog: &bpf::VerifiedProgram, rng: &mut Rng, runs: usize, what: &str) {
 fn jit_matches_interpreter_on_random_programs() {
     let mut rng = Rng::new(0xd1ff);
     let mut compiled = 0;
-    for n in 0..3000 {
+    for n in 0..8000 {
         let spec = gen_spec(&mut rng);
         let insns = gen_program(&mut rng, &spec);
         if let Ok(prog) = verify(&insns, &spec) {
@@ -46,7 +46,7 @@ fn jit_matches_interpreter_on_random_programs() {
             check(&prog, &mut rng, 6, &format!("program {n}"));
         }
     }
-    assert!(compiled > 900, "only {compiled} programs compiled");
+    assert!(compiled > 2500, "only {compiled} programs compiled");
 }
 
 /// Straight-line ALU and jump programs over full-range values: every op,
@@ -82,7 +82,11 @@ fn jit_alu_semantics() {
                     if rng.chance(50) {
                         let imm = rng.imm();
                         let imm = if imm == 0 { 7 } else { imm };
-                        if w { a.alu64_imm(op, dst, imm) } else { a.alu32_imm(op, dst, imm) };
+                        if w {
+                            a.alu64_imm(op, dst, imm)
+                        } else {
+                            a.alu32_imm(op, dst, imm)
+                        };
                     } else {
                         if w {
                             a.jeq_imm(src, 0, skip);
@@ -91,28 +95,48 @@ fn jit_alu_semantics() {
                             // values already below 2^32.
                             a.mov32_reg(src, src).jmp32_imm(JMP_JEQ, src, 0, skip);
                         }
-                        if w { a.alu64_reg(op, dst, src) } else { a.alu32_reg(op, dst, src) };
+                        if w {
+                            a.alu64_reg(op, dst, src)
+                        } else {
+                            a.alu32_reg(op, dst, src)
+                        };
                     }
                     a.bind(skip);
                 }
                 ALU_LSH | ALU_RSH | ALU_ARSH if rng.chance(50) => {
                     let n = rng.range(0, if w { 63 } else { 31 }) as i32;
-                    if w { a.alu64_imm(op, dst, n) } else { a.alu32_imm(op, dst, n) };
+                    if w {
+                        a.alu64_imm(op, dst, n)
+                    } else {
+                        a.alu32_imm(op, dst, n)
+                    };
                 }
                 _ if rng.chance(50) => {
-                    if w { a.alu64_reg(op, dst, src) } else { a.alu32_reg(op, dst, src) };
+                    if w {
+                        a.alu64_reg(op, dst, src)
+                    } else {
+                        a.alu32_reg(op, dst, src)
+                    };
                 }
                 _ => {
                     let mut imm = rng.imm();
                     if matches!(op, ALU_LSH | ALU_RSH | ALU_ARSH) {
                         imm &= if w { 63 } else { 31 };
                     }
-                    if w { a.alu64_imm(op, dst, imm) } else { a.alu32_imm(op, dst, imm) };
+                    if w {
+                        a.alu64_imm(op, dst, imm)
+                    } else {
+                        a.alu32_imm(op, dst, imm)
+                    };
                 }
             }
             if rng.chance(15) {
                 let width = rng.pick(&[16, 32, 64]);
-                if rng.chance(50) { a.be(dst, width) } else { a.le(dst, width) };
+                if rng.chance(50) {
+                    a.be(dst, width)
+                } else {
+                    a.le(dst, width)
+                };
             }
             if rng.chance(30) {
                 // Fold a comparison result into r0 so jumps are observable.

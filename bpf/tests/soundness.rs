@@ -9,7 +9,7 @@ use common::{gen_program, gen_spec, Inputs, Rng};
 
 #[test]
 fn accepted_programs_stay_in_bounds() {
-    let programs = 4000;
+    let programs = 15_000;
     let mut accepted = 0;
     let mut rng = Rng::new(0x5eed);
     for n in 0..programs {

@@ -82,13 +82,63 @@ fn cases() -> Vec<(&'static str, ProgramSpec, Vec<Insn>, usize, Reason)> {
             1,
             R::UnknownOpcode(0xe5),
         ),
-        ("bad register", s(), prog(|a| { a.mov64_imm(11, 0).exit(); }), 0, R::BadRegister(11)),
-        ("bad src register", s(), prog(|a| { a.mov64_reg(0, 12).exit(); }), 0, R::BadRegister(12)),
-        ("write r10", s(), prog(|a| { a.mov64_imm(10, 0).exit(); }), 0, R::WriteToFramePointer),
-        ("load into r10", s(), prog(|a| { a.ldx_w(10, 1, 0).exit(); }), 0, R::WriteToFramePointer),
-        ("exit imm", s(), vec![MOV0, raw(0x95, 0, 0, 0, 1)], 1, R::ReservedField("imm")),
-        ("alu off", s(), vec![raw(0xb7, 0, 0, 3, 0), EXIT], 0, R::ReservedField("off")),
-        ("alu k with src", s(), vec![raw(0xb7, 0, 1, 0, 0), EXIT], 0, R::ReservedField("src")),
+        (
+            "bad register",
+            s(),
+            prog(|a| {
+                a.mov64_imm(11, 0).exit();
+            }),
+            0,
+            R::BadRegister(11),
+        ),
+        (
+            "bad src register",
+            s(),
+            prog(|a| {
+                a.mov64_reg(0, 12).exit();
+            }),
+            0,
+            R::BadRegister(12),
+        ),
+        (
+            "write r10",
+            s(),
+            prog(|a| {
+                a.mov64_imm(10, 0).exit();
+            }),
+            0,
+            R::WriteToFramePointer,
+        ),
+        (
+            "load into r10",
+            s(),
+            prog(|a| {
+                a.ldx_w(10, 1, 0).exit();
+            }),
+            0,
+            R::WriteToFramePointer,
+        ),
+        (
+            "exit imm",
+            s(),
+            vec![MOV0, raw(0x95, 0, 0, 0, 1)],
+            1,
+            R::ReservedField("imm"),
+        ),
+        (
+            "alu off",
+            s(),
+            vec![raw(0xb7, 0, 0, 3, 0), EXIT],
+            0,
+            R::ReservedField("off"),
+        ),
+        (
+            "alu k with src",
+            s(),
+            vec![raw(0xb7, 0, 1, 0, 0), EXIT],
+            0,
+            R::ReservedField("src"),
+        ),
         (
             "bswap",
             s(),
@@ -110,7 +160,13 @@ fn cases() -> Vec<(&'static str, ProgramSpec, Vec<Insn>, usize, Reason)> {
             0,
             R::UnsupportedExtension("sign-extending load"),
         ),
-        ("incomplete ld_imm64", s(), vec![MOV0, raw(LD_IMM64, 0, 0, 0, 1)], 1, R::IncompleteLdImm64),
+        (
+            "incomplete ld_imm64",
+            s(),
+            vec![MOV0, raw(LD_IMM64, 0, 0, 0, 1)],
+            1,
+            R::IncompleteLdImm64,
+        ),
         (
             "malformed ld_imm64",
             s(),
@@ -128,23 +184,118 @@ fn cases() -> Vec<(&'static str, ProgramSpec, Vec<Insn>, usize, Reason)> {
         (
             "unknown region",
             s(),
-            prog(|a| { a.ld_region(2, 5, 0).mov64_imm(0, 0).exit(); }),
+            prog(|a| {
+                a.ld_region(2, 5, 0).mov64_imm(0, 0).exit();
+            }),
             0,
-            R::UnknownRegion { region: 5, count: 2 },
+            R::UnknownRegion {
+                region: 5,
+                count: 2,
+            },
         ),
-        ("ld abs", s(), vec![raw(0x20, 0, 0, 0, 12), EXIT], 0, R::LegacyPacketLoad),
-        ("ld ind", s(), vec![raw(0x40, 0, 1, 0, 12), EXIT], 0, R::LegacyPacketLoad),
-        ("atomic add", s(), vec![MOV0, raw(0xdb, 10, 0, -8, 0), EXIT], 1, R::AtomicOperation),
-        ("helper", s(), vec![raw(0x85, 0, 0, 0, 1), EXIT], 0, R::HelperCall(1)),
-        ("tail call", s(), vec![raw(0x85, 0, 0, 0, 12), EXIT], 0, R::TailCall),
-        ("local call", s(), vec![raw(0x85, 0, 1, 0, 1), EXIT], 0, R::LocalCall),
-        ("kfunc", s(), vec![raw(0x85, 0, 2, 0, 1), EXIT], 0, R::KfuncCall),
-        ("endian 8", s(), prog(|a| { a.mov64_imm(0, 1).le(0, 8).exit(); }), 1, R::BadEndianWidth(8)),
-        ("shift 64", s(), prog(|a| { a.mov64_imm(0, 1).lsh64_imm(0, 64).exit(); }), 1, R::ShiftOutOfRange(64)),
-        ("shift32 by 32", s(), prog(|a| { a.mov64_imm(0, 1).rsh32_imm(0, 32).exit(); }), 1, R::ShiftOutOfRange(32)),
-        ("shift negative", s(), prog(|a| { a.mov64_imm(0, 1).arsh64_imm(0, -1).exit(); }), 1, R::ShiftOutOfRange(-1)),
-        ("div by 0", s(), prog(|a| { a.mov64_imm(0, 1).div64_imm(0, 0).exit(); }), 1, R::DivisionByZero),
-        ("mod32 by 0", s(), prog(|a| { a.mov64_imm(0, 1).mod32_imm(0, 0).exit(); }), 1, R::DivisionByZero),
+        (
+            "ld abs",
+            s(),
+            vec![raw(0x20, 0, 0, 0, 12), EXIT],
+            0,
+            R::LegacyPacketLoad,
+        ),
+        (
+            "ld ind",
+            s(),
+            vec![raw(0x40, 0, 1, 0, 12), EXIT],
+            0,
+            R::LegacyPacketLoad,
+        ),
+        (
+            "atomic add",
+            s(),
+            vec![MOV0, raw(0xdb, 10, 0, -8, 0), EXIT],
+            1,
+            R::AtomicOperation,
+        ),
+        (
+            "helper",
+            s(),
+            vec![raw(0x85, 0, 0, 0, 1), EXIT],
+            0,
+            R::HelperCall(1),
+        ),
+        (
+            "tail call",
+            s(),
+            vec![raw(0x85, 0, 0, 0, 12), EXIT],
+            0,
+            R::TailCall,
+        ),
+        (
+            "local call",
+            s(),
+            vec![raw(0x85, 0, 1, 0, 1), EXIT],
+            0,
+            R::LocalCall,
+        ),
+        (
+            "kfunc",
+            s(),
+            vec![raw(0x85, 0, 2, 0, 1), EXIT],
+            0,
+            R::KfuncCall,
+        ),
+        (
+            "endian 8",
+            s(),
+            prog(|a| {
+                a.mov64_imm(0, 1).le(0, 8).exit();
+            }),
+            1,
+            R::BadEndianWidth(8),
+        ),
+        (
+            "shift 64",
+            s(),
+            prog(|a| {
+                a.mov64_imm(0, 1).lsh64_imm(0, 64).exit();
+            }),
+            1,
+            R::ShiftOutOfRange(64),
+        ),
+        (
+            "shift32 by 32",
+            s(),
+            prog(|a| {
+                a.mov64_imm(0, 1).rsh32_imm(0, 32).exit();
+            }),
+            1,
+            R::ShiftOutOfRange(32),
+        ),
+        (
+            "shift negative",
+            s(),
+            prog(|a| {
+                a.mov64_imm(0, 1).arsh64_imm(0, -1).exit();
+            }),
+            1,
+            R::ShiftOutOfRange(-1),
+        ),
+        (
+            "div by 0",
+            s(),
+            prog(|a| {
+                a.mov64_imm(0, 1).div64_imm(0, 0).exit();
+            }),
+            1,
+            R::DivisionByZero,
+        ),
+        (
+            "mod32 by 0",
+            s(),
+            prog(|a| {
+                a.mov64_imm(0, 1).mod32_imm(0, 0).exit();
+            }),
+            1,
+            R::DivisionByZero,
+        ),
         (
             "jump out of range",
             s(),
@@ -176,11 +327,23 @@ fn cases() -> Vec<(&'static str, ProgramSpec, Vec<Insn>, usize, Reason)> {
         (
             "into ld_imm64",
             s(),
-            vec![raw(0x05, 0, 0, 2, 0), MOV0, raw(LD_IMM64, 0, 0, 0, 0), raw(0, 0, 0, 0, 0), EXIT],
+            vec![
+                raw(0x05, 0, 0, 2, 0),
+                MOV0,
+                raw(LD_IMM64, 0, 0, 0, 0),
+                raw(0, 0, 0, 0, 0),
+                EXIT,
+            ],
             0,
             R::JumpIntoLdImm64 { target: 3 },
         ),
-        ("unreachable", s(), vec![MOV0, EXIT, MOV0, EXIT], 2, R::UnreachableInstruction),
+        (
+            "unreachable",
+            s(),
+            vec![MOV0, EXIT, MOV0, EXIT],
+            2,
+            R::UnreachableInstruction,
+        ),
         ("fall off", s(), vec![MOV0, MOV0], 1, R::FallOffEnd),
         (
             "fall off after ld_imm64",
@@ -189,91 +352,161 @@ fn cases() -> Vec<(&'static str, ProgramSpec, Vec<Insn>, usize, Reason)> {
             1,
             R::FallOffEnd,
         ),
-        ("uninit reg", s(), prog(|a| { a.mov64_reg(0, 2).exit(); }), 0, R::UninitRegister(2)),
-        ("uninit base", s(), prog(|a| { a.ldx_w(0, 3, 0).exit(); }), 0, R::UninitRegister(3)),
-        ("no return value", s(), vec![EXIT], 0, R::ExitWithoutReturnValue),
-        ("leak ctx", s(), prog(|a| { a.mov64_reg(0, 1).exit(); }), 1, R::PointerLeak(PtrKind::Ctx)),
+        (
+            "uninit reg",
+            s(),
+            prog(|a| {
+                a.mov64_reg(0, 2).exit();
+            }),
+            0,
+            R::UninitRegister(2),
+        ),
+        (
+            "uninit base",
+            s(),
+            prog(|a| {
+                a.ldx_w(0, 3, 0).exit();
+            }),
+            0,
+            R::UninitRegister(3),
+        ),
+        (
+            "no return value",
+            s(),
+            vec![EXIT],
+            0,
+            R::ExitWithoutReturnValue,
+        ),
+        (
+            "leak ctx",
+            s(),
+            prog(|a| {
+                a.mov64_reg(0, 1).exit();
+            }),
+            1,
+            R::PointerLeak(PtrKind::Ctx),
+        ),
         (
             "leak region",
             s(),
-            prog(|a| { a.ld_region(0, 1, 8).exit(); }),
+            prog(|a| {
+                a.ld_region(0, 1, 8).exit();
+            }),
             2,
             R::PointerLeak(PtrKind::Region(1)),
         ),
         (
             "divisor maybe zero",
             s(),
-            prog(|a| { a.ldx_w(2, 1, 0).mov64_imm(0, 10).div64_reg(0, 2).exit(); }),
+            prog(|a| {
+                a.ldx_w(2, 1, 0).mov64_imm(0, 10).div64_reg(0, 2).exit();
+            }),
             2,
             R::DivisorMaybeZero(2),
         ),
         (
             "mod32 divisor low half zero",
             s(),
-            prog(|a| { a.ldx_w(2, 1, 0).add64_imm(2, 1).mov64_imm(0, 10).mod32_reg(0, 2).exit(); }),
+            prog(|a| {
+                a.ldx_w(2, 1, 0)
+                    .add64_imm(2, 1)
+                    .mov64_imm(0, 10)
+                    .mod32_reg(0, 2)
+                    .exit();
+            }),
             3,
             R::DivisorMaybeZero(2),
         ),
         (
             "mul pointer",
             s(),
-            prog(|a| { a.mul64_imm(1, 2).mov64_imm(0, 0).exit(); }),
+            prog(|a| {
+                a.mul64_imm(1, 2).mov64_imm(0, 0).exit();
+            }),
             0,
-            R::PointerArithmetic { op: ALU_MUL, kind: PtrKind::Ctx },
+            R::PointerArithmetic {
+                op: ALU_MUL,
+                kind: PtrKind::Ctx,
+            },
         ),
         (
             "xor pointer",
             s(),
-            prog(|a| { a.mov64_reg(2, 10).xor64_reg(2, 1).mov64_imm(0, 0).exit(); }),
+            prog(|a| {
+                a.mov64_reg(2, 10).xor64_reg(2, 1).mov64_imm(0, 0).exit();
+            }),
             1,
-            R::PointerArithmetic { op: ALU_XOR, kind: PtrKind::Stack },
+            R::PointerArithmetic {
+                op: ALU_XOR,
+                kind: PtrKind::Stack,
+            },
         ),
         (
             "pointer add32",
             s(),
-            prog(|a| { a.add32_imm(1, 4).mov64_imm(0, 0).exit(); }),
+            prog(|a| {
+                a.add32_imm(1, 4).mov64_imm(0, 0).exit();
+            }),
             0,
             R::PointerArithmetic32(PtrKind::Ctx),
         ),
         (
             "pointer mov32",
             s(),
-            prog(|a| { a.mov32_reg(0, 1).exit(); }),
+            prog(|a| {
+                a.mov32_reg(0, 1).exit();
+            }),
             0,
             R::PointerArithmetic32(PtrKind::Ctx),
         ),
         (
             "pointer plus pointer",
             s(),
-            prog(|a| { a.mov64_reg(2, 1).add64_reg(2, 1).mov64_imm(0, 0).exit(); }),
+            prog(|a| {
+                a.mov64_reg(2, 1).add64_reg(2, 1).mov64_imm(0, 0).exit();
+            }),
             1,
             R::PointerPlusPointer,
         ),
         (
             "scalar minus pointer",
             s(),
-            prog(|a| { a.mov64_imm(2, 0).sub64_reg(2, 1).mov64_imm(0, 0).exit(); }),
+            prog(|a| {
+                a.mov64_imm(2, 0).sub64_reg(2, 1).mov64_imm(0, 0).exit();
+            }),
             1,
             R::ScalarMinusPointer,
         ),
         (
             "pointer difference",
             s(),
-            prog(|a| { a.mov64_reg(2, 1).sub64_reg(2, 10).mov64_reg(0, 2).exit(); }),
+            prog(|a| {
+                a.mov64_reg(2, 1).sub64_reg(2, 10).mov64_reg(0, 2).exit();
+            }),
             1,
-            R::PointerDifference { left: PtrKind::Ctx, right: PtrKind::Stack },
+            R::PointerDifference {
+                left: PtrKind::Ctx,
+                right: PtrKind::Stack,
+            },
         ),
         (
             "unbounded offset",
             s(),
-            prog(|a| { a.ldx_dw(2, 1, 0).add64_reg(1, 2).mov64_imm(0, 0).exit(); }),
+            prog(|a| {
+                a.ldx_dw(2, 1, 0).add64_reg(1, 2).mov64_imm(0, 0).exit();
+            }),
             1,
             R::UnboundedPointerOffset(PtrKind::Ctx),
         ),
         (
             "offset overflow",
             s(),
-            prog(|a| { a.add64_imm(1, i32::MAX).add64_imm(1, 1).mov64_imm(0, 0).exit(); }),
+            prog(|a| {
+                a.add64_imm(1, i32::MAX)
+                    .add64_imm(1, 1)
+                    .mov64_imm(0, 0)
+                    .exit();
+            }),
             1,
             R::PointerOffsetOverflow(PtrKind::Ctx),
         ),
@@ -295,14 +528,21 @@ fn cases() -> Vec<(&'static str, ProgramSpec, Vec<Insn>, usize, Reason)> {
                 a.mov64_imm(0, 0).jgt_reg(1, 10, l).bind(l).exit();
             }),
             1,
-            R::PointerKindComparison { left: PtrKind::Ctx, right: PtrKind::Stack },
+            R::PointerKindComparison {
+                left: PtrKind::Ctx,
+                right: PtrKind::Stack,
+            },
         ),
         (
             "jmp32 on packet",
             s(),
             prog(|a| {
                 let l = a.label();
-                packet_ptrs(a).mov64_imm(0, 0).jmp32_reg(JMP_JGT, 2, 3, l).bind(l).exit();
+                packet_ptrs(a)
+                    .mov64_imm(0, 0)
+                    .jmp32_reg(JMP_JGT, 2, 3, l)
+                    .bind(l)
+                    .exit();
             }),
             3,
             R::PointerComparisonOp(PtrKind::Packet),
@@ -310,14 +550,18 @@ fn cases() -> Vec<(&'static str, ProgramSpec, Vec<Insn>, usize, Reason)> {
         (
             "load through scalar",
             s(),
-            prog(|a| { a.mov64_imm(2, 4096).ldx_w(0, 2, 0).exit(); }),
+            prog(|a| {
+                a.mov64_imm(2, 4096).ldx_w(0, 2, 0).exit();
+            }),
             1,
             R::ScalarDereference,
         ),
         (
             "store through scalar",
             s(),
-            prog(|a| { a.mov64_imm(2, 4096).st_w(2, 0, 1).mov64_imm(0, 0).exit(); }),
+            prog(|a| {
+                a.mov64_imm(2, 4096).st_w(2, 0, 1).mov64_imm(0, 0).exit();
+            }),
             1,
             R::ScalarDereference,
         ),
@@ -335,34 +579,53 @@ fn cases() -> Vec<(&'static str, ProgramSpec, Vec<Insn>, usize, Reason)> {
                     .exit();
             }),
             5,
-            R::MixedPointerKinds { first: PtrKind::Region(0), second: PtrKind::Ctx },
+            R::MixedPointerKinds {
+                first: PtrKind::Region(0),
+                second: PtrKind::Ctx,
+            },
         ),
-        ("uninit stack", s(), prog(|a| { a.ldx_dw(0, 10, -8).exit(); }), 0, R::UninitStack { off: -8 }),
+        (
+            "uninit stack",
+            s(),
+            prog(|a| {
+                a.ldx_dw(0, 10, -8).exit();
+            }),
+            0,
+            R::UninitStack { off: -8 },
+        ),
         (
             "partly uninit stack",
             s(),
-            prog(|a| { a.st_w(10, -8, 1).ldx_dw(0, 10, -8).exit(); }),
+            prog(|a| {
+                a.st_w(10, -8, 1).ldx_dw(0, 10, -8).exit();
+            }),
             1,
             R::UninitStack { off: -4 },
         ),
         (
             "stack below",
             s(),
-            prog(|a| { a.st_dw(10, -520, 0).mov64_imm(0, 0).exit(); }),
+            prog(|a| {
+                a.st_dw(10, -520, 0).mov64_imm(0, 0).exit();
+            }),
             0,
             R::StackOutOfBounds { off: -520, size: 8 },
         ),
         (
             "stack above",
             s(),
-            prog(|a| { a.ldx_w(0, 10, 0).exit(); }),
+            prog(|a| {
+                a.ldx_w(0, 10, 0).exit();
+            }),
             0,
             R::StackOutOfBounds { off: 0, size: 4 },
         ),
         (
             "stack misaligned",
             s(),
-            prog(|a| { a.st_w(10, -6, 0).mov64_imm(0, 0).exit(); }),
+            prog(|a| {
+                a.st_w(10, -6, 0).mov64_imm(0, 0).exit();
+            }),
             0,
             R::MisalignedStack { off: -6, size: 4 },
         ),
@@ -370,7 +633,12 @@ fn cases() -> Vec<(&'static str, ProgramSpec, Vec<Insn>, usize, Reason)> {
             "stack variable offset",
             s(),
             prog(|a| {
-                a.ldx_b(2, 1, 0).mov64_reg(3, 10).add64_reg(3, 2).st_b(3, -256, 0).mov64_imm(0, 0).exit();
+                a.ldx_b(2, 1, 0)
+                    .mov64_reg(3, 10)
+                    .add64_reg(3, 2)
+                    .st_b(3, -256, 0)
+                    .mov64_imm(0, 0)
+                    .exit();
             }),
             3,
             R::StackVariableOffset,
@@ -378,37 +646,55 @@ fn cases() -> Vec<(&'static str, ProgramSpec, Vec<Insn>, usize, Reason)> {
         (
             "partial spill",
             s(),
-            prog(|a| { a.stx_w(10, -8, 1).mov64_imm(0, 0).exit(); }),
+            prog(|a| {
+                a.stx_w(10, -8, 1).mov64_imm(0, 0).exit();
+            }),
             0,
             R::PartialPointerSpill,
         ),
         (
             "partial fill",
             s(),
-            prog(|a| { a.stx_dw(10, -8, 1).ldx_w(0, 10, -4).exit(); }),
+            prog(|a| {
+                a.stx_dw(10, -8, 1).ldx_w(0, 10, -4).exit();
+            }),
             1,
             R::PartialPointerFill { off: -4 },
         ),
         (
             "clobbered spill is uninit",
             s(),
-            prog(|a| { a.stx_dw(10, -8, 1).st_b(10, -8, 0).ldx_dw(0, 10, -8).exit(); }),
+            prog(|a| {
+                a.stx_dw(10, -8, 1).st_b(10, -8, 0).ldx_dw(0, 10, -8).exit();
+            }),
             2,
             R::UninitStack { off: -7 },
         ),
         (
             "ctx out of bounds",
             s(),
-            prog(|a| { a.ldx_w(0, 1, 30).exit(); }),
+            prog(|a| {
+                a.ldx_w(0, 1, 30).exit();
+            }),
             0,
-            R::CtxOutOfBounds { lo: 30, hi: 30, size: 4 },
+            R::CtxOutOfBounds {
+                lo: 30,
+                hi: 30,
+                size: 4,
+            },
         ),
         (
             "ctx negative",
             s(),
-            prog(|a| { a.ldx_b(0, 1, -1).exit(); }),
+            prog(|a| {
+                a.ldx_b(0, 1, -1).exit();
+            }),
             0,
-            R::CtxOutOfBounds { lo: -1, hi: -1, size: 1 },
+            R::CtxOutOfBounds {
+                lo: -1,
+                hi: -1,
+                size: 1,
+            },
         ),
         (
             "ctx variable out of bounds",
@@ -424,48 +710,89 @@ fn cases() -> Vec<(&'static str, ProgramSpec, Vec<Insn>, usize, Reason)> {
                     .exit();
             }),
             4,
-            R::CtxOutOfBounds { lo: 0, hi: 29, size: 4 },
+            R::CtxOutOfBounds {
+                lo: 0,
+                hi: 29,
+                size: 4,
+            },
         ),
-        ("ctx write", s(), prog(|a| { a.st_w(1, 0, 1).mov64_imm(0, 0).exit(); }), 0, R::CtxWrite),
+        (
+            "ctx write",
+            s(),
+            prog(|a| {
+                a.st_w(1, 0, 1).mov64_imm(0, 0).exit();
+            }),
+            0,
+            R::CtxWrite,
+        ),
         (
             "packet field half",
             s(),
-            prog(|a| { a.ldx_h(0, 1, DATA).exit(); }),
+            prog(|a| {
+                a.ldx_h(0, 1, DATA).exit();
+            }),
             0,
-            R::PacketFieldMisuse { lo: DATA as i64, size: 2 },
+            R::PacketFieldMisuse {
+                lo: DATA as i64,
+                size: 2,
+            },
         ),
         (
             "packet field overlap",
             s(),
-            prog(|a| { a.ldx_dw(0, 1, 20).exit(); }),
+            prog(|a| {
+                a.ldx_dw(0, 1, 20).exit();
+            }),
             0,
             R::PacketFieldMisuse { lo: 20, size: 8 },
         ),
         (
             "region out of bounds",
             s(),
-            prog(|a| { a.ld_region(2, 0, 0).ldx_dw(0, 2, 12).exit(); }),
+            prog(|a| {
+                a.ld_region(2, 0, 0).ldx_dw(0, 2, 12).exit();
+            }),
             2,
-            R::RegionOutOfBounds { region: 0, lo: 12, hi: 12, size: 8 },
+            R::RegionOutOfBounds {
+                region: 0,
+                lo: 12,
+                hi: 12,
+                size: 8,
+            },
         ),
         (
             "region variable unchecked",
             s(),
-            prog(|a| { a.ldx_h(3, 1, 0).ld_region(2, 1, 0).add64_reg(2, 3).ldx_b(0, 2, 0).exit(); }),
+            prog(|a| {
+                a.ldx_h(3, 1, 0)
+                    .ld_region(2, 1, 0)
+                    .add64_reg(2, 3)
+                    .ldx_b(0, 2, 0)
+                    .exit();
+            }),
             4,
-            R::RegionOutOfBounds { region: 1, lo: 0, hi: 65535, size: 1 },
+            R::RegionOutOfBounds {
+                region: 1,
+                lo: 0,
+                hi: 65535,
+                size: 1,
+            },
         ),
         (
             "region write",
             s(),
-            prog(|a| { a.ld_region(2, 0, 0).st_b(2, 0, 0).mov64_imm(0, 0).exit(); }),
+            prog(|a| {
+                a.ld_region(2, 0, 0).st_b(2, 0, 0).mov64_imm(0, 0).exit();
+            }),
             2,
             R::RegionWrite(0),
         ),
         (
             "packet unchecked",
             s(),
-            prog(|a| { packet_ptrs(a).ldx_b(0, 2, 0).exit(); }),
+            prog(|a| {
+                packet_ptrs(a).ldx_b(0, 2, 0).exit();
+            }),
             2,
             R::PacketNotProven { lo: 0, size: 1 },
         ),
@@ -487,7 +814,12 @@ fn cases() -> Vec<(&'static str, ProgramSpec, Vec<Insn>, usize, Reason)> {
                 let bad = a.label();
                 let out = a.label();
                 a.mov64_imm(0, 0);
-                proven_packet(a, bad).ja(out).bind(bad).ldx_b(0, 2, 0).bind(out).exit();
+                proven_packet(a, bad)
+                    .ja(out)
+                    .bind(bad)
+                    .ldx_b(0, 2, 0)
+                    .bind(out)
+                    .exit();
             }),
             7,
             R::PacketNotProven { lo: 0, size: 1 },
@@ -517,21 +849,30 @@ fn cases() -> Vec<(&'static str, ProgramSpec, Vec<Insn>, usize, Reason)> {
         (
             "packet end deref",
             s(),
-            prog(|a| { packet_ptrs(a).ldx_b(0, 3, 0).exit(); }),
+            prog(|a| {
+                packet_ptrs(a).ldx_b(0, 3, 0).exit();
+            }),
             2,
             R::PacketEndAccess,
         ),
         (
             "packet end arithmetic",
             s(),
-            prog(|a| { packet_ptrs(a).add64_imm(3, 1).mov64_imm(0, 0).exit(); }),
+            prog(|a| {
+                packet_ptrs(a).add64_imm(3, 1).mov64_imm(0, 0).exit();
+            }),
             2,
-            R::PointerArithmetic { op: ALU_ADD, kind: PtrKind::PacketEnd },
+            R::PointerArithmetic {
+                op: ALU_ADD,
+                kind: PtrKind::PacketEnd,
+            },
         ),
         (
             "store pointer to ctx",
             s(),
-            prog(|a| { a.stx_dw(1, 0, 10).mov64_imm(0, 0).exit(); }),
+            prog(|a| {
+                a.stx_dw(1, 0, 10).mov64_imm(0, 0).exit();
+            }),
             0,
             R::PointerStoreOutsideStack(PtrKind::Stack),
         ),
@@ -546,12 +887,18 @@ fn rejects_with_exact_reason_and_index() {
         assert_eq!(got, Err(Reject { index, reason }), "case `{name}`");
         // Every reason renders to a non-empty message mentioning the index.
         let text = Reject { index, reason }.to_string();
-        assert!(text.starts_with(&format!("instruction {index}: ")), "{text}");
+        assert!(
+            text.starts_with(&format!("instruction {index}: ")),
+            "{text}"
+        );
         kinds.insert(discriminant(&reason));
     }
     // The cases that are not plain instruction lists.
     let truncated = verify_bytes(&[0u8; 12], &spec()).unwrap_err();
-    assert_eq!(truncated, Reject::new(1, R::TruncatedInstruction { len: 12 }));
+    assert_eq!(
+        truncated,
+        Reject::new(1, R::TruncatedInstruction { len: 12 })
+    );
     kinds.insert(discriminant(&truncated.reason));
     let bad_spec = spec().with_packet(PacketFields {
         data_off: 0,
@@ -561,7 +908,11 @@ fn rejects_with_exact_reason_and_index() {
     let err = verify(&[MOV0, EXIT], &bad_spec).unwrap_err();
     assert_eq!(err, Reject::new(0, R::InvalidSpec("packet fields overlap")));
     kinds.insert(discriminant(&err.reason));
-    assert!(kinds.len() >= 58, "only {} distinct reasons covered", kinds.len());
+    assert!(
+        kinds.len() >= 58,
+        "only {} distinct reasons covered",
+        kinds.len()
+    );
 }
 
 fn accepts(name: &str, insns: &[Insn]) -> bpf::VerifiedProgram {
@@ -609,7 +960,11 @@ fn accepts_and_runs_safe_programs() {
     let p = accepts(
         "spill",
         &prog(|a| {
-            a.stx_dw(10, -16, 1).mov64_imm(1, 0).ldx_dw(4, 10, -16).ldx_b(0, 4, 0).exit();
+            a.stx_dw(10, -16, 1)
+                .mov64_imm(1, 0)
+                .ldx_dw(4, 10, -16)
+                .ldx_b(0, 4, 0)
+                .exit();
         }),
     );
     assert_eq!(run_with(&p, &ctx, &[]), 100);

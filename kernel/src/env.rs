@@ -112,14 +112,14 @@ impl Kernel {
         false
     }
 
-    /// Resolves an environment argument the caller may act on.
+    /// Resolves an environment argument the caller may act on: itself or
+    /// a live descendant (an exited one holds nothing and takes nothing).
     pub fn env_arg(&self, id: u64) -> Result<usize, Error> {
-        let s = self.env_slot(id)?;
-        if self.dominates(self.current, s) {
-            Ok(s)
-        } else {
-            Err(Error::NotPermitted)
+        let s = self.reap_arg(id)?;
+        if self.envs[s].state == env_state::EXITED {
+            return Err(Error::BadState);
         }
+        Ok(s)
     }
 
     /// Like `env_arg`, but the caller itself is refused.
@@ -129,6 +129,16 @@ impl Kernel {
             Err(Error::NotPermitted)
         } else {
             Ok(s)
+        }
+    }
+
+    /// The caller or a descendant, exited or not.
+    pub fn reap_arg(&self, id: u64) -> Result<usize, Error> {
+        let s = self.env_slot(id)?;
+        if self.dominates(self.current, s) {
+            Ok(s)
+        } else {
+            Err(Error::NotPermitted)
         }
     }
 

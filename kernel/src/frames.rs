@@ -28,8 +28,9 @@ pub struct Frames<'a> {
     links: &'a mut [Link],
     free_head: u32,
     free: u64,
-    /// Head of each environment slot's owned-frame list.
+    /// Head of each environment slot's owned-frame list, and its length.
     owned: [u32; ENV_SLOTS],
+    owned_n: [u32; ENV_SLOTS],
 }
 
 impl<'a> Frames<'a> {
@@ -41,7 +42,7 @@ impl<'a> Frames<'a> {
             *i = FrameInfo { state: frame_state::RESERVED, ..FrameInfo::default() };
             *l = Link::UNLINKED;
         }
-        Frames { info, links, free_head: NIL, free: 0, owned: [NIL; ENV_SLOTS] }
+        Frames { info, links, free_head: NIL, free: 0, owned: [NIL; ENV_SLOTS], owned_n: [0; ENV_SLOTS] }
     }
 
     pub fn len(&self) -> u64 {
@@ -150,15 +151,9 @@ impl<'a> Frames<'a> {
         }
     }
 
-    /// Number of frames on `owner`'s list.
+    /// Number of frames charged to `owner`.
     pub fn owned_count(&self, owner: u32) -> u64 {
-        let mut n = 0;
-        let mut f = self.owned[env_slot(owner)];
-        while f != NIL {
-            n += 1;
-            f = self.links[f as usize].next;
-        }
-        n
+        self.owned_n[env_slot(owner)] as u64
     }
 
     fn push_free(&mut self, f: u32) {
@@ -172,6 +167,7 @@ impl<'a> Frames<'a> {
     }
 
     fn push_owned(&mut self, owner: u32, f: u32) {
+        self.owned_n[env_slot(owner)] += 1;
         let head = &mut self.owned[env_slot(owner)];
         self.links[f as usize] = Link { prev: NIL, next: *head };
         if *head != NIL {
@@ -181,6 +177,7 @@ impl<'a> Frames<'a> {
     }
 
     fn unlink_owned(&mut self, owner: u32, f: u32) {
+        self.owned_n[env_slot(owner)] -= 1;
         if self.owned[env_slot(owner)] == f {
             self.owned[env_slot(owner)] = self.links[f as usize].next;
         }

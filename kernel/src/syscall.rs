@@ -79,8 +79,9 @@ impl Kernel {
         self.envs[self.current].pml4
     }
 
-    /// A frame the caller may act on: owned by it or a descendant.
-    fn own_frame(&self, frame: u64) -> Result<u64, Error> {
+    /// A frame the caller may act on (owned by it or a descendant): returns
+    /// the owner's slot.
+    fn own_frame(&self, frame: u64) -> Result<usize, Error> {
         let rec = self.frames.info(frame).ok_or(Error::BadFrame)?;
         if rec.state != frame_state::USER || rec.owner == 0 {
             return Err(Error::NotOwner);
@@ -89,7 +90,7 @@ impl Kernel {
         if !self.dominates(self.current, owner) {
             return Err(Error::NotOwner);
         }
-        Ok(frame)
+        Ok(owner)
     }
 
     fn flush(&self, env: usize, va: u64) {
@@ -110,6 +111,9 @@ extern "sysv64" fn console_read(ptr: u64, len: u64, _: u64, _: u64, _: u64, _: u
     let want = len.min(buf.len() as u64) as usize;
     if want == 0 {
         return Error::BadLength.as_result();
+    }
+    if let Err(e) = uaccess::check_writable(k.pml4(), ptr, len.min(uaccess::MAX_LEN + 1)) {
+        return e.as_result();
     }
     let mut n = 0;
     while n < want {
@@ -134,6 +138,7 @@ extern "sysv64" fn frame_alloc(owner: u64, frame: u64, _: u64, _: u64, _: u64, _
         // mapping refers to yet: cleared so no earlier contents leak.
         unsafe { core::ptr::write_bytes(crate::mm::phys::<u8>(f << 12), 0, 4096) };
         k.kinfo.free_frames = k.frames.free_count();
+        k.publish(s);
         Ok(f)
     })())
 }
@@ -141,9 +146,10 @@ extern "sysv64" fn frame_alloc(owner: u64, frame: u64, _: u64, _: u64, _: u64, _
 extern "sysv64" fn frame_free(frame: u64, _: u64, _: u64, _: u64, _: u64, _: u64) -> i64 {
     let k = kernel();
     ret((|| {
-        k.own_frame(frame)?;
+        let owner = k.own_frame(frame)?;
         k.frames.free(frame)?;
         k.kinfo.free_frames = k.frames.free_count();
+        k.publish(owner);
         Ok(0)
     })())
 }
@@ -154,7 +160,7 @@ extern "sysv64" fn map(env: u64, va: u64, frame: u64, flags: u64, _: u64, _: u64
         let s = k.env_arg(env)?;
         let va = user_page(va)?;
         let pte = rights(flags)?;
-        let frame = k.own_frame(frame)?;
+        k.own_frame(frame)?;
         let id = k.envs[s].id;
         k.frames.add_ref(frame)?;
         let frames = &mut k.frames;
@@ -166,6 +172,7 @@ extern "sysv64" fn map(env: u64, va: u64, frame: u64, flags: u64, _: u64, _: u64
             return Err(e);
         }
         k.kinfo.free_frames = k.frames.free_count();
+        k.publish(s);
         Ok(0)
     })())
 }
@@ -206,10 +213,14 @@ extern "sysv64" fn env_create(_: u64, _: u64, _: u64, _: u64, _: u64, _: u64) ->
 
 extern "sysv64" fn env_destroy(env: u64, _: u64, _: u64, _: u64, _: u64, _: u64) -> i64 {
     let k = kernel();
-    ret(k.child_arg(env).map(|s| {
+    ret((|| {
+        let s = k.reap_arg(env)?;
+        if s == k.current {
+            return Err(Error::NotPermitted);
+        }
         k.env_destroy(s, None);
-        0
-    }))
+        Ok(0)
+    })())
 }
 
 extern "sysv64" fn env_set_regs(env: u64, ptr: u64, _: u64, _: u64, _: u64, _: u64) -> i64 {

@@ -60,6 +60,11 @@ pub fn write(pml4: u64, va: u64, data: &[u8]) -> Result<(), Error> {
     })
 }
 
+/// Checks that `[va, va+len)` is mapped writable by user code.
+pub fn check_writable(pml4: u64, va: u64, len: u64) -> Result<(), Error> {
+    chunks(pml4, va, len, true, |_, _| {})
+}
+
 /// Calls `f` with each checked, readable piece of user memory.
 pub fn with_bytes(pml4: u64, va: u64, len: u64, mut f: impl FnMut(&[u8])) -> Result<(), Error> {
     chunks(pml4, va, len, false, |p, n| {

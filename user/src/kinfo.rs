@@ -47,3 +47,11 @@ pub fn cmdline() -> &'static str {
     let k = kernel();
     core::str::from_utf8(&k.cmdline[..k.cmdline_len as usize]).unwrap_or("")
 }
+
+/// Free frames plus the frames charged to the caller: constant across the
+/// creation and complete destruction of any subtree of the caller (the
+/// caller's own page tables may grow, but they are charged to it).
+pub fn free_plus_own() -> u64 {
+    let me = env_by_id(crate::sys::self_id()).map_or(0, |e| e.frames);
+    free_frames() + me
+}

@@ -12,6 +12,10 @@ use crate::spec::ProgramSpec;
 pub(crate) struct Shape {
     /// Slot has more than one predecessor (a place to prune paths).
     pub join: Vec<bool>,
+    /// Registers that may be read before being written, from each slot on
+    /// (bit r for register r). Dead registers are forgotten at join points
+    /// so that states differing only in dead values prune each other.
+    pub live: Vec<u16>,
 }
 
 pub(crate) fn check_spec(spec: &ProgramSpec) -> Result<(), Reason> {
@@ -98,7 +102,55 @@ pub(crate) fn check(insns: &[Insn], spec: &ProgramSpec) -> Result<Shape, Reject>
         i = next;
     }
     let join = preds.iter().map(|&p| p > 1).collect();
-    Ok(Shape { join })
+    let live = liveness(insns, &preds);
+    Ok(Shape { join, live })
+}
+
+/// Backward liveness; one reverse pass suffices as every edge goes forward.
+fn liveness(insns: &[Insn], preds: &[u32]) -> Vec<u16> {
+    let len = insns.len();
+    let mut live = vec![0u16; len + 1];
+    for i in (0..len).rev() {
+        // Unreached slots (ld_imm64 second halves) keep an empty set.
+        if preds[i] == 0 {
+            continue;
+        }
+        let insn = insns[i];
+        let bit = |r: u8| 1u16 << r;
+        let by_reg = insn.source() == SRC_X;
+        let at = |j: i64| live.get(j as usize).copied().unwrap_or(0);
+        let target = i as i64 + 1 + insn.off as i64;
+        let (uses, defs, out) = match insn.class() {
+            CLASS_ALU | CLASS_ALU64 => {
+                let dst_read = if insn.op() == ALU_MOV {
+                    0
+                } else {
+                    bit(insn.dst)
+                };
+                let src_read = if by_reg && insn.op() != ALU_END {
+                    bit(insn.src)
+                } else {
+                    0
+                };
+                (dst_read | src_read, bit(insn.dst), at(i as i64 + 1))
+            }
+            CLASS_LD => (0, bit(insn.dst), at(i as i64 + 2)),
+            CLASS_LDX => (bit(insn.src), bit(insn.dst), at(i as i64 + 1)),
+            CLASS_ST => (bit(insn.dst), 0, at(i as i64 + 1)),
+            CLASS_STX => (bit(insn.dst) | bit(insn.src), 0, at(i as i64 + 1)),
+            _ => match insn.op() {
+                JMP_EXIT => (bit(0), 0, 0),
+                JMP_JA => (0, 0, at(target)),
+                _ => {
+                    let src_read = if by_reg { bit(insn.src) } else { 0 };
+                    (bit(insn.dst) | src_read, 0, at(target) | at(i as i64 + 1))
+                }
+            },
+        };
+        live[i] = uses | (out & !defs);
+    }
+    live.truncate(len);
+    live
 }
 
 fn reg(r: u8) -> Result<(), Reason> {
@@ -230,9 +282,7 @@ fn check_alu(insn: Insn) -> Result<(), Reason> {
     if insn.off != 0 {
         return Err(match (op, insn.off) {
             (ALU_DIV | ALU_MOD, 1) => Reason::UnsupportedExtension("signed division"),
-            (ALU_MOV, 8 | 16 | 32) if by_reg => {
-                Reason::UnsupportedExtension("sign-extending move")
-            }
+            (ALU_MOV, 8 | 16 | 32) if by_reg => Reason::UnsupportedExtension("sign-extending move"),
             _ => Reason::ReservedField("off"),
         });
     }

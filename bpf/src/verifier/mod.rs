@@ -16,6 +16,7 @@ mod cfg;
 mod state;
 mod value;
 
+use alloc::boxed::Box;
 use alloc::vec;
 use alloc::vec::Vec;
 
@@ -54,7 +55,7 @@ pub fn verify(insns: &[Insn], spec: &ProgramSpec) -> Result<VerifiedProgram, Rej
         spec,
         access: vec![Access::None; insns.len()],
     };
-    v.explore(&shape.join)?;
+    v.explore(&shape)?;
     Ok(VerifiedProgram {
         insns: insns.to_vec(),
         spec: spec.clone(),
@@ -64,7 +65,7 @@ pub fn verify(insns: &[Insn], spec: &ProgramSpec) -> Result<VerifiedProgram, Rej
 
 enum Flow {
     Next(usize),
-    Branch(usize, State),
+    Branch(usize, Box<State>),
     Exit,
 }
 
@@ -90,7 +91,7 @@ fn access_kind(a: Access) -> PtrKind {
 }
 
 impl Verifier<'_> {
-    fn explore(&mut self, join: &[bool]) -> Result<(), Reject> {
+    fn explore(&mut self, shape: &cfg::Shape) -> Result<(), Reject> {
         let mut seen: Vec<Vec<State>> = vec![Vec::new(); self.insns.len()];
         let mut merges = vec![0u32; self.insns.len()];
         let mut work = vec![(0usize, State::entry())];
@@ -102,7 +103,12 @@ impl Verifier<'_> {
                     let steps = self.spec.max_steps;
                     return Err(Reject::new(pc, Reason::TooComplex { steps }));
                 }
-                if join[pc] {
+                if shape.join[pc] {
+                    for (r, v) in st.regs.iter_mut().enumerate() {
+                        if shape.live[pc] & (1 << r) == 0 {
+                            *v = Val::Uninit;
+                        }
+                    }
                     // Every state in `seen` has been explored to completion
                     // (depth-first on a DAG), so inclusion means nothing new.
                     if seen[pc].iter().any(|old| old.includes(&st)) {
@@ -123,7 +129,7 @@ impl Verifier<'_> {
                 match self.step(pc, &mut st).map_err(|r| Reject::new(pc, r))? {
                     Flow::Next(next) => pc = next,
                     Flow::Branch(target, taken) => {
-                        work.push((target, taken));
+                        work.push((target, *taken));
                         pc += 1;
                     }
                     Flow::Exit => break,
@@ -167,10 +173,13 @@ impl Verifier<'_> {
                 };
                 let size = access_bytes(insn.size_bits());
                 self.store(st, p, insn.off, size, val)?;
-                self.note(pc, Access::Mem {
-                    kind: PtrKind::Stack,
-                    masked: false,
-                })?;
+                self.note(
+                    pc,
+                    Access::Mem {
+                        kind: PtrKind::Stack,
+                        masked: false,
+                    },
+                )?;
             }
             _ => return self.jump(pc, insn, st),
         }
@@ -379,7 +388,7 @@ impl Verifier<'_> {
         } else {
             Val::exact(insn.imm as i64 as u64)
         };
-        let mut taken = st.clone();
+        let mut taken = Box::new(st.clone());
         match (a, b) {
             (Val::Scalar(ra), Val::Scalar(rb)) => {
                 let fits32 = ra.max <= u32::MAX as u64 && rb.max <= u32::MAX as u64;

@@ -169,7 +169,12 @@ impl State {
         if self.speculative && !other.speculative {
             return false;
         }
-        if !self.regs.iter().zip(&other.regs).all(|(a, b)| a.includes(*b)) {
+        if !self
+            .regs
+            .iter()
+            .zip(&other.regs)
+            .all(|(a, b)| a.includes(*b))
+        {
             return false;
         }
         for (i, (&a, &b)) in self.stack.iter().zip(&other.stack).enumerate() {

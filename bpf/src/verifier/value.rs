@@ -338,7 +338,21 @@ mod tests {
             ALU_ADD, ALU_SUB, ALU_MUL, ALU_DIV, ALU_OR, ALU_AND, ALU_LSH, ALU_RSH, ALU_MOD,
             ALU_XOR, ALU_MOV, ALU_ARSH,
         ];
-        let vals = [0u64, 1, 2, 3, 7, 31, 32, 33, 63, 64, 0x8000_0000, 0xffff_fffe, u64::MAX];
+        let vals = [
+            0u64,
+            1,
+            2,
+            3,
+            7,
+            31,
+            32,
+            33,
+            63,
+            64,
+            0x8000_0000,
+            0xffff_fffe,
+            u64::MAX,
+        ];
         for &op in &ops {
             for (i, &a0) in vals.iter().enumerate() {
                 for &a1 in &vals[i..] {

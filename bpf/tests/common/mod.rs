@@ -200,7 +200,8 @@ impl Gen<'_> {
             _ => {
                 // Mask instead of compare when the object is a power of two.
                 if (object_size & (object_size - 1)) == 0 && n <= object_size {
-                    self.a.and64_imm(idx, (object_size - n) as i32 & !(n as i32 - 1))
+                    self.a
+                        .and64_imm(idx, (object_size - n) as i32 & !(n as i32 - 1))
                 } else {
                     self.a.jgt_imm(idx, bound as i32, skip)
                 }
@@ -214,18 +215,33 @@ impl Gen<'_> {
     fn stack_op(&mut self) {
         let (size, n) = self.size();
         let slot = -self.rng.range(1, 8) * 8;
-        let off = slot + if self.rng.chance(90) { 0 } else { self.rng.range(0, 7) };
+        let off = slot
+            + if self.rng.chance(90) {
+                0
+            } else {
+                self.rng.range(0, 7)
+            };
         let off = off - off.rem_euclid(n) * self.rng.below(2) as i64;
         match self.rng.below(4) {
             0 => {
                 let imm = self.rng.imm();
-                self.a
-                    .raw(Insn::new(CLASS_ST | MODE_MEM | size, 10, 0, off as i16, imm));
+                self.a.raw(Insn::new(
+                    CLASS_ST | MODE_MEM | size,
+                    10,
+                    0,
+                    off as i16,
+                    imm,
+                ));
             }
             1 => {
                 let src = self.scalar();
-                self.a
-                    .raw(Insn::new(CLASS_STX | MODE_MEM | size, 10, src, off as i16, 0));
+                self.a.raw(Insn::new(
+                    CLASS_STX | MODE_MEM | size,
+                    10,
+                    src,
+                    off as i16,
+                    0,
+                ));
             }
             2 => {
                 // Spill and fill the region pointer.
@@ -266,7 +282,9 @@ impl Gen<'_> {
         } else {
             self.rng.range(-1, c + 2)
         };
-        self.a.mov64_reg(TEMP_PTR, PKT).add64_imm(TEMP_PTR, c as i32);
+        self.a
+            .mov64_reg(TEMP_PTR, PKT)
+            .add64_imm(TEMP_PTR, c as i32);
         if self.rng.chance(50) {
             self.a.jgt_reg(TEMP_PTR, PKT_END, skip);
         } else {
@@ -317,7 +335,11 @@ impl Gen<'_> {
                 // Conditional early exit.
                 let skip = self.a.label();
                 let imm = self.rng.imm();
-                self.a.jne_imm(dst, imm, skip).mov64_reg(0, dst).exit().bind(skip);
+                self.a
+                    .jne_imm(dst, imm, skip)
+                    .mov64_reg(0, dst)
+                    .exit()
+                    .bind(skip);
             }
             3 => {
                 // Something that is usually wrong.
@@ -363,8 +385,7 @@ pub fn gen_program(rng: &mut Rng, spec: &ProgramSpec) -> Vec<Insn> {
     }
     let region = g.rng.below(spec.regions.len() as u64) as u32;
     g.a.ld_region(REGION_REG, region, 0);
-    if spec.packet.is_some() {
-        let p = spec.packet.unwrap();
+    if let Some(p) = spec.packet {
         g.a.ldx_w(PKT, CTX_REG, p.data_off as i16)
             .ldx_w(PKT_END, CTX_REG, p.data_end_off as i16);
     }

@@ -22,12 +22,13 @@ impl FpuState {
 }
 
 pub fn init() {
-    // SAFETY: sets CR0.MP, clears EM/TS, sets CR4.OSFXSR/OSXMMEXCPT and
+    // SAFETY: sets CR0.MP/NE/AM (native x87 errors; user alignment checks),
+    // clears EM/TS, sets CR4.OSFXSR/OSXMMEXCPT and
     // CR4.FSGSBASE: the architectural switches for SSE and user-settable
     // fs/gs bases (TLS); no memory is involved.
     unsafe {
         asm!(
-            "mov {t}, cr0", "and {t}, ~0xC", "or {t}, 0x2", "mov cr0, {t}",
+            "mov {t}, cr0", "and {t}, ~0xC", "or {t}, 0x40022", "mov cr0, {t}",
             "mov {t}, cr4", "or {t}, 0x10600", "mov cr4, {t}",
             t = out(reg) _, options(nostack)
         );
