@@ -29,12 +29,40 @@ fn predicate(blocks: usize) -> Vec<Insn> {
     a.finish().unwrap()
 }
 
+/// Adversarial shape: every branch sets some register to a different
+/// constant, so path states never coincide and only merging bounds work.
+fn diverging(blocks: usize) -> Vec<Insn> {
+    let mut a = Asm::new();
+    a.ldx_dw(2, 1, 0);
+    for r in [0u8, 3, 4, 5, 6, 7, 8, 9] {
+        a.mov64_imm(r, 0);
+    }
+    for i in 0..blocks {
+        let skip = a.label();
+        let r = [0u8, 3, 4, 5, 6, 7, 8, 9][i % 8];
+        a.jeq_imm(2, i as i32, skip)
+            .mov64_imm(r, i as i32)
+            .stx_dw(10, -8 * (1 + (i % 64) as i16), r)
+            .bind(skip);
+    }
+    for r in [3u8, 4, 5, 6, 7, 8, 9] {
+        a.add64_reg(0, r);
+    }
+    a.exit();
+    a.finish().unwrap()
+}
+
 fn main() {
     let spec = ProgramSpec::new(32)
         .with_regions(&[4096, 4096])
         .with_max_insns(1 << 16);
-    for blocks in [4usize, 64, 400] {
-        let insns = predicate(blocks);
+    let programs = [
+        predicate(4),
+        predicate(64),
+        predicate(400),
+        diverging(1300),
+    ];
+    for insns in programs {
         let iters = (200_000 / insns.len()).max(10);
         let t = Instant::now();
         let mut prog = None;
