@@ -580,8 +580,8 @@ fn cases() -> Vec<(&'static str, ProgramSpec, Vec<Insn>, usize, Reason)> {
             }),
             5,
             R::MixedPointerKinds {
-                first: PtrKind::Region(0),
-                second: PtrKind::Ctx,
+                first: PtrKind::Ctx,
+                second: PtrKind::Region(0),
             },
         ),
         (

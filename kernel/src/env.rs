@@ -50,9 +50,28 @@ pub struct Env {
 impl Env {
     pub const EMPTY: Env = Env {
         tf: TrapFrame {
-            r15: 0, r14: 0, r13: 0, r12: 0, r11: 0, r10: 0, r9: 0, r8: 0, rbp: 0, rdi: 0,
-            rsi: 0, rdx: 0, rcx: 0, rbx: 0, rax: 0, vector: 0, error: 0, rip: 0, cs: 0,
-            rflags: 0, rsp: 0, ss: 0,
+            r15: 0,
+            r14: 0,
+            r13: 0,
+            r12: 0,
+            r11: 0,
+            r10: 0,
+            r9: 0,
+            r8: 0,
+            rbp: 0,
+            rdi: 0,
+            rsi: 0,
+            rdx: 0,
+            rcx: 0,
+            rbx: 0,
+            rax: 0,
+            vector: 0,
+            error: 0,
+            rip: 0,
+            cs: 0,
+            rflags: 0,
+            rsp: 0,
+            ss: 0,
         },
         fpu: FpuState::INITIAL,
         fs_base: 0,
@@ -149,8 +168,14 @@ impl Kernel {
             .find(|&s| self.envs[s].state == env_state::FREE)
             .ok_or(Error::NoEnvSlots)?;
         let generation = self.envs[s].generation.wrapping_add(1).max(1);
-        let id = generation.wrapping_mul(ENV_SLOTS as u32).wrapping_add(s as u32);
-        let id = if id == 0 || env_slot(id) != s { s as u32 + ENV_SLOTS as u32 } else { id };
+        let id = generation
+            .wrapping_mul(ENV_SLOTS as u32)
+            .wrapping_add(s as u32);
+        let id = if id == 0 || env_slot(id) != s {
+            s as u32 + ENV_SLOTS as u32
+        } else {
+            id
+        };
         let pml4 = self.frames.alloc(None, id, frame_state::PAGE_TABLE)?;
         let shared = *PhysTables.table(self.kernel_pml4);
         let mut tables = PhysTables;
@@ -268,5 +293,5 @@ static mut ENVS: [Env; ENV_SLOTS] = [Env::EMPTY; ENV_SLOTS];
 /// The environment table (called once, at boot).
 pub fn table() -> &'static mut [Env] {
     // SAFETY: handed out once, to the kernel state, which owns it from then.
-    unsafe { &mut *(&raw mut ENVS) }
+    unsafe { &mut *(&raw mut ENVS).cast::<[Env; ENV_SLOTS]>() }
 }

@@ -80,10 +80,22 @@ pub extern "C" fn kmain(magic: u32, info: u32) -> ! {
         // Not page-aligned: copy it so it can be mapped.
         let f = early.alloc(pages(bootfs_len));
         // SAFETY: both ranges are RAM in the physical window and disjoint.
-        unsafe { core::ptr::copy_nonoverlapping(mm::phys::<u8>(bootfs.start), mm::phys::<u8>(f << 12), bootfs_len as usize) };
+        unsafe {
+            core::ptr::copy_nonoverlapping(
+                mm::phys::<u8>(bootfs.start),
+                mm::phys::<u8>(f << 12),
+                bootfs_len as usize,
+            )
+        };
         f
     };
-    crate::exposed::map(kernel_pml4, BOOTFS_VA, bootfs_frame, pages(bootfs_len), &mut early);
+    crate::exposed::map(
+        kernel_pml4,
+        BOOTFS_VA,
+        bootfs_frame,
+        pages(bootfs_len),
+        &mut early,
+    );
 
     // The frame table: RAM above 1 MiB is free except what is in use.
     let mut frames = Frames::new(table(ft, nframes as usize), table(links, nframes as usize));
@@ -93,7 +105,10 @@ pub extern "C" fn kmain(magic: u32, info: u32) -> ! {
         }
     }
     let module_frames = (bootfs.start >> 12)..pages(bootfs.end);
-    for f in mm::image_frames().chain(module_frames).chain((early.start >> 12)..(early.next >> 12)) {
+    for f in mm::image_frames()
+        .chain(module_frames)
+        .chain((early.start >> 12)..(early.next >> 12))
+    {
         frames.claim_for_kernel(f);
     }
     let kinfo: &'static mut KernelInfo = &mut table(kinfo, 1)[0];
@@ -124,7 +139,9 @@ pub extern "C" fn kmain(magic: u32, info: u32) -> ! {
     let k = state::kernel();
     // SAFETY: the boot module is mapped in the physical window and never
     // written: it is kernel-owned and exposed read-only.
-    let fs = unsafe { core::slice::from_raw_parts(mm::phys::<u8>(bootfs_frame << 12), bootfs_len as usize) };
+    let fs = unsafe {
+        core::slice::from_raw_parts(mm::phys::<u8>(bootfs_frame << 12), bootfs_len as usize)
+    };
     let init = init_name(cmdline);
     let root = match k.load_init(fs, init) {
         Ok(s) => s,

@@ -25,6 +25,8 @@ mod exposed;
 #[cfg(target_os = "none")]
 mod heap;
 #[cfg(target_os = "none")]
+mod init;
+#[cfg(target_os = "none")]
 mod loader;
 #[cfg(target_os = "none")]
 mod mm;
@@ -40,8 +42,6 @@ mod syscall;
 mod trap;
 #[cfg(target_os = "none")]
 mod uaccess;
-#[cfg(target_os = "none")]
-mod init;
 
 #[cfg(target_os = "none")]
 use init::kmain;

@@ -17,7 +17,11 @@ impl Kernel {
             self.envs[s].run_prev = s16;
             return;
         }
-        let after = if self.envs[self.current].run_next != NONE { self.current as u16 } else { self.run_head };
+        let after = if self.envs[self.current].run_next != NONE {
+            self.current as u16
+        } else {
+            self.run_head
+        };
         let next = self.envs[after as usize].run_next;
         self.envs[s].run_prev = after;
         self.envs[s].run_next = next;

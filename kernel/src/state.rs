@@ -26,7 +26,7 @@ static mut KERNEL: MaybeUninit<Kernel> = MaybeUninit::uninit();
 
 pub fn install(k: Kernel) {
     // SAFETY: called once at boot before any kernel entry can happen.
-    unsafe { (*(&raw mut KERNEL)).write(k) };
+    unsafe { (&raw mut KERNEL).cast::<Kernel>().write(k) };
 }
 
 /// The kernel state. Each kernel entry (system call, trap) calls this once
@@ -35,5 +35,5 @@ pub fn install(k: Kernel) {
 pub fn kernel() -> &'static mut Kernel {
     // SAFETY: initialised by `install` before interrupts or user mode are
     // enabled; exclusive per entry as explained above.
-    unsafe { (*(&raw mut KERNEL)).assume_init_mut() }
+    unsafe { &mut *(&raw mut KERNEL).cast::<Kernel>() }
 }

@@ -54,7 +54,7 @@ pub extern "C" fn reflect() {
 
 /// A page-aligned user address below the exposed window.
 fn user_page(va: u64) -> Result<u64, Error> {
-    if va % PAGE_SIZE != 0 || !(USER_MIN..EXPOSED_BASE).contains(&va) {
+    if !va.is_multiple_of(PAGE_SIZE) || !(USER_MIN..EXPOSED_BASE).contains(&va) {
         return Err(Error::BadAddress);
     }
     Ok(va)
@@ -86,7 +86,9 @@ impl Kernel {
         if rec.state != frame_state::USER || rec.owner == 0 {
             return Err(Error::NotOwner);
         }
-        let owner = self.env_slot(rec.owner as u64).map_err(|_| Error::NotOwner)?;
+        let owner = self
+            .env_slot(rec.owner as u64)
+            .map_err(|_| Error::NotOwner)?;
         if !self.dominates(self.current, owner) {
             return Err(Error::NotOwner);
         }
@@ -132,7 +134,11 @@ extern "sysv64" fn frame_alloc(owner: u64, frame: u64, _: u64, _: u64, _: u64, _
     let k = kernel();
     ret((|| {
         let s = k.env_arg(owner)?;
-        let want = if frame == FRAME_ANY { None } else { Some(frame) };
+        let want = if frame == FRAME_ANY {
+            None
+        } else {
+            Some(frame)
+        };
         let f = k.frames.alloc(want, k.envs[s].id, frame_state::USER)?;
         // SAFETY: a frame just allocated, in the physical window, that no
         // mapping refers to yet: cleared so no earlier contents leak.
@@ -164,9 +170,13 @@ extern "sysv64" fn map(env: u64, va: u64, frame: u64, flags: u64, _: u64, _: u64
         let id = k.envs[s].id;
         k.frames.add_ref(frame)?;
         let frames = &mut k.frames;
-        let r = pagetable::map(&mut PhysTables, k.envs[s].pml4, va, frame << 12 | pte, &mut || {
-            frames.alloc(None, id, frame_state::PAGE_TABLE)
-        });
+        let r = pagetable::map(
+            &mut PhysTables,
+            k.envs[s].pml4,
+            va,
+            frame << 12 | pte,
+            &mut || frames.alloc(None, id, frame_state::PAGE_TABLE),
+        );
         if let Err(e) = r {
             k.frames.drop_ref(frame);
             return Err(e);
@@ -232,8 +242,9 @@ extern "sysv64" fn env_set_regs(env: u64, ptr: u64, _: u64, _: u64, _: u64, _: u
             return Err(Error::BadRegs);
         }
         let tf = &mut k.envs[s].tf;
-        (tf.rax, tf.rbx, tf.rcx, tf.rdx, tf.rsi, tf.rdi, tf.rbp, tf.rsp) =
-            (r.rax, r.rbx, r.rcx, r.rdx, r.rsi, r.rdi, r.rbp, r.rsp);
+        (
+            tf.rax, tf.rbx, tf.rcx, tf.rdx, tf.rsi, tf.rdi, tf.rbp, tf.rsp,
+        ) = (r.rax, r.rbx, r.rcx, r.rdx, r.rsi, r.rdi, r.rbp, r.rsp);
         (tf.r8, tf.r9, tf.r10, tf.r11, tf.r12, tf.r13, tf.r14, tf.r15) =
             (r.r8, r.r9, r.r10, r.r11, r.r12, r.r13, r.r14, r.r15);
         tf.rip = r.rip;
@@ -266,7 +277,14 @@ extern "sysv64" fn env_run(env: u64, _: u64, _: u64, _: u64, _: u64, _: u64) -> 
     })())
 }
 
-extern "sysv64" fn set_exception_handler(env: u64, entry: u64, stack: u64, save: u64, _: u64, _: u64) -> i64 {
+extern "sysv64" fn set_exception_handler(
+    env: u64,
+    entry: u64,
+    stack: u64,
+    save: u64,
+    _: u64,
+    _: u64,
+) -> i64 {
     let k = kernel();
     ret((|| {
         let s = k.env_arg(env)?;
@@ -277,7 +295,10 @@ extern "sysv64" fn set_exception_handler(env: u64, entry: u64, stack: u64, save:
                 return Err(Error::BadAddress);
             }
             let size = core::mem::size_of::<ExceptionFrame>() as u64;
-            if save % 8 != 0 || save / PAGE_SIZE != (save + size - 1) / PAGE_SIZE || save >= EXPOSED_BASE {
+            if !save.is_multiple_of(8)
+                || save / PAGE_SIZE != (save + size - 1) / PAGE_SIZE
+                || save >= EXPOSED_BASE
+            {
                 return Err(Error::BadPointer);
             }
             let pte = pagetable::lookup(&mut PhysTables, k.envs[s].pml4, save & !(PAGE_SIZE - 1))
@@ -287,7 +308,13 @@ extern "sysv64" fn set_exception_handler(env: u64, entry: u64, stack: u64, save:
             }
             let frame = pagetable::frame_of(pte);
             k.frames.add_ref(frame)?;
-            Some(Handler { entry, stack, save_va: save, save_frame: frame, save_offset: save % PAGE_SIZE })
+            Some(Handler {
+                entry,
+                stack,
+                save_va: save,
+                save_frame: frame,
+                save_offset: save % PAGE_SIZE,
+            })
         };
         if let Some(old) = core::mem::replace(&mut k.envs[s].handler, handler) {
             k.frames.drop_ref(old.save_frame);
@@ -317,5 +344,9 @@ extern "sysv64" fn shutdown(code: u64, _: u64, _: u64, _: u64, _: u64, _: u64) -
         return Error::NotPermitted.as_result();
     }
     crate::kprintln!("shutdown requested with code {}", code as i64);
-    cpu::qemu_exit(if code == 0 { crate::EXIT_SUCCESS } else { crate::EXIT_FAILURE })
+    cpu::qemu_exit(if code == 0 {
+        crate::EXIT_SUCCESS
+    } else {
+        crate::EXIT_FAILURE
+    })
 }

@@ -63,17 +63,29 @@ impl Kernel {
     /// Forwards an exception of the current environment to its handler.
     fn exception(&mut self) {
         let tf = &self.envs[self.current].tf;
-        let fault_addr = if tf.vector == vector::PAGE_FAULT { cpu::cr2() } else { 0 };
+        let fault_addr = if tf.vector == vector::PAGE_FAULT {
+            cpu::cr2()
+        } else {
+            0
+        };
         let Some(h) = self.envs[self.current].handler else {
             return self.kill(fault_addr, "");
         };
         // SAFETY: the save area lies inside one frame the environment owns,
         // pinned (reference held) while the handler is registered.
-        let frame = unsafe { &mut *crate::mm::phys::<ExceptionFrame>((h.save_frame << 12) + h.save_offset) };
+        let frame = unsafe {
+            &mut *crate::mm::phys::<ExceptionFrame>((h.save_frame << 12) + h.save_offset)
+        };
         if frame.busy != 0 {
             return self.kill(fault_addr, " inside its exception handler");
         }
-        *frame = ExceptionFrame { busy: 1, vector: tf.vector, error_code: tf.error, fault_addr, regs: regs_of(tf) };
+        *frame = ExceptionFrame {
+            busy: 1,
+            vector: tf.vector,
+            error_code: tf.error,
+            fault_addr,
+            regs: regs_of(tf),
+        };
         let tf = &mut self.envs[self.current].tf;
         tf.rip = h.entry;
         tf.rsp = h.stack;
@@ -103,7 +115,11 @@ impl Kernel {
     pub fn exit_current(&mut self, code: i32) {
         if self.current == self.root {
             crate::kprintln!("first environment exited with code {code}; powering off");
-            cpu::qemu_exit(if code == 0 { crate::EXIT_SUCCESS } else { crate::EXIT_FAILURE });
+            cpu::qemu_exit(if code == 0 {
+                crate::EXIT_SUCCESS
+            } else {
+                crate::EXIT_FAILURE
+            });
         }
         let s = self.current;
         self.env_destroy(s, Some(code));

@@ -27,8 +27,24 @@ static mut EXC_FRAME: Save = Save(ExceptionFrame {
     error_code: 0,
     fault_addr: 0,
     regs: abi::exception::Regs {
-        rax: 0, rbx: 0, rcx: 0, rdx: 0, rsi: 0, rdi: 0, rbp: 0, rsp: 0, r8: 0, r9: 0,
-        r10: 0, r11: 0, r12: 0, r13: 0, r14: 0, r15: 0, rip: 0, rflags: 0,
+        rax: 0,
+        rbx: 0,
+        rcx: 0,
+        rdx: 0,
+        rsi: 0,
+        rdi: 0,
+        rbp: 0,
+        rsp: 0,
+        r8: 0,
+        r9: 0,
+        r10: 0,
+        r11: 0,
+        r12: 0,
+        r13: 0,
+        r14: 0,
+        r15: 0,
+        rip: 0,
+        rflags: 0,
     },
 });
 static mut STACK: Stack = Stack([0; 16384]);
@@ -91,6 +107,11 @@ pub fn install(handler: Handler) -> Result<(), abi::Error> {
     // SAFETY: single-threaded; no exception is in progress while installing.
     unsafe { HANDLER = Some(handler) };
     let stack_top = (&raw const STACK) as u64 + core::mem::size_of::<Stack>() as u64;
-    crate::sys::set_exception_handler(0, exc_entry as *const () as u64, stack_top, (&raw const EXC_FRAME) as u64)
-        .map(|_| ())
+    crate::sys::set_exception_handler(
+        0,
+        exc_entry as *const () as u64,
+        stack_top,
+        (&raw const EXC_FRAME) as u64,
+    )
+    .map(|_| ())
 }

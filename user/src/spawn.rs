@@ -44,7 +44,12 @@ pub fn spawn(name: &str, arg: u64) -> Result<u64, SpawnError> {
             return Err(e);
         }
     }
-    let regs = Regs { rip: elf.entry, rsp: INIT_STACK_TOP, rdi: arg, ..Regs::default() };
+    let regs = Regs {
+        rip: elf.entry,
+        rsp: INIT_STACK_TOP,
+        rdi: arg,
+        ..Regs::default()
+    };
     sys::env_set_regs(child, &regs)?;
     sys::env_run(child)?;
     Ok(child)
@@ -82,7 +87,11 @@ fn load(child: u64, elf: &Elf) -> Result<(), SpawnError> {
                 // SAFETY: SCRATCH maps the child's frame writable for the
                 // duration of this copy; `src` is in the boot file system.
                 unsafe {
-                    core::ptr::copy_nonoverlapping(src.as_ptr(), (SCRATCH + (lo - va)) as *mut u8, src.len())
+                    core::ptr::copy_nonoverlapping(
+                        src.as_ptr(),
+                        (SCRATCH + (lo - va)) as *mut u8,
+                        src.len(),
+                    )
                 };
                 sys::unmap(ENV_SELF, SCRATCH)?;
             }

@@ -31,10 +31,16 @@ fn result(r: i64) -> Result<u64, Error> {
 }
 
 pub fn debug_write(b: &[u8]) -> Result<u64, Error> {
-    result(call(sc::DEBUG_WRITE, [b.as_ptr() as u64, b.len() as u64, 0, 0, 0, 0]))
+    result(call(
+        sc::DEBUG_WRITE,
+        [b.as_ptr() as u64, b.len() as u64, 0, 0, 0, 0],
+    ))
 }
 pub fn console_read(b: &mut [u8]) -> Result<u64, Error> {
-    result(call(sc::CONSOLE_READ, [b.as_mut_ptr() as u64, b.len() as u64, 0, 0, 0, 0]))
+    result(call(
+        sc::CONSOLE_READ,
+        [b.as_mut_ptr() as u64, b.len() as u64, 0, 0, 0, 0],
+    ))
 }
 pub fn frame_alloc(owner: u64, frame: u64) -> Result<u64, Error> {
     result(call(sc::FRAME_ALLOC, [owner, frame, 0, 0, 0, 0]))
@@ -58,16 +64,25 @@ pub fn env_destroy(env: u64) -> Result<u64, Error> {
     result(call(sc::ENV_DESTROY, [env, 0, 0, 0, 0, 0]))
 }
 pub fn env_set_regs(env: u64, r: &Regs) -> Result<u64, Error> {
-    result(call(sc::ENV_SET_REGS, [env, r as *const Regs as u64, 0, 0, 0, 0]))
+    result(call(
+        sc::ENV_SET_REGS,
+        [env, r as *const Regs as u64, 0, 0, 0, 0],
+    ))
 }
 pub fn env_get_regs(env: u64, r: &mut Regs) -> Result<u64, Error> {
-    result(call(sc::ENV_GET_REGS, [env, r as *mut Regs as u64, 0, 0, 0, 0]))
+    result(call(
+        sc::ENV_GET_REGS,
+        [env, r as *mut Regs as u64, 0, 0, 0, 0],
+    ))
 }
 pub fn env_run(env: u64) -> Result<u64, Error> {
     result(call(sc::ENV_RUN, [env, 0, 0, 0, 0, 0]))
 }
 pub fn set_exception_handler(env: u64, entry: u64, stack: u64, save: u64) -> Result<u64, Error> {
-    result(call(sc::SET_EXCEPTION_HANDLER, [env, entry, stack, save, 0, 0]))
+    result(call(
+        sc::SET_EXCEPTION_HANDLER,
+        [env, entry, stack, save, 0, 0],
+    ))
 }
 pub fn yield_now() {
     call(sc::YIELD, [0; 6]);

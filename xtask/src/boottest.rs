@@ -51,7 +51,10 @@ fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
         .collect();
     for n in names {
         if !all.contains(n) && n != "iso" {
-            return Err(format!("no boot test named {n} (have: {}, iso)", all.join(", ")));
+            return Err(format!(
+                "no boot test named {n} (have: {}, iso)",
+                all.join(", ")
+            ));
         }
     }
     let mut tests = Vec::new();
@@ -119,7 +122,10 @@ fn run_one(t: &BootTest) -> Result<(), String> {
     if out.timed_out {
         problems.push(format!("timed out after {}s", t.timeout.as_secs()));
     } else if out.code != Some(EXIT_SUCCESS) {
-        problems.push(format!("QEMU exit status {:?}, want {EXIT_SUCCESS}", out.code));
+        problems.push(format!(
+            "QEMU exit status {:?}, want {EXIT_SUCCESS}",
+            out.code
+        ));
     }
     for e in &t.expect {
         if !out.serial.contains(e.as_str()) {
@@ -133,5 +139,8 @@ fn run_one(t: &BootTest) -> Result<(), String> {
     println!("test {} ... FAILED ({secs:.1}s)", t.name);
     let lines: Vec<&str> = out.serial.lines().collect();
     let tail = lines[lines.len().saturating_sub(40)..].join("\n");
-    Err(format!("{}\n-- last serial lines --\n{tail}", problems.join("; ")))
+    Err(format!(
+        "{}\n-- last serial lines --\n{tail}",
+        problems.join("; ")
+    ))
 }

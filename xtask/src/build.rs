@@ -44,7 +44,14 @@ pub fn cargo(args: &[&str], env: &[(&str, &str)]) -> Result<(), String> {
 pub fn all() -> Result<Image, String> {
     println!("xtask: building the kernel and user programs");
     cargo(
-        &["build", "--release", "-p", "kernel", "--target", KERNEL_TARGET],
+        &[
+            "build",
+            "--release",
+            "-p",
+            "kernel",
+            "--target",
+            KERNEL_TARGET,
+        ],
         &[],
     )?;
     cargo(
@@ -75,10 +82,7 @@ pub fn user_programs() -> Result<Vec<String>, String> {
 
 /// Packs every user program into `bin/`.
 fn bootfs_archive() -> Result<Vec<u8>, String> {
-    let bin = root()
-        .join("target")
-        .join(USER_TARGET)
-        .join("release");
+    let bin = root().join("target").join(USER_TARGET).join("release");
     let mut ar = Archive::default();
     ar.dir("bin");
     for name in user_programs()? {

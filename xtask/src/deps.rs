@@ -64,7 +64,9 @@ fn apt(sudo: bool, args: &[&str]) -> Result<(), String> {
         Command::new("apt-get")
     };
     cmd.args(args).env("DEBIAN_FRONTEND", "noninteractive");
-    let status = cmd.status().map_err(|e| format!("cannot run apt-get: {e}"))?;
+    let status = cmd
+        .status()
+        .map_err(|e| format!("cannot run apt-get: {e}"))?;
     if status.success() {
         Ok(())
     } else {

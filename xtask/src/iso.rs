@@ -47,10 +47,21 @@ pub fn build() -> Result<PathBuf, String> {
 pub fn boot_test() -> Result<BootTest, String> {
     let iso = build_with("test_hello")?;
     let args = [
-        "-accel", "tcg", "-cpu", "max", "-smp", "1", "-m", "512M", "-no-reboot",
-        "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04",
-        "-drive", &format!("if=pflash,format=raw,readonly=on,file={OVMF}"),
-        "-cdrom", &iso.display().to_string(),
+        "-accel",
+        "tcg",
+        "-cpu",
+        "max",
+        "-smp",
+        "1",
+        "-m",
+        "512M",
+        "-no-reboot",
+        "-device",
+        "isa-debug-exit,iobase=0xf4,iosize=0x04",
+        "-drive",
+        &format!("if=pflash,format=raw,readonly=on,file={OVMF}"),
+        "-cdrom",
+        &iso.display().to_string(),
     ]
     .iter()
     .map(|s| s.to_string())

@@ -14,8 +14,17 @@ pub const EXIT_SUCCESS: i32 = 33;
 /// debug-exit device the kernel uses to power off with a code.
 pub fn base_args(img: &Image, init: &str) -> Vec<String> {
     let mut v: Vec<String> = [
-        "-accel", "tcg", "-cpu", "max", "-smp", "1", "-m", "512M", "-no-reboot",
-        "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04",
+        "-accel",
+        "tcg",
+        "-cpu",
+        "max",
+        "-smp",
+        "1",
+        "-m",
+        "512M",
+        "-no-reboot",
+        "-device",
+        "isa-debug-exit,iobase=0xf4,iosize=0x04",
     ]
     .iter()
     .map(|s| s.to_string())

@@ -8,9 +8,10 @@
 //!   therefore never runs code the verifier has not checked with the types
 //!   the registers really hold. Only architectural faults (division by
 //!   zero) are not checked on speculative paths.
-//! * Path exploration is exponential in the worst case; states are pruned
-//!   at join points when an already fully explored state includes the new
-//!   one, and total work is capped by `ProgramSpec::max_steps`.
+//! * Paths are explored in instruction order with a bounded set of states
+//!   per join point (path-sensitive up to `MAX_STATES_PER_JOIN`, merged
+//!   beyond), so work is at most that bound times the program length, and
+//!   is additionally capped by `ProgramSpec::max_steps`.
 
 mod cfg;
 mod state;
@@ -28,9 +29,8 @@ use state::State;
 use value::{alu32_range, alu64_range, as_offset, endian_range, negate, refine};
 use value::{Ptr, Range, Val, MAX_PTR_OFF};
 
-/// Distinct states remembered per join point. Past this, a new state is
-/// merged into the last remembered one (losing path sensitivity there) so
-/// that the number of states continuing from a join stays small.
+/// Distinct states kept per join point. Past this, a new state is merged
+/// into the last one (losing path sensitivity there).
 const MAX_STATES_PER_JOIN: usize = 8;
 /// Merges at one join point after which differing scalars are widened to
 /// the full range.
@@ -63,6 +63,41 @@ pub fn verify(insns: &[Insn], spec: &ProgramSpec) -> Result<VerifiedProgram, Rej
     })
 }
 
+/// Exploration bookkeeping: states queued per instruction.
+struct Walk<'s> {
+    pending: Vec<Vec<State>>,
+    merges: Vec<u32>,
+    steps: usize,
+    shape: &'s cfg::Shape,
+}
+
+impl Walk<'_> {
+    /// Queues a state at `pc`, keeping at most `MAX_STATES_PER_JOIN` there:
+    /// a state included in a queued one is dropped, queued states included
+    /// in it are replaced, and beyond the limit it is merged into the last.
+    fn enqueue(&mut self, pc: usize, mut st: State) {
+        // Dead registers cannot matter; forgetting them lets states coincide.
+        for (r, v) in st.regs.iter_mut().enumerate() {
+            if self.shape.live[pc] & (1 << r) == 0 {
+                *v = Val::Uninit;
+            }
+        }
+        let queue = &mut self.pending[pc];
+        if queue.iter().any(|old| old.includes(&st)) {
+            return;
+        }
+        queue.retain(|old| !st.includes(old));
+        if queue.len() < MAX_STATES_PER_JOIN {
+            queue.push(st);
+            return;
+        }
+        self.merges[pc] += 1;
+        let widen = self.merges[pc] > MERGES_BEFORE_WIDENING;
+        let last = queue.last_mut().expect("queue is full");
+        *last = last.join(&st, widen);
+    }
+}
+
 enum Flow {
     Next(usize),
     Branch(usize, Box<State>),
@@ -91,52 +126,51 @@ fn access_kind(a: Access) -> PtrKind {
 }
 
 impl Verifier<'_> {
+    /// Walks the program in instruction order. States wait at join points
+    /// until every predecessor has been processed, so each instruction
+    /// handles at most `MAX_STATES_PER_JOIN` states: total work is bounded
+    /// by that times the program length.
     fn explore(&mut self, shape: &cfg::Shape) -> Result<(), Reject> {
-        let mut seen: Vec<Vec<State>> = vec![Vec::new(); self.insns.len()];
-        let mut merges = vec![0u32; self.insns.len()];
-        let mut work = vec![(0usize, State::entry())];
-        let mut steps = 0usize;
-        while let Some((mut pc, mut st)) = work.pop() {
-            loop {
-                steps += 1;
-                if steps > self.spec.max_steps {
-                    let steps = self.spec.max_steps;
-                    return Err(Reject::new(pc, Reason::TooComplex { steps }));
-                }
-                if shape.join[pc] {
-                    for (r, v) in st.regs.iter_mut().enumerate() {
-                        if shape.live[pc] & (1 << r) == 0 {
-                            *v = Val::Uninit;
-                        }
-                    }
-                    // Every state in `seen` has been explored to completion
-                    // (depth-first on a DAG), so inclusion means nothing new.
-                    if seen[pc].iter().any(|old| old.includes(&st)) {
-                        break;
-                    }
-                    if seen[pc].len() < MAX_STATES_PER_JOIN {
-                        seen[pc].push(st.clone());
-                    } else {
-                        // The merged state includes the remembered one, whose
-                        // exploration is complete, so it may replace it.
-                        merges[pc] += 1;
-                        let widen = merges[pc] > MERGES_BEFORE_WIDENING;
-                        let last = seen[pc].last_mut().expect("full");
-                        st = last.join(&st, widen);
-                        *last = st.clone();
-                    }
-                }
-                match self.step(pc, &mut st).map_err(|r| Reject::new(pc, r))? {
-                    Flow::Next(next) => pc = next,
-                    Flow::Branch(target, taken) => {
-                        work.push((target, *taken));
-                        pc += 1;
-                    }
-                    Flow::Exit => break,
-                }
+        let len = self.insns.len();
+        let mut w = Walk {
+            pending: vec![Vec::new(); len],
+            merges: vec![0; len],
+            steps: 0,
+            shape,
+        };
+        w.pending[0].push(State::entry());
+        for pc in 0..len {
+            for st in core::mem::take(&mut w.pending[pc]) {
+                self.chain(pc, st, &mut w)?;
             }
         }
         Ok(())
+    }
+
+    /// Runs one state straight on until it reaches a join point (where it
+    /// is queued) or exits. Instructions with one predecessor need no
+    /// queueing: no other state can arrive there.
+    fn chain(&mut self, mut pc: usize, mut st: State, w: &mut Walk) -> Result<(), Reject> {
+        loop {
+            w.steps += 1;
+            if w.steps > self.spec.max_steps {
+                let steps = self.spec.max_steps;
+                return Err(Reject::new(pc, Reason::TooComplex { steps }));
+            }
+            let next = match self.step(pc, &mut st).map_err(|r| Reject::new(pc, r))? {
+                Flow::Exit => return Ok(()),
+                Flow::Next(next) => next,
+                Flow::Branch(target, taken) => {
+                    w.enqueue(target, *taken);
+                    pc + 1
+                }
+            };
+            if w.shape.join[next] {
+                w.enqueue(next, st);
+                return Ok(());
+            }
+            pc = next;
+        }
     }
 
     fn step(&mut self, pc: usize, st: &mut State) -> Result<Flow, Reason> {

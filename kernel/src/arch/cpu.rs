@@ -40,7 +40,6 @@ pub fn cr2() -> u64 {
     v
 }
 
-
 /// # Safety
 /// `pml4` must be the physical address of a page table that maps the
 /// kernel exactly as the current one does.
@@ -53,8 +52,6 @@ pub fn invlpg(va: u64) {
     // SAFETY: dropping a TLB entry is always safe.
     unsafe { asm!("invlpg [{}]", in(reg) va, options(nostack)) }
 }
-
-
 
 /// Writes `code` to QEMU's isa-debug-exit port; QEMU exits with
 /// `(code << 1) | 1`. Never returns on QEMU; halts elsewhere.

@@ -48,7 +48,10 @@ pub fn restore(s: &FpuState) {
 /// The user's fs and gs bases (TLS pointers) while in the kernel: fs is
 /// live; gs is in KERNEL_GS_BASE after SWAPGS.
 pub fn save_bases() -> (u64, u64) {
-    (super::cpu::rdmsr(0xC000_0100), super::cpu::rdmsr(0xC000_0102))
+    (
+        super::cpu::rdmsr(0xC000_0100),
+        super::cpu::rdmsr(0xC000_0102),
+    )
 }
 
 pub fn restore_bases(fs: u64, gs: u64) {

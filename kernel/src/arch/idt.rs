@@ -20,16 +20,22 @@ fn gate(handler: u64, dpl: u64, ist: u64) -> Gate {
         | ist << 32
         | (0x8E | dpl << 5) << 40
         | ((handler >> 16) & 0xFFFF) << 48;
-    Gate { lo, hi: handler >> 32 }
+    Gate {
+        lo,
+        hi: handler >> 32,
+    }
 }
 
 pub fn init() {
     // SAFETY: boot-time, single CPU; the IDT is static.
     unsafe {
-        for v in 0..256 {
+        for (v, g) in (*(&raw mut IDT).cast::<[Gate; 256]>())
+            .iter_mut()
+            .enumerate()
+        {
             let dpl = if v == 3 || v == 4 { 3 } else { 0 };
             let ist = if v == 8 { IST_DOUBLE_FAULT as u64 } else { 0 };
-            IDT[v] = gate(super::trap::stub(v), dpl, ist);
+            *g = gate(super::trap::stub(v), dpl, ist);
         }
         let mut desc = [0u8; 10];
         desc[..2].copy_from_slice(&(256u16 * 16 - 1).to_le_bytes());

@@ -14,7 +14,7 @@ fn main(seed: u64) -> i32 {
     let mut want = Regs([0; 32]);
     let mut rng = user::rng::Rng::new(seed);
     for w in want.0.iter_mut() {
-        *w = rng.next();
+        *w = rng.next_u64();
     }
     let mut got = Regs([0; 32]);
     let start = kinfo::ticks();
@@ -41,7 +41,9 @@ fn main(seed: u64) -> i32 {
     };
     let ticks = kinfo::ticks() - start;
     let intact = want.0 == got.0;
-    user::println!("sse worker {seed}: {ticks} timer ticks while spinning, registers intact: {intact}");
+    user::println!(
+        "sse worker {seed}: {ticks} timer ticks while spinning, registers intact: {intact}"
+    );
     if !intact {
         1
     } else if ticks < 3 {

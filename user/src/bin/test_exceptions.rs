@@ -53,7 +53,11 @@ fn seen(v: u64) -> u64 {
 
 fn check(name: &str, v: u64, ok: bool) -> bool {
     let good = seen(v) == 1 && ok;
-    println!("{name}: delivered {} time(s), {}", seen(v), if good { "ok" } else { "WRONG" });
+    println!(
+        "{name}: delivered {} time(s), {}",
+        seen(v),
+        if good { "ok" } else { "WRONG" }
+    );
     good
 }
 
@@ -64,7 +68,9 @@ fn main(_: u64) -> i32 {
     // #DE: 2-byte `div ecx` with ecx = 0.
     let q: u32;
     // SAFETY: the handler skips the faulting div; registers are declared.
-    unsafe { asm!("xor edx, edx", "mov eax, 7", "xor ecx, ecx", "div ecx", out("eax") q, out("edx") _, out("ecx") _) };
+    unsafe {
+        asm!("xor edx, edx", "mov eax, 7", "xor ecx, ecx", "div ecx", out("eax") q, out("edx") _, out("ecx") _)
+    };
     all &= check("divide error", vector::DIVIDE, q == 7);
 
     // #BP from int3 (a trap: resumes after it).
@@ -90,7 +96,11 @@ fn main(_: u64) -> i32 {
     unsafe { core::ptr::write_volatile(p.add(3), 0xfeed) };
     // SAFETY: the page is mapped now.
     let v = unsafe { core::ptr::read_volatile(p.add(3)) };
-    all &= check("page fault", vector::PAGE_FAULT, v == 0xfeed && unsafe { LAST_ADDR } == PF_PAGE + 24);
+    all &= check(
+        "page fault",
+        vector::PAGE_FAULT,
+        v == 0xfeed && unsafe { LAST_ADDR } == PF_PAGE + 24,
+    );
 
     // #DB: single-step trap after setting TF.
     // SAFETY: the handler clears TF; flags are restored by popfq.

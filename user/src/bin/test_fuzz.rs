@@ -27,10 +27,22 @@ fn plausible(rng: &mut Rng, frames: u64, me: u64) -> u64 {
     match rng.below(8) {
         0 => 0,
         1 => rng.below(frames + 16),
-        2 => SCRATCH + rng.below(64) * 4096 + if rng.below(8) == 0 { rng.below(4096) } else { 0 },
+        2 => {
+            SCRATCH
+                + rng.below(64) * 4096
+                + if rng.below(8) == 0 {
+                    rng.below(4096)
+                } else {
+                    0
+                }
+        }
         3 => {
             let e = kinfo::env(rng.below(ENV_SLOTS as u64) as usize);
-            if e.id != 0 { e.id as u64 } else { me }
+            if e.id != 0 {
+                e.id as u64
+            } else {
+                me
+            }
         }
         4 => rng.below(4),
         5 => u64::MAX,
@@ -49,7 +61,7 @@ fn main(_: u64) -> i32 {
     let (mut ok, mut err) = (0u64, 0u64);
     while ok + err < CALLS {
         let n = if rng.below(20) == 0 {
-            rng.next()
+            rng.next_u64()
         } else {
             sc::BASE + rng.below(sc::END - sc::BASE)
         };
@@ -59,7 +71,11 @@ fn main(_: u64) -> i32 {
         }
         let mut a = [0u64; 6];
         for x in a.iter_mut() {
-            *x = if rng.below(2) == 0 { rng.next() } else { plausible(&mut rng, frames, me) };
+            *x = if rng.below(2) == 0 {
+                rng.next_u64()
+            } else {
+                plausible(&mut rng, frames, me)
+            };
         }
         if n == sc::DEBUG_WRITE {
             a[1] %= 64; // keep the console readable when the pointer is good
@@ -96,10 +112,12 @@ fn main(_: u64) -> i32 {
         let fi = kinfo::frame(f);
         match fi.state {
             frame_state::FREE => free += 1,
-            frame_state::USER | frame_state::PAGE_TABLE if fi.owner != 0 => {
-                if kinfo::env_by_id(fi.owner as u64).is_none_or(|e| e.state == env_state::FREE) {
-                    bad += 1;
-                }
+            frame_state::USER | frame_state::PAGE_TABLE
+                if fi.owner != 0
+                    && kinfo::env_by_id(fi.owner as u64)
+                        .is_none_or(|e| e.state == env_state::FREE) =>
+            {
+                bad += 1;
             }
             _ => {}
         }
