@@ -1,12 +1,15 @@
 //! Exceptions forwarded to user space (paper 001 §4.4).
 //!
-//! When code in an environment raises an exception, the kernel writes an
-//! [`ExceptionFrame`] into the save area the environment registered, then
-//! starts the handler at `entry` on the registered stack with `rdi` pointing
-//! to the save area. The handler may resume the faulting code itself,
-//! without entering the kernel, by restoring the registers from the frame
-//! and clearing `busy`. An exception raised while `busy` is still set kills
-//! the environment (the handler itself faulted).
+//! When code in an environment raises an exception, the kernel writes into
+//! the [`ExceptionFrame`] save area the environment registered: `busy = 1`,
+//! the vector, error code and faulting address, and of the registers only
+//! `rax`, `rcx`, `rip`, `rsp` and `rflags` (the ones delivery uses). It then
+//! starts the handler at `entry` on the registered stack with every other
+//! general register still holding the interrupted code's value, as Aegis did
+//! (paper 001 §4.4): the handler saves what it will use. It may resume the
+//! faulting code itself, without entering the kernel, by restoring the
+//! registers and clearing `busy`. An exception raised while `busy` is still
+//! set ends the environment (its handler itself faulted).
 
 /// User registers, as saved on an exception or by `env_get_regs`.
 #[repr(C)]

@@ -14,22 +14,28 @@ use abi::Error;
 /// "No environment" in the slot links.
 pub const NONE: u16 = u16::MAX;
 
-/// Where an environment's exceptions go (see `abi::exception`).
+/// Where an environment's exceptions go (see `abi::exception`). Read by
+/// the exception stub at a fixed offset from the saved registers: keep it
+/// right after `Env::tf`.
+#[repr(C)]
 #[derive(Clone, Copy, Debug)]
-pub struct Handler {
+pub struct ExcTarget {
+    /// Kernel address of the save area (0: no handler).
+    pub save: u64,
     pub entry: u64,
     pub stack: u64,
-    pub save_va: u64,
-    /// The pinned frame holding the save area, and the area's offset in it.
-    pub save_frame: u64,
-    pub save_offset: u64,
 }
+
+const _: () = assert!(core::mem::offset_of!(Env, exc) == 176);
 
 #[repr(C, align(64))]
 pub struct Env {
     /// Saved user registers. The CPU writes here directly on entry from
     /// user mode (it is the kernel entry stack, see `arch::trap`).
     pub tf: TrapFrame,
+    pub exc: ExcTarget,
+    /// The frame holding the save area, pinned while registered.
+    pub exc_frame: Option<u64>,
     pub fpu: FpuState,
     pub fs_base: u64,
     pub gs_base: u64,
@@ -38,9 +44,10 @@ pub struct Env {
     pub state: u32,
     pub exit_code: i32,
     generation: u32,
-    /// Frame of the top-level page table.
+    /// Frame of the top-level page table, and its physical address (the
+    /// value loaded into CR3 on a switch).
     pub pml4: u64,
-    pub handler: Option<Handler>,
+    pub cr3: u64,
     pub run_next: u16,
     pub run_prev: u16,
     first_child: u16,
@@ -73,6 +80,8 @@ impl Env {
             rsp: 0,
             ss: 0,
         },
+        exc: ExcTarget { save: 0, entry: 0, stack: 0 },
+        exc_frame: None,
         fpu: FpuState::INITIAL,
         fs_base: 0,
         gs_base: 0,
@@ -82,7 +91,7 @@ impl Env {
         exit_code: 0,
         generation: 0,
         pml4: 0,
-        handler: None,
+        cr3: 0,
         run_next: NONE,
         run_prev: NONE,
         first_child: NONE,
@@ -189,6 +198,7 @@ impl Kernel {
         e.parent = parent;
         e.state = env_state::STOPPED;
         e.pml4 = pml4;
+        e.cr3 = pml4 << 12;
         e.tf.cs = USER_CS as u64;
         e.tf.ss = USER_SS as u64;
         e.tf.rflags = FORCED_FLAGS;
@@ -245,8 +255,9 @@ impl Kernel {
             &mut |pte| frames.drop_ref(pagetable::frame_of(pte)),
             &mut |_| {},
         );
-        if let Some(h) = self.envs[s].handler.take() {
-            self.frames.drop_ref(h.save_frame);
+        self.envs[s].exc.save = 0;
+        if let Some(f) = self.envs[s].exc_frame.take() {
+            self.frames.drop_ref(f);
         }
         self.frames.release_owner(id);
         self.envs[s].pml4 = 0;

@@ -5,7 +5,6 @@
 use crate::arch::{cpu, fpu, percpu};
 use crate::env::NONE;
 use crate::state::Kernel;
-use abi::tables::env_state;
 
 impl Kernel {
     /// Adds slot `s` to the run queue (after the current one).
@@ -48,7 +47,8 @@ impl Kernel {
     }
 
     /// Runs the next environment in the queue (the current one again if it
-    /// is alone). If nothing can run, waits for an interrupt.
+    /// is alone). Inlined: it is the body of `yield`, a measured fast path.
+    #[inline(always)]
     pub fn schedule(&mut self) {
         let next = match self.envs[self.current].run_next {
             NONE => self.run_head,
@@ -66,16 +66,16 @@ impl Kernel {
         if s == self.current {
             return;
         }
+        // Saved even when the old environment just ended: harmless (its slot
+        // is reset before reuse) and it keeps the common path branch-free.
         let old = &mut self.envs[self.current];
-        if old.state == env_state::RUNNABLE {
-            fpu::save(&mut old.fpu);
-            (old.fs_base, old.gs_base) = fpu::save_bases();
-        }
+        fpu::save(&mut old.fpu);
+        (old.fs_base, old.gs_base) = fpu::save_bases();
         let new = &mut self.envs[s];
         fpu::restore(&new.fpu);
         fpu::restore_bases(new.fs_base, new.gs_base);
         // SAFETY: every environment's PML4 shares the kernel's upper half.
-        unsafe { cpu::set_cr3(new.pml4 << 12) };
+        unsafe { cpu::set_cr3(new.cr3) };
         percpu::set_current(&mut new.tf);
         self.current = s;
     }

@@ -2,7 +2,7 @@
 //! argument and answers bad input with a specific `abi::Error`.
 
 use crate::arch::{cpu, serial};
-use crate::env::{user_rflags, Handler};
+use crate::env::{user_rflags, ExcTarget};
 use crate::mm::PhysTables;
 use crate::pagetable::{self, NO_EXEC, PRESENT, USER, WRITABLE};
 use crate::state::{kernel, Kernel};
@@ -249,6 +249,7 @@ extern "sysv64" fn env_set_regs(env: u64, ptr: u64, _: u64, _: u64, _: u64, _: u
             (r.r8, r.r9, r.r10, r.r11, r.r12, r.r13, r.r14, r.r15);
         tf.rip = r.rip;
         tf.rflags = user_rflags(r.rflags);
+        tf.vector = 0; // resume with every register restored
         Ok(0)
     })())
 }
@@ -288,7 +289,7 @@ extern "sysv64" fn set_exception_handler(
     let k = kernel();
     ret((|| {
         let s = k.env_arg(env)?;
-        let handler = if entry == 0 {
+        let target = if entry == 0 {
             None
         } else {
             if entry >= EXPOSED_BASE || !(USER_MIN..=EXPOSED_BASE).contains(&stack) {
@@ -308,16 +309,14 @@ extern "sysv64" fn set_exception_handler(
             }
             let frame = pagetable::frame_of(pte);
             k.frames.add_ref(frame)?;
-            Some(Handler {
-                entry,
-                stack,
-                save_va: save,
-                save_frame: frame,
-                save_offset: save % PAGE_SIZE,
-            })
+            let kaddr = crate::mm::phys::<u8>((frame << 12) + save % PAGE_SIZE) as u64;
+            Some((frame, ExcTarget { save: kaddr, entry, stack }))
         };
-        if let Some(old) = core::mem::replace(&mut k.envs[s].handler, handler) {
-            k.frames.drop_ref(old.save_frame);
+        let e = &mut k.envs[s];
+        let old = core::mem::replace(&mut e.exc_frame, target.map(|t| t.0));
+        e.exc = target.map_or(ExcTarget { save: 0, entry: 0, stack: 0 }, |t| t.1);
+        if let Some(f) = old {
+            k.frames.drop_ref(f);
         }
         Ok(0)
     })())

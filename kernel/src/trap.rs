@@ -1,10 +1,11 @@
 //! What happens when user mode is interrupted: timer ticks preempt, and
-//! exceptions are forwarded to the environment's own handler (paper 001
-//! §4.4) or, if it has none, end the environment with a console message.
+//! exceptions the entry stub could not forward to the environment's own
+//! handler (paper 001 §4.4; see `arch::trap`) end the environment with a
+//! console message.
 
 use crate::arch::{apic, cpu, trap::TrapFrame};
 use crate::state::{kernel, Kernel};
-use abi::exception::{vector, ExceptionFrame, Regs};
+use abi::exception::{vector, Regs};
 use abi::tables::FAULT_EXIT_BASE;
 
 /// Entry from user mode. The stub passes the frame, which is the current
@@ -60,37 +61,17 @@ fn exception_name(v: u64) -> &'static str {
 }
 
 impl Kernel {
-    /// Forwards an exception of the current environment to its handler.
+    /// An exception the stub could not deliver (`arch::trap` delivers
+    /// whenever a handler is registered and not busy): the environment ends.
     fn exception(&mut self) {
         let tf = &self.envs[self.current].tf;
-        let fault_addr = if tf.vector == vector::PAGE_FAULT {
-            cpu::cr2()
+        let fault_addr = if tf.vector == vector::PAGE_FAULT { cpu::cr2() } else { 0 };
+        let context = if self.envs[self.current].exc.save != 0 {
+            " inside its exception handler"
         } else {
-            0
+            ""
         };
-        let Some(h) = self.envs[self.current].handler else {
-            return self.kill(fault_addr, "");
-        };
-        // SAFETY: the save area lies inside one frame the environment owns,
-        // pinned (reference held) while the handler is registered.
-        let frame = unsafe {
-            &mut *crate::mm::phys::<ExceptionFrame>((h.save_frame << 12) + h.save_offset)
-        };
-        if frame.busy != 0 {
-            return self.kill(fault_addr, " inside its exception handler");
-        }
-        *frame = ExceptionFrame {
-            busy: 1,
-            vector: tf.vector,
-            error_code: tf.error,
-            fault_addr,
-            regs: regs_of(tf),
-        };
-        let tf = &mut self.envs[self.current].tf;
-        tf.rip = h.entry;
-        tf.rsp = h.stack;
-        tf.rdi = h.save_va;
-        tf.rflags &= !(0x100 | 0x400); // no single-stepping, DF clear (ABI)
+        self.kill(fault_addr, context)
     }
 
     /// Ends the current environment for an exception it cannot handle.

@@ -1,7 +1,9 @@
 //! Handling this environment's own exceptions (paper 001 §4.4).
 //!
-//! The kernel writes an `ExceptionFrame` into `FRAME` and starts
-//! `exc_entry` on `STACK`. The entry calls the installed Rust handler, which
+//! The kernel writes the cause and the registers it used into `EXC_FRAME`
+//! and starts `exc_entry` on `STACK` with every other register still
+//! holding the interrupted code's value; the entry saves those into the
+//! frame too, then calls the installed Rust handler, which
 //! may change the saved registers (skip an instruction, say), then resumes
 //! the interrupted code *without entering the kernel*: it restores every
 //! register from the frame, clears `busy`, and returns through a two-word
@@ -53,7 +55,22 @@ static mut HANDLER: Option<Handler> = None;
 global_asm!(
     ".globl exc_entry",
     "exc_entry:",
-    "and rsp, -16",
+    // The kernel saved rax, rcx, rip, rsp and rflags; the rest are live.
+    "lea rax, [rip + EXC_FRAME]",
+    "mov [rax + 40], rbx",
+    "mov [rax + 56], rdx",
+    "mov [rax + 64], rsi",
+    "mov [rax + 72], rdi",
+    "mov [rax + 80], rbp",
+    "mov [rax + 96], r8",
+    "mov [rax + 104], r9",
+    "mov [rax + 112], r10",
+    "mov [rax + 120], r11",
+    "mov [rax + 128], r12",
+    "mov [rax + 136], r13",
+    "mov [rax + 144], r14",
+    "mov [rax + 152], r15",
+    "mov rdi, rax",
     "call {dispatch}",
     "lea rax, [rip + EXC_FRAME]",
     "mov rsp, [rax + 88]",      // interrupted rsp

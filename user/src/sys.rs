@@ -22,6 +22,22 @@ pub fn call(n: u64, a: [u64; 6]) -> i64 {
     r
 }
 
+/// Makes system call `n`, which takes no arguments.
+#[inline(always)]
+pub fn call0(n: u64) -> i64 {
+    let r: i64;
+    // SAFETY: as in `call`; the argument registers are only clobbered.
+    unsafe {
+        asm!("syscall",
+            inlateout("rax") n as i64 => r,
+            lateout("rdi") _, lateout("rsi") _, lateout("rdx") _,
+            lateout("r10") _, lateout("r8") _, lateout("r9") _,
+            lateout("rcx") _, lateout("r11") _,
+            options(nostack));
+    }
+    r
+}
+
 fn result(r: i64) -> Result<u64, Error> {
     if r >= 0 {
         Ok(r as u64)
@@ -58,7 +74,7 @@ pub fn protect(env: u64, va: u64, flags: u64) -> Result<u64, Error> {
     result(call(sc::PROTECT, [env, va, flags, 0, 0, 0]))
 }
 pub fn env_create() -> Result<u64, Error> {
-    result(call(sc::ENV_CREATE, [0; 6]))
+    result(call0(sc::ENV_CREATE))
 }
 pub fn env_destroy(env: u64) -> Result<u64, Error> {
     result(call(sc::ENV_DESTROY, [env, 0, 0, 0, 0, 0]))
@@ -85,14 +101,14 @@ pub fn set_exception_handler(env: u64, entry: u64, stack: u64, save: u64) -> Res
     ))
 }
 pub fn yield_now() {
-    call(sc::YIELD, [0; 6]);
+    call0(sc::YIELD);
 }
 pub fn exit(code: i32) -> ! {
     call(sc::EXIT, [code as u64, 0, 0, 0, 0, 0]);
     unreachable!("exit returned")
 }
 pub fn self_id() -> u64 {
-    call(sc::SELF_ID, [0; 6]) as u64
+    call0(sc::SELF_ID) as u64
 }
 pub fn shutdown(code: u64) -> Result<u64, Error> {
     result(call(sc::SHUTDOWN, [code, 0, 0, 0, 0, 0]))

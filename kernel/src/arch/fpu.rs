@@ -46,19 +46,18 @@ pub fn restore(s: &FpuState) {
 }
 
 /// The user's fs and gs bases (TLS pointers) while in the kernel: fs is
-/// live; gs is in KERNEL_GS_BASE after SWAPGS.
+/// live; the user's gs is swapped out (SWAPGS), so it is read and written
+/// between two SWAPGS. Uses the FSGSBASE instructions enabled in `init`.
 pub fn save_bases() -> (u64, u64) {
-    (
-        super::cpu::rdmsr(0xC000_0100),
-        super::cpu::rdmsr(0xC000_0102),
-    )
+    let (fs, gs): (u64, u64);
+    // SAFETY: reads only; the SWAPGS pair leaves the kernel gs in place.
+    unsafe { asm!("rdfsbase {f}", "swapgs", "rdgsbase {g}", "swapgs", f = out(reg) fs, g = out(reg) gs, options(nomem, nostack)) };
+    (fs, gs)
 }
 
 pub fn restore_bases(fs: u64, gs: u64) {
-    // SAFETY: user-chosen bases only affect user-mode fs/gs addressing;
-    // the kernel never uses fs and reloads its gs with SWAPGS.
-    unsafe {
-        super::cpu::wrmsr(0xC000_0100, fs);
-        super::cpu::wrmsr(0xC000_0102, gs);
-    }
+    // SAFETY: the values were read by `save_bases` (or are 0), so they are
+    // canonical; user bases only affect user-mode fs/gs addressing, and the
+    // SWAPGS pair leaves the kernel gs in place.
+    unsafe { asm!("wrfsbase {f}", "swapgs", "wrgsbase {g}", "swapgs", f = in(reg) fs, g = in(reg) gs, options(nomem, nostack)) };
 }

@@ -46,7 +46,8 @@ static mut GDT: [u64; 8] = [
 struct Stack([u8; 16384]);
 static mut DOUBLE_FAULT_STACK: Stack = Stack([0; 16384]);
 
-/// IST slot used for double faults (a fresh stack even if rsp is bad).
+/// IST slot for NMI, double fault and machine check (a fresh stack even if
+/// rsp is bad).
 pub const IST_DOUBLE_FAULT: u8 = 1;
 
 pub fn init() {

@@ -15,10 +15,10 @@ pub struct PerCpu {
     pub cur_tf: *mut TrapFrame,
     /// 24: `cur_tf + size_of::<TrapFrame>()` (also TSS.rsp0).
     pub cur_tf_top: u64,
-    /// 32: nonzero when the return to user mode must restore every
-    /// register with IRETQ (the environment changed or was interrupted).
-    pub iret_needed: u64,
-    /// 40: the frame of the environment that made the current system call.
+    /// 32: unused (keeps the offsets the stubs use).
+    _reserved: u64,
+    /// 40: the frame of the environment that made the current system call;
+    /// if it is no longer `cur_tf` on return, the call switched environments.
     pub caller_tf: *mut TrapFrame,
 }
 
@@ -27,7 +27,7 @@ pub static mut PERCPU: PerCpu = PerCpu {
     user_rsp: 0,
     cur_tf: core::ptr::null_mut(),
     cur_tf_top: 0,
-    iret_needed: 0,
+    _reserved: 0,
     caller_tf: core::ptr::null_mut(),
 };
 
@@ -51,7 +51,6 @@ pub fn set_current(tf: *mut TrapFrame) {
     unsafe {
         PERCPU.cur_tf = tf;
         PERCPU.cur_tf_top = top;
-        PERCPU.iret_needed = 1;
     }
     super::gdt::set_kernel_entry_stack(top);
 }

@@ -2,10 +2,12 @@
 //!
 //! Kernel calls clobber only the registers the System V ABI lets a function
 //! clobber, so the entry saves just what a switch to another environment
-//! needs (callee-saved registers, rip, rflags, rsp) and calls the handler
-//! straight from a table with the arguments still in registers. When the
-//! handler switched environments, the return goes through IRETQ with the
-//! new environment's full frame; otherwise SYSRETQ returns directly.
+//! needs (callee-saved registers, rip, rflags, rsp), marks the frame as a
+//! system-call frame (vector -1), and calls the handler straight from a
+//! table with the arguments still in registers. When the handler switched
+//! environments, `return_to_user` resumes the new one from its frame (with
+//! SYSRETQ again if it, too, was in a system call); otherwise SYSRETQ
+//! returns directly.
 //!
 //! Numbers outside the kernel's range are *reflected*: every register is
 //! saved and the environment's own handler (say, a Linux personality) gets
@@ -36,6 +38,7 @@ syscall_entry:
     movq %rsp, %gs:8
     movq %gs:16, %rsp
     movq %rsp, %gs:40
+    movq $-1, 120(%rsp)
     movq %rcx, 136(%rsp)
     movq %r11, 152(%rsp)
     movq %gs:8, %r11
@@ -53,9 +56,9 @@ syscall_entry:
     movq %r10, %rcx
     leaq {table}(%rip), %r11
     call *(%r11, %rax, 8)
-    cmpq $0, %gs:32
-    jne 1f
     movq %gs:16, %rcx
+    cmpq %rcx, %gs:40
+    jne 1f
     movq 152(%rcx), %r11
     movq 136(%rcx), %rcx
     xorl %edx, %edx
@@ -67,13 +70,16 @@ syscall_entry:
     movq %gs:8, %rsp
     swapgs
     sysretq
-    /* The handler switched: the caller gets its result when resumed. */
-1:  movq %gs:40, %rcx
-    movq %rax, 112(%rcx)
-    jmp return_to_user
+    /* The handler switched: the caller gets its result when resumed, and
+     * the new current environment (rcx) resumes from its frame. */
+1:  movq %gs:40, %rdx
+    movq %rax, 112(%rdx)
+    movq %rcx, %rsp
+    jmp resume_frame
     /* Not a kernel call: save everything and reflect it. */
 2:  addq ${base}, %rax
     movq %gs:16, %rcx
+    movq $0, 120(%rcx)
     movq %rax, 112(%rcx)
     movq %rdx, 88(%rcx)
     movq %rsi, 80(%rcx)

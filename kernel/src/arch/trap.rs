@@ -51,9 +51,62 @@ trap_stubs:
     pushq $0
     .endif
     pushq $vec
+    .if (vec < 32) && (vec != 2) && (vec != 8) && (vec != 18)
+    jmp exc_fast
+    .else
     jmp trap_common
+    .endif
     .set vec, vec + 1
     .endr
+
+    /* Exception delivery (paper 001 §4.4), Aegis-style: only the registers
+     * used here (rax, rcx) and the interrupt frame are written into the
+     * environment's save area; every other register reaches the handler
+     * live. Anything unusual (kernel mode, no handler, handler busy) takes
+     * the general path, which ends the environment. rsp = tf + 120 here;
+     * the environment's ExcTarget follows its TrapFrame (tf + 176). */
+exc_fast:
+    testb $3, 24(%rsp)
+    jz trap_common
+    swapgs
+    movq %rax, -8(%rsp)
+    movq %rcx, -24(%rsp)
+    movq 56(%rsp), %rax
+    testq %rax, %rax
+    jz 1f
+    cmpq $0, (%rax)
+    jne 1f
+    movq $1, (%rax)
+    movq 0(%rsp), %rcx
+    movq %rcx, 8(%rax)
+    movq 8(%rsp), %rcx
+    movq %rcx, 16(%rax)
+    xorl %ecx, %ecx
+    cmpq $14, 0(%rsp)
+    jne 2f
+    movq %cr2, %rcx
+2:  movq %rcx, 24(%rax)
+    movq -8(%rsp), %rcx
+    movq %rcx, 32(%rax)
+    movq -24(%rsp), %rcx
+    movq %rcx, 48(%rax)
+    movq 16(%rsp), %rcx
+    movq %rcx, 160(%rax)
+    movq 32(%rsp), %rcx
+    movq %rcx, 168(%rax)
+    movq 40(%rsp), %rcx
+    movq %rcx, 88(%rax)
+    movq 64(%rsp), %rcx
+    movq %rcx, 16(%rsp)
+    movq 72(%rsp), %rcx
+    movq %rcx, 40(%rsp)
+    andq $~0x500, 32(%rsp)
+    swapgs
+    addq $16, %rsp
+    iretq
+1:  movq -8(%rsp), %rax
+    movq -24(%rsp), %rcx
+    swapgs
 
 trap_common:
     pushq %rax
@@ -101,8 +154,11 @@ trap_common:
     /* Resume the current environment with every register from its frame. */
     .global return_to_user
 return_to_user:
-    movq $0, %gs:32
     movq %gs:16, %rsp
+    .global resume_frame
+resume_frame:
+    cmpq $-1, 120(%rsp)
+    je 3f
     popq %r15
     popq %r14
     popq %r13
@@ -121,6 +177,26 @@ return_to_user:
     addq $16, %rsp
     swapgs
     iretq
+    /* The environment last entered by SYSCALL: only what that path saved
+     * is live (see arch/syscall.rs); the rest was clobbered by the ABI. */
+3:  movq 0(%rsp), %r15
+    movq 8(%rsp), %r14
+    movq 16(%rsp), %r13
+    movq 24(%rsp), %r12
+    movq 64(%rsp), %rbp
+    movq 104(%rsp), %rbx
+    movq 112(%rsp), %rax
+    movq 136(%rsp), %rcx
+    movq 152(%rsp), %r11
+    xorl %edx, %edx
+    xorl %esi, %esi
+    xorl %edi, %edi
+    xorl %r8d, %r8d
+    xorl %r9d, %r9d
+    xorl %r10d, %r10d
+    movq 160(%rsp), %rsp
+    swapgs
+    sysretq
     "#,
     from_user = sym crate::trap::from_user,
     from_kernel = sym crate::trap::from_kernel,

@@ -1,0 +1,112 @@
+//! Veneer's side of `cargo xtask bench`: the microbenchmarks, printed in the
+//! harness's line format (see `xtask/src/bench/mod.rs`). Under QEMU's
+//! `-icount shift=0` the TSC counts guest instructions, so each `BENCH` line
+//! reports instructions for `iterations` operations.
+#![no_std]
+#![no_main]
+
+use abi::exception::{vector, ExceptionFrame};
+use abi::syscall as sc;
+use core::arch::asm;
+use user::{kinfo, println, spawn, sys};
+
+const ALL: &[&str] = &["calib", "null_syscall", "exception", "yield_pingpong"];
+
+fn rdtsc() -> u64 {
+    // SAFETY: RDTSC only reads the time-stamp counter; lfence keeps it
+    // from moving across the measured code.
+    unsafe { core::arch::x86_64::_mm_lfence() };
+    // SAFETY: as above.
+    unsafe { core::arch::x86_64::_rdtsc() }
+}
+
+fn calib(n: u64) {
+    for _ in 0..n {
+        // SAFETY: nops only; the loop's dec/jnz are the other two of 1000.
+        unsafe { asm!(".rept 998", "nop", ".endr", options(nomem, nostack)) };
+    }
+}
+
+fn null_syscall(n: u64) {
+    for _ in 0..n {
+        sys::call0(sc::SELF_ID);
+    }
+}
+
+fn skip_ud2(f: &mut ExceptionFrame) -> bool {
+    f.regs.rip += 2;
+    f.vector == vector::INVALID_OPCODE
+}
+
+fn exception(n: u64) {
+    for _ in 0..n {
+        // SAFETY: the installed handler skips the ud2.
+        unsafe { asm!("ud2") };
+    }
+}
+
+/// Root and a child yield to each other: `2n` one-way switches.
+fn yield_pingpong(n: u64) {
+    for _ in 0..n {
+        sys::yield_now();
+    }
+}
+
+fn main(_: u64) -> i32 {
+    let cmdline = kinfo::cmdline();
+    let mut words = cmdline
+        .split_whitespace()
+        .skip_while(|w| !w.starts_with("init="))
+        .skip(1);
+    let quick = cmdline.split_whitespace().any(|w| w == "quick");
+    let named: [Option<&str>; 8] = core::array::from_fn(|_| words.find(|w| *w != "quick"));
+    let wanted = |b: &&&str| named.iter().all(Option::is_none) || named.contains(&Some(**b));
+    user::print!("BENCH-PLAN");
+    for b in ALL.iter().filter(wanted) {
+        user::print!(" {b}");
+    }
+    println!();
+    user::exc::install(skip_ud2).unwrap();
+    let trials = if quick { 1 } else { 5 };
+    for b in ALL.iter().filter(wanted) {
+        let n: u64 = match (*b, quick) {
+            ("calib", q) => {
+                if q {
+                    100
+                } else {
+                    10_000
+                }
+            }
+            (_, true) => 100,
+            (_, false) => 20_000,
+        };
+        for _ in 0..trials {
+            let (iters, total) = match *b {
+                "yield_pingpong" => {
+                    let child = spawn::spawn("yielder", n).unwrap();
+                    sys::yield_now(); // let it reach its loop
+                    let t = rdtsc();
+                    yield_pingpong(n);
+                    let total = rdtsc() - t;
+                    spawn::wait(child).unwrap();
+                    (2 * n, total)
+                }
+                name => {
+                    let f: fn(u64) = match name {
+                        "calib" => calib,
+                        "null_syscall" => null_syscall,
+                        _ => exception,
+                    };
+                    let t = rdtsc();
+                    f(n);
+                    (n, rdtsc() - t)
+                }
+            };
+            println!("BENCH {b} {iters} {total}");
+        }
+    }
+    println!("BENCH-DONE");
+    0
+}
+
+user::entry!(main);
