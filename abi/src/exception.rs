@@ -64,6 +64,11 @@ pub mod vector {
     pub const X87: u64 = 16;
     pub const ALIGNMENT: u64 = 17;
     pub const SIMD: u64 = 19;
+    /// Not a CPU vector: a `syscall` whose number is not a kernel call,
+    /// reflected to the environment (a Linux personality, say). The frame
+    /// holds every register (`rip` is after the `syscall`); the handler puts
+    /// the result in `regs.rax` and resumes.
+    pub const SYSCALL: u64 = 256;
 
     /// Name of a vector, for messages.
     pub const fn name(v: u64) -> &'static str {
@@ -79,6 +84,7 @@ pub mod vector {
             X87 => "x87 floating-point error",
             ALIGNMENT => "alignment check",
             SIMD => "SIMD floating-point error",
+            SYSCALL => "reflected system call",
             _ => "exception",
         }
     }

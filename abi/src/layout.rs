@@ -6,7 +6,30 @@
 
 /// Lowest address a user mapping may use (page 0 stays unmapped).
 pub const USER_MIN: u64 = 0x1000;
-/// Start of the shared read-only window; user mappings must end below it.
+/// User mappings must end below this address.
+pub const USER_END: u64 = PAGE_TABLE_VA;
+/// Each environment's own page tables, mapped read-only (PML4 slot 254
+/// points to the PML4 itself), so a library can scan its address space
+/// without system calls (as ExOS's fork does, paper 000 §5.2.1). The entry
+/// mapping `va` is at `PAGE_TABLE_VA + (va >> 12) * 8` (for `va` below
+/// `USER_END`); see [`pte_va`].
+pub const PAGE_TABLE_VA: u64 = 254 << 39;
+
+/// Address of the read-only page-table entry at `level` (0 = the 4 KiB
+/// page entry, 3 = the PML4 entry) that maps `va`: the entry mapping an
+/// address is found through the self-map, and the entry one level up is the
+/// one mapping that entry's own address.
+pub const fn pte_va(va: u64, level: u32) -> u64 {
+    let mut a = va;
+    let mut l = 0;
+    while l <= level {
+        a = PAGE_TABLE_VA + ((a & 0x0000_7FFF_FFFF_FFFF) >> 12) * 8;
+        l += 1;
+    }
+    a
+}
+
+/// Start of the shared read-only window (PML4 slot 255).
 pub const EXPOSED_BASE: u64 = 0x7F80_0000_0000;
 /// The kernel information page ([`crate::tables::KernelInfo`]).
 pub const KINFO_VA: u64 = EXPOSED_BASE;
@@ -18,8 +41,9 @@ pub const FRAME_TABLE_VA: u64 = EXPOSED_BASE + 0x4000_0000;
 pub const BOOTFS_VA: u64 = EXPOSED_BASE + 0x40_0000_0000;
 /// Page size.
 pub const PAGE_SIZE: u64 = 4096;
+
 /// Top of the first environment's stack (the library OS uses the same
 /// layout for the programs it loads).
-pub const INIT_STACK_TOP: u64 = 0x7F00_0000_0000;
+pub const INIT_STACK_TOP: u64 = USER_END;
 /// Pages of stack the first environment starts with.
 pub const INIT_STACK_PAGES: u64 = 64;

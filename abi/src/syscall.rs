@@ -60,8 +60,15 @@ pub const SELF_ID: u64 = BASE + 15;
 /// environment may call it.
 pub const SHUTDOWN: u64 = BASE + 16;
 
+/// `map_from(env, va, src_va, flags)`: map the frame the caller has at its
+/// own `src_va` into `env` (the caller or a descendant) at `va`, with
+/// `flags` no wider than the caller's own rights there. This is how a
+/// process passes on pages it can use but does not own (shared memory it
+/// inherited, copy-on-write pages at fork).
+pub const MAP_FROM: u64 = BASE + 17;
+
 /// One past the last kernel call.
-pub const END: u64 = BASE + 17;
+pub const END: u64 = BASE + 18;
 
 /// Argument to `frame_alloc`: any free frame will do.
 pub const FRAME_ANY: u64 = u64::MAX;

@@ -80,7 +80,11 @@ impl Env {
             rsp: 0,
             ss: 0,
         },
-        exc: ExcTarget { save: 0, entry: 0, stack: 0 },
+        exc: ExcTarget {
+            save: 0,
+            entry: 0,
+            stack: 0,
+        },
         exc_frame: None,
         fpu: FpuState::INITIAL,
         fs_base: 0,
@@ -191,6 +195,8 @@ impl Kernel {
         let table = tables.table(pml4);
         table.fill(0);
         table[mm::SHARED_SLOTS].copy_from_slice(&shared[mm::SHARED_SLOTS]);
+        table[mm::SELF_MAP_SLOT] =
+            pml4 << 12 | pagetable::PRESENT | pagetable::USER | pagetable::NO_EXEC;
         let e = &mut self.envs[s];
         *e = Env::EMPTY;
         e.generation = generation;

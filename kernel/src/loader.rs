@@ -5,7 +5,7 @@
 use crate::mm::PhysTables;
 use crate::pagetable::{self, NO_EXEC, PRESENT, USER, WRITABLE};
 use crate::state::Kernel;
-use abi::layout::{EXPOSED_BASE, INIT_STACK_PAGES, INIT_STACK_TOP, USER_MIN};
+use abi::layout::{INIT_STACK_PAGES, INIT_STACK_TOP, USER_END, USER_MIN};
 use abi::tables::frame_state;
 use binfmt::elf::{Elf, PF_W, PF_X, PT_LOAD};
 
@@ -22,7 +22,7 @@ impl Kernel {
         let path = core::str::from_utf8(&path[..p.len() + name.len()]).map_err(|_| "bad name")?;
         let file =
             binfmt::cpio::find(bootfs, path).ok_or("no such program in the boot file system")?;
-        let elf = Elf::parse(file.data, USER_MIN, EXPOSED_BASE, 0).map_err(|e| e.describe())?;
+        let elf = Elf::parse(file.data, USER_MIN, USER_END, 0).map_err(|e| e.describe())?;
         let s = self.env_create(0).map_err(|e| e.name())?;
         for seg in elf.segments().filter(|s| s.kind == PT_LOAD) {
             let mut rights = PRESENT | USER;

@@ -17,7 +17,10 @@ pub const KERNEL_BASE: u64 = 0xFFFF_FFFF_8000_0000;
 /// The PML4 slots every address space shares.
 pub const SHARED_SLOTS: core::ops::Range<usize> = 255..512;
 /// The PML4 slots that belong to each environment.
-pub const USER_SLOTS: core::ops::Range<usize> = 0..255;
+pub const USER_SLOTS: core::ops::Range<usize> = 0..254;
+/// The slot that maps each environment's page tables read-only
+/// (`abi::layout::PAGE_TABLE_VA`).
+pub const SELF_MAP_SLOT: usize = 254;
 
 const GIB: u64 = 1 << 30;
 

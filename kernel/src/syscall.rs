@@ -7,8 +7,8 @@ use crate::mm::PhysTables;
 use crate::pagetable::{self, NO_EXEC, PRESENT, USER, WRITABLE};
 use crate::state::{kernel, Kernel};
 use crate::uaccess;
-use abi::exception::{ExceptionFrame, Regs};
-use abi::layout::{EXPOSED_BASE, PAGE_SIZE, USER_MIN};
+use abi::exception::{vector, ExceptionFrame, Regs};
+use abi::layout::{PAGE_SIZE, USER_END, USER_MIN};
 use abi::syscall::{self as sc, map as mapflags, FRAME_ANY};
 use abi::tables::{env_state, frame_state};
 use abi::Error;
@@ -36,6 +36,7 @@ pub static TABLE: [Call; (sc::END - sc::BASE) as usize] = [
     exit,
     self_id,
     shutdown,
+    map_from,
 ];
 
 fn ret(r: Result<u64, Error>) -> i64 {
@@ -45,16 +46,40 @@ fn ret(r: Result<u64, Error>) -> i64 {
     }
 }
 
-/// Called for numbers outside the kernel's range. Reflection to a
-/// registered handler comes with the library OS; until then the call fails.
+/// Called for numbers outside the kernel's range, with every register in
+/// the frame: reflected to the environment's handler as the pseudo-vector
+/// `SYSCALL` (the kernel knows no other system-call ABI), or refused.
 pub extern "C" fn reflect() {
     let k = kernel();
-    k.envs[k.current].tf.rax = Error::NoSuchCall.as_result() as u64;
+    let e = &mut k.envs[k.current];
+    if e.exc.save == 0 {
+        e.tf.rax = Error::NoSuchCall.as_result() as u64;
+        return;
+    }
+    // SAFETY: `exc.save` is the kernel address of the registered save area,
+    // in a frame pinned while registered.
+    let frame = unsafe { &mut *(e.exc.save as *mut ExceptionFrame) };
+    if frame.busy != 0 {
+        crate::kprintln!(
+            "env {:#x} made a system call inside its exception handler",
+            e.id
+        );
+        return k.exit_current(abi::tables::FAULT_EXIT_BASE - vector::SYSCALL as i32);
+    }
+    *frame = ExceptionFrame {
+        busy: 1,
+        vector: vector::SYSCALL,
+        error_code: 0,
+        fault_addr: 0,
+        regs: crate::trap::regs_of(&e.tf),
+    };
+    e.tf.rip = e.exc.entry;
+    e.tf.rsp = e.exc.stack;
 }
 
 /// A page-aligned user address below the exposed window.
 fn user_page(va: u64) -> Result<u64, Error> {
-    if !va.is_multiple_of(PAGE_SIZE) || !(USER_MIN..EXPOSED_BASE).contains(&va) {
+    if !va.is_multiple_of(PAGE_SIZE) || !(USER_MIN..USER_END).contains(&va) {
         return Err(Error::BadAddress);
     }
     Ok(va)
@@ -93,6 +118,28 @@ impl Kernel {
             return Err(Error::NotOwner);
         }
         Ok(owner)
+    }
+
+    /// Maps `frame` at `va` in slot `s`'s space with page-table rights
+    /// `pte`, counting the mapping; tables are charged to `s`.
+    fn bind(&mut self, s: usize, va: u64, frame: u64, pte: u64) -> Result<u64, Error> {
+        let id = self.envs[s].id;
+        self.frames.add_ref(frame)?;
+        let frames = &mut self.frames;
+        let r = pagetable::map(
+            &mut PhysTables,
+            self.envs[s].pml4,
+            va,
+            frame << 12 | pte,
+            &mut || frames.alloc(None, id, frame_state::PAGE_TABLE),
+        );
+        if let Err(e) = r {
+            self.frames.drop_ref(frame);
+            return Err(e);
+        }
+        self.kinfo.free_frames = self.frames.free_count();
+        self.publish(s);
+        Ok(0)
     }
 
     fn flush(&self, env: usize, va: u64) {
@@ -167,23 +214,24 @@ extern "sysv64" fn map(env: u64, va: u64, frame: u64, flags: u64, _: u64, _: u64
         let va = user_page(va)?;
         let pte = rights(flags)?;
         k.own_frame(frame)?;
-        let id = k.envs[s].id;
-        k.frames.add_ref(frame)?;
-        let frames = &mut k.frames;
-        let r = pagetable::map(
-            &mut PhysTables,
-            k.envs[s].pml4,
-            va,
-            frame << 12 | pte,
-            &mut || frames.alloc(None, id, frame_state::PAGE_TABLE),
-        );
-        if let Err(e) = r {
-            k.frames.drop_ref(frame);
-            return Err(e);
+        k.bind(s, va, frame, pte)
+    })())
+}
+
+extern "sysv64" fn map_from(env: u64, va: u64, src: u64, flags: u64, _: u64, _: u64) -> i64 {
+    let k = kernel();
+    ret((|| {
+        let s = k.env_arg(env)?;
+        let va = user_page(va)?;
+        let pte = rights(flags)?;
+        let have = pagetable::lookup(&mut PhysTables, k.pml4(), user_page(src)?)
+            .ok_or(Error::NotMapped)?;
+        let more_write = pte & WRITABLE != 0 && have & WRITABLE == 0;
+        let more_exec = pte & NO_EXEC == 0 && have & NO_EXEC != 0;
+        if more_write || more_exec {
+            return Err(Error::NotPermitted);
         }
-        k.kinfo.free_frames = k.frames.free_count();
-        k.publish(s);
-        Ok(0)
+        k.bind(s, va, pagetable::frame_of(have), pte)
     })())
 }
 
@@ -238,7 +286,7 @@ extern "sysv64" fn env_set_regs(env: u64, ptr: u64, _: u64, _: u64, _: u64, _: u
     ret((|| {
         let s = k.child_arg(env)?;
         let r: Regs = uaccess::read_value(k.pml4(), ptr)?;
-        if r.rip >= EXPOSED_BASE || r.rsp >= 1 << 47 {
+        if r.rip >= USER_END || r.rsp >= 1 << 47 {
             return Err(Error::BadRegs);
         }
         let tf = &mut k.envs[s].tf;
@@ -292,13 +340,13 @@ extern "sysv64" fn set_exception_handler(
         let target = if entry == 0 {
             None
         } else {
-            if entry >= EXPOSED_BASE || !(USER_MIN..=EXPOSED_BASE).contains(&stack) {
+            if entry >= USER_END || !(USER_MIN..=USER_END).contains(&stack) {
                 return Err(Error::BadAddress);
             }
             let size = core::mem::size_of::<ExceptionFrame>() as u64;
             if !save.is_multiple_of(8)
                 || save / PAGE_SIZE != (save + size - 1) / PAGE_SIZE
-                || save >= EXPOSED_BASE
+                || save >= USER_END
             {
                 return Err(Error::BadPointer);
             }
@@ -310,11 +358,25 @@ extern "sysv64" fn set_exception_handler(
             let frame = pagetable::frame_of(pte);
             k.frames.add_ref(frame)?;
             let kaddr = crate::mm::phys::<u8>((frame << 12) + save % PAGE_SIZE) as u64;
-            Some((frame, ExcTarget { save: kaddr, entry, stack }))
+            Some((
+                frame,
+                ExcTarget {
+                    save: kaddr,
+                    entry,
+                    stack,
+                },
+            ))
         };
         let e = &mut k.envs[s];
         let old = core::mem::replace(&mut e.exc_frame, target.map(|t| t.0));
-        e.exc = target.map_or(ExcTarget { save: 0, entry: 0, stack: 0 }, |t| t.1);
+        e.exc = target.map_or(
+            ExcTarget {
+                save: 0,
+                entry: 0,
+                stack: 0,
+            },
+            |t| t.1,
+        );
         if let Some(f) = old {
             k.frames.drop_ref(f);
         }

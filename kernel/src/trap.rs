@@ -65,7 +65,11 @@ impl Kernel {
     /// whenever a handler is registered and not busy): the environment ends.
     fn exception(&mut self) {
         let tf = &self.envs[self.current].tf;
-        let fault_addr = if tf.vector == vector::PAGE_FAULT { cpu::cr2() } else { 0 };
+        let fault_addr = if tf.vector == vector::PAGE_FAULT {
+            cpu::cr2()
+        } else {
+            0
+        };
         let context = if self.envs[self.current].exc.save != 0 {
             " inside its exception handler"
         } else {

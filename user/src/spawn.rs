@@ -5,7 +5,7 @@
 
 use crate::sys;
 use abi::exception::Regs;
-use abi::layout::{EXPOSED_BASE, INIT_STACK_PAGES, INIT_STACK_TOP, USER_MIN};
+use abi::layout::{INIT_STACK_PAGES, INIT_STACK_TOP, USER_END, USER_MIN};
 use abi::syscall::{map as mf, ENV_SELF, FRAME_ANY};
 use abi::tables::env_state;
 use abi::Error;
@@ -35,7 +35,7 @@ pub fn spawn(name: &str, arg: u64) -> Result<u64, SpawnError> {
     path[4..4 + n].copy_from_slice(&name.as_bytes()[..n]);
     let path = core::str::from_utf8(&path[..4 + n]).map_err(|_| SpawnError::NotFound)?;
     let data = crate::bootfs::find(path).ok_or(SpawnError::NotFound)?;
-    let elf = Elf::parse(data, USER_MIN, EXPOSED_BASE, 0).map_err(SpawnError::BadElf)?;
+    let elf = Elf::parse(data, USER_MIN, USER_END, 0).map_err(SpawnError::BadElf)?;
     let child = sys::env_create()?;
     match load(child, &elf) {
         Ok(()) => {}

@@ -67,6 +67,9 @@ pub fn frame_free(frame: u64) -> Result<u64, Error> {
 pub fn map(env: u64, va: u64, frame: u64, flags: u64) -> Result<u64, Error> {
     result(call(sc::MAP, [env, va, frame, flags, 0, 0]))
 }
+pub fn map_from(env: u64, va: u64, src: u64, flags: u64) -> Result<u64, Error> {
+    result(call(sc::MAP_FROM, [env, va, src, flags, 0, 0]))
+}
 pub fn unmap(env: u64, va: u64) -> Result<u64, Error> {
     result(call(sc::UNMAP, [env, va, 0, 0, 0, 0]))
 }

@@ -51,7 +51,9 @@ pub fn restore(s: &FpuState) {
 pub fn save_bases() -> (u64, u64) {
     let (fs, gs): (u64, u64);
     // SAFETY: reads only; the SWAPGS pair leaves the kernel gs in place.
-    unsafe { asm!("rdfsbase {f}", "swapgs", "rdgsbase {g}", "swapgs", f = out(reg) fs, g = out(reg) gs, options(nomem, nostack)) };
+    unsafe {
+        asm!("rdfsbase {f}", "swapgs", "rdgsbase {g}", "swapgs", f = out(reg) fs, g = out(reg) gs, options(nomem, nostack))
+    };
     (fs, gs)
 }
 
@@ -59,5 +61,7 @@ pub fn restore_bases(fs: u64, gs: u64) {
     // SAFETY: the values were read by `save_bases` (or are 0), so they are
     // canonical; user bases only affect user-mode fs/gs addressing, and the
     // SWAPGS pair leaves the kernel gs in place.
-    unsafe { asm!("wrfsbase {f}", "swapgs", "wrgsbase {g}", "swapgs", f = in(reg) fs, g = in(reg) gs, options(nomem, nostack)) };
+    unsafe {
+        asm!("wrfsbase {f}", "swapgs", "wrgsbase {g}", "swapgs", f = in(reg) fs, g = in(reg) gs, options(nomem, nostack))
+    };
 }

@@ -36,7 +36,11 @@ pub fn init() {
             let dpl = if v == 3 || v == 4 { 3 } else { 0 };
             // NMI, double fault and machine check get a stack of their own: they
             // may arrive while rsp points into an environment's save area.
-            let ist = if matches!(v, 2 | 8 | 18) { IST_DOUBLE_FAULT as u64 } else { 0 };
+            let ist = if matches!(v, 2 | 8 | 18) {
+                IST_DOUBLE_FAULT as u64
+            } else {
+                0
+            };
             *g = gate(super::trap::stub(v), dpl, ist);
         }
         let mut desc = [0u8; 10];

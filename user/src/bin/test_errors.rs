@@ -116,6 +116,11 @@ fn main(_: u64) -> i32 {
         BadAddress,
     );
     expect(
+        "map over the page-table window",
+        sys::map(ENV_SELF, abi::layout::PAGE_TABLE_VA, f, 0),
+        BadAddress,
+    );
+    expect(
         "map kernel half",
         sys::map(ENV_SELF, 0xffff_8000_0000_0000, f, 0),
         BadAddress,
@@ -130,6 +135,21 @@ fn main(_: u64) -> i32 {
     sys::map(ENV_SELF, va, f, mf::WRITE).unwrap();
     expect("map twice", sys::map(ENV_SELF, va, f, 0), AlreadyMapped);
     expect("free mapped frame", sys::frame_free(f), FrameMapped);
+    expect(
+        "map_from unmapped source",
+        sys::map_from(ENV_SELF, va + 8192, va + 4096, 0),
+        NotMapped,
+    );
+    sys::protect(ENV_SELF, va, 0).unwrap();
+    expect(
+        "map_from wider than held",
+        sys::map_from(ENV_SELF, va + 8192, va, mf::WRITE),
+        NotPermitted,
+    );
+    sys::map_from(ENV_SELF, va + 8192, va, 0).unwrap();
+    expect("free doubly mapped frame", sys::frame_free(f), FrameMapped);
+    sys::unmap(ENV_SELF, va + 8192).unwrap();
+    sys::protect(ENV_SELF, va, mf::WRITE).unwrap();
     expect("protect bad flags", sys::protect(ENV_SELF, va, 8), BadFlags);
     expect(
         "protect unmapped",
