@@ -42,11 +42,13 @@ pub enum Error {
     FrameMapped = 16,
     /// The environment is not in a state that allows this call.
     BadState = 17,
+    /// No free time slice (or not the one named).
+    NoSlice = 18,
 }
 
 impl Error {
     /// Every error, in code order (for tests and documentation).
-    pub const ALL: [Error; 17] = [
+    pub const ALL: [Error; 18] = [
         Error::NoSuchCall,
         Error::BadPointer,
         Error::BadLength,
@@ -64,6 +66,7 @@ impl Error {
         Error::BadRegs,
         Error::FrameMapped,
         Error::BadState,
+        Error::NoSlice,
     ];
 
     /// Decodes a negative system-call result.
@@ -97,6 +100,7 @@ impl Error {
             Error::BadRegs => "bad register value",
             Error::FrameMapped => "frame still mapped",
             Error::BadState => "environment in wrong state",
+            Error::NoSlice => "time slice not available",
         }
     }
 }

@@ -33,6 +33,10 @@ pub const fn pte_va(va: u64, level: u32) -> u64 {
 pub const EXPOSED_BASE: u64 = 0x7F80_0000_0000;
 /// The kernel information page ([`crate::tables::KernelInfo`]).
 pub const KINFO_VA: u64 = EXPOSED_BASE;
+/// The time-slice vector ([`crate::tables::SliceVector`]).
+pub const SLICES_VA: u64 = EXPOSED_BASE + 0x1000;
+/// The clock page ([`crate::tables::Clock`]).
+pub const CLOCK_VA: u64 = EXPOSED_BASE + 0x2000;
 /// The environment table ([`crate::tables::EnvInfo`] per slot).
 pub const ENV_TABLE_VA: u64 = EXPOSED_BASE + 0x20_0000;
 /// The physical frame table ([`crate::tables::FrameInfo`] per frame).

@@ -67,8 +67,35 @@ pub const SHUTDOWN: u64 = BASE + 16;
 /// inherited, copy-on-write pages at fork).
 pub const MAP_FROM: u64 = BASE + 17;
 
+/// `slice_alloc(env, position)`: give `env` (the caller or a descendant)
+/// the time slice at `position` in the slice vector, or any free one if
+/// `position == SLICE_ANY`. Returns the position.
+pub const SLICE_ALLOC: u64 = BASE + 18;
+/// `slice_free(position)`: free a slice owned by the caller or a descendant.
+pub const SLICE_FREE: u64 = BASE + 19;
+/// `yield_to(env)`: give the rest of the current slice to `env` (directed
+/// yield). It must be runnable.
+pub const YIELD_TO: u64 = BASE + 20;
+/// `set_pct_entry(env, entry, stack)`: where protected control transfers
+/// into `env` (the caller or a descendant) start (`entry == 0` closes it).
+pub const SET_PCT_ENTRY: u64 = BASE + 21;
+/// `pct(target, flags)`: protected control transfer into `target`
+/// (paper 001 §4.6). The registers `rdx r8 r9 r10 rbx rbp r12-r15` are the
+/// message and reach the target untouched; `rax` holds the caller's id on
+/// arrival. If `target` awaits a reply from the caller, it resumes where it
+/// called; otherwise it starts at its entry point on its entry stack.
+/// `flags & PCT_SYNC`: synchronous — the caller waits for the reply and its
+/// slices run the target meanwhile; otherwise asynchronous — only the rest
+/// of this slice is donated.
+pub const PCT: u64 = BASE + 22;
+
 /// One past the last kernel call.
-pub const END: u64 = BASE + 18;
+pub const END: u64 = BASE + 23;
+
+/// `slice_alloc` position meaning "any free slice".
+pub const SLICE_ANY: u64 = u64::MAX;
+/// `pct` flag: synchronous transfer.
+pub const PCT_SYNC: u64 = 1;
 
 /// Argument to `frame_alloc`: any free frame will do.
 pub const FRAME_ANY: u64 = u64::MAX;

@@ -75,6 +75,35 @@ pub struct EnvInfo {
     pub exit_code: i32,
     /// Frames charged to this environment (page tables included).
     pub frames: u64,
+    /// Time slices it owns in the slice vector.
+    pub slices: u32,
+    /// Slot of the environment whose reply it awaits after a synchronous
+    /// protected control transfer (`u32::MAX` when not waiting).
+    pub waiting_on: u32,
+}
+
+/// Number of time slices in the CPU's slice vector (paper 001 §4.2.1).
+pub const SLICES: usize = 64;
+
+/// The time-slice vector at [`crate::layout::SLICES_VA`]: the scheduler
+/// runs each slice's owner in turn, one slice per timer tick.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct SliceVector {
+    /// The slice being run now.
+    pub position: u64,
+    /// Owner environment id of each slice (0: free).
+    pub owner: [u32; SLICES],
+}
+
+/// The clock page at [`crate::layout::CLOCK_VA`].
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Clock {
+    /// Timer ticks (slice boundaries) since boot.
+    pub ticks: u64,
+    /// Nanoseconds of guest time per tick.
+    pub tick_ns: u64,
 }
 
 /// Values of [`EnvInfo::state`].

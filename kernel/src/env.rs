@@ -48,8 +48,14 @@ pub struct Env {
     /// value loaded into CR3 on a switch).
     pub pml4: u64,
     pub cr3: u64,
-    pub run_next: u16,
-    pub run_prev: u16,
+    /// The slot whose reply this environment awaits after a synchronous
+    /// protected control transfer (`NONE` when not waiting).
+    pub waiting_on: u16,
+    /// Number of time slices it owns.
+    pub slices: u32,
+    /// Where protected control transfers into this environment start.
+    pub pct_entry: u64,
+    pub pct_stack: u64,
     first_child: u16,
     next_sibling: u16,
 }
@@ -96,8 +102,10 @@ impl Env {
         generation: 0,
         pml4: 0,
         cr3: 0,
-        run_next: NONE,
-        run_prev: NONE,
+        waiting_on: NONE,
+        slices: 0,
+        pct_entry: 0,
+        pct_stack: 0,
         first_child: NONE,
         next_sibling: NONE,
     };
@@ -250,7 +258,8 @@ impl Kernel {
     /// Gives back everything slot `s` holds: its address space, its pinned
     /// exception save area and every frame charged to it.
     fn release(&mut self, s: usize) {
-        self.run_remove(s);
+        self.slices_release(s);
+        self.end_waits_on(s);
         let id = self.envs[s].id;
         let pml4 = self.envs[s].pml4;
         let frames = &mut self.frames;
@@ -301,6 +310,12 @@ impl Kernel {
             state: e.state,
             exit_code: e.exit_code,
             frames: self.frames.owned_count(e.id),
+            slices: e.slices,
+            waiting_on: if e.waiting_on == NONE {
+                u32::MAX
+            } else {
+                e.waiting_on as u32
+            },
         };
     }
 }
@@ -308,7 +323,7 @@ impl Kernel {
 static mut ENVS: [Env; ENV_SLOTS] = [Env::EMPTY; ENV_SLOTS];
 
 /// The environment table (called once, at boot).
-pub fn table() -> &'static mut [Env] {
+pub fn table() -> &'static mut [Env; ENV_SLOTS] {
     // SAFETY: handed out once, to the kernel state, which owns it from then.
     unsafe { &mut *(&raw mut ENVS).cast::<[Env; ENV_SLOTS]>() }
 }

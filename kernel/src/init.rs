@@ -5,7 +5,7 @@ use crate::bootinfo::{BootInfo, Phys};
 use crate::frames::{Frames, Link};
 use crate::mm::{self, EarlyAlloc};
 use crate::state::{self, Kernel};
-use abi::layout::{BOOTFS_VA, ENV_TABLE_VA, FRAME_TABLE_VA, KINFO_VA};
+use abi::layout::{BOOTFS_VA, CLOCK_VA, ENV_TABLE_VA, FRAME_TABLE_VA, KINFO_VA, SLICES_VA};
 use abi::tables::{EnvInfo, FrameInfo, KernelInfo, ENV_SLOTS};
 
 /// Physical memory under the boot identity map (first 4 GiB).
@@ -67,10 +67,14 @@ pub extern "C" fn kmain(magic: u32, info: u32) -> ! {
     let ft = early.alloc(ft_pages);
     let links = early.alloc(pages(nframes * core::mem::size_of::<Link>() as u64));
     let kinfo = early.alloc(1);
+    let slices = early.alloc(1);
+    let clock = early.alloc(1);
     let et_pages = pages((ENV_SLOTS * core::mem::size_of::<EnvInfo>()) as u64);
     let et = early.alloc(et_pages);
     crate::exposed::map(kernel_pml4, FRAME_TABLE_VA, ft, ft_pages, &mut early);
     crate::exposed::map(kernel_pml4, KINFO_VA, kinfo, 1, &mut early);
+    crate::exposed::map(kernel_pml4, SLICES_VA, slices, 1, &mut early);
+    crate::exposed::map(kernel_pml4, CLOCK_VA, clock, 1, &mut early);
     crate::exposed::map(kernel_pml4, ENV_TABLE_VA, et, et_pages, &mut early);
     let bootfs = boot.module.unwrap_or_default();
     let bootfs_len = bootfs.end - bootfs.start;
@@ -134,8 +138,13 @@ pub extern "C" fn kmain(magic: u32, info: u32) -> ! {
         kernel_pml4,
         current: 0,
         root: 0,
-        run_head: crate::env::NONE,
+        slices: &mut table(slices, 1)[0],
+        clock: &mut table(clock, 1)[0],
+        slice_env: [crate::env::NONE; 256],
+        next_used: [crate::env::NONE as u8; 256],
+        slice_pos: 0,
     });
+    state::kernel().clock.tick_ns = crate::arch::apic::TICK_NS;
     let k = state::kernel();
     // SAFETY: the boot module is mapped in the physical window and never
     // written: it is kernel-owned and exposed read-only.
@@ -148,6 +157,9 @@ pub extern "C" fn kmain(magic: u32, info: u32) -> ! {
         Err(why) => panic!("cannot start the first environment `{init}`: {why}"),
     };
     k.root = root;
+    if let Err(e) = k.slice_alloc(root, Some(0)) {
+        panic!("cannot give the first environment a time slice: {e:?}");
+    }
     kprintln!("starting {init} as environment {:#x}", k.envs[root].id);
     apic::init();
     k.switch_to(root);

@@ -9,6 +9,7 @@
 #![cfg_attr(not(test), no_std)]
 
 pub mod bootinfo;
+pub mod cap;
 pub mod frames;
 pub mod pagetable;
 
@@ -32,6 +33,8 @@ mod loader;
 mod mm;
 #[cfg(target_os = "none")]
 mod panic;
+#[cfg(target_os = "none")]
+mod pct;
 #[cfg(target_os = "none")]
 mod sched;
 #[cfg(target_os = "none")]

@@ -59,7 +59,6 @@ impl Kernel {
         e.tf.rip = elf.entry;
         e.tf.rsp = INIT_STACK_TOP;
         e.state = abi::tables::env_state::RUNNABLE;
-        self.run_insert(s);
         self.publish(s);
         self.kinfo.free_frames = self.frames.free_count();
         Ok(s)

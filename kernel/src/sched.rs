@@ -1,64 +1,129 @@
-//! Round-robin scheduling over a circular run queue, and switching the CPU
-//! between environments (registers stay in place; FPU/SSE state, the TLS
-//! bases and the address space are swapped).
+//! The CPU as a vector of time slices (paper 001 §4.2.1). Environments own
+//! slices by position; each timer tick ends a slice and the scheduler runs
+//! the owner of the next owned slice, skipping owners that cannot run. A
+//! synchronous protected control transfer donates the caller's slices to
+//! its callee until the reply (`Env::waiting_on`). Switching keeps the
+//! registers in place (they live in the environment's frame) and swaps
+//! FPU/SSE state, the TLS bases and the address space.
 
 use crate::arch::{cpu, fpu, percpu};
 use crate::env::NONE;
 use crate::state::Kernel;
+use abi::tables::{env_state, SLICES};
+use abi::Error;
+
+/// Longest chain of synchronous calls followed to find who runs a slice.
+const MAX_DONATION_CHAIN: usize = 8;
 
 impl Kernel {
-    /// Adds slot `s` to the run queue (after the current one).
-    pub fn run_insert(&mut self, s: usize) {
-        let s16 = s as u16;
-        if self.run_head == NONE {
-            self.run_head = s16;
-            self.envs[s].run_next = s16;
-            self.envs[s].run_prev = s16;
-            return;
-        }
-        let after = if self.envs[self.current].run_next != NONE {
-            self.current as u16
-        } else {
-            self.run_head
+    /// Gives slice `pos` (or any free one) to slot `s`.
+    pub fn slice_alloc(&mut self, s: usize, pos: Option<u64>) -> Result<u64, Error> {
+        let p = match pos {
+            None => (0..SLICES)
+                .find(|&p| self.slice_env[p] == NONE)
+                .ok_or(Error::NoSlice)?,
+            Some(p) if (p as usize) < SLICES && self.slice_env[p as usize] == NONE => p as usize,
+            Some(_) => return Err(Error::NoSlice),
         };
-        let next = self.envs[after as usize].run_next;
-        self.envs[s].run_prev = after;
-        self.envs[s].run_next = next;
-        self.envs[after as usize].run_next = s16;
-        self.envs[next as usize].run_prev = s16;
+        self.slice_env[p] = s as u16;
+        self.slices.owner[p] = self.envs[s].id;
+        self.envs[s].slices += 1;
+        self.relink_slices();
+        self.publish(s);
+        Ok(p as u64)
     }
 
-    pub fn run_remove(&mut self, s: usize) {
-        let (prev, next) = (self.envs[s].run_prev, self.envs[s].run_next);
-        if next == NONE {
+    /// Frees slice `pos`.
+    pub fn slice_free(&mut self, pos: usize) {
+        let s = self.slice_env[pos];
+        self.slice_env[pos] = NONE;
+        self.slices.owner[pos] = 0;
+        self.relink_slices();
+        if s != NONE {
+            self.envs[s as usize].slices -= 1;
+            self.publish(s as usize);
+        }
+    }
+
+    /// Frees every slice slot `s` owns (it is being destroyed).
+    pub fn slices_release(&mut self, s: usize) {
+        if self.envs[s].slices == 0 {
             return;
         }
-        if next == s as u16 {
-            self.run_head = NONE;
-        } else {
-            self.envs[prev as usize].run_next = next;
-            self.envs[next as usize].run_prev = prev;
-            if self.run_head == s as u16 {
-                self.run_head = next;
+        for p in 0..SLICES {
+            if self.slice_env[p] == s as u16 {
+                self.slice_free(p);
             }
         }
-        self.envs[s].run_next = NONE;
-        self.envs[s].run_prev = NONE;
     }
 
-    /// Runs the next environment in the queue (the current one again if it
-    /// is alone). Inlined: it is the body of `yield`, a measured fast path.
+    /// Recomputes, for every position, the next owned position after it
+    /// (circularly), so advancing never scans free slices.
+    fn relink_slices(&mut self) {
+        let Some(first) = (0..SLICES).find(|&p| self.slice_env[p] != NONE) else {
+            self.next_used = [NONE as u8; 256];
+            return;
+        };
+        let mut next = first;
+        for p in (0..SLICES).rev() {
+            self.next_used[p] = next as u8;
+            if self.slice_env[p] != NONE {
+                next = p;
+            }
+        }
+    }
+
+    /// Who runs in slice `p`: its owner, or the environment its synchronous
+    /// calls wait on (transitively) — if that one can run.
+    fn runner(&self, p: usize) -> Option<usize> {
+        let mut s = self.slice_env[p];
+        for _ in 0..MAX_DONATION_CHAIN {
+            if s == NONE {
+                return None;
+            }
+            let w = self.envs[s as usize].waiting_on;
+            if w == NONE {
+                break;
+            }
+            s = w;
+        }
+        let e = &self.envs[s as usize];
+        (e.state == env_state::RUNNABLE && e.waiting_on == NONE).then_some(s as usize)
+    }
+
+    /// Ends the current slice: runs whoever runs the next owned slice.
+    /// Inlined: it is the body of `yield`, a measured fast path.
     #[inline(always)]
     pub fn schedule(&mut self) {
-        let next = match self.envs[self.current].run_next {
-            NONE => self.run_head,
-            n => n,
-        };
-        if next == NONE {
-            crate::kprintln!("no runnable environment left; halting");
-            cpu::qemu_exit(crate::EXIT_FAILURE);
+        // Fast path: the next owned slice's owner can run itself.
+        let p = self.next_used[self.slice_pos as usize];
+        let s = self.slice_env[p as usize] as usize;
+        if let Some(e) = self.envs.get(s) {
+            if e.state == env_state::RUNNABLE && e.waiting_on == NONE {
+                self.slice_pos = p;
+                self.slices.position = p as u64;
+                self.switch_to(s);
+                return;
+            }
         }
-        self.switch_to(next as usize);
+        loop {
+            let mut p = self.slice_pos as usize;
+            for _ in 0..SLICES {
+                p = self.next_used[p] as usize;
+                if p >= SLICES {
+                    break;
+                }
+                if let Some(s) = self.runner(p) {
+                    self.slice_pos = p as u8;
+                    self.slices.position = p as u64;
+                    self.switch_to(s);
+                    return;
+                }
+            }
+            // Nobody can run in any slice (every owner gave its slices
+            // away or exited): the CPU idles until an interrupt.
+            cpu::idle();
+        }
     }
 
     /// Makes slot `s` the running environment.

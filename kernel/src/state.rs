@@ -7,7 +7,7 @@ use core::mem::MaybeUninit;
 
 pub struct Kernel {
     pub frames: Frames<'static>,
-    pub envs: &'static mut [Env],
+    pub envs: &'static mut [Env; abi::tables::ENV_SLOTS],
     /// The exposed environment table (read-only to user space).
     pub env_info: &'static mut [EnvInfo],
     /// The exposed kernel information page.
@@ -18,8 +18,17 @@ pub struct Kernel {
     pub current: usize,
     /// Slot of the first environment.
     pub root: usize,
-    /// Head of the run queue.
-    pub run_head: u16,
+    /// The exposed time-slice vector and clock.
+    pub slices: &'static mut abi::tables::SliceVector,
+    pub clock: &'static mut abi::tables::Clock,
+    /// Environment slot owning each slice (`env::NONE` when free), and for
+    /// each position the next owned position after it. Both have 256
+    /// entries so that a `u8` position indexes them without a bounds check
+    /// on the yield path; entries past `SLICES` stay free.
+    pub slice_env: [u16; 256],
+    pub next_used: [u8; 256],
+    /// The slice being run.
+    pub slice_pos: u8,
 }
 
 static mut KERNEL: MaybeUninit<Kernel> = MaybeUninit::uninit();

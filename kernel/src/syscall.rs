@@ -37,6 +37,11 @@ pub static TABLE: [Call; (sc::END - sc::BASE) as usize] = [
     self_id,
     shutdown,
     map_from,
+    slice_alloc,
+    slice_free,
+    yield_to,
+    set_pct_entry,
+    pct,
 ];
 
 fn ret(r: Result<u64, Error>) -> i64 {
@@ -320,10 +325,54 @@ extern "sysv64" fn env_run(env: u64, _: u64, _: u64, _: u64, _: u64, _: u64) -> 
             return Err(Error::BadState);
         }
         k.envs[s].state = env_state::RUNNABLE;
-        k.run_insert(s);
         k.publish(s);
         Ok(0)
     })())
+}
+
+extern "sysv64" fn slice_alloc(env: u64, pos: u64, _: u64, _: u64, _: u64, _: u64) -> i64 {
+    let k = kernel();
+    ret((|| {
+        let s = k.env_arg(env)?;
+        k.slice_alloc(s, (pos != abi::syscall::SLICE_ANY).then_some(pos))
+    })())
+}
+
+extern "sysv64" fn slice_free(pos: u64, _: u64, _: u64, _: u64, _: u64, _: u64) -> i64 {
+    let k = kernel();
+    ret((|| {
+        let p = usize::try_from(pos)
+            .ok()
+            .filter(|&p| p < abi::tables::SLICES)
+            .ok_or(Error::NoSlice)?;
+        let owner = k.slice_env[p];
+        if owner == crate::env::NONE || !k.dominates(k.current, owner as usize) {
+            return Err(Error::NotPermitted);
+        }
+        k.slice_free(p);
+        Ok(0)
+    })())
+}
+
+extern "sysv64" fn yield_to(env: u64, _: u64, _: u64, _: u64, _: u64, _: u64) -> i64 {
+    ret(kernel().yield_to(env))
+}
+
+extern "sysv64" fn set_pct_entry(env: u64, entry: u64, stack: u64, _: u64, _: u64, _: u64) -> i64 {
+    let k = kernel();
+    ret((|| {
+        let s = k.env_arg(env)?;
+        if entry >= USER_END || !(USER_MIN..=USER_END).contains(&stack) && entry != 0 {
+            return Err(Error::BadAddress);
+        }
+        k.envs[s].pct_entry = entry;
+        k.envs[s].pct_stack = stack;
+        Ok(0)
+    })())
+}
+
+extern "sysv64" fn pct(target: u64, flags: u64, rdx: u64, r10: u64, r8: u64, r9: u64) -> i64 {
+    ret(kernel().pct(target, flags, [rdx, r10, r8, r9]))
 }
 
 extern "sysv64" fn set_exception_handler(

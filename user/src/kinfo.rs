@@ -42,6 +42,19 @@ pub fn frame(n: u64) -> FrameInfo {
     unsafe { core::ptr::read_volatile((FRAME_TABLE_VA as *const FrameInfo).add(n as usize)) }
 }
 
+/// The time-slice vector, read afresh.
+pub fn slices() -> abi::tables::SliceVector {
+    // SAFETY: the kernel maps the slice vector read-only in every
+    // environment; volatile because the kernel changes it.
+    unsafe { core::ptr::read_volatile(abi::layout::SLICES_VA as *const abi::tables::SliceVector) }
+}
+
+/// The clock page, read afresh.
+pub fn clock() -> abi::tables::Clock {
+    // SAFETY: as for `slices`.
+    unsafe { core::ptr::read_volatile(abi::layout::CLOCK_VA as *const abi::tables::Clock) }
+}
+
 /// The kernel command line.
 pub fn cmdline() -> &'static str {
     let k = kernel();

@@ -8,6 +8,7 @@ pub mod bootfs;
 pub mod exc;
 pub mod kinfo;
 pub mod mem;
+pub mod pct;
 pub mod print;
 pub mod rng;
 pub mod rt;

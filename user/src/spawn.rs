@@ -52,6 +52,9 @@ pub fn spawn(name: &str, arg: u64) -> Result<u64, SpawnError> {
     };
     sys::env_set_regs(child, &regs)?;
     sys::env_run(child)?;
+    // A runnable environment runs only in time slices it owns (or ones
+    // given to it): one slice, like its parent's share.
+    sys::slice_alloc(child, abi::syscall::SLICE_ANY)?;
     Ok(child)
 }
 

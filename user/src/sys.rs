@@ -38,6 +38,22 @@ pub fn call0(n: u64) -> i64 {
     r
 }
 
+/// Makes system call `n` with one argument.
+#[inline(always)]
+pub fn call1(n: u64, a: u64) -> i64 {
+    let r: i64;
+    // SAFETY: as in `call`.
+    unsafe {
+        asm!("syscall",
+            inlateout("rax") n as i64 => r,
+            inlateout("rdi") a => _, lateout("rsi") _, lateout("rdx") _,
+            lateout("r10") _, lateout("r8") _, lateout("r9") _,
+            lateout("rcx") _, lateout("r11") _,
+            options(nostack));
+    }
+    r
+}
+
 fn result(r: i64) -> Result<u64, Error> {
     if r >= 0 {
         Ok(r as u64)
@@ -69,6 +85,18 @@ pub fn map(env: u64, va: u64, frame: u64, flags: u64) -> Result<u64, Error> {
 }
 pub fn map_from(env: u64, va: u64, src: u64, flags: u64) -> Result<u64, Error> {
     result(call(sc::MAP_FROM, [env, va, src, flags, 0, 0]))
+}
+pub fn slice_alloc(env: u64, pos: u64) -> Result<u64, Error> {
+    result(call(sc::SLICE_ALLOC, [env, pos, 0, 0, 0, 0]))
+}
+pub fn slice_free(pos: u64) -> Result<u64, Error> {
+    result(call(sc::SLICE_FREE, [pos, 0, 0, 0, 0, 0]))
+}
+pub fn yield_to(env: u64) -> Result<u64, Error> {
+    result(call1(sc::YIELD_TO, env))
+}
+pub fn set_pct_entry(env: u64, entry: u64, stack: u64) -> Result<u64, Error> {
+    result(call(sc::SET_PCT_ENTRY, [env, entry, stack, 0, 0, 0]))
 }
 pub fn unmap(env: u64, va: u64) -> Result<u64, Error> {
     result(call(sc::UNMAP, [env, va, 0, 0, 0, 0]))

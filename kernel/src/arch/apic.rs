@@ -15,8 +15,10 @@ pub const TIMER_VECTOR: u8 = 32;
 /// Spurious-interrupt vector.
 pub const SPURIOUS_VECTOR: u8 = 255;
 /// Timer period in APIC ticks after divide-by-16 (QEMU's APIC clock runs at
-/// 1 GHz of virtual time: 125,000 ticks = 2 ms).
+/// 1 GHz of virtual time: 125,000 ticks = 2 ms): the length of a slice.
 const PERIOD: u32 = 125_000;
+/// Nanoseconds of guest time per tick (exposed on the clock page).
+pub const TICK_NS: u64 = PERIOD as u64 * 16;
 
 fn reg(offset: u64) -> *mut u32 {
     let base = rdmsr(APIC_BASE_MSR) & 0xF_FFFF_F000;

@@ -53,6 +53,13 @@ pub fn invlpg(va: u64) {
     unsafe { asm!("invlpg [{}]", in(reg) va, options(nostack)) }
 }
 
+/// Waits for an interrupt with interrupts enabled, then disables them again.
+pub fn idle() {
+    // SAFETY: the kernel runs with interrupts off; this window lets one
+    // interrupt in, whose handler (`trap::from_kernel`) returns here.
+    unsafe { asm!("sti", "hlt", "cli", options(nomem, nostack)) }
+}
+
 /// Writes `code` to QEMU's isa-debug-exit port; QEMU exits with
 /// `(code << 1) | 1`. Never returns on QEMU; halts elsewhere.
 pub fn qemu_exit(code: u8) -> ! {

@@ -10,7 +10,14 @@ use abi::syscall as sc;
 use core::arch::asm;
 use user::{kinfo, println, spawn, sys};
 
-const ALL: &[&str] = &["calib", "null_syscall", "exception", "yield_pingpong"];
+const ALL: &[&str] = &[
+    "calib",
+    "null_syscall",
+    "exception",
+    "yield_pingpong",
+    "pct_roundtrip",
+    "pct_oneway",
+];
 
 fn rdtsc() -> u64 {
     // SAFETY: RDTSC only reads the time-stamp counter; lfence keeps it
@@ -45,10 +52,19 @@ fn exception(n: u64) {
     }
 }
 
-/// Root and a child yield to each other: `2n` one-way switches.
+/// Root and a child, each owning one time slice, yield to each other:
+/// `2n` one-way switches through the slice vector.
 fn yield_pingpong(n: u64) {
     for _ in 0..n {
         sys::yield_now();
+    }
+}
+
+/// `n` synchronous transfers to the echo server and its replies.
+fn pct_roundtrip(server: u64, n: u64) {
+    let m = user::pct::Msg::default();
+    for _ in 0..n {
+        user::pct::call(server, abi::syscall::PCT_SYNC, &m);
     }
 }
 
@@ -82,6 +98,15 @@ fn main(_: u64) -> i32 {
         };
         for _ in 0..trials {
             let (iters, total) = match *b {
+                "pct_roundtrip" | "pct_oneway" => {
+                    let server = spawn::spawn("pct_echo", 0).unwrap();
+                    sys::yield_now(); // let it open its entry point
+                    let t = rdtsc();
+                    pct_roundtrip(server, n);
+                    let total = rdtsc() - t;
+                    sys::env_destroy(server).unwrap();
+                    (if *b == "pct_oneway" { 2 * n } else { n }, total)
+                }
                 "yield_pingpong" => {
                     let child = spawn::spawn("yielder", n).unwrap();
                     sys::yield_now(); // let it reach its loop

@@ -10,7 +10,7 @@ use abi::syscall::{self as sc, map as mf, ENV_SELF, FRAME_ANY};
 use abi::Error::{self, *};
 use user::{kinfo, println, spawn, sys};
 
-static mut SEEN: [bool; 18] = [false; 18];
+static mut SEEN: [bool; 32] = [false; 32];
 static mut FAILED: u32 = 0;
 
 fn expect(what: &str, got: Result<u64, Error>, want: Error) {
@@ -238,6 +238,41 @@ fn main(_: u64) -> i32 {
             SEEN[NotOwner as usize] = true;
         }
     }
+    // Time slices and transfers of control.
+    let me_slice = (0..abi::tables::SLICES)
+        .find(|&p| kinfo::slices().owner[p] as u64 == sys::self_id())
+        .unwrap();
+    expect(
+        "slice taken",
+        sys::slice_alloc(ENV_SELF, me_slice as u64),
+        NoSlice,
+    );
+    expect(
+        "slice out of range",
+        sys::slice_alloc(ENV_SELF, 64),
+        NoSlice,
+    );
+    expect("free a free slice", sys::slice_free(63), NotPermitted);
+    expect("free bad slice", sys::slice_free(u64::MAX), NoSlice);
+    let idle = sys::env_create().unwrap();
+    expect("yield to a stopped env", sys::yield_to(idle), BadState);
+    expect("yield to nobody", sys::yield_to(999_999), BadEnv);
+    expect(
+        "pct to a stopped env",
+        raw(sc::PCT, [idle, 0, 0, 0, 0, 0]),
+        BadState,
+    );
+    expect(
+        "pct bad flags",
+        raw(sc::PCT, [idle, 6, 0, 0, 0, 0]),
+        BadFlags,
+    );
+    expect(
+        "pct entry in kernel",
+        sys::set_pct_entry(idle, EXPOSED_BASE, page + 4096),
+        BadAddress,
+    );
+    sys::env_destroy(idle).unwrap();
     let stopped = spawn::spawn("faulter", 0).unwrap();
     expect("run a running env", sys::env_run(stopped), BadState);
     spawn::wait(stopped).unwrap();

@@ -1,0 +1,82 @@
+//! Protected control transfer (paper 001 §4.6) and directed yield: moving
+//! the CPU from one environment to another chosen one, atomically, without
+//! touching the registers that carry the message.
+
+use crate::env::NONE;
+use crate::state::Kernel;
+use abi::syscall::PCT_SYNC;
+use abi::tables::env_state;
+use abi::Error;
+
+impl Kernel {
+    /// A runnable environment the CPU can be handed to.
+    fn transfer_target(&self, id: u64) -> Result<usize, Error> {
+        let t = self.env_slot(id)?;
+        let e = &self.envs[t];
+        if e.state != env_state::RUNNABLE {
+            return Err(Error::BadState);
+        }
+        Ok(t)
+    }
+
+    /// `yield_to`: the rest of this slice goes to `id`. Inlined into its
+    /// system call: directed yield is a measured fast path.
+    #[inline(always)]
+    pub fn yield_to(&mut self, id: u64) -> Result<u64, Error> {
+        let t = self.transfer_target(id)?;
+        if self.envs[t].waiting_on != NONE {
+            return Err(Error::BadState);
+        }
+        self.switch_to(t);
+        Ok(0)
+    }
+
+    /// `pct`: transfers control into `id`. `msg` holds the caller-saved
+    /// message registers (rdx, r10, r8, r9) as they were at the call; the
+    /// callee-saved ones are in the caller's frame already.
+    pub fn pct(&mut self, id: u64, flags: u64, msg: [u64; 4]) -> Result<u64, Error> {
+        if flags & !PCT_SYNC != 0 {
+            return Err(Error::BadFlags);
+        }
+        let t = self.transfer_target(id)?;
+        let c = self.current;
+        if t == c {
+            return Err(Error::BadEnv);
+        }
+        let reply = self.envs[t].waiting_on == c as u16;
+        if !reply && (self.envs[t].waiting_on != NONE || self.envs[t].pct_entry == 0) {
+            return Err(Error::BadState);
+        }
+        let caller_id = self.envs[c].id as u64;
+        let s = &self.envs[c].tf;
+        let saved = [s.rbx, s.rbp, s.r12, s.r13, s.r14, s.r15];
+        let dst = &mut self.envs[t].tf;
+        (dst.rdx, dst.r10, dst.r8, dst.r9) = (msg[0], msg[1], msg[2], msg[3]);
+        [dst.rbx, dst.rbp, dst.r12, dst.r13, dst.r14, dst.r15] = saved;
+        dst.rax = caller_id;
+        dst.vector = 0; // resume with every register from the frame
+        if reply {
+            self.envs[t].waiting_on = NONE;
+        } else {
+            dst.rip = self.envs[t].pct_entry;
+            dst.rsp = self.envs[t].pct_stack;
+            dst.rflags = crate::env::FORCED_FLAGS;
+        }
+        if flags & PCT_SYNC != 0 {
+            self.envs[c].waiting_on = t as u16;
+        }
+        self.switch_to(t);
+        Ok(0)
+    }
+
+    /// Slot `s` is going away: environments awaiting its reply get
+    /// `BadEnv` as the result of their transfer and run again.
+    pub fn end_waits_on(&mut self, s: usize) {
+        for w in 0..self.envs.len() {
+            if self.envs[w].waiting_on == s as u16 {
+                self.envs[w].waiting_on = NONE;
+                self.envs[w].tf.rax = Error::BadEnv.as_result() as u64;
+            }
+        }
+    }
+}
