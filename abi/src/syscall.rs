@@ -6,6 +6,14 @@
 //! every register except `rax`, `rcx` and `r11` (the last two are clobbered
 //! by the SYSCALL instruction itself).
 //!
+//! **Explicit credentials.** Every call that acts on an object names, in a
+//! `cred` argument, a slot of the caller's capability list; the kernel
+//! allows the call only if that capability dominates the object's guard
+//! with the rights needed (see `docs/capabilities.md`). Slot
+//! [`CRED_SELF`] holds every environment's root capability, which
+//! dominates the environment itself and everything its descendants hold.
+//! Calls that only concern the caller (yield, exit, console) take none.
+//!
 //! Veneer's own calls are numbered from [`BASE`] so that numbers below it
 //! (a Linux binary's `syscall`s, say) are never mistaken for kernel calls:
 //! the kernel reflects those to the environment's registered handler.
@@ -18,34 +26,42 @@ pub const DEBUG_WRITE: u64 = BASE;
 /// Read up to `len` bytes of console input into `ptr` without blocking.
 /// Returns the number of bytes read (0 when none are waiting).
 pub const CONSOLE_READ: u64 = BASE + 1;
-/// `frame_alloc(owner, frame)`: allocate physical frame number `frame`
-/// (or any free frame if `frame == FRAME_ANY`), charged to environment
-/// `owner` (the caller or one of its descendants). Returns the frame number.
+/// `frame_alloc(owner, frame, cred)`: allocate physical frame number
+/// `frame` (or any free frame if `frame == FRAME_ANY`), charged to
+/// environment `owner`, which `cred` must cover. Returns the frame number.
 pub const FRAME_ALLOC: u64 = BASE + 2;
-/// `frame_free(frame)`: free a frame owned by the caller or a descendant.
-/// The frame must not be mapped anywhere.
+/// `frame_free(frame, cred)`: free a frame whose owner `cred` covers. The
+/// frame must not be mapped anywhere.
 pub const FRAME_FREE: u64 = BASE + 3;
-/// `map(env, va, frame, flags)`: map `frame` at page-aligned `va` in `env`'s
-/// address space. Both must be the caller's or a descendant's.
+/// `map(env, va, frame, flags, env_cred, frame_cred)`: map `frame` at
+/// page-aligned `va` in `env`'s address space. `env_cred` must cover `env`;
+/// `frame_cred` must cover the frame's owner or its share guard (with the
+/// write right for a writable mapping).
 pub const MAP: u64 = BASE + 4;
-/// `unmap(env, va)`: remove the mapping at `va` in `env`'s address space.
+/// `unmap(env, va, cred)`: remove the mapping at `va` in `env`'s address
+/// space.
 pub const UNMAP: u64 = BASE + 5;
-/// `protect(env, va, flags)`: change the rights of the mapping at `va`.
+/// `protect(env, va, flags, cred)`: change the rights of the mapping at
+/// `va`; `cred` must cover `env`, and making the page writable also needs
+/// it to cover the frame with the write right (as `map` would).
 pub const PROTECT: u64 = BASE + 6;
-/// `env_create()`: create a child environment with an empty address space,
-/// not yet runnable. Returns its id.
+/// `env_create(cred)`: create a child environment with an empty address
+/// space, not yet runnable; `cred` must cover the caller with the grant
+/// right. Returns its id.
 pub const ENV_CREATE: u64 = BASE + 7;
-/// `env_destroy(env)`: destroy `env` (the caller, or a descendant) and
-/// everything created under it, reclaiming all of their frames.
+/// `env_destroy(env, cred)`: destroy `env` (not the caller) and everything
+/// created under it, reclaiming all of their frames.
 pub const ENV_DESTROY: u64 = BASE + 8;
-/// `env_set_regs(env, &Regs)`: set the saved registers of a descendant.
+/// `env_set_regs(env, &Regs, cred)`: set another environment's saved
+/// registers.
 pub const ENV_SET_REGS: u64 = BASE + 9;
-/// `env_get_regs(env, &mut Regs)`: read the saved registers of a descendant.
+/// `env_get_regs(env, &mut Regs, cred)`: read another environment's saved
+/// registers (`cred` needs the read right).
 pub const ENV_GET_REGS: u64 = BASE + 10;
-/// `env_run(env)`: make a descendant runnable.
+/// `env_run(env, cred)`: make a stopped environment runnable.
 pub const ENV_RUN: u64 = BASE + 11;
-/// `set_exception_handler(env, entry, stack_top, save_area)`: where the
-/// kernel delivers `env`'s exceptions (see [`crate::exception`]).
+/// `set_exception_handler(env, entry, stack_top, save_area, cred)`: where
+/// the kernel delivers `env`'s exceptions (see [`crate::exception`]).
 /// `entry == 0` removes the handler.
 pub const SET_EXCEPTION_HANDLER: u64 = BASE + 12;
 /// Give up the rest of the current time slice.
@@ -56,28 +72,30 @@ pub const YIELD: u64 = BASE + 13;
 pub const EXIT: u64 = BASE + 14;
 /// Returns the caller's own environment id.
 pub const SELF_ID: u64 = BASE + 15;
-/// `shutdown(code)`: power the machine off with an exit code. Only the first
-/// environment may call it.
+/// `shutdown(code, cred)`: power the machine off with an exit code; `cred`
+/// must cover the first environment.
 pub const SHUTDOWN: u64 = BASE + 16;
 
-/// `map_from(env, va, src_va, flags)`: map the frame the caller has at its
-/// own `src_va` into `env` (the caller or a descendant) at `va`, with
+/// `map_from(env, va, src_va, flags, cred)`: map the frame the caller has
+/// at its own `src_va` into `env` (which `cred` covers) at `va`, with
 /// `flags` no wider than the caller's own rights there. This is how a
 /// process passes on pages it can use but does not own (shared memory it
 /// inherited, copy-on-write pages at fork).
 pub const MAP_FROM: u64 = BASE + 17;
 
-/// `slice_alloc(env, position)`: give `env` (the caller or a descendant)
-/// the time slice at `position` in the slice vector, or any free one if
+/// `slice_alloc(env, position, cred)`: give `env` the time slice at
+/// `position` in the slice vector, or any free one if
 /// `position == SLICE_ANY`. Returns the position.
 pub const SLICE_ALLOC: u64 = BASE + 18;
-/// `slice_free(position)`: free a slice owned by the caller or a descendant.
+/// `slice_free(position, cred)`: free a slice whose owner `cred` covers.
 pub const SLICE_FREE: u64 = BASE + 19;
 /// `yield_to(env)`: give the rest of the current slice to `env` (directed
 /// yield). It must be runnable.
 pub const YIELD_TO: u64 = BASE + 20;
-/// `set_pct_entry(env, entry, stack)`: where protected control transfers
-/// into `env` (the caller or a descendant) start (`entry == 0` closes it).
+/// `set_pct_entry(env, entry, stack, guard, cred)`: where protected
+/// control transfers into `env` start (`entry == 0` closes it). Callers must
+/// present a capability dominating the one in the caller's slot `guard`
+/// (`NO_GUARD`: anyone may call): the callee decides who may call it.
 pub const SET_PCT_ENTRY: u64 = BASE + 21;
 /// `pct(target, flags)`: protected control transfer into `target`
 /// (paper 001 §4.6). The registers `rdx r8 r9 r10 rbx rbp r12-r15` are the
@@ -86,16 +104,55 @@ pub const SET_PCT_ENTRY: u64 = BASE + 21;
 /// called; otherwise it starts at its entry point on its entry stack.
 /// `flags & PCT_SYNC`: synchronous — the caller waits for the reply and its
 /// slices run the target meanwhile; otherwise asynchronous — only the rest
-/// of this slice is donated.
+/// of this slice is donated. `pct_cred(slot)` in `flags` names the
+/// credential for the entry's guard; `pct_grant(slot)` copies a capability
+/// into the callee's list, whose slot arrives in `rcx` (`u64::MAX` if none).
 pub const PCT: u64 = BASE + 22;
+/// `cap_derive(slot, rights)`: a new capability derived from the caller's
+/// `slot` with a subset of its rights (it needs the grant right). Returns
+/// the new slot.
+pub const CAP_DERIVE: u64 = BASE + 23;
+/// `cap_revoke(slot)`: revoke the capability in `slot` and everything
+/// derived from it, in every environment's list. Returns how many were
+/// revoked. Environments' own root capabilities cannot be revoked.
+pub const CAP_REVOKE: u64 = BASE + 24;
+/// `cap_grant(env, slot, cred)`: copy the caller's capability `slot` (which
+/// needs the grant right) into `env`'s list. Returns the slot there.
+pub const CAP_GRANT: u64 = BASE + 25;
+/// `frame_share(frame, slot, cred)`: guard `frame` additionally with the
+/// caller's capability `slot` (`NO_GUARD` removes it): whoever holds a
+/// capability dominating it may map the frame with that capability's
+/// rights. `cred` must cover the frame's owner.
+pub const FRAME_SHARE: u64 = BASE + 26;
 
 /// One past the last kernel call.
-pub const END: u64 = BASE + 23;
+pub const END: u64 = BASE + 27;
 
 /// `slice_alloc` position meaning "any free slice".
 pub const SLICE_ANY: u64 = u64::MAX;
 /// `pct` flag: synchronous transfer.
 pub const PCT_SYNC: u64 = 1;
+/// `pct` flags naming the credential slot presented to the entry's guard.
+pub const fn pct_cred(slot: u64) -> u64 {
+    (slot & 0xff) << 8
+}
+/// `pct` flags asking to grant the caller's capability `slot` to the callee.
+pub const fn pct_grant(slot: u64) -> u64 {
+    ((slot & 0xff) + 1) << 16
+}
+/// The credential slot holding every environment's root capability.
+pub const CRED_SELF: u64 = 0;
+/// "No guard" for `set_pct_entry` and `frame_share`.
+pub const NO_GUARD: u64 = u64::MAX;
+
+/// Rights a capability carries (`cap_derive`).
+pub mod rights {
+    pub const READ: u64 = 1;
+    pub const WRITE: u64 = 2;
+    /// May derive capabilities from it and hand it to others.
+    pub const GRANT: u64 = 4;
+    pub const ALL: u64 = 7;
+}
 
 /// Argument to `frame_alloc`: any free frame will do.
 pub const FRAME_ANY: u64 = u64::MAX;

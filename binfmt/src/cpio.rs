@@ -26,18 +26,12 @@ pub struct Entries<'a> {
 }
 
 pub fn entries(archive: &[u8]) -> Entries<'_> {
-    Entries {
-        rest: archive,
-        off: 0,
-        done: false,
-    }
+    Entries { rest: archive, off: 0, done: false }
 }
 
 /// The data of the member called `name`.
 pub fn find<'a>(archive: &'a [u8], name: &str) -> Option<Entry<'a>> {
-    entries(archive)
-        .map_while(Result::ok)
-        .find(|e| e.name == name)
+    entries(archive).map_while(Result::ok).find(|e| e.name == name)
 }
 
 fn hex(field: &[u8]) -> Result<usize, CpioError> {
@@ -52,9 +46,7 @@ fn align4(n: usize) -> usize {
 impl<'a> Entries<'a> {
     fn next_entry(&mut self) -> Result<Option<Entry<'a>>, CpioError> {
         let a = self.rest;
-        let h = a
-            .get(self.off..self.off + 110)
-            .ok_or(CpioError::Truncated)?;
+        let h = a.get(self.off..self.off + 110).ok_or(CpioError::Truncated)?;
         if &h[0..6] != b"070701" {
             return Err(CpioError::BadMagic);
         }
@@ -63,9 +55,7 @@ impl<'a> Entries<'a> {
         let size = field(6)?;
         let namesize = field(11)?;
         let name_start = self.off + 110;
-        let name_end = name_start
-            .checked_add(namesize)
-            .ok_or(CpioError::Truncated)?;
+        let name_end = name_start.checked_add(namesize).ok_or(CpioError::Truncated)?;
         let raw = a.get(name_start..name_end).ok_or(CpioError::Truncated)?;
         let raw = raw.strip_suffix(&[0]).ok_or(CpioError::BadName)?;
         let name = core::str::from_utf8(raw).map_err(|_| CpioError::BadName)?;
@@ -76,11 +66,7 @@ impl<'a> Entries<'a> {
         if name == "TRAILER!!!" {
             return Ok(None);
         }
-        Ok(Some(Entry {
-            name: name.trim_start_matches("./"),
-            mode,
-            data,
-        }))
+        Ok(Some(Entry { name: name.trim_start_matches("./"), mode, data }))
     }
 }
 
@@ -112,21 +98,7 @@ mod tests {
 
     fn member(out: &mut Vec<u8>, name: &str, mode: u32, data: &[u8]) {
         out.extend_from_slice(b"070701");
-        for f in [
-            1,
-            mode,
-            0,
-            0,
-            1,
-            0,
-            data.len() as u32,
-            0,
-            0,
-            0,
-            0,
-            name.len() as u32 + 1,
-            0,
-        ] {
+        for f in [1, mode, 0, 0, 1, 0, data.len() as u32, 0, 0, 0, 0, name.len() as u32 + 1, 0] {
             out.extend_from_slice(std::format!("{f:08x}").as_bytes());
         }
         out.extend_from_slice(name.as_bytes());

@@ -36,9 +36,7 @@ impl ElfError {
             ElfError::SegmentFileLargerThanMemory => "segment file size exceeds memory size",
             ElfError::SegmentAddressOverflow => "segment address range overflows",
             ElfError::SegmentOutsideUserSpace => "segment outside user address space",
-            ElfError::UnalignedSegment => {
-                "segment offset and address disagree modulo the page size"
-            }
+            ElfError::UnalignedSegment => "segment offset and address disagree modulo the page size",
             ElfError::NeedsInterpreter => "dynamically linked (has PT_INTERP)",
             ElfError::NoLoadableSegment => "no loadable segment",
             ElfError::EntryNotExecutable => "entry point not in an executable segment",
@@ -91,12 +89,7 @@ fn u64_at(b: &[u8], o: usize) -> u64 {
 impl<'a> Elf<'a> {
     /// Checks the header and every program header. Loadable segments must
     /// lie in `[user_min, user_end)` once shifted by `bias` (0 for ET_EXEC).
-    pub fn parse(
-        data: &'a [u8],
-        user_min: u64,
-        user_end: u64,
-        bias: u64,
-    ) -> Result<Self, ElfError> {
+    pub fn parse(data: &'a [u8], user_min: u64, user_end: u64, bias: u64) -> Result<Self, ElfError> {
         if data.len() < 64 {
             return Err(ElfError::TooShort);
         }
@@ -152,13 +145,8 @@ impl<'a> Elf<'a> {
             if s.filesz > s.memsz {
                 return Err(ElfError::SegmentFileLargerThanMemory);
             }
-            let start = s
-                .vaddr
-                .checked_add(bias)
-                .ok_or(ElfError::SegmentAddressOverflow)?;
-            let end = start
-                .checked_add(s.memsz)
-                .ok_or(ElfError::SegmentAddressOverflow)?;
+            let start = s.vaddr.checked_add(bias).ok_or(ElfError::SegmentAddressOverflow)?;
+            let end = start.checked_add(s.memsz).ok_or(ElfError::SegmentAddressOverflow)?;
             if start < user_min || end > user_end {
                 return Err(ElfError::SegmentOutsideUserSpace);
             }
@@ -269,50 +257,18 @@ mod tests {
             (patched(18, &[3, 0]), ElfError::WrongMachine),
             (patched(56, &[0xff, 0xff]), ElfError::BadProgramHeaders),
             (patched(54, &[8, 0]), ElfError::BadProgramHeaders),
-            (
-                patched(64 + 32, &0x5000u64.to_le_bytes()),
-                ElfError::SegmentOutsideFile,
-            ),
-            (
-                patched(64 + 40, &1u64.to_le_bytes()),
-                ElfError::SegmentFileLargerThanMemory,
-            ),
-            (
-                patched(64 + 16, &u64::MAX.to_le_bytes()),
-                ElfError::SegmentAddressOverflow,
-            ),
-            (
-                patched(64 + 16, &0x7fff_0000_0000u64.to_le_bytes()),
-                ElfError::SegmentOutsideUserSpace,
-            ),
-            (
-                patched(64 + 8, &0x1008u64.to_le_bytes()),
-                ElfError::UnalignedSegment,
-            ),
-            (
-                patched(64, &PT_INTERP.to_le_bytes()),
-                ElfError::NeedsInterpreter,
-            ),
-            (
-                patched(64, &PT_TLS.to_le_bytes()),
-                ElfError::NoLoadableSegment,
-            ),
-            (
-                patched(24, &0x900000u64.to_le_bytes()),
-                ElfError::EntryNotExecutable,
-            ),
-            (
-                patched(64 + 4, &PF_R.to_le_bytes()),
-                ElfError::EntryNotExecutable,
-            ),
+            (patched(64 + 32, &0x5000u64.to_le_bytes()), ElfError::SegmentOutsideFile),
+            (patched(64 + 40, &1u64.to_le_bytes()), ElfError::SegmentFileLargerThanMemory),
+            (patched(64 + 16, &u64::MAX.to_le_bytes()), ElfError::SegmentAddressOverflow),
+            (patched(64 + 16, &0x7fff_0000_0000u64.to_le_bytes()), ElfError::SegmentOutsideUserSpace),
+            (patched(64 + 8, &0x1008u64.to_le_bytes()), ElfError::UnalignedSegment),
+            (patched(64, &PT_INTERP.to_le_bytes()), ElfError::NeedsInterpreter),
+            (patched(64, &PT_TLS.to_le_bytes()), ElfError::NoLoadableSegment),
+            (patched(24, &0x900000u64.to_le_bytes()), ElfError::EntryNotExecutable),
+            (patched(64 + 4, &PF_R.to_le_bytes()), ElfError::EntryNotExecutable),
         ];
         for (f, want) in cases {
-            assert_eq!(
-                Elf::parse(f, LO, HI, 0).unwrap_err(),
-                *want,
-                "{}",
-                want.describe()
-            );
+            assert_eq!(Elf::parse(f, LO, HI, 0).unwrap_err(), *want, "{}", want.describe());
         }
     }
 

@@ -101,9 +101,7 @@ impl BootInfo {
     }
 
     fn parse_pvh(info: u64, mem: &dyn Phys) -> Result<BootInfo, BootError> {
-        let s = mem
-            .bytes(info, 56)
-            .ok_or(BootError::Unreadable("start_info"))?;
+        let s = mem.bytes(info, 56).ok_or(BootError::Unreadable("start_info"))?;
         let mut bi = BootInfo::new(Loader::Pvh);
         let version = u32_at(s, 4);
         let nr_modules = u32_at(s, 12);
@@ -113,9 +111,7 @@ impl BootInfo {
             bi.set_cmdline(cmdline, mem);
         }
         if nr_modules > 0 {
-            let m = mem
-                .bytes(modlist, 32)
-                .ok_or(BootError::Unreadable("modlist"))?;
+            let m = mem.bytes(modlist, 32).ok_or(BootError::Unreadable("modlist"))?;
             bi.module = module_region(u64_at(m, 0), u64_at(m, 8));
         }
         if version < 1 {
@@ -123,9 +119,7 @@ impl BootInfo {
         }
         let (map, n) = (u64_at(s, 40), u32_at(s, 48) as usize);
         for i in 0..n.min(256) {
-            let e = mem
-                .bytes(map + 24 * i as u64, 24)
-                .ok_or(BootError::Unreadable("memmap"))?;
+            let e = mem.bytes(map + 24 * i as u64, 24).ok_or(BootError::Unreadable("memmap"))?;
             if u32_at(e, 16) == 1 {
                 bi.add_ram(u64_at(e, 0), u64_at(e, 8));
             }
@@ -140,16 +134,12 @@ impl BootInfo {
         let mut saw_map = false;
         let mut off = 8;
         while off + 8 <= total {
-            let tag = mem
-                .bytes(info + off, 8)
-                .ok_or(BootError::Unreadable("tag"))?;
+            let tag = mem.bytes(info + off, 8).ok_or(BootError::Unreadable("tag"))?;
             let (ty, size) = (u32_at(tag, 0), u32_at(tag, 4) as u64);
             if ty == 0 || size < 8 || off + size > total {
                 break;
             }
-            let body = mem
-                .bytes(info + off, size as usize)
-                .ok_or(BootError::Unreadable("tag"))?;
+            let body = mem.bytes(info + off, size as usize).ok_or(BootError::Unreadable("tag"))?;
             match ty {
                 1 => bi.set_cmdline(info + off + 8, mem),
                 3 if size >= 16 && bi.module.is_none() => {
@@ -183,10 +173,7 @@ impl BootInfo {
 }
 
 fn module_region(start: u64, len: u64) -> Option<Region> {
-    (len > 0).then(|| Region {
-        start,
-        end: start.saturating_add(len),
-    })
+    (len > 0).then(|| Region { start, end: start.saturating_add(len) })
 }
 
 fn u32_at(b: &[u8], off: usize) -> u32 {
@@ -241,20 +228,8 @@ mod tests {
         let bi = BootInfo::parse(0, 0x1000, &Mem(m)).unwrap();
         assert_eq!(bi.loader, Loader::Pvh);
         assert_eq!(bi.cmdline(), b"init=hello");
-        assert_eq!(
-            bi.module,
-            Some(Region {
-                start: 0x80_0000,
-                end: 0x80_1234
-            })
-        );
-        assert_eq!(
-            bi.ram(),
-            &[Region {
-                start: 0,
-                end: 0x9f000
-            }]
-        );
+        assert_eq!(bi.module, Some(Region { start: 0x80_0000, end: 0x80_1234 }));
+        assert_eq!(bi.ram(), &[Region { start: 0, end: 0x9f000 }]);
     }
 
     #[test]
@@ -290,29 +265,14 @@ mod tests {
         let bi = BootInfo::parse(MULTIBOOT2_MAGIC, 0x1000, &Mem(m)).unwrap();
         assert_eq!(bi.loader, Loader::Multiboot2);
         assert_eq!(bi.cmdline(), b"init=sh");
-        assert_eq!(
-            bi.module,
-            Some(Region {
-                start: 0x200000,
-                end: 0x200100
-            })
-        );
-        assert_eq!(
-            bi.ram(),
-            &[Region {
-                start: 0x100000,
-                end: 0x8000000
-            }]
-        );
+        assert_eq!(bi.module, Some(Region { start: 0x200000, end: 0x200100 }));
+        assert_eq!(bi.ram(), &[Region { start: 0x100000, end: 0x8000000 }]);
     }
 
     #[test]
     fn garbage_is_rejected_not_read_past() {
         let m = Mem(std::vec![0xff; 64]);
-        assert_eq!(
-            BootInfo::parse(1, 0x1000, &m).unwrap_err(),
-            BootError::UnknownLoader
-        );
+        assert_eq!(BootInfo::parse(1, 0x1000, &m).unwrap_err(), BootError::UnknownLoader);
         // A Multiboot2 header whose size runs past readable memory.
         let mut v = std::vec![0u8; 16];
         v[0..4].copy_from_slice(&4096u32.to_le_bytes());

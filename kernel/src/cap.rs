@@ -56,10 +56,7 @@ pub struct CapRef {
 }
 
 impl CapRef {
-    pub const NONE: CapRef = CapRef {
-        index: 0,
-        generation: 0,
-    };
+    pub const NONE: CapRef = CapRef { index: 0, generation: 0 };
 
     /// Index 0 names no capability, whatever the generation.
     pub fn is_none(self) -> bool {
@@ -72,10 +69,7 @@ impl CapRef {
     }
 
     pub fn unpack(v: u64) -> CapRef {
-        CapRef {
-            index: v as u32,
-            generation: (v >> 32) as u32,
-        }
+        CapRef { index: v as u32, generation: (v >> 32) as u32 }
     }
 }
 
@@ -254,10 +248,7 @@ impl Caps {
             self.first_child[parent as usize] = i as u16;
         }
         self.live += 1;
-        Ok(CapRef {
-            index: i as u32,
-            generation: self.generation[i],
-        })
+        Ok(CapRef { index: i as u32, generation: self.generation[i] })
     }
 
     /// Removes entry `i` from its parent's child list.
@@ -310,9 +301,7 @@ impl Default for CList {
 }
 
 impl CList {
-    pub const EMPTY: CList = CList {
-        slots: [CapRef::NONE; CLIST_SLOTS],
-    };
+    pub const EMPTY: CList = CList { slots: [CapRef::NONE; CLIST_SLOTS] };
 
     /// The reference in `slot` (possibly stale: `Caps` checks on use).
     pub fn get(&self, slot: u64) -> Result<CapRef, Error> {
@@ -329,11 +318,7 @@ impl CList {
         if !caps.valid(c) {
             return Err(INVALID);
         }
-        let s = self
-            .slots
-            .iter()
-            .position(|s| !caps.valid(*s))
-            .ok_or(Error::NoMemory)?;
+        let s = self.slots.iter().position(|s| !caps.valid(*s)).ok_or(Error::NoMemory)?;
         self.slots[s] = c;
         Ok(s as u64)
     }
@@ -352,10 +337,7 @@ impl CList {
     }
 
     fn index(slot: u64) -> Result<usize, Error> {
-        usize::try_from(slot)
-            .ok()
-            .filter(|&s| s < CLIST_SLOTS)
-            .ok_or(Error::BadLength)
+        usize::try_from(slot).ok().filter(|&s| s < CLIST_SLOTS).ok_or(Error::BadLength)
     }
 }
 
@@ -372,10 +354,7 @@ mod tests {
 
     #[test]
     fn capref_pack_and_none() {
-        let c = CapRef {
-            index: 17,
-            generation: 0xdead_beef,
-        };
+        let c = CapRef { index: 17, generation: 0xdead_beef };
         assert_eq!(CapRef::unpack(c.pack()), c);
         assert_eq!(CapRef::unpack(0), CapRef::NONE);
         assert!(CapRef::NONE.is_none() && CapRef::default().is_none() && !c.is_none());
@@ -454,22 +433,10 @@ mod tests {
         let before = t.clone();
         let bogus = [
             CapRef::NONE,
-            CapRef {
-                index: 0,
-                generation: r.generation,
-            },
-            CapRef {
-                index: CAPS as u32,
-                generation: 0,
-            },
-            CapRef {
-                index: u32::MAX,
-                generation: 0,
-            },
-            CapRef {
-                index: r.index + 1,
-                generation: 0,
-            },
+            CapRef { index: 0, generation: r.generation },
+            CapRef { index: CAPS as u32, generation: 0 },
+            CapRef { index: u32::MAX, generation: 0 },
+            CapRef { index: r.index + 1, generation: 0 },
         ];
         for c in bogus {
             assert!(!t.valid(c));
@@ -553,21 +520,12 @@ mod tests {
         let d = t.create_root(ALL).unwrap();
         assert_eq!(d.index, c.index);
         t.generation[d.index as usize] = u32::MAX;
-        let d = CapRef {
-            index: d.index,
-            generation: u32::MAX,
-        };
+        let d = CapRef { index: d.index, generation: u32::MAX };
         assert!(t.valid(d));
         t.revoke(d).unwrap();
         let e = t.create_root(ALL).unwrap();
         assert_ne!(e.index, d.index);
-        assert!(
-            !t.valid(d)
-                && !t.valid(CapRef {
-                    index: d.index,
-                    generation: 0
-                })
-        );
+        assert!(!t.valid(d) && !t.valid(CapRef { index: d.index, generation: 0 }));
     }
 
     #[test]
@@ -686,13 +644,7 @@ mod tests {
                 0 => {
                     let rights = rng.below(8) as u32;
                     let r = t.create_root(rights).unwrap();
-                    m.push(Node {
-                        r,
-                        parent: None,
-                        rights,
-                        depth: 0,
-                        live: true,
-                    });
+                    m.push(Node { r, parent: None, rights, depth: 0, live: true });
                 }
                 1..=5 if !m.is_empty() => {
                     // Often extend the deepest one that can grant, to build
@@ -731,13 +683,7 @@ mod tests {
                         Err(_) => 3,
                     }] += 1;
                     if let Ok(r) = got {
-                        m.push(Node {
-                            r,
-                            parent: Some(p),
-                            rights,
-                            depth,
-                            live: true,
-                        });
+                        m.push(Node { r, parent: Some(p), rights, depth, live: true });
                     }
                 }
                 6..=9 if !m.is_empty() && (live > 300 || rng.below(3) == 0) => {

@@ -5,6 +5,7 @@
 use crate::arch::fpu::FpuState;
 use crate::arch::gdt::{USER_CS, USER_SS};
 use crate::arch::trap::TrapFrame;
+use crate::cap::{rights, CList, CapRef};
 use crate::mm::{self, PhysTables};
 use crate::pagetable::{self, Tables};
 use crate::state::Kernel;
@@ -53,9 +54,16 @@ pub struct Env {
     pub waiting_on: u16,
     /// Number of time slices it owns.
     pub slices: u32,
-    /// Where protected control transfers into this environment start.
+    /// Where protected control transfers into this environment start, and
+    /// the guard a caller's credential must dominate (NONE: anyone).
     pub pct_entry: u64,
     pub pct_stack: u64,
+    pub pct_guard: CapRef,
+    /// The environment's guard: its root capability, derived from its
+    /// creator's (slot `CRED_SELF` of its own list holds it too).
+    pub guard: CapRef,
+    /// Its capability list: the credentials it can name in calls.
+    pub clist: CList,
     first_child: u16,
     next_sibling: u16,
 }
@@ -86,11 +94,7 @@ impl Env {
             rsp: 0,
             ss: 0,
         },
-        exc: ExcTarget {
-            save: 0,
-            entry: 0,
-            stack: 0,
-        },
+        exc: ExcTarget { save: 0, entry: 0, stack: 0 },
         exc_frame: None,
         fpu: FpuState::INITIAL,
         fs_base: 0,
@@ -106,6 +110,9 @@ impl Env {
         slices: 0,
         pct_entry: 0,
         pct_stack: 0,
+        pct_guard: CapRef::NONE,
+        guard: CapRef::NONE,
+        clist: CList::EMPTY,
         first_child: NONE,
         next_sibling: NONE,
     };
@@ -137,74 +144,32 @@ impl Kernel {
         }
     }
 
-    /// Is `ancestor` the environment in slot `s` or one of its ancestors?
-    pub fn dominates(&self, ancestor: usize, mut s: usize) -> bool {
-        for _ in 0..=ENV_SLOTS {
-            if s == ancestor {
-                return true;
-            }
-            let p = self.envs[s].parent;
-            if p == 0 {
-                return false;
-            }
-            s = env_slot(p);
-        }
-        false
-    }
-
-    /// Resolves an environment argument the caller may act on: itself or
-    /// a live descendant (an exited one holds nothing and takes nothing).
-    pub fn env_arg(&self, id: u64) -> Result<usize, Error> {
-        let s = self.reap_arg(id)?;
-        if self.envs[s].state == env_state::EXITED {
-            return Err(Error::BadState);
-        }
-        Ok(s)
-    }
-
-    /// Like `env_arg`, but the caller itself is refused.
-    pub fn child_arg(&self, id: u64) -> Result<usize, Error> {
-        let s = self.env_arg(id)?;
-        if s == self.current {
-            Err(Error::NotPermitted)
-        } else {
-            Ok(s)
-        }
-    }
-
-    /// The caller or a descendant, exited or not.
-    pub fn reap_arg(&self, id: u64) -> Result<usize, Error> {
-        let s = self.env_slot(id)?;
-        if self.dominates(self.current, s) {
-            Ok(s)
-        } else {
-            Err(Error::NotPermitted)
-        }
-    }
-
     /// Creates a stopped environment with an empty address space, charged
-    /// to `parent` (0 for the first environment).
-    pub fn env_create(&mut self, parent: u32) -> Result<usize, Error> {
-        let s = (1..ENV_SLOTS)
-            .find(|&s| self.envs[s].state == env_state::FREE)
-            .ok_or(Error::NoEnvSlots)?;
+    /// to slot `creator` (`None` for the first environment). Its guard is a
+    /// capability derived from the creator's, so the creator dominates it.
+    pub fn env_create(&mut self, creator: Option<usize>) -> Result<usize, Error> {
+        let s = (1..ENV_SLOTS).find(|&s| self.envs[s].state == env_state::FREE).ok_or(Error::NoEnvSlots)?;
         let generation = self.envs[s].generation.wrapping_add(1).max(1);
-        let id = generation
-            .wrapping_mul(ENV_SLOTS as u32)
-            .wrapping_add(s as u32);
-        let id = if id == 0 || env_slot(id) != s {
-            s as u32 + ENV_SLOTS as u32
-        } else {
-            id
+        let id = generation.wrapping_mul(ENV_SLOTS as u32).wrapping_add(s as u32);
+        let id = if id == 0 || env_slot(id) != s { s as u32 + ENV_SLOTS as u32 } else { id };
+        let guard = match creator {
+            None => self.caps.create_root(rights::ALL)?,
+            Some(c) => self.caps.derive(self.envs[c].guard, rights::ALL)?,
         };
-        let pml4 = self.frames.alloc(None, id, frame_state::PAGE_TABLE)?;
+        let pml4 = match self.frames.alloc(None, id, frame_state::PAGE_TABLE) {
+            Ok(f) => f,
+            Err(e) => {
+                let _ = self.caps.revoke(guard);
+                return Err(e);
+            }
+        };
+        let parent = creator.map_or(0, |c| self.envs[c].id);
         let shared = *PhysTables.table(self.kernel_pml4);
         let mut tables = PhysTables;
         let table = tables.table(pml4);
         table.fill(0);
         table[mm::SHARED_SLOTS].copy_from_slice(&shared[mm::SHARED_SLOTS]);
-        table[mm::SELF_MAP_SLOT] =
-            pml4 << 12 | pagetable::PRESENT | pagetable::USER | pagetable::NO_EXEC;
+        table[mm::SELF_MAP_SLOT] = pml4 << 12 | pagetable::PRESENT | pagetable::USER | pagetable::NO_EXEC;
         let e = &mut self.envs[s];
         *e = Env::EMPTY;
         e.generation = generation;
@@ -216,6 +181,8 @@ impl Kernel {
         e.tf.cs = USER_CS as u64;
         e.tf.ss = USER_SS as u64;
         e.tf.rflags = FORCED_FLAGS;
+        e.guard = guard;
+        e.clist.set(abi::syscall::CRED_SELF, guard).expect("slot CRED_SELF exists");
         if parent != 0 {
             let p = env_slot(parent);
             self.envs[s].next_sibling = self.envs[p].first_child;
@@ -295,6 +262,9 @@ impl Kernel {
                 }
             }
         }
+        // Its authority ends with it, and so does every capability it
+        // derived and handed out.
+        let _ = self.caps.revoke(self.envs[s].guard);
         let generation = self.envs[s].generation;
         self.envs[s] = Env::EMPTY;
         self.envs[s].generation = generation;
@@ -311,11 +281,7 @@ impl Kernel {
             exit_code: e.exit_code,
             frames: self.frames.owned_count(e.id),
             slices: e.slices,
-            waiting_on: if e.waiting_on == NONE {
-                u32::MAX
-            } else {
-                e.waiting_on as u32
-            },
+            waiting_on: if e.waiting_on == NONE { u32::MAX } else { e.waiting_on as u32 },
         };
     }
 }

@@ -10,9 +10,7 @@ use crate::pagetable::{self, NO_EXEC, PRESENT, USER};
 pub fn map(pml4: u64, va: u64, first: u64, count: u64, early: &mut EarlyAlloc) {
     for i in 0..count {
         let pte = (first + i) << 12 | PRESENT | USER | NO_EXEC;
-        pagetable::map(&mut PhysTables, pml4, va + i * 4096, pte, &mut || {
-            Ok(early.alloc(1))
-        })
-        .unwrap_or_else(|e| panic!("exposed window: {:#x}: {e:?}", va + i * 4096));
+        pagetable::map(&mut PhysTables, pml4, va + i * 4096, pte, &mut || Ok(early.alloc(1)))
+            .unwrap_or_else(|e| panic!("exposed window: {:#x}: {e:?}", va + i * 4096));
     }
 }

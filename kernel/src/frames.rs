@@ -20,10 +20,7 @@ pub struct Link {
 }
 
 impl Link {
-    pub const UNLINKED: Link = Link {
-        prev: NIL,
-        next: NIL,
-    };
+    pub const UNLINKED: Link = Link { prev: NIL, next: NIL };
 }
 
 pub struct Frames<'a> {
@@ -42,20 +39,10 @@ impl<'a> Frames<'a> {
         assert_eq!(info.len(), links.len());
         assert!(info.len() < NIL as usize);
         for (i, l) in info.iter_mut().zip(links.iter_mut()) {
-            *i = FrameInfo {
-                state: frame_state::RESERVED,
-                ..FrameInfo::default()
-            };
+            *i = FrameInfo { state: frame_state::RESERVED, ..FrameInfo::default() };
             *l = Link::UNLINKED;
         }
-        Frames {
-            info,
-            links,
-            free_head: NIL,
-            free: 0,
-            owned: [NIL; ENV_SLOTS],
-            owned_n: [0; ENV_SLOTS],
-        }
+        Frames { info, links, free_head: NIL, free: 0, owned: [NIL; ENV_SLOTS], owned_n: [0; ENV_SLOTS] }
     }
 
     pub fn len(&self) -> u64 {
@@ -88,10 +75,7 @@ impl<'a> Frames<'a> {
         if f < self.info.len() && self.info[f].state == frame_state::FREE {
             self.unlink(frame as u32);
             self.free -= 1;
-            self.info[f] = FrameInfo {
-                state: frame_state::KERNEL,
-                ..FrameInfo::default()
-            };
+            self.info[f] = FrameInfo { state: frame_state::KERNEL, ..FrameInfo::default() };
         }
     }
 
@@ -114,11 +98,7 @@ impl<'a> Frames<'a> {
         };
         self.unlink(f);
         self.free -= 1;
-        self.info[f as usize] = FrameInfo {
-            owner,
-            state,
-            ..FrameInfo::default()
-        };
+        self.info[f as usize] = FrameInfo { owner, state, ..FrameInfo::default() };
         if owner != 0 {
             self.push_owned(owner, f);
         }
@@ -178,10 +158,7 @@ impl<'a> Frames<'a> {
 
     fn push_free(&mut self, f: u32) {
         self.info[f as usize] = FrameInfo::default();
-        self.links[f as usize] = Link {
-            prev: NIL,
-            next: self.free_head,
-        };
+        self.links[f as usize] = Link { prev: NIL, next: self.free_head };
         if self.free_head != NIL {
             self.links[self.free_head as usize].prev = f;
         }
@@ -192,10 +169,7 @@ impl<'a> Frames<'a> {
     fn push_owned(&mut self, owner: u32, f: u32) {
         self.owned_n[env_slot(owner)] += 1;
         let head = &mut self.owned[env_slot(owner)];
-        self.links[f as usize] = Link {
-            prev: NIL,
-            next: *head,
-        };
+        self.links[f as usize] = Link { prev: NIL, next: *head };
         if *head != NIL {
             self.links[*head as usize].prev = f;
         }
@@ -253,18 +227,9 @@ mod tests {
         with_frames(16, |fr| {
             assert_eq!(fr.free_count(), 15);
             assert_eq!(fr.alloc(Some(7), A, frame_state::USER), Ok(7));
-            assert_eq!(
-                fr.alloc(Some(7), A, frame_state::USER),
-                Err(Error::FrameTaken)
-            );
-            assert_eq!(
-                fr.alloc(Some(0), A, frame_state::USER),
-                Err(Error::BadFrame)
-            );
-            assert_eq!(
-                fr.alloc(Some(99), A, frame_state::USER),
-                Err(Error::BadFrame)
-            );
+            assert_eq!(fr.alloc(Some(7), A, frame_state::USER), Err(Error::FrameTaken));
+            assert_eq!(fr.alloc(Some(0), A, frame_state::USER), Err(Error::BadFrame));
+            assert_eq!(fr.alloc(Some(99), A, frame_state::USER), Err(Error::BadFrame));
             let any = fr.alloc(None, B, frame_state::USER).unwrap();
             assert_ne!(any, 7);
             assert_eq!(fr.info(7).unwrap().owner, A);
@@ -279,9 +244,8 @@ mod tests {
     #[test]
     fn exhaustion_then_reuse() {
         with_frames(8, |fr| {
-            let got: std::vec::Vec<u64> = (0..7)
-                .map(|_| fr.alloc(None, A, frame_state::USER).unwrap())
-                .collect();
+            let got: std::vec::Vec<u64> =
+                (0..7).map(|_| fr.alloc(None, A, frame_state::USER).unwrap()).collect();
             assert_eq!(fr.alloc(None, A, frame_state::USER), Err(Error::NoMemory));
             fr.free(got[3]).unwrap();
             assert_eq!(fr.alloc(None, B, frame_state::USER), Ok(got[3]));
@@ -309,8 +273,7 @@ mod tests {
     fn owner_lists_stay_separate() {
         with_frames(32, |fr| {
             for i in 0..10 {
-                fr.alloc(None, if i % 2 == 0 { A } else { B }, frame_state::USER)
-                    .unwrap();
+                fr.alloc(None, if i % 2 == 0 { A } else { B }, frame_state::USER).unwrap();
             }
             assert_eq!(fr.owned_count(A), 5);
             fr.release_owner(B);

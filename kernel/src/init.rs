@@ -66,6 +66,7 @@ pub extern "C" fn kmain(magic: u32, info: u32) -> ! {
     let ft_pages = pages(nframes * core::mem::size_of::<FrameInfo>() as u64);
     let ft = early.alloc(ft_pages);
     let links = early.alloc(pages(nframes * core::mem::size_of::<Link>() as u64));
+    let shares = early.alloc(pages(nframes * core::mem::size_of::<crate::cap::CapRef>() as u64));
     let kinfo = early.alloc(1);
     let slices = early.alloc(1);
     let clock = early.alloc(1);
@@ -93,13 +94,7 @@ pub extern "C" fn kmain(magic: u32, info: u32) -> ! {
         };
         f
     };
-    crate::exposed::map(
-        kernel_pml4,
-        BOOTFS_VA,
-        bootfs_frame,
-        pages(bootfs_len),
-        &mut early,
-    );
+    crate::exposed::map(kernel_pml4, BOOTFS_VA, bootfs_frame, pages(bootfs_len), &mut early);
 
     // The frame table: RAM above 1 MiB is free except what is in use.
     let mut frames = Frames::new(table(ft, nframes as usize), table(links, nframes as usize));
@@ -109,10 +104,7 @@ pub extern "C" fn kmain(magic: u32, info: u32) -> ! {
         }
     }
     let module_frames = (bootfs.start >> 12)..pages(bootfs.end);
-    for f in mm::image_frames()
-        .chain(module_frames)
-        .chain((early.start >> 12)..(early.next >> 12))
-    {
+    for f in mm::image_frames().chain(module_frames).chain((early.start >> 12)..(early.next >> 12)) {
         frames.claim_for_kernel(f);
     }
     let kinfo: &'static mut KernelInfo = &mut table(kinfo, 1)[0];
@@ -132,6 +124,8 @@ pub extern "C" fn kmain(magic: u32, info: u32) -> ! {
 
     state::install(Kernel {
         frames,
+        caps: crate::cap::Caps::new(),
+        frame_share: table(shares, nframes as usize),
         envs: crate::env::table(),
         env_info: table(et, ENV_SLOTS),
         kinfo,
@@ -148,9 +142,7 @@ pub extern "C" fn kmain(magic: u32, info: u32) -> ! {
     let k = state::kernel();
     // SAFETY: the boot module is mapped in the physical window and never
     // written: it is kernel-owned and exposed read-only.
-    let fs = unsafe {
-        core::slice::from_raw_parts(mm::phys::<u8>(bootfs_frame << 12), bootfs_len as usize)
-    };
+    let fs = unsafe { core::slice::from_raw_parts(mm::phys::<u8>(bootfs_frame << 12), bootfs_len as usize) };
     let init = init_name(cmdline);
     let root = match k.load_init(fs, init) {
         Ok(s) => s,
@@ -169,7 +161,5 @@ pub extern "C" fn kmain(magic: u32, info: u32) -> ! {
 /// The program named by `init=` on the command line (default `shell`).
 fn init_name(cmdline: &[u8]) -> &str {
     let s = core::str::from_utf8(cmdline).unwrap_or("");
-    s.split_whitespace()
-        .find_map(|w| w.strip_prefix("init="))
-        .unwrap_or("shell")
+    s.split_whitespace().find_map(|w| w.strip_prefix("init=")).unwrap_or("shell")
 }

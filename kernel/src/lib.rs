@@ -20,6 +20,8 @@ mod log;
 #[cfg(target_os = "none")]
 mod arch;
 #[cfg(target_os = "none")]
+mod creds;
+#[cfg(target_os = "none")]
 mod env;
 #[cfg(target_os = "none")]
 mod exposed;

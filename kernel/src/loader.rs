@@ -20,10 +20,9 @@ impl Kernel {
         path[..p.len()].copy_from_slice(p);
         path[p.len()..p.len() + name.len()].copy_from_slice(name.as_bytes());
         let path = core::str::from_utf8(&path[..p.len() + name.len()]).map_err(|_| "bad name")?;
-        let file =
-            binfmt::cpio::find(bootfs, path).ok_or("no such program in the boot file system")?;
+        let file = binfmt::cpio::find(bootfs, path).ok_or("no such program in the boot file system")?;
         let elf = Elf::parse(file.data, USER_MIN, USER_END, 0).map_err(|e| e.describe())?;
-        let s = self.env_create(0).map_err(|e| e.name())?;
+        let s = self.env_create(None).map_err(|e| e.name())?;
         for seg in elf.segments().filter(|s| s.kind == PT_LOAD) {
             let mut rights = PRESENT | USER;
             if seg.flags & PF_W != 0 {
@@ -49,11 +48,7 @@ impl Kernel {
             }
         }
         for i in 1..=INIT_STACK_PAGES {
-            self.user_page(
-                s,
-                INIT_STACK_TOP - i * 4096,
-                PRESENT | USER | WRITABLE | NO_EXEC,
-            )?;
+            self.user_page(s, INIT_STACK_TOP - i * 4096, PRESENT | USER | WRITABLE | NO_EXEC)?;
         }
         let e = &mut self.envs[s];
         e.tf.rip = elf.entry;
@@ -75,10 +70,7 @@ impl Kernel {
             return Ok(pagetable::frame_of(pte));
         }
         let id = self.envs[s].id;
-        let f = self
-            .frames
-            .alloc(None, id, frame_state::USER)
-            .map_err(|e| e.name())?;
+        let f = self.frames.alloc(None, id, frame_state::USER).map_err(|e| e.name())?;
         // SAFETY: a fresh frame seen through the physical window.
         unsafe { core::ptr::write_bytes(crate::mm::phys::<u8>(f << 12), 0, 4096) };
         self.frames.add_ref(f).map_err(|e| e.name())?;

@@ -70,12 +70,7 @@ impl<'b> EarlyAlloc<'b> {
     pub fn new(boot: &'b BootInfo) -> Self {
         let end = sym(&raw const __kernel_end) - KERNEL_BASE;
         let start = (end + 4095) & !4095;
-        EarlyAlloc {
-            boot,
-            start,
-            next: start,
-            window: 0,
-        }
+        EarlyAlloc { boot, start, next: start, window: 0 }
     }
 
     /// `n` physically contiguous zeroed frames, returned as a frame number.
@@ -84,10 +79,7 @@ impl<'b> EarlyAlloc<'b> {
             let (s, e) = (self.next, self.next + n * 4096);
             let in_ram = self.boot.ram().iter().any(|r| r.start <= s && e <= r.end);
             let module = self.boot.module.unwrap_or_default();
-            let page_module = Region {
-                start: module.start & !4095,
-                end: (module.end + 4095) & !4095,
-            };
+            let page_module = Region { start: module.start & !4095, end: (module.end + 4095) & !4095 };
             if s < page_module.end && page_module.start < e {
                 self.next = page_module.end;
             } else if !in_ram {
@@ -102,9 +94,7 @@ impl<'b> EarlyAlloc<'b> {
             } else {
                 self.next = e;
                 // SAFETY: the range is unused RAM, visible at `window`.
-                unsafe {
-                    core::ptr::write_bytes((self.window + s) as *mut u8, 0, (n * 4096) as usize)
-                };
+                unsafe { core::ptr::write_bytes((self.window + s) as *mut u8, 0, (n * 4096) as usize) };
                 return s >> 12;
             }
         }
@@ -132,8 +122,7 @@ pub fn init(boot: &BootInfo, early: &mut EarlyAlloc) -> u64 {
     let t = |f: u64| f << 12;
     // SAFETY (all raw writes below): frames fresh from the early allocator,
     // identity-mapped during boot, not yet referenced by anything else.
-    let entry =
-        |table: u64, i: usize, v: u64| unsafe { *((t(table) + 8 * i as u64) as *mut u64) = v };
+    let entry = |table: u64, i: usize, v: u64| unsafe { *((t(table) + 8 * i as u64) as *mut u64) = v };
     // The physical window: 2 MiB pages, global, no-execute.
     for g in 0..window / GIB {
         let slot = 256 + (g / 512) as usize;
@@ -152,11 +141,7 @@ pub fn init(boot: &BootInfo, early: &mut EarlyAlloc) -> u64 {
         entry(pdpt, (g % 512) as usize, t(pd) | PRESENT | WRITABLE);
         for i in 0..512u64 {
             let pa = g * GIB + i * (2 << 20);
-            entry(
-                pd,
-                i as usize,
-                pa | PRESENT | WRITABLE | HUGE | GLOBAL | NO_EXEC | cache_bits(pa),
-            );
+            entry(pd, i as usize, pa | PRESENT | WRITABLE | HUGE | GLOBAL | NO_EXEC | cache_bits(pa));
         }
     }
     // The kernel image, 4 KiB pages with per-section rights.

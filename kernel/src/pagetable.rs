@@ -84,10 +84,7 @@ pub fn unmap<T: Tables>(t: &mut T, pml4: u64, va: u64) -> Result<u64, Error> {
 
 /// The entry mapping `va`, if present.
 pub fn lookup<T: Tables>(t: &mut T, pml4: u64, va: u64) -> Option<u64> {
-    leaf(t, pml4, va, None)
-        .ok()
-        .map(|e| *e)
-        .filter(|e| e & PRESENT != 0)
+    leaf(t, pml4, va, None).ok().map(|e| *e).filter(|e| e & PRESENT != 0)
 }
 
 /// Replaces the rights bits of the mapping at `va`, keeping the frame.
@@ -153,9 +150,7 @@ mod tests {
     }
     impl Tables for Mem {
         fn table(&mut self, frame: u64) -> &mut [u64; 512] {
-            self.pages
-                .entry(frame)
-                .or_insert_with(|| Box::new([0; 512]))
+            self.pages.entry(frame).or_insert_with(|| Box::new([0; 512]))
         }
     }
     impl Mem {
@@ -167,10 +162,7 @@ mod tests {
 
     #[test]
     fn map_lookup_protect_unmap() {
-        let mut m = Mem {
-            next: 100,
-            ..Mem::default()
-        };
+        let mut m = Mem { next: 100, ..Mem::default() };
         let pml4 = m.alloc();
         let mut next = 200u64;
         let mut alloc = || {
@@ -182,19 +174,13 @@ mod tests {
         assert_eq!(m.pages.len(), 4, "the PML4 and three intermediate tables");
         assert_eq!(lookup(&mut m, pml4, va).map(frame_of), Some(42));
         assert_eq!(lookup(&mut m, pml4, va + 0x1000), None);
-        assert_eq!(
-            map(&mut m, pml4, va, 43 << 12 | PRESENT, &mut alloc),
-            Err(Error::AlreadyMapped)
-        );
+        assert_eq!(map(&mut m, pml4, va, 43 << 12 | PRESENT, &mut alloc), Err(Error::AlreadyMapped));
         let e = protect(&mut m, pml4, va, PRESENT | USER | WRITABLE).unwrap();
         assert_eq!(frame_of(e), 42);
         assert!(e & WRITABLE != 0);
         assert_eq!(frame_of(unmap(&mut m, pml4, va).unwrap()), 42);
         assert_eq!(unmap(&mut m, pml4, va), Err(Error::NotMapped));
-        assert_eq!(
-            protect(&mut m, pml4, 0x1000, PRESENT),
-            Err(Error::NotMapped)
-        );
+        assert_eq!(protect(&mut m, pml4, 0x1000, PRESENT), Err(Error::NotMapped));
     }
 
     #[test]
@@ -207,24 +193,11 @@ mod tests {
             Ok(next)
         };
         for i in 0..3u64 {
-            map(
-                &mut m,
-                pml4,
-                0x40_0000 + i * 0x1000,
-                (50 + i) << 12 | PRESENT,
-                &mut alloc,
-            )
-            .unwrap();
+            map(&mut m, pml4, 0x40_0000 + i * 0x1000, (50 + i) << 12 | PRESENT, &mut alloc).unwrap();
         }
         map(&mut m, pml4, 0x10_0000_0000, 60 << 12 | PRESENT, &mut alloc).unwrap();
         let (mut leaves, mut tables) = (Vec::new(), Vec::new());
-        teardown(
-            &mut m,
-            pml4,
-            0..256,
-            &mut |e| leaves.push(frame_of(e)),
-            &mut |f| tables.push(f),
-        );
+        teardown(&mut m, pml4, 0..256, &mut |e| leaves.push(frame_of(e)), &mut |f| tables.push(f));
         leaves.sort();
         assert_eq!(leaves, [50, 51, 52, 60]);
         assert_eq!(tables.len(), 5, "pdpt, 2 pd, 2 pt");
@@ -235,9 +208,6 @@ mod tests {
     fn failed_table_allocation_is_reported() {
         let mut m = Mem::default();
         let mut alloc = || Err(Error::NoMemory);
-        assert_eq!(
-            map(&mut m, 1, 0x1000, PRESENT, &mut alloc),
-            Err(Error::NoMemory)
-        );
+        assert_eq!(map(&mut m, 1, 0x1000, PRESENT, &mut alloc), Err(Error::NoMemory));
     }
 }

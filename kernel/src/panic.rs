@@ -10,12 +10,7 @@ const MAX_FRAMES: usize = 24;
 fn panic(info: &core::panic::PanicInfo) -> ! {
     crate::log::print(format_args!("\nKERNEL PANIC: {}\n", info.message()));
     if let Some(loc) = info.location() {
-        crate::log::print(format_args!(
-            "  at {}:{}:{}\n",
-            loc.file(),
-            loc.line(),
-            loc.column()
-        ));
+        crate::log::print(format_args!("  at {}:{}:{}\n", loc.file(), loc.line(), loc.column()));
     }
     backtrace(cpu::frame_pointer());
     cpu::qemu_exit(crate::EXIT_FAILURE)
@@ -24,9 +19,7 @@ fn panic(info: &core::panic::PanicInfo) -> ! {
 /// Walks the saved-rbp chain (the kernel is built with frame pointers),
 /// stopping at the first pointer that is not inside the kernel image.
 pub fn backtrace(mut rbp: u64) {
-    crate::log::print(format_args!(
-        "  backtrace (resolve with addr2line -e kernel):\n"
-    ));
+    crate::log::print(format_args!("  backtrace (resolve with addr2line -e kernel):\n"));
     for _ in 0..MAX_FRAMES {
         if rbp < crate::mm::KERNEL_BASE || !rbp.is_multiple_of(8) {
             break;

@@ -2,6 +2,7 @@
 //! the CPU from one environment to another chosen one, atomically, without
 //! touching the registers that carry the message.
 
+use crate::cap::rights;
 use crate::env::NONE;
 use crate::state::Kernel;
 use abi::syscall::PCT_SYNC;
@@ -35,18 +36,27 @@ impl Kernel {
     /// message registers (rdx, r10, r8, r9) as they were at the call; the
     /// callee-saved ones are in the caller's frame already.
     pub fn pct(&mut self, id: u64, flags: u64, msg: [u64; 4]) -> Result<u64, Error> {
-        if flags & !PCT_SYNC != 0 {
+        if flags & !(PCT_SYNC | 0xff_ff00) != 0 {
             return Err(Error::BadFlags);
         }
+        let (cred, grant) = ((flags >> 8) & 0xff, (flags >> 16) & 0xff);
         let t = self.transfer_target(id)?;
         let c = self.current;
         if t == c {
             return Err(Error::BadEnv);
         }
         let reply = self.envs[t].waiting_on == c as u16;
-        if !reply && (self.envs[t].waiting_on != NONE || self.envs[t].pct_entry == 0) {
-            return Err(Error::BadState);
+        if !reply {
+            if self.envs[t].waiting_on != NONE || self.envs[t].pct_entry == 0 {
+                return Err(Error::BadState);
+            }
+            // The callee decides who may call it.
+            let guard = self.envs[t].pct_guard;
+            if !guard.is_none() {
+                self.caps.check(self.cred(cred)?, guard, rights::READ)?;
+            }
         }
+        let granted = if grant == 0 { u64::MAX } else { self.grant(grant - 1, t)? };
         let caller_id = self.envs[c].id as u64;
         let s = &self.envs[c].tf;
         let saved = [s.rbx, s.rbp, s.r12, s.r13, s.r14, s.r15];
@@ -54,6 +64,7 @@ impl Kernel {
         (dst.rdx, dst.r10, dst.r8, dst.r9) = (msg[0], msg[1], msg[2], msg[3]);
         [dst.rbx, dst.rbp, dst.r12, dst.r13, dst.r14, dst.r15] = saved;
         dst.rax = caller_id;
+        dst.rcx = granted;
         dst.vector = 0; // resume with every register from the frame
         if reply {
             self.envs[t].waiting_on = NONE;
@@ -67,6 +78,16 @@ impl Kernel {
         }
         self.switch_to(t);
         Ok(0)
+    }
+
+    /// Copies the caller's capability `slot` (it needs the grant right)
+    /// into slot `s`'s list; returns the slot there.
+    pub fn grant(&mut self, slot: u64, s: usize) -> Result<u64, Error> {
+        let c = self.cred(slot)?;
+        if self.caps.rights(c).unwrap_or(0) & rights::GRANT == 0 {
+            return Err(Error::NotPermitted);
+        }
+        self.envs[s].clist.insert(&self.caps, c)
     }
 
     /// Slot `s` is going away: environments awaiting its reply get

@@ -19,9 +19,7 @@ impl Kernel {
     /// Gives slice `pos` (or any free one) to slot `s`.
     pub fn slice_alloc(&mut self, s: usize, pos: Option<u64>) -> Result<u64, Error> {
         let p = match pos {
-            None => (0..SLICES)
-                .find(|&p| self.slice_env[p] == NONE)
-                .ok_or(Error::NoSlice)?,
+            None => (0..SLICES).find(|&p| self.slice_env[p] == NONE).ok_or(Error::NoSlice)?,
             Some(p) if (p as usize) < SLICES && self.slice_env[p as usize] == NONE => p as usize,
             Some(_) => return Err(Error::NoSlice),
         };

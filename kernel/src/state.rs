@@ -7,6 +7,10 @@ use core::mem::MaybeUninit;
 
 pub struct Kernel {
     pub frames: Frames<'static>,
+    /// The capability table (derivation tree of every capability).
+    pub caps: crate::cap::Caps,
+    /// Each frame's optional share guard (see `creds`).
+    pub frame_share: &'static mut [crate::cap::CapRef],
     pub envs: &'static mut [Env; abi::tables::ENV_SLOTS],
     /// The exposed environment table (read-only to user space).
     pub env_info: &'static mut [EnvInfo],

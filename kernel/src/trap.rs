@@ -71,16 +71,9 @@ impl Kernel {
     /// whenever a handler is registered and not busy): the environment ends.
     fn exception(&mut self) {
         let tf = &self.envs[self.current].tf;
-        let fault_addr = if tf.vector == vector::PAGE_FAULT {
-            cpu::cr2()
-        } else {
-            0
-        };
-        let context = if self.envs[self.current].exc.save != 0 {
-            " inside its exception handler"
-        } else {
-            ""
-        };
+        let fault_addr = if tf.vector == vector::PAGE_FAULT { cpu::cr2() } else { 0 };
+        let context =
+            if self.envs[self.current].exc.save != 0 { " inside its exception handler" } else { "" };
         self.kill(fault_addr, context)
     }
 
@@ -106,11 +99,7 @@ impl Kernel {
     pub fn exit_current(&mut self, code: i32) {
         if self.current == self.root {
             crate::kprintln!("first environment exited with code {code}; powering off");
-            cpu::qemu_exit(if code == 0 {
-                crate::EXIT_SUCCESS
-            } else {
-                crate::EXIT_FAILURE
-            });
+            cpu::qemu_exit(if code == 0 { crate::EXIT_SUCCESS } else { crate::EXIT_FAILURE });
         }
         let s = self.current;
         self.env_destroy(s, Some(code));

@@ -12,13 +12,7 @@ pub const MAX_LEN: u64 = 1 << 20;
 
 /// Runs `f` on each piece of `[va, va+len)` as kernel pointers, after
 /// checking the whole range.
-fn chunks(
-    pml4: u64,
-    va: u64,
-    len: u64,
-    write: bool,
-    mut f: impl FnMut(*mut u8, usize),
-) -> Result<(), Error> {
+fn chunks(pml4: u64, va: u64, len: u64, write: bool, mut f: impl FnMut(*mut u8, usize)) -> Result<(), Error> {
     if len > MAX_LEN {
         return Err(Error::BadLength);
     }
@@ -30,8 +24,7 @@ fn chunks(
     for pass in 0..2 {
         let mut at = va;
         while at < end {
-            let pte =
-                pagetable::lookup(&mut PhysTables, pml4, at & !4095).ok_or(Error::BadPointer)?;
+            let pte = pagetable::lookup(&mut PhysTables, pml4, at & !4095).ok_or(Error::BadPointer)?;
             if pte & need != need {
                 return Err(Error::BadPointer);
             }
@@ -86,9 +79,8 @@ pub fn read_value<T: Copy + Default>(pml4: u64, va: u64) -> Result<T, Error> {
     let mut v = T::default();
     // SAFETY: T is Copy plain data (register sets); any byte pattern read
     // into it is a valid value for the integer fields it holds.
-    let bytes = unsafe {
-        core::slice::from_raw_parts_mut(&mut v as *mut T as *mut u8, core::mem::size_of::<T>())
-    };
+    let bytes =
+        unsafe { core::slice::from_raw_parts_mut(&mut v as *mut T as *mut u8, core::mem::size_of::<T>()) };
     read(pml4, va, bytes)?;
     Ok(v)
 }
@@ -96,8 +88,6 @@ pub fn read_value<T: Copy + Default>(pml4: u64, va: u64) -> Result<T, Error> {
 /// Writes a plain-old-data value to user memory.
 pub fn write_value<T: Copy>(pml4: u64, va: u64, v: &T) -> Result<(), Error> {
     // SAFETY: viewing a Copy value's bytes is always valid.
-    let bytes = unsafe {
-        core::slice::from_raw_parts(v as *const T as *const u8, core::mem::size_of::<T>())
-    };
+    let bytes = unsafe { core::slice::from_raw_parts(v as *const T as *const u8, core::mem::size_of::<T>()) };
     write(pml4, va, bytes)
 }

@@ -6,9 +6,7 @@ pub struct Console;
 
 impl Write for Console {
     fn write_str(&mut self, s: &str) -> fmt::Result {
-        crate::sys::debug_write(s.as_bytes())
-            .map(|_| ())
-            .map_err(|_| fmt::Error)
+        crate::sys::debug_write(s.as_bytes()).map(|_| ()).map_err(|_| fmt::Error)
     }
 }
 

@@ -29,6 +29,23 @@ impl From<Error> for SpawnError {
 
 /// Starts `bin/NAME` in a new child with `arg` in `rdi`; returns its id.
 pub fn spawn(name: &str, arg: u64) -> Result<u64, SpawnError> {
+    let child = spawn_stopped(name, arg)?;
+    start(child)?;
+    Ok(child)
+}
+
+/// Makes a child loaded by `spawn_stopped` runnable, with one time slice.
+pub fn start(child: u64) -> Result<(), Error> {
+    sys::env_run(child)?;
+    // A runnable environment runs only in time slices it owns (or ones
+    // given to it): one slice, like its parent's share.
+    sys::slice_alloc(child, abi::syscall::SLICE_ANY)?;
+    Ok(())
+}
+
+/// Loads `bin/NAME` into a new, stopped child with `arg` in `rdi` (so the
+/// parent can give it capabilities before it runs); returns its id.
+pub fn spawn_stopped(name: &str, arg: u64) -> Result<u64, SpawnError> {
     let mut path = [0u8; 64];
     let n = name.len().min(60);
     path[..4].copy_from_slice(b"bin/");
@@ -44,17 +61,8 @@ pub fn spawn(name: &str, arg: u64) -> Result<u64, SpawnError> {
             return Err(e);
         }
     }
-    let regs = Regs {
-        rip: elf.entry,
-        rsp: INIT_STACK_TOP,
-        rdi: arg,
-        ..Regs::default()
-    };
+    let regs = Regs { rip: elf.entry, rsp: INIT_STACK_TOP, rdi: arg, ..Regs::default() };
     sys::env_set_regs(child, &regs)?;
-    sys::env_run(child)?;
-    // A runnable environment runs only in time slices it owns (or ones
-    // given to it): one slice, like its parent's share.
-    sys::slice_alloc(child, abi::syscall::SLICE_ANY)?;
     Ok(child)
 }
 
@@ -90,11 +98,7 @@ fn load(child: u64, elf: &Elf) -> Result<(), SpawnError> {
                 // SAFETY: SCRATCH maps the child's frame writable for the
                 // duration of this copy; `src` is in the boot file system.
                 unsafe {
-                    core::ptr::copy_nonoverlapping(
-                        src.as_ptr(),
-                        (SCRATCH + (lo - va)) as *mut u8,
-                        src.len(),
-                    )
+                    core::ptr::copy_nonoverlapping(src.as_ptr(), (SCRATCH + (lo - va)) as *mut u8, src.len())
                 };
                 sys::unmap(ENV_SELF, SCRATCH)?;
             }

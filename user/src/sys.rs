@@ -1,7 +1,7 @@
 //! Raw system calls (see `abi::syscall` for the convention).
 
 use abi::exception::Regs;
-use abi::syscall as sc;
+use abi::syscall::{self as sc, CRED_SELF, NO_GUARD};
 use abi::Error;
 use core::arch::asm;
 
@@ -63,73 +63,86 @@ fn result(r: i64) -> Result<u64, Error> {
 }
 
 pub fn debug_write(b: &[u8]) -> Result<u64, Error> {
-    result(call(
-        sc::DEBUG_WRITE,
-        [b.as_ptr() as u64, b.len() as u64, 0, 0, 0, 0],
-    ))
+    result(call(sc::DEBUG_WRITE, [b.as_ptr() as u64, b.len() as u64, 0, 0, 0, 0]))
 }
 pub fn console_read(b: &mut [u8]) -> Result<u64, Error> {
-    result(call(
-        sc::CONSOLE_READ,
-        [b.as_mut_ptr() as u64, b.len() as u64, 0, 0, 0, 0],
-    ))
+    result(call(sc::CONSOLE_READ, [b.as_mut_ptr() as u64, b.len() as u64, 0, 0, 0, 0]))
 }
 pub fn frame_alloc(owner: u64, frame: u64) -> Result<u64, Error> {
-    result(call(sc::FRAME_ALLOC, [owner, frame, 0, 0, 0, 0]))
+    result(call(sc::FRAME_ALLOC, [owner, frame, CRED_SELF, 0, 0, 0]))
 }
 pub fn frame_free(frame: u64) -> Result<u64, Error> {
-    result(call(sc::FRAME_FREE, [frame, 0, 0, 0, 0, 0]))
+    result(call(sc::FRAME_FREE, [frame, CRED_SELF, 0, 0, 0, 0]))
 }
 pub fn map(env: u64, va: u64, frame: u64, flags: u64) -> Result<u64, Error> {
-    result(call(sc::MAP, [env, va, frame, flags, 0, 0]))
+    map_with(env, va, frame, flags, CRED_SELF, CRED_SELF)
 }
 pub fn map_from(env: u64, va: u64, src: u64, flags: u64) -> Result<u64, Error> {
-    result(call(sc::MAP_FROM, [env, va, src, flags, 0, 0]))
+    result(call(sc::MAP_FROM, [env, va, src, flags, CRED_SELF, 0]))
 }
 pub fn slice_alloc(env: u64, pos: u64) -> Result<u64, Error> {
-    result(call(sc::SLICE_ALLOC, [env, pos, 0, 0, 0, 0]))
+    result(call(sc::SLICE_ALLOC, [env, pos, CRED_SELF, 0, 0, 0]))
 }
 pub fn slice_free(pos: u64) -> Result<u64, Error> {
-    result(call(sc::SLICE_FREE, [pos, 0, 0, 0, 0, 0]))
+    result(call(sc::SLICE_FREE, [pos, CRED_SELF, 0, 0, 0, 0]))
 }
 pub fn yield_to(env: u64) -> Result<u64, Error> {
     result(call1(sc::YIELD_TO, env))
 }
 pub fn set_pct_entry(env: u64, entry: u64, stack: u64) -> Result<u64, Error> {
-    result(call(sc::SET_PCT_ENTRY, [env, entry, stack, 0, 0, 0]))
+    set_pct_entry_guarded(env, entry, stack, NO_GUARD)
+}
+/// `map` with explicit credentials for the environment and the frame.
+pub fn map_with(
+    env: u64,
+    va: u64,
+    frame: u64,
+    flags: u64,
+    env_cred: u64,
+    frame_cred: u64,
+) -> Result<u64, Error> {
+    result(call(sc::MAP, [env, va, frame, flags, env_cred, frame_cred]))
+}
+/// Opens this (or a child's) PCT entry to callers presenting a capability
+/// dominating the one in slot `guard` (`NO_GUARD`: anyone).
+pub fn set_pct_entry_guarded(env: u64, entry: u64, stack: u64, guard: u64) -> Result<u64, Error> {
+    result(call(sc::SET_PCT_ENTRY, [env, entry, stack, guard, CRED_SELF, 0]))
+}
+pub fn cap_derive(slot: u64, rights: u64) -> Result<u64, Error> {
+    result(call(sc::CAP_DERIVE, [slot, rights, 0, 0, 0, 0]))
+}
+pub fn cap_revoke(slot: u64) -> Result<u64, Error> {
+    result(call(sc::CAP_REVOKE, [slot, 0, 0, 0, 0, 0]))
+}
+pub fn cap_grant(env: u64, slot: u64) -> Result<u64, Error> {
+    result(call(sc::CAP_GRANT, [env, slot, CRED_SELF, 0, 0, 0]))
+}
+pub fn frame_share(frame: u64, slot: u64) -> Result<u64, Error> {
+    result(call(sc::FRAME_SHARE, [frame, slot, CRED_SELF, 0, 0, 0]))
 }
 pub fn unmap(env: u64, va: u64) -> Result<u64, Error> {
-    result(call(sc::UNMAP, [env, va, 0, 0, 0, 0]))
+    result(call(sc::UNMAP, [env, va, CRED_SELF, 0, 0, 0]))
 }
 pub fn protect(env: u64, va: u64, flags: u64) -> Result<u64, Error> {
-    result(call(sc::PROTECT, [env, va, flags, 0, 0, 0]))
+    result(call(sc::PROTECT, [env, va, flags, CRED_SELF, 0, 0]))
 }
 pub fn env_create() -> Result<u64, Error> {
-    result(call0(sc::ENV_CREATE))
+    result(call1(sc::ENV_CREATE, CRED_SELF))
 }
 pub fn env_destroy(env: u64) -> Result<u64, Error> {
-    result(call(sc::ENV_DESTROY, [env, 0, 0, 0, 0, 0]))
+    result(call(sc::ENV_DESTROY, [env, CRED_SELF, 0, 0, 0, 0]))
 }
 pub fn env_set_regs(env: u64, r: &Regs) -> Result<u64, Error> {
-    result(call(
-        sc::ENV_SET_REGS,
-        [env, r as *const Regs as u64, 0, 0, 0, 0],
-    ))
+    result(call(sc::ENV_SET_REGS, [env, r as *const Regs as u64, CRED_SELF, 0, 0, 0]))
 }
 pub fn env_get_regs(env: u64, r: &mut Regs) -> Result<u64, Error> {
-    result(call(
-        sc::ENV_GET_REGS,
-        [env, r as *mut Regs as u64, 0, 0, 0, 0],
-    ))
+    result(call(sc::ENV_GET_REGS, [env, r as *mut Regs as u64, CRED_SELF, 0, 0, 0]))
 }
 pub fn env_run(env: u64) -> Result<u64, Error> {
-    result(call(sc::ENV_RUN, [env, 0, 0, 0, 0, 0]))
+    result(call(sc::ENV_RUN, [env, CRED_SELF, 0, 0, 0, 0]))
 }
 pub fn set_exception_handler(env: u64, entry: u64, stack: u64, save: u64) -> Result<u64, Error> {
-    result(call(
-        sc::SET_EXCEPTION_HANDLER,
-        [env, entry, stack, save, 0, 0],
-    ))
+    result(call(sc::SET_EXCEPTION_HANDLER, [env, entry, stack, save, CRED_SELF, 0]))
 }
 pub fn yield_now() {
     call0(sc::YIELD);
@@ -142,5 +155,5 @@ pub fn self_id() -> u64 {
     call0(sc::SELF_ID) as u64
 }
 pub fn shutdown(code: u64) -> Result<u64, Error> {
-    result(call(sc::SHUTDOWN, [code, 0, 0, 0, 0, 0]))
+    result(call(sc::SHUTDOWN, [code, CRED_SELF, 0, 0, 0, 0]))
 }

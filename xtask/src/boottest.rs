@@ -17,21 +17,13 @@ struct Extra {
 }
 
 const EXTRAS: &[Extra] = &[
-    Extra {
-        name: "test_hello",
-        expect: &["hello from ring 3"],
-        timeout_s: 60,
-    },
+    Extra { name: "test_hello", expect: &["hello from ring 3"], timeout_s: 60 },
     Extra {
         name: "test_nohandler",
         expect: &["killed by page fault", "killed by invalid opcode"],
         timeout_s: 60,
     },
-    Extra {
-        name: "test_fuzz",
-        expect: &["fuzz: seed"],
-        timeout_s: 240,
-    },
+    Extra { name: "test_fuzz", expect: &["fuzz: seed"], timeout_s: 240 },
 ];
 
 const DEFAULT_TIMEOUT_S: u64 = 90;
@@ -45,16 +37,10 @@ pub struct BootTest {
 }
 
 fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
-    let all: Vec<String> = build::user_programs()?
-        .into_iter()
-        .filter(|n| n.starts_with("test_"))
-        .collect();
+    let all: Vec<String> = build::user_programs()?.into_iter().filter(|n| n.starts_with("test_")).collect();
     for n in names {
         if !all.contains(n) && n != "iso" {
-            return Err(format!(
-                "no boot test named {n} (have: {}, iso)",
-                all.join(", ")
-            ));
+            return Err(format!("no boot test named {n} (have: {}, iso)", all.join(", ")));
         }
     }
     let mut tests = Vec::new();
@@ -63,9 +49,7 @@ fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
         tests.push(BootTest {
             name: name.clone(),
             args: qemu::base_args(img, name),
-            expect: extra
-                .map(|e| e.expect.iter().map(|s| s.to_string()).collect())
-                .unwrap_or_default(),
+            expect: extra.map(|e| e.expect.iter().map(|s| s.to_string()).collect()).unwrap_or_default(),
             timeout: Duration::from_secs(extra.map_or(DEFAULT_TIMEOUT_S, |e| e.timeout_s)),
         });
     }
@@ -122,10 +106,7 @@ fn run_one(t: &BootTest) -> Result<(), String> {
     if out.timed_out {
         problems.push(format!("timed out after {}s", t.timeout.as_secs()));
     } else if out.code != Some(EXIT_SUCCESS) {
-        problems.push(format!(
-            "QEMU exit status {:?}, want {EXIT_SUCCESS}",
-            out.code
-        ));
+        problems.push(format!("QEMU exit status {:?}, want {EXIT_SUCCESS}", out.code));
     }
     for e in &t.expect {
         if !out.serial.contains(e.as_str()) {
@@ -139,8 +120,5 @@ fn run_one(t: &BootTest) -> Result<(), String> {
     println!("test {} ... FAILED ({secs:.1}s)", t.name);
     let lines: Vec<&str> = out.serial.lines().collect();
     let tail = lines[lines.len().saturating_sub(40)..].join("\n");
-    Err(format!(
-        "{}\n-- last serial lines --\n{tail}",
-        problems.join("; ")
-    ))
+    Err(format!("{}\n-- last serial lines --\n{tail}", problems.join("; ")))
 }

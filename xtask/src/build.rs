@@ -18,10 +18,7 @@ pub const USER_TARGET: &str = "x86_64-unknown-linux-gnu";
 
 /// The workspace root.
 pub fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("xtask lives in the workspace")
-        .to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the workspace").to_path_buf()
 }
 
 /// Runs cargo with `args` in the workspace root.
@@ -43,21 +40,8 @@ pub fn cargo(args: &[&str], env: &[(&str, &str)]) -> Result<(), String> {
 /// Builds everything and writes the boot file system archive.
 pub fn all() -> Result<Image, String> {
     println!("xtask: building the kernel and user programs");
-    cargo(
-        &[
-            "build",
-            "--release",
-            "-p",
-            "kernel",
-            "--target",
-            KERNEL_TARGET,
-        ],
-        &[],
-    )?;
-    cargo(
-        &["build", "--release", "-p", "user", "--target", USER_TARGET],
-        &[],
-    )?;
+    cargo(&["build", "--release", "-p", "kernel", "--target", KERNEL_TARGET], &[])?;
+    cargo(&["build", "--release", "-p", "user", "--target", USER_TARGET], &[])?;
     let target = root().join("target");
     let kernel = target.join(KERNEL_TARGET).join("release/kernel");
     let bootfs = target.join("bootfs.cpio");
@@ -80,15 +64,91 @@ pub fn user_programs() -> Result<Vec<String>, String> {
     Ok(names)
 }
 
-/// Packs every user program into `bin/`.
+/// Programs of the library OS (`libos/src/bin/*.rs`), packed beside the
+/// user programs.
+pub const LIBOS_PROGRAMS: &[&str] = &["lxrt"];
+
+/// The static Linux binary the library OS runs (Debian's busybox-static).
+pub const BUSYBOX: &str = "/bin/busybox";
+
+/// Packs every user program into `bin/`, and the library OS's root file
+/// system under `root/`.
 fn bootfs_archive() -> Result<Vec<u8>, String> {
     let bin = root().join("target").join(USER_TARGET).join("release");
     let mut ar = Archive::default();
     ar.dir("bin");
-    for name in user_programs()? {
+    let libos = LIBOS_PROGRAMS.iter().map(|s| s.to_string());
+    for name in user_programs()?.into_iter().chain(libos) {
         let path = bin.join(&name);
         let data = std::fs::read(&path).map_err(|e| format!("reading {}: {e}", path.display()))?;
         ar.file(&format!("bin/{name}"), 0o755, &data);
     }
+    root_tree(&mut ar)?;
     Ok(ar.finish())
+}
+
+/// `root/`: the tree in `libos/root/`, the busybox test scripts in
+/// `root/tests/`, and busybox as `/bin/busybox` with a symbolic link for
+/// every applet where busybox says it belongs (`--list-full`), as a
+/// busybox-based system installs it.
+fn root_tree(ar: &mut Archive) -> Result<(), String> {
+    ar.dir("root");
+    add_tree(ar, &root().join("libos/root"), "root")?;
+    ar.dir("root/tests");
+    let tests = root().join("libos/tests");
+    for (name, data) in read_dir_files(&tests)? {
+        ar.file(&format!("root/tests/{name}"), 0o644, &data);
+    }
+    let bb = std::fs::read(BUSYBOX).map_err(|e| format!("reading {BUSYBOX}: {e}"))?;
+    for d in ["bin", "sbin", "usr", "usr/bin", "usr/sbin", "tmp", "dev", "proc"] {
+        ar.dir(&format!("root/{d}"));
+    }
+    ar.file("root/bin/busybox", 0o755, &bb);
+    let out = Command::new(BUSYBOX)
+        .arg("--list-full")
+        .output()
+        .map_err(|e| format!("running {BUSYBOX}: {e}"))?;
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        if line == "bin/busybox" || line.is_empty() {
+            continue;
+        }
+        let depth = line.matches('/').count();
+        let target = format!("{}bin/busybox", "../".repeat(depth));
+        ar.symlink(&format!("root/{line}"), &target);
+    }
+    Ok(())
+}
+
+fn read_dir_files(dir: &Path) -> Result<Vec<(String, Vec<u8>)>, String> {
+    let mut out = Vec::new();
+    let rd = std::fs::read_dir(dir).map_err(|e| format!("reading {}: {e}", dir.display()))?;
+    for e in rd.filter_map(|e| e.ok()) {
+        if e.path().is_file() {
+            let data = std::fs::read(e.path()).map_err(|err| format!("{err}"))?;
+            out.push((e.file_name().to_string_lossy().into_owned(), data));
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Adds every directory and file under `dir` as `prefix/...`.
+fn add_tree(ar: &mut Archive, dir: &Path, prefix: &str) -> Result<(), String> {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .map_err(|e| format!("reading {}: {e}", dir.display()))?
+        .filter_map(|e| e.ok())
+        .collect();
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        let name = format!("{prefix}/{}", e.file_name().to_string_lossy());
+        let path = e.path();
+        if path.is_dir() {
+            ar.dir(&name);
+            add_tree(ar, &path, &name)?;
+        } else {
+            let data = std::fs::read(&path).map_err(|err| format!("{err}"))?;
+            ar.file(&name, 0o644, &data);
+        }
+    }
+    Ok(())
 }

@@ -19,6 +19,11 @@ impl Archive {
         self.entry(name, 0o100000 | (mode & 0o7777), data);
     }
 
+    /// Adds a symbolic link to `target`.
+    pub fn symlink(&mut self, name: &str, target: &str) {
+        self.entry(name, 0o120777, target.as_bytes());
+    }
+
     /// Terminates the archive and returns its bytes.
     pub fn finish(mut self) -> Vec<u8> {
         self.entry("TRAILER!!!", 0, &[]);
@@ -27,21 +32,7 @@ impl Archive {
 
     fn entry(&mut self, name: &str, mode: u32, data: &[u8]) {
         self.inode += 1;
-        let fields = [
-            self.inode,
-            mode,
-            0,
-            0,
-            1,
-            0,
-            data.len() as u32,
-            0,
-            0,
-            0,
-            0,
-            name.len() as u32 + 1,
-            0,
-        ];
+        let fields = [self.inode, mode, 0, 0, 1, 0, data.len() as u32, 0, 0, 0, 0, name.len() as u32 + 1, 0];
         self.bytes.extend_from_slice(b"070701");
         for f in fields {
             self.bytes.extend_from_slice(format!("{f:08x}").as_bytes());

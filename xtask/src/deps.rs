@@ -15,10 +15,8 @@ const fn need(path: &'static str, package: &'static str) -> Need {
 }
 
 /// What `run` and `gdb` need.
-pub const RUN: &[Need] = &[
-    need("/usr/bin/qemu-system-x86_64", "qemu-system-x86"),
-    need("/bin/busybox", "busybox-static"),
-];
+pub const RUN: &[Need] =
+    &[need("/usr/bin/qemu-system-x86_64", "qemu-system-x86"), need("/bin/busybox", "busybox-static")];
 
 /// What `test` needs: everything `run` needs, plus the ISO and BPF tools.
 pub const TEST: &[Need] = &[
@@ -38,11 +36,8 @@ pub const TEST: &[Need] = &[
 
 /// Installs the packages of every missing requirement with apt-get.
 pub fn ensure(needs: &[Need]) -> Result<(), String> {
-    let mut missing: Vec<&str> = needs
-        .iter()
-        .filter(|n| !Path::new(n.path).exists())
-        .map(|n| n.package)
-        .collect();
+    let mut missing: Vec<&str> =
+        needs.iter().filter(|n| !Path::new(n.path).exists()).map(|n| n.package).collect();
     missing.dedup();
     if missing.is_empty() {
         return Ok(());
@@ -64,9 +59,7 @@ fn apt(sudo: bool, args: &[&str]) -> Result<(), String> {
         Command::new("apt-get")
     };
     cmd.args(args).env("DEBIAN_FRONTEND", "noninteractive");
-    let status = cmd
-        .status()
-        .map_err(|e| format!("cannot run apt-get: {e}"))?;
+    let status = cmd.status().map_err(|e| format!("cannot run apt-get: {e}"))?;
     if status.success() {
         Ok(())
     } else {
@@ -75,9 +68,5 @@ fn apt(sudo: bool, args: &[&str]) -> Result<(), String> {
 }
 
 fn is_root() -> bool {
-    Command::new("id")
-        .arg("-u")
-        .output()
-        .map(|o| o.stdout.starts_with(b"0\n"))
-        .unwrap_or(false)
+    Command::new("id").arg("-u").output().map(|o| o.stdout.starts_with(b"0\n")).unwrap_or(false)
 }

@@ -29,10 +29,7 @@ pub fn build_with(init: &str) -> Result<PathBuf, String> {
         .output()
         .map_err(|e| format!("cannot run grub-mkrescue: {e}"))?;
     if !out.status.success() {
-        return Err(format!(
-            "grub-mkrescue failed:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        ));
+        return Err(format!("grub-mkrescue failed:\n{}", String::from_utf8_lossy(&out.stderr)));
     }
     Ok(iso)
 }

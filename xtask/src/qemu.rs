@@ -98,9 +98,5 @@ pub fn headless(args: &[String], timeout: Duration) -> Result<Outcome, String> {
             serial.push_str(&e);
         }
     }
-    Ok(Outcome {
-        code,
-        serial,
-        timed_out,
-    })
+    Ok(Outcome { code, serial, timed_out })
 }

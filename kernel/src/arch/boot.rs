@@ -118,7 +118,7 @@ _start64:
     .section .bss
     .balign 16
 boot_stack:
-    .skip 65536
+    .skip 262144
     .global boot_stack_top
 boot_stack_top:
     "#,

@@ -22,15 +22,7 @@ struct Tss {
     iomap: u16,
 }
 
-static mut TSS: Tss = Tss {
-    _r0: 0,
-    rsp: [0; 3],
-    _r1: 0,
-    ist: [0; 7],
-    _r2: 0,
-    _r3: 0,
-    iomap: 104,
-};
+static mut TSS: Tss = Tss { _r0: 0, rsp: [0; 3], _r1: 0, ist: [0; 7], _r2: 0, _r3: 0, iomap: 104 };
 static mut GDT: [u64; 8] = [
     0,
     0x00AF_9A00_0000_FFFF, // kernel code

@@ -20,27 +20,17 @@ fn gate(handler: u64, dpl: u64, ist: u64) -> Gate {
         | ist << 32
         | (0x8E | dpl << 5) << 40
         | ((handler >> 16) & 0xFFFF) << 48;
-    Gate {
-        lo,
-        hi: handler >> 32,
-    }
+    Gate { lo, hi: handler >> 32 }
 }
 
 pub fn init() {
     // SAFETY: boot-time, single CPU; the IDT is static.
     unsafe {
-        for (v, g) in (*(&raw mut IDT).cast::<[Gate; 256]>())
-            .iter_mut()
-            .enumerate()
-        {
+        for (v, g) in (*(&raw mut IDT).cast::<[Gate; 256]>()).iter_mut().enumerate() {
             let dpl = if v == 3 || v == 4 { 3 } else { 0 };
             // NMI, double fault and machine check get a stack of their own: they
             // may arrive while rsp points into an environment's save area.
-            let ist = if matches!(v, 2 | 8 | 18) {
-                IST_DOUBLE_FAULT as u64
-            } else {
-                0
-            };
+            let ist = if matches!(v, 2 | 8 | 18) { IST_DOUBLE_FAULT as u64 } else { 0 };
             *g = gate(super::trap::stub(v), dpl, ist);
         }
         let mut desc = [0u8; 10];

@@ -10,14 +10,7 @@ use abi::syscall as sc;
 use core::arch::asm;
 use user::{kinfo, println, spawn, sys};
 
-const ALL: &[&str] = &[
-    "calib",
-    "null_syscall",
-    "exception",
-    "yield_pingpong",
-    "pct_roundtrip",
-    "pct_oneway",
-];
+const ALL: &[&str] = &["calib", "null_syscall", "exception", "yield_pingpong", "pct_roundtrip", "pct_oneway"];
 
 fn rdtsc() -> u64 {
     // SAFETY: RDTSC only reads the time-stamp counter; lfence keeps it
@@ -70,10 +63,7 @@ fn pct_roundtrip(server: u64, n: u64) {
 
 fn main(_: u64) -> i32 {
     let cmdline = kinfo::cmdline();
-    let mut words = cmdline
-        .split_whitespace()
-        .skip_while(|w| !w.starts_with("init="))
-        .skip(1);
+    let mut words = cmdline.split_whitespace().skip_while(|w| !w.starts_with("init=")).skip(1);
     let quick = cmdline.split_whitespace().any(|w| w == "quick");
     let named: [Option<&str>; 8] = core::array::from_fn(|_| words.find(|w| *w != "quick"));
     let wanted = |b: &&&str| named.iter().all(Option::is_none) || named.contains(&Some(**b));

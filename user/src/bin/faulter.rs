@@ -28,21 +28,14 @@ fn probe_parent() -> i32 {
     let me = kinfo::env_by_id(sys::self_id()).unwrap();
     let parent = me.parent as u64;
     let mine = sys::frame_alloc(ENV_SELF, FRAME_ANY).unwrap();
-    let parents_frame = (0..kinfo::kernel().frames)
-        .find(|&f| kinfo::frame(f).owner as u64 == parent)
-        .unwrap();
+    let parents_frame =
+        (0..kinfo::kernel().frames).find(|&f| kinfo::frame(f).owner as u64 == parent).unwrap();
     let checks = [
         (sys::frame_alloc(parent, FRAME_ANY), Error::NotPermitted),
-        (
-            sys::map(parent, 0x7000_0000_0000, mine, 0),
-            Error::NotPermitted,
-        ),
+        (sys::map(parent, 0x7000_0000_0000, mine, 0), Error::NotPermitted),
         (sys::env_destroy(parent), Error::NotPermitted),
         (sys::frame_free(parents_frame), Error::NotOwner),
-        (
-            sys::map(ENV_SELF, 0x7000_0000_0000, parents_frame, mf::WRITE),
-            Error::NotOwner,
-        ),
+        (sys::map(ENV_SELF, 0x7000_0000_0000, parents_frame, mf::WRITE), Error::NotOwner),
         (sys::shutdown(0), Error::NotPermitted),
     ];
     let mut bad = 0;

@@ -56,10 +56,7 @@ fn ps() {
             env_state::EXITED => "exited",
             _ => "?",
         };
-        println!(
-            "{:>#8x} {:>#8x} {:>9} {:>7}",
-            e.id, e.parent, state, e.frames
-        );
+        println!("{:>#8x} {:>#8x} {:>9} {:>7}", e.id, e.parent, state, e.frames);
     }
 }
 
@@ -91,9 +88,7 @@ fn main(_: u64) -> i32 {
                     }
                 }
             }
-            (Some("run"), Some(prog)) => {
-                run(prog, words.next().and_then(|a| a.parse().ok()).unwrap_or(0))
-            }
+            (Some("run"), Some(prog)) => run(prog, words.next().and_then(|a| a.parse().ok()).unwrap_or(0)),
             (Some("ps"), _) => ps(),
             (Some("mem"), _) => {
                 let k = kinfo::kernel();
@@ -104,10 +99,7 @@ fn main(_: u64) -> i32 {
                     kinfo::free_frames() / 256
                 );
             }
-            (Some("echo"), _) => println!(
-                "{}",
-                line.trim_start().strip_prefix("echo").unwrap_or("").trim()
-            ),
+            (Some("echo"), _) => println!("{}", line.trim_start().strip_prefix("echo").unwrap_or("").trim()),
             (Some("exit"), code) => return code.and_then(|c| c.parse().ok()).unwrap_or(0),
             (Some(cmd), _) => println!("{cmd}: unknown command (try `help`)"),
         }

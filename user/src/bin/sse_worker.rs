@@ -41,9 +41,7 @@ fn main(seed: u64) -> i32 {
     };
     let ticks = kinfo::ticks() - start;
     let intact = want.0 == got.0;
-    user::println!(
-        "sse worker {seed}: {ticks} timer ticks while spinning, registers intact: {intact}"
-    );
+    user::println!("sse worker {seed}: {ticks} timer ticks while spinning, registers intact: {intact}");
     if !intact {
         1
     } else if ticks < 3 {

@@ -10,9 +10,7 @@ use user::{kinfo, println, spawn, sys};
 fn chain(top: u64) -> Option<[u64; 3]> {
     let mut ids = [top, 0, 0];
     for d in 1..3 {
-        let child = (0..ENV_SLOTS)
-            .map(kinfo::env)
-            .find(|e| e.id != 0 && e.parent as u64 == ids[d - 1])?;
+        let child = (0..ENV_SLOTS).map(kinfo::env).find(|e| e.id != 0 && e.parent as u64 == ids[d - 1])?;
         ids[d] = child.id as u64;
     }
     Some(ids)
@@ -31,14 +29,8 @@ fn main(_: u64) -> i32 {
         }
         sys::yield_now();
     };
-    let charged: u64 = ids
-        .iter()
-        .map(|&id| kinfo::env_by_id(id).unwrap().frames)
-        .sum();
-    println!(
-        "tree {:#x} > {:#x} > {:#x} holds {charged} frames",
-        ids[0], ids[1], ids[2]
-    );
+    let charged: u64 = ids.iter().map(|&id| kinfo::env_by_id(id).unwrap().frames).sum();
+    println!("tree {:#x} > {:#x} > {:#x} holds {charged} frames", ids[0], ids[1], ids[2]);
     sys::env_destroy(top).unwrap();
     let after = kinfo::free_plus_own();
     let gone = ids.iter().all(|&id| kinfo::env_by_id(id).is_none());

@@ -51,111 +51,46 @@ fn main(_: u64) -> i32 {
         sys::debug_write(unsafe { core::slice::from_raw_parts(8 as *const u8, 4) }),
         BadPointer,
     );
-    expect(
-        "write kernel",
-        raw(sc::DEBUG_WRITE, [0xffff_8000_0000_0000, 4, 0, 0, 0, 0]),
-        BadPointer,
-    );
-    expect(
-        "write overflow",
-        raw(sc::DEBUG_WRITE, [u64::MAX - 2, 8, 0, 0, 0, 0]),
-        BadPointer,
-    );
-    expect(
-        "write huge",
-        raw(sc::DEBUG_WRITE, [buf.as_ptr() as u64, 1 << 30, 0, 0, 0, 0]),
-        BadLength,
-    );
-    expect(
-        "read len 0",
-        raw(sc::CONSOLE_READ, [buf.as_ptr() as u64, 0, 0, 0, 0, 0]),
-        BadLength,
-    );
-    expect(
-        "read into exposed",
-        raw(sc::CONSOLE_READ, [KINFO_VA, 8, 0, 0, 0, 0]),
-        BadPointer,
-    );
+    expect("write kernel", raw(sc::DEBUG_WRITE, [0xffff_8000_0000_0000, 4, 0, 0, 0, 0]), BadPointer);
+    expect("write overflow", raw(sc::DEBUG_WRITE, [u64::MAX - 2, 8, 0, 0, 0, 0]), BadPointer);
+    expect("write huge", raw(sc::DEBUG_WRITE, [buf.as_ptr() as u64, 1 << 30, 0, 0, 0, 0]), BadLength);
+    expect("read len 0", raw(sc::CONSOLE_READ, [buf.as_ptr() as u64, 0, 0, 0, 0, 0]), BadLength);
+    expect("read into exposed", raw(sc::CONSOLE_READ, [KINFO_VA, 8, 0, 0, 0, 0]), BadPointer);
 
-    expect(
-        "alloc past end",
-        sys::frame_alloc(ENV_SELF, nframes + 5),
-        BadFrame,
-    );
-    expect(
-        "alloc reserved frame 0",
-        sys::frame_alloc(ENV_SELF, 0),
-        BadFrame,
-    );
+    expect("alloc past end", sys::frame_alloc(ENV_SELF, nframes + 5), BadFrame);
+    expect("alloc reserved frame 0", sys::frame_alloc(ENV_SELF, 0), BadFrame);
     let f = sys::frame_alloc(ENV_SELF, FRAME_ANY).unwrap();
-    expect(
-        "alloc taken frame",
-        sys::frame_alloc(ENV_SELF, f),
-        FrameTaken,
-    );
-    expect(
-        "alloc for unknown env",
-        sys::frame_alloc(0xdead_beef, FRAME_ANY),
-        BadEnv,
-    );
-    let kernel_frame = (0..nframes)
-        .find(|&n| kinfo::frame(n).state == abi::tables::frame_state::KERNEL)
-        .unwrap();
+    expect("alloc taken frame", sys::frame_alloc(ENV_SELF, f), FrameTaken);
+    expect("alloc for unknown env", sys::frame_alloc(0xdead_beef, FRAME_ANY), BadEnv);
+    let kernel_frame =
+        (0..nframes).find(|&n| kinfo::frame(n).state == abi::tables::frame_state::KERNEL).unwrap();
     expect("free kernel frame", sys::frame_free(kernel_frame), NotOwner);
     expect("free bad frame", sys::frame_free(u64::MAX), BadFrame);
 
-    expect(
-        "map unaligned",
-        sys::map(ENV_SELF, va + 12, f, 0),
-        BadAddress,
-    );
+    expect("map unaligned", sys::map(ENV_SELF, va + 12, f, 0), BadAddress);
     expect("map page 0", sys::map(ENV_SELF, 0, f, 0), BadAddress);
-    expect(
-        "map exposed window",
-        sys::map(ENV_SELF, EXPOSED_BASE, f, 0),
-        BadAddress,
-    );
+    expect("map exposed window", sys::map(ENV_SELF, EXPOSED_BASE, f, 0), BadAddress);
     expect(
         "map over the page-table window",
         sys::map(ENV_SELF, abi::layout::PAGE_TABLE_VA, f, 0),
         BadAddress,
     );
-    expect(
-        "map kernel half",
-        sys::map(ENV_SELF, 0xffff_8000_0000_0000, f, 0),
-        BadAddress,
-    );
+    expect("map kernel half", sys::map(ENV_SELF, 0xffff_8000_0000_0000, f, 0), BadAddress);
     expect("map bad flags", sys::map(ENV_SELF, va, f, 0x80), BadFlags);
-    expect(
-        "map kernel frame",
-        sys::map(ENV_SELF, va, kernel_frame, 0),
-        NotOwner,
-    );
+    expect("map kernel frame", sys::map(ENV_SELF, va, kernel_frame, 0), NotOwner);
     expect("map bad env", sys::map(77, va, f, 0), BadEnv);
     sys::map(ENV_SELF, va, f, mf::WRITE).unwrap();
     expect("map twice", sys::map(ENV_SELF, va, f, 0), AlreadyMapped);
     expect("free mapped frame", sys::frame_free(f), FrameMapped);
-    expect(
-        "map_from unmapped source",
-        sys::map_from(ENV_SELF, va + 8192, va + 4096, 0),
-        NotMapped,
-    );
+    expect("map_from unmapped source", sys::map_from(ENV_SELF, va + 8192, va + 4096, 0), NotMapped);
     sys::protect(ENV_SELF, va, 0).unwrap();
-    expect(
-        "map_from wider than held",
-        sys::map_from(ENV_SELF, va + 8192, va, mf::WRITE),
-        NotPermitted,
-    );
+    expect("map_from wider than held", sys::map_from(ENV_SELF, va + 8192, va, mf::WRITE), NotPermitted);
     sys::map_from(ENV_SELF, va + 8192, va, 0).unwrap();
     expect("free doubly mapped frame", sys::frame_free(f), FrameMapped);
     sys::unmap(ENV_SELF, va + 8192).unwrap();
     sys::protect(ENV_SELF, va, mf::WRITE).unwrap();
     expect("protect bad flags", sys::protect(ENV_SELF, va, 8), BadFlags);
-    expect(
-        "protect unmapped",
-        sys::protect(ENV_SELF, va + 4096, 0),
-        NotMapped,
-    );
+    expect("protect unmapped", sys::protect(ENV_SELF, va + 4096, 0), NotMapped);
     expect("unmap unmapped", sys::unmap(ENV_SELF, va + 4096), NotMapped);
     expect("unmap unaligned", sys::unmap(ENV_SELF, va + 1), BadAddress);
     sys::unmap(ENV_SELF, va).unwrap();
@@ -164,35 +99,12 @@ fn main(_: u64) -> i32 {
     expect("destroy self", sys::env_destroy(ENV_SELF), NotPermitted);
     expect("destroy unknown", sys::env_destroy(12345), BadEnv);
     let c = sys::env_create().unwrap();
-    let good = Regs {
-        rip: 0x40_0000,
-        rsp: 0x7000_0000,
-        ..Regs::default()
-    };
-    expect(
-        "set regs of self",
-        sys::env_set_regs(ENV_SELF, &good),
-        NotPermitted,
-    );
-    expect(
-        "set regs bad ptr",
-        raw(sc::ENV_SET_REGS, [c, 0x10, 0, 0, 0, 0]),
-        BadPointer,
-    );
-    let kernel_rip = Regs {
-        rip: 0xffff_ffff_8000_0000,
-        ..good
-    };
-    expect(
-        "set regs kernel rip",
-        sys::env_set_regs(c, &kernel_rip),
-        BadRegs,
-    );
-    expect(
-        "get regs into read-only",
-        raw(sc::ENV_GET_REGS, [c, KINFO_VA, 0, 0, 0, 0]),
-        BadPointer,
-    );
+    let good = Regs { rip: 0x40_0000, rsp: 0x7000_0000, ..Regs::default() };
+    expect("set regs of self", sys::env_set_regs(ENV_SELF, &good), NotPermitted);
+    expect("set regs bad ptr", raw(sc::ENV_SET_REGS, [c, 0x10, 0, 0, 0, 0]), BadPointer);
+    let kernel_rip = Regs { rip: 0xffff_ffff_8000_0000, ..good };
+    expect("set regs kernel rip", sys::env_set_regs(c, &kernel_rip), BadRegs);
+    expect("get regs into read-only", raw(sc::ENV_GET_REGS, [c, KINFO_VA, 0, 0, 0, 0]), BadPointer);
     sys::env_destroy(c).unwrap();
 
     let entry = main as *const () as u64;
@@ -202,11 +114,7 @@ fn main(_: u64) -> i32 {
         sys::set_exception_handler(ENV_SELF, EXPOSED_BASE + 8, page + 4096, page),
         BadAddress,
     );
-    expect(
-        "save area unmapped",
-        sys::set_exception_handler(ENV_SELF, entry, page + 4096, va),
-        BadPointer,
-    );
+    expect("save area unmapped", sys::set_exception_handler(ENV_SELF, entry, page + 4096, va), BadPointer);
     expect(
         "save area read-only",
         sys::set_exception_handler(ENV_SELF, entry, page + 4096, KINFO_VA),
@@ -239,39 +147,18 @@ fn main(_: u64) -> i32 {
         }
     }
     // Time slices and transfers of control.
-    let me_slice = (0..abi::tables::SLICES)
-        .find(|&p| kinfo::slices().owner[p] as u64 == sys::self_id())
-        .unwrap();
-    expect(
-        "slice taken",
-        sys::slice_alloc(ENV_SELF, me_slice as u64),
-        NoSlice,
-    );
-    expect(
-        "slice out of range",
-        sys::slice_alloc(ENV_SELF, 64),
-        NoSlice,
-    );
+    let me_slice =
+        (0..abi::tables::SLICES).find(|&p| kinfo::slices().owner[p] as u64 == sys::self_id()).unwrap();
+    expect("slice taken", sys::slice_alloc(ENV_SELF, me_slice as u64), NoSlice);
+    expect("slice out of range", sys::slice_alloc(ENV_SELF, 64), NoSlice);
     expect("free a free slice", sys::slice_free(63), NotPermitted);
     expect("free bad slice", sys::slice_free(u64::MAX), NoSlice);
     let idle = sys::env_create().unwrap();
     expect("yield to a stopped env", sys::yield_to(idle), BadState);
     expect("yield to nobody", sys::yield_to(999_999), BadEnv);
-    expect(
-        "pct to a stopped env",
-        raw(sc::PCT, [idle, 0, 0, 0, 0, 0]),
-        BadState,
-    );
-    expect(
-        "pct bad flags",
-        raw(sc::PCT, [idle, 6, 0, 0, 0, 0]),
-        BadFlags,
-    );
-    expect(
-        "pct entry in kernel",
-        sys::set_pct_entry(idle, EXPOSED_BASE, page + 4096),
-        BadAddress,
-    );
+    expect("pct to a stopped env", raw(sc::PCT, [idle, 0, 0, 0, 0, 0]), BadState);
+    expect("pct bad flags", raw(sc::PCT, [idle, 6, 0, 0, 0, 0]), BadFlags);
+    expect("pct entry in kernel", sys::set_pct_entry(idle, EXPOSED_BASE, page + 4096), BadAddress);
     sys::env_destroy(idle).unwrap();
     let stopped = spawn::spawn("faulter", 0).unwrap();
     expect("run a running env", sys::env_run(stopped), BadState);
@@ -304,17 +191,12 @@ fn main(_: u64) -> i32 {
     expect("memory exhausted", Err(last), NoMemory);
     for n in 0..nframes {
         let fi = kinfo::frame(n);
-        if fi.owner as u64 == sys::self_id()
-            && fi.state == abi::tables::frame_state::USER
-            && fi.refs == 0
-        {
+        if fi.owner as u64 == sys::self_id() && fi.state == abi::tables::frame_state::USER && fi.refs == 0 {
             sys::frame_free(n).unwrap();
         }
     }
     let after = kinfo::free_plus_own();
-    println!(
-        "created {n} environments and {frames} frames; free+own before {before}, after {after}"
-    );
+    println!("created {n} environments and {frames} frames; free+own before {before}, after {after}");
     if before != after {
         // SAFETY: single-threaded.
         unsafe { FAILED += 1 };

@@ -53,11 +53,7 @@ fn seen(v: u64) -> u64 {
 
 fn check(name: &str, v: u64, ok: bool) -> bool {
     let good = seen(v) == 1 && ok;
-    println!(
-        "{name}: delivered {} time(s), {}",
-        seen(v),
-        if good { "ok" } else { "WRONG" }
-    );
+    println!("{name}: delivered {} time(s), {}", seen(v), if good { "ok" } else { "WRONG" });
     good
 }
 
@@ -96,11 +92,7 @@ fn main(_: u64) -> i32 {
     unsafe { core::ptr::write_volatile(p.add(3), 0xfeed) };
     // SAFETY: the page is mapped now.
     let v = unsafe { core::ptr::read_volatile(p.add(3)) };
-    all &= check(
-        "page fault",
-        vector::PAGE_FAULT,
-        v == 0xfeed && unsafe { LAST_ADDR } == PF_PAGE + 24,
-    );
+    all &= check("page fault", vector::PAGE_FAULT, v == 0xfeed && unsafe { LAST_ADDR } == PF_PAGE + 24);
 
     // #DB: single-step trap after setting TF.
     // SAFETY: the handler clears TF; flags are restored by popfq.

@@ -27,15 +27,7 @@ fn plausible(rng: &mut Rng, frames: u64, me: u64) -> u64 {
     match rng.below(8) {
         0 => 0,
         1 => rng.below(frames + 16),
-        2 => {
-            SCRATCH
-                + rng.below(64) * 4096
-                + if rng.below(8) == 0 {
-                    rng.below(4096)
-                } else {
-                    0
-                }
-        }
+        2 => SCRATCH + rng.below(64) * 4096 + if rng.below(8) == 0 { rng.below(4096) } else { 0 },
         3 => {
             let e = kinfo::env(rng.below(ENV_SLOTS as u64) as usize);
             if e.id != 0 {
@@ -60,22 +52,14 @@ fn main(_: u64) -> i32 {
     let before = kinfo::free_plus_own();
     let (mut ok, mut err) = (0u64, 0u64);
     while ok + err < CALLS {
-        let n = if rng.below(20) == 0 {
-            rng.next_u64()
-        } else {
-            sc::BASE + rng.below(sc::END - sc::BASE)
-        };
+        let n = if rng.below(20) == 0 { rng.next_u64() } else { sc::BASE + rng.below(sc::END - sc::BASE) };
         // These would end this very program: exiting, powering off.
         if n == sc::EXIT || n == sc::SHUTDOWN {
             continue;
         }
         let mut a = [0u64; 6];
         for x in a.iter_mut() {
-            *x = if rng.below(2) == 0 {
-                rng.next_u64()
-            } else {
-                plausible(&mut rng, frames, me)
-            };
+            *x = if rng.below(2) == 0 { rng.next_u64() } else { plausible(&mut rng, frames, me) };
         }
         if n == sc::DEBUG_WRITE {
             a[1] %= 64; // keep the console readable when the pointer is good
@@ -121,8 +105,7 @@ fn main(_: u64) -> i32 {
             frame_state::FREE => free += 1,
             frame_state::USER | frame_state::PAGE_TABLE
                 if fi.owner != 0
-                    && kinfo::env_by_id(fi.owner as u64)
-                        .is_none_or(|e| e.state == env_state::FREE) =>
+                    && kinfo::env_by_id(fi.owner as u64).is_none_or(|e| e.state == env_state::FREE) =>
             {
                 bad += 1;
             }

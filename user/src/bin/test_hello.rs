@@ -13,17 +13,9 @@ fn main(_: u64) -> i32 {
         println!("not in ring 3 (cs = {cs:#x})");
         return 1;
     }
-    println!(
-        "hello from ring 3 (environment {:#x})",
-        user::sys::self_id()
-    );
+    println!("hello from ring 3 (environment {:#x})", user::sys::self_id());
     let k = kinfo::kernel();
-    println!(
-        "kernel: {} frames, {} free, command line {:?}",
-        k.frames,
-        k.free_frames,
-        kinfo::cmdline()
-    );
+    println!("kernel: {} frames, {} free, command line {:?}", k.frames, k.free_frames, kinfo::cmdline());
     if k.frames == 0 || k.free_frames == 0 || !kinfo::cmdline().contains("init=test_hello") {
         return 1;
     }

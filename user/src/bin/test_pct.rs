@@ -14,24 +14,10 @@ use user::{println, spawn, sys};
 fn main(_: u64) -> i32 {
     let server = spawn::spawn("pct_echo", 0).unwrap();
     sys::yield_now(); // let it open its entry point
-    let msg = Msg {
-        rdx: 10,
-        r8: 20,
-        r9: 30,
-        r10: 40,
-        rbx: 50,
-        rbp: 60,
-        r12: 70,
-        r13: 80,
-        r14: 90,
-        r15: 100,
-    };
+    let msg = Msg { rdx: 10, r8: 20, r9: 30, r10: 40, rbx: 50, rbp: 60, r12: 70, r13: 80, r14: 90, r15: 100 };
     let mut ok = true;
     for round in 0..3u64 {
-        let m = Msg {
-            rdx: msg.rdx + round,
-            ..msg
-        };
+        let m = Msg { rdx: msg.rdx + round, ..msg };
         let (r, reply) = call(server, PCT_SYNC, &m);
         let want = Msg {
             rdx: m.rdx + 1,

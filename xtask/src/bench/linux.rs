@@ -88,11 +88,7 @@ fn kernel(dir: &Path) -> Result<PathBuf, String> {
         Some(deb) => deb,
         None => {
             println!("xtask: bench: downloading {package}");
-            exec(
-                Command::new("apt-get")
-                    .args(["download", "-q", &package])
-                    .current_dir(dir),
-            )?;
+            exec(Command::new("apt-get").args(["download", "-q", &package]).current_dir(dir))?;
             find_deb(dir, &package).ok_or(format!("apt-get download {package} left no .deb"))?
         }
     };
@@ -104,19 +100,12 @@ fn kernel(dir: &Path) -> Result<PathBuf, String> {
         .map_err(|e| format!("reading {}: {e}", boot.display()))?
         .filter_map(|e| e.ok())
         .map(|e| e.path())
-        .find(|p| {
-            p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with("vmlinuz-"))
-        })
+        .find(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("vmlinuz-")))
         .ok_or(format!("{} has no /boot/vmlinuz-*", deb.display()))?;
     std::fs::rename(&image, &vmlinuz).map_err(|e| format!("moving vmlinuz: {e}"))?;
     let _ = std::fs::remove_dir_all(&extracted);
     // The .deb is named package_version_arch.deb.
-    let version = deb
-        .file_name()
-        .and_then(|n| n.to_str())
-        .and_then(|n| n.split('_').nth(1))
-        .unwrap_or("?");
+    let version = deb.file_name().and_then(|n| n.to_str()).and_then(|n| n.split('_').nth(1)).unwrap_or("?");
     std::fs::write(dir.join("kernel-version"), format!("{package} {version}\n"))
         .map_err(|e| e.to_string())?;
     Ok(vmlinuz)
@@ -133,22 +122,14 @@ fn current_package() -> Result<String, String> {
         .filter_map(|l| l.trim().strip_prefix("Depends: "))
         .find(|p| p.starts_with("linux-image-"))
         .map(str::to_string)
-        .ok_or(format!(
-            "apt-cache does not know {METAPACKAGE}'s kernel; run `apt-get update`"
-        ))
+        .ok_or(format!("apt-cache does not know {METAPACKAGE}'s kernel; run `apt-get update`"))
 }
 
 fn find_deb(dir: &Path, package: &str) -> Option<PathBuf> {
     let prefix = format!("{package}_");
-    std::fs::read_dir(dir)
-        .ok()?
-        .filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .find(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with(&prefix) && n.ends_with(".deb"))
-        })
+    std::fs::read_dir(dir).ok()?.filter_map(|e| e.ok()).map(|e| e.path()).find(|p| {
+        p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with(&prefix) && n.ends_with(".deb"))
+    })
 }
 
 /// Builds the initramfs unless it is newer than every C source: `/init`
@@ -165,10 +146,7 @@ fn initramfs(dir: &Path) -> Result<PathBuf, String> {
     sources.sort();
     let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
     if let Some(built) = modified(&cpio) {
-        if sources
-            .iter()
-            .all(|s| modified(s).is_some_and(|m| m <= built))
-        {
+        if sources.iter().all(|s| modified(s).is_some_and(|m| m <= built)) {
             return Ok(cpio);
         }
     }
@@ -177,10 +155,7 @@ fn initramfs(dir: &Path) -> Result<PathBuf, String> {
     ar.dir("bin");
     ar.dir("dev");
     for source in &sources {
-        let name = source
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .ok_or("bad source name")?;
+        let name = source.file_stem().and_then(|s| s.to_str()).ok_or("bad source name")?;
         let exe = dir.join(name);
         exec(
             Command::new("gcc")
@@ -191,11 +166,7 @@ fn initramfs(dir: &Path) -> Result<PathBuf, String> {
                 .arg(source),
         )?;
         let data = std::fs::read(&exe).map_err(|e| format!("reading {}: {e}", exe.display()))?;
-        let path = if name == "init" {
-            "init".to_string()
-        } else {
-            format!("bin/{name}")
-        };
+        let path = if name == "init" { "init".to_string() } else { format!("bin/{name}") };
         ar.file(&path, 0o755, &data);
     }
     std::fs::write(&cpio, ar.finish()).map_err(|e| format!("writing {}: {e}", cpio.display()))?;
@@ -205,8 +176,7 @@ fn initramfs(dir: &Path) -> Result<PathBuf, String> {
 /// A source may ask for more compiler flags with a first line
 /// `/* cflags: ... */` (the libc-free `tiny` does).
 fn extra_cflags(source: &Path) -> Result<Vec<String>, String> {
-    let text = std::fs::read_to_string(source)
-        .map_err(|e| format!("reading {}: {e}", source.display()))?;
+    let text = std::fs::read_to_string(source).map_err(|e| format!("reading {}: {e}", source.display()))?;
     let flags = text
         .lines()
         .next()
@@ -217,10 +187,7 @@ fn extra_cflags(source: &Path) -> Result<Vec<String>, String> {
 }
 
 fn exec(cmd: &mut Command) -> Result<(), String> {
-    let status = cmd
-        .stdin(Stdio::null())
-        .status()
-        .map_err(|e| format!("cannot run {cmd:?}: {e}"))?;
+    let status = cmd.stdin(Stdio::null()).status().map_err(|e| format!("cannot run {cmd:?}: {e}"))?;
     if status.success() {
         Ok(())
     } else {

@@ -81,10 +81,7 @@ pub struct Side {
 
 impl Side {
     pub fn absent(why: String) -> Self {
-        Side {
-            problem: Some(why),
-            ..Side::default()
-        }
+        Side { problem: Some(why), ..Side::default() }
     }
 
     /// Collects the `BENCH` lines; anything else on the console is ignored.
@@ -105,10 +102,7 @@ impl Side {
                     if let [name, iterations, total] = fields[..] {
                         if let (Ok(n), Ok(t)) = (iterations.parse(), total.parse()) {
                             if n > 0 {
-                                side.trials
-                                    .entry(name.to_string())
-                                    .or_default()
-                                    .push((n, t));
+                                side.trials.entry(name.to_string()).or_default().push((n, t));
                             }
                         }
                     }
@@ -125,11 +119,7 @@ impl Side {
         let mut per_op: Vec<f64> = trials.iter().map(|&(n, t)| t as f64 / n as f64).collect();
         per_op.sort_by(f64::total_cmp);
         let mid = per_op.len() / 2;
-        let median = if per_op.len() % 2 == 1 {
-            per_op[mid]
-        } else {
-            (per_op[mid - 1] + per_op[mid]) / 2.0
-        };
+        let median = if per_op.len() % 2 == 1 { per_op[mid] } else { (per_op[mid - 1] + per_op[mid]) / 2.0 };
         Some(Figure {
             median,
             min: per_op[0],
@@ -151,11 +141,7 @@ pub struct Figure {
 }
 
 pub fn main(args: &[String]) -> Result<(), String> {
-    let mut opts = Options {
-        quick: false,
-        kvm: false,
-        names: Vec::new(),
-    };
+    let mut opts = Options { quick: false, kvm: false, names: Vec::new() };
     for arg in args {
         match arg.as_str() {
             "--quick" => opts.quick = true,
@@ -163,20 +149,11 @@ pub fn main(args: &[String]) -> Result<(), String> {
             name if rows::ROWS.iter().any(|r| r.name == name) => opts.names.push(name.into()),
             other => {
                 let names: Vec<&str> = rows::ROWS.iter().map(|r| r.name).collect();
-                return Err(format!(
-                    "bench: unknown argument `{other}`; experiments: {}",
-                    names.join(" ")
-                ));
+                return Err(format!("bench: unknown argument `{other}`; experiments: {}", names.join(" ")));
             }
         }
     }
-    if opts.kvm
-        && std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open("/dev/kvm")
-            .is_err()
-    {
+    if opts.kvm && std::fs::OpenOptions::new().read(true).write(true).open("/dev/kvm").is_err() {
         return Err("bench: --kvm needs a usable /dev/kvm".into());
     }
     crate::deps::ensure(crate::deps::TEST)?;
@@ -193,10 +170,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
     let (linux, veneer) = std::thread::scope(|s| {
         let v = s.spawn(|| veneer::run(&opts, &veneer_names));
         let l = linux::run(&opts, &linux_names);
-        (
-            l,
-            v.join().unwrap_or_else(|_| Side::absent("panicked".into())),
-        )
+        (l, v.join().unwrap_or_else(|_| Side::absent("panicked".into())))
     });
     let linux = linux?;
 
@@ -235,10 +209,7 @@ fn check(opts: &Options, rows: &[&rows::Row], linux: &Side, veneer: &Side) -> Re
     }
     for row in rows {
         if let Some(name) = row.linux.filter(|n| linux.figure(n).is_none()) {
-            errors.push(format!(
-                "Linux produced no figure for `{name}` ({})",
-                row.name
-            ));
+            errors.push(format!("Linux produced no figure for `{name}` ({})", row.name));
         }
         let announced = |n: &&str| veneer.plan.iter().flatten().any(|p| p == n);
         if let Some(name) = row.veneer.filter(announced) {
@@ -273,10 +244,7 @@ mod tests {
             BENCH-DONE\n";
         let side = Side::parse(serial);
         assert!(side.done);
-        assert_eq!(
-            side.plan.as_deref(),
-            Some(&["getpid".into(), "fork".into()][..])
-        );
+        assert_eq!(side.plan.as_deref(), Some(&["getpid".into(), "fork".into()][..]));
         let f = side.figure("getpid").expect("getpid measured");
         assert_eq!((f.median, f.min, f.max), (310.0, 300.0, 320.0));
         assert_eq!((f.iterations, f.trials), (100, 3));
@@ -286,11 +254,7 @@ mod tests {
 
     #[test]
     fn quick_fails_on_announced_rows_without_figures() {
-        let opts = Options {
-            quick: true,
-            kvm: false,
-            names: Vec::new(),
-        };
+        let opts = Options { quick: true, kvm: false, names: Vec::new() };
         let rows: Vec<&rows::Row> = rows::ROWS.iter().filter(|r| r.name == "fork").collect();
         let linux = Side::parse("BENCH fork 10 2500000\nBENCH-DONE\n");
         let silent = Side::parse("BENCH-PLAN fork\nBENCH-DONE\n");

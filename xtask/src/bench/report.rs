@@ -113,12 +113,7 @@ impl<'a> Results<'a> {
             .arg("--version")
             .output()
             .ok()
-            .and_then(|o| {
-                String::from_utf8_lossy(&o.stdout)
-                    .lines()
-                    .next()
-                    .map(str::to_string)
-            })
+            .and_then(|o| String::from_utf8_lossy(&o.stdout).lines().next().map(str::to_string))
             .unwrap_or_else(|| "unknown QEMU".into());
         Results {
             opts,
@@ -138,10 +133,7 @@ impl<'a> Results<'a> {
     }
 
     fn table(&self) -> Vec<Vec<String>> {
-        self.lines
-            .iter()
-            .map(|l| l.cells(&self.veneer_missing))
-            .collect()
+        self.lines.iter().map(|l| l.cells(&self.veneer_missing)).collect()
     }
 
     pub fn print(&self) {
@@ -153,11 +145,7 @@ impl<'a> Results<'a> {
             }
         }
         let line = |cells: &[String]| {
-            let padded: Vec<String> = cells
-                .iter()
-                .zip(&widths)
-                .map(|(c, &w)| format!("{c:<w$}"))
-                .collect();
+            let padded: Vec<String> = cells.iter().zip(&widths).map(|(c, &w)| format!("{c:<w$}")).collect();
             println!("{}", padded.join("  ").trim_end());
         };
         println!("\n{} — {}", self.command, self.unit);
@@ -165,10 +153,7 @@ impl<'a> Results<'a> {
         for row in &table {
             line(row);
         }
-        for (side, problem) in [
-            ("Linux", &self.linux_problem),
-            ("Veneer", &self.veneer_problem),
-        ] {
+        for (side, problem) in [("Linux", &self.linux_problem), ("Veneer", &self.veneer_problem)] {
             if let Some(p) = problem {
                 println!("{side}: {p}");
             }
@@ -200,14 +185,12 @@ impl<'a> Results<'a> {
     }
 
     fn json(&self) -> String {
-        let figure = |f: Option<Figure>| {
-            match f {
+        let figure = |f: Option<Figure>| match f {
             None => "null".to_string(),
             Some(f) => format!(
                 "{{\"median\": {:.1}, \"min\": {:.1}, \"max\": {:.1}, \"iterations\": {}, \"trials\": {}}}",
                 f.median, f.min, f.max, f.iterations, f.trials
             ),
-        }
         };
         let opt = |v: Option<f64>| v.map_or("null".into(), |v| format!("{v:.3}"));
         let text = |v: Option<&str>| v.map_or("null".into(), quote);
@@ -216,16 +199,8 @@ impl<'a> Results<'a> {
         let _ = writeln!(out, "  \"unit\": {},", quote(self.unit));
         let _ = writeln!(out, "  \"qemu\": {},", quote(&self.qemu));
         let _ = writeln!(out, "  \"linux_kernel\": {},", quote(&self.kernel));
-        let _ = writeln!(
-            out,
-            "  \"linux_problem\": {},",
-            text(self.linux_problem.as_deref())
-        );
-        let _ = writeln!(
-            out,
-            "  \"veneer_problem\": {},",
-            text(self.veneer_problem.as_deref())
-        );
+        let _ = writeln!(out, "  \"linux_problem\": {},", text(self.linux_problem.as_deref()));
+        let _ = writeln!(out, "  \"veneer_problem\": {},", text(self.veneer_problem.as_deref()));
         out.push_str("  \"rows\": [\n");
         for (i, l) in self.lines.iter().enumerate() {
             let r = l.row;
@@ -247,11 +222,7 @@ impl<'a> Results<'a> {
                 opt(l.ratio()),
                 l.met().map_or("null".into(), |m| m.to_string()),
             );
-            out.push_str(if i + 1 < self.lines.len() {
-                ",\n"
-            } else {
-                "\n"
-            });
+            out.push_str(if i + 1 < self.lines.len() { ",\n" } else { "\n" });
         }
         out.push_str("  ]\n}\n");
         out
@@ -354,11 +325,7 @@ impl<'a> Results<'a> {
                         "<text x=\"{:.1}\" y=\"{:.1}\" fill=\"#888\">{}</text>",
                         x(1.0) + 4.0,
                         y + 14.0,
-                        if l.row.veneer.is_some() {
-                            "not yet"
-                        } else {
-                            "Linux only"
-                        }
+                        if l.row.veneer.is_some() { "not yet" } else { "Linux only" }
                     );
                 }
             }
@@ -412,9 +379,7 @@ fn quote(s: &str) -> String {
 }
 
 fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
 }
 
 fn write(path: &std::path::Path, text: &str) -> Result<(), String> {
@@ -430,11 +395,7 @@ mod tests {
 
     #[test]
     fn chart_and_json_show_ratios() {
-        let opts = Options {
-            quick: false,
-            kvm: false,
-            names: Vec::new(),
-        };
+        let opts = Options { quick: false, kvm: false, names: Vec::new() };
         let rows: Vec<&Row> = super::super::rows::ROWS.iter().collect();
         let linux = Side::parse("BENCH getpid 10 3080\nBENCH fork 10 2500000\n");
         let veneer = Side::parse("BENCH null_syscall 10 300\nBENCH fork 10 2000000\n");

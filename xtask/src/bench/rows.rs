@@ -24,16 +24,7 @@ pub struct Row {
 }
 
 const fn row(name: &'static str, title: &'static str, paper: &'static str) -> Row {
-    Row {
-        name,
-        title,
-        paper,
-        linux: None,
-        veneer: None,
-        pairing: "",
-        target: None,
-        reference: None,
-    }
+    Row { name, title, paper, linux: None, veneer: None, pairing: "", target: None, reference: None }
 }
 
 impl Row {
@@ -85,23 +76,15 @@ pub const ROWS: &[Row] = &[
         .pairing("ud2 to a user handler that skips it; Linux: SIGILL handler")
         .target(30.0)
         .reference(3725.0),
-    row(
-        "pct_roundtrip",
-        "protected control transfer, round trip",
-        "SOSP'95 Fig. 9",
-    )
-    .linux("futex")
-    .veneer("pct_roundtrip")
-    .pairing("Linux: two processes waking each other with futexes")
-    .target(50.0)
-    .reference(12461.0),
-    row(
-        "pct_oneway",
-        "protected control transfer, one way",
-        "SOSP'95 Fig. 9",
-    )
-    .veneer("pct_oneway")
-    .pairing("no Linux counterpart; see the round trip"),
+    row("pct_roundtrip", "protected control transfer, round trip", "SOSP'95 Fig. 9")
+        .linux("futex")
+        .veneer("pct_roundtrip")
+        .pairing("Linux: two processes waking each other with futexes")
+        .target(50.0)
+        .reference(12461.0),
+    row("pct_oneway", "protected control transfer, one way", "SOSP'95 Fig. 9")
+        .veneer("pct_oneway")
+        .pairing("no Linux counterpart; see the round trip"),
     row("yield", "yield ping-pong, one way", "SOSP'95 §5.1")
         .linux("yield")
         .veneer("yield_pingpong")
@@ -121,14 +104,10 @@ pub const ROWS: &[Row] = &[
         .linux("prot100")
         .veneer("prot100")
         .pairing("one mprotect call of 100 pages"),
-    row(
-        "unprot100",
-        "unprot100: unprotect 100 pages",
-        "SOSP'95 Fig. 11",
-    )
-    .linux("unprot100")
-    .veneer("unprot100")
-    .pairing("one mprotect call of 100 pages"),
+    row("unprot100", "unprot100: unprotect 100 pages", "SOSP'95 Fig. 11")
+        .linux("unprot100")
+        .veneer("unprot100")
+        .pairing("one mprotect call of 100 pages"),
     row("trap", "trap: page-protection fault", "SOSP'95 Fig. 11")
         .linux("trap")
         .veneer("trap")
@@ -140,16 +119,12 @@ pub const ROWS: &[Row] = &[
         .pairing("per access, 100-page region")
         .target(15.0)
         .reference(28651.0),
-    row(
-        "appel2",
-        "appel2: protN+trap+unprot",
-        "SOSP'95 Fig. 11; OSDI'96 §6",
-    )
-    .linux("appel2")
-    .veneer("appel2")
-    .pairing("per page, 100 pages per round")
-    .target(15.0)
-    .reference(16673.0),
+    row("appel2", "appel2: protN+trap+unprot", "SOSP'95 Fig. 11; OSDI'96 §6")
+        .linux("appel2")
+        .veneer("appel2")
+        .pairing("per page, 100 pages per round")
+        .target(15.0)
+        .reference(16673.0),
     row("pipe_1w", "pipe, 1 word one way", "SOSP'95 Fig. 10")
         .linux("pipe_1w")
         .pairing("Linux only: the issue states the pipe reference for 8 bytes")
@@ -168,12 +143,8 @@ pub const ROWS: &[Row] = &[
         .veneer("fork")
         .target(1.5)
         .reference(288362.0),
-    row(
-        "spawn",
-        "fork + exec of a tiny static program",
-        "SOSP'97 §5",
-    )
-    .linux("spawn")
-    .veneer("spawn")
-    .reference(465097.0),
+    row("spawn", "fork + exec of a tiny static program", "SOSP'97 §5")
+        .linux("spawn")
+        .veneer("spawn")
+        .reference(465097.0),
 ];

@@ -1,0 +1,169 @@
+//! Physical frames and address spaces: allocation by physical name,
+//! mapping (the secure binding: rights are checked here, never on access),
+//! and protected sharing through share guards.
+
+use super::ret;
+use crate::cap::{rights as caprights, CapRef};
+use crate::mm::PhysTables;
+use crate::pagetable::{self, NO_EXEC, PRESENT, USER, WRITABLE};
+use crate::state::{kernel, Kernel};
+use abi::layout::{PAGE_SIZE, USER_END, USER_MIN};
+use abi::syscall::{map as mapflags, FRAME_ANY, NO_GUARD};
+use abi::tables::frame_state;
+use abi::Error;
+
+/// A page-aligned user address below the reserved windows.
+fn user_page(va: u64) -> Result<u64, Error> {
+    if !va.is_multiple_of(PAGE_SIZE) || !(USER_MIN..USER_END).contains(&va) {
+        return Err(Error::BadAddress);
+    }
+    Ok(va)
+}
+
+/// Page-table rights for `map` flags.
+fn pte_rights(flags: u64) -> Result<u64, Error> {
+    if flags & !mapflags::ALL != 0 {
+        return Err(Error::BadFlags);
+    }
+    let mut pte = PRESENT | USER;
+    if flags & mapflags::WRITE != 0 {
+        pte |= WRITABLE;
+    }
+    if flags & mapflags::EXEC == 0 {
+        pte |= NO_EXEC;
+    }
+    Ok(pte)
+}
+
+/// The capability rights a mapping with `pte` needs on its frame.
+fn needed(pte: u64) -> u32 {
+    if pte & WRITABLE != 0 {
+        caprights::READ | caprights::WRITE
+    } else {
+        caprights::READ
+    }
+}
+
+impl Kernel {
+    pub fn pml4(&self) -> u64 {
+        self.envs[self.current].pml4
+    }
+
+    /// Maps `frame` at `va` in slot `s`'s space with page-table rights
+    /// `pte`, counting the mapping; tables are charged to `s`.
+    fn bind(&mut self, s: usize, va: u64, frame: u64, pte: u64) -> Result<u64, Error> {
+        let id = self.envs[s].id;
+        self.frames.add_ref(frame)?;
+        let frames = &mut self.frames;
+        let r = pagetable::map(&mut PhysTables, self.envs[s].pml4, va, frame << 12 | pte, &mut || {
+            frames.alloc(None, id, frame_state::PAGE_TABLE)
+        });
+        if let Err(e) = r {
+            self.frames.drop_ref(frame);
+            return Err(e);
+        }
+        self.kinfo.free_frames = self.frames.free_count();
+        self.publish(s);
+        Ok(0)
+    }
+
+    fn flush(&self, env: usize, va: u64) {
+        if env == self.current {
+            crate::arch::cpu::invlpg(va);
+        }
+    }
+}
+
+pub extern "sysv64" fn frame_alloc(owner: u64, frame: u64, cred: u64, _: u64, _: u64, _: u64) -> i64 {
+    let k = kernel();
+    ret((|| {
+        let s = k.env_arg(owner, cred)?;
+        let want = if frame == FRAME_ANY { None } else { Some(frame) };
+        let f = k.frames.alloc(want, k.envs[s].id, frame_state::USER)?;
+        // SAFETY: a frame just allocated, in the physical window, that no
+        // mapping refers to yet: cleared so no earlier contents leak.
+        unsafe { core::ptr::write_bytes(crate::mm::phys::<u8>(f << 12), 0, 4096) };
+        k.frame_share[f as usize] = CapRef::NONE;
+        k.kinfo.free_frames = k.frames.free_count();
+        k.publish(s);
+        Ok(f)
+    })())
+}
+
+pub extern "sysv64" fn frame_free(frame: u64, cred: u64, _: u64, _: u64, _: u64, _: u64) -> i64 {
+    let k = kernel();
+    ret((|| {
+        let owner = k.frame_arg(frame, cred, caprights::WRITE, false)?;
+        k.frames.free(frame)?;
+        k.kinfo.free_frames = k.frames.free_count();
+        k.publish(owner);
+        Ok(0)
+    })())
+}
+
+pub extern "sysv64" fn frame_share(frame: u64, slot: u64, cred: u64, _: u64, _: u64, _: u64) -> i64 {
+    let k = kernel();
+    ret((|| {
+        k.frame_arg(frame, cred, caprights::WRITE, false)?;
+        let guard = if slot == NO_GUARD { CapRef::NONE } else { k.cred(slot)? };
+        k.frame_share[frame as usize] = guard;
+        Ok(0)
+    })())
+}
+
+pub extern "sysv64" fn map(env: u64, va: u64, frame: u64, flags: u64, env_cred: u64, frame_cred: u64) -> i64 {
+    let k = kernel();
+    ret((|| {
+        let s = k.env_arg(env, env_cred)?;
+        let va = user_page(va)?;
+        let pte = pte_rights(flags)?;
+        k.frame_arg(frame, frame_cred, needed(pte), true)?;
+        k.bind(s, va, frame, pte)
+    })())
+}
+
+pub extern "sysv64" fn map_from(env: u64, va: u64, src: u64, flags: u64, cred: u64, _: u64) -> i64 {
+    let k = kernel();
+    ret((|| {
+        let s = k.env_arg(env, cred)?;
+        let va = user_page(va)?;
+        let pte = pte_rights(flags)?;
+        let have = pagetable::lookup(&mut PhysTables, k.pml4(), user_page(src)?).ok_or(Error::NotMapped)?;
+        let more_write = pte & WRITABLE != 0 && have & WRITABLE == 0;
+        let more_exec = pte & NO_EXEC == 0 && have & NO_EXEC != 0;
+        if more_write || more_exec {
+            return Err(Error::NotPermitted);
+        }
+        k.bind(s, va, pagetable::frame_of(have), pte)
+    })())
+}
+
+pub extern "sysv64" fn unmap(env: u64, va: u64, cred: u64, _: u64, _: u64, _: u64) -> i64 {
+    let k = kernel();
+    ret((|| {
+        let s = k.env_arg(env, cred)?;
+        let va = user_page(va)?;
+        let old = pagetable::unmap(&mut PhysTables, k.envs[s].pml4, va)?;
+        k.flush(s, va);
+        k.frames.drop_ref(pagetable::frame_of(old));
+        k.kinfo.free_frames = k.frames.free_count();
+        Ok(0)
+    })())
+}
+
+pub extern "sysv64" fn protect(env: u64, va: u64, flags: u64, cred: u64, _: u64, _: u64) -> i64 {
+    let k = kernel();
+    ret((|| {
+        let s = k.env_arg(env, cred)?;
+        let va = user_page(va)?;
+        let pte = pte_rights(flags)?;
+        let old = pagetable::lookup(&mut PhysTables, k.envs[s].pml4, va).ok_or(Error::NotMapped)?;
+        if pte & WRITABLE != 0 && old & WRITABLE == 0 {
+            // Widening to writable is a new binding: the frame must allow it.
+            k.frame_arg(pagetable::frame_of(old), cred, needed(pte), true)?;
+        }
+        pagetable::protect(&mut PhysTables, k.envs[s].pml4, va, pte)?;
+        k.flush(s, va);
+        Ok(0)
+    })())
+}
