@@ -49,6 +49,12 @@ pub struct ExceptionFrame {
     pub fault_addr: u64,
     /// The registers at the time of the exception.
     pub regs: Regs,
+    /// Written by the environment: nonzero while it is in a critical
+    /// section and asynchronous upcalls (end of slice, revocation requests)
+    /// must wait. The kernel waits at most until the next tick, then treats
+    /// the environment as not complying (robust critical sections, paper
+    /// 000 §3.3).
+    pub upcalls_off: u64,
 }
 
 /// Exception vectors the kernel forwards.
@@ -69,6 +75,12 @@ pub mod vector {
     /// holds every register (`rip` is after the `syscall`); the handler puts
     /// the result in `regs.rax` and resumes.
     pub const SYSCALL: u64 = 256;
+    /// Not a CPU vector: the environment's time slice is over. It must give
+    /// up the CPU (yield) before the next tick or be preempted by force and
+    /// penalised; three offences end it (paper 001 §4.2.1).
+    pub const END_OF_SLICE: u64 = 257;
+    /// Not a CPU vector: a timer tick gave the environment the CPU.
+    pub const START_OF_SLICE: u64 = 258;
 
     /// Name of a vector, for messages.
     pub const fn name(v: u64) -> &'static str {
@@ -85,6 +97,8 @@ pub mod vector {
             ALIGNMENT => "alignment check",
             SIMD => "SIMD floating-point error",
             SYSCALL => "reflected system call",
+            END_OF_SLICE => "end of time slice",
+            START_OF_SLICE => "start of time slice",
             _ => "exception",
         }
     }

@@ -125,8 +125,14 @@ pub const CAP_GRANT: u64 = BASE + 25;
 /// rights. `cred` must cover the frame's owner.
 pub const FRAME_SHARE: u64 = BASE + 26;
 
+/// `slice_upcalls(env, on, cred)`: deliver (or stop delivering)
+/// start-of-slice and end-of-slice upcalls to `env`'s exception handler;
+/// with them on, the environment saves its own state and must yield when
+/// its slice ends.
+pub const SLICE_UPCALLS: u64 = BASE + 27;
+
 /// One past the last kernel call.
-pub const END: u64 = BASE + 27;
+pub const END: u64 = BASE + 28;
 
 /// `slice_alloc` position meaning "any free slice".
 pub const SLICE_ANY: u64 = u64::MAX;

@@ -114,6 +114,12 @@ pub mod env_state {
     pub const RUNNABLE: u32 = 2;
     /// Ended by `exit` or a fatal fault; waiting for its parent to destroy it.
     pub const EXITED: u32 = 3;
+    /// Runnable, but skipping its next slices: it ignored an end-of-slice
+    /// upcall (the CPU abort protocol).
+    pub const PENALIZED: u32 = 4;
+    /// Waiting for the reply to a synchronous protected control transfer;
+    /// its slices run the environment it waits on (`EnvInfo::waiting_on`).
+    pub const WAITING: u32 = 5;
 }
 
 /// Exit code of an environment the kernel killed for an exception it could

@@ -54,6 +54,14 @@ pub struct Env {
     pub waiting_on: u16,
     /// Number of time slices it owns.
     pub slices: u32,
+    /// Start/end-of-slice upcalls wanted; abort-protocol offences so far;
+    /// slices still to skip as a penalty.
+    pub upcalls: bool,
+    pub offences: u8,
+    pub penalty: u8,
+    /// Times the CPU was switched away from it (how the abort protocol sees
+    /// that it gave up the CPU, even if it got it straight back).
+    pub switched_out: u32,
     /// Where protected control transfers into this environment start, and
     /// the guard a caller's credential must dominate (NONE: anyone).
     pub pct_entry: u64,
@@ -108,6 +116,10 @@ impl Env {
         cr3: 0,
         waiting_on: NONE,
         slices: 0,
+        upcalls: false,
+        offences: 0,
+        penalty: 0,
+        switched_out: 0,
         pct_entry: 0,
         pct_stack: 0,
         pct_guard: CapRef::NONE,

@@ -136,7 +136,8 @@ pub extern "C" fn kmain(magic: u32, info: u32) -> ! {
         clock: &mut table(clock, 1)[0],
         slice_env: [crate::env::NONE; 256],
         next_used: [crate::env::NONE as u8; 256],
-        slice_pos: 0,
+        grace_env: crate::env::NONE,
+        grace_mark: 0,
     });
     state::kernel().clock.tick_ns = crate::arch::apic::TICK_NS;
     let k = state::kernel();

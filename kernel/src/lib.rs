@@ -47,6 +47,8 @@ mod syscall;
 mod trap;
 #[cfg(target_os = "none")]
 mod uaccess;
+#[cfg(target_os = "none")]
+mod upcall;
 
 #[cfg(target_os = "none")]
 use init::kmain;

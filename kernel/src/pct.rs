@@ -10,22 +10,11 @@ use abi::tables::env_state;
 use abi::Error;
 
 impl Kernel {
-    /// A runnable environment the CPU can be handed to.
-    fn transfer_target(&self, id: u64) -> Result<usize, Error> {
-        let t = self.env_slot(id)?;
-        let e = &self.envs[t];
-        if e.state != env_state::RUNNABLE {
-            return Err(Error::BadState);
-        }
-        Ok(t)
-    }
-
-    /// `yield_to`: the rest of this slice goes to `id`. Inlined into its
-    /// system call: directed yield is a measured fast path.
-    #[inline(always)]
+    /// `yield_to`: the rest of this slice goes to `id`, which must be
+    /// runnable (not waiting for a reply, not penalised).
     pub fn yield_to(&mut self, id: u64) -> Result<u64, Error> {
-        let t = self.transfer_target(id)?;
-        if self.envs[t].waiting_on != NONE {
+        let t = self.env_slot(id)?;
+        if self.envs[t].state != env_state::RUNNABLE {
             return Err(Error::BadState);
         }
         self.switch_to(t);
@@ -40,14 +29,14 @@ impl Kernel {
             return Err(Error::BadFlags);
         }
         let (cred, grant) = ((flags >> 8) & 0xff, (flags >> 16) & 0xff);
-        let t = self.transfer_target(id)?;
+        let t = self.env_slot(id)?;
         let c = self.current;
         if t == c {
             return Err(Error::BadEnv);
         }
-        let reply = self.envs[t].waiting_on == c as u16;
+        let reply = self.envs[t].state == env_state::WAITING && self.envs[t].waiting_on == c as u16;
         if !reply {
-            if self.envs[t].waiting_on != NONE || self.envs[t].pct_entry == 0 {
+            if self.envs[t].state != env_state::RUNNABLE || self.envs[t].pct_entry == 0 {
                 return Err(Error::BadState);
             }
             // The callee decides who may call it.
@@ -68,6 +57,7 @@ impl Kernel {
         dst.vector = 0; // resume with every register from the frame
         if reply {
             self.envs[t].waiting_on = NONE;
+            self.envs[t].state = env_state::RUNNABLE;
         } else {
             dst.rip = self.envs[t].pct_entry;
             dst.rsp = self.envs[t].pct_stack;
@@ -75,6 +65,7 @@ impl Kernel {
         }
         if flags & PCT_SYNC != 0 {
             self.envs[c].waiting_on = t as u16;
+            self.envs[c].state = env_state::WAITING;
         }
         self.switch_to(t);
         Ok(0)
@@ -96,6 +87,7 @@ impl Kernel {
         for w in 0..self.envs.len() {
             if self.envs[w].waiting_on == s as u16 {
                 self.envs[w].waiting_on = NONE;
+                self.envs[w].state = env_state::RUNNABLE;
                 self.envs[w].tf.rax = Error::BadEnv.as_result() as u64;
             }
         }

@@ -9,7 +9,7 @@
 use crate::arch::{cpu, fpu, percpu};
 use crate::env::NONE;
 use crate::state::Kernel;
-use abi::tables::{env_state, SLICES};
+use abi::tables::{env_state, ENV_SLOTS, SLICES};
 use abi::Error;
 
 /// Longest chain of synchronous calls followed to find who runs a slice.
@@ -72,49 +72,63 @@ impl Kernel {
     }
 
     /// Who runs in slice `p`: its owner, or the environment its synchronous
-    /// calls wait on (transitively) — if that one can run.
-    fn runner(&self, p: usize) -> Option<usize> {
+    /// calls wait on (transitively) — if that one can run. A penalised
+    /// owner's slice is skipped (and counted).
+    fn runner(&mut self, p: usize) -> Option<usize> {
         let mut s = self.slice_env[p];
+        if s != NONE && self.envs[s as usize].state == env_state::PENALIZED {
+            self.serve_penalty(s as usize);
+            return None;
+        }
         for _ in 0..MAX_DONATION_CHAIN {
-            if s == NONE {
-                return None;
-            }
-            let w = self.envs[s as usize].waiting_on;
-            if w == NONE {
+            if s == NONE || self.envs[s as usize].state != env_state::WAITING {
                 break;
             }
-            s = w;
+            s = self.envs[s as usize].waiting_on;
         }
-        let e = &self.envs[s as usize];
-        (e.state == env_state::RUNNABLE && e.waiting_on == NONE).then_some(s as usize)
+        let e = self.envs.get(s as usize)?;
+        (e.state == env_state::RUNNABLE).then_some(s as usize)
     }
 
-    /// Ends the current slice: runs whoever runs the next owned slice.
+    /// Ends the current slice: runs whoever runs the next owned slice,
+    /// telling it its slice starts if it asked for slice upcalls.
     /// Inlined: it is the body of `yield`, a measured fast path.
     #[inline(always)]
     pub fn schedule(&mut self) {
-        // Fast path: the next owned slice's owner can run itself.
-        let p = self.next_used[self.slice_pos as usize];
+        // Fast path: the next owned slice's owner can run itself. The slice
+        // position lives only in the exposed vector.
+        let p = self.next_used[self.slices.position as u8 as usize];
         let s = self.slice_env[p as usize] as usize;
-        if let Some(e) = self.envs.get(s) {
-            if e.state == env_state::RUNNABLE && e.waiting_on == NONE {
-                self.slice_pos = p;
+        match self.envs.get(s) {
+            Some(e) if e.state == env_state::RUNNABLE => {
+                let upcalls = e.upcalls;
                 self.slices.position = p as u64;
                 self.switch_to(s);
-                return;
+                if upcalls {
+                    self.upcall(s, abi::exception::vector::START_OF_SLICE, 0);
+                }
             }
+            _ => self.schedule_slow(),
         }
+    }
+
+    /// The general case of `schedule`: donated and penalised slices, and
+    /// idling when nobody can run.
+    #[inline(never)]
+    fn schedule_slow(&mut self) {
         loop {
-            let mut p = self.slice_pos as usize;
+            let mut p = self.slices.position as usize % SLICES;
             for _ in 0..SLICES {
                 p = self.next_used[p] as usize;
                 if p >= SLICES {
                     break;
                 }
                 if let Some(s) = self.runner(p) {
-                    self.slice_pos = p as u8;
                     self.slices.position = p as u64;
                     self.switch_to(s);
+                    if self.envs[s].upcalls {
+                        self.upcall(s, abi::exception::vector::START_OF_SLICE, 0);
+                    }
                     return;
                 }
             }
@@ -131,7 +145,10 @@ impl Kernel {
         }
         // Saved even when the old environment just ended: harmless (its slot
         // is reset before reuse) and it keeps the common path branch-free.
-        let old = &mut self.envs[self.current];
+        // (`current` is always a slot number: the mask only spares a bounds
+        // check on this measured path.)
+        let old = &mut self.envs[self.current & (ENV_SLOTS - 1)];
+        old.switched_out = old.switched_out.wrapping_add(1);
         fpu::save(&mut old.fpu);
         (old.fs_base, old.gs_base) = fpu::save_bases();
         let new = &mut self.envs[s];

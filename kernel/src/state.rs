@@ -31,8 +31,10 @@ pub struct Kernel {
     /// on the yield path; entries past `SLICES` stay free.
     pub slice_env: [u16; 256],
     pub next_used: [u8; 256],
-    /// The slice being run.
-    pub slice_pos: u8,
+    /// The slot told its slice is over, which must give up the CPU before
+    /// the next tick (`env::NONE`: none), and its `switched_out` count then.
+    pub grace_env: u16,
+    pub grace_mark: u32,
 }
 
 static mut KERNEL: MaybeUninit<Kernel> = MaybeUninit::uninit();

@@ -17,8 +17,7 @@ pub extern "C" fn from_user(_frame: *mut TrapFrame) {
     match vector {
         v if v == apic::TIMER_VECTOR as u64 => {
             apic::eoi();
-            k.tick();
-            k.schedule();
+            k.timer();
         }
         v if v == apic::SPURIOUS_VECTOR as u64 => {}
         v if v >= 32 => apic::eoi(),
@@ -33,7 +32,9 @@ pub extern "C" fn from_kernel(tf: &mut TrapFrame) {
     match tf.vector {
         v if v == apic::TIMER_VECTOR as u64 => {
             apic::eoi();
-            kernel().tick();
+            let k = kernel();
+            k.kinfo.ticks += 1;
+            k.clock.ticks += 1;
         }
         v if v == apic::SPURIOUS_VECTOR as u64 => {}
         v if v >= 32 => apic::eoi(),
@@ -61,12 +62,6 @@ fn exception_name(v: u64) -> &'static str {
 }
 
 impl Kernel {
-    /// A timer tick: the clock advances (the slice ends, see `schedule`).
-    fn tick(&mut self) {
-        self.kinfo.ticks += 1;
-        self.clock.ticks += 1;
-    }
-
     /// An exception the stub could not deliver (`arch::trap` delivers
     /// whenever a handler is registered and not busy): the environment ends.
     fn exception(&mut self) {

@@ -48,6 +48,7 @@ static mut EXC_FRAME: Save = Save(ExceptionFrame {
         rip: 0,
         rflags: 0,
     },
+    upcalls_off: 0,
 });
 static mut STACK: Stack = Stack([0; 16384]);
 static mut HANDLER: Option<Handler> = None;
@@ -117,6 +118,21 @@ extern "C" fn dispatch(frame: &mut ExceptionFrame) {
         );
         crate::sys::exit(abi::tables::FAULT_EXIT_BASE - frame.vector as i32);
     }
+}
+
+/// Defers asynchronous upcalls (end of slice, revocation requests) while
+/// `f` runs: a robust critical section instead of a lock. The kernel waits
+/// at most until the next tick.
+pub fn critical<R>(f: impl FnOnce() -> R) -> R {
+    let offset = core::mem::offset_of!(ExceptionFrame, upcalls_off);
+    let flag = (&raw mut EXC_FRAME).cast::<u8>().wrapping_add(offset).cast::<u64>();
+    // SAFETY: `flag` is `EXC_FRAME.0.upcalls_off`; volatile because the
+    // kernel reads it between our instructions.
+    unsafe { core::ptr::write_volatile(flag, 1) };
+    let r = f();
+    // SAFETY: as above.
+    unsafe { core::ptr::write_volatile(flag, 0) };
+    r
 }
 
 /// Routes this environment's exceptions to `handler`.

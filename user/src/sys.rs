@@ -120,6 +120,9 @@ pub fn cap_grant(env: u64, slot: u64) -> Result<u64, Error> {
 pub fn frame_share(frame: u64, slot: u64) -> Result<u64, Error> {
     result(call(sc::FRAME_SHARE, [frame, slot, CRED_SELF, 0, 0, 0]))
 }
+pub fn slice_upcalls(env: u64, on: bool) -> Result<u64, Error> {
+    result(call(sc::SLICE_UPCALLS, [env, on as u64, CRED_SELF, 0, 0, 0]))
+}
 pub fn unmap(env: u64, va: u64) -> Result<u64, Error> {
     result(call(sc::UNMAP, [env, va, CRED_SELF, 0, 0, 0]))
 }

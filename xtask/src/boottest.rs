@@ -24,6 +24,14 @@ const EXTRAS: &[Extra] = &[
         timeout_s: 60,
     },
     Extra { name: "test_fuzz", expect: &["fuzz: seed"], timeout_s: 240 },
+    Extra {
+        name: "test_slices",
+        expect: &[
+            "kept the CPU after its end-of-slice upcall (1 of 3)",
+            "kept the CPU after 3 end-of-slice upcalls",
+        ],
+        timeout_s: 90,
+    },
 ];
 
 const DEFAULT_TIMEOUT_S: u64 = 90;
@@ -34,12 +42,16 @@ pub struct BootTest {
     pub args: Vec<String>,
     pub expect: Vec<String>,
     pub timeout: Duration,
+    /// The exact program output expected on the console (library-OS tests,
+    /// see `lxtest`).
+    pub output: Option<String>,
 }
 
 fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
     let all: Vec<String> = build::user_programs()?.into_iter().filter(|n| n.starts_with("test_")).collect();
+    let lx = crate::lxtest::names()?;
     for n in names {
-        if !all.contains(n) && n != "iso" {
+        if !all.contains(n) && !lx.contains(n) && n != "iso" {
             return Err(format!("no boot test named {n} (have: {}, iso)", all.join(", ")));
         }
     }
@@ -51,8 +63,10 @@ fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
             args: qemu::base_args(img, name),
             expect: extra.map(|e| e.expect.iter().map(|s| s.to_string()).collect()).unwrap_or_default(),
             timeout: Duration::from_secs(extra.map_or(DEFAULT_TIMEOUT_S, |e| e.timeout_s)),
+            output: None,
         });
     }
+    tests.extend(crate::lxtest::plan(img, names)?);
     if names.is_empty() || names.iter().any(|n| n == "iso") {
         tests.push(crate::iso::boot_test()?);
     }
@@ -107,6 +121,14 @@ fn run_one(t: &BootTest) -> Result<(), String> {
         problems.push(format!("timed out after {}s", t.timeout.as_secs()));
     } else if out.code != Some(EXIT_SUCCESS) {
         problems.push(format!("QEMU exit status {:?}, want {EXIT_SUCCESS}", out.code));
+    }
+    if let Some(want) = &t.output {
+        let got = crate::lxtest::guest_output(&out.serial);
+        if &got != want {
+            problems.push(format!(
+                "program output differs from the host's busybox\n-- want --\n{want}-- got --\n{got}"
+            ));
+        }
     }
     for e in &t.expect {
         if !out.serial.contains(e.as_str()) {

@@ -41,7 +41,7 @@ pub fn cargo(args: &[&str], env: &[(&str, &str)]) -> Result<(), String> {
 pub fn all() -> Result<Image, String> {
     println!("xtask: building the kernel and user programs");
     cargo(&["build", "--release", "-p", "kernel", "--target", KERNEL_TARGET], &[])?;
-    cargo(&["build", "--release", "-p", "user", "--target", USER_TARGET], &[])?;
+    cargo(&["build", "--release", "-p", "user", "-p", "libos", "--target", USER_TARGET], &[])?;
     let target = root().join("target");
     let kernel = target.join(KERNEL_TARGET).join("release/kernel");
     let bootfs = target.join("bootfs.cpio");
@@ -104,10 +104,8 @@ fn root_tree(ar: &mut Archive) -> Result<(), String> {
         ar.dir(&format!("root/{d}"));
     }
     ar.file("root/bin/busybox", 0o755, &bb);
-    let out = Command::new(BUSYBOX)
-        .arg("--list-full")
-        .output()
-        .map_err(|e| format!("running {BUSYBOX}: {e}"))?;
+    let out =
+        Command::new(BUSYBOX).arg("--list-full").output().map_err(|e| format!("running {BUSYBOX}: {e}"))?;
     for line in String::from_utf8_lossy(&out.stdout).lines() {
         if line == "bin/busybox" || line.is_empty() {
             continue;

@@ -68,5 +68,6 @@ pub fn boot_test() -> Result<BootTest, String> {
         args,
         expect: vec!["hello from ring 3".into(), "multiboot2".into()],
         timeout: Duration::from_secs(180),
+        output: None,
     })
 }

@@ -7,6 +7,7 @@ mod build;
 mod cpio;
 mod deps;
 mod iso;
+mod lxtest;
 mod qemu;
 
 use std::process::ExitCode;

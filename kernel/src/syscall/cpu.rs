@@ -40,6 +40,18 @@ pub extern "sysv64" fn slice_free(pos: u64, cred: u64, _: u64, _: u64, _: u64, _
     })())
 }
 
+pub extern "sysv64" fn slice_upcalls(env: u64, on: u64, cred: u64, _: u64, _: u64, _: u64) -> i64 {
+    let k = kernel();
+    ret((|| {
+        let s = k.env_arg(env, cred)?;
+        if on > 1 {
+            return Err(Error::BadFlags);
+        }
+        k.envs[s].upcalls = on == 1;
+        Ok(0)
+    })())
+}
+
 pub extern "sysv64" fn yield_to(env: u64, _: u64, _: u64, _: u64, _: u64, _: u64) -> i64 {
     ret(kernel().yield_to(env))
 }

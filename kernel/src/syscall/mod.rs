@@ -9,7 +9,7 @@ mod envs;
 mod memory;
 
 use crate::state::kernel;
-use abi::exception::{vector, ExceptionFrame};
+use abi::exception::vector;
 use abi::syscall as sc;
 use abi::Error;
 
@@ -46,6 +46,7 @@ pub static TABLE: [Call; (sc::END - sc::BASE) as usize] = [
     caps::cap_revoke,
     caps::cap_grant,
     memory::frame_share,
+    cpu::slice_upcalls,
 ];
 
 /// A handler's result as the value for `rax`.
@@ -61,25 +62,11 @@ fn ret(r: Result<u64, Error>) -> i64 {
 /// `SYSCALL` (the kernel knows no other system-call ABI), or refused.
 pub extern "C" fn reflect() {
     let k = kernel();
-    let e = &mut k.envs[k.current];
-    if e.exc.save == 0 {
-        e.tf.rax = Error::NoSuchCall.as_result() as u64;
-        return;
+    let c = k.current;
+    if k.envs[c].exc.save == 0 {
+        k.envs[c].tf.rax = Error::NoSuchCall.as_result() as u64;
+    } else if !k.upcall(c, vector::SYSCALL, 0) {
+        crate::kprintln!("env {:#x} made a system call inside its exception handler", k.envs[c].id);
+        k.exit_current(abi::tables::FAULT_EXIT_BASE - vector::SYSCALL as i32);
     }
-    // SAFETY: `exc.save` is the kernel address of the registered save area,
-    // in a frame pinned while registered.
-    let frame = unsafe { &mut *(e.exc.save as *mut ExceptionFrame) };
-    if frame.busy != 0 {
-        crate::kprintln!("env {:#x} made a system call inside its exception handler", e.id);
-        return k.exit_current(abi::tables::FAULT_EXIT_BASE - vector::SYSCALL as i32);
-    }
-    *frame = ExceptionFrame {
-        busy: 1,
-        vector: vector::SYSCALL,
-        error_code: 0,
-        fault_addr: 0,
-        regs: crate::trap::regs_of(&e.tf),
-    };
-    e.tf.rip = e.exc.entry;
-    e.tf.rsp = e.exc.stack;
 }

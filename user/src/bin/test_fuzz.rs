@@ -64,6 +64,13 @@ fn main(_: u64) -> i32 {
         if n == sc::DEBUG_WRITE {
             a[1] %= 64; // keep the console readable when the pointer is good
         }
+        // Asking for slice upcalls or installing a random exception handler
+        // for itself would end this program legitimately (its handler is
+        // garbage), like exiting.
+        let on_self = a[0] == 0 || a[0] == me;
+        if on_self && (n == sc::SLICE_UPCALLS || n == sc::SET_EXCEPTION_HANDLER) {
+            continue;
+        }
         // Giving away its own last time slice would stop this program too.
         if n == sc::SLICE_FREE
             && (a[0] as usize) < SLICES

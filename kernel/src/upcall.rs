@@ -1,0 +1,102 @@
+//! Upcalls: asynchronous events delivered to an environment's exception
+//! handler like exceptions (paper 001 §4.2.1, §3.3): the start and end of
+//! its time slices, and requests to give memory back. On top of them, the
+//! CPU's abort protocol: an environment told its slice is over must give up
+//! the CPU before the next tick, or it is preempted by force and skips its
+//! next slices; after repeated offences it is destroyed.
+
+use crate::arch::trap::TrapFrame;
+use crate::env::NONE;
+use crate::state::Kernel;
+use abi::exception::{vector, ExceptionFrame};
+use abi::tables::{env_state, FAULT_EXIT_BASE};
+
+/// Slices an offender skips.
+const PENALTY_SLICES: u8 = 4;
+/// Offences after which an environment is destroyed.
+const MAX_OFFENCES: u8 = 3;
+
+impl Kernel {
+    /// The save area of slot `s`, if it has a handler.
+    fn save_area(&mut self, s: usize) -> Option<&'static mut ExceptionFrame> {
+        let save = self.envs[s].exc.save;
+        // SAFETY: `exc.save` is the kernel address of the registered save
+        // area, in a frame pinned while it is registered.
+        (save != 0).then(|| unsafe { &mut *(save as *mut ExceptionFrame) })
+    }
+
+    /// Delivers pseudo-vector `vector` (with `code` as its error code) to
+    /// slot `s`'s handler, the way the exception stub delivers a fault: the
+    /// frame gets rax, rcx, rip, rsp and rflags; the other registers reach
+    /// the handler live. Returns false if it cannot be delivered now (no
+    /// handler, handler busy, or upcalls off for a critical section).
+    #[inline(never)] // off the yield fast path, which only tests for it
+    pub fn upcall(&mut self, s: usize, vector: u64, code: u64) -> bool {
+        let Some(frame) = self.save_area(s) else { return false };
+        if frame.busy != 0 || frame.upcalls_off != 0 {
+            return false;
+        }
+        let e = &mut self.envs[s];
+        let tf: &TrapFrame = &e.tf;
+        frame.busy = 1;
+        frame.vector = vector;
+        frame.error_code = code;
+        frame.fault_addr = 0;
+        frame.regs = crate::trap::regs_of(tf);
+        e.tf.rip = e.exc.entry;
+        e.tf.rsp = e.exc.stack;
+        e.tf.vector = 0; // resume with every register from the frame
+        true
+    }
+
+    /// A timer tick ends the current slice.
+    pub fn timer(&mut self) {
+        self.kinfo.ticks += 1;
+        self.clock.ticks += 1;
+        let c = self.current;
+        let offender = self.grace_env == c as u16 && self.envs[c].switched_out == self.grace_mark;
+        self.grace_env = NONE;
+        if offender && self.offend(c) {
+            return;
+        }
+        if !offender && self.envs[c].upcalls && self.envs[c].state == env_state::RUNNABLE {
+            // Its slice is over: tell it, and give it until the next tick.
+            // (A critical section defers the upcall; the deadline stands.)
+            self.upcall(c, vector::END_OF_SLICE, 0);
+            self.grace_env = c as u16;
+            self.grace_mark = self.envs[c].switched_out;
+            return;
+        }
+        self.schedule();
+    }
+
+    /// Slot `c` kept the CPU past its grace period: it skips its next
+    /// slices, or ends after repeated offences. Returns true if it ended
+    /// (another environment then runs).
+    fn offend(&mut self, c: usize) -> bool {
+        let e = &mut self.envs[c];
+        e.offences += 1;
+        let (id, n) = (e.id, e.offences);
+        if n >= MAX_OFFENCES {
+            crate::kprintln!("env {id:#x} destroyed: it kept the CPU after {n} end-of-slice upcalls");
+            self.exit_current(FAULT_EXIT_BASE - vector::END_OF_SLICE as i32);
+            return true;
+        }
+        crate::kprintln!("env {id:#x} kept the CPU after its end-of-slice upcall ({n} of {MAX_OFFENCES}); it skips {PENALTY_SLICES} slices");
+        e.penalty = PENALTY_SLICES;
+        e.state = env_state::PENALIZED;
+        self.publish(c);
+        false
+    }
+
+    /// Called when the scheduler reaches a slice of a penalised slot: the
+    /// slice is skipped; the last skipped one restores it.
+    pub fn serve_penalty(&mut self, s: usize) {
+        let e = &mut self.envs[s];
+        e.penalty = e.penalty.saturating_sub(1);
+        if e.penalty == 0 {
+            e.state = env_state::RUNNABLE;
+            self.publish(s);
+        }
+    }
+}

@@ -1,0 +1,78 @@
+//! lxrt: the Linux runtime. Booted as `init=lxrt [-t] [-s] PROGRAM ARGS...`
+//! (`-t`: the console is a terminal; `-s`: trace every call) it
+//! builds the library OS (shared arena, file system from the boot archive,
+//! console descriptors), loads the static Linux executable PROGRAM (default
+//! `/bin/sh`) into its own address space and jumps to it; from then on
+//! lxrt only runs when the program makes a system call or faults.
+#![no_std]
+#![no_main]
+
+extern crate alloc;
+
+use alloc::vec::Vec;
+use libos::obj::{self, Kind};
+use libos::{entry, exec, fd, fs, linux, private, proc, shared};
+use user::{kinfo, println};
+
+const ENV: &[&[u8]] = &[b"PATH=/bin:/usr/bin:/sbin:/usr/sbin", b"HOME=/", b"PWD=/"];
+
+fn setup() -> Result<(), &'static str> {
+    private::init();
+    shared::create().map_err(|_| "cannot allocate the shared arena")?;
+    fs::boot::populate().map_err(|_| "cannot build the file system")?;
+    proc::init_first();
+    let console = obj::new(Kind::Console, 2, 0).map_err(|_| "no memory")?;
+    fd::open(console, false).map_err(|_| "fd table")?;
+    for n in 1..3 {
+        fd::dup_to(fd::get(0).unwrap(), n, false).map_err(|_| "fd table")?;
+    }
+    entry::install(0).map_err(|_| "cannot install the exception handler")
+}
+
+fn main(_: u64) -> i32 {
+    if let Err(e) = setup() {
+        println!("lxrt: {e}");
+        return 1;
+    }
+    let mut words: Vec<&str> =
+        kinfo::cmdline().split_whitespace().skip_while(|w| !w.starts_with("init=")).skip(1).collect();
+    while let Some(opt) = words.first().and_then(|w| w.strip_prefix('-')) {
+        // SAFETY: set before any program runs.
+        match opt {
+            "t" => unsafe { obj::console::IS_TTY = true },
+            "s" => unsafe { linux::TRACE = true },
+            _ => break,
+        }
+        words.remove(0);
+    }
+    if words.is_empty() {
+        words.push("/bin/sh");
+    }
+    let argv: Vec<Vec<u8>> = words.iter().map(|w| w.as_bytes().to_vec()).collect();
+    let envp: Vec<Vec<u8>> = ENV.iter().map(|e| e.to_vec()).collect();
+    let path = argv[0].clone();
+    let Ok(ino) = fs::path::resolve(fs::ROOT, &path, true) else {
+        println!("lxrt: {} not found", words[0]);
+        return 127;
+    };
+    let image = fs::node::bytes(fs::node::get(ino));
+    let elf = match exec::check(image) {
+        Ok(e) => e,
+        Err(_) => {
+            println!("lxrt: {} is not a static x86-64 executable", words[0]);
+            return 126;
+        }
+    };
+    let loaded = match exec::load(&elf, &argv, &envp, &path) {
+        Ok(l) => l,
+        Err(e) => {
+            println!("lxrt: cannot load {}: error {e}", words[0]);
+            return 1;
+        }
+    };
+    linux::process::start(entry::frame(), loaded, path, &argv);
+    let regs = entry::frame().regs;
+    entry::enter(&regs)
+}
+
+user::entry!(main);

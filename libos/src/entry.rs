@@ -1,0 +1,195 @@
+//! lxrt's own exception entry (paper 001 §4.4): unlike `user::exc` it saves
+//! the interrupted program's SSE/x87 state (a Linux `syscall` preserves it,
+//! and lxrt's Rust code uses SSE), runs on a 256 KiB stack (file-system and
+//! fork code go deep), and has a second way in for a freshly forked child.
+//!
+//! The kernel writes rax, rcx, rip, rsp and rflags into `LX_FRAME`; the
+//! entry saves the other registers, calls `dispatch`, then restores every
+//! register from the (possibly changed) frame and returns through a
+//! two-word record below the interrupted code's red zone, as `user::exc`.
+
+use abi::exception::{ExceptionFrame, Regs};
+use core::arch::global_asm;
+
+#[repr(C, align(256))]
+pub struct Save(pub ExceptionFrame);
+
+#[repr(C, align(64))]
+struct FxArea([u8; 512]);
+
+#[repr(C, align(16))]
+struct Stack([u8; STACK_SIZE]);
+
+const STACK_SIZE: usize = 256 * 1024;
+
+const ZERO_REGS: Regs = Regs {
+    rax: 0,
+    rbx: 0,
+    rcx: 0,
+    rdx: 0,
+    rsi: 0,
+    rdi: 0,
+    rbp: 0,
+    rsp: 0,
+    r8: 0,
+    r9: 0,
+    r10: 0,
+    r11: 0,
+    r12: 0,
+    r13: 0,
+    r14: 0,
+    r15: 0,
+    rip: 0,
+    rflags: 0,
+};
+
+#[unsafe(no_mangle)]
+static mut LX_FRAME: Save = Save(ExceptionFrame {
+    busy: 0,
+    vector: 0,
+    error_code: 0,
+    fault_addr: 0,
+    regs: ZERO_REGS,
+    upcalls_off: 0,
+});
+#[unsafe(no_mangle)]
+static mut LX_FX: FxArea = FxArea([0; 512]);
+/// The fs base a forked child starts with (written by the parent before it
+/// copies lxrt's data into the child).
+#[unsafe(no_mangle)]
+pub static mut LX_CHILD_FS: u64 = 0;
+static mut STACK: Stack = Stack([0; STACK_SIZE]);
+
+global_asm!(
+    ".globl lx_entry",
+    "lx_entry:",
+    "lea rax, [rip + LX_FRAME]",
+    "mov [rax + 40], rbx",
+    "mov [rax + 56], rdx",
+    "mov [rax + 64], rsi",
+    "mov [rax + 72], rdi",
+    "mov [rax + 80], rbp",
+    "mov [rax + 96], r8",
+    "mov [rax + 104], r9",
+    "mov [rax + 112], r10",
+    "mov [rax + 120], r11",
+    "mov [rax + 128], r12",
+    "mov [rax + 136], r13",
+    "mov [rax + 144], r14",
+    "mov [rax + 152], r15",
+    "fxsave64 [rip + LX_FX]",
+    "cld",
+    "mov rdi, rax",
+    "call {dispatch}",
+    "lx_restore:",
+    "fxrstor64 [rip + LX_FX]",
+    "lea rax, [rip + LX_FRAME]",
+    "mov rsp, [rax + 88]",
+    "sub rsp, 144",
+    "mov rcx, [rax + 160]",
+    "mov [rsp + 8], rcx",
+    "mov rcx, [rax + 168]",
+    "mov [rsp], rcx",
+    "mov rbx, [rax + 40]",
+    "mov rcx, [rax + 48]",
+    "mov rdx, [rax + 56]",
+    "mov rsi, [rax + 64]",
+    "mov rdi, [rax + 72]",
+    "mov rbp, [rax + 80]",
+    "mov r8, [rax + 96]",
+    "mov r9, [rax + 104]",
+    "mov r10, [rax + 112]",
+    "mov r11, [rax + 120]",
+    "mov r12, [rax + 128]",
+    "mov r13, [rax + 136]",
+    "mov r14, [rax + 144]",
+    "mov r15, [rax + 152]",
+    "mov qword ptr [rax], 0",
+    "mov rax, [rax + 32]",
+    "popfq",
+    "ret 128",
+    // A forked child starts here: its copy of LX_FRAME/LX_FX holds the
+    // parent's state at the `fork` call (with rax = 0).
+    ".globl lx_fork_child",
+    "lx_fork_child:",
+    "mov rax, [rip + LX_CHILD_FS]",
+    "wrfsbase rax",
+    "call {child}",
+    "jmp lx_restore",
+    dispatch = sym dispatch,
+    child = sym child_start,
+);
+
+unsafe extern "C" {
+    fn lx_entry();
+    fn lx_fork_child();
+}
+
+extern "C" fn dispatch(frame: &mut ExceptionFrame) {
+    crate::trap::handle(frame);
+    prepare_resume(frame);
+}
+
+/// The resume path stores two words below the program's red zone; after a
+/// fork those stack pages are copy-on-write, and a fault there would come
+/// while `busy` is still set, so make them writable first.
+pub fn prepare_resume(frame: &ExceptionFrame) {
+    let at = frame.regs.rsp.wrapping_sub(144);
+    crate::vm::touch(at, true);
+    crate::vm::touch(at + 15, true);
+}
+
+/// First code a forked child runs (on its exception stack): its copies of
+/// lxrt's statics still describe the parent in the middle of `fork`.
+extern "C" fn child_start() {
+    crate::proc::fork::child_start(frame());
+    prepare_resume(frame());
+}
+
+/// The frame being handled (valid inside the handler only).
+pub fn frame() -> &'static mut ExceptionFrame {
+    // SAFETY: one thread; only the handler (never re-entered) uses it.
+    unsafe { &mut (*(&raw mut LX_FRAME)).0 }
+}
+
+fn stack_top() -> u64 {
+    (&raw const STACK) as u64 + STACK_SIZE as u64
+}
+
+/// Routes environment `env`'s exceptions (0 = this one) to lxrt.
+pub fn install(env: u64) -> Result<(), abi::Error> {
+    user::sys::set_exception_handler(
+        env,
+        lx_entry as *const () as u64,
+        stack_top(),
+        (&raw const LX_FRAME) as u64,
+    )
+    .map(|_| ())
+}
+
+/// Registers a child's entry point for its first run.
+pub fn child_start_regs() -> Regs {
+    Regs { rip: lx_fork_child as *const () as u64, rsp: stack_top(), ..Regs::default() }
+}
+
+/// A new program starts with the power-on x87/SSE state.
+pub fn reset_fpu() {
+    // SAFETY: LX_FX is ours; a default FXSAVE image is all zero except
+    // FCW = 0x37f and MXCSR = 0x1f80.
+    let fx = unsafe { &mut (*(&raw mut LX_FX)).0 };
+    fx.fill(0);
+    fx[0..2].copy_from_slice(&0x37fu16.to_le_bytes());
+    fx[24..28].copy_from_slice(&0x1f80u32.to_le_bytes());
+}
+
+/// Starts the Linux program for the first time: `regs` become the live
+/// registers, with a clean SSE state.
+pub fn enter(regs: &Regs) -> ! {
+    let f = frame();
+    f.regs = *regs;
+    f.busy = 1;
+    reset_fpu();
+    // SAFETY: the frame and FPU image describe the program's first
+    // instruction; lx_restore never returns here.
+    unsafe { core::arch::asm!("jmp lx_restore", options(noreturn)) }
+}

@@ -1,0 +1,188 @@
+//! Loading a static Linux ELF executable into this address space and
+//! building the initial stack the Linux ABI promises (`argc`, `argv`,
+//! `envp`, the auxiliary vector), as the Linux kernel's `execve` would.
+//! lxrt itself stays where it is; only the program's regions are replaced.
+
+use crate::errno::{ENOEXEC, ENOMEM};
+use crate::layout::{page_down, page_up, PAGE, STACK_MAX, STACK_TOP};
+use crate::{uaccess, vm};
+use abi::exception::Regs;
+use abi::syscall::{map as mf, ENV_SELF};
+use alloc::vec::Vec;
+use binfmt::elf::{Elf, PF_W, PF_X, PT_LOAD};
+use user::sys;
+
+const AT_NULL: u64 = 0;
+const AT_PHDR: u64 = 3;
+const AT_PHENT: u64 = 4;
+const AT_PHNUM: u64 = 5;
+const AT_PAGESZ: u64 = 6;
+const AT_BASE: u64 = 7;
+const AT_FLAGS: u64 = 8;
+const AT_ENTRY: u64 = 9;
+const AT_UID: u64 = 11;
+const AT_EUID: u64 = 12;
+const AT_GID: u64 = 13;
+const AT_EGID: u64 = 14;
+const AT_PLATFORM: u64 = 15;
+const AT_HWCAP: u64 = 16;
+const AT_CLKTCK: u64 = 17;
+const AT_SECURE: u64 = 23;
+const AT_RANDOM: u64 = 25;
+const AT_HWCAP2: u64 = 26;
+const AT_EXECFN: u64 = 31;
+
+/// What a successful load leaves behind.
+pub struct Loaded {
+    pub regs: Regs,
+    /// First byte past the highest segment: where `brk` starts.
+    pub brk: u64,
+}
+
+fn prot_of(flags: u32) -> u32 {
+    let mut p = vm::R;
+    if flags & PF_W != 0 {
+        p |= vm::W;
+    }
+    if flags & PF_X != 0 {
+        p |= vm::X;
+    }
+    p
+}
+
+/// Checks `image` is a static x86-64 executable lxrt can load.
+pub fn check(image: &[u8]) -> Result<Elf<'_>, i64> {
+    let elf = Elf::parse(image, PAGE, crate::layout::BRK_LIMIT, 0).map_err(|_| ENOEXEC)?;
+    if elf.kind != binfmt::elf::ET_EXEC {
+        return Err(ENOEXEC);
+    }
+    Ok(elf)
+}
+
+/// Replaces the program in this address space with `image`. Past the first
+/// unmap there is no going back, so callers check the image first.
+pub fn load(elf: &Elf, argv: &[Vec<u8>], envp: &[Vec<u8>], execfn: &[u8]) -> Result<Loaded, i64> {
+    vm::remove(0, u64::MAX);
+    let mut brk = 0;
+    let mut phdr = 0;
+    for seg in elf.segments().filter(|s| s.kind == PT_LOAD) {
+        let (start, end) = (page_down(seg.vaddr), page_up(seg.vaddr + seg.memsz));
+        let prot = prot_of(seg.flags);
+        // Pages another segment already started keep both rights.
+        let merged = vm::find(start).map_or(0, |r| r.prot);
+        vm::add(start, end, prot);
+        if merged != 0 {
+            vm::add(start, start + PAGE, prot | merged);
+        }
+        if seg.offset == 0 {
+            phdr = seg.vaddr + elf.phoff();
+        }
+        brk = brk.max(seg.vaddr + seg.memsz);
+        // File bytes go in now, through a writable mapping; the rest of the
+        // segment (bss) is zero pages on demand.
+        let data = elf.file_bytes(&seg);
+        let mut va = start;
+        while va < seg.vaddr + seg.filesz {
+            if vm::pte(va).is_none() && !vm::populate(va, vm::W) {
+                return Err(ENOMEM);
+            }
+            let _ = sys::protect(ENV_SELF, va, mf::WRITE);
+            let (lo, hi) = (va.max(seg.vaddr), (va + PAGE).min(seg.vaddr + seg.filesz));
+            let src = &data[(lo - seg.vaddr) as usize..(hi - seg.vaddr) as usize];
+            // SAFETY: the page at `va` is mapped writable just above.
+            unsafe { core::ptr::copy_nonoverlapping(src.as_ptr(), lo as *mut u8, src.len()) };
+            va += PAGE;
+        }
+    }
+    for r in vm::regions().clone() {
+        vm::protect(r.start, r.end, r.prot);
+    }
+    vm::add(STACK_TOP - STACK_MAX, STACK_TOP, vm::R | vm::W);
+    let rsp = build_stack(elf, phdr, argv, envp, execfn)?;
+    let regs = Regs { rip: elf.entry, rsp, rflags: 0x202, ..Regs::default() };
+    Ok(Loaded { regs, brk: page_up(brk) })
+}
+
+/// Pushes bytes and words downwards from the top of the Linux stack.
+struct Pusher {
+    sp: u64,
+}
+
+impl Pusher {
+    fn bytes(&mut self, b: &[u8]) -> Result<u64, i64> {
+        self.sp -= b.len() as u64;
+        uaccess::bytes_mut(self.sp, b.len() as u64).map_err(|_| ENOMEM)?.copy_from_slice(b);
+        Ok(self.sp)
+    }
+    fn cstr(&mut self, s: &[u8]) -> Result<u64, i64> {
+        self.bytes(&[0])?;
+        self.bytes(s)
+    }
+}
+
+fn random16() -> [u8; 16] {
+    let mut r = [0u8; 16];
+    crate::linux::misc::fill_random(&mut r);
+    r
+}
+
+fn build_stack(elf: &Elf, phdr: u64, argv: &[Vec<u8>], envp: &[Vec<u8>], execfn: &[u8]) -> Result<u64, i64> {
+    let mut p = Pusher { sp: STACK_TOP };
+    let execfn = p.cstr(execfn)?;
+    let mut env_ptrs = Vec::new();
+    for e in envp.iter().rev() {
+        env_ptrs.push(p.cstr(e)?);
+    }
+    let mut arg_ptrs = Vec::new();
+    for a in argv.iter().rev() {
+        arg_ptrs.push(p.cstr(a)?);
+    }
+    let platform = p.cstr(b"x86_64")?;
+    let random = p.bytes(&random16())?;
+    let creds = crate::proc::creds();
+    let auxv: [(u64, u64); 18] = [
+        (AT_PHDR, phdr),
+        (AT_PHENT, elf.phentsize as u64),
+        (AT_PHNUM, elf.phnum() as u64),
+        (AT_PAGESZ, PAGE),
+        (AT_BASE, 0),
+        (AT_FLAGS, 0),
+        (AT_ENTRY, elf.entry),
+        (AT_UID, creds as u64),
+        (AT_EUID, creds as u64),
+        (AT_GID, creds as u64),
+        (AT_EGID, creds as u64),
+        (AT_PLATFORM, platform),
+        (AT_HWCAP, hwcap()),
+        (AT_CLKTCK, 100),
+        (AT_SECURE, 0),
+        (AT_RANDOM, random),
+        (AT_HWCAP2, 0),
+        (AT_EXECFN, execfn),
+    ];
+    // argc, argv[], 0, envp[], 0, auxv pairs, AT_NULL pair; rsp 16-aligned.
+    let words = 1 + argv.len() + 1 + envp.len() + 1 + 2 * (auxv.len() + 1);
+    p.sp = (p.sp - 8 * words as u64) & !15;
+    let mut w: Vec<u64> = Vec::with_capacity(words);
+    w.push(argv.len() as u64);
+    w.extend(arg_ptrs.iter().rev());
+    w.push(0);
+    w.extend(env_ptrs.iter().rev());
+    w.push(0);
+    for (k, v) in auxv {
+        w.push(k);
+        w.push(v);
+    }
+    w.push(AT_NULL);
+    w.push(0);
+    let out = uaccess::bytes_mut(p.sp, 8 * words as u64).map_err(|_| ENOMEM)?;
+    for (i, v) in w.iter().enumerate() {
+        out[8 * i..8 * i + 8].copy_from_slice(&v.to_le_bytes());
+    }
+    Ok(p.sp)
+}
+
+/// CPUID leaf 1 EDX, which Linux reports as AT_HWCAP on x86.
+fn hwcap() -> u64 {
+    core::arch::x86_64::__cpuid(1).edx as u64
+}

@@ -1,0 +1,136 @@
+//! The per-process file-descriptor table: small integers naming shared
+//! open files, each with the method table this process uses for it.
+
+use crate::errno::{EBADF, EMFILE};
+use crate::obj::{self, File, Ops};
+use alloc::vec::Vec;
+
+pub const MAX_FDS: usize = 256;
+
+#[derive(Clone, Copy)]
+pub struct Fd {
+    pub ops: &'static Ops,
+    pub file: *mut File,
+    pub cloexec: bool,
+}
+
+static mut TABLE: Vec<Option<Fd>> = Vec::new();
+
+fn table() -> &'static mut Vec<Option<Fd>> {
+    // SAFETY: private to this process; one thread.
+    unsafe { &mut (*(&raw mut TABLE)) }
+}
+
+pub fn get(fd: i64) -> Result<Fd, i64> {
+    usize::try_from(fd).ok().and_then(|i| table().get(i).copied().flatten()).ok_or(EBADF)
+}
+
+/// The open file behind a descriptor.
+pub fn file(fd: &Fd) -> &'static mut File {
+    // SAFETY: a descriptor holds a reference, so the file is live.
+    unsafe { &mut *fd.file }
+}
+
+/// Installs `fd` at the lowest free number `>= min`.
+pub fn install(fd: Fd, min: usize) -> Result<i64, i64> {
+    let t = table();
+    let i = (min..MAX_FDS).find(|&i| t.get(i).is_none_or(|s| s.is_none())).ok_or(EMFILE)?;
+    if t.len() <= i {
+        t.resize(i + 1, None);
+    }
+    t[i] = Some(fd);
+    Ok(i as i64)
+}
+
+/// Installs a new descriptor for a fresh file (taking over its reference).
+// The pointer is a live shared `File` by construction (every caller got
+// it from `obj::new` or a descriptor), never a program's value.
+#[allow(clippy::not_unsafe_ptr_arg_deref)]
+pub fn open(file: *mut File, cloexec: bool) -> Result<i64, i64> {
+    // SAFETY: the caller hands over a live file.
+    let kind = unsafe { (*file).kind };
+    let r = install(Fd { ops: obj::ops_for(kind), file, cloexec }, 0);
+    if r.is_err() {
+        obj::put(obj::ops_for(kind), file);
+    }
+    r
+}
+
+/// Puts a duplicate of `fd` at exactly `at` (closing what was there).
+pub fn dup_to(fd: Fd, at: usize, cloexec: bool) -> Result<i64, i64> {
+    if at >= MAX_FDS {
+        return Err(EBADF);
+    }
+    file(&fd).refs += 1;
+    let _ = close(at as i64);
+    let t = table();
+    if t.len() <= at {
+        t.resize(at + 1, None);
+    }
+    t[at] = Some(Fd { cloexec, ..fd });
+    Ok(at as i64)
+}
+
+pub fn dup(fd: Fd, min: usize, cloexec: bool) -> Result<i64, i64> {
+    file(&fd).refs += 1;
+    let r = install(Fd { cloexec, ..fd }, min);
+    if r.is_err() {
+        file(&fd).refs -= 1;
+    }
+    r
+}
+
+pub fn close(fd: i64) -> Result<i64, i64> {
+    let d = get(fd)?;
+    table()[fd as usize] = None;
+    obj::put(d.ops, d.file);
+    Ok(0)
+}
+
+pub fn set_cloexec(fd: i64, on: bool) -> Result<(), i64> {
+    get(fd)?;
+    if let Some(Some(d)) = table().get_mut(fd as usize) {
+        d.cloexec = on;
+    }
+    Ok(())
+}
+
+/// Lets a program replace the methods it uses for one descriptor (the
+/// ExOS extension point); returns the old table.
+pub fn set_ops(fd: i64, ops: &'static Ops) -> Result<&'static Ops, i64> {
+    get(fd)?;
+    let slot = table()[fd as usize].as_mut().ok_or(EBADF)?;
+    Ok(core::mem::replace(&mut slot.ops, ops))
+}
+
+/// Every open descriptor number.
+pub fn all() -> Vec<i64> {
+    (0..table().len() as i64).filter(|&i| get(i).is_ok()).collect()
+}
+
+/// exec: descriptors marked close-on-exec go.
+pub fn close_on_exec() {
+    for i in all() {
+        if get(i).is_ok_and(|d| d.cloexec) {
+            let _ = close(i);
+        }
+    }
+}
+
+/// exit: everything goes (so pipe peers see EOF / EPIPE).
+pub fn close_all() {
+    for i in all() {
+        let _ = close(i);
+    }
+}
+
+/// fork: the child's copy of this table names the same files, one more
+/// reference each (a pipe's reader/writer counts count files, so they need
+/// no change).
+pub fn fork_refs() {
+    for i in all() {
+        if let Ok(d) = get(i) {
+            file(&d).refs += 1;
+        }
+    }
+}

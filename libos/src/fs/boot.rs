@@ -1,0 +1,45 @@
+//! Building the initial tree from the boot archive's `root/` members
+//! (packed from `libos/root/` plus busybox and its applet links by xtask).
+//! File data is not copied: inodes point into the archive until written.
+
+use super::node::{self, Ino};
+use super::{dir, path, ROOT, S_IFDIR, S_IFMT};
+
+const PREFIX: &str = "root/";
+
+/// Makes `/` and everything under `root/` in the archive.
+pub fn populate() -> Result<(), i64> {
+    if !node::init_table() {
+        return Err(crate::errno::ENOSPC);
+    }
+    // Inode 1 was left off the free list for the root.
+    *node::get(ROOT) = node::Inode {
+        mode: S_IFDIR | 0o755,
+        nlink: 1,
+        opens: 0,
+        parent: ROOT,
+        size: 0,
+        cap: 0,
+        data: core::ptr::null_mut(),
+        borrowed: false,
+        mtime_ns: 0,
+    };
+    for e in binfmt::cpio::entries(user::bootfs::archive()).map_while(Result::ok) {
+        let Some(rel) = e.name.strip_prefix(PREFIX) else {
+            continue;
+        };
+        let (parent, name) = path::parent(ROOT, rel.as_bytes())?;
+        if dir::lookup(parent, &name).is_some() {
+            continue;
+        }
+        let ino: Ino = node::alloc(e.mode)?;
+        if e.mode & S_IFMT != S_IFDIR {
+            let n = node::get(ino);
+            n.data = e.data.as_ptr() as *mut u8;
+            n.size = e.data.len() as u64;
+            n.borrowed = true;
+        }
+        dir::add(parent, &name, ino)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,34 @@
+//! The in-memory file system, kept in the shared arena so every process of
+//! the tree sees the same files (paper 000 §5.2.1 keeps its file system in
+//! protected shared state; ours is shared memory guarded by the big lock).
+//!
+//! Inodes live in one table; a directory's data is an array of fixed-size
+//! entries; a file's data is one growable buffer. Files that came from the
+//! boot archive point straight at it (read-only, in every address space)
+//! until first written, when they are copied into the arena.
+
+pub mod boot;
+pub mod dir;
+pub mod node;
+pub mod path;
+
+pub use node::{Ino, Inode};
+
+/// The file system's anchor in the shared header.
+#[repr(C)]
+pub struct FsRoot {
+    pub inodes: *mut Inode,
+    pub count: u32,
+    /// First free inode (linked through `Inode::parent`), 0 when none.
+    pub free: u32,
+}
+
+/// Inode number of `/`.
+pub const ROOT: Ino = 1;
+
+pub const S_IFMT: u32 = 0o170000;
+pub const S_IFDIR: u32 = 0o040000;
+pub const S_IFREG: u32 = 0o100000;
+pub const S_IFLNK: u32 = 0o120000;
+pub const S_IFIFO: u32 = 0o010000;
+pub const S_IFCHR: u32 = 0o020000;

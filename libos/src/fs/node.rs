@@ -1,0 +1,174 @@
+//! Inodes and their data buffers.
+
+use super::{FsRoot, S_IFDIR, S_IFMT};
+use crate::errno::ENOSPC;
+use crate::shared;
+
+pub type Ino = u32;
+
+const INODES: u32 = 8192;
+
+#[repr(C)]
+pub struct Inode {
+    pub mode: u32,
+    pub nlink: u32,
+    /// Open file descriptions naming this inode (it stays until both are 0).
+    pub opens: u32,
+    /// A directory's parent; the free-list link while free.
+    pub parent: Ino,
+    pub size: u64,
+    pub cap: u64,
+    pub data: *mut u8,
+    /// `data` points into the read-only boot archive.
+    pub borrowed: bool,
+    pub mtime_ns: u64,
+}
+
+fn root() -> &'static mut FsRoot {
+    &mut shared::get().fs
+}
+
+/// The inode numbered `ino`.
+pub fn get(ino: Ino) -> &'static mut Inode {
+    let r = root();
+    assert!(ino > 0 && ino < r.count, "bad inode {ino}");
+    // SAFETY: the table has `count` entries in the shared arena; the big
+    // lock serialises access.
+    unsafe { &mut *r.inodes.add(ino as usize) }
+}
+
+/// Sets up the inode table (first process only).
+pub fn init_table() -> bool {
+    let size = INODES as usize * size_of::<Inode>();
+    let p = shared::alloc(size, 8) as *mut Inode;
+    if p.is_null() {
+        return false;
+    }
+    // SAFETY: a fresh block of `size` bytes; all-zero is a valid Inode.
+    unsafe { core::ptr::write_bytes(p as *mut u8, 0, size) };
+    let r = root();
+    r.inodes = p;
+    r.count = INODES;
+    // Inode 0 is never used; 1 is the root, built by the caller.
+    for i in (2..INODES).rev() {
+        get(i).parent = r.free;
+        r.free = i;
+    }
+    true
+}
+
+/// A fresh inode with `mode`, no links yet.
+pub fn alloc(mode: u32) -> Result<Ino, i64> {
+    let r = root();
+    let ino = r.free;
+    if ino == 0 {
+        return Err(ENOSPC);
+    }
+    r.free = get(ino).parent;
+    *get(ino) = Inode {
+        mode,
+        nlink: 0,
+        opens: 0,
+        parent: 0,
+        size: 0,
+        cap: 0,
+        data: core::ptr::null_mut(),
+        borrowed: false,
+        mtime_ns: crate::linux::time::wall_ns(),
+    };
+    Ok(ino)
+}
+
+pub fn is_dir(ino: Ino) -> bool {
+    get(ino).mode & S_IFMT == S_IFDIR
+}
+
+/// Frees an inode nobody links or has open any more.
+pub fn release(ino: Ino) {
+    let n = get(ino);
+    if n.nlink > 0 || n.opens > 0 {
+        return;
+    }
+    drop_data(n);
+    n.mode = 0;
+    n.parent = root().free;
+    root().free = ino;
+}
+
+fn drop_data(n: &mut Inode) {
+    if !n.borrowed && !n.data.is_null() {
+        // SAFETY: an owned buffer of `cap` bytes from the shared heap.
+        unsafe { shared::free(n.data, n.cap as usize, 8) };
+    }
+    n.data = core::ptr::null_mut();
+    n.cap = 0;
+    n.borrowed = false;
+}
+
+/// The inode's bytes.
+pub fn bytes(n: &Inode) -> &'static [u8] {
+    if n.data.is_null() {
+        return &[];
+    }
+    // SAFETY: `data` holds `size` valid bytes (arena or boot archive).
+    unsafe { core::slice::from_raw_parts(n.data, n.size as usize) }
+}
+
+/// Makes room for `len` bytes in an owned buffer (copying a borrowed one).
+pub fn reserve(n: &mut Inode, len: u64) -> Result<(), i64> {
+    if !n.borrowed && n.cap >= len {
+        return Ok(());
+    }
+    let cap = len.max(n.cap * 2).max(64).next_multiple_of(64);
+    let p = shared::alloc(cap as usize, 8);
+    if p.is_null() {
+        return Err(ENOSPC);
+    }
+    let old = bytes(n);
+    // SAFETY: `p` has `cap >= size` bytes; the rest is zeroed so holes
+    // read as zeros.
+    unsafe {
+        core::ptr::copy_nonoverlapping(old.as_ptr(), p, old.len());
+        core::ptr::write_bytes(p.add(old.len()), 0, cap as usize - old.len());
+    }
+    drop_data(n);
+    n.data = p;
+    n.cap = cap;
+    Ok(())
+}
+
+/// Reads from `off`; returns the byte count.
+pub fn read_at(n: &Inode, off: u64, buf: &mut [u8]) -> usize {
+    let b = bytes(n);
+    if off >= b.len() as u64 {
+        return 0;
+    }
+    let k = buf.len().min(b.len() - off as usize);
+    buf[..k].copy_from_slice(&b[off as usize..off as usize + k]);
+    k
+}
+
+pub fn write_at(n: &mut Inode, off: u64, buf: &[u8]) -> Result<usize, i64> {
+    let end = off + buf.len() as u64;
+    reserve(n, end)?;
+    // SAFETY: `reserve` made `data` an owned buffer of at least `end` bytes.
+    unsafe { core::ptr::copy_nonoverlapping(buf.as_ptr(), n.data.add(off as usize), buf.len()) };
+    n.size = n.size.max(end);
+    n.mtime_ns = crate::linux::time::wall_ns();
+    Ok(buf.len())
+}
+
+pub fn truncate(n: &mut Inode, len: u64) -> Result<(), i64> {
+    if len > n.size {
+        reserve(n, len)?;
+    } else if n.borrowed {
+        // Still read-only data: shortening needs no copy.
+    } else if !n.data.is_null() {
+        // SAFETY: bytes past the new end are zeroed so a later extension
+        // reads zeros.
+        unsafe { core::ptr::write_bytes(n.data.add(len as usize), 0, (n.size - len) as usize) };
+    }
+    n.size = len;
+    n.mtime_ns = crate::linux::time::wall_ns();
+    Ok(())
+}

@@ -1,0 +1,93 @@
+//! Path resolution: walking names from the root or the current directory,
+//! following symbolic links (at most 40, as Linux).
+
+use super::node::{self, Ino};
+use super::{dir, ROOT, S_IFLNK, S_IFMT};
+use crate::errno::{ELOOP, ENOENT, ENOTDIR};
+use alloc::vec::Vec;
+
+fn is_link(ino: Ino) -> bool {
+    node::get(ino).mode & S_IFMT == S_IFLNK
+}
+
+/// Resolves `path` relative to `cwd`; follows a final symlink if `follow`.
+pub fn resolve(cwd: Ino, path: &[u8], follow: bool) -> Result<Ino, i64> {
+    let mut hops = 0;
+    walk(cwd, path, follow, &mut hops)
+}
+
+fn walk(cwd: Ino, path: &[u8], follow: bool, hops: &mut u32) -> Result<Ino, i64> {
+    if path.is_empty() {
+        return Err(ENOENT);
+    }
+    let mut cur = if path[0] == b'/' { ROOT } else { cwd };
+    let parts: Vec<&[u8]> = path.split(|&c| c == b'/').filter(|p| !p.is_empty()).collect();
+    for (i, part) in parts.iter().enumerate() {
+        if !node::is_dir(cur) {
+            return Err(ENOTDIR);
+        }
+        let last = i + 1 == parts.len();
+        let next = dir::lookup(cur, part).ok_or(ENOENT)?;
+        if is_link(next) && (!last || follow) {
+            *hops += 1;
+            if *hops > 40 {
+                return Err(ELOOP);
+            }
+            let target = node::bytes(node::get(next)).to_vec();
+            cur = walk(cur, &target, true, hops)?;
+        } else {
+            cur = next;
+        }
+    }
+    // "dir/" must name a directory.
+    if path.ends_with(b"/") && !node::is_dir(cur) {
+        return Err(ENOTDIR);
+    }
+    Ok(cur)
+}
+
+/// Splits `path` into its directory (resolved) and final name.
+pub fn parent(cwd: Ino, path: &[u8]) -> Result<(Ino, Vec<u8>), i64> {
+    let trimmed = {
+        let mut p = path;
+        while p.len() > 1 && p.ends_with(b"/") {
+            p = &p[..p.len() - 1];
+        }
+        p
+    };
+    if trimmed.is_empty() {
+        return Err(ENOENT);
+    }
+    let (dpath, name): (&[u8], &[u8]) = match trimmed.iter().rposition(|&c| c == b'/') {
+        Some(0) => (b"/", &trimmed[1..]),
+        Some(i) => (&trimmed[..i], &trimmed[i + 1..]),
+        None => (b".", trimmed),
+    };
+    let d = resolve(cwd, dpath, true)?;
+    if !node::is_dir(d) {
+        return Err(ENOTDIR);
+    }
+    Ok((d, name.to_vec()))
+}
+
+/// The absolute path of directory `ino` (for getcwd).
+pub fn absolute(mut ino: Ino) -> Vec<u8> {
+    let mut parts: Vec<Vec<u8>> = Vec::new();
+    while ino != ROOT {
+        let p = node::get(ino).parent;
+        match dir::entries(p).iter().find(|e| e.ino == ino) {
+            Some(e) => parts.push(e.name().to_vec()),
+            None => break,
+        }
+        ino = p;
+    }
+    let mut out = Vec::new();
+    for p in parts.iter().rev() {
+        out.push(b'/');
+        out.extend_from_slice(p);
+    }
+    if out.is_empty() {
+        out.push(b'/');
+    }
+    out
+}

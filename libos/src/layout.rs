@@ -1,0 +1,41 @@
+//! Where things live in a Linux process's address space under lxrt.
+//!
+//! The Linux binary keeps its own link address (0x400000 for busybox) and
+//! its `brk` heap above it; lxrt itself is linked at 0x6000_0000 (see
+//! `build.rs`), below 2 GiB so ordinary small-code-model Rust reaches all of
+//! it. Everything else sits far above, out of a Linux program's way.
+
+/// The `brk` heap may not grow past this (well below lxrt's image).
+pub const BRK_LIMIT: u64 = 0x4000_0000;
+
+/// lxrt's private heap (copied eagerly at fork: it is lxrt's own state).
+pub const PRIVATE_HEAP: u64 = 0x6800_0000;
+pub const PRIVATE_HEAP_SIZE: u64 = 0x0800_0000;
+
+/// The shared arena: the file system, open files, pipes and the process
+/// table. The first process allocates every frame of it up front and fork
+/// maps the same frames into each child at the same address, so pointers
+/// inside it mean the same thing in every process.
+pub const SHARED: u64 = 0x7000_0000;
+pub const SHARED_SIZE: u64 = 24 << 20;
+
+/// Anonymous `mmap`s are placed upwards from here.
+pub const MMAP_BASE: u64 = 0x1000_0000_0000;
+pub const MMAP_END: u64 = 0x7000_0000_0000;
+
+/// The Linux stack: top, and how far it may grow (pages appear on demand).
+pub const STACK_TOP: u64 = 0x7D00_0000_0000;
+pub const STACK_MAX: u64 = 8 << 20;
+
+/// A page lxrt maps briefly to fill a frame it is about to hand out.
+pub const SCRATCH: u64 = 0x7E80_0000_0000;
+
+pub const PAGE: u64 = 4096;
+
+pub const fn page_down(a: u64) -> u64 {
+    a & !(PAGE - 1)
+}
+
+pub const fn page_up(a: u64) -> u64 {
+    (a + PAGE - 1) & !(PAGE - 1)
+}

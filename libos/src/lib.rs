@@ -1,0 +1,29 @@
+//! The library OS (our ExOS, paper 000 §5.2): UNIX processes, files, pipes
+//! and a Linux system-call personality built entirely in user space from
+//! Veneer's primitives, living in each application's address space. The
+//! `lxrt` program runs a static Linux binary on top of it.
+#![no_std]
+// lxrt's per-process statics are reached as `&mut *(&raw mut X)`: a
+// reference made from a raw pointer, which is what the static-mut rules ask
+// for, though clippy sees an address-of immediately dereferenced.
+#![allow(clippy::deref_addrof)]
+
+extern crate alloc;
+
+pub mod entry;
+pub mod errno;
+pub mod exec;
+pub mod fd;
+pub mod fs;
+pub mod heap;
+pub mod layout;
+pub mod linux;
+pub mod lock;
+pub mod log;
+pub mod obj;
+pub mod private;
+pub mod proc;
+pub mod shared;
+pub mod trap;
+pub mod uaccess;
+pub mod vm;

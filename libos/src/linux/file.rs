@@ -1,0 +1,521 @@
+//! File-descriptor and file-system calls.
+
+use super::stat::{self, Stat};
+use crate::errno::*;
+use crate::fd::{self, Fd};
+use crate::fs::{dir, node, path, Ino, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG};
+use crate::obj::{self, Kind};
+use crate::proc::me;
+use crate::uaccess;
+use alloc::vec::Vec;
+
+const AT_FDCWD: i64 = -100;
+const AT_SYMLINK_NOFOLLOW: u64 = 0x100;
+const AT_REMOVEDIR: u64 = 0x200;
+const AT_EMPTY_PATH: u64 = 0x1000;
+
+const O_ACCMODE: u64 = 3;
+const O_CREAT: u64 = 0o100;
+const O_EXCL: u64 = 0o200;
+const O_TRUNC: u64 = 0o1000;
+const O_APPEND: u64 = 0o2000;
+const O_NONBLOCK: u64 = 0o4000;
+const O_DIRECTORY: u64 = 0o200000;
+const O_NOFOLLOW: u64 = 0o400000;
+const O_CLOEXEC: u64 = 0o2000000;
+
+fn call(r: i64) -> LxResult {
+    if r < 0 {
+        Err(-r)
+    } else {
+        Ok(r)
+    }
+}
+
+/// The directory a `*at` call's relative path starts from.
+fn base(dirfd: i64) -> Result<Ino, i64> {
+    if dirfd == AT_FDCWD {
+        return Ok(me().cwd);
+    }
+    let f = fd::file(&fd::get(dirfd)?);
+    if f.kind != Kind::Dir {
+        return Err(ENOTDIR);
+    }
+    Ok(f.ino)
+}
+
+pub fn read(fdn: i64, buf: u64, len: u64) -> LxResult {
+    let d = fd::get(fdn)?;
+    let b = uaccess::bytes_mut(buf, len)?;
+    call((d.ops.read)(fd::file(&d), b))
+}
+
+pub fn write(fdn: i64, buf: u64, len: u64) -> LxResult {
+    let d = fd::get(fdn)?;
+    let b = uaccess::bytes(buf, len)?;
+    call((d.ops.write)(fd::file(&d), b))
+}
+
+/// `struct iovec` arrays for readv/writev.
+fn iovecs(iov: u64, cnt: u64) -> Result<Vec<(u64, u64)>, i64> {
+    if cnt > 1024 {
+        return Err(EINVAL);
+    }
+    (0..cnt).map(|i| uaccess::get::<[u64; 2]>(iov + 16 * i).map(|v| (v[0], v[1]))).collect()
+}
+
+pub fn readv(fdn: i64, iov: u64, cnt: u64) -> LxResult {
+    let mut total = 0;
+    for (p, l) in iovecs(iov, cnt)? {
+        let n = read(fdn, p, l)?;
+        total += n;
+        if (n as u64) < l {
+            break;
+        }
+    }
+    Ok(total)
+}
+
+pub fn writev(fdn: i64, iov: u64, cnt: u64) -> LxResult {
+    let mut total = 0;
+    for (p, l) in iovecs(iov, cnt)? {
+        match write(fdn, p, l) {
+            Ok(n) => total += n,
+            Err(e) if total == 0 => return Err(e),
+            Err(_) => break,
+        }
+    }
+    Ok(total)
+}
+
+pub fn pread(fdn: i64, buf: u64, len: u64, off: u64, write_it: bool) -> LxResult {
+    let d = fd::get(fdn)?;
+    let f = fd::file(&d);
+    if f.kind != Kind::Regular {
+        return Err(ESPIPE);
+    }
+    let saved = f.off;
+    f.off = off;
+    let r = if write_it { write(fdn, buf, len) } else { read(fdn, buf, len) };
+    f.off = saved;
+    r
+}
+
+pub fn lseek(fdn: i64, off: i64, whence: u64) -> LxResult {
+    let d = fd::get(fdn)?;
+    call((d.ops.seek)(fd::file(&d), off, whence as u32))
+}
+
+pub fn close(fdn: i64) -> LxResult {
+    fd::close(fdn)
+}
+
+fn special(p: &[u8]) -> Option<Kind> {
+    match p {
+        b"/dev/null" => Some(Kind::Null),
+        b"/dev/tty" | b"/dev/console" | b"/dev/stdin" | b"/dev/stdout" | b"/dev/stderr" => {
+            Some(Kind::Console)
+        }
+        _ => None,
+    }
+}
+
+pub fn openat(dirfd: i64, pathp: u64, flags: u64, mode: u64) -> LxResult {
+    let p = uaccess::path(pathp)?;
+    let cloexec = flags & O_CLOEXEC != 0;
+    let status = (flags & (O_ACCMODE | O_APPEND | O_NONBLOCK)) as u32;
+    if let Some(kind) = special(p) {
+        return fd::open(obj::new(kind, status, 0)?, cloexec);
+    }
+    let cwd = base(dirfd)?;
+    let ino = match path::resolve(cwd, p, flags & O_NOFOLLOW == 0) {
+        Ok(i) => {
+            if flags & O_CREAT != 0 && flags & O_EXCL != 0 {
+                return Err(EEXIST);
+            }
+            i
+        }
+        Err(ENOENT) if flags & O_CREAT != 0 => {
+            let (d, name) = path::parent(cwd, p)?;
+            let i = node::alloc(S_IFREG | (mode as u32 & 0o7777 & !me().umask))?;
+            if let Err(e) = dir::add(d, &name, i) {
+                node::release(i);
+                return Err(e);
+            }
+            i
+        }
+        Err(e) => return Err(e),
+    };
+    let n = node::get(ino);
+    let kind = match n.mode & S_IFMT {
+        S_IFDIR => Kind::Dir,
+        S_IFLNK => return Err(ELOOP),
+        _ => Kind::Regular,
+    };
+    if kind == Kind::Dir && flags & O_ACCMODE != 0 {
+        return Err(EISDIR);
+    }
+    if kind != Kind::Dir && flags & O_DIRECTORY != 0 {
+        return Err(ENOTDIR);
+    }
+    if kind == Kind::Regular && flags & O_TRUNC != 0 && flags & O_ACCMODE != 0 {
+        node::truncate(n, 0)?;
+    }
+    n.opens += 1;
+    match obj::new(kind, status, ino) {
+        Ok(f) => fd::open(f, cloexec),
+        Err(e) => {
+            n.opens -= 1;
+            Err(e)
+        }
+    }
+}
+
+pub fn fstat(fdn: i64, buf: u64) -> LxResult {
+    let d = fd::get(fdn)?;
+    let mut st = Stat::default();
+    call((d.ops.stat)(fd::file(&d), &mut st))?;
+    uaccess::put(buf, st)
+}
+
+fn stat_path(dirfd: i64, pathp: u64, flags: u64) -> Result<Stat, i64> {
+    let p = uaccess::path(pathp)?;
+    if p.is_empty() && flags & AT_EMPTY_PATH != 0 {
+        let d = fd::get(dirfd)?;
+        let mut st = Stat::default();
+        call((d.ops.stat)(fd::file(&d), &mut st))?;
+        return Ok(st);
+    }
+    let mut st = Stat::default();
+    if let Some(kind) = special(p) {
+        let f = obj::new(kind, 0, 0)?;
+        // SAFETY: just created; freed right after.
+        let fr = unsafe { &mut *f };
+        (obj::ops_for(kind).stat)(fr, &mut st);
+        obj::put(obj::ops_for(kind), f);
+        return Ok(st);
+    }
+    let ino = path::resolve(base(dirfd)?, p, flags & AT_SYMLINK_NOFOLLOW == 0)?;
+    stat::fill(ino, &mut st);
+    Ok(st)
+}
+
+pub fn fstatat(dirfd: i64, pathp: u64, buf: u64, flags: u64) -> LxResult {
+    let st = stat_path(dirfd, pathp, flags)?;
+    uaccess::put(buf, st)
+}
+
+pub fn statx(dirfd: i64, pathp: u64, flags: u64, buf: u64) -> LxResult {
+    let st = stat_path(dirfd, pathp, flags)?;
+    uaccess::put(buf, stat::to_statx(&st))
+}
+
+pub fn getdents64(fdn: i64, buf: u64, len: u64) -> LxResult {
+    let d = fd::get(fdn)?;
+    let f = fd::file(&d);
+    if f.kind != Kind::Dir {
+        return Err(ENOTDIR);
+    }
+    let out = uaccess::bytes_mut(buf, len)?;
+    let es = dir::entries(f.ino);
+    let mut at = 0usize;
+    loop {
+        let i = f.off as usize;
+        let (ino, name, typ): (Ino, &[u8], u8) = match i {
+            0 => (f.ino, b".", 4),
+            1 => (node::get(f.ino).parent, b"..", 4),
+            _ => match es.get(i - 2) {
+                Some(e) => (e.ino, e.name(), dtype(e.ino)),
+                None => break,
+            },
+        };
+        let reclen = (19 + name.len() + 1).next_multiple_of(8);
+        if at + reclen > out.len() {
+            if at == 0 {
+                return Err(EINVAL);
+            }
+            break;
+        }
+        let r = &mut out[at..at + reclen];
+        r.fill(0);
+        r[0..8].copy_from_slice(&(ino as u64).to_le_bytes());
+        r[8..16].copy_from_slice(&((i + 1) as u64).to_le_bytes());
+        r[16..18].copy_from_slice(&(reclen as u16).to_le_bytes());
+        r[18] = typ;
+        r[19..19 + name.len()].copy_from_slice(name);
+        at += reclen;
+        f.off += 1;
+    }
+    Ok(at as i64)
+}
+
+fn dtype(ino: Ino) -> u8 {
+    match node::get(ino).mode & S_IFMT {
+        S_IFDIR => 4,
+        S_IFLNK => 10,
+        S_IFREG => 8,
+        _ => 0,
+    }
+}
+
+pub fn faccessat(dirfd: i64, pathp: u64, _mode: u64) -> LxResult {
+    let p = uaccess::path(pathp)?;
+    if special(p).is_some() {
+        return Ok(0);
+    }
+    path::resolve(base(dirfd)?, p, true).map(|_| 0)
+}
+
+pub fn readlinkat(dirfd: i64, pathp: u64, buf: u64, len: u64) -> LxResult {
+    let p = uaccess::path(pathp)?;
+    let target: Vec<u8> = if p == b"/proc/self/exe" {
+        me().exe.clone()
+    } else {
+        let ino = path::resolve(base(dirfd)?, p, false)?;
+        let n = node::get(ino);
+        if n.mode & S_IFMT != S_IFLNK {
+            return Err(EINVAL);
+        }
+        node::bytes(n).to_vec()
+    };
+    let k = target.len().min(len as usize);
+    uaccess::bytes_mut(buf, k as u64)?.copy_from_slice(&target[..k]);
+    Ok(k as i64)
+}
+
+pub fn getcwd(buf: u64, len: u64) -> LxResult {
+    let mut p = path::absolute(me().cwd);
+    p.push(0);
+    if p.len() as u64 > len {
+        return Err(ERANGE);
+    }
+    uaccess::bytes_mut(buf, p.len() as u64)?.copy_from_slice(&p);
+    Ok(p.len() as i64)
+}
+
+pub fn chdir(pathp: u64) -> LxResult {
+    let p = uaccess::path(pathp)?;
+    let ino = path::resolve(me().cwd, p, true)?;
+    if !node::is_dir(ino) {
+        return Err(ENOTDIR);
+    }
+    me().cwd = ino;
+    Ok(0)
+}
+
+pub fn fchdir(fdn: i64) -> LxResult {
+    me().cwd = base(fdn)?;
+    Ok(0)
+}
+
+const F_DUPFD: u64 = 0;
+const F_GETFD: u64 = 1;
+const F_SETFD: u64 = 2;
+const F_GETFL: u64 = 3;
+const F_SETFL: u64 = 4;
+const F_DUPFD_CLOEXEC: u64 = 1030;
+
+pub fn fcntl(fdn: i64, cmd: u64, arg: u64) -> LxResult {
+    let d: Fd = fd::get(fdn)?;
+    match cmd {
+        F_DUPFD => fd::dup(d, arg as usize, false),
+        F_DUPFD_CLOEXEC => fd::dup(d, arg as usize, true),
+        F_GETFD => Ok(d.cloexec as i64),
+        F_SETFD => fd::set_cloexec(fdn, arg & 1 != 0).map(|_| 0),
+        F_GETFL => Ok(fd::file(&d).flags as i64),
+        F_SETFL => {
+            let f = fd::file(&d);
+            let keep = O_APPEND as u32 | O_NONBLOCK as u32;
+            f.flags = (f.flags & !keep) | (arg as u32 & keep);
+            Ok(0)
+        }
+        _ => Err(EINVAL),
+    }
+}
+
+pub fn dup(fdn: i64) -> LxResult {
+    fd::dup(fd::get(fdn)?, 0, false)
+}
+
+pub fn dup3(old: i64, new: i64, flags: u64) -> LxResult {
+    let d = fd::get(old)?;
+    if old == new {
+        return if flags == u64::MAX { Ok(new) } else { Err(EINVAL) };
+    }
+    fd::dup_to(d, new as usize, flags != u64::MAX && flags & O_CLOEXEC != 0)
+}
+
+pub fn pipe2(fds: u64, flags: u64) -> LxResult {
+    uaccess::bytes_mut(fds, 8)?;
+    let (r, w) = obj::pipe::create(flags as u32)?;
+    let cloexec = flags & O_CLOEXEC != 0;
+    let a = fd::open(r, cloexec)?;
+    let b = match fd::open(w, cloexec) {
+        Ok(b) => b,
+        Err(e) => {
+            let _ = fd::close(a);
+            return Err(e);
+        }
+    };
+    uaccess::put(fds, [a as i32, b as i32])
+}
+
+pub fn unlinkat(dirfd: i64, pathp: u64, flags: u64) -> LxResult {
+    let (d, name) = path::parent(base(dirfd)?, uaccess::path(pathp)?)?;
+    let ino = dir::lookup(d, &name).ok_or(ENOENT)?;
+    if name == b"." || name == b".." {
+        return Err(EINVAL);
+    }
+    if flags & AT_REMOVEDIR != 0 {
+        if !node::is_dir(ino) {
+            return Err(ENOTDIR);
+        }
+        if !dir::entries(ino).is_empty() {
+            return Err(ENOTEMPTY);
+        }
+    } else if node::is_dir(ino) {
+        return Err(EISDIR);
+    }
+    dir::remove(d, &name);
+    node::release(ino);
+    Ok(0)
+}
+
+pub fn mkdirat(dirfd: i64, pathp: u64, mode: u64) -> LxResult {
+    let (d, name) = path::parent(base(dirfd)?, uaccess::path(pathp)?)?;
+    if dir::lookup(d, &name).is_some() {
+        return Err(EEXIST);
+    }
+    let ino = node::alloc(S_IFDIR | (mode as u32 & 0o7777 & !me().umask))?;
+    dir::add(d, &name, ino).inspect_err(|_| node::release(ino))?;
+    Ok(0)
+}
+
+pub fn symlinkat(target: u64, dirfd: i64, linkp: u64) -> LxResult {
+    let t = uaccess::path(target)?;
+    let (d, name) = path::parent(base(dirfd)?, uaccess::path(linkp)?)?;
+    if dir::lookup(d, &name).is_some() {
+        return Err(EEXIST);
+    }
+    let ino = node::alloc(S_IFLNK | 0o777)?;
+    node::write_at(node::get(ino), 0, t)?;
+    dir::add(d, &name, ino).inspect_err(|_| node::release(ino))?;
+    Ok(0)
+}
+
+pub fn linkat(olddir: i64, oldp: u64, newdir: i64, newp: u64) -> LxResult {
+    let ino = path::resolve(base(olddir)?, uaccess::path(oldp)?, false)?;
+    if node::is_dir(ino) {
+        return Err(EPERM);
+    }
+    let (d, name) = path::parent(base(newdir)?, uaccess::path(newp)?)?;
+    dir::add(d, &name, ino).map(|_| 0)
+}
+
+/// Whether directory `a` is `b` or inside it.
+fn within(mut a: Ino, b: Ino) -> bool {
+    loop {
+        if a == b {
+            return true;
+        }
+        if a == crate::fs::ROOT {
+            return false;
+        }
+        a = node::get(a).parent;
+    }
+}
+
+pub fn renameat(olddir: i64, oldp: u64, newdir: i64, newp: u64) -> LxResult {
+    let (od, oname) = path::parent(base(olddir)?, uaccess::path(oldp)?)?;
+    let (nd, nname) = path::parent(base(newdir)?, uaccess::path(newp)?)?;
+    let ino = dir::lookup(od, &oname).ok_or(ENOENT)?;
+    if node::is_dir(ino) && within(nd, ino) {
+        return Err(EINVAL);
+    }
+    if let Some(old) = dir::lookup(nd, &nname) {
+        if old == ino {
+            return Ok(0);
+        }
+        if node::is_dir(old) {
+            if !node::is_dir(ino) {
+                return Err(EISDIR);
+            }
+            if !dir::entries(old).is_empty() {
+                return Err(ENOTEMPTY);
+            }
+        } else if node::is_dir(ino) {
+            return Err(ENOTDIR);
+        }
+        dir::remove(nd, &nname);
+        node::release(old);
+    }
+    // Link first so the inode never drops to zero links.
+    dir::add(nd, &nname, ino)?;
+    dir::remove(od, &oname);
+    Ok(0)
+}
+
+pub fn fchmodat(dirfd: i64, pathp: u64, mode: u64) -> LxResult {
+    let ino = path::resolve(base(dirfd)?, uaccess::path(pathp)?, true)?;
+    let n = node::get(ino);
+    n.mode = (n.mode & S_IFMT) | (mode as u32 & 0o7777);
+    Ok(0)
+}
+
+pub fn fchmod(fdn: i64, mode: u64) -> LxResult {
+    let f = fd::file(&fd::get(fdn)?);
+    if f.ino == 0 {
+        return Ok(0);
+    }
+    let n = node::get(f.ino);
+    n.mode = (n.mode & S_IFMT) | (mode as u32 & 0o7777);
+    Ok(0)
+}
+
+pub fn truncate(pathp: u64, len: u64) -> LxResult {
+    let ino = path::resolve(me().cwd, uaccess::path(pathp)?, true)?;
+    if node::is_dir(ino) {
+        return Err(EISDIR);
+    }
+    node::truncate(node::get(ino), len).map(|_| 0)
+}
+
+pub fn ftruncate(fdn: i64, len: u64) -> LxResult {
+    let f = fd::file(&fd::get(fdn)?);
+    if f.kind != Kind::Regular {
+        return Err(EINVAL);
+    }
+    node::truncate(node::get(f.ino), len).map(|_| 0)
+}
+
+pub fn utimensat(dirfd: i64, pathp: u64, times: u64, flags: u64) -> LxResult {
+    let ino = if pathp == 0 {
+        fd::file(&fd::get(dirfd)?).ino
+    } else {
+        path::resolve(base(dirfd)?, uaccess::path(pathp)?, flags & AT_SYMLINK_NOFOLLOW == 0)?
+    };
+    if ino == 0 {
+        return Ok(0);
+    }
+    const UTIME_NOW: i64 = (1 << 30) - 1;
+    const UTIME_OMIT: i64 = (1 << 30) - 2;
+    let mtime = if times == 0 {
+        Some(super::time::clock(0))
+    } else {
+        let t: [[i64; 2]; 2] = uaccess::get(times)?;
+        match t[1][1] {
+            UTIME_OMIT => None,
+            UTIME_NOW => Some(super::time::clock(0)),
+            _ => Some((t[1][0], t[1][1])),
+        }
+    };
+    if let Some((s, ns)) = mtime {
+        node::get(ino).mtime_ns = (s as u64).wrapping_mul(1_000_000_000).wrapping_add(ns as u64);
+    }
+    Ok(0)
+}
+
+pub fn ioctl(fdn: i64, req: u64, arg: u64) -> LxResult {
+    let d = fd::get(fdn)?;
+    call((d.ops.ioctl)(fd::file(&d), req, arg))
+}

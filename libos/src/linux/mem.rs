@@ -1,0 +1,134 @@
+//! brk, mmap, munmap, mprotect, mremap: the program's memory through `vm`.
+
+use crate::errno::{LxResult, EINVAL, ENOMEM, ENOSYS};
+use crate::layout::{page_up, BRK_LIMIT, MMAP_END, PAGE};
+use crate::proc::me;
+use crate::{fd, obj, uaccess, vm};
+
+const PROT_READ: u64 = 1;
+const PROT_WRITE: u64 = 2;
+const PROT_EXEC: u64 = 4;
+const MAP_SHARED: u64 = 1;
+const MAP_FIXED: u64 = 0x10;
+const MAP_ANONYMOUS: u64 = 0x20;
+
+fn prot(p: u64) -> u32 {
+    let mut r = 0;
+    if p & PROT_READ != 0 {
+        r |= vm::R;
+    }
+    if p & PROT_WRITE != 0 {
+        r |= vm::R | vm::W;
+    }
+    if p & PROT_EXEC != 0 {
+        r |= vm::R | vm::X;
+    }
+    r
+}
+
+pub fn brk(want: u64) -> LxResult {
+    let m = me();
+    if want < m.brk_start || want > BRK_LIMIT {
+        return Ok(m.brk as i64);
+    }
+    let (old, new) = (page_up(m.brk), page_up(want));
+    if new > old {
+        vm::add(old, new, vm::R | vm::W);
+    } else if new < old {
+        vm::remove(new, old);
+    }
+    m.brk = want;
+    Ok(want as i64)
+}
+
+/// Finds room for `len` bytes of new mappings.
+fn place(len: u64) -> Result<u64, i64> {
+    let m = me();
+    let at = m.mmap_next;
+    if at + len > MMAP_END {
+        return Err(ENOMEM);
+    }
+    // A guard page between mappings catches overruns.
+    m.mmap_next = at + len + PAGE;
+    Ok(at)
+}
+
+pub fn mmap(addr: u64, len: u64, p: u64, flags: u64, fdn: i64, off: u64) -> LxResult {
+    if len == 0 || !addr.is_multiple_of(PAGE) || !off.is_multiple_of(PAGE) {
+        return Err(EINVAL);
+    }
+    let len = page_up(len);
+    let file = if flags & MAP_ANONYMOUS == 0 {
+        let d = fd::get(fdn)?;
+        let f = fd::file(&d);
+        if f.kind != obj::Kind::Regular {
+            return Err(EINVAL);
+        }
+        if flags & MAP_SHARED != 0 && p & PROT_WRITE != 0 {
+            // A writable shared file mapping would need write-back.
+            crate::log::once("mmap(MAP_SHARED|PROT_WRITE) of a file", 2000);
+            return Err(ENOSYS);
+        }
+        Some(f.ino)
+    } else {
+        None
+    };
+    let start = if flags & MAP_FIXED != 0 {
+        vm::remove(addr, addr + len);
+        addr
+    } else {
+        place(len)?
+    };
+    vm::add(start, start + len, prot(p) | vm::R);
+    if let Some(ino) = file {
+        // Read-only file data is copied in (there is no page cache to share).
+        vm::add(start, start + len, vm::R | vm::W);
+        let dst = uaccess::bytes_mut(start, len)?;
+        crate::fs::node::read_at(crate::fs::node::get(ino), off, dst);
+        vm::protect(start, start + len, prot(p) | vm::R);
+    }
+    Ok(start as i64)
+}
+
+pub fn munmap(addr: u64, len: u64) -> LxResult {
+    if !addr.is_multiple_of(PAGE) || len == 0 {
+        return Err(EINVAL);
+    }
+    vm::remove(addr, addr + page_up(len));
+    Ok(0)
+}
+
+pub fn mprotect(addr: u64, len: u64, p: u64) -> LxResult {
+    if !addr.is_multiple_of(PAGE) {
+        return Err(EINVAL);
+    }
+    if vm::protect(addr, addr + page_up(len), prot(p)) {
+        Ok(0)
+    } else {
+        Err(ENOMEM)
+    }
+}
+
+const MREMAP_MAYMOVE: u64 = 1;
+
+pub fn mremap(old: u64, old_len: u64, new_len: u64, flags: u64) -> LxResult {
+    let (old_len, new_len) = (page_up(old_len), page_up(new_len));
+    if !old.is_multiple_of(PAGE) || new_len == 0 {
+        return Err(EINVAL);
+    }
+    if new_len <= old_len {
+        vm::remove(old + new_len, old + old_len);
+        return Ok(old as i64);
+    }
+    if flags & MREMAP_MAYMOVE == 0 {
+        return Err(ENOMEM);
+    }
+    let r = vm::find(old).ok_or(EINVAL)?;
+    let new = place(new_len)?;
+    vm::add(new, new + new_len, r.prot | vm::W);
+    let src = uaccess::bytes(old, old_len)?;
+    uaccess::bytes_mut(new, old_len)?.copy_from_slice(src);
+    vm::protect(new, new + new_len, r.prot);
+    vm::remove(old, old + old_len);
+    Ok(new as i64)
+}

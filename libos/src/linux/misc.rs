@@ -1,0 +1,183 @@
+//! Identity, limits, randomness, signals bookkeeping and other small calls.
+
+use crate::errno::*;
+use crate::proc::signal;
+use crate::uaccess;
+
+pub fn uname(buf: u64) -> LxResult {
+    let out = uaccess::bytes_mut(buf, 6 * 65)?;
+    out.fill(0);
+    let fields: [&[u8]; 6] = [b"Linux", b"veneer", b"6.1.0-veneer", b"#1 SMP lxrt", b"x86_64", b"(none)"];
+    for (i, f) in fields.iter().enumerate() {
+        out[65 * i..65 * i + f.len()].copy_from_slice(f);
+    }
+    Ok(0)
+}
+
+const ARCH_SET_FS: u64 = 0x1002;
+const ARCH_GET_FS: u64 = 0x1003;
+
+pub fn arch_prctl(code: u64, addr: u64) -> LxResult {
+    match code {
+        ARCH_SET_FS => {
+            // SAFETY: CR4.FSGSBASE is on and the kernel keeps fs base per
+            // environment; lxrt itself never uses fs.
+            unsafe { core::arch::asm!("wrfsbase {}", in(reg) addr, options(nomem, nostack)) };
+            Ok(0)
+        }
+        ARCH_GET_FS => {
+            let fs: u64;
+            // SAFETY: as above.
+            unsafe { core::arch::asm!("rdfsbase {}", out(reg) fs, options(nomem, nostack)) };
+            uaccess::put(addr, fs)
+        }
+        _ => Err(EINVAL),
+    }
+}
+
+static mut SEED: u64 = 0;
+
+/// Fills `b` with unpredictable-enough bytes (xorshift seeded from the
+/// TSC; the hardware generator is not assumed).
+pub fn fill_random(b: &mut [u8]) {
+    // SAFETY: private to this process; one thread.
+    let s = unsafe { &mut (*(&raw mut SEED)) };
+    if *s == 0 {
+        *s = super::time::now_ns() ^ 0x9e37_79b9_7f4a_7c15 ^ (crate::proc::pid() as u64) << 32;
+    }
+    for c in b.chunks_mut(8) {
+        *s ^= *s << 13;
+        *s ^= *s >> 7;
+        *s ^= *s << 17;
+        c.copy_from_slice(&s.to_le_bytes()[..c.len()]);
+    }
+}
+
+pub fn getrandom(buf: u64, len: u64) -> LxResult {
+    let b = uaccess::bytes_mut(buf, len)?;
+    fill_random(b);
+    Ok(len as i64)
+}
+
+const RLIMIT_STACK: u64 = 3;
+const RLIMIT_NOFILE: u64 = 7;
+const RLIM_INFINITY: u64 = u64::MAX;
+
+pub fn prlimit(pid: u64, res: u64, new: u64, old: u64) -> LxResult {
+    if pid != 0 && pid != crate::proc::pid() as u64 {
+        return Err(ESRCH);
+    }
+    if old != 0 {
+        let v = match res {
+            RLIMIT_STACK => [crate::layout::STACK_MAX; 2],
+            RLIMIT_NOFILE => [crate::fd::MAX_FDS as u64; 2],
+            _ => [RLIM_INFINITY; 2],
+        };
+        uaccess::put(old, v)?;
+    }
+    let _ = new;
+    Ok(0)
+}
+
+pub fn rt_sigaction(sig: u64, act: u64, old: u64) -> LxResult {
+    if sig == 0 || sig > 64 || sig == signal::SIGKILL as u64 || sig == 19 {
+        return Err(EINVAL);
+    }
+    let slot = &mut signal::actions()[sig as usize];
+    if old != 0 {
+        uaccess::put(old, *slot)?;
+    }
+    if act != 0 {
+        *slot = uaccess::get(act)?;
+    }
+    Ok(0)
+}
+
+pub fn rt_sigprocmask(how: u64, set: u64, old: u64) -> LxResult {
+    let m = signal::mask();
+    if old != 0 {
+        uaccess::put(old, *m)?;
+    }
+    if set != 0 {
+        let s: u64 = uaccess::get(set)?;
+        match how {
+            0 => *m |= s,
+            1 => *m &= !s,
+            2 => *m = s,
+            _ => return Err(EINVAL),
+        }
+    }
+    Ok(0)
+}
+
+pub fn sysinfo(buf: u64) -> LxResult {
+    let out = uaccess::bytes_mut(buf, 112)?;
+    out.fill(0);
+    let k = user::kinfo::kernel();
+    let up = super::time::now_ns() / 1_000_000_000;
+    out[0..8].copy_from_slice(&up.to_le_bytes());
+    out[32..40].copy_from_slice(&(k.frames * 4096).to_le_bytes());
+    out[40..48].copy_from_slice(&(user::kinfo::free_frames() * 4096).to_le_bytes());
+    out[104..108].copy_from_slice(&1u32.to_le_bytes());
+    Ok(0)
+}
+
+/// nanosleep / clock_nanosleep: yields until the time has passed.
+pub fn sleep(req: u64) -> LxResult {
+    let t: [i64; 2] = uaccess::get(req)?;
+    if t[0] < 0 || !(0..1_000_000_000).contains(&t[1]) {
+        return Err(EINVAL);
+    }
+    let until = super::time::now_ns() + t[0] as u64 * 1_000_000_000 + t[1] as u64;
+    while super::time::now_ns() < until {
+        crate::lock::wait();
+    }
+    Ok(0)
+}
+
+pub fn clock_gettime(id: u64, tp: u64) -> LxResult {
+    let (s, ns) = super::time::clock(id);
+    uaccess::put(tp, [s, ns])
+}
+
+pub fn gettimeofday(tv: u64) -> LxResult {
+    if tv != 0 {
+        let (s, ns) = super::time::clock(0);
+        uaccess::put(tv, [s, ns / 1000])?;
+    }
+    Ok(0)
+}
+
+pub fn times(buf: u64) -> LxResult {
+    if buf != 0 {
+        uaccess::put(buf, [0u64; 4])?;
+    }
+    Ok((super::time::now_ns() / 10_000_000) as i64)
+}
+
+/// poll: regular files and the console are always ready; pipes when they
+/// hold data or have no writer. Without a timeout it reports what is ready.
+pub fn poll(fds: u64, n: u64, _timeout: i64) -> LxResult {
+    if n > 256 {
+        return Err(EINVAL);
+    }
+    let mut ready = 0;
+    for i in 0..n {
+        let at = fds + 8 * i;
+        let mut p: [i16; 4] = uaccess::get(at)?;
+        let fdn = p[0] as i32 as i64;
+        let events = p[2];
+        p[3] = if fdn < 0 {
+            0
+        } else if crate::fd::get(fdn).is_err() {
+            0x20 // POLLNVAL
+        } else {
+            events & 0x5 // POLLIN | POLLOUT
+        };
+        if p[3] != 0 {
+            ready += 1;
+        }
+        uaccess::put(at, p)?;
+    }
+    Ok(ready)
+}

@@ -1,0 +1,108 @@
+//! Open files as objects with method tables (paper 000 §5.2.1: "each
+//! resource is associated with a table of pointers to functions implementing
+//! each operation ... ExOS allows applications to install their own
+//! methods").
+//!
+//! An open file description (`File`) lives in the shared arena, because
+//! after fork parent and child share it (and its offset). The method table
+//! (`Ops`) is chosen per descriptor in the process's private fd table, so a
+//! program may install its own methods for a descriptor (`fd::set_ops`)
+//! without affecting any other process.
+
+pub mod console;
+pub mod null;
+pub mod pipe;
+pub mod regular;
+
+use crate::errno::{EBADF, EINVAL, ENOTTY, ESPIPE};
+use crate::fs::Ino;
+use crate::linux::stat::Stat;
+use crate::shared;
+
+/// What a `File` is.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[repr(u8)]
+pub enum Kind {
+    Console,
+    Null,
+    Regular,
+    Dir,
+    PipeRead,
+    PipeWrite,
+}
+
+/// An open file description, shared between the processes holding it.
+#[repr(C)]
+pub struct File {
+    pub refs: u32,
+    pub kind: Kind,
+    /// Linux `O_*` status flags (access mode, append, nonblock).
+    pub flags: u32,
+    pub ino: Ino,
+    pub off: u64,
+    pub pipe: *mut pipe::Pipe,
+}
+
+/// The operations on an open file. Each returns a Linux result (negative
+/// errno on failure).
+pub struct Ops {
+    pub read: fn(&mut File, &mut [u8]) -> i64,
+    pub write: fn(&mut File, &[u8]) -> i64,
+    pub seek: fn(&mut File, i64, u32) -> i64,
+    pub stat: fn(&File, &mut Stat) -> i64,
+    pub ioctl: fn(&mut File, u64, u64) -> i64,
+    /// The last descriptor for this description has gone.
+    pub close: fn(&mut File),
+}
+
+/// The default method table for a kind of file.
+pub fn ops_for(kind: Kind) -> &'static Ops {
+    match kind {
+        Kind::Console => &console::OPS,
+        Kind::Null => &null::OPS,
+        Kind::Regular | Kind::Dir => &regular::OPS,
+        Kind::PipeRead | Kind::PipeWrite => &pipe::OPS,
+    }
+}
+
+/// A new description with one reference.
+pub fn new(kind: Kind, flags: u32, ino: Ino) -> Result<*mut File, i64> {
+    let p = shared::alloc(size_of::<File>(), 8) as *mut File;
+    if p.is_null() {
+        return Err(crate::errno::ENOMEM);
+    }
+    // SAFETY: a fresh block big enough for a File.
+    unsafe { p.write(File { refs: 1, kind, flags, ino, off: 0, pipe: core::ptr::null_mut() }) };
+    Ok(p)
+}
+
+/// Drops one reference; the last one closes and frees the description.
+// The pointer is a live shared `File` by construction (every caller got
+// it from `obj::new` or a descriptor), never a program's value.
+#[allow(clippy::not_unsafe_ptr_arg_deref)]
+pub fn put(ops: &Ops, f: *mut File) {
+    // SAFETY: `f` is a live description (we hold a reference).
+    let file = unsafe { &mut *f };
+    file.refs -= 1;
+    if file.refs == 0 {
+        (ops.close)(file);
+        // SAFETY: allocated by `new` with this size; nobody refers to it.
+        unsafe { shared::free(f as *mut u8, size_of::<File>(), 8) };
+    }
+}
+
+pub fn no_read(_: &mut File, _: &mut [u8]) -> i64 {
+    -EBADF
+}
+pub fn no_write(_: &mut File, _: &[u8]) -> i64 {
+    -EBADF
+}
+pub fn no_seek(_: &mut File, _: i64, _: u32) -> i64 {
+    -ESPIPE
+}
+pub fn no_ioctl(_: &mut File, _: u64, _: u64) -> i64 {
+    -ENOTTY
+}
+pub fn bad_whence() -> i64 {
+    -EINVAL
+}

@@ -1,0 +1,68 @@
+//! Files and directories of the in-memory file system as open files.
+
+use super::{bad_whence, no_ioctl, File, Kind, Ops};
+use crate::errno::{EBADF, EINVAL, EISDIR};
+use crate::fs::node;
+use crate::linux::stat::Stat;
+
+pub static OPS: Ops = Ops { read, write, seek, stat, ioctl: no_ioctl, close };
+
+const O_ACCMODE: u32 = 3;
+const O_RDONLY: u32 = 0;
+const O_WRONLY: u32 = 1;
+const O_APPEND: u32 = 0o2000;
+
+fn read(f: &mut File, buf: &mut [u8]) -> i64 {
+    if f.kind == Kind::Dir {
+        return -EISDIR;
+    }
+    if f.flags & O_ACCMODE == O_WRONLY {
+        return -EBADF;
+    }
+    let n = node::read_at(node::get(f.ino), f.off, buf);
+    f.off += n as u64;
+    n as i64
+}
+
+fn write(f: &mut File, buf: &[u8]) -> i64 {
+    if f.kind == Kind::Dir || f.flags & O_ACCMODE == O_RDONLY {
+        return -EBADF;
+    }
+    let n = node::get(f.ino);
+    if f.flags & O_APPEND != 0 {
+        f.off = n.size;
+    }
+    match node::write_at(n, f.off, buf) {
+        Ok(k) => {
+            f.off += k as u64;
+            k as i64
+        }
+        Err(e) => -e,
+    }
+}
+
+fn seek(f: &mut File, off: i64, whence: u32) -> i64 {
+    let base = match whence {
+        0 => 0,
+        1 => f.off as i64,
+        2 => node::get(f.ino).size as i64,
+        _ => return bad_whence(),
+    };
+    match base.checked_add(off) {
+        Some(n) if n >= 0 => {
+            f.off = n as u64;
+            n
+        }
+        _ => -EINVAL,
+    }
+}
+
+fn stat(f: &File, st: &mut Stat) -> i64 {
+    crate::linux::stat::fill(f.ino, st);
+    0
+}
+
+fn close(f: &mut File) {
+    node::get(f.ino).opens -= 1;
+    node::release(f.ino);
+}

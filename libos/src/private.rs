@@ -1,0 +1,54 @@
+//! lxrt's private heap: Rust's global allocator for state that belongs to
+//! one process (its fd table, memory map, cwd). Frames are allocated as the
+//! heap grows; fork copies them like the rest of lxrt's own data.
+
+use crate::heap::Heap;
+use crate::layout::{PAGE, PRIVATE_HEAP, PRIVATE_HEAP_SIZE};
+use abi::syscall::{map as mf, ENV_SELF, FRAME_ANY};
+use core::alloc::{GlobalAlloc, Layout};
+use core::cell::UnsafeCell;
+use user::sys;
+
+struct Private(UnsafeCell<Heap>);
+
+// SAFETY: an environment runs one thread, and lxrt's handler never
+// interrupts lxrt itself, so the heap is never used concurrently.
+unsafe impl Sync for Private {}
+
+#[global_allocator]
+static HEAP: Private = Private(UnsafeCell::new(Heap::empty()));
+
+fn grow(from: usize, to: usize) -> bool {
+    let mut va = from as u64;
+    while va < to as u64 {
+        let Ok(f) = sys::frame_alloc(ENV_SELF, FRAME_ANY) else {
+            return false;
+        };
+        if sys::map(ENV_SELF, va, f, mf::WRITE).is_err() {
+            let _ = sys::frame_free(f);
+            return false;
+        }
+        va += PAGE;
+    }
+    true
+}
+
+/// Sets the heap up; call once before allocating.
+pub fn init() {
+    let base = PRIVATE_HEAP as usize;
+    // SAFETY: called once at start, before any allocation.
+    unsafe { (*HEAP.0.get()).init(base, base + PRIVATE_HEAP_SIZE as usize, base, Some(grow)) };
+}
+
+// SAFETY: `Heap` hands out disjoint blocks of at least the requested size
+// and alignment (or null).
+unsafe impl GlobalAlloc for Private {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        // SAFETY: single-threaded, see `Sync` above.
+        unsafe { (*self.0.get()).alloc(l.size(), l.align()) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        // SAFETY: as in `alloc`; the caller returns a block it got from us.
+        unsafe { (*self.0.get()).free(p, l.size(), l.align()) }
+    }
+}

@@ -1,0 +1,82 @@
+//! Reading and writing the Linux program's memory from lxrt. Every range
+//! is checked against the program's regions and made present first: a page
+//! fault inside lxrt's handler would end the environment.
+
+use crate::errno::{LxResult, EFAULT, ENAMETOOLONG};
+use crate::vm;
+use alloc::vec::Vec;
+
+pub fn bytes(ptr: u64, len: u64) -> Result<&'static [u8], i64> {
+    if !vm::prepare(ptr, len, false) {
+        return Err(EFAULT);
+    }
+    if len == 0 {
+        return Ok(&[]);
+    }
+    // SAFETY: `prepare` made every page of the range present and readable.
+    Ok(unsafe { core::slice::from_raw_parts(ptr as *const u8, len as usize) })
+}
+
+pub fn bytes_mut(ptr: u64, len: u64) -> Result<&'static mut [u8], i64> {
+    if !vm::prepare(ptr, len, true) {
+        return Err(EFAULT);
+    }
+    if len == 0 {
+        return Ok(&mut []);
+    }
+    // SAFETY: `prepare` made every page of the range present and writable.
+    Ok(unsafe { core::slice::from_raw_parts_mut(ptr as *mut u8, len as usize) })
+}
+
+/// Stores `v` at `ptr`.
+pub fn put<T: Copy>(ptr: u64, v: T) -> LxResult {
+    let b = bytes_mut(ptr, size_of::<T>() as u64)?;
+    // SAFETY: `b` is exactly the size of T; the program's pointer need not
+    // be aligned, so write unaligned.
+    unsafe { core::ptr::write_unaligned(b.as_mut_ptr() as *mut T, v) };
+    Ok(0)
+}
+
+/// Loads a `T` from `ptr`.
+pub fn get<T: Copy>(ptr: u64) -> Result<T, i64> {
+    let b = bytes(ptr, size_of::<T>() as u64)?;
+    // SAFETY: as in `put`; T is plain data in every use.
+    Ok(unsafe { core::ptr::read_unaligned(b.as_ptr() as *const T) })
+}
+
+/// A NUL-terminated string (without the NUL), at most `max` bytes.
+pub fn cstr(ptr: u64, max: usize) -> Result<&'static [u8], i64> {
+    let mut at = ptr;
+    loop {
+        // Check a page at a time, then scan it.
+        let chunk = crate::layout::page_up(at + 1) - at;
+        let b = bytes(at, chunk)?;
+        if let Some(i) = b.iter().position(|&c| c == 0) {
+            return bytes(ptr, at - ptr + i as u64);
+        }
+        at += chunk;
+        if (at - ptr) as usize >= max {
+            return Err(ENAMETOOLONG);
+        }
+    }
+}
+
+/// A path argument.
+pub fn path(ptr: u64) -> Result<&'static [u8], i64> {
+    cstr(ptr, 4096)
+}
+
+/// A NULL-terminated array of strings (argv, envp), copied out.
+pub fn strings(ptr: u64) -> Result<Vec<Vec<u8>>, i64> {
+    let mut v = Vec::new();
+    if ptr == 0 {
+        return Ok(v);
+    }
+    loop {
+        let p: u64 = get(ptr + 8 * v.len() as u64)?;
+        if p == 0 {
+            return Ok(v);
+        }
+        v.push(cstr(p, 128 * 1024)?.to_vec());
+    }
+}
