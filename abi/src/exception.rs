@@ -79,8 +79,16 @@ pub mod vector {
     /// up the CPU (yield) before the next tick or be preempted by force and
     /// penalised; three offences end it (paper 001 §4.2.1).
     pub const END_OF_SLICE: u64 = 257;
-    /// Not a CPU vector: a timer tick gave the environment the CPU.
+    /// Not a CPU vector: a slice of the environment's begins.
     pub const START_OF_SLICE: u64 = 258;
+    /// Not a CPU vector: the kernel asks the environment to give back
+    /// `error_code` frames (free them) within two ticks; it chooses which
+    /// (paper 001 §3.3, visible revocation).
+    pub const REVOKE_REQUEST: u64 = 259;
+    /// Not a CPU vector: the environment did not give frames back in time,
+    /// so the kernel took `error_code` of them; they are listed in its
+    /// repossession vector ([`RepossessionVector`]).
+    pub const REPOSSESSED: u64 = 260;
 
     /// Name of a vector, for messages.
     pub const fn name(v: u64) -> &'static str {
@@ -99,9 +107,30 @@ pub mod vector {
             SYSCALL => "reflected system call",
             END_OF_SLICE => "end of time slice",
             START_OF_SLICE => "start of time slice",
+            REVOKE_REQUEST => "request to give back frames",
+            REPOSSESSED => "frames repossessed",
             _ => "exception",
         }
     }
+}
+
+/// One frame the kernel repossessed: where it was mapped (0 if it was not
+/// mapped) and its number.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Repossessed {
+    pub va: u64,
+    pub frame: u64,
+}
+
+/// The repossession vector (paper 001 §3.3): a page the environment
+/// registers, where the kernel lists the frames it took by force. The
+/// environment resets `count` once it has dealt with them.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct RepossessionVector {
+    pub count: u64,
+    pub entries: [Repossessed; 255],
 }
 
 /// Page-fault error-code bits.

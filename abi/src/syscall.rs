@@ -131,8 +131,20 @@ pub const FRAME_SHARE: u64 = BASE + 26;
 /// its slice ends.
 pub const SLICE_UPCALLS: u64 = BASE + 27;
 
+/// `frames_reclaim(env, n, cred)`: ask `env` to give back `n` frames (a
+/// `REVOKE_REQUEST` upcall). If it has not within two ticks, the kernel
+/// repossesses what is missing by force — never below
+/// `GUARANTEED_FRAMES` — and tells it (`REPOSSESSED`).
+pub const FRAMES_RECLAIM: u64 = BASE + 28;
+/// `set_repossession_vector(env, va, cred)`: the page-aligned, writable
+/// page where the kernel lists `env`'s repossessed frames (0 removes it).
+pub const SET_REPOSSESSION_VECTOR: u64 = BASE + 29;
+
 /// One past the last kernel call.
-pub const END: u64 = BASE + 28;
+pub const END: u64 = BASE + 30;
+
+/// User frames no environment is ever forced below.
+pub const GUARANTEED_FRAMES: u64 = 16;
 
 /// `slice_alloc` position meaning "any free slice".
 pub const SLICE_ANY: u64 = u64::MAX;

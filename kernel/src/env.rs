@@ -37,6 +37,8 @@ pub struct Env {
     pub exc: ExcTarget,
     /// The frame holding the save area, pinned while registered.
     pub exc_frame: Option<u64>,
+    /// The frame holding its repossession vector, pinned while registered.
+    pub repo_vector: Option<u64>,
     pub fpu: FpuState,
     pub fs_base: u64,
     pub gs_base: u64,
@@ -104,6 +106,7 @@ impl Env {
         },
         exc: ExcTarget { save: 0, entry: 0, stack: 0 },
         exc_frame: None,
+        repo_vector: None,
         fpu: FpuState::INITIAL,
         fs_base: 0,
         gs_base: 0,
@@ -250,7 +253,7 @@ impl Kernel {
             &mut |_| {},
         );
         self.envs[s].exc.save = 0;
-        if let Some(f) = self.envs[s].exc_frame.take() {
+        for f in [self.envs[s].exc_frame.take(), self.envs[s].repo_vector.take()].into_iter().flatten() {
             self.frames.drop_ref(f);
         }
         self.frames.release_owner(id);

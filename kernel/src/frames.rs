@@ -151,6 +151,18 @@ impl<'a> Frames<'a> {
         }
     }
 
+    /// The frames charged to `owner`.
+    pub fn owned(&self, owner: u32) -> impl Iterator<Item = u64> + '_ {
+        let mut f = self.owned[env_slot(owner)];
+        core::iter::from_fn(move || {
+            (f != NIL).then(|| {
+                let cur = f;
+                f = self.links[f as usize].next;
+                cur as u64
+            })
+        })
+    }
+
     /// Number of frames charged to `owner`.
     pub fn owned_count(&self, owner: u32) -> u64 {
         self.owned_n[env_slot(owner)] as u64
@@ -276,6 +288,8 @@ mod tests {
                 fr.alloc(None, if i % 2 == 0 { A } else { B }, frame_state::USER).unwrap();
             }
             assert_eq!(fr.owned_count(A), 5);
+            assert_eq!(fr.owned(A).count(), 5);
+            assert!(fr.owned(A).all(|f| fr.info(f).unwrap().owner == A));
             fr.release_owner(B);
             assert_eq!(fr.owned_count(B), 0);
             assert_eq!(fr.owned_count(A), 5);

@@ -138,6 +138,7 @@ pub extern "C" fn kmain(magic: u32, info: u32) -> ! {
         next_used: [crate::env::NONE as u8; 256],
         grace_env: crate::env::NONE,
         grace_mark: 0,
+        reclaims: [crate::revoke::Reclaim::NONE; crate::revoke::MAX_REQUESTS],
     });
     state::kernel().clock.tick_ns = crate::arch::apic::TICK_NS;
     let k = state::kernel();

@@ -38,6 +38,8 @@ mod panic;
 #[cfg(target_os = "none")]
 mod pct;
 #[cfg(target_os = "none")]
+mod revoke;
+#[cfg(target_os = "none")]
 mod sched;
 #[cfg(target_os = "none")]
 mod state;

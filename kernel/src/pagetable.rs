@@ -97,6 +97,48 @@ pub fn protect<T: Tables>(t: &mut T, pml4: u64, va: u64, rights: u64) -> Result<
     Ok(*e)
 }
 
+/// Calls `f(va, entry)` for every present 4 KiB leaf in PML4 slots
+/// `slots`, in address order, until `f` returns false. `f` may change the
+/// entry (to clear it, say).
+pub fn for_each_leaf<T: Tables>(
+    t: &mut T,
+    pml4: u64,
+    slots: core::ops::Range<usize>,
+    f: &mut dyn FnMut(u64, &mut u64) -> bool,
+) {
+    for s in slots {
+        let e = t.table(pml4)[s];
+        if e & PRESENT != 0 && !walk_leaves(t, frame_of(e), 3, (s as u64) << 39, f) {
+            return;
+        }
+    }
+}
+
+fn walk_leaves<T: Tables>(
+    t: &mut T,
+    table: u64,
+    level: u32,
+    base: u64,
+    f: &mut dyn FnMut(u64, &mut u64) -> bool,
+) -> bool {
+    for i in 0..512u64 {
+        let e = t.table(table)[i as usize];
+        if e & PRESENT == 0 {
+            continue;
+        }
+        let va = base | i << (12 + 9 * (level - 1));
+        let go_on = if level == 1 {
+            f(va, &mut t.table(table)[i as usize])
+        } else {
+            walk_leaves(t, frame_of(e), level - 1, va, f)
+        };
+        if !go_on {
+            return false;
+        }
+    }
+    true
+}
+
 /// Visits every present leaf in PML4 slots `slots`, then every table below
 /// those slots (children before parents), clearing the slots.
 pub fn teardown<T: Tables>(
@@ -202,6 +244,39 @@ mod tests {
         assert_eq!(leaves, [50, 51, 52, 60]);
         assert_eq!(tables.len(), 5, "pdpt, 2 pd, 2 pt");
         assert_eq!(lookup(&mut m, pml4, 0x40_0000), None);
+    }
+
+    #[test]
+    fn leaves_are_visited_with_their_addresses_and_can_be_cleared() {
+        let mut m = Mem::default();
+        let mut next = 10u64;
+        let mut alloc = || {
+            next += 1;
+            Ok(next)
+        };
+        let vas = [0x40_0000u64, 0x40_1000, 0x7f_0000_0000, 0x1234_5678_9000];
+        for (i, va) in vas.iter().enumerate() {
+            map(&mut m, 1, *va, (100 + i as u64) << 12 | PRESENT, &mut alloc).unwrap();
+        }
+        let mut seen = Vec::new();
+        for_each_leaf(&mut m, 1, 0..256, &mut |va, e| {
+            seen.push((va, frame_of(*e)));
+            if va == 0x40_1000 {
+                *e = 0;
+            }
+            true
+        });
+        assert_eq!(
+            seen,
+            [(0x40_0000, 100), (0x40_1000, 101), (0x7f_0000_0000, 102), (0x1234_5678_9000, 103)]
+        );
+        assert_eq!(lookup(&mut m, 1, 0x40_1000), None, "cleared through the callback");
+        let mut first = None;
+        for_each_leaf(&mut m, 1, 0..256, &mut |va, _| {
+            first = Some(va);
+            false
+        });
+        assert_eq!(first, Some(0x40_0000), "stops when asked");
     }
 
     #[test]

@@ -35,6 +35,8 @@ pub struct Kernel {
     /// the next tick (`env::NONE`: none), and its `switched_out` count then.
     pub grace_env: u16,
     pub grace_mark: u32,
+    /// Outstanding requests to give frames back.
+    pub reclaims: [crate::revoke::Reclaim; crate::revoke::MAX_REQUESTS],
 }
 
 static mut KERNEL: MaybeUninit<Kernel> = MaybeUninit::uninit();

@@ -51,8 +51,11 @@ impl Kernel {
 
     /// A timer tick ends the current slice.
     pub fn timer(&mut self) {
+        // (The checks below may end the current environment; repossession
+        // comes first so it sees the state the tick found.)
         self.kinfo.ticks += 1;
         self.clock.ticks += 1;
+        self.check_reclaims();
         let c = self.current;
         let offender = self.grace_env == c as u16 && self.envs[c].switched_out == self.grace_mark;
         self.grace_env = NONE;

@@ -123,6 +123,12 @@ pub fn frame_share(frame: u64, slot: u64) -> Result<u64, Error> {
 pub fn slice_upcalls(env: u64, on: bool) -> Result<u64, Error> {
     result(call(sc::SLICE_UPCALLS, [env, on as u64, CRED_SELF, 0, 0, 0]))
 }
+pub fn frames_reclaim(env: u64, n: u64) -> Result<u64, Error> {
+    result(call(sc::FRAMES_RECLAIM, [env, n, CRED_SELF, 0, 0, 0]))
+}
+pub fn set_repossession_vector(env: u64, va: u64) -> Result<u64, Error> {
+    result(call(sc::SET_REPOSSESSION_VECTOR, [env, va, CRED_SELF, 0, 0, 0]))
+}
 pub fn unmap(env: u64, va: u64) -> Result<u64, Error> {
     result(call(sc::UNMAP, [env, va, CRED_SELF, 0, 0, 0]))
 }

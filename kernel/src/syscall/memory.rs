@@ -138,6 +138,37 @@ pub extern "sysv64" fn map_from(env: u64, va: u64, src: u64, flags: u64, cred: u
     })())
 }
 
+pub extern "sysv64" fn frames_reclaim(env: u64, n: u64, cred: u64, _: u64, _: u64, _: u64) -> i64 {
+    let k = kernel();
+    ret((|| {
+        let s = k.child_arg(env, cred, caprights::WRITE)?;
+        k.reclaim(s, n)
+    })())
+}
+
+pub extern "sysv64" fn set_repossession_vector(env: u64, va: u64, cred: u64, _: u64, _: u64, _: u64) -> i64 {
+    let k = kernel();
+    ret((|| {
+        let s = k.env_arg(env, cred)?;
+        let frame = if va == 0 {
+            None
+        } else {
+            let pte = pagetable::lookup(&mut PhysTables, k.envs[s].pml4, user_page(va)?)
+                .ok_or(Error::BadPointer)?;
+            if pte & WRITABLE == 0 {
+                return Err(Error::BadPointer);
+            }
+            let f = pagetable::frame_of(pte);
+            k.frames.add_ref(f)?;
+            Some(f)
+        };
+        if let Some(old) = core::mem::replace(&mut k.envs[s].repo_vector, frame) {
+            k.frames.drop_ref(old);
+        }
+        Ok(0)
+    })())
+}
+
 pub extern "sysv64" fn unmap(env: u64, va: u64, cred: u64, _: u64, _: u64, _: u64) -> i64 {
     let k = kernel();
     ret((|| {

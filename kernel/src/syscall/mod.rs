@@ -47,6 +47,8 @@ pub static TABLE: [Call; (sc::END - sc::BASE) as usize] = [
     caps::cap_grant,
     memory::frame_share,
     cpu::slice_upcalls,
+    memory::frames_reclaim,
+    memory::set_repossession_vector,
 ];
 
 /// A handler's result as the value for `rax`.
