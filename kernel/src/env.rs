@@ -301,7 +301,9 @@ impl Kernel {
     }
 }
 
-static mut ENVS: [Env; ENV_SLOTS] = [Env::EMPTY; ENV_SLOTS];
+/// Reached by name from `pct_fast`; everything else goes through the
+/// kernel state.
+pub static mut ENVS: [Env; ENV_SLOTS] = [Env::EMPTY; ENV_SLOTS];
 
 /// The environment table (called once, at boot).
 pub fn table() -> &'static mut [Env; ENV_SLOTS] {

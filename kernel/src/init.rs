@@ -127,7 +127,7 @@ pub extern "C" fn kmain(magic: u32, info: u32) -> ! {
         caps: crate::cap::Caps::new(),
         frame_share: table(shares, nframes as usize),
         envs: crate::env::table(),
-        env_info: table(et, ENV_SLOTS),
+        env_info: table(et, ENV_SLOTS).try_into().expect("ENV_SLOTS entries"),
         kinfo,
         kernel_pml4,
         current: 0,

@@ -90,9 +90,10 @@ impl Kernel {
         let spare = self.user_frames(s).saturating_sub(GUARANTEED_FRAMES);
         let id = self.envs[s].id;
         let mut chosen = [u64::MAX; 64];
-        let candidates = self.frames.owned(id).filter(|&f| {
-            self.frames.info(f).is_some_and(|i| i.state == frame_state::USER && i.refs <= 1)
-        });
+        let candidates = self
+            .frames
+            .owned(id)
+            .filter(|&f| self.frames.info(f).is_some_and(|i| i.state == frame_state::USER && i.refs <= 1));
         let mut nchosen = 0;
         for (slot, f) in chosen.iter_mut().zip(candidates.take(n.min(spare) as usize)) {
             *slot = f;
@@ -122,7 +123,9 @@ impl Kernel {
         });
         // Unmapped ones: just free.
         for &f in chosen {
-            if self.frames.info(f).is_some_and(|i| i.owner == id && i.refs == 0) && self.frames.free(f).is_ok() {
+            if self.frames.info(f).is_some_and(|i| i.owner == id && i.refs == 0)
+                && self.frames.free(f).is_ok()
+            {
                 taken[count] = Repossessed { va: 0, frame: f };
                 count += 1;
             }

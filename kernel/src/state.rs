@@ -13,7 +13,7 @@ pub struct Kernel {
     pub frame_share: &'static mut [crate::cap::CapRef],
     pub envs: &'static mut [Env; abi::tables::ENV_SLOTS],
     /// The exposed environment table (read-only to user space).
-    pub env_info: &'static mut [EnvInfo],
+    pub env_info: &'static mut [EnvInfo; abi::tables::ENV_SLOTS],
     /// The exposed kernel information page.
     pub kinfo: &'static mut KernelInfo,
     /// Frame of the kernel's PML4 (the template for shared slots).
@@ -39,7 +39,8 @@ pub struct Kernel {
     pub reclaims: [crate::revoke::Reclaim; crate::revoke::MAX_REQUESTS],
 }
 
-static mut KERNEL: MaybeUninit<Kernel> = MaybeUninit::uninit();
+/// Reached by name from `pct_fast`; everything else goes through `kernel()`.
+pub static mut KERNEL: MaybeUninit<Kernel> = MaybeUninit::uninit();
 
 pub fn install(k: Kernel) {
     // SAFETY: called once at boot before any kernel entry can happen.

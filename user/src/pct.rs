@@ -61,6 +61,31 @@ pub fn call(target: u64, flags: u64, msg: &Msg) -> (i64, Msg) {
     (r, m)
 }
 
+/// A bare transfer: the message is whatever the registers hold (all of
+/// them are clobbered by the reply). Returns the replier's id or an error.
+#[inline(always)]
+pub fn call_raw(target: u64, flags: u64) -> i64 {
+    let r: i64;
+    // SAFETY: a PCT system call; every register the callee or the kernel
+    // may change is declared clobbered (rbx and rbp are saved around it
+    // because the compiler reserves them).
+    unsafe {
+        asm!(
+            "push rbx",
+            "push rbp",
+            "syscall",
+            "pop rbp",
+            "pop rbx",
+            inlateout("rax") sc::PCT as i64 => r,
+            inlateout("rdi") target => _,
+            inlateout("rsi") flags => _,
+            out("rdx") _, out("rcx") _, out("r8") _, out("r9") _, out("r10") _, out("r11") _,
+            out("r12") _, out("r13") _, out("r14") _, out("r15") _,
+        );
+    }
+    r
+}
+
 // A server entry: reply to the caller (whose id arrives in rax) with the
 // message it sent, each word incremented by one, then wait for the next
 // transfer by yielding. It uses no memory and no stack: the cheapest

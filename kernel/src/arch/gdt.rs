@@ -12,7 +12,7 @@ pub const USER_CS: u16 = 0x28 | 3;
 const TSS_SEL: u16 = 0x30;
 
 #[repr(C, packed(4))]
-struct Tss {
+pub struct Tss {
     _r0: u32,
     rsp: [u64; 3],
     _r1: u64,
@@ -22,7 +22,8 @@ struct Tss {
     iomap: u16,
 }
 
-static mut TSS: Tss = Tss { _r0: 0, rsp: [0; 3], _r1: 0, ist: [0; 7], _r2: 0, _r3: 0, iomap: 104 };
+/// Reached by name from `pct_fast` (rsp0 at offset 4).
+pub static mut TSS: Tss = Tss { _r0: 0, rsp: [0; 3], _r1: 0, ist: [0; 7], _r2: 0, _r3: 0, iomap: 104 };
 static mut GDT: [u64; 8] = [
     0,
     0x00AF_9A00_0000_FFFF, // kernel code

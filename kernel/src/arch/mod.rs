@@ -6,6 +6,7 @@ pub mod cpu;
 pub mod fpu;
 pub mod gdt;
 pub mod idt;
+pub mod pct;
 pub mod percpu;
 pub mod serial;
 pub mod syscall;

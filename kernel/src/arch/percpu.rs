@@ -20,6 +20,10 @@ pub struct PerCpu {
     /// 40: the frame of the environment that made the current system call;
     /// if it is no longer `cur_tf` on return, the call switched environments.
     pub caller_tf: *mut TrapFrame,
+    /// Where `pct_fast` resumes the target (it has no free registers).
+    pub pct_rip: u64,
+    pub pct_rsp: u64,
+    pub pct_rflags: u64,
 }
 
 pub static mut PERCPU: PerCpu = PerCpu {
@@ -29,6 +33,9 @@ pub static mut PERCPU: PerCpu = PerCpu {
     cur_tf_top: 0,
     _reserved: 0,
     caller_tf: core::ptr::null_mut(),
+    pct_rip: 0,
+    pct_rsp: 0,
+    pct_rflags: 0,
 };
 
 const GS_BASE: u32 = 0xC000_0101;

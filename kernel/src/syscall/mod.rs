@@ -13,7 +13,7 @@ use abi::exception::vector;
 use abi::syscall as sc;
 use abi::Error;
 
-type Call = extern "sysv64" fn(u64, u64, u64, u64, u64, u64) -> i64;
+type Call = unsafe extern "sysv64" fn(u64, u64, u64, u64, u64, u64) -> i64;
 
 /// Indexed by `number - abi::syscall::BASE`; the entry stub calls straight
 /// through it.
@@ -41,7 +41,7 @@ pub static TABLE: [Call; (sc::END - sc::BASE) as usize] = [
     cpu::slice_free,
     cpu::yield_to,
     cpu::set_pct_entry,
-    cpu::pct,
+    crate::arch::pct::pct_fast,
     caps::cap_derive,
     caps::cap_revoke,
     caps::cap_grant,
@@ -50,6 +50,10 @@ pub static TABLE: [Call; (sc::END - sc::BASE) as usize] = [
     memory::frames_reclaim,
     memory::set_repossession_vector,
 ];
+
+/// The general path of protected control transfer, where `pct_fast` sends
+/// what it does not handle.
+pub use cpu::pct as pct_general;
 
 /// A handler's result as the value for `rax`.
 fn ret(r: Result<u64, Error>) -> i64 {

@@ -1,0 +1,168 @@
+//! The fast path of protected control transfer (paper 001 §4.6). Aegis
+//! transferred control in a few tens of instructions by never leaving
+//! assembly; so does this. The `PCT` entry of the system-call table points
+//! here, with the arguments still in registers: `rdi` = target, `rsi` =
+//! flags, and the message in `rdx r8 r9 r10 rbx rbp r12-r15`, which this
+//! path never touches. It handles the common cases — a call with no
+//! credential and no grant into an open, unguarded entry point, or a reply
+//! to an environment waiting on the caller — and hands everything else,
+//! with the arguments intact, to the general path (`syscall::cpu::pct`).
+
+use crate::arch::gdt::{USER_CS, USER_SS};
+use crate::arch::percpu::PerCpu;
+use crate::arch::trap::TrapFrame;
+use crate::env::Env;
+use crate::state::Kernel;
+use abi::tables::{env_state, EnvInfo};
+use core::mem::{offset_of, size_of};
+
+core::arch::global_asm!(
+    r#"
+    .section .text
+    .global pct_fast
+pct_fast:
+    testq $-2, %rsi
+    jnz 9f
+    movl %edi, %eax
+    cmpq %rdi, %rax
+    jne 9f
+    andl ${slots_mask}, %eax
+    imulq ${env_size}, %rax, %r11
+    leaq {envs}(%rip), %rcx
+    addq %rcx, %r11
+    cmpl %edi, {id}(%r11)
+    jne 9f
+    movq {kernel}+{current}(%rip), %rcx
+    cmpq %rcx, %rax
+    je 9f
+    cmpl ${waiting}, {state}(%r11)
+    je 5f
+    /* A call: into the open, unguarded entry point of a runnable one. */
+    cmpl ${runnable}, {state}(%r11)
+    jne 9f
+    cmpq $0, {entry}(%r11)
+    je 9f
+    cmpl $0, {guard}(%r11)
+    jne 9f
+    movq {entry}(%r11), %rdi
+    movq %rdi, %gs:{to_rip}
+    movq {stack}(%r11), %rdi
+    movq %rdi, %gs:{to_rsp}
+    movq $0x202, %gs:{to_rflags}
+    jmp 6f
+    /* A reply: the target resumes after its own synchronous call. */
+5:  cmpw %cx, {waiting_on}(%r11)
+    jne 9f
+    movw $0xffff, {waiting_on}(%r11)
+    movl ${runnable}, {state}(%r11)
+    movq {kernel}+{info}(%rip), %rdi
+    shlq $5, %rax
+    movl ${runnable}, {info_state}(%rdi, %rax)
+    movl $-1, {info_waiting}(%rdi, %rax)
+    shrq $5, %rax
+    movq {tf_rip}(%r11), %rdi
+    movq %rdi, %gs:{to_rip}
+    movq {tf_rsp}(%r11), %rdi
+    movq %rdi, %gs:{to_rsp}
+    movq {tf_rflags}(%r11), %rdi
+    movq %rdi, %gs:{to_rflags}
+    /* Committed. rax = target slot, r11 = target, rcx = caller slot. */
+6:  testb $1, %sil
+    jz 7f
+    movq {kernel}+{info}(%rip), %rdi
+    shlq $5, %rcx
+    movl ${waiting}, {info_state}(%rdi, %rcx)
+    movl %eax, {info_waiting}(%rdi, %rcx)
+    shrq $5, %rcx
+7:  imulq ${env_size}, %rcx, %rdi
+    leaq {envs}(%rip), %rcx
+    addq %rcx, %rdi
+    testb $1, %sil
+    jz 8f
+    movw %ax, {waiting_on}(%rdi)
+    movl ${waiting}, {state}(%rdi)
+8:  movq $0, {tf_rax}(%rdi)
+    incl {switched_out}(%rdi)
+    movl {id}(%rdi), %esi
+    fxsave64 {fpu}(%rdi)
+    rdfsbase %rcx
+    movq %rcx, {fs}(%rdi)
+    swapgs
+    rdgsbase %rcx
+    swapgs
+    movq %rcx, {gs}(%rdi)
+    fxrstor64 {fpu}(%r11)
+    movq {fs}(%r11), %rcx
+    wrfsbase %rcx
+    movq {gs}(%r11), %rcx
+    swapgs
+    wrgsbase %rcx
+    swapgs
+    movq {cr3}(%r11), %rcx
+    movq %rcx, %cr3
+    movq %r11, %gs:16
+    leaq {tf_size}(%r11), %rcx
+    movq %rcx, %gs:24
+    movq %rcx, {tss}+4(%rip)
+    movq %rax, {kernel}+{current}(%rip)
+    /* Enter the target with the message registers as they are. */
+    movq %gs:0, %rsp
+    pushq ${user_ss}
+    pushq %gs:{to_rsp}
+    pushq %gs:{to_rflags}
+    pushq ${user_cs}
+    pushq %gs:{to_rip}
+    movq %rsi, %rax
+    movq $-1, %rcx
+    xorl %edi, %edi
+    xorl %esi, %esi
+    xorl %r11d, %r11d
+    swapgs
+    iretq
+    /* Anything else: the general path, arguments restored. */
+9:  movq %r10, %rcx
+    jmp {general}
+    "#,
+    slots_mask = const abi::tables::ENV_SLOTS - 1,
+    env_size = const size_of::<Env>(),
+    envs = sym crate::env::ENVS,
+    kernel = sym crate::state::KERNEL,
+    current = const offset_of!(Kernel, current),
+    info = const offset_of!(Kernel, env_info),
+    id = const offset_of!(Env, id),
+    state = const offset_of!(Env, state),
+    waiting_on = const offset_of!(Env, waiting_on),
+    entry = const offset_of!(Env, pct_entry),
+    stack = const offset_of!(Env, pct_stack),
+    guard = const offset_of!(Env, pct_guard),
+    switched_out = const offset_of!(Env, switched_out),
+    fpu = const offset_of!(Env, fpu),
+    fs = const offset_of!(Env, fs_base),
+    gs = const offset_of!(Env, gs_base),
+    cr3 = const offset_of!(Env, cr3),
+    tf_rax = const offset_of!(TrapFrame, rax),
+    tf_rip = const offset_of!(TrapFrame, rip),
+    tf_rsp = const offset_of!(TrapFrame, rsp),
+    tf_rflags = const offset_of!(TrapFrame, rflags),
+    tf_size = const size_of::<TrapFrame>(),
+    info_state = const offset_of!(EnvInfo, state),
+    info_waiting = const offset_of!(EnvInfo, waiting_on),
+    tss = sym crate::arch::gdt::TSS,
+    runnable = const env_state::RUNNABLE,
+    waiting = const env_state::WAITING,
+    user_cs = const USER_CS,
+    user_ss = const USER_SS,
+    general = sym crate::syscall::pct_general,
+    to_rip = const offset_of!(PerCpu, pct_rip),
+    to_rsp = const offset_of!(PerCpu, pct_rsp),
+    to_rflags = const offset_of!(PerCpu, pct_rflags),
+    options(att_syntax)
+);
+
+const _: () = assert!(size_of::<EnvInfo>() == 32, "pct_fast indexes the table with a shift by 5");
+const _: () = assert!(offset_of!(Env, tf) == 0, "pct_fast uses the environment as its frame");
+
+unsafe extern "sysv64" {
+    /// The assembly routine above, as a system-call table entry.
+    pub fn pct_fast(a0: u64, a1: u64, a2: u64, a3: u64, a4: u64, a5: u64) -> i64;
+}
