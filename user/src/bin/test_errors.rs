@@ -6,7 +6,7 @@
 
 use abi::exception::Regs;
 use abi::layout::{EXPOSED_BASE, KINFO_VA};
-use abi::syscall::{self as sc, map as mf, ENV_SELF, FRAME_ANY};
+use abi::syscall::{self as sc, map as mf, rights, CRED_SELF, ENV_SELF, FRAME_ANY};
 use abi::Error::{self, *};
 use user::{kinfo, println, spawn, sys};
 
@@ -159,6 +159,26 @@ fn main(_: u64) -> i32 {
     expect("pct to a stopped env", raw(sc::PCT, [idle, 0, 0, 0, 0, 0]), BadState);
     expect("pct bad flags", raw(sc::PCT, [idle, 6, 0, 0, 0, 0]), BadFlags);
     expect("pct entry in kernel", sys::set_pct_entry(idle, EXPOSED_BASE, page + 4096), BadAddress);
+    sys::env_destroy(idle).unwrap();
+    // Capabilities, slice upcalls and revocation.
+    expect("derive from an empty slot", sys::cap_derive(40, 1), NotPermitted);
+    expect("derive from a bad slot", sys::cap_derive(999, 1), BadLength);
+    expect("derive unknown rights", sys::cap_derive(CRED_SELF, 64), BadFlags);
+    let ro = sys::cap_derive(CRED_SELF, rights::READ).unwrap();
+    expect("derive without grant right", sys::cap_derive(ro, rights::READ), NotPermitted);
+    expect("revoke own root", sys::cap_revoke(CRED_SELF), NotPermitted);
+    let idle = sys::env_create().unwrap();
+    expect("grant without grant right", sys::cap_grant(idle, ro), NotPermitted);
+    expect("grant to nobody", sys::cap_grant(4242, CRED_SELF), BadEnv);
+    expect("share a kernel frame", sys::frame_share(kernel_frame, ro), NotOwner);
+    expect("slice upcalls bad flag", raw(sc::SLICE_UPCALLS, [0, 2, 0, 0, 0, 0]), BadFlags);
+    expect("reclaim zero frames", sys::frames_reclaim(idle, 0), BadLength);
+    expect("reclaim from self", sys::frames_reclaim(ENV_SELF, 1), NotPermitted);
+    expect("vector unaligned", sys::set_repossession_vector(ENV_SELF, page + 8), BadAddress);
+    expect("vector unmapped", sys::set_repossession_vector(ENV_SELF, va), BadPointer);
+    expect("map with a read-only credential", sys::map_with(ENV_SELF, va, 1, 0, ro, CRED_SELF), NotPermitted);
+    sys::cap_revoke(ro).unwrap();
+    expect("use a revoked credential", sys::map_with(ENV_SELF, va, 1, 0, ro, CRED_SELF), NotPermitted);
     sys::env_destroy(idle).unwrap();
     let stopped = spawn::spawn("faulter", 0).unwrap();
     expect("run a running env", sys::env_run(stopped), BadState);
