@@ -44,11 +44,13 @@ pub enum Error {
     BadState = 17,
     /// No free time slice (or not the one named).
     NoSlice = 18,
+    /// A downloaded program failed verification (the console says why).
+    BadProgram = 19,
 }
 
 impl Error {
     /// Every error, in code order (for tests and documentation).
-    pub const ALL: [Error; 18] = [
+    pub const ALL: [Error; 19] = [
         Error::NoSuchCall,
         Error::BadPointer,
         Error::BadLength,
@@ -67,6 +69,7 @@ impl Error {
         Error::FrameMapped,
         Error::BadState,
         Error::NoSlice,
+        Error::BadProgram,
     ];
 
     /// Decodes a negative system-call result.
@@ -101,6 +104,7 @@ impl Error {
             Error::FrameMapped => "frame still mapped",
             Error::BadState => "environment in wrong state",
             Error::NoSlice => "time slice not available",
+            Error::BadProgram => "downloaded program rejected",
         }
     }
 }

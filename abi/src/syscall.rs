@@ -140,8 +140,49 @@ pub const FRAMES_RECLAIM: u64 = BASE + 28;
 /// page where the kernel lists `env`'s repossessed frames (0 removes it).
 pub const SET_REPOSSESSION_VECTOR: u64 = BASE + 29;
 
+/// `pred_install(insns, n, regions, nregions, cred)`: hand the kernel a
+/// wakeup predicate (paper 000 §5.1): `n` eBPF instructions at `insns`, over
+/// up to four regions of the caller's memory described by `nregions`
+/// [`Region`]s at `regions` (each within one page the caller can read; the
+/// kernel keeps those frames while the predicate exists). The kernel
+/// verifies it (`BadProgram` if unsafe; the console says why), compiles it
+/// to native code (identical predicates share one compilation), and returns
+/// its id. The program gets a [`PredicateContext`] as its context (`r1`) and
+/// reads region `i` with `ld_imm64 rX, i` (`src = 2`).
+pub const PRED_INSTALL: u64 = BASE + 30;
+/// `pred_free(id)`: remove one of the caller's predicates.
+pub const PRED_FREE: u64 = BASE + 31;
+/// `sleep(pred, deadline)`: do not run the caller until predicate `pred` is
+/// true (evaluated when one of its slices comes round) or the clock reaches
+/// tick `deadline` (0: no deadline). Returns 1 if the predicate held, 0 on
+/// the deadline.
+pub const SLEEP: u64 = BASE + 32;
+
 /// One past the last kernel call.
-pub const END: u64 = BASE + 30;
+pub const END: u64 = BASE + 33;
+
+/// A region of memory a wakeup predicate reads.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Region {
+    pub va: u64,
+    pub len: u64,
+}
+
+/// What a wakeup predicate's context register points to.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PredicateContext {
+    /// The clock, in ticks.
+    pub ticks: u64,
+    /// The sleeping environment's id.
+    pub env: u64,
+}
+
+/// Most regions one predicate may read.
+pub const PRED_REGIONS: usize = 4;
+/// Most instructions in one predicate.
+pub const PRED_MAX_INSNS: u64 = 4096;
 
 /// User frames no environment is ever forced below.
 pub const GUARANTEED_FRAMES: u64 = 16;

@@ -120,6 +120,8 @@ pub mod env_state {
     /// Waiting for the reply to a synchronous protected control transfer;
     /// its slices run the environment it waits on (`EnvInfo::waiting_on`).
     pub const WAITING: u32 = 5;
+    /// Asleep until its wakeup predicate holds (or its deadline passes).
+    pub const SLEEPING: u32 = 6;
 }
 
 /// Exit code of an environment the kernel killed for an exception it could

@@ -61,6 +61,9 @@ pub struct Env {
     pub upcalls: bool,
     pub offences: u8,
     pub penalty: u8,
+    /// While `SLEEPING`: the predicate it waits on and its deadline tick.
+    pub sleep_pred: u16,
+    pub sleep_until: u64,
     /// Times the CPU was switched away from it (how the abort protocol sees
     /// that it gave up the CPU, even if it got it straight back).
     pub switched_out: u32,
@@ -123,6 +126,8 @@ impl Env {
         offences: 0,
         penalty: 0,
         switched_out: 0,
+        sleep_pred: 0,
+        sleep_until: 0,
         pct_entry: 0,
         pct_stack: 0,
         pct_guard: CapRef::NONE,
@@ -243,6 +248,7 @@ impl Kernel {
         self.slices_release(s);
         self.end_waits_on(s);
         let id = self.envs[s].id;
+        self.preds_release(id);
         let pml4 = self.envs[s].pml4;
         let frames = &mut self.frames;
         pagetable::teardown(

@@ -139,6 +139,8 @@ pub extern "C" fn kmain(magic: u32, info: u32) -> ! {
         grace_env: crate::env::NONE,
         grace_mark: 0,
         reclaims: [crate::revoke::Reclaim::NONE; crate::revoke::MAX_REQUESTS],
+        predicates: [crate::predicate::Predicate::FREE; crate::predicate::MAX_PREDICATES],
+        compiled: alloc::vec::Vec::new(),
     });
     state::kernel().clock.tick_ns = crate::arch::apic::TICK_NS;
     let k = state::kernel();

@@ -8,6 +8,9 @@
 //! tests (`cargo xtask test`).
 #![cfg_attr(not(test), no_std)]
 
+#[cfg(target_os = "none")]
+extern crate alloc;
+
 pub mod bootinfo;
 pub mod cap;
 pub mod frames;
@@ -19,6 +22,8 @@ mod log;
 
 #[cfg(target_os = "none")]
 mod arch;
+#[cfg(target_os = "none")]
+mod codemem;
 #[cfg(target_os = "none")]
 mod creds;
 #[cfg(target_os = "none")]
@@ -37,6 +42,8 @@ mod mm;
 mod panic;
 #[cfg(target_os = "none")]
 mod pct;
+#[cfg(target_os = "none")]
+mod predicate;
 #[cfg(target_os = "none")]
 mod revoke;
 #[cfg(target_os = "none")]

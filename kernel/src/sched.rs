@@ -80,6 +80,10 @@ impl Kernel {
             self.serve_penalty(s as usize);
             return None;
         }
+        if s != NONE && self.envs[s as usize].state == env_state::SLEEPING && !self.wake_if_ready(s as usize)
+        {
+            return None;
+        }
         for _ in 0..MAX_DONATION_CHAIN {
             if s == NONE || self.envs[s as usize].state != env_state::WAITING {
                 break;

@@ -35,6 +35,9 @@ pub struct Kernel {
     /// the next tick (`env::NONE`: none), and its `switched_out` count then.
     pub grace_env: u16,
     pub grace_mark: u32,
+    /// Installed wakeup predicates, and their compilations.
+    pub predicates: [crate::predicate::Predicate; crate::predicate::MAX_PREDICATES],
+    pub compiled: alloc::vec::Vec<crate::predicate::Compiled>,
     /// Outstanding requests to give frames back.
     pub reclaims: [crate::revoke::Reclaim; crate::revoke::MAX_REQUESTS],
 }

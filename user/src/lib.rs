@@ -5,6 +5,7 @@
 #![no_std]
 
 pub mod bootfs;
+pub mod ebpf;
 pub mod exc;
 pub mod kinfo;
 pub mod mem;

@@ -129,6 +129,27 @@ pub fn frames_reclaim(env: u64, n: u64) -> Result<u64, Error> {
 pub fn set_repossession_vector(env: u64, va: u64) -> Result<u64, Error> {
     result(call(sc::SET_REPOSSESSION_VECTOR, [env, va, CRED_SELF, 0, 0, 0]))
 }
+/// Installs a wakeup predicate (raw eBPF instructions) over `regions`.
+pub fn pred_install(insns: &[u64], regions: &[sc::Region]) -> Result<u64, Error> {
+    result(call(
+        sc::PRED_INSTALL,
+        [
+            insns.as_ptr() as u64,
+            insns.len() as u64,
+            regions.as_ptr() as u64,
+            regions.len() as u64,
+            CRED_SELF,
+            0,
+        ],
+    ))
+}
+pub fn pred_free(id: u64) -> Result<u64, Error> {
+    result(call(sc::PRED_FREE, [id, 0, 0, 0, 0, 0]))
+}
+/// Sleeps until predicate `id` holds (1) or tick `deadline` passes (0).
+pub fn sleep(id: u64, deadline: u64) -> Result<u64, Error> {
+    result(call(sc::SLEEP, [id, deadline, 0, 0, 0, 0]))
+}
 pub fn unmap(env: u64, va: u64) -> Result<u64, Error> {
     result(call(sc::UNMAP, [env, va, CRED_SELF, 0, 0, 0]))
 }

@@ -24,7 +24,12 @@ const EXTRAS: &[Extra] = &[
         timeout_s: 60,
     },
     Extra { name: "test_fuzz", expect: &["fuzz: seed"], timeout_s: 240 },
-    Extra { name: "test_revoke", expect: &["did not give frames back in time: repossessed 10"], timeout_s: 90 },
+    Extra { name: "test_predicate", expect: &["rejected: instruction"], timeout_s: 90 },
+    Extra {
+        name: "test_revoke",
+        expect: &["did not give frames back in time: repossessed 10"],
+        timeout_s: 90,
+    },
     Extra {
         name: "test_slices",
         expect: &[

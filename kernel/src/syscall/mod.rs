@@ -7,6 +7,7 @@ mod console;
 mod cpu;
 mod envs;
 mod memory;
+mod preds;
 
 use crate::state::kernel;
 use abi::exception::vector;
@@ -49,6 +50,9 @@ pub static TABLE: [Call; (sc::END - sc::BASE) as usize] = [
     cpu::slice_upcalls,
     memory::frames_reclaim,
     memory::set_repossession_vector,
+    preds::pred_install,
+    preds::pred_free,
+    preds::sleep,
 ];
 
 /// The general path of protected control transfer, where `pct_fast` sends

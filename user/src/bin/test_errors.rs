@@ -180,6 +180,18 @@ fn main(_: u64) -> i32 {
     sys::cap_revoke(ro).unwrap();
     expect("use a revoked credential", sys::map_with(ENV_SELF, va, 1, 0, ro, CRED_SELF), NotPermitted);
     sys::env_destroy(idle).unwrap();
+
+    // Downloaded predicates.
+    let bad = [user::ebpf::mov_imm(0, 0), user::ebpf::ja(-2), user::ebpf::EXIT];
+    expect("predicate with a loop", sys::pred_install(&bad, &[]), BadProgram);
+    expect("predicate with no instructions", sys::pred_install(&[], &[]), BadLength);
+    let five = [abi::syscall::Region { va: page, len: 8 }; 5];
+    expect("predicate with five regions", sys::pred_install(&user::ebpf::WORD_NONZERO, &five), BadLength);
+    let across = [abi::syscall::Region { va: page + 4090, len: 8 }];
+    expect("predicate region across pages", sys::pred_install(&user::ebpf::WORD_NONZERO, &across), BadLength);
+    expect("free a bad predicate", sys::pred_free(1000), BadLength);
+    expect("free someone else's predicate", sys::pred_free(63), NotPermitted);
+    expect("sleep on a bad predicate", sys::sleep(u64::MAX, 0), BadLength);
     let stopped = spawn::spawn("faulter", 0).unwrap();
     expect("run a running env", sys::env_run(stopped), BadState);
     spawn::wait(stopped).unwrap();

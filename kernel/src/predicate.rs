@@ -1,0 +1,208 @@
+//! Wakeup predicates (paper 000 §5.1): small downloaded programs over memory
+//! an environment may read, which the kernel evaluates when the sleeping
+//! environment's slice comes round; it does not run while its predicate is
+//! false. Predicates are verified and compiled by the `bpf` crate (see
+//! `docs/downloaded-code.md`); identical ones share one compilation, and a
+//! library changes a predicate's parameters by writing the memory it reads,
+//! with no recompilation (paper 002 §4.6.12).
+
+use crate::mm::{self, PhysTables};
+use crate::pagetable::{self, USER};
+use crate::state::Kernel;
+use crate::uaccess;
+use abi::syscall::{PredicateContext, Region, PRED_MAX_INSNS, PRED_REGIONS};
+use abi::tables::env_state;
+use abi::Error;
+use alloc::vec::Vec;
+
+/// Predicates at once (all environments together).
+pub const MAX_PREDICATES: usize = 64;
+
+/// One compilation, shared by identical predicates.
+pub struct Compiled {
+    /// The instructions and region sizes it was compiled from.
+    key: Vec<u8>,
+    code: u64,
+    pages: u64,
+    users: u32,
+}
+
+/// An installed predicate.
+#[derive(Clone, Copy)]
+pub struct Predicate {
+    /// Owner environment id (0: free entry).
+    pub owner: u32,
+    compiled: usize,
+    /// Kernel addresses of its regions, and the pinned frames under them.
+    regions: [u64; PRED_REGIONS],
+    frames: [u64; PRED_REGIONS],
+    nregions: usize,
+}
+
+impl Predicate {
+    pub const FREE: Predicate = Predicate {
+        owner: 0,
+        compiled: 0,
+        regions: [0; PRED_REGIONS],
+        frames: [0; PRED_REGIONS],
+        nregions: 0,
+    };
+}
+
+impl Kernel {
+    /// `pred_install`: verifies, compiles (or reuses) and installs.
+    pub fn pred_install(&mut self, insns: u64, n: u64, regions: u64, nregions: u64) -> Result<u64, Error> {
+        if n == 0 || n > PRED_MAX_INSNS {
+            return Err(Error::BadLength);
+        }
+        if nregions > PRED_REGIONS as u64 {
+            return Err(Error::BadLength);
+        }
+        let slot = self.predicates.iter().position(|p| p.owner == 0).ok_or(Error::NoMemory)?;
+        let pml4 = self.pml4();
+        let mut code = alloc::vec![0u8; (n * 8) as usize];
+        uaccess::read(pml4, insns, &mut code)?;
+        let mut descs = [Region::default(); PRED_REGIONS];
+        for (i, d) in descs.iter_mut().take(nregions as usize).enumerate() {
+            *d = uaccess::read_value(pml4, regions + (i * core::mem::size_of::<Region>()) as u64)?;
+        }
+        let descs = &descs[..nregions as usize];
+        // Each region within one page the caller can read.
+        let mut p = Predicate { owner: self.envs[self.current].id, ..Predicate::FREE };
+        let mut sizes = [0u32; PRED_REGIONS];
+        for (i, d) in descs.iter().enumerate() {
+            if d.len == 0 || d.len > 4096 - d.va % 4096 {
+                return Err(Error::BadLength);
+            }
+            let pte = pagetable::lookup(&mut PhysTables, pml4, d.va & !4095).ok_or(Error::BadPointer)?;
+            if pte & USER == 0 {
+                return Err(Error::BadPointer);
+            }
+            p.frames[i] = pagetable::frame_of(pte);
+            p.regions[i] = mm::phys::<u8>((p.frames[i] << 12) + d.va % 4096) as u64;
+            sizes[i] = d.len as u32;
+        }
+        p.nregions = descs.len();
+        let spec = bpf::ProgramSpec::new(core::mem::size_of::<PredicateContext>() as u32)
+            .with_regions(&sizes[..descs.len()]);
+        let verified = bpf::verify_bytes(&code, &spec).map_err(|r| {
+            crate::kprintln!("predicate from env {:#x} rejected: {r}", p.owner);
+            Error::BadProgram
+        })?;
+        for &s in &sizes[..descs.len()] {
+            code.extend_from_slice(&s.to_le_bytes());
+        }
+        p.compiled = match self.compiled.iter().position(|c| c.users > 0 && c.key == code) {
+            Some(i) => i,
+            None => {
+                let native = bpf::compile(&verified);
+                let addr = self.code_install(&native)?;
+                let c =
+                    Compiled { key: code, code: addr, pages: (native.len() as u64).div_ceil(4096), users: 0 };
+                match self.compiled.iter().position(|c| c.users == 0) {
+                    Some(i) => {
+                        self.code_remove(self.compiled[i].code, self.compiled[i].pages);
+                        self.compiled[i] = c;
+                        i
+                    }
+                    None => {
+                        self.compiled.push(c);
+                        self.compiled.len() - 1
+                    }
+                }
+            }
+        };
+        for &f in &p.frames[..p.nregions] {
+            self.frames.add_ref(f)?;
+        }
+        self.compiled[p.compiled].users += 1;
+        self.predicates[slot] = p;
+        Ok(slot as u64)
+    }
+
+    /// Removes predicate `id`, which must belong to the caller.
+    pub fn pred_free(&mut self, id: u64) -> Result<u64, Error> {
+        let me = self.envs[self.current].id;
+        let i = usize::try_from(id).ok().filter(|&i| i < MAX_PREDICATES).ok_or(Error::BadLength)?;
+        if self.predicates[i].owner != me {
+            return Err(Error::NotPermitted);
+        }
+        self.pred_remove(i);
+        Ok(0)
+    }
+
+    fn pred_remove(&mut self, i: usize) {
+        let p = self.predicates[i];
+        for &f in &p.frames[..p.nregions] {
+            self.frames.drop_ref(f);
+        }
+        self.compiled[p.compiled].users -= 1;
+        self.predicates[i] = Predicate::FREE;
+    }
+
+    /// Removes every predicate of environment `id` (it is going away).
+    pub fn preds_release(&mut self, id: u32) {
+        for i in 0..MAX_PREDICATES {
+            if self.predicates[i].owner == id {
+                self.pred_remove(i);
+            }
+        }
+    }
+
+    /// Runs predicate `i` for slot `s`.
+    fn pred_eval(&self, i: usize, s: usize) -> bool {
+        let p = &self.predicates[i];
+        let ctx = PredicateContext { ticks: self.clock.ticks, env: self.envs[s].id as u64 };
+        let regions: [*const u8; PRED_REGIONS] = core::array::from_fn(|r| p.regions[r] as *const u8);
+        // SAFETY: the code was produced by `bpf::compile` from a program the
+        // verifier accepted for exactly this context size and these region
+        // sizes; the regions are pinned frames in the physical window and
+        // the context lives on this stack for the call.
+        let f: bpf::JitFn = unsafe { core::mem::transmute(self.compiled[p.compiled].code) };
+        // SAFETY: as above.
+        (unsafe { f((&ctx as *const PredicateContext).cast(), regions.as_ptr(), core::ptr::null(), 0) }) != 0
+    }
+
+    /// `sleep`: returns 1 at once if the predicate holds, 0 if the deadline
+    /// has passed; otherwise the caller sleeps (the result arrives when it
+    /// wakes, see `wake_if_ready`).
+    pub fn sleep(&mut self, id: u64, deadline: u64) -> Result<u64, Error> {
+        let c = self.current;
+        let i = usize::try_from(id).ok().filter(|&i| i < MAX_PREDICATES).ok_or(Error::BadLength)?;
+        if self.predicates[i].owner != self.envs[c].id {
+            return Err(Error::NotPermitted);
+        }
+        if self.pred_eval(i, c) {
+            return Ok(1);
+        }
+        if deadline != 0 && self.clock.ticks >= deadline {
+            return Ok(0);
+        }
+        let e = &mut self.envs[c];
+        e.state = env_state::SLEEPING;
+        (e.sleep_pred, e.sleep_until) = (i as u16, deadline);
+        self.publish(c);
+        self.schedule();
+        // Woken within this very call (nobody else could run): the result
+        // was left in its frame.
+        Ok(self.envs[c].tf.rax)
+    }
+
+    /// A sleeping slot's slice came round: wake it if its predicate holds
+    /// or its deadline passed (the result goes in its `rax`).
+    pub fn wake_if_ready(&mut self, s: usize) -> bool {
+        let (i, until) = (self.envs[s].sleep_pred as usize, self.envs[s].sleep_until);
+        let result = if until != 0 && self.clock.ticks >= until {
+            0
+        } else if self.pred_eval(i, s) {
+            1
+        } else {
+            return false;
+        };
+        let e = &mut self.envs[s];
+        e.state = env_state::RUNNABLE;
+        e.tf.rax = result;
+        self.publish(s);
+        true
+    }
+}
