@@ -49,12 +49,21 @@ pub struct ExceptionFrame {
     pub fault_addr: u64,
     /// The registers at the time of the exception.
     pub regs: Regs,
-    /// Written by the environment: nonzero while it is in a critical
+    /// Bit 0, written by the environment: set while it is in a critical
     /// section and asynchronous upcalls (end of slice, revocation requests)
-    /// must wait. The kernel waits at most until the next tick, then treats
-    /// the environment as not complying (robust critical sections, paper
-    /// 000 §3.3).
+    /// must wait. Bit 1, written by the kernel: an upcall was deferred — on
+    /// leaving the section the environment should give up the CPU. The
+    /// kernel waits at most until the next tick, then treats the environment
+    /// as not complying (robust critical sections, paper 000 §3.3).
     pub upcalls_off: u64,
+}
+
+/// `ExceptionFrame::upcalls_off` bits.
+pub mod critical {
+    /// Set by the environment: in a critical section.
+    pub const IN_SECTION: u64 = 1;
+    /// Set by the kernel: an upcall waited for the section to end.
+    pub const DEFERRED: u64 = 2;
 }
 
 /// Exception vectors the kernel forwards.

@@ -8,7 +8,7 @@
 use crate::arch::trap::TrapFrame;
 use crate::env::NONE;
 use crate::state::Kernel;
-use abi::exception::{vector, ExceptionFrame};
+use abi::exception::{critical, vector, ExceptionFrame};
 use abi::tables::{env_state, FAULT_EXIT_BASE};
 
 /// Slices an offender skips.
@@ -33,7 +33,12 @@ impl Kernel {
     #[inline(never)] // off the yield fast path, which only tests for it
     pub fn upcall(&mut self, s: usize, vector: u64, code: u64) -> bool {
         let Some(frame) = self.save_area(s) else { return false };
-        if frame.busy != 0 || frame.upcalls_off != 0 {
+        let asynchronous = vector != vector::SYSCALL;
+        if asynchronous && frame.upcalls_off & critical::IN_SECTION != 0 {
+            frame.upcalls_off |= critical::DEFERRED;
+            return false;
+        }
+        if frame.busy != 0 {
             return false;
         }
         let e = &mut self.envs[s];

@@ -121,18 +121,31 @@ extern "C" fn dispatch(frame: &mut ExceptionFrame) {
 }
 
 /// Defers asynchronous upcalls (end of slice, revocation requests) while
-/// `f` runs: a robust critical section instead of a lock. The kernel waits
-/// at most until the next tick.
+/// `f` runs: a robust critical section instead of a lock. If the kernel
+/// had to defer one, the CPU is given up on leaving (the kernel allows that
+/// until the next tick, no longer).
 pub fn critical<R>(f: impl FnOnce() -> R) -> R {
+    use abi::exception::critical::{DEFERRED, IN_SECTION};
     let offset = core::mem::offset_of!(ExceptionFrame, upcalls_off);
     let flag = (&raw mut EXC_FRAME).cast::<u8>().wrapping_add(offset).cast::<u64>();
     // SAFETY: `flag` is `EXC_FRAME.0.upcalls_off`; volatile because the
-    // kernel reads it between our instructions.
-    unsafe { core::ptr::write_volatile(flag, 1) };
+    // kernel reads and sets it between our instructions.
+    unsafe { core::ptr::write_volatile(flag, IN_SECTION) };
     let r = f();
     // SAFETY: as above.
-    unsafe { core::ptr::write_volatile(flag, 0) };
+    let deferred = unsafe { core::ptr::replace(flag, 0) } & DEFERRED != 0;
+    if deferred {
+        DEFERRALS.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
+        crate::sys::yield_now();
+    }
     r
+}
+
+static DEFERRALS: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
+
+/// How many times an upcall waited for a critical section to end.
+pub fn deferrals() -> u64 {
+    DEFERRALS.load(core::sync::atomic::Ordering::Relaxed)
 }
 
 /// Routes this environment's exceptions to `handler`.

@@ -1,7 +1,10 @@
 //! Helper for the time-slice test. Argument 1: a rogue that asks for
 //! slice upcalls and then never gives up the CPU. Argument 2: a polite
 //! environment that yields when told its slice is over and exits after
-//! seeing 5 start-of-slice upcalls. Argument 3: a plain worker that spins
+//! seeing 5 start-of-slice upcalls. Argument 4: the same, but spending
+//! most of its time in critical sections (upcalls deferred, yielding on
+//! leaving one if the kernel deferred an upcall). Argument 3: a plain
+//! worker that spins
 //! (preempted by force, no upcalls) until 60 ticks have passed and exits
 //! with the number of ticks it saw itself running in — its CPU share.
 #![no_std]
@@ -43,10 +46,19 @@ fn main(mode: u64) -> i32 {
                 core::hint::spin_loop();
             }
         }
-        2 => {
+        2 | 4 => {
             user::exc::install(polite).unwrap();
             sys::slice_upcalls(0, true).unwrap();
-            while STARTS.load(Ordering::Relaxed) < 5 {
+            while STARTS.load(Ordering::Relaxed) < 5 || (mode == 4 && user::exc::deferrals() < 2) {
+                if mode == 4 {
+                    // About a tenth of a slice with upcalls held off
+                    // (longer than what is left of a slice is an offence).
+                    user::exc::critical(|| {
+                        for i in 0..30_000u64 {
+                            core::hint::black_box(i);
+                        }
+                    });
+                }
                 if MUST_YIELD.swap(0, Ordering::Relaxed) == 1 {
                     sys::yield_now();
                 }
