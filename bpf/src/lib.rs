@@ -8,6 +8,7 @@ extern crate alloc;
 extern crate std;
 
 pub mod builder;
+pub mod gen;
 pub mod insn;
 pub mod interp;
 pub mod jit;

@@ -150,7 +150,7 @@ fn corrupted_objects_are_rejected_cleanly() {
         let mut bad = obj.clone();
         for _ in 0..rng.range(1, 8) {
             let i = rng.below(bad.len() as u64) as usize;
-            bad[i] = rng.next() as u8;
+            bad[i] = rng.next_u64() as u8;
         }
         if let Ok(insns) = load(&bad, "predicate", &["clock", "pipe"]) {
             let _ = verify(&insns, &ProgramSpec::new(16).with_regions(&[16, 264]));

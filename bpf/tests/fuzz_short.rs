@@ -35,7 +35,7 @@ fn guarded_run(prog: &VerifiedProgram, rng: &mut Rng) -> Vec<(Inputs, u64)> {
 /// first instruction more often than with uniformly random bytes.
 fn plausible_opcode(rng: &mut Rng) -> u8 {
     match rng.below(4) {
-        0 => rng.next() as u8,
+        0 => rng.next_u64() as u8,
         1 => CLASS_ALU64 | rng.pick(&common::ALU_OPS) | rng.pick(&[SRC_K, SRC_X]),
         2 => CLASS_JMP | rng.pick(&common::JMP_OPS) | rng.pick(&[SRC_K, SRC_X]),
         _ => rng.pick(&[
@@ -56,7 +56,7 @@ fn random_bytes_never_panic() {
     for _ in 0..20_000 {
         let spec = gen_spec(&mut rng);
         let len = rng.pick(&[0usize, 1, 7, 8, 16, 24, 40, 64, 128]);
-        let mut bytes: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
+        let mut bytes: Vec<u8> = (0..len).map(|_| rng.next_u64() as u8).collect();
         for chunk in bytes.chunks_mut(8) {
             if chunk.len() == 8 && rng.chance(80) {
                 chunk[0] = plausible_opcode(&mut rng);

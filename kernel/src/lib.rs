@@ -49,6 +49,8 @@ mod revoke;
 #[cfg(target_os = "none")]
 mod sched;
 #[cfg(target_os = "none")]
+mod selftest;
+#[cfg(target_os = "none")]
 mod state;
 #[cfg(target_os = "none")]
 mod syscall;

@@ -12,26 +12,37 @@ use std::time::{Duration, Instant};
 /// Extra expectations for tests whose proof is on the console.
 struct Extra {
     name: &'static str,
+    /// More words for the kernel command line.
+    args: &'static str,
     expect: &'static [&'static str],
     timeout_s: u64,
 }
 
 const EXTRAS: &[Extra] = &[
-    Extra { name: "test_hello", expect: &["hello from ring 3"], timeout_s: 60 },
+    Extra { name: "test_hello", args: "", expect: &["hello from ring 3"], timeout_s: 60 },
     Extra {
         name: "test_nohandler",
+        args: "",
         expect: &["killed by page fault", "killed by invalid opcode"],
         timeout_s: 60,
     },
-    Extra { name: "test_fuzz", expect: &["fuzz: seed"], timeout_s: 240 },
-    Extra { name: "test_predicate", expect: &["rejected: instruction"], timeout_s: 90 },
+    Extra { name: "test_fuzz", args: "", expect: &["fuzz: seed"], timeout_s: 240 },
+    Extra {
+        name: "test_jit",
+        args: "selftest=jit",
+        expect: &["all equal to the interpreter"],
+        timeout_s: 120,
+    },
+    Extra { name: "test_predicate", args: "", expect: &["rejected: instruction"], timeout_s: 90 },
     Extra {
         name: "test_revoke",
+        args: "",
         expect: &["did not give frames back in time: repossessed 10"],
         timeout_s: 90,
     },
     Extra {
         name: "test_slices",
+        args: "",
         expect: &[
             "kept the CPU after its end-of-slice upcall (1 of 3)",
             "kept the CPU after 3 end-of-slice upcalls",
@@ -66,7 +77,7 @@ fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
         let extra = EXTRAS.iter().find(|e| e.name == name);
         tests.push(BootTest {
             name: name.clone(),
-            args: qemu::base_args(img, name),
+            args: qemu::base_args(img, &format!("{name} {}", extra.map_or("", |e| e.args))),
             expect: extra.map(|e| e.expect.iter().map(|s| s.to_string()).collect()).unwrap_or_default(),
             timeout: Duration::from_secs(extra.map_or(DEFAULT_TIMEOUT_S, |e| e.timeout_s)),
             output: None,
