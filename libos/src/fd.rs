@@ -21,6 +21,7 @@ fn table() -> &'static mut Vec<Option<Fd>> {
     unsafe { &mut (*(&raw mut TABLE)) }
 }
 
+#[inline]
 pub fn get(fd: i64) -> Result<Fd, i64> {
     usize::try_from(fd).ok().and_then(|i| table().get(i).copied().flatten()).ok_or(EBADF)
 }

@@ -10,6 +10,7 @@
 
 extern crate alloc;
 
+pub mod copy;
 pub mod entry;
 pub mod errno;
 pub mod exec;
@@ -20,6 +21,7 @@ pub mod layout;
 pub mod linux;
 pub mod lock;
 pub mod log;
+pub mod native;
 pub mod obj;
 pub mod private;
 pub mod proc;

@@ -10,6 +10,22 @@ use core::sync::atomic::{AtomicU64, Ordering};
 use user::{kinfo, sys};
 
 static mut HELD: bool = false;
+/// This environment's id (0 until first asked; reset in a forked child).
+static mut ME: u64 = 0;
+/// Who gets the CPU when the current call ends (`hand_off`), or 0.
+static mut HAND_OFF: u64 = 0;
+
+/// This environment's id, asked of the kernel once.
+#[inline]
+pub fn my_id() -> u64 {
+    // SAFETY: one thread per environment.
+    unsafe {
+        if ME == 0 {
+            ME = sys::self_id();
+        }
+        ME
+    }
+}
 
 fn word() -> &'static AtomicU64 {
     &crate::shared::get().lock
@@ -20,12 +36,13 @@ fn owner_dead(id: u64) -> bool {
 }
 
 /// Takes the lock (no-op if this process already holds it).
+#[inline]
 pub fn acquire() {
     // SAFETY: one thread per environment.
     if unsafe { HELD } {
         return;
     }
-    let me = sys::self_id();
+    let me = my_id();
     loop {
         let cur = word().load(Ordering::Acquire);
         if (cur == 0 || owner_dead(cur))
@@ -39,6 +56,7 @@ pub fn acquire() {
     }
 }
 
+#[inline]
 pub fn release() {
     // SAFETY: one thread per environment.
     if unsafe { HELD } {
@@ -54,9 +72,43 @@ pub fn wait() {
     acquire();
 }
 
+/// Like `wait`, but gives the rest of the slice to environment `env`, the
+/// one expected to make the change (a pipe's other end): a directed yield.
+/// Falls back to a plain yield when `env` is unknown (0), is this
+/// environment, or cannot take the slice (it has ended).
+pub fn wait_for(env: u64) {
+    release();
+    if env == 0 || env == my_id() || sys::yield_to(env).is_err() {
+        sys::yield_now();
+    }
+    acquire();
+}
+
+/// Asks that environment `env`, which waits for what the current call has
+/// just done (a reader of the pipe it wrote), get the rest of the slice as
+/// soon as the call has ended and dropped the lock (`end_call`).
+pub fn hand_off(env: u64) {
+    // SAFETY: one thread per environment.
+    unsafe { HAND_OFF = env };
+}
+
+/// Ends a call: drops the lock, then makes the directed yield `hand_off`
+/// asked for, if any (a plain return if that one cannot run).
+pub fn end_call() {
+    release();
+    // SAFETY: one thread per environment.
+    let env = unsafe { core::mem::replace(&mut *(&raw mut HAND_OFF), 0) };
+    if env != 0 && env != my_id() {
+        let _ = sys::yield_to(env);
+    }
+}
+
 /// After fork: the child's copy of `HELD` says held, but the word names
 /// the parent, which releases it when its `fork` returns.
 pub fn forked_child() {
     // SAFETY: one thread per environment.
-    unsafe { HELD = false };
+    unsafe {
+        HELD = false;
+        ME = 0;
+    }
 }

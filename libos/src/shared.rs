@@ -26,6 +26,9 @@ pub struct Header {
     pub procs: ProcTable,
     /// Linux calls already reported as unsupported (one bit per number).
     pub logged: [u64; 8],
+    /// The console terminal (`obj::console`): input taken from the kernel
+    /// but not yet read, and the foreground process group.
+    pub tty: crate::obj::console::Tty,
 }
 
 /// The header, in every process at the same address.

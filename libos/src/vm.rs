@@ -180,7 +180,7 @@ fn break_cow(va: u64, old: u64, prot: u32) -> bool {
         return false;
     }
     // SAFETY: `va` is mapped (read-only) and SCRATCH maps the new frame.
-    unsafe { core::ptr::copy_nonoverlapping(va as *const u8, SCRATCH as *mut u8, PAGE as usize) };
+    unsafe { crate::copy::copy_page(SCRATCH, va) };
     let _ = sys::unmap(ENV_SELF, SCRATCH);
     let _ = sys::unmap(ENV_SELF, va);
     sys::map(ENV_SELF, va, new, flags(prot)).is_ok()

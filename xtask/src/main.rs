@@ -16,7 +16,9 @@ const USAGE: &str = "\
 usage: cargo xtask <command>
 
   run [PROGRAM]      boot Veneer in QEMU with the console on this terminal
-                     (PROGRAM is the first environment; default: shell)
+                     (PROGRAM is the first environment with its arguments;
+                     default: busybox sh under lxrt; `run shell`: the
+                     native console shell)
   test               run every host unit test and every boot test
   boottest [NAME..]  run only the boot tests (all, or those named)
   bench [NAME] [--quick] [--kvm]
@@ -55,10 +57,15 @@ fn main() -> ExitCode {
     }
 }
 
+/// What `cargo xtask run` boots: busybox's shell on the Linux runtime, the
+/// console a terminal.
+const DEFAULT_RUN: &str = "lxrt -t /bin/sh";
+
 fn run(args: &[String]) -> Result<(), String> {
     deps::ensure(deps::RUN)?;
     let img = build::all()?;
-    let init = args.first().map(String::as_str).unwrap_or("shell");
+    let joined = args.join(" ");
+    let init = if args.is_empty() { DEFAULT_RUN } else { joined.as_str() };
     println!("xtask: booting Veneer (init={init}); exit QEMU with Ctrl-A x");
     qemu::interactive(&img, init, &[])
 }

@@ -10,27 +10,13 @@
 extern crate alloc;
 
 use alloc::vec::Vec;
-use libos::obj::{self, Kind};
-use libos::{entry, exec, fd, fs, linux, private, proc, shared};
+use libos::{entry, exec, fs, linux, obj};
 use user::{kinfo, println};
 
 const ENV: &[&[u8]] = &[b"PATH=/bin:/usr/bin:/sbin:/usr/sbin", b"HOME=/", b"PWD=/"];
 
-fn setup() -> Result<(), &'static str> {
-    private::init();
-    shared::create().map_err(|_| "cannot allocate the shared arena")?;
-    fs::boot::populate().map_err(|_| "cannot build the file system")?;
-    proc::init_first();
-    let console = obj::new(Kind::Console, 2, 0).map_err(|_| "no memory")?;
-    fd::open(console, false).map_err(|_| "fd table")?;
-    for n in 1..3 {
-        fd::dup_to(fd::get(0).unwrap(), n, false).map_err(|_| "fd table")?;
-    }
-    entry::install(0).map_err(|_| "cannot install the exception handler")
-}
-
 fn main(_: u64) -> i32 {
-    if let Err(e) = setup() {
+    if let Err(e) = libos::native::init() {
         println!("lxrt: {e}");
         return 1;
     }

@@ -131,6 +131,10 @@ pub fn sleep(req: u64) -> LxResult {
     let until = super::time::now_ns() + t[0] as u64 * 1_000_000_000 + t[1] as u64;
     while super::time::now_ns() < until {
         crate::lock::wait();
+        // A signal ends the sleep (it takes effect at the next call).
+        if crate::obj::console::poll_interrupt() || crate::proc::signal::pending() {
+            return Err(crate::errno::EINTR);
+        }
     }
     Ok(0)
 }

@@ -39,11 +39,11 @@ pub fn syscall(f: &mut ExceptionFrame) {
             res
         ));
     }
-    lock::release();
     f.regs.rax = match res {
         Ok(v) => v as u64,
         Err(e) => (-e) as u64,
     };
+    lock::end_call();
 }
 
 fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {

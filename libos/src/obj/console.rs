@@ -1,8 +1,19 @@
 //! The console as a file: output through the kernel's debug console, input
 //! by polling (the kernel's console read never blocks) and yielding.
+//!
+//! With `lxrt -t` the console is a terminal with a small line discipline,
+//! as a Linux tty has: in canonical mode (`ICANON`) input is collected into
+//! lines, echoed (`ECHO`) and edited (erase, kill, end of file); otherwise
+//! bytes are returned as they come (busybox's own line editing switches to
+//! this and echoes itself). `ISIG`: the interrupt character (`VINTR`,
+//! Ctrl-C) sends SIGINT to the foreground process group instead (set with
+//! `TIOCSPGRP`; every process if none was set). Input the terminal has taken
+//! from the kernel but nobody has read yet lives in the shared arena, so a
+//! process that waits (`wait4`, `nanosleep`) can look for Ctrl-C
+//! (`poll_interrupt`) without losing anyone's typeahead.
 
 use super::{no_seek, File, Ops};
-use crate::errno::{EAGAIN, ENOTTY};
+use crate::errno::{EAGAIN, EINTR, ENOTTY};
 use crate::linux::stat::Stat;
 use user::sys;
 
@@ -14,18 +25,189 @@ pub static mut IS_TTY: bool = false;
 
 const O_NONBLOCK: u32 = 0o4000;
 
+/// The terminal's shared state (in the arena header).
+#[repr(C)]
+pub struct Tty {
+    /// Bytes taken from the kernel, not yet read by anyone.
+    typeahead: [u8; 256],
+    len: usize,
+    /// A finished canonical line (or part of one) not yet read.
+    line: [u8; 256],
+    line_len: usize,
+    /// The line being typed (canonical mode).
+    edit: [u8; 256],
+    edit_len: usize,
+    /// Foreground process group (0: none set).
+    pub pgrp: u32,
+}
+
+fn tty() -> &'static mut Tty {
+    &mut crate::shared::get().tty
+}
+
+const ISIG: u32 = 0o1;
+const ICANON: u32 = 0o2;
+const ECHO: u32 = 0o10;
+const ICRNL: u32 = 0o400;
+const VINTR: usize = 0;
+const VERASE: usize = 2;
+const VKILL: usize = 3;
+const VEOF: usize = 4;
+const SIGINT: u32 = 2;
+
+fn flag_word(i: usize) -> u32 {
+    // SAFETY: TERMIOS is lxrt-private; one thread.
+    let t = unsafe { &*(&raw const TERMIOS) };
+    u32::from_le_bytes([t[4 * i], t[4 * i + 1], t[4 * i + 2], t[4 * i + 3]])
+}
+
+fn cc(i: usize) -> u8 {
+    // SAFETY: as above; c_cc starts at byte 17.
+    unsafe { (*(&raw const TERMIOS))[17 + i] }
+}
+
+fn is_tty() -> bool {
+    // SAFETY: set once at start-up.
+    unsafe { IS_TTY }
+}
+
+/// Moves what the kernel has for us into the typeahead; the interrupt
+/// character becomes SIGINT for the foreground group. Returns whether one
+/// was seen.
+fn fill() -> bool {
+    let t = tty();
+    let mut interrupted = false;
+    while t.len < t.typeahead.len() {
+        let mut b = [0u8; 32];
+        let room = (t.typeahead.len() - t.len).min(b.len());
+        let n = sys::console_read(&mut b[..room]).unwrap_or(0) as usize;
+        if n == 0 {
+            break;
+        }
+        for &c in &b[..n] {
+            if is_tty() && flag_word(3) & ISIG != 0 && cc(VINTR) != 0 && c == cc(VINTR) {
+                interrupt();
+                interrupted = true;
+                continue;
+            }
+            t.typeahead[t.len] = c;
+            t.len += 1;
+        }
+    }
+    interrupted
+}
+
+/// SIGINT to the foreground process group (or everyone but the first
+/// process, when no group was set), as Ctrl-C on a Linux terminal.
+fn interrupt() {
+    crate::log::console_write(b"^C\n");
+    let t = tty();
+    t.edit_len = 0;
+    for s in crate::proc::table::table().slots.iter_mut() {
+        if s.state == crate::proc::table::RUNNING && (if t.pgrp != 0 { s.pgid == t.pgrp } else { s.pid != 1 })
+        {
+            s.pending |= 1 << SIGINT;
+        }
+    }
+}
+
+/// For processes that wait on something else (a child, the clock): takes
+/// in console input and reports whether a Ctrl-C just arrived.
+pub fn poll_interrupt() -> bool {
+    is_tty() && fill()
+}
+
+fn take_byte() -> Option<u8> {
+    let t = tty();
+    if t.len == 0 {
+        return None;
+    }
+    let c = t.typeahead[0];
+    t.typeahead.copy_within(1..t.len, 0);
+    t.len -= 1;
+    Some(if c == b'\r' && (!is_tty() || flag_word(0) & ICRNL != 0) { b'\n' } else { c })
+}
+
+fn echo(b: &[u8]) {
+    if flag_word(3) & ECHO != 0 {
+        crate::log::console_write(b);
+    }
+}
+
+/// Canonical mode: edits the line being typed with byte `c`; true when a
+/// line (or end of file) is ready.
+fn edit(c: u8) -> bool {
+    let t = tty();
+    if c == cc(VERASE) || c == 0x08 {
+        if t.edit_len > 0 {
+            t.edit_len -= 1;
+            echo(b"\x08 \x08");
+        }
+        return false;
+    }
+    if c == cc(VKILL) {
+        for _ in 0..t.edit_len {
+            echo(b"\x08 \x08");
+        }
+        t.edit_len = 0;
+        return false;
+    }
+    let eof = c == cc(VEOF);
+    if !eof && t.edit_len < t.edit.len() {
+        t.edit[t.edit_len] = c;
+        t.edit_len += 1;
+        echo(&[c]);
+    }
+    if eof || c == b'\n' || t.edit_len == t.edit.len() {
+        t.line[..t.edit_len].copy_from_slice(&t.edit[..t.edit_len]);
+        t.line_len = t.edit_len;
+        t.edit_len = 0;
+        return true;
+    }
+    false
+}
+
 fn read(f: &mut File, buf: &mut [u8]) -> i64 {
+    let canonical = is_tty() && flag_word(3) & ICANON != 0;
     loop {
-        let want = buf.len().min(64);
-        let n = sys::console_read(&mut buf[..want]).unwrap_or(0);
-        if n > 0 {
-            // Serial terminals send CR for Enter.
-            for b in &mut buf[..n as usize] {
-                if *b == b'\r' {
-                    *b = b'\n';
+        let t = tty();
+        if canonical && t.line_len > 0 {
+            let n = t.line_len.min(buf.len());
+            buf[..n].copy_from_slice(&t.line[..n]);
+            t.line.copy_within(n..t.line_len, 0);
+            t.line_len -= n;
+            return n as i64;
+        }
+        if fill() {
+            return -EINTR;
+        }
+        if canonical {
+            let mut ready = false;
+            while let Some(c) = take_byte() {
+                if edit(c) {
+                    ready = true;
+                    break;
                 }
             }
-            return n as i64;
+            if ready {
+                if tty().line_len == 0 {
+                    return 0; // end of file on an empty line
+                }
+                continue;
+            }
+        } else {
+            let mut n = 0;
+            while n < buf.len() {
+                let Some(c) = take_byte() else { break };
+                buf[n] = c;
+                n += 1;
+            }
+            if n > 0 {
+                if is_tty() {
+                    echo(&buf[..n]);
+                }
+                return n as i64;
+            }
         }
         if f.flags & O_NONBLOCK != 0 {
             return -EAGAIN;
@@ -54,9 +236,12 @@ const TIOCGWINSZ: u64 = 0x5413;
 const TIOCGPGRP: u64 = 0x540f;
 const TIOCSPGRP: u64 = 0x5410;
 
-/// The termios lxrt keeps for the console (`struct termios`, 60 bytes).
-static mut TERMIOS: [u8; 60] = {
-    let mut t = [0u8; 60];
+/// The termios lxrt keeps for the console: the kernel's `struct termios`
+/// as `TCGETS` copies it (four flag words, the line discipline, 19 control
+/// characters: 36 bytes; glibc converts to its own 60-byte layout).
+const TERMIOS_SIZE: u64 = 36;
+static mut TERMIOS: [u8; TERMIOS_SIZE as usize] = {
+    let mut t = [0u8; TERMIOS_SIZE as usize];
     // c_iflag ICRNL, c_oflag OPOST|ONLCR, c_cflag B115200|CS8|CREAD,
     // c_lflag ISIG|ICANON|ECHO|ECHOE|ECHOK|IEXTEN.
     let words: [u32; 4] = [0o400, 0o5, 0o10002 | 0o60 | 0o200, 0o1 | 0o2 | 0o10 | 0o20 | 0o40 | 0o100000];
@@ -69,6 +254,13 @@ static mut TERMIOS: [u8; 60] = {
         t[4 * i + 3] = b[3];
         i += 1;
     }
+    // c_cc: VINTR ^C, VQUIT ^\\, VERASE DEL, VKILL ^U, VEOF ^D, VMIN 1.
+    t[17] = 3;
+    t[18] = 0x1c;
+    t[19] = 0x7f;
+    t[20] = 0x15;
+    t[21] = 4;
+    t[23] = 1;
     t
 };
 
@@ -79,15 +271,20 @@ fn ioctl(_: &mut File, req: u64, arg: u64) -> i64 {
     }
     let r = match req {
         // SAFETY: TERMIOS is lxrt-private; one thread.
-        TCGETS => {
-            crate::uaccess::bytes_mut(arg, 60).map(|b| b.copy_from_slice(unsafe { &*(&raw const TERMIOS) }))
-        }
-        TCSETS | TCSETSW | TCSETSF => crate::uaccess::bytes(arg, 60)
+        TCGETS => crate::uaccess::bytes_mut(arg, TERMIOS_SIZE)
+            .map(|b| b.copy_from_slice(unsafe { &*(&raw const TERMIOS) })),
+        TCSETS | TCSETSW | TCSETSF => crate::uaccess::bytes(arg, TERMIOS_SIZE)
             // SAFETY: as above.
             .map(|b| unsafe { (*(&raw mut TERMIOS)).copy_from_slice(b) }),
         TIOCGWINSZ => crate::uaccess::put(arg, [24u16, 80, 0, 0]).map(|_| ()),
-        TIOCGPGRP => crate::uaccess::put(arg, crate::proc::pid() as i32).map(|_| ()),
-        TIOCSPGRP => Ok(()),
+        TIOCGPGRP => {
+            let pgrp = match tty().pgrp {
+                0 => crate::proc::table::by_pid(crate::proc::pid()).map_or(0, |s| s.pgid),
+                g => g,
+            };
+            crate::uaccess::put(arg, pgrp as i32).map(|_| ())
+        }
+        TIOCSPGRP => crate::uaccess::get::<i32>(arg).map(|g| tty().pgrp = g as u32),
         _ => return -ENOTTY,
     };
     match r {

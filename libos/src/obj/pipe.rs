@@ -1,7 +1,11 @@
 //! Pipes as rings in shared memory (paper 000 §5.2.1, paper 001 §5.1).
-//! A reader of an empty ring or a writer to a full one yields and looks
-//! again (a directed yield to the other side comes with the exokernel-CPU
-//! work). A write with no reader left raises SIGPIPE, or fails with EPIPE
+//! A reader of an empty ring or a writer to a full one gives the rest of
+//! its time slice to the environment that last used the other end (a
+//! directed yield, paper 001 §5.1: the process that can make progress runs
+//! next), or yields plainly when that one is unknown or gone, and looks
+//! again; the other side, once it has made progress, hands the CPU
+//! straight to a waiting reader or writer when its call ends
+//! (`lock::hand_off`). A write with no reader left raises SIGPIPE, or fails with EPIPE
 //! when the program ignores it, as on Linux.
 
 use super::{no_ioctl, no_seek, File, Kind, Ops};
@@ -22,6 +26,13 @@ pub struct Pipe {
     head: u64,
     tail: u64,
     id: u64,
+    /// The environments that last read and wrote (directed-yield targets).
+    reader_env: u64,
+    writer_env: u64,
+    /// A reader found the ring empty (a writer full) and is waiting: the
+    /// other side hands it the CPU as soon as it has made progress.
+    reader_waits: bool,
+    writer_waits: bool,
     buf: [u8; CAPACITY],
 }
 
@@ -42,6 +53,10 @@ pub fn create(flags: u32) -> Result<(*mut File, *mut File), i64> {
         (*p).head = 0;
         (*p).tail = 0;
         (*p).id = id;
+        (*p).reader_env = crate::lock::my_id();
+        (*p).writer_env = crate::lock::my_id();
+        (*p).reader_waits = false;
+        (*p).writer_waits = false;
     }
     let r = super::new(Kind::PipeRead, flags & O_NONBLOCK, 0)?;
     let w = super::new(Kind::PipeWrite, (flags & O_NONBLOCK) | 1, 0)?;
@@ -63,14 +78,22 @@ fn read(f: &mut File, buf: &mut [u8]) -> i64 {
         return -EBADF;
     }
     let p = pipe_of(f);
+    p.reader_env = crate::lock::my_id();
     loop {
         let fill = (p.head - p.tail) as usize;
         if fill > 0 {
             let n = fill.min(buf.len());
-            for (i, b) in buf[..n].iter_mut().enumerate() {
-                *b = p.buf[(p.tail as usize + i) % CAPACITY];
+            let at = p.tail as usize % CAPACITY;
+            let first = n.min(CAPACITY - at);
+            crate::copy::copy(&mut buf[..first], &p.buf[at..at + first]);
+            if first < n {
+                crate::copy::copy(&mut buf[first..n], &p.buf[..n - first]);
             }
             p.tail += n as u64;
+            if p.writer_waits {
+                p.writer_waits = false;
+                crate::lock::hand_off(p.writer_env);
+            }
             return n as i64;
         }
         if p.writers == 0 {
@@ -79,7 +102,8 @@ fn read(f: &mut File, buf: &mut [u8]) -> i64 {
         if f.flags & O_NONBLOCK != 0 {
             return -EAGAIN;
         }
-        crate::lock::wait();
+        p.reader_waits = true;
+        crate::lock::wait_for(p.writer_env);
     }
 }
 
@@ -88,6 +112,7 @@ fn write(f: &mut File, buf: &[u8]) -> i64 {
         return -EBADF;
     }
     let p = pipe_of(f);
+    p.writer_env = crate::lock::my_id();
     let mut done = 0;
     while done < buf.len() {
         if p.readers == 0 {
@@ -99,8 +124,11 @@ fn write(f: &mut File, buf: &[u8]) -> i64 {
         // Small writes go in whole or wait; big ones may go in pieces.
         if room > 0 && (want > PIPE_BUF || room >= want) {
             let n = room.min(want);
-            for i in 0..n {
-                p.buf[(p.head as usize + i) % CAPACITY] = buf[done + i];
+            let at = p.head as usize % CAPACITY;
+            let first = n.min(CAPACITY - at);
+            crate::copy::copy(&mut p.buf[at..at + first], &buf[done..done + first]);
+            if first < n {
+                crate::copy::copy(&mut p.buf[..n - first], &buf[done + first..done + n]);
             }
             p.head += n as u64;
             done += n;
@@ -109,7 +137,12 @@ fn write(f: &mut File, buf: &[u8]) -> i64 {
         if f.flags & O_NONBLOCK != 0 {
             return if done > 0 { done as i64 } else { -EAGAIN };
         }
-        crate::lock::wait();
+        p.writer_waits = true;
+        crate::lock::wait_for(p.reader_env);
+    }
+    if p.reader_waits {
+        p.reader_waits = false;
+        crate::lock::hand_off(p.reader_env);
     }
     done as i64
 }

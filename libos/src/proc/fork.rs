@@ -17,7 +17,7 @@
 
 use super::table;
 use crate::errno::{EAGAIN, ENOMEM};
-use crate::layout::{PAGE, SCRATCH, SHARED, SHARED_SIZE};
+use crate::layout::{SCRATCH, SHARED, SHARED_SIZE};
 use crate::{entry, fd, lock, shared, vm};
 use abi::exception::ExceptionFrame;
 use abi::layout::pte_va;
@@ -81,7 +81,7 @@ fn copy_page(child: u64, va: u64, pte: u64) -> Result<(), Error> {
     let f = sys::frame_alloc(child, abi::syscall::FRAME_ANY)?;
     sys::map(0, SCRATCH, f, mf::WRITE)?;
     // SAFETY: `va` is mapped in this process, SCRATCH maps the new frame.
-    unsafe { core::ptr::copy_nonoverlapping(va as *const u8, SCRATCH as *mut u8, PAGE as usize) };
+    unsafe { crate::copy::copy_page(SCRATCH, va) };
     sys::unmap(0, SCRATCH)?;
     sys::map(child, va, f, rights(pte))?;
     Ok(())

@@ -55,6 +55,11 @@ pub fn raise_self(sig: u32) {
     }
 }
 
+/// Whether a signal this process does not block is waiting for it.
+pub fn pending() -> bool {
+    table::by_pid(super::pid()).is_some_and(|s| s.pending & !*mask() != 0)
+}
+
 /// Acts on signals other processes left in our slot.
 pub fn check_pending() {
     let Some(s) = table::by_pid(super::pid()) else {

@@ -1,7 +1,13 @@
 //! The experiments: one line per row of the results table. To add a row,
 //! add a `Row` here and make the two benchmark programs print its names
 //! (`bench/linux/bench.c` plus its iteration counts in `bench/linux/init.c`,
-//! and Veneer's `user/src/bin/bench.rs`).
+//! and on Veneer `user/src/bin/bench.rs` for the kernel's primitives or
+//! `libos/src/bin/bench_libos.rs` for what goes through the library OS).
+//!
+//! A Veneer mapping is always readable (`protect` grants or withdraws write
+//! and execute), so on Veneer the virtual-memory rows protect pages against
+//! writing and access them by writing; Linux protects with `PROT_NONE` and
+//! reads.
 
 /// One row of the comparison.
 pub struct Row {
@@ -69,7 +75,7 @@ pub const ROWS: &[Row] = &[
     row("lx_getpid", "getpid via Linux personality", "SOSP'97 §7")
         .linux("getpid")
         .veneer("lx_getpid")
-        .pairing("the same getpid binary path on both"),
+        .pairing("Veneer: syscall rax=39 reflected to the library's Linux personality"),
     row("exception", "exception round trip", "SOSP'95 Fig. 7")
         .linux("sigill")
         .veneer("exception")
@@ -94,24 +100,24 @@ pub const ROWS: &[Row] = &[
     row("dirty", "dirty: query a page", "SOSP'95 Fig. 11")
         .linux("dirty")
         .veneer("dirty")
-        .pairing("Linux has no dirty query: mincore of a random page"),
+        .pairing("Linux has no dirty query: mincore of a random page; Veneer: PTE via the self-map"),
     row("prot1", "(un)prot1: one page", "SOSP'95 Fig. 11")
         .linux("prot1")
         .veneer("prot1")
-        .pairing("mprotect of one page, alternately off and on")
+        .pairing("mprotect / sys::protect of one page, alternately off and on")
         .reference(2994.0),
     row("prot100", "prot100: protect 100 pages", "SOSP'95 Fig. 11")
         .linux("prot100")
         .veneer("prot100")
-        .pairing("one mprotect call of 100 pages"),
+        .pairing("one mprotect call of 100 pages; Veneer: 100 protect calls"),
     row("unprot100", "unprot100: unprotect 100 pages", "SOSP'95 Fig. 11")
         .linux("unprot100")
         .veneer("unprot100")
-        .pairing("one mprotect call of 100 pages"),
+        .pairing("one mprotect call of 100 pages; Veneer: 100 protect calls"),
     row("trap", "trap: page-protection fault", "SOSP'95 Fig. 11")
         .linux("trap")
         .veneer("trap")
-        .pairing("SIGSEGV handler unprotects; its mprotect time is subtracted")
+        .pairing("handler unprotects; its mprotect/protect time is subtracted; Veneer: libos handler")
         .reference(4083.0),
     row("appel1", "appel1: prot1+trap+unprot", "SOSP'95 Fig. 11")
         .linux("appel1")
@@ -132,7 +138,7 @@ pub const ROWS: &[Row] = &[
     row("pipe_1b", "pipe, 1 byte one way", "SOSP'95 Fig. 10")
         .linux("pipe_1b")
         .veneer("pipe_1b")
-        .pairing("ping-pong between two processes, halved")
+        .pairing("ping-pong between two processes, halved; Veneer: libos pipes called natively")
         .target(15.0),
     row("pipe_8k", "pipe, 8 KiB one way", "SOSP'95 Fig. 10")
         .linux("pipe_8k")
@@ -146,5 +152,6 @@ pub const ROWS: &[Row] = &[
     row("spawn", "fork + exec of a tiny static program", "SOSP'97 §5")
         .linux("spawn")
         .veneer("spawn")
+        .pairing("Veneer: user::spawn loads a program that exits into a new environment, waits")
         .reference(465097.0),
 ];

@@ -1,0 +1,434 @@
+//! The library OS's side of `cargo xtask bench` (booted as `init=bench_libos
+//! [quick] [NAME ...]`, printing the harness's `BENCH` lines; see
+//! `xtask/src/bench/mod.rs`). Everything here goes through the library and
+//! the kernel's primitives, as an ExOS application would:
+//!
+//! - virtual memory (paper 001 §5.2, after Appel and Li): the library's own
+//!   exception handler passes protection faults to this program's handler
+//!   (`trap::set_fault_handler`), which changes rights with `sys::protect`;
+//!   `dirty` reads the page-table entry through the kernel's read-only
+//!   self-map. A Veneer mapping is always readable, so "protected" means
+//!   write-protected and an access is a write;
+//! - pipes: the library's pipes called natively (`native::read`/`write`)
+//!   between two processes of the library, ping-pong, halved;
+//! - `fork`, `lx_getpid`: Linux calls made from this program and answered
+//!   by the library's Linux personality through the kernel's reflection,
+//!   the very path a Linux binary's `syscall` takes;
+//! - `spawn`: loading a small static program from the boot file system into
+//!   a new environment and waiting for it (`user::spawn`).
+#![no_std]
+#![no_main]
+
+extern crate alloc;
+
+use abi::exception::ExceptionFrame;
+use abi::syscall::{map as mf, ENV_SELF, FRAME_ANY};
+use core::hint::black_box;
+use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use libos::native::{self, linux};
+use libos::{fd, lock, obj, trap, vm};
+use user::{kinfo, println, spawn, sys};
+
+const ALL: &[&str] = &[
+    "dirty",
+    "prot1",
+    "prot100",
+    "unprot100",
+    "trap",
+    "appel1",
+    "appel2",
+    "pipe_1b",
+    "pipe_8k",
+    "fork",
+    "spawn",
+    "lx_getpid",
+];
+
+/// Iterations per trial (full run, quick run); the full counts are those
+/// of the Linux side (`bench/linux/init.c`).
+fn iterations(name: &str, quick: bool) -> u64 {
+    let (full, short) = match name {
+        "dirty" => (50_000, 100),
+        "prot1" | "trap" => (20_000, 100),
+        "prot100" | "unprot100" => (2_000, 10),
+        "appel1" => (5_000, 50),
+        "appel2" => (5_000, 100),
+        "pipe_1b" => (10_000, 100),
+        "pipe_8k" => (5_000, 100),
+        "fork" => (300, 4),
+        "spawn" => (200, 4),
+        _ => (200_000, 1000), // lx_getpid
+    };
+    if quick {
+        short
+    } else {
+        full
+    }
+}
+
+const PAGE: u64 = 4096;
+const NPAGES: u64 = 100;
+/// The pages the virtual-memory experiments protect: far from the
+/// library's own ranges (`libos::layout`).
+const AREA: u64 = 0x2000_0000_0000;
+const READ_ONLY: u64 = 0;
+
+fn rdtsc() -> u64 {
+    // SAFETY: LFENCE and RDTSC only order and read the time-stamp counter.
+    unsafe {
+        core::arch::x86_64::_mm_lfence();
+        core::arch::x86_64::_rdtsc()
+    }
+}
+
+/// Linux's benchmark's xorshift: a fixed, cheap sequence of pages.
+static RNG: AtomicU64 = AtomicU64::new(2463534242);
+
+fn next_random() -> u64 {
+    let mut x = RNG.load(Relaxed) as u32;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    RNG.store(x as u64, Relaxed);
+    x as u64
+}
+
+fn page(i: u64) -> u64 {
+    AREA + i * PAGE
+}
+
+fn protect(va: u64, flags: u64) {
+    sys::protect(ENV_SELF, va, flags).expect("protect");
+}
+
+fn protect_all(flags: u64) {
+    for i in 0..NPAGES {
+        protect(page(i), flags);
+    }
+}
+
+/// A write to `va` (the access the experiments make).
+fn touch(va: u64) {
+    // SAFETY: `va` is one of AREA's pages, mapped for the whole run; when
+    // it is write-protected the fault handler makes it writable and the
+    // write is retried.
+    unsafe { core::ptr::write_volatile(va as *mut u8, 1) };
+}
+
+// ---- the fault handler -------------------------------------------------
+
+const TRAP: u64 = 0;
+const APPEL1: u64 = 1;
+const APPEL2: u64 = 2;
+
+/// What the handler does (one of the constants above).
+static MODE: AtomicU64 = AtomicU64::new(TRAP);
+/// appel1: the one page left writable.
+static OPEN: AtomicU64 = AtomicU64::new(0);
+/// trap: instructions spent in the handler's `protect`, subtracted.
+static HANDLER_TIME: AtomicU64 = AtomicU64::new(0);
+
+fn on_fault(f: &mut ExceptionFrame) -> bool {
+    let va = f.fault_addr & !(PAGE - 1);
+    if !(AREA..page(NPAGES)).contains(&va) {
+        return false;
+    }
+    match MODE.load(Relaxed) {
+        TRAP => {
+            let t = rdtsc();
+            protect(va, mf::WRITE);
+            HANDLER_TIME.fetch_add(rdtsc() - t, Relaxed);
+        }
+        APPEL1 => {
+            protect(OPEN.load(Relaxed), READ_ONLY);
+            protect(va, mf::WRITE);
+            OPEN.store(va, Relaxed);
+        }
+        _ => protect(va, mf::WRITE),
+    }
+    true
+}
+
+// ---- virtual memory ----------------------------------------------------
+
+fn map_area() {
+    for i in 0..NPAGES {
+        let f = sys::frame_alloc(ENV_SELF, FRAME_ANY).expect("frame");
+        sys::map(ENV_SELF, page(i), f, mf::WRITE).expect("map");
+        touch(page(i));
+    }
+}
+
+fn unmap_area() {
+    for i in 0..NPAGES {
+        vm::drop_page(page(i));
+    }
+}
+
+/// dirty: is a random page of the 100 dirty? A walk of the page table
+/// through the self-map to the entry, and its dirty bit.
+fn dirty(n: u64) -> u64 {
+    const DIRTY: u64 = 1 << 6;
+    let mut dirty = 0;
+    let t = rdtsc();
+    for _ in 0..n {
+        let pte = vm::pte(page(next_random() % NPAGES)).expect("mapped");
+        dirty += (pte & DIRTY != 0) as u64;
+    }
+    let total = rdtsc() - t;
+    black_box(dirty);
+    total
+}
+
+/// prot1: write-protect one page, then unprotect it; n counts calls.
+fn prot1(n: u64) -> u64 {
+    let t = rdtsc();
+    for i in 0..n {
+        protect(page(0), if i & 1 == 1 { mf::WRITE } else { READ_ONLY });
+    }
+    let total = rdtsc() - t;
+    protect(page(0), mf::WRITE);
+    total
+}
+
+/// prot100 / unprot100: change all 100 pages; the other direction untimed.
+fn prot_many(n: u64, timed: u64, other: u64) -> u64 {
+    let mut total = 0;
+    for _ in 0..n {
+        protect_all(other);
+        let t = rdtsc();
+        protect_all(timed);
+        total += rdtsc() - t;
+    }
+    protect_all(mf::WRITE);
+    total
+}
+
+/// trap: a write to a protected page; the handler unprotects it, and the
+/// time of that `protect` is subtracted.
+fn trap(n: u64) -> u64 {
+    MODE.store(TRAP, Relaxed);
+    HANDLER_TIME.store(0, Relaxed);
+    let mut total = 0;
+    for _ in 0..n {
+        protect(page(0), READ_ONLY);
+        let t = rdtsc();
+        touch(page(0));
+        total += rdtsc() - t;
+    }
+    total - HANDLER_TIME.load(Relaxed)
+}
+
+/// appel1: write a random protected page of 100; the handler protects the
+/// page it opened last time and unprotects the faulting one.
+fn appel1(n: u64) -> u64 {
+    MODE.store(APPEL1, Relaxed);
+    for i in 1..NPAGES {
+        protect(page(i), READ_ONLY);
+    }
+    OPEN.store(page(0), Relaxed);
+    let t = rdtsc();
+    for _ in 0..n {
+        let mut va = page(next_random() % NPAGES);
+        while va == OPEN.load(Relaxed) {
+            va = page(next_random() % NPAGES);
+        }
+        touch(va);
+    }
+    let total = rdtsc() - t;
+    protect_all(mf::WRITE);
+    total
+}
+
+/// appel2: protect 100 pages, write each in a random order; the handler
+/// unprotects the faulting page. n counts pages.
+fn appel2(n: u64) -> u64 {
+    MODE.store(APPEL2, Relaxed);
+    let mut order = [0u64; NPAGES as usize];
+    let mut total = 0;
+    let mut done = 0;
+    while done < n {
+        for (i, o) in order.iter_mut().enumerate() {
+            *o = i as u64;
+        }
+        for i in (1..NPAGES as usize).rev() {
+            let j = (next_random() % (i as u64 + 1)) as usize;
+            order.swap(i, j);
+        }
+        let t = rdtsc();
+        protect_all(READ_ONLY);
+        for &i in &order {
+            touch(page(i));
+        }
+        total += rdtsc() - t;
+        done += NPAGES;
+    }
+    total
+}
+
+// ---- processes ---------------------------------------------------------
+
+const NR_GETPID: u64 = 39;
+const NR_FORK: u64 = 57;
+const NR_EXIT: u64 = 60;
+const NR_WAIT4: u64 = 61;
+
+fn fork() -> i64 {
+    let pid = linux(NR_FORK, [0; 6]);
+    assert!(pid >= 0, "fork: {pid}");
+    pid
+}
+
+fn exit(code: u64) -> ! {
+    linux(NR_EXIT, [code, 0, 0, 0, 0, 0]);
+    unreachable!("exit returned")
+}
+
+fn reap(pid: i64) {
+    let r = linux(NR_WAIT4, [pid as u64, 0, 0, 0, 0, 0]);
+    assert_eq!(r, pid, "wait4");
+}
+
+fn lx_getpid(n: u64) -> u64 {
+    let t = rdtsc();
+    for _ in 0..n {
+        black_box(linux(NR_GETPID, [0; 6]));
+    }
+    rdtsc() - t
+}
+
+/// fork, the child exits at once, wait.
+fn fork_exit_wait(n: u64) -> u64 {
+    let t = rdtsc();
+    for _ in 0..n {
+        let pid = fork();
+        if pid == 0 {
+            exit(0);
+        }
+        reap(pid);
+    }
+    rdtsc() - t
+}
+
+/// spawn: load a program that exits at once into a new environment, start
+/// it, wait for it.
+fn spawn_wait(n: u64) -> u64 {
+    let t = rdtsc();
+    for _ in 0..n {
+        let child = spawn::spawn("yielder", 0).expect("spawn");
+        assert_eq!(spawn::wait(child), Ok(0));
+    }
+    rdtsc() - t
+}
+
+/// A new pipe as two descriptors (read, write).
+fn pipe() -> (i64, i64) {
+    lock::acquire();
+    let (r, w) = obj::pipe::create(0).expect("pipe");
+    let ends = (fd::open(r, false).expect("fd"), fd::open(w, false).expect("fd"));
+    lock::release();
+    ends
+}
+
+fn close(fds: &[i64]) {
+    lock::acquire();
+    for &f in fds {
+        let _ = fd::close(f);
+    }
+    lock::release();
+}
+
+fn transfer(fd: i64, buf: &mut [u8], writing: bool) {
+    let mut done = 0;
+    while done < buf.len() {
+        let r = if writing { native::write(fd, &buf[done..]) } else { native::read(fd, &mut buf[done..]) };
+        assert!(r > 0, "pipe: {r}");
+        done += r as usize;
+    }
+}
+
+/// Ping-pong of `size` bytes between two processes over two pipes; n
+/// counts one-way messages.
+fn pipe_pingpong(n: u64, size: usize) -> u64 {
+    let mut bytes = [0u8; 8192];
+    let buf = &mut bytes[..size];
+    let (there_r, there_w) = pipe();
+    let (back_r, back_w) = pipe();
+    let pid = fork();
+    if pid == 0 {
+        for _ in 0..n / 2 {
+            transfer(there_r, buf, false);
+            transfer(back_w, buf, true);
+        }
+        exit(0);
+    }
+    let t = rdtsc();
+    for _ in 0..n / 2 {
+        transfer(there_w, buf, true);
+        transfer(back_r, buf, false);
+    }
+    let total = rdtsc() - t;
+    reap(pid);
+    close(&[there_r, there_w, back_r, back_w]);
+    total
+}
+
+// ---- driver ------------------------------------------------------------
+
+/// The experiments on AREA (they come first in `ALL`).
+const VM: &[&str] = &["dirty", "prot1", "prot100", "unprot100", "trap", "appel1", "appel2"];
+
+fn run(name: &str, n: u64) -> u64 {
+    match name {
+        "dirty" => dirty(n),
+        "prot1" => prot1(n),
+        "prot100" => prot_many(n, READ_ONLY, mf::WRITE),
+        "unprot100" => prot_many(n, mf::WRITE, READ_ONLY),
+        "trap" => trap(n),
+        "appel1" => appel1(n),
+        "appel2" => appel2(n),
+        "pipe_1b" => pipe_pingpong(n, 1),
+        "pipe_8k" => pipe_pingpong(n, 8192),
+        "fork" => fork_exit_wait(n),
+        "spawn" => spawn_wait(n),
+        _ => lx_getpid(n),
+    }
+}
+
+fn main(_: u64) -> i32 {
+    if let Err(e) = native::init() {
+        println!("BENCH-FAIL all {e}");
+        println!("BENCH-DONE");
+        return 1;
+    }
+    let cmdline = kinfo::cmdline();
+    let words = || cmdline.split_whitespace().skip_while(|w| !w.starts_with("init=")).skip(1);
+    let quick = words().any(|w| w == "quick");
+    let named = || words().filter(|w| *w != "quick");
+    let selected: alloc::vec::Vec<&str> =
+        ALL.iter().copied().filter(|b| named().next().is_none() || named().any(|w| w == *b)).collect();
+    user::print!("BENCH-PLAN");
+    for b in &selected {
+        user::print!(" {b}");
+    }
+    println!();
+    trap::set_fault_handler(Some(on_fault));
+    map_area();
+    let trials = if quick { 1 } else { 3 };
+    let mut area_mapped = true;
+    for b in &selected {
+        // The process experiments fork, which would copy the area.
+        if area_mapped && VM.iter().all(|v| v != b) {
+            unmap_area();
+            area_mapped = false;
+        }
+        let n = iterations(b, quick);
+        for _ in 0..trials {
+            println!("BENCH {b} {n} {}", run(b, n));
+        }
+    }
+    println!("BENCH-DONE");
+    0
+}
+
+user::entry!(main);

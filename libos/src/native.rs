@@ -1,0 +1,75 @@
+//! The library's native interface: what a Veneer program linked with the
+//! library calls directly (ExOS's applications call its functions; they do
+//! not trap). `init` builds the library's state in a fresh first process;
+//! `read` and `write` are the file operations without the Linux
+//! personality's reflection; `linux` makes a Linux call from native code,
+//! which the kernel reflects to the library's own handler exactly as it
+//! does for a Linux binary's `syscall` (how a native program forks, waits
+//! and exits through the library).
+
+use crate::obj::{self, Kind};
+use crate::{entry, fd, fs, lock, private, proc, shared};
+
+/// Sets the library up in the first process: private heap, shared arena,
+/// file system from the boot archive, process table, descriptors 0-2 on the
+/// console, and the library's exception handler.
+pub fn init() -> Result<(), &'static str> {
+    private::init();
+    shared::create().map_err(|_| "cannot allocate the shared arena")?;
+    fs::boot::populate().map_err(|_| "cannot build the file system")?;
+    proc::init_first();
+    let console = obj::new(Kind::Console, 2, 0).map_err(|_| "no memory")?;
+    fd::open(console, false).map_err(|_| "fd table")?;
+    for n in 1..3 {
+        fd::dup_to(fd::get(0).unwrap(), n, false).map_err(|_| "fd table")?;
+    }
+    entry::install(0).map_err(|_| "cannot install the exception handler")
+}
+
+/// Runs `op` on the open file behind `fd` with the big lock held, as the
+/// personality does for a Linux call.
+fn with_file(fd: i64, op: impl FnOnce(&fd::Fd, &mut obj::File) -> i64) -> i64 {
+    lock::acquire();
+    let r = match fd::get(fd) {
+        Ok(d) => op(&d, fd::file(&d)),
+        Err(e) => -e,
+    };
+    lock::end_call();
+    r
+}
+
+/// Reads from descriptor `fd` through its method table: bytes read, or a
+/// negative errno.
+pub fn read(fd: i64, buf: &mut [u8]) -> i64 {
+    with_file(fd, |d, f| (d.ops.read)(f, buf))
+}
+
+/// Writes to descriptor `fd` through its method table.
+pub fn write(fd: i64, buf: &[u8]) -> i64 {
+    with_file(fd, |d, f| (d.ops.write)(f, buf))
+}
+
+/// Linux call `nr` with arguments `a`, answered by the library's
+/// personality through the kernel's reflection; returns rax.
+pub fn linux(nr: u64, a: [u64; 6]) -> i64 {
+    let ret: i64;
+    // SAFETY: a reflected call: the kernel hands it to the library's
+    // handler, which answers in rax and restores every other register
+    // (rcx and r11 as `syscall` leaves them); the handler's resume record
+    // lies below the red zone, so the stack may be in use.
+    unsafe {
+        core::arch::asm!(
+            "syscall",
+            inlateout("rax") nr as i64 => ret,
+            inlateout("rdi") a[0] => _,
+            inlateout("rsi") a[1] => _,
+            inlateout("rdx") a[2] => _,
+            inlateout("r10") a[3] => _,
+            inlateout("r8") a[4] => _,
+            inlateout("r9") a[5] => _,
+            lateout("rcx") _,
+            lateout("r11") _,
+        )
+    };
+    ret
+}
