@@ -158,8 +158,23 @@ pub const PRED_FREE: u64 = BASE + 31;
 /// the deadline.
 pub const SLEEP: u64 = BASE + 32;
 
+/// `map_from_range(env, va, src, pages, flags, cred)`: `map_from` for
+/// `pages` consecutive pages (at most `RANGE_MAX`); source pages the caller
+/// has not mapped are skipped. Everything is checked before anything
+/// changes. Returns how many pages were mapped. (Batching the mapping calls
+/// of a library fork, paper 000 §5.2.1.)
+pub const MAP_FROM_RANGE: u64 = BASE + 33;
+/// `protect_range(env, va, pages, flags, cred)`: `protect` for `pages`
+/// consecutive pages (at most `RANGE_MAX`); unmapped pages are skipped.
+/// Everything is checked before anything changes. Returns how many pages
+/// changed.
+pub const PROTECT_RANGE: u64 = BASE + 34;
+
 /// One past the last kernel call.
-pub const END: u64 = BASE + 33;
+pub const END: u64 = BASE + 35;
+
+/// Most pages one range call covers.
+pub const RANGE_MAX: u64 = 4096;
 
 /// A region of memory a wakeup predicate reads.
 #[repr(C)]

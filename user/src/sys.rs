@@ -150,6 +150,14 @@ pub fn pred_free(id: u64) -> Result<u64, Error> {
 pub fn sleep(id: u64, deadline: u64) -> Result<u64, Error> {
     result(call(sc::SLEEP, [id, deadline, 0, 0, 0, 0]))
 }
+/// `map_from` for `pages` consecutive pages; returns how many were mapped.
+pub fn map_from_range(env: u64, va: u64, src: u64, pages: u64, flags: u64) -> Result<u64, Error> {
+    result(call(sc::MAP_FROM_RANGE, [env, va, src, pages, flags, CRED_SELF]))
+}
+/// `protect` for `pages` consecutive pages; returns how many changed.
+pub fn protect_range(env: u64, va: u64, pages: u64, flags: u64) -> Result<u64, Error> {
+    result(call(sc::PROTECT_RANGE, [env, va, pages, flags, CRED_SELF, 0]))
+}
 pub fn unmap(env: u64, va: u64) -> Result<u64, Error> {
     result(call(sc::UNMAP, [env, va, CRED_SELF, 0, 0, 0]))
 }

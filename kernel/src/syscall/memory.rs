@@ -8,7 +8,7 @@ use crate::mm::PhysTables;
 use crate::pagetable::{self, NO_EXEC, PRESENT, USER, WRITABLE};
 use crate::state::{kernel, Kernel};
 use abi::layout::{PAGE_SIZE, USER_END, USER_MIN};
-use abi::syscall::{map as mapflags, FRAME_ANY, NO_GUARD};
+use abi::syscall::{map as mapflags, FRAME_ANY, NO_GUARD, RANGE_MAX};
 use abi::tables::frame_state;
 use abi::Error;
 
@@ -166,6 +166,70 @@ pub extern "sysv64" fn set_repossession_vector(env: u64, va: u64, cred: u64, _: 
             k.frames.drop_ref(old);
         }
         Ok(0)
+    })())
+}
+
+/// The `pages` page addresses from `va`, all below the reserved windows.
+fn page_range(va: u64, pages: u64) -> Result<impl Iterator<Item = u64>, Error> {
+    if pages == 0 || pages > RANGE_MAX {
+        return Err(Error::BadLength);
+    }
+    user_page(va)?;
+    user_page(va + (pages - 1) * PAGE_SIZE)?;
+    Ok((0..pages).map(move |i| va + i * PAGE_SIZE))
+}
+
+pub extern "sysv64" fn map_from_range(env: u64, va: u64, src: u64, pages: u64, flags: u64, cred: u64) -> i64 {
+    let k = kernel();
+    ret((|| {
+        let s = k.env_arg(env, cred)?;
+        let pte = pte_rights(flags)?;
+        let delta = src.wrapping_sub(va);
+        let _source_checked = page_range(src, pages)?;
+        // Check every page first, so that a failure changes nothing.
+        for d in page_range(va, pages)? {
+            let Some(have) = pagetable::lookup(&mut PhysTables, k.pml4(), d.wrapping_add(delta)) else {
+                continue;
+            };
+            if (pte & WRITABLE != 0 && have & WRITABLE == 0) || (pte & NO_EXEC == 0 && have & NO_EXEC != 0) {
+                return Err(Error::NotPermitted);
+            }
+            if pagetable::lookup(&mut PhysTables, k.envs[s].pml4, d).is_some() {
+                return Err(Error::AlreadyMapped);
+            }
+        }
+        let mut mapped = 0;
+        for d in page_range(va, pages)? {
+            if let Some(have) = pagetable::lookup(&mut PhysTables, k.pml4(), d.wrapping_add(delta)) {
+                k.bind(s, d, pagetable::frame_of(have), pte)?;
+                mapped += 1;
+            }
+        }
+        Ok(mapped)
+    })())
+}
+
+pub extern "sysv64" fn protect_range(env: u64, va: u64, pages: u64, flags: u64, cred: u64, _: u64) -> i64 {
+    let k = kernel();
+    ret((|| {
+        let s = k.env_arg(env, cred)?;
+        let pte = pte_rights(flags)?;
+        let pml4 = k.envs[s].pml4;
+        for p in page_range(va, pages)? {
+            let Some(old) = pagetable::lookup(&mut PhysTables, pml4, p) else { continue };
+            if pte & WRITABLE != 0 && old & WRITABLE == 0 {
+                // Widening to writable is a new binding: the frame must allow it.
+                k.frame_arg(pagetable::frame_of(old), cred, needed(pte), true)?;
+            }
+        }
+        let mut changed = 0;
+        for p in page_range(va, pages)? {
+            if pagetable::protect(&mut PhysTables, pml4, p, pte).is_ok() {
+                k.flush(s, p);
+                changed += 1;
+            }
+        }
+        Ok(changed)
     })())
 }
 

@@ -53,6 +53,8 @@ pub static TABLE: [Call; (sc::END - sc::BASE) as usize] = [
     preds::pred_install,
     preds::pred_free,
     preds::sleep,
+    memory::map_from_range,
+    memory::protect_range,
 ];
 
 /// The general path of protected control transfer, where `pct_fast` sends

@@ -90,6 +90,26 @@ fn main(_: u64) -> i32 {
     sys::unmap(ENV_SELF, va + 8192).unwrap();
     sys::protect(ENV_SELF, va, mf::WRITE).unwrap();
     expect("protect bad flags", sys::protect(ENV_SELF, va, 8), BadFlags);
+    // Ranges: [va, hole, va+2p] mapped from a 3-page source with a hole.
+    let g = sys::frame_alloc(ENV_SELF, FRAME_ANY).unwrap();
+    sys::map(ENV_SELF, va + 2 * 4096, g, mf::WRITE).unwrap();
+    let dst = va + 0x10_0000;
+    expect("range of no pages", sys::map_from_range(ENV_SELF, dst, va, 0, 0), BadLength);
+    expect("range too long", sys::map_from_range(ENV_SELF, dst, va, 5000, 0), BadLength);
+    expect("range into the windows", sys::protect_range(ENV_SELF, EXPOSED_BASE - 4096, 2, 0), BadAddress);
+    let mapped = sys::map_from_range(ENV_SELF, dst, va, 3, 0);
+    expect("range onto mapped pages", sys::map_from_range(ENV_SELF, dst, va, 3, 0), AlreadyMapped);
+    let changed = sys::protect_range(ENV_SELF, dst, 3, 0);
+    let widened = sys::protect_range(ENV_SELF, dst, 3, mf::WRITE);
+    if mapped != Ok(2) || changed != Ok(2) || widened != Ok(2) {
+        println!("ranges: mapped {mapped:?}, re-protected {changed:?}, widened {widened:?} (want 2 each)");
+        // SAFETY: single-threaded test program.
+        unsafe { FAILED += 1 };
+    }
+    for p in [dst, dst + 2 * 4096, va + 2 * 4096] {
+        sys::unmap(ENV_SELF, p).unwrap();
+    }
+    sys::frame_free(g).unwrap();
     expect("protect unmapped", sys::protect(ENV_SELF, va + 4096, 0), NotMapped);
     expect("unmap unmapped", sys::unmap(ENV_SELF, va + 4096), NotMapped);
     expect("unmap unaligned", sys::unmap(ENV_SELF, va + 1), BadAddress);
