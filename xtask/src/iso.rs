@@ -43,26 +43,15 @@ pub fn build() -> Result<PathBuf, String> {
 /// The boot test that boots the ISO under OVMF (UEFI) once.
 pub fn boot_test() -> Result<BootTest, String> {
     let iso = build_with("test_hello")?;
-    let args = [
-        "-accel",
-        "tcg",
-        "-cpu",
-        "max",
-        "-smp",
-        "1",
-        "-m",
-        "512M",
-        "-no-reboot",
-        "-device",
-        "isa-debug-exit,iobase=0xf4,iosize=0x04",
+    let mut args = crate::qemu::machine_args();
+    for a in [
         "-drive",
         &format!("if=pflash,format=raw,readonly=on,file={OVMF}"),
         "-cdrom",
         &iso.display().to_string(),
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
+    ] {
+        args.push(a.to_string());
+    }
     Ok(BootTest {
         name: "iso (GRUB, UEFI)".into(),
         args,

@@ -10,29 +10,23 @@ use std::time::{Duration, Instant};
 /// code (0x10) to the isa-debug-exit port: (0x10 << 1) | 1.
 pub const EXIT_SUCCESS: i32 = 33;
 
-/// Arguments shared by every Veneer boot: software emulation, one CPU, the
-/// debug-exit device the kernel uses to power off with a code.
+/// The machine every Veneer boot uses: software emulation, one CPU, the
+/// debug-exit device the kernel powers off through with a code.
+pub fn machine_args() -> Vec<String> {
+    ["-accel", "tcg", "-cpu", "max", "-smp", "1", "-m", "512M", "-no-reboot"]
+        .iter()
+        .chain(&["-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"])
+        .map(|s| s.to_string())
+        .collect()
+}
+
+/// `machine_args` plus the kernel, the boot file system and the command
+/// line naming the first program.
 pub fn base_args(img: &Image, init: &str) -> Vec<String> {
-    let mut v: Vec<String> = [
-        "-accel",
-        "tcg",
-        "-cpu",
-        "max",
-        "-smp",
-        "1",
-        "-m",
-        "512M",
-        "-no-reboot",
-        "-device",
-        "isa-debug-exit,iobase=0xf4,iosize=0x04",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    v.push("-kernel".into());
-    v.push(img.kernel.display().to_string());
-    v.push("-initrd".into());
-    v.push(img.bootfs.display().to_string());
+    let mut v = machine_args();
+    for a in ["-kernel", &img.kernel.display().to_string(), "-initrd", &img.bootfs.display().to_string()] {
+        v.push(a.to_string());
+    }
     v.push("-append".into());
     v.push(format!("init={init}"));
     v

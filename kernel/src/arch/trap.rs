@@ -39,6 +39,27 @@ const _: () = assert!(core::mem::size_of::<TrapFrame>() == 176);
 // Vectors for which the CPU pushes an error code.
 global_asm!(
     r#"
+    /* Pops a whole frame pushed by trap_common (and the vector and error
+     * words), leaving the interrupt frame for IRETQ. */
+    .macro restore_frame
+    popq %r15
+    popq %r14
+    popq %r13
+    popq %r12
+    popq %r11
+    popq %r10
+    popq %r9
+    popq %r8
+    popq %rbp
+    popq %rdi
+    popq %rsi
+    popq %rdx
+    popq %rcx
+    popq %rbx
+    popq %rax
+    addq $16, %rsp
+    .endm
+
     .section .text
     .balign 16
     .global trap_stubs
@@ -133,22 +154,7 @@ trap_common:
     jmp return_to_user
 1:  movq %rsp, %rdi
     call {from_kernel}
-    popq %r15
-    popq %r14
-    popq %r13
-    popq %r12
-    popq %r11
-    popq %r10
-    popq %r9
-    popq %r8
-    popq %rbp
-    popq %rdi
-    popq %rsi
-    popq %rdx
-    popq %rcx
-    popq %rbx
-    popq %rax
-    addq $16, %rsp
+    restore_frame
     iretq
 
     /* Resume the current environment with every register from its frame. */
@@ -159,22 +165,7 @@ return_to_user:
 resume_frame:
     cmpq $-1, 120(%rsp)
     je 3f
-    popq %r15
-    popq %r14
-    popq %r13
-    popq %r12
-    popq %r11
-    popq %r10
-    popq %r9
-    popq %r8
-    popq %rbp
-    popq %rdi
-    popq %rsi
-    popq %rdx
-    popq %rcx
-    popq %rbx
-    popq %rax
-    addq $16, %rsp
+    restore_frame
     swapgs
     iretq
     /* The environment last entered by SYSCALL: only what that path saved
