@@ -87,7 +87,9 @@ pub fn call_raw(target: u64, flags: u64) -> i64 {
 }
 
 // A server entry: reply to the caller (whose id arrives in rax) with the
-// message it sent, each word incremented by one, then wait for the next
+// message it sent, each word incremented by one except r15, which carries
+// back the slot of a capability granted with the call (rcx; u64::MAX if
+// none), then wait for the next
 // transfer by yielding. It uses no memory and no stack: the cheapest
 // possible callee ("trusted": it saves nothing).
 global_asm!(
@@ -102,7 +104,7 @@ global_asm!(
     "add r12, 1",
     "add r13, 1",
     "add r14, 1",
-    "add r15, 1",
+    "mov r15, rcx",
     "mov rdi, rax",
     "xor esi, esi",
     "mov eax, {pct}",

@@ -8,7 +8,7 @@
 #![no_std]
 #![no_main]
 
-use abi::syscall::{map as mf, pct_cred, rights, CRED_SELF, ENV_SELF, FRAME_ANY, PCT_SYNC};
+use abi::syscall::{map as mf, pct_cred, pct_grant, rights, CRED_SELF, ENV_SELF, FRAME_ANY, PCT_SYNC};
 use abi::Error;
 use user::pct::{call, Msg};
 use user::{println, spawn, sys};
@@ -59,6 +59,15 @@ fn main(_: u64) -> i32 {
     let (r, reply) = call(server, PCT_SYNC | pct_cred(CRED_SELF), &Msg::default());
     println!("transfer presenting the parent's root: {r:#x}, reply rdx {}", reply.rdx);
     ok &= r as u64 == server && reply.rdx == 1;
+    // A capability granted with the transfer lands in the callee's list;
+    // the echo server sends back the slot it arrived in.
+    let gift = sys::cap_derive(CRED_SELF, rights::READ | rights::GRANT).unwrap();
+    let (r, reply) = call(server, PCT_SYNC | pct_cred(CRED_SELF) | pct_grant(gift), &Msg::default());
+    println!("transfer granting a capability: {r:#x}, it arrived in the callee's slot {}", reply.r15);
+    ok &= r as u64 == server && reply.r15 == 1;
+    let (r, _) = call(server, PCT_SYNC | pct_cred(CRED_SELF) | pct_grant(stranger), &Msg::default());
+    println!("granting one without the grant right: {r}");
+    ok &= r == Error::NotPermitted.as_result();
     sys::env_destroy(server).unwrap();
 
     if ok {
