@@ -92,7 +92,9 @@ fn main(_: u64) -> i32 {
     unsafe { core::ptr::write_volatile(p.add(3), 0xfeed) };
     // SAFETY: the page is mapped now.
     let v = unsafe { core::ptr::read_volatile(p.add(3)) };
-    all &= check("page fault", vector::PAGE_FAULT, v == 0xfeed && unsafe { LAST_ADDR } == PF_PAGE + 24);
+    // SAFETY: read after the handler ran, single-threaded.
+    let addr = unsafe { LAST_ADDR };
+    all &= check("page fault", vector::PAGE_FAULT, v == 0xfeed && addr == PF_PAGE + 24);
 
     // #DB: single-step trap after setting TF.
     // SAFETY: the handler clears TF; flags are restored by popfq.
