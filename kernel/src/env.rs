@@ -9,6 +9,7 @@ use crate::cap::{rights, CList, CapRef};
 use crate::mm::{self, PhysTables};
 use crate::pagetable::{self, Tables};
 use crate::state::Kernel;
+pub use crate::validate::{user_rflags, FORCED_FLAGS};
 use abi::tables::{env_slot, env_state, frame_state, ENV_SLOTS};
 use abi::Error;
 
@@ -136,16 +137,6 @@ impl Env {
         first_child: NONE,
         next_sibling: NONE,
     };
-}
-
-/// rflags bits user code may hold: the arithmetic flags, TF, DF, AC, ID.
-const USER_FLAGS: u64 = 0xCD5 | 0x100 | 0x400 | 0x4_0000 | 0x20_0000;
-/// IF and the reserved always-one bit.
-pub const FORCED_FLAGS: u64 = 0x202;
-
-/// Sanitises rflags supplied by user code.
-pub fn user_rflags(v: u64) -> u64 {
-    (v & USER_FLAGS) | FORCED_FLAGS
 }
 
 impl Kernel {

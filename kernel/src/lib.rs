@@ -15,6 +15,7 @@ pub mod bootinfo;
 pub mod cap;
 pub mod frames;
 pub mod pagetable;
+pub mod validate;
 
 #[cfg(target_os = "none")]
 #[macro_use]

@@ -5,44 +5,12 @@
 use super::ret;
 use crate::cap::{rights as caprights, CapRef};
 use crate::mm::PhysTables;
-use crate::pagetable::{self, NO_EXEC, PRESENT, USER, WRITABLE};
+use crate::pagetable::{self, NO_EXEC, WRITABLE};
 use crate::state::{kernel, Kernel};
-use abi::layout::{PAGE_SIZE, USER_END, USER_MIN};
-use abi::syscall::{map as mapflags, FRAME_ANY, NO_GUARD, RANGE_MAX};
+use crate::validate::{needed, page_range, pte_rights, user_page};
+use abi::syscall::{FRAME_ANY, NO_GUARD};
 use abi::tables::frame_state;
 use abi::Error;
-
-/// A page-aligned user address below the reserved windows.
-fn user_page(va: u64) -> Result<u64, Error> {
-    if !va.is_multiple_of(PAGE_SIZE) || !(USER_MIN..USER_END).contains(&va) {
-        return Err(Error::BadAddress);
-    }
-    Ok(va)
-}
-
-/// Page-table rights for `map` flags.
-fn pte_rights(flags: u64) -> Result<u64, Error> {
-    if flags & !mapflags::ALL != 0 {
-        return Err(Error::BadFlags);
-    }
-    let mut pte = PRESENT | USER;
-    if flags & mapflags::WRITE != 0 {
-        pte |= WRITABLE;
-    }
-    if flags & mapflags::EXEC == 0 {
-        pte |= NO_EXEC;
-    }
-    Ok(pte)
-}
-
-/// The capability rights a mapping with `pte` needs on its frame.
-fn needed(pte: u64) -> u32 {
-    if pte & WRITABLE != 0 {
-        caprights::READ | caprights::WRITE
-    } else {
-        caprights::READ
-    }
-}
 
 impl Kernel {
     pub fn pml4(&self) -> u64 {
@@ -167,16 +135,6 @@ pub extern "sysv64" fn set_repossession_vector(env: u64, va: u64, cred: u64, _: 
         }
         Ok(0)
     })())
-}
-
-/// The `pages` page addresses from `va`, all below the reserved windows.
-fn page_range(va: u64, pages: u64) -> Result<impl Iterator<Item = u64>, Error> {
-    if pages == 0 || pages > RANGE_MAX {
-        return Err(Error::BadLength);
-    }
-    user_page(va)?;
-    user_page(va + (pages - 1) * PAGE_SIZE)?;
-    Ok((0..pages).map(move |i| va + i * PAGE_SIZE))
 }
 
 pub extern "sysv64" fn map_from_range(env: u64, va: u64, src: u64, pages: u64, flags: u64, cred: u64) -> i64 {
