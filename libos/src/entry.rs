@@ -152,6 +152,11 @@ pub fn frame() -> &'static mut ExceptionFrame {
     unsafe { &mut (*(&raw mut LX_FRAME)).0 }
 }
 
+/// The exception stack's pages: a forked child gets fresh ones, uncopied.
+pub fn stack_range() -> core::ops::Range<u64> {
+    (&raw const STACK) as u64..stack_top()
+}
+
 fn stack_top() -> u64 {
     (&raw const STACK) as u64 + STACK_SIZE as u64
 }
@@ -185,6 +190,7 @@ pub fn reset_fpu() {
 /// Starts the Linux program for the first time: `regs` become the live
 /// registers, with a clean SSE state.
 pub fn enter(regs: &Regs) -> ! {
+    crate::vm::leave_native_stack();
     let f = frame();
     f.regs = *regs;
     f.busy = 1;

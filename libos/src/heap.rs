@@ -115,6 +115,12 @@ impl Heap {
         }
     }
 
+    /// The end of the part backed by memory.
+    #[inline]
+    pub fn backed(&self) -> usize {
+        self.backed
+    }
+
     /// Bytes between the start and the highest allocation so far.
     pub fn used(&self, base: usize) -> usize {
         self.top - base

@@ -39,3 +39,14 @@ pub const fn page_down(a: u64) -> u64 {
 pub const fn page_up(a: u64) -> u64 {
     (a + PAGE - 1) & !(PAGE - 1)
 }
+
+/// Kits (`proc::kit`): windows of frames prepared for children, one
+/// `KIT_SIZE` window each, in a PML4 slot of their own (`user::spawn`
+/// borrows 0x7E00_0000_0000 for a scratch page).
+pub const KITS: u64 = 0x7800_0000_0000;
+pub const KIT_SIZE: u64 = 64 << 20;
+
+/// Where the kernel put the first program's stack (a native program runs
+/// on it; lxrt leaves it once it starts the Linux program).
+pub const INIT_STACK_TOP: u64 = abi::layout::INIT_STACK_TOP;
+pub const INIT_STACK_BOTTOM: u64 = INIT_STACK_TOP - abi::layout::INIT_STACK_PAGES * PAGE;

@@ -25,6 +25,7 @@ pub mod native;
 pub mod obj;
 pub mod private;
 pub mod proc;
+pub mod range;
 pub mod shared;
 pub mod trap;
 pub mod uaccess;

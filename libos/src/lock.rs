@@ -43,6 +43,18 @@ pub fn acquire() {
         return;
     }
     let me = my_id();
+    // The usual case: nobody holds it.
+    if word().compare_exchange(0, me, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
+        // SAFETY: as above.
+        unsafe { HELD = true };
+        crate::shared::sync();
+        return;
+    }
+    contended(me);
+}
+
+#[cold]
+fn contended(me: u64) {
     loop {
         let cur = word().load(Ordering::Acquire);
         if (cur == 0 || owner_dead(cur))
@@ -50,6 +62,7 @@ pub fn acquire() {
         {
             // SAFETY: as above.
             unsafe { HELD = true };
+            crate::shared::sync();
             return;
         }
         sys::yield_now();

@@ -40,6 +40,12 @@ pub fn init() {
     unsafe { (*HEAP.0.get()).init(base, base + PRIVATE_HEAP_SIZE as usize, base, Some(grow)) };
 }
 
+/// The end of the heap's memory (fork copies `[PRIVATE_HEAP, backed)`).
+pub fn backed() -> u64 {
+    // SAFETY: single-threaded, see `Sync` above.
+    unsafe { (*HEAP.0.get()).backed() as u64 }
+}
+
 // SAFETY: `Heap` hands out disjoint blocks of at least the requested size
 // and alignment (or null).
 unsafe impl GlobalAlloc for Private {

@@ -5,7 +5,7 @@
 //! (shared with a fork relative): the write fault copies it, or just makes
 //! it writable when the frame table shows nobody else maps it.
 
-use crate::layout::{page_down, page_up, PAGE, SCRATCH};
+use crate::layout::{page_down, page_up, INIT_STACK_BOTTOM, INIT_STACK_TOP, PAGE, SCRATCH};
 use abi::layout::pte_va;
 use abi::syscall::{map as mf, ENV_SELF, FRAME_ANY};
 use alloc::vec::Vec;
@@ -186,12 +186,32 @@ fn break_cow(va: u64, old: u64, prot: u32) -> bool {
     sys::map(ENV_SELF, va, new, flags(prot)).is_ok()
 }
 
+/// Whether a native program runs on the kernel's initial stack (lxrt
+/// clears it when it starts a Linux program, which has a stack of its own).
+static mut NATIVE_STACK: bool = true;
+
+/// The initial stack is dead from now on (`entry::enter`).
+pub fn leave_native_stack() {
+    // SAFETY: one thread.
+    unsafe { NATIVE_STACK = false };
+}
+
+/// Is `va` in the live native program's stack? A forked child gets copies
+/// of the pages in use and fresh zeroed ones below them on demand.
+pub fn native_stack(va: u64) -> bool {
+    // SAFETY: one thread.
+    let live = unsafe { NATIVE_STACK };
+    live && (INIT_STACK_BOTTOM..INIT_STACK_TOP).contains(&va)
+}
+
 /// Makes the page at `va` usable for a read (or write): what a page fault
 /// does, and what lxrt does before touching the program's buffers itself
 /// (a fault inside lxrt's handler would be fatal).
 pub fn touch(va: u64, write: bool) -> bool {
-    let Some(r) = find(va) else {
-        return false;
+    let r = match find(va) {
+        Some(r) => r,
+        None if native_stack(va) => Region { start: INIT_STACK_BOTTOM, end: INIT_STACK_TOP, prot: R | W },
+        None => return false,
     };
     if r.prot == 0 || (write && r.prot & W == 0) {
         return false;

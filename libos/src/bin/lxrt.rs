@@ -23,9 +23,10 @@ fn main(_: u64) -> i32 {
     let mut words: Vec<&str> =
         kinfo::cmdline().split_whitespace().skip_while(|w| !w.starts_with("init=")).skip(1).collect();
     while let Some(opt) = words.first().and_then(|w| w.strip_prefix('-')) {
-        // SAFETY: set before any program runs.
         match opt {
+            // SAFETY: set before any program runs (single-threaded start).
             "t" => unsafe { obj::console::IS_TTY = true },
+            // SAFETY: as above.
             "s" => unsafe { linux::TRACE = true },
             _ => break,
         }

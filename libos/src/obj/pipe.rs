@@ -73,7 +73,7 @@ fn pipe_of(f: &File) -> &'static mut Pipe {
     unsafe { &mut *f.pipe }
 }
 
-fn read(f: &mut File, buf: &mut [u8]) -> i64 {
+pub fn read(f: &mut File, buf: &mut [u8]) -> i64 {
     if f.kind != Kind::PipeRead {
         return -EBADF;
     }
@@ -83,13 +83,7 @@ fn read(f: &mut File, buf: &mut [u8]) -> i64 {
         let fill = (p.head - p.tail) as usize;
         if fill > 0 {
             let n = fill.min(buf.len());
-            let at = p.tail as usize % CAPACITY;
-            let first = n.min(CAPACITY - at);
-            crate::copy::copy(&mut buf[..first], &p.buf[at..at + first]);
-            if first < n {
-                crate::copy::copy(&mut buf[first..n], &p.buf[..n - first]);
-            }
-            p.tail += n as u64;
+            take(p, &mut buf[..n]);
             if p.writer_waits {
                 p.writer_waits = false;
                 crate::lock::hand_off(p.writer_env);
@@ -107,12 +101,26 @@ fn read(f: &mut File, buf: &mut [u8]) -> i64 {
     }
 }
 
-fn write(f: &mut File, buf: &[u8]) -> i64 {
+pub fn write(f: &mut File, buf: &[u8]) -> i64 {
     if f.kind != Kind::PipeWrite {
         return -EBADF;
     }
     let p = pipe_of(f);
     p.writer_env = crate::lock::my_id();
+    // A reader that had emptied the ring is keeping up with us: it gets
+    // the CPU as soon as this call ends, instead of finding the ring empty
+    // later, blocking, and waiting for us to yield (ping-pong: the answer
+    // is ready when we come to read it).
+    let was_empty = p.head == p.tail;
+    // The common case first: a reader exists and all of it fits now.
+    if p.readers > 0 && buf.len() <= CAPACITY - (p.head - p.tail) as usize {
+        put(p, buf);
+        if p.reader_waits || was_empty {
+            p.reader_waits = false;
+            crate::lock::hand_off(p.reader_env);
+        }
+        return buf.len() as i64;
+    }
     let mut done = 0;
     while done < buf.len() {
         if p.readers == 0 {
@@ -124,13 +132,7 @@ fn write(f: &mut File, buf: &[u8]) -> i64 {
         // Small writes go in whole or wait; big ones may go in pieces.
         if room > 0 && (want > PIPE_BUF || room >= want) {
             let n = room.min(want);
-            let at = p.head as usize % CAPACITY;
-            let first = n.min(CAPACITY - at);
-            crate::copy::copy(&mut p.buf[at..at + first], &buf[done..done + first]);
-            if first < n {
-                crate::copy::copy(&mut p.buf[..n - first], &buf[done + first..done + n]);
-            }
-            p.head += n as u64;
+            put(p, &buf[done..done + n]);
             done += n;
             continue;
         }
@@ -140,11 +142,48 @@ fn write(f: &mut File, buf: &[u8]) -> i64 {
         p.writer_waits = true;
         crate::lock::wait_for(p.reader_env);
     }
-    if p.reader_waits {
+    if p.reader_waits || (was_empty && done > 0) {
         p.reader_waits = false;
         crate::lock::hand_off(p.reader_env);
     }
     done as i64
+}
+
+/// Appends `src` to the ring (the caller checked there is room).
+#[inline]
+fn put(p: &mut Pipe, src: &[u8]) {
+    let n = src.len();
+    let at = p.head as usize % CAPACITY;
+    let first = n.min(CAPACITY - at);
+    copy_small(&mut p.buf[at..at + first], &src[..first]);
+    if first < n {
+        crate::copy::copy(&mut p.buf[..n - first], &src[first..]);
+    }
+    p.head += n as u64;
+}
+
+/// Fills `dst` from the ring (the caller checked it holds that much).
+#[inline]
+fn take(p: &mut Pipe, dst: &mut [u8]) {
+    let n = dst.len();
+    let at = p.tail as usize % CAPACITY;
+    let first = n.min(CAPACITY - at);
+    copy_small(&mut dst[..first], &p.buf[at..at + first]);
+    if first < n {
+        crate::copy::copy(&mut dst[first..], &p.buf[..n - first]);
+    }
+    p.tail += n as u64;
+}
+
+/// A copy where single bytes (the usual message in a ping-pong) skip the
+/// string instructions.
+#[inline]
+fn copy_small(dst: &mut [u8], src: &[u8]) {
+    if let ([d], [s]) = (&mut *dst, src) {
+        *d = *s;
+    } else {
+        crate::copy::copy(dst, src);
+    }
 }
 
 fn stat(f: &File, st: &mut Stat) -> i64 {

@@ -11,13 +11,34 @@
 use super::table::{self, FREE, RUNNING, ZOMBIE};
 use crate::errno::{ECHILD, EINTR};
 use crate::{fd, lock, vm};
-use abi::tables::{env_state, ENV_SLOTS};
+use abi::tables::{env_state, EnvInfo};
+use alloc::vec::Vec;
 use user::{kinfo, sys};
 
+/// The environments this process created (fork), which may still exist:
+/// the kernel's environment table says which do, without scanning it all.
+static mut CHILDREN: Vec<u32> = Vec::new();
+
+fn children() -> &'static mut Vec<u32> {
+    // SAFETY: private to this process; one thread.
+    unsafe { &mut *(&raw mut CHILDREN) }
+}
+
+/// Fork made environment `env`.
+pub fn add_child(env: u32) {
+    children().push(env);
+}
+
+/// A forked child's copy of the list names its siblings, not its children.
+pub fn forked_child() {
+    children().clear();
+}
+
 /// The kernel's view: live environments whose parent is this one.
-fn child_envs() -> impl Iterator<Item = abi::tables::EnvInfo> {
+fn child_envs() -> impl Iterator<Item = EnvInfo> {
     let me = sys::self_id() as u32;
-    (0..ENV_SLOTS).map(kinfo::env).filter(move |e| e.id != 0 && e.parent == me)
+    children().retain(|&id| kinfo::env_by_id(id as u64).is_some_and(|e| e.parent == me));
+    children().iter().filter_map(|&id| kinfo::env_by_id(id as u64))
 }
 
 /// Destroys child environments that have ended and whose process nobody

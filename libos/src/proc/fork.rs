@@ -1,24 +1,33 @@
 //! fork in the library, with copy-on-write (paper 000 §5.2.1).
 //!
 //! The parent scans its own page tables through the kernel's read-only
-//! self-map and builds the child's address space with `map_from`:
-//! - the shared arena: the same frames, writable (files, pipes, the
-//!   process table are shared, not copied);
-//! - the program's writable pages: the same frames read-only in both, so
-//!   the first write by either side faults and `vm` copies (or just
-//!   re-enables writing once the frame table shows one mapper left);
+//! self-map, gathers runs of consecutive pages that are treated alike, and
+//! builds the child's address space with one batched kernel call per run
+//! (`range`):
+//! - the shared arena: only the part in use, the same frames, writable
+//!   (files, pipes, the process table are shared, not copied); the child
+//!   gets the capability to map the rest when the shared heap grows
+//!   (`shared`);
+//! - the program's writable pages: write-protected here (`protect_range`)
+//!   and mapped read-only into the child, so the first write by either side
+//!   faults and `vm` copies (or just re-enables writing once the frame
+//!   table shows one mapper left);
 //! - read-only pages (text): the same frames, read-only;
-//! - lxrt's own writable data (its statics, stacks and private heap, which
-//!   the fork code itself is using): copied now, as ExOS copies the pages
-//!   fork runs on.
+//! - lxrt's own writable data (its statics and private heap, which the fork
+//!   code itself is using, and the part of a native program's stack in
+//!   use): copied now, as ExOS copies the pages fork runs on, into a kit of
+//!   frames kept for children (`kit`); the exception stack is mapped from
+//!   the kit without copying. The unused part of a native program's stack
+//!   is left out: the child gets zeroed pages there on demand.
 //!
 //! The child starts at `entry::lx_fork_child`, which resumes the program
 //! just after its `fork` with rax = 0.
 
+use super::kit::Kit;
 use super::table;
 use crate::errno::{EAGAIN, ENOMEM};
-use crate::layout::{SCRATCH, SHARED, SHARED_SIZE};
-use crate::{entry, fd, lock, shared, vm};
+use crate::layout::{page_down, INIT_STACK_BOTTOM, INIT_STACK_TOP, PAGE, PRIVATE_HEAP, SCRATCH};
+use crate::{entry, fd, lock, range, shared, vm};
 use abi::exception::ExceptionFrame;
 use abi::layout::pte_va;
 use abi::syscall::map as mf;
@@ -28,42 +37,48 @@ use user::sys;
 const PRESENT: u64 = 1;
 const WRITABLE: u64 = 2;
 const NO_EXEC: u64 = 1 << 63;
-/// Slot 254 is the self-map, 255 the kernel's exposed tables.
-const USER_SLOTS: u64 = 254;
+/// What one page table covers.
+const TABLE_SPAN: u64 = 1 << 21;
 
 fn entry_at(va: u64, level: u32) -> u64 {
     // SAFETY: only called once the level above is known present.
     unsafe { core::ptr::read_volatile(pte_va(va, level) as *const u64) }
 }
 
-/// Calls `f(va, pte)` for every present 4 KiB page below the self-map.
-fn each_page(mut f: impl FnMut(u64, u64) -> Result<(), Error>) -> Result<(), Error> {
-    for l4 in 0..USER_SLOTS {
-        let a4 = l4 << 39;
-        if entry_at(a4, 3) & PRESENT == 0 {
+/// Calls `f(va, pte)` for every present 4 KiB page in `[start, end)`, in
+/// order, skipping whole tables that are absent.
+fn each_page(start: u64, end: u64, f: &mut impl FnMut(u64, u64) -> Result<(), Error>) -> Result<(), Error> {
+    let mut va = page_down(start);
+    while va < end {
+        // The first absent level above the page, if any: skip its span.
+        let absent = (1..4).rev().find(|&level| entry_at(va, level) & PRESENT == 0);
+        if let Some(level) = absent {
+            let span = PAGE << (9 * level);
+            va = (va & !(span - 1)).saturating_add(span);
             continue;
         }
-        for l3 in 0..512 {
-            let a3 = a4 | l3 << 30;
-            if entry_at(a3, 2) & PRESENT == 0 {
-                continue;
+        let table_end = ((va | (TABLE_SPAN - 1)) + 1).min(end);
+        while va < table_end {
+            let e = entry_at(va, 0);
+            if e & PRESENT != 0 {
+                f(va, e)?;
             }
-            for l2 in 0..512 {
-                let a2 = a3 | l2 << 21;
-                if entry_at(a2, 1) & PRESENT == 0 {
-                    continue;
-                }
-                for l1 in 0..512 {
-                    let va = a2 | l1 << 12;
-                    let e = entry_at(va, 0);
-                    if e & PRESENT != 0 {
-                        f(va, e)?;
-                    }
-                }
-            }
+            va += PAGE;
         }
     }
     Ok(())
+}
+
+unsafe extern "C" {
+    /// The linker's names for the first byte of this program's image and
+    /// the end of its data (`.bss` included).
+    static __executable_start: u8;
+    static _end: u8;
+}
+
+/// lxrt's own image: text, read-only data, data, `.bss`.
+fn image() -> (u64, u64) {
+    ((&raw const __executable_start) as u64, (&raw const _end) as u64)
 }
 
 fn rights(pte: u64) -> u64 {
@@ -77,33 +92,127 @@ fn rights(pte: u64) -> u64 {
     r
 }
 
-fn copy_page(child: u64, va: u64, pte: u64) -> Result<(), Error> {
+/// What the child gets for a page.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum How {
+    /// Nothing (scratch, the unused part of the initial stack).
+    Skip,
+    /// The same frame, read-only in both: copy-on-write.
+    Cow,
+    /// The same frame with the same rights (read-only pages).
+    Share,
+    /// A private copy (lxrt's own writable memory).
+    Copy,
+}
+
+/// A run of consecutive pages treated alike.
+#[derive(Clone, Copy)]
+struct Run {
+    start: u64,
+    pages: u64,
+    how: How,
+    rights: u64,
+}
+
+struct Builder {
+    child: u64,
+    kit: Option<Kit>,
+    /// The lowest page of a native program's stack still in use.
+    stack_live: u64,
+    run: Option<Run>,
+}
+
+impl Builder {
+    fn classify(&self, va: u64, pte: u64) -> How {
+        if (INIT_STACK_BOTTOM..INIT_STACK_TOP).contains(&va) && va < self.stack_live {
+            return How::Skip;
+        }
+        match (vm::find(va).is_some(), pte & WRITABLE != 0) {
+            (true, true) => How::Cow,
+            (false, true) => How::Copy,
+            (_, false) => How::Share,
+        }
+    }
+
+    fn page(&mut self, va: u64, pte: u64) -> Result<(), Error> {
+        let (how, rights) = (self.classify(va, pte), rights(pte));
+        if let Some(r) = &mut self.run {
+            if r.how == how && r.rights == rights && r.start + r.pages * PAGE == va {
+                r.pages += 1;
+                return Ok(());
+            }
+        }
+        self.flush()?;
+        self.run = Some(Run { start: va, pages: 1, how, rights });
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), Error> {
+        let Some(r) = self.run.take() else {
+            return Ok(());
+        };
+        match r.how {
+            How::Skip => Ok(()),
+            How::Share => range::map_from(self.child, r.start, r.start, r.pages, r.rights),
+            How::Cow => {
+                let ro = r.rights & !mf::WRITE;
+                range::protect(0, r.start, r.pages, ro)?;
+                range::map_from(self.child, r.start, r.start, r.pages, ro)
+            }
+            How::Copy => match self.kit.as_mut().and_then(|k| k.next(r.pages)) {
+                Some(at) => {
+                    let stack = entry::stack_range();
+                    for i in 0..r.pages {
+                        let va = r.start + i * PAGE;
+                        // Pages wholly inside the exception stack are not
+                        // copied; the ones at its ends hold other statics.
+                        if va < stack.start || va + PAGE > stack.end {
+                            // SAFETY: `va` is mapped here, and the kit's
+                            // page is ours, writable, used by no child.
+                            unsafe { crate::copy::copy_page(at + i * PAGE, va) };
+                        }
+                    }
+                    range::map_from(self.child, r.start, at, r.pages, r.rights)
+                }
+                None => (0..r.pages).try_for_each(|i| copy_page(self.child, r.start + i * PAGE, r.rights)),
+            },
+        }
+    }
+}
+
+fn copy_page(child: u64, va: u64, rights: u64) -> Result<(), Error> {
     let f = sys::frame_alloc(child, abi::syscall::FRAME_ANY)?;
     sys::map(0, SCRATCH, f, mf::WRITE)?;
     // SAFETY: `va` is mapped in this process, SCRATCH maps the new frame.
     unsafe { crate::copy::copy_page(SCRATCH, va) };
     sys::unmap(0, SCRATCH)?;
-    sys::map(child, va, f, rights(pte))?;
+    sys::map(child, va, f, rights)?;
     Ok(())
 }
 
+/// Builds the child's address space from what this process knows it has:
+/// the program's regions (`vm`), lxrt's image and private heap, the live
+/// part of a native program's stack, and the arena. (A native program's
+/// own mappings outside these are not inherited; it registers memory it
+/// wants its children to have with `vm::add`.)
 fn build(child: u64) -> Result<(), Error> {
-    each_page(|va, pte| {
-        if (SHARED..SHARED + SHARED_SIZE).contains(&va) || va == SCRATCH {
-            return Ok(());
-        }
-        match vm::find(va) {
-            Some(_) if pte & WRITABLE != 0 => {
-                sys::protect(0, va, rights(pte) & !mf::WRITE)?;
-                sys::map_from(child, va, va, rights(pte) & !mf::WRITE)?;
-                Ok(())
-            }
-            Some(_) => sys::map_from(child, va, va, rights(pte)).map(|_| ()),
-            None if pte & WRITABLE != 0 => copy_page(child, va, pte),
-            None => sys::map_from(child, va, va, rights(pte)).map(|_| ()),
-        }
-    })?;
-    shared::share_with(child)
+    shared::share_with(child)?;
+    // The program's stack pointer; lxrt's resume path writes just below
+    // its red zone, so that page is live too.
+    let sp = entry::frame().regs.rsp.wrapping_sub(144);
+    let stack_live = if vm::native_stack(sp) { page_down(sp) } else { INIT_STACK_TOP };
+    let mut b = Builder { child, kit: Kit::take(), stack_live, run: None };
+    let mut page = |va, pte| b.page(va, pte);
+    // By index: `page` looks regions up too.
+    for i in 0..vm::regions().len() {
+        let r = vm::regions()[i];
+        each_page(r.start, r.end, &mut page)?;
+    }
+    let (image, image_end) = image();
+    each_page(image, image_end, &mut page)?;
+    each_page(PRIVATE_HEAP, crate::private::backed(), &mut page)?;
+    each_page(stack_live, INIT_STACK_TOP, &mut page)?;
+    b.flush()
 }
 
 /// `fork`: returns the child's pid (the child sees 0).
@@ -131,6 +240,7 @@ pub fn fork() -> Result<i64, i64> {
         return Err(ENOMEM);
     }
     fd::fork_refs();
+    super::exit::add_child(child as u32);
     // A runnable environment runs only in time slices it owns: the child
     // gets one, like every process.
     let _ = sys::slice_alloc(child, abi::syscall::SLICE_ANY);
@@ -148,6 +258,9 @@ fn fs_base() -> u64 {
 /// Runs first in a new child, before it resumes the program.
 pub fn child_start(frame: &mut ExceptionFrame) {
     lock::forked_child();
+    shared::forked_child();
+    super::kit::forked_child();
+    super::exit::forked_child();
     frame.regs.rax = 0;
     let env = sys::self_id() as u32;
     if let Some(s) = table::table().slots.iter().find(|s| s.state == table::RUNNING && s.env == env) {

@@ -5,6 +5,7 @@
 
 pub mod exit;
 pub mod fork;
+pub mod kit;
 pub mod signal;
 pub mod table;
 

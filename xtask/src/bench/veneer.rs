@@ -73,11 +73,12 @@ fn boot(opts: &Options, names: &[&str], img: &build::Image, program: &str) -> Si
     } else if !side.done {
         side.problem = Some(format!("stopped early (QEMU exit {:?})", out.code));
     }
+    // The console is kept whatever happened (for a look at any notes).
+    let dir = build::root().join("target/bench");
+    let log = dir.join(format!("veneer-{program}-serial.log"));
+    let _ = std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(&log, &out.serial));
     if let Some(problem) = &mut side.problem {
         *problem = format!("{program}: {problem}");
-        let dir = build::root().join("target/bench");
-        let log = dir.join(format!("veneer-{program}-serial.log"));
-        let _ = std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(&log, &out.serial));
         eprintln!("xtask: bench: Veneer console saved in {}", log.display());
     }
     side
