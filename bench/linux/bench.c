@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/select.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <ucontext.h>
@@ -434,6 +435,87 @@ static uint64_t b_spawn(long n)
 }
 
 
+/*
+ * select_a / select_b: paper 002's Figure 8 (section 4.6.12, 5.1).  Five
+ * processes each ping-pong `per` 200-byte and then `per` 5-byte messages
+ * through their own external cat (a forked child copying one pipe to the
+ * other), calling select() on the answer's pipe before every read (A) or
+ * reading at once (B).  n counts round trips over all processes; the time
+ * covers the whole experiment (forks and waits included).  Veneer's
+ * counterpart is in libos/src/bin/bench_libos.rs.
+ */
+#define CAT_PROCS 5
+
+static void cat_loop(int from, int to)
+{
+	static char buf[4096];
+	for (;;) {
+		long r = read(from, buf, sizeof buf);
+		if (r <= 0)
+			return;
+		transfer(to, buf, r, 1);
+	}
+}
+
+static void through_cat(long per, int use_select)
+{
+	int to[2], from[2];
+	static char buf[200];
+	if (pipe(to) || pipe(from))
+		die("pipe");
+	pid_t pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (pid == 0) {
+		close(to[1]), close(from[0]);
+		cat_loop(to[0], from[1]);
+		_exit(0);
+	}
+	close(to[0]), close(from[1]);
+	static const long sizes[] = { 200, 5 };
+	for (int s = 0; s < 2; s++) {
+		for (long i = 0; i < per; i++) {
+			transfer(to[1], buf, sizes[s], 1);
+			if (use_select) {
+				fd_set set;
+				FD_ZERO(&set);
+				FD_SET(from[0], &set);
+				if (select(from[0] + 1, &set, NULL, NULL,
+					   NULL) != 1)
+					die("select");
+			}
+			transfer(from[0], buf, sizes[s], 0);
+		}
+	}
+	close(to[1]);
+	reap(pid);
+	close(from[0]);
+}
+
+static uint64_t cat_test(long n, int use_select)
+{
+	long per = n / (2 * CAT_PROCS);
+	pid_t pids[CAT_PROCS];
+	if (per < 1)
+		per = 1;
+	uint64_t t0 = now();
+	for (int p = 0; p < CAT_PROCS; p++) {
+		pids[p] = fork();
+		if (pids[p] < 0)
+			die("fork");
+		if (pids[p] == 0) {
+			through_cat(per, use_select);
+			_exit(0);
+		}
+	}
+	for (int p = 0; p < CAT_PROCS; p++)
+		reap(pids[p]);
+	return now() - t0;
+}
+
+static uint64_t b_select_a(long n) { return cat_test(n, 1); }
+static uint64_t b_select_b(long n) { return cat_test(n, 0); }
+
 static const struct {
 	const char *name;
 	uint64_t (*run)(long);
@@ -446,7 +528,8 @@ static const struct {
 	{ "pipe_1b", b_pipe_1b }, { "pipe_1w", b_pipe_1w },
 	{ "pipe_8k", b_pipe_8k }, { "yield", b_yield },
 	{ "futex", b_futex },	  { "fork", b_fork },
-	{ "spawn", b_spawn },
+	{ "spawn", b_spawn },	  { "select_a", b_select_a },
+	{ "select_b", b_select_b },
 };
 
 int main(int argc, char **argv)

@@ -28,7 +28,8 @@ static const struct {
 	{ "pipe_1b", 10000, 100 },    { "pipe_1w", 10000, 100 },
 	{ "pipe_8k", 5000, 100 },     { "yield", 20000, 100 },
 	{ "futex", 5000, 50 },	      { "fork", 300, 4 },
-	{ "spawn", 200, 4 },
+	{ "spawn", 200, 4 },	      { "select_a", 48000, 100 },
+	{ "select_b", 48000, 100 },
 };
 #define COUNT (sizeof experiments / sizeof experiments[0])
 

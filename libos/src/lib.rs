@@ -30,3 +30,4 @@ pub mod shared;
 pub mod trap;
 pub mod uaccess;
 pub mod vm;
+pub mod wait;

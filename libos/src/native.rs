@@ -86,3 +86,23 @@ pub fn linux(nr: u64, a: [u64; 6]) -> i64 {
     };
     ret
 }
+
+/// `poll` for native programs: waits until one of `entries` is ready or
+/// `timeout_ns` passes (`None`: no limit), without reflection; the number
+/// ready (0 on timeout) or a negative errno. See `crate::wait`.
+pub fn poll(entries: &mut [crate::wait::Entry], timeout_ns: Option<u64>) -> i64 {
+    lock::acquire();
+    let r = crate::wait::wait(entries, timeout_ns);
+    lock::end_call();
+    r.map_or_else(|e| -e, |n| n as i64)
+}
+
+/// `select` for native programs over `fd_set`-style word bitmaps (an
+/// empty slice is a null set): on return each set holds the descriptors
+/// ready for it; the number of bits set or a negative errno.
+pub fn select(nfds: usize, read: &mut [u64], write: &mut [u64], timeout_ns: Option<u64>) -> i64 {
+    lock::acquire();
+    let r = crate::wait::select(nfds, read, write, &mut [], timeout_ns);
+    lock::end_call();
+    r.map_or_else(|e| -e, |n| n as i64)
+}

@@ -14,6 +14,10 @@
 //! - `fork`, `lx_getpid`: Linux calls made from this program and answered
 //!   by the library's Linux personality through the kernel's reflection,
 //!   the very path a Linux binary's `syscall` takes;
+//! - `select_a`, `select_b`: paper 002's Figure 8 (§4.6.12, §5.1): five
+//!   processes each ping-pong 200-byte then 5-byte messages through their
+//!   own `cat` (a forked child copying one pipe to another), calling
+//!   `native::select` before every read (A) or reading at once (B);
 //! - `spawn`: loading a small static program from the boot file system into
 //!   a new environment and waiting for it (`user::spawn`).
 #![no_std]
@@ -42,6 +46,8 @@ const ALL: &[&str] = &[
     "fork",
     "spawn",
     "lx_getpid",
+    "select_a",
+    "select_b",
 ];
 
 /// Iterations per trial (full run, quick run); the full counts are those
@@ -57,6 +63,9 @@ fn iterations(name: &str, quick: bool) -> u64 {
         "pipe_8k" => (5_000, 100),
         "fork" => (300, 4),
         "spawn" => (200, 4),
+        // Round trips over all processes: 5 x (4,800 + 4,800) as in paper
+        // 002's Figure 8; quick: 5 x (10 + 10).
+        "select_a" | "select_b" => (48_000, 100),
         _ => (200_000, 1000), // lx_getpid
     };
     if quick {
@@ -373,6 +382,118 @@ fn pipe_pingpong(n: u64, size: usize) -> u64 {
     total
 }
 
+// ---- select: paper 002's Figure 8 ---------------------------------------
+
+const PROCS: u64 = 5;
+
+fn wait_status(pid: i64) -> i32 {
+    let mut status = 0i32;
+    let r = linux(NR_WAIT4, [pid as u64, &raw mut status as u64, 0, 0, 0, 0]);
+    assert_eq!(r, pid, "wait4");
+    status
+}
+
+/// An external `cat`: copies `from` to `to` until end of file.
+fn cat(from: i64, to: i64) {
+    let mut buf = [0u8; 4096];
+    loop {
+        let n = native::read(from, &mut buf);
+        if n <= 0 {
+            return;
+        }
+        transfer(to, &mut buf[..n as usize], true);
+    }
+}
+
+/// Waits until `fd` is readable (select with one descriptor, no timeout).
+fn select_read(fd: i64) {
+    let mut set = [1u64 << fd];
+    let r = native::select(fd as usize + 1, &mut set, &mut [], None);
+    assert!(r == 1 && set[0] == 1 << fd, "select: {r}");
+}
+
+/// One process of Figure 8: `per` 200-byte then `per` 5-byte messages to
+/// its own cat and back. Exit status 0, or 1 if waiting installed more
+/// than one predicate (the fast path must install nothing).
+fn through_cat(per: u64, use_select: bool) -> u64 {
+    let (to_r, to_w) = pipe();
+    let (from_r, from_w) = pipe();
+    let pid = fork();
+    if pid == 0 {
+        close(&[to_w, from_r]);
+        cat(to_r, from_w);
+        close(&[to_r, from_w]);
+        exit(0);
+    }
+    close(&[to_r, from_w]);
+    let mut buf = [7u8; 200];
+    for size in [200, 5] {
+        for _ in 0..per {
+            transfer(to_w, &mut buf[..size], true);
+            if use_select {
+                select_read(from_r);
+            }
+            transfer(from_r, &mut buf[..size], false);
+        }
+    }
+    close(&[to_w]);
+    let cat_status = wait_status(pid);
+    close(&[from_r]);
+    (cat_status != 0 || libos::wait::installs() > 1) as u64
+}
+
+/// Figure 8: n counts round trips over all five processes.
+fn select_experiment(n: u64, use_select: bool) -> Result<u64, &'static str> {
+    let per = (n / (2 * PROCS)).max(1);
+    let mut pids = [0i64; PROCS as usize];
+    let t = rdtsc();
+    for p in pids.iter_mut() {
+        *p = fork();
+        if *p == 0 {
+            exit(through_cat(per, use_select));
+        }
+    }
+    let failed = pids.iter().any(|&p| wait_status(p) != 0);
+    let total = rdtsc() - t;
+    if failed {
+        Err("a process failed (or installed more than one predicate)")
+    } else {
+        Ok(total)
+    }
+}
+
+/// Before timing select: a wait on an empty pipe times out no earlier
+/// than asked, and a wait ends when another process writes; both sleep on
+/// one predicate, installed once.
+fn select_check() -> Result<(), &'static str> {
+    let (r, w) = pipe();
+    let mut set = [1u64 << r];
+    let before = libos::wait::installs();
+    let t = libos::linux::time::now_ns();
+    let got = native::select(r as usize + 1, &mut set, &mut [], Some(20_000_000));
+    if got != 0 || set[0] != 0 || libos::linux::time::now_ns() - t < 20_000_000 {
+        return Err("select on an empty pipe did not time out after 20 ms");
+    }
+    let pid = fork();
+    if pid == 0 {
+        let pause = [0i64, 30_000_000];
+        linux(35, [&raw const pause as u64, 0, 0, 0, 0, 0]);
+        transfer(w, &mut [1], true);
+        exit(0);
+    }
+    set = [1u64 << r];
+    let got = native::select(r as usize + 1, &mut set, &mut [], Some(5_000_000_000));
+    // Both waits slept on the same predicate, installed by the first.
+    let installed = libos::wait::installs() - before;
+    wait_status(pid);
+    close(&[r, w]);
+    match (got, installed) {
+        (1, 1) => Ok(()),
+        (1, _) => Err("the two waits did not share one installed predicate"),
+        _ => Err("select did not wake when the pipe was written"),
+    }
+}
+
 // ---- driver ------------------------------------------------------------
 
 /// The experiments on AREA (they come first in `ALL`).
@@ -391,6 +512,13 @@ fn run(name: &str, n: u64) -> u64 {
         "pipe_8k" => pipe_pingpong(n, 8192),
         "fork" => fork_exit_wait(n),
         "spawn" => spawn_wait(n),
+        "select_a" | "select_b" => match select_experiment(n, name == "select_a") {
+            Ok(total) => total,
+            Err(why) => {
+                println!("BENCH-FAIL {name} {why}");
+                0
+            }
+        },
         _ => lx_getpid(n),
     }
 }
@@ -423,8 +551,18 @@ fn main(_: u64) -> i32 {
             area_mapped = false;
         }
         let n = iterations(b, quick);
+        if *b == "select_a" {
+            if let Err(why) = select_check() {
+                println!("BENCH-FAIL {b} {why}");
+                continue;
+            }
+        }
         for _ in 0..trials {
-            println!("BENCH {b} {n} {}", run(b, n));
+            // 0: the experiment failed and said so (BENCH-FAIL).
+            let total = run(b, n);
+            if total > 0 {
+                println!("BENCH {b} {n} {total}");
+            }
         }
     }
     println!("BENCH-DONE");

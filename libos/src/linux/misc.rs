@@ -158,30 +158,3 @@ pub fn times(buf: u64) -> LxResult {
     }
     Ok((super::time::now_ns() / 10_000_000) as i64)
 }
-
-/// poll: regular files and the console are always ready; pipes when they
-/// hold data or have no writer. Without a timeout it reports what is ready.
-pub fn poll(fds: u64, n: u64, _timeout: i64) -> LxResult {
-    if n > 256 {
-        return Err(EINVAL);
-    }
-    let mut ready = 0;
-    for i in 0..n {
-        let at = fds + 8 * i;
-        let mut p: [i16; 4] = uaccess::get(at)?;
-        let fdn = p[0] as i32 as i64;
-        let events = p[2];
-        p[3] = if fdn < 0 {
-            0
-        } else if crate::fd::get(fdn).is_err() {
-            0x20 // POLLNVAL
-        } else {
-            events & 0x5 // POLLIN | POLLOUT
-        };
-        if p[3] != 0 {
-            ready += 1;
-        }
-        uaccess::put(at, p)?;
-    }
-    Ok(ready)
-}

@@ -8,6 +8,7 @@ pub mod file;
 pub mod mem;
 pub mod misc;
 pub mod names;
+pub mod poll;
 pub mod process;
 pub mod stat;
 pub mod time;
@@ -59,7 +60,7 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         4 => fl::fstatat(i(AT_FDCWD), a[0], a[1], 0),
         5 => fl::fstat(i(a[0]), a[1]),
         6 => fl::fstatat(i(AT_FDCWD), a[0], a[1], 0x100),
-        7 => misc::poll(a[0], a[1], a[2] as i64),
+        7 => poll::poll(a[0], a[1], a[2] as i32 as i64),
         8 => fl::lseek(i(a[0]), a[1] as i64, a[2]),
         9 => mem::mmap(a[0], a[1], a[2], a[3], i(a[4]), a[5]),
         10 => mem::mprotect(a[0], a[1], a[2]),
@@ -74,6 +75,7 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         20 => fl::writev(i(a[0]), a[1], a[2]),
         21 => fl::faccessat(i(AT_FDCWD), a[0], a[1]),
         22 => fl::pipe2(a[0], 0),
+        23 => poll::select(a[0], a[1], a[2], a[3], a[4], 1000),
         24 => {
             user::sys::yield_now();
             Ok(0)
@@ -152,6 +154,8 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         267 => fl::readlinkat(i(a[0]), a[1], a[2], a[3]),
         268 => fl::fchmodat(i(a[0]), a[1], a[2]),
         269 | 439 => fl::faccessat(i(a[0]), a[1], a[2]),
+        270 => poll::select(a[0], a[1], a[2], a[3], a[4], 1),
+        271 => poll::ppoll(a[0], a[1], a[2]),
         273 => Ok(0), // set_robust_list: one thread, nothing to clean up
         280 => fl::utimensat(i(a[0]), a[1], a[2], a[3]),
         292 => fl::dup3(i(a[0]), i(a[1]), a[2]),

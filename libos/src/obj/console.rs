@@ -117,6 +117,14 @@ pub fn poll_interrupt() -> bool {
     is_tty() && fill()
 }
 
+/// Whether a read would find input now (`poll`): takes in what the kernel
+/// has for us first.
+pub fn input_ready() -> bool {
+    fill();
+    let t = tty();
+    t.len > 0 || t.line_len > 0
+}
+
 fn take_byte() -> Option<u8> {
     let t = tty();
     if t.len == 0 {

@@ -15,10 +15,19 @@ use crate::shared;
 
 pub const CAPACITY: usize = 65536;
 /// Writes up to this size are never interleaved with others (POSIX).
-const PIPE_BUF: usize = 4096;
+pub const PIPE_BUF: usize = 4096;
+/// Offsets of the header fields a wakeup predicate reads, and its size.
+pub const READERS_AT: i16 = 0;
+pub const WRITERS_AT: i16 = 4;
+pub const HEAD_AT: i16 = 8;
+pub const TAIL_AT: i16 = 16;
+pub const HEADER: u64 = 24;
 const O_NONBLOCK: u32 = 0o4000;
 
-#[repr(C)]
+/// The ring's header comes first and the ring is 64-byte aligned, so the
+/// header (`readers` … `tail`, `HEADER` bytes) never straddles a page: a
+/// wakeup predicate reads it as one region (`crate::wait`).
+#[repr(C, align(64))]
 pub struct Pipe {
     pub readers: u32,
     pub writers: u32,
@@ -36,11 +45,19 @@ pub struct Pipe {
     buf: [u8; CAPACITY],
 }
 
+const _: () = {
+    assert!(core::mem::offset_of!(Pipe, readers) == READERS_AT as usize);
+    assert!(core::mem::offset_of!(Pipe, writers) == WRITERS_AT as usize);
+    assert!(core::mem::offset_of!(Pipe, head) == HEAD_AT as usize);
+    assert!(core::mem::offset_of!(Pipe, tail) == TAIL_AT as usize);
+    assert!(HEADER as usize <= align_of::<Pipe>());
+};
+
 pub static OPS: Ops = Ops { read, write, seek: no_seek, stat, ioctl: no_ioctl, close };
 
 /// A new pipe: (read end, write end).
 pub fn create(flags: u32) -> Result<(*mut File, *mut File), i64> {
-    let p = shared::alloc(size_of::<Pipe>(), 8) as *mut Pipe;
+    let p = shared::alloc(size_of::<Pipe>(), align_of::<Pipe>()) as *mut Pipe;
     if p.is_null() {
         return Err(ENOMEM);
     }
@@ -186,6 +203,30 @@ fn copy_small(dst: &mut [u8], src: &[u8]) {
     }
 }
 
+/// Readiness for `poll`: the read end is readable when the ring holds
+/// data, hung up when no writer is left; the write end is writable when a
+/// `PIPE_BUF` write would go in at once, in error when no reader is left.
+pub fn poll_events(f: &File) -> u16 {
+    use crate::wait::{POLLERR, POLLHUP, POLLIN, POLLOUT};
+    let p = pipe_of(f);
+    let fill = (p.head - p.tail) as usize;
+    match f.kind {
+        Kind::PipeRead => (if fill > 0 { POLLIN } else { 0 }) | (if p.writers == 0 { POLLHUP } else { 0 }),
+        _ => {
+            (if CAPACITY - fill >= PIPE_BUF { POLLOUT } else { 0 })
+                | (if p.readers == 0 { POLLERR } else { 0 })
+        }
+    }
+}
+
+/// The ring's header address (what a wakeup predicate reads) and the
+/// environment that last used the other end (a directed yield's target).
+pub fn wait_info(f: &File) -> (u64, u64) {
+    let p = pipe_of(f);
+    let peer = if f.kind == Kind::PipeRead { p.writer_env } else { p.reader_env };
+    (f.pipe as u64, peer)
+}
+
 fn stat(f: &File, st: &mut Stat) -> i64 {
     st.mode = crate::fs::S_IFIFO | 0o600;
     st.ino = pipe_of(f).id;
@@ -201,6 +242,6 @@ fn close(f: &mut File) {
     }
     if p.readers == 0 && p.writers == 0 {
         // SAFETY: allocated by `create`; no end refers to it any more.
-        unsafe { shared::free(f.pipe as *mut u8, size_of::<Pipe>(), 8) };
+        unsafe { shared::free(f.pipe as *mut u8, size_of::<Pipe>(), align_of::<Pipe>()) };
     }
 }

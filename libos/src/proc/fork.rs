@@ -261,6 +261,7 @@ pub fn child_start(frame: &mut ExceptionFrame) {
     shared::forked_child();
     super::kit::forked_child();
     super::exit::forked_child();
+    crate::wait::forked_child();
     frame.regs.rax = 0;
     let env = sys::self_id() as u32;
     if let Some(s) = table::table().slots.iter().find(|s| s.state == table::RUNNING && s.env == env) {

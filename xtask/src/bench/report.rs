@@ -132,6 +132,28 @@ impl<'a> Results<'a> {
         }
     }
 
+    /// The within-side comparisons (`rows::WITHIN`) whose rows ran.
+    fn within(&self) -> Vec<String> {
+        let find = |name: &str| self.lines.iter().find(|l| l.row.name == name);
+        let ratio = |a: Option<Figure>, b: Option<Figure>| Some(a?.median / b?.median);
+        let show = |r: Option<f64>| r.map_or("—".to_string(), |r| format!("{r:.2}×"));
+        super::rows::WITHIN
+            .iter()
+            .filter_map(|w| {
+                let (a, b) = (find(w.a)?, find(w.b)?);
+                let veneer = ratio(a.veneer, b.veneer);
+                let met = veneer.map_or("—", |v| if v <= w.veneer_max { "yes" } else { "no" });
+                Some(format!(
+                    "{}: Linux {}, Veneer {} (target: Veneer ≤{}×; met: {met})",
+                    w.title,
+                    show(ratio(a.linux, b.linux)),
+                    show(veneer),
+                    w.veneer_max
+                ))
+            })
+            .collect()
+    }
+
     fn table(&self) -> Vec<Vec<String>> {
         self.lines.iter().map(|l| l.cells(&self.veneer_missing)).collect()
     }
@@ -152,6 +174,9 @@ impl<'a> Results<'a> {
         line(&HEADER.map(String::from));
         for row in &table {
             line(row);
+        }
+        for w in self.within() {
+            println!("{w}");
         }
         for (side, problem) in [("Linux", &self.linux_problem), ("Veneer", &self.veneer_problem)] {
             if let Some(p) = problem {
@@ -246,6 +271,9 @@ impl<'a> Results<'a> {
         let _ = writeln!(md, "|{}", "---|".repeat(HEADER.len() + 1));
         for (cells, line) in self.table().iter().zip(&self.lines) {
             let _ = writeln!(md, "| {} | {} |", cells.join(" | "), line.row.pairing);
+        }
+        for w in self.within() {
+            let _ = writeln!(md, "\n{w}");
         }
         if let Some(p) = &self.veneer_problem {
             let _ = writeln!(md, "\nVeneer: {p}.");

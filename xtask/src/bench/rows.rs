@@ -154,4 +154,32 @@ pub const ROWS: &[Row] = &[
         .veneer("spawn")
         .pairing("Veneer: user::spawn loads a program that exits into a new environment, waits")
         .reference(465097.0),
+    row("select_a", "Fig. 8 A: select before each read", "Knutsson & Gunningberg, Fig. 8")
+        .linux("select_a")
+        .veneer("select_a")
+        .pairing(SELECT_PAIRING),
+    row("select_b", "Fig. 8 B: read directly", "Knutsson & Gunningberg, Fig. 8")
+        .linux("select_b")
+        .veneer("select_b")
+        .pairing(SELECT_PAIRING),
 ];
+
+const SELECT_PAIRING: &str = "per round trip: whole experiment (5 processes x 4,800 200-byte + 4,800 5-byte \
+     messages, each through its own forked cat; forks and waits included) / messages; Linux: bench.c \
+     with select(2); Veneer: bench_libos, libos pipes and native::select over wakeup predicates";
+
+/// A comparison within each side: row `a`'s figure over row `b`'s.
+pub struct Within {
+    pub title: &'static str,
+    pub a: &'static str,
+    pub b: &'static str,
+    /// The issue's target for Veneer's a / b (at most).
+    pub veneer_max: f64,
+}
+
+pub const WITHIN: &[Within] = &[Within {
+    title: "Fig. 8 select overhead (A / B; ExOS >6x, Linux ~1.2x)",
+    a: "select_a",
+    b: "select_b",
+    veneer_max: 1.2,
+}];

@@ -1,0 +1,86 @@
+//! poll, ppoll, select, pselect6 over `crate::wait` (wakeup predicates on
+//! pipe rings; see there). Signal masks passed to ppoll/pselect6 are
+//! accepted and not applied (handlers are not run yet).
+
+use crate::errno::*;
+use crate::uaccess;
+use crate::wait::{self, Entry};
+use alloc::vec::Vec;
+
+/// A `struct timespec` / `struct timeval` at `ptr` as nanoseconds (`unit`:
+/// nanoseconds per unit of its second field); None for a null pointer.
+fn timeout(ptr: u64, unit: u64) -> Result<Option<u64>, i64> {
+    if ptr == 0 {
+        return Ok(None);
+    }
+    let [s, frac]: [i64; 2] = uaccess::get(ptr)?;
+    if s < 0 || frac < 0 || frac as u64 * unit >= 1_000_000_000 {
+        return Err(EINVAL);
+    }
+    Ok(Some((s as u64).saturating_mul(1_000_000_000).saturating_add(frac as u64 * unit)))
+}
+
+/// Writes back the time left, as Linux does for select and ppoll.
+fn time_left(ptr: u64, unit: u64, total: Option<u64>, start: u64) -> Result<(), i64> {
+    if let (true, Some(t)) = (ptr != 0, total) {
+        let left = t.saturating_sub(super::time::now_ns() - start);
+        uaccess::put(ptr, [(left / 1_000_000_000) as i64, ((left % 1_000_000_000) / unit) as i64])?;
+    }
+    Ok(())
+}
+
+/// poll (timeout in ms, negative: none) and ppoll (a timespec).
+fn poll_ns(fds: u64, n: u64, limit: Option<u64>) -> LxResult {
+    if n > crate::fd::MAX_FDS as u64 * 4 {
+        return Err(EINVAL);
+    }
+    let mut entries: Vec<Entry> = Vec::with_capacity(n as usize);
+    for i in 0..n {
+        let p: [i16; 4] = uaccess::get(fds + 8 * i)?;
+        let fd = p[0] as u16 as u32 as i32 | (p[1] as u16 as i32) << 16;
+        entries.push(Entry { fd: fd as i64, events: p[2] as u16, revents: 0 });
+    }
+    let ready = wait::wait(&mut entries, limit)?;
+    for (i, e) in entries.iter().enumerate() {
+        uaccess::put(fds + 8 * i as u64 + 6, e.revents as i16)?;
+    }
+    Ok(ready as i64)
+}
+
+pub fn poll(fds: u64, n: u64, ms: i64) -> LxResult {
+    poll_ns(fds, n, (ms >= 0).then(|| ms as u64 * 1_000_000))
+}
+
+pub fn ppoll(fds: u64, n: u64, ts: u64) -> LxResult {
+    let limit = timeout(ts, 1)?;
+    let start = super::time::now_ns();
+    let r = poll_ns(fds, n, limit);
+    time_left(ts, 1, limit, start)?;
+    r
+}
+
+/// select (a timeval, `unit` 1000) and pselect6 (a timespec, `unit` 1).
+pub fn select(nfds: u64, r: u64, w: u64, x: u64, tv: u64, unit: u64) -> LxResult {
+    let nfds = i32::try_from(nfds as i64).map_err(|_| EINVAL)?;
+    if !(0..=1024).contains(&nfds) {
+        return Err(EINVAL);
+    }
+    let words = (nfds as usize).div_ceil(64);
+    let load = |p: u64| -> Result<Vec<u64>, i64> {
+        if p == 0 {
+            return Ok(Vec::new());
+        }
+        (0..words as u64).map(|i| uaccess::get::<u64>(p + 8 * i)).collect()
+    };
+    let (mut rs, mut ws, mut xs) = (load(r)?, load(w)?, load(x)?);
+    let limit = timeout(tv, unit)?;
+    let start = super::time::now_ns();
+    let n = wait::select(nfds as usize, &mut rs, &mut ws, &mut xs, limit)?;
+    for (p, set) in [(r, &rs), (w, &ws), (x, &xs)] {
+        for (i, word) in set.iter().enumerate() {
+            uaccess::put(p + 8 * i as u64, *word)?;
+        }
+    }
+    time_left(tv, unit, limit, start)?;
+    Ok(n as i64)
+}
