@@ -3,9 +3,10 @@
 //! `envp`, the auxiliary vector), as the Linux kernel's `execve` would.
 //! lxrt itself stays where it is; only the program's regions are replaced.
 
-use crate::errno::{ENOEXEC, ENOMEM};
+use crate::errno::{EACCES, ELOOP, ENOEXEC, ENOMEM};
 use crate::layout::{page_down, page_up, PAGE, STACK_MAX, STACK_TOP};
-use crate::{uaccess, vm};
+use crate::proc::me;
+use crate::{fs, uaccess, vm};
 use abi::exception::Regs;
 use abi::syscall::{map as mf, ENV_SELF};
 use alloc::vec::Vec;
@@ -48,6 +49,46 @@ fn prot_of(flags: u32) -> u32 {
         p |= vm::X;
     }
     p
+}
+
+/// `#!` interpreters followed before `execve` gives up with ELOOP (Linux:
+/// 4 levels of interpreter).
+const MAX_INTERPRETERS: usize = 4;
+
+/// The program `execve` of `path` runs and its bytes, with `#!` scripts
+/// turned into their interpreter's argument list, refused as Linux refuses
+/// it: ENOENT (no such file, or no such interpreter), ENOTDIR, EACCES (not
+/// a regular file, or no execute bit: even root needs one), ELOOP. Whether
+/// the bytes are a program lxrt can load is for `check`, which gives
+/// ENOEXEC.
+pub fn resolve(path: &[u8], argv: &mut Vec<Vec<u8>>) -> Result<(Vec<u8>, &'static [u8]), i64> {
+    let mut path = path.to_vec();
+    for _ in 0..=MAX_INTERPRETERS {
+        if path == b"/proc/self/exe" {
+            path = me().exe.clone();
+        }
+        let ino = fs::path::resolve(me().cwd, &path, true)?;
+        let n = fs::node::get(ino);
+        if n.mode & fs::S_IFMT != fs::S_IFREG || n.mode & 0o111 == 0 {
+            return Err(EACCES);
+        }
+        let data = fs::node::bytes(n);
+        let Some(rest) = data.strip_prefix(b"#!") else {
+            return Ok((path, data));
+        };
+        let line = rest.split(|&c| c == b'\n').next().unwrap_or(b"");
+        let mut words = line.split(|&c| c == b' ' || c == b'\t').filter(|w| !w.is_empty());
+        let interp = words.next().ok_or(ENOEXEC)?.to_vec();
+        let arg = words.next().map(|w| w.to_vec());
+        let mut new = Vec::new();
+        new.push(interp.clone());
+        new.extend(arg);
+        new.push(path.clone());
+        new.extend(argv.iter().skip(1).cloned());
+        *argv = new;
+        path = interp;
+    }
+    Err(ELOOP)
 }
 
 /// Checks `image` is a static x86-64 executable lxrt can load.

@@ -1,13 +1,16 @@
 //! Waiting for descriptors: the core of `poll`, `ppoll`, `select` and
 //! `pselect6` (Linux personality) and of `native::poll`/`native::select`.
 //!
-//! A wait first looks at the descriptors (with the big lock held) and
-//! returns at once if one is ready: in a ping-pong the answer is usually
-//! there already, because a pipe writer hands the CPU to the reader
-//! (`obj::pipe`). Otherwise it gives the rest of its slice once to the
-//! environment expected to make progress (the other end of the first
-//! pipe), looks again, and then sleeps in the kernel on a wakeup predicate
-//! (paper 000 §5.1) until a ring changes or the deadline passes.
+//! A wait first looks at the descriptors and returns at once if one is
+//! ready: in a ping-pong the answer is usually there already, because a
+//! pipe writer hands the CPU to the reader (`obj::pipe`). That look needs
+//! neither the big lock nor any list (`select_now`, `ready_now`: a pipe's
+//! header words are atomics); when it finds nothing, or a descriptor only
+//! the lock lets it read, the wait goes on with the lock held: it gives
+//! the rest of its slice once to the environment expected to make
+//! progress (the other end of the first pipe), looks again, and then
+//! sleeps in the kernel on a wakeup predicate (paper 000 §5.1) until a
+//! ring changes or the deadline passes.
 //!
 //! The predicates are parameterised and cached (paper 002 §4.6.12): a
 //! process installs one predicate per set of up to `MAX_RINGS` pipe rings
@@ -69,41 +72,106 @@ pub struct Entry {
     pub revents: u16,
 }
 
+/// How a look may read shared state.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Look {
+    /// With the big lock held: everything.
+    Locked,
+    /// Without it: pipes (their headers' atomics) and what is always
+    /// ready, but not the console (its input is taken in under the lock).
+    LockFree,
+}
+
+/// Why a look gave no answer.
+enum Stop {
+    /// The call fails (select: a descriptor that is not open).
+    Errno(i64),
+    /// A descriptor can only be looked at with the lock held.
+    NeedsLock,
+}
+
 /// What descriptor `fd` is ready for now (POLLRDNORM/POLLWRNORM come with
-/// POLLIN/POLLOUT).
-pub fn events_of(fd: i64) -> u16 {
+/// POLLIN/POLLOUT; POLLNVAL if it is not open), or None if `look` cannot
+/// tell without the lock.
+#[inline]
+fn events(fd: i64, look: Look) -> Option<u16> {
     let Ok(d) = fd::get(fd) else {
-        return POLLNVAL;
+        return Some(POLLNVAL);
     };
-    let f = fd::file(&d);
-    let ev = match f.kind {
-        Kind::PipeRead | Kind::PipeWrite => pipe::poll_events(f),
+    // SAFETY: the descriptor holds a reference, so the file is live; its
+    // kind and ring never change once it is made, and they are read
+    // through the pointer without forming a reference to the whole file
+    // (other processes may be updating its other fields).
+    let (kind, ring) = unsafe { ((*d.file).kind, (*d.file).pipe) };
+    let ev = match kind {
+        // SAFETY: `ring` is the ring of the pipe end this descriptor holds.
+        Kind::PipeRead | Kind::PipeWrite => unsafe { pipe::events(kind, ring) },
+        Kind::Console if look == Look::LockFree => return None,
         Kind::Console => POLLOUT | if obj::console::input_ready() { POLLIN } else { 0 },
         Kind::Null | Kind::Regular | Kind::Dir => POLLIN | POLLOUT,
     };
-    ev | if ev & POLLIN != 0 { POLLRDNORM } else { 0 } | if ev & POLLOUT != 0 { POLLWRNORM } else { 0 }
+    Some(ev | if ev & POLLIN != 0 { POLLRDNORM } else { 0 } | if ev & POLLOUT != 0 { POLLWRNORM } else { 0 })
 }
 
-/// Fills in every entry's `revents`; returns how many have any.
-pub fn scan(entries: &mut [Entry]) -> usize {
-    let mut ready = 0;
-    for e in entries.iter_mut() {
-        e.revents = if e.fd < 0 { 0 } else { events_of(e.fd) & (e.events | ALWAYS) };
-        ready += (e.revents != 0) as usize;
+/// What a wait waits for: poll's entries or select's sets.
+trait Waited {
+    /// Looks at every descriptor once and returns how many are ready. The
+    /// answer is left in place (`revents`, the sets) when some are; with
+    /// none ready, select's sets are left as they were.
+    fn look(&mut self, look: Look) -> Result<usize, Stop>;
+    /// The descriptors waited on, each with the events asked for.
+    fn asked(&self) -> impl Iterator<Item = (i64, u16)> + '_;
+    /// The time is up with nothing ready: leave the answer for that.
+    fn none_ready(&mut self) {}
+}
+
+impl Waited for [Entry] {
+    fn look(&mut self, look: Look) -> Result<usize, Stop> {
+        let mut ready = 0;
+        for e in self.iter_mut() {
+            e.revents =
+                if e.fd < 0 { 0 } else { events(e.fd, look).ok_or(Stop::NeedsLock)? & (e.events | ALWAYS) };
+            ready += (e.revents != 0) as usize;
+        }
+        Ok(ready)
     }
-    ready
+
+    fn asked(&self) -> impl Iterator<Item = (i64, u16)> + '_ {
+        self.iter().filter(|e| e.fd >= 0).map(|e| (e.fd, e.events))
+    }
 }
 
 /// Waits (the big lock held, dropped while asleep) until an entry is ready
 /// or `timeout_ns` has passed (`None`: no limit; `Some(0)`: just look).
 /// Returns how many entries are ready (0 on timeout), or EINTR.
 pub fn wait(entries: &mut [Entry], timeout_ns: Option<u64>) -> Result<usize, i64> {
+    wait_on(entries, timeout_ns)
+}
+
+/// Looks at the entries once without the big lock: `Some(n)` when `n > 0`
+/// are ready (`revents` filled in, as `wait` would leave them); None when
+/// none is, or one needs the lock to be looked at (then `wait` decides).
+pub fn ready_now(entries: &mut [Entry]) -> Option<usize> {
+    entries.look(Look::LockFree).ok().filter(|&n| n > 0)
+}
+
+/// The loop behind `wait` and `select`: look; if nothing is ready, give
+/// the first pipe's other end the CPU once, then sleep on a predicate.
+fn wait_on<W: Waited + ?Sized>(w: &mut W, timeout_ns: Option<u64>) -> Result<usize, i64> {
     let until = timeout_ns.map(|t| crate::linux::time::now_ns().saturating_add(t));
     let mut yielded = false;
     loop {
-        let ready = scan(entries);
-        if ready > 0 || until.is_some_and(|u| crate::linux::time::now_ns() >= u) {
+        let ready = match w.look(Look::Locked) {
+            Ok(n) => n,
+            Err(Stop::Errno(e)) => return Err(e),
+            Err(Stop::NeedsLock) => unreachable!("a look with the lock held reads everything"),
+        };
+        if ready > 0 {
             return Ok(ready);
+        }
+        if until.is_some_and(|u| crate::linux::time::now_ns() >= u) {
+            w.none_ready();
+            return Ok(0);
         }
         if crate::obj::console::poll_interrupt() || crate::proc::signal::pending() {
             return Err(EINTR);
@@ -111,20 +179,18 @@ pub fn wait(entries: &mut [Entry], timeout_ns: Option<u64>) -> Result<usize, i64
         if !yielded {
             // The other end may be about to answer: let it run first.
             yielded = true;
-            lock::wait_for(first_peer(entries));
+            lock::wait_for(first_peer(w.asked()));
             continue;
         }
-        block(entries, until);
+        block(w.asked(), until);
     }
 }
 
 /// The environment that last used the other end of the first pipe waited
 /// on (0: none).
-fn first_peer(entries: &[Entry]) -> u64 {
-    entries
-        .iter()
-        .filter(|e| e.fd >= 0)
-        .filter_map(|e| fd::get(e.fd).ok())
+fn first_peer(asked: impl Iterator<Item = (i64, u16)>) -> u64 {
+    asked
+        .filter_map(|(fd, _)| fd::get(fd).ok())
         .map(|d| fd::file(&d))
         .find(|f| matches!(f.kind, Kind::PipeRead | Kind::PipeWrite))
         .map_or(0, |f| pipe::wait_info(f).1)
@@ -133,16 +199,16 @@ fn first_peer(entries: &[Entry]) -> u64 {
 /// The rings a wait depends on, with their terms, sorted by address; None
 /// if something else could make it ready (console input) or there are too
 /// many rings for one predicate.
-fn rings_of(entries: &[Entry]) -> Option<([(u64, u64); MAX_RINGS], usize)> {
+fn rings_of(asked: impl Iterator<Item = (i64, u16)>) -> Option<([(u64, u64); MAX_RINGS], usize)> {
     let mut rings = [(0u64, 0u64); MAX_RINGS];
     let mut n = 0;
-    for e in entries.iter().filter(|e| e.fd >= 0) {
-        let Ok(d) = fd::get(e.fd) else { continue };
+    for (fd, events) in asked {
+        let Ok(d) = fd::get(fd) else { continue };
         let f = fd::file(&d);
         let term = match f.kind {
             Kind::PipeRead => WANT_READ,
             Kind::PipeWrite => WANT_WRITE,
-            Kind::Console if e.events & (POLLIN | POLLRDNORM) != 0 => return None,
+            Kind::Console if events & (POLLIN | POLLRDNORM) != 0 => return None,
             _ => continue,
         };
         let va = pipe::wait_info(f).0;
@@ -161,8 +227,8 @@ fn rings_of(entries: &[Entry]) -> Option<([(u64, u64); MAX_RINGS], usize)> {
 
 /// Sleeps until the rings change or the deadline (or `MAX_SLEEP_TICKS`)
 /// comes, or, when no predicate covers this wait, yields once.
-fn block(entries: &[Entry], until: Option<u64>) {
-    let pred = rings_of(entries).and_then(|(rings, n)| {
+fn block(asked: impl Iterator<Item = (i64, u16)>, until: Option<u64>) {
+    let pred = rings_of(asked).and_then(|(rings, n)| {
         let id = predicate(&rings[..n])?;
         // SAFETY: one thread per environment; the kernel only reads PARAMS.
         let params = unsafe { &mut *(&raw mut PARAMS) };
@@ -301,10 +367,147 @@ pub fn forked_child() {
 
 // ---- select ------------------------------------------------------------
 
+/// Descriptors a `select` may name (`FD_SETSIZE`).
+pub const FD_SETSIZE: usize = 1024;
+
+/// Which poll events put a descriptor in select's read, write and except
+/// set (Linux's `POLLIN_SET`, `POLLOUT_SET`, `POLLEX_SET`).
+const SELECT_SETS: [u16; 3] = [POLLIN | POLLHUP | POLLERR, POLLOUT | POLLERR, POLLPRI];
+/// The events each set asks for (what `poll` would be asked).
+const SET_EVENTS: [u16; 3] = [POLLIN, POLLOUT, POLLPRI];
+
+/// select's read, write and except sets: `fd_set`s as 64-bit words (an
+/// empty slice is a null set), asked on the way in, answered in place.
+struct Sets<'a> {
+    nfds: usize,
+    sets: [&'a mut [u64]; 3],
+}
+
+impl Sets<'_> {
+    /// Words that hold descriptors below `nfds`.
+    fn words(&self) -> usize {
+        self.nfds.div_ceil(64)
+    }
+
+    /// Word `i` of each set, without bits for descriptors from `nfds` on.
+    #[inline]
+    fn asked_word(&self, i: usize) -> [u64; 3] {
+        let below = self.nfds - 64 * i;
+        let mask = if below >= 64 { !0 } else { (1u64 << below) - 1 };
+        self.sets.each_ref().map(|s| s.get(i).map_or(0, |w| w & mask))
+    }
+
+    /// Leaves `ready` in word `i` of each set.
+    fn store(&mut self, i: usize, ready: [u64; 3]) {
+        for (set, r) in self.sets.iter_mut().zip(ready) {
+            if let Some(w) = set.get_mut(i) {
+                *w = r;
+            }
+        }
+    }
+
+    /// Clears each set from word `from` on (past `nfds` too).
+    fn clear_from(&mut self, from: usize) {
+        for set in self.sets.iter_mut() {
+            if let Some(rest) = set.get_mut(from..).filter(|r| !r.is_empty()) {
+                rest.fill(0);
+            }
+        }
+    }
+}
+
+/// Puts in `ready` the descriptors asked for in word `i` (read, write,
+/// except bits) that are ready for what they are asked for; returns how
+/// many bits that is.
+#[inline(always)]
+fn ready_in(i: usize, asked: [u64; 3], ready: &mut [u64; 3], look: Look) -> Result<usize, Stop> {
+    *ready = [0; 3];
+    let mut count = 0;
+    let mut bits = asked[0] | asked[1] | asked[2];
+    while bits != 0 {
+        let bit = bits & bits.wrapping_neg();
+        bits ^= bit;
+        let fd = 64 * i + bit.trailing_zeros() as usize;
+        let ev = events(fd as i64, look).ok_or(Stop::NeedsLock)?;
+        if ev & POLLNVAL != 0 {
+            return Err(Stop::Errno(EBADF));
+        }
+        for ((r, a), mask) in ready.iter_mut().zip(asked).zip(SELECT_SETS) {
+            if ev & mask != 0 && a & bit != 0 {
+                *r |= bit;
+                count += 1;
+            }
+        }
+    }
+    Ok(count)
+}
+
+impl Waited for Sets<'_> {
+    /// Every descriptor is checked (EBADF before anything is written); the
+    /// sets are rewritten only when something is ready, so a look that
+    /// finds nothing leaves the question in place for the next one.
+    fn look(&mut self, look: Look) -> Result<usize, Stop> {
+        let words = self.words();
+        let mut ready = [0; 3];
+        let mut first = None;
+        for i in 0..words {
+            let count = ready_in(i, self.asked_word(i), &mut ready, look)?;
+            if first.is_none() && count > 0 {
+                first = Some((i, ready, count));
+            }
+        }
+        let Some((first, ready_first, mut count)) = first else {
+            return Ok(0);
+        };
+        // The words before the first ready one hold nothing ready; those
+        // after it are looked at again (every descriptor has just passed,
+        // so that look answers).
+        for i in 0..first {
+            self.store(i, [0; 3]);
+        }
+        self.store(first, ready_first);
+        for i in first + 1..words {
+            count += ready_in(i, self.asked_word(i), &mut ready, look).unwrap_or(0);
+            self.store(i, ready);
+        }
+        self.clear_from(words);
+        Ok(count)
+    }
+
+    fn asked(&self) -> impl Iterator<Item = (i64, u16)> + '_ {
+        (0..self.words()).flat_map(move |i| {
+            let asked = self.asked_word(i);
+            Bits(asked[0] | asked[1] | asked[2]).map(move |b| {
+                let events = (0..3).filter(|&s| asked[s] >> b & 1 != 0).fold(0, |ev, s| ev | SET_EVENTS[s]);
+                ((64 * i + b as usize) as i64, events)
+            })
+        })
+    }
+
+    fn none_ready(&mut self) {
+        self.clear_from(0);
+    }
+}
+
+/// The positions of a word's set bits, lowest first.
+struct Bits(u64);
+
+impl Iterator for Bits {
+    type Item = u32;
+
+    fn next(&mut self) -> Option<u32> {
+        let b = (self.0 != 0).then(|| self.0.trailing_zeros())?;
+        self.0 &= self.0 - 1;
+        Some(b)
+    }
+}
+
 /// `select` over word bitmaps (`fd_set`s as 64-bit words; an empty slice
-/// is a null set): waits like `wait`, then leaves in each set only the
-/// descriptors ready for it; returns the number of bits set. A set bit for
-/// a descriptor that is not open is EBADF.
+/// is a null set), the big lock held: waits like `wait`, then leaves in
+/// each set only the descriptors ready for it (read: data, end of file or
+/// error; write: room for `PIPE_BUF` bytes or error; except: none yet);
+/// returns the number of bits set. A set bit for a descriptor that is not
+/// open is EBADF (the sets untouched).
 pub fn select(
     nfds: usize,
     read: &mut [u64],
@@ -312,68 +515,37 @@ pub fn select(
     except: &mut [u64],
     timeout_ns: Option<u64>,
 ) -> Result<usize, i64> {
-    if nfds > fd::MAX_FDS.max(1024) {
+    if nfds > FD_SETSIZE {
         return Err(EINVAL);
     }
-    let bit = |set: &[u64], i: usize| set.get(i / 64).is_some_and(|w| w >> (i % 64) & 1 != 0);
-    let mut small = [Entry::default(); 8];
-    let mut big = Vec::new();
-    let mut n = 0;
-    for i in 0..nfds {
-        let mut events = 0;
-        if bit(read, i) {
-            events |= POLLIN;
-        }
-        if bit(write, i) {
-            events |= POLLOUT;
-        }
-        if bit(except, i) {
-            events |= POLLPRI;
-        }
-        if events == 0 {
-            continue;
-        }
-        if fd::get(i as i64).is_err() {
-            return Err(EBADF);
-        }
-        let e = Entry { fd: i as i64, events, revents: 0 };
-        if n < small.len() {
-            small[n] = e;
-        } else {
-            if big.is_empty() {
-                big.extend_from_slice(&small);
-            }
-            big.push(e);
-        }
-        n += 1;
+    wait_on(&mut Sets { nfds, sets: [read, write, except] }, timeout_ns)
+}
+
+/// `select` without the big lock and without waiting, for descriptors
+/// below 64 (the usual case: one word per set, one pass over it): `Some`
+/// with the answer when a descriptor is ready (the sets as `select` leaves
+/// them) or the call fails, None when `select` must decide (nothing ready
+/// yet, a descriptor only a look with the lock held can read, or a larger
+/// `nfds`).
+#[inline]
+pub fn select_now(
+    nfds: usize,
+    read: &mut [u64],
+    write: &mut [u64],
+    except: &mut [u64],
+) -> Option<Result<usize, i64>> {
+    if nfds > 64 {
+        return None;
     }
-    let entries = if n > small.len() { &mut big[..] } else { &mut small[..n] };
-    wait(entries, timeout_ns)?;
-    for set in [&mut *read, &mut *write, &mut *except] {
-        set.fill(0);
-    }
-    let mut count = 0;
-    for e in entries.iter() {
-        let (w, b) = (e.fd as usize / 64, 1u64 << (e.fd % 64));
-        let marks = [
-            (&mut *read, POLLIN | POLLHUP | POLLERR),
-            (&mut *write, POLLOUT | POLLERR),
-            (&mut *except, POLLPRI),
-        ];
-        for (set, mask) in marks {
-            if let Some(word) = set.get_mut(w) {
-                // Only sets that asked for this descriptor get it back.
-                let asked = match mask {
-                    m if m & POLLIN != 0 => e.events & POLLIN != 0,
-                    m if m & POLLOUT != 0 => e.events & POLLOUT != 0,
-                    _ => e.events & POLLPRI != 0,
-                };
-                if asked && e.revents & mask != 0 {
-                    *word |= b;
-                    count += 1;
-                }
-            }
+    let mut sets = Sets { nfds, sets: [read, write, except] };
+    let mut ready = [0; 3];
+    match ready_in(0, sets.asked_word(0), &mut ready, Look::LockFree) {
+        Ok(0) | Err(Stop::NeedsLock) => None,
+        Ok(count) => {
+            sets.store(0, ready);
+            sets.clear_from(1);
+            Some(Ok(count))
         }
+        Err(Stop::Errno(e)) => Some(Err(e)),
     }
-    Ok(count)
 }

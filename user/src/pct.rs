@@ -86,6 +86,21 @@ pub fn call_raw(target: u64, flags: u64) -> i64 {
     r
 }
 
+/// Yields until `server` has opened its entry point (a call is refused
+/// with `BadState` until then), making a first call with `msg`; returns its
+/// result. Gives up after many tries.
+pub fn first_call(server: u64, flags: u64, msg: &Msg) -> (i64, Msg) {
+    let mut last = call(server, flags, msg);
+    for _ in 0..10_000 {
+        if last.0 != abi::Error::BadState.as_result() {
+            break;
+        }
+        crate::sys::yield_now();
+        last = call(server, flags, msg);
+    }
+    last
+}
+
 // A server entry: reply to the caller (whose id arrives in rax) with the
 // message it sent, each word incremented by one except r15, which carries
 // back the slot of a capability granted with the call (rcx; u64::MAX if

@@ -5,6 +5,8 @@
 //! Veneer powers off with success and the program's console output equals
 //! the host's stdout+stderr byte for byte (lxrt's own `lxrt:` notes and the
 //! kernel's `veneer:` lines are not program output and are left out).
+//! A script's `# log: TEXT` comment lines name lxrt notes that must also
+//! appear on Veneer's console (e.g. an unsupported call reported by name).
 
 use crate::boottest::BootTest;
 use crate::build::{self, Image};
@@ -70,14 +72,24 @@ fn host_output(name: &str, script: &Path) -> Result<String, String> {
     String::from_utf8(out.stdout).map_err(|_| format!("{name}: host output is not UTF-8"))
 }
 
-/// The program's output in a Veneer serial log.
+/// The program's output in a Veneer serial log. lxrt reports each
+/// unsupported Linux call once per boot: a report seen twice is added to the
+/// output (as `lxrt: reported twice: ...`), so the comparison fails.
 pub fn guest_output(serial: &str) -> String {
     let mut out = String::new();
     let mut started = false;
-    for line in serial.replace('\r', "").split_inclusive('\n') {
+    let mut reported = Vec::new();
+    let serial = serial.replace('\r', "");
+    for line in serial.split_inclusive('\n') {
         if line.starts_with("veneer: starting lxrt") {
             started = true;
             continue;
+        }
+        if line.starts_with("lxrt: unsupported Linux call ") {
+            if reported.contains(&line) {
+                out.push_str(&format!("lxrt: reported twice: {line}"));
+            }
+            reported.push(line);
         }
         if !started || line.starts_with("veneer: ") || line.starts_with("lxrt: ") {
             continue;
@@ -85,6 +97,12 @@ pub fn guest_output(serial: &str) -> String {
         out.push_str(line);
     }
     out
+}
+
+/// The `# log: TEXT` lines of `script`: console lines Veneer must print.
+fn log_lines(script: &Path) -> Result<Vec<String>, String> {
+    let text = std::fs::read_to_string(script).map_err(|e| format!("reading {}: {e}", script.display()))?;
+    Ok(text.lines().filter_map(|l| l.strip_prefix("# log: ")).map(str::to_string).collect())
 }
 
 /// The comparison tests among `names` (all when empty).
@@ -98,10 +116,29 @@ pub fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
         tests.push(BootTest {
             name: name.clone(),
             args: qemu::base_args(img, &format!("lxrt /bin/sh /tests/{file}")),
-            expect: Vec::new(),
+            expect: log_lines(&script)?,
             timeout: Duration::from_secs(TIMEOUT_S),
             output: Some(host_output(&name, &script)?),
         });
     }
     Ok(tests)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::guest_output;
+
+    const NOTE: &str = "lxrt: unsupported Linux call sendfile (40): -ENOSYS\n";
+
+    #[test]
+    fn notes_are_not_program_output() {
+        let serial = format!("veneer: boot\r\nveneer: starting lxrt as 0x401\r\nhi\r\n{NOTE}there\r\n");
+        assert_eq!(guest_output(&serial), "hi\nthere\n");
+    }
+
+    #[test]
+    fn a_call_reported_twice_shows_in_the_output() {
+        let serial = format!("veneer: starting lxrt as 0x401\n{NOTE}hi\n{NOTE}");
+        assert_eq!(guest_output(&serial), format!("hi\nlxrt: reported twice: {NOTE}"));
+    }
 }

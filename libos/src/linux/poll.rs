@@ -34,13 +34,21 @@ fn poll_ns(fds: u64, n: u64, limit: Option<u64>) -> LxResult {
     if n > crate::fd::MAX_FDS as u64 * 4 {
         return Err(EINVAL);
     }
-    let mut entries: Vec<Entry> = Vec::with_capacity(n as usize);
-    for i in 0..n {
-        let p: [i16; 4] = uaccess::get(fds + 8 * i)?;
+    // A few entries (the usual case) on the stack, more on the heap.
+    let mut small = [Entry::default(); 8];
+    let mut big = Vec::new();
+    let entries = if n as usize <= small.len() {
+        &mut small[..n as usize]
+    } else {
+        big.resize(n as usize, Entry::default());
+        &mut big[..]
+    };
+    for (i, e) in entries.iter_mut().enumerate() {
+        let p: [i16; 4] = uaccess::get(fds + 8 * i as u64)?;
         let fd = p[0] as u16 as u32 as i32 | (p[1] as u16 as i32) << 16;
-        entries.push(Entry { fd: fd as i64, events: p[2] as u16, revents: 0 });
+        *e = Entry { fd: fd as i64, events: p[2] as u16, revents: 0 };
     }
-    let ready = wait::wait(&mut entries, limit)?;
+    let ready = wait::wait(entries, limit)?;
     for (i, e) in entries.iter().enumerate() {
         uaccess::put(fds + 8 * i as u64 + 6, e.revents as i16)?;
     }
@@ -62,22 +70,24 @@ pub fn ppoll(fds: u64, n: u64, ts: u64) -> LxResult {
 /// select (a timeval, `unit` 1000) and pselect6 (a timespec, `unit` 1).
 pub fn select(nfds: u64, r: u64, w: u64, x: u64, tv: u64, unit: u64) -> LxResult {
     let nfds = i32::try_from(nfds as i64).map_err(|_| EINVAL)?;
-    if !(0..=1024).contains(&nfds) {
+    if !(0..=wait::FD_SETSIZE as i32).contains(&nfds) {
         return Err(EINVAL);
     }
     let words = (nfds as usize).div_ceil(64);
-    let load = |p: u64| -> Result<Vec<u64>, i64> {
-        if p == 0 {
-            return Ok(Vec::new());
+    // The sets on the stack (a null pointer: an empty set).
+    let mut sets = [[0u64; wait::FD_SETSIZE / 64]; 3];
+    let len = |p: u64| if p == 0 { 0 } else { words };
+    for (set, p) in sets.iter_mut().zip([r, w, x]) {
+        for (i, word) in set[..len(p)].iter_mut().enumerate() {
+            *word = uaccess::get(p + 8 * i as u64)?;
         }
-        (0..words as u64).map(|i| uaccess::get::<u64>(p + 8 * i)).collect()
-    };
-    let (mut rs, mut ws, mut xs) = (load(r)?, load(w)?, load(x)?);
+    }
     let limit = timeout(tv, unit)?;
     let start = super::time::now_ns();
-    let n = wait::select(nfds as usize, &mut rs, &mut ws, &mut xs, limit)?;
-    for (p, set) in [(r, &rs), (w, &ws), (x, &xs)] {
-        for (i, word) in set.iter().enumerate() {
+    let [rs, ws, xs] = &mut sets;
+    let n = wait::select(nfds as usize, &mut rs[..len(r)], &mut ws[..len(w)], &mut xs[..len(x)], limit)?;
+    for (set, p) in sets.iter().zip([r, w, x]) {
+        for (i, word) in set[..len(p)].iter().enumerate() {
             uaccess::put(p + 8 * i as u64, *word)?;
         }
     }

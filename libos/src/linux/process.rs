@@ -2,7 +2,7 @@
 
 use crate::errno::*;
 use crate::proc::{self, exit, fork, me, signal, table};
-use crate::{entry, exec, fd, fs, uaccess};
+use crate::{entry, exec, fd, uaccess};
 use abi::exception::ExceptionFrame;
 use alloc::vec::Vec;
 
@@ -30,43 +30,11 @@ pub fn clone(f: &ExceptionFrame, flags: u64, stack: u64) -> LxResult {
     fork::fork()
 }
 
-/// The program to run for `path`, with `#!` scripts turned into their
-/// interpreter's argument list.
-fn resolve_exec(path: &[u8], argv: &mut Vec<Vec<u8>>) -> Result<(Vec<u8>, &'static [u8]), i64> {
-    let mut path = path.to_vec();
-    for _ in 0..4 {
-        if path == b"/proc/self/exe" {
-            path = me().exe.clone();
-        }
-        let ino = fs::path::resolve(me().cwd, &path, true)?;
-        let n = fs::node::get(ino);
-        if n.mode & fs::S_IFMT != fs::S_IFREG {
-            return Err(EACCES);
-        }
-        let data = fs::node::bytes(n);
-        let Some(rest) = data.strip_prefix(b"#!") else {
-            return Ok((path, data));
-        };
-        let line = rest.split(|&c| c == b'\n').next().unwrap_or(b"");
-        let mut words = line.split(|&c| c == b' ' || c == b'\t').filter(|w| !w.is_empty());
-        let interp = words.next().ok_or(ENOEXEC)?.to_vec();
-        let arg = words.next().map(|w| w.to_vec());
-        let mut new = Vec::new();
-        new.push(interp.clone());
-        new.extend(arg);
-        new.push(path.clone());
-        new.extend(argv.iter().skip(1).cloned());
-        *argv = new;
-        path = interp;
-    }
-    Err(ELOOP)
-}
-
 pub fn execve(f: &mut ExceptionFrame, pathp: u64, argvp: u64, envpp: u64) -> LxResult {
     let path = uaccess::path(pathp)?.to_vec();
     let mut argv = uaccess::strings(argvp)?;
     let envp = uaccess::strings(envpp)?;
-    let (path, image) = resolve_exec(&path, &mut argv)?;
+    let (path, image) = exec::resolve(&path, &mut argv)?;
     let elf = exec::check(image)?;
     // Past this point the old program is gone: failures are fatal.
     fd::close_on_exec();

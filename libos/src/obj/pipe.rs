@@ -12,6 +12,7 @@ use super::{no_ioctl, no_seek, File, Kind, Ops};
 use crate::errno::{EAGAIN, EBADF, ENOMEM, EPIPE};
 use crate::linux::stat::Stat;
 use crate::shared;
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 pub const CAPACITY: usize = 65536;
 /// Writes up to this size are never interleaved with others (POSIX).
@@ -26,14 +27,16 @@ const O_NONBLOCK: u32 = 0o4000;
 
 /// The ring's header comes first and the ring is 64-byte aligned, so the
 /// header (`readers` … `tail`, `HEADER` bytes) never straddles a page: a
-/// wakeup predicate reads it as one region (`crate::wait`).
+/// wakeup predicate reads it as one region (`crate::wait`). The header's
+/// words are atomics because `select` and `poll` read them without the
+/// big lock (`events`); they change only with the lock held.
 #[repr(C, align(64))]
 pub struct Pipe {
-    pub readers: u32,
-    pub writers: u32,
+    readers: AtomicU32,
+    writers: AtomicU32,
     /// Total bytes ever written / read; their difference is the fill.
-    head: u64,
-    tail: u64,
+    head: AtomicU64,
+    tail: AtomicU64,
     id: u64,
     /// The environments that last read and wrote (directed-yield targets).
     reader_env: u64,
@@ -61,14 +64,15 @@ pub fn create(flags: u32) -> Result<(*mut File, *mut File), i64> {
     if p.is_null() {
         return Err(ENOMEM);
     }
-    // SAFETY: a fresh block big enough; the id (its address) only labels
-    // fstat output.
+    // SAFETY: a fresh block big enough, written field by field (the buffer
+    // needs no initial value); the id (its address) only labels fstat
+    // output.
     unsafe {
         let id = p as u64;
-        (*p).readers = 1;
-        (*p).writers = 1;
-        (*p).head = 0;
-        (*p).tail = 0;
+        (&raw mut (*p).readers).write(AtomicU32::new(1));
+        (&raw mut (*p).writers).write(AtomicU32::new(1));
+        (&raw mut (*p).head).write(AtomicU64::new(0));
+        (&raw mut (*p).tail).write(AtomicU64::new(0));
         (*p).id = id;
         (*p).reader_env = crate::lock::my_id();
         (*p).writer_env = crate::lock::my_id();
@@ -90,6 +94,27 @@ fn pipe_of(f: &File) -> &'static mut Pipe {
     unsafe { &mut *f.pipe }
 }
 
+impl Pipe {
+    /// `(tail, head)`, `tail` read first: both only grow and `tail <= head`
+    /// holds at every instant, so even without the lock `head - tail`
+    /// cannot underflow, and it is never less than the fill at the time
+    /// `head` is read (a reader that sees data saw data that was there; a
+    /// writer that sees room has it).
+    #[inline]
+    fn positions(&self) -> (u64, u64) {
+        let tail = self.tail.load(Ordering::Acquire);
+        (tail, self.head.load(Ordering::Acquire))
+    }
+
+    fn readers(&self) -> u32 {
+        self.readers.load(Ordering::Relaxed)
+    }
+
+    fn writers(&self) -> u32 {
+        self.writers.load(Ordering::Relaxed)
+    }
+}
+
 pub fn read(f: &mut File, buf: &mut [u8]) -> i64 {
     if f.kind != Kind::PipeRead {
         return -EBADF;
@@ -97,17 +122,18 @@ pub fn read(f: &mut File, buf: &mut [u8]) -> i64 {
     let p = pipe_of(f);
     p.reader_env = crate::lock::my_id();
     loop {
-        let fill = (p.head - p.tail) as usize;
+        let (tail, head) = p.positions();
+        let fill = (head - tail) as usize;
         if fill > 0 {
             let n = fill.min(buf.len());
-            take(p, &mut buf[..n]);
+            take(p, tail, &mut buf[..n]);
             if p.writer_waits {
                 p.writer_waits = false;
                 crate::lock::hand_off(p.writer_env);
             }
             return n as i64;
         }
-        if p.writers == 0 {
+        if p.writers() == 0 {
             return 0;
         }
         if f.flags & O_NONBLOCK != 0 {
@@ -128,10 +154,11 @@ pub fn write(f: &mut File, buf: &[u8]) -> i64 {
     // the CPU as soon as this call ends, instead of finding the ring empty
     // later, blocking, and waiting for us to yield (ping-pong: the answer
     // is ready when we come to read it).
-    let was_empty = p.head == p.tail;
+    let (tail, head) = p.positions();
+    let was_empty = head == tail;
     // The common case first: a reader exists and all of it fits now.
-    if p.readers > 0 && buf.len() <= CAPACITY - (p.head - p.tail) as usize {
-        put(p, buf);
+    if p.readers() > 0 && buf.len() <= CAPACITY - (head - tail) as usize {
+        put(p, head, buf);
         if p.reader_waits || was_empty {
             p.reader_waits = false;
             crate::lock::hand_off(p.reader_env);
@@ -140,16 +167,17 @@ pub fn write(f: &mut File, buf: &[u8]) -> i64 {
     }
     let mut done = 0;
     while done < buf.len() {
-        if p.readers == 0 {
+        if p.readers() == 0 {
             crate::proc::signal::raise_self(crate::proc::signal::SIGPIPE);
             return if done > 0 { done as i64 } else { -EPIPE };
         }
-        let room = CAPACITY - (p.head - p.tail) as usize;
+        let (tail, head) = p.positions();
+        let room = CAPACITY - (head - tail) as usize;
         let want = buf.len() - done;
         // Small writes go in whole or wait; big ones may go in pieces.
         if room > 0 && (want > PIPE_BUF || room >= want) {
             let n = room.min(want);
-            put(p, &buf[done..done + n]);
+            put(p, head, &buf[done..done + n]);
             done += n;
             continue;
         }
@@ -166,30 +194,32 @@ pub fn write(f: &mut File, buf: &[u8]) -> i64 {
     done as i64
 }
 
-/// Appends `src` to the ring (the caller checked there is room).
+/// Appends `src` to the ring at `head`, its current head (the caller
+/// checked there is room).
 #[inline]
-fn put(p: &mut Pipe, src: &[u8]) {
+fn put(p: &mut Pipe, head: u64, src: &[u8]) {
     let n = src.len();
-    let at = p.head as usize % CAPACITY;
+    let at = head as usize % CAPACITY;
     let first = n.min(CAPACITY - at);
     copy_small(&mut p.buf[at..at + first], &src[..first]);
     if first < n {
         crate::copy::copy(&mut p.buf[..n - first], &src[first..]);
     }
-    p.head += n as u64;
+    p.head.store(head + n as u64, Ordering::Release);
 }
 
-/// Fills `dst` from the ring (the caller checked it holds that much).
+/// Fills `dst` from the ring at `tail`, its current tail (the caller
+/// checked it holds that much).
 #[inline]
-fn take(p: &mut Pipe, dst: &mut [u8]) {
+fn take(p: &mut Pipe, tail: u64, dst: &mut [u8]) {
     let n = dst.len();
-    let at = p.tail as usize % CAPACITY;
+    let at = tail as usize % CAPACITY;
     let first = n.min(CAPACITY - at);
     copy_small(&mut dst[..first], &p.buf[at..at + first]);
     if first < n {
         crate::copy::copy(&mut dst[first..], &p.buf[..n - first]);
     }
-    p.tail += n as u64;
+    p.tail.store(tail + n as u64, Ordering::Release);
 }
 
 /// A copy where single bytes (the usual message in a ping-pong) skip the
@@ -203,19 +233,27 @@ fn copy_small(dst: &mut [u8], src: &[u8]) {
     }
 }
 
-/// Readiness for `poll`: the read end is readable when the ring holds
-/// data, hung up when no writer is left; the write end is writable when a
-/// `PIPE_BUF` write would go in at once, in error when no reader is left.
-pub fn poll_events(f: &File) -> u16 {
+/// Readiness for `poll` of the pipe end `kind` on ring `pipe`: the read
+/// end is readable when the ring holds data, hung up when no writer is
+/// left; the write end is writable when a `PIPE_BUF` write would go in at
+/// once, in error when no reader is left. Needs no lock: it only loads the
+/// header's atomics, and each answer held at some instant of the call (a
+/// count of 0 never grows again: no end is left to duplicate).
+///
+/// # Safety
+/// `pipe` is the ring of a pipe end this process holds open.
+#[inline]
+pub unsafe fn events(kind: Kind, pipe: *const Pipe) -> u16 {
     use crate::wait::{POLLERR, POLLHUP, POLLIN, POLLOUT};
-    let p = pipe_of(f);
-    let fill = (p.head - p.tail) as usize;
-    match f.kind {
-        Kind::PipeRead => (if fill > 0 { POLLIN } else { 0 }) | (if p.writers == 0 { POLLHUP } else { 0 }),
-        _ => {
-            (if CAPACITY - fill >= PIPE_BUF { POLLOUT } else { 0 })
-                | (if p.readers == 0 { POLLERR } else { 0 })
-        }
+    // SAFETY: the caller's end keeps the ring allocated, and the arena
+    // stays mapped; the header is only read through atomics.
+    let p = unsafe { &*pipe };
+    let (tail, head) = p.positions();
+    let fill = (head - tail) as usize;
+    if kind == Kind::PipeRead {
+        (if fill > 0 { POLLIN } else { 0 }) | (if p.writers() == 0 { POLLHUP } else { 0 })
+    } else {
+        (if CAPACITY - fill >= PIPE_BUF { POLLOUT } else { 0 }) | (if p.readers() == 0 { POLLERR } else { 0 })
     }
 }
 
@@ -236,11 +274,9 @@ fn stat(f: &File, st: &mut Stat) -> i64 {
 
 fn close(f: &mut File) {
     let p = pipe_of(f);
-    match f.kind {
-        Kind::PipeRead => p.readers -= 1,
-        _ => p.writers -= 1,
-    }
-    if p.readers == 0 && p.writers == 0 {
+    let count = if f.kind == Kind::PipeRead { &p.readers } else { &p.writers };
+    count.store(count.load(Ordering::Relaxed) - 1, Ordering::Release);
+    if p.readers() == 0 && p.writers() == 0 {
         // SAFETY: allocated by `create`; no end refers to it any more.
         unsafe { shared::free(f.pipe as *mut u8, size_of::<Pipe>(), align_of::<Pipe>()) };
     }

@@ -90,7 +90,7 @@ fn main(_: u64) -> i32 {
             let (iters, total) = match *b {
                 "pct_roundtrip" | "pct_oneway" => {
                     let server = spawn::spawn("pct_echo", 0).unwrap();
-                    sys::yield_now(); // let it open its entry point
+                    user::pct::first_call(server, abi::syscall::PCT_SYNC, &user::pct::Msg::default());
                     let t = rdtsc();
                     pct_roundtrip(server, n);
                     let total = rdtsc() - t;

@@ -51,7 +51,10 @@ fn main(_: u64) -> i32 {
     // credential dominates its own root — its parent's root does, a
     // sibling capability does not.
     let server = spawn::spawn("pct_echo", 1).unwrap();
-    sys::yield_now();
+    // Wait until its entry point is open (a call with the right credential
+    // gets through).
+    let (r, _) = user::pct::first_call(server, PCT_SYNC | pct_cred(CRED_SELF), &Msg::default());
+    ok &= r as u64 == server;
     let stranger = sys::cap_derive(CRED_SELF, rights::READ).unwrap();
     let (r, _) = call(server, PCT_SYNC | pct_cred(stranger), &Msg::default());
     println!("transfer presenting an unrelated capability: {r}");

@@ -13,7 +13,13 @@ use user::{println, spawn, sys};
 
 fn main(_: u64) -> i32 {
     let server = spawn::spawn("pct_echo", 0).unwrap();
-    sys::yield_now(); // let it open its entry point
+    // Its entry point is open once a first call gets through.
+    let (r, first) = user::pct::first_call(server, PCT_SYNC, &Msg::default());
+    println!("first call: {r:#x} {first:?}");
+    if r as u64 != server {
+        println!("the server never opened its entry point: {r}");
+        return 1;
+    }
     let msg = Msg { rdx: 10, r8: 20, r9: 30, r10: 40, rbx: 50, rbp: 60, r12: 70, r13: 80, r14: 90, r15: 100 };
     let mut ok = true;
     for round in 0..3u64 {
