@@ -29,7 +29,8 @@ pub fn call(target: u64, flags: u64, msg: &Msg) -> (i64, Msg) {
     let r: i64;
     // SAFETY: a PCT system call; every message register is declared as
     // in/out, rbx and rbp are saved around the call because the compiler
-    // reserves them, and rcx/r11 are clobbered by SYSCALL.
+    // reserves them, rcx/r11 are clobbered by SYSCALL, and rdi/rsi come
+    // back changed (the kernel clears them on a transfer).
     unsafe {
         asm!(
             "push rbx",
@@ -44,8 +45,9 @@ pub fn call(target: u64, flags: u64, msg: &Msg) -> (i64, Msg) {
             "pop rbp",
             "pop rbx",
             inlateout("rax") sc::PCT as i64 => r,
-            in("rdi") target,
-            in("rsi") flags,
+            // The kernel does not preserve these across a transfer.
+            inlateout("rdi") target => _,
+            inlateout("rsi") flags => _,
             inout("rdx") m.rdx,
             inout("r8") m.r8,
             inout("r9") m.r9,
