@@ -177,11 +177,18 @@ pub fn child_start_regs() -> Regs {
     Regs { rip: lx_fork_child as *const () as u64, rsp: stack_top(), ..Regs::default() }
 }
 
+/// The interrupted program's saved x87/SSE state (FXSAVE image), restored
+/// when it resumes.
+pub fn fx() -> &'static mut [u8; 512] {
+    // SAFETY: one thread; only the handler (never re-entered) uses it.
+    unsafe { &mut (*(&raw mut LX_FX)).0 }
+}
+
 /// A new program starts with the power-on x87/SSE state.
 pub fn reset_fpu() {
-    // SAFETY: LX_FX is ours; a default FXSAVE image is all zero except
-    // FCW = 0x37f and MXCSR = 0x1f80.
-    let fx = unsafe { &mut (*(&raw mut LX_FX)).0 };
+    // A default FXSAVE image is all zero except FCW = 0x37f and
+    // MXCSR = 0x1f80.
+    let fx = fx();
     fx.fill(0);
     fx[0..2].copy_from_slice(&0x37fu16.to_le_bytes());
     fx[24..28].copy_from_slice(&0x1f80u32.to_le_bytes());

@@ -94,18 +94,18 @@ pub fn rt_sigaction(sig: u64, act: u64, old: u64) -> LxResult {
 }
 
 pub fn rt_sigprocmask(how: u64, set: u64, old: u64) -> LxResult {
-    let m = signal::mask();
+    let m = *signal::mask();
     if old != 0 {
-        uaccess::put(old, *m)?;
+        uaccess::put(old, m)?;
     }
     if set != 0 {
         let s: u64 = uaccess::get(set)?;
-        match how {
-            0 => *m |= s,
-            1 => *m &= !s,
-            2 => *m = s,
+        signal::set_mask(match how {
+            0 => m | s,
+            1 => m & !s,
+            2 => s,
             _ => return Err(EINVAL),
-        }
+        });
     }
     Ok(0)
 }

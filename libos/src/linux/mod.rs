@@ -44,6 +44,7 @@ pub fn syscall(f: &mut ExceptionFrame) {
         Ok(v) => v as u64,
         Err(e) => (-e) as u64,
     };
+    crate::proc::signal::deliver(f);
     lock::end_call();
 }
 
@@ -68,6 +69,7 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         12 => mem::brk(a[0]),
         13 => misc::rt_sigaction(a[0], a[1], a[2]),
         14 => misc::rt_sigprocmask(a[0], a[1], a[2]),
+        15 => crate::proc::signal::sigreturn(f),
         16 => fl::ioctl(i(a[0]), a[1], a[2]),
         17 => fl::pread(i(a[0]), a[1], a[2], a[3], false),
         18 => fl::pread(i(a[0]), a[1], a[2], a[3], true),

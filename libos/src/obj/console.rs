@@ -186,7 +186,7 @@ fn read(f: &mut File, buf: &mut [u8]) -> i64 {
             t.line_len -= n;
             return n as i64;
         }
-        if fill() {
+        if fill() || crate::proc::signal::pending() {
             return -EINTR;
         }
         if canonical {

@@ -139,6 +139,10 @@ pub fn read(f: &mut File, buf: &mut [u8]) -> i64 {
         if f.flags & O_NONBLOCK != 0 {
             return -EAGAIN;
         }
+        // A signal ends the wait; it is acted on as the call returns.
+        if crate::proc::signal::pending() {
+            return -crate::errno::EINTR;
+        }
         p.reader_waits = true;
         crate::lock::wait_for(p.writer_env);
     }

@@ -134,7 +134,7 @@ pub fn wait(pid: i64, options: u64) -> Result<(i64, i32), i64> {
         lock::wait();
         crate::obj::console::poll_interrupt();
         if table::by_pid(me)
-            .is_some_and(|m| m.pending & !*super::signal::mask() & !(1 << super::signal::SIGCHLD) != 0)
+            .is_some_and(|m| m.pending & !super::signal::blocked() & !(1 << super::signal::SIGCHLD) != 0)
         {
             return Err(EINTR);
         }

@@ -1,21 +1,39 @@
-//! Signals, as far as lxrt goes so far: dispositions are recorded
-//! (`rt_sigaction`), a signal a process raises on itself (SIGPIPE) or
-//! finds pending in its process-table slot (sent with `kill`, checked at
-//! every Linux call) takes its default action or is ignored. Running a
-//! program's own handler needs a signal frame on its stack, which is not
-//! done yet: such a signal is logged and treated as ignored.
+//! Signals. Dispositions are recorded (`rt_sigaction`), the blocked set is
+//! kept in Linux's format (`rt_sigprocmask`: bit n-1 = signal n), and a
+//! signal sent to a process waits in its process-table slot (`pending`, bit
+//! n = signal n) until a safe point: the start and the return of each of
+//! its Linux calls (a blocked call such as wait4, nanosleep or a read of a
+//! pipe or the console ends with EINTR when one arrives, so it returns).
+//!
+//! At a call's start, pending unblocked signals with the default action or
+//! ignored take effect (the process may die before the call runs). At its
+//! return, one with a handler of the program's own is delivered as Linux
+//! x86-64 does: an `rt_sigframe` (return address = the `SA_RESTORER`
+//! restorer, `struct ucontext` with the interrupted registers, `siginfo_t`)
+//! and the FXSAVE image of the x87/SSE state are pushed below the red zone,
+//! and the program resumes in the handler with rdi = signal, rsi = &info,
+//! rdx = &ucontext. The restorer's `rt_sigreturn` puts the registers, the
+//! signal mask and the FPU state back from the frame.
 
 use super::table;
+use crate::errno::LxResult;
+use crate::uaccess;
+use abi::exception::ExceptionFrame;
 
 pub const SIGKILL: u32 = 9;
+pub const SIGSEGV: u32 = 11;
 pub const SIGPIPE: u32 = 13;
 pub const SIGCHLD: u32 = 17;
 pub const SIGCONT: u32 = 18;
+pub const SIGSTOP: u32 = 19;
 pub const SIGURG: u32 = 23;
 pub const SIGWINCH: u32 = 28;
 
 const SIG_DFL: u64 = 0;
 const SIG_IGN: u64 = 1;
+
+const SA_NODEFER: u64 = 0x4000_0000;
+const SA_RESETHAND: u64 = 0x8000_0000;
 
 /// `struct sigaction` as the kernel ABI has it.
 #[repr(C)]
@@ -35,46 +53,198 @@ pub fn actions() -> &'static mut [Action; 65] {
     unsafe { &mut (*(&raw mut ACTIONS)) }
 }
 
+/// The blocked signals, Linux's `sigset_t` (bit n-1 = signal n).
 pub fn mask() -> &'static mut u64 {
     // SAFETY: as above.
     unsafe { &mut (*(&raw mut MASK)) }
+}
+
+/// Sets the blocked signals; SIGKILL and SIGSTOP cannot be blocked.
+pub fn set_mask(m: u64) {
+    *mask() = m & !(1 << (SIGKILL - 1) | 1 << (SIGSTOP - 1));
+}
+
+/// The blocked signals in the process table's format (bit n = signal n).
+pub fn blocked() -> u64 {
+    *mask() << 1
 }
 
 fn ignored_by_default(sig: u32) -> bool {
     matches!(sig, SIGCHLD | SIGCONT | SIGURG | SIGWINCH)
 }
 
-/// Acts on signal `sig` delivered to this process.
-pub fn raise_self(sig: u32) {
-    let a = actions()[sig as usize];
-    match a.handler {
-        SIG_IGN => {}
-        SIG_DFL if ignored_by_default(sig) => {}
-        SIG_DFL => super::exit::exit(sig as i32 & 0x7f),
-        _ => crate::log::once("signal handler (not run)", 1000 + sig as u64),
+fn has_handler(sig: u32) -> bool {
+    actions()[sig as usize].handler > SIG_IGN
+}
+
+/// The default action or ignoring; never returns when the signal kills.
+fn act(sig: u32) {
+    match actions()[sig as usize].handler {
+        SIG_DFL if !ignored_by_default(sig) => super::exit::exit(sig as i32 & 0x7f),
+        _ => {}
     }
+}
+
+/// A signal this process sends itself (kill, SIGPIPE): the default action
+/// at once, or, when the program handles or blocks it, pending until the
+/// current call returns or the signal is unblocked.
+pub fn raise_self(sig: u32) {
+    if has_handler(sig) || blocked() & (1 << sig) != 0 {
+        if let Some(s) = table::by_pid(super::pid()) {
+            s.pending |= 1 << sig;
+        }
+        return;
+    }
+    act(sig);
 }
 
 /// Whether a signal this process does not block is waiting for it.
 pub fn pending() -> bool {
-    table::by_pid(super::pid()).is_some_and(|s| s.pending & !*mask() != 0)
+    table::by_pid(super::pid()).is_some_and(|s| s.pending & !blocked() != 0)
 }
 
-/// Acts on signals other processes left in our slot.
+/// At a call's start: acts on pending signals that kill or are ignored.
+/// Those with a handler stay pending for `deliver`, at the call's return.
 pub fn check_pending() {
     let Some(s) = table::by_pid(super::pid()) else {
         return;
     };
-    let p = s.pending & !*mask();
-    if p == 0 {
-        return;
-    }
-    s.pending &= !p;
+    let p = s.pending & !blocked();
     for sig in 1..64 {
-        if p & (1 << sig) != 0 {
-            raise_self(sig);
+        if p & (1 << sig) != 0 && !has_handler(sig) {
+            s.pending &= !(1 << sig);
+            act(sig);
         }
     }
+}
+
+/// At a call's return (`f` holds its result): acts on pending unblocked
+/// signals; the first with a handler has it run, at once on return.
+pub fn deliver(f: &mut ExceptionFrame) {
+    for sig in 1..64u32 {
+        let Some(s) = table::by_pid(super::pid()) else {
+            return;
+        };
+        if s.pending & !blocked() & (1 << sig) == 0 {
+            continue;
+        }
+        s.pending &= !(1 << sig);
+        if has_handler(sig) {
+            run_handler(f, sig);
+            return;
+        }
+        act(sig);
+    }
+}
+
+/// Bytes of the frame: return address, `struct ucontext` (304 bytes in the
+/// kernel's layout), `siginfo_t` (128).
+const FRAME_WORDS: usize = 1 + 38 + 16;
+/// Word indices in the frame.
+const UC_MCONTEXT: usize = 6;
+const MC_FPSTATE: usize = UC_MCONTEXT + 23;
+const UC_SIGMASK: usize = 38;
+const INFO: usize = 39;
+/// rflags bits a handler (or `rt_sigreturn`) may change, as Linux's
+/// FIX_EFLAGS: AC, RF, OF, DF, TF, SF, ZF, AF, PF, CF.
+const FIX_EFLAGS: u64 = 0x50dd5;
+const FX_BYTES: u64 = 512;
+
+/// The registers in `struct sigcontext` order, r8 to rflags.
+fn mcontext_regs(r: &mut abi::exception::Regs) -> [&mut u64; 18] {
+    [
+        &mut r.r8,
+        &mut r.r9,
+        &mut r.r10,
+        &mut r.r11,
+        &mut r.r12,
+        &mut r.r13,
+        &mut r.r14,
+        &mut r.r15,
+        &mut r.rdi,
+        &mut r.rsi,
+        &mut r.rbp,
+        &mut r.rbx,
+        &mut r.rdx,
+        &mut r.rax,
+        &mut r.rcx,
+        &mut r.rsp,
+        &mut r.rip,
+        &mut r.rflags,
+    ]
+}
+
+/// Pushes the signal frame and points the program at the handler; a stack
+/// that cannot take the frame kills the process with SIGSEGV, as on Linux.
+fn run_handler(f: &mut ExceptionFrame, sig: u32) {
+    let a = actions()[sig as usize];
+    let fx_at = (f.regs.rsp - 128 - FX_BYTES) & !63;
+    // Linux's alignment: rsp + 8 is 16-byte aligned at the handler's entry,
+    // as after a call.
+    let frame = ((fx_at - FRAME_WORDS as u64 * 8) & !15) - 8;
+    let mut w = [0u64; FRAME_WORDS];
+    w[0] = a.restorer;
+    w[4] = 2; // uc_stack.ss_flags = SS_DISABLE
+    let mut regs = f.regs;
+    for (i, r) in mcontext_regs(&mut regs).into_iter().enumerate() {
+        w[UC_MCONTEXT + i] = *r;
+    }
+    w[UC_MCONTEXT + 18] = 0x33 | 0x2b << 48; // cs, gs, fs, ss
+    w[UC_MCONTEXT + 21] = *mask(); // oldmask
+    w[MC_FPSTATE] = fx_at;
+    w[UC_SIGMASK] = *mask();
+    w[INFO] = sig as u64; // si_signo; si_errno and si_code (SI_USER) 0
+    let written = uaccess::put(fx_at, *crate::entry::fx()).and_then(|_| uaccess::put(frame, w));
+    if written.is_err() {
+        crate::log::note(format_args!("pid {} cannot take signal {sig}: bad stack", super::pid()));
+        super::exit::exit(SIGSEGV as i32);
+    }
+    let r = &mut f.regs;
+    r.rsp = frame;
+    r.rip = a.handler;
+    r.rdi = sig as u64;
+    r.rsi = frame + INFO as u64 * 8;
+    r.rdx = frame + 8;
+    r.rax = 0;
+    r.rflags &= !(0x400 | 0x100 | 0x10000); // DF, TF, RF
+    let mut m = *mask() | a.mask;
+    if a.flags & SA_NODEFER == 0 {
+        m |= 1 << (sig - 1);
+    }
+    set_mask(m);
+    if a.flags & SA_RESETHAND != 0 {
+        actions()[sig as usize] = Action::default();
+    }
+}
+
+/// `rt_sigreturn`: the handler has returned into the restorer, which popped
+/// the return address, so rsp points at the frame's `ucontext`.
+pub fn sigreturn(f: &mut ExceptionFrame) -> LxResult {
+    let frame = f.regs.rsp.wrapping_sub(8);
+    let Ok(w) = uaccess::get::<[u64; FRAME_WORDS]>(frame) else {
+        super::exit::exit(SIGSEGV as i32);
+    };
+    let mut fx = None;
+    if w[MC_FPSTATE] != 0 {
+        match uaccess::get::<[u8; 512]>(w[MC_FPSTATE]) {
+            Ok(v) => fx = Some(v),
+            Err(_) => super::exit::exit(SIGSEGV as i32),
+        }
+    }
+    let flags = f.regs.rflags;
+    for (i, r) in mcontext_regs(&mut f.regs).into_iter().enumerate() {
+        *r = w[UC_MCONTEXT + i];
+    }
+    f.regs.rflags = (flags & !FIX_EFLAGS) | (f.regs.rflags & FIX_EFLAGS);
+    if let Some(mut fx) = fx {
+        // MXCSR: reserved bits (and DAZ, which not every CPU has) would make
+        // fxrstor fault inside lxrt.
+        let mxcsr = u32::from_le_bytes([fx[24], fx[25], fx[26], fx[27]]) & 0xffbf;
+        fx[24..28].copy_from_slice(&mxcsr.to_le_bytes());
+        *crate::entry::fx() = fx;
+    }
+    set_mask(w[UC_SIGMASK]);
+    Ok(f.regs.rax as i64)
 }
 
 /// exec: caught signals go back to their default action.
