@@ -35,6 +35,33 @@ impl Kernel {
         Ok(0)
     }
 
+    /// Making pages writable is a new binding: every frame among `pages`
+    /// pages from `va` that is mapped read-only must allow it. An owner
+    /// whose guard the credential covers is checked once (pages of one range
+    /// usually share one). Out of line: the common re-protection loop stays
+    /// small.
+    #[inline(never)]
+    fn check_widening(&self, pml4: u64, va: u64, pages: u64, cred: u64, need: u32) -> Result<(), Error> {
+        let mut covered = 0;
+        for p in page_range(va, pages)? {
+            let Some(old) = pagetable::lookup(&mut PhysTables, pml4, p) else { continue };
+            if old & WRITABLE != 0 {
+                continue;
+            }
+            let f = pagetable::frame_of(old);
+            if covered != 0
+                && self.frames.info(f).is_some_and(|i| i.state == frame_state::USER && i.owner == covered)
+            {
+                continue;
+            }
+            let o = self.frame_arg(f, cred, need, true)?;
+            if self.caps.check(self.cred(cred)?, self.envs[o].guard, need).is_ok() {
+                covered = self.envs[o].id;
+            }
+        }
+        Ok(())
+    }
+
     fn flush(&self, env: usize, va: u64) {
         if env == self.current {
             crate::arch::cpu::invlpg(va);
@@ -173,25 +200,8 @@ pub extern "sysv64" fn protect_range(env: u64, va: u64, pages: u64, flags: u64, 
         let s = k.env_arg(env, cred)?;
         let pte = pte_rights(flags)?;
         let pml4 = k.envs[s].pml4;
-        // The owner whose guard the credential was seen to cover: its other
-        // frames need no second check (pages of one range usually share one).
-        let mut covered = 0;
-        for p in page_range(va, pages)? {
-            let Some(old) = pagetable::lookup(&mut PhysTables, pml4, p) else { continue };
-            if pte & WRITABLE != 0 && old & WRITABLE == 0 {
-                // Widening to writable is a new binding: the frame must allow it.
-                let f = pagetable::frame_of(old);
-                if k.frames
-                    .info(f)
-                    .is_some_and(|i| i.state == frame_state::USER && i.owner == covered && covered != 0)
-                {
-                    continue;
-                }
-                let o = k.frame_arg(f, cred, needed(pte), true)?;
-                if k.caps.check(k.cred(cred)?, k.envs[o].guard, needed(pte)).is_ok() {
-                    covered = k.envs[o].id;
-                }
-            }
+        if pte & WRITABLE != 0 {
+            k.check_widening(pml4, va, pages, cred, needed(pte))?;
         }
         let mut changed = 0;
         for p in page_range(va, pages)? {
