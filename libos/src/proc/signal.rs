@@ -109,9 +109,11 @@ pub fn check_pending() {
     let Some(s) = table::by_pid(super::pid()) else {
         return;
     };
-    let p = s.pending & !blocked();
-    for sig in 1..64 {
-        if p & (1 << sig) != 0 && !has_handler(sig) {
+    let mut p = s.pending & !blocked();
+    while p != 0 {
+        let sig = p.trailing_zeros();
+        p &= p - 1;
+        if !has_handler(sig) {
             s.pending &= !(1 << sig);
             act(sig);
         }
@@ -121,13 +123,14 @@ pub fn check_pending() {
 /// At a call's return (`f` holds its result): acts on pending unblocked
 /// signals; the first with a handler has it run, at once on return.
 pub fn deliver(f: &mut ExceptionFrame) {
-    for sig in 1..64u32 {
-        let Some(s) = table::by_pid(super::pid()) else {
-            return;
-        };
-        if s.pending & !blocked() & (1 << sig) == 0 {
-            continue;
-        }
+    let Some(s) = table::by_pid(super::pid()) else {
+        return;
+    };
+    // Nothing pending (the common case) costs one test.
+    let mut p = s.pending & !blocked();
+    while p != 0 {
+        let sig = p.trailing_zeros();
+        p &= p - 1;
         s.pending &= !(1 << sig);
         if has_handler(sig) {
             run_handler(f, sig);

@@ -44,8 +44,20 @@ pub fn table() -> &'static mut ProcTable {
 }
 
 pub fn by_pid(pid: u32) -> Option<&'static mut Slot> {
-    table().slots.iter_mut().find(|s| s.state != FREE && s.pid == pid)
+    // The slot found last is tried first: every Linux call looks up the
+    // caller's own slot (for pending signals), and that one rarely moves.
+    let hint = LAST.load(core::sync::atomic::Ordering::Relaxed);
+    let slots = &mut table().slots;
+    if slots.get(hint).is_some_and(|s| s.state != FREE && s.pid == pid) {
+        return slots.get_mut(hint);
+    }
+    let i = slots.iter().position(|s| s.state != FREE && s.pid == pid)?;
+    LAST.store(i, core::sync::atomic::Ordering::Relaxed);
+    slots.get_mut(i)
 }
+
+/// Index of the slot `by_pid` found last (a hint, checked before use).
+static LAST: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsize::new(0);
 
 /// A new slot with a fresh pid.
 pub fn alloc(ppid: u32, env: u32, pgid: u32) -> Option<&'static mut Slot> {
