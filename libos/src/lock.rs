@@ -73,6 +73,7 @@ fn contended(me: u64) {
 pub fn release() {
     // SAFETY: one thread per environment.
     if unsafe { HELD } {
+        // SAFETY: as above.
         unsafe { HELD = false };
         word().store(0, Ordering::Release);
     }
