@@ -98,6 +98,11 @@ pub mod vector {
     /// so the kernel took `error_code` of them; they are listed in its
     /// repossession vector ([`RepossessionVector`]).
     pub const REPOSSESSED: u64 = 260;
+    /// Not a CPU vector: an interrupting protected control transfer
+    /// (`PCT_INTERRUPT`) arrived: `error_code` holds the interrupt bits
+    /// queued for the environment (now cleared), `fault_addr` the id of the
+    /// last sender, and the frame the interrupted registers.
+    pub const INTERRUPT: u64 = 261;
 
     /// Name of a vector, for messages.
     pub const fn name(v: u64) -> &'static str {
@@ -118,6 +123,7 @@ pub mod vector {
             START_OF_SLICE => "start of time slice",
             REVOKE_REQUEST => "request to give back frames",
             REPOSSESSED => "frames repossessed",
+            INTERRUPT => "interrupt",
             _ => "exception",
         }
     }

@@ -170,8 +170,19 @@ pub const MAP_FROM_RANGE: u64 = BASE + 33;
 /// changed.
 pub const PROTECT_RANGE: u64 = BASE + 34;
 
+/// `env_publish(env, word, cred)`: set the word `env` shows everyone in its
+/// entry of the exposed environment table (`EnvInfo::published`); `cred`
+/// must cover `env`, so only it and its ancestors can change it. (A library
+/// OS names its per-process data there, e.g. the frame holding its
+/// process-table entry.)
+pub const ENV_PUBLISH: u64 = BASE + 35;
+/// `interrupts_take()`: returns the caller's queued interrupt bits (see
+/// [`PCT_INTERRUPT`]) and clears them, for a handler that was busy when
+/// they came.
+pub const INTERRUPTS_TAKE: u64 = BASE + 36;
+
 /// One past the last kernel call.
-pub const END: u64 = BASE + 35;
+pub const END: u64 = BASE + 37;
 
 /// Most pages one range call covers.
 pub const RANGE_MAX: u64 = 4096;
@@ -206,6 +217,19 @@ pub const GUARANTEED_FRAMES: u64 = 16;
 pub const SLICE_ANY: u64 = u64::MAX;
 /// `pct` flag: synchronous transfer.
 pub const PCT_SYNC: u64 = 1;
+/// `pct` flag: an interrupting transfer. Instead of starting the target at
+/// its entry point (which discards what it was doing), the kernel ORs the
+/// message word `rdx` (non-zero) into the target's queued interrupt bits and
+/// enters its exception handler with the `INTERRUPT` upcall
+/// (`error_code` = the bits, `fault_addr` = the caller's id, the
+/// interrupted registers in the frame) so it resumes where it was; the rest
+/// of the caller's slice goes to the target. If the handler cannot take it
+/// now (busy, in a critical section, waiting for a reply) the bits stay
+/// queued, shown in `EnvInfo::interrupts`, until one of the target's
+/// slices starts with the handler free or it calls `interrupts_take`; a
+/// sleeping target wakes (its `sleep` returns 2). The entry's guard applies
+/// as for any `pct`. Returns 1 if the upcall was delivered at once, else 0.
+pub const PCT_INTERRUPT: u64 = 2;
 /// `pct` flags naming the credential slot presented to the entry's guard.
 pub const fn pct_cred(slot: u64) -> u64 {
     (slot & 0xff) << 8

@@ -80,6 +80,12 @@ pub struct EnvInfo {
     /// Slot of the environment whose reply it awaits after a synchronous
     /// protected control transfer (`u32::MAX` when not waiting).
     pub waiting_on: u32,
+    /// Interrupt bits queued for it and not yet delivered (`PCT_INTERRUPT`).
+    pub interrupts: u64,
+    /// The word it (or an ancestor) published with `env_publish`.
+    pub published: u64,
+    /// Unused: keeps entries 64 bytes, so fast paths index by a shift.
+    pub reserved: [u64; 2],
 }
 
 /// Number of time slices in the CPU's slice vector (paper 001 §4.2.1).

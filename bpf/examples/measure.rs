@@ -54,15 +54,11 @@ fn diverging(blocks: usize) -> Vec<Insn> {
 
 fn main() {
     if let Ok(n) = std::env::var("STEPS") {
-        let spec = ProgramSpec::new(32)
-            .with_max_insns(1 << 16)
-            .with_max_steps(n.parse().unwrap());
+        let spec = ProgramSpec::new(32).with_max_insns(1 << 16).with_max_steps(n.parse().unwrap());
         println!("{:?}", verify(&diverging(1300), &spec).err());
         return;
     }
-    let spec = ProgramSpec::new(32)
-        .with_regions(&[4096, 4096])
-        .with_max_insns(1 << 16);
+    let spec = ProgramSpec::new(32).with_regions(&[4096, 4096]).with_max_insns(1 << 16);
     let programs = [predicate(4), predicate(64), predicate(400), diverging(1300)];
     for insns in programs {
         let iters = (200_000 / insns.len()).max(10);

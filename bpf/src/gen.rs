@@ -51,27 +51,20 @@ const PKT: u8 = 9;
 const PKT_END: u8 = 5;
 
 pub const ALU_OPS: [u8; 13] = [
-    ALU_ADD, ALU_SUB, ALU_MUL, ALU_DIV, ALU_OR, ALU_AND, ALU_LSH, ALU_RSH, ALU_NEG, ALU_MOD,
-    ALU_XOR, ALU_MOV, ALU_ARSH,
+    ALU_ADD, ALU_SUB, ALU_MUL, ALU_DIV, ALU_OR, ALU_AND, ALU_LSH, ALU_RSH, ALU_NEG, ALU_MOD, ALU_XOR,
+    ALU_MOV, ALU_ARSH,
 ];
-pub const JMP_OPS: [u8; 11] = [
-    JMP_JEQ, JMP_JGT, JMP_JGE, JMP_JSET, JMP_JNE, JMP_JSGT, JMP_JSGE, JMP_JLT, JMP_JLE, JMP_JSLT,
-    JMP_JSLE,
-];
+pub const JMP_OPS: [u8; 11] =
+    [JMP_JEQ, JMP_JGT, JMP_JGE, JMP_JSET, JMP_JNE, JMP_JSGT, JMP_JSGE, JMP_JLT, JMP_JLE, JMP_JSLT, JMP_JSLE];
 
 pub fn gen_spec(rng: &mut Rng) -> ProgramSpec {
     let ctx_size = rng.pick(&[16u32, 32, 64]);
     let nregions = rng.range(1, 3) as usize;
-    let regions: Vec<u32> = (0..nregions)
-        .map(|_| rng.pick(&[8u32, 16, 100, 4096]))
-        .collect();
+    let regions: Vec<u32> = (0..nregions).map(|_| rng.pick(&[8u32, 16, 100, 4096])).collect();
     let mut spec = ProgramSpec::new(ctx_size).with_regions(&regions);
     if rng.chance(50) {
-        spec = spec.with_packet(PacketFields {
-            data_off: ctx_size - 8,
-            data_end_off: ctx_size - 4,
-            width: 4,
-        });
+        spec =
+            spec.with_packet(PacketFields { data_off: ctx_size - 8, data_end_off: ctx_size - 4, width: 4 });
     }
     spec
 }
@@ -157,8 +150,7 @@ impl Gen<'_> {
 
     fn ldx(&mut self, size: u8, dst: u8, src: u8, off: i64) {
         let off = off.clamp(i16::MIN as i64, i16::MAX as i64) as i16;
-        self.a
-            .raw(Insn::new(CLASS_LDX | MODE_MEM | size, dst, src, off, 0));
+        self.a.raw(Insn::new(CLASS_LDX | MODE_MEM | size, dst, src, off, 0));
     }
 
     fn ctx_load(&mut self) {
@@ -202,8 +194,7 @@ impl Gen<'_> {
             _ => {
                 // Mask instead of compare when the object is a power of two.
                 if (object_size & (object_size - 1)) == 0 && n <= object_size {
-                    self.a
-                        .and64_imm(idx, (object_size - n) as i32 & !(n as i32 - 1))
+                    self.a.and64_imm(idx, (object_size - n) as i32 & !(n as i32 - 1))
                 } else {
                     self.a.jgt_imm(idx, bound as i32, skip)
                 }
@@ -217,39 +208,20 @@ impl Gen<'_> {
     fn stack_op(&mut self) {
         let (size, n) = self.size();
         let slot = -self.rng.range(1, 8) * 8;
-        let off = slot
-            + if self.rng.chance(90) {
-                0
-            } else {
-                self.rng.range(0, 7)
-            };
+        let off = slot + if self.rng.chance(90) { 0 } else { self.rng.range(0, 7) };
         let off = off - off.rem_euclid(n) * self.rng.below(2) as i64;
         match self.rng.below(4) {
             0 => {
                 let imm = self.rng.imm();
-                self.a.raw(Insn::new(
-                    CLASS_ST | MODE_MEM | size,
-                    10,
-                    0,
-                    off as i16,
-                    imm,
-                ));
+                self.a.raw(Insn::new(CLASS_ST | MODE_MEM | size, 10, 0, off as i16, imm));
             }
             1 => {
                 let src = self.scalar();
-                self.a.raw(Insn::new(
-                    CLASS_STX | MODE_MEM | size,
-                    10,
-                    src,
-                    off as i16,
-                    0,
-                ));
+                self.a.raw(Insn::new(CLASS_STX | MODE_MEM | size, 10, src, off as i16, 0));
             }
             2 => {
                 // Spill and fill the region pointer.
-                self.a
-                    .stx_dw(10, slot as i16, REGION_REG)
-                    .ldx_dw(REGION_REG, 10, slot as i16);
+                self.a.stx_dw(10, slot as i16, REGION_REG).ldx_dw(REGION_REG, 10, slot as i16);
             }
             _ => {
                 let dst = self.scalar();
@@ -279,14 +251,9 @@ impl Gen<'_> {
             return;
         }
         let c = self.rng.range(0, 40);
-        let off = if self.rng.chance(90) {
-            self.rng.range(0, (c - n).max(0))
-        } else {
-            self.rng.range(-1, c + 2)
-        };
-        self.a
-            .mov64_reg(TEMP_PTR, PKT)
-            .add64_imm(TEMP_PTR, c as i32);
+        let off =
+            if self.rng.chance(90) { self.rng.range(0, (c - n).max(0)) } else { self.rng.range(-1, c + 2) };
+        self.a.mov64_reg(TEMP_PTR, PKT).add64_imm(TEMP_PTR, c as i32);
         if self.rng.chance(50) {
             self.a.jgt_reg(TEMP_PTR, PKT_END, skip);
         } else {
@@ -337,11 +304,7 @@ impl Gen<'_> {
                 // Conditional early exit.
                 let skip = self.a.label();
                 let imm = self.rng.imm();
-                self.a
-                    .jne_imm(dst, imm, skip)
-                    .mov64_reg(0, dst)
-                    .exit()
-                    .bind(skip);
+                self.a.jne_imm(dst, imm, skip).mov64_reg(0, dst).exit().bind(skip);
             }
             3 => {
                 // Something that is usually wrong.
@@ -364,12 +327,7 @@ impl Gen<'_> {
 
 /// A random program, biased toward ones the verifier accepts.
 pub fn gen_program(rng: &mut Rng, spec: &ProgramSpec) -> Vec<Insn> {
-    let mut g = Gen {
-        rng,
-        spec,
-        a: Asm::new(),
-        pending: Vec::new(),
-    };
+    let mut g = Gen { rng, spec, a: Asm::new(), pending: Vec::new() };
     g.a.mov64_reg(CTX_REG, 1);
     for r in SCALARS {
         if g.rng.chance(70) {
@@ -388,8 +346,7 @@ pub fn gen_program(rng: &mut Rng, spec: &ProgramSpec) -> Vec<Insn> {
     let region = g.rng.below(spec.regions.len() as u64) as u32;
     g.a.ld_region(REGION_REG, region, 0);
     if let Some(p) = spec.packet {
-        g.a.ldx_w(PKT, CTX_REG, p.data_off as i16)
-            .ldx_w(PKT_END, CTX_REG, p.data_end_off as i16);
+        g.a.ldx_w(PKT, CTX_REG, p.data_off as i16).ldx_w(PKT_END, CTX_REG, p.data_end_off as i16);
     }
     let snippets = g.rng.range(3, 24);
     for _ in 0..snippets {
@@ -432,33 +389,16 @@ pub struct Inputs {
 impl Inputs {
     pub fn new(rng: &mut Rng, spec: &ProgramSpec) -> Inputs {
         let bytes = |n: usize, rng: &mut Rng| -> Vec<u8> {
-            (0..n)
-                .map(|_| {
-                    if rng.chance(50) {
-                        rng.below(16) as u8
-                    } else {
-                        rng.next_u64() as u8
-                    }
-                })
-                .collect()
+            (0..n).map(|_| if rng.chance(50) { rng.below(16) as u8 } else { rng.next_u64() as u8 }).collect()
         };
         let ctx = bytes(spec.ctx_size as usize, rng);
-        let regions = spec
-            .regions
-            .iter()
-            .map(|&s| bytes(s as usize, rng))
-            .collect();
+        let regions = spec.regions.iter().map(|&s| bytes(s as usize, rng)).collect();
         let plen = rng.pick(&[0usize, 1, 7, 14, 20, 33, 60]);
         let packet = bytes(plen, rng);
-        Inputs {
-            ctx,
-            regions,
-            packet,
-        }
+        Inputs { ctx, regions, packet }
     }
 
     pub fn region_slices(&self) -> Vec<&[u8]> {
         self.regions.iter().map(|r| r.as_slice()).collect()
     }
 }
-

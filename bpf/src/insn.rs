@@ -94,13 +94,7 @@ pub struct Insn {
 
 impl Insn {
     pub const fn new(code: u8, dst: u8, src: u8, off: i16, imm: i32) -> Insn {
-        Insn {
-            code,
-            dst,
-            src,
-            off,
-            imm,
-        }
+        Insn { code, dst, src, off, imm }
     }
 
     /// Decodes one slot (little-endian, registers packed as dst low nibble).
@@ -117,16 +111,7 @@ impl Insn {
     pub fn to_bytes(self) -> [u8; 8] {
         let off = self.off.to_le_bytes();
         let imm = self.imm.to_le_bytes();
-        [
-            self.code,
-            (self.dst & 0x0f) | (self.src << 4),
-            off[0],
-            off[1],
-            imm[0],
-            imm[1],
-            imm[2],
-            imm[3],
-        ]
+        [self.code, (self.dst & 0x0f) | (self.src << 4), off[0], off[1], imm[0], imm[1], imm[2], imm[3]]
     }
 
     pub fn class(self) -> u8 {
@@ -258,12 +243,7 @@ pub fn endian(value: u64, width: i32, to_be: bool) -> u64 {
 /// 32 bits (signed ops compare them as i32).
 pub fn jump_taken(op: u8, a: u64, b: u64, is32: bool) -> bool {
     let (a, b, sa, sb) = if is32 {
-        (
-            a as u32 as u64,
-            b as u32 as u64,
-            a as u32 as i32 as i64,
-            b as u32 as i32 as i64,
-        )
+        (a as u32 as u64, b as u32 as u64, a as u32 as i32 as i64, b as u32 as i32 as i64)
     } else {
         (a, b, a as i64, b as i64)
     };

@@ -42,12 +42,7 @@ pub fn check_memory(prog: &VerifiedProgram, mem: &Memory) -> Result<(), RunError
     if mem.regions.len() != spec.regions.len() {
         return Err(RunError::BadInput("wrong number of regions"));
     }
-    if mem
-        .regions
-        .iter()
-        .zip(&spec.regions)
-        .any(|(r, &size)| r.len() < size as usize)
-    {
+    if mem.regions.iter().zip(&spec.regions).any(|(r, &size)| r.len() < size as usize) {
         return Err(RunError::BadInput("region shorter than declared"));
     }
     Ok(())
@@ -73,11 +68,7 @@ pub fn run(prog: &VerifiedProgram, mem: &Memory) -> Result<u64, RunError> {
         let mut next = pc + 1;
         match insn.class() {
             CLASS_ALU | CLASS_ALU64 => {
-                let b = if insn.source() == SRC_X {
-                    regs[src]
-                } else {
-                    imm
-                };
+                let b = if insn.source() == SRC_X { regs[src] } else { imm };
                 regs[dst] = match (insn.op(), insn.class()) {
                     (ALU_END, _) => endian(regs[dst], insn.imm, insn.source() == SRC_X),
                     (op, CLASS_ALU64) => alu64(op, regs[dst], b),
@@ -117,50 +108,25 @@ pub fn run(prog: &VerifiedProgram, mem: &Memory) -> Result<u64, RunError> {
                         })?;
                         read_le(bytes)
                     }
-                    Access::None => {
-                        return Err(RunError::Violation {
-                            index: pc,
-                            addr,
-                            size,
-                        })
-                    }
+                    Access::None => return Err(RunError::Violation { index: pc, addr, size }),
                 };
             }
             CLASS_ST | CLASS_STX => {
                 let size = access_bytes(insn.size_bits());
                 let addr = regs[dst].wrapping_add(insn.off as i64 as u64);
-                let value = if insn.class() == CLASS_STX {
-                    regs[src]
-                } else {
-                    imm
-                };
-                let is_stack = matches!(
-                    prog.access()[pc],
-                    Access::Mem {
-                        kind: PtrKind::Stack,
-                        ..
-                    }
-                );
+                let value = if insn.class() == CLASS_STX { regs[src] } else { imm };
+                let is_stack = matches!(prog.access()[pc], Access::Mem { kind: PtrKind::Stack, .. });
                 let start = addr.wrapping_sub(stack_base);
                 if !is_stack || start > (STACK_SIZE as u64).saturating_sub(size as u64) {
-                    return Err(RunError::Violation {
-                        index: pc,
-                        addr,
-                        size,
-                    });
+                    return Err(RunError::Violation { index: pc, addr, size });
                 }
                 let start = start as usize;
-                stack[start..start + size as usize]
-                    .copy_from_slice(&value.to_le_bytes()[..size as usize]);
+                stack[start..start + size as usize].copy_from_slice(&value.to_le_bytes()[..size as usize]);
             }
             _ => match insn.op() {
                 JMP_EXIT => return Ok(regs[0]),
                 op => {
-                    let b = if insn.source() == SRC_X {
-                        regs[src]
-                    } else {
-                        imm
-                    };
+                    let b = if insn.source() == SRC_X { regs[src] } else { imm };
                     if jump_taken(op, regs[dst], b, insn.class() == CLASS_JMP32) {
                         next = (pc as i64 + 1 + insn.off as i64) as usize;
                     }

@@ -306,9 +306,7 @@ mod tests {
     use crate::verifier::verify;
 
     fn count_cmovs(code: &[u8]) -> usize {
-        code.windows(2)
-            .filter(|w| w[0] == 0x0f && (w[1] == 0x40 | CC_A || w[1] == 0x40 | CC_B))
-            .count()
+        code.windows(2).filter(|w| w[0] == 0x0f && (w[1] == 0x40 | CC_A || w[1] == 0x40 | CC_B)).count()
     }
 
     /// Variable-offset loads are clamped; constant-offset loads are not.

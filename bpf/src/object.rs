@@ -116,11 +116,7 @@ struct Elf<'a> {
 impl<'a> Elf<'a> {
     fn parse(data: &'a [u8]) -> Result<Elf<'a>, ObjectError> {
         let bytes = Bytes(data);
-        if bytes
-            .slice(0, 4, "ELF header")
-            .map_err(|_| ObjectError::BadMagic)?
-            != b"\x7fELF"
-        {
+        if bytes.slice(0, 4, "ELF header").map_err(|_| ObjectError::BadMagic)? != b"\x7fELF" {
             return Err(ObjectError::BadMagic);
         }
         let ident = bytes.slice(4, 2, "ELF header")?;
@@ -158,11 +154,7 @@ impl<'a> Elf<'a> {
         if shstrndx >= sections.len() {
             return Err(ObjectError::BadReference("section name table index"));
         }
-        Ok(Elf {
-            bytes,
-            sections,
-            shstrndx,
-        })
+        Ok(Elf { bytes, sections, shstrndx })
     }
 
     fn contents(&self, s: &Section, what: &'static str) -> Result<&'a [u8], ObjectError> {
@@ -174,18 +166,11 @@ impl<'a> Elf<'a> {
 
     /// NUL-terminated string at `off` in string-table section `table`.
     fn string(&self, table: usize, off: u32) -> Result<&'a str, ObjectError> {
-        let s = self
-            .sections
-            .get(table)
-            .ok_or(ObjectError::BadReference("string table index"))?;
+        let s = self.sections.get(table).ok_or(ObjectError::BadReference("string table index"))?;
         let data = self.contents(s, "string table")?;
-        let rest = data
-            .get(off as usize..)
-            .ok_or(ObjectError::BadReference("string offset"))?;
-        let len = rest
-            .iter()
-            .position(|&b| b == 0)
-            .ok_or(ObjectError::BadReference("unterminated string"))?;
+        let rest = data.get(off as usize..).ok_or(ObjectError::BadReference("string offset"))?;
+        let len =
+            rest.iter().position(|&b| b == 0).ok_or(ObjectError::BadReference("unterminated string"))?;
         core::str::from_utf8(&rest[..len]).map_err(|_| ObjectError::BadReference("string encoding"))
     }
 
@@ -202,12 +187,8 @@ impl<'a> Elf<'a> {
     fn symbol_name(&self, symtab: usize, index: u64) -> Result<&'a str, ObjectError> {
         let s = self.sections[symtab];
         let data = Bytes(self.contents(&s, "symbol table")?);
-        let at = index
-            .checked_mul(SYMBOL_SIZE as u64)
-            .ok_or(ObjectError::BadReference("symbol index"))?;
-        let name = data
-            .u32(at, "symbol")
-            .map_err(|_| ObjectError::BadReference("symbol index"))?;
+        let at = index.checked_mul(SYMBOL_SIZE as u64).ok_or(ObjectError::BadReference("symbol index"))?;
+        let name = data.u32(at, "symbol").map_err(|_| ObjectError::BadReference("symbol index"))?;
         self.string(s.link as usize, name)
     }
 }
@@ -219,9 +200,7 @@ pub fn load(object: &[u8], section: &str, regions: &[&str]) -> Result<Vec<Insn>,
     let elf = Elf::parse(object)?;
     let target = elf.section_named(section)?;
     let code = elf.contents(&elf.sections[target], "program section")?;
-    let mut insns = decode(code).map_err(|_| ObjectError::PartialInstruction {
-        size: code.len() as u64,
-    })?;
+    let mut insns = decode(code).map_err(|_| ObjectError::PartialInstruction { size: code.len() as u64 })?;
 
     for s in &elf.sections {
         if s.info as usize != target || !(s.kind == SHT_REL || s.kind == SHT_RELA) {

@@ -236,10 +236,7 @@ impl fmt::Display for Reason {
             }
             InvalidSpec(why) => write!(f, "invalid program spec: {why}"),
             TooComplex { steps } => {
-                write!(
-                    f,
-                    "too many states to explore (gave up after {steps} steps)"
-                )
+                write!(f, "too many states to explore (gave up after {steps} steps)")
             }
             UnknownOpcode(op) => write!(f, "unknown opcode {op:#04x}"),
             BadRegister(r) => write!(f, "register r{r} does not exist"),
@@ -297,51 +294,35 @@ impl fmt::Display for Reason {
                 write!(f, "a {k} can only be compared with 64-bit ordered jumps")
             }
             ScalarDereference => write!(f, "memory access through a non-pointer"),
-            MixedPointerKinds { first, second } => write!(
-                f,
-                "the same instruction accesses a {first} and a {second} on different paths"
-            ),
+            MixedPointerKinds { first, second } => {
+                write!(f, "the same instruction accesses a {first} and a {second} on different paths")
+            }
             UninitStack { off } => write!(f, "stack byte at r10{off:+} is uninitialised"),
             StackOutOfBounds { off, size } => {
-                write!(
-                    f,
-                    "stack access of {size} bytes at r10{off:+} is out of bounds"
-                )
+                write!(f, "stack access of {size} bytes at r10{off:+} is out of bounds")
             }
             MisalignedStack { off, size } => {
-                write!(
-                    f,
-                    "stack access of {size} bytes at r10{off:+} is misaligned"
-                )
+                write!(f, "stack access of {size} bytes at r10{off:+} is misaligned")
             }
             StackVariableOffset => write!(f, "stack access with a variable offset"),
             PartialPointerSpill => write!(f, "pointer spilled with fewer than 8 bytes"),
             PartialPointerFill { off } => {
                 write!(f, "partial read of a spilled pointer at r10{off:+}")
             }
-            CtxOutOfBounds { lo, hi, size } => write!(
-                f,
-                "context access of {size} bytes at offset [{lo}, {hi}] is out of bounds"
-            ),
+            CtxOutOfBounds { lo, hi, size } => {
+                write!(f, "context access of {size} bytes at offset [{lo}, {hi}] is out of bounds")
+            }
             CtxWrite => write!(f, "the context is read-only"),
-            PacketFieldMisuse { lo, size } => write!(
-                f,
-                "context access of {size} bytes at {lo} misuses a packet bound field"
-            ),
-            RegionOutOfBounds {
-                region,
-                lo,
-                hi,
-                size,
-            } => write!(
-                f,
-                "access of {size} bytes at offset [{lo}, {hi}] is outside region {region}"
-            ),
+            PacketFieldMisuse { lo, size } => {
+                write!(f, "context access of {size} bytes at {lo} misuses a packet bound field")
+            }
+            RegionOutOfBounds { region, lo, hi, size } => {
+                write!(f, "access of {size} bytes at offset [{lo}, {hi}] is outside region {region}")
+            }
             RegionWrite(i) => write!(f, "region {i} is read-only"),
-            PacketNotProven { lo, size } => write!(
-                f,
-                "packet access of {size} bytes at offset {lo} not proven against packet end"
-            ),
+            PacketNotProven { lo, size } => {
+                write!(f, "packet access of {size} bytes at offset {lo} not proven against packet end")
+            }
             PacketBeforeStart { lo } => write!(f, "packet access at offset {lo} before start"),
             PacketWrite => write!(f, "packets are read-only"),
             PacketEndAccess => write!(f, "the packet-end pointer cannot be dereferenced"),

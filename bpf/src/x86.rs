@@ -324,31 +324,13 @@ mod tests {
     fn known_encodings() {
         assert_eq!(enc(|e| e.mov_rr(true, RAX, RDI)), [0x48, 0x89, 0xf8]);
         assert_eq!(enc(|e| e.alu_rr(true, OP_ADD, R13, R9)), [0x4d, 0x01, 0xcd]);
-        assert_eq!(
-            enc(|e| e.alu_ri(false, EXT_CMP, RCX, 5)),
-            [0x81, 0xf9, 5, 0, 0, 0]
-        );
-        assert_eq!(
-            enc(|e| e.load(8, RAX, R12, 16)),
-            [0x49, 0x8b, 0x84, 0x24, 16, 0, 0, 0]
-        );
-        assert_eq!(
-            enc(|e| e.load(1, RSI, RBP, -1)),
-            [0x0f, 0xb6, 0xb5, 0xff, 0xff, 0xff, 0xff]
-        );
-        assert_eq!(
-            enc(|e| e.store(1, RBP, -8, RSI)),
-            [0x40, 0x88, 0xb5, 0xf8, 0xff, 0xff, 0xff]
-        );
-        assert_eq!(
-            enc(|e| e.store(2, R13, 0, RAX)),
-            [0x66, 0x41, 0x89, 0x85, 0, 0, 0, 0]
-        );
+        assert_eq!(enc(|e| e.alu_ri(false, EXT_CMP, RCX, 5)), [0x81, 0xf9, 5, 0, 0, 0]);
+        assert_eq!(enc(|e| e.load(8, RAX, R12, 16)), [0x49, 0x8b, 0x84, 0x24, 16, 0, 0, 0]);
+        assert_eq!(enc(|e| e.load(1, RSI, RBP, -1)), [0x0f, 0xb6, 0xb5, 0xff, 0xff, 0xff, 0xff]);
+        assert_eq!(enc(|e| e.store(1, RBP, -8, RSI)), [0x40, 0x88, 0xb5, 0xf8, 0xff, 0xff, 0xff]);
+        assert_eq!(enc(|e| e.store(2, R13, 0, RAX)), [0x66, 0x41, 0x89, 0x85, 0, 0, 0, 0]);
         assert_eq!(enc(|e| e.cmov(CC_A, R11, R10)), [0x4d, 0x0f, 0x47, 0xda]);
-        assert_eq!(
-            enc(|e| e.mov_ri64(RAX, u64::MAX)),
-            [0x48, 0xc7, 0xc0, 0xff, 0xff, 0xff, 0xff]
-        );
+        assert_eq!(enc(|e| e.mov_ri64(RAX, u64::MAX)), [0x48, 0xc7, 0xc0, 0xff, 0xff, 0xff, 0xff]);
         assert_eq!(enc(|e| e.bswap(false, R8)), [0x41, 0x0f, 0xc8]);
         assert_eq!(enc(|e| e.push(R15)), [0x41, 0x57]);
         assert_eq!(enc(|e| e.imul_rr(true, RDX, R14)), [0x49, 0x0f, 0xaf, 0xd6]);

@@ -40,11 +40,7 @@ fn build(name: &str, section: &str, regions: &[&str], spec: &ProgramSpec) -> Ver
 
 /// Runs both back ends and insists they agree.
 fn both(prog: &VerifiedProgram, ctx: &[u8], regions: &[&[u8]], packet: &[u8]) -> u64 {
-    let mem = Memory {
-        ctx,
-        regions,
-        packet,
-    };
+    let mem = Memory { ctx, regions, packet };
     let want = run(prog, &mem).unwrap();
     let exe = Executable::new(&compile(prog));
     assert_eq!(exe.call(ctx, regions, packet), want, "JIT disagrees");
@@ -102,11 +98,7 @@ fn udp_packet(ihl: u8, proto: u8, dport: u16) -> Vec<u8> {
 
 #[test]
 fn udp_port_filter() {
-    let spec = ProgramSpec::new(16).with_packet(PacketFields {
-        data_off: 0,
-        data_end_off: 4,
-        width: 4,
-    });
+    let spec = ProgramSpec::new(16).with_packet(PacketFields { data_off: 0, data_end_off: 4, width: 4 });
     let prog = build("udp_filter", "filter", &[], &spec);
     let ctx = [0u8; 16];
     assert_eq!(both(&prog, &ctx, &[], &udp_packet(5, 17, 53)), 1);
@@ -132,10 +124,7 @@ fn loader_reports_missing_bindings() {
     // A pipe region too small for the checked index is rejected.
     let insns = load(&obj, "predicate", &["clock", "pipe"]).unwrap();
     let err = verify(&insns, &ProgramSpec::new(16).with_regions(&[16, 200])).unwrap_err();
-    assert!(
-        matches!(err.reason, bpf::Reason::RegionOutOfBounds { region: 1, .. }),
-        "{err}"
-    );
+    assert!(matches!(err.reason, bpf::Reason::RegionOutOfBounds { region: 1, .. }), "{err}");
 }
 
 /// Truncated and corrupted objects produce errors, never panics.
@@ -156,12 +145,6 @@ fn corrupted_objects_are_rejected_cleanly() {
             let _ = verify(&insns, &ProgramSpec::new(16).with_regions(&[16, 264]));
         }
     }
-    assert_eq!(
-        load(b"\x7fELF", "x", &[]),
-        Err(bpf::object::ObjectError::Truncated("ELF header"))
-    );
-    assert_eq!(
-        load(b"MZ\0\0\0\0", "x", &[]),
-        Err(bpf::object::ObjectError::BadMagic)
-    );
+    assert_eq!(load(b"\x7fELF", "x", &[]), Err(bpf::object::ObjectError::Truncated("ELF header")));
+    assert_eq!(load(b"MZ\0\0\0\0", "x", &[]), Err(bpf::object::ObjectError::BadMagic));
 }

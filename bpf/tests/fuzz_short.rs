@@ -15,11 +15,7 @@ fn guarded_run(prog: &VerifiedProgram, rng: &mut Rng) -> Vec<(Inputs, u64)> {
         .map(|_| {
             let inputs = Inputs::new(rng, prog.spec());
             let regions = inputs.region_slices();
-            let mem = Memory {
-                ctx: &inputs.ctx,
-                regions: &regions,
-                packet: &inputs.packet,
-            };
+            let mem = Memory { ctx: &inputs.ctx, regions: &regions, packet: &inputs.packet };
             match run(prog, &mem) {
                 Ok(r0) => (inputs, r0),
                 Err(e @ RunError::Violation { .. }) => {

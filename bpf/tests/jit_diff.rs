@@ -9,11 +9,7 @@ use common::{gen_program, gen_spec, Executable, Inputs, Rng, ALU_OPS, JMP_OPS, S
 
 fn interp(prog: &bpf::VerifiedProgram, i: &Inputs) -> u64 {
     let regions = i.region_slices();
-    let mem = Memory {
-        ctx: &i.ctx,
-        regions: &regions,
-        packet: &i.packet,
-    };
+    let mem = Memory { ctx: &i.ctx, regions: &regions, packet: &i.packet };
     run(prog, &mem).expect("interpreter")
 }
 
@@ -181,10 +177,7 @@ fn masked_loads_are_exact_in_bounds() {
             .bind(out)
             .exit();
         let prog = verify(&a.finish().unwrap(), &spec).unwrap();
-        assert!(prog
-            .access()
-            .iter()
-            .any(|x| matches!(x, bpf::Access::Mem { masked: true, .. })));
+        assert!(prog.access().iter().any(|x| matches!(x, bpf::Access::Mem { masked: true, .. })));
         let exe = Executable::new(&compile(&prog));
         let region: Vec<u8> = (0..100u8).map(|i| i.wrapping_mul(37)).collect();
         for off in 0..=(100 - n) as u64 {
@@ -197,13 +190,5 @@ fn masked_loads_are_exact_in_bounds() {
 
 fn interp_one(prog: &bpf::VerifiedProgram, ctx: &[u8], region: &[u8]) -> u64 {
     let regions: [&[u8]; 1] = [region];
-    run(
-        prog,
-        &Memory {
-            ctx,
-            regions: &regions,
-            packet: &[],
-        },
-    )
-    .unwrap()
+    run(prog, &Memory { ctx, regions: &regions, packet: &[] }).unwrap()
 }

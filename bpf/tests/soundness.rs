@@ -22,11 +22,7 @@ fn accepted_programs_stay_in_bounds() {
         for _ in 0..8 {
             let inputs = Inputs::new(&mut rng, &spec);
             let regions = inputs.region_slices();
-            let mem = Memory {
-                ctx: &inputs.ctx,
-                regions: &regions,
-                packet: &inputs.packet,
-            };
+            let mem = Memory { ctx: &inputs.ctx, regions: &regions, packet: &inputs.packet };
             match run(&prog, &mem) {
                 Ok(_) => {}
                 Err(e @ RunError::Violation { .. }) => {

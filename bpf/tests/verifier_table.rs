@@ -15,13 +15,11 @@ const DATA_END: i16 = 28;
 /// Context of 32 bytes whose packet bounds are u32 fields at 24 and 28;
 /// region 0 is 16 bytes, region 1 is 4096.
 fn spec() -> ProgramSpec {
-    ProgramSpec::new(CTX)
-        .with_regions(&[16, 4096])
-        .with_packet(PacketFields {
-            data_off: DATA as u32,
-            data_end_off: DATA_END as u32,
-            width: 4,
-        })
+    ProgramSpec::new(CTX).with_regions(&[16, 4096]).with_packet(PacketFields {
+        data_off: DATA as u32,
+        data_end_off: DATA_END as u32,
+        width: 4,
+    })
 }
 
 fn raw(code: u8, dst: u8, src: u8, off: i16, imm: i32) -> Insn {
@@ -44,10 +42,7 @@ fn packet_ptrs(a: &mut Asm) -> &mut Asm {
 
 /// r2 = packet start proven to have 8 bytes; jumps to `out` otherwise.
 fn proven_packet(a: &mut Asm, out: bpf::Label) -> &mut Asm {
-    packet_ptrs(a)
-        .mov64_reg(4, 2)
-        .add64_imm(4, 8)
-        .jgt_reg(4, 3, out)
+    packet_ptrs(a).mov64_reg(4, 2).add64_imm(4, 8).jgt_reg(4, 3, out)
 }
 
 fn cases() -> Vec<(&'static str, ProgramSpec, Vec<Insn>, usize, Reason)> {
@@ -68,20 +63,8 @@ fn cases() -> Vec<(&'static str, ProgramSpec, Vec<Insn>, usize, Reason)> {
             3,
             R::TooComplex { steps: 3 },
         ),
-        (
-            "unknown opcode",
-            s(),
-            vec![raw(0xff, 0, 0, 0, 0), EXIT],
-            0,
-            R::UnknownOpcode(0xff),
-        ),
-        (
-            "unknown jump op",
-            s(),
-            vec![MOV0, raw(0xe5, 0, 0, 0, 0), EXIT],
-            1,
-            R::UnknownOpcode(0xe5),
-        ),
+        ("unknown opcode", s(), vec![raw(0xff, 0, 0, 0, 0), EXIT], 0, R::UnknownOpcode(0xff)),
+        ("unknown jump op", s(), vec![MOV0, raw(0xe5, 0, 0, 0, 0), EXIT], 1, R::UnknownOpcode(0xe5)),
         (
             "bad register",
             s(),
@@ -118,27 +101,9 @@ fn cases() -> Vec<(&'static str, ProgramSpec, Vec<Insn>, usize, Reason)> {
             0,
             R::WriteToFramePointer,
         ),
-        (
-            "exit imm",
-            s(),
-            vec![MOV0, raw(0x95, 0, 0, 0, 1)],
-            1,
-            R::ReservedField("imm"),
-        ),
-        (
-            "alu off",
-            s(),
-            vec![raw(0xb7, 0, 0, 3, 0), EXIT],
-            0,
-            R::ReservedField("off"),
-        ),
-        (
-            "alu k with src",
-            s(),
-            vec![raw(0xb7, 0, 1, 0, 0), EXIT],
-            0,
-            R::ReservedField("src"),
-        ),
+        ("exit imm", s(), vec![MOV0, raw(0x95, 0, 0, 0, 1)], 1, R::ReservedField("imm")),
+        ("alu off", s(), vec![raw(0xb7, 0, 0, 3, 0), EXIT], 0, R::ReservedField("off")),
+        ("alu k with src", s(), vec![raw(0xb7, 0, 1, 0, 0), EXIT], 0, R::ReservedField("src")),
         (
             "bswap",
             s(),
@@ -146,27 +111,9 @@ fn cases() -> Vec<(&'static str, ProgramSpec, Vec<Insn>, usize, Reason)> {
             1,
             R::UnsupportedExtension("unconditional byte swap"),
         ),
-        (
-            "sdiv",
-            s(),
-            vec![MOV0, raw(0x37, 0, 0, 1, 3), EXIT],
-            1,
-            R::UnsupportedExtension("signed division"),
-        ),
-        (
-            "memsx",
-            s(),
-            vec![raw(0x91, 0, 1, 0, 0), EXIT],
-            0,
-            R::UnsupportedExtension("sign-extending load"),
-        ),
-        (
-            "incomplete ld_imm64",
-            s(),
-            vec![MOV0, raw(LD_IMM64, 0, 0, 0, 1)],
-            1,
-            R::IncompleteLdImm64,
-        ),
+        ("sdiv", s(), vec![MOV0, raw(0x37, 0, 0, 1, 3), EXIT], 1, R::UnsupportedExtension("signed division")),
+        ("memsx", s(), vec![raw(0x91, 0, 1, 0, 0), EXIT], 0, R::UnsupportedExtension("sign-extending load")),
+        ("incomplete ld_imm64", s(), vec![MOV0, raw(LD_IMM64, 0, 0, 0, 1)], 1, R::IncompleteLdImm64),
         (
             "malformed ld_imm64",
             s(),
@@ -174,13 +121,7 @@ fn cases() -> Vec<(&'static str, ProgramSpec, Vec<Insn>, usize, Reason)> {
             0,
             R::MalformedLdImm64,
         ),
-        (
-            "map fd",
-            s(),
-            vec![raw(LD_IMM64, 0, 1, 0, 1), raw(0, 0, 0, 0, 0), EXIT],
-            0,
-            R::BadPseudoSource(1),
-        ),
+        ("map fd", s(), vec![raw(LD_IMM64, 0, 1, 0, 1), raw(0, 0, 0, 0, 0), EXIT], 0, R::BadPseudoSource(1)),
         (
             "unknown region",
             s(),
@@ -188,60 +129,15 @@ fn cases() -> Vec<(&'static str, ProgramSpec, Vec<Insn>, usize, Reason)> {
                 a.ld_region(2, 5, 0).mov64_imm(0, 0).exit();
             }),
             0,
-            R::UnknownRegion {
-                region: 5,
-                count: 2,
-            },
+            R::UnknownRegion { region: 5, count: 2 },
         ),
-        (
-            "ld abs",
-            s(),
-            vec![raw(0x20, 0, 0, 0, 12), EXIT],
-            0,
-            R::LegacyPacketLoad,
-        ),
-        (
-            "ld ind",
-            s(),
-            vec![raw(0x40, 0, 1, 0, 12), EXIT],
-            0,
-            R::LegacyPacketLoad,
-        ),
-        (
-            "atomic add",
-            s(),
-            vec![MOV0, raw(0xdb, 10, 0, -8, 0), EXIT],
-            1,
-            R::AtomicOperation,
-        ),
-        (
-            "helper",
-            s(),
-            vec![raw(0x85, 0, 0, 0, 1), EXIT],
-            0,
-            R::HelperCall(1),
-        ),
-        (
-            "tail call",
-            s(),
-            vec![raw(0x85, 0, 0, 0, 12), EXIT],
-            0,
-            R::TailCall,
-        ),
-        (
-            "local call",
-            s(),
-            vec![raw(0x85, 0, 1, 0, 1), EXIT],
-            0,
-            R::LocalCall,
-        ),
-        (
-            "kfunc",
-            s(),
-            vec![raw(0x85, 0, 2, 0, 1), EXIT],
-            0,
-            R::KfuncCall,
-        ),
+        ("ld abs", s(), vec![raw(0x20, 0, 0, 0, 12), EXIT], 0, R::LegacyPacketLoad),
+        ("ld ind", s(), vec![raw(0x40, 0, 1, 0, 12), EXIT], 0, R::LegacyPacketLoad),
+        ("atomic add", s(), vec![MOV0, raw(0xdb, 10, 0, -8, 0), EXIT], 1, R::AtomicOperation),
+        ("helper", s(), vec![raw(0x85, 0, 0, 0, 1), EXIT], 0, R::HelperCall(1)),
+        ("tail call", s(), vec![raw(0x85, 0, 0, 0, 12), EXIT], 0, R::TailCall),
+        ("local call", s(), vec![raw(0x85, 0, 1, 0, 1), EXIT], 0, R::LocalCall),
+        ("kfunc", s(), vec![raw(0x85, 0, 2, 0, 1), EXIT], 0, R::KfuncCall),
         (
             "endian 8",
             s(),
@@ -303,47 +199,17 @@ fn cases() -> Vec<(&'static str, ProgramSpec, Vec<Insn>, usize, Reason)> {
             1,
             R::JumpOutOfRange { target: 7 },
         ),
-        (
-            "jump to end",
-            s(),
-            vec![MOV0, raw(0x15, 0, 0, 1, 0), EXIT],
-            1,
-            R::JumpOutOfRange { target: 3 },
-        ),
-        (
-            "backward jump",
-            s(),
-            vec![MOV0, raw(0x05, 0, 0, -2, 0), EXIT],
-            1,
-            R::BackwardJump { target: 0 },
-        ),
-        (
-            "self loop",
-            s(),
-            vec![MOV0, raw(0x05, 0, 0, -1, 0), EXIT],
-            1,
-            R::BackwardJump { target: 1 },
-        ),
+        ("jump to end", s(), vec![MOV0, raw(0x15, 0, 0, 1, 0), EXIT], 1, R::JumpOutOfRange { target: 3 }),
+        ("backward jump", s(), vec![MOV0, raw(0x05, 0, 0, -2, 0), EXIT], 1, R::BackwardJump { target: 0 }),
+        ("self loop", s(), vec![MOV0, raw(0x05, 0, 0, -1, 0), EXIT], 1, R::BackwardJump { target: 1 }),
         (
             "into ld_imm64",
             s(),
-            vec![
-                raw(0x05, 0, 0, 2, 0),
-                MOV0,
-                raw(LD_IMM64, 0, 0, 0, 0),
-                raw(0, 0, 0, 0, 0),
-                EXIT,
-            ],
+            vec![raw(0x05, 0, 0, 2, 0), MOV0, raw(LD_IMM64, 0, 0, 0, 0), raw(0, 0, 0, 0, 0), EXIT],
             0,
             R::JumpIntoLdImm64 { target: 3 },
         ),
-        (
-            "unreachable",
-            s(),
-            vec![MOV0, EXIT, MOV0, EXIT],
-            2,
-            R::UnreachableInstruction,
-        ),
+        ("unreachable", s(), vec![MOV0, EXIT, MOV0, EXIT], 2, R::UnreachableInstruction),
         ("fall off", s(), vec![MOV0, MOV0], 1, R::FallOffEnd),
         (
             "fall off after ld_imm64",
@@ -370,13 +236,7 @@ fn cases() -> Vec<(&'static str, ProgramSpec, Vec<Insn>, usize, Reason)> {
             0,
             R::UninitRegister(3),
         ),
-        (
-            "no return value",
-            s(),
-            vec![EXIT],
-            0,
-            R::ExitWithoutReturnValue,
-        ),
+        ("no return value", s(), vec![EXIT], 0, R::ExitWithoutReturnValue),
         (
             "leak ctx",
             s(),
@@ -408,11 +268,7 @@ fn cases() -> Vec<(&'static str, ProgramSpec, Vec<Insn>, usize, Reason)> {
             "mod32 divisor low half zero",
             s(),
             prog(|a| {
-                a.ldx_w(2, 1, 0)
-                    .add64_imm(2, 1)
-                    .mov64_imm(0, 10)
-                    .mod32_reg(0, 2)
-                    .exit();
+                a.ldx_w(2, 1, 0).add64_imm(2, 1).mov64_imm(0, 10).mod32_reg(0, 2).exit();
             }),
             3,
             R::DivisorMaybeZero(2),
@@ -424,10 +280,7 @@ fn cases() -> Vec<(&'static str, ProgramSpec, Vec<Insn>, usize, Reason)> {
                 a.mul64_imm(1, 2).mov64_imm(0, 0).exit();
             }),
             0,
-            R::PointerArithmetic {
-                op: ALU_MUL,
-                kind: PtrKind::Ctx,
-            },
+            R::PointerArithmetic { op: ALU_MUL, kind: PtrKind::Ctx },
         ),
         (
             "xor pointer",
@@ -436,10 +289,7 @@ fn cases() -> Vec<(&'static str, ProgramSpec, Vec<Insn>, usize, Reason)> {
                 a.mov64_reg(2, 10).xor64_reg(2, 1).mov64_imm(0, 0).exit();
             }),
             1,
-            R::PointerArithmetic {
-                op: ALU_XOR,
-                kind: PtrKind::Stack,
-            },
+            R::PointerArithmetic { op: ALU_XOR, kind: PtrKind::Stack },
         ),
         (
             "pointer add32",
@@ -484,10 +334,7 @@ fn cases() -> Vec<(&'static str, ProgramSpec, Vec<Insn>, usize, Reason)> {
                 a.mov64_reg(2, 1).sub64_reg(2, 10).mov64_reg(0, 2).exit();
             }),
             1,
-            R::PointerDifference {
-                left: PtrKind::Ctx,
-                right: PtrKind::Stack,
-            },
+            R::PointerDifference { left: PtrKind::Ctx, right: PtrKind::Stack },
         ),
         (
             "unbounded offset",
@@ -502,10 +349,7 @@ fn cases() -> Vec<(&'static str, ProgramSpec, Vec<Insn>, usize, Reason)> {
             "offset overflow",
             s(),
             prog(|a| {
-                a.add64_imm(1, i32::MAX)
-                    .add64_imm(1, 1)
-                    .mov64_imm(0, 0)
-                    .exit();
+                a.add64_imm(1, i32::MAX).add64_imm(1, 1).mov64_imm(0, 0).exit();
             }),
             1,
             R::PointerOffsetOverflow(PtrKind::Ctx),
@@ -528,21 +372,14 @@ fn cases() -> Vec<(&'static str, ProgramSpec, Vec<Insn>, usize, Reason)> {
                 a.mov64_imm(0, 0).jgt_reg(1, 10, l).bind(l).exit();
             }),
             1,
-            R::PointerKindComparison {
-                left: PtrKind::Ctx,
-                right: PtrKind::Stack,
-            },
+            R::PointerKindComparison { left: PtrKind::Ctx, right: PtrKind::Stack },
         ),
         (
             "jmp32 on packet",
             s(),
             prog(|a| {
                 let l = a.label();
-                packet_ptrs(a)
-                    .mov64_imm(0, 0)
-                    .jmp32_reg(JMP_JGT, 2, 3, l)
-                    .bind(l)
-                    .exit();
+                packet_ptrs(a).mov64_imm(0, 0).jmp32_reg(JMP_JGT, 2, 3, l).bind(l).exit();
             }),
             3,
             R::PointerComparisonOp(PtrKind::Packet),
@@ -579,10 +416,7 @@ fn cases() -> Vec<(&'static str, ProgramSpec, Vec<Insn>, usize, Reason)> {
                     .exit();
             }),
             5,
-            R::MixedPointerKinds {
-                first: PtrKind::Ctx,
-                second: PtrKind::Region(0),
-            },
+            R::MixedPointerKinds { first: PtrKind::Ctx, second: PtrKind::Region(0) },
         ),
         (
             "uninit stack",
@@ -633,12 +467,7 @@ fn cases() -> Vec<(&'static str, ProgramSpec, Vec<Insn>, usize, Reason)> {
             "stack variable offset",
             s(),
             prog(|a| {
-                a.ldx_b(2, 1, 0)
-                    .mov64_reg(3, 10)
-                    .add64_reg(3, 2)
-                    .st_b(3, -256, 0)
-                    .mov64_imm(0, 0)
-                    .exit();
+                a.ldx_b(2, 1, 0).mov64_reg(3, 10).add64_reg(3, 2).st_b(3, -256, 0).mov64_imm(0, 0).exit();
             }),
             3,
             R::StackVariableOffset,
@@ -677,11 +506,7 @@ fn cases() -> Vec<(&'static str, ProgramSpec, Vec<Insn>, usize, Reason)> {
                 a.ldx_w(0, 1, 30).exit();
             }),
             0,
-            R::CtxOutOfBounds {
-                lo: 30,
-                hi: 30,
-                size: 4,
-            },
+            R::CtxOutOfBounds { lo: 30, hi: 30, size: 4 },
         ),
         (
             "ctx negative",
@@ -690,11 +515,7 @@ fn cases() -> Vec<(&'static str, ProgramSpec, Vec<Insn>, usize, Reason)> {
                 a.ldx_b(0, 1, -1).exit();
             }),
             0,
-            R::CtxOutOfBounds {
-                lo: -1,
-                hi: -1,
-                size: 1,
-            },
+            R::CtxOutOfBounds { lo: -1, hi: -1, size: 1 },
         ),
         (
             "ctx variable out of bounds",
@@ -710,11 +531,7 @@ fn cases() -> Vec<(&'static str, ProgramSpec, Vec<Insn>, usize, Reason)> {
                     .exit();
             }),
             4,
-            R::CtxOutOfBounds {
-                lo: 0,
-                hi: 29,
-                size: 4,
-            },
+            R::CtxOutOfBounds { lo: 0, hi: 29, size: 4 },
         ),
         (
             "ctx write",
@@ -732,10 +549,7 @@ fn cases() -> Vec<(&'static str, ProgramSpec, Vec<Insn>, usize, Reason)> {
                 a.ldx_h(0, 1, DATA).exit();
             }),
             0,
-            R::PacketFieldMisuse {
-                lo: DATA as i64,
-                size: 2,
-            },
+            R::PacketFieldMisuse { lo: DATA as i64, size: 2 },
         ),
         (
             "packet field overlap",
@@ -753,30 +567,16 @@ fn cases() -> Vec<(&'static str, ProgramSpec, Vec<Insn>, usize, Reason)> {
                 a.ld_region(2, 0, 0).ldx_dw(0, 2, 12).exit();
             }),
             2,
-            R::RegionOutOfBounds {
-                region: 0,
-                lo: 12,
-                hi: 12,
-                size: 8,
-            },
+            R::RegionOutOfBounds { region: 0, lo: 12, hi: 12, size: 8 },
         ),
         (
             "region variable unchecked",
             s(),
             prog(|a| {
-                a.ldx_h(3, 1, 0)
-                    .ld_region(2, 1, 0)
-                    .add64_reg(2, 3)
-                    .ldx_b(0, 2, 0)
-                    .exit();
+                a.ldx_h(3, 1, 0).ld_region(2, 1, 0).add64_reg(2, 3).ldx_b(0, 2, 0).exit();
             }),
             4,
-            R::RegionOutOfBounds {
-                region: 1,
-                lo: 0,
-                hi: 65535,
-                size: 1,
-            },
+            R::RegionOutOfBounds { region: 1, lo: 0, hi: 65535, size: 1 },
         ),
         (
             "region write",
@@ -814,12 +614,7 @@ fn cases() -> Vec<(&'static str, ProgramSpec, Vec<Insn>, usize, Reason)> {
                 let bad = a.label();
                 let out = a.label();
                 a.mov64_imm(0, 0);
-                proven_packet(a, bad)
-                    .ja(out)
-                    .bind(bad)
-                    .ldx_b(0, 2, 0)
-                    .bind(out)
-                    .exit();
+                proven_packet(a, bad).ja(out).bind(bad).ldx_b(0, 2, 0).bind(out).exit();
             }),
             7,
             R::PacketNotProven { lo: 0, size: 1 },
@@ -862,10 +657,7 @@ fn cases() -> Vec<(&'static str, ProgramSpec, Vec<Insn>, usize, Reason)> {
                 packet_ptrs(a).add64_imm(3, 1).mov64_imm(0, 0).exit();
             }),
             2,
-            R::PointerArithmetic {
-                op: ALU_ADD,
-                kind: PtrKind::PacketEnd,
-            },
+            R::PointerArithmetic { op: ALU_ADD, kind: PtrKind::PacketEnd },
         ),
         (
             "store pointer to ctx",
@@ -887,32 +679,18 @@ fn rejects_with_exact_reason_and_index() {
         assert_eq!(got, Err(Reject { index, reason }), "case `{name}`");
         // Every reason renders to a non-empty message mentioning the index.
         let text = Reject { index, reason }.to_string();
-        assert!(
-            text.starts_with(&format!("instruction {index}: ")),
-            "{text}"
-        );
+        assert!(text.starts_with(&format!("instruction {index}: ")), "{text}");
         kinds.insert(discriminant(&reason));
     }
     // The cases that are not plain instruction lists.
     let truncated = verify_bytes(&[0u8; 12], &spec()).unwrap_err();
-    assert_eq!(
-        truncated,
-        Reject::new(1, R::TruncatedInstruction { len: 12 })
-    );
+    assert_eq!(truncated, Reject::new(1, R::TruncatedInstruction { len: 12 }));
     kinds.insert(discriminant(&truncated.reason));
-    let bad_spec = spec().with_packet(PacketFields {
-        data_off: 0,
-        data_end_off: 2,
-        width: 4,
-    });
+    let bad_spec = spec().with_packet(PacketFields { data_off: 0, data_end_off: 2, width: 4 });
     let err = verify(&[MOV0, EXIT], &bad_spec).unwrap_err();
     assert_eq!(err, Reject::new(0, R::InvalidSpec("packet fields overlap")));
     kinds.insert(discriminant(&err.reason));
-    assert!(
-        kinds.len() >= 58,
-        "only {} distinct reasons covered",
-        kinds.len()
-    );
+    assert!(kinds.len() >= 58, "only {} distinct reasons covered", kinds.len());
 }
 
 fn accepts(name: &str, insns: &[Insn]) -> bpf::VerifiedProgram {
@@ -926,11 +704,7 @@ fn run_with(p: &bpf::VerifiedProgram, ctx: &[u8], packet: &[u8]) -> u64 {
     let r0 = [7u8; 16];
     let r1: Vec<u8> = (0..4096).map(|i| (i * 7) as u8).collect();
     let regions: [&[u8]; 2] = [&r0, &r1];
-    let mem = Memory {
-        ctx,
-        regions: &regions,
-        packet,
-    };
+    let mem = Memory { ctx, regions: &regions, packet };
     run(p, &mem).unwrap()
 }
 
@@ -960,11 +734,7 @@ fn accepts_and_runs_safe_programs() {
     let p = accepts(
         "spill",
         &prog(|a| {
-            a.stx_dw(10, -16, 1)
-                .mov64_imm(1, 0)
-                .ldx_dw(4, 10, -16)
-                .ldx_b(0, 4, 0)
-                .exit();
+            a.stx_dw(10, -16, 1).mov64_imm(1, 0).ldx_dw(4, 10, -16).ldx_b(0, 4, 0).exit();
         }),
     );
     assert_eq!(run_with(&p, &ctx, &[]), 100);
@@ -1029,13 +799,7 @@ fn accepts_and_runs_safe_programs() {
         "join",
         &prog(|a| {
             let l = a.label();
-            a.ldx_w(3, 1, 0)
-                .mov64_reg(2, 1)
-                .jeq_imm(3, 0, l)
-                .add64_imm(2, 4)
-                .bind(l)
-                .ldx_b(0, 2, 0)
-                .exit();
+            a.ldx_w(3, 1, 0).mov64_reg(2, 1).jeq_imm(3, 0, l).add64_imm(2, 4).bind(l).ldx_b(0, 2, 0).exit();
         }),
     );
     assert_eq!(run_with(&p, &ctx, &[]), 0);

@@ -16,6 +16,14 @@ use abi::Error;
 /// "No environment" in the slot links.
 pub const NONE: u16 = u16::MAX;
 
+/// `Env::notify` bits: one byte the scheduler's fast path tests.
+pub mod notify {
+    /// Start/end-of-slice upcalls wanted (`slice_upcalls`).
+    pub const SLICE_UPCALLS: u8 = 1;
+    /// Interrupt bits are queued for delivery.
+    pub const INTERRUPTS: u8 = 2;
+}
+
 /// Where an environment's exceptions go (see `abi::exception`). Read by
 /// the exception stub at a fixed offset from the saved registers: keep it
 /// right after `Env::tf`.
@@ -57,9 +65,10 @@ pub struct Env {
     pub waiting_on: u16,
     /// Number of time slices it owns.
     pub slices: u32,
-    /// Start/end-of-slice upcalls wanted; abort-protocol offences so far;
-    /// slices still to skip as a penalty.
-    pub upcalls: bool,
+    /// What the scheduler must do when one of its slices starts
+    /// ([`notify`] bits); abort-protocol offences so far; slices still to
+    /// skip as a penalty.
+    pub notify: u8,
     pub offences: u8,
     pub penalty: u8,
     /// While `SLEEPING`: the predicate it waits on and its deadline tick.
@@ -78,6 +87,12 @@ pub struct Env {
     pub guard: CapRef,
     /// Its capability list: the credentials it can name in calls.
     pub clist: CList,
+    /// Interrupt bits sent to it (`PCT_INTERRUPT`) and not yet delivered,
+    /// and who sent the last ones.
+    pub interrupts: u64,
+    pub interrupt_from: u32,
+    /// The word it shows in the exposed table (`env_publish`).
+    pub published: u64,
     first_child: u16,
     next_sibling: u16,
 }
@@ -123,7 +138,7 @@ impl Env {
         cr3: 0,
         waiting_on: NONE,
         slices: 0,
-        upcalls: false,
+        notify: 0,
         offences: 0,
         penalty: 0,
         switched_out: 0,
@@ -133,6 +148,9 @@ impl Env {
         pct_stack: 0,
         pct_guard: CapRef::NONE,
         guard: CapRef::NONE,
+        interrupts: 0,
+        interrupt_from: 0,
+        published: 0,
         clist: CList::EMPTY,
         first_child: NONE,
         next_sibling: NONE,
@@ -294,6 +312,9 @@ impl Kernel {
             frames: self.frames.owned_count(e.id),
             slices: e.slices,
             waiting_on: if e.waiting_on == NONE { u32::MAX } else { e.waiting_on as u32 },
+            interrupts: e.interrupts,
+            published: e.published,
+            reserved: [0; 2],
         };
     }
 }

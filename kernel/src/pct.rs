@@ -3,9 +3,10 @@
 //! touching the registers that carry the message.
 
 use crate::cap::rights;
+use crate::env::notify;
 use crate::env::NONE;
 use crate::state::Kernel;
-use abi::syscall::PCT_SYNC;
+use abi::syscall::{PCT_INTERRUPT, PCT_SYNC};
 use abi::tables::env_state;
 use abi::Error;
 
@@ -25,7 +26,7 @@ impl Kernel {
     /// message registers (rdx, r10, r8, r9) as they were at the call; the
     /// callee-saved ones are in the caller's frame already.
     pub fn pct(&mut self, id: u64, flags: u64, msg: [u64; 4]) -> Result<u64, Error> {
-        if flags & !(PCT_SYNC | 0xff_ff00) != 0 {
+        if flags & !(PCT_SYNC | PCT_INTERRUPT | 0xff_ff00) != 0 {
             return Err(Error::BadFlags);
         }
         let (cred, grant) = ((flags >> 8) & 0xff, (flags >> 16) & 0xff);
@@ -33,6 +34,13 @@ impl Kernel {
         let c = self.current;
         if t == c {
             return Err(Error::BadEnv);
+        }
+        if flags & PCT_INTERRUPT != 0 {
+            // Neither a reply nor a grant makes sense for an interrupt.
+            if flags & PCT_SYNC != 0 || grant != 0 {
+                return Err(Error::BadFlags);
+            }
+            return self.pct_interrupt(t, cred, msg[0]);
         }
         let reply = self.envs[t].state == env_state::WAITING && self.envs[t].waiting_on == c as u16;
         if !reply {
@@ -69,6 +77,39 @@ impl Kernel {
         }
         self.switch_to(t);
         Ok(0)
+    }
+
+    /// `pct` with `PCT_INTERRUPT`: queues `bits` for slot `t`, wakes it if
+    /// it sleeps, and, if it can run, delivers them as an upcall when its
+    /// handler is free and gives it the rest of the slice.
+    fn pct_interrupt(&mut self, t: usize, cred: u64, bits: u64) -> Result<u64, Error> {
+        if bits == 0 {
+            return Err(Error::BadLength);
+        }
+        let e = &self.envs[t];
+        if e.exc.save == 0 || e.state == env_state::EXITED {
+            return Err(Error::BadState);
+        }
+        let guard = e.pct_guard;
+        if !guard.is_none() {
+            self.caps.check(self.cred(cred)?, guard, rights::READ)?;
+        }
+        let from = self.envs[self.current].id;
+        let e = &mut self.envs[t];
+        e.interrupts |= bits;
+        e.interrupt_from = from;
+        e.notify |= notify::INTERRUPTS;
+        if e.state == env_state::SLEEPING {
+            e.state = env_state::RUNNABLE;
+            e.tf.rax = 2;
+        }
+        self.publish(t);
+        if self.envs[t].state != env_state::RUNNABLE {
+            return Ok(0);
+        }
+        let delivered = self.deliver_interrupts(t);
+        self.switch_to(t);
+        Ok(delivered as u64)
     }
 
     /// Copies the caller's capability `slot` (it needs the grant right)

@@ -95,7 +95,7 @@ impl Kernel {
     }
 
     /// Ends the current slice: runs whoever runs the next owned slice,
-    /// telling it its slice starts if it asked for slice upcalls.
+    /// delivering its queued interrupts or telling it its slice starts.
     /// Inlined: it is the body of `yield`, a measured fast path.
     #[inline(always)]
     pub fn schedule(&mut self) {
@@ -105,11 +105,11 @@ impl Kernel {
         let s = self.slice_env[p as usize] as usize;
         match self.envs.get(s) {
             Some(e) if e.state == env_state::RUNNABLE => {
-                let upcalls = e.upcalls;
+                let notify = e.notify;
                 self.slices.position = p as u64;
                 self.switch_to(s);
-                if upcalls {
-                    self.upcall(s, abi::exception::vector::START_OF_SLICE, 0);
+                if notify != 0 {
+                    self.slice_starts(s);
                 }
             }
             _ => self.schedule_slow(),
@@ -130,8 +130,8 @@ impl Kernel {
                 if let Some(s) = self.runner(p) {
                     self.slices.position = p as u64;
                     self.switch_to(s);
-                    if self.envs[s].upcalls {
-                        self.upcall(s, abi::exception::vector::START_OF_SLICE, 0);
+                    if self.envs[s].notify != 0 {
+                        self.slice_starts(s);
                     }
                     return;
                 }

@@ -6,7 +6,7 @@
 //! next slices; after repeated offences it is destroyed.
 
 use crate::arch::trap::TrapFrame;
-use crate::env::NONE;
+use crate::env::{notify, NONE};
 use crate::state::Kernel;
 use abi::exception::{critical, vector, ExceptionFrame};
 use abi::tables::{env_state, FAULT_EXIT_BASE};
@@ -54,6 +54,54 @@ impl Kernel {
         true
     }
 
+    /// One of slot `s`'s slices starts and it has asked to be told: queued
+    /// interrupts go first; otherwise (or if they cannot be delivered) the
+    /// start-of-slice upcall.
+    #[inline(never)] // off the yield fast path, which only tests for it
+    pub fn slice_starts(&mut self, s: usize) {
+        if self.deliver_interrupts(s) {
+            return;
+        }
+        if self.envs[s].notify & notify::SLICE_UPCALLS != 0 {
+            self.upcall(s, vector::START_OF_SLICE, 0);
+        }
+    }
+
+    /// Delivers slot `s`'s queued interrupt bits as an `INTERRUPT` upcall if
+    /// its handler can take one now (see `PCT_INTERRUPT`).
+    pub fn deliver_interrupts(&mut self, s: usize) -> bool {
+        let e = &self.envs[s];
+        if e.interrupts == 0 || e.state != env_state::RUNNABLE {
+            return false;
+        }
+        let (bits, from) = (e.interrupts, e.interrupt_from as u64);
+        if !self.upcall(s, vector::INTERRUPT, bits) {
+            return false;
+        }
+        if let Some(frame) = self.save_area(s) {
+            frame.fault_addr = from;
+        }
+        self.clear_interrupts(s);
+        true
+    }
+
+    fn clear_interrupts(&mut self, s: usize) {
+        let e = &mut self.envs[s];
+        e.interrupts = 0;
+        e.notify &= !notify::INTERRUPTS;
+        self.publish(s);
+    }
+
+    /// `interrupts_take`: the caller's queued bits, now cleared.
+    pub fn interrupts_take(&mut self) -> u64 {
+        let c = self.current;
+        let bits = self.envs[c].interrupts;
+        if bits != 0 {
+            self.clear_interrupts(c);
+        }
+        bits
+    }
+
     /// A timer tick ends the current slice.
     pub fn timer(&mut self) {
         // (The checks below may end the current environment; repossession
@@ -67,7 +115,10 @@ impl Kernel {
         if offender && self.offend(c) {
             return;
         }
-        if !offender && self.envs[c].upcalls && self.envs[c].state == env_state::RUNNABLE {
+        if !offender
+            && self.envs[c].notify & notify::SLICE_UPCALLS != 0
+            && self.envs[c].state == env_state::RUNNABLE
+        {
             // Its slice is over: tell it, and give it until the next tick.
             // (A critical section defers the upcall; the deadline stands.)
             self.upcall(c, vector::END_OF_SLICE, 0);

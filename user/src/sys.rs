@@ -147,6 +147,20 @@ pub fn pred_free(id: u64) -> Result<u64, Error> {
     result(call(sc::PRED_FREE, [id, 0, 0, 0, 0, 0]))
 }
 /// Sleeps until predicate `id` holds (1) or tick `deadline` passes (0).
+/// An interrupting protected control transfer (`PCT_INTERRUPT`): ORs
+/// `bits` into `target`'s queued interrupts; `cred` is presented to its
+/// entry's guard. Returns 1 if its handler took them at once, else 0.
+pub fn interrupt(target: u64, bits: u64, cred: u64) -> Result<u64, Error> {
+    result(call(sc::PCT, [target, sc::PCT_INTERRUPT | sc::pct_cred(cred), bits, 0, 0, 0]))
+}
+/// The caller's queued interrupt bits, now cleared.
+pub fn interrupts_take() -> u64 {
+    call0(sc::INTERRUPTS_TAKE) as u64
+}
+/// Sets the word `env` shows in the exposed environment table.
+pub fn env_publish(env: u64, word: u64) -> Result<u64, Error> {
+    result(call(sc::ENV_PUBLISH, [env, word, CRED_SELF, 0, 0, 0]))
+}
 pub fn sleep(id: u64, deadline: u64) -> Result<u64, Error> {
     result(call(sc::SLEEP, [id, deadline, 0, 0, 0, 0]))
 }

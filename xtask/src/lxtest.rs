@@ -11,6 +11,7 @@
 use crate::boottest::BootTest;
 use crate::build::{self, Image};
 use crate::qemu;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -56,7 +57,19 @@ fn host_output(name: &str, script: &Path) -> Result<String, String> {
     let _ = std::fs::remove_dir_all(&dir);
     copy_tree(&build::root().join("libos/root"), &dir)?;
     std::fs::create_dir_all(dir.join("tmp")).map_err(|e| e.to_string())?;
-    let out = Command::new(build::BUSYBOX)
+    let mut cmd = Command::new(build::BUSYBOX);
+    // A shell started in the background inherits SIGINT and SIGQUIT ignored,
+    // and a non-interactive shell cannot trap signals ignored on entry:
+    // give the host run Linux's defaults, as Veneer's processes have.
+    // SAFETY: `signal` is async-signal-safe, as `pre_exec` requires.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            libc::signal(libc::SIGQUIT, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+    let out = cmd
         .arg("sh")
         .arg("-c")
         .arg(format!("exec {} sh {} 2>&1", build::BUSYBOX, script.display()))

@@ -44,13 +44,7 @@ pub(crate) fn check(insns: &[Insn], spec: &ProgramSpec) -> Result<Shape, Reject>
         return Err(Reject::new(0, Reason::EmptyProgram));
     }
     if len > spec.max_insns {
-        return Err(Reject::new(
-            spec.max_insns,
-            Reason::TooManyInstructions {
-                len,
-                max: spec.max_insns,
-            },
-        ));
+        return Err(Reject::new(spec.max_insns, Reason::TooManyInstructions { len, max: spec.max_insns }));
     }
 
     let mut second_half = vec![false; len];
@@ -122,16 +116,8 @@ fn liveness(insns: &[Insn], preds: &[u32]) -> Vec<u16> {
         let target = i as i64 + 1 + insn.off as i64;
         let (uses, defs, out) = match insn.class() {
             CLASS_ALU | CLASS_ALU64 => {
-                let dst_read = if insn.op() == ALU_MOV {
-                    0
-                } else {
-                    bit(insn.dst)
-                };
-                let src_read = if by_reg && insn.op() != ALU_END {
-                    bit(insn.src)
-                } else {
-                    0
-                };
+                let dst_read = if insn.op() == ALU_MOV { 0 } else { bit(insn.dst) };
+                let src_read = if by_reg && insn.op() != ALU_END { bit(insn.src) } else { 0 };
                 (dst_read | src_read, bit(insn.dst), at(i as i64 + 1))
             }
             CLASS_LD => (0, bit(insn.dst), at(i as i64 + 2)),
@@ -234,10 +220,7 @@ fn check_ld(insns: &[Insn], i: usize, spec: &ProgramSpec) -> Result<(), Reason> 
         PSEUDO_REGION => {
             let count = spec.regions.len();
             if insn.imm < 0 || insn.imm as usize >= count {
-                return Err(Reason::UnknownRegion {
-                    region: insn.imm as i64,
-                    count,
-                });
+                return Err(Reason::UnknownRegion { region: insn.imm as i64, count });
             }
             Ok(())
         }

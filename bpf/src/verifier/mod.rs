@@ -38,29 +38,17 @@ const MERGES_BEFORE_WIDENING: u32 = 2;
 
 /// Verifies a program given as raw bytes (8 bytes per slot).
 pub fn verify_bytes(bytes: &[u8], spec: &ProgramSpec) -> Result<VerifiedProgram, Reject> {
-    let insns = decode(bytes).map_err(|t| {
-        Reject::new(
-            t.len / INSN_SIZE,
-            Reason::TruncatedInstruction { len: t.len },
-        )
-    })?;
+    let insns = decode(bytes)
+        .map_err(|t| Reject::new(t.len / INSN_SIZE, Reason::TruncatedInstruction { len: t.len }))?;
     verify(&insns, spec)
 }
 
 /// Verifies a program; on success it may be interpreted or compiled.
 pub fn verify(insns: &[Insn], spec: &ProgramSpec) -> Result<VerifiedProgram, Reject> {
     let shape = cfg::check(insns, spec)?;
-    let mut v = Verifier {
-        insns,
-        spec,
-        access: vec![Access::None; insns.len()],
-    };
+    let mut v = Verifier { insns, spec, access: vec![Access::None; insns.len()] };
     v.explore(&shape)?;
-    Ok(VerifiedProgram {
-        insns: insns.to_vec(),
-        spec: spec.clone(),
-        access: v.access,
-    })
+    Ok(VerifiedProgram { insns: insns.to_vec(), spec: spec.clone(), access: v.access })
 }
 
 /// Exploration bookkeeping: states queued per instruction.
@@ -132,12 +120,7 @@ impl Verifier<'_> {
     /// by that times the program length.
     fn explore(&mut self, shape: &cfg::Shape) -> Result<(), Reject> {
         let len = self.insns.len();
-        let mut w = Walk {
-            pending: vec![Vec::new(); len],
-            merges: vec![0; len],
-            steps: 0,
-            shape,
-        };
+        let mut w = Walk { pending: vec![Vec::new(); len], merges: vec![0; len], steps: 0, shape };
         w.pending[0].push(State::entry());
         for pc in 0..len {
             for st in core::mem::take(&mut w.pending[pc]) {
@@ -207,13 +190,7 @@ impl Verifier<'_> {
                 };
                 let size = access_bytes(insn.size_bits());
                 self.store(st, p, insn.off, size, val)?;
-                self.note(
-                    pc,
-                    Access::Mem {
-                        kind: PtrKind::Stack,
-                        masked: false,
-                    },
-                )?;
+                self.note(pc, Access::Mem { kind: PtrKind::Stack, masked: false })?;
             }
             _ => return self.jump(pc, insn, st),
         }
@@ -227,17 +204,11 @@ impl Verifier<'_> {
         self.access[pc] = match (old, new) {
             (Access::None, n) => n,
             (Access::Mem { kind: a, masked: m }, Access::Mem { kind: b, masked: n }) if a == b => {
-                Access::Mem {
-                    kind: a,
-                    masked: m || n,
-                }
+                Access::Mem { kind: a, masked: m || n }
             }
             (o, n) if o == n => o,
             (o, n) => {
-                return Err(Reason::MixedPointerKinds {
-                    first: access_kind(o),
-                    second: access_kind(n),
-                })
+                return Err(Reason::MixedPointerKinds { first: access_kind(o), second: access_kind(n) })
             }
         };
         Ok(())
@@ -258,11 +229,7 @@ impl Verifier<'_> {
                 Val::Uninit => unreachable!("read() rejects uninit"),
             };
         }
-        let b = if by_reg {
-            read(st, insn.src)?
-        } else {
-            Val::exact(insn.imm as i64 as u64)
-        };
+        let b = if by_reg { read(st, insn.src)? } else { Val::exact(insn.imm as i64 as u64) };
         if op == ALU_MOV {
             st.regs[dst] = match (is64, b) {
                 (true, v) => v,
@@ -282,15 +249,9 @@ impl Verifier<'_> {
                         return Err(Reason::DivisorMaybeZero(insn.src));
                     }
                 }
-                Val::Scalar(if is64 {
-                    alu64_range(op, a, b)
-                } else {
-                    alu32_range(op, a, b)
-                })
+                Val::Scalar(if is64 { alu64_range(op, a, b) } else { alu32_range(op, a, b) })
             }
-            (Val::Ptr(p), _) | (_, Val::Ptr(p)) if !is64 => {
-                return Err(Reason::PointerArithmetic32(p.kind))
-            }
+            (Val::Ptr(p), _) | (_, Val::Ptr(p)) if !is64 => return Err(Reason::PointerArithmetic32(p.kind)),
             (Val::Ptr(p), Val::Scalar(b)) => match op {
                 ALU_ADD => Val::Ptr(ptr_add(pc, p, b, by_reg, false)?),
                 ALU_SUB => Val::Ptr(ptr_add(pc, p, b, by_reg, true)?),
@@ -310,12 +271,7 @@ impl Verifier<'_> {
                 {
                     Val::Scalar(Range::FULL)
                 }
-                ALU_SUB => {
-                    return Err(Reason::PointerDifference {
-                        left: p.kind,
-                        right: q.kind,
-                    })
-                }
+                ALU_SUB => return Err(Reason::PointerDifference { left: p.kind, right: q.kind }),
                 _ => return Err(Reason::PointerArithmetic { op, kind: p.kind }),
             },
             _ => unreachable!("read() rejects uninit"),
@@ -326,10 +282,7 @@ impl Verifier<'_> {
     fn load(&self, st: &State, p: Ptr, off: i16, size: u32) -> Result<(Access, Val), Reason> {
         let lo = p.lo + off as i64;
         let hi = p.hi + off as i64;
-        let mem = Access::Mem {
-            kind: p.kind,
-            masked: p.id != 0,
-        };
+        let mem = Access::Mem { kind: p.kind, masked: p.id != 0 };
         let scalar = Val::Scalar(Range::of_width(size));
         match p.kind {
             PtrKind::Stack => {
@@ -360,12 +313,7 @@ impl Verifier<'_> {
             PtrKind::Region(i) => {
                 let limit = self.spec.regions[i as usize] as i64;
                 if lo < 0 || hi + size as i64 > limit {
-                    return Err(Reason::RegionOutOfBounds {
-                        region: i,
-                        lo,
-                        hi,
-                        size,
-                    });
+                    return Err(Reason::RegionOutOfBounds { region: i, lo, hi, size });
                 }
                 Ok((mem, scalar))
             }
@@ -417,11 +365,7 @@ impl Verifier<'_> {
         let is32 = insn.class() == CLASS_JMP32;
         let by_reg = insn.source() == SRC_X;
         let a = read(st, insn.dst)?;
-        let b = if by_reg {
-            read(st, insn.src)?
-        } else {
-            Val::exact(insn.imm as i64 as u64)
-        };
+        let b = if by_reg { read(st, insn.src)? } else { Val::exact(insn.imm as i64 as u64) };
         let mut taken = Box::new(st.clone());
         match (a, b) {
             (Val::Scalar(ra), Val::Scalar(rb)) => {
@@ -458,9 +402,7 @@ impl Verifier<'_> {
                     (left, right) => return Err(Reason::PointerKindComparison { left, right }),
                 }
             }
-            (Val::Ptr(p), _) | (_, Val::Ptr(p)) => {
-                return Err(Reason::PointerScalarComparison(p.kind))
-            }
+            (Val::Ptr(p), _) | (_, Val::Ptr(p)) => return Err(Reason::PointerScalarComparison(p.kind)),
             _ => unreachable!("read() rejects uninit"),
         }
         Ok(Flow::Branch(target, taken))
@@ -496,12 +438,7 @@ fn ptr_add(pc: usize, p: Ptr, b: Range, by_reg: bool, sub: bool) -> Result<Ptr, 
     // A register operand may hold anything under misspeculation, so the
     // pointer gets a new identity and its loads are masked.
     let id = if by_reg { pc as u32 + 1 } else { p.id };
-    Ok(Ptr {
-        kind: p.kind,
-        lo,
-        hi,
-        id,
-    })
+    Ok(Ptr { kind: p.kind, lo, hi, id })
 }
 
 /// The same comparison with its operands swapped.

@@ -100,9 +100,7 @@ impl State {
         let end = start + size as usize;
         for (i, b) in self.stack[start..end].iter().enumerate() {
             if *b == StackByte::Uninit {
-                return Err(Reason::UninitStack {
-                    off: off + i as i64,
-                });
+                return Err(Reason::UninitStack { off: off + i as i64 });
             }
         }
         let slot = start / 8;
@@ -140,9 +138,7 @@ impl State {
             for i in slot * 8..slot * 8 + 8 {
                 let scalar_spill = |s: &State| matches!(s.spills[slot], Val::Scalar(_));
                 out.stack[i] = match (self.stack[i], other.stack[i]) {
-                    (StackByte::Spill, StackByte::Spill) if spill != Val::Uninit => {
-                        StackByte::Spill
-                    }
+                    (StackByte::Spill, StackByte::Spill) if spill != Val::Uninit => StackByte::Spill,
                     (StackByte::Data, StackByte::Data) => StackByte::Data,
                     (StackByte::Data, StackByte::Spill) if scalar_spill(other) => StackByte::Data,
                     (StackByte::Spill, StackByte::Data) if scalar_spill(self) => StackByte::Data,
@@ -156,11 +152,8 @@ impl State {
             }
         }
         out.speculative = self.speculative && other.speculative;
-        out.proofs = self
-            .proofs
-            .iter()
-            .filter_map(|&(id, b)| other.proof(id).map(|ob| (id, b.min(ob))))
-            .collect();
+        out.proofs =
+            self.proofs.iter().filter_map(|&(id, b)| other.proof(id).map(|ob| (id, b.min(ob)))).collect();
         out
     }
 
@@ -169,12 +162,7 @@ impl State {
         if self.speculative && !other.speculative {
             return false;
         }
-        if !self
-            .regs
-            .iter()
-            .zip(&other.regs)
-            .all(|(a, b)| a.includes(*b))
-        {
+        if !self.regs.iter().zip(&other.regs).all(|(a, b)| a.includes(*b)) {
             return false;
         }
         for (i, (&a, &b)) in self.stack.iter().zip(&other.stack).enumerate() {
@@ -184,17 +172,13 @@ impl State {
                 (StackByte::Data, StackByte::Spill) => {
                     matches!(other.spills[i / 8], Val::Scalar(_))
                 }
-                (StackByte::Spill, StackByte::Spill) => {
-                    self.spills[i / 8].includes(other.spills[i / 8])
-                }
+                (StackByte::Spill, StackByte::Spill) => self.spills[i / 8].includes(other.spills[i / 8]),
                 _ => false,
             };
             if !ok {
                 return false;
             }
         }
-        self.proofs
-            .iter()
-            .all(|&(id, bound)| other.proof(id).is_some_and(|b| b >= bound))
+        self.proofs.iter().all(|&(id, bound)| other.proof(id).is_some_and(|b| b >= bound))
     }
 }

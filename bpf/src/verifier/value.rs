@@ -17,14 +17,8 @@ pub(crate) struct Range {
 }
 
 impl Range {
-    pub const FULL: Range = Range {
-        min: 0,
-        max: u64::MAX,
-    };
-    pub const FULL32: Range = Range {
-        min: 0,
-        max: u32::MAX as u64,
-    };
+    pub const FULL: Range = Range { min: 0, max: u64::MAX };
+    pub const FULL32: Range = Range { min: 0, max: u32::MAX as u64 };
 
     pub fn exact(v: u64) -> Range {
         Range { min: v, max: v }
@@ -76,12 +70,7 @@ pub(crate) struct Ptr {
 
 impl Ptr {
     pub fn at(kind: PtrKind, off: i64) -> Ptr {
-        Ptr {
-            kind,
-            lo: off,
-            hi: off,
-            id: 0,
-        }
+        Ptr { kind, lo: off, hi: off, id: 0 }
     }
 }
 
@@ -124,9 +113,7 @@ impl Val {
         match (self, other) {
             (a, b) if a == b => a,
             (Val::Scalar(_), Val::Scalar(_)) if widen => Val::Scalar(Range::FULL),
-            (Val::Scalar(a), Val::Scalar(b)) => {
-                Val::Scalar(Range::new(a.min.min(b.min), a.max.max(b.max)))
-            }
+            (Val::Scalar(a), Val::Scalar(b)) => Val::Scalar(Range::new(a.min.min(b.min), a.max.max(b.max))),
             (Val::Ptr(a), Val::Ptr(b))
                 if a.kind == b.kind && !matches!(a.kind, PtrKind::Packet | PtrKind::PacketEnd) =>
             {
@@ -335,24 +322,10 @@ mod tests {
         // Exhaustive over a small domain: every concrete result must lie in
         // the abstract result.
         let ops = [
-            ALU_ADD, ALU_SUB, ALU_MUL, ALU_DIV, ALU_OR, ALU_AND, ALU_LSH, ALU_RSH, ALU_MOD,
-            ALU_XOR, ALU_MOV, ALU_ARSH,
+            ALU_ADD, ALU_SUB, ALU_MUL, ALU_DIV, ALU_OR, ALU_AND, ALU_LSH, ALU_RSH, ALU_MOD, ALU_XOR, ALU_MOV,
+            ALU_ARSH,
         ];
-        let vals = [
-            0u64,
-            1,
-            2,
-            3,
-            7,
-            31,
-            32,
-            33,
-            63,
-            64,
-            0x8000_0000,
-            0xffff_fffe,
-            u64::MAX,
-        ];
+        let vals = [0u64, 1, 2, 3, 7, 31, 32, 33, 63, 64, 0x8000_0000, 0xffff_fffe, u64::MAX];
         for &op in &ops {
             for (i, &a0) in vals.iter().enumerate() {
                 for &a1 in &vals[i..] {
@@ -385,10 +358,8 @@ mod tests {
     #[test]
     fn refine_is_sound() {
         let vals = [0u64, 1, 5, 6, 100, i64::MAX as u64, 1 << 63, u64::MAX];
-        let ops = [
-            JMP_JEQ, JMP_JNE, JMP_JGT, JMP_JGE, JMP_JLT, JMP_JLE, JMP_JSGT, JMP_JSGE, JMP_JSLT,
-            JMP_JSLE,
-        ];
+        let ops =
+            [JMP_JEQ, JMP_JNE, JMP_JGT, JMP_JGE, JMP_JLT, JMP_JLE, JMP_JSGT, JMP_JSGE, JMP_JSLT, JMP_JSLE];
         for &op in &ops {
             for &a0 in &vals {
                 for &a1 in vals.iter().filter(|&&v| v >= a0) {

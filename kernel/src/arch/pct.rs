@@ -56,10 +56,10 @@ pct_fast:
     movw $0xffff, {waiting_on}(%r11)
     movl ${runnable}, {state}(%r11)
     movq {kernel}+{info}(%rip), %rdi
-    shlq $5, %rax
+    shlq ${info_shift}, %rax
     movl ${runnable}, {info_state}(%rdi, %rax)
     movl $-1, {info_waiting}(%rdi, %rax)
-    shrq $5, %rax
+    shrq ${info_shift}, %rax
     movq {tf_rip}(%r11), %rdi
     movq %rdi, %gs:{to_rip}
     movq {tf_rsp}(%r11), %rdi
@@ -70,10 +70,10 @@ pct_fast:
 6:  testb $1, %sil
     jz 7f
     movq {kernel}+{info}(%rip), %rdi
-    shlq $5, %rcx
+    shlq ${info_shift}, %rcx
     movl ${waiting}, {info_state}(%rdi, %rcx)
     movl %eax, {info_waiting}(%rdi, %rcx)
-    shrq $5, %rcx
+    shrq ${info_shift}, %rcx
 7:  imulq ${env_size}, %rcx, %rdi
     leaq {envs}(%rip), %rcx
     addq %rcx, %rdi
@@ -147,6 +147,7 @@ pct_fast:
     tf_size = const size_of::<TrapFrame>(),
     info_state = const offset_of!(EnvInfo, state),
     info_waiting = const offset_of!(EnvInfo, waiting_on),
+    info_shift = const size_of::<EnvInfo>().trailing_zeros(),
     tss = sym crate::arch::gdt::TSS,
     runnable = const env_state::RUNNABLE,
     waiting = const env_state::WAITING,
@@ -159,7 +160,7 @@ pct_fast:
     options(att_syntax)
 );
 
-const _: () = assert!(size_of::<EnvInfo>() == 32, "pct_fast indexes the table with a shift by 5");
+const _: () = assert!(size_of::<EnvInfo>().is_power_of_two(), "pct_fast indexes the table with a shift");
 const _: () = assert!(offset_of!(Env, tf) == 0, "pct_fast uses the environment as its frame");
 
 unsafe extern "sysv64" {

@@ -2,6 +2,7 @@
 
 use super::ret;
 use crate::cap::{rights, CapRef};
+use crate::env::notify;
 use crate::state::kernel;
 use abi::layout::{USER_END, USER_MIN};
 use abi::syscall::{NO_GUARD, SLICE_ANY};
@@ -47,7 +48,8 @@ pub extern "sysv64" fn slice_upcalls(env: u64, on: u64, cred: u64, _: u64, _: u6
         if on > 1 {
             return Err(Error::BadFlags);
         }
-        k.envs[s].upcalls = on == 1;
+        let e = &mut k.envs[s];
+        e.notify = (e.notify & !notify::SLICE_UPCALLS) | if on == 1 { notify::SLICE_UPCALLS } else { 0 };
         Ok(0)
     })())
 }
@@ -72,4 +74,8 @@ pub extern "sysv64" fn set_pct_entry(env: u64, entry: u64, stack: u64, guard: u6
 
 pub extern "sysv64" fn pct(target: u64, flags: u64, rdx: u64, r10: u64, r8: u64, r9: u64) -> i64 {
     ret(kernel().pct(target, flags, [rdx, r10, r8, r9]))
+}
+
+pub extern "sysv64" fn interrupts_take(_: u64, _: u64, _: u64, _: u64, _: u64, _: u64) -> i64 {
+    ret(Ok(kernel().interrupts_take()))
 }

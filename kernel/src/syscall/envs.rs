@@ -122,3 +122,13 @@ pub extern "sysv64" fn set_exception_handler(
         Ok(0)
     })())
 }
+
+pub extern "sysv64" fn env_publish(env: u64, word: u64, cred: u64, _: u64, _: u64, _: u64) -> i64 {
+    let k = kernel();
+    ret((|| {
+        let s = k.env_arg(env, cred)?;
+        k.envs[s].published = word;
+        k.publish(s);
+        Ok(0)
+    })())
+}

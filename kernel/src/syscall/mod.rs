@@ -55,6 +55,8 @@ pub static TABLE: [Call; (sc::END - sc::BASE) as usize] = [
     preds::sleep,
     memory::map_from_range,
     memory::protect_range,
+    envs::env_publish,
+    cpu::interrupts_take,
 ];
 
 /// The general path of protected control transfer, where `pct_fast` sends
