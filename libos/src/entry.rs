@@ -104,8 +104,13 @@ global_asm!(
     "mov r13, [rax + 136]",
     "mov r14, [rax + 144]",
     "mov r15, [rax + 152]",
-    "mov qword ptr [rax], 0",
     "mov rax, [rax + 32]",
+    // From here on every register holds the program's value, so an
+    // interrupt that lands after `busy` is cleared finds the program's
+    // state (`in_program` completes the last two instructions for it).
+    "mov qword ptr [rip + LX_FRAME], 0",
+    ".globl lx_tail",
+    "lx_tail:",
     "popfq",
     "ret 128",
     // A forked child starts here: its copy of LX_FRAME/LX_FX holds the
@@ -123,11 +128,34 @@ global_asm!(
 unsafe extern "C" {
     fn lx_entry();
     fn lx_fork_child();
+    fn lx_tail();
 }
 
 extern "C" fn dispatch(frame: &mut ExceptionFrame) {
     crate::trap::handle(frame);
     prepare_resume(frame);
+}
+
+/// Whether the upcall in `f` interrupted the Linux program rather than
+/// lxrt's own code. One that came during the resume path's last two
+/// instructions (`popfq`, `ret 128`: the program's registers are all in
+/// place, rflags and rip still in the record on its stack) is completed
+/// first, so the frame describes the program.
+pub fn in_program(f: &mut ExceptionFrame) -> bool {
+    let tail = lx_tail as *const () as u64;
+    let r = &mut f.regs;
+    if r.rip == tail || r.rip == tail + 1 {
+        let at = r.rsp;
+        let words = if r.rip == tail { 2 } else { 1 };
+        let Ok(rec) = crate::uaccess::get::<[u64; 2]>(at) else { return false };
+        if words == 2 {
+            r.rflags = rec[0];
+        }
+        r.rip = rec[words - 1];
+        r.rsp = at + words as u64 * 8 + 128;
+    }
+    let (start, end) = crate::proc::fork::image();
+    !(start..end).contains(&r.rip)
 }
 
 /// The resume path stores two words below the program's red zone; after a

@@ -27,6 +27,10 @@ pub const MMAP_END: u64 = 0x7000_0000_0000;
 pub const STACK_TOP: u64 = 0x7D00_0000_0000;
 pub const STACK_MAX: u64 = 8 << 20;
 
+/// The process-table window: page `s` maps the entry of the process in
+/// environment slot `s` (`proc/table.rs`).
+pub const PROCS: u64 = 0x7E00_0000_0000;
+
 /// A page lxrt maps briefly to fill a frame it is about to hand out.
 pub const SCRATCH: u64 = 0x7E80_0000_0000;
 

@@ -17,7 +17,7 @@ pub fn init() -> Result<(), &'static str> {
     private::init();
     shared::create().map_err(|_| "cannot allocate the shared arena")?;
     fs::boot::populate().map_err(|_| "cannot build the file system")?;
-    proc::init_first();
+    proc::init_first().map_err(|_| "cannot make the process-table entry")?;
     let console = obj::new(Kind::Console, 2, 0).map_err(|_| "no memory")?;
     fd::open(console, false).map_err(|_| "fd table")?;
     for n in 1..3 {

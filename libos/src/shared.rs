@@ -18,7 +18,6 @@
 
 use crate::heap::Heap;
 use crate::layout::{PAGE, SHARED, SHARED_SIZE};
-use crate::proc::table::ProcTable;
 use abi::syscall::{map as mf, ENV_SELF, FRAME_ANY};
 use abi::syscall::{rights, CRED_SELF};
 use core::sync::atomic::AtomicU64;
@@ -31,7 +30,6 @@ pub struct Header {
     pub heap: Heap,
     /// Root of the file system (`crate::fs`).
     pub fs: crate::fs::FsRoot,
-    pub procs: ProcTable,
     /// Linux calls already reported as unsupported (one bit per number).
     pub logged: [u64; 8],
     /// The console terminal (`obj::console`): input taken from the kernel

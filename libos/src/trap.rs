@@ -1,7 +1,8 @@
 //! What lxrt does with each exception the kernel hands it: reflected
 //! system calls go to the Linux personality, page faults to the program's
 //! own fault handler if it installed one (`set_fault_handler`), then to the
-//! memory manager; anything else becomes the signal Linux would send.
+//! memory manager; interrupts carry signals from other processes;
+//! anything else becomes the signal Linux would send.
 
 use abi::exception::{vector, ExceptionFrame};
 
@@ -42,6 +43,7 @@ pub fn handle(f: &mut ExceptionFrame) {
         // The kernel's scheduling upcalls: give the CPU back when asked.
         vector::END_OF_SLICE => user::sys::yield_now(),
         vector::START_OF_SLICE => {}
+        vector::INTERRUPT => crate::proc::signal::interrupted(f),
         vector::INVALID_OPCODE => fatal(f, SIGILL),
         vector::DIVIDE | vector::X87 | vector::SIMD => fatal(f, SIGFPE),
         vector::BREAKPOINT | vector::DEBUG => fatal(f, SIGTRAP),

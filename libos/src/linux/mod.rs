@@ -130,7 +130,7 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         111 => process::getpgid(0),
         112 => process::setsid(),
         121 => process::getpgid(i(a[0])),
-        124 => Ok(crate::proc::pid() as i64),
+        124 => process::getsid(i(a[0])),
         131 => Ok(0), // sigaltstack: handlers are not run on it yet
         158 => misc::arch_prctl(a[0], a[1]),
         160 => Ok(0),

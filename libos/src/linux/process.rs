@@ -54,9 +54,7 @@ pub fn start(f: &mut ExceptionFrame, loaded: exec::Loaded, path: Vec<u8>, argv: 
     m.brk = loaded.brk;
     m.mmap_next = crate::layout::MMAP_BASE;
     m.exe = path;
-    if let Some(s) = table::by_pid(m.pid) {
-        table::set_cmd(s, argv);
-    }
+    table::set_cmd(argv);
     f.regs = loaded.regs;
     entry::reset_fpu();
     // SAFETY: a new program starts with fs base 0 (glibc sets its own).
@@ -82,63 +80,105 @@ pub fn wait4(pid: i64, statusp: u64, options: u64, rusage: u64) -> LxResult {
 }
 
 pub fn kill(pid: i64, sig: u64) -> LxResult {
-    if sig > 64 {
+    // Pending signals are bits of a word: signal 64 has none.
+    if sig > 63 {
         return Err(EINVAL);
     }
-    let me_pid = proc::pid();
-    let my_pgid = table::by_pid(me_pid).map_or(0, |s| s.pgid);
-    let mut hit = false;
-    let mut self_too = false;
-    for s in table::table().slots.iter_mut() {
-        if s.state != table::RUNNING {
-            continue;
+    let me = proc::pid();
+    let my_pgid = table::mine().pgid;
+    let one = |target: u32| {
+        if sig == 0 || target == me {
+            return;
         }
-        let m = match pid {
-            p if p > 0 => s.pid as i64 == p,
-            0 => s.pgid == my_pgid,
-            -1 => s.pid != 1,
-            p => s.pgid as i64 == -p,
-        };
-        if m {
-            hit = true;
-            if sig != 0 {
-                if s.pid == me_pid {
-                    self_too = true;
-                } else {
-                    s.pending |= 1 << sig;
+        // A zombie takes no signals; one that exits meanwhile neither.
+        let _ = signal::send(target, sig as u32);
+    };
+    let hit = match pid {
+        p if p > 0 => {
+            let p = p as u32;
+            if table::get(p).is_none() {
+                return Err(ESRCH);
+            }
+            one(p);
+            p == me
+        }
+        _ => {
+            // A group (0: ours), or -1: everyone but the first process.
+            let group = match pid {
+                0 => Some(my_pgid),
+                -1 => None,
+                p => Some(-p as u32),
+            };
+            let mut found = false;
+            let mut self_too = false;
+            for (info, e) in table::all() {
+                let member = match group {
+                    Some(g) => e.pgid == g,
+                    None => info.parent != 0,
+                };
+                if member && info.state != abi::tables::env_state::EXITED {
+                    found = true;
+                    self_too |= e.pid == me;
+                    one(e.pid);
                 }
             }
+            if !found {
+                return Err(ESRCH);
+            }
+            self_too
         }
-    }
-    if !hit {
-        return Err(ESRCH);
-    }
-    if self_too {
+    };
+    if hit && sig != 0 {
         signal::raise_self(sig as u32);
     }
     Ok(0)
 }
 
 pub fn getppid() -> LxResult {
-    Ok(table::by_pid(proc::pid()).map_or(0, |s| if s.ppid == 0 { 1 } else { s.ppid }) as i64)
+    let ppid = table::mine().ppid;
+    Ok(if table::alive(ppid) { ppid } else { 1 } as i64)
+}
+
+/// The target of a process-group call: ourselves (0) or a child of ours.
+fn self_or_child(pid: i64) -> Result<u32, i64> {
+    let me = proc::pid();
+    match pid {
+        0 => Ok(me),
+        p if p as u32 == me => Ok(me),
+        p if p > 0 && exit::is_child(p as u32) => Ok(p as u32),
+        _ => Err(ESRCH),
+    }
 }
 
 pub fn setpgid(pid: i64, pgid: i64) -> LxResult {
-    let pid = if pid == 0 { proc::pid() } else { pid as u32 };
-    let s = table::by_pid(pid).ok_or(ESRCH)?;
-    s.pgid = if pgid == 0 { pid } else { pgid as u32 };
+    if pgid < 0 {
+        return Err(EINVAL);
+    }
+    let target = self_or_child(pid)?;
+    let pgid = if pgid == 0 { target } else { pgid as u32 };
+    if target == proc::pid() {
+        table::mine().pgid = pgid;
+    } else {
+        table::write_child(target, |e| e.pgid = pgid).map_err(|_| ESRCH)?;
+    }
     Ok(0)
 }
 
 pub fn getpgid(pid: i64) -> LxResult {
     let pid = if pid == 0 { proc::pid() } else { pid as u32 };
-    Ok(table::by_pid(pid).ok_or(ESRCH)?.pgid as i64)
+    Ok(table::get(pid).ok_or(ESRCH)?.pgid as i64)
+}
+
+pub fn getsid(pid: i64) -> LxResult {
+    let pid = if pid == 0 { proc::pid() } else { pid as u32 };
+    Ok(table::get(pid).ok_or(ESRCH)?.sid as i64)
 }
 
 pub fn setsid() -> LxResult {
-    let pid = proc::pid();
-    if let Some(s) = table::by_pid(pid) {
-        s.pgid = pid;
+    let me = table::mine();
+    if me.pgid == me.pid {
+        return Err(EPERM);
     }
-    Ok(pid as i64)
+    (me.pgid, me.sid) = (me.pid, me.pid);
+    Ok(me.pid as i64)
 }

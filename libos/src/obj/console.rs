@@ -103,12 +103,8 @@ fn interrupt() {
     crate::log::console_write(b"^C\n");
     let t = tty();
     t.edit_len = 0;
-    for s in crate::proc::table::table().slots.iter_mut() {
-        if s.state == crate::proc::table::RUNNING && (if t.pgrp != 0 { s.pgid == t.pgrp } else { s.pid != 1 })
-        {
-            s.pending |= 1 << SIGINT;
-        }
-    }
+    let target = if t.pgrp != 0 { -(t.pgrp as i64) } else { -1 };
+    let _ = crate::linux::process::kill(target, SIGINT as u64);
 }
 
 /// For processes that wait on something else (a child, the clock): takes
@@ -287,7 +283,7 @@ fn ioctl(_: &mut File, req: u64, arg: u64) -> i64 {
         TIOCGWINSZ => crate::uaccess::put(arg, [24u16, 80, 0, 0]).map(|_| ()),
         TIOCGPGRP => {
             let pgrp = match tty().pgrp {
-                0 => crate::proc::table::by_pid(crate::proc::pid()).map_or(0, |s| s.pgid),
+                0 => crate::proc::table::mine().pgid,
                 g => g,
             };
             crate::uaccess::put(arg, pgrp as i32).map(|_| ())

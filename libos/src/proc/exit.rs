@@ -1,14 +1,19 @@
 //! Ending a process and waiting for children.
 //!
+//! A process's exit status is its environment's exit code in the kernel's
+//! table (a Linux wait status), so nobody can forge it; an environment
+//! ended by the kernel (a fault with no handler) or destroyed from outside
+//! reads as killed by SIGKILL. A zombie is an exited environment its parent
+//! has not destroyed yet.
+//!
 //! The kernel destroys an environment's whole subtree when it is reaped,
 //! but a UNIX child may outlive its parent. So a process that exits while
-//! its environment still has live children does not end its environment:
-//! it closes its files, gives back its memory, records its status in the
-//! process table (its parent's `wait4` sees a zombie) and then only waits,
-//! yielding, for its child environments to end, reaping them, before it
-//! calls the kernel's `exit`. Orphans get no new parent (`getppid` says 1).
+//! its environment still has live children closes its files and gives back
+//! its memory, then only waits, yielding, for its child environments to
+//! end, reaping them, before it calls the kernel's `exit`. Orphans get no
+//! new parent (`getppid` says 1).
 
-use super::table::{self, FREE, RUNNING, ZOMBIE};
+use super::table;
 use crate::errno::{ECHILD, EINTR};
 use crate::{fd, lock, vm};
 use abi::tables::{env_state, EnvInfo};
@@ -34,22 +39,21 @@ pub fn forked_child() {
     children().clear();
 }
 
-/// The kernel's view: live environments whose parent is this one.
-fn child_envs() -> impl Iterator<Item = EnvInfo> {
-    let me = sys::self_id() as u32;
-    children().retain(|&id| kinfo::env_by_id(id as u64).is_some_and(|e| e.parent == me));
-    children().iter().filter_map(|&id| kinfo::env_by_id(id as u64))
+/// Whether `pid` is a child of this process, live or a zombie.
+pub fn is_child(pid: u32) -> bool {
+    children().contains(&pid) && kinfo::env_by_id(pid as u64).is_some_and(|e| e.parent == super::pid())
 }
 
-/// Destroys child environments that have ended and whose process nobody
-/// will wait for any more (their slot is free or was reaped).
-fn reap_envs() {
-    for e in child_envs().filter(|e| e.state == env_state::EXITED) {
-        let waited = table::table().slots.iter().any(|s| s.state == ZOMBIE && s.env == e.id);
-        if !waited {
-            let _ = sys::env_destroy(e.id as u64);
-        }
-    }
+/// A dead child's Linux wait status, from the kernel's table.
+fn status_of(e: &EnvInfo) -> i32 {
+    if e.exit_code >= 0 { e.exit_code } else { super::signal::SIGKILL as i32 }
+}
+
+/// Destroys a reaped child's environment and forgets it.
+fn reap(pid: u32) {
+    let _ = sys::env_destroy(pid as u64);
+    table::forget(pid);
+    children().retain(|&c| c != pid);
 }
 
 /// Ends this process with Linux wait status `status`.
@@ -57,35 +61,31 @@ pub fn exit(status: i32) -> ! {
     lock::acquire();
     fd::close_all();
     vm::remove(0, u64::MAX);
-    let me = super::pid();
-    let first = kinfo::env_by_id(sys::self_id()).is_some_and(|e| e.parent == 0);
-    for s in table::table().slots.iter_mut() {
-        if s.state != FREE && s.ppid == me {
-            s.ppid = 0;
-            if s.state == ZOMBIE {
-                s.state = FREE;
+    crate::log::flush();
+    // Children that have not ended keep this environment alive: nobody
+    // will wait for them any more, so reap each as it ends.
+    loop {
+        for &c in children().clone().iter() {
+            match kinfo::env_by_id(c as u64) {
+                Some(e) if e.parent == super::pid() && e.state != env_state::EXITED => {}
+                _ => reap(c),
             }
         }
-    }
-    if let Some(s) = table::by_pid(me) {
-        let parent_waits = s.ppid != 0 && table::by_pid(s.ppid).is_some_and(|p| p.state == RUNNING);
-        if parent_waits && !first {
-            s.state = ZOMBIE;
-            s.status = status;
-        } else {
-            s.state = FREE;
-        }
-    }
-    crate::log::flush();
-    loop {
-        reap_envs();
-        if child_envs().next().is_none() {
+        if children().is_empty() {
             break;
         }
         lock::wait();
     }
     lock::release();
-    let code = if status & 0x7f == 0 { (status >> 8) & 0xff } else { 128 + (status & 0x7f) };
+    let first = kinfo::env_by_id(sys::self_id()).is_some_and(|e| e.parent == 0);
+    // The first process's code powers the machine off: 0 means success.
+    let code = if !first {
+        status
+    } else if status & 0x7f == 0 {
+        (status >> 8) & 0xff
+    } else {
+        128 + (status & 0x7f)
+    };
     sys::exit(code)
 }
 
@@ -94,48 +94,40 @@ const WNOHANG: u64 = 1;
 /// `wait4`: waits for a child matching `pid` (-1 any, > 0 that one, 0 or
 /// < -1 a process group) to end; returns its pid and status.
 pub fn wait(pid: i64, options: u64) -> Result<(i64, i32), i64> {
-    let me = super::pid();
-    let matches = |s: &table::Slot| {
-        s.state != FREE
-            && s.ppid == me
-            && match pid {
-                -1 => true,
-                p if p > 0 => s.pid as i64 == p,
-                0 => table::by_pid(me).is_some_and(|m| m.pgid == s.pgid),
-                p => s.pgid as i64 == -p,
-            }
+    let my_pgid = table::mine().pgid;
+    let matches = |c: u32| match pid {
+        -1 => true,
+        p if p > 0 => c as i64 == p,
+        p => {
+            let group = if p == 0 { my_pgid } else { -p as u32 };
+            table::get(c).is_some_and(|e| e.pgid == group)
+        }
     };
     loop {
-        let slots = &mut table::table().slots;
-        if !slots.iter().any(&matches) {
-            return Err(ECHILD);
+        let mut any = false;
+        for c in children().clone() {
+            if !matches(c) {
+                continue;
+            }
+            any = true;
+            let status = match kinfo::env_by_id(c as u64) {
+                Some(e) if e.state == env_state::EXITED => status_of(&e),
+                Some(_) => continue,
+                // Destroyed from outside.
+                None => super::signal::SIGKILL as i32,
+            };
+            reap(c);
+            return Ok((c as i64, status));
         }
-        for s in slots.iter_mut().filter(|s| matches(s)) {
-            if s.state == ZOMBIE {
-                let r = (s.pid as i64, s.status);
-                s.state = FREE;
-                reap_envs();
-                return Ok(r);
-            }
-            // A child whose environment vanished without a status was
-            // killed from outside.
-            let gone = kinfo::env_by_id(s.env as u64)
-                .is_none_or(|e| e.state == env_state::EXITED && s.state == RUNNING);
-            if gone {
-                let r = (s.pid as i64, super::signal::SIGKILL as i32);
-                s.state = FREE;
-                reap_envs();
-                return Ok(r);
-            }
+        if !any {
+            return Err(ECHILD);
         }
         if options & WNOHANG != 0 {
             return Ok((0, 0));
         }
         lock::wait();
         crate::obj::console::poll_interrupt();
-        if table::by_pid(me)
-            .is_some_and(|m| m.pending & !super::signal::blocked() & !(1 << super::signal::SIGCHLD) != 0)
-        {
+        if super::signal::pending_except(1 << super::signal::SIGCHLD) {
             return Err(EINTR);
         }
     }

@@ -77,7 +77,8 @@ unsafe extern "C" {
 }
 
 /// lxrt's own image: text, read-only data, data, `.bss`.
-fn image() -> (u64, u64) {
+/// Where lxrt's own image lies.
+pub fn image() -> (u64, u64) {
     ((&raw const __executable_start) as u64, (&raw const _end) as u64)
 }
 
@@ -218,14 +219,11 @@ fn build(child: u64) -> Result<(), Error> {
 /// `fork`: returns the child's pid (the child sees 0).
 pub fn fork() -> Result<i64, i64> {
     let child = sys::env_create().map_err(|_| EAGAIN)?;
-    let me = super::me();
-    let Some(slot) = table::alloc(me.pid, child as u32, table::by_pid(me.pid).map_or(0, |s| s.pgid)) else {
+    if table::fork_entry(child).is_err() {
         let _ = sys::env_destroy(child);
         return Err(EAGAIN);
-    };
-    let cmd = table::by_pid(me.pid).map(|s| s.cmd).unwrap_or([0; 48]);
-    slot.cmd = cmd;
-    let pid = slot.pid;
+    }
+    let pid = child as u32;
     // The child's copy of lxrt's statics must start it with our fs base.
     // SAFETY: one thread; the child reads it before anything else.
     unsafe { entry::LX_CHILD_FS = fs_base() };
@@ -234,9 +232,7 @@ pub fn fork() -> Result<i64, i64> {
         .and_then(|_| sys::env_set_regs(child, &entry::child_start_regs()).map(|_| ()));
     if built.is_err() {
         let _ = sys::env_destroy(child);
-        if let Some(s) = table::by_pid(pid) {
-            s.state = table::FREE;
-        }
+        table::forget(pid);
         return Err(ENOMEM);
     }
     fd::fork_refs();
@@ -262,9 +258,8 @@ pub fn child_start(frame: &mut ExceptionFrame) {
     super::kit::forked_child();
     super::exit::forked_child();
     crate::wait::forked_child();
+    super::signal::forked_child();
     frame.regs.rax = 0;
-    let env = sys::self_id() as u32;
-    if let Some(s) = table::table().slots.iter().find(|s| s.state == table::RUNNING && s.env == env) {
-        super::me().pid = s.pid;
-    }
+    super::me().pid = sys::self_id() as u32;
+    table::forked_child();
 }

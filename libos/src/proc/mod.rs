@@ -1,7 +1,8 @@
 //! UNIX processes built in the library (paper 000 §5.2.1): each Linux
 //! process is one Veneer environment running lxrt and the program. This
-//! module holds the process's private state; `table` is the shared process
-//! table, `fork`, `exit` and `signal` the rest.
+//! module holds the process's private state; `table` is the process table
+//! (readable by all, each entry writable by its owner), `fork`, `exit` and
+//! `signal` the rest. A process's pid is its environment's id.
 
 pub mod exit;
 pub mod fork;
@@ -25,7 +26,7 @@ pub struct Me {
 }
 
 static mut ME: Me = Me {
-    pid: 1,
+    pid: 0,
     cwd: ROOT,
     umask: 0o022,
     brk_start: 0,
@@ -48,8 +49,8 @@ pub fn creds() -> u32 {
     0
 }
 
-/// The first process's slot (pid 1).
-pub fn init_first() {
-    let s = table::alloc(0, user::sys::self_id() as u32, 0).expect("empty process table");
-    me().pid = s.pid;
+/// The first process: its pid and process-table entry.
+pub fn init_first() -> Result<(), abi::Error> {
+    me().pid = user::sys::self_id() as u32;
+    table::init_first()
 }

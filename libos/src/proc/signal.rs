@@ -1,24 +1,30 @@
-//! Signals. Dispositions are recorded (`rt_sigaction`), the blocked set is
-//! kept in Linux's format (`rt_sigprocmask`: bit n-1 = signal n), and a
-//! signal sent to a process waits in its process-table slot (`pending`, bit
-//! n = signal n) until a safe point: the start and the return of each of
-//! its Linux calls (a blocked call such as wait4, nanosleep or a read of a
-//! pipe or the console ends with EINTR when one arrives, so it returns).
+//! Signals, delivered between processes over protected control transfer.
+//! Dispositions are recorded (`rt_sigaction`) and the blocked set is kept
+//! in Linux's format (`rt_sigprocmask`: bit n-1 = signal n). A process
+//! sends signal n to another (`kill`, Ctrl-C, SIGPIPE) with an
+//! interrupting transfer (`PCT_INTERRUPT`) carrying bit n: the kernel
+//! enters the target's lxrt handler at once, interrupting whatever the
+//! program was doing, or, if lxrt is busy in one of the program's calls,
+//! queues the bits (a blocked call sees them and ends with EINTR).
 //!
-//! At a call's start, pending unblocked signals with the default action or
-//! ignored take effect (the process may die before the call runs). At its
-//! return, one with a handler of the program's own is delivered as Linux
-//! x86-64 does: an `rt_sigframe` (return address = the `SA_RESTORER`
-//! restorer, `struct ucontext` with the interrupted registers, `siginfo_t`)
-//! and the FXSAVE image of the x87/SSE state are pushed below the red zone,
-//! and the program resumes in the handler with rdi = signal, rsi = &info,
-//! rdx = &ucontext. The restorer's `rt_sigreturn` puts the registers, the
-//! signal mask and the FPU state back from the frame.
+//! Pending signals (bit n = signal n) are acted on at safe points: when the
+//! interrupt arrives in the middle of the program, and at the start and the
+//! return of each of its Linux calls. At a call's start, pending unblocked
+//! signals with the default action or ignored take effect (the process may
+//! die before the call runs); otherwise one with a handler of the program's
+//! own is delivered as Linux x86-64 does: an `rt_sigframe` (return address
+//! = the `SA_RESTORER` restorer, `struct ucontext` with the interrupted
+//! registers, `siginfo_t`) and the FXSAVE image of the x87/SSE state are
+//! pushed below the red zone, and the program resumes in the handler with
+//! rdi = signal, rsi = &info, rdx = &ucontext. The restorer's
+//! `rt_sigreturn` puts the registers, the signal mask and the FPU state
+//! back from the frame.
 
-use super::table;
 use crate::errno::LxResult;
 use crate::uaccess;
 use abi::exception::ExceptionFrame;
+use abi::syscall::CRED_SELF;
+use user::{kinfo, sys};
 
 pub const SIGKILL: u32 = 9;
 pub const SIGSEGV: u32 = 11;
@@ -85,36 +91,74 @@ fn act(sig: u32) {
     }
 }
 
+/// Signals sent to this process and not yet acted on (bit n = signal n).
+static mut PENDING: u64 = 0;
+
+fn pending_set() -> &'static mut u64 {
+    // SAFETY: private to this process; one thread.
+    unsafe { &mut *(&raw mut PENDING) }
+}
+
+/// Collects signals the kernel queued while lxrt was busy (one look at the
+/// exposed table when there are none).
+fn collect() {
+    let me = super::pid();
+    let slot = abi::tables::env_slot(me);
+    if kinfo::env(slot).interrupts != 0 {
+        *pending_set() |= sys::interrupts_take();
+    }
+}
+
+/// Sends `sig` (1..=63) to process `pid` (another one): an interrupting
+/// transfer into it.
+pub fn send(pid: u32, sig: u32) -> Result<(), abi::Error> {
+    sys::interrupt(pid as u64, 1 << sig, CRED_SELF).map(|_| ())
+}
+
+/// The `INTERRUPT` upcall: signals arrived. If they interrupted the program
+/// itself, act on them now, as at a call's return.
+pub fn interrupted(f: &mut ExceptionFrame) {
+    *pending_set() |= f.error_code;
+    if crate::entry::in_program(f) {
+        crate::lock::acquire();
+        check_pending();
+        deliver(f);
+        crate::lock::end_call();
+    }
+}
+
 /// A signal this process sends itself (kill, SIGPIPE): the default action
 /// at once, or, when the program handles or blocks it, pending until the
 /// current call returns or the signal is unblocked.
 pub fn raise_self(sig: u32) {
     if has_handler(sig) || blocked() & (1 << sig) != 0 {
-        if let Some(s) = table::by_pid(super::pid()) {
-            s.pending |= 1 << sig;
-        }
+        *pending_set() |= 1 << sig;
         return;
     }
     act(sig);
 }
 
-/// Whether a signal this process does not block is waiting for it.
+/// Whether a signal this process does not block is waiting for it (other
+/// than `except`).
+pub fn pending_except(except: u64) -> bool {
+    collect();
+    *pending_set() & !blocked() & !except != 0
+}
+
 pub fn pending() -> bool {
-    table::by_pid(super::pid()).is_some_and(|s| s.pending & !blocked() != 0)
+    pending_except(0)
 }
 
 /// At a call's start: acts on pending signals that kill or are ignored.
 /// Those with a handler stay pending for `deliver`, at the call's return.
 pub fn check_pending() {
-    let Some(s) = table::by_pid(super::pid()) else {
-        return;
-    };
-    let mut p = s.pending & !blocked();
+    collect();
+    let mut p = *pending_set() & !blocked();
     while p != 0 {
         let sig = p.trailing_zeros();
         p &= p - 1;
         if !has_handler(sig) {
-            s.pending &= !(1 << sig);
+            *pending_set() &= !(1 << sig);
             act(sig);
         }
     }
@@ -123,21 +167,23 @@ pub fn check_pending() {
 /// At a call's return (`f` holds its result): acts on pending unblocked
 /// signals; the first with a handler has it run, at once on return.
 pub fn deliver(f: &mut ExceptionFrame) {
-    let Some(s) = table::by_pid(super::pid()) else {
-        return;
-    };
     // Nothing pending (the common case) costs one test.
-    let mut p = s.pending & !blocked();
+    let mut p = *pending_set() & !blocked();
     while p != 0 {
         let sig = p.trailing_zeros();
         p &= p - 1;
-        s.pending &= !(1 << sig);
+        *pending_set() &= !(1 << sig);
         if has_handler(sig) {
             run_handler(f, sig);
             return;
         }
         act(sig);
     }
+}
+
+/// A forked child starts with nothing pending.
+pub fn forked_child() {
+    *pending_set() = 0;
 }
 
 /// Bytes of the frame: return address, `struct ucontext` (304 bytes in the

@@ -1,90 +1,195 @@
-//! The process table, in the shared arena so any process can read it (a
-//! `ps` is just a read of it, as in ExOS, paper 000 §5.2.1).
+//! The process table: readable by every process (paper 000 §5.2.1: `ps`
+//! is just a read of it), each entry writable only by its owner.
 //!
-//! What is enforced: nothing beyond what the shared arena itself gives. By
-//! convention a process writes only its own slot (state, exit status,
-//! command) and its parent only frees a dead child's slot; a buggy process
-//! could scribble over others. Exit status is also cross-checked against
-//! the kernel's environment table, which no process can forge: a waiter
-//! that finds a child's environment gone without a recorded status reports
-//! it as killed (SIGKILL).
+//! A process is one environment and its pid is the environment's id. Its
+//! entry is one page in a frame charged to its environment, published in
+//! the kernel's environment table (`env_publish`) and guarded
+//! (`frame_share`) by a read-only capability every process holds. Others
+//! map it read-only, by frame name, into a window indexed by environment
+//! slot; the owner maps it writable. The kernel thus enforces that only the
+//! process itself and its ancestors, which own its environment (a parent's
+//! `setpgid` on its child, as Linux allows), can write it. Everything else
+//! a process's state depends on comes from the kernel's table, which nobody
+//! can forge: whether it lives, its parent, its exit status.
+//!
+//! A parent keeps its children's entries mapped until it reaps them, so a
+//! zombie's entry (its process group, its command) outlives its frames'
+//! owner: the kernel frees a frame only when its last mapping goes.
 
-use crate::shared;
+use crate::layout::{PAGE, PROCS, SCRATCH};
+use abi::syscall::{map as mf, rights, CRED_SELF, ENV_SELF, FRAME_ANY};
+use abi::tables::{env_slot, env_state, EnvInfo, ENV_SLOTS};
+use user::{kinfo, sys};
 
-pub const SLOTS: usize = 128;
-
-pub const FREE: u8 = 0;
-pub const RUNNING: u8 = 1;
-pub const ZOMBIE: u8 = 2;
+/// Marks a page as a process-table entry (other environments may publish
+/// other words).
+const MAGIC: u64 = u64::from_le_bytes(*b"lxproc\0\x01");
 
 #[repr(C)]
 #[derive(Clone, Copy)]
-pub struct Slot {
+pub struct Entry {
+    magic: u64,
     pub pid: u32,
     pub ppid: u32,
-    /// The Veneer environment running it.
-    pub env: u32,
-    pub state: u8,
-    /// Linux wait status once a zombie.
-    pub status: i32,
     pub pgid: u32,
-    /// Signals sent to it and not yet acted on (bit n = signal n).
-    pub pending: u64,
-    pub cmd: [u8; 48],
+    pub sid: u32,
+    pub cmd: [u8; 64],
 }
 
-#[repr(C)]
-pub struct ProcTable {
-    pub next_pid: u32,
-    pub slots: [Slot; SLOTS],
+/// This process's capability slot for mapping others' entries, and the one
+/// a child being forked receives it in.
+static mut CRED: u64 = 0;
+static mut CHILD_CRED: u64 = 0;
+/// The frame mapped at each window slot (0: none).
+static mut MAPPED: [u32; ENV_SLOTS] = [0; ENV_SLOTS];
+
+fn mapped() -> &'static mut [u32; ENV_SLOTS] {
+    // SAFETY: private to this process; one thread.
+    unsafe { &mut *(&raw mut MAPPED) }
 }
 
-pub fn table() -> &'static mut ProcTable {
-    &mut shared::get().procs
+fn window(pid: u32) -> u64 {
+    PROCS + env_slot(pid) as u64 * PAGE
 }
 
-pub fn by_pid(pid: u32) -> Option<&'static mut Slot> {
-    // The slot found last is tried first: every Linux call looks up the
-    // caller's own slot (for pending signals), and that one rarely moves.
-    let hint = LAST.load(core::sync::atomic::Ordering::Relaxed);
-    let slots = &mut table().slots;
-    if slots.get(hint).is_some_and(|s| s.state != FREE && s.pid == pid) {
-        return slots.get_mut(hint);
+/// This process's own entry.
+pub fn mine() -> &'static mut Entry {
+    // SAFETY: mapped writable at its window slot before any code runs that
+    // calls this (`init_first`, `forked_child`).
+    unsafe { &mut *(window(super::pid()) as *mut Entry) }
+}
+
+/// The entry of process `pid`, if it is (or was, for our zombies) one.
+pub fn get(pid: u32) -> Option<&'static Entry> {
+    let info = kinfo::env_by_id(pid as u64)?;
+    let frame = u32::try_from(info.published).ok().filter(|&f| f != 0)?;
+    let slot = env_slot(pid);
+    let va = window(pid);
+    if mapped()[slot] != frame {
+        if mapped()[slot] != 0 {
+            let _ = sys::unmap(ENV_SELF, va);
+            mapped()[slot] = 0;
+        }
+        // SAFETY: one thread; CRED is set at start-up.
+        sys::map_with(ENV_SELF, va, frame as u64, 0, CRED_SELF, unsafe { CRED }).ok()?;
+        mapped()[slot] = frame;
     }
-    let i = slots.iter().position(|s| s.state != FREE && s.pid == pid)?;
-    LAST.store(i, core::sync::atomic::Ordering::Relaxed);
-    slots.get_mut(i)
+    // SAFETY: a page mapped at `va` just above; entries are plain data.
+    let e = unsafe { &*(va as *const Entry) };
+    (e.magic == MAGIC && e.pid == pid).then_some(e)
 }
 
-/// Index of the slot `by_pid` found last (a hint, checked before use).
-static LAST: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsize::new(0);
-
-/// A new slot with a fresh pid.
-pub fn alloc(ppid: u32, env: u32, pgid: u32) -> Option<&'static mut Slot> {
-    let t = table();
-    t.next_pid += 1;
-    let pid = t.next_pid;
-    let s = t.slots.iter_mut().find(|s| s.state == FREE)?;
-    *s = Slot {
-        pid,
-        ppid,
-        env,
-        state: RUNNING,
-        status: 0,
-        pgid: if pgid == 0 { pid } else { pgid },
-        pending: 0,
-        cmd: [0; 48],
-    };
-    Some(s)
+/// Unmaps process `pid`'s entry (a reaped child), so its frame can go.
+pub fn forget(pid: u32) {
+    let slot = env_slot(pid);
+    if mapped()[slot] != 0 {
+        let _ = sys::unmap(ENV_SELF, window(pid));
+        mapped()[slot] = 0;
+    }
 }
 
-pub fn set_cmd(s: &mut Slot, argv: &[alloc::vec::Vec<u8>]) {
-    s.cmd = [0; 48];
+/// Every process the kernel's table shows, live or exited, with its entry.
+pub fn all() -> impl Iterator<Item = (EnvInfo, &'static Entry)> {
+    (0..ENV_SLOTS).filter_map(|s| {
+        let info = kinfo::env(s);
+        if info.state == env_state::FREE || info.published == 0 {
+            return None;
+        }
+        get(info.id).map(|e| (info, e))
+    })
+}
+
+/// Whether `pid` is a live process (not exited).
+pub fn alive(pid: u32) -> bool {
+    kinfo::env_by_id(pid as u64).is_some_and(|e| e.state != env_state::EXITED && e.state != env_state::FREE)
+}
+
+/// Makes an entry for environment `env` (this one, or a child being
+/// forked), filled by `fill`, and maps it writable in `env` at its window
+/// slot. Returns the frame.
+fn create(env: u64, fill: impl FnOnce(&mut Entry)) -> Result<u64, abi::Error> {
+    let id = if env == ENV_SELF { sys::self_id() } else { env } as u32;
+    let frame = sys::frame_alloc(env, FRAME_ANY)?;
+    let made = (|| {
+        // SAFETY: one thread; CRED is set before this runs.
+        sys::frame_share(frame, unsafe { CRED })?;
+        sys::map(ENV_SELF, SCRATCH, frame, mf::WRITE)?;
+        // SAFETY: the page was just mapped writable at SCRATCH.
+        let e = unsafe { &mut *(SCRATCH as *mut Entry) };
+        *e = Entry { magic: MAGIC, pid: id, ppid: 0, pgid: id, sid: id, cmd: [0; 64] };
+        fill(e);
+        sys::unmap(ENV_SELF, SCRATCH)?;
+        sys::map(env, window(id), frame, mf::WRITE)?;
+        sys::env_publish(env, frame)
+    })();
+    if let Err(e) = made {
+        let _ = sys::unmap(ENV_SELF, SCRATCH);
+        let _ = sys::frame_free(frame);
+        return Err(e);
+    }
+    Ok(frame)
+}
+
+/// The first process: derives the capability that lets every process read
+/// entries, and makes its own.
+pub fn init_first() -> Result<(), abi::Error> {
+    let cred = sys::cap_derive(CRED_SELF, rights::READ | rights::GRANT)?;
+    // SAFETY: one thread; start-up.
+    unsafe { CRED = cred };
+    let frame = create(ENV_SELF, |_| {})?;
+    mapped()[env_slot(sys::self_id() as u32)] = frame as u32;
+    Ok(())
+}
+
+/// Fork, in the parent: makes child `env`'s entry (a copy of ours with the
+/// child's pid and us as parent), grants it the capability, and keeps the
+/// entry mapped here until the child is reaped.
+pub fn fork_entry(env: u64) -> Result<(), abi::Error> {
+    let me = *mine();
+    create(env, |e| {
+        (e.ppid, e.pgid, e.sid, e.cmd) = (me.pid, me.pgid, me.sid, me.cmd);
+    })?;
+    // SAFETY: one thread; the child reads CHILD_CRED from its copy of our
+    // statics.
+    unsafe { CHILD_CRED = sys::cap_grant(env, CRED)? };
+    get(env as u32).map(|_| ()).ok_or(abi::Error::NotMapped)
+}
+
+/// First thing in a forked child: its copies of our statics describe the
+/// parent's window.
+pub fn forked_child() {
+    // SAFETY: one thread per environment.
+    unsafe { CRED = CHILD_CRED };
+    mapped().fill(0);
+    let me = sys::self_id() as u32;
+    if let Some(info) = kinfo::env_by_id(me as u64) {
+        mapped()[env_slot(me)] = info.published as u32;
+    }
+}
+
+/// Changes a child's entry (we own its environment): maps its frame
+/// writable for the moment.
+pub fn write_child(pid: u32, f: impl FnOnce(&mut Entry)) -> Result<(), abi::Error> {
+    let frame = kinfo::env_by_id(pid as u64).map(|e| e.published).ok_or(abi::Error::BadEnv)?;
+    sys::map(ENV_SELF, SCRATCH, frame, mf::WRITE)?;
+    // SAFETY: mapped writable just above; checked before it is changed.
+    let e = unsafe { &mut *(SCRATCH as *mut Entry) };
+    let ours = e.magic == MAGIC && e.pid == pid;
+    if ours {
+        f(e);
+    }
+    sys::unmap(ENV_SELF, SCRATCH)?;
+    if ours { Ok(()) } else { Err(abi::Error::BadEnv) }
+}
+
+pub fn set_cmd(argv: &[alloc::vec::Vec<u8>]) {
+    let cmd = &mut mine().cmd;
+    *cmd = [0; 64];
     let mut n = 0;
     for a in argv {
         for &b in a.iter().chain(b" ") {
-            if n < s.cmd.len() {
-                s.cmd[n] = b;
+            if n < cmd.len() - 1 {
+                cmd[n] = b;
                 n += 1;
             }
         }
