@@ -230,6 +230,10 @@ pub const PCT_SYNC: u64 = 1;
 /// sleeping target wakes (its `sleep` returns 2). The entry's guard applies
 /// as for any `pct`. Returns 1 if the upcall was delivered at once, else 0.
 pub const PCT_INTERRUPT: u64 = 2;
+/// `pct` flag, with `PCT_INTERRUPT` only: the caller keeps the CPU; the
+/// target takes the interrupt when it next runs (an exiting child telling
+/// its parent, say, which must not run before the child has ended).
+pub const PCT_KEEP: u64 = 4;
 /// `pct` flags naming the credential slot presented to the entry's guard.
 pub const fn pct_cred(slot: u64) -> u64 {
     (slot & 0xff) << 8

@@ -6,7 +6,7 @@ use crate::cap::rights;
 use crate::env::notify;
 use crate::env::NONE;
 use crate::state::Kernel;
-use abi::syscall::{PCT_INTERRUPT, PCT_SYNC};
+use abi::syscall::{PCT_INTERRUPT, PCT_KEEP, PCT_SYNC};
 use abi::tables::env_state;
 use abi::Error;
 
@@ -26,7 +26,7 @@ impl Kernel {
     /// message registers (rdx, r10, r8, r9) as they were at the call; the
     /// callee-saved ones are in the caller's frame already.
     pub fn pct(&mut self, id: u64, flags: u64, msg: [u64; 4]) -> Result<u64, Error> {
-        if flags & !(PCT_SYNC | PCT_INTERRUPT | 0xff_ff00) != 0 {
+        if flags & !(PCT_SYNC | PCT_INTERRUPT | PCT_KEEP | 0xff_ff00) != 0 {
             return Err(Error::BadFlags);
         }
         let (cred, grant) = ((flags >> 8) & 0xff, (flags >> 16) & 0xff);
@@ -40,7 +40,10 @@ impl Kernel {
             if flags & PCT_SYNC != 0 || grant != 0 {
                 return Err(Error::BadFlags);
             }
-            return self.pct_interrupt(t, cred, msg[0]);
+            return self.pct_interrupt(t, cred, msg[0], flags & PCT_KEEP == 0);
+        }
+        if flags & PCT_KEEP != 0 {
+            return Err(Error::BadFlags);
         }
         let reply = self.envs[t].state == env_state::WAITING && self.envs[t].waiting_on == c as u16;
         if !reply {
@@ -81,8 +84,8 @@ impl Kernel {
 
     /// `pct` with `PCT_INTERRUPT`: queues `bits` for slot `t`, wakes it if
     /// it sleeps, and, if it can run, delivers them as an upcall when its
-    /// handler is free and gives it the rest of the slice.
-    fn pct_interrupt(&mut self, t: usize, cred: u64, bits: u64) -> Result<u64, Error> {
+    /// handler is free and (with `donate`) gives it the rest of the slice.
+    fn pct_interrupt(&mut self, t: usize, cred: u64, bits: u64, donate: bool) -> Result<u64, Error> {
         if bits == 0 {
             return Err(Error::BadLength);
         }
@@ -108,7 +111,9 @@ impl Kernel {
             return Ok(0);
         }
         let delivered = self.deliver_interrupts(t);
-        self.switch_to(t);
+        if donate {
+            self.switch_to(t);
+        }
         Ok(delivered as u64)
     }
 

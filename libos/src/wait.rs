@@ -225,6 +225,12 @@ fn rings_of(asked: impl Iterator<Item = (i64, u16)>) -> Option<([(u64, u64); MAX
     Some((rings, n))
 }
 
+/// Sleeps until a signal arrives or the deadline (or `MAX_SLEEP_TICKS`)
+/// comes: nothing else can end the wait.
+pub fn pause(until_ns: Option<u64>) {
+    block(core::iter::empty(), until_ns)
+}
+
 /// Sleeps until the rings change or the deadline (or `MAX_SLEEP_TICKS`)
 /// comes, or, when no predicate covers this wait, yields once.
 fn block(asked: impl Iterator<Item = (i64, u16)>, until: Option<u64>) {

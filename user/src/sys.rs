@@ -153,6 +153,10 @@ pub fn pred_free(id: u64) -> Result<u64, Error> {
 pub fn interrupt(target: u64, bits: u64, cred: u64) -> Result<u64, Error> {
     result(call(sc::PCT, [target, sc::PCT_INTERRUPT | sc::pct_cred(cred), bits, 0, 0, 0]))
 }
+/// `interrupt` with `PCT_KEEP`: the caller keeps the CPU.
+pub fn interrupt_keep(target: u64, bits: u64, cred: u64) -> Result<u64, Error> {
+    result(call(sc::PCT, [target, sc::PCT_INTERRUPT | sc::PCT_KEEP | sc::pct_cred(cred), bits, 0, 0, 0]))
+}
 /// The caller's queued interrupt bits, now cleared.
 pub fn interrupts_take() -> u64 {
     call0(sc::INTERRUPTS_TAKE) as u64

@@ -93,6 +93,13 @@ pub fn rt_sigaction(sig: u64, act: u64, old: u64) -> LxResult {
     Ok(0)
 }
 
+pub fn rt_sigsuspend(set: u64, size: u64) -> LxResult {
+    if size != 8 {
+        return Err(EINVAL);
+    }
+    signal::suspend(uaccess::get(set)?)
+}
+
 pub fn rt_sigprocmask(how: u64, set: u64, old: u64) -> LxResult {
     let m = *signal::mask();
     if old != 0 {
@@ -130,7 +137,7 @@ pub fn sleep(req: u64) -> LxResult {
     }
     let until = super::time::now_ns() + t[0] as u64 * 1_000_000_000 + t[1] as u64;
     while super::time::now_ns() < until {
-        crate::lock::wait();
+        crate::wait::pause(Some(until));
         // A signal ends the sleep (it takes effect at the next call).
         if crate::obj::console::poll_interrupt() || crate::proc::signal::pending() {
             return Err(crate::errno::EINTR);

@@ -86,6 +86,7 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         28 | 74 | 75 | 162 => Ok(0), // madvise, fsync, fdatasync, sync
         32 => fl::dup(i(a[0])),
         33 => fl::dup3(i(a[0]), i(a[1]), u64::MAX),
+        34 => crate::proc::signal::suspend(*crate::proc::signal::mask()), // pause
         35 => misc::sleep(a[0]),
         37 => Ok(0), // alarm: no timers yet; nothing was pending
         39 | 186 => Ok(crate::proc::pid() as i64),
@@ -131,6 +132,7 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         112 => process::setsid(),
         121 => process::getpgid(i(a[0])),
         124 => process::getsid(i(a[0])),
+        130 => misc::rt_sigsuspend(a[0], a[1]),
         131 => Ok(0), // sigaltstack: handlers are not run on it yet
         158 => misc::arch_prctl(a[0], a[1]),
         160 => Ok(0),

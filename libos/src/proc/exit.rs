@@ -46,7 +46,11 @@ pub fn is_child(pid: u32) -> bool {
 
 /// A dead child's Linux wait status, from the kernel's table.
 fn status_of(e: &EnvInfo) -> i32 {
-    if e.exit_code >= 0 { e.exit_code } else { super::signal::SIGKILL as i32 }
+    if e.exit_code >= 0 {
+        e.exit_code
+    } else {
+        super::signal::SIGKILL as i32
+    }
 }
 
 /// Destroys a reaped child's environment and forgets it.
@@ -78,6 +82,11 @@ pub fn exit(status: i32) -> ! {
     }
     lock::release();
     let first = kinfo::env_by_id(sys::self_id()).is_some_and(|e| e.parent == 0);
+    // SIGCHLD for the parent, taken once this environment has ended.
+    let ppid = table::mine().ppid;
+    if !first && table::alive(ppid) {
+        let _ = super::signal::post(ppid, super::signal::SIGCHLD);
+    }
     // The first process's code powers the machine off: 0 means success.
     let code = if !first {
         status

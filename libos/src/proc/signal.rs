@@ -115,6 +115,38 @@ pub fn send(pid: u32, sig: u32) -> Result<(), abi::Error> {
     sys::interrupt(pid as u64, 1 << sig, CRED_SELF).map(|_| ())
 }
 
+/// `send` without giving up the CPU (an exiting child's SIGCHLD: the
+/// parent must find it ended when it runs).
+pub fn post(pid: u32, sig: u32) -> Result<(), abi::Error> {
+    sys::interrupt_keep(pid as u64, 1 << sig, CRED_SELF).map(|_| ())
+}
+
+/// The mask to put back when the handler that `rt_sigsuspend` waited for
+/// returns.
+static mut SUSPENDED: Option<u64> = None;
+
+/// `rt_sigsuspend` (and `pause`, with the current mask): blocks `mask`
+/// instead and sleeps until a signal it does not block is pending; a
+/// handler then runs on the call's return, with the old mask in its frame.
+/// Always fails with EINTR.
+pub fn suspend(mask: u64) -> LxResult {
+    let old = *self::mask();
+    set_mask(mask);
+    loop {
+        // Default actions and ignoring take effect here; only a signal with
+        // a handler ends the wait.
+        check_pending();
+        if *pending_set() & !blocked() != 0 {
+            break;
+        }
+        crate::obj::console::poll_interrupt();
+        crate::wait::pause(None);
+    }
+    // SAFETY: one thread; read by `run_handler` on this call's return.
+    unsafe { SUSPENDED = Some(old) };
+    Err(crate::errno::EINTR)
+}
+
 /// The `INTERRUPT` upcall: signals arrived. If they interrupted the program
 /// itself, act on them now, as at a call's return.
 pub fn interrupted(f: &mut ExceptionFrame) {
@@ -227,6 +259,8 @@ fn mcontext_regs(r: &mut abi::exception::Regs) -> [&mut u64; 18] {
 /// that cannot take the frame kills the process with SIGSEGV, as on Linux.
 fn run_handler(f: &mut ExceptionFrame, sig: u32) {
     let a = actions()[sig as usize];
+    // SAFETY: one thread; set by `suspend` for this delivery only.
+    let saved = unsafe { (*(&raw mut SUSPENDED)).take() }.unwrap_or(*mask());
     let fx_at = (f.regs.rsp - 128 - FX_BYTES) & !63;
     // Linux's alignment: rsp + 8 is 16-byte aligned at the handler's entry,
     // as after a call.
@@ -239,9 +273,9 @@ fn run_handler(f: &mut ExceptionFrame, sig: u32) {
         w[UC_MCONTEXT + i] = *r;
     }
     w[UC_MCONTEXT + 18] = 0x33 | 0x2b << 48; // cs, gs, fs, ss
-    w[UC_MCONTEXT + 21] = *mask(); // oldmask
+    w[UC_MCONTEXT + 21] = saved; // oldmask
     w[MC_FPSTATE] = fx_at;
-    w[UC_SIGMASK] = *mask();
+    w[UC_SIGMASK] = saved;
     w[INFO] = sig as u64; // si_signo; si_errno and si_code (SI_USER) 0
     let written = uaccess::put(fx_at, *crate::entry::fx()).and_then(|_| uaccess::put(frame, w));
     if written.is_err() {

@@ -179,7 +179,11 @@ pub fn write_child(pid: u32, f: impl FnOnce(&mut Entry)) -> Result<(), abi::Erro
         f(e);
     }
     sys::unmap(ENV_SELF, SCRATCH)?;
-    if ours { Ok(()) } else { Err(abi::Error::BadEnv) }
+    if ours {
+        Ok(())
+    } else {
+        Err(abi::Error::BadEnv)
+    }
 }
 
 pub fn set_cmd(argv: &[alloc::vec::Vec<u8>]) {

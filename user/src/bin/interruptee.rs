@@ -1,7 +1,7 @@
 //! Helper for the interrupt test: takes `INTERRUPT` upcalls while it
 //! computes, without system calls, a sum the interruptions must not
 //! disturb. It ORs the bits it receives into `GOT` and stops when bit 8
-//! arrives. Argument 1: spin at once. Argument 2: first spend 5 ticks in a
+//! arrives. Argument 1: spin at once, publishing `GOT` at each interrupt. Argument 2: first spend 5 ticks in a
 //! critical section, publishing 1 on entering it and 2 on leaving, so the
 //! test can see an interrupt wait for the section to end. Exit code: 0 if
 //! the sum is right and every interrupt named the parent as sender, 2 if
@@ -16,6 +16,7 @@ use user::{kinfo, sys};
 static GOT: AtomicU64 = AtomicU64::new(0);
 static BAD_SENDER: AtomicU64 = AtomicU64::new(0);
 static PARENT: AtomicU64 = AtomicU64::new(0);
+static MODE: AtomicU64 = AtomicU64::new(0);
 
 /// Bit the test sends to end the run.
 const STOP: u64 = 1 << 8;
@@ -24,7 +25,10 @@ fn handler(f: &mut ExceptionFrame) -> bool {
     if f.vector != vector::INTERRUPT {
         return false;
     }
-    GOT.fetch_or(f.error_code, Ordering::SeqCst);
+    let got = GOT.fetch_or(f.error_code, Ordering::SeqCst) | f.error_code;
+    if MODE.load(Ordering::Relaxed) == 1 {
+        let _ = sys::env_publish(0, got);
+    }
     if f.fault_addr != PARENT.load(Ordering::Relaxed) {
         BAD_SENDER.store(1, Ordering::Relaxed);
     }
@@ -32,6 +36,7 @@ fn handler(f: &mut ExceptionFrame) -> bool {
 }
 
 fn main(mode: u64) -> i32 {
+    MODE.store(mode, Ordering::Relaxed);
     let me = sys::self_id();
     PARENT.store(kinfo::env_by_id(me).map_or(0, |e| e.parent as u64), Ordering::Relaxed);
     user::exc::install(handler).unwrap();

@@ -173,7 +173,8 @@ fn main(_: u64) -> i32 {
     expect("yield to a stopped env", sys::yield_to(idle), BadState);
     expect("yield to nobody", sys::yield_to(999_999), BadEnv);
     expect("pct to a stopped env", raw(sc::PCT, [idle, 0, 0, 0, 0, 0]), BadState);
-    expect("pct bad flags", raw(sc::PCT, [idle, 6, 0, 0, 0, 0]), BadFlags);
+    expect("pct bad flags", raw(sc::PCT, [idle, 8, 0, 0, 0, 0]), BadFlags);
+    expect("pct interrupt and sync", raw(sc::PCT, [idle, 3, 1, 0, 0, 0]), BadFlags);
     expect("pct entry in kernel", sys::set_pct_entry(idle, EXPOSED_BASE, page + 4096), BadAddress);
     sys::env_destroy(idle).unwrap();
     // Capabilities, slice upcalls and revocation.

@@ -1,0 +1,31 @@
+# Background jobs and signals between processes. A process that never
+# makes a system call (a shell spinning in a builtin loop) is still reached
+# by `kill`: the signal arrives as an interrupting transfer.
+sh -c 'while :; do :; done' &
+spinner=$!
+kill $spinner
+wait $spinner; echo "spinner killed: $?"
+kill -0 $spinner 2>/dev/null || echo "spinner gone"
+rm -f /tmp/ready
+sh -c 'trap "echo spinner caught USR1; exit 3" USR1; echo > /tmp/ready; while :; do :; done' &
+p=$!
+while [ ! -s /tmp/ready ]; do :; done
+kill -USR1 $p
+wait $p; echo "trapped: $?"
+(sleep 1; echo background done) &
+echo foreground first
+wait
+echo "all waited"
+for i in 1 2 3; do (exit $i) & done
+wait
+sleep 5 & s=$!
+kill -INT $s
+wait $s; echo "sleep interrupted: $?"
+sh -c 'kill -TERM $$; echo not reached' ; echo "self TERM: $?"
+rm -f /tmp/ready
+setsid sh -c 'sh -c "while :; do :; done" & echo > /tmp/ready; while :; do :; done' &
+g=$!
+while [ ! -s /tmp/ready ]; do :; done
+kill -TERM -$g
+wait $g; echo "group killed: $?"
+echo still here
