@@ -66,9 +66,13 @@ pub const ENV_RUN: u64 = BASE + 11;
 pub const SET_EXCEPTION_HANDLER: u64 = BASE + 12;
 /// Give up the rest of the current time slice.
 pub const YIELD: u64 = BASE + 13;
-/// `exit(code)`: end the calling environment. Its frames and descendants are
-/// reclaimed at once; its slot stays, with the code, until the parent
-/// destroys it.
+/// `exit(code, parent_bits)`: end the calling environment. Its frames and
+/// descendants are reclaimed at once; its slot stays, with the code, until
+/// the parent destroys it. Non-zero `parent_bits` are then ORed into the
+/// parent's queued interrupts, as a `PCT_INTERRUPT` sent after the end
+/// without taking the CPU (a UNIX child's SIGCHLD: the parent must find it ended), if the
+/// parent has a handler and its entry's guard admits the caller's own root
+/// capability; otherwise they are dropped.
 pub const EXIT: u64 = BASE + 14;
 /// Returns the caller's own environment id.
 pub const SELF_ID: u64 = BASE + 15;
@@ -180,9 +184,16 @@ pub const ENV_PUBLISH: u64 = BASE + 35;
 /// [`PCT_INTERRUPT`]) and clears them, for a handler that was busy when
 /// they came.
 pub const INTERRUPTS_TAKE: u64 = BASE + 36;
+/// `console_notify(env, bits, cred)`: while console input waits unread,
+/// the kernel ORs `bits` into `env`'s queued interrupts at each tick (as a
+/// `PCT_INTERRUPT` from the kernel, sender id 0), so a program spinning
+/// without system calls still learns of a keystroke such as Ctrl-C. The
+/// console is the first environment's: `cred` must cover it. `bits == 0`
+/// stops the notifications.
+pub const CONSOLE_NOTIFY: u64 = BASE + 37;
 
 /// One past the last kernel call.
-pub const END: u64 = BASE + 37;
+pub const END: u64 = BASE + 38;
 
 /// Most pages one range call covers.
 pub const RANGE_MAX: u64 = 4096;
@@ -230,10 +241,7 @@ pub const PCT_SYNC: u64 = 1;
 /// sleeping target wakes (its `sleep` returns 2). The entry's guard applies
 /// as for any `pct`. Returns 1 if the upcall was delivered at once, else 0.
 pub const PCT_INTERRUPT: u64 = 2;
-/// `pct` flag, with `PCT_INTERRUPT` only: the caller keeps the CPU; the
-/// target takes the interrupt when it next runs (an exiting child telling
-/// its parent, say, which must not run before the child has ended).
-pub const PCT_KEEP: u64 = 4;
+
 /// `pct` flags naming the credential slot presented to the entry's guard.
 pub const fn pct_cred(slot: u64) -> u64 {
     (slot & 0xff) << 8

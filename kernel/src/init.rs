@@ -137,6 +137,7 @@ pub extern "C" fn kmain(magic: u32, info: u32) -> ! {
         slice_env: [crate::env::NONE; 256],
         next_used: [crate::env::NONE as u8; 256],
         grace_env: crate::env::NONE,
+        console_notify: (0, 0),
         grace_mark: 0,
         reclaims: [crate::revoke::Reclaim::NONE; crate::revoke::MAX_REQUESTS],
         predicates: [crate::predicate::Predicate::FREE; crate::predicate::MAX_PREDICATES],

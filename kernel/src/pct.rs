@@ -6,7 +6,7 @@ use crate::cap::rights;
 use crate::env::notify;
 use crate::env::NONE;
 use crate::state::Kernel;
-use abi::syscall::{PCT_INTERRUPT, PCT_KEEP, PCT_SYNC};
+use abi::syscall::{PCT_INTERRUPT, PCT_SYNC};
 use abi::tables::env_state;
 use abi::Error;
 
@@ -26,7 +26,7 @@ impl Kernel {
     /// message registers (rdx, r10, r8, r9) as they were at the call; the
     /// callee-saved ones are in the caller's frame already.
     pub fn pct(&mut self, id: u64, flags: u64, msg: [u64; 4]) -> Result<u64, Error> {
-        if flags & !(PCT_SYNC | PCT_INTERRUPT | PCT_KEEP | 0xff_ff00) != 0 {
+        if flags & !(PCT_SYNC | PCT_INTERRUPT | 0xff_ff00) != 0 {
             return Err(Error::BadFlags);
         }
         let (cred, grant) = ((flags >> 8) & 0xff, (flags >> 16) & 0xff);
@@ -40,10 +40,7 @@ impl Kernel {
             if flags & PCT_SYNC != 0 || grant != 0 {
                 return Err(Error::BadFlags);
             }
-            return self.pct_interrupt(t, cred, msg[0], flags & PCT_KEEP == 0);
-        }
-        if flags & PCT_KEEP != 0 {
-            return Err(Error::BadFlags);
+            return self.pct_interrupt(t, cred, msg[0]);
         }
         let reply = self.envs[t].state == env_state::WAITING && self.envs[t].waiting_on == c as u16;
         if !reply {
@@ -84,8 +81,8 @@ impl Kernel {
 
     /// `pct` with `PCT_INTERRUPT`: queues `bits` for slot `t`, wakes it if
     /// it sleeps, and, if it can run, delivers them as an upcall when its
-    /// handler is free and (with `donate`) gives it the rest of the slice.
-    fn pct_interrupt(&mut self, t: usize, cred: u64, bits: u64, donate: bool) -> Result<u64, Error> {
+    /// handler is free and gives it the rest of the slice.
+    fn pct_interrupt(&mut self, t: usize, cred: u64, bits: u64) -> Result<u64, Error> {
         if bits == 0 {
             return Err(Error::BadLength);
         }
@@ -98,6 +95,36 @@ impl Kernel {
             self.caps.check(self.cred(cred)?, guard, rights::READ)?;
         }
         let from = self.envs[self.current].id;
+        self.queue_interrupt(t, bits, from);
+        if self.envs[t].state != env_state::RUNNABLE {
+            return Ok(0);
+        }
+        let delivered = self.deliver_interrupts(t);
+        self.switch_to(t);
+        Ok(delivered as u64)
+    }
+
+    /// The parent of slot `s`, if it takes interrupts and its guard admits
+    /// `s`'s root capability (for `exit`'s `parent_bits`).
+    pub fn parent_hears(&self, s: usize) -> Option<usize> {
+        let parent = self.envs[s].parent;
+        if parent == 0 {
+            return None;
+        }
+        let p = self.env_slot(parent as u64).ok()?;
+        let e = &self.envs[p];
+        if e.exc.save == 0 || e.state == env_state::EXITED {
+            return None;
+        }
+        if !e.pct_guard.is_none() {
+            self.caps.check(self.envs[s].guard, e.pct_guard, rights::READ).ok()?;
+        }
+        Some(p)
+    }
+
+    /// ORs `bits` into slot `t`'s queued interrupts (sent by `from`), and
+    /// wakes it if it sleeps (its `sleep` returns 2).
+    pub fn queue_interrupt(&mut self, t: usize, bits: u64, from: u32) {
         let e = &mut self.envs[t];
         e.interrupts |= bits;
         e.interrupt_from = from;
@@ -107,14 +134,6 @@ impl Kernel {
             e.tf.rax = 2;
         }
         self.publish(t);
-        if self.envs[t].state != env_state::RUNNABLE {
-            return Ok(0);
-        }
-        let delivered = self.deliver_interrupts(t);
-        if donate {
-            self.switch_to(t);
-        }
-        Ok(delivered as u64)
     }
 
     /// Copies the caller's capability `slot` (it needs the grant right)

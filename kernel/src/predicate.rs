@@ -163,8 +163,8 @@ impl Kernel {
         (unsafe { f((&ctx as *const PredicateContext).cast(), regions.as_ptr(), core::ptr::null(), 0) }) != 0
     }
 
-    /// `sleep`: returns 1 at once if the predicate holds, 0 if the deadline
-    /// has passed; otherwise the caller sleeps (the result arrives when it
+    /// `sleep`: returns 1 at once if the predicate holds, 2 if an interrupt
+    /// is queued (`PCT_INTERRUPT`), 0 if the deadline has passed; otherwise the caller sleeps (the result arrives when it
     /// wakes, see `wake_if_ready`).
     pub fn sleep(&mut self, id: u64, deadline: u64) -> Result<u64, Error> {
         let c = self.current;
@@ -174,6 +174,10 @@ impl Kernel {
         }
         if self.pred_eval(i, c) {
             return Ok(1);
+        }
+        // An interrupt is already queued: it would have woken the sleeper.
+        if self.envs[c].interrupts != 0 {
+            return Ok(2);
         }
         if deadline != 0 && self.clock.ticks >= deadline {
             return Ok(0);

@@ -38,6 +38,9 @@ pub struct Kernel {
     /// Installed wakeup predicates, and their compilations.
     pub predicates: [crate::predicate::Predicate; crate::predicate::MAX_PREDICATES],
     pub compiled: alloc::vec::Vec<crate::predicate::Compiled>,
+    /// Who is told, with which interrupt bits, that console input is
+    /// waiting (`console_notify`; id 0: nobody).
+    pub console_notify: (u32, u64),
     /// Outstanding requests to give frames back.
     pub reclaims: [crate::revoke::Reclaim; crate::revoke::MAX_REQUESTS],
 }

@@ -100,6 +100,20 @@ impl Kernel {
         self.env_destroy(s, Some(code));
         self.schedule();
     }
+
+    /// `exit_current`, and then interrupt `bits` for the parent if it takes
+    /// them (decided before the environment's capabilities go).
+    pub fn exit_telling_parent(&mut self, code: i32, bits: u64) {
+        let c = self.current;
+        let parent = if bits == 0 || c == self.root { None } else { self.parent_hears(c) };
+        let Some(p) = parent else {
+            return self.exit_current(code);
+        };
+        let id = self.envs[c].id;
+        self.env_destroy(c, Some(code));
+        self.queue_interrupt(p, bits, id);
+        self.schedule();
+    }
 }
 
 /// The user-visible register set of a frame.

@@ -102,6 +102,18 @@ impl Kernel {
         bits
     }
 
+    /// Console input waits: tell whoever asked (`console_notify`).
+    fn check_console(&mut self) {
+        let (id, bits) = self.console_notify;
+        if id == 0 || !crate::arch::serial::input_ready() {
+            return;
+        }
+        match self.env_slot(id as u64) {
+            Ok(s) if self.envs[s].state != env_state::EXITED => self.queue_interrupt(s, bits, 0),
+            _ => self.console_notify = (0, 0),
+        }
+    }
+
     /// A timer tick ends the current slice.
     pub fn timer(&mut self) {
         // (The checks below may end the current environment; repossession
@@ -109,6 +121,7 @@ impl Kernel {
         self.kinfo.ticks += 1;
         self.clock.ticks += 1;
         self.check_reclaims();
+        self.check_console();
         let c = self.current;
         let offender = self.grace_env == c as u16 && self.envs[c].switched_out == self.grace_mark;
         self.grace_env = NONE;

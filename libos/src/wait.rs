@@ -340,6 +340,13 @@ fn predicate(rings: &[(u64, u64)]) -> Option<u64> {
 /// `PIPE_BUF` write or no reader.
 pub fn program(n: usize) -> Vec<u64> {
     let mut a = bpf::Asm::new();
+    if n == 0 {
+        // Nothing to watch (`pause`): never true; a signal or the deadline
+        // ends the sleep. (The verifier refuses unreachable code.)
+        a.mov64_imm(0, 0).exit();
+        let insns = a.finish().expect("no labels");
+        return insns.into_iter().map(|i| u64::from_le_bytes(i.to_bytes())).collect();
+    }
     let yes = a.label();
     a.ld_region(6, 0, 0);
     for i in 0..n {

@@ -153,13 +153,13 @@ pub fn pred_free(id: u64) -> Result<u64, Error> {
 pub fn interrupt(target: u64, bits: u64, cred: u64) -> Result<u64, Error> {
     result(call(sc::PCT, [target, sc::PCT_INTERRUPT | sc::pct_cred(cred), bits, 0, 0, 0]))
 }
-/// `interrupt` with `PCT_KEEP`: the caller keeps the CPU.
-pub fn interrupt_keep(target: u64, bits: u64, cred: u64) -> Result<u64, Error> {
-    result(call(sc::PCT, [target, sc::PCT_INTERRUPT | sc::PCT_KEEP | sc::pct_cred(cred), bits, 0, 0, 0]))
-}
 /// The caller's queued interrupt bits, now cleared.
 pub fn interrupts_take() -> u64 {
     call0(sc::INTERRUPTS_TAKE) as u64
+}
+/// Asks that `env` get interrupt `bits` while console input waits.
+pub fn console_notify(env: u64, bits: u64) -> Result<u64, Error> {
+    result(call(sc::CONSOLE_NOTIFY, [env, bits, CRED_SELF, 0, 0, 0]))
 }
 /// Sets the word `env` shows in the exposed environment table.
 pub fn env_publish(env: u64, word: u64) -> Result<u64, Error> {
@@ -204,7 +204,11 @@ pub fn yield_now() {
     call0(sc::YIELD);
 }
 pub fn exit(code: i32) -> ! {
-    call(sc::EXIT, [code as u64, 0, 0, 0, 0, 0]);
+    exit_telling_parent(code, 0)
+}
+/// `exit`, then `parent_bits` interrupt the parent.
+pub fn exit_telling_parent(code: i32, parent_bits: u64) -> ! {
+    call(sc::EXIT, [code as u64, parent_bits, 0, 0, 0, 0]);
     unreachable!("exit returned")
 }
 pub fn self_id() -> u64 {

@@ -62,14 +62,16 @@ pub struct BootTest {
     /// The exact program output expected on the console (library-OS tests,
     /// see `lxtest`).
     pub output: Option<String>,
+    /// Keystrokes to type (interactive tests, see `ttytest`).
+    pub keys: Vec<qemu::Key>,
 }
 
 fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
     let all: Vec<String> = build::user_programs()?.into_iter().filter(|n| n.starts_with("test_")).collect();
     let lx = crate::lxtest::names()?;
     for n in names {
-        if !all.contains(n) && !lx.contains(n) && n != "iso" {
-            return Err(format!("no boot test named {n} (have: {}, iso)", all.join(", ")));
+        if !all.contains(n) && !lx.contains(n) && n != "iso" && n != "tty" {
+            return Err(format!("no boot test named {n} (have: {}, iso, tty)", all.join(", ")));
         }
     }
     let mut tests = Vec::new();
@@ -81,9 +83,13 @@ fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
             expect: extra.map(|e| e.expect.iter().map(|s| s.to_string()).collect()).unwrap_or_default(),
             timeout: Duration::from_secs(extra.map_or(DEFAULT_TIMEOUT_S, |e| e.timeout_s)),
             output: None,
+            keys: Vec::new(),
         });
     }
     tests.extend(crate::lxtest::plan(img, names)?);
+    if names.is_empty() || names.iter().any(|n| n == "tty") {
+        tests.push(crate::ttytest::boot_test(img));
+    }
     if names.is_empty() || names.iter().any(|n| n == "iso") {
         tests.push(crate::iso::boot_test()?);
     }
@@ -131,7 +137,7 @@ pub fn run_named(names: &[String]) -> Result<(), String> {
 
 fn run_one(t: &BootTest) -> Result<(), String> {
     let start = Instant::now();
-    let out = qemu::headless(&t.args, t.timeout)?;
+    let out = qemu::headless(&t.args, t.timeout, &t.keys)?;
     let secs = start.elapsed().as_secs_f64();
     let mut problems = Vec::new();
     if out.timed_out {

@@ -58,5 +58,6 @@ pub fn boot_test() -> Result<BootTest, String> {
         expect: vec!["hello from ring 3".into(), "multiboot2".into()],
         timeout: Duration::from_secs(180),
         output: None,
+        keys: Vec::new(),
     })
 }

@@ -132,6 +132,7 @@ pub fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
             expect: log_lines(&script)?,
             timeout: Duration::from_secs(TIMEOUT_S),
             output: Some(host_output(&name, &script)?),
+            keys: Vec::new(),
         });
     }
     Ok(tests)

@@ -9,6 +9,7 @@ mod deps;
 mod iso;
 mod lxtest;
 mod qemu;
+mod ttytest;
 
 use std::process::ExitCode;
 

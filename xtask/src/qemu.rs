@@ -2,7 +2,7 @@
 //! tests and benchmarks.
 
 use crate::build::Image;
-use std::io::Read;
+use std::io::{Read, Write};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -55,23 +55,41 @@ pub struct Outcome {
     pub timed_out: bool,
 }
 
-/// Runs QEMU with `args`, serial on a pipe, killing it after `timeout`.
-pub fn headless(args: &[String], timeout: Duration) -> Result<Outcome, String> {
+/// A keystroke step for an interactive test: once `after` has appeared on
+/// the serial console (after the previous step's text), wait `pause_ms`,
+/// then type `send`.
+pub struct Key {
+    pub after: String,
+    pub pause_ms: u64,
+    pub send: Vec<u8>,
+}
+
+/// Runs QEMU with `args`, serial on a pipe, typing `keys` as their text
+/// appears, killing it after `timeout`.
+pub fn headless(args: &[String], timeout: Duration, keys: &[Key]) -> Result<Outcome, String> {
     let mut child = Command::new("qemu-system-x86_64")
         .args(args)
         .args(["-display", "none", "-serial", "stdio", "-monitor", "none"])
-        .stdin(Stdio::null())
+        .stdin(if keys.is_empty() { Stdio::null() } else { Stdio::piped() })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| format!("cannot start QEMU: {e}"))?;
     let mut out = child.stdout.take().expect("piped stdout");
+    let mut input = child.stdin.take();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = seen.clone();
     let reader = std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        let _ = out.read_to_end(&mut buf);
-        buf
+        let mut chunk = [0u8; 4096];
+        while let Ok(n) = out.read(&mut chunk) {
+            if n == 0 {
+                break;
+            }
+            sink.lock().expect("reader").extend_from_slice(&chunk[..n]);
+        }
     });
     let start = Instant::now();
+    let (mut step, mut from) = (0, 0);
     let (code, timed_out) = loop {
         if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
             break (status.code(), false);
@@ -81,9 +99,21 @@ pub fn headless(args: &[String], timeout: Duration) -> Result<Outcome, String> {
             let _ = child.wait();
             break (None, true);
         }
+        if let (Some(k), Some(stdin)) = (keys.get(step), input.as_mut()) {
+            let text = String::from_utf8_lossy(&seen.lock().expect("reader")).into_owned();
+            if let Some(at) = text.get(from..).and_then(|t| t.find(&k.after)) {
+                std::thread::sleep(Duration::from_millis(k.pause_ms));
+                let _ = stdin.write_all(&k.send).and_then(|_| stdin.flush());
+                from += at + k.after.len();
+                step += 1;
+            }
+        }
         std::thread::sleep(Duration::from_millis(20));
     };
-    let mut serial = String::from_utf8_lossy(&reader.join().unwrap_or_default()).into_owned();
+    drop(input);
+    let _ = reader.join();
+    let bytes = std::mem::take(&mut *seen.lock().expect("reader"));
+    let mut serial = String::from_utf8_lossy(&bytes).into_owned();
     if let Some(mut err) = child.stderr.take() {
         let mut e = String::new();
         let _ = err.read_to_string(&mut e);

@@ -19,7 +19,12 @@ pub fn write_byte(b: u8) {
     outb(COM1, b);
 }
 
+/// Whether a received byte is waiting.
+pub fn input_ready() -> bool {
+    inb(COM1 + 5) & 1 != 0
+}
+
 /// A received byte, if one is waiting.
 pub fn read_byte() -> Option<u8> {
-    (inb(COM1 + 5) & 1 != 0).then(|| inb(COM1))
+    input_ready().then(|| inb(COM1))
 }

@@ -51,3 +51,17 @@ pub extern "sysv64" fn shutdown(code: u64, cred: u64, _: u64, _: u64, _: u64, _:
     crate::kprintln!("shutdown requested with code {}", code as i64);
     cpu::qemu_exit(if code == 0 { crate::EXIT_SUCCESS } else { crate::EXIT_FAILURE })
 }
+
+pub extern "sysv64" fn console_notify(env: u64, bits: u64, cred: u64, _: u64, _: u64, _: u64) -> i64 {
+    let k = kernel();
+    ret((|| {
+        let root = k.root;
+        k.caps.check(k.cred(cred)?, k.envs[root].guard, rights::WRITE)?;
+        let s = k.env_slot(env)?;
+        if k.envs[s].exc.save == 0 {
+            return Err(Error::BadState);
+        }
+        k.console_notify = (if bits == 0 { 0 } else { k.envs[s].id }, bits);
+        Ok(0)
+    })())
+}

@@ -14,8 +14,8 @@ pub extern "sysv64" fn yield_(_: u64, _: u64, _: u64, _: u64, _: u64, _: u64) ->
     0
 }
 
-pub extern "sysv64" fn exit(code: u64, _: u64, _: u64, _: u64, _: u64, _: u64) -> i64 {
-    kernel().exit_current(code as i32);
+pub extern "sysv64" fn exit(code: u64, parent_bits: u64, _: u64, _: u64, _: u64, _: u64) -> i64 {
+    kernel().exit_telling_parent(code as i32, parent_bits);
     0
 }
 

@@ -57,6 +57,7 @@ pub static TABLE: [Call; (sc::END - sc::BASE) as usize] = [
     memory::protect_range,
     envs::env_publish,
     cpu::interrupts_take,
+    console::console_notify,
 ];
 
 /// The general path of protected control transfer, where `pct_fast` sends

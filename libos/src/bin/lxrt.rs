@@ -57,6 +57,12 @@ fn main(_: u64) -> i32 {
             return 1;
         }
     };
+    // SAFETY: written above, before any program runs.
+    if unsafe { obj::console::IS_TTY } {
+        // The terminal's keystrokes interrupt us even while the program
+        // (the shell) computes; refused unless we are the first process.
+        let _ = user::sys::console_notify(0, libos::proc::signal::CONSOLE_INPUT);
+    }
     linux::process::start(entry::frame(), loaded, path, &argv);
     let regs = entry::frame().regs;
     entry::enter(&regs)

@@ -136,6 +136,7 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         131 => Ok(0), // sigaltstack: handlers are not run on it yet
         158 => misc::arch_prctl(a[0], a[1]),
         160 => Ok(0),
+        200 => process::tgkill(i(a[0]), i(a[0]), a[1]), // tkill
         201 => {
             let s = time::clock(0).0;
             if a[0] != 0 {
@@ -148,6 +149,7 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         228 => misc::clock_gettime(a[0], a[1]),
         229 => crate::uaccess::put(a[1], [0i64, 1]).map(|_| 0),
         230 => misc::sleep(a[2]),
+        234 => process::tgkill(i(a[0]), i(a[1]), a[2]),
         257 => fl::openat(i(a[0]), a[1], a[2], a[3]),
         258 => fl::mkdirat(i(a[0]), a[1], a[2]),
         262 => fl::fstatat(i(a[0]), a[1], a[2], a[3]),

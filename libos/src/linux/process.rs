@@ -134,6 +134,17 @@ pub fn kill(pid: i64, sig: u64) -> LxResult {
     Ok(0)
 }
 
+/// `tgkill` (and `tkill`): a process has one thread, whose id is its pid.
+pub fn tgkill(tgid: i64, tid: i64, sig: u64) -> LxResult {
+    if tgid <= 0 || tid <= 0 {
+        return Err(EINVAL);
+    }
+    if tid != tgid {
+        return Err(ESRCH);
+    }
+    kill(tid, sig)
+}
+
 pub fn getppid() -> LxResult {
     let ppid = table::mine().ppid;
     Ok(if table::alive(ppid) { ppid } else { 1 } as i64)

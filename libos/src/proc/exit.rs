@@ -82,11 +82,6 @@ pub fn exit(status: i32) -> ! {
     }
     lock::release();
     let first = kinfo::env_by_id(sys::self_id()).is_some_and(|e| e.parent == 0);
-    // SIGCHLD for the parent, taken once this environment has ended.
-    let ppid = table::mine().ppid;
-    if !first && table::alive(ppid) {
-        let _ = super::signal::post(ppid, super::signal::SIGCHLD);
-    }
     // The first process's code powers the machine off: 0 means success.
     let code = if !first {
         status
@@ -95,7 +90,8 @@ pub fn exit(status: i32) -> ! {
     } else {
         128 + (status & 0x7f)
     };
-    sys::exit(code)
+    // The parent gets SIGCHLD once this environment has ended.
+    sys::exit_telling_parent(code, 1 << super::signal::SIGCHLD)
 }
 
 const WNOHANG: u64 = 1;

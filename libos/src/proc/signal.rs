@@ -7,8 +7,10 @@
 //! program was doing, or, if lxrt is busy in one of the program's calls,
 //! queues the bits (a blocked call sees them and ends with EINTR).
 //!
-//! Pending signals (bit n = signal n) are acted on at safe points: when the
-//! interrupt arrives in the middle of the program, and at the start and the
+//! The terminal's owner also gets an interrupt (bit 0) while console input
+//! waits, so a Ctrl-C reaches the foreground group even when nobody reads
+//! the console. Pending signals (bit n = signal n) are acted on at safe
+//! points: when the interrupt arrives in the middle of the program, and at the start and the
 //! return of each of its Linux calls. At a call's start, pending unblocked
 //! signals with the default action or ignored take effect (the process may
 //! die before the call runs); otherwise one with a handler of the program's
@@ -105,20 +107,19 @@ fn collect() {
     let me = super::pid();
     let slot = abi::tables::env_slot(me);
     if kinfo::env(slot).interrupts != 0 {
-        *pending_set() |= sys::interrupts_take();
+        // (Console input, the other interrupt, is looked at by every wait.)
+        *pending_set() |= sys::interrupts_take() & !CONSOLE_INPUT;
     }
 }
+
+/// The interrupt bit (not a signal: there is no signal 0) the kernel sends
+/// the terminal's owner while console input waits (`console_notify`).
+pub const CONSOLE_INPUT: u64 = 1;
 
 /// Sends `sig` (1..=63) to process `pid` (another one): an interrupting
 /// transfer into it.
 pub fn send(pid: u32, sig: u32) -> Result<(), abi::Error> {
     sys::interrupt(pid as u64, 1 << sig, CRED_SELF).map(|_| ())
-}
-
-/// `send` without giving up the CPU (an exiting child's SIGCHLD: the
-/// parent must find it ended when it runs).
-pub fn post(pid: u32, sig: u32) -> Result<(), abi::Error> {
-    sys::interrupt_keep(pid as u64, 1 << sig, CRED_SELF).map(|_| ())
 }
 
 /// The mask to put back when the handler that `rt_sigsuspend` waited for
@@ -150,9 +151,13 @@ pub fn suspend(mask: u64) -> LxResult {
 /// The `INTERRUPT` upcall: signals arrived. If they interrupted the program
 /// itself, act on them now, as at a call's return.
 pub fn interrupted(f: &mut ExceptionFrame) {
-    *pending_set() |= f.error_code;
+    *pending_set() |= f.error_code & !CONSOLE_INPUT;
     if crate::entry::in_program(f) {
         crate::lock::acquire();
+        // Typed input (a Ctrl-C may become a SIGINT for us too).
+        if f.error_code & CONSOLE_INPUT != 0 {
+            crate::obj::console::poll_interrupt();
+        }
         check_pending();
         deliver(f);
         crate::lock::end_call();

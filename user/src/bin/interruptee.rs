@@ -3,7 +3,8 @@
 //! disturb. It ORs the bits it receives into `GOT` and stops when bit 8
 //! arrives. Argument 1: spin at once, publishing `GOT` at each interrupt. Argument 2: first spend 5 ticks in a
 //! critical section, publishing 1 on entering it and 2 on leaving, so the
-//! test can see an interrupt wait for the section to end. Exit code: 0 if
+//! test can see an interrupt wait for the section to end. Argument 3: exit
+//! at once, asking the kernel to interrupt the parent with 0x20. Exit code: 0 if
 //! the sum is right and every interrupt named the parent as sender, 2 if
 //! the sum is wrong, 3 if a sender was wrong.
 #![no_std]
@@ -37,6 +38,9 @@ fn handler(f: &mut ExceptionFrame) -> bool {
 
 fn main(mode: u64) -> i32 {
     MODE.store(mode, Ordering::Relaxed);
+    if mode == 3 {
+        sys::exit_telling_parent(0, 0x20);
+    }
     let me = sys::self_id();
     PARENT.store(kinfo::env_by_id(me).map_or(0, |e| e.parent as u64), Ordering::Relaxed);
     user::exc::install(handler).unwrap();

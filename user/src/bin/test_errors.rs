@@ -175,6 +175,9 @@ fn main(_: u64) -> i32 {
     expect("pct to a stopped env", raw(sc::PCT, [idle, 0, 0, 0, 0, 0]), BadState);
     expect("pct bad flags", raw(sc::PCT, [idle, 8, 0, 0, 0, 0]), BadFlags);
     expect("pct interrupt and sync", raw(sc::PCT, [idle, 3, 1, 0, 0, 0]), BadFlags);
+    expect("console notify without handler", sys::console_notify(idle, 1), BadState);
+    expect("console notify to nobody", sys::console_notify(999_999, 1), BadEnv);
+    expect("publish for nobody", sys::env_publish(999_999, 1), BadEnv);
     expect("pct entry in kernel", sys::set_pct_entry(idle, EXPOSED_BASE, page + 4096), BadAddress);
     sys::env_destroy(idle).unwrap();
     // Capabilities, slice upcalls and revocation.

@@ -3,14 +3,28 @@
 //! handler as an upcall and the computation resumes undisturbed; one that
 //! arrives during a critical section stays queued (visible in the exposed
 //! table) until the section ends; the handler learns the bits and the
-//! sender; bad transfers are refused with specific errors; `env_publish`
+//! sender; an exiting child can interrupt its parent (`exit`'s
+//! `parent_bits`); bad transfers are refused with specific errors; `env_publish`
 //! shows a word to everyone, set by the environment or an ancestor.
 #![no_std]
 #![no_main]
 
+use abi::exception::{vector, ExceptionFrame};
 use abi::syscall::{self as sc, CRED_SELF};
 use abi::Error;
+use core::sync::atomic::{AtomicU64, Ordering};
 use user::{kinfo, println, spawn, sys};
+
+/// Interrupt bits this environment received.
+static GOT: AtomicU64 = AtomicU64::new(0);
+
+fn handler(f: &mut ExceptionFrame) -> bool {
+    if f.vector != vector::INTERRUPT {
+        return false;
+    }
+    GOT.fetch_or(f.error_code, Ordering::SeqCst);
+    true
+}
 
 fn check(ok: &mut bool, what: &str, cond: bool) {
     println!("{what}: {}", if cond { "ok" } else { "FAILED" });
@@ -31,6 +45,7 @@ fn until(ticks: u64, cond: impl Fn() -> bool) -> bool {
 
 fn main(_: u64) -> i32 {
     let mut ok = true;
+    user::exc::install(handler).unwrap();
 
     // 1. Into a spinning environment: delivered at once, three times.
     let a = spawn::spawn("interruptee", 1).unwrap();
@@ -45,12 +60,8 @@ fn main(_: u64) -> i32 {
     check(&mut ok, "two interrupts delivered as upcalls at once", at_once == 2);
     let shown = || kinfo::env_by_id(a).map_or(0, |e| e.published);
     check(&mut ok, "handler ran before the sender went on", shown() == 3);
-    // PCT_KEEP: the upcall is set up (nothing left queued), but this
-    // environment keeps the CPU: the handler has not run yet.
-    let r = sys::interrupt_keep(a, 4, CRED_SELF).unwrap();
-    let queued = kinfo::env_by_id(a).map_or(1, |e| e.interrupts);
-    check(&mut ok, "PCT_KEEP: delivered, no switch", r == 1 && queued == 0 && shown() == 3);
-    check(&mut ok, "PCT_KEEP: handler ran later", until(50, || shown() == 7));
+    sys::interrupt(a, 4, CRED_SELF).unwrap();
+    check(&mut ok, "third interrupt handled", until(50, || shown() == 7));
     sys::interrupt(a, 1 << 8, CRED_SELF).unwrap();
     let code = spawn::wait(a).unwrap();
     println!("interruptee exited with {code:#x}");
@@ -71,7 +82,14 @@ fn main(_: u64) -> i32 {
     println!("interruptee exited with {code:#x}");
     check(&mut ok, "deferred bits arrived", code == 0x10);
 
-    // 3. Refusals.
+    // 3. A child's exit can interrupt its parent, after it has ended.
+    let d = spawn::spawn("interruptee", 3).unwrap();
+    let told = until(50, || GOT.load(Ordering::SeqCst) == 0x20);
+    let ended = kinfo::env_by_id(d).is_some_and(|e| e.state == abi::tables::env_state::EXITED);
+    check(&mut ok, "exit's parent bits arrived once the child had ended", told && ended);
+    spawn::wait(d).unwrap();
+
+    // 4. Refusals.
     let flags = |f: u64| sys::call(sc::PCT, [sys::self_id(), f, 1, 0, 0, 0]);
     check(&mut ok, "to itself: BadEnv", sys::interrupt(sys::self_id(), 1, CRED_SELF) == Err(Error::BadEnv));
     let c = spawn::spawn("interruptee", 1).unwrap();
@@ -82,8 +100,6 @@ fn main(_: u64) -> i32 {
     let r = sys::call(sc::PCT, [c, sc::PCT_INTERRUPT | sc::pct_grant(0), 1, 0, 0, 0]);
     check(&mut ok, "with a grant: BadFlags", r == Error::BadFlags.as_result());
     check(&mut ok, "unknown flag: BadFlags", flags(8) == Error::BadFlags.as_result());
-    let r = sys::call(sc::PCT, [c, sc::PCT_KEEP, 1, 0, 0, 0]);
-    check(&mut ok, "PCT_KEEP without PCT_INTERRUPT: BadFlags", r == Error::BadFlags.as_result());
     // The entry's guard: a credential that does not dominate it is refused.
     let guard = sys::cap_derive(CRED_SELF, sc::rights::ALL).unwrap();
     let other = sys::cap_derive(CRED_SELF, sc::rights::ALL).unwrap();
@@ -100,7 +116,7 @@ fn main(_: u64) -> i32 {
     let plain = spawn::spawn_stopped("test_hello", 0).unwrap();
     check(&mut ok, "no handler: BadState", sys::interrupt(plain, 1, CRED_SELF) == Err(Error::BadState));
 
-    // 4. env_publish: ancestors may, others may not.
+    // 5. env_publish: ancestors may, others may not.
     check(&mut ok, "publish for a child", sys::env_publish(plain, 0x1234).is_ok());
     check(&mut ok, "published word visible", kinfo::env_by_id(plain).is_some_and(|e| e.published == 0x1234));
     check(

@@ -49,7 +49,7 @@ pub fn run(opts: &Options, names: &[&str]) -> Result<Side, String> {
         args.push(value);
     }
     println!("xtask: bench: booting Linux ({})", kernel_version(&dir));
-    let out = qemu::headless(&args, opts.timeout())?;
+    let out = qemu::headless(&args, opts.timeout(), &[])?;
     let mut side = Side::parse(&out.serial);
     if out.timed_out {
         side.problem = Some(format!("timed out after {:?}", opts.timeout()));

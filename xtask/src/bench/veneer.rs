@@ -63,7 +63,7 @@ fn boot(opts: &Options, names: &[&str], img: &build::Image, program: &str) -> Si
     }
     let args = with_accel(qemu::base_args(img, &init.join(" ")), opts);
     println!("xtask: bench: booting Veneer ({})", init.join(" "));
-    let out = match qemu::headless(&args, opts.timeout()) {
+    let out = match qemu::headless(&args, opts.timeout(), &[]) {
         Ok(out) => out,
         Err(e) => return Side::absent(e),
     };
