@@ -1,4 +1,5 @@
-//! Boot tests: every `user/src/bin/test_*.rs` program is booted as the first
+//! Boot tests: every `test_*` program (`user/src/bin/`, and the library
+//! OS's in `build::LIBOS_PROGRAMS`) is booted as the first
 //! environment under QEMU (TCG). A test passes when the kernel powers off
 //! with the success code (the program exited with status 0) and the serial
 //! log contains every line the table below expects of it.
@@ -67,7 +68,9 @@ pub struct BootTest {
 }
 
 fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
-    let all: Vec<String> = build::user_programs()?.into_iter().filter(|n| n.starts_with("test_")).collect();
+    let libos = build::LIBOS_PROGRAMS.iter().map(|n| n.to_string());
+    let all: Vec<String> =
+        build::user_programs()?.into_iter().chain(libos).filter(|n| n.starts_with("test_")).collect();
     let lx = crate::lxtest::names()?;
     for n in names {
         if !all.contains(n) && !lx.contains(n) && n != "iso" && n != "tty" {

@@ -11,6 +11,7 @@ pub mod boot;
 pub mod dir;
 pub mod node;
 pub mod path;
+pub mod procfs;
 
 pub use node::{Ino, Inode};
 

@@ -12,6 +12,9 @@ fn is_link(ino: Ino) -> bool {
 
 /// Resolves `path` relative to `cwd`; follows a final symlink if `follow`.
 pub fn resolve(cwd: Ino, path: &[u8], follow: bool) -> Result<Ino, i64> {
+    if super::procfs::covers(path) {
+        super::procfs::refresh()?;
+    }
     let mut hops = 0;
     walk(cwd, path, follow, &mut hops)
 }

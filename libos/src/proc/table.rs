@@ -43,6 +43,13 @@ static mut CHILD_CRED: u64 = 0;
 /// The frame mapped at each window slot (0: none).
 static mut MAPPED: [u32; ENV_SLOTS] = [0; ENV_SLOTS];
 
+/// The capability slot that lets this process map others' entries
+/// (read-only).
+pub fn cred() -> u64 {
+    // SAFETY: one thread; set at start-up.
+    unsafe { CRED }
+}
+
 fn mapped() -> &'static mut [u32; ENV_SLOTS] {
     // SAFETY: private to this process; one thread.
     unsafe { &mut *(&raw mut MAPPED) }
@@ -186,12 +193,14 @@ pub fn write_child(pid: u32, f: impl FnOnce(&mut Entry)) -> Result<(), abi::Erro
     }
 }
 
+/// Records the command line: the arguments, each ended by NUL (as
+/// `/proc/PID/cmdline`), cut to fit.
 pub fn set_cmd(argv: &[alloc::vec::Vec<u8>]) {
     let cmd = &mut mine().cmd;
     *cmd = [0; 64];
     let mut n = 0;
     for a in argv {
-        for &b in a.iter().chain(b" ") {
+        for &b in a.iter().chain(b"\0") {
             if n < cmd.len() - 1 {
                 cmd[n] = b;
                 n += 1;

@@ -1,0 +1,15 @@
+# The process table as Linux shows it: busybox ps and /proc. A child's
+# entry (its own page, readable by all) lists it with its parent, command
+# and group; once it is reaped it is gone.
+sleep 5 & p=$!
+ps -o pid,ppid,comm | awk -v p=$p -v me=$$ '$1 == p && $2 == me { print "ps lists the child:", $3 }'
+ps -o pid,args | awk -v p=$p '$1 == p { $1 = ""; print "args:" $0 }'
+echo "comm: $(cat /proc/$p/comm)"
+tr '\0' '|' < /proc/$p/cmdline; echo
+[ -d /proc/$$ ] && echo "the shell has a directory"
+g() { cut -d' ' -f5 /proc/$1/stat; }
+[ "$(g $p)" = "$(g $$)" ] && echo "child in the shell's group"
+[ "$(cut -d' ' -f4 /proc/$p/stat)" = $$ ] && echo "stat names the parent"
+kill $p; wait $p; echo "killed: $?"
+[ -d /proc/$p ] || echo "gone from /proc"
+ps -o pid | grep -q "^ *$p\$" || echo "gone from ps"
