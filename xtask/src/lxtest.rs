@@ -51,13 +51,19 @@ fn copy_tree(from: &Path, to: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// Longest a script may run on the host.
+const HOST_TIMEOUT_S: u64 = 60;
+
 /// What the host's busybox prints for `script`.
 fn host_output(name: &str, script: &Path) -> Result<String, String> {
     let dir = build::root().join("target/lxtest").join(name);
     let _ = std::fs::remove_dir_all(&dir);
     copy_tree(&build::root().join("libos/root"), &dir)?;
     std::fs::create_dir_all(dir.join("tmp")).map_err(|e| e.to_string())?;
-    let mut cmd = Command::new(build::BUSYBOX);
+    // A script that hangs on the host (a race in busybox itself) must fail
+    // the test, not stall it.
+    let mut cmd = Command::new("timeout");
+    cmd.arg(HOST_TIMEOUT_S.to_string()).arg(build::BUSYBOX);
     // A shell started in the background inherits SIGINT and SIGQUIT ignored,
     // and a non-interactive shell cannot trap signals ignored on entry:
     // give the host run Linux's defaults, as Veneer's processes have.

@@ -2,8 +2,9 @@
 //! at through QEMU's serial console. Ctrl-C must stop a loop the shell
 //! itself spins in (no system calls, nobody reading the console: the
 //! kernel's console notification interrupts the shell) and a spinning
-//! child the shell waits for; a background job is waited for; `exit`
-//! powers off with success.
+//! child the shell waits for; a background job is waited for; job control
+//! (Ctrl-Z, `fg`, `kill -STOP`, `bg`, `jobs`) works; `exit` powers off with
+//! success.
 
 use crate::boottest::BootTest;
 use crate::build::Image;
@@ -12,6 +13,7 @@ use std::time::Duration;
 
 const PROMPT: &str = "/ # ";
 const CTRL_C: &[u8] = b"\x03";
+const CTRL_Z: &[u8] = b"\x1a";
 
 fn key(after: &str, pause_ms: u64, send: &[u8]) -> Key {
     Key { after: after.into(), pause_ms, send: send.to_vec() }
@@ -28,12 +30,36 @@ pub fn boot_test(img: &Image) -> BootTest {
         key("done'\r\n", 1500, CTRL_C),
         key(PROMPT, 0, b"echo child-$((6*7)) $?\n"),
         key(PROMPT, 0, b"sleep 1 & wait; echo bg-$((6*7))\n"),
+        // Job control: Ctrl-Z stops the foreground job, `fg` continues it;
+        // a background job stopped by signal, continued with `bg`.
+        key(PROMPT, 0, b"sleep 5\n"),
+        key("sleep 5\r\n", 1000, CTRL_Z),
+        key(PROMPT, 0, b"fg\n"),
+        key(PROMPT, 0, b"echo fg-$((6*7)) $?\n"),
+        key(PROMPT, 0, b"sleep 30 &\n"),
+        key(
+            PROMPT,
+            0,
+            b"kill -STOP %1; sleep 1; jobs; bg; sleep 1; jobs; kill %1; wait; echo jobs-$((6*7))\n",
+        ),
         key(PROMPT, 0, b"exit\n"),
     ];
     BootTest {
         name: "tty".into(),
         args: qemu::base_args(img, "lxrt -t /bin/sh"),
-        expect: vec!["spin-42".into(), "child-42 130".into(), "bg-42".into()],
+        expect: [
+            "spin-42",
+            "child-42 130",
+            "bg-42",
+            "^Z",
+            "Stopped                    sleep 5",
+            "fg-42 0",
+            "Stopped (signal)           sleep 30",
+            "Running                    sleep 30",
+            "jobs-42",
+        ]
+        .map(String::from)
+        .to_vec(),
         timeout: Duration::from_secs(120),
         output: None,
         keys,

@@ -119,6 +119,7 @@ fn comm(e: &Entry) -> &[u8] {
 fn stat(info: &EnvInfo, e: &Entry) -> Vec<u8> {
     let state = match info.state {
         env_state::EXITED => 'Z',
+        _ if e.stopped != 0 => 'T',
         env_state::SLEEPING | env_state::WAITING => 'S',
         env_state::STOPPED => 'T',
         _ => 'R',

@@ -5,8 +5,9 @@
 //! as a Linux tty has: in canonical mode (`ICANON`) input is collected into
 //! lines, echoed (`ECHO`) and edited (erase, kill, end of file); otherwise
 //! bytes are returned as they come (busybox's own line editing switches to
-//! this and echoes itself). `ISIG`: the interrupt character (`VINTR`,
-//! Ctrl-C) sends SIGINT to the foreground process group instead (set with
+//! this and echoes itself). `ISIG`: the interrupt, quit and suspend
+//! characters (`VINTR` Ctrl-C, `VQUIT` Ctrl-\, `VSUSP` Ctrl-Z) send SIGINT,
+//! SIGQUIT and SIGTSTP to the foreground process group instead (set with
 //! `TIOCSPGRP`; every process if none was set). Input the terminal has taken
 //! from the kernel but nobody has read yet lives in the shared arena, so a
 //! process that waits (`wait4`, `nanosleep`) can look for Ctrl-C
@@ -50,10 +51,14 @@ const ICANON: u32 = 0o2;
 const ECHO: u32 = 0o10;
 const ICRNL: u32 = 0o400;
 const VINTR: usize = 0;
+const VQUIT: usize = 1;
+const VSUSP: usize = 10;
 const VERASE: usize = 2;
 const VKILL: usize = 3;
 const VEOF: usize = 4;
-const SIGINT: u32 = 2;
+const SIGINT: u64 = 2;
+const SIGQUIT: u64 = 3;
+const SIGTSTP: u64 = 20;
 
 fn flag_word(i: usize) -> u32 {
     // SAFETY: TERMIOS is lxrt-private; one thread.
@@ -71,8 +76,8 @@ fn is_tty() -> bool {
     unsafe { IS_TTY }
 }
 
-/// Moves what the kernel has for us into the typeahead; the interrupt
-/// character becomes SIGINT for the foreground group. Returns whether one
+/// Moves what the kernel has for us into the typeahead; the signal
+/// characters become signals for the foreground group. Returns whether one
 /// was seen.
 fn fill() -> bool {
     let t = tty();
@@ -85,8 +90,12 @@ fn fill() -> bool {
             break;
         }
         for &c in &b[..n] {
-            if is_tty() && flag_word(3) & ISIG != 0 && cc(VINTR) != 0 && c == cc(VINTR) {
-                interrupt();
+            let isig = is_tty() && flag_word(3) & ISIG != 0;
+            let signal = [(VINTR, SIGINT), (VQUIT, SIGQUIT), (VSUSP, SIGTSTP)]
+                .into_iter()
+                .find(|&(i, _)| isig && cc(i) != 0 && c == cc(i));
+            if let Some((_, sig)) = signal {
+                signal_group(c, sig);
                 interrupted = true;
                 continue;
             }
@@ -97,14 +106,15 @@ fn fill() -> bool {
     interrupted
 }
 
-/// SIGINT to the foreground process group (or everyone but the first
-/// process, when no group was set), as Ctrl-C on a Linux terminal.
-fn interrupt() {
-    crate::log::console_write(b"^C\n");
+/// `sig` for the foreground process group (or everyone but the first
+/// process, when no group was set), as typing control character `c` does
+/// on a Linux terminal, which echoes it as `^C`.
+fn signal_group(c: u8, sig: u64) {
+    crate::log::console_write(&[b'^', c ^ 0x40, b'\n']);
     let t = tty();
     t.edit_len = 0;
     let target = if t.pgrp != 0 { -(t.pgrp as i64) } else { -1 };
-    let _ = crate::linux::process::kill(target, SIGINT as u64);
+    let _ = crate::linux::process::kill(target, sig);
 }
 
 /// For processes that wait on something else (a child, the clock): takes
@@ -258,7 +268,9 @@ static mut TERMIOS: [u8; TERMIOS_SIZE as usize] = {
         t[4 * i + 3] = b[3];
         i += 1;
     }
-    // c_cc: VINTR ^C, VQUIT ^\\, VERASE DEL, VKILL ^U, VEOF ^D, VMIN 1.
+    // c_cc: VINTR ^C, VQUIT ^\\, VERASE DEL, VKILL ^U, VEOF ^D, VMIN 1,
+    // VSUSP ^Z.
+    t[27] = 0x1a;
     t[17] = 3;
     t[18] = 0x1c;
     t[19] = 0x7f;

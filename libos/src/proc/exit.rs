@@ -20,18 +20,26 @@ use abi::tables::{env_state, EnvInfo};
 use alloc::vec::Vec;
 use user::{kinfo, sys};
 
-/// The environments this process created (fork), which may still exist:
-/// the kernel's environment table says which do, without scanning it all.
-static mut CHILDREN: Vec<u32> = Vec::new();
+/// A process this one created (fork), which may still exist (the kernel's
+/// environment table says which do, without scanning it all), with the
+/// stops and continues of it `wait4` has reported.
+#[derive(Clone, Copy)]
+struct Child {
+    pid: u32,
+    stops: u32,
+    conts: u32,
+}
 
-fn children() -> &'static mut Vec<u32> {
+static mut CHILDREN: Vec<Child> = Vec::new();
+
+fn children() -> &'static mut Vec<Child> {
     // SAFETY: private to this process; one thread.
     unsafe { &mut *(&raw mut CHILDREN) }
 }
 
 /// Fork made environment `env`.
 pub fn add_child(env: u32) {
-    children().push(env);
+    children().push(Child { pid: env, stops: 0, conts: 0 });
 }
 
 /// A forked child's copy of the list names its siblings, not its children.
@@ -41,7 +49,8 @@ pub fn forked_child() {
 
 /// Whether `pid` is a child of this process, live or a zombie.
 pub fn is_child(pid: u32) -> bool {
-    children().contains(&pid) && kinfo::env_by_id(pid as u64).is_some_and(|e| e.parent == super::pid())
+    children().iter().any(|c| c.pid == pid)
+        && kinfo::env_by_id(pid as u64).is_some_and(|e| e.parent == super::pid())
 }
 
 /// A dead child's Linux wait status, from the kernel's table.
@@ -57,7 +66,7 @@ fn status_of(e: &EnvInfo) -> i32 {
 fn reap(pid: u32) {
     let _ = sys::env_destroy(pid as u64);
     table::forget(pid);
-    children().retain(|&c| c != pid);
+    children().retain(|c| c.pid != pid);
 }
 
 /// Ends this process with Linux wait status `status`.
@@ -69,7 +78,7 @@ pub fn exit(status: i32) -> ! {
     // Children that have not ended keep this environment alive: nobody
     // will wait for them any more, so reap each as it ends.
     loop {
-        for &c in children().clone().iter() {
+        for c in children().clone().iter().map(|c| c.pid) {
             match kinfo::env_by_id(c as u64) {
                 Some(e) if e.parent == super::pid() && e.state != env_state::EXITED => {}
                 _ => reap(c),
@@ -95,9 +104,12 @@ pub fn exit(status: i32) -> ! {
 }
 
 const WNOHANG: u64 = 1;
+const WUNTRACED: u64 = 2;
+const WCONTINUED: u64 = 8;
 
 /// `wait4`: waits for a child matching `pid` (-1 any, > 0 that one, 0 or
-/// < -1 a process group) to end; returns its pid and status.
+/// < -1 a process group) to end — or, with `WUNTRACED` / `WCONTINUED`, to
+/// stop or continue; returns its pid and status.
 pub fn wait(pid: i64, options: u64) -> Result<(i64, i32), i64> {
     let my_pgid = table::mine().pgid;
     let matches = |c: u32| match pid {
@@ -110,19 +122,23 @@ pub fn wait(pid: i64, options: u64) -> Result<(i64, i32), i64> {
     };
     loop {
         let mut any = false;
-        for c in children().clone() {
-            if !matches(c) {
+        for i in 0..children().len() {
+            let c = children()[i];
+            if !matches(c.pid) {
                 continue;
             }
             any = true;
-            let status = match kinfo::env_by_id(c as u64) {
+            let status = match kinfo::env_by_id(c.pid as u64) {
                 Some(e) if e.state == env_state::EXITED => status_of(&e),
-                Some(_) => continue,
+                Some(_) => match job_change(&mut children()[i], options) {
+                    Some(s) => return Ok((c.pid as i64, s)),
+                    None => continue,
+                },
                 // Destroyed from outside.
                 None => super::signal::SIGKILL as i32,
             };
-            reap(c);
-            return Ok((c as i64, status));
+            reap(c.pid);
+            return Ok((c.pid as i64, status));
         }
         if !any {
             return Err(ECHILD);
@@ -136,4 +152,19 @@ pub fn wait(pid: i64, options: u64) -> Result<(i64, i32), i64> {
             return Err(EINTR);
         }
     }
+}
+
+/// A stop (`WUNTRACED`) or continue (`WCONTINUED`) of live child `c` not
+/// reported yet, as a wait status.
+fn job_change(c: &mut Child, options: u64) -> Option<i32> {
+    let e = table::get(c.pid)?;
+    if options & WUNTRACED != 0 && e.stopped != 0 && e.stops != c.stops {
+        c.stops = e.stops;
+        return Some((e.stop_sig as i32) << 8 | 0x7f);
+    }
+    if options & WCONTINUED != 0 && e.conts != c.conts {
+        c.conts = e.conts;
+        return Some(0xffff);
+    }
+    None
 }

@@ -34,6 +34,9 @@ pub const SIGPIPE: u32 = 13;
 pub const SIGCHLD: u32 = 17;
 pub const SIGCONT: u32 = 18;
 pub const SIGSTOP: u32 = 19;
+pub const SIGTSTP: u32 = 20;
+pub const SIGTTIN: u32 = 21;
+pub const SIGTTOU: u32 = 22;
 pub const SIGURG: u32 = 23;
 pub const SIGWINCH: u32 = 28;
 
@@ -88,6 +91,7 @@ fn has_handler(sig: u32) -> bool {
 /// The default action or ignoring; never returns when the signal kills.
 fn act(sig: u32) {
     match actions()[sig as usize].handler {
+        SIG_DFL if STOPS & (1 << sig) != 0 => stop(sig),
         SIG_DFL if !ignored_by_default(sig) => super::exit::exit(sig as i32 & 0x7f),
         _ => {}
     }
@@ -108,7 +112,62 @@ fn collect() {
     let slot = abi::tables::env_slot(me);
     if kinfo::env(slot).interrupts != 0 {
         // (Console input, the other interrupt, is looked at by every wait.)
-        *pending_set() |= sys::interrupts_take() & !CONSOLE_INPUT;
+        add_pending(sys::interrupts_take() & !CONSOLE_INPUT);
+    }
+}
+
+/// The signals whose default action stops the process.
+const STOPS: u64 = 1 << SIGSTOP | 1 << SIGTSTP | 1 << SIGTTIN | 1 << SIGTTOU;
+
+/// Records signals that arrived: as on Linux, a SIGCONT discards pending
+/// stop signals and a stop signal a pending SIGCONT.
+fn add_pending(bits: u64) {
+    let p = pending_set();
+    if bits & 1 << SIGCONT != 0 {
+        *p &= !STOPS;
+    }
+    if bits & STOPS != 0 {
+        *p &= !(1 << SIGCONT);
+    }
+    *p |= bits;
+}
+
+/// Stops this process (the default action of `sig`): records it in the
+/// process-table entry, tells the parent (SIGCHLD), and sleeps until a
+/// SIGCONT (even a blocked or handled one) arrives, or a signal whose
+/// default action kills (as on Linux, it kills a stopped process).
+fn stop(sig: u32) {
+    let me = super::table::mine();
+    (me.stopped, me.stop_sig) = (1, sig as u8);
+    me.stops = me.stops.wrapping_add(1);
+    tell_parent();
+    loop {
+        collect();
+        let p = *pending_set();
+        if p & 1 << SIGCONT != 0 {
+            break;
+        }
+        let mut fatal = p & !blocked() & !STOPS;
+        while fatal != 0 {
+            let s = fatal.trailing_zeros();
+            fatal &= fatal - 1;
+            if actions()[s as usize].handler == SIG_DFL && !ignored_by_default(s) {
+                super::exit::exit(s as i32);
+            }
+        }
+        crate::wait::pause(None);
+    }
+    let me = super::table::mine();
+    me.stopped = 0;
+    me.conts = me.conts.wrapping_add(1);
+    tell_parent();
+}
+
+/// SIGCHLD for the parent, if it lives (a stop or a continue to report).
+fn tell_parent() {
+    let ppid = super::table::mine().ppid;
+    if super::table::alive(ppid) {
+        let _ = send(ppid, SIGCHLD);
     }
 }
 
@@ -151,7 +210,7 @@ pub fn suspend(mask: u64) -> LxResult {
 /// The `INTERRUPT` upcall: signals arrived. If they interrupted the program
 /// itself, act on them now, as at a call's return.
 pub fn interrupted(f: &mut ExceptionFrame) {
-    *pending_set() |= f.error_code & !CONSOLE_INPUT;
+    add_pending(f.error_code & !CONSOLE_INPUT);
     if crate::entry::in_program(f) {
         crate::lock::acquire();
         // Typed input (a Ctrl-C may become a SIGINT for us too).
@@ -169,7 +228,7 @@ pub fn interrupted(f: &mut ExceptionFrame) {
 /// current call returns or the signal is unblocked.
 pub fn raise_self(sig: u32) {
     if has_handler(sig) || blocked() & (1 << sig) != 0 {
-        *pending_set() |= 1 << sig;
+        add_pending(1 << sig);
         return;
     }
     act(sig);
@@ -179,6 +238,11 @@ pub fn raise_self(sig: u32) {
 /// than `except`).
 pub fn pending_except(except: u64) -> bool {
     collect();
+    // A stop does not end the call: the process stops right here and the
+    // wait goes on once it is continued (as Linux restarts it).
+    if *pending_set() & !blocked() & STOPS != 0 {
+        check_pending();
+    }
     *pending_set() & !blocked() & !except != 0
 }
 

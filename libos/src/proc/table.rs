@@ -33,6 +33,13 @@ pub struct Entry {
     pub ppid: u32,
     pub pgid: u32,
     pub sid: u32,
+    /// Job control: stopped now (by signal `stop_sig`), and how many times
+    /// it has stopped and been continued (a parent's `wait4` reports each
+    /// change once).
+    pub stopped: u8,
+    pub stop_sig: u8,
+    pub stops: u32,
+    pub conts: u32,
     pub cmd: [u8; 64],
 }
 
@@ -123,7 +130,18 @@ fn create(env: u64, fill: impl FnOnce(&mut Entry)) -> Result<u64, abi::Error> {
         sys::map(ENV_SELF, SCRATCH, frame, mf::WRITE)?;
         // SAFETY: the page was just mapped writable at SCRATCH.
         let e = unsafe { &mut *(SCRATCH as *mut Entry) };
-        *e = Entry { magic: MAGIC, pid: id, ppid: 0, pgid: id, sid: id, cmd: [0; 64] };
+        *e = Entry {
+            magic: MAGIC,
+            pid: id,
+            ppid: 0,
+            pgid: id,
+            sid: id,
+            stopped: 0,
+            stop_sig: 0,
+            stops: 0,
+            conts: 0,
+            cmd: [0; 64],
+        };
         fill(e);
         sys::unmap(ENV_SELF, SCRATCH)?;
         sys::map(env, window(id), frame, mf::WRITE)?;
