@@ -22,9 +22,11 @@ wait
 echo "all waited"
 for i in 1 2 3; do (exit $i) & done
 wait
+{
 sleep 5 & s=$!
-kill -INT $s
-wait $s; echo "sleep interrupted: $?"
+kill -TERM $s
+wait $s; echo "sleep killed: $?"
+} 2>/dev/null
 sh -c 'kill -TERM $$; echo not reached' ; echo "self TERM: $?"
 {
 rm -f /tmp/ready

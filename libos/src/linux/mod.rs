@@ -44,7 +44,10 @@ pub fn syscall(f: &mut ExceptionFrame) {
         Ok(v) => v as u64,
         Err(e) => (-e) as u64,
     };
-    crate::proc::signal::deliver(f);
+    // Calls Linux restarts after a handler with `SA_RESTART` (select, poll,
+    // nanosleep and rt_sigsuspend end with EINTR regardless).
+    let restartable = matches!(nr, 0 | 1 | 16..=20 | 61);
+    crate::proc::signal::deliver(f, (res == Err(EINTR) && restartable).then_some(nr));
     lock::end_call();
 }
 

@@ -43,6 +43,7 @@ pub const SIGWINCH: u32 = 28;
 const SIG_DFL: u64 = 0;
 const SIG_IGN: u64 = 1;
 
+const SA_RESTART: u64 = 0x1000_0000;
 const SA_NODEFER: u64 = 0x4000_0000;
 const SA_RESETHAND: u64 = 0x8000_0000;
 
@@ -218,7 +219,7 @@ pub fn interrupted(f: &mut ExceptionFrame) {
             crate::obj::console::poll_interrupt();
         }
         check_pending();
-        deliver(f);
+        deliver(f, None);
         crate::lock::end_call();
     }
 }
@@ -234,15 +235,15 @@ pub fn raise_self(sig: u32) {
     act(sig);
 }
 
-/// Whether a signal this process does not block is waiting for it (other
-/// than `except`).
+/// Whether a signal this process does not block and handles is waiting
+/// for it (other than `except`): a blocked call ends with EINTR.
 pub fn pending_except(except: u64) -> bool {
     collect();
-    // A stop does not end the call: the process stops right here and the
-    // wait goes on once it is continued (as Linux restarts it).
-    if *pending_set() & !blocked() & STOPS != 0 {
-        check_pending();
-    }
+    // Default actions happen here: a fatal signal ends the process, an
+    // ignored one (a child's SIGCHLD, say) must not end the call, and a
+    // stop stops the process right here, the wait going on once it is
+    // continued (as Linux restarts it). Only signals with a handler remain.
+    check_pending();
     *pending_set() & !blocked() & !except != 0
 }
 
@@ -266,8 +267,11 @@ pub fn check_pending() {
 }
 
 /// At a call's return (`f` holds its result): acts on pending unblocked
-/// signals; the first with a handler has it run, at once on return.
-pub fn deliver(f: &mut ExceptionFrame) {
+/// signals; the first with a handler has it run, at once on return. The
+/// call (Linux number `restart`) ended with EINTR and may be restarted: if
+/// the handler asked for `SA_RESTART`, the program makes it again once the
+/// handler returns.
+pub fn deliver(f: &mut ExceptionFrame, restart: Option<u64>) {
     // Nothing pending (the common case) costs one test.
     let mut p = *pending_set() & !blocked();
     while p != 0 {
@@ -275,6 +279,11 @@ pub fn deliver(f: &mut ExceptionFrame) {
         p &= p - 1;
         *pending_set() &= !(1 << sig);
         if has_handler(sig) {
+            if let Some(nr) = restart.filter(|_| actions()[sig as usize].flags & SA_RESTART != 0) {
+                // Back onto the `syscall` instruction (2 bytes).
+                f.regs.rax = nr;
+                f.regs.rip -= 2;
+            }
             run_handler(f, sig);
             return;
         }
