@@ -37,17 +37,34 @@ pub fn handle(f: &mut ExceptionFrame) {
             }
             let write = f.error_code & abi::exception::pf::WRITE != 0;
             if !crate::vm::touch(f.fault_addr, write) {
-                fatal(f, SIGSEGV);
+                // SEGV_ACCERR inside a region the program mapped (the access
+                // was not allowed), else SEGV_MAPERR.
+                let a = f.fault_addr;
+                let mapped = crate::vm::regions().iter().any(|r| (r.start..r.end).contains(&a));
+                let code = if mapped { 2 } else { 1 };
+                fault_signal(f, SIGSEGV, code, f.fault_addr);
             }
         }
         // The kernel's scheduling upcalls: give the CPU back when asked.
         vector::END_OF_SLICE => user::sys::yield_now(),
         vector::START_OF_SLICE => {}
         vector::INTERRUPT => crate::proc::signal::interrupted(f),
-        vector::INVALID_OPCODE => fatal(f, SIGILL),
-        vector::DIVIDE | vector::X87 | vector::SIMD => fatal(f, SIGFPE),
-        vector::BREAKPOINT | vector::DEBUG => fatal(f, SIGTRAP),
-        _ => fatal(f, SIGSEGV),
+        // si_code as Linux: ILL_ILLOPN, FPE_INTDIV / FPE_FLTINV, TRAP_BRKPT,
+        // SI_KERNEL for a general protection fault.
+        vector::INVALID_OPCODE => fault_signal(f, SIGILL, 2, f.regs.rip),
+        vector::DIVIDE => fault_signal(f, SIGFPE, 1, f.regs.rip),
+        vector::X87 | vector::SIMD => fault_signal(f, SIGFPE, 7, f.regs.rip),
+        vector::BREAKPOINT | vector::DEBUG => fault_signal(f, SIGTRAP, 1, f.regs.rip),
+        _ => fault_signal(f, SIGSEGV, 0x80, 0),
+    }
+}
+
+/// A signal the program's own fault raised: its handler runs (with
+/// `si_code` = `code`, `si_addr` = `addr`) if it has one and does not block
+/// the signal; otherwise, as on Linux, the process dies of it.
+fn fault_signal(f: &mut ExceptionFrame, sig: i32, code: i32, addr: u64) {
+    if !crate::proc::signal::run_fault_handler(f, sig as u32, code, addr) {
+        fatal(f, sig);
     }
 }
 

@@ -29,6 +29,14 @@ pub fn env(slot: usize) -> EnvInfo {
     unsafe { core::ptr::read_volatile((ENV_TABLE_VA as *const EnvInfo).add(slot)) }
 }
 
+/// The interrupt bits queued for the environment in `slot` (one word, for
+/// a check on every call).
+pub fn interrupts(slot: usize) -> u64 {
+    assert!(slot < ENV_SLOTS);
+    // SAFETY: as in `env`.
+    unsafe { core::ptr::read_volatile(&raw const (*(ENV_TABLE_VA as *const EnvInfo).add(slot)).interrupts) }
+}
+
 /// The environment-table entry of `id`, if it is alive.
 pub fn env_by_id(id: u64) -> Option<EnvInfo> {
     let e = env(abi::tables::env_slot(id as u32));

@@ -88,7 +88,8 @@ fn bootfs_archive() -> Result<Vec<u8>, String> {
 }
 
 /// `root/`: the tree in `libos/root/`, the busybox test scripts in
-/// `root/tests/`, and busybox as `/bin/busybox` with a symbolic link for
+/// `root/tests/`, the C test programs in `root/cbin/`, and busybox as
+/// `/bin/busybox` with a symbolic link for
 /// every applet where busybox says it belongs (`--list-full`), as a
 /// busybox-based system installs it.
 fn root_tree(ar: &mut Archive) -> Result<(), String> {
@@ -104,6 +105,11 @@ fn root_tree(ar: &mut Archive) -> Result<(), String> {
         ar.dir(&format!("root/{d}"));
     }
     ar.file("root/bin/busybox", 0o755, &bb);
+    ar.dir("root/cbin");
+    for (name, exe) in crate::lxtest::c_programs()? {
+        let data = std::fs::read(&exe).map_err(|e| format!("reading {}: {e}", exe.display()))?;
+        ar.file(&format!("root/cbin/{name}"), 0o755, &data);
+    }
     let out =
         Command::new(BUSYBOX).arg("--list-full").output().map_err(|e| format!("running {BUSYBOX}: {e}"))?;
     for line in String::from_utf8_lossy(&out.stdout).lines() {

@@ -14,9 +14,14 @@ const fn need(path: &'static str, package: &'static str) -> Need {
     Need { path, package }
 }
 
-/// What `run` and `gdb` need.
-pub const RUN: &[Need] =
-    &[need("/usr/bin/qemu-system-x86_64", "qemu-system-x86"), need("/bin/busybox", "busybox-static")];
+/// What `run` and `gdb` need (the boot image holds busybox and the static C
+/// test programs of `libos/tests/c/`).
+pub const RUN: &[Need] = &[
+    need("/usr/bin/qemu-system-x86_64", "qemu-system-x86"),
+    need("/bin/busybox", "busybox-static"),
+    need("/usr/bin/gcc", "gcc"),
+    need("/usr/lib/x86_64-linux-gnu/libc.a", "libc6-dev"),
+];
 
 /// What `test` needs: everything `run` needs, plus the ISO and BPF tools.
 pub const TEST: &[Need] = &[

@@ -33,6 +33,38 @@ fn scripts() -> Result<Vec<(String, PathBuf)>, String> {
     Ok(v)
 }
 
+/// The C test programs (`libos/tests/c/NAME.c`), built static by the
+/// host's gcc as the Linux benchmarks are: unmodified glibc binaries, run
+/// as `cbin/NAME` by the scripts on the host and on Veneer.
+pub fn c_programs() -> Result<Vec<(String, PathBuf)>, String> {
+    let src = build::root().join("libos/tests/c");
+    let out = build::root().join("target/lxtest/cbin");
+    std::fs::create_dir_all(&out).map_err(|e| format!("creating {}: {e}", out.display()))?;
+    let mut v = Vec::new();
+    for e in std::fs::read_dir(&src).map_err(|e| format!("reading {}: {e}", src.display()))?.flatten() {
+        let path = e.path();
+        let Some(name) = path.file_name().and_then(|n| n.to_str()).and_then(|n| n.strip_suffix(".c")) else {
+            continue;
+        };
+        let exe = out.join(name);
+        let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+        if modified(&exe).is_none() || modified(&exe) < modified(&path) {
+            let status = Command::new("gcc")
+                .args(["-O2", "-static", "-Wall", "-Wextra", "-Werror", "-o"])
+                .arg(&exe)
+                .arg(&path)
+                .status()
+                .map_err(|e| format!("running gcc: {e}"))?;
+            if !status.success() {
+                return Err(format!("gcc failed on {}", path.display()));
+            }
+        }
+        v.push((name.to_string(), exe));
+    }
+    v.sort();
+    Ok(v)
+}
+
 /// Names of the busybox comparison tests.
 pub fn names() -> Result<Vec<String>, String> {
     Ok(scripts()?.into_iter().map(|(n, _)| n).collect())
@@ -60,6 +92,10 @@ fn host_output(name: &str, script: &Path) -> Result<String, String> {
     let _ = std::fs::remove_dir_all(&dir);
     copy_tree(&build::root().join("libos/root"), &dir)?;
     std::fs::create_dir_all(dir.join("tmp")).map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(dir.join("cbin")).map_err(|e| e.to_string())?;
+    for (name, exe) in c_programs()? {
+        std::fs::copy(&exe, dir.join("cbin").join(&name)).map_err(|e| e.to_string())?;
+    }
     // A script that hangs on the host (a race in busybox itself) must fail
     // the test, not stall it.
     let mut cmd = Command::new("timeout");

@@ -53,7 +53,19 @@ pub fn start(f: &mut ExceptionFrame, loaded: exec::Loaded, path: Vec<u8>, argv: 
     m.brk_start = loaded.brk;
     m.brk = loaded.brk;
     m.mmap_next = crate::layout::MMAP_BASE;
-    m.exe = path;
+    // `/proc/self/exe` names it absolutely (glibc's static start-up checks).
+    m.exe = if path.starts_with(b"/") {
+        path
+    } else {
+        let mut abs = crate::fs::path::absolute(m.cwd);
+        for part in path.split(|&c| c == b'/').filter(|p| !p.is_empty() && *p != b".") {
+            if !abs.ends_with(b"/") {
+                abs.push(b'/');
+            }
+            abs.extend_from_slice(part);
+        }
+        abs
+    };
     table::set_cmd(argv);
     f.regs = loaded.regs;
     entry::reset_fpu();

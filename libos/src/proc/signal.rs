@@ -111,7 +111,7 @@ fn pending_set() -> &'static mut u64 {
 fn collect() {
     let me = super::pid();
     let slot = abi::tables::env_slot(me);
-    if kinfo::env(slot).interrupts != 0 {
+    if kinfo::interrupts(slot) != 0 {
         // (Console input, the other interrupt, is looked at by every wait.)
         add_pending(sys::interrupts_take() & !CONSOLE_INPUT);
     }
@@ -336,6 +336,21 @@ fn mcontext_regs(r: &mut abi::exception::Regs) -> [&mut u64; 18] {
 /// Pushes the signal frame and points the program at the handler; a stack
 /// that cannot take the frame kills the process with SIGSEGV, as on Linux.
 fn run_handler(f: &mut ExceptionFrame, sig: u32) {
+    run_handler_with(f, sig, 0, 0);
+}
+
+/// A fault's signal: runs the program's handler for it (returns false if
+/// there is none or the signal is blocked: the process must die).
+pub fn run_fault_handler(f: &mut ExceptionFrame, sig: u32, code: i32, addr: u64) -> bool {
+    if !has_handler(sig) || blocked() & (1 << sig) != 0 {
+        return false;
+    }
+    run_handler_with(f, sig, code, addr);
+    true
+}
+
+/// `run_handler` with `siginfo_t`'s `si_code` and (for faults) `si_addr`.
+fn run_handler_with(f: &mut ExceptionFrame, sig: u32, code: i32, addr: u64) {
     let a = actions()[sig as usize];
     // SAFETY: one thread; set by `suspend` for this delivery only.
     let saved = unsafe { (*(&raw mut SUSPENDED)).take() }.unwrap_or(*mask());
@@ -354,7 +369,9 @@ fn run_handler(f: &mut ExceptionFrame, sig: u32) {
     w[UC_MCONTEXT + 21] = saved; // oldmask
     w[MC_FPSTATE] = fx_at;
     w[UC_SIGMASK] = saved;
-    w[INFO] = sig as u64; // si_signo; si_errno and si_code (SI_USER) 0
+    w[INFO] = sig as u64; // si_signo; si_errno 0
+    w[INFO + 1] = code as u32 as u64; // si_code (SI_USER: 0)
+    w[INFO + 2] = addr; // si_addr
     let written = uaccess::put(fx_at, *crate::entry::fx()).and_then(|_| uaccess::put(frame, w));
     if written.is_err() {
         crate::log::note(format_args!("pid {} cannot take signal {sig}: bad stack", super::pid()));

@@ -16,7 +16,7 @@
 //! zombie's entry (its process group, its command) outlives its frames'
 //! owner: the kernel frees a frame only when its last mapping goes.
 
-use crate::layout::{PAGE, PROCS, SCRATCH};
+use crate::layout::{PAGE, PROCS};
 use abi::syscall::{map as mf, rights, CRED_SELF, ENV_SELF, FRAME_ANY};
 use abi::tables::{env_slot, env_state, EnvInfo, ENV_SLOTS};
 use user::{kinfo, sys};
@@ -119,17 +119,21 @@ pub fn alive(pid: u32) -> bool {
 }
 
 /// Makes an entry for environment `env` (this one, or a child being
-/// forked), filled by `fill`, and maps it writable in `env` at its window
-/// slot. Returns the frame.
-fn create(env: u64, fill: impl FnOnce(&mut Entry)) -> Result<u64, abi::Error> {
+/// forked), filled by `fill`: mapped writable at its window slot here (a
+/// parent may write its child's entry) and, for a child, in the child.
+fn create(env: u64, fill: impl FnOnce(&mut Entry)) -> Result<(), abi::Error> {
     let id = if env == ENV_SELF { sys::self_id() } else { env } as u32;
+    let (slot, va) = (env_slot(id), window(id));
+    // Whatever entry of an earlier user of the slot we had mapped goes.
+    forget(id);
     let frame = sys::frame_alloc(env, FRAME_ANY)?;
     let made = (|| {
         // SAFETY: one thread; CRED is set before this runs.
         sys::frame_share(frame, unsafe { CRED })?;
-        sys::map(ENV_SELF, SCRATCH, frame, mf::WRITE)?;
-        // SAFETY: the page was just mapped writable at SCRATCH.
-        let e = unsafe { &mut *(SCRATCH as *mut Entry) };
+        sys::map(ENV_SELF, va, frame, mf::WRITE)?;
+        mapped()[slot] = frame as u32;
+        // SAFETY: the page was just mapped writable at `va`.
+        let e = unsafe { &mut *(va as *mut Entry) };
         *e = Entry {
             magic: MAGIC,
             pid: id,
@@ -143,16 +147,17 @@ fn create(env: u64, fill: impl FnOnce(&mut Entry)) -> Result<u64, abi::Error> {
             cmd: [0; 64],
         };
         fill(e);
-        sys::unmap(ENV_SELF, SCRATCH)?;
-        sys::map(env, window(id), frame, mf::WRITE)?;
+        if env != ENV_SELF {
+            sys::map(env, va, frame, mf::WRITE)?;
+        }
         sys::env_publish(env, frame)
     })();
     if let Err(e) = made {
-        let _ = sys::unmap(ENV_SELF, SCRATCH);
+        forget(id);
         let _ = sys::frame_free(frame);
         return Err(e);
     }
-    Ok(frame)
+    Ok(())
 }
 
 /// The first process: derives the capability that lets every process read
@@ -161,14 +166,12 @@ pub fn init_first() -> Result<(), abi::Error> {
     let cred = sys::cap_derive(CRED_SELF, rights::READ | rights::GRANT)?;
     // SAFETY: one thread; start-up.
     unsafe { CRED = cred };
-    let frame = create(ENV_SELF, |_| {})?;
-    mapped()[env_slot(sys::self_id() as u32)] = frame as u32;
-    Ok(())
+    create(ENV_SELF, |_| {})
 }
 
 /// Fork, in the parent: makes child `env`'s entry (a copy of ours with the
-/// child's pid and us as parent), grants it the capability, and keeps the
-/// entry mapped here until the child is reaped.
+/// child's pid and us as parent) and grants the child the capability. The
+/// entry stays mapped here until the child is reaped.
 pub fn fork_entry(env: u64) -> Result<(), abi::Error> {
     let me = *mine();
     create(env, |e| {
@@ -177,7 +180,7 @@ pub fn fork_entry(env: u64) -> Result<(), abi::Error> {
     // SAFETY: one thread; the child reads CHILD_CRED from its copy of our
     // statics.
     unsafe { CHILD_CRED = sys::cap_grant(env, CRED)? };
-    get(env as u32).map(|_| ()).ok_or(abi::Error::NotMapped)
+    Ok(())
 }
 
 /// First thing in a forked child: its copies of our statics describe the
@@ -192,23 +195,20 @@ pub fn forked_child() {
     }
 }
 
-/// Changes a child's entry (we own its environment): maps its frame
-/// writable for the moment.
+/// Changes a child's entry (we own its environment, and keep its entry
+/// mapped writable from fork until we reap it).
 pub fn write_child(pid: u32, f: impl FnOnce(&mut Entry)) -> Result<(), abi::Error> {
-    let frame = kinfo::env_by_id(pid as u64).map(|e| e.published).ok_or(abi::Error::BadEnv)?;
-    sys::map(ENV_SELF, SCRATCH, frame, mf::WRITE)?;
-    // SAFETY: mapped writable just above; checked before it is changed.
-    let e = unsafe { &mut *(SCRATCH as *mut Entry) };
-    let ours = e.magic == MAGIC && e.pid == pid;
-    if ours {
-        f(e);
+    let frame = kinfo::env_by_id(pid as u64).map_or(0, |e| e.published);
+    if frame == 0 || mapped()[env_slot(pid)] as u64 != frame {
+        return Err(abi::Error::BadEnv);
     }
-    sys::unmap(ENV_SELF, SCRATCH)?;
-    if ours {
-        Ok(())
-    } else {
-        Err(abi::Error::BadEnv)
+    // SAFETY: mapped writable at its window slot by `fork_entry`.
+    let e = unsafe { &mut *(window(pid) as *mut Entry) };
+    if e.magic != MAGIC || e.pid != pid {
+        return Err(abi::Error::BadEnv);
     }
+    f(e);
+    Ok(())
 }
 
 /// Records the command line: the arguments, each ended by NUL (as
