@@ -66,13 +66,13 @@ pub const ENV_RUN: u64 = BASE + 11;
 pub const SET_EXCEPTION_HANDLER: u64 = BASE + 12;
 /// Give up the rest of the current time slice.
 pub const YIELD: u64 = BASE + 13;
-/// `exit(code, parent_bits)`: end the calling environment. Its frames and
-/// descendants are reclaimed at once; its slot stays, with the code, until
-/// the parent destroys it. Non-zero `parent_bits` are then ORed into the
-/// parent's queued interrupts, as a `PCT_INTERRUPT` sent after the end
-/// without taking the CPU (a UNIX child's SIGCHLD: the parent must find it ended), if the
-/// parent has a handler and its entry's guard admits the caller's own root
-/// capability; otherwise they are dropped.
+/// `exit(code, parent_bits, cred)`: end the calling environment. Its frames
+/// and descendants are reclaimed at once; its slot stays, with the code,
+/// until the parent destroys it. Non-zero `parent_bits` are then ORed into
+/// the parent's queued interrupts, as a `PCT_INTERRUPT` sent after the end
+/// without taking the CPU (a UNIX child's SIGCHLD: the parent must find it
+/// ended), if the parent has a handler and its entry's guard admits `cred`;
+/// otherwise they are dropped.
 pub const EXIT: u64 = BASE + 14;
 /// Returns the caller's own environment id.
 pub const SELF_ID: u64 = BASE + 15;

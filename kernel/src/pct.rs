@@ -104,9 +104,10 @@ impl Kernel {
         Ok(delivered as u64)
     }
 
-    /// The parent of slot `s`, if it takes interrupts and its guard admits
-    /// `s`'s root capability (for `exit`'s `parent_bits`).
-    pub fn parent_hears(&self, s: usize) -> Option<usize> {
+    /// The parent of slot `s` (the caller), if it takes interrupts and its
+    /// guard admits the caller's credential `cred` (for `exit`'s
+    /// `parent_bits`).
+    pub fn parent_hears(&self, s: usize, cred: u64) -> Option<usize> {
         let parent = self.envs[s].parent;
         if parent == 0 {
             return None;
@@ -117,7 +118,7 @@ impl Kernel {
             return None;
         }
         if !e.pct_guard.is_none() {
-            self.caps.check(self.envs[s].guard, e.pct_guard, rights::READ).ok()?;
+            self.caps.check(self.cred(cred).ok()?, e.pct_guard, rights::READ).ok()?;
         }
         Some(p)
     }

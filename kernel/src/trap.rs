@@ -102,10 +102,11 @@ impl Kernel {
     }
 
     /// `exit_current`, and then interrupt `bits` for the parent if it takes
-    /// them (decided before the environment's capabilities go).
-    pub fn exit_telling_parent(&mut self, code: i32, bits: u64) {
+    /// them from credential `cred` (decided before the environment's
+    /// capabilities go).
+    pub fn exit_telling_parent(&mut self, code: i32, bits: u64, cred: u64) {
         let c = self.current;
-        let parent = if bits == 0 || c == self.root { None } else { self.parent_hears(c) };
+        let parent = if bits == 0 || c == self.root { None } else { self.parent_hears(c, cred) };
         let Some(p) = parent else {
             return self.exit_current(code);
         };

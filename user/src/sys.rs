@@ -204,11 +204,12 @@ pub fn yield_now() {
     call0(sc::YIELD);
 }
 pub fn exit(code: i32) -> ! {
-    exit_telling_parent(code, 0)
+    exit_telling_parent(code, 0, CRED_SELF)
 }
-/// `exit`, then `parent_bits` interrupt the parent.
-pub fn exit_telling_parent(code: i32, parent_bits: u64) -> ! {
-    call(sc::EXIT, [code as u64, parent_bits, 0, 0, 0, 0]);
+/// `exit`, then `parent_bits` interrupt the parent (`cred` is presented to
+/// its guard).
+pub fn exit_telling_parent(code: i32, parent_bits: u64, cred: u64) -> ! {
+    call(sc::EXIT, [code as u64, parent_bits, cred, 0, 0, 0]);
     unreachable!("exit returned")
 }
 pub fn self_id() -> u64 {

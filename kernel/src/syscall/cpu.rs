@@ -14,8 +14,8 @@ pub extern "sysv64" fn yield_(_: u64, _: u64, _: u64, _: u64, _: u64, _: u64) ->
     0
 }
 
-pub extern "sysv64" fn exit(code: u64, parent_bits: u64, _: u64, _: u64, _: u64, _: u64) -> i64 {
-    kernel().exit_telling_parent(code as i32, parent_bits);
+pub extern "sysv64" fn exit(code: u64, parent_bits: u64, cred: u64, _: u64, _: u64, _: u64) -> i64 {
+    kernel().exit_telling_parent(code as i32, parent_bits, cred);
     0
 }
 

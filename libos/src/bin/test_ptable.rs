@@ -2,7 +2,8 @@
 //! by all, each entry written only by its owner). A forked child can map
 //! its parent's entry read-only and read it, but the kernel refuses it the
 //! entry writable, with the shared read capability or its own; it can
-//! change its own entry; the parent, which owns the child's environment,
+//! signal its parent only with that capability; it can change its own
+//! entry; the parent, which owns the child's environment,
 //! can change the child's entry too (as Linux lets a parent `setpgid` its
 //! child) and still reads it after the child has ended, until it reaps it.
 #![no_std]
@@ -39,6 +40,10 @@ fn child() -> u64 {
     check(&mut ok, "writable with the read capability: refused", shared == Err(Error::NotPermitted));
     let own = sys::map_with(ENV_SELF, SCRATCH, frame, mf::WRITE, CRED_SELF, CRED_SELF);
     check(&mut ok, "writable with its own capability: refused", own == Err(Error::NotOwner));
+    // Signals (interrupts; bit 0 carries none) need the tree's capability.
+    let bare = sys::interrupt(parent as u64, 1, CRED_SELF);
+    check(&mut ok, "interrupt without the capability: refused", bare == Err(Error::NotPermitted));
+    check(&mut ok, "interrupt with it", sys::interrupt(parent as u64, 1, table::cred()).is_ok());
     table::mine().sid = 77;
     check(&mut ok, "child writes its own entry", table::mine().sid == 77);
     u64::from(!ok)

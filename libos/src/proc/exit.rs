@@ -100,7 +100,7 @@ pub fn exit(status: i32) -> ! {
         128 + (status & 0x7f)
     };
     // The parent gets SIGCHLD once this environment has ended.
-    sys::exit_telling_parent(code, 1 << super::signal::SIGCHLD)
+    sys::exit_telling_parent(code, 1 << super::signal::SIGCHLD, table::cred())
 }
 
 const WNOHANG: u64 = 1;

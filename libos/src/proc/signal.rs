@@ -25,7 +25,6 @@
 use crate::errno::LxResult;
 use crate::uaccess;
 use abi::exception::ExceptionFrame;
-use abi::syscall::CRED_SELF;
 use user::{kinfo, sys};
 
 pub const SIGKILL: u32 = 9;
@@ -179,7 +178,7 @@ pub const CONSOLE_INPUT: u64 = 1;
 /// Sends `sig` (1..=63) to process `pid` (another one): an interrupting
 /// transfer into it.
 pub fn send(pid: u32, sig: u32) -> Result<(), abi::Error> {
-    sys::interrupt(pid as u64, 1 << sig, CRED_SELF).map(|_| ())
+    sys::interrupt(pid as u64, 1 << sig, super::table::cred()).map(|_| ())
 }
 
 /// The mask to put back when the handler that `rt_sigsuspend` waited for

@@ -51,7 +51,7 @@ static mut CHILD_CRED: u64 = 0;
 static mut MAPPED: [u32; ENV_SLOTS] = [0; ENV_SLOTS];
 
 /// The capability slot that lets this process map others' entries
-/// (read-only).
+/// (read-only) and send them signals.
 pub fn cred() -> u64 {
     // SAFETY: one thread; set at start-up.
     unsafe { CRED }
@@ -150,6 +150,10 @@ fn create(env: u64, fill: impl FnOnce(&mut Entry)) -> Result<(), abi::Error> {
         if env != ENV_SELF {
             sys::map(env, va, frame, mf::WRITE)?;
         }
+        // Only holders of the capability (processes of this tree) may send
+        // it signals (interrupting transfers); plain transfers stay closed.
+        // SAFETY: as above.
+        sys::set_pct_entry_guarded(env, 0, 0, unsafe { CRED })?;
         sys::env_publish(env, frame)
     })();
     if let Err(e) = made {

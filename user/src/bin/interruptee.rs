@@ -39,7 +39,7 @@ fn handler(f: &mut ExceptionFrame) -> bool {
 fn main(mode: u64) -> i32 {
     MODE.store(mode, Ordering::Relaxed);
     if mode == 3 {
-        sys::exit_telling_parent(0, 0x20);
+        sys::exit_telling_parent(0, 0x20, abi::syscall::CRED_SELF);
     }
     let me = sys::self_id();
     PARENT.store(kinfo::env_by_id(me).map_or(0, |e| e.parent as u64), Ordering::Relaxed);
