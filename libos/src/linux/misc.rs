@@ -100,6 +100,52 @@ pub fn rt_sigsuspend(set: u64, size: u64) -> LxResult {
     signal::suspend(uaccess::get(set)?)
 }
 
+pub fn rt_sigpending(set: u64, size: u64) -> LxResult {
+    if size != 8 {
+        return Err(EINVAL);
+    }
+    // Unblocked ones would have been delivered: what waits is blocked.
+    uaccess::put(set, signal::pending_in(signal::blocked()) >> 1).map(|_| 0)
+}
+
+/// `rt_sigtimedwait`: waits (at most `timeout`, a timespec; none: for
+/// ever) for one of the signals in `set` to be pending, takes it and
+/// returns it, with its `siginfo_t` at `info`.
+pub fn rt_sigtimedwait(set: u64, info: u64, timeout: u64, size: u64) -> LxResult {
+    if size != 8 {
+        return Err(EINVAL);
+    }
+    let want = uaccess::get::<u64>(set)? << 1 & !(1 << signal::SIGKILL | 1 << signal::SIGSTOP);
+    let until = if timeout == 0 {
+        None
+    } else {
+        let t: [i64; 2] = uaccess::get(timeout)?;
+        if t[0] < 0 || !(0..1_000_000_000).contains(&t[1]) {
+            return Err(EINVAL);
+        }
+        Some(super::time::now_ns() + t[0] as u64 * 1_000_000_000 + t[1] as u64)
+    };
+    loop {
+        if let Some(sig) = signal::take_pending_in(want) {
+            if info != 0 {
+                let mut si = [0u64; 16];
+                si[0] = sig as u64;
+                uaccess::put(info, si)?;
+            }
+            return Ok(sig as i64);
+        }
+        if until.is_some_and(|u| super::time::now_ns() >= u) {
+            return Err(EAGAIN);
+        }
+        // Another signal with a handler ends the wait.
+        if signal::pending() {
+            return Err(EINTR);
+        }
+        crate::obj::console::poll_interrupt();
+        crate::wait::pause(until);
+    }
+}
+
 pub fn rt_sigprocmask(how: u64, set: u64, old: u64) -> LxResult {
     let m = *signal::mask();
     if old != 0 {

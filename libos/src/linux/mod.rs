@@ -135,8 +135,10 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         112 => process::setsid(),
         121 => process::getpgid(i(a[0])),
         124 => process::getsid(i(a[0])),
+        127 => misc::rt_sigpending(a[0], a[1]),
+        128 => misc::rt_sigtimedwait(a[0], a[1], a[2], a[3]),
         130 => misc::rt_sigsuspend(a[0], a[1]),
-        131 => Ok(0), // sigaltstack: handlers are not run on it yet
+        131 => crate::proc::signal::sigaltstack(a[0], a[1], f.regs.rsp),
         158 => misc::arch_prctl(a[0], a[1]),
         160 => Ok(0),
         200 => process::tgkill(i(a[0]), i(a[0]), a[1]), // tkill

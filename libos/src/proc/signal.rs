@@ -42,6 +42,7 @@ pub const SIGWINCH: u32 = 28;
 const SIG_DFL: u64 = 0;
 const SIG_IGN: u64 = 1;
 
+const SA_ONSTACK: u64 = 0x0800_0000;
 const SA_RESTART: u64 = 0x1000_0000;
 const SA_NODEFER: u64 = 0x4000_0000;
 const SA_RESETHAND: u64 = 0x8000_0000;
@@ -353,13 +354,31 @@ fn run_handler_with(f: &mut ExceptionFrame, sig: u32, code: i32, addr: u64) {
     let a = actions()[sig as usize];
     // SAFETY: one thread; set by `suspend` for this delivery only.
     let saved = unsafe { (*(&raw mut SUSPENDED)).take() }.unwrap_or(*mask());
-    let fx_at = (f.regs.rsp - 128 - FX_BYTES) & !63;
+    let alt = *altstack();
+    let on_alt = alt.on(f.regs.rsp);
+    // A handler installed with SA_ONSTACK starts at the top of the
+    // alternate stack, unless the program is on it already; otherwise
+    // below the red zone.
+    let top = if a.flags & SA_ONSTACK != 0 && alt.flags & SS_DISABLE == 0 && !on_alt {
+        alt.sp + alt.size
+    } else {
+        f.regs.rsp - 128
+    };
+    let fx_at = (top - FX_BYTES) & !63;
     // Linux's alignment: rsp + 8 is 16-byte aligned at the handler's entry,
     // as after a call.
     let frame = ((fx_at - FRAME_WORDS as u64 * 8) & !15) - 8;
     let mut w = [0u64; FRAME_WORDS];
     w[0] = a.restorer;
-    w[4] = 2; // uc_stack.ss_flags = SS_DISABLE
+    // uc_stack: the alternate stack as it was, as Linux records it.
+    (w[3], w[5]) = (alt.sp, alt.size);
+    w[4] = if alt.flags & SS_DISABLE != 0 {
+        SS_DISABLE
+    } else if on_alt {
+        SS_ONSTACK
+    } else {
+        0
+    };
     let mut regs = f.regs;
     for (i, r) in mcontext_regs(&mut regs).into_iter().enumerate() {
         w[UC_MCONTEXT + i] = *r;
@@ -424,8 +443,84 @@ pub fn sigreturn(f: &mut ExceptionFrame) -> LxResult {
     Ok(f.regs.rax as i64)
 }
 
-/// exec: caught signals go back to their default action.
+/// The alternate signal stack (`sigaltstack`), Linux's `stack_t`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct AltStack {
+    pub sp: u64,
+    pub flags: u64,
+    pub size: u64,
+}
+
+pub const SS_ONSTACK: u64 = 1;
+pub const SS_DISABLE: u64 = 2;
+
+impl AltStack {
+    /// Whether `rsp` lies on it.
+    fn on(&self, rsp: u64) -> bool {
+        self.flags & SS_DISABLE == 0 && rsp > self.sp && rsp <= self.sp + self.size
+    }
+}
+
+static mut ALTSTACK: AltStack = AltStack { sp: 0, flags: SS_DISABLE, size: 0 };
+
+fn altstack() -> &'static mut AltStack {
+    // SAFETY: private to this process; one thread.
+    unsafe { &mut *(&raw mut ALTSTACK) }
+}
+
+/// `sigaltstack`: reports (into `old`) and sets (from `new`) the alternate
+/// signal stack of a program currently at `rsp`.
+pub fn sigaltstack(new: u64, old: u64, rsp: u64) -> LxResult {
+    use crate::errno::{EINVAL, ENOMEM, EPERM};
+    let cur = *altstack();
+    if old != 0 {
+        let flags = if cur.on(rsp) { SS_ONSTACK } else { cur.flags & SS_DISABLE };
+        uaccess::put(old, AltStack { flags, ..cur })?;
+    }
+    if new != 0 {
+        let mut n: AltStack = uaccess::get(new)?;
+        // SS_AUTODISARM (bit 31) is accepted and, as nothing here
+        // re-enters a handler on the stack, has nothing to do.
+        n.flags &= 0xffff_ffff & !(1 << 31);
+        if cur.on(rsp) {
+            return Err(EPERM);
+        }
+        match n.flags {
+            SS_DISABLE => n = AltStack { sp: 0, flags: SS_DISABLE, size: 0 },
+            0 if n.size < MINSIGSTKSZ => return Err(ENOMEM),
+            0 => {}
+            _ => return Err(EINVAL),
+        }
+        *altstack() = n;
+    }
+    Ok(0)
+}
+
+/// Linux's smallest alternate stack.
+const MINSIGSTKSZ: u64 = 2048;
+
+/// Pending signals among `set` (bit n = signal n), as `rt_sigpending`
+/// reports them.
+pub fn pending_in(set: u64) -> u64 {
+    collect();
+    *pending_set() & set
+}
+
+/// Takes the lowest pending signal among `set` (`rt_sigtimedwait`).
+pub fn take_pending_in(set: u64) -> Option<u32> {
+    let p = pending_in(set);
+    (p != 0).then(|| {
+        let sig = p.trailing_zeros();
+        *pending_set() &= !(1 << sig);
+        sig
+    })
+}
+
+/// exec: caught signals go back to their default action, and the
+/// alternate stack is gone.
 pub fn reset_on_exec() {
+    *altstack() = AltStack { sp: 0, flags: SS_DISABLE, size: 0 };
     for a in actions().iter_mut() {
         if a.handler > SIG_IGN {
             *a = Action::default();

@@ -1,8 +1,9 @@
 /* Signals as a glibc program sees them, run unchanged on Linux and on
  * lxrt (libos/tests/csignals.sh compares the output): SA_RESTART, a fault
  * caught by a SIGSEGV handler with the faulting address, a handler that
- * interrupts a computation making no system calls, sigsuspend, and the
- * mask a handler runs with. */
+ * interrupts a computation making no system calls, sigsuspend, the mask a
+ * handler runs with, the alternate signal stack, sigpending and
+ * sigwaitinfo / sigtimedwait, and a stopped child. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <setjmp.h>
@@ -18,6 +19,18 @@ static sigjmp_buf back;
 static void *fault_at;
 
 static void on_usr1(int sig) { got = sig; }
+
+static char altstack[65536];
+static volatile int on_alt, alt_flags;
+
+static void on_alt_stack(int sig) {
+	char here;
+	stack_t now;
+	on_alt = &here >= altstack && &here < altstack + sizeof altstack;
+	sigaltstack(NULL, &now);
+	alt_flags = now.ss_flags;
+	got = sig;
+}
 
 static void on_segv(int sig, siginfo_t *info, void *uc) {
 	(void)uc;
@@ -115,6 +128,44 @@ int main(void) {
 	       got == SIGUSR1 ? "ran" : "did not run");
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	waitpid(p, NULL, 0);
+
+	/* The alternate signal stack. */
+	stack_t ss = {.ss_sp = altstack, .ss_size = sizeof altstack, .ss_flags = 0};
+	stack_t small = {.ss_sp = altstack, .ss_size = 100, .ss_flags = 0};
+	printf("sigaltstack too small: %s\n", sigaltstack(&small, NULL) < 0 && errno == ENOMEM ? "ENOMEM" : "?");
+	sigaltstack(&ss, NULL);
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_alt_stack;
+	sa.sa_flags = SA_ONSTACK;
+	sigaction(SIGUSR1, &sa, NULL);
+	raise(SIGUSR1);
+	printf("SA_ONSTACK handler on the alternate stack: %s, ss_flags %s\n", on_alt ? "yes" : "no",
+	       alt_flags == SS_ONSTACK ? "SS_ONSTACK" : "?");
+	stack_t cur;
+	sigaltstack(NULL, &cur);
+	printf("after it: ss_flags %d, size %zu\n", cur.ss_flags, cur.ss_size);
+
+	/* Pending blocked signals, and waiting for them. */
+	sigemptyset(&block);
+	sigaddset(&block, SIGUSR1);
+	sigaddset(&block, SIGUSR2);
+	sigprocmask(SIG_BLOCK, &block, &old);
+	raise(SIGUSR1);
+	sigset_t pend;
+	sigpending(&pend);
+	printf("sigpending: USR1 %s, USR2 %s\n", sigismember(&pend, SIGUSR1) ? "yes" : "no",
+	       sigismember(&pend, SIGUSR2) ? "yes" : "no");
+	siginfo_t si;
+	int s1 = sigwaitinfo(&block, &si);
+	printf("sigwaitinfo took %d (si_signo %d)\n", s1, si.si_signo);
+	struct timespec zero = {0, 0};
+	r = sigtimedwait(&block, &si, &zero);
+	printf("sigtimedwait with nothing pending: %d (%s)\n", r, errno == EAGAIN ? "EAGAIN" : "?");
+	p = poke(-1, SIGUSR2);
+	s1 = sigwaitinfo(&block, &si);
+	printf("sigwaitinfo waited for %d\n", s1);
+	waitpid(p, NULL, 0);
+	sigprocmask(SIG_SETMASK, &old, NULL);
 
 	/* A stopped child reported by waitpid(WUNTRACED), then continued. */
 	p = fork();
