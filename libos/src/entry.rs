@@ -107,7 +107,8 @@ global_asm!(
     "mov rax, [rax + 32]",
     // From here on every register holds the program's value, so an
     // interrupt that lands after `busy` is cleared finds the program's
-    // state (`in_program` completes the last two instructions for it).
+    // state (`user::exc::complete_resume` finishes the last two
+    // instructions for it).
     "mov qword ptr [rip + LX_FRAME], 0",
     ".globl lx_tail",
     "lx_tail:",
@@ -142,20 +143,9 @@ extern "C" fn dispatch(frame: &mut ExceptionFrame) {
 /// place, rflags and rip still in the record on its stack) is completed
 /// first, so the frame describes the program.
 pub fn in_program(f: &mut ExceptionFrame) -> bool {
-    let tail = lx_tail as *const () as u64;
-    let r = &mut f.regs;
-    if r.rip == tail || r.rip == tail + 1 {
-        let at = r.rsp;
-        let words = if r.rip == tail { 2 } else { 1 };
-        let Ok(rec) = crate::uaccess::get::<[u64; 2]>(at) else { return false };
-        if words == 2 {
-            r.rflags = rec[0];
-        }
-        r.rip = rec[words - 1];
-        r.rsp = at + words as u64 * 8 + 128;
-    }
+    user::exc::complete_resume(f, lx_tail as *const () as u64);
     let (start, end) = crate::proc::fork::image();
-    !(start..end).contains(&r.rip)
+    !(start..end).contains(&f.regs.rip)
 }
 
 /// The resume path stores two words below the program's red zone; after a

@@ -94,8 +94,12 @@ global_asm!(
     "mov r13, [rax + 136]",
     "mov r14, [rax + 144]",
     "mov r15, [rax + 152]",
-    "mov qword ptr [rax], 0",   // busy = 0: a new exception may come
     "mov rax, [rax + 32]",
+    // busy = 0: a new exception or upcall may come, and finds every
+    // register the interrupted code's (see `complete_resume`).
+    "mov qword ptr [rip + EXC_FRAME], 0",
+    ".globl exc_tail",
+    "exc_tail:",
     "popfq",
     "ret 128",
     dispatch = sym dispatch,
@@ -103,9 +107,33 @@ global_asm!(
 
 unsafe extern "C" {
     fn exc_entry();
+    fn exc_tail();
+}
+
+/// An upcall can land in the last two instructions of a resume path
+/// (`popfq` at `tail`, then `ret 128`), after `busy` was cleared: every
+/// register already holds the interrupted code's value, and its rflags and
+/// rip are still in the record on its stack. This completes those two
+/// instructions in `f`, so the frame describes the interrupted code.
+pub fn complete_resume(f: &mut ExceptionFrame, tail: u64) {
+    let r = &mut f.regs;
+    if r.rip != tail && r.rip != tail + 1 {
+        return;
+    }
+    // Before `popfq` the record holds rflags then rip; after it, rip.
+    let words = if r.rip == tail { 2 } else { 1 };
+    // SAFETY: the resume path wrote the record at rsp just before; the 16
+    // bytes from rsp lie in the region it reserved below the red zone.
+    let rec = unsafe { core::ptr::read(r.rsp as *const [u64; 2]) };
+    if words == 2 {
+        r.rflags = rec[0];
+    }
+    r.rip = rec[words - 1];
+    r.rsp += words as u64 * 8 + 128;
 }
 
 extern "C" fn dispatch(frame: &mut ExceptionFrame) {
+    complete_resume(frame, exc_tail as *const () as u64);
     // SAFETY: HANDLER is written only by `install`, never while an
     // exception is being handled (single-threaded environment).
     let h = unsafe { HANDLER };
