@@ -115,6 +115,7 @@ unsafe extern "C" {
 /// register already holds the interrupted code's value, and its rflags and
 /// rip are still in the record on its stack. This completes those two
 /// instructions in `f`, so the frame describes the interrupted code.
+#[inline]
 pub fn complete_resume(f: &mut ExceptionFrame, tail: u64) {
     let r = &mut f.regs;
     if r.rip != tail && r.rip != tail + 1 {
@@ -133,7 +134,10 @@ pub fn complete_resume(f: &mut ExceptionFrame, tail: u64) {
 }
 
 extern "C" fn dispatch(frame: &mut ExceptionFrame) {
-    complete_resume(frame, exc_tail as *const () as u64);
+    // Only an asynchronous upcall can land at the end of a resume path.
+    if frame.vector > abi::exception::vector::SYSCALL {
+        complete_resume(frame, exc_tail as *const () as u64);
+    }
     // SAFETY: HANDLER is written only by `install`, never while an
     // exception is being handled (single-threaded environment).
     let h = unsafe { HANDLER };
