@@ -84,8 +84,11 @@ pub struct EnvInfo {
     pub interrupts: u64,
     /// The word it (or an ancestor) published with `env_publish`.
     pub published: u64,
+    /// Timer ticks that found it running: its CPU time, at tick resolution
+    /// (`Clock::tick_ns` each).
+    pub ticks: u64,
     /// Unused: keeps entries 64 bytes, so fast paths index by a shift.
-    pub reserved: [u64; 2],
+    pub reserved: u64,
 }
 
 /// Number of time slices in the CPU's slice vector (paper 001 §4.2.1).

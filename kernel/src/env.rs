@@ -93,6 +93,8 @@ pub struct Env {
     pub interrupt_from: u32,
     /// The word it shows in the exposed table (`env_publish`).
     pub published: u64,
+    /// Timer ticks that found it running.
+    pub ticks: u64,
     first_child: u16,
     next_sibling: u16,
 }
@@ -151,6 +153,7 @@ impl Env {
         interrupts: 0,
         interrupt_from: 0,
         published: 0,
+        ticks: 0,
         clist: CList::EMPTY,
         first_child: NONE,
         next_sibling: NONE,
@@ -314,7 +317,8 @@ impl Kernel {
             waiting_on: if e.waiting_on == NONE { u32::MAX } else { e.waiting_on as u32 },
             interrupts: e.interrupts,
             published: e.published,
-            reserved: [0; 2],
+            ticks: e.ticks,
+            reserved: 0,
         };
     }
 }

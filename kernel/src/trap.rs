@@ -35,6 +35,8 @@ pub extern "C" fn from_kernel(tf: &mut TrapFrame) {
             let k = kernel();
             k.kinfo.ticks += 1;
             k.clock.ticks += 1;
+            // Typed input wakes its listener even when everyone sleeps.
+            k.check_console();
         }
         v if v == apic::SPURIOUS_VECTOR as u64 => {}
         v if v >= 32 => apic::eoi(),

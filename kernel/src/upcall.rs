@@ -103,7 +103,7 @@ impl Kernel {
     }
 
     /// Console input waits: tell whoever asked (`console_notify`).
-    fn check_console(&mut self) {
+    pub fn check_console(&mut self) {
         let (id, bits) = self.console_notify;
         if id == 0 || !crate::arch::serial::input_ready() {
             return;
@@ -120,6 +120,10 @@ impl Kernel {
         // comes first so it sees the state the tick found.)
         self.kinfo.ticks += 1;
         self.clock.ticks += 1;
+        // The tick is charged to whoever it found running.
+        let c = self.current;
+        self.envs[c].ticks += 1;
+        self.env_info[c].ticks = self.envs[c].ticks;
         self.check_reclaims();
         self.check_console();
         let c = self.current;

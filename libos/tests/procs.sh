@@ -13,3 +13,9 @@ g() { cut -d' ' -f5 /proc/$1/stat; }
 kill $p; wait $p; echo "killed: $?"
 [ -d /proc/$p ] || echo "gone from /proc"
 ps -o pid | grep -q "^ *$p\$" || echo "gone from ps"
+# CPU time: the kernel counts the ticks that find each environment running.
+i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done
+[ "$(cut -d' ' -f14 /proc/$$/stat)" -gt 0 ] && echo "the shell has used CPU time"
+sh -c 'i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done'
+[ "$(cut -d' ' -f16 /proc/$$/stat)" -gt 0 ] && echo "so has its reaped child"
+time -f "%U" sh -c 'i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done' 2>&1 | awk '{ print ($1 > 0) ? "time reports user time" : "time reports none" }'

@@ -8,9 +8,11 @@
 
 use super::node::{self, Ino};
 use super::{dir, ROOT, S_IFDIR, S_IFLNK, S_IFREG};
+use crate::linux::time::clock_ticks;
 use crate::proc::table::{self, Entry};
 use abi::tables::{env_state, EnvInfo};
 use alloc::vec::Vec;
+use user::kinfo;
 
 /// `args` formatted into bytes (without `alloc::format!`, which lxrt's
 /// panic-abort build cannot link).
@@ -115,7 +117,8 @@ fn comm(e: &Entry) -> &[u8] {
     &base[..base.len().min(15)]
 }
 
-/// `/proc/PID/stat`: Linux's 52 fields; what Veneer does not count is 0.
+/// `/proc/PID/stat`: Linux's 52 fields (CPU time all as user time); what
+/// Veneer does not count is 0.
 fn stat(info: &EnvInfo, e: &Entry) -> Vec<u8> {
     let state = match info.state {
         env_state::EXITED => 'Z',
@@ -127,11 +130,13 @@ fn stat(info: &EnvInfo, e: &Entry) -> Vec<u8> {
     let ppid = if table::alive(e.ppid) { e.ppid } else { 1 };
     let pages = info.frames;
     let mut s = text(format_args!(
-        "{} ({}) {state} {ppid} {} {} 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 0 {} {pages} {}",
+        "{} ({}) {state} {ppid} {} {} 0 -1 0 0 0 0 0 {} 0 {} 0 20 0 1 0 0 {} {pages} {}",
         e.pid,
         core::str::from_utf8(comm(e)).unwrap_or("?"),
         e.pgid,
         e.sid,
+        clock_ticks(info.ticks * kinfo::clock().tick_ns),
+        clock_ticks(e.children_ns),
         pages * 4096,
         u64::MAX
     ));

@@ -205,9 +205,25 @@ pub fn gettimeofday(tv: u64) -> LxResult {
     Ok(0)
 }
 
+/// `times`: this process's CPU time and its reaped children's, in clock
+/// ticks (all counted as user time: the kernel does not tell them apart).
 pub fn times(buf: u64) -> LxResult {
+    use super::time::clock_ticks;
     if buf != 0 {
-        uaccess::put(buf, [0u64; 4])?;
+        let (me, children) = (crate::proc::pid(), crate::proc::table::mine().children_ns);
+        uaccess::put(buf, [clock_ticks(crate::proc::cpu_ns(me)), 0, clock_ticks(children), 0])?;
     }
-    Ok((super::time::now_ns() / 10_000_000) as i64)
+    Ok(clock_ticks(super::time::now_ns()) as i64)
+}
+
+/// `getrusage`: CPU time of this process (`RUSAGE_SELF`) or of its reaped
+/// children (`RUSAGE_CHILDREN`); the other fields are 0.
+pub fn getrusage(who: i64, buf: u64) -> LxResult {
+    let ns = match who {
+        0 => crate::proc::cpu_ns(crate::proc::pid()),
+        -1 => crate::proc::table::mine().children_ns,
+        _ => return Err(EINVAL),
+    };
+    uaccess::bytes_mut(buf, 144)?.fill(0);
+    uaccess::put(buf, super::time::timeval(ns)).map(|_| 0)
 }

@@ -124,7 +124,7 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         }
         96 => misc::gettimeofday(a[0]),
         97 => misc::prlimit(0, a[0], 0, a[1]),
-        98 => fl_zero(a[1], 144),
+        98 => misc::getrusage(i(a[0]), a[1]),
         99 => misc::sysinfo(a[0]),
         100 => misc::times(a[0]),
         102 | 104 | 107 | 108 => Ok(0), // uid, gid, euid, egid
@@ -179,9 +179,4 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
             Err(ENOSYS)
         }
     }
-}
-
-fn fl_zero(p: u64, len: u64) -> LxResult {
-    crate::uaccess::bytes_mut(p, len)?.fill(0);
-    Ok(0)
 }

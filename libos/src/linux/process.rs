@@ -84,9 +84,12 @@ pub fn wait4(pid: i64, statusp: u64, options: u64, rusage: u64) -> LxResult {
     if rusage != 0 {
         uaccess::bytes_mut(rusage, 144)?.fill(0);
     }
-    let (child, status) = exit::wait(pid, options)?;
+    let (child, status, ns) = exit::wait(pid, options)?;
     if statusp != 0 && child != 0 {
         uaccess::put(statusp, status)?;
+    }
+    if rusage != 0 {
+        uaccess::put(rusage, super::time::timeval(ns))?;
     }
     Ok(child)
 }

@@ -31,3 +31,13 @@ pub fn clock(id: u64) -> (i64, i64) {
 pub fn wall_ns() -> u64 {
     EPOCH_S * 1_000_000_000 + now_ns()
 }
+
+/// `ns` as a `struct timeval` (seconds, microseconds).
+pub fn timeval(ns: u64) -> [u64; 2] {
+    [ns / 1_000_000_000, ns % 1_000_000_000 / 1000]
+}
+
+/// `ns` in clock ticks (`USER_HZ` = 100), as `times` and `/proc` count.
+pub fn clock_ticks(ns: u64) -> u64 {
+    ns / 10_000_000
+}

@@ -63,10 +63,15 @@ fn status_of(e: &EnvInfo) -> i32 {
 }
 
 /// Destroys a reaped child's environment and forgets it.
-fn reap(pid: u32) {
+/// Returns the CPU time it used and its reaped children used, in
+/// nanoseconds, now counted among ours (`times`' children's time).
+fn reap(pid: u32) -> u64 {
+    let ns = super::cpu_ns(pid) + table::get(pid).map_or(0, |e| e.children_ns);
+    table::mine().children_ns += ns;
     let _ = sys::env_destroy(pid as u64);
     table::forget(pid);
     children().retain(|c| c.pid != pid);
+    ns
 }
 
 /// Ends this process with Linux wait status `status`.
@@ -81,7 +86,9 @@ pub fn exit(status: i32) -> ! {
         for c in children().clone().iter().map(|c| c.pid) {
             match kinfo::env_by_id(c as u64) {
                 Some(e) if e.parent == super::pid() && e.state != env_state::EXITED => {}
-                _ => reap(c),
+                _ => {
+                    reap(c);
+                }
             }
         }
         if children().is_empty() {
@@ -109,8 +116,9 @@ const WCONTINUED: u64 = 8;
 
 /// `wait4`: waits for a child matching `pid` (-1 any, > 0 that one, 0 or
 /// < -1 a process group) to end — or, with `WUNTRACED` / `WCONTINUED`, to
-/// stop or continue; returns its pid and status.
-pub fn wait(pid: i64, options: u64) -> Result<(i64, i32), i64> {
+/// stop or continue; returns its pid, status and, if it ended, the CPU time
+/// it and its children used (nanoseconds).
+pub fn wait(pid: i64, options: u64) -> Result<(i64, i32, u64), i64> {
     let my_pgid = table::mine().pgid;
     let matches = |c: u32| match pid {
         -1 => true,
@@ -131,20 +139,20 @@ pub fn wait(pid: i64, options: u64) -> Result<(i64, i32), i64> {
             let status = match kinfo::env_by_id(c.pid as u64) {
                 Some(e) if e.state == env_state::EXITED => status_of(&e),
                 Some(_) => match job_change(&mut children()[i], options) {
-                    Some(s) => return Ok((c.pid as i64, s)),
+                    Some(s) => return Ok((c.pid as i64, s, 0)),
                     None => continue,
                 },
                 // Destroyed from outside.
                 None => super::signal::SIGKILL as i32,
             };
-            reap(c.pid);
-            return Ok((c.pid as i64, status));
+            let ns = reap(c.pid);
+            return Ok((c.pid as i64, status, ns));
         }
         if !any {
             return Err(ECHILD);
         }
         if options & WNOHANG != 0 {
-            return Ok((0, 0));
+            return Ok((0, 0, 0));
         }
         lock::wait();
         crate::obj::console::poll_interrupt();

@@ -44,6 +44,12 @@ pub fn pid() -> u32 {
     me().pid
 }
 
+/// The CPU time environment `pid` has used, in nanoseconds: the kernel
+/// counts the timer ticks that found it running.
+pub fn cpu_ns(pid: u32) -> u64 {
+    user::kinfo::env_by_id(pid as u64).map_or(0, |e| e.ticks) * user::kinfo::clock().tick_ns
+}
+
 /// Everyone is root: uid = gid = 0.
 pub fn creds() -> u32 {
     0

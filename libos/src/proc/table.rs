@@ -40,6 +40,8 @@ pub struct Entry {
     pub stop_sig: u8,
     pub stops: u32,
     pub conts: u32,
+    /// CPU time of its reaped children and theirs, in nanoseconds.
+    pub children_ns: u64,
     pub cmd: [u8; 64],
 }
 
@@ -144,6 +146,7 @@ fn create(env: u64, fill: impl FnOnce(&mut Entry)) -> Result<(), abi::Error> {
             stop_sig: 0,
             stops: 0,
             conts: 0,
+            children_ns: 0,
             cmd: [0; 64],
         };
         fill(e);
