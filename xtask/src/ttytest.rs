@@ -3,8 +3,8 @@
 //! itself spins in (no system calls, nobody reading the console: the
 //! kernel's console notification interrupts the shell) and a spinning
 //! child the shell waits for; a background job is waited for; job control
-//! (Ctrl-Z, `fg`, `kill -STOP`, `bg`, `jobs`) works; `exit` powers off with
-//! success.
+//! (Ctrl-Z, `fg`, `kill -STOP`, `bg`, `jobs`, a background reader of the
+//! terminal stopped by SIGTTIN) works; `exit` powers off with success.
 
 use crate::boottest::BootTest;
 use crate::build::Image;
@@ -14,6 +14,7 @@ use std::time::Duration;
 const PROMPT: &str = "/ # ";
 const CTRL_C: &[u8] = b"\x03";
 const CTRL_Z: &[u8] = b"\x1a";
+const CTRL_D: &[u8] = b"\x04";
 
 fn key(after: &str, pause_ms: u64, send: &[u8]) -> Key {
     Key { after: after.into(), pause_ms, send: send.to_vec() }
@@ -42,6 +43,13 @@ pub fn boot_test(img: &Image) -> BootTest {
             0,
             b"kill -STOP %1; sleep 1; jobs; bg; sleep 1; jobs; kill %1; wait; echo jobs-$((6*7))\n",
         ),
+        // A background job reading the terminal stops (SIGTTIN) until `fg`.
+        key(PROMPT, 0, b"cat &\n"),
+        key(PROMPT, 1500, b"jobs\n"),
+        key(PROMPT, 0, b"fg\n"),
+        key("cat\r\n", 1000, b"typed line\n"),
+        key("typed line\r\n", 1000, CTRL_D),
+        key(PROMPT, 0, b"echo tty-$((6*7))\n"),
         key(PROMPT, 0, b"exit\n"),
     ];
     BootTest {
@@ -57,6 +65,8 @@ pub fn boot_test(img: &Image) -> BootTest {
             "Stopped (signal)           sleep 30",
             "Running                    sleep 30",
             "jobs-42",
+            "Stopped (tty input)        cat",
+            "tty-42",
         ]
         .map(String::from)
         .to_vec(),

@@ -117,6 +117,27 @@ fn signal_group(c: u8, sig: u64) {
     let _ = crate::linux::process::kill(target, sig);
 }
 
+/// A read of the terminal from outside its foreground process group: as
+/// on Linux, SIGTTIN for the reader's group, which stops it until it is
+/// continued (in the foreground, after `fg`); EIO if the reader ignores or
+/// blocks SIGTTIN, EINTR if it handles it.
+fn await_foreground() -> Result<(), i64> {
+    use crate::proc::{signal, table};
+    loop {
+        let (fg, mine) = (tty().pgrp, table::mine().pgid);
+        if !is_tty() || fg == 0 || fg == mine {
+            return Ok(());
+        }
+        if signal::ignored_or_blocked(signal::SIGTTIN) {
+            return Err(crate::errno::EIO);
+        }
+        let _ = crate::linux::process::kill(-(mine as i64), signal::SIGTTIN as u64);
+        if signal::pending() {
+            return Err(EINTR);
+        }
+    }
+}
+
 /// For processes that wait on something else (a child, the clock): takes
 /// in console input and reports whether a Ctrl-C just arrived.
 pub fn poll_interrupt() -> bool {
@@ -182,6 +203,9 @@ fn edit(c: u8) -> bool {
 }
 
 fn read(f: &mut File, buf: &mut [u8]) -> i64 {
+    if let Err(e) = await_foreground() {
+        return -e;
+    }
     let canonical = is_tty() && flag_word(3) & ICANON != 0;
     loop {
         let t = tty();

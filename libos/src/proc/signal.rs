@@ -85,6 +85,12 @@ fn ignored_by_default(sig: u32) -> bool {
     matches!(sig, SIGCHLD | SIGCONT | SIGURG | SIGWINCH)
 }
 
+/// Whether `sig` would be ignored or is blocked (a terminal then answers a
+/// background read with EIO instead of stopping the reader).
+pub fn ignored_or_blocked(sig: u32) -> bool {
+    actions()[sig as usize].handler == SIG_IGN || blocked() & (1 << sig) != 0
+}
+
 fn has_handler(sig: u32) -> bool {
     actions()[sig as usize].handler > SIG_IGN
 }
