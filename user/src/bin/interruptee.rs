@@ -1,7 +1,8 @@
 //! Helper for the interrupt test: takes `INTERRUPT` upcalls while it
 //! computes, without system calls, a sum the interruptions must not
 //! disturb. It ORs the bits it receives into `GOT` and stops when bit 8
-//! arrives. Argument 1: spin at once, publishing `GOT` at each interrupt. Argument 2: first spend 5 ticks in a
+//! arrives. It publishes `READY` once its handler is installed. Argument 1:
+//! spin at once, publishing `GOT` at each interrupt. Argument 2: first spend 5 ticks in a
 //! critical section, publishing 1 on entering it and 2 on leaving, so the
 //! test can see an interrupt wait for the section to end. Argument 3: exit
 //! at once, asking the kernel to interrupt the parent with 0x20. Exit code: 0 if
@@ -18,6 +19,9 @@ static GOT: AtomicU64 = AtomicU64::new(0);
 static BAD_SENDER: AtomicU64 = AtomicU64::new(0);
 static PARENT: AtomicU64 = AtomicU64::new(0);
 static MODE: AtomicU64 = AtomicU64::new(0);
+
+/// Published once the handler is installed.
+pub const READY: u64 = 1 << 40;
 
 /// Bit the test sends to end the run.
 const STOP: u64 = 1 << 8;
@@ -44,6 +48,7 @@ fn main(mode: u64) -> i32 {
     let me = sys::self_id();
     PARENT.store(kinfo::env_by_id(me).map_or(0, |e| e.parent as u64), Ordering::Relaxed);
     user::exc::install(handler).unwrap();
+    sys::env_publish(0, READY).unwrap();
     if mode == 2 {
         user::exc::critical(|| {
             sys::env_publish(0, 1).unwrap();

@@ -43,15 +43,19 @@ fn until(ticks: u64, cond: impl Fn() -> bool) -> bool {
     true
 }
 
+/// Whether interruptee `id` has installed its handler (it then publishes
+/// `READY`, its value until the first interrupt).
+fn ready(id: u64) -> impl Fn() -> bool {
+    move || kinfo::env_by_id(id).is_some_and(|e| e.published == 1 << 40)
+}
+
 fn main(_: u64) -> i32 {
     let mut ok = true;
     user::exc::install(handler).unwrap();
 
     // 1. Into a spinning environment: delivered at once, three times.
     let a = spawn::spawn("interruptee", 1).unwrap();
-    for _ in 0..3 {
-        sys::yield_now();
-    }
+    check(&mut ok, "child ready", until(50, ready(a)));
     let mut at_once = 0;
     for bit in [1, 2] {
         at_once += sys::interrupt(a, bit, CRED_SELF).unwrap();
@@ -93,7 +97,7 @@ fn main(_: u64) -> i32 {
     let flags = |f: u64| sys::call(sc::PCT, [sys::self_id(), f, 1, 0, 0, 0]);
     check(&mut ok, "to itself: BadEnv", sys::interrupt(sys::self_id(), 1, CRED_SELF) == Err(Error::BadEnv));
     let c = spawn::spawn("interruptee", 1).unwrap();
-    sys::yield_now();
+    check(&mut ok, "child ready", until(50, ready(c)));
     check(&mut ok, "no bits: BadLength", sys::interrupt(c, 0, CRED_SELF) == Err(Error::BadLength));
     let r = sys::call(sc::PCT, [c, sc::PCT_INTERRUPT | sc::PCT_SYNC, 1, 0, 0, 0]);
     check(&mut ok, "with PCT_SYNC: BadFlags", r == Error::BadFlags.as_result());
