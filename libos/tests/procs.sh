@@ -2,6 +2,9 @@
 # entry (its own page, readable by all) lists it with its parent, command
 # and group; once it is reaped it is gone.
 sleep 5 & p=$!
+# Until the child has started sleep, it is a copy of the shell (and on
+# Linux, briefly, "exe").
+while [ "$(cat /proc/$p/comm)" != sleep ]; do :; done
 ps -o pid,ppid,comm | awk -v p=$p -v me=$$ '$1 == p && $2 == me { print "ps lists the child:", $3 }'
 ps -o pid,args | awk -v p=$p '$1 == p { $1 = ""; print "args:" $0 }'
 echo "comm: $(cat /proc/$p/comm)"
