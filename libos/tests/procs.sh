@@ -13,7 +13,8 @@ tr '\0' '|' < /proc/$p/cmdline; echo
 g() { cut -d' ' -f5 /proc/$1/stat; }
 [ "$(g $p)" = "$(g $$)" ] && echo "child in the shell's group"
 [ "$(cut -d' ' -f4 /proc/$p/stat)" = $$ ] && echo "stat names the parent"
-kill $p; wait $p; echo "killed: $?"
+# (The shell's "Terminated" notice comes when it happens to look.)
+{ kill $p; wait $p; echo "killed: $?"; } 2>/dev/null
 [ -d /proc/$p ] || echo "gone from /proc"
 ps -o pid | grep -q "^ *$p\$" || echo "gone from ps"
 # CPU time: the kernel counts the ticks that find each environment running.
@@ -22,3 +23,6 @@ i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done
 sh -c 'i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done'
 [ "$(cut -d' ' -f16 /proc/$$/stat)" -gt 0 ] && echo "so has its reaped child"
 time -f "%U" sh -c 'i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done' 2>&1 | awk '{ print ($1 > 0) ? "time reports user time" : "time reports none" }'
+# System-wide files: what free reads.
+free | awk 'NR == 2 { print $1, ($2 > 0 && $4 > 0 && $2 >= $4) ? "total and free known" : "?" }'
+grep -q '^MemTotal: ' /proc/meminfo && echo "meminfo has MemTotal"

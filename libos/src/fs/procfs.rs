@@ -1,5 +1,6 @@
-//! `/proc`, as much of Linux's as `ps` and `pidof` read: a directory per
-//! process holding `stat`, `cmdline` and `comm`, and `self`. The process
+//! `/proc`, as much of Linux's as `ps`, `pidof`, `free` and `uptime` read:
+//! a directory per process holding `stat`, `cmdline` and `comm`, `self`,
+//! `meminfo` and `uptime`. The process
 //! table (`proc/table.rs`) is the truth; this is a view of it, brought up to
 //! date in the shared file system whenever a path under `/proc` is resolved
 //! (with the big lock held, so the caller sees one consistent snapshot).
@@ -50,7 +51,7 @@ pub fn refresh() -> Result<(), i64> {
     let stale: Vec<Vec<u8>> = dir::entries(proc_dir)
         .iter()
         .map(|e| e.name().to_vec())
-        .filter(|n| n != b"self" && !names.contains(n))
+        .filter(|n| n.iter().all(u8::is_ascii_digit) && !names.contains(n))
         .collect();
     for name in stale {
         remove_tree(proc_dir, &name);
@@ -70,7 +71,34 @@ pub fn refresh() -> Result<(), i64> {
         comm.push(b'\n');
         put(d, b"comm", S_IFREG | 0o444, &comm)?;
     }
-    put(proc_dir, b"self", S_IFLNK | 0o777, &text(format_args!("{}", crate::proc::pid())))
+    put(proc_dir, b"self", S_IFLNK | 0o777, &text(format_args!("{}", crate::proc::pid())))?;
+    put(proc_dir, b"meminfo", S_IFREG | 0o444, &meminfo())?;
+    let up = crate::linux::time::now_ns();
+    let uptime = text(format_args!("{}.{:02} 0.00\n", up / 1_000_000_000, up % 1_000_000_000 / 10_000_000));
+    put(proc_dir, b"uptime", S_IFREG | 0o444, &uptime)
+}
+
+/// `/proc/meminfo` (what `free` reads), from the kernel's frame counts: the
+/// frames it manages and those free; no swap, no page cache.
+fn meminfo() -> Vec<u8> {
+    let k = kinfo::kernel();
+    let (total, free) = (k.frames * 4, kinfo::free_frames() * 4);
+    let mut s = Vec::new();
+    for (name, kib) in [
+        ("MemTotal", total),
+        ("MemFree", free),
+        ("MemAvailable", free),
+        ("Buffers", 0),
+        ("Cached", 0),
+        ("SwapCached", 0),
+        ("SwapTotal", 0),
+        ("SwapFree", 0),
+        ("Shmem", 0),
+        ("SReclaimable", 0),
+    ] {
+        s.extend_from_slice(&text(format_args!("{:<16}{kib:>8} kB\n", format_args!("{name}:"))));
+    }
+    s
 }
 
 /// Makes `dir/name` a node of `mode` holding `bytes` (replacing what was
