@@ -85,18 +85,18 @@ fn meminfo() -> Vec<u8> {
     let (total, free) = (k.frames * 4, kinfo::free_frames() * 4);
     let mut s = Vec::new();
     for (name, kib) in [
-        ("MemTotal", total),
-        ("MemFree", free),
-        ("MemAvailable", free),
-        ("Buffers", 0),
-        ("Cached", 0),
-        ("SwapCached", 0),
-        ("SwapTotal", 0),
-        ("SwapFree", 0),
-        ("Shmem", 0),
-        ("SReclaimable", 0),
+        ("MemTotal:", total),
+        ("MemFree:", free),
+        ("MemAvailable:", free),
+        ("Buffers:", 0),
+        ("Cached:", 0),
+        ("SwapCached:", 0),
+        ("SwapTotal:", 0),
+        ("SwapFree:", 0),
+        ("Shmem:", 0),
+        ("SReclaimable:", 0),
     ] {
-        s.extend_from_slice(&text(format_args!("{:<16}{kib:>8} kB\n", format_args!("{name}:"))));
+        s.extend_from_slice(&text(format_args!("{name:<16}{kib:>8} kB\n")));
     }
     s
 }
