@@ -58,6 +58,37 @@ pub struct ExceptionFrame {
     pub upcalls_off: u64,
 }
 
+impl ExceptionFrame {
+    /// A save area before any delivery (a `static` initialiser).
+    pub const EMPTY: ExceptionFrame = ExceptionFrame {
+        busy: 0,
+        vector: 0,
+        error_code: 0,
+        fault_addr: 0,
+        regs: Regs {
+            rax: 0,
+            rbx: 0,
+            rcx: 0,
+            rdx: 0,
+            rsi: 0,
+            rdi: 0,
+            rbp: 0,
+            rsp: 0,
+            r8: 0,
+            r9: 0,
+            r10: 0,
+            r11: 0,
+            r12: 0,
+            r13: 0,
+            r14: 0,
+            r15: 0,
+            rip: 0,
+            rflags: 0,
+        },
+        upcalls_off: 0,
+    };
+}
+
 /// `ExceptionFrame::upcalls_off` bits.
 pub mod critical {
     /// Set by the environment: in a critical section.

@@ -120,7 +120,7 @@ pub fn init(boot: &BootInfo, early: &mut EarlyAlloc) -> u64 {
     let window = top.max(4 * GIB).div_ceil(GIB) * GIB;
     let pml4 = early.alloc(1);
     let t = |f: u64| f << 12;
-    // SAFETY (all raw writes below): frames fresh from the early allocator,
+    // SAFETY: (all raw writes below) frames fresh from the early allocator,
     // identity-mapped during boot, not yet referenced by anything else.
     let entry = |table: u64, i: usize, v: u64| unsafe { *((t(table) + 8 * i as u64) as *mut u64) = v };
     // The physical window: 2 MiB pages, global, no-execute.

@@ -22,36 +22,8 @@ struct Stack([u8; STACK_SIZE]);
 
 const STACK_SIZE: usize = 256 * 1024;
 
-const ZERO_REGS: Regs = Regs {
-    rax: 0,
-    rbx: 0,
-    rcx: 0,
-    rdx: 0,
-    rsi: 0,
-    rdi: 0,
-    rbp: 0,
-    rsp: 0,
-    r8: 0,
-    r9: 0,
-    r10: 0,
-    r11: 0,
-    r12: 0,
-    r13: 0,
-    r14: 0,
-    r15: 0,
-    rip: 0,
-    rflags: 0,
-};
-
 #[unsafe(no_mangle)]
-static mut LX_FRAME: Save = Save(ExceptionFrame {
-    busy: 0,
-    vector: 0,
-    error_code: 0,
-    fault_addr: 0,
-    regs: ZERO_REGS,
-    upcalls_off: 0,
-});
+static mut LX_FRAME: Save = Save(ExceptionFrame::EMPTY);
 #[unsafe(no_mangle)]
 static mut LX_FX: FxArea = FxArea([0; 512]);
 /// The fs base a forked child starts with (written by the parent before it
@@ -63,57 +35,17 @@ static mut STACK: Stack = Stack([0; STACK_SIZE]);
 global_asm!(
     ".globl lx_entry",
     "lx_entry:",
-    "lea rax, [rip + LX_FRAME]",
-    "mov [rax + 40], rbx",
-    "mov [rax + 56], rdx",
-    "mov [rax + 64], rsi",
-    "mov [rax + 72], rdi",
-    "mov [rax + 80], rbp",
-    "mov [rax + 96], r8",
-    "mov [rax + 104], r9",
-    "mov [rax + 112], r10",
-    "mov [rax + 120], r11",
-    "mov [rax + 128], r12",
-    "mov [rax + 136], r13",
-    "mov [rax + 144], r14",
-    "mov [rax + 152], r15",
+    user::save_registers!("LX_FRAME"),
     "fxsave64 [rip + LX_FX]",
     "cld",
     "mov rdi, rax",
     "call {dispatch}",
     "lx_restore:",
     "fxrstor64 [rip + LX_FX]",
-    "lea rax, [rip + LX_FRAME]",
-    "mov rsp, [rax + 88]",
-    "sub rsp, 144",
-    "mov rcx, [rax + 160]",
-    "mov [rsp + 8], rcx",
-    "mov rcx, [rax + 168]",
-    "mov [rsp], rcx",
-    "mov rbx, [rax + 40]",
-    "mov rcx, [rax + 48]",
-    "mov rdx, [rax + 56]",
-    "mov rsi, [rax + 64]",
-    "mov rdi, [rax + 72]",
-    "mov rbp, [rax + 80]",
-    "mov r8, [rax + 96]",
-    "mov r9, [rax + 104]",
-    "mov r10, [rax + 112]",
-    "mov r11, [rax + 120]",
-    "mov r12, [rax + 128]",
-    "mov r13, [rax + 136]",
-    "mov r14, [rax + 144]",
-    "mov r15, [rax + 152]",
-    "mov rax, [rax + 32]",
-    // From here on every register holds the program's value, so an
-    // interrupt that lands after `busy` is cleared finds the program's
-    // state (`user::exc::complete_resume` finishes the last two
-    // instructions for it).
-    "mov qword ptr [rip + LX_FRAME], 0",
-    ".globl lx_tail",
-    "lx_tail:",
-    "popfq",
-    "ret 128",
+    // `busy` is cleared last, with every register the program's, so an
+    // interrupt that lands after it finds the program's state
+    // (`user::exc::complete_resume` finishes the last two instructions).
+    user::resume_from!("LX_FRAME", "lx_tail"),
     // A forked child starts here: its copy of LX_FRAME/LX_FX holds the
     // parent's state at the `fork` call (with rax = 0).
     ".globl lx_fork_child",

@@ -23,85 +23,93 @@ struct Save(ExceptionFrame);
 struct Stack([u8; 16384]);
 
 #[unsafe(no_mangle)]
-static mut EXC_FRAME: Save = Save(ExceptionFrame {
-    busy: 0,
-    vector: 0,
-    error_code: 0,
-    fault_addr: 0,
-    regs: abi::exception::Regs {
-        rax: 0,
-        rbx: 0,
-        rcx: 0,
-        rdx: 0,
-        rsi: 0,
-        rdi: 0,
-        rbp: 0,
-        rsp: 0,
-        r8: 0,
-        r9: 0,
-        r10: 0,
-        r11: 0,
-        r12: 0,
-        r13: 0,
-        r14: 0,
-        r15: 0,
-        rip: 0,
-        rflags: 0,
-    },
-    upcalls_off: 0,
-});
+static mut EXC_FRAME: Save = Save(ExceptionFrame::EMPTY);
 static mut STACK: Stack = Stack([0; 16384]);
 static mut HANDLER: Option<Handler> = None;
+
+/// Assembly (a template string) that saves into the exception frame at
+/// symbol `$frame` the registers the kernel leaves live on delivery (it
+/// wrote rax, rcx, rip, rsp and rflags itself); leaves rax = &frame.
+#[macro_export]
+macro_rules! save_registers {
+    ($frame:literal) => {
+        concat!(
+            "lea rax, [rip + ",
+            $frame,
+            "]\n",
+            "mov [rax + 40], rbx\n",
+            "mov [rax + 56], rdx\n",
+            "mov [rax + 64], rsi\n",
+            "mov [rax + 72], rdi\n",
+            "mov [rax + 80], rbp\n",
+            "mov [rax + 96], r8\n",
+            "mov [rax + 104], r9\n",
+            "mov [rax + 112], r10\n",
+            "mov [rax + 120], r11\n",
+            "mov [rax + 128], r12\n",
+            "mov [rax + 136], r13\n",
+            "mov [rax + 144], r14\n",
+            "mov [rax + 152], r15\n",
+        )
+    };
+}
+
+/// Assembly that resumes the code described by the exception frame at
+/// symbol `$frame` without entering the kernel: a two-word record (rflags,
+/// rip) below its red zone, every register restored, `busy` cleared last,
+/// then `popfq; ret 128` from label `$tail` (see `complete_resume`).
+#[macro_export]
+macro_rules! resume_from {
+    ($frame:literal, $tail:literal) => {
+        concat!(
+            "lea rax, [rip + ",
+            $frame,
+            "]\n",
+            "mov rsp, [rax + 88]\n",
+            "sub rsp, 144\n",
+            "mov rcx, [rax + 160]\n",
+            "mov [rsp + 8], rcx\n",
+            "mov rcx, [rax + 168]\n",
+            "mov [rsp], rcx\n",
+            "mov rbx, [rax + 40]\n",
+            "mov rcx, [rax + 48]\n",
+            "mov rdx, [rax + 56]\n",
+            "mov rsi, [rax + 64]\n",
+            "mov rdi, [rax + 72]\n",
+            "mov rbp, [rax + 80]\n",
+            "mov r8, [rax + 96]\n",
+            "mov r9, [rax + 104]\n",
+            "mov r10, [rax + 112]\n",
+            "mov r11, [rax + 120]\n",
+            "mov r12, [rax + 128]\n",
+            "mov r13, [rax + 136]\n",
+            "mov r14, [rax + 144]\n",
+            "mov r15, [rax + 152]\n",
+            "mov rax, [rax + 32]\n",
+            "mov qword ptr [rip + ",
+            $frame,
+            "], 0\n",
+            ".globl ",
+            $tail,
+            "\n",
+            $tail,
+            ":\n",
+            "popfq\n",
+            "ret 128\n",
+        )
+    };
+}
 
 global_asm!(
     ".globl exc_entry",
     "exc_entry:",
     // The kernel saved rax, rcx, rip, rsp and rflags; the rest are live.
-    "lea rax, [rip + EXC_FRAME]",
-    "mov [rax + 40], rbx",
-    "mov [rax + 56], rdx",
-    "mov [rax + 64], rsi",
-    "mov [rax + 72], rdi",
-    "mov [rax + 80], rbp",
-    "mov [rax + 96], r8",
-    "mov [rax + 104], r9",
-    "mov [rax + 112], r10",
-    "mov [rax + 120], r11",
-    "mov [rax + 128], r12",
-    "mov [rax + 136], r13",
-    "mov [rax + 144], r14",
-    "mov [rax + 152], r15",
+    crate::save_registers!("EXC_FRAME"),
     "mov rdi, rax",
     "call {dispatch}",
-    "lea rax, [rip + EXC_FRAME]",
-    "mov rsp, [rax + 88]",      // interrupted rsp
-    "sub rsp, 144",             // below its 128-byte red zone
-    "mov rcx, [rax + 160]",
-    "mov [rsp + 8], rcx",       // rip
-    "mov rcx, [rax + 168]",
-    "mov [rsp], rcx",           // rflags
-    "mov rbx, [rax + 40]",
-    "mov rcx, [rax + 48]",
-    "mov rdx, [rax + 56]",
-    "mov rsi, [rax + 64]",
-    "mov rdi, [rax + 72]",
-    "mov rbp, [rax + 80]",
-    "mov r8, [rax + 96]",
-    "mov r9, [rax + 104]",
-    "mov r10, [rax + 112]",
-    "mov r11, [rax + 120]",
-    "mov r12, [rax + 128]",
-    "mov r13, [rax + 136]",
-    "mov r14, [rax + 144]",
-    "mov r15, [rax + 152]",
-    "mov rax, [rax + 32]",
-    // busy = 0: a new exception or upcall may come, and finds every
-    // register the interrupted code's (see `complete_resume`).
-    "mov qword ptr [rip + EXC_FRAME], 0",
-    ".globl exc_tail",
-    "exc_tail:",
-    "popfq",
-    "ret 128",
+    // busy = 0 comes last, with every register the interrupted code's
+    // (see `complete_resume`).
+    crate::resume_from!("EXC_FRAME", "exc_tail"),
     dispatch = sym dispatch,
 );
 
