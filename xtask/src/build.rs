@@ -39,6 +39,7 @@ pub fn cargo(args: &[&str], env: &[(&str, &str)]) -> Result<(), String> {
 
 /// Builds everything and writes the boot file system archive.
 pub fn all() -> Result<Image, String> {
+    crate::deps::ensure_toolchain()?;
     println!("xtask: building the kernel and user programs");
     cargo(&["build", "--release", "-p", "kernel", "--target", KERNEL_TARGET], &[])?;
     cargo(&["build", "--release", "-p", "user", "-p", "libos", "--target", USER_TARGET], &[])?;

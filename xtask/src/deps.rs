@@ -72,6 +72,47 @@ fn apt(sudo: bool, args: &[&str]) -> Result<(), String> {
     }
 }
 
+/// Adds the pinned toolchain's targets and components when they are missing.
+/// rustup installs those of `rust-toolchain.toml` only when it installs the
+/// toolchain itself, so a machine that already had the toolchain lacks them.
+pub fn ensure_toolchain() -> Result<(), String> {
+    let root = crate::build::root();
+    let listed = |args: &[&str]| -> Result<String, String> {
+        let out = Command::new("rustup")
+            .args(args)
+            .current_dir(&root)
+            .output()
+            .map_err(|e| format!("cannot run rustup: {e}"))?;
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    let targets = listed(&["target", "list", "--installed"])?;
+    if !targets.lines().any(|l| l.trim() == crate::build::KERNEL_TARGET) {
+        println!("xtask: adding the Rust target {}", crate::build::KERNEL_TARGET);
+        rustup(&root, &["target", "add", crate::build::KERNEL_TARGET])?;
+    }
+    let components = listed(&["component", "list", "--installed"])?;
+    for c in ["rustfmt", "clippy"] {
+        if !components.lines().any(|l| l.starts_with(c)) {
+            println!("xtask: adding the Rust component {c}");
+            rustup(&root, &["component", "add", c])?;
+        }
+    }
+    Ok(())
+}
+
+fn rustup(dir: &Path, args: &[&str]) -> Result<(), String> {
+    let status = Command::new("rustup")
+        .args(args)
+        .current_dir(dir)
+        .status()
+        .map_err(|e| format!("cannot run rustup: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("rustup {} failed ({status})", args.join(" ")))
+    }
+}
+
 fn is_root() -> bool {
     Command::new("id").arg("-u").output().map(|o| o.stdout.starts_with(b"0\n")).unwrap_or(false)
 }

@@ -86,6 +86,7 @@ fn gdb(args: &[String]) -> Result<(), String> {
 
 fn test() -> Result<(), String> {
     deps::ensure(deps::TEST)?;
+    deps::ensure_toolchain()?;
     println!("xtask: host unit tests (cargo test --workspace)");
     build::cargo(&["test", "--workspace", "--exclude", "user"], &[])?;
     boottest::run_all()?;
