@@ -190,6 +190,14 @@ fn main(_: u64) -> i32 {
     let idle = sys::env_create().unwrap();
     expect("grant without grant right", sys::cap_grant(idle, ro), NotPermitted);
     expect("grant to nobody", sys::cap_grant(4242, CRED_SELF), BadEnv);
+    expect("revoke in nobody's list", sys::cap_revoke_in(4242, 1, CRED_SELF), BadEnv);
+    expect(
+        "revoke in another list without a covering credential",
+        sys::cap_revoke_in(idle, 0, ro),
+        NotPermitted,
+    );
+    expect("revoke another's root", sys::cap_revoke_in(idle, CRED_SELF, CRED_SELF), NotPermitted);
+    expect("revoke an empty slot of another", sys::cap_revoke_in(idle, 5, CRED_SELF), NotPermitted);
     expect("share a kernel frame", sys::frame_share(kernel_frame, ro), NotOwner);
     expect("slice upcalls bad flag", raw(sc::SLICE_UPCALLS, [0, 2, 0, 0, 0, 0]), BadFlags);
     expect("reclaim zero frames", sys::frames_reclaim(idle, 0), BadLength);
