@@ -339,6 +339,16 @@ impl Caps {
     }
 }
 
+/// The kernel's capability table: a static rather than a field built on
+/// the boot stack (it is 128 KiB).
+static mut TABLE: Caps = Caps::new();
+
+/// The capability table (called once, at boot).
+pub fn table() -> &'static mut Caps {
+    // SAFETY: handed out once, to the kernel state, which owns it from then.
+    unsafe { &mut *(&raw mut TABLE) }
+}
+
 /// Slots in one environment's capability list.
 pub const CLIST_SLOTS: usize = 64;
 

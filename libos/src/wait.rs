@@ -29,7 +29,7 @@
 //!
 //! Not covered by a predicate: console input (the kernel's input buffer is
 //! not exposed), more than `MAX_RINGS` rings, or a failed install (the
-//! kernel's table of 64 predicates is full): such waits poll, yielding once
+//! kernel refuses: 8 per environment, 1024 in all): such waits poll, yielding once
 //! per look. Sleeps are cut into at most `MAX_SLEEP_TICKS` so a signal
 //! (`kill`, Ctrl-C) ends the wait with EINTR within that time.
 

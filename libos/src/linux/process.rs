@@ -118,7 +118,8 @@ pub fn kill(pid: i64, sig: u64) -> LxResult {
             p == me
         }
         _ => {
-            // A group (0: ours), or -1: everyone but the first process.
+            // A group (0: ours), or -1: everyone but the first process and
+            // the caller (as Linux does).
             let group = match pid {
                 0 => Some(my_pgid),
                 -1 => None,
@@ -129,7 +130,7 @@ pub fn kill(pid: i64, sig: u64) -> LxResult {
             for (info, e) in table::all() {
                 let member = match group {
                     Some(g) => e.pgid == g,
-                    None => info.parent != 0,
+                    None => info.parent != 0 && e.pid != me,
                 };
                 if member && info.state != abi::tables::env_state::EXITED {
                     found = true;
