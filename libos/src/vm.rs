@@ -5,7 +5,7 @@
 //! (shared with a fork relative): the write fault copies it, or just makes
 //! it writable when the frame table shows nobody else maps it.
 
-use crate::layout::{page_down, page_up, INIT_STACK_BOTTOM, INIT_STACK_TOP, PAGE, SCRATCH};
+use crate::layout::{page_down, INIT_STACK_BOTTOM, INIT_STACK_TOP, PAGE, SCRATCH};
 use abi::layout::pte_va;
 use abi::syscall::{map as mf, ENV_SELF, FRAME_ANY};
 use alloc::vec::Vec;
@@ -85,6 +85,29 @@ fn carve(start: u64, end: u64) {
     *regions() = out;
 }
 
+/// The first page at or after `va` and below `end` that is mapped, found
+/// through the self-map a table at a time: a range of terabytes promised
+/// but barely touched costs what is mapped in it, not its length.
+pub fn next_mapped(mut va: u64, end: u64) -> Option<u64> {
+    'next: while va < end {
+        for level in (1..4).rev() {
+            // SAFETY: as in `pte`: levels above an absent one are not read.
+            let e = unsafe { core::ptr::read_volatile(pte_va(va, level) as *const u64) };
+            if e & PRESENT == 0 {
+                // Nothing under this entry: skip all it covers.
+                let span = PAGE << (9 * level);
+                va = (va & !(span - 1)).checked_add(span)?;
+                continue 'next;
+            }
+        }
+        if pte(va).is_some() {
+            return Some(va);
+        }
+        va += PAGE;
+    }
+    None
+}
+
 /// Promises `[start, end)` with `prot` (pages appear on first touch).
 pub fn add(start: u64, end: u64, prot: u32) {
     carve(start, end);
@@ -109,9 +132,9 @@ pub fn remove(start: u64, end: u64) {
     for r in regions().clone() {
         let (lo, hi) = (r.start.max(start), r.end.min(end));
         let mut va = lo;
-        while va < hi {
-            drop_page(va);
-            va += PAGE;
+        while let Some(v) = next_mapped(va, hi) {
+            drop_page(v);
+            va = v + PAGE;
         }
     }
     carve(start, end);
@@ -138,11 +161,9 @@ pub fn protect(start: u64, end: u64, prot: u32) -> bool {
     carve(start, end);
     regions().extend(pieces);
     let mut va = start;
-    while va < end {
-        if pte(va).is_some() {
-            let _ = sys::protect(ENV_SELF, va, flags(prot & !W));
-        }
-        va += PAGE;
+    while let Some(v) = next_mapped(va, end) {
+        let _ = sys::protect(ENV_SELF, v, flags(prot & !W));
+        va = v + PAGE;
     }
     true
 }

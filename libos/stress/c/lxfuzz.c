@@ -164,7 +164,7 @@ int main(int argc, char **argv)
             struct timespec ts = {0, 10 * 1000 * 1000};
             nanosleep(&ts, NULL);
             /* Blocked for good (its own empty pipe, say): SIGKILL it. */
-            if (++waited == 300) {
+            if (++waited == 50) {
                 kill(p, SIGKILL);
                 stuck++;
             }
@@ -174,7 +174,7 @@ int main(int argc, char **argv)
             hundreds += r;
         if (WIFEXITED(st))
             ended++;
-        else if (!(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL && waited >= 300))
+        else if (!(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL && waited >= 50))
             killed_by_self++;
     }
     printf("lxfuzz: %lu00 calls in %u children: %u ran to the end, %u died of what they did, %u blocked and were killed\n",
