@@ -109,36 +109,44 @@ pub fn run_named(names: &[String]) -> Result<(), String> {
     crate::deps::ensure(crate::deps::TEST)?;
     let img = build::all()?;
     let tests = plan(&img, names)?;
+    println!("xtask: running {} boot tests under QEMU (TCG)", tests.len());
+    run_list(&tests).map(|_| ())
+}
+
+/// Runs `tests` two (or up to four) at a time and reports them; returns
+/// each test's serial log, in order, when all passed.
+pub fn run_list(tests: &[BootTest]) -> Result<Vec<String>, String> {
     let total = tests.len();
-    println!("xtask: running {total} boot tests under QEMU (TCG)");
     let next = AtomicUsize::new(0);
-    let failures = Mutex::new(Vec::new());
+    let results = Mutex::new(vec![Ok(String::new()); total]);
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get().min(4));
     std::thread::scope(|s| {
         for _ in 0..workers {
             s.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::SeqCst);
                 let Some(t) = tests.get(i) else { break };
-                if let Err(e) = run_one(t) {
-                    failures.lock().unwrap().push((t.name.clone(), e));
-                }
+                let r = run_one(t);
+                results.lock().unwrap()[i] = r;
             });
         }
     });
-    let failures = failures.into_inner().unwrap();
-    let passed = total - failures.len();
+    let results = results.into_inner().unwrap();
+    let failures: Vec<(&str, &String)> = tests
+        .iter()
+        .zip(&results)
+        .filter_map(|(t, r)| r.as_ref().err().map(|e| (t.name.as_str(), e)))
+        .collect();
     for (name, why) in &failures {
         println!("\n---- boot test {name} FAILED ----\n{why}");
     }
-    println!("\nboot tests: {passed} passed, {} failed", failures.len());
-    if failures.is_empty() {
-        Ok(())
-    } else {
-        Err(format!("{} boot test(s) failed", failures.len()))
+    println!("\nboot tests: {} passed, {} failed", total - failures.len(), failures.len());
+    if !failures.is_empty() {
+        return Err(format!("{} boot test(s) failed", failures.len()));
     }
+    Ok(results.into_iter().map(|r| r.unwrap_or_default()).collect())
 }
 
-fn run_one(t: &BootTest) -> Result<(), String> {
+fn run_one(t: &BootTest) -> Result<String, String> {
     let start = Instant::now();
     let out = qemu::headless(&t.args, t.timeout, &t.keys)?;
     let secs = start.elapsed().as_secs_f64();
@@ -163,7 +171,7 @@ fn run_one(t: &BootTest) -> Result<(), String> {
     }
     if problems.is_empty() {
         println!("test {} ... ok ({secs:.1}s)", t.name);
-        return Ok(());
+        return Ok(out.serial);
     }
     println!("test {} ... FAILED ({secs:.1}s)", t.name);
     let lines: Vec<&str> = out.serial.lines().collect();

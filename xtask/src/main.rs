@@ -9,6 +9,7 @@ mod deps;
 mod iso;
 mod lxtest;
 mod qemu;
+mod stress;
 mod ttytest;
 
 use std::process::ExitCode;
@@ -22,6 +23,10 @@ usage: cargo xtask <command>
                      native console shell)
   test               run every host unit test and every boot test
   boottest [NAME..]  run only the boot tests (all, or those named)
+  stress [--quick] [--seed S]
+                     hostile load: native and Linux system-call fuzzing,
+                     fork/exec churn, file-system fill/empty, fork bombs;
+                     the kernel audits itself at the end of each boot
   bench [NAME] [--quick] [--kvm]
                      run the papers' experiments on Veneer and Linux
   iso                build target/veneer.iso (hybrid BIOS/UEFI, GRUB)
@@ -40,6 +45,7 @@ fn main() -> ExitCode {
         "test" => test(),
         "boottest" => boottest::run_named(rest),
         "bench" => bench::main(rest),
+        "stress" => stress::main(rest),
         "iso" => iso::build().map(|p| println!("xtask: wrote {}", p.display())),
         "gdb" => gdb(rest),
         "build" => build::all().map(|_| ()),
@@ -90,6 +96,8 @@ fn test() -> Result<(), String> {
     println!("xtask: host unit tests (cargo test --workspace)");
     build::cargo(&["test", "--workspace", "--exclude", "user"], &[])?;
     boottest::run_all()?;
+    println!("xtask: stress, short version (stress --quick)");
+    stress::main(&["--quick".to_string()])?;
     println!("xtask: benchmark harness smoke run (bench --quick)");
     bench::main(&["--quick".to_string()])
 }

@@ -1,0 +1,124 @@
+//! `cargo xtask stress`: hostile load against booted Veneer, with the seeds
+//! printed so that any run can be replayed. Each boot ends with the
+//! kernel's own audit (`audit` on the command line: the frame table agrees
+//! with the free count, nothing belongs to a gone environment) and must
+//! power off with success.
+//!
+//! - the native system-call fuzzer (`test_fuzz seed=S calls=N`), several
+//!   seeds;
+//! - the Linux load (`libos/stress/linux.sh`): random Linux calls with
+//!   hostile arguments in forked children (`lxfuzz`), fork/exec/wait churn
+//!   with free memory back within 1% (`churn`), filling and emptying the
+//!   file system, forking until the environment table is full
+//!   (`forkfull`), a watching process that must never stall
+//!   (`heartbeat`), a shell fork bomb ended by `kill -9 -1`
+//!   (`forkbomb.sh`), and free memory back within 1% at the end.
+//!
+//! `--quick` is the short version `cargo xtask test` runs.
+
+use crate::boottest::{self, BootTest};
+use crate::{build, qemu};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// How much of each kind of load a run makes.
+struct Size {
+    native_calls: u64,
+    native_seeds: u64,
+    linux_calls: u64,
+    linux_seeds: u64,
+    churn: u64,
+    fills: u64,
+}
+
+const FULL: Size =
+    Size { native_calls: 10_000_000, native_seeds: 4, linux_calls: 1_000_000, linux_seeds: 4, churn: 10_000, fills: 3 };
+const QUICK: Size =
+    Size { native_calls: 200_000, native_seeds: 2, linux_calls: 20_000, linux_seeds: 1, churn: 200, fills: 1 };
+
+const USAGE: &str = "usage: cargo xtask stress [--quick] [--seed S]";
+
+pub fn main(args: &[String]) -> Result<(), String> {
+    let mut size = &FULL;
+    let mut seed = None;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--quick" => size = &QUICK,
+            "--seed" => seed = Some(it.next().and_then(|s| s.parse().ok()).ok_or(USAGE)?),
+            _ => return Err(format!("unknown argument `{a}`\n{USAGE}")),
+        }
+    }
+    // A new seed each run unless one is given to replay.
+    let seed: u64 = seed.unwrap_or_else(|| {
+        SystemTime::now().duration_since(UNIX_EPOCH).map_or(1, |d| d.as_secs()) % 1_000_000
+    });
+    crate::deps::ensure(crate::deps::TEST)?;
+    let img = build::all()?;
+    let mut tests = Vec::new();
+    for k in 0..size.native_seeds {
+        let calls = size.native_calls / size.native_seeds;
+        tests.push(BootTest {
+            name: format!("stress native seed={}", seed + k),
+            args: qemu::base_args(&img, &format!("test_fuzz seed={} calls={calls} audit", seed + k)),
+            expect: lines(&["fuzz: kernel alive and consistent", "audit: consistent"]),
+            timeout: Duration::from_secs(60 + calls / 10_000),
+            output: None,
+            keys: Vec::new(),
+        });
+    }
+    for k in 0..size.linux_seeds {
+        let (calls, churn) = (size.linux_calls / size.linux_seeds, size.churn / size.linux_seeds);
+        let s = seed + 100 + k;
+        tests.push(BootTest {
+            name: format!("stress linux seed={s}"),
+            args: qemu::base_args(
+                &img,
+                &format!("lxrt /bin/sh /stress/linux.sh {s} {calls} {churn} {} audit", size.fills),
+            ),
+            expect: lines(&[
+                "lxfuzz: ",
+                "churn: ",
+                "within 1%\n",
+                "forkfull: ok",
+                "no stall",
+                "forkbomb: after kill -9 -1 the shell runs a pipeline",
+                "memory: MemFree",
+                "audit: consistent",
+            ]),
+            timeout: Duration::from_secs(240 + calls / 2_000 + churn / 20),
+            output: None,
+            keys: Vec::new(),
+        });
+    }
+    println!("xtask: stress, seed {seed} (replay with --seed {seed}): {} boots", tests.len());
+    let logs = boottest::run_list(&tests)?;
+    // Every verdict line, for the record (and the closing note).
+    for (t, log) in tests.iter().zip(&logs) {
+        println!("-- {}", t.name);
+        for l in log.lines().filter(|l| is_verdict(l)) {
+            println!("   {}", l.trim_end());
+        }
+    }
+    let bad: Vec<&str> = logs.iter().flat_map(|l| l.lines()).filter(|l| is_verdict(l) && is_failure(l)).collect();
+    if !bad.is_empty() {
+        return Err(format!("stress: {} verdict(s) failed:\n{}", bad.len(), bad.join("\n")));
+    }
+    println!("xtask: stress passed (seed {seed})");
+    Ok(())
+}
+
+fn lines(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+const VERDICTS: &[&str] =
+    &["fuzz: ", "audit: ", "lxfuzz: ", "churn: ", "fill: ", "forkfull: ", "heartbeat: ", "forkbomb: ", "memory: "];
+
+fn is_verdict(line: &str) -> bool {
+    let l = line.trim_start_matches("veneer: ");
+    VERDICTS.iter().any(|v| l.starts_with(v))
+}
+
+fn is_failure(line: &str) -> bool {
+    ["NOT ", "FAILED", "FAILS", "STALLED", "INCONSISTENT"].iter().any(|w| line.contains(w))
+}
