@@ -1,0 +1,20 @@
+# Memory exhaustion (issue 11, class 5), as Linux handles it: a mapping or
+# brk larger than the machine's memory fails with ENOMEM; a program that
+# touches memory until none is left is killed with SIGKILL and a console
+# line naming it, while another process keeps running pipelines, and the
+# memory comes back.
+# veneer-only
+# log: lxrt: out of memory: killed process
+/cbin/hog map || exit 1
+free_kib() { awk '/MemFree/ { print $2 }' /proc/meminfo; }
+before=$(free_kib)
+rm -f /tmp/stop
+( n=0; until [ -e /tmp/stop ]; do [ "$(echo ok | cat)" = ok ] || exit 1; n=$((n+1)); done; echo "worker: $n pipelines" >&2; [ $n -gt 0 ] ) &
+worker=$!
+/cbin/hog touch; status=$?
+echo "hog: exit status $status"
+: > /tmp/stop
+wait $worker || { echo "the worker failed"; exit 1; }
+after=$(free_kib)
+echo "free: $before -> $after KiB"
+[ $status = 137 ] && [ $after -ge $((before - before / 100)) ]
