@@ -22,7 +22,7 @@ use crate::heap::Heap;
 use crate::layout::{PAGE, SHARED, SHARED_MAX, SHARED_MIN};
 use abi::syscall::{map as mf, ENV_SELF, FRAME_ANY};
 use abi::syscall::{rights, CRED_SELF};
-use core::sync::atomic::AtomicU64;
+use core::sync::atomic::{AtomicU32, AtomicU64};
 use user::sys;
 
 #[repr(C)]
@@ -37,6 +37,8 @@ pub struct Header {
     /// The console terminal (`obj::console`): input taken from the kernel
     /// but not yet read, and the foreground process group.
     pub tty: crate::obj::console::Tty,
+    /// The process being killed for want of memory (`oom`), or 0.
+    pub oom_victim: AtomicU32,
     /// Pages in the arena; the frame behind each (owned by the first
     /// process) is listed right after this header (`frames`).
     pub pages: usize,

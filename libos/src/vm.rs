@@ -191,38 +191,6 @@ pub fn protect(start: u64, end: u64, prot: u32) -> bool {
     true
 }
 
-/// Free frames a program's page fault may not take: they stay for lxrt's
-/// own needs (a fork's kits and entries, the shell's next command) and for
-/// other processes' next pages, so the process that ran memory out is the
-/// one that dies of it (`out_of_memory`).
-const OOM_RESERVE: u64 = 512;
-
-/// The program needs a page and the machine has none to spare: as Linux's
-/// OOM killer does, end the process with SIGKILL and say so on the console.
-fn out_of_memory(va: u64) -> ! {
-    let me = crate::proc::table::mine();
-    let cmd = me.cmd.split(|&b| b == 0).next().unwrap_or(b"");
-    let name = cmd.rsplit(|&b| b == b'/').next().unwrap_or(b"");
-    crate::log::note(format_args!(
-        "out of memory: killed process {} ({}) faulting at {va:#x}, {} frames free",
-        me.pid,
-        core::str::from_utf8(name).unwrap_or("?"),
-        kinfo::free_frames()
-    ));
-    crate::proc::exit::exit(crate::proc::signal::SIGKILL as i32)
-}
-
-/// A frame for the program's page at `va`, or death (`out_of_memory`).
-fn program_frame(va: u64) -> u64 {
-    if kinfo::free_frames() < OOM_RESERVE {
-        out_of_memory(va);
-    }
-    match sys::frame_alloc(ENV_SELF, FRAME_ANY) {
-        Ok(f) => f,
-        Err(_) => out_of_memory(va),
-    }
-}
-
 /// Maps a fresh zeroed frame at `va` with `prot`.
 pub fn populate(va: u64, prot: u32) -> bool {
     let Ok(f) = sys::frame_alloc(ENV_SELF, FRAME_ANY) else {
@@ -248,7 +216,7 @@ fn break_cow(va: u64, old: u64, prot: u32) -> bool {
     {
         return true;
     }
-    let new = program_frame(va);
+    let new = crate::oom::frame_for(va);
     if sys::map(ENV_SELF, SCRATCH, new, mf::WRITE).is_err() {
         let _ = sys::frame_free(new);
         return false;
@@ -294,7 +262,7 @@ pub fn touch(va: u64, write: bool) -> bool {
     let va = page_down(va);
     match pte(va) {
         None => {
-            let f = program_frame(va);
+            let f = crate::oom::frame_for(va);
             sys::map(ENV_SELF, va, f, flags(r.prot)).is_ok() || {
                 let _ = sys::frame_free(f);
                 false

@@ -2,7 +2,8 @@
 # brk larger than the machine's memory fails with ENOMEM; a program that
 # touches memory until none is left is killed with SIGKILL and a console
 # line naming it, while another process keeps running pipelines, and the
-# memory comes back.
+# memory comes back. A process that needs memory while another holds it
+# all gets it: the largest process is killed for it.
 # veneer-only
 # log: lxrt: out of memory: killed process
 /cbin/hog map || exit 1
@@ -15,6 +16,14 @@ worker=$!
 echo "hog: exit status $status"
 : > /tmp/stop
 wait $worker || { echo "the worker failed"; exit 1; }
+[ $status = 137 ] || exit 1
+rm -f /tmp/held
+/cbin/hog hold 2400 /tmp/held & hog=$!
+while [ ! -e /tmp/held ]; do :; done
+[ "$(echo ok | cat)" = ok ] || { echo "no memory for a pipeline"; exit 1; }
+wait $hog; status=$?
+echo "holding hog: exit status $status"
+[ $status = 137 ] || exit 1
 after=$(free_kib)
 echo "free: $before -> $after KiB"
-[ $status = 137 ] && [ $after -ge $((before - before / 100)) ]
+[ $after -ge $((before - before / 100)) ]

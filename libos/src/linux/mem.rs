@@ -29,7 +29,7 @@ fn prot(p: u64) -> u32 {
 /// Whether `len` more bytes of the program's memory could ever be backed:
 /// Linux's default (heuristic) overcommit refuses a request larger than the
 /// machine's memory at once; anything smaller is promised, and a page that
-/// then finds no frame kills the process (`vm::out_of_memory`).
+/// then finds no frame gets one from the OOM killer's victim (`oom`).
 fn could_back(len: u64) -> bool {
     len / PAGE <= user::kinfo::kernel().frames
 }

@@ -1,13 +1,29 @@
 /* Memory exhaustion as a program sees it. `hog map`: a mapping or a brk
  * larger than the machine's memory fails with ENOMEM (exit 0 if both do).
  * `hog touch`: allocate and touch 1 MiB at a time until the system kills
- * it (it should never get to exit). */
+ * it (it should never get to exit). `hog hold KIB FILE`: allocate and touch
+ * until /proc/meminfo shows less than KIB free, create FILE, then sleep
+ * until killed. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+
+static long mem_free_kib(void) {
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[128];
+    long kib = -1;
+    if (!f)
+        return -1;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "MemFree: %ld kB", &kib) == 1)
+            break;
+    fclose(f);
+    return kib;
+}
 
 int main(int argc, char **argv) {
     if (argc > 1 && strcmp(argv[1], "map") == 0) {
@@ -18,6 +34,20 @@ int main(int argc, char **argv) {
         int brk_err = b == (void *)-1 ? errno : 0;
         printf("mmap 1 TiB: %s; sbrk 64 GiB: %s\n", strerror(mmap_err), strerror(brk_err));
         return mmap_err == ENOMEM && brk_err == ENOMEM ? 0 : 1;
+    }
+    if (argc > 3 && strcmp(argv[1], "hold") == 0) {
+        long floor = atol(argv[2]);
+        while (mem_free_kib() > floor) {
+            for (int i = 0; i < 16; i++) {
+                char *p = malloc(64 << 10);
+                if (!p)
+                    return 2;
+                memset(p, 1, 64 << 10);
+            }
+        }
+        close(open(argv[3], O_WRONLY | O_CREAT, 0644));
+        for (;;)
+            pause();
     }
     for (long mib = 0;; mib++) {
         char *p = malloc(1 << 20);
