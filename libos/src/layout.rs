@@ -21,6 +21,9 @@ pub const PRIVATE_HEAP_SIZE: u64 = 0x0800_0000;
 pub const SHARED: u64 = 0x7000_0000;
 pub const SHARED_MIN: u64 = 24 << 20;
 pub const SHARED_MAX: u64 = 1 << 30;
+/// The arena's frame list (`shared`): one `u32` frame name per arena page,
+/// each page of the list mapped read-only where a process needs it.
+pub const SHARED_LIST: u64 = SHARED + SHARED_MAX;
 
 /// Anonymous `mmap`s are placed upwards from here.
 pub const MMAP_BASE: u64 = 0x1000_0000_0000;

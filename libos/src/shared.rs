@@ -3,8 +3,8 @@
 //!
 //! The first process sizes the arena from the machine's memory (an eighth
 //! of the frames the kernel's table lists, within `SHARED_MIN..=SHARED_MAX`),
-//! allocates every frame of it up front, lists them after the header
-//! (`frames`) and guards
+//! allocates every frame of it up front, lists them in a window of their
+//! own (`SHARED_LIST`, whose pages' frames the header names) and guards
 //! each with a share capability it derives for the purpose (`frame_share`),
 //! so any process holding that capability may map them by name. Nobody
 //! maps more of the arena than the shared heap has handed out (`backed`):
@@ -19,7 +19,7 @@
 //! like ExOS's shared state it is writable by every process of the tree.
 
 use crate::heap::Heap;
-use crate::layout::{PAGE, SHARED, SHARED_MAX, SHARED_MIN};
+use crate::layout::{PAGE, SHARED, SHARED_LIST, SHARED_MAX, SHARED_MIN};
 use abi::syscall::{map as mf, ENV_SELF, FRAME_ANY};
 use abi::syscall::{rights, CRED_SELF};
 use core::sync::atomic::{AtomicU32, AtomicU64};
@@ -39,22 +39,33 @@ pub struct Header {
     pub tty: crate::obj::console::Tty,
     /// The process being killed for want of memory (`oom`), or 0.
     pub oom_victim: AtomicU32,
-    /// Pages in the arena; the frame behind each (owned by the first
-    /// process) is listed right after this header (`frames`).
-    pub pages: usize,
+    /// The frames of the frame list's pages. The list (at `SHARED_LIST`)
+    /// names the frame behind each page of the arena, all owned by the
+    /// first process. A process maps a page of it (read-only) only when it
+    /// first maps arena pages listed there, so fork shares none of it and
+    /// the list's size (the machine's) costs forks nothing.
+    pub list: [u32; LIST_PAGES],
 }
 
-/// The frame behind each page of the arena.
-fn frames() -> &'static mut [u32] {
-    let at = (SHARED as usize + size_of::<Header>()).next_multiple_of(align_of::<u32>());
-    // SAFETY: `create` puts the list there, inside the header's pages, which
-    // every process maps; it is written only by `create`.
-    unsafe { core::slice::from_raw_parts_mut(at as *mut u32, get().pages) }
-}
+/// Entries in one page of the frame list.
+const PER_LIST_PAGE: u64 = PAGE / size_of::<u32>() as u64;
+const LIST_PAGES: usize = (SHARED_MAX / PAGE / PER_LIST_PAGE) as usize;
 
-/// Where the header and the frame list end, for an arena of `pages` pages.
-fn header_end(pages: usize) -> u64 {
-    (SHARED + (size_of::<Header>() + pages * size_of::<u32>()) as u64).next_multiple_of(PAGE)
+/// Where the header ends.
+const HEADER_END: u64 = SHARED + (size_of::<Header>() as u64).next_multiple_of(PAGE);
+
+/// The frame behind the arena's page `va`, mapping the page of the list
+/// that names it first if this process has not yet.
+fn frame_at(va: u64) -> Option<u64> {
+    let i = (va - SHARED) / PAGE;
+    let list_page = SHARED_LIST + i / PER_LIST_PAGE * PAGE;
+    if crate::vm::pte(list_page).is_none() {
+        let f = get().list[(i / PER_LIST_PAGE) as usize] as u64;
+        // SAFETY: one thread; CRED is set before the arena is used.
+        sys::map_with(ENV_SELF, list_page, f, 0, CRED_SELF, unsafe { CRED }).ok()?;
+    }
+    // SAFETY: the list's page holding entry `i` is mapped just above.
+    Some(unsafe { *(SHARED_LIST as *const u32).add(i as usize) } as u64)
 }
 
 /// The arena's size on a machine whose kernel manages `frames` frames.
@@ -132,10 +143,11 @@ pub unsafe fn free(p: *mut u8, size: usize, align: usize) {
 
 /// Maps the arena's pages `[from, to)` into this process by frame name.
 fn map_pages(from: u64, to: u64) -> bool {
-    let frames = frames();
     let mut va = from;
     while va < to {
-        let f = frames[((va - SHARED) / PAGE) as usize] as u64;
+        let Some(f) = frame_at(va) else {
+            return false;
+        };
         // SAFETY: one thread; CRED is set before the arena is used.
         let cred = unsafe { CRED };
         if sys::map_with(ENV_SELF, va, f, mf::WRITE, CRED_SELF, cred).is_err() {
@@ -174,40 +186,41 @@ pub fn sync() {
 pub fn create() -> Result<(), abi::Error> {
     let cred = sys::cap_derive(CRED_SELF, rights::ALL)?;
     let size = arena_size(user::kinfo::kernel().frames);
-    let pages = (size / PAGE) as usize;
-    let header_end = header_end(pages);
-    let mut va = SHARED;
-    while va < SHARED + size {
-        let f = if va < header_end {
-            let f = sys::frame_alloc(ENV_SELF, FRAME_ANY)?;
+    let fresh = |va: Option<u64>| -> Result<u64, abi::Error> {
+        let f = sys::frame_alloc(ENV_SELF, FRAME_ANY)?;
+        if let Some(va) = va {
             sys::map(ENV_SELF, va, f, mf::WRITE)?;
-            f
-        } else {
-            sys::frame_alloc(ENV_SELF, FRAME_ANY)?
-        };
-        sys::frame_share(f, cred)?;
-        va += PAGE;
-        // The header (with the frame list) is mapped before the list is
-        // written: record the header's frames once it is all there.
-        if va == header_end {
-            get().pages = pages;
-            let mut h = SHARED;
-            while h < header_end {
-                let frame = crate::vm::frame_of(crate::vm::pte(h).ok_or(abi::Error::NotMapped)?);
-                frames()[((h - SHARED) / PAGE) as usize] = frame as u32;
-                h += PAGE;
-            }
-        } else if va > header_end {
-            frames()[((va - PAGE - SHARED) / PAGE) as usize] = f as u32;
         }
+        sys::frame_share(f, cred)?;
+        Ok(f)
+    };
+    // The header and the list are mapped here; then every page's frame is
+    // listed (the header's first, read back from the page table).
+    for va in (SHARED..HEADER_END).step_by(PAGE as usize) {
+        fresh(Some(va))?;
+    }
+    let pages = size / PAGE;
+    for i in 0..pages.div_ceil(PER_LIST_PAGE) {
+        get().list[i as usize] = fresh(Some(SHARED_LIST + i * PAGE))? as u32;
+    }
+    let list = SHARED_LIST as *mut u32;
+    for i in 0..pages {
+        let va = SHARED + i * PAGE;
+        let f = if va < HEADER_END {
+            crate::vm::frame_of(crate::vm::pte(va).ok_or(abi::Error::NotMapped)?)
+        } else {
+            fresh(None)?
+        };
+        // SAFETY: the list's pages for all `pages` entries are mapped above.
+        unsafe { *list.add(i as usize) = f as u32 };
     }
     // SAFETY: one thread; nothing has used the arena yet.
     unsafe {
         CRED = cred;
-        MAPPED_END = header_end;
+        MAPPED_END = HEADER_END;
     }
     let end = (SHARED + size) as usize;
-    get().heap.init(header_end as usize, end, header_end as usize, Some(map_more));
+    get().heap.init(HEADER_END as usize, end, HEADER_END as usize, Some(map_more));
     Ok(())
 }
 
