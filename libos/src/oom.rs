@@ -50,12 +50,16 @@ fn live(e: &EnvInfo) -> bool {
 /// names it on the console and kills it.
 fn choose(va: u64) -> EnvInfo {
     let me = kinfo::env_by_id(lock::my_id()).unwrap_or_default();
-    let victim = (0..ENV_SLOTS)
+    let mut victim = (0..ENV_SLOTS)
         .map(kinfo::env)
         .filter(|e| live(e) && e.parent != 0 && e.published != 0)
         .max_by_key(|e| e.frames)
         .filter(|e| e.frames > me.frames || me.parent == 0)
         .unwrap_or(me);
+    // One we may not signal (not of this tree) cannot be made to end.
+    if victim.id != me.id && crate::proc::signal::send(victim.id, crate::proc::signal::SIGKILL).is_err() {
+        victim = me;
+    }
     crate::shared::get().oom_victim.store(victim.id, Ordering::Release);
     let name = crate::proc::table::get(victim.id).map_or([0; 64], |t| t.cmd);
     let cmd = name.split(|&b| b == 0).next().unwrap_or(b"");
@@ -68,9 +72,6 @@ fn choose(va: u64) -> EnvInfo {
         kinfo::free_frames(),
         me.id
     ));
-    if victim.id != me.id {
-        let _ = crate::proc::signal::send(victim.id, crate::proc::signal::SIGKILL);
-    }
     victim
 }
 
