@@ -15,9 +15,15 @@ pub const PRIVATE_HEAP_SIZE: u64 = 0x0800_0000;
 /// The shared arena: the file system, open files, pipes and the process
 /// table. The first process allocates every frame of it up front and fork
 /// maps the same frames into each child at the same address, so pointers
-/// inside it mean the same thing in every process.
+/// inside it mean the same thing in every process. Its size follows the
+/// machine's memory (`shared::create`): an eighth of it, at least
+/// `SHARED_MIN` and at most `SHARED_MAX` (the room reserved here).
 pub const SHARED: u64 = 0x7000_0000;
-pub const SHARED_SIZE: u64 = 24 << 20;
+pub const SHARED_MIN: u64 = 24 << 20;
+pub const SHARED_MAX: u64 = 1 << 30;
+/// The arena's frame list (`shared`): one `u32` frame name per arena page,
+/// each page of the list mapped read-only where a process needs it.
+pub const SHARED_LIST: u64 = SHARED + SHARED_MAX;
 
 /// Anonymous `mmap`s are placed upwards from here.
 pub const MMAP_BASE: u64 = 0x1000_0000_0000;

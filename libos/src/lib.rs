@@ -23,6 +23,7 @@ pub mod lock;
 pub mod log;
 pub mod native;
 pub mod obj;
+pub mod oom;
 pub mod private;
 pub mod proc;
 pub mod range;

@@ -74,6 +74,12 @@ fn contended(me: u64) {
     }
 }
 
+/// Whether this process holds the lock (inside a Linux call).
+pub fn held() -> bool {
+    // SAFETY: one thread per environment.
+    unsafe { HELD }
+}
+
 #[inline]
 pub fn release() {
     // SAFETY: one thread per environment.

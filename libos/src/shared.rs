@@ -1,8 +1,10 @@
 //! The shared arena (paper 000 §5.2.1: ExOS keeps the process table, file
 //! descriptors' objects and pipes in memory shared between processes).
 //!
-//! The first process allocates every frame of `[SHARED, SHARED +
-//! SHARED_SIZE)` up front, lists them in the header (`frames`) and guards
+//! The first process sizes the arena from the machine's memory (an eighth
+//! of the frames the kernel's table lists, within `SHARED_MIN..=SHARED_MAX`),
+//! allocates every frame of it up front, lists them in a window of their
+//! own (`SHARED_LIST`, whose pages' frames the header names) and guards
 //! each with a share capability it derives for the purpose (`frame_share`),
 //! so any process holding that capability may map them by name. Nobody
 //! maps more of the arena than the shared heap has handed out (`backed`):
@@ -17,10 +19,10 @@
 //! like ExOS's shared state it is writable by every process of the tree.
 
 use crate::heap::Heap;
-use crate::layout::{PAGE, SHARED, SHARED_SIZE};
+use crate::layout::{PAGE, SHARED, SHARED_LIST, SHARED_MAX, SHARED_MIN};
 use abi::syscall::{map as mf, ENV_SELF, FRAME_ANY};
 use abi::syscall::{rights, CRED_SELF};
-use core::sync::atomic::AtomicU64;
+use core::sync::atomic::{AtomicU32, AtomicU64};
 use user::sys;
 
 #[repr(C)]
@@ -35,11 +37,41 @@ pub struct Header {
     /// The console terminal (`obj::console`): input taken from the kernel
     /// but not yet read, and the foreground process group.
     pub tty: crate::obj::console::Tty,
-    /// The frame behind each page of the arena (owned by the first process).
-    pub frames: [u32; PAGES],
+    /// The process being killed for want of memory (`oom`), or 0.
+    pub oom_victim: AtomicU32,
+    /// The frames of the frame list's pages. The list (at `SHARED_LIST`)
+    /// names the frame behind each page of the arena, all owned by the
+    /// first process. A process maps a page of it (read-only) only when it
+    /// first maps arena pages listed there, so fork shares none of it and
+    /// the list's size (the machine's) costs forks nothing.
+    pub list: [u32; LIST_PAGES],
 }
 
-const PAGES: usize = (SHARED_SIZE / PAGE) as usize;
+/// Entries in one page of the frame list.
+const PER_LIST_PAGE: u64 = PAGE / size_of::<u32>() as u64;
+const LIST_PAGES: usize = (SHARED_MAX / PAGE / PER_LIST_PAGE) as usize;
+
+/// Where the header ends.
+const HEADER_END: u64 = SHARED + (size_of::<Header>() as u64).next_multiple_of(PAGE);
+
+/// The frame behind the arena's page `va`, mapping the page of the list
+/// that names it first if this process has not yet.
+fn frame_at(va: u64) -> Option<u64> {
+    let i = (va - SHARED) / PAGE;
+    let list_page = SHARED_LIST + i / PER_LIST_PAGE * PAGE;
+    if crate::vm::pte(list_page).is_none() {
+        let f = get().list[(i / PER_LIST_PAGE) as usize] as u64;
+        // SAFETY: one thread; CRED is set before the arena is used.
+        sys::map_with(ENV_SELF, list_page, f, 0, CRED_SELF, unsafe { CRED }).ok()?;
+    }
+    // SAFETY: the list's page holding entry `i` is mapped just above.
+    Some(unsafe { *(SHARED_LIST as *const u32).add(i as usize) } as u64)
+}
+
+/// The arena's size on a machine whose kernel manages `frames` frames.
+fn arena_size(frames: u64) -> u64 {
+    (frames * PAGE / 8).clamp(SHARED_MIN, SHARED_MAX) & !(PAGE - 1)
+}
 
 /// The capability slot (in this process's list) that covers the arena's
 /// frames, and how far this process has the arena mapped.
@@ -61,6 +93,47 @@ pub fn alloc(size: usize, align: usize) -> *mut u8 {
     get().heap.alloc(size, align)
 }
 
+/// Grows the block at `p` from `size` to `new_size` bytes where it lies.
+///
+/// # Safety
+/// `p` came from `alloc` with `size` and `align`; `new_size >= size`.
+pub unsafe fn grow(p: *mut u8, size: usize, align: usize, new_size: usize) -> bool {
+    // SAFETY: passed on from the caller.
+    unsafe { get().heap.grow_in_place(p, size, align, new_size) }
+}
+
+/// Bytes the arena keeps for everything but file data: a full file system
+/// must leave room for pipes, open files and directories' growth, or the
+/// shell could run nothing more (a 64th of the arena, at least 1 MiB).
+pub fn reserve() -> usize {
+    (get().heap.size() / 64).max(1 << 20)
+}
+
+/// Whether `more` bytes of file data fit, leaving `reserve` bytes.
+fn data_fits(more: usize) -> bool {
+    let h = &get().heap;
+    h.in_use().saturating_add(more).saturating_add(reserve()) <= h.size()
+}
+
+/// Allocates `size` bytes for file data: null when that would leave less
+/// than `reserve` bytes of the arena (a full file system, ENOSPC).
+pub fn alloc_data(size: usize, align: usize) -> *mut u8 {
+    if !data_fits(size) {
+        return core::ptr::null_mut();
+    }
+    alloc(size, align)
+}
+
+/// Grows file data at `p` from `size` to `new_size` bytes where it lies,
+/// if the arena has the room there and `alloc_data` would allow it.
+///
+/// # Safety
+/// `p` came from `alloc_data` with `size` and `align`; `new_size >= size`.
+pub unsafe fn grow_data(p: *mut u8, size: usize, align: usize, new_size: usize) -> bool {
+    // SAFETY: passed on from the caller.
+    data_fits(new_size - size) && unsafe { get().heap.grow_in_place(p, size, align, new_size) }
+}
+
 /// # Safety
 /// `p` came from `alloc` with the same size and alignment.
 pub unsafe fn free(p: *mut u8, size: usize, align: usize) {
@@ -70,10 +143,11 @@ pub unsafe fn free(p: *mut u8, size: usize, align: usize) {
 
 /// Maps the arena's pages `[from, to)` into this process by frame name.
 fn map_pages(from: u64, to: u64) -> bool {
-    let frames = &get().frames;
     let mut va = from;
     while va < to {
-        let f = frames[((va - SHARED) / PAGE) as usize] as u64;
+        let Some(f) = frame_at(va) else {
+            return false;
+        };
         // SAFETY: one thread; CRED is set before the arena is used.
         let cred = unsafe { CRED };
         if sys::map_with(ENV_SELF, va, f, mf::WRITE, CRED_SELF, cred).is_err() {
@@ -85,7 +159,7 @@ fn map_pages(from: u64, to: u64) -> bool {
 }
 
 /// The heap's growth: map what it reaches next (the frames exist already).
-fn grow(from: usize, to: usize) -> bool {
+fn map_more(from: usize, to: usize) -> bool {
     // SAFETY: one thread per environment.
     let mapped = unsafe { &mut *(&raw mut MAPPED_END) };
     let _ = from;
@@ -111,38 +185,42 @@ pub fn sync() {
 /// Allocates the arena's frames and maps its header (first process only).
 pub fn create() -> Result<(), abi::Error> {
     let cred = sys::cap_derive(CRED_SELF, rights::ALL)?;
-    let header_end = SHARED + size_of::<Header>().next_multiple_of(PAGE as usize) as u64;
-    let mut va = SHARED;
-    while va < SHARED + SHARED_SIZE {
-        let f = if va < header_end {
-            let f = sys::frame_alloc(ENV_SELF, FRAME_ANY)?;
+    let size = arena_size(user::kinfo::kernel().frames);
+    let fresh = |va: Option<u64>| -> Result<u64, abi::Error> {
+        let f = sys::frame_alloc(ENV_SELF, FRAME_ANY)?;
+        if let Some(va) = va {
             sys::map(ENV_SELF, va, f, mf::WRITE)?;
-            f
-        } else {
-            sys::frame_alloc(ENV_SELF, FRAME_ANY)?
-        };
-        sys::frame_share(f, cred)?;
-        va += PAGE;
-        // The header (with the frame list) is mapped before the list is
-        // written: record the header's frames once it is all there.
-        if va == header_end {
-            let mut h = SHARED;
-            while h < header_end {
-                let frame = crate::vm::frame_of(crate::vm::pte(h).ok_or(abi::Error::NotMapped)?);
-                get().frames[((h - SHARED) / PAGE) as usize] = frame as u32;
-                h += PAGE;
-            }
-        } else if va > header_end {
-            get().frames[((va - PAGE - SHARED) / PAGE) as usize] = f as u32;
         }
+        sys::frame_share(f, cred)?;
+        Ok(f)
+    };
+    // The header and the list are mapped here; then every page's frame is
+    // listed (the header's first, read back from the page table).
+    for va in (SHARED..HEADER_END).step_by(PAGE as usize) {
+        fresh(Some(va))?;
+    }
+    let pages = size / PAGE;
+    for i in 0..pages.div_ceil(PER_LIST_PAGE) {
+        get().list[i as usize] = fresh(Some(SHARED_LIST + i * PAGE))? as u32;
+    }
+    let list = SHARED_LIST as *mut u32;
+    for i in 0..pages {
+        let va = SHARED + i * PAGE;
+        let f = if va < HEADER_END {
+            crate::vm::frame_of(crate::vm::pte(va).ok_or(abi::Error::NotMapped)?)
+        } else {
+            fresh(None)?
+        };
+        // SAFETY: the list's pages for all `pages` entries are mapped above.
+        unsafe { *list.add(i as usize) = f as u32 };
     }
     // SAFETY: one thread; nothing has used the arena yet.
     unsafe {
         CRED = cred;
-        MAPPED_END = header_end;
+        MAPPED_END = HEADER_END;
     }
-    let end = (SHARED + SHARED_SIZE) as usize;
-    get().heap.init(header_end as usize, end, header_end as usize, Some(grow));
+    let end = (SHARED + size) as usize;
+    get().heap.init(HEADER_END as usize, end, HEADER_END as usize, Some(map_more));
     Ok(())
 }
 

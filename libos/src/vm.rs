@@ -114,16 +114,60 @@ pub fn add(start: u64, end: u64, prot: u32) {
     regions().push(Region { start, end, prot });
 }
 
+/// Frames we own but no longer map that a fork relative still maps (a
+/// copy-on-write page a child shares, which we copied or unmapped). The
+/// kernel frees a frame with its last mapping only once its owner is gone,
+/// so we free each ourselves when the frame table shows nobody maps it
+/// (`sweep`, after reaping a child); otherwise a long-lived parent would
+/// lose a few pages per child it forks.
+static mut ORPHANS: Vec<u64> = Vec::new();
+
+fn orphans() -> &'static mut Vec<u64> {
+    // SAFETY: one thread; only lxrt (never re-entered) touches this.
+    unsafe { &mut (*(&raw mut ORPHANS)) }
+}
+
+/// We have dropped our mapping of frame `f`: free it if it is ours and
+/// unmapped, remember it if it is ours and still mapped elsewhere.
+fn let_go(f: u64) {
+    let info = kinfo::frame(f);
+    if info.owner as u64 != crate::lock::my_id() {
+        return;
+    }
+    if info.refs == 0 {
+        let _ = sys::frame_free(f);
+    } else {
+        orphans().push(f);
+    }
+}
+
+/// Frees the frames `let_go` remembered that nobody maps any more.
+pub fn sweep() {
+    let me = crate::lock::my_id();
+    orphans().retain(|&f| {
+        let info = kinfo::frame(f);
+        if info.owner as u64 != me {
+            return false;
+        }
+        if info.refs == 0 {
+            let _ = sys::frame_free(f);
+            return false;
+        }
+        true
+    });
+}
+
+/// A forked child's copy of the list names its parent's frames.
+pub fn forked_child() {
+    orphans().clear();
+}
+
 /// Unmaps one page, returning its frame to the kernel when it was ours
-/// and nobody else maps it.
+/// and nobody else maps it (or once nobody does: `let_go`).
 pub fn drop_page(va: u64) {
     if let Some(p) = pte(va) {
         let _ = sys::unmap(ENV_SELF, va);
-        let f = frame_of(p);
-        let info = kinfo::frame(f);
-        if info.refs == 0 && info.owner as u64 == sys::self_id() {
-            let _ = sys::frame_free(f);
-        }
+        let_go(frame_of(p));
     }
 }
 
@@ -193,9 +237,7 @@ fn break_cow(va: u64, old: u64, prot: u32) -> bool {
     {
         return true;
     }
-    let Ok(new) = sys::frame_alloc(ENV_SELF, FRAME_ANY) else {
-        return false;
-    };
+    let new = crate::oom::frame_for(va);
     if sys::map(ENV_SELF, SCRATCH, new, mf::WRITE).is_err() {
         let _ = sys::frame_free(new);
         return false;
@@ -204,6 +246,7 @@ fn break_cow(va: u64, old: u64, prot: u32) -> bool {
     unsafe { crate::copy::copy_page(SCRATCH, va) };
     let _ = sys::unmap(ENV_SELF, SCRATCH);
     let _ = sys::unmap(ENV_SELF, va);
+    let_go(f);
     sys::map(ENV_SELF, va, new, flags(prot)).is_ok()
 }
 
@@ -239,7 +282,13 @@ pub fn touch(va: u64, write: bool) -> bool {
     }
     let va = page_down(va);
     match pte(va) {
-        None => populate(va, r.prot),
+        None => {
+            let f = crate::oom::frame_for(va);
+            sys::map(ENV_SELF, va, f, flags(r.prot)).is_ok() || {
+                let _ = sys::frame_free(f);
+                false
+            }
+        }
         Some(p) if write && p & WRITABLE == 0 => break_cow(va, p, r.prot),
         Some(_) => true,
     }

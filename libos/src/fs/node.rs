@@ -115,12 +115,40 @@ pub fn bytes(n: &Inode) -> &'static [u8] {
 }
 
 /// Makes room for `len` bytes in an owned buffer (copying a borrowed one).
+/// A buffer at least doubles, so appends cost little; where that does not
+/// fit it grows to just what is asked. File data must leave the arena's
+/// reserve free (`shared::alloc_data`); directories may use it, so a full
+/// file system still lets files be made and removed.
 pub fn reserve(n: &mut Inode, len: u64) -> Result<(), i64> {
     if !n.borrowed && n.cap >= len {
         return Ok(());
     }
-    let cap = len.max(n.cap * 2).max(64).next_multiple_of(64);
-    let p = shared::alloc(cap as usize, 8);
+    let exact = len.max(64).next_multiple_of(64);
+    let doubled = exact.max(n.cap * 2);
+    let dir = n.mode & S_IFMT == S_IFDIR;
+    if !n.borrowed && !n.data.is_null() {
+        for cap in [doubled, exact] {
+            // SAFETY: an owned buffer of `cap` bytes from the shared heap.
+            let grown = if dir {
+                unsafe { shared::grow(n.data, n.cap as usize, 8, cap as usize) }
+            } else {
+                unsafe { shared::grow_data(n.data, n.cap as usize, 8, cap as usize) }
+            };
+            if grown {
+                // SAFETY: the buffer now has `cap` bytes; the new part is
+                // zeroed so holes read as zeros.
+                unsafe { core::ptr::write_bytes(n.data.add(n.cap as usize), 0, (cap - n.cap) as usize) };
+                n.cap = cap;
+                return Ok(());
+            }
+        }
+    }
+    let alloc =
+        |cap: u64| if dir { shared::alloc(cap as usize, 8) } else { shared::alloc_data(cap as usize, 8) };
+    let (mut cap, mut p) = (doubled, alloc(doubled));
+    if p.is_null() {
+        (cap, p) = (exact, alloc(exact));
+    }
     if p.is_null() {
         return Err(ENOSPC);
     }

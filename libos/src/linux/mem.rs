@@ -26,12 +26,23 @@ fn prot(p: u64) -> u32 {
     r
 }
 
+/// Whether `len` more bytes of the program's memory could ever be backed:
+/// Linux's default (heuristic) overcommit refuses a request larger than the
+/// machine's memory at once; anything smaller is promised, and a page that
+/// then finds no frame gets one from the OOM killer's victim (`oom`).
+fn could_back(len: u64) -> bool {
+    len / PAGE <= user::kinfo::kernel().frames
+}
+
 pub fn brk(want: u64) -> LxResult {
     let m = me();
     if want < m.brk_start || want > BRK_LIMIT {
         return Ok(m.brk as i64);
     }
     let (old, new) = (page_up(m.brk), page_up(want));
+    if new > old && !could_back(new - old) {
+        return Ok(m.brk as i64);
+    }
     if new > old {
         vm::add(old, new, vm::R | vm::W);
     } else if new < old {
@@ -58,6 +69,9 @@ pub fn mmap(addr: u64, len: u64, p: u64, flags: u64, fdn: i64, off: u64) -> LxRe
         return Err(EINVAL);
     }
     let len = page_up(len);
+    if !could_back(len) {
+        return Err(ENOMEM);
+    }
     let file = if flags & MAP_ANONYMOUS == 0 {
         let d = fd::get(fdn)?;
         let f = fd::file(&d);
@@ -120,7 +134,7 @@ pub fn mremap(old: u64, old_len: u64, new_len: u64, flags: u64) -> LxResult {
         vm::remove(old + new_len, old + old_len);
         return Ok(old as i64);
     }
-    if flags & MREMAP_MAYMOVE == 0 {
+    if flags & MREMAP_MAYMOVE == 0 || !could_back(new_len) {
         return Err(ENOMEM);
     }
     let r = vm::find(old).ok_or(EINVAL)?;

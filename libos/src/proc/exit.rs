@@ -71,6 +71,8 @@ fn reap(pid: u32) -> u64 {
     let _ = sys::env_destroy(pid as u64);
     table::forget(pid);
     children().retain(|c| c.pid != pid);
+    // Pages it shared with us copy-on-write are unmapped now.
+    vm::sweep();
     ns
 }
 

@@ -258,6 +258,7 @@ pub fn child_start(frame: &mut ExceptionFrame) {
     super::kit::forked_child();
     super::exit::forked_child();
     crate::wait::forked_child();
+    vm::forked_child();
     super::signal::forked_child();
     frame.regs.rax = 0;
     super::me().pid = sys::self_id() as u32;

@@ -1,0 +1,87 @@
+//! Running out of memory, as Linux's OOM killer handles it: when a
+//! program's page finds no frame to spare, the largest process (by frames
+//! charged to it, the first process excepted) is killed with SIGKILL and a
+//! console line naming it, and whoever needs memory waits until the victim
+//! has ended and given its frames back. One victim at a time: its pid is in
+//! the shared arena, so processes short of memory together do not kill
+//! several.
+
+use crate::lock;
+use abi::syscall::{ENV_SELF, FRAME_ANY};
+use abi::tables::{env_state, EnvInfo, ENV_SLOTS};
+use core::sync::atomic::Ordering;
+use user::{kinfo, sys};
+
+/// Free frames a program's page may not take: they stay for lxrt's own
+/// needs (a fork's kits and entries, page tables) while a victim dies.
+const RESERVE: u64 = 512;
+
+/// A frame for the program's page at `va`: allocated, or, once a victim
+/// has given memory back, allocated then. This process may be the victim.
+pub fn frame_for(va: u64) -> u64 {
+    loop {
+        if kinfo::free_frames() >= RESERVE {
+            if let Ok(f) = sys::frame_alloc(ENV_SELF, FRAME_ANY) {
+                return f;
+            }
+        }
+        let victim = match dying() {
+            Some(v) => v,
+            None => choose(va),
+        };
+        if victim.id as u64 == lock::my_id() {
+            crate::proc::exit::exit(crate::proc::signal::SIGKILL as i32);
+        }
+        wait();
+    }
+}
+
+/// The victim chosen earlier, if it has not ended yet.
+fn dying() -> Option<EnvInfo> {
+    let pid = crate::shared::get().oom_victim.load(Ordering::Acquire);
+    kinfo::env_by_id(pid as u64).filter(|e| pid != 0 && live(e))
+}
+
+fn live(e: &EnvInfo) -> bool {
+    e.state != env_state::FREE && e.state != env_state::EXITED
+}
+
+/// Picks the largest process of the tree (this one if there is no other),
+/// names it on the console and kills it.
+fn choose(va: u64) -> EnvInfo {
+    let me = kinfo::env_by_id(lock::my_id()).unwrap_or_default();
+    let mut victim = (0..ENV_SLOTS)
+        .map(kinfo::env)
+        .filter(|e| live(e) && e.parent != 0 && e.published != 0)
+        .max_by_key(|e| e.frames)
+        .filter(|e| e.frames > me.frames || me.parent == 0)
+        .unwrap_or(me);
+    // One we may not signal (not of this tree) cannot be made to end.
+    if victim.id != me.id && crate::proc::signal::send(victim.id, crate::proc::signal::SIGKILL).is_err() {
+        victim = me;
+    }
+    crate::shared::get().oom_victim.store(victim.id, Ordering::Release);
+    let name = crate::proc::table::get(victim.id).map_or([0; 64], |t| t.cmd);
+    let cmd = name.split(|&b| b == 0).next().unwrap_or(b"");
+    let base = cmd.rsplit(|&b| b == b'/').next().unwrap_or(b"");
+    crate::log::note(format_args!(
+        "out of memory: killed process {} ({}), {} KiB; {} frames free when {} needed a page at {va:#x}",
+        victim.id,
+        core::str::from_utf8(base).unwrap_or("?"),
+        victim.frames * 4,
+        kinfo::free_frames(),
+        me.id
+    ));
+    victim
+}
+
+/// Lets the victim run and end. A call in progress gives up the lock
+/// meanwhile (the victim's exit takes it), as a call waiting on a pipe does.
+fn wait() {
+    let held = lock::held();
+    lock::release();
+    sys::yield_now();
+    if held {
+        lock::acquire();
+    }
+}
