@@ -1,0 +1,207 @@
+//! `cargo xtask bench NAME --profile`: where Veneer's instructions go in
+//! one row's benchmark. Veneer boots under the fair clock with a QEMU
+//! plugin (`bench/profile/insn_count.c`) that counts every guest
+//! instruction by address, twice: once running the row (and the
+//! calibration every boot runs), once running the calibration alone. The
+//! difference is the row's trials and nothing else; it is attributed to
+//! functions through the symbols of the kernel and of the benchmark
+//! program, and divided by the operations measured (iterations × trials).
+//! The top functions go to the terminal and to
+//! `bench/results/profile-NAME.txt`.
+
+use super::{rows, veneer, Clock, Options, Side};
+use crate::build::{self, root};
+use crate::qemu;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// How many functions the summary lists.
+const TOP: usize = 30;
+
+pub fn main(opts: &Options, names: &[&str]) -> Result<(), String> {
+    let rows: Vec<&str> = names.iter().copied().filter(|n| *n != rows::CALIBRATION).collect();
+    let [name] = rows[..] else {
+        return Err("bench --profile: name one row that has a Veneer benchmark".into());
+    };
+    if opts.quick || opts.kvm {
+        return Err("bench --profile counts instructions of a full run: no --quick, no --kvm".into());
+    }
+    let dir = root().join("target/bench/profile");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    let plugin = plugin(&dir)?;
+    let img = build::all()?;
+    for program in veneer::PROGRAMS {
+        let (side, counts) = boot(opts, &img, &plugin, program, &[rows::CALIBRATION, name], &dir)?;
+        if !side.announced(name) {
+            continue;
+        }
+        let (base_side, baseline) = boot(opts, &img, &plugin, program, &[rows::CALIBRATION], &dir)?;
+        let mut errors = side.verify(program, false);
+        errors.extend(base_side.verify(&format!("{program} (baseline)"), false));
+        if !errors.is_empty() {
+            return Err(format!("bench --profile: FAILED:\n  {}", errors.join("\n  ")));
+        }
+        let ops: u64 = side.trials[name].iter().map(|&(n, _)| n).sum();
+        let measured: u64 = side.trials[name].iter().map(|&(_, t)| t).sum();
+        let text = summary(name, program, ops, measured, &functions(program, &counts, &baseline)?);
+        print!("{text}");
+        let out = root().join(format!("bench/results/profile-{name}.txt"));
+        std::fs::write(&out, text).map_err(|e| format!("writing {}: {e}", out.display()))?;
+        println!("xtask: bench: wrote {}", out.display());
+        return Ok(());
+    }
+    Err(format!("bench --profile: no Veneer program announced `{name}`"))
+}
+
+/// Builds the plugin unless it is newer than its source.
+fn plugin(dir: &Path) -> Result<PathBuf, String> {
+    let src = root().join("bench/profile/insn_count.c");
+    let so = dir.join("insn_count.so");
+    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    if modified(&so).is_none() || modified(&so) < modified(&src) {
+        let status = Command::new("gcc")
+            .args(["-O2", "-shared", "-fPIC", "-fvisibility=hidden", "-Wall", "-Wextra", "-Werror", "-o"])
+            .arg(&so)
+            .arg(&src)
+            .status()
+            .map_err(|e| format!("running gcc: {e}"))?;
+        if !status.success() {
+            return Err(format!("gcc failed on {}", src.display()));
+        }
+    }
+    Ok(so)
+}
+
+/// Boots `program` with `names` and the plugin; its lines, and the count
+/// of every instruction address.
+fn boot(
+    opts: &Options,
+    img: &build::Image,
+    plugin: &Path,
+    program: &str,
+    names: &[&str],
+    dir: &Path,
+) -> Result<(Side, BTreeMap<u64, u64>), String> {
+    let init = veneer::init_words(opts, program, names).join(" ");
+    let counts = dir.join(format!("{}.counts", init.replace(' ', "-")));
+    let mut args = veneer::boot_args(opts, Clock::Fair, img, &init);
+    args.push("-plugin".into());
+    args.push(format!("{},out={}", plugin.display(), counts.display()));
+    println!("xtask: bench: profiling Veneer ({init})");
+    let out = qemu::headless(&args, opts.timeout(), &[])?;
+    let mut side = Side::parse(&out.serial);
+    if out.timed_out || out.code != Some(qemu::EXIT_SUCCESS) {
+        side.problem = Some(format!("did not power off with success (QEMU exit {:?})", out.code));
+    }
+    let text = std::fs::read_to_string(&counts).map_err(|e| format!("reading {}: {e}", counts.display()))?;
+    let mut map = BTreeMap::new();
+    for line in text.lines() {
+        let mut w = line.split(' ');
+        let (Some(Ok(va)), Some(Ok(n))) =
+            (w.next().map(|a| u64::from_str_radix(a, 16)), w.next().map(str::parse::<u64>))
+        else {
+            return Err(format!("{}: bad line `{line}`", counts.display()));
+        };
+        *map.entry(va).or_insert(0) += n;
+    }
+    Ok((side, map))
+}
+
+/// A program's function symbols, sorted by address.
+struct Symbols {
+    label: String,
+    /// (start, name); a function ends where the next symbol starts.
+    syms: Vec<(u64, String)>,
+    end: u64,
+}
+
+impl Symbols {
+    fn load(label: &str, elf: &Path) -> Result<Self, String> {
+        let out = Command::new("nm")
+            .args(["-n", "-C", "--defined-only"])
+            .arg(elf)
+            .output()
+            .map_err(|e| format!("running nm: {e}"))?;
+        let mut syms = Vec::new();
+        for line in String::from_utf8_lossy(&out.stdout).lines() {
+            let mut w = line.splitn(3, ' ');
+            if let (Some(Ok(a)), Some(kind), Some(name)) =
+                (w.next().map(|a| u64::from_str_radix(a, 16)), w.next(), w.next())
+            {
+                if matches!(kind, "t" | "T" | "W" | "w") {
+                    syms.push((a, name.to_string()));
+                }
+            }
+        }
+        let end = syms.last().map_or(0, |s| s.0 + 0x10000);
+        Ok(Symbols { label: label.into(), syms, end })
+    }
+
+    fn find(&self, va: u64) -> Option<&str> {
+        let first = self.syms.first()?.0;
+        if va < first || va >= self.end {
+            return None;
+        }
+        let i = self.syms.partition_point(|s| s.0 <= va);
+        Some(&self.syms[i - 1].1)
+    }
+}
+
+/// Instructions of the row alone (counts minus baseline) by function,
+/// largest first.
+fn functions(
+    program: &str,
+    counts: &BTreeMap<u64, u64>,
+    baseline: &BTreeMap<u64, u64>,
+) -> Result<Vec<(String, i64)>, String> {
+    let target = root().join("target");
+    let tables = [
+        Symbols::load("kernel", &target.join(build::KERNEL_TARGET).join("release/kernel"))?,
+        Symbols::load(program, &target.join(build::USER_TARGET).join("release").join(program))?,
+    ];
+    let mut by_function: BTreeMap<String, i64> = BTreeMap::new();
+    let addresses: std::collections::BTreeSet<u64> = counts.keys().chain(baseline.keys()).copied().collect();
+    for va in addresses {
+        let n = *counts.get(&va).unwrap_or(&0) as i64 - *baseline.get(&va).unwrap_or(&0) as i64;
+        if n == 0 {
+            continue;
+        }
+        let name = tables
+            .iter()
+            .find_map(|t| t.find(va).map(|f| format!("{}: {f}", t.label)))
+            .unwrap_or_else(|| format!("other user code (page {:#x})", va & !0xfff));
+        *by_function.entry(name).or_insert(0) += n;
+    }
+    let mut v: Vec<(String, i64)> = by_function.into_iter().collect();
+    v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    Ok(v)
+}
+
+fn summary(name: &str, program: &str, ops: u64, measured: u64, functions: &[(String, i64)]) -> String {
+    let total: i64 = functions.iter().map(|f| f.1).sum();
+    let per_op = |n: i64| n as f64 / ops as f64;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "Profile of `{name}` on Veneer ({program}, -cpu {}): {:.0} instructions per operation counted by the \
+         plugin over {ops} operations; the benchmark's own rdtsc reads {:.0}.\n",
+        Clock::Fair.cpu(),
+        per_op(total),
+        measured as f64 / ops as f64
+    );
+    let _ = writeln!(s, "{:>12}  {:>6}  function", "per op", "share");
+    for (f, n) in functions.iter().take(TOP) {
+        let _ = writeln!(s, "{:>12.1}  {:>5.1}%  {f}", per_op(*n), *n as f64 * 100.0 / total as f64);
+    }
+    let rest: i64 = functions.iter().skip(TOP).map(|f| f.1).sum();
+    let _ = writeln!(
+        s,
+        "{:>12.1}  {:>5.1}%  ({} more functions)",
+        per_op(rest),
+        rest as f64 * 100.0 / total as f64,
+        functions.len().saturating_sub(TOP)
+    );
+    s
+}
