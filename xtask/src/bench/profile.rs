@@ -112,40 +112,44 @@ fn boot(
 /// A program's function symbols, sorted by address.
 struct Symbols {
     label: String,
-    /// (start, name); a function ends where the next symbol starts.
-    syms: Vec<(u64, String)>,
-    end: u64,
+    /// (start, end, name), by start.
+    syms: Vec<(u64, u64, String)>,
 }
 
 impl Symbols {
     fn load(label: &str, elf: &Path) -> Result<Self, String> {
         let out = Command::new("nm")
-            .args(["-n", "-C", "--defined-only"])
+            .args(["-n", "-S", "-C", "--defined-only"])
             .arg(elf)
             .output()
             .map_err(|e| format!("running nm: {e}"))?;
+        let hex = |w: &str| u64::from_str_radix(w, 16).ok();
         let mut syms = Vec::new();
         for line in String::from_utf8_lossy(&out.stdout).lines() {
-            let mut w = line.splitn(3, ' ');
-            if let (Some(Ok(a)), Some(kind), Some(name)) =
-                (w.next().map(|a| u64::from_str_radix(a, 16)), w.next(), w.next())
-            {
-                if matches!(kind, "t" | "T" | "W" | "w") {
-                    syms.push((a, name.to_string()));
-                }
+            let w: Vec<&str> = line.splitn(4, ' ').collect();
+            // `addr size kind name`, or `addr kind name` for a symbol of
+            // no known size (assembly labels): it runs to the next one, at
+            // most a page.
+            let (start, size, kind, name) = match w[..] {
+                [a, s, k, n] if k.len() == 1 => (hex(a), hex(s), k, n),
+                [a, k, n, ..] if k.len() == 1 => (hex(a), None, k, n),
+                _ => continue,
+            };
+            if let (Some(start), true) = (start, matches!(kind, "t" | "T" | "W" | "w")) {
+                syms.push((start, start + size.unwrap_or(4096), name.to_string()));
             }
         }
-        let end = syms.last().map_or(0, |s| s.0 + 0x10000);
-        Ok(Symbols { label: label.into(), syms, end })
+        for i in 0..syms.len() {
+            let next = syms.get(i + 1).map_or(u64::MAX, |s| s.0);
+            syms[i].1 = syms[i].1.min(next);
+        }
+        Ok(Symbols { label: label.into(), syms })
     }
 
     fn find(&self, va: u64) -> Option<&str> {
-        let first = self.syms.first()?.0;
-        if va < first || va >= self.end {
-            return None;
-        }
-        let i = self.syms.partition_point(|s| s.0 <= va);
-        Some(&self.syms[i - 1].1)
+        let i = self.syms.partition_point(|s| s.0 <= va).checked_sub(1)?;
+        let (_, end, name) = &self.syms[i];
+        (va < *end).then_some(name.as_str())
     }
 }
 
@@ -158,8 +162,8 @@ fn functions(
 ) -> Result<Vec<(String, i64)>, String> {
     let target = root().join("target");
     let tables = [
-        Symbols::load("kernel", &target.join(build::KERNEL_TARGET).join("release/kernel"))?,
         Symbols::load(program, &target.join(build::USER_TARGET).join("release").join(program))?,
+        Symbols::load("kernel", &target.join(build::KERNEL_TARGET).join("release/kernel"))?,
     ];
     let mut by_function: BTreeMap<String, i64> = BTreeMap::new();
     let addresses: std::collections::BTreeSet<u64> = counts.keys().chain(baseline.keys()).copied().collect();
