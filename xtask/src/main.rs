@@ -22,8 +22,9 @@ usage: cargo xtask <command>
                      native console shell)
   test               run every host unit test and every boot test
   boottest [NAME..]  run only the boot tests (all, or those named)
-  bench [NAME] [--quick] [--kvm]
+  bench [NAME] [--quick] [--kvm] [--profile]
                      run the papers' experiments on Veneer and Linux
+                     (--profile: where Veneer's instructions go in NAME)
   iso                build target/veneer.iso (hybrid BIOS/UEFI, GRUB)
   gdb [PROGRAM]      boot paused with QEMU's gdb stub on :1234
   build              build the kernel, the user programs and the boot image

@@ -147,7 +147,7 @@ pub const ROWS: &[Row] = &[
     row("pipe_8k", "pipe, 8 KiB one way", "SOSP'95 Fig. 10")
         .linux("pipe_8k")
         .veneer("pipe_8k")
-        .pairing("ping-pong between two processes, halved"),
+        .pairing("ping-pong between two processes, halved; Veneer: libos pipes called natively"),
     row("fork", "fork + exit + wait", "SOSP'97 §5")
         .linux("fork")
         .veneer("fork")
