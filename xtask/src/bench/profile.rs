@@ -146,11 +146,21 @@ impl Symbols {
         Ok(Symbols { label: label.into(), syms })
     }
 
-    fn find(&self, va: u64) -> Option<&str> {
+    /// The function holding `va`: its start and name.
+    fn find(&self, va: u64) -> Option<(u64, &str)> {
         let i = self.syms.partition_point(|s| s.0 <= va).checked_sub(1)?;
-        let (_, end, name) = &self.syms[i];
-        (va < *end).then_some(name.as_str())
+        let (start, end, name) = &self.syms[i];
+        (va < *end).then_some((*start, name.as_str()))
     }
+}
+
+/// One function's share of the row: instructions, and executions of its
+/// first instruction (its calls, for a function that does not loop back to
+/// its entry).
+#[derive(Default, Clone, Copy)]
+struct Cost {
+    insns: i64,
+    calls: i64,
 }
 
 /// Instructions of the row alone (counts minus baseline) by function,
@@ -159,32 +169,36 @@ fn functions(
     program: &str,
     counts: &BTreeMap<u64, u64>,
     baseline: &BTreeMap<u64, u64>,
-) -> Result<Vec<(String, i64)>, String> {
+) -> Result<Vec<(String, Cost)>, String> {
     let target = root().join("target");
     let tables = [
         Symbols::load(program, &target.join(build::USER_TARGET).join("release").join(program))?,
         Symbols::load("kernel", &target.join(build::KERNEL_TARGET).join("release/kernel"))?,
     ];
-    let mut by_function: BTreeMap<String, i64> = BTreeMap::new();
+    let mut by_function: BTreeMap<String, Cost> = BTreeMap::new();
     let addresses: std::collections::BTreeSet<u64> = counts.keys().chain(baseline.keys()).copied().collect();
     for va in addresses {
         let n = *counts.get(&va).unwrap_or(&0) as i64 - *baseline.get(&va).unwrap_or(&0) as i64;
         if n == 0 {
             continue;
         }
-        let name = tables
+        let (start, name) = tables
             .iter()
-            .find_map(|t| t.find(va).map(|f| format!("{}: {f}", t.label)))
-            .unwrap_or_else(|| format!("other user code (page {:#x})", va & !0xfff));
-        *by_function.entry(name).or_insert(0) += n;
+            .find_map(|t| t.find(va).map(|(start, f)| (start, format!("{}: {f}", t.label))))
+            .unwrap_or_else(|| (u64::MAX, format!("other user code (page {:#x})", va & !0xfff)));
+        let cost = by_function.entry(name).or_default();
+        cost.insns += n;
+        if va == start {
+            cost.calls += n;
+        }
     }
-    let mut v: Vec<(String, i64)> = by_function.into_iter().collect();
-    v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let mut v: Vec<(String, Cost)> = by_function.into_iter().collect();
+    v.sort_by(|a, b| b.1.insns.cmp(&a.1.insns).then(a.0.cmp(&b.0)));
     Ok(v)
 }
 
-fn summary(name: &str, program: &str, ops: u64, measured: u64, functions: &[(String, i64)]) -> String {
-    let total: i64 = functions.iter().map(|f| f.1).sum();
+fn summary(name: &str, program: &str, ops: u64, measured: u64, functions: &[(String, Cost)]) -> String {
+    let total: i64 = functions.iter().map(|f| f.1.insns).sum();
     let per_op = |n: i64| n as f64 / ops as f64;
     let mut s = String::new();
     let _ = writeln!(
@@ -195,11 +209,19 @@ fn summary(name: &str, program: &str, ops: u64, measured: u64, functions: &[(Str
         per_op(total),
         measured as f64 / ops as f64
     );
-    let _ = writeln!(s, "{:>12}  {:>6}  function", "per op", "share");
-    for (f, n) in functions.iter().take(TOP) {
-        let _ = writeln!(s, "{:>12.1}  {:>5.1}%  {f}", per_op(*n), *n as f64 * 100.0 / total as f64);
+    let _ = writeln!(s, "{:>12}  {:>6}  {:>9}  {:>9}  function", "per op", "share", "calls/op", "per call");
+    for (f, c) in functions.iter().take(TOP) {
+        let per_call =
+            if c.calls > 0 { format!("{:.0}", c.insns as f64 / c.calls as f64) } else { "—".into() };
+        let _ = writeln!(
+            s,
+            "{:>12.1}  {:>5.1}%  {:>9.1}  {per_call:>9}  {f}",
+            per_op(c.insns),
+            c.insns as f64 * 100.0 / total as f64,
+            per_op(c.calls)
+        );
     }
-    let rest: i64 = functions.iter().skip(TOP).map(|f| f.1).sum();
+    let rest: i64 = functions.iter().skip(TOP).map(|f| f.1.insns).sum();
     let _ = writeln!(
         s,
         "{:>12.1}  {:>5.1}%  ({} more functions)",
