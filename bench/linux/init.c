@@ -28,14 +28,18 @@ static const struct {
 	{ "pipe_1b", 10000, 100 },    { "pipe_1w", 10000, 100 },
 	{ "pipe_8k", 5000, 100 },     { "yield", 20000, 100 },
 	{ "futex", 5000, 50 },	      { "fork", 300, 4 },
-	{ "spawn", 200, 4 },	      { "select_a", 48000, 100 },
-	{ "select_b", 48000, 100 },
+	{ "fork_exec", 200, 4 },      { "vfork_exec", 200, 4 },
+	{ "select_a", 48000, 100 },   { "select_b", 48000, 100 },
 };
 #define COUNT (sizeof experiments / sizeof experiments[0])
 
+/* The calibration runs in every boot: it proves the clock counts
+ * instructions. */
 static int wanted(int argc, char **argv, const char *name)
 {
 	int named = 0;
+	if (!strcmp(name, "calib"))
+		return 1;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "quick"))
 			continue;
@@ -51,6 +55,9 @@ int main(int argc, char **argv)
 	/* The archive has no device nodes; devtmpfs provides the console. */
 	mkdir("/dev", 0755);
 	mount("devtmpfs", "/dev", "devtmpfs", 0, NULL);
+	/* dirty reads /proc/self/pagemap. */
+	mkdir("/proc", 0755);
+	mount("proc", "/proc", "proc", 0, NULL);
 	int fd = open("/dev/console", O_RDWR);
 	if (fd >= 0) {
 		dup2(fd, 0), dup2(fd, 1), dup2(fd, 2);

@@ -27,8 +27,9 @@ usage: cargo xtask <command>
                      hostile load: native and Linux system-call fuzzing,
                      fork/exec churn, file-system fill/empty, fork bombs;
                      the kernel audits itself at the end of each boot
-  bench [NAME] [--quick] [--kvm]
+  bench [NAME] [--quick] [--kvm] [--profile]
                      run the papers' experiments on Veneer and Linux
+                     (--profile: where Veneer's instructions go in NAME)
   iso                build target/veneer.iso (hybrid BIOS/UEFI, GRUB)
   gdb [PROGRAM]      boot paused with QEMU's gdb stub on :1234
   build              build the kernel, the user programs and the boot image

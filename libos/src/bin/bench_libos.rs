@@ -18,8 +18,13 @@
 //!   processes each ping-pong 200-byte then 5-byte messages through their
 //!   own `cat` (a forked child copying one pipe to another), calling
 //!   `native::select` before every read (A) or reading at once (B);
+//! - `fork_exec`: fork, the child executes a tiny static Linux program
+//!   (written to `/tmp/tiny` first: one segment whose code is `exit(0)`, as
+//!   Linux's `bench/linux/tiny.c`), the parent waits: all through the Linux
+//!   personality;
 //! - `spawn`: loading a small static program from the boot file system into
-//!   a new environment and waiting for it (`user::spawn`).
+//!   a new environment and waiting for it (`user::spawn`), no fork;
+//! - `calib`: the harness's 1000-instruction loop, which every boot runs.
 #![no_std]
 #![no_main]
 
@@ -34,6 +39,7 @@ use libos::{fd, lock, obj, trap, vm};
 use user::{kinfo, println, spawn, sys};
 
 const ALL: &[&str] = &[
+    "calib",
     "dirty",
     "prot1",
     "prot100",
@@ -41,10 +47,15 @@ const ALL: &[&str] = &[
     "trap",
     "appel1",
     "appel2",
+    // Fork copies the library's private heap eagerly, which the pipe and
+    // select experiments grow: the process experiments run first, so they
+    // measure the program as `cargo xtask bench fork` alone does (Linux
+    // runs every experiment in a fresh process).
+    "fork",
+    "fork_exec",
+    "spawn",
     "pipe_1b",
     "pipe_8k",
-    "fork",
-    "spawn",
     "lx_getpid",
     "select_a",
     "select_b",
@@ -54,6 +65,7 @@ const ALL: &[&str] = &[
 /// of the Linux side (`bench/linux/init.c`).
 fn iterations(name: &str, quick: bool) -> u64 {
     let (full, short) = match name {
+        "calib" => (10_000, 100),
         "dirty" => (50_000, 100),
         "prot1" | "trap" => (20_000, 100),
         "prot100" | "unprot100" => (2_000, 10),
@@ -62,7 +74,7 @@ fn iterations(name: &str, quick: bool) -> u64 {
         "pipe_1b" => (10_000, 100),
         "pipe_8k" => (5_000, 100),
         "fork" => (300, 4),
-        "spawn" => (200, 4),
+        "fork_exec" | "spawn" => (200, 4),
         // Round trips over all processes: 5 x (4,800 + 4,800) as in paper
         // 002's Figure 8; quick: 5 x (10 + 10).
         "select_a" | "select_b" => (48_000, 100),
@@ -121,6 +133,17 @@ fn touch(va: u64) {
     // it is write-protected the fault handler makes it writable and the
     // write is retried.
     unsafe { core::ptr::write_volatile(va as *mut u8, 1) };
+}
+
+/// The calibration loop: 998 nops, dec and jnz per iteration.
+#[inline(never)] // a symbol of its own in profiles (`cargo xtask bench --profile`)
+fn calib(n: u64) -> u64 {
+    let t = rdtsc();
+    for _ in 0..n {
+        // SAFETY: nops only; the loop's dec/jnz are the other two of 1000.
+        unsafe { core::arch::asm!(".rept 998", "nop", ".endr", options(nomem, nostack)) };
+    }
+    rdtsc() - t
 }
 
 // ---- the fault handler -------------------------------------------------
@@ -276,7 +299,10 @@ fn appel2(n: u64) -> u64 {
 
 // ---- processes ---------------------------------------------------------
 
+const NR_OPEN: u64 = 2;
+const NR_CLOSE: u64 = 3;
 const NR_GETPID: u64 = 39;
+const NR_EXECVE: u64 = 59;
 const NR_FORK: u64 = 57;
 const NR_EXIT: u64 = 60;
 const NR_WAIT4: u64 = 61;
@@ -316,6 +342,78 @@ fn fork_exit_wait(n: u64) -> u64 {
         reap(pid);
     }
     rdtsc() - t
+}
+
+/// The program `fork_exec` executes: an ELF header, one program header
+/// (a read+execute segment at 0x400000 covering the file) and the code
+/// `mov $60, %eax; xor %edi, %edi; syscall` (exit(0)) right after them.
+fn tiny_elf() -> [u8; 129] {
+    const CODE: [u8; 9] = [0xb8, 60, 0, 0, 0, 0x31, 0xff, 0x0f, 0x05];
+    const BASE: u64 = 0x40_0000;
+    const HEADERS: usize = 64 + 56;
+    const SIZE: u64 = (HEADERS + CODE.len()) as u64;
+    let mut f = [0u8; HEADERS + CODE.len()];
+    let mut put = |at: usize, bytes: &[u8]| f[at..at + bytes.len()].copy_from_slice(bytes);
+    put(0, b"\x7fELF\x02\x01\x01"); // 64-bit, little-endian, version 1
+    put(16, &2u16.to_le_bytes()); // ET_EXEC
+    put(18, &62u16.to_le_bytes()); // x86-64
+    put(20, &1u32.to_le_bytes());
+    put(24, &(BASE + HEADERS as u64).to_le_bytes()); // entry
+    put(32, &64u64.to_le_bytes()); // program headers
+    put(52, &64u16.to_le_bytes());
+    put(54, &56u16.to_le_bytes());
+    put(56, &1u16.to_le_bytes());
+    put(64, &1u32.to_le_bytes()); // PT_LOAD
+    put(68, &5u32.to_le_bytes()); // R + X
+    put(80, &BASE.to_le_bytes()); // vaddr
+    put(88, &BASE.to_le_bytes()); // paddr
+    put(96, &SIZE.to_le_bytes()); // file size
+    put(104, &SIZE.to_le_bytes()); // memory size
+    put(112, &0x1000u64.to_le_bytes()); // alignment
+    put(HEADERS, &CODE);
+    f
+}
+
+/// Where the tiny program goes. The Linux personality reads a call's
+/// arguments from the program's memory (the stack, not this image), so
+/// callers copy it to the stack first.
+const TINY: [u8; 10] = *b"/tmp/tiny\0";
+
+/// Writes the tiny program to `/tmp/tiny`, executable.
+fn install_tiny() -> Result<(), &'static str> {
+    const O_WRONLY_CREAT_TRUNC: u64 = 0o1 | 0o100 | 0o1000;
+    let path = TINY;
+    let fd = linux(NR_OPEN, [path.as_ptr() as u64, O_WRONLY_CREAT_TRUNC, 0o755, 0, 0, 0]);
+    if fd < 0 {
+        return Err("cannot create /tmp/tiny");
+    }
+    let elf = tiny_elf();
+    let written = native::write(fd, &elf);
+    linux(NR_CLOSE, [fd as u64, 0, 0, 0, 0, 0]);
+    if written != elf.len() as i64 {
+        return Err("cannot write /tmp/tiny");
+    }
+    Ok(())
+}
+
+/// fork_exec: fork, the child executes the tiny program, the parent waits
+/// for it (its status must say it exited with 0).
+fn fork_exec(n: u64) -> Result<u64, &'static str> {
+    let path = TINY;
+    let argv = [path.as_ptr() as u64, 0];
+    let envp = [0u64];
+    let t = rdtsc();
+    for _ in 0..n {
+        let pid = fork();
+        if pid == 0 {
+            linux(NR_EXECVE, [path.as_ptr() as u64, argv.as_ptr() as u64, envp.as_ptr() as u64, 0, 0, 0]);
+            exit(127);
+        }
+        if wait_status(pid) != 0 {
+            return Err("the child did not execute the tiny program and exit with 0");
+        }
+    }
+    Ok(rdtsc() - t)
 }
 
 /// spawn: load a program that exits at once into a new environment, start
@@ -495,8 +593,9 @@ fn select_check() -> Result<(), &'static str> {
 
 // ---- driver ------------------------------------------------------------
 
-/// The experiments on AREA (they come first in `ALL`).
-const VM: &[&str] = &["dirty", "prot1", "prot100", "unprot100", "trap", "appel1", "appel2"];
+/// What runs while AREA is mapped (the first in `ALL`): the calibration
+/// and the experiments on AREA.
+const VM: &[&str] = &["calib", "dirty", "prot1", "prot100", "unprot100", "trap", "appel1", "appel2"];
 
 fn run(name: &str, n: u64) -> u64 {
     match name {
@@ -509,17 +608,21 @@ fn run(name: &str, n: u64) -> u64 {
         "appel2" => appel2(n),
         "pipe_1b" => pipe_pingpong(n, 1),
         "pipe_8k" => pipe_pingpong(n, 8192),
+        "calib" => calib(n),
         "fork" => fork_exit_wait(n),
+        "fork_exec" => report(name, fork_exec(n)),
         "spawn" => spawn_wait(n),
-        "select_a" | "select_b" => match select_experiment(n, name == "select_a") {
-            Ok(total) => total,
-            Err(why) => {
-                println!("BENCH-FAIL {name} {why}");
-                0
-            }
-        },
+        "select_a" | "select_b" => report(name, select_experiment(n, name == "select_a")),
         _ => lx_getpid(n),
     }
+}
+
+/// An experiment's total, or 0 after saying why it failed.
+fn report(name: &str, r: Result<u64, &'static str>) -> u64 {
+    r.unwrap_or_else(|why| {
+        println!("BENCH-FAIL {name} {why}");
+        0
+    })
 }
 
 fn main(_: u64) -> i32 {
@@ -532,8 +635,13 @@ fn main(_: u64) -> i32 {
     let words = || cmdline.split_whitespace().skip_while(|w| !w.starts_with("init=")).skip(1);
     let quick = words().any(|w| w == "quick");
     let named = || words().filter(|w| *w != "quick");
-    let selected: alloc::vec::Vec<&str> =
-        ALL.iter().copied().filter(|b| named().next().is_none() || named().any(|w| w == *b)).collect();
+    // The calibration runs in every boot: it proves the clock counts
+    // instructions.
+    let selected: alloc::vec::Vec<&str> = ALL
+        .iter()
+        .copied()
+        .filter(|b| *b == "calib" || named().next().is_none() || named().any(|w| w == *b))
+        .collect();
     user::print!("BENCH-PLAN");
     for b in &selected {
         user::print!(" {b}");
@@ -550,11 +658,20 @@ fn main(_: u64) -> i32 {
             area_mapped = false;
         }
         let n = iterations(b, quick);
-        if *b == "select_a" {
-            if let Err(why) = select_check() {
-                println!("BENCH-FAIL {b} {why}");
-                continue;
-            }
+        let ready = match *b {
+            // One untimed round of the experiment first (one message per
+            // process each way), as Linux's side does: the first round
+            // grows the library's tables for eleven processes, which a
+            // one-trial quick run would otherwise charge to whichever of
+            // A and B runs first.
+            "select_a" => select_check().and_then(|_| select_experiment(2 * PROCS, true).map(drop)),
+            "select_b" => select_experiment(2 * PROCS, false).map(drop),
+            "fork_exec" => install_tiny(),
+            _ => Ok(()),
+        };
+        if let Err(why) = ready {
+            println!("BENCH-FAIL {b} {why}");
+            continue;
         }
         for _ in 0..trials {
             // 0: the experiment failed and said so (BENCH-FAIL).

@@ -1,7 +1,7 @@
 //! The Linux side: Debian's own kernel, booted on an initramfs holding the
 //! C programs of `bench/linux/`. Both are cached under `target/bench/linux/`.
 
-use super::{Options, Side};
+use super::{Clock, Options, Side};
 use crate::build::root;
 use crate::cpio::Archive;
 use crate::qemu;
@@ -15,10 +15,7 @@ const METAPACKAGE: &str = "linux-image-amd64";
 /// and `-no-reboot` turn a kernel panic into QEMU exiting.
 const CMDLINE: &str = "console=ttyS0 quiet norandmaps randomize_kstack_offset=off panic=-1";
 
-pub fn run(opts: &Options, names: &[&str]) -> Result<Side, String> {
-    if names.is_empty() {
-        return Ok(Side::default());
-    }
+pub fn run(opts: &Options, clock: Clock, names: &[&str]) -> Result<Side, String> {
     let dir = root().join("target/bench/linux");
     std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
     let kernel = kernel(&dir)?;
@@ -36,8 +33,8 @@ pub fn run(opts: &Options, names: &[&str]) -> Result<Side, String> {
             cmdline.push_str(name);
         }
     }
-    let mut args = opts.accel();
-    for a in ["-cpu", "max", "-smp", "1", "-m", "512M", "-no-reboot"] {
+    let mut args = opts.machine(clock);
+    for a in ["-smp", "1", "-m", "512M", "-no-reboot"] {
         args.push(a.into());
     }
     for (flag, value) in [
@@ -48,17 +45,17 @@ pub fn run(opts: &Options, names: &[&str]) -> Result<Side, String> {
         args.push(flag.into());
         args.push(value);
     }
-    println!("xtask: bench: booting Linux ({})", kernel_version(&dir));
+    println!("xtask: bench: booting Linux ({}) on -cpu {}", kernel_version(&dir), clock.cpu());
     let out = qemu::headless(&args, opts.timeout(), &[])?;
     let mut side = Side::parse(&out.serial);
     if out.timed_out {
         side.problem = Some(format!("timed out after {:?}", opts.timeout()));
-    } else if !side.done {
-        side.problem = Some(format!("stopped early (QEMU exit {:?})", out.code));
+    } else if out.code != Some(0) {
+        side.problem = Some(format!("QEMU exited with {:?}", out.code));
     }
-    if side.problem.is_some() {
-        let log = dir.join("serial.log");
-        let _ = std::fs::write(&log, &out.serial);
+    let log = dir.join(format!("serial-{}.log", clock.name()));
+    let _ = std::fs::write(&log, &out.serial);
+    if side.problem.is_some() || !side.done {
         eprintln!("xtask: bench: Linux console saved in {}", log.display());
     }
     Ok(side)

@@ -2,7 +2,9 @@
 //! full run a Markdown table in `docs/benchmarks.md` with an SVG chart.
 
 use super::rows::Row;
-use super::{linux, Figure, Options, Side};
+#[cfg(test)]
+use super::Side;
+use super::{linux, Clock, Figure, Options, Run};
 use crate::build::root;
 use std::fmt::Write;
 use std::process::Command;
@@ -28,60 +30,78 @@ impl Line<'_> {
         Some(self.ratio()? >= self.row.target?)
     }
 
-    /// The cells shared by the terminal and Markdown tables.
-    fn cells(&self, veneer_missing: &str) -> Vec<String> {
-        let side = |name: Option<&str>, fig: Option<Figure>, missing: &str| match (name, fig) {
-            (None, _) => "—".to_string(),
-            (Some(_), None) => missing.to_string(),
-            (Some(_), Some(f)) => format!(
+    fn reference(&self) -> String {
+        match (self.row.reference, self.linux) {
+            (Some(r), Some(f)) => format!("{} ({:+.1}%)", number(r), (f.median / r - 1.0) * 100.0),
+            (Some(r), None) => number(r),
+            (None, _) => "—".into(),
+        }
+    }
+
+    fn ratio_cell(&self) -> String {
+        self.ratio().map_or("—".into(), |r| format!("{r:.2}×"))
+    }
+}
+
+/// A figure with its spread: median (min–max, trials×iterations).
+fn side(name: Option<&str>, fig: Option<Figure>) -> String {
+    match (name, fig) {
+        (None, _) => "—".to_string(),
+        (Some(_), None) => "missing".to_string(),
+        (Some(_), Some(f)) => {
+            format!(
                 "{} ({}–{}, {}×{})",
                 number(f.median),
                 number(f.min),
                 number(f.max),
                 f.trials,
                 f.iterations
-            ),
-        };
-        let reference = match (self.row.reference, self.linux) {
-            (Some(r), Some(f)) => format!("{} ({:+.1}%)", number(r), (f.median / r - 1.0) * 100.0),
-            (Some(r), None) => number(r),
-            (None, _) => "—".into(),
-        };
-        vec![
-            self.row.title.into(),
-            self.row.paper.into(),
-            side(self.row.linux, self.linux, "missing"),
-            reference,
-            side(self.row.veneer, self.veneer, veneer_missing),
-            self.ratio().map_or("—".into(), |r| format!("{r:.2}×")),
-            self.row.target.map_or("—".into(), |t| format!("≥{t}×")),
-            match self.met() {
-                Some(true) => "yes".into(),
-                Some(false) => "no".into(),
-                None => "—".into(),
-            },
-        ]
+            )
+        }
     }
 }
 
-const HEADER: [&str; 8] = [
-    "benchmark",
-    "paper",
-    "Linux (min–max, trials×iterations)",
-    "Linux reference",
-    "Veneer",
-    "ratio",
-    "target",
-    "met",
-];
+/// The main table (the fair clock): what each side does and how it
+/// compares with the target.
+const HEADER: [&str; 7] =
+    ["benchmark", "paper", "Linux (min–max, trials×iterations)", "Veneer", "ratio", "target", "met"];
+
+fn main_cells(l: &Line) -> Vec<String> {
+    vec![
+        l.row.title.into(),
+        l.row.paper.into(),
+        side(l.row.linux, l.linux),
+        side(l.row.veneer, l.veneer),
+        l.ratio_cell(),
+        l.row.target.map_or("—".into(), |t| format!("≥{t}×")),
+        match l.met() {
+            Some(true) => "yes".into(),
+            Some(false) => "no".into(),
+            None => "—".into(),
+        },
+    ]
+}
+
+/// The sensitivity table (the ERMS clock), beside the fair ratio; the
+/// references were measured this way.
+const SENSITIVITY_HEADER: [&str; 6] =
+    ["benchmark", "Linux, ERMS", "Linux reference", "Veneer, ERMS", "ratio, ERMS", "ratio, fair clock"];
+
+fn sensitivity_cells(erms: &Line, fair: &Line) -> Vec<String> {
+    vec![
+        erms.row.title.into(),
+        side(erms.row.linux, erms.linux),
+        erms.reference(),
+        side(erms.row.veneer, erms.veneer),
+        erms.ratio_cell(),
+        fair.ratio_cell(),
+    ]
+}
 
 pub struct Results<'a> {
     opts: &'a Options,
-    lines: Vec<Line<'a>>,
-    /// What a missing Veneer figure is called: why the side has none.
-    veneer_missing: String,
-    veneer_problem: Option<String>,
-    linux_problem: Option<String>,
+    /// One table per clock, the fair one first.
+    tables: Vec<(Clock, Vec<Line<'a>>)>,
     kernel: String,
     qemu: String,
     command: String,
@@ -89,13 +109,19 @@ pub struct Results<'a> {
 }
 
 impl<'a> Results<'a> {
-    pub fn new(opts: &'a Options, rows: &[&'a Row], linux: &Side, veneer: &Side) -> Self {
-        let lines = rows
+    pub fn new(opts: &'a Options, rows: &[&'a Row], runs: &[Run]) -> Self {
+        let tables = runs
             .iter()
-            .map(|&row| Line {
-                row,
-                linux: row.linux.and_then(|n| linux.figure(n)),
-                veneer: row.veneer.and_then(|n| veneer.figure(n)),
+            .map(|run| {
+                let lines = rows
+                    .iter()
+                    .map(|&row| Line {
+                        row,
+                        linux: row.linux.and_then(|n| run.linux.figure(n)),
+                        veneer: row.veneer.and_then(|n| run.veneer.figure(n)),
+                    })
+                    .collect();
+                (run.clock, lines)
             })
             .collect();
         let mut command = String::from("cargo xtask bench");
@@ -117,10 +143,7 @@ impl<'a> Results<'a> {
             .unwrap_or_else(|| "unknown QEMU".into());
         Results {
             opts,
-            lines,
-            veneer_missing: "not yet".into(),
-            veneer_problem: veneer.problem.clone(),
-            linux_problem: linux.problem.clone(),
+            tables,
             kernel: linux::kernel_version(&root().join("target/bench/linux")),
             qemu,
             command,
@@ -132,56 +155,61 @@ impl<'a> Results<'a> {
         }
     }
 
-    /// The within-side comparisons (`rows::WITHIN`) whose rows ran.
+    fn fair(&self) -> &[Line<'a>] {
+        &self.tables[0].1
+    }
+
+    /// The ERMS clock's lines, if this run measured it.
+    fn erms(&self) -> Option<&[Line<'a>]> {
+        self.tables.iter().find(|(c, _)| *c == Clock::Erms).map(|(_, l)| &l[..])
+    }
+
+    /// The within-side comparisons (`rows::WITHIN`) whose rows ran, under
+    /// each clock.
     fn within(&self) -> Vec<String> {
-        let find = |name: &str| self.lines.iter().find(|l| l.row.name == name);
         let ratio = |a: Option<Figure>, b: Option<Figure>| Some(a?.median / b?.median);
         let show = |r: Option<f64>| r.map_or("—".to_string(), |r| format!("{r:.2}×"));
-        super::rows::WITHIN
-            .iter()
-            .filter_map(|w| {
-                let (a, b) = (find(w.a)?, find(w.b)?);
+        let mut out = Vec::new();
+        for w in super::rows::WITHIN {
+            for (clock, lines) in &self.tables {
+                let find = |name: &str| lines.iter().find(|l| l.row.name == name);
+                let (Some(a), Some(b)) = (find(w.a), find(w.b)) else {
+                    continue;
+                };
                 let veneer = ratio(a.veneer, b.veneer);
                 let met = veneer.map_or("—", |v| if v <= w.veneer_max { "yes" } else { "no" });
-                Some(format!(
-                    "{}: Linux {}, Veneer {} (target: Veneer ≤{}×; met: {met})",
+                out.push(format!(
+                    "{} ({} clock): Linux {}, Veneer {} (target: Veneer ≤{}×; met: {met})",
                     w.title,
+                    clock.name(),
                     show(ratio(a.linux, b.linux)),
                     show(veneer),
                     w.veneer_max
-                ))
-            })
-            .collect()
+                ));
+            }
+        }
+        out
     }
 
-    fn table(&self) -> Vec<Vec<String>> {
-        self.lines.iter().map(|l| l.cells(&self.veneer_missing)).collect()
+    fn main_table(&self) -> Vec<Vec<String>> {
+        self.fair().iter().map(main_cells).collect()
+    }
+
+    fn sensitivity_table(&self) -> Option<Vec<Vec<String>>> {
+        let erms = self.erms()?;
+        Some(erms.iter().zip(self.fair()).map(|(e, f)| sensitivity_cells(e, f)).collect())
     }
 
     pub fn print(&self) {
-        let table = self.table();
-        let mut widths: Vec<usize> = HEADER.iter().map(|h| h.chars().count()).collect();
-        for row in &table {
-            for (w, cell) in widths.iter_mut().zip(row) {
-                *w = (*w).max(cell.chars().count());
-            }
-        }
-        let line = |cells: &[String]| {
-            let padded: Vec<String> = cells.iter().zip(&widths).map(|(c, &w)| format!("{c:<w$}")).collect();
-            println!("{}", padded.join("  ").trim_end());
-        };
         println!("\n{} — {}", self.command, self.unit);
-        line(&HEADER.map(String::from));
-        for row in &table {
-            line(row);
+        println!("Fair clock (-cpu {}):", Clock::Fair.cpu());
+        print_table(&HEADER, &self.main_table());
+        if let Some(t) = self.sensitivity_table() {
+            println!("\nSensitivity: ERMS advertised (-cpu {}):", Clock::Erms.cpu());
+            print_table(&SENSITIVITY_HEADER, &t);
         }
         for w in self.within() {
             println!("{w}");
-        }
-        for (side, problem) in [("Linux", &self.linux_problem), ("Veneer", &self.veneer_problem)] {
-            if let Some(p) = problem {
-                println!("{side}: {p}");
-            }
         }
         println!();
     }
@@ -224,30 +252,37 @@ impl<'a> Results<'a> {
         let _ = writeln!(out, "  \"unit\": {},", quote(self.unit));
         let _ = writeln!(out, "  \"qemu\": {},", quote(&self.qemu));
         let _ = writeln!(out, "  \"linux_kernel\": {},", quote(&self.kernel));
-        let _ = writeln!(out, "  \"linux_problem\": {},", text(self.linux_problem.as_deref()));
-        let _ = writeln!(out, "  \"veneer_problem\": {},", text(self.veneer_problem.as_deref()));
-        out.push_str("  \"rows\": [\n");
-        for (i, l) in self.lines.iter().enumerate() {
-            let r = l.row;
-            let _ = write!(
+        out.push_str("  \"clocks\": [\n");
+        for (t, (clock, lines)) in self.tables.iter().enumerate() {
+            let _ = writeln!(
                 out,
-                "    {{\"name\": {}, \"title\": {}, \"paper\": {}, \"linux_name\": {}, \
-                 \"veneer_name\": {}, \"pairing\": {}, \"reference\": {}, \"target\": {}, \
-                 \"linux\": {}, \"veneer\": {}, \"ratio\": {}, \"met\": {}}}",
-                quote(r.name),
-                quote(r.title),
-                quote(r.paper),
-                text(r.linux),
-                text(r.veneer),
-                quote(r.pairing),
-                opt(r.reference),
-                opt(r.target),
-                figure(l.linux),
-                figure(l.veneer),
-                opt(l.ratio()),
-                l.met().map_or("null".into(), |m| m.to_string()),
+                "   {{\"clock\": {}, \"cpu\": {}, \"rows\": [",
+                quote(clock.name()),
+                quote(clock.cpu())
             );
-            out.push_str(if i + 1 < self.lines.len() { ",\n" } else { "\n" });
+            for (i, l) in lines.iter().enumerate() {
+                let r = l.row;
+                let _ = write!(
+                    out,
+                    "    {{\"name\": {}, \"title\": {}, \"paper\": {}, \"linux_name\": {}, \
+                     \"veneer_name\": {}, \"pairing\": {}, \"reference\": {}, \"target\": {}, \
+                     \"linux\": {}, \"veneer\": {}, \"ratio\": {}, \"met\": {}}}",
+                    quote(r.name),
+                    quote(r.title),
+                    quote(r.paper),
+                    text(r.linux),
+                    text(r.veneer),
+                    quote(r.pairing),
+                    opt(r.reference),
+                    opt(r.target),
+                    figure(l.linux),
+                    figure(l.veneer),
+                    opt(l.ratio()),
+                    l.met().map_or("null".into(), |m| m.to_string()),
+                );
+                out.push_str(if i + 1 < lines.len() { ",\n" } else { "\n" });
+            }
+            out.push_str(if t + 1 < self.tables.len() { "   ]},\n" } else { "   ]}\n" });
         }
         out.push_str("  ]\n}\n");
         out
@@ -264,21 +299,39 @@ impl<'a> Results<'a> {
             md,
             "Generated by `{}` on {date} with {}; Linux is Debian's `{}`. \
              Figures are {}: median (min–max, trials×iterations). \
-             Ratio = Linux / Veneer.\n",
+             Ratio = Linux / Veneer. The run passed every check of \"When a run passes\" above.\n",
             self.command, self.qemu, self.kernel, self.unit
         );
-        let _ = writeln!(md, "| {} | pairing |", HEADER.join(" | "));
-        let _ = writeln!(md, "|{}", "---|".repeat(HEADER.len() + 1));
-        for (cells, line) in self.table().iter().zip(&self.lines) {
-            let _ = writeln!(md, "| {} | {} |", cells.join(" | "), line.row.pairing);
-        }
-        for w in self.within() {
+        let _ = writeln!(md, "### Fair clock: both sides on `-cpu {}`\n", Clock::Fair.cpu());
+        let mut header = HEADER.to_vec();
+        header.push("pairing");
+        let table: Vec<Vec<String>> = self
+            .main_table()
+            .into_iter()
+            .zip(self.fair())
+            .map(|(mut cells, l)| {
+                cells.push(l.row.pairing.into());
+                cells
+            })
+            .collect();
+        markdown_table(&mut md, &header, &table);
+        for w in self.within().iter().filter(|w| w.contains("(fair clock)")) {
             let _ = writeln!(md, "\n{w}");
         }
-        if let Some(p) = &self.veneer_problem {
-            let _ = writeln!(md, "\nVeneer: {p}.");
+        let _ = writeln!(md, "\n![Linux / Veneer under the fair clock, log scale](../{CHART})");
+        if let Some(t) = self.sensitivity_table() {
+            let _ = writeln!(
+                md,
+                "\n### Sensitivity: both sides on `-cpu {}` (ERMS advertised)\n\n\
+                 Linux copies and clears with `rep movsb`/`rep stosb` here, one count per byte. \
+                 The Linux reference (issue 6) was measured this way.\n",
+                Clock::Erms.cpu()
+            );
+            markdown_table(&mut md, &SENSITIVITY_HEADER, &t);
+            for w in self.within().iter().filter(|w| w.contains("(erms clock)")) {
+                let _ = writeln!(md, "\n{w}");
+            }
         }
-        let _ = writeln!(md, "\n![Linux / Veneer, log scale](../{CHART})");
         md
     }
 
@@ -303,7 +356,8 @@ impl<'a> Results<'a> {
         const TOP: f64 = 30.0;
         // The axis spans 0.1× to 1000×.
         let x = |ratio: f64| LABEL + (ratio.log10().clamp(-1.0, 3.0) + 1.0) / 4.0 * PLOT;
-        let height = TOP + ROW * self.lines.len() as f64 + 10.0;
+        let lines = self.fair();
+        let height = TOP + ROW * lines.len() as f64 + 10.0;
         let width = LABEL + PLOT + 60.0;
         let mut s = format!(
             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" \
@@ -321,7 +375,7 @@ impl<'a> Results<'a> {
                 height - 10.0
             );
         }
-        for (i, l) in self.lines.iter().enumerate() {
+        for (i, l) in lines.iter().enumerate() {
             let y = TOP + ROW * i as f64;
             let _ = writeln!(
                 s,
@@ -353,7 +407,7 @@ impl<'a> Results<'a> {
                         "<text x=\"{:.1}\" y=\"{:.1}\" fill=\"#888\">{}</text>",
                         x(1.0) + 4.0,
                         y + 14.0,
-                        if l.row.veneer.is_some() { "not yet" } else { "Linux only" }
+                        if l.row.linux.is_none() { "Veneer only" } else { "Linux only" }
                     );
                 }
             }
@@ -370,6 +424,31 @@ impl<'a> Results<'a> {
         }
         s.push_str("</svg>\n");
         s
+    }
+}
+
+fn print_table(header: &[&str], table: &[Vec<String>]) {
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for row in table {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let line = |cells: &[String]| {
+        let padded: Vec<String> = cells.iter().zip(&widths).map(|(c, &w)| format!("{c:<w$}")).collect();
+        println!("{}", padded.join("  ").trim_end());
+    };
+    line(&header.iter().map(|h| h.to_string()).collect::<Vec<_>>());
+    for row in table {
+        line(row);
+    }
+}
+
+fn markdown_table(md: &mut String, header: &[&str], table: &[Vec<String>]) {
+    let _ = writeln!(md, "| {} |", header.join(" | "));
+    let _ = writeln!(md, "|{}", "---|".repeat(header.len()));
+    for cells in table {
+        let _ = writeln!(md, "| {} |", cells.join(" | "));
     }
 }
 
@@ -425,15 +504,24 @@ mod tests {
     fn chart_and_json_show_ratios() {
         let opts = Options { quick: false, kvm: false, names: Vec::new() };
         let rows: Vec<&Row> = super::super::rows::ROWS.iter().collect();
-        let linux = Side::parse("BENCH getpid 10 3080\nBENCH fork 10 2500000\n");
-        let veneer = Side::parse("BENCH null_syscall 10 300\nBENCH fork 10 2000000\n");
-        let results = Results::new(&opts, &rows, &linux, &veneer);
+        let run = |clock, linux_fork| Run {
+            clock,
+            linux: Side::parse(&format!("BENCH getpid 10 3080\nBENCH fork 10 {linux_fork}\n")),
+            veneer_boots: Vec::new(),
+            veneer: Side::parse("BENCH null_syscall 10 300\nBENCH fork 10 2000000\n"),
+        };
+        let runs = [run(Clock::Fair, 2500000), run(Clock::Erms, 3000000)];
+        let results = Results::new(&opts, &rows, &runs);
         let svg = results.svg();
-        assert!(svg.contains("10.3×") && svg.contains("1.2×") && svg.contains("not yet"));
+        assert!(svg.contains("10.3×") && svg.contains("1.2×") && svg.contains("Linux only"));
         if let Ok(path) = std::env::var("BENCH_SVG_OUT") {
             std::fs::write(path, &svg).unwrap();
         }
         let json = results.json();
         assert!(json.contains("\"ratio\": 10.267") && json.contains("\"met\": false"));
+        // Both clocks are in the JSON and the page: fork reads 1.25x fair, 1.50x with ERMS.
+        assert!(json.contains("\"clock\": \"fair\"") && json.contains("\"clock\": \"erms\""));
+        let md = results.markdown();
+        assert!(md.contains("Sensitivity") && md.contains("| 1.50× | 1.25× |"), "{md}");
     }
 }

@@ -69,7 +69,7 @@ pub const ROWS: &[Row] = &[
     row("null_syscall", "null system call", "SOSP'95 Fig. 6")
         .linux("getpid")
         .veneer("null_syscall")
-        .pairing("Linux getpid through glibc's syscall()")
+        .pairing("a bare `syscall` instruction on both sides: Linux getpid; Veneer SELF_ID")
         .target(5.0)
         .reference(322.0),
     row("lx_getpid", "getpid via Linux personality", "SOSP'97 §7")
@@ -85,12 +85,13 @@ pub const ROWS: &[Row] = &[
     row("pct_roundtrip", "protected control transfer, round trip", "SOSP'95 Fig. 9")
         .linux("futex")
         .veneer("pct_roundtrip")
-        .pairing("Linux: two processes waking each other with futexes")
+        .pairing(
+            "Linux has no protected control transfer; its row is the nearest thing, two processes handing \
+             a shared futex word back and forth (wake, then wait, each way). Veneer: a synchronous PCT to an \
+             echo server and its reply",
+        )
         .target(50.0)
         .reference(12461.0),
-    row("pct_oneway", "protected control transfer, one way", "SOSP'95 Fig. 9")
-        .veneer("pct_oneway")
-        .pairing("no Linux counterpart; see the round trip"),
     row("yield", "yield ping-pong, one way", "SOSP'95 §5.1")
         .linux("yield")
         .veneer("yield_pingpong")
@@ -100,7 +101,10 @@ pub const ROWS: &[Row] = &[
     row("dirty", "dirty: query a page", "SOSP'95 Fig. 11")
         .linux("dirty")
         .veneer("dirty")
-        .pairing("Linux has no dirty query: mincore of a random page; Veneer: PTE via the self-map"),
+        .pairing(
+            "a random page of 100: Linux pread of its /proc/self/pagemap entry, soft-dirty bit; Veneer: its \
+             page-table entry's dirty bit through the kernel's read-only self-map",
+        ),
     row("prot1", "(un)prot1: one page", "SOSP'95 Fig. 11")
         .linux("prot1")
         .veneer("prot1")
@@ -109,11 +113,11 @@ pub const ROWS: &[Row] = &[
     row("prot100", "prot100: protect 100 pages", "SOSP'95 Fig. 11")
         .linux("prot100")
         .veneer("prot100")
-        .pairing("one mprotect call of 100 pages; Veneer: 100 protect calls"),
+        .pairing("one call for 100 pages: mprotect; Veneer protect_range"),
     row("unprot100", "unprot100: unprotect 100 pages", "SOSP'95 Fig. 11")
         .linux("unprot100")
         .veneer("unprot100")
-        .pairing("one mprotect call of 100 pages; Veneer: 100 protect calls"),
+        .pairing("one call for 100 pages: mprotect; Veneer protect_range"),
     row("trap", "trap: page-protection fault", "SOSP'95 Fig. 11")
         .linux("trap")
         .veneer("trap")
@@ -143,17 +147,28 @@ pub const ROWS: &[Row] = &[
     row("pipe_8k", "pipe, 8 KiB one way", "SOSP'95 Fig. 10")
         .linux("pipe_8k")
         .veneer("pipe_8k")
-        .pairing("ping-pong between two processes, halved"),
+        .pairing("ping-pong between two processes, halved; Veneer: libos pipes called natively"),
     row("fork", "fork + exit + wait", "SOSP'97 §5")
         .linux("fork")
         .veneer("fork")
+        .pairing("fork, the child exits at once, the parent waits; Veneer: the library OS's fork through its Linux personality")
         .target(1.5)
         .reference(288362.0),
-    row("spawn", "fork + exec of a tiny static program", "SOSP'97 §5")
-        .linux("spawn")
-        .veneer("spawn")
-        .pairing("Veneer: user::spawn loads a program that exits into a new environment, waits")
+    row("fork_exec", "fork + exec of a tiny static program + wait", "SOSP'97 §5")
+        .linux("fork_exec")
+        .veneer("fork_exec")
+        .pairing(
+            "fork; the child executes a program of one segment whose code is exit(0); the parent waits. \
+             Veneer: the library OS's fork and execve through its Linux personality",
+        )
         .reference(465097.0),
+    row("spawn", "start a tiny program + wait, without fork", "SOSP'97 §5")
+        .linux("vfork_exec")
+        .veneer("spawn")
+        .pairing(
+            "Linux: vfork + execve of the same program as fork + exec, waitpid; Veneer: user::spawn loads a \
+             native program that exits into a new environment (no process table, no descriptors), waits",
+        ),
     row("select_a", "Fig. 8 A: select before each read", "Knutsson & Gunningberg, Fig. 8")
         .linux("select_a")
         .veneer("select_a")

@@ -1,59 +1,71 @@
 //! The Veneer side: two boots, each with one benchmark program as the
 //! first environment: the user program `bench` (the kernel's primitives)
-//! and the library OS's `bench_libos` (virtual memory, pipes, fork, spawn
-//! and the Linux personality through `libos/`). Both get the same command
-//! line words; each runs the names it knows (all of its own when none are
-//! given) and announces them in its `BENCH-PLAN`, and their lines are
-//! merged into one side. Veneer is young, so every way this can fail (no
-//! program, a build that breaks, a boot that hangs) yields a `Side` with a
-//! problem and no figures, shown as "not yet", rather than an error.
+//! and the library OS's `bench_libos` (virtual memory, pipes, fork, exec,
+//! spawn and the Linux personality through `libos/`). Both get the same
+//! command line words; each runs the names it knows (all of its own when
+//! none are given) plus the calibration, and announces them in its
+//! `BENCH-PLAN`. Every way a boot can fail (a build that breaks, a program
+//! that dies, a boot that hangs) is a problem of that boot, which fails the
+//! run.
 
-use super::{Options, Side};
+use super::{Clock, Options, Side};
 use crate::{build, qemu};
 
-pub fn run(opts: &Options, names: &[&str]) -> Side {
-    if names.is_empty() {
-        return Side::absent("no Veneer benchmark selected".into());
-    }
-    let mut programs: Vec<&str> = Vec::new();
-    if build::user_programs().is_ok_and(|p| p.iter().any(|p| p == "bench")) {
-        programs.push("bench");
-    }
-    if build::LIBOS_PROGRAMS.contains(&"bench_libos") {
-        programs.push("bench_libos");
-    }
-    if programs.is_empty() {
-        return Side::absent("no benchmark program yet".into());
-    }
+/// The benchmark programs, each booted once per clock.
+pub const PROGRAMS: &[&str] = &["bench", "bench_libos"];
+
+/// Each program's boot, by name.
+pub fn run(opts: &Options, clock: Clock, names: &[&str]) -> Vec<(String, Side)> {
     let img = match build::all() {
         Ok(img) => img,
-        Err(e) => return Side::absent(format!("build failed: {e}")),
+        Err(e) => return vec![("build".into(), Side::absent(format!("build failed: {e}")))],
     };
-    let sides: Vec<Side> = std::thread::scope(|s| {
-        let boots: Vec<_> = programs.iter().map(|p| s.spawn(|| boot(opts, names, &img, p))).collect();
-        boots.into_iter().map(|b| b.join().unwrap_or_else(|_| Side::absent("panicked".into()))).collect()
-    });
-    merge(sides)
+    std::thread::scope(|s| {
+        let boots: Vec<_> = PROGRAMS.iter().map(|p| s.spawn(|| boot(opts, clock, names, &img, p))).collect();
+        PROGRAMS
+            .iter()
+            .zip(boots)
+            .map(|(p, b)| (p.to_string(), b.join().unwrap_or_else(|_| Side::absent("panicked".into()))))
+            .collect()
+    })
 }
 
-/// One side from several boots: every plan, trial and failure; done when
-/// all are; the first problem.
-fn merge(sides: Vec<Side>) -> Side {
+/// One side from several boots: every plan, trial, failure and lost line;
+/// done when all are; the first problem.
+pub fn merge<'a>(sides: impl IntoIterator<Item = &'a Side>) -> Side {
     let mut all = Side { plan: Some(Vec::new()), done: true, ..Side::default() };
     for side in sides {
-        all.plan.as_mut().expect("set above").extend(side.plan.into_iter().flatten());
-        for (name, trials) in side.trials {
-            all.trials.entry(name).or_default().extend(trials);
+        all.plan.as_mut().expect("set above").extend(side.plan.iter().flatten().cloned());
+        for (name, trials) in &side.trials {
+            all.trials.entry(name.clone()).or_default().extend(trials);
         }
-        all.failed.extend(side.failed);
+        all.failed.extend(side.failed.iter().cloned());
+        all.garbled.extend(side.garbled.iter().cloned());
         all.done &= side.done;
-        all.problem = all.problem.or(side.problem);
+        all.problem = all.problem.or(side.problem.clone());
     }
     all
 }
 
-/// Boots Veneer with `program` as the first environment.
-fn boot(opts: &Options, names: &[&str], img: &build::Image, program: &str) -> Side {
+/// The QEMU arguments that boot Veneer with `init` as the first
+/// environment, on this run's machine.
+pub fn boot_args(opts: &Options, clock: Clock, img: &build::Image, init: &str) -> Vec<String> {
+    let mut args = opts.machine(clock);
+    // `base_args` sets the accelerator and the CPU model; this run's
+    // replace them.
+    let mut base = qemu::base_args(img, init).into_iter();
+    while let Some(arg) = base.next() {
+        if arg == "-accel" || arg == "-cpu" {
+            base.next();
+        } else {
+            args.push(arg);
+        }
+    }
+    args
+}
+
+/// The command line words of `program`'s boot.
+pub fn init_words<'a>(opts: &Options, program: &'a str, names: &[&'a str]) -> Vec<&'a str> {
     let mut init = vec![program];
     if opts.quick {
         init.push("quick");
@@ -61,42 +73,32 @@ fn boot(opts: &Options, names: &[&str], img: &build::Image, program: &str) -> Si
     if !opts.names.is_empty() {
         init.extend(names);
     }
-    let args = with_accel(qemu::base_args(img, &init.join(" ")), opts);
-    println!("xtask: bench: booting Veneer ({})", init.join(" "));
-    let out = match qemu::headless(&args, opts.timeout(), &[]) {
+    init
+}
+
+/// Boots Veneer with `program` as the first environment.
+fn boot(opts: &Options, clock: Clock, names: &[&str], img: &build::Image, program: &str) -> Side {
+    let init = init_words(opts, program, names).join(" ");
+    println!("xtask: bench: booting Veneer ({init}) on -cpu {}", clock.cpu());
+    let out = match qemu::headless(&boot_args(opts, clock, img, &init), opts.timeout(), &[]) {
         Ok(out) => out,
         Err(e) => return Side::absent(e),
     };
     let mut side = Side::parse(&out.serial);
     if out.timed_out {
         side.problem = Some(format!("timed out after {:?}", opts.timeout()));
-    } else if !side.done {
-        side.problem = Some(format!("stopped early (QEMU exit {:?})", out.code));
+    } else if out.code != Some(qemu::EXIT_SUCCESS) {
+        // The program returned non-zero, or the kernel died.
+        side.problem = Some(format!("did not power off with success (QEMU exit {:?})", out.code));
     }
     // The console is kept whatever happened (for a look at any notes).
     let dir = build::root().join("target/bench");
-    let log = dir.join(format!("veneer-{program}-serial.log"));
+    let log = dir.join(format!("veneer-{program}-{}-serial.log", clock.name()));
     let _ = std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(&log, &out.serial));
-    if let Some(problem) = &mut side.problem {
-        *problem = format!("{program}: {problem}");
+    if side.problem.is_some() || !side.done {
         eprintln!("xtask: bench: Veneer console saved in {}", log.display());
     }
     side
-}
-
-/// Replaces `base_args`' `-accel tcg` with this run's acceleration.
-fn with_accel(base: Vec<String>, opts: &Options) -> Vec<String> {
-    let mut args = Vec::with_capacity(base.len() + 2);
-    let mut base = base.into_iter();
-    while let Some(arg) = base.next() {
-        if arg == "-accel" {
-            base.next();
-            args.extend(opts.accel());
-        } else {
-            args.push(arg);
-        }
-    }
-    args
 }
 
 #[cfg(test)]
@@ -107,7 +109,7 @@ mod tests {
     fn merges_two_boots() {
         let a = Side::parse("BENCH-PLAN calib\nBENCH calib 10 10000\nBENCH-DONE\n");
         let b = Side::parse("BENCH-PLAN fork trap\nBENCH fork 4 400\nBENCH trap 1 2\nBENCH-FAIL trap odd\n");
-        let side = merge(vec![a, b]);
+        let side = merge([&a, &b]);
         assert_eq!(side.plan.as_deref(), Some(&["calib".into(), "fork".into(), "trap".into()][..]));
         assert_eq!(side.figure("fork").map(|f| f.median), Some(100.0));
         assert_eq!(side.figure("calib").map(|f| f.median), Some(1000.0));
@@ -115,6 +117,6 @@ mod tests {
         // The second boot never said BENCH-DONE.
         assert!(!side.done);
         let stopped = Side { problem: Some("timed out".into()), ..Side::default() };
-        assert_eq!(merge(vec![Side::default(), stopped]).problem.as_deref(), Some("timed out"));
+        assert_eq!(merge([&Side::default(), &stopped]).problem.as_deref(), Some("timed out"));
     }
 }
