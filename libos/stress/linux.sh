@@ -1,5 +1,6 @@
 # Stress (Veneer only, never run on the host): hostile Linux load with an
-# uninvolved process watching. Arguments: SEED LXCALLS CHURN FILLS.
+# uninvolved process watching. Arguments: SEED LXCALLS CHURN FILLS (runs
+# of tests/fsfull.sh, three fill/empty cycles each).
 # `cargo xtask stress` boots `lxrt /bin/sh /stress/linux.sh ...` and reads
 # the lines this prints.
 seed=$1 calls=$2 churn=$3 fills=$4
@@ -8,16 +9,13 @@ free0=$(memfree)
 cbin/heartbeat >/tmp/heartbeat.out &
 hb=$!
 cbin/lxfuzz $seed $calls $((calls / 400 + 1))
-cbin/churn $churn
+if sh /tests/memleak.sh $churn; then echo "churn: free memory back within 1%"; else echo "churn: NOT within 1%"; fi
 n=0
 while [ $n -lt $fills ]; do
     n=$((n + 1))
-    mkdir -p /tmp/fill
-    i=0
-    while dd if=/dev/zero of=/tmp/fill/f$i bs=65536 count=16 2>/dev/null; do i=$((i + 1)); done
-    full=$(echo "a pipeline while full" | cat)
-    rm -rf /tmp/fill
-    echo "fill: cycle $n: $i MiB of files until full; '$full'; emptied: $(ls /tmp | grep -c fill) left"
+    if sh /tests/fsfull.sh >/tmp/fill.out; then r=ok; else r=FAILED; fi
+    echo "fill: run $n of tests/fsfull.sh (3 fill/empty cycles): $r: $(tr '\n' ' ' </tmp/fill.out)"
+    rm -f /tmp/fill.out
 done
 cbin/forkfull
 kill -TERM $hb
