@@ -6,9 +6,11 @@
 //! the host's stdout+stderr byte for byte (lxrt's own `lxrt:` notes and the
 //! kernel's `veneer:` lines are not program output and are left out).
 //! A script's `# log: TEXT` comment lines name lxrt notes that must also
-//! appear on Veneer's console (e.g. an unsupported call reported by name).
+//! appear on Veneer's console (e.g. an unsupported call reported by name);
+//! a `# wall: SECONDS | FROM | TO` line asks that output `TO` follow `FROM`
+//! after that many seconds of the host's time (`boottest::Wall`).
 
-use crate::boottest::BootTest;
+use crate::boottest::{BootTest, Wall};
 use crate::build::{self, Image};
 use crate::qemu;
 use std::os::unix::process::CommandExt;
@@ -160,6 +162,18 @@ fn log_lines(script: &Path) -> Result<Vec<String>, String> {
     Ok(text.lines().filter_map(|l| l.strip_prefix("# log: ")).map(str::to_string).collect())
 }
 
+/// The `# wall: SECONDS | FROM | TO` line of `script`, if any: output
+/// `TO` must follow `FROM` after that many seconds of the host's time.
+fn wall(script: &Path) -> Result<Option<Wall>, String> {
+    let text = std::fs::read_to_string(script).map_err(|e| format!("reading {}: {e}", script.display()))?;
+    let Some(line) = text.lines().find_map(|l| l.strip_prefix("# wall: ")) else { return Ok(None) };
+    let bad = || format!("{}: want `# wall: SECONDS | FROM | TO`, got {line:?}", script.display());
+    let parts: Vec<&str> = line.split(" | ").collect();
+    let [secs, from, to] = parts[..] else { return Err(bad()) };
+    let secs = secs.parse().map_err(|_| bad())?;
+    Ok(Some(Wall { secs, from: from.into(), to: to.into() }))
+}
+
 /// The comparison tests among `names` (all when empty).
 pub fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
     let mut tests = Vec::new();
@@ -175,6 +189,7 @@ pub fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
             timeout: Duration::from_secs(TIMEOUT_S),
             output: Some(host_output(&name, &script)?),
             keys: Vec::new(),
+            wall: wall(&script)?,
         });
     }
     Ok(tests)
