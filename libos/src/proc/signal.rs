@@ -366,14 +366,17 @@ fn run_handler_with(f: &mut ExceptionFrame, sig: u32, code: i32, addr: u64) {
     // alternate stack, unless the program is on it already; otherwise
     // below the red zone.
     let top = if a.flags & SA_ONSTACK != 0 && alt.flags & SS_DISABLE == 0 && !on_alt {
-        alt.sp + alt.size
+        alt.sp.checked_add(alt.size)
     } else {
-        f.regs.rsp - 128
+        f.regs.rsp.checked_sub(128)
     };
-    let fx_at = (top - FX_BYTES) & !63;
     // Linux's alignment: rsp + 8 is 16-byte aligned at the handler's entry,
-    // as after a call.
-    let frame = ((fx_at - FRAME_WORDS as u64 * 8) & !15) - 8;
+    // as after a call. A stack pointer near 0 or outside the program's half
+    // of the address space cannot take the frame.
+    let fx_at =
+        top.filter(|&t| t <= abi::layout::USER_END).and_then(|t| t.checked_sub(FX_BYTES)).map(|x| x & !63);
+    let frame =
+        fx_at.filter(|&x| x >= FRAME_WORDS as u64 * 8 + 16).map(|x| ((x - FRAME_WORDS as u64 * 8) & !15) - 8);
     let mut w = [0u64; FRAME_WORDS];
     w[0] = a.restorer;
     // uc_stack: the alternate stack as it was, as Linux records it.
@@ -391,16 +394,23 @@ fn run_handler_with(f: &mut ExceptionFrame, sig: u32, code: i32, addr: u64) {
     }
     w[UC_MCONTEXT + 18] = 0x33 | 0x2b << 48; // cs, gs, fs, ss
     w[UC_MCONTEXT + 21] = saved; // oldmask
-    w[MC_FPSTATE] = fx_at;
+    w[MC_FPSTATE] = fx_at.unwrap_or(0);
     w[UC_SIGMASK] = saved;
     w[INFO] = sig as u64; // si_signo; si_errno 0
     w[INFO + 1] = code as u32 as u64; // si_code (SI_USER: 0)
     w[INFO + 2] = addr; // si_addr
-    let written = uaccess::put(fx_at, *crate::entry::fx()).and_then(|_| uaccess::put(frame, w));
-    if written.is_err() {
+    let written = match (fx_at, frame) {
+        (Some(fx_at), Some(frame)) => {
+            uaccess::put(fx_at, *crate::entry::fx()).and_then(|_| uaccess::put(frame, w)).map(|_| frame)
+        }
+        _ => Err(crate::errno::EFAULT),
+    };
+    // As Linux's force_sigsegv: the program dies of SIGSEGV's default
+    // action, whatever it does with SIGSEGV.
+    let Ok(frame) = written else {
         crate::log::note(format_args!("pid {} cannot take signal {sig}: bad stack", super::pid()));
         super::exit::exit(SIGSEGV as i32);
-    }
+    };
     let r = &mut f.regs;
     r.rsp = frame;
     r.rip = a.handler;
