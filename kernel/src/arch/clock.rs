@@ -20,9 +20,12 @@ const CH2_COUNT_DOWN: u8 = 0b1011_0000;
 const CH2_LATCH: u8 = 0b1000_0000;
 /// The measured interval: 30 ms of PIT counts (under the counter's 16 bits).
 const WINDOW_COUNTS: u64 = PIT_HZ * 3 / 100;
-/// Intervals measured; the median wins (a host that preempts QEMU between
-/// two readings of one sample skews that interval only).
+/// Intervals measured; the median wins.
 const TRIES: usize = 3;
+/// Most PIT counts (~50 µs) between the two PIT readings that bracket a
+/// sample: more means the CPU (QEMU's thread, under a loaded host) was
+/// preempted inside it, and the sample is taken again.
+const MAX_SPREAD: u16 = 60;
 /// Samples of the PIT per interval before giving up on it (no PIT: keep
 /// the defaults).
 const MAX_POLLS: u64 = 10_000_000;
@@ -39,15 +42,27 @@ fn rdtsc() -> u64 {
     unsafe { core::arch::x86_64::_rdtsc() }
 }
 
-/// The TSC, the APIC timer and the PIT's channel 2, read in that order
-/// (the same order at both ends of an interval, so the cost of reading
-/// cancels out).
-fn sample() -> (u64, u32, u16) {
-    let (tsc, apic) = (rdtsc(), apic::count());
+/// Channel 2's count.
+fn pit() -> u16 {
     outb(PIT_COMMAND, CH2_LATCH);
     let lo = inb(PIT_CH2);
     let hi = inb(PIT_CH2);
-    (tsc, apic, u16::from_le_bytes([lo, hi]))
+    u16::from_le_bytes([lo, hi])
+}
+
+/// The TSC and the APIC timer, and the PIT's count at that moment (the
+/// middle of two readings just before and after; samples whose readings
+/// lie too far apart are taken again).
+fn sample() -> Option<(u64, u32, u16)> {
+    for _ in 0..MAX_POLLS {
+        let before = pit();
+        let (tsc, apic) = (rdtsc(), apic::count());
+        let spread = before.wrapping_sub(pit());
+        if spread <= MAX_SPREAD {
+            return Some((tsc, apic, before.wrapping_sub(spread / 2)));
+        }
+    }
+    None
 }
 
 /// TSC, APIC and PIT counts over one interval of about `WINDOW_COUNTS`, or
@@ -60,24 +75,10 @@ fn one_window() -> Option<(u64, u64, u64)> {
     outb(PIT_CH2, 0xff);
     outb(PIT_CH2, 0xff);
     outb(PORT_B, b | 1);
-    let mut polls = 0;
-    let mut next = || {
-        polls += 1;
-        (polls < MAX_POLLS).then(sample)
-    };
     // Start once the count is surely loaded and running.
-    let (t0, a0, p0) = loop {
-        let s = next()?;
-        if s.2 < 0xff00 {
-            break s;
-        }
-    };
-    let end = loop {
-        let s = next()?;
-        if p0.wrapping_sub(s.2) as u64 >= WINDOW_COUNTS {
-            break s;
-        }
-    };
+    let (t0, a0, p0) = (0..MAX_POLLS).find_map(|_| sample().filter(|s| s.2 < 0xff00))?;
+    let end =
+        (0..MAX_POLLS).find_map(|_| sample().filter(|s| p0.wrapping_sub(s.2) as u64 >= WINDOW_COUNTS))?;
     outb(PORT_B, b);
     // Both timers count down; the TSC counts up.
     Some((end.0.wrapping_sub(t0), a0.wrapping_sub(end.1) as u64, p0.wrapping_sub(end.2) as u64))
