@@ -8,7 +8,9 @@
 //! A script's `# log: TEXT` comment lines name lxrt notes that must also
 //! appear on Veneer's console (e.g. an unsupported call reported by name);
 //! a `# wall: SECONDS | FROM | TO` line asks that output `TO` follow `FROM`
-//! after that many seconds of the host's time (`boottest::Wall`).
+//! after that many seconds of the host's time (`boottest::Wall`); and
+//! `# host: pid namespace` runs the host's side as PID 1 of a new PID
+//! namespace (`unshare`), as the script's shell is init on Veneer.
 
 use crate::boottest::{BootTest, Wall};
 use crate::build::{self, Image};
@@ -101,7 +103,14 @@ fn host_output(name: &str, script: &Path) -> Result<String, String> {
     // A script that hangs on the host (a race in busybox itself) must fail
     // the test, not stall it.
     let mut cmd = Command::new("timeout");
-    cmd.arg(HOST_TIMEOUT_S.to_string()).arg(build::BUSYBOX);
+    cmd.arg(HOST_TIMEOUT_S.to_string());
+    // On Veneer the script's shell is init (PID 1); a script that depends
+    // on that runs on the host as PID 1 of a new PID namespace, with its
+    // own /proc.
+    if pid_namespace(script)? {
+        cmd.args(["unshare", "--pid", "--fork", "--mount-proc"]);
+    }
+    cmd.arg(build::BUSYBOX);
     // A shell started in the background inherits SIGINT and SIGQUIT ignored,
     // and a non-interactive shell cannot trap signals ignored on entry:
     // give the host run Linux's defaults, as Veneer's processes have.
@@ -160,6 +169,12 @@ pub fn guest_output(serial: &str) -> String {
 fn log_lines(script: &Path) -> Result<Vec<String>, String> {
     let text = std::fs::read_to_string(script).map_err(|e| format!("reading {}: {e}", script.display()))?;
     Ok(text.lines().filter_map(|l| l.strip_prefix("# log: ")).map(str::to_string).collect())
+}
+
+/// Whether `script` says `# host: pid namespace`.
+fn pid_namespace(script: &Path) -> Result<bool, String> {
+    let text = std::fs::read_to_string(script).map_err(|e| format!("reading {}: {e}", script.display()))?;
+    Ok(text.lines().any(|l| l == "# host: pid namespace"))
 }
 
 /// The `# wall: SECONDS | FROM | TO` line of `script`, if any: output

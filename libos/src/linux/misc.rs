@@ -240,7 +240,7 @@ pub fn gettimeofday(tv: u64) -> LxResult {
 pub fn times(buf: u64) -> LxResult {
     use super::time::clock_ticks;
     if buf != 0 {
-        let (me, children) = (crate::proc::pid(), crate::proc::table::mine().children_ns);
+        let (me, children) = (crate::proc::env(), crate::proc::table::mine().children_ns);
         uaccess::put(buf, [clock_ticks(crate::proc::cpu_ns(me)), 0, clock_ticks(children), 0])?;
     }
     Ok(clock_ticks(super::time::now_ns()) as i64)
@@ -250,7 +250,7 @@ pub fn times(buf: u64) -> LxResult {
 /// children (`RUSAGE_CHILDREN`); the other fields are 0.
 pub fn getrusage(who: i64, buf: u64) -> LxResult {
     let ns = match who {
-        0 => crate::proc::cpu_ns(crate::proc::pid()),
+        0 => crate::proc::cpu_ns(crate::proc::env()),
         -1 => crate::proc::table::mine().children_ns,
         _ => return Err(EINVAL),
     };

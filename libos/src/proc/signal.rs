@@ -96,8 +96,13 @@ fn has_handler(sig: u32) -> bool {
 }
 
 /// The default action or ignoring; never returns when the signal kills.
+/// Init (PID 1) ignores every signal it has no handler for, SIGKILL and
+/// SIGSTOP included, as Linux does for signals sent to init from inside
+/// its PID namespace: a process that could end init would end the system.
+/// (Its own faults still kill it: those do not come through here.)
 fn act(sig: u32) {
     match actions()[sig as usize].handler {
+        SIG_DFL if super::is_init() => {}
         SIG_DFL if STOPS & (1 << sig) != 0 => stop(sig),
         SIG_DFL if !ignored_by_default(sig) => super::exit::exit(sig as i32 & 0x7f),
         _ => {}
@@ -115,8 +120,7 @@ fn pending_set() -> &'static mut u64 {
 /// Collects signals the kernel queued while lxrt was busy (one look at the
 /// exposed table when there are none).
 fn collect() {
-    let me = super::pid();
-    let slot = abi::tables::env_slot(me);
+    let slot = abi::tables::env_slot(super::env());
     if kinfo::interrupts(slot) != 0 {
         // (Console input, the other interrupt, is looked at by every wait.)
         add_pending(sys::interrupts_take() & !CONSOLE_INPUT);
@@ -172,9 +176,9 @@ fn stop(sig: u32) {
 
 /// SIGCHLD for the parent, if it lives (a stop or a continue to report).
 fn tell_parent() {
-    let ppid = super::table::mine().ppid;
-    if super::table::alive(ppid) {
-        let _ = send(ppid, SIGCHLD);
+    let parent = super::table::mine().parent;
+    if super::table::alive(parent) {
+        let _ = send(parent, SIGCHLD);
     }
 }
 
@@ -182,10 +186,10 @@ fn tell_parent() {
 /// the terminal's owner while console input waits (`console_notify`).
 pub const CONSOLE_INPUT: u64 = 1;
 
-/// Sends `sig` (1..=63) to process `pid` (another one): an interrupting
-/// transfer into it.
-pub fn send(pid: u32, sig: u32) -> Result<(), abi::Error> {
-    sys::interrupt(pid as u64, 1 << sig, super::table::cred()).map(|_| ())
+/// Sends `sig` (1..=63) to the process in environment `env` (another
+/// one): an interrupting transfer into it.
+pub fn send(env: u32, sig: u32) -> Result<(), abi::Error> {
+    sys::interrupt(env as u64, 1 << sig, super::table::cred()).map(|_| ())
 }
 
 /// The mask to put back when the handler that `rt_sigsuspend` waited for
