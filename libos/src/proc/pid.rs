@@ -24,7 +24,7 @@ use user::kinfo;
 /// as large).
 pub const PID_SPACE: u32 = 1 << 21;
 
-const _: () = assert!(PID_SPACE as usize % ENV_SLOTS == 0, "a pid must name its slot");
+const _: () = assert!((PID_SPACE as usize).is_multiple_of(ENV_SLOTS), "a pid must name its slot");
 
 /// The first process's environment id.
 static mut FIRST: u32 = 0;
