@@ -20,27 +20,34 @@ const SENTINELS: [u64; 6] = [
     0x5151_0000_0000_0009,
 ];
 
-/// Makes call `n` with the sentinels as its arguments; returns the result
-/// and what rdi, rsi, rdx, r10, r8, r9 held afterwards.
-fn call_with_sentinels(n: u64) -> (i64, [u64; 6]) {
+/// Makes call `n` with the sentinels as its arguments; returns the result,
+/// what rdi, rsi, rdx, r10, r8, r9 held afterwards, and whether rcx and
+/// r11 held the return address and the flags (what SYSCALL put there; no
+/// kernel value).
+fn call_with_sentinels(n: u64) -> (i64, [u64; 6], bool) {
     let r: i64;
     let mut a = SENTINELS;
+    let (rcx, r11, ret, flags): (u64, u64, u64, u64);
     // SAFETY: a kernel call with sentinel arguments (none of them names
     // anything of ours); the registers are declared as read back, which is
     // what the test checks; rcx and r11 are clobbered by SYSCALL itself.
     unsafe {
-        asm!("syscall",
+        asm!("lea {ret}, [rip + 2f]",
+            "syscall",
+            "2:",
+            "pushfq",
+            "pop {flags}",
+            ret = out(reg) ret, flags = out(reg) flags,
             inlateout("rax") n as i64 => r,
             inout("rdi") a[0], inout("rsi") a[1], inout("rdx") a[2],
             inout("r10") a[3], inout("r8") a[4], inout("r9") a[5],
-            lateout("rcx") _, lateout("r11") _,
-            options(nostack));
+            lateout("rcx") rcx, lateout("r11") r11);
     }
-    (r, a)
+    (r, a, rcx == ret && r11 == flags)
 }
 
 fn check(what: &str, n: u64, want: impl Fn(i64) -> bool) -> bool {
-    let (r, regs) = call_with_sentinels(n);
+    let (r, regs, rcx_r11) = call_with_sentinels(n);
     let names = ["rdi", "rsi", "rdx", "r10", "r8", "r9"];
     let mut ok = want(r);
     if !ok {
@@ -52,8 +59,12 @@ fn check(what: &str, n: u64, want: impl Fn(i64) -> bool) -> bool {
             ok = false;
         }
     }
+    if !rcx_r11 {
+        println!("abi: {what}: rcx and r11 do not hold the return address and flags");
+        ok = false;
+    }
     if ok {
-        println!("abi: {what}: argument registers preserved");
+        println!("abi: {what}: argument registers preserved, rcx and r11 as SYSCALL left them");
     }
     ok
 }
