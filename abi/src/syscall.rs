@@ -117,12 +117,17 @@ pub const PCT: u64 = BASE + 22;
 /// `slot` with a subset of its rights (it needs the grant right). Returns
 /// the new slot.
 pub const CAP_DERIVE: u64 = BASE + 23;
-/// `cap_revoke(slot)`: revoke the capability in `slot` and everything
-/// derived from it, in every environment's list. Returns how many were
-/// revoked. Environments' own root capabilities cannot be revoked.
+/// `cap_revoke(slot, env, cred)`: revoke the capability in `env`'s `slot`
+/// (`ENV_SELF`: the caller's own list; another environment's needs `cred`
+/// covering it, as a lender taking back a loan) and everything derived from
+/// it, in every environment's list. Returns how many were revoked.
+/// Environments' own root capabilities cannot be revoked.
 pub const CAP_REVOKE: u64 = BASE + 24;
-/// `cap_grant(env, slot, cred)`: copy the caller's capability `slot` (which
-/// needs the grant right) into `env`'s list. Returns the slot there.
+/// `cap_grant(env, slot, cred)`: lend the caller's capability `slot` (which
+/// needs the grant right) to `env`: a capability derived from it, with its
+/// rights and its authority, lands in `env`'s list, so the receiver can
+/// revoke only that loan and the lender can take it back. Returns the slot
+/// there.
 pub const CAP_GRANT: u64 = BASE + 25;
 /// `frame_share(frame, slot, cred)`: guard `frame` additionally with the
 /// caller's capability `slot` (`NO_GUARD` removes it): whoever holds a

@@ -7,6 +7,12 @@
 //! tree. Revoking a capability revokes its whole subtree, so a credential
 //! handed to another party can always be taken back.
 //!
+//! Handing a capability to another environment *lends* it: the receiver
+//! gets a new entry derived from the lender's that carries the lender's
+//! authority (it dominates what its parent dominates). Revoking the loan
+//! takes it from the receiver and whoever it lent it on to, never from the
+//! lender; revoking the lender's entry ends every loan made from it.
+//!
 //! The table is a fixed array of entries linked into a tree (parent, first
 //! child, doubly linked siblings) plus a free list, so derivation, the
 //! dominance check and revocation cost what they touch, never table size,
@@ -30,7 +36,7 @@ const INVALID: Error = Error::NotPermitted;
 const NIL: u16 = 0;
 
 /// Number of entries in the capability table (entry 0 is never used).
-pub const CAPS: usize = 4096;
+pub const CAPS: usize = 8192;
 /// Longest derivation chain, root included; bounds every walk up the tree.
 pub const MAX_DEPTH: u32 = 32;
 
@@ -86,6 +92,8 @@ pub struct Caps {
     rights: [u8; CAPS],
     /// 0 for a root.
     depth: [u8; CAPS],
+    /// A loan: the entry has its parent's authority (see `lend`).
+    loan: [bool; CAPS],
     in_use: [bool; CAPS],
     free_head: u16,
     /// Entries from here up have never been used; taking them in order
@@ -111,6 +119,7 @@ impl Caps {
             prev_sibling: [NIL; CAPS],
             rights: [0; CAPS],
             depth: [0; CAPS],
+            loan: [false; CAPS],
             in_use: [false; CAPS],
             free_head: NIL,
             fresh: 1,
@@ -148,6 +157,45 @@ impl Caps {
         self.alloc(p as u16, rights, depth)
     }
 
+    /// A loan of `c` to another party (paper 000 §3.3): a new entry, with
+    /// `c`'s rights, that dominates whatever `c` dominates. The borrower can
+    /// revoke only the loan (and what it derived from it); revoking `c`, or
+    /// what `c` was lent from, ends the loan. Lending a loan lends what it
+    /// stands for, so loans do not chain: a borrower that lends on and then
+    /// ends does not take its borrowers' loans with it (the lender of a
+    /// loan takes it back from the borrower's list, `cap_revoke` with an
+    /// environment). Lending needs the grant right.
+    pub fn lend(&mut self, c: CapRef) -> Result<CapRef, Error> {
+        let have = self.rights(c).ok_or(INVALID)?;
+        if have & rights::GRANT == 0 {
+            return Err(Error::NotPermitted);
+        }
+        let real = self.real(self.slot(c).ok_or(INVALID)?);
+        let depth = self.depth[real] + 1;
+        if depth as u32 >= MAX_DEPTH {
+            return Err(Error::NoMemory);
+        }
+        let loan = self.alloc(real as u16, have, depth)?;
+        self.loan[loan.index as usize] = true;
+        Ok(loan)
+    }
+
+    /// What live `c` stands for: itself, or for a loan the capability it
+    /// was lent from.
+    pub fn lent_from(&self, c: CapRef) -> Option<CapRef> {
+        let i = self.real(self.slot(c)?);
+        Some(CapRef { index: i as u32, generation: self.generation[i] })
+    }
+
+    /// The entry a live entry stands for (one step: loans do not chain).
+    fn real(&self, i: usize) -> usize {
+        if self.loan[i] {
+            self.parent[i] as usize
+        } else {
+            i
+        }
+    }
+
     /// Revokes `c` and every capability derived from it: all their
     /// references become stale and their entries are reused. Returns how
     /// many were revoked.
@@ -174,6 +222,11 @@ impl Caps {
         }
     }
 
+    /// Is `c` a live loan (see `lend`)?
+    pub fn is_loan(&self, c: CapRef) -> bool {
+        self.slot(c).is_some_and(|i| self.loan[i])
+    }
+
     pub fn valid(&self, c: CapRef) -> bool {
         self.slot(c).is_some()
     }
@@ -184,11 +237,13 @@ impl Caps {
     }
 
     /// Is `p` the `guard` itself or one of its ancestors? Both must be live:
-    /// a stale guard is dominated by nothing.
+    /// a stale guard is dominated by nothing. A loan stands for the entry it
+    /// was lent from.
     pub fn dominates(&self, p: CapRef, guard: CapRef) -> bool {
         let (Some(p), Some(mut g)) = (self.slot(p), self.slot(guard)) else {
             return false;
         };
+        let p = self.real(p);
         if self.depth[p] > self.depth[g] {
             return false;
         }
@@ -232,6 +287,7 @@ impl Caps {
             return Err(Error::NoMemory);
         };
         self.in_use[i] = true;
+        self.loan[i] = false;
         self.rights[i] = rights as u8;
         self.depth[i] = depth;
         self.parent[i] = parent;
@@ -283,6 +339,16 @@ impl Caps {
     }
 }
 
+/// The kernel's capability table: a static rather than a field built on
+/// the boot stack (it is 128 KiB).
+static mut TABLE: Caps = Caps::new();
+
+/// The capability table (called once, at boot).
+pub fn table() -> &'static mut Caps {
+    // SAFETY: handed out once, to the kernel state, which owns it from then.
+    unsafe { &mut *(&raw mut TABLE) }
+}
+
 /// Slots in one environment's capability list.
 pub const CLIST_SLOTS: usize = 64;
 
@@ -321,6 +387,11 @@ impl CList {
         let s = self.slots.iter().position(|s| !caps.valid(*s)).ok_or(Error::NoMemory)?;
         self.slots[s] = c;
         Ok(s as u64)
+    }
+
+    /// Every reference held (possibly stale).
+    pub fn refs(&self) -> impl Iterator<Item = CapRef> + '_ {
+        self.slots.iter().copied().filter(|c| !c.is_none())
     }
 
     /// Overwrites `slot` (NONE empties it).
@@ -556,6 +627,42 @@ mod tests {
             assert_eq!(l.insert(&t, r), Ok(i));
         }
         assert_eq!(l.insert(&t, r), Err(Error::NoMemory));
+    }
+
+    /// Paper 000 §3.3: a lent capability is derived from the lender's, so
+    /// the borrower cannot revoke the lender's, and the lender can revoke
+    /// the loan.
+    #[test]
+    fn loans_form_a_hierarchy() {
+        let mut t = caps();
+        let root = t.create_root(ALL).unwrap();
+        let c = t.derive(root, READ | GRANT).unwrap();
+        let below = t.derive(c, READ).unwrap();
+        let l1 = t.lend(c).unwrap();
+        assert!(t.is_loan(l1) && !t.is_loan(c));
+        assert_eq!(t.rights(l1), Some(READ | GRANT));
+        // A loan carries the lender's authority.
+        assert_eq!(t.check(l1, c, READ), Ok(()));
+        assert_eq!(t.check(l1, below, READ), Ok(()));
+        assert_eq!(t.lent_from(l1), Some(c));
+        assert!(!t.dominates(l1, root));
+        // Lending a loan lends what it stands for: no chains.
+        let l2 = t.lend(l1).unwrap();
+        assert_eq!(t.lent_from(l2), Some(c));
+        // The borrower revoking its loan leaves the lender's and the others.
+        assert_eq!(t.revoke(l1), Ok(1));
+        assert!(t.valid(c) && t.valid(below) && t.valid(l2));
+        assert_eq!(t.check(l2, below, READ), Ok(()));
+        // What a borrower derives from its loan is below the loan.
+        let d = t.derive(l2, READ).unwrap();
+        assert!(t.dominates(c, d) && t.dominates(l2, d) && !t.dominates(d, c));
+        // The lender's revocation ends every loan.
+        assert_eq!(t.revoke(c), Ok(4));
+        assert!(!t.valid(l2) && !t.valid(d) && !t.valid(below));
+        // No grant right, no loan.
+        let ro = t.derive(root, READ).unwrap();
+        assert_eq!(t.lend(ro), Err(Error::NotPermitted));
+        assert_eq!(t.lend(CapRef::NONE), Err(Error::NotPermitted));
     }
 
     /// Paper 000 §3.3: a buggy child presenting the wrong capability is

@@ -21,6 +21,17 @@ impl Kernel {
         self.envs[self.current].clist.get(slot)
     }
 
+    /// A guard chosen by the caller: its capability in `slot`, or none for
+    /// `NO_GUARD`. A loan guards with what it stands for, so the guard
+    /// outlives the borrower's loan (an orphan's process-table entry stays
+    /// readable after its parent, which lent it the credential, is gone).
+    pub fn guard_arg(&self, slot: u64) -> Result<CapRef, Error> {
+        if slot == abi::syscall::NO_GUARD {
+            return Ok(CapRef::NONE);
+        }
+        self.caps.lent_from(self.cred(slot)?).ok_or(Error::NotPermitted)
+    }
+
     /// Does the caller's credential `slot` cover slot `s`'s environment
     /// with `need`?
     fn covers_env(&self, slot: u64, s: usize, need: u32) -> Result<(), Error> {

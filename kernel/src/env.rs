@@ -296,7 +296,14 @@ impl Kernel {
             }
         }
         // Its authority ends with it, and so does every capability it
-        // derived and handed out.
+        // derived and handed out, and every loan it held (each loan sits in
+        // exactly one list: lending on makes a new one).
+        let clist = self.envs[s].clist;
+        for c in clist.refs() {
+            if self.caps.is_loan(c) {
+                let _ = self.caps.revoke(c);
+            }
+        }
         let _ = self.caps.revoke(self.envs[s].guard);
         let generation = self.envs[s].generation;
         self.envs[s] = Env::EMPTY;

@@ -124,7 +124,7 @@ pub extern "C" fn kmain(magic: u32, info: u32) -> ! {
 
     state::install(Kernel {
         frames,
-        caps: crate::cap::Caps::new(),
+        caps: crate::cap::table(),
         frame_share: table(shares, nframes as usize),
         envs: crate::env::table(),
         env_info: table(et, ENV_SLOTS).try_into().expect("ENV_SLOTS entries"),
@@ -139,8 +139,9 @@ pub extern "C" fn kmain(magic: u32, info: u32) -> ! {
         grace_env: crate::env::NONE,
         console_notify: (0, 0),
         grace_mark: 0,
+        spare_next: 0,
         reclaims: [crate::revoke::Reclaim::NONE; crate::revoke::MAX_REQUESTS],
-        predicates: [crate::predicate::Predicate::FREE; crate::predicate::MAX_PREDICATES],
+        predicates: crate::predicate::table(),
         compiled: alloc::vec::Vec::new(),
     });
     let k = state::kernel();

@@ -24,6 +24,8 @@ mod log;
 #[cfg(target_os = "none")]
 mod arch;
 #[cfg(target_os = "none")]
+mod audit;
+#[cfg(target_os = "none")]
 mod codemem;
 #[cfg(target_os = "none")]
 mod creds;

@@ -137,14 +137,14 @@ impl Kernel {
         self.publish(t);
     }
 
-    /// Copies the caller's capability `slot` (it needs the grant right)
-    /// into slot `s`'s list; returns the slot there.
+    /// Lends the caller's capability `slot` (it needs the grant right) to
+    /// slot `s`'s environment: a loan derived from it lands in `s`'s list
+    /// (see `Caps::lend`); returns the slot there.
     pub fn grant(&mut self, slot: u64, s: usize) -> Result<u64, Error> {
-        let c = self.cred(slot)?;
-        if self.caps.rights(c).unwrap_or(0) & rights::GRANT == 0 {
-            return Err(Error::NotPermitted);
-        }
-        self.envs[s].clist.insert(&self.caps, c)
+        let loan = self.caps.lend(self.cred(slot)?)?;
+        self.envs[s].clist.insert(&self.caps, loan).inspect_err(|_| {
+            let _ = self.caps.revoke(loan);
+        })
     }
 
     /// Slot `s` is going away: environments awaiting its reply get

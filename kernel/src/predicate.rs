@@ -16,7 +16,10 @@ use abi::Error;
 use alloc::vec::Vec;
 
 /// Predicates at once (all environments together).
-pub const MAX_PREDICATES: usize = 64;
+pub const MAX_PREDICATES: usize = 1024;
+/// Predicates one environment may hold, so that no environment can take
+/// the table from the others (a sleeper without a predicate can only poll).
+pub const PREDICATES_PER_ENV: usize = 8;
 
 /// One compilation, shared by identical predicates.
 pub struct Compiled {
@@ -25,6 +28,15 @@ pub struct Compiled {
     code: u64,
     pages: u64,
     users: u32,
+}
+
+/// The installed predicates (a static, like the environment table).
+static mut TABLE: [Predicate; MAX_PREDICATES] = [Predicate::FREE; MAX_PREDICATES];
+
+/// The predicate table (called once, at boot).
+pub fn table() -> &'static mut [Predicate; MAX_PREDICATES] {
+    // SAFETY: handed out once, to the kernel state, which owns it from then.
+    unsafe { &mut *(&raw mut TABLE) }
 }
 
 /// An installed predicate.
@@ -58,6 +70,10 @@ impl Kernel {
         if nregions > PRED_REGIONS as u64 {
             return Err(Error::BadLength);
         }
+        let me = self.envs[self.current].id;
+        if self.predicates.iter().filter(|p| p.owner == me).count() >= PREDICATES_PER_ENV {
+            return Err(Error::NoMemory);
+        }
         let slot = self.predicates.iter().position(|p| p.owner == 0).ok_or(Error::NoMemory)?;
         let pml4 = self.pml4();
         let mut code = alloc::vec![0u8; (n * 8) as usize];
@@ -68,7 +84,7 @@ impl Kernel {
         }
         let descs = &descs[..nregions as usize];
         // Each region within one page the caller can read.
-        let mut p = Predicate { owner: self.envs[self.current].id, ..Predicate::FREE };
+        let mut p = Predicate { owner: me, ..Predicate::FREE };
         let mut sizes = [0u32; PRED_REGIONS];
         for (i, d) in descs.iter().enumerate() {
             if d.len == 0 || d.len > 4096 - d.va % 4096 {

@@ -5,6 +5,11 @@
 //! its callee until the reply (`Env::waiting_on`). Switching keeps the
 //! registers in place (they live in the environment's frame) and swaps
 //! FPU/SSE state, the TLS bases and the address space.
+//!
+//! Time that no slice owner can use (every owner is asleep, waiting or
+//! gone) is *spare*: rather than idle, the CPU runs, in turn, runnable
+//! environments that own no slice (a library OS with more processes than
+//! slices), one tick at a time. Owned time is never taken from an owner.
 
 use crate::arch::{cpu, fpu, percpu};
 use crate::env::NONE;
@@ -137,9 +142,27 @@ impl Kernel {
                 }
             }
             // Nobody can run in any slice (every owner gave its slices
-            // away or exited): the CPU idles until an interrupt.
+            // away, sleeps or exited): the time is spare.
+            if let Some(s) = self.spare() {
+                self.switch_to(s);
+                if self.envs[s].notify != 0 {
+                    self.slice_starts(s);
+                }
+                return;
+            }
             cpu::idle();
         }
+    }
+
+    /// The next runnable environment that owns no slice, taking turns.
+    fn spare(&mut self) -> Option<usize> {
+        let start = self.spare_next;
+        let s = (0..ENV_SLOTS).map(|i| (start + i) % ENV_SLOTS).find(|&s| {
+            let e = &self.envs[s];
+            e.state == env_state::RUNNABLE && e.slices == 0
+        })?;
+        self.spare_next = (s + 1) % ENV_SLOTS;
+        Some(s)
     }
 
     /// Makes slot `s` the running environment.

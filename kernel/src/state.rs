@@ -8,7 +8,7 @@ use core::mem::MaybeUninit;
 pub struct Kernel {
     pub frames: Frames<'static>,
     /// The capability table (derivation tree of every capability).
-    pub caps: crate::cap::Caps,
+    pub caps: &'static mut crate::cap::Caps,
     /// Each frame's optional share guard (see `creds`).
     pub frame_share: &'static mut [crate::cap::CapRef],
     pub envs: &'static mut [Env; abi::tables::ENV_SLOTS],
@@ -35,8 +35,11 @@ pub struct Kernel {
     /// the next tick (`env::NONE`: none), and its `switched_out` count then.
     pub grace_env: u16,
     pub grace_mark: u32,
+    /// Where the search for an environment to run in spare time (see
+    /// `Kernel::spare`) starts next, so such environments take turns.
+    pub spare_next: usize,
     /// Installed wakeup predicates, and their compilations.
-    pub predicates: [crate::predicate::Predicate; crate::predicate::MAX_PREDICATES],
+    pub predicates: &'static mut [crate::predicate::Predicate; crate::predicate::MAX_PREDICATES],
     pub compiled: alloc::vec::Vec<crate::predicate::Compiled>,
     /// Who is told, with which interrupt bits, that console input is
     /// waiting (`console_notify`; id 0: nobody).

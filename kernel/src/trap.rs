@@ -96,7 +96,7 @@ impl Kernel {
     pub fn exit_current(&mut self, code: i32) {
         if self.current == self.root {
             crate::kprintln!("first environment exited with code {code}; powering off");
-            cpu::qemu_exit(if code == 0 { crate::EXIT_SUCCESS } else { crate::EXIT_FAILURE });
+            self.power_off(code as i64);
         }
         let s = self.current;
         self.env_destroy(s, Some(code));

@@ -65,7 +65,12 @@ fn contended(me: u64) {
             crate::shared::sync();
             return;
         }
-        sys::yield_now();
+        // The holder is the one to run: it may own no time slice at all
+        // (it runs in spare time), and a plain yield would wait for it to
+        // come round.
+        if cur == 0 || sys::yield_to(cur).is_err() {
+            sys::yield_now();
+        }
     }
 }
 

@@ -232,12 +232,17 @@ pub fn prepare(ptr: u64, len: u64, write: bool) -> bool {
     let Some(end) = ptr.checked_add(len) else {
         return false;
     };
+    // The last page by its start: rounding `end` up can wrap to 0 for a
+    // range in the top page, which would check nothing.
+    let last = page_down(end - 1);
     let mut va = page_down(ptr);
-    while va < page_up(end) {
+    loop {
         if !touch(va, write) {
             return false;
         }
+        if va == last {
+            return true;
+        }
         va += PAGE;
     }
-    true
 }

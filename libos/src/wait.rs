@@ -29,7 +29,7 @@
 //!
 //! Not covered by a predicate: console input (the kernel's input buffer is
 //! not exposed), more than `MAX_RINGS` rings, or a failed install (the
-//! kernel's table of 64 predicates is full): such waits poll, yielding once
+//! kernel refuses: 8 per environment, 1024 in all): such waits poll, yielding once
 //! per look. Sleeps are cut into at most `MAX_SLEEP_TICKS` so a signal
 //! (`kill`, Ctrl-C) ends the wait with EINTR within that time.
 
@@ -234,7 +234,25 @@ pub fn pause(until_ns: Option<u64>) {
 /// Sleeps until the rings change or the deadline (or `MAX_SLEEP_TICKS`)
 /// comes, or, when no predicate covers this wait, yields once.
 fn block(asked: impl Iterator<Item = (i64, u16)>, until: Option<u64>) {
-    let pred = rings_of(asked).and_then(|(rings, n)| {
+    sleep_on(rings_of(asked), until)
+}
+
+/// A pipe call (`obj::pipe` read or write) that has already given the
+/// other end the CPU once and still cannot go on: sleeps until the ring
+/// changes, so a blocked reader or writer costs nobody CPU time however
+/// long it waits.
+#[cold]
+pub fn pipe_sleep(f: &obj::File) {
+    let va = pipe::wait_info(f).0;
+    let term = if f.kind == Kind::PipeRead { WANT_READ } else { WANT_WRITE };
+    let mut rings = [(0u64, 0u64); MAX_RINGS];
+    rings[0] = (va, term);
+    sleep_on(Some((rings, 1)), None)
+}
+
+/// Sleeps on the predicate over `rings` (see `block`).
+fn sleep_on(rings: Option<([(u64, u64); MAX_RINGS], usize)>, until: Option<u64>) {
+    let pred = rings.and_then(|(rings, n)| {
         let id = predicate(&rings[..n])?;
         // SAFETY: one thread per environment; the kernel only reads PARAMS.
         let params = unsafe { &mut *(&raw mut PARAMS) };

@@ -1,7 +1,7 @@
 //! Raw system calls (see `abi::syscall` for the convention).
 
 use abi::exception::Regs;
-use abi::syscall::{self as sc, CRED_SELF, NO_GUARD};
+use abi::syscall::{self as sc, CRED_SELF, ENV_SELF, NO_GUARD};
 use abi::Error;
 use core::arch::asm;
 
@@ -111,7 +111,11 @@ pub fn cap_derive(slot: u64, rights: u64) -> Result<u64, Error> {
     result(call(sc::CAP_DERIVE, [slot, rights, 0, 0, 0, 0]))
 }
 pub fn cap_revoke(slot: u64) -> Result<u64, Error> {
-    result(call(sc::CAP_REVOKE, [slot, 0, 0, 0, 0, 0]))
+    result(call(sc::CAP_REVOKE, [slot, ENV_SELF, CRED_SELF, 0, 0, 0]))
+}
+/// Revokes the capability in another environment's `slot` (a loan made to it).
+pub fn cap_revoke_in(env: u64, slot: u64, cred: u64) -> Result<u64, Error> {
+    result(call(sc::CAP_REVOKE, [slot, env, cred, 0, 0, 0]))
 }
 pub fn cap_grant(env: u64, slot: u64) -> Result<u64, Error> {
     result(call(sc::CAP_GRANT, [env, slot, CRED_SELF, 0, 0, 0]))

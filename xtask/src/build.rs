@@ -89,7 +89,8 @@ fn bootfs_archive() -> Result<Vec<u8>, String> {
 }
 
 /// `root/`: the tree in `libos/root/`, the busybox test scripts in
-/// `root/tests/`, the C test programs in `root/cbin/`, and busybox as
+/// `root/tests/`, the stress scripts (`cargo xtask stress`) in
+/// `root/stress/`, the C test programs in `root/cbin/`, and busybox as
 /// `/bin/busybox` with a symbolic link for
 /// every applet where busybox says it belongs (`--list-full`), as a
 /// busybox-based system installs it.
@@ -100,6 +101,10 @@ fn root_tree(ar: &mut Archive) -> Result<(), String> {
     let tests = root().join("libos/tests");
     for (name, data) in read_dir_files(&tests)? {
         ar.file(&format!("root/tests/{name}"), 0o644, &data);
+    }
+    ar.dir("root/stress");
+    for (name, data) in read_dir_files(&root().join("libos/stress"))? {
+        ar.file(&format!("root/stress/{name}"), 0o644, &data);
     }
     let bb = std::fs::read(BUSYBOX).map_err(|e| format!("reading {BUSYBOX}: {e}"))?;
     for d in ["bin", "sbin", "usr", "usr/bin", "usr/sbin", "tmp", "dev", "proc"] {

@@ -37,15 +37,20 @@ fn scripts() -> Result<Vec<(String, PathBuf)>, String> {
     Ok(v)
 }
 
-/// The C test programs (`libos/tests/c/NAME.c`), built static by the
-/// host's gcc as the Linux benchmarks are: unmodified glibc binaries, run
-/// as `cbin/NAME` by the scripts on the host and on Veneer.
+/// The C test programs (`libos/tests/c/NAME.c`, and the stress programs of
+/// `libos/stress/c/`, which only Veneer runs), built static by the host's
+/// gcc as the Linux benchmarks are: unmodified glibc binaries, run as
+/// `cbin/NAME` by the scripts on the host and on Veneer.
 pub fn c_programs() -> Result<Vec<(String, PathBuf)>, String> {
-    let src = build::root().join("libos/tests/c");
     let out = build::root().join("target/lxtest/cbin");
     std::fs::create_dir_all(&out).map_err(|e| format!("creating {}: {e}", out.display()))?;
     let mut v = Vec::new();
-    for e in std::fs::read_dir(&src).map_err(|e| format!("reading {}: {e}", src.display()))?.flatten() {
+    let dirs = ["libos/tests/c", "libos/stress/c"].map(|d| build::root().join(d));
+    let sources = dirs
+        .iter()
+        .map(|src| std::fs::read_dir(src).map_err(|e| format!("reading {}: {e}", src.display())))
+        .collect::<Result<Vec<_>, _>>()?;
+    for e in sources.into_iter().flatten().flatten() {
         let path = e.path();
         let Some(name) = path.file_name().and_then(|n| n.to_str()).and_then(|n| n.strip_suffix(".c")) else {
             continue;

@@ -18,18 +18,20 @@ pub extern "sysv64" fn cap_derive(slot: u64, rights: u64, _: u64, _: u64, _: u64
     })())
 }
 
-pub extern "sysv64" fn cap_revoke(slot: u64, _: u64, _: u64, _: u64, _: u64, _: u64) -> i64 {
+pub extern "sysv64" fn cap_revoke(slot: u64, env: u64, cred: u64, _: u64, _: u64, _: u64) -> i64 {
     let k = kernel();
     ret((|| {
-        let c = k.cred(slot)?;
+        // Another environment's list (to take back a loan) needs a
+        // credential covering that environment.
+        let s = k.env_arg(env, cred)?;
+        let c = k.envs[s].clist.get(slot)?;
         // An environment's root guards the environment itself: revoking it
         // would leave environments nobody can act on.
         if k.envs.iter().any(|e| e.guard == c) {
             return Err(Error::NotPermitted);
         }
         let n = k.caps.revoke(c)?;
-        let me = k.current;
-        k.envs[me].clist.clear(slot)?;
+        k.envs[s].clist.clear(slot)?;
         Ok(n as u64)
     })())
 }

@@ -3,7 +3,7 @@
 //! environment).
 
 use super::ret;
-use crate::arch::{cpu, serial};
+use crate::arch::serial;
 use crate::cap::rights;
 use crate::state::kernel;
 use crate::uaccess;
@@ -49,7 +49,7 @@ pub extern "sysv64" fn shutdown(code: u64, cred: u64, _: u64, _: u64, _: u64, _:
         return e.as_result();
     }
     crate::kprintln!("shutdown requested with code {}", code as i64);
-    cpu::qemu_exit(if code == 0 { crate::EXIT_SUCCESS } else { crate::EXIT_FAILURE })
+    k.power_off(code as i64)
 }
 
 pub extern "sysv64" fn console_notify(env: u64, bits: u64, cred: u64, _: u64, _: u64, _: u64) -> i64 {

@@ -1,11 +1,11 @@
 //! The CPU: yielding, time slices, exit, and protected control transfer.
 
 use super::ret;
-use crate::cap::{rights, CapRef};
+use crate::cap::rights;
 use crate::env::notify;
 use crate::state::kernel;
 use abi::layout::{USER_END, USER_MIN};
-use abi::syscall::{NO_GUARD, SLICE_ANY};
+use abi::syscall::SLICE_ANY;
 use abi::tables::SLICES;
 use abi::Error;
 
@@ -65,7 +65,7 @@ pub extern "sysv64" fn set_pct_entry(env: u64, entry: u64, stack: u64, guard: u6
         if entry >= USER_END || (entry != 0 && !(USER_MIN..=USER_END).contains(&stack)) {
             return Err(Error::BadAddress);
         }
-        let guard = if guard == NO_GUARD { CapRef::NONE } else { k.cred(guard)? };
+        let guard = k.guard_arg(guard)?;
         let e = &mut k.envs[s];
         (e.pct_entry, e.pct_stack, e.pct_guard) = (entry, stack, guard);
         Ok(0)

@@ -8,7 +8,7 @@ use crate::mm::PhysTables;
 use crate::pagetable::{self, NO_EXEC, WRITABLE};
 use crate::state::{kernel, Kernel};
 use crate::validate::{needed, page_range, pte_rights, user_page};
-use abi::syscall::{FRAME_ANY, NO_GUARD};
+use abi::syscall::FRAME_ANY;
 use abi::tables::frame_state;
 use abi::Error;
 
@@ -100,8 +100,7 @@ pub extern "sysv64" fn frame_share(frame: u64, slot: u64, cred: u64, _: u64, _: 
     let k = kernel();
     ret((|| {
         k.frame_arg(frame, cred, caprights::WRITE, false)?;
-        let guard = if slot == NO_GUARD { CapRef::NONE } else { k.cred(slot)? };
-        k.frame_share[frame as usize] = guard;
+        k.frame_share[frame as usize] = k.guard_arg(slot)?;
         Ok(0)
     })())
 }

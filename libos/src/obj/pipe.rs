@@ -121,6 +121,7 @@ pub fn read(f: &mut File, buf: &mut [u8]) -> i64 {
     }
     let p = pipe_of(f);
     p.reader_env = crate::lock::my_id();
+    let mut yielded = false;
     loop {
         let (tail, head) = p.positions();
         let fill = (head - tail) as usize;
@@ -144,7 +145,7 @@ pub fn read(f: &mut File, buf: &mut [u8]) -> i64 {
             return -crate::errno::EINTR;
         }
         p.reader_waits = true;
-        crate::lock::wait_for(p.writer_env);
+        block(f, p.writer_env, &mut yielded);
     }
 }
 
@@ -170,6 +171,7 @@ pub fn write(f: &mut File, buf: &[u8]) -> i64 {
         return buf.len() as i64;
     }
     let mut done = 0;
+    let mut yielded = false;
     while done < buf.len() {
         if p.readers() == 0 {
             crate::proc::signal::raise_self(crate::proc::signal::SIGPIPE);
@@ -188,14 +190,30 @@ pub fn write(f: &mut File, buf: &[u8]) -> i64 {
         if f.flags & O_NONBLOCK != 0 {
             return if done > 0 { done as i64 } else { -EAGAIN };
         }
+        // A signal ends the wait, as for a reader; what went in counts.
+        if crate::proc::signal::pending() {
+            return if done > 0 { done as i64 } else { -crate::errno::EINTR };
+        }
         p.writer_waits = true;
-        crate::lock::wait_for(p.reader_env);
+        block(f, p.reader_env, &mut yielded);
     }
     if p.reader_waits || (was_empty && done > 0) {
         p.reader_waits = false;
         crate::lock::hand_off(p.reader_env);
     }
     done as i64
+}
+
+/// Waits for the other end (`peer`, the environment that last used it):
+/// first a directed yield to it (it may be about to answer), then sleeps.
+#[inline]
+fn block(f: &File, peer: u64, yielded: &mut bool) {
+    if *yielded {
+        crate::wait::pipe_sleep(f);
+    } else {
+        *yielded = true;
+        crate::lock::wait_for(peer);
+    }
 }
 
 /// Appends `src` to the ring at `head`, its current head (the caller

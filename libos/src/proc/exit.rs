@@ -129,6 +129,7 @@ pub fn wait(pid: i64, options: u64) -> Result<(i64, i32, u64), i64> {
             table::get(c).is_some_and(|e| e.pgid == group)
         }
     };
+    let mut yielded = false;
     loop {
         let mut any = false;
         for i in 0..children().len() {
@@ -156,7 +157,15 @@ pub fn wait(pid: i64, options: u64) -> Result<(i64, i32, u64), i64> {
         if options & WNOHANG != 0 {
             return Ok((0, 0, 0));
         }
-        lock::wait();
+        // Let the children run once; then sleep until a signal (a child's
+        // SIGCHLD) comes, so that waiting costs the CPU nothing: children
+        // that own no time slice run only in time nobody else uses.
+        if yielded {
+            crate::wait::pause(None);
+        } else {
+            yielded = true;
+            lock::wait();
+        }
         crate::obj::console::poll_interrupt();
         if super::signal::pending_except(1 << super::signal::SIGCHLD) {
             return Err(EINTR);

@@ -3,7 +3,8 @@
 //! in slot 1). Exit code bits: 1 = read-only map with the granted
 //! capability worked and saw 0x5ca1ab1e; 2 = writable map refused;
 //! 4 = the wrong capability (its own root) refused; 8 = an empty slot
-//! refused.
+//! refused; 16 = (asked to, by bit 63 of the argument) it revoked the
+//! granted capability, which must take it away from nobody but itself.
 #![no_std]
 #![no_main]
 
@@ -13,8 +14,10 @@ use user::sys;
 
 const VA: u64 = 0x3000_0000_0000;
 const GRANTED: u64 = 1;
+const REVOKE: u64 = 1 << 63;
 
-fn main(frame: u64) -> i32 {
+fn main(arg: u64) -> i32 {
+    let frame = arg & !REVOKE;
     let mut bits = 0;
     if sys::map_with(ENV_SELF, VA, frame, 0, 0, GRANTED).is_ok() {
         // SAFETY: just mapped read-only.
@@ -30,6 +33,9 @@ fn main(frame: u64) -> i32 {
     }
     if sys::map_with(ENV_SELF, VA + 8192, frame, 0, 0, 9) == Err(Error::NotPermitted) {
         bits |= 8;
+    }
+    if arg & REVOKE != 0 && sys::cap_revoke(GRANTED).is_ok() {
+        bits |= 16;
     }
     bits
 }

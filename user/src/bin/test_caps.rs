@@ -34,6 +34,36 @@ fn main(_: u64) -> i32 {
     println!("child with the capability in slot {slot}: result bits {bits:#x} (want 0xf)");
     ok &= slot == 1 && bits == 0xf;
 
+    // A grant lends a capability derived from the granter's: a child that
+    // revokes what it was lent loses only its own copy, and the granter
+    // and every other holder keep theirs.
+    let child = spawn::spawn_stopped("capchild", f | 1 << 63).unwrap();
+    sys::cap_grant(child, ro).unwrap();
+    spawn::start(child).unwrap();
+    let bits = spawn::wait(child).unwrap();
+    let kept = sys::cap_derive(ro, rights::READ);
+    println!(
+        "child revoked its granted copy: bits {bits:#x} (want 0x1f); the granter's still derives: {kept:?}"
+    );
+    ok &= bits == 0x1f && kept.is_ok();
+    let child = spawn::spawn_stopped("capchild", f).unwrap();
+    sys::cap_grant(child, ro).unwrap();
+    spawn::start(child).unwrap();
+    let bits = spawn::wait(child).unwrap();
+    println!("a later child granted the same capability: bits {bits:#x} (want 0xf)");
+    ok &= bits == 0xf;
+    if let Ok(k) = kept {
+        sys::cap_revoke(k).unwrap();
+    }
+    // The lender takes a loan back from the borrower's list.
+    let child = spawn::spawn_stopped("capchild", f).unwrap();
+    let slot = sys::cap_grant(child, ro).unwrap();
+    let took = sys::cap_revoke_in(child, slot, CRED_SELF);
+    spawn::start(child).unwrap();
+    let bits = spawn::wait(child).unwrap();
+    println!("the lender took its loan back ({took:?}): child bits {bits:#x} (want 0xe)");
+    ok &= took == Ok(1) && bits == 0xe;
+
     // Revoke: a second child granted the same (now stale) capability
     // cannot map the frame any more.
     let child = spawn::spawn_stopped("capchild", f).unwrap();
@@ -41,8 +71,11 @@ fn main(_: u64) -> i32 {
     let revoked = sys::cap_revoke(ro).unwrap();
     spawn::start(child).unwrap();
     let bits = spawn::wait(child).unwrap();
-    println!("after revoking {revoked} capability: result bits {bits:#x} (want 0xe: read-only map refused)");
-    ok &= revoked == 1 && bits == 0xe;
+    println!(
+        "after revoking {revoked} capabilities: result bits {bits:#x} (want 0xe: read-only map refused)"
+    );
+    // The granter's own and the copy it lent.
+    ok &= revoked == 2 && bits == 0xe;
     let own_root = sys::cap_revoke(CRED_SELF);
     println!("revoking its own root capability: {own_root:?}");
     ok &= own_root == Err(Error::NotPermitted);

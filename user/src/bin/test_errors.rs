@@ -190,6 +190,14 @@ fn main(_: u64) -> i32 {
     let idle = sys::env_create().unwrap();
     expect("grant without grant right", sys::cap_grant(idle, ro), NotPermitted);
     expect("grant to nobody", sys::cap_grant(4242, CRED_SELF), BadEnv);
+    expect("revoke in nobody's list", sys::cap_revoke_in(4242, 1, CRED_SELF), BadEnv);
+    expect(
+        "revoke in another list without a covering credential",
+        sys::cap_revoke_in(idle, 0, ro),
+        NotPermitted,
+    );
+    expect("revoke another's root", sys::cap_revoke_in(idle, CRED_SELF, CRED_SELF), NotPermitted);
+    expect("revoke an empty slot of another", sys::cap_revoke_in(idle, 5, CRED_SELF), NotPermitted);
     expect("share a kernel frame", sys::frame_share(kernel_frame, ro), NotOwner);
     expect("slice upcalls bad flag", raw(sc::SLICE_UPCALLS, [0, 2, 0, 0, 0, 0]), BadFlags);
     expect("reclaim zero frames", sys::frames_reclaim(idle, 0), BadLength);
@@ -209,8 +217,32 @@ fn main(_: u64) -> i32 {
     expect("predicate with five regions", sys::pred_install(&user::ebpf::WORD_NONZERO, &five), BadLength);
     let across = [abi::syscall::Region { va: page + 4090, len: 8 }];
     expect("predicate region across pages", sys::pred_install(&user::ebpf::WORD_NONZERO, &across), BadLength);
-    expect("free a bad predicate", sys::pred_free(1000), BadLength);
+    expect("free a bad predicate", sys::pred_free(100_000), BadLength);
     expect("free someone else's predicate", sys::pred_free(63), NotPermitted);
+    // No environment may take the whole predicate table from the others.
+    let word = [abi::syscall::Region { va: page, len: 8 }];
+    let mut mine = [0u64; 16];
+    let mut held = 0;
+    while let Ok(id) = sys::pred_install(&user::ebpf::WORD_NONZERO, &word) {
+        mine[held] = id;
+        held += 1;
+        if held == mine.len() {
+            break;
+        }
+    }
+    if held != 8 {
+        println!("predicates one environment could install: {held}, want 8");
+        // SAFETY: single-threaded test program.
+        unsafe { FAILED += 1 };
+    }
+    expect(
+        "predicate past the per-environment quota",
+        sys::pred_install(&user::ebpf::WORD_NONZERO, &word),
+        NoMemory,
+    );
+    for &id in &mine[..held] {
+        sys::pred_free(id).unwrap();
+    }
     expect("sleep on a bad predicate", sys::sleep(u64::MAX, 0), BadLength);
     let stopped = spawn::spawn("faulter", 0).unwrap();
     expect("run a running env", sys::env_run(stopped), BadState);

@@ -2,7 +2,8 @@
 //! fully random, half plausible: real frame numbers, live environment ids,
 //! addresses in a scratch window) leave the kernel alive and its exposed
 //! tables consistent. The seed is printed; `seed=N` on the command line
-//! replays a run.
+//! replays a run, `calls=N` changes the number of calls (`cargo xtask
+//! stress` runs millions).
 #![no_std]
 #![no_main]
 
@@ -15,12 +16,9 @@ const CALLS: u64 = 100_000;
 /// Plausible addresses stay in this window, away from the program itself.
 const SCRATCH: u64 = 0x5000_0000_0000;
 
-fn seed() -> u64 {
-    kinfo::cmdline()
-        .split_whitespace()
-        .find_map(|w| w.strip_prefix("seed="))
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0x5eed_1234)
+/// The number given as `name=N` on the command line, if any.
+fn arg(name: &str) -> Option<u64> {
+    kinfo::cmdline().split_whitespace().find_map(|w| w.strip_prefix(name)?.strip_prefix('=')?.parse().ok())
 }
 
 fn plausible(rng: &mut Rng, frames: u64, me: u64) -> u64 {
@@ -44,14 +42,15 @@ fn plausible(rng: &mut Rng, frames: u64, me: u64) -> u64 {
 }
 
 fn main(_: u64) -> i32 {
-    let seed = seed();
-    println!("fuzz: seed {seed} ({CALLS} calls)");
+    let seed = arg("seed").unwrap_or(0x5eed_1234);
+    let calls = arg("calls").unwrap_or(CALLS);
+    println!("fuzz: seed {seed} ({calls} calls)");
     let mut rng = Rng::new(seed);
     let frames = kinfo::kernel().frames;
     let me = sys::self_id();
     let before = kinfo::free_plus_own();
     let (mut ok, mut err) = (0u64, 0u64);
-    while ok + err < CALLS {
+    while ok + err < calls {
         let n = if rng.below(20) == 0 { rng.next_u64() } else { sc::BASE + rng.below(sc::END - sc::BASE) };
         // These would end this very program: exiting, powering off.
         if n == sc::EXIT || n == sc::SHUTDOWN {
