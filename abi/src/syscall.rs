@@ -4,7 +4,8 @@
 //! `rdi, rsi, rdx, r10, r8, r9`. The result comes back in `rax`: a value
 //! `>= 0` on success or `-(Error as i64)` on failure. The kernel preserves
 //! every register except `rax`, `rcx` and `r11` (the last two are clobbered
-//! by the SYSCALL instruction itself).
+//! by the SYSCALL instruction itself), with one exception: a [`PCT`] that
+//! waits for a reply comes back with the reply's message registers.
 //!
 //! **Explicit credentials.** Every call that acts on an object names, in a
 //! `cred` argument, a slot of the caller's capability list; the kernel

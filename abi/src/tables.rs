@@ -113,6 +113,12 @@ pub struct Clock {
     pub ticks: u64,
     /// Nanoseconds of guest time per tick.
     pub tick_ns: u64,
+    /// TSC counts per second, measured at boot against the PIT (0 if there
+    /// was no PIT to measure against: then only `ticks` tell the time).
+    pub tsc_hz: u64,
+    /// Nanoseconds per TSC count in 32.32 fixed point: the time since the
+    /// TSC's zero is `(tsc * tsc_ns_mult) >> 32`, computed in 128 bits.
+    pub tsc_ns_mult: u64,
 }
 
 /// Values of [`EnvInfo::state`].

@@ -144,8 +144,8 @@ pub extern "C" fn kmain(magic: u32, info: u32) -> ! {
         predicates: crate::predicate::table(),
         compiled: alloc::vec::Vec::new(),
     });
-    state::kernel().clock.tick_ns = crate::arch::apic::TICK_NS;
     let k = state::kernel();
+    start_clock(k);
     // SAFETY: the boot module is mapped in the physical window and never
     // written: it is kernel-owned and exposed read-only.
     let fs = unsafe { core::slice::from_raw_parts(mm::phys::<u8>(bootfs_frame << 12), bootfs_len as usize) };
@@ -166,9 +166,32 @@ pub extern "C" fn kmain(magic: u32, info: u32) -> ! {
         panic!("cannot give the first environment a time slice: {e:?}");
     }
     kprintln!("starting {init} as environment {:#x}", k.envs[root].id);
-    apic::init();
     k.switch_to(root);
     trap::enter_user()
+}
+
+/// Measures the TSC and the APIC timer against the PIT, publishes the TSC's
+/// rate on the clock page and starts the timer (masked until the first
+/// environment runs with interrupts on).
+fn start_clock(k: &mut Kernel) {
+    apic::init();
+    let rates = crate::arch::clock::calibrate();
+    k.clock.tick_ns = apic::TICK_NS;
+    match rates {
+        Some(r) => {
+            k.clock.tsc_hz = r.tsc_hz;
+            k.clock.tsc_ns_mult = ((1_000_000_000u128 << 32) / r.tsc_hz as u128) as u64;
+            kprintln!(
+                "clock: TSC {}.{:03} MHz, APIC timer {}.{:03} MHz (measured against the PIT)",
+                r.tsc_hz / 1_000_000,
+                r.tsc_hz / 1000 % 1000,
+                r.apic_hz / 1_000_000,
+                r.apic_hz / 1000 % 1000
+            );
+        }
+        None => kprintln!("clock: no PIT to measure the TSC against; time from timer ticks only"),
+    }
+    apic::start(rates.map_or(apic::DEFAULT_HZ, |r| r.apic_hz));
 }
 
 /// The program named by `init=` on the command line (default `shell`).

@@ -7,6 +7,12 @@
 //! entry saves the other registers, calls `dispatch`, then restores every
 //! register from the (possibly changed) frame and returns through a
 //! two-word record below the interrupted code's red zone, as `user::exc`.
+//! When that record cannot be written — the program's rsp points at
+//! nothing, as a program may leave it, or at its exhausted stack after a
+//! handler on the alternate stack returned — it returns with IRETQ from a
+//! record of lxrt's own (`LX_IRET`) instead, so the program resumes and
+//! meets its bad stack itself (SIGSEGV, as on Linux) rather than lxrt
+//! faulting in its handler.
 
 use abi::exception::{ExceptionFrame, Regs};
 use core::arch::global_asm;
@@ -31,6 +37,10 @@ static mut LX_FX: FxArea = FxArea([0; 512]);
 #[unsafe(no_mangle)]
 pub static mut LX_CHILD_FS: u64 = 0;
 static mut STACK: Stack = Stack([0; STACK_SIZE]);
+/// IRETQ's record (rip, cs, rflags, rsp, ss) for resuming a program whose
+/// own stack cannot take the usual one.
+#[unsafe(no_mangle)]
+static mut LX_IRET: [u64; 5] = [0; 5];
 
 global_asm!(
     ".globl lx_entry",
@@ -40,12 +50,48 @@ global_asm!(
     "cld",
     "mov rdi, rax",
     "call {dispatch}",
+    "test al, al",
+    "jz lx_restore_iret",
     "lx_restore:",
     "fxrstor64 [rip + LX_FX]",
     // `busy` is cleared last, with every register the program's, so an
     // interrupt that lands after it finds the program's state
     // (`user::exc::complete_resume` finishes the last two instructions).
     user::resume_from!("LX_FRAME", "lx_tail"),
+    // The same through LX_IRET, for a program whose stack is unusable.
+    "lx_restore_iret:",
+    "fxrstor64 [rip + LX_FX]",
+    "lea rax, [rip + LX_FRAME]",
+    "lea rsp, [rip + LX_IRET]",
+    "mov rcx, [rax + 160]",
+    "mov [rsp], rcx",
+    "mov rcx, cs",
+    "mov [rsp + 8], rcx",
+    "mov rcx, [rax + 168]",
+    "mov [rsp + 16], rcx",
+    "mov rcx, [rax + 88]",
+    "mov [rsp + 24], rcx",
+    "mov rcx, ss",
+    "mov [rsp + 32], rcx",
+    "mov rbx, [rax + 40]",
+    "mov rcx, [rax + 48]",
+    "mov rdx, [rax + 56]",
+    "mov rsi, [rax + 64]",
+    "mov rdi, [rax + 72]",
+    "mov rbp, [rax + 80]",
+    "mov r8, [rax + 96]",
+    "mov r9, [rax + 104]",
+    "mov r10, [rax + 112]",
+    "mov r11, [rax + 120]",
+    "mov r12, [rax + 128]",
+    "mov r13, [rax + 136]",
+    "mov r14, [rax + 144]",
+    "mov r15, [rax + 152]",
+    "mov rax, [rax + 32]",
+    "mov qword ptr [rip + LX_FRAME], 0",
+    ".globl lx_tail_iret",
+    "lx_tail_iret:",
+    "iretq",
     // A forked child starts here: its copy of LX_FRAME/LX_FX holds the
     // parent's state at the `fork` call (with rax = 0).
     ".globl lx_fork_child",
@@ -53,6 +99,8 @@ global_asm!(
     "mov rax, [rip + LX_CHILD_FS]",
     "wrfsbase rax",
     "call {child}",
+    "test al, al",
+    "jz lx_restore_iret",
     "jmp lx_restore",
     dispatch = sym dispatch,
     child = sym child_start,
@@ -62,38 +110,49 @@ unsafe extern "C" {
     fn lx_entry();
     fn lx_fork_child();
     fn lx_tail();
+    fn lx_tail_iret();
 }
 
-extern "C" fn dispatch(frame: &mut ExceptionFrame) {
+/// Handles the event; false asks for the resume through `LX_IRET`.
+extern "C" fn dispatch(frame: &mut ExceptionFrame) -> bool {
     crate::trap::handle(frame);
-    prepare_resume(frame);
+    prepare_resume(frame)
 }
 
 /// Whether the upcall in `f` interrupted the Linux program rather than
-/// lxrt's own code. One that came during the resume path's last two
-/// instructions (`popfq`, `ret 128`: the program's registers are all in
-/// place, rflags and rip still in the record on its stack) is completed
+/// lxrt's own code. One that came during a resume path's last instructions
+/// (`popfq`, `ret 128`, or `iretq`: the program's registers are all in
+/// place, rflags, rip and perhaps rsp still in a record) is completed
 /// first, so the frame describes the program.
 pub fn in_program(f: &mut ExceptionFrame) -> bool {
     user::exc::complete_resume(f, lx_tail as *const () as u64);
+    if f.regs.rip == lx_tail_iret as *const () as u64 {
+        // SAFETY: the resume path filled the record just before; nothing
+        // else writes it.
+        let r = unsafe { *(&raw const LX_IRET) };
+        (f.regs.rip, f.regs.rflags, f.regs.rsp) = (r[0], r[2], r[3]);
+    }
     let (start, end) = crate::proc::fork::image();
     !(start..end).contains(&f.regs.rip)
 }
 
 /// The resume path stores two words below the program's red zone; after a
 /// fork those stack pages are copy-on-write, and a fault there would come
-/// while `busy` is still set, so make them writable first.
-pub fn prepare_resume(frame: &ExceptionFrame) {
+/// while `busy` is still set, so make them writable first. Returns false
+/// if they cannot be: rsp points at nothing the program may write.
+pub fn prepare_resume(frame: &ExceptionFrame) -> bool {
     let at = frame.regs.rsp.wrapping_sub(144);
-    crate::vm::touch(at, true);
-    crate::vm::touch(at + 15, true);
+    at < frame.regs.rsp
+        && frame.regs.rsp <= abi::layout::USER_END
+        && crate::vm::touch(at, true)
+        && crate::vm::touch(at + 15, true)
 }
 
 /// First code a forked child runs (on its exception stack): its copies of
 /// lxrt's statics still describe the parent in the middle of `fork`.
-extern "C" fn child_start() {
+extern "C" fn child_start() -> bool {
     crate::proc::fork::child_start(frame());
-    prepare_resume(frame());
+    prepare_resume(frame())
 }
 
 /// The frame being handled (valid inside the handler only).

@@ -63,6 +63,18 @@ pub fn clock() -> abi::tables::Clock {
     unsafe { core::ptr::read_volatile(abi::layout::CLOCK_VA as *const abi::tables::Clock) }
 }
 
+/// Nanoseconds since the machine started, from the TSC at the rate the
+/// kernel measured (timer ticks if it could not).
+pub fn now_ns() -> u64 {
+    let c = clock();
+    if c.tsc_hz == 0 {
+        return c.ticks * c.tick_ns;
+    }
+    // SAFETY: RDTSC only reads the time-stamp counter.
+    let tsc = unsafe { core::arch::x86_64::_rdtsc() };
+    ((tsc as u128 * c.tsc_ns_mult as u128) >> 32) as u64
+}
+
 /// The kernel command line.
 pub fn cmdline() -> &'static str {
     let k = kernel();

@@ -5,17 +5,19 @@ use abi::syscall::{self as sc, CRED_SELF, ENV_SELF, NO_GUARD};
 use abi::Error;
 use core::arch::asm;
 
-/// Makes system call `n`. Clobbers what a System V function call may.
+/// Makes system call `n`. The kernel changes only rax, rcx and r11
+/// (`abi::syscall`); a `PCT` that delivers a message changes its message
+/// registers too, so transfers go through `user::pct`, which says so.
 #[inline(always)]
 pub fn call(n: u64, a: [u64; 6]) -> i64 {
     let r: i64;
     // SAFETY: SYSCALL enters the kernel, which validates every argument and
-    // preserves the callee-saved registers; the clobbers list the rest.
+    // preserves every register but the three named here.
     unsafe {
         asm!("syscall",
             inlateout("rax") n as i64 => r,
-            inlateout("rdi") a[0] => _, inlateout("rsi") a[1] => _, inlateout("rdx") a[2] => _,
-            inlateout("r10") a[3] => _, inlateout("r8") a[4] => _, inlateout("r9") a[5] => _,
+            in("rdi") a[0], in("rsi") a[1], in("rdx") a[2],
+            in("r10") a[3], in("r8") a[4], in("r9") a[5],
             lateout("rcx") _, lateout("r11") _,
             options(nostack));
     }
@@ -26,12 +28,10 @@ pub fn call(n: u64, a: [u64; 6]) -> i64 {
 #[inline(always)]
 pub fn call0(n: u64) -> i64 {
     let r: i64;
-    // SAFETY: as in `call`; the argument registers are only clobbered.
+    // SAFETY: as in `call`.
     unsafe {
         asm!("syscall",
             inlateout("rax") n as i64 => r,
-            lateout("rdi") _, lateout("rsi") _, lateout("rdx") _,
-            lateout("r10") _, lateout("r8") _, lateout("r9") _,
             lateout("rcx") _, lateout("r11") _,
             options(nostack));
     }
@@ -46,8 +46,7 @@ pub fn call1(n: u64, a: u64) -> i64 {
     unsafe {
         asm!("syscall",
             inlateout("rax") n as i64 => r,
-            inlateout("rdi") a => _, lateout("rsi") _, lateout("rdx") _,
-            lateout("r10") _, lateout("r8") _, lateout("r9") _,
+            in("rdi") a,
             lateout("rcx") _, lateout("r11") _,
             options(nostack));
     }

@@ -65,6 +65,40 @@ pub struct BootTest {
     pub output: Option<String>,
     /// Keystrokes to type (interactive tests, see `ttytest`).
     pub keys: Vec<qemu::Key>,
+    /// Guest time checked against the host's clock.
+    pub wall: Option<Wall>,
+}
+
+/// `to` must appear on the console `secs` seconds of the host's time after
+/// `from`, give or take `WALL_TOLERANCE` (a check that guest time is right,
+/// not a benchmark: boot tests run under plain TCG, where QEMU's virtual
+/// clock is the host's).
+pub struct Wall {
+    pub secs: f64,
+    pub from: String,
+    pub to: String,
+}
+
+const WALL_TOLERANCE: f64 = 0.25;
+
+impl Wall {
+    fn check(&self, out: &qemu::Outcome) -> Result<(), String> {
+        let (Some(a), Some(b)) = (out.seen_at(&self.from), out.seen_at(&self.to)) else {
+            return Err(format!("no {:?} then {:?} on the console to time", self.from, self.to));
+        };
+        let took = b.saturating_sub(a).as_secs_f64();
+        if (took - self.secs).abs() > self.secs * WALL_TOLERANCE {
+            return Err(format!(
+                "{:?} to {:?} took {took:.2} s of the host's time, want {} s (±{}%)",
+                self.from,
+                self.to,
+                self.secs,
+                WALL_TOLERANCE * 100.0
+            ));
+        }
+        println!("test wall time: {:?} to {:?} took {took:.2} s, want {} s", self.from, self.to, self.secs);
+        Ok(())
+    }
 }
 
 fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
@@ -87,6 +121,7 @@ fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
             timeout: Duration::from_secs(extra.map_or(DEFAULT_TIMEOUT_S, |e| e.timeout_s)),
             output: None,
             keys: Vec::new(),
+            wall: None,
         });
     }
     tests.extend(crate::lxtest::plan(img, names)?);
@@ -163,6 +198,9 @@ fn run_one(t: &BootTest) -> Result<String, String> {
                 "program output differs from the host's busybox\n-- want --\n{want}-- got --\n{got}"
             ));
         }
+    }
+    if let Some(Err(e)) = t.wall.as_ref().map(|w| w.check(&out)) {
+        problems.push(e);
     }
     for e in &t.expect {
         if !out.serial.contains(e.as_str()) {

@@ -59,5 +59,6 @@ pub fn boot_test() -> Result<BootTest, String> {
         timeout: Duration::from_secs(180),
         output: None,
         keys: Vec::new(),
+        wall: None,
     })
 }

@@ -6,12 +6,16 @@
 //! the host's stdout+stderr byte for byte (lxrt's own `lxrt:` notes and the
 //! kernel's `veneer:` lines are not program output and are left out).
 //! A script's `# log: TEXT` comment lines name lxrt notes that must also
-//! appear on Veneer's console (e.g. an unsupported call reported by name).
+//! appear on Veneer's console (e.g. an unsupported call reported by name);
+//! a `# wall: SECONDS | FROM | TO` line asks that output `TO` follow `FROM`
+//! after that many seconds of the host's time (`boottest::Wall`); and
+//! `# host: pid namespace` runs the host's side as PID 1 of a new PID
+//! namespace (`unshare`), as the script's shell is init on Veneer.
 //! A script with a `# veneer-only` line checks what only Veneer can show
 //! (its own free memory, running out of it): it is not run on the host,
 //! and passes when it exits with status 0 on Veneer.
 
-use crate::boottest::BootTest;
+use crate::boottest::{BootTest, Wall};
 use crate::build::{self, Image};
 use crate::qemu;
 use std::os::unix::process::CommandExt;
@@ -107,7 +111,14 @@ fn host_output(name: &str, script: &Path) -> Result<String, String> {
     // A script that hangs on the host (a race in busybox itself) must fail
     // the test, not stall it.
     let mut cmd = Command::new("timeout");
-    cmd.arg(HOST_TIMEOUT_S.to_string()).arg(build::BUSYBOX);
+    cmd.arg(HOST_TIMEOUT_S.to_string());
+    // On Veneer the script's shell is init (PID 1); a script that depends
+    // on that runs on the host as PID 1 of a new PID namespace, with its
+    // own /proc.
+    if pid_namespace(script)? {
+        cmd.args(["unshare", "--pid", "--fork", "--mount-proc"]);
+    }
+    cmd.arg(build::BUSYBOX);
     // A shell started in the background inherits SIGINT and SIGQUIT ignored,
     // and a non-interactive shell cannot trap signals ignored on entry:
     // give the host run Linux's defaults, as Veneer's processes have.
@@ -174,6 +185,24 @@ fn veneer_only(script: &Path) -> Result<bool, String> {
     Ok(text.lines().any(|l| l == "# veneer-only"))
 }
 
+/// Whether `script` says `# host: pid namespace`.
+fn pid_namespace(script: &Path) -> Result<bool, String> {
+    let text = std::fs::read_to_string(script).map_err(|e| format!("reading {}: {e}", script.display()))?;
+    Ok(text.lines().any(|l| l == "# host: pid namespace"))
+}
+
+/// The `# wall: SECONDS | FROM | TO` line of `script`, if any: output
+/// `TO` must follow `FROM` after that many seconds of the host's time.
+fn wall(script: &Path) -> Result<Option<Wall>, String> {
+    let text = std::fs::read_to_string(script).map_err(|e| format!("reading {}: {e}", script.display()))?;
+    let Some(line) = text.lines().find_map(|l| l.strip_prefix("# wall: ")) else { return Ok(None) };
+    let bad = || format!("{}: want `# wall: SECONDS | FROM | TO`, got {line:?}", script.display());
+    let parts: Vec<&str> = line.split(" | ").collect();
+    let [secs, from, to] = parts[..] else { return Err(bad()) };
+    let secs = secs.parse().map_err(|_| bad())?;
+    Ok(Some(Wall { secs, from: from.into(), to: to.into() }))
+}
+
 /// The comparison tests among `names` (all when empty).
 pub fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
     let mut tests = Vec::new();
@@ -190,6 +219,7 @@ pub fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
             timeout: Duration::from_secs(TIMEOUT_S),
             output,
             keys: Vec::new(),
+            wall: wall(&script)?,
         });
     }
     Ok(tests)

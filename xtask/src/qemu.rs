@@ -53,6 +53,17 @@ pub struct Outcome {
     /// Everything the guest printed on the serial console.
     pub serial: String,
     pub timed_out: bool,
+    /// When each piece of `serial` arrived: (time since QEMU started, bytes
+    /// received by then).
+    pub arrivals: Vec<(Duration, usize)>,
+}
+
+impl Outcome {
+    /// When `text` had appeared on the console (to within one read).
+    pub fn seen_at(&self, text: &str) -> Option<Duration> {
+        let end = self.serial.find(text)? + text.len();
+        self.arrivals.iter().find(|&&(_, n)| n >= end).map(|&(t, _)| t)
+    }
 }
 
 /// A keystroke step for an interactive test: once `after` has appeared on
@@ -79,16 +90,20 @@ pub fn headless(args: &[String], timeout: Duration, keys: &[Key]) -> Result<Outc
     let mut input = child.stdin.take();
     let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let sink = seen.clone();
+    let start = Instant::now();
     let reader = std::thread::spawn(move || {
         let mut chunk = [0u8; 4096];
+        let mut arrivals = Vec::new();
         while let Ok(n) = out.read(&mut chunk) {
             if n == 0 {
                 break;
             }
-            sink.lock().expect("reader").extend_from_slice(&chunk[..n]);
+            let mut all = sink.lock().expect("reader");
+            all.extend_from_slice(&chunk[..n]);
+            arrivals.push((start.elapsed(), all.len()));
         }
+        arrivals
     });
-    let start = Instant::now();
     let (mut step, mut from) = (0, 0);
     let (code, timed_out) = loop {
         if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
@@ -111,7 +126,7 @@ pub fn headless(args: &[String], timeout: Duration, keys: &[Key]) -> Result<Outc
         std::thread::sleep(Duration::from_millis(20));
     };
     drop(input);
-    let _ = reader.join();
+    let arrivals = reader.join().unwrap_or_default();
     let bytes = std::mem::take(&mut *seen.lock().expect("reader"));
     let mut serial = String::from_utf8_lossy(&bytes).into_owned();
     if let Some(mut err) = child.stderr.take() {
@@ -122,5 +137,5 @@ pub fn headless(args: &[String], timeout: Duration, keys: &[Key]) -> Result<Outc
             serial.push_str(&e);
         }
     }
-    Ok(Outcome { code, serial, timed_out })
+    Ok(Outcome { code, serial, timed_out, arrivals })
 }

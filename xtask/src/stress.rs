@@ -65,6 +65,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
             timeout: Duration::from_secs(60 + calls / 10_000),
             output: None,
             keys: Vec::new(),
+            wall: None,
         });
     }
     for k in 0..size.linux_seeds {
@@ -92,6 +93,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
             timeout: Duration::from_secs(240 + calls / 2_000 + churn / 10),
             output: None,
             keys: Vec::new(),
+            wall: None,
         });
     }
     println!("xtask: stress, seed {seed} (replay with --seed {seed}): {} boots", tests.len());

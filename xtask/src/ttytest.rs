@@ -73,5 +73,6 @@ pub fn boot_test(img: &Image) -> BootTest {
         timeout: Duration::from_secs(120),
         output: None,
         keys,
+        wall: None,
     }
 }

@@ -1,7 +1,9 @@
-//! x86-64 specifics: boot, descriptor tables, entry stubs, timer, FPU.
+//! x86-64 specifics: boot, descriptor tables, entry stubs, timer and clock
+//! calibration, FPU.
 
 pub mod apic;
 pub mod boot;
+pub mod clock;
 pub mod cpu;
 pub mod fpu;
 pub mod gdt;

@@ -49,24 +49,29 @@ syscall_entry:
     movq %r13, 16(%rsp)
     movq %r14, 8(%rsp)
     movq %r15, 0(%rsp)
+    movq %rdi, 72(%rsp)
+    movq %rsi, 80(%rsp)
+    movq %rdx, 88(%rsp)
+    movq %r8, 56(%rsp)
+    movq %r9, 48(%rsp)
+    movq %r10, 40(%rsp)
     movq %gs:0, %rsp
     subq ${base}, %rax
     cmpq ${count}, %rax
     jae 2f
     movq %r10, %rcx
-    leaq {table}(%rip), %r11
-    call *(%r11, %rax, 8)
+    call *{table}(, %rax, 8)
     movq %gs:16, %rcx
     cmpq %rcx, %gs:40
     jne 1f
     movq 152(%rcx), %r11
+    movq 72(%rcx), %rdi
+    movq 80(%rcx), %rsi
+    movq 88(%rcx), %rdx
+    movq 56(%rcx), %r8
+    movq 48(%rcx), %r9
+    movq 40(%rcx), %r10
     movq 136(%rcx), %rcx
-    xorl %edx, %edx
-    xorl %esi, %esi
-    xorl %edi, %edi
-    xorl %r8d, %r8d
-    xorl %r9d, %r9d
-    xorl %r10d, %r10d
     movq %gs:8, %rsp
     swapgs
     sysretq
@@ -76,17 +81,12 @@ syscall_entry:
     movq %rax, 112(%rdx)
     movq %rcx, %rsp
     jmp resume_frame
-    /* Not a kernel call: save everything and reflect it. */
+    /* Not a kernel call: the frame now holds every register (rax last),
+     * and the handler gets them all. */
 2:  addq ${base}, %rax
     movq %gs:16, %rcx
     movq $0, 120(%rcx)
     movq %rax, 112(%rcx)
-    movq %rdx, 88(%rcx)
-    movq %rsi, 80(%rcx)
-    movq %rdi, 72(%rcx)
-    movq %r8, 56(%rcx)
-    movq %r9, 48(%rcx)
-    movq %r10, 40(%rcx)
     call {reflect}
     jmp return_to_user
     "#,

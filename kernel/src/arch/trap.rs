@@ -168,23 +168,24 @@ resume_frame:
     restore_frame
     swapgs
     iretq
-    /* The environment last entered by SYSCALL: only what that path saved
-     * is live (see arch/syscall.rs); the rest was clobbered by the ABI. */
+    /* The environment last entered by SYSCALL: every register that path
+     * saved (see arch/syscall.rs) comes back; rcx and r11 carry rip and
+     * rflags for SYSRETQ, as the ABI allows. */
 3:  movq 0(%rsp), %r15
     movq 8(%rsp), %r14
     movq 16(%rsp), %r13
     movq 24(%rsp), %r12
+    movq 40(%rsp), %r10
+    movq 48(%rsp), %r9
+    movq 56(%rsp), %r8
     movq 64(%rsp), %rbp
+    movq 72(%rsp), %rdi
+    movq 80(%rsp), %rsi
+    movq 88(%rsp), %rdx
     movq 104(%rsp), %rbx
     movq 112(%rsp), %rax
     movq 136(%rsp), %rcx
     movq 152(%rsp), %r11
-    xorl %edx, %edx
-    xorl %esi, %esi
-    xorl %edi, %edi
-    xorl %r8d, %r8d
-    xorl %r9d, %r9d
-    xorl %r10d, %r10d
     movq 160(%rsp), %rsp
     swapgs
     sysretq

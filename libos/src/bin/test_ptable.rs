@@ -13,9 +13,10 @@ use abi::syscall::{map as mf, CRED_SELF, ENV_SELF};
 use abi::Error;
 use libos::layout::SCRATCH;
 use libos::native::{self, linux};
-use libos::proc::table;
+use libos::proc::{self, table};
 use user::{kinfo, println, sys};
 
+const NR_GETPID: u64 = 39;
 const NR_FORK: u64 = 57;
 const NR_EXIT: u64 = 60;
 const NR_WAIT4: u64 = 61;
@@ -33,9 +34,9 @@ fn child() -> u64 {
     while table::mine().pgid != 55 {
         sys::yield_now();
     }
-    let parent = linux(NR_GETPPID, [0; 6]) as u32;
+    let parent = proc::pid::env(linux(NR_GETPPID, [0; 6]) as u32).unwrap_or(0);
     let frame = kinfo::env_by_id(parent as u64).map_or(0, |e| e.published);
-    check(&mut ok, "child reads its parent's entry", table::get(parent).is_some_and(|e| e.pid == parent));
+    check(&mut ok, "child reads its parent's entry", table::get(parent).is_some_and(|e| e.env == parent));
     let shared = sys::map_with(ENV_SELF, SCRATCH, frame, mf::WRITE, CRED_SELF, table::cred());
     check(&mut ok, "writable with the read capability: refused", shared == Err(Error::NotPermitted));
     let own = sys::map_with(ENV_SELF, SCRATCH, frame, mf::WRITE, CRED_SELF, CRED_SELF);
@@ -60,18 +61,19 @@ fn main(_: u64) -> i32 {
     }
     let mut ok = true;
     check(&mut ok, "fork", pid > 0);
-    let pid = pid as u32;
-    check(&mut ok, "parent writes its child's entry", table::write_child(pid, |e| e.pgid = 55).is_ok());
+    check(&mut ok, "this process is PID 1", linux(NR_GETPID, [0; 6]) == 1);
+    let env = proc::pid::env(pid as u32).unwrap_or(0);
+    check(&mut ok, "parent writes its child's entry", table::write_child(env, |e| e.pgid = 55).is_ok());
     // Wait for the child's end without reaping it.
-    while kinfo::env_by_id(pid as u64).is_some_and(|e| e.state != abi::tables::env_state::EXITED) {
+    while kinfo::env_by_id(env as u64).is_some_and(|e| e.state != abi::tables::env_state::EXITED) {
         sys::yield_now();
     }
-    let entry = table::get(pid);
+    let entry = table::get(env);
     check(&mut ok, "zombie's entry still readable", entry.is_some_and(|e| e.pgid == 55 && e.sid == 77));
     let mut status = -1i32;
     let r = linux(NR_WAIT4, [pid as u64, &raw mut status as u64, 0, 0, 0, 0]);
-    check(&mut ok, "child's checks passed (exit status 0)", r == pid as i64 && status == 0);
-    check(&mut ok, "reaped child's entry gone", table::get(pid).is_none());
+    check(&mut ok, "child's checks passed (exit status 0)", r == pid && status == 0);
+    check(&mut ok, "reaped child's entry gone", table::get(env).is_none());
     if ok {
         println!("process table protection test passed");
         0

@@ -46,7 +46,8 @@ pub fn refresh() -> Result<(), i64> {
         }
     };
     let live: Vec<(EnvInfo, Entry)> = table::all().map(|(i, e)| (i, *e)).collect();
-    let names: Vec<Vec<u8>> = live.iter().map(|(i, _)| text(format_args!("{}", i.id))).collect();
+    let names: Vec<Vec<u8>> =
+        live.iter().map(|(i, _)| text(format_args!("{}", crate::proc::pid::of(i.id)))).collect();
     // Processes that are gone.
     let stale: Vec<Vec<u8>> = dir::entries(proc_dir)
         .iter()
@@ -155,11 +156,11 @@ fn stat(info: &EnvInfo, e: &Entry) -> Vec<u8> {
         env_state::STOPPED => 'T',
         _ => 'R',
     };
-    let ppid = if table::alive(e.ppid) { e.ppid } else { 1 };
+    let ppid = table::ppid(e);
     let pages = info.frames;
     let mut s = text(format_args!(
         "{} ({}) {state} {ppid} {} {} 0 -1 0 0 0 0 0 {} 0 {} 0 20 0 1 0 0 {} {pages} {}",
-        e.pid,
+        crate::proc::pid::of(e.env),
         core::str::from_utf8(comm(e)).unwrap_or("?"),
         e.pgid,
         e.sid,

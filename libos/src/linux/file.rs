@@ -500,12 +500,12 @@ pub fn utimensat(dirfd: i64, pathp: u64, times: u64, flags: u64) -> LxResult {
     const UTIME_NOW: i64 = (1 << 30) - 1;
     const UTIME_OMIT: i64 = (1 << 30) - 2;
     let mtime = if times == 0 {
-        Some(super::time::clock(0))
+        Some(super::time::realtime())
     } else {
         let t: [[i64; 2]; 2] = uaccess::get(times)?;
         match t[1][1] {
             UTIME_OMIT => None,
-            UTIME_NOW => Some(super::time::clock(0)),
+            UTIME_NOW => Some(super::time::realtime()),
             _ => Some((t[1][0], t[1][1])),
         }
     };

@@ -175,31 +175,61 @@ pub fn sysinfo(buf: u64) -> LxResult {
     Ok(0)
 }
 
-/// nanosleep / clock_nanosleep: yields until the time has passed.
-pub fn sleep(req: u64) -> LxResult {
+/// `clock_nanosleep(clock, flags, req, rem)`: sleeps until `req` on
+/// `clock` if `flags` has `TIMER_ABSTIME`, else for `req`; a signal ends it
+/// with EINTR, and a relative sleep then writes the time left at `rem`.
+/// Clocks Linux cannot sleep on give EOPNOTSUPP (a process's CPU clock too:
+/// on Linux a one-thread process sleeping on its own CPU time never wakes).
+pub fn clock_nanosleep(clock: u64, flags: u64, req: u64, rem: u64) -> LxResult {
+    use super::time::{clock_ns, id, now_ns, timespec};
+    const TIMER_ABSTIME: u64 = 1;
+    match clock {
+        id::REALTIME | id::MONOTONIC | id::BOOTTIME | id::TAI => {}
+        _ => return Err(clock_ns(clock).map_or(EINVAL, |_| EOPNOTSUPP)),
+    }
     let t: [i64; 2] = uaccess::get(req)?;
     if t[0] < 0 || !(0..1_000_000_000).contains(&t[1]) {
         return Err(EINVAL);
     }
-    let until = super::time::now_ns() + t[0] as u64 * 1_000_000_000 + t[1] as u64;
-    while super::time::now_ns() < until {
+    let asked = t[0] as u64 * 1_000_000_000 + t[1] as u64;
+    let start = now_ns();
+    // Every sleep runs on the monotonic clock: an absolute deadline on
+    // another clock becomes the distance to it now.
+    let until = if flags & TIMER_ABSTIME != 0 {
+        start.saturating_add(asked.saturating_sub(clock_ns(clock)?))
+    } else {
+        start.saturating_add(asked)
+    };
+    while now_ns() < until {
         crate::wait::pause(Some(until));
         // A signal ends the sleep (it takes effect at the next call).
-        if crate::obj::console::poll_interrupt() || crate::proc::signal::pending() {
-            return Err(crate::errno::EINTR);
+        if crate::obj::console::poll_interrupt() || signal::pending() {
+            if flags & TIMER_ABSTIME == 0 && rem != 0 {
+                uaccess::put(rem, timespec(until.saturating_sub(now_ns())))?;
+            }
+            return Err(EINTR);
         }
     }
     Ok(0)
 }
 
-pub fn clock_gettime(id: u64, tp: u64) -> LxResult {
-    let (s, ns) = super::time::clock(id);
-    uaccess::put(tp, [s, ns])
+pub fn clock_gettime(clock: u64, tp: u64) -> LxResult {
+    let ns = super::time::clock_ns(clock)?;
+    uaccess::put(tp, super::time::timespec(ns)).map(|_| 0)
+}
+
+/// `clock_getres`: every clock counts in nanoseconds.
+pub fn clock_getres(clock: u64, res: u64) -> LxResult {
+    super::time::clock_ns(clock)?;
+    if res != 0 {
+        uaccess::put(res, [0i64, 1])?;
+    }
+    Ok(0)
 }
 
 pub fn gettimeofday(tv: u64) -> LxResult {
     if tv != 0 {
-        let (s, ns) = super::time::clock(0);
+        let (s, ns) = super::time::realtime();
         uaccess::put(tv, [s, ns / 1000])?;
     }
     Ok(0)
@@ -210,7 +240,7 @@ pub fn gettimeofday(tv: u64) -> LxResult {
 pub fn times(buf: u64) -> LxResult {
     use super::time::clock_ticks;
     if buf != 0 {
-        let (me, children) = (crate::proc::pid(), crate::proc::table::mine().children_ns);
+        let (me, children) = (crate::proc::env(), crate::proc::table::mine().children_ns);
         uaccess::put(buf, [clock_ticks(crate::proc::cpu_ns(me)), 0, clock_ticks(children), 0])?;
     }
     Ok(clock_ticks(super::time::now_ns()) as i64)
@@ -220,7 +250,7 @@ pub fn times(buf: u64) -> LxResult {
 /// children (`RUSAGE_CHILDREN`); the other fields are 0.
 pub fn getrusage(who: i64, buf: u64) -> LxResult {
     let ns = match who {
-        0 => crate::proc::cpu_ns(crate::proc::pid()),
+        0 => crate::proc::cpu_ns(crate::proc::env()),
         -1 => crate::proc::table::mine().children_ns,
         _ => return Err(EINVAL),
     };

@@ -90,7 +90,7 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         32 => fl::dup(i(a[0])),
         33 => fl::dup3(i(a[0]), i(a[1]), u64::MAX),
         34 => crate::proc::signal::suspend(*crate::proc::signal::mask()), // pause
-        35 => misc::sleep(a[0]),
+        35 => misc::clock_nanosleep(time::id::MONOTONIC, 0, a[0], a[1]),
         37 => Ok(0), // alarm: no timers yet; nothing was pending
         39 | 186 => Ok(crate::proc::pid() as i64),
         56 => process::clone(f, a[0], a[1]),
@@ -143,7 +143,7 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         160 => Ok(0),
         200 => process::tgkill(i(a[0]), i(a[0]), a[1]), // tkill
         201 => {
-            let s = time::clock(0).0;
+            let s = time::realtime().0;
             if a[0] != 0 {
                 crate::uaccess::put(a[0], s)?;
             }
@@ -152,8 +152,8 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         217 => fl::getdents64(i(a[0]), a[1], a[2]),
         218 => Ok(crate::proc::pid() as i64), // set_tid_address
         228 => misc::clock_gettime(a[0], a[1]),
-        229 => crate::uaccess::put(a[1], [0i64, 1]).map(|_| 0),
-        230 => misc::sleep(a[2]),
+        229 => misc::clock_getres(a[0], a[1]),
+        230 => misc::clock_nanosleep(a[0], a[1], a[2], a[3]),
         234 => process::tgkill(i(a[0]), i(a[1]), a[2]),
         257 => fl::openat(i(a[0]), a[1], a[2], a[3]),
         258 => fl::mkdirat(i(a[0]), a[1], a[2]),

@@ -99,52 +99,55 @@ pub fn kill(pid: i64, sig: u64) -> LxResult {
     if sig > 63 {
         return Err(EINVAL);
     }
-    let me = proc::pid();
-    let my_pgid = table::mine().pgid;
-    let one = |target: u32| {
-        if sig == 0 || target == me {
-            return;
-        }
-        // A zombie takes no signals; one that exits meanwhile neither.
-        let _ = signal::send(target, sig as u32);
-    };
-    let hit = match pid {
+    match pid {
         p if p > 0 => {
-            let p = p as u32;
-            if table::get(p).is_none() {
-                return Err(ESRCH);
+            // A zombie is found, but takes no signal.
+            let target = u32::try_from(p).ok().and_then(table::by_pid).ok_or(ESRCH)?.env;
+            if sig != 0 && target == proc::env() {
+                signal::raise_self(sig as u32);
+            } else if sig != 0 {
+                let _ = signal::send(target, sig as u32);
             }
-            one(p);
-            p == me
+            Ok(0)
         }
-        _ => {
-            // A group (0: ours), or -1: everyone but the first process and
-            // the caller (as Linux does).
-            let group = match pid {
-                0 => Some(my_pgid),
-                -1 => None,
-                p => Some(-p as u32),
-            };
-            let mut found = false;
-            let mut self_too = false;
-            for (info, e) in table::all() {
-                let member = match group {
-                    Some(g) => e.pgid == g,
-                    None => info.parent != 0 && e.pid != me,
-                };
-                if member && info.state != abi::tables::env_state::EXITED {
-                    found = true;
-                    self_too |= e.pid == me;
-                    one(e.pid);
-                }
-            }
-            if !found {
-                return Err(ESRCH);
-            }
-            self_too
+        0 => kill_group(table::mine().pgid, sig),
+        // Everyone but init and the caller.
+        -1 => signal_all(sig, |e| proc::pid::of(e.env) != 1 && e.env != proc::env()),
+        p => kill_group(u32::try_from(p.unsigned_abs()).map_err(|_| ESRCH)?, sig),
+    }
+}
+
+/// Signal `sig` for every member of process group `pgid` (the terminal's
+/// Ctrl-C, `kill` of a negative pid).
+pub fn kill_group(pgid: u32, sig: u64) -> LxResult {
+    signal_all(sig, |e| e.pgid == pgid)
+}
+
+/// Sends `sig` (below 64; 0: only looks) to every live process whose
+/// entry `member` accepts; ESRCH if there is none. A signal for this
+/// process itself is raised last.
+fn signal_all(sig: u64, member: impl Fn(&table::Entry) -> bool) -> LxResult {
+    if sig > 63 {
+        return Err(EINVAL);
+    }
+    let me = proc::env();
+    let (mut found, mut self_too) = (false, false);
+    for (info, e) in table::all() {
+        if !member(e) || info.state == abi::tables::env_state::EXITED {
+            continue;
         }
-    };
-    if hit && sig != 0 {
+        found = true;
+        if e.env == me {
+            self_too = true;
+        } else if sig != 0 {
+            // One that exits meanwhile takes no signal.
+            let _ = signal::send(e.env, sig as u32);
+        }
+    }
+    if !found {
+        return Err(ESRCH);
+    }
+    if self_too && sig != 0 {
         signal::raise_self(sig as u32);
     }
     Ok(0)
@@ -162,17 +165,19 @@ pub fn tgkill(tgid: i64, tid: i64, sig: u64) -> LxResult {
 }
 
 pub fn getppid() -> LxResult {
-    let ppid = table::mine().ppid;
-    Ok(if table::alive(ppid) { ppid } else { 1 } as i64)
+    Ok(table::ppid(table::mine()) as i64)
 }
 
-/// The target of a process-group call: ourselves (0) or a child of ours.
+/// The environment named by a process-group call's `pid`: ourselves (0 or
+/// our pid) or a child of ours.
 fn self_or_child(pid: i64) -> Result<u32, i64> {
-    let me = proc::pid();
-    match pid {
-        0 => Ok(me),
-        p if p as u32 == me => Ok(me),
-        p if p > 0 && exit::is_child(p as u32) => Ok(p as u32),
+    let me = proc::env();
+    let env = match pid {
+        0 => Some(me),
+        p => u32::try_from(p).ok().and_then(proc::pid::env),
+    };
+    match env {
+        Some(e) if e == me || exit::is_child(e) => Ok(e),
         _ => Err(ESRCH),
     }
 }
@@ -182,8 +187,8 @@ pub fn setpgid(pid: i64, pgid: i64) -> LxResult {
         return Err(EINVAL);
     }
     let target = self_or_child(pid)?;
-    let pgid = if pgid == 0 { target } else { pgid as u32 };
-    if target == proc::pid() {
+    let pgid = if pgid == 0 { proc::pid::of(target) } else { pgid as u32 };
+    if target == proc::env() {
         table::mine().pgid = pgid;
     } else {
         table::write_child(target, |e| e.pgid = pgid).map_err(|_| ESRCH)?;
@@ -191,21 +196,28 @@ pub fn setpgid(pid: i64, pgid: i64) -> LxResult {
     Ok(0)
 }
 
+/// The entry of process `pid` (0: this one).
+fn entry_of(pid: i64) -> Result<&'static table::Entry, i64> {
+    match pid {
+        0 => Ok(table::mine()),
+        p => u32::try_from(p).ok().and_then(table::by_pid).ok_or(ESRCH),
+    }
+}
+
 pub fn getpgid(pid: i64) -> LxResult {
-    let pid = if pid == 0 { proc::pid() } else { pid as u32 };
-    Ok(table::get(pid).ok_or(ESRCH)?.pgid as i64)
+    Ok(entry_of(pid)?.pgid as i64)
 }
 
 pub fn getsid(pid: i64) -> LxResult {
-    let pid = if pid == 0 { proc::pid() } else { pid as u32 };
-    Ok(table::get(pid).ok_or(ESRCH)?.sid as i64)
+    Ok(entry_of(pid)?.sid as i64)
 }
 
 pub fn setsid() -> LxResult {
+    let pid = proc::pid();
     let me = table::mine();
-    if me.pgid == me.pid {
+    if me.pgid == pid {
         return Err(EPERM);
     }
-    (me.pgid, me.sid) = (me.pid, me.pid);
-    Ok(me.pid as i64)
+    (me.pgid, me.sid) = (pid, pid);
+    Ok(pid as i64)
 }

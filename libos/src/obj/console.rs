@@ -113,8 +113,11 @@ fn signal_group(c: u8, sig: u64) {
     crate::log::console_write(&[b'^', c ^ 0x40, b'\n']);
     let t = tty();
     t.edit_len = 0;
-    let target = if t.pgrp != 0 { -(t.pgrp as i64) } else { -1 };
-    let _ = crate::linux::process::kill(target, sig);
+    let _ = if t.pgrp != 0 {
+        crate::linux::process::kill_group(t.pgrp, sig)
+    } else {
+        crate::linux::process::kill(-1, sig)
+    };
 }
 
 /// A read of the terminal from outside its foreground process group: as
@@ -131,7 +134,7 @@ fn await_foreground() -> Result<(), i64> {
         if signal::ignored_or_blocked(signal::SIGTTIN) {
             return Err(crate::errno::EIO);
         }
-        let _ = crate::linux::process::kill(-(mine as i64), signal::SIGTTIN as u64);
+        let _ = crate::linux::process::kill_group(mine, signal::SIGTTIN as u64);
         if signal::pending() {
             return Err(EINTR);
         }

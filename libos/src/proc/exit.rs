@@ -11,7 +11,8 @@
 //! its environment still has live children closes its files and gives back
 //! its memory, then only waits, yielding, for its child environments to
 //! end, reaping them, before it calls the kernel's `exit`. Orphans get no
-//! new parent (`getppid` says 1).
+//! new parent (`getppid` says 1). Children are named by environment id
+//! here; `wait` answers with Linux pids.
 
 use super::table;
 use crate::errno::{ECHILD, EINTR};
@@ -25,7 +26,7 @@ use user::{kinfo, sys};
 /// stops and continues of it `wait4` has reported.
 #[derive(Clone, Copy)]
 struct Child {
-    pid: u32,
+    env: u32,
     stops: u32,
     conts: u32,
 }
@@ -39,7 +40,7 @@ fn children() -> &'static mut Vec<Child> {
 
 /// Fork made environment `env`.
 pub fn add_child(env: u32) {
-    children().push(Child { pid: env, stops: 0, conts: 0 });
+    children().push(Child { env, stops: 0, conts: 0 });
 }
 
 /// A forked child's copy of the list names its siblings, not its children.
@@ -47,10 +48,10 @@ pub fn forked_child() {
     children().clear();
 }
 
-/// Whether `pid` is a child of this process, live or a zombie.
-pub fn is_child(pid: u32) -> bool {
-    children().iter().any(|c| c.pid == pid)
-        && kinfo::env_by_id(pid as u64).is_some_and(|e| e.parent == super::pid())
+/// Whether environment `env` is a child of this process, live or a zombie.
+pub fn is_child(env: u32) -> bool {
+    children().iter().any(|c| c.env == env)
+        && kinfo::env_by_id(env as u64).is_some_and(|e| e.parent == super::env())
 }
 
 /// A dead child's Linux wait status, from the kernel's table.
@@ -65,12 +66,12 @@ fn status_of(e: &EnvInfo) -> i32 {
 /// Destroys a reaped child's environment and forgets it.
 /// Returns the CPU time it used and its reaped children used, in
 /// nanoseconds, now counted among ours (`times`' children's time).
-fn reap(pid: u32) -> u64 {
-    let ns = super::cpu_ns(pid) + table::get(pid).map_or(0, |e| e.children_ns);
+fn reap(env: u32) -> u64 {
+    let ns = super::cpu_ns(env) + table::get(env).map_or(0, |e| e.children_ns);
     table::mine().children_ns += ns;
-    let _ = sys::env_destroy(pid as u64);
-    table::forget(pid);
-    children().retain(|c| c.pid != pid);
+    let _ = sys::env_destroy(env as u64);
+    table::forget(env);
+    children().retain(|c| c.env != env);
     // Pages it shared with us copy-on-write are unmapped now.
     vm::sweep();
     ns
@@ -85,9 +86,9 @@ pub fn exit(status: i32) -> ! {
     // Children that have not ended keep this environment alive: nobody
     // will wait for them any more, so reap each as it ends.
     loop {
-        for c in children().clone().iter().map(|c| c.pid) {
+        for c in children().clone().iter().map(|c| c.env) {
             match kinfo::env_by_id(c as u64) {
-                Some(e) if e.parent == super::pid() && e.state != env_state::EXITED => {}
+                Some(e) if e.parent == super::env() && e.state != env_state::EXITED => {}
                 _ => {
                     reap(c);
                 }
@@ -124,7 +125,7 @@ pub fn wait(pid: i64, options: u64) -> Result<(i64, i32, u64), i64> {
     let my_pgid = table::mine().pgid;
     let matches = |c: u32| match pid {
         -1 => true,
-        p if p > 0 => c as i64 == p,
+        p if p > 0 => super::pid::of(c) as i64 == p,
         p => {
             let group = if p == 0 { my_pgid } else { -p as u32 };
             table::get(c).is_some_and(|e| e.pgid == group)
@@ -135,21 +136,22 @@ pub fn wait(pid: i64, options: u64) -> Result<(i64, i32, u64), i64> {
         let mut any = false;
         for i in 0..children().len() {
             let c = children()[i];
-            if !matches(c.pid) {
+            if !matches(c.env) {
                 continue;
             }
             any = true;
-            let status = match kinfo::env_by_id(c.pid as u64) {
+            let pid = super::pid::of(c.env) as i64;
+            let status = match kinfo::env_by_id(c.env as u64) {
                 Some(e) if e.state == env_state::EXITED => status_of(&e),
                 Some(_) => match job_change(&mut children()[i], options) {
-                    Some(s) => return Ok((c.pid as i64, s, 0)),
+                    Some(s) => return Ok((pid, s, 0)),
                     None => continue,
                 },
                 // Destroyed from outside.
                 None => super::signal::SIGKILL as i32,
             };
-            let ns = reap(c.pid);
-            return Ok((c.pid as i64, status, ns));
+            let ns = reap(c.env);
+            return Ok((pid, status, ns));
         }
         if !any {
             return Err(ECHILD);
@@ -176,7 +178,7 @@ pub fn wait(pid: i64, options: u64) -> Result<(i64, i32, u64), i64> {
 /// A stop (`WUNTRACED`) or continue (`WCONTINUED`) of live child `c` not
 /// reported yet, as a wait status.
 fn job_change(c: &mut Child, options: u64) -> Option<i32> {
-    let e = table::get(c.pid)?;
+    let e = table::get(c.env)?;
     if options & WUNTRACED != 0 && e.stopped != 0 && e.stops != c.stops {
         c.stops = e.stops;
         return Some((e.stop_sig as i32) << 8 | 0x7f);

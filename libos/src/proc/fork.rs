@@ -223,7 +223,7 @@ pub fn fork() -> Result<i64, i64> {
         let _ = sys::env_destroy(child);
         return Err(EAGAIN);
     }
-    let pid = child as u32;
+    let env = child as u32;
     // The child's copy of lxrt's statics must start it with our fs base.
     // SAFETY: one thread; the child reads it before anything else.
     unsafe { entry::LX_CHILD_FS = fs_base() };
@@ -232,7 +232,7 @@ pub fn fork() -> Result<i64, i64> {
         .and_then(|_| sys::env_set_regs(child, &entry::child_start_regs()).map(|_| ()));
     if built.is_err() {
         let _ = sys::env_destroy(child);
-        table::forget(pid);
+        table::forget(env);
         return Err(ENOMEM);
     }
     fd::fork_refs();
@@ -241,7 +241,7 @@ pub fn fork() -> Result<i64, i64> {
     // gets one, like every process.
     let _ = sys::slice_alloc(child, abi::syscall::SLICE_ANY);
     sys::env_run(child).map_err(|_| EAGAIN)?;
-    Ok(pid as i64)
+    Ok(super::pid::of(env) as i64)
 }
 
 fn fs_base() -> u64 {
@@ -261,6 +261,6 @@ pub fn child_start(frame: &mut ExceptionFrame) {
     vm::forked_child();
     super::signal::forked_child();
     frame.regs.rax = 0;
-    super::me().pid = sys::self_id() as u32;
+    super::me().env = sys::self_id() as u32;
     table::forked_child();
 }

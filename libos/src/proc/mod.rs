@@ -2,11 +2,14 @@
 //! process is one Veneer environment running lxrt and the program. This
 //! module holds the process's private state; `table` is the process table
 //! (readable by all, each entry writable by its owner), `fork`, `exit` and
-//! `signal` the rest. A process's pid is its environment's id.
+//! `signal` the rest. Inside the library a process is named by its
+//! environment's id; Linux programs see its pid (`pid`), which maps to and
+//! from it.
 
 pub mod exit;
 pub mod fork;
 pub mod kit;
+pub mod pid;
 pub mod signal;
 pub mod table;
 
@@ -15,7 +18,8 @@ use alloc::vec::Vec;
 
 /// One process's private state (copied by fork, kept by exec).
 pub struct Me {
-    pub pid: u32,
+    /// This process's environment id.
+    pub env: u32,
     pub cwd: Ino,
     pub umask: u32,
     pub brk_start: u64,
@@ -26,7 +30,7 @@ pub struct Me {
 }
 
 static mut ME: Me = Me {
-    pid: 0,
+    env: 0,
     cwd: ROOT,
     umask: 0o022,
     brk_start: 0,
@@ -40,14 +44,25 @@ pub fn me() -> &'static mut Me {
     unsafe { &mut (*(&raw mut ME)) }
 }
 
-pub fn pid() -> u32 {
-    me().pid
+/// This process's environment id.
+pub fn env() -> u32 {
+    me().env
 }
 
-/// The CPU time environment `pid` has used, in nanoseconds: the kernel
+/// This process's Linux pid.
+pub fn pid() -> u32 {
+    pid::of(env())
+}
+
+/// Whether this process is init, Linux's PID 1: the first process.
+pub fn is_init() -> bool {
+    pid() == 1
+}
+
+/// The CPU time environment `env` has used, in nanoseconds: the kernel
 /// counts the timer ticks that found it running.
-pub fn cpu_ns(pid: u32) -> u64 {
-    user::kinfo::env_by_id(pid as u64).map_or(0, |e| e.ticks) * user::kinfo::clock().tick_ns
+pub fn cpu_ns(env: u32) -> u64 {
+    user::kinfo::env_by_id(env as u64).map_or(0, |e| e.ticks) * user::kinfo::clock().tick_ns
 }
 
 /// Everyone is root: uid = gid = 0.
@@ -55,8 +70,9 @@ pub fn creds() -> u32 {
     0
 }
 
-/// The first process: its pid and process-table entry.
+/// The first process: its ids (it is PID 1) and process-table entry.
 pub fn init_first() -> Result<(), abi::Error> {
-    me().pid = user::sys::self_id() as u32;
+    me().env = user::sys::self_id() as u32;
+    pid::set_first(me().env);
     table::init_first()
 }

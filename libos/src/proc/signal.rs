@@ -96,8 +96,13 @@ fn has_handler(sig: u32) -> bool {
 }
 
 /// The default action or ignoring; never returns when the signal kills.
+/// Init (PID 1) ignores every signal it has no handler for, SIGKILL and
+/// SIGSTOP included, as Linux does for signals sent to init from inside
+/// its PID namespace: a process that could end init would end the system.
+/// (Its own faults still kill it: those do not come through here.)
 fn act(sig: u32) {
     match actions()[sig as usize].handler {
+        SIG_DFL if super::is_init() => {}
         SIG_DFL if STOPS & (1 << sig) != 0 => stop(sig),
         SIG_DFL if !ignored_by_default(sig) => super::exit::exit(sig as i32 & 0x7f),
         _ => {}
@@ -115,8 +120,7 @@ fn pending_set() -> &'static mut u64 {
 /// Collects signals the kernel queued while lxrt was busy (one look at the
 /// exposed table when there are none).
 fn collect() {
-    let me = super::pid();
-    let slot = abi::tables::env_slot(me);
+    let slot = abi::tables::env_slot(super::env());
     if kinfo::interrupts(slot) != 0 {
         // (Console input, the other interrupt, is looked at by every wait.)
         add_pending(sys::interrupts_take() & !CONSOLE_INPUT);
@@ -172,9 +176,9 @@ fn stop(sig: u32) {
 
 /// SIGCHLD for the parent, if it lives (a stop or a continue to report).
 fn tell_parent() {
-    let ppid = super::table::mine().ppid;
-    if super::table::alive(ppid) {
-        let _ = send(ppid, SIGCHLD);
+    let parent = super::table::mine().parent;
+    if super::table::alive(parent) {
+        let _ = send(parent, SIGCHLD);
     }
 }
 
@@ -182,10 +186,10 @@ fn tell_parent() {
 /// the terminal's owner while console input waits (`console_notify`).
 pub const CONSOLE_INPUT: u64 = 1;
 
-/// Sends `sig` (1..=63) to process `pid` (another one): an interrupting
-/// transfer into it.
-pub fn send(pid: u32, sig: u32) -> Result<(), abi::Error> {
-    sys::interrupt(pid as u64, 1 << sig, super::table::cred()).map(|_| ())
+/// Sends `sig` (1..=63) to the process in environment `env` (another
+/// one): an interrupting transfer into it.
+pub fn send(env: u32, sig: u32) -> Result<(), abi::Error> {
+    sys::interrupt(env as u64, 1 << sig, super::table::cred()).map(|_| ())
 }
 
 /// The mask to put back when the handler that `rt_sigsuspend` waited for
@@ -366,14 +370,17 @@ fn run_handler_with(f: &mut ExceptionFrame, sig: u32, code: i32, addr: u64) {
     // alternate stack, unless the program is on it already; otherwise
     // below the red zone.
     let top = if a.flags & SA_ONSTACK != 0 && alt.flags & SS_DISABLE == 0 && !on_alt {
-        alt.sp + alt.size
+        alt.sp.checked_add(alt.size)
     } else {
-        f.regs.rsp - 128
+        f.regs.rsp.checked_sub(128)
     };
-    let fx_at = (top - FX_BYTES) & !63;
     // Linux's alignment: rsp + 8 is 16-byte aligned at the handler's entry,
-    // as after a call.
-    let frame = ((fx_at - FRAME_WORDS as u64 * 8) & !15) - 8;
+    // as after a call. A stack pointer near 0 or outside the program's half
+    // of the address space cannot take the frame.
+    let fx_at =
+        top.filter(|&t| t <= abi::layout::USER_END).and_then(|t| t.checked_sub(FX_BYTES)).map(|x| x & !63);
+    let frame =
+        fx_at.filter(|&x| x >= FRAME_WORDS as u64 * 8 + 16).map(|x| ((x - FRAME_WORDS as u64 * 8) & !15) - 8);
     let mut w = [0u64; FRAME_WORDS];
     w[0] = a.restorer;
     // uc_stack: the alternate stack as it was, as Linux records it.
@@ -391,16 +398,23 @@ fn run_handler_with(f: &mut ExceptionFrame, sig: u32, code: i32, addr: u64) {
     }
     w[UC_MCONTEXT + 18] = 0x33 | 0x2b << 48; // cs, gs, fs, ss
     w[UC_MCONTEXT + 21] = saved; // oldmask
-    w[MC_FPSTATE] = fx_at;
+    w[MC_FPSTATE] = fx_at.unwrap_or(0);
     w[UC_SIGMASK] = saved;
     w[INFO] = sig as u64; // si_signo; si_errno 0
     w[INFO + 1] = code as u32 as u64; // si_code (SI_USER: 0)
     w[INFO + 2] = addr; // si_addr
-    let written = uaccess::put(fx_at, *crate::entry::fx()).and_then(|_| uaccess::put(frame, w));
-    if written.is_err() {
+    let written = match (fx_at, frame) {
+        (Some(fx_at), Some(frame)) => {
+            uaccess::put(fx_at, *crate::entry::fx()).and_then(|_| uaccess::put(frame, w)).map(|_| frame)
+        }
+        _ => Err(crate::errno::EFAULT),
+    };
+    // As Linux's force_sigsegv: the program dies of SIGSEGV's default
+    // action, whatever it does with SIGSEGV.
+    let Ok(frame) = written else {
         crate::log::note(format_args!("pid {} cannot take signal {sig}: bad stack", super::pid()));
         super::exit::exit(SIGSEGV as i32);
-    }
+    };
     let r = &mut f.regs;
     r.rsp = frame;
     r.rip = a.handler;

@@ -1,8 +1,8 @@
 //! The process table: readable by every process (paper 000 §5.2.1: `ps`
 //! is just a read of it), each entry writable only by its owner.
 //!
-//! A process is one environment and its pid is the environment's id. Its
-//! entry is one page in a frame charged to its environment, published in
+//! A process is one environment, named here by the environment's id (its
+//! Linux pid is derived from it: `pid.rs`). Its entry is one page in a frame charged to its environment, published in
 //! the kernel's environment table (`env_publish`) and guarded
 //! (`frame_share`) by a read-only capability every process holds. Others
 //! map it read-only, by frame name, into a window indexed by environment
@@ -29,8 +29,11 @@ const MAGIC: u64 = u64::from_le_bytes(*b"lxproc\0\x01");
 #[derive(Clone, Copy)]
 pub struct Entry {
     magic: u64,
-    pub pid: u32,
-    pub ppid: u32,
+    /// Its environment and its parent's (0 for the first process).
+    pub env: u32,
+    pub parent: u32,
+    /// Its process group and session, as Linux pids (a group outlives its
+    /// leader, so it is named by number).
     pub pgid: u32,
     pub sid: u32,
     /// Job control: stopped now (by signal `stop_sig`), and how many times
@@ -64,23 +67,24 @@ fn mapped() -> &'static mut [u32; ENV_SLOTS] {
     unsafe { &mut *(&raw mut MAPPED) }
 }
 
-fn window(pid: u32) -> u64 {
-    PROCS + env_slot(pid) as u64 * PAGE
+fn window(env: u32) -> u64 {
+    PROCS + env_slot(env) as u64 * PAGE
 }
 
 /// This process's own entry.
 pub fn mine() -> &'static mut Entry {
     // SAFETY: mapped writable at its window slot before any code runs that
     // calls this (`init_first`, `forked_child`).
-    unsafe { &mut *(window(super::pid()) as *mut Entry) }
+    unsafe { &mut *(window(super::env()) as *mut Entry) }
 }
 
-/// The entry of process `pid`, if it is (or was, for our zombies) one.
-pub fn get(pid: u32) -> Option<&'static Entry> {
-    let info = kinfo::env_by_id(pid as u64)?;
+/// The entry of environment `env`, if it is (or was, for our zombies) a
+/// process.
+pub fn get(env: u32) -> Option<&'static Entry> {
+    let info = kinfo::env_by_id(env as u64)?;
     let frame = u32::try_from(info.published).ok().filter(|&f| f != 0)?;
-    let slot = env_slot(pid);
-    let va = window(pid);
+    let slot = env_slot(env);
+    let va = window(env);
     if mapped()[slot] != frame {
         if mapped()[slot] != 0 {
             let _ = sys::unmap(ENV_SELF, va);
@@ -92,14 +96,19 @@ pub fn get(pid: u32) -> Option<&'static Entry> {
     }
     // SAFETY: a page mapped at `va` just above; entries are plain data.
     let e = unsafe { &*(va as *const Entry) };
-    (e.magic == MAGIC && e.pid == pid).then_some(e)
+    (e.magic == MAGIC && e.env == env).then_some(e)
 }
 
-/// Unmaps process `pid`'s entry (a reaped child), so its frame can go.
-pub fn forget(pid: u32) {
-    let slot = env_slot(pid);
+/// The entry of process `pid` (a Linux pid), if it is one.
+pub fn by_pid(pid: u32) -> Option<&'static Entry> {
+    get(super::pid::env(pid)?)
+}
+
+/// Unmaps environment `env`'s entry (a reaped child), so its frame can go.
+pub fn forget(env: u32) {
+    let slot = env_slot(env);
     if mapped()[slot] != 0 {
-        let _ = sys::unmap(ENV_SELF, window(pid));
+        let _ = sys::unmap(ENV_SELF, window(env));
         mapped()[slot] = 0;
     }
 }
@@ -115,9 +124,19 @@ pub fn all() -> impl Iterator<Item = (EnvInfo, &'static Entry)> {
     })
 }
 
-/// Whether `pid` is a live process (not exited).
-pub fn alive(pid: u32) -> bool {
-    kinfo::env_by_id(pid as u64).is_some_and(|e| e.state != env_state::EXITED && e.state != env_state::FREE)
+/// Whether environment `env` lives (has not exited).
+pub fn alive(env: u32) -> bool {
+    kinfo::env_by_id(env as u64).is_some_and(|e| e.state != env_state::EXITED && e.state != env_state::FREE)
+}
+
+/// The Linux parent pid of the process in `e`: 0 for init, 1 (init) for an
+/// orphan whose parent has ended, as Linux reparents it.
+pub fn ppid(e: &Entry) -> u32 {
+    match e.parent {
+        0 => 0,
+        p if alive(p) => super::pid::of(p),
+        _ => 1,
+    }
 }
 
 /// Makes an entry for environment `env` (this one, or a child being
@@ -136,12 +155,14 @@ fn create(env: u64, fill: impl FnOnce(&mut Entry)) -> Result<(), abi::Error> {
         mapped()[slot] = frame as u32;
         // SAFETY: the page was just mapped writable at `va`.
         let e = unsafe { &mut *(va as *mut Entry) };
+        // Like Linux's init, the first process starts in group and session
+        // 0 (until it makes its own); a child's are its parent's.
         *e = Entry {
             magic: MAGIC,
-            pid: id,
-            ppid: 0,
-            pgid: id,
-            sid: id,
+            env: id,
+            parent: 0,
+            pgid: 0,
+            sid: 0,
             stopped: 0,
             stop_sig: 0,
             stops: 0,
@@ -182,7 +203,7 @@ pub fn init_first() -> Result<(), abi::Error> {
 pub fn fork_entry(env: u64) -> Result<(), abi::Error> {
     let me = *mine();
     create(env, |e| {
-        (e.ppid, e.pgid, e.sid, e.cmd) = (me.pid, me.pgid, me.sid, me.cmd);
+        (e.parent, e.pgid, e.sid, e.cmd) = (me.env, me.pgid, me.sid, me.cmd);
     })?;
     // SAFETY: one thread; the child reads CHILD_CRED from its copy of our
     // statics.
@@ -204,14 +225,14 @@ pub fn forked_child() {
 
 /// Changes a child's entry (we own its environment, and keep its entry
 /// mapped writable from fork until we reap it).
-pub fn write_child(pid: u32, f: impl FnOnce(&mut Entry)) -> Result<(), abi::Error> {
-    let frame = kinfo::env_by_id(pid as u64).map_or(0, |e| e.published);
-    if frame == 0 || mapped()[env_slot(pid)] as u64 != frame {
+pub fn write_child(env: u32, f: impl FnOnce(&mut Entry)) -> Result<(), abi::Error> {
+    let frame = kinfo::env_by_id(env as u64).map_or(0, |e| e.published);
+    if frame == 0 || mapped()[env_slot(env)] as u64 != frame {
         return Err(abi::Error::BadEnv);
     }
     // SAFETY: mapped writable at its window slot by `fork_entry`.
-    let e = unsafe { &mut *(window(pid) as *mut Entry) };
-    if e.magic != MAGIC || e.pid != pid {
+    let e = unsafe { &mut *(window(env) as *mut Entry) };
+    if e.magic != MAGIC || e.env != env {
         return Err(abi::Error::BadEnv);
     }
     f(e);
