@@ -11,6 +11,7 @@ const PROT_EXEC: u64 = 4;
 const MAP_SHARED: u64 = 1;
 const MAP_FIXED: u64 = 0x10;
 const MAP_ANONYMOUS: u64 = 0x20;
+const MAP_NORESERVE: u64 = 0x4000;
 
 fn prot(p: u64) -> u32 {
     let mut r = 0;
@@ -69,7 +70,8 @@ pub fn mmap(addr: u64, len: u64, p: u64, flags: u64, fdn: i64, off: u64) -> LxRe
         return Err(EINVAL);
     }
     let len = page_up(len);
-    if !could_back(len) {
+    // Linux accounts only writable mappings that reserve memory.
+    if flags & MAP_NORESERVE == 0 && p & PROT_WRITE != 0 && !could_back(len) {
         return Err(ENOMEM);
     }
     let file = if flags & MAP_ANONYMOUS == 0 {

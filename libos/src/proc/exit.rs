@@ -84,7 +84,9 @@ pub fn exit(status: i32) -> ! {
     vm::remove(0, u64::MAX);
     crate::log::flush();
     // Children that have not ended keep this environment alive: nobody
-    // will wait for them any more, so reap each as it ends.
+    // will wait for them any more, so reap each as it ends, asleep between
+    // their SIGCHLDs (spinning here would take the CPU from them).
+    let mut yielded = false;
     loop {
         for c in children().clone().iter().map(|c| c.env) {
             match kinfo::env_by_id(c as u64) {
@@ -97,7 +99,15 @@ pub fn exit(status: i32) -> ! {
         if children().is_empty() {
             break;
         }
-        lock::wait();
+        if yielded {
+            // Signals mean nothing to a process that has exited; taking
+            // them lets the sleep last until the next SIGCHLD.
+            sys::interrupts_take();
+            crate::wait::pause(None);
+        } else {
+            yielded = true;
+            lock::wait();
+        }
     }
     lock::release();
     let first = kinfo::env_by_id(sys::self_id()).is_some_and(|e| e.parent == 0);
