@@ -8,19 +8,8 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "meminfo.h"
 
-static long mem_free_kib(void) {
-    FILE *f = fopen("/proc/meminfo", "r");
-    char line[128];
-    long kib = -1;
-    if (!f)
-        return -1;
-    while (fgets(line, sizeof line, f))
-        if (sscanf(line, "MemFree: %ld kB", &kib) == 1)
-            break;
-    fclose(f);
-    return kib;
-}
 
 static int cycle(void) {
     int status;
