@@ -286,7 +286,7 @@ impl Verifier<'_> {
         let scalar = Val::Scalar(Range::of_width(size));
         match p.kind {
             PtrKind::Stack => {
-                let o = stack_offset(p, lo, size)?;
+                let o = stack_offset(p, off, size)?;
                 Ok((mem, st.stack_load(o, size)?))
             }
             PtrKind::Ctx => {
@@ -298,9 +298,11 @@ impl Verifier<'_> {
                         (f.data_off, Access::PacketStart, PtrKind::Packet),
                         (f.data_end_off, Access::PacketEnd, PtrKind::PacketEnd),
                     ];
+                    // Only a load from one known offset is a field load.
+                    let exact = p.id == 0 && p.lo == p.hi;
                     for (field, access, kind) in fields {
                         let field = field as i64;
-                        if p.id == 0 && lo == field && size == f.width {
+                        if exact && lo == field && size == f.width {
                             return Ok((access, Val::Ptr(Ptr::at(kind, 0))));
                         }
                         if lo < field + f.width as i64 && field < hi + size as i64 {
@@ -333,9 +335,8 @@ impl Verifier<'_> {
     }
 
     fn store(&self, st: &mut State, p: Ptr, off: i16, size: u32, val: Val) -> Result<(), Reason> {
-        let lo = p.lo + off as i64;
         if p.kind == PtrKind::Stack {
-            let o = stack_offset(p, lo, size)?;
+            let o = stack_offset(p, off, size)?;
             return st.stack_store(o, size, Some(val));
         }
         if let Val::Ptr(q) = val {
@@ -409,18 +410,23 @@ impl Verifier<'_> {
     }
 }
 
-/// Checks a stack access and returns its offset from r10.
-fn stack_offset(p: Ptr, lo: i64, size: u32) -> Result<i64, Reason> {
-    if p.id != 0 {
+/// Checks a stack access and returns its offset from r10. The offset must
+/// be one constant: a pointer with an offset range (a register was added,
+/// or paths with different offsets were merged) is refused, because slot
+/// contents are tracked per offset and checking one end of the range says
+/// nothing about the slot the access really hits.
+fn stack_offset(p: Ptr, off: i16, size: u32) -> Result<i64, Reason> {
+    if p.id != 0 || p.lo != p.hi {
         return Err(Reason::StackVariableOffset);
     }
-    if lo < -(STACK_SIZE as i64) || lo + size as i64 > 0 {
-        return Err(Reason::StackOutOfBounds { off: lo, size });
+    let off = p.lo + off as i64;
+    if off < -(STACK_SIZE as i64) || off + size as i64 > 0 {
+        return Err(Reason::StackOutOfBounds { off, size });
     }
-    if lo % size as i64 != 0 {
-        return Err(Reason::MisalignedStack { off: lo, size });
+    if off % size as i64 != 0 {
+        return Err(Reason::MisalignedStack { off, size });
     }
-    Ok(lo)
+    Ok(off)
 }
 
 /// Adds (or subtracts) a scalar to a pointer.
