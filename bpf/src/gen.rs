@@ -380,6 +380,7 @@ pub fn gen_program(rng: &mut Rng, spec: &ProgramSpec) -> Vec<Insn> {
 
 /// Random memory contents for one run; small values are common so that
 /// data-dependent branches and offsets go both ways.
+#[derive(Clone, Debug)]
 pub struct Inputs {
     pub ctx: Vec<u8>,
     pub regions: Vec<Vec<u8>>,

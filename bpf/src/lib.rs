@@ -8,6 +8,7 @@ extern crate alloc;
 extern crate std;
 
 pub mod builder;
+pub mod campaign;
 pub mod gen;
 pub mod insn;
 pub mod interp;
@@ -16,6 +17,7 @@ pub mod object;
 pub mod program;
 pub mod reject;
 pub mod spec;
+pub mod stress;
 pub mod verifier;
 pub mod x86;
 
