@@ -6,6 +6,7 @@ mod boottest;
 mod build;
 mod cpio;
 mod deps;
+mod fuzz;
 mod iso;
 mod lxtest;
 mod qemu;
@@ -26,6 +27,8 @@ usage: cargo xtask <command>
                      run the papers' experiments on Veneer and Linux
   iso                build target/veneer.iso (hybrid BIOS/UEFI, GRUB)
   gdb [PROGRAM]      boot paused with QEMU's gdb stub on :1234
+  fuzz verifier [--programs N] [--seed S]
+                     differential verifier fuzzing campaign on the host
   build              build the kernel, the user programs and the boot image
 ";
 
@@ -42,6 +45,7 @@ fn main() -> ExitCode {
         "bench" => bench::main(rest),
         "iso" => iso::build().map(|p| println!("xtask: wrote {}", p.display())),
         "gdb" => gdb(rest),
+        "fuzz" => fuzz::main(rest),
         "build" => build::all().map(|_| ()),
         "help" | "-h" | "--help" => {
             print!("{USAGE}");
