@@ -103,8 +103,18 @@ impl Stress<'_> {
                 self.a.ld_region(dst, r, off as i32);
             }
             Family::Packet if self.spec.packet.is_some() => {
-                let off = self.rng.range(0, 24);
-                self.a.mov64_reg(dst, PKT).add64_imm(dst, off as i32);
+                let off = (block + self.rng.range(0, 1)) as i32;
+                self.a.mov64_reg(dst, PKT);
+                if self.rng.chance(50) {
+                    // A variable offset: each block's pointer has its own id.
+                    let mask = self.rng.pick(&[3, 7, 15]);
+                    self.a
+                        .ldx_b(1, CTX, block as i16 % 8)
+                        .and64_imm(1, mask)
+                        .add64_reg(dst, 1)
+                        .mov64_reg(1, CTX);
+                }
+                self.a.add64_imm(dst, off);
             }
             Family::Spill => {
                 // Spill a pointer or a scalar into the slot.
@@ -169,6 +179,23 @@ impl Stress<'_> {
         }
     }
 
+    /// Proves `n` bytes at packet pointer `p` (usually: sometimes fewer,
+    /// with any comparison) and loads them.
+    fn proven_load(&mut self, p: u8, size: u8) {
+        let skip = self.a.label();
+        let n = access_bytes(size) as i32 + self.rng.pick(&[0, 0, 0, -1, 1]);
+        let op = self.rng.pick(&[JMP_JGT, JMP_JGT, JMP_JGE, JMP_JLT, JMP_JLE, JMP_JEQ, JMP_JNE, JMP_JSGT]);
+        self.a.mov64_reg(1, p).add64_imm(1, n);
+        if self.rng.chance(60) {
+            self.a.jmp_reg(op, 1, PKT_END, skip);
+        } else {
+            self.a.jmp_reg(op, PKT_END, 1, skip);
+        }
+        let dst = self.work();
+        self.a.raw(Insn::new(CLASS_LDX | MODE_MEM | size, dst, p, 0, 0));
+        self.a.bind(skip).mov64_reg(1, CTX);
+    }
+
     /// Returns `r` if a context byte says so.
     fn exit_with(&mut self, r: u8) {
         let l = self.a.label();
@@ -182,6 +209,9 @@ impl Stress<'_> {
             self.a.ldx_dw(r, 10, slot);
         }
         let size = self.size();
+        if matches!(family, Family::Packet) && self.spec.packet.is_some() && self.rng.chance(80) {
+            return self.proven_load(r, size);
+        }
         let pointer = match family {
             Family::Scalar => false,
             Family::Spill | Family::Mixed => self.rng.chance(50),
