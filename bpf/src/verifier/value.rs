@@ -414,7 +414,7 @@ mod tests {
             u64::MAX - 1,
             u64::MAX,
         ];
-        let mut pick = |rng: &mut crate::gen::Rng| match rng.below(3) {
+        let pick = |rng: &mut crate::gen::Rng| match rng.below(3) {
             0 => rng.pick(&edges),
             1 => rng.pick(&edges).wrapping_add(rng.below(5)).wrapping_sub(2),
             _ => rng.next_u64() >> rng.below(64),
