@@ -212,3 +212,59 @@ fn merged_context_pointer_at_packet_field() {
     let at = fan_end(&insns);
     assert_rejected("packet field", &insns, Reject::new(at, Reason::PacketFieldMisuse { lo: 24, size: 4 }));
 }
+
+/// The rest of the audit: merged pointers into other objects and merged
+/// spills stay safe (checked over the whole range, or unusable).
+#[test]
+fn other_merges_are_checked_over_the_whole_range() {
+    // Region pointers at offsets 0..=7 and, merged with 7, `last`; an
+    // 8-byte load from the 16-byte region fits only up to offset 8.
+    let region = |last: i32| {
+        assemble(|a| {
+            fan_in(a, |a, i| {
+                a.ld_region(3, 0, if i == 8 { last } else { i as i32 });
+            });
+            a.ldx_dw(0, 3, 0).exit();
+        })
+    };
+    let insns = region(12);
+    let at = fan_end(&insns);
+    let want = Reason::RegionOutOfBounds { region: 0, lo: 7, hi: 12, size: 8 };
+    assert_rejected("region range", &insns, Reject::new(at, want));
+    let prog = verify(&region(8), &spec()).expect("the whole range is inside the region");
+    let bytes: Vec<u8> = (0..16).collect();
+    let regions: [&[u8]; 1] = [&bytes];
+    for sel in 0..10u8 {
+        let mut ctx = [0u8; 32];
+        ctx[0] = sel;
+        let want =
+            if sel > 8 { 0 } else { u64::from_le_bytes(bytes[sel as usize..][..8].try_into().unwrap()) };
+        assert_eq!(run(&prog, &Memory { ctx: &ctx, regions: &regions, packet: &[] }), Ok(want), "sel {sel}");
+    }
+
+    // Packet pointers with different offsets do not merge into a pointer.
+    let insns = assemble(|a| {
+        a.ldx_w(8, 1, 24);
+        fan_in(a, |a, i| {
+            a.mov64_reg(3, 8).add64_imm(3, i as i32);
+        });
+        a.mov64_reg(0, 3).sub64_reg(0, 8).exit();
+    });
+    let at = fan_end(&insns);
+    assert_rejected("packet merge", &insns, Reject::new(at, Reason::UninitRegister(3)));
+
+    // A slot holding a scalar on some paths and a pointer on another
+    // cannot be filled.
+    let insns = assemble(|a| {
+        fan_in(a, |a, i| {
+            if i == 8 {
+                a.stx_dw(10, -8, 1);
+            } else {
+                a.st_dw(10, -8, i as i32);
+            }
+        });
+        a.ldx_dw(0, 10, -8).exit();
+    });
+    let at = fan_end(&insns);
+    assert_rejected("slot merge", &insns, Reject::new(at, Reason::UninitStack { off: -8 }));
+}
