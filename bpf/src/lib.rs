@@ -6,6 +6,14 @@
 extern crate alloc;
 #[cfg(test)]
 extern crate std;
+// Unit tests share the integration tests' executable mapping (which names
+// the crate `bpf`).
+#[cfg(test)]
+extern crate self as bpf;
+#[cfg(test)]
+#[allow(dead_code)] // `run_native` is for the campaign
+#[path = "../tests/common/exec.rs"]
+mod test_exec;
 
 pub mod builder;
 pub mod campaign;

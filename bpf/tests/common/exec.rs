@@ -1,6 +1,9 @@
 //! JIT output in an executable host mapping (shared by the tests and the
 //! `fuzz_verifier` example).
 
+// Named for the crate's own no_std unit tests, which have no prelude Vec.
+use std::vec::Vec;
+
 /// JIT output copied into an executable mapping.
 pub struct Executable {
     ptr: *mut libc::c_void,
