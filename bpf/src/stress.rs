@@ -37,6 +37,8 @@ struct Stress<'a> {
     rng: &'a mut Rng,
     spec: &'a ProgramSpec,
     a: Asm,
+    /// How the current fan's blocks fill the slot (spill family).
+    spill_kind: Option<u64>,
 }
 
 impl Stress<'_> {
@@ -118,10 +120,16 @@ impl Stress<'_> {
             }
             Family::Spill => {
                 // Spill a pointer or a scalar into the slot.
-                match self.rng.below(4) {
+                let kind = self.spill_kind.unwrap_or_else(|| self.rng.below(5));
+                match kind {
                     0 => {
                         let imm = self.rng.pick(&[0, 1, 5, -1]);
                         self.a.st_dw(10, slot, imm);
+                    }
+                    4 => {
+                        // Narrow stores: data, not a spill.
+                        let imm = self.rng.pick(&[0, 1, 5, -1]);
+                        self.a.st_w(10, slot, imm).st_w(10, slot + 4, imm);
                     }
                     1 => {
                         let src = self.rng.pick(&[0, 2, 3, 4, 5, CTX, REGION, 10, PKT]);
@@ -179,20 +187,129 @@ impl Stress<'_> {
         }
     }
 
-    /// Proves `n` bytes at packet pointer `p` (usually: sometimes fewer,
-    /// with any comparison) and loads them.
+    /// Proves `n` bytes at packet pointer `p` (usually: sometimes one
+    /// more or fewer) with any of the equivalent comparisons, then loads.
     fn proven_load(&mut self, p: u8, size: u8) {
         let skip = self.a.label();
-        let n = access_bytes(size) as i32 + self.rng.pick(&[0, 0, 0, -1, 1]);
-        let op = self.rng.pick(&[JMP_JGT, JMP_JGT, JMP_JGE, JMP_JLT, JMP_JLE, JMP_JEQ, JMP_JNE, JMP_JSGT]);
-        self.a.mov64_reg(1, p).add64_imm(1, n);
-        if self.rng.chance(60) {
-            self.a.jmp_reg(op, 1, PKT_END, skip);
+        let n =
+            access_bytes(size) as i32 + if self.rng.chance(15) { self.rng.range(-1, 1) as i32 } else { 0 };
+        // p + n <= end, written as r1 <= end or end >= r1 (r1 = p + n), or
+        // as r1 < end with r1 = p + n - 1, or as r1 == end.
+        let (op, adjust, taken) = self.rng.pick(&[
+            (JMP_JGT, 0, false),
+            (JMP_JLE, 0, true),
+            (JMP_JLT, -1, true),
+            (JMP_JGE, -1, false),
+            (JMP_JEQ, 0, true),
+            (JMP_JNE, 0, false),
+        ]);
+        self.a.mov64_reg(1, p).add64_imm(1, n + adjust);
+        let target = if taken { self.a.label() } else { skip };
+        if self.rng.chance(50) {
+            self.a.jmp_reg(op, 1, PKT_END, target);
         } else {
-            self.a.jmp_reg(op, PKT_END, 1, skip);
+            let swapped = match op {
+                JMP_JGT => JMP_JLT,
+                JMP_JLE => JMP_JGE,
+                JMP_JLT => JMP_JGT,
+                JMP_JGE => JMP_JLE,
+                o => o,
+            };
+            self.a.jmp_reg(swapped, PKT_END, 1, target);
         }
+        self.take_edge(target, skip);
         let dst = self.work();
         self.a.raw(Insn::new(CLASS_LDX | MODE_MEM | size, dst, p, 0, 0));
+        self.a.bind(skip).mov64_reg(1, CTX);
+    }
+
+    /// After the jump to `target`: for a taken-edge access, the
+    /// fall-through goes to `skip` and the access starts at `target`.
+    fn take_edge(&mut self, target: Label, skip: Label) {
+        if target != skip {
+            self.a.ja(skip).bind(target);
+        }
+    }
+
+    /// Emits a comparison of `x` with `k` after which, on the edge where
+    /// the code continues, `x <= k` (`upper`) or `x >= k` holds; the other
+    /// edge goes to `skip`. One of the four equivalent forms (each operator
+    /// on the edge where it proves the fact), now and then a 32-bit or
+    /// signed variant. With `reg`, `k` is in that register, else immediate.
+    fn bound(&mut self, x: u8, upper: bool, k: i64, reg: Option<u8>, skip: Label) {
+        // (operator, constant adjustment, continue on the taken edge)
+        let forms = if upper {
+            [(JMP_JGT, 0, false), (JMP_JLE, 0, true), (JMP_JLT, 1, true), (JMP_JGE, 1, false)]
+        } else {
+            [(JMP_JLT, 0, false), (JMP_JGE, 0, true), (JMP_JGT, -1, true), (JMP_JLE, -1, false)]
+        };
+        let (mut op, adjust, taken) = self.rng.pick(&forms);
+        if self.rng.chance(10) {
+            op = match op {
+                JMP_JGT => JMP_JSGT,
+                JMP_JGE => JMP_JSGE,
+                JMP_JLT => JMP_JSLT,
+                _ => JMP_JSLE,
+            };
+        }
+        let target = if taken { self.a.label() } else { skip };
+        let is32 = self.rng.chance(15);
+        match reg {
+            Some(r) => {
+                self.a.mov64_imm(r, (k + adjust) as i32);
+                if is32 {
+                    self.a.jmp32_reg(op, x, r, target);
+                } else {
+                    self.a.jmp_reg(op, x, r, target);
+                }
+            }
+            None if is32 => {
+                self.a.jmp32_imm(op, x, (k + adjust) as i32, target);
+            }
+            None => {
+                self.a.jmp_imm(op, x, (k + adjust) as i32, target);
+            }
+        }
+        self.take_edge(target, skip);
+    }
+
+    /// Bounds scalar `idx` on both sides (exactly, or off by one), then
+    /// reads a region at base + idx or base - idx with the base outside
+    /// the region: both ends of the proven range matter.
+    fn range_access(&mut self) {
+        let idx = self.work();
+        if self.rng.chance(60) {
+            // A fresh small value, so runs hit the ends of the range.
+            let off = self.rng.range(0, self.ctx_limit() - 2) as i16;
+            let size = self.rng.pick(&[SIZE_B, SIZE_B, SIZE_H]);
+            self.a.raw(Insn::new(CLASS_LDX | MODE_MEM | size, idx, CTX, off, 0));
+        }
+        let r = self.rng.below(self.spec.regions.len() as u64) as u32;
+        let limit = self.spec.regions[r as usize] as i64;
+        let size = self.size();
+        let n = access_bytes(size) as i64;
+        let skip = self.a.label();
+        let slack = self.rng.pick(&[0, 1, 2, 4, 8]);
+        let span = (limit - n).max(0);
+        let noise = |rng: &mut Rng| if rng.chance(15) { rng.range(-1, 1) } else { 0 };
+        // idx in [slack, slack + span]: base - slack + idx, or
+        // base + span + slack - idx, stays inside.
+        let (lo, hi) = (slack + noise(self.rng), slack + span + noise(self.rng));
+        let by_reg = if self.rng.chance(30) { Some(1) } else { None };
+        if self.rng.chance(50) {
+            self.bound(idx, true, hi, by_reg, skip);
+            self.bound(idx, false, lo, by_reg, skip);
+        } else {
+            self.bound(idx, false, lo, by_reg, skip);
+            self.bound(idx, true, hi, by_reg, skip);
+        }
+        if self.rng.chance(50) {
+            self.a.ld_region(1, r, -slack as i32).add64_reg(1, idx);
+        } else {
+            self.a.ld_region(1, r, (span + slack) as i32).sub64_reg(1, idx);
+        }
+        let dst = self.work();
+        self.a.raw(Insn::new(CLASS_LDX | MODE_MEM | size, dst, 1, 0, 0));
         self.a.bind(skip).mov64_reg(1, CTX);
     }
 
@@ -200,7 +317,7 @@ impl Stress<'_> {
     fn exit_with(&mut self, r: u8) {
         let l = self.a.label();
         let off = self.rng.range(0, self.ctx_limit() - 1) as i16;
-        self.a.ldx_b(1, CTX, off).jne_imm(1, 3, l).mov64_reg(0, r).exit().bind(l).mov64_reg(1, CTX);
+        self.a.ldx_b(1, CTX, off).jset_imm(1, 1, l).mov64_reg(0, r).exit().bind(l).mov64_reg(1, CTX);
     }
 
     /// Uses `r` (and for spills, `slot`) right after a join.
@@ -368,9 +485,15 @@ impl Stress<'_> {
         } else {
             self.a.mov64_imm(0, 0).exit();
         }
+        // Blocks agree on how they fill the slot, except perhaps the last,
+        // whose state is the one merged.
+        self.spill_kind = Some(self.rng.below(5));
         for (i, &l) in labels.iter().enumerate() {
             self.a.bind(l);
             let block = 1 + (start + i as i64) % SLOTS;
+            if i + 1 == blocks && self.rng.chance(40) {
+                self.spill_kind = None;
+            }
             self.assign_block(family, dst, slot, block);
             if self.rng.chance(30) {
                 self.assign(family, dst, slot);
@@ -378,6 +501,7 @@ impl Stress<'_> {
             self.a.ja(join);
         }
         self.a.bind(join);
+        self.spill_kind = None;
         if self.rng.chance(80) {
             self.use_merged(family, dst, slot);
         }
@@ -421,15 +545,17 @@ impl Stress<'_> {
 
 /// A program biased toward merged states and their uses.
 pub fn gen_stress_program(rng: &mut Rng, spec: &ProgramSpec) -> Vec<Insn> {
-    let mut s = Stress { rng, spec, a: Asm::new() };
+    let mut s = Stress { rng, spec, a: Asm::new(), spill_kind: None };
     s.a.mov64_reg(CTX, 1).ld_region(REGION, 0, 0);
     if let Some(p) = spec.packet {
         s.a.ldx_w(PKT, CTX, p.data_off as i16).ldx_w(PKT_END, CTX, p.data_end_off as i16);
     }
     // Scalars from the context and initialised slots.
     for r in WORK {
-        let off = s.rng.range(0, s.ctx_limit() - 8) as i16 & !7;
-        s.a.ldx_dw(r, CTX, off);
+        let size = s.size();
+        let n = access_bytes(size) as i64;
+        let off = s.rng.range(0, s.ctx_limit() - n) as i16 & !(n as i16 - 1);
+        s.a.raw(Insn::new(CLASS_LDX | MODE_MEM | size, r, CTX, off, 0));
     }
     for slot in 1..=SLOTS as i16 {
         if s.rng.chance(92) {
@@ -442,6 +568,13 @@ pub fn gen_stress_program(rng: &mut Rng, spec: &ProgramSpec) -> Vec<Insn> {
             0..=2 => s.fan(),
             3..=4 => s.diamonds(),
             5 => s.alu(),
+            6 => s.range_access(),
+            7 if spec.packet.is_some() => {
+                let (p, off) = (s.work(), s.rng.range(0, 24));
+                s.assign_block(Family::Packet, p, 0, off);
+                let size = s.size();
+                s.proven_load(p, size);
+            }
             _ => s.use_value(),
         }
     }

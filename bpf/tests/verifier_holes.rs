@@ -267,4 +267,21 @@ fn other_merges_are_checked_over_the_whole_range() {
     });
     let at = fan_end(&insns);
     assert_rejected("slot merge", &insns, Reject::new(at, Reason::UninitStack { off: -8 }));
+
+    // The same with plain data (two narrow stores) instead of spilled
+    // scalars: the pointer's bytes must not come back as data.
+    let insns = assemble(|a| {
+        fan_in(a, |a, i| {
+            if i == 8 {
+                a.stx_dw(10, -8, 1);
+            } else {
+                a.st_w(10, -8, i as i32).st_w(10, -4, 0);
+            }
+            // Data carries no value: r6 keeps the blocks' states apart.
+            a.mov64_imm(6, i as i32);
+        });
+        a.ldx_dw(0, 10, -8).add64_reg(0, 6).exit();
+    });
+    let at = fan_end(&insns);
+    assert_rejected("data/pointer slot merge", &insns, Reject::new(at, Reason::UninitStack { off: -8 }));
 }
