@@ -11,7 +11,11 @@
 //! * Paths are explored in instruction order with a bounded set of states
 //!   per join point (path-sensitive up to `MAX_STATES_PER_JOIN`, merged
 //!   beyond), so work is at most that bound times the program length, and
-//!   is additionally capped by `ProgramSpec::max_steps`.
+//!   is additionally capped by `ProgramSpec::max_steps`. A merged state
+//!   describes both paths (`State::join`), so everything checked against
+//!   it must hold over whole ranges: merged pointers keep an offset range
+//!   that every access checks end to end (stack accesses refuse ranges),
+//!   see `docs/downloaded-code.md`, "The join rule".
 
 mod cfg;
 mod state;

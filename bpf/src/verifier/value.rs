@@ -55,7 +55,10 @@ impl Range {
     }
 }
 
-/// A pointer into one memory object. The offset lies in `[lo, hi]`.
+/// A pointer into one memory object. The offset lies in `[lo, hi]`, a
+/// range because a register was added or because paths with different
+/// offsets were merged; every access through it is checked over the whole
+/// range (stack accesses need `lo == hi`).
 /// `id` is non-zero once a register (not an immediate) was added: such a
 /// pointer needs Spectre masking at its loads, and for packet pointers the
 /// id ties pointers that share the same variable part, so a bounds proof
@@ -108,7 +111,9 @@ impl Val {
 impl Val {
     /// A value describing both `self` and `other` (for merging paths).
     /// With `widen`, differing scalars lose all range information so that
-    /// repeated merges reach a fixed point quickly.
+    /// repeated merges reach a fixed point quickly. Pointers of one kind
+    /// (not packet ones, whose proofs hang on exact offsets) get the union
+    /// of their offset ranges; anything else becomes unusable.
     pub fn join(self, other: Val, widen: bool) -> Val {
         match (self, other) {
             (a, b) if a == b => a,
