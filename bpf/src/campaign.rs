@@ -16,9 +16,10 @@ use core::fmt::Write;
 
 use crate::gen::{gen_program, gen_spec, Inputs, Rng};
 use crate::insn::*;
-use crate::interp::{run, Memory, RunError};
+use crate::interp::{run_checked, Memory, RunError};
 use crate::stress::{gen_stress_program, mutate};
-use crate::{compile, verify, PacketFields, ProgramSpec, VerifiedProgram};
+use crate::verifier::Beliefs;
+use crate::{compile, verify, verify_with_beliefs, PacketFields, ProgramSpec, VerifiedProgram};
 
 /// Random inputs each accepted program runs on.
 pub const INPUTS_PER_PROGRAM: usize = 6;
@@ -102,13 +103,13 @@ pub fn run_campaign(
     for n in first..first + count {
         st.programs += 1;
         let (spec, insns, mut rng) = program(seed, n);
-        let Ok(prog) = verify(&insns, &spec) else { continue };
+        let Ok((prog, beliefs)) = verify_with_beliefs(&insns, &spec) else { continue };
         st.accepted += 1;
         let inputs: Vec<Inputs> = (0..INPUTS_PER_PROGRAM).map(|_| Inputs::new(&mut rng, &spec)).collect();
         let mut clean = Vec::new();
         for i in inputs {
             st.runs += 1;
-            match oracle(&prog, &i) {
+            match oracle(&prog, &beliefs, &i) {
                 Ok(r0) => clean.push((i, r0)),
                 Err(e) => {
                     st.violations += 1;
@@ -139,10 +140,11 @@ pub fn run_campaign(
     st
 }
 
-/// The oracle interpreter on one input.
-pub fn oracle(prog: &VerifiedProgram, i: &Inputs) -> Result<u64, RunError> {
+/// The oracle interpreter on one input, checking every register against
+/// what the verifier believed.
+pub fn oracle(prog: &VerifiedProgram, beliefs: &Beliefs, i: &Inputs) -> Result<u64, RunError> {
     let regions = i.region_slices();
-    run(prog, &Memory { ctx: &i.ctx, regions: &regions, packet: &i.packet })
+    run_checked(prog, &Memory { ctx: &i.ctx, regions: &regions, packet: &i.packet }, beliefs)
 }
 
 fn hex(bytes: &[u8]) -> String {

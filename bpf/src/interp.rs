@@ -17,6 +17,7 @@
 use crate::insn::*;
 use crate::program::{Access, VerifiedProgram};
 use crate::reject::PtrKind;
+use crate::verifier::{Beliefs, Concrete};
 
 /// The memory a program runs against.
 #[derive(Clone, Copy, Debug)]
@@ -51,6 +52,9 @@ pub enum RunError {
     TypeConfusion { index: usize, reg: u8 },
     /// `exit` with a pointer in r0.
     PointerLeak { index: usize },
+    /// Before instruction `index`, register `reg` held a value (or type)
+    /// the verifier did not allow for there (`run_checked` only).
+    Unforeseen { index: usize, reg: u8 },
 }
 
 impl RunError {
@@ -106,6 +110,16 @@ struct Machine<'m> {
 
 /// Runs a verified program and returns r0.
 pub fn run(prog: &VerifiedProgram, mem: &Memory) -> Result<u64, RunError> {
+    run_inner(prog, mem, None)
+}
+
+/// `run`, also checking before every instruction that each register holds
+/// what the verifier believed it could (`verify_with_beliefs`).
+pub fn run_checked(prog: &VerifiedProgram, mem: &Memory, beliefs: &Beliefs) -> Result<u64, RunError> {
+    run_inner(prog, mem, Some(beliefs))
+}
+
+fn run_inner(prog: &VerifiedProgram, mem: &Memory, beliefs: Option<&Beliefs>) -> Result<u64, RunError> {
     check_memory(prog, mem)?;
     let mut m = Machine {
         prog,
@@ -122,6 +136,9 @@ pub fn run(prog: &VerifiedProgram, mem: &Memory) -> Result<u64, RunError> {
     m.tags[10] = Tag::Ptr(PtrKind::Stack);
     let insns = prog.insns();
     loop {
+        if let Some(b) = beliefs {
+            m.check(b)?;
+        }
         let insn = insns[m.pc];
         let next = match insn.class() {
             CLASS_ALU | CLASS_ALU64 => m.alu(insn).map(|_| m.pc + 1)?,
@@ -164,6 +181,35 @@ pub fn run(prog: &VerifiedProgram, mem: &Memory) -> Result<u64, RunError> {
 impl Machine<'_> {
     fn stack_base(&self) -> u64 {
         self.stack.as_ptr() as u64
+    }
+
+    /// Where offsets into an object of this kind count from.
+    fn origin(&self, kind: PtrKind) -> u64 {
+        let packet = self.mem.packet.as_ptr() as u64;
+        match kind {
+            PtrKind::Ctx => self.mem.ctx.as_ptr() as u64,
+            PtrKind::Stack => self.stack_base() + STACK_SIZE as u64,
+            PtrKind::Region(i) => self.mem.regions[i as usize].as_ptr() as u64,
+            PtrKind::Packet => packet,
+            PtrKind::PacketEnd => packet + self.mem.packet.len() as u64,
+        }
+    }
+
+    /// Every register against the verifier's beliefs at this instruction.
+    fn check(&self, beliefs: &Beliefs) -> Result<(), RunError> {
+        for (r, (&value, &tag)) in self.regs.iter().zip(&self.tags).enumerate() {
+            let c = match tag {
+                Tag::Uninit => Concrete::Uninit,
+                Tag::Scalar => Concrete::Scalar(value),
+                Tag::Ptr(kind) => {
+                    Concrete::Ptr { kind, offset: value.wrapping_sub(self.origin(kind)) as i64 }
+                }
+            };
+            if !beliefs.admits(self.pc, r, c) {
+                return Err(RunError::Unforeseen { index: self.pc, reg: r as u8 });
+            }
+        }
+        Ok(())
     }
 
     fn confused(&self, reg: u8) -> RunError {

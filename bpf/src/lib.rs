@@ -36,4 +36,4 @@ pub use jit::{compile, JitFn};
 pub use program::{Access, VerifiedProgram};
 pub use reject::{PtrKind, Reason, Reject};
 pub use spec::{PacketFields, ProgramSpec};
-pub use verifier::{verify, verify_bytes};
+pub use verifier::{verify, verify_bytes, verify_with_beliefs};

@@ -7,7 +7,7 @@
 mod common;
 
 use bpf::campaign::{oracle, Case};
-use bpf::verify;
+use bpf::verify_with_beliefs;
 use common::{run_native, Inputs, Rng};
 
 fn cases() -> Vec<(String, Case)> {
@@ -34,7 +34,7 @@ fn every_regression_case_is_now_safe() {
     for (name, case) in &cases {
         // The text form is stable.
         assert_eq!(Case::parse(&case.to_text()).unwrap().to_text(), case.to_text(), "{name}");
-        let Ok(prog) = verify(&case.insns, &case.spec) else {
+        let Ok((prog, beliefs)) = verify_with_beliefs(&case.insns, &case.spec) else {
             rejected += 1;
             continue;
         };
@@ -42,7 +42,7 @@ fn every_regression_case_is_now_safe() {
         inputs.extend((0..32).map(|_| Inputs::new(&mut rng, &case.spec)));
         let want: Vec<u64> = inputs
             .iter()
-            .map(|i| oracle(&prog, i).unwrap_or_else(|e| panic!("{name} ({}): {e:?}", case.note)))
+            .map(|i| oracle(&prog, &beliefs, i).unwrap_or_else(|e| panic!("{name} ({}): {e:?}", case.note)))
             .collect();
         let refs: Vec<&Inputs> = inputs.iter().collect();
         assert_eq!(run_native(&bpf::compile(&prog), &refs), want, "{name}: JIT disagrees");

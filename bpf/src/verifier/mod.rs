@@ -17,9 +17,12 @@
 //!   that every access checks end to end (stack accesses refuse ranges),
 //!   see `docs/downloaded-code.md`, "The join rule".
 
+mod beliefs;
 mod cfg;
 mod state;
 mod value;
+
+pub use beliefs::{Beliefs, Concrete};
 
 use alloc::boxed::Box;
 use alloc::vec;
@@ -49,10 +52,24 @@ pub fn verify_bytes(bytes: &[u8], spec: &ProgramSpec) -> Result<VerifiedProgram,
 
 /// Verifies a program; on success it may be interpreted or compiled.
 pub fn verify(insns: &[Insn], spec: &ProgramSpec) -> Result<VerifiedProgram, Reject> {
+    run_verifier(insns, spec, None).map(|(p, _)| p)
+}
+
+/// `verify`, also returning what it believed about each register before
+/// each instruction (for the fuzzing oracle, `interp::run_checked`).
+pub fn verify_with_beliefs(insns: &[Insn], spec: &ProgramSpec) -> Result<(VerifiedProgram, Beliefs), Reject> {
+    run_verifier(insns, spec, Some(Beliefs::new(insns.len()))).map(|(p, b)| (p, b.expect("recorded")))
+}
+
+fn run_verifier(
+    insns: &[Insn],
+    spec: &ProgramSpec,
+    beliefs: Option<Beliefs>,
+) -> Result<(VerifiedProgram, Option<Beliefs>), Reject> {
     let shape = cfg::check(insns, spec)?;
-    let mut v = Verifier { insns, spec, access: vec![Access::None; insns.len()] };
+    let mut v = Verifier { insns, spec, access: vec![Access::None; insns.len()], beliefs };
     v.explore(&shape)?;
-    Ok(VerifiedProgram { insns: insns.to_vec(), spec: spec.clone(), access: v.access })
+    Ok((VerifiedProgram { insns: insns.to_vec(), spec: spec.clone(), access: v.access }, v.beliefs))
 }
 
 /// Exploration bookkeeping: states queued per instruction.
@@ -100,6 +117,7 @@ struct Verifier<'a> {
     insns: &'a [Insn],
     spec: &'a ProgramSpec,
     access: Vec<Access>,
+    beliefs: Option<Beliefs>,
 }
 
 fn read(st: &State, r: u8) -> Result<Val, Reason> {
@@ -143,6 +161,9 @@ impl Verifier<'_> {
             if w.steps > self.spec.max_steps {
                 let steps = self.spec.max_steps;
                 return Err(Reject::new(pc, Reason::TooComplex { steps }));
+            }
+            if let Some(b) = &mut self.beliefs {
+                b.record(pc, &st.regs);
             }
             let next = match self.step(pc, &mut st).map_err(|r| Reject::new(pc, r))? {
                 Flow::Exit => return Ok(()),
