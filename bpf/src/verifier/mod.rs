@@ -394,6 +394,18 @@ impl Verifier<'_> {
         let b = if by_reg { read(st, insn.src)? } else { Val::exact(insn.imm as i64 as u64) };
         let mut taken = Box::new(st.clone());
         match (a, b) {
+            // `x OP x` is decided by OP alone (`refine` would treat the two
+            // operands as independent values): the edge that cannot be
+            // taken keeps the unrefined state and is speculative.
+            (Val::Scalar(_), Val::Scalar(_)) if by_reg && insn.src == insn.dst => {
+                if op != JMP_JSET {
+                    if jump_taken(op, 0, 0, is32) {
+                        st.speculative = true;
+                    } else {
+                        taken.speculative = true;
+                    }
+                }
+            }
             (Val::Scalar(ra), Val::Scalar(rb)) => {
                 let fits32 = ra.max <= u32::MAX as u64 && rb.max <= u32::MAX as u64;
                 if !is32 || fits32 {
