@@ -380,6 +380,7 @@ pub fn gen_program(rng: &mut Rng, spec: &ProgramSpec) -> Vec<Insn> {
 
 /// Random memory contents for one run; small values are common so that
 /// data-dependent branches and offsets go both ways.
+#[derive(Clone, Debug)]
 pub struct Inputs {
     pub ctx: Vec<u8>,
     pub regions: Vec<Vec<u8>>,
@@ -393,7 +394,8 @@ impl Inputs {
         };
         let ctx = bytes(spec.ctx_size as usize, rng);
         let regions = spec.regions.iter().map(|&s| bytes(s as usize, rng)).collect();
-        let plen = rng.pick(&[0usize, 1, 7, 14, 20, 33, 60]);
+        let plen =
+            if rng.chance(50) { rng.pick(&[0usize, 1, 7, 14, 20, 33, 60]) } else { rng.below(48) as usize };
         let packet = bytes(plen, rng);
         Inputs { ctx, regions, packet }
     }

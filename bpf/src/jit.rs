@@ -191,26 +191,48 @@ fn alu(e: &mut Emitter, insn: Insn) {
 }
 
 /// Unsigned division: x86 `div` uses rdx:rax, which are eBPF r3 and r0,
-/// so both are parked in scratch registers around it.
+/// so both are parked in scratch registers around it. A register divisor
+/// of zero gives eBPF's result (quotient 0, remainder the dividend) rather
+/// than a #DE fault: the verifier proves divisors non-zero, and this keeps
+/// a verifier bug from becoming a kernel fault.
 fn divide(e: &mut Emitter, insn: Insn, w: bool, dst: Reg, src: Reg) {
-    if insn.source() == SRC_X {
+    let is_div = insn.op() == ALU_DIV;
+    let zero = if insn.source() == SRC_X {
         e.mov_rr(true, R11, src);
-    } else if w {
-        e.mov_ri64(R11, insn.imm as i64 as u64);
+        e.alu_rr(w, OP_TEST, R11, R11);
+        Some(e.jcc(CC_E))
     } else {
-        e.mov_ri32(R11, insn.imm as u32);
-    }
+        if w {
+            e.mov_ri64(R11, insn.imm as i64 as u64);
+        } else {
+            e.mov_ri32(R11, insn.imm as u32);
+        }
+        None
+    };
     e.mov_rr(true, R9, RAX);
     e.mov_rr(true, R10, RDX);
     // A 32-bit mov zero-extends, giving the 32-bit dividend.
     e.mov_rr(w, RAX, dst);
     e.alu_rr(false, OP_XOR, RDX, RDX);
     e.unary(w, UNARY_DIV, R11);
-    let result = if insn.op() == ALU_DIV { RAX } else { RDX };
+    let result = if is_div { RAX } else { RDX };
     e.mov_rr(true, R11, result);
     e.mov_rr(true, RAX, R9);
     e.mov_rr(true, RDX, R10);
     e.mov_rr(true, dst, R11);
+    if let Some(at) = zero {
+        let done = e.jmp();
+        let here = e.pos();
+        e.patch(at, here);
+        if is_div {
+            e.mov_ri32(dst, 0);
+        } else {
+            // The remainder is the dividend (its low half for ALU32).
+            e.mov_rr(w, dst, dst);
+        }
+        let here = e.pos();
+        e.patch(done, here);
+    }
 }
 
 fn load(e: &mut Emitter, prog: &VerifiedProgram, insn: Insn, access: Access) {
@@ -307,6 +329,35 @@ mod tests {
 
     fn count_cmovs(code: &[u8]) -> usize {
         code.windows(2).filter(|w| w[0] == 0x0f && (w[1] == 0x40 | CC_A || w[1] == 0x40 | CC_B)).count()
+    }
+
+    /// Division by a zero register gives eBPF's result, as the
+    /// interpreter's `alu64`/`alu32` define it, instead of faulting. The
+    /// verifier never accepts such a program, so it is built by hand.
+    #[test]
+    fn division_by_zero_register_does_not_fault() {
+        use crate::insn::{alu32, alu64};
+        use crate::program::Access;
+        use alloc::vec;
+        let dividend = 0xdead_beef_1234_5678u64;
+        for op in [ALU_DIV, ALU_MOD] {
+            for w in [true, false] {
+                let mut a = Asm::new();
+                a.ld_imm64(0, dividend).mov64_imm(3, 0);
+                if w {
+                    a.alu64_reg(op, 0, 3);
+                } else {
+                    a.alu32_reg(op, 0, 3);
+                }
+                a.exit();
+                let insns = a.finish().unwrap();
+                let access = vec![Access::None; insns.len()];
+                let prog = VerifiedProgram { insns, spec: ProgramSpec::new(8), access };
+                let exe = crate::test_exec::Executable::new(&compile(&prog));
+                let want = if w { alu64(op, dividend, 0) } else { alu32(op, dividend, 0) };
+                assert_eq!(exe.call(&[0; 8], &[], &[]), want, "op {op:#x} 64-bit {w}");
+            }
+        }
     }
 
     /// Variable-offset loads are clamped; constant-offset loads are not.

@@ -6,8 +6,17 @@
 extern crate alloc;
 #[cfg(test)]
 extern crate std;
+// Unit tests share the integration tests' executable mapping (which names
+// the crate `bpf`).
+#[cfg(test)]
+extern crate self as bpf;
+#[cfg(test)]
+#[allow(dead_code)] // `run_native` is for the campaign
+#[path = "../tests/common/exec.rs"]
+mod test_exec;
 
 pub mod builder;
+pub mod campaign;
 pub mod gen;
 pub mod insn;
 pub mod interp;
@@ -16,6 +25,7 @@ pub mod object;
 pub mod program;
 pub mod reject;
 pub mod spec;
+pub mod stress;
 pub mod verifier;
 pub mod x86;
 
@@ -26,4 +36,4 @@ pub use jit::{compile, JitFn};
 pub use program::{Access, VerifiedProgram};
 pub use reject::{PtrKind, Reason, Reject};
 pub use spec::{PacketFields, ProgramSpec};
-pub use verifier::{verify, verify_bytes};
+pub use verifier::{verify, verify_bytes, verify_with_beliefs};

@@ -1,13 +1,13 @@
 //! A short, stable-Rust stand-in for the `cargo fuzz` target in `fuzz/`:
 //! random byte strings and mutated generated programs go through decoding
 //! and verification (which must never panic); whatever is accepted runs in
-//! the guarded interpreter (which must see no out-of-bounds access) and,
+//! the oracle interpreter (which must report no broken guarantee) and,
 //! for mutants, in the JIT (which must agree with the interpreter).
 
 mod common;
 
 use bpf::insn::*;
-use bpf::{compile, run, verify, verify_bytes, Memory, ProgramSpec, RunError, VerifiedProgram};
+use bpf::{compile, run, verify, verify_bytes, Memory, ProgramSpec, VerifiedProgram};
 use common::{gen_program, gen_spec, Executable, Inputs, Rng};
 
 fn guarded_run(prog: &VerifiedProgram, rng: &mut Rng) -> Vec<(Inputs, u64)> {
@@ -18,7 +18,7 @@ fn guarded_run(prog: &VerifiedProgram, rng: &mut Rng) -> Vec<(Inputs, u64)> {
             let mem = Memory { ctx: &inputs.ctx, regions: &regions, packet: &inputs.packet };
             match run(prog, &mem) {
                 Ok(r0) => (inputs, r0),
-                Err(e @ RunError::Violation { .. }) => {
+                Err(e) if e.is_verifier_bug() => {
                     panic!("accepted program misbehaved: {e:?}\n{:#?}", prog.insns())
                 }
                 Err(e) => panic!("{e:?}"),

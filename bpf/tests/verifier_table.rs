@@ -105,6 +105,19 @@ fn cases() -> Vec<(&'static str, ProgramSpec, Vec<Insn>, usize, Reason)> {
         ("alu off", s(), vec![raw(0xb7, 0, 0, 3, 0), EXIT], 0, R::ReservedField("off")),
         ("alu k with src", s(), vec![raw(0xb7, 0, 1, 0, 0), EXIT], 0, R::ReservedField("src")),
         (
+            // x < x never holds: that edge is checked with x unrefined
+            // (r2 in [0, 16]), not with [0, 15] as if the operands differed.
+            "self comparison",
+            s(),
+            prog(|a| {
+                let (out, l) = (a.label(), a.label());
+                a.ldx_b(2, 1, 0).mov64_imm(0, 0).jgt_imm(2, 16, out).jlt_reg(2, 2, l);
+                a.bind(out).exit().bind(l).ld_region(3, 0, 0).add64_reg(3, 2).ldx_b(0, 3, 0).exit();
+            }),
+            8,
+            R::RegionOutOfBounds { region: 0, lo: 0, hi: 16, size: 1 },
+        ),
+        (
             "bswap",
             s(),
             vec![MOV0, raw(0xd7, 0, 0, 0, 16), EXIT],

@@ -6,6 +6,7 @@ mod boottest;
 mod build;
 mod cpio;
 mod deps;
+mod fuzz;
 mod iso;
 mod lxtest;
 mod qemu;
@@ -32,6 +33,8 @@ usage: cargo xtask <command>
                      (--profile: where Veneer's instructions go in NAME)
   iso                build target/veneer.iso (hybrid BIOS/UEFI, GRUB)
   gdb [PROGRAM]      boot paused with QEMU's gdb stub on :1234
+  fuzz verifier [--programs N] [--seed S]
+                     differential verifier fuzzing campaign on the host
   build              build the kernel, the user programs and the boot image
 ";
 
@@ -49,6 +52,7 @@ fn main() -> ExitCode {
         "stress" => stress::main(rest),
         "iso" => iso::build().map(|p| println!("xtask: wrote {}", p.display())),
         "gdb" => gdb(rest),
+        "fuzz" => fuzz::main(rest),
         "build" => build::all().map(|_| ()),
         "help" | "-h" | "--help" => {
             print!("{USAGE}");

@@ -11,11 +11,18 @@
 //! * Paths are explored in instruction order with a bounded set of states
 //!   per join point (path-sensitive up to `MAX_STATES_PER_JOIN`, merged
 //!   beyond), so work is at most that bound times the program length, and
-//!   is additionally capped by `ProgramSpec::max_steps`.
+//!   is additionally capped by `ProgramSpec::max_steps`. A merged state
+//!   describes both paths (`State::join`), so everything checked against
+//!   it must hold over whole ranges: merged pointers keep an offset range
+//!   that every access checks end to end (stack accesses refuse ranges),
+//!   see `docs/downloaded-code.md`, "The join rule".
 
+mod beliefs;
 mod cfg;
 mod state;
 mod value;
+
+pub use beliefs::{Beliefs, Concrete};
 
 use alloc::boxed::Box;
 use alloc::vec;
@@ -45,10 +52,24 @@ pub fn verify_bytes(bytes: &[u8], spec: &ProgramSpec) -> Result<VerifiedProgram,
 
 /// Verifies a program; on success it may be interpreted or compiled.
 pub fn verify(insns: &[Insn], spec: &ProgramSpec) -> Result<VerifiedProgram, Reject> {
+    run_verifier(insns, spec, None).map(|(p, _)| p)
+}
+
+/// `verify`, also returning what it believed about each register before
+/// each instruction (for the fuzzing oracle, `interp::run_checked`).
+pub fn verify_with_beliefs(insns: &[Insn], spec: &ProgramSpec) -> Result<(VerifiedProgram, Beliefs), Reject> {
+    run_verifier(insns, spec, Some(Beliefs::new(insns.len()))).map(|(p, b)| (p, b.expect("recorded")))
+}
+
+fn run_verifier(
+    insns: &[Insn],
+    spec: &ProgramSpec,
+    beliefs: Option<Beliefs>,
+) -> Result<(VerifiedProgram, Option<Beliefs>), Reject> {
     let shape = cfg::check(insns, spec)?;
-    let mut v = Verifier { insns, spec, access: vec![Access::None; insns.len()] };
+    let mut v = Verifier { insns, spec, access: vec![Access::None; insns.len()], beliefs };
     v.explore(&shape)?;
-    Ok(VerifiedProgram { insns: insns.to_vec(), spec: spec.clone(), access: v.access })
+    Ok((VerifiedProgram { insns: insns.to_vec(), spec: spec.clone(), access: v.access }, v.beliefs))
 }
 
 /// Exploration bookkeeping: states queued per instruction.
@@ -96,6 +117,7 @@ struct Verifier<'a> {
     insns: &'a [Insn],
     spec: &'a ProgramSpec,
     access: Vec<Access>,
+    beliefs: Option<Beliefs>,
 }
 
 fn read(st: &State, r: u8) -> Result<Val, Reason> {
@@ -139,6 +161,9 @@ impl Verifier<'_> {
             if w.steps > self.spec.max_steps {
                 let steps = self.spec.max_steps;
                 return Err(Reject::new(pc, Reason::TooComplex { steps }));
+            }
+            if let Some(b) = &mut self.beliefs {
+                b.record(pc, &st.regs);
             }
             let next = match self.step(pc, &mut st).map_err(|r| Reject::new(pc, r))? {
                 Flow::Exit => return Ok(()),
@@ -286,7 +311,7 @@ impl Verifier<'_> {
         let scalar = Val::Scalar(Range::of_width(size));
         match p.kind {
             PtrKind::Stack => {
-                let o = stack_offset(p, lo, size)?;
+                let o = stack_offset(p, off, size)?;
                 Ok((mem, st.stack_load(o, size)?))
             }
             PtrKind::Ctx => {
@@ -298,9 +323,11 @@ impl Verifier<'_> {
                         (f.data_off, Access::PacketStart, PtrKind::Packet),
                         (f.data_end_off, Access::PacketEnd, PtrKind::PacketEnd),
                     ];
+                    // Only a load from one known offset is a field load.
+                    let exact = p.id == 0 && p.lo == p.hi;
                     for (field, access, kind) in fields {
                         let field = field as i64;
-                        if p.id == 0 && lo == field && size == f.width {
+                        if exact && lo == field && size == f.width {
                             return Ok((access, Val::Ptr(Ptr::at(kind, 0))));
                         }
                         if lo < field + f.width as i64 && field < hi + size as i64 {
@@ -333,9 +360,8 @@ impl Verifier<'_> {
     }
 
     fn store(&self, st: &mut State, p: Ptr, off: i16, size: u32, val: Val) -> Result<(), Reason> {
-        let lo = p.lo + off as i64;
         if p.kind == PtrKind::Stack {
-            let o = stack_offset(p, lo, size)?;
+            let o = stack_offset(p, off, size)?;
             return st.stack_store(o, size, Some(val));
         }
         if let Val::Ptr(q) = val {
@@ -368,6 +394,18 @@ impl Verifier<'_> {
         let b = if by_reg { read(st, insn.src)? } else { Val::exact(insn.imm as i64 as u64) };
         let mut taken = Box::new(st.clone());
         match (a, b) {
+            // `x OP x` is decided by OP alone (`refine` would treat the two
+            // operands as independent values): the edge that cannot be
+            // taken keeps the unrefined state and is speculative.
+            (Val::Scalar(_), Val::Scalar(_)) if by_reg && insn.src == insn.dst => {
+                if op != JMP_JSET {
+                    if jump_taken(op, 0, 0, is32) {
+                        st.speculative = true;
+                    } else {
+                        taken.speculative = true;
+                    }
+                }
+            }
             (Val::Scalar(ra), Val::Scalar(rb)) => {
                 let fits32 = ra.max <= u32::MAX as u64 && rb.max <= u32::MAX as u64;
                 if !is32 || fits32 {
@@ -409,18 +447,23 @@ impl Verifier<'_> {
     }
 }
 
-/// Checks a stack access and returns its offset from r10.
-fn stack_offset(p: Ptr, lo: i64, size: u32) -> Result<i64, Reason> {
-    if p.id != 0 {
+/// Checks a stack access and returns its offset from r10. The offset must
+/// be one constant: a pointer with an offset range (a register was added,
+/// or paths with different offsets were merged) is refused, because slot
+/// contents are tracked per offset and checking one end of the range says
+/// nothing about the slot the access really hits.
+fn stack_offset(p: Ptr, off: i16, size: u32) -> Result<i64, Reason> {
+    if p.id != 0 || p.lo != p.hi {
         return Err(Reason::StackVariableOffset);
     }
-    if lo < -(STACK_SIZE as i64) || lo + size as i64 > 0 {
-        return Err(Reason::StackOutOfBounds { off: lo, size });
+    let off = p.lo + off as i64;
+    if off < -(STACK_SIZE as i64) || off + size as i64 > 0 {
+        return Err(Reason::StackOutOfBounds { off, size });
     }
-    if lo % size as i64 != 0 {
-        return Err(Reason::MisalignedStack { off: lo, size });
+    if off % size as i64 != 0 {
+        return Err(Reason::MisalignedStack { off, size });
     }
-    Ok(lo)
+    Ok(off)
 }
 
 /// Adds (or subtracts) a scalar to a pointer.
