@@ -60,7 +60,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
         let calls = size.native_calls / size.native_seeds;
         tests.push(BootTest {
             name: format!("stress native seed={}", seed + k),
-            args: qemu::base_args(&img, &format!("test_fuzz seed={} calls={calls} audit", seed + k)),
+            args: boot_args(&img, &format!("test_fuzz seed={} calls={calls} audit", seed + k)),
             expect: lines(&["fuzz: kernel alive and consistent", "audit: consistent"]),
             timeout: Duration::from_secs(60 + calls / 10_000),
             output: None,
@@ -76,7 +76,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
         let s = seed + 100 + k;
         tests.push(BootTest {
             name: format!("stress linux seed={s}"),
-            args: qemu::base_args(
+            args: boot_args(
                 &img,
                 &format!("lxrt /bin/sh /stress/linux.sh {s} {calls} {churn} {} audit", size.fills),
             ),
@@ -111,6 +111,18 @@ pub fn main(args: &[String]) -> Result<(), String> {
     }
     println!("xtask: stress passed (seed {seed})");
     Ok(())
+}
+
+/// The stress boots get 1 GiB: a thousand processes (a full environment
+/// table) need about 450 MiB of their own, more than the 512 MiB boots
+/// leave them once the file system's arena is set aside. (`lx_oom` checks
+/// running out of memory on its own.)
+fn boot_args(img: &build::Image, init: &str) -> Vec<String> {
+    let mut args = qemu::base_args(img, init);
+    if let Some(i) = args.iter().position(|a| a == "-m") {
+        args[i + 1] = "1G".into();
+    }
+    args
 }
 
 fn lines(v: &[&str]) -> Vec<String> {
