@@ -25,6 +25,23 @@ pub const SHARED_MAX: u64 = 1 << 30;
 /// each page of the list mapped read-only where a process needs it.
 pub const SHARED_LIST: u64 = SHARED + SHARED_MAX;
 
+/// Where lxrt itself lives in the low 4 GiB: its image (linked here), its
+/// private heap, the shared arena and the arena's frame list.
+pub const LIBRARY_LOW: u64 = 0x6000_0000;
+pub const LIBRARY_LOW_END: u64 = SHARED_LIST + SHARED_MAX / PAGE * 4;
+
+/// Whether the program may have `[start, end)` mapped at an address of its
+/// choosing (`MAP_FIXED`): below lxrt, between the library and the `mmap`
+/// area's end, or in the stack's range. Everything else is the library's:
+/// a mapping there would put the program's pages over lxrt's own, or over
+/// the file system every process shares.
+pub fn program_may_map(start: u64, end: u64) -> bool {
+    start < end
+        && (end <= LIBRARY_LOW
+            || (start >= LIBRARY_LOW_END && end <= MMAP_END)
+            || (start >= STACK_TOP - STACK_MAX && end <= STACK_TOP))
+}
+
 /// Anonymous `mmap`s are placed upwards from here.
 pub const MMAP_BASE: u64 = 0x1000_0000_0000;
 pub const MMAP_END: u64 = 0x7000_0000_0000;

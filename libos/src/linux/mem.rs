@@ -90,7 +90,11 @@ pub fn mmap(addr: u64, len: u64, p: u64, flags: u64, fdn: i64, off: u64) -> LxRe
         None
     };
     let start = if flags & MAP_FIXED != 0 {
-        vm::remove(addr, addr + len);
+        let end = addr.checked_add(len).ok_or(ENOMEM)?;
+        if !crate::layout::program_may_map(addr, end) {
+            return Err(ENOMEM);
+        }
+        vm::remove(addr, end);
         addr
     } else {
         place(len)?
