@@ -123,6 +123,9 @@ pub fn reserve(n: &mut Inode, len: u64) -> Result<(), i64> {
     if !n.borrowed && n.cap >= len {
         return Ok(());
     }
+    // A file still read in place (borrowed) is copied whole, whatever part
+    // of it the caller is about to write.
+    let len = len.max(n.size);
     let exact = len.max(64).next_multiple_of(64);
     let doubled = exact.max(n.cap * 2);
     let dir = n.mode & S_IFMT == S_IFDIR;
