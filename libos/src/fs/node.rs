@@ -1,7 +1,7 @@
 //! Inodes and their data buffers.
 
 use super::{FsRoot, S_IFDIR, S_IFMT};
-use crate::errno::ENOSPC;
+use crate::errno::{EFBIG, ENOSPC};
 use crate::shared;
 
 pub type Ino = u32;
@@ -120,6 +120,10 @@ pub fn bytes(n: &Inode) -> &'static [u8] {
 /// reserve free (`shared::alloc_data`); directories may use it, so a full
 /// file system still lets files be made and removed.
 pub fn reserve(n: &mut Inode, len: u64) -> Result<(), i64> {
+    // No file can be larger than the arena that holds it.
+    if len > crate::layout::SHARED_MAX {
+        return Err(EFBIG);
+    }
     if !n.borrowed && n.cap >= len {
         return Ok(());
     }
@@ -180,7 +184,7 @@ pub fn read_at(n: &Inode, off: u64, buf: &mut [u8]) -> usize {
 }
 
 pub fn write_at(n: &mut Inode, off: u64, buf: &[u8]) -> Result<usize, i64> {
-    let end = off + buf.len() as u64;
+    let end = off.checked_add(buf.len() as u64).ok_or(EFBIG)?;
     reserve(n, end)?;
     // SAFETY: `reserve` made `data` an owned buffer of at least `end` bytes.
     unsafe { core::ptr::copy_nonoverlapping(buf.as_ptr(), n.data.add(off as usize), buf.len()) };

@@ -473,6 +473,9 @@ pub fn fchmod(fdn: i64, mode: u64) -> LxResult {
 }
 
 pub fn truncate(pathp: u64, len: u64) -> LxResult {
+    if (len as i64) < 0 {
+        return Err(EINVAL);
+    }
     let ino = path::resolve(me().cwd, uaccess::path(pathp)?, true)?;
     if node::is_dir(ino) {
         return Err(EISDIR);
@@ -481,6 +484,9 @@ pub fn truncate(pathp: u64, len: u64) -> LxResult {
 }
 
 pub fn ftruncate(fdn: i64, len: u64) -> LxResult {
+    if (len as i64) < 0 {
+        return Err(EINVAL);
+    }
     let f = fd::file(&fd::get(fdn)?);
     if f.kind != Kind::Regular {
         return Err(EINVAL);

@@ -48,8 +48,9 @@ fn seek(f: &mut File, off: i64, whence: u32) -> i64 {
         2 => node::get(f.ino).size as i64,
         _ => return bad_whence(),
     };
+    // No offset past the largest file there can be (as Linux's maxbytes).
     match base.checked_add(off) {
-        Some(n) if n >= 0 => {
+        Some(n) if n >= 0 && n as u64 <= crate::layout::SHARED_MAX => {
             f.off = n as u64;
             n
         }

@@ -1,0 +1,3 @@
+# Impossible file sizes (libos/tests/c/bigfile.c).
+cbin/bigfile
+echo "bigfile: $?"
