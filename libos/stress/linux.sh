@@ -8,7 +8,7 @@ memfree() { while read k v u; do [ "$k" = MemFree: ] && echo $v; done </proc/mem
 free0=$(memfree)
 cbin/heartbeat >/tmp/heartbeat.out &
 hb=$!
-cbin/lxfuzz $seed $calls $((calls / 400 + 1))
+cbin/lxfuzz $seed $calls
 if sh /tests/memleak.sh $churn; then echo "churn: free memory back within 1%"; else echo "churn: NOT within 1%"; fi
 n=0
 while [ $n -lt $fills ]; do

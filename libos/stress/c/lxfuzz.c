@@ -8,8 +8,10 @@
  * after a while: SIGKILL must reach a process wherever it waits. The rest
  * of the system must not notice.
  *
- * usage: lxfuzz SEED CALLS [CHILDREN]; prints the calls made (counted by
- * the children, in hundreds, through a pipe) and how children ended. */
+ * usage: lxfuzz SEED CALLS [PER_CHILD]: forks children (each making up to
+ * PER_CHILD calls, 400 by default) until CALLS calls have been made, as
+ * the children count them (in hundreds, through a pipe); prints the calls
+ * made and how the children ended. */
 #include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
@@ -130,7 +132,7 @@ int main(int argc, char **argv)
         return 2;
     state = strtoull(argv[1], NULL, 0) * 0x9E3779B97F4A7C15ULL | 1;
     unsigned long calls = strtoul(argv[2], NULL, 0);
-    unsigned children = argc > 3 ? strtoul(argv[3], NULL, 0) : 100;
+    unsigned per_child = argc > 3 ? strtoul(argv[3], NULL, 0) : 400;
     mkdir("/tmp/fz", 0755);
     mkdir("/tmp/fz/d", 0755);
     if (chdir("/tmp/fz") != 0)
@@ -140,8 +142,9 @@ int main(int argc, char **argv)
         return 2;
     fcntl(fds[0], F_SETFL, O_NONBLOCK);
     unsigned long hundreds = 0;
-    unsigned ended = 0, killed_by_self = 0, stuck = 0;
-    for (unsigned c = 0; c < children; c++) {
+    unsigned children = 0, ended = 0, killed_by_self = 0, stuck = 0;
+    while (hundreds * 100 < calls) {
+        children++;
         uint64_t seed = next();
         pid_t p = fork();
         if (p < 0) {
@@ -151,7 +154,7 @@ int main(int argc, char **argv)
         if (p == 0) {
             state = seed | 1;
             close(fds[0]);
-            child(calls / children, fds[1]);
+            child(per_child, fds[1]);
         }
         int st = 0, waited = 0;
         char buf[512];
