@@ -130,7 +130,7 @@ fn lines(v: &[&str]) -> Vec<String> {
 }
 
 const VERDICTS: &[&str] =
-    &["fuzz: ", "audit: ", "lxfuzz: ", "churn: ", "fill: ", "forkfull: ", "heartbeat: ", "forkbomb: ", "memory: "];
+    &["fuzz: ", "audit: ", "lxfuzz: ", "memloop: ", "shell: ", "churn: ", "fill: ", "forkfull: ", "heartbeat: ", "forkbomb: ", "memory: "];
 
 fn is_verdict(line: &str) -> bool {
     let l = line.trim_start_matches("veneer: ");
