@@ -346,7 +346,7 @@ static mut TABLE: Caps = Caps::new();
 /// The capability table (called once, at boot).
 pub fn table() -> &'static mut Caps {
     // SAFETY: handed out once, to the kernel state, which owns it from then.
-    unsafe { &mut *(&raw mut TABLE) }
+    unsafe { &mut *(&raw mut TABLE).cast::<Caps>() }
 }
 
 /// Slots in one environment's capability list.

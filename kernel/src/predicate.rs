@@ -36,7 +36,7 @@ static mut TABLE: [Predicate; MAX_PREDICATES] = [Predicate::FREE; MAX_PREDICATES
 /// The predicate table (called once, at boot).
 pub fn table() -> &'static mut [Predicate; MAX_PREDICATES] {
     // SAFETY: handed out once, to the kernel state, which owns it from then.
-    unsafe { &mut *(&raw mut TABLE) }
+    unsafe { &mut *(&raw mut TABLE).cast::<[Predicate; MAX_PREDICATES]>() }
 }
 
 /// An installed predicate.

@@ -31,10 +31,22 @@ struct Size {
     fills: u64,
 }
 
-const FULL: Size =
-    Size { native_calls: 10_000_000, native_seeds: 4, linux_calls: 1_000_000, linux_seeds: 4, churn: 10_000, fills: 1 };
-const QUICK: Size =
-    Size { native_calls: 200_000, native_seeds: 2, linux_calls: 20_000, linux_seeds: 1, churn: 200, fills: 1 };
+const FULL: Size = Size {
+    native_calls: 10_000_000,
+    native_seeds: 4,
+    linux_calls: 1_000_000,
+    linux_seeds: 4,
+    churn: 10_000,
+    fills: 1,
+};
+const QUICK: Size = Size {
+    native_calls: 200_000,
+    native_seeds: 2,
+    linux_calls: 20_000,
+    linux_seeds: 1,
+    churn: 200,
+    fills: 1,
+};
 
 const USAGE: &str = "usage: cargo xtask stress [--quick] [--seed S]";
 
@@ -105,7 +117,8 @@ pub fn main(args: &[String]) -> Result<(), String> {
             println!("   {}", l.trim_end());
         }
     }
-    let bad: Vec<&str> = logs.iter().flat_map(|l| l.lines()).filter(|l| is_verdict(l) && is_failure(l)).collect();
+    let bad: Vec<&str> =
+        logs.iter().flat_map(|l| l.lines()).filter(|l| is_verdict(l) && is_failure(l)).collect();
     if !bad.is_empty() {
         return Err(format!("stress: {} verdict(s) failed:\n{}", bad.len(), bad.join("\n")));
     }
@@ -129,8 +142,19 @@ fn lines(v: &[&str]) -> Vec<String> {
     v.iter().map(|s| s.to_string()).collect()
 }
 
-const VERDICTS: &[&str] =
-    &["fuzz: ", "audit: ", "lxfuzz: ", "memloop: ", "shell: ", "churn: ", "fill: ", "forkfull: ", "heartbeat: ", "forkbomb: ", "memory: "];
+const VERDICTS: &[&str] = &[
+    "fuzz: ",
+    "audit: ",
+    "lxfuzz: ",
+    "memloop: ",
+    "shell: ",
+    "churn: ",
+    "fill: ",
+    "forkfull: ",
+    "heartbeat: ",
+    "forkbomb: ",
+    "memory: ",
+];
 
 fn is_verdict(line: &str) -> bool {
     let l = line.trim_start_matches("veneer: ");

@@ -12,7 +12,7 @@ pub extern "sysv64" fn cap_derive(slot: u64, rights: u64, _: u64, _: u64, _: u64
         let rights = u32::try_from(rights).map_err(|_| Error::BadFlags)?;
         let c = k.caps.derive(parent, rights)?;
         let me = k.current;
-        k.envs[me].clist.insert(&k.caps, c).inspect_err(|_| {
+        k.envs[me].clist.insert(k.caps, c).inspect_err(|_| {
             let _ = k.caps.revoke(c);
         })
     })())
