@@ -99,7 +99,7 @@ fn copy_tree(from: &Path, to: &Path) -> Result<(), String> {
 const HOST_TIMEOUT_S: u64 = 60;
 
 /// What the host's busybox prints for `script`.
-fn host_output(name: &str, script: &Path) -> Result<String, String> {
+fn host_output(name: &str, script: &Path, pid_namespace: bool) -> Result<String, String> {
     let dir = build::root().join("target/lxtest").join(name);
     let _ = std::fs::remove_dir_all(&dir);
     copy_tree(&build::root().join("libos/root"), &dir)?;
@@ -115,7 +115,7 @@ fn host_output(name: &str, script: &Path) -> Result<String, String> {
     // On Veneer the script's shell is init (PID 1); a script that depends
     // on that runs on the host as PID 1 of a new PID namespace, with its
     // own /proc.
-    if pid_namespace(script)? {
+    if pid_namespace {
         cmd.args(["unshare", "--pid", "--fork", "--mount-proc"]);
     }
     cmd.arg(build::BUSYBOX);
@@ -173,34 +173,38 @@ pub fn guest_output(serial: &str) -> String {
     out
 }
 
-/// The `# log: TEXT` lines of `script`: console lines Veneer must print.
-fn log_lines(script: &Path) -> Result<Vec<String>, String> {
-    let text = std::fs::read_to_string(script).map_err(|e| format!("reading {}: {e}", script.display()))?;
-    Ok(text.lines().filter_map(|l| l.strip_prefix("# log: ")).map(str::to_string).collect())
+/// What a script's `# ...` directive lines ask for (see the module doc).
+#[derive(Default)]
+struct Directives {
+    /// `# log: TEXT`: console lines Veneer must print.
+    log: Vec<String>,
+    /// `# veneer-only`: no host comparison.
+    veneer_only: bool,
+    /// `# host: pid namespace`: the host's side runs as PID 1.
+    pid_namespace: bool,
+    /// `# wall: SECONDS | FROM | TO`: output `TO` must follow `FROM` after
+    /// that many seconds of the host's time.
+    wall: Option<Wall>,
 }
 
-/// Whether `script` has a `# veneer-only` line (no host comparison).
-fn veneer_only(script: &Path) -> Result<bool, String> {
+fn directives(script: &Path) -> Result<Directives, String> {
     let text = std::fs::read_to_string(script).map_err(|e| format!("reading {}: {e}", script.display()))?;
-    Ok(text.lines().any(|l| l == "# veneer-only"))
-}
-
-/// Whether `script` says `# host: pid namespace`.
-fn pid_namespace(script: &Path) -> Result<bool, String> {
-    let text = std::fs::read_to_string(script).map_err(|e| format!("reading {}: {e}", script.display()))?;
-    Ok(text.lines().any(|l| l == "# host: pid namespace"))
-}
-
-/// The `# wall: SECONDS | FROM | TO` line of `script`, if any: output
-/// `TO` must follow `FROM` after that many seconds of the host's time.
-fn wall(script: &Path) -> Result<Option<Wall>, String> {
-    let text = std::fs::read_to_string(script).map_err(|e| format!("reading {}: {e}", script.display()))?;
-    let Some(line) = text.lines().find_map(|l| l.strip_prefix("# wall: ")) else { return Ok(None) };
-    let bad = || format!("{}: want `# wall: SECONDS | FROM | TO`, got {line:?}", script.display());
-    let parts: Vec<&str> = line.split(" | ").collect();
-    let [secs, from, to] = parts[..] else { return Err(bad()) };
-    let secs = secs.parse().map_err(|_| bad())?;
-    Ok(Some(Wall { secs, from: from.into(), to: to.into() }))
+    let mut d = Directives::default();
+    for line in text.lines() {
+        if let Some(l) = line.strip_prefix("# log: ") {
+            d.log.push(l.to_string());
+        } else if let Some(w) = line.strip_prefix("# wall: ") {
+            let bad = || format!("{}: want `# wall: SECONDS | FROM | TO`, got {w:?}", script.display());
+            let parts: Vec<&str> = w.split(" | ").collect();
+            let [secs, from, to] = parts[..] else { return Err(bad()) };
+            let secs = secs.parse().map_err(|_| bad())?;
+            d.wall = Some(Wall { secs, from: from.into(), to: to.into() });
+        } else {
+            d.veneer_only |= line == "# veneer-only";
+            d.pid_namespace |= line == "# host: pid namespace";
+        }
+    }
+    Ok(d)
 }
 
 /// The comparison tests among `names` (all when empty).
@@ -211,15 +215,16 @@ pub fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
             continue;
         }
         let file = script.file_name().and_then(|f| f.to_str()).unwrap_or_default();
-        let output = if veneer_only(&script)? { None } else { Some(host_output(&name, &script)?) };
+        let d = directives(&script)?;
+        let output = if d.veneer_only { None } else { Some(host_output(&name, &script, d.pid_namespace)?) };
         tests.push(BootTest {
             name: name.clone(),
             args: qemu::base_args(img, &format!("lxrt /bin/sh /tests/{file}")),
-            expect: log_lines(&script)?,
+            expect: d.log,
             timeout: Duration::from_secs(TIMEOUT_S),
             output,
             keys: Vec::new(),
-            wall: wall(&script)?,
+            wall: d.wall,
         });
     }
     Ok(tests)
