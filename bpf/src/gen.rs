@@ -69,6 +69,17 @@ pub fn gen_spec(rng: &mut Rng) -> ProgramSpec {
     spec
 }
 
+/// A random byte-order conversion of `dst` (16, 32 or 64 bits, to big or
+/// little endian).
+pub(crate) fn byte_swap(rng: &mut Rng, a: &mut Asm, dst: u8) {
+    let w = rng.pick(&[16, 32, 64]);
+    if rng.chance(50) {
+        a.be(dst, w);
+    } else {
+        a.le(dst, w);
+    }
+}
+
 struct Gen<'a> {
     rng: &'a mut Rng,
     spec: &'a ProgramSpec,
@@ -288,14 +299,7 @@ impl Gen<'_> {
     fn misc(&mut self) {
         let dst = self.scalar();
         match self.rng.below(6) {
-            0 => {
-                let w = self.rng.pick(&[16, 32, 64]);
-                if self.rng.chance(50) {
-                    self.a.be(dst, w);
-                } else {
-                    self.a.le(dst, w);
-                }
-            }
+            0 => byte_swap(self.rng, &mut self.a, dst),
             1 => {
                 let v = self.rng.next_u64();
                 self.a.ld_imm64(dst, v);

@@ -397,14 +397,7 @@ impl Stress<'_> {
         let dst = self.work();
         let is64 = self.rng.chance(50);
         match self.rng.below(4) {
-            0 => {
-                let w = self.rng.pick(&[16, 32, 64]);
-                if self.rng.chance(50) {
-                    self.a.be(dst, w);
-                } else {
-                    self.a.le(dst, w);
-                }
-            }
+            0 => crate::gen::byte_swap(self.rng, &mut self.a, dst),
             1 => {
                 let op = self.rng.pick(&[ALU_LSH, ALU_RSH, ALU_ARSH]);
                 let width = if is64 { 64 } else { 32 };
