@@ -144,30 +144,38 @@ pub extern "C" fn kmain(magic: u32, info: u32) -> ! {
         predicates: crate::predicate::table(),
         compiled: alloc::vec::Vec::new(),
     });
-    let k = state::kernel();
-    start_clock(k);
-    // SAFETY: the boot module is mapped in the physical window and never
-    // written: it is kernel-owned and exposed read-only.
-    let fs = unsafe { core::slice::from_raw_parts(mm::phys::<u8>(bootfs_frame << 12), bootfs_len as usize) };
-    if cmdline.split(|&b| b == b' ').any(|w| w == b"selftest=jit") {
-        let (programs, runs) = (3000, 4);
-        let accepted = crate::selftest::jit(k, programs, runs, 0x5e1f);
-        kprintln!(
-            "jit self-test: {accepted} of {programs} random programs verified, compiled in the kernel and run {runs} times each; all equal to the interpreter"
-        );
-    }
-    let init = init_name(cmdline);
-    let root = match k.load_init(fs, init) {
-        Ok(s) => s,
-        Err(why) => panic!("cannot start the first environment `{init}`: {why}"),
-    };
-    k.root = root;
-    if let Err(e) = k.slice_alloc(root, Some(0)) {
-        panic!("cannot give the first environment a time slice: {e:?}");
-    }
-    kprintln!("starting {init} as environment {:#x}", k.envs[root].id);
-    k.switch_to(root);
+    // SAFETY: boot, before user mode exists.
+    unsafe { state::enter(|k| start(k, cmdline, bootfs_frame, bootfs_len)) };
     trap::enter_user()
+}
+
+/// Starts the clock and the first environment, and makes it current.
+fn start(k: &mut Kernel, cmdline: &[u8], bootfs_frame: u64, bootfs_len: u64) {
+    {
+        start_clock(k);
+        // SAFETY: the boot module is mapped in the physical window and never
+        // written: it is kernel-owned and exposed read-only.
+        let fs =
+            unsafe { core::slice::from_raw_parts(mm::phys::<u8>(bootfs_frame << 12), bootfs_len as usize) };
+        if cmdline.split(|&b| b == b' ').any(|w| w == b"selftest=jit") {
+            let (programs, runs) = (3000, 4);
+            let accepted = crate::selftest::jit(k, programs, runs, 0x5e1f);
+            kprintln!(
+                "jit self-test: {accepted} of {programs} random programs verified, compiled in the kernel and run {runs} times each; all equal to the interpreter"
+            );
+        }
+        let init = init_name(cmdline);
+        let root = match k.load_init(fs, init) {
+            Ok(s) => s,
+            Err(why) => panic!("cannot start the first environment `{init}`: {why}"),
+        };
+        k.root = root;
+        if let Err(e) = k.slice_alloc(root, Some(0)) {
+            panic!("cannot give the first environment a time slice: {e:?}");
+        }
+        kprintln!("starting {init} as environment {:#x}", k.envs[root].id);
+        k.switch_to(root);
+    }
 }
 
 /// Measures the TSC and the APIC timer against the PIT, publishes the TSC's

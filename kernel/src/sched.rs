@@ -150,7 +150,19 @@ impl Kernel {
                 }
                 return;
             }
-            cpu::idle();
+            self.idle();
+        }
+    }
+
+    /// Waits for an interrupt, then accounts the ticks that passed.
+    fn idle(&mut self) {
+        cpu::idle();
+        let ticks = percpu::take_idle_ticks();
+        self.kinfo.ticks += ticks;
+        self.clock.ticks += ticks;
+        // Typed input wakes its listener even when everyone sleeps.
+        if ticks != 0 {
+            self.check_console();
         }
     }
 

@@ -48,7 +48,9 @@ pub struct Kernel {
     pub reclaims: [crate::revoke::Reclaim; crate::revoke::MAX_REQUESTS],
 }
 
-/// Reached by name from `pct_fast`; everything else goes through `kernel()`.
+/// Reached by name from `pct_fast`, which reads it without entering (it
+/// is assembly that runs instead of any handler); everything else goes
+/// through [`enter`].
 pub static mut KERNEL: MaybeUninit<Kernel> = MaybeUninit::uninit();
 
 pub fn install(k: Kernel) {
@@ -56,11 +58,24 @@ pub fn install(k: Kernel) {
     unsafe { (&raw mut KERNEL).cast::<Kernel>().write(k) };
 }
 
-/// The kernel state. Each kernel entry (system call, trap) calls this once
-/// and passes the reference down: the kernel runs on one CPU with
-/// interrupts disabled, so an entry has exclusive access until it returns.
-pub fn kernel() -> &'static mut Kernel {
-    // SAFETY: initialised by `install` before interrupts or user mode are
-    // enabled; exclusive per entry as explained above.
-    unsafe { &mut *(&raw mut KERNEL).cast::<Kernel>() }
+/// Runs `f` with the kernel state: the one way to it. Every kernel entry
+/// from user mode (the system-call entries, a trap from user mode, the
+/// reflection of a foreign system call) and boot takes it once and passes
+/// it down.
+///
+/// Re-entry cannot happen, by construction rather than by a test on the
+/// measured paths: the CPU reaches those entries only from ring 3 (SYSCALL
+/// from user code; the trap stub sends traps taken in ring 0 to
+/// `trap::from_kernel`, which never enters), and ring 3 runs only after the
+/// entry before it has returned. Kernel code cannot call `enter` again
+/// without an `unsafe` block of its own, which review sees.
+///
+/// # Safety
+/// Call only at the start of a kernel entry from user mode, or at boot
+/// before user mode exists — never while another `enter` is running.
+#[inline(always)]
+pub unsafe fn enter<R>(f: impl FnOnce(&mut Kernel) -> R) -> R {
+    // SAFETY: `KERNEL` was initialised by `install` before any entry could
+    // run, and the caller guarantees this borrow is the only one.
+    f(unsafe { &mut *(&raw mut KERNEL).cast::<Kernel>() })
 }

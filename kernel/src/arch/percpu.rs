@@ -24,6 +24,8 @@ pub struct PerCpu {
     pub pct_rip: u64,
     pub pct_rsp: u64,
     pub pct_rflags: u64,
+    /// Timer ticks taken while the kernel idled, not yet accounted.
+    pub idle_ticks: u64,
 }
 
 pub static mut PERCPU: PerCpu = PerCpu {
@@ -36,6 +38,7 @@ pub static mut PERCPU: PerCpu = PerCpu {
     pct_rip: 0,
     pct_rsp: 0,
     pct_rflags: 0,
+    idle_ticks: 0,
 };
 
 const GS_BASE: u32 = 0xC000_0101;
@@ -60,4 +63,17 @@ pub fn set_current(tf: *mut TrapFrame) {
         PERCPU.cur_tf_top = top;
     }
     super::gdt::set_kernel_entry_stack(top);
+}
+
+/// Counts a timer tick that arrived while the kernel idled.
+pub fn count_idle_tick() {
+    // SAFETY: one CPU; the idle loop reads the field only with interrupts
+    // off, after this handler returned.
+    unsafe { PERCPU.idle_ticks += 1 };
+}
+
+/// The ticks counted while idling since the last call.
+pub fn take_idle_ticks() -> u64 {
+    // SAFETY: called with interrupts off, so `count_idle_tick` cannot run.
+    unsafe { core::mem::take(&mut *(&raw mut PERCPU.idle_ticks)) }
 }
