@@ -100,13 +100,13 @@ pct_fast:
     swapgs
     movq {cr3}(%r11), %rcx
     movq %rcx, %cr3
-    movq %r11, %gs:16
+    movq %r11, %gs:{cur_tf}
     leaq {tf_size}(%r11), %rcx
-    movq %rcx, %gs:24
-    movq %rcx, {tss}+4(%rip)
+    movq %rcx, %gs:{cur_tf_top}
+    movq %rcx, {tss}+{rsp0}(%rip)
     movq %rax, {kernel}+{current}(%rip)
     /* Enter the target with the message registers as they are. */
-    movq %gs:0, %rsp
+    movq %gs:{kstack_top}, %rsp
     pushq ${user_ss}
     pushq %gs:{to_rsp}
     pushq %gs:{to_rflags}
@@ -154,6 +154,10 @@ pct_fast:
     user_cs = const USER_CS,
     user_ss = const USER_SS,
     general = sym crate::syscall::pct_general,
+    kstack_top = const offset_of!(PerCpu, kstack_top),
+    cur_tf = const offset_of!(PerCpu, cur_tf),
+    cur_tf_top = const offset_of!(PerCpu, cur_tf_top),
+    rsp0 = const offset_of!(crate::arch::gdt::Tss, rsp),
     to_rip = const offset_of!(PerCpu, pct_rip),
     to_rsp = const offset_of!(PerCpu, pct_rsp),
     to_rflags = const offset_of!(PerCpu, pct_rflags),

@@ -20,7 +20,10 @@
 
 use super::cpu::wrmsr;
 use super::gdt::{KERNEL_CS, SYSRET_BASE};
+use super::percpu::PerCpu;
+use super::trap::TrapFrame;
 use core::arch::global_asm;
+use core::mem::offset_of;
 
 const EFER: u32 = 0xC000_0080;
 const STAR: u32 = 0xC000_0081;
@@ -35,58 +38,50 @@ global_asm!(
     .global syscall_entry
 syscall_entry:
     swapgs
-    movq %rsp, %gs:8
-    movq %gs:16, %rsp
-    movq %rsp, %gs:40
-    movq $-1, 120(%rsp)
-    movq %rcx, 136(%rsp)
-    movq %r11, 152(%rsp)
-    movq %gs:8, %r11
-    movq %r11, 160(%rsp)
-    movq %rbx, 104(%rsp)
-    movq %rbp, 64(%rsp)
-    movq %r12, 24(%rsp)
-    movq %r13, 16(%rsp)
-    movq %r14, 8(%rsp)
-    movq %r15, 0(%rsp)
-    movq %rdi, 72(%rsp)
-    movq %rsi, 80(%rsp)
-    movq %rdx, 88(%rsp)
-    movq %r8, 56(%rsp)
-    movq %r9, 48(%rsp)
-    movq %r10, 40(%rsp)
-    movq %gs:0, %rsp
+    movq %rsp, %gs:{user_rsp}
+    movq %gs:{cur_tf}, %rsp
+    movq %rsp, %gs:{caller_tf}
+    movq $-1, {vector}(%rsp)
+    movq %rcx, {rip}(%rsp)
+    movq %r11, {rflags}(%rsp)
+    movq %gs:{user_rsp}, %r11
+    movq %r11, {rsp}(%rsp)
+    movq %rbx, {rbx}(%rsp)
+    movq %rbp, {rbp}(%rsp)
+    movq %r12, {r12}(%rsp)
+    movq %r13, {r13}(%rsp)
+    movq %r14, {r14}(%rsp)
+    movq %r15, {r15}(%rsp)
+    movq %rdi, {rdi}(%rsp)
+    movq %rsi, {rsi}(%rsp)
+    movq %rdx, {rdx}(%rsp)
+    movq %r8, {r8}(%rsp)
+    movq %r9, {r9}(%rsp)
+    movq %r10, {r10}(%rsp)
+    movq %gs:{kstack_top}, %rsp
     subq ${base}, %rax
     cmpq ${count}, %rax
     jae 2f
     movq %r10, %rcx
     call *{table}(, %rax, 8)
-    movq %gs:16, %rcx
-    cmpq %rcx, %gs:40
+    movq %gs:{cur_tf}, %rcx
+    cmpq %rcx, %gs:{caller_tf}
     jne 1f
-    movq 152(%rcx), %r11
-    movq 72(%rcx), %rdi
-    movq 80(%rcx), %rsi
-    movq 88(%rcx), %rdx
-    movq 56(%rcx), %r8
-    movq 48(%rcx), %r9
-    movq 40(%rcx), %r10
-    movq 136(%rcx), %rcx
-    movq %gs:8, %rsp
-    swapgs
-    sysretq
+"#,
+    sysret_from_rcx!(),
+    r#"
     /* The handler switched: the caller gets its result when resumed, and
      * the new current environment (rcx) resumes from its frame. */
-1:  movq %gs:40, %rdx
-    movq %rax, 112(%rdx)
+1:  movq %gs:{caller_tf}, %rdx
+    movq %rax, {rax}(%rdx)
     movq %rcx, %rsp
     jmp resume_frame
     /* Not a kernel call: the frame now holds every register (rax last),
      * and the handler gets them all. */
 2:  addq ${base}, %rax
-    movq %gs:16, %rcx
-    movq $0, 120(%rcx)
-    movq %rax, 112(%rcx)
+    movq %gs:{cur_tf}, %rcx
+    movq $0, {vector}(%rcx)
+    movq %rax, {rax}(%rcx)
     call {reflect}
     jmp return_to_user
     "#,
@@ -94,6 +89,27 @@ syscall_entry:
     count = const abi::syscall::END - abi::syscall::BASE,
     table = sym crate::syscall::TABLE,
     reflect = sym crate::syscall::reflect,
+    kstack_top = const offset_of!(PerCpu, kstack_top),
+    user_rsp = const offset_of!(PerCpu, user_rsp),
+    cur_tf = const offset_of!(PerCpu, cur_tf),
+    caller_tf = const offset_of!(PerCpu, caller_tf),
+    r15 = const offset_of!(TrapFrame, r15),
+    r14 = const offset_of!(TrapFrame, r14),
+    r13 = const offset_of!(TrapFrame, r13),
+    r12 = const offset_of!(TrapFrame, r12),
+    r10 = const offset_of!(TrapFrame, r10),
+    r9 = const offset_of!(TrapFrame, r9),
+    r8 = const offset_of!(TrapFrame, r8),
+    rbp = const offset_of!(TrapFrame, rbp),
+    rdi = const offset_of!(TrapFrame, rdi),
+    rsi = const offset_of!(TrapFrame, rsi),
+    rdx = const offset_of!(TrapFrame, rdx),
+    rbx = const offset_of!(TrapFrame, rbx),
+    rax = const offset_of!(TrapFrame, rax),
+    vector = const offset_of!(TrapFrame, vector),
+    rip = const offset_of!(TrapFrame, rip),
+    rflags = const offset_of!(TrapFrame, rflags),
+    rsp = const offset_of!(TrapFrame, rsp),
     options(att_syntax)
 );
 
