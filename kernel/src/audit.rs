@@ -8,8 +8,9 @@
 //! stress harness reads.
 
 use crate::arch::cpu;
+use crate::env::State;
 use crate::state::Kernel;
-use abi::tables::{env_slot, env_state, frame_state};
+use abi::tables::{env_slot, frame_state};
 
 impl Kernel {
     /// Powers the machine off with success for `code == 0`, after the audit
@@ -26,7 +27,7 @@ impl Kernel {
     pub fn audit(&self) -> bool {
         let gone = |id: u32| {
             let e = &self.envs[env_slot(id)];
-            e.id != id || e.state == env_state::FREE
+            e.id() != id || e.state() == State::Free
         };
         let mut free = 0u64;
         let mut orphaned = 0u64;

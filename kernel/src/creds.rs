@@ -11,8 +11,9 @@
 //! protected-control-transfer entry point has a guard its owner chooses.
 
 use crate::cap::{rights, CapRef};
+use crate::env::State;
 use crate::state::Kernel;
-use abi::tables::{env_state, frame_state};
+use abi::tables::frame_state;
 use abi::Error;
 
 impl Kernel {
@@ -49,7 +50,7 @@ impl Kernel {
     pub fn env_arg_with(&self, id: u64, cred: u64, need: u32) -> Result<usize, Error> {
         let s = self.env_slot(id)?;
         self.covers_env(cred, s, need)?;
-        if self.envs[s].state == env_state::EXITED {
+        if self.envs[s].state() == State::Exited {
             return Err(Error::BadState);
         }
         Ok(s)

@@ -38,6 +38,40 @@ pub struct ExcTarget {
 
 const _: () = assert!(core::mem::offset_of!(Env, exc) == 176);
 
+/// What an environment is doing; the exposed table shows it as
+/// `EnvInfo::state` (`abi::tables::env_state`, the same numbers).
+#[repr(u32)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum State {
+    Free = env_state::FREE,
+    /// Created (or stopped), not running.
+    Stopped = env_state::STOPPED,
+    Runnable = env_state::RUNNABLE,
+    /// Ended; a zombie holding its exit code until its parent destroys it.
+    Exited = env_state::EXITED,
+    /// Runnable but skipping slices (the CPU abort protocol).
+    Penalized = env_state::PENALIZED,
+    /// Awaiting the reply to a synchronous transfer (`Env::waiting_on`).
+    Waiting = env_state::WAITING,
+    /// Asleep on a wakeup predicate (`sleep_pred`, `sleep_until`).
+    Sleeping = env_state::SLEEPING,
+}
+
+/// Offsets of the fields `pct_fast` (assembly) reads and writes: the
+/// fields stay private, the layout is named here.
+pub mod offsets {
+    use super::Env;
+    use core::mem::offset_of;
+    pub const ID: usize = offset_of!(Env, id);
+    pub const STATE: usize = offset_of!(Env, state);
+    pub const WAITING_ON: usize = offset_of!(Env, waiting_on);
+    pub const SWITCHED_OUT: usize = offset_of!(Env, switched_out);
+}
+
+/// An environment. The fields the exposed table shows (its identity,
+/// parent, state, exit code, what it waits on, its published word) are
+/// private: they change only through `Kernel` methods here, which publish
+/// them (principle 6). The rest is the kernel's working state.
 #[repr(C, align(64))]
 pub struct Env {
     /// Saved user registers. The CPU writes here directly on entry from
@@ -51,10 +85,10 @@ pub struct Env {
     pub fpu: FpuState,
     pub fs_base: u64,
     pub gs_base: u64,
-    pub id: u32,
-    pub parent: u32,
-    pub state: u32,
-    pub exit_code: i32,
+    id: u32,
+    parent: u32,
+    state: State,
+    exit_code: i32,
     generation: u32,
     /// Frame of the top-level page table, and its physical address (the
     /// value loaded into CR3 on a switch).
@@ -62,7 +96,7 @@ pub struct Env {
     pub cr3: u64,
     /// The slot whose reply this environment awaits after a synchronous
     /// protected control transfer (`NONE` when not waiting).
-    pub waiting_on: u16,
+    waiting_on: u16,
     /// Number of time slices it owns.
     pub slices: u32,
     /// What the scheduler must do when one of its slices starts
@@ -92,7 +126,7 @@ pub struct Env {
     pub interrupts: u64,
     pub interrupt_from: u32,
     /// The word it shows in the exposed table (`env_publish`).
-    pub published: u64,
+    published: u64,
     /// Timer ticks that found it running.
     pub ticks: u64,
     first_child: u16,
@@ -100,6 +134,24 @@ pub struct Env {
 }
 
 impl Env {
+    pub fn id(&self) -> u32 {
+        self.id
+    }
+
+    /// The parent's id (0 for the first environment).
+    pub fn parent(&self) -> u32 {
+        self.parent
+    }
+
+    pub fn state(&self) -> State {
+        self.state
+    }
+
+    /// The slot whose reply it awaits, while `Waiting`.
+    pub fn waiting_on(&self) -> Option<usize> {
+        (self.waiting_on != NONE).then_some(self.waiting_on as usize)
+    }
+
     pub const EMPTY: Env = Env {
         tf: TrapFrame {
             r15: 0,
@@ -133,7 +185,7 @@ impl Env {
         gs_base: 0,
         id: 0,
         parent: 0,
-        state: env_state::FREE,
+        state: State::Free,
         exit_code: 0,
         generation: 0,
         pml4: 0,
@@ -161,6 +213,29 @@ impl Env {
 }
 
 impl Kernel {
+    /// The one way an environment's state changes; the exposed table shows
+    /// the change at once. Leaving `Waiting` ends the wait.
+    pub fn set_state(&mut self, s: usize, state: State) {
+        let e = &mut self.envs[s];
+        e.state = state;
+        if state != State::Waiting {
+            e.waiting_on = NONE;
+        }
+        self.publish(s);
+    }
+
+    /// Slot `s` waits for slot `on`'s reply.
+    pub fn set_waiting(&mut self, s: usize, on: usize) {
+        self.envs[s].waiting_on = on as u16;
+        self.set_state(s, State::Waiting);
+    }
+
+    /// Sets the word slot `s` shows in the exposed table.
+    pub fn set_published(&mut self, s: usize, word: u64) {
+        self.envs[s].published = word;
+        self.publish(s);
+    }
+
     /// The live environment with id `id` (0 means the caller).
     pub fn env_slot(&self, id: u64) -> Result<usize, Error> {
         if id == abi::syscall::ENV_SELF {
@@ -169,7 +244,7 @@ impl Kernel {
         let id = u32::try_from(id).map_err(|_| Error::BadEnv)?;
         let s = env_slot(id);
         let e = &self.envs[s];
-        if e.id == id && e.state != env_state::FREE {
+        if e.id == id && e.state != State::Free {
             Ok(s)
         } else {
             Err(Error::BadEnv)
@@ -180,7 +255,7 @@ impl Kernel {
     /// to slot `creator` (`None` for the first environment). Its guard is a
     /// capability derived from the creator's, so the creator dominates it.
     pub fn env_create(&mut self, creator: Option<usize>) -> Result<usize, Error> {
-        let s = (1..ENV_SLOTS).find(|&s| self.envs[s].state == env_state::FREE).ok_or(Error::NoEnvSlots)?;
+        let s = (1..ENV_SLOTS).find(|&s| self.envs[s].state == State::Free).ok_or(Error::NoEnvSlots)?;
         let generation = self.envs[s].generation.wrapping_add(1).max(1);
         let id = generation.wrapping_mul(ENV_SLOTS as u32).wrapping_add(s as u32);
         let id = if id == 0 || env_slot(id) != s { s as u32 + ENV_SLOTS as u32 } else { id };
@@ -207,7 +282,7 @@ impl Kernel {
         e.generation = generation;
         e.id = id;
         e.parent = parent;
-        e.state = env_state::STOPPED;
+        e.state = State::Stopped;
         e.pml4 = pml4;
         e.cr3 = pml4 << 12;
         e.tf.cs = USER_CS as u64;
@@ -240,14 +315,13 @@ impl Kernel {
             self.release(s);
             self.free_slot(s);
         }
-        if self.envs[top].state != env_state::EXITED {
+        if self.envs[top].state != State::Exited {
             self.release(top);
         }
         match exit_code {
             Some(code) => {
-                self.envs[top].state = env_state::EXITED;
                 self.envs[top].exit_code = code;
-                self.publish(top);
+                self.set_state(top, State::Exited);
             }
             None => self.free_slot(top),
         }
@@ -315,9 +389,9 @@ impl Kernel {
     pub fn publish(&mut self, s: usize) {
         let e = &self.envs[s];
         self.env_info[s] = abi::tables::EnvInfo {
-            id: if e.state == env_state::FREE { 0 } else { e.id },
+            id: if e.state == State::Free { 0 } else { e.id },
             parent: e.parent,
-            state: e.state,
+            state: e.state as u32,
             exit_code: e.exit_code,
             frames: self.frames.owned_count(e.id),
             slices: e.slices,

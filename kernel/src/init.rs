@@ -173,7 +173,7 @@ fn start(k: &mut Kernel, cmdline: &[u8], bootfs_frame: u64, bootfs_len: u64) {
         if let Err(e) = k.slice_alloc(root, Some(0)) {
             panic!("cannot give the first environment a time slice: {e:?}");
         }
-        kprintln!("starting {init} as environment {:#x}", k.envs[root].id);
+        kprintln!("starting {init} as environment {:#x}", k.envs[root].id());
         k.switch_to(root);
     }
 }

@@ -2,6 +2,7 @@
 //! are loaded by the library OS in user space; the kernel does this once
 //! because nothing else is running yet.
 
+use crate::env::State;
 use crate::mm::PhysTables;
 use crate::pagetable::{self, NO_EXEC, PRESENT, USER, WRITABLE};
 use crate::state::Kernel;
@@ -53,8 +54,7 @@ impl Kernel {
         let e = &mut self.envs[s];
         e.tf.rip = elf.entry;
         e.tf.rsp = INIT_STACK_TOP;
-        e.state = abi::tables::env_state::RUNNABLE;
-        self.publish(s);
+        self.set_state(s, State::Runnable);
         self.kinfo.free_frames = self.frames.free_count();
         Ok(s)
     }
@@ -69,7 +69,7 @@ impl Kernel {
                 .map_err(|e| e.name())?;
             return Ok(pagetable::frame_of(pte));
         }
-        let id = self.envs[s].id;
+        let id = self.envs[s].id();
         let f = self.frames.alloc(None, id, frame_state::USER).map_err(|e| e.name())?;
         // SAFETY: a fresh frame seen through the physical window.
         unsafe { core::ptr::write_bytes(crate::mm::phys::<u8>(f << 12), 0, 4096) };

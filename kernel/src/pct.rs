@@ -4,10 +4,9 @@
 
 use crate::cap::rights;
 use crate::env::notify;
-use crate::env::NONE;
+use crate::env::State;
 use crate::state::Kernel;
 use abi::syscall::{PCT_INTERRUPT, PCT_SYNC};
-use abi::tables::env_state;
 use abi::Error;
 
 impl Kernel {
@@ -15,7 +14,7 @@ impl Kernel {
     /// runnable (not waiting for a reply, not penalised).
     pub fn yield_to(&mut self, id: u64) -> Result<u64, Error> {
         let t = self.env_slot(id)?;
-        if self.envs[t].state != env_state::RUNNABLE {
+        if self.envs[t].state() != State::Runnable {
             return Err(Error::BadState);
         }
         self.switch_to(t);
@@ -42,9 +41,9 @@ impl Kernel {
             }
             return self.pct_interrupt(t, cred, msg[0]);
         }
-        let reply = self.envs[t].state == env_state::WAITING && self.envs[t].waiting_on == c as u16;
+        let reply = self.envs[t].state() == State::Waiting && self.envs[t].waiting_on() == Some(c);
         if !reply {
-            if self.envs[t].state != env_state::RUNNABLE || self.envs[t].pct_entry == 0 {
+            if self.envs[t].state() != State::Runnable || self.envs[t].pct_entry == 0 {
                 return Err(Error::BadState);
             }
             // The callee decides who may call it.
@@ -54,7 +53,7 @@ impl Kernel {
             }
         }
         let granted = if grant == 0 { u64::MAX } else { self.grant(grant - 1, t)? };
-        let caller_id = self.envs[c].id as u64;
+        let caller_id = self.envs[c].id() as u64;
         let s = &self.envs[c].tf;
         let saved = [s.rbx, s.rbp, s.r12, s.r13, s.r14, s.r15];
         let dst = &mut self.envs[t].tf;
@@ -64,16 +63,14 @@ impl Kernel {
         dst.rcx = granted;
         dst.vector = 0; // resume with every register from the frame
         if reply {
-            self.envs[t].waiting_on = NONE;
-            self.envs[t].state = env_state::RUNNABLE;
+            self.set_state(t, State::Runnable);
         } else {
             dst.rip = self.envs[t].pct_entry;
             dst.rsp = self.envs[t].pct_stack;
             dst.rflags = crate::env::FORCED_FLAGS;
         }
         if flags & PCT_SYNC != 0 {
-            self.envs[c].waiting_on = t as u16;
-            self.envs[c].state = env_state::WAITING;
+            self.set_waiting(c, t);
         }
         self.switch_to(t);
         Ok(0)
@@ -87,16 +84,16 @@ impl Kernel {
             return Err(Error::BadLength);
         }
         let e = &self.envs[t];
-        if e.exc.save == 0 || e.state == env_state::EXITED {
+        if e.exc.save == 0 || e.state() == State::Exited {
             return Err(Error::BadState);
         }
         let guard = e.pct_guard;
         if !guard.is_none() {
             self.caps.check(self.cred(cred)?, guard, rights::READ)?;
         }
-        let from = self.envs[self.current].id;
+        let from = self.envs[self.current].id();
         self.queue_interrupt(t, bits, from);
-        if self.envs[t].state != env_state::RUNNABLE {
+        if self.envs[t].state() != State::Runnable {
             return Ok(0);
         }
         let delivered = self.deliver_interrupts(t);
@@ -108,13 +105,13 @@ impl Kernel {
     /// guard admits the caller's credential `cred` (for `exit`'s
     /// `parent_bits`).
     pub fn parent_hears(&self, s: usize, cred: u64) -> Option<usize> {
-        let parent = self.envs[s].parent;
+        let parent = self.envs[s].parent();
         if parent == 0 {
             return None;
         }
         let p = self.env_slot(parent as u64).ok()?;
         let e = &self.envs[p];
-        if e.exc.save == 0 || e.state == env_state::EXITED {
+        if e.exc.save == 0 || e.state() == State::Exited {
             return None;
         }
         if !e.pct_guard.is_none() {
@@ -130,11 +127,12 @@ impl Kernel {
         e.interrupts |= bits;
         e.interrupt_from = from;
         e.notify |= notify::INTERRUPTS;
-        if e.state == env_state::SLEEPING {
-            e.state = env_state::RUNNABLE;
+        if e.state() == State::Sleeping {
             e.tf.rax = 2;
+            self.set_state(t, State::Runnable);
+        } else {
+            self.publish(t);
         }
-        self.publish(t);
     }
 
     /// Lends the caller's capability `slot` (it needs the grant right) to
@@ -151,10 +149,9 @@ impl Kernel {
     /// `BadEnv` as the result of their transfer and run again.
     pub fn end_waits_on(&mut self, s: usize) {
         for w in 0..self.envs.len() {
-            if self.envs[w].waiting_on == s as u16 {
-                self.envs[w].waiting_on = NONE;
-                self.envs[w].state = env_state::RUNNABLE;
+            if self.envs[w].waiting_on() == Some(s) {
                 self.envs[w].tf.rax = Error::BadEnv.as_result() as u64;
+                self.set_state(w, State::Runnable);
             }
         }
     }

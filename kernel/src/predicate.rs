@@ -6,12 +6,12 @@
 //! library changes a predicate's parameters by writing the memory it reads,
 //! with no recompilation (paper 002 §4.6.12).
 
+use crate::env::State;
 use crate::mm::{self, PhysTables};
 use crate::pagetable::{self, USER};
 use crate::state::Kernel;
 use crate::uaccess;
 use abi::syscall::{PredicateContext, Region, PRED_MAX_INSNS, PRED_REGIONS};
-use abi::tables::env_state;
 use abi::Error;
 use alloc::vec::Vec;
 
@@ -70,7 +70,7 @@ impl Kernel {
         if nregions > PRED_REGIONS as u64 {
             return Err(Error::BadLength);
         }
-        let me = self.envs[self.current].id;
+        let me = self.envs[self.current].id();
         if self.predicates.iter().filter(|p| p.owner == me).count() >= PREDICATES_PER_ENV {
             return Err(Error::NoMemory);
         }
@@ -138,7 +138,7 @@ impl Kernel {
 
     /// Removes predicate `id`, which must belong to the caller.
     pub fn pred_free(&mut self, id: u64) -> Result<u64, Error> {
-        let me = self.envs[self.current].id;
+        let me = self.envs[self.current].id();
         let i = usize::try_from(id).ok().filter(|&i| i < MAX_PREDICATES).ok_or(Error::BadLength)?;
         if self.predicates[i].owner != me {
             return Err(Error::NotPermitted);
@@ -168,7 +168,7 @@ impl Kernel {
     /// Runs predicate `i` for slot `s`.
     fn pred_eval(&self, i: usize, s: usize) -> bool {
         let p = &self.predicates[i];
-        let ctx = PredicateContext { ticks: self.clock.ticks, env: self.envs[s].id as u64 };
+        let ctx = PredicateContext { ticks: self.clock.ticks, env: self.envs[s].id() as u64 };
         let regions: [*const u8; PRED_REGIONS] = core::array::from_fn(|r| p.regions[r] as *const u8);
         // SAFETY: the code was produced by `bpf::compile` from a program the
         // verifier accepted for exactly this context size and these region
@@ -185,7 +185,7 @@ impl Kernel {
     pub fn sleep(&mut self, id: u64, deadline: u64) -> Result<u64, Error> {
         let c = self.current;
         let i = usize::try_from(id).ok().filter(|&i| i < MAX_PREDICATES).ok_or(Error::BadLength)?;
-        if self.predicates[i].owner != self.envs[c].id {
+        if self.predicates[i].owner != self.envs[c].id() {
             return Err(Error::NotPermitted);
         }
         if self.pred_eval(i, c) {
@@ -199,9 +199,8 @@ impl Kernel {
             return Ok(0);
         }
         let e = &mut self.envs[c];
-        e.state = env_state::SLEEPING;
         (e.sleep_pred, e.sleep_until) = (i as u16, deadline);
-        self.publish(c);
+        self.set_state(c, State::Sleeping);
         self.schedule();
         // Woken within this very call (nobody else could run): the result
         // was left in its frame.
@@ -219,10 +218,8 @@ impl Kernel {
         } else {
             return false;
         };
-        let e = &mut self.envs[s];
-        e.state = env_state::RUNNABLE;
-        e.tf.rax = result;
-        self.publish(s);
+        self.envs[s].tf.rax = result;
+        self.set_state(s, State::Runnable);
         true
     }
 }

@@ -38,7 +38,7 @@ impl Kernel {
     /// Frames of slot `s` that repossession may take: mappable user frames
     /// (not page tables).
     fn user_frames(&self, s: usize) -> u64 {
-        let id = self.envs[s].id;
+        let id = self.envs[s].id();
         self.frames
             .owned(id)
             .filter(|&f| self.frames.info(f).is_some_and(|i| i.state == frame_state::USER))
@@ -51,10 +51,10 @@ impl Kernel {
             return Err(Error::BadLength);
         }
         let i = self.reclaims.iter().position(|r| r.env == NONE).ok_or(Error::NoMemory)?;
-        let owned = self.frames.owned_count(self.envs[s].id);
+        let owned = self.frames.owned_count(self.envs[s].id());
         self.reclaims[i] = Reclaim {
             env: s as u16,
-            id: self.envs[s].id,
+            id: self.envs[s].id(),
             target: owned.saturating_sub(n),
             deadline: self.clock.ticks + DEADLINE_TICKS,
         };
@@ -70,7 +70,7 @@ impl Kernel {
                 continue;
             }
             let s = r.env as usize;
-            let alive = self.envs[s].id == r.id && self.envs[s].pml4 != 0;
+            let alive = self.envs[s].id() == r.id && self.envs[s].pml4 != 0;
             let owned = self.frames.owned_count(r.id);
             if !alive || owned <= r.target {
                 self.reclaims[i] = Reclaim::NONE;
@@ -88,7 +88,7 @@ impl Kernel {
     /// Records each in its repossession vector and raises `REPOSSESSED`.
     fn repossess(&mut self, s: usize, n: u64) {
         let spare = self.user_frames(s).saturating_sub(GUARANTEED_FRAMES);
-        let id = self.envs[s].id;
+        let id = self.envs[s].id();
         let mut chosen = [u64::MAX; 64];
         let candidates = self
             .frames

@@ -12,9 +12,10 @@
 //! slices), one tick at a time. Owned time is never taken from an owner.
 
 use crate::arch::{cpu, fpu, percpu};
+use crate::env::State;
 use crate::env::NONE;
 use crate::state::Kernel;
-use abi::tables::{env_state, ENV_SLOTS, SLICES};
+use abi::tables::{ENV_SLOTS, SLICES};
 use abi::Error;
 
 /// Longest chain of synchronous calls followed to find who runs a slice.
@@ -29,7 +30,7 @@ impl Kernel {
             Some(_) => return Err(Error::NoSlice),
         };
         self.slice_env[p] = s as u16;
-        self.slices.owner[p] = self.envs[s].id;
+        self.slices.owner[p] = self.envs[s].id();
         self.envs[s].slices += 1;
         self.relink_slices();
         self.publish(s);
@@ -80,23 +81,23 @@ impl Kernel {
     /// calls wait on (transitively) — if that one can run. A penalised
     /// owner's slice is skipped (and counted).
     fn runner(&mut self, p: usize) -> Option<usize> {
-        let mut s = self.slice_env[p];
-        if s != NONE && self.envs[s as usize].state == env_state::PENALIZED {
-            self.serve_penalty(s as usize);
-            return None;
-        }
-        if s != NONE && self.envs[s as usize].state == env_state::SLEEPING && !self.wake_if_ready(s as usize)
-        {
-            return None;
+        let owner = self.slice_env[p];
+        let mut s = if owner == NONE { return None } else { owner as usize };
+        match self.envs[s].state() {
+            State::Penalized => {
+                self.serve_penalty(s);
+                return None;
+            }
+            State::Sleeping if !self.wake_if_ready(s) => return None,
+            _ => {}
         }
         for _ in 0..MAX_DONATION_CHAIN {
-            if s == NONE || self.envs[s as usize].state != env_state::WAITING {
-                break;
+            match self.envs[s].waiting_on() {
+                Some(on) => s = on,
+                None => break,
             }
-            s = self.envs[s as usize].waiting_on;
         }
-        let e = self.envs.get(s as usize)?;
-        (e.state == env_state::RUNNABLE).then_some(s as usize)
+        (self.envs[s].state() == State::Runnable).then_some(s)
     }
 
     /// Ends the current slice: runs whoever runs the next owned slice,
@@ -109,7 +110,7 @@ impl Kernel {
         let p = self.next_used[self.slices.position as u8 as usize];
         let s = self.slice_env[p as usize] as usize;
         match self.envs.get(s) {
-            Some(e) if e.state == env_state::RUNNABLE => {
+            Some(e) if e.state() == State::Runnable => {
                 let notify = e.notify;
                 self.slices.position = p as u64;
                 self.switch_to(s);
@@ -171,7 +172,7 @@ impl Kernel {
         let start = self.spare_next;
         let s = (0..ENV_SLOTS).map(|i| (start + i) % ENV_SLOTS).find(|&s| {
             let e = &self.envs[s];
-            e.state == env_state::RUNNABLE && e.slices == 0
+            e.state() == State::Runnable && e.slices == 0
         })?;
         self.spare_next = (s + 1) % ENV_SLOTS;
         Some(s)

@@ -83,7 +83,7 @@ impl Kernel {
         let tf = &e.tf;
         crate::kprintln!(
             "env {:#x} killed by {}{} at rip {:#x} (address {:#x}, error {:#x})",
-            e.id,
+            e.id(),
             vector::name(tf.vector),
             context,
             tf.rip,
@@ -115,7 +115,7 @@ impl Kernel {
         let Some(p) = parent else {
             return self.exit_current(code);
         };
-        let id = self.envs[c].id;
+        let id = self.envs[c].id();
         self.env_destroy(c, Some(code));
         self.queue_interrupt(p, bits, id);
         self.schedule();

@@ -6,10 +6,10 @@
 //! next slices; after repeated offences it is destroyed.
 
 use crate::arch::trap::TrapFrame;
-use crate::env::{notify, NONE};
+use crate::env::{notify, State, NONE};
 use crate::state::Kernel;
 use abi::exception::{critical, vector, ExceptionFrame};
-use abi::tables::{env_state, FAULT_EXIT_BASE};
+use abi::tables::FAULT_EXIT_BASE;
 
 /// Slices an offender skips.
 const PENALTY_SLICES: u8 = 4;
@@ -71,7 +71,7 @@ impl Kernel {
     /// its handler can take one now (see `PCT_INTERRUPT`).
     pub fn deliver_interrupts(&mut self, s: usize) -> bool {
         let e = &self.envs[s];
-        if e.interrupts == 0 || e.state != env_state::RUNNABLE {
+        if e.interrupts == 0 || e.state() != State::Runnable {
             return false;
         }
         let (bits, from) = (e.interrupts, e.interrupt_from as u64);
@@ -109,7 +109,7 @@ impl Kernel {
             return;
         }
         match self.env_slot(id as u64) {
-            Ok(s) if self.envs[s].state != env_state::EXITED => self.queue_interrupt(s, bits, 0),
+            Ok(s) if self.envs[s].state() != State::Exited => self.queue_interrupt(s, bits, 0),
             _ => self.console_notify = (0, 0),
         }
     }
@@ -134,7 +134,7 @@ impl Kernel {
         }
         if !offender
             && self.envs[c].notify & notify::SLICE_UPCALLS != 0
-            && self.envs[c].state == env_state::RUNNABLE
+            && self.envs[c].state() == State::Runnable
         {
             // Its slice is over: tell it, and give it until the next tick.
             // (A critical section defers the upcall; the deadline stands.)
@@ -152,7 +152,7 @@ impl Kernel {
     fn offend(&mut self, c: usize) -> bool {
         let e = &mut self.envs[c];
         e.offences += 1;
-        let (id, n) = (e.id, e.offences);
+        let (id, n) = (e.id(), e.offences);
         if n >= MAX_OFFENCES {
             crate::kprintln!("env {id:#x} destroyed: it kept the CPU after {n} end-of-slice upcalls");
             self.exit_current(FAULT_EXIT_BASE - vector::END_OF_SLICE as i32);
@@ -160,8 +160,7 @@ impl Kernel {
         }
         crate::kprintln!("env {id:#x} kept the CPU after its end-of-slice upcall ({n} of {MAX_OFFENCES}); it skips {PENALTY_SLICES} slices");
         e.penalty = PENALTY_SLICES;
-        e.state = env_state::PENALIZED;
-        self.publish(c);
+        self.set_state(c, State::Penalized);
         false
     }
 
@@ -171,8 +170,7 @@ impl Kernel {
         let e = &mut self.envs[s];
         e.penalty = e.penalty.saturating_sub(1);
         if e.penalty == 0 {
-            e.state = env_state::RUNNABLE;
-            self.publish(s);
+            self.set_state(s, State::Runnable);
         }
     }
 }

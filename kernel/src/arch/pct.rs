@@ -11,7 +11,7 @@
 use crate::arch::gdt::{USER_CS, USER_SS};
 use crate::arch::percpu::PerCpu;
 use crate::arch::trap::TrapFrame;
-use crate::env::Env;
+use crate::env::{offsets as env_offsets, Env};
 use crate::state::Kernel;
 use abi::tables::{env_state, EnvInfo};
 use core::mem::{offset_of, size_of};
@@ -129,13 +129,13 @@ pct_fast:
     kernel = sym crate::state::KERNEL,
     current = const offset_of!(Kernel, current),
     info = const offset_of!(Kernel, env_info),
-    id = const offset_of!(Env, id),
-    state = const offset_of!(Env, state),
-    waiting_on = const offset_of!(Env, waiting_on),
+    id = const env_offsets::ID,
+    state = const env_offsets::STATE,
+    waiting_on = const env_offsets::WAITING_ON,
     entry = const offset_of!(Env, pct_entry),
     stack = const offset_of!(Env, pct_stack),
     guard = const offset_of!(Env, pct_guard),
-    switched_out = const offset_of!(Env, switched_out),
+    switched_out = const env_offsets::SWITCHED_OUT,
     fpu = const offset_of!(Env, fpu),
     fs = const offset_of!(Env, fs_base),
     gs = const offset_of!(Env, gs_base),

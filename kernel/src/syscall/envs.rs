@@ -3,14 +3,13 @@
 
 use super::Args;
 use crate::cap::rights;
-use crate::env::{user_rflags, ExcTarget};
+use crate::env::{user_rflags, ExcTarget, State};
 use crate::mm::PhysTables;
 use crate::pagetable::{self, USER, WRITABLE};
 use crate::state::Kernel;
 use crate::uaccess;
 use abi::exception::{ExceptionFrame, Regs};
 use abi::layout::{PAGE_SIZE, USER_END, USER_MIN};
-use abi::tables::env_state;
 use abi::Error;
 
 pub fn env_create(k: &mut Kernel, Args([cred, ..]): Args) -> Result<u64, Error> {
@@ -18,7 +17,7 @@ pub fn env_create(k: &mut Kernel, Args([cred, ..]): Args) -> Result<u64, Error> 
     k.caps.check(k.cred(cred)?, k.envs[me].guard, rights::GRANT)?;
     let s = k.env_create(Some(me))?;
     k.kinfo.free_frames = k.frames.free_count();
-    Ok(k.envs[s].id as u64)
+    Ok(k.envs[s].id() as u64)
 }
 
 pub fn env_destroy(k: &mut Kernel, Args([env, cred, ..]): Args) -> Result<u64, Error> {
@@ -56,11 +55,10 @@ pub fn env_get_regs(k: &mut Kernel, Args([env, ptr, cred, ..]): Args) -> Result<
 
 pub fn env_run(k: &mut Kernel, Args([env, cred, ..]): Args) -> Result<u64, Error> {
     let s = k.child_arg(env, cred, rights::WRITE)?;
-    if k.envs[s].state != env_state::STOPPED {
+    if k.envs[s].state() != State::Stopped {
         return Err(Error::BadState);
     }
-    k.envs[s].state = env_state::RUNNABLE;
-    k.publish(s);
+    k.set_state(s, State::Runnable);
     Ok(0)
 }
 
@@ -100,7 +98,6 @@ pub fn set_exception_handler(
 
 pub fn env_publish(k: &mut Kernel, Args([env, word, cred, ..]): Args) -> Result<u64, Error> {
     let s = k.env_arg(env, cred)?;
-    k.envs[s].published = word;
-    k.publish(s);
+    k.set_published(s, word);
     Ok(0)
 }

@@ -152,7 +152,7 @@ fn reflect_in(k: &mut crate::state::Kernel) {
     if k.envs[c].exc.save == 0 {
         k.envs[c].tf.rax = Error::NoSuchCall.as_result() as u64;
     } else if !k.upcall(c, vector::SYSCALL, 0) {
-        crate::kprintln!("env {:#x} made a system call inside its exception handler", k.envs[c].id);
+        crate::kprintln!("env {:#x} made a system call inside its exception handler", k.envs[c].id());
         k.exit_current(abi::tables::FAULT_EXIT_BASE - vector::SYSCALL as i32);
     }
 }
