@@ -118,6 +118,11 @@ impl<'a> Frames<'a> {
         Ok(())
     }
 
+    /// Whether `frame` can count `n` more mappings.
+    pub fn can_add_refs(&self, frame: u64, n: u64) -> bool {
+        self.info[frame as usize].refs as u64 + n <= u16::MAX as u64
+    }
+
     /// Counts a new mapping of `frame`.
     pub fn add_ref(&mut self, frame: u64) -> Result<(), Error> {
         let rec = &mut self.info[frame as usize];

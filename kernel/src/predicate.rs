@@ -108,6 +108,13 @@ impl Kernel {
         for &s in &sizes[..descs.len()] {
             code.extend_from_slice(&s.to_le_bytes());
         }
+        // Everything that can fail happens before anything changes: room
+        // for one more count on each region's frame and for the
+        // compilation, then the code pages (the last step that can fail).
+        if !p.frames[..p.nregions].iter().all(|&f| self.frames.can_add_refs(f, PRED_REGIONS as u64)) {
+            return Err(Error::NoMemory);
+        }
+        self.compiled.try_reserve(1).map_err(|_| Error::NoMemory)?;
         p.compiled = match self.compiled.iter().position(|c| c.users > 0 && c.key == code) {
             Some(i) => i,
             None => {

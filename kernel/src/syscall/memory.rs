@@ -147,7 +147,10 @@ pub fn map_from_range(k: &mut Kernel, Args([env, va, src, pages, flags, cred]): 
     let pte = pte_rights(flags)?;
     let delta = src.wrapping_sub(va);
     let _source_checked = page_range(src, pages)?;
-    // Check every page first, so that a failure changes nothing.
+    // Check every page first, and that the page tables the mapping needs
+    // and one more count on each frame are available: then the mapping
+    // itself cannot fail half way.
+    let mut targets = 0;
     for d in page_range(va, pages)? {
         let Some(have) = pagetable::lookup(&mut PhysTables, k.pml4(), d.wrapping_add(delta)) else {
             continue;
@@ -158,15 +161,24 @@ pub fn map_from_range(k: &mut Kernel, Args([env, va, src, pages, flags, cred]): 
         if pagetable::lookup(&mut PhysTables, k.envs[s].pml4, d).is_some() {
             return Err(Error::AlreadyMapped);
         }
+        // Conservative: as if every page of the range mapped this frame.
+        if !k.frames.can_add_refs(pagetable::frame_of(have), pages) {
+            return Err(Error::NoMemory);
+        }
+        targets += 1;
     }
-    let mut mapped = 0;
+    let pml4 = k.envs[s].pml4;
+    let present = |d: &u64| pagetable::lookup(&mut PhysTables, k.pml4(), d.wrapping_add(delta)).is_some();
+    let dsts = page_range(va, pages)?.filter(present);
+    if pagetable::tables_missing(&mut PhysTables, pml4, dsts) > k.frames.free_count() {
+        return Err(Error::NoMemory);
+    }
     for d in page_range(va, pages)? {
         if let Some(have) = pagetable::lookup(&mut PhysTables, k.pml4(), d.wrapping_add(delta)) {
             k.bind(s, d, pagetable::frame_of(have), pte)?;
-            mapped += 1;
         }
     }
-    Ok(mapped)
+    Ok(targets)
 }
 
 pub fn protect_range(k: &mut Kernel, Args([env, va, pages, flags, cred, ..]): Args) -> Result<u64, Error> {
