@@ -129,7 +129,7 @@ impl BootFs {
     fn map(boot: &BootInfo, kernel_pml4: u64, early: &mut EarlyAlloc) -> BootFs {
         let loaded = boot.module.unwrap_or_default();
         let len = loaded.end - loaded.start;
-        let frame = if loaded.start % 4096 == 0 {
+        let frame = if loaded.start.is_multiple_of(4096) {
             loaded.start >> 12
         } else {
             let f = early.alloc(pages(len));

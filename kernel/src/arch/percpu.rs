@@ -72,5 +72,5 @@ pub fn count_idle_tick() {
 /// The ticks counted while idling since the last call.
 pub fn take_idle_ticks() -> u64 {
     // SAFETY: called with interrupts off, so `count_idle_tick` cannot run.
-    unsafe { core::mem::take(&mut *(&raw mut PERCPU.idle_ticks)) }
+    unsafe { (&raw mut PERCPU.idle_ticks).replace(0) }
 }
