@@ -190,6 +190,7 @@ impl Caps {
     /// The entry a live entry stands for (one step: loans do not chain).
     fn real(&self, i: usize) -> usize {
         if self.loan[i] {
+            debug_assert!(!self.loan[self.parent[i] as usize], "loans do not chain");
             self.parent[i] as usize
         } else {
             i
@@ -251,6 +252,7 @@ impl Caps {
         // subtrees), so once at `p`'s depth the index alone decides.
         for _ in self.depth[p]..self.depth[g] {
             g = self.parent[g] as usize;
+            debug_assert!(self.in_use[g], "an ancestor of a live capability is dead");
         }
         g == p
     }
@@ -322,6 +324,7 @@ impl Caps {
 
     /// Frees an unlinked, childless entry.
     fn release(&mut self, i: usize) {
+        debug_assert!(self.in_use[i] && self.first_child[i] == NIL, "released a dead or parent entry");
         self.in_use[i] = false;
         self.rights[i] = 0;
         self.parent[i] = NIL;

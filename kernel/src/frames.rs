@@ -174,6 +174,7 @@ impl<'a> Frames<'a> {
     }
 
     fn push_free(&mut self, f: u32) {
+        debug_assert_eq!(self.info[f as usize].refs, 0, "a frame still mapped was freed");
         self.info[f as usize] = FrameInfo::default();
         self.links[f as usize] = Link { prev: NIL, next: self.free_head };
         if self.free_head != NIL {
