@@ -27,7 +27,7 @@ impl Kernel {
     pub fn audit(&self) -> bool {
         let gone = |id: u32| {
             let e = &self.envs[env_slot(id)];
-            e.id() != id || e.state() == State::Free
+            e.id().raw() != id || e.state() == State::Free
         };
         let mut free = 0u64;
         let mut orphaned = 0u64;

@@ -11,7 +11,7 @@
 //! protected-control-transfer entry point has a guard its owner chooses.
 
 use crate::cap::{rights, CapRef};
-use crate::env::State;
+use crate::env::{Slot, State};
 use crate::state::Kernel;
 use abi::tables::frame_state;
 use abi::Error;
@@ -35,19 +35,19 @@ impl Kernel {
 
     /// Does the caller's credential `slot` cover slot `s`'s environment
     /// with `need`?
-    fn covers_env(&self, slot: u64, s: usize, need: u32) -> Result<(), Error> {
+    fn covers_env(&self, slot: u64, s: Slot, need: u32) -> Result<(), Error> {
         self.caps.check(self.cred(slot)?, self.envs[s].guard, need)
     }
 
     /// An environment argument the credential covers, exited or not.
-    pub fn reap_arg(&self, id: u64, cred: u64) -> Result<usize, Error> {
+    pub fn reap_arg(&self, id: u64, cred: u64) -> Result<Slot, Error> {
         let s = self.env_slot(id)?;
         self.covers_env(cred, s, rights::WRITE)?;
         Ok(s)
     }
 
     /// A live (not exited) environment the credential covers with `need`.
-    pub fn env_arg_with(&self, id: u64, cred: u64, need: u32) -> Result<usize, Error> {
+    pub fn env_arg_with(&self, id: u64, cred: u64, need: u32) -> Result<Slot, Error> {
         let s = self.env_slot(id)?;
         self.covers_env(cred, s, need)?;
         if self.envs[s].state() == State::Exited {
@@ -57,12 +57,12 @@ impl Kernel {
     }
 
     /// A live environment the credential may change.
-    pub fn env_arg(&self, id: u64, cred: u64) -> Result<usize, Error> {
+    pub fn env_arg(&self, id: u64, cred: u64) -> Result<Slot, Error> {
         self.env_arg_with(id, cred, rights::WRITE)
     }
 
     /// Like `env_arg`, but the caller itself is refused.
-    pub fn child_arg(&self, id: u64, cred: u64, need: u32) -> Result<usize, Error> {
+    pub fn child_arg(&self, id: u64, cred: u64, need: u32) -> Result<Slot, Error> {
         let s = self.env_arg_with(id, cred, need)?;
         if s == self.current {
             return Err(Error::NotPermitted);
@@ -72,7 +72,7 @@ impl Kernel {
 
     /// A frame the credential covers with `need`, through its owner's guard
     /// or (if `shared`) its share guard. Returns the owner's slot.
-    pub fn frame_arg(&self, frame: u64, cred: u64, need: u32, shared: bool) -> Result<usize, Error> {
+    pub fn frame_arg(&self, frame: u64, cred: u64, need: u32, shared: bool) -> Result<Slot, Error> {
         let rec = self.frames.info(frame).ok_or(Error::BadFrame)?;
         if rec.state != frame_state::USER || rec.owner == 0 {
             return Err(Error::NotOwner);

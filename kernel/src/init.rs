@@ -2,6 +2,7 @@
 
 use crate::arch::{apic, fpu, gdt, idt, percpu, serial, syscall, trap};
 use crate::bootinfo::{BootInfo, Phys};
+use crate::env::Slot;
 use crate::frames::{Frames, Link};
 use crate::mm::{self, EarlyAlloc};
 use crate::state::{self, Kernel};
@@ -196,13 +197,13 @@ fn kernel_state(
         env_info: table(t.env_table, ENV_SLOTS).try_into().expect("ENV_SLOTS entries"),
         kinfo,
         kernel_pml4,
-        current: 0,
-        root: 0,
+        current: Slot::new(0).expect("slot 0 exists"),
+        root: Slot::new(0).expect("slot 0 exists"),
         slices: &mut table(t.slices, 1)[0],
         clock: &mut table(t.clock, 1)[0],
-        slice_env: [crate::env::NONE; 256],
-        next_used: [crate::env::NONE as u8; 256],
-        grace_env: crate::env::NONE,
+        slice_env: [None; 256],
+        next_used: [crate::sched::NO_SLICE; 256],
+        grace_env: None,
         console_notify: (0, 0),
         grace_mark: 0,
         spare_next: 0,

@@ -2,7 +2,7 @@
 //! are loaded by the library OS in user space; the kernel does this once
 //! because nothing else is running yet.
 
-use crate::env::State;
+use crate::env::{Slot, State};
 use crate::mm::PhysTables;
 use crate::pagetable::{self, NO_EXEC, PRESENT, USER, WRITABLE};
 use crate::state::Kernel;
@@ -12,7 +12,7 @@ use binfmt::elf::{Elf, PF_W, PF_X, PT_LOAD};
 
 impl Kernel {
     /// Creates the first environment from `bin/NAME` and makes it runnable.
-    pub fn load_init(&mut self, bootfs: &[u8], name: &str) -> Result<usize, &'static str> {
+    pub fn load_init(&mut self, bootfs: &[u8], name: &str) -> Result<Slot, &'static str> {
         let mut path = [0u8; 64];
         let p = b"bin/";
         if name.len() + p.len() > path.len() {
@@ -61,7 +61,7 @@ impl Kernel {
 
     /// The frame at `va` in slot `s`'s space, allocated, zeroed and mapped
     /// with `rights` if absent (rights are merged if two segments share it).
-    fn user_page(&mut self, s: usize, va: u64, rights: u64) -> Result<u64, &'static str> {
+    fn user_page(&mut self, s: Slot, va: u64, rights: u64) -> Result<u64, &'static str> {
         let pml4 = self.envs[s].pml4;
         if let Some(pte) = pagetable::lookup(&mut PhysTables, pml4, va) {
             let merged = (pte | rights) & !(NO_EXEC & !(pte & rights));
@@ -69,7 +69,7 @@ impl Kernel {
                 .map_err(|e| e.name())?;
             return Ok(pagetable::frame_of(pte));
         }
-        let id = self.envs[s].id();
+        let id = self.envs[s].id().raw();
         let f = self.frames.alloc(None, id, frame_state::USER).map_err(|e| e.name())?;
         // SAFETY: a fresh frame seen through the physical window.
         unsafe { core::ptr::write_bytes(crate::mm::phys::<u8>(f << 12), 0, 4096) };

@@ -6,7 +6,7 @@
 //! library changes a predicate's parameters by writing the memory it reads,
 //! with no recompilation (paper 002 §4.6.12).
 
-use crate::env::State;
+use crate::env::{Slot, State};
 use crate::mm::{self, PhysTables};
 use crate::pagetable::{self, USER};
 use crate::state::Kernel;
@@ -70,7 +70,7 @@ impl Kernel {
         if nregions > PRED_REGIONS as u64 {
             return Err(Error::BadLength);
         }
-        let me = self.envs[self.current].id();
+        let me = self.envs[self.current].id().raw();
         if self.predicates.iter().filter(|p| p.owner == me).count() >= PREDICATES_PER_ENV {
             return Err(Error::NoMemory);
         }
@@ -145,7 +145,7 @@ impl Kernel {
 
     /// Removes predicate `id`, which must belong to the caller.
     pub fn pred_free(&mut self, id: u64) -> Result<u64, Error> {
-        let me = self.envs[self.current].id();
+        let me = self.envs[self.current].id().raw();
         let i = usize::try_from(id).ok().filter(|&i| i < MAX_PREDICATES).ok_or(Error::BadLength)?;
         if self.predicates[i].owner != me {
             return Err(Error::NotPermitted);
@@ -173,9 +173,9 @@ impl Kernel {
     }
 
     /// Runs predicate `i` for slot `s`.
-    fn pred_eval(&self, i: usize, s: usize) -> bool {
+    fn pred_eval(&self, i: usize, s: Slot) -> bool {
         let p = &self.predicates[i];
-        let ctx = PredicateContext { ticks: self.clock.ticks, env: self.envs[s].id() as u64 };
+        let ctx = PredicateContext { ticks: self.clock.ticks, env: self.envs[s].id().raw() as u64 };
         let regions: [*const u8; PRED_REGIONS] = core::array::from_fn(|r| p.regions[r] as *const u8);
         // SAFETY: the code was produced by `bpf::compile` from a program the
         // verifier accepted for exactly this context size and these region
@@ -192,7 +192,7 @@ impl Kernel {
     pub fn sleep(&mut self, id: u64, deadline: u64) -> Result<u64, Error> {
         let c = self.current;
         let i = usize::try_from(id).ok().filter(|&i| i < MAX_PREDICATES).ok_or(Error::BadLength)?;
-        if self.predicates[i].owner != self.envs[c].id() {
+        if self.predicates[i].owner != self.envs[c].id().raw() {
             return Err(Error::NotPermitted);
         }
         if self.pred_eval(i, c) {
@@ -216,7 +216,7 @@ impl Kernel {
 
     /// A sleeping slot's slice came round: wake it if its predicate holds
     /// or its deadline passed (the result goes in its `rax`).
-    pub fn wake_if_ready(&mut self, s: usize) -> bool {
+    pub fn wake_if_ready(&mut self, s: Slot) -> bool {
         let (i, until) = (self.envs[s].sleep_pred as usize, self.envs[s].sleep_until);
         let result = if until != 0 && self.clock.ticks >= until {
             0

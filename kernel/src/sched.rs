@@ -12,25 +12,28 @@
 //! slices), one tick at a time. Owned time is never taken from an owner.
 
 use crate::arch::{cpu, fpu, percpu};
-use crate::env::State;
-use crate::env::NONE;
+use crate::env::{Slot, State};
 use crate::state::Kernel;
 use abi::tables::{ENV_SLOTS, SLICES};
 use abi::Error;
+
+/// In `next_used`: no owned slice follows (it indexes a free entry of
+/// `slice_env`, so the yield path needs no test for it).
+pub const NO_SLICE: u8 = u8::MAX;
 
 /// Longest chain of synchronous calls followed to find who runs a slice.
 const MAX_DONATION_CHAIN: usize = 8;
 
 impl Kernel {
     /// Gives slice `pos` (or any free one) to slot `s`.
-    pub fn slice_alloc(&mut self, s: usize, pos: Option<u64>) -> Result<u64, Error> {
+    pub fn slice_alloc(&mut self, s: Slot, pos: Option<u64>) -> Result<u64, Error> {
         let p = match pos {
-            None => (0..SLICES).find(|&p| self.slice_env[p] == NONE).ok_or(Error::NoSlice)?,
-            Some(p) if (p as usize) < SLICES && self.slice_env[p as usize] == NONE => p as usize,
+            None => (0..SLICES).find(|&p| self.slice_env[p].is_none()).ok_or(Error::NoSlice)?,
+            Some(p) if (p as usize) < SLICES && self.slice_env[p as usize].is_none() => p as usize,
             Some(_) => return Err(Error::NoSlice),
         };
-        self.slice_env[p] = s as u16;
-        self.slices.owner[p] = self.envs[s].id();
+        self.slice_env[p] = Some(s);
+        self.slices.owner[p] = self.envs[s].id().raw();
         self.envs[s].slices += 1;
         self.relink_slices();
         self.publish(s);
@@ -39,23 +42,22 @@ impl Kernel {
 
     /// Frees slice `pos`.
     pub fn slice_free(&mut self, pos: usize) {
-        let s = self.slice_env[pos];
-        self.slice_env[pos] = NONE;
+        let owner = self.slice_env[pos].take();
         self.slices.owner[pos] = 0;
         self.relink_slices();
-        if s != NONE {
-            self.envs[s as usize].slices -= 1;
-            self.publish(s as usize);
+        if let Some(s) = owner {
+            self.envs[s].slices -= 1;
+            self.publish(s);
         }
     }
 
     /// Frees every slice slot `s` owns (it is being destroyed).
-    pub fn slices_release(&mut self, s: usize) {
+    pub fn slices_release(&mut self, s: Slot) {
         if self.envs[s].slices == 0 {
             return;
         }
         for p in 0..SLICES {
-            if self.slice_env[p] == s as u16 {
+            if self.slice_env[p] == Some(s) {
                 self.slice_free(p);
             }
         }
@@ -64,14 +66,14 @@ impl Kernel {
     /// Recomputes, for every position, the next owned position after it
     /// (circularly), so advancing never scans free slices.
     fn relink_slices(&mut self) {
-        let Some(first) = (0..SLICES).find(|&p| self.slice_env[p] != NONE) else {
-            self.next_used = [NONE as u8; 256];
+        let Some(first) = (0..SLICES).find(|&p| self.slice_env[p].is_some()) else {
+            self.next_used = [NO_SLICE; 256];
             return;
         };
         let mut next = first;
         for p in (0..SLICES).rev() {
             self.next_used[p] = next as u8;
-            if self.slice_env[p] != NONE {
+            if self.slice_env[p].is_some() {
                 next = p;
             }
         }
@@ -80,9 +82,8 @@ impl Kernel {
     /// Who runs in slice `p`: its owner, or the environment its synchronous
     /// calls wait on (transitively) — if that one can run. A penalised
     /// owner's slice is skipped (and counted).
-    fn runner(&mut self, p: usize) -> Option<usize> {
-        let owner = self.slice_env[p];
-        let mut s = if owner == NONE { return None } else { owner as usize };
+    fn runner(&mut self, p: usize) -> Option<Slot> {
+        let mut s = self.slice_env[p]?;
         match self.envs[s].state() {
             State::Penalized => {
                 self.serve_penalty(s);
@@ -108,10 +109,9 @@ impl Kernel {
         // Fast path: the next owned slice's owner can run itself. The slice
         // position lives only in the exposed vector.
         let p = self.next_used[self.slices.position as u8 as usize];
-        let s = self.slice_env[p as usize] as usize;
-        match self.envs.get(s) {
-            Some(e) if e.state() == State::Runnable => {
-                let notify = e.notify;
+        match self.slice_env[p as usize] {
+            Some(s) if self.envs[s].state() == State::Runnable => {
+                let notify = self.envs[s].notify;
                 self.slices.position = p as u64;
                 self.switch_to(s);
                 if notify != 0 {
@@ -168,26 +168,24 @@ impl Kernel {
     }
 
     /// The next runnable environment that owns no slice, taking turns.
-    fn spare(&mut self) -> Option<usize> {
+    fn spare(&mut self) -> Option<Slot> {
         let start = self.spare_next;
-        let s = (0..ENV_SLOTS).map(|i| (start + i) % ENV_SLOTS).find(|&s| {
+        let s = (0..ENV_SLOTS).filter_map(|i| Slot::new((start + i) % ENV_SLOTS)).find(|&s| {
             let e = &self.envs[s];
             e.state() == State::Runnable && e.slices == 0
         })?;
-        self.spare_next = (s + 1) % ENV_SLOTS;
+        self.spare_next = (s.index() + 1) % ENV_SLOTS;
         Some(s)
     }
 
     /// Makes slot `s` the running environment.
-    pub fn switch_to(&mut self, s: usize) {
+    pub fn switch_to(&mut self, s: Slot) {
         if s == self.current {
             return;
         }
         // Saved even when the old environment just ended: harmless (its slot
         // is reset before reuse) and it keeps the common path branch-free.
-        // (`current` is always a slot number: the mask only spares a bounds
-        // check on this measured path.)
-        let old = &mut self.envs[self.current & (ENV_SLOTS - 1)];
+        let old = &mut self.envs[self.current];
         old.switched_out = old.switched_out.wrapping_add(1);
         fpu::save(&mut old.fpu);
         (old.fs_base, old.gs_base) = fpu::save_bases();

@@ -1,6 +1,6 @@
 //! The kernel's state, in one place.
 
-use crate::env::Env;
+use crate::env::{Env, Slot};
 use crate::frames::Frames;
 use abi::tables::{EnvInfo, KernelInfo};
 use core::mem::MaybeUninit;
@@ -19,21 +19,21 @@ pub struct Kernel {
     /// Frame of the kernel's PML4 (the template for shared slots).
     pub kernel_pml4: u64,
     /// Slot of the running environment.
-    pub current: usize,
+    pub current: Slot,
     /// Slot of the first environment.
-    pub root: usize,
+    pub root: Slot,
     /// The exposed time-slice vector and clock.
     pub slices: &'static mut abi::tables::SliceVector,
     pub clock: &'static mut abi::tables::Clock,
-    /// Environment slot owning each slice (`env::NONE` when free), and for
-    /// each position the next owned position after it. Both have 256
-    /// entries so that a `u8` position indexes them without a bounds check
-    /// on the yield path; entries past `SLICES` stay free.
-    pub slice_env: [u16; 256],
+    /// Environment slot owning each slice, and for each position the next
+    /// owned position after it (`NO_SLICE`: none). Both have 256 entries so
+    /// that a `u8` position indexes them without a bounds check on the yield
+    /// path; entries past `SLICES` stay free.
+    pub slice_env: [Option<Slot>; 256],
     pub next_used: [u8; 256],
     /// The slot told its slice is over, which must give up the CPU before
-    /// the next tick (`env::NONE`: none), and its `switched_out` count then.
-    pub grace_env: u16,
+    /// the next tick, and its `switched_out` count then.
+    pub grace_env: Option<Slot>,
     pub grace_mark: u32,
     /// Where the search for an environment to run in spare time (see
     /// `Kernel::spare`) starts next, so such environments take turns.

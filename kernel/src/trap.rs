@@ -115,7 +115,7 @@ impl Kernel {
         let Some(p) = parent else {
             return self.exit_current(code);
         };
-        let id = self.envs[c].id();
+        let id = self.envs[c].id().raw();
         self.env_destroy(c, Some(code));
         self.queue_interrupt(p, bits, id);
         self.schedule();

@@ -6,7 +6,7 @@
 //! next slices; after repeated offences it is destroyed.
 
 use crate::arch::trap::TrapFrame;
-use crate::env::{notify, State, NONE};
+use crate::env::{notify, Slot, State};
 use crate::state::Kernel;
 use abi::exception::{critical, vector, ExceptionFrame};
 use abi::tables::FAULT_EXIT_BASE;
@@ -18,7 +18,7 @@ const MAX_OFFENCES: u8 = 3;
 
 impl Kernel {
     /// The save area of slot `s`, if it has a handler.
-    fn save_area(&mut self, s: usize) -> Option<&'static mut ExceptionFrame> {
+    fn save_area(&mut self, s: Slot) -> Option<&'static mut ExceptionFrame> {
         let save = self.envs[s].exc.save;
         // SAFETY: `exc.save` is the kernel address of the registered save
         // area, in a frame pinned while it is registered.
@@ -31,7 +31,7 @@ impl Kernel {
     /// the handler live. Returns false if it cannot be delivered now (no
     /// handler, handler busy, or upcalls off for a critical section).
     #[inline(never)] // off the yield fast path, which only tests for it
-    pub fn upcall(&mut self, s: usize, vector: u64, code: u64) -> bool {
+    pub fn upcall(&mut self, s: Slot, vector: u64, code: u64) -> bool {
         let Some(frame) = self.save_area(s) else { return false };
         let asynchronous = vector != vector::SYSCALL;
         if asynchronous && frame.upcalls_off & critical::IN_SECTION != 0 {
@@ -58,7 +58,7 @@ impl Kernel {
     /// interrupts go first; otherwise (or if they cannot be delivered) the
     /// start-of-slice upcall.
     #[inline(never)] // off the yield fast path, which only tests for it
-    pub fn slice_starts(&mut self, s: usize) {
+    pub fn slice_starts(&mut self, s: Slot) {
         if self.deliver_interrupts(s) {
             return;
         }
@@ -69,7 +69,7 @@ impl Kernel {
 
     /// Delivers slot `s`'s queued interrupt bits as an `INTERRUPT` upcall if
     /// its handler can take one now (see `PCT_INTERRUPT`).
-    pub fn deliver_interrupts(&mut self, s: usize) -> bool {
+    pub fn deliver_interrupts(&mut self, s: Slot) -> bool {
         let e = &self.envs[s];
         if e.interrupts == 0 || e.state() != State::Runnable {
             return false;
@@ -85,7 +85,7 @@ impl Kernel {
         true
     }
 
-    fn clear_interrupts(&mut self, s: usize) {
+    fn clear_interrupts(&mut self, s: Slot) {
         let e = &mut self.envs[s];
         e.interrupts = 0;
         e.notify &= !notify::INTERRUPTS;
@@ -127,8 +127,8 @@ impl Kernel {
         self.check_reclaims();
         self.check_console();
         let c = self.current;
-        let offender = self.grace_env == c as u16 && self.envs[c].switched_out == self.grace_mark;
-        self.grace_env = NONE;
+        let offender = self.grace_env == Some(c) && self.envs[c].switched_out == self.grace_mark;
+        self.grace_env = None;
         if offender && self.offend(c) {
             return;
         }
@@ -139,7 +139,7 @@ impl Kernel {
             // Its slice is over: tell it, and give it until the next tick.
             // (A critical section defers the upcall; the deadline stands.)
             self.upcall(c, vector::END_OF_SLICE, 0);
-            self.grace_env = c as u16;
+            self.grace_env = Some(c);
             self.grace_mark = self.envs[c].switched_out;
             return;
         }
@@ -149,7 +149,7 @@ impl Kernel {
     /// Slot `c` kept the CPU past its grace period: it skips its next
     /// slices, or ends after repeated offences. Returns true if it ended
     /// (another environment then runs).
-    fn offend(&mut self, c: usize) -> bool {
+    fn offend(&mut self, c: Slot) -> bool {
         let e = &mut self.envs[c];
         e.offences += 1;
         let (id, n) = (e.id(), e.offences);
@@ -166,7 +166,7 @@ impl Kernel {
 
     /// Called when the scheduler reaches a slice of a penalised slot: the
     /// slice is skipped; the last skipped one restores it.
-    pub fn serve_penalty(&mut self, s: usize) {
+    pub fn serve_penalty(&mut self, s: Slot) {
         let e = &mut self.envs[s];
         e.penalty = e.penalty.saturating_sub(1);
         if e.penalty == 0 {

@@ -32,7 +32,7 @@ pct_fast:
     addq %rcx, %r11
     cmpl %edi, {id}(%r11)
     jne 9f
-    movq {kernel}+{current}(%rip), %rcx
+    movzwl {kernel}+{current}(%rip), %ecx
     cmpq %rcx, %rax
     je 9f
     cmpl ${waiting}, {state}(%r11)
@@ -104,7 +104,7 @@ pct_fast:
     leaq {tf_size}(%r11), %rcx
     movq %rcx, %gs:{cur_tf_top}
     movq %rcx, {tss}+{rsp0}(%rip)
-    movq %rax, {kernel}+{current}(%rip)
+    movw %ax, {kernel}+{current}(%rip)
     /* Enter the target with the message registers as they are. */
     movq %gs:{kstack_top}, %rsp
     pushq ${user_ss}

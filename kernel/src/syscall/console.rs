@@ -34,7 +34,7 @@ pub fn console_read(k: &mut Kernel, Args([ptr, len, ..]): Args) -> Result<u64, E
 }
 
 pub fn self_id(k: &mut Kernel, _: Args) -> Result<u64, Error> {
-    Ok(k.envs[k.current].id() as u64)
+    Ok(k.envs[k.current].id().raw() as u64)
 }
 
 pub fn shutdown(k: &mut Kernel, Args([code, cred, ..]): Args) -> Result<u64, Error> {
@@ -51,6 +51,6 @@ pub fn console_notify(k: &mut Kernel, Args([env, bits, cred, ..]): Args) -> Resu
     if k.envs[s].exc.save == 0 {
         return Err(Error::BadState);
     }
-    k.console_notify = (if bits == 0 { 0 } else { k.envs[s].id() }, bits);
+    k.console_notify = (if bits == 0 { 0 } else { k.envs[s].id().raw() }, bits);
     Ok(0)
 }

@@ -26,11 +26,8 @@ pub fn slice_alloc(k: &mut Kernel, Args([env, pos, cred, ..]): Args) -> Result<u
 
 pub fn slice_free(k: &mut Kernel, Args([pos, cred, ..]): Args) -> Result<u64, Error> {
     let p = usize::try_from(pos).ok().filter(|&p| p < SLICES).ok_or(Error::NoSlice)?;
-    let owner = k.slice_env[p];
-    if owner == crate::env::NONE {
-        return Err(Error::NotPermitted);
-    }
-    k.caps.check(k.cred(cred)?, k.envs[owner as usize].guard, rights::WRITE)?;
+    let owner = k.slice_env[p].ok_or(Error::NotPermitted)?;
+    k.caps.check(k.cred(cred)?, k.envs[owner].guard, rights::WRITE)?;
     k.slice_free(p);
     Ok(0)
 }

@@ -17,7 +17,7 @@ pub fn env_create(k: &mut Kernel, Args([cred, ..]): Args) -> Result<u64, Error> 
     k.caps.check(k.cred(cred)?, k.envs[me].guard, rights::GRANT)?;
     let s = k.env_create(Some(me))?;
     k.kinfo.free_frames = k.frames.free_count();
-    Ok(k.envs[s].id() as u64)
+    Ok(k.envs[s].id().raw() as u64)
 }
 
 pub fn env_destroy(k: &mut Kernel, Args([env, cred, ..]): Args) -> Result<u64, Error> {

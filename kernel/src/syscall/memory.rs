@@ -4,6 +4,7 @@
 
 use super::Args;
 use crate::cap::{rights as caprights, CapRef};
+use crate::env::Slot;
 use crate::mm::PhysTables;
 use crate::pagetable::{self, NO_EXEC, WRITABLE};
 use crate::state::Kernel;
@@ -19,8 +20,8 @@ impl Kernel {
 
     /// Maps `frame` at `va` in slot `s`'s space with page-table rights
     /// `pte`, counting the mapping; tables are charged to `s`.
-    fn bind(&mut self, s: usize, va: u64, frame: u64, pte: u64) -> Result<u64, Error> {
-        let id = self.envs[s].id();
+    fn bind(&mut self, s: Slot, va: u64, frame: u64, pte: u64) -> Result<u64, Error> {
+        let id = self.envs[s].id().raw();
         self.frames.add_ref(frame)?;
         let frames = &mut self.frames;
         let r = pagetable::map(&mut PhysTables, self.envs[s].pml4, va, frame << 12 | pte, &mut || {
@@ -56,13 +57,13 @@ impl Kernel {
             }
             let o = self.frame_arg(f, cred, need, true)?;
             if self.caps.check(self.cred(cred)?, self.envs[o].guard, need).is_ok() {
-                covered = self.envs[o].id();
+                covered = self.envs[o].id().raw();
             }
         }
         Ok(())
     }
 
-    fn flush(&self, env: usize, va: u64) {
+    fn flush(&self, env: Slot, va: u64) {
         if env == self.current {
             crate::arch::cpu::invlpg(va);
         }
@@ -72,7 +73,7 @@ impl Kernel {
 pub fn frame_alloc(k: &mut Kernel, Args([owner, frame, cred, ..]): Args) -> Result<u64, Error> {
     let s = k.env_arg(owner, cred)?;
     let want = if frame == FRAME_ANY { None } else { Some(frame) };
-    let f = k.frames.alloc(want, k.envs[s].id(), frame_state::USER)?;
+    let f = k.frames.alloc(want, k.envs[s].id().raw(), frame_state::USER)?;
     // SAFETY: a frame just allocated, in the physical window, that no
     // mapping refers to yet: cleared so no earlier contents leak.
     unsafe { core::ptr::write_bytes(crate::mm::phys::<u8>(f << 12), 0, 4096) };
