@@ -9,6 +9,7 @@
 
 use crate::arch::cpu;
 use crate::env::State;
+use crate::frames::Frame;
 use crate::state::Kernel;
 use abi::tables::{env_slot, frame_state};
 
@@ -32,7 +33,7 @@ impl Kernel {
         let mut free = 0u64;
         let mut orphaned = 0u64;
         for f in 0..self.frames.len() {
-            let Some(fi) = self.frames.info(f) else { continue };
+            let Some(fi) = self.frames.info(Frame::new(f)) else { continue };
             match fi.state {
                 frame_state::FREE => free += 1,
                 frame_state::USER | frame_state::PAGE_TABLE if fi.owner != 0 && gone(fi.owner) => {

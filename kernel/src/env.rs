@@ -5,7 +5,8 @@
 use crate::arch::fpu::FpuState;
 use crate::arch::gdt::{USER_CS, USER_SS};
 use crate::arch::trap::TrapFrame;
-use crate::cap::{rights, CList, CapRef};
+use crate::cap::{CList, CapRef, Rights};
+use crate::frames::Frame;
 use crate::mm::{self, PhysTables};
 use crate::pagetable::{self, Tables};
 use crate::state::Kernel;
@@ -16,6 +17,10 @@ use abi::Error;
 /// "No environment" in `Env::waiting_on`, which `pct_fast` reads as a raw
 /// `u16` (everywhere else: `Option<Slot>`).
 const NONE: u16 = u16::MAX;
+
+/// The address space of an environment that has none (free, or an exited
+/// zombie): frame 0 is never a page table (it is reserved below 1 MiB).
+const NO_TABLES: Frame = Frame::new(0);
 
 /// An index into the environment table, always below `ENV_SLOTS`: the
 /// tables indexed by it need no bounds check.
@@ -144,9 +149,9 @@ pub struct Env {
     pub tf: TrapFrame,
     pub exc: ExcTarget,
     /// The frame holding the save area, pinned while registered.
-    pub exc_frame: Option<u64>,
+    pub exc_frame: Option<Frame>,
     /// The frame holding its repossession vector, pinned while registered.
-    pub repo_vector: Option<u64>,
+    pub repo_vector: Option<Frame>,
     pub fpu: FpuState,
     pub fs_base: u64,
     pub gs_base: u64,
@@ -157,7 +162,7 @@ pub struct Env {
     generation: u32,
     /// Frame of the top-level page table, and its physical address (the
     /// value loaded into CR3 on a switch).
-    pub pml4: u64,
+    pub pml4: Frame,
     pub cr3: u64,
     /// The slot whose reply this environment awaits after a synchronous
     /// protected control transfer (`NONE` when not waiting).
@@ -253,7 +258,7 @@ impl Env {
         state: State::Free,
         exit_code: 0,
         generation: 0,
-        pml4: 0,
+        pml4: NO_TABLES,
         cr3: 0,
         waiting_on: NONE,
         slices: 0,
@@ -326,8 +331,8 @@ impl Kernel {
         let id =
             EnvId(if raw == 0 || env_slot(raw) != s.index() { s.0 as u32 + ENV_SLOTS as u32 } else { raw });
         let guard = match creator {
-            None => self.caps.create_root(rights::ALL)?,
-            Some(c) => self.caps.derive(self.envs[c].guard, rights::ALL)?,
+            None => self.caps.create_root(Rights::ALL)?,
+            Some(c) => self.caps.derive(self.envs[c].guard, Rights::ALL)?,
         };
         let pml4 = match self.frames.alloc(None, id.0, frame_state::PAGE_TABLE) {
             Ok(f) => f,
@@ -342,7 +347,8 @@ impl Kernel {
         let table = tables.table(pml4);
         table.fill(0);
         table[mm::SHARED_SLOTS].copy_from_slice(&shared[mm::SHARED_SLOTS]);
-        table[mm::SELF_MAP_SLOT] = pml4 << 12 | pagetable::PRESENT | pagetable::USER | pagetable::NO_EXEC;
+        table[mm::SELF_MAP_SLOT] =
+            pagetable::entry(pml4, pagetable::PRESENT | pagetable::USER | pagetable::NO_EXEC);
         let e = &mut self.envs[s];
         *e = Env::EMPTY;
         e.generation = generation;
@@ -350,7 +356,7 @@ impl Kernel {
         e.parent = parent;
         e.state = State::Stopped;
         e.pml4 = pml4;
-        e.cr3 = pml4 << 12;
+        e.cr3 = pml4.addr();
         e.tf.cs = USER_CS as u64;
         e.tf.ss = USER_SS as u64;
         e.tf.rflags = FORCED_FLAGS;
@@ -414,7 +420,7 @@ impl Kernel {
             self.frames.drop_ref(f);
         }
         self.frames.release_owner(id.0);
-        self.envs[s].pml4 = 0;
+        self.envs[s].pml4 = NO_TABLES;
     }
 
     fn free_slot(&mut self, s: Slot) {

@@ -3,7 +3,7 @@
 use crate::arch::{apic, fpu, gdt, idt, percpu, serial, syscall, trap};
 use crate::bootinfo::{BootInfo, Phys};
 use crate::env::Slot;
-use crate::frames::{Frames, Link};
+use crate::frames::{Frame, Frames, Link};
 use crate::mm::{self, EarlyAlloc};
 use crate::state::{self, Kernel};
 use abi::layout::{BOOTFS_VA, CLOCK_VA, ENV_TABLE_VA, FRAME_TABLE_VA, KINFO_VA, SLICES_VA};
@@ -33,11 +33,11 @@ fn pages(bytes: u64) -> u64 {
 }
 
 /// A kernel slice of `len` elements over frames starting at `first`.
-fn table<T>(first: u64, len: usize) -> &'static mut [T] {
+fn table<T>(first: Frame, len: usize) -> &'static mut [T] {
     // SAFETY: `first` starts a run of zeroed frames from the early
     // allocator large enough for `len` elements, used only through this
     // slice; all-zero bytes are a valid value of the table types used here.
-    unsafe { core::slice::from_raw_parts_mut(mm::phys::<T>(first << 12), len) }
+    unsafe { core::slice::from_raw_parts_mut(mm::frame_ptr::<T>(first), len) }
 }
 
 /// The boot, one phase per line (xv6 `main.c` style).
@@ -82,18 +82,18 @@ fn boot_info(magic: u32, info: u32) -> BootInfo {
 /// environment table), and of the frame table's private companions.
 struct Exposed {
     nframes: u64,
-    frame_table: u64,
-    links: u64,
-    shares: u64,
-    kinfo: u64,
-    slices: u64,
-    clock: u64,
-    env_table: u64,
+    frame_table: Frame,
+    links: Frame,
+    shares: Frame,
+    kinfo: Frame,
+    slices: Frame,
+    clock: Frame,
+    env_table: Frame,
 }
 
 impl Exposed {
     /// Allocates the tables and maps them at their fixed addresses.
-    fn map(boot: &BootInfo, kernel_pml4: u64, early: &mut EarlyAlloc) -> Exposed {
+    fn map(boot: &BootInfo, kernel_pml4: Frame, early: &mut EarlyAlloc) -> Exposed {
         let nframes = boot.ram().iter().map(|r| r.end).max().unwrap_or(0) / 4096;
         let ft_pages = pages(nframes * core::mem::size_of::<FrameInfo>() as u64);
         let et_pages = pages((ENV_SLOTS * core::mem::size_of::<EnvInfo>()) as u64);
@@ -120,25 +120,25 @@ impl Exposed {
 /// and the frames it is mapped from.
 struct BootFs {
     loaded: crate::bootinfo::Region,
-    frame: u64,
+    frame: Frame,
     len: u64,
 }
 
 impl BootFs {
     /// Maps the boot module read-only for everyone (copied first if the
     /// loader did not page-align it).
-    fn map(boot: &BootInfo, kernel_pml4: u64, early: &mut EarlyAlloc) -> BootFs {
+    fn map(boot: &BootInfo, kernel_pml4: Frame, early: &mut EarlyAlloc) -> BootFs {
         let loaded = boot.module.unwrap_or_default();
         let len = loaded.end - loaded.start;
         let frame = if loaded.start.is_multiple_of(4096) {
-            loaded.start >> 12
+            Frame::containing(loaded.start)
         } else {
             let f = early.alloc(pages(len));
             // SAFETY: both ranges are RAM in the physical window and disjoint.
             unsafe {
                 core::ptr::copy_nonoverlapping(
                     mm::phys::<u8>(loaded.start),
-                    mm::phys::<u8>(f << 12),
+                    mm::frame_ptr::<u8>(f),
                     len as usize,
                 )
             };
@@ -156,11 +156,12 @@ fn frame_table(boot: &BootInfo, t: &Exposed, bootfs: &BootFs, early: &EarlyAlloc
     let mut frames = Frames::new(table(t.frame_table, n), table(t.links, n));
     for r in boot.ram() {
         for f in (r.start.max(1 << 20) >> 12)..(r.end >> 12) {
-            frames.release_reserved(f);
+            frames.release_reserved(Frame::new(f));
         }
     }
-    let module_frames = (bootfs.loaded.start >> 12)..pages(bootfs.loaded.end);
-    for f in mm::image_frames().chain(module_frames).chain((early.start >> 12)..(early.next >> 12)) {
+    let module = (bootfs.loaded.start >> 12)..pages(bootfs.loaded.end);
+    let early_frames = (early.start >> 12)..(early.next >> 12);
+    for f in mm::image_frames().chain(module.chain(early_frames).map(Frame::new)) {
         frames.claim_for_kernel(f);
     }
     frames
@@ -173,7 +174,7 @@ fn kernel_state(
     t: Exposed,
     bootfs: &BootFs,
     frames: Frames<'static>,
-    kernel_pml4: u64,
+    kernel_pml4: Frame,
 ) -> Kernel {
     let kinfo: &'static mut KernelInfo = &mut table(t.kinfo, 1)[0];
     kinfo.frames = t.nframes;
@@ -214,11 +215,11 @@ fn kernel_state(
 }
 
 /// Starts the clock and the first environment, and makes it current.
-fn start(k: &mut Kernel, cmdline: &[u8], bootfs_frame: u64, bootfs_len: u64) {
+fn start(k: &mut Kernel, cmdline: &[u8], bootfs_frame: Frame, bootfs_len: u64) {
     start_clock(k);
     // SAFETY: the boot module is mapped in the physical window and never
     // written: it is kernel-owned and exposed read-only.
-    let fs = unsafe { core::slice::from_raw_parts(mm::phys::<u8>(bootfs_frame << 12), bootfs_len as usize) };
+    let fs = unsafe { core::slice::from_raw_parts(mm::frame_ptr::<u8>(bootfs_frame), bootfs_len as usize) };
     if cmdline.split(|&b| b == b' ').any(|w| w == b"selftest=jit") {
         let (programs, runs) = (3000, 4);
         let accepted = crate::selftest::jit(k, programs, runs, 0x5e1f);

@@ -2,7 +2,7 @@
 //! the CPU from one environment to another chosen one, atomically, without
 //! touching the registers that carry the message.
 
-use crate::cap::rights;
+use crate::cap::Rights;
 use crate::env::{notify, Slot, State};
 use crate::state::Kernel;
 use abi::syscall::{PCT_INTERRUPT, PCT_SYNC};
@@ -48,7 +48,7 @@ impl Kernel {
             // The callee decides who may call it.
             let guard = self.envs[t].pct_guard;
             if !guard.is_none() {
-                self.caps.check(self.cred(cred)?, guard, rights::READ)?;
+                self.caps.check(self.cred(cred)?, guard, Rights::READ)?;
             }
         }
         let granted = if grant == 0 { u64::MAX } else { self.grant(grant - 1, t)? };
@@ -89,7 +89,7 @@ impl Kernel {
         }
         let guard = e.pct_guard;
         if !guard.is_none() {
-            self.caps.check(self.cred(cred)?, guard, rights::READ)?;
+            self.caps.check(self.cred(cred)?, guard, Rights::READ)?;
         }
         let from = self.envs[self.current].id().raw();
         self.queue_interrupt(t, bits, from);
@@ -112,7 +112,7 @@ impl Kernel {
             return None;
         }
         if !e.pct_guard.is_none() {
-            self.caps.check(self.cred(cred).ok()?, e.pct_guard, rights::READ).ok()?;
+            self.caps.check(self.cred(cred).ok()?, e.pct_guard, Rights::READ).ok()?;
         }
         Some(p)
     }

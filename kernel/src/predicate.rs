@@ -7,6 +7,7 @@
 //! with no recompilation (paper 002 §4.6.12).
 
 use crate::env::{Slot, State};
+use crate::frames::Frame;
 use crate::mm::{self, PhysTables};
 use crate::pagetable::{self, USER};
 use crate::state::Kernel;
@@ -47,7 +48,7 @@ pub struct Predicate {
     compiled: usize,
     /// Kernel addresses of its regions, and the pinned frames under them.
     regions: [u64; PRED_REGIONS],
-    frames: [u64; PRED_REGIONS],
+    frames: [Frame; PRED_REGIONS],
     nregions: usize,
 }
 
@@ -56,7 +57,7 @@ impl Predicate {
         owner: 0,
         compiled: 0,
         regions: [0; PRED_REGIONS],
-        frames: [0; PRED_REGIONS],
+        frames: [Frame::new(0); PRED_REGIONS],
         nregions: 0,
     };
 }
@@ -95,7 +96,7 @@ impl Kernel {
                 return Err(Error::BadPointer);
             }
             p.frames[i] = pagetable::frame_of(pte);
-            p.regions[i] = mm::phys::<u8>((p.frames[i] << 12) + d.va % 4096) as u64;
+            p.regions[i] = mm::phys::<u8>(p.frames[i].addr() + d.va % 4096) as u64;
             sizes[i] = d.len as u32;
         }
         p.nregions = descs.len();

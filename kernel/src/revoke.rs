@@ -5,7 +5,8 @@
 //! library can fix its mappings. A few frames are guaranteed and never
 //! taken.
 
-use crate::env::Slot;
+use crate::env::{Slot, State};
+use crate::frames::Frame;
 use crate::mm::{self, PhysTables};
 use crate::pagetable;
 use crate::state::Kernel;
@@ -69,7 +70,8 @@ impl Kernel {
             let Some(s) = r.env else {
                 continue;
             };
-            let alive = self.envs[s].id().raw() == r.id && self.envs[s].pml4 != 0;
+            let e = &self.envs[s];
+            let alive = e.id().raw() == r.id && !matches!(e.state(), State::Exited | State::Free);
             let owned = self.frames.owned_count(r.id);
             if !alive || owned <= r.target {
                 self.reclaims[i] = Reclaim::NONE;
@@ -88,7 +90,7 @@ impl Kernel {
     fn repossess(&mut self, s: Slot, n: u64) {
         let spare = self.user_frames(s).saturating_sub(GUARANTEED_FRAMES);
         let id = self.envs[s].id().raw();
-        let mut chosen = [u64::MAX; 64];
+        let mut chosen = [Frame::new(u64::MAX); 64];
         let candidates = self
             .frames
             .owned(id)
@@ -114,7 +116,7 @@ impl Kernel {
                 }
                 frames.drop_ref(f);
                 if frames.free(f).is_ok() {
-                    taken[count] = Repossessed { va, frame: f };
+                    taken[count] = Repossessed { va, frame: f.number() };
                     count += 1;
                 }
             }
@@ -125,7 +127,7 @@ impl Kernel {
             if self.frames.info(f).is_some_and(|i| i.owner == id && i.refs == 0)
                 && self.frames.free(f).is_ok()
             {
-                taken[count] = Repossessed { va: 0, frame: f };
+                taken[count] = Repossessed { va: 0, frame: f.number() };
                 count += 1;
             }
         }
@@ -133,7 +135,7 @@ impl Kernel {
         if let Some(v) = self.envs[s].repo_vector {
             // SAFETY: the registered vector page is pinned while registered
             // and only the kernel and its owner write it.
-            let vec = unsafe { &mut *mm::phys::<RepossessionVector>(v << 12) };
+            let vec = unsafe { &mut *mm::frame_ptr::<RepossessionVector>(v) };
             for t in &taken[..count] {
                 if let Some(slot) = vec.entries.get_mut(vec.count as usize) {
                     *slot = *t;

@@ -17,7 +17,7 @@ pub struct Kernel {
     /// The exposed kernel information page.
     pub kinfo: &'static mut KernelInfo,
     /// Frame of the kernel's PML4 (the template for shared slots).
-    pub kernel_pml4: u64,
+    pub kernel_pml4: crate::frames::Frame,
     /// Slot of the running environment.
     pub current: Slot,
     /// Slot of the first environment.

@@ -2,12 +2,13 @@
 //! §3.3).
 
 use super::Args;
+use crate::cap::Rights;
 use crate::state::Kernel;
 use abi::Error;
 
 pub fn cap_derive(k: &mut Kernel, Args([slot, rights, ..]): Args) -> Result<u64, Error> {
     let parent = k.cred(slot)?;
-    let rights = u32::try_from(rights).map_err(|_| Error::BadFlags)?;
+    let rights = Rights::from_bits(rights)?;
     let c = k.caps.derive(parent, rights)?;
     let me = k.current;
     k.envs[me].clist.insert(k.caps, c).inspect_err(|_| {

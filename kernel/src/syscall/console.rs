@@ -4,7 +4,7 @@
 
 use super::Args;
 use crate::arch::serial;
-use crate::cap::rights;
+use crate::cap::Rights;
 use crate::state::Kernel;
 use crate::uaccess;
 use abi::Error;
@@ -39,14 +39,14 @@ pub fn self_id(k: &mut Kernel, _: Args) -> Result<u64, Error> {
 
 pub fn shutdown(k: &mut Kernel, Args([code, cred, ..]): Args) -> Result<u64, Error> {
     let root = k.root;
-    k.caps.check(k.cred(cred)?, k.envs[root].guard, rights::WRITE)?;
+    k.caps.check(k.cred(cred)?, k.envs[root].guard, Rights::WRITE)?;
     crate::kprintln!("shutdown requested with code {}", code as i64);
     k.power_off(code as i64)
 }
 
 pub fn console_notify(k: &mut Kernel, Args([env, bits, cred, ..]): Args) -> Result<u64, Error> {
     let root = k.root;
-    k.caps.check(k.cred(cred)?, k.envs[root].guard, rights::WRITE)?;
+    k.caps.check(k.cred(cred)?, k.envs[root].guard, Rights::WRITE)?;
     let s = k.env_slot(env)?;
     if k.envs[s].exc.save == 0 {
         return Err(Error::BadState);

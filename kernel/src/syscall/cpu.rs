@@ -1,7 +1,7 @@
 //! The CPU: yielding, time slices, exit, and protected control transfer.
 
 use super::Args;
-use crate::cap::rights;
+use crate::cap::Rights;
 use crate::env::notify;
 use crate::state::Kernel;
 use abi::layout::{USER_END, USER_MIN};
@@ -27,7 +27,7 @@ pub fn slice_alloc(k: &mut Kernel, Args([env, pos, cred, ..]): Args) -> Result<u
 pub fn slice_free(k: &mut Kernel, Args([pos, cred, ..]): Args) -> Result<u64, Error> {
     let p = usize::try_from(pos).ok().filter(|&p| p < SLICES).ok_or(Error::NoSlice)?;
     let owner = k.slice_env[p].ok_or(Error::NotPermitted)?;
-    k.caps.check(k.cred(cred)?, k.envs[owner].guard, rights::WRITE)?;
+    k.caps.check(k.cred(cred)?, k.envs[owner].guard, Rights::WRITE)?;
     k.slice_free(p);
     Ok(0)
 }

@@ -2,7 +2,7 @@
 //! subtrees, saved registers, and the exception entry point.
 
 use super::Args;
-use crate::cap::rights;
+use crate::cap::Rights;
 use crate::env::{user_rflags, ExcTarget, State};
 use crate::mm::PhysTables;
 use crate::pagetable::{self, USER, WRITABLE};
@@ -14,7 +14,7 @@ use abi::Error;
 
 pub fn env_create(k: &mut Kernel, Args([cred, ..]): Args) -> Result<u64, Error> {
     let me = k.current;
-    k.caps.check(k.cred(cred)?, k.envs[me].guard, rights::GRANT)?;
+    k.caps.check(k.cred(cred)?, k.envs[me].guard, Rights::GRANT)?;
     let s = k.env_create(Some(me))?;
     k.kinfo.free_frames = k.frames.free_count();
     Ok(k.envs[s].id().raw() as u64)
@@ -30,7 +30,7 @@ pub fn env_destroy(k: &mut Kernel, Args([env, cred, ..]): Args) -> Result<u64, E
 }
 
 pub fn env_set_regs(k: &mut Kernel, Args([env, ptr, cred, ..]): Args) -> Result<u64, Error> {
-    let s = k.child_arg(env, cred, rights::WRITE)?;
+    let s = k.child_arg(env, cred, Rights::WRITE)?;
     let r: Regs = uaccess::read_value(k.pml4(), ptr)?;
     if r.rip >= USER_END || r.rsp >= 1 << 47 {
         return Err(Error::BadRegs);
@@ -47,14 +47,14 @@ pub fn env_set_regs(k: &mut Kernel, Args([env, ptr, cred, ..]): Args) -> Result<
 }
 
 pub fn env_get_regs(k: &mut Kernel, Args([env, ptr, cred, ..]): Args) -> Result<u64, Error> {
-    let s = k.child_arg(env, cred, rights::READ)?;
+    let s = k.child_arg(env, cred, Rights::READ)?;
     let regs = crate::trap::regs_of(&k.envs[s].tf);
     uaccess::write_value(k.pml4(), ptr, &regs)?;
     Ok(0)
 }
 
 pub fn env_run(k: &mut Kernel, Args([env, cred, ..]): Args) -> Result<u64, Error> {
-    let s = k.child_arg(env, cred, rights::WRITE)?;
+    let s = k.child_arg(env, cred, Rights::WRITE)?;
     if k.envs[s].state() != State::Stopped {
         return Err(Error::BadState);
     }
@@ -84,7 +84,7 @@ pub fn set_exception_handler(
         }
         let frame = pagetable::frame_of(pte);
         k.frames.add_ref(frame)?;
-        let kaddr = crate::mm::phys::<u8>((frame << 12) + save % PAGE_SIZE) as u64;
+        let kaddr = crate::mm::phys::<u8>(frame.addr() + save % PAGE_SIZE) as u64;
         Some((frame, ExcTarget { save: kaddr, entry, stack }))
     };
     let e = &mut k.envs[s];

@@ -3,8 +3,9 @@
 //! and protected sharing through share guards.
 
 use super::Args;
-use crate::cap::{rights as caprights, CapRef};
+use crate::cap::{CapRef, Rights};
 use crate::env::Slot;
+use crate::frames::Frame;
 use crate::mm::PhysTables;
 use crate::pagetable::{self, NO_EXEC, WRITABLE};
 use crate::state::Kernel;
@@ -14,19 +15,20 @@ use abi::tables::frame_state;
 use abi::Error;
 
 impl Kernel {
-    pub fn pml4(&self) -> u64 {
+    pub fn pml4(&self) -> Frame {
         self.envs[self.current].pml4
     }
 
     /// Maps `frame` at `va` in slot `s`'s space with page-table rights
     /// `pte`, counting the mapping; tables are charged to `s`.
-    fn bind(&mut self, s: Slot, va: u64, frame: u64, pte: u64) -> Result<u64, Error> {
+    fn bind(&mut self, s: Slot, va: u64, frame: Frame, pte: u64) -> Result<u64, Error> {
         let id = self.envs[s].id().raw();
         self.frames.add_ref(frame)?;
         let frames = &mut self.frames;
-        let r = pagetable::map(&mut PhysTables, self.envs[s].pml4, va, frame << 12 | pte, &mut || {
-            frames.alloc(None, id, frame_state::PAGE_TABLE)
-        });
+        let r =
+            pagetable::map(&mut PhysTables, self.envs[s].pml4, va, pagetable::entry(frame, pte), &mut || {
+                frames.alloc(None, id, frame_state::PAGE_TABLE)
+            });
         if let Err(e) = r {
             self.frames.drop_ref(frame);
             return Err(e);
@@ -42,7 +44,7 @@ impl Kernel {
     /// usually share one). Out of line: the common re-protection loop stays
     /// small.
     #[inline(never)]
-    fn check_widening(&self, pml4: u64, va: u64, pages: u64, cred: u64, need: u32) -> Result<(), Error> {
+    fn check_widening(&self, pml4: Frame, va: u64, pages: u64, cred: u64, need: Rights) -> Result<(), Error> {
         let mut covered = 0;
         for p in page_range(va, pages)? {
             let Some(old) = pagetable::lookup(&mut PhysTables, pml4, p) else { continue };
@@ -72,19 +74,20 @@ impl Kernel {
 
 pub fn frame_alloc(k: &mut Kernel, Args([owner, frame, cred, ..]): Args) -> Result<u64, Error> {
     let s = k.env_arg(owner, cred)?;
-    let want = if frame == FRAME_ANY { None } else { Some(frame) };
+    let want = if frame == FRAME_ANY { None } else { Some(Frame::new(frame)) };
     let f = k.frames.alloc(want, k.envs[s].id().raw(), frame_state::USER)?;
     // SAFETY: a frame just allocated, in the physical window, that no
     // mapping refers to yet: cleared so no earlier contents leak.
-    unsafe { core::ptr::write_bytes(crate::mm::phys::<u8>(f << 12), 0, 4096) };
-    k.frame_share[f as usize] = CapRef::NONE;
+    unsafe { core::ptr::write_bytes(crate::mm::frame_ptr::<u8>(f), 0, 4096) };
+    k.frame_share[f.number() as usize] = CapRef::NONE;
     k.kinfo.free_frames = k.frames.free_count();
     k.publish(s);
-    Ok(f)
+    Ok(f.number())
 }
 
 pub fn frame_free(k: &mut Kernel, Args([frame, cred, ..]): Args) -> Result<u64, Error> {
-    let owner = k.frame_arg(frame, cred, caprights::WRITE, false)?;
+    let frame = Frame::new(frame);
+    let owner = k.frame_arg(frame, cred, Rights::WRITE, false)?;
     k.frames.free(frame)?;
     k.kinfo.free_frames = k.frames.free_count();
     k.publish(owner);
@@ -92,12 +95,14 @@ pub fn frame_free(k: &mut Kernel, Args([frame, cred, ..]): Args) -> Result<u64, 
 }
 
 pub fn frame_share(k: &mut Kernel, Args([frame, slot, cred, ..]): Args) -> Result<u64, Error> {
-    k.frame_arg(frame, cred, caprights::WRITE, false)?;
-    k.frame_share[frame as usize] = k.guard_arg(slot)?;
+    let frame = Frame::new(frame);
+    k.frame_arg(frame, cred, Rights::WRITE, false)?;
+    k.frame_share[frame.number() as usize] = k.guard_arg(slot)?;
     Ok(0)
 }
 
 pub fn map(k: &mut Kernel, Args([env, va, frame, flags, env_cred, frame_cred]): Args) -> Result<u64, Error> {
+    let frame = Frame::new(frame);
     let s = k.env_arg(env, env_cred)?;
     let va = user_page(va)?;
     let pte = pte_rights(flags)?;
@@ -119,7 +124,7 @@ pub fn map_from(k: &mut Kernel, Args([env, va, src, flags, cred, ..]): Args) -> 
 }
 
 pub fn frames_reclaim(k: &mut Kernel, Args([env, n, cred, ..]): Args) -> Result<u64, Error> {
-    let s = k.child_arg(env, cred, caprights::WRITE)?;
+    let s = k.child_arg(env, cred, Rights::WRITE)?;
     k.reclaim(s, n)
 }
 

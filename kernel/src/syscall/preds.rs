@@ -1,7 +1,7 @@
 //! Downloaded wakeup predicates (see `predicate.rs`).
 
 use super::Args;
-use crate::cap::rights;
+use crate::cap::Rights;
 use crate::state::Kernel;
 use abi::Error;
 
@@ -10,7 +10,7 @@ pub fn pred_install(
     Args([insns, n, regions, nregions, cred, ..]): Args,
 ) -> Result<u64, Error> {
     let me = k.current;
-    k.caps.check(k.cred(cred)?, k.envs[me].guard, rights::WRITE)?;
+    k.caps.check(k.cred(cred)?, k.envs[me].guard, Rights::WRITE)?;
     k.pred_install(insns, n, regions, nregions)
 }
 
