@@ -21,8 +21,6 @@
 use super::cpu::wrmsr;
 use super::gdt::{KERNEL_CS, SYSRET_BASE};
 use super::percpu::PerCpu;
-use super::trap::TrapFrame;
-use core::arch::global_asm;
 use core::mem::offset_of;
 
 const EFER: u32 = 0xC000_0080;
@@ -32,7 +30,7 @@ const SFMASK: u32 = 0xC000_0084;
 /// Cleared on entry: IF, TF, DF, NT, AC.
 const ENTRY_FLAGS_CLEARED: u64 = 0x200 | 0x100 | 0x400 | 0x4000 | 0x4_0000;
 
-global_asm!(
+frame_asm!(
     r#"
     .section .text
     .global syscall_entry
@@ -89,28 +87,8 @@ syscall_entry:
     count = const abi::syscall::END - abi::syscall::BASE,
     table = sym crate::syscall::TABLE,
     reflect = sym crate::syscall::reflect,
-    kstack_top = const offset_of!(PerCpu, kstack_top),
     user_rsp = const offset_of!(PerCpu, user_rsp),
-    cur_tf = const offset_of!(PerCpu, cur_tf),
-    caller_tf = const offset_of!(PerCpu, caller_tf),
-    r15 = const offset_of!(TrapFrame, r15),
-    r14 = const offset_of!(TrapFrame, r14),
-    r13 = const offset_of!(TrapFrame, r13),
-    r12 = const offset_of!(TrapFrame, r12),
-    r10 = const offset_of!(TrapFrame, r10),
-    r9 = const offset_of!(TrapFrame, r9),
-    r8 = const offset_of!(TrapFrame, r8),
-    rbp = const offset_of!(TrapFrame, rbp),
-    rdi = const offset_of!(TrapFrame, rdi),
-    rsi = const offset_of!(TrapFrame, rsi),
-    rdx = const offset_of!(TrapFrame, rdx),
-    rbx = const offset_of!(TrapFrame, rbx),
-    rax = const offset_of!(TrapFrame, rax),
-    vector = const offset_of!(TrapFrame, vector),
-    rip = const offset_of!(TrapFrame, rip),
-    rflags = const offset_of!(TrapFrame, rflags),
-    rsp = const offset_of!(TrapFrame, rsp),
-    options(att_syntax)
+    caller_tf = const offset_of!(PerCpu, caller_tf)
 );
 
 unsafe extern "C" {

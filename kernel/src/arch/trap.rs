@@ -3,10 +3,8 @@
 //! the top of the current environment's saved-register area, so the frame
 //! *is* the environment's saved state: no copying on entry or switch.
 
-use super::percpu::PerCpu;
 use crate::env::{Env, ExcTarget};
 use abi::exception::{ExceptionFrame, Regs};
-use core::arch::global_asm;
 use core::mem::offset_of;
 
 /// An environment's saved user registers, in the order the stubs push them.
@@ -41,7 +39,7 @@ pub struct TrapFrame {
 const _: () = assert!(core::mem::size_of::<TrapFrame>() == 176);
 
 // Vectors for which the CPU pushes an error code.
-global_asm!(
+frame_asm!(
     r#"
     /* Pops a whole frame pushed by trap_common (and the vector and error
      * words), leaving the interrupt frame for IRETQ. */
@@ -186,26 +184,6 @@ resume_frame:
     sysret_from_rcx!(),
     from_user = sym crate::trap::from_user,
     from_kernel = sym crate::trap::from_kernel,
-    kstack_top = const offset_of!(PerCpu, kstack_top),
-    cur_tf = const offset_of!(PerCpu, cur_tf),
-    r15 = const offset_of!(TrapFrame, r15),
-    r14 = const offset_of!(TrapFrame, r14),
-    r13 = const offset_of!(TrapFrame, r13),
-    r12 = const offset_of!(TrapFrame, r12),
-    r10 = const offset_of!(TrapFrame, r10),
-    r9 = const offset_of!(TrapFrame, r9),
-    r8 = const offset_of!(TrapFrame, r8),
-    rbp = const offset_of!(TrapFrame, rbp),
-    rdi = const offset_of!(TrapFrame, rdi),
-    rsi = const offset_of!(TrapFrame, rsi),
-    rdx = const offset_of!(TrapFrame, rdx),
-    rbx = const offset_of!(TrapFrame, rbx),
-    rax = const offset_of!(TrapFrame, rax),
-    vector = const offset_of!(TrapFrame, vector),
-    cs = const offset_of!(TrapFrame, cs),
-    rip = const offset_of!(TrapFrame, rip),
-    rflags = const offset_of!(TrapFrame, rflags),
-    rsp = const offset_of!(TrapFrame, rsp),
     // exc_fast runs with rsp at the frame's `vector` word (the stub pushed
     // it last), the environment's `ExcTarget` right after its frame.
     v_rax = const offset_of!(TrapFrame, rax) as isize - V,
@@ -228,8 +206,7 @@ resume_frame:
     f_rip = const offset_of!(ExceptionFrame, regs) + offset_of!(Regs, rip),
     f_rflags = const offset_of!(ExceptionFrame, regs) + offset_of!(Regs, rflags),
     f_rsp = const offset_of!(ExceptionFrame, regs) + offset_of!(Regs, rsp),
-    page_fault = const abi::exception::vector::PAGE_FAULT,
-    options(att_syntax)
+    page_fault = const abi::exception::vector::PAGE_FAULT
 );
 
 /// Where exc_fast's stack pointer sits in the frame.
