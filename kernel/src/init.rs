@@ -202,7 +202,7 @@ fn kernel_state(
         root: Slot::new(0).expect("slot 0 exists"),
         slices: &mut table(t.slices, 1)[0],
         clock: &mut table(t.clock, 1)[0],
-        slice_env: [None; 256],
+        slice_env: crate::sched::SliceOwners::new(),
         next_used: [crate::sched::NO_SLICE; 256],
         grace_env: None,
         console_notify: (0, 0),

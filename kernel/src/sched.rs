@@ -21,6 +21,29 @@ use abi::Error;
 /// `slice_env`, so the yield path needs no test for it).
 pub const NO_SLICE: u8 = u8::MAX;
 
+/// Which environment owns each slice position. Kept as one `u16` per
+/// position (a free one holds a number no slot has), so that the yield path
+/// reads an owner with one load and one compare; everything else sees
+/// `Option<Slot>`.
+pub struct SliceOwners([u16; 256]);
+
+impl SliceOwners {
+    const FREE: u16 = u16::MAX;
+
+    pub const fn new() -> SliceOwners {
+        SliceOwners([Self::FREE; 256])
+    }
+
+    #[inline(always)]
+    pub fn get(&self, p: usize) -> Option<Slot> {
+        Slot::new(self.0[p & 255] as usize)
+    }
+
+    pub fn set(&mut self, p: usize, owner: Option<Slot>) {
+        self.0[p & 255] = owner.map_or(Self::FREE, |s| s.index() as u16);
+    }
+}
+
 /// Longest chain of synchronous calls followed to find who runs a slice.
 const MAX_DONATION_CHAIN: usize = 8;
 
@@ -28,11 +51,11 @@ impl Kernel {
     /// Gives slice `pos` (or any free one) to slot `s`.
     pub fn slice_alloc(&mut self, s: Slot, pos: Option<u64>) -> Result<u64, Error> {
         let p = match pos {
-            None => (0..SLICES).find(|&p| self.slice_env[p].is_none()).ok_or(Error::NoSlice)?,
-            Some(p) if (p as usize) < SLICES && self.slice_env[p as usize].is_none() => p as usize,
+            None => (0..SLICES).find(|&p| self.slice_env.get(p).is_none()).ok_or(Error::NoSlice)?,
+            Some(p) if (p as usize) < SLICES && self.slice_env.get(p as usize).is_none() => p as usize,
             Some(_) => return Err(Error::NoSlice),
         };
-        self.slice_env[p] = Some(s);
+        self.slice_env.set(p, Some(s));
         self.slices.owner[p] = self.envs[s].id().raw();
         self.envs[s].slices += 1;
         self.relink_slices();
@@ -42,7 +65,8 @@ impl Kernel {
 
     /// Frees slice `pos`.
     pub fn slice_free(&mut self, pos: usize) {
-        let owner = self.slice_env[pos].take();
+        let owner = self.slice_env.get(pos);
+        self.slice_env.set(pos, None);
         self.slices.owner[pos] = 0;
         self.relink_slices();
         if let Some(s) = owner {
@@ -57,7 +81,7 @@ impl Kernel {
             return;
         }
         for p in 0..SLICES {
-            if self.slice_env[p] == Some(s) {
+            if self.slice_env.get(p) == Some(s) {
                 self.slice_free(p);
             }
         }
@@ -66,14 +90,14 @@ impl Kernel {
     /// Recomputes, for every position, the next owned position after it
     /// (circularly), so advancing never scans free slices.
     fn relink_slices(&mut self) {
-        let Some(first) = (0..SLICES).find(|&p| self.slice_env[p].is_some()) else {
+        let Some(first) = (0..SLICES).find(|&p| self.slice_env.get(p).is_some()) else {
             self.next_used = [NO_SLICE; 256];
             return;
         };
         let mut next = first;
         for p in (0..SLICES).rev() {
             self.next_used[p] = next as u8;
-            if self.slice_env[p].is_some() {
+            if self.slice_env.get(p).is_some() {
                 next = p;
             }
         }
@@ -83,7 +107,7 @@ impl Kernel {
     /// calls wait on (transitively) — if that one can run. A penalised
     /// owner's slice is skipped (and counted).
     fn runner(&mut self, p: usize) -> Option<Slot> {
-        let mut s = self.slice_env[p]?;
+        let mut s = self.slice_env.get(p)?;
         match self.envs[s].state() {
             State::Penalized => {
                 self.serve_penalty(s);
@@ -109,7 +133,7 @@ impl Kernel {
         // Fast path: the next owned slice's owner can run itself. The slice
         // position lives only in the exposed vector.
         let p = self.next_used[self.slices.position as u8 as usize];
-        match self.slice_env[p as usize] {
+        match self.slice_env.get(p as usize) {
             Some(s) if self.envs[s].state() == State::Runnable => {
                 let notify = self.envs[s].notify;
                 self.slices.position = p as u64;

@@ -29,7 +29,7 @@ pub struct Kernel {
     /// owned position after it (`NO_SLICE`: none). Both have 256 entries so
     /// that a `u8` position indexes them without a bounds check on the yield
     /// path; entries past `SLICES` stay free.
-    pub slice_env: [Option<Slot>; 256],
+    pub slice_env: crate::sched::SliceOwners,
     pub next_used: [u8; 256],
     /// The slot told its slice is over, which must give up the CPU before
     /// the next tick, and its `switched_out` count then.
