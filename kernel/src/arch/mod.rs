@@ -1,27 +1,29 @@
 //! x86-64 specifics: boot, descriptor tables, entry stubs, timer and clock
 //! calibration, FPU.
 
-/// Leaves the kernel by SYSRETQ into the environment whose frame `rcx`
-/// points to, restoring the registers a system call preserves (the
-/// callee-saved ones must already hold the frame's values); rcx and r11
-/// carry rip and rflags, as the ABI allows. Assembly text for the two exits
-/// that use it (the system-call stub and `resume_frame`), whose operands
-/// must name the frame offsets.
-macro_rules! sysret_from_rcx {
-    () => {
-        r#"
-    movq {rflags}(%rcx), %r11
-    movq {rdi}(%rcx), %rdi
-    movq {rsi}(%rcx), %rsi
-    movq {rdx}(%rcx), %rdx
-    movq {r8}(%rcx), %r8
-    movq {r9}(%rcx), %r9
-    movq {r10}(%rcx), %r10
-    movq {rsp}(%rcx), %rsp
-    movq {rip}(%rcx), %rcx
-    swapgs
-    sysretq
-"#
+/// Leaves the kernel by SYSRETQ into the environment whose frame the
+/// register `base` (`"rcx"` or `"rsp"`) points to, restoring the registers
+/// a system call preserves (the callee-saved ones must already hold the
+/// frame's values); rcx and r11 carry rip and rflags, as the ABI allows.
+/// Assembly text for the two exits that use it (the system-call stub and
+/// `resume_frame`), inside `frame_asm!`.
+macro_rules! sysret {
+    ("rcx") => {
+        concat!(sysret!(restore "rcx"), "movq {rsp}(%rcx), %rsp\n movq {rip}(%rcx), %rcx\n swapgs\n sysretq\n")
+    };
+    ("rsp") => {
+        concat!(sysret!(restore "rsp"), "movq {rip}(%rsp), %rcx\n movq {rsp}(%rsp), %rsp\n swapgs\n sysretq\n")
+    };
+    (restore $base:literal) => {
+        concat!(
+            "movq {rflags}(%", $base, "), %r11\n",
+            "movq {rdi}(%", $base, "), %rdi\n",
+            "movq {rsi}(%", $base, "), %rsi\n",
+            "movq {rdx}(%", $base, "), %rdx\n",
+            "movq {r8}(%", $base, "), %r8\n",
+            "movq {r9}(%", $base, "), %r9\n",
+            "movq {r10}(%", $base, "), %r10\n",
+        )
     };
 }
 

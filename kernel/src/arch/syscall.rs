@@ -66,7 +66,7 @@ syscall_entry:
     cmpq %rcx, %gs:{caller_tf}
     jne 1f
 "#,
-    sysret_from_rcx!(),
+    sysret!("rcx"),
     r#"
     /* The handler switched: the caller gets its result when resumed, and
      * the new current environment (rcx) resumes from its frame. */

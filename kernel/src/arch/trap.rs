@@ -179,9 +179,8 @@ resume_frame:
     movq {rbp}(%rsp), %rbp
     movq {rbx}(%rsp), %rbx
     movq {rax}(%rsp), %rax
-    movq %rsp, %rcx
 "#,
-    sysret_from_rcx!(),
+    sysret!("rsp"),
     from_user = sym crate::trap::from_user,
     from_kernel = sym crate::trap::from_kernel,
     // exc_fast runs with rsp at the frame's `vector` word (the stub pushed
