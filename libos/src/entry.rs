@@ -142,10 +142,7 @@ pub fn in_program(f: &mut ExceptionFrame) -> bool {
 /// if they cannot be: rsp points at nothing the program may write.
 pub fn prepare_resume(frame: &ExceptionFrame) -> bool {
     let at = frame.regs.rsp.wrapping_sub(144);
-    at < frame.regs.rsp
-        && frame.regs.rsp <= abi::layout::USER_END
-        && crate::vm::touch(at, true)
-        && crate::vm::touch(at + 15, true)
+    at < frame.regs.rsp && frame.regs.rsp <= abi::layout::USER_END && crate::vm::prepare(at, 16, true)
 }
 
 /// First code a forked child runs (on its exception stack): its copies of

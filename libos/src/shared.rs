@@ -20,6 +20,7 @@
 
 use crate::heap::Heap;
 use crate::layout::{PAGE, SHARED, SHARED_LIST, SHARED_MAX, SHARED_MIN};
+use crate::proc::vars;
 use abi::syscall::{map as mf, ENV_SELF, FRAME_ANY};
 use abi::syscall::{rights, CRED_SELF};
 use core::sync::atomic::{AtomicU32, AtomicU64};
@@ -61,8 +62,7 @@ fn frame_at(va: u64) -> Option<u64> {
     let list_page = SHARED_LIST + i / PER_LIST_PAGE * PAGE;
     if crate::vm::pte(list_page).is_none() {
         let f = get().list[(i / PER_LIST_PAGE) as usize] as u64;
-        // SAFETY: one thread; CRED is set before the arena is used.
-        sys::map_with(ENV_SELF, list_page, f, 0, CRED_SELF, unsafe { CRED }).ok()?;
+        sys::map_with(ENV_SELF, list_page, f, 0, CRED_SELF, vars().arena_cred.get()).ok()?;
     }
     // SAFETY: the list's page holding entry `i` is mapped just above.
     Some(unsafe { *(SHARED_LIST as *const u32).add(i as usize) } as u64)
@@ -73,12 +73,9 @@ fn arena_size(frames: u64) -> u64 {
     (frames * PAGE / 8).clamp(SHARED_MIN, SHARED_MAX) & !(PAGE - 1)
 }
 
-/// The capability slot (in this process's list) that covers the arena's
-/// frames, and how far this process has the arena mapped.
-static mut CRED: u64 = 0;
-static mut MAPPED_END: u64 = SHARED;
-/// The slot a child being forked receives the capability in.
-static mut CHILD_CRED: u64 = 0;
+// The capability slot (in this process's list) that covers the arena's
+// frames, the one a child being forked receives it in, and how far this
+// process has the arena mapped are in `proc::Vars` (`arena_*`).
 
 /// The header, in every process at the same address.
 pub fn get() -> &'static mut Header {
@@ -148,9 +145,7 @@ fn map_pages(from: u64, to: u64) -> bool {
         let Some(f) = frame_at(va) else {
             return false;
         };
-        // SAFETY: one thread; CRED is set before the arena is used.
-        let cred = unsafe { CRED };
-        if sys::map_with(ENV_SELF, va, f, mf::WRITE, CRED_SELF, cred).is_err() {
+        if sys::map_with(ENV_SELF, va, f, mf::WRITE, CRED_SELF, vars().arena_cred.get()).is_err() {
             return false;
         }
         va += PAGE;
@@ -160,13 +155,12 @@ fn map_pages(from: u64, to: u64) -> bool {
 
 /// The heap's growth: map what it reaches next (the frames exist already).
 fn map_more(from: usize, to: usize) -> bool {
-    // SAFETY: one thread per environment.
-    let mapped = unsafe { &mut *(&raw mut MAPPED_END) };
+    let mapped = &vars().arena_mapped;
     let _ = from;
-    if !map_pages(*mapped, to as u64) {
+    if !map_pages(mapped.get(), to as u64) {
         return false;
     }
-    *mapped = to as u64;
+    mapped.set(to as u64);
     true
 }
 
@@ -175,10 +169,9 @@ fn map_more(from: usize, to: usize) -> bool {
 #[inline]
 pub fn sync() {
     let backed = get().heap.backed() as u64;
-    // SAFETY: one thread per environment.
-    let mapped = unsafe { &mut *(&raw mut MAPPED_END) };
-    if backed > *mapped && map_pages(*mapped, backed) {
-        *mapped = backed;
+    let mapped = &vars().arena_mapped;
+    if backed > mapped.get() && map_pages(mapped.get(), backed) {
+        mapped.set(backed);
     }
 }
 
@@ -207,18 +200,15 @@ pub fn create() -> Result<(), abi::Error> {
     for i in 0..pages {
         let va = SHARED + i * PAGE;
         let f = if va < HEADER_END {
-            crate::vm::frame_of(crate::vm::pte(va).ok_or(abi::Error::NotMapped)?)
+            abi::pte::frame_of(crate::vm::pte(va).ok_or(abi::Error::NotMapped)?)
         } else {
             fresh(None)?
         };
         // SAFETY: the list's pages for all `pages` entries are mapped above.
         unsafe { *list.add(i as usize) = f as u32 };
     }
-    // SAFETY: one thread; nothing has used the arena yet.
-    unsafe {
-        CRED = cred;
-        MAPPED_END = HEADER_END;
-    }
+    vars().arena_cred.set(cred);
+    vars().arena_mapped.set(HEADER_END);
     let end = (SHARED + size) as usize;
     get().heap.init(HEADER_END as usize, end, HEADER_END as usize, Some(map_more));
     Ok(())
@@ -227,17 +217,14 @@ pub fn create() -> Result<(), abi::Error> {
 /// Maps the part of the arena in use into child `env` at the same address
 /// and grants it the capability to map the rest (fork).
 pub fn share_with(env: u64) -> Result<(), abi::Error> {
-    // SAFETY: one thread per environment.
-    let (cred, mapped) = unsafe { (CRED, MAPPED_END) };
-    crate::range::map_from(env, SHARED, SHARED, (mapped - SHARED) / PAGE, mf::WRITE)?;
-    let slot = sys::cap_grant(env, cred)?;
-    // SAFETY: as above; the child reads it from its copy of our statics.
-    unsafe { CHILD_CRED = slot };
+    let v = vars();
+    crate::range::map_from(env, SHARED, SHARED, (v.arena_mapped.get() - SHARED) / PAGE, mf::WRITE)?;
+    // The child reads it from its copy of our state.
+    v.arena_child_cred.set(sys::cap_grant(env, v.arena_cred.get())?);
     Ok(())
 }
 
 /// First thing in a forked child: its capability slot for the arena.
 pub fn forked_child() {
-    // SAFETY: one thread per environment.
-    unsafe { CRED = CHILD_CRED };
+    vars().arena_cred.set(vars().arena_child_cred.get());
 }

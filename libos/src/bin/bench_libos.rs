@@ -34,6 +34,11 @@ use abi::exception::ExceptionFrame;
 use abi::syscall::{map as mf, ENV_SELF, FRAME_ANY};
 use core::hint::black_box;
 use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use libos::layout::PAGE;
+use libos::linux::file::{O_CREAT, O_TRUNC, O_WRONLY};
+use libos::linux::nr::{
+    SYS_CLOSE, SYS_EXECVE, SYS_EXIT, SYS_FORK, SYS_GETPID, SYS_NANOSLEEP, SYS_OPEN, SYS_WAIT4,
+};
 use libos::native::{self, linux};
 use libos::{fd, lock, obj, trap, vm};
 use user::{kinfo, println, spawn, sys};
@@ -87,7 +92,6 @@ fn iterations(name: &str, quick: bool) -> u64 {
     }
 }
 
-const PAGE: u64 = 4096;
 const NPAGES: u64 = 100;
 /// The pages the virtual-memory experiments protect: far from the
 /// library's own ranges (`libos::layout`).
@@ -199,12 +203,11 @@ fn unmap_area() {
 /// dirty: is a random page of the 100 dirty? A walk of the page table
 /// through the self-map to the entry, and its dirty bit.
 fn dirty(n: u64) -> u64 {
-    const DIRTY: u64 = 1 << 6;
     let mut dirty = 0;
     let t = rdtsc();
     for _ in 0..n {
         let pte = vm::pte(page(next_random() % NPAGES)).expect("mapped");
-        dirty += (pte & DIRTY != 0) as u64;
+        dirty += (pte & abi::pte::DIRTY != 0) as u64;
     }
     let total = rdtsc() - t;
     black_box(dirty);
@@ -299,34 +302,26 @@ fn appel2(n: u64) -> u64 {
 
 // ---- processes ---------------------------------------------------------
 
-const NR_OPEN: u64 = 2;
-const NR_CLOSE: u64 = 3;
-const NR_GETPID: u64 = 39;
-const NR_EXECVE: u64 = 59;
-const NR_FORK: u64 = 57;
-const NR_EXIT: u64 = 60;
-const NR_WAIT4: u64 = 61;
-
 fn fork() -> i64 {
-    let pid = linux(NR_FORK, [0; 6]);
+    let pid = linux(SYS_FORK, [0; 6]);
     assert!(pid >= 0, "fork: {pid}");
     pid
 }
 
 fn exit(code: u64) -> ! {
-    linux(NR_EXIT, [code, 0, 0, 0, 0, 0]);
+    linux(SYS_EXIT, [code, 0, 0, 0, 0, 0]);
     unreachable!("exit returned")
 }
 
 fn reap(pid: i64) {
-    let r = linux(NR_WAIT4, [pid as u64, 0, 0, 0, 0, 0]);
+    let r = linux(SYS_WAIT4, [pid as u64, 0, 0, 0, 0, 0]);
     assert_eq!(r, pid, "wait4");
 }
 
 fn lx_getpid(n: u64) -> u64 {
     let t = rdtsc();
     for _ in 0..n {
-        black_box(linux(NR_GETPID, [0; 6]));
+        black_box(linux(SYS_GETPID, [0; 6]));
     }
     rdtsc() - t
 }
@@ -381,15 +376,14 @@ const TINY: [u8; 10] = *b"/tmp/tiny\0";
 
 /// Writes the tiny program to `/tmp/tiny`, executable.
 fn install_tiny() -> Result<(), &'static str> {
-    const O_WRONLY_CREAT_TRUNC: u64 = 0o1 | 0o100 | 0o1000;
     let path = TINY;
-    let fd = linux(NR_OPEN, [path.as_ptr() as u64, O_WRONLY_CREAT_TRUNC, 0o755, 0, 0, 0]);
+    let fd = linux(SYS_OPEN, [path.as_ptr() as u64, O_WRONLY | O_CREAT | O_TRUNC, 0o755, 0, 0, 0]);
     if fd < 0 {
         return Err("cannot create /tmp/tiny");
     }
     let elf = tiny_elf();
     let written = native::write(fd, &elf);
-    linux(NR_CLOSE, [fd as u64, 0, 0, 0, 0, 0]);
+    linux(SYS_CLOSE, [fd as u64, 0, 0, 0, 0, 0]);
     if written != elf.len() as i64 {
         return Err("cannot write /tmp/tiny");
     }
@@ -406,7 +400,7 @@ fn fork_exec(n: u64) -> Result<u64, &'static str> {
     for _ in 0..n {
         let pid = fork();
         if pid == 0 {
-            linux(NR_EXECVE, [path.as_ptr() as u64, argv.as_ptr() as u64, envp.as_ptr() as u64, 0, 0, 0]);
+            linux(SYS_EXECVE, [path.as_ptr() as u64, argv.as_ptr() as u64, envp.as_ptr() as u64, 0, 0, 0]);
             exit(127);
         }
         if wait_status(pid) != 0 {
@@ -485,7 +479,7 @@ const PROCS: u64 = 5;
 
 fn wait_status(pid: i64) -> i32 {
     let mut status = 0i32;
-    let r = linux(NR_WAIT4, [pid as u64, &raw mut status as u64, 0, 0, 0, 0]);
+    let r = linux(SYS_WAIT4, [pid as u64, &raw mut status as u64, 0, 0, 0, 0]);
     assert_eq!(r, pid, "wait4");
     status
 }
@@ -538,7 +532,7 @@ fn through_cat(per: u64, use_select: bool) -> u64 {
     close(&[to_w]);
     let cat_status = wait_status(pid);
     close(&[from_r]);
-    (cat_status != 0 || libos::wait::installs() > 2) as u64
+    (cat_status != 0 || libos::predicate::installs() > 2) as u64
 }
 
 /// Figure 8: n counts round trips over all five processes.
@@ -567,23 +561,23 @@ fn select_experiment(n: u64, use_select: bool) -> Result<u64, &'static str> {
 fn select_check() -> Result<(), &'static str> {
     let (r, w) = pipe();
     let mut set = [1u64 << r];
-    let before = libos::wait::installs();
-    let t = libos::linux::time::now_ns();
+    let before = libos::predicate::installs();
+    let t = libos::time::now_ns();
     let got = native::select(r as usize + 1, &mut set, &mut [], Some(20_000_000));
-    if got != 0 || set[0] != 0 || libos::linux::time::now_ns() - t < 20_000_000 {
+    if got != 0 || set[0] != 0 || libos::time::now_ns() - t < 20_000_000 {
         return Err("select on an empty pipe did not time out after 20 ms");
     }
     let pid = fork();
     if pid == 0 {
         let pause = [0i64, 30_000_000];
-        linux(35, [&raw const pause as u64, 0, 0, 0, 0, 0]);
+        linux(SYS_NANOSLEEP, [&raw const pause as u64, 0, 0, 0, 0, 0]);
         transfer(w, &mut [1], true);
         exit(0);
     }
     set = [1u64 << r];
     let got = native::select(r as usize + 1, &mut set, &mut [], Some(5_000_000_000));
     // Both waits slept on the same predicate, installed by the first.
-    let installed = libos::wait::installs() - before;
+    let installed = libos::predicate::installs() - before;
     wait_status(pid);
     close(&[r, w]);
     match (got, installed) {
@@ -628,7 +622,7 @@ fn report(name: &str, r: Result<u64, &'static str>) -> u64 {
 }
 
 fn main(_: u64) -> i32 {
-    if let Err(e) = native::init() {
+    if let Err(e) = native::init(libos::linux::syscall) {
         println!("BENCH-FAIL all {e}");
         println!("BENCH-DONE");
         return 1;

@@ -15,16 +15,12 @@
 
 use super::{no_seek, File, Ops};
 use crate::errno::{EAGAIN, EINTR, ENOTTY};
-use crate::linux::stat::Stat;
+use crate::fs::Stat;
+use crate::proc::signal::{SIGINT, SIGQUIT, SIGTSTP};
+use crate::proc::{kill, with_process};
 use user::sys;
 
 pub static OPS: Ops = Ops { read, write, seek: no_seek, stat, ioctl, close: |_| {} };
-
-/// Whether the console answers terminal ioctls (`lxrt -t`); without it,
-/// programs see a plain character device, like output redirected to a pipe.
-pub static mut IS_TTY: bool = false;
-
-const O_NONBLOCK: u32 = 0o4000;
 
 /// The terminal's shared state (in the arena header).
 #[repr(C)]
@@ -56,24 +52,28 @@ const VSUSP: usize = 10;
 const VERASE: usize = 2;
 const VKILL: usize = 3;
 const VEOF: usize = 4;
-const SIGINT: u64 = 2;
-const SIGQUIT: u64 = 3;
-const SIGTSTP: u64 = 20;
 
 fn flag_word(i: usize) -> u32 {
-    // SAFETY: TERMIOS is lxrt-private; one thread.
-    let t = unsafe { &*(&raw const TERMIOS) };
-    u32::from_le_bytes([t[4 * i], t[4 * i + 1], t[4 * i + 2], t[4 * i + 3]])
+    with_process(|p| {
+        let t = &p.termios;
+        u32::from_le_bytes([t[4 * i], t[4 * i + 1], t[4 * i + 2], t[4 * i + 3]])
+    })
 }
 
 fn cc(i: usize) -> u8 {
-    // SAFETY: as above; c_cc starts at byte 17.
-    unsafe { (*(&raw const TERMIOS))[17 + i] }
+    // c_cc starts at byte 17.
+    with_process(|p| p.termios[17 + i])
 }
 
+/// Whether the console answers terminal ioctls (`lxrt -t`); without it,
+/// programs see a plain character device, like output redirected to a pipe.
 fn is_tty() -> bool {
-    // SAFETY: set once at start-up.
-    unsafe { IS_TTY }
+    crate::proc::vars().tty.get()
+}
+
+/// Makes the console a terminal (`lxrt -t`), before any program runs.
+pub fn set_tty() {
+    crate::proc::vars().tty.set(true);
 }
 
 /// Moves what the kernel has for us into the typeahead; the signal
@@ -109,15 +109,11 @@ fn fill() -> bool {
 /// `sig` for the foreground process group (or everyone but the first
 /// process, when no group was set), as typing control character `c` does
 /// on a Linux terminal, which echoes it as `^C`.
-fn signal_group(c: u8, sig: u64) {
+fn signal_group(c: u8, sig: u32) {
     crate::log::console_write(&[b'^', c ^ 0x40, b'\n']);
     let t = tty();
     t.edit_len = 0;
-    let _ = if t.pgrp != 0 {
-        crate::linux::process::kill_group(t.pgrp, sig)
-    } else {
-        crate::linux::process::kill(-1, sig)
-    };
+    let _ = if t.pgrp != 0 { kill::group(t.pgrp, sig) } else { kill::all_but_init(sig) };
 }
 
 /// A read of the terminal from outside its foreground process group: as
@@ -134,7 +130,7 @@ fn await_foreground() -> Result<(), i64> {
         if signal::ignored_or_blocked(signal::SIGTTIN) {
             return Err(crate::errno::EIO);
         }
-        let _ = crate::linux::process::kill_group(mine, signal::SIGTTIN as u64);
+        let _ = kill::group(mine, signal::SIGTTIN);
         if signal::pending() {
             return Err(EINTR);
         }
@@ -250,7 +246,7 @@ fn read(f: &mut File, buf: &mut [u8]) -> i64 {
                 return n as i64;
             }
         }
-        if f.flags & O_NONBLOCK != 0 {
+        if f.flags & super::flags::NONBLOCK != 0 {
             return -EAGAIN;
         }
         crate::lock::wait();
@@ -264,7 +260,7 @@ fn write(_: &mut File, buf: &[u8]) -> i64 {
 
 fn stat(_: &File, st: &mut Stat) -> i64 {
     st.mode = crate::fs::S_IFCHR | 0o620;
-    st.rdev = (5 << 8) | 1;
+    st.rdev = (5, 1);
     st.ino = 1;
     0
 }
@@ -280,9 +276,12 @@ const TIOCSPGRP: u64 = 0x5410;
 /// The termios lxrt keeps for the console: the kernel's `struct termios`
 /// as `TCGETS` copies it (four flag words, the line discipline, 19 control
 /// characters: 36 bytes; glibc converts to its own 60-byte layout).
-const TERMIOS_SIZE: u64 = 36;
-static mut TERMIOS: [u8; TERMIOS_SIZE as usize] = {
-    let mut t = [0u8; TERMIOS_SIZE as usize];
+/// The kernel's `struct termios`: 36 bytes.
+pub const TERMIOS_SIZE: usize = 36;
+
+/// The settings a terminal starts with (`proc::Process::termios`).
+pub const TERMIOS_DEFAULT: [u8; TERMIOS_SIZE] = {
+    let mut t = [0u8; TERMIOS_SIZE];
     // c_iflag ICRNL, c_oflag OPOST|ONLCR, c_cflag B115200|CS8|CREAD,
     // c_lflag ISIG|ICANON|ECHO|ECHOE|ECHOK|IEXTEN.
     let words: [u32; 4] = [0o400, 0o5, 0o10002 | 0o60 | 0o200, 0o1 | 0o2 | 0o10 | 0o20 | 0o40 | 0o100000];
@@ -309,16 +308,14 @@ static mut TERMIOS: [u8; TERMIOS_SIZE as usize] = {
 
 fn ioctl(_: &mut File, req: u64, arg: u64) -> i64 {
     // SAFETY: set once at start-up.
-    if !unsafe { IS_TTY } {
+    if !is_tty() {
         return -ENOTTY;
     }
     let r = match req {
-        // SAFETY: TERMIOS is lxrt-private; one thread.
-        TCGETS => crate::uaccess::bytes_mut(arg, TERMIOS_SIZE)
-            .map(|b| b.copy_from_slice(unsafe { &*(&raw const TERMIOS) })),
-        TCSETS | TCSETSW | TCSETSF => crate::uaccess::bytes(arg, TERMIOS_SIZE)
-            // SAFETY: as above.
-            .map(|b| unsafe { (*(&raw mut TERMIOS)).copy_from_slice(b) }),
+        TCGETS => crate::uaccess::bytes_mut(arg, TERMIOS_SIZE as u64)
+            .map(|b| with_process(|p| b.copy_from_slice(&p.termios))),
+        TCSETS | TCSETSW | TCSETSF => crate::uaccess::bytes(arg, TERMIOS_SIZE as u64)
+            .map(|b| with_process(|p| p.termios.copy_from_slice(b))),
         TIOCGWINSZ => crate::uaccess::put(arg, [24u16, 80, 0, 0]).map(|_| ()),
         TIOCGPGRP => {
             let pgrp = match tty().pgrp {

@@ -8,9 +8,10 @@
 //! (`lock::hand_off`). A write with no reader left raises SIGPIPE, or fails with EPIPE
 //! when the program ignores it, as on Linux.
 
+use super::flags::{NONBLOCK, WRONLY};
 use super::{no_ioctl, no_seek, File, Kind, Ops};
 use crate::errno::{EAGAIN, EBADF, ENOMEM, EPIPE};
-use crate::linux::stat::Stat;
+use crate::fs::Stat;
 use crate::shared;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
@@ -23,7 +24,6 @@ pub const WRITERS_AT: i16 = 4;
 pub const HEAD_AT: i16 = 8;
 pub const TAIL_AT: i16 = 16;
 pub const HEADER: u64 = 24;
-const O_NONBLOCK: u32 = 0o4000;
 
 /// The ring's header comes first and the ring is 64-byte aligned, so the
 /// header (`readers` … `tail`, `HEADER` bytes) never straddles a page: a
@@ -79,8 +79,8 @@ pub fn create(flags: u32) -> Result<(*mut File, *mut File), i64> {
         (*p).reader_waits = false;
         (*p).writer_waits = false;
     }
-    let r = super::new(Kind::PipeRead, flags & O_NONBLOCK, 0)?;
-    let w = super::new(Kind::PipeWrite, (flags & O_NONBLOCK) | 1, 0)?;
+    let r = super::new(Kind::PipeRead, flags & NONBLOCK, 0)?;
+    let w = super::new(Kind::PipeWrite, (flags & NONBLOCK) | WRONLY, 0)?;
     // SAFETY: both were just created.
     unsafe {
         (*r).pipe = p;
@@ -137,7 +137,7 @@ pub fn read(f: &mut File, buf: &mut [u8]) -> i64 {
         if p.writers() == 0 {
             return 0;
         }
-        if f.flags & O_NONBLOCK != 0 {
+        if f.flags & NONBLOCK != 0 {
             return -EAGAIN;
         }
         // A signal ends the wait; it is acted on as the call returns.
@@ -187,7 +187,7 @@ pub fn write(f: &mut File, buf: &[u8]) -> i64 {
             done += n;
             continue;
         }
-        if f.flags & O_NONBLOCK != 0 {
+        if f.flags & NONBLOCK != 0 {
             return if done > 0 { done as i64 } else { -EAGAIN };
         }
         // A signal ends the wait, as for a reader; what went in counts.

@@ -30,13 +30,11 @@ use crate::layout::{page_down, INIT_STACK_BOTTOM, INIT_STACK_TOP, PAGE, PRIVATE_
 use crate::{entry, fd, lock, range, shared, vm};
 use abi::exception::ExceptionFrame;
 use abi::layout::pte_va;
+use abi::pte::{NO_EXEC, PRESENT, WRITABLE};
 use abi::syscall::map as mf;
 use abi::Error;
 use user::sys;
 
-const PRESENT: u64 = 1;
-const WRITABLE: u64 = 2;
-const NO_EXEC: u64 = 1 << 63;
 /// What one page table covers.
 const TABLE_SPAN: u64 = 1 << 21;
 
@@ -204,9 +202,7 @@ fn build(child: u64) -> Result<(), Error> {
     let stack_live = if vm::native_stack(sp) { page_down(sp) } else { INIT_STACK_TOP };
     let mut b = Builder { child, kit: Kit::take(), stack_live, run: None };
     let mut page = |va, pte| b.page(va, pte);
-    // By index: `page` looks regions up too.
-    for i in 0..vm::regions().len() {
-        let r = vm::regions()[i];
+    for r in vm::regions() {
         each_page(r.start, r.end, &mut page)?;
     }
     let (image, image_end) = image();
@@ -257,10 +253,11 @@ pub fn child_start(frame: &mut ExceptionFrame) {
     shared::forked_child();
     super::kit::forked_child();
     super::exit::forked_child();
-    crate::wait::forked_child();
+    crate::predicate::forked_child();
     vm::forked_child();
     super::signal::forked_child();
     frame.regs.rax = 0;
-    super::me().env = sys::self_id() as u32;
+    let env = sys::self_id() as u32;
+    super::vars().env.set(env);
     table::forked_child();
 }
