@@ -60,8 +60,13 @@ fn main(_: u64) -> i32 {
         // (the shell) computes; refused unless we are the first process.
         let _ = user::sys::console_notify(0, libos::proc::signal::CONSOLE_INPUT);
     }
-    linux::process::start(entry::frame(), loaded, path, &argv);
-    let regs = entry::frame().regs;
+    let regs = {
+        // SAFETY: start-up: no event is being handled, and the reference
+        // ends before `enter` takes the frame over.
+        let f = unsafe { entry::frame() };
+        linux::process::start(f, loaded, path, &argv);
+        f.regs
+    };
     entry::enter(&regs)
 }
 

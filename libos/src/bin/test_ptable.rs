@@ -40,7 +40,7 @@ fn child() -> u64 {
     let bare = sys::interrupt(parent as u64, 1, CRED_SELF);
     check(&mut ok, "interrupt without the capability: refused", bare == Err(Error::NotPermitted));
     check(&mut ok, "interrupt with it", sys::interrupt(parent as u64, 1, table::cred()).is_ok());
-    table::mine().sid = 77;
+    table::update_mine(|e| e.sid = 77);
     check(&mut ok, "child writes its own entry", table::mine().sid == 77);
     u64::from(!ok)
 }

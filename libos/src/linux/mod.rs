@@ -104,7 +104,7 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         SYS_ALARM => Ok(0), // no timers yet; nothing was pending
         SYS_GETPID | SYS_GETTID => Ok(crate::proc::pid() as i64),
         SYS_CLONE => process::clone(f, a[0], a[1]),
-        SYS_FORK | SYS_VFORK => crate::proc::fork::fork(),
+        SYS_FORK | SYS_VFORK => crate::proc::fork::fork(f),
         SYS_EXECVE => process::execve(f, a[0], a[1], a[2]),
         SYS_EXIT | SYS_EXIT_GROUP => process::exit_group(a[0]),
         SYS_WAIT4 => process::wait4(i(a[0]), a[1], a[2], a[3]),

@@ -9,7 +9,7 @@ use alloc::vec::Vec;
 const CLONE_VM: u64 = 0x100;
 const CLONE_THREAD: u64 = 0x10000;
 
-pub fn clone(f: &ExceptionFrame, flags: u64, stack: u64) -> LxResult {
+pub fn clone(f: &mut ExceptionFrame, flags: u64, stack: u64) -> LxResult {
     if flags & CLONE_THREAD != 0 {
         crate::log::once("clone(CLONE_THREAD)", 3000);
         return Err(ENOSYS);
@@ -18,16 +18,14 @@ pub fn clone(f: &ExceptionFrame, flags: u64, stack: u64) -> LxResult {
     // only runs until exec or exit, so a private copy behaves the same.
     let _ = flags & CLONE_VM;
     if stack != 0 {
-        // The child starts on the given stack; fork copies our frame, so
-        // swap it in just for the copy.
-        let saved = entry::frame().regs.rsp;
-        entry::frame().regs.rsp = stack;
-        let r = fork::fork();
-        entry::frame().regs.rsp = saved;
-        let _ = f;
+        // The child starts on the given stack; fork copies our frame (`f`
+        // is it), so swap it in just for the copy.
+        let saved = core::mem::replace(&mut f.regs.rsp, stack);
+        let r = fork::fork(f);
+        f.regs.rsp = saved;
         return r;
     }
-    fork::fork()
+    fork::fork(f)
 }
 
 pub fn execve(f: &mut ExceptionFrame, pathp: u64, argvp: u64, envpp: u64) -> LxResult {
@@ -119,7 +117,7 @@ pub fn tgkill(tgid: i64, tid: i64, sig: u64) -> LxResult {
 }
 
 pub fn getppid() -> LxResult {
-    Ok(table::ppid(table::mine()) as i64)
+    Ok(table::ppid(&table::mine()) as i64)
 }
 
 /// The environment named by a process-group call's `pid`: ourselves (0 or
@@ -143,7 +141,7 @@ pub fn setpgid(pid: i64, pgid: i64) -> LxResult {
     let target = self_or_child(pid)?;
     let pgid = if pgid == 0 { proc::pid::of(target) } else { pgid as u32 };
     if target == proc::env() {
-        table::mine().pgid = pgid;
+        table::update_mine(|e| e.pgid = pgid);
     } else {
         table::write_child(target, |e| e.pgid = pgid).map_err(|_| ESRCH)?;
     }
@@ -151,10 +149,10 @@ pub fn setpgid(pid: i64, pgid: i64) -> LxResult {
 }
 
 /// The entry of process `pid` (0: this one).
-fn entry_of(pid: i64) -> Result<&'static table::Entry, i64> {
+fn entry_of(pid: i64) -> Result<table::Entry, i64> {
     match pid {
         0 => Ok(table::mine()),
-        p => u32::try_from(p).ok().and_then(table::by_pid).ok_or(ESRCH),
+        p => u32::try_from(p).ok().and_then(table::by_pid).copied().ok_or(ESRCH),
     }
 }
 
@@ -168,10 +166,9 @@ pub fn getsid(pid: i64) -> LxResult {
 
 pub fn setsid() -> LxResult {
     let pid = proc::pid();
-    let me = table::mine();
-    if me.pgid == pid {
+    if table::mine().pgid == pid {
         return Err(EPERM);
     }
-    (me.pgid, me.sid) = (pid, pid);
+    table::update_mine(|me| (me.pgid, me.sid) = (pid, pid));
     Ok(pid as i64)
 }

@@ -80,7 +80,7 @@ fn status_of(e: &EnvInfo) -> i32 {
 /// nanoseconds, now counted among ours (`times`' children's time).
 fn reap(env: u32) -> u64 {
     let ns = super::cpu_ns(env) + table::get(env).map_or(0, |e| e.children_ns);
-    table::mine().children_ns += ns;
+    table::update_mine(|e| e.children_ns += ns);
     let _ = sys::env_destroy(env as u64);
     table::forget(env);
     with_children(|c| c.retain(|c| c.env != env));

@@ -173,9 +173,10 @@ fn add_pending(bits: u64) {
 /// SIGCONT (even a blocked or handled one) arrives, or a signal whose
 /// default action kills (as on Linux, it kills a stopped process).
 fn stop(sig: u32) {
-    let me = super::table::mine();
-    (me.stopped, me.stop_sig) = (1, sig as u8);
-    me.stops = me.stops.wrapping_add(1);
+    super::table::update_mine(|me| {
+        (me.stopped, me.stop_sig) = (1, sig as u8);
+        me.stops = me.stops.wrapping_add(1);
+    });
     tell_parent();
     loop {
         collect();
@@ -193,9 +194,10 @@ fn stop(sig: u32) {
         }
         crate::wait::pause(None);
     }
-    let me = super::table::mine();
-    me.stopped = 0;
-    me.conts = me.conts.wrapping_add(1);
+    super::table::update_mine(|me| {
+        me.stopped = 0;
+        me.conts = me.conts.wrapping_add(1);
+    });
     tell_parent();
 }
 
@@ -426,7 +428,7 @@ fn run_handler_with(f: &mut ExceptionFrame, sig: u32, code: i32, addr: u64) {
     w[INFO + 2] = addr; // si_addr
     let written = match (fx_at, frame) {
         (Some(fx_at), Some(frame)) => {
-            uaccess::put(fx_at, *crate::entry::fx()).and_then(|_| uaccess::put(frame, w)).map(|_| frame)
+            uaccess::put(fx_at, crate::entry::fx()).and_then(|_| uaccess::put(frame, w)).map(|_| frame)
         }
         _ => Err(crate::errno::EFAULT),
     };
@@ -478,7 +480,7 @@ pub fn sigreturn(f: &mut ExceptionFrame) -> LxResult {
         // fxrstor fault inside lxrt.
         let mxcsr = u32::from_le_bytes([fx[24], fx[25], fx[26], fx[27]]) & 0xffbf;
         fx[24..28].copy_from_slice(&mxcsr.to_le_bytes());
-        *crate::entry::fx() = fx;
+        crate::entry::set_fx(&fx);
     }
     set_mask(w[UC_SIGMASK]);
     Ok(f.regs.rax as i64)

@@ -17,6 +17,7 @@
 //! owner: the kernel frees a frame only when its last mapping goes.
 
 use crate::layout::{PAGE, PROCS};
+use crate::scoped::Scoped;
 use abi::syscall::{map as mf, rights, CRED_SELF, ENV_SELF, FRAME_ANY};
 use abi::tables::{env_slot, env_state, EnvInfo, ENV_SLOTS};
 use user::{kinfo, sys};
@@ -86,11 +87,24 @@ fn window(env: u32) -> u64 {
     PROCS + env_slot(env) as u64 * PAGE
 }
 
-/// This process's own entry.
-pub fn mine() -> &'static mut Entry {
-    // SAFETY: mapped writable at its window slot before any code runs that
-    // calls this (`init_first`, `forked_child`).
-    unsafe { &mut *(window(super::env()) as *mut Entry) }
+/// A copy of this process's own entry.
+pub fn mine() -> Entry {
+    // SAFETY: mapped at its window slot before any code runs that calls
+    // this (`init_first`, `forked_child`); volatile, as a parent may write
+    // it between our reads (`setpgid` on a child).
+    unsafe { core::ptr::read_volatile(window(super::env()) as *const Entry) }
+}
+
+/// Guards the only `&mut` to our own entry.
+static OWN: Scoped<()> = Scoped::new("this process's entry", ());
+
+/// Runs `f` on this process's own entry; panics if it is running already.
+pub fn update_mine<R>(f: impl FnOnce(&mut Entry) -> R) -> R {
+    OWN.with(|_| {
+        // SAFETY: mapped writable as for `mine`; the guard makes this the
+        // only reference to it.
+        f(unsafe { &mut *(window(super::env()) as *mut Entry) })
+    })
 }
 
 /// The entry of environment `env`, if it is (or was, for our zombies) a
@@ -212,7 +226,7 @@ pub fn init_first() -> Result<(), abi::Error> {
 /// child's pid and us as parent) and grants the child the capability. The
 /// entry stays mapped here until the child is reaped.
 pub fn fork_entry(env: u64) -> Result<(), abi::Error> {
-    let me = *mine();
+    let me = mine();
     create(env, |e| {
         (e.parent, e.pgid, e.sid, e.cmd) = (me.env, me.pgid, me.sid, me.cmd);
     })?;
@@ -255,8 +269,7 @@ pub fn write_child(env: u32, f: impl FnOnce(&mut Entry)) -> Result<(), abi::Erro
 /// Records the command line: the arguments, each ended by NUL (as
 /// `/proc/PID/cmdline`), cut to fit.
 pub fn set_cmd(argv: &[alloc::vec::Vec<u8>]) {
-    let cmd = &mut mine().cmd;
-    *cmd = [0; 64];
+    let mut cmd = [0; 64];
     let mut n = 0;
     for a in argv {
         for &b in a.iter().chain(b"\0") {
@@ -266,4 +279,5 @@ pub fn set_cmd(argv: &[alloc::vec::Vec<u8>]) {
             }
         }
     }
+    update_mine(|e| e.cmd = cmd);
 }
