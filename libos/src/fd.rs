@@ -47,9 +47,15 @@ pub fn get(fd: i64) -> Result<Fd, i64> {
     with_table(|t| t.get(fd))
 }
 
-/// The open file behind a descriptor.
-pub fn file(fd: &Fd) -> &'static mut File {
-    // SAFETY: a descriptor holds a reference, so the file is live.
+/// The open file behind a descriptor (in the shared arena).
+///
+/// # Safety
+/// No other reference to the file may be live while the result is (the
+/// big lock keeps other processes out; two descriptors, here or in another
+/// process, may name the same file).
+pub unsafe fn file(fd: &Fd) -> &'static mut File {
+    // SAFETY: a descriptor holds a reference, so the file is live; the
+    // caller guarantees the reference is the only one.
     unsafe { &mut *fd.file }
 }
 
@@ -81,17 +87,20 @@ pub fn dup_to(fd: Fd, at: usize, cloexec: bool) -> Result<i64, i64> {
     if at >= MAX_FDS {
         return Err(EBADF);
     }
-    file(&fd).refs += 1;
+    // SAFETY: the descriptor keeps the file live; no other reference to it here.
+    unsafe { file(&fd) }.refs += 1;
     let _ = close(at as i64);
     with_table(|t| t.put(at, Some(Fd { cloexec, ..fd })));
     Ok(at as i64)
 }
 
 pub fn dup(fd: Fd, min: usize, cloexec: bool) -> Result<i64, i64> {
-    file(&fd).refs += 1;
+    // SAFETY: the descriptor keeps the file live; no other reference to it here.
+    unsafe { file(&fd) }.refs += 1;
     let r = install(Fd { cloexec, ..fd }, min);
     if r.is_err() {
-        file(&fd).refs -= 1;
+        // SAFETY: the descriptor keeps the file live; no other reference to it here.
+        unsafe { file(&fd) }.refs -= 1;
     }
     r
 }
@@ -151,7 +160,8 @@ pub fn close_all() {
 pub fn fork_refs() {
     for i in all() {
         if let Ok(d) = get(i) {
-            file(&d).refs += 1;
+            // SAFETY: the descriptor keeps the file live; no other reference to it here.
+            unsafe { file(&d) }.refs += 1;
         }
     }
 }

@@ -33,7 +33,8 @@ pub fn init(personality: trap::Personality) -> Result<(), &'static str> {
 fn with_file(fd: i64, op: impl FnOnce(&fd::Fd, &mut obj::File) -> i64) -> i64 {
     lock::acquire();
     let r = match fd::get(fd) {
-        Ok(d) => op(&d, fd::file(&d)),
+        // SAFETY: the descriptor keeps the file live; no other reference to it here.
+        Ok(d) => op(&d, unsafe { fd::file(&d) }),
         Err(e) => -e,
     };
     lock::end_call();

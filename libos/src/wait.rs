@@ -173,7 +173,8 @@ fn wait_on<W: Waited + ?Sized>(w: &mut W, timeout_ns: Option<u64>) -> Result<usi
 fn first_peer(asked: impl Iterator<Item = (i64, u16)>) -> u64 {
     asked
         .filter_map(|(fd, _)| fd::get(fd).ok())
-        .map(|d| fd::file(&d))
+        // SAFETY: the descriptor keeps the file live; no other reference to it here.
+        .map(|d| unsafe { fd::file(&d) })
         .find(|f| matches!(f.kind, Kind::PipeRead | Kind::PipeWrite))
         .map_or(0, |f| pipe::wait_info(f).1)
 }
@@ -186,7 +187,8 @@ fn rings_of(asked: impl Iterator<Item = (i64, u16)>) -> Option<([(u64, u64); MAX
     let mut n = 0;
     for (fd, events) in asked {
         let Ok(d) = fd::get(fd) else { continue };
-        let f = fd::file(&d);
+        // SAFETY: the descriptor keeps the file live; no other reference to it here.
+        let f = unsafe { fd::file(&d) };
         let term = match f.kind {
             Kind::PipeRead => WANT_READ,
             Kind::PipeWrite => WANT_WRITE,

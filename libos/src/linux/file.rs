@@ -40,7 +40,8 @@ fn base(dirfd: i64) -> Result<Ino, i64> {
     if dirfd == AT_FDCWD {
         return Ok(proc::cwd());
     }
-    let f = fd::file(&fd::get(dirfd)?);
+    // SAFETY: the descriptor keeps the file live; no other reference to it here.
+    let f = unsafe { fd::file(&fd::get(dirfd)?) };
     if f.kind != Kind::Dir {
         return Err(ENOTDIR);
     }
@@ -50,13 +51,15 @@ fn base(dirfd: i64) -> Result<Ino, i64> {
 pub fn read(fdn: i64, buf: u64, len: u64) -> LxResult {
     let d = fd::get(fdn)?;
     let b = uaccess::bytes_mut(buf, len)?;
-    call((d.ops.read)(fd::file(&d), b))
+    // SAFETY: the descriptor keeps the file live; no other reference to it here.
+    call((d.ops.read)(unsafe { fd::file(&d) }, b))
 }
 
 pub fn write(fdn: i64, buf: u64, len: u64) -> LxResult {
     let d = fd::get(fdn)?;
     let b = uaccess::bytes(buf, len)?;
-    call((d.ops.write)(fd::file(&d), b))
+    // SAFETY: the descriptor keeps the file live; no other reference to it here.
+    call((d.ops.write)(unsafe { fd::file(&d) }, b))
 }
 
 /// `struct iovec` arrays for readv/writev.
@@ -93,7 +96,8 @@ pub fn writev(fdn: i64, iov: u64, cnt: u64) -> LxResult {
 
 pub fn pread(fdn: i64, buf: u64, len: u64, off: u64, write_it: bool) -> LxResult {
     let d = fd::get(fdn)?;
-    let f = fd::file(&d);
+    // SAFETY: the descriptor keeps the file live; no other reference to it here.
+    let f = unsafe { fd::file(&d) };
     if f.kind != Kind::Regular {
         return Err(ESPIPE);
     }
@@ -106,7 +110,8 @@ pub fn pread(fdn: i64, buf: u64, len: u64, off: u64, write_it: bool) -> LxResult
 
 pub fn lseek(fdn: i64, off: i64, whence: u64) -> LxResult {
     let d = fd::get(fdn)?;
-    call((d.ops.seek)(fd::file(&d), off, whence as u32))
+    // SAFETY: the descriptor keeps the file live; no other reference to it here.
+    call((d.ops.seek)(unsafe { fd::file(&d) }, off, whence as u32))
 }
 
 pub fn close(fdn: i64) -> LxResult {
@@ -177,7 +182,8 @@ pub fn openat(dirfd: i64, pathp: u64, flags: u64, mode: u64) -> LxResult {
 pub fn fstat(fdn: i64, buf: u64) -> LxResult {
     let d = fd::get(fdn)?;
     let mut st = Stat::default();
-    call((d.ops.stat)(fd::file(&d), &mut st))?;
+    // SAFETY: the descriptor keeps the file live; no other reference to it here.
+    call((d.ops.stat)(unsafe { fd::file(&d) }, &mut st))?;
     uaccess::put(buf, stat::linux(&st))
 }
 
@@ -186,7 +192,8 @@ fn stat_path(dirfd: i64, pathp: u64, flags: u64) -> Result<Stat, i64> {
     if p.is_empty() && flags & AT_EMPTY_PATH != 0 {
         let d = fd::get(dirfd)?;
         let mut st = Stat::default();
-        call((d.ops.stat)(fd::file(&d), &mut st))?;
+        // SAFETY: the descriptor keeps the file live; no other reference to it here.
+        call((d.ops.stat)(unsafe { fd::file(&d) }, &mut st))?;
         return Ok(st);
     }
     if let Some(kind) = special(p) {
@@ -214,7 +221,8 @@ pub fn statx(dirfd: i64, pathp: u64, flags: u64, buf: u64) -> LxResult {
 
 pub fn getdents64(fdn: i64, buf: u64, len: u64) -> LxResult {
     let d = fd::get(fdn)?;
-    let f = fd::file(&d);
+    // SAFETY: the descriptor keeps the file live; no other reference to it here.
+    let f = unsafe { fd::file(&d) };
     if f.kind != Kind::Dir {
         return Err(ENOTDIR);
     }
@@ -325,9 +333,11 @@ pub fn fcntl(fdn: i64, cmd: u64, arg: u64) -> LxResult {
         F_DUPFD_CLOEXEC => fd::dup(d, arg as usize, true),
         F_GETFD => Ok(d.cloexec as i64),
         F_SETFD => fd::set_cloexec(fdn, arg & 1 != 0).map(|_| 0),
-        F_GETFL => Ok(fd::file(&d).flags as i64),
+        // SAFETY: the descriptor keeps the file live; no other reference to it here.
+        F_GETFL => Ok(unsafe { fd::file(&d) }.flags as i64),
         F_SETFL => {
-            let f = fd::file(&d);
+            // SAFETY: the descriptor keeps the file live; no other reference to it here.
+            let f = unsafe { fd::file(&d) };
             let keep = flags::APPEND | flags::NONBLOCK;
             f.flags = (f.flags & !keep) | (arg as u32 & keep);
             Ok(0)
@@ -466,7 +476,8 @@ pub fn fchmodat(dirfd: i64, pathp: u64, mode: u64) -> LxResult {
 }
 
 pub fn fchmod(fdn: i64, mode: u64) -> LxResult {
-    let f = fd::file(&fd::get(fdn)?);
+    // SAFETY: the descriptor keeps the file live; no other reference to it here.
+    let f = unsafe { fd::file(&fd::get(fdn)?) };
     if f.ino == 0 {
         return Ok(0);
     }
@@ -490,7 +501,8 @@ pub fn ftruncate(fdn: i64, len: u64) -> LxResult {
     if (len as i64) < 0 {
         return Err(EINVAL);
     }
-    let f = fd::file(&fd::get(fdn)?);
+    // SAFETY: the descriptor keeps the file live; no other reference to it here.
+    let f = unsafe { fd::file(&fd::get(fdn)?) };
     if f.kind != Kind::Regular {
         return Err(EINVAL);
     }
@@ -499,7 +511,8 @@ pub fn ftruncate(fdn: i64, len: u64) -> LxResult {
 
 pub fn utimensat(dirfd: i64, pathp: u64, times: u64, flags: u64) -> LxResult {
     let ino = if pathp == 0 {
-        fd::file(&fd::get(dirfd)?).ino
+        // SAFETY: the descriptor keeps the file live; no other reference to it here.
+        unsafe { fd::file(&fd::get(dirfd)?) }.ino
     } else {
         path::resolve(base(dirfd)?, uaccess::path(pathp)?, flags & AT_SYMLINK_NOFOLLOW == 0)?
     };
@@ -526,5 +539,6 @@ pub fn utimensat(dirfd: i64, pathp: u64, times: u64, flags: u64) -> LxResult {
 
 pub fn ioctl(fdn: i64, req: u64, arg: u64) -> LxResult {
     let d = fd::get(fdn)?;
-    call((d.ops.ioctl)(fd::file(&d), req, arg))
+    // SAFETY: the descriptor keeps the file live; no other reference to it here.
+    call((d.ops.ioctl)(unsafe { fd::file(&d) }, req, arg))
 }

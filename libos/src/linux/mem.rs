@@ -77,7 +77,8 @@ pub fn mmap(addr: u64, len: u64, p: u64, flags: u64, fdn: i64, off: u64) -> LxRe
     }
     let file = if flags & MAP_ANONYMOUS == 0 {
         let d = fd::get(fdn)?;
-        let f = fd::file(&d);
+        // SAFETY: the descriptor keeps the file live; no other reference to it here.
+        let f = unsafe { fd::file(&d) };
         if f.kind != obj::Kind::Regular {
             return Err(EINVAL);
         }

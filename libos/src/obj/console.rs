@@ -18,6 +18,7 @@ use crate::errno::{EAGAIN, EINTR, ENOTTY};
 use crate::fs::Stat;
 use crate::proc::signal::{SIGINT, SIGQUIT, SIGTSTP};
 use crate::proc::{kill, with_process};
+use crate::scoped::Scoped;
 use user::sys;
 
 pub static OPS: Ops = Ops { read, write, seek: no_seek, stat, ioctl, close: |_| {} };
@@ -38,8 +39,14 @@ pub struct Tty {
     pub pgrp: u32,
 }
 
-fn tty() -> &'static mut Tty {
-    &mut crate::shared::get().tty
+/// Guards the only `&mut` to the terminal's shared state in this process
+/// (the big lock keeps the other processes out).
+static TTY: Scoped<()> = Scoped::new("the terminal", ());
+
+/// Runs `f` on the terminal's shared state; panics if it is running
+/// already.
+fn with_tty<R>(f: impl FnOnce(&mut Tty) -> R) -> R {
+    TTY.with(|_| f(&mut crate::shared::get().tty))
 }
 
 const ISIG: u32 = 0o1;
@@ -80,11 +87,13 @@ pub fn set_tty() {
 /// characters become signals for the foreground group. Returns whether one
 /// was seen.
 fn fill() -> bool {
-    let t = tty();
     let mut interrupted = false;
-    while t.len < t.typeahead.len() {
+    loop {
         let mut b = [0u8; 32];
-        let room = (t.typeahead.len() - t.len).min(b.len());
+        let room = with_tty(|t| (t.typeahead.len() - t.len).min(b.len()));
+        if room == 0 {
+            break;
+        }
         let n = sys::console_read(&mut b[..room]).unwrap_or(0) as usize;
         if n == 0 {
             break;
@@ -99,8 +108,10 @@ fn fill() -> bool {
                 interrupted = true;
                 continue;
             }
-            t.typeahead[t.len] = c;
-            t.len += 1;
+            with_tty(|t| {
+                t.typeahead[t.len] = c;
+                t.len += 1;
+            });
         }
     }
     interrupted
@@ -111,9 +122,11 @@ fn fill() -> bool {
 /// on a Linux terminal, which echoes it as `^C`.
 fn signal_group(c: u8, sig: u32) {
     crate::log::console_write(&[b'^', c ^ 0x40, b'\n']);
-    let t = tty();
-    t.edit_len = 0;
-    let _ = if t.pgrp != 0 { kill::group(t.pgrp, sig) } else { kill::all_but_init(sig) };
+    let pgrp = with_tty(|t| {
+        t.edit_len = 0;
+        t.pgrp
+    });
+    let _ = if pgrp != 0 { kill::group(pgrp, sig) } else { kill::all_but_init(sig) };
 }
 
 /// A read of the terminal from outside its foreground process group: as
@@ -123,7 +136,7 @@ fn signal_group(c: u8, sig: u32) {
 fn await_foreground() -> Result<(), i64> {
     use crate::proc::{signal, table};
     loop {
-        let (fg, mine) = (tty().pgrp, table::mine().pgid);
+        let (fg, mine) = (with_tty(|t| t.pgrp), table::mine().pgid);
         if !is_tty() || fg == 0 || fg == mine {
             return Ok(());
         }
@@ -147,18 +160,19 @@ pub fn poll_interrupt() -> bool {
 /// has for us first.
 pub fn input_ready() -> bool {
     fill();
-    let t = tty();
-    t.len > 0 || t.line_len > 0
+    with_tty(|t| t.len > 0 || t.line_len > 0)
 }
 
 fn take_byte() -> Option<u8> {
-    let t = tty();
-    if t.len == 0 {
-        return None;
-    }
-    let c = t.typeahead[0];
-    t.typeahead.copy_within(1..t.len, 0);
-    t.len -= 1;
+    let c = with_tty(|t| {
+        if t.len == 0 {
+            return None;
+        }
+        let c = t.typeahead[0];
+        t.typeahead.copy_within(1..t.len, 0);
+        t.len -= 1;
+        Some(c)
+    })?;
     Some(if c == b'\r' && (!is_tty() || flag_word(0) & ICRNL != 0) { b'\n' } else { c })
 }
 
@@ -171,22 +185,28 @@ fn echo(b: &[u8]) {
 /// Canonical mode: edits the line being typed with byte `c`; true when a
 /// line (or end of file) is ready.
 fn edit(c: u8) -> bool {
-    let t = tty();
-    if c == cc(VERASE) || c == 0x08 {
+    let keys = [cc(VERASE), cc(VKILL), cc(VEOF)];
+    with_tty(|t| edit_line(t, c, keys))
+}
+
+/// `edit` on `t`, with the terminal's erase, kill and end-of-file
+/// characters.
+fn edit_line(t: &mut Tty, c: u8, [erase, kill, end]: [u8; 3]) -> bool {
+    if c == erase || c == 0x08 {
         if t.edit_len > 0 {
             t.edit_len -= 1;
             echo(b"\x08 \x08");
         }
         return false;
     }
-    if c == cc(VKILL) {
+    if c == kill {
         for _ in 0..t.edit_len {
             echo(b"\x08 \x08");
         }
         t.edit_len = 0;
         return false;
     }
-    let eof = c == cc(VEOF);
+    let eof = c == end;
     if !eof && t.edit_len < t.edit.len() {
         t.edit[t.edit_len] = c;
         t.edit_len += 1;
@@ -207,12 +227,16 @@ fn read(f: &mut File, buf: &mut [u8]) -> i64 {
     }
     let canonical = is_tty() && flag_word(3) & ICANON != 0;
     loop {
-        let t = tty();
-        if canonical && t.line_len > 0 {
-            let n = t.line_len.min(buf.len());
-            buf[..n].copy_from_slice(&t.line[..n]);
-            t.line.copy_within(n..t.line_len, 0);
-            t.line_len -= n;
+        let line = with_tty(|t| {
+            (canonical && t.line_len > 0).then(|| {
+                let n = t.line_len.min(buf.len());
+                buf[..n].copy_from_slice(&t.line[..n]);
+                t.line.copy_within(n..t.line_len, 0);
+                t.line_len -= n;
+                n
+            })
+        });
+        if let Some(n) = line {
             return n as i64;
         }
         if fill() || crate::proc::signal::pending() {
@@ -227,7 +251,7 @@ fn read(f: &mut File, buf: &mut [u8]) -> i64 {
                 }
             }
             if ready {
-                if tty().line_len == 0 {
+                if with_tty(|t| t.line_len) == 0 {
                     return 0; // end of file on an empty line
                 }
                 continue;
@@ -307,7 +331,6 @@ pub const TERMIOS_DEFAULT: [u8; TERMIOS_SIZE] = {
 };
 
 fn ioctl(_: &mut File, req: u64, arg: u64) -> i64 {
-    // SAFETY: set once at start-up.
     if !is_tty() {
         return -ENOTTY;
     }
@@ -318,13 +341,13 @@ fn ioctl(_: &mut File, req: u64, arg: u64) -> i64 {
             .map(|b| with_process(|p| p.termios.copy_from_slice(b))),
         TIOCGWINSZ => crate::uaccess::put(arg, [24u16, 80, 0, 0]).map(|_| ()),
         TIOCGPGRP => {
-            let pgrp = match tty().pgrp {
+            let pgrp = match with_tty(|t| t.pgrp) {
                 0 => crate::proc::table::mine().pgid,
                 g => g,
             };
             crate::uaccess::put(arg, pgrp as i32).map(|_| ())
         }
-        TIOCSPGRP => crate::uaccess::get::<i32>(arg).map(|g| tty().pgrp = g as u32),
+        TIOCSPGRP => crate::uaccess::get::<i32>(arg).map(|g| with_tty(|t| t.pgrp = g as u32)),
         _ => return -ENOTTY,
     };
     match r {
