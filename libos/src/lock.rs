@@ -25,7 +25,7 @@ pub fn my_id() -> u64 {
 }
 
 fn word() -> &'static AtomicU64 {
-    &crate::shared::get().lock
+    crate::shared::lock_word()
 }
 
 fn owner_dead(id: u64) -> bool {

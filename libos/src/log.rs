@@ -83,10 +83,7 @@ pub fn once(what: &str, key: u64) {
 
 /// Reports an unimplemented Linux call the first time it is made.
 pub fn unsupported_call(name: &str, nr: u64) {
-    let logged = &mut crate::shared::get().logged;
-    let (w, b) = ((nr / 64) as usize % logged.len(), nr % 64);
-    if nr < 512 && logged[w] & (1 << b) == 0 {
-        logged[w] |= 1 << b;
+    if nr < 512 && !crate::shared::logged(nr) {
         note(format_args!("unsupported Linux call {name} ({nr}): -ENOSYS"));
     }
 }

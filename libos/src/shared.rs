@@ -21,6 +21,7 @@
 use crate::heap::Heap;
 use crate::layout::{PAGE, SHARED, SHARED_LIST, SHARED_MAX, SHARED_MIN};
 use crate::proc::vars;
+use crate::scoped::Scoped;
 use abi::syscall::{map as mf, ENV_SELF, FRAME_ANY};
 use abi::syscall::{rights, CRED_SELF};
 use core::sync::atomic::{AtomicU32, AtomicU64};
@@ -61,7 +62,7 @@ fn frame_at(va: u64) -> Option<u64> {
     let i = (va - SHARED) / PAGE;
     let list_page = SHARED_LIST + i / PER_LIST_PAGE * PAGE;
     if crate::vm::pte(list_page).is_none() {
-        let f = get().list[(i / PER_LIST_PAGE) as usize] as u64;
+        let f = list_page_frame((i / PER_LIST_PAGE) as usize);
         sys::map_with(ENV_SELF, list_page, f, 0, CRED_SELF, vars().arena_cred.get()).ok()?;
     }
     // SAFETY: the list's page holding entry `i` is mapped just above.
@@ -77,17 +78,74 @@ fn arena_size(frames: u64) -> u64 {
 // frames, the one a child being forked receives it in, and how far this
 // process has the arena mapped are in `proc::Vars` (`arena_*`).
 
-/// The header, in every process at the same address.
-pub fn get() -> &'static mut Header {
-    // SAFETY: the arena is mapped writable in every lxrt process before any
-    // code calls this; concurrent use is serialised by `crate::lock`.
-    unsafe { &mut *(SHARED as *mut Header) }
+/// The header, in every process at the same address. Never turned into a
+/// reference as a whole: each field is reached on its own (below), so a
+/// use of one (the heap growing) cannot alias a use of another (the frame
+/// list it reads).
+fn header() -> *mut Header {
+    SHARED as *mut Header
+}
+
+/// The big lock's word.
+pub fn lock_word() -> &'static AtomicU64 {
+    // SAFETY: the arena is mapped in every lxrt process before any code
+    // calls this; an atomic is shared by reference.
+    unsafe { &(*header()).lock }
+}
+
+/// The process being killed for want of memory (`oom`), or 0.
+pub fn oom_victim() -> &'static AtomicU32 {
+    // SAFETY: as in `lock_word`.
+    unsafe { &(*header()).oom_victim }
+}
+
+/// The file system's anchor.
+pub fn fs_root() -> *mut crate::fs::FsRoot {
+    // SAFETY: a field of the mapped header; no reference is made.
+    unsafe { &raw mut (*header()).fs }
+}
+
+/// The terminal's shared state.
+pub fn tty() -> *mut crate::obj::console::Tty {
+    // SAFETY: as in `fs_root`.
+    unsafe { &raw mut (*header()).tty }
+}
+
+/// Marks Linux call `nr` (below 512) as reported unsupported; whether it
+/// was already.
+pub fn logged(nr: u64) -> bool {
+    let bit = 1 << (nr % 64);
+    // SAFETY: a field of the mapped header; the word is read and written by
+    // value, no reference to it is made.
+    unsafe {
+        let word = &raw mut (*header()).logged[(nr / 64) as usize % 8];
+        let old = word.read();
+        word.write(old | bit);
+        old & bit != 0
+    }
+}
+
+/// Guards the only `&mut` to the shared heap in this process (the big lock
+/// keeps the other processes out).
+static HEAP: Scoped<()> = Scoped::new("the shared heap", ());
+
+/// Runs `f` on the shared heap; panics if it is running already.
+fn with_heap<R>(f: impl FnOnce(&mut Heap) -> R) -> R {
+    // SAFETY: a field of the mapped header; the guard makes this the only
+    // reference to it.
+    HEAP.with(|_| f(unsafe { &mut (*header()).heap }))
+}
+
+/// The frame named by entry `i` of the header's list of list pages.
+fn list_page_frame(i: usize) -> u64 {
+    // SAFETY: a field of the mapped header, read by value.
+    (unsafe { (*header()).list[i] }) as u64
 }
 
 /// Allocates `size` bytes of shared memory (not zeroed), or null when the
 /// arena is full.
 pub fn alloc(size: usize, align: usize) -> *mut u8 {
-    get().heap.alloc(size, align)
+    with_heap(|h| h.alloc(size, align))
 }
 
 /// Grows the block at `p` from `size` to `new_size` bytes where it lies.
@@ -96,20 +154,20 @@ pub fn alloc(size: usize, align: usize) -> *mut u8 {
 /// `p` came from `alloc` with `size` and `align`; `new_size >= size`.
 pub unsafe fn grow(p: *mut u8, size: usize, align: usize, new_size: usize) -> bool {
     // SAFETY: passed on from the caller.
-    unsafe { get().heap.grow_in_place(p, size, align, new_size) }
+    with_heap(|h| unsafe { h.grow_in_place(p, size, align, new_size) })
 }
 
 /// Bytes the arena keeps for everything but file data: a full file system
 /// must leave room for pipes, open files and directories' growth, or the
 /// shell could run nothing more (a 64th of the arena, at least 1 MiB).
 pub fn reserve() -> usize {
-    (get().heap.size() / 64).max(1 << 20)
+    (with_heap(|h| h.size()) / 64).max(1 << 20)
 }
 
 /// Whether `more` bytes of file data fit, leaving `reserve` bytes.
 fn data_fits(more: usize) -> bool {
-    let h = &get().heap;
-    h.in_use().saturating_add(more).saturating_add(reserve()) <= h.size()
+    let reserve = reserve();
+    with_heap(|h| h.in_use().saturating_add(more).saturating_add(reserve) <= h.size())
 }
 
 /// Allocates `size` bytes for file data: null when that would leave less
@@ -128,14 +186,15 @@ pub fn alloc_data(size: usize, align: usize) -> *mut u8 {
 /// `p` came from `alloc_data` with `size` and `align`; `new_size >= size`.
 pub unsafe fn grow_data(p: *mut u8, size: usize, align: usize, new_size: usize) -> bool {
     // SAFETY: passed on from the caller.
-    data_fits(new_size - size) && unsafe { get().heap.grow_in_place(p, size, align, new_size) }
+    // SAFETY: passed on from the caller.
+    data_fits(new_size - size) && with_heap(|h| unsafe { h.grow_in_place(p, size, align, new_size) })
 }
 
 /// # Safety
 /// `p` came from `alloc` with the same size and alignment.
 pub unsafe fn free(p: *mut u8, size: usize, align: usize) {
     // SAFETY: passed on from the caller.
-    unsafe { get().heap.free(p, size, align) }
+    with_heap(|h| unsafe { h.free(p, size, align) })
 }
 
 /// Maps the arena's pages `[from, to)` into this process by frame name.
@@ -168,7 +227,7 @@ fn map_more(from: usize, to: usize) -> bool {
 /// reached since this process last looked (called with the lock held).
 #[inline]
 pub fn sync() {
-    let backed = get().heap.backed() as u64;
+    let backed = with_heap(|h| h.backed()) as u64;
     let mapped = &vars().arena_mapped;
     if backed > mapped.get() && map_pages(mapped.get(), backed) {
         mapped.set(backed);
@@ -194,7 +253,9 @@ pub fn create() -> Result<(), abi::Error> {
     }
     let pages = size / PAGE;
     for i in 0..pages.div_ceil(PER_LIST_PAGE) {
-        get().list[i as usize] = fresh(Some(SHARED_LIST + i * PAGE))? as u32;
+        let f = fresh(Some(SHARED_LIST + i * PAGE))? as u32;
+        // SAFETY: a field of the mapped header, written by value.
+        unsafe { (*header()).list[i as usize] = f };
     }
     let list = SHARED_LIST as *mut u32;
     for i in 0..pages {
@@ -210,7 +271,7 @@ pub fn create() -> Result<(), abi::Error> {
     vars().arena_cred.set(cred);
     vars().arena_mapped.set(HEADER_END);
     let end = (SHARED + size) as usize;
-    get().heap.init(HEADER_END as usize, end, HEADER_END as usize, Some(map_more));
+    with_heap(|h| h.init(HEADER_END as usize, end, HEADER_END as usize, Some(map_more)));
     Ok(())
 }
 

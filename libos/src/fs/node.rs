@@ -25,7 +25,9 @@ pub struct Inode {
 }
 
 fn root() -> &'static mut FsRoot {
-    &mut shared::get().fs
+    // SAFETY: the header's field, mapped in every process; callers use the
+    // reference for one step and hold no other.
+    unsafe { &mut *shared::fs_root() }
 }
 
 /// The inode numbered `ino`.

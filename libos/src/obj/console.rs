@@ -46,7 +46,9 @@ static TTY: Scoped<()> = Scoped::new("the terminal", ());
 /// Runs `f` on the terminal's shared state; panics if it is running
 /// already.
 fn with_tty<R>(f: impl FnOnce(&mut Tty) -> R) -> R {
-    TTY.with(|_| f(&mut crate::shared::get().tty))
+    // SAFETY: the header's field, mapped in every process; the guard makes
+    // this the only reference to it here.
+    TTY.with(|_| f(unsafe { &mut *crate::shared::tty() }))
 }
 
 const ISIG: u32 = 0o1;

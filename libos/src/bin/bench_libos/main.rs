@@ -37,7 +37,7 @@ mod vm;
 use abi::syscall::map as mf;
 use libos::{native, trap};
 use procs::{fork_exec, fork_exit_wait, install_tiny, lx_getpid, pipe_pingpong, spawn_wait};
-use select::{select_check, select_experiment, PROCS};
+use select::{select_check, select_experiment, WORKERS};
 use user::{kinfo, println};
 use vm::{appel1, appel2, dirty, map_area, on_fault, prot1, prot_many, trap, unmap_area, READ_ONLY};
 
@@ -180,8 +180,8 @@ fn main(_: u64) -> i32 {
             // grows the library's tables for eleven processes, which a
             // one-trial quick run would otherwise charge to whichever of
             // A and B runs first.
-            "select_a" => select_check().and_then(|_| select_experiment(2 * PROCS, true).map(drop)),
-            "select_b" => select_experiment(2 * PROCS, false).map(drop),
+            "select_a" => select_check().and_then(|_| select_experiment(2 * WORKERS, true).map(drop)),
+            "select_b" => select_experiment(2 * WORKERS, false).map(drop),
             "fork_exec" => install_tiny(),
             _ => Ok(()),
         };

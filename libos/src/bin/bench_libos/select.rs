@@ -7,7 +7,8 @@ use super::rdtsc;
 use libos::linux::nr::SYS_NANOSLEEP;
 use libos::native::{self, linux};
 
-pub const PROCS: u64 = 5;
+/// Processes that each ping-pong through their own `cat`.
+pub const WORKERS: u64 = 5;
 
 /// An external `cat`: copies `from` to `to` until end of file.
 fn cat(from: i64, to: i64) {
@@ -62,8 +63,8 @@ fn through_cat(per: u64, use_select: bool) -> u64 {
 
 /// Figure 8: n counts round trips over all five processes.
 pub fn select_experiment(n: u64, use_select: bool) -> Result<u64, &'static str> {
-    let per = (n / (2 * PROCS)).max(1);
-    let mut pids = [0i64; PROCS as usize];
+    let per = (n / (2 * WORKERS)).max(1);
+    let mut pids = [0i64; WORKERS as usize];
     let t = rdtsc();
     for p in pids.iter_mut() {
         *p = fork();
