@@ -21,7 +21,6 @@
 use crate::heap::Heap;
 use crate::layout::{PAGE, SHARED, SHARED_LIST, SHARED_MAX, SHARED_MIN};
 use crate::proc::vars;
-use crate::scoped::Scoped;
 use abi::syscall::{map as mf, ENV_SELF, FRAME_ANY};
 use abi::syscall::{rights, CRED_SELF};
 use core::sync::atomic::{AtomicU32, AtomicU64};
@@ -125,15 +124,17 @@ pub fn logged(nr: u64) -> bool {
     }
 }
 
-/// Guards the only `&mut` to the shared heap in this process (the big lock
-/// keeps the other processes out).
-static HEAP: Scoped<()> = Scoped::new("the shared heap", ());
-
-/// Runs `f` on the shared heap; panics if it is running already.
-fn with_heap<R>(f: impl FnOnce(&mut Heap) -> R) -> R {
-    // SAFETY: a field of the mapped header; the guard makes this the only
+/// The shared heap (a field of the header; the big lock keeps the other
+/// processes out).
+///
+/// # Safety
+/// No other reference to the heap may be live while the result is. Only
+/// this module calls it, one heap operation at a time; the heap's growth
+/// callback (`map_more`) does not use the heap.
+unsafe fn heap() -> &'static mut Heap {
+    // SAFETY: a field of the mapped header; the caller holds no other
     // reference to it.
-    HEAP.with(|_| f(unsafe { &mut (*header()).heap }))
+    unsafe { &mut (*header()).heap }
 }
 
 /// The frame named by entry `i` of the header's list of list pages.
@@ -145,7 +146,8 @@ fn list_page_frame(i: usize) -> u64 {
 /// Allocates `size` bytes of shared memory (not zeroed), or null when the
 /// arena is full.
 pub fn alloc(size: usize, align: usize) -> *mut u8 {
-    with_heap(|h| h.alloc(size, align))
+    // SAFETY: one heap operation; see `heap`.
+    unsafe { heap() }.alloc(size, align)
 }
 
 /// Grows the block at `p` from `size` to `new_size` bytes where it lies.
@@ -153,21 +155,24 @@ pub fn alloc(size: usize, align: usize) -> *mut u8 {
 /// # Safety
 /// `p` came from `alloc` with `size` and `align`; `new_size >= size`.
 pub unsafe fn grow(p: *mut u8, size: usize, align: usize, new_size: usize) -> bool {
-    // SAFETY: passed on from the caller.
-    with_heap(|h| unsafe { h.grow_in_place(p, size, align, new_size) })
+    // SAFETY: passed on from the caller; one heap operation.
+    unsafe { heap().grow_in_place(p, size, align, new_size) }
 }
 
 /// Bytes the arena keeps for everything but file data: a full file system
 /// must leave room for pipes, open files and directories' growth, or the
 /// shell could run nothing more (a 64th of the arena, at least 1 MiB).
 pub fn reserve() -> usize {
-    (with_heap(|h| h.size()) / 64).max(1 << 20)
+    // SAFETY: one heap operation.
+    (unsafe { heap() }.size() / 64).max(1 << 20)
 }
 
 /// Whether `more` bytes of file data fit, leaving `reserve` bytes.
 fn data_fits(more: usize) -> bool {
     let reserve = reserve();
-    with_heap(|h| h.in_use().saturating_add(more).saturating_add(reserve) <= h.size())
+    // SAFETY: one heap operation.
+    let h = unsafe { heap() };
+    h.in_use().saturating_add(more).saturating_add(reserve) <= h.size()
 }
 
 /// Allocates `size` bytes for file data: null when that would leave less
@@ -186,15 +191,15 @@ pub fn alloc_data(size: usize, align: usize) -> *mut u8 {
 /// `p` came from `alloc_data` with `size` and `align`; `new_size >= size`.
 pub unsafe fn grow_data(p: *mut u8, size: usize, align: usize, new_size: usize) -> bool {
     // SAFETY: passed on from the caller.
-    // SAFETY: passed on from the caller.
-    data_fits(new_size - size) && with_heap(|h| unsafe { h.grow_in_place(p, size, align, new_size) })
+    // SAFETY: passed on from the caller; one heap operation.
+    data_fits(new_size - size) && unsafe { heap().grow_in_place(p, size, align, new_size) }
 }
 
 /// # Safety
 /// `p` came from `alloc` with the same size and alignment.
 pub unsafe fn free(p: *mut u8, size: usize, align: usize) {
-    // SAFETY: passed on from the caller.
-    with_heap(|h| unsafe { h.free(p, size, align) })
+    // SAFETY: passed on from the caller; one heap operation.
+    unsafe { heap().free(p, size, align) }
 }
 
 /// Maps the arena's pages `[from, to)` into this process by frame name.
@@ -227,7 +232,8 @@ fn map_more(from: usize, to: usize) -> bool {
 /// reached since this process last looked (called with the lock held).
 #[inline]
 pub fn sync() {
-    let backed = with_heap(|h| h.backed()) as u64;
+    // SAFETY: one heap operation.
+    let backed = unsafe { heap() }.backed() as u64;
     let mapped = &vars().arena_mapped;
     if backed > mapped.get() && map_pages(mapped.get(), backed) {
         mapped.set(backed);
@@ -271,7 +277,8 @@ pub fn create() -> Result<(), abi::Error> {
     vars().arena_cred.set(cred);
     vars().arena_mapped.set(HEADER_END);
     let end = (SHARED + size) as usize;
-    with_heap(|h| h.init(HEADER_END as usize, end, HEADER_END as usize, Some(map_more)));
+    // SAFETY: one heap operation.
+    unsafe { heap() }.init(HEADER_END as usize, end, HEADER_END as usize, Some(map_more));
     Ok(())
 }
 
