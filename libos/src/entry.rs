@@ -127,22 +127,29 @@ pub fn in_program(f: &mut ExceptionFrame) -> bool {
 /// if they cannot be: rsp points at nothing the program may write.
 pub fn prepare_resume(frame: &ExceptionFrame) -> bool {
     let at = frame.regs.rsp.wrapping_sub(144);
-    at < frame.regs.rsp
-        && frame.regs.rsp <= abi::layout::USER_END
-        && crate::vm::touch(at, true)
-        && crate::vm::touch(at + 15, true)
+    at < frame.regs.rsp && frame.regs.rsp <= abi::layout::USER_END && crate::vm::prepare(at, 16, true)
 }
 
 /// First code a forked child runs (on its exception stack): its copies of
 /// lxrt's statics still describe the parent in the middle of `fork`.
 extern "C" fn child_start() -> bool {
-    crate::proc::fork::child_start(frame());
-    prepare_resume(frame())
+    // SAFETY: nothing else refers to the frame at the child's first
+    // instruction.
+    let f = unsafe { frame() };
+    crate::proc::fork::child_start(f);
+    prepare_resume(f)
 }
 
-/// The frame being handled (valid inside the handler only).
-pub fn frame() -> &'static mut ExceptionFrame {
-    // SAFETY: one thread; only the handler (never re-entered) uses it.
+/// The frame of the event being handled: the registers the program
+/// resumes with.
+///
+/// # Safety
+/// No other reference to the frame may be live while the result is: the
+/// handler's own (`dispatch`'s argument, which it passes down) is one, so
+/// this is only for code outside an event (start-up, a forked child's
+/// first instruction).
+pub unsafe fn frame() -> &'static mut ExceptionFrame {
+    // SAFETY: one thread; the caller holds no other reference.
     unsafe { &mut (*(&raw mut LX_FRAME)).0 }
 }
 
@@ -173,26 +180,34 @@ pub fn child_start_regs() -> Regs {
 
 /// The interrupted program's saved x87/SSE state (FXSAVE image), restored
 /// when it resumes.
-pub fn fx() -> &'static mut [u8; 512] {
-    // SAFETY: one thread; only the handler (never re-entered) uses it.
-    unsafe { &mut (*(&raw mut LX_FX)).0 }
+pub fn fx() -> [u8; 512] {
+    // SAFETY: one thread; only the entry code's `fxsave`/`fxrstor`, outside
+    // Rust, use it otherwise; this copies it out.
+    unsafe { (*(&raw const LX_FX)).0 }
+}
+
+/// Replaces the state the program resumes with.
+pub fn set_fx(image: &[u8; 512]) {
+    // SAFETY: as in `fx`.
+    unsafe { (*(&raw mut LX_FX)).0 = *image };
 }
 
 /// A new program starts with the power-on x87/SSE state.
 pub fn reset_fpu() {
     // A default FXSAVE image is all zero except FCW = 0x37f and
     // MXCSR = 0x1f80.
-    let fx = fx();
-    fx.fill(0);
+    let mut fx = [0u8; 512];
     fx[0..2].copy_from_slice(&0x37fu16.to_le_bytes());
     fx[24..28].copy_from_slice(&0x1f80u32.to_le_bytes());
+    set_fx(&fx);
 }
 
 /// Starts the Linux program for the first time: `regs` become the live
 /// registers, with a clean SSE state.
 pub fn enter(regs: &Regs) -> ! {
     crate::vm::leave_native_stack();
-    let f = frame();
+    // SAFETY: start-up: no event is being handled.
+    let f = unsafe { frame() };
     f.regs = *regs;
     f.busy = 1;
     reset_fpu();

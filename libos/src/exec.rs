@@ -5,7 +5,7 @@
 
 use crate::errno::{EACCES, ELOOP, ENOEXEC, ENOMEM};
 use crate::layout::{page_down, page_up, PAGE, STACK_MAX, STACK_TOP};
-use crate::proc::me;
+use crate::proc;
 use crate::{fs, uaccess, vm};
 use abi::exception::Regs;
 use abi::syscall::{map as mf, ENV_SELF};
@@ -65,9 +65,9 @@ pub fn resolve(path: &[u8], argv: &mut Vec<Vec<u8>>) -> Result<(Vec<u8>, &'stati
     let mut path = path.to_vec();
     for _ in 0..=MAX_INTERPRETERS {
         if path == b"/proc/self/exe" {
-            path = me().exe.clone();
+            path = proc::exe();
         }
-        let ino = fs::path::resolve(me().cwd, &path, true)?;
+        let ino = fs::path::resolve(proc::cwd(), &path, true)?;
         let n = fs::node::get(ino);
         if n.mode & fs::S_IFMT != fs::S_IFREG || n.mode & 0o111 == 0 {
             return Err(EACCES);
@@ -135,7 +135,7 @@ pub fn load(elf: &Elf, argv: &[Vec<u8>], envp: &[Vec<u8>], execfn: &[u8]) -> Res
             va += PAGE;
         }
     }
-    for r in vm::regions().clone() {
+    for r in vm::regions() {
         vm::protect(r.start, r.end, r.prot);
     }
     vm::add(STACK_TOP - STACK_MAX, STACK_TOP, vm::R | vm::W);
@@ -163,7 +163,7 @@ impl Pusher {
 
 fn random16() -> [u8; 16] {
     let mut r = [0u8; 16];
-    crate::linux::misc::fill_random(&mut r);
+    crate::random::fill(&mut r);
     r
 }
 

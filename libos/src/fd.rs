@@ -3,6 +3,7 @@
 
 use crate::errno::{EBADF, EMFILE};
 use crate::obj::{self, File, Ops};
+use crate::proc::with_process;
 use alloc::vec::Vec;
 
 pub const MAX_FDS: usize = 256;
@@ -14,33 +15,57 @@ pub struct Fd {
     pub cloexec: bool,
 }
 
-static mut TABLE: Vec<Option<Fd>> = Vec::new();
+/// A process's descriptors (`proc::Process::fds`), indexed by number.
+pub struct Table {
+    slots: Vec<Option<Fd>>,
+}
 
-fn table() -> &'static mut Vec<Option<Fd>> {
-    // SAFETY: private to this process; one thread.
-    unsafe { &mut (*(&raw mut TABLE)) }
+impl Table {
+    pub const EMPTY: Table = Table { slots: Vec::new() };
+
+    fn get(&self, fd: i64) -> Result<Fd, i64> {
+        usize::try_from(fd).ok().and_then(|i| self.slots.get(i).copied().flatten()).ok_or(EBADF)
+    }
+
+    /// Puts `fd` at `at`, which must be free or closed by the caller.
+    fn put(&mut self, at: usize, fd: Option<Fd>) {
+        if self.slots.len() <= at {
+            self.slots.resize(at + 1, None);
+        }
+        self.slots[at] = fd;
+    }
+}
+
+/// Runs `f` on this process's descriptor table.
+#[inline]
+fn with_table<R>(f: impl FnOnce(&mut Table) -> R) -> R {
+    with_process(|p| f(&mut p.fds))
 }
 
 #[inline]
 pub fn get(fd: i64) -> Result<Fd, i64> {
-    usize::try_from(fd).ok().and_then(|i| table().get(i).copied().flatten()).ok_or(EBADF)
+    with_table(|t| t.get(fd))
 }
 
-/// The open file behind a descriptor.
-pub fn file(fd: &Fd) -> &'static mut File {
-    // SAFETY: a descriptor holds a reference, so the file is live.
+/// The open file behind a descriptor (in the shared arena).
+///
+/// # Safety
+/// No other reference to the file may be live while the result is (the
+/// big lock keeps other processes out; two descriptors, here or in another
+/// process, may name the same file).
+pub unsafe fn file(fd: &Fd) -> &'static mut File {
+    // SAFETY: a descriptor holds a reference, so the file is live; the
+    // caller guarantees the reference is the only one.
     unsafe { &mut *fd.file }
 }
 
 /// Installs `fd` at the lowest free number `>= min`.
 pub fn install(fd: Fd, min: usize) -> Result<i64, i64> {
-    let t = table();
-    let i = (min..MAX_FDS).find(|&i| t.get(i).is_none_or(|s| s.is_none())).ok_or(EMFILE)?;
-    if t.len() <= i {
-        t.resize(i + 1, None);
-    }
-    t[i] = Some(fd);
-    Ok(i as i64)
+    with_table(|t| {
+        let i = (min..MAX_FDS).find(|&i| t.slots.get(i).is_none_or(|s| s.is_none())).ok_or(EMFILE)?;
+        t.put(i, Some(fd));
+        Ok(i as i64)
+    })
 }
 
 /// Installs a new descriptor for a fresh file (taking over its reference).
@@ -62,51 +87,55 @@ pub fn dup_to(fd: Fd, at: usize, cloexec: bool) -> Result<i64, i64> {
     if at >= MAX_FDS {
         return Err(EBADF);
     }
-    file(&fd).refs += 1;
+    // SAFETY: the descriptor keeps the file live; no other reference to it here.
+    unsafe { file(&fd) }.refs += 1;
     let _ = close(at as i64);
-    let t = table();
-    if t.len() <= at {
-        t.resize(at + 1, None);
-    }
-    t[at] = Some(Fd { cloexec, ..fd });
+    with_table(|t| t.put(at, Some(Fd { cloexec, ..fd })));
     Ok(at as i64)
 }
 
 pub fn dup(fd: Fd, min: usize, cloexec: bool) -> Result<i64, i64> {
-    file(&fd).refs += 1;
+    // SAFETY: the descriptor keeps the file live; no other reference to it here.
+    unsafe { file(&fd) }.refs += 1;
     let r = install(Fd { cloexec, ..fd }, min);
     if r.is_err() {
-        file(&fd).refs -= 1;
+        // SAFETY: the descriptor keeps the file live; no other reference to it here.
+        unsafe { file(&fd) }.refs -= 1;
     }
     r
 }
 
 pub fn close(fd: i64) -> Result<i64, i64> {
-    let d = get(fd)?;
-    table()[fd as usize] = None;
+    let d = with_table(|t| {
+        let d = t.get(fd)?;
+        t.slots[fd as usize] = None;
+        Ok::<_, i64>(d)
+    })?;
     obj::put(d.ops, d.file);
     Ok(0)
 }
 
 pub fn set_cloexec(fd: i64, on: bool) -> Result<(), i64> {
-    get(fd)?;
-    if let Some(Some(d)) = table().get_mut(fd as usize) {
-        d.cloexec = on;
-    }
-    Ok(())
+    with_table(|t| {
+        let d = t.get(fd)?;
+        t.slots[fd as usize] = Some(Fd { cloexec: on, ..d });
+        Ok(())
+    })
 }
 
 /// Lets a program replace the methods it uses for one descriptor (the
 /// ExOS extension point); returns the old table.
 pub fn set_ops(fd: i64, ops: &'static Ops) -> Result<&'static Ops, i64> {
-    get(fd)?;
-    let slot = table()[fd as usize].as_mut().ok_or(EBADF)?;
-    Ok(core::mem::replace(&mut slot.ops, ops))
+    with_table(|t| {
+        let d = t.get(fd)?;
+        t.slots[fd as usize] = Some(Fd { ops, ..d });
+        Ok(d.ops)
+    })
 }
 
 /// Every open descriptor number.
 pub fn all() -> Vec<i64> {
-    (0..table().len() as i64).filter(|&i| get(i).is_ok()).collect()
+    with_table(|t| (0..t.slots.len() as i64).filter(|&i| t.get(i).is_ok()).collect())
 }
 
 /// exec: descriptors marked close-on-exec go.
@@ -131,7 +160,8 @@ pub fn close_all() {
 pub fn fork_refs() {
     for i in all() {
         if let Ok(d) = get(i) {
-            file(&d).refs += 1;
+            // SAFETY: the descriptor keeps the file live; no other reference to it here.
+            unsafe { file(&d) }.refs += 1;
         }
     }
 }

@@ -16,7 +16,7 @@ use talc::base::Talc;
 use talc::source::Source;
 use talc::DefaultBinning;
 
-const PAGE: usize = 4096;
+const PAGE: usize = crate::layout::PAGE as usize;
 
 /// How the range gets memory behind it as the heap rises.
 pub type Grow = fn(from: usize, to: usize) -> bool;

@@ -75,5 +75,5 @@ pub const KIT_SIZE: u64 = 64 << 20;
 
 /// Where the kernel put the first program's stack (a native program runs
 /// on it; lxrt leaves it once it starts the Linux program).
-pub const INIT_STACK_TOP: u64 = abi::layout::INIT_STACK_TOP;
+pub use abi::layout::INIT_STACK_TOP;
 pub const INIT_STACK_BOTTOM: u64 = INIT_STACK_TOP - abi::layout::INIT_STACK_PAGES * PAGE;

@@ -5,30 +5,27 @@
 //! owner has died (killed from outside) is taken over instead of hanging
 //! everyone.
 
+use crate::proc::vars;
 use abi::tables::env_state;
 use core::sync::atomic::{AtomicU64, Ordering};
 use user::{kinfo, sys};
 
-static mut HELD: bool = false;
-/// This environment's id (0 until first asked; reset in a forked child).
-static mut ME: u64 = 0;
-/// Who gets the CPU when the current call ends (`hand_off`), or 0.
-static mut HAND_OFF: u64 = 0;
+// This process's side of the lock (whether it holds it, its id, whom the
+// call hands the CPU to) is in `proc::Vars`.
 
-/// This environment's id, asked of the kernel once.
+/// This environment's id, asked of the kernel once (again in a forked
+/// child).
 #[inline]
 pub fn my_id() -> u64 {
-    // SAFETY: one thread per environment.
-    unsafe {
-        if ME == 0 {
-            ME = sys::self_id();
-        }
-        ME
+    let id = &vars().lock_id;
+    if id.get() == 0 {
+        id.set(sys::self_id());
     }
+    id.get()
 }
 
 fn word() -> &'static AtomicU64 {
-    &crate::shared::get().lock
+    crate::shared::lock_word()
 }
 
 fn owner_dead(id: u64) -> bool {
@@ -38,15 +35,13 @@ fn owner_dead(id: u64) -> bool {
 /// Takes the lock (no-op if this process already holds it).
 #[inline]
 pub fn acquire() {
-    // SAFETY: one thread per environment.
-    if unsafe { HELD } {
+    if vars().lock_held.get() {
         return;
     }
     let me = my_id();
     // The usual case: nobody holds it.
     if word().compare_exchange(0, me, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
-        // SAFETY: as above.
-        unsafe { HELD = true };
+        vars().lock_held.set(true);
         crate::shared::sync();
         return;
     }
@@ -60,8 +55,7 @@ fn contended(me: u64) {
         if (cur == 0 || owner_dead(cur))
             && word().compare_exchange(cur, me, Ordering::AcqRel, Ordering::Relaxed).is_ok()
         {
-            // SAFETY: as above.
-            unsafe { HELD = true };
+            vars().lock_held.set(true);
             crate::shared::sync();
             return;
         }
@@ -76,16 +70,12 @@ fn contended(me: u64) {
 
 /// Whether this process holds the lock (inside a Linux call).
 pub fn held() -> bool {
-    // SAFETY: one thread per environment.
-    unsafe { HELD }
+    vars().lock_held.get()
 }
 
 #[inline]
 pub fn release() {
-    // SAFETY: one thread per environment.
-    if unsafe { HELD } {
-        // SAFETY: as above.
-        unsafe { HELD = false };
+    if vars().lock_held.replace(false) {
         word().store(0, Ordering::Release);
     }
 }
@@ -113,27 +103,22 @@ pub fn wait_for(env: u64) {
 /// just done (a reader of the pipe it wrote), get the rest of the slice as
 /// soon as the call has ended and dropped the lock (`end_call`).
 pub fn hand_off(env: u64) {
-    // SAFETY: one thread per environment.
-    unsafe { HAND_OFF = env };
+    vars().hand_off.set(env);
 }
 
 /// Ends a call: drops the lock, then makes the directed yield `hand_off`
 /// asked for, if any (a plain return if that one cannot run).
 pub fn end_call() {
     release();
-    // SAFETY: one thread per environment.
-    let env = unsafe { core::mem::replace(&mut *(&raw mut HAND_OFF), 0) };
+    let env = vars().hand_off.replace(0);
     if env != 0 && env != my_id() {
         let _ = sys::yield_to(env);
     }
 }
 
-/// After fork: the child's copy of `HELD` says held, but the word names
-/// the parent, which releases it when its `fork` returns.
+/// After fork: the child's copy says held, but the word names the parent,
+/// which releases it when its `fork` returns.
 pub fn forked_child() {
-    // SAFETY: one thread per environment.
-    unsafe {
-        HELD = false;
-        ME = 0;
-    }
+    vars().lock_held.set(false);
+    vars().lock_id.set(0);
 }

@@ -6,12 +6,22 @@
 use alloc::vec::Vec;
 use user::sys;
 
-static mut PENDING: Vec<u8> = Vec::new();
-static mut AT_LINE_START: bool = true;
+/// A process's notes (`proc::Process::notes`).
+pub struct Notes {
+    /// Lines waiting for the console to reach a line start.
+    pending: Vec<u8>,
+    at_line_start: bool,
+    /// The features `once` has reported.
+    seen: Vec<u64>,
+}
 
-fn pending() -> &'static mut Vec<u8> {
-    // SAFETY: private to this process; one thread.
-    unsafe { &mut (*(&raw mut PENDING)) }
+impl Notes {
+    pub const NONE: Notes = Notes { pending: Vec::new(), at_line_start: true, seen: Vec::new() };
+}
+
+#[inline]
+fn with_notes<R>(f: impl FnOnce(&mut Notes) -> R) -> R {
+    crate::proc::with_process(|p| f(&mut p.notes))
 }
 
 fn write_raw(b: &[u8]) {
@@ -26,51 +36,54 @@ pub fn console_write(b: &[u8]) {
         return;
     }
     write_raw(b);
-    // SAFETY: as in `pending`.
-    unsafe { AT_LINE_START = b.ends_with(b"\n") };
+    with_notes(|n| n.at_line_start = b.ends_with(b"\n"));
     flush();
 }
 
 /// Prints queued notes if the console is at a line start.
 pub fn flush() {
-    // SAFETY: as in `pending`.
-    if unsafe { AT_LINE_START } && !pending().is_empty() {
-        write_raw(pending());
-        pending().clear();
-    }
+    with_notes(|n| {
+        if n.at_line_start && !n.pending.is_empty() {
+            write_raw(&n.pending);
+            n.pending.clear();
+        }
+    })
 }
 
 /// Queues one note line.
 pub fn note(args: core::fmt::Arguments) {
     use core::fmt::Write;
-    struct Buf;
+    struct Buf(Vec<u8>);
     impl Write for Buf {
         fn write_str(&mut self, s: &str) -> core::fmt::Result {
-            pending().extend_from_slice(s.as_bytes());
+            self.0.extend_from_slice(s.as_bytes());
             Ok(())
         }
     }
-    let _ = writeln!(Buf, "lxrt: {args}");
+    // Formatted first: `args` may call code that borrows the process.
+    let mut line = Buf(Vec::new());
+    let _ = writeln!(line, "lxrt: {args}");
+    with_notes(|n| n.pending.extend_from_slice(&line.0));
     flush();
 }
 
 /// Notes an unsupported feature `what` once per process.
 pub fn once(what: &str, key: u64) {
-    static mut SEEN: Vec<u64> = Vec::new();
-    // SAFETY: private to this process; one thread.
-    let seen = unsafe { &mut (*(&raw mut SEEN)) };
-    if !seen.contains(&key) {
-        seen.push(key);
+    let new = with_notes(|n| {
+        let new = !n.seen.contains(&key);
+        if new {
+            n.seen.push(key);
+        }
+        new
+    });
+    if new {
         note(format_args!("unsupported: {what}"));
     }
 }
 
 /// Reports an unimplemented Linux call the first time it is made.
 pub fn unsupported_call(name: &str, nr: u64) {
-    let logged = &mut crate::shared::get().logged;
-    let (w, b) = ((nr / 64) as usize % logged.len(), nr % 64);
-    if nr < 512 && logged[w] & (1 << b) == 0 {
-        logged[w] |= 1 << b;
+    if nr < 512 && !crate::shared::logged(nr) {
         note(format_args!("unsupported Linux call {name} ({nr}): -ENOSYS"));
     }
 }

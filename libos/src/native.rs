@@ -8,12 +8,14 @@
 //! and exits through the library).
 
 use crate::obj::{self, Kind};
-use crate::{entry, fd, fs, lock, private, proc, shared};
+use crate::{entry, fd, fs, lock, private, proc, shared, trap};
 
 /// Sets the library up in the first process: private heap, shared arena,
 /// file system from the boot archive, process table, descriptors 0-2 on the
-/// console, and the library's exception handler.
-pub fn init() -> Result<(), &'static str> {
+/// console, and the library's exception handler, which hands system calls
+/// to `personality` (`linux::syscall` for Linux's).
+pub fn init(personality: trap::Personality) -> Result<(), &'static str> {
+    trap::set_personality(personality);
     private::init();
     shared::create().map_err(|_| "cannot allocate the shared arena")?;
     fs::boot::populate().map_err(|_| "cannot build the file system")?;
@@ -31,7 +33,8 @@ pub fn init() -> Result<(), &'static str> {
 fn with_file(fd: i64, op: impl FnOnce(&fd::Fd, &mut obj::File) -> i64) -> i64 {
     lock::acquire();
     let r = match fd::get(fd) {
-        Ok(d) => op(&d, fd::file(&d)),
+        // SAFETY: the descriptor keeps the file live; no other reference to it here.
+        Ok(d) => op(&d, unsafe { fd::file(&d) }),
         Err(e) => -e,
     };
     lock::end_call();
@@ -62,8 +65,8 @@ pub fn write(fd: i64, buf: &[u8]) -> i64 {
     })
 }
 
-/// Linux call `nr` with arguments `a`, answered by the library's
-/// personality through the kernel's reflection; returns rax.
+/// Linux call `nr` with arguments `a`, answered by the personality given
+/// to `init` (Linux's) through the kernel's reflection; returns rax.
 pub fn linux(nr: u64, a: [u64; 6]) -> i64 {
     let ret: i64;
     // SAFETY: a reflected call: the kernel hands it to the library's

@@ -38,7 +38,7 @@ pub fn frame_for(va: u64) -> u64 {
 
 /// The victim chosen earlier, if it has not ended yet.
 fn dying() -> Option<EnvInfo> {
-    let pid = crate::shared::get().oom_victim.load(Ordering::Acquire);
+    let pid = crate::shared::oom_victim().load(Ordering::Acquire);
     kinfo::env_by_id(pid as u64).filter(|e| pid != 0 && live(e))
 }
 
@@ -60,7 +60,7 @@ fn choose(va: u64) -> EnvInfo {
     if victim.id != me.id && crate::proc::signal::send(victim.id, crate::proc::signal::SIGKILL).is_err() {
         victim = me;
     }
-    crate::shared::get().oom_victim.store(victim.id, Ordering::Release);
+    crate::shared::oom_victim().store(victim.id, Ordering::Release);
     let name = crate::proc::table::get(victim.id).map_or([0; 64], |t| t.cmd);
     let cmd = name.split(|&b| b == 0).next().unwrap_or(b"");
     let base = cmd.rsplit(|&b| b == b'/').next().unwrap_or(b"");

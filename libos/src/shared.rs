@@ -20,6 +20,7 @@
 
 use crate::heap::Heap;
 use crate::layout::{PAGE, SHARED, SHARED_LIST, SHARED_MAX, SHARED_MIN};
+use crate::proc::vars;
 use abi::syscall::{map as mf, ENV_SELF, FRAME_ANY};
 use abi::syscall::{rights, CRED_SELF};
 use core::sync::atomic::{AtomicU32, AtomicU64};
@@ -60,9 +61,8 @@ fn frame_at(va: u64) -> Option<u64> {
     let i = (va - SHARED) / PAGE;
     let list_page = SHARED_LIST + i / PER_LIST_PAGE * PAGE;
     if crate::vm::pte(list_page).is_none() {
-        let f = get().list[(i / PER_LIST_PAGE) as usize] as u64;
-        // SAFETY: one thread; CRED is set before the arena is used.
-        sys::map_with(ENV_SELF, list_page, f, 0, CRED_SELF, unsafe { CRED }).ok()?;
+        let f = list_page_frame((i / PER_LIST_PAGE) as usize);
+        sys::map_with(ENV_SELF, list_page, f, 0, CRED_SELF, vars().arena_cred.get()).ok()?;
     }
     // SAFETY: the list's page holding entry `i` is mapped just above.
     Some(unsafe { *(SHARED_LIST as *const u32).add(i as usize) } as u64)
@@ -73,24 +73,81 @@ fn arena_size(frames: u64) -> u64 {
     (frames * PAGE / 8).clamp(SHARED_MIN, SHARED_MAX) & !(PAGE - 1)
 }
 
-/// The capability slot (in this process's list) that covers the arena's
-/// frames, and how far this process has the arena mapped.
-static mut CRED: u64 = 0;
-static mut MAPPED_END: u64 = SHARED;
-/// The slot a child being forked receives the capability in.
-static mut CHILD_CRED: u64 = 0;
+// The capability slot (in this process's list) that covers the arena's
+// frames, the one a child being forked receives it in, and how far this
+// process has the arena mapped are in `proc::Vars` (`arena_*`).
 
-/// The header, in every process at the same address.
-pub fn get() -> &'static mut Header {
-    // SAFETY: the arena is mapped writable in every lxrt process before any
-    // code calls this; concurrent use is serialised by `crate::lock`.
-    unsafe { &mut *(SHARED as *mut Header) }
+/// The header, in every process at the same address. Never turned into a
+/// reference as a whole: each field is reached on its own (below), so a
+/// use of one (the heap growing) cannot alias a use of another (the frame
+/// list it reads).
+fn header() -> *mut Header {
+    SHARED as *mut Header
+}
+
+/// The big lock's word.
+pub fn lock_word() -> &'static AtomicU64 {
+    // SAFETY: the arena is mapped in every lxrt process before any code
+    // calls this; an atomic is shared by reference.
+    unsafe { &(*header()).lock }
+}
+
+/// The process being killed for want of memory (`oom`), or 0.
+pub fn oom_victim() -> &'static AtomicU32 {
+    // SAFETY: as in `lock_word`.
+    unsafe { &(*header()).oom_victim }
+}
+
+/// The file system's anchor.
+pub fn fs_root() -> *mut crate::fs::FsRoot {
+    // SAFETY: a field of the mapped header; no reference is made.
+    unsafe { &raw mut (*header()).fs }
+}
+
+/// The terminal's shared state.
+pub fn tty() -> *mut crate::obj::console::Tty {
+    // SAFETY: as in `fs_root`.
+    unsafe { &raw mut (*header()).tty }
+}
+
+/// Marks Linux call `nr` (below 512) as reported unsupported; whether it
+/// was already.
+pub fn logged(nr: u64) -> bool {
+    let bit = 1 << (nr % 64);
+    // SAFETY: a field of the mapped header; the word is read and written by
+    // value, no reference to it is made.
+    unsafe {
+        let word = &raw mut (*header()).logged[(nr / 64) as usize % 8];
+        let old = word.read();
+        word.write(old | bit);
+        old & bit != 0
+    }
+}
+
+/// The shared heap (a field of the header; the big lock keeps the other
+/// processes out).
+///
+/// # Safety
+/// No other reference to the heap may be live while the result is. Only
+/// this module calls it, one heap operation at a time; the heap's growth
+/// callback (`map_more`) does not use the heap.
+unsafe fn heap() -> &'static mut Heap {
+    // SAFETY: a field of the mapped header; the caller holds no other
+    // reference to it.
+    unsafe { &mut (*header()).heap }
+}
+
+/// The frame named by entry `i` of the header's list of list pages.
+fn list_page_frame(i: usize) -> u64 {
+    // SAFETY: a field of the mapped header, read by value.
+    (unsafe { (*header()).list[i] }) as u64
 }
 
 /// Allocates `size` bytes of shared memory (not zeroed), or null when the
 /// arena is full.
 pub fn alloc(size: usize, align: usize) -> *mut u8 {
-    get().heap.alloc(size, align)
+    // SAFETY: one heap operation; see `heap`.
+    unsafe { heap() }.alloc(size, align)
 }
 
 /// Grows the block at `p` from `size` to `new_size` bytes where it lies.
@@ -98,21 +155,24 @@ pub fn alloc(size: usize, align: usize) -> *mut u8 {
 /// # Safety
 /// `p` came from `alloc` with `size` and `align`; `new_size >= size`.
 pub unsafe fn grow(p: *mut u8, size: usize, align: usize, new_size: usize) -> bool {
-    // SAFETY: passed on from the caller.
-    unsafe { get().heap.grow_in_place(p, size, align, new_size) }
+    // SAFETY: passed on from the caller; one heap operation.
+    unsafe { heap().grow_in_place(p, size, align, new_size) }
 }
 
 /// Bytes the arena keeps for everything but file data: a full file system
 /// must leave room for pipes, open files and directories' growth, or the
 /// shell could run nothing more (a 64th of the arena, at least 1 MiB).
 pub fn reserve() -> usize {
-    (get().heap.size() / 64).max(1 << 20)
+    // SAFETY: one heap operation.
+    (unsafe { heap() }.size() / 64).max(1 << 20)
 }
 
 /// Whether `more` bytes of file data fit, leaving `reserve` bytes.
 fn data_fits(more: usize) -> bool {
-    let h = &get().heap;
-    h.in_use().saturating_add(more).saturating_add(reserve()) <= h.size()
+    let reserve = reserve();
+    // SAFETY: one heap operation.
+    let h = unsafe { heap() };
+    h.in_use().saturating_add(more).saturating_add(reserve) <= h.size()
 }
 
 /// Allocates `size` bytes for file data: null when that would leave less
@@ -131,14 +191,15 @@ pub fn alloc_data(size: usize, align: usize) -> *mut u8 {
 /// `p` came from `alloc_data` with `size` and `align`; `new_size >= size`.
 pub unsafe fn grow_data(p: *mut u8, size: usize, align: usize, new_size: usize) -> bool {
     // SAFETY: passed on from the caller.
-    data_fits(new_size - size) && unsafe { get().heap.grow_in_place(p, size, align, new_size) }
+    // SAFETY: passed on from the caller; one heap operation.
+    data_fits(new_size - size) && unsafe { heap().grow_in_place(p, size, align, new_size) }
 }
 
 /// # Safety
 /// `p` came from `alloc` with the same size and alignment.
 pub unsafe fn free(p: *mut u8, size: usize, align: usize) {
-    // SAFETY: passed on from the caller.
-    unsafe { get().heap.free(p, size, align) }
+    // SAFETY: passed on from the caller; one heap operation.
+    unsafe { heap().free(p, size, align) }
 }
 
 /// Maps the arena's pages `[from, to)` into this process by frame name.
@@ -148,9 +209,7 @@ fn map_pages(from: u64, to: u64) -> bool {
         let Some(f) = frame_at(va) else {
             return false;
         };
-        // SAFETY: one thread; CRED is set before the arena is used.
-        let cred = unsafe { CRED };
-        if sys::map_with(ENV_SELF, va, f, mf::WRITE, CRED_SELF, cred).is_err() {
+        if sys::map_with(ENV_SELF, va, f, mf::WRITE, CRED_SELF, vars().arena_cred.get()).is_err() {
             return false;
         }
         va += PAGE;
@@ -160,13 +219,12 @@ fn map_pages(from: u64, to: u64) -> bool {
 
 /// The heap's growth: map what it reaches next (the frames exist already).
 fn map_more(from: usize, to: usize) -> bool {
-    // SAFETY: one thread per environment.
-    let mapped = unsafe { &mut *(&raw mut MAPPED_END) };
+    let mapped = &vars().arena_mapped;
     let _ = from;
-    if !map_pages(*mapped, to as u64) {
+    if !map_pages(mapped.get(), to as u64) {
         return false;
     }
-    *mapped = to as u64;
+    mapped.set(to as u64);
     true
 }
 
@@ -174,11 +232,11 @@ fn map_more(from: usize, to: usize) -> bool {
 /// reached since this process last looked (called with the lock held).
 #[inline]
 pub fn sync() {
-    let backed = get().heap.backed() as u64;
-    // SAFETY: one thread per environment.
-    let mapped = unsafe { &mut *(&raw mut MAPPED_END) };
-    if backed > *mapped && map_pages(*mapped, backed) {
-        *mapped = backed;
+    // SAFETY: one heap operation.
+    let backed = unsafe { heap() }.backed() as u64;
+    let mapped = &vars().arena_mapped;
+    if backed > mapped.get() && map_pages(mapped.get(), backed) {
+        mapped.set(backed);
     }
 }
 
@@ -201,43 +259,40 @@ pub fn create() -> Result<(), abi::Error> {
     }
     let pages = size / PAGE;
     for i in 0..pages.div_ceil(PER_LIST_PAGE) {
-        get().list[i as usize] = fresh(Some(SHARED_LIST + i * PAGE))? as u32;
+        let f = fresh(Some(SHARED_LIST + i * PAGE))? as u32;
+        // SAFETY: a field of the mapped header, written by value.
+        unsafe { (*header()).list[i as usize] = f };
     }
     let list = SHARED_LIST as *mut u32;
     for i in 0..pages {
         let va = SHARED + i * PAGE;
         let f = if va < HEADER_END {
-            crate::vm::frame_of(crate::vm::pte(va).ok_or(abi::Error::NotMapped)?)
+            abi::pte::frame_of(crate::vm::pte(va).ok_or(abi::Error::NotMapped)?)
         } else {
             fresh(None)?
         };
         // SAFETY: the list's pages for all `pages` entries are mapped above.
         unsafe { *list.add(i as usize) = f as u32 };
     }
-    // SAFETY: one thread; nothing has used the arena yet.
-    unsafe {
-        CRED = cred;
-        MAPPED_END = HEADER_END;
-    }
+    vars().arena_cred.set(cred);
+    vars().arena_mapped.set(HEADER_END);
     let end = (SHARED + size) as usize;
-    get().heap.init(HEADER_END as usize, end, HEADER_END as usize, Some(map_more));
+    // SAFETY: one heap operation.
+    unsafe { heap() }.init(HEADER_END as usize, end, HEADER_END as usize, Some(map_more));
     Ok(())
 }
 
 /// Maps the part of the arena in use into child `env` at the same address
 /// and grants it the capability to map the rest (fork).
 pub fn share_with(env: u64) -> Result<(), abi::Error> {
-    // SAFETY: one thread per environment.
-    let (cred, mapped) = unsafe { (CRED, MAPPED_END) };
-    crate::range::map_from(env, SHARED, SHARED, (mapped - SHARED) / PAGE, mf::WRITE)?;
-    let slot = sys::cap_grant(env, cred)?;
-    // SAFETY: as above; the child reads it from its copy of our statics.
-    unsafe { CHILD_CRED = slot };
+    let v = vars();
+    crate::range::map_from(env, SHARED, SHARED, (v.arena_mapped.get() - SHARED) / PAGE, mf::WRITE)?;
+    // The child reads it from its copy of our state.
+    v.arena_child_cred.set(sys::cap_grant(env, v.arena_cred.get())?);
     Ok(())
 }
 
 /// First thing in a forked child: its capability slot for the arena.
 pub fn forked_child() {
-    // SAFETY: one thread per environment.
-    unsafe { CRED = CHILD_CRED };
+    vars().arena_cred.set(vars().arena_child_cred.get());
 }

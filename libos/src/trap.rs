@@ -1,15 +1,14 @@
 //! What lxrt does with each exception the kernel hands it: reflected
-//! system calls go to the Linux personality, page faults to the program's
+//! system calls go to the personality the program was started with (lxrt's
+//! is Linux's, `linux::syscall`), page faults to the program's
 //! own fault handler if it installed one (`set_fault_handler`), then to the
 //! memory manager; interrupts carry signals from other processes;
 //! anything else becomes the signal Linux would send.
 
 use abi::exception::{vector, ExceptionFrame};
 
-const SIGILL: i32 = 4;
-const SIGTRAP: i32 = 5;
-const SIGFPE: i32 = 8;
-const SIGSEGV: i32 = 11;
+use crate::proc::signal::{SIGFPE, SIGILL, SIGSEGV, SIGTRAP};
+use crate::proc::vars;
 
 /// An application's own page-fault handler (ExOS style, paper 001 §5.2:
 /// the library passes protection faults to the application, which
@@ -17,20 +16,33 @@ const SIGSEGV: i32 = 11;
 /// with the fault; the frame is resumed as it leaves it.
 pub type FaultHandler = fn(&mut ExceptionFrame) -> bool;
 
-static mut FAULT_HANDLER: Option<FaultHandler> = None;
+/// A personality: answers the reflected system call in `f` (the call's
+/// number and arguments in its registers, the result put in rax). The
+/// library's core never names one; the program that starts it chooses
+/// (`native::init`).
+pub type Personality = fn(&mut ExceptionFrame);
+
+/// Until a personality is chosen, every call fails with ENOSYS.
+pub fn no_personality(f: &mut ExceptionFrame) {
+    f.regs.rax = (-crate::errno::ENOSYS) as u64;
+}
+
+/// Chooses the personality that answers this process's system calls
+/// (kept across fork and exec).
+pub fn set_personality(p: Personality) {
+    vars().personality.set(p);
+}
 
 /// Installs (or, with `None`, removes) this process's own fault handler.
 pub fn set_fault_handler(h: Option<FaultHandler>) {
-    // SAFETY: one thread; never called from inside the handler.
-    unsafe { FAULT_HANDLER = h };
+    vars().fault_handler.set(h);
 }
 
 pub fn handle(f: &mut ExceptionFrame) {
     match f.vector {
-        vector::SYSCALL => crate::linux::syscall(f),
+        vector::SYSCALL => (vars().personality.get())(f),
         vector::PAGE_FAULT => {
-            // SAFETY: written only outside the handler (see above).
-            if let Some(h) = unsafe { FAULT_HANDLER } {
+            if let Some(h) = vars().fault_handler.get() {
                 if h(f) {
                     return;
                 }
@@ -39,9 +51,7 @@ pub fn handle(f: &mut ExceptionFrame) {
             if !crate::vm::touch(f.fault_addr, write) {
                 // SEGV_ACCERR inside a region the program mapped (the access
                 // was not allowed), else SEGV_MAPERR.
-                let a = f.fault_addr;
-                let mapped = crate::vm::regions().iter().any(|r| (r.start..r.end).contains(&a));
-                let code = if mapped { 2 } else { 1 };
+                let code = if crate::vm::find(f.fault_addr).is_some() { 2 } else { 1 };
                 fault_signal(f, SIGSEGV, code, f.fault_addr);
             }
         }
@@ -62,14 +72,14 @@ pub fn handle(f: &mut ExceptionFrame) {
 /// A signal the program's own fault raised: its handler runs (with
 /// `si_code` = `code`, `si_addr` = `addr`) if it has one and does not block
 /// the signal; otherwise, as on Linux, the process dies of it.
-fn fault_signal(f: &mut ExceptionFrame, sig: i32, code: i32, addr: u64) {
-    if !crate::proc::signal::run_fault_handler(f, sig as u32, code, addr) {
+fn fault_signal(f: &mut ExceptionFrame, sig: u32, code: i32, addr: u64) {
+    if !crate::proc::signal::run_fault_handler(f, sig, code, addr) {
         fatal(f, sig);
     }
 }
 
 /// The default action of a synchronous signal: the process dies.
-fn fatal(f: &ExceptionFrame, sig: i32) -> ! {
+fn fatal(f: &ExceptionFrame, sig: u32) -> ! {
     crate::log::note(format_args!(
         "pid {} killed by signal {sig} ({} at rip {:#x}, address {:#x})",
         crate::proc::pid(),
@@ -77,5 +87,5 @@ fn fatal(f: &ExceptionFrame, sig: i32) -> ! {
         f.regs.rip,
         f.fault_addr
     ));
-    crate::proc::exit::exit(sig)
+    crate::proc::exit::exit(sig as i32)
 }

@@ -7,6 +7,7 @@
 
 use crate::layout::{page_down, INIT_STACK_BOTTOM, INIT_STACK_TOP, PAGE, SCRATCH};
 use abi::layout::pte_va;
+use abi::pte::{frame_of, PRESENT, WRITABLE};
 use abi::syscall::{map as mf, ENV_SELF, FRAME_ANY};
 use alloc::vec::Vec;
 use user::{kinfo, sys};
@@ -22,15 +23,46 @@ pub struct Region {
     pub prot: u32,
 }
 
-static mut REGIONS: Vec<Region> = Vec::new();
-
-pub fn regions() -> &'static mut Vec<Region> {
-    // SAFETY: one thread; only lxrt (never re-entered) touches this.
-    unsafe { &mut (*(&raw mut REGIONS)) }
+/// A process's memory as the library keeps it (`proc::Process::vm`).
+pub struct Space {
+    /// What the program was promised.
+    regions: Vec<Region>,
+    /// Frames we own but no longer map that a fork relative still maps (a
+    /// copy-on-write page a child shares, which we copied or unmapped).
+    /// The kernel frees a frame with its last mapping only once its owner
+    /// is gone, so we free each ourselves when the frame table shows nobody
+    /// maps it (`sweep`, after reaping a child); otherwise a long-lived
+    /// parent would lose a few pages per child it forks.
+    orphans: Vec<u64>,
+    /// Whether a native program runs on the kernel's initial stack (lxrt
+    /// clears it when it starts a Linux program, which has a stack of its
+    /// own).
+    native_stack: bool,
 }
 
-const PRESENT: u64 = 1;
-const WRITABLE: u64 = 2;
+impl Space {
+    pub const INITIAL: Space = Space { regions: Vec::new(), orphans: Vec::new(), native_stack: true };
+
+    fn find(&self, va: u64) -> Option<Region> {
+        self.regions.iter().copied().find(|r| r.start <= va && va < r.end)
+    }
+
+    /// Is `va` in the live native program's stack?
+    fn native_stack(&self, va: u64) -> bool {
+        self.native_stack && (INIT_STACK_BOTTOM..INIT_STACK_TOP).contains(&va)
+    }
+}
+
+/// Runs `f` on this process's memory.
+#[inline]
+fn with_space<R>(f: impl FnOnce(&mut Space) -> R) -> R {
+    crate::proc::with_process(|p| f(&mut p.vm))
+}
+
+/// The regions the program was promised, in no particular order.
+pub fn regions() -> Vec<Region> {
+    with_space(|s| s.regions.clone())
+}
 
 /// The page-table entry mapping `va`, if the page is present.
 pub fn pte(va: u64) -> Option<u64> {
@@ -48,10 +80,6 @@ pub fn pte(va: u64) -> Option<u64> {
     None
 }
 
-pub fn frame_of(pte: u64) -> u64 {
-    (pte >> 12) & 0xff_ffff_ffff
-}
-
 fn flags(prot: u32) -> u64 {
     let mut f = 0;
     if prot & W != 0 {
@@ -64,13 +92,13 @@ fn flags(prot: u32) -> u64 {
 }
 
 pub fn find(va: u64) -> Option<Region> {
-    regions().iter().copied().find(|r| r.start <= va && va < r.end)
+    with_space(|s| s.find(va))
 }
 
 /// Removes `[start, end)` from the region list, splitting at the edges.
-fn carve(start: u64, end: u64) {
-    let mut out = Vec::with_capacity(regions().len() + 1);
-    for r in regions().iter() {
+fn carve(regions: &mut Vec<Region>, start: u64, end: u64) {
+    let mut out = Vec::with_capacity(regions.len() + 1);
+    for r in regions.iter() {
         if r.end <= start || r.start >= end {
             out.push(*r);
             continue;
@@ -82,7 +110,7 @@ fn carve(start: u64, end: u64) {
             out.push(Region { start: end, ..*r });
         }
     }
-    *regions() = out;
+    *regions = out;
 }
 
 /// The first page at or after `va` and below `end` that is mapped, found
@@ -110,21 +138,10 @@ pub fn next_mapped(mut va: u64, end: u64) -> Option<u64> {
 
 /// Promises `[start, end)` with `prot` (pages appear on first touch).
 pub fn add(start: u64, end: u64, prot: u32) {
-    carve(start, end);
-    regions().push(Region { start, end, prot });
-}
-
-/// Frames we own but no longer map that a fork relative still maps (a
-/// copy-on-write page a child shares, which we copied or unmapped). The
-/// kernel frees a frame with its last mapping only once its owner is gone,
-/// so we free each ourselves when the frame table shows nobody maps it
-/// (`sweep`, after reaping a child); otherwise a long-lived parent would
-/// lose a few pages per child it forks.
-static mut ORPHANS: Vec<u64> = Vec::new();
-
-fn orphans() -> &'static mut Vec<u64> {
-    // SAFETY: one thread; only lxrt (never re-entered) touches this.
-    unsafe { &mut (*(&raw mut ORPHANS)) }
+    with_space(|s| {
+        carve(&mut s.regions, start, end);
+        s.regions.push(Region { start, end, prot });
+    })
 }
 
 /// We have dropped our mapping of frame `f`: free it if it is ours and
@@ -137,29 +154,31 @@ fn let_go(f: u64) {
     if info.refs == 0 {
         let _ = sys::frame_free(f);
     } else {
-        orphans().push(f);
+        with_space(|s| s.orphans.push(f));
     }
 }
 
 /// Frees the frames `let_go` remembered that nobody maps any more.
 pub fn sweep() {
     let me = crate::lock::my_id();
-    orphans().retain(|&f| {
-        let info = kinfo::frame(f);
-        if info.owner as u64 != me {
-            return false;
-        }
-        if info.refs == 0 {
-            let _ = sys::frame_free(f);
-            return false;
-        }
-        true
+    with_space(|s| {
+        s.orphans.retain(|&f| {
+            let info = kinfo::frame(f);
+            if info.owner as u64 != me {
+                return false;
+            }
+            if info.refs == 0 {
+                let _ = sys::frame_free(f);
+                return false;
+            }
+            true
+        })
     });
 }
 
 /// A forked child's copy of the list names its parent's frames.
 pub fn forked_child() {
-    orphans().clear();
+    with_space(|s| s.orphans.clear());
 }
 
 /// Unmaps one page, returning its frame to the kernel when it was ours
@@ -173,7 +192,7 @@ pub fn drop_page(va: u64) {
 
 /// Forgets `[start, end)` and frees what was behind it.
 pub fn remove(start: u64, end: u64) {
-    for r in regions().clone() {
+    for r in regions() {
         let (lo, hi) = (r.start.max(start), r.end.min(end));
         let mut va = lo;
         while let Some(v) = next_mapped(va, hi) {
@@ -181,14 +200,14 @@ pub fn remove(start: u64, end: u64) {
             va = v + PAGE;
         }
     }
-    carve(start, end);
+    with_space(|s| carve(&mut s.regions, start, end));
 }
 
 /// Changes the rights of `[start, end)`. Pages become writable lazily (the
 /// first write faults) so copy-on-write sharing is never broken here.
 pub fn protect(start: u64, end: u64, prot: u32) -> bool {
     let mut covered = start;
-    let mut rs: Vec<Region> = regions().clone();
+    let mut rs = regions();
     rs.sort_by_key(|r| r.start);
     for r in &rs {
         if r.end > covered && r.start <= covered {
@@ -202,8 +221,10 @@ pub fn protect(start: u64, end: u64, prot: u32) -> bool {
     for r in rs.iter().filter(|r| r.start < end && r.end > start) {
         pieces.push(Region { start: r.start.max(start), end: r.end.min(end), prot });
     }
-    carve(start, end);
-    regions().extend(pieces);
+    with_space(|s| {
+        carve(&mut s.regions, start, end);
+        s.regions.extend(pieces);
+    });
     let mut va = start;
     while let Some(v) = next_mapped(va, end) {
         let _ = sys::protect(ENV_SELF, v, flags(prot & !W));
@@ -250,32 +271,24 @@ fn break_cow(va: u64, old: u64, prot: u32) -> bool {
     sys::map(ENV_SELF, va, new, flags(prot)).is_ok()
 }
 
-/// Whether a native program runs on the kernel's initial stack (lxrt
-/// clears it when it starts a Linux program, which has a stack of its own).
-static mut NATIVE_STACK: bool = true;
-
 /// The initial stack is dead from now on (`entry::enter`).
 pub fn leave_native_stack() {
-    // SAFETY: one thread.
-    unsafe { NATIVE_STACK = false };
+    with_space(|s| s.native_stack = false);
 }
 
 /// Is `va` in the live native program's stack? A forked child gets copies
 /// of the pages in use and fresh zeroed ones below them on demand.
 pub fn native_stack(va: u64) -> bool {
-    // SAFETY: one thread.
-    let live = unsafe { NATIVE_STACK };
-    live && (INIT_STACK_BOTTOM..INIT_STACK_TOP).contains(&va)
+    with_space(|s| s.native_stack(va))
 }
 
 /// Makes the page at `va` usable for a read (or write): what a page fault
 /// does, and what lxrt does before touching the program's buffers itself
 /// (a fault inside lxrt's handler would be fatal).
 pub fn touch(va: u64, write: bool) -> bool {
-    let r = match find(va) {
-        Some(r) => r,
-        None if native_stack(va) => Region { start: INIT_STACK_BOTTOM, end: INIT_STACK_TOP, prot: R | W },
-        None => return false,
+    let stack = Region { start: INIT_STACK_BOTTOM, end: INIT_STACK_TOP, prot: R | W };
+    let Some(r) = with_space(|s| s.find(va).or_else(|| s.native_stack(va).then_some(stack))) else {
+        return false;
     };
     if r.prot == 0 || (write && r.prot & W == 0) {
         return false;

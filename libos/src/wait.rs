@@ -12,15 +12,7 @@
 //! sleeps in the kernel on a wakeup predicate (paper 000 §5.1) until a
 //! ring changes or the deadline passes.
 //!
-//! The predicates are parameterised and cached (paper 002 §4.6.12): a
-//! process installs one predicate per set of up to `MAX_RINGS` pipe rings
-//! the first time it waits on them and keeps it (up to `CACHED` of them,
-//! the least recently used is freed). The predicate reads the rings'
-//! headers in the shared arena and this process's `PARAMS` block, which
-//! says which terms are enabled (readable, writable) for each ring; a wait
-//! writes only `PARAMS`, so nothing is built or installed on the fast
-//! path. Predicates over the same number of rings are the same program, so
-//! the kernel compiles that program once for every process.
+//! The predicates are parameterised and cached (`predicate.rs`).
 //!
 //! What the predicate reads stays mapped: the arena's frames are fixed for
 //! the life of the system (a freed ring's header is still arena memory),
@@ -35,9 +27,8 @@
 
 use crate::errno::{EBADF, EINTR, EINVAL};
 use crate::obj::{self, pipe, Kind};
+use crate::predicate::{self, MAX_RINGS, WANT_READ, WANT_WRITE};
 use crate::{fd, lock};
-use abi::syscall::Region;
-use alloc::vec::Vec;
 use user::{kinfo, sys};
 
 pub const POLLIN: u16 = 0x1;
@@ -51,17 +42,8 @@ pub const POLLWRNORM: u16 = 0x100;
 /// Reported whether asked for or not.
 const ALWAYS: u16 = POLLERR | POLLHUP | POLLNVAL;
 
-/// Rings one predicate reads (the kernel allows four regions; one is
-/// `PARAMS`).
-pub const MAX_RINGS: usize = 3;
-/// Predicates a process keeps installed.
-const CACHED: usize = 4;
 /// Longest single sleep (2 ms ticks): how late a signal may end a wait.
 const MAX_SLEEP_TICKS: u64 = 25;
-
-/// Terms of a ring in `PARAMS`.
-const WANT_READ: u64 = 1;
-const WANT_WRITE: u64 = 2;
 
 /// One descriptor to wait for (`struct pollfd`, widened).
 #[derive(Clone, Copy, Debug, Default)]
@@ -158,7 +140,7 @@ pub fn ready_now(entries: &mut [Entry]) -> Option<usize> {
 /// The loop behind `wait` and `select`: look; if nothing is ready, give
 /// the first pipe's other end the CPU once, then sleep on a predicate.
 fn wait_on<W: Waited + ?Sized>(w: &mut W, timeout_ns: Option<u64>) -> Result<usize, i64> {
-    let until = timeout_ns.map(|t| crate::linux::time::now_ns().saturating_add(t));
+    let until = timeout_ns.map(|t| crate::time::now_ns().saturating_add(t));
     let mut yielded = false;
     loop {
         let ready = match w.look(Look::Locked) {
@@ -169,7 +151,7 @@ fn wait_on<W: Waited + ?Sized>(w: &mut W, timeout_ns: Option<u64>) -> Result<usi
         if ready > 0 {
             return Ok(ready);
         }
-        if until.is_some_and(|u| crate::linux::time::now_ns() >= u) {
+        if until.is_some_and(|u| crate::time::now_ns() >= u) {
             w.none_ready();
             return Ok(0);
         }
@@ -191,7 +173,8 @@ fn wait_on<W: Waited + ?Sized>(w: &mut W, timeout_ns: Option<u64>) -> Result<usi
 fn first_peer(asked: impl Iterator<Item = (i64, u16)>) -> u64 {
     asked
         .filter_map(|(fd, _)| fd::get(fd).ok())
-        .map(|d| fd::file(&d))
+        // SAFETY: the descriptor keeps the file live; no other reference to it here.
+        .map(|d| unsafe { fd::file(&d) })
         .find(|f| matches!(f.kind, Kind::PipeRead | Kind::PipeWrite))
         .map_or(0, |f| pipe::wait_info(f).1)
 }
@@ -204,7 +187,8 @@ fn rings_of(asked: impl Iterator<Item = (i64, u16)>) -> Option<([(u64, u64); MAX
     let mut n = 0;
     for (fd, events) in asked {
         let Ok(d) = fd::get(fd) else { continue };
-        let f = fd::file(&d);
+        // SAFETY: the descriptor keeps the file live; no other reference to it here.
+        let f = unsafe { fd::file(&d) };
         let term = match f.kind {
             Kind::PipeRead => WANT_READ,
             Kind::PipeWrite => WANT_WRITE,
@@ -253,13 +237,8 @@ pub fn pipe_sleep(f: &obj::File) {
 /// Sleeps on the predicate over `rings` (see `block`).
 fn sleep_on(rings: Option<([(u64, u64); MAX_RINGS], usize)>, until: Option<u64>) {
     let pred = rings.and_then(|(rings, n)| {
-        let id = predicate(&rings[..n])?;
-        // SAFETY: one thread per environment; the kernel only reads PARAMS.
-        let params = unsafe { &mut *(&raw mut PARAMS) };
-        for (slot, r) in params.0.iter_mut().zip(&rings[..n]) {
-            // SAFETY: a plain store the predicate may read at any time.
-            unsafe { core::ptr::write_volatile(slot, r.1) };
-        }
+        let id = predicate::for_rings(&rings[..n])?;
+        predicate::enable(&rings[..n]);
         Some(id)
     });
     let Some(id) = pred else {
@@ -269,131 +248,12 @@ fn sleep_on(rings: Option<([(u64, u64); MAX_RINGS], usize)>, until: Option<u64>)
     let clock = kinfo::clock();
     let mut ticks = MAX_SLEEP_TICKS;
     if let Some(u) = until {
-        let left = u.saturating_sub(crate::linux::time::now_ns());
+        let left = u.saturating_sub(crate::time::now_ns());
         ticks = ticks.min(left.div_ceil(clock.tick_ns.max(1)).max(1));
     }
     lock::release();
     let _ = sys::sleep(id, clock.ticks + ticks);
     lock::acquire();
-}
-
-// ---- the predicate cache ---------------------------------------------------
-
-/// The enabled terms of each ring of the predicate being slept on
-/// (`WANT_READ`, `WANT_WRITE`), read by every predicate of this process.
-/// 64-byte aligned: within one page.
-#[repr(C, align(64))]
-struct Params([u64; MAX_RINGS]);
-
-static mut PARAMS: Params = Params([0; MAX_RINGS]);
-
-#[derive(Clone, Copy)]
-struct Cached {
-    rings: [u64; MAX_RINGS],
-    n: usize,
-    id: u64,
-    last_use: u64,
-}
-
-static mut CACHE: [Option<Cached>; CACHED] = [None; CACHED];
-static mut USES: u64 = 0;
-/// Installs done by this process (a test reads it: the fast path must not
-/// install).
-static mut INSTALLS: u64 = 0;
-
-fn cache() -> &'static mut [Option<Cached>; CACHED] {
-    // SAFETY: private to this process; one thread.
-    unsafe { &mut *(&raw mut CACHE) }
-}
-
-/// How many predicates this process has installed so far.
-pub fn installs() -> u64 {
-    // SAFETY: as for `cache`.
-    unsafe { INSTALLS }
-}
-
-/// The predicate for these rings (sorted addresses, terms ignored),
-/// installed on first use; None if the kernel refuses.
-fn predicate(rings: &[(u64, u64)]) -> Option<u64> {
-    let mut key = [0u64; MAX_RINGS];
-    for (k, r) in key.iter_mut().zip(rings) {
-        *k = r.0;
-    }
-    // SAFETY: as for `cache`.
-    let stamp = unsafe {
-        USES += 1;
-        USES
-    };
-    let c = cache();
-    if let Some(hit) = c.iter_mut().flatten().find(|e| e.n == rings.len() && e.rings == key) {
-        hit.last_use = stamp;
-        return Some(hit.id);
-    }
-    // A free slot, or the least recently used one's predicate goes.
-    let slot = match c.iter().position(Option::is_none) {
-        Some(i) => i,
-        None => {
-            let i = (0..CACHED).min_by_key(|&i| c[i].map_or(0, |e| e.last_use)).unwrap_or(0);
-            if let Some(old) = c[i].take() {
-                let _ = sys::pred_free(old.id);
-            }
-            i
-        }
-    };
-    let mut regions = [Region::default(); MAX_RINGS + 1];
-    regions[0] = Region { va: &raw const PARAMS as u64, len: size_of::<Params>() as u64 };
-    for (r, &va) in regions[1..].iter_mut().zip(&key[..rings.len()]) {
-        *r = Region { va, len: pipe::HEADER };
-    }
-    let id = sys::pred_install(&program(rings.len()), &regions[..rings.len() + 1]).ok()?;
-    // SAFETY: as for `cache`.
-    unsafe { INSTALLS += 1 };
-    c[slot] = Some(Cached { rings: key, n: rings.len(), id, last_use: stamp });
-    Some(id)
-}
-
-/// The predicate over `n` rings: region 0 is `PARAMS`, region i+1 ring i's
-/// header. True when an enabled term holds: a ring wanted for reading
-/// holds data or has no writer; one wanted for writing has room for a
-/// `PIPE_BUF` write or no reader.
-pub fn program(n: usize) -> Vec<u64> {
-    let mut a = bpf::Asm::new();
-    if n == 0 {
-        // Nothing to watch (`pause`): never true; a signal or the deadline
-        // ends the sleep. (The verifier refuses unreachable code.)
-        a.mov64_imm(0, 0).exit();
-        let insns = a.finish().expect("no labels");
-        return insns.into_iter().map(|i| u64::from_le_bytes(i.to_bytes())).collect();
-    }
-    let yes = a.label();
-    a.ld_region(6, 0, 0);
-    for i in 0..n {
-        let (no_read, next) = (a.label(), a.label());
-        a.ld_region(7, i as u32 + 1, 0).ldx_dw(8, 6, 8 * i as i16);
-        a.mov64_reg(9, 8).and64_imm(9, WANT_READ as i32).jeq_imm(9, 0, no_read);
-        a.ldx_dw(2, 7, pipe::HEAD_AT).ldx_dw(3, 7, pipe::TAIL_AT).jne_reg(2, 3, yes);
-        a.ldx_w(2, 7, pipe::WRITERS_AT).jeq_imm(2, 0, yes);
-        a.bind(no_read);
-        a.mov64_reg(9, 8).and64_imm(9, WANT_WRITE as i32).jeq_imm(9, 0, next);
-        a.ldx_w(2, 7, pipe::READERS_AT).jeq_imm(2, 0, yes);
-        a.ldx_dw(2, 7, pipe::HEAD_AT).ldx_dw(3, 7, pipe::TAIL_AT).sub64_reg(2, 3);
-        a.jle_imm(2, (pipe::CAPACITY - pipe::PIPE_BUF) as i32, yes);
-        a.bind(next);
-    }
-    a.mov64_imm(0, 0).exit();
-    a.bind(yes).mov64_imm(0, 1).exit();
-    let insns = a.finish().expect("every label is bound and jumps are short");
-    insns.into_iter().map(|i| u64::from_le_bytes(i.to_bytes())).collect()
-}
-
-/// After fork: the parent's predicates are not the child's (the kernel
-/// keeps them per environment); the child installs its own.
-pub fn forked_child() {
-    // SAFETY: as for `cache`.
-    unsafe {
-        *(&raw mut CACHE) = [None; CACHED];
-        INSTALLS = 0;
-    }
 }
 
 // ---- select ------------------------------------------------------------

@@ -16,7 +16,7 @@ use user::{kinfo, println};
 const ENV: &[&[u8]] = &[b"PATH=/bin:/usr/bin:/sbin:/usr/sbin", b"HOME=/", b"PWD=/"];
 
 fn main(_: u64) -> i32 {
-    if let Err(e) = libos::native::init() {
+    if let Err(e) = libos::native::init(linux::syscall) {
         println!("lxrt: {e}");
         return 1;
     }
@@ -24,10 +24,8 @@ fn main(_: u64) -> i32 {
         kinfo::cmdline().split_whitespace().skip_while(|w| !w.starts_with("init=")).skip(1).collect();
     while let Some(opt) = words.first().and_then(|w| w.strip_prefix('-')) {
         match opt {
-            // SAFETY: set before any program runs (single-threaded start).
-            "t" => unsafe { obj::console::IS_TTY = true },
-            // SAFETY: as above.
-            "s" => unsafe { linux::TRACE = true },
+            "t" => obj::console::set_tty(),
+            "s" => linux::trace(),
             _ => break,
         }
         words.remove(0);
@@ -57,14 +55,18 @@ fn main(_: u64) -> i32 {
             return 1;
         }
     };
-    // SAFETY: written above, before any program runs.
-    if unsafe { obj::console::IS_TTY } {
+    if libos::proc::vars().tty.get() {
         // The terminal's keystrokes interrupt us even while the program
         // (the shell) computes; refused unless we are the first process.
         let _ = user::sys::console_notify(0, libos::proc::signal::CONSOLE_INPUT);
     }
-    linux::process::start(entry::frame(), loaded, path, &argv);
-    let regs = entry::frame().regs;
+    let regs = {
+        // SAFETY: start-up: no event is being handled, and the reference
+        // ends before `enter` takes the frame over.
+        let f = unsafe { entry::frame() };
+        linux::process::start(f, loaded, path, &argv);
+        f.regs
+    };
     entry::enter(&regs)
 }
 

@@ -12,15 +12,10 @@
 use abi::syscall::{map as mf, CRED_SELF, ENV_SELF};
 use abi::Error;
 use libos::layout::SCRATCH;
+use libos::linux::nr::{SYS_EXIT, SYS_FORK, SYS_GETPID, SYS_GETPPID, SYS_WAIT4};
 use libos::native::{self, linux};
 use libos::proc::{self, table};
 use user::{kinfo, println, sys};
-
-const NR_GETPID: u64 = 39;
-const NR_FORK: u64 = 57;
-const NR_EXIT: u64 = 60;
-const NR_WAIT4: u64 = 61;
-const NR_GETPPID: u64 = 110;
 
 fn check(ok: &mut bool, what: &str, cond: bool) {
     println!("{what}: {}", if cond { "ok" } else { "FAILED" });
@@ -34,7 +29,7 @@ fn child() -> u64 {
     while table::mine().pgid != 55 {
         sys::yield_now();
     }
-    let parent = proc::pid::env(linux(NR_GETPPID, [0; 6]) as u32).unwrap_or(0);
+    let parent = proc::pid::env(linux(SYS_GETPPID, [0; 6]) as u32).unwrap_or(0);
     let frame = kinfo::env_by_id(parent as u64).map_or(0, |e| e.published);
     check(&mut ok, "child reads its parent's entry", table::get(parent).is_some_and(|e| e.env == parent));
     let shared = sys::map_with(ENV_SELF, SCRATCH, frame, mf::WRITE, CRED_SELF, table::cred());
@@ -45,23 +40,23 @@ fn child() -> u64 {
     let bare = sys::interrupt(parent as u64, 1, CRED_SELF);
     check(&mut ok, "interrupt without the capability: refused", bare == Err(Error::NotPermitted));
     check(&mut ok, "interrupt with it", sys::interrupt(parent as u64, 1, table::cred()).is_ok());
-    table::mine().sid = 77;
+    table::update_mine(|e| e.sid = 77);
     check(&mut ok, "child writes its own entry", table::mine().sid == 77);
     u64::from(!ok)
 }
 
 fn main(_: u64) -> i32 {
-    if let Err(e) = native::init() {
+    if let Err(e) = native::init(libos::linux::syscall) {
         println!("test_ptable: {e}");
         return 1;
     }
-    let pid = linux(NR_FORK, [0; 6]);
+    let pid = linux(SYS_FORK, [0; 6]);
     if pid == 0 {
-        linux(NR_EXIT, [child(), 0, 0, 0, 0, 0]);
+        linux(SYS_EXIT, [child(), 0, 0, 0, 0, 0]);
     }
     let mut ok = true;
     check(&mut ok, "fork", pid > 0);
-    check(&mut ok, "this process is PID 1", linux(NR_GETPID, [0; 6]) == 1);
+    check(&mut ok, "this process is PID 1", linux(SYS_GETPID, [0; 6]) == 1);
     let env = proc::pid::env(pid as u32).unwrap_or(0);
     check(&mut ok, "parent writes its child's entry", table::write_child(env, |e| e.pgid = 55).is_ok());
     // Wait for the child's end without reaping it.
@@ -71,7 +66,7 @@ fn main(_: u64) -> i32 {
     let entry = table::get(env);
     check(&mut ok, "zombie's entry still readable", entry.is_some_and(|e| e.pgid == 55 && e.sid == 77));
     let mut status = -1i32;
-    let r = linux(NR_WAIT4, [pid as u64, &raw mut status as u64, 0, 0, 0, 0]);
+    let r = linux(SYS_WAIT4, [pid as u64, &raw mut status as u64, 0, 0, 0, 0]);
     check(&mut ok, "child's checks passed (exit status 0)", r == pid && status == 0);
     check(&mut ok, "reaped child's entry gone", table::get(env).is_none());
     if ok {

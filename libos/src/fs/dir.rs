@@ -72,7 +72,7 @@ pub fn remove(dir: Ino, name: &[u8]) -> Option<Ino> {
     es[i] = es[last];
     let d = node::get(dir);
     d.size -= SIZE;
-    d.mtime_ns = crate::linux::time::wall_ns();
+    d.mtime_ns = crate::time::wall_ns();
     node::get(ino).nlink -= 1;
     Some(ino)
 }

@@ -12,8 +12,10 @@ pub mod dir;
 pub mod node;
 pub mod path;
 pub mod procfs;
+pub mod stat;
 
 pub use node::{Ino, Inode};
+pub use stat::Stat;
 
 /// The file system's anchor in the shared header.
 #[repr(C)]

@@ -25,7 +25,9 @@ pub struct Inode {
 }
 
 fn root() -> &'static mut FsRoot {
-    &mut shared::get().fs
+    // SAFETY: the header's field, mapped in every process; callers use the
+    // reference for one step and hold no other.
+    unsafe { &mut *shared::fs_root() }
 }
 
 /// The inode numbered `ino`.
@@ -74,7 +76,7 @@ pub fn alloc(mode: u32) -> Result<Ino, i64> {
         cap: 0,
         data: core::ptr::null_mut(),
         borrowed: false,
-        mtime_ns: crate::linux::time::wall_ns(),
+        mtime_ns: crate::time::wall_ns(),
     };
     Ok(ino)
 }
@@ -190,7 +192,7 @@ pub fn write_at(n: &mut Inode, off: u64, buf: &[u8]) -> Result<usize, i64> {
     // SAFETY: `reserve` made `data` an owned buffer of at least `end` bytes.
     unsafe { core::ptr::copy_nonoverlapping(buf.as_ptr(), n.data.add(off as usize), buf.len()) };
     n.size = n.size.max(end);
-    n.mtime_ns = crate::linux::time::wall_ns();
+    n.mtime_ns = crate::time::wall_ns();
     Ok(buf.len())
 }
 
@@ -205,6 +207,6 @@ pub fn truncate(n: &mut Inode, len: u64) -> Result<(), i64> {
         unsafe { core::ptr::write_bytes(n.data.add(len as usize), 0, (n.size - len) as usize) };
     }
     n.size = len;
-    n.mtime_ns = crate::linux::time::wall_ns();
+    n.mtime_ns = crate::time::wall_ns();
     Ok(())
 }

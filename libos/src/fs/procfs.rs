@@ -9,8 +9,8 @@
 
 use super::node::{self, Ino};
 use super::{dir, ROOT, S_IFDIR, S_IFLNK, S_IFREG};
-use crate::linux::time::clock_ticks;
 use crate::proc::table::{self, Entry};
+use crate::time::clock_ticks;
 use abi::tables::{env_state, EnvInfo};
 use alloc::vec::Vec;
 use user::kinfo;
@@ -74,7 +74,7 @@ pub fn refresh() -> Result<(), i64> {
     }
     put(proc_dir, b"self", S_IFLNK | 0o777, &text(format_args!("{}", crate::proc::pid())))?;
     put(proc_dir, b"meminfo", S_IFREG | 0o444, &meminfo())?;
-    let up = crate::linux::time::now_ns();
+    let up = crate::time::now_ns();
     let uptime = text(format_args!("{}.{:02} 0.00\n", up / 1_000_000_000, up % 1_000_000_000 / 10_000_000));
     put(proc_dir, b"uptime", S_IFREG | 0o444, &uptime)
 }

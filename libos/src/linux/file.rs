@@ -1,27 +1,28 @@
 //! File-descriptor and file-system calls.
 
-use super::stat::{self, Stat};
-use crate::errno::{
-    LxResult, EEXIST, EINVAL, EISDIR, ELOOP, ENOENT, ENOTDIR, ENOTEMPTY, EPERM, ERANGE, ESPIPE,
-};
+use super::stat;
+use crate::errno::*;
 use crate::fd::{self, Fd};
+use crate::fs::Stat;
 use crate::fs::{dir, node, path, Ino, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG};
-use crate::obj::{self, Kind};
-use crate::proc::me;
+use crate::obj::{self, flags, Kind};
+use crate::proc;
 use crate::uaccess;
 use alloc::vec::Vec;
 
-const AT_FDCWD: i64 = -100;
-const AT_SYMLINK_NOFOLLOW: u64 = 0x100;
-const AT_REMOVEDIR: u64 = 0x200;
+/// The `dirfd` that means the working directory.
+pub const AT_FDCWD: i64 = -100;
+pub const AT_SYMLINK_NOFOLLOW: u64 = 0x100;
+pub const AT_REMOVEDIR: u64 = 0x200;
 const AT_EMPTY_PATH: u64 = 0x1000;
 
-const O_ACCMODE: u64 = 3;
-const O_CREAT: u64 = 0o100;
+pub const O_ACCMODE: u64 = flags::ACCMODE as u64;
+pub const O_WRONLY: u64 = flags::WRONLY as u64;
+pub const O_CREAT: u64 = 0o100;
 const O_EXCL: u64 = 0o200;
-const O_TRUNC: u64 = 0o1000;
-const O_APPEND: u64 = 0o2000;
-const O_NONBLOCK: u64 = 0o4000;
+pub const O_TRUNC: u64 = 0o1000;
+const O_APPEND: u64 = flags::APPEND as u64;
+const O_NONBLOCK: u64 = flags::NONBLOCK as u64;
 const O_DIRECTORY: u64 = 0o200000;
 const O_NOFOLLOW: u64 = 0o400000;
 const O_CLOEXEC: u64 = 0o2000000;
@@ -37,9 +38,10 @@ fn call(r: i64) -> LxResult {
 /// The directory a `*at` call's relative path starts from.
 fn base(dirfd: i64) -> Result<Ino, i64> {
     if dirfd == AT_FDCWD {
-        return Ok(me().cwd);
+        return Ok(proc::cwd());
     }
-    let f = fd::file(&fd::get(dirfd)?);
+    // SAFETY: the descriptor keeps the file live; no other reference to it here.
+    let f = unsafe { fd::file(&fd::get(dirfd)?) };
     if f.kind != Kind::Dir {
         return Err(ENOTDIR);
     }
@@ -49,13 +51,15 @@ fn base(dirfd: i64) -> Result<Ino, i64> {
 pub fn read(fdn: i64, buf: u64, len: u64) -> LxResult {
     let d = fd::get(fdn)?;
     let b = uaccess::bytes_mut(buf, len)?;
-    call((d.ops.read)(fd::file(&d), b))
+    // SAFETY: the descriptor keeps the file live; no other reference to it here.
+    call((d.ops.read)(unsafe { fd::file(&d) }, b))
 }
 
 pub fn write(fdn: i64, buf: u64, len: u64) -> LxResult {
     let d = fd::get(fdn)?;
     let b = uaccess::bytes(buf, len)?;
-    call((d.ops.write)(fd::file(&d), b))
+    // SAFETY: the descriptor keeps the file live; no other reference to it here.
+    call((d.ops.write)(unsafe { fd::file(&d) }, b))
 }
 
 /// `struct iovec` arrays for readv/writev.
@@ -92,7 +96,8 @@ pub fn writev(fdn: i64, iov: u64, cnt: u64) -> LxResult {
 
 pub fn pread(fdn: i64, buf: u64, len: u64, off: u64, write_it: bool) -> LxResult {
     let d = fd::get(fdn)?;
-    let f = fd::file(&d);
+    // SAFETY: the descriptor keeps the file live; no other reference to it here.
+    let f = unsafe { fd::file(&d) };
     if f.kind != Kind::Regular {
         return Err(ESPIPE);
     }
@@ -105,7 +110,8 @@ pub fn pread(fdn: i64, buf: u64, len: u64, off: u64, write_it: bool) -> LxResult
 
 pub fn lseek(fdn: i64, off: i64, whence: u64) -> LxResult {
     let d = fd::get(fdn)?;
-    call((d.ops.seek)(fd::file(&d), off, whence as u32))
+    // SAFETY: the descriptor keeps the file live; no other reference to it here.
+    call((d.ops.seek)(unsafe { fd::file(&d) }, off, whence as u32))
 }
 
 pub fn close(fdn: i64) -> LxResult {
@@ -139,7 +145,7 @@ pub fn openat(dirfd: i64, pathp: u64, flags: u64, mode: u64) -> LxResult {
         }
         Err(ENOENT) if flags & O_CREAT != 0 => {
             let (d, name) = path::parent(cwd, p)?;
-            let i = node::alloc(S_IFREG | (mode as u32 & 0o7777 & !me().umask))?;
+            let i = node::alloc(S_IFREG | (mode as u32 & 0o7777 & !proc::vars().umask.get()))?;
             if let Err(e) = dir::add(d, &name, i) {
                 node::release(i);
                 return Err(e);
@@ -176,8 +182,9 @@ pub fn openat(dirfd: i64, pathp: u64, flags: u64, mode: u64) -> LxResult {
 pub fn fstat(fdn: i64, buf: u64) -> LxResult {
     let d = fd::get(fdn)?;
     let mut st = Stat::default();
-    call((d.ops.stat)(fd::file(&d), &mut st))?;
-    uaccess::put(buf, st)
+    // SAFETY: the descriptor keeps the file live; no other reference to it here.
+    call((d.ops.stat)(unsafe { fd::file(&d) }, &mut st))?;
+    uaccess::put(buf, stat::linux(&st))
 }
 
 fn stat_path(dirfd: i64, pathp: u64, flags: u64) -> Result<Stat, i64> {
@@ -185,11 +192,12 @@ fn stat_path(dirfd: i64, pathp: u64, flags: u64) -> Result<Stat, i64> {
     if p.is_empty() && flags & AT_EMPTY_PATH != 0 {
         let d = fd::get(dirfd)?;
         let mut st = Stat::default();
-        call((d.ops.stat)(fd::file(&d), &mut st))?;
+        // SAFETY: the descriptor keeps the file live; no other reference to it here.
+        call((d.ops.stat)(unsafe { fd::file(&d) }, &mut st))?;
         return Ok(st);
     }
-    let mut st = Stat::default();
     if let Some(kind) = special(p) {
+        let mut st = Stat::default();
         let f = obj::new(kind, 0, 0)?;
         // SAFETY: just created; freed right after.
         let fr = unsafe { &mut *f };
@@ -198,23 +206,23 @@ fn stat_path(dirfd: i64, pathp: u64, flags: u64) -> Result<Stat, i64> {
         return Ok(st);
     }
     let ino = path::resolve(base(dirfd)?, p, flags & AT_SYMLINK_NOFOLLOW == 0)?;
-    stat::fill(ino, &mut st);
-    Ok(st)
+    Ok(crate::fs::stat::of(ino))
 }
 
 pub fn fstatat(dirfd: i64, pathp: u64, buf: u64, flags: u64) -> LxResult {
     let st = stat_path(dirfd, pathp, flags)?;
-    uaccess::put(buf, st)
+    uaccess::put(buf, stat::linux(&st))
 }
 
 pub fn statx(dirfd: i64, pathp: u64, flags: u64, buf: u64) -> LxResult {
     let st = stat_path(dirfd, pathp, flags)?;
-    uaccess::put(buf, stat::to_statx(&st))
+    uaccess::put(buf, stat::statx(&st))
 }
 
 pub fn getdents64(fdn: i64, buf: u64, len: u64) -> LxResult {
     let d = fd::get(fdn)?;
-    let f = fd::file(&d);
+    // SAFETY: the descriptor keeps the file live; no other reference to it here.
+    let f = unsafe { fd::file(&d) };
     if f.kind != Kind::Dir {
         return Err(ENOTDIR);
     }
@@ -271,7 +279,7 @@ pub fn faccessat(dirfd: i64, pathp: u64, _mode: u64) -> LxResult {
 pub fn readlinkat(dirfd: i64, pathp: u64, buf: u64, len: u64) -> LxResult {
     let p = uaccess::path(pathp)?;
     let target: Vec<u8> = if p == b"/proc/self/exe" {
-        me().exe.clone()
+        proc::exe()
     } else {
         let ino = path::resolve(base(dirfd)?, p, false)?;
         let n = node::get(ino);
@@ -286,7 +294,7 @@ pub fn readlinkat(dirfd: i64, pathp: u64, buf: u64, len: u64) -> LxResult {
 }
 
 pub fn getcwd(buf: u64, len: u64) -> LxResult {
-    let mut p = path::absolute(me().cwd);
+    let mut p = path::absolute(proc::cwd());
     p.push(0);
     if p.len() as u64 > len {
         return Err(ERANGE);
@@ -297,16 +305,17 @@ pub fn getcwd(buf: u64, len: u64) -> LxResult {
 
 pub fn chdir(pathp: u64) -> LxResult {
     let p = uaccess::path(pathp)?;
-    let ino = path::resolve(me().cwd, p, true)?;
+    let ino = path::resolve(proc::cwd(), p, true)?;
     if !node::is_dir(ino) {
         return Err(ENOTDIR);
     }
-    me().cwd = ino;
+    proc::vars().cwd.set(ino);
     Ok(0)
 }
 
 pub fn fchdir(fdn: i64) -> LxResult {
-    me().cwd = base(fdn)?;
+    let ino = base(fdn)?;
+    proc::vars().cwd.set(ino);
     Ok(0)
 }
 
@@ -324,10 +333,12 @@ pub fn fcntl(fdn: i64, cmd: u64, arg: u64) -> LxResult {
         F_DUPFD_CLOEXEC => fd::dup(d, arg as usize, true),
         F_GETFD => Ok(d.cloexec as i64),
         F_SETFD => fd::set_cloexec(fdn, arg & 1 != 0).map(|_| 0),
-        F_GETFL => Ok(fd::file(&d).flags as i64),
+        // SAFETY: the descriptor keeps the file live; no other reference to it here.
+        F_GETFL => Ok(unsafe { fd::file(&d) }.flags as i64),
         F_SETFL => {
-            let f = fd::file(&d);
-            let keep = O_APPEND as u32 | O_NONBLOCK as u32;
+            // SAFETY: the descriptor keeps the file live; no other reference to it here.
+            let f = unsafe { fd::file(&d) };
+            let keep = flags::APPEND | flags::NONBLOCK;
             f.flags = (f.flags & !keep) | (arg as u32 & keep);
             Ok(0)
         }
@@ -388,7 +399,7 @@ pub fn mkdirat(dirfd: i64, pathp: u64, mode: u64) -> LxResult {
     if dir::lookup(d, &name).is_some() {
         return Err(EEXIST);
     }
-    let ino = node::alloc(S_IFDIR | (mode as u32 & 0o7777 & !me().umask))?;
+    let ino = node::alloc(S_IFDIR | (mode as u32 & 0o7777 & !proc::vars().umask.get()))?;
     dir::add(d, &name, ino).inspect_err(|_| node::release(ino))?;
     Ok(0)
 }
@@ -465,7 +476,8 @@ pub fn fchmodat(dirfd: i64, pathp: u64, mode: u64) -> LxResult {
 }
 
 pub fn fchmod(fdn: i64, mode: u64) -> LxResult {
-    let f = fd::file(&fd::get(fdn)?);
+    // SAFETY: the descriptor keeps the file live; no other reference to it here.
+    let f = unsafe { fd::file(&fd::get(fdn)?) };
     if f.ino == 0 {
         return Ok(0);
     }
@@ -478,7 +490,7 @@ pub fn truncate(pathp: u64, len: u64) -> LxResult {
     if (len as i64) < 0 {
         return Err(EINVAL);
     }
-    let ino = path::resolve(me().cwd, uaccess::path(pathp)?, true)?;
+    let ino = path::resolve(proc::cwd(), uaccess::path(pathp)?, true)?;
     if node::is_dir(ino) {
         return Err(EISDIR);
     }
@@ -489,7 +501,8 @@ pub fn ftruncate(fdn: i64, len: u64) -> LxResult {
     if (len as i64) < 0 {
         return Err(EINVAL);
     }
-    let f = fd::file(&fd::get(fdn)?);
+    // SAFETY: the descriptor keeps the file live; no other reference to it here.
+    let f = unsafe { fd::file(&fd::get(fdn)?) };
     if f.kind != Kind::Regular {
         return Err(EINVAL);
     }
@@ -498,7 +511,8 @@ pub fn ftruncate(fdn: i64, len: u64) -> LxResult {
 
 pub fn utimensat(dirfd: i64, pathp: u64, times: u64, flags: u64) -> LxResult {
     let ino = if pathp == 0 {
-        fd::file(&fd::get(dirfd)?).ino
+        // SAFETY: the descriptor keeps the file live; no other reference to it here.
+        unsafe { fd::file(&fd::get(dirfd)?) }.ino
     } else {
         path::resolve(base(dirfd)?, uaccess::path(pathp)?, flags & AT_SYMLINK_NOFOLLOW == 0)?
     };
@@ -525,5 +539,6 @@ pub fn utimensat(dirfd: i64, pathp: u64, times: u64, flags: u64) -> LxResult {
 
 pub fn ioctl(fdn: i64, req: u64, arg: u64) -> LxResult {
     let d = fd::get(fdn)?;
-    call((d.ops.ioctl)(fd::file(&d), req, arg))
+    // SAFETY: the descriptor keeps the file live; no other reference to it here.
+    call((d.ops.ioctl)(unsafe { fd::file(&d) }, req, arg))
 }

@@ -2,7 +2,7 @@
 
 use crate::errno::{LxResult, EINVAL, ENOMEM, ENOSYS};
 use crate::layout::{page_up, BRK_LIMIT, MMAP_END, PAGE};
-use crate::proc::me;
+use crate::proc::vars;
 use crate::{fd, obj, uaccess, vm};
 
 const PROT_READ: u64 = 1;
@@ -36,32 +36,33 @@ fn could_back(len: u64) -> bool {
 }
 
 pub fn brk(want: u64) -> LxResult {
-    let m = me();
-    if want < m.brk_start || want > BRK_LIMIT {
-        return Ok(m.brk as i64);
+    let v = vars();
+    let (start, brk) = (v.brk_start.get(), v.brk.get());
+    if want < start || want > BRK_LIMIT {
+        return Ok(brk as i64);
     }
-    let (old, new) = (page_up(m.brk), page_up(want));
+    let (old, new) = (page_up(brk), page_up(want));
     if new > old && !could_back(new - old) {
-        return Ok(m.brk as i64);
+        return Ok(brk as i64);
     }
     if new > old {
         vm::add(old, new, vm::R | vm::W);
     } else if new < old {
         vm::remove(new, old);
     }
-    m.brk = want;
+    v.brk.set(want);
     Ok(want as i64)
 }
 
 /// Finds room for `len` bytes of new mappings.
 fn place(len: u64) -> Result<u64, i64> {
-    let m = me();
-    let at = m.mmap_next;
+    let next = &vars().mmap_next;
+    let at = next.get();
     if at + len > MMAP_END {
         return Err(ENOMEM);
     }
     // A guard page between mappings catches overruns.
-    m.mmap_next = at + len + PAGE;
+    next.set(at + len + PAGE);
     Ok(at)
 }
 
@@ -76,7 +77,8 @@ pub fn mmap(addr: u64, len: u64, p: u64, flags: u64, fdn: i64, off: u64) -> LxRe
     }
     let file = if flags & MAP_ANONYMOUS == 0 {
         let d = fd::get(fdn)?;
-        let f = fd::file(&d);
+        // SAFETY: the descriptor keeps the file live; no other reference to it here.
+        let f = unsafe { fd::file(&d) };
         if f.kind != obj::Kind::Regular {
             return Err(EINVAL);
         }

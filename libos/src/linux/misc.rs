@@ -35,27 +35,9 @@ pub fn arch_prctl(code: u64, addr: u64) -> LxResult {
     }
 }
 
-static mut SEED: u64 = 0;
-
-/// Fills `b` with unpredictable-enough bytes (xorshift seeded from the
-/// TSC; the hardware generator is not assumed).
-pub fn fill_random(b: &mut [u8]) {
-    // SAFETY: private to this process; one thread.
-    let s = unsafe { &mut (*(&raw mut SEED)) };
-    if *s == 0 {
-        *s = super::time::now_ns() ^ 0x9e37_79b9_7f4a_7c15 ^ (crate::proc::pid() as u64) << 32;
-    }
-    for c in b.chunks_mut(8) {
-        *s ^= *s << 13;
-        *s ^= *s >> 7;
-        *s ^= *s << 17;
-        c.copy_from_slice(&s.to_le_bytes()[..c.len()]);
-    }
-}
-
 pub fn getrandom(buf: u64, len: u64) -> LxResult {
     let b = uaccess::bytes_mut(buf, len)?;
-    fill_random(b);
+    crate::random::fill(b);
     Ok(len as i64)
 }
 
@@ -80,15 +62,15 @@ pub fn prlimit(pid: u64, res: u64, new: u64, old: u64) -> LxResult {
 }
 
 pub fn rt_sigaction(sig: u64, act: u64, old: u64) -> LxResult {
-    if sig == 0 || sig > 64 || sig == signal::SIGKILL as u64 || sig == 19 {
+    if sig == 0 || sig > 64 || sig == signal::SIGKILL as u64 || sig == signal::SIGSTOP as u64 {
         return Err(EINVAL);
     }
-    let slot = &mut signal::actions()[sig as usize];
+    let sig = sig as u32;
     if old != 0 {
-        uaccess::put(old, *slot)?;
+        uaccess::put(old, signal::action(sig))?;
     }
     if act != 0 {
-        *slot = uaccess::get(act)?;
+        signal::set_action(sig, uaccess::get(act)?);
     }
     Ok(0)
 }
@@ -123,7 +105,7 @@ pub fn rt_sigtimedwait(set: u64, info: u64, timeout: u64, size: u64) -> LxResult
         if t[0] < 0 || !(0..1_000_000_000).contains(&t[1]) {
             return Err(EINVAL);
         }
-        Some(super::time::now_ns() + t[0] as u64 * 1_000_000_000 + t[1] as u64)
+        Some(crate::time::now_ns() + t[0] as u64 * 1_000_000_000 + t[1] as u64)
     };
     loop {
         if let Some(sig) = signal::take_pending_in(want) {
@@ -134,7 +116,7 @@ pub fn rt_sigtimedwait(set: u64, info: u64, timeout: u64, size: u64) -> LxResult
             }
             return Ok(sig as i64);
         }
-        if until.is_some_and(|u| super::time::now_ns() >= u) {
+        if until.is_some_and(|u| crate::time::now_ns() >= u) {
             return Err(EAGAIN);
         }
         // Another signal with a handler ends the wait.
@@ -147,7 +129,7 @@ pub fn rt_sigtimedwait(set: u64, info: u64, timeout: u64, size: u64) -> LxResult
 }
 
 pub fn rt_sigprocmask(how: u64, set: u64, old: u64) -> LxResult {
-    let m = *signal::mask();
+    let m = signal::mask();
     if old != 0 {
         uaccess::put(old, m)?;
     }
@@ -167,7 +149,7 @@ pub fn sysinfo(buf: u64) -> LxResult {
     let out = uaccess::bytes_mut(buf, 112)?;
     out.fill(0);
     let k = user::kinfo::kernel();
-    let up = super::time::now_ns() / 1_000_000_000;
+    let up = crate::time::now_ns() / 1_000_000_000;
     out[0..8].copy_from_slice(&up.to_le_bytes());
     out[32..40].copy_from_slice(&(k.frames * 4096).to_le_bytes());
     out[40..48].copy_from_slice(&(user::kinfo::free_frames() * 4096).to_le_bytes());
@@ -181,7 +163,8 @@ pub fn sysinfo(buf: u64) -> LxResult {
 /// Clocks Linux cannot sleep on give EOPNOTSUPP (a process's CPU clock too:
 /// on Linux a one-thread process sleeping on its own CPU time never wakes).
 pub fn clock_nanosleep(clock: u64, flags: u64, req: u64, rem: u64) -> LxResult {
-    use super::time::{clock_ns, id, now_ns, timespec};
+    use super::time::{clock_ns, id, timespec};
+    use crate::time::now_ns;
     const TIMER_ABSTIME: u64 = 1;
     match clock {
         id::REALTIME | id::MONOTONIC | id::BOOTTIME | id::TAI => {}
@@ -238,12 +221,12 @@ pub fn gettimeofday(tv: u64) -> LxResult {
 /// `times`: this process's CPU time and its reaped children's, in clock
 /// ticks (all counted as user time: the kernel does not tell them apart).
 pub fn times(buf: u64) -> LxResult {
-    use super::time::clock_ticks;
+    use crate::time::clock_ticks;
     if buf != 0 {
         let (me, children) = (crate::proc::env(), crate::proc::table::mine().children_ns);
         uaccess::put(buf, [clock_ticks(crate::proc::cpu_ns(me)), 0, clock_ticks(children), 0])?;
     }
-    Ok(clock_ticks(super::time::now_ns()) as i64)
+    Ok(clock_ticks(crate::time::now_ns()) as i64)
 }
 
 /// `getrusage`: CPU time of this process (`RUSAGE_SELF`) or of its reaped

@@ -7,7 +7,7 @@
 pub mod file;
 pub mod mem;
 pub mod misc;
-pub mod names;
+pub mod nr;
 pub mod poll;
 pub mod process;
 pub mod stat;
@@ -16,9 +16,17 @@ pub mod time;
 use crate::errno::{LxResult, EINTR, ENOSYS};
 use crate::{lock, log};
 use abi::exception::ExceptionFrame;
+use core::sync::atomic::{AtomicBool, Ordering};
+use nr::*;
 
-/// Log every call and its result (`lxrt -s`, like strace).
-pub static mut TRACE: bool = false;
+/// Log every call and its result (`lxrt -s`, like strace): set once at
+/// start-up.
+static TRACE: AtomicBool = AtomicBool::new(false);
+
+/// Logs every call and its result from now on.
+pub fn trace() {
+    TRACE.store(true, Ordering::Relaxed);
+}
 
 pub fn syscall(f: &mut ExceptionFrame) {
     let r = f.regs;
@@ -27,8 +35,7 @@ pub fn syscall(f: &mut ExceptionFrame) {
     lock::acquire();
     crate::proc::signal::check_pending();
     let res = dispatch(f, nr, [a0, a1, a2, a3, a4, a5]);
-    // SAFETY: set once at start-up.
-    if unsafe { TRACE } {
+    if TRACE.load(Ordering::Relaxed) {
         log::note(format_args!(
             "[{}] {}({:#x}, {:#x}, {:#x}, {:#x}) = {:?}",
             crate::proc::pid(),
@@ -46,7 +53,10 @@ pub fn syscall(f: &mut ExceptionFrame) {
     };
     // Calls Linux restarts after a handler with `SA_RESTART` (select, poll,
     // nanosleep and rt_sigsuspend end with EINTR regardless).
-    let restartable = matches!(nr, 0 | 1 | 16..=20 | 61);
+    let restartable = matches!(
+        nr,
+        SYS_READ | SYS_WRITE | SYS_IOCTL | SYS_PREAD64 | SYS_PWRITE64 | SYS_READV | SYS_WRITEV | SYS_WAIT4
+    );
     crate::proc::signal::deliver(f, (res == Err(EINTR) && restartable).then_some(nr));
     lock::end_call();
 }
@@ -55,127 +65,126 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
     use file as fl;
     // fds, pids and dirfds are C ints: only the low 32 bits count.
     let i = |x: u64| x as i32 as i64;
-    const AT_FDCWD: u64 = -100i64 as u64;
+    const CWD: i64 = fl::AT_FDCWD;
     match nr {
-        0 => fl::read(i(a[0]), a[1], a[2]),
-        1 => fl::write(i(a[0]), a[1], a[2]),
-        2 => fl::openat(i(AT_FDCWD), a[0], a[1], a[2]),
-        3 => fl::close(i(a[0])),
-        4 => fl::fstatat(i(AT_FDCWD), a[0], a[1], 0),
-        5 => fl::fstat(i(a[0]), a[1]),
-        6 => fl::fstatat(i(AT_FDCWD), a[0], a[1], 0x100),
-        7 => poll::poll(a[0], a[1], a[2] as i32 as i64),
-        8 => fl::lseek(i(a[0]), a[1] as i64, a[2]),
-        9 => mem::mmap(a[0], a[1], a[2], a[3], i(a[4]), a[5]),
-        10 => mem::mprotect(a[0], a[1], a[2]),
-        11 => mem::munmap(a[0], a[1]),
-        12 => mem::brk(a[0]),
-        13 => misc::rt_sigaction(a[0], a[1], a[2]),
-        14 => misc::rt_sigprocmask(a[0], a[1], a[2]),
-        15 => crate::proc::signal::sigreturn(f),
-        16 => fl::ioctl(i(a[0]), a[1], a[2]),
-        17 => fl::pread(i(a[0]), a[1], a[2], a[3], false),
-        18 => fl::pread(i(a[0]), a[1], a[2], a[3], true),
-        19 => fl::readv(i(a[0]), a[1], a[2]),
-        20 => fl::writev(i(a[0]), a[1], a[2]),
-        21 => fl::faccessat(i(AT_FDCWD), a[0], a[1]),
-        22 => fl::pipe2(a[0], 0),
-        23 => poll::select(a[0], a[1], a[2], a[3], a[4], 1000),
-        24 => {
+        SYS_READ => fl::read(i(a[0]), a[1], a[2]),
+        SYS_WRITE => fl::write(i(a[0]), a[1], a[2]),
+        SYS_OPEN => fl::openat(CWD, a[0], a[1], a[2]),
+        SYS_CLOSE => fl::close(i(a[0])),
+        SYS_STAT => fl::fstatat(CWD, a[0], a[1], 0),
+        SYS_FSTAT => fl::fstat(i(a[0]), a[1]),
+        SYS_LSTAT => fl::fstatat(CWD, a[0], a[1], fl::AT_SYMLINK_NOFOLLOW),
+        SYS_POLL => poll::poll(a[0], a[1], a[2] as i32 as i64),
+        SYS_LSEEK => fl::lseek(i(a[0]), a[1] as i64, a[2]),
+        SYS_MMAP => mem::mmap(a[0], a[1], a[2], a[3], i(a[4]), a[5]),
+        SYS_MPROTECT => mem::mprotect(a[0], a[1], a[2]),
+        SYS_MUNMAP => mem::munmap(a[0], a[1]),
+        SYS_BRK => mem::brk(a[0]),
+        SYS_RT_SIGACTION => misc::rt_sigaction(a[0], a[1], a[2]),
+        SYS_RT_SIGPROCMASK => misc::rt_sigprocmask(a[0], a[1], a[2]),
+        SYS_RT_SIGRETURN => crate::proc::signal::sigreturn(f),
+        SYS_IOCTL => fl::ioctl(i(a[0]), a[1], a[2]),
+        SYS_PREAD64 => fl::pread(i(a[0]), a[1], a[2], a[3], false),
+        SYS_PWRITE64 => fl::pread(i(a[0]), a[1], a[2], a[3], true),
+        SYS_READV => fl::readv(i(a[0]), a[1], a[2]),
+        SYS_WRITEV => fl::writev(i(a[0]), a[1], a[2]),
+        SYS_ACCESS => fl::faccessat(CWD, a[0], a[1]),
+        SYS_PIPE => fl::pipe2(a[0], 0),
+        SYS_SELECT => poll::select(a[0], a[1], a[2], a[3], a[4], 1000),
+        SYS_SCHED_YIELD => {
             user::sys::yield_now();
             Ok(0)
         }
-        25 => mem::mremap(a[0], a[1], a[2], a[3]),
-        28 | 74 | 75 | 162 => Ok(0), // madvise, fsync, fdatasync, sync
-        32 => fl::dup(i(a[0])),
-        33 => fl::dup3(i(a[0]), i(a[1]), u64::MAX),
-        34 => crate::proc::signal::suspend(*crate::proc::signal::mask()), // pause
-        35 => misc::clock_nanosleep(time::id::MONOTONIC, 0, a[0], a[1]),
-        37 => Ok(0), // alarm: no timers yet; nothing was pending
-        39 | 186 => Ok(crate::proc::pid() as i64),
-        56 => process::clone(f, a[0], a[1]),
-        57 | 58 => crate::proc::fork::fork(),
-        59 => process::execve(f, a[0], a[1], a[2]),
-        60 | 231 => process::exit_group(a[0]),
-        61 => process::wait4(i(a[0]), a[1], a[2], a[3]),
-        62 => process::kill(i(a[0]), a[1]),
-        63 => misc::uname(a[0]),
-        72 => fl::fcntl(i(a[0]), a[1], a[2]),
-        76 => fl::truncate(a[0], a[1]),
-        77 => fl::ftruncate(i(a[0]), a[1]),
-        79 => fl::getcwd(a[0], a[1]),
-        80 => fl::chdir(a[0]),
-        81 => fl::fchdir(i(a[0])),
-        82 => fl::renameat(i(AT_FDCWD), a[0], i(AT_FDCWD), a[1]),
-        83 => fl::mkdirat(i(AT_FDCWD), a[0], a[1]),
-        84 => fl::unlinkat(i(AT_FDCWD), a[0], 0x200),
-        85 => fl::openat(i(AT_FDCWD), a[0], 0o1101, a[1]),
-        86 => fl::linkat(i(AT_FDCWD), a[0], i(AT_FDCWD), a[1]),
-        87 => fl::unlinkat(i(AT_FDCWD), a[0], 0),
-        88 => fl::symlinkat(a[0], i(AT_FDCWD), a[1]),
-        89 => fl::readlinkat(i(AT_FDCWD), a[0], a[1], a[2]),
-        90 => fl::fchmodat(i(AT_FDCWD), a[0], a[1]),
-        91 => fl::fchmod(i(a[0]), a[1]),
-        92..=94 | 260 => Ok(0), // chown family: everyone is root, owners not kept
-        95 => {
-            let old = crate::proc::me().umask;
-            crate::proc::me().umask = a[0] as u32 & 0o777;
-            Ok(old as i64)
+        SYS_MREMAP => mem::mremap(a[0], a[1], a[2], a[3]),
+        SYS_MADVISE | SYS_FSYNC | SYS_FDATASYNC | SYS_SYNC => Ok(0),
+        SYS_DUP => fl::dup(i(a[0])),
+        SYS_DUP2 => fl::dup3(i(a[0]), i(a[1]), u64::MAX),
+        SYS_PAUSE => crate::proc::signal::suspend(crate::proc::signal::mask()),
+        SYS_NANOSLEEP => misc::clock_nanosleep(time::id::MONOTONIC, 0, a[0], a[1]),
+        SYS_ALARM => Ok(0), // no timers yet; nothing was pending
+        SYS_GETPID | SYS_GETTID => Ok(crate::proc::pid() as i64),
+        SYS_CLONE => process::clone(f, a[0], a[1]),
+        SYS_FORK | SYS_VFORK => crate::proc::fork::fork(f),
+        SYS_EXECVE => process::execve(f, a[0], a[1], a[2]),
+        SYS_EXIT | SYS_EXIT_GROUP => process::exit_group(a[0]),
+        SYS_WAIT4 => process::wait4(i(a[0]), a[1], a[2], a[3]),
+        SYS_KILL => process::kill(i(a[0]), a[1]),
+        SYS_UNAME => misc::uname(a[0]),
+        SYS_FCNTL => fl::fcntl(i(a[0]), a[1], a[2]),
+        SYS_TRUNCATE => fl::truncate(a[0], a[1]),
+        SYS_FTRUNCATE => fl::ftruncate(i(a[0]), a[1]),
+        SYS_GETCWD => fl::getcwd(a[0], a[1]),
+        SYS_CHDIR => fl::chdir(a[0]),
+        SYS_FCHDIR => fl::fchdir(i(a[0])),
+        SYS_RENAME => fl::renameat(CWD, a[0], CWD, a[1]),
+        SYS_MKDIR => fl::mkdirat(CWD, a[0], a[1]),
+        SYS_RMDIR => fl::unlinkat(CWD, a[0], fl::AT_REMOVEDIR),
+        SYS_CREAT => fl::openat(CWD, a[0], fl::O_CREAT | fl::O_WRONLY | fl::O_TRUNC, a[1]),
+        SYS_LINK => fl::linkat(CWD, a[0], CWD, a[1]),
+        SYS_UNLINK => fl::unlinkat(CWD, a[0], 0),
+        SYS_SYMLINK => fl::symlinkat(a[0], CWD, a[1]),
+        SYS_READLINK => fl::readlinkat(CWD, a[0], a[1], a[2]),
+        SYS_CHMOD => fl::fchmodat(CWD, a[0], a[1]),
+        SYS_FCHMOD => fl::fchmod(i(a[0]), a[1]),
+        SYS_CHOWN | SYS_FCHOWN | SYS_LCHOWN | SYS_FCHOWNAT => Ok(0), // everyone is root, owners not kept
+        SYS_UMASK => {
+            let new = a[0] as u32 & 0o777;
+            Ok(crate::proc::vars().umask.replace(new) as i64)
         }
-        96 => misc::gettimeofday(a[0]),
-        97 => misc::prlimit(0, a[0], 0, a[1]),
-        98 => misc::getrusage(i(a[0]), a[1]),
-        99 => misc::sysinfo(a[0]),
-        100 => misc::times(a[0]),
-        102 | 104 | 107 | 108 => Ok(0), // uid, gid, euid, egid
-        105 | 106 => Ok(0),             // setuid, setgid (to root: no-op)
-        109 => process::setpgid(i(a[0]), i(a[1])),
-        110 => process::getppid(),
-        111 => process::getpgid(0),
-        112 => process::setsid(),
-        121 => process::getpgid(i(a[0])),
-        124 => process::getsid(i(a[0])),
-        127 => misc::rt_sigpending(a[0], a[1]),
-        128 => misc::rt_sigtimedwait(a[0], a[1], a[2], a[3]),
-        130 => misc::rt_sigsuspend(a[0], a[1]),
-        131 => crate::proc::signal::sigaltstack(a[0], a[1], f.regs.rsp),
-        158 => misc::arch_prctl(a[0], a[1]),
-        160 => Ok(0),
-        200 => process::tgkill(i(a[0]), i(a[0]), a[1]), // tkill
-        201 => {
+        SYS_GETTIMEOFDAY => misc::gettimeofday(a[0]),
+        SYS_GETRLIMIT => misc::prlimit(0, a[0], 0, a[1]),
+        SYS_GETRUSAGE => misc::getrusage(i(a[0]), a[1]),
+        SYS_SYSINFO => misc::sysinfo(a[0]),
+        SYS_TIMES => misc::times(a[0]),
+        SYS_GETUID | SYS_GETGID | SYS_GETEUID | SYS_GETEGID => Ok(0),
+        SYS_SETUID | SYS_SETGID => Ok(0), // to root: no-op
+        SYS_SETPGID => process::setpgid(i(a[0]), i(a[1])),
+        SYS_GETPPID => process::getppid(),
+        SYS_GETPGRP => process::getpgid(0),
+        SYS_SETSID => process::setsid(),
+        SYS_GETPGID => process::getpgid(i(a[0])),
+        SYS_GETSID => process::getsid(i(a[0])),
+        SYS_RT_SIGPENDING => misc::rt_sigpending(a[0], a[1]),
+        SYS_RT_SIGTIMEDWAIT => misc::rt_sigtimedwait(a[0], a[1], a[2], a[3]),
+        SYS_RT_SIGSUSPEND => misc::rt_sigsuspend(a[0], a[1]),
+        SYS_SIGALTSTACK => crate::proc::signal::sigaltstack(a[0], a[1], f.regs.rsp),
+        SYS_ARCH_PRCTL => misc::arch_prctl(a[0], a[1]),
+        SYS_SETRLIMIT => Ok(0),
+        SYS_TKILL => process::tgkill(i(a[0]), i(a[0]), a[1]),
+        SYS_TIME => {
             let s = time::realtime().0;
             if a[0] != 0 {
                 crate::uaccess::put(a[0], s)?;
             }
             Ok(s)
         }
-        217 => fl::getdents64(i(a[0]), a[1], a[2]),
-        218 => Ok(crate::proc::pid() as i64), // set_tid_address
-        228 => misc::clock_gettime(a[0], a[1]),
-        229 => misc::clock_getres(a[0], a[1]),
-        230 => misc::clock_nanosleep(a[0], a[1], a[2], a[3]),
-        234 => process::tgkill(i(a[0]), i(a[1]), a[2]),
-        257 => fl::openat(i(a[0]), a[1], a[2], a[3]),
-        258 => fl::mkdirat(i(a[0]), a[1], a[2]),
-        262 => fl::fstatat(i(a[0]), a[1], a[2], a[3]),
-        263 => fl::unlinkat(i(a[0]), a[1], a[2]),
-        264 | 316 => fl::renameat(i(a[0]), a[1], i(a[2]), a[3]),
-        265 => fl::linkat(i(a[0]), a[1], i(a[2]), a[3]),
-        266 => fl::symlinkat(a[0], i(a[1]), a[2]),
-        267 => fl::readlinkat(i(a[0]), a[1], a[2], a[3]),
-        268 => fl::fchmodat(i(a[0]), a[1], a[2]),
-        269 | 439 => fl::faccessat(i(a[0]), a[1], a[2]),
-        270 => poll::select(a[0], a[1], a[2], a[3], a[4], 1),
-        271 => poll::ppoll(a[0], a[1], a[2]),
-        273 => Ok(0), // set_robust_list: one thread, nothing to clean up
-        280 => fl::utimensat(i(a[0]), a[1], a[2], a[3]),
-        292 => fl::dup3(i(a[0]), i(a[1]), a[2]),
-        293 => fl::pipe2(a[0], a[1]),
-        302 => misc::prlimit(a[0], a[1], a[2], a[3]),
-        318 => misc::getrandom(a[0], a[1]),
-        332 => fl::statx(i(a[0]), a[1], a[2], a[4]),
+        SYS_GETDENTS64 => fl::getdents64(i(a[0]), a[1], a[2]),
+        SYS_SET_TID_ADDRESS => Ok(crate::proc::pid() as i64),
+        SYS_CLOCK_GETTIME => misc::clock_gettime(a[0], a[1]),
+        SYS_CLOCK_GETRES => misc::clock_getres(a[0], a[1]),
+        SYS_CLOCK_NANOSLEEP => misc::clock_nanosleep(a[0], a[1], a[2], a[3]),
+        SYS_TGKILL => process::tgkill(i(a[0]), i(a[1]), a[2]),
+        SYS_OPENAT => fl::openat(i(a[0]), a[1], a[2], a[3]),
+        SYS_MKDIRAT => fl::mkdirat(i(a[0]), a[1], a[2]),
+        SYS_NEWFSTATAT => fl::fstatat(i(a[0]), a[1], a[2], a[3]),
+        SYS_UNLINKAT => fl::unlinkat(i(a[0]), a[1], a[2]),
+        SYS_RENAMEAT | SYS_RENAMEAT2 => fl::renameat(i(a[0]), a[1], i(a[2]), a[3]),
+        SYS_LINKAT => fl::linkat(i(a[0]), a[1], i(a[2]), a[3]),
+        SYS_SYMLINKAT => fl::symlinkat(a[0], i(a[1]), a[2]),
+        SYS_READLINKAT => fl::readlinkat(i(a[0]), a[1], a[2], a[3]),
+        SYS_FCHMODAT => fl::fchmodat(i(a[0]), a[1], a[2]),
+        SYS_FACCESSAT | SYS_FACCESSAT2 => fl::faccessat(i(a[0]), a[1], a[2]),
+        SYS_PSELECT6 => poll::select(a[0], a[1], a[2], a[3], a[4], 1),
+        SYS_PPOLL => poll::ppoll(a[0], a[1], a[2]),
+        SYS_SET_ROBUST_LIST => Ok(0), // one thread, nothing to clean up
+        SYS_UTIMENSAT => fl::utimensat(i(a[0]), a[1], a[2], a[3]),
+        SYS_DUP3 => fl::dup3(i(a[0]), i(a[1]), a[2]),
+        SYS_PIPE2 => fl::pipe2(a[0], a[1]),
+        SYS_PRLIMIT64 => misc::prlimit(a[0], a[1], a[2], a[3]),
+        SYS_GETRANDOM => misc::getrandom(a[0], a[1]),
+        SYS_STATX => fl::statx(i(a[0]), a[1], a[2], a[4]),
         _ => {
-            log::unsupported_call(names::name(nr), nr);
+            log::unsupported_call(nr::name(nr), nr);
             Err(ENOSYS)
         }
     }

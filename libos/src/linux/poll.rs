@@ -23,7 +23,7 @@ fn timeout(ptr: u64, unit: u64) -> Result<Option<u64>, i64> {
 /// Writes back the time left, as Linux does for select and ppoll.
 fn time_left(ptr: u64, unit: u64, total: Option<u64>, start: u64) -> Result<(), i64> {
     if let (true, Some(t)) = (ptr != 0, total) {
-        let left = t.saturating_sub(super::time::now_ns() - start);
+        let left = t.saturating_sub(crate::time::now_ns() - start);
         uaccess::put(ptr, [(left / 1_000_000_000) as i64, ((left % 1_000_000_000) / unit) as i64])?;
     }
     Ok(())
@@ -61,7 +61,7 @@ pub fn poll(fds: u64, n: u64, ms: i64) -> LxResult {
 
 pub fn ppoll(fds: u64, n: u64, ts: u64) -> LxResult {
     let limit = timeout(ts, 1)?;
-    let start = super::time::now_ns();
+    let start = crate::time::now_ns();
     let r = poll_ns(fds, n, limit);
     time_left(ts, 1, limit, start)?;
     r
@@ -83,7 +83,7 @@ pub fn select(nfds: u64, r: u64, w: u64, x: u64, tv: u64, unit: u64) -> LxResult
         }
     }
     let limit = timeout(tv, unit)?;
-    let start = super::time::now_ns();
+    let start = crate::time::now_ns();
     let [rs, ws, xs] = &mut sets;
     let n = wait::select(nfds as usize, &mut rs[..len(r)], &mut ws[..len(w)], &mut xs[..len(x)], limit)?;
     for (set, p) in sets.iter().zip([r, w, x]) {

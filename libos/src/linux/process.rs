@@ -1,7 +1,7 @@
 //! Process calls: fork/clone, execve, exit, wait4, kill, ids.
 
-use crate::errno::{LxResult, EINVAL, ENOSYS, EPERM, ESRCH};
-use crate::proc::{self, exit, fork, me, signal, table};
+use crate::errno::*;
+use crate::proc::{self, exit, fork, kill, signal, table, with_process};
 use crate::{entry, exec, fd, uaccess};
 use abi::exception::ExceptionFrame;
 use alloc::vec::Vec;
@@ -9,7 +9,7 @@ use alloc::vec::Vec;
 const CLONE_VM: u64 = 0x100;
 const CLONE_THREAD: u64 = 0x10000;
 
-pub fn clone(f: &ExceptionFrame, flags: u64, stack: u64) -> LxResult {
+pub fn clone(f: &mut ExceptionFrame, flags: u64, stack: u64) -> LxResult {
     if flags & CLONE_THREAD != 0 {
         crate::log::once("clone(CLONE_THREAD)", 3000);
         return Err(ENOSYS);
@@ -18,16 +18,14 @@ pub fn clone(f: &ExceptionFrame, flags: u64, stack: u64) -> LxResult {
     // only runs until exec or exit, so a private copy behaves the same.
     let _ = flags & CLONE_VM;
     if stack != 0 {
-        // The child starts on the given stack; fork copies our frame, so
-        // swap it in just for the copy.
-        let saved = entry::frame().regs.rsp;
-        entry::frame().regs.rsp = stack;
-        let r = fork::fork();
-        entry::frame().regs.rsp = saved;
-        let _ = f;
+        // The child starts on the given stack; fork copies our frame (`f`
+        // is it), so swap it in just for the copy.
+        let saved = core::mem::replace(&mut f.regs.rsp, stack);
+        let r = fork::fork(f);
+        f.regs.rsp = saved;
         return r;
     }
-    fork::fork()
+    fork::fork(f)
 }
 
 pub fn execve(f: &mut ExceptionFrame, pathp: u64, argvp: u64, envpp: u64) -> LxResult {
@@ -49,15 +47,11 @@ pub fn execve(f: &mut ExceptionFrame, pathp: u64, argvp: u64, envpp: u64) -> LxR
 
 /// Points this process at a freshly loaded program.
 pub fn start(f: &mut ExceptionFrame, loaded: exec::Loaded, path: Vec<u8>, argv: &[Vec<u8>]) {
-    let m = me();
-    m.brk_start = loaded.brk;
-    m.brk = loaded.brk;
-    m.mmap_next = crate::layout::MMAP_BASE;
     // `/proc/self/exe` names it absolutely (glibc's static start-up checks).
-    m.exe = if path.starts_with(b"/") {
+    let exe = if path.starts_with(b"/") {
         path
     } else {
-        let mut abs = crate::fs::path::absolute(m.cwd);
+        let mut abs = crate::fs::path::absolute(proc::cwd());
         for part in path.split(|&c| c == b'/').filter(|p| !p.is_empty() && *p != b".") {
             if !abs.ends_with(b"/") {
                 abs.push(b'/');
@@ -66,6 +60,11 @@ pub fn start(f: &mut ExceptionFrame, loaded: exec::Loaded, path: Vec<u8>, argv: 
         }
         abs
     };
+    let v = proc::vars();
+    v.brk_start.set(loaded.brk);
+    v.brk.set(loaded.brk);
+    v.mmap_next.set(crate::layout::MMAP_BASE);
+    with_process(|p| p.exe = exe);
     table::set_cmd(argv);
     f.regs = loaded.regs;
     entry::reset_fpu();
@@ -96,60 +95,13 @@ pub fn wait4(pid: i64, statusp: u64, options: u64, rusage: u64) -> LxResult {
 
 pub fn kill(pid: i64, sig: u64) -> LxResult {
     // Pending signals are bits of a word: signal 64 has none.
-    if sig > 63 {
-        return Err(EINVAL);
-    }
+    let sig = u32::try_from(sig).ok().filter(|&s| s < 64).ok_or(EINVAL)?;
     match pid {
-        p if p > 0 => {
-            // A zombie is found, but takes no signal.
-            let target = u32::try_from(p).ok().and_then(table::by_pid).ok_or(ESRCH)?.env;
-            if sig != 0 && target == proc::env() {
-                signal::raise_self(sig as u32);
-            } else if sig != 0 {
-                let _ = signal::send(target, sig as u32);
-            }
-            Ok(0)
-        }
-        0 => kill_group(table::mine().pgid, sig),
-        // Everyone but init and the caller.
-        -1 => signal_all(sig, |e| proc::pid::of(e.env) != 1 && e.env != proc::env()),
-        p => kill_group(u32::try_from(p.unsigned_abs()).map_err(|_| ESRCH)?, sig),
-    }
-}
-
-/// Signal `sig` for every member of process group `pgid` (the terminal's
-/// Ctrl-C, `kill` of a negative pid).
-pub fn kill_group(pgid: u32, sig: u64) -> LxResult {
-    signal_all(sig, |e| e.pgid == pgid)
-}
-
-/// Sends `sig` (below 64; 0: only looks) to every live process whose
-/// entry `member` accepts; ESRCH if there is none. A signal for this
-/// process itself is raised last.
-fn signal_all(sig: u64, member: impl Fn(&table::Entry) -> bool) -> LxResult {
-    if sig > 63 {
-        return Err(EINVAL);
-    }
-    let me = proc::env();
-    let (mut found, mut self_too) = (false, false);
-    for (info, e) in table::all() {
-        if !member(e) || info.state == abi::tables::env_state::EXITED {
-            continue;
-        }
-        found = true;
-        if e.env == me {
-            self_too = true;
-        } else if sig != 0 {
-            // One that exits meanwhile takes no signal.
-            let _ = signal::send(e.env, sig as u32);
-        }
-    }
-    if !found {
-        return Err(ESRCH);
-    }
-    if self_too && sig != 0 {
-        signal::raise_self(sig as u32);
-    }
+        p if p > 0 => kill::process(u32::try_from(p).map_err(|_| ESRCH)?, sig),
+        0 => kill::group(table::mine().pgid, sig),
+        -1 => kill::all_but_init(sig),
+        p => kill::group(u32::try_from(p.unsigned_abs()).map_err(|_| ESRCH)?, sig),
+    }?;
     Ok(0)
 }
 
@@ -165,7 +117,7 @@ pub fn tgkill(tgid: i64, tid: i64, sig: u64) -> LxResult {
 }
 
 pub fn getppid() -> LxResult {
-    Ok(table::ppid(table::mine()) as i64)
+    Ok(table::ppid(&table::mine()) as i64)
 }
 
 /// The environment named by a process-group call's `pid`: ourselves (0 or
@@ -189,7 +141,7 @@ pub fn setpgid(pid: i64, pgid: i64) -> LxResult {
     let target = self_or_child(pid)?;
     let pgid = if pgid == 0 { proc::pid::of(target) } else { pgid as u32 };
     if target == proc::env() {
-        table::mine().pgid = pgid;
+        table::update_mine(|e| e.pgid = pgid);
     } else {
         table::write_child(target, |e| e.pgid = pgid).map_err(|_| ESRCH)?;
     }
@@ -197,10 +149,10 @@ pub fn setpgid(pid: i64, pgid: i64) -> LxResult {
 }
 
 /// The entry of process `pid` (0: this one).
-fn entry_of(pid: i64) -> Result<&'static table::Entry, i64> {
+fn entry_of(pid: i64) -> Result<table::Entry, i64> {
     match pid {
         0 => Ok(table::mine()),
-        p => u32::try_from(p).ok().and_then(table::by_pid).ok_or(ESRCH),
+        p => u32::try_from(p).ok().and_then(table::by_pid).copied().ok_or(ESRCH),
     }
 }
 
@@ -214,10 +166,9 @@ pub fn getsid(pid: i64) -> LxResult {
 
 pub fn setsid() -> LxResult {
     let pid = proc::pid();
-    let me = table::mine();
-    if me.pgid == pid {
+    if table::mine().pgid == pid {
         return Err(EPERM);
     }
-    (me.pgid, me.sid) = (pid, pid);
+    table::update_mine(|me| (me.pgid, me.sid) = (pid, pid));
     Ok(pid as i64)
 }

@@ -1,7 +1,8 @@
-//! `struct stat` (x86-64 layout) and `struct statx`, and the calls that
-//! fill them.
+//! Linux's `struct stat` (x86-64 layout) and `struct statx`, laid out
+//! from the library's file status (`fs::Stat`).
 
-use crate::fs::{node, Ino, S_IFDIR, S_IFMT};
+use super::time::timespec;
+use crate::fs;
 
 #[repr(C)]
 #[derive(Clone, Copy, Default)]
@@ -23,20 +24,24 @@ pub struct Stat {
     pub reserved: [i64; 3],
 }
 
-/// Fills `st` from inode `ino`.
-pub fn fill(ino: Ino, st: &mut Stat) {
-    let n = node::get(ino);
-    st.dev = 1;
-    st.ino = ino as u64;
-    st.mode = n.mode;
-    st.nlink = if n.mode & S_IFMT == S_IFDIR { 2 } else { n.nlink as u64 };
-    st.size = n.size as i64;
-    st.blksize = 4096;
-    st.blocks = n.size.div_ceil(512) as i64;
-    let t = [(n.mtime_ns / 1_000_000_000) as i64, (n.mtime_ns % 1_000_000_000) as i64];
-    st.atime = t;
-    st.mtime = t;
-    st.ctime = t;
+/// Linux's `struct stat` for `s`: access, modification and change times
+/// are all the modification time.
+pub fn linux(s: &fs::Stat) -> Stat {
+    let t = timespec(s.mtime_ns);
+    Stat {
+        dev: s.dev,
+        ino: s.ino,
+        nlink: s.nlink,
+        mode: s.mode,
+        rdev: (s.rdev.0 as u64) << 8 | s.rdev.1 as u64,
+        size: s.size as i64,
+        blksize: s.blksize as i64,
+        blocks: s.blocks as i64,
+        atime: t,
+        mtime: t,
+        ctime: t,
+        ..Stat::default()
+    }
 }
 
 #[repr(C)]
@@ -65,26 +70,25 @@ pub struct Statx {
     pub spare: [u64; 14],
 }
 
-/// `statx` from a filled `stat`.
-pub fn to_statx(st: &Stat) -> Statx {
-    let ts = |t: [i64; 2]| [t[0], t[1]];
+/// Linux's `struct statx` for `s` (every basic field filled; birth time
+/// is the modification time).
+pub fn statx(s: &fs::Stat) -> Statx {
+    let t = timespec(s.mtime_ns);
     Statx {
         mask: 0x7ff,
-        blksize: st.blksize as u32,
-        nlink: st.nlink as u32,
-        uid: st.uid,
-        gid: st.gid,
-        mode: st.mode as u16,
-        ino: st.ino,
-        size: st.size as u64,
-        blocks: st.blocks as u64,
-        atime: ts(st.atime),
-        btime: ts(st.mtime),
-        ctime: ts(st.ctime),
-        mtime: ts(st.mtime),
-        rdev_major: (st.rdev >> 8) as u32,
-        rdev_minor: (st.rdev & 0xff) as u32,
-        dev_minor: st.dev as u32,
+        blksize: s.blksize as u32,
+        nlink: s.nlink as u32,
+        mode: s.mode as u16,
+        ino: s.ino,
+        size: s.size,
+        blocks: s.blocks,
+        atime: t,
+        btime: t,
+        ctime: t,
+        mtime: t,
+        rdev_major: s.rdev.0,
+        rdev_minor: s.rdev.1,
+        dev_minor: s.dev as u32,
         ..Statx::default()
     }
 }

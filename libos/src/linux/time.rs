@@ -1,13 +1,7 @@
-//! Clocks: the TSC at the rate the kernel measured at boot (`kinfo::now_ns`)
-//! is time since boot; wall time starts at a fixed epoch (no RTC driver
-//! yet).
+//! Linux's clocks (`clock_gettime` ids) and time records (`timespec`,
+//! `timeval`) over the library's clocks (`crate::time`).
 
-/// 2024-01-01T00:00:00Z: the wall clock at boot.
-const EPOCH_S: u64 = 1_704_067_200;
-
-pub fn now_ns() -> u64 {
-    user::kinfo::now_ns()
-}
+use crate::time::{now_ns, wall_ns};
 
 /// Linux's clock ids (`clock_gettime`, `clock_nanosleep`).
 pub mod id {
@@ -50,17 +44,7 @@ pub fn realtime() -> (i64, i64) {
     (s, ns)
 }
 
-/// Wall-clock nanoseconds since 1970 (file timestamps).
-pub fn wall_ns() -> u64 {
-    EPOCH_S * 1_000_000_000 + now_ns()
-}
-
 /// `ns` as a `struct timeval` (seconds, microseconds).
 pub fn timeval(ns: u64) -> [u64; 2] {
     [ns / 1_000_000_000, ns % 1_000_000_000 / 1000]
-}
-
-/// `ns` in clock ticks (`USER_HZ` = 100), as `times` and `/proc` count.
-pub fn clock_ticks(ns: u64) -> u64 {
-    ns / 10_000_000
 }

@@ -15,16 +15,13 @@
 
 use super::{no_seek, File, Ops};
 use crate::errno::{EAGAIN, EINTR, ENOTTY};
-use crate::linux::stat::Stat;
+use crate::fs::Stat;
+use crate::proc::signal::{SIGINT, SIGQUIT, SIGTSTP};
+use crate::proc::{kill, with_process};
+use crate::scoped::Scoped;
 use user::sys;
 
 pub static OPS: Ops = Ops { read, write, seek: no_seek, stat, ioctl, close: |_| {} };
-
-/// Whether the console answers terminal ioctls (`lxrt -t`); without it,
-/// programs see a plain character device, like output redirected to a pipe.
-pub static mut IS_TTY: bool = false;
-
-const O_NONBLOCK: u32 = 0o4000;
 
 /// The terminal's shared state (in the arena header).
 #[repr(C)]
@@ -42,8 +39,16 @@ pub struct Tty {
     pub pgrp: u32,
 }
 
-fn tty() -> &'static mut Tty {
-    &mut crate::shared::get().tty
+/// Guards the only `&mut` to the terminal's shared state in this process
+/// (the big lock keeps the other processes out).
+static TTY: Scoped<()> = Scoped::new("the terminal", ());
+
+/// Runs `f` on the terminal's shared state; panics if it is running
+/// already.
+fn with_tty<R>(f: impl FnOnce(&mut Tty) -> R) -> R {
+    // SAFETY: the header's field, mapped in every process; the guard makes
+    // this the only reference to it here.
+    TTY.with(|_| f(unsafe { &mut *crate::shared::tty() }))
 }
 
 const ISIG: u32 = 0o1;
@@ -56,35 +61,41 @@ const VSUSP: usize = 10;
 const VERASE: usize = 2;
 const VKILL: usize = 3;
 const VEOF: usize = 4;
-const SIGINT: u64 = 2;
-const SIGQUIT: u64 = 3;
-const SIGTSTP: u64 = 20;
 
 fn flag_word(i: usize) -> u32 {
-    // SAFETY: TERMIOS is lxrt-private; one thread.
-    let t = unsafe { &*(&raw const TERMIOS) };
-    u32::from_le_bytes([t[4 * i], t[4 * i + 1], t[4 * i + 2], t[4 * i + 3]])
+    with_process(|p| {
+        let t = &p.termios;
+        u32::from_le_bytes([t[4 * i], t[4 * i + 1], t[4 * i + 2], t[4 * i + 3]])
+    })
 }
 
 fn cc(i: usize) -> u8 {
-    // SAFETY: as above; c_cc starts at byte 17.
-    unsafe { (*(&raw const TERMIOS))[17 + i] }
+    // c_cc starts at byte 17.
+    with_process(|p| p.termios[17 + i])
 }
 
+/// Whether the console answers terminal ioctls (`lxrt -t`); without it,
+/// programs see a plain character device, like output redirected to a pipe.
 fn is_tty() -> bool {
-    // SAFETY: set once at start-up.
-    unsafe { IS_TTY }
+    crate::proc::vars().tty.get()
+}
+
+/// Makes the console a terminal (`lxrt -t`), before any program runs.
+pub fn set_tty() {
+    crate::proc::vars().tty.set(true);
 }
 
 /// Moves what the kernel has for us into the typeahead; the signal
 /// characters become signals for the foreground group. Returns whether one
 /// was seen.
 fn fill() -> bool {
-    let t = tty();
     let mut interrupted = false;
-    while t.len < t.typeahead.len() {
+    loop {
         let mut b = [0u8; 32];
-        let room = (t.typeahead.len() - t.len).min(b.len());
+        let room = with_tty(|t| (t.typeahead.len() - t.len).min(b.len()));
+        if room == 0 {
+            break;
+        }
         let n = sys::console_read(&mut b[..room]).unwrap_or(0) as usize;
         if n == 0 {
             break;
@@ -99,8 +110,10 @@ fn fill() -> bool {
                 interrupted = true;
                 continue;
             }
-            t.typeahead[t.len] = c;
-            t.len += 1;
+            with_tty(|t| {
+                t.typeahead[t.len] = c;
+                t.len += 1;
+            });
         }
     }
     interrupted
@@ -109,15 +122,13 @@ fn fill() -> bool {
 /// `sig` for the foreground process group (or everyone but the first
 /// process, when no group was set), as typing control character `c` does
 /// on a Linux terminal, which echoes it as `^C`.
-fn signal_group(c: u8, sig: u64) {
+fn signal_group(c: u8, sig: u32) {
     crate::log::console_write(&[b'^', c ^ 0x40, b'\n']);
-    let t = tty();
-    t.edit_len = 0;
-    let _ = if t.pgrp != 0 {
-        crate::linux::process::kill_group(t.pgrp, sig)
-    } else {
-        crate::linux::process::kill(-1, sig)
-    };
+    let pgrp = with_tty(|t| {
+        t.edit_len = 0;
+        t.pgrp
+    });
+    let _ = if pgrp != 0 { kill::group(pgrp, sig) } else { kill::all_but_init(sig) };
 }
 
 /// A read of the terminal from outside its foreground process group: as
@@ -127,14 +138,14 @@ fn signal_group(c: u8, sig: u64) {
 fn await_foreground() -> Result<(), i64> {
     use crate::proc::{signal, table};
     loop {
-        let (fg, mine) = (tty().pgrp, table::mine().pgid);
+        let (fg, mine) = (with_tty(|t| t.pgrp), table::mine().pgid);
         if !is_tty() || fg == 0 || fg == mine {
             return Ok(());
         }
         if signal::ignored_or_blocked(signal::SIGTTIN) {
             return Err(crate::errno::EIO);
         }
-        let _ = crate::linux::process::kill_group(mine, signal::SIGTTIN as u64);
+        let _ = kill::group(mine, signal::SIGTTIN);
         if signal::pending() {
             return Err(EINTR);
         }
@@ -151,18 +162,19 @@ pub fn poll_interrupt() -> bool {
 /// has for us first.
 pub fn input_ready() -> bool {
     fill();
-    let t = tty();
-    t.len > 0 || t.line_len > 0
+    with_tty(|t| t.len > 0 || t.line_len > 0)
 }
 
 fn take_byte() -> Option<u8> {
-    let t = tty();
-    if t.len == 0 {
-        return None;
-    }
-    let c = t.typeahead[0];
-    t.typeahead.copy_within(1..t.len, 0);
-    t.len -= 1;
+    let c = with_tty(|t| {
+        if t.len == 0 {
+            return None;
+        }
+        let c = t.typeahead[0];
+        t.typeahead.copy_within(1..t.len, 0);
+        t.len -= 1;
+        Some(c)
+    })?;
     Some(if c == b'\r' && (!is_tty() || flag_word(0) & ICRNL != 0) { b'\n' } else { c })
 }
 
@@ -175,22 +187,28 @@ fn echo(b: &[u8]) {
 /// Canonical mode: edits the line being typed with byte `c`; true when a
 /// line (or end of file) is ready.
 fn edit(c: u8) -> bool {
-    let t = tty();
-    if c == cc(VERASE) || c == 0x08 {
+    let keys = [cc(VERASE), cc(VKILL), cc(VEOF)];
+    with_tty(|t| edit_line(t, c, keys))
+}
+
+/// `edit` on `t`, with the terminal's erase, kill and end-of-file
+/// characters.
+fn edit_line(t: &mut Tty, c: u8, [erase, kill, end]: [u8; 3]) -> bool {
+    if c == erase || c == 0x08 {
         if t.edit_len > 0 {
             t.edit_len -= 1;
             echo(b"\x08 \x08");
         }
         return false;
     }
-    if c == cc(VKILL) {
+    if c == kill {
         for _ in 0..t.edit_len {
             echo(b"\x08 \x08");
         }
         t.edit_len = 0;
         return false;
     }
-    let eof = c == cc(VEOF);
+    let eof = c == end;
     if !eof && t.edit_len < t.edit.len() {
         t.edit[t.edit_len] = c;
         t.edit_len += 1;
@@ -211,12 +229,16 @@ fn read(f: &mut File, buf: &mut [u8]) -> i64 {
     }
     let canonical = is_tty() && flag_word(3) & ICANON != 0;
     loop {
-        let t = tty();
-        if canonical && t.line_len > 0 {
-            let n = t.line_len.min(buf.len());
-            buf[..n].copy_from_slice(&t.line[..n]);
-            t.line.copy_within(n..t.line_len, 0);
-            t.line_len -= n;
+        let line = with_tty(|t| {
+            (canonical && t.line_len > 0).then(|| {
+                let n = t.line_len.min(buf.len());
+                buf[..n].copy_from_slice(&t.line[..n]);
+                t.line.copy_within(n..t.line_len, 0);
+                t.line_len -= n;
+                n
+            })
+        });
+        if let Some(n) = line {
             return n as i64;
         }
         if fill() || crate::proc::signal::pending() {
@@ -231,7 +253,7 @@ fn read(f: &mut File, buf: &mut [u8]) -> i64 {
                 }
             }
             if ready {
-                if tty().line_len == 0 {
+                if with_tty(|t| t.line_len) == 0 {
                     return 0; // end of file on an empty line
                 }
                 continue;
@@ -250,7 +272,7 @@ fn read(f: &mut File, buf: &mut [u8]) -> i64 {
                 return n as i64;
             }
         }
-        if f.flags & O_NONBLOCK != 0 {
+        if f.flags & super::flags::NONBLOCK != 0 {
             return -EAGAIN;
         }
         crate::lock::wait();
@@ -264,7 +286,7 @@ fn write(_: &mut File, buf: &[u8]) -> i64 {
 
 fn stat(_: &File, st: &mut Stat) -> i64 {
     st.mode = crate::fs::S_IFCHR | 0o620;
-    st.rdev = (5 << 8) | 1;
+    st.rdev = (5, 1);
     st.ino = 1;
     0
 }
@@ -280,9 +302,12 @@ const TIOCSPGRP: u64 = 0x5410;
 /// The termios lxrt keeps for the console: the kernel's `struct termios`
 /// as `TCGETS` copies it (four flag words, the line discipline, 19 control
 /// characters: 36 bytes; glibc converts to its own 60-byte layout).
-const TERMIOS_SIZE: u64 = 36;
-static mut TERMIOS: [u8; TERMIOS_SIZE as usize] = {
-    let mut t = [0u8; TERMIOS_SIZE as usize];
+/// The kernel's `struct termios`: 36 bytes.
+pub const TERMIOS_SIZE: usize = 36;
+
+/// The settings a terminal starts with (`proc::Process::termios`).
+pub const TERMIOS_DEFAULT: [u8; TERMIOS_SIZE] = {
+    let mut t = [0u8; TERMIOS_SIZE];
     // c_iflag ICRNL, c_oflag OPOST|ONLCR, c_cflag B115200|CS8|CREAD,
     // c_lflag ISIG|ICANON|ECHO|ECHOE|ECHOK|IEXTEN.
     let words: [u32; 4] = [0o400, 0o5, 0o10002 | 0o60 | 0o200, 0o1 | 0o2 | 0o10 | 0o20 | 0o40 | 0o100000];
@@ -308,26 +333,23 @@ static mut TERMIOS: [u8; TERMIOS_SIZE as usize] = {
 };
 
 fn ioctl(_: &mut File, req: u64, arg: u64) -> i64 {
-    // SAFETY: set once at start-up.
-    if !unsafe { IS_TTY } {
+    if !is_tty() {
         return -ENOTTY;
     }
     let r = match req {
-        // SAFETY: TERMIOS is lxrt-private; one thread.
-        TCGETS => crate::uaccess::bytes_mut(arg, TERMIOS_SIZE)
-            .map(|b| b.copy_from_slice(unsafe { &*(&raw const TERMIOS) })),
-        TCSETS | TCSETSW | TCSETSF => crate::uaccess::bytes(arg, TERMIOS_SIZE)
-            // SAFETY: as above.
-            .map(|b| unsafe { (*(&raw mut TERMIOS)).copy_from_slice(b) }),
+        TCGETS => crate::uaccess::bytes_mut(arg, TERMIOS_SIZE as u64)
+            .map(|b| with_process(|p| b.copy_from_slice(&p.termios))),
+        TCSETS | TCSETSW | TCSETSF => crate::uaccess::bytes(arg, TERMIOS_SIZE as u64)
+            .map(|b| with_process(|p| p.termios.copy_from_slice(b))),
         TIOCGWINSZ => crate::uaccess::put(arg, [24u16, 80, 0, 0]).map(|_| ()),
         TIOCGPGRP => {
-            let pgrp = match tty().pgrp {
+            let pgrp = match with_tty(|t| t.pgrp) {
                 0 => crate::proc::table::mine().pgid,
                 g => g,
             };
             crate::uaccess::put(arg, pgrp as i32).map(|_| ())
         }
-        TIOCSPGRP => crate::uaccess::get::<i32>(arg).map(|g| tty().pgrp = g as u32),
+        TIOCSPGRP => crate::uaccess::get::<i32>(arg).map(|g| with_tty(|t| t.pgrp = g as u32)),
         _ => return -ENOTTY,
     };
     match r {

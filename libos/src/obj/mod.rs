@@ -10,13 +10,14 @@
 //! without affecting any other process.
 
 pub mod console;
+pub mod flags;
 pub mod null;
 pub mod pipe;
 pub mod regular;
 
 use crate::errno::{EBADF, EINVAL, ENOTTY, ESPIPE};
 use crate::fs::Ino;
-use crate::linux::stat::Stat;
+use crate::fs::Stat;
 use crate::shared;
 
 /// What a `File` is.
@@ -36,7 +37,7 @@ pub enum Kind {
 pub struct File {
     pub refs: u32,
     pub kind: Kind,
-    /// Linux `O_*` status flags (access mode, append, nonblock).
+    /// Status flags (`flags`: access mode, append, nonblock).
     pub flags: u32,
     pub ino: Ino,
     pub off: u64,

@@ -1,7 +1,7 @@
 //! `/dev/null`: reads see end of file, writes vanish.
 
 use super::{no_ioctl, File, Ops};
-use crate::linux::stat::Stat;
+use crate::fs::Stat;
 
 pub static OPS: Ops = Ops {
     read: |_, _| 0,
@@ -14,7 +14,7 @@ pub static OPS: Ops = Ops {
 
 fn stat(_: &File, st: &mut Stat) -> i64 {
     st.mode = crate::fs::S_IFCHR | 0o666;
-    st.rdev = (1 << 8) | 3;
+    st.rdev = (1, 3);
     st.ino = 3;
     0
 }

@@ -8,9 +8,10 @@
 //! (`lock::hand_off`). A write with no reader left raises SIGPIPE, or fails with EPIPE
 //! when the program ignores it, as on Linux.
 
+use super::flags::{NONBLOCK, WRONLY};
 use super::{no_ioctl, no_seek, File, Kind, Ops};
 use crate::errno::{EAGAIN, EBADF, ENOMEM, EPIPE};
-use crate::linux::stat::Stat;
+use crate::fs::Stat;
 use crate::shared;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
@@ -23,7 +24,6 @@ pub const WRITERS_AT: i16 = 4;
 pub const HEAD_AT: i16 = 8;
 pub const TAIL_AT: i16 = 16;
 pub const HEADER: u64 = 24;
-const O_NONBLOCK: u32 = 0o4000;
 
 /// The ring's header comes first and the ring is 64-byte aligned, so the
 /// header (`readers` … `tail`, `HEADER` bytes) never straddles a page: a
@@ -79,8 +79,8 @@ pub fn create(flags: u32) -> Result<(*mut File, *mut File), i64> {
         (*p).reader_waits = false;
         (*p).writer_waits = false;
     }
-    let r = super::new(Kind::PipeRead, flags & O_NONBLOCK, 0)?;
-    let w = super::new(Kind::PipeWrite, (flags & O_NONBLOCK) | 1, 0)?;
+    let r = super::new(Kind::PipeRead, flags & NONBLOCK, 0)?;
+    let w = super::new(Kind::PipeWrite, (flags & NONBLOCK) | WRONLY, 0)?;
     // SAFETY: both were just created.
     unsafe {
         (*r).pipe = p;
@@ -89,8 +89,14 @@ pub fn create(flags: u32) -> Result<(*mut File, *mut File), i64> {
     Ok((r, w))
 }
 
-fn pipe_of(f: &File) -> &'static mut Pipe {
-    // SAFETY: a pipe end's `pipe` stays valid while any end is open.
+/// The pipe behind an end (in the shared arena).
+///
+/// # Safety
+/// No other reference to the pipe may be live while the result is (other
+/// processes use it under the big lock, or through its atomic words).
+unsafe fn pipe_of(f: &File) -> &'static mut Pipe {
+    // SAFETY: a pipe end's `pipe` stays valid while any end is open; the
+    // caller guarantees the reference is the only one.
     unsafe { &mut *f.pipe }
 }
 
@@ -119,7 +125,8 @@ pub fn read(f: &mut File, buf: &mut [u8]) -> i64 {
     if f.kind != Kind::PipeRead {
         return -EBADF;
     }
-    let p = pipe_of(f);
+    // SAFETY: `f` keeps the pipe live; no other reference to it here.
+    let p = unsafe { pipe_of(f) };
     p.reader_env = crate::lock::my_id();
     let mut yielded = false;
     loop {
@@ -137,7 +144,7 @@ pub fn read(f: &mut File, buf: &mut [u8]) -> i64 {
         if p.writers() == 0 {
             return 0;
         }
-        if f.flags & O_NONBLOCK != 0 {
+        if f.flags & NONBLOCK != 0 {
             return -EAGAIN;
         }
         // A signal ends the wait; it is acted on as the call returns.
@@ -153,7 +160,8 @@ pub fn write(f: &mut File, buf: &[u8]) -> i64 {
     if f.kind != Kind::PipeWrite {
         return -EBADF;
     }
-    let p = pipe_of(f);
+    // SAFETY: `f` keeps the pipe live; no other reference to it here.
+    let p = unsafe { pipe_of(f) };
     p.writer_env = crate::lock::my_id();
     // A reader that had emptied the ring is keeping up with us: it gets
     // the CPU as soon as this call ends, instead of finding the ring empty
@@ -187,7 +195,7 @@ pub fn write(f: &mut File, buf: &[u8]) -> i64 {
             done += n;
             continue;
         }
-        if f.flags & O_NONBLOCK != 0 {
+        if f.flags & NONBLOCK != 0 {
             return if done > 0 { done as i64 } else { -EAGAIN };
         }
         // A signal ends the wait, as for a reader; what went in counts.
@@ -282,20 +290,23 @@ pub unsafe fn events(kind: Kind, pipe: *const Pipe) -> u16 {
 /// The ring's header address (what a wakeup predicate reads) and the
 /// environment that last used the other end (a directed yield's target).
 pub fn wait_info(f: &File) -> (u64, u64) {
-    let p = pipe_of(f);
+    // SAFETY: `f` keeps the pipe live; no other reference to it here.
+    let p = unsafe { pipe_of(f) };
     let peer = if f.kind == Kind::PipeRead { p.writer_env } else { p.reader_env };
     (f.pipe as u64, peer)
 }
 
 fn stat(f: &File, st: &mut Stat) -> i64 {
     st.mode = crate::fs::S_IFIFO | 0o600;
-    st.ino = pipe_of(f).id;
+    // SAFETY: `f` keeps the pipe live; no other reference to it here.
+    st.ino = unsafe { pipe_of(f) }.id;
     st.blksize = 4096;
     0
 }
 
 fn close(f: &mut File) {
-    let p = pipe_of(f);
+    // SAFETY: `f` keeps the pipe live; no other reference to it here.
+    let p = unsafe { pipe_of(f) };
     let count = if f.kind == Kind::PipeRead { &p.readers } else { &p.writers };
     count.store(count.load(Ordering::Relaxed) - 1, Ordering::Release);
     if p.readers() == 0 && p.writers() == 0 {

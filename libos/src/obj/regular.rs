@@ -1,22 +1,17 @@
 //! Files and directories of the in-memory file system as open files.
 
-use super::{bad_whence, no_ioctl, File, Kind, Ops};
+use super::{bad_whence, flags, no_ioctl, File, Kind, Ops};
 use crate::errno::{EBADF, EINVAL, EISDIR};
 use crate::fs::node;
-use crate::linux::stat::Stat;
+use crate::fs::Stat;
 
 pub static OPS: Ops = Ops { read, write, seek, stat, ioctl: no_ioctl, close };
-
-const O_ACCMODE: u32 = 3;
-const O_RDONLY: u32 = 0;
-const O_WRONLY: u32 = 1;
-const O_APPEND: u32 = 0o2000;
 
 fn read(f: &mut File, buf: &mut [u8]) -> i64 {
     if f.kind == Kind::Dir {
         return -EISDIR;
     }
-    if f.flags & O_ACCMODE == O_WRONLY {
+    if f.flags & flags::ACCMODE == flags::WRONLY {
         return -EBADF;
     }
     let n = node::read_at(node::get(f.ino), f.off, buf);
@@ -25,11 +20,11 @@ fn read(f: &mut File, buf: &mut [u8]) -> i64 {
 }
 
 fn write(f: &mut File, buf: &[u8]) -> i64 {
-    if f.kind == Kind::Dir || f.flags & O_ACCMODE == O_RDONLY {
+    if f.kind == Kind::Dir || f.flags & flags::ACCMODE == flags::RDONLY {
         return -EBADF;
     }
     let n = node::get(f.ino);
-    if f.flags & O_APPEND != 0 {
+    if f.flags & flags::APPEND != 0 {
         f.off = n.size;
     }
     match node::write_at(n, f.off, buf) {
@@ -59,7 +54,7 @@ fn seek(f: &mut File, off: i64, whence: u32) -> i64 {
 }
 
 fn stat(f: &File, st: &mut Stat) -> i64 {
-    crate::linux::stat::fill(f.ino, st);
+    *st = crate::fs::stat::of(f.ino);
     0
 }
 

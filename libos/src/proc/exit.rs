@@ -31,26 +31,38 @@ struct Child {
     conts: u32,
 }
 
-static mut CHILDREN: Vec<Child> = Vec::new();
+/// The environments this process forked and has not reaped
+/// (`proc::Process::children`).
+pub struct Children(Vec<Child>);
 
-fn children() -> &'static mut Vec<Child> {
-    // SAFETY: private to this process; one thread.
-    unsafe { &mut *(&raw mut CHILDREN) }
+impl Children {
+    pub const NONE: Children = Children(Vec::new());
+}
+
+/// Runs `f` on this process's list of children.
+fn with_children<R>(f: impl FnOnce(&mut Vec<Child>) -> R) -> R {
+    super::with_process(|p| f(&mut p.children.0))
+}
+
+/// A copy of the list (to walk while calling code that borrows the
+/// process state).
+fn children() -> Vec<Child> {
+    with_children(|c| c.clone())
 }
 
 /// Fork made environment `env`.
 pub fn add_child(env: u32) {
-    children().push(Child { env, stops: 0, conts: 0 });
+    with_children(|c| c.push(Child { env, stops: 0, conts: 0 }));
 }
 
 /// A forked child's copy of the list names its siblings, not its children.
 pub fn forked_child() {
-    children().clear();
+    with_children(|c| c.clear());
 }
 
 /// Whether environment `env` is a child of this process, live or a zombie.
 pub fn is_child(env: u32) -> bool {
-    children().iter().any(|c| c.env == env)
+    with_children(|c| c.iter().any(|c| c.env == env))
         && kinfo::env_by_id(env as u64).is_some_and(|e| e.parent == super::env())
 }
 
@@ -68,10 +80,10 @@ fn status_of(e: &EnvInfo) -> i32 {
 /// nanoseconds, now counted among ours (`times`' children's time).
 fn reap(env: u32) -> u64 {
     let ns = super::cpu_ns(env) + table::get(env).map_or(0, |e| e.children_ns);
-    table::mine().children_ns += ns;
+    table::update_mine(|e| e.children_ns += ns);
     let _ = sys::env_destroy(env as u64);
     table::forget(env);
-    children().retain(|c| c.env != env);
+    with_children(|c| c.retain(|c| c.env != env));
     // Pages it shared with us copy-on-write are unmapped now.
     vm::sweep();
     ns
@@ -88,7 +100,7 @@ pub fn exit(status: i32) -> ! {
     // their SIGCHLDs (spinning here would take the CPU from them).
     let mut yielded = false;
     loop {
-        for c in children().clone().iter().map(|c| c.env) {
+        for c in children().iter().map(|c| c.env) {
             match kinfo::env_by_id(c as u64) {
                 Some(e) if e.parent == super::env() && e.state != env_state::EXITED => {}
                 _ => {
@@ -96,7 +108,7 @@ pub fn exit(status: i32) -> ! {
                 }
             }
         }
-        if children().is_empty() {
+        if with_children(|c| c.is_empty()) {
             break;
         }
         if yielded {
@@ -144,8 +156,7 @@ pub fn wait(pid: i64, options: u64) -> Result<(i64, i32, u64), i64> {
     let mut yielded = false;
     loop {
         let mut any = false;
-        for i in 0..children().len() {
-            let c = children()[i];
+        for c in children() {
             if !matches(c.env) {
                 continue;
             }
@@ -153,8 +164,11 @@ pub fn wait(pid: i64, options: u64) -> Result<(i64, i32, u64), i64> {
             let pid = super::pid::of(c.env) as i64;
             let status = match kinfo::env_by_id(c.env as u64) {
                 Some(e) if e.state == env_state::EXITED => status_of(&e),
-                Some(_) => match job_change(&mut children()[i], options) {
-                    Some(s) => return Ok((pid, s, 0)),
+                Some(_) => match job_change(c, options) {
+                    Some((s, seen)) => {
+                        with_children(|cs| cs.iter_mut().filter(|x| x.env == c.env).for_each(|x| *x = seen));
+                        return Ok((pid, s, 0));
+                    }
                     None => continue,
                 },
                 // Destroyed from outside.
@@ -186,16 +200,16 @@ pub fn wait(pid: i64, options: u64) -> Result<(i64, i32, u64), i64> {
 }
 
 /// A stop (`WUNTRACED`) or continue (`WCONTINUED`) of live child `c` not
-/// reported yet, as a wait status.
-fn job_change(c: &mut Child, options: u64) -> Option<i32> {
+/// reported yet, as a wait status, and `c` with it recorded as reported.
+fn job_change(mut c: Child, options: u64) -> Option<(i32, Child)> {
     let e = table::get(c.env)?;
     if options & WUNTRACED != 0 && e.stopped != 0 && e.stops != c.stops {
         c.stops = e.stops;
-        return Some((e.stop_sig as i32) << 8 | 0x7f);
+        return Some(((e.stop_sig as i32) << 8 | 0x7f, c));
     }
     if options & WCONTINUED != 0 && e.conts != c.conts {
         c.conts = e.conts;
-        return Some(0xffff);
+        return Some((0xffff, c));
     }
     None
 }

@@ -30,13 +30,11 @@ use crate::layout::{page_down, INIT_STACK_BOTTOM, INIT_STACK_TOP, PAGE, PRIVATE_
 use crate::{entry, fd, lock, range, shared, vm};
 use abi::exception::ExceptionFrame;
 use abi::layout::pte_va;
+use abi::pte::{NO_EXEC, PRESENT, WRITABLE};
 use abi::syscall::map as mf;
 use abi::Error;
 use user::sys;
 
-const PRESENT: u64 = 1;
-const WRITABLE: u64 = 2;
-const NO_EXEC: u64 = 1 << 63;
 /// What one page table covers.
 const TABLE_SPAN: u64 = 1 << 21;
 
@@ -196,17 +194,15 @@ fn copy_page(child: u64, va: u64, rights: u64) -> Result<(), Error> {
 /// part of a native program's stack, and the arena. (A native program's
 /// own mappings outside these are not inherited; it registers memory it
 /// wants its children to have with `vm::add`.)
-fn build(child: u64) -> Result<(), Error> {
+fn build(child: u64, rsp: u64) -> Result<(), Error> {
     shared::share_with(child)?;
     // The program's stack pointer; lxrt's resume path writes just below
     // its red zone, so that page is live too.
-    let sp = entry::frame().regs.rsp.wrapping_sub(144);
+    let sp = rsp.wrapping_sub(144);
     let stack_live = if vm::native_stack(sp) { page_down(sp) } else { INIT_STACK_TOP };
     let mut b = Builder { child, kit: Kit::take(), stack_live, run: None };
     let mut page = |va, pte| b.page(va, pte);
-    // By index: `page` looks regions up too.
-    for i in 0..vm::regions().len() {
-        let r = vm::regions()[i];
+    for r in vm::regions() {
         each_page(r.start, r.end, &mut page)?;
     }
     let (image, image_end) = image();
@@ -217,7 +213,7 @@ fn build(child: u64) -> Result<(), Error> {
 }
 
 /// `fork`: returns the child's pid (the child sees 0).
-pub fn fork() -> Result<i64, i64> {
+pub fn fork(f: &ExceptionFrame) -> Result<i64, i64> {
     let child = sys::env_create().map_err(|_| EAGAIN)?;
     if table::fork_entry(child).is_err() {
         let _ = sys::env_destroy(child);
@@ -227,7 +223,7 @@ pub fn fork() -> Result<i64, i64> {
     // The child's copy of lxrt's statics must start it with our fs base.
     // SAFETY: one thread; the child reads it before anything else.
     unsafe { entry::LX_CHILD_FS = fs_base() };
-    let built = build(child)
+    let built = build(child, f.regs.rsp)
         .and_then(|_| entry::install(child))
         .and_then(|_| sys::env_set_regs(child, &entry::child_start_regs()).map(|_| ()));
     if built.is_err() {
@@ -257,10 +253,11 @@ pub fn child_start(frame: &mut ExceptionFrame) {
     shared::forked_child();
     super::kit::forked_child();
     super::exit::forked_child();
-    crate::wait::forked_child();
+    crate::predicate::forked_child();
     vm::forked_child();
     super::signal::forked_child();
     frame.regs.rax = 0;
-    super::me().env = sys::self_id() as u32;
+    let env = sys::self_id() as u32;
+    super::vars().env.set(env);
     table::forked_child();
 }

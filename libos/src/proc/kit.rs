@@ -25,12 +25,17 @@ use user::{kinfo, sys};
 /// How many kits (children forked and alive at once) a process keeps.
 pub const SLOTS: usize = 16;
 
-/// Pages mapped in each kit's window (0: never used).
-static mut PAGES: [u64; SLOTS] = [0; SLOTS];
+/// A process's kits (`proc::Process::kits`): the pages mapped in each
+/// kit's window (0: never used).
+pub struct Kits([u64; SLOTS]);
 
-fn pages() -> &'static mut [u64; SLOTS] {
-    // SAFETY: private to this process; one thread.
-    unsafe { &mut *(&raw mut PAGES) }
+impl Kits {
+    pub const NONE: Kits = Kits([0; SLOTS]);
+}
+
+/// Pages mapped in kit `slot`'s window.
+fn pages(slot: usize) -> u64 {
+    super::with_process(|p| p.kits.0[slot])
 }
 
 fn base(slot: usize) -> u64 {
@@ -41,7 +46,7 @@ fn in_use(slot: usize) -> bool {
     let Some(p) = vm::pte(base(slot)) else {
         return false;
     };
-    kinfo::frame(vm::frame_of(p)).refs > 1
+    kinfo::frame(abi::pte::frame_of(p)).refs > 1
 }
 
 /// A kit being filled for one child: pages are handed out from the start
@@ -54,7 +59,7 @@ pub struct Kit {
 impl Kit {
     /// A kit no live child uses, if there is one.
     pub fn take() -> Option<Kit> {
-        let slot = (0..SLOTS).find(|&s| pages()[s] == 0 || !in_use(s))?;
+        let slot = (0..SLOTS).find(|&s| pages(s) == 0 || !in_use(s))?;
         Some(Kit { slot, used: 0 })
     }
 
@@ -65,10 +70,11 @@ impl Kit {
         if want * PAGE > KIT_SIZE {
             return None;
         }
-        let have = &mut pages()[self.slot];
-        while *have < want {
-            grow_one(base(self.slot) + *have * PAGE).ok()?;
-            *have += 1;
+        let mut have = pages(self.slot);
+        while have < want {
+            grow_one(base(self.slot) + have * PAGE).ok()?;
+            have += 1;
+            super::with_process(|p| p.kits.0[self.slot] = have);
         }
         let va = base(self.slot) + self.used * PAGE;
         self.used = want;
@@ -87,5 +93,5 @@ fn grow_one(va: u64) -> Result<(), Error> {
 
 /// A forked child's copy of our statics lists our kits; it has none.
 pub fn forked_child() {
-    *pages() = [0; SLOTS];
+    super::with_process(|p| p.kits = Kits::NONE);
 }

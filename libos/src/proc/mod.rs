@@ -1,6 +1,6 @@
 //! UNIX processes built in the library (paper 000 §5.2.1): each Linux
 //! process is one Veneer environment running lxrt and the program. This
-//! module holds the process's private state; `table` is the process table
+//! module names it; `state` holds its private state, `table` the process table
 //! (readable by all, each entry writable by its owner), `fork`, `exit` and
 //! `signal` the rest. Inside the library a process is named by its
 //! environment's id; Linux programs see its pid (`pid`), which maps to and
@@ -8,45 +8,31 @@
 
 pub mod exit;
 pub mod fork;
+pub mod kill;
 pub mod kit;
 pub mod pid;
 pub mod signal;
+pub mod state;
 pub mod table;
 
-use crate::fs::{Ino, ROOT};
+use crate::fs::Ino;
 use alloc::vec::Vec;
 
-/// One process's private state (copied by fork, kept by exec).
-pub struct Me {
-    /// This process's environment id.
-    pub env: u32,
-    pub cwd: Ino,
-    pub umask: u32,
-    pub brk_start: u64,
-    pub brk: u64,
-    pub mmap_next: u64,
-    /// Path of the running executable (for /proc/self/exe).
-    pub exe: Vec<u8>,
-}
-
-static mut ME: Me = Me {
-    env: 0,
-    cwd: ROOT,
-    umask: 0o022,
-    brk_start: 0,
-    brk: 0,
-    mmap_next: crate::layout::MMAP_BASE,
-    exe: Vec::new(),
-};
-
-pub fn me() -> &'static mut Me {
-    // SAFETY: private to this process; one thread.
-    unsafe { &mut (*(&raw mut ME)) }
-}
+pub use state::{thread, vars, with_process, Process, Thread, Vars};
 
 /// This process's environment id.
 pub fn env() -> u32 {
-    me().env
+    vars().env.get()
+}
+
+/// The working directory.
+pub fn cwd() -> Ino {
+    vars().cwd.get()
+}
+
+/// The path of the running executable.
+pub fn exe() -> Vec<u8> {
+    with_process(|p| p.exe.clone())
 }
 
 /// This process's Linux pid.
@@ -72,7 +58,8 @@ pub fn creds() -> u32 {
 
 /// The first process: its ids (it is PID 1) and process-table entry.
 pub fn init_first() -> Result<(), abi::Error> {
-    me().env = user::sys::self_id() as u32;
-    pid::set_first(me().env);
+    let env = user::sys::self_id() as u32;
+    vars().env.set(env);
+    pid::set_first(env);
     table::init_first()
 }

@@ -26,18 +26,15 @@ pub const PID_SPACE: u32 = 1 << 21;
 
 const _: () = assert!((PID_SPACE as usize).is_multiple_of(ENV_SLOTS), "a pid must name its slot");
 
-/// The first process's environment id.
-static mut FIRST: u32 = 0;
-
+/// The first process's environment id (`proc::Process::first`, inherited
+/// by every process at fork).
 fn first() -> u32 {
-    // SAFETY: one thread; written once, by the first process at start-up.
-    unsafe { FIRST }
+    super::vars().first.get()
 }
 
 /// The first process (the caller) is environment `env`: pid 1.
 pub fn set_first(env: u32) {
-    // SAFETY: as above.
-    unsafe { FIRST = env };
+    super::vars().first.set(env);
 }
 
 /// The pid of environment `env`.

@@ -27,6 +27,11 @@ use crate::uaccess;
 use abi::exception::ExceptionFrame;
 use user::{kinfo, sys};
 
+pub const SIGINT: u32 = 2;
+pub const SIGQUIT: u32 = 3;
+pub const SIGILL: u32 = 4;
+pub const SIGTRAP: u32 = 5;
+pub const SIGFPE: u32 = 8;
 pub const SIGKILL: u32 = 9;
 pub const SIGSEGV: u32 = 11;
 pub const SIGPIPE: u32 = 13;
@@ -57,28 +62,56 @@ pub struct Action {
     pub mask: u64,
 }
 
-static mut ACTIONS: [Action; 65] = [Action { handler: 0, flags: 0, restorer: 0, mask: 0 }; 65];
-static mut MASK: u64 = 0;
+/// What a process does with each signal (`proc::Process::signals`).
+pub struct Dispositions([Action; 65]);
 
-pub fn actions() -> &'static mut [Action; 65] {
-    // SAFETY: private to this process; one thread.
-    unsafe { &mut (*(&raw mut ACTIONS)) }
+impl Dispositions {
+    pub const INITIAL: Dispositions =
+        Dispositions([Action { handler: 0, flags: 0, restorer: 0, mask: 0 }; 65]);
+}
+
+#[inline]
+fn with_dispositions<R>(f: impl FnOnce(&mut [Action; 65]) -> R) -> R {
+    super::with_process(|p| f(&mut p.signals.0))
+}
+
+/// What this process does with `sig` (1..=64).
+pub fn action(sig: u32) -> Action {
+    with_dispositions(|d| d[sig as usize])
+}
+
+/// Sets what this process does with `sig` (1..=64).
+pub fn set_action(sig: u32, a: Action) {
+    with_dispositions(|d| d[sig as usize] = a);
 }
 
 /// The blocked signals, Linux's `sigset_t` (bit n-1 = signal n).
-pub fn mask() -> &'static mut u64 {
-    // SAFETY: as above.
-    unsafe { &mut (*(&raw mut MASK)) }
+pub fn mask() -> u64 {
+    super::thread().mask.get()
 }
 
 /// Sets the blocked signals; SIGKILL and SIGSTOP cannot be blocked.
 pub fn set_mask(m: u64) {
-    *mask() = m & !(1 << (SIGKILL - 1) | 1 << (SIGSTOP - 1));
+    super::thread().mask.set(m & !(1 << (SIGKILL - 1) | 1 << (SIGSTOP - 1)));
 }
 
 /// The blocked signals in the process table's format (bit n = signal n).
 pub fn blocked() -> u64 {
-    *mask() << 1
+    mask() << 1
+}
+
+/// The pending signals (bit n = signal n).
+fn pending_bits() -> u64 {
+    super::vars().pending.get()
+}
+
+fn set_pending(bits: u64) {
+    super::vars().pending.set(bits);
+}
+
+/// Forgets pending signal `sig`.
+fn clear_pending(sig: u32) {
+    set_pending(pending_bits() & !(1 << sig));
 }
 
 fn ignored_by_default(sig: u32) -> bool {
@@ -88,11 +121,11 @@ fn ignored_by_default(sig: u32) -> bool {
 /// Whether `sig` would be ignored or is blocked (a terminal then answers a
 /// background read with EIO instead of stopping the reader).
 pub fn ignored_or_blocked(sig: u32) -> bool {
-    actions()[sig as usize].handler == SIG_IGN || blocked() & (1 << sig) != 0
+    action(sig).handler == SIG_IGN || blocked() & (1 << sig) != 0
 }
 
 fn has_handler(sig: u32) -> bool {
-    actions()[sig as usize].handler > SIG_IGN
+    action(sig).handler > SIG_IGN
 }
 
 /// The default action or ignoring; never returns when the signal kills.
@@ -101,20 +134,12 @@ fn has_handler(sig: u32) -> bool {
 /// its PID namespace: a process that could end init would end the system.
 /// (Its own faults still kill it: those do not come through here.)
 fn act(sig: u32) {
-    match actions()[sig as usize].handler {
+    match action(sig).handler {
         SIG_DFL if super::is_init() => {}
         SIG_DFL if STOPS & (1 << sig) != 0 => stop(sig),
         SIG_DFL if !ignored_by_default(sig) => super::exit::exit(sig as i32 & 0x7f),
         _ => {}
     }
-}
-
-/// Signals sent to this process and not yet acted on (bit n = signal n).
-static mut PENDING: u64 = 0;
-
-fn pending_set() -> &'static mut u64 {
-    // SAFETY: private to this process; one thread.
-    unsafe { &mut *(&raw mut PENDING) }
 }
 
 /// Collects signals the kernel queued while lxrt was busy (one look at the
@@ -133,14 +158,14 @@ const STOPS: u64 = 1 << SIGSTOP | 1 << SIGTSTP | 1 << SIGTTIN | 1 << SIGTTOU;
 /// Records signals that arrived: as on Linux, a SIGCONT discards pending
 /// stop signals and a stop signal a pending SIGCONT.
 fn add_pending(bits: u64) {
-    let p = pending_set();
+    let mut p = pending_bits();
     if bits & 1 << SIGCONT != 0 {
-        *p &= !STOPS;
+        p &= !STOPS;
     }
     if bits & STOPS != 0 {
-        *p &= !(1 << SIGCONT);
+        p &= !(1 << SIGCONT);
     }
-    *p |= bits;
+    set_pending(p | bits);
 }
 
 /// Stops this process (the default action of `sig`): records it in the
@@ -148,13 +173,14 @@ fn add_pending(bits: u64) {
 /// SIGCONT (even a blocked or handled one) arrives, or a signal whose
 /// default action kills (as on Linux, it kills a stopped process).
 fn stop(sig: u32) {
-    let me = super::table::mine();
-    (me.stopped, me.stop_sig) = (1, sig as u8);
-    me.stops = me.stops.wrapping_add(1);
+    super::table::update_mine(|me| {
+        (me.stopped, me.stop_sig) = (1, sig as u8);
+        me.stops = me.stops.wrapping_add(1);
+    });
     tell_parent();
     loop {
         collect();
-        let p = *pending_set();
+        let p = pending_bits();
         if p & 1 << SIGCONT != 0 {
             break;
         }
@@ -162,15 +188,16 @@ fn stop(sig: u32) {
         while fatal != 0 {
             let s = fatal.trailing_zeros();
             fatal &= fatal - 1;
-            if actions()[s as usize].handler == SIG_DFL && !ignored_by_default(s) {
+            if action(s).handler == SIG_DFL && !ignored_by_default(s) {
                 super::exit::exit(s as i32);
             }
         }
         crate::wait::pause(None);
     }
-    let me = super::table::mine();
-    me.stopped = 0;
-    me.conts = me.conts.wrapping_add(1);
+    super::table::update_mine(|me| {
+        me.stopped = 0;
+        me.conts = me.conts.wrapping_add(1);
+    });
     tell_parent();
 }
 
@@ -192,29 +219,25 @@ pub fn send(env: u32, sig: u32) -> Result<(), abi::Error> {
     sys::interrupt(env as u64, 1 << sig, super::table::cred()).map(|_| ())
 }
 
-/// The mask to put back when the handler that `rt_sigsuspend` waited for
-/// returns.
-static mut SUSPENDED: Option<u64> = None;
-
 /// `rt_sigsuspend` (and `pause`, with the current mask): blocks `mask`
 /// instead and sleeps until a signal it does not block is pending; a
 /// handler then runs on the call's return, with the old mask in its frame.
 /// Always fails with EINTR.
 pub fn suspend(mask: u64) -> LxResult {
-    let old = *self::mask();
+    let old = self::mask();
     set_mask(mask);
     loop {
         // Default actions and ignoring take effect here; only a signal with
         // a handler ends the wait.
         check_pending();
-        if *pending_set() & !blocked() != 0 {
+        if pending_bits() & !blocked() != 0 {
             break;
         }
         crate::obj::console::poll_interrupt();
         crate::wait::pause(None);
     }
-    // SAFETY: one thread; read by `run_handler` on this call's return.
-    unsafe { SUSPENDED = Some(old) };
+    // Read by `run_handler` on this call's return.
+    super::thread().suspended.set(Some(old));
     Err(crate::errno::EINTR)
 }
 
@@ -254,7 +277,7 @@ pub fn pending_except(except: u64) -> bool {
     // stop stops the process right here, the wait going on once it is
     // continued (as Linux restarts it). Only signals with a handler remain.
     check_pending();
-    *pending_set() & !blocked() & !except != 0
+    pending_bits() & !blocked() & !except != 0
 }
 
 pub fn pending() -> bool {
@@ -265,12 +288,12 @@ pub fn pending() -> bool {
 /// Those with a handler stay pending for `deliver`, at the call's return.
 pub fn check_pending() {
     collect();
-    let mut p = *pending_set() & !blocked();
+    let mut p = pending_bits() & !blocked();
     while p != 0 {
         let sig = p.trailing_zeros();
         p &= p - 1;
         if !has_handler(sig) {
-            *pending_set() &= !(1 << sig);
+            clear_pending(sig);
             act(sig);
         }
     }
@@ -283,13 +306,13 @@ pub fn check_pending() {
 /// handler returns.
 pub fn deliver(f: &mut ExceptionFrame, restart: Option<u64>) {
     // Nothing pending (the common case) costs one test.
-    let mut p = *pending_set() & !blocked();
+    let mut p = pending_bits() & !blocked();
     while p != 0 {
         let sig = p.trailing_zeros();
         p &= p - 1;
-        *pending_set() &= !(1 << sig);
+        clear_pending(sig);
         if has_handler(sig) {
-            if let Some(nr) = restart.filter(|_| actions()[sig as usize].flags & SA_RESTART != 0) {
+            if let Some(nr) = restart.filter(|_| action(sig).flags & SA_RESTART != 0) {
                 // Back onto the `syscall` instruction (2 bytes).
                 f.regs.rax = nr;
                 f.regs.rip -= 2;
@@ -303,7 +326,7 @@ pub fn deliver(f: &mut ExceptionFrame, restart: Option<u64>) {
 
 /// A forked child starts with nothing pending.
 pub fn forked_child() {
-    *pending_set() = 0;
+    set_pending(0);
 }
 
 /// Bytes of the frame: return address, `struct ucontext` (304 bytes in the
@@ -361,10 +384,10 @@ pub fn run_fault_handler(f: &mut ExceptionFrame, sig: u32, code: i32, addr: u64)
 
 /// `run_handler` with `siginfo_t`'s `si_code` and (for faults) `si_addr`.
 fn run_handler_with(f: &mut ExceptionFrame, sig: u32, code: i32, addr: u64) {
-    let a = actions()[sig as usize];
-    // SAFETY: one thread; set by `suspend` for this delivery only.
-    let saved = unsafe { (*(&raw mut SUSPENDED)).take() }.unwrap_or(*mask());
-    let alt = *altstack();
+    let a = action(sig);
+    // Set by `suspend` for this delivery only.
+    let t = super::thread();
+    let (saved, alt) = (t.suspended.take().unwrap_or(t.mask.get()), t.altstack.get());
     let on_alt = alt.on(f.regs.rsp);
     // A handler installed with SA_ONSTACK starts at the top of the
     // alternate stack, unless the program is on it already; otherwise
@@ -405,7 +428,7 @@ fn run_handler_with(f: &mut ExceptionFrame, sig: u32, code: i32, addr: u64) {
     w[INFO + 2] = addr; // si_addr
     let written = match (fx_at, frame) {
         (Some(fx_at), Some(frame)) => {
-            uaccess::put(fx_at, *crate::entry::fx()).and_then(|_| uaccess::put(frame, w)).map(|_| frame)
+            uaccess::put(fx_at, crate::entry::fx()).and_then(|_| uaccess::put(frame, w)).map(|_| frame)
         }
         _ => Err(crate::errno::EFAULT),
     };
@@ -423,13 +446,13 @@ fn run_handler_with(f: &mut ExceptionFrame, sig: u32, code: i32, addr: u64) {
     r.rdx = frame + 8;
     r.rax = 0;
     r.rflags &= !(0x400 | 0x100 | 0x10000); // DF, TF, RF
-    let mut m = *mask() | a.mask;
+    let mut m = mask() | a.mask;
     if a.flags & SA_NODEFER == 0 {
         m |= 1 << (sig - 1);
     }
     set_mask(m);
     if a.flags & SA_RESETHAND != 0 {
-        actions()[sig as usize] = Action::default();
+        set_action(sig, Action::default());
     }
 }
 
@@ -457,7 +480,7 @@ pub fn sigreturn(f: &mut ExceptionFrame) -> LxResult {
         // fxrstor fault inside lxrt.
         let mxcsr = u32::from_le_bytes([fx[24], fx[25], fx[26], fx[27]]) & 0xffbf;
         fx[24..28].copy_from_slice(&mxcsr.to_le_bytes());
-        *crate::entry::fx() = fx;
+        crate::entry::set_fx(&fx);
     }
     set_mask(w[UC_SIGMASK]);
     Ok(f.regs.rax as i64)
@@ -476,24 +499,19 @@ pub const SS_ONSTACK: u64 = 1;
 pub const SS_DISABLE: u64 = 2;
 
 impl AltStack {
+    pub const DISABLED: AltStack = AltStack { sp: 0, flags: SS_DISABLE, size: 0 };
+
     /// Whether `rsp` lies on it.
     fn on(&self, rsp: u64) -> bool {
         self.flags & SS_DISABLE == 0 && rsp > self.sp && rsp <= self.sp + self.size
     }
 }
 
-static mut ALTSTACK: AltStack = AltStack { sp: 0, flags: SS_DISABLE, size: 0 };
-
-fn altstack() -> &'static mut AltStack {
-    // SAFETY: private to this process; one thread.
-    unsafe { &mut *(&raw mut ALTSTACK) }
-}
-
 /// `sigaltstack`: reports (into `old`) and sets (from `new`) the alternate
 /// signal stack of a program currently at `rsp`.
 pub fn sigaltstack(new: u64, old: u64, rsp: u64) -> LxResult {
     use crate::errno::{EINVAL, ENOMEM, EPERM};
-    let cur = *altstack();
+    let cur = super::thread().altstack.get();
     if old != 0 {
         let flags = if cur.on(rsp) { SS_ONSTACK } else { cur.flags & SS_DISABLE };
         uaccess::put(old, AltStack { flags, ..cur })?;
@@ -507,12 +525,12 @@ pub fn sigaltstack(new: u64, old: u64, rsp: u64) -> LxResult {
             return Err(EPERM);
         }
         match n.flags {
-            SS_DISABLE => n = AltStack { sp: 0, flags: SS_DISABLE, size: 0 },
+            SS_DISABLE => n = AltStack::DISABLED,
             0 if n.size < MINSIGSTKSZ => return Err(ENOMEM),
             0 => {}
             _ => return Err(EINVAL),
         }
-        *altstack() = n;
+        super::thread().altstack.set(n);
     }
     Ok(0)
 }
@@ -524,7 +542,7 @@ const MINSIGSTKSZ: u64 = 2048;
 /// reports them.
 pub fn pending_in(set: u64) -> u64 {
     collect();
-    *pending_set() & set
+    pending_bits() & set
 }
 
 /// Takes the lowest pending signal among `set` (`rt_sigtimedwait`).
@@ -532,7 +550,7 @@ pub fn take_pending_in(set: u64) -> Option<u32> {
     let p = pending_in(set);
     (p != 0).then(|| {
         let sig = p.trailing_zeros();
-        *pending_set() &= !(1 << sig);
+        clear_pending(sig);
         sig
     })
 }
@@ -540,10 +558,10 @@ pub fn take_pending_in(set: u64) -> Option<u32> {
 /// exec: caught signals go back to their default action, and the
 /// alternate stack is gone.
 pub fn reset_on_exec() {
-    *altstack() = AltStack { sp: 0, flags: SS_DISABLE, size: 0 };
-    for a in actions().iter_mut() {
-        if a.handler > SIG_IGN {
+    super::thread().altstack.set(AltStack::DISABLED);
+    with_dispositions(|d| {
+        for a in d.iter_mut().filter(|a| a.handler > SIG_IGN) {
             *a = Action::default();
         }
-    }
+    });
 }

@@ -17,6 +17,7 @@
 //! owner: the kernel frees a frame only when its last mapping goes.
 
 use crate::layout::{PAGE, PROCS};
+use crate::scoped::Scoped;
 use abi::syscall::{map as mf, rights, CRED_SELF, ENV_SELF, FRAME_ANY};
 use abi::tables::{env_slot, env_state, EnvInfo, ENV_SLOTS};
 use user::{kinfo, sys};
@@ -48,34 +49,62 @@ pub struct Entry {
     pub cmd: [u8; 64],
 }
 
-/// This process's capability slot for mapping others' entries, and the one
-/// a child being forked receives it in.
-static mut CRED: u64 = 0;
-static mut CHILD_CRED: u64 = 0;
-/// The frame mapped at each window slot (0: none).
-static mut MAPPED: [u32; ENV_SLOTS] = [0; ENV_SLOTS];
+/// This process's view of the table (`proc::Process::ptable`).
+pub struct View {
+    /// The capability slot for mapping others' entries, and the one a
+    /// child being forked receives it in.
+    cred: u64,
+    child_cred: u64,
+    /// The frame mapped at each window slot (0: none).
+    mapped: [u32; ENV_SLOTS],
+}
+
+impl View {
+    pub const INITIAL: View = View { cred: 0, child_cred: 0, mapped: [0; ENV_SLOTS] };
+}
+
+#[inline]
+fn with_view<R>(f: impl FnOnce(&mut View) -> R) -> R {
+    super::with_process(|p| f(&mut p.ptable))
+}
 
 /// The capability slot that lets this process map others' entries
 /// (read-only) and send them signals.
 pub fn cred() -> u64 {
-    // SAFETY: one thread; set at start-up.
-    unsafe { CRED }
+    with_view(|v| v.cred)
 }
 
-fn mapped() -> &'static mut [u32; ENV_SLOTS] {
-    // SAFETY: private to this process; one thread.
-    unsafe { &mut *(&raw mut MAPPED) }
+/// The frame mapped at window slot `slot` (0: none).
+fn mapped(slot: usize) -> u32 {
+    with_view(|v| v.mapped[slot])
+}
+
+fn set_mapped(slot: usize, frame: u32) {
+    with_view(|v| v.mapped[slot] = frame);
 }
 
 fn window(env: u32) -> u64 {
     PROCS + env_slot(env) as u64 * PAGE
 }
 
-/// This process's own entry.
-pub fn mine() -> &'static mut Entry {
-    // SAFETY: mapped writable at its window slot before any code runs that
-    // calls this (`init_first`, `forked_child`).
-    unsafe { &mut *(window(super::env()) as *mut Entry) }
+/// A copy of this process's own entry.
+pub fn mine() -> Entry {
+    // SAFETY: mapped at its window slot before any code runs that calls
+    // this (`init_first`, `forked_child`); volatile, as a parent may write
+    // it between our reads (`setpgid` on a child).
+    unsafe { core::ptr::read_volatile(window(super::env()) as *const Entry) }
+}
+
+/// Guards the only `&mut` to our own entry.
+static OWN: Scoped<()> = Scoped::new("this process's entry", ());
+
+/// Runs `f` on this process's own entry; panics if it is running already.
+pub fn update_mine<R>(f: impl FnOnce(&mut Entry) -> R) -> R {
+    OWN.with(|_| {
+        // SAFETY: mapped writable as for `mine`; the guard makes this the
+        // only reference to it.
+        f(unsafe { &mut *(window(super::env()) as *mut Entry) })
+    })
 }
 
 /// The entry of environment `env`, if it is (or was, for our zombies) a
@@ -85,14 +114,13 @@ pub fn get(env: u32) -> Option<&'static Entry> {
     let frame = u32::try_from(info.published).ok().filter(|&f| f != 0)?;
     let slot = env_slot(env);
     let va = window(env);
-    if mapped()[slot] != frame {
-        if mapped()[slot] != 0 {
+    if mapped(slot) != frame {
+        if mapped(slot) != 0 {
             let _ = sys::unmap(ENV_SELF, va);
-            mapped()[slot] = 0;
+            set_mapped(slot, 0);
         }
-        // SAFETY: one thread; CRED is set at start-up.
-        sys::map_with(ENV_SELF, va, frame as u64, 0, CRED_SELF, unsafe { CRED }).ok()?;
-        mapped()[slot] = frame;
+        sys::map_with(ENV_SELF, va, frame as u64, 0, CRED_SELF, cred()).ok()?;
+        set_mapped(slot, frame);
     }
     // SAFETY: a page mapped at `va` just above; entries are plain data.
     let e = unsafe { &*(va as *const Entry) };
@@ -107,9 +135,9 @@ pub fn by_pid(pid: u32) -> Option<&'static Entry> {
 /// Unmaps environment `env`'s entry (a reaped child), so its frame can go.
 pub fn forget(env: u32) {
     let slot = env_slot(env);
-    if mapped()[slot] != 0 {
+    if mapped(slot) != 0 {
         let _ = sys::unmap(ENV_SELF, window(env));
-        mapped()[slot] = 0;
+        set_mapped(slot, 0);
     }
 }
 
@@ -149,10 +177,9 @@ fn create(env: u64, fill: impl FnOnce(&mut Entry)) -> Result<(), abi::Error> {
     forget(id);
     let frame = sys::frame_alloc(env, FRAME_ANY)?;
     let made = (|| {
-        // SAFETY: one thread; CRED is set before this runs.
-        sys::frame_share(frame, unsafe { CRED })?;
+        sys::frame_share(frame, cred())?;
         sys::map(ENV_SELF, va, frame, mf::WRITE)?;
-        mapped()[slot] = frame as u32;
+        set_mapped(slot, frame as u32);
         // SAFETY: the page was just mapped writable at `va`.
         let e = unsafe { &mut *(va as *mut Entry) };
         // Like Linux's init, the first process starts in group and session
@@ -176,8 +203,7 @@ fn create(env: u64, fill: impl FnOnce(&mut Entry)) -> Result<(), abi::Error> {
         }
         // Only holders of the capability (processes of this tree) may send
         // it signals (interrupting transfers); plain transfers stay closed.
-        // SAFETY: as above.
-        sys::set_pct_entry_guarded(env, 0, 0, unsafe { CRED })?;
+        sys::set_pct_entry_guarded(env, 0, 0, cred())?;
         sys::env_publish(env, frame)
     })();
     if let Err(e) = made {
@@ -192,8 +218,7 @@ fn create(env: u64, fill: impl FnOnce(&mut Entry)) -> Result<(), abi::Error> {
 /// entries, and makes its own.
 pub fn init_first() -> Result<(), abi::Error> {
     let cred = sys::cap_derive(CRED_SELF, rights::READ | rights::GRANT)?;
-    // SAFETY: one thread; start-up.
-    unsafe { CRED = cred };
+    with_view(|v| v.cred = cred);
     create(ENV_SELF, |_| {})
 }
 
@@ -201,33 +226,35 @@ pub fn init_first() -> Result<(), abi::Error> {
 /// child's pid and us as parent) and grants the child the capability. The
 /// entry stays mapped here until the child is reaped.
 pub fn fork_entry(env: u64) -> Result<(), abi::Error> {
-    let me = *mine();
+    let me = mine();
     create(env, |e| {
         (e.parent, e.pgid, e.sid, e.cmd) = (me.env, me.pgid, me.sid, me.cmd);
     })?;
-    // SAFETY: one thread; the child reads CHILD_CRED from its copy of our
-    // statics.
-    unsafe { CHILD_CRED = sys::cap_grant(env, CRED)? };
+    // The child reads it from its copy of our state.
+    let granted = sys::cap_grant(env, cred())?;
+    with_view(|v| v.child_cred = granted);
     Ok(())
 }
 
-/// First thing in a forked child: its copies of our statics describe the
+/// First thing in a forked child: its copy of our view describes the
 /// parent's window.
 pub fn forked_child() {
-    // SAFETY: one thread per environment.
-    unsafe { CRED = CHILD_CRED };
-    mapped().fill(0);
     let me = sys::self_id() as u32;
-    if let Some(info) = kinfo::env_by_id(me as u64) {
-        mapped()[env_slot(me)] = info.published as u32;
-    }
+    let own = kinfo::env_by_id(me as u64).map(|info| info.published as u32);
+    with_view(|v| {
+        v.cred = v.child_cred;
+        v.mapped.fill(0);
+        if let Some(frame) = own {
+            v.mapped[env_slot(me)] = frame;
+        }
+    });
 }
 
 /// Changes a child's entry (we own its environment, and keep its entry
 /// mapped writable from fork until we reap it).
 pub fn write_child(env: u32, f: impl FnOnce(&mut Entry)) -> Result<(), abi::Error> {
     let frame = kinfo::env_by_id(env as u64).map_or(0, |e| e.published);
-    if frame == 0 || mapped()[env_slot(env)] as u64 != frame {
+    if frame == 0 || mapped(env_slot(env)) as u64 != frame {
         return Err(abi::Error::BadEnv);
     }
     // SAFETY: mapped writable at its window slot by `fork_entry`.
@@ -242,8 +269,7 @@ pub fn write_child(env: u32, f: impl FnOnce(&mut Entry)) -> Result<(), abi::Erro
 /// Records the command line: the arguments, each ended by NUL (as
 /// `/proc/PID/cmdline`), cut to fit.
 pub fn set_cmd(argv: &[alloc::vec::Vec<u8>]) {
-    let cmd = &mut mine().cmd;
-    *cmd = [0; 64];
+    let mut cmd = [0; 64];
     let mut n = 0;
     for a in argv {
         for &b in a.iter().chain(b"\0") {
@@ -253,4 +279,5 @@ pub fn set_cmd(argv: &[alloc::vec::Vec<u8>]) {
             }
         }
     }
+    update_mine(|e| e.cmd = cmd);
 }

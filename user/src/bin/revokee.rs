@@ -8,6 +8,7 @@
 
 use abi::exception::{vector, ExceptionFrame, RepossessionVector};
 use abi::layout::pte_va;
+use abi::pte::{frame_of, PRESENT};
 use abi::syscall::{map as mf, ENV_SELF, FRAME_ANY};
 use core::sync::atomic::{AtomicU64, Ordering};
 use user::sys;
@@ -29,8 +30,7 @@ fn comply(f: &mut ExceptionFrame) -> bool {
             let n = MAPPED.fetch_sub(1, Ordering::Relaxed) - 1;
             let va = POOL + n * 4096;
             // SAFETY: reading our own page-table entry through the self-map.
-            let frame =
-                (unsafe { core::ptr::read_volatile(pte_va(va, 0) as *const u64) } >> 12) & 0xff_ffff_ffff;
+            let frame = frame_of(unsafe { core::ptr::read_volatile(pte_va(va, 0) as *const u64) });
             sys::unmap(ENV_SELF, va).unwrap();
             sys::frame_free(frame).unwrap();
         }
@@ -48,7 +48,7 @@ fn ignore(f: &mut ExceptionFrame) -> bool {
             .filter(|e| {
                 // SAFETY: reading our own page-table entries via the self-map.
                 let pte = unsafe { core::ptr::read_volatile(pte_va(e.va, 0) as *const u64) };
-                (POOL..POOL + PAGES * 4096).contains(&e.va) && pte & 1 == 0
+                (POOL..POOL + PAGES * 4096).contains(&e.va) && pte & PRESENT == 0
             })
             .count() as u64;
         VERIFIED.store(if gone == f.error_code { gone } else { 999 }, Ordering::Relaxed);

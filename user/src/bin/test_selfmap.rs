@@ -5,6 +5,7 @@
 
 use abi::exception::{vector, ExceptionFrame};
 use abi::layout::pte_va;
+use abi::pte::{frame_of, PRESENT, WRITABLE};
 use abi::syscall::{map as mf, ENV_SELF, FRAME_ANY};
 use user::{println, sys};
 
@@ -30,12 +31,12 @@ fn main(_: u64) -> i32 {
     let va = 0x2000_0000_0000u64;
     let f = sys::frame_alloc(ENV_SELF, FRAME_ANY).unwrap();
     sys::map(ENV_SELF, va, f, mf::WRITE).unwrap();
-    let top_levels_present = (1..4).all(|l| read(pte_va(va, l)) & 1 == 1);
+    let top_levels_present = (1..4).all(|l| read(pte_va(va, l)) & PRESENT != 0);
     let pte = read(pte_va(va, 0));
-    let frame_ok = (pte >> 12) & 0xff_ffff_ffff == f;
-    let writable = pte & 2 != 0;
+    let frame_ok = frame_of(pte) == f;
+    let writable = pte & WRITABLE != 0;
     sys::protect(ENV_SELF, va, 0).unwrap();
-    let read_only = read(pte_va(va, 0)) & 2 == 0;
+    let read_only = read(pte_va(va, 0)) & WRITABLE == 0;
     // A write into the self-map must fault.
     // SAFETY: the handler skips the faulting store.
     unsafe { core::arch::asm!("mov [rax], rcx", in("rax") pte_va(va, 0), in("rcx") 0u64) };

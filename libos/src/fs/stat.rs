@@ -1,0 +1,41 @@
+//! What `stat` tells about a file: the record every open file's `stat`
+//! method and every path lookup fill. A personality lays it out as its
+//! programs expect (`linux/stat.rs`).
+
+use super::{node, Ino, S_IFDIR, S_IFMT};
+
+/// A file's status. A field an object does not know stays 0.
+#[derive(Clone, Copy, Default)]
+pub struct Stat {
+    /// The file system (1: the in-memory one; 0: a device or pipe).
+    pub dev: u64,
+    pub ino: u64,
+    pub nlink: u64,
+    /// Type (`S_IF*`) and permission bits.
+    pub mode: u32,
+    /// A device's (major, minor) numbers.
+    pub rdev: (u32, u32),
+    pub size: u64,
+    /// The preferred size of a read or write.
+    pub blksize: u64,
+    /// 512-byte blocks held.
+    pub blocks: u64,
+    /// Last modification, nanoseconds since 1970 (also access and change).
+    pub mtime_ns: u64,
+}
+
+/// The status of inode `ino`.
+pub fn of(ino: Ino) -> Stat {
+    let n = node::get(ino);
+    Stat {
+        dev: 1,
+        ino: ino as u64,
+        nlink: if n.mode & S_IFMT == S_IFDIR { 2 } else { n.nlink as u64 },
+        mode: n.mode,
+        rdev: (0, 0),
+        size: n.size,
+        blksize: 4096,
+        blocks: n.size.div_ceil(512),
+        mtime_ns: n.mtime_ns,
+    }
+}

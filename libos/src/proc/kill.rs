@@ -1,0 +1,58 @@
+//! Sending signals to other processes: to one by pid, to a process group,
+//! to everyone. Signal `sig` is below 64 (0 only checks that a target
+//! exists); a signal for this process itself is raised here, last.
+
+use super::{env, pid, signal, table};
+use crate::errno::ESRCH;
+use abi::tables::env_state;
+
+/// Signal `sig` for the process with Linux pid `p`; ESRCH if it is gone
+/// (a zombie is found, but takes no signal).
+pub fn process(p: u32, sig: u32) -> Result<(), i64> {
+    let target = table::by_pid(p).ok_or(ESRCH)?.env;
+    if sig != 0 && target == env() {
+        signal::raise_self(sig);
+    } else if sig != 0 {
+        // One that exits meanwhile takes no signal.
+        let _ = signal::send(target, sig);
+    }
+    Ok(())
+}
+
+/// Signal `sig` for every member of process group `pgid` (the terminal's
+/// Ctrl-C, `kill` of a negative pid).
+pub fn group(pgid: u32, sig: u32) -> Result<(), i64> {
+    matching(sig, |e| e.pgid == pgid)
+}
+
+/// Signal `sig` for everyone but init and the caller.
+pub fn all_but_init(sig: u32) -> Result<(), i64> {
+    let me = env();
+    matching(sig, |e| pid::of(e.env) != 1 && e.env != me)
+}
+
+/// Signal `sig` for every live process whose entry `member` accepts;
+/// ESRCH if there is none.
+fn matching(sig: u32, member: impl Fn(&table::Entry) -> bool) -> Result<(), i64> {
+    let me = env();
+    let (mut found, mut self_too) = (false, false);
+    for (info, e) in table::all() {
+        if !member(e) || info.state == env_state::EXITED {
+            continue;
+        }
+        found = true;
+        if e.env == me {
+            self_too = true;
+        } else if sig != 0 {
+            // One that exits meanwhile takes no signal.
+            let _ = signal::send(e.env, sig);
+        }
+    }
+    if !found {
+        return Err(ESRCH);
+    }
+    if self_too && sig != 0 {
+        signal::raise_self(sig);
+    }
+    Ok(())
+}

@@ -1,0 +1,168 @@
+//! This process's private state in one value, and the state of its one
+//! thread in another. Fork copies both (the child corrects its copy in
+//! `fork::child_start`); exec keeps them, resetting what Linux resets.
+//!
+//! A process's state has two parts:
+//! - `Vars`: words read and written by value (`Cell`s: `get`, `set`). No
+//!   reference into them is ever lent, so two uses cannot alias and they
+//!   need no borrow; the hot paths (every call's signal check, `getpid`,
+//!   the lock) read them at the cost of a load.
+//! - `Process`: everything else (tables, lists, buffers), reached only
+//!   through the scoped borrow `with_process(|p| ...)`, which panics if it
+//!   is re-entered (`scoped.rs`), so two `&mut` to it never exist.
+//!
+//! What is per thread is what Linux keeps per thread: the blocked signals,
+//! the alternate signal stack, the mask `rt_sigsuspend` will put back
+//! (`Thread`, reached through `thread()`). The frame of the call being
+//! answered is per thread too, but the entry code reaches it by symbol
+//! (`entry.rs`). Everything else is per process. State shared between
+//! processes (the arena, the process table's entries) is not here.
+//!
+//! Both rely on lxrt running one thread per address space, its handler
+//! never re-entered: when a process has several threads, `thread()` will
+//! return the running thread's, and `Vars` will need atomics.
+
+use super::{exit, kit, signal, table};
+use crate::fs::{Ino, ROOT};
+use crate::scoped::Scoped;
+use crate::{fd, log, predicate, trap, vm};
+use alloc::vec::Vec;
+use core::cell::Cell;
+
+/// A process's words, each read and written by value.
+pub struct Vars {
+    /// This process's environment id, and the first process's (`pid.rs`).
+    pub env: Cell<u32>,
+    pub first: Cell<u32>,
+    pub cwd: Cell<Ino>,
+    pub umask: Cell<u32>,
+    pub brk_start: Cell<u64>,
+    pub brk: Cell<u64>,
+    /// Where `mmap` looks for room next.
+    pub mmap_next: Cell<u64>,
+    /// Signals sent to this process and not yet acted on (bit n = signal n).
+    pub pending: Cell<u64>,
+    /// The generator state of `random::fill` (0: not seeded yet).
+    pub seed: Cell<u64>,
+    /// Who answers system calls, and the program's own fault handler.
+    pub personality: Cell<trap::Personality>,
+    pub fault_handler: Cell<Option<trap::FaultHandler>>,
+    /// Whether the console is a terminal (`lxrt -t`).
+    pub tty: Cell<bool>,
+    /// The big lock (`lock.rs`): held by this process; the environment id
+    /// it is taken with (0 until first asked); whom the current call hands
+    /// the CPU to when it ends (0: nobody).
+    pub lock_held: Cell<bool>,
+    pub lock_id: Cell<u64>,
+    pub hand_off: Cell<u64>,
+    /// The arena (`shared.rs`): the capability slot covering its frames,
+    /// the one a child being forked receives it in, and how far this
+    /// process has it mapped.
+    pub arena_cred: Cell<u64>,
+    pub arena_child_cred: Cell<u64>,
+    pub arena_mapped: Cell<u64>,
+}
+
+/// A process's state that is not single words.
+pub struct Process {
+    /// Path of the running executable (for /proc/self/exe).
+    pub exe: Vec<u8>,
+    pub fds: fd::Table,
+    pub vm: vm::Space,
+    pub signals: signal::Dispositions,
+    pub children: exit::Children,
+    pub kits: kit::Kits,
+    pub ptable: table::View,
+    pub predicates: predicate::Cache,
+    pub notes: log::Notes,
+    /// The terminal's settings (`struct termios`, `obj/console.rs`).
+    pub termios: [u8; crate::obj::console::TERMIOS_SIZE],
+}
+
+/// A thread's state: words, read and written by value.
+pub struct Thread {
+    /// The blocked signals, Linux's `sigset_t` (bit n-1 = signal n).
+    pub mask: Cell<u64>,
+    pub altstack: Cell<signal::AltStack>,
+    /// The mask to put back when the handler that `rt_sigsuspend` waited
+    /// for returns.
+    pub suspended: Cell<Option<u64>>,
+}
+
+struct Words {
+    process: Vars,
+    thread: Thread,
+}
+
+// SAFETY: one thread per address space, and the handler is never
+// re-entered (see above): the cells are never used concurrently.
+unsafe impl Sync for Words {}
+
+static WORDS: Words = Words {
+    process: Vars {
+        env: Cell::new(0),
+        first: Cell::new(0),
+        cwd: Cell::new(ROOT),
+        umask: Cell::new(0o022),
+        brk_start: Cell::new(0),
+        brk: Cell::new(0),
+        mmap_next: Cell::new(crate::layout::MMAP_BASE),
+        pending: Cell::new(0),
+        seed: Cell::new(0),
+        personality: Cell::new(trap::no_personality),
+        fault_handler: Cell::new(None),
+        tty: Cell::new(false),
+        lock_held: Cell::new(false),
+        lock_id: Cell::new(0),
+        hand_off: Cell::new(0),
+        arena_cred: Cell::new(0),
+        arena_child_cred: Cell::new(0),
+        arena_mapped: Cell::new(crate::layout::SHARED),
+    },
+    thread: Thread {
+        mask: Cell::new(0),
+        altstack: Cell::new(signal::AltStack::DISABLED),
+        suspended: Cell::new(None),
+    },
+};
+
+static PROCESS: Scoped<Process> = Scoped::new(
+    "the process state",
+    Process {
+        exe: Vec::new(),
+        fds: fd::Table::EMPTY,
+        vm: vm::Space::INITIAL,
+        signals: signal::Dispositions::INITIAL,
+        children: exit::Children::NONE,
+        kits: kit::Kits::NONE,
+        ptable: table::View::INITIAL,
+        predicates: predicate::Cache::EMPTY,
+        notes: log::Notes::NONE,
+        termios: crate::obj::console::TERMIOS_DEFAULT,
+    },
+);
+
+/// This process's words.
+#[inline]
+pub fn vars() -> &'static Vars {
+    &WORDS.process
+}
+
+/// The running thread's state.
+#[inline]
+pub fn thread() -> &'static Thread {
+    &WORDS.thread
+}
+
+/// Runs `f` on the rest of this process's state; panics if it is
+/// borrowed already.
+#[inline]
+pub fn with_process<R>(f: impl FnOnce(&mut Process) -> R) -> R {
+    PROCESS.with(f)
+}
+
+/// Whether the process state is borrowed now (fork copies it: a copy made
+/// inside a borrow would leave the child's borrowed for good).
+pub fn borrowed() -> bool {
+    PROCESS.borrowed()
+}
