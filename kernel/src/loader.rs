@@ -66,7 +66,7 @@ impl Kernel {
         let pml4 = self.envs[s].pml4;
         if let Some(pte) = pagetable::lookup(&mut PhysTables, pml4, va) {
             let merged = (pte | rights) & !(NO_EXEC & !(pte & rights));
-            pagetable::protect(&mut PhysTables, pml4, va, merged & !pagetable::ADDR_MASK)
+            pagetable::protect(&mut PhysTables, pml4, va, merged & !pagetable::FRAME_MASK)
                 .map_err(|e| e.name())?;
             return Ok(pagetable::frame_of(pte));
         }

@@ -6,13 +6,13 @@
 use crate::frames::Frame;
 use abi::Error;
 
-pub const PRESENT: u64 = 1 << 0;
-pub const WRITABLE: u64 = 1 << 1;
-pub const USER: u64 = 1 << 2;
+// The entry's format is ABI (programs read their own entries through the
+// self-map), so its bits are named once, in `abi::pte`.
+pub use abi::pte::{FRAME_MASK, NO_EXEC, PRESENT, USER, WRITABLE};
+/// A 2 MiB page, and a mapping kept across address-space switches: only the
+/// kernel's own mappings use these.
 pub const HUGE: u64 = 1 << 7;
 pub const GLOBAL: u64 = 1 << 8;
-pub const NO_EXEC: u64 = 1 << 63;
-pub const ADDR_MASK: u64 = 0x000f_ffff_ffff_f000;
 
 /// Intermediate entries grant everything; the leaf decides the rights.
 const TABLE_FLAGS: u64 = PRESENT | WRITABLE | USER;
@@ -25,7 +25,7 @@ pub trait Tables {
 
 /// The frame an entry points to.
 pub fn frame_of(pte: u64) -> Frame {
-    Frame::containing(pte & ADDR_MASK)
+    Frame::containing(pte & FRAME_MASK)
 }
 
 /// An entry pointing to `frame` with `flags`.
@@ -122,7 +122,7 @@ pub fn protect<T: Tables>(t: &mut T, pml4: Frame, va: u64, rights: u64) -> Resul
     if *e & PRESENT == 0 {
         return Err(Error::NotMapped);
     }
-    *e = (*e & ADDR_MASK) | rights;
+    *e = (*e & FRAME_MASK) | rights;
     Ok(*e)
 }
 

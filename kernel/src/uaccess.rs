@@ -37,7 +37,7 @@ fn chunks(
             }
             let n = (4096 - (at & 4095)).min(end - at);
             if pass == 1 {
-                let pa = (pte & pagetable::ADDR_MASK) + (at & 4095);
+                let pa = (pte & pagetable::FRAME_MASK) + (at & 4095);
                 f(mm::phys::<u8>(pa), n as usize);
             }
             at += n;
