@@ -2,7 +2,7 @@
 //! add a `Row` here and make the two benchmark programs print its names
 //! (`bench/linux/bench.c` plus its iteration counts in `bench/linux/init.c`,
 //! and on Veneer `user/src/bin/bench.rs` for the kernel's primitives or
-//! `libos/src/bin/bench_libos.rs` for what goes through the library OS).
+//! `libos/src/bin/bench_libos/` for what goes through the library OS).
 //!
 //! A Veneer mapping is always readable (`protect` grants or withdraws write
 //! and execute), so on Veneer the virtual-memory rows protect pages against
