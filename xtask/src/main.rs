@@ -6,6 +6,7 @@ mod boottest;
 mod build;
 mod cpio;
 mod deps;
+mod disk;
 mod fuzz;
 mod iso;
 mod lxtest;
