@@ -20,6 +20,7 @@ pub extern "C" fn from_user(_frame: *mut TrapFrame) {
             k.timer();
         }
         v if v == apic::SPURIOUS_VECTOR as u64 => {}
+        v if crate::dev::interrupt(v) => {}
         v if v >= 32 => apic::eoi(),
         2 | 8 | 18 => panic!("{} in user mode", exception_name(vector)),
         _ => k.exception(),
@@ -39,6 +40,7 @@ pub extern "C" fn from_kernel(tf: &mut TrapFrame) {
             k.check_console();
         }
         v if v == apic::SPURIOUS_VECTOR as u64 => {}
+        v if crate::dev::interrupt(v) => {}
         v if v >= 32 => apic::eoi(),
         _ => {
             crate::log::print(format_args!(

@@ -1,6 +1,6 @@
-//! The disk image every boot gets as its virtio-blk device, and the
-//! pattern written into it that the kernel's block self-test checks
-//! (`kernel/src/dev/selftest.rs` computes the same bytes).
+//! The disk image every boot gets as its virtio-blk device, filled with
+//! the pattern the kernel's block self-test checks
+//! (`drvapi::disk_pattern_byte`).
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -9,23 +9,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 pub const SECTORS: u64 = 8192;
 const SECTOR: usize = 512;
 
-/// Byte `i` of sector `s` of a fresh image: the sector number in its
-/// first eight bytes (little-endian), then a sequence that differs from
-/// sector to sector.
-pub fn pattern_byte(s: u64, i: usize) -> u8 {
-    if i < 8 {
-        s.to_le_bytes()[i]
-    } else {
-        (s.wrapping_mul(31) as u8).wrapping_add((i as u8).wrapping_mul(7)) ^ 0x5A
-    }
-}
-
 /// Writes a fresh image with the pattern in every sector.
 pub fn create(path: &Path) -> Result<(), String> {
     let mut data = vec![0u8; SECTORS as usize * SECTOR];
     for (s, sector) in data.chunks_mut(SECTOR).enumerate() {
         for (i, b) in sector.iter_mut().enumerate() {
-            *b = pattern_byte(s as u64, i);
+            *b = drvapi::disk_pattern_byte(s as u64, i);
         }
     }
     if let Some(dir) = path.parent() {

@@ -6,6 +6,7 @@ mod boottest;
 mod build;
 mod cpio;
 mod deps;
+mod devtest;
 mod disk;
 mod fuzz;
 mod iso;

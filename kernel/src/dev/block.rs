@@ -1,0 +1,68 @@
+//! The kernel's block interface: read or write whole sectors between the
+//! disk and a frame its owner holds, with a completion call. It is the
+//! layer protection (XN, a later issue) builds on; environments never see
+//! the device or its driver.
+
+use super::driver::{self, Done};
+use drvapi::{op, status, Request};
+
+pub const SECTOR: usize = 512;
+
+/// Why a block request was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlockError {
+    NoDevice,
+    /// Length or offset not whole sectors, or past the frame's end.
+    BadRange,
+    /// Past the end of the disk.
+    PastEnd,
+    /// The frame is not `owner`'s.
+    NotOwner,
+    /// The driver failed or is busy (a `drvapi::status`).
+    Driver(i32),
+}
+
+/// The block driver's index.
+fn device() -> Option<usize> {
+    let ds = driver::drivers();
+    (0..ds.list.len()).find(|&i| ds.list[i].as_ref().is_some_and(|d| d.name == "virtio-blk" && !d.disabled))
+}
+
+/// Sectors on the disk (0 without one).
+pub fn capacity() -> u64 {
+    device().and_then(|i| driver::drivers().list[i].as_ref()).map_or(0, |d| d.facts.capacity)
+}
+
+/// Starts moving `len` bytes between sectors from `sector` and bytes
+/// `offset..offset + len` of `frame`, which `owner` (0: the kernel) must
+/// hold; `done` gets the tag back with the outcome.
+pub fn submit(
+    write: bool,
+    owner: u32,
+    frame: u64,
+    offset: usize,
+    len: usize,
+    sector: u64,
+    done: Done,
+) -> Result<u64, BlockError> {
+    let i = device().ok_or(BlockError::NoDevice)?;
+    if len == 0 || !len.is_multiple_of(SECTOR) || !offset.is_multiple_of(SECTOR) || offset + len > 4096 {
+        return Err(BlockError::BadRange);
+    }
+    let end = sector.checked_add((len / SECTOR) as u64).ok_or(BlockError::PastEnd)?;
+    if end > capacity() {
+        return Err(BlockError::PastEnd);
+    }
+    if !driver::holds(owner, frame) {
+        return Err(BlockError::NotOwner);
+    }
+    let va = crate::mm::phys::<u8>((frame << 12) + offset as u64) as usize;
+    let r = Request { op: if write { op::WRITE } else { op::READ }, tag: 0, sector, va, len };
+    driver::submit(i, r, done).map_err(|e| {
+        if e == status::OK {
+            BlockError::Driver(status::IO_ERROR)
+        } else {
+            BlockError::Driver(e)
+        }
+    })
+}

@@ -1,0 +1,267 @@
+//! The loaded drivers: each one's image, device, entry points and object
+//! tracker; the crossing into a driver; requests in flight; and disabling
+//! a driver that failed (paper 004 §3.1-§3.3). A disabled driver's device
+//! loses bus mastering and interrupts, its requests fail with an I/O
+//! error, its DMA pages come back, and the kernel goes on.
+
+use super::image::Image;
+use super::pci::{ConfigSpace, Device};
+use super::tracker::{Object, Tracker};
+use super::{msix, xpc, Global};
+use abi::tables::frame_state;
+use drvapi::{status, DeviceInfo, DriverApi, Facts, Request};
+
+/// At most this many drivers.
+pub const MAX_DRIVERS: usize = 4;
+/// Requests in flight across all drivers.
+const MAX_PENDING: usize = 64;
+
+/// What the kernel calls when a request ends: its tag, a `drvapi::status`
+/// and the bytes moved.
+pub type Done = fn(tag: u64, status: i32, len: usize);
+
+pub struct Driver {
+    pub name: &'static str,
+    pub device: Device,
+    pub image: Image,
+    init: u64,
+    submit: u64,
+    interrupt: u64,
+    pub tracker: Tracker,
+    pub vector: u8,
+    pub facts: Facts,
+    pub disabled: bool,
+    /// BARs the driver is sizing (see `wrappers::config_write`).
+    pub sizing: u8,
+}
+
+struct Pending {
+    tag: u64,
+    driver: usize,
+    done: Done,
+}
+
+pub struct Drivers {
+    pub list: [Option<Driver>; MAX_DRIVERS],
+    /// The driver a crossing is in, if any.
+    pub current: Option<usize>,
+    saved: xpc::Saved,
+    pending: [Option<Pending>; MAX_PENDING],
+    next_tag: u64,
+}
+
+static DRIVERS: Global<Drivers> = Global::new(Drivers {
+    list: [const { None }; MAX_DRIVERS],
+    current: None,
+    saved: xpc::Saved::ZERO,
+    pending: [const { None }; MAX_PENDING],
+    next_tag: 1,
+});
+
+pub fn drivers() -> &'static mut Drivers {
+    DRIVERS.get()
+}
+
+/// The driver a wrapper is serving (wrappers run only inside a crossing).
+pub fn current() -> (usize, &'static mut Driver) {
+    let ds = drivers();
+    let i = ds.current.expect("a driver wrapper called outside a crossing");
+    (i, ds.list[i].as_mut().expect("the current driver exists"))
+}
+
+/// Whether `va..va + len` is the driver's own memory: its data or its
+/// stack (`stack`), or also its text and read-only data (`any`).
+pub fn owns(d: &Driver, va: u64, len: u64, any: bool) -> bool {
+    let (s, e) = d.image.stack();
+    let (ds, de) = d.image.data;
+    super::tracker::inside(va, len, ds, de - ds)
+        || super::tracker::inside(va, len, s, e - s)
+        || (any && super::tracker::inside(va, len, d.image.base, d.image.end() - d.image.base))
+}
+
+/// Whether `owner` (0: the kernel) holds `frame`, so it may be lent to a
+/// driver for a request.
+pub fn holds(owner: u32, frame: u64) -> bool {
+    let want = if owner == 0 { frame_state::KERNEL } else { frame_state::USER };
+    crate::state::kernel().frames.info(frame).is_some_and(|f| f.owner == owner && f.state == want)
+}
+
+/// Calls entry `func` of driver `i`; an error if the driver is disabled,
+/// is disabled during the call, or a crossing is already under way (a
+/// completion callback may not call into a driver).
+fn cross(i: usize, func: impl Fn(&Driver) -> u64, args: [u64; 3]) -> Result<u64, i32> {
+    let ds = drivers();
+    let Some(d) = ds.list[i].as_ref() else { return Err(status::IO_ERROR) };
+    if d.disabled || ds.current.is_some() {
+        return Err(status::IO_ERROR);
+    }
+    let (f, top) = (func(d), d.image.stack().1);
+    ds.current = Some(i);
+    // SAFETY: `f` is one of the driver's entry points (checked to lie in
+    // its text at load), `top` its stack's top; the kernel runs with
+    // interrupts off outside its idle wait.
+    let r = unsafe { xpc::enter(f, args, &mut ds.saved, top) };
+    ds.current = None;
+    match ds.list[i].as_ref() {
+        Some(d) if !d.disabled => Ok(r),
+        _ => Err(status::IO_ERROR),
+    }
+}
+
+/// Installs a loaded image for `device` and runs its init.
+pub fn start(name: &'static str, device: Device, image: Image, vector: u8) -> Result<usize, &'static str> {
+    let ds = drivers();
+    let i = ds.list.iter().position(Option::is_none).ok_or("too many drivers")?;
+    ds.list[i] = Some(Driver {
+        name,
+        device,
+        image,
+        init: 0,
+        submit: 0,
+        interrupt: 0,
+        tracker: Tracker::default(),
+        vector,
+        facts: Facts::default(),
+        disabled: false,
+        sizing: 0,
+    });
+    let table = cross(i, |d| d.image.entry, [0; 3]).map_err(|_| "its entry point failed")?;
+    let d = ds.list[i].as_mut().expect("just installed");
+    let size = core::mem::size_of::<DriverApi>() as u64;
+    let (ro_lo, ro_hi) = (d.image.base, d.image.end());
+    if !super::tracker::inside(table, size, ro_lo, ro_hi - ro_lo) || table % 8 != 0 {
+        return Err("its entry point returned a table outside its image");
+    }
+    // SAFETY: inside the driver's image (checked above), aligned; a
+    // `DriverApi` is plain integers and function addresses, read as such.
+    let api = unsafe { core::ptr::read(table as *const [u64; 4]) };
+    let (t0, t1) = d.image.text;
+    if api[0] as u32 != drvapi::VERSION || api[1..].iter().any(|&f| !(t0..t1).contains(&f)) {
+        return Err("its entry table has the wrong version or points outside its text");
+    }
+    (d.init, d.submit, d.interrupt) = (api[1], api[2], api[3]);
+    // Bus mastering for DMA and memory decoding for its registers.
+    let f = d.device.at;
+    f.write32(4, f.read32(4) & 0xFFFF | 0x6);
+    let info = DeviceInfo {
+        bus: f.bus,
+        device: f.device,
+        function: f.function,
+        vendor_id: d.device.vendor,
+        device_id: d.device.id,
+    };
+    let mut facts = Facts::default();
+    let r = cross(
+        i,
+        |d| d.init,
+        [
+            &super::wrappers::KERNEL_API as *const _ as u64,
+            &info as *const _ as u64,
+            &mut facts as *mut _ as u64,
+        ],
+    );
+    match r {
+        Ok(v) if v as i32 == status::OK => {
+            ds.list[i].as_mut().expect("installed").facts = facts;
+            Ok(i)
+        }
+        _ => {
+            disable(i, "its init failed");
+            Err("its init failed")
+        }
+    }
+}
+
+/// Lends `va..va + len` to driver `i` for request `r` and starts it;
+/// `done` is called when it ends. Returns the request's tag.
+pub fn submit(i: usize, mut r: Request, done: Done) -> Result<u64, i32> {
+    let ds = drivers();
+    let Some(slot) = ds.pending.iter().position(Option::is_none) else { return Err(status::NO_SPACE) };
+    let d = ds.list[i].as_mut().ok_or(status::IO_ERROR)?;
+    r.tag = ds.next_tag;
+    ds.next_tag += 1;
+    d.tracker
+        .add(Object::Lent { tag: r.tag, va: r.va as u64, len: r.len as u64 })
+        .map_err(|_| status::NO_SPACE)?;
+    ds.pending[slot] = Some(Pending { tag: r.tag, driver: i, done });
+    let res = cross(i, |d| d.submit, [&r as *const Request as u64, 0, 0]);
+    match res {
+        Ok(v) if v as i32 == status::OK => Ok(r.tag),
+        other => {
+            // Not started: the buffer comes back, no completion is due
+            // (unless disabling the driver already failed it).
+            if let Some(d) = ds.list[i].as_mut() {
+                d.tracker.take_lent(r.tag);
+            }
+            let still = ds.pending[slot].as_ref().is_some_and(|p| p.tag == r.tag);
+            if still {
+                ds.pending[slot] = None;
+            }
+            Err(match other {
+                Ok(v) => v as i32,
+                Err(e) => e,
+            })
+        }
+    }
+}
+
+/// Request `tag` of the current driver ended (the `complete` wrapper,
+/// which checked that the driver holds it).
+pub fn finish(tag: u64, st: i32, len: usize) {
+    let ds = drivers();
+    if let Some(slot) = ds.pending.iter_mut().find(|p| p.as_ref().is_some_and(|p| p.tag == tag)) {
+        let p = slot.take().expect("found");
+        (p.done)(tag, st, len);
+    }
+}
+
+/// The device of driver `i` interrupted on its vector.
+pub fn interrupt(vector: u8) -> bool {
+    let ds = drivers();
+    let Some(i) = ds.list.iter().position(|d| d.as_ref().is_some_and(|d| d.vector == vector)) else {
+        return false;
+    };
+    crate::arch::apic::eoi();
+    let _ = cross(i, |d| d.interrupt, [0; 3]);
+    true
+}
+
+/// Stops driver `i`: its device can no longer interrupt or reach memory,
+/// its pending requests fail with an I/O error, and what it held comes
+/// back. If a crossing into it is under way, the caller then leaves it.
+pub fn disable(i: usize, why: &str) {
+    let ds = drivers();
+    let Some(d) = ds.list[i].as_mut() else { return };
+    if d.disabled {
+        return;
+    }
+    d.disabled = true;
+    crate::kprintln!("driver {} disabled: {why}; its requests fail with an I/O error", d.name);
+    let f = d.device.at;
+    f.write32(4, f.read32(4) & 0xFFFF & !0x4);
+    msix::mask(&d.device);
+    let k = crate::state::kernel();
+    for o in d.tracker.drain() {
+        if let Object::Dma { pa, pages } = o {
+            // Safe to reuse: bus mastering is off.
+            super::contig::free(&mut k.frames, pa >> 12, pages);
+        }
+    }
+    for slot in ds.pending.iter_mut() {
+        if slot.as_ref().is_some_and(|p| p.driver == i) {
+            let p = slot.take().expect("checked");
+            (p.done)(p.tag, status::IO_ERROR, 0);
+        }
+    }
+}
+
+/// Disables the current driver and leaves the crossing (a wrapper check
+/// failed, or the driver gave up).
+pub fn fail_current(why: core::fmt::Arguments) -> ! {
+    let ds = drivers();
+    let (i, d) = current();
+    crate::kprintln!("driver {}: {why}", d.name);
+    disable(i, "it failed");
+    // SAFETY: called by a wrapper inside the crossing `saved` records.
+    unsafe { xpc::abort(&ds.saved, status::IO_ERROR as i64) }
+}

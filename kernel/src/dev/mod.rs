@@ -1,0 +1,121 @@
+//! Devices (issue 13, paper 004): PCI enumeration, MSI-X interrupts, and
+//! drivers as separately loaded images reached only through the crossing
+//! (`xpc`, `wrappers`), each with an object tracker; the block and packet
+//! interfaces the rest of the kernel uses. See `docs/drivers.md`.
+
+pub mod pci;
+pub mod tracker;
+
+#[cfg(target_os = "none")]
+pub mod block;
+#[cfg(target_os = "none")]
+mod contig;
+#[cfg(target_os = "none")]
+mod driver;
+#[cfg(target_os = "none")]
+mod image;
+#[cfg(target_os = "none")]
+mod msix;
+#[cfg(target_os = "none")]
+pub mod packet;
+#[cfg(target_os = "none")]
+mod selftest;
+#[cfg(target_os = "none")]
+mod wrappers;
+#[cfg(target_os = "none")]
+mod xpc;
+
+/// Device state. The kernel is single-CPU and runs its device code with
+/// interrupts off (or from an interrupt handler, which does not nest), so
+/// plain interior mutability is enough.
+#[cfg(target_os = "none")]
+pub struct Global<T>(core::cell::UnsafeCell<T>);
+
+// SAFETY: see the type's comment: one CPU, no nesting.
+#[cfg(target_os = "none")]
+unsafe impl<T> Sync for Global<T> {}
+
+#[cfg(target_os = "none")]
+impl<T> Global<T> {
+    pub const fn new(v: T) -> Self {
+        Global(core::cell::UnsafeCell::new(v))
+    }
+
+    #[allow(clippy::mut_from_ref)]
+    pub fn get(&self) -> &mut T {
+        // SAFETY: see the type's comment.
+        unsafe { &mut *self.0.get() }
+    }
+}
+
+/// The drivers the kernel knows: image name in the boot file system,
+/// the PCI vendor and device IDs it serves (virtio 1.x: 0x1040 + type),
+/// and its driver region (where its image is linked, `drivers/*/build.rs`).
+#[cfg(target_os = "none")]
+const KNOWN: &[(&str, u16, u16, u64)] = &[
+    ("virtio-blk", 0x1AF4, 0x1042, 0xFFFF_FFFF_C000_0000),
+    ("virtio-net", 0x1AF4, 0x1041, 0xFFFF_FFFF_C400_0000),
+];
+/// Size of each driver region.
+#[cfg(target_os = "none")]
+const REGION: u64 = 64 << 20;
+
+/// Finds the devices, loads and starts a driver for each one the kernel
+/// knows, and runs the self-test `devtest=` names, if any.
+#[cfg(target_os = "none")]
+pub fn init(k: &mut crate::state::Kernel, bootfs: &[u8], cmdline: &[u8]) {
+    let mut found = [None; 8];
+    let mut n = 0;
+    pci::enumerate(&mut |d| {
+        if n < found.len() {
+            found[n] = Some(d);
+            n += 1;
+        }
+    });
+    for d in found.iter().flatten() {
+        let Some(&(name, _, _, base)) = KNOWN.iter().find(|k| k.1 == d.vendor && k.2 == d.id) else {
+            continue;
+        };
+        let at = d.at;
+        let Some(file) = binfmt::cpio::find(bootfs, &alloc::format!("drv/{name}")) else {
+            crate::kprintln!(
+                "dev: no driver image drv/{name} for {:02x}:{:02x}.{}",
+                at.bus,
+                at.device,
+                at.function
+            );
+            continue;
+        };
+        let vector = msix::FIRST_VECTOR + driver::drivers().list.iter().flatten().count() as u8;
+        let started = image::load(k, file.data, (base, base + REGION))
+            .and_then(|img| driver::start(name, *d, img, vector));
+        match started {
+            Ok(i) => {
+                let d = driver::drivers().list[i].as_ref().expect("started");
+                crate::kprintln!(
+                    "dev: {name} at {:02x}:{:02x}.{} (image at {base:#x}, MSI-X vector {vector:#x}): {} sectors, mac {:02x?}",
+                    at.bus, at.device, at.function, d.facts.capacity, d.facts.mac
+                );
+            }
+            Err(why) => crate::kprintln!(
+                "dev: {name} at {:02x}:{:02x}.{} not started: {why}",
+                at.bus,
+                at.device,
+                at.function
+            ),
+        }
+    }
+    let words = core::str::from_utf8(cmdline).unwrap_or("");
+    for t in words.split_whitespace().filter_map(|w| w.strip_prefix("devtest=")) {
+        for name in t.split(',') {
+            selftest::run(name);
+        }
+    }
+}
+
+/// An interrupt on `vector`: whether it was a device's (then it has been
+/// acknowledged and its driver has run).
+#[cfg(target_os = "none")]
+pub fn interrupt(vector: u64) -> bool {
+    u8::try_from(vector).is_ok_and(driver::interrupt)
+}

@@ -1,0 +1,166 @@
+//! Device self-tests, chosen with `devtest=NAME` on the kernel command
+//! line and run once the drivers are up (the boot tests of
+//! `xtask/src/boottest.rs`): they drive the block and packet interfaces
+//! under interrupts and print what they saw. A failure powers off with the
+//! failure code.
+
+use super::{block, packet, Global};
+use drvapi::{disk_pattern_byte, status};
+
+/// Sectors the write test writes and the second boot reads back.
+const PERSIST_SECTOR: u64 = 100;
+const PERSIST_TEXT: &[u8] = b"written by veneer before a reboot";
+
+struct Outcome {
+    tag: u64,
+    status: i32,
+    done: bool,
+}
+
+static LAST: Global<Outcome> = Global::new(Outcome { tag: 0, status: 0, done: false });
+
+fn done(tag: u64, st: i32, _len: usize) {
+    *LAST.get() = Outcome { tag, status: st, done: true };
+}
+
+fn fail(why: core::fmt::Arguments) -> ! {
+    crate::kprintln!("devtest FAILED: {why}");
+    crate::arch::cpu::qemu_exit(crate::EXIT_FAILURE)
+}
+
+/// Halts with interrupts on (not polling the device) until `ready`, for
+/// at most 5 s.
+fn wait_for(ready: impl Fn() -> bool, what: core::fmt::Arguments) {
+    let k = crate::state::kernel();
+    let start = k.kinfo.ticks;
+    while !ready() {
+        if k.kinfo.ticks - start > 2500 {
+            fail(format_args!("{what} within 5 s"));
+        }
+        // SAFETY: `sti; hlt` halts until the next interrupt (the STI
+        // shadow keeps one from slipping in before the HLT); the handlers
+        // run on this kernel stack and return here.
+        unsafe { core::arch::asm!("sti", "hlt", "cli", options(nostack)) };
+    }
+}
+
+/// Waits until request `tag` completes; its status.
+fn wait(tag: u64) -> i32 {
+    wait_for(|| LAST.get().done && LAST.get().tag == tag, format_args!("request {tag} did not complete"));
+    LAST.get().done = false;
+    LAST.get().status
+}
+
+/// A kernel frame for the tests' buffers.
+fn frame() -> u64 {
+    let k = crate::state::kernel();
+    k.frames
+        .alloc(None, 0, abi::tables::frame_state::KERNEL)
+        .unwrap_or_else(|_| fail(format_args!("no frame")))
+}
+
+fn bytes(f: u64) -> &'static mut [u8; 4096] {
+    // SAFETY: a kernel frame of the tests', in the physical window, not
+    // lent to a driver while this reference is used.
+    unsafe { &mut *crate::mm::phys::<[u8; 4096]>(f << 12) }
+}
+
+fn transfer(write: bool, f: u64, sector: u64) {
+    let tag = block::submit(write, 0, f, 0, 4096, sector, done)
+        .unwrap_or_else(|e| fail(format_args!("block request refused: {e:?}")));
+    let st = wait(tag);
+    if st != status::OK {
+        fail(format_args!("block request {tag} ended with status {st}"));
+    }
+}
+
+fn check_pattern() {
+    let f = frame();
+    let sector = block::capacity() / 2;
+    transfer(false, f, sector);
+    let b = bytes(f);
+    for (i, &got) in b.iter().enumerate() {
+        let (s, o) = (sector + (i / 512) as u64, i % 512);
+        if got != disk_pattern_byte(s, o) {
+            fail(format_args!("sector {s} byte {o}: {got:#x}, want {:#x}", disk_pattern_byte(s, o)));
+        }
+    }
+    crate::kprintln!(
+        "devtest blk-pattern: read 8 sectors at {sector} under interrupts: the pattern xtask wrote"
+    );
+    // Refusals leave the disk and the frame alone.
+    let past = block::submit(false, 0, f, 0, 4096, block::capacity() - 1, done);
+    let not_mine = block::submit(false, 7, f, 0, 512, 0, done);
+    if past != Err(block::BlockError::PastEnd) || not_mine != Err(block::BlockError::NotOwner) {
+        fail(format_args!("bad requests not refused: {past:?} {not_mine:?}"));
+    }
+    crate::kprintln!("devtest blk-pattern: a read past the end and a frame not the caller's are refused");
+}
+
+fn write_marker() {
+    let f = frame();
+    let b = bytes(f);
+    for (i, chunk) in b.chunks_mut(512).enumerate() {
+        chunk[..PERSIST_TEXT.len()].copy_from_slice(PERSIST_TEXT);
+        chunk[PERSIST_TEXT.len()] = i as u8;
+    }
+    transfer(true, f, PERSIST_SECTOR);
+    crate::kprintln!("devtest blk-write: wrote 8 sectors at {PERSIST_SECTOR}");
+}
+
+fn read_marker() {
+    let f = frame();
+    transfer(false, f, PERSIST_SECTOR);
+    for (i, chunk) in bytes(f).chunks(512).enumerate() {
+        if &chunk[..PERSIST_TEXT.len()] != PERSIST_TEXT || chunk[PERSIST_TEXT.len()] != i as u8 {
+            fail(format_args!(
+                "sector {} does not hold what the first boot wrote",
+                PERSIST_SECTOR + i as u64
+            ));
+        }
+    }
+    crate::kprintln!("devtest blk-readback: the 8 sectors the previous boot wrote are on the disk");
+}
+
+const GATEWAY: [u8; 4] = [10, 0, 2, 2];
+const OUR_IP: [u8; 4] = [10, 0, 2, 15];
+
+fn arp() {
+    let mac = packet::mac().unwrap_or_else(|| fail(format_args!("no network device")));
+    let f = frame();
+    let b = bytes(f);
+    let mut p = [0u8; 42];
+    p[0..6].copy_from_slice(&[0xFF; 6]);
+    p[6..12].copy_from_slice(&mac);
+    p[12..14].copy_from_slice(&0x0806u16.to_be_bytes());
+    p[14..22].copy_from_slice(&[0, 1, 8, 0, 6, 4, 0, 1]);
+    p[22..28].copy_from_slice(&mac);
+    p[28..32].copy_from_slice(&OUR_IP);
+    p[38..42].copy_from_slice(&GATEWAY);
+    b[..42].copy_from_slice(&p);
+    let tag =
+        packet::transmit(0, f, 0, 42, done).unwrap_or_else(|e| fail(format_args!("transmit refused: {e:?}")));
+    if wait(tag) != status::OK {
+        fail(format_args!("transmit failed"));
+    }
+    wait_for(
+        || packet::seen().arp_reply.is_some_and(|(ip, _)| ip == GATEWAY),
+        format_args!("no ARP reply from 10.0.2.2"),
+    );
+    let (_, m) = packet::seen().arp_reply.expect("checked");
+    crate::kprintln!(
+        "devtest arp: 10.0.2.2 is at {:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x} (answered through the virtio-net driver)",
+        m[0], m[1], m[2], m[3], m[4], m[5]
+    );
+}
+
+/// Runs the self-test `name`.
+pub fn run(name: &str) {
+    match name {
+        "blk-pattern" => check_pattern(),
+        "blk-write" => write_marker(),
+        "blk-readback" => read_marker(),
+        "arp" => arp(),
+        other => fail(format_args!("no device self-test {other:?}")),
+    }
+}

@@ -1,0 +1,141 @@
+//! The object tracker (paper 004 §3.3): everything a driver holds from the
+//! kernel, recorded by the wrappers as they hand it out, so that the
+//! kernel can check each later use against it and take it all back when
+//! the driver is disabled. Fixed capacity: a driver cannot grow kernel
+//! memory by asking for more.
+
+/// One object a driver holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Object {
+    /// DMA pages from `dma_alloc`.
+    Dma { pa: u64, pages: u64 },
+    /// A buffer lent with request `tag`, until the driver completes it.
+    Lent { tag: u64, va: u64, len: u64 },
+    /// A range the device may reach (`share`), until `unshare`.
+    Shared { pa: u64, len: u64 },
+    /// Device registers mapped for the driver.
+    Mmio { pa: u64, len: u64 },
+    /// The device's interrupts, delivered to the driver on `vector`.
+    Irq { vector: u8 },
+}
+
+pub const CAPACITY: usize = 96;
+
+/// Why the tracker refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TrackError {
+    Full,
+    NotHeld,
+}
+
+/// The objects one driver holds.
+pub struct Tracker {
+    slots: [Option<Object>; CAPACITY],
+}
+
+impl Default for Tracker {
+    fn default() -> Self {
+        Tracker { slots: [None; CAPACITY] }
+    }
+}
+
+impl Tracker {
+    pub fn add(&mut self, o: Object) -> Result<(), TrackError> {
+        let free = self.slots.iter_mut().find(|s| s.is_none()).ok_or(TrackError::Full)?;
+        *free = Some(o);
+        Ok(())
+    }
+
+    /// Removes exactly `o` (one instance).
+    pub fn remove(&mut self, o: Object) -> Result<(), TrackError> {
+        let slot = self.slots.iter_mut().find(|s| **s == Some(o)).ok_or(TrackError::NotHeld)?;
+        *slot = None;
+        Ok(())
+    }
+
+    /// The lent buffer of request `tag`, removed.
+    pub fn take_lent(&mut self, tag: u64) -> Option<Object> {
+        let slot =
+            self.slots.iter_mut().find(|s| matches!(s, Some(Object::Lent { tag: t, .. }) if *t == tag))?;
+        slot.take()
+    }
+
+    /// Whether `va..va + len` lies inside one lent buffer.
+    pub fn lent_covers(&self, va: u64, len: u64) -> bool {
+        self.iter().any(|o| match o {
+            Object::Lent { va: b, len: l, .. } => inside(va, len, b, l),
+            _ => false,
+        })
+    }
+
+    /// Whether `pa..pa + len` lies inside one DMA allocation.
+    pub fn dma_covers(&self, pa: u64, len: u64) -> bool {
+        self.iter().any(|o| match o {
+            Object::Dma { pa: b, pages } => inside(pa, len, b, pages * 4096),
+            _ => false,
+        })
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = Object> + '_ {
+        self.slots.iter().filter_map(|s| *s)
+    }
+
+    /// Everything, removed (the driver is being disabled).
+    pub fn drain(&mut self) -> impl Iterator<Item = Object> + '_ {
+        self.slots.iter_mut().filter_map(|s| s.take())
+    }
+
+    pub fn count(&self) -> usize {
+        self.iter().count()
+    }
+}
+
+/// Whether `[a, a + n)` is non-empty and lies inside `[b, b + m)`.
+pub fn inside(a: u64, n: u64, b: u64, m: u64) -> bool {
+    match (a.checked_add(n), b.checked_add(m)) {
+        (Some(ae), Some(be)) => n > 0 && a >= b && ae <= be,
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lent_buffer_covers_only_its_own_range_until_taken() {
+        let mut t = Tracker::default();
+        t.add(Object::Lent { tag: 7, va: 0x1000, len: 0x200 }).unwrap();
+        assert!(t.lent_covers(0x1000, 0x200));
+        assert!(t.lent_covers(0x1100, 0x10));
+        assert!(!t.lent_covers(0x1100, 0x101));
+        assert!(!t.lent_covers(0xFFF, 2));
+        assert!(!t.lent_covers(0x1000, 0));
+        assert!(!t.lent_covers(u64::MAX, 2));
+        assert_eq!(t.take_lent(7), Some(Object::Lent { tag: 7, va: 0x1000, len: 0x200 }));
+        assert!(!t.lent_covers(0x1000, 0x200));
+        assert_eq!(t.take_lent(7), None);
+    }
+
+    #[test]
+    fn only_an_object_held_can_be_given_back() {
+        let mut t = Tracker::default();
+        t.add(Object::Dma { pa: 0x5000, pages: 2 }).unwrap();
+        assert_eq!(t.remove(Object::Dma { pa: 0x5000, pages: 1 }), Err(TrackError::NotHeld));
+        assert!(t.dma_covers(0x5800, 0x1000));
+        assert!(!t.dma_covers(0x6800, 0x1000));
+        assert_eq!(t.remove(Object::Dma { pa: 0x5000, pages: 2 }), Ok(()));
+        assert_eq!(t.remove(Object::Dma { pa: 0x5000, pages: 2 }), Err(TrackError::NotHeld));
+    }
+
+    #[test]
+    fn the_tracker_is_bounded_and_drains_everything() {
+        let mut t = Tracker::default();
+        for i in 0..CAPACITY as u64 {
+            t.add(Object::Shared { pa: i, len: 1 }).unwrap();
+        }
+        assert_eq!(t.add(Object::Irq { vector: 64 }), Err(TrackError::Full));
+        assert_eq!(t.drain().count(), CAPACITY);
+        assert_eq!(t.count(), 0);
+    }
+}

@@ -1,0 +1,204 @@
+//! The kernel's side of the crossing (paper 004 §3.2-§3.3): the functions
+//! of `drvapi::KernelApi`, which a driver calls instead of touching
+//! anything itself. Each runs for the driver the crossing is in, checks
+//! every argument against what that driver holds (its own memory, buffers
+//! lent to it, its device's BARs and configuration space), records what it
+//! hands out in the driver's object tracker, and disables the driver when
+//! a check fails.
+
+use super::driver::{self, current, fail_current, owns, Driver};
+use super::pci::{Bar, ConfigSpace};
+use super::tracker::{inside, Object};
+use super::{contig, msix};
+use crate::mm::{phys, PHYS_BASE};
+use drvapi::{status, KernelApi, VERSION};
+
+pub static KERNEL_API: KernelApi = KernelApi {
+    version: VERSION,
+    log,
+    dma_alloc,
+    dma_free,
+    mmio_map,
+    share,
+    unshare,
+    config_read,
+    config_write,
+    irq_enable,
+    complete,
+    receive,
+    fail,
+};
+
+/// Most pages one DMA allocation may have.
+const MAX_DMA_PAGES: usize = 16;
+/// Longest console line a driver may print.
+const MAX_LOG: usize = 160;
+
+/// `len` bytes at `va`, which the current driver may read (its own memory
+/// or a buffer lent to it).
+fn readable(d: &Driver, va: usize, len: usize) -> Option<&'static [u8]> {
+    let ok = owns(d, va as u64, len as u64, true) || d.tracker.lent_covers(va as u64, len as u64);
+    // SAFETY: the range is mapped memory of the driver's (checked above),
+    // read only for the duration of the wrapper.
+    ok.then(|| unsafe { core::slice::from_raw_parts(va as *const u8, len) })
+}
+
+fn text(d: &Driver, ptr: *const u8, len: usize) -> &'static str {
+    match readable(d, ptr as usize, len.min(MAX_LOG)) {
+        Some(b) => core::str::from_utf8(b).unwrap_or("(not UTF-8)"),
+        None => "(text outside the driver)",
+    }
+}
+
+extern "C" fn log(ptr: *const u8, len: usize) {
+    let (_, d) = current();
+    crate::kprintln!("{}: {}", d.name, text(d, ptr, len));
+}
+
+extern "C" fn fail(ptr: *const u8, len: usize) {
+    let (_, d) = current();
+    fail_current(format_args!("gave up: {}", text(d, ptr, len)))
+}
+
+extern "C" fn dma_alloc(pages: usize, va: *mut usize) -> u64 {
+    let (_, d) = current();
+    if !(1..=MAX_DMA_PAGES).contains(&pages)
+        || !owns(d, va as u64, 8, false)
+        || !(va as usize).is_multiple_of(8)
+    {
+        fail_current(format_args!("dma_alloc({pages}, {va:p}) refused"));
+    }
+    let k = crate::state::kernel();
+    let Some(first) = contig::alloc(&mut k.frames, pages as u64) else { return 0 };
+    let pa = first << 12;
+    if d.tracker.add(Object::Dma { pa, pages: pages as u64 }).is_err() {
+        contig::free(&mut k.frames, first, pages as u64);
+        return 0;
+    }
+    // SAFETY: `va` is 8 aligned bytes of the driver's writable memory.
+    unsafe { va.write(phys::<u8>(pa) as usize) };
+    pa
+}
+
+extern "C" fn dma_free(pa: u64, va: usize, pages: usize) -> i32 {
+    let (_, d) = current();
+    if va as u64 != PHYS_BASE + pa || d.tracker.remove(Object::Dma { pa, pages: pages as u64 }).is_err() {
+        fail_current(format_args!("dma_free({pa:#x}, {va:#x}, {pages}) of pages it does not hold"));
+    }
+    contig::free(&mut crate::state::kernel().frames, pa >> 12, pages as u64);
+    status::OK
+}
+
+extern "C" fn mmio_map(pa: u64, size: usize) -> usize {
+    let (_, d) = current();
+    let in_bar = d.device.bars.iter().any(|b| match *b {
+        Bar::Memory { addr, size: s, .. } => inside(pa, size as u64, addr, s),
+        _ => false,
+    });
+    // Device registers are reachable only in the uncached last GiB below
+    // 4 GiB of the physical window.
+    if !in_bar || !inside(pa, size as u64, 3 << 30, 1 << 30) {
+        fail_current(format_args!("mmio_map({pa:#x}, {size:#x}) outside its device's registers"));
+    }
+    if d.tracker.add(Object::Mmio { pa, len: size as u64 }).is_err() {
+        fail_current(format_args!("holds too many objects"));
+    }
+    phys::<u8>(pa) as usize
+}
+
+extern "C" fn share(va: usize, len: usize, _direction: u32) -> u64 {
+    let (_, d) = current();
+    let (va64, len64) = (va as u64, len as u64);
+    let pa = if d.tracker.lent_covers(va64, len64) {
+        va64.wrapping_sub(PHYS_BASE)
+    } else if inside(va64, len64, d.image.data.0, d.image.data.1 - d.image.data.0) {
+        d.image.pa(va64)
+    } else if va64 >= PHYS_BASE && d.tracker.dma_covers(va64 - PHYS_BASE, len64) {
+        va64 - PHYS_BASE
+    } else {
+        fail_current(format_args!("share({va:#x}, {len:#x}) of memory neither its own nor lent to it"));
+    };
+    if d.tracker.add(Object::Shared { pa, len: len64 }).is_err() {
+        fail_current(format_args!("holds too many objects"));
+    }
+    pa
+}
+
+extern "C" fn unshare(pa: u64, _va: usize, len: usize) {
+    let (_, d) = current();
+    if d.tracker.remove(Object::Shared { pa, len: len as u64 }).is_err() {
+        fail_current(format_args!("unshare({pa:#x}, {len:#x}) of a range it never shared"));
+    }
+}
+
+/// Configuration words the driver may not write: the expansion ROM and
+/// the MSI-X capability (the kernel routes interrupts). BARs are emulated
+/// (`bar`).
+fn guarded(d: &Driver, offset: u32) -> bool {
+    let msix = d.device.msix.is_some_and(|m| (m.cap as u32..m.cap as u32 + 12).contains(&offset));
+    offset == 0x30 || msix
+}
+
+/// The BAR register at `offset`, if it is one.
+fn bar(offset: u32) -> Option<usize> {
+    (0x10..0x28).contains(&offset).then(|| (offset as usize - 0x10) / 4)
+}
+
+extern "C" fn config_read(offset: u32) -> u32 {
+    let (_, d) = current();
+    if offset > 0xFC || !offset.is_multiple_of(4) {
+        return !0;
+    }
+    match bar(offset) {
+        Some(i) if d.sizing & 1 << i != 0 => d.device.bar_mask[i],
+        _ => d.device.at.read32(offset as u8),
+    }
+}
+
+/// A driver sizes a BAR as if it owned it (all ones, read, the old value
+/// back); the kernel plays the BAR so the device's addresses never move.
+extern "C" fn config_write(offset: u32, value: u32) -> i32 {
+    let (_, d) = current();
+    if offset > 0xFC || !offset.is_multiple_of(4) || guarded(d, offset) {
+        fail_current(format_args!("config_write({offset:#x}) of a register it may not write"));
+    }
+    match bar(offset) {
+        Some(i) if value == !0 => d.sizing |= 1 << i,
+        Some(i) if value == d.device.bar_raw[i] => d.sizing &= !(1 << i),
+        Some(_) => fail_current(format_args!("config_write({offset:#x}, {value:#x}) would move a BAR")),
+        None => d.device.at.write32(offset as u8, value),
+    }
+    status::OK
+}
+
+extern "C" fn irq_enable() -> i32 {
+    let (_, d) = current();
+    if d.tracker.iter().any(|o| matches!(o, Object::Irq { .. })) {
+        return status::OK;
+    }
+    if let Err(why) = msix::route(&d.device, d.vector) {
+        crate::kprintln!("{}: no interrupts: {why}", d.name);
+        return status::UNSUPPORTED;
+    }
+    if d.tracker.add(Object::Irq { vector: d.vector }).is_err() {
+        fail_current(format_args!("holds too many objects"));
+    }
+    status::OK
+}
+
+extern "C" fn complete(tag: u64, st: i32, len: usize) {
+    let (_, d) = current();
+    match d.tracker.take_lent(tag) {
+        Some(Object::Lent { len: lent, .. }) if st != status::OK || len <= lent as usize => {}
+        _ => fail_current(format_args!("completed request {tag} it does not hold (or overran it)")),
+    }
+    driver::finish(tag, st, len);
+}
+
+extern "C" fn receive(va: usize, len: usize) {
+    let (_, d) = current();
+    let Some(frame) = readable(d, va, len) else {
+        fail_current(format_args!("receive({va:#x}, {len}) outside its memory"));
+    };
+    super::packet::demux(frame);
+}

@@ -1,0 +1,69 @@
+//! Device boot tests: the kernel's device self-tests (`devtest=` on its
+//! command line, `kernel/src/dev/selftest.rs`) under QEMU, each on its own
+//! fresh disk image, with the lines that prove them. The persistence test
+//! boots twice on one image: the first boot writes, the second reads back.
+
+use crate::boottest::BootTest;
+use crate::build::{self, Image};
+use crate::{disk, qemu};
+use std::time::Duration;
+
+struct Dev {
+    name: &'static str,
+    /// `devtest=` words of each boot, in order, on one image.
+    boots: &'static [(&'static str, &'static [&'static str])],
+}
+
+const TESTS: &[Dev] = &[
+    Dev {
+        name: "dev_blk_pattern",
+        boots: &[(
+            "blk-pattern",
+            &[
+                "devtest blk-pattern: read 8 sectors at 4096 under interrupts: the pattern xtask wrote",
+                "a read past the end and a frame not the caller's are refused",
+            ],
+        )],
+    },
+    Dev {
+        name: "dev_blk_persist",
+        boots: &[
+            ("blk-write", &["devtest blk-write: wrote 8 sectors at 100"]),
+            (
+                "blk-readback",
+                &["devtest blk-readback: the 8 sectors the previous boot wrote are on the disk"],
+            ),
+        ],
+    },
+    Dev { name: "dev_arp", boots: &[("arp", &["devtest arp: 10.0.2.2 is at 52:55:0a:00:02:02"])] },
+];
+
+pub fn names() -> Vec<&'static str> {
+    TESTS.iter().map(|t| t.name).collect()
+}
+
+/// The device tests among `names` (all when empty).
+pub fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
+    let mut out = Vec::new();
+    for t in TESTS.iter().filter(|t| names.is_empty() || names.iter().any(|n| n == t.name)) {
+        let path = build::root().join("target/disks").join(format!("{}.img", t.name));
+        disk::create(&path)?;
+        let mut chain: Option<Box<BootTest>> = None;
+        for (words, expect) in t.boots.iter().rev() {
+            let mut args = qemu::base_args(img, &format!("test_hello devtest={words}"));
+            args.extend(qemu::device_args(&path, 0));
+            chain = Some(Box::new(BootTest {
+                name: t.name.to_string(),
+                args,
+                expect: expect.iter().map(|s| s.to_string()).collect(),
+                timeout: Duration::from_secs(60),
+                output: None,
+                keys: Vec::new(),
+                wall: None,
+                then: chain,
+            }));
+        }
+        out.extend(chain.map(|b| *b));
+    }
+    Ok(out)
+}
