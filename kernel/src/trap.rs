@@ -31,6 +31,7 @@ pub extern "C" fn from_user(_frame: *mut TrapFrame) {
 /// interrupts; anything else is a kernel bug.
 pub extern "C" fn from_kernel(tf: &mut TrapFrame) {
     match tf.vector {
+        v if v < 32 && crate::dev::fault(v, tf.rip) => {}
         v if v == apic::TIMER_VECTOR as u64 => {
             apic::eoi();
             let k = kernel();

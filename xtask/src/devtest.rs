@@ -36,6 +36,22 @@ const TESTS: &[Dev] = &[
         ],
     },
     Dev { name: "dev_arp", boots: &[("arp", &["devtest arp: 10.0.2.2 is at 52:55:0a:00:02:02"])] },
+    // The block driver, isolated, writes into kernel memory with a read in
+    // flight; the network driver and the first environment carry on.
+    Dev {
+        name: "dev_wild",
+        boots: &[(
+            "wild,arp",
+            &[
+                "driver virtio-blk: page fault at address 0x",
+                "outside its domain",
+                "driver virtio-blk disabled",
+                "devtest wild: the write to 0x",
+                "devtest arp: 10.0.2.2 is at",
+                "hello from ring 3",
+            ],
+        )],
+    },
 ];
 
 pub fn names() -> Vec<&'static str> {

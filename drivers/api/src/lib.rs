@@ -78,6 +78,10 @@ pub mod op {
     pub const READ: u32 = 1;
     pub const WRITE: u32 = 2;
     pub const TRANSMIT: u32 = 3;
+    /// Fault injection (paper 004 §4): the driver writes a byte at the
+    /// address in `sector`, as a buggy driver's wild write would. Used by
+    /// the isolation boot test.
+    pub const INJECT_WILD_WRITE: u32 = 0xF0;
 }
 
 /// One request from the kernel: sectors to read into or write from the

@@ -179,6 +179,18 @@ pub fn route_queues_to_entry0(root: &mut PciRoot<KernelConfig>, df: DeviceFuncti
     }
 }
 
+/// Carries out a fault-injection request (`drvapi::op::INJECT_*`):
+/// whether `r` was one.
+pub fn inject(r: &drvapi::Request) -> bool {
+    if r.op != drvapi::op::INJECT_WILD_WRITE {
+        return false;
+    }
+    // SAFETY: none: this is the injected bug. The kernel's protection
+    // domain is what stops the write (or, unisolated, does not).
+    unsafe { (r.sector as *mut u8).write_volatile(0xBD) };
+    true
+}
+
 #[panic_handler]
 fn panic(info: &core::panic::PanicInfo) -> ! {
     let mut l = Line { buf: [0; 160], len: 0 };

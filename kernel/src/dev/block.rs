@@ -56,9 +56,9 @@ pub fn submit(
     if !driver::holds(owner, frame) {
         return Err(BlockError::NotOwner);
     }
-    let va = crate::mm::phys::<u8>((frame << 12) + offset as u64) as usize;
-    let r = Request { op: if write { op::WRITE } else { op::READ }, tag: 0, sector, va, len };
-    driver::submit(i, r, done).map_err(|e| {
+    let pa = (frame << 12) + offset as u64;
+    let r = Request { op: if write { op::WRITE } else { op::READ }, tag: 0, sector, va: 0, len };
+    driver::submit(i, r, pa, done).map_err(|e| {
         if e == status::OK {
             BlockError::Driver(status::IO_ERROR)
         } else {

@@ -4,6 +4,7 @@
 //! loses bus mastering and interrupts, its requests fail with an I/O
 //! error, its DMA pages come back, and the kernel goes on.
 
+use super::domain::Domain;
 use super::image::Image;
 use super::pci::{ConfigSpace, Device};
 use super::tracker::{Object, Tracker};
@@ -24,6 +25,7 @@ pub struct Driver {
     pub name: &'static str,
     pub device: Device,
     pub image: Image,
+    pub domain: Domain,
     init: u64,
     submit: u64,
     interrupt: u64,
@@ -45,7 +47,7 @@ pub struct Drivers {
     pub list: [Option<Driver>; MAX_DRIVERS],
     /// The driver a crossing is in, if any.
     pub current: Option<usize>,
-    saved: xpc::Saved,
+    pub saved: xpc::Saved,
     pending: [Option<Pending>; MAX_PENDING],
     next_tag: u64,
 }
@@ -95,12 +97,13 @@ fn cross(i: usize, func: impl Fn(&Driver) -> u64, args: [u64; 3]) -> Result<u64,
     if d.disabled || ds.current.is_some() {
         return Err(status::IO_ERROR);
     }
-    let (f, top) = (func(d), d.image.stack().1);
+    let f = func(d);
+    (ds.saved.stack_top, ds.saved.domain) = (d.image.stack().1, d.domain.pml4 << 12);
     ds.current = Some(i);
     // SAFETY: `f` is one of the driver's entry points (checked to lie in
-    // its text at load), `top` its stack's top; the kernel runs with
-    // interrupts off outside its idle wait.
-    let r = unsafe { xpc::enter(f, args, &mut ds.saved, top) };
+    // its text at load), the stack and page table its own; the kernel
+    // runs with interrupts off outside its idle wait.
+    let r = unsafe { xpc::enter(f, args, &mut ds.saved) };
     ds.current = None;
     match ds.list[i].as_ref() {
         Some(d) if !d.disabled => Ok(r),
@@ -108,14 +111,35 @@ fn cross(i: usize, func: impl Fn(&Driver) -> u64, args: [u64; 3]) -> Result<u64,
     }
 }
 
+/// Copies `v` into driver `d`'s mailbox at `offset`: the driver's
+/// address of it.
+fn post<T: Copy>(d: &Driver, offset: u64, v: T) -> u64 {
+    let va = d.image.mailbox() + offset;
+    // SAFETY: the mailbox is a page of the driver's region, mapped in the
+    // kernel's tables; offsets used here keep within it and aligned.
+    unsafe { (va as *mut T).write(v) };
+    va
+}
+
+const MAIL_DEVICE: u64 = 0;
+const MAIL_FACTS: u64 = 64;
+const MAIL_REQUEST: u64 = 128;
+
 /// Installs a loaded image for `device` and runs its init.
-pub fn start(name: &'static str, device: Device, image: Image, vector: u8) -> Result<usize, &'static str> {
+pub fn start(
+    name: &'static str,
+    device: Device,
+    image: Image,
+    domain: Domain,
+    vector: u8,
+) -> Result<usize, &'static str> {
     let ds = drivers();
     let i = ds.list.iter().position(Option::is_none).ok_or("too many drivers")?;
     ds.list[i] = Some(Driver {
         name,
         device,
         image,
+        domain,
         init: 0,
         submit: 0,
         interrupt: 0,
@@ -150,19 +174,13 @@ pub fn start(name: &'static str, device: Device, image: Image, vector: u8) -> Re
         vendor_id: d.device.vendor,
         device_id: d.device.id,
     };
-    let mut facts = Facts::default();
-    let r = cross(
-        i,
-        |d| d.init,
-        [
-            &super::wrappers::KERNEL_API as *const _ as u64,
-            &info as *const _ as u64,
-            &mut facts as *mut _ as u64,
-        ],
-    );
+    let (info, facts) = (post(d, MAIL_DEVICE, info), post(d, MAIL_FACTS, Facts::default()));
+    let r = cross(i, |d| d.init, [&super::wrappers::KERNEL_API as *const _ as u64, info, facts]);
     match r {
         Ok(v) if v as i32 == status::OK => {
-            ds.list[i].as_mut().expect("installed").facts = facts;
+            let d = ds.list[i].as_mut().expect("installed");
+            // SAFETY: put there by `post` above, in the driver's mailbox.
+            d.facts = unsafe { (facts as *const Facts).read() };
             Ok(i)
         }
         _ => {
@@ -172,29 +190,38 @@ pub fn start(name: &'static str, device: Device, image: Image, vector: u8) -> Re
     }
 }
 
-/// Lends `va..va + len` to driver `i` for request `r` and starts it;
+/// Lends the `len` bytes at physical address `pa` (inside one page) to
+/// driver `i` for request `r` (whose `va` is set here) and starts it;
 /// `done` is called when it ends. Returns the request's tag.
-pub fn submit(i: usize, mut r: Request, done: Done) -> Result<u64, i32> {
+pub fn submit(i: usize, mut r: Request, pa: u64, done: Done) -> Result<u64, i32> {
     let ds = drivers();
     let Some(slot) = ds.pending.iter().position(Option::is_none) else { return Err(status::NO_SPACE) };
     let d = ds.list[i].as_mut().ok_or(status::IO_ERROR)?;
+    if d.disabled {
+        return Err(status::IO_ERROR);
+    }
+    let k = crate::state::kernel();
+    let va = d.domain.lend(k, pa).ok_or(status::NO_SPACE)?;
     r.tag = ds.next_tag;
+    r.va = va as usize;
     ds.next_tag += 1;
-    d.tracker
-        .add(Object::Lent { tag: r.tag, va: r.va as u64, len: r.len as u64 })
-        .map_err(|_| status::NO_SPACE)?;
+    if d.tracker.add(Object::Lent { tag: r.tag, va, pa, len: r.len as u64 }).is_err() {
+        d.domain.take_back(k, va);
+        return Err(status::NO_SPACE);
+    }
     ds.pending[slot] = Some(Pending { tag: r.tag, driver: i, done });
-    let res = cross(i, |d| d.submit, [&r as *const Request as u64, 0, 0]);
-    match res {
+    let req = post(d, MAIL_REQUEST, r);
+    match cross(i, |d| d.submit, [req, 0, 0]) {
         Ok(v) if v as i32 == status::OK => Ok(r.tag),
         other => {
             // Not started: the buffer comes back, no completion is due
             // (unless disabling the driver already failed it).
             if let Some(d) = ds.list[i].as_mut() {
-                d.tracker.take_lent(r.tag);
+                if d.tracker.take_lent(r.tag).is_some() {
+                    d.domain.take_back(k, va);
+                }
             }
-            let still = ds.pending[slot].as_ref().is_some_and(|p| p.tag == r.tag);
-            if still {
+            if ds.pending[slot].as_ref().is_some_and(|p| p.tag == r.tag) {
                 ds.pending[slot] = None;
             }
             Err(match other {
@@ -242,9 +269,15 @@ pub fn disable(i: usize, why: &str) {
     msix::mask(&d.device);
     let k = crate::state::kernel();
     for o in d.tracker.drain() {
-        if let Object::Dma { pa, pages } = o {
-            // Safe to reuse: bus mastering is off.
-            super::contig::free(&mut k.frames, pa >> 12, pages);
+        match o {
+            Object::Dma { pa, va, pages } => {
+                d.domain.unmap(k, va, pages);
+                // Safe to reuse: bus mastering is off.
+                super::contig::free(&mut k.frames, pa >> 12, pages);
+            }
+            Object::Lent { va, .. } => d.domain.take_back(k, va),
+            Object::Mmio { va, len, .. } => d.domain.unmap(k, va & !4095, ((va & 4095) + len).div_ceil(4096)),
+            Object::Shared { .. } | Object::Irq { .. } => {}
         }
     }
     for slot in ds.pending.iter_mut() {
@@ -253,6 +286,24 @@ pub fn disable(i: usize, why: &str) {
             (p.done)(p.tag, status::IO_ERROR, 0);
         }
     }
+}
+
+/// A processor exception: if it happened inside a crossing (the driver
+/// wrote outside its domain, or faulted otherwise), the driver is
+/// disabled and the crossing left; otherwise `false`. Runs first thing in
+/// the kernel's trap handler, still in the domain's page table.
+pub fn fault(vector: u64, rip: u64) -> bool {
+    let ds = drivers();
+    if ds.current.is_none() {
+        return false;
+    }
+    xpc::leave_domain(&ds.saved);
+    let what = if vector == 14 { "page fault" } else { abi::exception::vector::name(vector) };
+    if vector == 14 {
+        let addr = crate::arch::cpu::cr2();
+        fail_current(format_args!("{what} at address {addr:#x} (rip {rip:#x}): outside its domain"))
+    }
+    fail_current(format_args!("{what} at rip {rip:#x}"))
 }
 
 /// Disables the current driver and leaves the crossing (a wrapper check

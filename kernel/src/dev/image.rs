@@ -2,14 +2,14 @@
 //! built from `drivers/`) into its driver region: a window of the kernel's
 //! top 2 GiB that belongs to that driver alone. The image and its stack
 //! sit in one physically contiguous run of frames, mapped with the rights
-//! of each segment: text read-execute, read-only data read-only, data and
-//! stack read-write, never executable.
+//! of each segment: text read-execute, read-only data read-only, data,
+//! stack and mailbox (where the kernel copies a call's arguments)
+//! read-write, never executable. Not global: a driver's mappings must go
+//! with its page table (`domain`).
 
-use super::contig;
-use crate::mm::PhysTables;
-use crate::pagetable::{self, GLOBAL, NO_EXEC, PRESENT, WRITABLE};
+use super::{contig, domain};
+use crate::pagetable::{NO_EXEC, PRESENT, WRITABLE};
 use crate::state::Kernel;
-use abi::tables::frame_state;
 use binfmt::elf::{Elf, ET_EXEC, PF_W, PF_X, PT_LOAD};
 
 /// Pages of stack each driver runs on.
@@ -21,7 +21,7 @@ pub struct Image {
     /// First virtual address (page-aligned) and first frame of the run.
     pub base: u64,
     pub first_frame: u64,
-    /// Pages of the run: the image's, then its stack.
+    /// Pages of the run: the image's, then its stack, then its mailbox.
     pub pages: u64,
     /// The executable range and the writable data range.
     pub text: (u64, u64),
@@ -35,7 +35,13 @@ impl Image {
     }
 
     pub fn stack(&self) -> (u64, u64) {
-        (self.end() - STACK_PAGES * 4096, self.end())
+        (self.end() - (STACK_PAGES + 1) * 4096, self.end() - 4096)
+    }
+
+    /// The page where the kernel puts the arguments of a call into the
+    /// driver.
+    pub fn mailbox(&self) -> u64 {
+        self.end() - 4096
     }
 
     /// The physical address of an address inside the run.
@@ -54,17 +60,12 @@ pub fn load(k: &mut Kernel, data: &[u8], window: (u64, u64)) -> Result<Image, &'
     let lo = loads().map(|s| s.vaddr & !4095).min().ok_or("no loadable segment")?;
     let hi = loads().map(|s| (s.vaddr + s.memsz).div_ceil(4096) * 4096).max().unwrap_or(lo);
     let span = (hi - lo) / 4096;
-    if hi + STACK_PAGES * 4096 > window.1 {
+    let pages = span + STACK_PAGES + 1;
+    if hi + (STACK_PAGES + 1) * 4096 > window.1 {
         return Err("no room for the stack in the driver region");
     }
-    let first = contig::alloc(&mut k.frames, span + STACK_PAGES).ok_or("out of contiguous memory")?;
-    let mut img = Image {
-        base: lo,
-        first_frame: first,
-        pages: span + STACK_PAGES,
-        entry: elf.entry,
-        ..Image::default()
-    };
+    let first = contig::alloc(&mut k.frames, pages).ok_or("out of contiguous memory")?;
+    let mut img = Image { base: lo, first_frame: first, pages, entry: elf.entry, ..Image::default() };
     for s in loads() {
         let bytes = elf.file_bytes(&s);
         // SAFETY: the destination is inside the fresh run (the segment lies
@@ -83,24 +84,17 @@ pub fn load(k: &mut Kernel, data: &[u8], window: (u64, u64)) -> Result<Image, &'
             img.data = range;
         }
         let rights = PRESENT
-            | GLOBAL
             | if s.flags & PF_W != 0 { WRITABLE } else { 0 }
             | if s.flags & PF_X == 0 { NO_EXEC } else { 0 };
         let mut va = s.vaddr & !4095;
         while va < s.vaddr + s.memsz {
-            map(k, va, img.pa(va) | rights)?;
+            domain::map(k, va, img.pa(va) | rights).map_err(|_| "cannot map the image")?;
             va += 4096;
         }
     }
-    let (stack_lo, stack_hi) = img.stack();
-    for va in (stack_lo..stack_hi).step_by(4096) {
-        map(k, va, img.pa(va) | PRESENT | GLOBAL | WRITABLE | NO_EXEC)?;
+    let (stack_lo, _) = img.stack();
+    for va in (stack_lo..img.end()).step_by(4096) {
+        domain::map(k, va, img.pa(va) | PRESENT | WRITABLE | NO_EXEC).map_err(|_| "cannot map the stack")?;
     }
     Ok(img)
-}
-
-fn map(k: &mut Kernel, va: u64, pte: u64) -> Result<(), &'static str> {
-    let frames = &mut k.frames;
-    let mut alloc = || frames.alloc(None, 0, frame_state::KERNEL);
-    pagetable::map(&mut PhysTables, k.kernel_pml4, va, pte, &mut alloc).map_err(|_| "cannot map the image")
 }

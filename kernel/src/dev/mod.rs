@@ -11,6 +11,8 @@ pub mod block;
 #[cfg(target_os = "none")]
 mod contig;
 #[cfg(target_os = "none")]
+mod domain;
+#[cfg(target_os = "none")]
 mod driver;
 #[cfg(target_os = "none")]
 mod image;
@@ -56,14 +58,13 @@ const KNOWN: &[(&str, u16, u16, u64)] = &[
     ("virtio-blk", 0x1AF4, 0x1042, 0xFFFF_FFFF_C000_0000),
     ("virtio-net", 0x1AF4, 0x1041, 0xFFFF_FFFF_C400_0000),
 ];
-/// Size of each driver region.
-#[cfg(target_os = "none")]
-const REGION: u64 = 64 << 20;
 
 /// Finds the devices, loads and starts a driver for each one the kernel
 /// knows, and runs the self-test `devtest=` names, if any.
 #[cfg(target_os = "none")]
 pub fn init(k: &mut crate::state::Kernel, bootfs: &[u8], cmdline: &[u8]) {
+    let words = core::str::from_utf8(cmdline).unwrap_or("");
+    let isolated = !words.split_whitespace().any(|w| w == "isolation=off");
     let mut found = [None; 8];
     let mut n = 0;
     pci::enumerate(&mut |d| {
@@ -87,14 +88,16 @@ pub fn init(k: &mut crate::state::Kernel, bootfs: &[u8], cmdline: &[u8]) {
             continue;
         };
         let vector = msix::FIRST_VECTOR + driver::drivers().list.iter().flatten().count() as u8;
-        let started = image::load(k, file.data, (base, base + REGION))
-            .and_then(|img| driver::start(name, *d, img, vector));
+        let started = domain::Domain::build(k, base, isolated).and_then(|dom| {
+            let img = image::load(k, file.data, (base, base + domain::REGION))?;
+            driver::start(name, *d, img, dom, vector)
+        });
         match started {
             Ok(i) => {
                 let d = driver::drivers().list[i].as_ref().expect("started");
                 crate::kprintln!(
-                    "dev: {name} at {:02x}:{:02x}.{} (image at {base:#x}, MSI-X vector {vector:#x}): {} sectors, mac {:02x?}",
-                    at.bus, at.device, at.function, d.facts.capacity, d.facts.mac
+                    "dev: {name} at {:02x}:{:02x}.{} ({}, image at {base:#x}, MSI-X vector {vector:#x}): {} sectors, mac {:02x?}",
+                    at.bus, at.device, at.function, if isolated { "isolated" } else { "unisolated" }, d.facts.capacity, d.facts.mac
                 );
             }
             Err(why) => crate::kprintln!(
@@ -105,12 +108,18 @@ pub fn init(k: &mut crate::state::Kernel, bootfs: &[u8], cmdline: &[u8]) {
             ),
         }
     }
-    let words = core::str::from_utf8(cmdline).unwrap_or("");
     for t in words.split_whitespace().filter_map(|w| w.strip_prefix("devtest=")) {
         for name in t.split(',') {
             selftest::run(name);
         }
     }
+}
+
+/// A processor exception in the kernel: whether it was a driver's (then
+/// that driver is disabled and this does not return).
+#[cfg(target_os = "none")]
+pub fn fault(vector: u64, rip: u64) -> bool {
+    driver::fault(vector, rip)
 }
 
 /// An interrupt on `vector`: whether it was a device's (then it has been

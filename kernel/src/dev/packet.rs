@@ -50,8 +50,8 @@ pub fn transmit(owner: u32, frame: u64, offset: usize, len: usize, done: Done) -
     if !driver::holds(owner, frame) {
         return Err(PacketError::NotOwner);
     }
-    let va = crate::mm::phys::<u8>((frame << 12) + offset as u64) as usize;
-    driver::submit(i, Request { op: op::TRANSMIT, tag: 0, sector: 0, va, len }, done)
+    let pa = (frame << 12) + offset as u64;
+    driver::submit(i, Request { op: op::TRANSMIT, tag: 0, sector: 0, va: 0, len }, pa, done)
         .map_err(PacketError::Driver)
 }
 

@@ -4,8 +4,8 @@
 //! under interrupts and print what they saw. A failure powers off with the
 //! failure code.
 
-use super::{block, packet, Global};
-use drvapi::{disk_pattern_byte, status};
+use super::{block, driver, packet, Global};
+use drvapi::{disk_pattern_byte, op, status, Request};
 
 /// Sectors the write test writes and the second boot reads back.
 const PERSIST_SECTOR: u64 = 100;
@@ -18,9 +18,14 @@ struct Outcome {
 }
 
 static LAST: Global<Outcome> = Global::new(Outcome { tag: 0, status: 0, done: false });
+/// The first request that ended with an I/O error.
+static FAILED: Global<u64> = Global::new(0);
 
 fn done(tag: u64, st: i32, _len: usize) {
     *LAST.get() = Outcome { tag, status: st, done: true };
+    if st == status::IO_ERROR && *FAILED.get() == 0 {
+        *FAILED.get() = tag;
+    }
 }
 
 fn fail(why: core::fmt::Arguments) -> ! {
@@ -154,6 +159,39 @@ fn arp() {
     );
 }
 
+/// Kernel memory the injected wild write aims at.
+static CANARY: Global<u64> = Global::new(0x5AFE);
+
+/// Fault injection: the block driver, with a read in flight, writes into
+/// kernel memory. Isolated, the write faults in its domain: the driver is
+/// disabled, the read fails with an I/O error, the kernel memory is
+/// untouched and the kernel runs on.
+fn wild_write() {
+    let f = frame();
+    let read = block::submit(false, 0, f, 0, 4096, 0, done)
+        .unwrap_or_else(|e| fail(format_args!("block request refused: {e:?}")));
+    let ds = driver::drivers();
+    let i = (0..ds.list.len())
+        .find(|&i| ds.list[i].as_ref().is_some_and(|d| d.name == "virtio-blk"))
+        .unwrap_or_else(|| fail(format_args!("no block driver")));
+    let target = CANARY.get() as *mut u64 as u64;
+    let r = Request { op: op::INJECT_WILD_WRITE, tag: 0, sector: target, va: 0, len: 0 };
+    let injected = driver::submit(i, r, f << 12, done);
+    let canary = *CANARY.get();
+    if canary != 0x5AFE {
+        fail(format_args!("the driver wrote kernel memory at {target:#x}: now {canary:#x}"));
+    }
+    if injected != Err(status::IO_ERROR) || *FAILED.get() != read {
+        fail(format_args!("the driver was not stopped ({injected:?}) or its pending read did not fail"));
+    }
+    if block::submit(false, 0, f, 0, 512, 0, done) != Err(block::BlockError::NoDevice) {
+        fail(format_args!("the disabled driver still takes requests"));
+    }
+    crate::kprintln!(
+        "devtest wild: the write to {target:#x} was stopped; its pending read failed with an I/O error; the kernel runs on"
+    );
+}
+
 /// Runs the self-test `name`.
 pub fn run(name: &str) {
     match name {
@@ -161,6 +199,7 @@ pub fn run(name: &str) {
         "blk-write" => write_marker(),
         "blk-readback" => read_marker(),
         "arp" => arp(),
+        "wild" => wild_write(),
         other => fail(format_args!("no device self-test {other:?}")),
     }
 }

@@ -7,14 +7,15 @@
 /// One object a driver holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Object {
-    /// DMA pages from `dma_alloc`.
-    Dma { pa: u64, pages: u64 },
-    /// A buffer lent with request `tag`, until the driver completes it.
-    Lent { tag: u64, va: u64, len: u64 },
+    /// DMA pages from `dma_alloc`, mapped for the driver at `va`.
+    Dma { pa: u64, va: u64, pages: u64 },
+    /// A buffer lent with request `tag` until the driver completes it:
+    /// `len` bytes at `pa`, mapped for the driver at `va`.
+    Lent { tag: u64, va: u64, pa: u64, len: u64 },
     /// A range the device may reach (`share`), until `unshare`.
     Shared { pa: u64, len: u64 },
-    /// Device registers mapped for the driver.
-    Mmio { pa: u64, len: u64 },
+    /// Device registers at `pa`, mapped for the driver at `va`.
+    Mmio { pa: u64, va: u64, len: u64 },
     /// The device's interrupts, delivered to the driver on `vector`.
     Irq { vector: u8 },
 }
@@ -60,20 +61,19 @@ impl Tracker {
         slot.take()
     }
 
-    /// Whether `va..va + len` lies inside one lent buffer.
-    pub fn lent_covers(&self, va: u64, len: u64) -> bool {
-        self.iter().any(|o| match o {
-            Object::Lent { va: b, len: l, .. } => inside(va, len, b, l),
-            _ => false,
+    /// The physical address of `va..va + len` if it lies inside one lent
+    /// buffer or one DMA allocation (as the driver sees them).
+    pub fn device_address(&self, va: u64, len: u64) -> Option<u64> {
+        self.iter().find_map(|o| match o {
+            Object::Lent { va: b, pa, len: l, .. } if inside(va, len, b, l) => Some(pa + (va - b)),
+            Object::Dma { pa, va: b, pages } if inside(va, len, b, pages * 4096) => Some(pa + (va - b)),
+            _ => None,
         })
     }
 
-    /// Whether `pa..pa + len` lies inside one DMA allocation.
-    pub fn dma_covers(&self, pa: u64, len: u64) -> bool {
-        self.iter().any(|o| match o {
-            Object::Dma { pa: b, pages } => inside(pa, len, b, pages * 4096),
-            _ => false,
-        })
+    /// Whether `va..va + len` lies inside one lent buffer.
+    pub fn lent_covers(&self, va: u64, len: u64) -> bool {
+        self.iter().any(|o| matches!(o, Object::Lent { va: b, len: l, .. } if inside(va, len, b, l)))
     }
 
     pub fn iter(&self) -> impl Iterator<Item = Object> + '_ {
@@ -105,27 +105,28 @@ mod tests {
     #[test]
     fn a_lent_buffer_covers_only_its_own_range_until_taken() {
         let mut t = Tracker::default();
-        t.add(Object::Lent { tag: 7, va: 0x1000, len: 0x200 }).unwrap();
+        let lent = Object::Lent { tag: 7, va: 0x1000, pa: 0x9000, len: 0x200 };
+        t.add(lent).unwrap();
         assert!(t.lent_covers(0x1000, 0x200));
-        assert!(t.lent_covers(0x1100, 0x10));
+        assert_eq!(t.device_address(0x1100, 0x10), Some(0x9100));
         assert!(!t.lent_covers(0x1100, 0x101));
         assert!(!t.lent_covers(0xFFF, 2));
         assert!(!t.lent_covers(0x1000, 0));
         assert!(!t.lent_covers(u64::MAX, 2));
-        assert_eq!(t.take_lent(7), Some(Object::Lent { tag: 7, va: 0x1000, len: 0x200 }));
-        assert!(!t.lent_covers(0x1000, 0x200));
+        assert_eq!(t.take_lent(7), Some(lent));
+        assert_eq!(t.device_address(0x1000, 0x200), None);
         assert_eq!(t.take_lent(7), None);
     }
 
     #[test]
     fn only_an_object_held_can_be_given_back() {
         let mut t = Tracker::default();
-        t.add(Object::Dma { pa: 0x5000, pages: 2 }).unwrap();
-        assert_eq!(t.remove(Object::Dma { pa: 0x5000, pages: 1 }), Err(TrackError::NotHeld));
-        assert!(t.dma_covers(0x5800, 0x1000));
-        assert!(!t.dma_covers(0x6800, 0x1000));
-        assert_eq!(t.remove(Object::Dma { pa: 0x5000, pages: 2 }), Ok(()));
-        assert_eq!(t.remove(Object::Dma { pa: 0x5000, pages: 2 }), Err(TrackError::NotHeld));
+        t.add(Object::Dma { pa: 0x5000, va: 0x10_0000, pages: 2 }).unwrap();
+        assert_eq!(t.remove(Object::Dma { pa: 0x5000, va: 0x10_0000, pages: 1 }), Err(TrackError::NotHeld));
+        assert_eq!(t.device_address(0x10_0800, 0x1000), Some(0x5800));
+        assert_eq!(t.device_address(0x10_1800, 0x1000), None);
+        assert_eq!(t.remove(Object::Dma { pa: 0x5000, va: 0x10_0000, pages: 2 }), Ok(()));
+        assert_eq!(t.remove(Object::Dma { pa: 0x5000, va: 0x10_0000, pages: 2 }), Err(TrackError::NotHeld));
     }
 
     #[test]

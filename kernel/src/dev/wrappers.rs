@@ -9,8 +9,8 @@
 use super::driver::{self, current, fail_current, owns, Driver};
 use super::pci::{Bar, ConfigSpace};
 use super::tracker::{inside, Object};
+use super::xpc::KernelView;
 use super::{contig, msix};
-use crate::mm::{phys, PHYS_BASE};
 use drvapi::{status, KernelApi, VERSION};
 
 pub static KERNEL_API: KernelApi = KernelApi {
@@ -50,17 +50,25 @@ fn text(d: &Driver, ptr: *const u8, len: usize) -> &'static str {
     }
 }
 
+/// The kernel's page table for the rest of a wrapper (see `xpc`).
+fn kernel_view() -> KernelView<'static> {
+    KernelView::enter(&driver::drivers().saved)
+}
+
 extern "C" fn log(ptr: *const u8, len: usize) {
+    let _k = kernel_view();
     let (_, d) = current();
     crate::kprintln!("{}: {}", d.name, text(d, ptr, len));
 }
 
 extern "C" fn fail(ptr: *const u8, len: usize) {
+    let _k = kernel_view();
     let (_, d) = current();
     fail_current(format_args!("gave up: {}", text(d, ptr, len)))
 }
 
 extern "C" fn dma_alloc(pages: usize, va: *mut usize) -> u64 {
+    let _k = kernel_view();
     let (_, d) = current();
     if !(1..=MAX_DMA_PAGES).contains(&pages)
         || !owns(d, va as u64, 8, false)
@@ -71,25 +79,36 @@ extern "C" fn dma_alloc(pages: usize, va: *mut usize) -> u64 {
     let k = crate::state::kernel();
     let Some(first) = contig::alloc(&mut k.frames, pages as u64) else { return 0 };
     let pa = first << 12;
-    if d.tracker.add(Object::Dma { pa, pages: pages as u64 }).is_err() {
-        contig::free(&mut k.frames, first, pages as u64);
+    let n = pages as u64;
+    let Some(alias) = d.domain.map_dma(k, pa, n) else {
+        contig::free(&mut k.frames, first, n);
+        return 0;
+    };
+    if d.tracker.add(Object::Dma { pa, va: alias, pages: n }).is_err() {
+        d.domain.unmap(k, alias, n);
+        contig::free(&mut k.frames, first, n);
         return 0;
     }
     // SAFETY: `va` is 8 aligned bytes of the driver's writable memory.
-    unsafe { va.write(phys::<u8>(pa) as usize) };
+    unsafe { va.write(alias as usize) };
     pa
 }
 
 extern "C" fn dma_free(pa: u64, va: usize, pages: usize) -> i32 {
+    let _k = kernel_view();
     let (_, d) = current();
-    if va as u64 != PHYS_BASE + pa || d.tracker.remove(Object::Dma { pa, pages: pages as u64 }).is_err() {
+    let n = pages as u64;
+    if d.tracker.remove(Object::Dma { pa, va: va as u64, pages: n }).is_err() {
         fail_current(format_args!("dma_free({pa:#x}, {va:#x}, {pages}) of pages it does not hold"));
     }
-    contig::free(&mut crate::state::kernel().frames, pa >> 12, pages as u64);
+    let k = crate::state::kernel();
+    d.domain.unmap(k, va as u64, n);
+    contig::free(&mut k.frames, pa >> 12, n);
     status::OK
 }
 
 extern "C" fn mmio_map(pa: u64, size: usize) -> usize {
+    let _k = kernel_view();
     let (_, d) = current();
     let in_bar = d.device.bars.iter().any(|b| match *b {
         Bar::Memory { addr, size: s, .. } => inside(pa, size as u64, addr, s),
@@ -100,21 +119,23 @@ extern "C" fn mmio_map(pa: u64, size: usize) -> usize {
     if !in_bar || !inside(pa, size as u64, 3 << 30, 1 << 30) {
         fail_current(format_args!("mmio_map({pa:#x}, {size:#x}) outside its device's registers"));
     }
-    if d.tracker.add(Object::Mmio { pa, len: size as u64 }).is_err() {
+    let Some(va) = d.domain.map_mmio(crate::state::kernel(), pa, size as u64) else {
+        fail_current(format_args!("mapped too many registers"));
+    };
+    if d.tracker.add(Object::Mmio { pa, va, len: size as u64 }).is_err() {
         fail_current(format_args!("holds too many objects"));
     }
-    phys::<u8>(pa) as usize
+    va as usize
 }
 
 extern "C" fn share(va: usize, len: usize, _direction: u32) -> u64 {
+    let _k = kernel_view();
     let (_, d) = current();
     let (va64, len64) = (va as u64, len as u64);
-    let pa = if d.tracker.lent_covers(va64, len64) {
-        va64.wrapping_sub(PHYS_BASE)
+    let pa = if let Some(pa) = d.tracker.device_address(va64, len64) {
+        pa
     } else if inside(va64, len64, d.image.data.0, d.image.data.1 - d.image.data.0) {
         d.image.pa(va64)
-    } else if va64 >= PHYS_BASE && d.tracker.dma_covers(va64 - PHYS_BASE, len64) {
-        va64 - PHYS_BASE
     } else {
         fail_current(format_args!("share({va:#x}, {len:#x}) of memory neither its own nor lent to it"));
     };
@@ -125,6 +146,7 @@ extern "C" fn share(va: usize, len: usize, _direction: u32) -> u64 {
 }
 
 extern "C" fn unshare(pa: u64, _va: usize, len: usize) {
+    let _k = kernel_view();
     let (_, d) = current();
     if d.tracker.remove(Object::Shared { pa, len: len as u64 }).is_err() {
         fail_current(format_args!("unshare({pa:#x}, {len:#x}) of a range it never shared"));
@@ -145,6 +167,7 @@ fn bar(offset: u32) -> Option<usize> {
 }
 
 extern "C" fn config_read(offset: u32) -> u32 {
+    let _k = kernel_view();
     let (_, d) = current();
     if offset > 0xFC || !offset.is_multiple_of(4) {
         return !0;
@@ -158,6 +181,7 @@ extern "C" fn config_read(offset: u32) -> u32 {
 /// A driver sizes a BAR as if it owned it (all ones, read, the old value
 /// back); the kernel plays the BAR so the device's addresses never move.
 extern "C" fn config_write(offset: u32, value: u32) -> i32 {
+    let _k = kernel_view();
     let (_, d) = current();
     if offset > 0xFC || !offset.is_multiple_of(4) || guarded(d, offset) {
         fail_current(format_args!("config_write({offset:#x}) of a register it may not write"));
@@ -172,6 +196,7 @@ extern "C" fn config_write(offset: u32, value: u32) -> i32 {
 }
 
 extern "C" fn irq_enable() -> i32 {
+    let _k = kernel_view();
     let (_, d) = current();
     if d.tracker.iter().any(|o| matches!(o, Object::Irq { .. })) {
         return status::OK;
@@ -187,15 +212,19 @@ extern "C" fn irq_enable() -> i32 {
 }
 
 extern "C" fn complete(tag: u64, st: i32, len: usize) {
+    let _k = kernel_view();
     let (_, d) = current();
     match d.tracker.take_lent(tag) {
-        Some(Object::Lent { len: lent, .. }) if st != status::OK || len <= lent as usize => {}
+        Some(Object::Lent { va, len: lent, .. }) if st != status::OK || len <= lent as usize => {
+            d.domain.take_back(crate::state::kernel(), va)
+        }
         _ => fail_current(format_args!("completed request {tag} it does not hold (or overran it)")),
     }
     driver::finish(tag, st, len);
 }
 
 extern "C" fn receive(va: usize, len: usize) {
+    let _k = kernel_view();
     let (_, d) = current();
     let Some(frame) = readable(d, va, len) else {
         fail_current(format_args!("receive({va:#x}, {len}) outside its memory"));
