@@ -24,8 +24,7 @@ pub enum BlockError {
 
 /// The block driver's index.
 fn device() -> Option<usize> {
-    let ds = driver::drivers();
-    (0..ds.list.len()).find(|&i| ds.list[i].as_ref().is_some_and(|d| d.name == "virtio-blk" && !d.disabled))
+    driver::find("virtio-blk")
 }
 
 /// Sectors on the disk (0 without one).

@@ -232,6 +232,20 @@ pub fn submit(i: usize, mut r: Request, pa: u64, done: Done) -> Result<u64, i32>
     }
 }
 
+/// One crossing into driver `i` and back, doing nothing: its `submit`
+/// with a request it refuses at once (the XPC benchmark).
+pub fn null_call(i: usize) -> Result<u64, i32> {
+    let d = drivers().list[i].as_ref().ok_or(status::IO_ERROR)?;
+    let req = post(d, MAIL_REQUEST, Request::default());
+    cross(i, |d| d.submit, [req, 0, 0])
+}
+
+/// The index of the enabled driver `name`.
+pub fn find(name: &str) -> Option<usize> {
+    let ds = drivers();
+    (0..ds.list.len()).find(|&i| ds.list[i].as_ref().is_some_and(|d| d.name == name && !d.disabled))
+}
+
 /// Request `tag` of the current driver ended (the `complete` wrapper,
 /// which checked that the driver holds it).
 pub fn finish(tag: u64, st: i32, len: usize) {

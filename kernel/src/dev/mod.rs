@@ -7,6 +7,8 @@ pub mod pci;
 pub mod tracker;
 
 #[cfg(target_os = "none")]
+mod bench;
+#[cfg(target_os = "none")]
 pub mod block;
 #[cfg(target_os = "none")]
 mod contig;
@@ -60,7 +62,8 @@ const KNOWN: &[(&str, u16, u16, u64)] = &[
 ];
 
 /// Finds the devices, loads and starts a driver for each one the kernel
-/// knows, and runs the self-test `devtest=` names, if any.
+/// knows, and runs the self-test `devtest=` names, if any, or the device
+/// benchmarks when the first program is `devbench`.
 #[cfg(target_os = "none")]
 pub fn init(k: &mut crate::state::Kernel, bootfs: &[u8], cmdline: &[u8]) {
     let words = core::str::from_utf8(cmdline).unwrap_or("");
@@ -108,6 +111,9 @@ pub fn init(k: &mut crate::state::Kernel, bootfs: &[u8], cmdline: &[u8]) {
             ),
         }
     }
+    if words.split_whitespace().any(|w| w == "init=devbench") {
+        bench::run(isolated, words.split_whitespace().any(|w| w == "quick"));
+    }
     for t in words.split_whitespace().filter_map(|w| w.strip_prefix("devtest=")) {
         for name in t.split(',') {
             selftest::run(name);
@@ -122,9 +128,24 @@ pub fn fault(vector: u64, rip: u64) -> bool {
     driver::fault(vector, rip)
 }
 
+/// When the last device interrupt arrived (TSC).
+#[cfg(target_os = "none")]
+static WOKE: Global<u64> = Global::new(0);
+
+#[cfg(target_os = "none")]
+fn rdtsc() -> u64 {
+    // SAFETY: RDTSC only reads the time-stamp counter.
+    unsafe { core::arch::x86_64::_rdtsc() }
+}
+
 /// An interrupt on `vector`: whether it was a device's (then it has been
 /// acknowledged and its driver has run).
 #[cfg(target_os = "none")]
 pub fn interrupt(vector: u64) -> bool {
-    u8::try_from(vector).is_ok_and(driver::interrupt)
+    let at = rdtsc();
+    let mine = u8::try_from(vector).is_ok_and(driver::interrupt);
+    if mine {
+        *WOKE.get() = at;
+    }
+    mine
 }

@@ -30,9 +30,13 @@ pub fn seen() -> Seen {
     *SEEN.get()
 }
 
+/// Forgets the last ARP reply (to wait for the next one).
+pub fn forget_arp_reply() {
+    SEEN.get().arp_reply = None;
+}
+
 fn device() -> Option<usize> {
-    let ds = driver::drivers();
-    (0..ds.list.len()).find(|&i| ds.list[i].as_ref().is_some_and(|d| d.name == "virtio-net" && !d.disabled))
+    driver::find("virtio-net")
 }
 
 /// The NIC's MAC address.

@@ -11,60 +11,74 @@ use drvapi::{disk_pattern_byte, op, status, Request};
 const PERSIST_SECTOR: u64 = 100;
 const PERSIST_TEXT: &[u8] = b"written by veneer before a reboot";
 
-struct Outcome {
-    tag: u64,
-    status: i32,
-    done: bool,
-}
-
-static LAST: Global<Outcome> = Global::new(Outcome { tag: 0, status: 0, done: false });
+/// Requests that ended and were not waited for yet: (tag, status).
+static ENDED: Global<[Option<(u64, i32)>; 32]> = Global::new([None; 32]);
 /// The first request that ended with an I/O error.
 static FAILED: Global<u64> = Global::new(0);
 
-fn done(tag: u64, st: i32, _len: usize) {
-    *LAST.get() = Outcome { tag, status: st, done: true };
+pub(super) fn done(tag: u64, st: i32, _len: usize) {
+    match ENDED.get().iter_mut().find(|e| e.is_none()) {
+        Some(free) => *free = Some((tag, st)),
+        None => fail(format_args!("more than 32 requests ended unwaited")),
+    }
     if st == status::IO_ERROR && *FAILED.get() == 0 {
         *FAILED.get() = tag;
     }
 }
 
-fn fail(why: core::fmt::Arguments) -> ! {
+pub(super) fn fail(why: core::fmt::Arguments) -> ! {
     crate::kprintln!("devtest FAILED: {why}");
     crate::arch::cpu::qemu_exit(crate::EXIT_FAILURE)
 }
 
 /// Halts with interrupts on (not polling the device) until `ready`, for
 /// at most 5 s.
-fn wait_for(ready: impl Fn() -> bool, what: core::fmt::Arguments) {
+/// How many timer ticks `wait_for` waits (5 s). Under `-icount` with
+/// `sleep=off` (the benchmarks) an idle CPU's virtual time jumps from tick
+/// to tick at host speed while the host does the device's work, so the
+/// benchmarks allow many more.
+pub(super) static WAIT_TICKS: Global<u64> = Global::new(2500);
+
+pub(super) fn wait_for(ready: impl Fn() -> bool, what: core::fmt::Arguments) {
     let k = crate::state::kernel();
     let start = k.kinfo.ticks;
     while !ready() {
-        if k.kinfo.ticks - start > 2500 {
-            fail(format_args!("{what} within 5 s"));
+        if k.kinfo.ticks - start > *WAIT_TICKS.get() {
+            fail(format_args!("{what} within {} timer ticks", *WAIT_TICKS.get()));
         }
+        let t0 = super::rdtsc();
         // SAFETY: `sti; hlt` halts until the next interrupt (the STI
         // shadow keeps one from slipping in before the HLT); the handlers
         // run on this kernel stack and return here.
         unsafe { core::arch::asm!("sti", "hlt", "cli", options(nostack)) };
+        // Halted from t0 until a device's interrupt arrived (or, woken by
+        // the timer, until now).
+        let woke = *super::WOKE.get();
+        *HALTED.get() += if woke > t0 { woke } else { super::rdtsc() } - t0;
     }
 }
 
+/// TSC ticks spent halted in `wait_for` (for the benchmarks, which leave
+/// the device's own time out).
+pub(super) static HALTED: Global<u64> = Global::new(0);
+
 /// Waits until request `tag` completes; its status.
-fn wait(tag: u64) -> i32 {
-    wait_for(|| LAST.get().done && LAST.get().tag == tag, format_args!("request {tag} did not complete"));
-    LAST.get().done = false;
-    LAST.get().status
+pub(super) fn wait(tag: u64) -> i32 {
+    let ended = || ENDED.get().iter().position(|e| e.is_some_and(|(t, _)| t == tag));
+    wait_for(|| ended().is_some(), format_args!("request {tag} did not complete"));
+    let (_, st) = ENDED.get()[ended().expect("waited for")].take().expect("found");
+    st
 }
 
 /// A kernel frame for the tests' buffers.
-fn frame() -> u64 {
+pub(super) fn frame() -> u64 {
     let k = crate::state::kernel();
     k.frames
         .alloc(None, 0, abi::tables::frame_state::KERNEL)
         .unwrap_or_else(|_| fail(format_args!("no frame")))
 }
 
-fn bytes(f: u64) -> &'static mut [u8; 4096] {
+pub(super) fn bytes(f: u64) -> &'static mut [u8; 4096] {
     // SAFETY: a kernel frame of the tests', in the physical window, not
     // lent to a driver while this reference is used.
     unsafe { &mut *crate::mm::phys::<[u8; 4096]>(f << 12) }
@@ -127,24 +141,29 @@ fn read_marker() {
     crate::kprintln!("devtest blk-readback: the 8 sectors the previous boot wrote are on the disk");
 }
 
-const GATEWAY: [u8; 4] = [10, 0, 2, 2];
+pub(super) const GATEWAY: [u8; 4] = [10, 0, 2, 2];
 const OUR_IP: [u8; 4] = [10, 0, 2, 15];
+pub(super) const ARP_LEN: usize = 42;
 
-fn arp() {
+/// Builds, by hand, an ARP request for QEMU's gateway in frame `f`.
+pub(super) fn arp_request(f: u64) {
     let mac = packet::mac().unwrap_or_else(|| fail(format_args!("no network device")));
-    let f = frame();
-    let b = bytes(f);
-    let mut p = [0u8; 42];
+    let p = &mut bytes(f)[..ARP_LEN];
     p[0..6].copy_from_slice(&[0xFF; 6]);
     p[6..12].copy_from_slice(&mac);
     p[12..14].copy_from_slice(&0x0806u16.to_be_bytes());
     p[14..22].copy_from_slice(&[0, 1, 8, 0, 6, 4, 0, 1]);
     p[22..28].copy_from_slice(&mac);
     p[28..32].copy_from_slice(&OUR_IP);
+    p[32..38].fill(0);
     p[38..42].copy_from_slice(&GATEWAY);
-    b[..42].copy_from_slice(&p);
-    let tag =
-        packet::transmit(0, f, 0, 42, done).unwrap_or_else(|e| fail(format_args!("transmit refused: {e:?}")));
+}
+
+fn arp() {
+    let f = frame();
+    arp_request(f);
+    let tag = packet::transmit(0, f, 0, ARP_LEN, done)
+        .unwrap_or_else(|e| fail(format_args!("transmit refused: {e:?}")));
     if wait(tag) != status::OK {
         fail(format_args!("transmit failed"));
     }
@@ -170,10 +189,7 @@ fn wild_write() {
     let f = frame();
     let read = block::submit(false, 0, f, 0, 4096, 0, done)
         .unwrap_or_else(|e| fail(format_args!("block request refused: {e:?}")));
-    let ds = driver::drivers();
-    let i = (0..ds.list.len())
-        .find(|&i| ds.list[i].as_ref().is_some_and(|d| d.name == "virtio-blk"))
-        .unwrap_or_else(|| fail(format_args!("no block driver")));
+    let i = driver::find("virtio-blk").unwrap_or_else(|| fail(format_args!("no block driver")));
     let target = CANARY.get() as *mut u64 as u64;
     let r = Request { op: op::INJECT_WILD_WRITE, tag: 0, sector: target, va: 0, len: 0 };
     let injected = driver::submit(i, r, f << 12, done);
