@@ -10,6 +10,9 @@ use std::time::Duration;
 
 struct Dev {
     name: &'static str,
+    /// The devices offer no MSI-X (`vectors=0`): interrupts come through
+    /// the I/O APIC, both devices on one shared line.
+    intx: bool,
     /// `devtest=` words of each boot, in order, on one image.
     boots: &'static [(&'static str, &'static [&'static str])],
 }
@@ -17,6 +20,7 @@ struct Dev {
 const TESTS: &[Dev] = &[
     Dev {
         name: "dev_blk_pattern",
+        intx: false,
         boots: &[(
             "blk-pattern",
             &[
@@ -27,6 +31,7 @@ const TESTS: &[Dev] = &[
     },
     Dev {
         name: "dev_blk_persist",
+        intx: false,
         boots: &[
             ("blk-write", &["devtest blk-write: wrote 8 sectors at 100"]),
             (
@@ -35,11 +40,16 @@ const TESTS: &[Dev] = &[
             ),
         ],
     },
-    Dev { name: "dev_arp", boots: &[("arp", &["devtest arp: 10.0.2.2 is at 52:55:0a:00:02:02"])] },
+    Dev {
+        name: "dev_arp",
+        intx: false,
+        boots: &[("arp", &["devtest arp: 10.0.2.2 is at 52:55:0a:00:02:02"])],
+    },
     // The block driver, isolated, writes into kernel memory with a read in
     // flight; the network driver and the first environment carry on.
     Dev {
         name: "dev_wild",
+        intx: false,
         boots: &[(
             "wild,arp",
             &[
@@ -49,6 +59,21 @@ const TESTS: &[Dev] = &[
                 "devtest wild: the write to 0x",
                 "devtest arp: 10.0.2.2 is at",
                 "hello from ring 3",
+            ],
+        )],
+    },
+    // Without MSI-X; the network driver still gets its shared line's
+    // interrupts after the block driver on the same line is disabled.
+    Dev {
+        name: "dev_intx",
+        intx: true,
+        boots: &[(
+            "blk-pattern,wild,arp",
+            &[
+                "I/O APIC vector",
+                "devtest blk-pattern: read 8 sectors at 4096 under interrupts",
+                "devtest wild: the write to 0x",
+                "devtest arp: 10.0.2.2 is at 52:55:0a:00:02:02",
             ],
         )],
     },
@@ -67,7 +92,14 @@ pub fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
         let mut chain: Option<Box<BootTest>> = None;
         for (words, expect) in t.boots.iter().rev() {
             let mut args = qemu::base_args(img, &format!("test_hello devtest={words}"));
-            args.extend(qemu::device_args(&path, 0));
+            let devices = qemu::device_args(&path, 0).into_iter();
+            args.extend(devices.map(|a| {
+                if t.intx {
+                    a.replace("disable-legacy=on", "disable-legacy=on,vectors=0")
+                } else {
+                    a
+                }
+            }));
             chain = Some(Box::new(BootTest {
                 name: t.name.to_string(),
                 args,

@@ -30,7 +30,10 @@ pub struct Driver {
     submit: u64,
     interrupt: u64,
     pub tracker: Tracker,
+    /// The device's vector, and its INTx line when it interrupts through
+    /// the I/O APIC rather than MSI-X.
     pub vector: u8,
+    pub line: Option<u8>,
     pub facts: Facts,
     pub disabled: bool,
     /// BARs the driver is sizing (see `wrappers::config_write`).
@@ -145,6 +148,7 @@ pub fn start(
         interrupt: 0,
         tracker: Tracker::default(),
         vector,
+        line: None,
         facts: Facts::default(),
         disabled: false,
         sizing: 0,
@@ -256,15 +260,22 @@ pub fn finish(tag: u64, st: i32, len: usize) {
     }
 }
 
-/// The device of driver `i` interrupted on its vector.
+/// An interrupt on `vector`: every driver on it runs (a shared INTx line
+/// may have several), then the local APIC is acknowledged. Whether it was
+/// a device's.
 pub fn interrupt(vector: u8) -> bool {
-    let ds = drivers();
-    let Some(i) = ds.list.iter().position(|d| d.as_ref().is_some_and(|d| d.vector == vector)) else {
-        return false;
-    };
-    crate::arch::apic::eoi();
-    let _ = cross(i, |d| d.interrupt, [0; 3]);
-    true
+    let on = |i: usize| drivers().list[i].as_ref().is_some_and(|d| d.vector == vector && !d.disabled);
+    let mut any = false;
+    for i in 0..MAX_DRIVERS {
+        if on(i) {
+            any = true;
+            let _ = cross(i, |d| d.interrupt, [0; 3]);
+        }
+    }
+    if any {
+        crate::arch::apic::eoi();
+    }
+    any
 }
 
 /// Stops driver `i`: its device can no longer interrupt or reach memory,
@@ -281,6 +292,12 @@ pub fn disable(i: usize, why: &str) {
     let f = d.device.at;
     f.write32(4, f.read32(4) & 0xFFFF & !0x4);
     msix::mask(&d.device);
+    let (vector, line) = (d.vector, d.line);
+    let shared = ds.list.iter().flatten().any(|o| !o.disabled && o.vector == vector);
+    if let (Some(line), false) = (line, shared) {
+        super::ioapic::mask(line);
+    }
+    let Some(d) = ds.list[i].as_mut() else { return };
     let k = crate::state::kernel();
     for o in d.tracker.drain() {
         match o {

@@ -19,6 +19,8 @@ mod driver;
 #[cfg(target_os = "none")]
 mod image;
 #[cfg(target_os = "none")]
+mod ioapic;
+#[cfg(target_os = "none")]
 mod msix;
 #[cfg(target_os = "none")]
 pub mod packet;
@@ -99,8 +101,15 @@ pub fn init(k: &mut crate::state::Kernel, bootfs: &[u8], cmdline: &[u8]) {
             Ok(i) => {
                 let d = driver::drivers().list[i].as_ref().expect("started");
                 crate::kprintln!(
-                    "dev: {name} at {:02x}:{:02x}.{} ({}, image at {base:#x}, MSI-X vector {vector:#x}): {} sectors, mac {:02x?}",
-                    at.bus, at.device, at.function, if isolated { "isolated" } else { "unisolated" }, d.facts.capacity, d.facts.mac
+                    "dev: {name} at {:02x}:{:02x}.{} ({}, image at {base:#x}, {} vector {:#x}): {} sectors, mac {:02x?}",
+                    at.bus,
+                    at.device,
+                    at.function,
+                    if isolated { "isolated" } else { "unisolated" },
+                    if d.line.is_some() { "I/O APIC" } else { "MSI-X" },
+                    d.vector,
+                    d.facts.capacity,
+                    d.facts.mac
                 );
             }
             Err(why) => crate::kprintln!(

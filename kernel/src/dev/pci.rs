@@ -271,6 +271,9 @@ pub struct Device {
     pub bar_raw: [u32; 6],
     pub bar_mask: [u32; 6],
     pub msix: Option<Msix>,
+    /// The INTx line the firmware assigned (none when the function has no
+    /// interrupt pin or no line was assigned).
+    pub line: Option<u8>,
 }
 
 #[cfg(target_os = "none")]
@@ -352,7 +355,9 @@ fn probe(f: Function, id: u32) -> Option<Device> {
         }
     };
     let msix = caps[..n].iter().find(|c| c.id == CAP_MSIX).map(|c| msix(&f, c.offset));
-    let mut d = Device { at: f, vendor: id as u16, id: (id >> 16) as u16, msix, ..Device::default() };
+    let intr = f.read32(0x3C);
+    let line = (intr >> 8 & 0xFF != 0 && intr & 0xFF < 0xFF).then_some(intr as u8);
+    let mut d = Device { at: f, vendor: id as u16, id: (id >> 16) as u16, msix, line, ..Device::default() };
     size_bars(&mut d);
     Some(d)
 }

@@ -10,7 +10,7 @@ use super::driver::{self, current, fail_current, owns, Driver};
 use super::pci::{Bar, ConfigSpace};
 use super::tracker::{inside, Object};
 use super::xpc::KernelView;
-use super::{contig, msix};
+use super::{contig, ioapic, msix};
 use drvapi::{status, KernelApi, VERSION};
 
 pub static KERNEL_API: KernelApi = KernelApi {
@@ -201,7 +201,12 @@ extern "C" fn irq_enable() -> i32 {
     if d.tracker.iter().any(|o| matches!(o, Object::Irq { .. })) {
         return status::OK;
     }
-    if let Err(why) = msix::route(&d.device, d.vector) {
+    let routed = match (msix::route(&d.device, d.vector), d.device.line) {
+        (Ok(()), _) => Ok(()),
+        (Err(_), Some(line)) => ioapic::route(line).map(|v| (d.vector, d.line) = (v, Some(line))),
+        (Err(why), None) => Err(why),
+    };
+    if let Err(why) = routed {
         crate::kprintln!("{}: no interrupts: {why}", d.name);
         return status::UNSUPPORTED;
     }
