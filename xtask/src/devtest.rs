@@ -62,6 +62,21 @@ const TESTS: &[Dev] = &[
             ],
         )],
     },
+    // The network driver's stack overflows; the block driver carries on.
+    Dev {
+        name: "dev_overflow",
+        intx: false,
+        boots: &[(
+            "overflow,blk-pattern",
+            &[
+                "driver virtio-net: double fault at rip 0x",
+                "its stack overflowed into its guard page",
+                "devtest overflow: the network driver's stack overflow was stopped",
+                "devtest blk-pattern: read 8 sectors",
+                "hello from ring 3",
+            ],
+        )],
+    },
     // Without MSI-X; the network driver still gets its shared line's
     // interrupts after the block driver on the same line is disabled.
     Dev {

@@ -82,6 +82,8 @@ pub mod op {
     /// address in `sector`, as a buggy driver's wild write would. Used by
     /// the isolation boot test.
     pub const INJECT_WILD_WRITE: u32 = 0xF0;
+    /// Fault injection: the driver recurses until its stack overflows.
+    pub const INJECT_STACK_OVERFLOW: u32 = 0xF1;
 }
 
 /// One request from the kernel: sectors to read into or write from the

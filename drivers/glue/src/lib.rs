@@ -182,13 +182,23 @@ pub fn route_queues_to_entry0(root: &mut PciRoot<KernelConfig>, df: DeviceFuncti
 /// Carries out a fault-injection request (`drvapi::op::INJECT_*`):
 /// whether `r` was one.
 pub fn inject(r: &drvapi::Request) -> bool {
-    if r.op != drvapi::op::INJECT_WILD_WRITE {
-        return false;
+    match r.op {
+        // SAFETY: none: this is the injected bug. The kernel's protection
+        // domain is what stops the write (or, unisolated, does not).
+        drvapi::op::INJECT_WILD_WRITE => unsafe { (r.sector as *mut u8).write_volatile(0xBD) },
+        drvapi::op::INJECT_STACK_OVERFLOW => {
+            core::hint::black_box(deeper(r.sector));
+        }
+        _ => return false,
     }
-    // SAFETY: none: this is the injected bug. The kernel's protection
-    // domain is what stops the write (or, unisolated, does not).
-    unsafe { (r.sector as *mut u8).write_volatile(0xBD) };
     true
+}
+
+/// Recurses without end (the injected stack overflow).
+#[allow(unconditional_recursion)]
+fn deeper(n: u64) -> u64 {
+    let frame = core::hint::black_box([n; 32]);
+    deeper(frame[1] + 1) + frame[2]
 }
 
 #[panic_handler]

@@ -329,12 +329,16 @@ pub fn fault(vector: u64, rip: u64) -> bool {
         return false;
     }
     xpc::leave_domain(&ds.saved);
-    let what = if vector == 14 { "page fault" } else { abi::exception::vector::name(vector) };
-    if vector == 14 {
-        let addr = crate::arch::cpu::cr2();
-        fail_current(format_args!("{what} at address {addr:#x} (rip {rip:#x}): outside its domain"))
+    match vector {
+        14 => {
+            let addr = crate::arch::cpu::cr2();
+            fail_current(format_args!("page fault at address {addr:#x} (rip {rip:#x}): outside its domain"))
+        }
+        8 => fail_current(format_args!(
+            "double fault at rip {rip:#x}: its stack overflowed into its guard page"
+        )),
+        v => fail_current(format_args!("{} at rip {rip:#x}", abi::exception::vector::name(v))),
     }
-    fail_current(format_args!("{what} at rip {rip:#x}"))
 }
 
 /// Disables the current driver and leaves the crossing (a wrapper check

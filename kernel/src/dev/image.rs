@@ -21,7 +21,8 @@ pub struct Image {
     /// First virtual address (page-aligned) and first frame of the run.
     pub base: u64,
     pub first_frame: u64,
-    /// Pages of the run: the image's, then its stack, then its mailbox.
+    /// Pages of the run: the image's, a guard page (not mapped: a stack
+    /// overflow faults), the stack, the mailbox.
     pub pages: u64,
     /// The executable range and the writable data range.
     pub text: (u64, u64),
@@ -60,8 +61,9 @@ pub fn load(k: &mut Kernel, data: &[u8], window: (u64, u64)) -> Result<Image, &'
     let lo = loads().map(|s| s.vaddr & !4095).min().ok_or("no loadable segment")?;
     let hi = loads().map(|s| (s.vaddr + s.memsz).div_ceil(4096) * 4096).max().unwrap_or(lo);
     let span = (hi - lo) / 4096;
-    let pages = span + STACK_PAGES + 1;
-    if hi + (STACK_PAGES + 1) * 4096 > window.1 {
+    // The image, an unmapped guard page, the stack, the mailbox.
+    let pages = span + 1 + STACK_PAGES + 1;
+    if hi + (STACK_PAGES + 2) * 4096 > window.1 {
         return Err("no room for the stack in the driver region");
     }
     let first = contig::alloc(&mut k.frames, pages).ok_or("out of contiguous memory")?;

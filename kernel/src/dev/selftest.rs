@@ -208,6 +208,19 @@ fn wild_write() {
     );
 }
 
+/// Fault injection: the network driver's stack overflows into its guard
+/// page; the fault is delivered on the double-fault stack, the driver is
+/// disabled and the kernel runs on.
+fn stack_overflow() {
+    let i = driver::find("virtio-net").unwrap_or_else(|| fail(format_args!("no network driver")));
+    let f = frame();
+    let r = Request { op: op::INJECT_STACK_OVERFLOW, tag: 0, sector: 0, va: 0, len: 0 };
+    if driver::submit(i, r, f << 12, done) != Err(status::IO_ERROR) || packet::mac().is_some() {
+        fail(format_args!("the driver whose stack overflowed was not stopped"));
+    }
+    crate::kprintln!("devtest overflow: the network driver's stack overflow was stopped; the kernel runs on");
+}
+
 /// Runs the self-test `name`.
 pub fn run(name: &str) {
     match name {
@@ -216,6 +229,7 @@ pub fn run(name: &str) {
         "blk-readback" => read_marker(),
         "arp" => arp(),
         "wild" => wild_write(),
+        "overflow" => stack_overflow(),
         other => fail(format_args!("no device self-test {other:?}")),
     }
 }
