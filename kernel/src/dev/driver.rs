@@ -308,7 +308,7 @@ pub fn disable(i: usize, why: &str) {
             }
             Object::Lent { va, .. } => d.domain.take_back(k, va),
             Object::Mmio { va, len, .. } => d.domain.unmap(k, va & !4095, ((va & 4095) + len).div_ceil(4096)),
-            Object::Shared { .. } | Object::Irq { .. } => {}
+            Object::Irq { .. } => {}
         }
     }
     for slot in ds.pending.iter_mut() {

@@ -12,8 +12,6 @@ pub enum Object {
     /// A buffer lent with request `tag` until the driver completes it:
     /// `len` bytes at `pa`, mapped for the driver at `va`.
     Lent { tag: u64, va: u64, pa: u64, len: u64 },
-    /// A range the device may reach (`share`), until `unshare`.
-    Shared { pa: u64, len: u64 },
     /// Device registers at `pa`, mapped for the driver at `va`.
     Mmio { pa: u64, va: u64, len: u64 },
     /// The device's interrupts, delivered to the driver on `vector`.
@@ -32,33 +30,35 @@ pub enum TrackError {
 /// The objects one driver holds.
 pub struct Tracker {
     slots: [Option<Object>; CAPACITY],
+    /// Slots from here on are empty (scans stop here).
+    used: usize,
 }
 
 impl Default for Tracker {
     fn default() -> Self {
-        Tracker { slots: [None; CAPACITY] }
+        Tracker { slots: [None; CAPACITY], used: 0 }
     }
 }
 
 impl Tracker {
     pub fn add(&mut self, o: Object) -> Result<(), TrackError> {
-        let free = self.slots.iter_mut().find(|s| s.is_none()).ok_or(TrackError::Full)?;
-        *free = Some(o);
+        let i = self.slots.iter().position(Option::is_none).ok_or(TrackError::Full)?;
+        self.slots[i] = Some(o);
+        self.used = self.used.max(i + 1);
         Ok(())
     }
 
     /// Removes exactly `o` (one instance).
     pub fn remove(&mut self, o: Object) -> Result<(), TrackError> {
-        let slot = self.slots.iter_mut().find(|s| **s == Some(o)).ok_or(TrackError::NotHeld)?;
+        let slot = self.slots[..self.used].iter_mut().find(|s| **s == Some(o)).ok_or(TrackError::NotHeld)?;
         *slot = None;
         Ok(())
     }
 
     /// The lent buffer of request `tag`, removed.
     pub fn take_lent(&mut self, tag: u64) -> Option<Object> {
-        let slot =
-            self.slots.iter_mut().find(|s| matches!(s, Some(Object::Lent { tag: t, .. }) if *t == tag))?;
-        slot.take()
+        let lent = |s: &&mut Option<Object>| matches!(s, Some(Object::Lent { tag: t, .. }) if *t == tag);
+        self.slots[..self.used].iter_mut().find(lent)?.take()
     }
 
     /// The physical address of `va..va + len` if it lies inside one lent
@@ -77,12 +77,13 @@ impl Tracker {
     }
 
     pub fn iter(&self) -> impl Iterator<Item = Object> + '_ {
-        self.slots.iter().filter_map(|s| *s)
+        self.slots[..self.used].iter().filter_map(|s| *s)
     }
 
     /// Everything, removed (the driver is being disabled).
     pub fn drain(&mut self) -> impl Iterator<Item = Object> + '_ {
-        self.slots.iter_mut().filter_map(|s| s.take())
+        let n = core::mem::take(&mut self.used);
+        self.slots[..n].iter_mut().filter_map(|s| s.take())
     }
 
     pub fn count(&self) -> usize {
@@ -130,12 +131,25 @@ mod tests {
     }
 
     #[test]
+    fn a_slot_freed_below_the_high_water_mark_is_reused_and_still_found() {
+        let mut t = Tracker::default();
+        for v in 0..3 {
+            t.add(Object::Irq { vector: v }).unwrap();
+        }
+        t.remove(Object::Irq { vector: 0 }).unwrap();
+        t.add(Object::Lent { tag: 9, va: 0x2000, pa: 0x7000, len: 512 }).unwrap();
+        assert_eq!(t.count(), 3);
+        assert_eq!(t.device_address(0x2000, 512), Some(0x7000));
+        assert!(t.iter().any(|o| o == Object::Irq { vector: 2 }));
+    }
+
+    #[test]
     fn the_tracker_is_bounded_and_drains_everything() {
         let mut t = Tracker::default();
         for i in 0..CAPACITY as u64 {
-            t.add(Object::Shared { pa: i, len: 1 }).unwrap();
+            t.add(Object::Irq { vector: i as u8 }).unwrap();
         }
-        assert_eq!(t.add(Object::Irq { vector: 64 }), Err(TrackError::Full));
+        assert_eq!(t.add(Object::Irq { vector: 0 }), Err(TrackError::Full));
         assert_eq!(t.drain().count(), CAPACITY);
         assert_eq!(t.count(), 0);
     }

@@ -128,28 +128,38 @@ extern "C" fn mmio_map(pa: u64, size: usize) -> usize {
     va as usize
 }
 
-extern "C" fn share(va: usize, len: usize, _direction: u32) -> u64 {
-    let _k = kernel_view();
-    let (_, d) = current();
-    let (va64, len64) = (va as u64, len as u64);
-    let pa = if let Some(pa) = d.tracker.device_address(va64, len64) {
-        pa
-    } else if inside(va64, len64, d.image.data.0, d.image.data.1 - d.image.data.0) {
-        d.image.pa(va64)
-    } else {
-        fail_current(format_args!("share({va:#x}, {len:#x}) of memory neither its own nor lent to it"));
-    };
-    if d.tracker.add(Object::Shared { pa, len: len64 }).is_err() {
-        fail_current(format_args!("holds too many objects"));
+/// The device's address of `va..va + len`: inside one buffer lent to the
+/// driver, one of its DMA allocations, or its own data (all physically
+/// contiguous).
+fn device_address(d: &Driver, va: u64, len: u64) -> Option<u64> {
+    if inside(va, len, d.image.data.0, d.image.data.1 - d.image.data.0) {
+        return Some(d.image.pa(va));
     }
-    pa
+    d.tracker.device_address(va, len)
 }
 
-extern "C" fn unshare(pa: u64, _va: usize, len: usize) {
-    let _k = kernel_view();
+/// `share` and `unshare` run on every buffer of every request, and only
+/// read what the kernel tracks (the tracker records the lent buffers and
+/// DMA pages a share may name, and disabling a driver stops its device's
+/// DMA whatever it shared): they stay in the domain's page table, reading
+/// the kernel image there, and switch only to fail (a deferred-call-free
+/// shortcut in the spirit of paper 004 §3.1).
+extern "C" fn share(va: usize, len: usize, _direction: u32) -> u64 {
     let (_, d) = current();
-    if d.tracker.remove(Object::Shared { pa, len: len as u64 }).is_err() {
-        fail_current(format_args!("unshare({pa:#x}, {len:#x}) of a range it never shared"));
+    match device_address(d, va as u64, len as u64) {
+        Some(pa) => pa,
+        None => {
+            let _k = kernel_view();
+            fail_current(format_args!("share({va:#x}, {len:#x}) of memory neither its own nor lent to it"))
+        }
+    }
+}
+
+extern "C" fn unshare(pa: u64, va: usize, len: usize) {
+    let (_, d) = current();
+    if device_address(d, va as u64, len as u64) != Some(pa) {
+        let _k = kernel_view();
+        fail_current(format_args!("unshare({pa:#x}, {va:#x}, {len:#x}) of a range it does not hold"));
     }
 }
 
