@@ -101,7 +101,7 @@ pub fn init(k: &mut crate::state::Kernel, bootfs: &[u8], cmdline: &[u8]) {
             Ok(i) => {
                 let d = driver::drivers().list[i].as_ref().expect("started");
                 crate::kprintln!(
-                    "dev: {name} at {:02x}:{:02x}.{} ({}, image at {base:#x}, {} vector {:#x}): {} sectors, mac {:02x?}",
+                    "dev: {name} at {:02x}:{:02x}.{} ({}, image at {base:#x}, {} vector {:#x}): {} sectors, mac {:02x?}, {} requests in flight at most",
                     at.bus,
                     at.device,
                     at.function,
@@ -109,7 +109,8 @@ pub fn init(k: &mut crate::state::Kernel, bootfs: &[u8], cmdline: &[u8]) {
                     if d.line.is_some() { "I/O APIC" } else { "MSI-X" },
                     d.vector,
                     d.facts.capacity,
-                    d.facts.mac
+                    d.facts.mac,
+                    d.facts.queue_depth
                 );
             }
             Err(why) => crate::kprintln!(

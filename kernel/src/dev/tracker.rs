@@ -86,6 +86,7 @@ impl Tracker {
         self.slots[..n].iter_mut().filter_map(|s| s.take())
     }
 
+    #[cfg(test)]
     pub fn count(&self) -> usize {
         self.iter().count()
     }
