@@ -58,6 +58,23 @@ pub struct ExceptionFrame {
     pub upcalls_off: u64,
 }
 
+// The layout is ABI: assembly on both sides (the kernel's exception stub,
+// the user runtime's entry and resume paths) reaches these words by
+// `offset_of!`, and programs built against one kernel must run on the next.
+const _: () = {
+    use core::mem::{offset_of, size_of};
+    assert!(size_of::<Regs>() == 18 * 8);
+    assert!(offset_of!(Regs, rax) == 0 && offset_of!(Regs, r15) == 15 * 8);
+    assert!(offset_of!(Regs, rip) == 16 * 8 && offset_of!(Regs, rflags) == 17 * 8);
+    assert!(offset_of!(ExceptionFrame, busy) == 0);
+    assert!(offset_of!(ExceptionFrame, vector) == 8);
+    assert!(offset_of!(ExceptionFrame, error_code) == 16);
+    assert!(offset_of!(ExceptionFrame, fault_addr) == 24);
+    assert!(offset_of!(ExceptionFrame, regs) == 32);
+    assert!(offset_of!(ExceptionFrame, upcalls_off) == 32 + 18 * 8);
+    assert!(size_of::<ExceptionFrame>() == 23 * 8);
+};
+
 impl ExceptionFrame {
     /// A save area before any delivery (a `static` initialiser).
     pub const EMPTY: ExceptionFrame = ExceptionFrame {

@@ -13,7 +13,13 @@
 
 use alloc::vec::Vec;
 
-use crate::insn::*;
+use crate::insn::{
+    Insn, ALU_ADD, ALU_AND, ALU_ARSH, ALU_DIV, ALU_END, ALU_LSH, ALU_MOD, ALU_MOV, ALU_MUL, ALU_NEG, ALU_OR,
+    ALU_RSH, ALU_SUB, ALU_XOR, CLASS_ALU, CLASS_ALU64, CLASS_JMP, CLASS_JMP32, CLASS_LDX, CLASS_ST,
+    CLASS_STX, JMP_EXIT, JMP_JA, JMP_JEQ, JMP_JGE, JMP_JGT, JMP_JLE, JMP_JLT, JMP_JNE, JMP_JSET, JMP_JSGE,
+    JMP_JSGT, JMP_JSLE, JMP_JSLT, LD_IMM64, MODE_MEM, PSEUDO_REGION, SIZE_B, SIZE_DW, SIZE_H, SIZE_W, SRC_K,
+    SRC_X,
+};
 
 /// A jump target; bind it with [`Asm::bind`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -15,7 +15,7 @@ use alloc::vec::Vec;
 use core::fmt::Write;
 
 use crate::gen::{gen_program, gen_spec, Inputs, Rng};
-use crate::insn::*;
+use crate::insn::Insn;
 use crate::interp::{run_checked, Memory, RunError};
 use crate::stress::{gen_stress_program, mutate};
 use crate::verifier::Beliefs;

@@ -3,7 +3,11 @@
 //! and by the kernel's JIT self-test (which runs the compiled code in the
 //! kernel itself, see `docs/downloaded-code.md`).
 
-use crate::insn::*;
+use crate::insn::{
+    access_bytes, ALU_ADD, ALU_AND, ALU_ARSH, ALU_DIV, ALU_LSH, ALU_MOD, ALU_MOV, ALU_MUL, ALU_NEG, ALU_OR,
+    ALU_RSH, ALU_SUB, ALU_XOR, CLASS_LDX, CLASS_ST, CLASS_STX, JMP_JEQ, JMP_JGE, JMP_JGT, JMP_JLE, JMP_JLT,
+    JMP_JNE, JMP_JSET, JMP_JSGE, JMP_JSGT, JMP_JSLE, JMP_JSLT, MODE_MEM, SIZE_B, SIZE_DW, SIZE_H, SIZE_W,
+};
 use crate::{Asm, Insn, Label, PacketFields, ProgramSpec};
 use alloc::vec::Vec;
 

@@ -14,7 +14,11 @@
 //! performed, so this is both the normal interpreter and the guard used by
 //! the soundness tests and the fuzzing campaign. It contains no `unsafe`.
 
-use crate::insn::*;
+use crate::insn::{
+    access_bytes, alu32, alu64, endian, jump_taken, Insn, ALU_ADD, ALU_DIV, ALU_END, ALU_MOD, ALU_MOV,
+    ALU_NEG, ALU_SUB, CLASS_ALU, CLASS_ALU64, CLASS_JMP32, CLASS_LD, CLASS_LDX, CLASS_ST, CLASS_STX,
+    JMP_EXIT, JMP_JA, JMP_JSET, NUM_REGS, PSEUDO_REGION, SRC_X, STACK_SIZE,
+};
 use crate::program::{Access, VerifiedProgram};
 use crate::reject::PtrKind;
 use crate::verifier::{Beliefs, Concrete};

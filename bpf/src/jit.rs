@@ -20,10 +20,20 @@
 
 use alloc::vec::Vec;
 
-use crate::insn::*;
+use crate::insn::{
+    access_bytes, Insn, ALU_ADD, ALU_AND, ALU_ARSH, ALU_DIV, ALU_END, ALU_LSH, ALU_MOD, ALU_MOV, ALU_MUL,
+    ALU_NEG, ALU_OR, ALU_RSH, ALU_SUB, ALU_XOR, CLASS_ALU, CLASS_ALU64, CLASS_JMP, CLASS_LD, CLASS_LDX,
+    CLASS_ST, CLASS_STX, JMP_EXIT, JMP_JA, JMP_JEQ, JMP_JGE, JMP_JGT, JMP_JLE, JMP_JLT, JMP_JNE, JMP_JSET,
+    JMP_JSGE, JMP_JSGT, JMP_JSLT, NUM_REGS, PSEUDO_REGION, SRC_X, STACK_SIZE,
+};
 use crate::program::{Access, VerifiedProgram};
 use crate::reject::PtrKind;
-use crate::x86::*;
+use crate::x86::{
+    Emitter, Reg, CC_A, CC_AE, CC_B, CC_BE, CC_E, CC_G, CC_GE, CC_L, CC_LE, CC_NE, EXT_ADD, EXT_AND, EXT_CMP,
+    EXT_OR, EXT_SUB, EXT_XOR, OP_ADD, OP_AND, OP_CMP, OP_OR, OP_SUB, OP_TEST, OP_XOR, R10, R11, R12, R13,
+    R14, R15, R8, R9, RAX, RBP, RBX, RCX, RDI, RDX, RSI, RSP, SHIFT_SAR, SHIFT_SHL, SHIFT_SHR, UNARY_DIV,
+    UNARY_NEG,
+};
 
 /// Signature of JIT-compiled code. `regions` points to one base pointer per
 /// declared region; `packet`/`packet_len` describe the packet (any value

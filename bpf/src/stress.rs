@@ -8,7 +8,11 @@
 use alloc::vec::Vec;
 
 use crate::gen::{Rng, ALU_OPS, JMP_OPS};
-use crate::insn::*;
+use crate::insn::{
+    access_bytes, ALU_ARSH, ALU_DIV, ALU_LSH, ALU_MOD, ALU_NEG, ALU_RSH, CLASS_LDX, CLASS_STX, JMP_JEQ,
+    JMP_JGE, JMP_JGT, JMP_JLE, JMP_JLT, JMP_JNE, JMP_JSGE, JMP_JSGT, JMP_JSLE, JMP_JSLT, MODE_MEM, SIZE_B,
+    SIZE_DW, SIZE_H, SIZE_W,
+};
 use crate::{Asm, Insn, Label, ProgramSpec};
 
 const CTX: u8 = 6;

@@ -8,8 +8,10 @@
 //! stress harness reads.
 
 use crate::arch::cpu;
+use crate::env::State;
+use crate::frames::Frame;
 use crate::state::Kernel;
-use abi::tables::{env_slot, env_state, frame_state};
+use abi::tables::{env_slot, frame_state};
 
 impl Kernel {
     /// Powers the machine off with success for `code == 0`, after the audit
@@ -26,12 +28,12 @@ impl Kernel {
     pub fn audit(&self) -> bool {
         let gone = |id: u32| {
             let e = &self.envs[env_slot(id)];
-            e.id != id || e.state == env_state::FREE
+            e.id().raw() != id || e.state() == State::Free
         };
         let mut free = 0u64;
         let mut orphaned = 0u64;
         for f in 0..self.frames.len() {
-            let Some(fi) = self.frames.info(f) else { continue };
+            let Some(fi) = self.frames.info(Frame::new(f)) else { continue };
             match fi.state {
                 frame_state::FREE => free += 1,
                 frame_state::USER | frame_state::PAGE_TABLE if fi.owner != 0 && gone(fi.owner) => {

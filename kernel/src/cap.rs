@@ -22,7 +22,8 @@
 //! - a NONE, stale or otherwise dead reference, a missing right, or an empty
 //!   list slot: `NotPermitted` — a revoked credential carries no authority,
 //!   so it is reported exactly like one never held;
-//! - unknown rights bits: `BadFlags`;
+//! - unknown rights bits: `BadFlags` (from `Rights::from_bits`, before
+//!   anything else is looked at);
 //! - a full table, a full list or the depth limit: `NoMemory` (all bound
 //!   kernel memory);
 //! - a list slot number out of range: `BadLength`.
@@ -44,13 +45,44 @@ pub const MAX_DEPTH: u32 = 32;
 const _: () = assert!(CAPS <= u16::MAX as usize + 1 && MAX_DEPTH <= u8::MAX as u32);
 
 /// Rights bits a capability carries (a derived capability carries a subset).
-pub mod rights {
-    pub const READ: u32 = 1;
-    pub const WRITE: u32 = 2;
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Rights(u8);
+
+impl Rights {
+    pub const NONE: Rights = Rights(0);
+    pub const READ: Rights = Rights(1);
+    pub const WRITE: Rights = Rights(2);
     /// May derive new capabilities from this one (and, by kernel policy,
     /// hand it to another environment).
-    pub const GRANT: u32 = 4;
-    pub const ALL: u32 = 7;
+    pub const GRANT: Rights = Rights(4);
+    pub const ALL: Rights = Rights(7);
+
+    /// The rights a caller names as bits; unknown bits are `BadFlags`.
+    pub fn from_bits(bits: u64) -> Result<Rights, Error> {
+        if bits & !(Rights::ALL.0 as u64) != 0 {
+            return Err(Error::BadFlags);
+        }
+        Ok(Rights(bits as u8))
+    }
+
+    /// Whether every right in `other` is among these.
+    pub const fn contains(self, other: Rights) -> bool {
+        self.0 & other.0 == other.0
+    }
+}
+
+impl core::ops::BitOr for Rights {
+    type Output = Rights;
+    fn bitor(self, other: Rights) -> Rights {
+        Rights(self.0 | other.0)
+    }
+}
+
+impl core::ops::BitAnd for Rights {
+    type Output = Rights;
+    fn bitand(self, other: Rights) -> Rights {
+        Rights(self.0 & other.0)
+    }
 }
 
 /// A reference to a capability: table index plus generation, so a reference
@@ -89,7 +121,7 @@ pub struct Caps {
     /// Also links the free list.
     next_sibling: [u16; CAPS],
     prev_sibling: [u16; CAPS],
-    rights: [u8; CAPS],
+    rights: [Rights; CAPS],
     /// 0 for a root.
     depth: [u8; CAPS],
     /// A loan: the entry has its parent's authority (see `lend`).
@@ -117,7 +149,7 @@ impl Caps {
             first_child: [NIL; CAPS],
             next_sibling: [NIL; CAPS],
             prev_sibling: [NIL; CAPS],
-            rights: [0; CAPS],
+            rights: [Rights::NONE; CAPS],
             depth: [0; CAPS],
             loan: [false; CAPS],
             in_use: [false; CAPS],
@@ -129,10 +161,7 @@ impl Caps {
 
     /// A capability with no parent (the kernel makes one for the first
     /// environment).
-    pub fn create_root(&mut self, rights: u32) -> Result<CapRef, Error> {
-        if rights & !rights::ALL != 0 {
-            return Err(Error::BadFlags);
-        }
+    pub fn create_root(&mut self, rights: Rights) -> Result<CapRef, Error> {
         self.alloc(NIL, rights, 0)
     }
 
@@ -141,13 +170,10 @@ impl Caps {
     /// Deriving needs GRANT in `parent`: without it a capability is a leaf
     /// credential its holder can use but not multiply. `rights` must be a
     /// subset of the parent's, so rights never widen down the tree.
-    pub fn derive(&mut self, parent: CapRef, rights: u32) -> Result<CapRef, Error> {
+    pub fn derive(&mut self, parent: CapRef, rights: Rights) -> Result<CapRef, Error> {
         let p = self.slot(parent).ok_or(INVALID)?;
-        if rights & !rights::ALL != 0 {
-            return Err(Error::BadFlags);
-        }
-        let have = self.rights[p] as u32;
-        if have & rights::GRANT == 0 || rights & !have != 0 {
+        let have = self.rights[p];
+        if !have.contains(Rights::GRANT) || !have.contains(rights) {
             return Err(Error::NotPermitted);
         }
         let depth = self.depth[p] + 1;
@@ -167,7 +193,7 @@ impl Caps {
     /// environment). Lending needs the grant right.
     pub fn lend(&mut self, c: CapRef) -> Result<CapRef, Error> {
         let have = self.rights(c).ok_or(INVALID)?;
-        if have & rights::GRANT == 0 {
+        if !have.contains(Rights::GRANT) {
             return Err(Error::NotPermitted);
         }
         let real = self.real(self.slot(c).ok_or(INVALID)?);
@@ -190,6 +216,7 @@ impl Caps {
     /// The entry a live entry stands for (one step: loans do not chain).
     fn real(&self, i: usize) -> usize {
         if self.loan[i] {
+            debug_assert!(!self.loan[self.parent[i] as usize], "loans do not chain");
             self.parent[i] as usize
         } else {
             i
@@ -232,8 +259,8 @@ impl Caps {
     }
 
     /// `None` if `c` is stale.
-    pub fn rights(&self, c: CapRef) -> Option<u32> {
-        self.slot(c).map(|i| self.rights[i] as u32)
+    pub fn rights(&self, c: CapRef) -> Option<Rights> {
+        self.slot(c).map(|i| self.rights[i])
     }
 
     /// Is `p` the `guard` itself or one of its ancestors? Both must be live:
@@ -251,15 +278,16 @@ impl Caps {
         // subtrees), so once at `p`'s depth the index alone decides.
         for _ in self.depth[p]..self.depth[g] {
             g = self.parent[g] as usize;
+            debug_assert!(self.in_use[g], "an ancestor of a live capability is dead");
         }
         g == p
     }
 
     /// The kernel's access check: `p` dominates `guard` and carries every
     /// right in `need`.
-    pub fn check(&self, p: CapRef, guard: CapRef, need: u32) -> Result<(), Error> {
+    pub fn check(&self, p: CapRef, guard: CapRef, need: Rights) -> Result<(), Error> {
         match self.rights(p) {
-            Some(r) if r & need == need && self.dominates(p, guard) => Ok(()),
+            Some(r) if r.contains(need) && self.dominates(p, guard) => Ok(()),
             _ => Err(Error::NotPermitted),
         }
     }
@@ -275,7 +303,7 @@ impl Caps {
         (i != 0 && i < CAPS && self.in_use[i] && self.generation[i] == c.generation).then_some(i)
     }
 
-    fn alloc(&mut self, parent: u16, rights: u32, depth: u8) -> Result<CapRef, Error> {
+    fn alloc(&mut self, parent: u16, rights: Rights, depth: u8) -> Result<CapRef, Error> {
         let i = if self.free_head != NIL {
             let i = self.free_head as usize;
             self.free_head = self.next_sibling[i];
@@ -288,7 +316,7 @@ impl Caps {
         };
         self.in_use[i] = true;
         self.loan[i] = false;
-        self.rights[i] = rights as u8;
+        self.rights[i] = rights;
         self.depth[i] = depth;
         self.parent[i] = parent;
         self.first_child[i] = NIL;
@@ -322,8 +350,9 @@ impl Caps {
 
     /// Frees an unlinked, childless entry.
     fn release(&mut self, i: usize) {
+        debug_assert!(self.in_use[i] && self.first_child[i] == NIL, "released a dead or parent entry");
         self.in_use[i] = false;
-        self.rights[i] = 0;
+        self.rights[i] = Rights::NONE;
         self.parent[i] = NIL;
         self.prev_sibling[i] = NIL;
         self.live -= 1;
@@ -414,8 +443,11 @@ impl CList {
 
 #[cfg(test)]
 mod tests {
-    use super::rights::{ALL, GRANT, READ, WRITE};
     use super::*;
+    const READ: Rights = Rights::READ;
+    const WRITE: Rights = Rights::WRITE;
+    const GRANT: Rights = Rights::GRANT;
+    const ALL: Rights = Rights::ALL;
     use std::boxed::Box;
     use std::vec::Vec;
 
@@ -436,16 +468,17 @@ mod tests {
         let mut t = caps();
         let r = t.create_root(READ | GRANT).unwrap();
         assert_eq!(t.derive(r, READ | WRITE), Err(Error::NotPermitted));
-        assert_eq!(t.derive(r, 8), Err(Error::BadFlags));
-        assert_eq!(t.create_root(ALL | 16), Err(Error::BadFlags));
+        assert_eq!(Rights::from_bits(8), Err(Error::BadFlags));
+        assert_eq!(Rights::from_bits(7 | 16), Err(Error::BadFlags));
+        assert_eq!(Rights::from_bits(7), Ok(ALL));
         let ro = t.derive(r, READ).unwrap();
         assert_eq!(t.rights(ro), Some(READ));
         // Without GRANT nothing can be derived, not even a weaker capability.
         assert_eq!(t.derive(ro, READ), Err(Error::NotPermitted));
-        assert_eq!(t.derive(ro, 0), Err(Error::NotPermitted));
+        assert_eq!(t.derive(ro, Rights::NONE), Err(Error::NotPermitted));
         let g = t.derive(r, GRANT).unwrap();
         assert_eq!(t.derive(g, READ), Err(Error::NotPermitted));
-        assert!(t.derive(g, 0).is_ok());
+        assert!(t.derive(g, Rights::NONE).is_ok());
         assert_eq!(t.live(), 4);
     }
 
@@ -512,7 +545,7 @@ mod tests {
         for c in bogus {
             assert!(!t.valid(c));
             assert_eq!(t.rights(c), None);
-            assert_eq!(t.derive(c, 0), Err(Error::NotPermitted));
+            assert_eq!(t.derive(c, Rights::NONE), Err(Error::NotPermitted));
             assert_eq!(t.revoke(c), Err(Error::NotPermitted));
             assert!(!t.dominates(c, r) && !t.dominates(r, c) && !t.dominates(c, c));
         }
@@ -578,9 +611,9 @@ mod tests {
         assert_eq!(t.live(), 0);
         // Every entry came back to the free list.
         for _ in 1..CAPS {
-            t.create_root(0).unwrap();
+            t.create_root(Rights::NONE).unwrap();
         }
-        assert_eq!(t.create_root(0), Err(Error::NoMemory));
+        assert_eq!(t.create_root(Rights::NONE), Err(Error::NoMemory));
     }
 
     #[test]
@@ -721,7 +754,7 @@ mod tests {
     struct Node {
         r: CapRef,
         parent: Option<usize>,
-        rights: u32,
+        rights: Rights,
         depth: u32,
         live: bool,
     }
@@ -749,7 +782,7 @@ mod tests {
             let live = m.iter().filter(|n| n.live).count();
             match rng.below(10) {
                 0 => {
-                    let rights = rng.below(8) as u32;
+                    let rights = Rights::from_bits(rng.below(8) as u64).unwrap();
                     let r = t.create_root(rights).unwrap();
                     m.push(Node { r, parent: None, rights, depth: 0, live: true });
                 }
@@ -757,23 +790,30 @@ mod tests {
                     // Often extend the deepest one that can grant, to build
                     // chains that reach the depth limit.
                     let deepest = (0..m.len())
-                        .filter(|&i| m[i].live && m[i].rights & GRANT != 0)
+                        .filter(|&i| m[i].live && m[i].rights.contains(GRANT))
                         .max_by_key(|&i| m[i].depth);
                     let p = match (rng.below(3), deepest) {
                         (0, Some(d)) => d,
                         (1, _) => m.len() - 1,
                         _ => rng.below(m.len()),
                     };
-                    let rights = match rng.below(8) {
-                        0 => rng.below(16) as u32,
-                        _ => m[p].rights & (rng.below(8) as u32 | GRANT),
+                    let bits = match rng.below(8) {
+                        0 => rng.below(16) as u64,
+                        _ => m[p].rights.0 as u64 & (rng.below(8) as u64 | GRANT.0 as u64),
+                    };
+                    // Unknown bits are refused before the capability is
+                    // looked at.
+                    let rights = match Rights::from_bits(bits) {
+                        Ok(r) => r,
+                        Err(e) => {
+                            assert!(bits > 7);
+                            assert_eq!(e, Error::BadFlags);
+                            outcomes[2] += 1;
+                            continue;
+                        }
                     };
                     let pn = &m[p];
-                    let want = if !pn.live {
-                        Err(Error::NotPermitted)
-                    } else if rights & !ALL != 0 {
-                        Err(Error::BadFlags)
-                    } else if pn.rights & GRANT == 0 || rights & !pn.rights != 0 {
+                    let want = if !pn.live || !pn.rights.contains(GRANT) || !pn.rights.contains(rights) {
                         Err(Error::NotPermitted)
                     } else if pn.depth + 1 >= MAX_DEPTH {
                         Err(Error::NoMemory)

@@ -31,7 +31,7 @@ impl Kernel {
             // SAFETY: a fresh kernel frame seen through the physical window;
             // nothing maps it yet.
             unsafe {
-                let dst = mm::phys::<u8>(f << 12);
+                let dst = mm::frame_ptr::<u8>(f);
                 core::ptr::write_bytes(dst, 0xCC, 4096); // int3 padding
                 core::ptr::copy_nonoverlapping(chunk.as_ptr(), dst, chunk.len());
             }
@@ -40,7 +40,7 @@ impl Kernel {
                 &mut PhysTables,
                 self.kernel_pml4,
                 start + i * 4096,
-                f << 12 | PRESENT | GLOBAL,
+                pagetable::entry(f, PRESENT | GLOBAL),
                 &mut || frames.alloc(None, 0, frame_state::PAGE_TABLE),
             );
             if let Err(e) = r {

@@ -10,9 +10,11 @@
 //! how unrelated environments share a frame (protected sharing). A
 //! protected-control-transfer entry point has a guard its owner chooses.
 
-use crate::cap::{rights, CapRef};
+use crate::cap::{CapRef, Rights};
+use crate::env::{Slot, State};
+use crate::frames::Frame;
 use crate::state::Kernel;
-use abi::tables::{env_state, frame_state};
+use abi::tables::frame_state;
 use abi::Error;
 
 impl Kernel {
@@ -34,34 +36,34 @@ impl Kernel {
 
     /// Does the caller's credential `slot` cover slot `s`'s environment
     /// with `need`?
-    fn covers_env(&self, slot: u64, s: usize, need: u32) -> Result<(), Error> {
+    fn covers_env(&self, slot: u64, s: Slot, need: Rights) -> Result<(), Error> {
         self.caps.check(self.cred(slot)?, self.envs[s].guard, need)
     }
 
     /// An environment argument the credential covers, exited or not.
-    pub fn reap_arg(&self, id: u64, cred: u64) -> Result<usize, Error> {
+    pub fn reap_arg(&self, id: u64, cred: u64) -> Result<Slot, Error> {
         let s = self.env_slot(id)?;
-        self.covers_env(cred, s, rights::WRITE)?;
+        self.covers_env(cred, s, Rights::WRITE)?;
         Ok(s)
     }
 
     /// A live (not exited) environment the credential covers with `need`.
-    pub fn env_arg_with(&self, id: u64, cred: u64, need: u32) -> Result<usize, Error> {
+    pub fn env_arg_with(&self, id: u64, cred: u64, need: Rights) -> Result<Slot, Error> {
         let s = self.env_slot(id)?;
         self.covers_env(cred, s, need)?;
-        if self.envs[s].state == env_state::EXITED {
+        if self.envs[s].state() == State::Exited {
             return Err(Error::BadState);
         }
         Ok(s)
     }
 
     /// A live environment the credential may change.
-    pub fn env_arg(&self, id: u64, cred: u64) -> Result<usize, Error> {
-        self.env_arg_with(id, cred, rights::WRITE)
+    pub fn env_arg(&self, id: u64, cred: u64) -> Result<Slot, Error> {
+        self.env_arg_with(id, cred, Rights::WRITE)
     }
 
     /// Like `env_arg`, but the caller itself is refused.
-    pub fn child_arg(&self, id: u64, cred: u64, need: u32) -> Result<usize, Error> {
+    pub fn child_arg(&self, id: u64, cred: u64, need: Rights) -> Result<Slot, Error> {
         let s = self.env_arg_with(id, cred, need)?;
         if s == self.current {
             return Err(Error::NotPermitted);
@@ -71,14 +73,15 @@ impl Kernel {
 
     /// A frame the credential covers with `need`, through its owner's guard
     /// or (if `shared`) its share guard. Returns the owner's slot.
-    pub fn frame_arg(&self, frame: u64, cred: u64, need: u32, shared: bool) -> Result<usize, Error> {
+    pub fn frame_arg(&self, frame: Frame, cred: u64, need: Rights, shared: bool) -> Result<Slot, Error> {
         let rec = self.frames.info(frame).ok_or(Error::BadFrame)?;
         if rec.state != frame_state::USER || rec.owner == 0 {
             return Err(Error::NotOwner);
         }
         let owner = self.env_slot(rec.owner as u64).map_err(|_| Error::NotOwner)?;
         let c = self.cred(cred)?;
-        let guards = [Some(self.envs[owner].guard), shared.then(|| self.frame_share[frame as usize])];
+        let guards =
+            [Some(self.envs[owner].guard), shared.then(|| self.frame_share[frame.number() as usize])];
         let mut answer = Err(Error::NotOwner);
         for g in guards.into_iter().flatten() {
             if self.caps.dominates(c, g) {

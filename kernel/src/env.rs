@@ -5,7 +5,8 @@
 use crate::arch::fpu::FpuState;
 use crate::arch::gdt::{USER_CS, USER_SS};
 use crate::arch::trap::TrapFrame;
-use crate::cap::{rights, CList, CapRef};
+use crate::cap::{CList, CapRef, Rights};
+use crate::frames::Frame;
 use crate::mm::{self, PhysTables};
 use crate::pagetable::{self, Tables};
 use crate::state::Kernel;
@@ -13,8 +14,77 @@ pub use crate::validate::{user_rflags, FORCED_FLAGS};
 use abi::tables::{env_slot, env_state, frame_state, ENV_SLOTS};
 use abi::Error;
 
-/// "No environment" in the slot links.
-pub const NONE: u16 = u16::MAX;
+/// "No environment" in `Env::waiting_on`, which `pct_fast` reads as a raw
+/// `u16` (everywhere else: `Option<Slot>`).
+const NONE: u16 = u16::MAX;
+
+/// The address space of an environment that has none (free, or an exited
+/// zombie): frame 0 is never a page table (it is reserved below 1 MiB).
+const NO_TABLES: Frame = Frame::new(0);
+
+/// An index into the environment table, always below `ENV_SLOTS`: the
+/// tables indexed by it need no bounds check.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Slot(u16);
+
+const _: () = assert!(ENV_SLOTS.is_power_of_two() && ENV_SLOTS < NONE as usize);
+
+impl Slot {
+    /// The slot at index `i`, if there is one.
+    pub fn new(i: usize) -> Option<Slot> {
+        (i < ENV_SLOTS).then_some(Slot(i as u16))
+    }
+
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+
+    /// Every slot, in order.
+    pub fn all() -> impl Iterator<Item = Slot> {
+        (0..ENV_SLOTS as u16).map(Slot)
+    }
+}
+
+/// An environment's id: its slot plus a generation, so an id outlives
+/// its environment without ever naming the next one in the slot.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct EnvId(u32);
+
+impl core::fmt::LowerHex for EnvId {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        core::fmt::LowerHex::fmt(&self.0, f)
+    }
+}
+
+impl EnvId {
+    /// The id as user space and the exposed tables see it.
+    pub fn raw(self) -> u32 {
+        self.0
+    }
+
+    /// The slot an environment with this id lives in (if it still does).
+    pub fn slot(self) -> Slot {
+        Slot(env_slot(self.0) as u16)
+    }
+}
+
+/// Indexing the environment table, and the exposed one, by slot.
+macro_rules! index_by_slot {
+    ($($t:ty),*) => {$(
+        impl core::ops::Index<Slot> for [$t; ENV_SLOTS] {
+            type Output = $t;
+            fn index(&self, s: Slot) -> &$t {
+                &self[s.index() & (ENV_SLOTS - 1)]
+            }
+        }
+        impl core::ops::IndexMut<Slot> for [$t; ENV_SLOTS] {
+            fn index_mut(&mut self, s: Slot) -> &mut $t {
+                &mut self[s.index() & (ENV_SLOTS - 1)]
+            }
+        }
+    )*};
+}
+index_by_slot!(Env, abi::tables::EnvInfo);
 
 /// `Env::notify` bits: one byte the scheduler's fast path tests.
 pub mod notify {
@@ -38,6 +108,40 @@ pub struct ExcTarget {
 
 const _: () = assert!(core::mem::offset_of!(Env, exc) == 176);
 
+/// What an environment is doing; the exposed table shows it as
+/// `EnvInfo::state` (`abi::tables::env_state`, the same numbers).
+#[repr(u32)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum State {
+    Free = env_state::FREE,
+    /// Created (or stopped), not running.
+    Stopped = env_state::STOPPED,
+    Runnable = env_state::RUNNABLE,
+    /// Ended; a zombie holding its exit code until its parent destroys it.
+    Exited = env_state::EXITED,
+    /// Runnable but skipping slices (the CPU abort protocol).
+    Penalized = env_state::PENALIZED,
+    /// Awaiting the reply to a synchronous transfer (`Env::waiting_on`).
+    Waiting = env_state::WAITING,
+    /// Asleep on a wakeup predicate (`sleep_pred`, `sleep_until`).
+    Sleeping = env_state::SLEEPING,
+}
+
+/// Offsets of the fields `pct_fast` (assembly) reads and writes: the
+/// fields stay private, the layout is named here.
+pub mod offsets {
+    use super::Env;
+    use core::mem::offset_of;
+    pub const ID: usize = offset_of!(Env, id);
+    pub const STATE: usize = offset_of!(Env, state);
+    pub const WAITING_ON: usize = offset_of!(Env, waiting_on);
+    pub const SWITCHED_OUT: usize = offset_of!(Env, switched_out);
+}
+
+/// An environment. The fields the exposed table shows (its identity,
+/// parent, state, exit code, what it waits on, its published word) are
+/// private: they change only through `Kernel` methods here, which publish
+/// them (principle 6). The rest is the kernel's working state.
 #[repr(C, align(64))]
 pub struct Env {
     /// Saved user registers. The CPU writes here directly on entry from
@@ -45,24 +149,24 @@ pub struct Env {
     pub tf: TrapFrame,
     pub exc: ExcTarget,
     /// The frame holding the save area, pinned while registered.
-    pub exc_frame: Option<u64>,
+    pub exc_frame: Option<Frame>,
     /// The frame holding its repossession vector, pinned while registered.
-    pub repo_vector: Option<u64>,
+    pub repo_vector: Option<Frame>,
     pub fpu: FpuState,
     pub fs_base: u64,
     pub gs_base: u64,
-    pub id: u32,
-    pub parent: u32,
-    pub state: u32,
-    pub exit_code: i32,
+    id: EnvId,
+    parent: Option<EnvId>,
+    state: State,
+    exit_code: i32,
     generation: u32,
     /// Frame of the top-level page table, and its physical address (the
     /// value loaded into CR3 on a switch).
-    pub pml4: u64,
+    pub pml4: Frame,
     pub cr3: u64,
     /// The slot whose reply this environment awaits after a synchronous
     /// protected control transfer (`NONE` when not waiting).
-    pub waiting_on: u16,
+    waiting_on: u16,
     /// Number of time slices it owns.
     pub slices: u32,
     /// What the scheduler must do when one of its slices starts
@@ -92,14 +196,32 @@ pub struct Env {
     pub interrupts: u64,
     pub interrupt_from: u32,
     /// The word it shows in the exposed table (`env_publish`).
-    pub published: u64,
+    published: u64,
     /// Timer ticks that found it running.
     pub ticks: u64,
-    first_child: u16,
-    next_sibling: u16,
+    first_child: Option<Slot>,
+    next_sibling: Option<Slot>,
 }
 
 impl Env {
+    pub fn id(&self) -> EnvId {
+        self.id
+    }
+
+    /// The parent's id (none for the first environment).
+    pub fn parent(&self) -> Option<EnvId> {
+        self.parent
+    }
+
+    pub fn state(&self) -> State {
+        self.state
+    }
+
+    /// The slot whose reply it awaits, while `Waiting`.
+    pub fn waiting_on(&self) -> Option<Slot> {
+        (self.waiting_on != NONE).then_some(Slot(self.waiting_on))
+    }
+
     pub const EMPTY: Env = Env {
         tf: TrapFrame {
             r15: 0,
@@ -131,12 +253,12 @@ impl Env {
         fpu: FpuState::INITIAL,
         fs_base: 0,
         gs_base: 0,
-        id: 0,
-        parent: 0,
-        state: env_state::FREE,
+        id: EnvId(0),
+        parent: None,
+        state: State::Free,
         exit_code: 0,
         generation: 0,
-        pml4: 0,
+        pml4: NO_TABLES,
         cr3: 0,
         waiting_on: NONE,
         slices: 0,
@@ -155,21 +277,44 @@ impl Env {
         published: 0,
         ticks: 0,
         clist: CList::EMPTY,
-        first_child: NONE,
-        next_sibling: NONE,
+        first_child: None,
+        next_sibling: None,
     };
 }
 
 impl Kernel {
+    /// The one way an environment's state changes; the exposed table shows
+    /// the change at once. Leaving `Waiting` ends the wait.
+    pub fn set_state(&mut self, s: Slot, state: State) {
+        let e = &mut self.envs[s];
+        e.state = state;
+        if state != State::Waiting {
+            e.waiting_on = NONE;
+        }
+        self.publish(s);
+    }
+
+    /// Slot `s` waits for slot `on`'s reply.
+    pub fn set_waiting(&mut self, s: Slot, on: Slot) {
+        self.envs[s].waiting_on = on.0;
+        self.set_state(s, State::Waiting);
+    }
+
+    /// Sets the word slot `s` shows in the exposed table.
+    pub fn set_published(&mut self, s: Slot, word: u64) {
+        self.envs[s].published = word;
+        self.publish(s);
+    }
+
     /// The live environment with id `id` (0 means the caller).
-    pub fn env_slot(&self, id: u64) -> Result<usize, Error> {
+    pub fn env_slot(&self, id: u64) -> Result<Slot, Error> {
         if id == abi::syscall::ENV_SELF {
             return Ok(self.current);
         }
-        let id = u32::try_from(id).map_err(|_| Error::BadEnv)?;
-        let s = env_slot(id);
+        let id = EnvId(u32::try_from(id).map_err(|_| Error::BadEnv)?);
+        let s = id.slot();
         let e = &self.envs[s];
-        if e.id == id && e.state != env_state::FREE {
+        if e.id == id && e.state != State::Free {
             Ok(s)
         } else {
             Err(Error::BadEnv)
@@ -179,46 +324,47 @@ impl Kernel {
     /// Creates a stopped environment with an empty address space, charged
     /// to slot `creator` (`None` for the first environment). Its guard is a
     /// capability derived from the creator's, so the creator dominates it.
-    pub fn env_create(&mut self, creator: Option<usize>) -> Result<usize, Error> {
-        let s = (1..ENV_SLOTS).find(|&s| self.envs[s].state == env_state::FREE).ok_or(Error::NoEnvSlots)?;
+    pub fn env_create(&mut self, creator: Option<Slot>) -> Result<Slot, Error> {
+        let s = Slot::all().skip(1).find(|&s| self.envs[s].state == State::Free).ok_or(Error::NoEnvSlots)?;
         let generation = self.envs[s].generation.wrapping_add(1).max(1);
-        let id = generation.wrapping_mul(ENV_SLOTS as u32).wrapping_add(s as u32);
-        let id = if id == 0 || env_slot(id) != s { s as u32 + ENV_SLOTS as u32 } else { id };
+        let raw = generation.wrapping_mul(ENV_SLOTS as u32).wrapping_add(s.0 as u32);
+        let id =
+            EnvId(if raw == 0 || env_slot(raw) != s.index() { s.0 as u32 + ENV_SLOTS as u32 } else { raw });
         let guard = match creator {
-            None => self.caps.create_root(rights::ALL)?,
-            Some(c) => self.caps.derive(self.envs[c].guard, rights::ALL)?,
+            None => self.caps.create_root(Rights::ALL)?,
+            Some(c) => self.caps.derive(self.envs[c].guard, Rights::ALL)?,
         };
-        let pml4 = match self.frames.alloc(None, id, frame_state::PAGE_TABLE) {
+        let pml4 = match self.frames.alloc(None, id.0, frame_state::PAGE_TABLE) {
             Ok(f) => f,
             Err(e) => {
                 let _ = self.caps.revoke(guard);
                 return Err(e);
             }
         };
-        let parent = creator.map_or(0, |c| self.envs[c].id);
+        let parent = creator.map(|c| self.envs[c].id);
         let shared = *PhysTables.table(self.kernel_pml4);
         let mut tables = PhysTables;
         let table = tables.table(pml4);
         table.fill(0);
         table[mm::SHARED_SLOTS].copy_from_slice(&shared[mm::SHARED_SLOTS]);
-        table[mm::SELF_MAP_SLOT] = pml4 << 12 | pagetable::PRESENT | pagetable::USER | pagetable::NO_EXEC;
+        table[mm::SELF_MAP_SLOT] =
+            pagetable::entry(pml4, pagetable::PRESENT | pagetable::USER | pagetable::NO_EXEC);
         let e = &mut self.envs[s];
         *e = Env::EMPTY;
         e.generation = generation;
         e.id = id;
         e.parent = parent;
-        e.state = env_state::STOPPED;
+        e.state = State::Stopped;
         e.pml4 = pml4;
-        e.cr3 = pml4 << 12;
+        e.cr3 = pml4.addr();
         e.tf.cs = USER_CS as u64;
         e.tf.ss = USER_SS as u64;
         e.tf.rflags = FORCED_FLAGS;
         e.guard = guard;
         e.clist.set(abi::syscall::CRED_SELF, guard).expect("slot CRED_SELF exists");
-        if parent != 0 {
-            let p = env_slot(parent);
+        if let Some(p) = parent.map(EnvId::slot) {
             self.envs[s].next_sibling = self.envs[p].first_child;
-            self.envs[p].first_child = s as u16;
+            self.envs[p].first_child = Some(s);
         }
         self.publish(s);
         Ok(s)
@@ -227,12 +373,12 @@ impl Kernel {
     /// Destroys the subtree rooted at slot `top`. With `exit_code` set, `top`
     /// itself stays as an exited zombie holding the code until its parent
     /// destroys it; everything it held is reclaimed either way.
-    pub fn env_destroy(&mut self, top: usize, exit_code: Option<i32>) {
+    pub fn env_destroy(&mut self, top: Slot, exit_code: Option<i32>) {
         // Post-order: always destroy a leaf of the remaining subtree.
         loop {
             let mut s = top;
-            while self.envs[s].first_child != NONE {
-                s = self.envs[s].first_child as usize;
+            while let Some(c) = self.envs[s].first_child {
+                s = c;
             }
             if s == top {
                 break;
@@ -240,14 +386,13 @@ impl Kernel {
             self.release(s);
             self.free_slot(s);
         }
-        if self.envs[top].state != env_state::EXITED {
+        if self.envs[top].state != State::Exited {
             self.release(top);
         }
         match exit_code {
             Some(code) => {
-                self.envs[top].state = env_state::EXITED;
                 self.envs[top].exit_code = code;
-                self.publish(top);
+                self.set_state(top, State::Exited);
             }
             None => self.free_slot(top),
         }
@@ -256,11 +401,11 @@ impl Kernel {
 
     /// Gives back everything slot `s` holds: its address space, its pinned
     /// exception save area and every frame charged to it.
-    fn release(&mut self, s: usize) {
+    fn release(&mut self, s: Slot) {
         self.slices_release(s);
         self.end_waits_on(s);
         let id = self.envs[s].id;
-        self.preds_release(id);
+        self.preds_release(id.0);
         let pml4 = self.envs[s].pml4;
         let frames = &mut self.frames;
         pagetable::teardown(
@@ -274,24 +419,22 @@ impl Kernel {
         for f in [self.envs[s].exc_frame.take(), self.envs[s].repo_vector.take()].into_iter().flatten() {
             self.frames.drop_ref(f);
         }
-        self.frames.release_owner(id);
-        self.envs[s].pml4 = 0;
+        self.frames.release_owner(id.0);
+        self.envs[s].pml4 = NO_TABLES;
     }
 
-    fn free_slot(&mut self, s: usize) {
-        let parent = self.envs[s].parent;
-        if parent != 0 {
-            let p = env_slot(parent);
+    fn free_slot(&mut self, s: Slot) {
+        if let Some(p) = self.envs[s].parent.map(EnvId::slot) {
             let after = self.envs[s].next_sibling;
-            if self.envs[p].first_child == s as u16 {
+            if self.envs[p].first_child == Some(s) {
                 self.envs[p].first_child = after;
             } else {
                 let mut c = self.envs[p].first_child;
-                while c != NONE && self.envs[c as usize].next_sibling != s as u16 {
-                    c = self.envs[c as usize].next_sibling;
+                while let Some(sib) = c.filter(|&sib| self.envs[sib].next_sibling != Some(s)) {
+                    c = self.envs[sib].next_sibling;
                 }
-                if c != NONE {
-                    self.envs[c as usize].next_sibling = after;
+                if let Some(before) = c {
+                    self.envs[before].next_sibling = after;
                 }
             }
         }
@@ -312,14 +455,14 @@ impl Kernel {
     }
 
     /// Copies slot `s` into the exposed environment table.
-    pub fn publish(&mut self, s: usize) {
+    pub fn publish(&mut self, s: Slot) {
         let e = &self.envs[s];
         self.env_info[s] = abi::tables::EnvInfo {
-            id: if e.state == env_state::FREE { 0 } else { e.id },
-            parent: e.parent,
-            state: e.state,
+            id: if e.state == State::Free { 0 } else { e.id.0 },
+            parent: e.parent.map_or(0, EnvId::raw),
+            state: e.state as u32,
             exit_code: e.exit_code,
-            frames: self.frames.owned_count(e.id),
+            frames: self.frames.owned_count(e.id.0),
             slices: e.slices,
             waiting_on: if e.waiting_on == NONE { u32::MAX } else { e.waiting_on as u32 },
             interrupts: e.interrupts,

@@ -2,14 +2,15 @@
 //! mapped read-only at fixed addresses in every address space, so libraries
 //! read them without system calls. See `abi::layout` for the addresses.
 
+use crate::frames::Frame;
 use crate::mm::{EarlyAlloc, PhysTables};
 use crate::pagetable::{self, NO_EXEC, PRESENT, USER};
 
 /// Maps `count` frames from `first` at `va` (read-only, user, no-execute)
 /// in the shared slot of the kernel's PML4, which every environment copies.
-pub fn map(pml4: u64, va: u64, first: u64, count: u64, early: &mut EarlyAlloc) {
+pub fn map(pml4: Frame, va: u64, first: Frame, count: u64, early: &mut EarlyAlloc) {
     for i in 0..count {
-        let pte = (first + i) << 12 | PRESENT | USER | NO_EXEC;
+        let pte = pagetable::entry(first.add(i), PRESENT | USER | NO_EXEC);
         pagetable::map(&mut PhysTables, pml4, va + i * 4096, pte, &mut || Ok(early.alloc(1)))
             .unwrap_or_else(|e| panic!("exposed window: {:#x}: {e:?}", va + i * 4096));
     }

@@ -12,6 +12,36 @@ use abi::Error;
 
 const NIL: u32 = u32::MAX;
 
+/// A physical frame, named by its number (the ABI's name for it: what
+/// `frame_alloc` returns and the frame table is indexed by).
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+pub struct Frame(u64);
+
+impl Frame {
+    pub const fn new(number: u64) -> Frame {
+        Frame(number)
+    }
+
+    /// The frame holding physical address `addr`.
+    pub const fn containing(addr: u64) -> Frame {
+        Frame(addr >> 12)
+    }
+
+    pub const fn number(self) -> u64 {
+        self.0
+    }
+
+    /// Its physical address.
+    pub const fn addr(self) -> u64 {
+        self.0 << 12
+    }
+
+    /// The frame `n` frames after this one.
+    pub const fn add(self, n: u64) -> Frame {
+        Frame(self.0 + n)
+    }
+}
+
 /// Kernel-private list links of one frame.
 #[derive(Clone, Copy, Debug)]
 pub struct Link {
@@ -57,30 +87,30 @@ impl<'a> Frames<'a> {
         self.free
     }
 
-    pub fn info(&self, frame: u64) -> Option<&FrameInfo> {
-        self.info.get(usize::try_from(frame).ok()?)
+    pub fn info(&self, frame: Frame) -> Option<&FrameInfo> {
+        self.info.get(usize::try_from(frame.0).ok()?)
     }
 
     /// Boot: hands a reserved frame of usable RAM to the allocator.
-    pub fn release_reserved(&mut self, frame: u64) {
-        let f = frame as usize;
+    pub fn release_reserved(&mut self, frame: Frame) {
+        let f = frame.0 as usize;
         if f < self.info.len() && self.info[f].state == frame_state::RESERVED {
-            self.push_free(frame as u32);
+            self.push_free(f as u32);
         }
     }
 
     /// Boot: takes a free frame for the kernel (image, tables, boot module).
-    pub fn claim_for_kernel(&mut self, frame: u64) {
-        let f = frame as usize;
+    pub fn claim_for_kernel(&mut self, frame: Frame) {
+        let f = frame.0 as usize;
         if f < self.info.len() && self.info[f].state == frame_state::FREE {
-            self.unlink(frame as u32);
+            self.unlink(f as u32);
             self.free -= 1;
             self.info[f] = FrameInfo { state: frame_state::KERNEL, ..FrameInfo::default() };
         }
     }
 
     /// Allocates frame `want` (or any free frame) to `owner` in `state`.
-    pub fn alloc(&mut self, want: Option<u64>, owner: u32, state: u8) -> Result<u64, Error> {
+    pub fn alloc(&mut self, want: Option<Frame>, owner: u32, state: u8) -> Result<Frame, Error> {
         let f = match want {
             None if self.free_head == NIL => return Err(Error::NoMemory),
             None => self.free_head,
@@ -93,7 +123,7 @@ impl<'a> Frames<'a> {
                         Error::FrameTaken
                     });
                 }
-                n as u32
+                n.0 as u32
             }
         };
         self.unlink(f);
@@ -102,36 +132,41 @@ impl<'a> Frames<'a> {
         if owner != 0 {
             self.push_owned(owner, f);
         }
-        Ok(f as u64)
+        Ok(Frame(f as u64))
     }
 
     /// Frees an unmapped frame.
-    pub fn free(&mut self, frame: u64) -> Result<(), Error> {
+    pub fn free(&mut self, frame: Frame) -> Result<(), Error> {
         let rec = *self.info(frame).ok_or(Error::BadFrame)?;
         if rec.refs != 0 {
             return Err(Error::FrameMapped);
         }
         if rec.owner != 0 {
-            self.unlink_owned(rec.owner, frame as u32);
+            self.unlink_owned(rec.owner, frame.0 as u32);
         }
-        self.push_free(frame as u32);
+        self.push_free(frame.0 as u32);
         Ok(())
     }
 
+    /// Whether `frame` can count `n` more mappings.
+    pub fn can_add_refs(&self, frame: Frame, n: u64) -> bool {
+        self.info[frame.0 as usize].refs as u64 + n <= u16::MAX as u64
+    }
+
     /// Counts a new mapping of `frame`.
-    pub fn add_ref(&mut self, frame: u64) -> Result<(), Error> {
-        let rec = &mut self.info[frame as usize];
+    pub fn add_ref(&mut self, frame: Frame) -> Result<(), Error> {
+        let rec = &mut self.info[frame.0 as usize];
         rec.refs = rec.refs.checked_add(1).ok_or(Error::NoMemory)?;
         Ok(())
     }
 
     /// Drops a mapping of `frame`; an ownerless frame is freed with its last
     /// mapping.
-    pub fn drop_ref(&mut self, frame: u64) {
-        let rec = &mut self.info[frame as usize];
+    pub fn drop_ref(&mut self, frame: Frame) {
+        let rec = &mut self.info[frame.0 as usize];
         rec.refs = rec.refs.saturating_sub(1);
         if rec.refs == 0 && rec.owner == 0 && rec.state == frame_state::USER {
-            self.push_free(frame as u32);
+            self.push_free(frame.0 as u32);
         }
     }
 
@@ -152,13 +187,13 @@ impl<'a> Frames<'a> {
     }
 
     /// The frames charged to `owner`.
-    pub fn owned(&self, owner: u32) -> impl Iterator<Item = u64> + '_ {
+    pub fn owned(&self, owner: u32) -> impl Iterator<Item = Frame> + '_ {
         let mut f = self.owned[env_slot(owner)];
         core::iter::from_fn(move || {
             (f != NIL).then(|| {
                 let cur = f;
                 f = self.links[f as usize].next;
-                cur as u64
+                Frame(cur as u64)
             })
         })
     }
@@ -169,6 +204,7 @@ impl<'a> Frames<'a> {
     }
 
     fn push_free(&mut self, f: u32) {
+        debug_assert_eq!(self.info[f as usize].refs, 0, "a frame still mapped was freed");
         self.info[f as usize] = FrameInfo::default();
         self.links[f as usize] = Link { prev: NIL, next: self.free_head };
         if self.free_head != NIL {
@@ -226,7 +262,7 @@ mod tests {
         let mut links = vec![Link::UNLINKED; n];
         let mut fr = Frames::new(&mut info, &mut links);
         for i in 1..n as u64 {
-            fr.release_reserved(i);
+            fr.release_reserved(Frame(i));
         }
         f(&mut fr)
     }
@@ -238,16 +274,16 @@ mod tests {
     fn alloc_by_name_and_any() {
         with_frames(16, |fr| {
             assert_eq!(fr.free_count(), 15);
-            assert_eq!(fr.alloc(Some(7), A, frame_state::USER), Ok(7));
-            assert_eq!(fr.alloc(Some(7), A, frame_state::USER), Err(Error::FrameTaken));
-            assert_eq!(fr.alloc(Some(0), A, frame_state::USER), Err(Error::BadFrame));
-            assert_eq!(fr.alloc(Some(99), A, frame_state::USER), Err(Error::BadFrame));
+            assert_eq!(fr.alloc(Some(Frame(7)), A, frame_state::USER), Ok(Frame(7)));
+            assert_eq!(fr.alloc(Some(Frame(7)), A, frame_state::USER), Err(Error::FrameTaken));
+            assert_eq!(fr.alloc(Some(Frame(0)), A, frame_state::USER), Err(Error::BadFrame));
+            assert_eq!(fr.alloc(Some(Frame(99)), A, frame_state::USER), Err(Error::BadFrame));
             let any = fr.alloc(None, B, frame_state::USER).unwrap();
-            assert_ne!(any, 7);
-            assert_eq!(fr.info(7).unwrap().owner, A);
+            assert_ne!(any, Frame(7));
+            assert_eq!(fr.info(Frame(7)).unwrap().owner, A);
             assert_eq!(fr.free_count(), 13);
             assert_eq!(fr.owned_count(A), 1);
-            fr.free(7).unwrap();
+            fr.free(Frame(7)).unwrap();
             assert_eq!(fr.free_count(), 14);
             assert_eq!(fr.owned_count(A), 0);
         });
@@ -256,7 +292,7 @@ mod tests {
     #[test]
     fn exhaustion_then_reuse() {
         with_frames(8, |fr| {
-            let got: std::vec::Vec<u64> =
+            let got: std::vec::Vec<Frame> =
                 (0..7).map(|_| fr.alloc(None, A, frame_state::USER).unwrap()).collect();
             assert_eq!(fr.alloc(None, A, frame_state::USER), Err(Error::NoMemory));
             fr.free(got[3]).unwrap();

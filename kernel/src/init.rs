@@ -2,7 +2,8 @@
 
 use crate::arch::{apic, fpu, gdt, idt, percpu, serial, syscall, trap};
 use crate::bootinfo::{BootInfo, Phys};
-use crate::frames::{Frames, Link};
+use crate::env::Slot;
+use crate::frames::{Frame, Frames, Link};
 use crate::mm::{self, EarlyAlloc};
 use crate::state::{self, Kernel};
 use abi::layout::{BOOTFS_VA, CLOCK_VA, ENV_TABLE_VA, FRAME_TABLE_VA, KINFO_VA, SLICES_VA};
@@ -32,18 +33,37 @@ fn pages(bytes: u64) -> u64 {
 }
 
 /// A kernel slice of `len` elements over frames starting at `first`.
-fn table<T>(first: u64, len: usize) -> &'static mut [T] {
+fn table<T>(first: Frame, len: usize) -> &'static mut [T] {
     // SAFETY: `first` starts a run of zeroed frames from the early
     // allocator large enough for `len` elements, used only through this
     // slice; all-zero bytes are a valid value of the table types used here.
-    unsafe { core::slice::from_raw_parts_mut(mm::phys::<T>(first << 12), len) }
+    unsafe { core::slice::from_raw_parts_mut(mm::frame_ptr::<T>(first), len) }
 }
 
+/// The boot, one phase per line (xv6 `main.c` style).
 pub extern "C" fn kmain(magic: u32, info: u32) -> ! {
-    serial::init();
+    serial::init(); // the console, for every message after this one
     kprintln!("Veneer exokernel booting");
-    gdt::init();
-    idt::init();
+    gdt::init(); // segments and the TSS (kernel entry stacks)
+    idt::init(); // every vector to its entry stub
+    let boot = boot_info(magic, info); // RAM map, command line, boot module
+    let mut early = EarlyAlloc::new(&boot); // frames for the kernel's own tables
+    let kernel_pml4 = mm::init(&boot, &mut early); // the physical window
+    percpu::init(&raw const boot_stack_top as u64); // what the stubs reach through gs
+    syscall::init(); // SYSCALL's MSRs
+    fpu::init(); // SSE and FSGSBASE
+    crate::heap::init(); // the kernel heap (predicate compilations)
+    let exposed = Exposed::map(&boot, kernel_pml4, &mut early); // principle 2
+    let bootfs = BootFs::map(&boot, kernel_pml4, &mut early); // read-only for all
+    let frames = frame_table(&boot, &exposed, &bootfs, &early); // who owns each frame
+    state::install(kernel_state(&boot, exposed, &bootfs, frames, kernel_pml4));
+    // SAFETY: boot, before user mode exists.
+    unsafe { state::enter(|k| start(k, boot.cmdline(), bootfs.frame, bootfs.len)) };
+    trap::enter_user()
+}
+
+/// The boot loader's information, or a panic saying why it is unreadable.
+fn boot_info(magic: u32, info: u32) -> BootInfo {
     let boot = match BootInfo::parse(magic, info as u64, &Identity) {
         Ok(b) => b,
         Err(e) => panic!("cannot read the boot loader's information: {e:?}"),
@@ -54,101 +74,152 @@ pub extern "C" fn kmain(magic: u32, info: u32) -> ! {
     };
     let ram: u64 = boot.ram().iter().map(|r| r.end - r.start).sum();
     kprintln!("booted by {loader}; {} MiB of RAM", ram >> 20);
-    let mut early = EarlyAlloc::new(&boot);
-    let kernel_pml4 = mm::init(&boot, &mut early);
-    percpu::init(&raw const boot_stack_top as u64);
-    syscall::init();
-    fpu::init();
-    crate::heap::init();
+    boot
+}
 
-    // The exposed tables.
-    let nframes = boot.ram().iter().map(|r| r.end).max().unwrap_or(0) / 4096;
-    let ft_pages = pages(nframes * core::mem::size_of::<FrameInfo>() as u64);
-    let ft = early.alloc(ft_pages);
-    let links = early.alloc(pages(nframes * core::mem::size_of::<Link>() as u64));
-    let shares = early.alloc(pages(nframes * core::mem::size_of::<crate::cap::CapRef>() as u64));
-    let kinfo = early.alloc(1);
-    let slices = early.alloc(1);
-    let clock = early.alloc(1);
-    let et_pages = pages((ENV_SLOTS * core::mem::size_of::<EnvInfo>()) as u64);
-    let et = early.alloc(et_pages);
-    crate::exposed::map(kernel_pml4, FRAME_TABLE_VA, ft, ft_pages, &mut early);
-    crate::exposed::map(kernel_pml4, KINFO_VA, kinfo, 1, &mut early);
-    crate::exposed::map(kernel_pml4, SLICES_VA, slices, 1, &mut early);
-    crate::exposed::map(kernel_pml4, CLOCK_VA, clock, 1, &mut early);
-    crate::exposed::map(kernel_pml4, ENV_TABLE_VA, et, et_pages, &mut early);
-    let bootfs = boot.module.unwrap_or_default();
-    let bootfs_len = bootfs.end - bootfs.start;
-    let bootfs_frame = if bootfs.start % 4096 == 0 {
-        bootfs.start >> 12
-    } else {
-        // Not page-aligned: copy it so it can be mapped.
-        let f = early.alloc(pages(bootfs_len));
-        // SAFETY: both ranges are RAM in the physical window and disjoint.
-        unsafe {
-            core::ptr::copy_nonoverlapping(
-                mm::phys::<u8>(bootfs.start),
-                mm::phys::<u8>(f << 12),
-                bootfs_len as usize,
-            )
+/// The first frames of the tables the kernel exposes read-only to every
+/// environment (frame table, kernel information, slice vector, clock,
+/// environment table), and of the frame table's private companions.
+struct Exposed {
+    nframes: u64,
+    frame_table: Frame,
+    links: Frame,
+    shares: Frame,
+    kinfo: Frame,
+    slices: Frame,
+    clock: Frame,
+    env_table: Frame,
+}
+
+impl Exposed {
+    /// Allocates the tables and maps them at their fixed addresses.
+    fn map(boot: &BootInfo, kernel_pml4: Frame, early: &mut EarlyAlloc) -> Exposed {
+        let nframes = boot.ram().iter().map(|r| r.end).max().unwrap_or(0) / 4096;
+        let ft_pages = pages(nframes * core::mem::size_of::<FrameInfo>() as u64);
+        let et_pages = pages((ENV_SLOTS * core::mem::size_of::<EnvInfo>()) as u64);
+        let t = Exposed {
+            nframes,
+            frame_table: early.alloc(ft_pages),
+            links: early.alloc(pages(nframes * core::mem::size_of::<Link>() as u64)),
+            shares: early.alloc(pages(nframes * core::mem::size_of::<crate::cap::CapRef>() as u64)),
+            kinfo: early.alloc(1),
+            slices: early.alloc(1),
+            clock: early.alloc(1),
+            env_table: early.alloc(et_pages),
         };
-        f
-    };
-    crate::exposed::map(kernel_pml4, BOOTFS_VA, bootfs_frame, pages(bootfs_len), &mut early);
+        crate::exposed::map(kernel_pml4, FRAME_TABLE_VA, t.frame_table, ft_pages, early);
+        crate::exposed::map(kernel_pml4, KINFO_VA, t.kinfo, 1, early);
+        crate::exposed::map(kernel_pml4, SLICES_VA, t.slices, 1, early);
+        crate::exposed::map(kernel_pml4, CLOCK_VA, t.clock, 1, early);
+        crate::exposed::map(kernel_pml4, ENV_TABLE_VA, t.env_table, et_pages, early);
+        t
+    }
+}
 
-    // The frame table: RAM above 1 MiB is free except what is in use.
-    let mut frames = Frames::new(table(ft, nframes as usize), table(links, nframes as usize));
+/// The boot module (a cpio archive of programs), where the loader put it
+/// and the frames it is mapped from.
+struct BootFs {
+    loaded: crate::bootinfo::Region,
+    frame: Frame,
+    len: u64,
+}
+
+impl BootFs {
+    /// Maps the boot module read-only for everyone (copied first if the
+    /// loader did not page-align it).
+    fn map(boot: &BootInfo, kernel_pml4: Frame, early: &mut EarlyAlloc) -> BootFs {
+        let loaded = boot.module.unwrap_or_default();
+        let len = loaded.end - loaded.start;
+        let frame = if loaded.start.is_multiple_of(4096) {
+            Frame::containing(loaded.start)
+        } else {
+            let f = early.alloc(pages(len));
+            // SAFETY: both ranges are RAM in the physical window and disjoint.
+            unsafe {
+                core::ptr::copy_nonoverlapping(
+                    mm::phys::<u8>(loaded.start),
+                    mm::frame_ptr::<u8>(f),
+                    len as usize,
+                )
+            };
+            f
+        };
+        crate::exposed::map(kernel_pml4, BOOTFS_VA, frame, pages(len), early);
+        BootFs { loaded, frame, len }
+    }
+}
+
+/// The frame table: RAM above 1 MiB is free except the kernel image, the
+/// boot module and what the early allocator handed out.
+fn frame_table(boot: &BootInfo, t: &Exposed, bootfs: &BootFs, early: &EarlyAlloc) -> Frames<'static> {
+    let n = t.nframes as usize;
+    let mut frames = Frames::new(table(t.frame_table, n), table(t.links, n));
     for r in boot.ram() {
         for f in (r.start.max(1 << 20) >> 12)..(r.end >> 12) {
-            frames.release_reserved(f);
+            frames.release_reserved(Frame::new(f));
         }
     }
-    let module_frames = (bootfs.start >> 12)..pages(bootfs.end);
-    for f in mm::image_frames().chain(module_frames).chain((early.start >> 12)..(early.next >> 12)) {
+    let module = (bootfs.loaded.start >> 12)..pages(bootfs.loaded.end);
+    let early_frames = (early.start >> 12)..(early.next >> 12);
+    for f in mm::image_frames().chain(module.chain(early_frames).map(Frame::new)) {
         frames.claim_for_kernel(f);
     }
-    let kinfo: &'static mut KernelInfo = &mut table(kinfo, 1)[0];
-    kinfo.frames = nframes;
+    frames
+}
+
+/// The kernel state over the tables, with the kernel information page
+/// filled in.
+fn kernel_state(
+    boot: &BootInfo,
+    t: Exposed,
+    bootfs: &BootFs,
+    frames: Frames<'static>,
+    kernel_pml4: Frame,
+) -> Kernel {
+    let kinfo: &'static mut KernelInfo = &mut table(t.kinfo, 1)[0];
+    kinfo.frames = t.nframes;
     kinfo.free_frames = frames.free_count();
     kinfo.env_slots = ENV_SLOTS as u64;
-    kinfo.bootfs_size = bootfs_len;
+    kinfo.bootfs_size = bootfs.len;
     let cmdline = boot.cmdline();
     kinfo.cmdline[..cmdline.len()].copy_from_slice(cmdline);
     kinfo.cmdline_len = cmdline.len() as u64;
     kprintln!(
         "{} frames, {} free; command line {:?}",
-        nframes,
+        t.nframes,
         frames.free_count(),
         core::str::from_utf8(cmdline).unwrap_or("?")
     );
-
-    state::install(Kernel {
+    Kernel {
         frames,
         caps: crate::cap::table(),
-        frame_share: table(shares, nframes as usize),
+        frame_share: table(t.shares, t.nframes as usize),
         envs: crate::env::table(),
-        env_info: table(et, ENV_SLOTS).try_into().expect("ENV_SLOTS entries"),
+        env_info: table(t.env_table, ENV_SLOTS).try_into().expect("ENV_SLOTS entries"),
         kinfo,
         kernel_pml4,
-        current: 0,
-        root: 0,
-        slices: &mut table(slices, 1)[0],
-        clock: &mut table(clock, 1)[0],
-        slice_env: [crate::env::NONE; 256],
-        next_used: [crate::env::NONE as u8; 256],
-        grace_env: crate::env::NONE,
+        current: Slot::new(0).expect("slot 0 exists"),
+        root: Slot::new(0).expect("slot 0 exists"),
+        slices: &mut table(t.slices, 1)[0],
+        clock: &mut table(t.clock, 1)[0],
+        slice_env: crate::sched::SliceOwners::new(),
+        next_used: [crate::sched::NO_SLICE; 256],
+        grace_env: None,
         console_notify: (0, 0),
         grace_mark: 0,
         spare_next: 0,
         reclaims: [crate::revoke::Reclaim::NONE; crate::revoke::MAX_REQUESTS],
         predicates: crate::predicate::table(),
         compiled: alloc::vec::Vec::new(),
-    });
-    let k = state::kernel();
+    }
+}
+
+/// Starts the clock and the first environment, and makes it current.
+fn start(k: &mut Kernel, cmdline: &[u8], bootfs_frame: Frame, bootfs_len: u64) {
     start_clock(k);
     // SAFETY: the boot module is mapped in the physical window and never
     // written: it is kernel-owned and exposed read-only.
-    let fs = unsafe { core::slice::from_raw_parts(mm::phys::<u8>(bootfs_frame << 12), bootfs_len as usize) };
+    let fs = unsafe { core::slice::from_raw_parts(mm::frame_ptr::<u8>(bootfs_frame), bootfs_len as usize) };
     crate::dev::init(k, fs, cmdline);
     if cmdline.split(|&b| b == b' ').any(|w| w == b"selftest=jit") {
         let (programs, runs) = (3000, 4);
@@ -166,9 +237,8 @@ pub extern "C" fn kmain(magic: u32, info: u32) -> ! {
     if let Err(e) = k.slice_alloc(root, Some(0)) {
         panic!("cannot give the first environment a time slice: {e:?}");
     }
-    kprintln!("starting {init} as environment {:#x}", k.envs[root].id);
+    kprintln!("starting {init} as environment {:#x}", k.envs[root].id());
     k.switch_to(root);
-    trap::enter_user()
 }
 
 /// Measures the TSC and the APIC timer against the PIT, publishes the TSC's

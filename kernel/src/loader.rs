@@ -2,6 +2,8 @@
 //! are loaded by the library OS in user space; the kernel does this once
 //! because nothing else is running yet.
 
+use crate::env::{Slot, State};
+use crate::frames::Frame;
 use crate::mm::PhysTables;
 use crate::pagetable::{self, NO_EXEC, PRESENT, USER, WRITABLE};
 use crate::state::Kernel;
@@ -11,7 +13,7 @@ use binfmt::elf::{Elf, PF_W, PF_X, PT_LOAD};
 
 impl Kernel {
     /// Creates the first environment from `bin/NAME` and makes it runnable.
-    pub fn load_init(&mut self, bootfs: &[u8], name: &str) -> Result<usize, &'static str> {
+    pub fn load_init(&mut self, bootfs: &[u8], name: &str) -> Result<Slot, &'static str> {
         let mut path = [0u8; 64];
         let p = b"bin/";
         if name.len() + p.len() > path.len() {
@@ -39,7 +41,7 @@ impl Kernel {
                 let (lo, hi) = (va.max(seg.vaddr), (va + 4096).min(seg.vaddr + seg.filesz));
                 if lo < hi {
                     let src = &data[(lo - seg.vaddr) as usize..(hi - seg.vaddr) as usize];
-                    let dst = crate::mm::phys::<u8>((frame << 12) + (lo - va));
+                    let dst = crate::mm::phys::<u8>(frame.addr() + (lo - va));
                     // SAFETY: dst..dst+len lies in one frame owned by the new
                     // environment, seen through the physical window.
                     unsafe { core::ptr::copy_nonoverlapping(src.as_ptr(), dst, src.len()) };
@@ -53,15 +55,14 @@ impl Kernel {
         let e = &mut self.envs[s];
         e.tf.rip = elf.entry;
         e.tf.rsp = INIT_STACK_TOP;
-        e.state = abi::tables::env_state::RUNNABLE;
-        self.publish(s);
+        self.set_state(s, State::Runnable);
         self.kinfo.free_frames = self.frames.free_count();
         Ok(s)
     }
 
     /// The frame at `va` in slot `s`'s space, allocated, zeroed and mapped
     /// with `rights` if absent (rights are merged if two segments share it).
-    fn user_page(&mut self, s: usize, va: u64, rights: u64) -> Result<u64, &'static str> {
+    fn user_page(&mut self, s: Slot, va: u64, rights: u64) -> Result<Frame, &'static str> {
         let pml4 = self.envs[s].pml4;
         if let Some(pte) = pagetable::lookup(&mut PhysTables, pml4, va) {
             let merged = (pte | rights) & !(NO_EXEC & !(pte & rights));
@@ -69,13 +70,13 @@ impl Kernel {
                 .map_err(|e| e.name())?;
             return Ok(pagetable::frame_of(pte));
         }
-        let id = self.envs[s].id;
+        let id = self.envs[s].id().raw();
         let f = self.frames.alloc(None, id, frame_state::USER).map_err(|e| e.name())?;
         // SAFETY: a fresh frame seen through the physical window.
-        unsafe { core::ptr::write_bytes(crate::mm::phys::<u8>(f << 12), 0, 4096) };
+        unsafe { core::ptr::write_bytes(crate::mm::frame_ptr::<u8>(f), 0, 4096) };
         self.frames.add_ref(f).map_err(|e| e.name())?;
         let frames = &mut self.frames;
-        pagetable::map(&mut PhysTables, pml4, va, f << 12 | rights, &mut || {
+        pagetable::map(&mut PhysTables, pml4, va, pagetable::entry(f, rights), &mut || {
             frames.alloc(None, id, frame_state::PAGE_TABLE)
         })
         .map_err(|e| e.name())?;

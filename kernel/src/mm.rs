@@ -8,6 +8,7 @@
 
 use crate::arch::cpu;
 use crate::bootinfo::{BootInfo, Region};
+use crate::frames::Frame;
 use crate::pagetable::{self, Tables, GLOBAL, HUGE, NO_EXEC, PRESENT, WRITABLE};
 
 /// Virtual address of physical address 0.
@@ -45,12 +46,12 @@ pub fn phys<T>(pa: u64) -> *mut T {
 pub struct PhysTables;
 
 impl Tables for PhysTables {
-    fn table(&mut self, frame: u64) -> &mut [u64; 512] {
+    fn table(&mut self, frame: Frame) -> &mut [u64; 512] {
         // SAFETY: callers only pass frames that hold page tables (kernel or
         // environment tables tracked in the frame table), which are mapped
         // in the physical window; interrupts are off, so there's no other
         // live reference to the table.
-        unsafe { &mut *phys::<[u64; 512]>(frame << 12) }
+        unsafe { &mut *phys::<[u64; 512]>(frame.addr()) }
     }
 }
 
@@ -73,8 +74,8 @@ impl<'b> EarlyAlloc<'b> {
         EarlyAlloc { boot, start, next: start, window: 0 }
     }
 
-    /// `n` physically contiguous zeroed frames, returned as a frame number.
-    pub fn alloc(&mut self, n: u64) -> u64 {
+    /// `n` physically contiguous zeroed frames; returns the first.
+    pub fn alloc(&mut self, n: u64) -> Frame {
         loop {
             let (s, e) = (self.next, self.next + n * 4096);
             let in_ram = self.boot.ram().iter().any(|r| r.start <= s && e <= r.end);
@@ -95,7 +96,7 @@ impl<'b> EarlyAlloc<'b> {
                 self.next = e;
                 // SAFETY: the range is unused RAM, visible at `window`.
                 unsafe { core::ptr::write_bytes((self.window + s) as *mut u8, 0, (n * 4096) as usize) };
-                return s >> 12;
+                return Frame::containing(s);
             }
         }
     }
@@ -115,14 +116,14 @@ fn cache_bits(pa: u64) -> u64 {
 /// Builds the kernel page tables and switches to them. Returns the PML4's
 /// frame. Until the switch the boot identity map is in use, so the early
 /// allocator's zeroing writes through identity addresses.
-pub fn init(boot: &BootInfo, early: &mut EarlyAlloc) -> u64 {
+pub fn init(boot: &BootInfo, early: &mut EarlyAlloc) -> Frame {
     let top = boot.ram().iter().map(|r| r.end).max().unwrap_or(0);
     let window = top.max(4 * GIB).div_ceil(GIB) * GIB;
     let pml4 = early.alloc(1);
-    let t = |f: u64| f << 12;
+    let t = |f: Frame| f.addr();
     // SAFETY: (all raw writes below) frames fresh from the early allocator,
     // identity-mapped during boot, not yet referenced by anything else.
-    let entry = |table: u64, i: usize, v: u64| unsafe { *((t(table) + 8 * i as u64) as *mut u64) = v };
+    let entry = |table: Frame, i: usize, v: u64| unsafe { *((t(table) + 8 * i as u64) as *mut u64) = v };
     // The physical window: 2 MiB pages, global, no-execute.
     for g in 0..window / GIB {
         let slot = 256 + (g / 512) as usize;
@@ -134,7 +135,7 @@ pub fn init(boot: &BootInfo, early: &mut EarlyAlloc) -> u64 {
                 entry(pml4, slot, t(f) | PRESENT | WRITABLE);
                 f
             } else {
-                e >> 12
+                pagetable::frame_of(e)
             }
         };
         let pd = early.alloc(1);
@@ -170,7 +171,7 @@ pub fn init(boot: &BootInfo, early: &mut EarlyAlloc) -> u64 {
             entry(pd, pdi, t(f) | PRESENT | WRITABLE);
             f
         } else {
-            pde >> 12
+            pagetable::frame_of(pde)
         };
         entry(pt, pti, off | rights);
         va += 4096;
@@ -199,8 +200,13 @@ pub fn init(boot: &BootInfo, early: &mut EarlyAlloc) -> u64 {
 }
 
 /// Frames of the kernel image.
-pub fn image_frames() -> core::ops::Range<u64> {
+pub fn image_frames() -> impl Iterator<Item = Frame> {
     let start = sym(&raw const __kernel_phys_start) >> 12;
     let end = (sym(&raw const __kernel_end) - KERNEL_BASE).div_ceil(4096);
-    start..end
+    (start..end).map(Frame::new)
+}
+
+/// A frame's contents, seen through the physical window.
+pub fn frame_ptr<T>(f: Frame) -> *mut T {
+    phys(f.addr())
 }

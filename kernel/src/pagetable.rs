@@ -3,6 +3,7 @@
 //! reached through the [`Tables`] trait, so this logic runs on the host in
 //! unit tests as it does in the kernel.
 
+use crate::frames::Frame;
 use abi::Error;
 
 pub const PRESENT: u64 = 1 << 0;
@@ -19,12 +20,17 @@ const TABLE_FLAGS: u64 = PRESENT | WRITABLE | USER;
 /// Access to page-table pages by frame number.
 pub trait Tables {
     /// The 512 entries of the page-table page held in `frame`.
-    fn table(&mut self, frame: u64) -> &mut [u64; 512];
+    fn table(&mut self, frame: Frame) -> &mut [u64; 512];
 }
 
-/// The frame number an entry points to.
-pub fn frame_of(pte: u64) -> u64 {
-    (pte & ADDR_MASK) >> 12
+/// The frame an entry points to.
+pub fn frame_of(pte: u64) -> Frame {
+    Frame::containing(pte & ADDR_MASK)
+}
+
+/// An entry pointing to `frame` with `flags`.
+pub fn entry(frame: Frame, flags: u64) -> u64 {
+    frame.addr() | flags
 }
 
 fn index(va: u64, level: u32) -> usize {
@@ -34,9 +40,9 @@ fn index(va: u64, level: u32) -> usize {
 /// The leaf entry for `va`, creating missing tables with `alloc` if given.
 fn leaf<'t, T: Tables>(
     t: &'t mut T,
-    pml4: u64,
+    pml4: Frame,
     va: u64,
-    mut alloc: Option<&mut dyn FnMut() -> Result<u64, Error>>,
+    mut alloc: Option<&mut dyn FnMut() -> Result<Frame, Error>>,
 ) -> Result<&'t mut u64, Error> {
     let mut table = pml4;
     for level in (1..4).rev() {
@@ -46,7 +52,7 @@ fn leaf<'t, T: Tables>(
         } else if let Some(a) = alloc.as_mut() {
             let f = a()?;
             t.table(f).fill(0);
-            t.table(table)[index(va, level)] = f << 12 | TABLE_FLAGS;
+            t.table(table)[index(va, level)] = entry(f, TABLE_FLAGS);
             f
         } else {
             return Err(Error::NotMapped);
@@ -58,10 +64,10 @@ fn leaf<'t, T: Tables>(
 /// Installs `pte` at `va`; tables come from `alloc`.
 pub fn map<T: Tables>(
     t: &mut T,
-    pml4: u64,
+    pml4: Frame,
     va: u64,
     pte: u64,
-    alloc: &mut dyn FnMut() -> Result<u64, Error>,
+    alloc: &mut dyn FnMut() -> Result<Frame, Error>,
 ) -> Result<(), Error> {
     let e = leaf(t, pml4, va, Some(alloc))?;
     if *e & PRESENT != 0 {
@@ -71,8 +77,31 @@ pub fn map<T: Tables>(
     Ok(())
 }
 
+/// How many table pages `map` would allocate to map every address of
+/// `vas` (ascending): the check a caller makes before mapping a range, so
+/// that the mapping itself cannot run out of memory half way.
+pub fn tables_missing<T: Tables>(t: &mut T, pml4: Frame, vas: impl Iterator<Item = u64>) -> u64 {
+    // The last missing table counted at each level (by the region it
+    // covers); ascending addresses meet each one in a single run.
+    let mut counted = [None; 4];
+    let mut missing = 0;
+    for va in vas {
+        let mut table = Some(pml4);
+        for level in (1..4).rev() {
+            let present = table.map(|f| t.table(f)[index(va, level)]).filter(|e| e & PRESENT != 0);
+            table = present.map(frame_of);
+            let region = va >> (12 + 9 * level);
+            if table.is_none() && counted[level as usize] != Some(region) {
+                counted[level as usize] = Some(region);
+                missing += 1;
+            }
+        }
+    }
+    missing
+}
+
 /// Removes the mapping at `va`, returning the old entry.
-pub fn unmap<T: Tables>(t: &mut T, pml4: u64, va: u64) -> Result<u64, Error> {
+pub fn unmap<T: Tables>(t: &mut T, pml4: Frame, va: u64) -> Result<u64, Error> {
     let e = leaf(t, pml4, va, None)?;
     let old = *e;
     if old & PRESENT == 0 {
@@ -83,12 +112,12 @@ pub fn unmap<T: Tables>(t: &mut T, pml4: u64, va: u64) -> Result<u64, Error> {
 }
 
 /// The entry mapping `va`, if present.
-pub fn lookup<T: Tables>(t: &mut T, pml4: u64, va: u64) -> Option<u64> {
+pub fn lookup<T: Tables>(t: &mut T, pml4: Frame, va: u64) -> Option<u64> {
     leaf(t, pml4, va, None).ok().map(|e| *e).filter(|e| e & PRESENT != 0)
 }
 
 /// Replaces the rights bits of the mapping at `va`, keeping the frame.
-pub fn protect<T: Tables>(t: &mut T, pml4: u64, va: u64, rights: u64) -> Result<u64, Error> {
+pub fn protect<T: Tables>(t: &mut T, pml4: Frame, va: u64, rights: u64) -> Result<u64, Error> {
     let e = leaf(t, pml4, va, None)?;
     if *e & PRESENT == 0 {
         return Err(Error::NotMapped);
@@ -102,7 +131,7 @@ pub fn protect<T: Tables>(t: &mut T, pml4: u64, va: u64, rights: u64) -> Result<
 /// entry (to clear it, say).
 pub fn for_each_leaf<T: Tables>(
     t: &mut T,
-    pml4: u64,
+    pml4: Frame,
     slots: core::ops::Range<usize>,
     f: &mut dyn FnMut(u64, &mut u64) -> bool,
 ) {
@@ -116,7 +145,7 @@ pub fn for_each_leaf<T: Tables>(
 
 fn walk_leaves<T: Tables>(
     t: &mut T,
-    table: u64,
+    table: Frame,
     level: u32,
     base: u64,
     f: &mut dyn FnMut(u64, &mut u64) -> bool,
@@ -143,10 +172,10 @@ fn walk_leaves<T: Tables>(
 /// those slots (children before parents), clearing the slots.
 pub fn teardown<T: Tables>(
     t: &mut T,
-    pml4: u64,
+    pml4: Frame,
     slots: core::ops::Range<usize>,
     leaf_fn: &mut dyn FnMut(u64),
-    table_fn: &mut dyn FnMut(u64),
+    table_fn: &mut dyn FnMut(Frame),
 ) {
     for s in slots {
         let e = t.table(pml4)[s];
@@ -159,10 +188,10 @@ pub fn teardown<T: Tables>(
 
 fn teardown_table<T: Tables>(
     t: &mut T,
-    table: u64,
+    table: Frame,
     level: u32,
     leaf_fn: &mut dyn FnMut(u64),
-    table_fn: &mut dyn FnMut(u64),
+    table_fn: &mut dyn FnMut(Frame),
 ) {
     for i in 0..512 {
         let e = t.table(table)[i];
@@ -191,14 +220,51 @@ mod tests {
         next: u64,
     }
     impl Tables for Mem {
-        fn table(&mut self, frame: u64) -> &mut [u64; 512] {
-            self.pages.entry(frame).or_insert_with(|| Box::new([0; 512]))
+        fn table(&mut self, frame: Frame) -> &mut [u64; 512] {
+            self.pages.entry(frame.number()).or_insert_with(|| Box::new([0; 512]))
         }
     }
     impl Mem {
-        fn alloc(&mut self) -> u64 {
+        fn alloc(&mut self) -> Frame {
             self.next += 1;
-            self.next
+            Frame::new(self.next)
+        }
+    }
+
+    #[test]
+    fn tables_missing_counts_what_map_allocates() {
+        // Ranges across table boundaries, over empty and partly built
+        // trees: the count equals the tables `map` then allocates.
+        let cases: [(u64, u64, &[u64]); 5] = [
+            (0x40_0000, 1, &[]),
+            (0x40_0000, 513, &[]),
+            (0x3fff_f000, 3, &[]),
+            (0x7f_ffff_f000, 2, &[0x7f_ffff_f000]),
+            (0x1000, 2000, &[0x20_0000, 0x80_0000]),
+        ];
+        for (start, pages, premapped) in cases {
+            let mut m = Mem { next: 100, ..Mem::default() };
+            let pml4 = m.alloc();
+            let mut next = 1000u64;
+            for &va in premapped {
+                let mut alloc = || {
+                    next += 1;
+                    Ok(Frame::new(next))
+                };
+                map(&mut m, pml4, va, 7 << 12 | PRESENT, &mut alloc).unwrap();
+            }
+            let vas = (0..pages).map(|i| start + i * 4096).filter(|va| !premapped.contains(va));
+            let want = tables_missing(&mut m, pml4, vas.clone());
+            let before = next;
+            for va in vas {
+                let mut alloc = || {
+                    next += 1;
+                    Ok(Frame::new(next))
+                };
+                map(&mut m, pml4, va, 9 << 12 | PRESENT, &mut alloc).unwrap();
+            }
+            assert_eq!(want, next - before, "range {start:#x} + {pages} pages");
+            assert_eq!(tables_missing(&mut m, pml4, (0..pages).map(|i| start + i * 4096)), 0);
         }
     }
 
@@ -209,18 +275,18 @@ mod tests {
         let mut next = 200u64;
         let mut alloc = || {
             next += 1;
-            Ok(next)
+            Ok(Frame::new(next))
         };
         let va = 0x7f12_3456_7000;
         map(&mut m, pml4, va, 42 << 12 | PRESENT | USER, &mut alloc).unwrap();
         assert_eq!(m.pages.len(), 4, "the PML4 and three intermediate tables");
-        assert_eq!(lookup(&mut m, pml4, va).map(frame_of), Some(42));
+        assert_eq!(lookup(&mut m, pml4, va).map(frame_of), Some(Frame::new(42)));
         assert_eq!(lookup(&mut m, pml4, va + 0x1000), None);
         assert_eq!(map(&mut m, pml4, va, 43 << 12 | PRESENT, &mut alloc), Err(Error::AlreadyMapped));
         let e = protect(&mut m, pml4, va, PRESENT | USER | WRITABLE).unwrap();
-        assert_eq!(frame_of(e), 42);
+        assert_eq!(frame_of(e), Frame::new(42));
         assert!(e & WRITABLE != 0);
-        assert_eq!(frame_of(unmap(&mut m, pml4, va).unwrap()), 42);
+        assert_eq!(frame_of(unmap(&mut m, pml4, va).unwrap()), Frame::new(42));
         assert_eq!(unmap(&mut m, pml4, va), Err(Error::NotMapped));
         assert_eq!(protect(&mut m, pml4, 0x1000, PRESENT), Err(Error::NotMapped));
     }
@@ -228,18 +294,18 @@ mod tests {
     #[test]
     fn teardown_visits_leaves_and_tables() {
         let mut m = Mem::default();
-        let pml4 = 1;
+        let pml4 = Frame::new(1);
         let mut next = 10u64;
         let mut alloc = || {
             next += 1;
-            Ok(next)
+            Ok(Frame::new(next))
         };
         for i in 0..3u64 {
             map(&mut m, pml4, 0x40_0000 + i * 0x1000, (50 + i) << 12 | PRESENT, &mut alloc).unwrap();
         }
         map(&mut m, pml4, 0x10_0000_0000, 60 << 12 | PRESENT, &mut alloc).unwrap();
         let (mut leaves, mut tables) = (Vec::new(), Vec::new());
-        teardown(&mut m, pml4, 0..256, &mut |e| leaves.push(frame_of(e)), &mut |f| tables.push(f));
+        teardown(&mut m, pml4, 0..256, &mut |e| leaves.push(frame_of(e).number()), &mut |f| tables.push(f));
         leaves.sort();
         assert_eq!(leaves, [50, 51, 52, 60]);
         assert_eq!(tables.len(), 5, "pdpt, 2 pd, 2 pt");
@@ -252,15 +318,15 @@ mod tests {
         let mut next = 10u64;
         let mut alloc = || {
             next += 1;
-            Ok(next)
+            Ok(Frame::new(next))
         };
         let vas = [0x40_0000u64, 0x40_1000, 0x7f_0000_0000, 0x1234_5678_9000];
         for (i, va) in vas.iter().enumerate() {
-            map(&mut m, 1, *va, (100 + i as u64) << 12 | PRESENT, &mut alloc).unwrap();
+            map(&mut m, Frame::new(1), *va, (100 + i as u64) << 12 | PRESENT, &mut alloc).unwrap();
         }
         let mut seen = Vec::new();
-        for_each_leaf(&mut m, 1, 0..256, &mut |va, e| {
-            seen.push((va, frame_of(*e)));
+        for_each_leaf(&mut m, Frame::new(1), 0..256, &mut |va, e| {
+            seen.push((va, frame_of(*e).number()));
             if va == 0x40_1000 {
                 *e = 0;
             }
@@ -270,9 +336,9 @@ mod tests {
             seen,
             [(0x40_0000, 100), (0x40_1000, 101), (0x7f_0000_0000, 102), (0x1234_5678_9000, 103)]
         );
-        assert_eq!(lookup(&mut m, 1, 0x40_1000), None, "cleared through the callback");
+        assert_eq!(lookup(&mut m, Frame::new(1), 0x40_1000), None, "cleared through the callback");
         let mut first = None;
-        for_each_leaf(&mut m, 1, 0..256, &mut |va, _| {
+        for_each_leaf(&mut m, Frame::new(1), 0..256, &mut |va, _| {
             first = Some(va);
             false
         });
@@ -283,6 +349,6 @@ mod tests {
     fn failed_table_allocation_is_reported() {
         let mut m = Mem::default();
         let mut alloc = || Err(Error::NoMemory);
-        assert_eq!(map(&mut m, 1, 0x1000, PRESENT, &mut alloc), Err(Error::NoMemory));
+        assert_eq!(map(&mut m, Frame::new(1), 0x1000, PRESENT, &mut alloc), Err(Error::NoMemory));
     }
 }

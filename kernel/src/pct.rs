@@ -2,12 +2,10 @@
 //! the CPU from one environment to another chosen one, atomically, without
 //! touching the registers that carry the message.
 
-use crate::cap::rights;
-use crate::env::notify;
-use crate::env::NONE;
+use crate::cap::Rights;
+use crate::env::{notify, Slot, State};
 use crate::state::Kernel;
 use abi::syscall::{PCT_INTERRUPT, PCT_SYNC};
-use abi::tables::env_state;
 use abi::Error;
 
 impl Kernel {
@@ -15,7 +13,7 @@ impl Kernel {
     /// runnable (not waiting for a reply, not penalised).
     pub fn yield_to(&mut self, id: u64) -> Result<u64, Error> {
         let t = self.env_slot(id)?;
-        if self.envs[t].state != env_state::RUNNABLE {
+        if self.envs[t].state() != State::Runnable {
             return Err(Error::BadState);
         }
         self.switch_to(t);
@@ -42,21 +40,22 @@ impl Kernel {
             }
             return self.pct_interrupt(t, cred, msg[0]);
         }
-        let reply = self.envs[t].state == env_state::WAITING && self.envs[t].waiting_on == c as u16;
+        let reply = self.envs[t].state() == State::Waiting && self.envs[t].waiting_on() == Some(c);
         if !reply {
-            if self.envs[t].state != env_state::RUNNABLE || self.envs[t].pct_entry == 0 {
+            if self.envs[t].state() != State::Runnable || self.envs[t].pct_entry == 0 {
                 return Err(Error::BadState);
             }
             // The callee decides who may call it.
             let guard = self.envs[t].pct_guard;
             if !guard.is_none() {
-                self.caps.check(self.cred(cred)?, guard, rights::READ)?;
+                self.caps.check(self.cred(cred)?, guard, Rights::READ)?;
             }
         }
         let granted = if grant == 0 { u64::MAX } else { self.grant(grant - 1, t)? };
-        let caller_id = self.envs[c].id as u64;
+        let caller_id = self.envs[c].id().raw() as u64;
         let s = &self.envs[c].tf;
         let saved = [s.rbx, s.rbp, s.r12, s.r13, s.r14, s.r15];
+        let (entry, stack) = (self.envs[t].pct_entry, self.envs[t].pct_stack);
         let dst = &mut self.envs[t].tf;
         (dst.rdx, dst.r10, dst.r8, dst.r9) = (msg[0], msg[1], msg[2], msg[3]);
         [dst.rbx, dst.rbp, dst.r12, dst.r13, dst.r14, dst.r15] = saved;
@@ -64,16 +63,14 @@ impl Kernel {
         dst.rcx = granted;
         dst.vector = 0; // resume with every register from the frame
         if reply {
-            self.envs[t].waiting_on = NONE;
-            self.envs[t].state = env_state::RUNNABLE;
+            self.set_state(t, State::Runnable);
         } else {
-            dst.rip = self.envs[t].pct_entry;
-            dst.rsp = self.envs[t].pct_stack;
+            dst.rip = entry;
+            dst.rsp = stack;
             dst.rflags = crate::env::FORCED_FLAGS;
         }
         if flags & PCT_SYNC != 0 {
-            self.envs[c].waiting_on = t as u16;
-            self.envs[c].state = env_state::WAITING;
+            self.set_waiting(c, t);
         }
         self.switch_to(t);
         Ok(0)
@@ -82,21 +79,21 @@ impl Kernel {
     /// `pct` with `PCT_INTERRUPT`: queues `bits` for slot `t`, wakes it if
     /// it sleeps, and, if it can run, delivers them as an upcall when its
     /// handler is free and gives it the rest of the slice.
-    fn pct_interrupt(&mut self, t: usize, cred: u64, bits: u64) -> Result<u64, Error> {
+    fn pct_interrupt(&mut self, t: Slot, cred: u64, bits: u64) -> Result<u64, Error> {
         if bits == 0 {
             return Err(Error::BadLength);
         }
         let e = &self.envs[t];
-        if e.exc.save == 0 || e.state == env_state::EXITED {
+        if e.exc.save == 0 || e.state() == State::Exited {
             return Err(Error::BadState);
         }
         let guard = e.pct_guard;
         if !guard.is_none() {
-            self.caps.check(self.cred(cred)?, guard, rights::READ)?;
+            self.caps.check(self.cred(cred)?, guard, Rights::READ)?;
         }
-        let from = self.envs[self.current].id;
+        let from = self.envs[self.current].id().raw();
         self.queue_interrupt(t, bits, from);
-        if self.envs[t].state != env_state::RUNNABLE {
+        if self.envs[t].state() != State::Runnable {
             return Ok(0);
         }
         let delivered = self.deliver_interrupts(t);
@@ -107,40 +104,38 @@ impl Kernel {
     /// The parent of slot `s` (the caller), if it takes interrupts and its
     /// guard admits the caller's credential `cred` (for `exit`'s
     /// `parent_bits`).
-    pub fn parent_hears(&self, s: usize, cred: u64) -> Option<usize> {
-        let parent = self.envs[s].parent;
-        if parent == 0 {
-            return None;
-        }
-        let p = self.env_slot(parent as u64).ok()?;
+    pub fn parent_hears(&self, s: Slot, cred: u64) -> Option<Slot> {
+        let parent = self.envs[s].parent()?;
+        let p = self.env_slot(parent.raw() as u64).ok()?;
         let e = &self.envs[p];
-        if e.exc.save == 0 || e.state == env_state::EXITED {
+        if e.exc.save == 0 || e.state() == State::Exited {
             return None;
         }
         if !e.pct_guard.is_none() {
-            self.caps.check(self.cred(cred).ok()?, e.pct_guard, rights::READ).ok()?;
+            self.caps.check(self.cred(cred).ok()?, e.pct_guard, Rights::READ).ok()?;
         }
         Some(p)
     }
 
     /// ORs `bits` into slot `t`'s queued interrupts (sent by `from`), and
     /// wakes it if it sleeps (its `sleep` returns 2).
-    pub fn queue_interrupt(&mut self, t: usize, bits: u64, from: u32) {
+    pub fn queue_interrupt(&mut self, t: Slot, bits: u64, from: u32) {
         let e = &mut self.envs[t];
         e.interrupts |= bits;
         e.interrupt_from = from;
         e.notify |= notify::INTERRUPTS;
-        if e.state == env_state::SLEEPING {
-            e.state = env_state::RUNNABLE;
+        if e.state() == State::Sleeping {
             e.tf.rax = 2;
+            self.set_state(t, State::Runnable);
+        } else {
+            self.publish(t);
         }
-        self.publish(t);
     }
 
     /// Lends the caller's capability `slot` (it needs the grant right) to
     /// slot `s`'s environment: a loan derived from it lands in `s`'s list
     /// (see `Caps::lend`); returns the slot there.
-    pub fn grant(&mut self, slot: u64, s: usize) -> Result<u64, Error> {
+    pub fn grant(&mut self, slot: u64, s: Slot) -> Result<u64, Error> {
         let loan = self.caps.lend(self.cred(slot)?)?;
         self.envs[s].clist.insert(self.caps, loan).inspect_err(|_| {
             let _ = self.caps.revoke(loan);
@@ -149,12 +144,11 @@ impl Kernel {
 
     /// Slot `s` is going away: environments awaiting its reply get
     /// `BadEnv` as the result of their transfer and run again.
-    pub fn end_waits_on(&mut self, s: usize) {
-        for w in 0..self.envs.len() {
-            if self.envs[w].waiting_on == s as u16 {
-                self.envs[w].waiting_on = NONE;
-                self.envs[w].state = env_state::RUNNABLE;
+    pub fn end_waits_on(&mut self, s: Slot) {
+        for w in Slot::all() {
+            if self.envs[w].waiting_on() == Some(s) {
                 self.envs[w].tf.rax = Error::BadEnv.as_result() as u64;
+                self.set_state(w, State::Runnable);
             }
         }
     }

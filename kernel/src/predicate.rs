@@ -6,12 +6,13 @@
 //! library changes a predicate's parameters by writing the memory it reads,
 //! with no recompilation (paper 002 §4.6.12).
 
+use crate::env::{Slot, State};
+use crate::frames::Frame;
 use crate::mm::{self, PhysTables};
 use crate::pagetable::{self, USER};
 use crate::state::Kernel;
 use crate::uaccess;
 use abi::syscall::{PredicateContext, Region, PRED_MAX_INSNS, PRED_REGIONS};
-use abi::tables::env_state;
 use abi::Error;
 use alloc::vec::Vec;
 
@@ -47,7 +48,7 @@ pub struct Predicate {
     compiled: usize,
     /// Kernel addresses of its regions, and the pinned frames under them.
     regions: [u64; PRED_REGIONS],
-    frames: [u64; PRED_REGIONS],
+    frames: [Frame; PRED_REGIONS],
     nregions: usize,
 }
 
@@ -56,7 +57,7 @@ impl Predicate {
         owner: 0,
         compiled: 0,
         regions: [0; PRED_REGIONS],
-        frames: [0; PRED_REGIONS],
+        frames: [Frame::new(0); PRED_REGIONS],
         nregions: 0,
     };
 }
@@ -70,7 +71,7 @@ impl Kernel {
         if nregions > PRED_REGIONS as u64 {
             return Err(Error::BadLength);
         }
-        let me = self.envs[self.current].id;
+        let me = self.envs[self.current].id().raw();
         if self.predicates.iter().filter(|p| p.owner == me).count() >= PREDICATES_PER_ENV {
             return Err(Error::NoMemory);
         }
@@ -95,7 +96,7 @@ impl Kernel {
                 return Err(Error::BadPointer);
             }
             p.frames[i] = pagetable::frame_of(pte);
-            p.regions[i] = mm::phys::<u8>((p.frames[i] << 12) + d.va % 4096) as u64;
+            p.regions[i] = mm::phys::<u8>(p.frames[i].addr() + d.va % 4096) as u64;
             sizes[i] = d.len as u32;
         }
         p.nregions = descs.len();
@@ -108,6 +109,13 @@ impl Kernel {
         for &s in &sizes[..descs.len()] {
             code.extend_from_slice(&s.to_le_bytes());
         }
+        // Everything that can fail happens before anything changes: room
+        // for one more count on each region's frame and for the
+        // compilation, then the code pages (the last step that can fail).
+        if !p.frames[..p.nregions].iter().all(|&f| self.frames.can_add_refs(f, PRED_REGIONS as u64)) {
+            return Err(Error::NoMemory);
+        }
+        self.compiled.try_reserve(1).map_err(|_| Error::NoMemory)?;
         p.compiled = match self.compiled.iter().position(|c| c.users > 0 && c.key == code) {
             Some(i) => i,
             None => {
@@ -138,7 +146,7 @@ impl Kernel {
 
     /// Removes predicate `id`, which must belong to the caller.
     pub fn pred_free(&mut self, id: u64) -> Result<u64, Error> {
-        let me = self.envs[self.current].id;
+        let me = self.envs[self.current].id().raw();
         let i = usize::try_from(id).ok().filter(|&i| i < MAX_PREDICATES).ok_or(Error::BadLength)?;
         if self.predicates[i].owner != me {
             return Err(Error::NotPermitted);
@@ -166,9 +174,9 @@ impl Kernel {
     }
 
     /// Runs predicate `i` for slot `s`.
-    fn pred_eval(&self, i: usize, s: usize) -> bool {
+    fn pred_eval(&self, i: usize, s: Slot) -> bool {
         let p = &self.predicates[i];
-        let ctx = PredicateContext { ticks: self.clock.ticks, env: self.envs[s].id as u64 };
+        let ctx = PredicateContext { ticks: self.clock.ticks, env: self.envs[s].id().raw() as u64 };
         let regions: [*const u8; PRED_REGIONS] = core::array::from_fn(|r| p.regions[r] as *const u8);
         // SAFETY: the code was produced by `bpf::compile` from a program the
         // verifier accepted for exactly this context size and these region
@@ -185,7 +193,7 @@ impl Kernel {
     pub fn sleep(&mut self, id: u64, deadline: u64) -> Result<u64, Error> {
         let c = self.current;
         let i = usize::try_from(id).ok().filter(|&i| i < MAX_PREDICATES).ok_or(Error::BadLength)?;
-        if self.predicates[i].owner != self.envs[c].id {
+        if self.predicates[i].owner != self.envs[c].id().raw() {
             return Err(Error::NotPermitted);
         }
         if self.pred_eval(i, c) {
@@ -199,9 +207,8 @@ impl Kernel {
             return Ok(0);
         }
         let e = &mut self.envs[c];
-        e.state = env_state::SLEEPING;
         (e.sleep_pred, e.sleep_until) = (i as u16, deadline);
-        self.publish(c);
+        self.set_state(c, State::Sleeping);
         self.schedule();
         // Woken within this very call (nobody else could run): the result
         // was left in its frame.
@@ -210,7 +217,7 @@ impl Kernel {
 
     /// A sleeping slot's slice came round: wake it if its predicate holds
     /// or its deadline passed (the result goes in its `rax`).
-    pub fn wake_if_ready(&mut self, s: usize) -> bool {
+    pub fn wake_if_ready(&mut self, s: Slot) -> bool {
         let (i, until) = (self.envs[s].sleep_pred as usize, self.envs[s].sleep_until);
         let result = if until != 0 && self.clock.ticks >= until {
             0
@@ -219,10 +226,8 @@ impl Kernel {
         } else {
             return false;
         };
-        let e = &mut self.envs[s];
-        e.state = env_state::RUNNABLE;
-        e.tf.rax = result;
-        self.publish(s);
+        self.envs[s].tf.rax = result;
+        self.set_state(s, State::Runnable);
         true
     }
 }

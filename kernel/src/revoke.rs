@@ -5,7 +5,8 @@
 //! library can fix its mappings. A few frames are guaranteed and never
 //! taken.
 
-use crate::env::NONE;
+use crate::env::{Slot, State};
+use crate::frames::Frame;
 use crate::mm::{self, PhysTables};
 use crate::pagetable;
 use crate::state::Kernel;
@@ -22,8 +23,8 @@ const DEADLINE_TICKS: u64 = 2;
 /// A request to give frames back.
 #[derive(Clone, Copy, Debug)]
 pub struct Reclaim {
-    /// Slot and id of the environment asked (`NONE`: unused entry).
-    pub env: u16,
+    /// Slot and id of the environment asked (`None`: unused entry).
+    pub env: Option<Slot>,
     pub id: u32,
     /// The number of frames it should be down to.
     pub target: u64,
@@ -31,14 +32,14 @@ pub struct Reclaim {
 }
 
 impl Reclaim {
-    pub const NONE: Reclaim = Reclaim { env: NONE, id: 0, target: 0, deadline: 0 };
+    pub const NONE: Reclaim = Reclaim { env: None, id: 0, target: 0, deadline: 0 };
 }
 
 impl Kernel {
     /// Frames of slot `s` that repossession may take: mappable user frames
     /// (not page tables).
-    fn user_frames(&self, s: usize) -> u64 {
-        let id = self.envs[s].id;
+    fn user_frames(&self, s: Slot) -> u64 {
+        let id = self.envs[s].id().raw();
         self.frames
             .owned(id)
             .filter(|&f| self.frames.info(f).is_some_and(|i| i.state == frame_state::USER))
@@ -46,16 +47,16 @@ impl Kernel {
     }
 
     /// Asks slot `s` to give back `n` frames.
-    pub fn reclaim(&mut self, s: usize, n: u64) -> Result<u64, Error> {
+    pub fn reclaim(&mut self, s: Slot, n: u64) -> Result<u64, Error> {
         if n == 0 {
             return Err(Error::BadLength);
         }
-        let i = self.reclaims.iter().position(|r| r.env == NONE).ok_or(Error::NoMemory)?;
-        let owned = self.frames.owned_count(self.envs[s].id);
+        let i = self.reclaims.iter().position(|r| r.env.is_none()).ok_or(Error::NoMemory)?;
+        let id = self.envs[s].id().raw();
         self.reclaims[i] = Reclaim {
-            env: s as u16,
-            id: self.envs[s].id,
-            target: owned.saturating_sub(n),
+            env: Some(s),
+            id,
+            target: self.frames.owned_count(id).saturating_sub(n),
             deadline: self.clock.ticks + DEADLINE_TICKS,
         };
         self.upcall(s, vector::REVOKE_REQUEST, n);
@@ -66,11 +67,11 @@ impl Kernel {
     pub fn check_reclaims(&mut self) {
         for i in 0..MAX_REQUESTS {
             let r = self.reclaims[i];
-            if r.env == NONE {
+            let Some(s) = r.env else {
                 continue;
-            }
-            let s = r.env as usize;
-            let alive = self.envs[s].id == r.id && self.envs[s].pml4 != 0;
+            };
+            let e = &self.envs[s];
+            let alive = e.id().raw() == r.id && !matches!(e.state(), State::Exited | State::Free);
             let owned = self.frames.owned_count(r.id);
             if !alive || owned <= r.target {
                 self.reclaims[i] = Reclaim::NONE;
@@ -86,10 +87,10 @@ impl Kernel {
     /// its newest data, not its program or stack — among frames mapped at
     /// most once (pinned ones, like its exception save area, are skipped).
     /// Records each in its repossession vector and raises `REPOSSESSED`.
-    fn repossess(&mut self, s: usize, n: u64) {
+    fn repossess(&mut self, s: Slot, n: u64) {
         let spare = self.user_frames(s).saturating_sub(GUARANTEED_FRAMES);
-        let id = self.envs[s].id;
-        let mut chosen = [u64::MAX; 64];
+        let id = self.envs[s].id().raw();
+        let mut chosen = [Frame::new(u64::MAX); 64];
         let candidates = self
             .frames
             .owned(id)
@@ -115,7 +116,7 @@ impl Kernel {
                 }
                 frames.drop_ref(f);
                 if frames.free(f).is_ok() {
-                    taken[count] = Repossessed { va, frame: f };
+                    taken[count] = Repossessed { va, frame: f.number() };
                     count += 1;
                 }
             }
@@ -126,7 +127,7 @@ impl Kernel {
             if self.frames.info(f).is_some_and(|i| i.owner == id && i.refs == 0)
                 && self.frames.free(f).is_ok()
             {
-                taken[count] = Repossessed { va: 0, frame: f };
+                taken[count] = Repossessed { va: 0, frame: f.number() };
                 count += 1;
             }
         }
@@ -134,7 +135,7 @@ impl Kernel {
         if let Some(v) = self.envs[s].repo_vector {
             // SAFETY: the registered vector page is pinned while registered
             // and only the kernel and its owner write it.
-            let vec = unsafe { &mut *mm::phys::<RepossessionVector>(v << 12) };
+            let vec = unsafe { &mut *mm::frame_ptr::<RepossessionVector>(v) };
             for t in &taken[..count] {
                 if let Some(slot) = vec.entries.get_mut(vec.count as usize) {
                     *slot = *t;

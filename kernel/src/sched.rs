@@ -12,24 +12,51 @@
 //! slices), one tick at a time. Owned time is never taken from an owner.
 
 use crate::arch::{cpu, fpu, percpu};
-use crate::env::NONE;
+use crate::env::{Slot, State};
 use crate::state::Kernel;
-use abi::tables::{env_state, ENV_SLOTS, SLICES};
+use abi::tables::{ENV_SLOTS, SLICES};
 use abi::Error;
+
+/// In `next_used`: no owned slice follows (it indexes a free entry of
+/// `slice_env`, so the yield path needs no test for it).
+pub const NO_SLICE: u8 = u8::MAX;
+
+/// Which environment owns each slice position. Kept as one `u16` per
+/// position (a free one holds a number no slot has), so that the yield path
+/// reads an owner with one load and one compare; everything else sees
+/// `Option<Slot>`.
+pub struct SliceOwners([u16; 256]);
+
+impl SliceOwners {
+    const FREE: u16 = u16::MAX;
+
+    pub const fn new() -> SliceOwners {
+        SliceOwners([Self::FREE; 256])
+    }
+
+    #[inline(always)]
+    pub fn get(&self, p: usize) -> Option<Slot> {
+        Slot::new(self.0[p & 255] as usize)
+    }
+
+    pub fn set(&mut self, p: usize, owner: Option<Slot>) {
+        self.0[p & 255] = owner.map_or(Self::FREE, |s| s.index() as u16);
+    }
+}
 
 /// Longest chain of synchronous calls followed to find who runs a slice.
 const MAX_DONATION_CHAIN: usize = 8;
 
 impl Kernel {
     /// Gives slice `pos` (or any free one) to slot `s`.
-    pub fn slice_alloc(&mut self, s: usize, pos: Option<u64>) -> Result<u64, Error> {
+    pub fn slice_alloc(&mut self, s: Slot, pos: Option<u64>) -> Result<u64, Error> {
         let p = match pos {
-            None => (0..SLICES).find(|&p| self.slice_env[p] == NONE).ok_or(Error::NoSlice)?,
-            Some(p) if (p as usize) < SLICES && self.slice_env[p as usize] == NONE => p as usize,
+            None => (0..SLICES).find(|&p| self.slice_env.get(p).is_none()).ok_or(Error::NoSlice)?,
+            Some(p) if (p as usize) < SLICES && self.slice_env.get(p as usize).is_none() => p as usize,
             Some(_) => return Err(Error::NoSlice),
         };
-        self.slice_env[p] = s as u16;
-        self.slices.owner[p] = self.envs[s].id;
+        self.slice_env.set(p, Some(s));
+        self.slices.owner[p] = self.envs[s].id().raw();
         self.envs[s].slices += 1;
         self.relink_slices();
         self.publish(s);
@@ -38,23 +65,23 @@ impl Kernel {
 
     /// Frees slice `pos`.
     pub fn slice_free(&mut self, pos: usize) {
-        let s = self.slice_env[pos];
-        self.slice_env[pos] = NONE;
+        let owner = self.slice_env.get(pos);
+        self.slice_env.set(pos, None);
         self.slices.owner[pos] = 0;
         self.relink_slices();
-        if s != NONE {
-            self.envs[s as usize].slices -= 1;
-            self.publish(s as usize);
+        if let Some(s) = owner {
+            self.envs[s].slices -= 1;
+            self.publish(s);
         }
     }
 
     /// Frees every slice slot `s` owns (it is being destroyed).
-    pub fn slices_release(&mut self, s: usize) {
+    pub fn slices_release(&mut self, s: Slot) {
         if self.envs[s].slices == 0 {
             return;
         }
         for p in 0..SLICES {
-            if self.slice_env[p] == s as u16 {
+            if self.slice_env.get(p) == Some(s) {
                 self.slice_free(p);
             }
         }
@@ -63,14 +90,14 @@ impl Kernel {
     /// Recomputes, for every position, the next owned position after it
     /// (circularly), so advancing never scans free slices.
     fn relink_slices(&mut self) {
-        let Some(first) = (0..SLICES).find(|&p| self.slice_env[p] != NONE) else {
-            self.next_used = [NONE as u8; 256];
+        let Some(first) = (0..SLICES).find(|&p| self.slice_env.get(p).is_some()) else {
+            self.next_used = [NO_SLICE; 256];
             return;
         };
         let mut next = first;
         for p in (0..SLICES).rev() {
             self.next_used[p] = next as u8;
-            if self.slice_env[p] != NONE {
+            if self.slice_env.get(p).is_some() {
                 next = p;
             }
         }
@@ -79,24 +106,23 @@ impl Kernel {
     /// Who runs in slice `p`: its owner, or the environment its synchronous
     /// calls wait on (transitively) — if that one can run. A penalised
     /// owner's slice is skipped (and counted).
-    fn runner(&mut self, p: usize) -> Option<usize> {
-        let mut s = self.slice_env[p];
-        if s != NONE && self.envs[s as usize].state == env_state::PENALIZED {
-            self.serve_penalty(s as usize);
-            return None;
-        }
-        if s != NONE && self.envs[s as usize].state == env_state::SLEEPING && !self.wake_if_ready(s as usize)
-        {
-            return None;
+    fn runner(&mut self, p: usize) -> Option<Slot> {
+        let mut s = self.slice_env.get(p)?;
+        match self.envs[s].state() {
+            State::Penalized => {
+                self.serve_penalty(s);
+                return None;
+            }
+            State::Sleeping if !self.wake_if_ready(s) => return None,
+            _ => {}
         }
         for _ in 0..MAX_DONATION_CHAIN {
-            if s == NONE || self.envs[s as usize].state != env_state::WAITING {
-                break;
+            match self.envs[s].waiting_on() {
+                Some(on) => s = on,
+                None => break,
             }
-            s = self.envs[s as usize].waiting_on;
         }
-        let e = self.envs.get(s as usize)?;
-        (e.state == env_state::RUNNABLE).then_some(s as usize)
+        (self.envs[s].state() == State::Runnable).then_some(s)
     }
 
     /// Ends the current slice: runs whoever runs the next owned slice,
@@ -107,10 +133,9 @@ impl Kernel {
         // Fast path: the next owned slice's owner can run itself. The slice
         // position lives only in the exposed vector.
         let p = self.next_used[self.slices.position as u8 as usize];
-        let s = self.slice_env[p as usize] as usize;
-        match self.envs.get(s) {
-            Some(e) if e.state == env_state::RUNNABLE => {
-                let notify = e.notify;
+        match self.slice_env.get(p as usize) {
+            Some(s) if self.envs[s].state() == State::Runnable => {
+                let notify = self.envs[s].notify;
                 self.slices.position = p as u64;
                 self.switch_to(s);
                 if notify != 0 {
@@ -150,31 +175,42 @@ impl Kernel {
                 }
                 return;
             }
-            cpu::idle();
+            self.idle();
+        }
+    }
+
+    /// Waits for an interrupt, then accounts the ticks that passed.
+    pub fn idle(&mut self) {
+        cpu::idle();
+        crate::dev::service(self);
+        let ticks = percpu::take_idle_ticks();
+        self.kinfo.ticks += ticks;
+        self.clock.ticks += ticks;
+        // Typed input wakes its listener even when everyone sleeps.
+        if ticks != 0 {
+            self.check_console();
         }
     }
 
     /// The next runnable environment that owns no slice, taking turns.
-    fn spare(&mut self) -> Option<usize> {
+    fn spare(&mut self) -> Option<Slot> {
         let start = self.spare_next;
-        let s = (0..ENV_SLOTS).map(|i| (start + i) % ENV_SLOTS).find(|&s| {
+        let s = (0..ENV_SLOTS).filter_map(|i| Slot::new((start + i) % ENV_SLOTS)).find(|&s| {
             let e = &self.envs[s];
-            e.state == env_state::RUNNABLE && e.slices == 0
+            e.state() == State::Runnable && e.slices == 0
         })?;
-        self.spare_next = (s + 1) % ENV_SLOTS;
+        self.spare_next = (s.index() + 1) % ENV_SLOTS;
         Some(s)
     }
 
     /// Makes slot `s` the running environment.
-    pub fn switch_to(&mut self, s: usize) {
+    pub fn switch_to(&mut self, s: Slot) {
         if s == self.current {
             return;
         }
         // Saved even when the old environment just ended: harmless (its slot
         // is reset before reuse) and it keeps the common path branch-free.
-        // (`current` is always a slot number: the mask only spares a bounds
-        // check on this measured path.)
-        let old = &mut self.envs[self.current & (ENV_SLOTS - 1)];
+        let old = &mut self.envs[self.current];
         old.switched_out = old.switched_out.wrapping_add(1);
         fpu::save(&mut old.fpu);
         (old.fs_base, old.gs_base) = fpu::save_bases();

@@ -1,6 +1,6 @@
 //! The kernel's state, in one place.
 
-use crate::env::Env;
+use crate::env::{Env, Slot};
 use crate::frames::Frames;
 use abi::tables::{EnvInfo, KernelInfo};
 use core::mem::MaybeUninit;
@@ -17,23 +17,23 @@ pub struct Kernel {
     /// The exposed kernel information page.
     pub kinfo: &'static mut KernelInfo,
     /// Frame of the kernel's PML4 (the template for shared slots).
-    pub kernel_pml4: u64,
+    pub kernel_pml4: crate::frames::Frame,
     /// Slot of the running environment.
-    pub current: usize,
+    pub current: Slot,
     /// Slot of the first environment.
-    pub root: usize,
+    pub root: Slot,
     /// The exposed time-slice vector and clock.
     pub slices: &'static mut abi::tables::SliceVector,
     pub clock: &'static mut abi::tables::Clock,
-    /// Environment slot owning each slice (`env::NONE` when free), and for
-    /// each position the next owned position after it. Both have 256
-    /// entries so that a `u8` position indexes them without a bounds check
-    /// on the yield path; entries past `SLICES` stay free.
-    pub slice_env: [u16; 256],
+    /// Environment slot owning each slice, and for each position the next
+    /// owned position after it (`NO_SLICE`: none). Both have 256 entries so
+    /// that a `u8` position indexes them without a bounds check on the yield
+    /// path; entries past `SLICES` stay free.
+    pub slice_env: crate::sched::SliceOwners,
     pub next_used: [u8; 256],
     /// The slot told its slice is over, which must give up the CPU before
-    /// the next tick (`env::NONE`: none), and its `switched_out` count then.
-    pub grace_env: u16,
+    /// the next tick, and its `switched_out` count then.
+    pub grace_env: Option<Slot>,
     pub grace_mark: u32,
     /// Where the search for an environment to run in spare time (see
     /// `Kernel::spare`) starts next, so such environments take turns.
@@ -48,7 +48,9 @@ pub struct Kernel {
     pub reclaims: [crate::revoke::Reclaim; crate::revoke::MAX_REQUESTS],
 }
 
-/// Reached by name from `pct_fast`; everything else goes through `kernel()`.
+/// Reached by name from `pct_fast`, which reads it without entering (it
+/// is assembly that runs instead of any handler); everything else goes
+/// through [`enter`].
 pub static mut KERNEL: MaybeUninit<Kernel> = MaybeUninit::uninit();
 
 pub fn install(k: Kernel) {
@@ -56,11 +58,24 @@ pub fn install(k: Kernel) {
     unsafe { (&raw mut KERNEL).cast::<Kernel>().write(k) };
 }
 
-/// The kernel state. Each kernel entry (system call, trap) calls this once
-/// and passes the reference down: the kernel runs on one CPU with
-/// interrupts disabled, so an entry has exclusive access until it returns.
-pub fn kernel() -> &'static mut Kernel {
-    // SAFETY: initialised by `install` before interrupts or user mode are
-    // enabled; exclusive per entry as explained above.
-    unsafe { &mut *(&raw mut KERNEL).cast::<Kernel>() }
+/// Runs `f` with the kernel state: the one way to it. Every kernel entry
+/// from user mode (the system-call entries, a trap from user mode, the
+/// reflection of a foreign system call) and boot takes it once and passes
+/// it down.
+///
+/// Re-entry cannot happen, by construction rather than by a test on the
+/// measured paths: the CPU reaches those entries only from ring 3 (SYSCALL
+/// from user code; the trap stub sends traps taken in ring 0 to
+/// `trap::from_kernel`, which never enters), and ring 3 runs only after the
+/// entry before it has returned. Kernel code cannot call `enter` again
+/// without an `unsafe` block of its own, which review sees.
+///
+/// # Safety
+/// Call only at the start of a kernel entry from user mode, or at boot
+/// before user mode exists — never while another `enter` is running.
+#[inline(always)]
+pub unsafe fn enter<R>(f: impl FnOnce(&mut Kernel) -> R) -> R {
+    // SAFETY: `KERNEL` was initialised by `install` before any entry could
+    // run, and the caller guarantees this borrow is the only one.
+    f(unsafe { &mut *(&raw mut KERNEL).cast::<Kernel>() })
 }

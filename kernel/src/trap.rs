@@ -3,8 +3,8 @@
 //! handler (paper 001 §4.4; see `arch::trap`) end the environment with a
 //! console message.
 
-use crate::arch::{apic, cpu, trap::TrapFrame};
-use crate::state::{kernel, Kernel};
+use crate::arch::{apic, cpu, percpu, trap::TrapFrame};
+use crate::state::Kernel;
 use abi::exception::{vector, Regs};
 use abi::tables::FAULT_EXIT_BASE;
 
@@ -12,36 +12,23 @@ use abi::tables::FAULT_EXIT_BASE;
 /// environment's own; it is reached through the kernel state instead so
 /// that there is only one path to it.
 pub extern "C" fn from_user(_frame: *mut TrapFrame) {
-    let k = kernel();
-    let vector = k.envs[k.current].tf.vector;
-    match vector {
-        v if v == apic::TIMER_VECTOR as u64 => {
-            apic::eoi();
-            k.timer();
-        }
-        v if v == apic::SPURIOUS_VECTOR as u64 => {}
-        v if crate::dev::interrupt(v) => {}
-        v if v >= 32 => apic::eoi(),
-        2 | 8 | 18 => panic!("{} in user mode", exception_name(vector)),
-        _ => k.exception(),
-    }
+    // SAFETY: the stub calls this only for traps taken in ring 3.
+    unsafe { crate::state::enter(Kernel::trap) }
 }
 
 /// Entry while the kernel itself was running: only the idle loop takes
-/// interrupts; anything else is a kernel bug.
+/// interrupts; anything else is a kernel bug. The idle loop holds the
+/// kernel state, so a tick is only counted here, for the loop to account
+/// (`Kernel::idle`).
 pub extern "C" fn from_kernel(tf: &mut TrapFrame) {
     match tf.vector {
         v if v < 32 && crate::dev::fault(v, tf.rip) => {}
         v if v == apic::TIMER_VECTOR as u64 => {
             apic::eoi();
-            let k = kernel();
-            k.kinfo.ticks += 1;
-            k.clock.ticks += 1;
-            // Typed input wakes its listener even when everyone sleeps.
-            k.check_console();
+            percpu::count_idle_tick();
         }
         v if v == apic::SPURIOUS_VECTOR as u64 => {}
-        v if crate::dev::interrupt(v) => {}
+        v if crate::dev::note(v) => {}
         v if v >= 32 => apic::eoi(),
         _ => {
             crate::log::print(format_args!(
@@ -67,6 +54,22 @@ fn exception_name(v: u64) -> &'static str {
 }
 
 impl Kernel {
+    /// A trap from user mode: a tick, a device interrupt or an exception.
+    fn trap(&mut self) {
+        let vector = self.envs[self.current].tf.vector;
+        match vector {
+            v if v == apic::TIMER_VECTOR as u64 => {
+                apic::eoi();
+                self.timer();
+            }
+            v if v == apic::SPURIOUS_VECTOR as u64 => {}
+            v if crate::dev::note(v) => crate::dev::service(self),
+            v if v >= 32 => apic::eoi(),
+            2 | 8 | 18 => panic!("{} in user mode", exception_name(vector)),
+            _ => self.exception(),
+        }
+    }
+
     /// An exception the stub could not deliver (`arch::trap` delivers
     /// whenever a handler is registered and not busy): the environment ends.
     fn exception(&mut self) {
@@ -83,7 +86,7 @@ impl Kernel {
         let tf = &e.tf;
         crate::kprintln!(
             "env {:#x} killed by {}{} at rip {:#x} (address {:#x}, error {:#x})",
-            e.id,
+            e.id(),
             vector::name(tf.vector),
             context,
             tf.rip,
@@ -115,7 +118,7 @@ impl Kernel {
         let Some(p) = parent else {
             return self.exit_current(code);
         };
-        let id = self.envs[c].id;
+        let id = self.envs[c].id().raw();
         self.env_destroy(c, Some(code));
         self.queue_interrupt(p, bits, id);
         self.schedule();

@@ -3,6 +3,7 @@
 //! writes) or the call fails with `BadPointer` before anything is copied.
 //! The kernel never dereferences a user address directly.
 
+use crate::frames::Frame;
 use crate::mm::{self, PhysTables};
 use crate::pagetable::{self, USER, WRITABLE};
 use abi::Error;
@@ -12,7 +13,13 @@ pub const MAX_LEN: u64 = 1 << 20;
 
 /// Runs `f` on each piece of `[va, va+len)` as kernel pointers, after
 /// checking the whole range.
-fn chunks(pml4: u64, va: u64, len: u64, write: bool, mut f: impl FnMut(*mut u8, usize)) -> Result<(), Error> {
+fn chunks(
+    pml4: Frame,
+    va: u64,
+    len: u64,
+    write: bool,
+    mut f: impl FnMut(*mut u8, usize),
+) -> Result<(), Error> {
     if len > MAX_LEN {
         return Err(Error::BadLength);
     }
@@ -40,7 +47,7 @@ fn chunks(pml4: u64, va: u64, len: u64, write: bool, mut f: impl FnMut(*mut u8, 
 }
 
 /// Copies user memory at `va` into `buf`.
-pub fn read(pml4: u64, va: u64, buf: &mut [u8]) -> Result<(), Error> {
+pub fn read(pml4: Frame, va: u64, buf: &mut [u8]) -> Result<(), Error> {
     let mut off = 0;
     chunks(pml4, va, buf.len() as u64, false, |p, n| {
         // SAFETY: `p..p+n` is a checked user page seen through the physical
@@ -51,7 +58,7 @@ pub fn read(pml4: u64, va: u64, buf: &mut [u8]) -> Result<(), Error> {
 }
 
 /// Copies `data` into user memory at `va`.
-pub fn write(pml4: u64, va: u64, data: &[u8]) -> Result<(), Error> {
+pub fn write(pml4: Frame, va: u64, data: &[u8]) -> Result<(), Error> {
     let mut off = 0;
     chunks(pml4, va, data.len() as u64, true, |p, n| {
         // SAFETY: as in `read`, with the page checked writable.
@@ -61,12 +68,12 @@ pub fn write(pml4: u64, va: u64, data: &[u8]) -> Result<(), Error> {
 }
 
 /// Checks that `[va, va+len)` is mapped writable by user code.
-pub fn check_writable(pml4: u64, va: u64, len: u64) -> Result<(), Error> {
+pub fn check_writable(pml4: Frame, va: u64, len: u64) -> Result<(), Error> {
     chunks(pml4, va, len, true, |_, _| {})
 }
 
 /// Calls `f` with each checked, readable piece of user memory.
-pub fn with_bytes(pml4: u64, va: u64, len: u64, mut f: impl FnMut(&[u8])) -> Result<(), Error> {
+pub fn with_bytes(pml4: Frame, va: u64, len: u64, mut f: impl FnMut(&[u8])) -> Result<(), Error> {
     chunks(pml4, va, len, false, |p, n| {
         // SAFETY: a checked user page through the physical window, only
         // read for the duration of the call.
@@ -75,7 +82,7 @@ pub fn with_bytes(pml4: u64, va: u64, len: u64, mut f: impl FnMut(&[u8])) -> Res
 }
 
 /// Reads a plain-old-data value from user memory.
-pub fn read_value<T: Copy + Default>(pml4: u64, va: u64) -> Result<T, Error> {
+pub fn read_value<T: Copy + Default>(pml4: Frame, va: u64) -> Result<T, Error> {
     let mut v = T::default();
     // SAFETY: T is Copy plain data (register sets); any byte pattern read
     // into it is a valid value for the integer fields it holds.
@@ -86,7 +93,7 @@ pub fn read_value<T: Copy + Default>(pml4: u64, va: u64) -> Result<T, Error> {
 }
 
 /// Writes a plain-old-data value to user memory.
-pub fn write_value<T: Copy>(pml4: u64, va: u64, v: &T) -> Result<(), Error> {
+pub fn write_value<T: Copy>(pml4: Frame, va: u64, v: &T) -> Result<(), Error> {
     // SAFETY: viewing a Copy value's bytes is always valid.
     let bytes = unsafe { core::slice::from_raw_parts(v as *const T as *const u8, core::mem::size_of::<T>()) };
     write(pml4, va, bytes)

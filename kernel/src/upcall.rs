@@ -6,10 +6,10 @@
 //! next slices; after repeated offences it is destroyed.
 
 use crate::arch::trap::TrapFrame;
-use crate::env::{notify, NONE};
+use crate::env::{notify, Slot, State};
 use crate::state::Kernel;
 use abi::exception::{critical, vector, ExceptionFrame};
-use abi::tables::{env_state, FAULT_EXIT_BASE};
+use abi::tables::FAULT_EXIT_BASE;
 
 /// Slices an offender skips.
 const PENALTY_SLICES: u8 = 4;
@@ -18,7 +18,7 @@ const MAX_OFFENCES: u8 = 3;
 
 impl Kernel {
     /// The save area of slot `s`, if it has a handler.
-    fn save_area(&mut self, s: usize) -> Option<&'static mut ExceptionFrame> {
+    fn save_area(&mut self, s: Slot) -> Option<&'static mut ExceptionFrame> {
         let save = self.envs[s].exc.save;
         // SAFETY: `exc.save` is the kernel address of the registered save
         // area, in a frame pinned while it is registered.
@@ -31,7 +31,7 @@ impl Kernel {
     /// the handler live. Returns false if it cannot be delivered now (no
     /// handler, handler busy, or upcalls off for a critical section).
     #[inline(never)] // off the yield fast path, which only tests for it
-    pub fn upcall(&mut self, s: usize, vector: u64, code: u64) -> bool {
+    pub fn upcall(&mut self, s: Slot, vector: u64, code: u64) -> bool {
         let Some(frame) = self.save_area(s) else { return false };
         let asynchronous = vector != vector::SYSCALL;
         if asynchronous && frame.upcalls_off & critical::IN_SECTION != 0 {
@@ -58,7 +58,7 @@ impl Kernel {
     /// interrupts go first; otherwise (or if they cannot be delivered) the
     /// start-of-slice upcall.
     #[inline(never)] // off the yield fast path, which only tests for it
-    pub fn slice_starts(&mut self, s: usize) {
+    pub fn slice_starts(&mut self, s: Slot) {
         if self.deliver_interrupts(s) {
             return;
         }
@@ -69,9 +69,9 @@ impl Kernel {
 
     /// Delivers slot `s`'s queued interrupt bits as an `INTERRUPT` upcall if
     /// its handler can take one now (see `PCT_INTERRUPT`).
-    pub fn deliver_interrupts(&mut self, s: usize) -> bool {
+    pub fn deliver_interrupts(&mut self, s: Slot) -> bool {
         let e = &self.envs[s];
-        if e.interrupts == 0 || e.state != env_state::RUNNABLE {
+        if e.interrupts == 0 || e.state() != State::Runnable {
             return false;
         }
         let (bits, from) = (e.interrupts, e.interrupt_from as u64);
@@ -85,7 +85,7 @@ impl Kernel {
         true
     }
 
-    fn clear_interrupts(&mut self, s: usize) {
+    fn clear_interrupts(&mut self, s: Slot) {
         let e = &mut self.envs[s];
         e.interrupts = 0;
         e.notify &= !notify::INTERRUPTS;
@@ -109,7 +109,7 @@ impl Kernel {
             return;
         }
         match self.env_slot(id as u64) {
-            Ok(s) if self.envs[s].state != env_state::EXITED => self.queue_interrupt(s, bits, 0),
+            Ok(s) if self.envs[s].state() != State::Exited => self.queue_interrupt(s, bits, 0),
             _ => self.console_notify = (0, 0),
         }
     }
@@ -127,19 +127,19 @@ impl Kernel {
         self.check_reclaims();
         self.check_console();
         let c = self.current;
-        let offender = self.grace_env == c as u16 && self.envs[c].switched_out == self.grace_mark;
-        self.grace_env = NONE;
+        let offender = self.grace_env == Some(c) && self.envs[c].switched_out == self.grace_mark;
+        self.grace_env = None;
         if offender && self.offend(c) {
             return;
         }
         if !offender
             && self.envs[c].notify & notify::SLICE_UPCALLS != 0
-            && self.envs[c].state == env_state::RUNNABLE
+            && self.envs[c].state() == State::Runnable
         {
             // Its slice is over: tell it, and give it until the next tick.
             // (A critical section defers the upcall; the deadline stands.)
             self.upcall(c, vector::END_OF_SLICE, 0);
-            self.grace_env = c as u16;
+            self.grace_env = Some(c);
             self.grace_mark = self.envs[c].switched_out;
             return;
         }
@@ -149,10 +149,10 @@ impl Kernel {
     /// Slot `c` kept the CPU past its grace period: it skips its next
     /// slices, or ends after repeated offences. Returns true if it ended
     /// (another environment then runs).
-    fn offend(&mut self, c: usize) -> bool {
+    fn offend(&mut self, c: Slot) -> bool {
         let e = &mut self.envs[c];
         e.offences += 1;
-        let (id, n) = (e.id, e.offences);
+        let (id, n) = (e.id(), e.offences);
         if n >= MAX_OFFENCES {
             crate::kprintln!("env {id:#x} destroyed: it kept the CPU after {n} end-of-slice upcalls");
             self.exit_current(FAULT_EXIT_BASE - vector::END_OF_SLICE as i32);
@@ -160,19 +160,17 @@ impl Kernel {
         }
         crate::kprintln!("env {id:#x} kept the CPU after its end-of-slice upcall ({n} of {MAX_OFFENCES}); it skips {PENALTY_SLICES} slices");
         e.penalty = PENALTY_SLICES;
-        e.state = env_state::PENALIZED;
-        self.publish(c);
+        self.set_state(c, State::Penalized);
         false
     }
 
     /// Called when the scheduler reaches a slice of a penalised slot: the
     /// slice is skipped; the last skipped one restores it.
-    pub fn serve_penalty(&mut self, s: usize) {
+    pub fn serve_penalty(&mut self, s: Slot) {
         let e = &mut self.envs[s];
         e.penalty = e.penalty.saturating_sub(1);
         if e.penalty == 0 {
-            e.state = env_state::RUNNABLE;
-            self.publish(s);
+            self.set_state(s, State::Runnable);
         }
     }
 }

@@ -2,7 +2,7 @@
 //! addresses and ranges, mapping flags, register values. Pure, so they are
 //! unit-tested on the host.
 
-use crate::cap::rights as caprights;
+use crate::cap::Rights;
 use crate::pagetable::{NO_EXEC, PRESENT, USER, WRITABLE};
 use abi::layout::{PAGE_SIZE, USER_END, USER_MIN};
 use abi::syscall::{map as mapflags, RANGE_MAX};
@@ -32,11 +32,11 @@ pub fn pte_rights(flags: u64) -> Result<u64, Error> {
 }
 
 /// The capability rights a mapping with `pte` needs on its frame.
-pub fn needed(pte: u64) -> u32 {
+pub fn needed(pte: u64) -> Rights {
     if pte & WRITABLE != 0 {
-        caprights::READ | caprights::WRITE
+        Rights::READ | Rights::WRITE
     } else {
-        caprights::READ
+        Rights::READ
     }
 }
 
@@ -88,8 +88,8 @@ mod tests {
         assert_eq!(pte_rights(mapflags::WRITE), Ok(PRESENT | USER | WRITABLE | NO_EXEC));
         assert_eq!(pte_rights(mapflags::EXEC), Ok(PRESENT | USER));
         assert_eq!(pte_rights(4), Err(Error::BadFlags));
-        assert_eq!(needed(PRESENT | USER | WRITABLE), caprights::READ | caprights::WRITE);
-        assert_eq!(needed(PRESENT | USER), caprights::READ);
+        assert_eq!(needed(PRESENT | USER | WRITABLE), Rights::READ | Rights::WRITE);
+        assert_eq!(needed(PRESENT | USER), Rights::READ);
     }
 
     #[test]

@@ -15,7 +15,6 @@
 //! faulting in its handler.
 
 use abi::exception::{ExceptionFrame, Regs};
-use core::arch::global_asm;
 
 #[repr(C, align(256))]
 pub struct Save(pub ExceptionFrame);
@@ -42,7 +41,7 @@ static mut STACK: Stack = Stack([0; STACK_SIZE]);
 #[unsafe(no_mangle)]
 static mut LX_IRET: [u64; 5] = [0; 5];
 
-global_asm!(
+user::exception_asm!(
     ".globl lx_entry",
     "lx_entry:",
     user::save_registers!("LX_FRAME"),
@@ -63,31 +62,17 @@ global_asm!(
     "fxrstor64 [rip + LX_FX]",
     "lea rax, [rip + LX_FRAME]",
     "lea rsp, [rip + LX_IRET]",
-    "mov rcx, [rax + 160]",
+    "mov rcx, [rax + {f_rip}]",
     "mov [rsp], rcx",
     "mov rcx, cs",
     "mov [rsp + 8], rcx",
-    "mov rcx, [rax + 168]",
+    "mov rcx, [rax + {f_rflags}]",
     "mov [rsp + 16], rcx",
-    "mov rcx, [rax + 88]",
+    "mov rcx, [rax + {f_rsp}]",
     "mov [rsp + 24], rcx",
     "mov rcx, ss",
     "mov [rsp + 32], rcx",
-    "mov rbx, [rax + 40]",
-    "mov rcx, [rax + 48]",
-    "mov rdx, [rax + 56]",
-    "mov rsi, [rax + 64]",
-    "mov rdi, [rax + 72]",
-    "mov rbp, [rax + 80]",
-    "mov r8, [rax + 96]",
-    "mov r9, [rax + 104]",
-    "mov r10, [rax + 112]",
-    "mov r11, [rax + 120]",
-    "mov r12, [rax + 128]",
-    "mov r13, [rax + 136]",
-    "mov r14, [rax + 144]",
-    "mov r15, [rax + 152]",
-    "mov rax, [rax + 32]",
+    user::load_registers!(),
     "mov qword ptr [rip + LX_FRAME], 0",
     ".globl lx_tail_iret",
     "lx_tail_iret:",
@@ -103,7 +88,7 @@ global_asm!(
     "jz lx_restore_iret",
     "jmp lx_restore",
     dispatch = sym dispatch,
-    child = sym child_start,
+    child = sym child_start
 );
 
 unsafe extern "C" {

@@ -10,7 +10,6 @@
 //! record placed below the interrupted code's red zone.
 
 use abi::exception::ExceptionFrame;
-use core::arch::global_asm;
 
 /// A handler returns true to resume (with whatever it changed in the
 /// frame) or false to give up (the program exits).
@@ -29,7 +28,8 @@ static mut HANDLER: Option<Handler> = None;
 
 /// Assembly (a template string) that saves into the exception frame at
 /// symbol `$frame` the registers the kernel leaves live on delivery (it
-/// wrote rax, rcx, rip, rsp and rflags itself); leaves rax = &frame.
+/// wrote rax, rcx, rip, rsp and rflags itself); leaves rax = &frame. Use it
+/// inside [`exception_asm!`], which names the frame's offsets.
 #[macro_export]
 macro_rules! save_registers {
     ($frame:literal) => {
@@ -37,19 +37,19 @@ macro_rules! save_registers {
             "lea rax, [rip + ",
             $frame,
             "]\n",
-            "mov [rax + 40], rbx\n",
-            "mov [rax + 56], rdx\n",
-            "mov [rax + 64], rsi\n",
-            "mov [rax + 72], rdi\n",
-            "mov [rax + 80], rbp\n",
-            "mov [rax + 96], r8\n",
-            "mov [rax + 104], r9\n",
-            "mov [rax + 112], r10\n",
-            "mov [rax + 120], r11\n",
-            "mov [rax + 128], r12\n",
-            "mov [rax + 136], r13\n",
-            "mov [rax + 144], r14\n",
-            "mov [rax + 152], r15\n",
+            "mov [rax + {f_rbx}], rbx\n",
+            "mov [rax + {f_rdx}], rdx\n",
+            "mov [rax + {f_rsi}], rsi\n",
+            "mov [rax + {f_rdi}], rdi\n",
+            "mov [rax + {f_rbp}], rbp\n",
+            "mov [rax + {f_r8}], r8\n",
+            "mov [rax + {f_r9}], r9\n",
+            "mov [rax + {f_r10}], r10\n",
+            "mov [rax + {f_r11}], r11\n",
+            "mov [rax + {f_r12}], r12\n",
+            "mov [rax + {f_r13}], r13\n",
+            "mov [rax + {f_r14}], r14\n",
+            "mov [rax + {f_r15}], r15\n",
         )
     };
 }
@@ -57,7 +57,8 @@ macro_rules! save_registers {
 /// Assembly that resumes the code described by the exception frame at
 /// symbol `$frame` without entering the kernel: a two-word record (rflags,
 /// rip) below its red zone, every register restored, `busy` cleared last,
-/// then `popfq; ret 128` from label `$tail` (see `complete_resume`).
+/// then `popfq; ret 128` from label `$tail` (see `complete_resume`). Use it
+/// inside [`exception_asm!`].
 #[macro_export]
 macro_rules! resume_from {
     ($frame:literal, $tail:literal) => {
@@ -65,27 +66,13 @@ macro_rules! resume_from {
             "lea rax, [rip + ",
             $frame,
             "]\n",
-            "mov rsp, [rax + 88]\n",
+            "mov rsp, [rax + {f_rsp}]\n",
             "sub rsp, 144\n",
-            "mov rcx, [rax + 160]\n",
+            "mov rcx, [rax + {f_rip}]\n",
             "mov [rsp + 8], rcx\n",
-            "mov rcx, [rax + 168]\n",
+            "mov rcx, [rax + {f_rflags}]\n",
             "mov [rsp], rcx\n",
-            "mov rbx, [rax + 40]\n",
-            "mov rcx, [rax + 48]\n",
-            "mov rdx, [rax + 56]\n",
-            "mov rsi, [rax + 64]\n",
-            "mov rdi, [rax + 72]\n",
-            "mov rbp, [rax + 80]\n",
-            "mov r8, [rax + 96]\n",
-            "mov r9, [rax + 104]\n",
-            "mov r10, [rax + 112]\n",
-            "mov r11, [rax + 120]\n",
-            "mov r12, [rax + 128]\n",
-            "mov r13, [rax + 136]\n",
-            "mov r14, [rax + 144]\n",
-            "mov r15, [rax + 152]\n",
-            "mov rax, [rax + 32]\n",
+            $crate::load_registers!(),
             "mov qword ptr [rip + ",
             $frame,
             "], 0\n",
@@ -100,7 +87,70 @@ macro_rules! resume_from {
     };
 }
 
-global_asm!(
+/// Assembly that loads every general register but rsp from the exception
+/// frame rax points to (rax last). Use it inside [`exception_asm!`].
+#[macro_export]
+macro_rules! load_registers {
+    () => {
+        concat!(
+            "mov rbx, [rax + {f_rbx}]\n",
+            "mov rcx, [rax + {f_rcx}]\n",
+            "mov rdx, [rax + {f_rdx}]\n",
+            "mov rsi, [rax + {f_rsi}]\n",
+            "mov rdi, [rax + {f_rdi}]\n",
+            "mov rbp, [rax + {f_rbp}]\n",
+            "mov r8, [rax + {f_r8}]\n",
+            "mov r9, [rax + {f_r9}]\n",
+            "mov r10, [rax + {f_r10}]\n",
+            "mov r11, [rax + {f_r11}]\n",
+            "mov r12, [rax + {f_r12}]\n",
+            "mov r13, [rax + {f_r13}]\n",
+            "mov r14, [rax + {f_r14}]\n",
+            "mov r15, [rax + {f_r15}]\n",
+            "mov rax, [rax + {f_rax}]\n",
+        )
+    };
+}
+
+/// `global_asm!` with the exception frame's offsets as operands
+/// (`{f_rax}` ... `{f_r15}`, `{f_rip}`, `{f_rflags}`, `{f_rsp}`), taken from
+/// `abi::exception::ExceptionFrame` by `offset_of!`, so no offset is
+/// written by hand. The template must use `save_registers!` and
+/// `resume_from!` (which use every one); the caller's own operands follow,
+/// without a trailing comma.
+#[macro_export]
+macro_rules! exception_asm {
+    ($($body:tt)*) => {
+        core::arch::global_asm!(
+            $($body)*,
+            f_rax = const $crate::exc::reg_offset(core::mem::offset_of!(abi::exception::Regs, rax)),
+            f_rbx = const $crate::exc::reg_offset(core::mem::offset_of!(abi::exception::Regs, rbx)),
+            f_rcx = const $crate::exc::reg_offset(core::mem::offset_of!(abi::exception::Regs, rcx)),
+            f_rdx = const $crate::exc::reg_offset(core::mem::offset_of!(abi::exception::Regs, rdx)),
+            f_rsi = const $crate::exc::reg_offset(core::mem::offset_of!(abi::exception::Regs, rsi)),
+            f_rdi = const $crate::exc::reg_offset(core::mem::offset_of!(abi::exception::Regs, rdi)),
+            f_rbp = const $crate::exc::reg_offset(core::mem::offset_of!(abi::exception::Regs, rbp)),
+            f_rsp = const $crate::exc::reg_offset(core::mem::offset_of!(abi::exception::Regs, rsp)),
+            f_r8 = const $crate::exc::reg_offset(core::mem::offset_of!(abi::exception::Regs, r8)),
+            f_r9 = const $crate::exc::reg_offset(core::mem::offset_of!(abi::exception::Regs, r9)),
+            f_r10 = const $crate::exc::reg_offset(core::mem::offset_of!(abi::exception::Regs, r10)),
+            f_r11 = const $crate::exc::reg_offset(core::mem::offset_of!(abi::exception::Regs, r11)),
+            f_r12 = const $crate::exc::reg_offset(core::mem::offset_of!(abi::exception::Regs, r12)),
+            f_r13 = const $crate::exc::reg_offset(core::mem::offset_of!(abi::exception::Regs, r13)),
+            f_r14 = const $crate::exc::reg_offset(core::mem::offset_of!(abi::exception::Regs, r14)),
+            f_r15 = const $crate::exc::reg_offset(core::mem::offset_of!(abi::exception::Regs, r15)),
+            f_rip = const $crate::exc::reg_offset(core::mem::offset_of!(abi::exception::Regs, rip)),
+            f_rflags = const $crate::exc::reg_offset(core::mem::offset_of!(abi::exception::Regs, rflags)),
+        );
+    };
+}
+
+/// Where the register at `offset` in `Regs` lies in the exception frame.
+pub const fn reg_offset(offset: usize) -> usize {
+    core::mem::offset_of!(ExceptionFrame, regs) + offset
+}
+
+crate::exception_asm!(
     ".globl exc_entry",
     "exc_entry:",
     // The kernel saved rax, rcx, rip, rsp and rflags; the rest are live.
@@ -110,7 +160,7 @@ global_asm!(
     // busy = 0 comes last, with every register the interrupted code's
     // (see `complete_resume`).
     crate::resume_from!("EXC_FRAME", "exc_tail"),
-    dispatch = sym dispatch,
+    dispatch = sym dispatch
 );
 
 unsafe extern "C" {

@@ -24,7 +24,9 @@ usage: cargo xtask <command>
                      (PROGRAM is the first environment with its arguments;
                      default: busybox sh under lxrt; `run shell`: the
                      native console shell)
-  test               run every host unit test and every boot test
+  test               lint, then every host unit test and every boot test
+  lint               rustfmt --check, and clippy (warnings are errors) on the
+                     host and on the kernel's and the programs' targets
   boottest [NAME..]  run only the boot tests (all, or those named)
   stress [--quick] [--seed S]
                      hostile load: native and Linux system-call fuzzing,
@@ -40,6 +42,42 @@ usage: cargo xtask <command>
   build              build the kernel, the user programs and the boot image
 ";
 
+/// Formatting and clippy, with the workspace's lints (`[workspace.lints]`),
+/// on every target the code is built for: the host (host tests, xtask,
+/// and a check of everything), the kernel's (with the driver images), and
+/// the programs'.
+fn lint() -> Result<(), String> {
+    deps::ensure_toolchain()?;
+    println!(
+        "xtask: lint (cargo fmt --check; cargo clippy on the host, the kernel's and the programs' targets)"
+    );
+    build::cargo(&["fmt", "--all", "--check"], &[])?;
+    let deny = ["--", "-D", "warnings"];
+    let host = ["clippy", "--quiet", "--workspace", "--all-targets"];
+    let kernel = [
+        "clippy",
+        "--quiet",
+        "-p",
+        "kernel",
+        "-p",
+        "drvapi",
+        "-p",
+        "drvglue",
+        "-p",
+        "virtio-blk-driver",
+        "-p",
+        "virtio-net-driver",
+        "--target",
+        build::KERNEL_TARGET,
+    ];
+    let programs =
+        ["clippy", "--quiet", "-p", "user", "-p", "libos", "--bins", "--lib", "--target", build::USER_TARGET];
+    for args in [&host[..], &kernel[..], &programs[..]] {
+        build::cargo(&[args, &deny[..]].concat(), &[])?;
+    }
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let (cmd, rest) = match args.split_first() {
@@ -49,6 +87,7 @@ fn main() -> ExitCode {
     let result = match cmd {
         "run" => run(rest),
         "test" => test(),
+        "lint" => lint(),
         "boottest" => boottest::run_named(rest),
         "bench" => bench::main(rest),
         "stress" => stress::main(rest),
@@ -99,7 +138,7 @@ fn gdb(args: &[String]) -> Result<(), String> {
 
 fn test() -> Result<(), String> {
     deps::ensure(deps::TEST)?;
-    deps::ensure_toolchain()?;
+    lint()?;
     println!("xtask: host unit tests (cargo test --workspace)");
     build::cargo(&["test", "--workspace", "--exclude", "user"], &[])?;
     boottest::run_all()?;

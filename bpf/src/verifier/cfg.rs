@@ -4,7 +4,12 @@
 use alloc::vec;
 use alloc::vec::Vec;
 
-use crate::insn::*;
+use crate::insn::{
+    Insn, ALU_ARSH, ALU_DIV, ALU_END, ALU_LSH, ALU_MOD, ALU_MOV, ALU_NEG, ALU_RSH, CLASS_ALU, CLASS_ALU64,
+    CLASS_JMP, CLASS_JMP32, CLASS_LD, CLASS_LDX, CLASS_ST, CLASS_STX, FRAME_REG, HELPER_TAIL_CALL, JMP_CALL,
+    JMP_EXIT, JMP_JA, LD_IMM64, MODE_ABS, MODE_ATOMIC, MODE_IND, MODE_MEM, MODE_MEMSX, NUM_REGS,
+    PSEUDO_REGION, SRC_X,
+};
 use crate::reject::{Reason, Reject};
 use crate::spec::ProgramSpec;
 

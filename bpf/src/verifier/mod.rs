@@ -28,7 +28,12 @@ use alloc::boxed::Box;
 use alloc::vec;
 use alloc::vec::Vec;
 
-use crate::insn::*;
+use crate::insn::{
+    access_bytes, decode, jump_taken, Insn, ALU_ADD, ALU_DIV, ALU_END, ALU_MOD, ALU_MOV, ALU_SUB, CLASS_ALU,
+    CLASS_ALU64, CLASS_JMP32, CLASS_LD, CLASS_LDX, CLASS_ST, CLASS_STX, INSN_SIZE, JMP_EXIT, JMP_JA, JMP_JEQ,
+    JMP_JGE, JMP_JGT, JMP_JLE, JMP_JLT, JMP_JSET, JMP_JSGE, JMP_JSGT, JMP_JSLE, JMP_JSLT, PSEUDO_REGION,
+    SRC_X, STACK_SIZE,
+};
 use crate::program::{Access, VerifiedProgram};
 use crate::reject::{PtrKind, Reason, Reject};
 use crate::spec::ProgramSpec;

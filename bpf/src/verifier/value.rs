@@ -1,7 +1,11 @@
 //! Abstract register values: unsigned ranges for scalars, typed pointers
 //! with offset ranges, and the transfer functions for ALU operations.
 
-use crate::insn::*;
+use crate::insn::{
+    alu32, alu64, endian, ALU_ADD, ALU_AND, ALU_ARSH, ALU_DIV, ALU_LSH, ALU_MOD, ALU_MOV, ALU_MUL, ALU_NEG,
+    ALU_OR, ALU_RSH, ALU_SUB, ALU_XOR, JMP_JEQ, JMP_JGE, JMP_JGT, JMP_JLE, JMP_JLT, JMP_JNE, JMP_JSGE,
+    JMP_JSGT, JMP_JSLE, JMP_JSLT,
+};
 use crate::reject::PtrKind;
 
 /// Largest magnitude a pointer offset (constant or variable) may reach.
@@ -321,6 +325,7 @@ pub(crate) fn as_offset(r: Range) -> Option<(i64, i64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::insn::jump_taken;
 
     #[test]
     fn ranges_cover_concrete_results() {

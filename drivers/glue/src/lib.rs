@@ -2,7 +2,7 @@
 //! driver crossing: every service the crate needs from its platform is a
 //! call to one of the kernel's wrappers (`drvapi::KernelApi`). Shared by
 //! the driver images; see `docs/drivers.md`.
-#![no_std]
+#![cfg_attr(not(test), no_std)]
 
 use core::cell::UnsafeCell;
 use core::fmt::Write;
@@ -201,6 +201,7 @@ fn deeper(n: u64) -> u64 {
     deeper(frame[1] + 1) + frame[2]
 }
 
+#[cfg(all(target_os = "none", not(test)))]
 #[panic_handler]
 fn panic(info: &core::panic::PanicInfo) -> ! {
     let mut l = Line { buf: [0; 160], len: 0 };

@@ -14,7 +14,7 @@ const TSS_SEL: u16 = 0x30;
 #[repr(C, packed(4))]
 pub struct Tss {
     _r0: u32,
-    rsp: [u64; 3],
+    pub(super) rsp: [u64; 3],
     _r1: u64,
     ist: [u64; 7],
     _r2: u64,
@@ -22,7 +22,7 @@ pub struct Tss {
     iomap: u16,
 }
 
-/// Reached by name from `pct_fast` (rsp0 at offset 4).
+/// Reached by name from `pct_fast`, which sets `rsp[0]`.
 pub static mut TSS: Tss = Tss { _r0: 0, rsp: [0; 3], _r1: 0, ist: [0; 7], _r2: 0, _r3: 0, iomap: 104 };
 static mut GDT: [u64; 8] = [
     0,

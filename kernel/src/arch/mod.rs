@@ -1,6 +1,72 @@
 //! x86-64 specifics: boot, descriptor tables, entry stubs, timer and clock
 //! calibration, FPU.
 
+/// Leaves the kernel by SYSRETQ into the environment whose frame the
+/// register `base` (`"rcx"` or `"rsp"`) points to, restoring the registers
+/// a system call preserves (the callee-saved ones must already hold the
+/// frame's values); rcx and r11 carry rip and rflags, as the ABI allows.
+/// Assembly text for the two exits that use it (the system-call stub and
+/// `resume_frame`), inside `frame_asm!`.
+macro_rules! sysret {
+    ("rcx") => {
+        concat!(sysret!(restore "rcx"), "movq {rsp}(%rcx), %rsp\n movq {rip}(%rcx), %rcx\n swapgs\n sysretq\n")
+    };
+    ("rsp") => {
+        concat!(sysret!(restore "rsp"), "movq {rip}(%rsp), %rcx\n movq {rsp}(%rsp), %rsp\n swapgs\n sysretq\n")
+    };
+    (restore $base:literal) => {
+        concat!(
+            "movq {rflags}(%", $base, "), %r11\n",
+            "movq {rdi}(%", $base, "), %rdi\n",
+            "movq {rsi}(%", $base, "), %rsi\n",
+            "movq {rdx}(%", $base, "), %rdx\n",
+            "movq {r8}(%", $base, "), %r8\n",
+            "movq {r9}(%", $base, "), %r9\n",
+            "movq {r10}(%", $base, "), %r10\n",
+        )
+    };
+}
+
+/// `global_asm!` (AT&T syntax) with every field of the trap frame as a
+/// `const` operand named after it (`{rax}`, `{rip}`, ...), and the per-CPU
+/// block's `{kstack_top}` and `{cur_tf}`, all taken by `offset_of!` — so
+/// no stub writes an offset by hand. The caller's own operands follow its
+/// template, without a trailing comma.
+macro_rules! frame_asm {
+    ($($body:tt)*) => {
+        core::arch::global_asm!(
+            // Names every operand once, so a stub need not use them all.
+            "/* {r15} {r14} {r13} {r12} {r11} {r10} {r9} {r8} {rbp} {rdi} {rsi} {rdx} {rcx} {rbx} {rax} {vector} {error} {rip} {cs} {rflags} {rsp} {ss} {kstack_top} {cur_tf} */",
+            $($body)*,
+            r15 = const core::mem::offset_of!($crate::arch::trap::TrapFrame, r15),
+            r14 = const core::mem::offset_of!($crate::arch::trap::TrapFrame, r14),
+            r13 = const core::mem::offset_of!($crate::arch::trap::TrapFrame, r13),
+            r12 = const core::mem::offset_of!($crate::arch::trap::TrapFrame, r12),
+            r11 = const core::mem::offset_of!($crate::arch::trap::TrapFrame, r11),
+            r10 = const core::mem::offset_of!($crate::arch::trap::TrapFrame, r10),
+            r9 = const core::mem::offset_of!($crate::arch::trap::TrapFrame, r9),
+            r8 = const core::mem::offset_of!($crate::arch::trap::TrapFrame, r8),
+            rbp = const core::mem::offset_of!($crate::arch::trap::TrapFrame, rbp),
+            rdi = const core::mem::offset_of!($crate::arch::trap::TrapFrame, rdi),
+            rsi = const core::mem::offset_of!($crate::arch::trap::TrapFrame, rsi),
+            rdx = const core::mem::offset_of!($crate::arch::trap::TrapFrame, rdx),
+            rcx = const core::mem::offset_of!($crate::arch::trap::TrapFrame, rcx),
+            rbx = const core::mem::offset_of!($crate::arch::trap::TrapFrame, rbx),
+            rax = const core::mem::offset_of!($crate::arch::trap::TrapFrame, rax),
+            vector = const core::mem::offset_of!($crate::arch::trap::TrapFrame, vector),
+            error = const core::mem::offset_of!($crate::arch::trap::TrapFrame, error),
+            rip = const core::mem::offset_of!($crate::arch::trap::TrapFrame, rip),
+            cs = const core::mem::offset_of!($crate::arch::trap::TrapFrame, cs),
+            rflags = const core::mem::offset_of!($crate::arch::trap::TrapFrame, rflags),
+            rsp = const core::mem::offset_of!($crate::arch::trap::TrapFrame, rsp),
+            ss = const core::mem::offset_of!($crate::arch::trap::TrapFrame, ss),
+            kstack_top = const core::mem::offset_of!($crate::arch::percpu::PerCpu, kstack_top),
+            cur_tf = const core::mem::offset_of!($crate::arch::percpu::PerCpu, cur_tf),
+            options(att_syntax)
+        );
+    };
+}
+
 pub mod apic;
 pub mod boot;
 pub mod clock;

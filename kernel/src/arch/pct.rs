@@ -11,7 +11,7 @@
 use crate::arch::gdt::{USER_CS, USER_SS};
 use crate::arch::percpu::PerCpu;
 use crate::arch::trap::TrapFrame;
-use crate::env::Env;
+use crate::env::{offsets as env_offsets, Env};
 use crate::state::Kernel;
 use abi::tables::{env_state, EnvInfo};
 use core::mem::{offset_of, size_of};
@@ -32,7 +32,7 @@ pct_fast:
     addq %rcx, %r11
     cmpl %edi, {id}(%r11)
     jne 9f
-    movq {kernel}+{current}(%rip), %rcx
+    movzwl {kernel}+{current}(%rip), %ecx
     cmpq %rcx, %rax
     je 9f
     cmpl ${waiting}, {state}(%r11)
@@ -100,13 +100,13 @@ pct_fast:
     swapgs
     movq {cr3}(%r11), %rcx
     movq %rcx, %cr3
-    movq %r11, %gs:16
+    movq %r11, %gs:{cur_tf}
     leaq {tf_size}(%r11), %rcx
-    movq %rcx, %gs:24
-    movq %rcx, {tss}+4(%rip)
-    movq %rax, {kernel}+{current}(%rip)
+    movq %rcx, %gs:{cur_tf_top}
+    movq %rcx, {tss}+{rsp0}(%rip)
+    movw %ax, {kernel}+{current}(%rip)
     /* Enter the target with the message registers as they are. */
-    movq %gs:0, %rsp
+    movq %gs:{kstack_top}, %rsp
     pushq ${user_ss}
     pushq %gs:{to_rsp}
     pushq %gs:{to_rflags}
@@ -129,13 +129,13 @@ pct_fast:
     kernel = sym crate::state::KERNEL,
     current = const offset_of!(Kernel, current),
     info = const offset_of!(Kernel, env_info),
-    id = const offset_of!(Env, id),
-    state = const offset_of!(Env, state),
-    waiting_on = const offset_of!(Env, waiting_on),
+    id = const env_offsets::ID,
+    state = const env_offsets::STATE,
+    waiting_on = const env_offsets::WAITING_ON,
     entry = const offset_of!(Env, pct_entry),
     stack = const offset_of!(Env, pct_stack),
     guard = const offset_of!(Env, pct_guard),
-    switched_out = const offset_of!(Env, switched_out),
+    switched_out = const env_offsets::SWITCHED_OUT,
     fpu = const offset_of!(Env, fpu),
     fs = const offset_of!(Env, fs_base),
     gs = const offset_of!(Env, gs_base),
@@ -154,6 +154,10 @@ pct_fast:
     user_cs = const USER_CS,
     user_ss = const USER_SS,
     general = sym crate::syscall::pct_general,
+    kstack_top = const offset_of!(PerCpu, kstack_top),
+    cur_tf = const offset_of!(PerCpu, cur_tf),
+    cur_tf_top = const offset_of!(PerCpu, cur_tf_top),
+    rsp0 = const offset_of!(crate::arch::gdt::Tss, rsp),
     to_rip = const offset_of!(PerCpu, pct_rip),
     to_rsp = const offset_of!(PerCpu, pct_rsp),
     to_rflags = const offset_of!(PerCpu, pct_rflags),

@@ -4,26 +4,26 @@
 
 use super::trap::TrapFrame;
 
-/// Field offsets are used by the assembly stubs: keep them in sync.
+/// The assembly stubs name each field by `offset_of!`.
 #[repr(C)]
 pub struct PerCpu {
-    /// 0: top of the kernel stack.
+    /// Top of the kernel stack.
     pub kstack_top: u64,
-    /// 8: scratch for the user `rsp` during SYSCALL entry.
+    /// Scratch for the user `rsp` during SYSCALL entry.
     pub user_rsp: u64,
-    /// 16: the current environment's saved registers.
+    /// The current environment's saved registers.
     pub cur_tf: *mut TrapFrame,
-    /// 24: `cur_tf + size_of::<TrapFrame>()` (also TSS.rsp0).
+    /// `cur_tf + size_of::<TrapFrame>()` (also TSS.rsp0).
     pub cur_tf_top: u64,
-    /// 32: unused (keeps the offsets the stubs use).
-    _reserved: u64,
-    /// 40: the frame of the environment that made the current system call;
+    /// The frame of the environment that made the current system call;
     /// if it is no longer `cur_tf` on return, the call switched environments.
     pub caller_tf: *mut TrapFrame,
     /// Where `pct_fast` resumes the target (it has no free registers).
     pub pct_rip: u64,
     pub pct_rsp: u64,
     pub pct_rflags: u64,
+    /// Timer ticks taken while the kernel idled, not yet accounted.
+    pub idle_ticks: u64,
 }
 
 pub static mut PERCPU: PerCpu = PerCpu {
@@ -31,11 +31,11 @@ pub static mut PERCPU: PerCpu = PerCpu {
     user_rsp: 0,
     cur_tf: core::ptr::null_mut(),
     cur_tf_top: 0,
-    _reserved: 0,
     caller_tf: core::ptr::null_mut(),
     pct_rip: 0,
     pct_rsp: 0,
     pct_rflags: 0,
+    idle_ticks: 0,
 };
 
 const GS_BASE: u32 = 0xC000_0101;
@@ -60,4 +60,17 @@ pub fn set_current(tf: *mut TrapFrame) {
         PERCPU.cur_tf_top = top;
     }
     super::gdt::set_kernel_entry_stack(top);
+}
+
+/// Counts a timer tick that arrived while the kernel idled.
+pub fn count_idle_tick() {
+    // SAFETY: one CPU; the idle loop reads the field only with interrupts
+    // off, after this handler returned.
+    unsafe { PERCPU.idle_ticks += 1 };
+}
+
+/// The ticks counted while idling since the last call.
+pub fn take_idle_ticks() -> u64 {
+    // SAFETY: called with interrupts off, so `count_idle_tick` cannot run.
+    unsafe { (&raw mut PERCPU.idle_ticks).replace(0) }
 }

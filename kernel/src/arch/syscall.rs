@@ -20,7 +20,8 @@
 
 use super::cpu::wrmsr;
 use super::gdt::{KERNEL_CS, SYSRET_BASE};
-use core::arch::global_asm;
+use super::percpu::PerCpu;
+use core::mem::offset_of;
 
 const EFER: u32 = 0xC000_0080;
 const STAR: u32 = 0xC000_0081;
@@ -29,64 +30,56 @@ const SFMASK: u32 = 0xC000_0084;
 /// Cleared on entry: IF, TF, DF, NT, AC.
 const ENTRY_FLAGS_CLEARED: u64 = 0x200 | 0x100 | 0x400 | 0x4000 | 0x4_0000;
 
-global_asm!(
+frame_asm!(
     r#"
     .section .text
     .global syscall_entry
 syscall_entry:
     swapgs
-    movq %rsp, %gs:8
-    movq %gs:16, %rsp
-    movq %rsp, %gs:40
-    movq $-1, 120(%rsp)
-    movq %rcx, 136(%rsp)
-    movq %r11, 152(%rsp)
-    movq %gs:8, %r11
-    movq %r11, 160(%rsp)
-    movq %rbx, 104(%rsp)
-    movq %rbp, 64(%rsp)
-    movq %r12, 24(%rsp)
-    movq %r13, 16(%rsp)
-    movq %r14, 8(%rsp)
-    movq %r15, 0(%rsp)
-    movq %rdi, 72(%rsp)
-    movq %rsi, 80(%rsp)
-    movq %rdx, 88(%rsp)
-    movq %r8, 56(%rsp)
-    movq %r9, 48(%rsp)
-    movq %r10, 40(%rsp)
-    movq %gs:0, %rsp
+    movq %rsp, %gs:{user_rsp}
+    movq %gs:{cur_tf}, %rsp
+    movq %rsp, %gs:{caller_tf}
+    movq $-1, {vector}(%rsp)
+    movq %rcx, {rip}(%rsp)
+    movq %r11, {rflags}(%rsp)
+    movq %gs:{user_rsp}, %r11
+    movq %r11, {rsp}(%rsp)
+    movq %rbx, {rbx}(%rsp)
+    movq %rbp, {rbp}(%rsp)
+    movq %r12, {r12}(%rsp)
+    movq %r13, {r13}(%rsp)
+    movq %r14, {r14}(%rsp)
+    movq %r15, {r15}(%rsp)
+    movq %rdi, {rdi}(%rsp)
+    movq %rsi, {rsi}(%rsp)
+    movq %rdx, {rdx}(%rsp)
+    movq %r8, {r8}(%rsp)
+    movq %r9, {r9}(%rsp)
+    movq %r10, {r10}(%rsp)
+    movq %gs:{kstack_top}, %rsp
     subq ${base}, %rax
     cmpq ${count}, %rax
     jae 2f
     movq %r10, %rcx
     call *{table}(, %rax, 8)
-    movq %gs:16, %rcx
-    cmpq %rcx, %gs:40
+    movq %gs:{cur_tf}, %rcx
+    cmpq %rcx, %gs:{caller_tf}
     jne 1f
-    movq 152(%rcx), %r11
-    movq 72(%rcx), %rdi
-    movq 80(%rcx), %rsi
-    movq 88(%rcx), %rdx
-    movq 56(%rcx), %r8
-    movq 48(%rcx), %r9
-    movq 40(%rcx), %r10
-    movq 136(%rcx), %rcx
-    movq %gs:8, %rsp
-    swapgs
-    sysretq
+"#,
+    sysret!("rcx"),
+    r#"
     /* The handler switched: the caller gets its result when resumed, and
      * the new current environment (rcx) resumes from its frame. */
-1:  movq %gs:40, %rdx
-    movq %rax, 112(%rdx)
+1:  movq %gs:{caller_tf}, %rdx
+    movq %rax, {rax}(%rdx)
     movq %rcx, %rsp
     jmp resume_frame
     /* Not a kernel call: the frame now holds every register (rax last),
      * and the handler gets them all. */
 2:  addq ${base}, %rax
-    movq %gs:16, %rcx
-    movq $0, 120(%rcx)
-    movq %rax, 112(%rcx)
+    movq %gs:{cur_tf}, %rcx
+    movq $0, {vector}(%rcx)
+    movq %rax, {rax}(%rcx)
     call {reflect}
     jmp return_to_user
     "#,
@@ -94,7 +87,8 @@ syscall_entry:
     count = const abi::syscall::END - abi::syscall::BASE,
     table = sym crate::syscall::TABLE,
     reflect = sym crate::syscall::reflect,
-    options(att_syntax)
+    user_rsp = const offset_of!(PerCpu, user_rsp),
+    caller_tf = const offset_of!(PerCpu, caller_tf)
 );
 
 unsafe extern "C" {

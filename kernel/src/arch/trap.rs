@@ -3,7 +3,9 @@
 //! the top of the current environment's saved-register area, so the frame
 //! *is* the environment's saved state: no copying on entry or switch.
 
-use core::arch::global_asm;
+use crate::env::{Env, ExcTarget};
+use abi::exception::{ExceptionFrame, Regs};
+use core::mem::offset_of;
 
 /// An environment's saved user registers, in the order the stubs push them.
 /// Offsets are used by assembly: keep them in sync.
@@ -37,7 +39,7 @@ pub struct TrapFrame {
 const _: () = assert!(core::mem::size_of::<TrapFrame>() == 176);
 
 // Vectors for which the CPU pushes an error code.
-global_asm!(
+frame_asm!(
     r#"
     /* Pops a whole frame pushed by trap_common (and the vector and error
      * words), leaving the interrupt frame for IRETQ. */
@@ -87,46 +89,46 @@ trap_stubs:
      * the general path, which ends the environment. rsp = tf + 120 here;
      * the environment's ExcTarget follows its TrapFrame (tf + 176). */
 exc_fast:
-    testb $3, 24(%rsp)
+    testb $3, {v_cs}(%rsp)
     jz trap_common
     swapgs
-    movq %rax, -8(%rsp)
-    movq %rcx, -24(%rsp)
-    movq 56(%rsp), %rax
+    movq %rax, {v_rax}(%rsp)
+    movq %rcx, {v_rcx}(%rsp)
+    movq {v_save}(%rsp), %rax
     testq %rax, %rax
     jz 1f
-    cmpq $0, (%rax)
+    cmpq $0, {f_busy}(%rax)
     jne 1f
-    movq $1, (%rax)
-    movq 0(%rsp), %rcx
-    movq %rcx, 8(%rax)
-    movq 8(%rsp), %rcx
-    movq %rcx, 16(%rax)
+    movq $1, {f_busy}(%rax)
+    movq {v_vector}(%rsp), %rcx
+    movq %rcx, {f_vector}(%rax)
+    movq {v_error}(%rsp), %rcx
+    movq %rcx, {f_error}(%rax)
     xorl %ecx, %ecx
-    cmpq $14, 0(%rsp)
+    cmpq ${page_fault}, {v_vector}(%rsp)
     jne 2f
     movq %cr2, %rcx
-2:  movq %rcx, 24(%rax)
-    movq -8(%rsp), %rcx
-    movq %rcx, 32(%rax)
-    movq -24(%rsp), %rcx
-    movq %rcx, 48(%rax)
-    movq 16(%rsp), %rcx
-    movq %rcx, 160(%rax)
-    movq 32(%rsp), %rcx
-    movq %rcx, 168(%rax)
-    movq 40(%rsp), %rcx
-    movq %rcx, 88(%rax)
-    movq 64(%rsp), %rcx
-    movq %rcx, 16(%rsp)
-    movq 72(%rsp), %rcx
-    movq %rcx, 40(%rsp)
-    andq $~0x500, 32(%rsp)
+2:  movq %rcx, {f_addr}(%rax)
+    movq {v_rax}(%rsp), %rcx
+    movq %rcx, {f_rax}(%rax)
+    movq {v_rcx}(%rsp), %rcx
+    movq %rcx, {f_rcx}(%rax)
+    movq {v_rip}(%rsp), %rcx
+    movq %rcx, {f_rip}(%rax)
+    movq {v_rflags}(%rsp), %rcx
+    movq %rcx, {f_rflags}(%rax)
+    movq {v_rsp}(%rsp), %rcx
+    movq %rcx, {f_rsp}(%rax)
+    movq {v_entry}(%rsp), %rcx
+    movq %rcx, {v_rip}(%rsp)
+    movq {v_stack}(%rsp), %rcx
+    movq %rcx, {v_rsp}(%rsp)
+    andq $~0x500, {v_rflags}(%rsp)
     swapgs
     addq $16, %rsp
     iretq
-1:  movq -8(%rsp), %rax
-    movq -24(%rsp), %rcx
+1:  movq {v_rax}(%rsp), %rax
+    movq {v_rcx}(%rsp), %rcx
     swapgs
 
 trap_common:
@@ -145,11 +147,11 @@ trap_common:
     pushq %r13
     pushq %r14
     pushq %r15
-    testb $3, 144(%rsp)
+    testb $3, {cs}(%rsp)
     jz 1f
     swapgs
     movq %rsp, %rdi
-    movq %gs:0, %rsp
+    movq %gs:{kstack_top}, %rsp
     call {from_user}
     jmp return_to_user
 1:  movq %rsp, %rdi
@@ -160,39 +162,58 @@ trap_common:
     /* Resume the current environment with every register from its frame. */
     .global return_to_user
 return_to_user:
-    movq %gs:16, %rsp
+    movq %gs:{cur_tf}, %rsp
     .global resume_frame
 resume_frame:
-    cmpq $-1, 120(%rsp)
+    cmpq $-1, {vector}(%rsp)
     je 3f
     restore_frame
     swapgs
     iretq
     /* The environment last entered by SYSCALL: every register that path
-     * saved (see arch/syscall.rs) comes back; rcx and r11 carry rip and
-     * rflags for SYSRETQ, as the ABI allows. */
-3:  movq 0(%rsp), %r15
-    movq 8(%rsp), %r14
-    movq 16(%rsp), %r13
-    movq 24(%rsp), %r12
-    movq 40(%rsp), %r10
-    movq 48(%rsp), %r9
-    movq 56(%rsp), %r8
-    movq 64(%rsp), %rbp
-    movq 72(%rsp), %rdi
-    movq 80(%rsp), %rsi
-    movq 88(%rsp), %rdx
-    movq 104(%rsp), %rbx
-    movq 112(%rsp), %rax
-    movq 136(%rsp), %rcx
-    movq 152(%rsp), %r11
-    movq 160(%rsp), %rsp
-    swapgs
-    sysretq
-    "#,
+     * saved (see arch/syscall.rs) comes back. */
+3:  movq {r15}(%rsp), %r15
+    movq {r14}(%rsp), %r14
+    movq {r13}(%rsp), %r13
+    movq {r12}(%rsp), %r12
+    movq {rbp}(%rsp), %rbp
+    movq {rbx}(%rsp), %rbx
+    movq {rax}(%rsp), %rax
+"#,
+    sysret!("rsp"),
     from_user = sym crate::trap::from_user,
     from_kernel = sym crate::trap::from_kernel,
-    options(att_syntax)
+    // exc_fast runs with rsp at the frame's `vector` word (the stub pushed
+    // it last), the environment's `ExcTarget` right after its frame.
+    v_rax = const offset_of!(TrapFrame, rax) as isize - V,
+    v_rcx = const offset_of!(TrapFrame, rcx) as isize - V,
+    v_vector = const 0,
+    v_error = const offset_of!(TrapFrame, error) as isize - V,
+    v_rip = const offset_of!(TrapFrame, rip) as isize - V,
+    v_cs = const offset_of!(TrapFrame, cs) as isize - V,
+    v_rflags = const offset_of!(TrapFrame, rflags) as isize - V,
+    v_rsp = const offset_of!(TrapFrame, rsp) as isize - V,
+    v_save = const (offset_of!(Env, exc) + offset_of!(ExcTarget, save)) as isize - V,
+    v_entry = const (offset_of!(Env, exc) + offset_of!(ExcTarget, entry)) as isize - V,
+    v_stack = const (offset_of!(Env, exc) + offset_of!(ExcTarget, stack)) as isize - V,
+    f_busy = const offset_of!(ExceptionFrame, busy),
+    f_vector = const offset_of!(ExceptionFrame, vector),
+    f_error = const offset_of!(ExceptionFrame, error_code),
+    f_addr = const offset_of!(ExceptionFrame, fault_addr),
+    f_rax = const offset_of!(ExceptionFrame, regs) + offset_of!(Regs, rax),
+    f_rcx = const offset_of!(ExceptionFrame, regs) + offset_of!(Regs, rcx),
+    f_rip = const offset_of!(ExceptionFrame, regs) + offset_of!(Regs, rip),
+    f_rflags = const offset_of!(ExceptionFrame, regs) + offset_of!(Regs, rflags),
+    f_rsp = const offset_of!(ExceptionFrame, regs) + offset_of!(Regs, rsp),
+    page_fault = const abi::exception::vector::PAGE_FAULT
+);
+
+/// Where exc_fast's stack pointer sits in the frame.
+const V: isize = offset_of!(TrapFrame, vector) as isize;
+const _: () = assert!(offset_of!(Env, tf) == 0, "exc_fast reaches the ExcTarget from the frame");
+const _: () = assert!(
+    offset_of!(TrapFrame, rax) as isize - V < 0 && offset_of!(TrapFrame, rcx) as isize - V < 0,
+    "exc_fast parks rax and rcx in frame words below its stack pointer"
 );
 
 unsafe extern "C" {

@@ -12,8 +12,10 @@
 //! the processor spends on an operation (paper 004 §5 compares CPU cost
 //! too), not the device's latency.
 
+use super::driver::Span;
 use super::selftest::{arp_request, done, fail, frame, wait, wait_for, ARP_LEN, GATEWAY, HALTED, WAIT_TICKS};
 use super::{block, driver, packet, rdtsc};
+use crate::state::Kernel;
 use drvapi::status;
 
 fn calib(n: u64) {
@@ -23,10 +25,10 @@ fn calib(n: u64) {
     }
 }
 
-fn xpc(n: u64) {
+fn xpc(k: &mut Kernel, n: u64) {
     let i = driver::find("virtio-blk").unwrap_or_else(|| fail(format_args!("no block driver")));
     for _ in 0..n {
-        if driver::null_call(i).map(|v| v as i32) != Ok(status::INVALID) {
+        if driver::null_call(k, i).map(|v| v as i32) != Ok(status::INVALID) {
             fail(format_args!("the null call into the driver did not come back refused"));
         }
     }
@@ -34,14 +36,21 @@ fn xpc(n: u64) {
 
 /// Reads `kib` KiB from the start of the disk per iteration, 4 KiB per
 /// request, keeping as many requests in flight as the driver takes.
-fn blk_read(n: u64, kib: u64, frames: &[u64; 16]) {
+fn blk_read(k: &mut Kernel, n: u64, kib: u64, frames: &[u64; 16]) {
     let per = kib / 4;
     for _ in 0..n {
         let (mut next, mut inflight) = (0u64, [0u64; 16]);
         let mut waiting = 0usize;
         while next < per || waiting > 0 {
             while next < per {
-                match block::submit(false, 0, frames[next as usize], 0, 4096, next * 8, done) {
+                match block::submit(
+                    k,
+                    false,
+                    0,
+                    Span { frame: frames[next as usize], offset: 0, len: 4096 },
+                    next * 8,
+                    done,
+                ) {
                     Ok(tag) => {
                         inflight[waiting] = tag;
                         waiting += 1;
@@ -52,7 +61,7 @@ fn blk_read(n: u64, kib: u64, frames: &[u64; 16]) {
                 }
             }
             // In order: the device completes a sequential read in order.
-            if wait(inflight[0]) != status::OK {
+            if wait(k, inflight[0]) != status::OK {
                 fail(format_args!("block read failed"));
             }
             inflight.copy_within(1..waiting, 0);
@@ -61,56 +70,57 @@ fn blk_read(n: u64, kib: u64, frames: &[u64; 16]) {
     }
 }
 
-fn net_tx(n: u64, f: u64) {
+fn net_tx(k: &mut Kernel, n: u64, f: u64) {
     for _ in 0..n {
-        let tag = packet::transmit(0, f, 0, ARP_LEN, done).unwrap_or_else(|e| fail(format_args!("{e:?}")));
-        if wait(tag) != status::OK {
+        let tag = packet::transmit(k, 0, Span { frame: f, offset: 0, len: ARP_LEN }, done)
+            .unwrap_or_else(|e| fail(format_args!("{e:?}")));
+        if wait(k, tag) != status::OK {
             fail(format_args!("transmit failed"));
         }
     }
 }
 
 /// An ARP request out and its reply back in, through the demultiplexer.
-fn net_arp(n: u64, f: u64) {
+fn net_arp(k: &mut Kernel, n: u64, f: u64) {
     for _ in 0..n {
         packet::forget_arp_reply();
-        let tag = packet::transmit(0, f, 0, ARP_LEN, done).unwrap_or_else(|e| fail(format_args!("{e:?}")));
-        if wait(tag) != status::OK {
+        let tag = packet::transmit(k, 0, Span { frame: f, offset: 0, len: ARP_LEN }, done)
+            .unwrap_or_else(|e| fail(format_args!("{e:?}")));
+        if wait(k, tag) != status::OK {
             fail(format_args!("transmit failed"));
         }
         wait_for(
+            k,
             || packet::seen().arp_reply.is_some_and(|(ip, _)| ip == GATEWAY),
             format_args!("no ARP reply"),
         );
     }
 }
 
-/// A benchmark: its name, iterations per trial, and its body.
-type Run<'a> = (&'static str, u64, &'a dyn Fn(u64));
-
 /// Runs every device benchmark and powers off.
-pub fn run(isolated: bool, quick: bool) -> ! {
+pub fn run(k: &mut Kernel, isolated: bool, quick: bool) -> ! {
     let sfx = if isolated { "" } else { "_unisolated" };
     *WAIT_TICKS.get() = 1 << 22;
     crate::kprintln!("BENCH-PLAN calib xpc{sfx} blk_4k{sfx} blk_64k{sfx} net_tx{sfx} net_arp{sfx}");
-    let frames: [u64; 16] = core::array::from_fn(|_| frame());
-    let f = frame();
+    let frames: [u64; 16] = core::array::from_fn(|_| frame(k));
+    let f = frame(k);
     arp_request(f);
     let (trials, scale) = if quick { (1, 1) } else { (5, 10) };
-    let runs: [Run; 6] = [
-        ("calib", 100 * scale, &calib),
-        ("xpc", 1000 * scale, &xpc),
-        ("blk_4k", 10 * scale, &|n| blk_read(n, 4, &frames)),
-        ("blk_64k", 2 * scale, &|n| blk_read(n, 64, &frames)),
-        ("net_tx", 10 * scale, &|n| net_tx(n, f)),
-        ("net_arp", 5 * scale, &|n| net_arp(n, f)),
-    ];
-    for (name, iterations, body) in runs {
-        let s = if name == "calib" { "" } else { sfx };
+    let runs =
+        [("calib", 100), ("xpc", 1000), ("blk_4k", 10), ("blk_64k", 2), ("net_tx", 10), ("net_arp", 5)];
+    for (name, per_scale) in runs {
+        let (s, iterations) = (if name == "calib" { "" } else { sfx }, per_scale * scale);
         for _ in 0..trials {
             *HALTED.get() = 0;
             let t0 = rdtsc();
-            body(iterations);
+            match name {
+                "calib" => calib(iterations),
+                "xpc" => xpc(k, iterations),
+                "blk_4k" => blk_read(k, iterations, 4, &frames),
+                "blk_64k" => blk_read(k, iterations, 64, &frames),
+                "net_tx" => net_tx(k, iterations, f),
+                _ => net_arp(k, iterations, f),
+            }
             let t = rdtsc() - t0 - *HALTED.get();
             crate::kprintln!("BENCH {name}{s} {iterations} {t}");
         }

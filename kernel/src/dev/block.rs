@@ -3,7 +3,9 @@
 //! layer protection (XN, a later issue) builds on; environments never see
 //! the device or its driver.
 
-use super::driver::{self, Done};
+use super::driver::{self, Done, Span};
+use crate::frames::Frame;
+use crate::state::Kernel;
 use drvapi::{op, status, Request};
 
 pub const SECTOR: usize = 512;
@@ -32,18 +34,18 @@ pub fn capacity() -> u64 {
     device().and_then(|i| driver::drivers().list[i].as_ref()).map_or(0, |d| d.facts.capacity)
 }
 
-/// Starts moving `len` bytes between sectors from `sector` and bytes
-/// `offset..offset + len` of `frame`, which `owner` (0: the kernel) must
-/// hold; `done` gets the tag back with the outcome.
+/// Starts moving the bytes of `buf` (a frame `owner`, 0 for the kernel,
+/// must hold) to or from sectors from `sector`; `done` gets the tag back
+/// with the outcome.
 pub fn submit(
+    k: &mut Kernel,
     write: bool,
     owner: u32,
-    frame: u64,
-    offset: usize,
-    len: usize,
+    buf: Span,
     sector: u64,
     done: Done,
 ) -> Result<u64, BlockError> {
+    let Span { frame, offset, len } = buf;
     let i = device().ok_or(BlockError::NoDevice)?;
     if len == 0 || !len.is_multiple_of(SECTOR) || !offset.is_multiple_of(SECTOR) || offset + len > 4096 {
         return Err(BlockError::BadRange);
@@ -52,12 +54,12 @@ pub fn submit(
     if end > capacity() {
         return Err(BlockError::PastEnd);
     }
-    if !driver::holds(owner, frame) {
+    if !driver::holds(k, owner, Frame::new(frame)) {
         return Err(BlockError::NotOwner);
     }
     let pa = (frame << 12) + offset as u64;
     let r = Request { op: if write { op::WRITE } else { op::READ }, tag: 0, sector, va: 0, len };
-    driver::submit(i, r, pa, done).map_err(|e| {
+    driver::submit(k, i, r, pa, done).map_err(|e| {
         if e == status::OK {
             BlockError::Driver(status::IO_ERROR)
         } else {

@@ -15,6 +15,7 @@
 //! The same layout is used unisolated (`isolation=off`): then the domain's
 //! page table is simply not switched to, and the binaries are identical.
 
+use crate::frames::Frame;
 use crate::mm::PhysTables;
 use crate::pagetable::{self, Tables, GLOBAL, NO_EXEC, PRESENT, WRITABLE};
 use crate::state::Kernel;
@@ -42,14 +43,14 @@ fn unmap(k: &mut Kernel, va: u64) {
 
 pub struct Domain {
     pub base: u64,
-    /// The domain's page table (0: the driver runs unisolated).
-    pub pml4: u64,
+    /// The domain's page table (none: the driver runs unisolated).
+    pub pml4: Option<Frame>,
     dma_next: u64,
     mmio_next: u64,
     lent: u64,
 }
 
-fn new_table(k: &mut Kernel) -> Result<u64, &'static str> {
+fn new_table(k: &mut Kernel) -> Result<Frame, &'static str> {
     let f = k.frames.alloc(None, 0, frame_state::KERNEL).map_err(|_| "out of memory")?;
     PhysTables.table(f).fill(0);
     Ok(f)
@@ -67,9 +68,9 @@ impl Domain {
             }
         }
         let mut d =
-            Domain { base, pml4: 0, dma_next: base + DMA_AREA.0, mmio_next: base + MMIO_AREA.0, lent: 0 };
+            Domain { base, pml4: None, dma_next: base + DMA_AREA.0, mmio_next: base + MMIO_AREA.0, lent: 0 };
         if isolated {
-            d.pml4 = Self::page_table(k, base)?;
+            d.pml4 = Some(Self::page_table(k, base)?);
         }
         Ok(d)
     }
@@ -78,16 +79,16 @@ impl Domain {
     /// tables, never global) but for the double-fault stack, on which a
     /// fault the driver's own stack cannot take is delivered (a stack
     /// overflow into its guard page); and this driver's region.
-    fn page_table(k: &mut Kernel, base: u64) -> Result<u64, &'static str> {
+    fn page_table(k: &mut Kernel, base: u64) -> Result<Frame, &'static str> {
         let t = &mut PhysTables;
         let kpdpt = pagetable::frame_of(t.table(k.kernel_pml4)[511]);
         let kimage_pd = pagetable::frame_of(t.table(kpdpt)[510]);
         let kregion_pd = pagetable::frame_of(t.table(kpdpt)[511]);
         let (pml4, pdpt, image_pd, region_pd) = (new_table(k)?, new_table(k)?, new_table(k)?, new_table(k)?);
         let link = PRESENT | WRITABLE;
-        PhysTables.table(pml4)[511] = pdpt << 12 | link;
-        PhysTables.table(pdpt)[510] = image_pd << 12 | link;
-        PhysTables.table(pdpt)[511] = region_pd << 12 | link;
+        PhysTables.table(pml4)[511] = pagetable::entry(pdpt, link);
+        PhysTables.table(pdpt)[510] = pagetable::entry(image_pd, link);
+        PhysTables.table(pdpt)[511] = pagetable::entry(region_pd, link);
         for i in 0..512 {
             let pde = PhysTables.table(kimage_pd)[i];
             if pde & PRESENT == 0 {
@@ -101,7 +102,7 @@ impl Domain {
                 let keep = if (df_lo & !4095..df_hi).contains(&va) { WRITABLE } else { 0 };
                 PhysTables.table(pt)[j] = pte & !(WRITABLE | GLOBAL) | (pte & keep);
             }
-            PhysTables.table(image_pd)[i] = pt << 12 | link;
+            PhysTables.table(image_pd)[i] = pagetable::entry(pt, link);
         }
         let first = ((base >> 21) & 511) as usize;
         for i in first..first + (REGION >> 21) as usize {

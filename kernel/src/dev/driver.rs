@@ -9,6 +9,8 @@ use super::image::Image;
 use super::pci::{ConfigSpace, Device};
 use super::tracker::{Object, Tracker};
 use super::{msix, xpc, Global};
+use crate::frames::Frame;
+use crate::state::Kernel;
 use abi::tables::frame_state;
 use drvapi::{status, DeviceInfo, DriverApi, Facts, Request};
 
@@ -16,6 +18,14 @@ use drvapi::{status, DeviceInfo, DriverApi, Facts, Request};
 pub const MAX_DRIVERS: usize = 4;
 /// Requests in flight across all drivers.
 const MAX_PENDING: usize = 64;
+
+/// Bytes `offset..offset + len` of frame `frame`: a request's buffer.
+#[derive(Clone, Copy, Debug)]
+pub struct Span {
+    pub frame: u64,
+    pub offset: usize,
+    pub len: usize,
+}
 
 /// What the kernel calls when a request ends: its tag, a `drvapi::status`
 /// and the bytes moved.
@@ -48,8 +58,10 @@ struct Pending {
 
 pub struct Drivers {
     pub list: [Option<Driver>; MAX_DRIVERS],
-    /// The driver a crossing is in, if any.
+    /// The driver a crossing is in, if any, and the kernel state the
+    /// crossing's caller lent it (the wrappers' only way to it).
     pub current: Option<usize>,
+    kernel: *mut Kernel,
     pub saved: xpc::Saved,
     pending: [Option<Pending>; MAX_PENDING],
     next_tag: u64,
@@ -58,6 +70,7 @@ pub struct Drivers {
 static DRIVERS: Global<Drivers> = Global::new(Drivers {
     list: [const { None }; MAX_DRIVERS],
     current: None,
+    kernel: core::ptr::null_mut(),
     saved: xpc::Saved::ZERO,
     pending: [const { None }; MAX_PENDING],
     next_tag: 1,
@@ -74,6 +87,16 @@ pub fn current() -> (usize, &'static mut Driver) {
     (i, ds.list[i].as_mut().expect("the current driver exists"))
 }
 
+/// The kernel state, for a wrapper or a fault inside a crossing.
+pub fn lent_kernel() -> &'static mut Kernel {
+    let k = drivers().kernel;
+    assert!(!k.is_null(), "kernel state asked for outside a crossing");
+    // SAFETY: `cross` stores its caller's `&mut Kernel` here for the
+    // crossing's duration and clears it after; the caller is suspended
+    // in the crossing meanwhile, so this is the only use of it.
+    unsafe { &mut *k }
+}
+
 /// Whether `va..va + len` is the driver's own memory: its data or its
 /// stack (`stack`), or also its text and read-only data (`any`).
 pub fn owns(d: &Driver, va: u64, len: u64, any: bool) -> bool {
@@ -86,28 +109,28 @@ pub fn owns(d: &Driver, va: u64, len: u64, any: bool) -> bool {
 
 /// Whether `owner` (0: the kernel) holds `frame`, so it may be lent to a
 /// driver for a request.
-pub fn holds(owner: u32, frame: u64) -> bool {
+pub fn holds(k: &Kernel, owner: u32, frame: Frame) -> bool {
     let want = if owner == 0 { frame_state::KERNEL } else { frame_state::USER };
-    crate::state::kernel().frames.info(frame).is_some_and(|f| f.owner == owner && f.state == want)
+    k.frames.info(frame).is_some_and(|f| f.owner == owner && f.state == want)
 }
 
 /// Calls entry `func` of driver `i`; an error if the driver is disabled,
 /// is disabled during the call, or a crossing is already under way (a
 /// completion callback may not call into a driver).
-fn cross(i: usize, func: impl Fn(&Driver) -> u64, args: [u64; 3]) -> Result<u64, i32> {
+fn cross(k: &mut Kernel, i: usize, func: impl Fn(&Driver) -> u64, args: [u64; 3]) -> Result<u64, i32> {
     let ds = drivers();
     let Some(d) = ds.list[i].as_ref() else { return Err(status::IO_ERROR) };
     if d.disabled || ds.current.is_some() {
         return Err(status::IO_ERROR);
     }
     let f = func(d);
-    (ds.saved.stack_top, ds.saved.domain) = (d.image.stack().1, d.domain.pml4 << 12);
-    ds.current = Some(i);
+    (ds.saved.stack_top, ds.saved.domain) = (d.image.stack().1, d.domain.pml4.map_or(0, Frame::addr));
+    (ds.current, ds.kernel) = (Some(i), k as *mut Kernel);
     // SAFETY: `f` is one of the driver's entry points (checked to lie in
     // its text at load), the stack and page table its own; the kernel
     // runs with interrupts off outside its idle wait.
     let r = unsafe { xpc::enter(f, args, &mut ds.saved) };
-    ds.current = None;
+    (ds.current, ds.kernel) = (None, core::ptr::null_mut());
     match ds.list[i].as_ref() {
         Some(d) if !d.disabled => Ok(r),
         _ => Err(status::IO_ERROR),
@@ -130,6 +153,7 @@ const MAIL_REQUEST: u64 = 128;
 
 /// Installs a loaded image for `device` and runs its init.
 pub fn start(
+    k: &mut Kernel,
     name: &'static str,
     device: Device,
     image: Image,
@@ -153,7 +177,7 @@ pub fn start(
         disabled: false,
         sizing: 0,
     });
-    let table = cross(i, |d| d.image.entry, [0; 3]).map_err(|_| "its entry point failed")?;
+    let table = cross(k, i, |d| d.image.entry, [0; 3]).map_err(|_| "its entry point failed")?;
     let d = ds.list[i].as_mut().expect("just installed");
     let size = core::mem::size_of::<DriverApi>() as u64;
     let (ro_lo, ro_hi) = (d.image.base, d.image.end());
@@ -179,7 +203,7 @@ pub fn start(
         device_id: d.device.id,
     };
     let (info, facts) = (post(d, MAIL_DEVICE, info), post(d, MAIL_FACTS, Facts::default()));
-    let r = cross(i, |d| d.init, [&super::wrappers::KERNEL_API as *const _ as u64, info, facts]);
+    let r = cross(k, i, |d| d.init, [&super::wrappers::KERNEL_API as *const _ as u64, info, facts]);
     match r {
         Ok(v) if v as i32 == status::OK => {
             let d = ds.list[i].as_mut().expect("installed");
@@ -188,7 +212,7 @@ pub fn start(
             Ok(i)
         }
         _ => {
-            disable(i, "its init failed");
+            disable(k, i, "its init failed");
             Err("its init failed")
         }
     }
@@ -197,14 +221,13 @@ pub fn start(
 /// Lends the `len` bytes at physical address `pa` (inside one page) to
 /// driver `i` for request `r` (whose `va` is set here) and starts it;
 /// `done` is called when it ends. Returns the request's tag.
-pub fn submit(i: usize, mut r: Request, pa: u64, done: Done) -> Result<u64, i32> {
+pub fn submit(k: &mut Kernel, i: usize, mut r: Request, pa: u64, done: Done) -> Result<u64, i32> {
     let ds = drivers();
     let Some(slot) = ds.pending.iter().position(Option::is_none) else { return Err(status::NO_SPACE) };
     let d = ds.list[i].as_mut().ok_or(status::IO_ERROR)?;
     if d.disabled {
         return Err(status::IO_ERROR);
     }
-    let k = crate::state::kernel();
     let va = d.domain.lend(k, pa).ok_or(status::NO_SPACE)?;
     r.tag = ds.next_tag;
     r.va = va as usize;
@@ -215,7 +238,7 @@ pub fn submit(i: usize, mut r: Request, pa: u64, done: Done) -> Result<u64, i32>
     }
     ds.pending[slot] = Some(Pending { tag: r.tag, driver: i, done });
     let req = post(d, MAIL_REQUEST, r);
-    match cross(i, |d| d.submit, [req, 0, 0]) {
+    match cross(k, i, |d| d.submit, [req, 0, 0]) {
         Ok(v) if v as i32 == status::OK => Ok(r.tag),
         other => {
             // Not started: the buffer comes back, no completion is due
@@ -238,10 +261,10 @@ pub fn submit(i: usize, mut r: Request, pa: u64, done: Done) -> Result<u64, i32>
 
 /// One crossing into driver `i` and back, doing nothing: its `submit`
 /// with a request it refuses at once (the XPC benchmark).
-pub fn null_call(i: usize) -> Result<u64, i32> {
+pub fn null_call(k: &mut Kernel, i: usize) -> Result<u64, i32> {
     let d = drivers().list[i].as_ref().ok_or(status::IO_ERROR)?;
     let req = post(d, MAIL_REQUEST, Request::default());
-    cross(i, |d| d.submit, [req, 0, 0])
+    cross(k, i, |d| d.submit, [req, 0, 0])
 }
 
 /// The index of the enabled driver `name`.
@@ -260,28 +283,38 @@ pub fn finish(tag: u64, st: i32, len: usize) {
     }
 }
 
-/// An interrupt on `vector`: every driver on it runs (a shared INTx line
-/// may have several), then the local APIC is acknowledged. Whether it was
-/// a device's.
-pub fn interrupt(vector: u8) -> bool {
+/// Whether `vector` is a driver's.
+pub fn owns_vector(vector: u8) -> bool {
+    drivers().list.iter().flatten().any(|d| d.vector == vector && !d.disabled)
+}
+
+/// Quiets `vector` until its drivers have run: a level-triggered I/O APIC
+/// line is masked (it stays raised until a driver acknowledges its
+/// device).
+pub fn quiet(vector: u8) {
+    if let Some(line) = drivers().list.iter().flatten().find(|d| d.vector == vector).and_then(|d| d.line) {
+        super::ioapic::mask(line);
+    }
+}
+
+/// Runs every driver on `vector` (a shared INTx line may have several),
+/// then lets the line interrupt again if a driver is left on it.
+pub fn interrupt(k: &mut Kernel, vector: u8) {
     let on = |i: usize| drivers().list[i].as_ref().is_some_and(|d| d.vector == vector && !d.disabled);
-    let mut any = false;
     for i in 0..MAX_DRIVERS {
         if on(i) {
-            any = true;
-            let _ = cross(i, |d| d.interrupt, [0; 3]);
+            let _ = cross(k, i, |d| d.interrupt, [0; 3]);
         }
     }
-    if any {
-        crate::arch::apic::eoi();
+    if let Some(line) = (0..MAX_DRIVERS).find(|&i| on(i)).and_then(|i| drivers().list[i].as_ref()?.line) {
+        super::ioapic::route(line).ok();
     }
-    any
 }
 
 /// Stops driver `i`: its device can no longer interrupt or reach memory,
 /// its pending requests fail with an I/O error, and what it held comes
 /// back. If a crossing into it is under way, the caller then leaves it.
-pub fn disable(i: usize, why: &str) {
+pub fn disable(k: &mut Kernel, i: usize, why: &str) {
     let ds = drivers();
     let Some(d) = ds.list[i].as_mut() else { return };
     if d.disabled {
@@ -290,7 +323,9 @@ pub fn disable(i: usize, why: &str) {
     d.disabled = true;
     crate::kprintln!("driver {} disabled: {why}; its requests fail with an I/O error", d.name);
     let f = d.device.at;
-    f.write32(4, f.read32(4) & 0xFFFF & !0x4);
+    // Bus mastering off (no more DMA) and INTx off (a device nobody
+    // acknowledges any more must not hold a shared line raised).
+    f.write32(4, f.read32(4) & 0xFFFF & !0x4 | 1 << 10);
     msix::mask(&d.device);
     let (vector, line) = (d.vector, d.line);
     let shared = ds.list.iter().flatten().any(|o| !o.disabled && o.vector == vector);
@@ -298,13 +333,12 @@ pub fn disable(i: usize, why: &str) {
         super::ioapic::mask(line);
     }
     let Some(d) = ds.list[i].as_mut() else { return };
-    let k = crate::state::kernel();
     for o in d.tracker.drain() {
         match o {
             Object::Dma { pa, va, pages } => {
                 d.domain.unmap(k, va, pages);
                 // Safe to reuse: bus mastering is off.
-                super::contig::free(&mut k.frames, pa >> 12, pages);
+                super::contig::free(&mut k.frames, Frame::containing(pa), pages);
             }
             Object::Lent { va, .. } => d.domain.take_back(k, va),
             Object::Mmio { va, len, .. } => d.domain.unmap(k, va & !4095, ((va & 4095) + len).div_ceil(4096)),
@@ -347,7 +381,7 @@ pub fn fail_current(why: core::fmt::Arguments) -> ! {
     let ds = drivers();
     let (i, d) = current();
     crate::kprintln!("driver {}: {why}", d.name);
-    disable(i, "it failed");
+    disable(lent_kernel(), i, "it failed");
     // SAFETY: called by a wrapper inside the crossing `saved` records.
     unsafe { xpc::abort(&ds.saved, status::IO_ERROR as i64) }
 }

@@ -67,7 +67,8 @@ pub fn load(k: &mut Kernel, data: &[u8], window: (u64, u64)) -> Result<Image, &'
         return Err("no room for the stack in the driver region");
     }
     let first = contig::alloc(&mut k.frames, pages).ok_or("out of contiguous memory")?;
-    let mut img = Image { base: lo, first_frame: first, pages, entry: elf.entry, ..Image::default() };
+    let mut img =
+        Image { base: lo, first_frame: first.number(), pages, entry: elf.entry, ..Image::default() };
     for s in loads() {
         let bytes = elf.file_bytes(&s);
         // SAFETY: the destination is inside the fresh run (the segment lies

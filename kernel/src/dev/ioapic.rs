@@ -46,7 +46,9 @@ pub fn route(line: u8) -> Result<u8, &'static str> {
     Ok(vector)
 }
 
-/// Masks line `line` (no driver uses it any more).
+/// Masks line `line` (until its drivers have run, or for good). The entry
+/// stays level-triggered: masked in edge mode, the I/O APIC would miss the
+/// line's fall and deliver a stale interrupt without end once unmasked.
 pub fn mask(line: u8) {
-    write(REDIRECTION + 2 * line as u32, MASKED);
+    write(REDIRECTION + 2 * line as u32, (FIRST_VECTOR + line) as u32 | LEVEL | MASKED);
 }

@@ -35,6 +35,9 @@ mod xpc;
 /// interrupts off (or from an interrupt handler, which does not nest), so
 /// plain interior mutability is enough.
 #[cfg(target_os = "none")]
+use core::sync::atomic::{AtomicU64, Ordering};
+
+#[cfg(target_os = "none")]
 pub struct Global<T>(core::cell::UnsafeCell<T>);
 
 // SAFETY: see the type's comment: one CPU, no nesting.
@@ -95,7 +98,7 @@ pub fn init(k: &mut crate::state::Kernel, bootfs: &[u8], cmdline: &[u8]) {
         let vector = msix::FIRST_VECTOR + driver::drivers().list.iter().flatten().count() as u8;
         let started = domain::Domain::build(k, base, isolated).and_then(|dom| {
             let img = image::load(k, file.data, (base, base + domain::REGION))?;
-            driver::start(name, *d, img, dom, vector)
+            driver::start(k, name, *d, img, dom, vector)
         });
         match started {
             Ok(i) => {
@@ -122,11 +125,11 @@ pub fn init(k: &mut crate::state::Kernel, bootfs: &[u8], cmdline: &[u8]) {
         }
     }
     if words.split_whitespace().any(|w| w == "init=devbench") {
-        bench::run(isolated, words.split_whitespace().any(|w| w == "quick"));
+        bench::run(k, isolated, words.split_whitespace().any(|w| w == "quick"));
     }
     for t in words.split_whitespace().filter_map(|w| w.strip_prefix("devtest=")) {
         for name in t.split(',') {
-            selftest::run(name);
+            selftest::run(k, name);
         }
     }
 }
@@ -140,7 +143,13 @@ pub fn fault(vector: u64, rip: u64) -> bool {
 
 /// When the last device interrupt arrived (TSC).
 #[cfg(target_os = "none")]
-static WOKE: Global<u64> = Global::new(0);
+static WOKE: AtomicU64 = AtomicU64::new(0);
+/// Device vectors (bit `v - 0x40`) that interrupted and whose drivers
+/// have not run yet.
+#[cfg(target_os = "none")]
+static PENDING: AtomicU64 = AtomicU64::new(0);
+#[cfg(target_os = "none")]
+const FIRST_DEVICE_VECTOR: u8 = 0x40;
 
 #[cfg(target_os = "none")]
 fn rdtsc() -> u64 {
@@ -148,14 +157,30 @@ fn rdtsc() -> u64 {
     unsafe { core::arch::x86_64::_rdtsc() }
 }
 
-/// An interrupt on `vector`: whether it was a device's (then it has been
-/// acknowledged and its driver has run).
+/// An interrupt on `vector`, taken wherever the kernel was: whether it is
+/// a device's. If so it is acknowledged (a level-triggered line masked
+/// first) and noted; its drivers run in `service`, called by whoever holds
+/// the kernel state (a trap from user mode, the idle loop).
 #[cfg(target_os = "none")]
-pub fn interrupt(vector: u64) -> bool {
-    let at = rdtsc();
-    let mine = u8::try_from(vector).is_ok_and(driver::interrupt);
-    if mine {
-        *WOKE.get() = at;
+pub fn note(vector: u64) -> bool {
+    let Some(v) = u8::try_from(vector).ok().filter(|&v| v >= FIRST_DEVICE_VECTOR && driver::owns_vector(v))
+    else {
+        return false;
+    };
+    WOKE.store(rdtsc(), Ordering::Relaxed);
+    driver::quiet(v);
+    PENDING.fetch_or(1 << (v - FIRST_DEVICE_VECTOR), Ordering::SeqCst);
+    crate::arch::apic::eoi();
+    true
+}
+
+/// Runs the drivers of every device that interrupted since the last call.
+#[cfg(target_os = "none")]
+pub fn service(k: &mut crate::state::Kernel) {
+    let mut pending = PENDING.swap(0, Ordering::SeqCst);
+    while pending != 0 {
+        let bit = pending.trailing_zeros();
+        pending &= pending - 1;
+        driver::interrupt(k, FIRST_DEVICE_VECTOR + bit as u8);
     }
-    mine
 }

@@ -3,8 +3,10 @@
 //! now the demultiplexer counts frames and remembers ARP replies (what the
 //! boot test checks); the packet-filter issue puts downloaded filters here.
 
-use super::driver::{self, Done};
+use super::driver::{self, Done, Span};
 use super::Global;
+use crate::frames::Frame;
+use crate::state::Kernel;
 use drvapi::{op, Request};
 
 /// Why a transmission was refused.
@@ -44,18 +46,19 @@ pub fn mac() -> Option<[u8; 6]> {
     device().and_then(|i| driver::drivers().list[i].as_ref()).map(|d| d.facts.mac)
 }
 
-/// Starts sending the `len`-byte frame at `offset` in `frame`, which
-/// `owner` (0: the kernel) must hold.
-pub fn transmit(owner: u32, frame: u64, offset: usize, len: usize, done: Done) -> Result<u64, PacketError> {
+/// Starts sending the Ethernet frame in `buf`, a frame `owner` (0: the
+/// kernel) must hold.
+pub fn transmit(k: &mut Kernel, owner: u32, buf: Span, done: Done) -> Result<u64, PacketError> {
+    let Span { frame, offset, len } = buf;
     let i = device().ok_or(PacketError::NoDevice)?;
     if !(14..=1514).contains(&len) || offset.checked_add(len).is_none_or(|e| e > 4096) {
         return Err(PacketError::BadRange);
     }
-    if !driver::holds(owner, frame) {
+    if !driver::holds(k, owner, Frame::new(frame)) {
         return Err(PacketError::NotOwner);
     }
     let pa = (frame << 12) + offset as u64;
-    driver::submit(i, Request { op: op::TRANSMIT, tag: 0, sector: 0, va: 0, len }, pa, done)
+    driver::submit(k, i, Request { op: op::TRANSMIT, tag: 0, sector: 0, va: 0, len }, pa, done)
         .map_err(PacketError::Driver)
 }
 

@@ -4,7 +4,9 @@
 //! under interrupts and print what they saw. A failure powers off with the
 //! failure code.
 
+use super::driver::Span;
 use super::{block, driver, packet, Global};
+use crate::state::Kernel;
 use drvapi::{disk_pattern_byte, op, status, Request};
 
 /// Sectors the write test writes and the second boot reads back.
@@ -39,21 +41,19 @@ pub(super) fn fail(why: core::fmt::Arguments) -> ! {
 /// benchmarks allow many more.
 pub(super) static WAIT_TICKS: Global<u64> = Global::new(2500);
 
-pub(super) fn wait_for(ready: impl Fn() -> bool, what: core::fmt::Arguments) {
-    let k = crate::state::kernel();
+pub(super) fn wait_for(k: &mut Kernel, ready: impl Fn() -> bool, what: core::fmt::Arguments) {
     let start = k.kinfo.ticks;
     while !ready() {
         if k.kinfo.ticks - start > *WAIT_TICKS.get() {
             fail(format_args!("{what} within {} timer ticks", *WAIT_TICKS.get()));
         }
         let t0 = super::rdtsc();
-        // SAFETY: `sti; hlt` halts until the next interrupt (the STI
-        // shadow keeps one from slipping in before the HLT); the handlers
-        // run on this kernel stack and return here.
-        unsafe { core::arch::asm!("sti", "hlt", "cli", options(nostack)) };
+        // Halts until an interrupt; the drivers of any device that
+        // interrupted run before this returns.
+        k.idle();
         // Halted from t0 until a device's interrupt arrived (or, woken by
         // the timer, until now).
-        let woke = *super::WOKE.get();
+        let woke = super::WOKE.load(core::sync::atomic::Ordering::Relaxed);
         *HALTED.get() += if woke > t0 { woke } else { super::rdtsc() } - t0;
     }
 }
@@ -63,19 +63,17 @@ pub(super) fn wait_for(ready: impl Fn() -> bool, what: core::fmt::Arguments) {
 pub(super) static HALTED: Global<u64> = Global::new(0);
 
 /// Waits until request `tag` completes; its status.
-pub(super) fn wait(tag: u64) -> i32 {
+pub(super) fn wait(k: &mut Kernel, tag: u64) -> i32 {
     let ended = || ENDED.get().iter().position(|e| e.is_some_and(|(t, _)| t == tag));
-    wait_for(|| ended().is_some(), format_args!("request {tag} did not complete"));
+    wait_for(k, || ended().is_some(), format_args!("request {tag} did not complete"));
     let (_, st) = ENDED.get()[ended().expect("waited for")].take().expect("found");
     st
 }
 
 /// A kernel frame for the tests' buffers.
-pub(super) fn frame() -> u64 {
-    let k = crate::state::kernel();
-    k.frames
-        .alloc(None, 0, abi::tables::frame_state::KERNEL)
-        .unwrap_or_else(|_| fail(format_args!("no frame")))
+pub(super) fn frame(k: &mut Kernel) -> u64 {
+    let f = k.frames.alloc(None, 0, abi::tables::frame_state::KERNEL);
+    f.unwrap_or_else(|_| fail(format_args!("no frame"))).number()
 }
 
 pub(super) fn bytes(f: u64) -> &'static mut [u8; 4096] {
@@ -84,19 +82,19 @@ pub(super) fn bytes(f: u64) -> &'static mut [u8; 4096] {
     unsafe { &mut *crate::mm::phys::<[u8; 4096]>(f << 12) }
 }
 
-fn transfer(write: bool, f: u64, sector: u64) {
-    let tag = block::submit(write, 0, f, 0, 4096, sector, done)
+fn transfer(k: &mut Kernel, write: bool, f: u64, sector: u64) {
+    let tag = block::submit(k, write, 0, Span { frame: f, offset: 0, len: 4096 }, sector, done)
         .unwrap_or_else(|e| fail(format_args!("block request refused: {e:?}")));
-    let st = wait(tag);
+    let st = wait(k, tag);
     if st != status::OK {
         fail(format_args!("block request {tag} ended with status {st}"));
     }
 }
 
-fn check_pattern() {
-    let f = frame();
+fn check_pattern(k: &mut Kernel) {
+    let f = frame(k);
     let sector = block::capacity() / 2;
-    transfer(false, f, sector);
+    transfer(k, false, f, sector);
     let b = bytes(f);
     for (i, &got) in b.iter().enumerate() {
         let (s, o) = (sector + (i / 512) as u64, i % 512);
@@ -108,28 +106,29 @@ fn check_pattern() {
         "devtest blk-pattern: read 8 sectors at {sector} under interrupts: the pattern xtask wrote"
     );
     // Refusals leave the disk and the frame alone.
-    let past = block::submit(false, 0, f, 0, 4096, block::capacity() - 1, done);
-    let not_mine = block::submit(false, 7, f, 0, 512, 0, done);
+    let past =
+        block::submit(k, false, 0, Span { frame: f, offset: 0, len: 4096 }, block::capacity() - 1, done);
+    let not_mine = block::submit(k, false, 7, Span { frame: f, offset: 0, len: 512 }, 0, done);
     if past != Err(block::BlockError::PastEnd) || not_mine != Err(block::BlockError::NotOwner) {
         fail(format_args!("bad requests not refused: {past:?} {not_mine:?}"));
     }
     crate::kprintln!("devtest blk-pattern: a read past the end and a frame not the caller's are refused");
 }
 
-fn write_marker() {
-    let f = frame();
+fn write_marker(k: &mut Kernel) {
+    let f = frame(k);
     let b = bytes(f);
     for (i, chunk) in b.chunks_mut(512).enumerate() {
         chunk[..PERSIST_TEXT.len()].copy_from_slice(PERSIST_TEXT);
         chunk[PERSIST_TEXT.len()] = i as u8;
     }
-    transfer(true, f, PERSIST_SECTOR);
+    transfer(k, true, f, PERSIST_SECTOR);
     crate::kprintln!("devtest blk-write: wrote 8 sectors at {PERSIST_SECTOR}");
 }
 
-fn read_marker() {
-    let f = frame();
-    transfer(false, f, PERSIST_SECTOR);
+fn read_marker(k: &mut Kernel) {
+    let f = frame(k);
+    transfer(k, false, f, PERSIST_SECTOR);
     for (i, chunk) in bytes(f).chunks(512).enumerate() {
         if &chunk[..PERSIST_TEXT.len()] != PERSIST_TEXT || chunk[PERSIST_TEXT.len()] != i as u8 {
             fail(format_args!(
@@ -159,15 +158,16 @@ pub(super) fn arp_request(f: u64) {
     p[38..42].copy_from_slice(&GATEWAY);
 }
 
-fn arp() {
-    let f = frame();
+fn arp(k: &mut Kernel) {
+    let f = frame(k);
     arp_request(f);
-    let tag = packet::transmit(0, f, 0, ARP_LEN, done)
+    let tag = packet::transmit(k, 0, Span { frame: f, offset: 0, len: ARP_LEN }, done)
         .unwrap_or_else(|e| fail(format_args!("transmit refused: {e:?}")));
-    if wait(tag) != status::OK {
+    if wait(k, tag) != status::OK {
         fail(format_args!("transmit failed"));
     }
     wait_for(
+        k,
         || packet::seen().arp_reply.is_some_and(|(ip, _)| ip == GATEWAY),
         format_args!("no ARP reply from 10.0.2.2"),
     );
@@ -185,14 +185,14 @@ static CANARY: Global<u64> = Global::new(0x5AFE);
 /// kernel memory. Isolated, the write faults in its domain: the driver is
 /// disabled, the read fails with an I/O error, the kernel memory is
 /// untouched and the kernel runs on.
-fn wild_write() {
-    let f = frame();
-    let read = block::submit(false, 0, f, 0, 4096, 0, done)
+fn wild_write(k: &mut Kernel) {
+    let f = frame(k);
+    let read = block::submit(k, false, 0, Span { frame: f, offset: 0, len: 4096 }, 0, done)
         .unwrap_or_else(|e| fail(format_args!("block request refused: {e:?}")));
     let i = driver::find("virtio-blk").unwrap_or_else(|| fail(format_args!("no block driver")));
     let target = CANARY.get() as *mut u64 as u64;
     let r = Request { op: op::INJECT_WILD_WRITE, tag: 0, sector: target, va: 0, len: 0 };
-    let injected = driver::submit(i, r, f << 12, done);
+    let injected = driver::submit(k, i, r, f << 12, done);
     let canary = *CANARY.get();
     if canary != 0x5AFE {
         fail(format_args!("the driver wrote kernel memory at {target:#x}: now {canary:#x}"));
@@ -200,7 +200,9 @@ fn wild_write() {
     if injected != Err(status::IO_ERROR) || *FAILED.get() != read {
         fail(format_args!("the driver was not stopped ({injected:?}) or its pending read did not fail"));
     }
-    if block::submit(false, 0, f, 0, 512, 0, done) != Err(block::BlockError::NoDevice) {
+    if block::submit(k, false, 0, Span { frame: f, offset: 0, len: 512 }, 0, done)
+        != Err(block::BlockError::NoDevice)
+    {
         fail(format_args!("the disabled driver still takes requests"));
     }
     crate::kprintln!(
@@ -211,25 +213,25 @@ fn wild_write() {
 /// Fault injection: the network driver's stack overflows into its guard
 /// page; the fault is delivered on the double-fault stack, the driver is
 /// disabled and the kernel runs on.
-fn stack_overflow() {
+fn stack_overflow(k: &mut Kernel) {
     let i = driver::find("virtio-net").unwrap_or_else(|| fail(format_args!("no network driver")));
-    let f = frame();
+    let f = frame(k);
     let r = Request { op: op::INJECT_STACK_OVERFLOW, tag: 0, sector: 0, va: 0, len: 0 };
-    if driver::submit(i, r, f << 12, done) != Err(status::IO_ERROR) || packet::mac().is_some() {
+    if driver::submit(k, i, r, f << 12, done) != Err(status::IO_ERROR) || packet::mac().is_some() {
         fail(format_args!("the driver whose stack overflowed was not stopped"));
     }
     crate::kprintln!("devtest overflow: the network driver's stack overflow was stopped; the kernel runs on");
 }
 
 /// Runs the self-test `name`.
-pub fn run(name: &str) {
+pub fn run(k: &mut Kernel, name: &str) {
     match name {
-        "blk-pattern" => check_pattern(),
-        "blk-write" => write_marker(),
-        "blk-readback" => read_marker(),
-        "arp" => arp(),
-        "wild" => wild_write(),
-        "overflow" => stack_overflow(),
+        "blk-pattern" => check_pattern(k),
+        "blk-write" => write_marker(k),
+        "blk-readback" => read_marker(k),
+        "arp" => arp(k),
+        "wild" => wild_write(k),
+        "overflow" => stack_overflow(k),
         other => fail(format_args!("no device self-test {other:?}")),
     }
 }

@@ -6,7 +6,7 @@
 //! hands out in the driver's object tracker, and disables the driver when
 //! a check fails.
 
-use super::driver::{self, current, fail_current, owns, Driver};
+use super::driver::{self, current, fail_current, lent_kernel, owns, Driver};
 use super::pci::{Bar, ConfigSpace};
 use super::tracker::{inside, Object};
 use super::xpc::KernelView;
@@ -76,9 +76,9 @@ extern "C" fn dma_alloc(pages: usize, va: *mut usize) -> u64 {
     {
         fail_current(format_args!("dma_alloc({pages}, {va:p}) refused"));
     }
-    let k = crate::state::kernel();
+    let k = lent_kernel();
     let Some(first) = contig::alloc(&mut k.frames, pages as u64) else { return 0 };
-    let pa = first << 12;
+    let pa = first.addr();
     let n = pages as u64;
     let Some(alias) = d.domain.map_dma(k, pa, n) else {
         contig::free(&mut k.frames, first, n);
@@ -101,9 +101,9 @@ extern "C" fn dma_free(pa: u64, va: usize, pages: usize) -> i32 {
     if d.tracker.remove(Object::Dma { pa, va: va as u64, pages: n }).is_err() {
         fail_current(format_args!("dma_free({pa:#x}, {va:#x}, {pages}) of pages it does not hold"));
     }
-    let k = crate::state::kernel();
+    let k = lent_kernel();
     d.domain.unmap(k, va as u64, n);
-    contig::free(&mut k.frames, pa >> 12, n);
+    contig::free(&mut k.frames, crate::frames::Frame::containing(pa), n);
     status::OK
 }
 
@@ -119,7 +119,7 @@ extern "C" fn mmio_map(pa: u64, size: usize) -> usize {
     if !in_bar || !inside(pa, size as u64, 3 << 30, 1 << 30) {
         fail_current(format_args!("mmio_map({pa:#x}, {size:#x}) outside its device's registers"));
     }
-    let Some(va) = d.domain.map_mmio(crate::state::kernel(), pa, size as u64) else {
+    let Some(va) = d.domain.map_mmio(lent_kernel(), pa, size as u64) else {
         fail_current(format_args!("mapped too many registers"));
     };
     if d.tracker.add(Object::Mmio { pa, va, len: size as u64 }).is_err() {
@@ -231,7 +231,7 @@ extern "C" fn complete(tag: u64, st: i32, len: usize) {
     let (_, d) = current();
     match d.tracker.take_lent(tag) {
         Some(Object::Lent { va, len: lent, .. }) if st != status::OK || len <= lent as usize => {
-            d.domain.take_back(crate::state::kernel(), va)
+            d.domain.take_back(lent_kernel(), va)
         }
         _ => fail_current(format_args!("completed request {tag} it does not hold (or overran it)")),
     }

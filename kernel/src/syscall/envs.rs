@@ -1,134 +1,103 @@
 //! Environments: creation (charged to the creator), destruction of whole
 //! subtrees, saved registers, and the exception entry point.
 
-use super::ret;
-use crate::cap::rights;
-use crate::env::{user_rflags, ExcTarget};
+use super::Args;
+use crate::cap::Rights;
+use crate::env::{user_rflags, ExcTarget, State};
 use crate::mm::PhysTables;
 use crate::pagetable::{self, USER, WRITABLE};
-use crate::state::kernel;
+use crate::state::Kernel;
 use crate::uaccess;
 use abi::exception::{ExceptionFrame, Regs};
 use abi::layout::{PAGE_SIZE, USER_END, USER_MIN};
-use abi::tables::env_state;
 use abi::Error;
 
-pub extern "sysv64" fn env_create(cred: u64, _: u64, _: u64, _: u64, _: u64, _: u64) -> i64 {
-    let k = kernel();
-    ret((|| {
-        let me = k.current;
-        k.caps.check(k.cred(cred)?, k.envs[me].guard, rights::GRANT)?;
-        let s = k.env_create(Some(me))?;
-        k.kinfo.free_frames = k.frames.free_count();
-        Ok(k.envs[s].id as u64)
-    })())
+pub fn env_create(k: &mut Kernel, Args([cred, ..]): Args) -> Result<u64, Error> {
+    let me = k.current;
+    k.caps.check(k.cred(cred)?, k.envs[me].guard, Rights::GRANT)?;
+    let s = k.env_create(Some(me))?;
+    k.kinfo.free_frames = k.frames.free_count();
+    Ok(k.envs[s].id().raw() as u64)
 }
 
-pub extern "sysv64" fn env_destroy(env: u64, cred: u64, _: u64, _: u64, _: u64, _: u64) -> i64 {
-    let k = kernel();
-    ret((|| {
-        let s = k.reap_arg(env, cred)?;
-        if s == k.current {
-            return Err(Error::NotPermitted);
+pub fn env_destroy(k: &mut Kernel, Args([env, cred, ..]): Args) -> Result<u64, Error> {
+    let s = k.reap_arg(env, cred)?;
+    if s == k.current {
+        return Err(Error::NotPermitted);
+    }
+    k.env_destroy(s, None);
+    Ok(0)
+}
+
+pub fn env_set_regs(k: &mut Kernel, Args([env, ptr, cred, ..]): Args) -> Result<u64, Error> {
+    let s = k.child_arg(env, cred, Rights::WRITE)?;
+    let r: Regs = uaccess::read_value(k.pml4(), ptr)?;
+    if r.rip >= USER_END || r.rsp >= 1 << 47 {
+        return Err(Error::BadRegs);
+    }
+    let tf = &mut k.envs[s].tf;
+    (tf.rax, tf.rbx, tf.rcx, tf.rdx, tf.rsi, tf.rdi, tf.rbp, tf.rsp) =
+        (r.rax, r.rbx, r.rcx, r.rdx, r.rsi, r.rdi, r.rbp, r.rsp);
+    (tf.r8, tf.r9, tf.r10, tf.r11, tf.r12, tf.r13, tf.r14, tf.r15) =
+        (r.r8, r.r9, r.r10, r.r11, r.r12, r.r13, r.r14, r.r15);
+    tf.rip = r.rip;
+    tf.rflags = user_rflags(r.rflags);
+    tf.vector = 0; // resume with every register restored
+    Ok(0)
+}
+
+pub fn env_get_regs(k: &mut Kernel, Args([env, ptr, cred, ..]): Args) -> Result<u64, Error> {
+    let s = k.child_arg(env, cred, Rights::READ)?;
+    let regs = crate::trap::regs_of(&k.envs[s].tf);
+    uaccess::write_value(k.pml4(), ptr, &regs)?;
+    Ok(0)
+}
+
+pub fn env_run(k: &mut Kernel, Args([env, cred, ..]): Args) -> Result<u64, Error> {
+    let s = k.child_arg(env, cred, Rights::WRITE)?;
+    if k.envs[s].state() != State::Stopped {
+        return Err(Error::BadState);
+    }
+    k.set_state(s, State::Runnable);
+    Ok(0)
+}
+
+pub fn set_exception_handler(
+    k: &mut Kernel,
+    Args([env, entry, stack, save, cred, ..]): Args,
+) -> Result<u64, Error> {
+    let s = k.env_arg(env, cred)?;
+    let target = if entry == 0 {
+        None
+    } else {
+        if entry >= USER_END || !(USER_MIN..=USER_END).contains(&stack) {
+            return Err(Error::BadAddress);
         }
-        k.env_destroy(s, None);
-        Ok(0)
-    })())
-}
-
-pub extern "sysv64" fn env_set_regs(env: u64, ptr: u64, cred: u64, _: u64, _: u64, _: u64) -> i64 {
-    let k = kernel();
-    ret((|| {
-        let s = k.child_arg(env, cred, rights::WRITE)?;
-        let r: Regs = uaccess::read_value(k.pml4(), ptr)?;
-        if r.rip >= USER_END || r.rsp >= 1 << 47 {
-            return Err(Error::BadRegs);
+        let size = core::mem::size_of::<ExceptionFrame>() as u64;
+        if !save.is_multiple_of(8) || save / PAGE_SIZE != (save + size - 1) / PAGE_SIZE || save >= USER_END {
+            return Err(Error::BadPointer);
         }
-        let tf = &mut k.envs[s].tf;
-        (tf.rax, tf.rbx, tf.rcx, tf.rdx, tf.rsi, tf.rdi, tf.rbp, tf.rsp) =
-            (r.rax, r.rbx, r.rcx, r.rdx, r.rsi, r.rdi, r.rbp, r.rsp);
-        (tf.r8, tf.r9, tf.r10, tf.r11, tf.r12, tf.r13, tf.r14, tf.r15) =
-            (r.r8, r.r9, r.r10, r.r11, r.r12, r.r13, r.r14, r.r15);
-        tf.rip = r.rip;
-        tf.rflags = user_rflags(r.rflags);
-        tf.vector = 0; // resume with every register restored
-        Ok(0)
-    })())
-}
-
-pub extern "sysv64" fn env_get_regs(env: u64, ptr: u64, cred: u64, _: u64, _: u64, _: u64) -> i64 {
-    let k = kernel();
-    ret((|| {
-        let s = k.child_arg(env, cred, rights::READ)?;
-        let regs = crate::trap::regs_of(&k.envs[s].tf);
-        uaccess::write_value(k.pml4(), ptr, &regs)?;
-        Ok(0)
-    })())
-}
-
-pub extern "sysv64" fn env_run(env: u64, cred: u64, _: u64, _: u64, _: u64, _: u64) -> i64 {
-    let k = kernel();
-    ret((|| {
-        let s = k.child_arg(env, cred, rights::WRITE)?;
-        if k.envs[s].state != env_state::STOPPED {
-            return Err(Error::BadState);
+        let pte = pagetable::lookup(&mut PhysTables, k.envs[s].pml4, save & !(PAGE_SIZE - 1))
+            .ok_or(Error::BadPointer)?;
+        if pte & (USER | WRITABLE) != USER | WRITABLE {
+            return Err(Error::BadPointer);
         }
-        k.envs[s].state = env_state::RUNNABLE;
-        k.publish(s);
-        Ok(0)
-    })())
+        let frame = pagetable::frame_of(pte);
+        k.frames.add_ref(frame)?;
+        let kaddr = crate::mm::phys::<u8>(frame.addr() + save % PAGE_SIZE) as u64;
+        Some((frame, ExcTarget { save: kaddr, entry, stack }))
+    };
+    let e = &mut k.envs[s];
+    let old = core::mem::replace(&mut e.exc_frame, target.map(|t| t.0));
+    e.exc = target.map_or(ExcTarget { save: 0, entry: 0, stack: 0 }, |t| t.1);
+    if let Some(f) = old {
+        k.frames.drop_ref(f);
+    }
+    Ok(0)
 }
 
-pub extern "sysv64" fn set_exception_handler(
-    env: u64,
-    entry: u64,
-    stack: u64,
-    save: u64,
-    cred: u64,
-    _: u64,
-) -> i64 {
-    let k = kernel();
-    ret((|| {
-        let s = k.env_arg(env, cred)?;
-        let target = if entry == 0 {
-            None
-        } else {
-            if entry >= USER_END || !(USER_MIN..=USER_END).contains(&stack) {
-                return Err(Error::BadAddress);
-            }
-            let size = core::mem::size_of::<ExceptionFrame>() as u64;
-            if !save.is_multiple_of(8)
-                || save / PAGE_SIZE != (save + size - 1) / PAGE_SIZE
-                || save >= USER_END
-            {
-                return Err(Error::BadPointer);
-            }
-            let pte = pagetable::lookup(&mut PhysTables, k.envs[s].pml4, save & !(PAGE_SIZE - 1))
-                .ok_or(Error::BadPointer)?;
-            if pte & (USER | WRITABLE) != USER | WRITABLE {
-                return Err(Error::BadPointer);
-            }
-            let frame = pagetable::frame_of(pte);
-            k.frames.add_ref(frame)?;
-            let kaddr = crate::mm::phys::<u8>((frame << 12) + save % PAGE_SIZE) as u64;
-            Some((frame, ExcTarget { save: kaddr, entry, stack }))
-        };
-        let e = &mut k.envs[s];
-        let old = core::mem::replace(&mut e.exc_frame, target.map(|t| t.0));
-        e.exc = target.map_or(ExcTarget { save: 0, entry: 0, stack: 0 }, |t| t.1);
-        if let Some(f) = old {
-            k.frames.drop_ref(f);
-        }
-        Ok(0)
-    })())
-}
-
-pub extern "sysv64" fn env_publish(env: u64, word: u64, cred: u64, _: u64, _: u64, _: u64) -> i64 {
-    let k = kernel();
-    ret((|| {
-        let s = k.env_arg(env, cred)?;
-        k.envs[s].published = word;
-        k.publish(s);
-        Ok(0)
-    })())
+pub fn env_publish(k: &mut Kernel, Args([env, word, cred, ..]): Args) -> Result<u64, Error> {
+    let s = k.env_arg(env, cred)?;
+    k.set_published(s, word);
+    Ok(0)
 }

@@ -2,30 +2,33 @@
 //! mapping (the secure binding: rights are checked here, never on access),
 //! and protected sharing through share guards.
 
-use super::ret;
-use crate::cap::{rights as caprights, CapRef};
+use super::Args;
+use crate::cap::{CapRef, Rights};
+use crate::env::Slot;
+use crate::frames::Frame;
 use crate::mm::PhysTables;
 use crate::pagetable::{self, NO_EXEC, WRITABLE};
-use crate::state::{kernel, Kernel};
+use crate::state::Kernel;
 use crate::validate::{needed, page_range, pte_rights, user_page};
 use abi::syscall::FRAME_ANY;
 use abi::tables::frame_state;
 use abi::Error;
 
 impl Kernel {
-    pub fn pml4(&self) -> u64 {
+    pub fn pml4(&self) -> Frame {
         self.envs[self.current].pml4
     }
 
     /// Maps `frame` at `va` in slot `s`'s space with page-table rights
     /// `pte`, counting the mapping; tables are charged to `s`.
-    fn bind(&mut self, s: usize, va: u64, frame: u64, pte: u64) -> Result<u64, Error> {
-        let id = self.envs[s].id;
+    fn bind(&mut self, s: Slot, va: u64, frame: Frame, pte: u64) -> Result<u64, Error> {
+        let id = self.envs[s].id().raw();
         self.frames.add_ref(frame)?;
         let frames = &mut self.frames;
-        let r = pagetable::map(&mut PhysTables, self.envs[s].pml4, va, frame << 12 | pte, &mut || {
-            frames.alloc(None, id, frame_state::PAGE_TABLE)
-        });
+        let r =
+            pagetable::map(&mut PhysTables, self.envs[s].pml4, va, pagetable::entry(frame, pte), &mut || {
+                frames.alloc(None, id, frame_state::PAGE_TABLE)
+            });
         if let Err(e) = r {
             self.frames.drop_ref(frame);
             return Err(e);
@@ -41,7 +44,7 @@ impl Kernel {
     /// usually share one). Out of line: the common re-protection loop stays
     /// small.
     #[inline(never)]
-    fn check_widening(&self, pml4: u64, va: u64, pages: u64, cred: u64, need: u32) -> Result<(), Error> {
+    fn check_widening(&self, pml4: Frame, va: u64, pages: u64, cred: u64, need: Rights) -> Result<(), Error> {
         let mut covered = 0;
         for p in page_range(va, pages)? {
             let Some(old) = pagetable::lookup(&mut PhysTables, pml4, p) else { continue };
@@ -56,189 +59,171 @@ impl Kernel {
             }
             let o = self.frame_arg(f, cred, need, true)?;
             if self.caps.check(self.cred(cred)?, self.envs[o].guard, need).is_ok() {
-                covered = self.envs[o].id;
+                covered = self.envs[o].id().raw();
             }
         }
         Ok(())
     }
 
-    fn flush(&self, env: usize, va: u64) {
+    fn flush(&self, env: Slot, va: u64) {
         if env == self.current {
             crate::arch::cpu::invlpg(va);
         }
     }
 }
 
-pub extern "sysv64" fn frame_alloc(owner: u64, frame: u64, cred: u64, _: u64, _: u64, _: u64) -> i64 {
-    let k = kernel();
-    ret((|| {
-        let s = k.env_arg(owner, cred)?;
-        let want = if frame == FRAME_ANY { None } else { Some(frame) };
-        let f = k.frames.alloc(want, k.envs[s].id, frame_state::USER)?;
-        // SAFETY: a frame just allocated, in the physical window, that no
-        // mapping refers to yet: cleared so no earlier contents leak.
-        unsafe { core::ptr::write_bytes(crate::mm::phys::<u8>(f << 12), 0, 4096) };
-        k.frame_share[f as usize] = CapRef::NONE;
-        k.kinfo.free_frames = k.frames.free_count();
-        k.publish(s);
-        Ok(f)
-    })())
+pub fn frame_alloc(k: &mut Kernel, Args([owner, frame, cred, ..]): Args) -> Result<u64, Error> {
+    let s = k.env_arg(owner, cred)?;
+    let want = if frame == FRAME_ANY { None } else { Some(Frame::new(frame)) };
+    let f = k.frames.alloc(want, k.envs[s].id().raw(), frame_state::USER)?;
+    // SAFETY: a frame just allocated, in the physical window, that no
+    // mapping refers to yet: cleared so no earlier contents leak.
+    unsafe { core::ptr::write_bytes(crate::mm::frame_ptr::<u8>(f), 0, 4096) };
+    k.frame_share[f.number() as usize] = CapRef::NONE;
+    k.kinfo.free_frames = k.frames.free_count();
+    k.publish(s);
+    Ok(f.number())
 }
 
-pub extern "sysv64" fn frame_free(frame: u64, cred: u64, _: u64, _: u64, _: u64, _: u64) -> i64 {
-    let k = kernel();
-    ret((|| {
-        let owner = k.frame_arg(frame, cred, caprights::WRITE, false)?;
-        k.frames.free(frame)?;
-        k.kinfo.free_frames = k.frames.free_count();
-        k.publish(owner);
-        Ok(0)
-    })())
+pub fn frame_free(k: &mut Kernel, Args([frame, cred, ..]): Args) -> Result<u64, Error> {
+    let frame = Frame::new(frame);
+    let owner = k.frame_arg(frame, cred, Rights::WRITE, false)?;
+    k.frames.free(frame)?;
+    k.kinfo.free_frames = k.frames.free_count();
+    k.publish(owner);
+    Ok(0)
 }
 
-pub extern "sysv64" fn frame_share(frame: u64, slot: u64, cred: u64, _: u64, _: u64, _: u64) -> i64 {
-    let k = kernel();
-    ret((|| {
-        k.frame_arg(frame, cred, caprights::WRITE, false)?;
-        k.frame_share[frame as usize] = k.guard_arg(slot)?;
-        Ok(0)
-    })())
+pub fn frame_share(k: &mut Kernel, Args([frame, slot, cred, ..]): Args) -> Result<u64, Error> {
+    let frame = Frame::new(frame);
+    k.frame_arg(frame, cred, Rights::WRITE, false)?;
+    k.frame_share[frame.number() as usize] = k.guard_arg(slot)?;
+    Ok(0)
 }
 
-pub extern "sysv64" fn map(env: u64, va: u64, frame: u64, flags: u64, env_cred: u64, frame_cred: u64) -> i64 {
-    let k = kernel();
-    ret((|| {
-        let s = k.env_arg(env, env_cred)?;
-        let va = user_page(va)?;
-        let pte = pte_rights(flags)?;
-        k.frame_arg(frame, frame_cred, needed(pte), true)?;
-        k.bind(s, va, frame, pte)
-    })())
+pub fn map(k: &mut Kernel, Args([env, va, frame, flags, env_cred, frame_cred]): Args) -> Result<u64, Error> {
+    let frame = Frame::new(frame);
+    let s = k.env_arg(env, env_cred)?;
+    let va = user_page(va)?;
+    let pte = pte_rights(flags)?;
+    k.frame_arg(frame, frame_cred, needed(pte), true)?;
+    k.bind(s, va, frame, pte)
 }
 
-pub extern "sysv64" fn map_from(env: u64, va: u64, src: u64, flags: u64, cred: u64, _: u64) -> i64 {
-    let k = kernel();
-    ret((|| {
-        let s = k.env_arg(env, cred)?;
-        let va = user_page(va)?;
-        let pte = pte_rights(flags)?;
-        let have = pagetable::lookup(&mut PhysTables, k.pml4(), user_page(src)?).ok_or(Error::NotMapped)?;
-        let more_write = pte & WRITABLE != 0 && have & WRITABLE == 0;
-        let more_exec = pte & NO_EXEC == 0 && have & NO_EXEC != 0;
-        if more_write || more_exec {
+pub fn map_from(k: &mut Kernel, Args([env, va, src, flags, cred, ..]): Args) -> Result<u64, Error> {
+    let s = k.env_arg(env, cred)?;
+    let va = user_page(va)?;
+    let pte = pte_rights(flags)?;
+    let have = pagetable::lookup(&mut PhysTables, k.pml4(), user_page(src)?).ok_or(Error::NotMapped)?;
+    let more_write = pte & WRITABLE != 0 && have & WRITABLE == 0;
+    let more_exec = pte & NO_EXEC == 0 && have & NO_EXEC != 0;
+    if more_write || more_exec {
+        return Err(Error::NotPermitted);
+    }
+    k.bind(s, va, pagetable::frame_of(have), pte)
+}
+
+pub fn frames_reclaim(k: &mut Kernel, Args([env, n, cred, ..]): Args) -> Result<u64, Error> {
+    let s = k.child_arg(env, cred, Rights::WRITE)?;
+    k.reclaim(s, n)
+}
+
+pub fn set_repossession_vector(k: &mut Kernel, Args([env, va, cred, ..]): Args) -> Result<u64, Error> {
+    let s = k.env_arg(env, cred)?;
+    let frame = if va == 0 {
+        None
+    } else {
+        let pte =
+            pagetable::lookup(&mut PhysTables, k.envs[s].pml4, user_page(va)?).ok_or(Error::BadPointer)?;
+        if pte & WRITABLE == 0 {
+            return Err(Error::BadPointer);
+        }
+        let f = pagetable::frame_of(pte);
+        k.frames.add_ref(f)?;
+        Some(f)
+    };
+    if let Some(old) = core::mem::replace(&mut k.envs[s].repo_vector, frame) {
+        k.frames.drop_ref(old);
+    }
+    Ok(0)
+}
+
+pub fn map_from_range(k: &mut Kernel, Args([env, va, src, pages, flags, cred]): Args) -> Result<u64, Error> {
+    let s = k.env_arg(env, cred)?;
+    let pte = pte_rights(flags)?;
+    let delta = src.wrapping_sub(va);
+    let _source_checked = page_range(src, pages)?;
+    // Check every page first, and that the page tables the mapping needs
+    // and one more count on each frame are available: then the mapping
+    // itself cannot fail half way.
+    let mut targets = 0;
+    for d in page_range(va, pages)? {
+        let Some(have) = pagetable::lookup(&mut PhysTables, k.pml4(), d.wrapping_add(delta)) else {
+            continue;
+        };
+        if (pte & WRITABLE != 0 && have & WRITABLE == 0) || (pte & NO_EXEC == 0 && have & NO_EXEC != 0) {
             return Err(Error::NotPermitted);
         }
-        k.bind(s, va, pagetable::frame_of(have), pte)
-    })())
+        if pagetable::lookup(&mut PhysTables, k.envs[s].pml4, d).is_some() {
+            return Err(Error::AlreadyMapped);
+        }
+        // Conservative: as if every page of the range mapped this frame.
+        if !k.frames.can_add_refs(pagetable::frame_of(have), pages) {
+            return Err(Error::NoMemory);
+        }
+        targets += 1;
+    }
+    let pml4 = k.envs[s].pml4;
+    let present = |d: &u64| pagetable::lookup(&mut PhysTables, k.pml4(), d.wrapping_add(delta)).is_some();
+    let dsts = page_range(va, pages)?.filter(present);
+    if pagetable::tables_missing(&mut PhysTables, pml4, dsts) > k.frames.free_count() {
+        return Err(Error::NoMemory);
+    }
+    for d in page_range(va, pages)? {
+        if let Some(have) = pagetable::lookup(&mut PhysTables, k.pml4(), d.wrapping_add(delta)) {
+            k.bind(s, d, pagetable::frame_of(have), pte)?;
+        }
+    }
+    Ok(targets)
 }
 
-pub extern "sysv64" fn frames_reclaim(env: u64, n: u64, cred: u64, _: u64, _: u64, _: u64) -> i64 {
-    let k = kernel();
-    ret((|| {
-        let s = k.child_arg(env, cred, caprights::WRITE)?;
-        k.reclaim(s, n)
-    })())
+pub fn protect_range(k: &mut Kernel, Args([env, va, pages, flags, cred, ..]): Args) -> Result<u64, Error> {
+    let s = k.env_arg(env, cred)?;
+    let pte = pte_rights(flags)?;
+    let pml4 = k.envs[s].pml4;
+    if pte & WRITABLE != 0 {
+        k.check_widening(pml4, va, pages, cred, needed(pte))?;
+    }
+    let mut changed = 0;
+    for p in page_range(va, pages)? {
+        if pagetable::protect(&mut PhysTables, pml4, p, pte).is_ok() {
+            k.flush(s, p);
+            changed += 1;
+        }
+    }
+    Ok(changed)
 }
 
-pub extern "sysv64" fn set_repossession_vector(env: u64, va: u64, cred: u64, _: u64, _: u64, _: u64) -> i64 {
-    let k = kernel();
-    ret((|| {
-        let s = k.env_arg(env, cred)?;
-        let frame = if va == 0 {
-            None
-        } else {
-            let pte = pagetable::lookup(&mut PhysTables, k.envs[s].pml4, user_page(va)?)
-                .ok_or(Error::BadPointer)?;
-            if pte & WRITABLE == 0 {
-                return Err(Error::BadPointer);
-            }
-            let f = pagetable::frame_of(pte);
-            k.frames.add_ref(f)?;
-            Some(f)
-        };
-        if let Some(old) = core::mem::replace(&mut k.envs[s].repo_vector, frame) {
-            k.frames.drop_ref(old);
-        }
-        Ok(0)
-    })())
+pub fn unmap(k: &mut Kernel, Args([env, va, cred, ..]): Args) -> Result<u64, Error> {
+    let s = k.env_arg(env, cred)?;
+    let va = user_page(va)?;
+    let old = pagetable::unmap(&mut PhysTables, k.envs[s].pml4, va)?;
+    k.flush(s, va);
+    k.frames.drop_ref(pagetable::frame_of(old));
+    k.kinfo.free_frames = k.frames.free_count();
+    Ok(0)
 }
 
-pub extern "sysv64" fn map_from_range(env: u64, va: u64, src: u64, pages: u64, flags: u64, cred: u64) -> i64 {
-    let k = kernel();
-    ret((|| {
-        let s = k.env_arg(env, cred)?;
-        let pte = pte_rights(flags)?;
-        let delta = src.wrapping_sub(va);
-        let _source_checked = page_range(src, pages)?;
-        // Check every page first, so that a failure changes nothing.
-        for d in page_range(va, pages)? {
-            let Some(have) = pagetable::lookup(&mut PhysTables, k.pml4(), d.wrapping_add(delta)) else {
-                continue;
-            };
-            if (pte & WRITABLE != 0 && have & WRITABLE == 0) || (pte & NO_EXEC == 0 && have & NO_EXEC != 0) {
-                return Err(Error::NotPermitted);
-            }
-            if pagetable::lookup(&mut PhysTables, k.envs[s].pml4, d).is_some() {
-                return Err(Error::AlreadyMapped);
-            }
-        }
-        let mut mapped = 0;
-        for d in page_range(va, pages)? {
-            if let Some(have) = pagetable::lookup(&mut PhysTables, k.pml4(), d.wrapping_add(delta)) {
-                k.bind(s, d, pagetable::frame_of(have), pte)?;
-                mapped += 1;
-            }
-        }
-        Ok(mapped)
-    })())
-}
-
-pub extern "sysv64" fn protect_range(env: u64, va: u64, pages: u64, flags: u64, cred: u64, _: u64) -> i64 {
-    let k = kernel();
-    ret((|| {
-        let s = k.env_arg(env, cred)?;
-        let pte = pte_rights(flags)?;
-        let pml4 = k.envs[s].pml4;
-        if pte & WRITABLE != 0 {
-            k.check_widening(pml4, va, pages, cred, needed(pte))?;
-        }
-        let mut changed = 0;
-        for p in page_range(va, pages)? {
-            if pagetable::protect(&mut PhysTables, pml4, p, pte).is_ok() {
-                k.flush(s, p);
-                changed += 1;
-            }
-        }
-        Ok(changed)
-    })())
-}
-
-pub extern "sysv64" fn unmap(env: u64, va: u64, cred: u64, _: u64, _: u64, _: u64) -> i64 {
-    let k = kernel();
-    ret((|| {
-        let s = k.env_arg(env, cred)?;
-        let va = user_page(va)?;
-        let old = pagetable::unmap(&mut PhysTables, k.envs[s].pml4, va)?;
-        k.flush(s, va);
-        k.frames.drop_ref(pagetable::frame_of(old));
-        k.kinfo.free_frames = k.frames.free_count();
-        Ok(0)
-    })())
-}
-
-pub extern "sysv64" fn protect(env: u64, va: u64, flags: u64, cred: u64, _: u64, _: u64) -> i64 {
-    let k = kernel();
-    ret((|| {
-        let s = k.env_arg(env, cred)?;
-        let va = user_page(va)?;
-        let pte = pte_rights(flags)?;
-        let old = pagetable::lookup(&mut PhysTables, k.envs[s].pml4, va).ok_or(Error::NotMapped)?;
-        if pte & WRITABLE != 0 && old & WRITABLE == 0 {
-            // Widening to writable is a new binding: the frame must allow it.
-            k.frame_arg(pagetable::frame_of(old), cred, needed(pte), true)?;
-        }
-        pagetable::protect(&mut PhysTables, k.envs[s].pml4, va, pte)?;
-        k.flush(s, va);
-        Ok(0)
-    })())
+pub fn protect(k: &mut Kernel, Args([env, va, flags, cred, ..]): Args) -> Result<u64, Error> {
+    let s = k.env_arg(env, cred)?;
+    let va = user_page(va)?;
+    let pte = pte_rights(flags)?;
+    let old = pagetable::lookup(&mut PhysTables, k.envs[s].pml4, va).ok_or(Error::NotMapped)?;
+    if pte & WRITABLE != 0 && old & WRITABLE == 0 {
+        // Widening to writable is a new binding: the frame must allow it.
+        k.frame_arg(pagetable::frame_of(old), cred, needed(pte), true)?;
+    }
+    pagetable::protect(&mut PhysTables, k.envs[s].pml4, va, pte)?;
+    k.flush(s, va);
+    Ok(0)
 }

@@ -1,6 +1,11 @@
-//! The system-call table. Every handler validates every argument and
-//! answers bad input with a specific `abi::Error`; calls are grouped by the
-//! resource they act on.
+//! The system-call table. Every handler has one shape,
+//! `fn(&mut Kernel, Args) -> Result<u64, Error>`: it validates every
+//! argument and answers bad input with a specific `abi::Error`, and a call
+//! that fails changes nothing. The entry stub indexes [`TABLE`] by number;
+//! each entry is a small generated function that takes the kernel once
+//! ([`crate::state::enter`]), runs the handler and turns its result into
+//! `rax` — so the error side of every call is handled in one place. Calls
+//! are grouped by the resource they act on.
 
 mod caps;
 mod console;
@@ -9,62 +14,22 @@ mod envs;
 mod memory;
 mod preds;
 
-use crate::state::kernel;
 use abi::exception::vector;
 use abi::syscall as sc;
 use abi::Error;
 
+/// A call's six argument registers (`rdi rsi rdx r10 r8 r9`), in order.
+/// Handlers name the ones they use with a pattern:
+/// `Args([env, cred, ..]): Args`.
+pub struct Args(pub [u64; 6]);
+
+/// What the entry stub calls, with the arguments still in registers.
 type Call = unsafe extern "sysv64" fn(u64, u64, u64, u64, u64, u64) -> i64;
 
-/// Indexed by `number - abi::syscall::BASE`; the entry stub calls straight
-/// through it.
-#[unsafe(no_mangle)]
-pub static TABLE: [Call; (sc::END - sc::BASE) as usize] = [
-    console::debug_write,
-    console::console_read,
-    memory::frame_alloc,
-    memory::frame_free,
-    memory::map,
-    memory::unmap,
-    memory::protect,
-    envs::env_create,
-    envs::env_destroy,
-    envs::env_set_regs,
-    envs::env_get_regs,
-    envs::env_run,
-    envs::set_exception_handler,
-    cpu::yield_,
-    cpu::exit,
-    console::self_id,
-    console::shutdown,
-    memory::map_from,
-    cpu::slice_alloc,
-    cpu::slice_free,
-    cpu::yield_to,
-    cpu::set_pct_entry,
-    crate::arch::pct::pct_fast,
-    caps::cap_derive,
-    caps::cap_revoke,
-    caps::cap_grant,
-    memory::frame_share,
-    cpu::slice_upcalls,
-    memory::frames_reclaim,
-    memory::set_repossession_vector,
-    preds::pred_install,
-    preds::pred_free,
-    preds::sleep,
-    memory::map_from_range,
-    memory::protect_range,
-    envs::env_publish,
-    cpu::interrupts_take,
-    console::console_notify,
-];
+const CALLS: usize = (sc::END - sc::BASE) as usize;
 
-/// The general path of protected control transfer, where `pct_fast` sends
-/// what it does not handle.
-pub use cpu::pct as pct_general;
-
-/// A handler's result as the value for `rax`.
+/// The result of a call as the value for `rax`.
+#[inline(always)]
 fn ret(r: Result<u64, Error>) -> i64 {
     match r {
         Ok(v) => v as i64,
@@ -72,16 +37,122 @@ fn ret(r: Result<u64, Error>) -> i64 {
     }
 }
 
+/// The function the stub calls for `handler`: takes the kernel, runs the
+/// handler on the argument registers, returns the result in `rax`.
+macro_rules! entry {
+    ($module:ident::$handler:ident) => {
+        pub extern "sysv64" fn $handler(a0: u64, a1: u64, a2: u64, a3: u64, a4: u64, a5: u64) -> i64 {
+            // SAFETY: reached only from the system-call stub, from ring 3.
+            unsafe { crate::state::enter(|k| ret($module::$handler(k, Args([a0, a1, a2, a3, a4, a5])))) }
+        }
+    };
+}
+
+/// Builds [`TABLE`] from `NUMBER => module::handler` lines, one entry
+/// function per handler (named after it, in `entries`), each placed at its
+/// ABI number. It does not compile if a number is taken twice or left
+/// without a handler. the `fast` block places assembly
+/// fast paths (`NUMBER => path, else module::handler`), which hands what it does not handle to `handler`.
+macro_rules! calls {
+    (fast { $($rnum:path => $raw:path, else $gmodule:ident::$ghandler:ident;)* }
+     $($num:path => $module:ident::$handler:ident;)*) => {
+        /// One `extern "sysv64"` function per handler: what the stub calls.
+        mod entries {
+            use super::*;
+            $(entry!($gmodule::$ghandler);)*
+            $(entry!($module::$handler);)*
+        }
+
+        /// Indexed by `number - abi::syscall::BASE`; the entry stub calls
+        /// straight through it.
+        #[unsafe(no_mangle)]
+        pub static TABLE: [Call; CALLS] = {
+            let mut at: [Option<Call>; CALLS] = [None; CALLS];
+            $(place(&mut at, $rnum, $raw as Call);)*
+            $(place(&mut at, $num, entries::$handler as Call);)*
+            let mut table: [Call; CALLS] = [entries::debug_write as Call; CALLS];
+            let mut i = 0;
+            while i < CALLS {
+                table[i] = match at[i] {
+                    Some(call) => call,
+                    None => panic!("a system-call number has no handler"),
+                };
+                i += 1;
+            }
+            table
+        };
+    };
+}
+
+/// Puts `call` at `number` in the table being built (at compile time).
+const fn place(at: &mut [Option<Call>; CALLS], number: u64, call: Call) {
+    assert!(number >= sc::BASE && number < sc::END, "a handler's number is outside the kernel's range");
+    let i = (number - sc::BASE) as usize;
+    assert!(at[i].is_none(), "a system-call number is taken twice");
+    at[i] = Some(call);
+}
+
+calls! {
+    fast {
+        sc::PCT => crate::arch::pct::pct_fast, else cpu::pct;
+    }
+    sc::DEBUG_WRITE => console::debug_write;
+    sc::CONSOLE_READ => console::console_read;
+    sc::SELF_ID => console::self_id;
+    sc::SHUTDOWN => console::shutdown;
+    sc::CONSOLE_NOTIFY => console::console_notify;
+    sc::FRAME_ALLOC => memory::frame_alloc;
+    sc::FRAME_FREE => memory::frame_free;
+    sc::FRAME_SHARE => memory::frame_share;
+    sc::MAP => memory::map;
+    sc::MAP_FROM => memory::map_from;
+    sc::MAP_FROM_RANGE => memory::map_from_range;
+    sc::UNMAP => memory::unmap;
+    sc::PROTECT => memory::protect;
+    sc::PROTECT_RANGE => memory::protect_range;
+    sc::FRAMES_RECLAIM => memory::frames_reclaim;
+    sc::SET_REPOSSESSION_VECTOR => memory::set_repossession_vector;
+    sc::ENV_CREATE => envs::env_create;
+    sc::ENV_DESTROY => envs::env_destroy;
+    sc::ENV_SET_REGS => envs::env_set_regs;
+    sc::ENV_GET_REGS => envs::env_get_regs;
+    sc::ENV_RUN => envs::env_run;
+    sc::ENV_PUBLISH => envs::env_publish;
+    sc::SET_EXCEPTION_HANDLER => envs::set_exception_handler;
+    sc::YIELD => cpu::yield_;
+    sc::YIELD_TO => cpu::yield_to;
+    sc::EXIT => cpu::exit;
+    sc::SLICE_ALLOC => cpu::slice_alloc;
+    sc::SLICE_FREE => cpu::slice_free;
+    sc::SLICE_UPCALLS => cpu::slice_upcalls;
+    sc::SET_PCT_ENTRY => cpu::set_pct_entry;
+    sc::INTERRUPTS_TAKE => cpu::interrupts_take;
+    sc::CAP_DERIVE => caps::cap_derive;
+    sc::CAP_REVOKE => caps::cap_revoke;
+    sc::CAP_GRANT => caps::cap_grant;
+    sc::PRED_INSTALL => preds::pred_install;
+    sc::PRED_FREE => preds::pred_free;
+    sc::SLEEP => preds::sleep;
+}
+
+/// The general path of protected control transfer, where `pct_fast` sends
+/// what it does not handle.
+pub use entries::pct as pct_general;
+
 /// Called for numbers outside the kernel's range, with every register in
 /// the frame: reflected to the environment's handler as the pseudo-vector
 /// `SYSCALL` (the kernel knows no other system-call ABI), or refused.
 pub extern "C" fn reflect() {
-    let k = kernel();
+    // SAFETY: reached only from the system-call stub, from ring 3.
+    unsafe { crate::state::enter(reflect_in) }
+}
+
+fn reflect_in(k: &mut crate::state::Kernel) {
     let c = k.current;
     if k.envs[c].exc.save == 0 {
         k.envs[c].tf.rax = Error::NoSuchCall.as_result() as u64;
     } else if !k.upcall(c, vector::SYSCALL, 0) {
-        crate::kprintln!("env {:#x} made a system call inside its exception handler", k.envs[c].id);
+        crate::kprintln!("env {:#x} made a system call inside its exception handler", k.envs[c].id());
         k.exit_current(abi::tables::FAULT_EXIT_BASE - vector::SYSCALL as i32);
     }
 }

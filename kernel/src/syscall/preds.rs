@@ -1,29 +1,23 @@
 //! Downloaded wakeup predicates (see `predicate.rs`).
 
-use super::ret;
-use crate::cap::rights;
-use crate::state::kernel;
+use super::Args;
+use crate::cap::Rights;
+use crate::state::Kernel;
+use abi::Error;
 
-pub extern "sysv64" fn pred_install(
-    insns: u64,
-    n: u64,
-    regions: u64,
-    nregions: u64,
-    cred: u64,
-    _: u64,
-) -> i64 {
-    let k = kernel();
-    ret((|| {
-        let me = k.current;
-        k.caps.check(k.cred(cred)?, k.envs[me].guard, rights::WRITE)?;
-        k.pred_install(insns, n, regions, nregions)
-    })())
+pub fn pred_install(
+    k: &mut Kernel,
+    Args([insns, n, regions, nregions, cred, ..]): Args,
+) -> Result<u64, Error> {
+    let me = k.current;
+    k.caps.check(k.cred(cred)?, k.envs[me].guard, Rights::WRITE)?;
+    k.pred_install(insns, n, regions, nregions)
 }
 
-pub extern "sysv64" fn pred_free(id: u64, _: u64, _: u64, _: u64, _: u64, _: u64) -> i64 {
-    ret(kernel().pred_free(id))
+pub fn pred_free(k: &mut Kernel, Args([id, ..]): Args) -> Result<u64, Error> {
+    k.pred_free(id)
 }
 
-pub extern "sysv64" fn sleep(pred: u64, deadline: u64, _: u64, _: u64, _: u64, _: u64) -> i64 {
-    ret(kernel().sleep(pred, deadline))
+pub fn sleep(k: &mut Kernel, Args([pred, deadline, ..]): Args) -> Result<u64, Error> {
+    k.sleep(pred, deadline)
 }

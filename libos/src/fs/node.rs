@@ -135,10 +135,11 @@ pub fn reserve(n: &mut Inode, len: u64) -> Result<(), i64> {
     let dir = n.mode & S_IFMT == S_IFDIR;
     if !n.borrowed && !n.data.is_null() {
         for cap in [doubled, exact] {
-            // SAFETY: an owned buffer of `cap` bytes from the shared heap.
             let grown = if dir {
+                // SAFETY: an owned buffer of `cap` bytes from the shared heap.
                 unsafe { shared::grow(n.data, n.cap as usize, 8, cap as usize) }
             } else {
+                // SAFETY: as above, from the data heap.
                 unsafe { shared::grow_data(n.data, n.cap as usize, 8, cap as usize) }
             };
             if grown {

@@ -1,7 +1,9 @@
 //! File-descriptor and file-system calls.
 
 use super::stat::{self, Stat};
-use crate::errno::*;
+use crate::errno::{
+    LxResult, EEXIST, EINVAL, EISDIR, ELOOP, ENOENT, ENOTDIR, ENOTEMPTY, EPERM, ERANGE, ESPIPE,
+};
 use crate::fd::{self, Fd};
 use crate::fs::{dir, node, path, Ino, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG};
 use crate::obj::{self, Kind};

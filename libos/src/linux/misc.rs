@@ -1,6 +1,6 @@
 //! Identity, limits, randomness, signals bookkeeping and other small calls.
 
-use crate::errno::*;
+use crate::errno::{LxResult, EAGAIN, EINTR, EINVAL, EOPNOTSUPP, ESRCH};
 use crate::proc::signal;
 use crate::uaccess;
 

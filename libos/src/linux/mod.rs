@@ -13,7 +13,7 @@ pub mod process;
 pub mod stat;
 pub mod time;
 
-use crate::errno::*;
+use crate::errno::{LxResult, EINTR, ENOSYS};
 use crate::{lock, log};
 use abi::exception::ExceptionFrame;
 

@@ -2,7 +2,7 @@
 //! pipe rings; see there). Signal masks passed to ppoll/pselect6 are
 //! accepted and not applied (handlers are not run yet).
 
-use crate::errno::*;
+use crate::errno::{LxResult, EINVAL};
 use crate::uaccess;
 use crate::wait::{self, Entry};
 use alloc::vec::Vec;

@@ -1,6 +1,6 @@
 //! Process calls: fork/clone, execve, exit, wait4, kill, ids.
 
-use crate::errno::*;
+use crate::errno::{LxResult, EINVAL, ENOSYS, EPERM, ESRCH};
 use crate::proc::{self, exit, fork, me, signal, table};
 use crate::{entry, exec, fd, uaccess};
 use abi::exception::ExceptionFrame;

@@ -265,6 +265,15 @@ fn main(_: u64) -> i32 {
     for id in &made[..n] {
         sys::env_destroy(*id).unwrap();
     }
+    // A range whose first page has its page table and whose last needs a
+    // new one, mapped when no frame is left: it must fail whole, not after
+    // mapping its first page.
+    let edge = (va & !0x1f_ffff) + 0x4060_0000;
+    let anchor = sys::frame_alloc(ENV_SELF, FRAME_ANY).unwrap();
+    let src = edge - 0x10_0000;
+    for at in [edge - 3 * 4096, src, src + 4096, src + 2 * 4096] {
+        sys::map(ENV_SELF, at, anchor, 0).unwrap();
+    }
     let mut frames = 0u64;
     let last = loop {
         match sys::frame_alloc(ENV_SELF, FRAME_ANY) {
@@ -273,6 +282,15 @@ fn main(_: u64) -> i32 {
         }
     };
     expect("memory exhausted", Err(last), NoMemory);
+    expect(
+        "range needing a page table when memory is exhausted",
+        sys::map_from_range(ENV_SELF, edge - 2 * 4096, src, 3, 0),
+        NoMemory,
+    );
+    expect("the failed range's first page", sys::unmap(ENV_SELF, edge - 2 * 4096), NotMapped);
+    for at in [edge - 3 * 4096, src, src + 4096, src + 2 * 4096] {
+        sys::unmap(ENV_SELF, at).unwrap();
+    }
     for n in 0..nframes {
         let fi = kinfo::frame(n);
         if fi.owner as u64 == sys::self_id() && fi.state == abi::tables::frame_state::USER && fi.refs == 0 {
