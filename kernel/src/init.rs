@@ -220,6 +220,7 @@ fn start(k: &mut Kernel, cmdline: &[u8], bootfs_frame: Frame, bootfs_len: u64) {
     // SAFETY: the boot module is mapped in the physical window and never
     // written: it is kernel-owned and exposed read-only.
     let fs = unsafe { core::slice::from_raw_parts(mm::frame_ptr::<u8>(bootfs_frame), bootfs_len as usize) };
+    crate::dev::init(k, fs, cmdline);
     if cmdline.split(|&b| b == b' ').any(|w| w == b"selftest=jit") {
         let (programs, runs) = (3000, 4);
         let accepted = crate::selftest::jit(k, programs, runs, 0x5e1f);

@@ -180,8 +180,9 @@ impl Kernel {
     }
 
     /// Waits for an interrupt, then accounts the ticks that passed.
-    fn idle(&mut self) {
+    pub fn idle(&mut self) {
         cpu::idle();
+        crate::dev::service(self);
         let ticks = percpu::take_idle_ticks();
         self.kinfo.ticks += ticks;
         self.clock.ticks += ticks;

@@ -22,11 +22,13 @@ pub extern "C" fn from_user(_frame: *mut TrapFrame) {
 /// (`Kernel::idle`).
 pub extern "C" fn from_kernel(tf: &mut TrapFrame) {
     match tf.vector {
+        v if v < 32 && crate::dev::fault(v, tf.rip) => {}
         v if v == apic::TIMER_VECTOR as u64 => {
             apic::eoi();
             percpu::count_idle_tick();
         }
         v if v == apic::SPURIOUS_VECTOR as u64 => {}
+        v if crate::dev::note(v) => {}
         v if v >= 32 => apic::eoi(),
         _ => {
             crate::log::print(format_args!(
@@ -61,6 +63,7 @@ impl Kernel {
                 self.timer();
             }
             v if v == apic::SPURIOUS_VECTOR as u64 => {}
+            v if crate::dev::note(v) => crate::dev::service(self),
             v if v >= 32 => apic::eoi(),
             2 | 8 | 18 => panic!("{} in user mode", exception_name(vector)),
             _ => self.exception(),

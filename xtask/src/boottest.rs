@@ -67,6 +67,9 @@ pub struct BootTest {
     pub keys: Vec<qemu::Key>,
     /// Guest time checked against the host's clock.
     pub wall: Option<Wall>,
+    /// A second boot, run once this one passed (on the same disk image,
+    /// when both name it).
+    pub then: Option<Box<BootTest>>,
 }
 
 /// `to` must appear on the console `secs` seconds of the host's time after
@@ -106,8 +109,9 @@ fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
     let all: Vec<String> =
         build::user_programs()?.into_iter().chain(libos).filter(|n| n.starts_with("test_")).collect();
     let lx = crate::lxtest::names()?;
+    let dev = crate::devtest::names();
     for n in names {
-        if !all.contains(n) && !lx.contains(n) && n != "iso" && n != "tty" {
+        if !all.contains(n) && !lx.contains(n) && !dev.contains(&n.as_str()) && n != "iso" && n != "tty" {
             return Err(format!("no boot test named {n} (have: {}, iso, tty)", all.join(", ")));
         }
     }
@@ -122,9 +126,11 @@ fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
             output: None,
             keys: Vec::new(),
             wall: None,
+            then: None,
         });
     }
     tests.extend(crate::lxtest::plan(img, names)?);
+    tests.extend(crate::devtest::plan(img, names)?);
     if names.is_empty() || names.iter().any(|n| n == "tty") {
         tests.push(crate::ttytest::boot_test(img));
     }
@@ -182,6 +188,14 @@ pub fn run_list(tests: &[BootTest]) -> Result<Vec<String>, String> {
 }
 
 fn run_one(t: &BootTest) -> Result<String, String> {
+    let first = run_boot(t)?;
+    match &t.then {
+        Some(next) => run_boot(next).map(|second| first + &second),
+        None => Ok(first),
+    }
+}
+
+fn run_boot(t: &BootTest) -> Result<String, String> {
     let start = Instant::now();
     let out = qemu::headless(&t.args, t.timeout, &t.keys)?;
     let secs = start.elapsed().as_secs_f64();

@@ -42,6 +42,12 @@ pub fn all() -> Result<Image, String> {
     crate::deps::ensure_toolchain()?;
     println!("xtask: building the kernel and user programs");
     cargo(&["build", "--release", "-p", "kernel", "--target", KERNEL_TARGET], &[])?;
+    let drivers: Vec<String> = DRIVERS.iter().map(|d| format!("{d}-driver")).collect();
+    let mut args = vec!["build", "--release", "--target", KERNEL_TARGET];
+    for d in &drivers {
+        args.extend(["-p", d.as_str()]);
+    }
+    cargo(&args, &[])?;
     cargo(&["build", "--release", "-p", "user", "-p", "libos", "--target", USER_TARGET], &[])?;
     let target = root().join("target");
     let kernel = target.join(KERNEL_TARGET).join("release/kernel");
@@ -49,6 +55,10 @@ pub fn all() -> Result<Image, String> {
     std::fs::write(&bootfs, bootfs_archive()?).map_err(|e| format!("writing bootfs: {e}"))?;
     Ok(Image { kernel, bootfs })
 }
+
+/// The driver images (`drivers/NAME`, crate `NAME-driver`), packed as
+/// `drv/NAME` for the kernel to load.
+pub const DRIVERS: &[&str] = &["virtio-blk", "virtio-net"];
 
 /// Names of the user programs (`user/src/bin/*.rs`).
 pub fn user_programs() -> Result<Vec<String>, String> {
@@ -83,6 +93,13 @@ fn bootfs_archive() -> Result<Vec<u8>, String> {
         let path = bin.join(&name);
         let data = std::fs::read(&path).map_err(|e| format!("reading {}: {e}", path.display()))?;
         ar.file(&format!("bin/{name}"), 0o755, &data);
+    }
+    ar.dir("drv");
+    let drv = root().join("target").join(KERNEL_TARGET).join("release");
+    for name in DRIVERS {
+        let path = drv.join(name);
+        let data = std::fs::read(&path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+        ar.file(&format!("drv/{name}"), 0o644, &data);
     }
     root_tree(&mut ar)?;
     Ok(ar.finish())

@@ -60,5 +60,6 @@ pub fn boot_test() -> Result<BootTest, String> {
         output: None,
         keys: Vec::new(),
         wall: None,
+        then: None,
     })
 }

@@ -225,6 +225,7 @@ pub fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
             output,
             keys: Vec::new(),
             wall: d.wall,
+            then: None,
         });
     }
     Ok(tests)

@@ -6,6 +6,8 @@ mod boottest;
 mod build;
 mod cpio;
 mod deps;
+mod devtest;
+mod disk;
 mod fuzz;
 mod iso;
 mod lxtest;
@@ -42,7 +44,8 @@ usage: cargo xtask <command>
 
 /// Formatting and clippy, with the workspace's lints (`[workspace.lints]`),
 /// on every target the code is built for: the host (host tests, xtask,
-/// and a check of everything), the kernel's, and the programs'.
+/// and a check of everything), the kernel's (with the driver images), and
+/// the programs'.
 fn lint() -> Result<(), String> {
     deps::ensure_toolchain()?;
     println!(
@@ -51,7 +54,22 @@ fn lint() -> Result<(), String> {
     build::cargo(&["fmt", "--all", "--check"], &[])?;
     let deny = ["--", "-D", "warnings"];
     let host = ["clippy", "--quiet", "--workspace", "--all-targets"];
-    let kernel = ["clippy", "--quiet", "-p", "kernel", "--target", build::KERNEL_TARGET];
+    let kernel = [
+        "clippy",
+        "--quiet",
+        "-p",
+        "kernel",
+        "-p",
+        "drvapi",
+        "-p",
+        "drvglue",
+        "-p",
+        "virtio-blk-driver",
+        "-p",
+        "virtio-net-driver",
+        "--target",
+        build::KERNEL_TARGET,
+    ];
     let programs =
         ["clippy", "--quiet", "-p", "user", "-p", "libos", "--bins", "--lib", "--target", build::USER_TARGET];
     for args in [&host[..], &kernel[..], &programs[..]] {

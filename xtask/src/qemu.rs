@@ -3,6 +3,7 @@
 
 use crate::build::Image;
 use std::io::{Read, Write};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -32,10 +33,44 @@ pub fn base_args(img: &Image, init: &str) -> Vec<String> {
     v
 }
 
-/// Boots with the serial console on this terminal.
+/// The host port (on 127.0.0.1 only) that `cargo xtask run` forwards to
+/// the guest's port 80.
+pub const RUN_HOST_PORT: u16 = 5580;
+
+/// The devices every boot gets: a virtio-blk disk on the image `disk` and
+/// a virtio-net NIC on QEMU's user-mode network, whose host port
+/// `host_port` (0: any free one) on 127.0.0.1 alone forwards to the
+/// guest's port 80. Both use the modern (virtio 1.x) PCI transport only.
+pub fn device_args(disk: &Path, host_port: u16) -> Vec<String> {
+    [
+        "-drive",
+        &format!("file={},format=raw,if=none,id=disk0", disk.display()),
+        "-device",
+        "virtio-blk-pci,drive=disk0,disable-legacy=on",
+        "-netdev",
+        &format!("user,id=net0,hostfwd=tcp:127.0.0.1:{host_port}-:80"),
+        "-device",
+        "virtio-net-pci,netdev=net0,disable-legacy=on",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
+/// Whether `args` already name the boot's disk (a test that boots twice
+/// on the same image).
+fn has_devices(args: &[String]) -> bool {
+    args.iter().any(|a| a.starts_with("virtio-blk-pci"))
+}
+
+/// Boots with the serial console on this terminal, on a fresh disk image
+/// (`target/disks/run.img`).
 pub fn interactive(img: &Image, init: &str, extra: &[&str]) -> Result<(), String> {
+    let disk = crate::build::root().join("target/disks/run.img");
+    crate::disk::create(&disk)?;
     let status = Command::new("qemu-system-x86_64")
         .args(base_args(img, init))
+        .args(device_args(&disk, RUN_HOST_PORT))
         .args(["-nographic"])
         .args(extra)
         .status()
@@ -76,8 +111,23 @@ pub struct Key {
 }
 
 /// Runs QEMU with `args`, serial on a pipe, typing `keys` as their text
-/// appears, killing it after `timeout`.
+/// appears, killing it after `timeout`. Unless `args` bring their own
+/// disk, the boot gets the devices of `device_args` on a fresh image of its
+/// own, removed afterwards.
 pub fn headless(args: &[String], timeout: Duration, keys: &[Key]) -> Result<Outcome, String> {
+    if has_devices(args) {
+        return run_headless(args, timeout, keys);
+    }
+    let disk = crate::disk::scratch_path();
+    crate::disk::create(&disk)?;
+    let mut with = args.to_vec();
+    with.extend(device_args(&disk, 0));
+    let out = run_headless(&with, timeout, keys);
+    let _ = std::fs::remove_file(&disk);
+    out
+}
+
+fn run_headless(args: &[String], timeout: Duration, keys: &[Key]) -> Result<Outcome, String> {
     let mut child = Command::new("qemu-system-x86_64")
         .args(args)
         .args(["-display", "none", "-serial", "stdio", "-monitor", "none"])

@@ -78,6 +78,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
             output: None,
             keys: Vec::new(),
             wall: None,
+            then: None,
         });
     }
     for k in 0..size.linux_seeds {
@@ -106,6 +107,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
             output: None,
             keys: Vec::new(),
             wall: None,
+            then: None,
         });
     }
     println!("xtask: stress, seed {seed} (replay with --seed {seed}): {} boots", tests.len());

@@ -74,5 +74,6 @@ pub fn boot_test(img: &Image) -> BootTest {
         output: None,
         keys,
         wall: None,
+        then: None,
     }
 }

@@ -43,6 +43,13 @@ static mut DOUBLE_FAULT_STACK: Stack = Stack([0; 16384]);
 /// rsp is bad).
 pub const IST_DOUBLE_FAULT: u8 = 1;
 
+/// The double-fault stack's range (a driver domain maps it writable, so
+/// that a driver's stack overflow can be delivered: `dev::domain`).
+pub fn double_fault_stack() -> (u64, u64) {
+    let lo = &raw const DOUBLE_FAULT_STACK as u64;
+    (lo, lo + 16384)
+}
+
 pub fn init() {
     // SAFETY: boot-time, single CPU; the tables are static and outlive use.
     unsafe {

@@ -1,7 +1,8 @@
-//! The Veneer side: two boots, each with one benchmark program as the
-//! first environment: the user program `bench` (the kernel's primitives)
-//! and the library OS's `bench_libos` (virtual memory, pipes, fork, exec,
-//! spawn and the Linux personality through `libos/`). Both get the same
+//! The Veneer side: boots each with one benchmark program as the first
+//! environment: the user program `bench` (the kernel's primitives) and the
+//! library OS's `bench_libos` (virtual memory, pipes, fork, exec, spawn and
+//! the Linux personality through `libos/`); and two kernel-driven boots of
+//! the device benchmarks (`devbench`). Both get the same
 //! command line words; each runs the names it knows (all of its own when
 //! none are given) plus the calibration, and announces them in its
 //! `BENCH-PLAN`. Every way a boot can fail (a build that breaks, a program
@@ -11,8 +12,11 @@
 use super::{Clock, Options, Side};
 use crate::{build, qemu};
 
-/// The benchmark programs, each booted once per clock.
-pub const PROGRAMS: &[&str] = &["bench", "bench_libos"];
+/// The benchmark programs, each booted once per clock. `devbench` is
+/// not a program: the kernel runs its device benchmarks instead of a first
+/// environment (`kernel/src/dev/bench.rs`), with the drivers isolated and,
+/// in a second boot, not.
+pub const PROGRAMS: &[&str] = &["bench", "bench_libos", "devbench", "devbench isolation=off"];
 
 /// Each program's boot, by name.
 pub fn run(opts: &Options, clock: Clock, names: &[&str]) -> Vec<(String, Side)> {
@@ -93,7 +97,7 @@ fn boot(opts: &Options, clock: Clock, names: &[&str], img: &build::Image, progra
     }
     // The console is kept whatever happened (for a look at any notes).
     let dir = build::root().join("target/bench");
-    let log = dir.join(format!("veneer-{program}-{}-serial.log", clock.name()));
+    let log = dir.join(format!("veneer-{}-{}-serial.log", program.replace(' ', "-"), clock.name()));
     let _ = std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(&log, &out.serial));
     if side.problem.is_some() || !side.done {
         eprintln!("xtask: bench: Veneer console saved in {}", log.display());

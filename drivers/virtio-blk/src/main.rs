@@ -1,0 +1,142 @@
+//! The virtio block driver image: `virtio-drivers`' `VirtIOBlk` over the
+//! PCI transport, driven by interrupts. The kernel lends it the buffer of
+//! each request; the request and response headers live in its own slots.
+#![cfg_attr(target_os = "none", no_std, no_main)]
+
+#[cfg(target_os = "none")]
+mod driver {
+    use drvapi::{op, status, DeviceInfo, DriverApi, Facts, KernelApi, Request, VERSION};
+    use drvglue::{kernel, log, Global, KernelConfig, KernelHal};
+    use virtio_drivers::device::blk::{BlkReq, BlkResp, VirtIOBlk, SECTOR_SIZE};
+    use virtio_drivers::transport::pci::bus::{DeviceFunction, PciRoot};
+    use virtio_drivers::transport::pci::PciTransport;
+
+    /// As many requests in flight as the queue has descriptors for (each
+    /// takes three).
+    const SLOTS: usize = 5;
+
+    struct Slot {
+        busy: bool,
+        token: u16,
+        request: Request,
+        req: BlkReq,
+        resp: BlkResp,
+    }
+
+    struct State {
+        blk: Option<VirtIOBlk<KernelHal, PciTransport>>,
+        slots: [Slot; SLOTS],
+    }
+
+    static STATE: Global<State> = Global::new(State {
+        blk: None,
+        slots: [const { Slot { busy: false, token: 0, request: ZERO, req: BLK_REQ, resp: BLK_RESP } }; SLOTS],
+    });
+    const ZERO: Request = Request { op: 0, tag: 0, sector: 0, va: 0, len: 0 };
+    // `BlkReq`/`BlkResp` have no const constructor: all-zero is a valid
+    // value of both (zerocopy `FromZeros` types).
+    // SAFETY: see above.
+    const BLK_REQ: BlkReq = unsafe { core::mem::zeroed() };
+    // SAFETY: see above.
+    const BLK_RESP: BlkResp = unsafe { core::mem::zeroed() };
+
+    extern "C" fn init(k: &'static KernelApi, dev: &DeviceInfo, facts: &mut Facts) -> i32 {
+        drvglue::set_kernel(k);
+        let df = DeviceFunction { bus: dev.bus, device: dev.device, function: dev.function };
+        let mut root = PciRoot::new(KernelConfig);
+        let transport = match PciTransport::new::<KernelHal, _>(&mut root, df) {
+            Ok(t) => t,
+            Err(e) => {
+                log!("no virtio transport: {e}");
+                return status::IO_ERROR;
+            }
+        };
+        let blk = match VirtIOBlk::<KernelHal, _>::new(transport) {
+            Ok(b) => b,
+            Err(e) => {
+                log!("device init failed: {e}");
+                return status::IO_ERROR;
+            }
+        };
+        drvglue::route_queues_to_entry0(&mut root, df, 1);
+        let r = (kernel().irq_enable)();
+        if r != status::OK {
+            return r;
+        }
+        facts.capacity = blk.capacity();
+        facts.queue_depth = SLOTS as u32;
+        STATE.get().blk = Some(blk);
+        status::OK
+    }
+
+    extern "C" fn submit(r: &Request) -> i32 {
+        let s = STATE.get();
+        let Some(blk) = s.blk.as_mut() else { return status::IO_ERROR };
+        if drvglue::inject(r) {
+            return status::OK;
+        }
+        if r.len == 0 || !r.len.is_multiple_of(SECTOR_SIZE) || !matches!(r.op, op::READ | op::WRITE) {
+            return status::INVALID;
+        }
+        let Some(slot) = s.slots.iter_mut().find(|s| !s.busy) else { return status::NO_SPACE };
+        // SAFETY: the kernel lent `va..va + len` to this driver until it
+        // completes the request; nothing else touches it meanwhile.
+        let buf = unsafe { core::slice::from_raw_parts_mut(r.va as *mut u8, r.len) };
+        // SAFETY: the slot's header, response and the lent buffer stay put
+        // and untouched until `interrupt` completes the request.
+        let started = unsafe {
+            if r.op == op::READ {
+                blk.read_blocks_nb(r.sector as usize, &mut slot.req, buf, &mut slot.resp)
+            } else {
+                blk.write_blocks_nb(r.sector as usize, &mut slot.req, buf, &mut slot.resp)
+            }
+        };
+        match started {
+            Ok(token) => {
+                (slot.busy, slot.token, slot.request) = (true, token, *r);
+                status::OK
+            }
+            Err(virtio_drivers::Error::QueueFull) => status::NO_SPACE,
+            Err(_) => status::IO_ERROR,
+        }
+    }
+
+    extern "C" fn interrupt() {
+        let s = STATE.get();
+        let Some(blk) = s.blk.as_mut() else { return };
+        blk.ack_interrupt();
+        while let Some(token) = blk.peek_used() {
+            let Some(slot) = s.slots.iter_mut().find(|s| s.busy && s.token == token) else {
+                panic!("device completed unknown token {token}");
+            };
+            let r = slot.request;
+            // SAFETY: as in `submit`: the same buffer, lent until now.
+            let buf = unsafe { core::slice::from_raw_parts_mut(r.va as *mut u8, r.len) };
+            // SAFETY: the same header, buffer and response as `submit` used
+            // for this token.
+            let done = unsafe {
+                if r.op == op::READ {
+                    blk.complete_read_blocks(token, &slot.req, buf, &mut slot.resp)
+                } else {
+                    blk.complete_write_blocks(token, &slot.req, buf, &mut slot.resp)
+                }
+            };
+            slot.busy = false;
+            let st = if done.is_ok() { status::OK } else { status::IO_ERROR };
+            (kernel().complete)(r.tag, st, r.len);
+        }
+    }
+
+    static API: DriverApi = DriverApi { version: VERSION, init, submit, interrupt };
+
+    #[no_mangle]
+    extern "C" fn driver_entry() -> &'static DriverApi {
+        &API
+    }
+}
+
+#[cfg(not(target_os = "none"))]
+fn main() {
+    eprintln!("A driver image runs only inside the Veneer kernel (x86_64-unknown-none).");
+    std::process::exit(1);
+}

@@ -1,0 +1,156 @@
+//! The virtio network driver image: `virtio-drivers`' `VirtIONetRaw` over
+//! the PCI transport, driven by interrupts. Received frames go to the
+//! kernel's demultiplexer; a frame to transmit is copied behind the
+//! virtio-net header in one of the driver's own transmit buffers.
+#![cfg_attr(target_os = "none", no_std, no_main)]
+
+#[cfg(target_os = "none")]
+mod driver {
+    use drvapi::{op, status, DeviceInfo, DriverApi, Facts, KernelApi, Request, VERSION};
+    use drvglue::{kernel, log, Global, KernelConfig, KernelHal};
+    use virtio_drivers::device::net::VirtIONetRaw;
+    use virtio_drivers::transport::pci::bus::{DeviceFunction, PciRoot};
+    use virtio_drivers::transport::pci::PciTransport;
+
+    const QUEUE: usize = 16;
+    const BUF: usize = 2048;
+    const RX: usize = 8;
+    const TX: usize = 4;
+
+    struct Tx {
+        busy: bool,
+        token: u16,
+        tag: u64,
+        /// Bytes in the buffer (header and frame), and of the frame.
+        len: usize,
+        frame: usize,
+    }
+
+    struct State {
+        net: Option<VirtIONetRaw<KernelHal, PciTransport, QUEUE>>,
+        rx: [[u8; BUF]; RX],
+        rx_token: [u16; RX],
+        tx: [[u8; BUF]; TX],
+        tx_slot: [Tx; TX],
+    }
+
+    static STATE: Global<State> = Global::new(State {
+        net: None,
+        rx: [[0; BUF]; RX],
+        rx_token: [0; RX],
+        tx: [[0; BUF]; TX],
+        tx_slot: [const { Tx { busy: false, token: 0, tag: 0, len: 0, frame: 0 } }; TX],
+    });
+
+    extern "C" fn init(k: &'static KernelApi, dev: &DeviceInfo, facts: &mut Facts) -> i32 {
+        drvglue::set_kernel(k);
+        let df = DeviceFunction { bus: dev.bus, device: dev.device, function: dev.function };
+        let mut root = PciRoot::new(KernelConfig);
+        let transport = match PciTransport::new::<KernelHal, _>(&mut root, df) {
+            Ok(t) => t,
+            Err(e) => {
+                log!("no virtio transport: {e}");
+                return status::IO_ERROR;
+            }
+        };
+        let mut net = match VirtIONetRaw::<KernelHal, _, QUEUE>::new(transport) {
+            Ok(n) => n,
+            Err(e) => {
+                log!("device init failed: {e}");
+                return status::IO_ERROR;
+            }
+        };
+        let s = STATE.get();
+        for (buf, token) in s.rx.iter_mut().zip(s.rx_token.iter_mut()) {
+            // SAFETY: the receive buffers are the driver's own and only
+            // touched again once the device hands them back.
+            match unsafe { net.receive_begin(buf) } {
+                Ok(t) => *token = t,
+                Err(_) => return status::NO_SPACE,
+            }
+        }
+        drvglue::route_queues_to_entry0(&mut root, df, 2);
+        let r = (kernel().irq_enable)();
+        if r != status::OK {
+            return r;
+        }
+        facts.mac = net.mac_address();
+        facts.queue_depth = TX as u32;
+        s.net = Some(net);
+        status::OK
+    }
+
+    extern "C" fn submit(r: &Request) -> i32 {
+        let s = STATE.get();
+        let Some(net) = s.net.as_mut() else { return status::IO_ERROR };
+        if drvglue::inject(r) {
+            return status::OK;
+        }
+        if r.op != op::TRANSMIT {
+            return status::UNSUPPORTED;
+        }
+        let Some(i) = s.tx_slot.iter().position(|t| !t.busy) else { return status::NO_SPACE };
+        let buf = &mut s.tx[i];
+        let Ok(hdr) = net.fill_buffer_header(buf) else { return status::IO_ERROR };
+        if r.len == 0 || r.len > BUF - hdr {
+            return status::INVALID;
+        }
+        // SAFETY: the kernel lent `va..va + len` for this call.
+        let frame = unsafe { core::slice::from_raw_parts(r.va as *const u8, r.len) };
+        buf[hdr..hdr + r.len].copy_from_slice(frame);
+        // SAFETY: the transmit buffer is untouched until its completion.
+        match unsafe { net.transmit_begin(&buf[..hdr + r.len]) } {
+            Ok(token) => {
+                s.tx_slot[i] = Tx { busy: true, token, tag: r.tag, len: hdr + r.len, frame: r.len };
+                status::OK
+            }
+            Err(virtio_drivers::Error::QueueFull) => status::NO_SPACE,
+            Err(_) => status::IO_ERROR,
+        }
+    }
+
+    extern "C" fn interrupt() {
+        let s = STATE.get();
+        let Some(net) = s.net.as_mut() else { return };
+        net.ack_interrupt();
+        while let Some(token) = net.poll_transmit() {
+            let Some(i) = s.tx_slot.iter().position(|t| t.busy && t.token == token) else {
+                panic!("device completed unknown transmit token {token}");
+            };
+            let t = &mut s.tx_slot[i];
+            // SAFETY: the buffer `transmit_begin` was given for this token.
+            let done = unsafe { net.transmit_complete(token, &s.tx[i][..t.len]) };
+            t.busy = false;
+            let st = if done.is_ok() { status::OK } else { status::IO_ERROR };
+            (kernel().complete)(t.tag, st, t.frame);
+        }
+        while let Some(token) = net.poll_receive() {
+            let Some(i) = s.rx_token.iter().position(|&t| t == token) else {
+                panic!("device completed unknown receive token {token}");
+            };
+            let buf = &mut s.rx[i];
+            // SAFETY: the buffer `receive_begin` was given for this token.
+            if let Ok((hdr, len)) = unsafe { net.receive_complete(token, buf) } {
+                (kernel().receive)(buf[hdr..].as_ptr() as usize, len);
+            }
+            // SAFETY: as in `init`.
+            match unsafe { net.receive_begin(buf) } {
+                Ok(t) => s.rx_token[i] = t,
+                Err(_) => panic!("cannot repost a receive buffer"),
+            }
+        }
+    }
+
+    static API: DriverApi = DriverApi { version: VERSION, init, submit, interrupt };
+
+    #[no_mangle]
+    extern "C" fn driver_entry() -> &'static DriverApi {
+        &API
+    }
+}
+
+#[cfg(not(target_os = "none"))]
+fn main() {
+    eprintln!("A driver image runs only inside the Veneer kernel (x86_64-unknown-none).");
+    std::process::exit(1);
+}

@@ -1,0 +1,164 @@
+//! A driver's lightweight protection domain (paper 004 §3.1): ring 0, but
+//! its own page table, in which the kernel image is mapped read-only and
+//! only the driver's own region is writable: its image's data, its stack,
+//! its mailbox, and the aliases the wrappers map there for it — DMA pages
+//! (`dma_alloc`), device registers (`mmio_map`, uncached) and the buffers
+//! lent to it with requests (mapped at submit, unmapped at completion).
+//! Neither the physical window nor any other kernel memory is mapped.
+//!
+//! The region (64 MiB of the top 2 GiB) is laid out as: image, stack and
+//! mailbox from its start; DMA aliases from 32 MiB; lent buffers from 44
+//! MiB; registers from 48 MiB. Its page tables are made once, at load,
+//! and shared by the kernel's tables and the domain's, so an alias mapped
+//! through the kernel's tables is seen in both.
+//!
+//! The same layout is used unisolated (`isolation=off`): then the domain's
+//! page table is simply not switched to, and the binaries are identical.
+
+use crate::frames::Frame;
+use crate::mm::PhysTables;
+use crate::pagetable::{self, Tables, GLOBAL, NO_EXEC, PRESENT, WRITABLE};
+use crate::state::Kernel;
+use abi::tables::frame_state;
+
+pub const REGION: u64 = 64 << 20;
+const DMA_AREA: (u64, u64) = (32 << 20, 44 << 20);
+const LENT_AREA: u64 = 44 << 20;
+/// One page per lent buffer.
+pub const LENT_SLOTS: usize = 64;
+const MMIO_AREA: (u64, u64) = (48 << 20, 64 << 20);
+const UNCACHED: u64 = 0x18;
+
+/// Maps `pte` at `va` in the kernel's tables (for a driver region).
+pub fn map(k: &mut Kernel, va: u64, pte: u64) -> Result<(), abi::Error> {
+    let frames = &mut k.frames;
+    let mut alloc = || frames.alloc(None, 0, frame_state::KERNEL);
+    pagetable::map(&mut PhysTables, k.kernel_pml4, va, pte, &mut alloc)
+}
+
+fn unmap(k: &mut Kernel, va: u64) {
+    let _ = pagetable::unmap(&mut PhysTables, k.kernel_pml4, va);
+    crate::arch::cpu::invlpg(va);
+}
+
+pub struct Domain {
+    pub base: u64,
+    /// The domain's page table (none: the driver runs unisolated).
+    pub pml4: Option<Frame>,
+    dma_next: u64,
+    mmio_next: u64,
+    lent: u64,
+}
+
+fn new_table(k: &mut Kernel) -> Result<Frame, &'static str> {
+    let f = k.frames.alloc(None, 0, frame_state::KERNEL).map_err(|_| "out of memory")?;
+    PhysTables.table(f).fill(0);
+    Ok(f)
+}
+
+impl Domain {
+    /// Makes every page table of the region at `base` in the kernel's
+    /// tables, and (when `isolated`) the domain's own page table.
+    pub fn build(k: &mut Kernel, base: u64, isolated: bool) -> Result<Domain, &'static str> {
+        for va in (base..base + REGION).step_by(2 << 20) {
+            // An empty entry: only the tables above it are made.
+            match map(k, va, 0) {
+                Ok(()) | Err(abi::Error::AlreadyMapped) => {}
+                Err(_) => return Err("cannot make the region's page tables"),
+            }
+        }
+        let mut d =
+            Domain { base, pml4: None, dma_next: base + DMA_AREA.0, mmio_next: base + MMIO_AREA.0, lent: 0 };
+        if isolated {
+            d.pml4 = Some(Self::page_table(k, base)?);
+        }
+        Ok(d)
+    }
+
+    /// PML4 slot 511 only: the kernel image read-only (a copy of its
+    /// tables, never global) but for the double-fault stack, on which a
+    /// fault the driver's own stack cannot take is delivered (a stack
+    /// overflow into its guard page); and this driver's region.
+    fn page_table(k: &mut Kernel, base: u64) -> Result<Frame, &'static str> {
+        let t = &mut PhysTables;
+        let kpdpt = pagetable::frame_of(t.table(k.kernel_pml4)[511]);
+        let kimage_pd = pagetable::frame_of(t.table(kpdpt)[510]);
+        let kregion_pd = pagetable::frame_of(t.table(kpdpt)[511]);
+        let (pml4, pdpt, image_pd, region_pd) = (new_table(k)?, new_table(k)?, new_table(k)?, new_table(k)?);
+        let link = PRESENT | WRITABLE;
+        PhysTables.table(pml4)[511] = pagetable::entry(pdpt, link);
+        PhysTables.table(pdpt)[510] = pagetable::entry(image_pd, link);
+        PhysTables.table(pdpt)[511] = pagetable::entry(region_pd, link);
+        for i in 0..512 {
+            let pde = PhysTables.table(kimage_pd)[i];
+            if pde & PRESENT == 0 {
+                continue;
+            }
+            let pt = new_table(k)?;
+            let (df_lo, df_hi) = crate::arch::gdt::double_fault_stack();
+            for j in 0..512 {
+                let pte = PhysTables.table(pagetable::frame_of(pde))[j];
+                let va = 0xFFFF_FFFF_8000_0000 + ((i as u64) << 21) + ((j as u64) << 12);
+                let keep = if (df_lo & !4095..df_hi).contains(&va) { WRITABLE } else { 0 };
+                PhysTables.table(pt)[j] = pte & !(WRITABLE | GLOBAL) | (pte & keep);
+            }
+            PhysTables.table(image_pd)[i] = pagetable::entry(pt, link);
+        }
+        let first = ((base >> 21) & 511) as usize;
+        for i in first..first + (REGION >> 21) as usize {
+            PhysTables.table(region_pd)[i] = PhysTables.table(kregion_pd)[i];
+        }
+        Ok(pml4)
+    }
+
+    /// Maps `pages` DMA pages from `pa` for the driver: their address.
+    pub fn map_dma(&mut self, k: &mut Kernel, pa: u64, pages: u64) -> Option<u64> {
+        let va = self.dma_next;
+        if va + pages * 4096 > self.base + DMA_AREA.1 {
+            return None;
+        }
+        for p in 0..pages {
+            map(k, va + p * 4096, (pa + p * 4096) | PRESENT | WRITABLE | NO_EXEC).ok()?;
+        }
+        self.dma_next += pages * 4096;
+        Some(va)
+    }
+
+    /// Maps the registers `pa..pa + len` uncached: the driver's address.
+    pub fn map_mmio(&mut self, k: &mut Kernel, pa: u64, len: u64) -> Option<u64> {
+        let (first, last) = (pa & !4095, (pa + len).div_ceil(4096) * 4096);
+        let va = self.mmio_next;
+        if va + (last - first) > self.base + MMIO_AREA.1 {
+            return None;
+        }
+        for off in (0..last - first).step_by(4096) {
+            map(k, va + off, (first + off) | PRESENT | WRITABLE | NO_EXEC | UNCACHED).ok()?;
+        }
+        self.mmio_next += last - first;
+        Some(va + (pa - first))
+    }
+
+    /// Lends the page holding `pa..pa + len` to the driver: the buffer's
+    /// address in the driver's region.
+    pub fn lend(&mut self, k: &mut Kernel, pa: u64) -> Option<u64> {
+        let slot = (0..LENT_SLOTS).find(|&s| self.lent & 1 << s == 0)?;
+        let va = self.base + LENT_AREA + slot as u64 * 4096;
+        map(k, va, (pa & !4095) | PRESENT | WRITABLE | NO_EXEC).ok()?;
+        self.lent |= 1 << slot;
+        Some(va + (pa & 4095))
+    }
+
+    /// Takes back a lent buffer at `va` (from `lend`).
+    pub fn take_back(&mut self, k: &mut Kernel, va: u64) {
+        let slot = ((va - self.base - LENT_AREA) / 4096) as usize;
+        unmap(k, va & !4095);
+        self.lent &= !(1 << slot);
+    }
+
+    /// Unmaps `pages` pages of aliases from `va` (DMA or registers).
+    pub fn unmap(&mut self, k: &mut Kernel, va: u64, pages: u64) {
+        for p in 0..pages {
+            unmap(k, va + p * 4096);
+        }
+    }
+}

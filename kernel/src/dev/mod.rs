@@ -1,0 +1,186 @@
+//! Devices (issue 13, paper 004): PCI enumeration, MSI-X interrupts, and
+//! drivers as separately loaded images reached only through the crossing
+//! (`xpc`, `wrappers`), each with an object tracker; the block and packet
+//! interfaces the rest of the kernel uses. See `docs/drivers.md`.
+
+pub mod pci;
+pub mod tracker;
+
+#[cfg(target_os = "none")]
+mod bench;
+#[cfg(target_os = "none")]
+pub mod block;
+#[cfg(target_os = "none")]
+mod contig;
+#[cfg(target_os = "none")]
+mod domain;
+#[cfg(target_os = "none")]
+mod driver;
+#[cfg(target_os = "none")]
+mod image;
+#[cfg(target_os = "none")]
+mod ioapic;
+#[cfg(target_os = "none")]
+mod msix;
+#[cfg(target_os = "none")]
+pub mod packet;
+#[cfg(target_os = "none")]
+mod selftest;
+#[cfg(target_os = "none")]
+mod wrappers;
+#[cfg(target_os = "none")]
+mod xpc;
+
+/// Device state. The kernel is single-CPU and runs its device code with
+/// interrupts off (or from an interrupt handler, which does not nest), so
+/// plain interior mutability is enough.
+#[cfg(target_os = "none")]
+use core::sync::atomic::{AtomicU64, Ordering};
+
+#[cfg(target_os = "none")]
+pub struct Global<T>(core::cell::UnsafeCell<T>);
+
+// SAFETY: see the type's comment: one CPU, no nesting.
+#[cfg(target_os = "none")]
+unsafe impl<T> Sync for Global<T> {}
+
+#[cfg(target_os = "none")]
+impl<T> Global<T> {
+    pub const fn new(v: T) -> Self {
+        Global(core::cell::UnsafeCell::new(v))
+    }
+
+    #[allow(clippy::mut_from_ref)]
+    pub fn get(&self) -> &mut T {
+        // SAFETY: see the type's comment.
+        unsafe { &mut *self.0.get() }
+    }
+}
+
+/// The drivers the kernel knows: image name in the boot file system,
+/// the PCI vendor and device IDs it serves (virtio 1.x: 0x1040 + type),
+/// and its driver region (where its image is linked, `drivers/*/build.rs`).
+#[cfg(target_os = "none")]
+const KNOWN: &[(&str, u16, u16, u64)] = &[
+    ("virtio-blk", 0x1AF4, 0x1042, 0xFFFF_FFFF_C000_0000),
+    ("virtio-net", 0x1AF4, 0x1041, 0xFFFF_FFFF_C400_0000),
+];
+
+/// Finds the devices, loads and starts a driver for each one the kernel
+/// knows, and runs the self-test `devtest=` names, if any, or the device
+/// benchmarks when the first program is `devbench`.
+#[cfg(target_os = "none")]
+pub fn init(k: &mut crate::state::Kernel, bootfs: &[u8], cmdline: &[u8]) {
+    let words = core::str::from_utf8(cmdline).unwrap_or("");
+    let isolated = !words.split_whitespace().any(|w| w == "isolation=off");
+    let mut found = [None; 8];
+    let mut n = 0;
+    pci::enumerate(&mut |d| {
+        if n < found.len() {
+            found[n] = Some(d);
+            n += 1;
+        }
+    });
+    for d in found.iter().flatten() {
+        let Some(&(name, _, _, base)) = KNOWN.iter().find(|k| k.1 == d.vendor && k.2 == d.id) else {
+            continue;
+        };
+        let at = d.at;
+        let Some(file) = binfmt::cpio::find(bootfs, &alloc::format!("drv/{name}")) else {
+            crate::kprintln!(
+                "dev: no driver image drv/{name} for {:02x}:{:02x}.{}",
+                at.bus,
+                at.device,
+                at.function
+            );
+            continue;
+        };
+        let vector = msix::FIRST_VECTOR + driver::drivers().list.iter().flatten().count() as u8;
+        let started = domain::Domain::build(k, base, isolated).and_then(|dom| {
+            let img = image::load(k, file.data, (base, base + domain::REGION))?;
+            driver::start(k, name, *d, img, dom, vector)
+        });
+        match started {
+            Ok(i) => {
+                let d = driver::drivers().list[i].as_ref().expect("started");
+                crate::kprintln!(
+                    "dev: {name} at {:02x}:{:02x}.{} ({}, image at {base:#x}, {} vector {:#x}): {} sectors, mac {:02x?}, {} requests in flight at most",
+                    at.bus,
+                    at.device,
+                    at.function,
+                    if isolated { "isolated" } else { "unisolated" },
+                    if d.line.is_some() { "I/O APIC" } else { "MSI-X" },
+                    d.vector,
+                    d.facts.capacity,
+                    d.facts.mac,
+                    d.facts.queue_depth
+                );
+            }
+            Err(why) => crate::kprintln!(
+                "dev: {name} at {:02x}:{:02x}.{} not started: {why}",
+                at.bus,
+                at.device,
+                at.function
+            ),
+        }
+    }
+    if words.split_whitespace().any(|w| w == "init=devbench") {
+        bench::run(k, isolated, words.split_whitespace().any(|w| w == "quick"));
+    }
+    for t in words.split_whitespace().filter_map(|w| w.strip_prefix("devtest=")) {
+        for name in t.split(',') {
+            selftest::run(k, name);
+        }
+    }
+}
+
+/// A processor exception in the kernel: whether it was a driver's (then
+/// that driver is disabled and this does not return).
+#[cfg(target_os = "none")]
+pub fn fault(vector: u64, rip: u64) -> bool {
+    driver::fault(vector, rip)
+}
+
+/// When the last device interrupt arrived (TSC).
+#[cfg(target_os = "none")]
+static WOKE: AtomicU64 = AtomicU64::new(0);
+/// Device vectors (bit `v - 0x40`) that interrupted and whose drivers
+/// have not run yet.
+#[cfg(target_os = "none")]
+static PENDING: AtomicU64 = AtomicU64::new(0);
+#[cfg(target_os = "none")]
+const FIRST_DEVICE_VECTOR: u8 = 0x40;
+
+#[cfg(target_os = "none")]
+fn rdtsc() -> u64 {
+    // SAFETY: RDTSC only reads the time-stamp counter.
+    unsafe { core::arch::x86_64::_rdtsc() }
+}
+
+/// An interrupt on `vector`, taken wherever the kernel was: whether it is
+/// a device's. If so it is acknowledged (a level-triggered line masked
+/// first) and noted; its drivers run in `service`, called by whoever holds
+/// the kernel state (a trap from user mode, the idle loop).
+#[cfg(target_os = "none")]
+pub fn note(vector: u64) -> bool {
+    let Some(v) = u8::try_from(vector).ok().filter(|&v| v >= FIRST_DEVICE_VECTOR && driver::owns_vector(v))
+    else {
+        return false;
+    };
+    WOKE.store(rdtsc(), Ordering::Relaxed);
+    driver::quiet(v);
+    PENDING.fetch_or(1 << (v - FIRST_DEVICE_VECTOR), Ordering::SeqCst);
+    crate::arch::apic::eoi();
+    true
+}
+
+/// Runs the drivers of every device that interrupted since the last call.
+#[cfg(target_os = "none")]
+pub fn service(k: &mut crate::state::Kernel) {
+    let mut pending = PENDING.swap(0, Ordering::SeqCst);
+    while pending != 0 {
+        let bit = pending.trailing_zeros();
+        pending &= pending - 1;
+        driver::interrupt(k, FIRST_DEVICE_VECTOR + bit as u8);
+    }
+}

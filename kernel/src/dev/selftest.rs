@@ -1,0 +1,237 @@
+//! Device self-tests, chosen with `devtest=NAME` on the kernel command
+//! line and run once the drivers are up (the boot tests of
+//! `xtask/src/boottest.rs`): they drive the block and packet interfaces
+//! under interrupts and print what they saw. A failure powers off with the
+//! failure code.
+
+use super::driver::Span;
+use super::{block, driver, packet, Global};
+use crate::state::Kernel;
+use drvapi::{disk_pattern_byte, op, status, Request};
+
+/// Sectors the write test writes and the second boot reads back.
+const PERSIST_SECTOR: u64 = 100;
+const PERSIST_TEXT: &[u8] = b"written by veneer before a reboot";
+
+/// Requests that ended and were not waited for yet: (tag, status).
+static ENDED: Global<[Option<(u64, i32)>; 32]> = Global::new([None; 32]);
+/// The first request that ended with an I/O error.
+static FAILED: Global<u64> = Global::new(0);
+
+pub(super) fn done(tag: u64, st: i32, _len: usize) {
+    match ENDED.get().iter_mut().find(|e| e.is_none()) {
+        Some(free) => *free = Some((tag, st)),
+        None => fail(format_args!("more than 32 requests ended unwaited")),
+    }
+    if st == status::IO_ERROR && *FAILED.get() == 0 {
+        *FAILED.get() = tag;
+    }
+}
+
+pub(super) fn fail(why: core::fmt::Arguments) -> ! {
+    crate::kprintln!("devtest FAILED: {why}");
+    crate::arch::cpu::qemu_exit(crate::EXIT_FAILURE)
+}
+
+/// Halts with interrupts on (not polling the device) until `ready`, for
+/// at most 5 s.
+/// How many timer ticks `wait_for` waits (5 s). Under `-icount` with
+/// `sleep=off` (the benchmarks) an idle CPU's virtual time jumps from tick
+/// to tick at host speed while the host does the device's work, so the
+/// benchmarks allow many more.
+pub(super) static WAIT_TICKS: Global<u64> = Global::new(2500);
+
+pub(super) fn wait_for(k: &mut Kernel, ready: impl Fn() -> bool, what: core::fmt::Arguments) {
+    let start = k.kinfo.ticks;
+    while !ready() {
+        if k.kinfo.ticks - start > *WAIT_TICKS.get() {
+            fail(format_args!("{what} within {} timer ticks", *WAIT_TICKS.get()));
+        }
+        let t0 = super::rdtsc();
+        // Halts until an interrupt; the drivers of any device that
+        // interrupted run before this returns.
+        k.idle();
+        // Halted from t0 until a device's interrupt arrived (or, woken by
+        // the timer, until now).
+        let woke = super::WOKE.load(core::sync::atomic::Ordering::Relaxed);
+        *HALTED.get() += if woke > t0 { woke } else { super::rdtsc() } - t0;
+    }
+}
+
+/// TSC ticks spent halted in `wait_for` (for the benchmarks, which leave
+/// the device's own time out).
+pub(super) static HALTED: Global<u64> = Global::new(0);
+
+/// Waits until request `tag` completes; its status.
+pub(super) fn wait(k: &mut Kernel, tag: u64) -> i32 {
+    let ended = || ENDED.get().iter().position(|e| e.is_some_and(|(t, _)| t == tag));
+    wait_for(k, || ended().is_some(), format_args!("request {tag} did not complete"));
+    let (_, st) = ENDED.get()[ended().expect("waited for")].take().expect("found");
+    st
+}
+
+/// A kernel frame for the tests' buffers.
+pub(super) fn frame(k: &mut Kernel) -> u64 {
+    let f = k.frames.alloc(None, 0, abi::tables::frame_state::KERNEL);
+    f.unwrap_or_else(|_| fail(format_args!("no frame"))).number()
+}
+
+pub(super) fn bytes(f: u64) -> &'static mut [u8; 4096] {
+    // SAFETY: a kernel frame of the tests', in the physical window, not
+    // lent to a driver while this reference is used.
+    unsafe { &mut *crate::mm::phys::<[u8; 4096]>(f << 12) }
+}
+
+fn transfer(k: &mut Kernel, write: bool, f: u64, sector: u64) {
+    let tag = block::submit(k, write, 0, Span { frame: f, offset: 0, len: 4096 }, sector, done)
+        .unwrap_or_else(|e| fail(format_args!("block request refused: {e:?}")));
+    let st = wait(k, tag);
+    if st != status::OK {
+        fail(format_args!("block request {tag} ended with status {st}"));
+    }
+}
+
+fn check_pattern(k: &mut Kernel) {
+    let f = frame(k);
+    let sector = block::capacity() / 2;
+    transfer(k, false, f, sector);
+    let b = bytes(f);
+    for (i, &got) in b.iter().enumerate() {
+        let (s, o) = (sector + (i / 512) as u64, i % 512);
+        if got != disk_pattern_byte(s, o) {
+            fail(format_args!("sector {s} byte {o}: {got:#x}, want {:#x}", disk_pattern_byte(s, o)));
+        }
+    }
+    crate::kprintln!(
+        "devtest blk-pattern: read 8 sectors at {sector} under interrupts: the pattern xtask wrote"
+    );
+    // Refusals leave the disk and the frame alone.
+    let past =
+        block::submit(k, false, 0, Span { frame: f, offset: 0, len: 4096 }, block::capacity() - 1, done);
+    let not_mine = block::submit(k, false, 7, Span { frame: f, offset: 0, len: 512 }, 0, done);
+    if past != Err(block::BlockError::PastEnd) || not_mine != Err(block::BlockError::NotOwner) {
+        fail(format_args!("bad requests not refused: {past:?} {not_mine:?}"));
+    }
+    crate::kprintln!("devtest blk-pattern: a read past the end and a frame not the caller's are refused");
+}
+
+fn write_marker(k: &mut Kernel) {
+    let f = frame(k);
+    let b = bytes(f);
+    for (i, chunk) in b.chunks_mut(512).enumerate() {
+        chunk[..PERSIST_TEXT.len()].copy_from_slice(PERSIST_TEXT);
+        chunk[PERSIST_TEXT.len()] = i as u8;
+    }
+    transfer(k, true, f, PERSIST_SECTOR);
+    crate::kprintln!("devtest blk-write: wrote 8 sectors at {PERSIST_SECTOR}");
+}
+
+fn read_marker(k: &mut Kernel) {
+    let f = frame(k);
+    transfer(k, false, f, PERSIST_SECTOR);
+    for (i, chunk) in bytes(f).chunks(512).enumerate() {
+        if &chunk[..PERSIST_TEXT.len()] != PERSIST_TEXT || chunk[PERSIST_TEXT.len()] != i as u8 {
+            fail(format_args!(
+                "sector {} does not hold what the first boot wrote",
+                PERSIST_SECTOR + i as u64
+            ));
+        }
+    }
+    crate::kprintln!("devtest blk-readback: the 8 sectors the previous boot wrote are on the disk");
+}
+
+pub(super) const GATEWAY: [u8; 4] = [10, 0, 2, 2];
+const OUR_IP: [u8; 4] = [10, 0, 2, 15];
+pub(super) const ARP_LEN: usize = 42;
+
+/// Builds, by hand, an ARP request for QEMU's gateway in frame `f`.
+pub(super) fn arp_request(f: u64) {
+    let mac = packet::mac().unwrap_or_else(|| fail(format_args!("no network device")));
+    let p = &mut bytes(f)[..ARP_LEN];
+    p[0..6].copy_from_slice(&[0xFF; 6]);
+    p[6..12].copy_from_slice(&mac);
+    p[12..14].copy_from_slice(&0x0806u16.to_be_bytes());
+    p[14..22].copy_from_slice(&[0, 1, 8, 0, 6, 4, 0, 1]);
+    p[22..28].copy_from_slice(&mac);
+    p[28..32].copy_from_slice(&OUR_IP);
+    p[32..38].fill(0);
+    p[38..42].copy_from_slice(&GATEWAY);
+}
+
+fn arp(k: &mut Kernel) {
+    let f = frame(k);
+    arp_request(f);
+    let tag = packet::transmit(k, 0, Span { frame: f, offset: 0, len: ARP_LEN }, done)
+        .unwrap_or_else(|e| fail(format_args!("transmit refused: {e:?}")));
+    if wait(k, tag) != status::OK {
+        fail(format_args!("transmit failed"));
+    }
+    wait_for(
+        k,
+        || packet::seen().arp_reply.is_some_and(|(ip, _)| ip == GATEWAY),
+        format_args!("no ARP reply from 10.0.2.2"),
+    );
+    let (_, m) = packet::seen().arp_reply.expect("checked");
+    crate::kprintln!(
+        "devtest arp: 10.0.2.2 is at {:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x} (answered through the virtio-net driver)",
+        m[0], m[1], m[2], m[3], m[4], m[5]
+    );
+}
+
+/// Kernel memory the injected wild write aims at.
+static CANARY: Global<u64> = Global::new(0x5AFE);
+
+/// Fault injection: the block driver, with a read in flight, writes into
+/// kernel memory. Isolated, the write faults in its domain: the driver is
+/// disabled, the read fails with an I/O error, the kernel memory is
+/// untouched and the kernel runs on.
+fn wild_write(k: &mut Kernel) {
+    let f = frame(k);
+    let read = block::submit(k, false, 0, Span { frame: f, offset: 0, len: 4096 }, 0, done)
+        .unwrap_or_else(|e| fail(format_args!("block request refused: {e:?}")));
+    let i = driver::find("virtio-blk").unwrap_or_else(|| fail(format_args!("no block driver")));
+    let target = CANARY.get() as *mut u64 as u64;
+    let r = Request { op: op::INJECT_WILD_WRITE, tag: 0, sector: target, va: 0, len: 0 };
+    let injected = driver::submit(k, i, r, f << 12, done);
+    let canary = *CANARY.get();
+    if canary != 0x5AFE {
+        fail(format_args!("the driver wrote kernel memory at {target:#x}: now {canary:#x}"));
+    }
+    if injected != Err(status::IO_ERROR) || *FAILED.get() != read {
+        fail(format_args!("the driver was not stopped ({injected:?}) or its pending read did not fail"));
+    }
+    if block::submit(k, false, 0, Span { frame: f, offset: 0, len: 512 }, 0, done)
+        != Err(block::BlockError::NoDevice)
+    {
+        fail(format_args!("the disabled driver still takes requests"));
+    }
+    crate::kprintln!(
+        "devtest wild: the write to {target:#x} was stopped; its pending read failed with an I/O error; the kernel runs on"
+    );
+}
+
+/// Fault injection: the network driver's stack overflows into its guard
+/// page; the fault is delivered on the double-fault stack, the driver is
+/// disabled and the kernel runs on.
+fn stack_overflow(k: &mut Kernel) {
+    let i = driver::find("virtio-net").unwrap_or_else(|| fail(format_args!("no network driver")));
+    let f = frame(k);
+    let r = Request { op: op::INJECT_STACK_OVERFLOW, tag: 0, sector: 0, va: 0, len: 0 };
+    if driver::submit(k, i, r, f << 12, done) != Err(status::IO_ERROR) || packet::mac().is_some() {
+        fail(format_args!("the driver whose stack overflowed was not stopped"));
+    }
+    crate::kprintln!("devtest overflow: the network driver's stack overflow was stopped; the kernel runs on");
+}
+
+/// Runs the self-test `name`.
+pub fn run(k: &mut Kernel, name: &str) {
+    match name {
+        "blk-pattern" => check_pattern(k),
+        "blk-write" => write_marker(k),
+        "blk-readback" => read_marker(k),
+        "arp" => arp(k),
+        "wild" => wild_write(k),
+        "overflow" => stack_overflow(k),
+        other => fail(format_args!("no device self-test {other:?}")),
+    }
+}

@@ -1,0 +1,132 @@
+//! Device boot tests: the kernel's device self-tests (`devtest=` on its
+//! command line, `kernel/src/dev/selftest.rs`) under QEMU, each on its own
+//! fresh disk image, with the lines that prove them. The persistence test
+//! boots twice on one image: the first boot writes, the second reads back.
+
+use crate::boottest::BootTest;
+use crate::build::{self, Image};
+use crate::{disk, qemu};
+use std::time::Duration;
+
+struct Dev {
+    name: &'static str,
+    /// The devices offer no MSI-X (`vectors=0`): interrupts come through
+    /// the I/O APIC, both devices on one shared line.
+    intx: bool,
+    /// `devtest=` words of each boot, in order, on one image.
+    boots: &'static [(&'static str, &'static [&'static str])],
+}
+
+const TESTS: &[Dev] = &[
+    Dev {
+        name: "dev_blk_pattern",
+        intx: false,
+        boots: &[(
+            "blk-pattern",
+            &[
+                "devtest blk-pattern: read 8 sectors at 4096 under interrupts: the pattern xtask wrote",
+                "a read past the end and a frame not the caller's are refused",
+            ],
+        )],
+    },
+    Dev {
+        name: "dev_blk_persist",
+        intx: false,
+        boots: &[
+            ("blk-write", &["devtest blk-write: wrote 8 sectors at 100"]),
+            (
+                "blk-readback",
+                &["devtest blk-readback: the 8 sectors the previous boot wrote are on the disk"],
+            ),
+        ],
+    },
+    Dev {
+        name: "dev_arp",
+        intx: false,
+        boots: &[("arp", &["devtest arp: 10.0.2.2 is at 52:55:0a:00:02:02"])],
+    },
+    // The block driver, isolated, writes into kernel memory with a read in
+    // flight; the network driver and the first environment carry on.
+    Dev {
+        name: "dev_wild",
+        intx: false,
+        boots: &[(
+            "wild,arp",
+            &[
+                "driver virtio-blk: page fault at address 0x",
+                "outside its domain",
+                "driver virtio-blk disabled",
+                "devtest wild: the write to 0x",
+                "devtest arp: 10.0.2.2 is at",
+                "hello from ring 3",
+            ],
+        )],
+    },
+    // The network driver's stack overflows; the block driver carries on.
+    Dev {
+        name: "dev_overflow",
+        intx: false,
+        boots: &[(
+            "overflow,blk-pattern",
+            &[
+                "driver virtio-net: double fault at rip 0x",
+                "its stack overflowed into its guard page",
+                "devtest overflow: the network driver's stack overflow was stopped",
+                "devtest blk-pattern: read 8 sectors",
+                "hello from ring 3",
+            ],
+        )],
+    },
+    // Without MSI-X; the network driver still gets its shared line's
+    // interrupts after the block driver on the same line is disabled.
+    Dev {
+        name: "dev_intx",
+        intx: true,
+        boots: &[(
+            "blk-pattern,wild,arp",
+            &[
+                "I/O APIC vector",
+                "devtest blk-pattern: read 8 sectors at 4096 under interrupts",
+                "devtest wild: the write to 0x",
+                "devtest arp: 10.0.2.2 is at 52:55:0a:00:02:02",
+            ],
+        )],
+    },
+];
+
+pub fn names() -> Vec<&'static str> {
+    TESTS.iter().map(|t| t.name).collect()
+}
+
+/// The device tests among `names` (all when empty).
+pub fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
+    let mut out = Vec::new();
+    for t in TESTS.iter().filter(|t| names.is_empty() || names.iter().any(|n| n == t.name)) {
+        let path = build::root().join("target/disks").join(format!("{}.img", t.name));
+        disk::create(&path)?;
+        let mut chain: Option<Box<BootTest>> = None;
+        for (words, expect) in t.boots.iter().rev() {
+            let mut args = qemu::base_args(img, &format!("test_hello devtest={words}"));
+            let devices = qemu::device_args(&path, 0).into_iter();
+            args.extend(devices.map(|a| {
+                if t.intx {
+                    a.replace("disable-legacy=on", "disable-legacy=on,vectors=0")
+                } else {
+                    a
+                }
+            }));
+            chain = Some(Box::new(BootTest {
+                name: t.name.to_string(),
+                args,
+                expect: expect.iter().map(|s| s.to_string()).collect(),
+                timeout: Duration::from_secs(60),
+                output: None,
+                keys: Vec::new(),
+                wall: None,
+                then: chain,
+            }));
+        }
+        out.extend(chain.map(|b| *b));
+    }
+    Ok(out)
+}
