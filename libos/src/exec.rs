@@ -72,7 +72,7 @@ pub fn resolve(path: &[u8], argv: &mut Vec<Vec<u8>>) -> Result<(Vec<u8>, &'stati
         if n.mode & fs::S_IFMT != fs::S_IFREG || n.mode & 0o111 == 0 {
             return Err(EACCES);
         }
-        let data = fs::node::bytes(n);
+        let data = fs::node::bytes(&n);
         let Some(rest) = data.strip_prefix(b"#!") else {
             return Ok((path, data));
         };

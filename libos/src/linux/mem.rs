@@ -106,7 +106,7 @@ pub fn mmap(addr: u64, len: u64, p: u64, flags: u64, fdn: i64, off: u64) -> LxRe
         // Read-only file data is copied in (there is no page cache to share).
         vm::add(start, start + len, vm::R | vm::W);
         let dst = uaccess::bytes_mut(start, len)?;
-        crate::fs::node::read_at(crate::fs::node::get(ino), off, dst);
+        crate::fs::node::read_at(&crate::fs::node::get(ino), off, dst);
         vm::protect(start, start + len, prot(p) | vm::R);
     }
     Ok(start as i64)
