@@ -52,9 +52,8 @@ fn base(dirfd: i64) -> Result<Ino, i64> {
 
 pub fn read(fdn: i64, buf: u64, len: u64) -> LxResult {
     let d = fd::get(fdn)?;
-    let b = uaccess::bytes_mut(buf, len)?;
     // SAFETY: the descriptor keeps the file live; no other reference to it here.
-    call((d.ops.read)(unsafe { fd::file(&d) }, b))
+    uaccess::with_bytes_mut(buf, len, |b| call((d.ops.read)(unsafe { fd::file(&d) }, b)))?
 }
 
 pub fn write(fdn: i64, buf: u64, len: u64) -> LxResult {
@@ -228,40 +227,41 @@ pub fn getdents64(fdn: i64, buf: u64, len: u64) -> LxResult {
     if f.kind != Kind::Dir {
         return Err(ENOTDIR);
     }
-    let out = uaccess::bytes_mut(buf, len)?;
-    let mut at = 0usize;
-    loop {
-        let i = f.off as usize;
-        let e;
-        let (ino, name, typ): (Ino, &[u8], u8) = match i {
-            0 => (f.ino, b".", 4),
-            1 => (node::get(f.ino).parent, b"..", 4),
-            _ => match dir::entry(f.ino, i - 2) {
-                Some(found) => {
-                    e = found;
-                    (e.ino, e.name(), dtype(e.ino))
+    uaccess::with_bytes_mut(buf, len, |out| {
+        let mut at = 0usize;
+        loop {
+            let i = f.off as usize;
+            let e;
+            let (ino, name, typ): (Ino, &[u8], u8) = match i {
+                0 => (f.ino, b".", 4),
+                1 => (node::get(f.ino).parent, b"..", 4),
+                _ => match dir::entry(f.ino, i - 2) {
+                    Some(found) => {
+                        e = found;
+                        (e.ino, e.name(), dtype(e.ino))
+                    }
+                    None => break,
+                },
+            };
+            let reclen = (19 + name.len() + 1).next_multiple_of(8);
+            if at + reclen > out.len() {
+                if at == 0 {
+                    return Err(EINVAL);
                 }
-                None => break,
-            },
-        };
-        let reclen = (19 + name.len() + 1).next_multiple_of(8);
-        if at + reclen > out.len() {
-            if at == 0 {
-                return Err(EINVAL);
+                break;
             }
-            break;
+            let r = &mut out[at..at + reclen];
+            r.fill(0);
+            r[0..8].copy_from_slice(&(ino as u64).to_le_bytes());
+            r[8..16].copy_from_slice(&((i + 1) as u64).to_le_bytes());
+            r[16..18].copy_from_slice(&(reclen as u16).to_le_bytes());
+            r[18] = typ;
+            r[19..19 + name.len()].copy_from_slice(name);
+            at += reclen;
+            f.off += 1;
         }
-        let r = &mut out[at..at + reclen];
-        r.fill(0);
-        r[0..8].copy_from_slice(&(ino as u64).to_le_bytes());
-        r[8..16].copy_from_slice(&((i + 1) as u64).to_le_bytes());
-        r[16..18].copy_from_slice(&(reclen as u16).to_le_bytes());
-        r[18] = typ;
-        r[19..19 + name.len()].copy_from_slice(name);
-        at += reclen;
-        f.off += 1;
-    }
-    Ok(at as i64)
+        Ok(at as i64)
+    })?
 }
 
 fn dtype(ino: Ino) -> u8 {
@@ -294,7 +294,7 @@ pub fn readlinkat(dirfd: i64, pathp: u64, buf: u64, len: u64) -> LxResult {
         node::bytes(&n).to_vec()
     };
     let k = target.len().min(len as usize);
-    uaccess::bytes_mut(buf, k as u64)?.copy_from_slice(&target[..k]);
+    uaccess::write(buf, &target[..k])?;
     Ok(k as i64)
 }
 
@@ -304,7 +304,7 @@ pub fn getcwd(buf: u64, len: u64) -> LxResult {
     if p.len() as u64 > len {
         return Err(ERANGE);
     }
-    uaccess::bytes_mut(buf, p.len() as u64)?.copy_from_slice(&p);
+    uaccess::write(buf, &p)?;
     Ok(p.len() as i64)
 }
 
@@ -364,7 +364,7 @@ pub fn dup3(old: i64, new: i64, flags: u64) -> LxResult {
 }
 
 pub fn pipe2(fds: u64, flags: u64) -> LxResult {
-    uaccess::bytes_mut(fds, 8)?;
+    uaccess::writable(fds, 8)?;
     let (r, w) = obj::pipe::create(flags as u32)?;
     let cloexec = flags & O_CLOEXEC != 0;
     let a = fd::open(r, cloexec)?;
