@@ -72,7 +72,7 @@ pub fn resolve(path: &[u8], argv: &mut Vec<Vec<u8>>) -> Result<(Vec<u8>, &'stati
         if n.mode & fs::S_IFMT != fs::S_IFREG || n.mode & 0o111 == 0 {
             return Err(EACCES);
         }
-        let data = fs::node::bytes(n);
+        let data = fs::node::bytes(&n);
         let Some(rest) = data.strip_prefix(b"#!") else {
             return Ok((path, data));
         };
@@ -152,7 +152,7 @@ struct Pusher {
 impl Pusher {
     fn bytes(&mut self, b: &[u8]) -> Result<u64, i64> {
         self.sp -= b.len() as u64;
-        uaccess::bytes_mut(self.sp, b.len() as u64).map_err(|_| ENOMEM)?.copy_from_slice(b);
+        uaccess::write(self.sp, b).map_err(|_| ENOMEM)?;
         Ok(self.sp)
     }
     fn cstr(&mut self, s: &[u8]) -> Result<u64, i64> {
@@ -216,10 +216,12 @@ fn build_stack(elf: &Elf, phdr: u64, argv: &[Vec<u8>], envp: &[Vec<u8>], execfn:
     }
     w.push(AT_NULL);
     w.push(0);
-    let out = uaccess::bytes_mut(p.sp, 8 * words as u64).map_err(|_| ENOMEM)?;
-    for (i, v) in w.iter().enumerate() {
-        out[8 * i..8 * i + 8].copy_from_slice(&v.to_le_bytes());
-    }
+    uaccess::with_bytes_mut(p.sp, 8 * words as u64, |out| {
+        for (i, v) in w.iter().enumerate() {
+            out[8 * i..8 * i + 8].copy_from_slice(&v.to_le_bytes());
+        }
+    })
+    .map_err(|_| ENOMEM)?;
     Ok(p.sp)
 }
 

@@ -3,6 +3,7 @@
 //! fault inside lxrt's handler would end the environment.
 
 use crate::errno::{LxResult, EFAULT, ENAMETOOLONG};
+use crate::scoped::Scoped;
 use crate::vm;
 use alloc::vec::Vec;
 
@@ -17,23 +18,53 @@ pub fn bytes(ptr: u64, len: u64) -> Result<&'static [u8], i64> {
     Ok(unsafe { core::slice::from_raw_parts(ptr as *const u8, len as usize) })
 }
 
-pub fn bytes_mut(ptr: u64, len: u64) -> Result<&'static mut [u8], i64> {
-    if !vm::prepare(ptr, len, true) {
-        return Err(EFAULT);
+/// The program's memory is lent mutably once at a time: a nested
+/// `with_bytes_mut` (or a `write` inside one) panics instead of making a
+/// second `&mut` that may overlap the first.
+static LENT: Scoped<()> = Scoped::new("the program's memory", ());
+
+/// Makes `len` bytes at `ptr` present and writable, or fails with EFAULT.
+pub fn writable(ptr: u64, len: u64) -> Result<(), i64> {
+    if vm::prepare(ptr, len, true) {
+        Ok(())
+    } else {
+        Err(EFAULT)
     }
-    if len == 0 {
-        return Ok(&mut []);
-    }
-    // SAFETY: `prepare` made every page of the range present and writable.
-    Ok(unsafe { core::slice::from_raw_parts_mut(ptr as *mut u8, len as usize) })
+}
+
+/// Runs `f` on the `len` bytes at `ptr`, for code that fills a buffer
+/// (a file's read, `getdents`): `f` must not reach the program's memory
+/// again.
+pub fn with_bytes_mut<R>(ptr: u64, len: u64, f: impl FnOnce(&mut [u8]) -> R) -> Result<R, i64> {
+    writable(ptr, len)?;
+    Ok(LENT.with(|()| {
+        if len == 0 {
+            return f(&mut []);
+        }
+        // SAFETY: `writable` made every page of the range present and
+        // writable, and the flag makes this the only `&mut` to the
+        // program's memory.
+        f(unsafe { core::slice::from_raw_parts_mut(ptr as *mut u8, len as usize) })
+    }))
+}
+
+/// Copies `src` to `ptr`.
+pub fn write(ptr: u64, src: &[u8]) -> Result<(), i64> {
+    with_bytes_mut(ptr, src.len() as u64, |b| b.copy_from_slice(src))
+}
+
+/// Zeroes the `len` bytes at `ptr`.
+pub fn zero(ptr: u64, len: u64) -> Result<(), i64> {
+    with_bytes_mut(ptr, len, |b| b.fill(0))
 }
 
 /// Stores `v` at `ptr`.
 pub fn put<T: Copy>(ptr: u64, v: T) -> LxResult {
-    let b = bytes_mut(ptr, size_of::<T>() as u64)?;
-    // SAFETY: `b` is exactly the size of T; the program's pointer need not
-    // be aligned, so write unaligned.
-    unsafe { core::ptr::write_unaligned(b.as_mut_ptr() as *mut T, v) };
+    with_bytes_mut(ptr, size_of::<T>() as u64, |b| {
+        // SAFETY: `b` is exactly the size of T; the program's pointer need
+        // not be aligned, so write unaligned.
+        unsafe { core::ptr::write_unaligned(b.as_mut_ptr() as *mut T, v) }
+    })?;
     Ok(0)
 }
 

@@ -40,7 +40,7 @@ fn main(_: u64) -> i32 {
         println!("lxrt: {} not found", words[0]);
         return 127;
     };
-    let image = fs::node::bytes(fs::node::get(ino));
+    let image = fs::node::bytes(&fs::node::get(ino));
     let elf = match exec::check(image) {
         Ok(e) => e,
         Err(_) => {

@@ -13,7 +13,7 @@ pub fn populate() -> Result<(), i64> {
         return Err(crate::errno::ENOSPC);
     }
     // Inode 1 was left off the free list for the root.
-    *node::get(ROOT) = node::Inode {
+    let root = node::Inode {
         mode: S_IFDIR | 0o755,
         nlink: 1,
         opens: 0,
@@ -24,6 +24,7 @@ pub fn populate() -> Result<(), i64> {
         borrowed: false,
         mtime_ns: 0,
     };
+    node::update(ROOT, |n| *n = root);
     for e in binfmt::cpio::entries(user::bootfs::archive()).map_while(Result::ok) {
         let Some(rel) = e.name.strip_prefix(PREFIX) else {
             continue;
@@ -34,10 +35,11 @@ pub fn populate() -> Result<(), i64> {
         }
         let ino: Ino = node::alloc(e.mode)?;
         if e.mode & S_IFMT != S_IFDIR {
-            let n = node::get(ino);
-            n.data = e.data.as_ptr() as *mut u8;
-            n.size = e.data.len() as u64;
-            n.borrowed = true;
+            node::update(ino, |n| {
+                n.data = e.data.as_ptr() as *mut u8;
+                n.size = e.data.len() as u64;
+                n.borrowed = true;
+            });
         }
         dir::add(parent, &name, ino)?;
     }

@@ -2,13 +2,16 @@
 
 use super::{FsRoot, S_IFDIR, S_IFMT};
 use crate::errno::{EFBIG, ENOSPC};
+use crate::scoped::Scoped;
 use crate::shared;
 
 pub type Ino = u32;
 
 const INODES: u32 = 8192;
 
+/// Plain data: readers get a copy (`get`), writers a scoped borrow (`update`).
 #[repr(C)]
+#[derive(Clone, Copy)]
 pub struct Inode {
     pub mode: u32,
     pub nlink: u32,
@@ -24,19 +27,35 @@ pub struct Inode {
     pub mtime_ns: u64,
 }
 
-fn root() -> &'static mut FsRoot {
-    // SAFETY: the header's field, mapped in every process; callers use the
-    // reference for one step and hold no other.
-    unsafe { &mut *shared::fs_root() }
+/// The inode table is in the shared arena, so the value here is only the
+/// flag: this process borrows the table once at a time (other processes
+/// are kept out by the big lock).
+static TABLE: Scoped<()> = Scoped::new("the inode table", ());
+
+/// Runs `f` on the file system's anchor; panics on a nested borrow.
+fn with_root<R>(f: impl FnOnce(&mut FsRoot) -> R) -> R {
+    // SAFETY: the header's field, mapped in every process; the flag makes
+    // this the only reference to it or its table in this process.
+    TABLE.with(|()| f(unsafe { &mut *shared::fs_root() }))
 }
 
-/// The inode numbered `ino`.
-pub fn get(ino: Ino) -> &'static mut Inode {
-    let r = root();
+/// Inode `ino` of the table `r` anchors.
+fn slot(r: &mut FsRoot, ino: Ino) -> &mut Inode {
     assert!(ino > 0 && ino < r.count, "bad inode {ino}");
-    // SAFETY: the table has `count` entries in the shared arena; the big
-    // lock serialises access.
+    // SAFETY: the table has `count` entries in the shared arena, reached
+    // only through `r`, which is borrowed exclusively.
     unsafe { &mut *r.inodes.add(ino as usize) }
+}
+
+/// A copy of inode `ino`.
+pub fn get(ino: Ino) -> Inode {
+    with_root(|r| *slot(r, ino))
+}
+
+/// Runs `f` on inode `ino`; panics if the table is borrowed already, so
+/// `f` must not reach the table again (`get`, `update`, `dir::*`).
+pub fn update<R>(ino: Ino, f: impl FnOnce(&mut Inode) -> R) -> R {
+    with_root(|r| f(slot(r, ino)))
 }
 
 /// Sets up the inode table (first process only).
@@ -48,37 +67,41 @@ pub fn init_table() -> bool {
     }
     // SAFETY: a fresh block of `size` bytes; all-zero is a valid Inode.
     unsafe { core::ptr::write_bytes(p as *mut u8, 0, size) };
-    let r = root();
-    r.inodes = p;
-    r.count = INODES;
-    // Inode 0 is never used; 1 is the root, built by the caller.
-    for i in (2..INODES).rev() {
-        get(i).parent = r.free;
-        r.free = i;
-    }
+    with_root(|r| {
+        r.inodes = p;
+        r.count = INODES;
+        // Inode 0 is never used; 1 is the root, built by the caller.
+        for i in (2..INODES).rev() {
+            slot(r, i).parent = r.free;
+            r.free = i;
+        }
+    });
     true
 }
 
 /// A fresh inode with `mode`, no links yet.
 pub fn alloc(mode: u32) -> Result<Ino, i64> {
-    let r = root();
-    let ino = r.free;
-    if ino == 0 {
-        return Err(ENOSPC);
-    }
-    r.free = get(ino).parent;
-    *get(ino) = Inode {
-        mode,
-        nlink: 0,
-        opens: 0,
-        parent: 0,
-        size: 0,
-        cap: 0,
-        data: core::ptr::null_mut(),
-        borrowed: false,
-        mtime_ns: crate::time::wall_ns(),
-    };
-    Ok(ino)
+    with_root(|r| {
+        let ino = r.free;
+        if ino == 0 {
+            return Err(ENOSPC);
+        }
+        let n = slot(r, ino);
+        let next = n.parent;
+        *n = Inode {
+            mode,
+            nlink: 0,
+            opens: 0,
+            parent: 0,
+            size: 0,
+            cap: 0,
+            data: core::ptr::null_mut(),
+            borrowed: false,
+            mtime_ns: crate::time::wall_ns(),
+        };
+        r.free = next;
+        Ok(ino)
+    })
 }
 
 pub fn is_dir(ino: Ino) -> bool {
@@ -87,14 +110,17 @@ pub fn is_dir(ino: Ino) -> bool {
 
 /// Frees an inode nobody links or has open any more.
 pub fn release(ino: Ino) {
-    let n = get(ino);
-    if n.nlink > 0 || n.opens > 0 {
-        return;
-    }
-    drop_data(n);
-    n.mode = 0;
-    n.parent = root().free;
-    root().free = ino;
+    with_root(|r| {
+        let free = r.free;
+        let n = slot(r, ino);
+        if n.nlink > 0 || n.opens > 0 {
+            return;
+        }
+        drop_data(n);
+        n.mode = 0;
+        n.parent = free;
+        r.free = ino;
+    })
 }
 
 fn drop_data(n: &mut Inode) {

@@ -36,7 +36,7 @@ fn walk(cwd: Ino, path: &[u8], follow: bool, hops: &mut u32) -> Result<Ino, i64>
             if *hops > 40 {
                 return Err(ELOOP);
             }
-            let target = node::bytes(node::get(next)).to_vec();
+            let target = node::bytes(&node::get(next)).to_vec();
             cur = walk(cur, &target, true, hops)?;
         } else {
             cur = next;
@@ -78,8 +78,8 @@ pub fn absolute(mut ino: Ino) -> Vec<u8> {
     let mut parts: Vec<Vec<u8>> = Vec::new();
     while ino != ROOT {
         let p = node::get(ino).parent;
-        match dir::entries(p).iter().find(|e| e.ino == ino) {
-            Some(e) => parts.push(e.name().to_vec()),
+        match dir::with_entries(p, |es| es.iter().find(|e| e.ino == ino).map(|e| e.name().to_vec())) {
+            Some(name) => parts.push(name),
             None => break,
         }
         ino = p;

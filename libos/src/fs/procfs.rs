@@ -49,11 +49,12 @@ pub fn refresh() -> Result<(), i64> {
     let names: Vec<Vec<u8>> =
         live.iter().map(|(i, _)| text(format_args!("{}", crate::proc::pid::of(i.id)))).collect();
     // Processes that are gone.
-    let stale: Vec<Vec<u8>> = dir::entries(proc_dir)
-        .iter()
-        .map(|e| e.name().to_vec())
-        .filter(|n| n.iter().all(u8::is_ascii_digit) && !names.contains(n))
-        .collect();
+    let stale: Vec<Vec<u8>> = dir::with_entries(proc_dir, |es| {
+        es.iter()
+            .map(|e| e.name().to_vec())
+            .filter(|n| n.iter().all(u8::is_ascii_digit) && !names.contains(n))
+            .collect()
+    });
     for name in stale {
         remove_tree(proc_dir, &name);
     }
@@ -113,9 +114,10 @@ fn put(d: Ino, name: &[u8], mode: u32, bytes: &[u8]) -> Result<(), i64> {
             i
         }
     };
-    let n = node::get(ino);
-    node::truncate(n, 0)?;
-    node::write_at(n, 0, bytes)?;
+    node::update(ino, |n| {
+        node::truncate(n, 0)?;
+        node::write_at(n, 0, bytes)
+    })?;
     Ok(())
 }
 
@@ -123,7 +125,7 @@ fn put(d: Ino, name: &[u8], mode: u32, bytes: &[u8]) -> Result<(), i64> {
 fn remove_tree(d: Ino, name: &[u8]) {
     let Some(ino) = dir::lookup(d, name) else { return };
     if node::is_dir(ino) {
-        let inner: Vec<Vec<u8>> = dir::entries(ino).iter().map(|e| e.name().to_vec()).collect();
+        let inner: Vec<Vec<u8>> = dir::with_entries(ino, |es| es.iter().map(|e| e.name().to_vec()).collect());
         for n in inner {
             remove_tree(ino, &n);
         }

@@ -52,9 +52,8 @@ fn base(dirfd: i64) -> Result<Ino, i64> {
 
 pub fn read(fdn: i64, buf: u64, len: u64) -> LxResult {
     let d = fd::get(fdn)?;
-    let b = uaccess::bytes_mut(buf, len)?;
     // SAFETY: the descriptor keeps the file live; no other reference to it here.
-    call((d.ops.read)(unsafe { fd::file(&d) }, b))
+    uaccess::with_bytes_mut(buf, len, |b| call((d.ops.read)(unsafe { fd::file(&d) }, b)))?
 }
 
 pub fn write(fdn: i64, buf: u64, len: u64) -> LxResult {
@@ -169,13 +168,13 @@ pub fn openat(dirfd: i64, pathp: u64, flags: u64, mode: u64) -> LxResult {
         return Err(ENOTDIR);
     }
     if kind == Kind::Regular && flags & O_TRUNC != 0 && flags & O_ACCMODE != 0 {
-        node::truncate(n, 0)?;
+        node::update(ino, |n| node::truncate(n, 0))?;
     }
-    n.opens += 1;
+    node::update(ino, |n| n.opens += 1);
     match obj::new(kind, status, ino) {
         Ok(f) => fd::open(f, cloexec),
         Err(e) => {
-            n.opens -= 1;
+            node::update(ino, |n| n.opens -= 1);
             Err(e)
         }
     }
@@ -228,37 +227,41 @@ pub fn getdents64(fdn: i64, buf: u64, len: u64) -> LxResult {
     if f.kind != Kind::Dir {
         return Err(ENOTDIR);
     }
-    let out = uaccess::bytes_mut(buf, len)?;
-    let es = dir::entries(f.ino);
-    let mut at = 0usize;
-    loop {
-        let i = f.off as usize;
-        let (ino, name, typ): (Ino, &[u8], u8) = match i {
-            0 => (f.ino, b".", 4),
-            1 => (node::get(f.ino).parent, b"..", 4),
-            _ => match es.get(i - 2) {
-                Some(e) => (e.ino, e.name(), dtype(e.ino)),
-                None => break,
-            },
-        };
-        let reclen = (19 + name.len() + 1).next_multiple_of(8);
-        if at + reclen > out.len() {
-            if at == 0 {
-                return Err(EINVAL);
+    uaccess::with_bytes_mut(buf, len, |out| {
+        let mut at = 0usize;
+        loop {
+            let i = f.off as usize;
+            let e;
+            let (ino, name, typ): (Ino, &[u8], u8) = match i {
+                0 => (f.ino, b".", 4),
+                1 => (node::get(f.ino).parent, b"..", 4),
+                _ => match dir::entry(f.ino, i - 2) {
+                    Some(found) => {
+                        e = found;
+                        (e.ino, e.name(), dtype(e.ino))
+                    }
+                    None => break,
+                },
+            };
+            let reclen = (19 + name.len() + 1).next_multiple_of(8);
+            if at + reclen > out.len() {
+                if at == 0 {
+                    return Err(EINVAL);
+                }
+                break;
             }
-            break;
+            let r = &mut out[at..at + reclen];
+            r.fill(0);
+            r[0..8].copy_from_slice(&(ino as u64).to_le_bytes());
+            r[8..16].copy_from_slice(&((i + 1) as u64).to_le_bytes());
+            r[16..18].copy_from_slice(&(reclen as u16).to_le_bytes());
+            r[18] = typ;
+            r[19..19 + name.len()].copy_from_slice(name);
+            at += reclen;
+            f.off += 1;
         }
-        let r = &mut out[at..at + reclen];
-        r.fill(0);
-        r[0..8].copy_from_slice(&(ino as u64).to_le_bytes());
-        r[8..16].copy_from_slice(&((i + 1) as u64).to_le_bytes());
-        r[16..18].copy_from_slice(&(reclen as u16).to_le_bytes());
-        r[18] = typ;
-        r[19..19 + name.len()].copy_from_slice(name);
-        at += reclen;
-        f.off += 1;
-    }
-    Ok(at as i64)
+        Ok(at as i64)
+    })?
 }
 
 fn dtype(ino: Ino) -> u8 {
@@ -288,10 +291,10 @@ pub fn readlinkat(dirfd: i64, pathp: u64, buf: u64, len: u64) -> LxResult {
         if n.mode & S_IFMT != S_IFLNK {
             return Err(EINVAL);
         }
-        node::bytes(n).to_vec()
+        node::bytes(&n).to_vec()
     };
     let k = target.len().min(len as usize);
-    uaccess::bytes_mut(buf, k as u64)?.copy_from_slice(&target[..k]);
+    uaccess::write(buf, &target[..k])?;
     Ok(k as i64)
 }
 
@@ -301,7 +304,7 @@ pub fn getcwd(buf: u64, len: u64) -> LxResult {
     if p.len() as u64 > len {
         return Err(ERANGE);
     }
-    uaccess::bytes_mut(buf, p.len() as u64)?.copy_from_slice(&p);
+    uaccess::write(buf, &p)?;
     Ok(p.len() as i64)
 }
 
@@ -361,7 +364,7 @@ pub fn dup3(old: i64, new: i64, flags: u64) -> LxResult {
 }
 
 pub fn pipe2(fds: u64, flags: u64) -> LxResult {
-    uaccess::bytes_mut(fds, 8)?;
+    uaccess::writable(fds, 8)?;
     let (r, w) = obj::pipe::create(flags as u32)?;
     let cloexec = flags & O_CLOEXEC != 0;
     let a = fd::open(r, cloexec)?;
@@ -385,7 +388,7 @@ pub fn unlinkat(dirfd: i64, pathp: u64, flags: u64) -> LxResult {
         if !node::is_dir(ino) {
             return Err(ENOTDIR);
         }
-        if !dir::entries(ino).is_empty() {
+        if !dir::with_entries(ino, <[_]>::is_empty) {
             return Err(ENOTEMPTY);
         }
     } else if node::is_dir(ino) {
@@ -413,7 +416,7 @@ pub fn symlinkat(target: u64, dirfd: i64, linkp: u64) -> LxResult {
         return Err(EEXIST);
     }
     let ino = node::alloc(S_IFLNK | 0o777)?;
-    node::write_at(node::get(ino), 0, t)?;
+    node::update(ino, |n| node::write_at(n, 0, t))?;
     dir::add(d, &name, ino).inspect_err(|_| node::release(ino))?;
     Ok(0)
 }
@@ -455,7 +458,7 @@ pub fn renameat(olddir: i64, oldp: u64, newdir: i64, newp: u64) -> LxResult {
             if !node::is_dir(ino) {
                 return Err(EISDIR);
             }
-            if !dir::entries(old).is_empty() {
+            if !dir::with_entries(old, <[_]>::is_empty) {
                 return Err(ENOTEMPTY);
             }
         } else if node::is_dir(ino) {
@@ -472,8 +475,7 @@ pub fn renameat(olddir: i64, oldp: u64, newdir: i64, newp: u64) -> LxResult {
 
 pub fn fchmodat(dirfd: i64, pathp: u64, mode: u64) -> LxResult {
     let ino = path::resolve(base(dirfd)?, uaccess::path(pathp)?, true)?;
-    let n = node::get(ino);
-    n.mode = (n.mode & S_IFMT) | (mode as u32 & 0o7777);
+    node::update(ino, |n| n.mode = (n.mode & S_IFMT) | (mode as u32 & 0o7777));
     Ok(0)
 }
 
@@ -483,8 +485,7 @@ pub fn fchmod(fdn: i64, mode: u64) -> LxResult {
     if f.ino == 0 {
         return Ok(0);
     }
-    let n = node::get(f.ino);
-    n.mode = (n.mode & S_IFMT) | (mode as u32 & 0o7777);
+    node::update(f.ino, |n| n.mode = (n.mode & S_IFMT) | (mode as u32 & 0o7777));
     Ok(0)
 }
 
@@ -496,7 +497,7 @@ pub fn truncate(pathp: u64, len: u64) -> LxResult {
     if node::is_dir(ino) {
         return Err(EISDIR);
     }
-    node::truncate(node::get(ino), len).map(|_| 0)
+    node::update(ino, |n| node::truncate(n, len)).map(|_| 0)
 }
 
 pub fn ftruncate(fdn: i64, len: u64) -> LxResult {
@@ -508,7 +509,7 @@ pub fn ftruncate(fdn: i64, len: u64) -> LxResult {
     if f.kind != Kind::Regular {
         return Err(EINVAL);
     }
-    node::truncate(node::get(f.ino), len).map(|_| 0)
+    node::update(f.ino, |n| node::truncate(n, len)).map(|_| 0)
 }
 
 pub fn utimensat(dirfd: i64, pathp: u64, times: u64, flags: u64) -> LxResult {
@@ -534,7 +535,7 @@ pub fn utimensat(dirfd: i64, pathp: u64, times: u64, flags: u64) -> LxResult {
         }
     };
     if let Some((s, ns)) = mtime {
-        node::get(ino).mtime_ns = (s as u64).wrapping_mul(1_000_000_000).wrapping_add(ns as u64);
+        node::update(ino, |n| n.mtime_ns = (s as u64).wrapping_mul(1_000_000_000).wrapping_add(ns as u64));
     }
     Ok(0)
 }

@@ -105,8 +105,8 @@ pub fn mmap(addr: u64, len: u64, p: u64, flags: u64, fdn: i64, off: u64) -> LxRe
     if let Some(ino) = file {
         // Read-only file data is copied in (there is no page cache to share).
         vm::add(start, start + len, vm::R | vm::W);
-        let dst = uaccess::bytes_mut(start, len)?;
-        crate::fs::node::read_at(crate::fs::node::get(ino), off, dst);
+        let n = crate::fs::node::get(ino);
+        uaccess::with_bytes_mut(start, len, |dst| crate::fs::node::read_at(&n, off, dst))?;
         vm::protect(start, start + len, prot(p) | vm::R);
     }
     Ok(start as i64)
@@ -149,7 +149,7 @@ pub fn mremap(old: u64, old_len: u64, new_len: u64, flags: u64) -> LxResult {
     let new = place(new_len)?;
     vm::add(new, new + new_len, r.prot | vm::W);
     let src = uaccess::bytes(old, old_len)?;
-    uaccess::bytes_mut(new, old_len)?.copy_from_slice(src);
+    uaccess::write(new, src)?;
     vm::protect(new, new + new_len, r.prot);
     vm::remove(old, old + old_len);
     Ok(new as i64)

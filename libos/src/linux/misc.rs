@@ -5,12 +5,13 @@ use crate::proc::signal;
 use crate::uaccess;
 
 pub fn uname(buf: u64) -> LxResult {
-    let out = uaccess::bytes_mut(buf, 6 * 65)?;
-    out.fill(0);
     let fields: [&[u8]; 6] = [b"Linux", b"veneer", b"6.1.0-veneer", b"#1 SMP lxrt", b"x86_64", b"(none)"];
-    for (i, f) in fields.iter().enumerate() {
-        out[65 * i..65 * i + f.len()].copy_from_slice(f);
-    }
+    uaccess::with_bytes_mut(buf, 6 * 65, |out| {
+        out.fill(0);
+        for (i, f) in fields.iter().enumerate() {
+            out[65 * i..65 * i + f.len()].copy_from_slice(f);
+        }
+    })?;
     Ok(0)
 }
 
@@ -36,8 +37,7 @@ pub fn arch_prctl(code: u64, addr: u64) -> LxResult {
 }
 
 pub fn getrandom(buf: u64, len: u64) -> LxResult {
-    let b = uaccess::bytes_mut(buf, len)?;
-    crate::random::fill(b);
+    uaccess::with_bytes_mut(buf, len, crate::random::fill)?;
     Ok(len as i64)
 }
 
@@ -146,14 +146,16 @@ pub fn rt_sigprocmask(how: u64, set: u64, old: u64) -> LxResult {
 }
 
 pub fn sysinfo(buf: u64) -> LxResult {
-    let out = uaccess::bytes_mut(buf, 112)?;
-    out.fill(0);
     let k = user::kinfo::kernel();
     let up = crate::time::now_ns() / 1_000_000_000;
-    out[0..8].copy_from_slice(&up.to_le_bytes());
-    out[32..40].copy_from_slice(&(k.frames * 4096).to_le_bytes());
-    out[40..48].copy_from_slice(&(user::kinfo::free_frames() * 4096).to_le_bytes());
-    out[104..108].copy_from_slice(&1u32.to_le_bytes());
+    let free = user::kinfo::free_frames();
+    uaccess::with_bytes_mut(buf, 112, |out| {
+        out.fill(0);
+        out[0..8].copy_from_slice(&up.to_le_bytes());
+        out[32..40].copy_from_slice(&(k.frames * 4096).to_le_bytes());
+        out[40..48].copy_from_slice(&(free * 4096).to_le_bytes());
+        out[104..108].copy_from_slice(&1u32.to_le_bytes());
+    })?;
     Ok(0)
 }
 
@@ -237,6 +239,6 @@ pub fn getrusage(who: i64, buf: u64) -> LxResult {
         -1 => crate::proc::table::mine().children_ns,
         _ => return Err(EINVAL),
     };
-    uaccess::bytes_mut(buf, 144)?.fill(0);
+    uaccess::zero(buf, 144)?;
     uaccess::put(buf, super::time::timeval(ns)).map(|_| 0)
 }

@@ -78,10 +78,10 @@ pub fn exit_group(code: u64) -> ! {
 
 pub fn wait4(pid: i64, statusp: u64, options: u64, rusage: u64) -> LxResult {
     if statusp != 0 {
-        uaccess::bytes_mut(statusp, 4)?;
+        uaccess::writable(statusp, 4)?;
     }
     if rusage != 0 {
-        uaccess::bytes_mut(rusage, 144)?.fill(0);
+        uaccess::zero(rusage, 144)?;
     }
     let (child, status, ns) = exit::wait(pid, options)?;
     if statusp != 0 && child != 0 {

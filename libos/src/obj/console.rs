@@ -337,8 +337,7 @@ fn ioctl(_: &mut File, req: u64, arg: u64) -> i64 {
         return -ENOTTY;
     }
     let r = match req {
-        TCGETS => crate::uaccess::bytes_mut(arg, TERMIOS_SIZE as u64)
-            .map(|b| with_process(|p| b.copy_from_slice(&p.termios))),
+        TCGETS => crate::uaccess::write(arg, &with_process(|p| p.termios)),
         TCSETS | TCSETSW | TCSETSF => crate::uaccess::bytes(arg, TERMIOS_SIZE as u64)
             .map(|b| with_process(|p| p.termios.copy_from_slice(b))),
         TIOCGWINSZ => crate::uaccess::put(arg, [24u16, 80, 0, 0]).map(|_| ()),

@@ -14,7 +14,7 @@ fn read(f: &mut File, buf: &mut [u8]) -> i64 {
     if f.flags & flags::ACCMODE == flags::WRONLY {
         return -EBADF;
     }
-    let n = node::read_at(node::get(f.ino), f.off, buf);
+    let n = node::read_at(&node::get(f.ino), f.off, buf);
     f.off += n as u64;
     n as i64
 }
@@ -23,11 +23,14 @@ fn write(f: &mut File, buf: &[u8]) -> i64 {
     if f.kind == Kind::Dir || f.flags & flags::ACCMODE == flags::RDONLY {
         return -EBADF;
     }
-    let n = node::get(f.ino);
-    if f.flags & flags::APPEND != 0 {
-        f.off = n.size;
-    }
-    match node::write_at(n, f.off, buf) {
+    let append = f.flags & flags::APPEND != 0;
+    let written = node::update(f.ino, |n| {
+        if append {
+            f.off = n.size;
+        }
+        node::write_at(n, f.off, buf)
+    });
+    match written {
         Ok(k) => {
             f.off += k as u64;
             k as i64
@@ -59,6 +62,6 @@ fn stat(f: &File, st: &mut Stat) -> i64 {
 }
 
 fn close(f: &mut File) {
-    node::get(f.ino).opens -= 1;
+    node::update(f.ino, |n| n.opens -= 1);
     node::release(f.ino);
 }

@@ -1,0 +1,113 @@
+//! The inode table's borrow (`src/fs/node.rs`) on the host, over a table
+//! in ordinary memory: readers get copies, writers a scoped borrow, and a
+//! nested borrow of the table panics instead of aliasing.
+
+// node.rs is compiled whole; these tests use part of it.
+#![allow(dead_code)]
+
+#[path = "../src/scoped.rs"]
+mod scoped;
+
+#[path = "../src/fs/node.rs"]
+mod node;
+
+use node::Ino;
+use std::alloc::{alloc_zeroed, dealloc, Layout};
+
+/// What node.rs names as `super::`: the anchor in the shared header.
+pub struct FsRoot {
+    pub inodes: *mut node::Inode,
+    pub count: u32,
+    pub free: u32,
+}
+pub const S_IFMT: u32 = 0o170000;
+pub const S_IFDIR: u32 = 0o040000;
+const S_IFREG: u32 = 0o100000;
+
+/// The shared arena, stood in for by the host's heap.
+mod shared {
+    use super::{alloc_zeroed, dealloc, FsRoot, Layout};
+    use std::cell::UnsafeCell;
+
+    struct Root(UnsafeCell<FsRoot>);
+    // SAFETY: each test thread has its own (thread_local below).
+    unsafe impl Sync for Root {}
+
+    thread_local! {
+        static ROOT: &'static Root = Box::leak(Box::new(Root(UnsafeCell::new(FsRoot {
+            inodes: core::ptr::null_mut(),
+            count: 0,
+            free: 0,
+        }))));
+    }
+
+    pub fn fs_root() -> *mut FsRoot {
+        ROOT.with(|r| r.0.get())
+    }
+
+    pub fn alloc(size: usize, align: usize) -> *mut u8 {
+        // SAFETY: every request here is non-empty.
+        unsafe { alloc_zeroed(Layout::from_size_align(size, align).unwrap()) }
+    }
+
+    pub fn alloc_data(size: usize, align: usize) -> *mut u8 {
+        alloc(size, align)
+    }
+
+    /// # Safety
+    /// `p` came from `alloc` with this size.
+    pub unsafe fn free(p: *mut u8, size: usize, align: usize) {
+        // SAFETY: as the caller promises.
+        unsafe { dealloc(p, Layout::from_size_align(size, align).unwrap()) }
+    }
+
+    /// # Safety
+    /// As `free`; never grows in place.
+    pub unsafe fn grow(_: *mut u8, _: usize, _: usize, _: usize) -> bool {
+        false
+    }
+
+    /// # Safety
+    /// As `grow`.
+    pub unsafe fn grow_data(_: *mut u8, _: usize, _: usize, _: usize) -> bool {
+        false
+    }
+}
+
+mod errno {
+    pub const EFBIG: i64 = 27;
+    pub const ENOSPC: i64 = 28;
+}
+
+mod layout {
+    pub const SHARED_MAX: u64 = 1 << 30;
+}
+
+mod time {
+    pub fn wall_ns() -> u64 {
+        7
+    }
+}
+
+// One test: the table and its flag are the process's, and a panic leaves
+// the flag set (as in lxrt, where it ends the process).
+#[test]
+#[should_panic(expected = "the inode table borrowed twice")]
+fn copies_for_readers_a_scoped_borrow_for_writers_and_no_nesting() {
+    assert!(node::init_table());
+    let ino: Ino = node::alloc(S_IFREG | 0o644).unwrap();
+    let before = node::get(ino);
+    node::update(ino, |n| n.nlink = 9);
+    assert_eq!((before.nlink, node::get(ino).nlink), (0, 9), "a copy does not change under a writer");
+    node::update(ino, |n| n.nlink = 0);
+    node::update(ino, |n| node::write_at(n, 3, b"abc")).unwrap();
+    let n = node::get(ino);
+    assert_eq!((n.size, n.mtime_ns), (6, 7));
+    assert_eq!(node::bytes(&n), b"\0\0\0abc");
+    node::release(ino);
+    assert_eq!(node::alloc(S_IFDIR).unwrap(), ino, "released inodes are reused");
+    let other = node::alloc(S_IFREG).unwrap();
+    // Without the check, `get` would make a second `&mut` to the table
+    // while `n` is live.
+    node::update(ino, |n| n.size = node::get(other).size);
+}
