@@ -179,7 +179,7 @@ impl<'a> Results<'a> {
                 let veneer = ratio(a.veneer, b.veneer);
                 let met = veneer.map_or("—", |v| if v <= w.veneer_max { "yes" } else { "no" });
                 out.push(format!(
-                    "{} ({} clock): Linux {}, Veneer {} (target: Veneer ≤{}×; met: {met})",
+                    "{} ({} clock): Linux {}, Veneer {} (target: Veneer ≤{:.2}×; met: {met})",
                     w.title,
                     clock.name(),
                     show(ratio(a.linux, b.linux)),
