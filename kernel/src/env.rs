@@ -104,9 +104,15 @@ pub struct ExcTarget {
     pub save: u64,
     pub entry: u64,
     pub stack: u64,
+    /// The save area's user address (what `env_state_get` reports).
+    pub user_save: u64,
 }
 
 const _: () = assert!(core::mem::offset_of!(Env, exc) == 176);
+
+impl ExcTarget {
+    pub const NONE: ExcTarget = ExcTarget { save: 0, entry: 0, stack: 0, user_save: 0 };
+}
 
 /// What an environment is doing; the exposed table shows it as
 /// `EnvInfo::state` (`abi::tables::env_state`, the same numbers).
@@ -201,6 +207,15 @@ pub struct Env {
     pub ticks: u64,
     first_child: Option<Slot>,
     next_sibling: Option<Slot>,
+    /// What a held environment (`Stopped` by `env_stop`) does when
+    /// released: `Runnable` or `Sleeping` (paper 003 §3.2).
+    pub resume_as: State,
+    /// Its system calls stop for its interposer (`interpose.rs`).
+    pub interposed: bool,
+    /// The call it is held on for its interposer, and the address after the
+    /// one system call let through (0: none).
+    pub event: abi::nest::Event,
+    pub bypass: u64,
 }
 
 impl Env {
@@ -247,7 +262,7 @@ impl Env {
             rsp: 0,
             ss: 0,
         },
-        exc: ExcTarget { save: 0, entry: 0, stack: 0 },
+        exc: ExcTarget::NONE,
         exc_frame: None,
         repo_vector: None,
         fpu: FpuState::INITIAL,
@@ -279,6 +294,10 @@ impl Env {
         clist: CList::EMPTY,
         first_child: None,
         next_sibling: None,
+        resume_as: State::Runnable,
+        interposed: false,
+        event: abi::nest::Event { kind: 0, number: 0, args: [0; 6], value: 0 },
+        bypass: 0,
     };
 }
 
@@ -452,6 +471,22 @@ impl Kernel {
         self.envs[s] = Env::EMPTY;
         self.envs[s].generation = generation;
         self.publish(s);
+    }
+
+    /// The slot after `s` in a pre-order walk of the subtree rooted at
+    /// `top` (`None` when the walk is over).
+    pub fn next_in_subtree(&self, top: Slot, s: Slot) -> Option<Slot> {
+        if let Some(c) = self.envs[s].first_child {
+            return Some(c);
+        }
+        let mut at = s;
+        while at != top {
+            if let Some(n) = self.envs[at].next_sibling {
+                return Some(n);
+            }
+            at = self.envs[at].parent?.slot();
+        }
+        None
     }
 
     /// Copies slot `s` into the exposed environment table.

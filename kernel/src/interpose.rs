@@ -1,0 +1,267 @@
+//! Interposition, Fluke's border control (paper 003 §3.3): a parent asks
+//! to see each system call of a subtree before the kernel acts on it, and
+//! answers it itself or lets it through.
+//!
+//! The cost falls only on interposed environments. They get their own view
+//! of one kernel page: the page holding the system-call entry, copied with
+//! the dispatch instruction's table address changed to [`ITABLE`], whose
+//! every entry is `syscall_intercept`. Every interposed address space maps
+//! that copy in place of the original (its top PML4 slot points at a copy
+//! of the kernel image's tables differing in that one entry), so the
+//! switch of address space every change of environment makes anyway is
+//! what selects the entry: the common path gains no instruction. The page
+//! is not global in either view, so a CR3 load drops it from the TLB.
+//!
+//! A call stops the environment (`Stopped`, the call in `Env::event`) for
+//! its interposer, which reads it with `env_state_get` and answers with
+//! `intercept_answer`: a value to return, or "pass", which backs the
+//! environment up onto its `syscall` instruction and lets exactly that one
+//! call (the same `rip`) through to the real table. Foreign calls are
+//! caught where the kernel would reflect them.
+
+use crate::arch::cpu;
+use crate::env::{Env, Slot, State};
+use crate::frames::Frame;
+use crate::mm::{self, PhysTables, KERNEL_BASE};
+use crate::pagetable::{self, Tables, GLOBAL};
+use crate::state::Kernel;
+use abi::nest::{answer, event, Event};
+use abi::syscall::BASE;
+use abi::tables::frame_state;
+use abi::Error;
+use core::arch::global_asm;
+use core::mem::offset_of;
+use core::sync::atomic::{AtomicU64, Ordering};
+
+/// The length of the `syscall` instruction (a held call is re-executed).
+const SYSCALL_LEN: u64 = 2;
+/// The encoding of `call *disp32(,%rax,8)`, followed by the disp32.
+const DISPATCH_OPCODE: [u8; 3] = [0xFF, 0x14, 0xC5];
+/// The PML4 slot of the kernel image, and the PDPT slot below it.
+const IMAGE_PML4_SLOT: usize = 511;
+const IMAGE_PDPT_SLOT: usize = 510;
+
+global_asm!(
+    r#"
+    .section .rodata
+    .balign 8
+    .global interpose_table
+interpose_table:
+    .rept {count}
+    .quad syscall_intercept
+    .endr
+
+    .section .text
+    /* Reached from the interposed view's dispatch, as a handler: rax =
+     * number - BASE, arguments in rdi rsi rdx rcx r8 r9, the caller's frame
+     * (the start of its Env) at gs:cur_tf; r10 = rcx. The one call let
+     * through goes on to the real table; any other is held. */
+    .global syscall_intercept
+syscall_intercept:
+    movq %gs:{cur_tf}, %r11
+    movq %rax, {number}(%r11)
+    movq {rip}(%r11), %r10
+    cmpq %r10, {bypass}(%r11)
+    jne 2f
+    /* The call let through: the real handler, then the result is held
+     * too, unless the call switched environments (it is then reported
+     * as having no result). */
+    movq $0, {bypass}(%r11)
+    movq %rcx, %r10 /* PCT's message register, as the stub left it */
+    subq $8, %rsp
+    call *{table}(, %rax, 8)
+    addq $8, %rsp
+    movq %gs:{cur_tf}, %rcx
+    cmpq %rcx, %gs:{caller_tf}
+    jne 1f
+    movq %rax, %rdi
+    jmp {returned}
+1:  ret
+2:  jmp {held}
+    "#,
+    count = const abi::syscall::END - abi::syscall::BASE,
+    cur_tf = const offset_of!(crate::arch::percpu::PerCpu, cur_tf),
+    rip = const offset_of!(crate::arch::trap::TrapFrame, rip),
+    bypass = const offset_of!(Env, bypass),
+    number = const offset_of!(Env, event) + offset_of!(Event, number),
+    table = sym crate::syscall::TABLE,
+    held = sym held_call,
+    returned = sym held_result,
+    caller_tf = const offset_of!(crate::arch::percpu::PerCpu, caller_tf),
+    options(att_syntax)
+);
+
+unsafe extern "C" {
+    static interpose_table: u8;
+    static syscall_dispatch: u8;
+}
+
+/// The PML4 entry of the interposed view (0 before `interposition_init`).
+static VIEW: AtomicU64 = AtomicU64::new(0);
+
+/// A held kernel call, from `syscall_intercept` (the number, less `BASE`,
+/// is already in the frame's `event.number`).
+extern "sysv64" fn held_call(a0: u64, a1: u64, a2: u64, a3: u64, a4: u64, a5: u64) -> i64 {
+    // SAFETY: reached only from `syscall_intercept`, which the system-call
+    // stub calls from ring 3, in place of any handler.
+    unsafe {
+        crate::state::enter(|k| {
+            let c = k.current;
+            let number = k.envs[c].event.number + BASE;
+            k.hold(c, Event { kind: event::SYSCALL, number, args: [a0, a1, a2, a3, a4, a5], value: 0 });
+        })
+    };
+    0 // the interposer's answer replaces it
+}
+
+/// The result of a call let through, from `syscall_intercept`: held
+/// (`event::RESULT`) for the interposer to read, and to change if it
+/// answers `RETURN`. The stub stores the returned value in the frame.
+extern "sysv64" fn held_result(value: u64) -> i64 {
+    // SAFETY: reached only from `syscall_intercept`, after the handler it
+    // called returned without switching environments: no `enter` is live.
+    unsafe {
+        crate::state::enter(|k| {
+            let c = k.current;
+            let tf = &k.envs[c].tf;
+            let args = [tf.rdi, tf.rsi, tf.rdx, tf.r10, tf.r8, tf.r9];
+            let number = k.envs[c].event.number + BASE;
+            k.hold(c, Event { kind: event::RESULT, number, args, value });
+        })
+    };
+    value as i64
+}
+
+impl Kernel {
+    /// Builds the interposed view of the kernel image (boot).
+    pub fn interposition_init(&mut self) {
+        let dispatch = (&raw const syscall_dispatch) as u64;
+        let page = dispatch & !0xFFF;
+        let at = (dispatch - page) as usize;
+        // SAFETY: the kernel text is mapped readable; these are the bytes of
+        // the dispatch instruction, which lies within one page (the entry
+        // is aligned so that it does).
+        let insn: [u8; 7] = unsafe { core::ptr::read((dispatch as *const [u8; 7]).cast()) };
+        let table = crate::syscall::TABLE.as_ptr() as u64;
+        assert!(
+            insn[..3] == DISPATCH_OPCODE
+                && i32::from_le_bytes([insn[3], insn[4], insn[5], insn[6]]) as i64 as u64 == table,
+            "the system-call dispatch is not the instruction interposition patches"
+        );
+        assert!(at + insn.len() <= 4096);
+        let mut new =
+            || self.frames.alloc(None, 0, frame_state::KERNEL).expect("frames for the interposed view");
+        let (pdpt, pd, pt, code) = (new(), new(), new(), new());
+        let off = page - KERNEL_BASE;
+        let (pdi, pti) = ((off >> 21) as usize, ((off >> 12) & 511) as usize);
+        let mut t = PhysTables;
+        let kpml4e = t.table(self.kernel_pml4)[IMAGE_PML4_SLOT];
+        let kpdpt = pagetable::frame_of(kpml4e);
+        let kpd = pagetable::frame_of(t.table(kpdpt)[IMAGE_PDPT_SLOT]);
+        let kpt = pagetable::frame_of(t.table(kpd)[pdi]);
+        // The page stops being global, in both views.
+        t.table(kpt)[pti] &= !GLOBAL;
+        cpu::invlpg(page);
+        // Each copy differs from the original in one entry: the same
+        // flags, pointing at the copy one level down.
+        let copy = |t: &mut PhysTables, from: Frame, to: Frame, slot: usize, below: Frame| {
+            let src = *t.table(from);
+            let dst = t.table(to);
+            *dst = src;
+            dst[slot] = pagetable::entry(below, src[slot] & !pagetable::FRAME_MASK);
+        };
+        copy(&mut t, kpt, pt, pti, code);
+        copy(&mut t, kpd, pd, pdi, pt);
+        copy(&mut t, kpdpt, pdpt, IMAGE_PDPT_SLOT, pd);
+        let view_table = (&raw const interpose_table) as u64 as i64 as i32;
+        // SAFETY: `code` is a fresh kernel frame nobody maps yet; `page` is
+        // the kernel text page, readable.
+        unsafe {
+            let dst = mm::frame_ptr::<u8>(code);
+            core::ptr::copy_nonoverlapping(page as *const u8, dst, 4096);
+            core::ptr::copy_nonoverlapping(view_table.to_le_bytes().as_ptr(), dst.add(at + 3), 4);
+        }
+        VIEW.store(pagetable::entry(pdpt, kpml4e & !pagetable::FRAME_MASK), Ordering::Relaxed);
+    }
+
+    /// Interposes (or stops interposing) on slot `top` and its subtree.
+    pub fn interpose(&mut self, top: Slot, on: bool) {
+        let mut at = Some(top);
+        while let Some(s) = at {
+            self.set_interposed(s, on);
+            at = self.next_in_subtree(top, s);
+        }
+    }
+
+    /// An environment created by an interposed one is interposed too.
+    pub fn inherit_interposition(&mut self, creator: Slot, child: Slot) {
+        if self.envs[creator].interposed {
+            self.set_interposed(child, true);
+        }
+    }
+
+    fn set_interposed(&mut self, s: Slot, on: bool) {
+        let entry = if on {
+            VIEW.load(Ordering::Relaxed)
+        } else {
+            PhysTables.table(self.kernel_pml4)[IMAGE_PML4_SLOT]
+        };
+        PhysTables.table(self.envs[s].pml4)[IMAGE_PML4_SLOT] = entry;
+        self.envs[s].interposed = on;
+    }
+
+    /// Holds slot `c` (the caller) on `ev` for its interposer.
+    fn hold(&mut self, c: Slot, ev: Event) {
+        self.envs[c].event = ev;
+        self.envs[c].resume_as = State::Runnable;
+        self.set_state(c, State::Stopped);
+        self.schedule();
+    }
+
+    /// A foreign system call of the current environment, about to be
+    /// reflected: held if it is interposed, unless it is the one let
+    /// through. Returns whether it was held.
+    pub fn hold_foreign(&mut self) -> bool {
+        let c = self.current;
+        let e = &mut self.envs[c];
+        if !e.interposed {
+            return false;
+        }
+        if e.bypass == e.tf.rip {
+            e.bypass = 0;
+            return false;
+        }
+        let tf = &e.tf;
+        let ev = Event {
+            kind: event::FOREIGN,
+            number: tf.rax,
+            args: [tf.rdi, tf.rsi, tf.rdx, tf.r10, tf.r8, tf.r9],
+            value: 0,
+        };
+        self.hold(c, ev);
+        true
+    }
+
+    /// `intercept_answer`: ends the wait of held slot `s`.
+    pub fn answer(&mut self, s: Slot, mode: u64, value: u64) -> Result<(), Error> {
+        let e = &mut self.envs[s];
+        if e.state() != State::Stopped || e.event.kind == event::NONE {
+            return Err(Error::BadState);
+        }
+        match (mode, e.event.kind) {
+            // A result passes as it is; a call goes on to the kernel.
+            (answer::PASS, event::RESULT) => {}
+            (answer::PASS, _) => {
+                e.bypass = e.tf.rip;
+                e.tf.rip -= SYSCALL_LEN;
+                e.tf.rax = e.event.number;
+                e.tf.vector = 0; // every register back, the arguments too
+            }
+            (answer::RETURN, _) => e.tf.rax = value,
+            _ => return Err(Error::BadFlags),
+        }
+        e.event = Event::default();
+        self.set_state(s, State::Runnable);
+        Ok(())
+    }
+}

@@ -1,0 +1,48 @@
+//! Nesting calls (paper 003, `docs/nesting.md`): holding a subtree, its
+//! state as data, interposing on its system calls.
+
+use crate::sys::{call, result};
+use abi::nest::{CapInfo, EnvState, Mapping};
+use abi::syscall::{self as sc, CRED_SELF};
+use abi::Error;
+
+pub fn env_stop(env: u64) -> Result<u64, Error> {
+    result(call(sc::ENV_STOP, [env, CRED_SELF, 0, 0, 0, 0]))
+}
+pub fn env_state_get(env: u64, st: &mut EnvState) -> Result<u64, Error> {
+    result(call(sc::ENV_STATE_GET, [env, st as *mut EnvState as u64, CRED_SELF, 0, 0, 0]))
+}
+pub fn env_state_set(env: u64, st: &EnvState) -> Result<u64, Error> {
+    result(call(sc::ENV_STATE_SET, [env, st as *const EnvState as u64, CRED_SELF, 0, 0, 0]))
+}
+/// Up to `out.len()` mappings of `env` at or above `start`.
+pub fn env_mappings(env: u64, start: u64, out: &mut [Mapping]) -> Result<usize, Error> {
+    let n = out.len() as u64;
+    result(call(sc::ENV_MAPPINGS, [env, start, out.as_mut_ptr() as u64, n, CRED_SELF, 0])).map(|n| n as usize)
+}
+pub fn env_caps(env: u64, out: &mut [CapInfo]) -> Result<usize, Error> {
+    let n = out.len() as u64;
+    result(call(sc::ENV_CAPS, [env, out.as_mut_ptr() as u64, n, CRED_SELF, 0, 0])).map(|n| n as usize)
+}
+pub fn interpose(env: u64, on: bool) -> Result<u64, Error> {
+    result(call(sc::INTERPOSE, [env, on as u64, CRED_SELF, 0, 0, 0]))
+}
+pub fn intercept_answer(env: u64, mode: u64, value: u64) -> Result<u64, Error> {
+    result(call(sc::INTERCEPT_ANSWER, [env, mode, value, CRED_SELF, 0, 0]))
+}
+
+/// Every mapping of `env`, passed one at a time to `f`.
+pub fn for_each_mapping(env: u64, mut f: impl FnMut(Mapping) -> Result<(), Error>) -> Result<(), Error> {
+    let mut buf = [Mapping::default(); 64];
+    let mut start = 0;
+    loop {
+        let n = env_mappings(env, start, &mut buf)?;
+        for m in &buf[..n] {
+            f(*m)?;
+        }
+        if n < buf.len() {
+            return Ok(());
+        }
+        start = buf[n - 1].va + 4096;
+    }
+}

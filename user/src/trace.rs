@@ -1,0 +1,169 @@
+//! A tracer (paper 003 §5, like `strace`): runs a subtree interposed and
+//! reports each of its system calls with arguments and result. It is an
+//! ordinary program's loop over `interpose`, `env_state_get` and
+//! `intercept_answer` (see `docs/nesting.md`).
+
+use crate::{kinfo, nest, sys};
+use abi::nest::{answer, event, EnvState, Event};
+use abi::syscall as sc;
+use abi::tables::{env_state, ENV_SLOTS};
+use abi::Error;
+use core::fmt::{self, Write};
+
+/// Names and argument counts of the kernel's calls, by number.
+const CALLS: &[(u64, &str, usize)] = &[
+    (sc::DEBUG_WRITE, "debug_write", 2),
+    (sc::CONSOLE_READ, "console_read", 2),
+    (sc::FRAME_ALLOC, "frame_alloc", 3),
+    (sc::FRAME_FREE, "frame_free", 2),
+    (sc::MAP, "map", 6),
+    (sc::UNMAP, "unmap", 3),
+    (sc::PROTECT, "protect", 4),
+    (sc::ENV_CREATE, "env_create", 1),
+    (sc::ENV_DESTROY, "env_destroy", 2),
+    (sc::ENV_SET_REGS, "env_set_regs", 3),
+    (sc::ENV_GET_REGS, "env_get_regs", 3),
+    (sc::ENV_RUN, "env_run", 2),
+    (sc::SET_EXCEPTION_HANDLER, "set_exception_handler", 5),
+    (sc::YIELD, "yield", 0),
+    (sc::EXIT, "exit", 3),
+    (sc::SELF_ID, "self_id", 0),
+    (sc::SHUTDOWN, "shutdown", 2),
+    (sc::MAP_FROM, "map_from", 5),
+    (sc::SLICE_ALLOC, "slice_alloc", 3),
+    (sc::SLICE_FREE, "slice_free", 2),
+    (sc::YIELD_TO, "yield_to", 1),
+    (sc::SET_PCT_ENTRY, "set_pct_entry", 5),
+    (sc::PCT, "pct", 2),
+    (sc::CAP_DERIVE, "cap_derive", 2),
+    (sc::CAP_REVOKE, "cap_revoke", 3),
+    (sc::CAP_GRANT, "cap_grant", 3),
+    (sc::FRAME_SHARE, "frame_share", 3),
+    (sc::SLICE_UPCALLS, "slice_upcalls", 3),
+    (sc::FRAMES_RECLAIM, "frames_reclaim", 3),
+    (sc::SET_REPOSSESSION_VECTOR, "set_repossession_vector", 3),
+    (sc::PRED_INSTALL, "pred_install", 5),
+    (sc::PRED_FREE, "pred_free", 1),
+    (sc::SLEEP, "sleep", 2),
+    (sc::MAP_FROM_RANGE, "map_from_range", 6),
+    (sc::PROTECT_RANGE, "protect_range", 5),
+    (sc::ENV_PUBLISH, "env_publish", 3),
+    (sc::INTERRUPTS_TAKE, "interrupts_take", 0),
+    (sc::CONSOLE_NOTIFY, "console_notify", 3),
+    (sc::ENV_STOP, "env_stop", 2),
+    (sc::ENV_STATE_GET, "env_state_get", 3),
+    (sc::ENV_STATE_SET, "env_state_set", 3),
+    (sc::ENV_MAPPINGS, "env_mappings", 5),
+    (sc::ENV_CAPS, "env_caps", 4),
+    (sc::INTERPOSE, "interpose", 3),
+    (sc::INTERCEPT_ANSWER, "intercept_answer", 4),
+];
+
+/// One call as `name(a, b) = result`, the way strace shows it.
+struct Call<'a>(&'a Event, Option<u64>);
+
+impl fmt::Display for Call<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ev = self.0;
+        let (name, n) = match CALLS.iter().find(|c| c.0 == ev.number) {
+            Some(&(_, name, n)) if ev.kind != event::FOREIGN => (name, n),
+            _ => ("", 6),
+        };
+        if name.is_empty() {
+            write!(f, "syscall_{}(", ev.number)?;
+        } else {
+            write!(f, "{name}(")?;
+        }
+        for (i, a) in ev.args[..n].iter().enumerate() {
+            write!(f, "{}{a:#x}", if i == 0 { "" } else { ", " })?;
+        }
+        match self.1 {
+            None => write!(f, ") = ?"),
+            Some(v) if (v as i64) < 0 => match Error::from_result(v as i64) {
+                Some(e) => write!(f, ") = {} ({e:?})", v as i64),
+                None => write!(f, ") = {}", v as i64),
+            },
+            Some(v) => write!(f, ") = {v:#x}"),
+        }
+    }
+}
+
+/// Whether `id` is `root` or below it.
+fn in_subtree(mut id: u64, root: u64) -> bool {
+    for _ in 0..ENV_SLOTS {
+        if id == root {
+            return true;
+        }
+        match kinfo::env_by_id(id) {
+            Some(e) if e.parent != 0 => id = e.parent as u64,
+            _ => return false,
+        }
+    }
+    false
+}
+
+/// Traces the subtree of `root` (already interposed and started) until
+/// `root` exits, writing one line per call to `out`. `policy` may answer
+/// a call itself (`Some(value)`: the kernel never sees it). Returns the
+/// exit code of `root`.
+pub fn run(
+    root: u64,
+    mut policy: impl FnMut(&Event) -> Option<u64>,
+    out: &mut dyn Write,
+) -> Result<i32, Error> {
+    // The call each environment (by slot) made and has not seen return.
+    let mut pending: [Option<(u64, Event)>; ENV_SLOTS] = [None; ENV_SLOTS];
+    loop {
+        for (slot, p) in pending.iter_mut().enumerate() {
+            let e = kinfo::env(slot);
+            let id = e.id as u64;
+            if let Some((pid, ev)) = *p {
+                if pid != id || e.state == env_state::EXITED {
+                    let _ = writeln!(out, "[{pid:#x}] {}", Call(&ev, None));
+                    *p = None;
+                }
+            }
+            if e.id == 0 || e.state != env_state::STOPPED || !in_subtree(id, root) {
+                continue;
+            }
+            let mut st = EnvState::default();
+            if nest::env_state_get(id, &mut st).is_err() || st.event.kind == event::NONE {
+                continue;
+            }
+            let ev = st.event;
+            match ev.kind {
+                event::RESULT => {
+                    let _ = writeln!(out, "[{id:#x}] {}", Call(&ev, Some(ev.value)));
+                    *p = None;
+                    nest::intercept_answer(id, answer::PASS, 0)?;
+                }
+                _ => {
+                    if let Some((pid, old)) = p.take() {
+                        let _ = writeln!(out, "[{pid:#x}] {}", Call(&old, None));
+                    }
+                    match policy(&ev) {
+                        Some(v) => {
+                            let _ =
+                                writeln!(out, "[{id:#x}] {} (answered by the tracer)", Call(&ev, Some(v)));
+                            nest::intercept_answer(id, answer::RETURN, v)?;
+                        }
+                        None => {
+                            *p = Some((id, ev));
+                            nest::intercept_answer(id, answer::PASS, 0)?;
+                        }
+                    }
+                }
+            }
+        }
+        match kinfo::env_by_id(root) {
+            Some(e) if e.state == env_state::EXITED => {
+                if let Some(Some((pid, ev))) = pending.iter().find(|p| p.is_some()) {
+                    let _ = writeln!(out, "[{pid:#x}] {}", Call(ev, None));
+                }
+                return Ok(e.exit_code);
+            }
+            Some(_) => sys::yield_now(),
+            None => return Err(Error::BadEnv),
+        }
+    }
+}
