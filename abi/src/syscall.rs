@@ -225,8 +225,19 @@ pub const INTERPOSE: u64 = BASE + 43;
 /// `answer::RETURN` makes it return `value`. The environment runs again.
 pub const INTERCEPT_ANSWER: u64 = BASE + 44;
 
+/// `env_limit(env, frames, slices, cred)`: hierarchical resource limits.
+/// The frames charged to `env`'s whole subtree (user frames, page tables,
+/// its descendants' frames) may not exceed `frames`, nor the time slices
+/// its subtree owns `slices` (`NO_LIMIT`: no limit); what would exceed
+/// either fails with `OverQuota`. Every ancestor's limits apply too, so a
+/// subtree cannot escape its parent's by setting its own. Not the caller.
+pub const ENV_LIMIT: u64 = BASE + 45;
+
 /// One past the last kernel call.
-pub const END: u64 = BASE + 45;
+pub const END: u64 = BASE + 46;
+
+/// `env_limit`: no limit.
+pub const NO_LIMIT: u64 = u64::MAX;
 
 /// Most pages one range call covers.
 pub const RANGE_MAX: u64 = 4096;

@@ -216,6 +216,11 @@ pub struct Env {
     /// one system call let through (0: none).
     pub event: abi::nest::Event,
     pub bypass: u64,
+    /// Limits on what its subtree holds (`limits.rs`), and whether it or
+    /// an ancestor has any.
+    pub frame_quota: u64,
+    pub slice_quota: u64,
+    pub limited: bool,
 }
 
 impl Env {
@@ -298,6 +303,9 @@ impl Env {
         interposed: false,
         event: abi::nest::Event { kind: 0, number: 0, args: [0; 6], value: 0 },
         bypass: 0,
+        frame_quota: abi::syscall::NO_LIMIT,
+        slice_quota: abi::syscall::NO_LIMIT,
+        limited: false,
     };
 }
 
@@ -361,6 +369,7 @@ impl Kernel {
             }
         };
         let parent = creator.map(|c| self.envs[c].id);
+        let limited = creator.is_some_and(|c| self.envs[c].limited);
         let shared = *PhysTables.table(self.kernel_pml4);
         let mut tables = PhysTables;
         let table = tables.table(pml4);
@@ -380,6 +389,7 @@ impl Kernel {
         e.tf.ss = USER_SS as u64;
         e.tf.rflags = FORCED_FLAGS;
         e.guard = guard;
+        e.limited = limited;
         e.clist.set(abi::syscall::CRED_SELF, guard).expect("slot CRED_SELF exists");
         if let Some(p) = parent.map(EnvId::slot) {
             self.envs[s].next_sibling = self.envs[p].first_child;

@@ -40,6 +40,8 @@ mod init;
 #[cfg(target_os = "none")]
 mod interpose;
 #[cfg(target_os = "none")]
+mod limits;
+#[cfg(target_os = "none")]
 mod loader;
 #[cfg(target_os = "none")]
 mod mm;

@@ -15,6 +15,7 @@ use abi::Error;
 pub fn env_create(k: &mut Kernel, Args([cred, ..]): Args) -> Result<u64, Error> {
     let me = k.current;
     k.caps.check(k.cred(cred)?, k.envs[me].guard, Rights::GRANT)?;
+    k.within_limits(me, 1, 0)?; // its top-level page table
     let s = k.env_create(Some(me))?;
     k.inherit_interposition(me, s);
     k.kinfo.free_frames = k.frames.free_count();

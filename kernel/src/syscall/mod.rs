@@ -141,6 +141,7 @@ calls! {
     sc::ENV_CAPS => nest::env_caps;
     sc::INTERPOSE => nest::interpose;
     sc::INTERCEPT_ANSWER => nest::intercept_answer;
+    sc::ENV_LIMIT => nest::env_limit;
 }
 
 /// The general path of protected control transfer, where `pct_fast` sends

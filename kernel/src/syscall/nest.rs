@@ -77,3 +77,9 @@ pub fn intercept_answer(k: &mut Kernel, Args([env, mode, value, cred, ..]): Args
     k.answer(s, mode, value)?;
     Ok(0)
 }
+
+pub fn env_limit(k: &mut Kernel, Args([env, frames, slices, cred, ..]): Args) -> Result<u64, Error> {
+    let s = k.child_arg(env, cred, Rights::WRITE)?;
+    k.set_limits(s, frames, slices);
+    Ok(0)
+}
