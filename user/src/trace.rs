@@ -59,21 +59,70 @@ const CALLS: &[(u64, &str, usize)] = &[
     (sc::INTERCEPT_ANSWER, "intercept_answer", 4),
 ];
 
+/// Names of the Linux calls busybox makes, for foreign calls (the
+/// personality answers them in user space, so their results are not seen).
+const LINUX: &[(u64, &str)] = &[
+    (0, "read"),
+    (1, "write"),
+    (2, "open"),
+    (3, "close"),
+    (4, "stat"),
+    (5, "fstat"),
+    (8, "lseek"),
+    (9, "mmap"),
+    (10, "mprotect"),
+    (11, "munmap"),
+    (12, "brk"),
+    (13, "rt_sigaction"),
+    (14, "rt_sigprocmask"),
+    (16, "ioctl"),
+    (20, "writev"),
+    (39, "getpid"),
+    (56, "clone"),
+    (57, "fork"),
+    (59, "execve"),
+    (60, "exit"),
+    (61, "wait4"),
+    (63, "uname"),
+    (72, "fcntl"),
+    (79, "getcwd"),
+    (89, "readlink"),
+    (102, "getuid"),
+    (157, "prctl"),
+    (158, "arch_prctl"),
+    (218, "set_tid_address"),
+    (231, "exit_group"),
+    (257, "openat"),
+    (273, "set_robust_list"),
+    (302, "prlimit64"),
+    (318, "getrandom"),
+    (334, "rseq"),
+];
+
 /// One call as `name(a, b) = result`, the way strace shows it.
 struct Call<'a>(&'a Event, Option<u64>);
 
 impl fmt::Display for Call<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let ev = self.0;
-        let (name, n) = match CALLS.iter().find(|c| c.0 == ev.number) {
-            Some(&(_, name, n)) if ev.kind != event::FOREIGN => (name, n),
-            _ => ("", 6),
-        };
-        if name.is_empty() {
-            write!(f, "syscall_{}(", ev.number)?;
+        let n = if ev.kind == event::FOREIGN {
+            match LINUX.iter().find(|l| l.0 == ev.number) {
+                Some((_, name)) => write!(f, "linux:{name}(")?,
+                None => write!(f, "linux:{}(", ev.number)?,
+            }
+            6
         } else {
-            write!(f, "{name}(")?;
-        }
+            match CALLS.iter().find(|c| c.0 == ev.number) {
+                Some(&(_, name, n)) => {
+                    write!(f, "{name}(")?;
+                    n
+                }
+                None => {
+                    write!(f, "call_{:#x}(", ev.number)?;
+                    6
+                }
+            }
+        };
         for (i, a) in ev.args[..n].iter().enumerate() {
             write!(f, "{}{a:#x}", if i == 0 { "" } else { ", " })?;
         }

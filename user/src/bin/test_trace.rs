@@ -50,7 +50,7 @@ fn main(_: u64) -> i32 {
         me("self_id() = 0x7ace (answered by the tracer)"),
         me("frame_free(0xfffffffffffffffe, 0x0) = -4 (BadFrame)"),
         me("env_publish(0x0, 0x2a, 0x0) = 0x0"),
-        me("syscall_39(0x0, 0x0, 0x0, 0x0, 0x0, 0x0) = 0x99 (answered by the tracer)"),
+        me("linux:getpid(0x0, 0x0, 0x0, 0x0, 0x0, 0x0) = 0x99 (answered by the tracer)"),
         me("exit(0x0, 0x0, 0x0) = ?"),
     ];
     let mut seen = [false; 5];

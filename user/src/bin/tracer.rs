@@ -1,6 +1,8 @@
-//! The tracer as a program (paper 003 §5): runs `bin/NAME` (the kernel
-//! command line's `trace=NAME`, default `tracee`) interposed and prints
-//! every system call of its subtree, with arguments and result.
+//! The tracer as a program (paper 003 §5): booted as `init=tracer NAME`
+//! it runs `bin/NAME` (default `tracee`) interposed and prints every
+//! system call of its subtree, with arguments and result; as
+//! `init=tracer /PATH ARGS...` it runs the Linux program under `lxrt`
+//! (which reads the same command line), unchanged.
 #![no_std]
 #![no_main]
 
@@ -16,7 +18,12 @@ impl core::fmt::Write for Console {
 }
 
 fn main(arg: u64) -> i32 {
-    let name = kinfo::cmdline().split(' ').find_map(|w| w.strip_prefix("trace=")).unwrap_or("tracee");
+    let first = kinfo::cmdline().split_whitespace().skip_while(|w| !w.starts_with("init=")).nth(1);
+    let name = match first {
+        Some(w) if w.starts_with('/') => "lxrt",
+        Some(w) => w,
+        None => "tracee",
+    };
     let Ok(child) = spawn::spawn_stopped(name, arg) else {
         println!("tracer: no program {name}");
         return 1;
