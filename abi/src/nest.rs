@@ -114,6 +114,13 @@ pub mod event {
     /// environments (a call that switched, such as `yield`, has no result
     /// event). `answer::RETURN` replaces the value.
     pub const RESULT: u64 = 3;
+    /// A fault (`number` = the vector, `args[0]` = the error code,
+    /// `args[1]` = the faulting address of a page fault), before the
+    /// kernel delivers it to the environment's own handler.
+    /// `answer::PASS` delivers it (or ends the environment if it cannot
+    /// take it); `answer::RETURN` resumes the faulting instruction (the
+    /// interposer has fixed the cause: mapped the page, say).
+    pub const EXCEPTION: u64 = 4;
 }
 
 /// One mapping of an address space (`env_mappings`).

@@ -215,10 +215,11 @@ pub const ENV_MAPPINGS: u64 = BASE + 41;
 /// `env_caps(env, buf, n, cred)`: up to `n` [`crate::nest::CapInfo`]s, one
 /// per capability in `env`'s list. Returns how many were written.
 pub const ENV_CAPS: u64 = BASE + 42;
-/// `interpose(env, on, cred)`: with `on == 1`, `env` and every environment
-/// later created under it stop at each system call (kernel or foreign)
-/// before the kernel acts on it, held with the call as
-/// `EnvState::event`, until `intercept_answer`; `on == 0` ends it.
+/// `interpose(env, on, cred)`: with `on == 1`, `env`, its subtree and every
+/// environment later created in it stop at each system call (kernel or
+/// foreign) and each exception before the kernel acts on it, and after each
+/// kernel call let through, held with the event as `EnvState::event`
+/// (see [`crate::nest::event`]) until `intercept_answer`; `on == 0` ends it.
 pub const INTERPOSE: u64 = BASE + 43;
 /// `intercept_answer(env, mode, value, cred)`: answer the held call of an
 /// interposed environment: `answer::PASS` lets the kernel carry it out,

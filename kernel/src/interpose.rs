@@ -20,7 +20,7 @@
 //! caught where the kernel would reflect them.
 
 use crate::arch::cpu;
-use crate::env::{Env, Slot, State};
+use crate::env::{Env, ExcTarget, Slot, State};
 use crate::frames::Frame;
 use crate::mm::{self, PhysTables, KERNEL_BASE};
 use crate::pagetable::{self, Tables, GLOBAL};
@@ -35,8 +35,6 @@ use core::sync::atomic::{AtomicU64, Ordering};
 
 /// The length of the `syscall` instruction (a held call is re-executed).
 const SYSCALL_LEN: u64 = 2;
-/// The encoding of `call *disp32(,%rax,8)`, followed by the disp32.
-const DISPATCH_OPCODE: [u8; 3] = [0xFF, 0x14, 0xC5];
 /// The PML4 slot of the kernel image, and the PDPT slot below it.
 const IMAGE_PML4_SLOT: usize = 511;
 const IMAGE_PDPT_SLOT: usize = 510;
@@ -94,6 +92,30 @@ syscall_intercept:
 unsafe extern "C" {
     static interpose_table: u8;
     static syscall_dispatch: u8;
+    static exc_fast_save: u8;
+}
+
+/// `exc_fast` addresses the environment from the frame's `vector` word.
+const SAVE_BASE: isize = offset_of!(crate::arch::trap::TrapFrame, vector) as isize;
+
+/// `call *disp32(,%rax,8)`.
+fn dispatch(table: i32) -> [u8; 7] {
+    let d = table.to_le_bytes();
+    [0xFF, 0x14, 0xC5, d[0], d[1], d[2], d[3]]
+}
+
+/// `movq disp8(%rsp), %rax` (two bytes of padding).
+fn load_rax(disp: u8) -> [u8; 7] {
+    [0x48, 0x8B, 0x44, 0x24, disp, 0, 0]
+}
+
+/// Makes `to` a copy of table `from` whose entry `slot` points at `below`
+/// instead, with the same flags.
+fn copy_table(t: &mut PhysTables, from: Frame, to: Frame, slot: usize, below: Frame) {
+    let src = *t.table(from);
+    let dst = t.table(to);
+    *dst = src;
+    dst[slot] = pagetable::entry(below, src[slot] & !pagetable::FRAME_MASK);
 }
 
 /// The PML4 entry of the interposed view (0 before `interposition_init`).
@@ -133,53 +155,72 @@ extern "sysv64" fn held_result(value: u64) -> i64 {
 }
 
 impl Kernel {
-    /// Builds the interposed view of the kernel image (boot).
+    /// Builds the interposed view of the kernel image (boot): each patched
+    /// page is copied, and the tables above it, down from the image's PDPT.
     pub fn interposition_init(&mut self) {
-        let dispatch = (&raw const syscall_dispatch) as u64;
-        let page = dispatch & !0xFFF;
-        let at = (dispatch - page) as usize;
-        // SAFETY: the kernel text is mapped readable; these are the bytes of
-        // the dispatch instruction, which lies within one page (the entry
-        // is aligned so that it does).
-        let insn: [u8; 7] = unsafe { core::ptr::read((dispatch as *const [u8; 7]).cast()) };
-        let table = crate::syscall::TABLE.as_ptr() as u64;
-        assert!(
-            insn[..3] == DISPATCH_OPCODE
-                && i32::from_le_bytes([insn[3], insn[4], insn[5], insn[6]]) as i64 as u64 == table,
-            "the system-call dispatch is not the instruction interposition patches"
-        );
-        assert!(at + insn.len() <= 4096);
-        let mut new =
-            || self.frames.alloc(None, 0, frame_state::KERNEL).expect("frames for the interposed view");
-        let (pdpt, pd, pt, code) = (new(), new(), new(), new());
-        let off = page - KERNEL_BASE;
-        let (pdi, pti) = ((off >> 21) as usize, ((off >> 12) & 511) as usize);
+        let table = crate::syscall::TABLE.as_ptr() as u64 as i32;
+        let view_table = (&raw const interpose_table) as u64 as i32;
+        let disp8 = |field: usize| (field as isize - SAVE_BASE) as u8;
+        let patches: [(u64, [u8; 7], [u8; 7], usize); 2] = [
+            // call *TABLE(,%rax,8) -> call *interpose_table(,%rax,8)
+            ((&raw const syscall_dispatch) as u64, dispatch(table), dispatch(view_table), 7),
+            // movq save(%rsp), %rax -> movq no_save(%rsp), %rax
+            (
+                (&raw const exc_fast_save) as u64,
+                load_rax(disp8(offset_of!(Env, exc) + offset_of!(ExcTarget, save))),
+                load_rax(disp8(offset_of!(Env, exc) + offset_of!(ExcTarget, no_save))),
+                5,
+            ),
+        ];
         let mut t = PhysTables;
         let kpml4e = t.table(self.kernel_pml4)[IMAGE_PML4_SLOT];
         let kpdpt = pagetable::frame_of(kpml4e);
         let kpd = pagetable::frame_of(t.table(kpdpt)[IMAGE_PDPT_SLOT]);
-        let kpt = pagetable::frame_of(t.table(kpd)[pdi]);
-        // The page stops being global, in both views.
-        t.table(kpt)[pti] &= !GLOBAL;
-        cpu::invlpg(page);
-        // Each copy differs from the original in one entry: the same
-        // flags, pointing at the copy one level down.
-        let copy = |t: &mut PhysTables, from: Frame, to: Frame, slot: usize, below: Frame| {
-            let src = *t.table(from);
-            let dst = t.table(to);
-            *dst = src;
-            dst[slot] = pagetable::entry(below, src[slot] & !pagetable::FRAME_MASK);
-        };
-        copy(&mut t, kpt, pt, pti, code);
-        copy(&mut t, kpd, pd, pdi, pt);
-        copy(&mut t, kpdpt, pdpt, IMAGE_PDPT_SLOT, pd);
-        let view_table = (&raw const interpose_table) as u64 as i64 as i32;
-        // SAFETY: `code` is a fresh kernel frame nobody maps yet; `page` is
-        // the kernel text page, readable.
-        unsafe {
-            let dst = mm::frame_ptr::<u8>(code);
-            core::ptr::copy_nonoverlapping(page as *const u8, dst, 4096);
-            core::ptr::copy_nonoverlapping(view_table.to_le_bytes().as_ptr(), dst.add(at + 3), 4);
+        let mut new =
+            || self.frames.alloc(None, 0, frame_state::KERNEL).expect("frames for the interposed view");
+        let (pdpt, pd) = (new(), new());
+        copy_table(&mut t, kpdpt, pdpt, IMAGE_PDPT_SLOT, pd);
+        *t.table(pd) = *t.table(kpd);
+        for (at, old, patched, len) in patches {
+            let page = at & !0xFFF;
+            let (off, within) = (page - KERNEL_BASE, (at - page) as usize);
+            // SAFETY: the kernel text is mapped readable: these are the
+            // bytes of the instruction the label names.
+            let insn: [u8; 7] = unsafe { core::ptr::read(at as *const [u8; 7]) };
+            assert!(
+                insn[..len] == old[..len] && within + len <= 4096,
+                "an instruction interposition patches is not what it expects"
+            );
+            let (pdi, pti) = ((off >> 21) as usize, ((off >> 12) & 511) as usize);
+            // This 2 MiB region's table: copied once, then shared by patches.
+            let kpt = pagetable::frame_of(t.table(kpd)[pdi]);
+            let pt = if t.table(pd)[pdi] == t.table(kpd)[pdi] {
+                let pt = new();
+                let (src, flags) = (*t.table(kpt), t.table(kpd)[pdi] & !pagetable::FRAME_MASK);
+                *t.table(pt) = src;
+                t.table(pd)[pdi] = pagetable::entry(pt, flags);
+                pt
+            } else {
+                pagetable::frame_of(t.table(pd)[pdi])
+            };
+            // The page: copied once; it stops being global in both views.
+            let code = if t.table(pt)[pti] == t.table(kpt)[pti] {
+                let code = new();
+                // SAFETY: `code` is a fresh kernel frame nobody maps yet;
+                // `page` is kernel text, readable.
+                unsafe { core::ptr::copy_nonoverlapping(page as *const u8, mm::frame_ptr::<u8>(code), 4096) };
+                t.table(kpt)[pti] &= !GLOBAL;
+                cpu::invlpg(page);
+                t.table(pt)[pti] = pagetable::entry(code, t.table(kpt)[pti] & !pagetable::FRAME_MASK);
+                code
+            } else {
+                pagetable::frame_of(t.table(pt)[pti])
+            };
+            // SAFETY: `code` is the view's copy of the page, mapped nowhere
+            // writable; the patch lies within it.
+            unsafe {
+                core::ptr::copy_nonoverlapping(patched.as_ptr(), mm::frame_ptr::<u8>(code).add(within), len)
+            };
         }
         VIEW.store(pagetable::entry(pdpt, kpml4e & !pagetable::FRAME_MASK), Ordering::Relaxed);
     }
@@ -242,13 +283,54 @@ impl Kernel {
         true
     }
 
+    /// An exception of the current environment that the stub could not
+    /// deliver (an interposed one's never can: see `no_save`): held if it
+    /// is interposed. Returns whether it was held.
+    pub fn hold_exception(&mut self, fault_addr: u64) -> bool {
+        let c = self.current;
+        if !self.envs[c].interposed {
+            return false;
+        }
+        let tf = &self.envs[c].tf;
+        let ev = Event {
+            kind: event::EXCEPTION,
+            number: tf.vector,
+            args: [tf.error, fault_addr, 0, 0, 0, 0],
+            value: 0,
+        };
+        self.hold(c, ev);
+        true
+    }
+
+    /// Lets held exception `ev` of slot `s` through: what the stub would
+    /// have done, delivery to its handler, or its end.
+    fn deliver_exception(&mut self, s: Slot, ev: Event) {
+        let (vector, error, addr) = (ev.number, ev.args[0], ev.args[1]);
+        if self.upcall(s, vector, error) {
+            if let Some(frame) = self.save_area(s) {
+                frame.fault_addr = addr;
+            }
+            self.set_state(s, State::Runnable);
+        } else {
+            let context = if self.envs[s].exc.save != 0 { " inside its exception handler" } else { "" };
+            self.kill_slot(s, addr, context);
+        }
+    }
+
     /// `intercept_answer`: ends the wait of held slot `s`.
     pub fn answer(&mut self, s: Slot, mode: u64, value: u64) -> Result<(), Error> {
         let e = &mut self.envs[s];
         if e.state() != State::Stopped || e.event.kind == event::NONE {
             return Err(Error::BadState);
         }
-        match (mode, e.event.kind) {
+        let ev = e.event;
+        match (mode, ev.kind) {
+            (answer::PASS, event::EXCEPTION) => {
+                e.event = Event::default();
+                self.deliver_exception(s, ev);
+                return Ok(());
+            }
+            (answer::RETURN, event::EXCEPTION) => e.tf.vector = 0, // the faulting instruction again
             // A result passes as it is; a call goes on to the kernel.
             (answer::PASS, event::RESULT) => {}
             (answer::PASS, _) => {

@@ -2,8 +2,10 @@
 //! state as data, interposing on its system calls.
 
 use crate::sys::{call, result};
-use abi::nest::{CapInfo, EnvState, Mapping};
+use crate::{kinfo, sys};
+use abi::nest::{event, CapInfo, EnvState, Event, Mapping};
 use abi::syscall::{self as sc, CRED_SELF};
+use abi::tables::{env_state, ENV_SLOTS};
 use abi::Error;
 
 pub fn env_stop(env: u64) -> Result<u64, Error> {
@@ -48,5 +50,46 @@ pub fn for_each_mapping(env: u64, mut f: impl FnMut(Mapping) -> Result<(), Error
             return Ok(());
         }
         start = buf[n - 1].va + 4096;
+    }
+}
+
+/// Whether `id` is `root` or below it (by the exposed table's parents).
+pub fn in_subtree(mut id: u64, root: u64) -> bool {
+    for _ in 0..ENV_SLOTS {
+        if id == root {
+            return true;
+        }
+        match kinfo::env_by_id(id) {
+            Some(e) if e.parent != 0 => id = e.parent as u64,
+            _ => return false,
+        }
+    }
+    false
+}
+
+/// The interposer's loop (paper 003 §3.3): until `root` exits, hands
+/// every held event of its (interposed) subtree to `answer`, with the
+/// environment's slot and id, and answers as it says (`(mode, value)`,
+/// see `abi::nest::answer`). Returns `root`'s exit code.
+pub fn serve(root: u64, mut answer: impl FnMut(usize, u64, &Event) -> (u64, u64)) -> Result<i32, Error> {
+    loop {
+        for slot in 0..ENV_SLOTS {
+            let e = kinfo::env(slot);
+            let id = e.id as u64;
+            if e.id == 0 || e.state != env_state::STOPPED || !in_subtree(id, root) {
+                continue;
+            }
+            let mut st = EnvState::default();
+            if env_state_get(id, &mut st).is_err() || st.event.kind == event::NONE {
+                continue;
+            }
+            let (mode, value) = answer(slot, id, &st.event);
+            intercept_answer(id, mode, value)?;
+        }
+        match kinfo::env_by_id(root) {
+            Some(e) if e.state == env_state::EXITED => return Ok(e.exit_code),
+            Some(_) => sys::yield_now(),
+            None => return Err(Error::BadEnv),
+        }
     }
 }

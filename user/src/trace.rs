@@ -3,10 +3,10 @@
 //! ordinary program's loop over `interpose`, `env_state_get` and
 //! `intercept_answer` (see `docs/nesting.md`).
 
-use crate::{kinfo, nest, sys};
-use abi::nest::{answer, event, EnvState, Event};
+use crate::nest;
+use abi::nest::{answer, event, Event};
 use abi::syscall as sc;
-use abi::tables::{env_state, ENV_SLOTS};
+use abi::tables::ENV_SLOTS;
 use abi::Error;
 use core::fmt::{self, Write};
 
@@ -137,20 +137,6 @@ impl fmt::Display for Call<'_> {
     }
 }
 
-/// Whether `id` is `root` or below it.
-fn in_subtree(mut id: u64, root: u64) -> bool {
-    for _ in 0..ENV_SLOTS {
-        if id == root {
-            return true;
-        }
-        match kinfo::env_by_id(id) {
-            Some(e) if e.parent != 0 => id = e.parent as u64,
-            _ => return false,
-        }
-    }
-    false
-}
-
 /// Traces the subtree of `root` (already interposed and started) until
 /// `root` exits, writing one line per call to `out`. `policy` may answer
 /// a call itself (`Some(value)`: the kernel never sees it). Returns the
@@ -162,57 +148,30 @@ pub fn run(
 ) -> Result<i32, Error> {
     // The call each environment (by slot) made and has not seen return.
     let mut pending: [Option<(u64, Event)>; ENV_SLOTS] = [None; ENV_SLOTS];
-    loop {
-        for (slot, p) in pending.iter_mut().enumerate() {
-            let e = kinfo::env(slot);
-            let id = e.id as u64;
-            if let Some((pid, ev)) = *p {
-                if pid != id || e.state == env_state::EXITED {
-                    let _ = writeln!(out, "[{pid:#x}] {}", Call(&ev, None));
-                    *p = None;
-                }
+    let code = nest::serve(root, |slot, id, ev| {
+        let p = &mut pending[slot];
+        if ev.kind == event::RESULT {
+            let _ = writeln!(out, "[{id:#x}] {}", Call(ev, Some(ev.value)));
+            *p = None;
+            return (answer::PASS, 0);
+        }
+        if let Some((pid, old)) = p.take() {
+            let _ = writeln!(out, "[{pid:#x}] {}", Call(&old, None));
+        }
+        match policy(ev) {
+            Some(v) => {
+                let _ = writeln!(out, "[{id:#x}] {} (answered by the tracer)", Call(ev, Some(v)));
+                (answer::RETURN, v)
             }
-            if e.id == 0 || e.state != env_state::STOPPED || !in_subtree(id, root) {
-                continue;
-            }
-            let mut st = EnvState::default();
-            if nest::env_state_get(id, &mut st).is_err() || st.event.kind == event::NONE {
-                continue;
-            }
-            let ev = st.event;
-            match ev.kind {
-                event::RESULT => {
-                    let _ = writeln!(out, "[{id:#x}] {}", Call(&ev, Some(ev.value)));
-                    *p = None;
-                    nest::intercept_answer(id, answer::PASS, 0)?;
-                }
-                _ => {
-                    if let Some((pid, old)) = p.take() {
-                        let _ = writeln!(out, "[{pid:#x}] {}", Call(&old, None));
-                    }
-                    match policy(&ev) {
-                        Some(v) => {
-                            let _ =
-                                writeln!(out, "[{id:#x}] {} (answered by the tracer)", Call(&ev, Some(v)));
-                            nest::intercept_answer(id, answer::RETURN, v)?;
-                        }
-                        None => {
-                            *p = Some((id, ev));
-                            nest::intercept_answer(id, answer::PASS, 0)?;
-                        }
-                    }
-                }
+            None => {
+                *p = Some((id, *ev));
+                (answer::PASS, 0)
             }
         }
-        match kinfo::env_by_id(root) {
-            Some(e) if e.state == env_state::EXITED => {
-                if let Some(Some((pid, ev))) = pending.iter().find(|p| p.is_some()) {
-                    let _ = writeln!(out, "[{pid:#x}] {}", Call(ev, None));
-                }
-                return Ok(e.exit_code);
-            }
-            Some(_) => sys::yield_now(),
-            None => return Err(Error::BadEnv),
-        }
+    })?;
+    // Calls that never returned a result (exit, yield, a switch).
+    for (pid, ev) in pending.iter().flatten() {
+        let _ = writeln!(out, "[{pid:#x}] {}", Call(ev, None));
     }
+    Ok(code)
 }

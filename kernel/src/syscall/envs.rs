@@ -95,7 +95,7 @@ impl Kernel {
             let frame = pagetable::frame_of(pte);
             self.frames.add_ref(frame)?;
             let kaddr = crate::mm::phys::<u8>(frame.addr() + save % PAGE_SIZE) as u64;
-            Some((frame, ExcTarget { save: kaddr, entry, stack, user_save: save }))
+            Some((frame, ExcTarget { save: kaddr, entry, stack, user_save: save, no_save: 0 }))
         };
         let e = &mut self.envs[s];
         let old = core::mem::replace(&mut e.exc_frame, target.map(|t| t.0));
