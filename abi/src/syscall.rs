@@ -199,7 +199,7 @@ pub const INTERRUPTS_TAKE: u64 = BASE + 36;
 pub const CONSOLE_NOTIFY: u64 = BASE + 37;
 
 /// `env_stop(env, cred)`: hold `env` and its whole subtree (paper 003
-/// §3.2): nothing in it runs until `env_run` releases each. A held
+/// §3.1.2): nothing in it runs until `env_run` releases each. A held
 /// environment keeps what it was doing (`EnvState::run`). Not the caller.
 pub const ENV_STOP: u64 = BASE + 38;
 /// `env_state_get(env, &mut EnvState, cred)`: a held environment's whole

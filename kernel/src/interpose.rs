@@ -1,4 +1,4 @@
-//! Interposition, Fluke's border control (paper 003 §3.3): a parent asks
+//! Interposition, Fluke's border control (paper 003 §3.2): a parent asks
 //! to see each system call of a subtree before the kernel acts on it, and
 //! answers it itself or lets it through.
 //!

@@ -1,4 +1,4 @@
-//! Hierarchical resource limits (principle 7; paper 003 §3.1, §5): a
+//! Hierarchical resource limits (principle 7; paper 003 §3.1.1): a
 //! parent caps the frames and time slices a whole subtree holds. Every
 //! place that charges a frame or a slice to an environment asks
 //! `within_limits` first, before changing anything, so a subtree cannot

@@ -1,4 +1,4 @@
-//! Full state visibility (paper 003 §3.2, §4; principle 6): a parent holds
+//! Full state visibility (paper 003 §3.1.2, §3.1.3; principle 6): a parent holds
 //! a child's whole subtree and reads or replaces, as plain data, every
 //! piece of a held environment's state that is not already visible in the
 //! exposed tables (frames charged to it, slices it owns) or readable by

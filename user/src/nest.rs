@@ -67,7 +67,7 @@ pub fn in_subtree(mut id: u64, root: u64) -> bool {
     false
 }
 
-/// The interposer's loop (paper 003 §3.3): until `root` exits, hands
+/// The interposer's loop (paper 003 §3.2): until `root` exits, hands
 /// every held event of its (interposed) subtree to `answer`, with the
 /// environment's slot and id, and answers as it says (`(mode, value)`,
 /// see `abi::nest::answer`). Returns `root`'s exit code.

@@ -1,4 +1,4 @@
-//! A tracer (paper 003 §5, like `strace`): runs a subtree interposed and
+//! A tracer (paper 003 §5.3, like `strace`): runs a subtree interposed and
 //! reports each of its system calls with arguments and result. It is an
 //! ordinary program's loop over `interpose`, `env_state_get` and
 //! `intercept_answer` (see `docs/nesting.md`).

@@ -1,4 +1,4 @@
-//! Boot test: full state visibility (paper 003 §3.2). Every kind of kernel
+//! Boot test: full state visibility (paper 003 §3.1.2). Every kind of kernel
 //! object a child holds has a representation a parent reads as data and
 //! recreates: a child held mid-computation is rebuilt in a fresh
 //! environment from its state record, its mappings (contents copied into

@@ -1,4 +1,4 @@
-//! Boot test: the demand pager (paper 003 §5, the memory manager). A child
+//! Boot test: the demand pager (paper 003 §5.5, the virtual memory nester). A child
 //! whose subtree may hold only a few frames more than it starts with
 //! touches twice as many pages as its quota allows and completes: the
 //! pager, its parent, receives its page faults (interposition), gives it

@@ -1,4 +1,4 @@
-//! Boot test: the tracer (paper 003 §5) over a native program's subtree.
+//! Boot test: the tracer (paper 003 §5.3) over a native program's subtree.
 //! Every system call shows with its arguments and result; calls the
 //! tracer answers itself (a kernel call and a foreign one) never reach the
 //! kernel, and the traced program sees the tracer's answers.

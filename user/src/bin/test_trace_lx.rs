@@ -1,4 +1,4 @@
-//! Boot test: the tracer around a Linux program (paper 003 §5). Booted as
+//! Boot test: the tracer around a Linux program (paper 003 §5.3). Booted as
 //! `init=test_trace_lx /bin/busybox echo hello nested world`, it runs the
 //! library OS's Linux personality, `lxrt` (which reads the same command
 //! line), unchanged in an interposed subtree: busybox's Linux calls show

@@ -1,4 +1,4 @@
-//! The tracer as a program (paper 003 §5): booted as `init=tracer NAME`
+//! The tracer as a program (paper 003 §5.3): booted as `init=tracer NAME`
 //! it runs `bin/NAME` (default `tracee`) interposed and prints every
 //! system call of its subtree, with arguments and result; as
 //! `init=tracer /PATH ARGS...` it runs the Linux program under `lxrt`
