@@ -94,6 +94,9 @@ pub const GUARD_ELSEWHERE: u64 = u64::MAX - 1;
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Event {
     pub kind: u64,
+    /// The interposer it is for: the nearest ancestor that interposed on
+    /// the environment (others see it but leave it to that one).
+    pub to: u64,
     /// The system-call number.
     pub number: u64,
     /// Its six argument registers (`rdi rsi rdx r10 r8 r9`).

@@ -214,8 +214,9 @@ pub struct Env {
     /// What a held environment (`Stopped` by `env_stop`) does when
     /// released: `Runnable` or `Sleeping` (paper 003 §3.2).
     pub resume_as: State,
-    /// Its system calls stop for its interposer (`interpose.rs`).
-    pub interposed: bool,
+    /// Its calls and faults stop for this interposer, the nearest
+    /// ancestor that asked (`interpose.rs`).
+    pub interposer: Option<EnvId>,
     /// The call it is held on for its interposer, and the address after the
     /// one system call let through (0: none).
     pub event: abi::nest::Event,
@@ -311,8 +312,8 @@ impl Env {
         first_child: None,
         next_sibling: None,
         resume_as: State::Runnable,
-        interposed: false,
-        event: abi::nest::Event { kind: 0, number: 0, args: [0; 6], value: 0 },
+        interposer: None,
+        event: abi::nest::Event { kind: 0, to: 0, number: 0, args: [0; 6], value: 0 },
         bypass: 0,
         frame_quota: abi::syscall::NO_LIMIT,
         slice_quota: abi::syscall::NO_LIMIT,

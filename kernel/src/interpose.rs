@@ -20,7 +20,7 @@
 //! caught where the kernel would reflect them.
 
 use crate::arch::cpu;
-use crate::env::{Env, ExcTarget, Slot, State};
+use crate::env::{Env, EnvId, ExcTarget, Slot, State};
 use crate::frames::Frame;
 use crate::mm::{self, PhysTables, KERNEL_BASE};
 use crate::pagetable::{self, Tables, GLOBAL};
@@ -130,7 +130,10 @@ extern "sysv64" fn held_call(a0: u64, a1: u64, a2: u64, a3: u64, a4: u64, a5: u6
         crate::state::enter(|k| {
             let c = k.current;
             let number = k.envs[c].event.number + BASE;
-            k.hold(c, Event { kind: event::SYSCALL, number, args: [a0, a1, a2, a3, a4, a5], value: 0 });
+            k.hold(
+                c,
+                Event { kind: event::SYSCALL, to: 0, number, args: [a0, a1, a2, a3, a4, a5], value: 0 },
+            );
         })
     };
     0 // the interposer's answer replaces it
@@ -148,7 +151,7 @@ extern "sysv64" fn held_result(value: u64) -> i64 {
             let tf = &k.envs[c].tf;
             let args = [tf.rdi, tf.rsi, tf.rdx, tf.r10, tf.r8, tf.r9];
             let number = k.envs[c].event.number + BASE;
-            k.hold(c, Event { kind: event::RESULT, number, args, value });
+            k.hold(c, Event { kind: event::RESULT, to: 0, number, args, value });
         })
     };
     value as i64
@@ -225,35 +228,59 @@ impl Kernel {
         VIEW.store(pagetable::entry(pdpt, kpml4e & !pagetable::FRAME_MASK), Ordering::Relaxed);
     }
 
-    /// Interposes (or stops interposing) on slot `top` and its subtree.
-    pub fn interpose(&mut self, top: Slot, on: bool) {
+    /// Slot `by` interposes (or stops interposing) on slot `top` and its
+    /// subtree: on environments that already have a nearer interposer
+    /// (one below `by`) that one stays.
+    pub fn interpose(&mut self, top: Slot, by: Slot, on: bool) {
+        let me = self.envs[by].id();
         let mut at = Some(top);
         while let Some(s) = at {
-            self.set_interposed(s, on);
+            let now = self.envs[s].interposer;
+            let to = match (on, now) {
+                (true, None) => Some(me),
+                (true, Some(i)) if self.is_ancestor(i, by) => Some(me),
+                (false, Some(i)) if i == me => None,
+                _ => now,
+            };
+            self.set_interposer(s, to);
             at = self.next_in_subtree(top, s);
         }
     }
 
-    /// An environment created by an interposed one is interposed too.
+    /// Whether `a` is a proper ancestor of slot `s`.
+    fn is_ancestor(&self, a: EnvId, s: Slot) -> bool {
+        let mut p = self.envs[s].parent();
+        while let Some(id) = p {
+            if id == a {
+                return true;
+            }
+            p = self.envs[id.slot()].parent();
+        }
+        false
+    }
+
+    /// An environment created in an interposed subtree is interposed on by
+    /// the same interposer.
     pub fn inherit_interposition(&mut self, creator: Slot, child: Slot) {
-        if self.envs[creator].interposed {
-            self.set_interposed(child, true);
+        if let Some(i) = self.envs[creator].interposer {
+            self.set_interposer(child, Some(i));
         }
     }
 
-    fn set_interposed(&mut self, s: Slot, on: bool) {
-        let entry = if on {
+    fn set_interposer(&mut self, s: Slot, to: Option<EnvId>) {
+        let entry = if to.is_some() {
             VIEW.load(Ordering::Relaxed)
         } else {
             PhysTables.table(self.kernel_pml4)[IMAGE_PML4_SLOT]
         };
         PhysTables.table(self.envs[s].pml4)[IMAGE_PML4_SLOT] = entry;
-        self.envs[s].interposed = on;
+        self.envs[s].interposer = to;
     }
 
     /// Holds slot `c` (the caller) on `ev` for its interposer.
     fn hold(&mut self, c: Slot, ev: Event) {
-        self.envs[c].event = ev;
+        let to = self.envs[c].interposer.map_or(0, |i| i.raw() as u64);
+        self.envs[c].event = Event { to, ..ev };
         self.envs[c].resume_as = State::Runnable;
         self.set_state(c, State::Stopped);
         self.schedule();
@@ -265,7 +292,7 @@ impl Kernel {
     pub fn hold_foreign(&mut self) -> bool {
         let c = self.current;
         let e = &mut self.envs[c];
-        if !e.interposed {
+        if e.interposer.is_none() {
             return false;
         }
         if e.bypass == e.tf.rip {
@@ -274,6 +301,7 @@ impl Kernel {
         }
         let tf = &e.tf;
         let ev = Event {
+            to: 0,
             kind: event::FOREIGN,
             number: tf.rax,
             args: [tf.rdi, tf.rsi, tf.rdx, tf.r10, tf.r8, tf.r9],
@@ -288,11 +316,12 @@ impl Kernel {
     /// is interposed. Returns whether it was held.
     pub fn hold_exception(&mut self, fault_addr: u64) -> bool {
         let c = self.current;
-        if !self.envs[c].interposed {
+        if self.envs[c].interposer.is_none() {
             return false;
         }
         let tf = &self.envs[c].tf;
         let ev = Event {
+            to: 0,
             kind: event::EXCEPTION,
             number: tf.vector,
             args: [tf.error, fault_addr, 0, 0, 0, 0],

@@ -68,10 +68,12 @@ pub fn in_subtree(mut id: u64, root: u64) -> bool {
 }
 
 /// The interposer's loop (paper 003 §3.2): until `root` exits, hands
-/// every held event of its (interposed) subtree to `answer`, with the
-/// environment's slot and id, and answers as it says (`(mode, value)`,
-/// see `abi::nest::answer`). Returns `root`'s exit code.
+/// every held event of its (interposed) subtree that is for this
+/// interposer (a nearer one inside the subtree answers its own) to
+/// `answer`, with the environment's slot and id, and answers as it says
+/// (`(mode, value)`, see `abi::nest::answer`). Returns `root`'s exit code.
 pub fn serve(root: u64, mut answer: impl FnMut(usize, u64, &Event) -> (u64, u64)) -> Result<i32, Error> {
+    let me = sys::self_id();
     loop {
         for slot in 0..ENV_SLOTS {
             let e = kinfo::env(slot);
@@ -80,7 +82,7 @@ pub fn serve(root: u64, mut answer: impl FnMut(usize, u64, &Event) -> (u64, u64)
                 continue;
             }
             let mut st = EnvState::default();
-            if env_state_get(id, &mut st).is_err() || st.event.kind == event::NONE {
+            if env_state_get(id, &mut st).is_err() || st.event.kind == event::NONE || st.event.to != me {
                 continue;
             }
             let (mode, value) = answer(slot, id, &st.event);

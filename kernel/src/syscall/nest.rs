@@ -68,7 +68,7 @@ pub fn interpose(k: &mut Kernel, Args([env, on, cred, ..]): Args) -> Result<u64,
     if on > 1 {
         return Err(Error::BadFlags);
     }
-    k.interpose(s, on == 1);
+    k.interpose(s, k.current, on == 1);
     Ok(0)
 }
 

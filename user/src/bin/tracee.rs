@@ -1,12 +1,15 @@
 //! Helper for the tracer test: a few system calls with known results, a
-//! foreign one (Linux's `getpid`, number 39) and a child, so that the
-//! trace shows a subtree. Exits 0 if the answers the tracer gave itself
-//! (`self_id` = 0x7ace, `getpid` = 0x99) reached it.
+//! foreign one (Linux's `getpid`, number 39), and a child it interposes on
+//! itself (a nester inside the traced subtree: the child's calls are its
+//! to answer, not the tracer's). Exits 0 if the answers the tracer gave
+//! itself (`self_id` = 0x7ace, `getpid` = 0x99) reached it and it saw its
+//! child's calls.
 #![no_std]
 #![no_main]
 
+use abi::nest::answer;
 use abi::syscall::ENV_SELF;
-use user::{spawn, sys};
+use user::{nest, spawn, sys};
 
 fn main(_: u64) -> i32 {
     let id = sys::self_id();
@@ -15,12 +18,15 @@ fn main(_: u64) -> i32 {
     sys::env_publish(ENV_SELF, 42).unwrap();
     let pid = sys::call(39, [0; 6]);
     let child = spawn::spawn_stopped("nestee", 1).unwrap();
+    nest::interpose(child, true).unwrap();
     spawn::start(child).unwrap();
-    while user::kinfo::env_by_id(child).is_some_and(|e| e.state != abi::tables::env_state::EXITED) {
-        sys::yield_now();
-    }
+    let mut seen = 0;
+    let code = nest::serve(child, |_, _, _| {
+        seen += 1;
+        (answer::PASS, 0)
+    });
     sys::env_destroy(child).unwrap();
-    i32::from(!(id == 0x7ace && pid == 0x99 && bad.is_err()))
+    i32::from(!(id == 0x7ace && pid == 0x99 && bad.is_err() && seen > 0 && code.is_ok()))
 }
 
 user::entry!(main);
