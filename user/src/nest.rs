@@ -76,6 +76,9 @@ pub fn serve(root: u64, mut answer: impl FnMut(usize, u64, &Event) -> (u64, u64)
     let me = sys::self_id();
     loop {
         for slot in 0..ENV_SLOTS {
+            if kinfo::env_state(slot) != env_state::STOPPED {
+                continue;
+            }
             let e = kinfo::env(slot);
             let id = e.id as u64;
             if e.id == 0 || e.state != env_state::STOPPED || !in_subtree(id, root) {
