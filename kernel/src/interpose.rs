@@ -197,7 +197,8 @@ impl Kernel {
             let (pdi, pti) = ((off >> 21) as usize, ((off >> 12) & 511) as usize);
             // This 2 MiB region's table: copied once, then shared by patches.
             let kpt = pagetable::frame_of(t.table(kpd)[pdi]);
-            let pt = if t.table(pd)[pdi] == t.table(kpd)[pdi] {
+            // (Compared by the frame they name: the CPU sets accessed bits.)
+            let pt = if pagetable::frame_of(t.table(pd)[pdi]) == kpt {
                 let pt = new();
                 let (src, flags) = (*t.table(kpt), t.table(kpd)[pdi] & !pagetable::FRAME_MASK);
                 *t.table(pt) = src;
@@ -207,7 +208,7 @@ impl Kernel {
                 pagetable::frame_of(t.table(pd)[pdi])
             };
             // The page: copied once; it stops being global in both views.
-            let code = if t.table(pt)[pti] == t.table(kpt)[pti] {
+            let code = if pagetable::frame_of(t.table(pt)[pti]) == pagetable::frame_of(t.table(kpt)[pti]) {
                 let code = new();
                 // SAFETY: `code` is a fresh kernel frame nobody maps yet;
                 // `page` is kernel text, readable.
@@ -219,6 +220,11 @@ impl Kernel {
             } else {
                 pagetable::frame_of(t.table(pt)[pti])
             };
+            assert_ne!(
+                code,
+                pagetable::frame_of(t.table(kpt)[pti]),
+                "the view never writes the kernel's own text"
+            );
             // SAFETY: `code` is the view's copy of the page, mapped nowhere
             // writable; the patch lies within it.
             unsafe {
