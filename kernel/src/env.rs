@@ -424,7 +424,10 @@ impl Kernel {
             if s == top {
                 break;
             }
-            self.release(s);
+            // An exited descendant gave everything back when it ended.
+            if self.envs[s].state != State::Exited {
+                self.release(s);
+            }
             self.free_slot(s);
         }
         if self.envs[top].state != State::Exited {
