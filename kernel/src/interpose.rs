@@ -253,6 +253,12 @@ impl Kernel {
         }
     }
 
+    /// The interposer of the (live) interposer `to`, if any.
+    fn outer_interposer(&self, to: u64) -> Option<EnvId> {
+        let s = self.env_slot(to).ok().filter(|_| to != 0)?;
+        self.envs[s].interposer
+    }
+
     /// Whether `a` is a proper ancestor of slot `s`.
     fn is_ancestor(&self, a: EnvId, s: Slot) -> bool {
         let mut p = self.envs[s].parent();
@@ -353,11 +359,21 @@ impl Kernel {
     }
 
     /// `intercept_answer`: ends the wait of held slot `s`.
+    /// What one interposer lets through goes on to the interposer around
+    /// it, if there is one, before the kernel acts on it: a nester inside
+    /// an interposed subtree cannot pass its children's calls around it.
     pub fn answer(&mut self, s: Slot, mode: u64, value: u64) -> Result<(), Error> {
-        let e = &mut self.envs[s];
+        let e = &self.envs[s];
         if e.state() != State::Stopped || e.event.kind == event::NONE {
             return Err(Error::BadState);
         }
+        if mode == answer::PASS {
+            if let Some(outer) = self.outer_interposer(e.event.to) {
+                self.envs[s].event.to = outer.raw() as u64;
+                return Ok(());
+            }
+        }
+        let e = &mut self.envs[s];
         let ev = e.event;
         match (mode, ev.kind) {
             (answer::PASS, event::EXCEPTION) => {

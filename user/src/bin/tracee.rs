@@ -1,7 +1,7 @@
 //! Helper for the tracer test: a few system calls with known results, a
 //! foreign one (Linux's `getpid`, number 39), and a child it interposes on
-//! itself (a nester inside the traced subtree: the child's calls are its
-//! to answer, not the tracer's). Exits 0 if the answers the tracer gave
+//! itself (a nester inside the traced subtree: the child's calls come to
+//! it first). Exits 0 if the answers the tracer gave
 //! itself (`self_id` = 0x7ace, `getpid` = 0x99) reached it and it saw its
 //! child's calls.
 #![no_std]
