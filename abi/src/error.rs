@@ -46,11 +46,14 @@ pub enum Error {
     NoSlice = 18,
     /// A downloaded program failed verification (the console says why).
     BadProgram = 19,
+    /// The subtree's memory quota or CPU share would be exceeded
+    /// (`env_limit`).
+    OverQuota = 20,
 }
 
 impl Error {
     /// Every error, in code order (for tests and documentation).
-    pub const ALL: [Error; 19] = [
+    pub const ALL: [Error; 20] = [
         Error::NoSuchCall,
         Error::BadPointer,
         Error::BadLength,
@@ -70,6 +73,7 @@ impl Error {
         Error::BadState,
         Error::NoSlice,
         Error::BadProgram,
+        Error::OverQuota,
     ];
 
     /// Decodes a negative system-call result.
@@ -105,6 +109,7 @@ impl Error {
             Error::BadState => "environment in wrong state",
             Error::NoSlice => "time slice not available",
             Error::BadProgram => "downloaded program rejected",
+            Error::OverQuota => "over the subtree's quota",
         }
     }
 }

@@ -7,6 +7,7 @@
 pub mod error;
 pub mod exception;
 pub mod layout;
+pub mod nest;
 pub mod pte;
 pub mod syscall;
 pub mod tables;

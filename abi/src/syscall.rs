@@ -198,8 +198,47 @@ pub const INTERRUPTS_TAKE: u64 = BASE + 36;
 /// stops the notifications.
 pub const CONSOLE_NOTIFY: u64 = BASE + 37;
 
+/// `env_stop(env, cred)`: hold `env` and its whole subtree (paper 003
+/// §3.1.2): nothing in it runs until `env_run` releases each. A held
+/// environment keeps what it was doing (`EnvState::run`). Not the caller.
+pub const ENV_STOP: u64 = BASE + 38;
+/// `env_state_get(env, &mut EnvState, cred)`: a held environment's whole
+/// state (see [`crate::nest::EnvState`]); `cred` needs the read right.
+pub const ENV_STATE_GET: u64 = BASE + 39;
+/// `env_state_set(env, &EnvState, cred)`: give a held environment (the
+/// same or another) that state. Every field is checked before any changes.
+pub const ENV_STATE_SET: u64 = BASE + 40;
+/// `env_mappings(env, start_va, buf, n, cred)`: up to `n`
+/// [`crate::nest::Mapping`]s of `env`'s address space at or above
+/// `start_va`, in address order. Returns how many were written.
+pub const ENV_MAPPINGS: u64 = BASE + 41;
+/// `env_caps(env, buf, n, cred)`: up to `n` [`crate::nest::CapInfo`]s, one
+/// per capability in `env`'s list. Returns how many were written.
+pub const ENV_CAPS: u64 = BASE + 42;
+/// `interpose(env, on, cred)`: with `on == 1`, `env`, its subtree and every
+/// environment later created in it stop at each system call (kernel or
+/// foreign) and each exception before the kernel acts on it, and after each
+/// kernel call let through, held with the event as `EnvState::event`
+/// (see [`crate::nest::event`]) until `intercept_answer`; `on == 0` ends it.
+pub const INTERPOSE: u64 = BASE + 43;
+/// `intercept_answer(env, mode, value, cred)`: answer the held call of an
+/// interposed environment: `answer::PASS` lets the kernel carry it out,
+/// `answer::RETURN` makes it return `value`. The environment runs again.
+pub const INTERCEPT_ANSWER: u64 = BASE + 44;
+
+/// `env_limit(env, frames, slices, cred)`: hierarchical resource limits.
+/// The frames charged to `env`'s whole subtree (user frames, page tables,
+/// its descendants' frames) may not exceed `frames`, nor the time slices
+/// its subtree owns `slices` (`NO_LIMIT`: no limit); what would exceed
+/// either fails with `OverQuota`. Every ancestor's limits apply too, so a
+/// subtree cannot escape its parent's by setting its own. Not the caller.
+pub const ENV_LIMIT: u64 = BASE + 45;
+
 /// One past the last kernel call.
-pub const END: u64 = BASE + 38;
+pub const END: u64 = BASE + 46;
+
+/// `env_limit`: no limit.
+pub const NO_LIMIT: u64 = u64::MAX;
 
 /// Most pages one range call covers.
 pub const RANGE_MAX: u64 = 4096;

@@ -104,9 +104,19 @@ pub struct ExcTarget {
     pub save: u64,
     pub entry: u64,
     pub stack: u64,
+    /// The save area's user address (what `env_state_get` reports).
+    pub user_save: u64,
+    /// Always 0: the interposed view's exception stub reads it in place of
+    /// `save`, so an interposed environment's exceptions take the general
+    /// path, where its interposer sees them (`interpose.rs`).
+    pub no_save: u64,
 }
 
 const _: () = assert!(core::mem::offset_of!(Env, exc) == 176);
+
+impl ExcTarget {
+    pub const NONE: ExcTarget = ExcTarget { save: 0, entry: 0, stack: 0, user_save: 0, no_save: 0 };
+}
 
 /// What an environment is doing; the exposed table shows it as
 /// `EnvInfo::state` (`abi::tables::env_state`, the same numbers).
@@ -201,7 +211,29 @@ pub struct Env {
     pub ticks: u64,
     first_child: Option<Slot>,
     next_sibling: Option<Slot>,
+    /// What a held environment (`Stopped` by `env_stop`) does when
+    /// released: `Runnable` or `Sleeping` (paper 003 §3.2).
+    pub resume_as: State,
+    /// Its calls and faults stop for this interposer, the nearest
+    /// ancestor that asked (`interpose.rs`).
+    pub interposer: Option<EnvId>,
+    /// The call it is held on for its interposer, and the address after the
+    /// one system call let through (0: none).
+    pub event: abi::nest::Event,
+    pub bypass: u64,
+    /// Limits on what its subtree holds (`limits.rs`), and whether it or
+    /// an ancestor has any.
+    pub frame_quota: u64,
+    pub slice_quota: u64,
+    pub limited: bool,
 }
+
+/// The size of an environment. Indexing the table multiplies by it on
+/// every measured path; an odd multiple of 64 such as 25 * 64 costs one
+/// `imul`, where 24 * 64 cost a `lea` and a shift (one instruction more
+/// on `null_syscall`, two on `yield`). Check the cost when it changes.
+const ENV_SIZE: usize = 25 * 64;
+const _: () = assert!(core::mem::size_of::<Env>() == ENV_SIZE);
 
 impl Env {
     pub fn id(&self) -> EnvId {
@@ -247,7 +279,7 @@ impl Env {
             rsp: 0,
             ss: 0,
         },
-        exc: ExcTarget { save: 0, entry: 0, stack: 0 },
+        exc: ExcTarget::NONE,
         exc_frame: None,
         repo_vector: None,
         fpu: FpuState::INITIAL,
@@ -279,6 +311,13 @@ impl Env {
         clist: CList::EMPTY,
         first_child: None,
         next_sibling: None,
+        resume_as: State::Runnable,
+        interposer: None,
+        event: abi::nest::Event { kind: 0, to: 0, number: 0, args: [0; 6], value: 0 },
+        bypass: 0,
+        frame_quota: abi::syscall::NO_LIMIT,
+        slice_quota: abi::syscall::NO_LIMIT,
+        limited: false,
     };
 }
 
@@ -342,6 +381,7 @@ impl Kernel {
             }
         };
         let parent = creator.map(|c| self.envs[c].id);
+        let limited = creator.is_some_and(|c| self.envs[c].limited);
         let shared = *PhysTables.table(self.kernel_pml4);
         let mut tables = PhysTables;
         let table = tables.table(pml4);
@@ -361,6 +401,7 @@ impl Kernel {
         e.tf.ss = USER_SS as u64;
         e.tf.rflags = FORCED_FLAGS;
         e.guard = guard;
+        e.limited = limited;
         e.clist.set(abi::syscall::CRED_SELF, guard).expect("slot CRED_SELF exists");
         if let Some(p) = parent.map(EnvId::slot) {
             self.envs[s].next_sibling = self.envs[p].first_child;
@@ -383,7 +424,10 @@ impl Kernel {
             if s == top {
                 break;
             }
-            self.release(s);
+            // An exited descendant gave everything back when it ended.
+            if self.envs[s].state != State::Exited {
+                self.release(s);
+            }
             self.free_slot(s);
         }
         if self.envs[top].state != State::Exited {
@@ -452,6 +496,22 @@ impl Kernel {
         self.envs[s] = Env::EMPTY;
         self.envs[s].generation = generation;
         self.publish(s);
+    }
+
+    /// The slot after `s` in a pre-order walk of the subtree rooted at
+    /// `top` (`None` when the walk is over).
+    pub fn next_in_subtree(&self, top: Slot, s: Slot) -> Option<Slot> {
+        if let Some(c) = self.envs[s].first_child {
+            return Some(c);
+        }
+        let mut at = s;
+        while at != top {
+            if let Some(n) = self.envs[at].next_sibling {
+                return Some(n);
+            }
+            at = self.envs[at].parent?.slot();
+        }
+        None
     }
 
     /// Copies slot `s` into the exposed environment table.

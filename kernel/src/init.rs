@@ -58,6 +58,8 @@ pub extern "C" fn kmain(magic: u32, info: u32) -> ! {
     let frames = frame_table(&boot, &exposed, &bootfs, &early); // who owns each frame
     state::install(kernel_state(&boot, exposed, &bootfs, frames, kernel_pml4));
     // SAFETY: boot, before user mode exists.
+    unsafe { state::enter(Kernel::interposition_init) }; // the interposed entry (paper 003 §3.2)
+                                                         // SAFETY: boot, before user mode exists.
     unsafe { state::enter(|k| start(k, boot.cmdline(), bootfs.frame, bootfs.len)) };
     trap::enter_user()
 }

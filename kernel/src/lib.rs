@@ -39,9 +39,15 @@ mod heap;
 #[cfg(target_os = "none")]
 mod init;
 #[cfg(target_os = "none")]
+mod interpose;
+#[cfg(target_os = "none")]
+mod limits;
+#[cfg(target_os = "none")]
 mod loader;
 #[cfg(target_os = "none")]
 mod mm;
+#[cfg(target_os = "none")]
+mod nest;
 #[cfg(target_os = "none")]
 mod panic;
 #[cfg(target_os = "none")]

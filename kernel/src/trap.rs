@@ -75,6 +75,9 @@ impl Kernel {
     fn exception(&mut self) {
         let tf = &self.envs[self.current].tf;
         let fault_addr = if tf.vector == vector::PAGE_FAULT { cpu::cr2() } else { 0 };
+        if self.hold_exception(fault_addr) {
+            return;
+        }
         let context =
             if self.envs[self.current].exc.save != 0 { " inside its exception handler" } else { "" };
         self.kill(fault_addr, context)
@@ -82,7 +85,12 @@ impl Kernel {
 
     /// Ends the current environment for an exception it cannot handle.
     fn kill(&mut self, addr: u64, context: &str) {
-        let e = &self.envs[self.current];
+        self.kill_slot(self.current, addr, context);
+    }
+
+    /// Ends slot `s` for the exception in its frame.
+    pub fn kill_slot(&mut self, s: crate::env::Slot, addr: u64, context: &str) {
+        let e = &self.envs[s];
         let tf = &e.tf;
         crate::kprintln!(
             "env {:#x} killed by {}{} at rip {:#x} (address {:#x}, error {:#x})",
@@ -94,7 +102,11 @@ impl Kernel {
             tf.error
         );
         let code = FAULT_EXIT_BASE - tf.vector as i32;
-        self.exit_current(code);
+        if s == self.current {
+            self.exit_current(code);
+        } else {
+            self.env_destroy(s, Some(code));
+        }
     }
 
     /// Ends the current environment with `code` and runs another. The first

@@ -18,7 +18,7 @@ const MAX_OFFENCES: u8 = 3;
 
 impl Kernel {
     /// The save area of slot `s`, if it has a handler.
-    fn save_area(&mut self, s: Slot) -> Option<&'static mut ExceptionFrame> {
+    pub fn save_area(&mut self, s: Slot) -> Option<&'static mut ExceptionFrame> {
         let save = self.envs[s].exc.save;
         // SAFETY: `exc.save` is the kernel address of the registered save
         // area, in a frame pinned while it is registered.

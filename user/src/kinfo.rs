@@ -37,6 +37,14 @@ pub fn interrupts(slot: usize) -> u64 {
     unsafe { core::ptr::read_volatile(&raw const (*(ENV_TABLE_VA as *const EnvInfo).add(slot)).interrupts) }
 }
 
+/// The state of the environment in `slot` (one word, for a scan of the
+/// whole table).
+pub fn env_state(slot: usize) -> u32 {
+    assert!(slot < ENV_SLOTS);
+    // SAFETY: as in `env`.
+    unsafe { core::ptr::read_volatile(&raw const (*(ENV_TABLE_VA as *const EnvInfo).add(slot)).state) }
+}
+
 /// The environment-table entry of `id`, if it is alive.
 pub fn env_by_id(id: u64) -> Option<EnvInfo> {
     let e = env(abi::tables::env_slot(id as u32));

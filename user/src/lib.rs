@@ -9,11 +9,13 @@ pub mod ebpf;
 pub mod exc;
 pub mod kinfo;
 pub mod mem;
+pub mod nest;
 pub mod pct;
 pub mod print;
 pub mod rng;
 pub mod rt;
 pub mod spawn;
 pub mod sys;
+pub mod trace;
 
 pub use abi;

@@ -53,7 +53,7 @@ pub fn call1(n: u64, a: u64) -> i64 {
     r
 }
 
-fn result(r: i64) -> Result<u64, Error> {
+pub(crate) fn result(r: i64) -> Result<u64, Error> {
     if r >= 0 {
         Ok(r as u64)
     } else {

@@ -36,6 +36,12 @@ const EXTRAS: &[Extra] = &[
     },
     Extra { name: "test_predicate", args: "", expect: &["rejected: instruction"], timeout_s: 90 },
     Extra {
+        name: "test_trace_lx",
+        args: "/bin/busybox echo hello nested world",
+        expect: &["hello nested world", "linux:exit_group(0x0"],
+        timeout_s: 120,
+    },
+    Extra {
         name: "test_revoke",
         args: "",
         expect: &["did not give frames back in time: repossessed 10"],

@@ -33,6 +33,9 @@ const ENTRY_FLAGS_CLEARED: u64 = 0x200 | 0x100 | 0x400 | 0x4000 | 0x4_0000;
 frame_asm!(
     r#"
     .section .text
+    /* Aligned so that the stub, and its dispatch, lie in one page: the
+     * interposed view replaces that page (see interpose.rs). */
+    .balign 256
     .global syscall_entry
 syscall_entry:
     swapgs
@@ -61,6 +64,8 @@ syscall_entry:
     cmpq ${count}, %rax
     jae 2f
     movq %r10, %rcx
+    .global syscall_dispatch
+syscall_dispatch:
     call *{table}(, %rax, 8)
     movq %gs:{cur_tf}, %rcx
     cmpq %rcx, %gs:{caller_tf}

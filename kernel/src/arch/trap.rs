@@ -94,6 +94,8 @@ exc_fast:
     swapgs
     movq %rax, {v_rax}(%rsp)
     movq %rcx, {v_rcx}(%rsp)
+    .global exc_fast_save
+exc_fast_save:
     movq {v_save}(%rsp), %rax
     testq %rax, %rax
     jz 1f

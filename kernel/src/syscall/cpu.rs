@@ -23,6 +23,7 @@ pub fn exit(k: &mut Kernel, Args([code, parent_bits, cred, ..]): Args) -> Result
 
 pub fn slice_alloc(k: &mut Kernel, Args([env, pos, cred, ..]): Args) -> Result<u64, Error> {
     let s = k.env_arg(env, cred)?;
+    k.within_limits(s, 0, 1)?;
     k.slice_alloc(s, (pos != SLICE_ANY).then_some(pos))
 }
 

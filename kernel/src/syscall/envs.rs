@@ -3,7 +3,7 @@
 
 use super::Args;
 use crate::cap::Rights;
-use crate::env::{user_rflags, ExcTarget, State};
+use crate::env::{user_rflags, ExcTarget, Slot};
 use crate::mm::PhysTables;
 use crate::pagetable::{self, USER, WRITABLE};
 use crate::state::Kernel;
@@ -15,7 +15,9 @@ use abi::Error;
 pub fn env_create(k: &mut Kernel, Args([cred, ..]): Args) -> Result<u64, Error> {
     let me = k.current;
     k.caps.check(k.cred(cred)?, k.envs[me].guard, Rights::GRANT)?;
+    k.within_limits(me, 1, 0)?; // its top-level page table
     let s = k.env_create(Some(me))?;
+    k.inherit_interposition(me, s);
     k.kinfo.free_frames = k.frames.free_count();
     Ok(k.envs[s].id().raw() as u64)
 }
@@ -55,10 +57,7 @@ pub fn env_get_regs(k: &mut Kernel, Args([env, ptr, cred, ..]): Args) -> Result<
 
 pub fn env_run(k: &mut Kernel, Args([env, cred, ..]): Args) -> Result<u64, Error> {
     let s = k.child_arg(env, cred, Rights::WRITE)?;
-    if k.envs[s].state() != State::Stopped {
-        return Err(Error::BadState);
-    }
-    k.set_state(s, State::Runnable);
+    k.release_held(s)?;
     Ok(0)
 }
 
@@ -67,33 +66,45 @@ pub fn set_exception_handler(
     Args([env, entry, stack, save, cred, ..]): Args,
 ) -> Result<u64, Error> {
     let s = k.env_arg(env, cred)?;
-    let target = if entry == 0 {
-        None
-    } else {
-        if entry >= USER_END || !(USER_MIN..=USER_END).contains(&stack) {
-            return Err(Error::BadAddress);
-        }
-        let size = core::mem::size_of::<ExceptionFrame>() as u64;
-        if !save.is_multiple_of(8) || save / PAGE_SIZE != (save + size - 1) / PAGE_SIZE || save >= USER_END {
-            return Err(Error::BadPointer);
-        }
-        let pte = pagetable::lookup(&mut PhysTables, k.envs[s].pml4, save & !(PAGE_SIZE - 1))
-            .ok_or(Error::BadPointer)?;
-        if pte & (USER | WRITABLE) != USER | WRITABLE {
-            return Err(Error::BadPointer);
-        }
-        let frame = pagetable::frame_of(pte);
-        k.frames.add_ref(frame)?;
-        let kaddr = crate::mm::phys::<u8>(frame.addr() + save % PAGE_SIZE) as u64;
-        Some((frame, ExcTarget { save: kaddr, entry, stack }))
-    };
-    let e = &mut k.envs[s];
-    let old = core::mem::replace(&mut e.exc_frame, target.map(|t| t.0));
-    e.exc = target.map_or(ExcTarget { save: 0, entry: 0, stack: 0 }, |t| t.1);
-    if let Some(f) = old {
-        k.frames.drop_ref(f);
-    }
+    k.set_exception_target(s, entry, stack, save)?;
     Ok(0)
+}
+
+impl Kernel {
+    /// Where slot `s`'s exceptions go (`entry == 0`: nowhere). The save
+    /// area's frame is pinned; the change is whole or not made.
+    pub fn set_exception_target(&mut self, s: Slot, entry: u64, stack: u64, save: u64) -> Result<(), Error> {
+        let target = if entry == 0 {
+            None
+        } else {
+            if entry >= USER_END || !(USER_MIN..=USER_END).contains(&stack) {
+                return Err(Error::BadAddress);
+            }
+            let size = core::mem::size_of::<ExceptionFrame>() as u64;
+            if !save.is_multiple_of(8)
+                || save / PAGE_SIZE != (save + size - 1) / PAGE_SIZE
+                || save >= USER_END
+            {
+                return Err(Error::BadPointer);
+            }
+            let pte = pagetable::lookup(&mut PhysTables, self.envs[s].pml4, save & !(PAGE_SIZE - 1))
+                .ok_or(Error::BadPointer)?;
+            if pte & (USER | WRITABLE) != USER | WRITABLE {
+                return Err(Error::BadPointer);
+            }
+            let frame = pagetable::frame_of(pte);
+            self.frames.add_ref(frame)?;
+            let kaddr = crate::mm::phys::<u8>(frame.addr() + save % PAGE_SIZE) as u64;
+            Some((frame, ExcTarget { save: kaddr, entry, stack, user_save: save, no_save: 0 }))
+        };
+        let e = &mut self.envs[s];
+        let old = core::mem::replace(&mut e.exc_frame, target.map(|t| t.0));
+        e.exc = target.map_or(ExcTarget::NONE, |t| t.1);
+        if let Some(f) = old {
+            self.frames.drop_ref(f);
+        }
+        Ok(())
+    }
 }
 
 pub fn env_publish(k: &mut Kernel, Args([env, word, cred, ..]): Args) -> Result<u64, Error> {

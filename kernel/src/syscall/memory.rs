@@ -23,6 +23,10 @@ impl Kernel {
     /// `pte`, counting the mapping; tables are charged to `s`.
     fn bind(&mut self, s: Slot, va: u64, frame: Frame, pte: u64) -> Result<u64, Error> {
         let id = self.envs[s].id().raw();
+        if self.envs[s].limited {
+            let tables = pagetable::tables_missing(&mut PhysTables, self.envs[s].pml4, core::iter::once(va));
+            self.within_limits(s, tables, 0)?;
+        }
         self.frames.add_ref(frame)?;
         let frames = &mut self.frames;
         let r =
@@ -74,6 +78,7 @@ impl Kernel {
 
 pub fn frame_alloc(k: &mut Kernel, Args([owner, frame, cred, ..]): Args) -> Result<u64, Error> {
     let s = k.env_arg(owner, cred)?;
+    k.within_limits(s, 1, 0)?;
     let want = if frame == FRAME_ANY { None } else { Some(Frame::new(frame)) };
     let f = k.frames.alloc(want, k.envs[s].id().raw(), frame_state::USER)?;
     // SAFETY: a frame just allocated, in the physical window, that no
@@ -176,9 +181,11 @@ pub fn map_from_range(k: &mut Kernel, Args([env, va, src, pages, flags, cred]): 
     let pml4 = k.envs[s].pml4;
     let present = |d: &u64| pagetable::lookup(&mut PhysTables, k.pml4(), d.wrapping_add(delta)).is_some();
     let dsts = page_range(va, pages)?.filter(present);
-    if pagetable::tables_missing(&mut PhysTables, pml4, dsts) > k.frames.free_count() {
+    let tables = pagetable::tables_missing(&mut PhysTables, pml4, dsts);
+    if tables > k.frames.free_count() {
         return Err(Error::NoMemory);
     }
+    k.within_limits(s, tables, 0)?;
     for d in page_range(va, pages)? {
         if let Some(have) = pagetable::lookup(&mut PhysTables, k.pml4(), d.wrapping_add(delta)) {
             k.bind(s, d, pagetable::frame_of(have), pte)?;

@@ -12,6 +12,7 @@ mod console;
 mod cpu;
 mod envs;
 mod memory;
+mod nest;
 mod preds;
 
 use abi::exception::vector;
@@ -133,6 +134,14 @@ calls! {
     sc::PRED_INSTALL => preds::pred_install;
     sc::PRED_FREE => preds::pred_free;
     sc::SLEEP => preds::sleep;
+    sc::ENV_STOP => nest::env_stop;
+    sc::ENV_STATE_GET => nest::env_state_get;
+    sc::ENV_STATE_SET => nest::env_state_set;
+    sc::ENV_MAPPINGS => nest::env_mappings;
+    sc::ENV_CAPS => nest::env_caps;
+    sc::INTERPOSE => nest::interpose;
+    sc::INTERCEPT_ANSWER => nest::intercept_answer;
+    sc::ENV_LIMIT => nest::env_limit;
 }
 
 /// The general path of protected control transfer, where `pct_fast` sends
@@ -149,6 +158,9 @@ pub extern "C" fn reflect() {
 
 fn reflect_in(k: &mut crate::state::Kernel) {
     let c = k.current;
+    if k.hold_foreign() {
+        return;
+    }
     if k.envs[c].exc.save == 0 {
         k.envs[c].tf.rax = Error::NoSuchCall.as_result() as u64;
     } else if !k.upcall(c, vector::SYSCALL, 0) {

@@ -10,7 +10,31 @@ use abi::syscall as sc;
 use core::arch::asm;
 use user::{kinfo, println, spawn, sys};
 
-const ALL: &[&str] = &["calib", "null_syscall", "exception", "yield_pingpong", "pct_roundtrip"];
+const ALL: &[&str] = &[
+    "calib",
+    "null_syscall",
+    "exception",
+    "yield_pingpong",
+    "pct_roundtrip",
+    "interposed_1",
+    "interposed_2",
+];
+
+/// A null system call under `levels` interposers that let it through
+/// (paper 003 §6.2): this program interposes on `caller` (one level) or on
+/// a `passer` that interposes on it (two), and serves what is for it.
+fn interposed(levels: u64, n: u64) -> u64 {
+    let program = if levels == 1 { "caller" } else { "passer" };
+    let child = spawn::spawn_stopped(program, n).unwrap();
+    user::nest::interpose(child, true).unwrap();
+    let t = rdtsc();
+    spawn::start(child).unwrap();
+    let code = user::nest::serve(child, |_, _, _| (abi::nest::answer::PASS, 0)).unwrap();
+    let total = rdtsc() - t;
+    assert_eq!(code, 0);
+    sys::env_destroy(child).unwrap();
+    total
+}
 
 fn rdtsc() -> u64 {
     // SAFETY: RDTSC only reads the time-stamp counter; lfence keeps it
@@ -87,6 +111,8 @@ fn main(_: u64) -> i32 {
                 }
             }
             (_, true) => 100,
+            // Each intercepted call is two events answered by a program.
+            ("interposed_1" | "interposed_2", false) => 2_000,
             (_, false) => 20_000,
         };
         for _ in 0..trials {
@@ -100,6 +126,8 @@ fn main(_: u64) -> i32 {
                     sys::env_destroy(server).unwrap();
                     (n, total)
                 }
+                "interposed_1" => (n, interposed(1, n)),
+                "interposed_2" => (n, interposed(2, n)),
                 "yield_pingpong" => {
                     let child = spawn::spawn("yielder", n).unwrap();
                     sys::yield_now(); // let it reach its loop

@@ -6,7 +6,7 @@
 
 use abi::exception::Regs;
 use abi::layout::{EXPOSED_BASE, KINFO_VA};
-use abi::syscall::{self as sc, map as mf, rights, CRED_SELF, ENV_SELF, FRAME_ANY};
+use abi::syscall::{self as sc, map as mf, rights, CRED_SELF, ENV_SELF, FRAME_ANY, SLICE_ANY};
 use abi::Error::{self, *};
 use user::{kinfo, println, spawn, sys};
 
@@ -179,6 +179,31 @@ fn main(_: u64) -> i32 {
     expect("console notify to nobody", sys::console_notify(999_999, 1), BadEnv);
     expect("publish for nobody", sys::env_publish(999_999, 1), BadEnv);
     expect("pct entry in kernel", sys::set_pct_entry(idle, EXPOSED_BASE, page + 4096), BadAddress);
+    // Nesting: holding, state records, interposition, limits.
+    let mut st = abi::nest::EnvState::default();
+    expect("hold oneself", user::nest::env_stop(ENV_SELF), NotPermitted);
+    expect("state of nobody", user::nest::env_state_get(999_999, &mut st), BadEnv);
+    expect(
+        "state to a bad pointer",
+        raw(sc::ENV_STATE_GET, [idle, KINFO_VA, CRED_SELF, 0, 0, 0]),
+        BadPointer,
+    );
+    expect("state record of no version", user::nest::env_state_set(idle, &st), BadFlags);
+    let mut maps = [abi::nest::Mapping::default(); 1];
+    expect(
+        "too many mappings at once",
+        raw(sc::ENV_MAPPINGS, [idle, 0, maps.as_mut_ptr() as u64, 65, CRED_SELF, 0]),
+        BadLength,
+    );
+    expect(
+        "interpose, bad flag",
+        user::nest::interpose(idle, false).and(raw(sc::INTERPOSE, [idle, 2, CRED_SELF, 0, 0, 0])),
+        BadFlags,
+    );
+    expect("answer what was never asked", user::nest::intercept_answer(idle, 0, 0), BadState);
+    user::nest::env_limit(idle, 1, 0).unwrap(); // its page table alone
+    expect("frame beyond a subtree's quota", sys::frame_alloc(idle, FRAME_ANY), OverQuota);
+    expect("slice beyond a subtree's share", sys::slice_alloc(idle, SLICE_ANY), OverQuota);
     sys::env_destroy(idle).unwrap();
     // Capabilities, slice upcalls and revocation.
     expect("derive from an empty slot", sys::cap_derive(40, 1), NotPermitted);

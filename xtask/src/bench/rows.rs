@@ -92,6 +92,16 @@ pub const ROWS: &[Row] = &[
         )
         .target(50.0)
         .reference(12461.0),
+    row("interposed_1", "null system call, 1 interposer passing it", "OSDI'96 §6.2")
+        .veneer("interposed_1")
+        .pairing(
+            "Veneer only: SELF_ID in an interposed child; its parent receives the call and its result \
+             (two events) and lets both through (user::nest::serve); the row less null_syscall is the cost of \
+             one level of interposition",
+        ),
+    row("interposed_2", "null system call, 2 interposers", "OSDI'96 §6.3")
+        .veneer("interposed_2")
+        .pairing("Veneer only: as interposed_1 under a do-nothing nester (passer) that is itself interposed on"),
     row("yield", "yield ping-pong, one way", "SOSP'95 §5.1")
         .linux("yield")
         .veneer("yield_pingpong")

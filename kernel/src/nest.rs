@@ -1,0 +1,214 @@
+//! Full state visibility (paper 003 §3.1.2, §3.1.3; principle 6): a parent holds
+//! a child's whole subtree and reads or replaces, as plain data, every
+//! piece of a held environment's state that is not already visible in the
+//! exposed tables (frames charged to it, slices it owns) or readable by
+//! other calls (its memory, through its mappings; its capability list).
+//! Nothing it holds is an absolute kernel reference in the record: the
+//! PCT guard is a slot of its own list, the sleep predicate one of its own.
+
+use crate::arch::fpu::FpuState;
+use crate::cap::{CapRef, Rights};
+use crate::env::{notify, user_rflags, Slot, State};
+use crate::mm::PhysTables;
+use crate::pagetable::{self, NO_EXEC, WRITABLE};
+use crate::predicate::MAX_PREDICATES;
+use crate::state::Kernel;
+use abi::layout::USER_END;
+use abi::nest::{cap_kind, CapInfo, EnvState, Mapping, ENV_STATE_VERSION, GUARD_ELSEWHERE};
+use abi::syscall::{map, rights, NO_GUARD};
+use abi::tables::env_state;
+use abi::Error;
+
+/// Lowest canonical address of the upper half: user registers that become
+/// addresses (fs/gs bases) must lie below it (`wrfsbase` faults otherwise).
+const USER_HALF_END: u64 = 1 << 47;
+
+impl Kernel {
+    /// Holds slot `top` and its whole subtree: each runnable or sleeping
+    /// environment in it becomes `Stopped`, remembering what it did.
+    /// Waiting environments (a synchronous transfer) stay as they are:
+    /// they run only when their callee replies (a gap, see docs/nesting.md).
+    pub fn hold_subtree(&mut self, top: Slot) {
+        let mut at = Some(top);
+        while let Some(s) = at {
+            let was = self.envs[s].state();
+            if matches!(was, State::Runnable | State::Sleeping | State::Penalized) {
+                self.envs[s].resume_as =
+                    if was == State::Sleeping { State::Sleeping } else { State::Runnable };
+                self.set_state(s, State::Stopped);
+            }
+            at = self.next_in_subtree(top, s);
+        }
+    }
+
+    /// `env_run`: lets a held (or new) environment go on with what it did.
+    /// One held on an interposed call waits for `intercept_answer`.
+    pub fn release_held(&mut self, s: Slot) -> Result<(), Error> {
+        if self.envs[s].state() != State::Stopped || self.envs[s].event.kind != abi::nest::event::NONE {
+            return Err(Error::BadState);
+        }
+        let to = core::mem::replace(&mut self.envs[s].resume_as, State::Runnable);
+        self.set_state(s, to);
+        Ok(())
+    }
+
+    /// The state record of held slot `s`.
+    pub fn state_of(&self, s: Slot) -> EnvState {
+        let e = &self.envs[s];
+        let guard = if e.pct_guard.is_none() {
+            NO_GUARD
+        } else {
+            (0..crate::cap::CLIST_SLOTS as u64)
+                .find(|&i| e.clist.get(i) == Ok(e.pct_guard))
+                .unwrap_or(GUARD_ELSEWHERE)
+        };
+        let (run, waiting_on) = match (e.state(), e.resume_as) {
+            (State::Waiting, _) => {
+                (env_state::WAITING, e.waiting_on().map_or(0, |w| self.envs[w].id().raw()))
+            }
+            (_, State::Sleeping) => (env_state::SLEEPING, 0),
+            _ => (env_state::RUNNABLE, 0),
+        };
+        EnvState {
+            version: ENV_STATE_VERSION,
+            run,
+            regs: crate::trap::regs_of(&e.tf),
+            in_syscall: (e.tf.vector == u64::MAX) as u64,
+            fs_base: e.fs_base,
+            gs_base: e.gs_base,
+            exc_entry: e.exc.entry,
+            exc_stack: e.exc.stack,
+            exc_save: e.exc.user_save,
+            pct_entry: e.pct_entry,
+            pct_stack: e.pct_stack,
+            pct_guard: guard,
+            slice_upcalls: (e.notify & notify::SLICE_UPCALLS != 0) as u64,
+            interrupts: e.interrupts,
+            interrupt_from: e.interrupt_from as u64,
+            sleep_pred: e.sleep_pred as u64,
+            sleep_until: e.sleep_until,
+            waiting_on: waiting_on as u64,
+            published: self.env_info[s].published,
+            event: e.event,
+            fxsave: e.fpu.0,
+        }
+    }
+
+    /// Gives held slot `s` the state `r`, checking every field before
+    /// changing anything. Only the exception save area needs a change that
+    /// can fail (pinning its frame): it is made first, through the same
+    /// code as `set_exception_handler`, and the rest cannot fail after it.
+    pub fn set_state_of(&mut self, s: Slot, r: &EnvState) -> Result<(), Error> {
+        if r.version != ENV_STATE_VERSION || r.in_syscall > 1 || r.slice_upcalls > 1 {
+            return Err(Error::BadFlags);
+        }
+        if self.envs[s].state() != State::Stopped || self.envs[s].event.kind != abi::nest::event::NONE {
+            return Err(Error::BadState);
+        }
+        if r.regs.rip >= USER_END || r.regs.rsp >= USER_HALF_END {
+            return Err(Error::BadRegs);
+        }
+        if r.fs_base >= USER_HALF_END || r.gs_base >= USER_HALF_END || !fxsave_valid(&r.fxsave) {
+            return Err(Error::BadRegs);
+        }
+        if r.pct_entry >= USER_END || (r.pct_entry != 0 && r.pct_stack >= USER_END) {
+            return Err(Error::BadAddress);
+        }
+        let guard = match r.pct_guard {
+            NO_GUARD => CapRef::NONE,
+            slot => self.envs[s].clist.get(slot)?,
+        };
+        let id = self.envs[s].id().raw();
+        let resume_as = match r.run {
+            env_state::RUNNABLE => State::Runnable,
+            env_state::SLEEPING => {
+                let p = usize::try_from(r.sleep_pred).ok().filter(|&p| p < MAX_PREDICATES);
+                if p.is_none_or(|p| self.predicates[p].owner != id) {
+                    return Err(Error::NotPermitted);
+                }
+                State::Sleeping
+            }
+            _ => return Err(Error::BadState),
+        };
+        let interrupt_from = u32::try_from(r.interrupt_from).map_err(|_| Error::BadEnv)?;
+        // The one fallible change, whole or not at all.
+        self.set_exception_target(s, r.exc_entry, r.exc_stack, r.exc_save)?;
+        let e = &mut self.envs[s];
+        let tf = &mut e.tf;
+        let g = &r.regs;
+        (tf.rax, tf.rbx, tf.rcx, tf.rdx, tf.rsi, tf.rdi, tf.rbp, tf.rsp) =
+            (g.rax, g.rbx, g.rcx, g.rdx, g.rsi, g.rdi, g.rbp, g.rsp);
+        (tf.r8, tf.r9, tf.r10, tf.r11, tf.r12, tf.r13, tf.r14, tf.r15) =
+            (g.r8, g.r9, g.r10, g.r11, g.r12, g.r13, g.r14, g.r15);
+        tf.rip = g.rip;
+        tf.rflags = user_rflags(g.rflags);
+        tf.vector = if r.in_syscall == 1 { u64::MAX } else { 0 };
+        (e.fs_base, e.gs_base) = (r.fs_base, r.gs_base);
+        e.fpu = FpuState(r.fxsave);
+        (e.pct_entry, e.pct_stack, e.pct_guard) = (r.pct_entry, r.pct_stack, guard);
+        let upcalls = if r.slice_upcalls == 1 { notify::SLICE_UPCALLS } else { 0 };
+        let queued = if r.interrupts != 0 { notify::INTERRUPTS } else { 0 };
+        e.notify = upcalls | queued;
+        (e.interrupts, e.interrupt_from) = (r.interrupts, interrupt_from);
+        (e.sleep_pred, e.sleep_until) = (r.sleep_pred as u16, r.sleep_until);
+        e.resume_as = resume_as;
+        self.set_published(s, r.published);
+        Ok(())
+    }
+
+    /// Up to `out.len()` mappings of slot `s` at or above `start`.
+    pub fn mappings_of(&self, s: Slot, start: u64, out: &mut [Mapping]) -> usize {
+        let mut n = 0;
+        pagetable::for_each_leaf(
+            &mut PhysTables,
+            self.envs[s].pml4,
+            crate::mm::USER_SLOTS,
+            &mut |va, pte| {
+                if va >= start && n < out.len() {
+                    let write = if *pte & WRITABLE != 0 { map::WRITE } else { 0 };
+                    let exec = if *pte & NO_EXEC == 0 { map::EXEC } else { 0 };
+                    out[n] = Mapping { va, frame: pagetable::frame_of(*pte).number(), flags: write | exec };
+                    n += 1;
+                }
+                n < out.len()
+            },
+        );
+        n
+    }
+
+    /// The live capabilities of slot `s`'s list, at most `out.len()`.
+    pub fn caps_of(&self, s: Slot, out: &mut [CapInfo]) -> usize {
+        let e = &self.envs[s];
+        let mut n = 0;
+        for slot in 0..crate::cap::CLIST_SLOTS as u64 {
+            let Ok(c) = e.clist.get(slot) else { continue };
+            let (Some(r), true) = (self.caps.rights(c), n < out.len()) else { continue };
+            let bits = [
+                (Rights::READ, rights::READ),
+                (Rights::WRITE, rights::WRITE),
+                (Rights::GRANT, rights::GRANT),
+            ]
+            .iter()
+            .filter(|(have, _)| r.contains(*have))
+            .fold(0, |acc, (_, b)| acc | b);
+            let kind = if c == e.guard {
+                cap_kind::OWN
+            } else if self.caps.is_loan(c) {
+                cap_kind::LOAN
+            } else {
+                cap_kind::DERIVED
+            };
+            out[n] = CapInfo { slot, rights: bits, kind };
+            n += 1;
+        }
+        n
+    }
+}
+
+/// An FXSAVE image FXRSTOR accepts: MXCSR's reserved bits clear (they
+/// would fault in the kernel).
+fn fxsave_valid(img: &[u8; 512]) -> bool {
+    const MXCSR_MASK: u32 = 0xFFBF; // what every x86-64 CPU accepts
+    let mxcsr = u32::from_le_bytes([img[24], img[25], img[26], img[27]]);
+    mxcsr & !MXCSR_MASK == 0
+}

@@ -1,0 +1,85 @@
+//! Nesting (paper 003): holding a subtree, its state as data, and
+//! interposing on its system calls.
+
+use super::Args;
+use crate::cap::Rights;
+use crate::state::Kernel;
+use crate::uaccess;
+use abi::nest::{CapInfo, EnvState, Mapping};
+use abi::Error;
+
+/// Most records one `env_mappings` or `env_caps` call returns.
+const BATCH: usize = 64;
+
+pub fn env_stop(k: &mut Kernel, Args([env, cred, ..]): Args) -> Result<u64, Error> {
+    let s = k.child_arg(env, cred, Rights::WRITE)?;
+    k.hold_subtree(s);
+    Ok(0)
+}
+
+pub fn env_state_get(k: &mut Kernel, Args([env, ptr, cred, ..]): Args) -> Result<u64, Error> {
+    let s = k.child_arg(env, cred, Rights::READ)?;
+    if k.envs[s].state() != crate::env::State::Stopped {
+        return Err(Error::BadState);
+    }
+    let r = k.state_of(s);
+    uaccess::write_value(k.pml4(), ptr, &r)?;
+    Ok(0)
+}
+
+pub fn env_state_set(k: &mut Kernel, Args([env, ptr, cred, ..]): Args) -> Result<u64, Error> {
+    let s = k.child_arg(env, cred, Rights::WRITE)?;
+    let r: EnvState = uaccess::read_value(k.pml4(), ptr)?;
+    k.set_state_of(s, &r)?;
+    Ok(0)
+}
+
+pub fn env_mappings(k: &mut Kernel, Args([env, start, buf, n, cred, ..]): Args) -> Result<u64, Error> {
+    let s = k.child_arg(env, cred, Rights::READ)?;
+    let n = usize::try_from(n).ok().filter(|&n| n <= BATCH).ok_or(Error::BadLength)?;
+    let size = (n * core::mem::size_of::<Mapping>()) as u64;
+    uaccess::check_writable(k.pml4(), buf, size)?;
+    let mut out = [Mapping::default(); BATCH];
+    let got = k.mappings_of(s, start, &mut out[..n]);
+    write_all(k, buf, &out[..got])?;
+    Ok(got as u64)
+}
+
+pub fn env_caps(k: &mut Kernel, Args([env, buf, n, cred, ..]): Args) -> Result<u64, Error> {
+    let s = k.child_arg(env, cred, Rights::READ)?;
+    let n = usize::try_from(n).ok().filter(|&n| n <= BATCH).ok_or(Error::BadLength)?;
+    uaccess::check_writable(k.pml4(), buf, (n * core::mem::size_of::<CapInfo>()) as u64)?;
+    let mut out = [CapInfo::default(); BATCH];
+    let got = k.caps_of(s, &mut out[..n]);
+    write_all(k, buf, &out[..got])?;
+    Ok(got as u64)
+}
+
+/// Copies `items` to the caller's `buf` (already checked writable).
+fn write_all<T: Copy>(k: &Kernel, buf: u64, items: &[T]) -> Result<(), Error> {
+    for (i, item) in items.iter().enumerate() {
+        uaccess::write_value(k.pml4(), buf + (i * core::mem::size_of::<T>()) as u64, item)?;
+    }
+    Ok(())
+}
+
+pub fn interpose(k: &mut Kernel, Args([env, on, cred, ..]): Args) -> Result<u64, Error> {
+    let s = k.child_arg(env, cred, Rights::WRITE)?;
+    if on > 1 {
+        return Err(Error::BadFlags);
+    }
+    k.interpose(s, k.current, on == 1);
+    Ok(0)
+}
+
+pub fn intercept_answer(k: &mut Kernel, Args([env, mode, value, cred, ..]): Args) -> Result<u64, Error> {
+    let s = k.child_arg(env, cred, Rights::WRITE)?;
+    k.answer(s, mode, value)?;
+    Ok(0)
+}
+
+pub fn env_limit(k: &mut Kernel, Args([env, frames, slices, cred, ..]): Args) -> Result<u64, Error> {
+    let s = k.child_arg(env, cred, Rights::WRITE)?;
+    k.set_limits(s, frames, slices);
+    Ok(0)
+}

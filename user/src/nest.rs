@@ -1,0 +1,100 @@
+//! Nesting calls (paper 003, `docs/nesting.md`): holding a subtree, its
+//! state as data, interposing on its system calls.
+
+use crate::sys::{call, result};
+use crate::{kinfo, sys};
+use abi::nest::{event, CapInfo, EnvState, Event, Mapping};
+use abi::syscall::{self as sc, CRED_SELF};
+use abi::tables::{env_state, ENV_SLOTS};
+use abi::Error;
+
+pub fn env_stop(env: u64) -> Result<u64, Error> {
+    result(call(sc::ENV_STOP, [env, CRED_SELF, 0, 0, 0, 0]))
+}
+pub fn env_state_get(env: u64, st: &mut EnvState) -> Result<u64, Error> {
+    result(call(sc::ENV_STATE_GET, [env, st as *mut EnvState as u64, CRED_SELF, 0, 0, 0]))
+}
+pub fn env_state_set(env: u64, st: &EnvState) -> Result<u64, Error> {
+    result(call(sc::ENV_STATE_SET, [env, st as *const EnvState as u64, CRED_SELF, 0, 0, 0]))
+}
+/// Up to `out.len()` mappings of `env` at or above `start`.
+pub fn env_mappings(env: u64, start: u64, out: &mut [Mapping]) -> Result<usize, Error> {
+    let n = out.len() as u64;
+    result(call(sc::ENV_MAPPINGS, [env, start, out.as_mut_ptr() as u64, n, CRED_SELF, 0])).map(|n| n as usize)
+}
+pub fn env_caps(env: u64, out: &mut [CapInfo]) -> Result<usize, Error> {
+    let n = out.len() as u64;
+    result(call(sc::ENV_CAPS, [env, out.as_mut_ptr() as u64, n, CRED_SELF, 0, 0])).map(|n| n as usize)
+}
+pub fn interpose(env: u64, on: bool) -> Result<u64, Error> {
+    result(call(sc::INTERPOSE, [env, on as u64, CRED_SELF, 0, 0, 0]))
+}
+pub fn intercept_answer(env: u64, mode: u64, value: u64) -> Result<u64, Error> {
+    result(call(sc::INTERCEPT_ANSWER, [env, mode, value, CRED_SELF, 0, 0]))
+}
+/// Caps `env`'s subtree at `frames` frames and `slices` time slices.
+pub fn env_limit(env: u64, frames: u64, slices: u64) -> Result<u64, Error> {
+    result(call(sc::ENV_LIMIT, [env, frames, slices, CRED_SELF, 0, 0]))
+}
+
+/// Every mapping of `env`, passed one at a time to `f`.
+pub fn for_each_mapping(env: u64, mut f: impl FnMut(Mapping) -> Result<(), Error>) -> Result<(), Error> {
+    let mut buf = [Mapping::default(); 64];
+    let mut start = 0;
+    loop {
+        let n = env_mappings(env, start, &mut buf)?;
+        for m in &buf[..n] {
+            f(*m)?;
+        }
+        if n < buf.len() {
+            return Ok(());
+        }
+        start = buf[n - 1].va + 4096;
+    }
+}
+
+/// Whether `id` is `root` or below it (by the exposed table's parents).
+pub fn in_subtree(mut id: u64, root: u64) -> bool {
+    for _ in 0..ENV_SLOTS {
+        if id == root {
+            return true;
+        }
+        match kinfo::env_by_id(id) {
+            Some(e) if e.parent != 0 => id = e.parent as u64,
+            _ => return false,
+        }
+    }
+    false
+}
+
+/// The interposer's loop (paper 003 §3.2): until `root` exits, hands
+/// every held event of its (interposed) subtree that is for this
+/// interposer (a nearer one inside the subtree answers its own) to
+/// `answer`, with the environment's slot and id, and answers as it says
+/// (`(mode, value)`, see `abi::nest::answer`). Returns `root`'s exit code.
+pub fn serve(root: u64, mut answer: impl FnMut(usize, u64, &Event) -> (u64, u64)) -> Result<i32, Error> {
+    let me = sys::self_id();
+    loop {
+        for slot in 0..ENV_SLOTS {
+            if kinfo::env_state(slot) != env_state::STOPPED {
+                continue;
+            }
+            let e = kinfo::env(slot);
+            let id = e.id as u64;
+            if e.id == 0 || e.state != env_state::STOPPED || !in_subtree(id, root) {
+                continue;
+            }
+            let mut st = EnvState::default();
+            if env_state_get(id, &mut st).is_err() || st.event.kind == event::NONE || st.event.to != me {
+                continue;
+            }
+            let (mode, value) = answer(slot, id, &st.event);
+            intercept_answer(id, mode, value)?;
+        }
+        match kinfo::env_by_id(root) {
+            Some(e) if e.state == env_state::EXITED => return Ok(e.exit_code),
+            Some(_) => sys::yield_now(),
+            None => return Err(Error::BadEnv),
+        }
+    }
+}
