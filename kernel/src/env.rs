@@ -10,7 +10,7 @@ use crate::frames::Frame;
 use crate::mm::{self, PhysTables};
 use crate::pagetable::{self, Tables};
 use crate::state::Kernel;
-pub use crate::validate::{user_rflags, FORCED_FLAGS};
+pub use crate::validate::FORCED_FLAGS;
 use abi::tables::{env_slot, env_state, frame_state, ENV_SLOTS};
 use abi::Error;
 

@@ -8,7 +8,7 @@
 
 use crate::arch::fpu::FpuState;
 use crate::cap::{CapRef, Rights};
-use crate::env::{notify, user_rflags, Slot, State};
+use crate::env::{notify, Slot, State};
 use crate::mm::PhysTables;
 use crate::pagetable::{self, NO_EXEC, WRITABLE};
 use crate::predicate::MAX_PREDICATES;
@@ -134,15 +134,10 @@ impl Kernel {
         // The one fallible change, whole or not at all.
         self.set_exception_target(s, r.exc_entry, r.exc_stack, r.exc_save)?;
         let e = &mut self.envs[s];
-        let tf = &mut e.tf;
-        let g = &r.regs;
-        (tf.rax, tf.rbx, tf.rcx, tf.rdx, tf.rsi, tf.rdi, tf.rbp, tf.rsp) =
-            (g.rax, g.rbx, g.rcx, g.rdx, g.rsi, g.rdi, g.rbp, g.rsp);
-        (tf.r8, tf.r9, tf.r10, tf.r11, tf.r12, tf.r13, tf.r14, tf.r15) =
-            (g.r8, g.r9, g.r10, g.r11, g.r12, g.r13, g.r14, g.r15);
-        tf.rip = g.rip;
-        tf.rflags = user_rflags(g.rflags);
-        tf.vector = if r.in_syscall == 1 { u64::MAX } else { 0 };
+        crate::trap::load_regs(&mut e.tf, &r.regs);
+        if r.in_syscall == 1 {
+            e.tf.vector = u64::MAX;
+        }
         (e.fs_base, e.gs_base) = (r.fs_base, r.gs_base);
         e.fpu = FpuState(r.fxsave);
         (e.pct_entry, e.pct_stack, e.pct_guard) = (r.pct_entry, r.pct_stack, guard);

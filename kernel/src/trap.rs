@@ -160,3 +160,15 @@ pub fn regs_of(tf: &TrapFrame) -> Regs {
         rflags: tf.rflags,
     }
 }
+
+/// Loads `r` into a frame (rflags sanitised) to resume with every
+/// register restored.
+pub fn load_regs(tf: &mut TrapFrame, r: &Regs) {
+    (tf.rax, tf.rbx, tf.rcx, tf.rdx, tf.rsi, tf.rdi, tf.rbp, tf.rsp) =
+        (r.rax, r.rbx, r.rcx, r.rdx, r.rsi, r.rdi, r.rbp, r.rsp);
+    (tf.r8, tf.r9, tf.r10, tf.r11, tf.r12, tf.r13, tf.r14, tf.r15) =
+        (r.r8, r.r9, r.r10, r.r11, r.r12, r.r13, r.r14, r.r15);
+    tf.rip = r.rip;
+    tf.rflags = crate::validate::user_rflags(r.rflags);
+    tf.vector = 0;
+}

@@ -3,7 +3,7 @@
 
 use super::Args;
 use crate::cap::Rights;
-use crate::env::{user_rflags, ExcTarget, Slot};
+use crate::env::{ExcTarget, Slot};
 use crate::mm::PhysTables;
 use crate::pagetable::{self, USER, WRITABLE};
 use crate::state::Kernel;
@@ -37,14 +37,7 @@ pub fn env_set_regs(k: &mut Kernel, Args([env, ptr, cred, ..]): Args) -> Result<
     if r.rip >= USER_END || r.rsp >= 1 << 47 {
         return Err(Error::BadRegs);
     }
-    let tf = &mut k.envs[s].tf;
-    (tf.rax, tf.rbx, tf.rcx, tf.rdx, tf.rsi, tf.rdi, tf.rbp, tf.rsp) =
-        (r.rax, r.rbx, r.rcx, r.rdx, r.rsi, r.rdi, r.rbp, r.rsp);
-    (tf.r8, tf.r9, tf.r10, tf.r11, tf.r12, tf.r13, tf.r14, tf.r15) =
-        (r.r8, r.r9, r.r10, r.r11, r.r12, r.r13, r.r14, r.r15);
-    tf.rip = r.rip;
-    tf.rflags = user_rflags(r.rflags);
-    tf.vector = 0; // resume with every register restored
+    crate::trap::load_regs(&mut k.envs[s].tf, &r);
     Ok(0)
 }
 
