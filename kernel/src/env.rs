@@ -68,6 +68,12 @@ impl EnvId {
     }
 }
 
+/// The first environment awaiting slot `s`'s reply: a scan of the raw
+/// field (it runs for every environment destroyed).
+pub fn waiter_on(envs: &[Env; ENV_SLOTS], s: Slot) -> Option<Slot> {
+    envs.iter().position(|e| e.waiting_on == s.0).map(|w| Slot(w as u16))
+}
+
 /// Indexing the environment table, and the exposed one, by slot.
 macro_rules! index_by_slot {
     ($($t:ty),*) => {$(

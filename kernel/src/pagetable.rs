@@ -77,27 +77,62 @@ pub fn map<T: Tables>(
     Ok(())
 }
 
-/// How many table pages `map` would allocate to map every address of
-/// `vas` (ascending): the check a caller makes before mapping a range, so
-/// that the mapping itself cannot run out of memory half way.
-pub fn tables_missing<T: Tables>(t: &mut T, pml4: Frame, vas: impl Iterator<Item = u64>) -> u64 {
-    // The last missing table counted at each level (by the region it
-    // covers); ascending addresses meet each one in a single run.
-    let mut counted = [None; 4];
-    let mut missing = 0;
-    for va in vas {
-        let mut table = Some(pml4);
-        for level in (1..4).rev() {
-            let present = table.map(|f| t.table(f)[index(va, level)]).filter(|e| e & PRESENT != 0);
-            table = present.map(frame_of);
-            let region = va >> (12 + 9 * level);
-            if table.is_none() && counted[level as usize] != Some(region) {
-                counted[level as usize] = Some(region);
-                missing += 1;
+/// One walk towards `va`'s leaf: `Ok(entry)` if it is mapped, else
+/// `Err(level)`: the highest level (3 to 1) whose entry is absent, so that
+/// the tables below it, down to the leaf's, are missing (0: only the leaf
+/// entry is absent).
+pub fn probe<T: Tables>(t: &mut T, pml4: Frame, va: u64) -> Result<u64, u32> {
+    let mut table = pml4;
+    for level in (1..4).rev() {
+        let e = t.table(table)[index(va, level)];
+        if e & PRESENT == 0 {
+            return Err(level);
+        }
+        table = frame_of(e);
+    }
+    let e = t.table(table)[index(va, 0)];
+    if e & PRESENT != 0 {
+        Ok(e)
+    } else {
+        Err(0)
+    }
+}
+
+/// Counts the table pages `map` would allocate for a run of ascending
+/// addresses, from what `probe` found at each: the check a caller makes
+/// before mapping a range, so the mapping itself cannot run out of memory
+/// half way.
+#[derive(Default)]
+pub struct MissingTables {
+    /// The last missing table counted at each level, by the region it
+    /// covers: ascending addresses meet each one in a single run.
+    counted: [Option<u64>; 4],
+    pub count: u64,
+}
+
+impl MissingTables {
+    /// Adds address `va`, whose walk stopped at `level` (`probe`'s error).
+    pub fn add(&mut self, va: u64, level: u32) {
+        for l in 1..=level {
+            let region = va >> (12 + 9 * l);
+            if self.counted[l as usize] != Some(region) {
+                self.counted[l as usize] = Some(region);
+                self.count += 1;
             }
         }
     }
-    missing
+}
+
+/// How many table pages `map` would allocate to map every address of
+/// `vas` (ascending) that is not mapped yet.
+pub fn tables_missing<T: Tables>(t: &mut T, pml4: Frame, vas: impl Iterator<Item = u64>) -> u64 {
+    let mut missing = MissingTables::default();
+    for va in vas {
+        if let Err(level) = probe(t, pml4, va) {
+            missing.add(va, level);
+        }
+    }
+    missing.count
 }
 
 /// Removes the mapping at `va`, returning the old entry.

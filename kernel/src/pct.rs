@@ -145,11 +145,9 @@ impl Kernel {
     /// Slot `s` is going away: environments awaiting its reply get
     /// `BadEnv` as the result of their transfer and run again.
     pub fn end_waits_on(&mut self, s: Slot) {
-        for w in Slot::all() {
-            if self.envs[w].waiting_on() == Some(s) {
-                self.envs[w].tf.rax = Error::BadEnv.as_result() as u64;
-                self.set_state(w, State::Runnable);
-            }
+        while let Some(w) = crate::env::waiter_on(self.envs, s) {
+            self.envs[w].tf.rax = Error::BadEnv.as_result() as u64;
+            self.set_state(w, State::Runnable);
         }
     }
 }

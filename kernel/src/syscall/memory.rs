@@ -161,7 +161,9 @@ pub fn map_from_range(k: &mut Kernel, Args([env, va, src, pages, flags, cred]): 
     // Check every page first, and that the page tables the mapping needs
     // and one more count on each frame are available: then the mapping
     // itself cannot fail half way.
+    let pml4 = k.envs[s].pml4;
     let mut targets = 0;
+    let mut missing = pagetable::MissingTables::default();
     for d in page_range(va, pages)? {
         let Some(have) = pagetable::lookup(&mut PhysTables, k.pml4(), d.wrapping_add(delta)) else {
             continue;
@@ -169,8 +171,9 @@ pub fn map_from_range(k: &mut Kernel, Args([env, va, src, pages, flags, cred]): 
         if (pte & WRITABLE != 0 && have & WRITABLE == 0) || (pte & NO_EXEC == 0 && have & NO_EXEC != 0) {
             return Err(Error::NotPermitted);
         }
-        if pagetable::lookup(&mut PhysTables, k.envs[s].pml4, d).is_some() {
-            return Err(Error::AlreadyMapped);
+        match pagetable::probe(&mut PhysTables, pml4, d) {
+            Ok(_) => return Err(Error::AlreadyMapped),
+            Err(level) => missing.add(d, level),
         }
         // Conservative: as if every page of the range mapped this frame.
         if !k.frames.can_add_refs(pagetable::frame_of(have), pages) {
@@ -178,10 +181,7 @@ pub fn map_from_range(k: &mut Kernel, Args([env, va, src, pages, flags, cred]): 
         }
         targets += 1;
     }
-    let pml4 = k.envs[s].pml4;
-    let present = |d: &u64| pagetable::lookup(&mut PhysTables, k.pml4(), d.wrapping_add(delta)).is_some();
-    let dsts = page_range(va, pages)?.filter(present);
-    let tables = pagetable::tables_missing(&mut PhysTables, pml4, dsts);
+    let tables = missing.count;
     if tables > k.frames.free_count() {
         return Err(Error::NoMemory);
     }
