@@ -215,6 +215,9 @@ pub struct Env {
     published: u64,
     /// Timer ticks that found it running.
     pub ticks: u64,
+    /// Wakeup predicates it has installed: its quota is checked, and its
+    /// release scans the predicate table, only by this count.
+    pub predicates: u8,
     first_child: Option<Slot>,
     next_sibling: Option<Slot>,
     /// What a held environment (`Stopped` by `env_stop`) does when
@@ -314,6 +317,7 @@ impl Env {
         interrupt_from: 0,
         published: 0,
         ticks: 0,
+        predicates: 0,
         clist: CList::EMPTY,
         first_child: None,
         next_sibling: None,
@@ -455,7 +459,7 @@ impl Kernel {
         self.slices_release(s);
         self.end_waits_on(s);
         let id = self.envs[s].id;
-        self.preds_release(id.0);
+        self.preds_release(s);
         let pml4 = self.envs[s].pml4;
         let frames = &mut self.frames;
         pagetable::teardown(

@@ -72,7 +72,7 @@ impl Kernel {
             return Err(Error::BadLength);
         }
         let me = self.envs[self.current].id().raw();
-        if self.predicates.iter().filter(|p| p.owner == me).count() >= PREDICATES_PER_ENV {
+        if self.envs[self.current].predicates as usize >= PREDICATES_PER_ENV {
             return Err(Error::NoMemory);
         }
         let slot = self.predicates.iter().position(|p| p.owner == 0).ok_or(Error::NoMemory)?;
@@ -140,6 +140,7 @@ impl Kernel {
             self.frames.add_ref(f)?;
         }
         self.compiled[p.compiled].users += 1;
+        self.envs[self.current].predicates += 1;
         self.predicates[slot] = p;
         Ok(slot as u64)
     }
@@ -157,6 +158,10 @@ impl Kernel {
 
     fn pred_remove(&mut self, i: usize) {
         let p = self.predicates[i];
+        if let Some(owner) = Slot::new(abi::tables::env_slot(p.owner)) {
+            let e = &mut self.envs[owner];
+            e.predicates = e.predicates.saturating_sub(1);
+        }
         for &f in &p.frames[..p.nregions] {
             self.frames.drop_ref(f);
         }
@@ -164,8 +169,12 @@ impl Kernel {
         self.predicates[i] = Predicate::FREE;
     }
 
-    /// Removes every predicate of environment `id` (it is going away).
-    pub fn preds_release(&mut self, id: u32) {
+    /// Removes every predicate of slot `s` (it is going away).
+    pub fn preds_release(&mut self, s: Slot) {
+        if self.envs[s].predicates == 0 {
+            return;
+        }
+        let id = self.envs[s].id().raw();
         for i in 0..MAX_PREDICATES {
             if self.predicates[i].owner == id {
                 self.pred_remove(i);
