@@ -30,9 +30,12 @@ int main(void)
             worst = late;
         beats++;
     }
-    /* A stall is a wait beyond 2 s; the CPU is shared with up to 63 busy
-     * slice owners, each with a 2 ms slice. */
+    /* A stall is a wait beyond 5 s. The CPU is shared with up to 63 busy
+     * slice owners, each with a 2 ms slice; and under TCG the guest's clock
+     * is the host's, so a host running two such boots on two cores alone
+     * has shown waits of up to 3 s. A process the scheduler really starves
+     * waits for a whole phase of the run (tens of seconds). */
     printf("heartbeat: %lu beats, longest wait past the deadline %.0f ms: %s\n", beats, worst * 1000,
-           worst < 2.0 ? "no stall" : "STALLED");
+           worst < 5.0 ? "no stall" : "STALLED");
     return 0;
 }
