@@ -82,6 +82,18 @@ pub fn map<T: Tables>(
 /// the tables below it, down to the leaf's, are missing (0: only the leaf
 /// entry is absent).
 pub fn probe<T: Tables>(t: &mut T, pml4: Frame, va: u64) -> Result<u64, u32> {
+    let table = last_table(t, pml4, va)?;
+    let e = t.table(table)[index(va, 0)];
+    if e & PRESENT != 0 {
+        Ok(e)
+    } else {
+        Err(0)
+    }
+}
+
+/// The table holding `va`'s leaf entry, or the highest level whose entry
+/// is absent on the way.
+fn last_table<T: Tables>(t: &mut T, pml4: Frame, va: u64) -> Result<Frame, u32> {
     let mut table = pml4;
     for level in (1..4).rev() {
         let e = t.table(table)[index(va, level)];
@@ -90,11 +102,35 @@ pub fn probe<T: Tables>(t: &mut T, pml4: Frame, va: u64) -> Result<u64, u32> {
         }
         table = frame_of(e);
     }
-    let e = t.table(table)[index(va, 0)];
-    if e & PRESENT != 0 {
-        Ok(e)
-    } else {
-        Err(0)
+    Ok(table)
+}
+
+/// `probe` over ascending addresses of one address space that does not
+/// change meanwhile: the upper levels are walked once per 2 MiB region,
+/// not once per page.
+pub struct Prober {
+    pml4: Frame,
+    region: u64,
+    table: Result<Frame, u32>,
+}
+
+impl Prober {
+    pub fn new(pml4: Frame) -> Prober {
+        Prober { pml4, region: u64::MAX, table: Err(3) }
+    }
+
+    pub fn probe<T: Tables>(&mut self, t: &mut T, va: u64) -> Result<u64, u32> {
+        if va >> 21 != self.region {
+            self.region = va >> 21;
+            self.table = last_table(t, self.pml4, va);
+        }
+        let table = self.table?;
+        let e = t.table(table)[index(va, 0)];
+        if e & PRESENT != 0 {
+            Ok(e)
+        } else {
+            Err(0)
+        }
     }
 }
 
@@ -263,6 +299,24 @@ mod tests {
         fn alloc(&mut self) -> Frame {
             self.next += 1;
             Frame::new(self.next)
+        }
+    }
+
+    #[test]
+    fn prober_agrees_with_probe() {
+        let mut m = Mem { next: 100, ..Mem::default() };
+        let pml4 = m.alloc();
+        let mut next = 1000u64;
+        for va in [0x20_0000u64, 0x20_3000, 0x40_0000, 0x7f_ffff_f000, 0x80_0000_0000] {
+            let mut alloc = || {
+                next += 1;
+                Ok(Frame::new(next))
+            };
+            map(&mut m, pml4, va, (va >> 12) << 12 | PRESENT, &mut alloc).unwrap();
+        }
+        let mut prober = Prober::new(pml4);
+        for va in (0..0x1000u64).map(|i| 0x1f_0000 + i * 0x1000).chain([0x7f_ffff_f000, 0x80_0000_0000]) {
+            assert_eq!(prober.probe(&mut m, va), probe(&mut m, pml4, va), "at {va:#x}");
         }
     }
 

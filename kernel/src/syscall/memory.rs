@@ -161,17 +161,19 @@ pub fn map_from_range(k: &mut Kernel, Args([env, va, src, pages, flags, cred]): 
     // Check every page first, and that the page tables the mapping needs
     // and one more count on each frame are available: then the mapping
     // itself cannot fail half way.
-    let pml4 = k.envs[s].pml4;
     let mut targets = 0;
     let mut missing = pagetable::MissingTables::default();
+    // Nothing changes during the check, so each side's upper levels are
+    // walked once per 2 MiB.
+    let (mut source, mut dest) = (pagetable::Prober::new(k.pml4()), pagetable::Prober::new(k.envs[s].pml4));
     for d in page_range(va, pages)? {
-        let Some(have) = pagetable::lookup(&mut PhysTables, k.pml4(), d.wrapping_add(delta)) else {
+        let Ok(have) = source.probe(&mut PhysTables, d.wrapping_add(delta)) else {
             continue;
         };
         if (pte & WRITABLE != 0 && have & WRITABLE == 0) || (pte & NO_EXEC == 0 && have & NO_EXEC != 0) {
             return Err(Error::NotPermitted);
         }
-        match pagetable::probe(&mut PhysTables, pml4, d) {
+        match dest.probe(&mut PhysTables, d) {
             Ok(_) => return Err(Error::AlreadyMapped),
             Err(level) => missing.add(d, level),
         }
