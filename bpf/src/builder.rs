@@ -151,6 +151,15 @@ impl Asm {
     pub fn neg32(&mut self, dst: u8) -> &mut Self {
         self.alu32_imm(ALU_NEG, dst, 0)
     }
+
+    /// `dst = -dst`, 64- or 32-bit.
+    pub fn neg(&mut self, dst: u8, is64: bool) -> &mut Self {
+        if is64 {
+            self.neg64(dst)
+        } else {
+            self.neg32(dst)
+        }
+    }
     /// Converts to big-endian (`width` 16, 32 or 64).
     pub fn be(&mut self, dst: u8, width: i32) -> &mut Self {
         self.raw(Insn::new(CLASS_ALU | ALU_END | SRC_X, dst, 0, 0, width))

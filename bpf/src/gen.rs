@@ -110,11 +110,7 @@ impl Gen<'_> {
         let dst = self.scalar();
         let is64 = self.rng.chance(60);
         if op == ALU_NEG {
-            if is64 {
-                self.a.neg64(dst);
-            } else {
-                self.a.neg32(dst);
-            }
+            self.a.neg(dst, is64);
             return;
         }
         let by_reg = self.rng.chance(40);

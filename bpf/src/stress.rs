@@ -434,11 +434,7 @@ impl Stress<'_> {
 
     fn emit_alu(&mut self, op: u8, dst: u8, imm: Option<i32>, src: Option<u8>, is64: bool) {
         if op == ALU_NEG {
-            if is64 {
-                self.a.neg64(dst);
-            } else {
-                self.a.neg32(dst);
-            }
+            self.a.neg(dst, is64);
             return;
         }
         match (imm, src, is64) {
