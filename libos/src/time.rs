@@ -12,8 +12,12 @@ pub fn now_ns() -> u64 {
 
 /// Wall-clock nanoseconds since 1970 (file timestamps).
 pub fn wall_ns() -> u64 {
-    EPOCH_S * 1_000_000_000 + now_ns()
+    WALL_AT_BOOT_NS + now_ns()
 }
+
+/// The wall clock at boot, in nanoseconds since 1970: wall time minus
+/// time since boot, at every instant.
+pub const WALL_AT_BOOT_NS: u64 = EPOCH_S * 1_000_000_000;
 
 /// `ns` in clock ticks (UNIX's `CLK_TCK`, 100 per second), as `times` and
 /// `/proc` count CPU time.

@@ -540,8 +540,23 @@ pub fn utimensat(dirfd: i64, pathp: u64, times: u64, flags: u64) -> LxResult {
     Ok(0)
 }
 
+/// Requests every descriptor answers, whatever its kind: set or clear
+/// nonblocking mode (`int *arg`), close-on-exec on and off.
+const FIONBIO: u64 = 0x5421;
+const FIONCLEX: u64 = 0x5450;
+const FIOCLEX: u64 = 0x5451;
+
 pub fn ioctl(fdn: i64, req: u64, arg: u64) -> LxResult {
     let d = fd::get(fdn)?;
     // SAFETY: the descriptor keeps the file live; no other reference to it here.
-    call((d.ops.ioctl)(unsafe { fd::file(&d) }, req, arg))
+    let f = unsafe { fd::file(&d) };
+    match req & 0xffff_ffff {
+        FIONBIO => {
+            let on: i32 = uaccess::get(arg)?;
+            f.flags = if on != 0 { f.flags | flags::NONBLOCK } else { f.flags & !flags::NONBLOCK };
+            Ok(0)
+        }
+        FIOCLEX | FIONCLEX => fd::set_cloexec(fdn, req & 0xffff_ffff == FIOCLEX).map(|_| 0),
+        _ => call((d.ops.ioctl)(f, req, arg)),
+    }
 }

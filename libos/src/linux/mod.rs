@@ -4,6 +4,7 @@
 //! reflected call; the result goes back in rax. Calls lxrt does not
 //! implement return -ENOSYS and are reported once by name.
 
+pub mod event;
 pub mod file;
 pub mod mem;
 pub mod misc;
@@ -20,9 +21,10 @@ use core::sync::atomic::{AtomicBool, Ordering};
 use nr::{
     SYS_ACCESS, SYS_ALARM, SYS_ARCH_PRCTL, SYS_BRK, SYS_CHDIR, SYS_CHMOD, SYS_CHOWN, SYS_CLOCK_GETRES,
     SYS_CLOCK_GETTIME, SYS_CLOCK_NANOSLEEP, SYS_CLONE, SYS_CLOSE, SYS_CREAT, SYS_DUP, SYS_DUP2, SYS_DUP3,
-    SYS_EXECVE, SYS_EXIT, SYS_EXIT_GROUP, SYS_FACCESSAT, SYS_FACCESSAT2, SYS_FCHDIR, SYS_FCHMOD,
-    SYS_FCHMODAT, SYS_FCHOWN, SYS_FCHOWNAT, SYS_FCNTL, SYS_FDATASYNC, SYS_FORK, SYS_FSTAT, SYS_FSYNC,
-    SYS_FTRUNCATE, SYS_GETCWD, SYS_GETDENTS64, SYS_GETEGID, SYS_GETEUID, SYS_GETGID, SYS_GETPGID,
+    SYS_EPOLL_CREATE, SYS_EPOLL_CREATE1, SYS_EPOLL_CTL, SYS_EPOLL_PWAIT, SYS_EPOLL_WAIT, SYS_EVENTFD,
+    SYS_EVENTFD2, SYS_EXECVE, SYS_EXIT, SYS_EXIT_GROUP, SYS_FACCESSAT, SYS_FACCESSAT2, SYS_FCHDIR,
+    SYS_FCHMOD, SYS_FCHMODAT, SYS_FCHOWN, SYS_FCHOWNAT, SYS_FCNTL, SYS_FDATASYNC, SYS_FORK, SYS_FSTAT,
+    SYS_FSYNC, SYS_FTRUNCATE, SYS_GETCWD, SYS_GETDENTS64, SYS_GETEGID, SYS_GETEUID, SYS_GETGID, SYS_GETPGID,
     SYS_GETPGRP, SYS_GETPID, SYS_GETPPID, SYS_GETRANDOM, SYS_GETRLIMIT, SYS_GETRUSAGE, SYS_GETSID,
     SYS_GETTID, SYS_GETTIMEOFDAY, SYS_GETUID, SYS_IOCTL, SYS_KILL, SYS_LCHOWN, SYS_LINK, SYS_LINKAT,
     SYS_LSEEK, SYS_LSTAT, SYS_MADVISE, SYS_MKDIR, SYS_MKDIRAT, SYS_MMAP, SYS_MPROTECT, SYS_MREMAP,
@@ -32,9 +34,9 @@ use nr::{
     SYS_RT_SIGPENDING, SYS_RT_SIGPROCMASK, SYS_RT_SIGRETURN, SYS_RT_SIGSUSPEND, SYS_RT_SIGTIMEDWAIT,
     SYS_SCHED_YIELD, SYS_SELECT, SYS_SETGID, SYS_SETPGID, SYS_SETRLIMIT, SYS_SETSID, SYS_SETUID,
     SYS_SET_ROBUST_LIST, SYS_SET_TID_ADDRESS, SYS_SIGALTSTACK, SYS_STAT, SYS_STATX, SYS_SYMLINK,
-    SYS_SYMLINKAT, SYS_SYNC, SYS_SYSINFO, SYS_TGKILL, SYS_TIME, SYS_TIMES, SYS_TKILL, SYS_TRUNCATE,
-    SYS_UMASK, SYS_UNAME, SYS_UNLINK, SYS_UNLINKAT, SYS_UTIMENSAT, SYS_VFORK, SYS_WAIT4, SYS_WRITE,
-    SYS_WRITEV,
+    SYS_SYMLINKAT, SYS_SYNC, SYS_SYSINFO, SYS_TGKILL, SYS_TIME, SYS_TIMERFD_CREATE, SYS_TIMERFD_GETTIME,
+    SYS_TIMERFD_SETTIME, SYS_TIMES, SYS_TKILL, SYS_TRUNCATE, SYS_UMASK, SYS_UNAME, SYS_UNLINK, SYS_UNLINKAT,
+    SYS_UTIMENSAT, SYS_VFORK, SYS_WAIT4, SYS_WRITE, SYS_WRITEV,
 };
 
 /// Log every call and its result (`lxrt -s`, like strace): set once at
@@ -192,8 +194,18 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         SYS_READLINKAT => fl::readlinkat(i(a[0]), a[1], a[2], a[3]),
         SYS_FCHMODAT => fl::fchmodat(i(a[0]), a[1], a[2]),
         SYS_FACCESSAT | SYS_FACCESSAT2 => fl::faccessat(i(a[0]), a[1], a[2]),
-        SYS_PSELECT6 => poll::select(a[0], a[1], a[2], a[3], a[4], 1),
-        SYS_PPOLL => poll::ppoll(a[0], a[1], a[2]),
+        SYS_PSELECT6 => poll::pselect6(a[0], a[1], a[2], a[3], a[4], a[5]),
+        SYS_PPOLL => poll::ppoll(a[0], a[1], a[2], a[3], a[4]),
+        SYS_EPOLL_CREATE => event::epoll_create(i(a[0])),
+        SYS_EPOLL_CREATE1 => event::epoll_create1(a[0]),
+        SYS_EPOLL_CTL => event::epoll_ctl(i(a[0]), a[1], i(a[2]), a[3]),
+        SYS_EPOLL_WAIT => event::epoll_pwait(i(a[0]), a[1], a[2], a[3] as i32 as i64, 0, 0),
+        SYS_EPOLL_PWAIT => event::epoll_pwait(i(a[0]), a[1], a[2], a[3] as i32 as i64, a[4], a[5]),
+        SYS_EVENTFD => event::eventfd2(a[0], 0),
+        SYS_EVENTFD2 => event::eventfd2(a[0], a[1]),
+        SYS_TIMERFD_CREATE => event::timerfd_create(a[0], a[1]),
+        SYS_TIMERFD_SETTIME => event::timerfd_settime(i(a[0]), a[1], a[2], a[3]),
+        SYS_TIMERFD_GETTIME => event::timerfd_gettime(i(a[0]), a[1]),
         SYS_SET_ROBUST_LIST => Ok(0), // one thread, nothing to clean up
         SYS_UTIMENSAT => fl::utimensat(i(a[0]), a[1], a[2], a[3]),
         SYS_DUP3 => fl::dup3(i(a[0]), i(a[1]), a[2]),

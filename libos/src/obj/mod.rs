@@ -10,10 +10,13 @@
 //! without affecting any other process.
 
 pub mod console;
+pub mod epoll;
+pub mod eventfd;
 pub mod flags;
 pub mod null;
 pub mod pipe;
 pub mod regular;
+pub mod timerfd;
 
 use crate::errno::{EBADF, EINVAL, ENOTTY, ESPIPE};
 use crate::fs::Ino;
@@ -30,6 +33,9 @@ pub enum Kind {
     Dir,
     PipeRead,
     PipeWrite,
+    Epoll,
+    EventFd,
+    TimerFd,
 }
 
 /// An open file description, shared between the processes holding it.
@@ -42,6 +48,12 @@ pub struct File {
     pub ino: Ino,
     pub off: u64,
     pub pipe: *mut pipe::Pipe,
+    /// The object behind an epoll set, eventfd or timerfd (its module's
+    /// type); null for the other kinds.
+    pub data: *mut u8,
+    /// The epoll interests watching this description (`epoll::Interest`,
+    /// linked through `next_on_file`): they go when it closes.
+    pub watch: *mut epoll::Interest,
 }
 
 /// The operations on an open file. Each returns a Linux result (negative
@@ -63,6 +75,9 @@ pub fn ops_for(kind: Kind) -> &'static Ops {
         Kind::Null => &null::OPS,
         Kind::Regular | Kind::Dir => &regular::OPS,
         Kind::PipeRead | Kind::PipeWrite => &pipe::OPS,
+        Kind::Epoll => &epoll::OPS,
+        Kind::EventFd => &eventfd::OPS,
+        Kind::TimerFd => &timerfd::OPS,
     }
 }
 
@@ -73,7 +88,18 @@ pub fn new(kind: Kind, flags: u32, ino: Ino) -> Result<*mut File, i64> {
         return Err(crate::errno::ENOMEM);
     }
     // SAFETY: a fresh block big enough for a File.
-    unsafe { p.write(File { refs: 1, kind, flags, ino, off: 0, pipe: core::ptr::null_mut() }) };
+    unsafe {
+        p.write(File {
+            refs: 1,
+            kind,
+            flags,
+            ino,
+            off: 0,
+            pipe: core::ptr::null_mut(),
+            data: core::ptr::null_mut(),
+            watch: core::ptr::null_mut(),
+        })
+    };
     Ok(p)
 }
 
@@ -82,11 +108,17 @@ pub fn new(kind: Kind, flags: u32, ino: Ino) -> Result<*mut File, i64> {
 // it from `obj::new` or a descriptor), never a program's value.
 #[allow(clippy::not_unsafe_ptr_arg_deref)]
 pub fn put(ops: &Ops, f: *mut File) {
-    // SAFETY: `f` is a live description (we hold a reference).
-    let file = unsafe { &mut *f };
-    file.refs -= 1;
-    if file.refs == 0 {
-        (ops.close)(file);
+    // SAFETY: `f` is a live description (we hold a reference); the count
+    // is read and written through the pointer, as `epoll::forget` changes
+    // the file through it too.
+    let last = unsafe {
+        (*f).refs -= 1;
+        (*f).refs == 0
+    };
+    if last {
+        epoll::forget(f);
+        // SAFETY: live until freed below; nobody else refers to it now.
+        (ops.close)(unsafe { &mut *f });
         // SAFETY: allocated by `new` with this size; nobody refers to it.
         unsafe { shared::free(f as *mut u8, size_of::<File>(), 8) };
     }

@@ -287,6 +287,20 @@ pub unsafe fn events(kind: Kind, pipe: *const Pipe) -> u16 {
     }
 }
 
+/// A number that changes whenever end `f` has something new for an
+/// edge-triggered epoll interest: data written (read end), room made
+/// (write end), or the other end gone (the position only grows, so adding
+/// one for that never meets an earlier value).
+pub fn stamp(f: &File) -> u64 {
+    // SAFETY: `f` keeps the pipe live; no other reference to it here.
+    let p = unsafe { pipe_of(f) };
+    if f.kind == Kind::PipeRead {
+        p.head.load(Ordering::Acquire) + (p.writers() == 0) as u64
+    } else {
+        p.tail.load(Ordering::Acquire) + (p.readers() == 0) as u64
+    }
+}
+
 /// The ring's header address (what a wakeup predicate reads) and the
 /// environment that last used the other end (a directed yield's target).
 pub fn wait_info(f: &File) -> (u64, u64) {
