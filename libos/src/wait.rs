@@ -103,7 +103,7 @@ pub fn file_events(f: *mut obj::File, look: Look) -> Option<u16> {
         Kind::Console => POLLOUT | if obj::console::input_ready() { POLLIN } else { 0 },
         Kind::Epoll => epoll::ready(f),
         Kind::TimerFd => timerfd::events(f),
-        Kind::Null | Kind::Regular | Kind::Dir => POLLIN | POLLOUT,
+        Kind::Null | Kind::Zero | Kind::Full | Kind::Random | Kind::Regular | Kind::Dir => POLLIN | POLLOUT,
     };
     Some(ev | if ev & POLLIN != 0 { POLLRDNORM } else { 0 } | if ev & POLLOUT != 0 { POLLWRNORM } else { 0 })
 }

@@ -8,11 +8,13 @@
 //! until first written, when they are copied into the arena.
 
 pub mod boot;
+pub mod devfs;
 pub mod dir;
 pub mod node;
 pub mod path;
 pub mod procfs;
 pub mod stat;
+pub mod sysfs;
 
 pub use node::{Ino, Inode};
 pub use stat::Stat;

@@ -2,11 +2,11 @@
 
 use super::stat;
 use crate::errno::{
-    LxResult, EEXIST, EINVAL, EISDIR, ELOOP, ENOENT, ENOTDIR, ENOTEMPTY, EPERM, ERANGE, ESPIPE,
+    LxResult, EEXIST, EINVAL, EISDIR, ELOOP, ENOENT, ENOTDIR, ENOTEMPTY, ENXIO, EPERM, ERANGE, ESPIPE,
 };
 use crate::fd::{self, Fd};
 use crate::fs::Stat;
-use crate::fs::{dir, node, path, Ino, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG};
+use crate::fs::{devfs, dir, node, path, procfs, Ino, S_IFCHR, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG};
 use crate::obj::{self, flags, Kind};
 use crate::proc;
 use crate::uaccess;
@@ -119,24 +119,14 @@ pub fn close(fdn: i64) -> LxResult {
     fd::close(fdn)
 }
 
-fn special(p: &[u8]) -> Option<Kind> {
-    match p {
-        b"/dev/null" => Some(Kind::Null),
-        b"/dev/tty" | b"/dev/console" | b"/dev/stdin" | b"/dev/stdout" | b"/dev/stderr" => {
-            Some(Kind::Console)
-        }
-        _ => None,
-    }
-}
-
 pub fn openat(dirfd: i64, pathp: u64, flags: u64, mode: u64) -> LxResult {
     let p = uaccess::path(pathp)?;
     let cloexec = flags & O_CLOEXEC != 0;
     let status = (flags & (O_ACCMODE | O_APPEND | O_NONBLOCK)) as u32;
-    if let Some(kind) = special(p) {
-        return fd::open(obj::new(kind, status, 0)?, cloexec);
-    }
     let cwd = base(dirfd)?;
+    if let Some(n) = procfs::fd_alias(cwd, p, flags & O_NOFOLLOW == 0)? {
+        return fd::dup(fd::get(n)?, 0, cloexec);
+    }
     let ino = match path::resolve(cwd, p, flags & O_NOFOLLOW == 0) {
         Ok(i) => {
             if flags & O_CREAT != 0 && flags & O_EXCL != 0 {
@@ -159,6 +149,9 @@ pub fn openat(dirfd: i64, pathp: u64, flags: u64, mode: u64) -> LxResult {
     let kind = match n.mode & S_IFMT {
         S_IFDIR => Kind::Dir,
         S_IFLNK => return Err(ELOOP),
+        S_IFCHR if flags & O_DIRECTORY != 0 => return Err(ENOTDIR),
+        // A device node: an open file of the device's kind.
+        S_IFCHR => return fd::open(obj::new(devfs::kind(n.rdev).ok_or(ENXIO)?, status, ino)?, cloexec),
         _ => Kind::Regular,
     };
     if kind == Kind::Dir && flags & O_ACCMODE != 0 {
@@ -197,16 +190,15 @@ fn stat_path(dirfd: i64, pathp: u64, flags: u64) -> Result<Stat, i64> {
         call((d.ops.stat)(unsafe { fd::file(&d) }, &mut st))?;
         return Ok(st);
     }
-    if let Some(kind) = special(p) {
+    let cwd = base(dirfd)?;
+    if let Some(n) = procfs::fd_alias(cwd, p, flags & AT_SYMLINK_NOFOLLOW == 0)? {
+        let d = fd::get(n)?;
         let mut st = Stat::default();
-        let f = obj::new(kind, 0, 0)?;
-        // SAFETY: just created; freed right after.
-        let fr = unsafe { &mut *f };
-        (obj::ops_for(kind).stat)(fr, &mut st);
-        obj::put(obj::ops_for(kind), f);
+        // SAFETY: the descriptor keeps the file live; no other reference to it here.
+        call((d.ops.stat)(unsafe { fd::file(&d) }, &mut st))?;
         return Ok(st);
     }
-    let ino = path::resolve(base(dirfd)?, p, flags & AT_SYMLINK_NOFOLLOW == 0)?;
+    let ino = path::resolve(cwd, p, flags & AT_SYMLINK_NOFOLLOW == 0)?;
     Ok(crate::fs::stat::of(ino))
 }
 
@@ -269,16 +261,18 @@ fn dtype(ino: Ino) -> u8 {
         S_IFDIR => 4,
         S_IFLNK => 10,
         S_IFREG => 8,
+        S_IFCHR => 2,
         _ => 0,
     }
 }
 
 pub fn faccessat(dirfd: i64, pathp: u64, _mode: u64) -> LxResult {
     let p = uaccess::path(pathp)?;
-    if special(p).is_some() {
+    let cwd = base(dirfd)?;
+    if procfs::fd_alias(cwd, p, true)?.is_some() {
         return Ok(0);
     }
-    path::resolve(base(dirfd)?, p, true).map(|_| 0)
+    path::resolve(cwd, p, true).map(|_| 0)
 }
 
 pub fn readlinkat(dirfd: i64, pathp: u64, buf: u64, len: u64) -> LxResult {

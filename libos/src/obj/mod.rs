@@ -13,7 +13,7 @@ pub mod console;
 pub mod epoll;
 pub mod eventfd;
 pub mod flags;
-pub mod null;
+pub mod memdev;
 pub mod pipe;
 pub mod regular;
 pub mod timerfd;
@@ -29,6 +29,9 @@ use crate::shared;
 pub enum Kind {
     Console,
     Null,
+    Zero,
+    Full,
+    Random,
     Regular,
     Dir,
     PipeRead,
@@ -72,7 +75,7 @@ pub struct Ops {
 pub fn ops_for(kind: Kind) -> &'static Ops {
     match kind {
         Kind::Console => &console::OPS,
-        Kind::Null => &null::OPS,
+        Kind::Null | Kind::Zero | Kind::Full | Kind::Random => &memdev::OPS,
         Kind::Regular | Kind::Dir => &regular::OPS,
         Kind::PipeRead | Kind::PipeWrite => &pipe::OPS,
         Kind::Epoll => &epoll::OPS,
