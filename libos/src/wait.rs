@@ -26,7 +26,7 @@
 //! (`kill`, Ctrl-C) ends the wait with EINTR within that time.
 
 use crate::errno::{EBADF, EINTR, EINVAL};
-use crate::obj::{self, epoll, eventfd, pipe, timerfd, File, Kind};
+use crate::obj::{self, epoll, eventfd, pipe, timerfd, unix, File, Kind};
 use crate::predicate::{self, MAX_RINGS, WANT_READ, WANT_WRITE};
 use crate::{fd, lock};
 use user::{kinfo, sys};
@@ -99,10 +99,12 @@ pub fn file_events(f: *mut obj::File, look: Look) -> Option<u16> {
         Kind::PipeRead | Kind::PipeWrite => unsafe { pipe::events(kind, ring) },
         // SAFETY: `data` is the counter of the eventfd the caller holds.
         Kind::EventFd => unsafe { eventfd::events(data) },
-        Kind::Console | Kind::Epoll | Kind::TimerFd if look == Look::LockFree => return None,
+        Kind::Console | Kind::Epoll | Kind::TimerFd | Kind::Socket if look == Look::LockFree => return None,
         Kind::Console => POLLOUT | if obj::console::input_ready() { POLLIN } else { 0 },
         Kind::Epoll => epoll::ready(f),
         Kind::TimerFd => timerfd::events(f),
+        // SAFETY: the caller holds the file open; the lock is held.
+        Kind::Socket => unix::events(unsafe { &*f }),
         Kind::Null | Kind::Zero | Kind::Full | Kind::Random | Kind::Regular | Kind::Dir => POLLIN | POLLOUT,
     };
     Some(ev | if ev & POLLIN != 0 { POLLRDNORM } else { 0 } | if ev & POLLOUT != 0 { POLLWRNORM } else { 0 })
@@ -236,8 +238,20 @@ fn add_to_sleep(s: &mut Sleep, f: *mut File, events: u16) -> bool {
             return true;
         }
         Kind::Console if events & (POLLIN | POLLRDNORM) != 0 => return false,
+        Kind::Socket => {
+            return unix::wait_terms(f, events)
+                .iter()
+                .filter(|t| t.0 != 0)
+                .all(|&(va, term)| add_ring(s, va, term))
+        }
         _ => return true,
     };
+    add_ring(s, va, term)
+}
+
+/// Adds term `term` of the ring-shaped header at `va` to `s`; false when
+/// one predicate cannot take another ring.
+fn add_ring(s: &mut Sleep, va: u64, term: u64) -> bool {
     match s.rings[..s.n].iter_mut().find(|r| r.0 == va) {
         Some(r) => r.1 |= term,
         None if s.n < MAX_RINGS => {

@@ -150,6 +150,8 @@ pub fn openat(dirfd: i64, pathp: u64, flags: u64, mode: u64) -> LxResult {
         S_IFDIR => Kind::Dir,
         S_IFLNK => return Err(ELOOP),
         S_IFCHR if flags & O_DIRECTORY != 0 => return Err(ENOTDIR),
+        // Sockets are reached by connect, not open.
+        crate::fs::S_IFSOCK => return Err(ENXIO),
         // A device node: an open file of the device's kind.
         S_IFCHR => return fd::open(obj::new(devfs::kind(n.rdev).ok_or(ENXIO)?, status, ino)?, cloexec),
         _ => Kind::Regular,
@@ -262,6 +264,7 @@ fn dtype(ino: Ino) -> u8 {
         S_IFLNK => 10,
         S_IFREG => 8,
         S_IFCHR => 2,
+        crate::fs::S_IFSOCK => 12,
         _ => 0,
     }
 }

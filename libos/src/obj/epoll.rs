@@ -394,6 +394,7 @@ fn stamp(f: *mut File) -> u64 {
         Kind::PipeRead | Kind::PipeWrite => super::pipe::stamp(f),
         Kind::EventFd => super::eventfd::stamp(f),
         Kind::TimerFd => super::timerfd::stamp(f),
+        Kind::Socket => super::unix::stamp(f),
         _ => 0,
     }
 }

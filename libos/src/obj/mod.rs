@@ -17,6 +17,7 @@ pub mod memdev;
 pub mod pipe;
 pub mod regular;
 pub mod timerfd;
+pub mod unix;
 
 use crate::errno::{EBADF, EINVAL, ENOTTY, ESPIPE};
 use crate::fs::Ino;
@@ -39,6 +40,7 @@ pub enum Kind {
     Epoll,
     EventFd,
     TimerFd,
+    Socket,
 }
 
 /// An open file description, shared between the processes holding it.
@@ -81,7 +83,17 @@ pub fn ops_for(kind: Kind) -> &'static Ops {
         Kind::Epoll => &epoll::OPS,
         Kind::EventFd => &eventfd::OPS,
         Kind::TimerFd => &timerfd::OPS,
+        Kind::Socket => &unix::OPS,
     }
+}
+
+/// The default method table for open file `f`.
+// The pointer is a live shared `File` by construction (a descriptor's or
+// a passed one's), never a program's value.
+#[allow(clippy::not_unsafe_ptr_arg_deref)]
+pub fn ops_for_file(f: *mut File) -> &'static Ops {
+    // SAFETY: `f` is live; its kind never changes.
+    ops_for(unsafe { (*f).kind })
 }
 
 /// A new description with one reference.

@@ -301,6 +301,30 @@ pub fn stamp(f: &File) -> u64 {
     }
 }
 
+/// The ring's (tail, head) positions: bytes ever read and written (a
+/// socket's queue of passed descriptors is keyed by them).
+pub fn positions(f: &File) -> (u64, u64) {
+    // SAFETY: `f` keeps the pipe live; no other reference to it here.
+    unsafe { pipe_of(f) }.positions()
+}
+
+/// Bytes a write could put in the ring now.
+pub fn room(f: &File) -> usize {
+    let (tail, head) = positions(f);
+    CAPACITY - (head - tail) as usize
+}
+
+/// Whether the other end of `f` is still open somewhere.
+pub fn other_end_open(f: &File) -> bool {
+    // SAFETY: `f` keeps the pipe live; no other reference to it here.
+    let p = unsafe { pipe_of(f) };
+    if f.kind == Kind::PipeRead {
+        p.writers() > 0
+    } else {
+        p.readers() > 0
+    }
+}
+
 /// The ring's header address (what a wakeup predicate reads) and the
 /// environment that last used the other end (a directed yield's target).
 pub fn wait_info(f: &File) -> (u64, u64) {
