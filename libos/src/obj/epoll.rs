@@ -338,14 +338,14 @@ pub fn collect(f: *mut File, look: Look, out: &mut [(u32, u64)]) -> Option<usize
         return None;
     }
     let e = set_of(f);
-    let all: alloc::vec::Vec<*mut Interest> = interests(e).collect();
+    let len = interests(e).count();
     // SAFETY: the set is live and the lock held.
-    let start = unsafe { (*e).rotate } as usize % all.len().max(1);
+    let start = unsafe { (*e).rotate } as usize % len.max(1);
     let mut n = 0;
-    for (k, &i) in all[start..].iter().chain(&all[..start]).enumerate() {
+    for (k, i) in interests(e).skip(start).chain(interests(e).take(start)).enumerate() {
         if n == out.len() {
             // SAFETY: as above.
-            unsafe { (*e).rotate = ((start + k) % all.len()) as u32 };
+            unsafe { (*e).rotate = ((start + k) % len) as u32 };
             break;
         }
         // SAFETY: a live interest of this set; the lock is held.
