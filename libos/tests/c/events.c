@@ -14,6 +14,7 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/timerfd.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -195,6 +196,27 @@ static void ppoll_mask(void)
     close(p[1]);
 }
 
+/* getpid answered without the lock must still let signals in: a loop of
+ * nothing but getpid ends when another process's SIGUSR1 is handled. */
+static void getpid_loop(void)
+{
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    got = 0;
+    pid_t me = getpid(), kid = fork();
+    if (kid == 0) {
+        usleep(50000);
+        kill(me, SIGUSR1);
+        _exit(0);
+    }
+    long calls = 0;
+    while (!got)
+        calls += syscall(SYS_getpid) == me;
+    waitpid(kid, NULL, 0);
+    printf("getpid loop ended by a signal: %d, answers right: %d\n", got, calls > 0);
+}
+
 static void eventfds(void)
 {
     int e = eventfd(3, 0);
@@ -310,6 +332,7 @@ int main(void)
     epoll_basics();
     epoll_blocking();
     ppoll_mask();
+    getpid_loop();
     eventfds();
     timerfds();
     ioctls();
