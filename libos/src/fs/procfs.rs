@@ -125,8 +125,9 @@ pub fn fd_alias(cwd: Ino, path: &[u8], follow: bool) -> Result<Option<i64>, i64>
         let Ok((d, name)) = super::path::parent(cwd, &path) else {
             return Ok(None);
         };
-        if follow && Some(d) == self_fd_dir() {
-            let n = core::str::from_utf8(&name).ok().and_then(|s| s.parse::<i64>().ok()).ok_or(ENOENT)?;
+        // (A number first: most opens never look for the directory.)
+        let number = core::str::from_utf8(&name).ok().and_then(|s| s.parse::<i64>().ok());
+        if let Some(n) = number.filter(|_| follow && Some(d) == self_fd_dir()) {
             return crate::fd::get(n).map(|_| Some(n)).map_err(|_| ENOENT);
         }
         let Some(ino) = dir::lookup(d, &name) else {
