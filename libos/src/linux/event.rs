@@ -48,6 +48,16 @@ pub fn epoll_ctl(epfd: i64, op: u64, fdn: i64, event: u64) -> LxResult {
 
 /// epoll_wait (no mask) and epoll_pwait: `timeout` in ms, negative: none.
 pub fn epoll_pwait(epfd: i64, events: u64, max: u64, timeout: i64, set: u64, size: u64) -> LxResult {
+    epoll_common(epfd, events, max, (timeout >= 0).then(|| timeout as u64 * 1_000_000), set, size)
+}
+
+/// epoll_pwait2: the timeout a `struct timespec` (null: none).
+pub fn epoll_pwait2(epfd: i64, events: u64, max: u64, ts: u64, set: u64, size: u64) -> LxResult {
+    let limit = super::poll::timeout(ts, 1)?;
+    epoll_common(epfd, events, max, limit, set, size)
+}
+
+fn epoll_common(epfd: i64, events: u64, max: u64, limit: Option<u64>, set: u64, size: u64) -> LxResult {
     let ep = fd::get(epfd)?;
     // SAFETY: the descriptor keeps the file live; kind never changes.
     if unsafe { (*ep.file).kind } != Kind::Epoll || max as i64 <= 0 || max > MAX_EVENTS {
@@ -56,7 +66,6 @@ pub fn epoll_pwait(epfd: i64, events: u64, max: u64, timeout: i64, set: u64, siz
     uaccess::writable(events, max * EVENT_SIZE).map_err(|_| EFAULT)?;
     // Room for what can be ready: no more than the descriptors there are.
     let mut out: Vec<(u32, u64)> = alloc::vec![(0, 0); max.min(fd::MAX_FDS as u64 * 4) as usize];
-    let limit = (timeout >= 0).then(|| timeout as u64 * 1_000_000);
     let n = with_sigmask(set, size, || crate::wait::epoll_wait(ep.file, &mut out, limit).map(|n| n as i64))?;
     for (k, &(ev, data)) in out[..n as usize].iter().enumerate() {
         let mut b = [0u8; EVENT_SIZE as usize];

@@ -10,7 +10,7 @@ use alloc::vec::Vec;
 
 /// A `struct timespec` / `struct timeval` at `ptr` as nanoseconds (`unit`:
 /// nanoseconds per unit of its second field); None for a null pointer.
-fn timeout(ptr: u64, unit: u64) -> Result<Option<u64>, i64> {
+pub fn timeout(ptr: u64, unit: u64) -> Result<Option<u64>, i64> {
     if ptr == 0 {
         return Ok(None);
     }

@@ -151,6 +151,18 @@ pub fn no_seek(_: &mut File, _: i64, _: u32) -> i64 {
 pub fn no_ioctl(_: &mut File, _: u64, _: u64) -> i64 {
     -ENOTTY
 }
+
+/// `FIONREAD`: how many bytes a read would find now, as an `int` at the
+/// argument (pipes, stream sockets, regular files answer it).
+pub const FIONREAD: u64 = 0x541b;
+
+/// Answers `FIONREAD` with `n` at `arg`.
+pub fn put_readable(arg: u64, n: u64) -> i64 {
+    match crate::uaccess::put(arg, n.min(i32::MAX as u64) as i32) {
+        Ok(_) => 0,
+        Err(e) => -e,
+    }
+}
 pub fn bad_whence() -> i64 {
     -EINVAL
 }

@@ -10,6 +10,15 @@
 
 use super::flags::{NONBLOCK, WRONLY};
 use super::{no_ioctl, no_seek, File, Kind, Ops};
+
+/// `FIONREAD` on either end: the bytes in the ring.
+fn ioctl(f: &mut File, req: u64, arg: u64) -> i64 {
+    if req != super::FIONREAD {
+        return no_ioctl(f, req, arg);
+    }
+    let (tail, head) = positions(f);
+    super::put_readable(arg, head - tail)
+}
 use crate::errno::{EAGAIN, EBADF, ENOMEM, EPIPE};
 use crate::fs::Stat;
 use crate::shared;
@@ -56,7 +65,7 @@ const _: () = {
     assert!(HEADER as usize <= align_of::<Pipe>());
 };
 
-pub static OPS: Ops = Ops { read, write, seek: no_seek, stat, ioctl: no_ioctl, close };
+pub static OPS: Ops = Ops { read, write, seek: no_seek, stat, ioctl, close };
 
 /// A new pipe: (read end, write end).
 pub fn create(flags: u32) -> Result<(*mut File, *mut File), i64> {

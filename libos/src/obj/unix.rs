@@ -108,7 +108,22 @@ pub struct Socket {
     backlog: u32,
 }
 
-pub static OPS: Ops = Ops { read, write, seek: no_seek, stat, ioctl: super::no_ioctl, close };
+pub static OPS: Ops = Ops { read, write, seek: no_seek, stat, ioctl, close };
+
+/// `FIONREAD` on a connected stream socket: the bytes waiting (datagram
+/// and packet sockets do not answer it here).
+fn ioctl(f: &mut File, req: u64, arg: u64) -> i64 {
+    let s = sock(f);
+    if req != super::FIONREAD || s.ty != STREAM || s.state != State::Connected {
+        return super::no_ioctl(f, req, arg);
+    }
+    if s.rx.is_null() {
+        return super::put_readable(arg, 0);
+    }
+    // SAFETY: the socket holds its receiving end open.
+    let (tail, head) = pipe::positions(unsafe { &*s.rx });
+    super::put_readable(arg, head - tail)
+}
 
 /// Allocates a `T` in the shared arena.
 fn alloc<T>(v: T) -> Result<*mut T, i64> {

@@ -150,6 +150,15 @@ static void epoll_blocking(void)
     long ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
     printf("timeout: %d after >= 150 ms: %s\n", n, ms >= 150 ? "yes" : "no");
 
+    /* epoll_pwait2: a timespec timeout, and a bad one. */
+    struct timespec short_wait = {0, 20000000};
+    show("epoll_pwait2 timeout", syscall(441, ep, &ev, 1, &short_wait, NULL, 8));
+    struct timespec bad_wait = {0, -1};
+    show("epoll_pwait2 bad timeout", syscall(441, ep, &ev, 1, &bad_wait, NULL, 8));
+    write(p[1], "w", 1);
+    show("epoll_pwait2 ready", syscall(441, ep, &ev, 1, NULL, NULL, 8));
+    read(p[0], &ev, 1);
+
     /* epoll_pwait: a mask that lets SIGUSR1 through, blocked otherwise. */
     sigset_t block, none, now;
     sigemptyset(&block);
@@ -321,6 +330,20 @@ static void ioctls(void)
     show("FIONCLEX", ioctl(p[0], FIONCLEX));
     printf("cloexec: %d\n", fcntl(p[0], F_GETFD));
     show("FIONBIO bad pointer", ioctl(p[0], FIONBIO, (void *)16));
+    write(p[1], "12345", 5);
+    int avail = -1;
+    show("FIONREAD", ioctl(p[0], FIONREAD, &avail));
+    printf("bytes waiting: %d\n", avail);
+    ioctl(p[1], FIONREAD, &avail);
+    printf("from the write end: %d\n", avail);
+    show("FIONREAD on an eventfd", ioctl(eventfd(0, 0), FIONREAD, &avail));
+    int reg = open("/tmp/events.fionread", O_CREAT | O_RDWR | O_TRUNC, 0600);
+    write(reg, "abcdefgh", 8);
+    lseek(reg, 3, SEEK_SET);
+    ioctl(reg, FIONREAD, &avail);
+    printf("file bytes after the offset: %d\n", avail);
+    close(reg);
+    unlink("/tmp/events.fionread");
     show("FIOCLEX bad fd", ioctl(999, FIOCLEX));
     close(p[0]);
     close(p[1]);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -85,6 +86,9 @@ static void pairs(void)
     poll(&pf, 1, 0);
     printf("poll fresh: %#x\n", pf.revents);
     write(sv[1], "hello", 5);
+    int avail = -1;
+    ioctl(sv[0], FIONREAD, &avail);
+    printf("FIONREAD: %d\n", avail);
     poll(&pf, 1, 0);
     printf("poll with data: %#x\n", pf.revents);
     char b[16] = {0};
