@@ -33,9 +33,12 @@ const SO_TYPE: u64 = 3;
 const SO_ERROR: u64 = 4;
 const SO_SNDBUF: u64 = 7;
 const SO_RCVBUF: u64 = 8;
+const SO_PEERCRED: u64 = 17;
 
 /// Bytes of a `struct cmsghdr` (len, level, type).
 const CMSG_HDR: usize = 16;
+/// Most bytes one stream send takes.
+const MAX_SEND: u64 = 1 << 20;
 /// Bytes of `struct sockaddr_un`.
 const SOCKADDR_UN: u64 = 110;
 
@@ -206,6 +209,17 @@ pub fn getsockopt(fdn: i64, level: u64, name: u64, val: u64, lenp: u64) -> LxRes
     if level != SOL_SOCKET {
         return Err(ENOPROTOOPT);
     }
+    if name == SO_PEERCRED {
+        // struct ucred: pid, uid, gid (everyone is root); no peer yet:
+        // pid 0 and the overflow ids, as Linux answers.
+        let cred = unix::peer_pid(f).map_or([0, 65534, 65534], |pid| [pid, 0, 0]);
+        let room: u32 = uaccess::get(lenp)?;
+        let n = (room as usize).min(12);
+        let bytes: Vec<u8> = cred.iter().flat_map(|w| w.to_ne_bytes()).collect();
+        uaccess::write(val, &bytes[..n])?;
+        uaccess::put(lenp, n as u32)?;
+        return Ok(0);
+    }
     let v: i32 = match name {
         SO_TYPE => unix::kind(f) as i32,
         SO_ERROR => 0,
@@ -304,9 +318,17 @@ fn send_common(fdn: i64, iov: &[(u64, u64)], control: Option<(u64, u64)>, flags:
     if flags & MSG_OOB != 0 {
         return Err(EOPNOTSUPP);
     }
+    // A stream send takes at most `MAX_SEND` bytes per call (the rest is
+    // left to the next call, as a partial write); a message must fit a
+    // ring whole.
+    let total = iov.iter().fold(0u64, |t, v| t.saturating_add(v.1));
+    if unix::kind(f) != unix::STREAM && total > crate::obj::pipe::CAPACITY as u64 {
+        return Err(crate::errno::EMSGSIZE);
+    }
     let mut data = Vec::new();
     for &(p, l) in iov {
-        data.extend_from_slice(uaccess::bytes(p, l)?);
+        let room = MAX_SEND - data.len() as u64;
+        data.extend_from_slice(uaccess::bytes(p, l.min(room))?);
     }
     let files = match control {
         Some((c, l)) if l > 0 => passed(c, l)?,
@@ -341,7 +363,7 @@ fn recv_common(
     if flags & MSG_OOB != 0 || flags & MSG_PEEK != 0 {
         return Err(EOPNOTSUPP);
     }
-    let total: u64 = iov.iter().map(|v| v.1).sum();
+    let total = iov.iter().fold(0u64, |t, v| t.saturating_add(v.1));
     for &(p, l) in iov {
         uaccess::writable(p, l)?;
     }

@@ -64,9 +64,11 @@ fn timer(f: &File) -> &'static mut Timer {
     let now = now_ns();
     if t.next != 0 && now >= t.next {
         let k = (now - t.next).checked_div(t.interval).map_or(1, |k| k + 1);
-        t.pending += k;
-        t.total += k;
-        t.next = if t.interval == 0 { 0 } else { t.next + k * t.interval };
+        t.pending = t.pending.saturating_add(k);
+        t.total = t.total.wrapping_add(k);
+        // A period so long that the next expiry passes 2^64 ns: none.
+        t.next =
+            if t.interval == 0 { 0 } else { t.next.checked_add(k.saturating_mul(t.interval)).unwrap_or(0) };
     }
     t
 }

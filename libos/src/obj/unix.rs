@@ -101,6 +101,11 @@ pub struct Socket {
     name_len: usize,
     peer_name: [u8; NAME_MAX],
     peer_name_len: usize,
+    /// The pid of the process at the other end when they connected (its
+    /// `SO_PEERCRED`), and this socket's own: the caller's at `socketpair`
+    /// and `connect`, the listener's at `listen`.
+    peer_pid: u32,
+    pid: u32,
     /// Listening: the queue's counts, its connections (oldest first) and
     /// how many it may hold.
     queue: *mut Queue,
@@ -160,6 +165,8 @@ pub fn create(ty: u32, flags: u32) -> Result<*mut File, i64> {
         name_len: 0,
         peer_name: [0; NAME_MAX],
         peer_name_len: 0,
+        peer_pid: 0,
+        pid: crate::proc::pid(),
         queue: core::ptr::null_mut(),
         pending: core::ptr::null_mut(),
         backlog: 0,
@@ -199,6 +206,7 @@ fn join(a: &mut Socket, b: &mut Socket) -> Result<(), i64> {
     (a.rx, a.tx, b.rx, b.tx) = (ra, wa, rb, wb);
     a.peer = b;
     b.peer = a;
+    (a.peer_pid, b.peer_pid) = (b.pid, a.pid);
     a.state = State::Connected;
     b.state = State::Connected;
     Ok(())
@@ -240,6 +248,13 @@ pub fn bind(f: &File, ino: Ino, path: &[u8]) -> Result<(), i64> {
     Ok(())
 }
 
+/// `SO_PEERCRED`'s pid: the process at the other end when they
+/// connected (None before).
+pub fn peer_pid(f: &File) -> Option<u32> {
+    let s = sock(f);
+    (s.state == State::Connected).then_some(s.peer_pid)
+}
+
 /// The socket's type (`STREAM`, `DGRAM`, `SEQPACKET`).
 pub fn kind(f: &File) -> u32 {
     sock(f).ty
@@ -268,6 +283,7 @@ pub fn listen(f: &File, backlog: i64) -> Result<(), i64> {
         })?;
     }
     s.backlog = backlog.clamp(1, MAX_BACKLOG as i64) as u32;
+    s.pid = crate::proc::pid();
     s.state = State::Listening;
     Ok(())
 }
@@ -301,6 +317,8 @@ pub fn connect(f: &File, ino: Ino) -> Result<(), i64> {
     let server = create(s.ty, 0)?;
     // SAFETY: just created.
     let ss = sock(unsafe { &*server });
+    // The connection speaks for the listener's process.
+    ss.pid = l.pid;
     if let Err(e) = join(s, ss) {
         super::put(&OPS, server);
         return Err(e);

@@ -82,6 +82,14 @@ static void pairs(void)
     socklen_t len = sizeof type;
     getsockopt(sv[0], SOL_SOCKET, SO_TYPE, &type, &len);
     printf("SO_TYPE %d\n", type);
+    struct ucred cred;
+    len = sizeof cred;
+    getsockopt(sv[0], SOL_SOCKET, SO_PEERCRED, &cred, &len);
+    printf("SO_PEERCRED of a pair: own pid %d, uid %d\n", cred.pid == getpid(), cred.uid);
+    int lone = socket(AF_UNIX, SOCK_STREAM, 0);
+    len = sizeof cred;
+    show("SO_PEERCRED unconnected", getsockopt(lone, SOL_SOCKET, SO_PEERCRED, &cred, &len));
+    close(lone);
     struct pollfd pf = {.fd = sv[0], .events = POLLIN | POLLOUT};
     poll(&pf, 1, 0);
     printf("poll fresh: %#x\n", pf.revents);
@@ -257,6 +265,10 @@ static void named(void)
     mlen = sizeof me;
     getpeername(s, (struct sockaddr *)&me, &mlen);
     printf("its peer's address length: %u\n", mlen);
+    struct ucred cred;
+    socklen_t clen = sizeof cred;
+    getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cred, &clen);
+    printf("SO_PEERCRED names the child: %d\n", cred.pid == kid);
     waitpid(kid, NULL, 0);
     close(s);
     close(l2);
