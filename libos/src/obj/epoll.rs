@@ -14,9 +14,8 @@
 //! file removes it from every set, as Linux does.
 
 use super::{no_read, no_seek, no_write, File, Kind, Ops};
-use crate::errno::{EEXIST, EINVAL, ELOOP, ENOENT, ENOMEM, EPERM};
+use crate::errno::{EEXIST, EINVAL, ELOOP, ENOENT, EPERM};
 use crate::fs::Stat;
-use crate::shared;
 use crate::wait::{self, Look, POLLERR, POLLHUP};
 
 pub const EPOLLIN: u32 = 0x1;
@@ -65,27 +64,11 @@ pub static OPS: Ops =
 
 /// A new, empty set.
 pub fn create(flags: u32) -> Result<*mut File, i64> {
-    let e = shared::alloc(size_of::<Epoll>(), align_of::<Epoll>()) as *mut Epoll;
-    if e.is_null() {
-        return Err(ENOMEM);
-    }
-    // SAFETY: a fresh block big enough for an Epoll.
-    unsafe { e.write(Epoll { file: core::ptr::null_mut(), first: core::ptr::null_mut(), rotate: 0 }) };
-    match super::new(Kind::Epoll, flags | super::flags::RDWR, 0) {
-        Ok(f) => {
-            // SAFETY: just created.
-            unsafe {
-                (*f).data = e as *mut u8;
-                (*e).file = f;
-            }
-            Ok(f)
-        }
-        Err(err) => {
-            // SAFETY: allocated above, referred to by nobody.
-            unsafe { shared::free(e as *mut u8, size_of::<Epoll>(), align_of::<Epoll>()) };
-            Err(err)
-        }
-    }
+    let empty = Epoll { file: core::ptr::null_mut(), first: core::ptr::null_mut(), rotate: 0 };
+    let f = super::new_with(Kind::Epoll, flags | super::flags::RDWR, empty)?;
+    // SAFETY: just created; its object is the set.
+    unsafe { (*set_of(f)).file = f };
+    Ok(f)
 }
 
 /// The set behind an epoll file.
@@ -151,7 +134,7 @@ fn drop_interest(i: *mut Interest) {
     unsafe {
         unlink(&raw mut (*(*i).set).first, i, in_set);
         unlink(&raw mut (*(*i).file).watch, i, on_file);
-        shared::free(i as *mut u8, size_of::<Interest>(), align_of::<Interest>());
+        super::free_object(i);
     }
 }
 
@@ -173,8 +156,8 @@ fn close(f: &mut File) {
     while let Some(i) = Some(unsafe { (*e).first }).filter(|i| !i.is_null()) {
         drop_interest(i);
     }
-    // SAFETY: allocated by `create`; its file is going.
-    unsafe { shared::free(e as *mut u8, size_of::<Epoll>(), align_of::<Epoll>()) };
+    // SAFETY: made by `create`; its file is going.
+    unsafe { super::free_object(e) };
 }
 
 fn stat(_: &File, st: &mut Stat) -> i64 {
@@ -247,24 +230,21 @@ pub fn ctl(ep: *mut File, op: u64, fd: i32, target: *mut File, event: (u32, u64)
             {
                 return Err(ELOOP);
             }
-            let i = shared::alloc(size_of::<Interest>(), align_of::<Interest>()) as *mut Interest;
-            if i.is_null() {
-                return Err(ENOMEM);
-            }
-            // SAFETY: a fresh block; the set and file are live, the lock held.
+            let i = super::alloc_object(Interest {
+                set: e,
+                file: target,
+                fd,
+                events,
+                data,
+                seen: 0,
+                stamp: u64::MAX,
+                disarmed: false,
+                next_in_set: core::ptr::null_mut(),
+                // SAFETY: the target is live (the caller holds it open).
+                next_on_file: unsafe { (*target).watch },
+            })?;
+            // SAFETY: the set and file are live, the lock held.
             unsafe {
-                i.write(Interest {
-                    set: e,
-                    file: target,
-                    fd,
-                    events,
-                    data,
-                    seen: 0,
-                    stamp: u64::MAX,
-                    disarmed: false,
-                    next_in_set: core::ptr::null_mut(),
-                    next_on_file: (*target).watch,
-                });
                 (*target).watch = i;
                 // At the end, so reports come in the order of adding.
                 let mut at = &raw mut (*e).first;

@@ -6,10 +6,9 @@
 
 use super::flags::NONBLOCK;
 use super::{no_ioctl, no_seek, File, Kind, Ops};
-use crate::errno::{EAGAIN, EINTR, EINVAL, ENOMEM};
+use crate::errno::{EAGAIN, EINTR, EINVAL};
 use crate::fs::Stat;
 use crate::predicate::WANT_READ;
-use crate::shared;
 use crate::wait::{POLLIN, POLLOUT};
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
@@ -44,33 +43,15 @@ pub static OPS: Ops = Ops { read, write, seek: no_seek, stat, ioctl: no_ioctl, c
 /// A new eventfd counting from `initial`; `flags` are the file's status
 /// flags (`NONBLOCK`), `semaphore` its mode.
 pub fn create(initial: u32, flags: u32, semaphore: bool) -> Result<*mut File, i64> {
-    let e = shared::alloc(size_of::<EventFd>(), align_of::<EventFd>()) as *mut EventFd;
-    if e.is_null() {
-        return Err(ENOMEM);
-    }
-    // SAFETY: a fresh block big enough for an EventFd.
-    unsafe {
-        e.write(EventFd {
-            readers: AtomicU32::new(1),
-            writers: AtomicU32::new(1),
-            count: AtomicU64::new(initial as u64),
-            zero: AtomicU64::new(0),
-            changes: 0,
-            semaphore,
-        })
+    let counter = EventFd {
+        readers: AtomicU32::new(1),
+        writers: AtomicU32::new(1),
+        count: AtomicU64::new(initial as u64),
+        zero: AtomicU64::new(0),
+        changes: 0,
+        semaphore,
     };
-    match super::new(Kind::EventFd, (flags & NONBLOCK) | super::flags::RDWR, 0) {
-        Ok(f) => {
-            // SAFETY: just created.
-            unsafe { (*f).data = e as *mut u8 };
-            Ok(f)
-        }
-        Err(err) => {
-            // SAFETY: allocated above, referred to by nobody.
-            unsafe { shared::free(e as *mut u8, size_of::<EventFd>(), align_of::<EventFd>()) };
-            Err(err)
-        }
-    }
+    super::new_with(Kind::EventFd, (flags & NONBLOCK) | super::flags::RDWR, counter)
 }
 
 /// The counter behind an eventfd.
@@ -160,6 +141,6 @@ fn stat(_: &File, st: &mut Stat) -> i64 {
 }
 
 fn close(f: &mut File) {
-    // SAFETY: allocated by `create`; its only file is going.
-    unsafe { shared::free(f.data, size_of::<EventFd>(), align_of::<EventFd>()) };
+    // SAFETY: made by `create`; its only file is going.
+    unsafe { super::free_object(f.data as *mut EventFd) };
 }

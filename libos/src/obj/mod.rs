@@ -118,6 +118,45 @@ pub fn new(kind: Kind, flags: u32, ino: Ino) -> Result<*mut File, i64> {
     Ok(p)
 }
 
+/// Allocates `v` in the shared arena (an object a description or another
+/// object points at).
+pub fn alloc_object<T>(v: T) -> Result<*mut T, i64> {
+    let p = shared::alloc(size_of::<T>(), align_of::<T>()) as *mut T;
+    if p.is_null() {
+        return Err(crate::errno::ENOMEM);
+    }
+    // SAFETY: a fresh block big enough for a T.
+    unsafe { p.write(v) };
+    Ok(p)
+}
+
+/// Frees what `alloc_object` made.
+///
+/// # Safety
+/// `p` came from `alloc_object::<T>` and nobody refers to it any more.
+pub unsafe fn free_object<T>(p: *mut T) {
+    // SAFETY: passed on from the caller.
+    unsafe { shared::free(p as *mut u8, size_of::<T>(), align_of::<T>()) };
+}
+
+/// A new description of `kind` whose object (`data`) is `v`, allocated in
+/// the shared arena (epoll sets, eventfds, timerfds, sockets).
+pub fn new_with<T>(kind: Kind, flags: u32, v: T) -> Result<*mut File, i64> {
+    let obj = alloc_object(v)?;
+    match new(kind, flags, 0) {
+        Ok(f) => {
+            // SAFETY: just created.
+            unsafe { (*f).data = obj as *mut u8 };
+            Ok(f)
+        }
+        Err(e) => {
+            // SAFETY: made above, referred to by nobody.
+            unsafe { free_object(obj) };
+            Err(e)
+        }
+    }
+}
+
 /// Drops one reference; the last one closes and frees the description.
 // The pointer is a live shared `File` by construction (every caller got
 // it from `obj::new` or a descriptor), never a program's value.

@@ -8,9 +8,8 @@
 
 use super::flags::NONBLOCK;
 use super::{no_ioctl, no_seek, no_write, File, Kind, Ops};
-use crate::errno::{EAGAIN, EINTR, EINVAL, ENOMEM};
+use crate::errno::{EAGAIN, EINTR, EINVAL};
 use crate::fs::Stat;
-use crate::shared;
 use crate::time::now_ns;
 use crate::wait::POLLIN;
 
@@ -36,24 +35,8 @@ pub static OPS: Ops = Ops { read, write: no_write, seek: no_seek, stat, ioctl: n
 
 /// A disarmed timer on the wall clock (`wall`) or time since boot.
 pub fn create(wall: bool, flags: u32) -> Result<*mut File, i64> {
-    let t = shared::alloc(size_of::<Timer>(), align_of::<Timer>()) as *mut Timer;
-    if t.is_null() {
-        return Err(ENOMEM);
-    }
-    // SAFETY: a fresh block big enough for a Timer.
-    unsafe { t.write(Timer { wall, next: 0, interval: 0, pending: 0, total: 0 }) };
-    match super::new(Kind::TimerFd, flags & NONBLOCK, 0) {
-        Ok(f) => {
-            // SAFETY: just created.
-            unsafe { (*f).data = t as *mut u8 };
-            Ok(f)
-        }
-        Err(err) => {
-            // SAFETY: allocated above, referred to by nobody.
-            unsafe { shared::free(t as *mut u8, size_of::<Timer>(), align_of::<Timer>()) };
-            Err(err)
-        }
-    }
+    let t = Timer { wall, next: 0, interval: 0, pending: 0, total: 0 };
+    super::new_with(Kind::TimerFd, flags & NONBLOCK, t)
 }
 
 /// The timer behind `f`, its expiries counted up to now.
@@ -148,6 +131,6 @@ fn stat(_: &File, st: &mut Stat) -> i64 {
 }
 
 fn close(f: &mut File) {
-    // SAFETY: allocated by `create`; its only file is going.
-    unsafe { shared::free(f.data, size_of::<Timer>(), align_of::<Timer>()) };
+    // SAFETY: made by `create`; its only file is going.
+    unsafe { super::free_object(f.data as *mut Timer) };
 }

@@ -130,30 +130,12 @@ fn ioctl(f: &mut File, req: u64, arg: u64) -> i64 {
     super::put_readable(arg, head - tail)
 }
 
-/// Allocates a `T` in the shared arena.
-fn alloc<T>(v: T) -> Result<*mut T, i64> {
-    let p = shared::alloc(size_of::<T>(), align_of::<T>()) as *mut T;
-    if p.is_null() {
-        return Err(ENOMEM);
-    }
-    // SAFETY: a fresh block big enough for a T.
-    unsafe { p.write(v) };
-    Ok(p)
-}
-
-/// Frees what `alloc` made.
-///
-/// # Safety
-/// `p` came from `alloc::<T>` and nobody refers to it any more.
-unsafe fn free<T>(p: *mut T) {
-    // SAFETY: passed on from the caller.
-    unsafe { shared::free(p as *mut u8, size_of::<T>(), align_of::<T>()) };
-}
+use super::{alloc_object as alloc, free_object as free};
 
 /// A new unconnected socket of type `ty` (`STREAM`, `DGRAM`, `SEQPACKET`)
 /// with status flags `flags` (`NONBLOCK`).
 pub fn create(ty: u32, flags: u32) -> Result<*mut File, i64> {
-    let s = alloc(Socket {
+    let s = Socket {
         ty,
         state: State::Unconnected,
         rx: core::ptr::null_mut(),
@@ -170,19 +152,8 @@ pub fn create(ty: u32, flags: u32) -> Result<*mut File, i64> {
         queue: core::ptr::null_mut(),
         pending: core::ptr::null_mut(),
         backlog: 0,
-    })?;
-    match super::new(Kind::Socket, (flags & NONBLOCK) | super::flags::RDWR, 0) {
-        Ok(f) => {
-            // SAFETY: just created.
-            unsafe { (*f).data = s as *mut u8 };
-            Ok(f)
-        }
-        Err(e) => {
-            // SAFETY: made above, referred to by nobody.
-            unsafe { free(s) };
-            Err(e)
-        }
-    }
+    };
+    super::new_with(Kind::Socket, (flags & NONBLOCK) | super::flags::RDWR, s)
 }
 
 /// The socket behind `f`.
