@@ -1,16 +1,23 @@
-//! Loading a static Linux ELF executable into this address space and
-//! building the initial stack the Linux ABI promises (`argc`, `argv`,
-//! `envp`, the auxiliary vector), as the Linux kernel's `execve` would.
-//! lxrt itself stays where it is; only the program's regions are replaced.
+//! Loading a Linux ELF executable into this address space and building the
+//! initial stack the Linux ABI promises (`argc`, `argv`, `envp`, the
+//! auxiliary vector), as the Linux kernel's `execve` would. A program at a
+//! fixed address (ET_EXEC) stays there; a position-independent one (ET_DYN:
+//! static-PIE, or a PIE with an interpreter) is placed at `PIE_BASE`; a
+//! program naming an interpreter (`PT_INTERP`, glibc's `ld.so`) gets it
+//! loaded at `INTERP_BASE` and started in its place, told where the program
+//! is through the auxiliary vector. lxrt itself stays where it is; only the
+//! program's regions are replaced.
 
-use crate::errno::{EACCES, ELOOP, ENOEXEC, ENOMEM};
-use crate::layout::{page_down, page_up, PAGE, STACK_MAX, STACK_TOP};
+use crate::errno::{EACCES, ELIBBAD, ELOOP, ENOEXEC, ENOMEM};
+use crate::layout::{
+    page_down, page_up, BRK_LIMIT, INTERP_BASE, INTERP_END, PAGE, PIE_BASE, STACK_MAX, STACK_TOP,
+};
 use crate::proc;
 use crate::{fs, uaccess, vm};
 use abi::exception::Regs;
 use abi::syscall::{map as mf, ENV_SELF};
 use alloc::vec::Vec;
-use binfmt::elf::{Elf, PF_W, PF_X, PT_LOAD};
+use binfmt::elf::{Elf, ET_DYN, PF_W, PF_X, PT_LOAD, PT_PHDR};
 use user::sys;
 
 const AT_NULL: u64 = 0;
@@ -32,6 +39,18 @@ const AT_SECURE: u64 = 23;
 const AT_RANDOM: u64 = 25;
 const AT_HWCAP2: u64 = 26;
 const AT_EXECFN: u64 = 31;
+
+/// A checked ELF file and the amount its addresses are shifted by.
+pub struct Placed<'a> {
+    elf: Elf<'a>,
+    bias: u64,
+}
+
+/// A checked program and, when it names one, its checked interpreter.
+pub struct Image<'a> {
+    prog: Placed<'a>,
+    interp: Option<Placed<'a>>,
+}
 
 /// What a successful load leaves behind.
 pub struct Loaded {
@@ -91,23 +110,83 @@ pub fn resolve(path: &[u8], argv: &mut Vec<Vec<u8>>) -> Result<(Vec<u8>, &'stati
     Err(ELOOP)
 }
 
-/// Checks `image` is a static x86-64 executable lxrt can load.
-pub fn check(image: &[u8]) -> Result<Elf<'_>, i64> {
-    let elf = Elf::parse(image, PAGE, crate::layout::BRK_LIMIT, 0).map_err(|_| ENOEXEC)?;
-    if elf.kind != binfmt::elf::ET_EXEC {
-        return Err(ENOEXEC);
+/// Checks `data` is an x86-64 ELF file whose segments fit in
+/// `[lo, hi)`: where they say (ET_EXEC) or shifted to start at `base`
+/// (ET_DYN).
+fn place(data: &[u8], lo: u64, hi: u64, base: u64) -> Result<Placed<'_>, binfmt::elf::ElfError> {
+    let probe = Elf::parse_dynamic(data, 0, u64::MAX, 0)?;
+    let bias = if probe.kind == ET_DYN { base.saturating_sub(page_down(probe.span().0)) } else { 0 };
+    Ok(Placed { elf: Elf::parse_dynamic(data, lo, hi, bias)?, bias })
+}
+
+/// Checks `image` is a program lxrt can load, and finds and checks its
+/// interpreter, so that `load` cannot fail for the files' sake. A bad
+/// program is ENOEXEC; a missing interpreter ENOENT (or ENOTDIR, EACCES as
+/// for the program); one that is not an x86-64 ELF shared object ELIBBAD;
+/// one that names an interpreter itself ELOOP.
+pub fn check(image: &[u8]) -> Result<Image<'_>, i64> {
+    let prog = place(image, PAGE, BRK_LIMIT, PIE_BASE).map_err(|_| ENOEXEC)?;
+    let Some(path) = prog.elf.interp else {
+        return Ok(Image { prog, interp: None });
+    };
+    let ino = fs::path::resolve(proc::cwd(), path, true)?;
+    let n = fs::node::get(ino);
+    if n.mode & fs::S_IFMT != fs::S_IFREG {
+        return Err(EACCES);
     }
-    Ok(elf)
+    let interp = place(fs::node::bytes(&n), INTERP_BASE, INTERP_END, INTERP_BASE).map_err(|_| ELIBBAD)?;
+    if interp.elf.kind != ET_DYN {
+        return Err(ELIBBAD);
+    }
+    if interp.elf.interp.is_some() {
+        return Err(ELOOP);
+    }
+    Ok(Image { prog, interp: Some(interp) })
+}
+
+/// Where the program headers are in memory (AT_PHDR): `PT_PHDR` if the
+/// program has one, else where a segment loads them from the file.
+fn phdr_address(p: &Placed) -> u64 {
+    let phoff = p.elf.phoff();
+    let at = match p.elf.segments().find(|s| s.kind == PT_PHDR) {
+        Some(s) => s.vaddr,
+        None => p
+            .elf
+            .segments()
+            .find(|s| s.kind == PT_LOAD && (s.offset..s.offset + s.filesz).contains(&phoff))
+            .map_or(0, |s| s.vaddr + (phoff - s.offset)),
+    };
+    at.wrapping_add(p.bias)
 }
 
 /// Replaces the program in this address space with `image`. Past the first
 /// unmap there is no going back, so callers check the image first.
-pub fn load(elf: &Elf, argv: &[Vec<u8>], envp: &[Vec<u8>], execfn: &[u8]) -> Result<Loaded, i64> {
+pub fn load(image: &Image, argv: &[Vec<u8>], envp: &[Vec<u8>], execfn: &[u8]) -> Result<Loaded, i64> {
     vm::remove(0, u64::MAX);
-    let mut brk = 0;
-    let mut phdr = 0;
-    for seg in elf.segments().filter(|s| s.kind == PT_LOAD) {
-        let (start, end) = (page_down(seg.vaddr), page_up(seg.vaddr + seg.memsz));
+    let brk = map_segments(&image.prog)?;
+    let mut entry = image.prog.elf.entry;
+    let mut base = 0;
+    if let Some(interp) = &image.interp {
+        map_segments(interp)?;
+        entry = interp.elf.entry;
+        base = interp.bias;
+    }
+    for r in vm::regions() {
+        vm::protect(r.start, r.end, r.prot);
+    }
+    vm::add(STACK_TOP - STACK_MAX, STACK_TOP, vm::R | vm::W);
+    let rsp = build_stack(&image.prog, base, argv, envp, execfn)?;
+    let regs = Regs { rip: entry, rsp, rflags: 0x202, ..Regs::default() };
+    Ok(Loaded { regs, brk: page_up(brk) })
+}
+
+/// Promises the loadable segments of `p` and copies their file bytes in;
+/// returns the first byte past the highest.
+fn map_segments(p: &Placed) -> Result<u64, i64> {
+    let mut top = 0;
+    for seg in p.elf.segments().filter(|s| s.kind == PT_LOAD) {
+        let vaddr = seg.vaddr + p.bias;
+        let (start, end) = (page_down(vaddr), page_up(vaddr + seg.memsz));
         let prot = prot_of(seg.flags);
         // Pages another segment already started keep both rights.
         let merged = vm::find(start).map_or(0, |r| r.prot);
@@ -115,33 +194,24 @@ pub fn load(elf: &Elf, argv: &[Vec<u8>], envp: &[Vec<u8>], execfn: &[u8]) -> Res
         if merged != 0 {
             vm::add(start, start + PAGE, prot | merged);
         }
-        if seg.offset == 0 {
-            phdr = seg.vaddr + elf.phoff();
-        }
-        brk = brk.max(seg.vaddr + seg.memsz);
+        top = top.max(vaddr + seg.memsz);
         // File bytes go in now, through a writable mapping; the rest of the
         // segment (bss) is zero pages on demand.
-        let data = elf.file_bytes(&seg);
+        let data = p.elf.file_bytes(&seg);
         let mut va = start;
-        while va < seg.vaddr + seg.filesz {
+        while va < vaddr + seg.filesz {
             if vm::pte(va).is_none() && !vm::populate(va, vm::W) {
                 return Err(ENOMEM);
             }
             let _ = sys::protect(ENV_SELF, va, mf::WRITE);
-            let (lo, hi) = (va.max(seg.vaddr), (va + PAGE).min(seg.vaddr + seg.filesz));
-            let src = &data[(lo - seg.vaddr) as usize..(hi - seg.vaddr) as usize];
+            let (lo, hi) = (va.max(vaddr), (va + PAGE).min(vaddr + seg.filesz));
+            let src = &data[(lo - vaddr) as usize..(hi - vaddr) as usize];
             // SAFETY: the page at `va` is mapped writable just above.
             unsafe { core::ptr::copy_nonoverlapping(src.as_ptr(), lo as *mut u8, src.len()) };
             va += PAGE;
         }
     }
-    for r in vm::regions() {
-        vm::protect(r.start, r.end, r.prot);
-    }
-    vm::add(STACK_TOP - STACK_MAX, STACK_TOP, vm::R | vm::W);
-    let rsp = build_stack(elf, phdr, argv, envp, execfn)?;
-    let regs = Regs { rip: elf.entry, rsp, rflags: 0x202, ..Regs::default() };
-    Ok(Loaded { regs, brk: page_up(brk) })
+    Ok(top)
 }
 
 /// Pushes bytes and words downwards from the top of the Linux stack.
@@ -167,7 +237,15 @@ fn random16() -> [u8; 16] {
     r
 }
 
-fn build_stack(elf: &Elf, phdr: u64, argv: &[Vec<u8>], envp: &[Vec<u8>], execfn: &[u8]) -> Result<u64, i64> {
+/// The initial stack of `prog`, whose interpreter (if any) is at `base`.
+fn build_stack(
+    prog: &Placed,
+    base: u64,
+    argv: &[Vec<u8>],
+    envp: &[Vec<u8>],
+    execfn: &[u8],
+) -> Result<u64, i64> {
+    let elf = &prog.elf;
     let mut p = Pusher { sp: STACK_TOP };
     let execfn = p.cstr(execfn)?;
     let mut env_ptrs = Vec::new();
@@ -182,11 +260,11 @@ fn build_stack(elf: &Elf, phdr: u64, argv: &[Vec<u8>], envp: &[Vec<u8>], execfn:
     let random = p.bytes(&random16())?;
     let creds = crate::proc::creds();
     let auxv: [(u64, u64); 18] = [
-        (AT_PHDR, phdr),
+        (AT_PHDR, phdr_address(prog)),
         (AT_PHENT, elf.phentsize as u64),
         (AT_PHNUM, elf.phnum() as u64),
         (AT_PAGESZ, PAGE),
-        (AT_BASE, 0),
+        (AT_BASE, base),
         (AT_FLAGS, 0),
         (AT_ENTRY, elf.entry),
         (AT_UID, creds as u64),
