@@ -86,9 +86,12 @@ pub fn ensure_toolchain() -> Result<(), String> {
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     };
     let targets = listed(&["target", "list", "--installed"])?;
-    if !targets.lines().any(|l| l.trim() == crate::build::KERNEL_TARGET) {
-        println!("xtask: adding the Rust target {}", crate::build::KERNEL_TARGET);
-        rustup(&root, &["target", "add", crate::build::KERNEL_TARGET])?;
+    // The kernel's target, and musl's for the static-PIE Rust test programs.
+    for t in [crate::build::KERNEL_TARGET, crate::lxtest::MUSL_TARGET] {
+        if !targets.lines().any(|l| l.trim() == t) {
+            println!("xtask: adding the Rust target {t}");
+            rustup(&root, &["target", "add", t])?;
+        }
     }
     let components = listed(&["component", "list", "--installed"])?;
     for c in ["rustfmt", "clippy"] {

@@ -80,7 +80,46 @@ pub fn c_programs() -> Result<Vec<(String, PathBuf)>, String> {
         }
         v.push((name.to_string(), exe));
     }
+    v.extend(rust_programs(&out)?);
     v.sort();
+    Ok(v)
+}
+
+/// Rust's target for static executables: musl, whose default output is a
+/// static-PIE (ET_DYN without an interpreter).
+pub const MUSL_TARGET: &str = "x86_64-unknown-linux-musl";
+
+/// The Rust `std` test programs (`libos/tests/rust/NAME.rs`), each built
+/// the default way twice by the workspace's rustc: `NAME-musl` (static-PIE)
+/// and `NAME-glibc` (dynamic, loaded by glibc's `ld.so`; its test needs
+/// `# with: libc6 libgcc-s1`). They join the C programs in `cbin/`.
+fn rust_programs(out: &Path) -> Result<Vec<(String, PathBuf)>, String> {
+    let src = build::root().join("libos/tests/rust");
+    let rd = std::fs::read_dir(&src).map_err(|e| format!("reading {}: {e}", src.display()))?;
+    let mut v = Vec::new();
+    for path in rd.flatten().map(|e| e.path()) {
+        let Some(stem) = path.file_name().and_then(|n| n.to_str()).and_then(|n| n.strip_suffix(".rs")) else {
+            continue;
+        };
+        for (flavour, target) in [("musl", MUSL_TARGET), ("glibc", build::USER_TARGET)] {
+            let name = format!("{stem}-{flavour}");
+            let exe = out.join(&name);
+            let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+            if modified(&exe).is_none() || modified(&exe) < modified(&path) {
+                let status = Command::new("rustc")
+                    .args(["--edition", "2021", "-O", "--target", target, "-o"])
+                    .arg(&exe)
+                    .arg(&path)
+                    .current_dir(build::root())
+                    .status()
+                    .map_err(|e| format!("running rustc: {e}"))?;
+                if !status.success() {
+                    return Err(format!("rustc failed on {}", path.display()));
+                }
+            }
+            v.push((name, exe));
+        }
+    }
     Ok(v)
 }
 
