@@ -39,6 +39,7 @@ const AT_SECURE: u64 = 23;
 const AT_RANDOM: u64 = 25;
 const AT_HWCAP2: u64 = 26;
 const AT_EXECFN: u64 = 31;
+const AT_SYSINFO_EHDR: u64 = 33;
 
 /// A checked ELF file and the amount its addresses are shifted by.
 pub struct Placed<'a> {
@@ -113,7 +114,7 @@ pub fn resolve(path: &[u8], argv: &mut Vec<Vec<u8>>) -> Result<(Vec<u8>, &'stati
 /// Checks `data` is an x86-64 ELF file whose segments fit in
 /// `[lo, hi)`: where they say (ET_EXEC) or shifted to start at `base`
 /// (ET_DYN).
-fn place(data: &[u8], lo: u64, hi: u64, base: u64) -> Result<Placed<'_>, binfmt::elf::ElfError> {
+pub fn place(data: &[u8], lo: u64, hi: u64, base: u64) -> Result<Placed<'_>, binfmt::elf::ElfError> {
     let probe = Elf::parse_dynamic(data, 0, u64::MAX, 0)?;
     let bias = if probe.kind == ET_DYN { base.saturating_sub(page_down(probe.span().0)) } else { 0 };
     Ok(Placed { elf: Elf::parse_dynamic(data, lo, hi, bias)?, bias })
@@ -171,18 +172,19 @@ pub fn load(image: &Image, argv: &[Vec<u8>], envp: &[Vec<u8>], execfn: &[u8]) ->
         entry = interp.elf.entry;
         base = interp.bias;
     }
+    let vdso = crate::vdso::map();
     for r in vm::regions() {
         vm::protect(r.start, r.end, r.prot);
     }
     vm::add(STACK_TOP - STACK_MAX, STACK_TOP, vm::R | vm::W);
-    let rsp = build_stack(&image.prog, base, argv, envp, execfn)?;
+    let rsp = build_stack(&image.prog, base, vdso, argv, envp, execfn)?;
     let regs = Regs { rip: entry, rsp, rflags: 0x202, ..Regs::default() };
     Ok(Loaded { regs, brk: page_up(brk) })
 }
 
 /// Promises the loadable segments of `p` and copies their file bytes in;
 /// returns the first byte past the highest.
-fn map_segments(p: &Placed) -> Result<u64, i64> {
+pub fn map_segments(p: &Placed) -> Result<u64, i64> {
     let mut top = 0;
     for seg in p.elf.segments().filter(|s| s.kind == PT_LOAD) {
         let vaddr = seg.vaddr + p.bias;
@@ -195,23 +197,30 @@ fn map_segments(p: &Placed) -> Result<u64, i64> {
             vm::add(start, start + PAGE, prot | merged);
         }
         top = top.max(vaddr + seg.memsz);
-        // File bytes go in now, through a writable mapping; the rest of the
-        // segment (bss) is zero pages on demand.
-        let data = p.elf.file_bytes(&seg);
-        let mut va = start;
-        while va < vaddr + seg.filesz {
-            if vm::pte(va).is_none() && !vm::populate(va, vm::W) {
-                return Err(ENOMEM);
-            }
-            let _ = sys::protect(ENV_SELF, va, mf::WRITE);
-            let (lo, hi) = (va.max(vaddr), (va + PAGE).min(vaddr + seg.filesz));
-            let src = &data[(lo - vaddr) as usize..(hi - vaddr) as usize];
-            // SAFETY: the page at `va` is mapped writable just above.
-            unsafe { core::ptr::copy_nonoverlapping(src.as_ptr(), lo as *mut u8, src.len()) };
-            va += PAGE;
-        }
+        // File bytes go in now; the rest of the segment (bss) is zero
+        // pages on demand.
+        copy_in(vaddr, p.elf.file_bytes(&seg))?;
     }
     Ok(top)
+}
+
+/// Copies `data` to `va` in promised memory, through a writable mapping of
+/// each page whatever the region's rights (`load` applies them after).
+pub fn copy_in(va: u64, data: &[u8]) -> Result<(), i64> {
+    let end = va + data.len() as u64;
+    let mut page = page_down(va);
+    while page < end {
+        if vm::pte(page).is_none() && !vm::populate(page, vm::W) {
+            return Err(ENOMEM);
+        }
+        let _ = sys::protect(ENV_SELF, page, mf::WRITE);
+        let (lo, hi) = (page.max(va), (page + PAGE).min(end));
+        let src = &data[(lo - va) as usize..(hi - va) as usize];
+        // SAFETY: the page at `page` is mapped writable just above.
+        unsafe { core::ptr::copy_nonoverlapping(src.as_ptr(), lo as *mut u8, src.len()) };
+        page += PAGE;
+    }
+    Ok(())
 }
 
 /// Pushes bytes and words downwards from the top of the Linux stack.
@@ -237,10 +246,12 @@ fn random16() -> [u8; 16] {
     r
 }
 
-/// The initial stack of `prog`, whose interpreter (if any) is at `base`.
+/// The initial stack of `prog`, whose interpreter (if any) is at `base`,
+/// with the vDSO at `vdso`.
 fn build_stack(
     prog: &Placed,
     base: u64,
+    vdso: u64,
     argv: &[Vec<u8>],
     envp: &[Vec<u8>],
     execfn: &[u8],
@@ -259,7 +270,7 @@ fn build_stack(
     let platform = p.cstr(b"x86_64")?;
     let random = p.bytes(&random16())?;
     let creds = crate::proc::creds();
-    let auxv: [(u64, u64); 18] = [
+    let auxv: [(u64, u64); 19] = [
         (AT_PHDR, phdr_address(prog)),
         (AT_PHENT, elf.phentsize as u64),
         (AT_PHNUM, elf.phnum() as u64),
@@ -278,6 +289,7 @@ fn build_stack(
         (AT_RANDOM, random),
         (AT_HWCAP2, 0),
         (AT_EXECFN, execfn),
+        (AT_SYSINFO_EHDR, vdso),
     ];
     // argc, argv[], 0, envp[], 0, auxv pairs, AT_NULL pair; rsp 16-aligned.
     let words = 1 + argv.len() + 1 + envp.len() + 1 + 2 * (auxv.len() + 1);

@@ -51,6 +51,10 @@ pub const PIE_BASE: u64 = 0x40_0000;
 pub const INTERP_BASE: u64 = 0x0800_0000_0000;
 pub const INTERP_END: u64 = INTERP_BASE + (1 << 30);
 
+/// The vDSO (`vdso`), with its vvar page just below.
+pub const VDSO_BASE: u64 = INTERP_END + PAGE;
+pub const VDSO_END: u64 = VDSO_BASE + (1 << 20);
+
 /// Anonymous `mmap`s are placed upwards from here.
 pub const MMAP_BASE: u64 = 0x1000_0000_0000;
 pub const MMAP_END: u64 = 0x7000_0000_0000;

@@ -1,0 +1,40 @@
+//! The vDSO (Linux's "virtual dynamic shared object", `AT_SYSINFO_EHDR`):
+//! a small shared object mapped into every Linux program whose
+//! `clock_gettime`, `gettimeofday`, `time`, `clock_getres` and `getcpu`
+//! (versioned LINUX_2.6, as glibc and Go look them up) answer from the
+//! kernel's clock page without a system call: the clock is the
+//! application's to read (paper 000 §3: expose, do not abstract). The
+//! image is `vdso/vdso.c`, built by `build.rs`; the "vvar" page below it
+//! tells it where the clock page is and when the wall clock started.
+
+use crate::exec;
+use crate::layout::{PAGE, VDSO_BASE, VDSO_END};
+use crate::vm;
+
+static IMAGE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/vdso.so"));
+
+/// The vvar page's contents (`struct vvar` in `vdso.c`).
+#[repr(C)]
+struct Vvar {
+    clock: u64,
+    epoch_ns: u64,
+}
+
+/// Maps the vvar page and the vDSO into the program being loaded; returns
+/// the vDSO's address (AT_SYSINFO_EHDR), 0 if it could not be mapped (a
+/// program then makes system calls, as under a kernel without a vDSO).
+pub fn map() -> u64 {
+    let Ok(placed) = exec::place(IMAGE, VDSO_BASE, VDSO_END, VDSO_BASE) else {
+        return 0;
+    };
+    let vvar = Vvar { clock: abi::layout::CLOCK_VA, epoch_ns: crate::time::EPOCH_NS };
+    // SAFETY: `Vvar` is plain `repr(C)` integers.
+    let bytes =
+        unsafe { core::slice::from_raw_parts(&raw const vvar as *const u8, core::mem::size_of::<Vvar>()) };
+    vm::add(VDSO_BASE - PAGE, VDSO_BASE, vm::R);
+    if exec::copy_in(VDSO_BASE - PAGE, bytes).is_err() || exec::map_segments(&placed).is_err() {
+        vm::remove(VDSO_BASE - PAGE, VDSO_END);
+        return 0;
+    }
+    VDSO_BASE
+}
