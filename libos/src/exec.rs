@@ -47,6 +47,13 @@ pub struct Placed<'a> {
     bias: u64,
 }
 
+impl Placed<'_> {
+    /// The entry point where the file was placed.
+    pub fn entry(&self) -> u64 {
+        self.elf.entry
+    }
+}
+
 /// A checked program and, when it names one, its checked interpreter.
 pub struct Image<'a> {
     prog: Placed<'a>,

@@ -20,6 +20,22 @@ struct Vvar {
     epoch_ns: u64,
 }
 
+/// The vDSO's `__vdso_clock_gettime`.
+pub type ClockGettime = extern "C" fn(i64, *mut [i64; 2]) -> i64;
+
+/// Maps the vDSO into this (native) program and returns its
+/// `clock_gettime`, for the benchmark that compares it with Linux's.
+pub fn map_clock_gettime() -> Option<ClockGettime> {
+    let base = map();
+    for r in vm::regions().into_iter().filter(|r| r.start >= base - PAGE && r.end <= VDSO_END) {
+        vm::protect(r.start, r.end, r.prot);
+    }
+    let entry = exec::place(IMAGE, VDSO_BASE, VDSO_END, VDSO_BASE).ok()?.entry();
+    // SAFETY: build.rs makes the image's entry point `__vdso_clock_gettime`,
+    // which has this signature; its pages were just mapped executable.
+    (base != 0).then(|| unsafe { core::mem::transmute::<u64, ClockGettime>(entry) })
+}
+
 /// Maps the vvar page and the vDSO into the program being loaded; returns
 /// the vDSO's address (AT_SYSINFO_EHDR), 0 if it could not be mapped (a
 /// program then makes system calls, as under a kernel without a vDSO).
