@@ -12,6 +12,7 @@ pub mod poll;
 pub mod process;
 pub mod stat;
 pub mod time;
+pub mod xattr;
 
 use crate::errno::{LxResult, EINTR, ENOSYS};
 use crate::{lock, log};
@@ -36,6 +37,11 @@ use nr::{
     SYS_UMASK, SYS_UNAME, SYS_UNLINK, SYS_UNLINKAT, SYS_UTIMENSAT, SYS_VFORK, SYS_WAIT4, SYS_WRITE,
     SYS_WRITEV,
 };
+use nr::{
+    SYS_FGETXATTR, SYS_FLISTXATTR, SYS_FREMOVEXATTR, SYS_FSETXATTR, SYS_GETXATTR, SYS_LGETXATTR,
+    SYS_LISTXATTR, SYS_LLISTXATTR, SYS_LREMOVEXATTR, SYS_LSETXATTR, SYS_REMOVEXATTR, SYS_SETXATTR,
+};
+use xattr::Target::{Fd, Path};
 
 /// Log every call and its result (`lxrt -s`, like strace): set once at
 /// start-up.
@@ -97,6 +103,14 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         SYS_MMAP => mem::mmap(a[0], a[1], a[2], a[3], i(a[4]), a[5]),
         SYS_MPROTECT => mem::mprotect(a[0], a[1], a[2]),
         SYS_MUNMAP => mem::munmap(a[0], a[1]),
+        SYS_GETXATTR | SYS_SETXATTR | SYS_REMOVEXATTR => xattr::one(Path { ptr: a[0], follow: true }, a[1]),
+        SYS_LGETXATTR | SYS_LSETXATTR | SYS_LREMOVEXATTR => {
+            xattr::one(Path { ptr: a[0], follow: false }, a[1])
+        }
+        SYS_FGETXATTR | SYS_FSETXATTR | SYS_FREMOVEXATTR => xattr::one(Fd(a[0] as i64), a[1]),
+        SYS_LISTXATTR => xattr::list(Path { ptr: a[0], follow: true }),
+        SYS_LLISTXATTR => xattr::list(Path { ptr: a[0], follow: false }),
+        SYS_FLISTXATTR => xattr::list(Fd(a[0] as i64)),
         SYS_MSYNC => mem::msync(a[0], a[1], a[2]),
         SYS_BRK => mem::brk(a[0]),
         SYS_RT_SIGACTION => misc::rt_sigaction(a[0], a[1], a[2]),
