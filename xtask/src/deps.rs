@@ -37,6 +37,9 @@ pub const TEST: &[Need] = &[
     need("/usr/bin/gcc", "gcc"),
     need("/usr/lib/x86_64-linux-gnu/libc.a", "libc6-dev"),
     need("/usr/bin/cpio", "cpio"),
+    // The host's side of the tests of Debian programs (`# with:`).
+    need("/usr/bin/python3", "python3-minimal"),
+    need("/usr/bin/dpkg-deb", "dpkg"),
 ];
 
 /// Installs the packages of every missing requirement with apt-get.
