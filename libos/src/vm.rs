@@ -13,7 +13,7 @@
 
 use crate::layout::{page_down, INIT_STACK_BOTTOM, INIT_STACK_TOP, PAGE, SCRATCH};
 use abi::layout::pte_va;
-use abi::pte::{frame_of, DIRTY, PRESENT, WRITABLE};
+use abi::pte::{frame_of, DIRTY, NO_EXEC, PRESENT, WRITABLE};
 use abi::syscall::{map as mf, ENV_SELF, FRAME_ANY};
 use alloc::vec::Vec;
 use user::{kinfo, sys};
@@ -220,11 +220,21 @@ pub fn add_shared_file(start: u64, end: u64, ino: crate::fs::Ino, off: u64) {
     with_space(|s| s.shared.push(SharedFile { start, end, ino, off }));
 }
 
-/// Maps the page at `va` afresh, its dirty bit clear (the frame stays ours).
+/// Maps the page at `va` afresh with the same frame and rights, its dirty
+/// bit clear. The frame is ours to map again: a fresh mapping's pages, or
+/// a page this process wrote (a write to a frame shared with a fork
+/// relative copies it first).
 fn clean(va: u64) {
     if let Some(p) = pte(va) {
+        let mut rights = 0;
+        if p & WRITABLE != 0 {
+            rights |= mf::WRITE;
+        }
+        if p & NO_EXEC == 0 {
+            rights |= mf::EXEC;
+        }
         let _ = sys::unmap(ENV_SELF, va);
-        let _ = sys::map(ENV_SELF, va, frame_of(p), p & mf::WRITE);
+        let _ = sys::map(ENV_SELF, va, frame_of(p), rights);
     }
 }
 

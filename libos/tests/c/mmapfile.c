@@ -99,6 +99,18 @@ int main(void) {
     at(PG + 7, 5);
     munmap(s, PG);
 
+    /* A read-only shared mapping stays read-only (its pages are remapped
+     * clean, with their rights). */
+    child = fork();
+    if (child == 0) {
+        s = mmap(NULL, PG, PROT_READ, MAP_SHARED, rw, 0);
+        s[0] = 'X';
+        _exit(0);
+    }
+    int status;
+    waitpid(child, &status, 0);
+    printf("write to a read-only shared mapping: killed by signal %d\n", WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+
     memset(area, 'q', PG);
     err("MAP_SHARED|PROT_WRITE, O_RDONLY", mmap(area, PG, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, ro, 0));
     err("any mapping, O_WRONLY", mmap(NULL, PG, PROT_READ, MAP_PRIVATE, wo, 0));
