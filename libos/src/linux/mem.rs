@@ -155,7 +155,8 @@ pub fn msync(addr: u64, len: u64, flags: u64) -> LxResult {
     {
         return Err(EINVAL);
     }
-    let end = addr.checked_add(page_up(len)).ok_or(ENOMEM)?;
+    // Linux rounds the length up modulo 2^64 (so -1 is 0: nothing to do).
+    let end = addr.checked_add(len.wrapping_add(PAGE - 1) & !(PAGE - 1)).ok_or(ENOMEM)?;
     let mut va = addr;
     while va < end {
         // Linux: ENOMEM if any of the range is not mapped.

@@ -121,6 +121,11 @@ int main(void) {
     printf("msync both SYNC and ASYNC: %d %s\n", r, strerror(errno));
     r = msync(area + 1, PG, MS_SYNC);
     printf("msync unaligned: %d %s\n", r, strerror(errno));
+    errno = 0;
+    r = msync(area, (size_t)-1, MS_SYNC);
+    printf("msync of length -1: %d %s\n", r, strerror(errno));
+    r = msync(area, (size_t)-1 - 2 * PG, MS_SYNC);
+    printf("msync past the end of memory: %d %s\n", r, strerror(errno));
     munmap(area, 3 * PG);
     r = msync(area, PG, MS_SYNC);
     printf("msync unmapped: %d %s\n", r, strerror(errno));
