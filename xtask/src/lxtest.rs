@@ -260,6 +260,8 @@ fn directives(script: &Path) -> Result<Directives, String> {
 /// The comparison tests among `names` (all when empty).
 pub fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
     let mut tests = Vec::new();
+    // One boot archive per set of packages, however many tests ask for it.
+    let mut images: std::collections::HashMap<Vec<String>, Image> = std::collections::HashMap::new();
     for (name, script) in scripts()? {
         if !names.is_empty() && !names.contains(&name) {
             continue;
@@ -267,10 +269,15 @@ pub fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
         let file = script.file_name().and_then(|f| f.to_str()).unwrap_or_default();
         let d = directives(&script)?;
         let output = if d.veneer_only { None } else { Some(host_output(&name, &script, d.pid_namespace)?) };
-        let img = build::with_packages(img, &d.with)?;
+        let mut with = d.with.clone();
+        with.sort();
+        if !images.contains_key(&with) {
+            images.insert(with.clone(), build::with_packages(img, &with)?);
+        }
+        let img = &images[&with];
         tests.push(BootTest {
             name: name.clone(),
-            args: qemu::base_args(&img, &format!("lxrt /bin/sh /tests/{file}")),
+            args: qemu::base_args(img, &format!("lxrt /bin/sh /tests/{file}")),
             expect: d.log,
             timeout: Duration::from_secs(TIMEOUT_S),
             output,
