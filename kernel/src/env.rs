@@ -230,6 +230,10 @@ pub struct Env {
     /// one system call let through (0: none).
     pub event: abi::nest::Event,
     pub bypass: u64,
+    /// While it waits for an event of this subtree (`intercept_wait`,
+    /// `Waiting` on nobody), and the buffer the event goes to.
+    pub event_root: Option<EnvId>,
+    pub event_buf: u64,
     /// Limits on what its subtree holds (`limits.rs`), and whether it or
     /// an ancestor has any.
     pub frame_quota: u64,
@@ -325,6 +329,8 @@ impl Env {
         interposer: None,
         event: abi::nest::Event { kind: 0, to: 0, number: 0, args: [0; 6], value: 0 },
         bypass: 0,
+        event_root: None,
+        event_buf: 0,
         frame_quota: abi::syscall::NO_LIMIT,
         slice_quota: abi::syscall::NO_LIMIT,
         limited: false,
@@ -458,6 +464,7 @@ impl Kernel {
     fn release(&mut self, s: Slot) {
         self.slices_release(s);
         self.end_waits_on(s);
+        self.end_event_waits_on(s);
         let id = self.envs[s].id;
         self.preds_release(s);
         let pml4 = self.envs[s].pml4;

@@ -57,6 +57,7 @@ const CALLS: &[(u64, &str, usize)] = &[
     (sc::ENV_CAPS, "env_caps", 4),
     (sc::INTERPOSE, "interpose", 3),
     (sc::INTERCEPT_ANSWER, "intercept_answer", 4),
+    (sc::INTERCEPT_WAIT, "intercept_wait", 6),
 ];
 
 /// Names of the Linux calls busybox makes, for foreign calls (the

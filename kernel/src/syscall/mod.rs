@@ -142,6 +142,7 @@ calls! {
     sc::INTERPOSE => nest::interpose;
     sc::INTERCEPT_ANSWER => nest::intercept_answer;
     sc::ENV_LIMIT => nest::env_limit;
+    sc::INTERCEPT_WAIT => nest::intercept_wait;
 }
 
 /// The general path of protected control transfer, where `pct_fast` sends

@@ -70,7 +70,7 @@ fn main(_: u64) -> i32 {
         }
         write_seen |= line.starts_with(write_start.as_str()) && line.ends_with(wrote_end);
         foreign_lines |= !line.starts_with(me("").as_str());
-        answers_seen |= line.starts_with(me("intercept_answer(").as_str());
+        answers_seen |= line.starts_with(me("intercept_wait(").as_str());
     }
     let mut failures = 0;
     for (w, s) in want.iter().zip(seen) {
