@@ -1,0 +1,8 @@
+//! The nesters (paper 003 §5): operating-system services as ordinary
+//! programs stacked around any subtree — the tracer here, the demand pager
+//! and the do-nothing nester in `src/bin/` (`docs/nesting.md`). They are
+//! built on the kernel's nesting calls and the interposer's loop in
+//! `user::nest`.
+#![no_std]
+
+pub mod trace;
