@@ -339,13 +339,21 @@ impl Env {
 
 impl Kernel {
     /// The one way an environment's state changes; the exposed table shows
-    /// the change at once. Leaving `Waiting` ends the wait.
+    /// the change at once. Leaving `Waiting` ends the wait, unless the
+    /// environment is held (`Stopped`) in it (`nest.rs`).
     pub fn set_state(&mut self, s: Slot, state: State) {
         let e = &mut self.envs[s];
         e.state = state;
-        if state != State::Waiting {
+        if state != State::Waiting && state != State::Stopped {
             e.waiting_on = NONE;
         }
+        self.publish(s);
+    }
+
+    /// Sets whose reply held slot `s` awaits (`None`: it came, or the
+    /// wait was dropped).
+    pub fn set_held_wait(&mut self, s: Slot, on: Option<Slot>) {
+        self.envs[s].waiting_on = on.map_or(NONE, |o| o.0);
         self.publish(s);
     }
 

@@ -100,7 +100,7 @@ impl Kernel {
     }
 
     /// Ends slot `w`'s wait with `result`.
-    fn end_event_wait(&mut self, w: Slot, result: u64) {
+    pub fn end_event_wait(&mut self, w: Slot, result: u64) {
         self.envs[w].event_root = None;
         self.envs[w].tf.rax = result;
         self.set_state(w, State::Runnable);

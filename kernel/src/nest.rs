@@ -24,17 +24,26 @@ use abi::Error;
 const USER_HALF_END: u64 = 1 << 47;
 
 impl Kernel {
-    /// Holds slot `top` and its whole subtree: each runnable or sleeping
-    /// environment in it becomes `Stopped`, remembering what it did.
-    /// Waiting environments (a synchronous transfer) stay as they are:
-    /// they run only when their callee replies (a gap, see docs/nesting.md).
+    /// Holds slot `top` and its whole subtree: each runnable, sleeping or
+    /// waiting environment in it becomes `Stopped`, remembering what it
+    /// did. One waiting for a reply keeps waiting held (the reply lands
+    /// but it does not run); one waiting for interposition events
+    /// (`intercept_wait`) has its wait end with 0, "none yet".
     pub fn hold_subtree(&mut self, top: Slot) {
         let mut at = Some(top);
         while let Some(s) = at {
-            let was = self.envs[s].state();
-            if matches!(was, State::Runnable | State::Sleeping | State::Penalized) {
-                self.envs[s].resume_as =
-                    if was == State::Sleeping { State::Sleeping } else { State::Runnable };
+            let e = &self.envs[s];
+            let resume_as = match e.state() {
+                State::Waiting if e.waiting_on().is_none() => {
+                    self.end_event_wait(s, 0);
+                    Some(State::Runnable)
+                }
+                State::Runnable | State::Penalized => Some(State::Runnable),
+                was @ (State::Sleeping | State::Waiting) => Some(was),
+                _ => None,
+            };
+            if let Some(r) = resume_as {
+                self.envs[s].resume_as = r;
                 self.set_state(s, State::Stopped);
             }
             at = self.next_in_subtree(top, s);
@@ -63,7 +72,7 @@ impl Kernel {
                 .unwrap_or(GUARD_ELSEWHERE)
         };
         let (run, waiting_on) = match (e.state(), e.resume_as) {
-            (State::Waiting, _) => {
+            (State::Waiting, _) | (State::Stopped, State::Waiting) => {
                 (env_state::WAITING, e.waiting_on().map_or(0, |w| self.envs[w].id().raw()))
             }
             (_, State::Sleeping) => (env_state::SLEEPING, 0),
@@ -119,6 +128,7 @@ impl Kernel {
             slot => self.envs[s].clist.get(slot)?,
         };
         let id = self.envs[s].id().raw();
+        let mut waits_on = None;
         let resume_as = match r.run {
             env_state::RUNNABLE => State::Runnable,
             env_state::SLEEPING => {
@@ -127,6 +137,15 @@ impl Kernel {
                     return Err(Error::NotPermitted);
                 }
                 State::Sleeping
+            }
+            // A wait for a live environment's reply, not its own.
+            env_state::WAITING => {
+                let on = self
+                    .env_slot(r.waiting_on)
+                    .ok()
+                    .filter(|&w| r.waiting_on != 0 && w != s && self.envs[w].state() != State::Exited);
+                waits_on = Some(on.ok_or(Error::BadEnv)?);
+                State::Waiting
             }
             _ => return Err(Error::BadState),
         };
@@ -147,6 +166,7 @@ impl Kernel {
         (e.interrupts, e.interrupt_from) = (r.interrupts, interrupt_from);
         (e.sleep_pred, e.sleep_until) = (r.sleep_pred as u16, r.sleep_until);
         e.resume_as = resume_as;
+        self.set_held_wait(s, waits_on);
         self.set_published(s, r.published);
         Ok(())
     }

@@ -3,7 +3,8 @@
 //! recreates: a child held mid-computation is rebuilt in a fresh
 //! environment from its state record, its mappings (contents copied into
 //! new frames) and its capability list, and finishes with the result of an
-//! uninterrupted run. A sleeping child's wait round-trips too, and bad
+//! uninterrupted run. A sleeping child's wait and a wait for a PCT reply
+//! round-trip too (the reply lands while the child is held), and bad
 //! records are refused with nothing changed.
 #![no_std]
 #![no_main]
@@ -122,6 +123,61 @@ fn sleeping_round_trip(failures: &mut u32) {
     sys::env_destroy(child).unwrap();
 }
 
+/// A wait for a PCT reply as data: a child waiting on a server is held
+/// (run = WAITING, waiting_on = the server), its record is set back, bad
+/// waits are refused with nothing changed, the server's reply lands while
+/// it is held without running it, and released it goes on with the reply.
+fn pct_wait_round_trip(failures: &mut u32) {
+    let server = spawn::spawn("slow_echo", 0).unwrap();
+    let client = spawn::spawn("pct_client", server).unwrap();
+    while kinfo::env_by_id(client).unwrap().state != env_state::WAITING {
+        sys::yield_now();
+    }
+    nest::env_stop(client).unwrap();
+    let mut st = EnvState::default();
+    nest::env_state_get(client, &mut st).unwrap();
+    check(
+        "held in its wait for a reply (run = WAITING, waiting_on)",
+        kinfo::env_by_id(client).unwrap().state == env_state::STOPPED
+            && st.run == env_state::WAITING
+            && st.waiting_on == server,
+        failures,
+    );
+    let mut bad = st;
+    let refusals = [
+        (client, "a wait on itself refused, nothing changed"),
+        (0xdead_0000, "a wait on nobody refused, nothing changed"),
+        (0, "a wait on id 0 refused, nothing changed"),
+    ];
+    for (on, what) in refusals {
+        bad.waiting_on = on;
+        let refused = nest::env_state_set(client, &bad) == Err(Error::BadEnv);
+        let mut now = EnvState::default();
+        nest::env_state_get(client, &mut now).unwrap();
+        check(what, refused && bytes(&now) == bytes(&st), failures);
+    }
+    nest::env_state_set(client, &st).unwrap();
+    let mut back = EnvState::default();
+    nest::env_state_get(client, &mut back).unwrap();
+    check("the wait round-trips", bytes(&st) == bytes(&back), failures);
+    // The server replies after its yields: the reply lands, held.
+    let mut landed = false;
+    for _ in 0..100_000 {
+        nest::env_state_get(client, &mut back).unwrap();
+        if back.run == env_state::RUNNABLE {
+            landed = true;
+            break;
+        }
+        sys::yield_now();
+    }
+    let still = kinfo::env_by_id(client).unwrap().state == env_state::STOPPED;
+    check("the reply lands while it is held, and it stays held", landed && still, failures);
+    sys::env_run(client).unwrap();
+    check("released, it goes on with the reply", wait_exit(client) == 0, failures);
+    sys::env_destroy(client).unwrap();
+    sys::env_destroy(server).unwrap();
+}
+
 fn main(_: u64) -> i32 {
     let mut failures = 0;
     println!("objects a child can hold: {}", OBJECTS.len());
@@ -225,6 +281,7 @@ fn main(_: u64) -> i32 {
     println!("uninterrupted result {reference:#x}, held and moved {moved:#x}");
     check("the moved child continues identically", moved == reference, &mut failures);
     sleeping_round_trip(&mut failures);
+    pct_wait_round_trip(&mut failures);
     if failures == 0 {
         println!("state visibility: all checks passed");
     }
