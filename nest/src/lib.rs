@@ -6,5 +6,6 @@
 //! `user::nest`.
 #![no_std]
 
+pub mod capture;
 pub mod checkpoint;
 pub mod trace;

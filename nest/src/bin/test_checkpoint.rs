@@ -7,9 +7,10 @@
 #![no_std]
 #![no_main]
 
-use abi::nest::{answer, event, Event, Mapping};
-use abi::syscall::{self as sc, map as mf, ENV_SELF, FRAME_ANY, SLICE_ANY};
+use abi::nest::{answer, Event};
+use abi::syscall::{map as mf, ENV_SELF, FRAME_ANY, SLICE_ANY};
 use abi::Error;
+use nest::capture::Capture;
 use nest::checkpoint;
 use user::{kinfo, nest as calls, print, println, spawn, sys};
 
@@ -17,37 +18,8 @@ const LINES: u64 = 12;
 /// Where the image is kept (the checkpointer's "file") and its size.
 const IMAGE: u64 = 0x6000_0000_0000;
 const IMAGE_PAGES: u64 = 300;
-/// Where a page of the child's memory is mapped to read what it writes.
-const PEEK: u64 = 0x6100_0000_0000;
 
-/// What the child printed.
-struct Output {
-    bytes: [u8; 4096],
-    len: usize,
-}
-
-/// Copies the `len` bytes at `va` in `env` to `out`.
-fn collect(env: u64, va: u64, len: u64, out: &mut Output) -> Result<(), Error> {
-    let mut at = va;
-    while at < va + len {
-        let page = at & !4095;
-        let mut m = [Mapping::default(); 1];
-        calls::env_mappings(env, page, &mut m)?;
-        if m[0].va != page {
-            return Err(Error::NotMapped);
-        }
-        sys::map(ENV_SELF, PEEK, m[0].frame, 0)?;
-        let n = (page + 4096 - at).min(va + len - at) as usize;
-        let dst = out.bytes.get_mut(out.len..out.len + n).ok_or(Error::BadLength)?;
-        // SAFETY: the page was just mapped readable at PEEK; `n` bytes from
-        // the offset stay within it.
-        dst.copy_from_slice(unsafe { core::slice::from_raw_parts((PEEK + (at - page)) as *const u8, n) });
-        sys::unmap(ENV_SELF, PEEK)?;
-        out.len += n;
-        at += n as u64;
-    }
-    Ok(())
-}
+type Output = Capture<4096>;
 
 /// Serves `env`'s events, collecting its output, until it exits or (with
 /// `stop_after`) it has printed that many lines; returns the environment
@@ -57,16 +29,15 @@ fn run(env: u64, stop_after: Option<usize>, out: &mut Output) -> Option<u64> {
     let mut reply = (0, 0, 0);
     loop {
         let id = calls::intercept_wait(env, &mut ev, reply.0, reply.1, reply.2).unwrap()?;
-        reply = (id, answer::PASS, 0);
-        if ev.kind == event::SYSCALL && ev.number == sc::DEBUG_WRITE {
-            collect(id, ev.args[0], ev.args[1], out).unwrap();
-            reply = (id, answer::RETURN, ev.args[1]);
-            let lines = out.bytes[..out.len].iter().filter(|&&b| b == b'\n').count();
-            if stop_after == Some(lines) {
-                calls::intercept_answer(id, answer::RETURN, ev.args[1]).unwrap();
-                calls::env_stop(id).unwrap();
-                return Some(id);
-            }
+        let Some((mode, value)) = out.take(id, &ev) else {
+            reply = (id, answer::PASS, 0);
+            continue;
+        };
+        reply = (id, mode, value);
+        if stop_after == Some(out.lines()) {
+            calls::intercept_answer(id, mode, value).unwrap();
+            calls::env_stop(id).unwrap();
+            return Some(id);
         }
     }
 }
@@ -84,7 +55,7 @@ fn main(_: u64) -> i32 {
         println!("{what}: {}", if ok { "ok" } else { "FAILED" });
         failures += !ok as i32;
     };
-    let mut reference = Output { bytes: [0; 4096], len: 0 };
+    let mut reference = Output::default();
     let child = started("counter", LINES);
     check("uninterrupted run ends", run(child, None, &mut reference).is_none());
     sys::env_destroy(child).unwrap();
@@ -95,11 +66,11 @@ fn main(_: u64) -> i32 {
     }
     // SAFETY: IMAGE_PAGES pages were just mapped writable there.
     let image = unsafe { core::slice::from_raw_parts_mut(IMAGE as *mut u8, (IMAGE_PAGES * 4096) as usize) };
-    let mut out = Output { bytes: [0; 4096], len: 0 };
+    let mut out = Output::default();
     let child = started("counter", LINES);
     let held = run(child, Some(LINES as usize / 2), &mut out).expect("held half-way");
     let len = checkpoint::save(held, image).unwrap();
-    println!("checkpoint: saved {len} bytes after {} bytes of output", out.len);
+    println!("checkpoint: saved {len} bytes after {} bytes of output", out.text().len());
     sys::env_destroy(held).unwrap();
     check("the saved environment is gone", kinfo::env_by_id(held).is_none());
 
@@ -120,7 +91,7 @@ fn main(_: u64) -> i32 {
     check("with code 0", code == Some(0));
     sys::env_destroy(restored).unwrap();
 
-    let (a, b) = (&reference.bytes[..reference.len], &out.bytes[..out.len]);
+    let (a, b) = (reference.text(), out.text());
     print!("{}", core::str::from_utf8(b).unwrap_or("(not text)"));
     check("output with a checkpoint and restore equals the uninterrupted run's", a == b && !a.is_empty());
     failures
