@@ -246,8 +246,17 @@ pub const ENV_LIMIT: u64 = BASE + 45;
 /// wakes it.
 pub const INTERCEPT_WAIT: u64 = BASE + 46;
 
+/// `env_cap_copy(from, slot, to, cred)`: recreate capability `slot` of
+/// `from`'s list in the same slot of held `to`'s, relative to `to` (paper
+/// 003 §3.1.3): a loan is lent again; a capability derived from `from`'s
+/// own root is derived from `to`'s with the same rights, one derived from
+/// another capability of `from`'s list from what `to` holds in that slot
+/// (copy it first: `BadState` otherwise, as when the slot in `to` is taken
+/// or `to` is not held). `from`'s own root is not copied (`NotPermitted`).
+pub const ENV_CAP_COPY: u64 = BASE + 47;
+
 /// One past the last kernel call.
-pub const END: u64 = BASE + 47;
+pub const END: u64 = BASE + 48;
 
 /// `env_limit`: no limit.
 pub const NO_LIMIT: u64 = u64::MAX;

@@ -191,6 +191,42 @@ impl Kernel {
         n
     }
 
+    /// Recreates capability `slot` of slot `from`'s list in the same slot
+    /// of held slot `to`'s, relative to `to` (paper 003 §3.1.3): a loan is
+    /// lent again from what it stands for; a derived capability is derived,
+    /// with the same rights, from `to`'s own root if it came from `from`'s,
+    /// or else from what `to` holds in the slot where `from` holds its
+    /// parent (copied first). An environment's own root is not copied: the
+    /// other has its own.
+    pub fn copy_cap(&mut self, from: Slot, slot: u64, to: Slot) -> Result<(), Error> {
+        let c = self.envs[from].clist.get(slot)?;
+        if c == self.envs[from].guard {
+            return Err(Error::NotPermitted);
+        }
+        if self.envs[to].state() != State::Stopped
+            || self.envs[to].clist.get(slot).is_ok_and(|t| self.caps.valid(t))
+        {
+            return Err(Error::BadState);
+        }
+        let new = if self.caps.is_loan(c) {
+            self.caps.lend(c)?
+        } else {
+            let rights = self.caps.rights(c).ok_or(Error::NotPermitted)?;
+            let parent = self.caps.parent_of(c).ok_or(Error::NotPermitted)?;
+            let from_list = &self.envs[from].clist;
+            let base = if parent == self.envs[from].guard {
+                self.envs[to].guard
+            } else {
+                let at = (0..crate::cap::CLIST_SLOTS as u64)
+                    .find(|&i| from_list.get(i) == Ok(parent))
+                    .ok_or(Error::BadState)?;
+                self.envs[to].clist.get(at).map_err(|_| Error::BadState)?
+            };
+            self.caps.derive(base, rights)?
+        };
+        self.envs[to].clist.set(slot, new)
+    }
+
     /// The live capabilities of slot `s`'s list, at most `out.len()`.
     pub fn caps_of(&self, s: Slot, out: &mut [CapInfo]) -> usize {
         let e = &self.envs[s];

@@ -58,6 +58,7 @@ const CALLS: &[(u64, &str, usize)] = &[
     (sc::INTERPOSE, "interpose", 3),
     (sc::INTERCEPT_ANSWER, "intercept_answer", 4),
     (sc::INTERCEPT_WAIT, "intercept_wait", 6),
+    (sc::ENV_CAP_COPY, "env_cap_copy", 4),
 ];
 
 /// Names of the Linux calls busybox makes, for foreign calls (the

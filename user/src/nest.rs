@@ -32,6 +32,10 @@ pub fn interpose(env: u64, on: bool) -> Result<u64, Error> {
 pub fn intercept_answer(env: u64, mode: u64, value: u64) -> Result<u64, Error> {
     result(call(sc::INTERCEPT_ANSWER, [env, mode, value, CRED_SELF, 0, 0]))
 }
+/// Recreates `from`'s capability `slot` in the same slot of held `to`.
+pub fn env_cap_copy(from: u64, slot: u64, to: u64) -> Result<u64, Error> {
+    result(call(sc::ENV_CAP_COPY, [from, slot, to, CRED_SELF, 0, 0]))
+}
 /// Caps `env`'s subtree at `frames` frames and `slices` time slices.
 pub fn env_limit(env: u64, frames: u64, slices: u64) -> Result<u64, Error> {
     result(call(sc::ENV_LIMIT, [env, frames, slices, CRED_SELF, 0, 0]))

@@ -63,6 +63,16 @@ fn write_all<T: Copy>(k: &Kernel, buf: u64, items: &[T]) -> Result<(), Error> {
     Ok(())
 }
 
+pub fn env_cap_copy(k: &mut Kernel, Args([from, slot, to, cred, ..]): Args) -> Result<u64, Error> {
+    let f = k.child_arg(from, cred, Rights::READ)?;
+    let t = k.child_arg(to, cred, Rights::WRITE)?;
+    if f == t {
+        return Err(Error::BadEnv);
+    }
+    k.copy_cap(f, slot, t)?;
+    Ok(0)
+}
+
 pub fn interpose(k: &mut Kernel, Args([env, on, cred, ..]): Args) -> Result<u64, Error> {
     let s = k.child_arg(env, cred, Rights::WRITE)?;
     if on > 1 {

@@ -10,7 +10,7 @@
 #![no_main]
 
 use abi::nest::{cap_kind, CapInfo, EnvState, ENV_STATE_VERSION};
-use abi::syscall::{map as mf, ENV_SELF, FRAME_ANY, SLICE_ANY};
+use abi::syscall::{map as mf, rights, ENV_SELF, FRAME_ANY, SLICE_ANY};
 use abi::tables::env_state;
 use abi::Error;
 use user::{kinfo, nest, println, spawn, sys};
@@ -178,6 +178,55 @@ fn pct_wait_round_trip(failures: &mut u32) {
     sys::env_destroy(server).unwrap();
 }
 
+/// A capability list recreated in another environment, relative to it
+/// (paper 003 §3.1.3): a loan is lent again, derived capabilities are
+/// derived again from the new environment's own root (parents first), the
+/// lists read back alike, and revoking what the loan stands for takes it
+/// from both.
+fn caps_round_trip(failures: &mut u32) {
+    let old = spawn::spawn("capmaker", 0).unwrap();
+    while kinfo::env_by_id(old).unwrap().published != 1 {
+        sys::yield_now();
+    }
+    nest::env_stop(old).unwrap();
+    let mine = sys::cap_derive(abi::syscall::CRED_SELF, rights::READ | rights::GRANT).unwrap();
+    let loan = sys::cap_grant(old, mine).unwrap();
+    let list = |env: u64| {
+        let mut caps = [CapInfo::default(); 8];
+        let n = nest::env_caps(env, &mut caps).unwrap();
+        (caps, n)
+    };
+    let (caps, n) = list(old);
+    let derived: [u64; 2] = core::array::from_fn(|i| {
+        caps[..n].iter().filter(|c| c.kind == cap_kind::DERIVED).nth(i).map_or(u64::MAX, |c| c.slot)
+    });
+    let new = sys::env_create().unwrap();
+    check(
+        "a derived one before its parent refused",
+        nest::env_cap_copy(old, derived[1], new) == Err(Error::BadState),
+        failures,
+    );
+    check("its own root refused", nest::env_cap_copy(old, 0, new) == Err(Error::NotPermitted), failures);
+    for slot in [derived[0], derived[1], loan] {
+        nest::env_cap_copy(old, slot, new).unwrap();
+    }
+    check(
+        "a slot already taken refused",
+        nest::env_cap_copy(old, loan, new) == Err(Error::BadState),
+        failures,
+    );
+    let (caps2, n2) = list(new);
+    let same = |a: &CapInfo, b: &CapInfo| (a.slot, a.rights, a.kind) == (b.slot, b.rights, b.kind);
+    let alike = n == 4 && n2 == n && caps[..n].iter().zip(&caps2[..n2]).all(|(a, b)| same(a, b));
+    check("capability list recreated: own root, two derived, a loan", alike, failures);
+    sys::cap_revoke(mine).unwrap();
+    let (_, left_old) = list(old);
+    let (_, left_new) = list(new);
+    check("revoking what the loan stands for takes it from both", left_old == 3 && left_new == 3, failures);
+    sys::env_destroy(new).unwrap();
+    sys::env_destroy(old).unwrap();
+}
+
 fn main(_: u64) -> i32 {
     let mut failures = 0;
     println!("objects a child can hold: {}", OBJECTS.len());
@@ -282,6 +331,7 @@ fn main(_: u64) -> i32 {
     check("the moved child continues identically", moved == reference, &mut failures);
     sleeping_round_trip(&mut failures);
     pct_wait_round_trip(&mut failures);
+    caps_round_trip(&mut failures);
     if failures == 0 {
         println!("state visibility: all checks passed");
     }
