@@ -34,7 +34,7 @@ use core::mem::offset_of;
 use core::sync::atomic::{AtomicU64, Ordering};
 
 /// The length of the `syscall` instruction (a held call is re-executed).
-const SYSCALL_LEN: u64 = 2;
+pub const SYSCALL_LEN: u64 = 2;
 /// The PML4 slot of the kernel image, and the PDPT slot below it.
 const IMAGE_PML4_SLOT: usize = 511;
 const IMAGE_PDPT_SLOT: usize = 510;

@@ -9,12 +9,13 @@
 use crate::arch::fpu::FpuState;
 use crate::cap::{CapRef, Rights};
 use crate::env::{notify, Slot, State};
+use crate::interpose::SYSCALL_LEN;
 use crate::mm::PhysTables;
 use crate::pagetable::{self, NO_EXEC, WRITABLE};
 use crate::predicate::MAX_PREDICATES;
 use crate::state::Kernel;
 use abi::layout::USER_END;
-use abi::nest::{cap_kind, CapInfo, EnvState, Mapping, ENV_STATE_VERSION, GUARD_ELSEWHERE};
+use abi::nest::{cap_kind, event, CapInfo, EnvState, Mapping, ENV_STATE_VERSION, GUARD_ELSEWHERE};
 use abi::syscall::{map, rights, NO_GUARD};
 use abi::tables::env_state;
 use abi::Error;
@@ -117,6 +118,10 @@ impl Kernel {
         if r.regs.rip >= USER_END || r.regs.rsp >= USER_HALF_END {
             return Err(Error::BadRegs);
         }
+        let held_call = matches!(r.event.kind, event::SYSCALL | event::FOREIGN);
+        if r.event.kind > event::EXCEPTION || (held_call && r.regs.rip < SYSCALL_LEN) {
+            return Err(Error::BadFlags);
+        }
         if r.fs_base >= USER_HALF_END || r.gs_base >= USER_HALF_END || !fxsave_valid(&r.fxsave) {
             return Err(Error::BadRegs);
         }
@@ -156,6 +161,20 @@ impl Kernel {
         crate::trap::load_regs(&mut e.tf, &r.regs);
         if r.in_syscall == 1 {
             e.tf.vector = u64::MAX;
+        }
+        // What it was held on for its interposer: a call not yet made is
+        // made again when it runs (the interposer, old or new, sees it
+        // anew); a result is returned; a fault re-runs its instruction.
+        let ev = &r.event;
+        match ev.kind {
+            event::SYSCALL | event::FOREIGN => {
+                let t = &mut e.tf;
+                (t.rip, t.rax, t.vector) = (r.regs.rip - SYSCALL_LEN, ev.number, 0);
+                [t.rdi, t.rsi, t.rdx, t.r10, t.r8, t.r9] = ev.args;
+            }
+            event::RESULT => e.tf.rax = ev.value,
+            event::EXCEPTION => e.tf.vector = 0,
+            _ => {}
         }
         (e.fs_base, e.gs_base) = (r.fs_base, r.gs_base);
         e.fpu = FpuState(r.fxsave);
