@@ -234,8 +234,29 @@ pub const INTERCEPT_ANSWER: u64 = BASE + 44;
 /// subtree cannot escape its parent's by setting its own. Not the caller.
 pub const ENV_LIMIT: u64 = BASE + 45;
 
+/// `intercept_wait(root, &mut Event, env, mode, value, cred)`: an
+/// interposer's loop in one call (paper 003 §3.2). First, if `env` is not
+/// 0, answers its held event as `intercept_answer(env, mode, value, cred)`
+/// would (an error there returns at once, having changed nothing). Then
+/// waits for the next event for the caller of an environment in `root`'s
+/// subtree (`root` a proper descendant of the caller), writes it to the
+/// buffer and returns the held environment's id; returns 0, writing
+/// nothing, once `root` has ended. While it waits the caller shows
+/// `WAITING` on nobody; it runs in the slice of the environment whose event
+/// wakes it.
+pub const INTERCEPT_WAIT: u64 = BASE + 46;
+
+/// `env_cap_copy(from, slot, to, cred)`: recreate capability `slot` of
+/// `from`'s list in the same slot of held `to`'s, relative to `to` (paper
+/// 003 §3.1.3): a loan is lent again; a capability derived from `from`'s
+/// own root is derived from `to`'s with the same rights, one derived from
+/// another capability of `from`'s list from what `to` holds in that slot
+/// (copy it first: `BadState` otherwise, as when the slot in `to` is taken
+/// or `to` is not held). `from`'s own root is not copied (`NotPermitted`).
+pub const ENV_CAP_COPY: u64 = BASE + 47;
+
 /// One past the last kernel call.
-pub const END: u64 = BASE + 46;
+pub const END: u64 = BASE + 48;
 
 /// `env_limit`: no limit.
 pub const NO_LIMIT: u64 = u64::MAX;

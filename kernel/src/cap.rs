@@ -213,6 +213,12 @@ impl Caps {
         Some(CapRef { index: i as u32, generation: self.generation[i] })
     }
 
+    /// The capability live `c` was derived (or lent) from, if any.
+    pub fn parent_of(&self, c: CapRef) -> Option<CapRef> {
+        let p = self.parent[self.slot(c)?] as usize;
+        (p != NIL as usize).then(|| CapRef { index: p as u32, generation: self.generation[p] })
+    }
+
     /// The entry a live entry stands for (one step: loans do not chain).
     fn real(&self, i: usize) -> usize {
         if self.loan[i] {

@@ -230,6 +230,10 @@ pub struct Env {
     /// one system call let through (0: none).
     pub event: abi::nest::Event,
     pub bypass: u64,
+    /// While it waits for an event of this subtree (`intercept_wait`,
+    /// `Waiting` on nobody), and the buffer the event goes to.
+    pub event_root: Option<EnvId>,
+    pub event_buf: u64,
     /// Limits on what its subtree holds (`limits.rs`), and whether it or
     /// an ancestor has any.
     pub frame_quota: u64,
@@ -325,6 +329,8 @@ impl Env {
         interposer: None,
         event: abi::nest::Event { kind: 0, to: 0, number: 0, args: [0; 6], value: 0 },
         bypass: 0,
+        event_root: None,
+        event_buf: 0,
         frame_quota: abi::syscall::NO_LIMIT,
         slice_quota: abi::syscall::NO_LIMIT,
         limited: false,
@@ -333,13 +339,21 @@ impl Env {
 
 impl Kernel {
     /// The one way an environment's state changes; the exposed table shows
-    /// the change at once. Leaving `Waiting` ends the wait.
+    /// the change at once. Leaving `Waiting` ends the wait, unless the
+    /// environment is held (`Stopped`) in it (`nest.rs`).
     pub fn set_state(&mut self, s: Slot, state: State) {
         let e = &mut self.envs[s];
         e.state = state;
-        if state != State::Waiting {
+        if state != State::Waiting && state != State::Stopped {
             e.waiting_on = NONE;
         }
+        self.publish(s);
+    }
+
+    /// Sets whose reply held slot `s` awaits (`None`: it came, or the
+    /// wait was dropped).
+    pub fn set_held_wait(&mut self, s: Slot, on: Option<Slot>) {
+        self.envs[s].waiting_on = on.map_or(NONE, |o| o.0);
         self.publish(s);
     }
 
@@ -458,6 +472,7 @@ impl Kernel {
     fn release(&mut self, s: Slot) {
         self.slices_release(s);
         self.end_waits_on(s);
+        self.end_event_waits_on(s);
         let id = self.envs[s].id;
         self.preds_release(s);
         let pml4 = self.envs[s].pml4;

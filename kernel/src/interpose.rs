@@ -34,7 +34,7 @@ use core::mem::offset_of;
 use core::sync::atomic::{AtomicU64, Ordering};
 
 /// The length of the `syscall` instruction (a held call is re-executed).
-const SYSCALL_LEN: u64 = 2;
+pub const SYSCALL_LEN: u64 = 2;
 /// The PML4 slot of the kernel image, and the PDPT slot below it.
 const IMAGE_PML4_SLOT: usize = 511;
 const IMAGE_PDPT_SLOT: usize = 510;
@@ -260,7 +260,7 @@ impl Kernel {
     }
 
     /// Whether `a` is a proper ancestor of slot `s`.
-    fn is_ancestor(&self, a: EnvId, s: Slot) -> bool {
+    pub fn is_ancestor(&self, a: EnvId, s: Slot) -> bool {
         let mut p = self.envs[s].parent();
         while let Some(id) = p {
             if id == a {
@@ -295,7 +295,10 @@ impl Kernel {
         self.envs[c].event = Event { to, ..ev };
         self.envs[c].resume_as = State::Runnable;
         self.set_state(c, State::Stopped);
-        self.schedule();
+        match self.offer_event(c) {
+            Some(w) => self.switch_to(w),
+            None => self.schedule(),
+        }
     }
 
     /// A foreign system call of the current environment, about to be
@@ -362,7 +365,8 @@ impl Kernel {
     /// What one interposer lets through goes on to the interposer around
     /// it, if there is one, before the kernel acts on it: a nester inside
     /// an interposed subtree cannot pass its children's calls around it.
-    pub fn answer(&mut self, s: Slot, mode: u64, value: u64) -> Result<(), Error> {
+    /// Returns the outer interposer if that woke it (`intercept_wait`).
+    pub fn answer(&mut self, s: Slot, mode: u64, value: u64) -> Result<Option<Slot>, Error> {
         let e = &self.envs[s];
         if e.state() != State::Stopped || e.event.kind == event::NONE {
             return Err(Error::BadState);
@@ -370,7 +374,7 @@ impl Kernel {
         if mode == answer::PASS {
             if let Some(outer) = self.outer_interposer(e.event.to) {
                 self.envs[s].event.to = outer.raw() as u64;
-                return Ok(());
+                return Ok(self.offer_event(s));
             }
         }
         let e = &mut self.envs[s];
@@ -379,7 +383,7 @@ impl Kernel {
             (answer::PASS, event::EXCEPTION) => {
                 e.event = Event::default();
                 self.deliver_exception(s, ev);
-                return Ok(());
+                return Ok(None);
             }
             (answer::RETURN, event::EXCEPTION) => e.tf.vector = 0, // the faulting instruction again
             // A result passes as it is; a call goes on to the kernel.
@@ -395,6 +399,6 @@ impl Kernel {
         }
         e.event = Event::default();
         self.set_state(s, State::Runnable);
-        Ok(())
+        Ok(None)
     }
 }

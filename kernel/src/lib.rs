@@ -33,6 +33,8 @@ mod creds;
 #[cfg(target_os = "none")]
 mod env;
 #[cfg(target_os = "none")]
+mod event_wait;
+#[cfg(target_os = "none")]
 mod exposed;
 #[cfg(target_os = "none")]
 mod heap;

@@ -9,12 +9,13 @@
 use crate::arch::fpu::FpuState;
 use crate::cap::{CapRef, Rights};
 use crate::env::{notify, Slot, State};
+use crate::interpose::SYSCALL_LEN;
 use crate::mm::PhysTables;
 use crate::pagetable::{self, NO_EXEC, WRITABLE};
 use crate::predicate::MAX_PREDICATES;
 use crate::state::Kernel;
 use abi::layout::USER_END;
-use abi::nest::{cap_kind, CapInfo, EnvState, Mapping, ENV_STATE_VERSION, GUARD_ELSEWHERE};
+use abi::nest::{cap_kind, event, CapInfo, EnvState, Mapping, ENV_STATE_VERSION, GUARD_ELSEWHERE};
 use abi::syscall::{map, rights, NO_GUARD};
 use abi::tables::env_state;
 use abi::Error;
@@ -24,17 +25,26 @@ use abi::Error;
 const USER_HALF_END: u64 = 1 << 47;
 
 impl Kernel {
-    /// Holds slot `top` and its whole subtree: each runnable or sleeping
-    /// environment in it becomes `Stopped`, remembering what it did.
-    /// Waiting environments (a synchronous transfer) stay as they are:
-    /// they run only when their callee replies (a gap, see docs/nesting.md).
+    /// Holds slot `top` and its whole subtree: each runnable, sleeping or
+    /// waiting environment in it becomes `Stopped`, remembering what it
+    /// did. One waiting for a reply keeps waiting held (the reply lands
+    /// but it does not run); one waiting for interposition events
+    /// (`intercept_wait`) has its wait end with 0, "none yet".
     pub fn hold_subtree(&mut self, top: Slot) {
         let mut at = Some(top);
         while let Some(s) = at {
-            let was = self.envs[s].state();
-            if matches!(was, State::Runnable | State::Sleeping | State::Penalized) {
-                self.envs[s].resume_as =
-                    if was == State::Sleeping { State::Sleeping } else { State::Runnable };
+            let e = &self.envs[s];
+            let resume_as = match e.state() {
+                State::Waiting if e.waiting_on().is_none() => {
+                    self.end_event_wait(s, 0);
+                    Some(State::Runnable)
+                }
+                State::Runnable | State::Penalized => Some(State::Runnable),
+                was @ (State::Sleeping | State::Waiting) => Some(was),
+                _ => None,
+            };
+            if let Some(r) = resume_as {
+                self.envs[s].resume_as = r;
                 self.set_state(s, State::Stopped);
             }
             at = self.next_in_subtree(top, s);
@@ -63,7 +73,7 @@ impl Kernel {
                 .unwrap_or(GUARD_ELSEWHERE)
         };
         let (run, waiting_on) = match (e.state(), e.resume_as) {
-            (State::Waiting, _) => {
+            (State::Waiting, _) | (State::Stopped, State::Waiting) => {
                 (env_state::WAITING, e.waiting_on().map_or(0, |w| self.envs[w].id().raw()))
             }
             (_, State::Sleeping) => (env_state::SLEEPING, 0),
@@ -108,6 +118,10 @@ impl Kernel {
         if r.regs.rip >= USER_END || r.regs.rsp >= USER_HALF_END {
             return Err(Error::BadRegs);
         }
+        let held_call = matches!(r.event.kind, event::SYSCALL | event::FOREIGN);
+        if r.event.kind > event::EXCEPTION || (held_call && r.regs.rip < SYSCALL_LEN) {
+            return Err(Error::BadFlags);
+        }
         if r.fs_base >= USER_HALF_END || r.gs_base >= USER_HALF_END || !fxsave_valid(&r.fxsave) {
             return Err(Error::BadRegs);
         }
@@ -119,6 +133,7 @@ impl Kernel {
             slot => self.envs[s].clist.get(slot)?,
         };
         let id = self.envs[s].id().raw();
+        let mut waits_on = None;
         let resume_as = match r.run {
             env_state::RUNNABLE => State::Runnable,
             env_state::SLEEPING => {
@@ -127,6 +142,15 @@ impl Kernel {
                     return Err(Error::NotPermitted);
                 }
                 State::Sleeping
+            }
+            // A wait for a live environment's reply, not its own.
+            env_state::WAITING => {
+                let on = self
+                    .env_slot(r.waiting_on)
+                    .ok()
+                    .filter(|&w| r.waiting_on != 0 && w != s && self.envs[w].state() != State::Exited);
+                waits_on = Some(on.ok_or(Error::BadEnv)?);
+                State::Waiting
             }
             _ => return Err(Error::BadState),
         };
@@ -138,6 +162,20 @@ impl Kernel {
         if r.in_syscall == 1 {
             e.tf.vector = u64::MAX;
         }
+        // What it was held on for its interposer: a call not yet made is
+        // made again when it runs (the interposer, old or new, sees it
+        // anew); a result is returned; a fault re-runs its instruction.
+        let ev = &r.event;
+        match ev.kind {
+            event::SYSCALL | event::FOREIGN => {
+                let t = &mut e.tf;
+                (t.rip, t.rax, t.vector) = (r.regs.rip - SYSCALL_LEN, ev.number, 0);
+                [t.rdi, t.rsi, t.rdx, t.r10, t.r8, t.r9] = ev.args;
+            }
+            event::RESULT => e.tf.rax = ev.value,
+            event::EXCEPTION => e.tf.vector = 0,
+            _ => {}
+        }
         (e.fs_base, e.gs_base) = (r.fs_base, r.gs_base);
         e.fpu = FpuState(r.fxsave);
         (e.pct_entry, e.pct_stack, e.pct_guard) = (r.pct_entry, r.pct_stack, guard);
@@ -147,6 +185,7 @@ impl Kernel {
         (e.interrupts, e.interrupt_from) = (r.interrupts, interrupt_from);
         (e.sleep_pred, e.sleep_until) = (r.sleep_pred as u16, r.sleep_until);
         e.resume_as = resume_as;
+        self.set_held_wait(s, waits_on);
         self.set_published(s, r.published);
         Ok(())
     }
@@ -169,6 +208,42 @@ impl Kernel {
             },
         );
         n
+    }
+
+    /// Recreates capability `slot` of slot `from`'s list in the same slot
+    /// of held slot `to`'s, relative to `to` (paper 003 §3.1.3): a loan is
+    /// lent again from what it stands for; a derived capability is derived,
+    /// with the same rights, from `to`'s own root if it came from `from`'s,
+    /// or else from what `to` holds in the slot where `from` holds its
+    /// parent (copied first). An environment's own root is not copied: the
+    /// other has its own.
+    pub fn copy_cap(&mut self, from: Slot, slot: u64, to: Slot) -> Result<(), Error> {
+        let c = self.envs[from].clist.get(slot)?;
+        if c == self.envs[from].guard {
+            return Err(Error::NotPermitted);
+        }
+        if self.envs[to].state() != State::Stopped
+            || self.envs[to].clist.get(slot).is_ok_and(|t| self.caps.valid(t))
+        {
+            return Err(Error::BadState);
+        }
+        let new = if self.caps.is_loan(c) {
+            self.caps.lend(c)?
+        } else {
+            let rights = self.caps.rights(c).ok_or(Error::NotPermitted)?;
+            let parent = self.caps.parent_of(c).ok_or(Error::NotPermitted)?;
+            let from_list = &self.envs[from].clist;
+            let base = if parent == self.envs[from].guard {
+                self.envs[to].guard
+            } else {
+                let at = (0..crate::cap::CLIST_SLOTS as u64)
+                    .find(|&i| from_list.get(i) == Ok(parent))
+                    .ok_or(Error::BadState)?;
+                self.envs[to].clist.get(at).map_err(|_| Error::BadState)?
+            };
+            self.caps.derive(base, rights)?
+        };
+        self.envs[to].clist.set(slot, new)
     }
 
     /// The live capabilities of slot `s`'s list, at most `out.len()`.

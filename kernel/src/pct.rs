@@ -40,7 +40,11 @@ impl Kernel {
             }
             return self.pct_interrupt(t, cred, msg[0]);
         }
-        let reply = self.envs[t].state() == State::Waiting && self.envs[t].waiting_on() == Some(c);
+        // A reply to a caller held in its wait (`env_stop`) lands, but the
+        // caller stays held: it goes on when released (paper 003 §3.2).
+        let held = self.envs[t].state() == State::Stopped;
+        let reply = matches!(self.envs[t].state(), State::Waiting | State::Stopped)
+            && self.envs[t].waiting_on() == Some(c);
         if !reply {
             if self.envs[t].state() != State::Runnable || self.envs[t].pct_entry == 0 {
                 return Err(Error::BadState);
@@ -62,6 +66,15 @@ impl Kernel {
         dst.rax = caller_id;
         dst.rcx = granted;
         dst.vector = 0; // resume with every register from the frame
+        if reply && held {
+            self.envs[t].resume_as = State::Runnable;
+            self.set_held_wait(t, None);
+            if flags & PCT_SYNC != 0 {
+                self.set_waiting(c, t);
+                self.schedule();
+            }
+            return Ok(0);
+        }
         if reply {
             self.set_state(t, State::Runnable);
         } else {
@@ -143,11 +156,17 @@ impl Kernel {
     }
 
     /// Slot `s` is going away: environments awaiting its reply get
-    /// `BadEnv` as the result of their transfer and run again.
+    /// `BadEnv` as the result of their transfer and run again (a held one
+    /// when released).
     pub fn end_waits_on(&mut self, s: Slot) {
         while let Some(w) = crate::env::waiter_on(self.envs, s) {
             self.envs[w].tf.rax = Error::BadEnv.as_result() as u64;
-            self.set_state(w, State::Runnable);
+            if self.envs[w].state() == State::Stopped {
+                self.envs[w].resume_as = State::Runnable;
+                self.set_held_wait(w, None);
+            } else {
+                self.set_state(w, State::Runnable);
+            }
         }
     }
 }

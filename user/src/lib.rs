@@ -16,6 +16,5 @@ pub mod rng;
 pub mod rt;
 pub mod spawn;
 pub mod sys;
-pub mod trace;
 
 pub use abi;

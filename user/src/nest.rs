@@ -3,9 +3,9 @@
 
 use crate::sys::{call, result};
 use crate::{kinfo, sys};
-use abi::nest::{event, CapInfo, EnvState, Event, Mapping};
+use abi::nest::{CapInfo, EnvState, Event, Mapping};
 use abi::syscall::{self as sc, CRED_SELF};
-use abi::tables::{env_state, ENV_SLOTS};
+use abi::tables::{env_slot, env_state, ENV_SLOTS};
 use abi::Error;
 
 pub fn env_stop(env: u64) -> Result<u64, Error> {
@@ -31,6 +31,10 @@ pub fn interpose(env: u64, on: bool) -> Result<u64, Error> {
 }
 pub fn intercept_answer(env: u64, mode: u64, value: u64) -> Result<u64, Error> {
     result(call(sc::INTERCEPT_ANSWER, [env, mode, value, CRED_SELF, 0, 0]))
+}
+/// Recreates `from`'s capability `slot` in the same slot of held `to`.
+pub fn env_cap_copy(from: u64, slot: u64, to: u64) -> Result<u64, Error> {
+    result(call(sc::ENV_CAP_COPY, [from, slot, to, CRED_SELF, 0, 0]))
 }
 /// Caps `env`'s subtree at `frames` frames and `slices` time slices.
 pub fn env_limit(env: u64, frames: u64, slices: u64) -> Result<u64, Error> {
@@ -67,32 +71,42 @@ pub fn in_subtree(mut id: u64, root: u64) -> bool {
     false
 }
 
+/// Answers `env`'s held event (if `env` is not 0) with `mode` and `value`,
+/// then waits for the next event for this interposer in `root`'s subtree
+/// (`abi::syscall::INTERCEPT_WAIT`): `Some(id)` of the held environment,
+/// its event in `ev`; `None` when none can come (`root` has ended, or all
+/// of its subtree is held).
+pub fn intercept_wait(
+    root: u64,
+    ev: &mut Event,
+    env: u64,
+    mode: u64,
+    value: u64,
+) -> Result<Option<u64>, Error> {
+    let buf = ev as *mut Event as u64;
+    result(call(sc::INTERCEPT_WAIT, [root, buf, env, mode, value, CRED_SELF]))
+        .map(|id| (id != 0).then_some(id))
+}
+
 /// The interposer's loop (paper 003 §3.2): until `root` exits, hands
-/// every held event of its (interposed) subtree that is for this
-/// interposer (a nearer one inside the subtree answers its own) to
-/// `answer`, with the environment's slot and id, and answers as it says
-/// (`(mode, value)`, see `abi::nest::answer`). Returns `root`'s exit code.
+/// every event of its (interposed) subtree that is for this interposer (a
+/// nearer one inside the subtree answers its own) to `answer`, with the
+/// environment's slot and id, and answers as it says (`(mode, value)`,
+/// see `abi::nest::answer`), each answer and the wait for the next event
+/// one kernel call. Returns `root`'s exit code.
 pub fn serve(root: u64, mut answer: impl FnMut(usize, u64, &Event) -> (u64, u64)) -> Result<i32, Error> {
-    let me = sys::self_id();
+    let mut ev = Event::default();
+    let mut reply = (0, 0, 0);
     loop {
-        for slot in 0..ENV_SLOTS {
-            if kinfo::env_state(slot) != env_state::STOPPED {
-                continue;
-            }
-            let e = kinfo::env(slot);
-            let id = e.id as u64;
-            if e.id == 0 || e.state != env_state::STOPPED || !in_subtree(id, root) {
-                continue;
-            }
-            let mut st = EnvState::default();
-            if env_state_get(id, &mut st).is_err() || st.event.kind == event::NONE || st.event.to != me {
-                continue;
-            }
-            let (mode, value) = answer(slot, id, &st.event);
-            intercept_answer(id, mode, value)?;
+        let (env, mode, value) = core::mem::take(&mut reply);
+        if let Some(id) = intercept_wait(root, &mut ev, env, mode, value)? {
+            let (mode, value) = answer(env_slot(id as u32), id, &ev);
+            reply = (id, mode, value);
+            continue;
         }
         match kinfo::env_by_id(root) {
             Some(e) if e.state == env_state::EXITED => return Ok(e.exit_code),
+            // All of it is held: whoever holds it must act first.
             Some(_) => sys::yield_now(),
             None => return Err(Error::BadEnv),
         }

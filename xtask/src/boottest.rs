@@ -42,6 +42,12 @@ const EXTRAS: &[Extra] = &[
         timeout_s: 120,
     },
     Extra {
+        name: "test_world",
+        args: "/bin/busybox sh -c ls${IFS}/tmp;echo${IFS}x>/tmp/w;echo${IFS}pid${IFS}$$",
+        expect: &["a world in a world: ok"],
+        timeout_s: 240,
+    },
+    Extra {
         name: "test_revoke",
         args: "",
         expect: &["did not give frames back in time: repossessed 10"],

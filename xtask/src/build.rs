@@ -48,7 +48,7 @@ pub fn all() -> Result<Image, String> {
         args.extend(["-p", d.as_str()]);
     }
     cargo(&args, &[])?;
-    cargo(&["build", "--release", "-p", "user", "-p", "libos", "--target", USER_TARGET], &[])?;
+    cargo(&["build", "--release", "-p", "user", "-p", "nest", "-p", "libos", "--target", USER_TARGET], &[])?;
     let target = root().join("target");
     let kernel = target.join(KERNEL_TARGET).join("release/kernel");
     let bootfs = target.join("bootfs.cpio");
@@ -73,17 +73,18 @@ pub fn with_packages(img: &Image, pkgs: &[String]) -> Result<Image, String> {
 /// `drv/NAME` for the kernel to load.
 pub const DRIVERS: &[&str] = &["virtio-blk", "virtio-net"];
 
-/// Names of the user programs (`user/src/bin/*.rs`).
+/// Names of the user programs (`user/src/bin/*.rs`) and the nesters
+/// (`nest/src/bin/*.rs`).
 pub fn user_programs() -> Result<Vec<String>, String> {
-    let dir = root().join("user/src/bin");
-    let mut names: Vec<String> = std::fs::read_dir(&dir)
-        .map_err(|e| format!("reading {}: {e}", dir.display()))?
-        .filter_map(|e| e.ok())
-        .filter_map(|e| {
+    let mut names = Vec::new();
+    for dir in ["user/src/bin", "nest/src/bin"] {
+        let dir = root().join(dir);
+        let entries = std::fs::read_dir(&dir).map_err(|e| format!("reading {}: {e}", dir.display()))?;
+        names.extend(entries.filter_map(|e| e.ok()).filter_map(|e| {
             let name = e.file_name().into_string().ok()?;
             name.strip_suffix(".rs").map(str::to_string)
-        })
-        .collect();
+        }));
+    }
     names.sort();
     Ok(names)
 }

@@ -73,8 +73,20 @@ fn lint() -> Result<(), String> {
         "--target",
         build::KERNEL_TARGET,
     ];
-    let programs =
-        ["clippy", "--quiet", "-p", "user", "-p", "libos", "--bins", "--lib", "--target", build::USER_TARGET];
+    let programs = [
+        "clippy",
+        "--quiet",
+        "-p",
+        "user",
+        "-p",
+        "nest",
+        "-p",
+        "libos",
+        "--bins",
+        "--lib",
+        "--target",
+        build::USER_TARGET,
+    ];
     for args in [&host[..], &kernel[..], &programs[..]] {
         build::cargo(&[args, &deny[..]].concat(), &[])?;
     }

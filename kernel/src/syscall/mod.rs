@@ -142,6 +142,8 @@ calls! {
     sc::INTERPOSE => nest::interpose;
     sc::INTERCEPT_ANSWER => nest::intercept_answer;
     sc::ENV_LIMIT => nest::env_limit;
+    sc::INTERCEPT_WAIT => nest::intercept_wait;
+    sc::ENV_CAP_COPY => nest::env_cap_copy;
 }
 
 /// The general path of protected control transfer, where `pct_fast` sends

@@ -5,7 +5,7 @@ use super::Args;
 use crate::cap::Rights;
 use crate::state::Kernel;
 use crate::uaccess;
-use abi::nest::{CapInfo, EnvState, Mapping};
+use abi::nest::{CapInfo, EnvState, Event, Mapping};
 use abi::Error;
 
 /// Most records one `env_mappings` or `env_caps` call returns.
@@ -63,6 +63,16 @@ fn write_all<T: Copy>(k: &Kernel, buf: u64, items: &[T]) -> Result<(), Error> {
     Ok(())
 }
 
+pub fn env_cap_copy(k: &mut Kernel, Args([from, slot, to, cred, ..]): Args) -> Result<u64, Error> {
+    let f = k.child_arg(from, cred, Rights::READ)?;
+    let t = k.child_arg(to, cred, Rights::WRITE)?;
+    if f == t {
+        return Err(Error::BadEnv);
+    }
+    k.copy_cap(f, slot, t)?;
+    Ok(0)
+}
+
 pub fn interpose(k: &mut Kernel, Args([env, on, cred, ..]): Args) -> Result<u64, Error> {
     let s = k.child_arg(env, cred, Rights::WRITE)?;
     if on > 1 {
@@ -76,6 +86,23 @@ pub fn intercept_answer(k: &mut Kernel, Args([env, mode, value, cred, ..]): Args
     let s = k.child_arg(env, cred, Rights::WRITE)?;
     k.answer(s, mode, value)?;
     Ok(0)
+}
+
+pub fn intercept_wait(k: &mut Kernel, Args([root, buf, env, mode, value, cred]): Args) -> Result<u64, Error> {
+    let r = k.child_arg(root, cred, Rights::READ)?;
+    if !k.is_ancestor(k.envs[k.current].id(), r) {
+        return Err(Error::NotPermitted);
+    }
+    uaccess::check_writable(k.pml4(), buf, core::mem::size_of::<Event>() as u64)?;
+    // The answer is the one change that can fail: made first, or nothing.
+    let next = match env {
+        0 => None,
+        env => {
+            let s = k.child_arg(env, cred, Rights::WRITE)?;
+            Some(k.answer(s, mode, value)?.unwrap_or(s))
+        }
+    };
+    Ok(k.wait_event(r, buf, next))
 }
 
 pub fn env_limit(k: &mut Kernel, Args([env, frames, slices, cred, ..]): Args) -> Result<u64, Error> {

@@ -18,6 +18,13 @@ const ALL: &[&str] = &[
     "pct_roundtrip",
     "interposed_1",
     "interposed_2",
+    "memtest_0",
+    "memtest_1",
+    "memtest_2",
+    "memtest_3",
+    "memtest_4",
+    "memtest_t1",
+    "memtest_t2",
 ];
 
 /// A null system call under `levels` interposers that let it through
@@ -34,6 +41,21 @@ fn interposed(levels: u64, n: u64) -> u64 {
     assert_eq!(code, 0);
     sys::env_destroy(child).unwrap();
     total
+}
+
+/// Paper 003 §6's memtest on `pages` pages under `levels` nesters: not on
+/// its path (`limiter`s: a quota each, then a wait in the kernel) or, with
+/// `on_path`, each interposing and passing every event. The program
+/// measures itself; its exit code is the instructions it took.
+fn memtest(levels: u64, pages: u64, on_path: bool) -> u64 {
+    const ON_PATH: u64 = 1 << 62; // limiter's flag
+    let child = match levels {
+        0 => spawn::spawn("memtest", pages),
+        l => spawn::spawn("limiter", if on_path { ON_PATH } else { 0 } | l << 32 | pages),
+    };
+    let code = spawn::wait(child.unwrap()).unwrap();
+    assert!(code > 0, "memtest failed");
+    code as u64
 }
 
 fn rdtsc() -> u64 {
@@ -113,6 +135,8 @@ fn main(_: u64) -> i32 {
             (_, true) => 100,
             // Each intercepted call is two events answered by a program.
             ("interposed_1" | "interposed_2", false) => 2_000,
+            // Pages: 4 MiB, as in the paper.
+            (m, false) if m.starts_with("memtest_") => 1_024,
             (_, false) => 20_000,
         };
         for _ in 0..trials {
@@ -128,6 +152,10 @@ fn main(_: u64) -> i32 {
                 }
                 "interposed_1" => (n, interposed(1, n)),
                 "interposed_2" => (n, interposed(2, n)),
+                m if m.starts_with("memtest_") => {
+                    let levels = m.as_bytes()[m.len() - 1] - b'0';
+                    (n, memtest(levels as u64, n, m.starts_with("memtest_t")))
+                }
                 "yield_pingpong" => {
                     let child = spawn::spawn("yielder", n).unwrap();
                     sys::yield_now(); // let it reach its loop

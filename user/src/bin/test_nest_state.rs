@@ -3,13 +3,14 @@
 //! recreates: a child held mid-computation is rebuilt in a fresh
 //! environment from its state record, its mappings (contents copied into
 //! new frames) and its capability list, and finishes with the result of an
-//! uninterrupted run. A sleeping child's wait round-trips too, and bad
+//! uninterrupted run. A sleeping child's wait and a wait for a PCT reply
+//! round-trip too (the reply lands while the child is held), and bad
 //! records are refused with nothing changed.
 #![no_std]
 #![no_main]
 
 use abi::nest::{cap_kind, CapInfo, EnvState, ENV_STATE_VERSION};
-use abi::syscall::{map as mf, ENV_SELF, FRAME_ANY, SLICE_ANY};
+use abi::syscall::{map as mf, rights, ENV_SELF, FRAME_ANY, SLICE_ANY};
 use abi::tables::env_state;
 use abi::Error;
 use user::{kinfo, nest, println, spawn, sys};
@@ -122,6 +123,110 @@ fn sleeping_round_trip(failures: &mut u32) {
     sys::env_destroy(child).unwrap();
 }
 
+/// A wait for a PCT reply as data: a child waiting on a server is held
+/// (run = WAITING, waiting_on = the server), its record is set back, bad
+/// waits are refused with nothing changed, the server's reply lands while
+/// it is held without running it, and released it goes on with the reply.
+fn pct_wait_round_trip(failures: &mut u32) {
+    let server = spawn::spawn("slow_echo", 0).unwrap();
+    let client = spawn::spawn("pct_client", server).unwrap();
+    while kinfo::env_by_id(client).unwrap().state != env_state::WAITING {
+        sys::yield_now();
+    }
+    nest::env_stop(client).unwrap();
+    let mut st = EnvState::default();
+    nest::env_state_get(client, &mut st).unwrap();
+    check(
+        "held in its wait for a reply (run = WAITING, waiting_on)",
+        kinfo::env_by_id(client).unwrap().state == env_state::STOPPED
+            && st.run == env_state::WAITING
+            && st.waiting_on == server,
+        failures,
+    );
+    let mut bad = st;
+    let refusals = [
+        (client, "a wait on itself refused, nothing changed"),
+        (0xdead_0000, "a wait on nobody refused, nothing changed"),
+        (0, "a wait on id 0 refused, nothing changed"),
+    ];
+    for (on, what) in refusals {
+        bad.waiting_on = on;
+        let refused = nest::env_state_set(client, &bad) == Err(Error::BadEnv);
+        let mut now = EnvState::default();
+        nest::env_state_get(client, &mut now).unwrap();
+        check(what, refused && bytes(&now) == bytes(&st), failures);
+    }
+    nest::env_state_set(client, &st).unwrap();
+    let mut back = EnvState::default();
+    nest::env_state_get(client, &mut back).unwrap();
+    check("the wait round-trips", bytes(&st) == bytes(&back), failures);
+    // The server replies after its yields: the reply lands, held.
+    let mut landed = false;
+    for _ in 0..100_000 {
+        nest::env_state_get(client, &mut back).unwrap();
+        if back.run == env_state::RUNNABLE {
+            landed = true;
+            break;
+        }
+        sys::yield_now();
+    }
+    let still = kinfo::env_by_id(client).unwrap().state == env_state::STOPPED;
+    check("the reply lands while it is held, and it stays held", landed && still, failures);
+    sys::env_run(client).unwrap();
+    check("released, it goes on with the reply", wait_exit(client) == 0, failures);
+    sys::env_destroy(client).unwrap();
+    sys::env_destroy(server).unwrap();
+}
+
+/// A capability list recreated in another environment, relative to it
+/// (paper 003 §3.1.3): a loan is lent again, derived capabilities are
+/// derived again from the new environment's own root (parents first), the
+/// lists read back alike, and revoking what the loan stands for takes it
+/// from both.
+fn caps_round_trip(failures: &mut u32) {
+    let old = spawn::spawn("capmaker", 0).unwrap();
+    while kinfo::env_by_id(old).unwrap().published != 1 {
+        sys::yield_now();
+    }
+    nest::env_stop(old).unwrap();
+    let mine = sys::cap_derive(abi::syscall::CRED_SELF, rights::READ | rights::GRANT).unwrap();
+    let loan = sys::cap_grant(old, mine).unwrap();
+    let list = |env: u64| {
+        let mut caps = [CapInfo::default(); 8];
+        let n = nest::env_caps(env, &mut caps).unwrap();
+        (caps, n)
+    };
+    let (caps, n) = list(old);
+    let derived: [u64; 2] = core::array::from_fn(|i| {
+        caps[..n].iter().filter(|c| c.kind == cap_kind::DERIVED).nth(i).map_or(u64::MAX, |c| c.slot)
+    });
+    let new = sys::env_create().unwrap();
+    check(
+        "a derived one before its parent refused",
+        nest::env_cap_copy(old, derived[1], new) == Err(Error::BadState),
+        failures,
+    );
+    check("its own root refused", nest::env_cap_copy(old, 0, new) == Err(Error::NotPermitted), failures);
+    for slot in [derived[0], derived[1], loan] {
+        nest::env_cap_copy(old, slot, new).unwrap();
+    }
+    check(
+        "a slot already taken refused",
+        nest::env_cap_copy(old, loan, new) == Err(Error::BadState),
+        failures,
+    );
+    let (caps2, n2) = list(new);
+    let same = |a: &CapInfo, b: &CapInfo| (a.slot, a.rights, a.kind) == (b.slot, b.rights, b.kind);
+    let alike = n == 4 && n2 == n && caps[..n].iter().zip(&caps2[..n2]).all(|(a, b)| same(a, b));
+    check("capability list recreated: own root, two derived, a loan", alike, failures);
+    sys::cap_revoke(mine).unwrap();
+    let (_, left_old) = list(old);
+    let (_, left_new) = list(new);
+    check("revoking what the loan stands for takes it from both", left_old == 3 && left_new == 3, failures);
+    sys::env_destroy(new).unwrap();
+    sys::env_destroy(old).unwrap();
+}
+
 fn main(_: u64) -> i32 {
     let mut failures = 0;
     println!("objects a child can hold: {}", OBJECTS.len());
@@ -225,6 +330,8 @@ fn main(_: u64) -> i32 {
     println!("uninterrupted result {reference:#x}, held and moved {moved:#x}");
     check("the moved child continues identically", moved == reference, &mut failures);
     sleeping_round_trip(&mut failures);
+    pct_wait_round_trip(&mut failures);
+    caps_round_trip(&mut failures);
     if failures == 0 {
         println!("state visibility: all checks passed");
     }

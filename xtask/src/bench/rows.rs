@@ -106,6 +106,13 @@ pub const ROWS: &[Row] = &[
     row("interposed_2", "null system call, 2 interposers", "OSDI'96 §6.3")
         .veneer("interposed_2")
         .pairing("Veneer only: as interposed_1 under a do-nothing nester (passer) that is itself interposed on"),
+    row("memtest_0", "memtest, per 4 KiB page, no nester", "OSDI'96 §6 Fig. 10").veneer("memtest_0").pairing(MEMTEST),
+    row("memtest_1", "memtest under 1 nester off its path", "OSDI'96 §6 Fig. 10").veneer("memtest_1").pairing(MEMTEST),
+    row("memtest_2", "memtest under 2 nesters off its path", "OSDI'96 §6 Fig. 10").veneer("memtest_2").pairing(MEMTEST),
+    row("memtest_3", "memtest under 3 nesters off its path", "OSDI'96 §6 Fig. 10").veneer("memtest_3").pairing(MEMTEST),
+    row("memtest_4", "memtest under 4 nesters off its path", "OSDI'96 §6 Fig. 10").veneer("memtest_4").pairing(MEMTEST),
+    row("memtest_t1", "memtest under 1 nester passing every call", "OSDI'96 §6 Fig. 9").veneer("memtest_t1").pairing(MEMTEST),
+    row("memtest_t2", "memtest under 2 nesters passing every call", "OSDI'96 §6 Fig. 9").veneer("memtest_t2").pairing(MEMTEST),
     row("yield", "yield ping-pong, one way", "SOSP'95 §5.1")
         .linux("yield")
         .veneer("yield_pingpong")
@@ -219,6 +226,11 @@ pub const ROWS: &[Row] = &[
     row("net_arp_unisolated", "ARP request out, reply in, unisolated driver (CPU)", "Nooks §5")
         .veneer("net_arp_unisolated"),
 ];
+
+const MEMTEST: &str =
+    "Veneer only (nest/src/bin/memtest.rs): 1,024 frames allocated and mapped, four write/read \
+     passes; under N limiter nesters (a quota each, waiting in the kernel: not on its path; _tN: each also interposing \
+     and passing every event); per page";
 
 const DEV_PAIRING: &str =
     "kernel-driven (kernel/src/dev/bench.rs): instructions per operation with the time \

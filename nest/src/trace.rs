@@ -1,14 +1,14 @@
 //! A tracer (paper 003 §5.3, like `strace`): runs a subtree interposed and
 //! reports each of its system calls with arguments and result. It is an
-//! ordinary program's loop over `interpose`, `env_state_get` and
-//! `intercept_answer` (see `docs/nesting.md`).
+//! ordinary program's loop over `interpose` and `intercept_wait`
+//! (see `docs/nesting.md`).
 
-use crate::nest;
 use abi::nest::{answer, event, Event};
 use abi::syscall as sc;
 use abi::tables::ENV_SLOTS;
 use abi::Error;
 use core::fmt::{self, Write};
+use user::nest;
 
 /// Names and argument counts of the kernel's calls, by number.
 const CALLS: &[(u64, &str, usize)] = &[
@@ -57,6 +57,8 @@ const CALLS: &[(u64, &str, usize)] = &[
     (sc::ENV_CAPS, "env_caps", 4),
     (sc::INTERPOSE, "interpose", 3),
     (sc::INTERCEPT_ANSWER, "intercept_answer", 4),
+    (sc::INTERCEPT_WAIT, "intercept_wait", 6),
+    (sc::ENV_CAP_COPY, "env_cap_copy", 4),
 ];
 
 /// Names of the Linux calls busybox makes, for foreign calls (the

@@ -45,7 +45,7 @@ fn main(_: u64) -> i32 {
     spawn::start(child).unwrap();
     let mut buf = Buf { bytes: [0; 32768], len: 0 };
     let mut first_id = true;
-    let code = user::trace::run(child, |ev| policy(&mut first_id, ev), &mut buf).unwrap();
+    let code = ::nest::trace::run(child, |ev| policy(&mut first_id, ev), &mut buf).unwrap();
     let trace = core::str::from_utf8(&buf.bytes[..buf.len]).unwrap();
     print!("{trace}");
     let me = |line: &str| format_line(child, line);
@@ -70,7 +70,7 @@ fn main(_: u64) -> i32 {
         }
         write_seen |= line.starts_with(write_start.as_str()) && line.ends_with(wrote_end);
         foreign_lines |= !line.starts_with(me("").as_str());
-        answers_seen |= line.starts_with(me("intercept_answer(").as_str());
+        answers_seen |= line.starts_with(me("intercept_wait(").as_str());
     }
     let mut failures = 0;
     for (w, s) in want.iter().zip(seen) {
