@@ -77,6 +77,24 @@ const TESTS: &[Dev] = &[
             ],
         )],
     },
+    // The block driver loops in a call, the network driver in its
+    // interrupt handler: the watchdog stops both, the first environment
+    // carries on.
+    Dev {
+        name: "dev_livelock",
+        intx: false,
+        boots: &[(
+            "livelock,irq-livelock",
+            &[
+                "driver virtio-blk: livelock",
+                "driver virtio-blk disabled",
+                "devtest livelock: the block driver looping in a call was stopped",
+                "driver virtio-net: livelock",
+                "devtest irq-livelock: the network driver looping in its interrupt handler was stopped",
+                "hello from ring 3",
+            ],
+        )],
+    },
     // Without MSI-X; the network driver still gets its shared line's
     // interrupts after the block driver on the same line is disabled.
     Dev {

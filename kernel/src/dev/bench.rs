@@ -16,6 +16,7 @@ use super::driver::Span;
 use super::selftest::{arp_request, done, fail, frame, wait, wait_for, ARP_LEN, GATEWAY, HALTED, WAIT_TICKS};
 use super::{block, driver, packet, rdtsc};
 use crate::state::Kernel;
+use core::sync::atomic::Ordering::Relaxed;
 use drvapi::status;
 
 fn calib(n: u64) {
@@ -100,7 +101,7 @@ fn net_arp(k: &mut Kernel, n: u64, f: u64) {
 /// Runs every device benchmark and powers off.
 pub fn run(k: &mut Kernel, isolated: bool, quick: bool) -> ! {
     let sfx = if isolated { "" } else { "_unisolated" };
-    *WAIT_TICKS.get() = 1 << 22;
+    WAIT_TICKS.store(1 << 22, Relaxed);
     crate::kprintln!("BENCH-PLAN calib xpc{sfx} blk_4k{sfx} blk_64k{sfx} net_tx{sfx} net_arp{sfx}");
     let frames: [u64; 16] = core::array::from_fn(|_| frame(k));
     let f = frame(k);
@@ -111,7 +112,7 @@ pub fn run(k: &mut Kernel, isolated: bool, quick: bool) -> ! {
     for (name, per_scale) in runs {
         let (s, iterations) = (if name == "calib" { "" } else { sfx }, per_scale * scale);
         for _ in 0..trials {
-            *HALTED.get() = 0;
+            HALTED.store(0, Relaxed);
             let t0 = rdtsc();
             match name {
                 "calib" => calib(iterations),
@@ -121,7 +122,7 @@ pub fn run(k: &mut Kernel, isolated: bool, quick: bool) -> ! {
                 "net_tx" => net_tx(k, iterations, f),
                 _ => net_arp(k, iterations, f),
             }
-            let t = rdtsc() - t0 - *HALTED.get();
+            let t = rdtsc() - t0 - HALTED.load(Relaxed);
             crate::kprintln!("BENCH {name}{s} {iterations} {t}");
         }
     }
