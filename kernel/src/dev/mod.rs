@@ -185,7 +185,7 @@ pub fn tick() {
     driver::watchdog()
 }
 
-/// When the last device interrupt arrived (TSC).
+/// When the last device interrupt that ended an idle wait arrived (TSC).
 #[cfg(target_os = "none")]
 static WOKE: AtomicU64 = AtomicU64::new(0);
 /// Device vectors (bit `v - 0x40`) that interrupted and whose drivers
@@ -211,20 +211,36 @@ pub fn note(vector: u64) -> bool {
     else {
         return false;
     };
-    WOKE.store(rdtsc(), Ordering::Relaxed);
+    // The end of an idle wait (not an interrupt taken while a driver ran).
+    if !xpc::under_way() {
+        WOKE.store(rdtsc(), Ordering::Relaxed);
+    }
     driver::quiet(v);
     PENDING.fetch_or(1 << (v - FIRST_DEVICE_VECTOR), Ordering::SeqCst);
     crate::arch::apic::eoi();
     true
 }
 
-/// Runs the drivers of every device that interrupted since the last call.
+/// Whether a device interrupted and its drivers have not run yet (its
+/// interrupt arrived while a driver ran: the idle loop must not halt).
+#[cfg(target_os = "none")]
+pub fn pending() -> bool {
+    PENDING.load(Ordering::SeqCst) != 0
+}
+
+/// Runs the drivers of every device that interrupted since the last call,
+/// and of those that interrupt meanwhile (drivers run with interrupts on).
 #[cfg(target_os = "none")]
 pub fn service(k: &mut crate::state::Kernel) {
-    let mut pending = PENDING.swap(0, Ordering::SeqCst);
-    while pending != 0 {
-        let bit = pending.trailing_zeros();
-        pending &= pending - 1;
-        driver::interrupt(k, FIRST_DEVICE_VECTOR + bit as u8);
+    loop {
+        let mut pending = PENDING.swap(0, Ordering::SeqCst);
+        if pending == 0 {
+            return;
+        }
+        while pending != 0 {
+            let bit = pending.trailing_zeros();
+            pending &= pending - 1;
+            driver::interrupt(k, FIRST_DEVICE_VECTOR + bit as u8);
+        }
     }
 }
