@@ -143,17 +143,19 @@ pub fn holds(k: &Kernel, owner: u32, frame: Frame) -> bool {
 fn cross(k: &mut Kernel, i: usize, func: impl Fn(&Driver) -> u64, args: [u64; 3]) -> Result<u64, i32> {
     let lent = &raw mut *k;
     let entry = DRIVERS.try_with(|ds| {
-        let d = ds.list[i].as_ref().filter(|d| !d.disabled && ds.current.is_none())?;
-        let at = (func(d), d.image.stack().1, d.domain.pml4.map_or(0, Frame::addr));
+        let idle = ds.current.is_none();
+        let d = ds.list[i].as_mut().filter(|d| !d.disabled && idle)?;
+        let (domain, flush) = d.domain.enter();
+        let at = (func(d), d.image.stack().1, domain, flush);
         (ds.current, ds.kernel) = (Some(i), lent);
         Some(at)
     });
-    let Some(Some((f, stack_top, domain))) = entry else { return Err(status::IO_ERROR) };
+    let Some(Some((f, stack_top, domain, flush))) = entry else { return Err(status::IO_ERROR) };
     // SAFETY: `f` is one of the driver's entry points (checked to lie in
     // its text at load), the stack and page table its own; the kernel
     // runs with interrupts off outside its idle wait, and no crossing is
     // under way (`current` was none).
-    let r = unsafe { xpc::enter(f, args, stack_top, domain) };
+    let r = unsafe { xpc::enter(f, args, stack_top, domain, flush) };
     DRIVERS.with(|ds| {
         (ds.current, ds.kernel) = (None, core::ptr::null_mut());
         match ds.list[i].as_ref() {

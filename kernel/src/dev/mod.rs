@@ -90,6 +90,8 @@ impl<T> Global<T> {
 /// the PCI vendor and device IDs it serves (virtio 1.x: 0x1040 + type),
 /// and its driver region (where its image is linked, `drivers/*/build.rs`).
 #[cfg(target_os = "none")]
+const FIRST_REGION: u64 = 0xFFFF_FFFF_C000_0000;
+#[cfg(target_os = "none")]
 const KNOWN: &[(&str, u16, u16, u64)] = &[
     ("virtio-blk", 0x1AF4, 0x1042, 0xFFFF_FFFF_C000_0000),
     ("virtio-net", 0x1AF4, 0x1041, 0xFFFF_FFFF_C400_0000),
@@ -102,6 +104,13 @@ const KNOWN: &[(&str, u16, u16, u64)] = &[
 pub fn init(k: &mut crate::state::Kernel, bootfs: &[u8], cmdline: &[u8]) {
     let words = core::str::from_utf8(cmdline).unwrap_or("");
     let isolated = !words.split_whitespace().any(|w| w == "isolation=off");
+    if isolated {
+        let pcids = xpc::use_pcids();
+        crate::kprintln!(
+            "dev: crossings {}",
+            if pcids { "tagged with PCIDs" } else { "flush the TLB (no PCIDs)" }
+        );
+    }
     let mut found = [None; 8];
     let mut n = 0;
     pci::enumerate(&mut |d| {

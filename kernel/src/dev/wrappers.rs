@@ -65,8 +65,12 @@ impl core::fmt::Display for Refused {
 /// state, the drivers and that driver's index lent to it. A refusal
 /// disables the driver and leaves the crossing, once the loan has ended.
 fn wrap<R>(body: impl FnOnce(&mut Kernel, &mut Drivers, usize) -> Result<R, Refused>) -> R {
-    let view = KernelView::enter(true);
-    let r = driver::lent(body).expect("a wrapper runs only inside a crossing");
+    let mut view = KernelView::enter(true);
+    let (r, stale) = driver::lent(|k, ds, i| (body(k, ds, i), ds.get(i).domain.take_stale()))
+        .expect("a wrapper runs only inside a crossing");
+    if stale {
+        view.flush_on_return();
+    }
     refuse_or(view, r)
 }
 

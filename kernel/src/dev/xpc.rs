@@ -7,10 +7,15 @@
 //! then returns an error. A wrapper the driver calls switches to the
 //! kernel's page table for its duration (`KernelView`).
 //!
-//! The kernel maps itself with global pages, which survive a page-table
-//! switch: entering a domain therefore also flushes global TLB entries
-//! (toggling CR4.PGE), or a stale writable kernel entry would let the
-//! driver write through it.
+//! The kernel maps only its read-only text and constants global (`mm`),
+//! and the domains map those read-only too, so a global entry that
+//! survives a page-table switch gives a driver nothing. With PCIDs
+//! (`use_pcids`) each domain's translations are tagged with its own PCID
+//! and the kernel's and environments' with PCID 0, so a crossing switches
+//! page tables without flushing the TLB (CR3 bit 63); a domain's entries
+//! are flushed once, on its next entry, after the kernel unmapped
+//! something in its region (`Domain::take_stale`). Without PCIDs each
+//! switch flushes the non-global entries, as any CR3 load does.
 
 use core::arch::global_asm;
 use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -29,6 +34,8 @@ pub struct Saved {
     domain: AtomicU64,
     kernel: AtomicU64,
     ticks: AtomicU64,
+    /// CR3's no-flush bit when PCIDs are in use, else 0.
+    keep: AtomicU64,
 }
 
 static SAVED: Saved = Saved {
@@ -37,7 +44,28 @@ static SAVED: Saved = Saved {
     domain: AtomicU64::new(0),
     kernel: AtomicU64::new(0),
     ticks: AtomicU64::new(0),
+    keep: AtomicU64::new(0),
 };
+
+const NO_FLUSH: u64 = 1 << 63;
+const PCIDE: u64 = 1 << 17;
+
+/// Turns PCIDs on when the processor has them (CPUID.1:ECX bit 17): from
+/// then on crossings tag domains and do not flush. Whether it did.
+pub fn use_pcids() -> bool {
+    let ecx = core::arch::x86_64::__cpuid(1).ecx;
+    if ecx & 1 << 17 == 0 {
+        return false;
+    }
+    // SAFETY: the processor has PCIDs, and every CR3 the kernel loads has
+    // PCID 0 (bits 11:0 clear), which keeps its meaning: a CR3 load
+    // without bit 63 flushes PCID 0's entries as before.
+    unsafe {
+        core::arch::asm!("mov {t}, cr4", "or {t}, {p}", "mov cr4, {t}", t = out(reg) _, p = in(reg) PCIDE, options(nostack))
+    };
+    SAVED.keep.store(NO_FLUSH, Relaxed);
+    true
+}
 
 /// Whether a crossing is under way.
 pub fn under_way() -> bool {
@@ -64,6 +92,7 @@ xpc_enter:
     movq %r15, 40(%r8)
     movq %rsp, 48(%r8)
     movq %cr3, %r9
+    orq 88(%r8), %r9
     movq %r9, 72(%r8)
     movq %r8, %rbx
     movq %rdi, %rax
@@ -75,11 +104,6 @@ xpc_enter:
     testq %r9, %r9
     jz 1f
     movq %r9, %cr3
-    movq %cr4, %r9
-    xorq $0x80, %r9
-    movq %r9, %cr4
-    xorq $0x80, %r9
-    movq %r9, %cr4
 1:  xorl %ebp, %ebp
     sti
     callq *%rax
@@ -115,8 +139,9 @@ unsafe extern "C" {
 }
 
 /// Calls the driver function at `func` with up to three arguments, on
-/// the stack `stack_top` and in the page table `domain` (0: the kernel's),
-/// with interrupts on (so that the watchdog's timer tick reaches a driver
+/// the stack `stack_top` and in the page table `domain` (0: the kernel's;
+/// else its frame and PCID), flushing the domain's TLB entries first when
+/// `flush`, with interrupts on (so that the watchdog's timer tick reaches a driver
 /// that loops); interrupts are off again when it returns.
 ///
 /// # Safety
@@ -125,8 +150,9 @@ unsafe extern "C" {
 /// that driver's stack, `domain` 0 or its domain's page table (in which
 /// this code and the driver are mapped), interrupts must be off and no
 /// crossing under way.
-pub unsafe fn enter(func: u64, args: [u64; 3], stack_top: u64, domain: u64) -> u64 {
-    SAVED.domain.store(domain, Relaxed);
+pub unsafe fn enter(func: u64, args: [u64; 3], stack_top: u64, domain: u64, flush: bool) -> u64 {
+    let keep = if flush || domain == 0 { 0 } else { SAVED.keep.load(Relaxed) };
+    SAVED.domain.store(domain | keep, Relaxed);
     SAVED.ticks.store(0, Relaxed);
     SAVED.stack_top.store(stack_top, Relaxed);
     // SAFETY: as the caller promised; `SAVED` is static, and the assembly
@@ -154,6 +180,7 @@ pub unsafe fn abort(code: i64) -> ! {
 /// is the kernel's; both come back when it is dropped. Take it first
 /// thing: until then only the driver's stack may be written.
 pub struct KernelView {
+    /// The domain's CR3 to return to (0: none).
     domain: u64,
     /// Taken by a trap handler, whose `iretq` restores the flags.
     trap: bool,
@@ -164,7 +191,7 @@ impl KernelView {
         // SAFETY: interrupts off until the view ends (a wrapper does not
         // nest with the trap handler's view of the same crossing).
         unsafe { core::arch::asm!("cli", options(nomem, nostack)) };
-        let domain = if switch { SAVED.domain.load(Relaxed) } else { 0 };
+        let domain = if switch { SAVED.domain.load(Relaxed) | SAVED.keep.load(Relaxed) } else { 0 };
         if domain != 0 {
             // SAFETY: the kernel's page table of this crossing; the kernel
             // image and the driver's region are mapped the same in both.
@@ -177,29 +204,31 @@ impl KernelView {
     /// its domain (then the trap handler must switch first thing), else
     /// none. Interrupts are already off (an interrupt gate).
     pub fn from_trap() -> Option<Self> {
-        let domain = SAVED.domain.load(Relaxed);
+        let domain = SAVED.domain.load(Relaxed) | SAVED.keep.load(Relaxed);
         let cr3: u64;
         // SAFETY: reads the page-table register only.
         unsafe { core::arch::asm!("mov {}, cr3", out(reg) cr3, options(nomem, nostack)) };
-        (under_way() && domain != 0 && cr3 & !0xFFF == domain).then(|| {
+        let frame = crate::pagetable::FRAME_MASK;
+        (under_way() && domain != 0 && cr3 & frame == domain & frame).then(|| {
             // SAFETY: as in `enter`.
             unsafe { core::arch::asm!("mov cr3, {}", in(reg) SAVED.kernel.load(Relaxed), options(nostack)) };
             KernelView { domain, trap: true }
         })
+    }
+
+    /// The kernel unmapped something of the domain's: return to it
+    /// flushing its TLB entries.
+    pub fn flush_on_return(&mut self) {
+        self.domain &= !NO_FLUSH;
     }
 }
 
 impl Drop for KernelView {
     fn drop(&mut self) {
         if self.domain != 0 {
-            // SAFETY: back to the domain's page table, as at the crossing,
-            // flushing the global kernel entries the wrapper brought in.
-            unsafe {
-                core::arch::asm!(
-                    "mov cr3, {d}", "mov {t}, cr4", "xor {t}, 0x80", "mov cr4, {t}", "xor {t}, 0x80", "mov cr4, {t}",
-                    d = in(reg) self.domain, t = out(reg) _, options(nostack)
-                )
-            };
+            // SAFETY: back to the domain's page table (and PCID), as at the
+            // crossing; the kernel's global entries are read-only.
+            unsafe { core::arch::asm!("mov cr3, {}", in(reg) self.domain, options(nostack)) };
         }
         if !self.trap {
             // SAFETY: the driver the view was taken from runs with
