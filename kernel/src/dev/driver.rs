@@ -137,20 +137,25 @@ pub fn holds(k: &Kernel, owner: u32, frame: Frame) -> bool {
     k.frames.info(frame).is_some_and(|f| f.owner == owner && f.state == want)
 }
 
-/// Calls entry `func` of driver `i`; an error if the driver is disabled,
-/// is disabled during the call, or a crossing is already under way (a
-/// completion callback, or a wrapper, may not call into a driver).
-fn cross(k: &mut Kernel, i: usize, func: impl Fn(&Driver) -> u64, args: [u64; 3]) -> Result<u64, i32> {
-    let lent = &raw mut *k;
+/// Calls into driver `i`: `prepare` (in the same loan of the drivers as
+/// the checks) names the entry point and its arguments. An error if the
+/// driver is disabled, is disabled during the call, `prepare` refuses, or
+/// a crossing is already under way (a completion callback, or a wrapper,
+/// may not call into a driver).
+fn cross(
+    k: &mut Kernel,
+    i: usize,
+    prepare: impl FnOnce(&mut Kernel, &mut Driver) -> Result<(u64, [u64; 3]), i32>,
+) -> Result<u64, i32> {
     let entry = DRIVERS.try_with(|ds| {
         let idle = ds.current.is_none();
-        let d = ds.list[i].as_mut().filter(|d| !d.disabled && idle)?;
+        let d = ds.list[i].as_mut().filter(|d| !d.disabled && idle).ok_or(status::IO_ERROR)?;
+        let (f, args) = prepare(k, d)?;
         let (domain, flush) = d.domain.enter();
-        let at = (func(d), d.image.stack().1, domain, flush);
-        (ds.current, ds.kernel) = (Some(i), lent);
-        Some(at)
+        (ds.current, ds.kernel) = (Some(i), &raw mut *k);
+        Ok((f, args, d.image.stack().1, domain, flush))
     });
-    let Some(Some((f, stack_top, domain, flush))) = entry else { return Err(status::IO_ERROR) };
+    let (f, args, stack_top, domain, flush) = entry.unwrap_or(Err(status::IO_ERROR))?;
     // SAFETY: `f` is one of the driver's entry points (checked to lie in
     // its text at load), the stack and page table its own; the kernel
     // runs with interrupts off outside its idle wait, and no crossing is
@@ -207,7 +212,7 @@ pub fn start(
         });
         Ok(i)
     })?;
-    let table = cross(k, i, |d| d.image.entry, [0; 3]).map_err(|_| "its entry point failed")?;
+    let table = cross(k, i, |_, d| Ok((d.image.entry, [0; 3]))).map_err(|_| "its entry point failed")?;
     let (info, facts) = with(|ds| {
         let d = ds.get(i);
         let size = core::mem::size_of::<DriverApi>() as u64;
@@ -235,7 +240,8 @@ pub fn start(
         };
         Ok((post(d, MAIL_DEVICE, info), post(d, MAIL_FACTS, Facts::default())))
     })?;
-    let r = cross(k, i, |d| d.init, [&super::wrappers::KERNEL_API as *const _ as u64, info, facts]);
+    let api = &super::wrappers::KERNEL_API as *const _ as u64;
+    let r = cross(k, i, |_, d| Ok((d.init, [api, info, facts])));
     with(|ds| match r {
         Ok(v) if v as i32 == status::OK => {
             // SAFETY: put there by `post` above, in the driver's mailbox.
@@ -253,35 +259,36 @@ pub fn start(
 /// driver `i` for request `r` (whose `va` is set here) and starts it;
 /// `done` is called when it ends. Returns the request's tag.
 pub fn submit(k: &mut Kernel, i: usize, mut r: Request, pa: u64, done: Done) -> Result<u64, i32> {
-    let (req, slot, va) = with(|ds| {
-        let Some(slot) = ds.pending.iter().position(Option::is_none) else { return Err(status::NO_SPACE) };
-        let tag = ds.next_tag;
-        let d = ds.list[i].as_mut().filter(|d| !d.disabled).ok_or(status::IO_ERROR)?;
+    let (slot, tag) = with(|ds| {
+        let slot = ds.pending.iter().position(Option::is_none).ok_or(status::NO_SPACE)?;
+        ds.pending[slot] = Some(Pending { tag: ds.next_tag, driver: i, done });
+        ds.next_tag += 1;
+        Ok::<_, i32>((slot, ds.next_tag - 1))
+    })?;
+    let mut lent = None;
+    let st = match cross(k, i, |k, d| {
         let va = d.domain.lend(k, pa).ok_or(status::NO_SPACE)?;
-        (r.tag, r.va) = (tag, va as usize);
         if d.tracker.add(Object::Lent { tag, va, pa, len: r.len as u64 }).is_err() {
             d.domain.take_back(k, va);
             return Err(status::NO_SPACE);
         }
-        let req = post(d, MAIL_REQUEST, r);
-        ds.next_tag += 1;
-        ds.pending[slot] = Some(Pending { tag, driver: i, done });
-        Ok((req, slot, va))
-    })?;
-    let st = match cross(k, i, |d| d.submit, [req, 0, 0]) {
-        Ok(v) if v as i32 == status::OK => return Ok(r.tag),
+        lent = Some(va);
+        (r.tag, r.va) = (tag, va as usize);
+        Ok((d.submit, [post(d, MAIL_REQUEST, r), 0, 0]))
+    }) {
+        Ok(v) if v as i32 == status::OK => return Ok(tag),
         Ok(v) => v as i32,
         Err(e) => e,
     };
     // Not started: the buffer comes back, no completion is due (unless
     // disabling the driver already failed it).
     with(|ds| {
-        if let Some(d) = ds.list[i].as_mut() {
-            if d.tracker.take_lent(r.tag).is_some() {
+        if let (Some(d), Some(va)) = (ds.list[i].as_mut(), lent) {
+            if d.tracker.take_lent(tag).is_some() {
                 d.domain.take_back(k, va);
             }
         }
-        if ds.pending[slot].as_ref().is_some_and(|p| p.tag == r.tag) {
+        if ds.pending[slot].as_ref().is_some_and(|p| p.tag == tag) {
             ds.pending[slot] = None;
         }
     });
@@ -291,8 +298,7 @@ pub fn submit(k: &mut Kernel, i: usize, mut r: Request, pa: u64, done: Done) -> 
 /// One crossing into driver `i` and back, doing nothing: its `submit`
 /// with a request it refuses at once (the XPC benchmark).
 pub fn null_call(k: &mut Kernel, i: usize) -> Result<u64, i32> {
-    let req = with(|ds| ds.list[i].as_ref().map(|d| post(d, MAIL_REQUEST, Request::default())));
-    cross(k, i, |d| d.submit, [req.ok_or(status::IO_ERROR)?, 0, 0])
+    cross(k, i, |_, d| Ok((d.submit, [post(d, MAIL_REQUEST, Request::default()), 0, 0])))
 }
 
 /// The index of the enabled driver `name`.
@@ -331,7 +337,7 @@ pub fn interrupt(k: &mut Kernel, vector: u8) {
     };
     for i in 0..MAX_DRIVERS {
         if on(i).is_some() {
-            let _ = cross(k, i, |d| d.interrupt, [0; 3]);
+            let _ = cross(k, i, |_, d| Ok((d.interrupt, [0; 3])));
         }
     }
     if let Some(line) = (0..MAX_DRIVERS).find_map(on).flatten() {
