@@ -12,6 +12,7 @@ pub mod poll;
 pub mod process;
 pub mod stat;
 pub mod time;
+pub mod xattr;
 
 use crate::errno::{LxResult, EINTR, ENOSYS};
 use crate::{lock, log};
@@ -22,10 +23,10 @@ use nr::{
     SYS_CLOCK_GETTIME, SYS_CLOCK_NANOSLEEP, SYS_CLONE, SYS_CLOSE, SYS_CREAT, SYS_DUP, SYS_DUP2, SYS_DUP3,
     SYS_EXECVE, SYS_EXIT, SYS_EXIT_GROUP, SYS_FACCESSAT, SYS_FACCESSAT2, SYS_FCHDIR, SYS_FCHMOD,
     SYS_FCHMODAT, SYS_FCHOWN, SYS_FCHOWNAT, SYS_FCNTL, SYS_FDATASYNC, SYS_FORK, SYS_FSTAT, SYS_FSYNC,
-    SYS_FTRUNCATE, SYS_GETCWD, SYS_GETDENTS64, SYS_GETEGID, SYS_GETEUID, SYS_GETGID, SYS_GETPGID,
+    SYS_FTRUNCATE, SYS_GETCPU, SYS_GETCWD, SYS_GETDENTS64, SYS_GETEGID, SYS_GETEUID, SYS_GETGID, SYS_GETPGID,
     SYS_GETPGRP, SYS_GETPID, SYS_GETPPID, SYS_GETRANDOM, SYS_GETRLIMIT, SYS_GETRUSAGE, SYS_GETSID,
     SYS_GETTID, SYS_GETTIMEOFDAY, SYS_GETUID, SYS_IOCTL, SYS_KILL, SYS_LCHOWN, SYS_LINK, SYS_LINKAT,
-    SYS_LSEEK, SYS_LSTAT, SYS_MADVISE, SYS_MKDIR, SYS_MKDIRAT, SYS_MMAP, SYS_MPROTECT, SYS_MREMAP,
+    SYS_LSEEK, SYS_LSTAT, SYS_MADVISE, SYS_MKDIR, SYS_MKDIRAT, SYS_MMAP, SYS_MPROTECT, SYS_MREMAP, SYS_MSYNC,
     SYS_MUNMAP, SYS_NANOSLEEP, SYS_NEWFSTATAT, SYS_OPEN, SYS_OPENAT, SYS_PAUSE, SYS_PIPE, SYS_PIPE2,
     SYS_POLL, SYS_PPOLL, SYS_PREAD64, SYS_PRLIMIT64, SYS_PSELECT6, SYS_PWRITE64, SYS_READ, SYS_READLINK,
     SYS_READLINKAT, SYS_READV, SYS_RENAME, SYS_RENAMEAT, SYS_RENAMEAT2, SYS_RMDIR, SYS_RT_SIGACTION,
@@ -36,6 +37,11 @@ use nr::{
     SYS_UMASK, SYS_UNAME, SYS_UNLINK, SYS_UNLINKAT, SYS_UTIMENSAT, SYS_VFORK, SYS_WAIT4, SYS_WRITE,
     SYS_WRITEV,
 };
+use nr::{
+    SYS_FGETXATTR, SYS_FLISTXATTR, SYS_FREMOVEXATTR, SYS_FSETXATTR, SYS_GETXATTR, SYS_LGETXATTR,
+    SYS_LISTXATTR, SYS_LLISTXATTR, SYS_LREMOVEXATTR, SYS_LSETXATTR, SYS_REMOVEXATTR, SYS_SETXATTR,
+};
+use xattr::Target::{Fd, Path};
 
 /// Log every call and its result (`lxrt -s`, like strace): set once at
 /// start-up.
@@ -97,6 +103,15 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         SYS_MMAP => mem::mmap(a[0], a[1], a[2], a[3], i(a[4]), a[5]),
         SYS_MPROTECT => mem::mprotect(a[0], a[1], a[2]),
         SYS_MUNMAP => mem::munmap(a[0], a[1]),
+        SYS_GETXATTR | SYS_SETXATTR | SYS_REMOVEXATTR => xattr::one(Path { ptr: a[0], follow: true }, a[1]),
+        SYS_LGETXATTR | SYS_LSETXATTR | SYS_LREMOVEXATTR => {
+            xattr::one(Path { ptr: a[0], follow: false }, a[1])
+        }
+        SYS_FGETXATTR | SYS_FSETXATTR | SYS_FREMOVEXATTR => xattr::one(Fd(a[0] as i64), a[1]),
+        SYS_LISTXATTR => xattr::list(Path { ptr: a[0], follow: true }),
+        SYS_LLISTXATTR => xattr::list(Path { ptr: a[0], follow: false }),
+        SYS_FLISTXATTR => xattr::list(Fd(a[0] as i64)),
+        SYS_MSYNC => mem::msync(a[0], a[1], a[2]),
         SYS_BRK => mem::brk(a[0]),
         SYS_RT_SIGACTION => misc::rt_sigaction(a[0], a[1], a[2]),
         SYS_RT_SIGPROCMASK => misc::rt_sigprocmask(a[0], a[1], a[2]),
@@ -180,6 +195,7 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         SYS_SET_TID_ADDRESS => Ok(crate::proc::pid() as i64),
         SYS_CLOCK_GETTIME => misc::clock_gettime(a[0], a[1]),
         SYS_CLOCK_GETRES => misc::clock_getres(a[0], a[1]),
+        SYS_GETCPU => misc::getcpu(a[0], a[1]),
         SYS_CLOCK_NANOSLEEP => misc::clock_nanosleep(a[0], a[1], a[2], a[3]),
         SYS_TGKILL => process::tgkill(i(a[0]), i(a[1]), a[2]),
         SYS_OPENAT => fl::openat(i(a[0]), a[1], a[2], a[3]),
