@@ -62,6 +62,21 @@ const TESTS: &[Dev] = &[
             ],
         )],
     },
+    // The block driver jumps where nothing is mapped (neither its code nor
+    // the kernel's); the network driver and the first environment carry on.
+    Dev {
+        name: "dev_wildcall",
+        intx: false,
+        boots: &[(
+            "wild-call,arp",
+            &[
+                "driver virtio-blk: page fault at address 0x1000 (rip 0x1000)",
+                "devtest wild-call: the block driver's jump to 0x1000 was stopped",
+                "devtest arp: 10.0.2.2 is at",
+                "hello from ring 3",
+            ],
+        )],
+    },
     // The network driver's stack overflows; the block driver carries on.
     Dev {
         name: "dev_overflow",

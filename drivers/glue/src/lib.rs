@@ -190,6 +190,12 @@ pub fn inject(r: &drvapi::Request) -> bool {
             core::hint::black_box(deeper(r.sector));
         }
         drvapi::op::INJECT_LIVELOCK => spin(),
+        drvapi::op::INJECT_WILD_CALL => {
+            // SAFETY: none: this is the injected bug (a corrupted function
+            // pointer); the fault it takes is what the kernel must stop.
+            let f: extern "C" fn() = unsafe { core::mem::transmute(r.sector as usize) };
+            f()
+        }
         drvapi::op::INJECT_IRQ_LIVELOCK => IRQ_LIVELOCK.store(true, Ordering::Relaxed),
         _ => return false,
     }

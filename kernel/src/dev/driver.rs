@@ -383,20 +383,22 @@ pub fn disable(k: &mut Kernel, ds: &mut Drivers, i: usize, why: &str) {
     }
 }
 
+const KERNEL_CODE: u64 = 0xFFFF_FFFF_8000_0000;
+
 /// How many timer ticks a crossing may last before the watchdog calls it
 /// a livelock (100 ms; a crossing normally lasts microseconds).
 const BUDGET_TICKS: u64 = 100_000_000 / crate::arch::apic::TICK_NS;
 
 /// A processor exception in the kernel (in the kernel's page table, the
 /// trap handler's first act): if the driver a crossing is in took it (it
-/// wrote outside its domain, or faulted otherwise), the driver is disabled
-/// and the crossing left; otherwise `false`. One in kernel code (a
-/// wrapper) is the kernel's own bug — but a double fault, a stack
-/// overflow, is the driver's wherever it ran out of its stack.
+/// wrote outside its domain, jumped anywhere, or faulted otherwise), the
+/// driver is disabled and the crossing left; otherwise `false`. One in
+/// kernel code (a wrapper) is the kernel's own bug — but a double fault, a
+/// stack overflow, is the driver's wherever it ran out of its stack.
 pub fn fault(vector: u64, rip: u64) -> bool {
-    let in_driver = peek_current(|d| (d.image.base..d.image.end()).contains(&rip)) == Some(true);
-    let overflow = vector == 8 && xpc::under_way();
-    if !(in_driver || overflow) {
+    // The kernel's code lies in the top 2 GiB below the driver regions.
+    let kernel_code = (KERNEL_CODE..super::FIRST_REGION).contains(&rip);
+    if !xpc::under_way() || (kernel_code && vector != 8) {
         return false;
     }
     match vector {

@@ -242,6 +242,27 @@ fn wild_write(k: &mut Kernel) {
     );
 }
 
+/// Fault injection: the block driver, with a read in flight, calls a
+/// function at an address where nothing is mapped. The fault's `rip` is
+/// outside both the driver and the kernel: it is still the driver's.
+fn wild_call(k: &mut Kernel) {
+    let f = frame(k);
+    let read = block::submit(k, false, 0, Span { frame: f, offset: 0, len: 4096 }, 0, done)
+        .unwrap_or_else(|e| fail(format_args!("block request refused: {e:?}")));
+    let i = driver::find("virtio-blk").unwrap_or_else(|| fail(format_args!("no block driver")));
+    let r = Request { op: op::INJECT_WILD_CALL, tag: 0, sector: 0x1000, va: 0, len: 0 };
+    let injected = driver::submit(k, i, r, f << 12, done);
+    if injected != Err(status::IO_ERROR)
+        || FAILED.load(Relaxed) != read
+        || driver::find("virtio-blk").is_some()
+    {
+        fail(format_args!("the driver's wild call was not stopped ({injected:?})"));
+    }
+    crate::kprintln!(
+        "devtest wild-call: the block driver's jump to 0x1000 was stopped; its pending read failed"
+    );
+}
+
 /// Fault injection: the network driver's stack overflows into its guard
 /// page; the fault is delivered on the double-fault stack, the driver is
 /// disabled and the kernel runs on.
@@ -308,6 +329,7 @@ pub fn run(k: &mut Kernel, name: &str) {
         "wild" => wild_write(k),
         "overflow" => stack_overflow(k),
         "livelock" => livelock(k),
+        "wild-call" => wild_call(k),
         "irq-livelock" => irq_livelock(k),
         other => fail(format_args!("no device self-test {other:?}")),
     }
