@@ -124,7 +124,9 @@ pub fn init(boot: &BootInfo, early: &mut EarlyAlloc) -> Frame {
     // SAFETY: (all raw writes below) frames fresh from the early allocator,
     // identity-mapped during boot, not yet referenced by anything else.
     let entry = |table: Frame, i: usize, v: u64| unsafe { *((t(table) + 8 * i as u64) as *mut u64) = v };
-    // The physical window: 2 MiB pages, global, no-execute.
+    // The physical window: 2 MiB pages, no-execute; not global, so that a
+    // driver's domain, which does not map it, cannot reach it through a
+    // stale TLB entry when crossings keep the TLB (PCIDs, `dev::xpc`).
     for g in 0..window / GIB {
         let slot = 256 + (g / 512) as usize;
         let pdpt = {
@@ -142,7 +144,7 @@ pub fn init(boot: &BootInfo, early: &mut EarlyAlloc) -> Frame {
         entry(pdpt, (g % 512) as usize, t(pd) | PRESENT | WRITABLE);
         for i in 0..512u64 {
             let pa = g * GIB + i * (2 << 20);
-            entry(pd, i as usize, pa | PRESENT | WRITABLE | HUGE | GLOBAL | NO_EXEC | cache_bits(pa));
+            entry(pd, i as usize, pa | PRESENT | WRITABLE | HUGE | NO_EXEC | cache_bits(pa));
         }
     }
     // The kernel image, 4 KiB pages with per-section rights.
@@ -160,7 +162,8 @@ pub fn init(boot: &BootInfo, early: &mut EarlyAlloc) -> Frame {
         } else if va < data {
             PRESENT | GLOBAL | NO_EXEC
         } else {
-            PRESENT | GLOBAL | NO_EXEC | WRITABLE
+            // Writable data is not global either (as the window above).
+            PRESENT | NO_EXEC | WRITABLE
         };
         let off = va - KERNEL_BASE;
         let (pdi, pti) = ((off >> 21) as usize, ((off >> 12) & 511) as usize);

@@ -181,7 +181,10 @@ impl Kernel {
 
     /// Waits for an interrupt, then accounts the ticks that passed.
     pub fn idle(&mut self) {
-        cpu::idle();
+        // A device that interrupted while a driver ran is served at once.
+        if !crate::dev::pending() {
+            cpu::idle();
+        }
         crate::dev::service(self);
         let ticks = percpu::take_idle_ticks();
         self.kinfo.ticks += ticks;

@@ -16,16 +16,18 @@ pub extern "C" fn from_user(_frame: *mut TrapFrame) {
     unsafe { crate::state::enter(Kernel::trap) }
 }
 
-/// Entry while the kernel itself was running: only the idle loop takes
-/// interrupts; anything else is a kernel bug. The idle loop holds the
-/// kernel state, so a tick is only counted here, for the loop to account
-/// (`Kernel::idle`).
+/// Entry while the kernel itself was running: only the idle loop and
+/// drivers (inside a crossing, `dev`) take interrupts; anything else is a
+/// kernel bug. The idle loop holds the kernel state, so a tick is only
+/// counted here, for the loop to account (`Kernel::idle`).
 pub extern "C" fn from_kernel(tf: &mut TrapFrame) {
+    let _kernel_tables = crate::dev::trap_view();
     match tf.vector {
         v if v < 32 && crate::dev::fault(v, tf.rip) => {}
         v if v == apic::TIMER_VECTOR as u64 => {
             apic::eoi();
             percpu::count_idle_tick();
+            crate::dev::tick();
         }
         v if v == apic::SPURIOUS_VECTOR as u64 => {}
         v if crate::dev::note(v) => {}

@@ -62,6 +62,21 @@ const TESTS: &[Dev] = &[
             ],
         )],
     },
+    // The block driver jumps where nothing is mapped (neither its code nor
+    // the kernel's); the network driver and the first environment carry on.
+    Dev {
+        name: "dev_wildcall",
+        intx: false,
+        boots: &[(
+            "wild-call,arp",
+            &[
+                "driver virtio-blk: page fault at address 0x1000 (rip 0x1000)",
+                "devtest wild-call: the block driver's jump to 0x1000 was stopped",
+                "devtest arp: 10.0.2.2 is at",
+                "hello from ring 3",
+            ],
+        )],
+    },
     // The network driver's stack overflows; the block driver carries on.
     Dev {
         name: "dev_overflow",
@@ -73,6 +88,24 @@ const TESTS: &[Dev] = &[
                 "its stack overflowed into its guard page",
                 "devtest overflow: the network driver's stack overflow was stopped",
                 "devtest blk-pattern: read 8 sectors",
+                "hello from ring 3",
+            ],
+        )],
+    },
+    // The block driver loops in a call, the network driver in its
+    // interrupt handler: the watchdog stops both, the first environment
+    // carries on.
+    Dev {
+        name: "dev_livelock",
+        intx: false,
+        boots: &[(
+            "livelock,irq-livelock",
+            &[
+                "driver virtio-blk: livelock",
+                "driver virtio-blk disabled",
+                "devtest livelock: the block driver looping in a call was stopped",
+                "driver virtio-net: livelock",
+                "devtest irq-livelock: the network driver looping in its interrupt handler was stopped",
                 "hello from ring 3",
             ],
         )],

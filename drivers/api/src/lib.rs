@@ -84,6 +84,13 @@ pub mod op {
     pub const INJECT_WILD_WRITE: u32 = 0xF0;
     /// Fault injection: the driver recurses until its stack overflows.
     pub const INJECT_STACK_OVERFLOW: u32 = 0xF1;
+    /// Fault injection: the driver loops forever in this call.
+    pub const INJECT_LIVELOCK: u32 = 0xF2;
+    /// Fault injection: the driver's next interrupt handler loops forever.
+    pub const INJECT_IRQ_LIVELOCK: u32 = 0xF3;
+    /// Fault injection: the driver calls a function at the address in
+    /// `sector` (a wild jump: a corrupted function pointer).
+    pub const INJECT_WILD_CALL: u32 = 0xF4;
 }
 
 /// One request from the kernel: sectors to read into or write from the

@@ -7,7 +7,7 @@
 use core::cell::UnsafeCell;
 use core::fmt::Write;
 use core::ptr::NonNull;
-use core::sync::atomic::{AtomicPtr, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 use drvapi::{direction, KernelApi};
 use virtio_drivers::transport::pci::bus::{ConfigurationAccess, DeviceFunction, PciRoot};
 use virtio_drivers::{BufferDirection, Hal, PhysAddr};
@@ -189,9 +189,34 @@ pub fn inject(r: &drvapi::Request) -> bool {
         drvapi::op::INJECT_STACK_OVERFLOW => {
             core::hint::black_box(deeper(r.sector));
         }
+        drvapi::op::INJECT_LIVELOCK => spin(),
+        drvapi::op::INJECT_WILD_CALL => {
+            // SAFETY: none: this is the injected bug (a corrupted function
+            // pointer); the fault it takes is what the kernel must stop.
+            let f: extern "C" fn() = unsafe { core::mem::transmute(r.sector as usize) };
+            f()
+        }
+        drvapi::op::INJECT_IRQ_LIVELOCK => IRQ_LIVELOCK.store(true, Ordering::Relaxed),
         _ => return false,
     }
     true
+}
+
+/// Armed by `INJECT_IRQ_LIVELOCK`: the next interrupt handler loops.
+static IRQ_LIVELOCK: AtomicBool = AtomicBool::new(false);
+
+/// Called first by each driver's interrupt handler (the injected livelock).
+pub fn on_interrupt() {
+    if IRQ_LIVELOCK.load(Ordering::Relaxed) {
+        spin();
+    }
+}
+
+/// Loops forever (the injected livelock); only the kernel's watchdog ends it.
+fn spin() -> ! {
+    loop {
+        core::hint::spin_loop();
+    }
 }
 
 /// Recurses without end (the injected stack overflow).

@@ -102,6 +102,7 @@ mod driver {
     }
 
     extern "C" fn interrupt() {
+        drvglue::on_interrupt();
         let s = STATE.get();
         let Some(blk) = s.blk.as_mut() else { return };
         blk.ack_interrupt();

@@ -110,6 +110,7 @@ mod driver {
     }
 
     extern "C" fn interrupt() {
+        drvglue::on_interrupt();
         let s = STATE.get();
         let Some(net) = s.net.as_mut() else { return };
         net.ack_interrupt();

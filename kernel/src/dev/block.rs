@@ -31,7 +31,7 @@ fn device() -> Option<usize> {
 
 /// Sectors on the disk (0 without one).
 pub fn capacity() -> u64 {
-    device().and_then(|i| driver::drivers().list[i].as_ref()).map_or(0, |d| d.facts.capacity)
+    driver::facts("virtio-blk").map_or(0, |f| f.capacity)
 }
 
 /// Starts moving the bytes of `buf` (a frame `owner`, 0 for the kernel,

@@ -45,6 +45,11 @@ pub struct Domain {
     pub base: u64,
     /// The domain's page table (none: the driver runs unisolated).
     pub pml4: Option<Frame>,
+    /// Its PCID (used when the processor has them, `xpc::use_pcids`).
+    pcid: u64,
+    /// The kernel unmapped something in the region since the domain was
+    /// last entered: its TLB entries must be flushed on the next entry.
+    stale: bool,
     dma_next: u64,
     mmio_next: u64,
     lent: u64,
@@ -67,8 +72,17 @@ impl Domain {
                 Err(_) => return Err("cannot make the region's page tables"),
             }
         }
-        let mut d =
-            Domain { base, pml4: None, dma_next: base + DMA_AREA.0, mmio_next: base + MMIO_AREA.0, lent: 0 };
+        // One PCID per region, never 0 (the kernel's and environments').
+        let pcid = 1 + (base - super::FIRST_REGION) / REGION;
+        let mut d = Domain {
+            base,
+            pml4: None,
+            pcid,
+            stale: false,
+            dma_next: base + DMA_AREA.0,
+            mmio_next: base + MMIO_AREA.0,
+            lent: 0,
+        };
         if isolated {
             d.pml4 = Some(Self::page_table(k, base)?);
         }
@@ -109,6 +123,20 @@ impl Domain {
             PhysTables.table(region_pd)[i] = PhysTables.table(kregion_pd)[i];
         }
         Ok(pml4)
+    }
+
+    /// The CR3 of the domain (page table and PCID; 0 unisolated), and
+    /// whether its TLB entries must be flushed on entering it, which this
+    /// counts as done.
+    pub fn enter(&mut self) -> (u64, bool) {
+        let cr3 = self.pml4.map_or(0, |f| f.addr() | self.pcid);
+        (cr3, self.take_stale())
+    }
+
+    /// Whether the kernel unmapped something in the region since the last
+    /// call (then the domain's TLB entries must go).
+    pub fn take_stale(&mut self) -> bool {
+        core::mem::take(&mut self.stale)
     }
 
     /// Maps `pages` DMA pages from `pa` for the driver: their address.
@@ -152,6 +180,7 @@ impl Domain {
     pub fn take_back(&mut self, k: &mut Kernel, va: u64) {
         let slot = ((va - self.base - LENT_AREA) / 4096) as usize;
         unmap(k, va & !4095);
+        self.stale = true;
         self.lent &= !(1 << slot);
     }
 
@@ -160,5 +189,6 @@ impl Domain {
         for p in 0..pages {
             unmap(k, va + p * 4096);
         }
+        self.stale = true;
     }
 }

@@ -59,10 +59,9 @@ struct Pending {
 pub struct Drivers {
     pub list: [Option<Driver>; MAX_DRIVERS],
     /// The driver a crossing is in, if any, and the kernel state the
-    /// crossing's caller lent it (the wrappers' only way to it).
-    pub current: Option<usize>,
+    /// crossing's caller lent it (reached only through `lent`).
+    current: Option<usize>,
     kernel: *mut Kernel,
-    pub saved: xpc::Saved,
     pending: [Option<Pending>; MAX_PENDING],
     next_tag: u64,
 }
@@ -71,30 +70,54 @@ static DRIVERS: Global<Drivers> = Global::new(Drivers {
     list: [const { None }; MAX_DRIVERS],
     current: None,
     kernel: core::ptr::null_mut(),
-    saved: xpc::Saved::ZERO,
     pending: [const { None }; MAX_PENDING],
     next_tag: 1,
 });
 
-pub fn drivers() -> &'static mut Drivers {
-    DRIVERS.get()
+/// Runs `f` on the loaded drivers (kernel code outside a crossing).
+pub fn with<R>(f: impl FnOnce(&mut Drivers) -> R) -> R {
+    DRIVERS.with(f)
 }
 
-/// The driver a wrapper is serving (wrappers run only inside a crossing).
-pub fn current() -> (usize, &'static mut Driver) {
-    let ds = drivers();
-    let i = ds.current.expect("a driver wrapper called outside a crossing");
-    (i, ds.list[i].as_mut().expect("the current driver exists"))
+/// The loan, for kernel code inside a crossing (a wrapper, or a trap the
+/// driver took): runs `f` on the kernel state the crossing's caller lent,
+/// the drivers, and the index of the driver the crossing is in. `None`
+/// outside a crossing, or nested in another loan.
+pub fn lent<R>(f: impl FnOnce(&mut Kernel, &mut Drivers, usize) -> R) -> Option<R> {
+    DRIVERS
+        .try_with(|ds| {
+            let i = ds.current?;
+            // SAFETY: `cross` stores its caller's `&mut Kernel` here for the
+            // crossing's duration and clears it after; the caller is
+            // suspended in the crossing meanwhile, and `DRIVERS`' flag makes
+            // this the only loan of it.
+            let k = unsafe { ds.kernel.as_mut() }?;
+            Some(f(k, ds, i))
+        })
+        .flatten()
 }
 
-/// The kernel state, for a wrapper or a fault inside a crossing.
-pub fn lent_kernel() -> &'static mut Kernel {
-    let k = drivers().kernel;
-    assert!(!k.is_null(), "kernel state asked for outside a crossing");
-    // SAFETY: `cross` stores its caller's `&mut Kernel` here for the
-    // crossing's duration and clears it after; the caller is suspended
-    // in the crossing meanwhile, so this is the only use of it.
-    unsafe { &mut *k }
+/// Runs `f` on the driver a crossing is in, shared, without writing
+/// anything (in its domain: the `share` wrappers); `None` outside a
+/// crossing or while the drivers are lent.
+pub fn peek_current<R>(f: impl FnOnce(&Driver) -> R) -> Option<R> {
+    DRIVERS.peek(|ds| ds.current.and_then(|i| ds.list[i].as_ref()).map(f)).flatten()
+}
+
+impl Drivers {
+    /// Driver `i`, which exists (it is the crossing's, or was found).
+    pub fn get(&mut self, i: usize) -> &mut Driver {
+        self.list[i].as_mut().expect("the driver exists")
+    }
+
+    /// Request `tag` ended (the `complete` wrapper, which checked that
+    /// the driver held it).
+    pub fn finish(&mut self, tag: u64, st: i32, len: usize) {
+        if let Some(slot) = self.pending.iter_mut().find(|p| p.as_ref().is_some_and(|p| p.tag == tag)) {
+            let p = slot.take().expect("found");
+            (p.done)(tag, st, len);
+        }
+    }
 }
 
 /// Whether `va..va + len` is the driver's own memory: its data or its
@@ -114,27 +137,37 @@ pub fn holds(k: &Kernel, owner: u32, frame: Frame) -> bool {
     k.frames.info(frame).is_some_and(|f| f.owner == owner && f.state == want)
 }
 
-/// Calls entry `func` of driver `i`; an error if the driver is disabled,
-/// is disabled during the call, or a crossing is already under way (a
-/// completion callback may not call into a driver).
-fn cross(k: &mut Kernel, i: usize, func: impl Fn(&Driver) -> u64, args: [u64; 3]) -> Result<u64, i32> {
-    let ds = drivers();
-    let Some(d) = ds.list[i].as_ref() else { return Err(status::IO_ERROR) };
-    if d.disabled || ds.current.is_some() {
-        return Err(status::IO_ERROR);
-    }
-    let f = func(d);
-    (ds.saved.stack_top, ds.saved.domain) = (d.image.stack().1, d.domain.pml4.map_or(0, Frame::addr));
-    (ds.current, ds.kernel) = (Some(i), k as *mut Kernel);
+/// Calls into driver `i`: `prepare` (in the same loan of the drivers as
+/// the checks) names the entry point and its arguments. An error if the
+/// driver is disabled, is disabled during the call, `prepare` refuses, or
+/// a crossing is already under way (a completion callback, or a wrapper,
+/// may not call into a driver).
+fn cross(
+    k: &mut Kernel,
+    i: usize,
+    prepare: impl FnOnce(&mut Kernel, &mut Driver) -> Result<(u64, [u64; 3]), i32>,
+) -> Result<u64, i32> {
+    let entry = DRIVERS.try_with(|ds| {
+        let idle = ds.current.is_none();
+        let d = ds.list[i].as_mut().filter(|d| !d.disabled && idle).ok_or(status::IO_ERROR)?;
+        let (f, args) = prepare(k, d)?;
+        let (domain, flush) = d.domain.enter();
+        (ds.current, ds.kernel) = (Some(i), &raw mut *k);
+        Ok((f, args, d.image.stack().1, domain, flush))
+    });
+    let (f, args, stack_top, domain, flush) = entry.unwrap_or(Err(status::IO_ERROR))?;
     // SAFETY: `f` is one of the driver's entry points (checked to lie in
     // its text at load), the stack and page table its own; the kernel
-    // runs with interrupts off outside its idle wait.
-    let r = unsafe { xpc::enter(f, args, &mut ds.saved) };
-    (ds.current, ds.kernel) = (None, core::ptr::null_mut());
-    match ds.list[i].as_ref() {
-        Some(d) if !d.disabled => Ok(r),
-        _ => Err(status::IO_ERROR),
-    }
+    // runs with interrupts off outside its idle wait, and no crossing is
+    // under way (`current` was none).
+    let r = unsafe { xpc::enter(f, args, stack_top, domain, flush) };
+    DRIVERS.with(|ds| {
+        (ds.current, ds.kernel) = (None, core::ptr::null_mut());
+        match ds.list[i].as_ref() {
+            Some(d) if !d.disabled => Ok(r),
+            _ => Err(status::IO_ERROR),
+        }
+    })
 }
 
 /// Copies `v` into driver `d`'s mailbox at `offset`: the driver's
@@ -160,139 +193,138 @@ pub fn start(
     domain: Domain,
     vector: u8,
 ) -> Result<usize, &'static str> {
-    let ds = drivers();
-    let i = ds.list.iter().position(Option::is_none).ok_or("too many drivers")?;
-    ds.list[i] = Some(Driver {
-        name,
-        device,
-        image,
-        domain,
-        init: 0,
-        submit: 0,
-        interrupt: 0,
-        tracker: Tracker::default(),
-        vector,
-        line: None,
-        facts: Facts::default(),
-        disabled: false,
-        sizing: 0,
-    });
-    let table = cross(k, i, |d| d.image.entry, [0; 3]).map_err(|_| "its entry point failed")?;
-    let d = ds.list[i].as_mut().expect("just installed");
-    let size = core::mem::size_of::<DriverApi>() as u64;
-    let (ro_lo, ro_hi) = (d.image.base, d.image.end());
-    if !super::tracker::inside(table, size, ro_lo, ro_hi - ro_lo) || table % 8 != 0 {
-        return Err("its entry point returned a table outside its image");
-    }
-    // SAFETY: inside the driver's image (checked above), aligned; a
-    // `DriverApi` is plain integers and function addresses, read as such.
-    let api = unsafe { core::ptr::read(table as *const [u64; 4]) };
-    let (t0, t1) = d.image.text;
-    if api[0] as u32 != drvapi::VERSION || api[1..].iter().any(|&f| !(t0..t1).contains(&f)) {
-        return Err("its entry table has the wrong version or points outside its text");
-    }
-    (d.init, d.submit, d.interrupt) = (api[1], api[2], api[3]);
-    // Bus mastering for DMA and memory decoding for its registers.
-    let f = d.device.at;
-    f.write32(4, f.read32(4) & 0xFFFF | 0x6);
-    let info = DeviceInfo {
-        bus: f.bus,
-        device: f.device,
-        function: f.function,
-        vendor_id: d.device.vendor,
-        device_id: d.device.id,
-    };
-    let (info, facts) = (post(d, MAIL_DEVICE, info), post(d, MAIL_FACTS, Facts::default()));
-    let r = cross(k, i, |d| d.init, [&super::wrappers::KERNEL_API as *const _ as u64, info, facts]);
-    match r {
+    let i = with(|ds| {
+        let i = ds.list.iter().position(Option::is_none).ok_or("too many drivers")?;
+        ds.list[i] = Some(Driver {
+            name,
+            device,
+            image,
+            domain,
+            init: 0,
+            submit: 0,
+            interrupt: 0,
+            tracker: Tracker::default(),
+            vector,
+            line: None,
+            facts: Facts::default(),
+            disabled: false,
+            sizing: 0,
+        });
+        Ok(i)
+    })?;
+    let table = cross(k, i, |_, d| Ok((d.image.entry, [0; 3]))).map_err(|_| "its entry point failed")?;
+    let (info, facts) = with(|ds| {
+        let d = ds.get(i);
+        let size = core::mem::size_of::<DriverApi>() as u64;
+        let (ro_lo, ro_hi) = (d.image.base, d.image.end());
+        if !super::tracker::inside(table, size, ro_lo, ro_hi - ro_lo) || table % 8 != 0 {
+            return Err("its entry point returned a table outside its image");
+        }
+        // SAFETY: inside the driver's image (checked above), aligned; a
+        // `DriverApi` is plain integers and function addresses, read as such.
+        let api = unsafe { core::ptr::read(table as *const [u64; 4]) };
+        let (t0, t1) = d.image.text;
+        if api[0] as u32 != drvapi::VERSION || api[1..].iter().any(|&f| !(t0..t1).contains(&f)) {
+            return Err("its entry table has the wrong version or points outside its text");
+        }
+        (d.init, d.submit, d.interrupt) = (api[1], api[2], api[3]);
+        // Bus mastering for DMA and memory decoding for its registers.
+        let f = d.device.at;
+        f.write32(4, f.read32(4) & 0xFFFF | 0x6);
+        let info = DeviceInfo {
+            bus: f.bus,
+            device: f.device,
+            function: f.function,
+            vendor_id: d.device.vendor,
+            device_id: d.device.id,
+        };
+        Ok((post(d, MAIL_DEVICE, info), post(d, MAIL_FACTS, Facts::default())))
+    })?;
+    let api = &super::wrappers::KERNEL_API as *const _ as u64;
+    let r = cross(k, i, |_, d| Ok((d.init, [api, info, facts])));
+    with(|ds| match r {
         Ok(v) if v as i32 == status::OK => {
-            let d = ds.list[i].as_mut().expect("installed");
             // SAFETY: put there by `post` above, in the driver's mailbox.
-            d.facts = unsafe { (facts as *const Facts).read() };
+            ds.get(i).facts = unsafe { (facts as *const Facts).read() };
             Ok(i)
         }
         _ => {
-            disable(k, i, "its init failed");
+            disable(k, ds, i, "its init failed");
             Err("its init failed")
         }
-    }
+    })
 }
 
 /// Lends the `len` bytes at physical address `pa` (inside one page) to
 /// driver `i` for request `r` (whose `va` is set here) and starts it;
 /// `done` is called when it ends. Returns the request's tag.
 pub fn submit(k: &mut Kernel, i: usize, mut r: Request, pa: u64, done: Done) -> Result<u64, i32> {
-    let ds = drivers();
-    let Some(slot) = ds.pending.iter().position(Option::is_none) else { return Err(status::NO_SPACE) };
-    let d = ds.list[i].as_mut().ok_or(status::IO_ERROR)?;
-    if d.disabled {
-        return Err(status::IO_ERROR);
-    }
-    let va = d.domain.lend(k, pa).ok_or(status::NO_SPACE)?;
-    r.tag = ds.next_tag;
-    r.va = va as usize;
-    ds.next_tag += 1;
-    if d.tracker.add(Object::Lent { tag: r.tag, va, pa, len: r.len as u64 }).is_err() {
-        d.domain.take_back(k, va);
-        return Err(status::NO_SPACE);
-    }
-    ds.pending[slot] = Some(Pending { tag: r.tag, driver: i, done });
-    let req = post(d, MAIL_REQUEST, r);
-    match cross(k, i, |d| d.submit, [req, 0, 0]) {
-        Ok(v) if v as i32 == status::OK => Ok(r.tag),
-        other => {
-            // Not started: the buffer comes back, no completion is due
-            // (unless disabling the driver already failed it).
-            if let Some(d) = ds.list[i].as_mut() {
-                if d.tracker.take_lent(r.tag).is_some() {
-                    d.domain.take_back(k, va);
-                }
-            }
-            if ds.pending[slot].as_ref().is_some_and(|p| p.tag == r.tag) {
-                ds.pending[slot] = None;
-            }
-            Err(match other {
-                Ok(v) => v as i32,
-                Err(e) => e,
-            })
+    let (slot, tag) = with(|ds| {
+        let slot = ds.pending.iter().position(Option::is_none).ok_or(status::NO_SPACE)?;
+        ds.pending[slot] = Some(Pending { tag: ds.next_tag, driver: i, done });
+        ds.next_tag += 1;
+        Ok::<_, i32>((slot, ds.next_tag - 1))
+    })?;
+    let mut lent = None;
+    let st = match cross(k, i, |k, d| {
+        let va = d.domain.lend(k, pa).ok_or(status::NO_SPACE)?;
+        if d.tracker.add(Object::Lent { tag, va, pa, len: r.len as u64 }).is_err() {
+            d.domain.take_back(k, va);
+            return Err(status::NO_SPACE);
         }
-    }
+        lent = Some(va);
+        (r.tag, r.va) = (tag, va as usize);
+        Ok((d.submit, [post(d, MAIL_REQUEST, r), 0, 0]))
+    }) {
+        Ok(v) if v as i32 == status::OK => return Ok(tag),
+        Ok(v) => v as i32,
+        Err(e) => e,
+    };
+    // Not started: the buffer comes back, no completion is due (unless
+    // disabling the driver already failed it).
+    with(|ds| {
+        if let (Some(d), Some(va)) = (ds.list[i].as_mut(), lent) {
+            if d.tracker.take_lent(tag).is_some() {
+                d.domain.take_back(k, va);
+            }
+        }
+        if ds.pending[slot].as_ref().is_some_and(|p| p.tag == tag) {
+            ds.pending[slot] = None;
+        }
+    });
+    Err(st)
 }
 
 /// One crossing into driver `i` and back, doing nothing: its `submit`
 /// with a request it refuses at once (the XPC benchmark).
 pub fn null_call(k: &mut Kernel, i: usize) -> Result<u64, i32> {
-    let d = drivers().list[i].as_ref().ok_or(status::IO_ERROR)?;
-    let req = post(d, MAIL_REQUEST, Request::default());
-    cross(k, i, |d| d.submit, [req, 0, 0])
+    cross(k, i, |_, d| Ok((d.submit, [post(d, MAIL_REQUEST, Request::default()), 0, 0])))
 }
 
 /// The index of the enabled driver `name`.
 pub fn find(name: &str) -> Option<usize> {
-    let ds = drivers();
-    (0..ds.list.len()).find(|&i| ds.list[i].as_ref().is_some_and(|d| d.name == name && !d.disabled))
+    with(|ds| {
+        (0..ds.list.len()).find(|&i| ds.list[i].as_ref().is_some_and(|d| d.name == name && !d.disabled))
+    })
 }
 
-/// Request `tag` of the current driver ended (the `complete` wrapper,
-/// which checked that the driver holds it).
-pub fn finish(tag: u64, st: i32, len: usize) {
-    let ds = drivers();
-    if let Some(slot) = ds.pending.iter_mut().find(|p| p.as_ref().is_some_and(|p| p.tag == tag)) {
-        let p = slot.take().expect("found");
-        (p.done)(tag, st, len);
-    }
+/// What enabled driver `name` told about its device.
+pub fn facts(name: &str) -> Option<Facts> {
+    let i = find(name)?;
+    with(|ds| ds.list[i].as_ref().map(|d| d.facts))
 }
 
 /// Whether `vector` is a driver's.
 pub fn owns_vector(vector: u8) -> bool {
-    drivers().list.iter().flatten().any(|d| d.vector == vector && !d.disabled)
+    with(|ds| ds.list.iter().flatten().any(|d| d.vector == vector && !d.disabled))
 }
 
 /// Quiets `vector` until its drivers have run: a level-triggered I/O APIC
 /// line is masked (it stays raised until a driver acknowledges its
 /// device).
 pub fn quiet(vector: u8) {
-    if let Some(line) = drivers().list.iter().flatten().find(|d| d.vector == vector).and_then(|d| d.line) {
+    if let Some(line) = with(|ds| ds.list.iter().flatten().find(|d| d.vector == vector).and_then(|d| d.line))
+    {
         super::ioapic::mask(line);
     }
 }
@@ -300,13 +332,15 @@ pub fn quiet(vector: u8) {
 /// Runs every driver on `vector` (a shared INTx line may have several),
 /// then lets the line interrupt again if a driver is left on it.
 pub fn interrupt(k: &mut Kernel, vector: u8) {
-    let on = |i: usize| drivers().list[i].as_ref().is_some_and(|d| d.vector == vector && !d.disabled);
+    let on = |i: usize| {
+        with(|ds| ds.list[i].as_ref().filter(|d| d.vector == vector && !d.disabled).map(|d| d.line))
+    };
     for i in 0..MAX_DRIVERS {
-        if on(i) {
-            let _ = cross(k, i, |d| d.interrupt, [0; 3]);
+        if on(i).is_some() {
+            let _ = cross(k, i, |_, d| Ok((d.interrupt, [0; 3])));
         }
     }
-    if let Some(line) = (0..MAX_DRIVERS).find(|&i| on(i)).and_then(|i| drivers().list[i].as_ref()?.line) {
+    if let Some(line) = (0..MAX_DRIVERS).find_map(on).flatten() {
         super::ioapic::route(line).ok();
     }
 }
@@ -314,12 +348,8 @@ pub fn interrupt(k: &mut Kernel, vector: u8) {
 /// Stops driver `i`: its device can no longer interrupt or reach memory,
 /// its pending requests fail with an I/O error, and what it held comes
 /// back. If a crossing into it is under way, the caller then leaves it.
-pub fn disable(k: &mut Kernel, i: usize, why: &str) {
-    let ds = drivers();
-    let Some(d) = ds.list[i].as_mut() else { return };
-    if d.disabled {
-        return;
-    }
+pub fn disable(k: &mut Kernel, ds: &mut Drivers, i: usize, why: &str) {
+    let Some(d) = ds.list[i].as_mut().filter(|d| !d.disabled) else { return };
     d.disabled = true;
     crate::kprintln!("driver {} disabled: {why}; its requests fail with an I/O error", d.name);
     let f = d.device.at;
@@ -332,7 +362,7 @@ pub fn disable(k: &mut Kernel, i: usize, why: &str) {
     if let (Some(line), false) = (line, shared) {
         super::ioapic::mask(line);
     }
-    let Some(d) = ds.list[i].as_mut() else { return };
+    let d = ds.get(i);
     for o in d.tracker.drain() {
         match o {
             Object::Dma { pa, va, pages } => {
@@ -353,35 +383,64 @@ pub fn disable(k: &mut Kernel, i: usize, why: &str) {
     }
 }
 
-/// A processor exception: if it happened inside a crossing (the driver
-/// wrote outside its domain, or faulted otherwise), the driver is
-/// disabled and the crossing left; otherwise `false`. Runs first thing in
-/// the kernel's trap handler, still in the domain's page table.
+const KERNEL_CODE: u64 = 0xFFFF_FFFF_8000_0000;
+
+/// How many timer ticks a crossing may last before the watchdog calls it
+/// a livelock (100 ms; a crossing normally lasts microseconds).
+const BUDGET_TICKS: u64 = 100_000_000 / crate::arch::apic::TICK_NS;
+
+/// A processor exception in the kernel (in the kernel's page table, the
+/// trap handler's first act): if the driver a crossing is in took it (it
+/// wrote outside its domain, jumped anywhere, or faulted otherwise), the
+/// driver is disabled and the crossing left; otherwise `false`. One in
+/// kernel code (a wrapper) is the kernel's own bug — but a double fault, a
+/// stack overflow, is the driver's wherever it ran out of its stack.
 pub fn fault(vector: u64, rip: u64) -> bool {
-    let ds = drivers();
-    if ds.current.is_none() {
+    // The kernel's code lies in the top 2 GiB below the driver regions.
+    let kernel_code = (KERNEL_CODE..super::FIRST_REGION).contains(&rip);
+    if !xpc::under_way() || (kernel_code && vector != 8) {
         return false;
     }
-    xpc::leave_domain(&ds.saved);
     match vector {
         14 => {
             let addr = crate::arch::cpu::cr2();
-            fail_current(format_args!("page fault at address {addr:#x} (rip {rip:#x}): outside its domain"))
+            stop(format_args!("page fault at address {addr:#x} (rip {rip:#x}): outside its domain"))
         }
-        8 => fail_current(format_args!(
-            "double fault at rip {rip:#x}: its stack overflowed into its guard page"
-        )),
-        v => fail_current(format_args!("{} at rip {rip:#x}", abi::exception::vector::name(v))),
+        8 => stop(format_args!("double fault at rip {rip:#x}: its stack overflowed into its guard page")),
+        v => stop(format_args!("{} at rip {rip:#x}", abi::exception::vector::name(v))),
     }
 }
 
+/// A timer tick (paper 004 §3.3, the livelock watchdog): a crossing that
+/// has lasted longer than its budget — a driver looping in a call or in
+/// its interrupt handler — is stopped as if it had faulted.
+pub fn watchdog() {
+    if xpc::under_way() && xpc::tick() > BUDGET_TICKS {
+        let ms = BUDGET_TICKS * crate::arch::apic::TICK_NS / 1_000_000;
+        stop(format_args!("livelock: still running after {ms} ms; stopped by the watchdog"));
+    }
+}
+
+/// Disables the driver the crossing is in and leaves the crossing. Returns
+/// (`false`) only when there is none, or kernel code inside it holds the
+/// loan (then the fault is the kernel's own).
+fn stop(why: core::fmt::Arguments) -> bool {
+    let stopped = lent(|k, ds, i| {
+        crate::kprintln!("driver {}: {why}", ds.get(i).name);
+        disable(k, ds, i, "it failed");
+    });
+    if stopped.is_some() {
+        // SAFETY: inside the crossing (the loan exists only there); the
+        // frames left are the driver's and this handler's, holding nothing.
+        unsafe { xpc::abort(status::IO_ERROR as i64) }
+    }
+    false
+}
+
 /// Disables the current driver and leaves the crossing (a wrapper check
-/// failed, or the driver gave up).
+/// failed, or the driver gave up). Called outside any loan.
 pub fn fail_current(why: core::fmt::Arguments) -> ! {
-    let ds = drivers();
-    let (i, d) = current();
-    crate::kprintln!("driver {}: {why}", d.name);
-    disable(lent_kernel(), i, "it failed");
-    // SAFETY: called by a wrapper inside the crossing `saved` records.
-    unsafe { xpc::abort(&ds.saved, status::IO_ERROR as i64) }
+    let _kernel = xpc::KernelView::enter(true);
+    stop(why);
+    unreachable!("a wrapper failed outside a crossing")
 }

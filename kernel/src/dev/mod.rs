@@ -31,35 +31,66 @@ mod wrappers;
 #[cfg(target_os = "none")]
 mod xpc;
 
-/// Device state. The kernel is single-CPU and runs its device code with
-/// interrupts off (or from an interrupt handler, which does not nest), so
-/// plain interior mutability is enough.
 #[cfg(target_os = "none")]
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
+/// Device state, reached only inside `with`, which refuses nesting: no
+/// two `&mut` to it ever exist, and no reference outlives the call. (One
+/// CPU; the trap handler, which may interrupt a holder, uses `try_with`.)
 #[cfg(target_os = "none")]
-pub struct Global<T>(core::cell::UnsafeCell<T>);
+pub struct Global<T> {
+    busy: AtomicBool,
+    value: core::cell::UnsafeCell<T>,
+}
 
-// SAFETY: see the type's comment: one CPU, no nesting.
+// SAFETY: access is serialised by `busy` (see `try_with`).
 #[cfg(target_os = "none")]
 unsafe impl<T> Sync for Global<T> {}
 
 #[cfg(target_os = "none")]
 impl<T> Global<T> {
     pub const fn new(v: T) -> Self {
-        Global(core::cell::UnsafeCell::new(v))
+        Global { busy: AtomicBool::new(false), value: core::cell::UnsafeCell::new(v) }
     }
 
-    #[allow(clippy::mut_from_ref)]
-    pub fn get(&self) -> &mut T {
-        // SAFETY: see the type's comment.
-        unsafe { &mut *self.0.get() }
+    /// Runs `f` on the value, or returns `None` if it is already lent
+    /// (a nested call). `f` must return: leaving it another way (an
+    /// abort) would keep the value lent for ever.
+    pub fn try_with<R>(&self, f: impl FnOnce(&mut T) -> R) -> Option<R> {
+        if self.busy.swap(true, Ordering::Acquire) {
+            return None;
+        }
+        // SAFETY: `busy` was clear and is now set: this is the only
+        // reference, and it does not outlive `f`.
+        let r = f(unsafe { &mut *self.value.get() });
+        self.busy.store(false, Ordering::Release);
+        Some(r)
+    }
+
+    /// Runs `f` on the value, shared, or returns `None` if it is lent.
+    /// It writes nothing, so it may run in a driver's domain, where kernel
+    /// data is read-only; nothing may take the value meanwhile (the code
+    /// runs with interrupts off, and a trap inside it is a kernel bug).
+    pub fn peek<R>(&self, f: impl FnOnce(&T) -> R) -> Option<R> {
+        if self.busy.load(Ordering::Acquire) {
+            return None;
+        }
+        // SAFETY: not lent (checked above) and, as the caller promised,
+        // not lent while `f` runs.
+        Some(f(unsafe { &*self.value.get() }))
+    }
+
+    /// `try_with` where nesting is a kernel bug.
+    pub fn with<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
+        self.try_with(f).expect("device state lent twice")
     }
 }
 
 /// The drivers the kernel knows: image name in the boot file system,
 /// the PCI vendor and device IDs it serves (virtio 1.x: 0x1040 + type),
 /// and its driver region (where its image is linked, `drivers/*/build.rs`).
+#[cfg(target_os = "none")]
+const FIRST_REGION: u64 = 0xFFFF_FFFF_C000_0000;
 #[cfg(target_os = "none")]
 const KNOWN: &[(&str, u16, u16, u64)] = &[
     ("virtio-blk", 0x1AF4, 0x1042, 0xFFFF_FFFF_C000_0000),
@@ -73,6 +104,13 @@ const KNOWN: &[(&str, u16, u16, u64)] = &[
 pub fn init(k: &mut crate::state::Kernel, bootfs: &[u8], cmdline: &[u8]) {
     let words = core::str::from_utf8(cmdline).unwrap_or("");
     let isolated = !words.split_whitespace().any(|w| w == "isolation=off");
+    if isolated {
+        let pcids = xpc::use_pcids();
+        crate::kprintln!(
+            "dev: crossings {}",
+            if pcids { "tagged with PCIDs" } else { "flush the TLB (no PCIDs)" }
+        );
+    }
     let mut found = [None; 8];
     let mut n = 0;
     pci::enumerate(&mut |d| {
@@ -95,14 +133,14 @@ pub fn init(k: &mut crate::state::Kernel, bootfs: &[u8], cmdline: &[u8]) {
             );
             continue;
         };
-        let vector = msix::FIRST_VECTOR + driver::drivers().list.iter().flatten().count() as u8;
+        let vector = msix::FIRST_VECTOR + driver::with(|ds| ds.list.iter().flatten().count()) as u8;
         let started = domain::Domain::build(k, base, isolated).and_then(|dom| {
             let img = image::load(k, file.data, (base, base + domain::REGION))?;
             driver::start(k, name, *d, img, dom, vector)
         });
         match started {
-            Ok(i) => {
-                let d = driver::drivers().list[i].as_ref().expect("started");
+            Ok(i) => driver::with(|ds| {
+                let d = ds.get(i);
                 crate::kprintln!(
                     "dev: {name} at {:02x}:{:02x}.{} ({}, image at {base:#x}, {} vector {:#x}): {} sectors, mac {:02x?}, {} requests in flight at most",
                     at.bus,
@@ -115,7 +153,7 @@ pub fn init(k: &mut crate::state::Kernel, bootfs: &[u8], cmdline: &[u8]) {
                     d.facts.mac,
                     d.facts.queue_depth
                 );
-            }
+            }),
             Err(why) => crate::kprintln!(
                 "dev: {name} at {:02x}:{:02x}.{} not started: {why}",
                 at.bus,
@@ -134,6 +172,14 @@ pub fn init(k: &mut crate::state::Kernel, bootfs: &[u8], cmdline: &[u8]) {
     }
 }
 
+/// A trap taken in the kernel: if a driver was running in its domain, the
+/// kernel's page table until the handler returns. The trap handler's
+/// first act.
+#[cfg(target_os = "none")]
+pub fn trap_view() -> Option<impl Drop> {
+    xpc::KernelView::from_trap()
+}
+
 /// A processor exception in the kernel: whether it was a driver's (then
 /// that driver is disabled and this does not return).
 #[cfg(target_os = "none")]
@@ -141,7 +187,14 @@ pub fn fault(vector: u64, rip: u64) -> bool {
     driver::fault(vector, rip)
 }
 
-/// When the last device interrupt arrived (TSC).
+/// A timer tick in the kernel: the livelock watchdog (a driver looping in
+/// a crossing is disabled and this does not return).
+#[cfg(target_os = "none")]
+pub fn tick() {
+    driver::watchdog()
+}
+
+/// When the last device interrupt that ended an idle wait arrived (TSC).
 #[cfg(target_os = "none")]
 static WOKE: AtomicU64 = AtomicU64::new(0);
 /// Device vectors (bit `v - 0x40`) that interrupted and whose drivers
@@ -167,20 +220,36 @@ pub fn note(vector: u64) -> bool {
     else {
         return false;
     };
-    WOKE.store(rdtsc(), Ordering::Relaxed);
+    // The end of an idle wait (not an interrupt taken while a driver ran).
+    if !xpc::under_way() {
+        WOKE.store(rdtsc(), Ordering::Relaxed);
+    }
     driver::quiet(v);
     PENDING.fetch_or(1 << (v - FIRST_DEVICE_VECTOR), Ordering::SeqCst);
     crate::arch::apic::eoi();
     true
 }
 
-/// Runs the drivers of every device that interrupted since the last call.
+/// Whether a device interrupted and its drivers have not run yet (its
+/// interrupt arrived while a driver ran: the idle loop must not halt).
+#[cfg(target_os = "none")]
+pub fn pending() -> bool {
+    PENDING.load(Ordering::SeqCst) != 0
+}
+
+/// Runs the drivers of every device that interrupted since the last call,
+/// and of those that interrupt meanwhile (drivers run with interrupts on).
 #[cfg(target_os = "none")]
 pub fn service(k: &mut crate::state::Kernel) {
-    let mut pending = PENDING.swap(0, Ordering::SeqCst);
-    while pending != 0 {
-        let bit = pending.trailing_zeros();
-        pending &= pending - 1;
-        driver::interrupt(k, FIRST_DEVICE_VECTOR + bit as u8);
+    loop {
+        let mut pending = PENDING.swap(0, Ordering::SeqCst);
+        if pending == 0 {
+            return;
+        }
+        while pending != 0 {
+            let bit = pending.trailing_zeros();
+            pending &= pending - 1;
+            driver::interrupt(k, FIRST_DEVICE_VECTOR + bit as u8);
+        }
     }
 }

@@ -29,12 +29,12 @@ pub struct Seen {
 static SEEN: Global<Seen> = Global::new(Seen { frames: 0, arp_reply: None });
 
 pub fn seen() -> Seen {
-    *SEEN.get()
+    SEEN.with(|s| *s)
 }
 
 /// Forgets the last ARP reply (to wait for the next one).
 pub fn forget_arp_reply() {
-    SEEN.get().arp_reply = None;
+    SEEN.with(|s| s.arp_reply = None);
 }
 
 fn device() -> Option<usize> {
@@ -43,7 +43,7 @@ fn device() -> Option<usize> {
 
 /// The NIC's MAC address.
 pub fn mac() -> Option<[u8; 6]> {
-    device().and_then(|i| driver::drivers().list[i].as_ref()).map(|d| d.facts.mac)
+    driver::facts("virtio-net").map(|f| f.mac)
 }
 
 /// Starts sending the Ethernet frame in `buf`, a frame `owner` (0: the
@@ -67,12 +67,13 @@ const ARP_REPLY: u16 = 2;
 
 /// Every received frame comes here (from the driver's `receive` call).
 pub fn demux(frame: &[u8]) {
-    let s = SEEN.get();
-    s.frames += 1;
-    let be16 = |o: usize| u16::from_be_bytes([frame[o], frame[o + 1]]);
-    if frame.len() >= 42 && be16(12) == ETHERTYPE_ARP && be16(20) == ARP_REPLY {
-        let mac: [u8; 6] = frame[22..28].try_into().expect("6 bytes");
-        let ip: [u8; 4] = frame[28..32].try_into().expect("4 bytes");
-        s.arp_reply = Some((ip, mac));
-    }
+    SEEN.with(|s| {
+        s.frames += 1;
+        let be16 = |o: usize| u16::from_be_bytes([frame[o], frame[o + 1]]);
+        if frame.len() >= 42 && be16(12) == ETHERTYPE_ARP && be16(20) == ARP_REPLY {
+            let mac: [u8; 6] = frame[22..28].try_into().expect("6 bytes");
+            let ip: [u8; 4] = frame[28..32].try_into().expect("4 bytes");
+            s.arp_reply = Some((ip, mac));
+        }
+    })
 }

@@ -7,6 +7,7 @@
 use super::driver::Span;
 use super::{block, driver, packet, Global};
 use crate::state::Kernel;
+use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use drvapi::{disk_pattern_byte, op, status, Request};
 
 /// Sectors the write test writes and the second boot reads back.
@@ -16,15 +17,15 @@ const PERSIST_TEXT: &[u8] = b"written by veneer before a reboot";
 /// Requests that ended and were not waited for yet: (tag, status).
 static ENDED: Global<[Option<(u64, i32)>; 32]> = Global::new([None; 32]);
 /// The first request that ended with an I/O error.
-static FAILED: Global<u64> = Global::new(0);
+static FAILED: AtomicU64 = AtomicU64::new(0);
 
 pub(super) fn done(tag: u64, st: i32, _len: usize) {
-    match ENDED.get().iter_mut().find(|e| e.is_none()) {
-        Some(free) => *free = Some((tag, st)),
-        None => fail(format_args!("more than 32 requests ended unwaited")),
+    let noted = ENDED.with(|e| e.iter_mut().find(|e| e.is_none()).map(|free| *free = Some((tag, st))));
+    if noted.is_none() {
+        fail(format_args!("more than 32 requests ended unwaited"));
     }
-    if st == status::IO_ERROR && *FAILED.get() == 0 {
-        *FAILED.get() = tag;
+    if st == status::IO_ERROR {
+        let _ = FAILED.compare_exchange(0, tag, Relaxed, Relaxed);
     }
 }
 
@@ -39,35 +40,66 @@ pub(super) fn fail(why: core::fmt::Arguments) -> ! {
 /// `sleep=off` (the benchmarks) an idle CPU's virtual time jumps from tick
 /// to tick at host speed while the host does the device's work, so the
 /// benchmarks allow many more.
-pub(super) static WAIT_TICKS: Global<u64> = Global::new(2500);
+pub(super) static WAIT_TICKS: AtomicU64 = AtomicU64::new(2500);
 
-pub(super) fn wait_for(k: &mut Kernel, ready: impl Fn() -> bool, what: core::fmt::Arguments) {
+pub(super) fn wait_for(k: &mut Kernel, mut ready: impl FnMut() -> bool, what: core::fmt::Arguments) {
     let start = k.kinfo.ticks;
+    // Since when the CPU has been idle: a wait the timer ended goes on
+    // until the next halt, and everything between (the tick's accounting,
+    // the checks) is the wait's, not the operation's.
+    let mut idle_since = None;
     while !ready() {
-        if k.kinfo.ticks - start > *WAIT_TICKS.get() {
-            fail(format_args!("{what} within {} timer ticks", *WAIT_TICKS.get()));
+        let most = WAIT_TICKS.load(Relaxed);
+        if k.kinfo.ticks - start > most {
+            fail(format_args!("{what} within {most} timer ticks"));
         }
-        let t0 = super::rdtsc();
+        // A device that interrupted while a driver ran (drivers run with
+        // interrupts on) is served now, as work.
+        if super::pending() {
+            end_idle(&mut idle_since);
+            super::service(k);
+            continue;
+        }
+        let t0 = idle_since.take().unwrap_or_else(super::rdtsc);
         // Halts until an interrupt; the drivers of any device that
         // interrupted run before this returns.
         k.idle();
-        // Halted from t0 until a device's interrupt arrived (or, woken by
-        // the timer, until now).
-        let woke = super::WOKE.load(core::sync::atomic::Ordering::Relaxed);
-        *HALTED.get() += if woke > t0 { woke } else { super::rdtsc() } - t0;
+        // Idle from t0 until a device's interrupt arrived; woken by the
+        // timer, still idle.
+        let woke = super::WOKE.load(Relaxed);
+        if woke > t0 {
+            HALTED.fetch_add(woke - t0, Relaxed);
+        } else {
+            idle_since = Some(t0);
+        }
+    }
+    end_idle(&mut idle_since);
+}
+
+fn end_idle(since: &mut Option<u64>) {
+    if let Some(t0) = since.take() {
+        HALTED.fetch_add(super::rdtsc() - t0, Relaxed);
     }
 }
 
 /// TSC ticks spent halted in `wait_for` (for the benchmarks, which leave
 /// the device's own time out).
-pub(super) static HALTED: Global<u64> = Global::new(0);
+pub(super) static HALTED: AtomicU64 = AtomicU64::new(0);
 
 /// Waits until request `tag` completes; its status.
 pub(super) fn wait(k: &mut Kernel, tag: u64) -> i32 {
-    let ended = || ENDED.get().iter().position(|e| e.is_some_and(|(t, _)| t == tag));
-    wait_for(k, || ended().is_some(), format_args!("request {tag} did not complete"));
-    let (_, st) = ENDED.get()[ended().expect("waited for")].take().expect("found");
-    st
+    let take =
+        || ENDED.with(|e| e.iter_mut().find(|e| e.is_some_and(|(t, _)| t == tag)).and_then(Option::take));
+    let mut ended = None;
+    wait_for(
+        k,
+        || {
+            ended = ended.or_else(take);
+            ended.is_some()
+        },
+        format_args!("request {tag} did not complete"),
+    );
+    ended.expect("waited for").1
 }
 
 /// A kernel frame for the tests' buffers.
@@ -179,7 +211,7 @@ fn arp(k: &mut Kernel) {
 }
 
 /// Kernel memory the injected wild write aims at.
-static CANARY: Global<u64> = Global::new(0x5AFE);
+static CANARY: AtomicU64 = AtomicU64::new(0x5AFE);
 
 /// Fault injection: the block driver, with a read in flight, writes into
 /// kernel memory. Isolated, the write faults in its domain: the driver is
@@ -190,14 +222,14 @@ fn wild_write(k: &mut Kernel) {
     let read = block::submit(k, false, 0, Span { frame: f, offset: 0, len: 4096 }, 0, done)
         .unwrap_or_else(|e| fail(format_args!("block request refused: {e:?}")));
     let i = driver::find("virtio-blk").unwrap_or_else(|| fail(format_args!("no block driver")));
-    let target = CANARY.get() as *mut u64 as u64;
+    let target = CANARY.as_ptr() as u64;
     let r = Request { op: op::INJECT_WILD_WRITE, tag: 0, sector: target, va: 0, len: 0 };
     let injected = driver::submit(k, i, r, f << 12, done);
-    let canary = *CANARY.get();
+    let canary = CANARY.load(Relaxed);
     if canary != 0x5AFE {
         fail(format_args!("the driver wrote kernel memory at {target:#x}: now {canary:#x}"));
     }
-    if injected != Err(status::IO_ERROR) || *FAILED.get() != read {
+    if injected != Err(status::IO_ERROR) || FAILED.load(Relaxed) != read {
         fail(format_args!("the driver was not stopped ({injected:?}) or its pending read did not fail"));
     }
     if block::submit(k, false, 0, Span { frame: f, offset: 0, len: 512 }, 0, done)
@@ -207,6 +239,27 @@ fn wild_write(k: &mut Kernel) {
     }
     crate::kprintln!(
         "devtest wild: the write to {target:#x} was stopped; its pending read failed with an I/O error; the kernel runs on"
+    );
+}
+
+/// Fault injection: the block driver, with a read in flight, calls a
+/// function at an address where nothing is mapped. The fault's `rip` is
+/// outside both the driver and the kernel: it is still the driver's.
+fn wild_call(k: &mut Kernel) {
+    let f = frame(k);
+    let read = block::submit(k, false, 0, Span { frame: f, offset: 0, len: 4096 }, 0, done)
+        .unwrap_or_else(|e| fail(format_args!("block request refused: {e:?}")));
+    let i = driver::find("virtio-blk").unwrap_or_else(|| fail(format_args!("no block driver")));
+    let r = Request { op: op::INJECT_WILD_CALL, tag: 0, sector: 0x1000, va: 0, len: 0 };
+    let injected = driver::submit(k, i, r, f << 12, done);
+    if injected != Err(status::IO_ERROR)
+        || FAILED.load(Relaxed) != read
+        || driver::find("virtio-blk").is_some()
+    {
+        fail(format_args!("the driver's wild call was not stopped ({injected:?})"));
+    }
+    crate::kprintln!(
+        "devtest wild-call: the block driver's jump to 0x1000 was stopped; its pending read failed"
     );
 }
 
@@ -223,6 +276,49 @@ fn stack_overflow(k: &mut Kernel) {
     crate::kprintln!("devtest overflow: the network driver's stack overflow was stopped; the kernel runs on");
 }
 
+/// Fault injection: the block driver, with a read in flight, loops for
+/// ever inside its `submit` crossing. The watchdog stops it: the driver is
+/// disabled, the call and the pending read fail with an I/O error.
+fn livelock(k: &mut Kernel) {
+    let f = frame(k);
+    let read = block::submit(k, false, 0, Span { frame: f, offset: 0, len: 4096 }, 0, done)
+        .unwrap_or_else(|e| fail(format_args!("block request refused: {e:?}")));
+    let i = driver::find("virtio-blk").unwrap_or_else(|| fail(format_args!("no block driver")));
+    let r = Request { op: op::INJECT_LIVELOCK, tag: 0, sector: 0, va: 0, len: 0 };
+    let injected = driver::submit(k, i, r, f << 12, done);
+    if injected != Err(status::IO_ERROR)
+        || FAILED.load(Relaxed) != read
+        || driver::find("virtio-blk").is_some()
+    {
+        fail(format_args!(
+            "the looping driver was not stopped ({injected:?}) or its pending read did not fail"
+        ));
+    }
+    crate::kprintln!(
+        "devtest livelock: the block driver looping in a call was stopped; its pending read failed"
+    );
+}
+
+/// Fault injection: the network driver's next interrupt handler loops for
+/// ever; the frame it was to complete fails with an I/O error.
+fn irq_livelock(k: &mut Kernel) {
+    let i = driver::find("virtio-net").unwrap_or_else(|| fail(format_args!("no network driver")));
+    let f = frame(k);
+    let r = Request { op: op::INJECT_IRQ_LIVELOCK, tag: 0, sector: 0, va: 0, len: 0 };
+    // The driver keeps this request (and the page) until it is disabled.
+    let armed = frame(k);
+    if let Err(e) = driver::submit(k, i, r, armed << 12, done) {
+        fail(format_args!("the network driver did not take the injection: {e}"));
+    }
+    arp_request(f);
+    let tag = packet::transmit(k, 0, Span { frame: f, offset: 0, len: ARP_LEN }, done)
+        .unwrap_or_else(|e| fail(format_args!("transmit refused: {e:?}")));
+    if wait(k, tag) != status::IO_ERROR || packet::mac().is_some() {
+        fail(format_args!("the driver looping in its interrupt handler was not stopped"));
+    }
+    crate::kprintln!("devtest irq-livelock: the network driver looping in its interrupt handler was stopped");
+}
+
 /// Runs the self-test `name`.
 pub fn run(k: &mut Kernel, name: &str) {
     match name {
@@ -232,6 +328,9 @@ pub fn run(k: &mut Kernel, name: &str) {
         "arp" => arp(k),
         "wild" => wild_write(k),
         "overflow" => stack_overflow(k),
+        "livelock" => livelock(k),
+        "wild-call" => wild_call(k),
+        "irq-livelock" => irq_livelock(k),
         other => fail(format_args!("no device self-test {other:?}")),
     }
 }

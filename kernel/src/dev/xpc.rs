@@ -7,26 +7,75 @@
 //! then returns an error. A wrapper the driver calls switches to the
 //! kernel's page table for its duration (`KernelView`).
 //!
-//! The kernel maps itself with global pages, which survive a page-table
-//! switch: entering a domain therefore also flushes global TLB entries
-//! (toggling CR4.PGE), or a stale writable kernel entry would let the
-//! driver write through it.
+//! The kernel maps only its read-only text and constants global (`mm`),
+//! and the domains map those read-only too, so a global entry that
+//! survives a page-table switch gives a driver nothing. With PCIDs
+//! (`use_pcids`) each domain's translations are tagged with its own PCID
+//! and the kernel's and environments' with PCID 0, so a crossing switches
+//! page tables without flushing the TLB (CR3 bit 63); a domain's entries
+//! are flushed once, on its next entry, after the kernel unmapped
+//! something in its region (`Domain::take_stale`). Without PCIDs each
+//! switch flushes the non-global entries, as any CR3 load does.
 
 use core::arch::global_asm;
+use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-/// The kernel's state at a crossing, restored by `abort`; and the stack
-/// and page tables of the crossing.
+/// The crossing under way: the kernel's state at its start, restored by
+/// `abort`; the stack and page tables it uses; and how many timer ticks
+/// it has lasted (the watchdog's count). One CPU, crossings do not nest:
+/// one of these is enough. Its fields are atomics because the assembly
+/// writes them and the trap handler reads them, in any page table.
 #[repr(C)]
 pub struct Saved {
-    regs: [u64; 7],
-    pub stack_top: u64,
+    regs: [AtomicU64; 7],
+    /// The driver's stack top; 0 when no crossing is under way.
+    stack_top: AtomicU64,
     /// The domain's page table (0: unisolated) and the kernel's.
-    pub domain: u64,
-    kernel: u64,
+    domain: AtomicU64,
+    kernel: AtomicU64,
+    ticks: AtomicU64,
+    /// CR3's no-flush bit when PCIDs are in use, else 0.
+    keep: AtomicU64,
 }
 
-impl Saved {
-    pub const ZERO: Saved = Saved { regs: [0; 7], stack_top: 0, domain: 0, kernel: 0 };
+static SAVED: Saved = Saved {
+    regs: [const { AtomicU64::new(0) }; 7],
+    stack_top: AtomicU64::new(0),
+    domain: AtomicU64::new(0),
+    kernel: AtomicU64::new(0),
+    ticks: AtomicU64::new(0),
+    keep: AtomicU64::new(0),
+};
+
+const NO_FLUSH: u64 = 1 << 63;
+const PCIDE: u64 = 1 << 17;
+
+/// Turns PCIDs on when the processor has them (CPUID.1:ECX bit 17): from
+/// then on crossings tag domains and do not flush. Whether it did.
+pub fn use_pcids() -> bool {
+    let ecx = core::arch::x86_64::__cpuid(1).ecx;
+    if ecx & 1 << 17 == 0 {
+        return false;
+    }
+    // SAFETY: the processor has PCIDs, and every CR3 the kernel loads has
+    // PCID 0 (bits 11:0 clear), which keeps its meaning: a CR3 load
+    // without bit 63 flushes PCID 0's entries as before.
+    unsafe {
+        core::arch::asm!("mov {t}, cr4", "or {t}, {p}", "mov cr4, {t}", t = out(reg) _, p = in(reg) PCIDE, options(nostack))
+    };
+    SAVED.keep.store(NO_FLUSH, Relaxed);
+    true
+}
+
+/// Whether a crossing is under way.
+pub fn under_way() -> bool {
+    SAVED.stack_top.load(Relaxed) != 0
+}
+
+/// Counts a timer tick inside the crossing under way: how many it has
+/// lasted.
+pub fn tick() -> u64 {
+    SAVED.ticks.fetch_add(1, Relaxed) + 1
 }
 
 global_asm!(
@@ -43,6 +92,7 @@ xpc_enter:
     movq %r15, 40(%r8)
     movq %rsp, 48(%r8)
     movq %cr3, %r9
+    orq 88(%r8), %r9
     movq %r9, 72(%r8)
     movq %r8, %rbx
     movq %rdi, %rax
@@ -54,13 +104,10 @@ xpc_enter:
     testq %r9, %r9
     jz 1f
     movq %r9, %cr3
-    movq %cr4, %r9
-    xorq $0x80, %r9
-    movq %r9, %cr4
-    xorq $0x80, %r9
-    movq %r9, %cr4
 1:  xorl %ebp, %ebp
+    sti
     callq *%rax
+    cli
     movq 72(%rbx), %r9
     movq %r9, %cr3
     movq 48(%rbx), %rsp
@@ -91,64 +138,102 @@ unsafe extern "C" {
     fn xpc_abort(saved: *const Saved, code: u64) -> !;
 }
 
-/// Calls the driver function at `func` with up to three arguments, on the
-/// stack and in the page table `saved` names.
+/// Calls the driver function at `func` with up to three arguments, on
+/// the stack `stack_top` and in the page table `domain` (0: the kernel's;
+/// else its frame and PCID), flushing the domain's TLB entries first when
+/// `flush`, with interrupts on (so that the watchdog's timer tick reaches a driver
+/// that loops); interrupts are off again when it returns.
 ///
 /// # Safety
 /// `func` must be an entry point of a loaded driver taking (at most) three
-/// integer or pointer arguments, `saved.stack_top` the 16-byte-aligned top
-/// of that driver's stack, `saved.domain` 0 or its domain's page table (in
-/// which this code and the driver are mapped), and interrupts must be off.
-pub unsafe fn enter(func: u64, args: [u64; 3], saved: &mut Saved) -> u64 {
-    // SAFETY: as the caller promised; `saved` outlives the call, and the
-    // assembly restores every callee-saved register the ABI requires and
-    // the page table it found.
-    unsafe { xpc_enter(func, args[0], args[1], args[2], saved) }
+/// integer or pointer arguments, `stack_top` the 16-byte-aligned top of
+/// that driver's stack, `domain` 0 or its domain's page table (in which
+/// this code and the driver are mapped), interrupts must be off and no
+/// crossing under way.
+pub unsafe fn enter(func: u64, args: [u64; 3], stack_top: u64, domain: u64, flush: bool) -> u64 {
+    let keep = if flush || domain == 0 { 0 } else { SAVED.keep.load(Relaxed) };
+    SAVED.domain.store(domain | keep, Relaxed);
+    SAVED.ticks.store(0, Relaxed);
+    SAVED.stack_top.store(stack_top, Relaxed);
+    // SAFETY: as the caller promised; `SAVED` is static, and the assembly
+    // restores every callee-saved register the ABI requires and the page
+    // table it found.
+    let r = unsafe { xpc_enter(func, args[0], args[1], args[2], &raw const SAVED as *mut Saved) };
+    SAVED.stack_top.store(0, Relaxed);
+    r
 }
 
-/// Leaves the crossing saved in `saved`, which returns `code`.
+/// Leaves the crossing under way, which returns `code`.
 ///
 /// # Safety
-/// Must be called from inside the crossing that filled `saved` (a wrapper
-/// the driver called, or a fault it took), whose frames are abandoned.
-pub unsafe fn abort(saved: &Saved, code: i64) -> ! {
+/// Must be called from inside the crossing (a wrapper the driver called,
+/// or a trap it took), whose frames are abandoned; they must own nothing.
+pub unsafe fn abort(code: i64) -> ! {
     // SAFETY: as the caller promised: the frames being discarded are the
-    // driver's and the wrapper's, none of which own anything.
-    unsafe { xpc_abort(saved, code as u64) }
+    // driver's and the wrapper's or trap handler's.
+    unsafe { xpc_abort(&SAVED, code as u64) }
 }
 
-/// The kernel's page table while a wrapper runs for an isolated driver;
-/// the domain's again when it returns. Take it first thing in a wrapper:
-/// until then only the driver's stack may be written.
-pub struct KernelView<'a>(&'a Saved);
+/// Kernel code run inside a crossing: a wrapper the driver called, or a
+/// trap it took. Interrupts are off for its duration (the driver runs with
+/// them on) and, when `switch` and the driver is isolated, the page table
+/// is the kernel's; both come back when it is dropped. Take it first
+/// thing: until then only the driver's stack may be written.
+pub struct KernelView {
+    /// The domain's CR3 to return to (0: none).
+    domain: u64,
+    /// Taken by a trap handler, whose `iretq` restores the flags.
+    trap: bool,
+}
 
-impl<'a> KernelView<'a> {
-    pub fn enter(saved: &'a Saved) -> Self {
-        if saved.domain != 0 {
+impl KernelView {
+    pub fn enter(switch: bool) -> Self {
+        // SAFETY: interrupts off until the view ends (a wrapper does not
+        // nest with the trap handler's view of the same crossing).
+        unsafe { core::arch::asm!("cli", options(nomem, nostack)) };
+        let domain = if switch { SAVED.domain.load(Relaxed) | SAVED.keep.load(Relaxed) } else { 0 };
+        if domain != 0 {
             // SAFETY: the kernel's page table of this crossing; the kernel
             // image and the driver's region are mapped the same in both.
-            unsafe { core::arch::asm!("mov cr3, {}", in(reg) saved.kernel, options(nostack)) };
+            unsafe { core::arch::asm!("mov cr3, {}", in(reg) SAVED.kernel.load(Relaxed), options(nostack)) };
         }
-        KernelView(saved)
+        KernelView { domain, trap: false }
+    }
+
+    /// A trap taken in a crossing: the view if the driver was running in
+    /// its domain (then the trap handler must switch first thing), else
+    /// none. Interrupts are already off (an interrupt gate).
+    pub fn from_trap() -> Option<Self> {
+        let domain = SAVED.domain.load(Relaxed) | SAVED.keep.load(Relaxed);
+        let cr3: u64;
+        // SAFETY: reads the page-table register only.
+        unsafe { core::arch::asm!("mov {}, cr3", out(reg) cr3, options(nomem, nostack)) };
+        let frame = crate::pagetable::FRAME_MASK;
+        (under_way() && domain != 0 && cr3 & frame == domain & frame).then(|| {
+            // SAFETY: as in `enter`.
+            unsafe { core::arch::asm!("mov cr3, {}", in(reg) SAVED.kernel.load(Relaxed), options(nostack)) };
+            KernelView { domain, trap: true }
+        })
+    }
+
+    /// The kernel unmapped something of the domain's: return to it
+    /// flushing its TLB entries.
+    pub fn flush_on_return(&mut self) {
+        self.domain &= !NO_FLUSH;
     }
 }
 
-impl Drop for KernelView<'_> {
+impl Drop for KernelView {
     fn drop(&mut self) {
-        if self.0.domain != 0 {
-            // SAFETY: back to the domain's page table, as at the crossing,
-            // flushing the global kernel entries the wrapper brought in.
-            unsafe {
-                core::arch::asm!(
-                    "mov cr3, {d}", "mov {t}, cr4", "xor {t}, 0x80", "mov cr4, {t}", "xor {t}, 0x80", "mov cr4, {t}",
-                    d = in(reg) self.0.domain, t = out(reg) _, options(nostack)
-                )
-            };
+        if self.domain != 0 {
+            // SAFETY: back to the domain's page table (and PCID), as at the
+            // crossing; the kernel's global entries are read-only.
+            unsafe { core::arch::asm!("mov cr3, {}", in(reg) self.domain, options(nostack)) };
+        }
+        if !self.trap {
+            // SAFETY: the driver the view was taken from runs with
+            // interrupts on.
+            unsafe { core::arch::asm!("sti", options(nomem, nostack)) };
         }
     }
-}
-
-/// Switches to the kernel's page table after a fault inside a crossing.
-pub fn leave_domain(saved: &Saved) {
-    core::mem::forget(KernelView::enter(saved));
 }

@@ -210,8 +210,8 @@ pub const ROWS: &[Row] = &[
         .veneer("xpc")
         .pairing(
             "Veneer: the kernel crosses into the isolated block driver and back (its submit, refusing an \
-             empty request): two page-table switches and a global TLB flush, which instruction counts do not \
-             show; Linux: getpid, a null system call",
+             empty request): two page-table switches (flushing the non-global TLB entries without PCIDs, \
+             which instruction counts do not show); Linux: getpid, a null system call",
         )
         .target(1.0),
     row("xpc_unisolated", "the same crossing, driver unisolated", "Nooks §5").veneer("xpc_unisolated"),
