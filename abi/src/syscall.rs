@@ -237,10 +237,10 @@ pub const ENV_LIMIT: u64 = BASE + 45;
 /// `env_create_shared(space, cred)`: create a stopped environment that
 /// runs over the page tables of `space` (or of the environment whose
 /// tables `space` shares): a thread of that address space, scheduled on
-/// its own, with its own registers, exception entry and capability list.
-/// It is a child of the tables' owner, which `cred` must cover with the
-/// grant right, and ends before the owner does; the tables go with the
-/// owner. Returns its id.
+/// its own, with its own registers and exception entry, acting with the
+/// owner's capability list. It is a child of the tables' owner, which
+/// `cred` must cover with the grant right, and ends before the owner does;
+/// the tables go with the owner. Returns its id.
 pub const ENV_CREATE_SHARED: u64 = BASE + 46;
 
 /// One past the last kernel call.

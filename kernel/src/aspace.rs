@@ -2,8 +2,9 @@
 //! library OS builds threads from environments). `env_create_shared` makes
 //! an environment that runs over another's page tables: it is scheduled,
 //! blocks and is interrupted on its own, with its own registers, FPU state,
-//! exception entry and capability list, but every mapping made by any of
-//! them is seen by all.
+//! fs/gs bases and exception entry, but every mapping made by any of them
+//! is seen by all, and each acts with its owner's capability list (the
+//! address space is the protection domain: `Kernel::cred`).
 //!
 //! The tables stay the owner's: the sharer is always created as a child of
 //! the environment that owns them, so destroying the owner destroys every

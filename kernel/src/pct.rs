@@ -137,6 +137,7 @@ impl Kernel {
     /// (see `Caps::lend`); returns the slot there.
     pub fn grant(&mut self, slot: u64, s: Slot) -> Result<u64, Error> {
         let loan = self.caps.lend(self.cred(slot)?)?;
+        let s = self.space_owner(s);
         self.envs[s].clist.insert(self.caps, loan).inspect_err(|_| {
             let _ = self.caps.revoke(loan);
         })

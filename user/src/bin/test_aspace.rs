@@ -3,8 +3,8 @@
 //! stack, maps a page the creator then reads without mapping anything,
 //! and the page tables that mapping needed are charged to the creator,
 //! not to the sharer (so they outlive it). It sleeps in the kernel while
-//! the creator runs. The sharer cannot make a sibling with its own
-//! credential; bad ids are refused. Destroying a sharer leaves the
+//! the creator runs. It acts with its owner's capability list (makes a
+//! sibling, derives into the owner's list); bad ids are refused. Destroying a sharer leaves the
 //! owner's tables alone; destroying an owner ends its sharers and gives
 //! every frame back.
 #![no_std]
@@ -27,8 +27,9 @@ static mut STACK: Stack = Stack([0; 16384]);
 static STEP: AtomicU64 = AtomicU64::new(0);
 /// Set by the creator to wake the sharer.
 static GO: AtomicU64 = AtomicU64::new(0);
-/// What the sharer's own attempt to make a sibling returned.
+/// The sibling the sharer made, and the slot of the capability it derived.
 static SIBLING: AtomicU64 = AtomicU64::new(0);
+static DERIVED: AtomicU64 = AtomicU64::new(0);
 /// The sharer's id as it sees itself.
 static SELF: AtomicU64 = AtomicU64::new(0);
 
@@ -38,7 +39,10 @@ extern "C" fn sharer() -> ! {
     sys::map(ENV_SELF, FAR, f, map::WRITE).unwrap();
     // SAFETY: just mapped, writable, nothing else refers to it.
     unsafe { (FAR as *mut u64).write_volatile(0x5eed) };
-    SIBLING.store(sys::env_create_shared(ENV_SELF, CRED_SELF).map_or_else(|e| e as u64, |_| 0), SeqCst);
+    // It acts with its owner's capability list: its own credential makes
+    // a sibling, and what it derives lands in the owner's list.
+    SIBLING.store(sys::env_create_shared(ENV_SELF, CRED_SELF).unwrap_or(0), SeqCst);
+    DERIVED.store(sys::cap_derive(CRED_SELF, abi::syscall::rights::READ).unwrap_or(0), SeqCst);
     // Sleeps in the kernel while the creator checks what it sees.
     let go = Region { va: (&raw const GO) as u64, len: 8 };
     let pred = sys::pred_install(&ebpf::WORD_NONZERO, &[go]).unwrap();
@@ -82,12 +86,19 @@ fn main(_: u64) -> i32 {
     let seen = unsafe { (FAR as *const u64).read_volatile() };
     ok &= check("sharer's mapping seen by the creator", seen == 0x5eed);
     ok &= check("sharer ran as itself", SELF.load(SeqCst) == t);
-    ok &= check("sharer's own credential makes no sibling", SIBLING.load(SeqCst) != 0);
+    let sib = SIBLING.load(SeqCst);
+    ok &= check("sharer made a sibling", kinfo::env_by_id(sib).is_some_and(|e| e.parent as u64 == me));
+    sys::env_destroy(sib).unwrap();
+    ok &= check("sharer's derived capability is in my list", sys::cap_revoke(DERIVED.load(SeqCst)) == Ok(1));
     let tables = kinfo::env_by_id(me).unwrap().frames - mine;
     let its = kinfo::env_by_id(t).unwrap().frames;
     println!("aspace: tables charged to the owner {tables}, frames to the sharer {its}");
     ok &= check("tables charged to the owner", tables == 3 && its == 1);
-    ok &= check("sharer asleep, not spinning", kinfo::env_by_id(t).unwrap().state == env_state::SLEEPING);
+    let asleep = (0..1000).any(|_| {
+        sys::yield_now();
+        kinfo::env_by_id(t).unwrap().state == env_state::SLEEPING
+    });
+    ok &= check("sharer asleep in the kernel", asleep);
     GO.store(1, SeqCst);
     while kinfo::env_by_id(t).unwrap().state != env_state::EXITED {
         sys::yield_now();
