@@ -13,6 +13,12 @@ impl Kernel {
     /// runnable (not waiting for a reply, not penalised).
     pub fn yield_to(&mut self, id: u64) -> Result<u64, Error> {
         let t = self.env_slot(id)?;
+        // A sleeper whose predicate holds now would wake at its next
+        // slice: it wakes now and takes this one (a futex waker hands the
+        // CPU to the thread it woke).
+        if self.envs[t].state() == State::Sleeping {
+            self.wake_if_ready(t);
+        }
         if self.envs[t].state() != State::Runnable {
             return Err(Error::BadState);
         }

@@ -47,12 +47,22 @@ pub fn handle(f: &mut ExceptionFrame) {
                     return;
                 }
             }
+            // The process's memory map is shared by its threads: changed
+            // under the big lock (unless this code holds it already: a
+            // native program's own fault inside a library call).
+            let took = !crate::lock::held();
+            if took {
+                crate::lock::acquire();
+            }
             let write = f.error_code & abi::exception::pf::WRITE != 0;
             if !crate::vm::touch(f.fault_addr, write) {
                 // SEGV_ACCERR inside a region the program mapped (the access
                 // was not allowed), else SEGV_MAPERR.
                 let code = if crate::vm::find(f.fault_addr).is_some() { 2 } else { 1 };
                 fault_signal(f, SIGSEGV, code, f.fault_addr);
+            }
+            if took {
+                crate::lock::release();
             }
         }
         // The kernel's scheduling upcalls: give the CPU back when asked.

@@ -145,7 +145,13 @@ fn act(sig: u32) {
 /// Collects signals the kernel queued while lxrt was busy (one look at the
 /// exposed table when there are none).
 fn collect() {
-    let slot = abi::tables::env_slot(super::env());
+    // Another thread asked the first to end the process (`thread.rs`).
+    if let Some(status) = super::vars().group_exit.get() {
+        if super::thread::is_first() {
+            super::exit::exit(status);
+        }
+    }
+    let slot = abi::tables::env_slot(crate::lock::my_id() as u32);
     if kinfo::interrupts(slot) != 0 {
         // (Console input, the other interrupt, is looked at by every wait.)
         add_pending(sys::interrupts_take() & !CONSOLE_INPUT);
