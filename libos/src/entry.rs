@@ -19,7 +19,6 @@
 use crate::proc::Thread;
 use abi::exception::{ExceptionFrame, Regs};
 use core::mem::offset_of;
-use core::sync::atomic::AtomicU64;
 
 #[repr(C, align(256))]
 pub struct Save(pub ExceptionFrame);
@@ -49,9 +48,6 @@ pub struct Block {
     /// whose own stack cannot take the usual one.
     iret: [u64; 5],
     pub start_fs: u64,
-    /// Set when a futex waiter is woken (`futex.rs`): the thread's
-    /// predicate reads it.
-    wake: AtomicU64,
     /// The exception stack: its lowest address and its top.
     stack: (u64, u64),
     pub thread: Thread,
@@ -63,7 +59,6 @@ impl Block {
         fx: FxArea([0; 512]),
         iret: [0; 5],
         start_fs: 0,
-        wake: AtomicU64::new(0),
         stack: (0, 0),
         thread: Thread::NEW,
     };
@@ -196,12 +191,6 @@ pub fn thread() -> &'static Thread {
     unsafe { &(*block()).thread }
 }
 
-/// The running thread's futex wake word (`futex.rs`).
-pub fn wake_word() -> *const AtomicU64 {
-    // SAFETY: see `block`; no reference is made.
-    unsafe { &raw const (*block()).wake }
-}
-
 /// The fs base a forked child starts with.
 pub fn set_start_fs(fs: u64) {
     // SAFETY: see `block`.
@@ -238,7 +227,9 @@ pub fn in_program(f: &mut ExceptionFrame) -> bool {
 /// if they cannot be: rsp points at nothing the program may write.
 pub fn prepare_resume(frame: &ExceptionFrame) -> bool {
     let at = frame.regs.rsp.wrapping_sub(144);
-    at < frame.regs.rsp && frame.regs.rsp <= abi::layout::USER_END && crate::vm::prepare(at, 16, true)
+    at < frame.regs.rsp
+        && frame.regs.rsp <= abi::layout::USER_END
+        && crate::lock::guarded(|| crate::vm::prepare(at, 16, true))
 }
 
 /// First code a forked child or a new thread runs (on its exception

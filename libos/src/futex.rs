@@ -1,17 +1,23 @@
 //! Futexes: threads (and processes, over shared memory) wait for a word
 //! to change and wake each other (Linux's `futex(2)`, the core under
 //! `linux/futex.rs`). Waiting sleeps in the kernel on a wakeup predicate
-//! (paper 000 §5.1) over a word of the waiting thread's own block, which
-//! a waker in the same process sets; a waker in another process (a
-//! shared futex) interrupts the sleeper instead. Nothing spins.
+//! (paper 000 §5.1), one per process: it reads the byte of `WAKE` at the
+//! sleeping environment's slot (the kernel tells it who sleeps), which the
+//! waker sets. Nothing spins.
 //!
 //! The waiters are one table in the shared arena (`shared::futexes`),
 //! read and changed under the big lock, so a check of the futex word and
-//! the enqueue that follows it are one step for every waker.
+//! the enqueue that follows it are one step for every waker. A futex is
+//! named by its process and address: a program's memory is private to its
+//! process (lxrt's `MAP_SHARED` anonymous memory is copied at fork), so
+//! Linux's "shared" futexes name the same words as private ones, as
+//! Linux's do on private memory.
 
 use crate::errno::{EAGAIN, EINTR, ENOMEM, ETIMEDOUT};
 use crate::lock;
 use abi::tables::env_state;
+use abi::tables::{env_slot, ENV_SLOTS};
+use core::sync::atomic::{AtomicU8, Ordering};
 use user::{kinfo, sys};
 
 /// A bitset matching every waiter.
@@ -20,9 +26,8 @@ pub const ALL: u32 = u32::MAX;
 /// Waiters at once, over all processes.
 pub const WAITERS: usize = 256;
 
-/// What a futex is: a word of one process (`space` = its environment) or
-/// of a physical frame (`space` = 0: shared memory, `addr` = the frame's
-/// address plus the offset).
+/// What a futex is: the word at `addr` of process `space` (its
+/// environment).
 #[repr(C)]
 #[derive(Clone, Copy, PartialEq, Eq, Default)]
 pub struct Key {
@@ -35,13 +40,6 @@ impl Key {
     pub fn private(addr: u64) -> Key {
         Key { space: crate::proc::env() as u64, addr }
     }
-
-    /// The word at `addr` as every process mapping its frame sees it
-    /// (`None` if nothing is mapped there).
-    pub fn shared(addr: u64) -> Option<Key> {
-        let pte = crate::vm::pte(addr & !0xfff)?;
-        Some(Key { space: 0, addr: abi::pte::frame_of(pte) << 12 | (addr & 0xfff) })
-    }
 }
 
 #[repr(C)]
@@ -49,20 +47,58 @@ impl Key {
 struct Waiter {
     key: Key,
     bitset: u32,
-    /// The waiting thread's environment (0: a free entry), and its
-    /// process's.
+    /// The waiting thread's environment (0: a free entry).
     env: u32,
-    process: u32,
     /// Set by the waker.
     woken: u32,
-    /// The address of the waiter's wake word, in its process.
-    word: u64,
 }
 
 /// The waiters (in the arena's header: zero, as the arena starts, is
 /// every entry free).
 #[repr(C)]
 pub struct Table([Waiter; WAITERS]);
+
+/// One byte per environment slot, set when the thread in that slot (a
+/// thread of this process) is woken: what the predicate reads.
+#[repr(C, align(1024))]
+struct Wake([AtomicU8; ENV_SLOTS]);
+const _: () = assert!(ENV_SLOTS == 1024, "the predicate masks the slot with 1023");
+static WAKE: Wake = Wake([const { AtomicU8::new(0) }; ENV_SLOTS]);
+
+fn wake_byte(env: u32) -> &'static AtomicU8 {
+    &WAKE.0[env_slot(env)]
+}
+
+/// The predicate "my byte of `WAKE` is set", installed on the process's
+/// first wait.
+fn predicate() -> Result<u64, i64> {
+    let v = crate::proc::vars();
+    if let Some(p) = v.futex_pred.get() {
+        return Ok(p);
+    }
+    let mut a = bpf::Asm::new();
+    let no = a.label();
+    // r3 = the sleeper's slot (PredicateContext::env), r2 = its byte.
+    a.ldx_dw(3, 1, 8).and64_imm(3, ENV_SLOTS as i32 - 1);
+    a.ld_region(2, 0, 0).add64_reg(2, 3).ldx_b(4, 2, 0);
+    a.mov64_imm(0, 0).jeq_imm(4, 0, no).mov64_imm(0, 1);
+    a.bind(no).exit();
+    let insns: alloc::vec::Vec<u64> = a
+        .finish()
+        .expect("every label is bound")
+        .into_iter()
+        .map(|i| u64::from_le_bytes(i.to_bytes()))
+        .collect();
+    let region = abi::syscall::Region { va: (&raw const WAKE) as u64, len: ENV_SLOTS as u64 };
+    let p = sys::pred_install(&insns, &[region]).map_err(|_| ENOMEM)?;
+    v.futex_pred.set(Some(p));
+    Ok(p)
+}
+
+/// After fork: the parent's predicate is not the child's.
+pub fn forked_child() {
+    crate::proc::vars().futex_pred.set(None);
+}
 
 /// Runs `f` on the table: under the big lock, one use at a time.
 fn with_table<R>(f: impl FnOnce(&mut [Waiter; WAITERS]) -> R) -> R {
@@ -86,14 +122,12 @@ pub fn wait(key: Key, addr: u64, val: u32, bitset: u32, deadline: Option<u64>) -
     if crate::uaccess::get::<u32>(addr)? != val {
         return Err(EAGAIN);
     }
-    let (word, pred) = crate::proc::thread::wake_word()?;
-    // SAFETY: the running thread's own word, in its block.
-    unsafe { (*word).store(0, core::sync::atomic::Ordering::SeqCst) };
+    let pred = predicate()?;
     let me = lock::my_id() as u32;
+    wake_byte(me).store(0, Ordering::SeqCst);
     let at = with_table(|t| {
         let i = t.iter().position(free)?;
-        let process = crate::proc::env();
-        t[i] = Waiter { key, bitset, env: me, process, woken: 0, word: word as u64 };
+        t[i] = Waiter { key, bitset, env: me, woken: 0 };
         Some(i)
     })
     .ok_or(ENOMEM)?;
@@ -123,7 +157,6 @@ pub fn wait(key: Key, addr: u64, val: u32, bitset: u32, deadline: Option<u64>) -
 /// Wakes up to `n` waiters on `key` whose bitset meets `bitset`; returns
 /// how many.
 pub fn wake(key: Key, n: u32, bitset: u32) -> u32 {
-    let me = crate::proc::env();
     let mut woken = 0;
     let mut first = 0;
     with_table(|t| {
@@ -136,24 +169,10 @@ pub fn wake(key: Key, n: u32, bitset: u32) -> u32 {
             }
             w.woken = 1;
             woken += 1;
-            if w.process == me {
-                // SAFETY: the waiter's wake word, in its block, in our
-                // address space (a thread of this process); an atomic.
-                unsafe {
-                    (*(w.word as *const core::sync::atomic::AtomicU64))
-                        .store(1, core::sync::atomic::Ordering::SeqCst)
-                };
-                if first == 0 {
-                    first = w.env;
-                }
-            } else {
-                // Another process: its sleep ends on an interrupt (which
-                // means "look again", not a signal).
-                let _ = sys::interrupt(
-                    w.env as u64,
-                    crate::proc::signal::CONSOLE_INPUT,
-                    crate::proc::table::cred(),
-                );
+            // The key is this process's: the waiter is a thread of it.
+            wake_byte(w.env).store(1, Ordering::SeqCst);
+            if first == 0 {
+                first = w.env;
             }
         }
     });

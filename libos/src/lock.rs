@@ -69,6 +69,21 @@ fn contended(me: u64) {
     }
 }
 
+/// Runs `f` with the lock held if the process has several threads and
+/// this one does not hold it (lxrt's code outside a call: a fault, the
+/// resume path), so the threads' uses of the process's state do not mix.
+/// A process with one thread runs `f` as it is.
+#[inline]
+pub fn guarded<R>(f: impl FnOnce() -> R) -> R {
+    if held() || crate::proc::vars().threads.get() == 0 {
+        return f();
+    }
+    acquire();
+    let r = f();
+    release();
+    r
+}
+
 /// Whether this process holds the lock (inside a Linux call).
 pub fn held() -> bool {
     thread().lock_held.get()

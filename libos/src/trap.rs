@@ -41,18 +41,23 @@ pub fn set_fault_handler(h: Option<FaultHandler>) {
 pub fn handle(f: &mut ExceptionFrame) {
     match f.vector {
         vector::SYSCALL => (vars().personality.get())(f),
+        // The kernel's scheduling upcalls: give the CPU back when asked.
+        vector::END_OF_SLICE => user::sys::yield_now(),
+        vector::START_OF_SLICE => {}
+        vector::INTERRUPT => crate::proc::signal::interrupted(f),
+        // The process's memory map and signal state are shared by its
+        // threads: a fault is handled under the big lock.
+        _ => crate::lock::guarded(|| fault(f)),
+    }
+}
+
+fn fault(f: &mut ExceptionFrame) {
+    match f.vector {
         vector::PAGE_FAULT => {
             if let Some(h) = vars().fault_handler.get() {
                 if h(f) {
                     return;
                 }
-            }
-            // The process's memory map is shared by its threads: changed
-            // under the big lock (unless this code holds it already: a
-            // native program's own fault inside a library call).
-            let took = !crate::lock::held();
-            if took {
-                crate::lock::acquire();
             }
             let write = f.error_code & abi::exception::pf::WRITE != 0;
             if !crate::vm::touch(f.fault_addr, write) {
@@ -61,14 +66,7 @@ pub fn handle(f: &mut ExceptionFrame) {
                 let code = if crate::vm::find(f.fault_addr).is_some() { 2 } else { 1 };
                 fault_signal(f, SIGSEGV, code, f.fault_addr);
             }
-            if took {
-                crate::lock::release();
-            }
         }
-        // The kernel's scheduling upcalls: give the CPU back when asked.
-        vector::END_OF_SLICE => user::sys::yield_now(),
-        vector::START_OF_SLICE => {}
-        vector::INTERRUPT => crate::proc::signal::interrupted(f),
         // si_code as Linux: ILL_ILLOPN, FPE_INTDIV / FPE_FLTINV, TRAP_BRKPT,
         // SI_KERNEL for a general protection fault.
         vector::INVALID_OPCODE => fault_signal(f, SIGILL, 2, f.regs.rip),

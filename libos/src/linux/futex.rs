@@ -1,9 +1,10 @@
 //! `futex(2)` over the library's futexes (`crate::futex`): WAIT, WAKE,
-//! WAIT_BITSET, WAKE_BITSET, REQUEUE, CMP_REQUEUE, private or shared, with
+//! WAIT_BITSET, WAKE_BITSET, REQUEUE, CMP_REQUEUE, private or "shared"
+//! (the same: a program's memory is its process's, `futex.rs`), with
 //! relative (WAIT) and absolute (WAIT_BITSET) timeouts on the monotonic
 //! clock or, with `FUTEX_CLOCK_REALTIME`, the wall clock.
 
-use crate::errno::{LxResult, EAGAIN, EFAULT, EINVAL, ENOSYS};
+use crate::errno::{LxResult, EAGAIN, EINVAL, ENOSYS};
 use crate::futex::{self, Key, ALL};
 use crate::uaccess;
 
@@ -26,14 +27,9 @@ pub fn futex(uaddr: u64, op: u64, val: u64, timeout: u64, uaddr2: u64, val3: u64
         if addr % 4 != 0 {
             return Err(EINVAL);
         }
-        // The word must be there (and is then mapped: a shared key names
-        // its frame).
+        // The word must be there.
         uaccess::get::<u32>(addr)?;
-        if op & PRIVATE != 0 {
-            Ok(Key::private(addr))
-        } else {
-            Key::shared(addr).ok_or(EFAULT)
-        }
+        Ok(Key::private(addr))
     };
     let val = val as u32;
     match cmd {

@@ -10,6 +10,7 @@ const CLONE_VM: u64 = 0x100;
 const CLONE_FS: u64 = 0x200;
 const CLONE_FILES: u64 = 0x400;
 const CLONE_SIGHAND: u64 = 0x800;
+const CLONE_PIDFD: u64 = 0x1000;
 const CLONE_VFORK: u64 = 0x4000;
 const CLONE_THREAD: u64 = 0x10000;
 const CLONE_SYSVSEM: u64 = 0x40000;
@@ -36,6 +37,10 @@ pub fn clone(f: &mut ExceptionFrame, flags: u64, stack: u64, ptid: u64, ctid: u6
     if flags & CLONE_THREAD != 0 && flags & CLONE_SIGHAND == 0
         || flags & CLONE_SIGHAND != 0 && flags & CLONE_VM == 0
     {
+        return Err(EINVAL);
+    }
+    if flags & CLONE_PIDFD != 0 {
+        crate::log::once("clone with CLONE_PIDFD", 3001);
         return Err(EINVAL);
     }
     if flags & CLONE_THREAD != 0 {
@@ -111,8 +116,9 @@ pub fn clone3(f: &mut ExceptionFrame, args: u64, size: u64) -> LxResult {
     if rest.iter().any(|&b| b != 0) {
         return Err(EINVAL);
     }
-    let [flags, pidfd, ctid, ptid, exit_signal, stack, stack_size, tls] = a;
-    if pidfd != 0 || exit_signal > 64 || flags & 0xff != 0 || (stack == 0) != (stack_size == 0) {
+    // `pidfd` is read only with CLONE_PIDFD, which is refused.
+    let [flags, _pidfd, ctid, ptid, exit_signal, stack, stack_size, tls] = a;
+    if exit_signal > 64 || flags & 0xff != 0 || (stack == 0) != (stack_size == 0) {
         return Err(EINVAL);
     }
     if flags & CLONE_THREAD != 0 && exit_signal != 0 {

@@ -13,7 +13,7 @@
 //!
 //! What is per thread is what Linux keeps per thread: the blocked signals,
 //! the alternate signal stack, the mask `rt_sigsuspend` will put back,
-//! what its futex waits sleep on, where its id is cleared when it ends, and its
+//! where its id is cleared when it ends, and its
 //! side of the big lock (`Thread`, reached through `thread()`, in the
 //! thread's `entry::Block` with the frame of the call being answered). Everything else is per process. State shared between
 //! processes (the arena, the process table's entries) is not here.
@@ -50,11 +50,15 @@ pub struct Vars {
     pub fault_handler: Cell<Option<trap::FaultHandler>>,
     /// Whether the console is a terminal (`lxrt -t`).
     pub tty: Cell<bool>,
-    /// Threads other than the first (`thread.rs`), and the status the
-    /// process exits with once a thread has asked for it (`exit_group`
-    /// from another thread: the first one ends the process).
+    /// Threads other than the first (`thread.rs`), whether the first has
+    /// called `exit` (it waits for the others), and the status the process
+    /// exits with once a thread has asked for it (`exit_group` from another
+    /// thread, or the last one ending: the first ends the process).
     pub threads: Cell<u32>,
+    pub first_exited: Cell<bool>,
     pub group_exit: Cell<Option<i32>>,
+    /// The predicate futex waits sleep on (`futex.rs`), once installed.
+    pub futex_pred: Cell<Option<u64>>,
     /// The arena (`shared.rs`): the capability slot covering its frames,
     /// the one a child being forked receives it in, and how far this
     /// process has it mapped.
@@ -96,8 +100,9 @@ pub struct Thread {
     pub lock_held: Cell<bool>,
     pub lock_id: Cell<u64>,
     pub hand_off: Cell<u64>,
-    /// The predicate its futex waits sleep on (`thread::wake_word`).
-    pub futex_pred: Cell<Option<u64>>,
+    /// Signals sent to this thread alone (bit n = signal n; the first
+    /// thread's are the process's, `Vars::pending`).
+    pub pending: Cell<u64>,
     /// Where its id is cleared (and a futex woken) when it ends
     /// (`set_tid_address`, `CLONE_CHILD_CLEARTID`).
     pub clear_tid: Cell<u64>,
@@ -113,7 +118,7 @@ impl Thread {
         lock_held: Cell::new(false),
         lock_id: Cell::new(0),
         hand_off: Cell::new(0),
-        futex_pred: Cell::new(None),
+        pending: Cell::new(0),
         clear_tid: Cell::new(0),
         starting: Cell::new(false),
     };
@@ -143,6 +148,8 @@ static WORDS: Words = Words {
         fault_handler: Cell::new(None),
         tty: Cell::new(false),
         threads: Cell::new(0),
+        first_exited: Cell::new(false),
+        futex_pred: Cell::new(None),
         group_exit: Cell::new(None),
         arena_cred: Cell::new(0),
         arena_child_cred: Cell::new(0),

@@ -150,20 +150,6 @@ fn free(stack: *mut u8, block: *mut Block) {
     }
 }
 
-/// The running thread's futex wake word and the predicate that sleeps
-/// until it is set (installed on its first wait, kept).
-pub fn wake_word() -> Result<(*const core::sync::atomic::AtomicU64, u64), i64> {
-    let word = entry::wake_word();
-    let t = super::thread();
-    if let Some(p) = t.futex_pred.get() {
-        return Ok((word, p));
-    }
-    let region = abi::syscall::Region { va: word as u64, len: 8 };
-    let p = sys::pred_install(&user::ebpf::WORD_NONZERO, &[region]).map_err(|_| crate::errno::ENOMEM)?;
-    t.futex_pred.set(Some(p));
-    Ok((word, p))
-}
-
 /// Whether the running environment is a thread that has not run yet
 /// (`entry::start`).
 pub fn starting() -> bool {
@@ -201,6 +187,7 @@ pub fn exit_thread(status: i32) -> ! {
     clear_tid();
     if is_first() {
         // The process lives while other threads do: wait for them.
+        vars().first_exited.set(true);
         while vars().threads.get() > 0 && vars().group_exit.get().is_none() {
             reap_count();
             if vars().threads.get() == 0 {
@@ -214,7 +201,7 @@ pub fn exit_thread(status: i32) -> ! {
     }
     let left = vars().threads.get().saturating_sub(1);
     vars().threads.set(left);
-    if left == 0 {
+    if left == 0 && vars().first_exited.get() {
         // The first thread waits for this: end the process with our status.
         ask_first(status);
     }
@@ -245,7 +232,7 @@ fn ask_first(status: i32) {
     if vars().group_exit.get().is_none() {
         vars().group_exit.set(Some(status));
     }
-    let _ = sys::interrupt(super::env() as u64, super::signal::CONSOLE_INPUT, CRED_SELF);
+    let _ = sys::interrupt(super::env() as u64, super::signal::CONSOLE_INPUT, super::table::cred());
 }
 
 /// Ends the running thread (not the first): its environment exits, the
@@ -285,7 +272,7 @@ pub fn forked_child() {
         free(t.stack, t.block);
     }
     vars().threads.set(0);
+    vars().first_exited.set(false);
     vars().group_exit.set(None);
-    // Its predicates were the parent's.
-    super::thread().futex_pred.set(None);
+    crate::futex::forked_child();
 }
