@@ -54,18 +54,20 @@ pub struct Block {
 }
 
 impl Block {
-    pub const NEW: Block = Block {
-        save: Save(ExceptionFrame::EMPTY),
-        fx: FxArea([0; 512]),
-        iret: [0; 5],
-        start_fs: 0,
-        stack: (0, 0),
-        thread: Thread::NEW,
-    };
+    pub const fn initial() -> Block {
+        Block {
+            save: Save(ExceptionFrame::EMPTY),
+            fx: FxArea([0; 512]),
+            iret: [0; 5],
+            start_fs: 0,
+            stack: (0, 0),
+            thread: Thread::initial(),
+        }
+    }
 
     /// A block for a new thread, its exception stack at `stack`.
     pub fn with_stack(stack: core::ops::Range<u64>) -> Block {
-        Block { stack: (stack.start, stack.end), ..Block::NEW }
+        Block { stack: (stack.start, stack.end), ..Block::initial() }
     }
 
     /// The state the thread resumes with when it first runs.
@@ -83,7 +85,7 @@ const _: () = assert!(offset_of!(Block, save) == 0);
 
 /// The first environment's block (each other thread's is on the heap,
 /// `proc::thread`).
-static mut MAIN: Block = Block::NEW;
+static mut MAIN: Block = Block::initial();
 static mut MAIN_STACK: Stack = Stack([0; STACK_SIZE]);
 
 user::exception_asm!(

@@ -24,7 +24,7 @@ pub fn futex(uaddr: u64, op: u64, val: u64, timeout: u64, uaddr2: u64, val3: u64
         return Err(ENOSYS);
     }
     let key = |addr: u64| -> Result<Key, i64> {
-        if addr % 4 != 0 {
+        if !addr.is_multiple_of(4) {
             return Err(EINVAL);
         }
         // The word must be there.

@@ -151,7 +151,7 @@ pub fn sched_getaffinity(pid: i64, len: u64, mask: u64) -> LxResult {
     if pid != 0 && proc::pid::env(pid as u32).is_none() {
         return Err(ESRCH);
     }
-    if len < 8 || len % 8 != 0 {
+    if len < 8 || !len.is_multiple_of(8) {
         return Err(EINVAL);
     }
     uaccess::put(mask, 1u64)?;

@@ -111,17 +111,19 @@ pub struct Thread {
 }
 
 impl Thread {
-    pub const NEW: Thread = Thread {
-        mask: Cell::new(0),
-        altstack: Cell::new(signal::AltStack::DISABLED),
-        suspended: Cell::new(None),
-        lock_held: Cell::new(false),
-        lock_id: Cell::new(0),
-        hand_off: Cell::new(0),
-        pending: Cell::new(0),
-        clear_tid: Cell::new(0),
-        starting: Cell::new(false),
-    };
+    pub const fn initial() -> Thread {
+        Thread {
+            mask: Cell::new(0),
+            altstack: Cell::new(signal::AltStack::DISABLED),
+            suspended: Cell::new(None),
+            lock_held: Cell::new(false),
+            lock_id: Cell::new(0),
+            hand_off: Cell::new(0),
+            pending: Cell::new(0),
+            clear_tid: Cell::new(0),
+            starting: Cell::new(false),
+        }
+    }
 }
 
 struct Words {
