@@ -42,33 +42,49 @@ fn scripts() -> Result<Vec<(String, PathBuf)>, String> {
 
 /// The C test programs (`libos/tests/c/NAME.c`, and the stress programs of
 /// `libos/stress/c/`, which only Veneer runs), built static by the host's
-/// gcc as the Linux benchmarks are: unmodified glibc binaries, run as
-/// `cbin/NAME` by the scripts on the host and on Veneer.
+/// gcc as the Linux benchmarks are: unmodified glibc binaries; and the Rust
+/// ones (`libos/tests/rust/NAME.rs`), built with `std` for musl, static:
+/// all run as `cbin/NAME` by the scripts on the host and on Veneer.
 pub fn c_programs() -> Result<Vec<(String, PathBuf)>, String> {
     let out = build::root().join("target/lxtest/cbin");
     std::fs::create_dir_all(&out).map_err(|e| format!("creating {}: {e}", out.display()))?;
     let mut v = Vec::new();
-    let dirs = ["libos/tests/c", "libos/stress/c"].map(|d| build::root().join(d));
+    let dirs = ["libos/tests/c", "libos/stress/c", "libos/tests/rust"].map(|d| build::root().join(d));
     let sources = dirs
         .iter()
         .map(|src| std::fs::read_dir(src).map_err(|e| format!("reading {}: {e}", src.display())))
         .collect::<Result<Vec<_>, _>>()?;
     for e in sources.into_iter().flatten().flatten() {
         let path = e.path();
-        let Some(name) = path.file_name().and_then(|n| n.to_str()).and_then(|n| n.strip_suffix(".c")) else {
+        let file = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        let (name, mut cmd) = if let Some(name) = file.strip_suffix(".c") {
+            let mut gcc = Command::new("gcc");
+            gcc.args(["-O2", "-static", "-Wall", "-Wextra", "-Werror"]);
+            (name, gcc)
+        } else if let Some(name) = file.strip_suffix(".rs") {
+            // Not position-independent: lxrt loads fixed-address programs
+            // (static-PIE is the dynamic loader's work).
+            let mut rustc = Command::new("rustc");
+            rustc.args(["--edition", "2021", "-O", "--target", "x86_64-unknown-linux-musl"]);
+            rustc.args([
+                "-C",
+                "relocation-model=static",
+                "-C",
+                "target-feature=+crt-static",
+                "-D",
+                "warnings",
+            ]);
+            (name, rustc)
+        } else {
             continue;
         };
         let exe = out.join(name);
         let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
         if modified(&exe).is_none() || modified(&exe) < modified(&path) {
-            let status = Command::new("gcc")
-                .args(["-O2", "-static", "-Wall", "-Wextra", "-Werror", "-o"])
-                .arg(&exe)
-                .arg(&path)
-                .status()
-                .map_err(|e| format!("running gcc: {e}"))?;
+            let status =
+                cmd.arg("-o").arg(&exe).arg(&path).status().map_err(|e| format!("building {file}: {e}"))?;
             if !status.success() {
-                return Err(format!("gcc failed on {}", path.display()));
+                return Err(format!("building {} failed", path.display()));
             }
         }
         v.push((name.to_string(), exe));
