@@ -19,6 +19,8 @@ pub enum ElfError {
     NeedsInterpreter,
     NoLoadableSegment,
     EntryNotExecutable,
+    SegmentsOverlap,
+    BadInterpreterPath,
 }
 
 impl ElfError {
@@ -40,12 +42,15 @@ impl ElfError {
             ElfError::NeedsInterpreter => "dynamically linked (has PT_INTERP)",
             ElfError::NoLoadableSegment => "no loadable segment",
             ElfError::EntryNotExecutable => "entry point not in an executable segment",
+            ElfError::SegmentsOverlap => "loadable segments overlap or are out of address order",
+            ElfError::BadInterpreterPath => "PT_INTERP is not one NUL-terminated path inside the file",
         }
     }
 }
 
 pub const PT_LOAD: u32 = 1;
 pub const PT_INTERP: u32 = 3;
+pub const PT_PHDR: u32 = 6;
 pub const PT_TLS: u32 = 7;
 pub const PF_X: u32 = 1;
 pub const PF_W: u32 = 2;
@@ -74,7 +79,12 @@ pub struct Elf<'a> {
     phoff: usize,
     phnum: usize,
     pub phentsize: usize,
+    /// The `PT_INTERP` path (without its NUL), if the program names one.
+    pub interp: Option<&'a [u8]>,
 }
+
+/// Longest interpreter path accepted (Linux: PATH_MAX).
+const INTERP_MAX: u64 = 4096;
 
 fn u16_at(b: &[u8], o: usize) -> u16 {
     u16::from_le_bytes([b[o], b[o + 1]])
@@ -87,9 +97,19 @@ fn u64_at(b: &[u8], o: usize) -> u64 {
 }
 
 impl<'a> Elf<'a> {
-    /// Checks the header and every program header. Loadable segments must
-    /// lie in `[user_min, user_end)` once shifted by `bias` (0 for ET_EXEC).
+    /// Checks the header and every program header of a static executable.
+    /// Loadable segments must lie in `[user_min, user_end)` once shifted by
+    /// `bias` (0 for ET_EXEC).
     pub fn parse(data: &'a [u8], user_min: u64, user_end: u64, bias: u64) -> Result<Self, ElfError> {
+        let elf = Self::parse_dynamic(data, user_min, user_end, bias)?;
+        if elf.interp.is_some() {
+            return Err(ElfError::NeedsInterpreter);
+        }
+        Ok(elf)
+    }
+
+    /// As `parse`, but a program may name an interpreter (`interp`).
+    pub fn parse_dynamic(data: &'a [u8], user_min: u64, user_end: u64, bias: u64) -> Result<Self, ElfError> {
         if data.len() < 64 {
             return Err(ElfError::TooShort);
         }
@@ -120,19 +140,25 @@ impl<'a> Elf<'a> {
             (Some(end), 56..) if end <= data.len() as u64 && phnum > 0 => {}
             _ => return Err(ElfError::BadProgramHeaders),
         }
-        let elf = Elf {
+        let mut elf = Elf {
             data,
             kind,
             entry: u64_at(data, 24).wrapping_add(bias),
             phoff: phoff as usize,
             phnum,
             phentsize,
+            interp: None,
         };
         let mut loadable = false;
         let mut entry_ok = false;
+        // Linux maps segments in address order; one past the last's end.
+        let mut prev_end = 0;
         for s in elf.segments() {
             if s.kind == PT_INTERP {
-                return Err(ElfError::NeedsInterpreter);
+                if elf.interp.is_some() {
+                    return Err(ElfError::BadInterpreterPath);
+                }
+                elf.interp = Some(interp_path(data, &s)?);
             }
             if s.kind != PT_LOAD {
                 continue;
@@ -153,6 +179,10 @@ impl<'a> Elf<'a> {
             if s.offset % 4096 != s.vaddr % 4096 {
                 return Err(ElfError::UnalignedSegment);
             }
+            if start < prev_end {
+                return Err(ElfError::SegmentsOverlap);
+            }
+            prev_end = end;
             if s.flags & PF_X != 0 && (start..end).contains(&elf.entry) {
                 entry_ok = true;
             }
@@ -164,6 +194,14 @@ impl<'a> Elf<'a> {
             return Err(ElfError::EntryNotExecutable);
         }
         Ok(elf)
+    }
+
+    /// The lowest and one past the highest address the loadable segments
+    /// cover, before any bias (what a position-independent program needs
+    /// room for).
+    pub fn span(&self) -> (u64, u64) {
+        let loads = self.segments().filter(|s| s.kind == PT_LOAD);
+        loads.fold((u64::MAX, 0), |(lo, hi), s| (lo.min(s.vaddr), hi.max(s.vaddr + s.memsz)))
     }
 
     /// Every program header.
@@ -195,6 +233,22 @@ impl<'a> Elf<'a> {
 
     pub fn phnum(&self) -> usize {
         self.phnum
+    }
+}
+
+/// The path a checked `PT_INTERP` header names: inside the file, at most
+/// `INTERP_MAX` bytes ending in a NUL; the path is what precedes the first
+/// NUL (as Linux reads it), and is not empty.
+fn interp_path<'a>(data: &'a [u8], s: &Segment) -> Result<&'a [u8], ElfError> {
+    let end = s.offset.checked_add(s.filesz).filter(|&e| e <= data.len() as u64);
+    let (Some(end), 2..=INTERP_MAX) = (end, s.filesz) else {
+        return Err(ElfError::BadInterpreterPath);
+    };
+    match &data[s.offset as usize..end as usize] {
+        [first, .., 0] if *first != 0 => {
+            Ok(data[s.offset as usize..].split(|&c| c == 0).next().unwrap_or(&[]))
+        }
+        _ => Err(ElfError::BadInterpreterPath),
     }
 }
 
@@ -262,7 +316,7 @@ mod tests {
             (patched(64 + 16, &u64::MAX.to_le_bytes()), ElfError::SegmentAddressOverflow),
             (patched(64 + 16, &0x7fff_0000_0000u64.to_le_bytes()), ElfError::SegmentOutsideUserSpace),
             (patched(64 + 8, &0x1008u64.to_le_bytes()), ElfError::UnalignedSegment),
-            (patched(64, &PT_INTERP.to_le_bytes()), ElfError::NeedsInterpreter),
+            (with_interp(b"/lib/ld.so\0"), ElfError::NeedsInterpreter),
             (patched(64, &PT_TLS.to_le_bytes()), ElfError::NoLoadableSegment),
             (patched(24, &0x900000u64.to_le_bytes()), ElfError::EntryNotExecutable),
             (patched(64 + 4, &PF_R.to_le_bytes()), ElfError::EntryNotExecutable),
@@ -270,6 +324,71 @@ mod tests {
         for (f, want) in cases {
             assert_eq!(Elf::parse(f, LO, HI, 0).unwrap_err(), *want, "{}", want.describe());
         }
+    }
+
+    /// `tiny` with a second program header: `kind` at `offset`, `filesz`
+    /// bytes, `vaddr`, `memsz`.
+    fn with_header(kind: u32, offset: u64, filesz: u64, vaddr: u64, memsz: u64) -> std::vec::Vec<u8> {
+        let mut f = tiny();
+        f[56..58].copy_from_slice(&2u16.to_le_bytes());
+        let ph = &mut f[120..176];
+        ph[0..4].copy_from_slice(&kind.to_le_bytes());
+        ph[4..8].copy_from_slice(&PF_R.to_le_bytes());
+        ph[8..16].copy_from_slice(&offset.to_le_bytes());
+        ph[16..24].copy_from_slice(&vaddr.to_le_bytes());
+        ph[32..40].copy_from_slice(&filesz.to_le_bytes());
+        ph[40..48].copy_from_slice(&memsz.to_le_bytes());
+        f
+    }
+
+    /// `tiny` naming `path` (with its NUL, or not) as its interpreter.
+    fn with_interp(path: &[u8]) -> std::vec::Vec<u8> {
+        let mut f = with_header(PT_INTERP, 0x1040, path.len() as u64, 0, 0);
+        f.extend_from_slice(path);
+        f
+    }
+
+    #[test]
+    fn interpreter_path_is_checked() {
+        let f = with_interp(b"/lib/ld.so\0");
+        assert_eq!(Elf::parse_dynamic(&f, LO, HI, 0).unwrap().interp, Some(&b"/lib/ld.so"[..]));
+        assert_eq!(Elf::parse_dynamic(&tiny(), LO, HI, 0).unwrap().interp, None);
+        let cut = with_interp(b"/lib\0ld.so\0");
+        assert_eq!(Elf::parse_dynamic(&cut, LO, HI, 0).unwrap().interp, Some(&b"/lib"[..]));
+        let long = std::vec![b'a'; 5000];
+        let bad: &[std::vec::Vec<u8>] = &[
+            with_interp(b"/lib/ld.so"),
+            with_interp(b"\0/lib\0"),
+            with_interp(b"\0"),
+            with_interp(&long),
+            with_header(PT_INTERP, 0x1000, 0x100, 0, 0),
+            with_header(PT_INTERP, u64::MAX, 2, 0, 0),
+        ];
+        for f in bad {
+            assert_eq!(Elf::parse_dynamic(f, LO, HI, 0).unwrap_err(), ElfError::BadInterpreterPath);
+        }
+        let mut two = with_interp(b"/a\0");
+        two[56..58].copy_from_slice(&3u16.to_le_bytes());
+        two.copy_within(120..176, 176);
+        assert_eq!(Elf::parse_dynamic(&two, LO, HI, 0).unwrap_err(), ElfError::BadInterpreterPath);
+    }
+
+    #[test]
+    fn segments_in_order_without_overlap() {
+        // tiny's segment covers [0x401000, 0x403000).
+        let after = with_header(PT_LOAD, 0x1000, 0, 0x403000, 0x1000);
+        let e = Elf::parse(&after, LO, HI, 0).unwrap();
+        assert_eq!(e.span(), (0x401000, 0x404000));
+        for vaddr in [0x402000, 0x401000, 0x400000] {
+            let f = with_header(PT_LOAD, 0x1000, 0, vaddr, 0x1000);
+            assert_eq!(Elf::parse(&f, LO, HI, 0).unwrap_err(), ElfError::SegmentsOverlap);
+        }
+        // A huge segment runs past the window whatever its bias.
+        let huge = with_header(PT_LOAD, 0x1000, 0, 0x403000, 1 << 47);
+        assert_eq!(Elf::parse(&huge, LO, HI, 0).unwrap_err(), ElfError::SegmentOutsideUserSpace);
+        let biased = Elf::parse(&after, LO, HI, 0x10000).unwrap();
+        assert_eq!(biased.entry, 0x411000);
+        assert_eq!(Elf::parse(&after, LO, HI, HI).unwrap_err(), ElfError::SegmentOutsideUserSpace);
     }
 
     #[test]
@@ -285,8 +404,8 @@ mod tests {
                 let i = (x % 128) as usize;
                 f[i] = (x >> 32) as u8;
             }
-            let _ = Elf::parse(&f, LO, HI, 0);
-            let _ = Elf::parse(&f[..(x % 200) as usize], LO, HI, 0);
+            let _ = Elf::parse_dynamic(&f, LO, HI, 0);
+            let _ = Elf::parse_dynamic(&f[..(x % 200) as usize], LO, HI, 0);
         }
     }
 }

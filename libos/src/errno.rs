@@ -30,6 +30,8 @@ pub const ENOSYS: i64 = 38;
 pub const ETIMEDOUT: i64 = 110;
 pub const ENOTEMPTY: i64 = 39;
 pub const ELOOP: i64 = 40;
+pub const EOVERFLOW: i64 = 75;
+pub const ELIBBAD: i64 = 80;
 pub const EOPNOTSUPP: i64 = 95;
 
 /// A Linux call's outcome: a value, or an error number.

@@ -1,16 +1,23 @@
-//! Loading a static Linux ELF executable into this address space and
-//! building the initial stack the Linux ABI promises (`argc`, `argv`,
-//! `envp`, the auxiliary vector), as the Linux kernel's `execve` would.
-//! lxrt itself stays where it is; only the program's regions are replaced.
+//! Loading a Linux ELF executable into this address space and building the
+//! initial stack the Linux ABI promises (`argc`, `argv`, `envp`, the
+//! auxiliary vector), as the Linux kernel's `execve` would. A program at a
+//! fixed address (ET_EXEC) stays there; a position-independent one (ET_DYN:
+//! static-PIE, or a PIE with an interpreter) is placed at `PIE_BASE`; a
+//! program naming an interpreter (`PT_INTERP`, glibc's `ld.so`) gets it
+//! loaded at `INTERP_BASE` and started in its place, told where the program
+//! is through the auxiliary vector. lxrt itself stays where it is; only the
+//! program's regions are replaced.
 
-use crate::errno::{EACCES, ELOOP, ENOEXEC, ENOMEM};
-use crate::layout::{page_down, page_up, PAGE, STACK_MAX, STACK_TOP};
+use crate::errno::{EACCES, ELIBBAD, ELOOP, ENOEXEC, ENOMEM};
+use crate::layout::{
+    page_down, page_up, BRK_LIMIT, INTERP_BASE, INTERP_END, PAGE, PIE_BASE, STACK_MAX, STACK_TOP,
+};
 use crate::proc;
 use crate::{fs, uaccess, vm};
 use abi::exception::Regs;
 use abi::syscall::{map as mf, ENV_SELF};
 use alloc::vec::Vec;
-use binfmt::elf::{Elf, PF_W, PF_X, PT_LOAD};
+use binfmt::elf::{Elf, ET_DYN, PF_W, PF_X, PT_LOAD, PT_PHDR};
 use user::sys;
 
 const AT_NULL: u64 = 0;
@@ -32,6 +39,26 @@ const AT_SECURE: u64 = 23;
 const AT_RANDOM: u64 = 25;
 const AT_HWCAP2: u64 = 26;
 const AT_EXECFN: u64 = 31;
+const AT_SYSINFO_EHDR: u64 = 33;
+
+/// A checked ELF file and the amount its addresses are shifted by.
+pub struct Placed<'a> {
+    elf: Elf<'a>,
+    bias: u64,
+}
+
+impl Placed<'_> {
+    /// The entry point where the file was placed.
+    pub fn entry(&self) -> u64 {
+        self.elf.entry
+    }
+}
+
+/// A checked program and, when it names one, its checked interpreter.
+pub struct Image<'a> {
+    prog: Placed<'a>,
+    interp: Option<Placed<'a>>,
+}
 
 /// What a successful load leaves behind.
 pub struct Loaded {
@@ -91,23 +118,84 @@ pub fn resolve(path: &[u8], argv: &mut Vec<Vec<u8>>) -> Result<(Vec<u8>, &'stati
     Err(ELOOP)
 }
 
-/// Checks `image` is a static x86-64 executable lxrt can load.
-pub fn check(image: &[u8]) -> Result<Elf<'_>, i64> {
-    let elf = Elf::parse(image, PAGE, crate::layout::BRK_LIMIT, 0).map_err(|_| ENOEXEC)?;
-    if elf.kind != binfmt::elf::ET_EXEC {
-        return Err(ENOEXEC);
+/// Checks `data` is an x86-64 ELF file whose segments fit in
+/// `[lo, hi)`: where they say (ET_EXEC) or shifted to start at `base`
+/// (ET_DYN).
+pub fn place(data: &[u8], lo: u64, hi: u64, base: u64) -> Result<Placed<'_>, binfmt::elf::ElfError> {
+    let probe = Elf::parse_dynamic(data, 0, u64::MAX, 0)?;
+    let bias = if probe.kind == ET_DYN { base.saturating_sub(page_down(probe.span().0)) } else { 0 };
+    Ok(Placed { elf: Elf::parse_dynamic(data, lo, hi, bias)?, bias })
+}
+
+/// Checks `image` is a program lxrt can load, and finds and checks its
+/// interpreter, so that `load` cannot fail for the files' sake. A bad
+/// program is ENOEXEC; a missing interpreter ENOENT (or ENOTDIR, EACCES as
+/// for the program); one that is not an x86-64 ELF shared object ELIBBAD;
+/// one that names an interpreter itself ELOOP.
+pub fn check(image: &[u8]) -> Result<Image<'_>, i64> {
+    let prog = place(image, PAGE, BRK_LIMIT, PIE_BASE).map_err(|_| ENOEXEC)?;
+    let Some(path) = prog.elf.interp else {
+        return Ok(Image { prog, interp: None });
+    };
+    let ino = fs::path::resolve(proc::cwd(), path, true)?;
+    let n = fs::node::get(ino);
+    if n.mode & fs::S_IFMT != fs::S_IFREG {
+        return Err(EACCES);
     }
-    Ok(elf)
+    let interp = place(fs::node::bytes(&n), INTERP_BASE, INTERP_END, INTERP_BASE).map_err(|_| ELIBBAD)?;
+    if interp.elf.kind != ET_DYN {
+        return Err(ELIBBAD);
+    }
+    if interp.elf.interp.is_some() {
+        return Err(ELOOP);
+    }
+    Ok(Image { prog, interp: Some(interp) })
+}
+
+/// Where the program headers are in memory (AT_PHDR): `PT_PHDR` if the
+/// program has one, else where a segment loads them from the file.
+fn phdr_address(p: &Placed) -> u64 {
+    let phoff = p.elf.phoff();
+    let at = match p.elf.segments().find(|s| s.kind == PT_PHDR) {
+        Some(s) => s.vaddr,
+        None => p
+            .elf
+            .segments()
+            .find(|s| s.kind == PT_LOAD && (s.offset..s.offset + s.filesz).contains(&phoff))
+            .map_or(0, |s| s.vaddr + (phoff - s.offset)),
+    };
+    at.wrapping_add(p.bias)
 }
 
 /// Replaces the program in this address space with `image`. Past the first
 /// unmap there is no going back, so callers check the image first.
-pub fn load(elf: &Elf, argv: &[Vec<u8>], envp: &[Vec<u8>], execfn: &[u8]) -> Result<Loaded, i64> {
+pub fn load(image: &Image, argv: &[Vec<u8>], envp: &[Vec<u8>], execfn: &[u8]) -> Result<Loaded, i64> {
     vm::remove(0, u64::MAX);
-    let mut brk = 0;
-    let mut phdr = 0;
-    for seg in elf.segments().filter(|s| s.kind == PT_LOAD) {
-        let (start, end) = (page_down(seg.vaddr), page_up(seg.vaddr + seg.memsz));
+    let brk = map_segments(&image.prog)?;
+    let mut entry = image.prog.elf.entry;
+    let mut base = 0;
+    if let Some(interp) = &image.interp {
+        map_segments(interp)?;
+        entry = interp.elf.entry;
+        base = interp.bias;
+    }
+    let vdso = crate::vdso::map();
+    for r in vm::regions() {
+        vm::protect(r.start, r.end, r.prot);
+    }
+    vm::add(STACK_TOP - STACK_MAX, STACK_TOP, vm::R | vm::W);
+    let rsp = build_stack(&image.prog, base, vdso, argv, envp, execfn)?;
+    let regs = Regs { rip: entry, rsp, rflags: 0x202, ..Regs::default() };
+    Ok(Loaded { regs, brk: page_up(brk) })
+}
+
+/// Promises the loadable segments of `p` and copies their file bytes in;
+/// returns the first byte past the highest.
+pub fn map_segments(p: &Placed) -> Result<u64, i64> {
+    let mut top = 0;
+    for seg in p.elf.segments().filter(|s| s.kind == PT_LOAD) {
+        let vaddr = seg.vaddr + p.bias;
+        let (start, end) = (page_down(vaddr), page_up(vaddr + seg.memsz));
         let prot = prot_of(seg.flags);
         // Pages another segment already started keep both rights.
         let merged = vm::find(start).map_or(0, |r| r.prot);
@@ -115,33 +203,31 @@ pub fn load(elf: &Elf, argv: &[Vec<u8>], envp: &[Vec<u8>], execfn: &[u8]) -> Res
         if merged != 0 {
             vm::add(start, start + PAGE, prot | merged);
         }
-        if seg.offset == 0 {
-            phdr = seg.vaddr + elf.phoff();
-        }
-        brk = brk.max(seg.vaddr + seg.memsz);
-        // File bytes go in now, through a writable mapping; the rest of the
-        // segment (bss) is zero pages on demand.
-        let data = elf.file_bytes(&seg);
-        let mut va = start;
-        while va < seg.vaddr + seg.filesz {
-            if vm::pte(va).is_none() && !vm::populate(va, vm::W) {
-                return Err(ENOMEM);
-            }
-            let _ = sys::protect(ENV_SELF, va, mf::WRITE);
-            let (lo, hi) = (va.max(seg.vaddr), (va + PAGE).min(seg.vaddr + seg.filesz));
-            let src = &data[(lo - seg.vaddr) as usize..(hi - seg.vaddr) as usize];
-            // SAFETY: the page at `va` is mapped writable just above.
-            unsafe { core::ptr::copy_nonoverlapping(src.as_ptr(), lo as *mut u8, src.len()) };
-            va += PAGE;
-        }
+        top = top.max(vaddr + seg.memsz);
+        // File bytes go in now; the rest of the segment (bss) is zero
+        // pages on demand.
+        copy_in(vaddr, p.elf.file_bytes(&seg))?;
     }
-    for r in vm::regions() {
-        vm::protect(r.start, r.end, r.prot);
+    Ok(top)
+}
+
+/// Copies `data` to `va` in promised memory, through a writable mapping of
+/// each page whatever the region's rights (`load` applies them after).
+pub fn copy_in(va: u64, data: &[u8]) -> Result<(), i64> {
+    let end = va + data.len() as u64;
+    let mut page = page_down(va);
+    while page < end {
+        if vm::pte(page).is_none() && !vm::populate(page, vm::W) {
+            return Err(ENOMEM);
+        }
+        let _ = sys::protect(ENV_SELF, page, mf::WRITE);
+        let (lo, hi) = (page.max(va), (page + PAGE).min(end));
+        let src = &data[(lo - va) as usize..(hi - va) as usize];
+        // SAFETY: the page at `page` is mapped writable just above.
+        unsafe { core::ptr::copy_nonoverlapping(src.as_ptr(), lo as *mut u8, src.len()) };
+        page += PAGE;
     }
-    vm::add(STACK_TOP - STACK_MAX, STACK_TOP, vm::R | vm::W);
-    let rsp = build_stack(elf, phdr, argv, envp, execfn)?;
-    let regs = Regs { rip: elf.entry, rsp, rflags: 0x202, ..Regs::default() };
-    Ok(Loaded { regs, brk: page_up(brk) })
+    Ok(())
 }
 
 /// Pushes bytes and words downwards from the top of the Linux stack.
@@ -167,7 +253,17 @@ fn random16() -> [u8; 16] {
     r
 }
 
-fn build_stack(elf: &Elf, phdr: u64, argv: &[Vec<u8>], envp: &[Vec<u8>], execfn: &[u8]) -> Result<u64, i64> {
+/// The initial stack of `prog`, whose interpreter (if any) is at `base`,
+/// with the vDSO at `vdso`.
+fn build_stack(
+    prog: &Placed,
+    base: u64,
+    vdso: u64,
+    argv: &[Vec<u8>],
+    envp: &[Vec<u8>],
+    execfn: &[u8],
+) -> Result<u64, i64> {
+    let elf = &prog.elf;
     let mut p = Pusher { sp: STACK_TOP };
     let execfn = p.cstr(execfn)?;
     let mut env_ptrs = Vec::new();
@@ -181,12 +277,12 @@ fn build_stack(elf: &Elf, phdr: u64, argv: &[Vec<u8>], envp: &[Vec<u8>], execfn:
     let platform = p.cstr(b"x86_64")?;
     let random = p.bytes(&random16())?;
     let creds = crate::proc::creds();
-    let auxv: [(u64, u64); 18] = [
-        (AT_PHDR, phdr),
+    let auxv: [(u64, u64); 19] = [
+        (AT_PHDR, phdr_address(prog)),
         (AT_PHENT, elf.phentsize as u64),
         (AT_PHNUM, elf.phnum() as u64),
         (AT_PAGESZ, PAGE),
-        (AT_BASE, 0),
+        (AT_BASE, base),
         (AT_FLAGS, 0),
         (AT_ENTRY, elf.entry),
         (AT_UID, creds as u64),
@@ -200,6 +296,7 @@ fn build_stack(elf: &Elf, phdr: u64, argv: &[Vec<u8>], envp: &[Vec<u8>], execfn:
         (AT_RANDOM, random),
         (AT_HWCAP2, 0),
         (AT_EXECFN, execfn),
+        (AT_SYSINFO_EHDR, vdso),
     ];
     // argc, argv[], 0, envp[], 0, auxv pairs, AT_NULL pair; rsp 16-aligned.
     let words = 1 + argv.len() + 1 + envp.len() + 1 + 2 * (auxv.len() + 1);

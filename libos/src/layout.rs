@@ -42,6 +42,19 @@ pub fn program_may_map(start: u64, end: u64) -> bool {
             || (start >= STACK_TOP - STACK_MAX && end <= STACK_TOP))
 }
 
+/// A position-independent program (ET_DYN) is loaded with its lowest
+/// segment here, as a fixed-address one usually is; `brk` follows it.
+pub const PIE_BASE: u64 = 0x40_0000;
+
+/// A program's interpreter (`ld.so`) is loaded here, out of the way of
+/// fixed-address programs, `brk` and the `mmap` area.
+pub const INTERP_BASE: u64 = 0x0800_0000_0000;
+pub const INTERP_END: u64 = INTERP_BASE + (1 << 30);
+
+/// The vDSO (`vdso`), with its vvar page just below.
+pub const VDSO_BASE: u64 = INTERP_END + PAGE;
+pub const VDSO_END: u64 = VDSO_BASE + (1 << 20);
+
 /// Anonymous `mmap`s are placed upwards from here.
 pub const MMAP_BASE: u64 = 0x1000_0000_0000;
 pub const MMAP_END: u64 = 0x7000_0000_0000;

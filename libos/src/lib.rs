@@ -35,5 +35,6 @@ pub mod shared;
 pub mod time;
 pub mod trap;
 pub mod uaccess;
+pub mod vdso;
 pub mod vm;
 pub mod wait;

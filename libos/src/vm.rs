@@ -4,10 +4,16 @@
 //! A present page that is read-only in a writable region is copy-on-write
 //! (shared with a fork relative): the write fault copies it, or just makes
 //! it writable when the frame table shows nobody else maps it.
+//!
+//! A writable `MAP_SHARED` file mapping (`SharedFile`) is a copy of the
+//! file's bytes whose written pages go back to the file: there is no page
+//! cache to share, so the hardware's dirty bit says which pages the
+//! program changed, and `msync`, `munmap`, exit and exec (every `remove`)
+//! write those back.
 
 use crate::layout::{page_down, INIT_STACK_BOTTOM, INIT_STACK_TOP, PAGE, SCRATCH};
 use abi::layout::pte_va;
-use abi::pte::{frame_of, PRESENT, WRITABLE};
+use abi::pte::{frame_of, DIRTY, NO_EXEC, PRESENT, WRITABLE};
 use abi::syscall::{map as mf, ENV_SELF, FRAME_ANY};
 use alloc::vec::Vec;
 use user::{kinfo, sys};
@@ -23,10 +29,23 @@ pub struct Region {
     pub prot: u32,
 }
 
+/// A writable shared mapping of `[start, end)` onto file `ino` from byte
+/// `off`. Each holds one of the file's `opens`, so the file outlives its
+/// last descriptor while mapped, as on Linux.
+#[derive(Clone, Copy, Debug)]
+struct SharedFile {
+    start: u64,
+    end: u64,
+    ino: crate::fs::Ino,
+    off: u64,
+}
+
 /// A process's memory as the library keeps it (`proc::Process::vm`).
 pub struct Space {
     /// What the program was promised.
     regions: Vec<Region>,
+    /// Its writable shared file mappings.
+    shared: Vec<SharedFile>,
     /// Frames we own but no longer map that a fork relative still maps (a
     /// copy-on-write page a child shares, which we copied or unmapped).
     /// The kernel frees a frame with its last mapping only once its owner
@@ -41,7 +60,8 @@ pub struct Space {
 }
 
 impl Space {
-    pub const INITIAL: Space = Space { regions: Vec::new(), orphans: Vec::new(), native_stack: true };
+    pub const INITIAL: Space =
+        Space { regions: Vec::new(), shared: Vec::new(), orphans: Vec::new(), native_stack: true };
 
     fn find(&self, va: u64) -> Option<Region> {
         self.regions.iter().copied().find(|r| r.start <= va && va < r.end)
@@ -176,9 +196,105 @@ pub fn sweep() {
     });
 }
 
-/// A forked child's copy of the list names its parent's frames.
+/// A forked child's copy of the list names its parent's frames; its
+/// shared file mappings are its own to write back, each holding the file.
 pub fn forked_child() {
-    with_space(|s| s.orphans.clear());
+    let shared = with_space(|s| {
+        s.orphans.clear();
+        s.shared.clone()
+    });
+    for m in shared {
+        crate::fs::node::update(m.ino, |n| n.opens += 1);
+    }
+}
+
+/// Makes `[start, end)` a writable shared mapping of file `ino` from byte
+/// `off` (its pages already hold the file's bytes: they start clean).
+pub fn add_shared_file(start: u64, end: u64, ino: crate::fs::Ino, off: u64) {
+    let mut va = start;
+    while let Some(v) = next_mapped(va, end) {
+        clean(v);
+        va = v + PAGE;
+    }
+    crate::fs::node::update(ino, |n| n.opens += 1);
+    with_space(|s| s.shared.push(SharedFile { start, end, ino, off }));
+}
+
+/// Maps the page at `va` afresh with the same frame and rights, its dirty
+/// bit clear. The frame is ours to map again: a fresh mapping's pages, or
+/// a page this process wrote (a write to a frame shared with a fork
+/// relative copies it first).
+fn clean(va: u64) {
+    if let Some(p) = pte(va) {
+        let mut rights = 0;
+        if p & WRITABLE != 0 {
+            rights |= mf::WRITE;
+        }
+        if p & NO_EXEC == 0 {
+            rights |= mf::EXEC;
+        }
+        let _ = sys::unmap(ENV_SELF, va);
+        let _ = sys::map(ENV_SELF, va, frame_of(p), rights);
+    }
+}
+
+/// Writes the pages of `[start, end)` the program changed back to the
+/// files they map, and marks them clean. Bytes past a file's end stay in
+/// memory, as on Linux.
+pub fn write_back(start: u64, end: u64) {
+    let shared = with_space(|s| s.shared.clone());
+    for m in shared.iter().filter(|m| m.start < end && start < m.end) {
+        let (lo, hi) = (m.start.max(start), m.end.min(end));
+        let mut va = lo;
+        while let Some(v) = next_mapped(va, hi) {
+            va = v + PAGE;
+            if pte(v).is_none_or(|p| p & DIRTY == 0) {
+                continue;
+            }
+            let at = m.off + (v - m.start);
+            crate::fs::node::update(m.ino, |n| {
+                let len = n.size.saturating_sub(at).min(PAGE) as usize;
+                // SAFETY: `v` is mapped (its PTE is present) and readable.
+                let page = unsafe { core::slice::from_raw_parts(v as *const u8, len) };
+                let _ = crate::fs::node::write_at(n, at, page);
+            });
+            clean(v);
+        }
+    }
+}
+
+/// Forgets the shared file mappings in `[start, end)` (written back
+/// already), splitting those it cuts and letting go of their files.
+fn unshare(start: u64, end: u64) {
+    let (gone, split) = with_space(|s| {
+        let mut out = Vec::with_capacity(s.shared.len() + 1);
+        let (mut gone, mut split) = (Vec::new(), Vec::new());
+        for m in s.shared.iter().copied() {
+            if m.end <= start || m.start >= end {
+                out.push(m);
+                continue;
+            }
+            let left = (m.start < start).then_some(SharedFile { end: start, ..m });
+            let right = (m.end > end).then_some(SharedFile { start: end, off: m.off + (end - m.start), ..m });
+            match (left, right) {
+                (None, None) => gone.push(m.ino),
+                (Some(a), Some(b)) => {
+                    split.push(m.ino);
+                    out.extend([a, b]);
+                }
+                (a, b) => out.extend(a.or(b)),
+            }
+        }
+        s.shared = out;
+        (gone, split)
+    });
+    for ino in split {
+        crate::fs::node::update(ino, |n| n.opens += 1);
+    }
+    for ino in gone {
+        crate::fs::node::update(ino, |n| n.opens -= 1);
+        crate::fs::node::release(ino);
+    }
 }
 
 /// Unmaps one page, returning its frame to the kernel when it was ours
@@ -190,8 +306,11 @@ pub fn drop_page(va: u64) {
     }
 }
 
-/// Forgets `[start, end)` and frees what was behind it.
+/// Forgets `[start, end)` and frees what was behind it (after writing
+/// shared file pages back).
 pub fn remove(start: u64, end: u64) {
+    write_back(start, end);
+    unshare(start, end);
     for r in regions() {
         let (lo, hi) = (r.start.max(start), r.end.min(end));
         let mut va = lo;

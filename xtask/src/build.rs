@@ -52,8 +52,21 @@ pub fn all() -> Result<Image, String> {
     let target = root().join("target");
     let kernel = target.join(KERNEL_TARGET).join("release/kernel");
     let bootfs = target.join("bootfs.cpio");
-    std::fs::write(&bootfs, bootfs_archive()?).map_err(|e| format!("writing bootfs: {e}"))?;
+    std::fs::write(&bootfs, bootfs_archive(&[])?).map_err(|e| format!("writing bootfs: {e}"))?;
     Ok(Image { kernel, bootfs })
+}
+
+/// `img` with the Debian packages `pkgs` and their dependencies added to
+/// the root (`crate::debs`); `img` itself when there are none.
+pub fn with_packages(img: &Image, pkgs: &[String]) -> Result<Image, String> {
+    if pkgs.is_empty() {
+        return Ok(Image { kernel: img.kernel.clone(), bootfs: img.bootfs.clone() });
+    }
+    let mut names = pkgs.to_vec();
+    names.sort();
+    let bootfs = root().join("target").join(format!("bootfs-{}.cpio", names.join("+")));
+    std::fs::write(&bootfs, bootfs_archive(pkgs)?).map_err(|e| format!("writing bootfs: {e}"))?;
+    Ok(Image { kernel: img.kernel.clone(), bootfs })
 }
 
 /// The driver images (`drivers/NAME`, crate `NAME-driver`), packed as
@@ -83,8 +96,8 @@ pub const LIBOS_PROGRAMS: &[&str] = &["lxrt", "bench_libos", "test_ptable"];
 pub const BUSYBOX: &str = "/bin/busybox";
 
 /// Packs every user program into `bin/`, and the library OS's root file
-/// system under `root/`.
-fn bootfs_archive() -> Result<Vec<u8>, String> {
+/// system under `root/`, with the Debian packages `pkgs`.
+fn bootfs_archive(pkgs: &[String]) -> Result<Vec<u8>, String> {
     let bin = root().join("target").join(USER_TARGET).join("release");
     let mut ar = Archive::default();
     ar.dir("bin");
@@ -101,7 +114,7 @@ fn bootfs_archive() -> Result<Vec<u8>, String> {
         let data = std::fs::read(&path).map_err(|e| format!("reading {}: {e}", path.display()))?;
         ar.file(&format!("drv/{name}"), 0o644, &data);
     }
-    root_tree(&mut ar)?;
+    root_tree(&mut ar, pkgs)?;
     Ok(ar.finish())
 }
 
@@ -110,8 +123,10 @@ fn bootfs_archive() -> Result<Vec<u8>, String> {
 /// `root/stress/`, the C test programs in `root/cbin/`, and busybox as
 /// `/bin/busybox` with a symbolic link for
 /// every applet where busybox says it belongs (`--list-full`), as a
-/// busybox-based system installs it.
-fn root_tree(ar: &mut Archive) -> Result<(), String> {
+/// busybox-based system installs it. Debian packages (`pkgs`) go in before
+/// busybox: the first entry of a name wins (`libos/src/fs/boot.rs`), so a
+/// package's `/bin/ls` replaces busybox's applet link.
+fn root_tree(ar: &mut Archive, pkgs: &[String]) -> Result<(), String> {
     ar.dir("root");
     add_tree(ar, &root().join("libos/root"), "root")?;
     ar.dir("root/tests");
@@ -122,6 +137,9 @@ fn root_tree(ar: &mut Archive) -> Result<(), String> {
     ar.dir("root/stress");
     for (name, data) in read_dir_files(&root().join("libos/stress"))? {
         ar.file(&format!("root/stress/{name}"), 0o644, &data);
+    }
+    if !pkgs.is_empty() {
+        add_tree(ar, &crate::debs::unpacked(pkgs)?, "root")?;
     }
     let bb = std::fs::read(BUSYBOX).map_err(|e| format!("reading {BUSYBOX}: {e}"))?;
     for d in ["bin", "sbin", "usr", "usr/bin", "usr/sbin", "tmp", "dev", "proc"] {
@@ -159,8 +177,10 @@ fn read_dir_files(dir: &Path) -> Result<Vec<(String, Vec<u8>)>, String> {
     Ok(out)
 }
 
-/// Adds every directory and file under `dir` as `prefix/...`.
+/// Adds every directory, file (with its permission bits) and symbolic link
+/// under `dir` as `prefix/...`.
 fn add_tree(ar: &mut Archive, dir: &Path, prefix: &str) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
     let mut entries: Vec<_> = std::fs::read_dir(dir)
         .map_err(|e| format!("reading {}: {e}", dir.display()))?
         .filter_map(|e| e.ok())
@@ -169,12 +189,16 @@ fn add_tree(ar: &mut Archive, dir: &Path, prefix: &str) -> Result<(), String> {
     for e in entries {
         let name = format!("{prefix}/{}", e.file_name().to_string_lossy());
         let path = e.path();
-        if path.is_dir() {
+        let meta = std::fs::symlink_metadata(&path).map_err(|err| format!("{}: {err}", path.display()))?;
+        if meta.is_symlink() {
+            let target = std::fs::read_link(&path).map_err(|err| format!("{}: {err}", path.display()))?;
+            ar.symlink(&name, &target.to_string_lossy());
+        } else if meta.is_dir() {
             ar.dir(&name);
             add_tree(ar, &path, &name)?;
-        } else {
+        } else if meta.is_file() {
             let data = std::fs::read(&path).map_err(|err| format!("{err}"))?;
-            ar.file(&name, 0o644, &data);
+            ar.file(&name, meta.permissions().mode(), &data);
         }
     }
     Ok(())

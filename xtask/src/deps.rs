@@ -37,6 +37,9 @@ pub const TEST: &[Need] = &[
     need("/usr/bin/gcc", "gcc"),
     need("/usr/lib/x86_64-linux-gnu/libc.a", "libc6-dev"),
     need("/usr/bin/cpio", "cpio"),
+    // The host's side of the tests of Debian programs (`# with:`).
+    need("/usr/bin/python3", "python3-minimal"),
+    need("/usr/bin/dpkg-deb", "dpkg"),
 ];
 
 /// Installs the packages of every missing requirement with apt-get.
@@ -86,9 +89,12 @@ pub fn ensure_toolchain() -> Result<(), String> {
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     };
     let targets = listed(&["target", "list", "--installed"])?;
-    if !targets.lines().any(|l| l.trim() == crate::build::KERNEL_TARGET) {
-        println!("xtask: adding the Rust target {}", crate::build::KERNEL_TARGET);
-        rustup(&root, &["target", "add", crate::build::KERNEL_TARGET])?;
+    // The kernel's target, and musl's for the static-PIE Rust test programs.
+    for t in [crate::build::KERNEL_TARGET, crate::lxtest::MUSL_TARGET] {
+        if !targets.lines().any(|l| l.trim() == t) {
+            println!("xtask: adding the Rust target {t}");
+            rustup(&root, &["target", "add", t])?;
+        }
     }
     let components = listed(&["component", "list", "--installed"])?;
     for c in ["rustfmt", "clippy"] {

@@ -11,6 +11,8 @@
 //! after that many seconds of the host's time (`boottest::Wall`); and
 //! `# host: pid namespace` runs the host's side as PID 1 of a new PID
 //! namespace (`unshare`), as the script's shell is init on Veneer.
+//! A `# with: PKG..` line boots a root holding those Debian packages and
+//! their dependencies (`debs`); the host runs its own installed copies.
 //! A script with a `# veneer-only` line checks what only Veneer can show
 //! (its own free memory, running out of it): it is not run on the host,
 //! and passes when it exits with status 0 on Veneer.
@@ -42,54 +44,82 @@ fn scripts() -> Result<Vec<(String, PathBuf)>, String> {
 
 /// The C test programs (`libos/tests/c/NAME.c`, and the stress programs of
 /// `libos/stress/c/`, which only Veneer runs), built static by the host's
-/// gcc as the Linux benchmarks are: unmodified glibc binaries; and the Rust
-/// ones (`libos/tests/rust/NAME.rs`), built with `std` for musl, static:
-/// all run as `cbin/NAME` by the scripts on the host and on Veneer.
+/// gcc as the Linux benchmarks are: unmodified glibc binaries, run as
+/// `cbin/NAME` by the scripts on the host and on Veneer. A source whose
+/// first line is `// link: dynamic` is built as gcc builds by default: a
+/// PIE that glibc's `ld.so` loads (its test needs `# with: libc6`).
 pub fn c_programs() -> Result<Vec<(String, PathBuf)>, String> {
     let out = build::root().join("target/lxtest/cbin");
     std::fs::create_dir_all(&out).map_err(|e| format!("creating {}: {e}", out.display()))?;
     let mut v = Vec::new();
-    let dirs = ["libos/tests/c", "libos/stress/c", "libos/tests/rust"].map(|d| build::root().join(d));
+    let dirs = ["libos/tests/c", "libos/stress/c"].map(|d| build::root().join(d));
     let sources = dirs
         .iter()
         .map(|src| std::fs::read_dir(src).map_err(|e| format!("reading {}: {e}", src.display())))
         .collect::<Result<Vec<_>, _>>()?;
     for e in sources.into_iter().flatten().flatten() {
         let path = e.path();
-        let file = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-        let (name, mut cmd) = if let Some(name) = file.strip_suffix(".c") {
-            let mut gcc = Command::new("gcc");
-            gcc.args(["-O2", "-static", "-Wall", "-Wextra", "-Werror"]);
-            (name, gcc)
-        } else if let Some(name) = file.strip_suffix(".rs") {
-            // Not position-independent: lxrt loads fixed-address programs
-            // (static-PIE is the dynamic loader's work).
-            let mut rustc = Command::new("rustc");
-            rustc.args(["--edition", "2021", "-O", "--target", "x86_64-unknown-linux-musl"]);
-            rustc.args([
-                "-C",
-                "relocation-model=static",
-                "-C",
-                "target-feature=+crt-static",
-                "-D",
-                "warnings",
-            ]);
-            (name, rustc)
-        } else {
+        let Some(name) = path.file_name().and_then(|n| n.to_str()).and_then(|n| n.strip_suffix(".c")) else {
             continue;
         };
         let exe = out.join(name);
         let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
         if modified(&exe).is_none() || modified(&exe) < modified(&path) {
-            let status =
-                cmd.arg("-o").arg(&exe).arg(&path).status().map_err(|e| format!("building {file}: {e}"))?;
+            let text =
+                std::fs::read_to_string(&path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+            let link = if text.starts_with("// link: dynamic\n") { "-pie" } else { "-static" };
+            let status = Command::new("gcc")
+                .args(["-O2", link, "-Wall", "-Wextra", "-Werror", "-o"])
+                .arg(&exe)
+                .arg(&path)
+                .status()
+                .map_err(|e| format!("running gcc: {e}"))?;
             if !status.success() {
-                return Err(format!("building {} failed", path.display()));
+                return Err(format!("gcc failed on {}", path.display()));
             }
         }
         v.push((name.to_string(), exe));
     }
+    v.extend(rust_programs(&out)?);
     v.sort();
+    Ok(v)
+}
+
+/// Rust's target for static executables: musl, whose default output is a
+/// static-PIE (ET_DYN without an interpreter).
+pub const MUSL_TARGET: &str = "x86_64-unknown-linux-musl";
+
+/// The Rust `std` test programs (`libos/tests/rust/NAME.rs`), each built
+/// the default way twice by the workspace's rustc: `NAME-musl` (static-PIE)
+/// and `NAME-glibc` (dynamic, loaded by glibc's `ld.so`; its test needs
+/// `# with: libc6 libgcc-s1`). They join the C programs in `cbin/`.
+fn rust_programs(out: &Path) -> Result<Vec<(String, PathBuf)>, String> {
+    let src = build::root().join("libos/tests/rust");
+    let rd = std::fs::read_dir(&src).map_err(|e| format!("reading {}: {e}", src.display()))?;
+    let mut v = Vec::new();
+    for path in rd.flatten().map(|e| e.path()) {
+        let Some(stem) = path.file_name().and_then(|n| n.to_str()).and_then(|n| n.strip_suffix(".rs")) else {
+            continue;
+        };
+        for (flavour, target) in [("musl", MUSL_TARGET), ("glibc", build::USER_TARGET)] {
+            let name = format!("{stem}-{flavour}");
+            let exe = out.join(&name);
+            let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+            if modified(&exe).is_none() || modified(&exe) < modified(&path) {
+                let status = Command::new("rustc")
+                    .args(["--edition", "2021", "-O", "--target", target, "-o"])
+                    .arg(&exe)
+                    .arg(&path)
+                    .current_dir(build::root())
+                    .status()
+                    .map_err(|e| format!("running rustc: {e}"))?;
+                if !status.success() {
+                    return Err(format!("rustc failed on {}", path.display()));
+                }
+            }
+            v.push((name, exe));
+        }
+    }
     Ok(v)
 }
 
@@ -201,6 +231,8 @@ struct Directives {
     /// `# wall: SECONDS | FROM | TO`: output `TO` must follow `FROM` after
     /// that many seconds of the host's time.
     wall: Option<Wall>,
+    /// `# with: PKG..`: Debian packages the root must hold.
+    with: Vec<String>,
 }
 
 fn directives(script: &Path) -> Result<Directives, String> {
@@ -209,6 +241,8 @@ fn directives(script: &Path) -> Result<Directives, String> {
     for line in text.lines() {
         if let Some(l) = line.strip_prefix("# log: ") {
             d.log.push(l.to_string());
+        } else if let Some(p) = line.strip_prefix("# with: ") {
+            d.with.extend(p.split_whitespace().map(str::to_string));
         } else if let Some(w) = line.strip_prefix("# wall: ") {
             let bad = || format!("{}: want `# wall: SECONDS | FROM | TO`, got {w:?}", script.display());
             let parts: Vec<&str> = w.split(" | ").collect();
@@ -226,6 +260,8 @@ fn directives(script: &Path) -> Result<Directives, String> {
 /// The comparison tests among `names` (all when empty).
 pub fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
     let mut tests = Vec::new();
+    // One boot archive per set of packages, however many tests ask for it.
+    let mut images: std::collections::HashMap<Vec<String>, Image> = std::collections::HashMap::new();
     for (name, script) in scripts()? {
         if !names.is_empty() && !names.contains(&name) {
             continue;
@@ -233,6 +269,12 @@ pub fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
         let file = script.file_name().and_then(|f| f.to_str()).unwrap_or_default();
         let d = directives(&script)?;
         let output = if d.veneer_only { None } else { Some(host_output(&name, &script, d.pid_namespace)?) };
+        let mut with = d.with.clone();
+        with.sort();
+        if !images.contains_key(&with) {
+            images.insert(with.clone(), build::with_packages(img, &with)?);
+        }
+        let img = &images[&with];
         tests.push(BootTest {
             name: name.clone(),
             args: qemu::base_args(img, &format!("lxrt /bin/sh /tests/{file}")),

@@ -5,6 +5,7 @@ mod bench;
 mod boottest;
 mod build;
 mod cpio;
+mod debs;
 mod deps;
 mod devtest;
 mod disk;
@@ -20,10 +21,12 @@ use std::process::ExitCode;
 const USAGE: &str = "\
 usage: cargo xtask <command>
 
-  run [PROGRAM]      boot Veneer in QEMU with the console on this terminal
+  run [--with PKG].. [PROGRAM]
+                     boot Veneer in QEMU with the console on this terminal
                      (PROGRAM is the first environment with its arguments;
                      default: busybox sh under lxrt; `run shell`: the
-                     native console shell)
+                     native console shell; --with PKG: Debian's PKG and
+                     its dependencies in the root)
   test               lint, then every host unit test and every boot test
   lint               rustfmt --check, and clippy (warnings are errors) on the
                      host and on the kernel's and the programs' targets
@@ -116,7 +119,16 @@ const DEFAULT_RUN: &str = "lxrt -t /bin/sh";
 
 fn run(args: &[String]) -> Result<(), String> {
     deps::ensure(deps::RUN)?;
-    let img = build::all()?;
+    let mut pkgs = Vec::new();
+    let mut args = args;
+    while let [flag, pkg, rest @ ..] = args {
+        if flag != "--with" {
+            break;
+        }
+        pkgs.push(pkg.clone());
+        args = rest;
+    }
+    let img = build::with_packages(&build::all()?, &pkgs)?;
     let joined = args.join(" ");
     let init = if args.is_empty() { DEFAULT_RUN } else { joined.as_str() };
     println!("xtask: booting Veneer (init={init}); exit QEMU with Ctrl-A x");

@@ -44,7 +44,7 @@ fn main(_: u64) -> i32 {
     let elf = match exec::check(image) {
         Ok(e) => e,
         Err(_) => {
-            println!("lxrt: {} is not a static x86-64 executable", words[0]);
+            println!("lxrt: {} is not an x86-64 executable lxrt can load", words[0]);
             return 126;
         }
     };

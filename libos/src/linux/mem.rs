@@ -1,6 +1,8 @@
-//! brk, mmap, munmap, mprotect, mremap: the program's memory through `vm`.
+//! brk, mmap, munmap, mprotect, mremap, msync: the program's memory
+//! through `vm`. A file mapping is a copy of the file's bytes; a writable
+//! shared one is written back (`vm::write_back`).
 
-use crate::errno::{LxResult, EINVAL, ENOMEM, ENOSYS};
+use crate::errno::{LxResult, EACCES, EINVAL, ENOMEM, EOVERFLOW};
 use crate::layout::{page_up, BRK_LIMIT, MMAP_END, PAGE};
 use crate::proc::vars;
 use crate::{fd, obj, uaccess, vm};
@@ -82,12 +84,19 @@ pub fn mmap(addr: u64, len: u64, p: u64, flags: u64, fdn: i64, off: u64) -> LxRe
         if f.kind != obj::Kind::Regular {
             return Err(EINVAL);
         }
-        if flags & MAP_SHARED != 0 && p & PROT_WRITE != 0 {
-            // A writable shared file mapping would need write-back.
-            crate::log::once("mmap(MAP_SHARED|PROT_WRITE) of a file", 2000);
-            return Err(ENOSYS);
+        // Linux: the file must be open for reading, and for writing too if
+        // the program's writes are to reach it.
+        let mode = f.flags & obj::flags::ACCMODE;
+        let shared = flags & MAP_SHARED != 0;
+        if mode == obj::flags::WRONLY || (shared && p & PROT_WRITE != 0 && mode != obj::flags::RDWR) {
+            return Err(EACCES);
         }
-        Some(f.ino)
+        if off.checked_add(len).is_none_or(|end| end > i64::MAX as u64) {
+            return Err(EOVERFLOW);
+        }
+        // A shared mapping of a file open for writing is written back,
+        // whatever its rights now (`mprotect` may allow writes later).
+        Some((f.ino, shared && mode == obj::flags::RDWR))
     } else {
         None
     };
@@ -102,12 +111,15 @@ pub fn mmap(addr: u64, len: u64, p: u64, flags: u64, fdn: i64, off: u64) -> LxRe
         place(len)?
     };
     vm::add(start, start + len, prot(p) | vm::R);
-    if let Some(ino) = file {
-        // Read-only file data is copied in (there is no page cache to share).
+    if let Some((ino, write_back)) = file {
+        // The file's bytes are copied in (there is no page cache to share).
         vm::add(start, start + len, vm::R | vm::W);
         let n = crate::fs::node::get(ino);
         uaccess::with_bytes_mut(start, len, |dst| crate::fs::node::read_at(&n, off, dst))?;
         vm::protect(start, start + len, prot(p) | vm::R);
+        if write_back {
+            vm::add_shared_file(start, start + len, ino, off);
+        }
     }
     Ok(start as i64)
 }
@@ -129,6 +141,30 @@ pub fn mprotect(addr: u64, len: u64, p: u64) -> LxResult {
     } else {
         Err(ENOMEM)
     }
+}
+
+const MS_ASYNC: u64 = 1;
+const MS_INVALIDATE: u64 = 2;
+const MS_SYNC: u64 = 4;
+
+/// `msync`: changed pages of writable shared file mappings go back to their
+/// files now (whichever of MS_SYNC and MS_ASYNC: both are done at once).
+pub fn msync(addr: u64, len: u64, flags: u64) -> LxResult {
+    let known = MS_ASYNC | MS_INVALIDATE | MS_SYNC;
+    if !addr.is_multiple_of(PAGE) || flags & !known != 0 || flags & (MS_ASYNC | MS_SYNC) == MS_ASYNC | MS_SYNC
+    {
+        return Err(EINVAL);
+    }
+    // Linux rounds the length up modulo 2^64 (so -1 is 0: nothing to do).
+    let end = addr.checked_add(len.wrapping_add(PAGE - 1) & !(PAGE - 1)).ok_or(ENOMEM)?;
+    let mut va = addr;
+    while va < end {
+        // Linux: ENOMEM if any of the range is not mapped.
+        let r = vm::find(va).ok_or(ENOMEM)?;
+        va = r.end;
+    }
+    vm::write_back(addr, end);
+    Ok(0)
 }
 
 const MREMAP_MAYMOVE: u64 = 1;

@@ -1,6 +1,6 @@
-//! Threads in Rust's `std` on Veneer (built for musl, static, by xtask;
-//! run as `cbin/rthreads` by `libos/tests/rthreads.sh`, output compared
-//! with the host's): mutexes and joins over 8 threads, a channel from 4
+//! Threads in Rust's `std` on Veneer (built the default way by xtask, for
+//! musl and for glibc; run as `cbin/rthreads-*` by `libos/tests/rthreads.sh`,
+//! output compared with the host's): mutexes and joins over 8 threads, a channel from 4
 //! senders, a condition variable, thread-local storage, a named thread,
 //! and a thread that panics.
 use std::sync::{mpsc, Arc, Condvar, Mutex};

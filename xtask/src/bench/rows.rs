@@ -76,6 +76,10 @@ pub const ROWS: &[Row] = &[
         .linux("getpid")
         .veneer("lx_getpid")
         .pairing("Veneer: syscall rax=39 reflected to the library's Linux personality"),
+    row("vdso_clock", "clock_gettime via the vDSO", "issue 14")
+        .linux("vdso_clock")
+        .veneer("vdso_clock")
+        .pairing("CLOCK_MONOTONIC: each side's vDSO __vdso_clock_gettime called directly, no system call"),
     row("exception", "exception round trip", "SOSP'95 Fig. 7")
         .linux("sigill")
         .veneer("exception")

@@ -24,6 +24,8 @@
 //!   personality;
 //! - `spawn`: loading a small static program from the boot file system into
 //!   a new environment and waiting for it (`user::spawn`), no fork;
+//! - `vdso_clock`: `clock_gettime(CLOCK_MONOTONIC)` through the vDSO a
+//!   Linux program gets (`libos::vdso`), mapped here and called directly;
 //! - `calib`: the harness's 1000-instruction loop, which every boot runs.
 #![no_std]
 #![no_main]
@@ -36,7 +38,9 @@ mod vm;
 
 use abi::syscall::map as mf;
 use libos::{native, trap};
-use procs::{fork_exec, fork_exit_wait, install_tiny, lx_getpid, pipe_pingpong, spawn_wait, threadbench};
+use procs::{
+    fork_exec, fork_exit_wait, install_tiny, lx_getpid, pipe_pingpong, spawn_wait, threadbench, vdso_clock,
+};
 use select::{select_check, select_experiment, WORKERS};
 use user::{kinfo, println};
 use vm::{appel1, appel2, dirty, map_area, on_fault, prot1, prot_many, trap, unmap_area, READ_ONLY};
@@ -62,6 +66,7 @@ const ALL: &[&str] = &[
     "pipe_1b",
     "pipe_8k",
     "lx_getpid",
+    "vdso_clock",
     "select_a",
     "select_b",
 ];
@@ -84,7 +89,7 @@ fn iterations(name: &str, quick: bool) -> u64 {
         // Round trips over all processes: 5 x (4,800 + 4,800) as in paper
         // 002's Figure 8; quick: 5 x (10 + 10).
         "select_a" | "select_b" => (48_000, 100),
-        _ => (200_000, 1000), // lx_getpid
+        _ => (200_000, 1000), // lx_getpid, vdso_clock
     };
     if quick {
         short
@@ -132,6 +137,7 @@ fn run(name: &str, n: u64) -> u64 {
         "fork_exec" => report(name, fork_exec(n)),
         "spawn" => spawn_wait(n),
         "select_a" | "select_b" => report(name, select_experiment(n, name == "select_a")),
+        "vdso_clock" => report(name, vdso_clock(n)),
         _ => lx_getpid(n),
     }
 }

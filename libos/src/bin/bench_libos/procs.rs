@@ -43,6 +43,18 @@ pub fn lx_getpid(n: u64) -> u64 {
     rdtsc() - t
 }
 
+/// `clock_gettime(CLOCK_MONOTONIC)` through the vDSO, mapped into this
+/// program as into a Linux one.
+pub fn vdso_clock(n: u64) -> Result<u64, &'static str> {
+    let gettime = libos::vdso::map_clock_gettime().ok_or("the vDSO could not be mapped")?;
+    let mut ts = [0i64; 2];
+    let t = rdtsc();
+    for _ in 0..n {
+        black_box(gettime(1, &mut ts));
+    }
+    Ok(rdtsc() - t)
+}
+
 /// fork, the child exits at once, wait.
 pub fn fork_exit_wait(n: u64) -> u64 {
     let t = rdtsc();
