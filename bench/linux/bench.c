@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/select.h>
 #include <sys/syscall.h>
@@ -397,6 +398,46 @@ static uint64_t pipe_pingpong(long n, long size)
 	return t;
 }
 
+/* epoll: the same ping-pong of one byte, each side waiting in epoll_wait
+ * on its read end (registered once) before every read; n counts one-way
+ * messages, so the figure is half a round trip. */
+static uint64_t b_epoll(long n)
+{
+	char byte = 0;
+	int there[2], back[2];
+	if (pipe(there) || pipe(back))
+		die("pipe");
+	pid_t pid = fork();
+	if (pid < 0)
+		die("fork");
+	int in = pid == 0 ? there[0] : back[0];
+	int ep = epoll_create1(0);
+	struct epoll_event ev = { .events = EPOLLIN }, got;
+	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, in, &ev))
+		die("epoll");
+	if (pid == 0) {
+		for (long i = 0; i < n / 2; i++) {
+			if (epoll_wait(ep, &got, 1, -1) != 1)
+				die("epoll_wait");
+			transfer(there[0], &byte, 1, 0);
+			transfer(back[1], &byte, 1, 1);
+		}
+		_exit(0);
+	}
+	uint64_t t0 = now();
+	for (long i = 0; i < n / 2; i++) {
+		transfer(there[1], &byte, 1, 1);
+		if (epoll_wait(ep, &got, 1, -1) != 1)
+			die("epoll_wait");
+		transfer(back[0], &byte, 1, 0);
+	}
+	uint64_t t = now() - t0;
+	reap(pid);
+	close(ep);
+	close(there[0]), close(there[1]), close(back[0]), close(back[1]);
+	return t;
+}
+
 static uint64_t b_pipe_1b(long n) { return pipe_pingpong(n, 1); }
 static uint64_t b_pipe_1w(long n) { return pipe_pingpong(n, 8); }
 static uint64_t b_pipe_8k(long n) { return pipe_pingpong(n, 8192); }
@@ -609,6 +650,7 @@ static const struct {
 	{ "appel1", b_appel1, 0 },	    { "appel2", b_appel2, 0 },
 	{ "pipe_1b", b_pipe_1b, 0 },	    { "pipe_1w", b_pipe_1w, 0 },
 	{ "pipe_8k", b_pipe_8k, 0 },	    { "yield", b_yield, 0 },
+	{ "epoll", b_epoll, 0 },
 	{ "futex", b_futex, 0 },	    { "fork", b_fork, 0 },
 	{ "thread", b_thread, 0 },	    { "futex_threads", b_futex_threads, 0 },
 	{ "fork_exec", b_fork_exec, 0 },    { "vfork_exec", b_vfork_exec, 0 },

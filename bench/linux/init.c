@@ -34,6 +34,7 @@ static const struct {
 	{ "thread", 300, 4 },	      { "futex_threads", 5000, 50 },
 	{ "fork_exec", 200, 4 },      { "vfork_exec", 200, 4 },
 	{ "select_a", 48000, 100 },   { "select_b", 48000, 100 },
+	{ "epoll", 10000, 100 },
 	{ "vdso_clock", 200000, 1000 },
 };
 #define COUNT (sizeof experiments / sizeof experiments[0])

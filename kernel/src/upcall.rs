@@ -47,7 +47,10 @@ impl Kernel {
         frame.vector = vector;
         frame.error_code = code;
         frame.fault_addr = 0;
-        frame.regs = crate::trap::regs_of(tf);
+        // Only what the handler cannot see live; it saves the rest itself
+        // (`user::save_registers!`), so copying them here would be undone.
+        (frame.regs.rax, frame.regs.rcx, frame.regs.rsp) = (tf.rax, tf.rcx, tf.rsp);
+        (frame.regs.rip, frame.regs.rflags) = (tf.rip, tf.rflags);
         e.tf.rip = e.exc.entry;
         e.tf.rsp = e.exc.stack;
         e.tf.vector = 0; // resume with every register from the frame

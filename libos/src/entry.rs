@@ -229,9 +229,17 @@ pub fn in_program(f: &mut ExceptionFrame) -> bool {
 /// if they cannot be: rsp points at nothing the program may write.
 pub fn prepare_resume(frame: &ExceptionFrame) -> bool {
     let at = frame.regs.rsp.wrapping_sub(144);
-    at < frame.regs.rsp
-        && frame.regs.rsp <= abi::layout::USER_END
-        && crate::lock::guarded(|| crate::vm::prepare(at, 16, true))
+    if !(at < frame.regs.rsp && frame.regs.rsp <= abi::layout::USER_END) {
+        return false;
+    }
+    // Usually the record's page is mapped writable already (the program's
+    // stack, in use): one look at its page-table entry.
+    let page = at & !(crate::layout::PAGE - 1);
+    let writable = |va| crate::vm::pte(va).is_some_and(|p| p & abi::pte::WRITABLE != 0);
+    if page == (at + 15) & !(crate::layout::PAGE - 1) && writable(page) {
+        return true;
+    }
+    crate::lock::guarded(|| crate::vm::prepare(at, 16, true))
 }
 
 /// First code a forked child or a new thread runs (on its exception

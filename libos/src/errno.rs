@@ -5,6 +5,7 @@ pub const ENOENT: i64 = 2;
 pub const ESRCH: i64 = 3;
 pub const EINTR: i64 = 4;
 pub const EIO: i64 = 5;
+pub const ENXIO: i64 = 6;
 pub const E2BIG: i64 = 7;
 pub const ENOEXEC: i64 = 8;
 pub const EBADF: i64 = 9;
@@ -32,7 +33,18 @@ pub const ENOTEMPTY: i64 = 39;
 pub const ELOOP: i64 = 40;
 pub const EOVERFLOW: i64 = 75;
 pub const ELIBBAD: i64 = 80;
+pub const ENOTSOCK: i64 = 88;
+pub const EMSGSIZE: i64 = 90;
+pub const EPROTOTYPE: i64 = 91;
+pub const ENOPROTOOPT: i64 = 92;
+pub const EPROTONOSUPPORT: i64 = 93;
+pub const ESOCKTNOSUPPORT: i64 = 94;
 pub const EOPNOTSUPP: i64 = 95;
+pub const EAFNOSUPPORT: i64 = 97;
+pub const EADDRINUSE: i64 = 98;
+pub const EISCONN: i64 = 106;
+pub const ENOTCONN: i64 = 107;
+pub const ECONNREFUSED: i64 = 111;
 
 /// A Linux call's outcome: a value, or an error number.
 pub type LxResult = Result<i64, i64>;

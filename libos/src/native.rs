@@ -104,6 +104,22 @@ pub fn poll(entries: &mut [crate::wait::Entry], timeout_ns: Option<u64>) -> i64 
     r.map_or_else(|e| -e, |n| n as i64)
 }
 
+/// `epoll_wait` for native programs on the epoll set open as `epfd`: the
+/// ready interests' (events, data) go into `out`; returns how many, or a
+/// negative errno.
+pub fn epoll_wait(epfd: i64, out: &mut [(u32, u64)], timeout_ns: Option<u64>) -> i64 {
+    lock::acquire();
+    let r = fd::get(epfd).and_then(|d| {
+        // SAFETY: the descriptor keeps the file live; its kind never changes.
+        if unsafe { (*d.file).kind } != Kind::Epoll {
+            return Err(crate::errno::EINVAL);
+        }
+        crate::wait::epoll_wait(d.file, out, timeout_ns)
+    });
+    lock::end_call();
+    r.map_or_else(|e| -e, |n| n as i64)
+}
+
 /// `select` for native programs over `fd_set`-style word bitmaps (an
 /// empty slice is a null set): on return each set holds the descriptors
 /// ready for it; the number of bits set or a negative errno.

@@ -39,8 +39,17 @@ pub fn set_fault_handler(h: Option<FaultHandler>) {
 }
 
 pub fn handle(f: &mut ExceptionFrame) {
+    // Reflected calls, the common case, first and with no frame to set up.
+    if f.vector == vector::SYSCALL {
+        return (vars().personality.get())(f);
+    }
+    other(f);
+}
+
+/// Every exception but a reflected call.
+#[inline(never)]
+fn other(f: &mut ExceptionFrame) {
     match f.vector {
-        vector::SYSCALL => (vars().personality.get())(f),
         // The kernel's scheduling upcalls: give the CPU back when asked.
         vector::END_OF_SLICE => user::sys::yield_now(),
         vector::START_OF_SLICE => {}

@@ -26,7 +26,7 @@
 //! (`kill`, Ctrl-C) ends the wait with EINTR within that time.
 
 use crate::errno::{EBADF, EINTR, EINVAL};
-use crate::obj::{self, pipe, Kind};
+use crate::obj::{self, epoll, eventfd, pipe, timerfd, unix, File, Kind};
 use crate::predicate::{self, MAX_RINGS, WANT_READ, WANT_WRITE};
 use crate::{fd, lock};
 use user::{kinfo, sys};
@@ -56,7 +56,7 @@ pub struct Entry {
 
 /// How a look may read shared state.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Look {
+pub enum Look {
     /// With the big lock held: everything.
     Locked,
     /// Without it: pipes (their headers' atomics) and what is always
@@ -80,17 +80,32 @@ fn events(fd: i64, look: Look) -> Option<u16> {
     let Ok(d) = fd::get(fd) else {
         return Some(POLLNVAL);
     };
-    // SAFETY: the descriptor holds a reference, so the file is live; its
-    // kind and ring never change once it is made, and they are read
-    // through the pointer without forming a reference to the whole file
-    // (other processes may be updating its other fields).
-    let (kind, ring) = unsafe { ((*d.file).kind, (*d.file).pipe) };
+    file_events(d.file, look)
+}
+
+/// What open file `f` is ready for now (see `events`).
+#[inline]
+// The pointer is a live shared `File` by construction (a descriptor's or
+// an interest's), never a program's value.
+#[allow(clippy::not_unsafe_ptr_arg_deref)]
+pub fn file_events(f: *mut obj::File, look: Look) -> Option<u16> {
+    // SAFETY: the caller holds a reference, so the file is live; its kind
+    // and object never change once it is made, and they are read through
+    // the pointer without forming a reference to the whole file (other
+    // processes may be updating its other fields).
+    let (kind, ring, data) = unsafe { ((*f).kind, (*f).pipe, (*f).data) };
     let ev = match kind {
         // SAFETY: `ring` is the ring of the pipe end this descriptor holds.
         Kind::PipeRead | Kind::PipeWrite => unsafe { pipe::events(kind, ring) },
-        Kind::Console if look == Look::LockFree => return None,
+        // SAFETY: `data` is the counter of the eventfd the caller holds.
+        Kind::EventFd => unsafe { eventfd::events(data) },
+        Kind::Console | Kind::Epoll | Kind::TimerFd | Kind::Socket if look == Look::LockFree => return None,
         Kind::Console => POLLOUT | if obj::console::input_ready() { POLLIN } else { 0 },
-        Kind::Null | Kind::Regular | Kind::Dir => POLLIN | POLLOUT,
+        Kind::Epoll => epoll::ready(f),
+        Kind::TimerFd => timerfd::events(f),
+        // SAFETY: the caller holds the file open; the lock is held.
+        Kind::Socket => unix::events(unsafe { &*f }),
+        Kind::Null | Kind::Zero | Kind::Full | Kind::Random | Kind::Regular | Kind::Dir => POLLIN | POLLOUT,
     };
     Some(ev | if ev & POLLIN != 0 { POLLRDNORM } else { 0 } | if ev & POLLOUT != 0 { POLLWRNORM } else { 0 })
 }
@@ -101,8 +116,8 @@ trait Waited {
     /// answer is left in place (`revents`, the sets) when some are; with
     /// none ready, select's sets are left as they were.
     fn look(&mut self, look: Look) -> Result<usize, Stop>;
-    /// The descriptors waited on, each with the events asked for.
-    fn asked(&self) -> impl Iterator<Item = (i64, u16)> + '_;
+    /// The open files waited on, each with the events asked for.
+    fn asked(&self) -> impl Iterator<Item = (*mut File, u16)> + '_;
     /// The time is up with nothing ready: leave the answer for that.
     fn none_ready(&mut self) {}
 }
@@ -118,8 +133,8 @@ impl Waited for [Entry] {
         Ok(ready)
     }
 
-    fn asked(&self) -> impl Iterator<Item = (i64, u16)> + '_ {
-        self.iter().filter(|e| e.fd >= 0).map(|e| (e.fd, e.events))
+    fn asked(&self) -> impl Iterator<Item = (*mut File, u16)> + '_ {
+        self.iter().filter_map(|e| Some((fd::get(e.fd).ok()?.file, e.events)))
     }
 }
 
@@ -169,44 +184,83 @@ fn wait_on<W: Waited + ?Sized>(w: &mut W, timeout_ns: Option<u64>) -> Result<usi
 }
 
 /// The environment that last used the other end of the first pipe waited
-/// on (0: none).
-fn first_peer(asked: impl Iterator<Item = (i64, u16)>) -> u64 {
-    asked
-        .filter_map(|(fd, _)| fd::get(fd).ok())
-        // SAFETY: the descriptor keeps the file live; no other reference to it here.
-        .map(|d| unsafe { fd::file(&d) })
-        .find(|f| matches!(f.kind, Kind::PipeRead | Kind::PipeWrite))
-        .map_or(0, |f| pipe::wait_info(f).1)
+/// on, directly or through an epoll set (0: none).
+fn first_peer(asked: impl Iterator<Item = (*mut File, u16)>) -> u64 {
+    let mut peer = 0;
+    for (f, events) in asked {
+        epoll::expand(f, events, &mut |f, _| {
+            // SAFETY: a watched file is live; no other reference to it here.
+            let f = unsafe { &*f };
+            if peer == 0 && matches!(f.kind, Kind::PipeRead | Kind::PipeWrite) {
+                peer = pipe::wait_info(f).1;
+            }
+            true
+        });
+    }
+    peer
 }
 
-/// The rings a wait depends on, with their terms, sorted by address; None
-/// if something else could make it ready (console input) or there are too
-/// many rings for one predicate.
-fn rings_of(asked: impl Iterator<Item = (i64, u16)>) -> Option<([(u64, u64); MAX_RINGS], usize)> {
-    let mut rings = [(0u64, 0u64); MAX_RINGS];
-    let mut n = 0;
-    for (fd, events) in asked {
-        let Ok(d) = fd::get(fd) else { continue };
-        // SAFETY: the descriptor keeps the file live; no other reference to it here.
-        let f = unsafe { fd::file(&d) };
-        let term = match f.kind {
-            Kind::PipeRead => WANT_READ,
-            Kind::PipeWrite => WANT_WRITE,
-            Kind::Console if events & (POLLIN | POLLRDNORM) != 0 => return None,
-            _ => continue,
-        };
-        let va = pipe::wait_info(f).0;
-        match rings[..n].iter_mut().find(|r| r.0 == va) {
-            Some(r) => r.1 |= term,
-            None if n < MAX_RINGS => {
-                rings[n] = (va, term);
-                n += 1;
-            }
-            None => return None,
-        }
+/// What a sleep waits on: rings (with their terms, sorted by address) and
+/// the earliest timer expiry.
+struct Sleep {
+    rings: [(u64, u64); MAX_RINGS],
+    n: usize,
+    timer: Option<u64>,
+}
+
+/// What a wait sleeps on; None if something else could make it ready
+/// (console input, room in an eventfd) or there are too many rings for
+/// one predicate.
+fn sleep_of(asked: impl Iterator<Item = (*mut File, u16)>) -> Option<Sleep> {
+    let mut s = Sleep { rings: [(0, 0); MAX_RINGS], n: 0, timer: None };
+    let mut covered = true;
+    for (f, events) in asked {
+        covered &= epoll::expand(f, events, &mut |f, events| add_to_sleep(&mut s, f, events));
     }
-    rings[..n].sort_unstable();
-    Some((rings, n))
+    s.rings[..s.n].sort_unstable();
+    covered.then_some(s)
+}
+
+/// Adds what wakes a wait for `events` on `f` (not an epoll set) to `s`;
+/// false if no predicate can tell.
+fn add_to_sleep(s: &mut Sleep, f: *mut File, events: u16) -> bool {
+    // SAFETY: a waited-on file is live; no other reference to it here.
+    let f = unsafe { &*f };
+    let (va, term) = match f.kind {
+        Kind::PipeRead => (pipe::wait_info(f).0, WANT_READ),
+        Kind::PipeWrite => (pipe::wait_info(f).0, WANT_WRITE),
+        Kind::EventFd if events & POLLOUT != 0 => return false,
+        Kind::EventFd => (f.data as u64, WANT_READ),
+        Kind::TimerFd => {
+            if let Some(at) = timerfd::next_expiry(f) {
+                s.timer = Some(s.timer.map_or(at, |t| t.min(at)));
+            }
+            return true;
+        }
+        Kind::Console if events & (POLLIN | POLLRDNORM) != 0 => return false,
+        Kind::Socket => {
+            return unix::wait_terms(f, events)
+                .iter()
+                .filter(|t| t.0 != 0)
+                .all(|&(va, term)| add_ring(s, va, term))
+        }
+        _ => return true,
+    };
+    add_ring(s, va, term)
+}
+
+/// Adds term `term` of the ring-shaped header at `va` to `s`; false when
+/// one predicate cannot take another ring.
+fn add_ring(s: &mut Sleep, va: u64, term: u64) -> bool {
+    match s.rings[..s.n].iter_mut().find(|r| r.0 == va) {
+        Some(r) => r.1 |= term,
+        None if s.n < MAX_RINGS => {
+            s.rings[s.n] = (va, term);
+            s.n += 1;
+        }
+        None => return false,
+    }
+    true
 }
 
 /// Sleeps until a signal arrives or the deadline (or `MAX_SLEEP_TICKS`)
@@ -217,8 +271,17 @@ pub fn pause(until_ns: Option<u64>) {
 
 /// Sleeps until the rings change or the deadline (or `MAX_SLEEP_TICKS`)
 /// comes, or, when no predicate covers this wait, yields once.
-fn block(asked: impl Iterator<Item = (i64, u16)>, until: Option<u64>) {
-    sleep_on(rings_of(asked), until)
+fn block(asked: impl Iterator<Item = (*mut File, u16)>, until: Option<u64>) {
+    match sleep_of(asked) {
+        Some(s) => {
+            let until = match (until, s.timer) {
+                (Some(u), Some(t)) => Some(u.min(t)),
+                (u, t) => u.or(t),
+            };
+            sleep_on(Some((s.rings, s.n)), until)
+        }
+        None => sleep_on(None, until),
+    }
 }
 
 /// A pipe call (`obj::pipe` read or write) that has already given the
@@ -227,11 +290,16 @@ fn block(asked: impl Iterator<Item = (i64, u16)>, until: Option<u64>) {
 /// long it waits.
 #[cold]
 pub fn pipe_sleep(f: &obj::File) {
-    let va = pipe::wait_info(f).0;
     let term = if f.kind == Kind::PipeRead { WANT_READ } else { WANT_WRITE };
+    ring_sleep(pipe::wait_info(f).0, term, None)
+}
+
+/// Sleeps until the ring-shaped header at `va` (a pipe's, an eventfd's)
+/// meets `term`, or `until` (or `MAX_SLEEP_TICKS`) comes.
+pub fn ring_sleep(va: u64, term: u64, until: Option<u64>) {
     let mut rings = [(0u64, 0u64); MAX_RINGS];
     rings[0] = (va, term);
-    sleep_on(Some((rings, 1)), None)
+    sleep_on(Some((rings, 1)), until)
 }
 
 /// Sleeps on the predicate over `rings` (see `block`).
@@ -365,12 +433,12 @@ impl Waited for Sets<'_> {
         Ok(count)
     }
 
-    fn asked(&self) -> impl Iterator<Item = (i64, u16)> + '_ {
+    fn asked(&self) -> impl Iterator<Item = (*mut File, u16)> + '_ {
         (0..self.words()).flat_map(move |i| {
             let asked = self.asked_word(i);
-            Bits(asked[0] | asked[1] | asked[2]).map(move |b| {
+            Bits(asked[0] | asked[1] | asked[2]).filter_map(move |b| {
                 let events = (0..3).filter(|&s| asked[s] >> b & 1 != 0).fold(0, |ev, s| ev | SET_EVENTS[s]);
-                ((64 * i + b as usize) as i64, events)
+                Some((fd::get((64 * i + b as usize) as i64).ok()?.file, events))
             })
         })
     }
@@ -439,4 +507,30 @@ pub fn select_now(
         }
         Err(Stop::Errno(e)) => Some(Err(e)),
     }
+}
+
+// ---- epoll ---------------------------------------------------------------
+
+/// An `epoll_wait`: the set's ready interests go into `out` as (events,
+/// data).
+struct EpollWait<'a> {
+    set: *mut File,
+    out: &'a mut [(u32, u64)],
+}
+
+impl Waited for EpollWait<'_> {
+    fn look(&mut self, look: Look) -> Result<usize, Stop> {
+        epoll::collect(self.set, look, self.out).ok_or(Stop::NeedsLock)
+    }
+
+    fn asked(&self) -> impl Iterator<Item = (*mut File, u16)> + '_ {
+        // `epoll::expand` turns the set into what it watches.
+        core::iter::once((self.set, POLLIN))
+    }
+}
+
+/// Waits like `wait` until interests of epoll set `set` are ready, and
+/// leaves them in `out`; returns how many.
+pub fn epoll_wait(set: *mut File, out: &mut [(u32, u64)], timeout_ns: Option<u64>) -> Result<usize, i64> {
+    wait_on(&mut EpollWait { set, out }, timeout_ns)
 }

@@ -23,6 +23,7 @@ pub fn populate() -> Result<(), i64> {
         data: core::ptr::null_mut(),
         borrowed: false,
         mtime_ns: 0,
+        rdev: 0,
     };
     node::update(ROOT, |n| *n = root);
     for e in binfmt::cpio::entries(user::bootfs::archive()).map_while(Result::ok) {
@@ -43,5 +44,6 @@ pub fn populate() -> Result<(), i64> {
         }
         dir::add(parent, &name, ino)?;
     }
-    Ok(())
+    super::devfs::populate()?;
+    super::sysfs::populate()
 }

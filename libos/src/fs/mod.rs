@@ -8,11 +8,13 @@
 //! until first written, when they are copied into the arena.
 
 pub mod boot;
+pub mod devfs;
 pub mod dir;
 pub mod node;
 pub mod path;
 pub mod procfs;
 pub mod stat;
+pub mod sysfs;
 
 pub use node::{Ino, Inode};
 pub use stat::Stat;
@@ -35,3 +37,4 @@ pub const S_IFREG: u32 = 0o100000;
 pub const S_IFLNK: u32 = 0o120000;
 pub const S_IFIFO: u32 = 0o010000;
 pub const S_IFCHR: u32 = 0o020000;
+pub const S_IFSOCK: u32 = 0o140000;

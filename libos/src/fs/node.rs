@@ -25,6 +25,8 @@ pub struct Inode {
     /// `data` points into the read-only boot archive.
     pub borrowed: bool,
     pub mtime_ns: u64,
+    /// A device node's number (`devfs::dev`: major and minor).
+    pub rdev: u32,
 }
 
 /// The inode table is in the shared arena, so the value here is only the
@@ -98,6 +100,7 @@ pub fn alloc(mode: u32) -> Result<Ino, i64> {
             data: core::ptr::null_mut(),
             borrowed: false,
             mtime_ns: crate::time::wall_ns(),
+            rdev: 0,
         };
         r.free = next;
         Ok(ino)

@@ -37,6 +37,10 @@ fn walk(cwd: Ino, path: &[u8], follow: bool, hops: &mut u32) -> Result<Ino, i64>
                 return Err(ELOOP);
             }
             let target = node::bytes(&node::get(next)).to_vec();
+            // A link into `/proc` (`/dev/fd`): bring it up to date first.
+            if super::procfs::covers(&target) {
+                super::procfs::refresh()?;
+            }
             cur = walk(cur, &target, true, hops)?;
         } else {
             cur = next;

@@ -9,6 +9,7 @@
 
 use super::node::{self, Ino};
 use super::{dir, ROOT, S_IFDIR, S_IFLNK, S_IFREG};
+use crate::errno::ENOENT;
 use crate::proc::table::{self, Entry};
 use crate::time::clock_ticks;
 use abi::tables::{env_state, EnvInfo};
@@ -74,10 +75,165 @@ pub fn refresh() -> Result<(), i64> {
         put(d, b"comm", S_IFREG | 0o444, &comm)?;
     }
     put(proc_dir, b"self", S_IFLNK | 0o777, &text(format_args!("{}", crate::proc::pid())))?;
+    if let Some(me) = dir::lookup(proc_dir, &text(format_args!("{}", crate::proc::pid()))) {
+        own(me)?;
+    }
+    put(proc_dir, b"mounts", S_IFREG | 0o444, MOUNTS)?;
+    put(proc_dir, b"cpuinfo", S_IFREG | 0o444, &cpuinfo())?;
     put(proc_dir, b"meminfo", S_IFREG | 0o444, &meminfo())?;
     let up = crate::time::now_ns();
     let uptime = text(format_args!("{}.{:02} 0.00\n", up / 1_000_000_000, up % 1_000_000_000 / 10_000_000));
     put(proc_dir, b"uptime", S_IFREG | 0o444, &uptime)
+}
+
+/// What only the calling process can tell about itself, in its directory
+/// `d`: `fd/N` (a symbolic link per descriptor, to what it is open on),
+/// `exe` and `maps`. Another process's directory keeps what that process
+/// last wrote there.
+fn own(d: Ino) -> Result<(), i64> {
+    remove_tree(d, b"fd");
+    let fds = node::alloc(S_IFDIR | 0o500)?;
+    dir::add(d, b"fd", fds)?;
+    for n in crate::fd::all() {
+        let Ok(f) = crate::fd::get(n) else { continue };
+        // SAFETY: the descriptor keeps the file live; no other reference to it here.
+        let target = describe(unsafe { crate::fd::file(&f) });
+        put(fds, &text(format_args!("{n}")), S_IFLNK | 0o700, &target)?;
+    }
+    put(d, b"exe", S_IFLNK | 0o777, &crate::proc::exe())?;
+    put(d, b"maps", S_IFREG | 0o444, &maps())
+}
+
+/// The `/proc/self/fd` directory's inode, if it has been made.
+pub fn self_fd_dir() -> Option<Ino> {
+    let proc_dir = dir::lookup(ROOT, b"proc")?;
+    let me = dir::lookup(proc_dir, &text(format_args!("{}", crate::proc::pid())))?;
+    dir::lookup(me, b"fd")
+}
+
+/// The descriptor `path` names when it leads, through symbolic links
+/// (followed only if `follow`), to an entry of this process's
+/// `/proc/PID/fd` (`/dev/fd/3`, `/dev/stdin`, `/proc/self/fd/0`): opening
+/// it opens that descriptor's file, as Linux does for pipes and the
+/// terminal. ENOENT for an entry that is not open.
+pub fn fd_alias(cwd: Ino, path: &[u8], follow: bool) -> Result<Option<i64>, i64> {
+    let (mut cwd, mut path) = (cwd, path.to_vec());
+    for _ in 0..40 {
+        if covers(&path) {
+            refresh()?;
+        }
+        let Ok((d, name)) = super::path::parent(cwd, &path) else {
+            return Ok(None);
+        };
+        // (A number first: most opens never look for the directory.)
+        let number = core::str::from_utf8(&name).ok().and_then(|s| s.parse::<i64>().ok());
+        if let Some(n) = number.filter(|_| follow && Some(d) == self_fd_dir()) {
+            return crate::fd::get(n).map(|_| Some(n)).map_err(|_| ENOENT);
+        }
+        let Some(ino) = dir::lookup(d, &name) else {
+            return Ok(None);
+        };
+        let n = node::get(ino);
+        if !follow || n.mode & super::S_IFMT != S_IFLNK {
+            return Ok(None);
+        }
+        (cwd, path) = (d, node::bytes(&n).to_vec());
+    }
+    Ok(None)
+}
+
+/// What a `/proc/PID/fd` link says a descriptor is open on, as Linux
+/// writes it.
+fn describe(f: &crate::obj::File) -> Vec<u8> {
+    use crate::obj::Kind;
+    let name: &[u8] = match f.kind {
+        Kind::Regular | Kind::Dir => return path_of(f.ino),
+        Kind::PipeRead | Kind::PipeWrite => {
+            let (ring, _) = crate::obj::pipe::wait_info(f);
+            return text(format_args!("pipe:[{}]", ring % 1_000_000_007));
+        }
+        Kind::Console => b"/dev/console",
+        Kind::Null => b"/dev/null",
+        Kind::Zero => b"/dev/zero",
+        Kind::Full => b"/dev/full",
+        Kind::Random => b"/dev/urandom",
+        Kind::Epoll => b"anon_inode:[eventpoll]",
+        Kind::EventFd => b"anon_inode:[eventfd]",
+        Kind::TimerFd => b"anon_inode:[timerfd]",
+        Kind::Socket => return text(format_args!("socket:[{}]", f.data as u64 % 1_000_000_007)),
+    };
+    name.to_vec()
+}
+
+/// A path naming inode `ino`: a directory's own, or for a file the first
+/// name found for it walking the tree from the root.
+fn path_of(ino: Ino) -> Vec<u8> {
+    if node::is_dir(ino) {
+        return super::path::absolute(ino);
+    }
+    fn find(d: Ino, ino: Ino, depth: u32, at: &mut Vec<u8>) -> bool {
+        let entries: Vec<(Vec<u8>, Ino)> =
+            dir::with_entries(d, |es| es.iter().map(|e| (e.name().to_vec(), e.ino)).collect());
+        for (name, i) in entries {
+            let len = at.len();
+            at.push(b'/');
+            at.extend_from_slice(&name);
+            if i == ino || (depth > 0 && node::is_dir(i) && name != b"proc" && find(i, ino, depth - 1, at)) {
+                return true;
+            }
+            at.truncate(len);
+        }
+        false
+    }
+    let mut at = Vec::new();
+    if find(ROOT, ino, 16, &mut at) {
+        at
+    } else {
+        b"/".to_vec()
+    }
+}
+
+/// `/proc/self/maps`: the program's regions (anonymous: the library keeps
+/// no file names for them).
+fn maps() -> Vec<u8> {
+    let mut s = Vec::new();
+    for r in crate::vm::regions() {
+        let p = |bit: u32, c: char| if r.prot & bit != 0 { c } else { '-' };
+        s.extend_from_slice(&text(format_args!(
+            "{:08x}-{:08x} {}{}{}p 00000000 00:00 0\n",
+            r.start,
+            r.end,
+            p(crate::vm::R, 'r'),
+            p(crate::vm::W, 'w'),
+            p(crate::vm::X, 'x')
+        )));
+    }
+    s
+}
+
+/// `/proc/mounts`: the one file system, and `/proc` and `/dev` in it.
+const MOUNTS: &[u8] = b"rootfs / rootfs rw 0 0\nproc /proc proc rw 0 0\ndevtmpfs /dev devtmpfs rw 0 0\n";
+
+/// `/proc/cpuinfo`: one processor, named by the CPU itself (`cpuid`).
+fn cpuinfo() -> Vec<u8> {
+    use core::arch::x86_64::__cpuid;
+    let v = __cpuid(0);
+    let mut vendor = [0u8; 12];
+    vendor[..4].copy_from_slice(&v.ebx.to_le_bytes());
+    vendor[4..8].copy_from_slice(&v.edx.to_le_bytes());
+    vendor[8..].copy_from_slice(&v.ecx.to_le_bytes());
+    let mut model = [0u8; 48];
+    for (i, leaf) in (0x8000_0002u32..=0x8000_0004).enumerate() {
+        let r = __cpuid(leaf);
+        for (j, w) in [r.eax, r.ebx, r.ecx, r.edx].iter().enumerate() {
+            model[16 * i + 4 * j..16 * i + 4 * j + 4].copy_from_slice(&w.to_le_bytes());
+        }
+    }
+    let model = core::str::from_utf8(&model).unwrap_or("?").trim_end_matches('\0').trim();
+    text(format_args!(
+        "processor\t: 0\nvendor_id\t: {}\nmodel name\t: {model}\ncpu cores\t: 1\n\n",
+        core::str::from_utf8(&vendor).unwrap_or("?")
+    ))
 }
 
 /// `/proc/meminfo` (what `free` reads), from the kernel's frame counts: the

@@ -32,7 +32,7 @@ pub fn of(ino: Ino) -> Stat {
         ino: ino as u64,
         nlink: if n.mode & S_IFMT == S_IFDIR { 2 } else { n.nlink as u64 },
         mode: n.mode,
-        rdev: (0, 0),
+        rdev: super::devfs::split(n.rdev),
         size: n.size,
         blksize: 4096,
         blocks: n.size.div_ceil(512),

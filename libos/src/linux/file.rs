@@ -2,11 +2,11 @@
 
 use super::stat;
 use crate::errno::{
-    LxResult, EEXIST, EINVAL, EISDIR, ELOOP, ENOENT, ENOTDIR, ENOTEMPTY, EPERM, ERANGE, ESPIPE,
+    LxResult, EEXIST, EINVAL, EISDIR, ELOOP, ENOENT, ENOTDIR, ENOTEMPTY, ENXIO, EPERM, ERANGE, ESPIPE,
 };
 use crate::fd::{self, Fd};
 use crate::fs::Stat;
-use crate::fs::{dir, node, path, Ino, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG};
+use crate::fs::{devfs, dir, node, path, procfs, Ino, S_IFCHR, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG};
 use crate::obj::{self, flags, Kind};
 use crate::proc;
 use crate::uaccess;
@@ -119,24 +119,14 @@ pub fn close(fdn: i64) -> LxResult {
     fd::close(fdn)
 }
 
-fn special(p: &[u8]) -> Option<Kind> {
-    match p {
-        b"/dev/null" => Some(Kind::Null),
-        b"/dev/tty" | b"/dev/console" | b"/dev/stdin" | b"/dev/stdout" | b"/dev/stderr" => {
-            Some(Kind::Console)
-        }
-        _ => None,
-    }
-}
-
 pub fn openat(dirfd: i64, pathp: u64, flags: u64, mode: u64) -> LxResult {
     let p = uaccess::path(pathp)?;
     let cloexec = flags & O_CLOEXEC != 0;
     let status = (flags & (O_ACCMODE | O_APPEND | O_NONBLOCK)) as u32;
-    if let Some(kind) = special(p) {
-        return fd::open(obj::new(kind, status, 0)?, cloexec);
-    }
     let cwd = base(dirfd)?;
+    if let Some(n) = procfs::fd_alias(cwd, p, flags & O_NOFOLLOW == 0)? {
+        return fd::dup(fd::get(n)?, 0, cloexec);
+    }
     let ino = match path::resolve(cwd, p, flags & O_NOFOLLOW == 0) {
         Ok(i) => {
             if flags & O_CREAT != 0 && flags & O_EXCL != 0 {
@@ -159,6 +149,11 @@ pub fn openat(dirfd: i64, pathp: u64, flags: u64, mode: u64) -> LxResult {
     let kind = match n.mode & S_IFMT {
         S_IFDIR => Kind::Dir,
         S_IFLNK => return Err(ELOOP),
+        S_IFCHR if flags & O_DIRECTORY != 0 => return Err(ENOTDIR),
+        // Sockets are reached by connect, not open.
+        crate::fs::S_IFSOCK => return Err(ENXIO),
+        // A device node: an open file of the device's kind.
+        S_IFCHR => return fd::open(obj::new(devfs::kind(n.rdev).ok_or(ENXIO)?, status, ino)?, cloexec),
         _ => Kind::Regular,
     };
     if kind == Kind::Dir && flags & O_ACCMODE != 0 {
@@ -197,16 +192,15 @@ fn stat_path(dirfd: i64, pathp: u64, flags: u64) -> Result<Stat, i64> {
         call((d.ops.stat)(unsafe { fd::file(&d) }, &mut st))?;
         return Ok(st);
     }
-    if let Some(kind) = special(p) {
+    let cwd = base(dirfd)?;
+    if let Some(n) = procfs::fd_alias(cwd, p, flags & AT_SYMLINK_NOFOLLOW == 0)? {
+        let d = fd::get(n)?;
         let mut st = Stat::default();
-        let f = obj::new(kind, 0, 0)?;
-        // SAFETY: just created; freed right after.
-        let fr = unsafe { &mut *f };
-        (obj::ops_for(kind).stat)(fr, &mut st);
-        obj::put(obj::ops_for(kind), f);
+        // SAFETY: the descriptor keeps the file live; no other reference to it here.
+        call((d.ops.stat)(unsafe { fd::file(&d) }, &mut st))?;
         return Ok(st);
     }
-    let ino = path::resolve(base(dirfd)?, p, flags & AT_SYMLINK_NOFOLLOW == 0)?;
+    let ino = path::resolve(cwd, p, flags & AT_SYMLINK_NOFOLLOW == 0)?;
     Ok(crate::fs::stat::of(ino))
 }
 
@@ -269,16 +263,19 @@ fn dtype(ino: Ino) -> u8 {
         S_IFDIR => 4,
         S_IFLNK => 10,
         S_IFREG => 8,
+        S_IFCHR => 2,
+        crate::fs::S_IFSOCK => 12,
         _ => 0,
     }
 }
 
 pub fn faccessat(dirfd: i64, pathp: u64, _mode: u64) -> LxResult {
     let p = uaccess::path(pathp)?;
-    if special(p).is_some() {
+    let cwd = base(dirfd)?;
+    if procfs::fd_alias(cwd, p, true)?.is_some() {
         return Ok(0);
     }
-    path::resolve(base(dirfd)?, p, true).map(|_| 0)
+    path::resolve(cwd, p, true).map(|_| 0)
 }
 
 pub fn readlinkat(dirfd: i64, pathp: u64, buf: u64, len: u64) -> LxResult {
@@ -540,8 +537,23 @@ pub fn utimensat(dirfd: i64, pathp: u64, times: u64, flags: u64) -> LxResult {
     Ok(0)
 }
 
+/// Requests every descriptor answers, whatever its kind: set or clear
+/// nonblocking mode (`int *arg`), close-on-exec on and off.
+const FIONBIO: u64 = 0x5421;
+const FIONCLEX: u64 = 0x5450;
+const FIOCLEX: u64 = 0x5451;
+
 pub fn ioctl(fdn: i64, req: u64, arg: u64) -> LxResult {
     let d = fd::get(fdn)?;
     // SAFETY: the descriptor keeps the file live; no other reference to it here.
-    call((d.ops.ioctl)(unsafe { fd::file(&d) }, req, arg))
+    let f = unsafe { fd::file(&d) };
+    match req & 0xffff_ffff {
+        FIONBIO => {
+            let on: i32 = uaccess::get(arg)?;
+            f.flags = if on != 0 { f.flags | flags::NONBLOCK } else { f.flags & !flags::NONBLOCK };
+            Ok(0)
+        }
+        FIOCLEX | FIONCLEX => fd::set_cloexec(fdn, req & 0xffff_ffff == FIOCLEX).map(|_| 0),
+        _ => call((d.ops.ioctl)(f, req, arg)),
+    }
 }

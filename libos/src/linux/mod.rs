@@ -4,6 +4,7 @@
 //! reflected call; the result goes back in rax. Calls lxrt does not
 //! implement return -ENOSYS and are reported once by name.
 
+pub mod event;
 pub mod file;
 pub mod futex;
 pub mod mem;
@@ -11,6 +12,7 @@ pub mod misc;
 pub mod nr;
 pub mod poll;
 pub mod process;
+pub mod socket;
 pub mod stat;
 pub mod time;
 pub mod xattr;
@@ -20,23 +22,27 @@ use crate::{lock, log};
 use abi::exception::ExceptionFrame;
 use core::sync::atomic::{AtomicBool, Ordering};
 use nr::{
-    SYS_ACCESS, SYS_ALARM, SYS_ARCH_PRCTL, SYS_BRK, SYS_CHDIR, SYS_CHMOD, SYS_CHOWN, SYS_CLOCK_GETRES,
-    SYS_CLOCK_GETTIME, SYS_CLOCK_NANOSLEEP, SYS_CLONE, SYS_CLONE3, SYS_CLOSE, SYS_CREAT, SYS_DUP, SYS_DUP2,
-    SYS_DUP3, SYS_EXECVE, SYS_EXIT, SYS_EXIT_GROUP, SYS_FACCESSAT, SYS_FACCESSAT2, SYS_FCHDIR, SYS_FCHMOD,
-    SYS_FCHMODAT, SYS_FCHOWN, SYS_FCHOWNAT, SYS_FCNTL, SYS_FDATASYNC, SYS_FORK, SYS_FSTAT, SYS_FSYNC,
-    SYS_FTRUNCATE, SYS_FUTEX, SYS_GETCPU, SYS_GETCWD, SYS_GETDENTS64, SYS_GETEGID, SYS_GETEUID, SYS_GETGID,
+    SYS_ACCEPT, SYS_ACCEPT4, SYS_ACCESS, SYS_ALARM, SYS_ARCH_PRCTL, SYS_BIND, SYS_BRK, SYS_CHDIR, SYS_CHMOD,
+    SYS_CHOWN, SYS_CLOCK_GETRES, SYS_CLOCK_GETTIME, SYS_CLOCK_NANOSLEEP, SYS_CLONE, SYS_CLONE3, SYS_CLOSE,
+    SYS_CONNECT, SYS_CREAT, SYS_DUP, SYS_DUP2, SYS_DUP3, SYS_EPOLL_CREATE, SYS_EPOLL_CREATE1, SYS_EPOLL_CTL,
+    SYS_EPOLL_PWAIT, SYS_EPOLL_PWAIT2, SYS_EPOLL_WAIT, SYS_EVENTFD, SYS_EVENTFD2, SYS_EXECVE, SYS_EXIT,
+    SYS_EXIT_GROUP, SYS_FACCESSAT, SYS_FACCESSAT2, SYS_FCHDIR, SYS_FCHMOD, SYS_FCHMODAT, SYS_FCHOWN,
+    SYS_FCHOWNAT, SYS_FCNTL, SYS_FDATASYNC, SYS_FORK, SYS_FSTAT, SYS_FSYNC, SYS_FTRUNCATE, SYS_FUTEX,
+    SYS_GETCPU, SYS_GETCWD, SYS_GETDENTS64, SYS_GETEGID, SYS_GETEUID, SYS_GETGID, SYS_GETPEERNAME,
     SYS_GETPGID, SYS_GETPGRP, SYS_GETPID, SYS_GETPPID, SYS_GETRANDOM, SYS_GETRLIMIT, SYS_GETRUSAGE,
-    SYS_GETSID, SYS_GETTID, SYS_GETTIMEOFDAY, SYS_GETUID, SYS_IOCTL, SYS_KILL, SYS_LCHOWN, SYS_LINK,
-    SYS_LINKAT, SYS_LSEEK, SYS_LSTAT, SYS_MADVISE, SYS_MKDIR, SYS_MKDIRAT, SYS_MMAP, SYS_MPROTECT,
-    SYS_MREMAP, SYS_MSYNC, SYS_MUNMAP, SYS_NANOSLEEP, SYS_NEWFSTATAT, SYS_OPEN, SYS_OPENAT, SYS_PAUSE,
-    SYS_PIPE, SYS_PIPE2, SYS_POLL, SYS_PPOLL, SYS_PREAD64, SYS_PRLIMIT64, SYS_PSELECT6, SYS_PWRITE64,
-    SYS_READ, SYS_READLINK, SYS_READLINKAT, SYS_READV, SYS_RENAME, SYS_RENAMEAT, SYS_RENAMEAT2, SYS_RMDIR,
-    SYS_RT_SIGACTION, SYS_RT_SIGPENDING, SYS_RT_SIGPROCMASK, SYS_RT_SIGRETURN, SYS_RT_SIGSUSPEND,
-    SYS_RT_SIGTIMEDWAIT, SYS_SCHED_GETAFFINITY, SYS_SCHED_YIELD, SYS_SELECT, SYS_SETGID, SYS_SETPGID,
-    SYS_SETRLIMIT, SYS_SETSID, SYS_SETUID, SYS_SET_ROBUST_LIST, SYS_SET_TID_ADDRESS, SYS_SIGALTSTACK,
-    SYS_STAT, SYS_STATX, SYS_SYMLINK, SYS_SYMLINKAT, SYS_SYNC, SYS_SYSINFO, SYS_TGKILL, SYS_TIME, SYS_TIMES,
-    SYS_TKILL, SYS_TRUNCATE, SYS_UMASK, SYS_UNAME, SYS_UNLINK, SYS_UNLINKAT, SYS_UTIMENSAT, SYS_VFORK,
-    SYS_WAIT4, SYS_WRITE, SYS_WRITEV,
+    SYS_GETSID, SYS_GETSOCKNAME, SYS_GETSOCKOPT, SYS_GETTID, SYS_GETTIMEOFDAY, SYS_GETUID, SYS_IOCTL,
+    SYS_KILL, SYS_LCHOWN, SYS_LINK, SYS_LINKAT, SYS_LISTEN, SYS_LSEEK, SYS_LSTAT, SYS_MADVISE, SYS_MKDIR,
+    SYS_MKDIRAT, SYS_MMAP, SYS_MPROTECT, SYS_MREMAP, SYS_MSYNC, SYS_MUNMAP, SYS_NANOSLEEP, SYS_NEWFSTATAT,
+    SYS_OPEN, SYS_OPENAT, SYS_PAUSE, SYS_PIPE, SYS_PIPE2, SYS_POLL, SYS_PPOLL, SYS_PREAD64, SYS_PRLIMIT64,
+    SYS_PSELECT6, SYS_PWRITE64, SYS_READ, SYS_READLINK, SYS_READLINKAT, SYS_READV, SYS_RECVFROM, SYS_RECVMSG,
+    SYS_RENAME, SYS_RENAMEAT, SYS_RENAMEAT2, SYS_RMDIR, SYS_RT_SIGACTION, SYS_RT_SIGPENDING,
+    SYS_RT_SIGPROCMASK, SYS_RT_SIGRETURN, SYS_RT_SIGSUSPEND, SYS_RT_SIGTIMEDWAIT, SYS_SCHED_GETAFFINITY,
+    SYS_SCHED_YIELD, SYS_SELECT, SYS_SENDMSG, SYS_SENDTO, SYS_SETGID, SYS_SETPGID, SYS_SETRLIMIT, SYS_SETSID,
+    SYS_SETSOCKOPT, SYS_SETUID, SYS_SET_ROBUST_LIST, SYS_SET_TID_ADDRESS, SYS_SHUTDOWN, SYS_SIGALTSTACK,
+    SYS_SOCKET, SYS_SOCKETPAIR, SYS_STAT, SYS_STATX, SYS_SYMLINK, SYS_SYMLINKAT, SYS_SYNC, SYS_SYSINFO,
+    SYS_TGKILL, SYS_TIME, SYS_TIMERFD_CREATE, SYS_TIMERFD_GETTIME, SYS_TIMERFD_SETTIME, SYS_TIMES, SYS_TKILL,
+    SYS_TRUNCATE, SYS_UMASK, SYS_UNAME, SYS_UNLINK, SYS_UNLINKAT, SYS_UTIMENSAT, SYS_VFORK, SYS_WAIT4,
+    SYS_WRITE, SYS_WRITEV,
 };
 use nr::{
     SYS_FGETXATTR, SYS_FLISTXATTR, SYS_FREMOVEXATTR, SYS_FSETXATTR, SYS_GETXATTR, SYS_LGETXATTR,
@@ -54,6 +60,24 @@ pub fn trace() {
 }
 
 pub fn syscall(f: &mut ExceptionFrame) {
+    // Calls that only read this process's own words need no lock; with no
+    // signal waiting there is nothing to act on before or after them. This
+    // path stays small (no frame of `call`'s size to set up).
+    let nr = f.regs.rax;
+    if matches!(nr, SYS_GETPID | SYS_GETTID)
+        && !TRACE.load(Ordering::Relaxed)
+        && crate::proc::signal::pending_in(!0) == 0
+    {
+        f.regs.rax = crate::proc::pid() as u64;
+        return;
+    }
+    call(f);
+}
+
+/// Every other call: with the lock, signals acted on at its start and
+/// delivered at its end.
+#[inline(never)]
+fn call(f: &mut ExceptionFrame) {
     let r = f.regs;
     let nr = r.rax;
     let (a0, a1, a2, a3, a4, a5) = (r.rdi, r.rsi, r.rdx, r.r10, r.r8, r.r9);
@@ -80,7 +104,20 @@ pub fn syscall(f: &mut ExceptionFrame) {
     // nanosleep and rt_sigsuspend end with EINTR regardless).
     let restartable = matches!(
         nr,
-        SYS_READ | SYS_WRITE | SYS_IOCTL | SYS_PREAD64 | SYS_PWRITE64 | SYS_READV | SYS_WRITEV | SYS_WAIT4
+        SYS_READ
+            | SYS_WRITE
+            | SYS_IOCTL
+            | SYS_PREAD64
+            | SYS_PWRITE64
+            | SYS_READV
+            | SYS_WRITEV
+            | SYS_WAIT4
+            | SYS_ACCEPT
+            | SYS_ACCEPT4
+            | SYS_SENDMSG
+            | SYS_RECVMSG
+            | SYS_SENDTO
+            | SYS_RECVFROM
     );
     crate::proc::signal::deliver(f, (res == Err(EINTR) && restartable).then_some(nr));
     lock::end_call();
@@ -214,8 +251,35 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         SYS_READLINKAT => fl::readlinkat(i(a[0]), a[1], a[2], a[3]),
         SYS_FCHMODAT => fl::fchmodat(i(a[0]), a[1], a[2]),
         SYS_FACCESSAT | SYS_FACCESSAT2 => fl::faccessat(i(a[0]), a[1], a[2]),
-        SYS_PSELECT6 => poll::select(a[0], a[1], a[2], a[3], a[4], 1),
-        SYS_PPOLL => poll::ppoll(a[0], a[1], a[2]),
+        SYS_PSELECT6 => poll::pselect6(a[0], a[1], a[2], a[3], a[4], a[5]),
+        SYS_PPOLL => poll::ppoll(a[0], a[1], a[2], a[3], a[4]),
+        SYS_EPOLL_CREATE => event::epoll_create(i(a[0])),
+        SYS_EPOLL_CREATE1 => event::epoll_create1(a[0]),
+        SYS_EPOLL_CTL => event::epoll_ctl(i(a[0]), a[1], i(a[2]), a[3]),
+        SYS_EPOLL_WAIT => event::epoll_pwait(i(a[0]), a[1], a[2], a[3] as i32 as i64, 0, 0),
+        SYS_EPOLL_PWAIT => event::epoll_pwait(i(a[0]), a[1], a[2], a[3] as i32 as i64, a[4], a[5]),
+        SYS_EPOLL_PWAIT2 => event::epoll_pwait2(i(a[0]), a[1], a[2], a[3], a[4], a[5]),
+        SYS_EVENTFD => event::eventfd2(a[0], 0),
+        SYS_EVENTFD2 => event::eventfd2(a[0], a[1]),
+        SYS_TIMERFD_CREATE => event::timerfd_create(a[0], a[1]),
+        SYS_TIMERFD_SETTIME => event::timerfd_settime(i(a[0]), a[1], a[2], a[3]),
+        SYS_TIMERFD_GETTIME => event::timerfd_gettime(i(a[0]), a[1]),
+        SYS_SOCKET => socket::socket(a[0], a[1], a[2]),
+        SYS_SOCKETPAIR => socket::socketpair(a[0], a[1], a[2], a[3]),
+        SYS_BIND => socket::bind(i(a[0]), a[1], a[2]),
+        SYS_LISTEN => socket::listen(i(a[0]), a[1]),
+        SYS_CONNECT => socket::connect(i(a[0]), a[1], a[2]),
+        SYS_ACCEPT => socket::accept4(i(a[0]), a[1], a[2], 0),
+        SYS_ACCEPT4 => socket::accept4(i(a[0]), a[1], a[2], a[3]),
+        SYS_GETSOCKNAME => socket::getsockname(i(a[0]), a[1], a[2], false),
+        SYS_GETPEERNAME => socket::getsockname(i(a[0]), a[1], a[2], true),
+        SYS_SHUTDOWN => socket::shutdown(i(a[0]), a[1]),
+        SYS_GETSOCKOPT => socket::getsockopt(i(a[0]), a[1], a[2], a[3], a[4]),
+        SYS_SETSOCKOPT => socket::setsockopt(i(a[0]), a[1]),
+        SYS_SENDMSG => socket::sendmsg(i(a[0]), a[1], a[2]),
+        SYS_RECVMSG => socket::recvmsg(i(a[0]), a[1], a[2]),
+        SYS_SENDTO => socket::sendto(i(a[0]), a[1], a[2], a[3]),
+        SYS_RECVFROM => socket::recvfrom(i(a[0]), a[1], a[2], a[3], a[4], a[5]),
         SYS_SET_ROBUST_LIST => process::set_robust_list(a[0], a[1]),
         SYS_UTIMENSAT => fl::utimensat(i(a[0]), a[1], a[2], a[3]),
         SYS_DUP3 => fl::dup3(i(a[0]), i(a[1]), a[2]),

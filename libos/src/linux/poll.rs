@@ -1,15 +1,16 @@
 //! poll, ppoll, select, pselect6 over `crate::wait` (wakeup predicates on
-//! pipe rings; see there). Signal masks passed to ppoll/pselect6 are
-//! accepted and not applied (handlers are not run yet).
+//! pipe rings; see there). ppoll, pselect6 and epoll_pwait put their
+//! signal mask in place for the wait (`with_sigmask`).
 
-use crate::errno::{LxResult, EINVAL};
+use crate::errno::{LxResult, EINTR, EINVAL};
+use crate::proc::signal;
 use crate::uaccess;
 use crate::wait::{self, Entry};
 use alloc::vec::Vec;
 
 /// A `struct timespec` / `struct timeval` at `ptr` as nanoseconds (`unit`:
 /// nanoseconds per unit of its second field); None for a null pointer.
-fn timeout(ptr: u64, unit: u64) -> Result<Option<u64>, i64> {
+pub fn timeout(ptr: u64, unit: u64) -> Result<Option<u64>, i64> {
     if ptr == 0 {
         return Ok(None);
     }
@@ -59,12 +60,44 @@ pub fn poll(fds: u64, n: u64, ms: i64) -> LxResult {
     poll_ns(fds, n, (ms >= 0).then(|| ms as u64 * 1_000_000))
 }
 
-pub fn ppoll(fds: u64, n: u64, ts: u64) -> LxResult {
+/// Runs `wait` with the signal mask at `set` (`size` bytes; a null `set`
+/// keeps the mask) in place of the program's, as one step: a signal the
+/// new mask lets through ends the wait with EINTR, and its handler runs
+/// with the new mask, the old one coming back when it returns (as after
+/// `rt_sigsuspend`); otherwise the old mask is back when the call returns.
+pub fn with_sigmask(set: u64, size: u64, wait: impl FnOnce() -> LxResult) -> LxResult {
+    if set == 0 {
+        return wait();
+    }
+    if size != 8 {
+        return Err(EINVAL);
+    }
+    let new: u64 = uaccess::get(set)?;
+    let old = signal::mask();
+    signal::set_mask(new);
+    let r = wait();
+    if r == Err(EINTR) && signal::pending() {
+        // Read by the handler's frame on this call's return.
+        crate::proc::thread().suspended.set(Some(old));
+    } else {
+        signal::set_mask(old);
+    }
+    r
+}
+
+pub fn ppoll(fds: u64, n: u64, ts: u64, set: u64, size: u64) -> LxResult {
     let limit = timeout(ts, 1)?;
     let start = crate::time::now_ns();
-    let r = poll_ns(fds, n, limit);
+    let r = with_sigmask(set, size, || poll_ns(fds, n, limit));
     time_left(ts, 1, limit, start)?;
     r
+}
+
+/// pselect6: select with a timespec and, at `sig`, a (mask pointer, size)
+/// pair (a null `sig` or mask pointer: the mask stays).
+pub fn pselect6(nfds: u64, r: u64, w: u64, x: u64, ts: u64, sig: u64) -> LxResult {
+    let [set, size]: [u64; 2] = if sig == 0 { [0, 0] } else { uaccess::get(sig)? };
+    with_sigmask(set, size, || select(nfds, r, w, x, ts, 1))
 }
 
 /// select (a timeval, `unit` 1000) and pselect6 (a timespec, `unit` 1).

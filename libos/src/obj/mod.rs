@@ -10,10 +10,14 @@
 //! without affecting any other process.
 
 pub mod console;
+pub mod epoll;
+pub mod eventfd;
 pub mod flags;
-pub mod null;
+pub mod memdev;
 pub mod pipe;
 pub mod regular;
+pub mod timerfd;
+pub mod unix;
 
 use crate::errno::{EBADF, EINVAL, ENOTTY, ESPIPE};
 use crate::fs::Ino;
@@ -26,10 +30,17 @@ use crate::shared;
 pub enum Kind {
     Console,
     Null,
+    Zero,
+    Full,
+    Random,
     Regular,
     Dir,
     PipeRead,
     PipeWrite,
+    Epoll,
+    EventFd,
+    TimerFd,
+    Socket,
 }
 
 /// An open file description, shared between the processes holding it.
@@ -42,6 +53,12 @@ pub struct File {
     pub ino: Ino,
     pub off: u64,
     pub pipe: *mut pipe::Pipe,
+    /// The object behind an epoll set, eventfd or timerfd (its module's
+    /// type); null for the other kinds.
+    pub data: *mut u8,
+    /// The epoll interests watching this description (`epoll::Interest`,
+    /// linked through `next_on_file`): they go when it closes.
+    pub watch: *mut epoll::Interest,
 }
 
 /// The operations on an open file. Each returns a Linux result (negative
@@ -60,10 +77,23 @@ pub struct Ops {
 pub fn ops_for(kind: Kind) -> &'static Ops {
     match kind {
         Kind::Console => &console::OPS,
-        Kind::Null => &null::OPS,
+        Kind::Null | Kind::Zero | Kind::Full | Kind::Random => &memdev::OPS,
         Kind::Regular | Kind::Dir => &regular::OPS,
         Kind::PipeRead | Kind::PipeWrite => &pipe::OPS,
+        Kind::Epoll => &epoll::OPS,
+        Kind::EventFd => &eventfd::OPS,
+        Kind::TimerFd => &timerfd::OPS,
+        Kind::Socket => &unix::OPS,
     }
+}
+
+/// The default method table for open file `f`.
+// The pointer is a live shared `File` by construction (a descriptor's or
+// a passed one's), never a program's value.
+#[allow(clippy::not_unsafe_ptr_arg_deref)]
+pub fn ops_for_file(f: *mut File) -> &'static Ops {
+    // SAFETY: `f` is live; its kind never changes.
+    ops_for(unsafe { (*f).kind })
 }
 
 /// A new description with one reference.
@@ -73,8 +103,58 @@ pub fn new(kind: Kind, flags: u32, ino: Ino) -> Result<*mut File, i64> {
         return Err(crate::errno::ENOMEM);
     }
     // SAFETY: a fresh block big enough for a File.
-    unsafe { p.write(File { refs: 1, kind, flags, ino, off: 0, pipe: core::ptr::null_mut() }) };
+    unsafe {
+        p.write(File {
+            refs: 1,
+            kind,
+            flags,
+            ino,
+            off: 0,
+            pipe: core::ptr::null_mut(),
+            data: core::ptr::null_mut(),
+            watch: core::ptr::null_mut(),
+        })
+    };
     Ok(p)
+}
+
+/// Allocates `v` in the shared arena (an object a description or another
+/// object points at).
+pub fn alloc_object<T>(v: T) -> Result<*mut T, i64> {
+    let p = shared::alloc(size_of::<T>(), align_of::<T>()) as *mut T;
+    if p.is_null() {
+        return Err(crate::errno::ENOMEM);
+    }
+    // SAFETY: a fresh block big enough for a T.
+    unsafe { p.write(v) };
+    Ok(p)
+}
+
+/// Frees what `alloc_object` made.
+///
+/// # Safety
+/// `p` came from `alloc_object::<T>` and nobody refers to it any more.
+pub unsafe fn free_object<T>(p: *mut T) {
+    // SAFETY: passed on from the caller.
+    unsafe { shared::free(p as *mut u8, size_of::<T>(), align_of::<T>()) };
+}
+
+/// A new description of `kind` whose object (`data`) is `v`, allocated in
+/// the shared arena (epoll sets, eventfds, timerfds, sockets).
+pub fn new_with<T>(kind: Kind, flags: u32, v: T) -> Result<*mut File, i64> {
+    let obj = alloc_object(v)?;
+    match new(kind, flags, 0) {
+        Ok(f) => {
+            // SAFETY: just created.
+            unsafe { (*f).data = obj as *mut u8 };
+            Ok(f)
+        }
+        Err(e) => {
+            // SAFETY: made above, referred to by nobody.
+            unsafe { free_object(obj) };
+            Err(e)
+        }
+    }
 }
 
 /// Drops one reference; the last one closes and frees the description.
@@ -82,11 +162,17 @@ pub fn new(kind: Kind, flags: u32, ino: Ino) -> Result<*mut File, i64> {
 // it from `obj::new` or a descriptor), never a program's value.
 #[allow(clippy::not_unsafe_ptr_arg_deref)]
 pub fn put(ops: &Ops, f: *mut File) {
-    // SAFETY: `f` is a live description (we hold a reference).
-    let file = unsafe { &mut *f };
-    file.refs -= 1;
-    if file.refs == 0 {
-        (ops.close)(file);
+    // SAFETY: `f` is a live description (we hold a reference); the count
+    // is read and written through the pointer, as `epoll::forget` changes
+    // the file through it too.
+    let last = unsafe {
+        (*f).refs -= 1;
+        (*f).refs == 0
+    };
+    if last {
+        epoll::forget(f);
+        // SAFETY: live until freed below; nobody else refers to it now.
+        (ops.close)(unsafe { &mut *f });
         // SAFETY: allocated by `new` with this size; nobody refers to it.
         unsafe { shared::free(f as *mut u8, size_of::<File>(), 8) };
     }
@@ -103,6 +189,18 @@ pub fn no_seek(_: &mut File, _: i64, _: u32) -> i64 {
 }
 pub fn no_ioctl(_: &mut File, _: u64, _: u64) -> i64 {
     -ENOTTY
+}
+
+/// `FIONREAD`: how many bytes a read would find now, as an `int` at the
+/// argument (pipes, stream sockets, regular files answer it).
+pub const FIONREAD: u64 = 0x541b;
+
+/// Answers `FIONREAD` with `n` at `arg`.
+pub fn put_readable(arg: u64, n: u64) -> i64 {
+    match crate::uaccess::put(arg, n.min(i32::MAX as u64) as i32) {
+        Ok(_) => 0,
+        Err(e) => -e,
+    }
 }
 pub fn bad_whence() -> i64 {
     -EINVAL

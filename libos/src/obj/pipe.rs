@@ -10,6 +10,15 @@
 
 use super::flags::{NONBLOCK, WRONLY};
 use super::{no_ioctl, no_seek, File, Kind, Ops};
+
+/// `FIONREAD` on either end: the bytes in the ring.
+fn ioctl(f: &mut File, req: u64, arg: u64) -> i64 {
+    if req != super::FIONREAD {
+        return no_ioctl(f, req, arg);
+    }
+    let (tail, head) = positions(f);
+    super::put_readable(arg, head - tail)
+}
 use crate::errno::{EAGAIN, EBADF, ENOMEM, EPIPE};
 use crate::fs::Stat;
 use crate::shared;
@@ -56,7 +65,7 @@ const _: () = {
     assert!(HEADER as usize <= align_of::<Pipe>());
 };
 
-pub static OPS: Ops = Ops { read, write, seek: no_seek, stat, ioctl: no_ioctl, close };
+pub static OPS: Ops = Ops { read, write, seek: no_seek, stat, ioctl, close };
 
 /// A new pipe: (read end, write end).
 pub fn create(flags: u32) -> Result<(*mut File, *mut File), i64> {
@@ -284,6 +293,44 @@ pub unsafe fn events(kind: Kind, pipe: *const Pipe) -> u16 {
         (if fill > 0 { POLLIN } else { 0 }) | (if p.writers() == 0 { POLLHUP } else { 0 })
     } else {
         (if CAPACITY - fill >= PIPE_BUF { POLLOUT } else { 0 }) | (if p.readers() == 0 { POLLERR } else { 0 })
+    }
+}
+
+/// A number that changes whenever end `f` has something new for an
+/// edge-triggered epoll interest: data written (read end), room made
+/// (write end), or the other end gone (the position only grows, so adding
+/// one for that never meets an earlier value).
+pub fn stamp(f: &File) -> u64 {
+    // SAFETY: `f` keeps the pipe live; no other reference to it here.
+    let p = unsafe { pipe_of(f) };
+    if f.kind == Kind::PipeRead {
+        p.head.load(Ordering::Acquire) + (p.writers() == 0) as u64
+    } else {
+        p.tail.load(Ordering::Acquire) + (p.readers() == 0) as u64
+    }
+}
+
+/// The ring's (tail, head) positions: bytes ever read and written (a
+/// socket's queue of passed descriptors is keyed by them).
+pub fn positions(f: &File) -> (u64, u64) {
+    // SAFETY: `f` keeps the pipe live; no other reference to it here.
+    unsafe { pipe_of(f) }.positions()
+}
+
+/// Bytes a write could put in the ring now.
+pub fn room(f: &File) -> usize {
+    let (tail, head) = positions(f);
+    CAPACITY - (head - tail) as usize
+}
+
+/// Whether the other end of `f` is still open somewhere.
+pub fn other_end_open(f: &File) -> bool {
+    // SAFETY: `f` keeps the pipe live; no other reference to it here.
+    let p = unsafe { pipe_of(f) };
+    if f.kind == Kind::PipeRead {
+        p.writers() > 0
+    } else {
+        p.readers() > 0
     }
 }
 

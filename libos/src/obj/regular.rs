@@ -5,7 +5,15 @@ use crate::errno::{EBADF, EINVAL, EISDIR};
 use crate::fs::node;
 use crate::fs::Stat;
 
-pub static OPS: Ops = Ops { read, write, seek, stat, ioctl: no_ioctl, close };
+pub static OPS: Ops = Ops { read, write, seek, stat, ioctl, close };
+
+/// `FIONREAD` on a file: the bytes from the offset to the end.
+fn ioctl(f: &mut File, req: u64, arg: u64) -> i64 {
+    if req != super::FIONREAD || f.kind == Kind::Dir {
+        return no_ioctl(f, req, arg);
+    }
+    super::put_readable(arg, node::get(f.ino).size.saturating_sub(f.off))
+}
 
 fn read(f: &mut File, buf: &mut [u8]) -> i64 {
     if f.kind == Kind::Dir {

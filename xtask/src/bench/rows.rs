@@ -162,6 +162,13 @@ pub const ROWS: &[Row] = &[
         .linux("pipe_8k")
         .veneer("pipe_8k")
         .pairing("ping-pong between two processes, halved; Veneer: libos pipes called natively"),
+    row("epoll", "epoll_wait ping-pong over a pipe, 1 byte one way", "issue 14")
+        .linux("epoll")
+        .veneer("epoll")
+        .pairing(
+            "pipe_1b with each side waiting in epoll_wait on its read end (registered once) before every \
+             read, halved; Veneer: the library's epoll_wait, read and write called natively",
+        ),
     row("fork", "fork + exit + wait", "SOSP'97 §5")
         .linux("fork")
         .veneer("fork")

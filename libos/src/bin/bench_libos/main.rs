@@ -11,6 +11,8 @@
 //!   write-protected and an access is a write;
 //! - pipes: the library's pipes called natively (`native::read`/`write`)
 //!   between two processes of the library, ping-pong, halved;
+//! - `epoll`: the one-byte pipe ping-pong with each side waiting in the
+//!   library's `epoll_wait` before every read;
 //! - `fork`, `lx_getpid`: Linux calls made from this program and answered
 //!   by the library's Linux personality through the kernel's reflection,
 //!   the very path a Linux binary's `syscall` takes;
@@ -39,7 +41,8 @@ mod vm;
 use abi::syscall::map as mf;
 use libos::{native, trap};
 use procs::{
-    fork_exec, fork_exit_wait, install_tiny, lx_getpid, pipe_pingpong, spawn_wait, threadbench, vdso_clock,
+    epoll_pingpong, fork_exec, fork_exit_wait, install_tiny, lx_getpid, pipe_pingpong, spawn_wait,
+    threadbench, vdso_clock,
 };
 use select::{select_check, select_experiment, WORKERS};
 use user::{kinfo, println};
@@ -65,6 +68,7 @@ const ALL: &[&str] = &[
     "futex_threads",
     "pipe_1b",
     "pipe_8k",
+    "epoll",
     "lx_getpid",
     "vdso_clock",
     "select_a",
@@ -81,7 +85,7 @@ fn iterations(name: &str, quick: bool) -> u64 {
         "prot100" | "unprot100" => (2_000, 10),
         "appel1" => (5_000, 50),
         "appel2" => (5_000, 100),
-        "pipe_1b" => (10_000, 100),
+        "pipe_1b" | "epoll" => (10_000, 100),
         "pipe_8k" => (5_000, 100),
         "fork" | "thread" => (300, 4),
         "futex_threads" => (5_000, 50),
@@ -132,6 +136,7 @@ fn run(name: &str, n: u64) -> u64 {
         "appel2" => appel2(n),
         "pipe_1b" => pipe_pingpong(n, 1),
         "pipe_8k" => pipe_pingpong(n, 8192),
+        "epoll" => epoll_pingpong(n),
         "calib" => calib(n),
         "fork" => fork_exit_wait(n),
         "fork_exec" => report(name, fork_exec(n)),

@@ -6,7 +6,10 @@
 use super::rdtsc;
 use core::hint::black_box;
 use libos::linux::file::{O_CREAT, O_TRUNC, O_WRONLY};
-use libos::linux::nr::{SYS_CLOSE, SYS_EXECVE, SYS_EXIT, SYS_FORK, SYS_GETPID, SYS_OPEN, SYS_WAIT4};
+use libos::linux::nr::{
+    SYS_CLOSE, SYS_EPOLL_CREATE1, SYS_EPOLL_CTL, SYS_EXECVE, SYS_EXIT, SYS_FORK, SYS_GETPID, SYS_OPEN,
+    SYS_WAIT4,
+};
 use libos::native::{self, linux};
 use libos::{fd, lock, obj};
 use user::spawn;
@@ -243,4 +246,48 @@ fn decimal(mut n: u64) -> [u8; 24] {
         *o = *d;
     }
     out
+}
+
+/// A new epoll set watching `fd` for input (Linux calls through the
+/// personality: setup, not timed).
+fn epoll_on(fd: i64) -> i64 {
+    let ep = linux(SYS_EPOLL_CREATE1, [0; 6]);
+    assert!(ep >= 0, "epoll_create1: {ep}");
+    // struct epoll_event, packed: events (EPOLLIN), data.
+    let mut ev = [0u8; 12];
+    ev[0] = 1;
+    let r = linux(SYS_EPOLL_CTL, [ep as u64, 1, fd as u64, ev.as_ptr() as u64, 0, 0]);
+    assert_eq!(r, 0, "epoll_ctl");
+    ep
+}
+
+/// The one-byte ping-pong of `pipe_pingpong`, each side waiting in
+/// `epoll_wait` (the library's, called natively) on its read end before
+/// every read; n counts one-way messages.
+pub fn epoll_pingpong(n: u64) -> u64 {
+    let mut byte = [0u8; 1];
+    let (there_r, there_w) = pipe();
+    let (back_r, back_w) = pipe();
+    let mut got = [(0u32, 0u64); 1];
+    let pid = fork();
+    if pid == 0 {
+        let ep = epoll_on(there_r);
+        for _ in 0..n / 2 {
+            assert_eq!(native::epoll_wait(ep, &mut got, None), 1, "epoll_wait");
+            transfer(there_r, &mut byte, false);
+            transfer(back_w, &mut byte, true);
+        }
+        exit(0);
+    }
+    let ep = epoll_on(back_r);
+    let t = rdtsc();
+    for _ in 0..n / 2 {
+        transfer(there_w, &mut byte, true);
+        assert_eq!(native::epoll_wait(ep, &mut got, None), 1, "epoll_wait");
+        transfer(back_r, &mut byte, false);
+    }
+    let total = rdtsc() - t;
+    reap(pid);
+    close(&[ep, there_r, there_w, back_r, back_w]);
+    total
 }

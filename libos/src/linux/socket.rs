@@ -1,0 +1,440 @@
+//! Socket calls for Unix-domain sockets (`obj::unix`): addresses
+//! (`struct sockaddr_un`), messages (`struct msghdr`, its iovecs and
+//! `SCM_RIGHTS` control messages) and flags. Other families fail with
+//! EAFNOSUPPORT.
+
+use crate::errno::{
+    LxResult, EADDRINUSE, EAFNOSUPPORT, EBADF, EFAULT, EINVAL, ENOPROTOOPT, ENOTSOCK, EOPNOTSUPP,
+    EPROTONOSUPPORT, ESOCKTNOSUPPORT,
+};
+use crate::fd;
+use crate::fs::{dir, node, path, S_IFSOCK};
+use crate::obj::{unix, File, Kind};
+use crate::uaccess;
+use alloc::vec::Vec;
+
+const AF_UNIX: u16 = 1;
+const SOCK_NONBLOCK: u64 = 0o4000;
+const SOCK_CLOEXEC: u64 = 0o2000000;
+const TYPE_MASK: u64 = 0xf;
+const SOCK_RAW: u32 = 3;
+
+const MSG_OOB: u64 = 0x1;
+const MSG_PEEK: u64 = 0x2;
+const MSG_CTRUNC: u32 = 0x8;
+const MSG_TRUNC: u64 = 0x20;
+const MSG_DONTWAIT: u64 = 0x40;
+const MSG_NOSIGNAL: u64 = 0x4000;
+const MSG_CMSG_CLOEXEC: u64 = 0x4000_0000;
+
+const SOL_SOCKET: u64 = 1;
+const SCM_RIGHTS: u32 = 1;
+const SO_TYPE: u64 = 3;
+const SO_ERROR: u64 = 4;
+const SO_SNDBUF: u64 = 7;
+const SO_RCVBUF: u64 = 8;
+const SO_PEERCRED: u64 = 17;
+
+/// Bytes of a `struct cmsghdr` (len, level, type).
+const CMSG_HDR: usize = 16;
+/// Most bytes one stream send takes.
+const MAX_SEND: u64 = 1 << 20;
+/// Bytes of `struct sockaddr_un`.
+const SOCKADDR_UN: u64 = 110;
+
+/// The socket type in `ty` and its flags checked: (type, status flags,
+/// close-on-exec).
+fn type_and_flags(domain: u64, ty: u64, protocol: u64) -> Result<(u32, u32, bool), i64> {
+    if domain as u16 != AF_UNIX || domain >> 16 != 0 {
+        return Err(EAFNOSUPPORT);
+    }
+    if ty & !(TYPE_MASK | SOCK_NONBLOCK | SOCK_CLOEXEC) != 0 {
+        return Err(EINVAL);
+    }
+    // Linux makes a raw Unix socket a datagram one.
+    let kind = match (ty & TYPE_MASK) as u32 {
+        SOCK_RAW => unix::DGRAM,
+        k => k,
+    };
+    if ![unix::STREAM, unix::DGRAM, unix::SEQPACKET].contains(&kind) {
+        return Err(ESOCKTNOSUPPORT);
+    }
+    if protocol != 0 && protocol != AF_UNIX as u64 {
+        return Err(EPROTONOSUPPORT);
+    }
+    Ok((kind, (ty & SOCK_NONBLOCK) as u32, ty & SOCK_CLOEXEC != 0))
+}
+
+pub fn socket(domain: u64, ty: u64, protocol: u64) -> LxResult {
+    let (kind, flags, cloexec) = type_and_flags(domain, ty, protocol)?;
+    fd::open(unix::create(kind, flags)?, cloexec)
+}
+
+pub fn socketpair(domain: u64, ty: u64, protocol: u64, sv: u64) -> LxResult {
+    let (kind, flags, cloexec) = type_and_flags(domain, ty, protocol)?;
+    uaccess::writable(sv, 8)?;
+    let (a, b) = unix::pair(kind, flags)?;
+    let fa = match fd::open(a, cloexec) {
+        Ok(n) => n,
+        Err(e) => {
+            crate::obj::put(&unix::OPS, b);
+            return Err(e);
+        }
+    };
+    let fb = match fd::open(b, cloexec) {
+        Ok(n) => n,
+        Err(e) => {
+            let _ = fd::close(fa);
+            return Err(e);
+        }
+    };
+    uaccess::put(sv, [fa as i32, fb as i32])
+}
+
+/// The socket open as `fdn`.
+fn sock(fdn: i64) -> Result<&'static File, i64> {
+    // SAFETY: the descriptor keeps the file live; no other reference to it here.
+    let f = unsafe { fd::file(&fd::get(fdn)?) };
+    if f.kind != Kind::Socket {
+        return Err(ENOTSOCK);
+    }
+    Ok(f)
+}
+
+/// The path in the `sockaddr_un` at `addr` (`len` bytes). Abstract names
+/// (a leading NUL) are not supported.
+fn sockaddr(addr: u64, len: u64) -> Result<Vec<u8>, i64> {
+    if !(2..=SOCKADDR_UN).contains(&len) {
+        return Err(EINVAL);
+    }
+    let b = uaccess::bytes(addr, len)?;
+    if u16::from_ne_bytes([b[0], b[1]]) != AF_UNIX {
+        return Err(EINVAL);
+    }
+    let p = &b[2..];
+    let p = &p[..p.iter().position(|&c| c == 0).unwrap_or(p.len())];
+    if p.is_empty() {
+        return Err(if len > 2 { EOPNOTSUPP } else { EINVAL });
+    }
+    Ok(p.to_vec())
+}
+
+/// Writes `path` as a `sockaddr_un` to `addr`, its length to `*lenp`
+/// (truncated to the room given, as Linux does).
+fn put_sockaddr(addr: u64, lenp: u64, path: &[u8]) -> LxResult {
+    if addr == 0 {
+        return Ok(0);
+    }
+    let room: u32 = uaccess::get(lenp)?;
+    let mut b = Vec::with_capacity(2 + path.len() + 1);
+    b.extend_from_slice(&AF_UNIX.to_ne_bytes());
+    b.extend_from_slice(path);
+    if !path.is_empty() {
+        b.push(0);
+    }
+    let n = b.len().min(room as usize);
+    uaccess::write(addr, &b[..n])?;
+    uaccess::put(lenp, b.len() as u32)?;
+    Ok(0)
+}
+
+pub fn bind(fdn: i64, addr: u64, len: u64) -> LxResult {
+    let f = sock(fdn)?;
+    let p = sockaddr(addr, len)?;
+    let (d, name) = path::parent(crate::proc::cwd(), &p)?;
+    // Linux makes the node first: a name in use is found before a socket
+    // that has one.
+    if dir::lookup(d, &name).is_some() {
+        return Err(EADDRINUSE);
+    }
+    if unix::is_bound(f) {
+        return Err(EINVAL);
+    }
+    let ino = node::alloc(S_IFSOCK | (0o777 & !crate::proc::vars().umask.get()))?;
+    if let Err(e) = dir::add(d, &name, ino) {
+        node::release(ino);
+        return Err(e);
+    }
+    unix::bind(f, ino, &p)?;
+    Ok(0)
+}
+
+pub fn listen(fdn: i64, backlog: u64) -> LxResult {
+    unix::listen(sock(fdn)?, backlog as i32 as i64)?;
+    Ok(0)
+}
+
+pub fn connect(fdn: i64, addr: u64, len: u64) -> LxResult {
+    let f = sock(fdn)?;
+    let p = sockaddr(addr, len)?;
+    let ino = path::resolve(crate::proc::cwd(), &p, true)?;
+    unix::connect(f, ino)?;
+    Ok(0)
+}
+
+pub fn accept4(fdn: i64, addr: u64, lenp: u64, flags: u64) -> LxResult {
+    if flags & !(SOCK_NONBLOCK | SOCK_CLOEXEC) != 0 {
+        return Err(EINVAL);
+    }
+    let f = sock(fdn)?;
+    if addr != 0 {
+        uaccess::writable(lenp, 4)?;
+    }
+    let conn = unix::accept(f, (flags & SOCK_NONBLOCK) as u32)?;
+    let n = fd::open(conn, flags & SOCK_CLOEXEC != 0)?;
+    // The client is unnamed: the address is the family alone.
+    put_sockaddr(addr, lenp, &[])?;
+    Ok(n)
+}
+
+pub fn getsockname(fdn: i64, addr: u64, lenp: u64, peer: bool) -> LxResult {
+    let name = unix::name(sock(fdn)?, peer)?;
+    if addr == 0 {
+        return Err(EFAULT);
+    }
+    put_sockaddr(addr, lenp, &name)
+}
+
+pub fn shutdown(fdn: i64, how: u64) -> LxResult {
+    let f = sock(fdn)?;
+    if how > 2 {
+        return Err(EINVAL);
+    }
+    unix::shutdown(f, how != 1, how != 0)?;
+    Ok(0)
+}
+
+pub fn getsockopt(fdn: i64, level: u64, name: u64, val: u64, lenp: u64) -> LxResult {
+    let f = sock(fdn)?;
+    if level != SOL_SOCKET {
+        return Err(ENOPROTOOPT);
+    }
+    if name == SO_PEERCRED {
+        // struct ucred: pid, uid, gid (everyone is root); no peer yet:
+        // pid 0 and the overflow ids, as Linux answers.
+        let cred = unix::peer_pid(f).map_or([0, 65534, 65534], |pid| [pid, 0, 0]);
+        let room: u32 = uaccess::get(lenp)?;
+        let n = (room as usize).min(12);
+        let bytes: Vec<u8> = cred.iter().flat_map(|w| w.to_ne_bytes()).collect();
+        uaccess::write(val, &bytes[..n])?;
+        uaccess::put(lenp, n as u32)?;
+        return Ok(0);
+    }
+    let v: i32 = match name {
+        SO_TYPE => unix::kind(f) as i32,
+        SO_ERROR => 0,
+        SO_SNDBUF | SO_RCVBUF => crate::obj::pipe::CAPACITY as i32,
+        _ => return Err(ENOPROTOOPT),
+    };
+    let room: u32 = uaccess::get(lenp)?;
+    let n = (room as usize).min(4);
+    uaccess::write(val, &v.to_ne_bytes()[..n])?;
+    uaccess::put(lenp, n as u32)?;
+    Ok(0)
+}
+
+/// setsockopt: the socket must be one; options are taken and ignored
+/// (buffer sizes are the rings').
+pub fn setsockopt(fdn: i64, level: u64) -> LxResult {
+    sock(fdn)?;
+    if level != SOL_SOCKET {
+        return Err(ENOPROTOOPT);
+    }
+    Ok(0)
+}
+
+/// A `struct msghdr`: name, iovecs, control buffer, flags.
+struct Msg {
+    iov: Vec<(u64, u64)>,
+    control: u64,
+    control_len: u64,
+}
+
+fn msghdr(p: u64) -> Result<Msg, i64> {
+    let h: [u64; 7] = uaccess::get(p)?;
+    let (iov, iovlen, control, control_len) = (h[2], h[3], h[4], h[5]);
+    if iovlen > 1024 {
+        return Err(crate::errno::EMSGSIZE);
+    }
+    let iov = (0..iovlen)
+        .map(|i| uaccess::get::<[u64; 2]>(iov + 16 * i).map(|v| (v[0], v[1])))
+        .collect::<Result<_, _>>()?;
+    Ok(Msg { iov, control, control_len })
+}
+
+/// The descriptors in the control messages of a send, each with one more
+/// reference (the caller's to hand on or drop). EINVAL for a malformed or
+/// unknown control message, EBADF for a descriptor that is not open.
+fn passed(control: u64, len: u64) -> Result<Vec<*mut File>, i64> {
+    let mut files: Vec<*mut File> = Vec::new();
+    let drop_all =
+        |files: &[*mut File]| files.iter().for_each(|&f| crate::obj::put(crate::obj::ops_for_file(f), f));
+    let mut at = 0u64;
+    while at + CMSG_HDR as u64 <= len {
+        let h: [u64; 2] = match uaccess::get(control + at) {
+            Ok(h) => h,
+            Err(e) => {
+                drop_all(&files);
+                return Err(e);
+            }
+        };
+        let (clen, level, ty) = (h[0], h[1] as u32 as u64, (h[1] >> 32) as u32);
+        if clen < CMSG_HDR as u64 || clen > len - at {
+            drop_all(&files);
+            return Err(EINVAL);
+        }
+        if level != SOL_SOCKET || ty != SCM_RIGHTS {
+            drop_all(&files);
+            return Err(EINVAL);
+        }
+        let n = (clen as usize - CMSG_HDR) / 4;
+        if files.len() + n > unix::MAX_PASSED {
+            drop_all(&files);
+            return Err(EINVAL);
+        }
+        for i in 0..n {
+            let got =
+                uaccess::get::<i32>(control + at + (CMSG_HDR + 4 * i) as u64).and_then(|n| fd::get(n as i64));
+            match got {
+                Ok(d) => {
+                    // SAFETY: the descriptor keeps the file live; no other reference to it here.
+                    unsafe { fd::file(&d) }.refs += 1;
+                    files.push(d.file);
+                }
+                Err(e) => {
+                    drop_all(&files);
+                    return Err(if e == crate::errno::EFAULT { e } else { EBADF });
+                }
+            }
+        }
+        at += clen.next_multiple_of(8);
+    }
+    Ok(files)
+}
+
+/// sendmsg, and sendto/send (`msg` None: one buffer, no control).
+fn send_common(fdn: i64, iov: &[(u64, u64)], control: Option<(u64, u64)>, flags: u64) -> LxResult {
+    let f = sock(fdn)?;
+    if flags & MSG_OOB != 0 {
+        return Err(EOPNOTSUPP);
+    }
+    // A stream send takes at most `MAX_SEND` bytes per call (the rest is
+    // left to the next call, as a partial write); a message must fit a
+    // ring whole.
+    let total = iov.iter().fold(0u64, |t, v| t.saturating_add(v.1));
+    if unix::kind(f) != unix::STREAM && total > crate::obj::pipe::CAPACITY as u64 {
+        return Err(crate::errno::EMSGSIZE);
+    }
+    let mut data = Vec::new();
+    for &(p, l) in iov {
+        let room = MAX_SEND - data.len() as u64;
+        data.extend_from_slice(uaccess::bytes(p, l.min(room))?);
+    }
+    let files = match control {
+        Some((c, l)) if l > 0 => passed(c, l)?,
+        _ => Vec::new(),
+    };
+    let n = unix::send(f, &data, files, flags & MSG_DONTWAIT != 0, flags & MSG_NOSIGNAL == 0)?;
+    Ok(n as i64)
+}
+
+pub fn sendmsg(fdn: i64, msg: u64, flags: u64) -> LxResult {
+    sock(fdn)?;
+    let m = msghdr(msg)?;
+    send_common(fdn, &m.iov, Some((m.control, m.control_len)), flags)
+}
+
+/// sendto (and send): a destination address on a connected socket is
+/// EISCONN on Linux for streams and ignored here otherwise.
+pub fn sendto(fdn: i64, buf: u64, len: u64, flags: u64) -> LxResult {
+    send_common(fdn, &[(buf, len)], None, flags)
+}
+
+/// The receive behind recvmsg, recvfrom and recv: data into the iovecs,
+/// descriptors installed into the room `control` has (the rest closed,
+/// `MSG_CTRUNC`). Returns (bytes, msg_flags, control bytes used).
+fn recv_common(
+    fdn: i64,
+    iov: &[(u64, u64)],
+    control: (u64, u64),
+    flags: u64,
+) -> Result<(i64, u32, u64), i64> {
+    let f = sock(fdn)?;
+    if flags & MSG_OOB != 0 || flags & MSG_PEEK != 0 {
+        return Err(EOPNOTSUPP);
+    }
+    let total = iov.iter().fold(0u64, |t, v| t.saturating_add(v.1));
+    for &(p, l) in iov {
+        uaccess::writable(p, l)?;
+    }
+    if control.0 != 0 && control.1 > 0 {
+        uaccess::writable(control.0, control.1)?;
+    }
+    let mut buf = alloc::vec![0u8; total.min(1 << 20) as usize];
+    let got = unix::recv(f, &mut buf, flags & MSG_DONTWAIT != 0)?;
+    let mut at = 0;
+    for &(p, l) in iov {
+        let n = (l as usize).min(got.len - at);
+        uaccess::write(p, &buf[at..at + n])?;
+        at += n;
+    }
+    let mut mflags = 0;
+    if got.full > got.len {
+        mflags |= MSG_TRUNC as u32;
+    }
+    let mut used = 0;
+    if !got.files.is_empty() {
+        let room = if control.0 == 0 || control.1 < CMSG_HDR as u64 {
+            0
+        } else {
+            (control.1 as usize - CMSG_HDR) / 4
+        };
+        let take = room.min(got.files.len());
+        let mut fds = Vec::with_capacity(take);
+        for &file in &got.files[..take] {
+            match fd::open(file, flags & MSG_CMSG_CLOEXEC != 0) {
+                Ok(n) => fds.push(n as i32),
+                Err(_) => mflags |= MSG_CTRUNC,
+            }
+        }
+        for &file in &got.files[take..] {
+            crate::obj::put(crate::obj::ops_for_file(file), file);
+        }
+        if take < got.files.len() {
+            mflags |= MSG_CTRUNC;
+        }
+        if !fds.is_empty() {
+            let clen = CMSG_HDR + 4 * fds.len();
+            let mut c = Vec::with_capacity(clen);
+            c.extend_from_slice(&(clen as u64).to_ne_bytes());
+            c.extend_from_slice(&(SOL_SOCKET as u32).to_ne_bytes());
+            c.extend_from_slice(&SCM_RIGHTS.to_ne_bytes());
+            for n in &fds {
+                c.extend_from_slice(&n.to_ne_bytes());
+            }
+            uaccess::write(control.0, &c)?;
+            used = (clen as u64).next_multiple_of(8).min(control.1);
+        }
+    }
+    let n = if flags & MSG_TRUNC != 0 { got.full } else { got.len };
+    Ok((n as i64, mflags, used))
+}
+
+pub fn recvmsg(fdn: i64, msg: u64, flags: u64) -> LxResult {
+    sock(fdn)?;
+    let m = msghdr(msg)?;
+    let (n, mflags, used) = recv_common(fdn, &m.iov, (m.control, m.control_len), flags)?;
+    // msg_namelen 0 (the sender is unnamed), msg_controllen, msg_flags.
+    uaccess::put(msg + 8, 0u32)?;
+    uaccess::put(msg + 40, used)?;
+    uaccess::put(msg + 48, mflags)?;
+    Ok(n)
+}
+
+/// recvfrom (and recv): the sender's address, when asked for, is the
+/// family alone (senders are unnamed or connected).
+pub fn recvfrom(fdn: i64, buf: u64, len: u64, flags: u64, addr: u64, lenp: u64) -> LxResult {
+    let (n, _, _) = recv_common(fdn, &[(buf, len)], (0, 0), flags)?;
+    put_sockaddr(addr, lenp, &[])?;
+    Ok(n)
+}

@@ -1,0 +1,146 @@
+//! eventfd: a 64-bit counter that writes add to and reads take (all of
+//! it, or one in semaphore mode). The counter sits in a header shaped like
+//! a pipe ring's (`pipe::READERS_AT` … `TAIL_AT`, with `head` the count
+//! and `tail` zero), so a wait for it to become readable sleeps on the
+//! same wakeup predicate as a wait for a pipe (`crate::wait`).
+
+use super::flags::NONBLOCK;
+use super::{no_ioctl, no_seek, File, Kind, Ops};
+use crate::errno::{EAGAIN, EINTR, EINVAL};
+use crate::fs::Stat;
+use crate::predicate::WANT_READ;
+use crate::wait::{POLLIN, POLLOUT};
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+/// The largest count (a write that would pass it waits).
+const MAX: u64 = u64::MAX - 1;
+/// `EFD_SEMAPHORE`: a read takes one.
+pub const SEMAPHORE: u32 = 1;
+
+#[repr(C, align(64))]
+pub struct EventFd {
+    /// Always 1: a predicate's "no writer left" term never holds.
+    readers: AtomicU32,
+    writers: AtomicU32,
+    count: AtomicU64,
+    /// Always 0: readable when `count` differs.
+    zero: AtomicU64,
+    /// Reads and writes so far (edge-triggered epoll's stamp).
+    changes: u64,
+    semaphore: bool,
+}
+
+const _: () = {
+    use super::pipe;
+    assert!(core::mem::offset_of!(EventFd, readers) == pipe::READERS_AT as usize);
+    assert!(core::mem::offset_of!(EventFd, writers) == pipe::WRITERS_AT as usize);
+    assert!(core::mem::offset_of!(EventFd, count) == pipe::HEAD_AT as usize);
+    assert!(core::mem::offset_of!(EventFd, zero) == pipe::TAIL_AT as usize);
+};
+
+pub static OPS: Ops = Ops { read, write, seek: no_seek, stat, ioctl: no_ioctl, close };
+
+/// A new eventfd counting from `initial`; `flags` are the file's status
+/// flags (`NONBLOCK`), `semaphore` its mode.
+pub fn create(initial: u32, flags: u32, semaphore: bool) -> Result<*mut File, i64> {
+    let counter = EventFd {
+        readers: AtomicU32::new(1),
+        writers: AtomicU32::new(1),
+        count: AtomicU64::new(initial as u64),
+        zero: AtomicU64::new(0),
+        changes: 0,
+        semaphore,
+    };
+    super::new_with(Kind::EventFd, (flags & NONBLOCK) | super::flags::RDWR, counter)
+}
+
+/// The counter behind an eventfd.
+///
+/// # Safety
+/// No other reference to it may be live while the result is (the lock is
+/// held; lock-free readers use only the atomics).
+unsafe fn of(f: &File) -> &'static mut EventFd {
+    // SAFETY: an eventfd's `data` stays valid while it is open.
+    unsafe { &mut *(f.data as *mut EventFd) }
+}
+
+fn read(f: &mut File, buf: &mut [u8]) -> i64 {
+    if buf.len() < 8 {
+        return -EINVAL;
+    }
+    // SAFETY: `f` keeps the counter live; the lock is held.
+    let e = unsafe { of(f) };
+    loop {
+        let n = e.count.load(Ordering::Acquire);
+        if n > 0 {
+            let take = if e.semaphore { 1 } else { n };
+            e.count.store(n - take, Ordering::Release);
+            e.changes += 1;
+            buf[..8].copy_from_slice(&take.to_ne_bytes());
+            return 8;
+        }
+        if f.flags & NONBLOCK != 0 {
+            return -EAGAIN;
+        }
+        if crate::proc::signal::pending() {
+            return -EINTR;
+        }
+        crate::wait::ring_sleep(f.data as u64, WANT_READ, None);
+    }
+}
+
+fn write(f: &mut File, buf: &[u8]) -> i64 {
+    let Some(bytes) = buf.get(..8) else {
+        return -EINVAL;
+    };
+    let add = u64::from_ne_bytes(bytes.try_into().expect("8 bytes"));
+    if add == u64::MAX {
+        return -EINVAL;
+    }
+    // SAFETY: `f` keeps the counter live; the lock is held.
+    let e = unsafe { of(f) };
+    loop {
+        let n = e.count.load(Ordering::Acquire);
+        if add <= MAX - n {
+            e.count.store(n + add, Ordering::Release);
+            e.changes += 1;
+            return 8;
+        }
+        if f.flags & NONBLOCK != 0 {
+            return -EAGAIN;
+        }
+        if crate::proc::signal::pending() {
+            return -EINTR;
+        }
+        // No predicate watches for room (rare: the count near 2^64); look
+        // again after a short sleep.
+        crate::wait::pause(None);
+    }
+}
+
+/// Readiness for `poll` (lock-free: only the count is read).
+///
+/// # Safety
+/// `data` is the counter of an eventfd the caller holds open.
+pub unsafe fn events(data: *const u8) -> u16 {
+    // SAFETY: per the caller; only the atomic is read.
+    let n = unsafe { &*(data as *const EventFd) }.count.load(Ordering::Acquire);
+    (if n > 0 { POLLIN } else { 0 }) | if n < MAX { POLLOUT } else { 0 }
+}
+
+/// Changes so far (edge-triggered epoll).
+pub fn stamp(f: &File) -> u64 {
+    // SAFETY: `f` keeps the counter live; the lock is held.
+    unsafe { of(f) }.changes
+}
+
+fn stat(_: &File, st: &mut Stat) -> i64 {
+    st.mode = 0o600;
+    st.blksize = 4096;
+    0
+}
+
+fn close(f: &mut File) {
+    // SAFETY: made by `create`; its only file is going.
+    unsafe { super::free_object(f.data as *mut EventFd) };
+}

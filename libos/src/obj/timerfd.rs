@@ -1,0 +1,136 @@
+//! timerfd: a timer read as a file. A read returns how many times it has
+//! expired since the last read (waiting for the first expiry unless
+//! nonblocking). Expiries are counted when someone looks (a read, a poll,
+//! an epoll wait), not by an interrupt: the count is a function of the
+//! time. The deadline is kept in time since boot for both clocks (the wall
+//! clock is boot time plus a constant, `time::EPOCH_NS`), and a
+//! wait on the timer sleeps until it (`crate::wait`).
+
+use super::flags::NONBLOCK;
+use super::{no_ioctl, no_seek, no_write, File, Kind, Ops};
+use crate::errno::{EAGAIN, EINTR, EINVAL};
+use crate::fs::Stat;
+use crate::time::now_ns;
+use crate::wait::POLLIN;
+
+/// `TFD_TIMER_ABSTIME`: the expiry is a time on the timer's clock.
+pub const ABSTIME: u64 = 1;
+/// `TFD_TIMER_CANCEL_ON_SET`: accepted; the wall clock is never set.
+pub const CANCEL_ON_SET: u64 = 2;
+
+pub struct Timer {
+    /// Whether the timer runs on the wall clock (else time since boot).
+    wall: bool,
+    /// Next expiry in time since boot; 0: disarmed.
+    next: u64,
+    /// Rearm period; 0: one expiry.
+    interval: u64,
+    /// Expiries not yet read, and all expiries so far (edge-triggered
+    /// epoll's stamp).
+    pending: u64,
+    total: u64,
+}
+
+pub static OPS: Ops = Ops { read, write: no_write, seek: no_seek, stat, ioctl: no_ioctl, close };
+
+/// A disarmed timer on the wall clock (`wall`) or time since boot.
+pub fn create(wall: bool, flags: u32) -> Result<*mut File, i64> {
+    let t = Timer { wall, next: 0, interval: 0, pending: 0, total: 0 };
+    super::new_with(Kind::TimerFd, flags & NONBLOCK, t)
+}
+
+/// The timer behind `f`, its expiries counted up to now.
+fn timer(f: &File) -> &'static mut Timer {
+    // SAFETY: a timerfd's `data` stays valid while it is open; the lock is
+    // held, so this is the only reference.
+    let t = unsafe { &mut *(f.data as *mut Timer) };
+    let now = now_ns();
+    if t.next != 0 && now >= t.next {
+        let k = (now - t.next).checked_div(t.interval).map_or(1, |k| k + 1);
+        t.pending = t.pending.saturating_add(k);
+        t.total = t.total.wrapping_add(k);
+        // A period so long that the next expiry passes 2^64 ns: none.
+        t.next =
+            if t.interval == 0 { 0 } else { t.next.checked_add(k.saturating_mul(t.interval)).unwrap_or(0) };
+    }
+    t
+}
+
+/// `timerfd_settime`: arms (`value` > 0, relative or with `ABSTIME` a
+/// time on the timer's clock) or disarms (`value` 0); returns the old
+/// setting as `gettime` would.
+pub fn set(f: &File, flags: u64, interval: u64, value: u64) -> (u64, u64) {
+    let old = get(f);
+    let t = timer(f);
+    let now = now_ns();
+    t.next = match (value, flags & ABSTIME != 0) {
+        (0, _) => 0,
+        (v, false) => now.saturating_add(v),
+        (v, true) => v.saturating_sub(if t.wall { crate::time::EPOCH_NS } else { 0 }).max(1),
+    };
+    t.interval = interval;
+    t.pending = 0;
+    old
+}
+
+/// `timerfd_gettime`: (interval, time to the next expiry; 0 disarmed).
+pub fn get(f: &File) -> (u64, u64) {
+    let t = timer(f);
+    (t.interval, if t.next == 0 { 0 } else { t.next.saturating_sub(now_ns()).max(1) })
+}
+
+fn read(f: &mut File, buf: &mut [u8]) -> i64 {
+    if buf.len() < 8 {
+        return -EINVAL;
+    }
+    loop {
+        let t = timer(f);
+        if t.pending > 0 {
+            buf[..8].copy_from_slice(&core::mem::take(&mut t.pending).to_ne_bytes());
+            return 8;
+        }
+        if f.flags & NONBLOCK != 0 {
+            return -EAGAIN;
+        }
+        if crate::proc::signal::pending() {
+            return -EINTR;
+        }
+        crate::wait::pause((t.next != 0).then_some(t.next));
+    }
+}
+
+/// Readiness for `poll`: readable once it has expired.
+// The pointer is a live shared `File` by construction (a descriptor's or
+// an interest's), never a program's value.
+#[allow(clippy::not_unsafe_ptr_arg_deref)]
+pub fn events(f: *mut File) -> u16 {
+    // SAFETY: the caller holds the file open.
+    if timer(unsafe { &*f }).pending > 0 {
+        POLLIN
+    } else {
+        0
+    }
+}
+
+/// When a wait on `f` should look again: its next expiry (None:
+/// disarmed).
+pub fn next_expiry(f: &File) -> Option<u64> {
+    let t = timer(f);
+    (t.next != 0).then_some(t.next)
+}
+
+/// Expiries so far (edge-triggered epoll).
+pub fn stamp(f: &File) -> u64 {
+    timer(f).total
+}
+
+fn stat(_: &File, st: &mut Stat) -> i64 {
+    st.mode = 0o600;
+    st.blksize = 4096;
+    0
+}
+
+fn close(f: &mut File) {
+    // SAFETY: made by `create`; its only file is going.
+    unsafe { super::free_object(f.data as *mut Timer) };
+}

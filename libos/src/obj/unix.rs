@@ -1,0 +1,739 @@
+//! Unix-domain sockets: stream, datagram and sequenced-packet, made in
+//! pairs (`socketpair`) or by name in the file system (bind, listen,
+//! connect, accept). A connected socket is two pipe rings (`obj::pipe`),
+//! one each way: it reads from one and writes into the other, so a
+//! socket's data path, blocking, end of file and EPIPE/SIGPIPE are a
+//! pipe's, and a wait for it sleeps on the same wakeup predicates. Datagram
+//! and packet sockets frame each message in the ring (a 4-byte length,
+//! then the bytes), written whole.
+//!
+//! Descriptors passed with `SCM_RIGHTS` wait in the receiving socket's
+//! queue (`Rights`), each batch keyed by the ring position where the
+//! message carrying it starts; a receive that reaches that position takes
+//! them, and never reads past the start of the next batch's message, so
+//! descriptors arrive with the data they were sent with, as on Linux. A
+//! passed file is held by its batch (one more reference) until received
+//! or the socket closes.
+//!
+//! A name is an `S_IFSOCK` inode whose `data` points at the listening
+//! socket (borrowed: the inode never frees it); the listener clears it when
+//! it closes. Its queue of connections not yet accepted has a ring-shaped
+//! header, so `accept` and a wait for a listener sleep on a predicate too.
+
+use super::flags::NONBLOCK;
+use super::{no_seek, pipe, File, Kind, Ops};
+use crate::errno::{
+    EAGAIN, ECONNREFUSED, EINTR, EINVAL, EISCONN, EMSGSIZE, ENOMEM, ENOTCONN, EOPNOTSUPP, EPIPE, EPROTOTYPE,
+};
+use crate::fs::{node, Ino, Stat, S_IFMT, S_IFSOCK};
+use crate::predicate::{WANT_READ, WANT_WRITE};
+use crate::shared;
+use crate::wait::{POLLHUP, POLLIN, POLLOUT};
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+pub const STREAM: u32 = 1;
+pub const DGRAM: u32 = 2;
+pub const SEQPACKET: u32 = 5;
+
+/// `POLLRDHUP`: the peer will send nothing more.
+pub const POLLRDHUP: u16 = 0x2000;
+/// Longest name (`sun_path` without its NUL).
+pub const NAME_MAX: usize = 107;
+/// Most descriptors one message may carry (Linux's `SCM_MAX_FD`).
+pub const MAX_PASSED: usize = 253;
+/// Most connections waiting to be accepted (Linux's `SOMAXCONN`).
+const MAX_BACKLOG: u32 = 4096;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum State {
+    Unconnected,
+    Listening,
+    Connected,
+}
+
+/// A batch of passed descriptors, its files after it in the same block.
+struct Rights {
+    next: *mut Rights,
+    /// Ring position where the message that carries it starts.
+    at: u64,
+    n: usize,
+}
+
+/// A listener's count of connections queued and accepted, shaped like a
+/// pipe ring's header (`pipe::READERS_AT` …): readable when they differ.
+#[repr(C, align(64))]
+struct Queue {
+    readers: AtomicU32,
+    writers: AtomicU32,
+    queued: AtomicU64,
+    accepted: AtomicU64,
+}
+
+const _: () = {
+    assert!(core::mem::offset_of!(Queue, readers) == pipe::READERS_AT as usize);
+    assert!(core::mem::offset_of!(Queue, writers) == pipe::WRITERS_AT as usize);
+    assert!(core::mem::offset_of!(Queue, queued) == pipe::HEAD_AT as usize);
+    assert!(core::mem::offset_of!(Queue, accepted) == pipe::TAIL_AT as usize);
+};
+
+/// A connection waiting for `accept`.
+struct Pending {
+    next: *mut Pending,
+    file: *mut File,
+}
+
+/// A socket's object (`File::data`).
+pub struct Socket {
+    ty: u32,
+    state: State,
+    /// The read end of the ring it receives on, the write end of the one
+    /// its peer receives on; null before connecting and after `shutdown`.
+    rx: *mut File,
+    tx: *mut File,
+    peer: *mut Socket,
+    /// Descriptors sent to this socket, oldest first.
+    rights: *mut Rights,
+    /// Its name and the node that holds it (0: unnamed), and the name of
+    /// what it is connected to.
+    ino: Ino,
+    name: [u8; NAME_MAX],
+    name_len: usize,
+    peer_name: [u8; NAME_MAX],
+    peer_name_len: usize,
+    /// The pid of the process at the other end when they connected (its
+    /// `SO_PEERCRED`), and this socket's own: the caller's at `socketpair`
+    /// and `connect`, the listener's at `listen`.
+    peer_pid: u32,
+    pid: u32,
+    /// Listening: the queue's counts, its connections (oldest first) and
+    /// how many it may hold.
+    queue: *mut Queue,
+    pending: *mut Pending,
+    backlog: u32,
+}
+
+pub static OPS: Ops = Ops { read, write, seek: no_seek, stat, ioctl, close };
+
+/// `FIONREAD` on a connected stream socket: the bytes waiting (datagram
+/// and packet sockets do not answer it here).
+fn ioctl(f: &mut File, req: u64, arg: u64) -> i64 {
+    let s = sock(f);
+    if req != super::FIONREAD || s.ty != STREAM || s.state != State::Connected {
+        return super::no_ioctl(f, req, arg);
+    }
+    if s.rx.is_null() {
+        return super::put_readable(arg, 0);
+    }
+    // SAFETY: the socket holds its receiving end open.
+    let (tail, head) = pipe::positions(unsafe { &*s.rx });
+    super::put_readable(arg, head - tail)
+}
+
+use super::{alloc_object as alloc, free_object as free};
+
+/// A new unconnected socket of type `ty` (`STREAM`, `DGRAM`, `SEQPACKET`)
+/// with status flags `flags` (`NONBLOCK`).
+pub fn create(ty: u32, flags: u32) -> Result<*mut File, i64> {
+    let s = Socket {
+        ty,
+        state: State::Unconnected,
+        rx: core::ptr::null_mut(),
+        tx: core::ptr::null_mut(),
+        peer: core::ptr::null_mut(),
+        rights: core::ptr::null_mut(),
+        ino: 0,
+        name: [0; NAME_MAX],
+        name_len: 0,
+        peer_name: [0; NAME_MAX],
+        peer_name_len: 0,
+        peer_pid: 0,
+        pid: crate::proc::pid(),
+        queue: core::ptr::null_mut(),
+        pending: core::ptr::null_mut(),
+        backlog: 0,
+    };
+    super::new_with(Kind::Socket, (flags & NONBLOCK) | super::flags::RDWR, s)
+}
+
+/// The socket behind `f`.
+fn sock(f: &File) -> &'static mut Socket {
+    // SAFETY: a socket's `data` stays valid while it is open; the lock is
+    // held, so this is the only reference in use.
+    unsafe { &mut *(f.data as *mut Socket) }
+}
+
+/// Connects `a` and `b` to each other with a ring each way.
+fn join(a: &mut Socket, b: &mut Socket) -> Result<(), i64> {
+    let (ra, wb) = pipe::create(0)?;
+    let (rb, wa) = match pipe::create(0) {
+        Ok(p) => p,
+        Err(e) => {
+            super::put(&pipe::OPS, ra);
+            super::put(&pipe::OPS, wb);
+            return Err(e);
+        }
+    };
+    (a.rx, a.tx, b.rx, b.tx) = (ra, wa, rb, wb);
+    a.peer = b;
+    b.peer = a;
+    (a.peer_pid, b.peer_pid) = (b.pid, a.pid);
+    a.state = State::Connected;
+    b.state = State::Connected;
+    Ok(())
+}
+
+/// `socketpair`: two sockets of type `ty` connected to each other.
+pub fn pair(ty: u32, flags: u32) -> Result<(*mut File, *mut File), i64> {
+    let a = create(ty, flags)?;
+    let b = match create(ty, flags) {
+        Ok(b) => b,
+        Err(e) => {
+            super::put(&OPS, a);
+            return Err(e);
+        }
+    };
+    // SAFETY: both were just created.
+    if let Err(e) = join(sock(unsafe { &*a }), sock(unsafe { &*b })) {
+        super::put(&OPS, a);
+        super::put(&OPS, b);
+        return Err(e);
+    }
+    Ok((a, b))
+}
+
+/// `bind`: names the socket by node `ino` (made by the caller, `path` its
+/// name). EINVAL if it has a name already.
+pub fn bind(f: &File, ino: Ino, path: &[u8]) -> Result<(), i64> {
+    let s = sock(f);
+    if s.ino != 0 {
+        return Err(EINVAL);
+    }
+    s.ino = ino;
+    s.name[..path.len()].copy_from_slice(path);
+    s.name_len = path.len();
+    node::update(ino, |n| {
+        n.data = s as *mut Socket as *mut u8;
+        n.borrowed = true;
+    });
+    Ok(())
+}
+
+/// `SO_PEERCRED`'s pid: the process at the other end when they
+/// connected (None before).
+pub fn peer_pid(f: &File) -> Option<u32> {
+    let s = sock(f);
+    (s.state == State::Connected).then_some(s.peer_pid)
+}
+
+/// The socket's type (`STREAM`, `DGRAM`, `SEQPACKET`).
+pub fn kind(f: &File) -> u32 {
+    sock(f).ty
+}
+
+/// Whether the socket has a name (bind before listen).
+pub fn is_bound(f: &File) -> bool {
+    sock(f).ino != 0
+}
+
+/// `listen`: a bound stream or packet socket starts taking connections.
+pub fn listen(f: &File, backlog: i64) -> Result<(), i64> {
+    let s = sock(f);
+    if s.ty == DGRAM {
+        return Err(EOPNOTSUPP);
+    }
+    if s.state == State::Connected || s.ino == 0 {
+        return Err(EINVAL);
+    }
+    if s.queue.is_null() {
+        s.queue = alloc(Queue {
+            readers: AtomicU32::new(1),
+            writers: AtomicU32::new(1),
+            queued: AtomicU64::new(0),
+            accepted: AtomicU64::new(0),
+        })?;
+    }
+    s.backlog = backlog.clamp(1, MAX_BACKLOG as i64) as u32;
+    s.pid = crate::proc::pid();
+    s.state = State::Listening;
+    Ok(())
+}
+
+/// `connect` to the socket named by node `ino`: queues a connection for
+/// its `accept` and connects this socket to it.
+pub fn connect(f: &File, ino: Ino) -> Result<(), i64> {
+    let s = sock(f);
+    if s.state != State::Unconnected {
+        return Err(if s.state == State::Connected { EISCONN } else { EINVAL });
+    }
+    let n = node::get(ino);
+    if n.mode & S_IFMT != S_IFSOCK || n.data.is_null() {
+        return Err(ECONNREFUSED);
+    }
+    // SAFETY: a named node's `data` is its live listener (cleared when it
+    // closes).
+    let l = unsafe { &mut *(n.data as *mut Socket) };
+    if l.ty != s.ty {
+        return Err(EPROTOTYPE);
+    }
+    if l.state != State::Listening {
+        return Err(ECONNREFUSED);
+    }
+    // SAFETY: a listener's queue stays while it listens.
+    let q = unsafe { &*l.queue };
+    let waiting = q.queued.load(Ordering::Relaxed) - q.accepted.load(Ordering::Relaxed);
+    if waiting >= l.backlog as u64 {
+        return Err(EAGAIN);
+    }
+    let server = create(s.ty, 0)?;
+    // SAFETY: just created.
+    let ss = sock(unsafe { &*server });
+    // The connection speaks for the listener's process.
+    ss.pid = l.pid;
+    if let Err(e) = join(s, ss) {
+        super::put(&OPS, server);
+        return Err(e);
+    }
+    ss.name = l.name;
+    ss.name_len = l.name_len;
+    s.peer_name = l.name;
+    s.peer_name_len = l.name_len;
+    let p = match alloc(Pending { next: core::ptr::null_mut(), file: server }) {
+        Ok(p) => p,
+        Err(e) => {
+            super::put(&OPS, server);
+            s.state = State::Unconnected;
+            return Err(e);
+        }
+    };
+    let mut at = &raw mut l.pending;
+    // SAFETY: the list's links are live (lock held).
+    unsafe {
+        while !(*at).is_null() {
+            at = &raw mut (**at).next;
+        }
+        *at = p;
+    }
+    q.queued.fetch_add(1, Ordering::Release);
+    Ok(())
+}
+
+/// `accept`: the oldest connection waiting (waiting for one unless the
+/// listener is nonblocking), as an open file with status flags `flags`.
+pub fn accept(f: &File, flags: u32) -> Result<*mut File, i64> {
+    let s = sock(f);
+    if s.state != State::Listening {
+        return Err(EINVAL);
+    }
+    loop {
+        if !s.pending.is_null() {
+            let p = s.pending;
+            // SAFETY: a queued connection (lock held); freed once taken.
+            let file = unsafe {
+                s.pending = (*p).next;
+                let file = (*p).file;
+                free(p);
+                file
+            };
+            // SAFETY: the listener's queue, live while it listens.
+            unsafe { &*s.queue }.accepted.fetch_add(1, Ordering::Release);
+            // SAFETY: the connection's file, handed to the caller.
+            unsafe { (*file).flags |= flags & NONBLOCK };
+            return Ok(file);
+        }
+        if f.flags & NONBLOCK != 0 {
+            return Err(EAGAIN);
+        }
+        if crate::proc::signal::pending() {
+            return Err(EINTR);
+        }
+        crate::wait::ring_sleep(s.queue as u64, WANT_READ, None);
+    }
+}
+
+/// The socket's name (`peer`: what it is connected to's), as a path.
+pub fn name(f: &File, peer: bool) -> Result<Vec<u8>, i64> {
+    let s = sock(f);
+    if peer {
+        if s.state != State::Connected {
+            return Err(ENOTCONN);
+        }
+        return Ok(s.peer_name[..s.peer_name_len].to_vec());
+    }
+    Ok(s.name[..s.name_len].to_vec())
+}
+
+/// `shutdown`: stop receiving (`rd`: reads see end of file, the peer's
+/// writes fail) and/or sending (`wr`: the peer reads end of file).
+pub fn shutdown(f: &File, rd: bool, wr: bool) -> Result<(), i64> {
+    let s = sock(f);
+    if s.state != State::Connected {
+        return Err(ENOTCONN);
+    }
+    if rd && !s.rx.is_null() {
+        super::put(&pipe::OPS, core::mem::replace(&mut s.rx, core::ptr::null_mut()));
+    }
+    if wr && !s.tx.is_null() {
+        super::put(&pipe::OPS, core::mem::replace(&mut s.tx, core::ptr::null_mut()));
+    }
+    Ok(())
+}
+
+/// One end's ring file, with the call's blocking mode.
+fn ring(end: *mut File, nonblock: bool) -> &'static mut File {
+    // SAFETY: the socket holds the end open; the lock is held.
+    let r = unsafe { &mut *end };
+    r.flags = if nonblock { r.flags | NONBLOCK } else { r.flags & !NONBLOCK };
+    r
+}
+
+/// Sends `data` (one message for a datagram or packet socket) with the
+/// descriptors `files` (their references pass to the receiver, or are
+/// dropped on failure). `signal`: a write to a peer that is gone raises
+/// SIGPIPE (not with `MSG_NOSIGNAL`).
+pub fn send(
+    f: &File,
+    data: &[u8],
+    files: Vec<*mut File>,
+    nonblock: bool,
+    signal: bool,
+) -> Result<usize, i64> {
+    let drop_all = |files: &[*mut File]| files.iter().for_each(|&f| super::put(super::ops_for_file(f), f));
+    let s = sock(f);
+    let nonblock = nonblock || f.flags & NONBLOCK != 0;
+    if s.state != State::Connected {
+        drop_all(&files);
+        return Err(ENOTCONN);
+    }
+    if s.tx.is_null() || !pipe::other_end_open(ring(s.tx, nonblock)) {
+        drop_all(&files);
+        if signal {
+            crate::proc::signal::raise_self(crate::proc::signal::SIGPIPE);
+        }
+        return Err(if s.ty == DGRAM { ECONNREFUSED } else { EPIPE });
+    }
+    if s.ty == STREAM && data.is_empty() {
+        drop_all(&files);
+        return Ok(0);
+    }
+    let tx = ring(s.tx, nonblock);
+    let framed;
+    let bytes = if s.ty == STREAM {
+        data
+    } else {
+        if data.len() + 4 > pipe::CAPACITY {
+            drop_all(&files);
+            return Err(EMSGSIZE);
+        }
+        // A message goes in whole: wait for room for all of it.
+        while pipe::room(tx) < data.len() + 4 && pipe::other_end_open(tx) {
+            if nonblock || crate::proc::signal::pending() {
+                drop_all(&files);
+                return Err(if nonblock { EAGAIN } else { EINTR });
+            }
+            crate::wait::pipe_sleep(tx);
+        }
+        let mut v = Vec::with_capacity(data.len() + 4);
+        v.extend_from_slice(&(data.len() as u32).to_ne_bytes());
+        v.extend_from_slice(data);
+        framed = v;
+        &framed[..]
+    };
+    // The batch goes first, keyed by where the message will start.
+    let batch = if files.is_empty() { None } else { Some(queue_rights(s, pipe::positions(tx).1, &files)?) };
+    let n = (pipe::OPS.write)(tx, bytes);
+    if n <= 0 {
+        if let Some(b) = batch {
+            // Nothing went: the batch goes back to the sender's side.
+            // SAFETY: the peer is live while its ring has a reader.
+            unqueue_rights(unsafe { &mut *s.peer }, b);
+        }
+        return Err(if n == 0 { EAGAIN } else { -n });
+    }
+    Ok(if s.ty == STREAM { n as usize } else { data.len() })
+}
+
+/// Puts `files` in the peer's queue as a batch for the message starting
+/// at ring position `at`.
+fn queue_rights(s: &mut Socket, at: u64, files: &[*mut File]) -> Result<*mut Rights, i64> {
+    let size = size_of::<Rights>() + size_of_val(files);
+    let r = shared::alloc(size, align_of::<Rights>()) as *mut Rights;
+    if r.is_null() {
+        files.iter().for_each(|&f| super::put(super::ops_for_file(f), f));
+        return Err(ENOMEM);
+    }
+    // SAFETY: a fresh block with room for the header and the files; the
+    // peer is live (its ring has a reader) and the lock is held.
+    unsafe {
+        r.write(Rights { next: core::ptr::null_mut(), at, n: files.len() });
+        core::ptr::copy_nonoverlapping(files.as_ptr(), rights_files(r), files.len());
+        let mut link = &raw mut (*s.peer).rights;
+        while !(*link).is_null() {
+            link = &raw mut (**link).next;
+        }
+        *link = r;
+    }
+    Ok(r)
+}
+
+/// The files of batch `r`.
+fn rights_files(r: *mut Rights) -> *mut *mut File {
+    // SAFETY: the files follow the header in the same block.
+    unsafe { (r as *mut u8).add(size_of::<Rights>()) as *mut *mut File }
+}
+
+/// Takes batch `r` out of `s`'s queue and frees it, dropping its files.
+fn unqueue_rights(s: &mut Socket, r: *mut Rights) {
+    let files = take_batch(s, r);
+    files.iter().for_each(|&f| super::put(super::ops_for_file(f), f));
+}
+
+/// Takes batch `r` out of `s`'s queue and frees it; returns its files
+/// (their references now the caller's).
+fn take_batch(s: &mut Socket, r: *mut Rights) -> Vec<*mut File> {
+    // SAFETY: `r` is in the queue (lock held); freed after the unlink.
+    unsafe {
+        let mut link = &raw mut s.rights;
+        while !(*link).is_null() && *link != r {
+            link = &raw mut (**link).next;
+        }
+        if *link == r {
+            *link = (*r).next;
+        }
+        let n = (*r).n;
+        let files = core::slice::from_raw_parts(rights_files(r), n).to_vec();
+        shared::free(r as *mut u8, size_of::<Rights>() + n * size_of::<*mut File>(), align_of::<Rights>());
+        files
+    }
+}
+
+/// What a receive got: bytes read, the message's full length (more for a
+/// datagram cut short), and the descriptors that came with it.
+pub struct Received {
+    pub len: usize,
+    pub full: usize,
+    pub files: Vec<*mut File>,
+}
+
+/// Receives into `buf`: stream bytes (up to the next batch of passed
+/// descriptors), or one message (the rest of it dropped if `buf` is
+/// short); waits for data unless `nonblock`.
+pub fn recv(f: &File, buf: &mut [u8], nonblock: bool) -> Result<Received, i64> {
+    let s = sock(f);
+    let nonblock = nonblock || f.flags & NONBLOCK != 0;
+    if s.state != State::Connected {
+        return Err(if s.ty == STREAM { EINVAL } else { ENOTCONN });
+    }
+    let none = Received { len: 0, full: 0, files: Vec::new() };
+    if s.rx.is_null() {
+        return Ok(none);
+    }
+    let rx = ring(s.rx, nonblock);
+    // Wait for data (or the end) without taking any: which batch comes
+    // with it is known only once it is there.
+    loop {
+        let (tail, head) = pipe::positions(rx);
+        if head != tail {
+            break;
+        }
+        if !pipe::other_end_open(rx) {
+            return Ok(none);
+        }
+        if nonblock {
+            return Err(EAGAIN);
+        }
+        if crate::proc::signal::pending() {
+            return Err(EINTR);
+        }
+        crate::wait::pipe_sleep(rx);
+    }
+    let tail = pipe::positions(rx).0;
+    let mut files = Vec::new();
+    if !s.rights.is_null() {
+        // SAFETY: the queue's head batch (lock held).
+        if unsafe { (*s.rights).at } <= tail {
+            files = take_batch(s, s.rights);
+        }
+    }
+    // Never past the start of the next batch's message.
+    // SAFETY: as above.
+    let limit =
+        (!s.rights.is_null()).then(|| unsafe { (*s.rights).at } - tail).map_or(usize::MAX, |l| l as usize);
+    if s.ty == STREAM {
+        let want = buf.len().min(limit);
+        let n = (pipe::OPS.read)(rx, &mut buf[..want]);
+        if n < 0 {
+            return Err(-n);
+        }
+        return Ok(Received { len: n as usize, full: n as usize, files });
+    }
+    let mut len = [0u8; 4];
+    (pipe::OPS.read)(rx, &mut len);
+    let full = u32::from_ne_bytes(len) as usize;
+    let take = full.min(buf.len());
+    read_exact(rx, &mut buf[..take]);
+    let mut rest = full - take;
+    let mut scratch = [0u8; 256];
+    while rest > 0 {
+        let n = rest.min(scratch.len());
+        read_exact(rx, &mut scratch[..n]);
+        rest -= n;
+    }
+    Ok(Received { len: take, full, files })
+}
+
+/// Reads exactly `buf.len()` bytes of a message already in the ring.
+fn read_exact(rx: &mut File, buf: &mut [u8]) {
+    let mut at = 0;
+    while at < buf.len() {
+        let n = (pipe::OPS.read)(rx, &mut buf[at..]);
+        if n <= 0 {
+            return;
+        }
+        at += n as usize;
+    }
+}
+
+fn read(f: &mut File, buf: &mut [u8]) -> i64 {
+    match recv(f, buf, false) {
+        Ok(r) => {
+            // Descriptors sent with data read by `read` are dropped.
+            r.files.iter().for_each(|&x| super::put(super::ops_for_file(x), x));
+            r.len as i64
+        }
+        Err(e) => -e,
+    }
+}
+
+fn write(f: &mut File, buf: &[u8]) -> i64 {
+    match send(f, buf, Vec::new(), false, true) {
+        Ok(n) => n as i64,
+        Err(e) => -e,
+    }
+}
+
+/// Readiness for `poll`: a listener is readable with a connection
+/// waiting; a connected socket as its rings are (end of file and a peer
+/// gone count as readable, `POLLRDHUP`; both ways shut, `POLLHUP`).
+pub fn events(f: &File) -> u16 {
+    let s = sock(f);
+    match s.state {
+        State::Listening => {
+            // SAFETY: the queue stays while the socket listens.
+            let q = unsafe { &*s.queue };
+            if q.queued.load(Ordering::Acquire) != q.accepted.load(Ordering::Acquire) {
+                POLLIN
+            } else {
+                0
+            }
+        }
+        State::Unconnected => POLLOUT | POLLHUP,
+        State::Connected => {
+            let mut ev = 0;
+            // SAFETY: the socket holds its ends open; the lock is held.
+            let rx_done = s.rx.is_null() || !pipe::other_end_open(unsafe { &*s.rx });
+            // SAFETY: as above.
+            if !s.rx.is_null() && pipe::positions(unsafe { &*s.rx }).1 != pipe::positions(unsafe { &*s.rx }).0
+            {
+                ev |= POLLIN;
+            }
+            if rx_done {
+                ev |= POLLIN | POLLRDHUP;
+            }
+            // SAFETY: as above.
+            let tx_done = s.tx.is_null() || !pipe::other_end_open(unsafe { &*s.tx });
+            // SAFETY: as above.
+            if tx_done || pipe::room(unsafe { &*s.tx }) >= pipe::PIPE_BUF {
+                ev |= POLLOUT;
+            }
+            if rx_done && tx_done {
+                ev |= POLLHUP;
+            }
+            ev
+        }
+    }
+}
+
+/// The ring-shaped headers a wait for `events` on `f` sleeps on, with
+/// their terms (a zero address: none).
+pub fn wait_terms(f: &File, events: u16) -> [(u64, u64); 2] {
+    let s = sock(f);
+    let mut t = [(0, 0); 2];
+    if s.state == State::Listening {
+        t[0] = (s.queue as u64, WANT_READ);
+        return t;
+    }
+    if events & POLLIN != 0 && !s.rx.is_null() {
+        // SAFETY: the socket holds the end open.
+        t[0] = (pipe::wait_info(unsafe { &*s.rx }).0, WANT_READ);
+    }
+    if events & POLLOUT != 0 && !s.tx.is_null() {
+        // SAFETY: as above.
+        t[1] = (pipe::wait_info(unsafe { &*s.tx }).0, WANT_WRITE);
+    }
+    t
+}
+
+/// A number that changes when the socket has something new (edge-
+/// triggered epoll): data in, room out, a connection queued.
+pub fn stamp(f: &File) -> u64 {
+    let s = sock(f);
+    if s.state == State::Listening {
+        // SAFETY: the queue stays while the socket listens.
+        return unsafe { &*s.queue }.queued.load(Ordering::Acquire);
+    }
+    // SAFETY: the socket holds its ends open.
+    let rx = if s.rx.is_null() { 0 } else { pipe::stamp(unsafe { &*s.rx }) };
+    // SAFETY: as above.
+    let tx = if s.tx.is_null() { 0 } else { pipe::stamp(unsafe { &*s.tx }) };
+    rx.wrapping_add(tx.rotate_left(32))
+}
+
+fn stat(f: &File, st: &mut Stat) -> i64 {
+    st.mode = S_IFSOCK | 0o777;
+    st.ino = f.data as u64 % 1_000_000_007;
+    st.blksize = 4096;
+    0
+}
+
+fn close(f: &mut File) {
+    let s = sock(f);
+    while !s.rights.is_null() {
+        unqueue_rights(s, s.rights);
+    }
+    for end in [s.rx, s.tx] {
+        if !end.is_null() {
+            super::put(&pipe::OPS, end);
+        }
+    }
+    if !s.peer.is_null() {
+        // SAFETY: a connected peer is live until it clears this link.
+        unsafe { (*s.peer).peer = core::ptr::null_mut() };
+    }
+    while !s.pending.is_null() {
+        let p = s.pending;
+        // SAFETY: a queued connection; its socket closes (the client sees
+        // end of file).
+        unsafe {
+            s.pending = (*p).next;
+            super::put(&OPS, (*p).file);
+            free(p);
+        }
+    }
+    if s.ino != 0 {
+        let me = s as *mut Socket as *mut u8;
+        node::update(s.ino, |n| {
+            if n.mode & S_IFMT == S_IFSOCK && n.data == me {
+                n.data = core::ptr::null_mut();
+                n.borrowed = false;
+            }
+        });
+    }
+    // SAFETY: made by `listen` / `create`; nobody refers to them now.
+    unsafe {
+        if !s.queue.is_null() {
+            free(s.queue);
+        }
+        free(s as *mut Socket);
+    }
+}

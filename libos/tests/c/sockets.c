@@ -1,0 +1,289 @@
+/* Unix-domain sockets against Linux: socketpair (stream, datagram,
+ * packet), shutdown, EOF and EPIPE, poll, SCM_RIGHTS (across fork, a
+ * truncated control buffer, malformed control messages), named sockets
+ * (bind, listen, connect, accept, names) and hostile arguments. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void show(const char *what, long r)
+{
+    if (r < 0)
+        printf("%s: -1 %s\n", what, strerrorname_np(errno));
+    else
+        printf("%s: %ld\n", what, r);
+}
+
+/* Sends `n` descriptors with one byte; returns sendmsg's result. */
+static long send_fds(int s, const int *fds, int n, size_t cmsg_len)
+{
+    char byte = 'F';
+    struct iovec iov = {&byte, 1};
+    union {
+        char buf[CMSG_SPACE(sizeof(int) * 4)];
+        struct cmsghdr align;
+    } u;
+    memset(&u, 0, sizeof u);
+    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+                       .msg_controllen = CMSG_SPACE(sizeof(int) * n)};
+    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = cmsg_len ? cmsg_len : CMSG_LEN(sizeof(int) * n);
+    memcpy(CMSG_DATA(c), fds, sizeof(int) * n);
+    return sendmsg(s, &m, 0);
+}
+
+/* Receives one byte and up to `room` descriptors into `out`; prints what
+ * came. */
+static int recv_fds(int s, int *out, int room)
+{
+    char byte = 0;
+    struct iovec iov = {&byte, 1};
+    union {
+        char buf[CMSG_SPACE(sizeof(int) * 4)];
+        struct cmsghdr align;
+    } u;
+    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+                       .msg_controllen = room ? CMSG_SPACE(sizeof(int) * room) : 0};
+    long r = recvmsg(s, &m, 0);
+    int got = 0;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+            int n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+            memcpy(out + got, CMSG_DATA(c), sizeof(int) * n);
+            got += n;
+        }
+    printf("recvmsg: %ld byte %c, %d descriptors, ctrunc %d\n", r, byte, got, (m.msg_flags & MSG_CTRUNC) != 0);
+    return got;
+}
+
+static void pairs(void)
+{
+    show("socket of no family", socket(9999, SOCK_STREAM, 0));
+    show("socket bad flags", socket(AF_UNIX, SOCK_STREAM | 0x100, 0));
+    show("socket RDM", socket(AF_UNIX, SOCK_RDM, 0));
+    show("socket bad protocol", socket(AF_UNIX, SOCK_STREAM, 7));
+    show("socketpair bad pointer", syscall(53, AF_UNIX, SOCK_STREAM, 0, 16L));
+    int sv[2];
+    socketpair(AF_UNIX, SOCK_STREAM, 0, sv);
+    int type;
+    socklen_t len = sizeof type;
+    getsockopt(sv[0], SOL_SOCKET, SO_TYPE, &type, &len);
+    printf("SO_TYPE %d\n", type);
+    struct ucred cred;
+    len = sizeof cred;
+    getsockopt(sv[0], SOL_SOCKET, SO_PEERCRED, &cred, &len);
+    printf("SO_PEERCRED of a pair: own pid %d, uid %d\n", cred.pid == getpid(), cred.uid);
+    int lone = socket(AF_UNIX, SOCK_STREAM, 0);
+    len = sizeof cred;
+    show("SO_PEERCRED unconnected", getsockopt(lone, SOL_SOCKET, SO_PEERCRED, &cred, &len));
+    close(lone);
+    struct pollfd pf = {.fd = sv[0], .events = POLLIN | POLLOUT};
+    poll(&pf, 1, 0);
+    printf("poll fresh: %#x\n", pf.revents);
+    write(sv[1], "hello", 5);
+    int avail = -1;
+    ioctl(sv[0], FIONREAD, &avail);
+    printf("FIONREAD: %d\n", avail);
+    poll(&pf, 1, 0);
+    printf("poll with data: %#x\n", pf.revents);
+    char b[16] = {0};
+    show("read", read(sv[0], b, sizeof b));
+    show("shutdown bad how", shutdown(sv[0], 7));
+    show("shutdown bad fd", shutdown(sv[0] + 100, SHUT_WR));
+    int pp[2];
+    pipe(pp);
+    show("shutdown a pipe", shutdown(pp[0], SHUT_WR));
+    close(pp[0]);
+    close(pp[1]);
+    show("shutdown wr", shutdown(sv[1], SHUT_WR));
+    show("read after peer shut", read(sv[0], b, sizeof b));
+    show("write after shut", send(sv[1], "x", 1, MSG_NOSIGNAL));
+    pf.events = POLLIN | POLLOUT | POLLRDHUP;
+    poll(&pf, 1, 0);
+    printf("poll after peer shut wr: %#x\n", pf.revents);
+    close(sv[1]);
+    poll(&pf, 1, 0);
+    printf("poll after peer closed: %#x\n", pf.revents);
+    show("send to closed peer", send(sv[0], "x", 1, MSG_NOSIGNAL));
+    signal(SIGPIPE, SIG_IGN);
+    show("write to closed peer", write(sv[0], "x", 1));
+    signal(SIGPIPE, SIG_DFL);
+    close(sv[0]);
+    int p[2];
+    pipe(p);
+    show("send on a pipe", send(p[1], "x", 1, 0));
+    close(p[0]);
+    close(p[1]);
+
+    /* Datagrams keep their boundaries; a short buffer truncates. */
+    socketpair(AF_UNIX, SOCK_DGRAM, 0, sv);
+    send(sv[0], "one", 3, 0);
+    send(sv[0], "three", 5, 0);
+    send(sv[0], "truncated", 9, 0);
+    show("dgram 1", recv(sv[1], b, sizeof b, 0));
+    show("dgram 2", recv(sv[1], b, sizeof b, 0));
+    char small[4];
+    struct iovec iov = {small, sizeof small};
+    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1};
+    long r = recvmsg(sv[1], &m, 0);
+    printf("dgram short: %ld trunc %d\n", r, (m.msg_flags & MSG_TRUNC) != 0);
+    show("dgram empty nonblocking", recv(sv[1], b, sizeof b, MSG_DONTWAIT));
+    close(sv[0]);
+    close(sv[1]);
+    socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv);
+    send(sv[0], "ab", 2, 0);
+    send(sv[0], "cde", 3, 0);
+    show("packet 1", recv(sv[1], b, sizeof b, 0));
+    show("packet 2", recv(sv[1], b, sizeof b, 0));
+    close(sv[0]);
+    show("packet EOF", recv(sv[1], b, sizeof b, 0));
+    close(sv[1]);
+}
+
+static void rights(void)
+{
+    int sv[2], p[2];
+    socketpair(AF_UNIX, SOCK_STREAM, 0, sv);
+    pipe(p);
+    show("send a pipe end", send_fds(sv[0], &p[0], 1, 0));
+    close(p[0]);
+    int got[4];
+    if (recv_fds(sv[1], got, 1) == 1) {
+        write(p[1], "via SCM_RIGHTS", 14);
+        char b[16] = {0};
+        read(got[0], b, 14);
+        printf("read through it: %s\n", b);
+        close(got[0]);
+    }
+    /* Two sent, room for one: the other is closed, MSG_CTRUNC. */
+    int two[2] = {p[1], p[1]};
+    send_fds(sv[0], two, 2, 0);
+    int n = recv_fds(sv[1], got, 1);
+    for (int i = 0; i < n; i++)
+        close(got[i]);
+    send_fds(sv[0], two, 2, 0);
+    recv_fds(sv[1], got, 0);
+    show("cmsg_len too small", send_fds(sv[0], two, 1, 8));
+    show("cmsg_len past the buffer", send_fds(sv[0], two, 1, 200));
+    int bad = 99;
+    show("a descriptor not open", send_fds(sv[0], &bad, 1, 0));
+    /* Across processes: the child gets the write end and writes. */
+    int q[2];
+    pipe(q);
+    pid_t kid = fork();
+    if (kid == 0) {
+        close(q[1]);
+        int w;
+        if (recv_fds(sv[1], &w, 1) == 1)
+            write(w, "from the child", 14);
+        _exit(0);
+    }
+    send_fds(sv[0], &q[1], 1, 0);
+    close(q[1]);
+    waitpid(kid, NULL, 0);
+    char b[16] = {0};
+    show("read the child's write", read(q[0], b, sizeof b));
+    printf("%s\n", b);
+    close(q[0]);
+    close(p[1]);
+    close(sv[0]);
+    close(sv[1]);
+}
+
+static void named(void)
+{
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    strcpy(a.sun_path, "/tmp/sock");
+    unlink(a.sun_path);
+    int l = socket(AF_UNIX, SOCK_STREAM, 0);
+    show("listen unbound", listen(l, 4));
+    int l2 = socket(AF_UNIX, SOCK_STREAM, 0);
+    show("bind", bind(l2, (struct sockaddr *)&a, sizeof a));
+    show("bind again", bind(l2, (struct sockaddr *)&a, sizeof a));
+    show("bind a name in use", bind(socket(AF_UNIX, SOCK_STREAM, 0), (struct sockaddr *)&a, sizeof a));
+    show("bind short address", bind(socket(AF_UNIX, SOCK_STREAM, 0), (struct sockaddr *)&a, 1));
+    struct stat st;
+    stat(a.sun_path, &st);
+    printf("node is a socket: %d\n", S_ISSOCK(st.st_mode));
+    show("open it", open(a.sun_path, O_RDWR));
+    int c0 = socket(AF_UNIX, SOCK_STREAM, 0);
+    show("connect before listen", connect(c0, (struct sockaddr *)&a, sizeof a));
+    show("accept before listen", accept(l2, NULL, NULL));
+    show("listen", listen(l2, 4));
+    int d = socket(AF_UNIX, SOCK_DGRAM, 0);
+    show("connect dgram to stream", connect(d, (struct sockaddr *)&a, sizeof a));
+    fcntl(l2, F_SETFL, O_NONBLOCK);
+    show("accept nothing waiting", accept(l2, NULL, NULL));
+    fcntl(l2, F_SETFL, 0);
+    int ep = epoll_create1(0);
+    struct epoll_event ev = {.events = EPOLLIN, .data.u64 = 77};
+    epoll_ctl(ep, EPOLL_CTL_ADD, l2, &ev);
+    pid_t kid = fork();
+    if (kid == 0) {
+        int c = socket(AF_UNIX, SOCK_STREAM, 0);
+        if (connect(c, (struct sockaddr *)&a, sizeof a) != 0)
+            _exit(1);
+        struct sockaddr_un peer;
+        socklen_t len = sizeof peer;
+        getpeername(c, (struct sockaddr *)&peer, &len);
+        char line[64];
+        int n = snprintf(line, sizeof line, "child's peer: %s\n", peer.sun_path);
+        write(c, line, n);
+        close(c);
+        _exit(0);
+    }
+    struct epoll_event out;
+    int ready = epoll_wait(ep, &out, 1, -1);
+    printf("epoll on the listener: %d data %llu\n", ready, (unsigned long long)out.data.u64);
+    struct sockaddr_un from;
+    socklen_t flen = sizeof from;
+    int s = accept4(l2, (struct sockaddr *)&from, &flen, SOCK_CLOEXEC);
+    printf("accepted: %d, address length %u, cloexec %d\n", s >= 0, flen, fcntl(s, F_GETFD));
+    char b[64] = {0};
+    long r, all = 0;
+    while ((r = read(s, b + all, sizeof b - 1 - all)) > 0)
+        all += r;
+    printf("%s", b);
+    show("then EOF", r);
+    struct sockaddr_un me;
+    socklen_t mlen = sizeof me;
+    getsockname(s, (struct sockaddr *)&me, &mlen);
+    printf("accepted socket's name: %s\n", me.sun_path);
+    mlen = sizeof me;
+    getpeername(s, (struct sockaddr *)&me, &mlen);
+    printf("its peer's address length: %u\n", mlen);
+    struct ucred cred;
+    socklen_t clen = sizeof cred;
+    getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cred, &clen);
+    printf("SO_PEERCRED names the child: %d\n", cred.pid == kid);
+    waitpid(kid, NULL, 0);
+    close(s);
+    close(l2);
+    show("connect after the listener closed", connect(socket(AF_UNIX, SOCK_STREAM, 0), (struct sockaddr *)&a, sizeof a));
+    unlink(a.sun_path);
+    show("connect to a missing name", connect(socket(AF_UNIX, SOCK_STREAM, 0), (struct sockaddr *)&a, sizeof a));
+    close(ep);
+    close(l);
+}
+
+int main(void)
+{
+    setvbuf(stdout, NULL, _IONBF, 0);
+    pairs();
+    rights();
+    named();
+    return 0;
+}
