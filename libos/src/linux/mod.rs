@@ -68,7 +68,8 @@ pub fn syscall(f: &mut ExceptionFrame) {
         && !TRACE.load(Ordering::Relaxed)
         && crate::proc::signal::pending_in(!0) == 0
     {
-        f.regs.rax = crate::proc::pid() as u64;
+        let id = if nr == SYS_GETPID { crate::proc::pid() } else { crate::proc::thread::tid() };
+        f.regs.rax = id as u64;
         return;
     }
     call(f);

@@ -33,6 +33,9 @@ struct Entry {
     env: u32,
     block: *mut Block,
     stack: *mut u8,
+    /// It has called `exit` (its id is cleared: it is gone for `tgkill`,
+    /// as on Linux once `pthread_join` returns).
+    exiting: bool,
 }
 
 /// The threads other than the first (`proc::Process::threads`).
@@ -64,7 +67,7 @@ pub fn env_of(tid: u32) -> Option<u32> {
     if env == super::env() {
         return Some(env);
     }
-    with_process(|p| p.threads.0.iter().any(|t| t.env == env)).then_some(env)
+    with_process(|p| p.threads.0.iter().any(|t| t.env == env && !t.exiting)).then_some(env)
 }
 
 /// What a new thread starts with.
@@ -127,7 +130,7 @@ pub fn create(f: &ExceptionFrame, s: &Start) -> Result<u32, abi::Error> {
             return Err(e);
         }
     };
-    with_process(|p| p.threads.0.push(Entry { env, block, stack }));
+    with_process(|p| p.threads.0.push(Entry { env, block, stack, exiting: false }));
     vars().threads.set(vars().threads.get() + 1);
     Ok(env)
 }
@@ -184,6 +187,8 @@ pub fn reap() {
 /// ends the process with `status`.
 pub fn exit_thread(status: i32) -> ! {
     lock::acquire();
+    let me = lock::my_id() as u32;
+    with_process(|p| p.threads.0.iter_mut().filter(|t| t.env == me).for_each(|t| t.exiting = true));
     clear_tid();
     if is_first() {
         // The process lives while other threads do: wait for them.
