@@ -95,7 +95,8 @@ pub const SLICE_ALLOC: u64 = BASE + 18;
 /// `slice_free(position, cred)`: free a slice whose owner `cred` covers.
 pub const SLICE_FREE: u64 = BASE + 19;
 /// `yield_to(env)`: give the rest of the current slice to `env` (directed
-/// yield). It must be runnable.
+/// yield). It must be runnable, or asleep with its predicate now true or
+/// its deadline passed (it wakes, as it would at its next slice).
 pub const YIELD_TO: u64 = BASE + 20;
 /// `set_pct_entry(env, entry, stack, guard, cred)`: where protected
 /// control transfers into `env` start (`entry == 0` closes it). Callers must
@@ -255,8 +256,18 @@ pub const INTERCEPT_WAIT: u64 = BASE + 46;
 /// or `to` is not held). `from`'s own root is not copied (`NotPermitted`).
 pub const ENV_CAP_COPY: u64 = BASE + 47;
 
+/// `env_create_shared(space, cred)`: create a stopped environment that
+/// runs over the page tables of `space` (or of the environment whose
+/// tables `space` shares): a thread of that address space, scheduled on
+/// its own, with its own registers and exception entry, acting with the
+/// owner's capability list; predicates it installs are the owner's too, so
+/// every thread of the space may sleep on them. It is a child of the
+/// tables' owner, which `cred` must cover with the grant right, and ends
+/// before the owner does; the tables go with the owner. Returns its id.
+pub const ENV_CREATE_SHARED: u64 = BASE + 48;
+
 /// One past the last kernel call.
-pub const END: u64 = BASE + 48;
+pub const END: u64 = BASE + 49;
 
 /// `env_limit`: no limit.
 pub const NO_LIMIT: u64 = u64::MAX;

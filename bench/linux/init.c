@@ -31,6 +31,7 @@ static const struct {
 	{ "pipe_1b", 10000, 100 },    { "pipe_1w", 10000, 100 },
 	{ "pipe_8k", 5000, 100 },     { "yield", 20000, 100 },
 	{ "futex", 5000, 50 },	      { "fork", 300, 4 },
+	{ "thread", 300, 4 },	      { "futex_threads", 5000, 50 },
 	{ "fork_exec", 200, 4 },      { "vfork_exec", 200, 4 },
 	{ "select_a", 48000, 100 },   { "select_b", 48000, 100 },
 	{ "epoll", 10000, 100 },

@@ -18,9 +18,10 @@ use abi::tables::frame_state;
 use abi::Error;
 
 impl Kernel {
-    /// The capability in the caller's list at `slot`.
+    /// The capability in the caller's list at `slot` (a sharer's is its
+    /// owner's, `aspace.rs`).
     pub fn cred(&self, slot: u64) -> Result<CapRef, Error> {
-        self.envs[self.current].clist.get(slot)
+        self.envs[self.space_owner(self.current)].clist.get(slot)
     }
 
     /// A guard chosen by the caller: its capability in `slot`, or none for

@@ -239,6 +239,9 @@ pub struct Env {
     pub frame_quota: u64,
     pub slice_quota: u64,
     pub limited: bool,
+    /// It runs over its parent's page tables (`aspace.rs`): they are not
+    /// its own to tear down.
+    pub shares: bool,
 }
 
 /// The size of an environment. Indexing the table multiplies by it on
@@ -334,6 +337,7 @@ impl Env {
         frame_quota: abi::syscall::NO_LIMIT,
         slice_quota: abi::syscall::NO_LIMIT,
         limited: false,
+        shares: false,
     };
 }
 
@@ -388,6 +392,12 @@ impl Kernel {
     /// to slot `creator` (`None` for the first environment). Its guard is a
     /// capability derived from the creator's, so the creator dominates it.
     pub fn env_create(&mut self, creator: Option<Slot>) -> Result<Slot, Error> {
+        self.env_new(creator, false)
+    }
+
+    /// `env_create`; with `share`, the new environment runs over its
+    /// creator's page tables instead of a fresh address space (`aspace.rs`).
+    pub(crate) fn env_new(&mut self, creator: Option<Slot>, share: bool) -> Result<Slot, Error> {
         let s = Slot::all().skip(1).find(|&s| self.envs[s].state == State::Free).ok_or(Error::NoEnvSlots)?;
         let generation = self.envs[s].generation.wrapping_add(1).max(1);
         let raw = generation.wrapping_mul(ENV_SLOTS as u32).wrapping_add(s.0 as u32);
@@ -397,22 +407,21 @@ impl Kernel {
             None => self.caps.create_root(Rights::ALL)?,
             Some(c) => self.caps.derive(self.envs[c].guard, Rights::ALL)?,
         };
-        let pml4 = match self.frames.alloc(None, id.0, frame_state::PAGE_TABLE) {
-            Ok(f) => f,
-            Err(e) => {
-                let _ = self.caps.revoke(guard);
-                return Err(e);
-            }
+        let pml4 = match creator.filter(|_| share) {
+            Some(c) => self.envs[c].pml4,
+            None => match self.frames.alloc(None, id.0, frame_state::PAGE_TABLE) {
+                Ok(f) => {
+                    self.init_tables(f);
+                    f
+                }
+                Err(e) => {
+                    let _ = self.caps.revoke(guard);
+                    return Err(e);
+                }
+            },
         };
         let parent = creator.map(|c| self.envs[c].id);
         let limited = creator.is_some_and(|c| self.envs[c].limited);
-        let shared = *PhysTables.table(self.kernel_pml4);
-        let mut tables = PhysTables;
-        let table = tables.table(pml4);
-        table.fill(0);
-        table[mm::SHARED_SLOTS].copy_from_slice(&shared[mm::SHARED_SLOTS]);
-        table[mm::SELF_MAP_SLOT] =
-            pagetable::entry(pml4, pagetable::PRESENT | pagetable::USER | pagetable::NO_EXEC);
         let e = &mut self.envs[s];
         *e = Env::EMPTY;
         e.generation = generation;
@@ -426,6 +435,7 @@ impl Kernel {
         e.tf.rflags = FORCED_FLAGS;
         e.guard = guard;
         e.limited = limited;
+        e.shares = share;
         e.clist.set(abi::syscall::CRED_SELF, guard).expect("slot CRED_SELF exists");
         if let Some(p) = parent.map(EnvId::slot) {
             self.envs[s].next_sibling = self.envs[p].first_child;
@@ -433,6 +443,17 @@ impl Kernel {
         }
         self.publish(s);
         Ok(s)
+    }
+
+    /// A fresh top-level table: the kernel's shared half and the self-map.
+    fn init_tables(&mut self, pml4: Frame) {
+        let shared = *PhysTables.table(self.kernel_pml4);
+        let mut tables = PhysTables;
+        let table = tables.table(pml4);
+        table.fill(0);
+        table[mm::SHARED_SLOTS].copy_from_slice(&shared[mm::SHARED_SLOTS]);
+        table[mm::SELF_MAP_SLOT] =
+            pagetable::entry(pml4, pagetable::PRESENT | pagetable::USER | pagetable::NO_EXEC);
     }
 
     /// Destroys the subtree rooted at slot `top`. With `exit_code` set, `top`
@@ -476,14 +497,18 @@ impl Kernel {
         let id = self.envs[s].id;
         self.preds_release(s);
         let pml4 = self.envs[s].pml4;
-        let frames = &mut self.frames;
-        pagetable::teardown(
-            &mut PhysTables,
-            pml4,
-            mm::USER_SLOTS,
-            &mut |pte| frames.drop_ref(pagetable::frame_of(pte)),
-            &mut |_| {},
-        );
+        // A sharer's tables are its parent's, torn down with the parent,
+        // which outlives it (post-order destruction).
+        if !self.envs[s].shares {
+            let frames = &mut self.frames;
+            pagetable::teardown(
+                &mut PhysTables,
+                pml4,
+                mm::USER_SLOTS,
+                &mut |pte| frames.drop_ref(pagetable::frame_of(pte)),
+                &mut |_| {},
+            );
+        }
         self.envs[s].exc.save = 0;
         for f in [self.envs[s].exc_frame.take(), self.envs[s].repo_vector.take()].into_iter().flatten() {
             self.frames.drop_ref(f);

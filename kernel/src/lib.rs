@@ -25,6 +25,8 @@ mod log;
 #[cfg(target_os = "none")]
 mod arch;
 #[cfg(target_os = "none")]
+mod aspace;
+#[cfg(target_os = "none")]
 mod audit;
 #[cfg(target_os = "none")]
 mod codemem;

@@ -13,6 +13,12 @@ impl Kernel {
     /// runnable (not waiting for a reply, not penalised).
     pub fn yield_to(&mut self, id: u64) -> Result<u64, Error> {
         let t = self.env_slot(id)?;
+        // A sleeper whose predicate holds now would wake at its next
+        // slice: it wakes now and takes this one (a futex waker hands the
+        // CPU to the thread it woke).
+        if self.envs[t].state() == State::Sleeping {
+            self.wake_if_ready(t);
+        }
         if self.envs[t].state() != State::Runnable {
             return Err(Error::BadState);
         }
@@ -150,6 +156,7 @@ impl Kernel {
     /// (see `Caps::lend`); returns the slot there.
     pub fn grant(&mut self, slot: u64, s: Slot) -> Result<u64, Error> {
         let loan = self.caps.lend(self.cred(slot)?)?;
+        let s = self.space_owner(s);
         self.envs[s].clist.insert(self.caps, loan).inspect_err(|_| {
             let _ = self.caps.revoke(loan);
         })

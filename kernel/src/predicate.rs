@@ -71,8 +71,11 @@ impl Kernel {
         if nregions > PRED_REGIONS as u64 {
             return Err(Error::BadLength);
         }
-        let me = self.envs[self.current].id().raw();
-        if self.envs[self.current].predicates as usize >= PREDICATES_PER_ENV {
+        // A sharer's predicates are its owner's (`aspace.rs`): any thread
+        // of the address space may sleep on them.
+        let owner = self.space_owner(self.current);
+        let me = self.envs[owner].id().raw();
+        if self.envs[owner].predicates as usize >= PREDICATES_PER_ENV {
             return Err(Error::NoMemory);
         }
         let slot = self.predicates.iter().position(|p| p.owner == 0).ok_or(Error::NoMemory)?;
@@ -140,14 +143,14 @@ impl Kernel {
             self.frames.add_ref(f)?;
         }
         self.compiled[p.compiled].users += 1;
-        self.envs[self.current].predicates += 1;
+        self.envs[owner].predicates += 1;
         self.predicates[slot] = p;
         Ok(slot as u64)
     }
 
     /// Removes predicate `id`, which must belong to the caller.
     pub fn pred_free(&mut self, id: u64) -> Result<u64, Error> {
-        let me = self.envs[self.current].id().raw();
+        let me = self.envs[self.space_owner(self.current)].id().raw();
         let i = usize::try_from(id).ok().filter(|&i| i < MAX_PREDICATES).ok_or(Error::BadLength)?;
         if self.predicates[i].owner != me {
             return Err(Error::NotPermitted);
@@ -202,7 +205,7 @@ impl Kernel {
     pub fn sleep(&mut self, id: u64, deadline: u64) -> Result<u64, Error> {
         let c = self.current;
         let i = usize::try_from(id).ok().filter(|&i| i < MAX_PREDICATES).ok_or(Error::BadLength)?;
-        if self.predicates[i].owner != self.envs[c].id().raw() {
+        if self.predicates[i].owner != self.envs[self.space_owner(c)].id().raw() {
             return Err(Error::NotPermitted);
         }
         if self.pred_eval(i, c) {

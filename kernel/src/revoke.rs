@@ -105,7 +105,7 @@ impl Kernel {
         let mut count = 0;
         // Mapped ones: find where, unmap, free.
         let pml4 = self.envs[s].pml4;
-        let current = s == self.current;
+        let current = self.space_is_current(s);
         let frames = &mut self.frames;
         pagetable::for_each_leaf(&mut PhysTables, pml4, mm::USER_SLOTS, &mut |va, pte| {
             let f = pagetable::frame_of(*pte);

@@ -3,18 +3,22 @@
 //! and lxrt's Rust code uses SSE), runs on a 256 KiB stack (file-system and
 //! fork code go deep), and has a second way in for a freshly forked child.
 //!
-//! The kernel writes rax, rcx, rip, rsp and rflags into `LX_FRAME`; the
+//! Each thread has its own `Block` (save area, FPU image, stack), found
+//! through its gs base. The kernel writes rax, rcx, rip, rsp and rflags
+//! into the block's save area; the
 //! entry saves the other registers, calls `dispatch`, then restores every
 //! register from the (possibly changed) frame and returns through a
 //! two-word record below the interrupted code's red zone, as `user::exc`.
 //! When that record cannot be written — the program's rsp points at
 //! nothing, as a program may leave it, or at its exhausted stack after a
 //! handler on the alternate stack returned — it returns with IRETQ from a
-//! record of lxrt's own (`LX_IRET`) instead, so the program resumes and
+//! record of lxrt's own (the block's `iret`) instead, so the program resumes and
 //! meets its bad stack itself (SIGSEGV, as on Linux) rather than lxrt
 //! faulting in its handler.
 
+use crate::proc::Thread;
 use abi::exception::{ExceptionFrame, Regs};
+use core::mem::offset_of;
 
 #[repr(C, align(256))]
 pub struct Save(pub ExceptionFrame);
@@ -25,43 +29,89 @@ struct FxArea([u8; 512]);
 #[repr(C, align(16))]
 struct Stack([u8; STACK_SIZE]);
 
-const STACK_SIZE: usize = 256 * 1024;
+/// The size of each thread's exception stack.
+pub const STACK_SIZE: usize = 256 * 1024;
 
-#[unsafe(no_mangle)]
-static mut LX_FRAME: Save = Save(ExceptionFrame::EMPTY);
-#[unsafe(no_mangle)]
-static mut LX_FX: FxArea = FxArea([0; 512]);
-/// The fs base a forked child starts with (written by the parent before it
-/// copies lxrt's data into the child).
-#[unsafe(no_mangle)]
-pub static mut LX_CHILD_FS: u64 = 0;
-static mut STACK: Stack = Stack([0; STACK_SIZE]);
-/// IRETQ's record (rip, cs, rflags, rsp, ss) for resuming a program whose
-/// own stack cannot take the usual one.
-#[unsafe(no_mangle)]
-static mut LX_IRET: [u64; 5] = [0; 5];
+/// What lxrt's entry keeps per thread: the save area the kernel writes
+/// the event into (first: the gs base points at it), the interrupted
+/// program's FPU image, the IRETQ record, the fs base a new thread or
+/// forked child starts with, its exception stack, and the thread's state.
+/// Each environment running lxrt has its gs base at its own block (the
+/// kernel keeps gs per environment), so the entry and `block()` find it
+/// without a symbol; a Linux program does not use gs (`arch_prctl`
+/// refuses to set it).
+#[repr(C, align(256))]
+pub struct Block {
+    save: Save,
+    fx: FxArea,
+    /// IRETQ's record (rip, cs, rflags, rsp, ss) for resuming a program
+    /// whose own stack cannot take the usual one.
+    iret: [u64; 5],
+    pub start_fs: u64,
+    /// The exception stack: its lowest address and its top.
+    stack: (u64, u64),
+    pub thread: Thread,
+}
+
+impl Block {
+    pub const fn initial() -> Block {
+        Block {
+            save: Save(ExceptionFrame::EMPTY),
+            fx: FxArea([0; 512]),
+            iret: [0; 5],
+            start_fs: 0,
+            stack: (0, 0),
+            thread: Thread::initial(),
+        }
+    }
+
+    /// A block for a new thread, its exception stack at `stack`.
+    pub fn with_stack(stack: core::ops::Range<u64>) -> Block {
+        Block { stack: (stack.start, stack.end), ..Block::initial() }
+    }
+
+    /// The state the thread resumes with when it first runs.
+    pub fn set_frame(&mut self, f: ExceptionFrame, fx: [u8; 512]) {
+        (self.save.0, self.fx.0) = (f, fx);
+    }
+
+    /// The exception stack's pages (a forked child gets fresh ones).
+    pub fn stack(&self) -> core::ops::Range<u64> {
+        self.stack.0..self.stack.1
+    }
+}
+
+const _: () = assert!(offset_of!(Block, save) == 0);
+
+/// The first environment's block (each other thread's is on the heap,
+/// `proc::thread`).
+static mut MAIN: Block = Block::initial();
+static mut MAIN_STACK: Stack = Stack([0; STACK_SIZE]);
 
 user::exception_asm!(
     ".globl lx_entry",
     "lx_entry:",
-    user::save_registers!("LX_FRAME"),
-    "fxsave64 [rip + LX_FX]",
+    "rdgsbase rax",
+    user::save_registers!(at "rax"),
+    "fxsave64 [rax + {fx}]",
     "cld",
     "mov rdi, rax",
     "call {dispatch}",
     "test al, al",
     "jz lx_restore_iret",
     "lx_restore:",
-    "fxrstor64 [rip + LX_FX]",
+    "rdgsbase rax",
+    "fxrstor64 [rax + {fx}]",
     // `busy` is cleared last, with every register the program's, so an
     // interrupt that lands after it finds the program's state
     // (`user::exc::complete_resume` finishes the last two instructions).
-    user::resume_from!("LX_FRAME", "lx_tail"),
-    // The same through LX_IRET, for a program whose stack is unusable.
+    user::resume_from!(busy ["gs:[0]"], "lx_tail"),
+    // The same through the block's IRETQ record, for a program whose
+    // stack is unusable.
     "lx_restore_iret:",
-    "fxrstor64 [rip + LX_FX]",
-    "lea rax, [rip + LX_FRAME]",
-    "lea rsp, [rip + LX_IRET]",
+    "rdgsbase rax",
+    "fxrstor64 [rax + {fx}]",
+    "lea rsp, [rax + {iret}]",
     "mov rcx, [rax + {f_rip}]",
     "mov [rsp], rcx",
     "mov rcx, cs",
@@ -73,32 +123,83 @@ user::exception_asm!(
     "mov rcx, ss",
     "mov [rsp + 32], rcx",
     user::load_registers!(),
-    "mov qword ptr [rip + LX_FRAME], 0",
+    "mov qword ptr gs:[0], 0",
     ".globl lx_tail_iret",
     "lx_tail_iret:",
     "iretq",
-    // A forked child starts here: its copy of LX_FRAME/LX_FX holds the
-    // parent's state at the `fork` call (with rax = 0).
-    ".globl lx_fork_child",
-    "lx_fork_child:",
-    "mov rax, [rip + LX_CHILD_FS]",
+    // A forked child or a new thread starts here with rdi = its block,
+    // whose frame and FPU image hold the state to resume (rax = 0 in it).
+    ".globl lx_start",
+    "lx_start:",
+    "wrgsbase rdi",
+    "mov rax, [rdi + {start_fs}]",
     "wrfsbase rax",
-    "call {child}",
+    "call {start}",
     "test al, al",
     "jz lx_restore_iret",
     "jmp lx_restore",
     dispatch = sym dispatch,
-    child = sym child_start
+    start = sym start,
+    fx = const offset_of!(Block, fx),
+    iret = const offset_of!(Block, iret),
+    start_fs = const offset_of!(Block, start_fs)
 );
 
 unsafe extern "C" {
     fn lx_entry();
-    fn lx_fork_child();
+    fn lx_start();
     fn lx_tail();
     fn lx_tail_iret();
 }
 
-/// Handles the event; false asks for the resume through `LX_IRET`.
+/// The running thread's block. Only its own environment uses it, and
+/// lxrt's handler is not re-entered, so each use below (a copy in or out,
+/// never a lasting reference but to the `Cell`s of `Thread`) is alone.
+#[inline]
+fn block() -> *mut Block {
+    let gs: u64;
+    // SAFETY: CR4.FSGSBASE is enabled for user code.
+    unsafe { core::arch::asm!("rdgsbase {}", out(reg) gs, options(nomem, nostack, preserves_flags)) };
+    if gs == 0 {
+        // Before `install`: the first environment's.
+        return main_block();
+    }
+    // gs is set only to a live block (`install`, `lx_start`).
+    gs as *mut Block
+}
+
+#[cold]
+fn main_block() -> *mut Block {
+    let b = &raw mut MAIN;
+    // SAFETY: the first environment's block, before it is in use.
+    unsafe {
+        if (*b).stack.1 == 0 {
+            let lo = (&raw const MAIN_STACK) as u64;
+            (*b).stack = (lo, lo + STACK_SIZE as u64);
+        }
+    }
+    b
+}
+
+/// The running thread's block, as a name (`proc::thread` compares it).
+pub fn current_block() -> *mut Block {
+    block()
+}
+
+/// The running thread's state (`proc::thread`).
+#[inline]
+pub fn thread() -> &'static Thread {
+    // SAFETY: see `block`; `Thread` is made of `Cell`s.
+    unsafe { &(*block()).thread }
+}
+
+/// The fs base a forked child starts with.
+pub fn set_start_fs(fs: u64) {
+    // SAFETY: see `block`.
+    unsafe { (*block()).start_fs = fs };
+}
+
+/// Handles the event; false asks for the resume through the IRETQ record.
 extern "C" fn dispatch(frame: &mut ExceptionFrame) -> bool {
     crate::trap::handle(frame);
     prepare_resume(frame)
@@ -112,9 +213,10 @@ extern "C" fn dispatch(frame: &mut ExceptionFrame) -> bool {
 pub fn in_program(f: &mut ExceptionFrame) -> bool {
     user::exc::complete_resume(f, lx_tail as *const () as u64);
     if f.regs.rip == lx_tail_iret as *const () as u64 {
-        // SAFETY: the resume path filled the record just before; nothing
-        // else writes it.
-        let r = unsafe { *(&raw const LX_IRET) };
+        // The resume path filled the record just before; nothing else
+        // writes it.
+        // SAFETY: see `block`.
+        let r = unsafe { (*block()).iret };
         (f.regs.rip, f.regs.rflags, f.regs.rsp) = (r[0], r[2], r[3]);
     }
     let (start, end) = crate::proc::fork::image();
@@ -137,16 +239,19 @@ pub fn prepare_resume(frame: &ExceptionFrame) -> bool {
     if page == (at + 15) & !(crate::layout::PAGE - 1) && writable(page) {
         return true;
     }
-    crate::vm::prepare(at, 16, true)
+    crate::lock::guarded(|| crate::vm::prepare(at, 16, true))
 }
 
-/// First code a forked child runs (on its exception stack): its copies of
-/// lxrt's statics still describe the parent in the middle of `fork`.
-extern "C" fn child_start() -> bool {
-    // SAFETY: nothing else refers to the frame at the child's first
-    // instruction.
+/// First code a forked child or a new thread runs (on its exception
+/// stack, its gs base set).
+extern "C" fn start() -> bool {
+    // SAFETY: nothing else refers to the frame at the first instruction.
     let f = unsafe { frame() };
-    crate::proc::fork::child_start(f);
+    if crate::proc::thread::starting() {
+        crate::proc::thread::start(f);
+    } else {
+        crate::proc::fork::child_start(f);
+    }
     prepare_resume(f)
 }
 
@@ -159,47 +264,62 @@ extern "C" fn child_start() -> bool {
 /// this is only for code outside an event (start-up, a forked child's
 /// first instruction).
 pub unsafe fn frame() -> &'static mut ExceptionFrame {
-    // SAFETY: one thread; the caller holds no other reference.
-    unsafe { &mut (*(&raw mut LX_FRAME)).0 }
+    // SAFETY: the caller holds no other reference (above).
+    unsafe { &mut (*block()).save.0 }
 }
 
-/// The exception stack's pages: a forked child gets fresh ones, uncopied.
+/// The running thread's exception stack: a forked child gets fresh pages.
 pub fn stack_range() -> core::ops::Range<u64> {
-    (&raw const STACK) as u64..stack_top()
+    // SAFETY: see `block`.
+    unsafe { (*block()).stack() }
 }
 
-fn stack_top() -> u64 {
-    (&raw const STACK) as u64 + STACK_SIZE as u64
-}
-
-/// Routes environment `env`'s exceptions (0 = this one) to lxrt.
+/// Routes environment `env`'s exceptions (0 = this one) to lxrt, on the
+/// running thread's block (a forked child's copy of it).
 pub fn install(env: u64) -> Result<(), abi::Error> {
-    user::sys::set_exception_handler(
-        env,
-        lx_entry as *const () as u64,
-        stack_top(),
-        (&raw const LX_FRAME) as u64,
-    )
-    .map(|_| ())
+    let b = block();
+    if env == 0 {
+        // SAFETY: points the gs base at this environment's own block.
+        unsafe { core::arch::asm!("wrgsbase {}", in(reg) b as u64, options(nomem, nostack)) };
+    }
+    // SAFETY: see `block`.
+    install_block(env, unsafe { &*b })
 }
 
-/// Registers a child's entry point for its first run.
+/// Routes environment `env`'s exceptions to lxrt on block `b`.
+pub fn install_block(env: u64, b: &Block) -> Result<(), abi::Error> {
+    user::sys::set_exception_handler(env, lx_entry as *const () as u64, b.stack.1, (&raw const b.save) as u64)
+        .map(|_| ())
+}
+
+/// The registers an environment starts with on block `b` (a forked
+/// child on its copy of ours, a new thread on its own).
+pub fn start_regs(b: &Block) -> Regs {
+    Regs {
+        rip: lx_start as *const () as u64,
+        rsp: b.stack.1,
+        rdi: b as *const Block as u64,
+        ..Regs::default()
+    }
+}
+
+/// The registers a forked child starts with: on its copy of our block.
 pub fn child_start_regs() -> Regs {
-    Regs { rip: lx_fork_child as *const () as u64, rsp: stack_top(), ..Regs::default() }
+    // SAFETY: see `block`.
+    start_regs(unsafe { &*block() })
 }
 
 /// The interrupted program's saved x87/SSE state (FXSAVE image), restored
 /// when it resumes.
 pub fn fx() -> [u8; 512] {
-    // SAFETY: one thread; only the entry code's `fxsave`/`fxrstor`, outside
-    // Rust, use it otherwise; this copies it out.
-    unsafe { (*(&raw const LX_FX)).0 }
+    // SAFETY: see `block`.
+    unsafe { (*block()).fx.0 }
 }
 
 /// Replaces the state the program resumes with.
 pub fn set_fx(image: &[u8; 512]) {
-    // SAFETY: as in `fx`.
-    unsafe { (*(&raw mut LX_FX)).0 = *image };
+    // SAFETY: see `block`.
+    unsafe { (*block()).fx.0 = *image };
 }
 
 /// A new program starts with the power-on x87/SSE state.

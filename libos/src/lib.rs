@@ -16,6 +16,7 @@ pub mod errno;
 pub mod exec;
 pub mod fd;
 pub mod fs;
+pub mod futex;
 pub mod heap;
 pub mod layout;
 pub mod linux;

@@ -5,19 +5,20 @@
 //! owner has died (killed from outside) is taken over instead of hanging
 //! everyone.
 
-use crate::proc::vars;
+use crate::proc::thread;
 use abi::tables::env_state;
 use core::sync::atomic::{AtomicU64, Ordering};
 use user::{kinfo, sys};
 
-// This process's side of the lock (whether it holds it, its id, whom the
-// call hands the CPU to) is in `proc::Vars`.
+// This thread's side of the lock (whether it holds it, its id, whom the
+// call hands the CPU to) is in `proc::Thread`: the threads of a process
+// take it as separate environments, so lxrt runs for one at a time.
 
-/// This environment's id, asked of the kernel once (again in a forked
-/// child).
+/// This environment's id (the thread's), asked of the kernel once (again
+/// in a forked child and a new thread).
 #[inline]
 pub fn my_id() -> u64 {
-    let id = &vars().lock_id;
+    let id = &thread().lock_id;
     if id.get() == 0 {
         id.set(sys::self_id());
     }
@@ -35,13 +36,13 @@ fn owner_dead(id: u64) -> bool {
 /// Takes the lock (no-op if this process already holds it).
 #[inline]
 pub fn acquire() {
-    if vars().lock_held.get() {
+    if thread().lock_held.get() {
         return;
     }
     let me = my_id();
     // The usual case: nobody holds it.
     if word().compare_exchange(0, me, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
-        vars().lock_held.set(true);
+        thread().lock_held.set(true);
         crate::shared::sync();
         return;
     }
@@ -55,7 +56,7 @@ fn contended(me: u64) {
         if (cur == 0 || owner_dead(cur))
             && word().compare_exchange(cur, me, Ordering::AcqRel, Ordering::Relaxed).is_ok()
         {
-            vars().lock_held.set(true);
+            thread().lock_held.set(true);
             crate::shared::sync();
             return;
         }
@@ -68,14 +69,29 @@ fn contended(me: u64) {
     }
 }
 
+/// Runs `f` with the lock held if the process has several threads and
+/// this one does not hold it (lxrt's code outside a call: a fault, the
+/// resume path), so the threads' uses of the process's state do not mix.
+/// A process with one thread runs `f` as it is.
+#[inline]
+pub fn guarded<R>(f: impl FnOnce() -> R) -> R {
+    if held() || crate::proc::vars().threads.get() == 0 {
+        return f();
+    }
+    acquire();
+    let r = f();
+    release();
+    r
+}
+
 /// Whether this process holds the lock (inside a Linux call).
 pub fn held() -> bool {
-    vars().lock_held.get()
+    thread().lock_held.get()
 }
 
 #[inline]
 pub fn release() {
-    if vars().lock_held.replace(false) {
+    if thread().lock_held.replace(false) {
         word().store(0, Ordering::Release);
     }
 }
@@ -103,14 +119,14 @@ pub fn wait_for(env: u64) {
 /// just done (a reader of the pipe it wrote), get the rest of the slice as
 /// soon as the call has ended and dropped the lock (`end_call`).
 pub fn hand_off(env: u64) {
-    vars().hand_off.set(env);
+    thread().hand_off.set(env);
 }
 
 /// Ends a call: drops the lock, then makes the directed yield `hand_off`
 /// asked for, if any (a plain return if that one cannot run).
 pub fn end_call() {
     release();
-    let env = vars().hand_off.replace(0);
+    let env = thread().hand_off.replace(0);
     if env != 0 && env != my_id() {
         let _ = sys::yield_to(env);
     }
@@ -119,6 +135,6 @@ pub fn end_call() {
 /// After fork: the child's copy says held, but the word names the parent,
 /// which releases it when its `fork` returns.
 pub fn forked_child() {
-    vars().lock_held.set(false);
-    vars().lock_id.set(0);
+    thread().lock_held.set(false);
+    thread().lock_id.set(0);
 }

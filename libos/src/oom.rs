@@ -7,7 +7,7 @@
 //! several.
 
 use crate::lock;
-use abi::syscall::{ENV_SELF, FRAME_ANY};
+use abi::syscall::FRAME_ANY;
 use abi::tables::{env_state, EnvInfo, ENV_SLOTS};
 use core::sync::atomic::Ordering;
 use user::{kinfo, sys};
@@ -21,7 +21,7 @@ const RESERVE: u64 = 512;
 pub fn frame_for(va: u64) -> u64 {
     loop {
         if kinfo::free_frames() >= RESERVE {
-            if let Ok(f) = sys::frame_alloc(ENV_SELF, FRAME_ANY) {
+            if let Ok(f) = sys::frame_alloc(crate::proc::env() as u64, FRAME_ANY) {
                 return f;
             }
         }
@@ -29,7 +29,7 @@ pub fn frame_for(va: u64) -> u64 {
             Some(v) => v,
             None => choose(va),
         };
-        if victim.id as u64 == lock::my_id() {
+        if victim.id == crate::proc::env() {
             crate::proc::exit::exit(crate::proc::signal::SIGKILL as i32);
         }
         wait();
@@ -49,7 +49,7 @@ fn live(e: &EnvInfo) -> bool {
 /// Picks the largest process of the tree (this one if there is no other),
 /// names it on the console and kills it.
 fn choose(va: u64) -> EnvInfo {
-    let me = kinfo::env_by_id(lock::my_id()).unwrap_or_default();
+    let me = kinfo::env_by_id(crate::proc::env() as u64).unwrap_or_default();
     let mut victim = (0..ENV_SLOTS)
         .map(kinfo::env)
         .filter(|e| live(e) && e.parent != 0 && e.published != 0)

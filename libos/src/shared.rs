@@ -40,6 +40,8 @@ pub struct Header {
     pub tty: crate::obj::console::Tty,
     /// The process being killed for want of memory (`oom`), or 0.
     pub oom_victim: AtomicU32,
+    /// Threads and processes waiting on futexes (`futex`).
+    pub futexes: crate::futex::Table,
     /// The frames of the frame list's pages. The list (at `SHARED_LIST`)
     /// names the frame behind each page of the arena, all owned by the
     /// first process. A process maps a page of it (read-only) only when it
@@ -102,6 +104,12 @@ pub fn oom_victim() -> &'static AtomicU32 {
 pub fn fs_root() -> *mut crate::fs::FsRoot {
     // SAFETY: a field of the mapped header; no reference is made.
     unsafe { &raw mut (*header()).fs }
+}
+
+/// The futex waiters.
+pub fn futexes() -> *mut crate::futex::Table {
+    // SAFETY: as in `fs_root`.
+    unsafe { &raw mut (*header()).futexes }
 }
 
 /// The terminal's shared state.

@@ -50,6 +50,18 @@ pub fn handle(f: &mut ExceptionFrame) {
 #[inline(never)]
 fn other(f: &mut ExceptionFrame) {
     match f.vector {
+        // The kernel's scheduling upcalls: give the CPU back when asked.
+        vector::END_OF_SLICE => user::sys::yield_now(),
+        vector::START_OF_SLICE => {}
+        vector::INTERRUPT => crate::proc::signal::interrupted(f),
+        // The process's memory map and signal state are shared by its
+        // threads: a fault is handled under the big lock.
+        _ => crate::lock::guarded(|| fault(f)),
+    }
+}
+
+fn fault(f: &mut ExceptionFrame) {
+    match f.vector {
         vector::PAGE_FAULT => {
             if let Some(h) = vars().fault_handler.get() {
                 if h(f) {
@@ -64,10 +76,6 @@ fn other(f: &mut ExceptionFrame) {
                 fault_signal(f, SIGSEGV, code, f.fault_addr);
             }
         }
-        // The kernel's scheduling upcalls: give the CPU back when asked.
-        vector::END_OF_SLICE => user::sys::yield_now(),
-        vector::START_OF_SLICE => {}
-        vector::INTERRUPT => crate::proc::signal::interrupted(f),
         // si_code as Linux: ILL_ILLOPN, FPE_INTDIV / FPE_FLTINV, TRAP_BRKPT,
         // SI_KERNEL for a general protection fault.
         vector::INVALID_OPCODE => fault_signal(f, SIGILL, 2, f.regs.rip),

@@ -168,7 +168,7 @@ pub fn add(start: u64, end: u64, prot: u32) {
 /// unmapped, remember it if it is ours and still mapped elsewhere.
 fn let_go(f: u64) {
     let info = kinfo::frame(f);
-    if info.owner as u64 != crate::lock::my_id() {
+    if info.owner != crate::proc::env() {
         return;
     }
     if info.refs == 0 {
@@ -180,11 +180,11 @@ fn let_go(f: u64) {
 
 /// Frees the frames `let_go` remembered that nobody maps any more.
 pub fn sweep() {
-    let me = crate::lock::my_id();
+    let me = crate::proc::env();
     with_space(|s| {
         s.orphans.retain(|&f| {
             let info = kinfo::frame(f);
-            if info.owner as u64 != me {
+            if info.owner != me {
                 return false;
             }
             if info.refs == 0 {
@@ -354,7 +354,8 @@ pub fn protect(start: u64, end: u64, prot: u32) -> bool {
 
 /// Maps a fresh zeroed frame at `va` with `prot`.
 pub fn populate(va: u64, prot: u32) -> bool {
-    let Ok(f) = sys::frame_alloc(ENV_SELF, FRAME_ANY) else {
+    // Charged to the process, whichever thread touched the page.
+    let Ok(f) = sys::frame_alloc(crate::proc::env() as u64, FRAME_ANY) else {
         return false;
     };
     if sys::map(ENV_SELF, va, f, flags(prot)).is_err() {

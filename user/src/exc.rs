@@ -33,23 +33,25 @@ static mut HANDLER: Option<Handler> = None;
 #[macro_export]
 macro_rules! save_registers {
     ($frame:literal) => {
+        concat!("lea rax, [rip + ", $frame, "]\n", $crate::save_registers!(at "rax"))
+    };
+    // The frame at the address in register `$base` (an environment with
+    // several threads finds its frame by its stack, not by symbol).
+    (at $base:literal) => {
         concat!(
-            "lea rax, [rip + ",
-            $frame,
-            "]\n",
-            "mov [rax + {f_rbx}], rbx\n",
-            "mov [rax + {f_rdx}], rdx\n",
-            "mov [rax + {f_rsi}], rsi\n",
-            "mov [rax + {f_rdi}], rdi\n",
-            "mov [rax + {f_rbp}], rbp\n",
-            "mov [rax + {f_r8}], r8\n",
-            "mov [rax + {f_r9}], r9\n",
-            "mov [rax + {f_r10}], r10\n",
-            "mov [rax + {f_r11}], r11\n",
-            "mov [rax + {f_r12}], r12\n",
-            "mov [rax + {f_r13}], r13\n",
-            "mov [rax + {f_r14}], r14\n",
-            "mov [rax + {f_r15}], r15\n",
+            "mov [", $base, " + {f_rbx}], rbx\n",
+            "mov [", $base, " + {f_rdx}], rdx\n",
+            "mov [", $base, " + {f_rsi}], rsi\n",
+            "mov [", $base, " + {f_rdi}], rdi\n",
+            "mov [", $base, " + {f_rbp}], rbp\n",
+            "mov [", $base, " + {f_r8}], r8\n",
+            "mov [", $base, " + {f_r9}], r9\n",
+            "mov [", $base, " + {f_r10}], r10\n",
+            "mov [", $base, " + {f_r11}], r11\n",
+            "mov [", $base, " + {f_r12}], r12\n",
+            "mov [", $base, " + {f_r13}], r13\n",
+            "mov [", $base, " + {f_r14}], r14\n",
+            "mov [", $base, " + {f_r15}], r15\n",
         )
     };
 }
@@ -66,6 +68,13 @@ macro_rules! resume_from {
             "lea rax, [rip + ",
             $frame,
             "]\n",
+            $crate::resume_from!(busy ["[rip + ", $frame, "]"], $tail)
+        )
+    };
+    // With the frame's address in rax; `busy` is the memory operand of its
+    // first word, reachable without a register (`[rip + SYM]`, `gs:[N]`).
+    (busy [$($busy:literal),+], $tail:literal) => {
+        concat!(
             "mov rsp, [rax + {f_rsp}]\n",
             "sub rsp, 144\n",
             "mov rcx, [rax + {f_rip}]\n",
@@ -73,9 +82,9 @@ macro_rules! resume_from {
             "mov rcx, [rax + {f_rflags}]\n",
             "mov [rsp], rcx\n",
             $crate::load_registers!(),
-            "mov qword ptr [rip + ",
-            $frame,
-            "], 0\n",
+            "mov qword ptr ",
+            $($busy,)+
+            ", 0\n",
             ".globl ",
             $tail,
             "\n",

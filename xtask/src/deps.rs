@@ -21,6 +21,7 @@ pub const RUN: &[Need] = &[
     need("/bin/busybox", "busybox-static"),
     need("/usr/bin/gcc", "gcc"),
     need("/usr/lib/x86_64-linux-gnu/libc.a", "libc6-dev"),
+    need(crate::lxtest::GO, "golang-go"),
 ];
 
 /// What `test` needs: everything `run` needs, plus the ISO and BPF tools.
@@ -36,6 +37,7 @@ pub const TEST: &[Need] = &[
     need("/usr/bin/clang", "clang"),
     need("/usr/bin/gcc", "gcc"),
     need("/usr/lib/x86_64-linux-gnu/libc.a", "libc6-dev"),
+    need(crate::lxtest::GO, "golang-go"),
     need("/usr/bin/cpio", "cpio"),
     // The host's side of the tests of Debian programs (`# with:`).
     need("/usr/bin/python3", "python3-minimal"),

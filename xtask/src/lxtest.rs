@@ -81,7 +81,46 @@ pub fn c_programs() -> Result<Vec<(String, PathBuf)>, String> {
         v.push((name.to_string(), exe));
     }
     v.extend(rust_programs(&out)?);
+    v.extend(go_programs(&out)?);
     v.sort();
+    Ok(v)
+}
+
+/// Debian's Go toolchain (`golang-go`).
+pub const GO: &str = "/usr/lib/go/bin/go";
+
+/// The Go test programs (`libos/tests/go/NAME.go`), each one file built by
+/// Debian's Go with `CGO_ENABLED=0` (a static executable, as Go builds by
+/// default without cgo); they join the C programs in `cbin/`.
+fn go_programs(out: &Path) -> Result<Vec<(String, PathBuf)>, String> {
+    let src = build::root().join("libos/tests/go");
+    let rd = std::fs::read_dir(&src).map_err(|e| format!("reading {}: {e}", src.display()))?;
+    let cache = build::root().join("target/lxtest/gocache");
+    let mut v = Vec::new();
+    for path in rd.flatten().map(|e| e.path()) {
+        let Some(name) = path.file_name().and_then(|n| n.to_str()).and_then(|n| n.strip_suffix(".go")) else {
+            continue;
+        };
+        let exe = out.join(name);
+        let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+        if modified(&exe).is_none() || modified(&exe) < modified(&path) {
+            let status = Command::new(GO)
+                .args(["build", "-o"])
+                .arg(&exe)
+                .arg(&path)
+                .env("CGO_ENABLED", "0")
+                .env("GOCACHE", &cache)
+                .env("GOPATH", cache.join("gopath"))
+                .env("GOFLAGS", "-buildvcs=false")
+                .current_dir(&src)
+                .status()
+                .map_err(|e| format!("running {GO}: {e}"))?;
+            if !status.success() {
+                return Err(format!("go build failed on {}", path.display()));
+            }
+        }
+        v.push((name.to_string(), exe));
+    }
     Ok(v)
 }
 

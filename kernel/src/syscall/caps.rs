@@ -10,7 +10,7 @@ pub fn cap_derive(k: &mut Kernel, Args([slot, rights, ..]): Args) -> Result<u64,
     let parent = k.cred(slot)?;
     let rights = Rights::from_bits(rights)?;
     let c = k.caps.derive(parent, rights)?;
-    let me = k.current;
+    let me = k.space_owner(k.current);
     k.envs[me].clist.insert(k.caps, c).inspect_err(|_| {
         let _ = k.caps.revoke(c);
     })
@@ -19,7 +19,7 @@ pub fn cap_derive(k: &mut Kernel, Args([slot, rights, ..]): Args) -> Result<u64,
 pub fn cap_revoke(k: &mut Kernel, Args([slot, env, cred, ..]): Args) -> Result<u64, Error> {
     // Another environment's list (to take back a loan) needs a
     // credential covering that environment.
-    let s = k.env_arg(env, cred)?;
+    let s = k.space_owner(k.env_arg(env, cred)?);
     let c = k.envs[s].clist.get(slot)?;
     // An environment's root guards the environment itself: revoking it
     // would leave environments nobody can act on.

@@ -22,6 +22,15 @@ pub fn env_create(k: &mut Kernel, Args([cred, ..]): Args) -> Result<u64, Error> 
     Ok(k.envs[s].id().raw() as u64)
 }
 
+pub fn env_create_shared(k: &mut Kernel, Args([space, cred, ..]): Args) -> Result<u64, Error> {
+    let s = k.env_slot(space)?;
+    let owner = k.space_owner(s);
+    let o = k.env_arg_with(k.envs[owner].id().raw() as u64, cred, Rights::GRANT)?;
+    let s = k.env_create_shared(o)?;
+    k.inherit_interposition(o, s);
+    Ok(k.envs[s].id().raw() as u64)
+}
+
 pub fn env_destroy(k: &mut Kernel, Args([env, cred, ..]): Args) -> Result<u64, Error> {
     let s = k.reap_arg(env, cred)?;
     if s == k.current {

@@ -20,12 +20,14 @@ impl Kernel {
     }
 
     /// Maps `frame` at `va` in slot `s`'s space with page-table rights
-    /// `pte`, counting the mapping; tables are charged to `s`.
+    /// `pte`, counting the mapping; tables are charged to the owner of
+    /// `s`'s tables (`aspace.rs`), so they outlive a sharer.
     fn bind(&mut self, s: Slot, va: u64, frame: Frame, pte: u64) -> Result<u64, Error> {
-        let id = self.envs[s].id().raw();
+        let owner = self.space_owner(s);
+        let id = self.envs[owner].id().raw();
         if self.envs[s].limited {
             let tables = pagetable::tables_missing(&mut PhysTables, self.envs[s].pml4, core::iter::once(va));
-            self.within_limits(s, tables, 0)?;
+            self.within_limits(owner, tables, 0)?;
         }
         self.frames.add_ref(frame)?;
         let frames = &mut self.frames;
@@ -38,7 +40,7 @@ impl Kernel {
             return Err(e);
         }
         self.kinfo.free_frames = self.frames.free_count();
-        self.publish(s);
+        self.publish(owner);
         Ok(0)
     }
 
@@ -70,7 +72,7 @@ impl Kernel {
     }
 
     fn flush(&self, env: Slot, va: u64) {
-        if env == self.current {
+        if self.space_is_current(env) {
             crate::arch::cpu::invlpg(va);
         }
     }
@@ -187,7 +189,7 @@ pub fn map_from_range(k: &mut Kernel, Args([env, va, src, pages, flags, cred]): 
     if tables > k.frames.free_count() {
         return Err(Error::NoMemory);
     }
-    k.within_limits(s, tables, 0)?;
+    k.within_limits(k.space_owner(s), tables, 0)?;
     for d in page_range(va, pages)? {
         if let Some(have) = pagetable::lookup(&mut PhysTables, k.pml4(), d.wrapping_add(delta)) {
             k.bind(s, d, pagetable::frame_of(have), pte)?;

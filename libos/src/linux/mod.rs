@@ -6,6 +6,7 @@
 
 pub mod event;
 pub mod file;
+pub mod futex;
 pub mod mem;
 pub mod misc;
 pub mod nr;
@@ -22,24 +23,24 @@ use abi::exception::ExceptionFrame;
 use core::sync::atomic::{AtomicBool, Ordering};
 use nr::{
     SYS_ACCEPT, SYS_ACCEPT4, SYS_ACCESS, SYS_ALARM, SYS_ARCH_PRCTL, SYS_BIND, SYS_BRK, SYS_CHDIR, SYS_CHMOD,
-    SYS_CHOWN, SYS_CLOCK_GETRES, SYS_CLOCK_GETTIME, SYS_CLOCK_NANOSLEEP, SYS_CLONE, SYS_CLOSE, SYS_CONNECT,
-    SYS_CREAT, SYS_DUP, SYS_DUP2, SYS_DUP3, SYS_EPOLL_CREATE, SYS_EPOLL_CREATE1, SYS_EPOLL_CTL,
+    SYS_CHOWN, SYS_CLOCK_GETRES, SYS_CLOCK_GETTIME, SYS_CLOCK_NANOSLEEP, SYS_CLONE, SYS_CLONE3, SYS_CLOSE,
+    SYS_CONNECT, SYS_CREAT, SYS_DUP, SYS_DUP2, SYS_DUP3, SYS_EPOLL_CREATE, SYS_EPOLL_CREATE1, SYS_EPOLL_CTL,
     SYS_EPOLL_PWAIT, SYS_EPOLL_PWAIT2, SYS_EPOLL_WAIT, SYS_EVENTFD, SYS_EVENTFD2, SYS_EXECVE, SYS_EXIT,
     SYS_EXIT_GROUP, SYS_FACCESSAT, SYS_FACCESSAT2, SYS_FCHDIR, SYS_FCHMOD, SYS_FCHMODAT, SYS_FCHOWN,
-    SYS_FCHOWNAT, SYS_FCNTL, SYS_FDATASYNC, SYS_FORK, SYS_FSTAT, SYS_FSYNC, SYS_FTRUNCATE, SYS_GETCPU,
-    SYS_GETCWD, SYS_GETDENTS64, SYS_GETEGID, SYS_GETEUID, SYS_GETGID, SYS_GETPEERNAME, SYS_GETPGID,
-    SYS_GETPGRP, SYS_GETPID, SYS_GETPPID, SYS_GETRANDOM, SYS_GETRLIMIT, SYS_GETRUSAGE, SYS_GETSID,
-    SYS_GETSOCKNAME, SYS_GETSOCKOPT, SYS_GETTID, SYS_GETTIMEOFDAY, SYS_GETUID, SYS_IOCTL, SYS_KILL,
-    SYS_LCHOWN, SYS_LINK, SYS_LINKAT, SYS_LISTEN, SYS_LSEEK, SYS_LSTAT, SYS_MADVISE, SYS_MKDIR, SYS_MKDIRAT,
-    SYS_MMAP, SYS_MPROTECT, SYS_MREMAP, SYS_MSYNC, SYS_MUNMAP, SYS_NANOSLEEP, SYS_NEWFSTATAT, SYS_OPEN,
-    SYS_OPENAT, SYS_PAUSE, SYS_PIPE, SYS_PIPE2, SYS_POLL, SYS_PPOLL, SYS_PREAD64, SYS_PRLIMIT64,
+    SYS_FCHOWNAT, SYS_FCNTL, SYS_FDATASYNC, SYS_FORK, SYS_FSTAT, SYS_FSYNC, SYS_FTRUNCATE, SYS_FUTEX,
+    SYS_GETCPU, SYS_GETCWD, SYS_GETDENTS64, SYS_GETEGID, SYS_GETEUID, SYS_GETGID, SYS_GETPEERNAME,
+    SYS_GETPGID, SYS_GETPGRP, SYS_GETPID, SYS_GETPPID, SYS_GETRANDOM, SYS_GETRLIMIT, SYS_GETRUSAGE,
+    SYS_GETSID, SYS_GETSOCKNAME, SYS_GETSOCKOPT, SYS_GETTID, SYS_GETTIMEOFDAY, SYS_GETUID, SYS_IOCTL,
+    SYS_KILL, SYS_LCHOWN, SYS_LINK, SYS_LINKAT, SYS_LISTEN, SYS_LSEEK, SYS_LSTAT, SYS_MADVISE, SYS_MKDIR,
+    SYS_MKDIRAT, SYS_MMAP, SYS_MPROTECT, SYS_MREMAP, SYS_MSYNC, SYS_MUNMAP, SYS_NANOSLEEP, SYS_NEWFSTATAT,
+    SYS_OPEN, SYS_OPENAT, SYS_PAUSE, SYS_PIPE, SYS_PIPE2, SYS_POLL, SYS_PPOLL, SYS_PREAD64, SYS_PRLIMIT64,
     SYS_PSELECT6, SYS_PWRITE64, SYS_READ, SYS_READLINK, SYS_READLINKAT, SYS_READV, SYS_RECVFROM, SYS_RECVMSG,
     SYS_RENAME, SYS_RENAMEAT, SYS_RENAMEAT2, SYS_RMDIR, SYS_RT_SIGACTION, SYS_RT_SIGPENDING,
-    SYS_RT_SIGPROCMASK, SYS_RT_SIGRETURN, SYS_RT_SIGSUSPEND, SYS_RT_SIGTIMEDWAIT, SYS_SCHED_YIELD,
-    SYS_SELECT, SYS_SENDMSG, SYS_SENDTO, SYS_SETGID, SYS_SETPGID, SYS_SETRLIMIT, SYS_SETSID, SYS_SETSOCKOPT,
-    SYS_SETUID, SYS_SET_ROBUST_LIST, SYS_SET_TID_ADDRESS, SYS_SHUTDOWN, SYS_SIGALTSTACK, SYS_SOCKET,
-    SYS_SOCKETPAIR, SYS_STAT, SYS_STATX, SYS_SYMLINK, SYS_SYMLINKAT, SYS_SYNC, SYS_SYSINFO, SYS_TGKILL,
-    SYS_TIME, SYS_TIMERFD_CREATE, SYS_TIMERFD_GETTIME, SYS_TIMERFD_SETTIME, SYS_TIMES, SYS_TKILL,
+    SYS_RT_SIGPROCMASK, SYS_RT_SIGRETURN, SYS_RT_SIGSUSPEND, SYS_RT_SIGTIMEDWAIT, SYS_SCHED_GETAFFINITY,
+    SYS_SCHED_YIELD, SYS_SELECT, SYS_SENDMSG, SYS_SENDTO, SYS_SETGID, SYS_SETPGID, SYS_SETRLIMIT, SYS_SETSID,
+    SYS_SETSOCKOPT, SYS_SETUID, SYS_SET_ROBUST_LIST, SYS_SET_TID_ADDRESS, SYS_SHUTDOWN, SYS_SIGALTSTACK,
+    SYS_SOCKET, SYS_SOCKETPAIR, SYS_STAT, SYS_STATX, SYS_SYMLINK, SYS_SYMLINKAT, SYS_SYNC, SYS_SYSINFO,
+    SYS_TGKILL, SYS_TIME, SYS_TIMERFD_CREATE, SYS_TIMERFD_GETTIME, SYS_TIMERFD_SETTIME, SYS_TIMES, SYS_TKILL,
     SYS_TRUNCATE, SYS_UMASK, SYS_UNAME, SYS_UNLINK, SYS_UNLINKAT, SYS_UTIMENSAT, SYS_VFORK, SYS_WAIT4,
     SYS_WRITE, SYS_WRITEV,
 };
@@ -67,7 +68,8 @@ pub fn syscall(f: &mut ExceptionFrame) {
         && !TRACE.load(Ordering::Relaxed)
         && crate::proc::signal::pending_in(!0) == 0
     {
-        f.regs.rax = crate::proc::pid() as u64;
+        let id = if nr == SYS_GETPID { crate::proc::pid() } else { crate::proc::thread::tid() };
+        f.regs.rax = id as u64;
         return;
     }
     call(f);
@@ -172,11 +174,16 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         SYS_PAUSE => crate::proc::signal::suspend(crate::proc::signal::mask()),
         SYS_NANOSLEEP => misc::clock_nanosleep(time::id::MONOTONIC, 0, a[0], a[1]),
         SYS_ALARM => Ok(0), // no timers yet; nothing was pending
-        SYS_GETPID | SYS_GETTID => Ok(crate::proc::pid() as i64),
-        SYS_CLONE => process::clone(f, a[0], a[1]),
+        SYS_GETPID => Ok(crate::proc::pid() as i64),
+        SYS_GETTID => Ok(crate::proc::thread::tid() as i64),
+        SYS_CLONE => process::clone(f, a[0], a[1], a[2], a[3], a[4]),
+        SYS_CLONE3 => process::clone3(f, a[0], a[1]),
+        SYS_FUTEX => futex::futex(a[0], a[1], a[2], a[3], a[4], a[5]),
+        SYS_SCHED_GETAFFINITY => process::sched_getaffinity(a[0] as i32 as i64, a[1], a[2]),
         SYS_FORK | SYS_VFORK => crate::proc::fork::fork(f),
         SYS_EXECVE => process::execve(f, a[0], a[1], a[2]),
-        SYS_EXIT | SYS_EXIT_GROUP => process::exit_group(a[0]),
+        SYS_EXIT => process::exit_thread(a[0]),
+        SYS_EXIT_GROUP => process::exit_group(a[0]),
         SYS_WAIT4 => process::wait4(i(a[0]), a[1], a[2], a[3]),
         SYS_KILL => process::kill(i(a[0]), a[1]),
         SYS_UNAME => misc::uname(a[0]),
@@ -220,7 +227,7 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         SYS_SIGALTSTACK => crate::proc::signal::sigaltstack(a[0], a[1], f.regs.rsp),
         SYS_ARCH_PRCTL => misc::arch_prctl(a[0], a[1]),
         SYS_SETRLIMIT => Ok(0),
-        SYS_TKILL => process::tgkill(i(a[0]), i(a[0]), a[1]),
+        SYS_TKILL => process::tgkill(-1, i(a[0]), a[1]),
         SYS_TIME => {
             let s = time::realtime().0;
             if a[0] != 0 {
@@ -229,7 +236,7 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
             Ok(s)
         }
         SYS_GETDENTS64 => fl::getdents64(i(a[0]), a[1], a[2]),
-        SYS_SET_TID_ADDRESS => Ok(crate::proc::pid() as i64),
+        SYS_SET_TID_ADDRESS => process::set_tid_address(a[0]),
         SYS_CLOCK_GETTIME => misc::clock_gettime(a[0], a[1]),
         SYS_CLOCK_GETRES => misc::clock_getres(a[0], a[1]),
         SYS_GETCPU => misc::getcpu(a[0], a[1]),
@@ -274,7 +281,7 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         SYS_RECVMSG => socket::recvmsg(i(a[0]), a[1], a[2]),
         SYS_SENDTO => socket::sendto(i(a[0]), a[1], a[2], a[3]),
         SYS_RECVFROM => socket::recvfrom(i(a[0]), a[1], a[2], a[3], a[4], a[5]),
-        SYS_SET_ROBUST_LIST => Ok(0), // one thread, nothing to clean up
+        SYS_SET_ROBUST_LIST => process::set_robust_list(a[0], a[1]),
         SYS_UTIMENSAT => fl::utimensat(i(a[0]), a[1], a[2], a[3]),
         SYS_DUP3 => fl::dup3(i(a[0]), i(a[1]), a[2]),
         SYS_PIPE2 => fl::pipe2(a[0], a[1]),

@@ -1,22 +1,59 @@
 //! Process calls: fork/clone, execve, exit, wait4, kill, ids.
 
-use crate::errno::{LxResult, EINVAL, ENOSYS, EPERM, ESRCH};
+use crate::errno::{LxResult, EAGAIN, EINVAL, EPERM, ESRCH};
 use crate::proc::{self, exit, fork, kill, signal, table, with_process};
 use crate::{entry, exec, fd, uaccess};
 use abi::exception::ExceptionFrame;
 use alloc::vec::Vec;
 
 const CLONE_VM: u64 = 0x100;
+const CLONE_FS: u64 = 0x200;
+const CLONE_FILES: u64 = 0x400;
+const CLONE_SIGHAND: u64 = 0x800;
+const CLONE_PIDFD: u64 = 0x1000;
+const CLONE_VFORK: u64 = 0x4000;
 const CLONE_THREAD: u64 = 0x10000;
+const CLONE_SYSVSEM: u64 = 0x40000;
+const CLONE_SETTLS: u64 = 0x80000;
+const CLONE_PARENT_SETTID: u64 = 0x10_0000;
+const CLONE_CHILD_CLEARTID: u64 = 0x20_0000;
+const CLONE_DETACHED: u64 = 0x40_0000;
+const CLONE_CHILD_SETTID: u64 = 0x100_0000;
+/// What a thread shares with its creator: all of it (glibc's, musl's and
+/// Go's threads); other sets are refused with EINVAL.
+const THREAD: u64 = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD;
+/// What may come with `THREAD`.
+const THREAD_EXTRA: u64 = CLONE_SYSVSEM
+    | CLONE_SETTLS
+    | CLONE_PARENT_SETTID
+    | CLONE_CHILD_CLEARTID
+    | CLONE_DETACHED
+    | CLONE_CHILD_SETTID;
 
-pub fn clone(f: &mut ExceptionFrame, flags: u64, stack: u64) -> LxResult {
+/// `clone(flags, stack, parent_tid, child_tid, tls)`.
+pub fn clone(f: &mut ExceptionFrame, flags: u64, stack: u64, ptid: u64, ctid: u64, tls: u64) -> LxResult {
+    // As Linux: a thread shares the signal handlers, which needs the
+    // memory shared.
+    if flags & CLONE_THREAD != 0 && flags & CLONE_SIGHAND == 0
+        || flags & CLONE_SIGHAND != 0 && flags & CLONE_VM == 0
+    {
+        return Err(EINVAL);
+    }
+    if flags & CLONE_PIDFD != 0 {
+        crate::log::once("clone with CLONE_PIDFD", 3001);
+        return Err(EINVAL);
+    }
     if flags & CLONE_THREAD != 0 {
-        crate::log::once("clone(CLONE_THREAD)", 3000);
-        return Err(ENOSYS);
+        return thread(f, flags & !0xff, stack, ptid, ctid, tls);
+    }
+    if flags & (CLONE_SIGHAND | CLONE_FS | CLONE_FILES) != 0 {
+        // A process sharing its files or handlers with its parent.
+        crate::log::once("clone sharing files or handlers without CLONE_THREAD", 3000);
+        return Err(EINVAL);
     }
     // A CLONE_VM child (vfork, posix_spawn) gets a copy-on-write copy: it
     // only runs until exec or exit, so a private copy behaves the same.
-    let _ = flags & CLONE_VM;
+    let _ = flags & (CLONE_VM | CLONE_VFORK);
     if stack != 0 {
         // The child starts on the given stack; fork copies our frame (`f`
         // is it), so swap it in just for the copy.
@@ -26,6 +63,99 @@ pub fn clone(f: &mut ExceptionFrame, flags: u64, stack: u64) -> LxResult {
         return r;
     }
     fork::fork(f)
+}
+
+/// A new thread of this process (`proc::thread`) on `stack`.
+fn thread(f: &ExceptionFrame, flags: u64, stack: u64, ptid: u64, ctid: u64, tls: u64) -> LxResult {
+    if flags & THREAD != THREAD || flags & !(THREAD | THREAD_EXTRA) != 0 {
+        return Err(EINVAL);
+    }
+    if flags & CLONE_PARENT_SETTID != 0 {
+        uaccess::writable(ptid, 4)?;
+    }
+    if flags & (CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID) != 0 {
+        uaccess::writable(ctid, 4)?;
+    }
+    let fs = if flags & CLONE_SETTLS != 0 {
+        if tls >= abi::layout::USER_END {
+            return Err(EINVAL);
+        }
+        tls
+    } else {
+        proc::fork::fs_base()
+    };
+    let start = proc::thread::Start {
+        rsp: if stack == 0 { f.regs.rsp } else { stack },
+        fs,
+        clear_tid: if flags & CLONE_CHILD_CLEARTID != 0 { ctid } else { 0 },
+    };
+    let env = proc::thread::create(f, &start).map_err(|_| EAGAIN)?;
+    let tid = proc::pid::of(env);
+    // Both before it runs: the new thread may read them at once.
+    if flags & CLONE_PARENT_SETTID != 0 {
+        uaccess::put(ptid, tid)?;
+    }
+    if flags & CLONE_CHILD_SETTID != 0 {
+        uaccess::put(ctid, tid)?;
+    }
+    proc::thread::run(env).map_err(|_| EAGAIN)?;
+    Ok(tid as i64)
+}
+
+/// `clone3(args, size)`: `struct clone_args` (flags, pidfd, child_tid,
+/// parent_tid, exit_signal, stack, stack_size, tls, set_tid, set_tid_size,
+/// cgroup), of which the first 64 bytes are required.
+pub fn clone3(f: &mut ExceptionFrame, args: u64, size: u64) -> LxResult {
+    const VER0: u64 = 64;
+    if !(VER0..=4096).contains(&size) {
+        return Err(EINVAL);
+    }
+    let a: [u64; 8] = uaccess::get(args)?;
+    // Fields past ours must be zero, as Linux asks of a newer caller's.
+    let rest = uaccess::bytes(args + VER0, size - VER0)?;
+    if rest.iter().any(|&b| b != 0) {
+        return Err(EINVAL);
+    }
+    // `pidfd` is read only with CLONE_PIDFD, which is refused.
+    let [flags, _pidfd, ctid, ptid, exit_signal, stack, stack_size, tls] = a;
+    if exit_signal > 64 || flags & 0xff != 0 || (stack == 0) != (stack_size == 0) {
+        return Err(EINVAL);
+    }
+    if flags & CLONE_THREAD != 0 && exit_signal != 0 {
+        return Err(EINVAL);
+    }
+    clone(f, flags | exit_signal, stack.wrapping_add(stack_size), ptid, ctid, tls)
+}
+
+/// `set_tid_address`: where the thread's id is cleared when it ends.
+pub fn set_tid_address(at: u64) -> LxResult {
+    proc::thread().clear_tid.set(at);
+    Ok(proc::thread::tid() as i64)
+}
+
+/// `set_robust_list`: the list is not walked when a thread dies (a lock
+/// held by a dead thread stays held), but the call is checked.
+pub fn set_robust_list(_head: u64, len: u64) -> LxResult {
+    const ROBUST_LIST_HEAD: u64 = 24;
+    if len != ROBUST_LIST_HEAD {
+        return Err(EINVAL);
+    }
+    Ok(0)
+}
+
+/// `sched_getaffinity`: one CPU.
+pub fn sched_getaffinity(pid: i64, len: u64, mask: u64) -> LxResult {
+    if pid < 0 {
+        return Err(EINVAL);
+    }
+    if pid != 0 && proc::pid::env(pid as u32).is_none() {
+        return Err(ESRCH);
+    }
+    if len < 8 || !len.is_multiple_of(8) {
+        return Err(EINVAL);
+    }
+    uaccess::put(mask, 1u64)?;
+    Ok(8)
 }
 
 pub fn execve(f: &mut ExceptionFrame, pathp: u64, argvp: u64, envpp: u64) -> LxResult {
@@ -73,7 +203,12 @@ pub fn start(f: &mut ExceptionFrame, loaded: exec::Loaded, path: Vec<u8>, argv: 
 }
 
 pub fn exit_group(code: u64) -> ! {
-    exit::exit(((code & 0xff) << 8) as i32)
+    proc::thread::exit_group(((code & 0xff) << 8) as i32)
+}
+
+/// `exit`: the calling thread ends (the process with the last one).
+pub fn exit_thread(code: u64) -> ! {
+    proc::thread::exit_thread(((code & 0xff) << 8) as i32)
 }
 
 pub fn wait4(pid: i64, statusp: u64, options: u64, rusage: u64) -> LxResult {
@@ -105,15 +240,28 @@ pub fn kill(pid: i64, sig: u64) -> LxResult {
     Ok(0)
 }
 
-/// `tgkill` (and `tkill`): a process has one thread, whose id is its pid.
+/// `tgkill` (and `tkill`, with `tgid` = -1): signal `sig` to thread `tid`
+/// of process `tgid`. A thread of this process gets it itself (it runs the
+/// handler unless it blocks it); the first thread of another process, as
+/// the process (`kill`). Another process's other threads are not found.
 pub fn tgkill(tgid: i64, tid: i64, sig: u64) -> LxResult {
-    if tgid <= 0 || tid <= 0 {
+    if tid <= 0 || tgid == 0 || tgid < -1 || sig >= 64 {
         return Err(EINVAL);
     }
-    if tid != tgid {
-        return Err(ESRCH);
+    let me = proc::pid() as i64;
+    if tgid != -1 && tgid != me {
+        return if tid == tgid { kill(tid, sig) } else { Err(ESRCH) };
     }
-    kill(tid, sig)
+    let env = u32::try_from(tid).ok().and_then(proc::thread::env_of).ok_or(ESRCH)?;
+    if sig == 0 {
+        return Ok(0);
+    }
+    if env as u64 == crate::lock::my_id() {
+        signal::raise_self(sig as u32);
+    } else {
+        signal::send(env, sig as u32).map_err(|_| ESRCH)?;
+    }
+    Ok(0)
 }
 
 pub fn getppid() -> LxResult {

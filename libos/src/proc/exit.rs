@@ -91,7 +91,11 @@ fn reap(env: u32) -> u64 {
 
 /// Ends this process with Linux wait status `status`.
 pub fn exit(status: i32) -> ! {
+    if !super::thread::is_first() {
+        super::thread::exit_group(status)
+    }
     lock::acquire();
+    super::thread::end_others();
     fd::close_all();
     vm::remove(0, u64::MAX);
     crate::log::flush();

@@ -20,7 +20,7 @@
 //!   the kit without copying. The unused part of a native program's stack
 //!   is left out: the child gets zeroed pages there on demand.
 //!
-//! The child starts at `entry::lx_fork_child`, which resumes the program
+//! The child starts at `entry::lx_start`, which resumes the program
 //! just after its `fork` with rax = 0.
 
 use super::kit::Kit;
@@ -220,9 +220,8 @@ pub fn fork(f: &ExceptionFrame) -> Result<i64, i64> {
         return Err(EAGAIN);
     }
     let env = child as u32;
-    // The child's copy of lxrt's statics must start it with our fs base.
-    // SAFETY: one thread; the child reads it before anything else.
-    unsafe { entry::LX_CHILD_FS = fs_base() };
+    // The child's copy of our block must start it with our fs base.
+    entry::set_start_fs(fs_base());
     let built = build(child, f.regs.rsp)
         .and_then(|_| entry::install(child))
         .and_then(|_| sys::env_set_regs(child, &entry::child_start_regs()).map(|_| ()));
@@ -240,7 +239,7 @@ pub fn fork(f: &ExceptionFrame) -> Result<i64, i64> {
     Ok(super::pid::of(env) as i64)
 }
 
-fn fs_base() -> u64 {
+pub fn fs_base() -> u64 {
     let fs: u64;
     // SAFETY: CR4.FSGSBASE is enabled for user code (see docs/abi.md).
     unsafe { core::arch::asm!("rdfsbase {}", out(reg) fs, options(nomem, nostack)) };
@@ -249,6 +248,8 @@ fn fs_base() -> u64 {
 
 /// Runs first in a new child, before it resumes the program.
 pub fn child_start(frame: &mut ExceptionFrame) {
+    // First: frames allocated from here on are the child's.
+    super::vars().env.set(sys::self_id() as u32);
     lock::forked_child();
     shared::forked_child();
     super::kit::forked_child();
@@ -256,8 +257,7 @@ pub fn child_start(frame: &mut ExceptionFrame) {
     crate::predicate::forked_child();
     vm::forked_child();
     super::signal::forked_child();
+    super::thread::forked_child();
     frame.regs.rax = 0;
-    let env = sys::self_id() as u32;
-    super::vars().env.set(env);
     table::forked_child();
 }

@@ -83,7 +83,7 @@ impl Kit {
 }
 
 fn grow_one(va: u64) -> Result<(), Error> {
-    let f = sys::frame_alloc(ENV_SELF, FRAME_ANY)?;
+    let f = sys::frame_alloc(super::env() as u64, FRAME_ANY)?;
     if let Err(e) = sys::map(ENV_SELF, va, f, mf::WRITE) {
         let _ = sys::frame_free(f);
         return Err(e);

@@ -14,6 +14,7 @@ pub mod pid;
 pub mod signal;
 pub mod state;
 pub mod table;
+pub mod thread;
 
 use crate::fs::Ino;
 use alloc::vec::Vec;

@@ -100,18 +100,28 @@ pub fn blocked() -> u64 {
     mask() << 1
 }
 
-/// The pending signals (bit n = signal n).
+/// The pending signals (bit n = signal n): the process's and the running
+/// thread's own.
 fn pending_bits() -> u64 {
-    super::vars().pending.get()
+    super::vars().pending.get() | super::thread().pending.get()
 }
 
-fn set_pending(bits: u64) {
-    super::vars().pending.set(bits);
+/// Where signals that reach this environment wait: the process's if it is
+/// the first thread (signals to the process come to it), else the
+/// thread's (`tgkill` to it, its own faults).
+fn pending_word() -> &'static core::cell::Cell<u64> {
+    if super::thread::is_first() {
+        &super::vars().pending
+    } else {
+        &super::thread().pending
+    }
 }
 
 /// Forgets pending signal `sig`.
 fn clear_pending(sig: u32) {
-    set_pending(pending_bits() & !(1 << sig));
+    for w in [&super::vars().pending, &super::thread().pending] {
+        w.set(w.get() & !(1 << sig));
+    }
 }
 
 fn ignored_by_default(sig: u32) -> bool {
@@ -145,7 +155,13 @@ fn act(sig: u32) {
 /// Collects signals the kernel queued while lxrt was busy (one look at the
 /// exposed table when there are none).
 fn collect() {
-    let slot = abi::tables::env_slot(super::env());
+    // Another thread asked the first to end the process (`thread.rs`).
+    if let Some(status) = super::vars().group_exit.get() {
+        if super::thread::is_first() {
+            super::exit::exit(status);
+        }
+    }
+    let slot = abi::tables::env_slot(crate::lock::my_id() as u32);
     if kinfo::interrupts(slot) != 0 {
         // (Console input, the other interrupt, is looked at by every wait.)
         add_pending(sys::interrupts_take() & !CONSOLE_INPUT);
@@ -158,14 +174,15 @@ const STOPS: u64 = 1 << SIGSTOP | 1 << SIGTSTP | 1 << SIGTTIN | 1 << SIGTTOU;
 /// Records signals that arrived: as on Linux, a SIGCONT discards pending
 /// stop signals and a stop signal a pending SIGCONT.
 fn add_pending(bits: u64) {
-    let mut p = pending_bits();
+    let word = pending_word();
+    let mut p = word.get();
     if bits & 1 << SIGCONT != 0 {
         p &= !STOPS;
     }
     if bits & STOPS != 0 {
         p &= !(1 << SIGCONT);
     }
-    set_pending(p | bits);
+    word.set(p | bits);
 }
 
 /// Stops this process (the default action of `sig`): records it in the
@@ -326,7 +343,8 @@ pub fn deliver(f: &mut ExceptionFrame, restart: Option<u64>) {
 
 /// A forked child starts with nothing pending.
 pub fn forked_child() {
-    set_pending(0);
+    super::vars().pending.set(0);
+    super::thread().pending.set(0);
 }
 
 /// Bytes of the frame: return address, `struct ucontext` (304 bytes in the

@@ -12,15 +12,16 @@
 //!   is re-entered (`scoped.rs`), so two `&mut` to it never exist.
 //!
 //! What is per thread is what Linux keeps per thread: the blocked signals,
-//! the alternate signal stack, the mask `rt_sigsuspend` will put back
-//! (`Thread`, reached through `thread()`). The frame of the call being
-//! answered is per thread too, but the entry code reaches it by symbol
-//! (`entry.rs`). Everything else is per process. State shared between
+//! the alternate signal stack, the mask `rt_sigsuspend` will put back,
+//! where its id is cleared when it ends, and its
+//! side of the big lock (`Thread`, reached through `thread()`, in the
+//! thread's `entry::Block` with the frame of the call being answered). Everything else is per process. State shared between
 //! processes (the arena, the process table's entries) is not here.
 //!
-//! Both rely on lxrt running one thread per address space, its handler
-//! never re-entered: when a process has several threads, `thread()` will
-//! return the running thread's, and `Vars` will need atomics.
+//! Both rely on lxrt's code running for one thread of a process at a time
+//! (each Linux call and fault takes the big lock, `lock.rs`, and drops it
+//! only where it waits), its handler never re-entered; `thread()` returns
+//! the running thread's state.
 
 use super::{exit, kit, signal, table};
 use crate::fs::{Ino, ROOT};
@@ -49,12 +50,15 @@ pub struct Vars {
     pub fault_handler: Cell<Option<trap::FaultHandler>>,
     /// Whether the console is a terminal (`lxrt -t`).
     pub tty: Cell<bool>,
-    /// The big lock (`lock.rs`): held by this process; the environment id
-    /// it is taken with (0 until first asked); whom the current call hands
-    /// the CPU to when it ends (0: nobody).
-    pub lock_held: Cell<bool>,
-    pub lock_id: Cell<u64>,
-    pub hand_off: Cell<u64>,
+    /// Threads other than the first (`thread.rs`), whether the first has
+    /// called `exit` (it waits for the others), and the status the process
+    /// exits with once a thread has asked for it (`exit_group` from another
+    /// thread, or the last one ending: the first ends the process).
+    pub threads: Cell<u32>,
+    pub first_exited: Cell<bool>,
+    pub group_exit: Cell<Option<i32>>,
+    /// The predicate futex waits sleep on (`futex.rs`), once installed.
+    pub futex_pred: Cell<Option<u64>>,
     /// The arena (`shared.rs`): the capability slot covering its frames,
     /// the one a child being forked receives it in, and how far this
     /// process has it mapped.
@@ -74,12 +78,15 @@ pub struct Process {
     pub kits: kit::Kits,
     pub ptable: table::View,
     pub predicates: predicate::Cache,
+    /// Threads other than the first (`thread.rs`).
+    pub threads: super::thread::List,
     pub notes: log::Notes,
     /// The terminal's settings (`struct termios`, `obj/console.rs`).
     pub termios: [u8; crate::obj::console::TERMIOS_SIZE],
 }
 
-/// A thread's state: words, read and written by value.
+/// A thread's state: words, read and written by value (in its
+/// `entry::Block`).
 pub struct Thread {
     /// The blocked signals, Linux's `sigset_t` (bit n-1 = signal n).
     pub mask: Cell<u64>,
@@ -87,15 +94,45 @@ pub struct Thread {
     /// The mask to put back when the handler that `rt_sigsuspend` waited
     /// for returns.
     pub suspended: Cell<Option<u64>>,
+    /// The big lock (`lock.rs`): held by this thread; the environment id
+    /// it is taken with (0 until first asked: the thread's own); whom the
+    /// current call hands the CPU to when it ends (0: nobody).
+    pub lock_held: Cell<bool>,
+    pub lock_id: Cell<u64>,
+    pub hand_off: Cell<u64>,
+    /// Signals sent to this thread alone (bit n = signal n; the first
+    /// thread's are the process's, `Vars::pending`).
+    pub pending: Cell<u64>,
+    /// Where its id is cleared (and a futex woken) when it ends
+    /// (`set_tid_address`, `CLONE_CHILD_CLEARTID`).
+    pub clear_tid: Cell<u64>,
+    /// Set in a new thread's block until it first runs (`thread::start`).
+    pub starting: Cell<bool>,
+}
+
+impl Thread {
+    pub const fn initial() -> Thread {
+        Thread {
+            mask: Cell::new(0),
+            altstack: Cell::new(signal::AltStack::DISABLED),
+            suspended: Cell::new(None),
+            lock_held: Cell::new(false),
+            lock_id: Cell::new(0),
+            hand_off: Cell::new(0),
+            pending: Cell::new(0),
+            clear_tid: Cell::new(0),
+            starting: Cell::new(false),
+        }
+    }
 }
 
 struct Words {
     process: Vars,
-    thread: Thread,
 }
 
-// SAFETY: one thread per address space, and the handler is never
-// re-entered (see above): the cells are never used concurrently.
+// SAFETY: the threads of a process run lxrt one at a time, under the big
+// lock (`lock.rs`), and its handler is never re-entered: the cells are
+// never used concurrently.
 unsafe impl Sync for Words {}
 
 static WORDS: Words = Words {
@@ -112,17 +149,13 @@ static WORDS: Words = Words {
         personality: Cell::new(trap::no_personality),
         fault_handler: Cell::new(None),
         tty: Cell::new(false),
-        lock_held: Cell::new(false),
-        lock_id: Cell::new(0),
-        hand_off: Cell::new(0),
+        threads: Cell::new(0),
+        first_exited: Cell::new(false),
+        futex_pred: Cell::new(None),
+        group_exit: Cell::new(None),
         arena_cred: Cell::new(0),
         arena_child_cred: Cell::new(0),
         arena_mapped: Cell::new(crate::layout::SHARED),
-    },
-    thread: Thread {
-        mask: Cell::new(0),
-        altstack: Cell::new(signal::AltStack::DISABLED),
-        suspended: Cell::new(None),
     },
 };
 
@@ -137,6 +170,7 @@ static PROCESS: Scoped<Process> = Scoped::new(
         kits: kit::Kits::NONE,
         ptable: table::View::INITIAL,
         predicates: predicate::Cache::EMPTY,
+        threads: super::thread::List::NONE,
         notes: log::Notes::NONE,
         termios: crate::obj::console::TERMIOS_DEFAULT,
     },
@@ -151,7 +185,7 @@ pub fn vars() -> &'static Vars {
 /// The running thread's state.
 #[inline]
 pub fn thread() -> &'static Thread {
-    &WORDS.thread
+    crate::entry::thread()
 }
 
 /// Runs `f` on the rest of this process's state; panics if it is

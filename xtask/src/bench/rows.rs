@@ -182,6 +182,22 @@ pub const ROWS: &[Row] = &[
         .pairing("fork, the child exits at once, the parent waits; Veneer: the library OS's fork through its Linux personality")
         .target(1.5)
         .reference(288362.0),
+    row("thread", "thread create + join", "issue 14")
+        .linux("thread")
+        .veneer("thread")
+        .pairing(
+            "glibc's pthread_create of a thread that returns at once, then pthread_join: the same code \
+             (bench/linux/threads.h) in a static program on both sides; Veneer: under lxrt, each thread an \
+             environment over the process's address space",
+        ),
+    row("futex_threads", "futex ping-pong between two threads", "issue 14")
+        .linux("futex_threads")
+        .veneer("futex_threads")
+        .pairing(
+            "two threads of one process hand a private futex word back and forth (wake, then wait, each \
+             way), per round trip: the same code (bench/linux/threads.h) on both sides; Veneer: lxrt's futex, \
+             waiters asleep on a wakeup predicate, the waker handing the CPU to the woken thread",
+        ),
     row("fork_exec", "fork + exec of a tiny static program + wait", "SOSP'97 §5")
         .linux("fork_exec")
         .veneer("fork_exec")

@@ -41,7 +41,8 @@ mod vm;
 use abi::syscall::map as mf;
 use libos::{native, trap};
 use procs::{
-    epoll_pingpong, fork_exec, fork_exit_wait, install_tiny, lx_getpid, pipe_pingpong, spawn_wait, vdso_clock,
+    epoll_pingpong, fork_exec, fork_exit_wait, install_tiny, lx_getpid, pipe_pingpong, spawn_wait,
+    threadbench, vdso_clock,
 };
 use select::{select_check, select_experiment, WORKERS};
 use user::{kinfo, println};
@@ -63,6 +64,8 @@ const ALL: &[&str] = &[
     "fork",
     "fork_exec",
     "spawn",
+    "thread",
+    "futex_threads",
     "pipe_1b",
     "pipe_8k",
     "epoll",
@@ -84,7 +87,8 @@ fn iterations(name: &str, quick: bool) -> u64 {
         "appel2" => (5_000, 100),
         "pipe_1b" | "epoll" => (10_000, 100),
         "pipe_8k" => (5_000, 100),
-        "fork" => (300, 4),
+        "fork" | "thread" => (300, 4),
+        "futex_threads" => (5_000, 50),
         "fork_exec" | "spawn" => (200, 4),
         // Round trips over all processes: 5 x (4,800 + 4,800) as in paper
         // 002's Figure 8; quick: 5 x (10 + 10).
@@ -197,6 +201,13 @@ fn main(_: u64) -> i32 {
         };
         if let Err(why) = ready {
             println!("BENCH-FAIL {b} {why}");
+            continue;
+        }
+        if matches!(*b, "thread" | "futex_threads") {
+            // A Linux program of its own prints each trial's line.
+            if let Err(why) = threadbench(b, n, trials) {
+                println!("BENCH-FAIL {b} {why}");
+            }
             continue;
         }
         for _ in 0..trials {

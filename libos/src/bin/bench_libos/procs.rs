@@ -205,6 +205,49 @@ pub fn pipe_pingpong(n: u64, size: usize) -> u64 {
     total
 }
 
+/// thread, futex_threads: the rows' code (`bench/linux/threads.h`) as
+/// Linux runs it, in a static glibc program under lxrt (`cbin/threadbench`,
+/// forked and executed from here), which prints its own `BENCH` lines, one
+/// per trial.
+pub fn threadbench(name: &str, n: u64, trials: u64) -> Result<(), &'static str> {
+    let path = *b"/cbin/threadbench\0";
+    // Everything execve reads on this stack: the library's own heap is not
+    // program memory.
+    let mut name0 = [0u8; 32];
+    name0[..name.len().min(31)].copy_from_slice(&name.as_bytes()[..name.len().min(31)]);
+    let (n0, trials0) = (decimal(n), decimal(trials));
+    let argv = [path.as_ptr() as u64, name0.as_ptr() as u64, n0.as_ptr() as u64, trials0.as_ptr() as u64, 0];
+    let envp = [0u64];
+    let pid = fork();
+    if pid == 0 {
+        linux(SYS_EXECVE, [path.as_ptr() as u64, argv.as_ptr() as u64, envp.as_ptr() as u64, 0, 0, 0]);
+        exit(127);
+    }
+    if wait_status(pid) != 0 {
+        return Err("cbin/threadbench did not run every trial and exit with 0");
+    }
+    Ok(())
+}
+
+/// `n` in decimal, NUL-terminated.
+fn decimal(mut n: u64) -> [u8; 24] {
+    let mut digits = [0u8; 20];
+    let mut len = 0;
+    loop {
+        digits[len] = b'0' + (n % 10) as u8;
+        len += 1;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    let mut out = [0u8; 24];
+    for (o, d) in out.iter_mut().zip(digits[..len].iter().rev()) {
+        *o = *d;
+    }
+    out
+}
+
 /// A new epoll set watching `fd` for input (Linux calls through the
 /// personality: setup, not timed).
 fn epoll_on(fd: i64) -> i64 {

@@ -1,0 +1,203 @@
+//! Futexes: threads (and processes, over shared memory) wait for a word
+//! to change and wake each other (Linux's `futex(2)`, the core under
+//! `linux/futex.rs`). Waiting sleeps in the kernel on a wakeup predicate
+//! (paper 000 §5.1), one per process: it reads the byte of `WAKE` at the
+//! sleeping environment's slot (the kernel tells it who sleeps), which the
+//! waker sets. Nothing spins.
+//!
+//! The waiters are one table in the shared arena (`shared::futexes`),
+//! read and changed under the big lock, so a check of the futex word and
+//! the enqueue that follows it are one step for every waker. A futex is
+//! named by its process and address: a program's memory is private to its
+//! process (lxrt's `MAP_SHARED` anonymous memory is copied at fork), so
+//! Linux's "shared" futexes name the same words as private ones, as
+//! Linux's do on private memory.
+
+use crate::errno::{EAGAIN, EINTR, ENOMEM, ETIMEDOUT};
+use crate::lock;
+use abi::tables::env_state;
+use abi::tables::{env_slot, ENV_SLOTS};
+use core::sync::atomic::{AtomicU8, Ordering};
+use user::{kinfo, sys};
+
+/// A bitset matching every waiter.
+pub const ALL: u32 = u32::MAX;
+
+/// Waiters at once, over all processes.
+pub const WAITERS: usize = 256;
+
+/// What a futex is: the word at `addr` of process `space` (its
+/// environment).
+#[repr(C)]
+#[derive(Clone, Copy, PartialEq, Eq, Default)]
+pub struct Key {
+    space: u64,
+    addr: u64,
+}
+
+impl Key {
+    /// The word at `addr` of this process.
+    pub fn private(addr: u64) -> Key {
+        Key { space: crate::proc::env() as u64, addr }
+    }
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct Waiter {
+    key: Key,
+    bitset: u32,
+    /// The waiting thread's environment (0: a free entry).
+    env: u32,
+    /// Set by the waker.
+    woken: u32,
+}
+
+/// The waiters (in the arena's header: zero, as the arena starts, is
+/// every entry free).
+#[repr(C)]
+pub struct Table([Waiter; WAITERS]);
+
+/// One byte per environment slot, set when the thread in that slot (a
+/// thread of this process) is woken: what the predicate reads.
+#[repr(C, align(1024))]
+struct Wake([AtomicU8; ENV_SLOTS]);
+const _: () = assert!(ENV_SLOTS == 1024, "the predicate masks the slot with 1023");
+static WAKE: Wake = Wake([const { AtomicU8::new(0) }; ENV_SLOTS]);
+
+fn wake_byte(env: u32) -> &'static AtomicU8 {
+    &WAKE.0[env_slot(env)]
+}
+
+/// The predicate "my byte of `WAKE` is set", installed on the process's
+/// first wait.
+fn predicate() -> Result<u64, i64> {
+    let v = crate::proc::vars();
+    if let Some(p) = v.futex_pred.get() {
+        return Ok(p);
+    }
+    let mut a = bpf::Asm::new();
+    let no = a.label();
+    // r3 = the sleeper's slot (PredicateContext::env), r2 = its byte.
+    a.ldx_dw(3, 1, 8).and64_imm(3, ENV_SLOTS as i32 - 1);
+    a.ld_region(2, 0, 0).add64_reg(2, 3).ldx_b(4, 2, 0);
+    a.mov64_imm(0, 0).jeq_imm(4, 0, no).mov64_imm(0, 1);
+    a.bind(no).exit();
+    let insns: alloc::vec::Vec<u64> = a
+        .finish()
+        .expect("every label is bound")
+        .into_iter()
+        .map(|i| u64::from_le_bytes(i.to_bytes()))
+        .collect();
+    let region = abi::syscall::Region { va: (&raw const WAKE) as u64, len: ENV_SLOTS as u64 };
+    let p = sys::pred_install(&insns, &[region]).map_err(|_| ENOMEM)?;
+    v.futex_pred.set(Some(p));
+    Ok(p)
+}
+
+/// After fork: the parent's predicate is not the child's.
+pub fn forked_child() {
+    crate::proc::vars().futex_pred.set(None);
+}
+
+/// Runs `f` on the table: under the big lock, one use at a time.
+fn with_table<R>(f: impl FnOnce(&mut [Waiter; WAITERS]) -> R) -> R {
+    debug_assert!(lock::held());
+    // SAFETY: the table is in the arena, mapped in every process; the big
+    // lock keeps every other thread and process out while `f` runs, and no
+    // other reference to it is made.
+    f(unsafe { &mut (*crate::shared::futexes()).0 })
+}
+
+/// An entry whose waiter has gone (killed while it waited) is free too.
+fn free(w: &Waiter) -> bool {
+    w.env == 0 || kinfo::env_by_id(w.env as u64).is_none_or(|e| e.state == env_state::EXITED)
+}
+
+/// Waits on `key` while the word at `addr` holds `val`, until woken with a
+/// bitset meeting `bitset`, a signal (EINTR) or the monotonic clock's
+/// `deadline` in nanoseconds (ETIMEDOUT). The word changed already:
+/// EAGAIN. Called with the big lock held, which it drops while asleep.
+pub fn wait(key: Key, addr: u64, val: u32, bitset: u32, deadline: Option<u64>) -> Result<(), i64> {
+    if crate::uaccess::get::<u32>(addr)? != val {
+        return Err(EAGAIN);
+    }
+    let pred = predicate()?;
+    let me = lock::my_id() as u32;
+    wake_byte(me).store(0, Ordering::SeqCst);
+    let at = with_table(|t| {
+        let i = t.iter().position(free)?;
+        t[i] = Waiter { key, bitset, env: me, woken: 0 };
+        Some(i)
+    })
+    .ok_or(ENOMEM)?;
+    let ticks = deadline.map(|d| {
+        let now = crate::time::now_ns();
+        let tick = kinfo::clock().tick_ns.max(1);
+        kinfo::ticks() + d.saturating_sub(now).div_ceil(tick).max(1)
+    });
+    let r = loop {
+        if with_table(|t| t[at].woken != 0) {
+            break Ok(());
+        }
+        if deadline.is_some_and(|d| crate::time::now_ns() >= d) {
+            break Err(ETIMEDOUT);
+        }
+        if crate::proc::signal::pending() {
+            break Err(EINTR);
+        }
+        lock::release();
+        let _ = sys::sleep(pred, ticks.unwrap_or(0));
+        lock::acquire();
+    };
+    with_table(|t| t[at].env = 0);
+    r
+}
+
+/// Wakes up to `n` waiters on `key` whose bitset meets `bitset`; returns
+/// how many.
+pub fn wake(key: Key, n: u32, bitset: u32) -> u32 {
+    let mut woken = 0;
+    let mut first = 0;
+    with_table(|t| {
+        for w in t.iter_mut() {
+            if woken == n {
+                break;
+            }
+            if w.env == 0 || w.woken != 0 || w.key != key || w.bitset & bitset == 0 {
+                continue;
+            }
+            w.woken = 1;
+            woken += 1;
+            // The key is this process's: the waiter is a thread of it.
+            wake_byte(w.env).store(1, Ordering::SeqCst);
+            if first == 0 {
+                first = w.env;
+            }
+        }
+    });
+    // The first one woken runs as soon as this call ends.
+    if first != 0 {
+        lock::hand_off(first as u64);
+    }
+    woken
+}
+
+/// Wakes up to `n` waiters on `from`, then moves up to `moved` more of
+/// them to wait on `to`; returns how many of each.
+pub fn requeue(from: Key, to: Key, n: u32, moved: u32) -> (u32, u32) {
+    let woken = wake(from, n, ALL);
+    let mut m = 0;
+    with_table(|t| {
+        for w in t.iter_mut() {
+            if m == moved {
+                break;
+            }
+            if w.env != 0 && w.woken == 0 && w.key == from {
+                w.key = to;
+                m += 1;
+            }
+        }
+    });
+    (woken, m)
+}

@@ -1,0 +1,283 @@
+//! Threads, 1:1 (paper 000 §5.2): each thread of a process is its own
+//! kernel environment over the process's address space
+//! (`env_create_shared`, `docs/kernel.md`), so the kernel schedules it on
+//! its own and a thread asleep in a call stalls nobody. The first
+//! environment is the process (its pid, its process-table entry, its
+//! children); the others are its children in the kernel's tree, so they
+//! end with it. Each thread runs lxrt's handler on its own `entry::Block`
+//! (exception stack, save area, FPU image, `Thread` state), found through
+//! its gs base. lxrt's code runs for one thread of a process at a time:
+//! each thread takes the big lock (`lock.rs`) as its own environment, and
+//! drops it only where it waits.
+//!
+//! A thread that ends (`exit_thread`) clears its id word and wakes a
+//! futex waiter on it (`set_tid_address`, `CLONE_CHILD_CLEARTID`, what
+//! `pthread_join` waits for); the first thread, if it ends while others
+//! run, waits for them (its environment is the process). Any thread can end
+//! the process (`exit_group`, a fatal signal): another than the first asks
+//! the first to do it (`Vars::group_exit`, then an interrupt) and ends.
+
+use super::{vars, with_process};
+use crate::entry::{self, Block, STACK_SIZE};
+use crate::lock;
+use abi::exception::ExceptionFrame;
+use abi::syscall::{CRED_SELF, ENV_SELF, SLICE_ANY};
+use abi::tables::env_state;
+use alloc::alloc::{alloc, dealloc, Layout};
+use alloc::vec::Vec;
+use user::{kinfo, sys};
+
+/// A thread other than the first, as the process keeps it.
+#[derive(Clone, Copy)]
+struct Entry {
+    env: u32,
+    block: *mut Block,
+    stack: *mut u8,
+    /// It has called `exit` (its id is cleared: it is gone for `tgkill`,
+    /// as on Linux once `pthread_join` returns).
+    exiting: bool,
+}
+
+/// The threads other than the first (`proc::Process::threads`).
+pub struct List(Vec<Entry>);
+
+impl List {
+    pub const NONE: List = List(Vec::new());
+}
+
+const STACK_LAYOUT: Layout = match Layout::from_size_align(STACK_SIZE, 4096) {
+    Ok(l) => l,
+    Err(_) => panic!("the stack's layout"),
+};
+
+/// Whether the running thread is the first (the process's environment).
+pub fn is_first() -> bool {
+    lock::my_id() == super::env() as u64
+}
+
+/// The running thread's Linux id: its environment's pid (the first
+/// thread's is the process's pid).
+pub fn tid() -> u32 {
+    super::pid::of(lock::my_id() as u32)
+}
+
+/// The environment of thread `tid` of this process, if it lives.
+pub fn env_of(tid: u32) -> Option<u32> {
+    let env = super::pid::env(tid)?;
+    if env == super::env() {
+        return Some(env);
+    }
+    with_process(|p| p.threads.0.iter().any(|t| t.env == env && !t.exiting)).then_some(env)
+}
+
+/// What a new thread starts with.
+pub struct Start {
+    /// Its stack pointer and fs base (the program's TLS).
+    pub rsp: u64,
+    pub fs: u64,
+    /// Its id is cleared there when it ends (0: nowhere).
+    pub clear_tid: u64,
+}
+
+/// Makes a thread that will resume the program where `f` (the calling
+/// thread's `clone`) is, with rax = 0 and `s`'s stack and TLS; `run`
+/// starts it. Returns its environment id.
+pub fn create(f: &ExceptionFrame, s: &Start) -> Result<u32, abi::Error> {
+    reap();
+    // SAFETY: non-zero sizes; freed in `reap` (or on failure below).
+    let stack = unsafe { alloc(STACK_LAYOUT) };
+    let layout = Layout::new::<Block>();
+    // SAFETY: as above.
+    let block = unsafe { alloc(layout) }.cast::<Block>();
+    if stack.is_null() || block.is_null() {
+        free(stack, block);
+        return Err(abi::Error::NoMemory);
+    }
+    let lo = stack as u64;
+    let mut b = Block::with_stack(lo..lo + STACK_SIZE as u64);
+    let mut frame = *f;
+    (frame.regs.rax, frame.regs.rsp, frame.busy) = (0, s.rsp, 1);
+    b.set_frame(frame, entry::fx());
+    b.start_fs = s.fs;
+    let t = &b.thread;
+    t.mask.set(super::thread().mask.get());
+    t.clear_tid.set(s.clear_tid);
+    t.starting.set(true);
+    // SAFETY: `block` is fresh, aligned for a `Block` and ours alone.
+    unsafe { block.write(b) };
+    let started = sys::env_create_shared(ENV_SELF, CRED_SELF).and_then(|env| {
+        // SAFETY: written just above; the new thread uses it only once
+        // it runs, at the end of this.
+        let regs = entry::start_regs(unsafe { &*block });
+        // SAFETY: as above.
+        // Signals come to it as to the process: only from this tree.
+        let r = entry::install_block(env, unsafe { &*block })
+            .and_then(|_| sys::env_set_regs(env, &regs))
+            .and_then(|_| sys::set_pct_entry_guarded(env, 0, 0, super::table::cred()))
+            .and_then(|_| sys::slice_alloc(env, SLICE_ANY));
+        match r {
+            Ok(_) => Ok(env as u32),
+            Err(e) => {
+                let _ = sys::env_destroy(env);
+                Err(e)
+            }
+        }
+    });
+    let env = match started {
+        Ok(env) => env,
+        Err(e) => {
+            free(stack, block);
+            return Err(e);
+        }
+    };
+    with_process(|p| p.threads.0.push(Entry { env, block, stack, exiting: false }));
+    vars().threads.set(vars().threads.get() + 1);
+    Ok(env)
+}
+
+/// Starts thread `env` (made by `create`).
+pub fn run(env: u32) -> Result<(), abi::Error> {
+    sys::env_run(env as u64).map(|_| ())
+}
+
+fn free(stack: *mut u8, block: *mut Block) {
+    // SAFETY: each was allocated with its layout in `create` (or is null)
+    // and its thread has ended or never ran.
+    unsafe {
+        if !stack.is_null() {
+            dealloc(stack, STACK_LAYOUT);
+        }
+        if !block.is_null() {
+            dealloc(block.cast(), Layout::new::<Block>());
+        }
+    }
+}
+
+/// Whether the running environment is a thread that has not run yet
+/// (`entry::start`).
+pub fn starting() -> bool {
+    super::thread().starting.get()
+}
+
+/// A new thread's first code, before it resumes the program.
+pub fn start(_f: &mut ExceptionFrame) {
+    let t = super::thread();
+    t.starting.set(false);
+    t.lock_id.set(0);
+}
+
+/// Destroys the threads that have ended and frees their blocks.
+pub fn reap() {
+    let ended: Vec<Entry> = with_process(|p| {
+        let (gone, live) = p
+            .threads
+            .0
+            .iter()
+            .partition(|t| kinfo::env_by_id(t.env as u64).is_none_or(|e| e.state == env_state::EXITED));
+        p.threads.0 = live;
+        gone
+    });
+    for t in ended {
+        let _ = sys::env_destroy(t.env as u64);
+        free(t.stack, t.block);
+    }
+}
+
+/// `exit` of one thread. The last one (the first, waiting, or another)
+/// ends the process with `status`.
+pub fn exit_thread(status: i32) -> ! {
+    lock::acquire();
+    let me = lock::my_id() as u32;
+    with_process(|p| p.threads.0.iter_mut().filter(|t| t.env == me).for_each(|t| t.exiting = true));
+    clear_tid();
+    if is_first() {
+        // The process lives while other threads do: wait for them.
+        vars().first_exited.set(true);
+        while vars().threads.get() > 0 && vars().group_exit.get().is_none() {
+            reap_count();
+            if vars().threads.get() == 0 {
+                break;
+            }
+            lock::release();
+            crate::wait::pause(None);
+            lock::acquire();
+        }
+        super::exit::exit(vars().group_exit.get().unwrap_or(status))
+    }
+    let left = vars().threads.get().saturating_sub(1);
+    vars().threads.set(left);
+    if left == 0 && vars().first_exited.get() {
+        // The first thread waits for this: end the process with our status.
+        ask_first(status);
+    }
+    end_self()
+}
+
+/// Counts live threads again (ended ones reaped).
+fn reap_count() {
+    reap();
+    let n = with_process(|p| p.threads.0.len()) as u32;
+    vars().threads.set(n);
+}
+
+/// `exit_group` (and a fatal signal) from any thread: the whole process
+/// ends with `status`.
+pub fn exit_group(status: i32) -> ! {
+    if is_first() {
+        super::exit::exit(status)
+    }
+    lock::acquire();
+    ask_first(status);
+    end_self()
+}
+
+/// Has the first thread end the process with `status` (it looks at
+/// `group_exit` whenever it looks for signals).
+fn ask_first(status: i32) {
+    if vars().group_exit.get().is_none() {
+        vars().group_exit.set(Some(status));
+    }
+    let _ = sys::interrupt(super::env() as u64, super::signal::CONSOLE_INPUT, super::table::cred());
+}
+
+/// Ends the running thread (not the first): its environment exits, the
+/// process reaps it later.
+fn end_self() -> ! {
+    lock::release();
+    sys::exit(0)
+}
+
+/// Clears the thread's id word and wakes one waiter on it, as Linux does
+/// when a thread ends (`pthread_join`).
+fn clear_tid() {
+    let at = super::thread().clear_tid.replace(0);
+    if at != 0 && crate::uaccess::put(at, 0u32).is_ok() {
+        crate::futex::wake(crate::futex::Key::private(at), 1, crate::futex::ALL);
+    }
+}
+
+/// Before the first thread ends the process: every other thread ends
+/// (each is its child: destroyed, its block freed).
+pub fn end_others() {
+    let all: Vec<Entry> = with_process(|p| core::mem::take(&mut p.threads.0));
+    for t in all {
+        let _ = sys::env_destroy(t.env as u64);
+        free(t.stack, t.block);
+    }
+    vars().threads.set(0);
+}
+
+/// In a child forked from a threaded process only the caller survives: it
+/// becomes the child's first thread, the other threads' blocks (copied
+/// with the heap) are freed.
+pub fn forked_child() {
+    let all: Vec<Entry> = with_process(|p| core::mem::take(&mut p.threads.0));
+    let me = entry::current_block();
+    for t in all.into_iter().filter(|t| t.block != me) {
+        free(t.stack, t.block);
+    }
+    vars().threads.set(0);
+    vars().first_exited.set(false);
+    vars().group_exit.set(None);
+    crate::futex::forked_child();
+}
