@@ -38,7 +38,7 @@ fn call(r: i64) -> LxResult {
 }
 
 /// The directory a `*at` call's relative path starts from.
-fn base(dirfd: i64) -> Result<Ino, i64> {
+pub(super) fn base(dirfd: i64) -> Result<Ino, i64> {
     if dirfd == AT_FDCWD {
         return Ok(proc::cwd());
     }
