@@ -29,7 +29,7 @@ const O_DIRECTORY: u64 = 0o200000;
 const O_NOFOLLOW: u64 = 0o400000;
 const O_CLOEXEC: u64 = 0o2000000;
 
-fn call(r: i64) -> LxResult {
+pub(super) fn call(r: i64) -> LxResult {
     if r < 0 {
         Err(-r)
     } else {

@@ -13,6 +13,7 @@ pub mod nr;
 pub mod poll;
 pub mod prctl;
 pub mod process;
+pub mod sendfile;
 pub mod socket;
 pub mod stat;
 pub mod time;
@@ -45,7 +46,7 @@ use nr::{
     SYS_TRUNCATE, SYS_UMASK, SYS_UNAME, SYS_UNLINK, SYS_UNLINKAT, SYS_UTIMENSAT, SYS_VFORK, SYS_WAIT4,
     SYS_WRITE, SYS_WRITEV,
 };
-use nr::{SYS_FADVISE64, SYS_FSTATFS, SYS_PRCTL, SYS_STATFS};
+use nr::{SYS_FADVISE64, SYS_FSTATFS, SYS_PRCTL, SYS_SENDFILE, SYS_STATFS};
 use nr::{
     SYS_FGETXATTR, SYS_FLISTXATTR, SYS_FREMOVEXATTR, SYS_FSETXATTR, SYS_GETXATTR, SYS_LGETXATTR,
     SYS_LISTXATTR, SYS_LLISTXATTR, SYS_LREMOVEXATTR, SYS_LSETXATTR, SYS_REMOVEXATTR, SYS_SETXATTR,
@@ -284,6 +285,7 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         SYS_PRLIMIT64 => misc::prlimit(a[0], a[1], a[2], a[3]),
         SYS_GETRANDOM => misc::getrandom(a[0], a[1]),
         SYS_STATX => fl::statx(i(a[0]), a[1], a[2], a[4]),
+        SYS_SENDFILE => sendfile::sendfile(i(a[0]), i(a[1]), a[2], a[3]),
         SYS_PRCTL => prctl::prctl(a[0], a[1], a[2], a[3], a[4]),
         SYS_STATFS => fsinfo::statfs(a[0], a[1]),
         SYS_FSTATFS => fsinfo::fstatfs(i(a[0]), a[1]),

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/sendfile.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -101,10 +102,53 @@ static void fadvises(const char *self)
     printf("fadvise pipe: %s\n", strerrorname_np(posix_fadvise(p[0], 0, 0, POSIX_FADV_NORMAL)));
 }
 
+static void sendfiles(void)
+{
+    int in = open("tmp/sf-in", O_RDWR | O_CREAT | O_TRUNC, 0644);
+    write(in, "0123456789abcdef", 16);
+    lseek(in, 0, SEEK_SET);
+    int p[2];
+    pipe(p);
+    show("sendfile to pipe", sendfile(p[1], in, NULL, 10));
+    show("in offset moved to", lseek(in, 0, SEEK_CUR));
+    char buf[32] = {0};
+    read(p[0], buf, sizeof buf - 1);
+    printf("pipe got: %s\n", buf);
+    int out = open("tmp/sf-out", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    off_t off = 4;
+    show("sendfile with offset", sendfile(out, in, &off, 100));
+    printf("offset now %ld, in offset still %ld\n", (long)off, (long)lseek(in, 0, SEEK_CUR));
+    show("sendfile at end", sendfile(out, in, &off, 100));
+    show("sendfile count 0", sendfile(out, in, NULL, 0));
+    off = -1;
+    show("sendfile negative offset", sendfile(out, in, &off, 1));
+    show("sendfile bad offset ptr", sendfile(out, in, (off_t *)8, 1));
+    show("sendfile bad in", sendfile(out, 99, NULL, 1));
+    show("sendfile bad out", sendfile(99, in, NULL, 1));
+    show("sendfile out read-only", sendfile(p[0], in, NULL, 1));
+    show("sendfile in write-only", sendfile(p[1], out, NULL, 1));
+    write(p[1], "x", 1);
+    show("sendfile in pipe", sendfile(out, p[0], NULL, 1));
+    int app = open("tmp/sf-out", O_WRONLY | O_APPEND);
+    lseek(in, 0, SEEK_SET);
+    show("sendfile out append", sendfile(app, in, NULL, 1));
+    close(app);
+    close(out);
+    out = open("tmp/sf-out", O_RDONLY);
+    memset(buf, 0, sizeof buf);
+    read(out, buf, sizeof buf - 1);
+    printf("file got: %s\n", buf);
+    close(out);
+    close(in);
+    close(p[0]);
+    close(p[1]);
+}
+
 int main(int argc, char **argv)
 {
     prctls();
     statfss();
+    sendfiles();
     (void)argc;
     fadvises(argv[0]);
     return 0;
