@@ -175,6 +175,13 @@ pub fn reserve() -> usize {
     (unsafe { heap() }.size() / 64).max(1 << 20)
 }
 
+/// The arena's size and the bytes in use (`statfs`).
+pub fn usage() -> (usize, usize) {
+    // SAFETY: one heap operation.
+    let h = unsafe { heap() };
+    (h.size(), h.in_use())
+}
+
 /// Whether `more` bytes of file data fit, leaving `reserve` bytes.
 fn data_fits(more: usize) -> bool {
     let reserve = reserve();

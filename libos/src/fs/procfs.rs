@@ -298,7 +298,7 @@ fn cmdline(e: &Entry) -> &[u8] {
 
 /// The program's name: the last part of its first argument, at most 15
 /// bytes, as Linux's `comm`.
-fn comm(e: &Entry) -> &[u8] {
+pub fn comm(e: &Entry) -> &[u8] {
     let argv0 = e.cmd.split(|&b| b == 0).next().unwrap_or_default();
     let base = argv0.rsplit(|&b| b == b'/').next().unwrap_or_default();
     &base[..base.len().min(15)]

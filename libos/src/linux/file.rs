@@ -29,7 +29,7 @@ const O_DIRECTORY: u64 = 0o200000;
 const O_NOFOLLOW: u64 = 0o400000;
 const O_CLOEXEC: u64 = 0o2000000;
 
-fn call(r: i64) -> LxResult {
+pub(super) fn call(r: i64) -> LxResult {
     if r < 0 {
         Err(-r)
     } else {
@@ -38,7 +38,7 @@ fn call(r: i64) -> LxResult {
 }
 
 /// The directory a `*at` call's relative path starts from.
-fn base(dirfd: i64) -> Result<Ino, i64> {
+pub(super) fn base(dirfd: i64) -> Result<Ino, i64> {
     if dirfd == AT_FDCWD {
         return Ok(proc::cwd());
     }
