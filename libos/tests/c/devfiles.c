@@ -11,14 +11,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
-
-static void show(const char *what, long r)
-{
-    if (r < 0)
-        printf("%s: -1 %s\n", what, strerrorname_np(errno));
-    else
-        printf("%s: %ld\n", what, r);
-}
+#include "show.h"
 
 /* Whether file `path` holds `needle` in its first 64 KiB. */
 static int holds(const char *path, const char *needle)

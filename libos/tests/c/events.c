@@ -18,14 +18,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-static void show(const char *what, long r)
-{
-    if (r < 0)
-        printf("%s: -1 %s\n", what, strerrorname_np(errno));
-    else
-        printf("%s: %ld\n", what, r);
-}
+#include "show.h"
 
 static int add(int ep, int fd, uint32_t events, uint64_t data)
 {

@@ -16,14 +16,7 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-static void show(const char *what, long r)
-{
-    if (r < 0)
-        printf("%s: -1 %s\n", what, strerrorname_np(errno));
-    else
-        printf("%s: %ld\n", what, r);
-}
+#include "show.h"
 
 /* Sends `n` descriptors with one byte; returns sendmsg's result. */
 static long send_fds(int s, const int *fds, int n, size_t cmsg_len)
