@@ -5,12 +5,10 @@
 //! (`src/vdso.rs`) is built here from `vdso/` by the host's gcc.
 use std::process::Command;
 
+include!("../user/link.rs");
+
 fn main() {
-    println!("cargo:rustc-link-arg-bins=-nostartfiles");
-    println!("cargo:rustc-link-arg-bins=-nostdlib");
-    println!("cargo:rustc-link-arg-bins=-static");
-    println!("cargo:rustc-link-arg-bins=-no-pie");
-    println!("cargo:rustc-link-arg-bins=-Wl,--build-id=none");
+    link_freestanding();
     println!("cargo:rustc-link-arg-bins=-Wl,--image-base=0x60000000");
     vdso();
 }

@@ -1,9 +1,7 @@
 //! User programs are freestanding static executables: no C runtime, no
 //! libc, linked at the traditional 0x400000.
+include!("link.rs");
+
 fn main() {
-    println!("cargo:rustc-link-arg-bins=-nostartfiles");
-    println!("cargo:rustc-link-arg-bins=-nostdlib");
-    println!("cargo:rustc-link-arg-bins=-static");
-    println!("cargo:rustc-link-arg-bins=-no-pie");
-    println!("cargo:rustc-link-arg-bins=-Wl,--build-id=none");
+    link_freestanding();
 }
