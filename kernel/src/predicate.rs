@@ -228,10 +228,7 @@ impl Kernel {
     }
 
     /// A sleeping slot's slice came round: wake it if its predicate holds
-    /// or its deadline passed (the result goes in its `rax`). Out of line:
-    /// inlined, it would make its callers' common paths (a directed yield
-    /// to a runnable environment) save and restore more registers.
-    #[inline(never)]
+    /// or its deadline passed (the result goes in its `rax`).
     pub fn wake_if_ready(&mut self, s: Slot) -> bool {
         let (i, until) = (self.envs[s].sleep_pred as usize, self.envs[s].sleep_until);
         let result = if until != 0 && self.clock.ticks >= until {
