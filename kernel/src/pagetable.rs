@@ -195,6 +195,10 @@ pub struct MissingTables {
 impl MissingTables {
     /// Adds address `va`, whose walk stopped at `level` (`probe`'s error).
     pub fn add(&mut self, va: u64, level: u32) {
+        // The same 2 MiB region misses the same tables at every page.
+        if level == 0 || self.counted[1] == Some(va >> 21) {
+            return;
+        }
         for l in 1..=level {
             let region = va >> (12 + 9 * l);
             if self.counted[l as usize] != Some(region) {
