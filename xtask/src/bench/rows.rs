@@ -131,6 +131,18 @@ pub const ROWS: &[Row] = &[
     row("pipe_8k_n4", "readtest (pipe, 8 KiB one way) under 4 nesters off its path", "OSDI'96 §6 Fig. 10").veneer("pipe_8k_n4").pairing(NESTED),
     row("pipe_8k_t1", "readtest (pipe, 8 KiB one way) under 1 nester passing every call", "OSDI'96 §6 Fig. 9").veneer("pipe_8k_t1").pairing(NESTED),
     row("pipe_8k_t2", "readtest (pipe, 8 KiB one way) under 2 nesters passing every call", "OSDI'96 §6 Fig. 9").veneer("pipe_8k_t2").pairing(NESTED),
+    row("matconn", "matconn: Warshall, 2x2..128x128 via a worker", "OSDI'96 §6")
+        .veneer("matconn")
+        .pairing(
+            "Veneer only (bench_libos/matconn.rs): per round of seven matrices, each sent through a pipe to a \
+             forked worker that computes its transitive closure and sends it back",
+        ),
+    row("matconn_n1", "matconn under 1 nester off its path", "OSDI'96 §6 Fig. 10").veneer("matconn_n1").pairing(NESTED),
+    row("matconn_n2", "matconn under 2 nesters off its path", "OSDI'96 §6 Fig. 10").veneer("matconn_n2").pairing(NESTED),
+    row("matconn_n3", "matconn under 3 nesters off its path", "OSDI'96 §6 Fig. 10").veneer("matconn_n3").pairing(NESTED),
+    row("matconn_n4", "matconn under 4 nesters off its path", "OSDI'96 §6 Fig. 10").veneer("matconn_n4").pairing(NESTED),
+    row("matconn_t1", "matconn under 1 nester passing every call", "OSDI'96 §6 Fig. 9").veneer("matconn_t1").pairing(NESTED),
+    row("matconn_t2", "matconn under 2 nesters passing every call", "OSDI'96 §6 Fig. 9").veneer("matconn_t2").pairing(NESTED),
     row("yield", "yield ping-pong, one way", "SOSP'95 §5.1")
         .linux("yield")
         .veneer("yield_pingpong")
