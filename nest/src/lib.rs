@@ -9,4 +9,5 @@
 pub mod capture;
 pub mod checkpoint;
 pub mod debug;
+pub mod pager;
 pub mod trace;
