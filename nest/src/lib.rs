@@ -9,5 +9,6 @@
 pub mod capture;
 pub mod checkpoint;
 pub mod debug;
+pub mod offpath;
 pub mod pager;
 pub mod trace;

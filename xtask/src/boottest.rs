@@ -57,6 +57,16 @@ const EXTRAS: &[Extra] = &[
         timeout_s: 90,
     },
     Extra {
+        name: "test_compose",
+        args: "",
+        expect: &[
+            "compose: its output equals the bare run's: ok",
+            "compose: the trace shows the pager's waits: ok",
+            "compose: pagee completes, paged through the limiter's quota: ok",
+        ],
+        timeout_s: 120,
+    },
+    Extra {
         name: "test_revoke",
         args: "",
         expect: &["did not give frames back in time: repossessed 10"],

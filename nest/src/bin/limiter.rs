@@ -19,7 +19,6 @@
 #![no_std]
 #![no_main]
 
-use abi::nest::Event;
 use user::{kinfo, nest, println, spawn, sys};
 
 /// The quota each level gives: 256 MiB, 8 slices.
@@ -80,16 +79,7 @@ fn main(arg: u64) -> i32 {
     if spawn::start(child).is_err() {
         return -1;
     }
-    // No event comes for it: the wait ends when the child does.
-    let mut ev = Event::default();
-    while nest::intercept_wait(child, &mut ev, 0, 0, 0).is_ok() {
-        if let Some(e) = kinfo::env_by_id(child).filter(|e| e.state == abi::tables::env_state::EXITED) {
-            let _ = sys::env_destroy(child);
-            return e.exit_code;
-        }
-        sys::yield_now();
-    }
-    -1
+    ::nest::offpath::wait_end(child).unwrap_or(-1)
 }
 
 user::entry!(main);
