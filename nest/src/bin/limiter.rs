@@ -12,8 +12,8 @@
 //! - booted as `init=limiter @N PROGRAM WORDS...` (`@tN`: on the path): N
 //!   levels of limiters around the native program `bin/PROGRAM` (spawned
 //!   with argument 0), which reads the same command line (`bench_libos`
-//!   ignores the words it does not know; `lxrt` skips the `@` word and its
-//!   program's name, see `user::kinfo::args`).
+//!   ignores the words it does not know; `lxrt` would take `@N` for its
+//!   program, so a Linux program cannot be wrapped this way yet).
 //!
 //! Exits with the child's code.
 #![no_std]
