@@ -266,8 +266,15 @@ pub const ENV_CAP_COPY: u64 = BASE + 47;
 /// before the owner does; the tables go with the owner. Returns its id.
 pub const ENV_CREATE_SHARED: u64 = BASE + 48;
 
+/// `env_create_in(parent, cred)`: `env_create` on behalf of `parent`, an
+/// environment `cred` covers with the grant right (the caller or one of its
+/// descendants): a stopped child of `parent` with an empty address space,
+/// charged to `parent` (and within its limits). A restorer rebuilds a saved
+/// subtree with it (paper 003 §5.4). Returns the new id.
+pub const ENV_CREATE_IN: u64 = BASE + 49;
+
 /// One past the last kernel call.
-pub const END: u64 = BASE + 49;
+pub const END: u64 = BASE + 50;
 
 /// `env_limit`: no limit.
 pub const NO_LIMIT: u64 = u64::MAX;

@@ -1,103 +1,290 @@
-//! The checkpointer (paper 003 §5.4): a held environment saved as a byte
-//! image — its state record and the contents of every page it maps — and
-//! restored from it into a fresh environment that goes on where it stopped.
+//! The checkpointer (paper 003 §5.4): a held subtree — an environment and
+//! all its descendants — saved as a byte image (each one's state record,
+//! capability list, time-slice count and the contents of every page it
+//! maps) and restored from it into fresh environments that go on where they
+//! stopped.
 //!
-//! The image is self-contained for the pages the environment owns: their
-//! bytes are in it. A page it maps but does not own (shared with its
-//! parent, say) is recorded by frame number, a reference valid only while
-//! that frame lives (`docs/nesting.md`).
+//! Names in the image are relative to it (paper 003 §3.2): an environment
+//! is named by its place in the image (parents before children), so its
+//! parent link and the environment it waits on are indices, translated to
+//! the new ids when restored, wherever that is. A page an environment maps
+//! but does not own is recorded by frame number, valid only while that frame
+//! lives (`docs/nesting.md`).
 //!
-//! Layout (`u64` words little-endian): `MAGIC`, `VERSION`, the page count
-//! `n`, the `EnvState` record, `n` entries (va, map flags, the frame if
-//! shared or `COPIED`), then the bytes of each copied page, in order.
+//! Layout (`u64` words little-endian): `MAGIC`, `VERSION`, the environment
+//! count `m`; then per environment: its parent's index (`ROOT` for the
+//! first), its slice count, its page count `n`, its capability count `c`,
+//! the `EnvState` record (`waiting_on`, `interrupt_from`: index + 1, 0 for
+//! none), `c` capabilities (slot, rights, kind), `n` mappings (va, map
+//! flags, the frame if shared or `COPIED`), then the bytes of each copied
+//! page, in order.
 
-use abi::nest::{EnvState, Mapping};
-use abi::syscall::{map as mf, ENV_SELF, FRAME_ANY};
+use abi::nest::{cap_kind, CapInfo, EnvState, Mapping};
+use abi::syscall::{map as mf, ENV_SELF, FRAME_ANY, SLICE_ANY};
+use abi::tables::{env_state, ENV_SLOTS, SLICES};
 use abi::Error;
+use core::mem::offset_of;
 use user::{kinfo, nest, sys};
 
 const MAGIC: u64 = u64::from_le_bytes(*b"VNRCKPT\0");
-const VERSION: u64 = 1;
+const VERSION: u64 = 2;
 /// An entry's frame word for a page whose bytes are in the image.
 const COPIED: u64 = u64::MAX;
+/// The parent word of the subtree's root.
+const ROOT: u64 = u64::MAX;
 const PAGE: usize = 4096;
-/// Most pages an environment may map to be saved.
+/// Most pages one environment may map to be saved.
 pub const MAX_PAGES: usize = 512;
-/// Where the checkpointer maps a page of the environment while it copies.
+/// Most environments a saved subtree may hold.
+pub const MAX_ENVS: usize = 16;
+/// Most capabilities one environment's list may hold to be saved.
+const MAX_CAPS: usize = 16;
+/// Where the checkpointer maps a page of an environment while it copies.
 const WINDOW: u64 = 0x7E00_0000_0000;
 const RECORD: usize = size_of::<EnvState>();
+/// Bytes of the image's header, and of an environment's words before its
+/// record (parent, slices, pages, capabilities).
+pub const HEADER: usize = 24;
+pub const ENV_HEADER: usize = 32;
+/// Where, in an environment's part, the `waiting_on` word is.
+pub const WAITING_ON: usize = ENV_HEADER + offset_of!(EnvState, waiting_on);
 
-/// Writes held environment `env` into `out`; returns the image's length.
-/// `BadLength` if `out` is too small or `env` maps more than `MAX_PAGES`.
-pub fn save(env: u64, out: &mut [u8]) -> Result<usize, Error> {
-    let mut st = EnvState::default();
-    nest::env_state_get(env, &mut st)?;
-    let mut maps = [Mapping::default(); MAX_PAGES];
-    let mut n = 0;
-    nest::for_each_mapping(env, |m| {
-        *maps.get_mut(n).ok_or(Error::BadLength)? = m;
-        n += 1;
-        Ok(())
-    })?;
+/// Writes held subtree `root` into `out`; returns the image's length.
+/// `BadLength` if `out` is too small or the subtree is larger than the
+/// image allows (`MAX_ENVS`, `MAX_PAGES`); `BadState` if one of it has
+/// exited; `BadEnv` if one waits for a reply from outside the subtree (a
+/// name the image cannot hold relatively).
+pub fn save(root: u64, out: &mut [u8]) -> Result<usize, Error> {
+    let (ids, m) = subtree(root)?;
+    let ids = &ids[..m];
+    let index = |id: u64| ids.iter().position(|&x| x == id).map(|i| i as u64 + 1);
     let mut w = Writer { out, at: 0 };
     w.word(MAGIC)?;
     w.word(VERSION)?;
-    w.word(n as u64)?;
-    // SAFETY: EnvState is plain `repr(C)` data; reading its bytes is fine.
-    w.bytes(unsafe { core::slice::from_raw_parts((&raw const st).cast::<u8>(), RECORD) })?;
-    let owned = |m: &Mapping| kinfo::frame(m.frame).owner as u64 == env;
-    for m in &maps[..n] {
-        w.word(m.va)?;
-        w.word(m.flags)?;
-        w.word(if owned(m) { COPIED } else { m.frame })?;
-    }
-    for m in maps[..n].iter().filter(|m| owned(m)) {
-        let page = w.take(PAGE)?;
-        with_frame(m.frame, |p| page.copy_from_slice(p))?;
+    w.word(m as u64)?;
+    for (i, &env) in ids.iter().enumerate() {
+        let info = kinfo::env_by_id(env).ok_or(Error::BadEnv)?;
+        if info.state == env_state::EXITED {
+            return Err(Error::BadState);
+        }
+        let mut st = EnvState::default();
+        nest::env_state_get(env, &mut st)?;
+        st.waiting_on = match st.waiting_on {
+            0 => 0,
+            id => index(id).ok_or(Error::BadEnv)?,
+        };
+        st.interrupt_from = index(st.interrupt_from).unwrap_or(0);
+        let mut caps = [CapInfo::default(); MAX_CAPS];
+        let c = nest::env_caps(env, &mut caps)?;
+        if c == MAX_CAPS {
+            return Err(Error::BadLength);
+        }
+        let mut maps = [Mapping::default(); MAX_PAGES];
+        let mut n = 0;
+        nest::for_each_mapping(env, |mp| {
+            *maps.get_mut(n).ok_or(Error::BadLength)? = mp;
+            n += 1;
+            Ok(())
+        })?;
+        // Parents come first, so a child's parent has a smaller index.
+        w.word(if i == 0 { ROOT } else { index(info.parent as u64).ok_or(Error::BadEnv)? - 1 })?;
+        w.word(info.slices as u64)?;
+        w.word(n as u64)?;
+        w.word(c as u64)?;
+        // SAFETY: EnvState is plain `repr(C)` data; reading its bytes is fine.
+        w.bytes(unsafe { core::slice::from_raw_parts((&raw const st).cast::<u8>(), RECORD) })?;
+        for cap in &caps[..c] {
+            w.word(cap.slot)?;
+            w.word(cap.rights)?;
+            w.word(cap.kind)?;
+        }
+        let owned = |mp: &Mapping| kinfo::frame(mp.frame).owner as u64 == env;
+        for mp in &maps[..n] {
+            w.word(mp.va)?;
+            w.word(mp.flags)?;
+            w.word(if owned(mp) { COPIED } else { mp.frame })?;
+        }
+        for mp in maps[..n].iter().filter(|mp| owned(mp)) {
+            let page = w.take(PAGE)?;
+            with_frame(mp.frame, |p| page.copy_from_slice(p))?;
+        }
     }
     Ok(w.at)
 }
 
-/// Builds a held environment (a child of the caller) from `image`, as it
-/// was when saved; returns its id. Nothing is left behind if it fails.
+/// Builds the subtree saved in `image` as a new, held subtree whose root
+/// is a child of the caller, as it was when saved (each environment with
+/// its saved number of time slices); returns the root's id. The whole
+/// image is checked before anything is made, and nothing is left behind if
+/// a step fails: `BadProgram` for another format, `BadLength` for wrong
+/// lengths or counts, `BadState` for a parent link that is not to an
+/// earlier environment (a loop), `BadEnv` for a name outside the subtree,
+/// `NotPermitted` for a capability other than the environment's own root
+/// (the restorer cannot recreate it from an image).
 pub fn restore(image: &[u8]) -> Result<u64, Error> {
+    let (parts, m) = parse(image)?;
+    let parts = &parts[..m];
+    let mut ids = [0u64; MAX_ENVS];
+    let root = sys::env_create_in(ENV_SELF)?;
+    ids[0] = root;
+    let built = (|| {
+        for (i, p) in parts.iter().enumerate() {
+            if i > 0 {
+                ids[i] = sys::env_create_in(ids[p.parent])?;
+            }
+            build_memory(ids[i], image, p)?;
+        }
+        for (i, p) in parts.iter().enumerate() {
+            let mut st = record(image, p.record);
+            let new = |rel: u64| if rel == 0 { 0 } else { ids[rel as usize - 1] };
+            st.waiting_on = new(st.waiting_on);
+            st.interrupt_from = new(st.interrupt_from);
+            nest::env_state_set(ids[i], &st)?;
+            for _ in 0..p.slices {
+                sys::slice_alloc(ids[i], SLICE_ANY)?;
+            }
+        }
+        Ok(())
+    })();
+    match built {
+        Ok(()) => Ok(root),
+        Err(e) => {
+            // The whole new subtree and everything charged to it goes.
+            let _ = sys::env_destroy(root);
+            Err(e)
+        }
+    }
+}
+
+/// Releases every environment of held subtree `root` (`env_run` releases
+/// one).
+pub fn release(root: u64) -> Result<(), Error> {
+    let (ids, m) = subtree(root)?;
+    ids[..m].iter().try_for_each(|&id| sys::env_run(id).map(|_| ()))
+}
+
+/// Where environment `i`'s part of a valid `image` starts.
+pub fn part_at(image: &[u8], i: usize) -> Result<usize, Error> {
+    let (parts, m) = parse(image)?;
+    parts[..m].get(i).map(|p| p.record - ENV_HEADER).ok_or(Error::BadLength)
+}
+
+/// `root` and its descendants by the exposed table, parents before
+/// children.
+fn subtree(root: u64) -> Result<([u64; MAX_ENVS], usize), Error> {
+    let mut ids = [0; MAX_ENVS];
+    ids[0] = root;
+    let (mut m, mut i) = (1, 0);
+    while i < m {
+        let parent = ids[i];
+        for e in (0..ENV_SLOTS).map(kinfo::env).filter(|e| e.id != 0 && e.parent as u64 == parent) {
+            *ids.get_mut(m).ok_or(Error::BadLength)? = e.id as u64;
+            m += 1;
+        }
+        i += 1;
+    }
+    Ok((ids, m))
+}
+
+/// One environment's part of an image, checked.
+#[derive(Clone, Copy, Default)]
+struct Part {
+    parent: usize,
+    slices: u64,
+    pages: usize,
+    /// Offsets of its record, mappings and page bytes.
+    record: usize,
+    entries: usize,
+    bytes: usize,
+}
+
+/// Checks the whole image and finds each environment's part.
+fn parse(image: &[u8]) -> Result<([Part; MAX_ENVS], usize), Error> {
     let mut r = Reader { image, at: 0 };
     if r.word()? != MAGIC || r.word()? != VERSION {
         return Err(Error::BadProgram);
     }
-    let n = usize::try_from(r.word()?).ok().filter(|&n| n <= MAX_PAGES).ok_or(Error::BadLength)?;
+    let m = count(r.word()?, MAX_ENVS)?;
+    if m == 0 {
+        return Err(Error::BadLength);
+    }
+    let mut parts = [Part::default(); MAX_ENVS];
+    for (i, part) in parts[..m].iter_mut().enumerate() {
+        let parent = r.word()?;
+        // The root has none; every other names an earlier one, so the
+        // links cannot loop.
+        let parent = match (i, parent) {
+            (0, ROOT) => 0,
+            (0, _) => return Err(Error::BadState),
+            (_, p) if p < i as u64 => p as usize,
+            _ => return Err(Error::BadState),
+        };
+        let slices = r.word()?;
+        if slices > SLICES as u64 {
+            return Err(Error::BadLength);
+        }
+        let pages = count(r.word()?, MAX_PAGES)?;
+        let caps = count(r.word()?, MAX_CAPS)?;
+        let record_at = r.at;
+        let st = record(image, r.take(RECORD).map(|_| record_at)?);
+        let in_image = |rel: u64| rel <= m as u64;
+        if !in_image(st.waiting_on) || st.waiting_on == i as u64 + 1 || !in_image(st.interrupt_from) {
+            return Err(Error::BadEnv);
+        }
+        for _ in 0..caps {
+            let (_slot, _rights, kind) = (r.word()?, r.word()?, r.word()?);
+            if kind != cap_kind::OWN {
+                return Err(Error::NotPermitted);
+            }
+        }
+        let entries = r.at;
+        let mut copied = 0;
+        for _ in 0..pages {
+            let (_va, _flags, frame) = (r.word()?, r.word()?, r.word()?);
+            copied += (frame == COPIED) as usize;
+        }
+        let bytes = r.at;
+        r.take(copied * PAGE)?;
+        *part = Part { parent, slices, pages, record: record_at, entries, bytes };
+    }
+    if r.at != image.len() {
+        return Err(Error::BadLength);
+    }
+    Ok((parts, m))
+}
+
+/// `n` if it is at most `max`.
+fn count(n: u64, max: usize) -> Result<usize, Error> {
+    usize::try_from(n).ok().filter(|&n| n <= max).ok_or(Error::BadLength)
+}
+
+/// The `EnvState` record at `at` of a parsed image.
+fn record(image: &[u8], at: usize) -> EnvState {
     let mut st = EnvState::default();
     // SAFETY: EnvState is plain data; `env_state_set` checks every field.
     unsafe { core::slice::from_raw_parts_mut((&raw mut st).cast::<u8>(), RECORD) }
-        .copy_from_slice(r.take(RECORD)?);
-    let entries = r.at;
-    r.take(n * 24)?;
-    let new = sys::env_create()?;
-    let built = (|| {
-        for i in 0..n {
-            let mut e = Reader { image, at: entries + i * 24 };
-            let (va, flags, shared) = (e.word()?, e.word()?, e.word()?);
-            let frame = if shared == COPIED {
-                let f = sys::frame_alloc(new, FRAME_ANY)?;
-                let page = r.take(PAGE)?;
-                with_frame(f, |p| p.copy_from_slice(page)).inspect_err(|_| {
-                    let _ = sys::frame_free(f);
-                })?;
-                f
-            } else {
-                shared
-            };
-            sys::map(new, va, frame, flags)?;
-        }
-        nest::env_state_set(new, &st)
-    })();
-    match built {
-        Ok(_) => Ok(new),
-        Err(e) => {
-            let _ = sys::env_destroy(new);
-            Err(e)
-        }
+        .copy_from_slice(&image[at..at + RECORD]);
+    st
+}
+
+/// Gives `env` the pages of its part `p`: new frames with the saved bytes,
+/// shared frames by number, at the same addresses.
+fn build_memory(env: u64, image: &[u8], p: &Part) -> Result<(), Error> {
+    let mut bytes = Reader { image, at: p.bytes };
+    for i in 0..p.pages {
+        let mut e = Reader { image, at: p.entries + i * 24 };
+        let (va, flags, shared) = (e.word()?, e.word()?, e.word()?);
+        let frame = if shared == COPIED {
+            let f = sys::frame_alloc(env, FRAME_ANY)?;
+            let page = bytes.take(PAGE)?;
+            with_frame(f, |d| d.copy_from_slice(page))?;
+            f
+        } else {
+            shared
+        };
+        sys::map(env, va, frame, flags)?;
     }
+    Ok(())
 }
 
 /// Runs `f` on frame `frame`'s bytes, mapped here for the while.
@@ -137,7 +324,10 @@ struct Reader<'a> {
 
 impl<'a> Reader<'a> {
     fn take(&mut self, n: usize) -> Result<&'a [u8], Error> {
-        let s = self.image.get(self.at..self.at + n).ok_or(Error::BadLength)?;
+        let s = self
+            .image
+            .get(self.at..self.at.checked_add(n).ok_or(Error::BadLength)?)
+            .ok_or(Error::BadLength)?;
         self.at += n;
         Ok(s)
     }

@@ -9,7 +9,7 @@
 #![no_main]
 
 use abi::nest::{answer, Event};
-use abi::syscall::{map as mf, ENV_SELF, FRAME_ANY, SLICE_ANY};
+use abi::syscall::{map as mf, ENV_SELF, FRAME_ANY};
 use abi::Error;
 use nest::capture::Capture;
 use nest::checkpoint;
@@ -85,8 +85,7 @@ fn main(_: u64) -> i32 {
 
     let restored = checkpoint::restore(&image[..len]).unwrap();
     calls::interpose(restored, true).unwrap();
-    sys::slice_alloc(restored, SLICE_ANY).unwrap();
-    sys::env_run(restored).unwrap();
+    checkpoint::release(restored).unwrap();
     check("the restored one ends", run(restored, None, &mut out).is_none());
     let code = kinfo::env_by_id(restored).map(|e| e.exit_code);
     check("with code 0", code == Some(0));

@@ -1,0 +1,172 @@
+//! Boot test: the checkpointer saves and restores a whole subtree (paper
+//! 003 §5.4, relative references §3.2). A `counter` with a child `counter`
+//! (created under it by the test, `env_create_in`) runs interposed, their
+//! output collected; part-way the subtree is held, saved, destroyed and
+//! restored from the image (the child recreated under the restored parent)
+//! and released: each counter's output, the two halves together, equals an
+//! uninterrupted run's. `env_create_in` is refused outside the caller's
+//! subtree and charged to the parent it names; damaged or hostile images
+//! are refused with their reason, leaving nothing behind.
+#![no_std]
+#![no_main]
+
+use abi::nest::{answer, cap_kind, Event};
+use abi::syscall::{map as mf, ENV_SELF, FRAME_ANY, NO_LIMIT};
+use abi::tables::{env_state, ENV_SLOTS};
+use abi::Error;
+use nest::capture::Capture;
+use nest::checkpoint::{self, ENV_HEADER, HEADER, WAITING_ON};
+use user::{kinfo, nest as calls, print, println, spawn, sys};
+
+const LINES: u64 = 8;
+/// The two counters' tags (their lines start `counter TAG:`, so the two
+/// outputs differ).
+const PARENT: u64 = 1 << 32;
+const CHILD: u64 = 2 << 32;
+/// Where the image is kept and its size.
+const IMAGE: u64 = 0x6000_0000_0000;
+const IMAGE_PAGES: u64 = 600;
+
+type Output = Capture<4096>;
+
+/// Serves the events of `root`'s subtree, collecting the output of `root`
+/// and of its child apart (a line may take several writes), until `root`
+/// exits or (with `stop_after`) that many lines have been printed: then
+/// holds the whole subtree and returns true.
+fn run(root: u64, stop_after: Option<usize>, out: &mut [Output; 2]) -> bool {
+    let mut ev = Event::default();
+    let mut reply = (0, 0, 0);
+    while let Some(id) = calls::intercept_wait(root, &mut ev, reply.0, reply.1, reply.2).unwrap() {
+        if stop_after == Some(out[0].lines() + out[1].lines()) {
+            calls::env_stop(root).unwrap();
+            return true;
+        }
+        reply = match out[(id != root) as usize].take(id, &ev) {
+            Some((mode, value)) => (id, mode, value),
+            None => (id, answer::PASS, 0),
+        };
+    }
+    false
+}
+
+/// A parent counter with a child counter under it, interposed, running.
+fn started() -> u64 {
+    let parent = spawn::spawn_stopped("counter", PARENT | LINES).unwrap();
+    let child = spawn::spawn_stopped_in(parent, "counter", CHILD | LINES).unwrap();
+    calls::interpose(parent, true).unwrap();
+    spawn::start(parent).unwrap();
+    spawn::start(child).unwrap();
+    parent
+}
+
+/// Live environments in the table.
+fn live() -> usize {
+    (0..ENV_SLOTS).filter(|&s| kinfo::env(s).state != env_state::FREE).count()
+}
+
+fn word_at(image: &mut [u8], at: usize, w: u64) -> u64 {
+    let old = u64::from_le_bytes(image[at..at + 8].try_into().unwrap());
+    image[at..at + 8].copy_from_slice(&w.to_le_bytes());
+    old
+}
+
+fn main(_: u64) -> i32 {
+    let mut failures = 0;
+    let mut check = |what: &str, ok: bool| {
+        println!("{what}: {}", if ok { "ok" } else { "FAILED" });
+        failures += !ok as i32;
+    };
+
+    // env_create_in: only inside the caller's subtree, charged to the parent.
+    let probe = spawn::spawn("create_in", sys::self_id()).unwrap();
+    check(
+        "env_create_in outside the caller's subtree refused",
+        spawn::wait(probe) == Ok(Error::NotPermitted as i32),
+    );
+    check("env_create_in under no one refused", sys::env_create_in(0x7fff_ffff) == Err(Error::BadEnv));
+    let x = sys::env_create().unwrap();
+    let y = sys::env_create_in(x).unwrap();
+    check("created under the named parent", kinfo::env_by_id(y).map(|e| e.parent as u64) == Some(x));
+    let used = kinfo::env_by_id(x).unwrap().frames + kinfo::env_by_id(y).unwrap().frames;
+    calls::env_limit(x, used, NO_LIMIT).unwrap();
+    check("charged to it: refused over its limit", sys::env_create_in(y) == Err(Error::OverQuota));
+    sys::env_destroy(x).unwrap();
+
+    let mut reference = [Output::default(), Output::default()];
+    let root = started();
+    check("uninterrupted run ends", !run(root, None, &mut reference));
+    sys::env_destroy(root).unwrap();
+
+    for p in 0..IMAGE_PAGES {
+        let f = sys::frame_alloc(ENV_SELF, FRAME_ANY).unwrap();
+        sys::map(ENV_SELF, IMAGE + p * 4096, f, mf::WRITE).unwrap();
+    }
+    // SAFETY: IMAGE_PAGES pages were just mapped writable there.
+    let image = unsafe { core::slice::from_raw_parts_mut(IMAGE as *mut u8, (IMAGE_PAGES * 4096) as usize) };
+    let mut out = [Output::default(), Output::default()];
+    let root = started();
+    check("held part-way", run(root, Some(LINES as usize / 2), &mut out));
+    let len = checkpoint::save(root, image).unwrap();
+    let envs = u64::from_le_bytes(image[16..24].try_into().unwrap());
+    let printed = out[0].text().len() + out[1].text().len();
+    println!("checkpoint: saved {envs} environments, {len} bytes, after {printed} bytes of output");
+    check("two environments saved", envs == 2);
+    sys::env_destroy(root).unwrap();
+    check("the saved subtree is gone", kinfo::env_by_id(root).is_none());
+
+    // Damaged and hostile images: each refused with its reason, and
+    // nothing made (no environment, no frame).
+    let (free, before) = (kinfo::free_plus_own(), live());
+    let child = checkpoint::part_at(&image[..len], 1).unwrap();
+    let image = &mut image[..len + 8];
+    let mut refused = |what: &str, image: &[u8], want: Error| {
+        let got = checkpoint::restore(image);
+        check(what, got == Err(want) && kinfo::free_plus_own() == free && live() == before);
+    };
+    refused("a truncated image", &image[..len - 1], Error::BadLength);
+    refused("an image with bytes after it", &image[..len + 8], Error::BadLength);
+    let image = &mut image[..len];
+    let old = word_at(image, HEADER + 16, 1 << 40);
+    refused("a page count beyond the image", image, Error::BadLength);
+    word_at(image, HEADER + 16, old);
+    let old = word_at(image, 16, 1000);
+    refused("an environment count beyond the limit", image, Error::BadLength);
+    word_at(image, 16, old);
+    let old = word_at(image, child, 1);
+    refused("a parent link to itself (a loop)", image, Error::BadState);
+    word_at(image, child, old);
+    let old = word_at(image, HEADER, 1);
+    refused("a root with a parent", image, Error::BadState);
+    word_at(image, HEADER, old);
+    let old = word_at(image, child + WAITING_ON, 3);
+    refused("a wait on an environment outside the subtree", image, Error::BadEnv);
+    word_at(image, child + WAITING_ON, old);
+    // The child's first capability is its own root; call it a loan.
+    let kind = child + ENV_HEADER + size_of::<abi::nest::EnvState>() + 16;
+    let old = word_at(image, kind, cap_kind::LOAN);
+    refused("a capability the restorer does not hold", image, Error::NotPermitted);
+    word_at(image, kind, old);
+
+    let restored = checkpoint::restore(image).unwrap();
+    let kids: usize =
+        (0..ENV_SLOTS).filter(|&s| kinfo::env(s).id != 0 && kinfo::env(s).parent as u64 == restored).count();
+    check("the child is restored under the restored parent", kids == 1);
+    calls::interpose(restored, true).unwrap();
+    checkpoint::release(restored).unwrap();
+    check("the restored subtree ends", !run(restored, None, &mut out));
+    check("with code 0", kinfo::env_by_id(restored).map(|e| e.exit_code) == Some(0));
+    sys::env_destroy(restored).unwrap();
+
+    for (i, name) in ["parent", "child"].iter().enumerate() {
+        let (a, b) = (reference[i].text(), out[i].text());
+        print!("{}", core::str::from_utf8(b).unwrap_or("(not text)"));
+        println!("{name}: {} bytes uninterrupted, {} with a checkpoint", a.len(), b.len());
+        check(
+            "its output with a checkpoint and restore equals the uninterrupted run's",
+            a == b && !a.is_empty(),
+        );
+    }
+    failures
+}
+
+user::entry!(main);
