@@ -157,6 +157,24 @@ pub mod cap_kind {
     pub const DERIVED: u64 = 2;
 }
 
+/// One wakeup predicate of an environment as data (`env_pred_get`,
+/// `env_pred_install`); its instructions travel beside it.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PredInfo {
+    /// Its id ([`PRED_ANY`] to `env_pred_install`: any free one).
+    pub id: u64,
+    /// How many eBPF instructions it has.
+    pub insns: u64,
+    /// How many of `regions` it reads: addresses in the environment's own
+    /// space, so the record stays true wherever that space is rebuilt.
+    pub nregions: u64,
+    pub regions: [crate::syscall::Region; crate::syscall::PRED_REGIONS],
+}
+
+/// `PredInfo::id` for `env_pred_install`: the kernel picks the id.
+pub const PRED_ANY: u64 = u64::MAX;
+
 /// `intercept_answer` modes.
 pub mod answer {
     /// Let the call through: the kernel carries it out as if uninterposed

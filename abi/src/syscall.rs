@@ -273,8 +273,25 @@ pub const ENV_CREATE_SHARED: u64 = BASE + 48;
 /// subtree with it (paper 003 §5.4). Returns the new id.
 pub const ENV_CREATE_IN: u64 = BASE + 49;
 
+/// `env_pred_get(env, from, info, insns, n, cred)`: `env`'s first wakeup
+/// predicate with id `from` or above (`cred` covering `env` with the read
+/// right): its record (`abi::nest::PredInfo`) written at `info`, its
+/// instructions at `insns` (room for `n`; `BadLength` if they do not fit,
+/// nothing written). Returns its id, or `BadState` if it has none from
+/// `from` on.
+pub const ENV_PRED_GET: u64 = BASE + 50;
+
+/// `env_pred_install(env, info, insns, cred)`: `pred_install` for `env`
+/// (`cred` covering it with the write right): the predicate of
+/// `info.insns` instructions at `insns` (the caller's memory) over
+/// `info.regions` (in `env`'s memory), owned by `env`, with id `info.id`
+/// (`BadState` if that id is taken) or any (`PRED_ANY`). Returns its id.
+/// A restorer recreates a saved environment's predicates with it, under
+/// the same ids, so a sleep on one and ids kept in memory stay true.
+pub const ENV_PRED_INSTALL: u64 = BASE + 51;
+
 /// One past the last kernel call.
-pub const END: u64 = BASE + 50;
+pub const END: u64 = BASE + 52;
 
 /// `env_limit`: no limit.
 pub const NO_LIMIT: u64 = u64::MAX;

@@ -1,26 +1,30 @@
 //! The checkpointer (paper 003 §5.4): a held subtree — an environment and
 //! all its descendants — saved as a byte image (each one's state record,
-//! capability list, time-slice count and the contents of every page it
-//! maps) and restored from it into fresh environments that go on where they
+//! capability list, wakeup predicates, time-slice count and the contents
+//! of every page it maps) and restored from it into fresh environments that go on where they
 //! stopped.
 //!
 //! Names in the image are relative to it (paper 003 §3.2): an environment
 //! is named by its place in the image (parents before children), so its
 //! parent link and the environment it waits on are indices, translated to
-//! the new ids when restored, wherever that is. A page an environment maps
+//! the new ids when restored, wherever that is. Predicates are recreated
+//! under their saved ids (programs keep those in memory; a restore fails
+//! with `BadState` if one is taken), over the same addresses. A page an environment maps
 //! but does not own is recorded by frame number, valid only while that frame
 //! lives (`docs/nesting.md`).
 //!
 //! Layout (`u64` words little-endian): `MAGIC`, `VERSION`, the environment
 //! count `m`; then per environment: its parent's index (`ROOT` for the
 //! first), its slice count, its page count `n`, its capability count `c`,
-//! the `EnvState` record (`waiting_on`, `interrupt_from`: index + 1, 0 for
-//! none), `c` capabilities (slot, rights, kind), `n` mappings (va, map
+//! its predicate count `q`, the `EnvState` record (`waiting_on`,
+//! `interrupt_from`: index + 1, 0 for none), `c` capabilities (slot,
+//! rights, kind), `q` predicates (a `PredInfo`, then its instructions),
+//! `n` mappings (va, map
 //! flags, the frame if shared or `COPIED`), then the bytes of each copied
 //! page, in order.
 
-use abi::nest::{cap_kind, CapInfo, EnvState, Mapping};
-use abi::syscall::{map as mf, ENV_SELF, FRAME_ANY, SLICE_ANY};
+use abi::nest::{cap_kind, CapInfo, EnvState, Mapping, PredInfo};
+use abi::syscall::{map as mf, ENV_SELF, FRAME_ANY, PRED_MAX_INSNS, PRED_REGIONS, SLICE_ANY};
 use abi::tables::{env_state, ENV_SLOTS, SLICES};
 use abi::Error;
 use core::mem::offset_of;
@@ -39,13 +43,16 @@ pub const MAX_PAGES: usize = 512;
 pub const MAX_ENVS: usize = 16;
 /// Most capabilities one environment's list may hold to be saved.
 const MAX_CAPS: usize = 16;
+/// Most predicates one environment may hold (the kernel's limit).
+const MAX_PREDS: usize = 8;
 /// Where the checkpointer maps a page of an environment while it copies.
 const WINDOW: u64 = 0x7E00_0000_0000;
 const RECORD: usize = size_of::<EnvState>();
+const PRED: usize = size_of::<PredInfo>();
 /// Bytes of the image's header, and of an environment's words before its
-/// record (parent, slices, pages, capabilities).
+/// record (parent, slices, pages, capabilities, predicates).
 pub const HEADER: usize = 24;
-pub const ENV_HEADER: usize = 32;
+pub const ENV_HEADER: usize = 40;
 /// Where, in an environment's part, the `waiting_on` word is.
 pub const WAITING_ON: usize = ENV_HEADER + offset_of!(EnvState, waiting_on);
 
@@ -91,13 +98,31 @@ pub fn save(root: u64, out: &mut [u8]) -> Result<usize, Error> {
         w.word(info.slices as u64)?;
         w.word(n as u64)?;
         w.word(c as u64)?;
-        // SAFETY: EnvState is plain `repr(C)` data; reading its bytes is fine.
-        w.bytes(unsafe { core::slice::from_raw_parts((&raw const st).cast::<u8>(), RECORD) })?;
+        let preds_at = w.at;
+        w.word(0)?;
+        w.bytes(bytes_of(&st))?;
         for cap in &caps[..c] {
             w.word(cap.slot)?;
             w.word(cap.rights)?;
             w.word(cap.kind)?;
         }
+        // Each predicate's record, its instructions written straight after.
+        let (mut q, mut from) = (0u64, 0);
+        loop {
+            let mut info = PredInfo::default();
+            let info_at = w.at;
+            w.take(PRED)?;
+            let id = match nest::env_pred_get(env, from, &mut info, w.rest()) {
+                Ok(id) => id,
+                Err(Error::BadState) => break,
+                Err(e) => return Err(e),
+            };
+            w.take(info.insns as usize * 8)?;
+            w.out[info_at..info_at + PRED].copy_from_slice(bytes_of(&info));
+            (q, from) = (q + 1, id + 1);
+        }
+        w.at -= PRED; // the record of the search that found nothing
+        w.out[preds_at..preds_at + 8].copy_from_slice(&q.to_le_bytes());
         let owned = |mp: &Mapping| kinfo::frame(mp.frame).owner as u64 == env;
         for mp in &maps[..n] {
             w.word(mp.va)?;
@@ -133,9 +158,14 @@ pub fn restore(image: &[u8]) -> Result<u64, Error> {
                 ids[i] = sys::env_create_in(ids[p.parent])?;
             }
             build_memory(ids[i], image, p)?;
+            let mut r = Reader { image, at: p.preds };
+            for _ in 0..p.npreds {
+                let info: PredInfo = value(r.take(PRED)?);
+                nest::env_pred_install(ids[i], &info, r.take(info.insns as usize * 8)?)?;
+            }
         }
         for (i, p) in parts.iter().enumerate() {
-            let mut st = record(image, p.record);
+            let mut st: EnvState = value(&image[p.record..p.record + RECORD]);
             let new = |rel: u64| if rel == 0 { 0 } else { ids[rel as usize - 1] };
             st.waiting_on = new(st.waiting_on);
             st.interrupt_from = new(st.interrupt_from);
@@ -192,8 +222,10 @@ struct Part {
     parent: usize,
     slices: u64,
     pages: usize,
-    /// Offsets of its record, mappings and page bytes.
+    npreds: usize,
+    /// Offsets of its record, predicates, mappings and page bytes.
     record: usize,
+    preds: usize,
     entries: usize,
     bytes: usize,
 }
@@ -225,8 +257,9 @@ fn parse(image: &[u8]) -> Result<([Part; MAX_ENVS], usize), Error> {
         }
         let pages = count(r.word()?, MAX_PAGES)?;
         let caps = count(r.word()?, MAX_CAPS)?;
+        let npreds = count(r.word()?, MAX_PREDS)?;
         let record_at = r.at;
-        let st = record(image, r.take(RECORD).map(|_| record_at)?);
+        let st: EnvState = value(r.take(RECORD)?);
         let in_image = |rel: u64| rel <= m as u64;
         if !in_image(st.waiting_on) || st.waiting_on == i as u64 + 1 || !in_image(st.interrupt_from) {
             return Err(Error::BadEnv);
@@ -237,6 +270,14 @@ fn parse(image: &[u8]) -> Result<([Part; MAX_ENVS], usize), Error> {
                 return Err(Error::NotPermitted);
             }
         }
+        let preds = r.at;
+        for _ in 0..npreds {
+            let info: PredInfo = value(r.take(PRED)?);
+            if info.insns == 0 || info.insns > PRED_MAX_INSNS || info.nregions > PRED_REGIONS as u64 {
+                return Err(Error::BadLength);
+            }
+            r.take(info.insns as usize * 8)?;
+        }
         let entries = r.at;
         let mut copied = 0;
         for _ in 0..pages {
@@ -245,7 +286,7 @@ fn parse(image: &[u8]) -> Result<([Part; MAX_ENVS], usize), Error> {
         }
         let bytes = r.at;
         r.take(copied * PAGE)?;
-        *part = Part { parent, slices, pages, record: record_at, entries, bytes };
+        *part = Part { parent, slices, pages, npreds, record: record_at, preds, entries, bytes };
     }
     if r.at != image.len() {
         return Err(Error::BadLength);
@@ -258,13 +299,21 @@ fn count(n: u64, max: usize) -> Result<usize, Error> {
     usize::try_from(n).ok().filter(|&n| n <= max).ok_or(Error::BadLength)
 }
 
-/// The `EnvState` record at `at` of a parsed image.
-fn record(image: &[u8], at: usize) -> EnvState {
-    let mut st = EnvState::default();
-    // SAFETY: EnvState is plain data; `env_state_set` checks every field.
-    unsafe { core::slice::from_raw_parts_mut((&raw mut st).cast::<u8>(), RECORD) }
-        .copy_from_slice(&image[at..at + RECORD]);
-    st
+/// A plain-data record (`EnvState`, `PredInfo`) read from `bytes`, which
+/// hold exactly one; the kernel checks every field where it is used.
+fn value<T: Copy + Default>(bytes: &[u8]) -> T {
+    let mut v = T::default();
+    assert_eq!(bytes.len(), size_of::<T>());
+    // SAFETY: T is a `repr(C)` record of integers (every bit pattern is a
+    // value) and `bytes` holds exactly its size.
+    unsafe { core::ptr::copy_nonoverlapping(bytes.as_ptr(), (&raw mut v).cast::<u8>(), bytes.len()) };
+    v
+}
+
+/// The bytes of a plain-data record.
+fn bytes_of<T: Copy>(v: &T) -> &[u8] {
+    // SAFETY: reading the bytes of a `repr(C)` record of integers is fine.
+    unsafe { core::slice::from_raw_parts((v as *const T).cast::<u8>(), size_of::<T>()) }
 }
 
 /// Gives `env` the pages of its part `p`: new frames with the saved bytes,
@@ -314,6 +363,10 @@ impl Writer<'_> {
     fn bytes(&mut self, b: &[u8]) -> Result<(), Error> {
         self.take(b.len())?.copy_from_slice(b);
         Ok(())
+    }
+    /// The room left.
+    fn rest(&mut self) -> &mut [u8] {
+        &mut self.out[self.at..]
     }
 }
 

@@ -6,11 +6,13 @@
 //! and released: each counter's output, the two halves together, equals an
 //! uninterrupted run's. `env_create_in` is refused outside the caller's
 //! subtree and charged to the parent it names; damaged or hostile images
-//! are refused with their reason, leaving nothing behind.
+//! are refused with their reason, leaving nothing behind. A `sleeper`
+//! asleep on its wakeup predicate is restored asleep on it, and wakes when
+//! its word is set.
 #![no_std]
 #![no_main]
 
-use abi::nest::{answer, cap_kind, Event};
+use abi::nest::{answer, cap_kind, Event, PredInfo, PRED_ANY};
 use abi::syscall::{map as mf, ENV_SELF, FRAME_ANY, NO_LIMIT};
 use abi::tables::{env_state, ENV_SLOTS};
 use abi::Error;
@@ -68,6 +70,78 @@ fn word_at(image: &mut [u8], at: usize, w: u64) -> u64 {
     let old = u64::from_le_bytes(image[at..at + 8].try_into().unwrap());
     image[at..at + 8].copy_from_slice(&w.to_le_bytes());
     old
+}
+
+/// `env_pred_get` and `env_pred_install` on `env`, whose one predicate
+/// reads `word`: what they report, and what they refuse (changing nothing).
+fn pred_calls(env: u64, word: u64, check: &mut impl FnMut(&str, bool)) {
+    let (mut info, mut insns) = (PredInfo::default(), [0u8; 512]);
+    let got = calls::env_pred_get(env, 0, &mut info, &mut insns);
+    let read = got.is_ok() && info.nregions == 1 && info.regions[0].va == word && info.insns > 0;
+    check("env_pred_get reads its predicate back", read);
+    let Ok(id) = got else { return };
+    check(
+        "  and no other",
+        calls::env_pred_get(env, id + 1, &mut info.clone(), &mut insns) == Err(Error::BadState),
+    );
+    check(
+        "  a buffer too small refused",
+        calls::env_pred_get(env, 0, &mut info.clone(), &mut insns[..8]) == Err(Error::BadLength),
+    );
+    check(
+        "  no such environment refused",
+        calls::env_pred_get(0x7fff_ffff, 0, &mut info.clone(), &mut insns) == Err(Error::BadEnv),
+    );
+    let code = &insns[..info.insns as usize * 8];
+    check(
+        "env_pred_install under a taken id refused",
+        calls::env_pred_install(env, &info, code) == Err(Error::BadState),
+    );
+    let mut other = PredInfo { id: PRED_ANY, ..info };
+    other.regions[0].va = 0x5000_0000_0000;
+    check(
+        "  a region it has not mapped refused",
+        calls::env_pred_install(env, &other, code) == Err(Error::BadPointer),
+    );
+    other.nregions = 5;
+    check("  too many regions refused", calls::env_pred_install(env, &other, code) == Err(Error::BadLength));
+    check(
+        "  nothing installed",
+        calls::env_pred_get(env, id + 1, &mut info.clone(), &mut insns) == Err(Error::BadState),
+    );
+}
+
+/// A sleeper held asleep on its predicate, saved, destroyed and restored:
+/// asleep again (its predicate recreated under the same id), it wakes when
+/// its word is set and exits with `10 * 1 + the word`.
+fn sleeper(image: &mut [u8], check: &mut impl FnMut(&str, bool)) {
+    const WORD: u64 = 0x3000_0000_0000; // the sleeper's
+    const MINE: u64 = 0x6100_0000_0000;
+    let child = spawn::spawn_stopped("sleeper", 1 << 40).unwrap();
+    let f = sys::frame_alloc(ENV_SELF, FRAME_ANY).unwrap();
+    sys::map(ENV_SELF, MINE, f, mf::WRITE).unwrap();
+    sys::map(child, WORD, f, 0).unwrap();
+    spawn::start(child).unwrap();
+    while kinfo::env_by_id(child).unwrap().state != env_state::SLEEPING {
+        sys::yield_now();
+    }
+    calls::env_stop(child).unwrap();
+    let len = checkpoint::save(child, image).unwrap();
+    sys::env_destroy(child).unwrap();
+    let restored = checkpoint::restore(&image[..len]);
+    check("a sleeper on a predicate restored", restored.is_ok());
+    let Ok(restored) = restored else { return };
+    checkpoint::release(restored).unwrap();
+    for _ in 0..5 {
+        sys::yield_now();
+    }
+    check("asleep again", kinfo::env_by_id(restored).unwrap().state == env_state::SLEEPING);
+    pred_calls(restored, WORD, check);
+    // SAFETY: mapped writable above.
+    unsafe { core::ptr::write_volatile(MINE as *mut u64, 7) };
+    check("woken by its predicate", spawn::wait(restored) == Ok(17));
+    sys::unmap(ENV_SELF, MINE).unwrap();
+    sys::frame_free(f).unwrap();
 }
 
 fn main(_: u64) -> i32 {
@@ -166,6 +240,7 @@ fn main(_: u64) -> i32 {
             a == b && !a.is_empty(),
         );
     }
+    sleeper(image, &mut check);
     failures
 }
 
