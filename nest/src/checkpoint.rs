@@ -1,17 +1,20 @@
 //! The checkpointer (paper 003 §5.4): a held subtree — an environment and
 //! all its descendants — saved as a byte image (each one's state record,
 //! capability list, wakeup predicates, time-slice count and the contents
-//! of every page it maps) and restored from it into fresh environments that go on where they
-//! stopped.
+//! of every page it maps) and restored from it into fresh environments
+//! that go on where they stopped.
 //!
 //! Names in the image are relative to it (paper 003 §3.2): an environment
 //! is named by its place in the image (parents before children), so its
 //! parent link and the environment it waits on are indices, translated to
-//! the new ids when restored, wherever that is. Predicates are recreated
-//! under their saved ids (programs keep those in memory; a restore fails
-//! with `BadState` if one is taken), over the same addresses. A page an environment maps
-//! but does not own is recorded by frame number, valid only while that frame
-//! lives (`docs/nesting.md`).
+//! the new ids when restored, wherever that is; a page one of them maps
+//! but another owns (a copy-on-write page a parent shares with its child)
+//! is named by its owner's index and the address where the owner maps it,
+//! so it is shared again, not copied. Predicates are recreated under their
+//! saved ids (programs keep those in memory; a restore fails with
+//! `BadState` if one is taken), over the same addresses. A page owned
+//! outside the subtree is recorded by frame number, valid only while that
+//! frame lives (`docs/nesting.md`).
 //!
 //! Layout (`u64` words little-endian): `MAGIC`, `VERSION`, the environment
 //! count `m`; then per environment: its parent's index (`ROOT` for the
@@ -19,9 +22,10 @@
 //! its predicate count `q`, the `EnvState` record (`waiting_on`,
 //! `interrupt_from`: index + 1, 0 for none), `c` capabilities (slot,
 //! rights, kind), `q` predicates (a `PredInfo`, then its instructions),
-//! `n` mappings (va, map
-//! flags, the frame if shared or `COPIED`), then the bytes of each copied
-//! page, in order.
+//! `n` mappings (va, map flags, owner, at: owner `COPIED` for its own page,
+//! whose bytes follow; `OUTSIDE` with `at` the frame number; or the
+//! owner's index with `at` the address where the owner maps it), then the
+//! bytes of each of its own pages, in order.
 
 use abi::nest::{cap_kind, CapInfo, EnvState, Mapping, PredInfo};
 use abi::syscall::{map as mf, ENV_SELF, FRAME_ANY, PRED_MAX_INSNS, PRED_REGIONS, SLICE_ANY};
@@ -32,8 +36,12 @@ use user::{kinfo, nest, sys};
 
 const MAGIC: u64 = u64::from_le_bytes(*b"VNRCKPT\0");
 const VERSION: u64 = 2;
-/// An entry's frame word for a page whose bytes are in the image.
+/// A mapping's owner word: its own page, whose bytes are in the image.
 const COPIED: u64 = u64::MAX;
+/// A mapping's owner word: a frame owned outside the subtree.
+const OUTSIDE: u64 = u64::MAX - 1;
+/// Bytes of one mapping entry.
+const ENTRY: usize = 32;
 /// The parent word of the subtree's root.
 const ROOT: u64 = u64::MAX;
 const PAGE: usize = 4096;
@@ -60,7 +68,8 @@ pub const WAITING_ON: usize = ENV_HEADER + offset_of!(EnvState, waiting_on);
 /// `BadLength` if `out` is too small or the subtree is larger than the
 /// image allows (`MAX_ENVS`, `MAX_PAGES`); `BadState` if one of it has
 /// exited; `BadEnv` if one waits for a reply from outside the subtree (a
-/// name the image cannot hold relatively).
+/// name the image cannot hold relatively); `NotMapped` if one maps a page
+/// another of the subtree owns but does not map itself.
 pub fn save(root: u64, out: &mut [u8]) -> Result<usize, Error> {
     let (ids, m) = subtree(root)?;
     let ids = &ids[..m];
@@ -125,9 +134,15 @@ pub fn save(root: u64, out: &mut [u8]) -> Result<usize, Error> {
         w.out[preds_at..preds_at + 8].copy_from_slice(&q.to_le_bytes());
         let owned = |mp: &Mapping| kinfo::frame(mp.frame).owner as u64 == env;
         for mp in &maps[..n] {
-            w.word(mp.va)?;
-            w.word(mp.flags)?;
-            w.word(if owned(mp) { COPIED } else { mp.frame })?;
+            let owner = kinfo::frame(mp.frame).owner as u64;
+            let (whose, at) = match index(owner) {
+                _ if owner == env => (COPIED, 0),
+                Some(o) => (o - 1, va_of(owner, mp.frame)?),
+                None => (OUTSIDE, mp.frame),
+            };
+            for word in [mp.va, mp.flags, whose, at] {
+                w.word(word)?;
+            }
         }
         for mp in maps[..n].iter().filter(|mp| owned(mp)) {
             let page = w.take(PAGE)?;
@@ -157,14 +172,26 @@ pub fn restore(image: &[u8]) -> Result<u64, Error> {
             if i > 0 {
                 ids[i] = sys::env_create_in(ids[p.parent])?;
             }
-            build_memory(ids[i], image, p)?;
+            own_memory(ids[i], image, p)?;
+        }
+        // Pages shared inside the subtree, once every owner has its own.
+        for (i, p) in parts.iter().enumerate() {
+            for e in (0..p.pages).map(|k| entry(image, p.entries + k * ENTRY)) {
+                if let Some(&owner) = ids[..m].get(e.whose as usize) {
+                    let mut found = [Mapping::default()];
+                    if nest::env_mappings(owner, e.at, &mut found)? == 0 || found[0].va != e.at {
+                        return Err(Error::NotMapped);
+                    }
+                    sys::map(ids[i], e.va, found[0].frame, e.flags)?;
+                }
+            }
+        }
+        for (i, p) in parts.iter().enumerate() {
             let mut r = Reader { image, at: p.preds };
             for _ in 0..p.npreds {
                 let info: PredInfo = value(r.take(PRED)?);
                 nest::env_pred_install(ids[i], &info, r.take(info.insns as usize * 8)?)?;
             }
-        }
-        for (i, p) in parts.iter().enumerate() {
             let mut st: EnvState = value(&image[p.record..p.record + RECORD]);
             let new = |rel: u64| if rel == 0 { 0 } else { ids[rel as usize - 1] };
             st.waiting_on = new(st.waiting_on);
@@ -281,8 +308,13 @@ fn parse(image: &[u8]) -> Result<([Part; MAX_ENVS], usize), Error> {
         let entries = r.at;
         let mut copied = 0;
         for _ in 0..pages {
-            let (_va, _flags, frame) = (r.word()?, r.word()?, r.word()?);
-            copied += (frame == COPIED) as usize;
+            let e = entry(r.take(ENTRY)?, 0);
+            match e.whose {
+                COPIED => copied += 1,
+                OUTSIDE => {}
+                o if o < m as u64 && o != i as u64 => {}
+                _ => return Err(Error::BadEnv),
+            }
         }
         let bytes = r.at;
         r.take(copied * PAGE)?;
@@ -316,24 +348,52 @@ fn bytes_of<T: Copy>(v: &T) -> &[u8] {
     unsafe { core::slice::from_raw_parts((v as *const T).cast::<u8>(), size_of::<T>()) }
 }
 
-/// Gives `env` the pages of its part `p`: new frames with the saved bytes,
-/// shared frames by number, at the same addresses.
-fn build_memory(env: u64, image: &[u8], p: &Part) -> Result<(), Error> {
+/// One mapping entry of an image.
+struct Entry {
+    va: u64,
+    flags: u64,
+    whose: u64,
+    at: u64,
+}
+
+/// The entry at `at` of `bytes`, which holds it (`parse` checked).
+fn entry(bytes: &[u8], at: usize) -> Entry {
+    let w = |k: usize| u64::from_le_bytes(bytes[at + 8 * k..at + 8 * k + 8].try_into().unwrap_or_default());
+    Entry { va: w(0), flags: w(1), whose: w(2), at: w(3) }
+}
+
+/// Gives `env` the pages of its part `p` that are its own (new frames
+/// with the saved bytes) or owned outside the subtree (by frame number),
+/// at the same addresses.
+fn own_memory(env: u64, image: &[u8], p: &Part) -> Result<(), Error> {
     let mut bytes = Reader { image, at: p.bytes };
-    for i in 0..p.pages {
-        let mut e = Reader { image, at: p.entries + i * 24 };
-        let (va, flags, shared) = (e.word()?, e.word()?, e.word()?);
-        let frame = if shared == COPIED {
-            let f = sys::frame_alloc(env, FRAME_ANY)?;
-            let page = bytes.take(PAGE)?;
-            with_frame(f, |d| d.copy_from_slice(page))?;
-            f
-        } else {
-            shared
+    for e in (0..p.pages).map(|k| entry(image, p.entries + k * ENTRY)) {
+        let frame = match e.whose {
+            COPIED => {
+                let f = sys::frame_alloc(env, FRAME_ANY)?;
+                let page = bytes.take(PAGE)?;
+                with_frame(f, |d| d.copy_from_slice(page))?;
+                f
+            }
+            OUTSIDE => e.at,
+            _ => continue,
         };
-        sys::map(env, va, frame, flags)?;
+        sys::map(env, e.va, frame, e.flags)?;
     }
     Ok(())
+}
+
+/// Where `env` maps `frame` (`NotMapped` if nowhere: the image could not
+/// name it).
+fn va_of(env: u64, frame: u64) -> Result<u64, Error> {
+    let mut at = None;
+    nest::for_each_mapping(env, |mp| {
+        if mp.frame == frame && at.is_none() {
+            at = Some(mp.va);
+        }
+        Ok(())
+    })?;
+    at.ok_or(Error::NotMapped)
 }
 
 /// Runs `f` on frame `frame`'s bytes, mapped here for the while.

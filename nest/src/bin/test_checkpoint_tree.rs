@@ -51,10 +51,25 @@ fn run(root: u64, stop_after: Option<usize>, out: &mut [Output; 2]) -> bool {
     false
 }
 
-/// A parent counter with a child counter under it, interposed, running.
+/// Where the parent and the child map a page the parent owns.
+const SHARED: u64 = 0x5000_0000_0000;
+const MARK: u64 = 0x5ea5_1de5;
+/// Where the test maps a page of theirs for a while.
+const SCRATCH: u64 = 0x6200_0000_0000;
+
+/// A parent counter with a child counter under it, interposed, running;
+/// they share a page the parent owns (writable in it, read-only in the
+/// child), marked.
 fn started() -> u64 {
     let parent = spawn::spawn_stopped("counter", PARENT | LINES).unwrap();
     let child = spawn::spawn_stopped_in(parent, "counter", CHILD | LINES).unwrap();
+    let f = sys::frame_alloc(parent, FRAME_ANY).unwrap();
+    sys::map(ENV_SELF, SCRATCH, f, mf::WRITE).unwrap();
+    // SAFETY: just mapped writable at SCRATCH, unmapped below.
+    unsafe { core::ptr::write_volatile(SCRATCH as *mut u64, MARK) };
+    sys::unmap(ENV_SELF, SCRATCH).unwrap();
+    sys::map(parent, SHARED, f, mf::WRITE).unwrap();
+    sys::map(child, SHARED, f, 0).unwrap();
     calls::interpose(parent, true).unwrap();
     spawn::start(parent).unwrap();
     spawn::start(child).unwrap();
@@ -220,11 +235,36 @@ fn main(_: u64) -> i32 {
     let old = word_at(image, kind, cap_kind::LOAN);
     refused("a capability the restorer does not hold", image, Error::NotPermitted);
     word_at(image, kind, old);
+    // Its first mapping (after its one capability and no predicate) said
+    // to be owned by an environment the image does not have.
+    let whose = kind + 8 + 16;
+    let old = word_at(image, whose, 7);
+    refused("a page owned outside the subtree's names", image, Error::BadEnv);
+    word_at(image, whose, old);
 
     let restored = checkpoint::restore(image).unwrap();
     let kids: usize =
         (0..ENV_SLOTS).filter(|&s| kinfo::env(s).id != 0 && kinfo::env(s).parent as u64 == restored).count();
     check("the child is restored under the restored parent", kids == 1);
+    let child = (0..ENV_SLOTS).map(kinfo::env).find(|e| e.id != 0 && e.parent as u64 == restored);
+    let frame_at = |env: u64| {
+        let mut m = [abi::nest::Mapping::default()];
+        calls::env_mappings(env, SHARED, &mut m).ok().filter(|_| m[0].va == SHARED).map(|_| m[0].frame)
+    };
+    let (pf, cf) = (frame_at(restored), child.and_then(|c| frame_at(c.id as u64)));
+    let owner = pf.map(|f| kinfo::frame(f).owner as u64);
+    check(
+        "the shared page is shared again, owned by the parent",
+        pf.is_some() && pf == cf && owner == Some(restored),
+    );
+    let mark = pf.map(|f| {
+        sys::map(ENV_SELF, SCRATCH, f, 0).unwrap();
+        // SAFETY: just mapped readable there.
+        let v = unsafe { core::ptr::read_volatile((SCRATCH) as *const u64) };
+        sys::unmap(ENV_SELF, SCRATCH).unwrap();
+        v
+    });
+    check("  with its contents", mark == Some(MARK));
     calls::interpose(restored, true).unwrap();
     checkpoint::release(restored).unwrap();
     check("the restored subtree ends", !run(restored, None, &mut out));
