@@ -145,7 +145,14 @@ pub struct CapInfo {
     pub rights: u64,
     /// [`cap_kind`].
     pub kind: u64,
+    /// For `DERIVED`: the slot of the same list holding what it was derived
+    /// from ([`NO_SLOT`] if the list does not hold that any more, or for
+    /// the other kinds), so a list is recreated by names relative to itself.
+    pub from: u64,
 }
+
+/// `CapInfo::from`: none.
+pub const NO_SLOT: u64 = u64::MAX;
 
 /// `CapInfo::kind` values: how the capability relates to the environment.
 pub mod cap_kind {

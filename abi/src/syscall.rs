@@ -290,8 +290,16 @@ pub const ENV_PRED_GET: u64 = BASE + 50;
 /// the same ids, so a sleep on one and ids kept in memory stay true.
 pub const ENV_PRED_INSTALL: u64 = BASE + 51;
 
+/// `env_cap_derive(to, slot, from, rights, cred)`: in held `to`'s empty
+/// `slot` (`cred` covering `to` with the write right), a capability derived
+/// from the one in `to`'s own slot `from` with `rights` (a subset of its,
+/// which must include grant). `BadState` if `to` is not held or `slot` is
+/// taken. A restorer rebuilds a saved list with it, in the order of
+/// `CapInfo::from`.
+pub const ENV_CAP_DERIVE: u64 = BASE + 52;
+
 /// One past the last kernel call.
-pub const END: u64 = BASE + 52;
+pub const END: u64 = BASE + 53;
 
 /// `env_limit`: no limit.
 pub const NO_LIMIT: u64 = u64::MAX;

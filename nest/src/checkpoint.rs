@@ -21,14 +21,14 @@
 //! first), its slice count, its page count `n`, its capability count `c`,
 //! its predicate count `q`, the `EnvState` record (`waiting_on`,
 //! `interrupt_from`: index + 1, 0 for none), `c` capabilities (slot,
-//! rights, kind), `q` predicates (a `PredInfo`, then its instructions),
+//! rights, kind, the slot it was derived from), `q` predicates (a `PredInfo`, then its instructions),
 //! `n` mappings (va, map flags, owner, at: owner `COPIED` for its own page,
 //! whose bytes follow; `OUTSIDE` with `at` the frame number; or the
 //! owner's index with `at` the address where the owner maps it), then the
 //! bytes of each of its own pages, in order.
 
 use abi::nest::{cap_kind, CapInfo, EnvState, Mapping, PredInfo};
-use abi::syscall::{map as mf, ENV_SELF, FRAME_ANY, PRED_MAX_INSNS, PRED_REGIONS, SLICE_ANY};
+use abi::syscall::{map as mf, CRED_SELF, ENV_SELF, FRAME_ANY, PRED_MAX_INSNS, PRED_REGIONS, SLICE_ANY};
 use abi::tables::{env_state, ENV_SLOTS, SLICES};
 use abi::Error;
 use core::mem::offset_of;
@@ -111,9 +111,9 @@ pub fn save(root: u64, out: &mut [u8]) -> Result<usize, Error> {
         w.word(0)?;
         w.bytes(bytes_of(&st))?;
         for cap in &caps[..c] {
-            w.word(cap.slot)?;
-            w.word(cap.rights)?;
-            w.word(cap.kind)?;
+            for word in [cap.slot, cap.rights, cap.kind, cap.from] {
+                w.word(word)?;
+            }
         }
         // Each predicate's record, its instructions written straight after.
         let (mut q, mut from) = (0u64, 0);
@@ -158,9 +158,10 @@ pub fn save(root: u64, out: &mut [u8]) -> Result<usize, Error> {
 /// image is checked before anything is made, and nothing is left behind if
 /// a step fails: `BadProgram` for another format, `BadLength` for wrong
 /// lengths or counts, `BadState` for a parent link that is not to an
-/// earlier environment (a loop), `BadEnv` for a name outside the subtree,
-/// `NotPermitted` for a capability other than the environment's own root
-/// (the restorer cannot recreate it from an image).
+/// earlier environment or a capability derived in a loop (or from an
+/// empty slot), `BadEnv` for a name outside the subtree (an environment
+/// waited on, a page's owner), `NotPermitted` for a loan (it stands for a
+/// capability outside the subtree, which the image cannot name).
 pub fn restore(image: &[u8]) -> Result<u64, Error> {
     let (parts, m) = parse(image)?;
     let parts = &parts[..m];
@@ -173,6 +174,7 @@ pub fn restore(image: &[u8]) -> Result<u64, Error> {
                 ids[i] = sys::env_create_in(ids[p.parent])?;
             }
             own_memory(ids[i], image, p)?;
+            capabilities(ids[i], image, p)?;
         }
         // Pages shared inside the subtree, once every owner has its own.
         for (i, p) in parts.iter().enumerate() {
@@ -250,8 +252,11 @@ struct Part {
     slices: u64,
     pages: usize,
     npreds: usize,
-    /// Offsets of its record, predicates, mappings and page bytes.
+    ncaps: usize,
+    /// Offsets of its record, capabilities, predicates, mappings and page
+    /// bytes.
     record: usize,
+    caps: usize,
     preds: usize,
     entries: usize,
     bytes: usize,
@@ -291,12 +296,8 @@ fn parse(image: &[u8]) -> Result<([Part; MAX_ENVS], usize), Error> {
         if !in_image(st.waiting_on) || st.waiting_on == i as u64 + 1 || !in_image(st.interrupt_from) {
             return Err(Error::BadEnv);
         }
-        for _ in 0..caps {
-            let (_slot, _rights, kind) = (r.word()?, r.word()?, r.word()?);
-            if kind != cap_kind::OWN {
-                return Err(Error::NotPermitted);
-            }
-        }
+        let caps_at = r.at;
+        check_caps(r.take(caps * CAP)?)?;
         let preds = r.at;
         for _ in 0..npreds {
             let info: PredInfo = value(r.take(PRED)?);
@@ -318,7 +319,18 @@ fn parse(image: &[u8]) -> Result<([Part; MAX_ENVS], usize), Error> {
         }
         let bytes = r.at;
         r.take(copied * PAGE)?;
-        *part = Part { parent, slices, pages, npreds, record: record_at, preds, entries, bytes };
+        *part = Part {
+            parent,
+            slices,
+            pages,
+            npreds,
+            ncaps: caps,
+            record: record_at,
+            caps: caps_at,
+            preds,
+            entries,
+            bytes,
+        };
     }
     if r.at != image.len() {
         return Err(Error::BadLength);
@@ -346,6 +358,69 @@ fn value<T: Copy + Default>(bytes: &[u8]) -> T {
 fn bytes_of<T: Copy>(v: &T) -> &[u8] {
     // SAFETY: reading the bytes of a `repr(C)` record of integers is fine.
     unsafe { core::slice::from_raw_parts((v as *const T).cast::<u8>(), size_of::<T>()) }
+}
+
+/// Bytes of one capability in an image.
+const CAP: usize = 32;
+
+/// The capability `k` of `caps`: (slot, rights, kind, from).
+fn cap(caps: &[u8], k: usize) -> [u64; 4] {
+    core::array::from_fn(|j| {
+        let at = k * CAP + 8 * j;
+        u64::from_le_bytes(caps[at..at + 8].try_into().unwrap_or_default())
+    })
+}
+
+/// A saved capability list is one the restorer can rebuild: its own root
+/// in `CRED_SELF`, and capabilities derived, through slots of the same
+/// list, from it (`BadState` otherwise: a chain that loops or names an
+/// empty slot); a loan stands for a capability outside the subtree
+/// (`NotPermitted`: the restorer cannot hold it for the image).
+fn check_caps(caps: &[u8]) -> Result<(), Error> {
+    let c = caps.len() / CAP;
+    let find = |slot: u64| (0..c).find(|&k| cap(caps, k)[0] == slot);
+    for k in 0..c {
+        let [slot, _, kind, _] = cap(caps, k);
+        match kind {
+            cap_kind::OWN if slot == CRED_SELF => {}
+            cap_kind::DERIVED => {
+                // Up the chain to the root, in at most `c` steps.
+                let mut at = k;
+                for _ in 0..=c {
+                    if cap(caps, at)[2] == cap_kind::OWN {
+                        break;
+                    }
+                    at = find(cap(caps, at)[3]).ok_or(Error::BadState)?;
+                }
+                if cap(caps, at)[2] != cap_kind::OWN {
+                    return Err(Error::BadState);
+                }
+            }
+            cap_kind::LOAN => return Err(Error::NotPermitted),
+            _ => return Err(Error::BadState),
+        }
+    }
+    Ok(())
+}
+
+/// Rebuilds `env`'s derived capabilities of part `p` (checked by
+/// `check_caps`), each after the one it was derived from.
+fn capabilities(env: u64, image: &[u8], p: &Part) -> Result<(), Error> {
+    let caps = &image[p.caps..p.caps + p.ncaps * CAP];
+    let mut made = [false; MAX_CAPS];
+    let is_made = |made: &[bool; MAX_CAPS], slot: u64| {
+        (0..p.ncaps).any(|k| cap(caps, k)[0] == slot && (made[k] || cap(caps, k)[2] == cap_kind::OWN))
+    };
+    for _ in 0..p.ncaps {
+        for k in 0..p.ncaps {
+            let [slot, rights, kind, from] = cap(caps, k);
+            if kind == cap_kind::DERIVED && !made[k] && is_made(&made, from) {
+                nest::env_cap_derive(env, slot, from, rights)?;
+                made[k] = true;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// One mapping entry of an image.

@@ -51,6 +51,10 @@ pub fn env_pred_install(env: u64, info: &PredInfo, insns: &[u8]) -> Result<u64, 
     let (i, p) = (info as *const PredInfo as u64, insns.as_ptr() as u64);
     result(call(sc::ENV_PRED_INSTALL, [env, i, p, CRED_SELF, 0, 0]))
 }
+/// In held `to`'s `slot`, a capability derived from its own slot `from`.
+pub fn env_cap_derive(to: u64, slot: u64, from: u64, rights: u64) -> Result<u64, Error> {
+    result(call(sc::ENV_CAP_DERIVE, [to, slot, from, rights, CRED_SELF, 0]))
+}
 /// Caps `env`'s subtree at `frames` frames and `slices` time slices.
 pub fn env_limit(env: u64, frames: u64, slices: u64) -> Result<u64, Error> {
     result(call(sc::ENV_LIMIT, [env, frames, slices, CRED_SELF, 0, 0]))

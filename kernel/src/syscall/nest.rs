@@ -112,6 +112,12 @@ pub fn env_limit(k: &mut Kernel, Args([env, frames, slices, cred, ..]): Args) ->
     Ok(0)
 }
 
+pub fn env_cap_derive(k: &mut Kernel, Args([to, slot, from, rights, cred, ..]): Args) -> Result<u64, Error> {
+    let t = k.child_arg(to, cred, Rights::WRITE)?;
+    k.derive_in(t, slot, from, Rights::from_bits(rights)?)?;
+    Ok(0)
+}
+
 pub fn env_pred_get(k: &mut Kernel, Args([env, from, info, insns, n, cred]): Args) -> Result<u64, Error> {
     let s = k.child_arg(env, cred, Rights::READ)?;
     let (id, code, descs) = k.pred_of(s, from).ok_or(Error::BadState)?;

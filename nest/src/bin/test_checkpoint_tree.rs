@@ -12,8 +12,8 @@
 #![no_std]
 #![no_main]
 
-use abi::nest::{answer, cap_kind, Event, PredInfo, PRED_ANY};
-use abi::syscall::{map as mf, ENV_SELF, FRAME_ANY, NO_LIMIT};
+use abi::nest::{answer, cap_kind, CapInfo, Event, PredInfo, NO_SLOT, PRED_ANY};
+use abi::syscall::{map as mf, rights, CRED_SELF, ENV_SELF, FRAME_ANY, NO_LIMIT};
 use abi::tables::{env_state, ENV_SLOTS};
 use abi::Error;
 use nest::capture::Capture;
@@ -70,10 +70,20 @@ fn started() -> u64 {
     sys::unmap(ENV_SELF, SCRATCH).unwrap();
     sys::map(parent, SHARED, f, mf::WRITE).unwrap();
     sys::map(child, SHARED, f, 0).unwrap();
+    // Two capabilities in the parent's list, one derived from the other.
+    calls::env_cap_derive(parent, 5, CRED_SELF, rights::READ | rights::WRITE | rights::GRANT).unwrap();
+    calls::env_cap_derive(parent, 9, 5, rights::READ).unwrap();
     calls::interpose(parent, true).unwrap();
     spawn::start(parent).unwrap();
     spawn::start(child).unwrap();
     parent
+}
+
+/// `env`'s capability list as (slot, rights, kind, from).
+fn caps_of(env: u64) -> ([[u64; 4]; 8], usize) {
+    let mut caps = [CapInfo::default(); 8];
+    let n = calls::env_caps(env, &mut caps).unwrap_or(0);
+    (core::array::from_fn(|k| [caps[k].slot, caps[k].rights, caps[k].kind, caps[k].from]), n)
 }
 
 /// Live environments in the table.
@@ -237,12 +247,33 @@ fn main(_: u64) -> i32 {
     word_at(image, kind, old);
     // Its first mapping (after its one capability and no predicate) said
     // to be owned by an environment the image does not have.
-    let whose = kind + 8 + 16;
+    let whose = kind + 16 + 16;
     let old = word_at(image, whose, 7);
     refused("a page owned outside the subtree's names", image, Error::BadEnv);
     word_at(image, whose, old);
 
+    // The parent's capability 5 (its list's second) said to be derived
+    // from 9, which is derived from 5.
+    let from5 = HEADER + ENV_HEADER + size_of::<abi::nest::EnvState>() + 32 + 24;
+    let old = word_at(image, from5, 9);
+    refused("capabilities derived from each other (a loop)", image, Error::BadState);
+    word_at(image, from5, old);
+
     let restored = checkpoint::restore(image).unwrap();
+    let want = [
+        [0, rights::ALL, cap_kind::OWN, NO_SLOT],
+        [5, 7, cap_kind::DERIVED, 0],
+        [9, rights::READ, cap_kind::DERIVED, 5],
+    ];
+    let (got, n) = caps_of(restored);
+    check("its capability list is rebuilt", n == 3 && got[..3] == want);
+    let derive = |slot, from, r| calls::env_cap_derive(restored, slot, from, r);
+    check("env_cap_derive into a taken slot refused", derive(9, 5, rights::READ) == Err(Error::BadState));
+    check("  beyond the list refused", derive(64, 5, rights::READ) == Err(Error::BadLength));
+    check("  with rights it lacks refused", derive(11, 9, rights::READ) == Err(Error::NotPermitted));
+    check("  from an empty slot refused", derive(11, 12, rights::READ).is_err());
+    check("  with no such rights refused", derive(11, 5, 1 << 9) == Err(Error::BadFlags));
+    check("  nothing added", caps_of(restored).1 == 3);
     let kids: usize =
         (0..ENV_SLOTS).filter(|&s| kinfo::env(s).id != 0 && kinfo::env(s).parent as u64 == restored).count();
     check("the child is restored under the restored parent", kids == 1);
@@ -267,6 +298,7 @@ fn main(_: u64) -> i32 {
     check("  with its contents", mark == Some(MARK));
     calls::interpose(restored, true).unwrap();
     checkpoint::release(restored).unwrap();
+    check("  and refused once it runs", derive(11, 5, rights::READ) == Err(Error::BadState));
     check("the restored subtree ends", !run(restored, None, &mut out));
     check("with code 0", kinfo::env_by_id(restored).map(|e| e.exit_code) == Some(0));
     sys::env_destroy(restored).unwrap();
