@@ -266,11 +266,14 @@ pub const ENV_CAP_COPY: u64 = BASE + 47;
 /// before the owner does; the tables go with the owner. Returns its id.
 pub const ENV_CREATE_SHARED: u64 = BASE + 48;
 
-/// `env_create_in(parent, cred)`: `env_create` on behalf of `parent`, an
-/// environment `cred` covers with the grant right (the caller or one of its
-/// descendants): a stopped child of `parent` with an empty address space,
-/// charged to `parent` (and within its limits). A restorer rebuilds a saved
-/// subtree with it (paper 003 §5.4). Returns the new id.
+/// `env_create_in(parent, id, cred)`: `env_create` on behalf of `parent`,
+/// an environment `cred` covers with the grant right (the caller or one of
+/// its descendants): a stopped child of `parent` with an empty address
+/// space, charged to `parent` (and within its limits). A restorer rebuilds
+/// a saved subtree with it (paper 003 §5.4). With `id` not 0 the child
+/// takes that id again: it must be the last id of a slot that is free now,
+/// whose environment was a child of one with `parent`'s id (`BadState`
+/// otherwise; `BadEnv` if it is no id). Returns the new id.
 pub const ENV_CREATE_IN: u64 = BASE + 49;
 
 /// `env_pred_get(env, from, info, insns, n, cred)`: `env`'s first wakeup

@@ -19,7 +19,7 @@
 //! Layout (`u64` words little-endian): `MAGIC`, `VERSION`, the environment
 //! count `m`; then per environment: its parent's index (`ROOT` for the
 //! first), its slice count, its page count `n`, its capability count `c`,
-//! its predicate count `q`, the `EnvState` record (`waiting_on`,
+//! its predicate count `q`, the id it had, the `EnvState` record (`waiting_on`,
 //! `interrupt_from`: index + 1, 0 for none), `c` capabilities (slot,
 //! rights, kind, the slot it was derived from), `q` predicates (a `PredInfo`, then its instructions),
 //! `n` mappings (va, map flags, owner, at: owner `COPIED` for its own page,
@@ -58,9 +58,9 @@ const WINDOW: u64 = 0x7E00_0000_0000;
 const RECORD: usize = size_of::<EnvState>();
 const PRED: usize = size_of::<PredInfo>();
 /// Bytes of the image's header, and of an environment's words before its
-/// record (parent, slices, pages, capabilities, predicates).
+/// record (parent, slices, pages, capabilities, predicates, its id).
 pub const HEADER: usize = 24;
-pub const ENV_HEADER: usize = 40;
+pub const ENV_HEADER: usize = 48;
 /// Where, in an environment's part, the `waiting_on` word is.
 pub const WAITING_ON: usize = ENV_HEADER + offset_of!(EnvState, waiting_on);
 
@@ -109,6 +109,7 @@ pub fn save(root: u64, out: &mut [u8]) -> Result<usize, Error> {
         w.word(c as u64)?;
         let preds_at = w.at;
         w.word(0)?;
+        w.word(env)?;
         w.bytes(bytes_of(&st))?;
         for cap in &caps[..c] {
             for word in [cap.slot, cap.rights, cap.kind, cap.from] {
@@ -162,16 +163,22 @@ pub fn save(root: u64, out: &mut [u8]) -> Result<usize, Error> {
 /// empty slot), `BadEnv` for a name outside the subtree (an environment
 /// waited on, a page's owner), `NotPermitted` for a loan (it stands for a
 /// capability outside the subtree, which the image cannot name).
-pub fn restore(image: &[u8]) -> Result<u64, Error> {
+///
+/// With `same_ids`, every environment takes the id it had again (ids kept
+/// in memory stay true): the subtree must have been the caller's child,
+/// and every slot free and not reused since (`BadState` otherwise,
+/// `env_create_in`).
+pub fn restore(image: &[u8], same_ids: bool) -> Result<u64, Error> {
     let (parts, m) = parse(image)?;
     let parts = &parts[..m];
     let mut ids = [0u64; MAX_ENVS];
-    let root = sys::env_create_in(ENV_SELF)?;
+    let create = |parent: u64, p: &Part| sys::env_create_again(parent, if same_ids { p.id } else { 0 });
+    let root = create(ENV_SELF, &parts[0])?;
     ids[0] = root;
     let built = (|| {
         for (i, p) in parts.iter().enumerate() {
             if i > 0 {
-                ids[i] = sys::env_create_in(ids[p.parent])?;
+                ids[i] = create(ids[p.parent], p)?;
             }
             own_memory(ids[i], image, p)?;
             capabilities(ids[i], image, p)?;
@@ -253,6 +260,8 @@ struct Part {
     pages: usize,
     npreds: usize,
     ncaps: usize,
+    /// The id it had.
+    id: u64,
     /// Offsets of its record, capabilities, predicates, mappings and page
     /// bytes.
     record: usize,
@@ -290,6 +299,7 @@ fn parse(image: &[u8]) -> Result<([Part; MAX_ENVS], usize), Error> {
         let pages = count(r.word()?, MAX_PAGES)?;
         let caps = count(r.word()?, MAX_CAPS)?;
         let npreds = count(r.word()?, MAX_PREDS)?;
+        let id = r.word()?;
         let record_at = r.at;
         let st: EnvState = value(r.take(RECORD)?);
         let in_image = |rel: u64| rel <= m as u64;
@@ -325,6 +335,7 @@ fn parse(image: &[u8]) -> Result<([Part; MAX_ENVS], usize), Error> {
             pages,
             npreds,
             ncaps: caps,
+            id,
             record: record_at,
             caps: caps_at,
             preds,

@@ -153,7 +153,7 @@ fn sleeper(image: &mut [u8], check: &mut impl FnMut(&str, bool)) {
     calls::env_stop(child).unwrap();
     let len = checkpoint::save(child, image).unwrap();
     sys::env_destroy(child).unwrap();
-    let restored = checkpoint::restore(&image[..len]);
+    let restored = checkpoint::restore(&image[..len], false);
     check("a sleeper on a predicate restored", restored.is_ok());
     let Ok(restored) = restored else { return };
     checkpoint::release(restored).unwrap();
@@ -190,6 +190,17 @@ fn main(_: u64) -> i32 {
     calls::env_limit(x, used, NO_LIMIT).unwrap();
     check("charged to it: refused over its limit", sys::env_create_in(y) == Err(Error::OverQuota));
     sys::env_destroy(x).unwrap();
+    // An id taken again only under the parent it had.
+    check(
+        "an id taken again under another parent refused",
+        sys::env_create_again(ENV_SELF, y) == Err(Error::BadState),
+    );
+    check("  no id refused", sys::env_create_again(ENV_SELF, u64::MAX) == Err(Error::BadEnv));
+    check("  an id never given refused", sys::env_create_again(ENV_SELF, x + 1024) == Err(Error::BadState));
+    check("  taken again under the parent it had", sys::env_create_again(ENV_SELF, x) == Ok(x));
+    check("  and its child too", sys::env_create_again(x, y) == Ok(y));
+    check("  not while it lives", sys::env_create_again(ENV_SELF, x) == Err(Error::BadState));
+    sys::env_destroy(x).unwrap();
 
     let mut reference = [Output::default(), Output::default()];
     let root = started();
@@ -210,6 +221,8 @@ fn main(_: u64) -> i32 {
     let printed = out[0].text().len() + out[1].text().len();
     println!("checkpoint: saved {envs} environments, {len} bytes, after {printed} bytes of output");
     check("two environments saved", envs == 2);
+    let old_child =
+        (0..ENV_SLOTS).map(kinfo::env).find(|e| e.id != 0 && e.parent as u64 == root).unwrap().id as u64;
     sys::env_destroy(root).unwrap();
     check("the saved subtree is gone", kinfo::env_by_id(root).is_none());
 
@@ -219,7 +232,7 @@ fn main(_: u64) -> i32 {
     let child = checkpoint::part_at(&image[..len], 1).unwrap();
     let image = &mut image[..len + 8];
     let mut refused = |what: &str, image: &[u8], want: Error| {
-        let got = checkpoint::restore(image);
+        let got = checkpoint::restore(image, false);
         check(what, got == Err(want) && kinfo::free_plus_own() == free && live() == before);
     };
     refused("a truncated image", &image[..len - 1], Error::BadLength);
@@ -259,7 +272,17 @@ fn main(_: u64) -> i32 {
     refused("capabilities derived from each other (a loop)", image, Error::BadState);
     word_at(image, from5, old);
 
-    let restored = checkpoint::restore(image).unwrap();
+    // Under the same ids: each takes its id again (the subtree was this
+    // test's child and its slots are free), and not while they are taken.
+    let again = checkpoint::restore(image, true);
+    let child_again = kinfo::env_by_id(old_child).map(|e| e.parent as u64);
+    check("restored under the same ids", again == Ok(root) && child_again == Some(root));
+    let live_now = live();
+    check("  not twice (the slots are taken)", checkpoint::restore(image, true) == Err(Error::BadState));
+    check("  nothing made", live() == live_now);
+    sys::env_destroy(root).unwrap();
+
+    let restored = checkpoint::restore(image, false).unwrap();
     let want = [
         [0, rights::ALL, cap_kind::OWN, NO_SLOT],
         [5, 7, cap_kind::DERIVED, 0],
