@@ -145,7 +145,14 @@ pub struct CapInfo {
     pub rights: u64,
     /// [`cap_kind`].
     pub kind: u64,
+    /// For `DERIVED`: the slot of the same list holding what it was derived
+    /// from ([`NO_SLOT`] if the list does not hold that any more, or for
+    /// the other kinds), so a list is recreated by names relative to itself.
+    pub from: u64,
 }
+
+/// `CapInfo::from`: none.
+pub const NO_SLOT: u64 = u64::MAX;
 
 /// `CapInfo::kind` values: how the capability relates to the environment.
 pub mod cap_kind {
@@ -156,6 +163,24 @@ pub mod cap_kind {
     /// Derived from one of its own.
     pub const DERIVED: u64 = 2;
 }
+
+/// One wakeup predicate of an environment as data (`env_pred_get`,
+/// `env_pred_install`); its instructions travel beside it.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PredInfo {
+    /// Its id ([`PRED_ANY`] to `env_pred_install`: any free one).
+    pub id: u64,
+    /// How many eBPF instructions it has.
+    pub insns: u64,
+    /// How many of `regions` it reads: addresses in the environment's own
+    /// space, so the record stays true wherever that space is rebuilt.
+    pub nregions: u64,
+    pub regions: [crate::syscall::Region; crate::syscall::PRED_REGIONS],
+}
+
+/// `PredInfo::id` for `env_pred_install`: the kernel picks the id.
+pub const PRED_ANY: u64 = u64::MAX;
 
 /// `intercept_answer` modes.
 pub mod answer {
