@@ -13,6 +13,8 @@ struct Dev {
     /// The devices offer no MSI-X (`vectors=0`): interrupts come through
     /// the I/O APIC, both devices on one shared line.
     intx: bool,
+    /// On q35 with QEMU's `intel-iommu` (`qemu::iommu_args`).
+    iommu: bool,
     /// `devtest=` words of each boot, in order, on one image.
     boots: &'static [(&'static str, &'static [&'static str])],
 }
@@ -21,6 +23,7 @@ const TESTS: &[Dev] = &[
     Dev {
         name: "dev_blk_pattern",
         intx: false,
+        iommu: false,
         boots: &[(
             "blk-pattern",
             &[
@@ -32,6 +35,7 @@ const TESTS: &[Dev] = &[
     Dev {
         name: "dev_blk_persist",
         intx: false,
+        iommu: false,
         boots: &[
             ("blk-write", &["devtest blk-write: wrote 8 sectors at 100"]),
             (
@@ -43,6 +47,7 @@ const TESTS: &[Dev] = &[
     Dev {
         name: "dev_arp",
         intx: false,
+        iommu: false,
         boots: &[("arp", &["devtest arp: 10.0.2.2 is at 52:55:0a:00:02:02"])],
     },
     // The block driver, isolated, writes into kernel memory with a read in
@@ -50,6 +55,7 @@ const TESTS: &[Dev] = &[
     Dev {
         name: "dev_wild",
         intx: false,
+        iommu: false,
         boots: &[(
             "wild,arp",
             &[
@@ -67,6 +73,7 @@ const TESTS: &[Dev] = &[
     Dev {
         name: "dev_wildcall",
         intx: false,
+        iommu: false,
         boots: &[(
             "wild-call,arp",
             &[
@@ -81,6 +88,7 @@ const TESTS: &[Dev] = &[
     Dev {
         name: "dev_overflow",
         intx: false,
+        iommu: false,
         boots: &[(
             "overflow,blk-pattern",
             &[
@@ -98,6 +106,7 @@ const TESTS: &[Dev] = &[
     Dev {
         name: "dev_livelock",
         intx: false,
+        iommu: false,
         boots: &[(
             "livelock,irq-livelock",
             &[
@@ -115,6 +124,7 @@ const TESTS: &[Dev] = &[
     Dev {
         name: "dev_intx",
         intx: true,
+        iommu: false,
         boots: &[(
             "blk-pattern,wild,arp",
             &[
@@ -122,6 +132,26 @@ const TESTS: &[Dev] = &[
                 "devtest blk-pattern: read 8 sectors at 4096 under interrupts",
                 "devtest wild: the write to 0x",
                 "devtest arp: 10.0.2.2 is at 52:55:0a:00:02:02",
+            ],
+        )],
+    },
+    // The block driver gives its device a wrong DMA address (a page it
+    // was not lent): the IOMMU blocks the write and reports it, the
+    // driver is disabled, the page is unchanged; the network driver, under
+    // the IOMMU too, carries on.
+    Dev {
+        name: "dev_iommu",
+        intx: false,
+        iommu: true,
+        boots: &[(
+            "wild-dma,arp",
+            &[
+                "iommu: translation on",
+                "iommu: DMA fault: virtio-blk's device",
+                "driver virtio-blk disabled",
+                "devtest wild-dma: the device's write to 0x",
+                "devtest arp: 10.0.2.2 is at 52:55:0a:00:02:02",
+                "hello from ring 3",
             ],
         )],
     },
@@ -148,6 +178,9 @@ pub fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
                     a
                 }
             }));
+            if t.iommu {
+                args = qemu::iommu_args(args);
+            }
             chain = Some(Box::new(BootTest {
                 name: t.name.to_string(),
                 args,

@@ -57,6 +57,23 @@ pub fn device_args(disk: &Path, host_port: u16) -> Vec<String> {
     .collect()
 }
 
+/// The machine of the IOMMU's boots (`dev_iommu`, the benchmarks' third
+/// configuration): q35 with Intel's remapping unit (VT-d), whose devices
+/// send their DMA through it (`iommu_platform=on`). Every other boot keeps
+/// the default machine, so that the benchmark rows stay comparable.
+pub fn iommu_args(args: Vec<String>) -> Vec<String> {
+    let mut v: Vec<String> =
+        ["-machine", "q35", "-device", "intel-iommu"].iter().map(|s| s.to_string()).collect();
+    v.extend(args.into_iter().map(|a| {
+        if a.starts_with("virtio-") {
+            a.replace("disable-legacy=on", "disable-legacy=on,iommu_platform=on")
+        } else {
+            a
+        }
+    }));
+    v
+}
+
 /// Whether `args` already name the boot's disk (a test that boots twice
 /// on the same image).
 fn has_devices(args: &[String]) -> bool {

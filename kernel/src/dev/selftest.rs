@@ -242,6 +242,30 @@ fn wild_write(k: &mut Kernel) {
     );
 }
 
+/// Fault injection beyond Nooks: the block driver reads sector 0 but gives
+/// its device the address of a page it was not lent. Under the IOMMU the
+/// device's write is blocked and reported, the driver disabled, its read
+/// failed, and the page unchanged; without one the write lands.
+fn wild_dma(k: &mut Kernel) {
+    let (lent, target) = (frame(k), frame(k));
+    bytes(target).fill(0x5A);
+    let i = driver::find("virtio-blk").unwrap_or_else(|| fail(format_args!("no block driver")));
+    let r = Request { op: op::INJECT_WILD_DMA, tag: 0, sector: target << 12, va: 0, len: 512 };
+    let tag = driver::submit(k, i, r, lent << 12, done)
+        .unwrap_or_else(|e| fail(format_args!("the block driver did not take the injection: {e}")));
+    let st = wait(k, tag);
+    if let Some(o) = bytes(target).iter().position(|&b| b != 0x5A) {
+        fail(format_args!("the device wrote the page at {:#x} it was not lent (byte {o})", target << 12));
+    }
+    if st != status::IO_ERROR || driver::find("virtio-blk").is_some() {
+        fail(format_args!("the driver whose device DMAed astray was not stopped (status {st})"));
+    }
+    crate::kprintln!(
+        "devtest wild-dma: the device's write to {:#x} was blocked; the page is unchanged; its read failed",
+        target << 12
+    );
+}
+
 /// Fault injection: the block driver, with a read in flight, calls a
 /// function at an address where nothing is mapped. The fault's `rip` is
 /// outside both the driver and the kernel: it is still the driver's.
@@ -330,6 +354,7 @@ pub fn run(k: &mut Kernel, name: &str) {
         "overflow" => stack_overflow(k),
         "livelock" => livelock(k),
         "wild-call" => wild_call(k),
+        "wild-dma" => wild_dma(k),
         "irq-livelock" => irq_livelock(k),
         other => fail(format_args!("no device self-test {other:?}")),
     }
