@@ -135,8 +135,9 @@ const TESTS: &[Dev] = &[
             ],
         )],
     },
-    // The block driver gives its device a wrong DMA address (a page it
-    // was not lent): the IOMMU blocks the write and reports it, the
+    // Under the IOMMU, the block driver reads the pattern; then it gives
+    // its device a wrong DMA address (a page it was lent before and gave
+    // back): the IOMMU blocks the write and reports it, the
     // driver is disabled, the page is unchanged; the network driver, under
     // the IOMMU too, carries on.
     Dev {
@@ -144,9 +145,10 @@ const TESTS: &[Dev] = &[
         intx: false,
         iommu: true,
         boots: &[(
-            "wild-dma,arp",
+            "blk-pattern,wild-dma,arp",
             &[
                 "iommu: translation on",
+                "devtest blk-pattern: read 8 sectors at 4096 under interrupts: the pattern xtask wrote",
                 "iommu: DMA fault: virtio-blk's device",
                 "driver virtio-blk disabled",
                 "devtest wild-dma: the device's write to 0x",

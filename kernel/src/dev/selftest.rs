@@ -243,11 +243,14 @@ fn wild_write(k: &mut Kernel) {
 }
 
 /// Fault injection beyond Nooks: the block driver reads sector 0 but gives
-/// its device the address of a page it was not lent. Under the IOMMU the
-/// device's write is blocked and reported, the driver disabled, its read
-/// failed, and the page unchanged; without one the write lands.
+/// its device the address of a page it does not hold — one it was lent
+/// for an earlier read and gave back, so a translation the IOMMU kept
+/// cached would let the write through. Under the IOMMU the device's write
+/// is blocked and reported, the driver disabled, its read failed, and the
+/// page unchanged; without one the write lands.
 fn wild_dma(k: &mut Kernel) {
     let (lent, target) = (frame(k), frame(k));
+    transfer(k, false, target, 0);
     bytes(target).fill(0x5A);
     let i = driver::find("virtio-blk").unwrap_or_else(|| fail(format_args!("no block driver")));
     let r = Request { op: op::INJECT_WILD_DMA, tag: 0, sector: target << 12, va: 0, len: 512 };
