@@ -13,7 +13,7 @@ struct Dev {
     /// The devices offer no MSI-X (`vectors=0`): interrupts come through
     /// the I/O APIC, both devices on one shared line.
     intx: bool,
-    /// On q35 with QEMU's `intel-iommu` (`qemu::iommu_args`).
+    /// On q35 with QEMU's `intel-iommu` (`qemu::IOMMU_MACHINE`).
     iommu: bool,
     /// `devtest=` words of each boot, in order, on one image.
     boots: &'static [(&'static str, &'static [&'static str])],
@@ -172,17 +172,18 @@ pub fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
         let mut chain: Option<Box<BootTest>> = None;
         for (words, expect) in t.boots.iter().rev() {
             let mut args = qemu::base_args(img, &format!("test_hello devtest={words}"));
-            let devices = qemu::device_args(&path, 0).into_iter();
-            args.extend(devices.map(|a| {
-                if t.intx {
-                    a.replace("disable-legacy=on", "disable-legacy=on,vectors=0")
-                } else {
-                    a
-                }
-            }));
-            if t.iommu {
-                args = qemu::iommu_args(args);
+            let mut devices = qemu::device_args(&path, 0);
+            if t.intx {
+                devices = devices
+                    .into_iter()
+                    .map(|a| a.replace("disable-legacy=on", "disable-legacy=on,vectors=0"))
+                    .collect();
             }
+            if t.iommu {
+                args.extend(qemu::IOMMU_MACHINE.iter().map(|s| s.to_string()));
+                devices = qemu::through_iommu(devices);
+            }
+            args.extend(devices);
             chain = Some(Box::new(BootTest {
                 name: t.name.to_string(),
                 args,

@@ -157,11 +157,17 @@ fn table(k: &mut Kernel) -> Option<Frame> {
 /// Finds the unit (ACPI) and turns translation on with no device mapped:
 /// a console line says which, or why not. `off` (`iommu=off`) finds it
 /// and leaves translation off (the benchmarks' comparison).
-pub fn init(k: &mut Kernel, off: bool) {
+pub fn init(k: &mut Kernel, off: bool) -> Confinement {
     match find() {
-        Err(acpi::AcpiError::NoDmar) => {}
-        Err(why) => crate::kprintln!("iommu: not used: {why}"),
-        Ok(_) if off => crate::kprintln!("iommu: found; translation left off (iommu=off)"),
+        Err(acpi::AcpiError::NoDmar) => Confinement::None,
+        Err(why) => {
+            crate::kprintln!("iommu: not used: {why}");
+            Confinement::None
+        }
+        Ok(_) if off => {
+            crate::kprintln!("iommu: found; translation left off (iommu=off)");
+            Confinement::Off
+        }
         Ok(scope) => match start(k, scope) {
             Ok(u) => {
                 let regs = scope.base;
@@ -170,10 +176,24 @@ pub fn init(k: &mut Kernel, off: bool) {
                     if u.levels == 3 { 39 } else { 48 }
                 );
                 UNIT.with(|s| *s = Some(u));
+                Confinement::Translating
             }
-            Err(why) => crate::kprintln!("iommu: not used: {why}"),
+            Err(why) => {
+                crate::kprintln!("iommu: not used: {why}");
+                Confinement::None
+            }
         },
     }
+}
+
+/// Whether devices' DMA is confined.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Confinement {
+    /// No unit (or one the kernel refused).
+    None,
+    /// A unit, left off (`iommu=off`).
+    Off,
+    Translating,
 }
 
 /// The BIOS area the RSDP lies in (ACPI 5.2.5.1: the first KiB of the

@@ -114,7 +114,7 @@ pub fn init(k: &mut crate::state::Kernel, bootfs: &[u8], cmdline: &[u8]) {
             if pcids { "tagged with PCIDs" } else { "flush the TLB (no PCIDs)" }
         );
     }
-    iommu::init(k, words.split_whitespace().any(|w| w == "iommu=off"));
+    let confined = iommu::init(k, words.split_whitespace().any(|w| w == "iommu=off"));
     let mut found = [None; 8];
     let mut n = 0;
     pci::enumerate(&mut |d| {
@@ -167,7 +167,7 @@ pub fn init(k: &mut crate::state::Kernel, bootfs: &[u8], cmdline: &[u8]) {
         }
     }
     if words.split_whitespace().any(|w| w == "init=devbench") {
-        bench::run(k, isolated, words.split_whitespace().any(|w| w == "quick"));
+        bench::run(k, isolated, words.split_whitespace().any(|w| w == "quick"), confined);
     }
     for t in words.split_whitespace().filter_map(|w| w.strip_prefix("devtest=")) {
         for name in t.split(',') {
