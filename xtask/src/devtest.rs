@@ -119,6 +119,24 @@ const TESTS: &[Dev] = &[
             ],
         )],
     },
+    // The block driver loops with interrupts off (`cli`): the timer's
+    // watchdog cannot reach it, the NMI watchdog can; the network driver
+    // and the first environment carry on.
+    Dev {
+        name: "dev_cli_livelock",
+        intx: false,
+        iommu: false,
+        boots: &[(
+            "cli-livelock,arp",
+            &[
+                "driver virtio-blk: livelock with interrupts off",
+                "driver virtio-blk disabled",
+                "devtest cli-livelock: the block driver looping with interrupts off was stopped",
+                "devtest arp: 10.0.2.2 is at",
+                "hello from ring 3",
+            ],
+        )],
+    },
     // Without MSI-X; the network driver still gets its shared line's
     // interrupts after the block driver on the same line is disabled.
     Dev {

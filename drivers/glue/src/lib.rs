@@ -201,6 +201,12 @@ pub fn inject(r: &drvapi::Request) -> bool {
             core::hint::black_box(deeper(r.sector));
         }
         drvapi::op::INJECT_LIVELOCK => spin(),
+        drvapi::op::INJECT_CLI_LIVELOCK => {
+            // SAFETY: none: this is the injected bug (ring 0 may turn
+            // interrupts off); the kernel's NMI watchdog must end it.
+            unsafe { core::arch::asm!("cli", options(nomem, nostack)) };
+            spin()
+        }
         drvapi::op::INJECT_WILD_CALL => {
             // SAFETY: none: this is the injected bug (a corrupted function
             // pointer); the fault it takes is what the kernel must stop.

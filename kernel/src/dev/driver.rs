@@ -156,11 +156,14 @@ fn cross(
         Ok((f, args, d.image.stack().1, domain, flush))
     });
     let (f, args, stack_top, domain, flush) = entry.unwrap_or(Err(status::IO_ERROR))?;
+    // The NMI watchdog covers the crossing (a driver may turn interrupts off).
+    super::nmi::arm(true);
     // SAFETY: `f` is one of the driver's entry points (checked to lie in
     // its text at load), the stack and page table its own; the kernel
     // runs with interrupts off outside its idle wait, and no crossing is
     // under way (`current` was none).
     let r = unsafe { xpc::enter(f, args, stack_top, domain, flush) };
+    super::nmi::arm(false);
     DRIVERS.with(|ds| {
         (ds.current, ds.kernel) = (None, core::ptr::null_mut());
         match ds.list[i].as_ref() {
@@ -450,9 +453,23 @@ pub fn fault(vector: u64, rip: u64) -> bool {
 /// has lasted longer than its budget — a driver looping in a call or in
 /// its interrupt handler — is stopped as if it had faulted.
 pub fn watchdog() {
-    if xpc::under_way() && xpc::tick() > BUDGET_TICKS {
+    if xpc::under_way() && xpc::age(1) > BUDGET_TICKS {
         let ms = BUDGET_TICKS * crate::arch::apic::TICK_NS / 1_000_000;
         stop(format_args!("livelock: still running after {ms} ms; stopped by the watchdog"));
+    }
+}
+
+/// An NMI (the NMI watchdog, `nmi.rs`): it stands for its period of the
+/// crossing's age; past the budget, a driver caught in its own code (not
+/// in a wrapper, which holds the kernel's state) is stopped as by the
+/// timer's watchdog.
+pub fn nmi_watchdog(rip: u64) {
+    let in_kernel = (KERNEL_CODE..super::FIRST_REGION).contains(&rip);
+    if xpc::under_way() && xpc::age(super::nmi::TICKS_PER_NMI) > BUDGET_TICKS && !in_kernel {
+        let ms = BUDGET_TICKS * crate::arch::apic::TICK_NS / 1_000_000;
+        stop(format_args!(
+            "livelock with interrupts off: still running after {ms} ms at rip {rip:#x}; stopped by the NMI watchdog"
+        ));
     }
 }
 

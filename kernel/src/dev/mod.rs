@@ -26,6 +26,8 @@ mod iommu;
 #[cfg(target_os = "none")]
 mod msix;
 #[cfg(target_os = "none")]
+mod nmi;
+#[cfg(target_os = "none")]
 pub mod packet;
 #[cfg(target_os = "none")]
 mod selftest;
@@ -114,6 +116,7 @@ pub fn init(k: &mut crate::state::Kernel, bootfs: &[u8], cmdline: &[u8]) {
             if pcids { "tagged with PCIDs" } else { "flush the TLB (no PCIDs)" }
         );
     }
+    nmi::init();
     let confined = iommu::init(k, words.split_whitespace().any(|w| w == "iommu=off"));
     let mut found = [None; 8];
     let mut n = 0;
@@ -196,6 +199,13 @@ pub fn fault(vector: u64, rip: u64) -> bool {
 #[cfg(target_os = "none")]
 pub fn tick() {
     driver::watchdog()
+}
+
+/// A non-maskable interrupt in the kernel: the NMI watchdog (a driver
+/// looping with interrupts off is disabled and this does not return).
+#[cfg(target_os = "none")]
+pub fn nmi(rip: u64) {
+    driver::nmi_watchdog(rip)
 }
 
 /// When the last device interrupt that ended an idle wait arrived (TSC).

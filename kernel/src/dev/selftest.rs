@@ -326,6 +326,27 @@ fn livelock(k: &mut Kernel) {
     );
 }
 
+/// Fault injection: the block driver, with a read in flight, turns
+/// interrupts off and loops: the timer's watchdog cannot reach it; the NMI
+/// watchdog stops it as the timer's would.
+fn cli_livelock(k: &mut Kernel) {
+    let f = frame(k);
+    let read = block::submit(k, false, 0, Span { frame: f, offset: 0, len: 4096 }, 0, done)
+        .unwrap_or_else(|e| fail(format_args!("block request refused: {e:?}")));
+    let i = driver::find("virtio-blk").unwrap_or_else(|| fail(format_args!("no block driver")));
+    let r = Request { op: op::INJECT_CLI_LIVELOCK, tag: 0, sector: 0, va: 0, len: 0 };
+    let injected = driver::submit(k, i, r, f << 12, done);
+    if injected != Err(status::IO_ERROR)
+        || FAILED.load(Relaxed) != read
+        || driver::find("virtio-blk").is_some()
+    {
+        fail(format_args!("the driver looping with interrupts off was not stopped ({injected:?})"));
+    }
+    crate::kprintln!(
+        "devtest cli-livelock: the block driver looping with interrupts off was stopped; its pending read failed"
+    );
+}
+
 /// Fault injection: the network driver's next interrupt handler loops for
 /// ever; the frame it was to complete fails with an I/O error.
 fn irq_livelock(k: &mut Kernel) {
@@ -356,6 +377,7 @@ pub fn run(k: &mut Kernel, name: &str) {
         "wild" => wild_write(k),
         "overflow" => stack_overflow(k),
         "livelock" => livelock(k),
+        "cli-livelock" => cli_livelock(k),
         "wild-call" => wild_call(k),
         "wild-dma" => wild_dma(k),
         "irq-livelock" => irq_livelock(k),

@@ -299,10 +299,4 @@ pub const WITHIN: &[Within] = &[
         b: "blk_64k_unisolated",
         veneer_max: 1.0 / 0.98,
     },
-    Within {
-        title: "beyond Nooks: 64 KiB read, IOMMU translating / translation off",
-        a: "blk_64k_iommu",
-        b: "blk_64k_iommu_off",
-        veneer_max: 1.0 / 0.98,
-    },
 ];
