@@ -140,7 +140,7 @@ pub fn unit(dmar: &[u8]) -> Result<Unit, AcpiError> {
             let mut at = o + 16;
             while at < o + len {
                 let slen = *dmar.get(at + 1).ok_or(AcpiError::BadStructure)? as usize;
-                if slen < 6 || at + slen > o + len || (slen - 6) % 2 != 0 {
+                if slen < 6 || at + slen > o + len || !(slen - 6).is_multiple_of(2) {
                     return Err(AcpiError::BadStructure);
                 }
                 // Type 1: a PCI endpoint; start bus, then one (device,
