@@ -210,7 +210,8 @@ fn find() -> Result<acpi::Unit, acpi::AcpiError> {
         unsafe { core::slice::from_raw_parts(crate::mm::phys::<u8>(pa), len) }
     };
     let ebda = (u16::from_le_bytes(bios(0x40E, 2).try_into().expect("2 bytes")) as u64) << 4;
-    let (root, xsdt) = (0x8_0000..0xA_0000).contains(&ebda)
+    let (root, xsdt) = (0x8_0000..0xA_0000)
+        .contains(&ebda)
         .then(|| acpi::rsdp(bios(ebda, 1024)).ok())
         .flatten()
         .map_or_else(|| acpi::rsdp(bios(0xE_0000, 0x2_0000)), Ok)?;
