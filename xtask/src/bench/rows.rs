@@ -271,7 +271,28 @@ pub const ROWS: &[Row] = &[
     row("net_arp", "ARP request out, reply in, isolated driver (CPU)", "Nooks §5").veneer("net_arp"),
     row("net_arp_unisolated", "ARP request out, reply in, unisolated driver (CPU)", "Nooks §5")
         .veneer("net_arp_unisolated"),
+    row("blk_4k_iommu", "4 KiB disk read, isolated, IOMMU translating (CPU)", "beyond Nooks")
+        .veneer("blk_4k_iommu")
+        .pairing(IOMMU_PAIRING),
+    row("blk_4k_iommu_off", "4 KiB disk read, isolated, IOMMU present, translation off (CPU)", "beyond Nooks")
+        .veneer("blk_4k_iommu_off"),
+    row("blk_64k_iommu", "64 KiB sequential read, isolated, IOMMU translating (CPU)", "beyond Nooks")
+        .veneer("blk_64k_iommu"),
+    row("blk_64k_iommu_off", "64 KiB sequential read, IOMMU translation off (CPU)", "beyond Nooks")
+        .veneer("blk_64k_iommu_off"),
+    row("net_tx_iommu", "packet transmit, isolated, IOMMU translating (CPU)", "beyond Nooks").veneer("net_tx_iommu"),
+    row("net_tx_iommu_off", "packet transmit, IOMMU translation off (CPU)", "beyond Nooks")
+        .veneer("net_tx_iommu_off"),
+    row("net_arp_iommu", "ARP request out, reply in, IOMMU translating (CPU)", "beyond Nooks")
+        .veneer("net_arp_iommu"),
+    row("net_arp_iommu_off", "ARP request out, reply in, IOMMU translation off (CPU)", "beyond Nooks")
+        .veneer("net_arp_iommu_off"),
 ];
+
+const IOMMU_PAIRING: &str =
+    "as the rows above, on q35 with intel-iommu (devbench iommu): translating, each lent page is mapped \
+     for the device at submit and unmapped (with an IOTLB invalidation) at completion; _off: the same \
+     machine and binaries with iommu=off";
 
 const MEMTEST: &str =
     "Veneer only (nest/src/bin/memtest.rs): 1,024 frames allocated and mapped, four write/read \

@@ -15,8 +15,16 @@ use crate::{build, qemu};
 /// The benchmark programs, each booted once per clock. `devbench` is
 /// not a program: the kernel runs its device benchmarks instead of a first
 /// environment (`kernel/src/dev/bench.rs`), with the drivers isolated and,
-/// in a second boot, not.
-pub const PROGRAMS: &[&str] = &["bench", "bench_libos", "devbench", "devbench isolation=off"];
+/// in a second boot, not; and twice more on the IOMMU's machine (the word
+/// `iommu`, which the kernel ignores), with translation on and off.
+pub const PROGRAMS: &[&str] = &[
+    "bench",
+    "bench_libos",
+    "devbench",
+    "devbench isolation=off",
+    "devbench iommu",
+    "devbench iommu iommu=off",
+];
 
 /// The nesting levels of `bench_libos`'s rows (paper 003 §6): a row
 /// `NAME_SUFFIX` is `bench_libos`'s `NAME` booted as `init=limiter @SPEC
@@ -118,7 +126,11 @@ pub fn init_words<'a>(opts: &Options, program: &'a str, names: &[&'a str], neste
 fn boot(opts: &Options, clock: Clock, boot: &Boot, img: &build::Image) -> Side {
     let init = init_words(opts, &boot.program, &boot.names, !boot.suffix.is_empty()).join(" ");
     println!("xtask: bench: booting Veneer ({init}) on -cpu {}", clock.cpu());
-    let out = match qemu::headless(&boot_args(opts, clock, img, &init), opts.timeout(), &[]) {
+    let mut args = boot_args(opts, clock, img, &init);
+    if program.split(' ').any(|w| w == "iommu") {
+        args.extend(qemu::IOMMU_MACHINE.iter().map(|s| s.to_string()));
+    }
+    let out = match qemu::headless(&args, opts.timeout(), &[]) {
         Ok(out) => out,
         Err(e) => return Side::absent(e),
     };
