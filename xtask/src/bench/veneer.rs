@@ -127,7 +127,7 @@ fn boot(opts: &Options, clock: Clock, boot: &Boot, img: &build::Image) -> Side {
     let init = init_words(opts, &boot.program, &boot.names, !boot.suffix.is_empty()).join(" ");
     println!("xtask: bench: booting Veneer ({init}) on -cpu {}", clock.cpu());
     let mut args = boot_args(opts, clock, img, &init);
-    if program.split(' ').any(|w| w == "iommu") {
+    if boot.program.split(' ').any(|w| w == "iommu") {
         args.extend(qemu::IOMMU_MACHINE.iter().map(|s| s.to_string()));
     }
     let out = match qemu::headless(&args, opts.timeout(), &[]) {
