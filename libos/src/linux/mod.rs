@@ -10,6 +10,7 @@ pub mod fsinfo;
 pub mod futex;
 pub mod mem;
 pub mod misc;
+pub mod mknod;
 pub mod nr;
 pub mod poll;
 pub mod prctl;
@@ -47,7 +48,7 @@ use nr::{
     SYS_TRUNCATE, SYS_UMASK, SYS_UNAME, SYS_UNLINK, SYS_UNLINKAT, SYS_UTIMENSAT, SYS_VFORK, SYS_WAIT4,
     SYS_WRITE, SYS_WRITEV,
 };
-use nr::{SYS_FADVISE64, SYS_FSTATFS, SYS_PRCTL, SYS_SENDFILE, SYS_STATFS};
+use nr::{SYS_FADVISE64, SYS_FSTATFS, SYS_MKNOD, SYS_MKNODAT, SYS_PRCTL, SYS_SENDFILE, SYS_STATFS};
 use nr::{
     SYS_FGETXATTR, SYS_FLISTXATTR, SYS_FREMOVEXATTR, SYS_FSETXATTR, SYS_GETXATTR, SYS_LGETXATTR,
     SYS_LISTXATTR, SYS_LLISTXATTR, SYS_LREMOVEXATTR, SYS_LSETXATTR, SYS_REMOVEXATTR, SYS_SETXATTR,
@@ -296,6 +297,8 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         SYS_PRCTL => prctl::prctl(a[0], a[1], a[2], a[3], a[4]),
         SYS_STATFS => fsinfo::statfs(a[0], a[1]),
         SYS_FSTATFS => fsinfo::fstatfs(i(a[0]), a[1]),
+        SYS_MKNOD => mknod::mknodat(CWD, a[0], a[1], a[2]),
+        SYS_MKNODAT => mknod::mknodat(i(a[0]), a[1], a[2], a[3]),
         SYS_FADVISE64 => fsinfo::fadvise64(i(a[0]), a[1] as i64, a[2] as i64, a[3]),
         _ => {
             log::unsupported_call(nr::name(nr), nr);
