@@ -63,12 +63,19 @@ pub fn write(fdn: i64, buf: u64, len: u64) -> LxResult {
     call((d.ops.write)(unsafe { fd::file(&d) }, b))
 }
 
-/// `struct iovec` arrays for readv/writev.
-fn iovecs(iov: u64, cnt: u64) -> Result<Vec<(u64, u64)>, i64> {
+/// `struct iovec` arrays for readv/writev (`linux/vector.rs` too): at most
+/// 1024, each length a `ssize_t` that is not negative.
+pub(super) fn iovecs(iov: u64, cnt: u64) -> Result<Vec<(u64, u64)>, i64> {
     if cnt > 1024 {
         return Err(EINVAL);
     }
-    (0..cnt).map(|i| uaccess::get::<[u64; 2]>(iov + 16 * i).map(|v| (v[0], v[1]))).collect()
+    let v: Vec<(u64, u64)> = (0..cnt)
+        .map(|i| uaccess::get::<[u64; 2]>(iov + 16 * i).map(|v| (v[0], v[1])))
+        .collect::<Result<_, _>>()?;
+    if v.iter().any(|&(_, len)| len as i64 <= -1) {
+        return Err(EINVAL);
+    }
+    Ok(v)
 }
 
 pub fn readv(fdn: i64, iov: u64, cnt: u64) -> LxResult {
