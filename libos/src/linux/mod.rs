@@ -20,6 +20,7 @@ pub mod prctl;
 pub mod process;
 pub mod sendfile;
 pub mod socket;
+pub mod splice;
 pub mod stat;
 pub mod time;
 pub mod vector;
@@ -54,7 +55,7 @@ use nr::{
 };
 use nr::{
     SYS_CLOSE_RANGE, SYS_COPY_FILE_RANGE, SYS_MEMFD_CREATE, SYS_PREADV, SYS_PREADV2, SYS_PWRITEV,
-    SYS_PWRITEV2,
+    SYS_PWRITEV2, SYS_SPLICE, SYS_TEE,
 };
 use nr::{SYS_FADVISE64, SYS_FSTATFS, SYS_MKNOD, SYS_MKNODAT, SYS_PRCTL, SYS_SENDFILE, SYS_STATFS};
 use nr::{
@@ -314,6 +315,8 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         SYS_PREADV2 => vector::preadv(i(a[0]), a[1], a[2], a[3] as i64, a[5], true, false),
         SYS_PWRITEV2 => vector::preadv(i(a[0]), a[1], a[2], a[3] as i64, a[5], true, true),
         SYS_COPY_FILE_RANGE => copyrange::copy_file_range(i(a[0]), a[1], i(a[2]), a[3], a[4], a[5]),
+        SYS_SPLICE => splice::splice(i(a[0]), a[1], i(a[2]), a[3], a[4], a[5]),
+        SYS_TEE => splice::tee(i(a[0]), i(a[1]), a[2], a[3]),
         SYS_CLOSE_RANGE => fdrange::close_range(a[0], a[1], a[2]),
         SYS_MEMFD_CREATE => memfd::memfd_create(a[0], a[1]),
         SYS_MKNOD => mknod::mknodat(CWD, a[0], a[1], a[2]),

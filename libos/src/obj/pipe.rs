@@ -283,6 +283,71 @@ pub fn write(f: &mut File, buf: &[u8]) -> i64 {
     done as i64
 }
 
+/// Waits, as `read` would, until read end `f` holds bytes (true) or has
+/// no writer left (false): EAGAIN when `nonblock` or the end is
+/// nonblocking, EINTR for a signal (`splice`, `tee`).
+pub fn wait_readable(f: &File, nonblock: bool) -> Result<bool, i64> {
+    // SAFETY: `f` keeps the pipe live; no other reference to it here.
+    let p = unsafe { pipe_of(f) };
+    let mut yielded = false;
+    loop {
+        let (tail, head) = p.positions();
+        if head > tail {
+            return Ok(true);
+        }
+        if p.writers() == 0 {
+            return Ok(false);
+        }
+        if nonblock || f.flags & NONBLOCK != 0 {
+            return Err(EAGAIN);
+        }
+        if crate::proc::signal::pending() {
+            return Err(crate::errno::EINTR);
+        }
+        p.reader_waits = true;
+        block(f, p.writer_env, WANT_READ, &mut yielded);
+    }
+}
+
+/// Waits, as `write` would, until write end `f` has room: EPIPE (and
+/// SIGPIPE) with no reader left, EAGAIN when `nonblock` or the end is
+/// nonblocking, EINTR for a signal (`splice`, `tee`).
+pub fn wait_writable(f: &File, nonblock: bool) -> Result<(), i64> {
+    // SAFETY: `f` keeps the pipe live; no other reference to it here.
+    let p = unsafe { pipe_of(f) };
+    let mut yielded = false;
+    loop {
+        if p.readers() == 0 {
+            crate::proc::signal::raise_self(crate::proc::signal::SIGPIPE);
+            return Err(EPIPE);
+        }
+        let (tail, head) = p.positions();
+        if head - tail < CAPACITY as u64 {
+            return Ok(());
+        }
+        if nonblock || f.flags & NONBLOCK != 0 {
+            return Err(EAGAIN);
+        }
+        if crate::proc::signal::pending() {
+            return Err(crate::errno::EINTR);
+        }
+        p.writer_waits = true;
+        block(f, p.reader_env, WANT_WRITE, &mut yielded);
+    }
+}
+
+/// Copies up to `dst.len()` of read end `f`'s bytes without taking them
+/// (`splice` takes them with `read` once written on; `tee` leaves them):
+/// how many.
+pub fn peek(f: &File, dst: &mut [u8]) -> usize {
+    // SAFETY: `f` keeps the pipe live; no other reference to it here.
+    let p = unsafe { pipe_of(f) };
+    let (tail, head) = p.positions();
+    let n = ((head - tail) as usize).min(dst.len());
+    copy_out(p, tail, &mut dst[..n]);
+    n
+}
+
 /// Waits for the other end (`peer`, the environment that last used it):
 /// first a directed yield to it (it may be about to answer), then sleeps
 /// until the ring meets `term` (`WANT_READ`, `WANT_WRITE`), so a blocked
@@ -312,9 +377,16 @@ fn put(p: &mut Pipe, head: u64, src: &[u8]) {
 }
 
 /// Fills `dst` from the ring at `tail`, its current tail (the caller
-/// checked it holds that much).
+/// checked it holds that much), and takes the bytes.
 #[inline]
 fn take(p: &mut Pipe, tail: u64, dst: &mut [u8]) {
+    copy_out(p, tail, dst);
+    p.tail.store(tail + dst.len() as u64, Ordering::Release);
+}
+
+/// Fills `dst` from the ring at `tail`, leaving the bytes there.
+#[inline]
+fn copy_out(p: &Pipe, tail: u64, dst: &mut [u8]) {
     let n = dst.len();
     let at = tail as usize % CAPACITY;
     let first = n.min(CAPACITY - at);
@@ -322,7 +394,6 @@ fn take(p: &mut Pipe, tail: u64, dst: &mut [u8]) {
     if first < n {
         crate::copy::copy(&mut dst[first..], &p.buf[..n - first]);
     }
-    p.tail.store(tail + n as u64, Ordering::Release);
 }
 
 /// A copy where single bytes (the usual message in a ping-pong) skip the
