@@ -4,20 +4,26 @@
 //! reflected call; the result goes back in rax. Calls lxrt does not
 //! implement return -ENOSYS and are reported once by name.
 
+pub mod copyrange;
 pub mod event;
+pub mod fdrange;
 pub mod file;
 pub mod fsinfo;
 pub mod futex;
 pub mod mem;
+pub mod memfd;
 pub mod misc;
+pub mod mknod;
 pub mod nr;
 pub mod poll;
 pub mod prctl;
 pub mod process;
 pub mod sendfile;
 pub mod socket;
+pub mod splice;
 pub mod stat;
 pub mod time;
+pub mod vector;
 pub mod xattr;
 
 use crate::errno::{LxResult, EINTR, ENOSYS};
@@ -47,7 +53,11 @@ use nr::{
     SYS_TRUNCATE, SYS_UMASK, SYS_UNAME, SYS_UNLINK, SYS_UNLINKAT, SYS_UTIMENSAT, SYS_VFORK, SYS_WAIT4,
     SYS_WRITE, SYS_WRITEV,
 };
-use nr::{SYS_FADVISE64, SYS_FSTATFS, SYS_PRCTL, SYS_SENDFILE, SYS_STATFS};
+use nr::{
+    SYS_CLOSE_RANGE, SYS_COPY_FILE_RANGE, SYS_MEMFD_CREATE, SYS_PREADV, SYS_PREADV2, SYS_PWRITEV,
+    SYS_PWRITEV2, SYS_SPLICE, SYS_TEE,
+};
+use nr::{SYS_FADVISE64, SYS_FSTATFS, SYS_MKNOD, SYS_MKNODAT, SYS_PRCTL, SYS_SENDFILE, SYS_STATFS};
 use nr::{
     SYS_FGETXATTR, SYS_FLISTXATTR, SYS_FREMOVEXATTR, SYS_FSETXATTR, SYS_GETXATTR, SYS_LGETXATTR,
     SYS_LISTXATTR, SYS_LLISTXATTR, SYS_LREMOVEXATTR, SYS_LSETXATTR, SYS_REMOVEXATTR, SYS_SETXATTR,
@@ -116,6 +126,10 @@ fn call(f: &mut ExceptionFrame) {
             | SYS_PWRITE64
             | SYS_READV
             | SYS_WRITEV
+            | SYS_PREADV
+            | SYS_PWRITEV
+            | SYS_PREADV2
+            | SYS_PWRITEV2
             | SYS_WAIT4
             | SYS_ACCEPT
             | SYS_ACCEPT4
@@ -296,6 +310,17 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         SYS_PRCTL => prctl::prctl(a[0], a[1], a[2], a[3], a[4]),
         SYS_STATFS => fsinfo::statfs(a[0], a[1]),
         SYS_FSTATFS => fsinfo::fstatfs(i(a[0]), a[1]),
+        SYS_PREADV => vector::preadv(i(a[0]), a[1], a[2], a[3] as i64, 0, false, false),
+        SYS_PWRITEV => vector::preadv(i(a[0]), a[1], a[2], a[3] as i64, 0, false, true),
+        SYS_PREADV2 => vector::preadv(i(a[0]), a[1], a[2], a[3] as i64, a[5], true, false),
+        SYS_PWRITEV2 => vector::preadv(i(a[0]), a[1], a[2], a[3] as i64, a[5], true, true),
+        SYS_COPY_FILE_RANGE => copyrange::copy_file_range(i(a[0]), a[1], i(a[2]), a[3], a[4], a[5]),
+        SYS_SPLICE => splice::splice(i(a[0]), a[1], i(a[2]), a[3], a[4], a[5]),
+        SYS_TEE => splice::tee(i(a[0]), i(a[1]), a[2], a[3]),
+        SYS_CLOSE_RANGE => fdrange::close_range(a[0], a[1], a[2]),
+        SYS_MEMFD_CREATE => memfd::memfd_create(a[0], a[1]),
+        SYS_MKNOD => mknod::mknodat(CWD, a[0], a[1], a[2]),
+        SYS_MKNODAT => mknod::mknodat(i(a[0]), a[1], a[2], a[3]),
         SYS_FADVISE64 => fsinfo::fadvise64(i(a[0]), a[1] as i64, a[2] as i64, a[3]),
         _ => {
             log::unsupported_call(nr::name(nr), nr);
