@@ -108,6 +108,9 @@ pub struct Thread {
     pub clear_tid: Cell<u64>,
     /// Set in a new thread's block until it first runs (`thread::start`).
     pub starting: Cell<bool>,
+    /// The program's memory is lent to this thread's call
+    /// (`uaccess::with_bytes_mut`).
+    pub lent: Cell<bool>,
 }
 
 impl Thread {
@@ -122,6 +125,7 @@ impl Thread {
             pending: Cell::new(0),
             clear_tid: Cell::new(0),
             starting: Cell::new(false),
+            lent: Cell::new(false),
         }
     }
 }
