@@ -19,18 +19,29 @@ pub fn bytes(ptr: u64, len: u64) -> Result<&'static [u8], i64> {
 
 /// The program's memory is lent mutably once at a time per thread: a
 /// nested `with_bytes_mut` (or a `write` inside one) panics instead of
-/// making a second `&mut` that may overlap the first. The flag is the
-/// thread's, not the process's: a call that sleeps inside the loan (a read
-/// on an empty pipe) drops the big lock, and its siblings' calls go on
-/// lending their own buffers meanwhile.
-fn lend<R>(f: impl FnOnce() -> R) -> R {
+/// making a second `&mut` that may overlap the first. The loan is the
+/// thread's, not the process's: a call that sleeps inside it (a read on an
+/// empty pipe) drops the big lock, and its siblings' calls go on lending
+/// their own buffers meanwhile.
+fn lend<R>(ptr: u64, len: u64, f: impl FnOnce() -> R) -> R {
     let lent = &crate::proc::thread().lent;
-    if lent.replace(true) {
+    if lent.replace(Some((ptr, len))).is_some() {
         lent_twice();
     }
     let r = f();
-    lent.set(false);
+    lent.set(None);
     r
+}
+
+/// After a sleep inside a loan (the big lock retaken): a sibling may have
+/// forked meanwhile, which made the buffer's pages copy-on-write, so they
+/// are made writable again before the call fills them. A buffer a sibling
+/// unmapped meanwhile stays unmapped, and the write ends the thread (Linux
+/// answers EFAULT; see docs/libos.md, "Missing").
+pub fn relend() {
+    if let Some((ptr, len)) = crate::proc::thread().lent.get() {
+        let _ = vm::prepare(ptr, len, true);
+    }
 }
 
 #[cold]
@@ -53,7 +64,7 @@ pub fn writable(ptr: u64, len: u64) -> Result<(), i64> {
 /// again.
 pub fn with_bytes_mut<R>(ptr: u64, len: u64, f: impl FnOnce(&mut [u8]) -> R) -> Result<R, i64> {
     writable(ptr, len)?;
-    Ok(lend(|| {
+    Ok(lend(ptr, len, || {
         if len == 0 {
             return f(&mut []);
         }

@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static int pipefd[2], socks[2], vpipe[2];
@@ -68,5 +69,18 @@ int main(void) {
     show("write vpipe", write(vpipe[1], "abcdefgh", 8));
     pthread_join(t[2], 0);
     puts(got[2]);
+    /* A fork while a sibling sleeps in a read makes the sibling's buffer
+     * copy-on-write: the read must still land in it when it wakes (Erlang
+     * forks erl_child_setup while its signal thread sleeps so). */
+    pthread_create(&t[0], 0, pipe_reader, 0);
+    usleep(100000);
+    pid_t child = fork();
+    if (child == 0)
+        _exit(3);
+    int status;
+    show("waitpid", waitpid(child, &status, 0) == child ? WEXITSTATUS(status) : -1);
+    show("write pipe", write(pipefd[1], "again", 5));
+    pthread_join(t[0], 0);
+    puts(got[0]);
     return 0;
 }
