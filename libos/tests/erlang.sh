@@ -4,7 +4,7 @@
 # and a poller, forks erl_child_setup (which closes what it inherited with
 # close_range) and loads the kernel and stdlib applications.
 # with: erlang-base
-E=/usr/lib/erlang/erts-13.1.5/bin
+E=$(echo /usr/lib/erlang/erts-*/bin)
 beam() {
     BINDIR=$E $E/beam.smp -S 1:1 -SDcpu 1:1 -SDio 1 -- -root /usr/lib/erlang \
         -bindir $E -progname erl -- -home / -noshell -eval "$1"
