@@ -164,4 +164,12 @@ pub mod answer {
     pub const PASS: u64 = 0;
     /// The call returns the given value without the kernel acting on it.
     pub const RETURN: u64 = 1;
+    /// The environment stays held, without its event, which is given back
+    /// as what it stands for (as `env_state_set` gives a record's): a call
+    /// not yet made is made again when it is released (and seen again), a
+    /// result is returned as it is, an exception's instruction re-runs (a
+    /// trap's, `#DB` or `#BP`, is done: it goes on after it). Its
+    /// interposer may then change its state and release it (`env_run`):
+    /// the debugger stub (`nest::debug`).
+    pub const HOLD: u64 = 2;
 }

@@ -37,9 +37,9 @@ fn lend<R>(ptr: u64, len: u64, f: impl FnOnce() -> R) -> R {
 /// forked meanwhile, which made the buffer's pages copy-on-write, so they
 /// are made writable again before the call fills them. A buffer a sibling
 /// unmapped meanwhile stays unmapped, and the write ends the thread (Linux
-/// answers EFAULT; see docs/libos.md, "Missing").
-pub fn relend() {
-    if let Some((ptr, len)) = crate::proc::thread().lent.get() {
+/// answers EFAULT; see docs/libos.md, "Erlang").
+pub fn relend(lent: Option<(u64, u64)>) {
+    if let Some((ptr, len)) = lent {
         let _ = vm::prepare(ptr, len, true);
     }
 }

@@ -113,6 +113,36 @@ pub const ROWS: &[Row] = &[
     row("memtest_4", "memtest under 4 nesters off its path", "OSDI'96 §6 Fig. 10").veneer("memtest_4").pairing(MEMTEST),
     row("memtest_t1", "memtest under 1 nester passing every call", "OSDI'96 §6 Fig. 9").veneer("memtest_t1").pairing(MEMTEST),
     row("memtest_t2", "memtest under 2 nesters passing every call", "OSDI'96 §6 Fig. 9").veneer("memtest_t2").pairing(MEMTEST),
+    row("appel2_n1", "appel2 under 1 nester off its path", "OSDI'96 §6 Fig. 10").veneer("appel2_n1").pairing(NESTED),
+    row("appel2_n2", "appel2 under 2 nesters off its path", "OSDI'96 §6 Fig. 10").veneer("appel2_n2").pairing(NESTED),
+    row("appel2_n3", "appel2 under 3 nesters off its path", "OSDI'96 §6 Fig. 10").veneer("appel2_n3").pairing(NESTED),
+    row("appel2_n4", "appel2 under 4 nesters off its path", "OSDI'96 §6 Fig. 10").veneer("appel2_n4").pairing(NESTED),
+    row("appel2_t1", "appel2 under 1 nester passing every call", "OSDI'96 §6 Fig. 9").veneer("appel2_t1").pairing(NESTED),
+    row("appel2_t2", "appel2 under 2 nesters passing every call", "OSDI'96 §6 Fig. 9").veneer("appel2_t2").pairing(NESTED),
+    row("fork_n1", "forktest (fork + exit + wait) under 1 nester off its path", "OSDI'96 §6 Fig. 10").veneer("fork_n1").pairing(NESTED),
+    row("fork_n2", "forktest (fork + exit + wait) under 2 nesters off its path", "OSDI'96 §6 Fig. 10").veneer("fork_n2").pairing(NESTED),
+    row("fork_n3", "forktest (fork + exit + wait) under 3 nesters off its path", "OSDI'96 §6 Fig. 10").veneer("fork_n3").pairing(NESTED),
+    row("fork_n4", "forktest (fork + exit + wait) under 4 nesters off its path", "OSDI'96 §6 Fig. 10").veneer("fork_n4").pairing(NESTED),
+    row("fork_t1", "forktest (fork + exit + wait) under 1 nester passing every call", "OSDI'96 §6 Fig. 9").veneer("fork_t1").pairing(NESTED),
+    row("fork_t2", "forktest (fork + exit + wait) under 2 nesters passing every call", "OSDI'96 §6 Fig. 9").veneer("fork_t2").pairing(NESTED),
+    row("pipe_8k_n1", "readtest (pipe, 8 KiB one way) under 1 nester off its path", "OSDI'96 §6 Fig. 10").veneer("pipe_8k_n1").pairing(NESTED),
+    row("pipe_8k_n2", "readtest (pipe, 8 KiB one way) under 2 nesters off its path", "OSDI'96 §6 Fig. 10").veneer("pipe_8k_n2").pairing(NESTED),
+    row("pipe_8k_n3", "readtest (pipe, 8 KiB one way) under 3 nesters off its path", "OSDI'96 §6 Fig. 10").veneer("pipe_8k_n3").pairing(NESTED),
+    row("pipe_8k_n4", "readtest (pipe, 8 KiB one way) under 4 nesters off its path", "OSDI'96 §6 Fig. 10").veneer("pipe_8k_n4").pairing(NESTED),
+    row("pipe_8k_t1", "readtest (pipe, 8 KiB one way) under 1 nester passing every call", "OSDI'96 §6 Fig. 9").veneer("pipe_8k_t1").pairing(NESTED),
+    row("pipe_8k_t2", "readtest (pipe, 8 KiB one way) under 2 nesters passing every call", "OSDI'96 §6 Fig. 9").veneer("pipe_8k_t2").pairing(NESTED),
+    row("matconn", "matconn: Warshall, 2x2..128x128 via a worker", "OSDI'96 §6")
+        .veneer("matconn")
+        .pairing(
+            "Veneer only (bench_libos/matconn.rs): per round of seven matrices, each sent through a pipe to a \
+             forked worker that computes its transitive closure and sends it back",
+        ),
+    row("matconn_n1", "matconn under 1 nester off its path", "OSDI'96 §6 Fig. 10").veneer("matconn_n1").pairing(NESTED),
+    row("matconn_n2", "matconn under 2 nesters off its path", "OSDI'96 §6 Fig. 10").veneer("matconn_n2").pairing(NESTED),
+    row("matconn_n3", "matconn under 3 nesters off its path", "OSDI'96 §6 Fig. 10").veneer("matconn_n3").pairing(NESTED),
+    row("matconn_n4", "matconn under 4 nesters off its path", "OSDI'96 §6 Fig. 10").veneer("matconn_n4").pairing(NESTED),
+    row("matconn_t1", "matconn under 1 nester passing every call", "OSDI'96 §6 Fig. 9").veneer("matconn_t1").pairing(NESTED),
+    row("matconn_t2", "matconn under 2 nesters passing every call", "OSDI'96 §6 Fig. 9").veneer("matconn_t2").pairing(NESTED),
     row("yield", "yield ping-pong, one way", "SOSP'95 §5.1")
         .linux("yield")
         .veneer("yield_pingpong")
@@ -186,8 +216,8 @@ pub const ROWS: &[Row] = &[
         .linux("thread")
         .veneer("thread")
         .pairing(
-            "glibc's pthread_create of a thread that returns at once, then pthread_join: the same code \
-             (bench/linux/threads.h) in a static program on both sides; Veneer: under lxrt, each thread an \
+            "glibc's pthread_create of a thread that returns at once, then pthread_join: the same static \
+             program (libos/tests/c/threadbench.c) on both sides; Veneer: under lxrt, each thread an \
              environment over the process's address space",
         ),
     row("futex_threads", "futex ping-pong between two threads", "issue 14")
@@ -195,7 +225,7 @@ pub const ROWS: &[Row] = &[
         .veneer("futex_threads")
         .pairing(
             "two threads of one process hand a private futex word back and forth (wake, then wait, each \
-             way), per round trip: the same code (bench/linux/threads.h) on both sides; Veneer: lxrt's futex, \
+             way), per round trip: the same static program (threadbench.c) on both sides; Veneer: lxrt's futex, \
              waiters asleep on a wakeup predicate, the waker handing the CPU to the woken thread",
         ),
     row("fork_exec", "fork + exec of a tiny static program + wait", "SOSP'97 §5")
@@ -247,6 +277,10 @@ const MEMTEST: &str =
     "Veneer only (nest/src/bin/memtest.rs): 1,024 frames allocated and mapped, four write/read \
      passes; under N limiter nesters (a quota each, waiting in the kernel: not on its path; _tN: each also interposing \
      and passing every event); per page";
+
+const NESTED: &str = "Veneer only: bench_libos's row of the same name (before the suffix) booted as \
+     `init=limiter @N bench_libos` (xtask/src/bench/veneer.rs, NESTED): N limiter nesters around the library OS, \
+     each giving its subtree a quota and waiting in the kernel (_tN: each also interposing and passing every event)";
 
 const DEV_PAIRING: &str =
     "kernel-driven (kernel/src/dev/bench.rs): instructions per operation with the time \
