@@ -6,9 +6,6 @@
 // uaccess.rs is compiled whole; this test uses part of it.
 #![allow(dead_code)]
 
-#[path = "../src/scoped.rs"]
-mod scoped;
-
 #[path = "../src/uaccess.rs"]
 mod uaccess;
 
@@ -23,6 +20,22 @@ mod errno {
 mod layout {
     pub const fn page_up(a: u64) -> u64 {
         a.next_multiple_of(4096)
+    }
+}
+
+/// The calling thread's state: only the loan's flag.
+mod proc {
+    use std::cell::Cell;
+
+    pub struct Thread {
+        pub lent: Cell<Option<(u64, u64)>>,
+    }
+
+    pub fn thread() -> &'static Thread {
+        thread_local! {
+            static T: &'static Thread = Box::leak(Box::new(Thread { lent: Cell::new(None) }));
+        }
+        T.with(|t| *t)
     }
 }
 
@@ -48,7 +61,7 @@ fn memory(n: usize) -> (Box<[u8]>, u64) {
     (b, at)
 }
 
-// One test: the loan's flag is the process's, and a panic leaves it set
+// One test: the loan's flag is the thread's, and a panic leaves it set
 // (as in lxrt, where it ends the process).
 #[test]
 #[should_panic(expected = "the program's memory borrowed twice")]

@@ -108,6 +108,10 @@ pub struct Thread {
     pub clear_tid: Cell<u64>,
     /// Set in a new thread's block until it first runs (`thread::start`).
     pub starting: Cell<bool>,
+    /// The buffer (address, length) of the program's memory lent to this
+    /// thread's call (`uaccess::with_bytes_mut`), made writable again
+    /// whenever the call retakes the big lock after sleeping.
+    pub lent: Cell<Option<(u64, u64)>>,
 }
 
 impl Thread {
@@ -122,6 +126,7 @@ impl Thread {
             pending: Cell::new(0),
             clear_tid: Cell::new(0),
             starting: Cell::new(false),
+            lent: Cell::new(None),
         }
     }
 }
