@@ -135,7 +135,12 @@ impl Kernel {
         if offender && self.offend(c) {
             return;
         }
+        // A handler busy with another event (a reflected call, say) cannot
+        // be told: it is preempted as if it had not asked, not punished.
+        // One still in its end-of-slice upcall was told and keeps the CPU.
+        let busy = self.save_area(c).is_some_and(|f| f.busy != 0 && f.vector != vector::END_OF_SLICE);
         if !offender
+            && !busy
             && self.envs[c].notify & notify::SLICE_UPCALLS != 0
             && self.envs[c].state() == State::Runnable
         {

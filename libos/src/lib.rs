@@ -10,6 +10,7 @@
 
 extern crate alloc;
 
+pub mod alarm;
 pub mod copy;
 pub mod entry;
 pub mod errno;

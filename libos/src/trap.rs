@@ -51,12 +51,24 @@ pub fn handle(f: &mut ExceptionFrame) {
 fn other(f: &mut ExceptionFrame) {
     match f.vector {
         // The kernel's scheduling upcalls: give the CPU back when asked.
-        vector::END_OF_SLICE => user::sys::yield_now(),
-        vector::START_OF_SLICE => {}
+        // They come only while the real-time timer is armed (`alarm.rs`):
+        // an expiry interrupts the program as a signal would.
+        vector::END_OF_SLICE => {
+            user::sys::yield_now();
+            slice_started(f);
+        }
+        vector::START_OF_SLICE => slice_started(f),
         vector::INTERRUPT => crate::proc::signal::interrupted(f),
         // The process's memory map and signal state are shared by its
         // threads: a fault is handled under the big lock.
         _ => crate::lock::guarded(|| fault(f)),
+    }
+}
+
+/// A new slice: a due SIGALRM interrupts the program (`alarm.rs`).
+fn slice_started(f: &mut ExceptionFrame) {
+    if crate::alarm::due() {
+        crate::proc::signal::interrupted(f);
     }
 }
 

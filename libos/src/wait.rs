@@ -315,6 +315,11 @@ fn sleep_on(rings: Option<([(u64, u64); MAX_RINGS], usize)>, until: Option<u64>)
     };
     let clock = kinfo::clock();
     let mut ticks = MAX_SLEEP_TICKS;
+    // The real-time timer's expiry ends the sleep (its SIGALRM may end the wait).
+    let until = match (until, crate::alarm::next()) {
+        (Some(u), Some(t)) => Some(u.min(t)),
+        (u, t) => u.or(t),
+    };
     if let Some(u) = until {
         let left = u.saturating_sub(crate::time::now_ns());
         ticks = ticks.min(left.div_ceil(clock.tick_ns.max(1)).max(1));

@@ -10,6 +10,7 @@ pub mod fdrange;
 pub mod file;
 pub mod fsinfo;
 pub mod futex;
+pub mod itimer;
 pub mod mem;
 pub mod memfd;
 pub mod misc;
@@ -57,6 +58,7 @@ use nr::{
     SYS_CLOSE_RANGE, SYS_COPY_FILE_RANGE, SYS_MEMFD_CREATE, SYS_PREADV, SYS_PREADV2, SYS_PWRITEV,
     SYS_PWRITEV2, SYS_SPLICE, SYS_TEE,
 };
+use nr::{SYS_GETITIMER, SYS_SETITIMER};
 use nr::{SYS_FADVISE64, SYS_FSTATFS, SYS_MKNOD, SYS_MKNODAT, SYS_PRCTL, SYS_SENDFILE, SYS_STATFS};
 use nr::{
     SYS_FGETXATTR, SYS_FLISTXATTR, SYS_FREMOVEXATTR, SYS_FSETXATTR, SYS_GETXATTR, SYS_LGETXATTR,
@@ -191,7 +193,9 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         SYS_DUP2 => fl::dup3(i(a[0]), i(a[1]), u64::MAX),
         SYS_PAUSE => crate::proc::signal::suspend(crate::proc::signal::mask()),
         SYS_NANOSLEEP => misc::clock_nanosleep(time::id::MONOTONIC, 0, a[0], a[1]),
-        SYS_ALARM => Ok(0), // no timers yet; nothing was pending
+        SYS_ALARM => itimer::alarm(a[0]),
+        SYS_GETITIMER => itimer::getitimer(a[0], a[1]),
+        SYS_SETITIMER => itimer::setitimer(a[0], a[1], a[2]),
         SYS_GETPID => Ok(crate::proc::pid() as i64),
         SYS_GETTID => Ok(crate::proc::thread::tid() as i64),
         SYS_CLONE => process::clone(f, a[0], a[1], a[2], a[3], a[4]),

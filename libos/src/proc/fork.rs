@@ -257,6 +257,7 @@ pub fn child_start(frame: &mut ExceptionFrame) {
     crate::predicate::forked_child();
     vm::forked_child();
     super::signal::forked_child();
+    crate::alarm::forked_child();
     super::thread::forked_child();
     frame.regs.rax = 0;
     table::forked_child();

@@ -35,6 +35,7 @@ pub const SIGFPE: u32 = 8;
 pub const SIGKILL: u32 = 9;
 pub const SIGSEGV: u32 = 11;
 pub const SIGPIPE: u32 = 13;
+pub const SIGALRM: u32 = 14;
 pub const SIGCHLD: u32 = 17;
 pub const SIGCONT: u32 = 18;
 pub const SIGSTOP: u32 = 19;
@@ -160,6 +161,11 @@ fn collect() {
         if super::thread::is_first() {
             super::exit::exit(status);
         }
+    }
+    // The real-time timer's expiry is a signal to the process.
+    if crate::alarm::fire() {
+        let p = &super::vars().pending;
+        p.set(p.get() | 1 << SIGALRM);
     }
     let slot = abi::tables::env_slot(crate::lock::my_id() as u32);
     if kinfo::interrupts(slot) != 0 {
