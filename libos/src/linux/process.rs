@@ -51,18 +51,27 @@ pub fn clone(f: &mut ExceptionFrame, flags: u64, stack: u64, ptid: u64, ctid: u6
         crate::log::once("clone sharing files or handlers without CLONE_THREAD", 3000);
         return Err(EINVAL);
     }
-    // A CLONE_VM child (vfork, posix_spawn) gets a copy-on-write copy: it
-    // only runs until exec or exit, so a private copy behaves the same.
-    let _ = flags & (CLONE_VM | CLONE_VFORK);
-    if stack != 0 {
-        // The child starts on the given stack; fork copies our frame (`f`
-        // is it), so swap it in just for the copy.
-        let saved = core::mem::replace(&mut f.regs.rsp, stack);
-        let r = fork::fork(f);
-        f.regs.rsp = saved;
-        return r;
+    // A CLONE_VM child (vfork, posix_spawn) runs over our memory
+    // (`proc::vfork`); with CLONE_VFORK we wait for its exec or exit.
+    let how = fork::Sharing { memory: flags & CLONE_VM != 0, held: flags & CLONE_VFORK != 0 };
+    // The child starts on the given stack; fork copies our frame (`f` is
+    // it), so swap it in just for the copy.
+    let rsp = if stack != 0 { stack } else { f.regs.rsp };
+    let saved = core::mem::replace(&mut f.regs.rsp, rsp);
+    let r = fork::fork(f, how);
+    f.regs.rsp = saved;
+    let pid = r?;
+    if how.held {
+        if let Some(env) = proc::pid::env(pid as u32) {
+            proc::vfork::hold(env);
+        }
     }
-    fork::fork(f)
+    Ok(pid)
+}
+
+/// `vfork`: a child over our memory, we held until it execs or exits.
+pub fn vfork(f: &mut ExceptionFrame) -> LxResult {
+    clone(f, CLONE_VM | CLONE_VFORK | signal::SIGCHLD as u64, 0, 0, 0, 0)
 }
 
 /// A new thread of this process (`proc::thread`) on `stack`.
@@ -171,6 +180,7 @@ pub fn execve(f: &mut ExceptionFrame, pathp: u64, argvp: u64, envpp: u64) -> LxR
         Ok(l) => l,
         Err(_) => exit::exit(signal::SIGKILL as i32),
     };
+    proc::vfork::release();
     start(f, loaded, path, &argv);
     Ok(0)
 }

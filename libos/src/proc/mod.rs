@@ -15,6 +15,7 @@ pub mod signal;
 pub mod state;
 pub mod table;
 pub mod thread;
+pub mod vfork;
 
 use crate::fs::Ino;
 use alloc::vec::Vec;
