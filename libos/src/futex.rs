@@ -154,6 +154,20 @@ pub fn wait(key: Key, addr: u64, val: u32, bitset: u32, deadline: Option<u64>) -
     r
 }
 
+/// Replaces the word at `addr` with `f` of it, atomically against the
+/// program's threads (which change it without lxrt); returns the old value.
+pub fn update(addr: u64, f: impl Fn(u32) -> u32) -> Result<u32, i64> {
+    if !addr.is_multiple_of(4) {
+        return Err(crate::errno::EINVAL);
+    }
+    crate::uaccess::writable(addr, 4)?;
+    // SAFETY: `writable` made the aligned word present and writable; the
+    // program's other threads reach it only atomically or racily, as on
+    // Linux.
+    let word = unsafe { &*(addr as *const core::sync::atomic::AtomicU32) };
+    Ok(word.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |v| Some(f(v))).unwrap_or_else(|v| v))
+}
+
 /// Wakes up to `n` waiters on `key` whose bitset meets `bitset`; returns
 /// how many.
 pub fn wake(key: Key, n: u32, bitset: u32) -> u32 {
