@@ -252,8 +252,8 @@ pub fn kill(pid: i64, sig: u64) -> LxResult {
 
 /// `tgkill` (and `tkill`, with `tgid` = -1): signal `sig` to thread `tid`
 /// of process `tgid`. A thread of this process gets it itself (it runs the
-/// handler unless it blocks it); the first thread of another process, as
-/// the process (`kill`). Another process's other threads are not found.
+/// handler unless it blocks it, and no sibling takes it for it); the first
+/// thread of another process, as the process (`kill`). Another process's other threads are not found.
 pub fn tgkill(tgid: i64, tid: i64, sig: u64) -> LxResult {
     if tid <= 0 || tgid == 0 || tgid < -1 || sig >= 64 {
         return Err(EINVAL);
@@ -267,9 +267,9 @@ pub fn tgkill(tgid: i64, tid: i64, sig: u64) -> LxResult {
         return Ok(0);
     }
     if env as u64 == crate::lock::my_id() {
-        signal::raise_self(sig as u32);
+        signal::raise_thread(sig as u32);
     } else {
-        signal::send(env, sig as u32).map_err(|_| ESRCH)?;
+        signal::send_thread(env, sig as u32).map_err(|_| ESRCH)?;
     }
     Ok(0)
 }

@@ -103,7 +103,18 @@ pub fn blocked() -> u64 {
 /// The pending signals (bit n = signal n): the process's and the running
 /// thread's own.
 fn pending_bits() -> u64 {
-    super::vars().pending.get() | super::thread().pending.get()
+    super::vars().pending.get() | own_pending().get()
+}
+
+/// The running thread's own pending signals (`tgkill` to it, its faults):
+/// the first thread's are kept with the process's words, where its
+/// siblings can add to them.
+fn own_pending() -> &'static core::cell::Cell<u64> {
+    if super::thread::is_first() {
+        &super::vars().first_pending
+    } else {
+        &super::thread().pending
+    }
 }
 
 /// Where signals that reach this environment wait: the process's if it is
@@ -119,7 +130,7 @@ fn pending_word() -> &'static core::cell::Cell<u64> {
 
 /// Forgets pending signal `sig`.
 fn clear_pending(sig: u32) {
-    for w in [&super::vars().pending, &super::thread().pending] {
+    for w in [&super::vars().pending, own_pending()] {
         w.set(w.get() & !(1 << sig));
     }
 }
@@ -285,6 +296,31 @@ pub fn raise_self(sig: u32) {
     act(sig);
 }
 
+/// `tgkill` of the running thread: `raise_self`, but for this thread
+/// alone.
+pub fn raise_thread(sig: u32) {
+    if has_handler(sig) || blocked() & (1 << sig) != 0 {
+        let w = own_pending();
+        w.set(w.get() | 1 << sig);
+        return;
+    }
+    act(sig);
+}
+
+/// `tgkill` of thread `env` of this process (not the running one): an
+/// interrupt reaches it, and its own (not the process's) pending word.
+pub fn send_thread(env: u32, sig: u32) -> Result<(), abi::Error> {
+    if env != super::env() {
+        // Another thread than the first records what reaches it as its own.
+        return send(env, sig);
+    }
+    // The first thread records interrupts as the process's: mark the
+    // signal as its own, then wake it.
+    let w = &super::vars().first_pending;
+    w.set(w.get() | 1 << sig);
+    sys::interrupt(env as u64, CONSOLE_INPUT, super::table::cred()).map(|_| ())
+}
+
 /// Whether a signal this process does not block and handles is waiting
 /// for it (other than `except`): a blocked call ends with EINTR.
 pub fn pending_except(except: u64) -> bool {
@@ -344,6 +380,7 @@ pub fn deliver(f: &mut ExceptionFrame, restart: Option<u64>) {
 /// A forked child starts with nothing pending.
 pub fn forked_child() {
     super::vars().pending.set(0);
+    super::vars().first_pending.set(0);
     super::thread().pending.set(0);
 }
 

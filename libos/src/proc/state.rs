@@ -41,8 +41,10 @@ pub struct Vars {
     pub brk: Cell<u64>,
     /// Where `mmap` looks for room next.
     pub mmap_next: Cell<u64>,
-    /// Signals sent to this process and not yet acted on (bit n = signal n).
+    /// Signals sent to this process and not yet acted on (bit n = signal n),
+    /// and those sent to its first thread alone (`tgkill`).
     pub pending: Cell<u64>,
+    pub first_pending: Cell<u64>,
     /// The generator state of `random::fill` (0: not seeded yet).
     pub seed: Cell<u64>,
     /// Who answers system calls, and the program's own fault handler.
@@ -101,7 +103,7 @@ pub struct Thread {
     pub lock_id: Cell<u64>,
     pub hand_off: Cell<u64>,
     /// Signals sent to this thread alone (bit n = signal n; the first
-    /// thread's are the process's, `Vars::pending`).
+    /// thread's are `Vars::first_pending`).
     pub pending: Cell<u64>,
     /// Where its id is cleared (and a futex woken) when it ends
     /// (`set_tid_address`, `CLONE_CHILD_CLEARTID`).
@@ -145,6 +147,7 @@ static WORDS: Words = Words {
         brk: Cell::new(0),
         mmap_next: Cell::new(crate::layout::MMAP_BASE),
         pending: Cell::new(0),
+        first_pending: Cell::new(0),
         seed: Cell::new(0),
         personality: Cell::new(trap::no_personality),
         fault_handler: Cell::new(None),
