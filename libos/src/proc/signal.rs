@@ -130,7 +130,7 @@ fn pending_word() -> &'static core::cell::Cell<u64> {
 
 /// Forgets pending signal `sig`.
 fn clear_pending(sig: u32) {
-    for w in [&super::vars().pending, own_pending()] {
+    for w in [&super::vars().pending, own_pending(), &super::vars().routed] {
         w.set(w.get() & !(1 << sig));
     }
 }
@@ -176,6 +176,28 @@ fn collect() {
     if kinfo::interrupts(slot) != 0 {
         // (Console input, the other interrupt, is looked at by every wait.)
         add_pending(sys::interrupts_take() & !CONSOLE_INPUT);
+    }
+    route();
+}
+
+/// Linux's `complete_signal`: a signal to the process that the first
+/// thread (which receives them) blocks goes to a thread that does not:
+/// that thread is woken once to take it (it reads the process's pending
+/// word as its own).
+fn route() {
+    let v = super::vars();
+    let waiting = v.pending.get() & blocked() & !v.routed.get();
+    if waiting == 0 || !super::thread::is_first() {
+        return;
+    }
+    let mut p = waiting;
+    while p != 0 {
+        let sig = p.trailing_zeros();
+        p &= p - 1;
+        if let Some(env) = super::thread::wanting(sig) {
+            v.routed.set(v.routed.get() | 1 << sig);
+            let _ = sys::interrupt(env as u64, CONSOLE_INPUT, super::table::cred());
+        }
     }
 }
 
@@ -291,6 +313,7 @@ pub fn interrupted(f: &mut ExceptionFrame) {
 pub fn raise_self(sig: u32) {
     if has_handler(sig) || blocked() & (1 << sig) != 0 {
         add_pending(1 << sig);
+        route();
         return;
     }
     act(sig);
@@ -381,6 +404,7 @@ pub fn deliver(f: &mut ExceptionFrame, restart: Option<u64>) {
 pub fn forked_child() {
     super::vars().pending.set(0);
     super::vars().first_pending.set(0);
+    super::vars().routed.set(0);
     super::thread().pending.set(0);
 }
 

@@ -45,6 +45,9 @@ pub struct Vars {
     /// and those sent to its first thread alone (`tgkill`).
     pub pending: Cell<u64>,
     pub first_pending: Cell<u64>,
+    /// Pending signals to the process already handed to a thread other
+    /// than the first (`signal::route`).
+    pub routed: Cell<u64>,
     /// The generator state of `random::fill` (0: not seeded yet).
     pub seed: Cell<u64>,
     /// Who answers system calls, and the program's own fault handler.
@@ -148,6 +151,7 @@ static WORDS: Words = Words {
         mmap_next: Cell::new(crate::layout::MMAP_BASE),
         pending: Cell::new(0),
         first_pending: Cell::new(0),
+        routed: Cell::new(0),
         seed: Cell::new(0),
         personality: Cell::new(trap::no_personality),
         fault_handler: Cell::new(None),

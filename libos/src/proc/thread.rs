@@ -70,6 +70,19 @@ pub fn env_of(tid: u32) -> Option<u32> {
     with_process(|p| p.threads.0.iter().any(|t| t.env == env && !t.exiting)).then_some(env)
 }
 
+/// A thread other than the first that does not block signal `sig`.
+pub fn wanting(sig: u32) -> Option<u32> {
+    with_process(|p| {
+        p.threads.0.iter().find(|t| {
+            // SAFETY: a thread's block lives until `reap` frees it, which
+            // needs the big lock we hold; only its `Cell`s are read.
+            let mask = unsafe { (*t.block).thread.mask.get() };
+            !t.exiting && mask << 1 & 1 << sig == 0
+        })
+        .map(|t| t.env)
+    })
+}
+
 /// What a new thread starts with.
 pub struct Start {
     /// Its stack pointer and fs base (the program's TLS).

@@ -3,7 +3,9 @@
  * waited for with sigwaitinfo to the waiting thread; a thread-directed one
  * (tgkill) only to its thread. Nothing printed depends on ids or timing. */
 #define _GNU_SOURCE
+#include <linux/futex.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -43,6 +45,18 @@ static void *second(void *arg) {
     return NULL;
 }
 
+/* The same, asleep in a futex wait instead. */
+static void *futex_sleeper(void *arg) {
+    (void)arg;
+    second_tid = gettid();
+    block(SIGUSR1, SIG_UNBLOCK);
+    static uint32_t word;
+    stage = 1;
+    while (!ran_in)
+        syscall(SYS_futex, &word, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+    return NULL;
+}
+
 static void *waiter(void *arg) {
     (void)arg;
     sigset_t s;
@@ -72,6 +86,15 @@ int main(void) {
     kill(getpid(), SIGUSR1);
     pthread_join(t, NULL);
     printf("kill, first blocking: handler ran in %s\n", who(ran_in));
+    ran_in = 0;
+    stage = 0;
+    pthread_create(&t, NULL, futex_sleeper, NULL);
+    while (!stage)
+        nanosleep(&ms, NULL);
+    nanosleep(&ms, NULL);
+    kill(getpid(), SIGUSR1);
+    pthread_join(t, NULL);
+    printf("kill, first blocking, second in a futex wait: handler ran in %s\n", who(ran_in));
 
     /* sigwaitinfo in a second thread, every thread blocking SIGUSR2. */
     block(SIGUSR2, SIG_BLOCK);
