@@ -67,7 +67,7 @@ pub fn futex(uaddr: u64, op: u64, val: u64, timeout: u64, uaddr2: u64, val3: u64
             let (n, n2) = (count(val), count(timeout as u32));
             let op = WakeOp::decode(val3 as u32)?;
             let (from, to) = (key(uaddr)?, key(uaddr2)?);
-            let old = futex::update(uaddr2, |v| op.apply(v))?;
+            let old = futex::update(uaddr2, |v| Some(op.apply(v)))?;
             let woken = futex::wake(from, n, ALL);
             let also = if op.holds(old) { futex::wake(to, n2, ALL) } else { 0 };
             Ok((woken + also) as i64)

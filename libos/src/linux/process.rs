@@ -142,13 +142,14 @@ pub fn set_tid_address(at: u64) -> LxResult {
     Ok(proc::thread::tid() as i64)
 }
 
-/// `set_robust_list`: the list is not walked when a thread dies (a lock
-/// held by a dead thread stays held), but the call is checked.
-pub fn set_robust_list(_head: u64, len: u64) -> LxResult {
+/// `set_robust_list`: the thread's list of robust locks, walked when it
+/// ends (`futex::release_robust`).
+pub fn set_robust_list(head: u64, len: u64) -> LxResult {
     const ROBUST_LIST_HEAD: u64 = 24;
     if len != ROBUST_LIST_HEAD {
         return Err(EINVAL);
     }
+    proc::thread().robust.set(head);
     Ok(0)
 }
 
@@ -204,6 +205,8 @@ pub fn start(f: &mut ExceptionFrame, loaded: exec::Loaded, path: Vec<u8>, argv: 
     v.brk_start.set(loaded.brk);
     v.brk.set(loaded.brk);
     v.mmap_next.set(crate::layout::MMAP_BASE);
+    // The old program's robust list is gone with it.
+    proc::thread().robust.set(0);
     with_process(|p| p.exe = exe);
     table::set_cmd(argv);
     f.regs = loaded.regs;

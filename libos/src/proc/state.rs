@@ -13,7 +13,7 @@
 //!
 //! What is per thread is what Linux keeps per thread: the blocked signals,
 //! the alternate signal stack, the mask `rt_sigsuspend` will put back,
-//! where its id is cleared when it ends, and its
+//! where its id is cleared when it ends, its robust list, and its
 //! side of the big lock (`Thread`, reached through `thread()`, in the
 //! thread's `entry::Block` with the frame of the call being answered). Everything else is per process. State shared between
 //! processes (the arena, the process table's entries) is not here.
@@ -113,6 +113,8 @@ pub struct Thread {
     pub clear_tid: Cell<u64>,
     /// Set in a new thread's block until it first runs (`thread::start`).
     pub starting: Cell<bool>,
+    /// Its robust list (`set_robust_list`, walked when it ends: 0, none).
+    pub robust: Cell<u64>,
 }
 
 impl Thread {
@@ -127,6 +129,7 @@ impl Thread {
             pending: Cell::new(0),
             clear_tid: Cell::new(0),
             starting: Cell::new(false),
+            robust: Cell::new(0),
         }
     }
 }

@@ -10,8 +10,8 @@
 //! each thread takes the big lock (`lock.rs`) as its own environment, and
 //! drops it only where it waits.
 //!
-//! A thread that ends (`exit_thread`) clears its id word and wakes a
-//! futex waiter on it (`set_tid_address`, `CLONE_CHILD_CLEARTID`, what
+//! A thread that ends (`exit_thread`) releases the robust locks it holds,
+//! clears its id word and wakes a futex waiter on it (`set_tid_address`, `CLONE_CHILD_CLEARTID`, what
 //! `pthread_join` waits for); the first thread, if it ends while others
 //! run, waits for them (its environment is the process). Any thread can end
 //! the process (`exit_group`, a fatal signal): another than the first asks
@@ -73,13 +73,16 @@ pub fn env_of(tid: u32) -> Option<u32> {
 /// A thread other than the first that does not block signal `sig`.
 pub fn wanting(sig: u32) -> Option<u32> {
     with_process(|p| {
-        p.threads.0.iter().find(|t| {
-            // SAFETY: a thread's block lives until `reap` frees it, which
-            // needs the big lock we hold; only its `Cell`s are read.
-            let mask = unsafe { (*t.block).thread.mask.get() };
-            !t.exiting && mask << 1 & 1 << sig == 0
-        })
-        .map(|t| t.env)
+        p.threads
+            .0
+            .iter()
+            .find(|t| {
+                // SAFETY: a thread's block lives until `reap` frees it, which
+                // needs the big lock we hold; only its `Cell`s are read.
+                let mask = unsafe { (*t.block).thread.mask.get() };
+                !t.exiting && mask << 1 & 1 << sig == 0
+            })
+            .map(|t| t.env)
     })
 }
 
@@ -261,8 +264,13 @@ fn end_self() -> ! {
 }
 
 /// Clears the thread's id word and wakes one waiter on it, as Linux does
-/// when a thread ends (`pthread_join`).
+/// when a thread ends (`pthread_join`); first, the locks on its robust list
+/// it still holds are marked owner-died (`futex::release_robust`).
 fn clear_tid() {
+    let robust = super::thread().robust.replace(0);
+    if robust != 0 {
+        crate::futex::release_robust(robust, tid());
+    }
     let at = super::thread().clear_tid.replace(0);
     if at != 0 && crate::uaccess::put(at, 0u32).is_ok() {
         crate::futex::wake(crate::futex::Key::private(at), 1, crate::futex::ALL);
