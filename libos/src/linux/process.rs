@@ -174,7 +174,9 @@ pub fn execve(f: &mut ExceptionFrame, pathp: u64, argvp: u64, envpp: u64) -> LxR
     let envp = uaccess::strings(envpp)?;
     let (path, image) = exec::resolve(&path, &mut argv)?;
     let elf = exec::check(image)?;
-    // Past this point the old program is gone: failures are fatal.
+    // Past this point the old program is gone: failures are fatal. Its
+    // other threads end first (Linux's de_thread).
+    proc::thread::end_for_exec();
     fd::close_on_exec();
     signal::reset_on_exec();
     let loaded = match exec::load(&elf, &argv, &envp, &path) {

@@ -288,6 +288,18 @@ pub fn end_others() {
     vars().threads.set(0);
 }
 
+/// execve: the program's other threads end (Linux's `de_thread`), when the
+/// first thread execs. From another thread that would need the first's
+/// environment (the process) to take over the exec: not done yet, and the
+/// other threads are left running (docs/libos.md).
+pub fn end_for_exec() {
+    if is_first() {
+        end_others();
+    } else {
+        crate::log::once("execve from a thread other than the first", 3002);
+    }
+}
+
 /// In a child forked from a threaded process only the caller survives: it
 /// becomes the child's first thread, the other threads' blocks (copied
 /// with the heap) are freed.
