@@ -3,7 +3,6 @@
 //! fault inside lxrt's handler would end the environment.
 
 use crate::errno::{LxResult, EFAULT, ENAMETOOLONG};
-use crate::scoped::Scoped;
 use crate::vm;
 use alloc::vec::Vec;
 
@@ -18,10 +17,21 @@ pub fn bytes(ptr: u64, len: u64) -> Result<&'static [u8], i64> {
     Ok(unsafe { core::slice::from_raw_parts(ptr as *const u8, len as usize) })
 }
 
-/// The program's memory is lent mutably once at a time: a nested
-/// `with_bytes_mut` (or a `write` inside one) panics instead of making a
-/// second `&mut` that may overlap the first.
-static LENT: Scoped<()> = Scoped::new("the program's memory", ());
+/// The program's memory is lent mutably once at a time per thread: a
+/// nested `with_bytes_mut` (or a `write` inside one) panics instead of
+/// making a second `&mut` that may overlap the first. The flag is the
+/// thread's (`Thread::lent`): a thread asleep inside one (a blocked pipe
+/// read) must not stop a sibling's calls, whose program memory the
+/// program may share as freely as on Linux.
+fn lent<R>(f: impl FnOnce() -> R) -> R {
+    let flag = &crate::proc::thread().lent;
+    if flag.replace(true) {
+        panic!("the program's memory borrowed twice");
+    }
+    let r = f();
+    flag.set(false);
+    r
+}
 
 /// Makes `len` bytes at `ptr` present and writable, or fails with EFAULT.
 pub fn writable(ptr: u64, len: u64) -> Result<(), i64> {
@@ -37,7 +47,7 @@ pub fn writable(ptr: u64, len: u64) -> Result<(), i64> {
 /// again.
 pub fn with_bytes_mut<R>(ptr: u64, len: u64, f: impl FnOnce(&mut [u8]) -> R) -> Result<R, i64> {
     writable(ptr, len)?;
-    Ok(LENT.with(|()| {
+    Ok(lent(|| {
         if len == 0 {
             return f(&mut []);
         }

@@ -115,6 +115,8 @@ pub struct Thread {
     pub starting: Cell<bool>,
     /// Its robust list (`set_robust_list`, walked when it ends: 0, none).
     pub robust: Cell<u64>,
+    /// The program's memory is lent to lxrt code now (`uaccess`).
+    pub lent: Cell<bool>,
 }
 
 impl Thread {
@@ -130,6 +132,7 @@ impl Thread {
             clear_tid: Cell::new(0),
             starting: Cell::new(false),
             robust: Cell::new(0),
+            lent: Cell::new(false),
         }
     }
 }

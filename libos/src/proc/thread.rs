@@ -70,6 +70,11 @@ pub fn env_of(tid: u32) -> Option<u32> {
     with_process(|p| p.threads.0.iter().any(|t| t.env == env && !t.exiting)).then_some(env)
 }
 
+/// The environments of the threads other than the first.
+pub fn envs() -> Vec<u32> {
+    with_process(|p| p.threads.0.iter().map(|t| t.env).collect())
+}
+
 /// A thread other than the first that does not block signal `sig`.
 pub fn wanting(sig: u32) -> Option<u32> {
     with_process(|p| {
