@@ -6,9 +6,6 @@
 // uaccess.rs is compiled whole; this test uses part of it.
 #![allow(dead_code)]
 
-#[path = "../src/scoped.rs"]
-mod scoped;
-
 #[path = "../src/uaccess.rs"]
 mod uaccess;
 
@@ -40,6 +37,20 @@ mod vm {
     }
 }
 
+/// The running thread's state: only the loan's flag.
+mod proc {
+    pub struct Thread {
+        pub lent: std::cell::Cell<bool>,
+    }
+
+    pub fn thread() -> &'static Thread {
+        thread_local! {
+            static T: &'static Thread = Box::leak(Box::new(Thread { lent: std::cell::Cell::new(false) }));
+        }
+        T.with(|t| *t)
+    }
+}
+
 /// A buffer of `n` bytes that `vm` lets the test reach.
 fn memory(n: usize) -> (Box<[u8]>, u64) {
     let mut b = vec![b'.'; n].into_boxed_slice();
@@ -48,7 +59,7 @@ fn memory(n: usize) -> (Box<[u8]>, u64) {
     (b, at)
 }
 
-// One test: the loan's flag is the process's, and a panic leaves it set
+// One test: the loan's flag is the thread's, and a panic leaves it set
 // (as in lxrt, where it ends the process).
 #[test]
 #[should_panic(expected = "the program's memory borrowed twice")]
