@@ -35,8 +35,6 @@ static inline uint64_t now(void)
 	return ((uint64_t)hi << 32) | lo;
 }
 
-#include "threads.h"
-
 static void die(const char *what)
 {
 	perror(what);
@@ -652,7 +650,6 @@ static const struct {
 	{ "pipe_8k", b_pipe_8k, 0 },	    { "yield", b_yield, 0 },
 	{ "epoll", b_epoll, 0 },
 	{ "futex", b_futex, 0 },	    { "fork", b_fork, 0 },
-	{ "thread", b_thread, 0 },	    { "futex_threads", b_futex_threads, 0 },
 	{ "fork_exec", b_fork_exec, 0 },    { "vfork_exec", b_vfork_exec, 0 },
 	{ "select_a", b_select_a, 2 * CAT_PROCS },
 	{ "select_b", b_select_b, 2 * CAT_PROCS },

@@ -1,6 +1,6 @@
 /*
- * Thread experiments, in both `bench/linux/bench.c` (Linux) and
- * `libos/tests/c/threadbench.c` (the same code under Veneer's lxrt, run by
+ * Thread experiments of `libos/tests/c/threadbench.c`, one static program
+ * on both sides (Linux's /bin/threadbench; under Veneer's lxrt, run by
  * `bench_libos`): glibc's pthread_create + pthread_join, and a futex
  * ping-pong between two threads of one process.  `now()` is the caller's
  * rdtsc.

@@ -42,8 +42,20 @@ fn leaf<'t, T: Tables>(
     t: &'t mut T,
     pml4: Frame,
     va: u64,
-    mut alloc: Option<&mut dyn FnMut() -> Result<Frame, Error>>,
+    alloc: Option<&mut dyn FnMut() -> Result<Frame, Error>>,
 ) -> Result<&'t mut u64, Error> {
+    let table = leaf_table(t, pml4, va, alloc)?;
+    Ok(&mut t.table(table)[index(va, 0)])
+}
+
+/// The table holding `va`'s leaf entry, creating missing tables with
+/// `alloc` if given.
+fn leaf_table<T: Tables>(
+    t: &mut T,
+    pml4: Frame,
+    va: u64,
+    mut alloc: Option<&mut dyn FnMut() -> Result<Frame, Error>>,
+) -> Result<Frame, Error> {
     let mut table = pml4;
     for level in (1..4).rev() {
         let e = t.table(table)[index(va, level)];
@@ -58,7 +70,7 @@ fn leaf<'t, T: Tables>(
             return Err(Error::NotMapped);
         };
     }
-    Ok(&mut t.table(table)[index(va, 0)])
+    Ok(table)
 }
 
 /// Installs `pte` at `va`; tables come from `alloc`.
@@ -134,6 +146,40 @@ impl Prober {
     }
 }
 
+/// `map` over ascending addresses of one address space: the upper levels
+/// are walked (and missing tables made) once per 2 MiB region, not once
+/// per page.
+pub struct Mapper {
+    pml4: Frame,
+    region: u64,
+    table: Frame,
+}
+
+impl Mapper {
+    pub fn new(pml4: Frame) -> Mapper {
+        Mapper { pml4, region: u64::MAX, table: pml4 }
+    }
+
+    pub fn map<T: Tables>(
+        &mut self,
+        t: &mut T,
+        va: u64,
+        pte: u64,
+        alloc: &mut dyn FnMut() -> Result<Frame, Error>,
+    ) -> Result<(), Error> {
+        if va >> 21 != self.region {
+            self.table = leaf_table(t, self.pml4, va, Some(alloc))?;
+            self.region = va >> 21;
+        }
+        let e = &mut t.table(self.table)[index(va, 0)];
+        if *e & PRESENT != 0 {
+            return Err(Error::AlreadyMapped);
+        }
+        *e = pte;
+        Ok(())
+    }
+}
+
 /// Counts the table pages `map` would allocate for a run of ascending
 /// addresses, from what `probe` found at each: the check a caller makes
 /// before mapping a range, so the mapping itself cannot run out of memory
@@ -149,6 +195,10 @@ pub struct MissingTables {
 impl MissingTables {
     /// Adds address `va`, whose walk stopped at `level` (`probe`'s error).
     pub fn add(&mut self, va: u64, level: u32) {
+        // The same 2 MiB region misses the same tables at every page.
+        if level == 0 || self.counted[1] == Some(va >> 21) {
+            return;
+        }
         for l in 1..=level {
             let region = va >> (12 + 9 * l);
             if self.counted[l as usize] != Some(region) {
@@ -264,15 +314,18 @@ fn teardown_table<T: Tables>(
     leaf_fn: &mut dyn FnMut(u64),
     table_fn: &mut dyn FnMut(Frame),
 ) {
-    for i in 0..512 {
-        let e = t.table(table)[i];
-        if e & PRESENT == 0 {
+    for group in (0..512).step_by(8) {
+        // Most tables are sparse: skip eight absent entries at a time.
+        let entries: [u64; 8] = t.table(table)[group..group + 8].try_into().unwrap_or([0; 8]);
+        if entries.iter().fold(0, |all, e| all | e) & PRESENT == 0 {
             continue;
         }
-        if level == 1 {
-            leaf_fn(e);
-        } else {
-            teardown_table(t, frame_of(e), level - 1, leaf_fn, table_fn);
+        for e in entries.into_iter().filter(|e| e & PRESENT != 0) {
+            if level == 1 {
+                leaf_fn(e);
+            } else {
+                teardown_table(t, frame_of(e), level - 1, leaf_fn, table_fn);
+            }
         }
     }
     table_fn(table);
@@ -317,6 +370,32 @@ mod tests {
         let mut prober = Prober::new(pml4);
         for va in (0..0x1000u64).map(|i| 0x1f_0000 + i * 0x1000).chain([0x7f_ffff_f000, 0x80_0000_0000]) {
             assert_eq!(prober.probe(&mut m, va), probe(&mut m, pml4, va), "at {va:#x}");
+        }
+    }
+
+    #[test]
+    fn mapper_agrees_with_map() {
+        // Ascending runs across 2 MiB and 1 GiB boundaries, one page
+        // already mapped: the same entries and the same tables either way.
+        let vas: Vec<u64> = (0..1100u64).map(|i| 0x3ff0_0000 + i * 0x1000).chain([0x80_0000_0000]).collect();
+        let (mut a, mut b) = (Mem { next: 100, ..Mem::default() }, Mem { next: 100, ..Mem::default() });
+        let (pa, pb) = (a.alloc(), b.alloc());
+        let mut next = 1000u64;
+        let mut alloc = || {
+            next += 1;
+            Ok(Frame::new(next))
+        };
+        map(&mut a, pa, vas[7], 5 << 12 | PRESENT, &mut alloc).unwrap();
+        map(&mut b, pb, vas[7], 5 << 12 | PRESENT, &mut alloc).unwrap();
+        let mut mapper = Mapper::new(pb);
+        for (i, &va) in vas.iter().enumerate() {
+            let pte = (i as u64 + 9) << 12 | PRESENT;
+            let want = map(&mut a, pa, va, pte, &mut alloc);
+            assert_eq!(mapper.map(&mut b, va, pte, &mut alloc), want, "at {va:#x}");
+        }
+        assert_eq!(a.pages.len(), b.pages.len());
+        for va in vas {
+            assert_eq!(lookup(&mut a, pa, va), lookup(&mut b, pb, va));
         }
     }
 

@@ -11,11 +11,24 @@ use abi::Error;
 impl Kernel {
     /// `yield_to`: the rest of this slice goes to `id`, which must be
     /// runnable (not waiting for a reply, not penalised).
+    #[inline]
     pub fn yield_to(&mut self, id: u64) -> Result<u64, Error> {
         let t = self.env_slot(id)?;
-        // A sleeper whose predicate holds now would wake at its next
-        // slice: it wakes now and takes this one (a futex waker hands the
-        // CPU to the thread it woke).
+        if self.envs[t].state() != State::Runnable {
+            // Last, so that nothing lives across the call and the common
+            // path saves no registers.
+            return self.yield_to_sleeper(t);
+        }
+        self.switch_to(t);
+        Ok(0)
+    }
+
+    /// A sleeper whose predicate holds now would wake at its next slice:
+    /// it wakes now and takes this one (a futex waker hands the CPU to the
+    /// thread it woke).
+    #[cold]
+    #[inline(never)]
+    fn yield_to_sleeper(&mut self, t: Slot) -> Result<u64, Error> {
         if self.envs[t].state() == State::Sleeping {
             self.wake_if_ready(t);
         }

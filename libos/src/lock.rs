@@ -5,7 +5,7 @@
 //! owner has died (killed from outside) is taken over instead of hanging
 //! everyone.
 
-use crate::proc::thread;
+use crate::proc::{thread, Thread};
 use abi::tables::env_state;
 use core::sync::atomic::{AtomicU64, Ordering};
 use user::{kinfo, sys};
@@ -18,11 +18,17 @@ use user::{kinfo, sys};
 /// in a forked child and a new thread).
 #[inline]
 pub fn my_id() -> u64 {
-    let id = &thread().lock_id;
-    if id.get() == 0 {
-        id.set(sys::self_id());
+    id_of(thread())
+}
+
+/// `my_id` for the block the caller has in hand (each `thread()` reads the
+/// gs base again).
+#[inline]
+fn id_of(t: &Thread) -> u64 {
+    if t.lock_id.get() == 0 {
+        t.lock_id.set(sys::self_id());
     }
-    id.get()
+    t.lock_id.get()
 }
 
 fn word() -> &'static AtomicU64 {
@@ -36,13 +42,14 @@ fn owner_dead(id: u64) -> bool {
 /// Takes the lock (no-op if this process already holds it).
 #[inline]
 pub fn acquire() {
-    if thread().lock_held.get() {
+    let t = thread();
+    if t.lock_held.get() {
         return;
     }
-    let me = my_id();
+    let me = id_of(t);
     // The usual case: nobody holds it.
     if word().compare_exchange(0, me, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
-        thread().lock_held.set(true);
+        t.lock_held.set(true);
         crate::shared::sync();
         return;
     }
@@ -91,7 +98,12 @@ pub fn held() -> bool {
 
 #[inline]
 pub fn release() {
-    if thread().lock_held.replace(false) {
+    release_of(thread());
+}
+
+#[inline]
+fn release_of(t: &Thread) {
+    if t.lock_held.replace(false) {
         word().store(0, Ordering::Release);
     }
 }
@@ -125,9 +137,10 @@ pub fn hand_off(env: u64) {
 /// Ends a call: drops the lock, then makes the directed yield `hand_off`
 /// asked for, if any (a plain return if that one cannot run).
 pub fn end_call() {
-    release();
-    let env = thread().hand_off.replace(0);
-    if env != 0 && env != my_id() {
+    let t = thread();
+    release_of(t);
+    let env = t.hand_off.replace(0);
+    if env != 0 && env != id_of(t) {
         let _ = sys::yield_to(env);
     }
 }

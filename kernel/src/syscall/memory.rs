@@ -189,12 +189,29 @@ pub fn map_from_range(k: &mut Kernel, Args([env, va, src, pages, flags, cred]): 
     if tables > k.frames.free_count() {
         return Err(Error::NoMemory);
     }
-    k.within_limits(k.space_owner(s), tables, 0)?;
+    let owner = k.space_owner(s);
+    k.within_limits(owner, tables, 0)?;
+    // The checks above stand for `bind`'s, page by page; both sides'
+    // upper levels are walked once per 2 MiB here too.
+    let id = k.envs[owner].id().raw();
+    let (mut source, mut dest) = (pagetable::Prober::new(k.pml4()), pagetable::Mapper::new(k.envs[s].pml4));
+    let frames = &mut k.frames;
     for d in page_range(va, pages)? {
-        if let Some(have) = pagetable::lookup(&mut PhysTables, k.pml4(), d.wrapping_add(delta)) {
-            k.bind(s, d, pagetable::frame_of(have), pte)?;
+        let Ok(have) = source.probe(&mut PhysTables, d.wrapping_add(delta)) else {
+            continue;
+        };
+        let frame = pagetable::frame_of(have);
+        frames.add_ref(frame)?;
+        let r = dest.map(&mut PhysTables, d, pagetable::entry(frame, pte), &mut || {
+            frames.alloc(None, id, frame_state::PAGE_TABLE)
+        });
+        if let Err(e) = r {
+            frames.drop_ref(frame);
+            return Err(e);
         }
     }
+    k.kinfo.free_frames = k.frames.free_count();
+    k.publish(owner);
     Ok(targets)
 }
 

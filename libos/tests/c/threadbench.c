@@ -1,6 +1,7 @@
-/* Veneer's side of the thread benchmark rows: the code of
- * bench/linux/threads.h (Linux runs it inside bench/linux/bench.c) as a
- * static glibc program that bench_libos runs under lxrt:
+/* The thread benchmark rows' program on both sides: the code of
+ * bench/linux/threads.h as a static glibc program, which the Linux
+ * benchmark initramfs holds as /bin/threadbench and bench_libos runs under
+ * lxrt:
  * `threadbench NAME ITERATIONS TRIALS` prints `BENCH NAME ITERATIONS TOTAL`
  * per trial. */
 #include <stdint.h>

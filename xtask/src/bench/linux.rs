@@ -130,7 +130,8 @@ fn find_deb(dir: &Path, package: &str) -> Option<PathBuf> {
 }
 
 /// Builds the initramfs unless it is newer than every C source: `/init`
-/// from `init.c`, and every other `NAME.c` as `/bin/NAME`.
+/// from `init.c`, every other `NAME.c` as `/bin/NAME`, and the thread
+/// rows' program, the one Veneer runs (`libos/tests/c/threadbench.c`).
 fn initramfs(dir: &Path) -> Result<PathBuf, String> {
     let src = root().join("bench/linux");
     let cpio = dir.join("initramfs.cpio");
@@ -141,6 +142,7 @@ fn initramfs(dir: &Path) -> Result<PathBuf, String> {
         .filter(|p| p.extension().is_some_and(|x| x == "c"))
         .collect();
     sources.sort();
+    sources.push(root().join("libos/tests/c/threadbench.c"));
     let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
     if let Some(built) = modified(&cpio) {
         if sources.iter().all(|s| modified(s).is_some_and(|m| m <= built)) {

@@ -186,8 +186,8 @@ pub const ROWS: &[Row] = &[
         .linux("thread")
         .veneer("thread")
         .pairing(
-            "glibc's pthread_create of a thread that returns at once, then pthread_join: the same code \
-             (bench/linux/threads.h) in a static program on both sides; Veneer: under lxrt, each thread an \
+            "glibc's pthread_create of a thread that returns at once, then pthread_join: the same static \
+             program (libos/tests/c/threadbench.c) on both sides; Veneer: under lxrt, each thread an \
              environment over the process's address space",
         ),
     row("futex_threads", "futex ping-pong between two threads", "issue 14")
@@ -195,7 +195,7 @@ pub const ROWS: &[Row] = &[
         .veneer("futex_threads")
         .pairing(
             "two threads of one process hand a private futex word back and forth (wake, then wait, each \
-             way), per round trip: the same code (bench/linux/threads.h) on both sides; Veneer: lxrt's futex, \
+             way), per round trip: the same static program (threadbench.c) on both sides; Veneer: lxrt's futex, \
              waiters asleep on a wakeup predicate, the waker handing the CPU to the woken thread",
         ),
     row("fork_exec", "fork + exec of a tiny static program + wait", "SOSP'97 §5")

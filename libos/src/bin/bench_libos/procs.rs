@@ -205,8 +205,8 @@ pub fn pipe_pingpong(n: u64, size: usize) -> u64 {
     total
 }
 
-/// thread, futex_threads: the rows' code (`bench/linux/threads.h`) as
-/// Linux runs it, in a static glibc program under lxrt (`cbin/threadbench`,
+/// thread, futex_threads: the program Linux runs for these rows
+/// (`libos/tests/c/threadbench.c`), a static glibc program, under lxrt (`cbin/threadbench`,
 /// forked and executed from here), which prints its own `BENCH` lines, one
 /// per trial.
 pub fn threadbench(name: &str, n: u64, trials: u64) -> Result<(), &'static str> {
