@@ -145,7 +145,14 @@ pub struct CapInfo {
     pub rights: u64,
     /// [`cap_kind`].
     pub kind: u64,
+    /// For `DERIVED`: the slot of the same list holding what it was derived
+    /// from ([`NO_SLOT`] if the list does not hold that any more, or for
+    /// the other kinds), so a list is recreated by names relative to itself.
+    pub from: u64,
 }
+
+/// `CapInfo::from`: none.
+pub const NO_SLOT: u64 = u64::MAX;
 
 /// `CapInfo::kind` values: how the capability relates to the environment.
 pub mod cap_kind {
@@ -157,6 +164,24 @@ pub mod cap_kind {
     pub const DERIVED: u64 = 2;
 }
 
+/// One wakeup predicate of an environment as data (`env_pred_get`,
+/// `env_pred_install`); its instructions travel beside it.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PredInfo {
+    /// Its id ([`PRED_ANY`] to `env_pred_install`: any free one).
+    pub id: u64,
+    /// How many eBPF instructions it has.
+    pub insns: u64,
+    /// How many of `regions` it reads: addresses in the environment's own
+    /// space, so the record stays true wherever that space is rebuilt.
+    pub nregions: u64,
+    pub regions: [crate::syscall::Region; crate::syscall::PRED_REGIONS],
+}
+
+/// `PredInfo::id` for `env_pred_install`: the kernel picks the id.
+pub const PRED_ANY: u64 = u64::MAX;
+
 /// `intercept_answer` modes.
 pub mod answer {
     /// Let the call through: the kernel carries it out as if uninterposed
@@ -164,4 +189,12 @@ pub mod answer {
     pub const PASS: u64 = 0;
     /// The call returns the given value without the kernel acting on it.
     pub const RETURN: u64 = 1;
+    /// The environment stays held, without its event, which is given back
+    /// as what it stands for (as `env_state_set` gives a record's): a call
+    /// not yet made is made again when it is released (and seen again), a
+    /// result is returned as it is, an exception's instruction re-runs (a
+    /// trap's, `#DB` or `#BP`, is done: it goes on after it). Its
+    /// interposer may then change its state and release it (`env_run`):
+    /// the debugger stub (`nest::debug`).
+    pub const HOLD: u64 = 2;
 }

@@ -266,8 +266,43 @@ pub const ENV_CAP_COPY: u64 = BASE + 47;
 /// before the owner does; the tables go with the owner. Returns its id.
 pub const ENV_CREATE_SHARED: u64 = BASE + 48;
 
+/// `env_create_in(parent, id, cred)`: `env_create` on behalf of `parent`,
+/// an environment `cred` covers with the grant right (the caller or one of
+/// its descendants): a stopped child of `parent` with an empty address
+/// space, charged to `parent` (and within its limits). A restorer rebuilds
+/// a saved subtree with it (paper 003 §5.4). With `id` not 0 the child
+/// takes that id again: it must be the last id of a slot that is free now,
+/// whose environment was a child of one with `parent`'s id (`BadState`
+/// otherwise; `BadEnv` if it is no id). Returns the new id.
+pub const ENV_CREATE_IN: u64 = BASE + 49;
+
+/// `env_pred_get(env, from, info, insns, n, cred)`: `env`'s first wakeup
+/// predicate with id `from` or above (`cred` covering `env` with the read
+/// right): its record (`abi::nest::PredInfo`) written at `info`, its
+/// instructions at `insns` (room for `n`; `BadLength` if they do not fit,
+/// nothing written). Returns its id, or `BadState` if it has none from
+/// `from` on.
+pub const ENV_PRED_GET: u64 = BASE + 50;
+
+/// `env_pred_install(env, info, insns, cred)`: `pred_install` for `env`
+/// (`cred` covering it with the write right): the predicate of
+/// `info.insns` instructions at `insns` (the caller's memory) over
+/// `info.regions` (in `env`'s memory), owned by `env`, with id `info.id`
+/// (`BadState` if that id is taken) or any (`PRED_ANY`). Returns its id.
+/// A restorer recreates a saved environment's predicates with it, under
+/// the same ids, so a sleep on one and ids kept in memory stay true.
+pub const ENV_PRED_INSTALL: u64 = BASE + 51;
+
+/// `env_cap_derive(to, slot, from, rights, cred)`: in held `to`'s empty
+/// `slot` (`cred` covering `to` with the write right), a capability derived
+/// from the one in `to`'s own slot `from` with `rights` (a subset of its,
+/// which must include grant). `BadState` if `to` is not held or `slot` is
+/// taken. A restorer rebuilds a saved list with it, in the order of
+/// `CapInfo::from`.
+pub const ENV_CAP_DERIVE: u64 = BASE + 52;
+
 /// One past the last kernel call.
-pub const END: u64 = BASE + 49;
+pub const END: u64 = BASE + 53;
 
 /// `env_limit`: no limit.
 pub const NO_LIMIT: u64 = u64::MAX;

@@ -36,6 +36,6 @@ impl Kernel {
     /// owns them), created as `owner`'s child.
     pub fn env_create_shared(&mut self, owner: Slot) -> Result<Slot, abi::Error> {
         debug_assert!(!self.envs[owner].shares);
-        self.env_new(Some(owner), true)
+        self.env_new(Some(owner), true, None)
     }
 }

@@ -392,17 +392,29 @@ impl Kernel {
     /// to slot `creator` (`None` for the first environment). Its guard is a
     /// capability derived from the creator's, so the creator dominates it.
     pub fn env_create(&mut self, creator: Option<Slot>) -> Result<Slot, Error> {
-        self.env_new(creator, false)
+        self.env_new(creator, false, None)
     }
 
     /// `env_create`; with `share`, the new environment runs over its
     /// creator's page tables instead of a fresh address space (`aspace.rs`).
-    pub(crate) fn env_new(&mut self, creator: Option<Slot>, share: bool) -> Result<Slot, Error> {
-        let s = Slot::all().skip(1).find(|&s| self.envs[s].state == State::Free).ok_or(Error::NoEnvSlots)?;
-        let generation = self.envs[s].generation.wrapping_add(1).max(1);
-        let raw = generation.wrapping_mul(ENV_SLOTS as u32).wrapping_add(s.0 as u32);
-        let id =
-            EnvId(if raw == 0 || env_slot(raw) != s.index() { s.0 as u32 + ENV_SLOTS as u32 } else { raw });
+    /// With `again`, it takes that id again (`revivable`).
+    pub(crate) fn env_new(
+        &mut self,
+        creator: Option<Slot>,
+        share: bool,
+        again: Option<EnvId>,
+    ) -> Result<Slot, Error> {
+        let (s, generation) = match again {
+            Some(id) => (id.slot(), self.envs[id.slot()].generation),
+            None => {
+                let s = Slot::all()
+                    .skip(1)
+                    .find(|&s| self.envs[s].state == State::Free)
+                    .ok_or(Error::NoEnvSlots)?;
+                (s, self.envs[s].generation.wrapping_add(1).max(1))
+            }
+        };
+        let id = id_of(generation, s);
         let guard = match creator {
             None => self.caps.create_root(Rights::ALL)?,
             Some(c) => self.caps.derive(self.envs[c].guard, Rights::ALL)?,
@@ -454,6 +466,29 @@ impl Kernel {
         table[mm::SHARED_SLOTS].copy_from_slice(&shared[mm::SHARED_SLOTS]);
         table[mm::SELF_MAP_SLOT] =
             pagetable::entry(pml4, pagetable::PRESENT | pagetable::USER | pagetable::NO_EXEC);
+    }
+
+    /// Whether `id` may be taken again by a new child of slot `parent`: it
+    /// was the last id of a slot that is free now, and its environment was
+    /// a child of an environment with `parent`'s id (the same one, or one
+    /// that took that id again by this rule). Whoever creates under
+    /// `parent` could so have held the environment that had the id, so
+    /// taking it again names nothing outside the creator's control: a saved
+    /// subtree restored under the same ids keeps the ids held in its
+    /// memory (`docs/nesting.md`, the checkpointer).
+    pub fn revivable(&self, id: u64, parent: Slot) -> Result<EnvId, Error> {
+        let raw = u32::try_from(id).map_err(|_| Error::BadEnv)?;
+        let s = Slot::new(env_slot(raw)).filter(|s| s.index() != 0).ok_or(Error::BadEnv)?;
+        let e = &self.envs[s];
+        let last = id_of(e.generation, s);
+        if e.state != State::Free
+            || last.0 != raw
+            || e.generation == 0
+            || e.parent != Some(self.envs[parent].id)
+        {
+            return Err(Error::BadState);
+        }
+        Ok(last)
     }
 
     /// Destroys the subtree rooted at slot `top`. With `exit_code` set, `top`
@@ -542,9 +577,11 @@ impl Kernel {
             }
         }
         let _ = self.caps.revoke(self.envs[s].guard);
-        let generation = self.envs[s].generation;
+        let (generation, parent) = (self.envs[s].generation, self.envs[s].parent);
         self.envs[s] = Env::EMPTY;
-        self.envs[s].generation = generation;
+        // A free slot keeps its last id's generation and parent
+        // (`revivable`); nothing else reads a free slot's parent.
+        (self.envs[s].generation, self.envs[s].parent) = (generation, parent);
         self.publish(s);
     }
 
@@ -569,7 +606,7 @@ impl Kernel {
         let e = &self.envs[s];
         self.env_info[s] = abi::tables::EnvInfo {
             id: if e.state == State::Free { 0 } else { e.id.0 },
-            parent: e.parent.map_or(0, EnvId::raw),
+            parent: if e.state == State::Free { 0 } else { e.parent.map_or(0, EnvId::raw) },
             state: e.state as u32,
             exit_code: e.exit_code,
             frames: self.frames.owned_count(e.id.0),
@@ -591,4 +628,11 @@ pub static mut ENVS: [Env; ENV_SLOTS] = [Env::EMPTY; ENV_SLOTS];
 pub fn table() -> &'static mut [Env; ENV_SLOTS] {
     // SAFETY: handed out once, to the kernel state, which owns it from then.
     unsafe { &mut *(&raw mut ENVS).cast::<[Env; ENV_SLOTS]>() }
+}
+
+/// The id slot `s` has in `generation` (one of generation 1 if that would
+/// be 0 or name another slot, after the generation wraps).
+fn id_of(generation: u32, s: Slot) -> EnvId {
+    let raw = generation.wrapping_mul(ENV_SLOTS as u32).wrapping_add(s.0 as u32);
+    EnvId(if raw == 0 || env_slot(raw) != s.index() { s.0 as u32 + ENV_SLOTS as u32 } else { raw })
 }

@@ -385,11 +385,15 @@ impl Kernel {
                 self.deliver_exception(s, ev);
                 return Ok(None);
             }
-            (answer::RETURN, event::EXCEPTION) => e.tf.vector = 0, // the faulting instruction again
-            // A result passes as it is; a call goes on to the kernel.
-            (answer::PASS, event::RESULT) => {}
-            (answer::PASS, _) => {
-                e.bypass = e.tf.rip;
+            // The faulting instruction again (a trap's next one).
+            (answer::RETURN | answer::HOLD, event::EXCEPTION) => e.tf.vector = 0,
+            // A result passes as it is; a call goes on to the kernel (or,
+            // held, is made again when released, seen anew).
+            (answer::PASS | answer::HOLD, event::RESULT) => {}
+            (answer::PASS | answer::HOLD, _) => {
+                if mode == answer::PASS {
+                    e.bypass = e.tf.rip;
+                }
                 e.tf.rip -= SYSCALL_LEN;
                 e.tf.rax = e.event.number;
                 e.tf.vector = 0; // every register back, the arguments too
@@ -398,7 +402,12 @@ impl Kernel {
             _ => return Err(Error::BadFlags),
         }
         e.event = Event::default();
-        self.set_state(s, State::Runnable);
+        if mode == answer::HOLD {
+            // Held still, now without an event: `env_run` releases it.
+            e.resume_as = State::Runnable;
+        } else {
+            self.set_state(s, State::Runnable);
+        }
         Ok(None)
     }
 }

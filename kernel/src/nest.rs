@@ -246,6 +246,20 @@ impl Kernel {
         self.envs[to].clist.set(slot, new)
     }
 
+    /// `env_cap_derive`: in held `to`'s empty `slot`, a capability derived
+    /// from its own slot `from` with `rights`.
+    pub fn derive_in(&mut self, to: Slot, slot: u64, from: u64, rights: Rights) -> Result<(), Error> {
+        if slot >= crate::cap::CLIST_SLOTS as u64 {
+            return Err(Error::BadLength);
+        }
+        let list = &self.envs[to].clist;
+        if self.envs[to].state() != State::Stopped || list.get(slot).is_ok_and(|t| self.caps.valid(t)) {
+            return Err(Error::BadState);
+        }
+        let new = self.caps.derive(list.get(from)?, rights)?;
+        self.envs[to].clist.set(slot, new)
+    }
+
     /// The live capabilities of slot `s`'s list, at most `out.len()`.
     pub fn caps_of(&self, s: Slot, out: &mut [CapInfo]) -> usize {
         let e = &self.envs[s];
@@ -268,7 +282,14 @@ impl Kernel {
             } else {
                 cap_kind::DERIVED
             };
-            out[n] = CapInfo { slot, rights: bits, kind };
+            let from = match kind {
+                cap_kind::DERIVED => self
+                    .caps
+                    .parent_of(c)
+                    .and_then(|p| (0..crate::cap::CLIST_SLOTS as u64).find(|&i| e.clist.get(i) == Ok(p))),
+                _ => None,
+            };
+            out[n] = CapInfo { slot, rights: bits, kind, from: from.unwrap_or(abi::nest::NO_SLOT) };
             n += 1;
         }
         n

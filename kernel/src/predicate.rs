@@ -50,6 +50,9 @@ pub struct Predicate {
     regions: [u64; PRED_REGIONS],
     frames: [Frame; PRED_REGIONS],
     nregions: usize,
+    /// The regions as its owner named them (addresses in its own space), so
+    /// a checkpointer can read the predicate back (`env_pred_get`).
+    descs: [Region; PRED_REGIONS],
 }
 
 impl Predicate {
@@ -59,36 +62,57 @@ impl Predicate {
         regions: [0; PRED_REGIONS],
         frames: [Frame::new(0); PRED_REGIONS],
         nregions: 0,
+        descs: [Region { va: 0, len: 0 }; PRED_REGIONS],
     };
 }
 
 impl Kernel {
-    /// `pred_install`: verifies, compiles (or reuses) and installs.
+    /// `pred_install`: verifies, compiles (or reuses) and installs a
+    /// predicate of the caller's over its own memory.
     pub fn pred_install(&mut self, insns: u64, n: u64, regions: u64, nregions: u64) -> Result<u64, Error> {
-        if n == 0 || n > PRED_MAX_INSNS {
+        if n == 0 || n > PRED_MAX_INSNS || nregions > PRED_REGIONS as u64 {
             return Err(Error::BadLength);
         }
-        if nregions > PRED_REGIONS as u64 {
-            return Err(Error::BadLength);
+        let mut descs = [Region::default(); PRED_REGIONS];
+        for (i, d) in descs.iter_mut().take(nregions as usize).enumerate() {
+            *d = uaccess::read_value(self.pml4(), regions + (i * core::mem::size_of::<Region>()) as u64)?;
         }
         // A sharer's predicates are its owner's (`aspace.rs`): any thread
         // of the address space may sleep on them.
-        let owner = self.space_owner(self.current);
+        self.pred_install_for(self.space_owner(self.current), None, insns, n, &descs[..nregions as usize])
+    }
+
+    /// Installs, for slot `owner`, the predicate of `n` instructions at
+    /// `insns` (the caller's memory) over `descs` (`owner`'s memory), as id
+    /// `want` if given (`BadState` if that id is taken).
+    pub fn pred_install_for(
+        &mut self,
+        owner: Slot,
+        want: Option<u64>,
+        insns: u64,
+        n: u64,
+        descs: &[Region],
+    ) -> Result<u64, Error> {
+        if n == 0 || n > PRED_MAX_INSNS || descs.len() > PRED_REGIONS {
+            return Err(Error::BadLength);
+        }
         let me = self.envs[owner].id().raw();
         if self.envs[owner].predicates as usize >= PREDICATES_PER_ENV {
             return Err(Error::NoMemory);
         }
-        let slot = self.predicates.iter().position(|p| p.owner == 0).ok_or(Error::NoMemory)?;
-        let pml4 = self.pml4();
+        let slot = match want {
+            None => self.predicates.iter().position(|p| p.owner == 0).ok_or(Error::NoMemory)?,
+            Some(id) => usize::try_from(id)
+                .ok()
+                .filter(|&i| i < MAX_PREDICATES && self.predicates[i].owner == 0)
+                .ok_or(Error::BadState)?,
+        };
         let mut code = alloc::vec![0u8; (n * 8) as usize];
-        uaccess::read(pml4, insns, &mut code)?;
-        let mut descs = [Region::default(); PRED_REGIONS];
-        for (i, d) in descs.iter_mut().take(nregions as usize).enumerate() {
-            *d = uaccess::read_value(pml4, regions + (i * core::mem::size_of::<Region>()) as u64)?;
-        }
-        let descs = &descs[..nregions as usize];
-        // Each region within one page the caller can read.
+        uaccess::read(self.pml4(), insns, &mut code)?;
+        let pml4 = self.envs[owner].pml4;
+        // Each region within one page the owner can read.
         let mut p = Predicate { owner: me, ..Predicate::FREE };
+        p.descs[..descs.len()].copy_from_slice(descs);
         let mut sizes = [0u32; PRED_REGIONS];
         for (i, d) in descs.iter().enumerate() {
             if d.len == 0 || d.len > 4096 - d.va % 4096 {
@@ -146,6 +170,18 @@ impl Kernel {
         self.envs[owner].predicates += 1;
         self.predicates[slot] = p;
         Ok(slot as u64)
+    }
+
+    /// Slot `s`'s first predicate with id `from` or above, with its
+    /// instructions: (id, instructions, its regions as `s` named them).
+    pub fn pred_of(&self, s: Slot, from: u64) -> Option<(u64, &[u8], &[Region])> {
+        let me = self.envs[self.space_owner(s)].id().raw();
+        let from = usize::try_from(from).ok()?;
+        let i = (from..MAX_PREDICATES).find(|&i| self.predicates[i].owner == me)?;
+        let p = &self.predicates[i];
+        // The compilation's key is the instructions, then a size per region.
+        let key = &self.compiled[p.compiled].key;
+        Some((i as u64, &key[..key.len() - 4 * p.nregions], &p.descs[..p.nregions]))
     }
 
     /// Removes predicate `id`, which must belong to the caller.

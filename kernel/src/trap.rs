@@ -23,6 +23,7 @@ pub extern "C" fn from_user(_frame: *mut TrapFrame) {
 pub extern "C" fn from_kernel(tf: &mut TrapFrame) {
     let _kernel_tables = crate::dev::trap_view();
     match tf.vector {
+        2 => crate::dev::nmi(tf.rip),
         v if v < 32 && crate::dev::fault(v, tf.rip) => {}
         v if v == apic::TIMER_VECTOR as u64 => {
             apic::eoi();

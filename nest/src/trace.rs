@@ -57,8 +57,10 @@ const CALLS: &[(u64, &str, usize)] = &[
     (sc::ENV_CAPS, "env_caps", 4),
     (sc::INTERPOSE, "interpose", 3),
     (sc::INTERCEPT_ANSWER, "intercept_answer", 4),
+    (sc::ENV_LIMIT, "env_limit", 4),
     (sc::INTERCEPT_WAIT, "intercept_wait", 6),
     (sc::ENV_CAP_COPY, "env_cap_copy", 4),
+    (sc::ENV_CREATE_SHARED, "env_create_shared", 2),
 ];
 
 /// Names of the Linux calls busybox makes, for foreign calls (the
@@ -141,11 +143,11 @@ impl fmt::Display for Call<'_> {
 
 /// Traces the subtree of `root` (already interposed and started) until
 /// `root` exits, writing one line per call to `out`. `policy` may answer
-/// a call itself (`Some(value)`: the kernel never sees it). Returns the
-/// exit code of `root`.
+/// a call of an environment (by id) itself (`Some(value)`: the kernel
+/// never sees it). Returns the exit code of `root`.
 pub fn run(
     root: u64,
-    mut policy: impl FnMut(&Event) -> Option<u64>,
+    mut policy: impl FnMut(u64, &Event) -> Option<u64>,
     out: &mut dyn Write,
 ) -> Result<i32, Error> {
     // The call each environment (by slot) made and has not seen return.
@@ -160,7 +162,7 @@ pub fn run(
         if let Some((pid, old)) = p.take() {
             let _ = writeln!(out, "[{pid:#x}] {}", Call(&old, None));
         }
-        match policy(ev) {
+        match policy(id, ev) {
             Some(v) => {
                 let _ = writeln!(out, "[{id:#x}] {} (answered by the tracer)", Call(ev, Some(v)));
                 (answer::RETURN, v)

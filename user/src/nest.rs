@@ -3,7 +3,7 @@
 
 use crate::sys::{call, result};
 use crate::{kinfo, sys};
-use abi::nest::{CapInfo, EnvState, Event, Mapping};
+use abi::nest::{CapInfo, EnvState, Event, Mapping, PredInfo};
 use abi::syscall::{self as sc, CRED_SELF};
 use abi::tables::{env_slot, env_state, ENV_SLOTS};
 use abi::Error;
@@ -35,6 +35,25 @@ pub fn intercept_answer(env: u64, mode: u64, value: u64) -> Result<u64, Error> {
 /// Recreates `from`'s capability `slot` in the same slot of held `to`.
 pub fn env_cap_copy(from: u64, slot: u64, to: u64) -> Result<u64, Error> {
     result(call(sc::ENV_CAP_COPY, [from, slot, to, CRED_SELF, 0, 0]))
+}
+/// `env`'s first predicate with id `from` or above: its record in `info`,
+/// its instructions' bytes at the start of `insns`; returns its id.
+pub fn env_pred_get(env: u64, from: u64, info: &mut PredInfo, insns: &mut [u8]) -> Result<u64, Error> {
+    let (p, n) = (insns.as_mut_ptr() as u64, insns.len() as u64 / 8);
+    result(call(sc::ENV_PRED_GET, [env, from, info as *mut PredInfo as u64, p, n, CRED_SELF]))
+}
+/// Installs `info`'s predicate (its `info.insns` instructions' bytes in
+/// `insns`) for `env`; returns its id.
+pub fn env_pred_install(env: u64, info: &PredInfo, insns: &[u8]) -> Result<u64, Error> {
+    if insns.len() as u64 != info.insns.saturating_mul(8) {
+        return Err(Error::BadLength);
+    }
+    let (i, p) = (info as *const PredInfo as u64, insns.as_ptr() as u64);
+    result(call(sc::ENV_PRED_INSTALL, [env, i, p, CRED_SELF, 0, 0]))
+}
+/// In held `to`'s `slot`, a capability derived from its own slot `from`.
+pub fn env_cap_derive(to: u64, slot: u64, from: u64, rights: u64) -> Result<u64, Error> {
+    result(call(sc::ENV_CAP_DERIVE, [to, slot, from, rights, CRED_SELF, 0]))
 }
 /// Caps `env`'s subtree at `frames` frames and `slices` time slices.
 pub fn env_limit(env: u64, frames: u64, slices: u64) -> Result<u64, Error> {

@@ -46,6 +46,12 @@ pub fn start(child: u64) -> Result<(), Error> {
 /// Loads `bin/NAME` into a new, stopped child with `arg` in `rdi` (so the
 /// parent can give it capabilities before it runs); returns its id.
 pub fn spawn_stopped(name: &str, arg: u64) -> Result<u64, SpawnError> {
+    spawn_stopped_in(ENV_SELF, name, arg)
+}
+
+/// `spawn_stopped`, the new environment a child of `parent` (the caller or
+/// a descendant, `sys::env_create_in`).
+pub fn spawn_stopped_in(parent: u64, name: &str, arg: u64) -> Result<u64, SpawnError> {
     let mut path = [0u8; 64];
     let n = name.len().min(60);
     path[..4].copy_from_slice(b"bin/");
@@ -53,7 +59,7 @@ pub fn spawn_stopped(name: &str, arg: u64) -> Result<u64, SpawnError> {
     let path = core::str::from_utf8(&path[..4 + n]).map_err(|_| SpawnError::NotFound)?;
     let data = crate::bootfs::find(path).ok_or(SpawnError::NotFound)?;
     let elf = Elf::parse(data, USER_MIN, USER_END, 0).map_err(SpawnError::BadElf)?;
-    let child = sys::env_create()?;
+    let child = sys::env_create_in(parent)?;
     match load(child, &elf) {
         Ok(()) => {}
         Err(e) => {

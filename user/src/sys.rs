@@ -188,6 +188,15 @@ pub fn protect(env: u64, va: u64, flags: u64) -> Result<u64, Error> {
 pub fn env_create() -> Result<u64, Error> {
     result(call1(sc::ENV_CREATE, CRED_SELF))
 }
+/// A new stopped child of `parent`, the caller or a descendant
+/// (`ENV_CREATE_IN`), charged to `parent`.
+pub fn env_create_in(parent: u64) -> Result<u64, Error> {
+    env_create_again(parent, 0)
+}
+/// `env_create_in` taking id `id` again (0: a new one).
+pub fn env_create_again(parent: u64, id: u64) -> Result<u64, Error> {
+    result(call(sc::ENV_CREATE_IN, [parent, id, CRED_SELF, 0, 0, 0]))
+}
 /// A new stopped environment over `space`'s page tables (`ENV_CREATE_SHARED`),
 /// presenting `cred` for the tables' owner.
 pub fn env_create_shared(space: u64, cred: u64) -> Result<u64, Error> {

@@ -48,6 +48,25 @@ const EXTRAS: &[Extra] = &[
         timeout_s: 240,
     },
     Extra {
+        name: "test_debug",
+        args: "",
+        expect: &[
+            "debug: stepped 12 instructions of step_me, rax changed: ok",
+            "debug: stepped a hostile child through its popf: ok",
+        ],
+        timeout_s: 90,
+    },
+    Extra {
+        name: "test_compose",
+        args: "",
+        expect: &[
+            "compose: its output equals the bare run's: ok",
+            "compose: the trace shows the pager's waits: ok",
+            "compose: pagee completes, paged through the limiter's quota: ok",
+        ],
+        timeout_s: 120,
+    },
+    Extra {
         name: "test_revoke",
         args: "",
         expect: &["did not give frames back in time: repossessed 10"],

@@ -13,6 +13,8 @@ struct Dev {
     /// The devices offer no MSI-X (`vectors=0`): interrupts come through
     /// the I/O APIC, both devices on one shared line.
     intx: bool,
+    /// On q35 with QEMU's `intel-iommu` (`qemu::IOMMU_MACHINE`).
+    iommu: bool,
     /// `devtest=` words of each boot, in order, on one image.
     boots: &'static [(&'static str, &'static [&'static str])],
 }
@@ -21,6 +23,7 @@ const TESTS: &[Dev] = &[
     Dev {
         name: "dev_blk_pattern",
         intx: false,
+        iommu: false,
         boots: &[(
             "blk-pattern",
             &[
@@ -32,6 +35,7 @@ const TESTS: &[Dev] = &[
     Dev {
         name: "dev_blk_persist",
         intx: false,
+        iommu: false,
         boots: &[
             ("blk-write", &["devtest blk-write: wrote 8 sectors at 100"]),
             (
@@ -43,6 +47,7 @@ const TESTS: &[Dev] = &[
     Dev {
         name: "dev_arp",
         intx: false,
+        iommu: false,
         boots: &[("arp", &["devtest arp: 10.0.2.2 is at 52:55:0a:00:02:02"])],
     },
     // The block driver, isolated, writes into kernel memory with a read in
@@ -50,6 +55,7 @@ const TESTS: &[Dev] = &[
     Dev {
         name: "dev_wild",
         intx: false,
+        iommu: false,
         boots: &[(
             "wild,arp",
             &[
@@ -67,6 +73,7 @@ const TESTS: &[Dev] = &[
     Dev {
         name: "dev_wildcall",
         intx: false,
+        iommu: false,
         boots: &[(
             "wild-call,arp",
             &[
@@ -81,6 +88,7 @@ const TESTS: &[Dev] = &[
     Dev {
         name: "dev_overflow",
         intx: false,
+        iommu: false,
         boots: &[(
             "overflow,blk-pattern",
             &[
@@ -98,6 +106,7 @@ const TESTS: &[Dev] = &[
     Dev {
         name: "dev_livelock",
         intx: false,
+        iommu: false,
         boots: &[(
             "livelock,irq-livelock",
             &[
@@ -110,11 +119,30 @@ const TESTS: &[Dev] = &[
             ],
         )],
     },
+    // The block driver loops with interrupts off (`cli`): the timer's
+    // watchdog cannot reach it, the NMI watchdog can; the network driver
+    // and the first environment carry on.
+    Dev {
+        name: "dev_cli_livelock",
+        intx: false,
+        iommu: false,
+        boots: &[(
+            "cli-livelock,arp",
+            &[
+                "driver virtio-blk: livelock with interrupts off",
+                "driver virtio-blk disabled",
+                "devtest cli-livelock: the block driver looping with interrupts off was stopped",
+                "devtest arp: 10.0.2.2 is at",
+                "hello from ring 3",
+            ],
+        )],
+    },
     // Without MSI-X; the network driver still gets its shared line's
     // interrupts after the block driver on the same line is disabled.
     Dev {
         name: "dev_intx",
         intx: true,
+        iommu: false,
         boots: &[(
             "blk-pattern,wild,arp",
             &[
@@ -122,6 +150,28 @@ const TESTS: &[Dev] = &[
                 "devtest blk-pattern: read 8 sectors at 4096 under interrupts",
                 "devtest wild: the write to 0x",
                 "devtest arp: 10.0.2.2 is at 52:55:0a:00:02:02",
+            ],
+        )],
+    },
+    // Under the IOMMU, the block driver reads the pattern; then it gives
+    // its device a wrong DMA address (a page it was lent before and gave
+    // back): the IOMMU blocks the write and reports it, the
+    // driver is disabled, the page is unchanged; the network driver, under
+    // the IOMMU too, carries on.
+    Dev {
+        name: "dev_iommu",
+        intx: false,
+        iommu: true,
+        boots: &[(
+            "blk-pattern,wild-dma,arp",
+            &[
+                "iommu: translation on",
+                "devtest blk-pattern: read 8 sectors at 4096 under interrupts: the pattern xtask wrote",
+                "iommu: DMA fault: virtio-blk's device",
+                "driver virtio-blk disabled",
+                "devtest wild-dma: the device's write to 0x",
+                "devtest arp: 10.0.2.2 is at 52:55:0a:00:02:02",
+                "hello from ring 3",
             ],
         )],
     },
@@ -140,14 +190,18 @@ pub fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
         let mut chain: Option<Box<BootTest>> = None;
         for (words, expect) in t.boots.iter().rev() {
             let mut args = qemu::base_args(img, &format!("test_hello devtest={words}"));
-            let devices = qemu::device_args(&path, 0).into_iter();
-            args.extend(devices.map(|a| {
-                if t.intx {
-                    a.replace("disable-legacy=on", "disable-legacy=on,vectors=0")
-                } else {
-                    a
-                }
-            }));
+            let mut devices = qemu::device_args(&path, 0);
+            if t.intx {
+                devices = devices
+                    .into_iter()
+                    .map(|a| a.replace("disable-legacy=on", "disable-legacy=on,vectors=0"))
+                    .collect();
+            }
+            if t.iommu {
+                args.extend(qemu::IOMMU_MACHINE.iter().map(|s| s.to_string()));
+                devices = qemu::through_iommu(devices);
+            }
+            args.extend(devices);
             chain = Some(Box::new(BootTest {
                 name: t.name.to_string(),
                 args,

@@ -57,6 +57,32 @@ pub fn device_args(disk: &Path, host_port: u16) -> Vec<String> {
     .collect()
 }
 
+/// The machine of the IOMMU's boots (`dev_iommu`, the benchmarks'
+/// `devbench iommu`): q35 with Intel's remapping unit (VT-d). Every other
+/// boot keeps the default machine, so that the benchmark rows stay
+/// comparable.
+pub const IOMMU_MACHINE: &[&str] = &["-machine", "q35", "-device", "intel-iommu"];
+
+/// Whether `args` boot the IOMMU's machine.
+fn behind_iommu(args: &[String]) -> bool {
+    args.iter().any(|a| a == "intel-iommu")
+}
+
+/// `device_args` whose devices send their DMA through the IOMMU
+/// (`iommu_platform=on`; otherwise QEMU's virtio devices bypass it).
+pub fn through_iommu(devices: Vec<String>) -> Vec<String> {
+    devices
+        .into_iter()
+        .map(|a| {
+            if a.starts_with("virtio-") {
+                a.replace("disable-legacy=on", "disable-legacy=on,iommu_platform=on")
+            } else {
+                a
+            }
+        })
+        .collect()
+}
+
 /// Whether `args` already name the boot's disk (a test that boots twice
 /// on the same image).
 fn has_devices(args: &[String]) -> bool {
@@ -121,7 +147,8 @@ pub fn headless(args: &[String], timeout: Duration, keys: &[Key]) -> Result<Outc
     let disk = crate::disk::scratch_path();
     crate::disk::create(&disk)?;
     let mut with = args.to_vec();
-    with.extend(device_args(&disk, 0));
+    let devices = device_args(&disk, 0);
+    with.extend(if behind_iommu(args) { through_iommu(devices) } else { devices });
     let out = run_headless(&with, timeout, keys);
     let _ = std::fs::remove_file(&disk);
     out

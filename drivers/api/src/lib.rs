@@ -91,6 +91,13 @@ pub mod op {
     /// Fault injection: the driver calls a function at the address in
     /// `sector` (a wild jump: a corrupted function pointer).
     pub const INJECT_WILD_CALL: u32 = 0xF4;
+    /// Fault injection: a read of sector 0 whose buffer the driver hands
+    /// its device as physical address `sector` instead of the lent page's
+    /// (a wrong DMA address; only an IOMMU stops the device's write).
+    pub const INJECT_WILD_DMA: u32 = 0xF5;
+    /// Fault injection: the driver turns interrupts off and loops forever
+    /// in this call (`cli; jmp $`): only an NMI reaches it.
+    pub const INJECT_CLI_LIVELOCK: u32 = 0xF6;
 }
 
 /// One request from the kernel: sectors to read into or write from the

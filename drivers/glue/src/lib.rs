@@ -4,10 +4,13 @@
 //! the driver images; see `docs/drivers.md`.
 #![cfg_attr(not(test), no_std)]
 
+mod platform;
+pub use platform::Platform;
+
 use core::cell::UnsafeCell;
 use core::fmt::Write;
 use core::ptr::NonNull;
-use core::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
 use drvapi::{direction, KernelApi};
 use virtio_drivers::transport::pci::bus::{ConfigurationAccess, DeviceFunction, PciRoot};
 use virtio_drivers::{BufferDirection, Hal, PhysAddr};
@@ -112,7 +115,15 @@ unsafe impl Hal for KernelHal {
     unsafe fn share(buffer: NonNull<[u8]>, direction: BufferDirection) -> PhysAddr {
         let pa = (kernel().share)(buffer.as_ptr() as *mut u8 as usize, buffer.len(), dir(direction));
         assert_ne!(pa, 0, "the kernel refused to share a buffer");
-        pa
+        // The injected wrong DMA address (`INJECT_WILD_DMA`): the device
+        // is told to write elsewhere.
+        match direction {
+            BufferDirection::DeviceToDriver => match WILD_DMA.swap(0, Ordering::Relaxed) {
+                0 => pa,
+                wild => wild,
+            },
+            _ => pa,
+        }
     }
 
     unsafe fn unshare(paddr: PhysAddr, buffer: NonNull<[u8]>, _direction: BufferDirection) {
@@ -190,6 +201,12 @@ pub fn inject(r: &drvapi::Request) -> bool {
             core::hint::black_box(deeper(r.sector));
         }
         drvapi::op::INJECT_LIVELOCK => spin(),
+        drvapi::op::INJECT_CLI_LIVELOCK => {
+            // SAFETY: none: this is the injected bug (ring 0 may turn
+            // interrupts off); the kernel's NMI watchdog must end it.
+            unsafe { core::arch::asm!("cli", options(nomem, nostack)) };
+            spin()
+        }
         drvapi::op::INJECT_WILD_CALL => {
             // SAFETY: none: this is the injected bug (a corrupted function
             // pointer); the fault it takes is what the kernel must stop.
@@ -200,6 +217,21 @@ pub fn inject(r: &drvapi::Request) -> bool {
         _ => return false,
     }
     true
+}
+
+/// Armed by `INJECT_WILD_DMA`: the next buffer the device writes is
+/// given to it at this physical address instead of its own.
+static WILD_DMA: AtomicU64 = AtomicU64::new(0);
+
+/// `INJECT_WILD_DMA` turned into what the driver does with it: a read of
+/// one sector of sector 0 into the lent buffer, whose device address the
+/// next `share` replaces with `r.sector`. Other requests are unchanged.
+pub fn wild_dma(r: &drvapi::Request) -> drvapi::Request {
+    if r.op != drvapi::op::INJECT_WILD_DMA {
+        return *r;
+    }
+    WILD_DMA.store(r.sector, Ordering::Relaxed);
+    drvapi::Request { op: drvapi::op::READ, sector: 0, len: 512, ..*r }
 }
 
 /// Armed by `INJECT_IRQ_LIVELOCK`: the next interrupt handler loops.

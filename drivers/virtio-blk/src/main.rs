@@ -6,7 +6,7 @@
 #[cfg(target_os = "none")]
 mod driver {
     use drvapi::{op, status, DeviceInfo, DriverApi, Facts, KernelApi, Request, VERSION};
-    use drvglue::{kernel, log, Global, KernelConfig, KernelHal};
+    use drvglue::{kernel, log, Global, KernelConfig, KernelHal, Platform};
     use virtio_drivers::device::blk::{BlkReq, BlkResp, VirtIOBlk, SECTOR_SIZE};
     use virtio_drivers::transport::pci::bus::{DeviceFunction, PciRoot};
     use virtio_drivers::transport::pci::PciTransport;
@@ -24,7 +24,7 @@ mod driver {
     }
 
     struct State {
-        blk: Option<VirtIOBlk<KernelHal, PciTransport>>,
+        blk: Option<VirtIOBlk<KernelHal, Platform<PciTransport>>>,
         slots: [Slot; SLOTS],
     }
 
@@ -44,7 +44,7 @@ mod driver {
         drvglue::set_kernel(k);
         let df = DeviceFunction { bus: dev.bus, device: dev.device, function: dev.function };
         let mut root = PciRoot::new(KernelConfig);
-        let transport = match PciTransport::new::<KernelHal, _>(&mut root, df) {
+        let transport = match PciTransport::new::<KernelHal, _>(&mut root, df).map(Platform::new) {
             Ok(t) => t,
             Err(e) => {
                 log!("no virtio transport: {e}");
@@ -75,6 +75,7 @@ mod driver {
         if drvglue::inject(r) {
             return status::OK;
         }
+        let r = &drvglue::wild_dma(r);
         if r.len == 0 || !r.len.is_multiple_of(SECTOR_SIZE) || !matches!(r.op, op::READ | op::WRITE) {
             return status::INVALID;
         }

@@ -7,7 +7,7 @@
 #[cfg(target_os = "none")]
 mod driver {
     use drvapi::{op, status, DeviceInfo, DriverApi, Facts, KernelApi, Request, VERSION};
-    use drvglue::{kernel, log, Global, KernelConfig, KernelHal};
+    use drvglue::{kernel, log, Global, KernelConfig, KernelHal, Platform};
     use virtio_drivers::device::net::VirtIONetRaw;
     use virtio_drivers::transport::pci::bus::{DeviceFunction, PciRoot};
     use virtio_drivers::transport::pci::PciTransport;
@@ -27,7 +27,7 @@ mod driver {
     }
 
     struct State {
-        net: Option<VirtIONetRaw<KernelHal, PciTransport, QUEUE>>,
+        net: Option<VirtIONetRaw<KernelHal, Platform<PciTransport>, QUEUE>>,
         rx: [[u8; BUF]; RX],
         rx_token: [u16; RX],
         tx: [[u8; BUF]; TX],
@@ -46,7 +46,7 @@ mod driver {
         drvglue::set_kernel(k);
         let df = DeviceFunction { bus: dev.bus, device: dev.device, function: dev.function };
         let mut root = PciRoot::new(KernelConfig);
-        let transport = match PciTransport::new::<KernelHal, _>(&mut root, df) {
+        let transport = match PciTransport::new::<KernelHal, _>(&mut root, df).map(Platform::new) {
             Ok(t) => t,
             Err(e) => {
                 log!("no virtio transport: {e}");

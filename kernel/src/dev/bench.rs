@@ -3,7 +3,9 @@
 //! off, printing the harness's `BENCH` lines (see `xtask/src/bench/mod.rs`;
 //! under `-icount` the TSC counts guest instructions). With
 //! `isolation=off` on the command line the same driver images run
-//! unisolated, and every name but `calib` gets the suffix `_unisolated`.
+//! unisolated, and every name but `calib` gets the suffix `_unisolated`;
+//! on the IOMMU's machine (`iommu::Confinement`) the suffix is `_iommu`
+//! (translating) or `_iommu_off` (`iommu=off`).
 //!
 //! Waiting for the device halts the CPU, and under `-icount ... sleep=off`
 //! QEMU then moves the clock on to its next event, by an amount that
@@ -15,6 +17,7 @@
 //! on the device's pace is how many completions one interrupt brings.
 
 use super::driver::Span;
+use super::iommu::Confinement;
 use super::selftest::{arp_request, done, fail, frame, wait, wait_for, ARP_LEN, GATEWAY, HALTED, WAIT_TICKS};
 use super::{block, driver, packet, rdtsc};
 use crate::state::Kernel;
@@ -101,8 +104,13 @@ fn net_arp(k: &mut Kernel, n: u64, f: u64) {
 }
 
 /// Runs every device benchmark and powers off.
-pub fn run(k: &mut Kernel, isolated: bool, quick: bool) -> ! {
-    let sfx = if isolated { "" } else { "_unisolated" };
+pub fn run(k: &mut Kernel, isolated: bool, quick: bool, iommu: Confinement) -> ! {
+    let sfx = match (isolated, iommu) {
+        (false, _) => "_unisolated",
+        (true, Confinement::None) => "",
+        (true, Confinement::Translating) => "_iommu",
+        (true, Confinement::Off) => "_iommu_off",
+    };
     WAIT_TICKS.store(1 << 22, Relaxed);
     crate::kprintln!("BENCH-PLAN calib xpc{sfx} blk_4k{sfx} blk_64k{sfx} net_tx{sfx} net_arp{sfx}");
     let frames: [u64; 16] = core::array::from_fn(|_| frame(k));

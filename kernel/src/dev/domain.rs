@@ -15,6 +15,8 @@
 //! The same layout is used unisolated (`isolation=off`): then the domain's
 //! page table is simply not switched to, and the binaries are identical.
 
+use super::iommu;
+use super::pci::Function;
 use crate::frames::Frame;
 use crate::mm::PhysTables;
 use crate::pagetable::{self, Tables, GLOBAL, NO_EXEC, PRESENT, WRITABLE};
@@ -53,6 +55,9 @@ pub struct Domain {
     dma_next: u64,
     mmio_next: u64,
     lent: u64,
+    /// The driver's device: under an IOMMU it reaches only the pages
+    /// mapped here for DMA (`iommu`).
+    device: Function,
 }
 
 fn new_table(k: &mut Kernel) -> Result<Frame, &'static str> {
@@ -64,7 +69,12 @@ fn new_table(k: &mut Kernel) -> Result<Frame, &'static str> {
 impl Domain {
     /// Makes every page table of the region at `base` in the kernel's
     /// tables, and (when `isolated`) the domain's own page table.
-    pub fn build(k: &mut Kernel, base: u64, isolated: bool) -> Result<Domain, &'static str> {
+    pub fn build(
+        k: &mut Kernel,
+        base: u64,
+        isolated: bool,
+        device: Function,
+    ) -> Result<Domain, &'static str> {
         for va in (base..base + REGION).step_by(2 << 20) {
             // An empty entry: only the tables above it are made.
             match map(k, va, 0) {
@@ -82,7 +92,9 @@ impl Domain {
             dma_next: base + DMA_AREA.0,
             mmio_next: base + MMIO_AREA.0,
             lent: 0,
+            device,
         };
+        iommu::attach(k, device)?;
         if isolated {
             d.pml4 = Some(Self::page_table(k, base)?);
         }
@@ -139,14 +151,29 @@ impl Domain {
         core::mem::take(&mut self.stale)
     }
 
-    /// Maps `pages` DMA pages from `pa` for the driver: their address.
+    /// Lets the device reach `pages` pages from `pa` that are not mapped
+    /// for the driver (its image's data, which it may share).
+    pub fn expose(&mut self, k: &mut Kernel, pa: u64, pages: u64) -> Option<()> {
+        iommu::map(k, self.device, pa, pages).ok()
+    }
+
+    /// Maps `pages` DMA pages from `pa` for the driver and its device:
+    /// their address.
     pub fn map_dma(&mut self, k: &mut Kernel, pa: u64, pages: u64) -> Option<u64> {
         let va = self.dma_next;
         if va + pages * 4096 > self.base + DMA_AREA.1 {
             return None;
         }
+        if iommu::map(k, self.device, pa, pages).is_err() {
+            iommu::unmap(self.device, pa, pages);
+            return None;
+        }
         for p in 0..pages {
-            map(k, va + p * 4096, (pa + p * 4096) | PRESENT | WRITABLE | NO_EXEC).ok()?;
+            if map(k, va + p * 4096, (pa + p * 4096) | PRESENT | WRITABLE | NO_EXEC).is_err() {
+                self.unmap(k, va, p);
+                iommu::unmap(self.device, pa, pages);
+                return None;
+            }
         }
         self.dma_next += pages * 4096;
         Some(va)
@@ -171,24 +198,45 @@ impl Domain {
     pub fn lend(&mut self, k: &mut Kernel, pa: u64) -> Option<u64> {
         let slot = (0..LENT_SLOTS).find(|&s| self.lent & 1 << s == 0)?;
         let va = self.base + LENT_AREA + slot as u64 * 4096;
-        map(k, va, (pa & !4095) | PRESENT | WRITABLE | NO_EXEC).ok()?;
+        if iommu::map(k, self.device, pa & !4095, 1).is_err() {
+            iommu::unmap(self.device, pa & !4095, 1);
+            return None;
+        }
+        if map(k, va, (pa & !4095) | PRESENT | WRITABLE | NO_EXEC).is_err() {
+            iommu::unmap(self.device, pa & !4095, 1);
+            return None;
+        }
         self.lent |= 1 << slot;
         Some(va + (pa & 4095))
     }
 
-    /// Takes back a lent buffer at `va` (from `lend`).
-    pub fn take_back(&mut self, k: &mut Kernel, va: u64) {
+    /// Takes back a lent buffer at `va` (from `lend`, of `pa`), from the
+    /// driver and its device.
+    pub fn take_back(&mut self, k: &mut Kernel, va: u64, pa: u64) {
         let slot = ((va - self.base - LENT_AREA) / 4096) as usize;
         unmap(k, va & !4095);
+        iommu::unmap(self.device, pa & !4095, 1);
         self.stale = true;
         self.lent &= !(1 << slot);
     }
 
-    /// Unmaps `pages` pages of aliases from `va` (DMA or registers).
+    /// Unmaps `pages` pages of aliases from `va` (registers).
     pub fn unmap(&mut self, k: &mut Kernel, va: u64, pages: u64) {
         for p in 0..pages {
             unmap(k, va + p * 4096);
         }
         self.stale = true;
+    }
+
+    /// Unmaps `pages` DMA pages of `pa` from `va`, for the driver and its
+    /// device.
+    pub fn unmap_dma(&mut self, k: &mut Kernel, va: u64, pa: u64, pages: u64) {
+        self.unmap(k, va, pages);
+        iommu::unmap(self.device, pa, pages);
+    }
+
+    /// The device reaches nothing any more (its driver is disabled).
+    pub fn cut_dma(&mut self, k: &mut Kernel) {
+        iommu::detach(k, self.device);
     }
 }

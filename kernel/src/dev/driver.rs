@@ -156,11 +156,14 @@ fn cross(
         Ok((f, args, d.image.stack().1, domain, flush))
     });
     let (f, args, stack_top, domain, flush) = entry.unwrap_or(Err(status::IO_ERROR))?;
+    // The NMI watchdog covers the crossing (a driver may turn interrupts off).
+    super::nmi::arm(true);
     // SAFETY: `f` is one of the driver's entry points (checked to lie in
     // its text at load), the stack and page table its own; the kernel
     // runs with interrupts off outside its idle wait, and no crossing is
     // under way (`current` was none).
     let r = unsafe { xpc::enter(f, args, stack_top, domain, flush) };
+    super::nmi::arm(false);
     DRIVERS.with(|ds| {
         (ds.current, ds.kernel) = (None, core::ptr::null_mut());
         match ds.list[i].as_ref() {
@@ -212,6 +215,14 @@ pub fn start(
         });
         Ok(i)
     })?;
+    // The device may reach the image's data, which the driver may share
+    // (`wrappers::share`), besides what it is lent later.
+    with(|ds| {
+        let d = ds.get(i);
+        let (lo, hi) = (d.image.data.0 & !4095, d.image.data.1.div_ceil(4096) * 4096);
+        d.domain.expose(k, d.image.pa(lo), (hi - lo) / 4096)
+    })
+    .ok_or("no memory for its device's DMA tables")?;
     let table = cross(k, i, |_, d| Ok((d.image.entry, [0; 3]))).map_err(|_| "its entry point failed")?;
     let (info, facts) = with(|ds| {
         let d = ds.get(i);
@@ -269,7 +280,7 @@ pub fn submit(k: &mut Kernel, i: usize, mut r: Request, pa: u64, done: Done) -> 
     let st = match cross(k, i, |k, d| {
         let va = d.domain.lend(k, pa).ok_or(status::NO_SPACE)?;
         if d.tracker.add(Object::Lent { tag, va, pa, len: r.len as u64 }).is_err() {
-            d.domain.take_back(k, va);
+            d.domain.take_back(k, va, pa);
             return Err(status::NO_SPACE);
         }
         lent = Some(va);
@@ -285,7 +296,7 @@ pub fn submit(k: &mut Kernel, i: usize, mut r: Request, pa: u64, done: Done) -> 
     with(|ds| {
         if let (Some(d), Some(va)) = (ds.list[i].as_mut(), lent) {
             if d.tracker.take_lent(tag).is_some() {
-                d.domain.take_back(k, va);
+                d.domain.take_back(k, va, pa);
             }
         }
         if ds.pending[slot].as_ref().is_some_and(|p| p.tag == tag) {
@@ -363,14 +374,16 @@ pub fn disable(k: &mut Kernel, ds: &mut Drivers, i: usize, why: &str) {
         super::ioapic::mask(line);
     }
     let d = ds.get(i);
+    d.domain.cut_dma(k);
     for o in d.tracker.drain() {
         match o {
             Object::Dma { pa, va, pages } => {
-                d.domain.unmap(k, va, pages);
-                // Safe to reuse: bus mastering is off.
+                d.domain.unmap_dma(k, va, pa, pages);
+                // Safe to reuse: bus mastering is off (and, under an
+                // IOMMU, the device reaches nothing).
                 super::contig::free(&mut k.frames, Frame::containing(pa), pages);
             }
-            Object::Lent { va, .. } => d.domain.take_back(k, va),
+            Object::Lent { va, pa, .. } => d.domain.take_back(k, va, pa),
             Object::Mmio { va, len, .. } => d.domain.unmap(k, va & !4095, ((va & 4095) + len).div_ceil(4096)),
             Object::Irq { .. } => {}
         }
@@ -381,6 +394,31 @@ pub fn disable(k: &mut Kernel, ds: &mut Drivers, i: usize, why: &str) {
             (p.done)(p.tag, status::IO_ERROR, 0);
         }
     }
+}
+
+/// The IOMMU reported DMA faults (`iommu::FAULT_VECTOR`): each names the
+/// device and the page it addressed; the device's driver is disabled, as
+/// for a fault in its domain (its device tried to reach memory its driver
+/// does not hold).
+pub fn dma_faults(k: &mut Kernel) {
+    super::iommu::faults(|f| {
+        let (at, a) = (f.device, f.addr);
+        with(|ds| {
+            let i = (0..MAX_DRIVERS).find(|&i| ds.list[i].as_ref().is_some_and(|d| d.device.at == at));
+            let name = i.map_or("no driver", |i| ds.get(i).name);
+            crate::kprintln!(
+                "iommu: DMA fault: {name}'s device {:02x}:{:02x}.{} {} page {a:#x}, which its driver does not hold: blocked (reason {:#x})",
+                at.bus,
+                at.device,
+                at.function,
+                if f.write { "wrote to" } else { "read from" },
+                f.reason
+            );
+            if let Some(i) = i {
+                disable(k, ds, i, "its device's DMA went astray");
+            }
+        });
+    });
 }
 
 const KERNEL_CODE: u64 = 0xFFFF_FFFF_8000_0000;
@@ -415,9 +453,23 @@ pub fn fault(vector: u64, rip: u64) -> bool {
 /// has lasted longer than its budget — a driver looping in a call or in
 /// its interrupt handler — is stopped as if it had faulted.
 pub fn watchdog() {
-    if xpc::under_way() && xpc::tick() > BUDGET_TICKS {
+    if xpc::under_way() && xpc::age(1) > BUDGET_TICKS {
         let ms = BUDGET_TICKS * crate::arch::apic::TICK_NS / 1_000_000;
         stop(format_args!("livelock: still running after {ms} ms; stopped by the watchdog"));
+    }
+}
+
+/// An NMI (the NMI watchdog, `nmi.rs`): it stands for its period of the
+/// crossing's age; past the budget, a driver caught in its own code (not
+/// in a wrapper, which holds the kernel's state) is stopped as by the
+/// timer's watchdog.
+pub fn nmi_watchdog(rip: u64) {
+    let in_kernel = (KERNEL_CODE..super::FIRST_REGION).contains(&rip);
+    if xpc::under_way() && xpc::age(super::nmi::TICKS_PER_NMI) > BUDGET_TICKS && !in_kernel {
+        let ms = BUDGET_TICKS * crate::arch::apic::TICK_NS / 1_000_000;
+        stop(format_args!(
+            "livelock with interrupts off: still running after {ms} ms at rip {rip:#x}; stopped by the NMI watchdog"
+        ));
     }
 }
 

@@ -46,6 +46,26 @@ pub fn route(line: u8) -> Result<u8, &'static str> {
     Ok(vector)
 }
 
+/// Delivery mode NMI (edge-triggered; the vector is ignored).
+const NMI: u32 = 4 << 8;
+
+/// Sets pin `pin` to deliver an NMI to CPU 0, masked (the NMI watchdog,
+/// `nmi.rs`): whether the I/O APIC has that pin.
+pub fn nmi_route(pin: u8) -> bool {
+    let version = read(1);
+    if version == !0 || pin as u32 > (version >> 16 & 0xFF) {
+        return false;
+    }
+    write(REDIRECTION + 2 * pin as u32 + 1, 0);
+    nmi_gate(pin, false);
+    true
+}
+
+/// Unmasks (`on`) or masks the NMI pin `nmi_route` set up.
+pub fn nmi_gate(pin: u8, on: bool) {
+    write(REDIRECTION + 2 * pin as u32, NMI | if on { 0 } else { MASKED });
+}
+
 /// Masks line `line` (until its drivers have run, or for good). The entry
 /// stays level-triggered: masked in edge mode, the I/O APIC would miss the
 /// line's fall and deliver a stale interrupt without end once unmasked.

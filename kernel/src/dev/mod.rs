@@ -3,6 +3,7 @@
 //! (`xpc`, `wrappers`), each with an object tracker; the block and packet
 //! interfaces the rest of the kernel uses. See `docs/drivers.md`.
 
+pub mod acpi;
 pub mod pci;
 pub mod tracker;
 
@@ -21,7 +22,11 @@ mod image;
 #[cfg(target_os = "none")]
 mod ioapic;
 #[cfg(target_os = "none")]
+mod iommu;
+#[cfg(target_os = "none")]
 mod msix;
+#[cfg(target_os = "none")]
+mod nmi;
 #[cfg(target_os = "none")]
 pub mod packet;
 #[cfg(target_os = "none")]
@@ -111,6 +116,8 @@ pub fn init(k: &mut crate::state::Kernel, bootfs: &[u8], cmdline: &[u8]) {
             if pcids { "tagged with PCIDs" } else { "flush the TLB (no PCIDs)" }
         );
     }
+    nmi::init();
+    let confined = iommu::init(k, words.split_whitespace().any(|w| w == "iommu=off"));
     let mut found = [None; 8];
     let mut n = 0;
     pci::enumerate(&mut |d| {
@@ -134,7 +141,7 @@ pub fn init(k: &mut crate::state::Kernel, bootfs: &[u8], cmdline: &[u8]) {
             continue;
         };
         let vector = msix::FIRST_VECTOR + driver::with(|ds| ds.list.iter().flatten().count()) as u8;
-        let started = domain::Domain::build(k, base, isolated).and_then(|dom| {
+        let started = domain::Domain::build(k, base, isolated, at).and_then(|dom| {
             let img = image::load(k, file.data, (base, base + domain::REGION))?;
             driver::start(k, name, *d, img, dom, vector)
         });
@@ -163,7 +170,7 @@ pub fn init(k: &mut crate::state::Kernel, bootfs: &[u8], cmdline: &[u8]) {
         }
     }
     if words.split_whitespace().any(|w| w == "init=devbench") {
-        bench::run(k, isolated, words.split_whitespace().any(|w| w == "quick"));
+        bench::run(k, isolated, words.split_whitespace().any(|w| w == "quick"), confined);
     }
     for t in words.split_whitespace().filter_map(|w| w.strip_prefix("devtest=")) {
         for name in t.split(',') {
@@ -194,6 +201,13 @@ pub fn tick() {
     driver::watchdog()
 }
 
+/// A non-maskable interrupt in the kernel: the NMI watchdog (a driver
+/// looping with interrupts off is disabled and this does not return).
+#[cfg(target_os = "none")]
+pub fn nmi(rip: u64) {
+    driver::nmi_watchdog(rip)
+}
+
 /// When the last device interrupt that ended an idle wait arrived (TSC).
 #[cfg(target_os = "none")]
 static WOKE: AtomicU64 = AtomicU64::new(0);
@@ -216,7 +230,9 @@ fn rdtsc() -> u64 {
 /// the kernel state (a trap from user mode, the idle loop).
 #[cfg(target_os = "none")]
 pub fn note(vector: u64) -> bool {
-    let Some(v) = u8::try_from(vector).ok().filter(|&v| v >= FIRST_DEVICE_VECTOR && driver::owns_vector(v))
+    let Some(v) = u8::try_from(vector)
+        .ok()
+        .filter(|&v| v >= FIRST_DEVICE_VECTOR && (v == iommu::FAULT_VECTOR || driver::owns_vector(v)))
     else {
         return false;
     };
@@ -245,6 +261,13 @@ pub fn service(k: &mut crate::state::Kernel) {
         let mut pending = PENDING.swap(0, Ordering::SeqCst);
         if pending == 0 {
             return;
+        }
+        // DMA faults first: a device's stray write is blamed before its
+        // driver runs on (and perhaps completes the request it spoiled).
+        let fault = 1 << (iommu::FAULT_VECTOR - FIRST_DEVICE_VECTOR);
+        if pending & fault != 0 {
+            pending &= !fault;
+            driver::dma_faults(k);
         }
         while pending != 0 {
             let bit = pending.trailing_zeros();

@@ -242,6 +242,33 @@ fn wild_write(k: &mut Kernel) {
     );
 }
 
+/// Fault injection beyond Nooks: the block driver reads sector 0 but gives
+/// its device the address of a page it does not hold — one it was lent
+/// for an earlier read and gave back, so a translation the IOMMU kept
+/// cached would let the write through. Under the IOMMU the device's write
+/// is blocked and reported, the driver disabled, its read failed, and the
+/// page unchanged; without one the write lands.
+fn wild_dma(k: &mut Kernel) {
+    let (lent, target) = (frame(k), frame(k));
+    transfer(k, false, target, 0);
+    bytes(target).fill(0x5A);
+    let i = driver::find("virtio-blk").unwrap_or_else(|| fail(format_args!("no block driver")));
+    let r = Request { op: op::INJECT_WILD_DMA, tag: 0, sector: target << 12, va: 0, len: 512 };
+    let tag = driver::submit(k, i, r, lent << 12, done)
+        .unwrap_or_else(|e| fail(format_args!("the block driver did not take the injection: {e}")));
+    let st = wait(k, tag);
+    if let Some(o) = bytes(target).iter().position(|&b| b != 0x5A) {
+        fail(format_args!("the device wrote the page at {:#x} it was not lent (byte {o})", target << 12));
+    }
+    if st != status::IO_ERROR || driver::find("virtio-blk").is_some() {
+        fail(format_args!("the driver whose device DMAed astray was not stopped (status {st})"));
+    }
+    crate::kprintln!(
+        "devtest wild-dma: the device's write to {:#x} was blocked; the page is unchanged; its read failed",
+        target << 12
+    );
+}
+
 /// Fault injection: the block driver, with a read in flight, calls a
 /// function at an address where nothing is mapped. The fault's `rip` is
 /// outside both the driver and the kernel: it is still the driver's.
@@ -299,6 +326,27 @@ fn livelock(k: &mut Kernel) {
     );
 }
 
+/// Fault injection: the block driver, with a read in flight, turns
+/// interrupts off and loops: the timer's watchdog cannot reach it; the NMI
+/// watchdog stops it as the timer's would.
+fn cli_livelock(k: &mut Kernel) {
+    let f = frame(k);
+    let read = block::submit(k, false, 0, Span { frame: f, offset: 0, len: 4096 }, 0, done)
+        .unwrap_or_else(|e| fail(format_args!("block request refused: {e:?}")));
+    let i = driver::find("virtio-blk").unwrap_or_else(|| fail(format_args!("no block driver")));
+    let r = Request { op: op::INJECT_CLI_LIVELOCK, tag: 0, sector: 0, va: 0, len: 0 };
+    let injected = driver::submit(k, i, r, f << 12, done);
+    if injected != Err(status::IO_ERROR)
+        || FAILED.load(Relaxed) != read
+        || driver::find("virtio-blk").is_some()
+    {
+        fail(format_args!("the driver looping with interrupts off was not stopped ({injected:?})"));
+    }
+    crate::kprintln!(
+        "devtest cli-livelock: the block driver looping with interrupts off was stopped; its pending read failed"
+    );
+}
+
 /// Fault injection: the network driver's next interrupt handler loops for
 /// ever; the frame it was to complete fails with an I/O error.
 fn irq_livelock(k: &mut Kernel) {
@@ -329,7 +377,9 @@ pub fn run(k: &mut Kernel, name: &str) {
         "wild" => wild_write(k),
         "overflow" => stack_overflow(k),
         "livelock" => livelock(k),
+        "cli-livelock" => cli_livelock(k),
         "wild-call" => wild_call(k),
+        "wild-dma" => wild_dma(k),
         "irq-livelock" => irq_livelock(k),
         other => fail(format_args!("no device self-test {other:?}")),
     }

@@ -144,7 +144,7 @@ extern "C" fn dma_alloc(pages: usize, va: *mut usize) -> u64 {
             return Ok(0);
         };
         if d.tracker.add(Object::Dma { pa, va: alias, pages: n }).is_err() {
-            d.domain.unmap(k, alias, n);
+            d.domain.unmap_dma(k, alias, pa, n);
             contig::free(&mut k.frames, first, n);
             return Ok(0);
         }
@@ -161,7 +161,7 @@ extern "C" fn dma_free(pa: u64, va: usize, pages: usize) -> i32 {
         if d.tracker.remove(Object::Dma { pa, va: va as u64, pages: n }).is_err() {
             return Err(refused("dma_free", &[pa, va as u64, n], "pages it does not hold"));
         }
-        d.domain.unmap(k, va as u64, n);
+        d.domain.unmap_dma(k, va as u64, pa, n);
         contig::free(&mut k.frames, crate::frames::Frame::containing(pa), n);
         Ok(status::OK)
     })
@@ -291,8 +291,8 @@ extern "C" fn complete(tag: u64, st: i32, len: usize) {
     wrap(|k, ds, i| {
         let d = ds.get(i);
         match d.tracker.take_lent(tag) {
-            Some(Object::Lent { va, len: lent, .. }) if st != status::OK || len <= lent as usize => {
-                d.domain.take_back(k, va)
+            Some(Object::Lent { va, pa, len: lent, .. }) if st != status::OK || len <= lent as usize => {
+                d.domain.take_back(k, va, pa)
             }
             _ => {
                 let why = "a request it does not hold (or overran it)";

@@ -72,10 +72,10 @@ pub fn under_way() -> bool {
     SAVED.stack_top.load(Relaxed) != 0
 }
 
-/// Counts a timer tick inside the crossing under way: how many it has
-/// lasted.
-pub fn tick() -> u64 {
-    SAVED.ticks.fetch_add(1, Relaxed) + 1
+/// Counts `ticks` timer ticks (one tick, or an NMI's period) inside the
+/// crossing under way: how many it has lasted.
+pub fn age(ticks: u64) -> u64 {
+    SAVED.ticks.fetch_add(ticks, Relaxed) + ticks
 }
 
 global_asm!(

@@ -13,11 +13,25 @@ use abi::layout::{PAGE_SIZE, USER_END, USER_MIN};
 use abi::Error;
 
 pub fn env_create(k: &mut Kernel, Args([cred, ..]): Args) -> Result<u64, Error> {
-    let me = k.current;
-    k.caps.check(k.cred(cred)?, k.envs[me].guard, Rights::GRANT)?;
-    k.within_limits(me, 1, 0)?; // its top-level page table
-    let s = k.env_create(Some(me))?;
-    k.inherit_interposition(me, s);
+    create_under(k, abi::syscall::ENV_SELF, 0, cred)
+}
+
+/// `env_create` for a descendant: the new environment is `parent`'s child.
+pub fn env_create_in(k: &mut Kernel, Args([parent, id, cred, ..]): Args) -> Result<u64, Error> {
+    create_under(k, parent, id, cred)
+}
+
+/// A new child of `parent` (which `cred` covers with the grant right),
+/// charged to it, with id `again` if not 0 (`Kernel::revivable`).
+fn create_under(k: &mut Kernel, parent: u64, again: u64, cred: u64) -> Result<u64, Error> {
+    let p = k.env_arg_with(parent, cred, Rights::GRANT)?;
+    let again = match again {
+        0 => None,
+        id => Some(k.revivable(id, p)?),
+    };
+    k.within_limits(p, 1, 0)?; // its top-level page table
+    let s = k.env_new(Some(p), false, again)?;
+    k.inherit_interposition(p, s);
     k.kinfo.free_frames = k.frames.free_count();
     Ok(k.envs[s].id().raw() as u64)
 }

@@ -115,6 +115,10 @@ calls! {
     sc::SET_REPOSSESSION_VECTOR => memory::set_repossession_vector;
     sc::ENV_CREATE => envs::env_create;
     sc::ENV_CREATE_SHARED => envs::env_create_shared;
+    sc::ENV_CREATE_IN => envs::env_create_in;
+    sc::ENV_PRED_GET => nest::env_pred_get;
+    sc::ENV_PRED_INSTALL => nest::env_pred_install;
+    sc::ENV_CAP_DERIVE => nest::env_cap_derive;
     sc::ENV_DESTROY => envs::env_destroy;
     sc::ENV_SET_REGS => envs::env_set_regs;
     sc::ENV_GET_REGS => envs::env_get_regs;

@@ -5,7 +5,8 @@ use super::Args;
 use crate::cap::Rights;
 use crate::state::Kernel;
 use crate::uaccess;
-use abi::nest::{CapInfo, EnvState, Event, Mapping};
+use abi::nest::{CapInfo, EnvState, Event, Mapping, PredInfo, PRED_ANY};
+use abi::syscall::PRED_REGIONS;
 use abi::Error;
 
 /// Most records one `env_mappings` or `env_caps` call returns.
@@ -109,4 +110,35 @@ pub fn env_limit(k: &mut Kernel, Args([env, frames, slices, cred, ..]): Args) ->
     let s = k.child_arg(env, cred, Rights::WRITE)?;
     k.set_limits(s, frames, slices);
     Ok(0)
+}
+
+pub fn env_cap_derive(k: &mut Kernel, Args([to, slot, from, rights, cred, ..]): Args) -> Result<u64, Error> {
+    let t = k.child_arg(to, cred, Rights::WRITE)?;
+    k.derive_in(t, slot, from, Rights::from_bits(rights)?)?;
+    Ok(0)
+}
+
+pub fn env_pred_get(k: &mut Kernel, Args([env, from, info, insns, n, cred]): Args) -> Result<u64, Error> {
+    let s = k.child_arg(env, cred, Rights::READ)?;
+    let (id, code, descs) = k.pred_of(s, from).ok_or(Error::BadState)?;
+    if code.len() as u64 > n.saturating_mul(8) {
+        return Err(Error::BadLength);
+    }
+    let mut rec =
+        PredInfo { id, insns: code.len() as u64 / 8, nregions: descs.len() as u64, ..PredInfo::default() };
+    rec.regions[..descs.len()].copy_from_slice(descs);
+    uaccess::check_writable(k.pml4(), info, core::mem::size_of::<PredInfo>() as u64)?;
+    uaccess::check_writable(k.pml4(), insns, code.len() as u64)?;
+    uaccess::write(k.pml4(), insns, code)?;
+    uaccess::write_value(k.pml4(), info, &rec)?;
+    Ok(id)
+}
+
+pub fn env_pred_install(k: &mut Kernel, Args([env, info, insns, cred, ..]): Args) -> Result<u64, Error> {
+    let s = k.child_arg(env, cred, Rights::WRITE)?;
+    let rec: PredInfo = uaccess::read_value(k.pml4(), info)?;
+    let nregions =
+        usize::try_from(rec.nregions).ok().filter(|&n| n <= PRED_REGIONS).ok_or(Error::BadLength)?;
+    let want = (rec.id != PRED_ANY).then_some(rec.id);
+    k.pred_install_for(k.space_owner(s), want, insns, rec.insns, &rec.regions[..nregions])
 }

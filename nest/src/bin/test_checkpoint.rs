@@ -9,7 +9,7 @@
 #![no_main]
 
 use abi::nest::{answer, Event};
-use abi::syscall::{map as mf, ENV_SELF, FRAME_ANY, SLICE_ANY};
+use abi::syscall::{map as mf, ENV_SELF, FRAME_ANY};
 use abi::Error;
 use nest::capture::Capture;
 use nest::checkpoint;
@@ -78,15 +78,17 @@ fn main(_: u64) -> i32 {
     // A damaged image: refused, nothing left behind.
     let free = kinfo::free_plus_own();
     image[8] ^= 1;
-    check("an image of another version refused", checkpoint::restore(image) == Err(Error::BadProgram));
+    check("an image of another version refused", checkpoint::restore(image, false) == Err(Error::BadProgram));
     image[8] ^= 1;
-    check("a truncated image refused", checkpoint::restore(&image[..len - 1]) == Err(Error::BadLength));
+    check(
+        "a truncated image refused",
+        checkpoint::restore(&image[..len - 1], false) == Err(Error::BadLength),
+    );
     check("nothing left behind", kinfo::free_plus_own() == free);
 
-    let restored = checkpoint::restore(&image[..len]).unwrap();
+    let restored = checkpoint::restore(&image[..len], false).unwrap();
     calls::interpose(restored, true).unwrap();
-    sys::slice_alloc(restored, SLICE_ANY).unwrap();
-    sys::env_run(restored).unwrap();
+    checkpoint::release(restored).unwrap();
     check("the restored one ends", run(restored, None, &mut out).is_none());
     let code = kinfo::env_by_id(restored).map(|e| e.exit_code);
     check("with code 0", code == Some(0));

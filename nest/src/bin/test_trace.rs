@@ -45,7 +45,7 @@ fn main(_: u64) -> i32 {
     spawn::start(child).unwrap();
     let mut buf = Buf { bytes: [0; 32768], len: 0 };
     let mut first_id = true;
-    let code = ::nest::trace::run(child, |ev| policy(&mut first_id, ev), &mut buf).unwrap();
+    let code = ::nest::trace::run(child, |_, ev| policy(&mut first_id, ev), &mut buf).unwrap();
     let trace = core::str::from_utf8(&buf.bytes[..buf.len]).unwrap();
     print!("{trace}");
     let me = |line: &str| format_line(child, line);

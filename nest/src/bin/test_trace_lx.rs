@@ -57,7 +57,7 @@ fn main(_: u64) -> i32 {
     spawn::start(child).unwrap();
     let mut calls =
         LinuxCalls { line: [0; MAX_LINE], len: 0, native: 0, write_seen: false, exit_after_write: false };
-    let code = ::nest::trace::run(child, |_| None, &mut calls).unwrap();
+    let code = ::nest::trace::run(child, |_, _| None, &mut calls).unwrap();
     println!(
         "traced lxrt: {} kernel calls; busybox's write seen: {}; then exit_group: {}; exit code {code}",
         calls.native, calls.write_seen, calls.exit_after_write

@@ -49,6 +49,8 @@ fn main(_: u64) -> i32 {
         check(what, code == Some(0));
         check("  its first process is pid 1", has_line(out.text(), "pid 1"));
         check("  its /tmp was empty (its own file system)", !has_line(out.text(), "w"));
+        let notes = out.text().split(|&b| b == b'\n').filter(|l| l.starts_with(b"lxrt: ")).count();
+        check("  the library OS's notes went to the console, not its output", notes == 0);
     }
     let before = kinfo::free_plus_own();
     let mut out = Output::default();

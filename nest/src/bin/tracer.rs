@@ -30,7 +30,7 @@ fn main(arg: u64) -> i32 {
     };
     nest::interpose(child, true).unwrap();
     spawn::start(child).unwrap();
-    match ::nest::trace::run(child, |_| None, &mut Console) {
+    match ::nest::trace::run(child, |_, _| None, &mut Console) {
         Ok(code) => {
             println!("tracer: {name} exited with {code}");
             code

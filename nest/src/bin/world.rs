@@ -10,9 +10,7 @@
 #![no_std]
 #![no_main]
 
-use abi::nest::Event;
-use abi::tables::env_state;
-use user::{kinfo, nest, spawn, sys};
+use user::{nest, spawn};
 
 /// The memory a world may hold by default: 128 MiB.
 const FRAMES: u64 = 32_768;
@@ -31,24 +29,9 @@ fn main(arg: u64) -> i32 {
     if nest::env_limit(child, frames, SLICES).is_err() || spawn::start(child).is_err() {
         return 1;
     }
-    // It waits in the kernel, not interposing: with no event for it, the
-    // wait ends only when the child ends (or all of it is held), so the
-    // world's spare time goes to its processes beyond its slices.
-    let mut ev = Event::default();
-    loop {
-        if nest::intercept_wait(child, &mut ev, 0, 0, 0).is_err() {
-            return 1;
-        }
-        match kinfo::env_by_id(child) {
-            Some(e) if e.state == env_state::EXITED => {
-                let code = e.exit_code;
-                let _ = sys::env_destroy(child);
-                return code;
-            }
-            Some(_) => sys::yield_now(),
-            None => return 1,
-        }
-    }
+    // Off its path: the world's spare time goes to its processes beyond
+    // its slices.
+    ::nest::offpath::wait_end(child).unwrap_or(1)
 }
 
 user::entry!(main);

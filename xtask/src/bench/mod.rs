@@ -173,6 +173,23 @@ impl Side {
         side
     }
 
+    /// Gives every benchmark but the calibration the name `NAME<suffix>`
+    /// (a nested boot's rows, `veneer::NESTED`).
+    pub fn rename(&mut self, suffix: &str) {
+        if suffix.is_empty() {
+            return;
+        }
+        let new = |n: &str| if n == rows::CALIBRATION { n.to_string() } else { format!("{n}{suffix}") };
+        for p in self.plan.iter_mut().flatten() {
+            *p = new(p);
+        }
+        self.trials = std::mem::take(&mut self.trials).into_iter().map(|(n, t)| (new(&n), t)).collect();
+        for f in &mut self.failed {
+            let (name, why) = f.split_once(' ').unwrap_or((f.as_str(), ""));
+            *f = format!("{} {why}", new(name)).trim_end().to_string();
+        }
+    }
+
     /// The per-operation figure of one benchmark, if it was measured.
     pub fn figure(&self, name: &str) -> Option<Figure> {
         let trials = self.trials.get(name)?;

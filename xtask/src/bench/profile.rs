@@ -84,7 +84,7 @@ fn boot(
     names: &[&str],
     dir: &Path,
 ) -> Result<(Side, BTreeMap<u64, u64>), String> {
-    let init = veneer::init_words(opts, program, names).join(" ");
+    let init = veneer::init_words(opts, program, names, false).join(" ");
     let counts = dir.join(format!("{}.counts", init.replace(' ', "-")));
     let mut args = veneer::boot_args(opts, Clock::Fair, img, &init);
     args.push("-plugin".into());

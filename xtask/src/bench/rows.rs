@@ -113,6 +113,36 @@ pub const ROWS: &[Row] = &[
     row("memtest_4", "memtest under 4 nesters off its path", "OSDI'96 §6 Fig. 10").veneer("memtest_4").pairing(MEMTEST),
     row("memtest_t1", "memtest under 1 nester passing every call", "OSDI'96 §6 Fig. 9").veneer("memtest_t1").pairing(MEMTEST),
     row("memtest_t2", "memtest under 2 nesters passing every call", "OSDI'96 §6 Fig. 9").veneer("memtest_t2").pairing(MEMTEST),
+    row("appel2_n1", "appel2 under 1 nester off its path", "OSDI'96 §6 Fig. 10").veneer("appel2_n1").pairing(NESTED),
+    row("appel2_n2", "appel2 under 2 nesters off its path", "OSDI'96 §6 Fig. 10").veneer("appel2_n2").pairing(NESTED),
+    row("appel2_n3", "appel2 under 3 nesters off its path", "OSDI'96 §6 Fig. 10").veneer("appel2_n3").pairing(NESTED),
+    row("appel2_n4", "appel2 under 4 nesters off its path", "OSDI'96 §6 Fig. 10").veneer("appel2_n4").pairing(NESTED),
+    row("appel2_t1", "appel2 under 1 nester passing every call", "OSDI'96 §6 Fig. 9").veneer("appel2_t1").pairing(NESTED),
+    row("appel2_t2", "appel2 under 2 nesters passing every call", "OSDI'96 §6 Fig. 9").veneer("appel2_t2").pairing(NESTED),
+    row("fork_n1", "forktest (fork + exit + wait) under 1 nester off its path", "OSDI'96 §6 Fig. 10").veneer("fork_n1").pairing(NESTED),
+    row("fork_n2", "forktest (fork + exit + wait) under 2 nesters off its path", "OSDI'96 §6 Fig. 10").veneer("fork_n2").pairing(NESTED),
+    row("fork_n3", "forktest (fork + exit + wait) under 3 nesters off its path", "OSDI'96 §6 Fig. 10").veneer("fork_n3").pairing(NESTED),
+    row("fork_n4", "forktest (fork + exit + wait) under 4 nesters off its path", "OSDI'96 §6 Fig. 10").veneer("fork_n4").pairing(NESTED),
+    row("fork_t1", "forktest (fork + exit + wait) under 1 nester passing every call", "OSDI'96 §6 Fig. 9").veneer("fork_t1").pairing(NESTED),
+    row("fork_t2", "forktest (fork + exit + wait) under 2 nesters passing every call", "OSDI'96 §6 Fig. 9").veneer("fork_t2").pairing(NESTED),
+    row("pipe_8k_n1", "readtest (pipe, 8 KiB one way) under 1 nester off its path", "OSDI'96 §6 Fig. 10").veneer("pipe_8k_n1").pairing(NESTED),
+    row("pipe_8k_n2", "readtest (pipe, 8 KiB one way) under 2 nesters off its path", "OSDI'96 §6 Fig. 10").veneer("pipe_8k_n2").pairing(NESTED),
+    row("pipe_8k_n3", "readtest (pipe, 8 KiB one way) under 3 nesters off its path", "OSDI'96 §6 Fig. 10").veneer("pipe_8k_n3").pairing(NESTED),
+    row("pipe_8k_n4", "readtest (pipe, 8 KiB one way) under 4 nesters off its path", "OSDI'96 §6 Fig. 10").veneer("pipe_8k_n4").pairing(NESTED),
+    row("pipe_8k_t1", "readtest (pipe, 8 KiB one way) under 1 nester passing every call", "OSDI'96 §6 Fig. 9").veneer("pipe_8k_t1").pairing(NESTED),
+    row("pipe_8k_t2", "readtest (pipe, 8 KiB one way) under 2 nesters passing every call", "OSDI'96 §6 Fig. 9").veneer("pipe_8k_t2").pairing(NESTED),
+    row("matconn", "matconn: Warshall, 2x2..128x128 via a worker", "OSDI'96 §6")
+        .veneer("matconn")
+        .pairing(
+            "Veneer only (bench_libos/matconn.rs): per round of seven matrices, each sent through a pipe to a \
+             forked worker that computes its transitive closure and sends it back",
+        ),
+    row("matconn_n1", "matconn under 1 nester off its path", "OSDI'96 §6 Fig. 10").veneer("matconn_n1").pairing(NESTED),
+    row("matconn_n2", "matconn under 2 nesters off its path", "OSDI'96 §6 Fig. 10").veneer("matconn_n2").pairing(NESTED),
+    row("matconn_n3", "matconn under 3 nesters off its path", "OSDI'96 §6 Fig. 10").veneer("matconn_n3").pairing(NESTED),
+    row("matconn_n4", "matconn under 4 nesters off its path", "OSDI'96 §6 Fig. 10").veneer("matconn_n4").pairing(NESTED),
+    row("matconn_t1", "matconn under 1 nester passing every call", "OSDI'96 §6 Fig. 9").veneer("matconn_t1").pairing(NESTED),
+    row("matconn_t2", "matconn under 2 nesters passing every call", "OSDI'96 §6 Fig. 9").veneer("matconn_t2").pairing(NESTED),
     row("yield", "yield ping-pong, one way", "SOSP'95 §5.1")
         .linux("yield")
         .veneer("yield_pingpong")
@@ -241,12 +271,37 @@ pub const ROWS: &[Row] = &[
     row("net_arp", "ARP request out, reply in, isolated driver (CPU)", "Nooks §5").veneer("net_arp"),
     row("net_arp_unisolated", "ARP request out, reply in, unisolated driver (CPU)", "Nooks §5")
         .veneer("net_arp_unisolated"),
+    row("blk_4k_iommu", "4 KiB disk read, isolated, IOMMU translating (CPU)", "beyond Nooks")
+        .veneer("blk_4k_iommu")
+        .pairing(IOMMU_PAIRING),
+    row("blk_4k_iommu_off", "4 KiB disk read, isolated, IOMMU present, translation off (CPU)", "beyond Nooks")
+        .veneer("blk_4k_iommu_off"),
+    row("blk_64k_iommu", "64 KiB sequential read, isolated, IOMMU translating (CPU)", "beyond Nooks")
+        .veneer("blk_64k_iommu"),
+    row("blk_64k_iommu_off", "64 KiB sequential read, IOMMU translation off (CPU)", "beyond Nooks")
+        .veneer("blk_64k_iommu_off"),
+    row("net_tx_iommu", "packet transmit, isolated, IOMMU translating (CPU)", "beyond Nooks").veneer("net_tx_iommu"),
+    row("net_tx_iommu_off", "packet transmit, IOMMU translation off (CPU)", "beyond Nooks")
+        .veneer("net_tx_iommu_off"),
+    row("net_arp_iommu", "ARP request out, reply in, IOMMU translating (CPU)", "beyond Nooks")
+        .veneer("net_arp_iommu"),
+    row("net_arp_iommu_off", "ARP request out, reply in, IOMMU translation off (CPU)", "beyond Nooks")
+        .veneer("net_arp_iommu_off"),
 ];
+
+const IOMMU_PAIRING: &str =
+    "as the rows above, on q35 with intel-iommu (devbench iommu): translating, each lent page is mapped \
+     for the device at submit and unmapped (with an IOTLB invalidation) at completion; _off: the same \
+     machine and binaries with iommu=off";
 
 const MEMTEST: &str =
     "Veneer only (nest/src/bin/memtest.rs): 1,024 frames allocated and mapped, four write/read \
      passes; under N limiter nesters (a quota each, waiting in the kernel: not on its path; _tN: each also interposing \
      and passing every event); per page";
+
+const NESTED: &str = "Veneer only: bench_libos's row of the same name (before the suffix) booted as \
+     `init=limiter @N bench_libos` (xtask/src/bench/veneer.rs, NESTED): N limiter nesters around the library OS, \
+     each giving its subtree a quota and waiting in the kernel (_tN: each also interposing and passing every event)";
 
 const DEV_PAIRING: &str =
     "kernel-driven (kernel/src/dev/bench.rs): instructions per operation with the time \

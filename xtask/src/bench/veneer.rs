@@ -15,21 +15,61 @@ use crate::{build, qemu};
 /// The benchmark programs, each booted once per clock. `devbench` is
 /// not a program: the kernel runs its device benchmarks instead of a first
 /// environment (`kernel/src/dev/bench.rs`), with the drivers isolated and,
-/// in a second boot, not.
-pub const PROGRAMS: &[&str] = &["bench", "bench_libos", "devbench", "devbench isolation=off"];
+/// in a second boot, not; and twice more on the IOMMU's machine (the word
+/// `iommu`, which the kernel ignores), with translation on and off.
+pub const PROGRAMS: &[&str] = &[
+    "bench",
+    "bench_libos",
+    "devbench",
+    "devbench isolation=off",
+    "devbench iommu",
+    "devbench iommu iommu=off",
+];
 
-/// Each program's boot, by name.
+/// The nesting levels of `bench_libos`'s rows (paper 003 §6): a row
+/// `NAME_SUFFIX` is `bench_libos`'s `NAME` booted as `init=limiter @SPEC
+/// bench_libos ...`, SPEC levels of `limiter` nesters around it (`tN`:
+/// each interposing and passing every event).
+pub const NESTED: &[(&str, &str)] =
+    &[("1", "_n1"), ("2", "_n2"), ("3", "_n3"), ("4", "_n4"), ("t1", "_t1"), ("t2", "_t2")];
+
+/// One boot: the program booted, the words it is given, and the suffix its
+/// `BENCH` names get (empty but for nested boots).
+struct Boot<'a> {
+    program: String,
+    names: Vec<&'a str>,
+    suffix: &'static str,
+}
+
+/// The boots of a run: every program with all the names, and one nested
+/// boot per level some selected row asks for, given the rows' base names.
+fn boots<'a>(names: &[&'a str]) -> Vec<Boot<'a>> {
+    let mut boots: Vec<Boot> =
+        PROGRAMS.iter().map(|p| Boot { program: p.to_string(), names: names.to_vec(), suffix: "" }).collect();
+    for &(spec, suffix) in NESTED {
+        let base: Vec<&str> = names.iter().filter_map(|n| n.strip_suffix(suffix)).collect();
+        if !base.is_empty() {
+            boots.push(Boot { program: format!("limiter @{spec} bench_libos"), names: base, suffix });
+        }
+    }
+    boots
+}
+
+/// Each boot's side, by its program.
 pub fn run(opts: &Options, clock: Clock, names: &[&str]) -> Vec<(String, Side)> {
     let img = match build::all() {
         Ok(img) => img,
         Err(e) => return vec![("build".into(), Side::absent(format!("build failed: {e}")))],
     };
+    let boots = boots(names);
     std::thread::scope(|s| {
-        let boots: Vec<_> = PROGRAMS.iter().map(|p| s.spawn(|| boot(opts, clock, names, &img, p))).collect();
-        PROGRAMS
+        let sides: Vec<_> = boots.iter().map(|b| s.spawn(|| boot(opts, clock, b, &img))).collect();
+        boots
             .iter()
-            .zip(boots)
-            .map(|(p, b)| (p.to_string(), b.join().unwrap_or_else(|_| Side::absent("panicked".into()))))
+            .zip(sides)
+            .map(|(b, side)| {
+                (b.program.clone(), side.join().unwrap_or_else(|_| Side::absent("panicked".into())))
+            })
             .collect()
     })
 }
@@ -68,27 +108,34 @@ pub fn boot_args(opts: &Options, clock: Clock, img: &build::Image, init: &str) -
     args
 }
 
-/// The command line words of `program`'s boot.
-pub fn init_words<'a>(opts: &Options, program: &'a str, names: &[&'a str]) -> Vec<&'a str> {
+/// The command line words of `program`'s boot; a nested boot is always
+/// given its names (`init=limiter @N bench_libos` alone would run
+/// nothing but the calibration: bench_libos takes `@N` for a name).
+pub fn init_words<'a>(opts: &Options, program: &'a str, names: &[&'a str], nested: bool) -> Vec<&'a str> {
     let mut init = vec![program];
     if opts.quick {
         init.push("quick");
     }
-    if !opts.names.is_empty() {
+    if nested || !opts.names.is_empty() {
         init.extend(names);
     }
     init
 }
 
-/// Boots Veneer with `program` as the first environment.
-fn boot(opts: &Options, clock: Clock, names: &[&str], img: &build::Image, program: &str) -> Side {
-    let init = init_words(opts, program, names).join(" ");
+/// Boots Veneer with `boot`'s program as the first environment.
+fn boot(opts: &Options, clock: Clock, boot: &Boot, img: &build::Image) -> Side {
+    let init = init_words(opts, &boot.program, &boot.names, !boot.suffix.is_empty()).join(" ");
     println!("xtask: bench: booting Veneer ({init}) on -cpu {}", clock.cpu());
-    let out = match qemu::headless(&boot_args(opts, clock, img, &init), opts.timeout(), &[]) {
+    let mut args = boot_args(opts, clock, img, &init);
+    if boot.program.split(' ').any(|w| w == "iommu") {
+        args.extend(qemu::IOMMU_MACHINE.iter().map(|s| s.to_string()));
+    }
+    let out = match qemu::headless(&args, opts.timeout(), &[]) {
         Ok(out) => out,
         Err(e) => return Side::absent(e),
     };
     let mut side = Side::parse(&out.serial);
+    side.rename(boot.suffix);
     if out.timed_out {
         side.problem = Some(format!("timed out after {:?}", opts.timeout()));
     } else if out.code != Some(qemu::EXIT_SUCCESS) {
@@ -97,7 +144,8 @@ fn boot(opts: &Options, clock: Clock, names: &[&str], img: &build::Image, progra
     }
     // The console is kept whatever happened (for a look at any notes).
     let dir = build::root().join("target/bench");
-    let log = dir.join(format!("veneer-{}-{}-serial.log", program.replace(' ', "-"), clock.name()));
+    let log =
+        dir.join(format!("veneer-{}-{}-serial.log", boot.program.replace([' ', '@'], "-"), clock.name()));
     let _ = std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(&log, &out.serial));
     if side.problem.is_some() || !side.done {
         eprintln!("xtask: bench: Veneer console saved in {}", log.display());
@@ -122,5 +170,26 @@ mod tests {
         assert!(!side.done);
         let stopped = Side { problem: Some("timed out".into()), ..Side::default() };
         assert_eq!(merge([&Side::default(), &stopped]).problem.as_deref(), Some("timed out"));
+    }
+
+    #[test]
+    fn nested_rows_boot_bench_libos_under_limiters() {
+        let boots = boots(&["appel2", "appel2_n2", "fork_n2", "pipe_8k_t1"]);
+        assert_eq!(boots.len(), PROGRAMS.len() + 2);
+        let n2 = &boots[PROGRAMS.len()];
+        assert_eq!(
+            (n2.program.as_str(), &n2.names[..], n2.suffix),
+            ("limiter @2 bench_libos", &["appel2", "fork"][..], "_n2")
+        );
+        let t1 = &boots[PROGRAMS.len() + 1];
+        assert_eq!((t1.program.as_str(), &t1.names[..]), ("limiter @t1 bench_libos", &["pipe_8k"][..]));
+        let mut side = Side::parse(
+            "BENCH-PLAN calib fork\nBENCH calib 10 10000\nBENCH fork 4 400\nBENCH-FAIL fork odd\n",
+        );
+        side.rename("_n2");
+        assert_eq!(side.plan.as_deref(), Some(&["calib".into(), "fork_n2".into()][..]));
+        assert_eq!(side.figure("fork_n2").map(|f| f.median), Some(100.0));
+        assert_eq!(side.figure("calib").map(|f| f.median), Some(1000.0));
+        assert_eq!(side.failed, ["fork_n2 odd"]);
     }
 }

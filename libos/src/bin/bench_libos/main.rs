@@ -28,12 +28,16 @@
 //!   a new environment and waiting for it (`user::spawn`), no fork;
 //! - `vdso_clock`: `clock_gettime(CLOCK_MONOTONIC)` through the vDSO a
 //!   Linux program gets (`libos::vdso`), mapped here and called directly;
+//! - `matconn`: paper 003 §6's matconn (Warshall's algorithm on matrices
+//!   from 2x2 to 128x128, each sent to a forked worker and back through
+//!   pipes), see `matconn.rs`;
 //! - `calib`: the harness's 1000-instruction loop, which every boot runs.
 #![no_std]
 #![no_main]
 
 extern crate alloc;
 
+mod matconn;
 mod procs;
 mod select;
 mod vm;
@@ -73,6 +77,7 @@ const ALL: &[&str] = &[
     "vdso_clock",
     "select_a",
     "select_b",
+    "matconn",
 ];
 
 /// Iterations per trial (full run, quick run); the full counts are those
@@ -93,6 +98,7 @@ fn iterations(name: &str, quick: bool) -> u64 {
         // Round trips over all processes: 5 x (4,800 + 4,800) as in paper
         // 002's Figure 8; quick: 5 x (10 + 10).
         "select_a" | "select_b" => (48_000, 100),
+        "matconn" => (10, 1),
         _ => (200_000, 1000), // lx_getpid, vdso_clock
     };
     if quick {
@@ -143,6 +149,7 @@ fn run(name: &str, n: u64) -> u64 {
         "spawn" => spawn_wait(n),
         "select_a" | "select_b" => report(name, select_experiment(n, name == "select_a")),
         "vdso_clock" => report(name, vdso_clock(n)),
+        "matconn" => report(name, matconn::matconn(n)),
         _ => lx_getpid(n),
     }
 }
