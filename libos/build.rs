@@ -20,12 +20,14 @@ fn main() {
 fn vdso() {
     println!("cargo:rerun-if-changed=vdso/vdso.c");
     println!("cargo:rerun-if-changed=vdso/vdso.map");
+    println!("cargo:rerun-if-changed=vdso/vdso.lds");
     let out = std::path::PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("vdso.so");
     let status = Command::new("gcc")
         .args(["-O2", "-fPIC", "-shared", "-nostdlib", "-fno-stack-protector", "-fno-builtin"])
         .args(["-mgeneral-regs-only", "-Wall", "-Wextra", "-Werror"])
         .args(["-Wl,-soname=linux-vdso.so.1", "-Wl,--hash-style=both", "-Wl,--build-id=none"])
         .args(["-Wl,--version-script=vdso/vdso.map", "-Wl,-z,noexecstack", "-Wl,-e,__vdso_clock_gettime"])
+        .arg("-Wl,-T,vdso/vdso.lds")
         .arg("-o")
         .arg(&out)
         .arg("vdso/vdso.c")

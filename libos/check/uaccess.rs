@@ -23,6 +23,22 @@ mod layout {
     }
 }
 
+/// The calling thread's state: only the loan's flag.
+mod proc {
+    use std::cell::Cell;
+
+    pub struct Thread {
+        pub lent: Cell<Option<(u64, u64)>>,
+    }
+
+    pub fn thread() -> &'static Thread {
+        thread_local! {
+            static T: &'static Thread = Box::leak(Box::new(Thread { lent: Cell::new(None) }));
+        }
+        T.with(|t| *t)
+    }
+}
+
 /// The program's regions: the one buffer the test lends.
 mod vm {
     use std::cell::Cell;
@@ -34,20 +50,6 @@ mod vm {
     pub fn prepare(ptr: u64, len: u64, _write: bool) -> bool {
         let (start, end) = REGION.get();
         ptr >= start && ptr.checked_add(len).is_some_and(|e| e <= end)
-    }
-}
-
-/// The running thread's state: only the loan's flag.
-mod proc {
-    pub struct Thread {
-        pub lent: std::cell::Cell<bool>,
-    }
-
-    pub fn thread() -> &'static Thread {
-        thread_local! {
-            static T: &'static Thread = Box::leak(Box::new(Thread { lent: std::cell::Cell::new(false) }));
-        }
-        T.with(|t| *t)
     }
 }
 

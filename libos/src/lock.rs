@@ -49,11 +49,19 @@ pub fn acquire() {
     let me = id_of(t);
     // The usual case: nobody holds it.
     if word().compare_exchange(0, me, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
-        t.lock_held.set(true);
-        crate::shared::sync();
+        taken(t);
         return;
     }
     contended(me);
+}
+
+/// The lock is this thread's now: catch up with the shared arena, and
+/// with what siblings did to the buffer this call fills if it slept.
+#[inline]
+fn taken(t: &Thread) {
+    t.lock_held.set(true);
+    crate::shared::sync();
+    crate::uaccess::relend(t.lent.get());
 }
 
 #[cold]
@@ -63,8 +71,7 @@ fn contended(me: u64) {
         if (cur == 0 || owner_dead(cur))
             && word().compare_exchange(cur, me, Ordering::AcqRel, Ordering::Relaxed).is_ok()
         {
-            thread().lock_held.set(true);
-            crate::shared::sync();
+            taken(thread());
             return;
         }
         // The holder is the one to run: it may own no time slice at all

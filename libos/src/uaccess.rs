@@ -19,18 +19,35 @@ pub fn bytes(ptr: u64, len: u64) -> Result<&'static [u8], i64> {
 
 /// The program's memory is lent mutably once at a time per thread: a
 /// nested `with_bytes_mut` (or a `write` inside one) panics instead of
-/// making a second `&mut` that may overlap the first. The flag is the
-/// thread's (`Thread::lent`): a thread asleep inside one (a blocked pipe
-/// read) must not stop a sibling's calls, whose program memory the
-/// program may share as freely as on Linux.
-fn lent<R>(f: impl FnOnce() -> R) -> R {
-    let flag = &crate::proc::thread().lent;
-    if flag.replace(true) {
-        panic!("the program's memory borrowed twice");
+/// making a second `&mut` that may overlap the first. The loan is the
+/// thread's, not the process's: a call that sleeps inside it (a read on an
+/// empty pipe) drops the big lock, and its siblings' calls go on lending
+/// their own buffers meanwhile.
+fn lend<R>(ptr: u64, len: u64, f: impl FnOnce() -> R) -> R {
+    let lent = &crate::proc::thread().lent;
+    if lent.replace(Some((ptr, len))).is_some() {
+        lent_twice();
     }
     let r = f();
-    flag.set(false);
+    lent.set(None);
     r
+}
+
+/// After a sleep inside a loan (the big lock retaken): a sibling may have
+/// forked meanwhile, which made the buffer's pages copy-on-write, so they
+/// are made writable again before the call fills them. A buffer a sibling
+/// unmapped meanwhile stays unmapped, and the write ends the thread (Linux
+/// answers EFAULT; see docs/libos.md, "Erlang").
+pub fn relend(lent: Option<(u64, u64)>) {
+    if let Some((ptr, len)) = lent {
+        let _ = vm::prepare(ptr, len, true);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn lent_twice() -> ! {
+    panic!("the program's memory borrowed twice")
 }
 
 /// Makes `len` bytes at `ptr` present and writable, or fails with EFAULT.
@@ -47,13 +64,15 @@ pub fn writable(ptr: u64, len: u64) -> Result<(), i64> {
 /// again.
 pub fn with_bytes_mut<R>(ptr: u64, len: u64, f: impl FnOnce(&mut [u8]) -> R) -> Result<R, i64> {
     writable(ptr, len)?;
-    Ok(lent(|| {
+    Ok(lend(ptr, len, || {
         if len == 0 {
             return f(&mut []);
         }
         // SAFETY: `writable` made every page of the range present and
-        // writable, and the flag makes this the only `&mut` to the
-        // program's memory.
+        // writable, and the flag makes this the only `&mut` this thread's
+        // lxrt holds to the program's memory (another thread's call may
+        // fill a buffer of its own meanwhile, as the program's own threads
+        // write its memory: lxrt only copies bytes through these slices).
         f(unsafe { core::slice::from_raw_parts_mut(ptr as *mut u8, len as usize) })
     }))
 }

@@ -208,6 +208,36 @@ pub fn forked_child() {
     }
 }
 
+/// Where this process already maps bytes `[off, off + len)` of file `ino`
+/// shared and written back, if one such mapping holds them all: a new
+/// shared mapping of them takes the same frames (`alias`), so the views
+/// see each other's writes at once (there is no page cache to share; a
+/// JIT writes code through one view and runs it through another).
+pub fn shared_view(ino: crate::fs::Ino, off: u64, len: u64) -> Option<u64> {
+    with_space(|s| {
+        s.shared
+            .iter()
+            .find(|m| m.ino == ino && m.off <= off && off + len <= m.off + (m.end - m.start))
+            .map(|m| m.start + (off - m.off))
+    })
+}
+
+/// Maps at `[start, start + len)` the frames mapped at `from` with `prot`
+/// less write (a write fault lets writes in, `break_cow`); false if a page
+/// there cannot be had (the caller copies instead).
+pub fn alias(start: u64, from: u64, len: u64, prot: u32) -> bool {
+    (0..len / PAGE).all(|i| {
+        let src = from + i * PAGE;
+        touch(src, false)
+            && pte(src).is_some_and(|p| sys::map(ENV_SELF, start + i * PAGE, frame_of(p), flags(prot & !W)).is_ok())
+    })
+}
+
+/// Whether `va` lies in a shared file mapping of this process.
+fn in_shared_file(va: u64) -> bool {
+    with_space(|s| s.shared.iter().any(|m| m.start <= va && va < m.end))
+}
+
 /// Makes `[start, end)` a writable shared mapping of file `ino` from byte
 /// `off` (its pages already hold the file's bytes: they start clean).
 pub fn add_shared_file(start: u64, end: u64, ino: crate::fs::Ino, off: u64) {
@@ -371,11 +401,12 @@ fn break_cow(va: u64, old: u64, prot: u32) -> bool {
     // Sole mapper of a frame we own: just allow writes again. (A frame our
     // parent owns may not be made writable here even when we are its last
     // mapper: the kernel grants at most the rights we were given.)
+    // A shared file mapping's frame of ours is written in place: its
+    // other views (`alias`) must see the write.
     let info = kinfo::frame(f);
-    if info.refs <= 1
-        && info.owner as u64 == sys::self_id()
-        && sys::protect(ENV_SELF, va, flags(prot)).is_ok()
-    {
+    let in_place = (info.refs <= 1 && info.owner as u64 == sys::self_id())
+        || (info.owner == crate::proc::env() && in_shared_file(va));
+    if in_place && sys::protect(ENV_SELF, va, flags(prot)).is_ok() {
         return true;
     }
     let new = crate::oom::frame_for(va);

@@ -41,6 +41,7 @@ pub const TEST: &[Need] = &[
     need("/usr/bin/cpio", "cpio"),
     // The host's side of the tests of Debian programs (`# with:`).
     need("/usr/bin/python3", "python3-minimal"),
+    need("/usr/lib/erlang/bin/erl", "erlang-base"),
     need("/usr/bin/dpkg-deb", "dpkg"),
 ];
 

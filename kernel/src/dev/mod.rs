@@ -148,16 +148,19 @@ pub fn init(k: &mut crate::state::Kernel, bootfs: &[u8], cmdline: &[u8]) {
         match started {
             Ok(i) => driver::with(|ds| {
                 let d = ds.get(i);
+                // What the device is: a disk's size, a NIC's address.
+                let what = match d.facts.capacity {
+                    0 => alloc::format!("mac {:02x?}", d.facts.mac),
+                    sectors => alloc::format!("{sectors} sectors"),
+                };
                 crate::kprintln!(
-                    "dev: {name} at {:02x}:{:02x}.{} ({}, image at {base:#x}, {} vector {:#x}): {} sectors, mac {:02x?}, {} requests in flight at most",
+                    "dev: {name} at {:02x}:{:02x}.{} ({}, image at {base:#x}, {} vector {:#x}): {what}, {} requests in flight at most",
                     at.bus,
                     at.device,
                     at.function,
                     if isolated { "isolated" } else { "unisolated" },
                     if d.line.is_some() { "I/O APIC" } else { "MSI-X" },
                     d.vector,
-                    d.facts.capacity,
-                    d.facts.mac,
                     d.facts.queue_depth
                 );
             }),

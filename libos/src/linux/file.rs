@@ -6,7 +6,7 @@ use crate::errno::{
 };
 use crate::fd::{self, Fd};
 use crate::fs::Stat;
-use crate::fs::{devfs, dir, node, path, procfs, Ino, S_IFCHR, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG};
+use crate::fs::{devfs, dir, node, path, procfs, Ino, S_IFCHR, S_IFDIR, S_IFIFO, S_IFLNK, S_IFMT, S_IFREG};
 use crate::obj::{self, flags, Kind};
 use crate::proc;
 use crate::uaccess;
@@ -63,12 +63,19 @@ pub fn write(fdn: i64, buf: u64, len: u64) -> LxResult {
     call((d.ops.write)(unsafe { fd::file(&d) }, b))
 }
 
-/// `struct iovec` arrays for readv/writev.
-fn iovecs(iov: u64, cnt: u64) -> Result<Vec<(u64, u64)>, i64> {
+/// `struct iovec` arrays for readv/writev (`linux/vector.rs` too): at most
+/// 1024, each length a `ssize_t` that is not negative.
+pub(super) fn iovecs(iov: u64, cnt: u64) -> Result<Vec<(u64, u64)>, i64> {
     if cnt > 1024 {
         return Err(EINVAL);
     }
-    (0..cnt).map(|i| uaccess::get::<[u64; 2]>(iov + 16 * i).map(|v| (v[0], v[1]))).collect()
+    let v: Vec<(u64, u64)> = (0..cnt)
+        .map(|i| uaccess::get::<[u64; 2]>(iov + 16 * i).map(|v| (v[0], v[1])))
+        .collect::<Result<_, _>>()?;
+    if v.iter().any(|&(_, len)| len as i64 <= -1) {
+        return Err(EINVAL);
+    }
+    Ok(v)
 }
 
 pub fn readv(fdn: i64, iov: u64, cnt: u64) -> LxResult {
@@ -149,7 +156,8 @@ pub fn openat(dirfd: i64, pathp: u64, flags: u64, mode: u64) -> LxResult {
     let kind = match n.mode & S_IFMT {
         S_IFDIR => Kind::Dir,
         S_IFLNK => return Err(ELOOP),
-        S_IFCHR if flags & O_DIRECTORY != 0 => return Err(ENOTDIR),
+        S_IFCHR | S_IFIFO if flags & O_DIRECTORY != 0 => return Err(ENOTDIR),
+        S_IFIFO => return fd::open(obj::fifo::open(ino, status)?, cloexec),
         // Sockets are reached by connect, not open.
         crate::fs::S_IFSOCK => return Err(ENXIO),
         // A device node: an open file of the device's kind.
@@ -264,6 +272,7 @@ fn dtype(ino: Ino) -> u8 {
         S_IFLNK => 10,
         S_IFREG => 8,
         S_IFCHR => 2,
+        S_IFIFO => 1,
         crate::fs::S_IFSOCK => 12,
         _ => 0,
     }

@@ -112,11 +112,15 @@ pub fn mmap(addr: u64, len: u64, p: u64, flags: u64, fdn: i64, off: u64) -> LxRe
     };
     vm::add(start, start + len, prot(p) | vm::R);
     if let Some((ino, write_back)) = file {
-        // The file's bytes are copied in (there is no page cache to share).
-        vm::add(start, start + len, vm::R | vm::W);
-        let n = crate::fs::node::get(ino);
-        uaccess::with_bytes_mut(start, len, |dst| crate::fs::node::read_at(&n, off, dst))?;
-        vm::protect(start, start + len, prot(p) | vm::R);
+        // Another shared view of the same bytes lends its frames; else the
+        // file's bytes are copied in (there is no page cache to share).
+        let view = if write_back { vm::shared_view(ino, off, len) } else { None };
+        if !view.is_some_and(|from| vm::alias(start, from, len, prot(p) | vm::R)) {
+            vm::add(start, start + len, vm::R | vm::W);
+            let n = crate::fs::node::get(ino);
+            uaccess::with_bytes_mut(start, len, |dst| crate::fs::node::read_at(&n, off, dst))?;
+            vm::protect(start, start + len, prot(p) | vm::R);
+        }
         if write_back {
             vm::add_shared_file(start, start + len, ino, off);
         }

@@ -360,7 +360,7 @@ fn recv_common(
     flags: u64,
 ) -> Result<(i64, u32, u64), i64> {
     let f = sock(fdn)?;
-    if flags & MSG_OOB != 0 || flags & MSG_PEEK != 0 {
+    if flags & MSG_OOB != 0 {
         return Err(EOPNOTSUPP);
     }
     let total = iov.iter().fold(0u64, |t, v| t.saturating_add(v.1));
@@ -371,7 +371,7 @@ fn recv_common(
         uaccess::writable(control.0, control.1)?;
     }
     let mut buf = alloc::vec![0u8; total.min(1 << 20) as usize];
-    let got = unix::recv(f, &mut buf, flags & MSG_DONTWAIT != 0)?;
+    let got = unix::recv(f, &mut buf, flags & MSG_DONTWAIT != 0, flags & MSG_PEEK != 0)?;
     let mut at = 0;
     for &(p, l) in iov {
         let n = (l as usize).min(got.len - at);

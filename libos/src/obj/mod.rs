@@ -12,6 +12,7 @@
 pub mod console;
 pub mod epoll;
 pub mod eventfd;
+pub mod fifo;
 pub mod flags;
 pub mod memdev;
 pub mod pipe;

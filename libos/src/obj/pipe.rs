@@ -8,7 +8,7 @@
 //! (`lock::hand_off`). A write with no reader left raises SIGPIPE, or fails with EPIPE
 //! when the program ignores it, as on Linux.
 
-use super::flags::{NONBLOCK, WRONLY};
+use super::flags::{ACCMODE, NONBLOCK, RDWR, WRONLY};
 use super::{no_ioctl, no_seek, File, Kind, Ops};
 
 /// `FIONREAD` on either end: the bytes in the ring.
@@ -20,7 +20,8 @@ fn ioctl(f: &mut File, req: u64, arg: u64) -> i64 {
     super::put_readable(arg, head - tail)
 }
 use crate::errno::{EAGAIN, EBADF, ENOMEM, EPIPE};
-use crate::fs::Stat;
+use crate::fs::{Ino, Stat};
+use crate::predicate::{WANT_READ, WANT_WRITE};
 use crate::shared;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
@@ -54,6 +55,8 @@ pub struct Pipe {
     /// other side hands it the CPU as soon as it has made progress.
     reader_waits: bool,
     writer_waits: bool,
+    /// Read and write ends ever opened (a FIFO's opener waits for them).
+    opened: [u64; 2],
     buf: [u8; CAPACITY],
 }
 
@@ -69,6 +72,26 @@ pub static OPS: Ops = Ops { read, write, seek: no_seek, stat, ioctl, close };
 
 /// A new pipe: (read end, write end).
 pub fn create(flags: u32) -> Result<(*mut File, *mut File), i64> {
+    let p = ring()?;
+    let r = match open_end(p, Kind::PipeRead, flags & NONBLOCK, 0) {
+        Ok(r) => r,
+        Err(e) => {
+            // SAFETY: made above; no end refers to it.
+            unsafe { shared::free(p as *mut u8, size_of::<Pipe>(), align_of::<Pipe>()) };
+            return Err(e);
+        }
+    };
+    match open_end(p, Kind::PipeWrite, flags & NONBLOCK, 0) {
+        Ok(w) => Ok((r, w)),
+        Err(e) => {
+            super::put(&OPS, r);
+            Err(e)
+        }
+    }
+}
+
+/// A new ring with no ends yet (`open_end` adds them).
+pub fn ring() -> Result<*mut Pipe, i64> {
     let p = shared::alloc(size_of::<Pipe>(), align_of::<Pipe>()) as *mut Pipe;
     if p.is_null() {
         return Err(ENOMEM);
@@ -78,8 +101,8 @@ pub fn create(flags: u32) -> Result<(*mut File, *mut File), i64> {
     // output.
     unsafe {
         let id = p as u64;
-        (&raw mut (*p).readers).write(AtomicU32::new(1));
-        (&raw mut (*p).writers).write(AtomicU32::new(1));
+        (&raw mut (*p).readers).write(AtomicU32::new(0));
+        (&raw mut (*p).writers).write(AtomicU32::new(0));
         (&raw mut (*p).head).write(AtomicU64::new(0));
         (&raw mut (*p).tail).write(AtomicU64::new(0));
         (*p).id = id;
@@ -87,15 +110,54 @@ pub fn create(flags: u32) -> Result<(*mut File, *mut File), i64> {
         (*p).writer_env = crate::lock::my_id();
         (*p).reader_waits = false;
         (*p).writer_waits = false;
+        (*p).opened = [0, 0];
     }
-    let r = super::new(Kind::PipeRead, flags & NONBLOCK, 0)?;
-    let w = super::new(Kind::PipeWrite, (flags & NONBLOCK) | WRONLY, 0)?;
-    // SAFETY: both were just created.
+    Ok(p)
+}
+
+/// A new description of ring `p`'s `kind` end (`PipeRead`, `PipeWrite`),
+/// counted among its ends; `flags` may ask for `NONBLOCK` and, on a read
+/// end, `RDWR` (a FIFO opened for both: it counts as a reader and a
+/// writer). `ino` is the FIFO it was opened through, 0 for `pipe`.
+// The ring is a live shared `Pipe` by construction (`ring`'s, or one an
+// open end holds), never a program's value.
+#[allow(clippy::not_unsafe_ptr_arg_deref)]
+pub fn open_end(p: *mut Pipe, kind: Kind, flags: u32, ino: Ino) -> Result<*mut File, i64> {
+    let both = kind == Kind::PipeRead && flags & ACCMODE == RDWR;
+    let access = if both {
+        RDWR
+    } else if kind == Kind::PipeWrite {
+        WRONLY
+    } else {
+        0
+    };
+    let f = super::new(kind, (flags & NONBLOCK) | access, ino)?;
+    // SAFETY: `p` is live (the caller's, or held by another end); other
+    // processes change its counts only under the big lock, which we hold.
     unsafe {
-        (*r).pipe = p;
-        (*w).pipe = p;
+        (*f).pipe = p;
+        let p = &mut *p;
+        if kind == Kind::PipeRead || both {
+            p.readers.fetch_add(1, Ordering::Release);
+            p.opened[0] += 1;
+        }
+        if kind == Kind::PipeWrite || both {
+            p.writers.fetch_add(1, Ordering::Release);
+            p.opened[1] += 1;
+        }
     }
-    Ok((r, w))
+    Ok(f)
+}
+
+/// Ring `p`'s open (readers, writers) and how many read and write ends
+/// were ever opened (a FIFO's opener waits for the other count to move).
+///
+/// # Safety
+/// `p` is a live ring.
+pub unsafe fn ends(p: *const Pipe) -> (u32, u32, [u64; 2]) {
+    // SAFETY: passed on from the caller; read only.
+    let p = unsafe { &*p };
+    (p.readers(), p.writers(), p.opened)
 }
 
 /// The pipe behind an end (in the shared arena).
@@ -161,12 +223,12 @@ pub fn read(f: &mut File, buf: &mut [u8]) -> i64 {
             return -crate::errno::EINTR;
         }
         p.reader_waits = true;
-        block(f, p.writer_env, &mut yielded);
+        block(f, p.writer_env, WANT_READ, &mut yielded);
     }
 }
 
 pub fn write(f: &mut File, buf: &[u8]) -> i64 {
-    if f.kind != Kind::PipeWrite {
+    if f.kind != Kind::PipeWrite && f.flags & ACCMODE != RDWR {
         return -EBADF;
     }
     // SAFETY: `f` keeps the pipe live; no other reference to it here.
@@ -212,7 +274,7 @@ pub fn write(f: &mut File, buf: &[u8]) -> i64 {
             return if done > 0 { done as i64 } else { -crate::errno::EINTR };
         }
         p.writer_waits = true;
-        block(f, p.reader_env, &mut yielded);
+        block(f, p.reader_env, WANT_WRITE, &mut yielded);
     }
     if p.reader_waits || (was_empty && done > 0) {
         p.reader_waits = false;
@@ -221,12 +283,79 @@ pub fn write(f: &mut File, buf: &[u8]) -> i64 {
     done as i64
 }
 
+/// Waits, as `read` would, until read end `f` holds bytes (true) or has
+/// no writer left (false): EAGAIN when `nonblock` or the end is
+/// nonblocking, EINTR for a signal (`splice`, `tee`).
+pub fn wait_readable(f: &File, nonblock: bool) -> Result<bool, i64> {
+    // SAFETY: `f` keeps the pipe live; no other reference to it here.
+    let p = unsafe { pipe_of(f) };
+    let mut yielded = false;
+    loop {
+        let (tail, head) = p.positions();
+        if head > tail {
+            return Ok(true);
+        }
+        if p.writers() == 0 {
+            return Ok(false);
+        }
+        if nonblock || f.flags & NONBLOCK != 0 {
+            return Err(EAGAIN);
+        }
+        if crate::proc::signal::pending() {
+            return Err(crate::errno::EINTR);
+        }
+        p.reader_waits = true;
+        block(f, p.writer_env, WANT_READ, &mut yielded);
+    }
+}
+
+/// Waits, as `write` would, until write end `f` has room: EPIPE (and
+/// SIGPIPE) with no reader left, EAGAIN when `nonblock` or the end is
+/// nonblocking, EINTR for a signal (`splice`, `tee`).
+pub fn wait_writable(f: &File, nonblock: bool) -> Result<(), i64> {
+    // SAFETY: `f` keeps the pipe live; no other reference to it here.
+    let p = unsafe { pipe_of(f) };
+    let mut yielded = false;
+    loop {
+        if p.readers() == 0 {
+            crate::proc::signal::raise_self(crate::proc::signal::SIGPIPE);
+            return Err(EPIPE);
+        }
+        let (tail, head) = p.positions();
+        if head - tail < CAPACITY as u64 {
+            return Ok(());
+        }
+        if nonblock || f.flags & NONBLOCK != 0 {
+            return Err(EAGAIN);
+        }
+        if crate::proc::signal::pending() {
+            return Err(crate::errno::EINTR);
+        }
+        p.writer_waits = true;
+        block(f, p.reader_env, WANT_WRITE, &mut yielded);
+    }
+}
+
+/// Copies up to `dst.len()` of read end `f`'s bytes without taking them
+/// (`splice` takes them with `read` once written on; `tee` leaves them):
+/// how many.
+pub fn peek(f: &File, dst: &mut [u8]) -> usize {
+    // SAFETY: `f` keeps the pipe live; no other reference to it here.
+    let p = unsafe { pipe_of(f) };
+    let (tail, head) = p.positions();
+    let n = ((head - tail) as usize).min(dst.len());
+    copy_out(p, tail, &mut dst[..n]);
+    n
+}
+
 /// Waits for the other end (`peer`, the environment that last used it):
-/// first a directed yield to it (it may be about to answer), then sleeps.
+/// first a directed yield to it (it may be about to answer), then sleeps
+/// until the ring meets `term` (`WANT_READ`, `WANT_WRITE`), so a blocked
+/// reader or writer costs nobody CPU time however long it waits.
 #[inline]
-fn block(f: &File, peer: u64, yielded: &mut bool) {
+fn block(f: &File, peer: u64, term: u64, yielded: &mut bool) {
     if *yielded {
-        crate::wait::pipe_sleep(f);
+        crate::wait::ring_sleep(f.pipe as u64, term, None);
     } else {
         *yielded = true;
         crate::lock::wait_for(peer);
@@ -248,9 +377,16 @@ fn put(p: &mut Pipe, head: u64, src: &[u8]) {
 }
 
 /// Fills `dst` from the ring at `tail`, its current tail (the caller
-/// checked it holds that much).
+/// checked it holds that much), and takes the bytes.
 #[inline]
 fn take(p: &mut Pipe, tail: u64, dst: &mut [u8]) {
+    copy_out(p, tail, dst);
+    p.tail.store(tail + dst.len() as u64, Ordering::Release);
+}
+
+/// Fills `dst` from the ring at `tail`, leaving the bytes there.
+#[inline]
+fn copy_out(p: &Pipe, tail: u64, dst: &mut [u8]) {
     let n = dst.len();
     let at = tail as usize % CAPACITY;
     let first = n.min(CAPACITY - at);
@@ -258,7 +394,6 @@ fn take(p: &mut Pipe, tail: u64, dst: &mut [u8]) {
     if first < n {
         crate::copy::copy(&mut dst[first..], &p.buf[..n - first]);
     }
-    p.tail.store(tail + n as u64, Ordering::Release);
 }
 
 /// A copy where single bytes (the usual message in a ping-pong) skip the
@@ -344,6 +479,10 @@ pub fn wait_info(f: &File) -> (u64, u64) {
 }
 
 fn stat(f: &File, st: &mut Stat) -> i64 {
+    if f.ino != 0 {
+        *st = crate::fs::stat::of(f.ino);
+        return 0;
+    }
     st.mode = crate::fs::S_IFIFO | 0o600;
     // SAFETY: `f` keeps the pipe live; no other reference to it here.
     st.ino = unsafe { pipe_of(f) }.id;
@@ -354,10 +493,19 @@ fn stat(f: &File, st: &mut Stat) -> i64 {
 fn close(f: &mut File) {
     // SAFETY: `f` keeps the pipe live; no other reference to it here.
     let p = unsafe { pipe_of(f) };
-    let count = if f.kind == Kind::PipeRead { &p.readers } else { &p.writers };
-    count.store(count.load(Ordering::Relaxed) - 1, Ordering::Release);
-    if p.readers() == 0 && p.writers() == 0 {
-        // SAFETY: allocated by `create`; no end refers to it any more.
+    let drop = |count: &AtomicU32| count.store(count.load(Ordering::Relaxed) - 1, Ordering::Release);
+    if f.kind == Kind::PipeRead {
+        drop(&p.readers);
+    }
+    if f.kind == Kind::PipeWrite || f.flags & ACCMODE == RDWR {
+        drop(&p.writers);
+    }
+    let gone = p.readers() == 0 && p.writers() == 0;
+    if f.ino != 0 {
+        super::fifo::closed(f.ino, f.pipe, gone);
+    }
+    if gone {
+        // SAFETY: allocated by `ring`; no end refers to it any more.
         unsafe { shared::free(f.pipe as *mut u8, size_of::<Pipe>(), align_of::<Pipe>()) };
     }
 }

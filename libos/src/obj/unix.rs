@@ -517,8 +517,9 @@ pub struct Received {
 
 /// Receives into `buf`: stream bytes (up to the next batch of passed
 /// descriptors), or one message (the rest of it dropped if `buf` is
-/// short); waits for data unless `nonblock`.
-pub fn recv(f: &File, buf: &mut [u8], nonblock: bool) -> Result<Received, i64> {
+/// short); waits for data unless `nonblock`. With `peek` (`MSG_PEEK`)
+/// the bytes stay and no descriptors come.
+pub fn recv(f: &File, buf: &mut [u8], nonblock: bool, peek: bool) -> Result<Received, i64> {
     let s = sock(f);
     let nonblock = nonblock || f.flags & NONBLOCK != 0;
     if s.state != State::Connected {
@@ -548,6 +549,9 @@ pub fn recv(f: &File, buf: &mut [u8], nonblock: bool) -> Result<Received, i64> {
         crate::wait::pipe_sleep(rx);
     }
     let tail = pipe::positions(rx).0;
+    if peek {
+        return Ok(peek_at(s, rx, tail, buf));
+    }
     let mut files = Vec::new();
     if !s.rights.is_null() {
         // SAFETY: the queue's head batch (lock held).
@@ -582,6 +586,33 @@ pub fn recv(f: &File, buf: &mut [u8], nonblock: bool) -> Result<Received, i64> {
     Ok(Received { len: take, full, files })
 }
 
+/// `MSG_PEEK`: copies what a receive would get into `buf` from ring `rx`
+/// (at `tail`, holding data) and leaves it there; passed descriptors stay
+/// queued (Linux would give copies of them).
+fn peek_at(s: &Socket, rx: &File, tail: u64, buf: &mut [u8]) -> Received {
+    if s.ty == STREAM {
+        // Never past the start of a later batch's message.
+        let mut r = s.rights;
+        // SAFETY: the queue's batches (lock held).
+        while !r.is_null() && unsafe { (*r).at } <= tail {
+            // SAFETY: as above.
+            r = unsafe { (*r).next };
+        }
+        // SAFETY: as above.
+        let limit = if r.is_null() { usize::MAX } else { (unsafe { (*r).at } - tail) as usize };
+        let want = buf.len().min(limit);
+        let n = pipe::peek(rx, &mut buf[..want]);
+        return Received { len: n, full: n, files: Vec::new() };
+    }
+    // A message is its length word and its bytes, all in the ring.
+    let mut msg = alloc::vec![0u8; 4 + buf.len()];
+    let got = pipe::peek(rx, &mut msg);
+    let full = u32::from_ne_bytes([msg[0], msg[1], msg[2], msg[3]]) as usize;
+    let take = full.min(buf.len()).min(got - 4);
+    buf[..take].copy_from_slice(&msg[4..4 + take]);
+    Received { len: take, full, files: Vec::new() }
+}
+
 /// Reads exactly `buf.len()` bytes of a message already in the ring.
 fn read_exact(rx: &mut File, buf: &mut [u8]) {
     let mut at = 0;
@@ -595,7 +626,7 @@ fn read_exact(rx: &mut File, buf: &mut [u8]) {
 }
 
 fn read(f: &mut File, buf: &mut [u8]) -> i64 {
-    match recv(f, buf, false) {
+    match recv(f, buf, false, false) {
         Ok(r) => {
             // Descriptors sent with data read by `read` are dropped.
             r.files.iter().for_each(|&x| super::put(super::ops_for_file(x), x));

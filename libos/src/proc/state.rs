@@ -115,8 +115,10 @@ pub struct Thread {
     pub starting: Cell<bool>,
     /// Its robust list (`set_robust_list`, walked when it ends: 0, none).
     pub robust: Cell<u64>,
-    /// The program's memory is lent to lxrt code now (`uaccess`).
-    pub lent: Cell<bool>,
+    /// The buffer (address, length) of the program's memory lent to this
+    /// thread's call (`uaccess::with_bytes_mut`), made writable again
+    /// whenever the call retakes the big lock after sleeping.
+    pub lent: Cell<Option<(u64, u64)>>,
 }
 
 impl Thread {
@@ -132,7 +134,7 @@ impl Thread {
             clear_tid: Cell::new(0),
             starting: Cell::new(false),
             robust: Cell::new(0),
-            lent: Cell::new(false),
+            lent: Cell::new(None),
         }
     }
 }

@@ -3,6 +3,7 @@
  * clock_gettime, gettimeofday, time and getcpu to it. Its answers must
  * agree with the system call's and with each other. */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
 #include <sched.h>
@@ -32,6 +33,12 @@ int main(void) {
     printf("vDSO mapped: %d\n", ehdr != NULL && memcmp(ehdr, ELFMAG, SELFMAG) == 0);
     dl_iterate_phdr(find_vdso, (void *)ehdr);
     printf("glibc loaded the vDSO: %d\n", seen);
+    /* What glibc's clock_gettime asks for at start-up: the vDSO by its
+     * soname, and its versioned symbol in it (a wrong base makes glibc
+     * read its dynamic section elsewhere and find neither). */
+    void *vdso = dlopen("linux-vdso.so.1", RTLD_NOLOAD | RTLD_LAZY);
+    printf("glibc finds __vdso_clock_gettime: %d\n",
+           vdso != NULL && dlvsym(vdso, "__vdso_clock_gettime", "LINUX_2.6") != NULL);
     int clocks[] = {CLOCK_REALTIME, CLOCK_MONOTONIC, CLOCK_BOOTTIME, CLOCK_MONOTONIC_COARSE};
     for (unsigned i = 0; i < sizeof clocks / sizeof clocks[0]; i++) {
         struct timespec a, b, c;

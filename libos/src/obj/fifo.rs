@@ -1,0 +1,94 @@
+//! Named pipes (FIFOs): an `S_IFIFO` inode whose `data` points at the
+//! ring its open ends share (borrowed: the inode never frees it), made on
+//! the first open and dropped, with whatever it still held, when the last
+//! end closes, as on Linux. Opening follows Linux: a reader waits for a
+//! writer and a writer for a reader (each until the other side has opened
+//! once since it started waiting); `O_NONBLOCK` readers never wait and
+//! `O_NONBLOCK` writers without a reader fail with ENXIO; `O_RDWR` never
+//! waits and holds both sides.
+
+use super::flags::{ACCMODE, NONBLOCK, RDONLY, RDWR, WRONLY};
+use super::pipe::{self, Pipe};
+use super::{File, Kind};
+use crate::errno::{EINTR, EINVAL, ENXIO};
+use crate::fs::{node, Ino};
+
+/// How often an opener waiting for the other side looks again (it sleeps
+/// in between; no ring term says "an end was opened").
+const RECHECK_NS: u64 = 5_000_000;
+
+/// Opens FIFO `ino` with status flags `status` (access mode, nonblock).
+pub fn open(ino: Ino, status: u32) -> Result<*mut File, i64> {
+    let acc = status & ACCMODE;
+    if acc == ACCMODE {
+        return Err(EINVAL);
+    }
+    let mut ring = node::get(ino).data as *mut Pipe;
+    let readers = |r: *mut Pipe| {
+        if r.is_null() {
+            return 0;
+        }
+        // SAFETY: a ring the inode names is live while it does.
+        unsafe { pipe::ends(r) }.0
+    };
+    if acc == WRONLY && status & NONBLOCK != 0 && readers(ring) == 0 {
+        return Err(ENXIO);
+    }
+    let made = ring.is_null();
+    if made {
+        ring = pipe::ring()?;
+    }
+    let kind = if acc == WRONLY { Kind::PipeWrite } else { Kind::PipeRead };
+    let f = match pipe::open_end(ring, kind, status, ino) {
+        Ok(f) => f,
+        Err(e) => {
+            if made {
+                // SAFETY: made above; nothing refers to it.
+                unsafe { crate::shared::free(ring as *mut u8, size_of::<Pipe>(), align_of::<Pipe>()) };
+            }
+            return Err(e);
+        }
+    };
+    node::update(ino, |n| {
+        n.opens += 1;
+        n.data = ring as *mut u8;
+        n.borrowed = true;
+    });
+    if acc == RDWR || status & NONBLOCK != 0 {
+        return Ok(f);
+    }
+    // The other side: its open count now, and its ends ever opened.
+    let other = |r: *mut Pipe| {
+        // SAFETY: our own end keeps the ring live.
+        let (readers, writers, opened) = unsafe { pipe::ends(r) };
+        if acc == RDONLY {
+            (writers, opened[1])
+        } else {
+            (readers, opened[0])
+        }
+    };
+    let start = other(ring).1;
+    loop {
+        let (open_now, opened) = other(ring);
+        if open_now > 0 || opened != start {
+            return Ok(f);
+        }
+        if crate::proc::signal::pending() {
+            super::put(&pipe::OPS, f);
+            return Err(EINTR);
+        }
+        crate::wait::ring_sleep(ring as u64, 0, Some(crate::time::now_ns() + RECHECK_NS));
+    }
+}
+
+/// An end of FIFO `ino` on `ring` has closed; `gone` when it was the last.
+pub fn closed(ino: Ino, ring: *mut Pipe, gone: bool) {
+    node::update(ino, |n| {
+        if gone && n.data == ring as *mut u8 {
+            n.data = core::ptr::null_mut();
+            n.borrowed = false;
+        }
+        n.opens -= 1;
+    });
+    node::release(ino);
+}
