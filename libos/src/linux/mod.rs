@@ -80,7 +80,7 @@ pub fn syscall(f: &mut ExceptionFrame) {
     let nr = f.regs.rax;
     if matches!(nr, SYS_GETPID | SYS_GETTID)
         && !TRACE.load(Ordering::Relaxed)
-        && crate::proc::signal::pending_in(!0) == 0
+        && crate::proc::signal::quiet()
     {
         let id = if nr == SYS_GETPID { crate::proc::pid() } else { crate::proc::thread::tid() };
         f.regs.rax = id as u64;

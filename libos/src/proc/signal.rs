@@ -109,6 +109,7 @@ fn pending_bits() -> u64 {
 /// The running thread's own pending signals (`tgkill` to it, its faults):
 /// the first thread's are kept with the process's words, where its
 /// siblings can add to them.
+#[inline]
 fn own_pending() -> &'static core::cell::Cell<u64> {
     if super::thread::is_first() {
         &super::vars().first_pending
@@ -177,13 +178,17 @@ fn collect() {
         // (Console input, the other interrupt, is looked at by every wait.)
         add_pending(sys::interrupts_take() & !CONSOLE_INPUT);
     }
-    route();
+    // Usually nothing is pending: one word read on every call's path.
+    if super::vars().pending.get() != 0 {
+        route();
+    }
 }
 
 /// Linux's `complete_signal`: a signal to the process that the first
 /// thread (which receives them) blocks goes to a thread that does not:
 /// that thread is woken once to take it (it reads the process's pending
 /// word as its own).
+#[inline(never)]
 fn route() {
     let v = super::vars();
     let waiting = v.pending.get() & blocked() & !v.routed.get();
@@ -616,6 +621,17 @@ pub fn sigaltstack(new: u64, old: u64, rsp: u64) -> LxResult {
 
 /// Linux's smallest alternate stack.
 const MINSIGSTKSZ: u64 = 2048;
+
+/// Nothing to act on before or after a call: no signal queued in the
+/// kernel or pending here, no exit asked for by a sibling (what `collect`
+/// would find, without its work: the path of calls that only read).
+#[inline]
+pub fn quiet() -> bool {
+    let v = super::vars();
+    v.group_exit.get().is_none()
+        && v.pending.get() | own_pending().get() == 0
+        && kinfo::interrupts(abi::tables::env_slot(crate::lock::my_id() as u32)) == 0
+}
 
 /// Pending signals among `set` (bit n = signal n), as `rt_sigpending`
 /// reports them.
