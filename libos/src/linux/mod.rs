@@ -78,9 +78,7 @@ pub fn syscall(f: &mut ExceptionFrame) {
     // signal waiting there is nothing to act on before or after them. This
     // path stays small (no frame of `call`'s size to set up).
     let nr = f.regs.rax;
-    if matches!(nr, SYS_GETPID | SYS_GETTID)
-        && !TRACE.load(Ordering::Relaxed)
-        && crate::proc::signal::quiet()
+    if matches!(nr, SYS_GETPID | SYS_GETTID) && !TRACE.load(Ordering::Relaxed) && crate::proc::signal::quiet()
     {
         let id = if nr == SYS_GETPID { crate::proc::pid() } else { crate::proc::thread::tid() };
         f.regs.rax = id as u64;
