@@ -239,6 +239,14 @@ pub fn prepare_resume(frame: &ExceptionFrame) -> bool {
     if page == (at + 15) & !(crate::layout::PAGE - 1) && writable(page) {
         return true;
     }
+    prepare_record(at)
+}
+
+/// `prepare_resume`'s rare case, out of line so that the common one saves
+/// no registers.
+#[cold]
+#[inline(never)]
+fn prepare_record(at: u64) -> bool {
     crate::lock::guarded(|| crate::vm::prepare(at, 16, true))
 }
 

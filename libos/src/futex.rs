@@ -154,6 +154,67 @@ pub fn wait(key: Key, addr: u64, val: u32, bitset: u32, deadline: Option<u64>) -
     r
 }
 
+/// Replaces the word at `addr` with `f` of it (`None`: leaves it),
+/// atomically against the program's threads (which change it without
+/// lxrt); returns the old value.
+pub fn update(addr: u64, f: impl Fn(u32) -> Option<u32>) -> Result<u32, i64> {
+    if !addr.is_multiple_of(4) {
+        return Err(crate::errno::EINVAL);
+    }
+    crate::uaccess::writable(addr, 4)?;
+    // SAFETY: `writable` made the aligned word present and writable; the
+    // program's other threads reach it only atomically or racily, as on
+    // Linux.
+    let word = unsafe { &*(addr as *const core::sync::atomic::AtomicU32) };
+    Ok(word.fetch_update(Ordering::SeqCst, Ordering::SeqCst, f).unwrap_or_else(|v| v))
+}
+
+/// Walks the robust list at `head` (`set_robust_list`: a `struct
+/// robust_list_head` of the list's first entry, the offset from an entry
+/// to its lock word, and the entry being locked or unlocked now) of
+/// thread `tid`, which is ending: each lock it still holds is marked
+/// owner-died and one waiter woken, as Linux's `exit_robust_list` does, so
+/// the next locker gets EOWNERDEAD. A list that is bad or loops ends the
+/// walk (after `LIMIT` entries), as on Linux.
+pub fn release_robust(head: u64, tid: u32) {
+    const LIMIT: usize = 2048;
+    // Bit 0 of an entry's address marks a PI lock; lxrt has none.
+    let Ok([first, offset, pending]) = crate::uaccess::get::<[u64; 3]>(head) else {
+        return;
+    };
+    let (offset, pending) = (offset as i64, pending & !1);
+    let mut entry = first & !1;
+    for _ in 0..LIMIT {
+        if entry == head {
+            break;
+        }
+        let Ok(next) = crate::uaccess::get::<u64>(entry) else {
+            break;
+        };
+        if entry != pending {
+            owner_died(entry.wrapping_add_signed(offset), tid);
+        }
+        entry = next & !1;
+    }
+    if pending != 0 {
+        owner_died(pending.wrapping_add_signed(offset), tid);
+    }
+}
+
+/// The lock word at `addr`, if `tid` holds it: marked owner-died (its
+/// waiters bit kept), one waiter woken.
+fn owner_died(addr: u64, tid: u32) {
+    const WAITERS: u32 = 0x8000_0000;
+    const OWNER_DIED: u32 = 0x4000_0000;
+    const TID: u32 = 0x3fff_ffff;
+    let held = |v: u32| v & TID == tid;
+    if let Ok(old) = update(addr, |v| held(v).then_some(v & WAITERS | OWNER_DIED)) {
+        if held(old) && old & WAITERS != 0 {
+            wake(Key::private(addr), 1, ALL);
+        }
+    }
+}
+
 /// Wakes up to `n` waiters on `key` whose bitset meets `bitset`; returns
 /// how many.
 pub fn wake(key: Key, n: u32, bitset: u32) -> u32 {

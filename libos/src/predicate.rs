@@ -2,16 +2,21 @@
 //! and cached (paper 002 §4.6.12): a process installs one predicate per set
 //! of up to `MAX_RINGS` pipe rings the first time it waits on them and
 //! keeps it (up to `CACHED` of them; the least recently used is freed).
-//! The predicate reads the rings' headers in the shared arena and this
-//! process's `PARAMS` block, which says which terms are enabled (readable,
-//! writable) for each ring; a wait writes only `PARAMS`, so nothing is
-//! built or installed on the fast path. Predicates over the same number of
+//! The predicate reads the rings' headers in the shared arena and the
+//! sleeping thread's byte of this process's `PARAMS` table (one per
+//! environment slot, found through the predicate's context, so threads
+//! waiting at once on different rings never overwrite each other's), which
+//! says which terms are enabled (readable, writable) for each ring; a wait
+//! writes only its byte, so nothing is built or installed on the fast
+//! path. Predicates over the same number of
 //! rings are the same program, so the kernel compiles that program once
 //! for every process.
 
 use crate::obj::pipe;
 use abi::syscall::Region;
+use abi::tables::{env_slot, ENV_SLOTS};
 use alloc::vec::Vec;
+use core::sync::atomic::{AtomicU8, Ordering};
 use user::sys;
 
 /// Rings one predicate reads (the kernel allows four regions; one is
@@ -24,14 +29,18 @@ const CACHED: usize = 4;
 pub const WANT_READ: u64 = 1;
 pub const WANT_WRITE: u64 = 2;
 
-/// The enabled terms of each ring of the predicate being slept on
-/// (`WANT_READ`, `WANT_WRITE`), read by every predicate of this process.
-/// 64-byte aligned: within one page. The kernel reads it by address, so it
-/// is a static of its own rather than part of `proc::Process`.
-#[repr(C, align(64))]
-struct Params([u64; MAX_RINGS]);
+/// Per environment slot, the enabled terms of each ring of the predicate
+/// its thread sleeps on (`WANT_READ`, `WANT_WRITE`; ring i's at bits 2i
+/// and 2i+1), read by every predicate of this process. Aligned to its
+/// size: within one page, as the kernel asks of a region. The kernel reads
+/// it by address, so it is a static of its own rather than part of
+/// `proc::Process`.
+#[repr(C, align(1024))]
+struct Params([AtomicU8; ENV_SLOTS]);
+const _: () = assert!(ENV_SLOTS == 1024, "the predicate masks the slot with 1023");
+const _: () = assert!(MAX_RINGS * 2 <= 8, "a slot's terms fit its byte");
 
-static mut PARAMS: Params = Params([0; MAX_RINGS]);
+static PARAMS: Params = Params([const { AtomicU8::new(0) }; ENV_SLOTS]);
 
 #[derive(Clone, Copy)]
 struct Cached {
@@ -91,7 +100,7 @@ pub fn for_rings(rings: &[(u64, u64)]) -> Option<u64> {
             }
         };
         let mut regions = [Region::default(); MAX_RINGS + 1];
-        regions[0] = Region { va: &raw const PARAMS as u64, len: size_of::<Params>() as u64 };
+        regions[0] = Region { va: &raw const PARAMS as u64, len: ENV_SLOTS as u64 };
         for (r, &va) in regions[1..].iter_mut().zip(&key[..rings.len()]) {
             *r = Region { va, len: pipe::HEADER };
         }
@@ -103,18 +112,14 @@ pub fn for_rings(rings: &[(u64, u64)]) -> Option<u64> {
 }
 
 /// Enables the terms `rings` ask for (address, terms), ring by ring, for
-/// the sleep about to start.
+/// the running thread's sleep about to start.
 pub fn enable(rings: &[(u64, u64)]) {
-    // SAFETY: one thread per environment; the kernel only reads PARAMS.
-    let params = unsafe { &mut *(&raw mut PARAMS) };
-    for (slot, r) in params.0.iter_mut().zip(rings) {
-        // SAFETY: a plain store the predicate may read at any time.
-        unsafe { core::ptr::write_volatile(slot, r.1) };
-    }
+    let terms = rings.iter().enumerate().fold(0u8, |b, (i, r)| b | ((r.1 as u8 & 3) << (2 * i)));
+    PARAMS.0[env_slot(crate::lock::my_id() as u32)].store(terms, Ordering::SeqCst);
 }
 
-/// The predicate over `n` rings: region 0 is `PARAMS`, region i+1 ring i's
-/// header. True when an enabled term holds: a ring wanted for reading
+/// The predicate over `n` rings: region 0 is `PARAMS` (the sleeper's byte
+/// at its slot, from the context), region i+1 ring i's header. True when an enabled term holds: a ring wanted for reading
 /// holds data or has no writer; one wanted for writing has room for a
 /// `PIPE_BUF` write or no reader.
 pub fn program(n: usize) -> Vec<u64> {
@@ -127,10 +132,12 @@ pub fn program(n: usize) -> Vec<u64> {
         return insns.into_iter().map(|i| u64::from_le_bytes(i.to_bytes())).collect();
     }
     let yes = a.label();
-    a.ld_region(6, 0, 0);
+    // r5 = the sleeper's byte: its slot is PredicateContext::env's.
+    a.ldx_dw(3, 1, 8).and64_imm(3, ENV_SLOTS as i32 - 1);
+    a.ld_region(6, 0, 0).add64_reg(6, 3).ldx_b(5, 6, 0);
     for i in 0..n {
         let (no_read, next) = (a.label(), a.label());
-        a.ld_region(7, i as u32 + 1, 0).ldx_dw(8, 6, 8 * i as i16);
+        a.ld_region(7, i as u32 + 1, 0).mov64_reg(8, 5).rsh64_imm(8, 2 * i as i32);
         a.mov64_reg(9, 8).and64_imm(9, WANT_READ as i32).jeq_imm(9, 0, no_read);
         a.ldx_dw(2, 7, pipe::HEAD_AT).ldx_dw(3, 7, pipe::TAIL_AT).jne_reg(2, 3, yes);
         a.ldx_w(2, 7, pipe::WRITERS_AT).jeq_imm(2, 0, yes);

@@ -38,10 +38,17 @@ fn lend<R>(ptr: u64, len: u64, f: impl FnOnce() -> R) -> R {
 /// are made writable again before the call fills them. A buffer a sibling
 /// unmapped meanwhile stays unmapped, and the write ends the thread (Linux
 /// answers EFAULT; see docs/libos.md, "Erlang").
+#[inline]
 pub fn relend(lent: Option<(u64, u64)>) {
     if let Some((ptr, len)) = lent {
-        let _ = vm::prepare(ptr, len, true);
+        prepare_again(ptr, len);
     }
+}
+
+#[cold]
+#[inline(never)]
+fn prepare_again(ptr: u64, len: u64) {
+    let _ = vm::prepare(ptr, len, true);
 }
 
 #[cold]

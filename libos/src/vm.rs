@@ -229,7 +229,8 @@ pub fn alias(start: u64, from: u64, len: u64, prot: u32) -> bool {
     (0..len / PAGE).all(|i| {
         let src = from + i * PAGE;
         touch(src, false)
-            && pte(src).is_some_and(|p| sys::map(ENV_SELF, start + i * PAGE, frame_of(p), flags(prot & !W)).is_ok())
+            && pte(src)
+                .is_some_and(|p| sys::map(ENV_SELF, start + i * PAGE, frame_of(p), flags(prot & !W)).is_ok())
     })
 }
 

@@ -90,6 +90,15 @@ pub fn in_subtree(mut id: u64, root: u64) -> bool {
     false
 }
 
+/// Frames held by the subtree of `top` (by the exposed table).
+pub fn subtree_frames(top: u64) -> u64 {
+    (0..ENV_SLOTS)
+        .map(kinfo::env)
+        .filter(|e| e.id != 0 && in_subtree(e.id as u64, top))
+        .map(|e| e.frames)
+        .sum()
+}
+
 /// Answers `env`'s held event (if `env` is not 0) with `mode` and `value`,
 /// then waits for the next event for this interposer in `root`'s subtree
 /// (`abi::syscall::INTERCEPT_WAIT`): `Some(id)` of the held environment,

@@ -51,18 +51,27 @@ pub fn clone(f: &mut ExceptionFrame, flags: u64, stack: u64, ptid: u64, ctid: u6
         crate::log::once("clone sharing files or handlers without CLONE_THREAD", 3000);
         return Err(EINVAL);
     }
-    // A CLONE_VM child (vfork, posix_spawn) gets a copy-on-write copy: it
-    // only runs until exec or exit, so a private copy behaves the same.
-    let _ = flags & (CLONE_VM | CLONE_VFORK);
-    if stack != 0 {
-        // The child starts on the given stack; fork copies our frame (`f`
-        // is it), so swap it in just for the copy.
-        let saved = core::mem::replace(&mut f.regs.rsp, stack);
-        let r = fork::fork(f);
-        f.regs.rsp = saved;
-        return r;
+    // A CLONE_VM child (vfork, posix_spawn) runs over our memory
+    // (`proc::vfork`); with CLONE_VFORK we wait for its exec or exit.
+    let how = fork::Sharing { memory: flags & CLONE_VM != 0, held: flags & CLONE_VFORK != 0 };
+    // The child starts on the given stack; fork copies our frame (`f` is
+    // it), so swap it in just for the copy.
+    let rsp = if stack != 0 { stack } else { f.regs.rsp };
+    let saved = core::mem::replace(&mut f.regs.rsp, rsp);
+    let r = fork::fork(f, how);
+    f.regs.rsp = saved;
+    let pid = r?;
+    if how.held {
+        if let Some(env) = proc::pid::env(pid as u32) {
+            proc::vfork::hold(env);
+        }
     }
-    fork::fork(f)
+    Ok(pid)
+}
+
+/// `vfork`: a child over our memory, we held until it execs or exits.
+pub fn vfork(f: &mut ExceptionFrame) -> LxResult {
+    clone(f, CLONE_VM | CLONE_VFORK | signal::SIGCHLD as u64, 0, 0, 0, 0)
 }
 
 /// A new thread of this process (`proc::thread`) on `stack`.
@@ -133,13 +142,14 @@ pub fn set_tid_address(at: u64) -> LxResult {
     Ok(proc::thread::tid() as i64)
 }
 
-/// `set_robust_list`: the list is not walked when a thread dies (a lock
-/// held by a dead thread stays held), but the call is checked.
-pub fn set_robust_list(_head: u64, len: u64) -> LxResult {
+/// `set_robust_list`: the thread's list of robust locks, walked when it
+/// ends (`futex::release_robust`).
+pub fn set_robust_list(head: u64, len: u64) -> LxResult {
     const ROBUST_LIST_HEAD: u64 = 24;
     if len != ROBUST_LIST_HEAD {
         return Err(EINVAL);
     }
+    proc::thread().robust.set(head);
     Ok(0)
 }
 
@@ -164,13 +174,16 @@ pub fn execve(f: &mut ExceptionFrame, pathp: u64, argvp: u64, envpp: u64) -> LxR
     let envp = uaccess::strings(envpp)?;
     let (path, image) = exec::resolve(&path, &mut argv)?;
     let elf = exec::check(image)?;
-    // Past this point the old program is gone: failures are fatal.
+    // Past this point the old program is gone: failures are fatal. Its
+    // other threads end first (Linux's de_thread).
+    proc::thread::end_for_exec();
     fd::close_on_exec();
     signal::reset_on_exec();
     let loaded = match exec::load(&elf, &argv, &envp, &path) {
         Ok(l) => l,
         Err(_) => exit::exit(signal::SIGKILL as i32),
     };
+    proc::vfork::release();
     start(f, loaded, path, &argv);
     Ok(0)
 }
@@ -194,6 +207,8 @@ pub fn start(f: &mut ExceptionFrame, loaded: exec::Loaded, path: Vec<u8>, argv: 
     v.brk_start.set(loaded.brk);
     v.brk.set(loaded.brk);
     v.mmap_next.set(crate::layout::MMAP_BASE);
+    // The old program's robust list is gone with it.
+    proc::thread().robust.set(0);
     with_process(|p| p.exe = exe);
     table::set_cmd(argv);
     f.regs = loaded.regs;
@@ -242,8 +257,8 @@ pub fn kill(pid: i64, sig: u64) -> LxResult {
 
 /// `tgkill` (and `tkill`, with `tgid` = -1): signal `sig` to thread `tid`
 /// of process `tgid`. A thread of this process gets it itself (it runs the
-/// handler unless it blocks it); the first thread of another process, as
-/// the process (`kill`). Another process's other threads are not found.
+/// handler unless it blocks it, and no sibling takes it for it); the first
+/// thread of another process, as the process (`kill`). Another process's other threads are not found.
 pub fn tgkill(tgid: i64, tid: i64, sig: u64) -> LxResult {
     if tid <= 0 || tgid == 0 || tgid < -1 || sig >= 64 {
         return Err(EINVAL);
@@ -257,9 +272,9 @@ pub fn tgkill(tgid: i64, tid: i64, sig: u64) -> LxResult {
         return Ok(0);
     }
     if env as u64 == crate::lock::my_id() {
-        signal::raise_self(sig as u32);
+        signal::raise_thread(sig as u32);
     } else {
-        signal::send(env, sig as u32).map_err(|_| ESRCH)?;
+        signal::send_thread(env, sig as u32).map_err(|_| ESRCH)?;
     }
     Ok(0)
 }

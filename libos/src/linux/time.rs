@@ -28,7 +28,8 @@ pub fn clock_ns(c: u64) -> Result<u64, i64> {
         id::MONOTONIC | id::MONOTONIC_RAW | id::MONOTONIC_COARSE | id::BOOTTIME | id::BOOTTIME_ALARM => {
             Ok(now_ns())
         }
-        id::PROCESS_CPUTIME | id::THREAD_CPUTIME => Ok(crate::proc::cpu_ns(crate::proc::env())),
+        id::PROCESS_CPUTIME => Ok(crate::proc::process_cpu_ns()),
+        id::THREAD_CPUTIME => Ok(crate::proc::cpu_ns(crate::lock::my_id() as u32)),
         _ => Err(crate::errno::EINVAL),
     }
 }

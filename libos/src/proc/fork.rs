@@ -20,6 +20,9 @@
 //!   the kit without copying. The unused part of a native program's stack
 //!   is left out: the child gets zeroed pages there on demand.
 //!
+//! A `CLONE_VM` child (`vfork.rs`) gets the program's writable pages
+//! shared instead, writable in both (only lxrt's own memory is copied).
+//!
 //! The child starts at `entry::lx_start`, which resumes the program
 //! just after its `fork` with rax = 0.
 
@@ -115,6 +118,8 @@ struct Run {
 
 struct Builder {
     child: u64,
+    /// The program's memory is shared, not copied (`Sharing::memory`).
+    share: bool,
     kit: Option<Kit>,
     /// The lowest page of a native program's stack still in use.
     stack_live: u64,
@@ -127,6 +132,7 @@ impl Builder {
             return How::Skip;
         }
         match (vm::find(va).is_some(), pte & WRITABLE != 0) {
+            (true, true) if self.share => How::Share,
             (true, true) => How::Cow,
             (false, true) => How::Copy,
             (_, false) => How::Share,
@@ -194,13 +200,13 @@ fn copy_page(child: u64, va: u64, rights: u64) -> Result<(), Error> {
 /// part of a native program's stack, and the arena. (A native program's
 /// own mappings outside these are not inherited; it registers memory it
 /// wants its children to have with `vm::add`.)
-fn build(child: u64, rsp: u64) -> Result<(), Error> {
+fn build(child: u64, rsp: u64, share: bool) -> Result<(), Error> {
     shared::share_with(child)?;
     // The program's stack pointer; lxrt's resume path writes just below
     // its red zone, so that page is live too.
     let sp = rsp.wrapping_sub(144);
     let stack_live = if vm::native_stack(sp) { page_down(sp) } else { INIT_STACK_TOP };
-    let mut b = Builder { child, kit: Kit::take(), stack_live, run: None };
+    let mut b = Builder { child, share, kit: Kit::take(), stack_live, run: None };
     let mut page = |va, pte| b.page(va, pte);
     for r in vm::regions() {
         each_page(r.start, r.end, &mut page)?;
@@ -212,17 +218,31 @@ fn build(child: u64, rsp: u64) -> Result<(), Error> {
     b.flush()
 }
 
+/// How a child relates to its parent beyond what every child shares.
+#[derive(Clone, Copy)]
+pub struct Sharing {
+    /// The program's memory is shared, not copied (`CLONE_VM`).
+    pub memory: bool,
+    /// The parent is held until the child execs or ends (`CLONE_VFORK`,
+    /// `vfork.rs`).
+    pub held: bool,
+}
+
+impl Sharing {
+    pub const FORK: Sharing = Sharing { memory: false, held: false };
+}
+
 /// `fork`: returns the child's pid (the child sees 0).
-pub fn fork(f: &ExceptionFrame) -> Result<i64, i64> {
+pub fn fork(f: &ExceptionFrame, how: Sharing) -> Result<i64, i64> {
     let child = sys::env_create().map_err(|_| EAGAIN)?;
-    if table::fork_entry(child).is_err() {
+    if table::fork_entry(child, how.held).is_err() {
         let _ = sys::env_destroy(child);
         return Err(EAGAIN);
     }
     let env = child as u32;
     // The child's copy of our block must start it with our fs base.
     entry::set_start_fs(fs_base());
-    let built = build(child, f.regs.rsp)
+    let built = build(child, f.regs.rsp, how.memory)
         .and_then(|_| entry::install(child))
         .and_then(|_| sys::env_set_regs(child, &entry::child_start_regs()).map(|_| ()));
     if built.is_err() {

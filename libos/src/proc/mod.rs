@@ -15,6 +15,7 @@ pub mod signal;
 pub mod state;
 pub mod table;
 pub mod thread;
+pub mod vfork;
 
 use crate::fs::Ino;
 use alloc::vec::Vec;
@@ -50,6 +51,12 @@ pub fn is_init() -> bool {
 /// counts the timer ticks that found it running.
 pub fn cpu_ns(env: u32) -> u64 {
     user::kinfo::env_by_id(env as u64).map_or(0, |e| e.ticks) * user::kinfo::clock().tick_ns
+}
+
+/// The CPU time of this process's live threads (`CLOCK_PROCESS_CPUTIME_ID`),
+/// in nanoseconds; threads already reaped are not counted.
+pub fn process_cpu_ns() -> u64 {
+    thread::envs().into_iter().fold(cpu_ns(env()), |t, e| t + cpu_ns(e))
 }
 
 /// Everyone is root: uid = gid = 0.

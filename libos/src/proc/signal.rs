@@ -104,7 +104,19 @@ pub fn blocked() -> u64 {
 /// The pending signals (bit n = signal n): the process's and the running
 /// thread's own.
 fn pending_bits() -> u64 {
-    super::vars().pending.get() | super::thread().pending.get()
+    super::vars().pending.get() | own_pending().get()
+}
+
+/// The running thread's own pending signals (`tgkill` to it, its faults):
+/// the first thread's are kept with the process's words, where its
+/// siblings can add to them.
+#[inline]
+fn own_pending() -> &'static core::cell::Cell<u64> {
+    if super::thread::is_first() {
+        &super::vars().first_pending
+    } else {
+        &super::thread().pending
+    }
 }
 
 /// Where signals that reach this environment wait: the process's if it is
@@ -120,7 +132,7 @@ fn pending_word() -> &'static core::cell::Cell<u64> {
 
 /// Forgets pending signal `sig`.
 fn clear_pending(sig: u32) {
-    for w in [&super::vars().pending, &super::thread().pending] {
+    for w in [&super::vars().pending, own_pending(), &super::vars().routed] {
         w.set(w.get() & !(1 << sig));
     }
 }
@@ -171,6 +183,32 @@ fn collect() {
     if kinfo::interrupts(slot) != 0 {
         // (Console input, the other interrupt, is looked at by every wait.)
         add_pending(sys::interrupts_take() & !CONSOLE_INPUT);
+    }
+    // Usually nothing is pending: one word read on every call's path.
+    if super::vars().pending.get() != 0 {
+        route();
+    }
+}
+
+/// Linux's `complete_signal`: a signal to the process that the first
+/// thread (which receives them) blocks goes to a thread that does not:
+/// that thread is woken once to take it (it reads the process's pending
+/// word as its own).
+#[inline(never)]
+fn route() {
+    let v = super::vars();
+    let waiting = v.pending.get() & blocked() & !v.routed.get();
+    if waiting == 0 || !super::thread::is_first() {
+        return;
+    }
+    let mut p = waiting;
+    while p != 0 {
+        let sig = p.trailing_zeros();
+        p &= p - 1;
+        if let Some(env) = super::thread::wanting(sig) {
+            v.routed.set(v.routed.get() | 1 << sig);
+            let _ = sys::interrupt(env as u64, CONSOLE_INPUT, super::table::cred());
+        }
     }
 }
 
@@ -286,9 +324,35 @@ pub fn interrupted(f: &mut ExceptionFrame) {
 pub fn raise_self(sig: u32) {
     if has_handler(sig) || blocked() & (1 << sig) != 0 {
         add_pending(1 << sig);
+        route();
         return;
     }
     act(sig);
+}
+
+/// `tgkill` of the running thread: `raise_self`, but for this thread
+/// alone.
+pub fn raise_thread(sig: u32) {
+    if has_handler(sig) || blocked() & (1 << sig) != 0 {
+        let w = own_pending();
+        w.set(w.get() | 1 << sig);
+        return;
+    }
+    act(sig);
+}
+
+/// `tgkill` of thread `env` of this process (not the running one): an
+/// interrupt reaches it, and its own (not the process's) pending word.
+pub fn send_thread(env: u32, sig: u32) -> Result<(), abi::Error> {
+    if env != super::env() {
+        // Another thread than the first records what reaches it as its own.
+        return send(env, sig);
+    }
+    // The first thread records interrupts as the process's: mark the
+    // signal as its own, then wake it.
+    let w = &super::vars().first_pending;
+    w.set(w.get() | 1 << sig);
+    sys::interrupt(env as u64, CONSOLE_INPUT, super::table::cred()).map(|_| ())
 }
 
 /// Whether a signal this process does not block and handles is waiting
@@ -350,6 +414,8 @@ pub fn deliver(f: &mut ExceptionFrame, restart: Option<u64>) {
 /// A forked child starts with nothing pending.
 pub fn forked_child() {
     super::vars().pending.set(0);
+    super::vars().first_pending.set(0);
+    super::vars().routed.set(0);
     super::thread().pending.set(0);
 }
 
@@ -561,6 +627,17 @@ pub fn sigaltstack(new: u64, old: u64, rsp: u64) -> LxResult {
 
 /// Linux's smallest alternate stack.
 const MINSIGSTKSZ: u64 = 2048;
+
+/// Nothing to act on before or after a call: no signal queued in the
+/// kernel or pending here, no exit asked for by a sibling (what `collect`
+/// would find, without its work: the path of calls that only read).
+#[inline]
+pub fn quiet() -> bool {
+    let v = super::vars();
+    v.group_exit.get().is_none()
+        && v.pending.get() | own_pending().get() == 0
+        && kinfo::interrupts(abi::tables::env_slot(crate::lock::my_id() as u32)) == 0
+}
 
 /// Pending signals among `set` (bit n = signal n), as `rt_sigpending`
 /// reports them.

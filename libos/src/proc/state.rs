@@ -13,7 +13,7 @@
 //!
 //! What is per thread is what Linux keeps per thread: the blocked signals,
 //! the alternate signal stack, the mask `rt_sigsuspend` will put back,
-//! where its id is cleared when it ends, and its
+//! where its id is cleared when it ends, its robust list, and its
 //! side of the big lock (`Thread`, reached through `thread()`, in the
 //! thread's `entry::Block` with the frame of the call being answered). Everything else is per process. State shared between
 //! processes (the arena, the process table's entries) is not here.
@@ -41,8 +41,13 @@ pub struct Vars {
     pub brk: Cell<u64>,
     /// Where `mmap` looks for room next.
     pub mmap_next: Cell<u64>,
-    /// Signals sent to this process and not yet acted on (bit n = signal n).
+    /// Signals sent to this process and not yet acted on (bit n = signal n),
+    /// and those sent to its first thread alone (`tgkill`).
     pub pending: Cell<u64>,
+    pub first_pending: Cell<u64>,
+    /// Pending signals to the process already handed to a thread other
+    /// than the first (`signal::route`).
+    pub routed: Cell<u64>,
     /// The generator state of `random::fill` (0: not seeded yet).
     pub seed: Cell<u64>,
     /// Who answers system calls, and the program's own fault handler.
@@ -101,13 +106,15 @@ pub struct Thread {
     pub lock_id: Cell<u64>,
     pub hand_off: Cell<u64>,
     /// Signals sent to this thread alone (bit n = signal n; the first
-    /// thread's are the process's, `Vars::pending`).
+    /// thread's are `Vars::first_pending`).
     pub pending: Cell<u64>,
     /// Where its id is cleared (and a futex woken) when it ends
     /// (`set_tid_address`, `CLONE_CHILD_CLEARTID`).
     pub clear_tid: Cell<u64>,
     /// Set in a new thread's block until it first runs (`thread::start`).
     pub starting: Cell<bool>,
+    /// Its robust list (`set_robust_list`, walked when it ends: 0, none).
+    pub robust: Cell<u64>,
     /// The buffer (address, length) of the program's memory lent to this
     /// thread's call (`uaccess::with_bytes_mut`), made writable again
     /// whenever the call retakes the big lock after sleeping.
@@ -126,6 +133,7 @@ impl Thread {
             pending: Cell::new(0),
             clear_tid: Cell::new(0),
             starting: Cell::new(false),
+            robust: Cell::new(0),
             lent: Cell::new(None),
         }
     }
@@ -150,6 +158,8 @@ static WORDS: Words = Words {
         brk: Cell::new(0),
         mmap_next: Cell::new(crate::layout::MMAP_BASE),
         pending: Cell::new(0),
+        first_pending: Cell::new(0),
+        routed: Cell::new(0),
         seed: Cell::new(0),
         personality: Cell::new(trap::no_personality),
         fault_handler: Cell::new(None),

@@ -42,6 +42,9 @@ pub struct Entry {
     /// change once).
     pub stopped: u8,
     pub stop_sig: u8,
+    /// Set while its parent is held for it (`vfork.rs`): until it execs or
+    /// ends.
+    pub vfork: u8,
     pub stops: u32,
     pub conts: u32,
     /// CPU time of its reaped children and theirs, in nanoseconds.
@@ -192,6 +195,7 @@ fn create(env: u64, fill: impl FnOnce(&mut Entry)) -> Result<(), abi::Error> {
             sid: 0,
             stopped: 0,
             stop_sig: 0,
+            vfork: 0,
             stops: 0,
             conts: 0,
             children_ns: 0,
@@ -225,10 +229,11 @@ pub fn init_first() -> Result<(), abi::Error> {
 /// Fork, in the parent: makes child `env`'s entry (a copy of ours with the
 /// child's pid and us as parent) and grants the child the capability. The
 /// entry stays mapped here until the child is reaped.
-pub fn fork_entry(env: u64) -> Result<(), abi::Error> {
+/// `held`: we wait for it to exec or end (`vfork.rs`).
+pub fn fork_entry(env: u64, held: bool) -> Result<(), abi::Error> {
     let me = mine();
     create(env, |e| {
-        (e.parent, e.pgid, e.sid, e.cmd) = (me.env, me.pgid, me.sid, me.cmd);
+        (e.parent, e.pgid, e.sid, e.cmd, e.vfork) = (me.env, me.pgid, me.sid, me.cmd, held as u8);
     })?;
     // The child reads it from its copy of our state.
     let granted = sys::cap_grant(env, cred())?;

@@ -10,8 +10,8 @@
 //! each thread takes the big lock (`lock.rs`) as its own environment, and
 //! drops it only where it waits.
 //!
-//! A thread that ends (`exit_thread`) clears its id word and wakes a
-//! futex waiter on it (`set_tid_address`, `CLONE_CHILD_CLEARTID`, what
+//! A thread that ends (`exit_thread`) releases the robust locks it holds,
+//! clears its id word and wakes a futex waiter on it (`set_tid_address`, `CLONE_CHILD_CLEARTID`, what
 //! `pthread_join` waits for); the first thread, if it ends while others
 //! run, waits for them (its environment is the process). Any thread can end
 //! the process (`exit_group`, a fatal signal): another than the first asks
@@ -68,6 +68,27 @@ pub fn env_of(tid: u32) -> Option<u32> {
         return Some(env);
     }
     with_process(|p| p.threads.0.iter().any(|t| t.env == env && !t.exiting)).then_some(env)
+}
+
+/// The environments of the threads other than the first.
+pub fn envs() -> Vec<u32> {
+    with_process(|p| p.threads.0.iter().map(|t| t.env).collect())
+}
+
+/// A thread other than the first that does not block signal `sig`.
+pub fn wanting(sig: u32) -> Option<u32> {
+    with_process(|p| {
+        p.threads
+            .0
+            .iter()
+            .find(|t| {
+                // SAFETY: a thread's block lives until `reap` frees it, which
+                // needs the big lock we hold; only its `Cell`s are read.
+                let mask = unsafe { (*t.block).thread.mask.get() };
+                !t.exiting && mask << 1 & 1 << sig == 0
+            })
+            .map(|t| t.env)
+    })
 }
 
 /// What a new thread starts with.
@@ -248,8 +269,13 @@ fn end_self() -> ! {
 }
 
 /// Clears the thread's id word and wakes one waiter on it, as Linux does
-/// when a thread ends (`pthread_join`).
+/// when a thread ends (`pthread_join`); first, the locks on its robust list
+/// it still holds are marked owner-died (`futex::release_robust`).
 fn clear_tid() {
+    let robust = super::thread().robust.replace(0);
+    if robust != 0 {
+        crate::futex::release_robust(robust, tid());
+    }
     let at = super::thread().clear_tid.replace(0);
     if at != 0 && crate::uaccess::put(at, 0u32).is_ok() {
         crate::futex::wake(crate::futex::Key::private(at), 1, crate::futex::ALL);
@@ -265,6 +291,18 @@ pub fn end_others() {
         free(t.stack, t.block);
     }
     vars().threads.set(0);
+}
+
+/// execve: the program's other threads end (Linux's `de_thread`), when the
+/// first thread execs. From another thread that would need the first's
+/// environment (the process) to take over the exec: not done yet, and the
+/// other threads are left running (docs/libos.md).
+pub fn end_for_exec() {
+    if is_first() {
+        end_others();
+    } else {
+        crate::log::once("execve from a thread other than the first", 3002);
+    }
 }
 
 /// In a child forked from a threaded process only the caller survives: it

@@ -2,10 +2,9 @@
 //! for glibc; run as `cbin/rcommand-*` by `libos/tests/rcommand.sh`, output
 //! compared with the host's): `output()` with both pipes (FIONBIO, poll,
 //! CLOEXEC), `status()`, stdin fed through a pipe, an exit code and a
-//! child killed by a signal. Not yet here: a program that does not exist,
-//! because glibc's `posix_spawn` reports its exec error through memory its
-//! `CLONE_VM|CLONE_VFORK` child shares, and lxrt gives that child a copy
-//! (docs/libos.md, "Threads").
+//! child killed by a signal, and a program that does not exist (glibc's
+//! `posix_spawn` reports the exec error through memory its
+//! `CLONE_VM|CLONE_VFORK` child shares; musl's through a pipe).
 use std::io::Write;
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Command, Stdio};
@@ -25,5 +24,7 @@ fn main() {
     let sorted = child.wait_with_output().unwrap();
     println!("cat: {:?}", String::from_utf8_lossy(&sorted.stdout));
     let killed = Command::new("/bin/sh").args(["-c", "kill -9 $$"]).status().unwrap();
+    let missing = Command::new("/no/such/program").status();
+    println!("missing: {:?}", missing.map_err(|e| e.kind()));
     println!("killed: code {:?} signal {:?}", killed.code(), killed.signal());
 }

@@ -18,11 +18,10 @@
 #![no_main]
 
 use abi::nest::{answer, Event};
-use abi::tables::ENV_SLOTS;
 use core::fmt::Write;
 use nest::capture::Capture;
 use nest::pager::Pager;
-use user::{kinfo, nest as calls, println, spawn, sys};
+use user::{nest as calls, println, spawn, sys};
 
 const PAGER: u64 = 1 << 32;
 const LIMITER: u64 = 2 << 32;
@@ -108,21 +107,12 @@ fn program(which: u64) -> (&'static str, u64) {
     }
 }
 
-/// Frames held by the subtree of `top`.
-fn held(top: u64) -> u64 {
-    (0..ENV_SLOTS)
-        .map(kinfo::env)
-        .filter(|e| e.id != 0 && calls::in_subtree(e.id as u64, top))
-        .map(|e| e.frames)
-        .sum()
-}
-
 /// The limiter's role: the program under a quota of `SLACK` frames more
 /// than it starts with, waited for off its path.
 fn limiter(which: u64) -> i32 {
     let (name, arg) = program(which);
     let child = spawn::spawn_stopped(name, arg).unwrap();
-    calls::env_limit(child, held(child) + SLACK, 8).unwrap();
+    calls::env_limit(child, calls::subtree_frames(child) + SLACK, 8).unwrap();
     spawn::start(child).unwrap();
     nest::offpath::wait_end(child).unwrap_or(-1)
 }

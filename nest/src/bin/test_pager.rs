@@ -8,27 +8,17 @@
 #![no_main]
 
 use abi::nest::Event;
-use abi::tables::ENV_SLOTS;
 use nest::pager::Pager;
-use user::{kinfo, nest as calls, println, spawn};
+use user::{nest as calls, println, spawn};
 
 const REGION: u64 = 0x2000_0000_0000;
 /// Frames beyond what it starts with; it touches twice as many pages.
 const QUOTA: u64 = 16;
 const PAGES: u64 = 2 * QUOTA;
 
-/// Frames held by the subtree of `top`.
-fn held(top: u64) -> u64 {
-    (0..ENV_SLOTS)
-        .map(kinfo::env)
-        .filter(|e| e.id != 0 && calls::in_subtree(e.id as u64, top))
-        .map(|e| e.frames)
-        .sum()
-}
-
 fn main(_: u64) -> i32 {
     let child = spawn::spawn_stopped("pagee", PAGES).unwrap();
-    let quota = held(child) + QUOTA;
+    let quota = calls::subtree_frames(child) + QUOTA;
     calls::env_limit(child, quota, abi::syscall::NO_LIMIT).unwrap();
     calls::interpose(child, true).unwrap();
     spawn::start(child).unwrap();
@@ -36,7 +26,7 @@ fn main(_: u64) -> i32 {
     let mut most_held = 0;
     let code = calls::serve(child, |_, env, ev: &Event| {
         let a = pager.answer(env, ev);
-        most_held = most_held.max(held(child));
+        most_held = most_held.max(calls::subtree_frames(child));
         a
     })
     .unwrap();
