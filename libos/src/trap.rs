@@ -65,9 +65,10 @@ fn other(f: &mut ExceptionFrame) {
     }
 }
 
-/// A new slice: a due SIGALRM interrupts the program (`alarm.rs`).
+/// A new slice while a timer is armed: a due timer's signal interrupts the
+/// program (`alarm.rs`; the look at the timers is made with the lock).
 fn slice_started(f: &mut ExceptionFrame) {
-    if crate::alarm::due() {
+    if crate::alarm::armed() {
         crate::proc::signal::interrupted(f);
     }
 }

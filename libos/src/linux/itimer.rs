@@ -1,13 +1,11 @@
-//! `alarm`, `setitimer` and `getitimer`: Linux's interval timers over the
-//! library's real-time timer (`alarm.rs`). Only `ITIMER_REAL` is kept;
-//! `ITIMER_VIRTUAL` and `ITIMER_PROF` (CPU-time timers) are refused with
-//! EINVAL (see docs/libos.md, "Missing").
+//! `alarm`, `setitimer` and `getitimer`: Linux's interval timers
+//! (`ITIMER_REAL`, `ITIMER_VIRTUAL`, `ITIMER_PROF`, its `which` numbers
+//! being the library's timer numbers) over the library's (`alarm.rs`).
 
 use crate::alarm::{self, Setting};
 use crate::errno::{LxResult, EINVAL};
 use crate::uaccess;
 
-const ITIMER_REAL: u64 = 0;
 const NS_PER_US: u64 = 1000;
 const US_PER_S: u64 = 1_000_000;
 
@@ -40,12 +38,15 @@ fn itimerval(s: &Setting) -> ItimerVal {
     ItimerVal { interval: timeval(s.every), value: timeval(s.left) }
 }
 
+/// The timer `which` names (a C int); EINVAL for another.
+fn timer(which: u64) -> Result<usize, i64> {
+    Some(which as u32 as usize).filter(|&t| t < alarm::TIMERS).ok_or(EINVAL)
+}
+
 /// `getitimer(which, curr)`.
 pub fn getitimer(which: u64, curr: u64) -> LxResult {
-    if which as u32 as u64 != ITIMER_REAL {
-        return Err(EINVAL);
-    }
-    uaccess::put(curr, itimerval(&alarm::get()))?;
+    let t = timer(which)?;
+    uaccess::put(curr, itimerval(&alarm::get(t)))?;
     Ok(0)
 }
 
@@ -59,13 +60,11 @@ pub fn setitimer(which: u64, new: u64, old: u64) -> LxResult {
         uaccess::get::<ItimerVal>(new)?
     };
     let (value, every) = (ns_of(v.value)?, ns_of(v.interval)?);
-    if which as u32 as u64 != ITIMER_REAL {
-        return Err(EINVAL);
-    }
+    let t = timer(which)?;
     if old != 0 {
-        uaccess::put(old, itimerval(&alarm::get()))?;
+        uaccess::put(old, itimerval(&alarm::get(t)))?;
     }
-    alarm::set(value, every);
+    alarm::set(t, value, every);
     Ok(0)
 }
 
@@ -73,7 +72,7 @@ pub fn setitimer(which: u64, new: u64, old: u64) -> LxResult {
 /// seconds the previous one had left, rounded as Linux does (to the
 /// nearest, and at least 1 if it was armed).
 pub fn alarm(seconds: u64) -> LxResult {
-    let old = alarm::set((seconds as u32 as u64).saturating_mul(US_PER_S * NS_PER_US), 0);
+    let old = alarm::set(alarm::REAL, (seconds as u32 as u64).saturating_mul(US_PER_S * NS_PER_US), 0);
     let [s, us] = timeval(old.left);
     Ok(if (s == 0 && us != 0) || us >= 500_000 { s + 1 } else { s })
 }

@@ -43,6 +43,8 @@ pub const SIGTSTP: u32 = 20;
 pub const SIGTTIN: u32 = 21;
 pub const SIGTTOU: u32 = 22;
 pub const SIGURG: u32 = 23;
+pub const SIGVTALRM: u32 = 26;
+pub const SIGPROF: u32 = 27;
 pub const SIGWINCH: u32 = 28;
 
 const SIG_DFL: u64 = 0;
@@ -174,11 +176,9 @@ fn collect() {
             super::exit::exit(status);
         }
     }
-    // The real-time timer's expiry is a signal to the process.
-    if crate::alarm::fire() {
-        let p = &super::vars().pending;
-        p.set(p.get() | 1 << SIGALRM);
-    }
+    // An interval timer's expiry is a signal to the process.
+    let p = &super::vars().pending;
+    p.set(p.get() | crate::alarm::fire());
     let slot = abi::tables::env_slot(crate::lock::my_id() as u32);
     if kinfo::interrupts(slot) != 0 {
         // (Console input, the other interrupt, is looked at by every wait.)
@@ -630,11 +630,13 @@ const MINSIGSTKSZ: u64 = 2048;
 
 /// Nothing to act on before or after a call: no signal queued in the
 /// kernel or pending here, no exit asked for by a sibling (what `collect`
-/// would find, without its work: the path of calls that only read).
+/// would find, without its work: the path of calls that only read). An
+/// armed interval timer needs `collect`'s look, with the lock.
 #[inline]
 pub fn quiet() -> bool {
     let v = super::vars();
     v.group_exit.get().is_none()
+        && !crate::alarm::armed()
         && v.pending.get() | own_pending().get() == 0
         && kinfo::interrupts(abi::tables::env_slot(crate::lock::my_id() as u32)) == 0
 }

@@ -1,7 +1,8 @@
-/* alarm, setitimer and getitimer (ITIMER_REAL): results and refusals as
- * Linux gives them, SIGALRM ending a blocked call (EINTR, or restarted
- * with SA_RESTART), reaching a program that spins without calls, killing
- * one that does not handle it, and timers not inherited by a fork child. */
+/* alarm, setitimer and getitimer: results and refusals as Linux gives
+ * them, SIGALRM ending a blocked call (EINTR, or restarted with
+ * SA_RESTART), ITIMER_REAL, ITIMER_VIRTUAL and ITIMER_PROF reaching a
+ * program that spins without calls, killing one that does not handle
+ * it, and timers not inherited by a fork child. */
 #define _GNU_SOURCE
 #include <signal.h>
 #include <stdlib.h>
@@ -11,13 +12,21 @@
 #include <unistd.h>
 #include "show.h"
 
-static volatile int alarms;
+static volatile int alarms, vtalrms, profs;
 static int pipefd[2];
 
 static void on_alarm(int sig)
 {
     (void)sig;
     alarms++;
+}
+
+static void on_cpu_timer(int sig)
+{
+    if (sig == SIGVTALRM)
+        vtalrms++;
+    else
+        profs++;
 }
 
 static void on_alarm_write(int sig)
@@ -27,13 +36,18 @@ static void on_alarm_write(int sig)
     (void)!write(pipefd[1], "x", 1);
 }
 
-static void handle(void (*h)(int), int flags)
+static void handle_sig(int sig, void (*h)(int), int flags)
 {
     struct sigaction sa = {0};
     sa.sa_handler = h;
     sa.sa_flags = flags;
     sigemptyset(&sa.sa_mask);
-    sigaction(SIGALRM, &sa, 0);
+    sigaction(sig, &sa, 0);
+}
+
+static void handle(void (*h)(int), int flags)
+{
+    handle_sig(SIGALRM, h, flags);
 }
 
 static long arm(long sec, long usec, long isec, long iusec)
@@ -145,6 +159,23 @@ int main(void)
         ;
     arm(0, 0, 0, 0);
     printf("spinning program got 3 SIGALRMs\n");
+
+    /* The CPU-time timers reach a spinning program too. */
+    handle_sig(SIGVTALRM, on_cpu_timer, 0);
+    handle_sig(SIGPROF, on_cpu_timer, 0);
+    struct itimerval cpu = {{0, 20000}, {0, 20000}};
+    show("setitimer ITIMER_VIRTUAL", setitimer(ITIMER_VIRTUAL, &cpu, 0));
+    show("setitimer ITIMER_PROF", setitimer(ITIMER_PROF, &cpu, 0));
+    getitimer(ITIMER_VIRTUAL, &v);
+    printf("  virtual interval %ld.%06ld, armed %d\n", (long)v.it_interval.tv_sec, (long)v.it_interval.tv_usec,
+           v.it_value.tv_sec != 0 || v.it_value.tv_usec != 0);
+    while (vtalrms < 3 || profs < 3)
+        ;
+    setitimer(ITIMER_VIRTUAL, &zero, 0);
+    show("setitimer ITIMER_PROF null disarms", setitimer(ITIMER_PROF, 0, 0));
+    getitimer(ITIMER_PROF, &v);
+    printf("spinning program got 3 SIGVTALRMs and 3 SIGPROFs; prof now %ld.%06ld\n", (long)v.it_value.tv_sec,
+           (long)v.it_value.tv_usec);
 
     /* A fork child does not inherit the timer. */
     arm(10, 0, 0, 0);
