@@ -230,6 +230,11 @@ fn run_boot(t: &BootTest) -> Result<String, String> {
     let start = Instant::now();
     let out = qemu::headless(&t.args, t.timeout, &t.keys)?;
     let secs = start.elapsed().as_secs_f64();
+    // Kept for a look afterwards (the whole log, pass or fail).
+    let dir = crate::build::root().join("target/boottest");
+    let _ = std::fs::create_dir_all(&dir).and_then(|_| {
+        std::fs::write(dir.join(format!("{}.serial", t.name.replace([' ', '/'], "_"))), &out.serial)
+    });
     let mut problems = Vec::new();
     if out.timed_out {
         problems.push(format!("timed out after {}s", t.timeout.as_secs()));
