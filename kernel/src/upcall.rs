@@ -62,6 +62,12 @@ impl Kernel {
     /// start-of-slice upcall.
     #[inline(never)] // off the yield fast path, which only tests for it
     pub fn slice_starts(&mut self, s: Slot) {
+        // A new slice for one in its end-of-slice grace: it gave up the
+        // CPU, even if it comes straight back (nobody else wanted it, and
+        // `switch_to` counts no switch). Here, not in `yield`'s fast path.
+        if self.grace_env == Some(s) {
+            self.grace_env = None;
+        }
         if self.deliver_interrupts(s) {
             return;
         }

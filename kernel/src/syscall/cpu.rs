@@ -12,11 +12,6 @@ use abi::Error;
 /// Inlined into its entry: the body of a measured fast path.
 #[inline(always)]
 pub fn yield_(k: &mut Kernel, _: Args) -> Result<u64, Error> {
-    // It gave up the CPU, even if nobody else wanted it and it runs on
-    // (`switch_to` then counts no switch): its grace period is met.
-    if k.grace_env == Some(k.current) {
-        k.grace_env = None;
-    }
     k.schedule();
     Ok(0)
 }
