@@ -177,8 +177,10 @@ fn collect() {
         }
     }
     // An interval timer's expiry is a signal to the process.
-    let p = &super::vars().pending;
-    p.set(p.get() | crate::alarm::fire());
+    if crate::alarm::armed() {
+        let p = &super::vars().pending;
+        p.set(p.get() | crate::alarm::fire());
+    }
     let slot = abi::tables::env_slot(crate::lock::my_id() as u32);
     if kinfo::interrupts(slot) != 0 {
         // (Console input, the other interrupt, is looked at by every wait.)
