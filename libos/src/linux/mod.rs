@@ -52,7 +52,7 @@ use nr::{
     SYS_SOCKET, SYS_SOCKETPAIR, SYS_STAT, SYS_STATX, SYS_SYMLINK, SYS_SYMLINKAT, SYS_SYNC, SYS_SYSINFO,
     SYS_TGKILL, SYS_TIME, SYS_TIMERFD_CREATE, SYS_TIMERFD_GETTIME, SYS_TIMERFD_SETTIME, SYS_TIMES, SYS_TKILL,
     SYS_TRUNCATE, SYS_UMASK, SYS_UNAME, SYS_UNLINK, SYS_UNLINKAT, SYS_UTIMENSAT, SYS_VFORK, SYS_WAIT4,
-    SYS_WRITE, SYS_WRITEV,
+    SYS_WAITID, SYS_WRITE, SYS_WRITEV,
 };
 use nr::{
     SYS_CLOSE_RANGE, SYS_COPY_FILE_RANGE, SYS_MEMFD_CREATE, SYS_PREADV, SYS_PREADV2, SYS_PWRITEV,
@@ -131,6 +131,7 @@ fn call(f: &mut ExceptionFrame) {
             | SYS_PREADV2
             | SYS_PWRITEV2
             | SYS_WAIT4
+            | SYS_WAITID
             | SYS_ACCEPT
             | SYS_ACCEPT4
             | SYS_SENDMSG
@@ -206,6 +207,7 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         SYS_EXIT => process::exit_thread(a[0]),
         SYS_EXIT_GROUP => process::exit_group(a[0]),
         SYS_WAIT4 => process::wait4(i(a[0]), a[1], a[2], a[3]),
+        SYS_WAITID => process::waitid(a[0], a[1], a[2], a[3], a[4]),
         SYS_KILL => process::kill(i(a[0]), a[1]),
         SYS_UNAME => misc::uname(a[0]),
         SYS_FCNTL => fl::fcntl(i(a[0]), a[1], a[2]),

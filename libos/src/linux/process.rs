@@ -227,6 +227,10 @@ pub fn exit_thread(code: u64) -> ! {
 }
 
 pub fn wait4(pid: i64, statusp: u64, options: u64, rusage: u64) -> LxResult {
+    if options & !(exit::WNOHANG | exit::WUNTRACED | exit::WCONTINUED | exit::WTHREAD_FLAGS) != 0 {
+        return Err(EINVAL);
+    }
+    let options = options | exit::WEXITED;
     if statusp != 0 {
         uaccess::writable(statusp, 4)?;
     }
@@ -242,6 +246,61 @@ pub fn wait4(pid: i64, statusp: u64, options: u64, rusage: u64) -> LxResult {
     }
     Ok(child)
 }
+
+/// `waitid(idtype, id, infop, options, rusage)`: `wait4`'s wait, told as
+/// a `siginfo_t` (signo SIGCHLD, code CLD_*, pid, uid, status); with
+/// `WNOHANG` and nothing ready, those fields are zero. Every argument is
+/// checked before any child is reaped.
+pub fn waitid(idtype: u64, id: u64, infop: u64, options: u64, rusage: u64) -> LxResult {
+    const P_ALL: u64 = 0;
+    const P_PID: u64 = 1;
+    const P_PGID: u64 = 2;
+    let events = exit::WEXITED | exit::WUNTRACED | exit::WCONTINUED;
+    let known = events | exit::WNOHANG | exit::WNOWAIT | exit::WTHREAD_FLAGS;
+    if options & !known != 0 || options & events == 0 {
+        return Err(EINVAL);
+    }
+    let id = id as u32 as i64;
+    let pid = match idtype {
+        P_ALL => -1,
+        P_PID if id > 0 => id,
+        // 0: the caller's own group, as `wait4`'s 0.
+        P_PGID if id >= 0 => -id,
+        _ => return Err(EINVAL),
+    };
+    if infop != 0 {
+        uaccess::writable(infop, 28)?;
+    }
+    if rusage != 0 {
+        uaccess::zero(rusage, 144)?;
+    }
+    let (child, status, ns) = exit::wait(pid, options)?;
+    if infop != 0 {
+        let (code, value) = match status {
+            0xffff => (CLD_CONTINUED, signal::SIGCONT as i32),
+            s if s & 0xff == 0x7f => (CLD_STOPPED, (s >> 8) & 0xff),
+            s if s & 0x7f == 0 => (CLD_EXITED, (s >> 8) & 0xff),
+            s if s & 0x80 != 0 => (CLD_DUMPED, s & 0x7f),
+            s => (CLD_KILLED, s & 0x7f),
+        };
+        let found = child != 0;
+        let signo = if found { signal::SIGCHLD as i32 } else { 0 };
+        let (code, value) = if found { (code, value) } else { (0, 0) };
+        uaccess::put(infop, [signo, 0, code])?;
+        uaccess::put(infop + 16, [child as i32, 0, value])?;
+    }
+    if rusage != 0 {
+        uaccess::put(rusage, super::time::timeval(ns))?;
+    }
+    Ok(0)
+}
+
+/// `siginfo_t.si_code` for SIGCHLD.
+const CLD_EXITED: i32 = 1;
+const CLD_KILLED: i32 = 2;
+const CLD_DUMPED: i32 = 3;
+const CLD_STOPPED: i32 = 5;
+const CLD_CONTINUED: i32 = 6;
 
 pub fn kill(pid: i64, sig: u64) -> LxResult {
     // Pending signals are bits of a word: signal 64 has none.

@@ -139,14 +139,22 @@ pub fn exit(status: i32) -> ! {
     sys::exit_telling_parent(code, 1 << super::signal::SIGCHLD, table::cred())
 }
 
-const WNOHANG: u64 = 1;
-const WUNTRACED: u64 = 2;
-const WCONTINUED: u64 = 8;
+pub const WNOHANG: u64 = 1;
+/// `WSTOPPED` for `waitid`.
+pub const WUNTRACED: u64 = 2;
+pub const WEXITED: u64 = 4;
+pub const WCONTINUED: u64 = 8;
+pub const WNOWAIT: u64 = 0x0100_0000;
+/// Linux's thread-group flags, accepted and meaning nothing here (every
+/// child is a process).
+pub const WTHREAD_FLAGS: u64 = 0xe000_0000;
 
-/// `wait4`: waits for a child matching `pid` (-1 any, > 0 that one, 0 or
-/// < -1 a process group) to end — or, with `WUNTRACED` / `WCONTINUED`, to
-/// stop or continue; returns its pid, status and, if it ended, the CPU time
-/// it and its children used (nanoseconds).
+/// `wait4` and `waitid`: waits for a child matching `pid` (-1 any, > 0
+/// that one, 0 or < -1 a process group) to end (`WEXITED`) — or, with
+/// `WUNTRACED` / `WCONTINUED`, to stop or continue; returns its pid,
+/// status and, if it ended, the CPU time it and its children used
+/// (nanoseconds). With `WNOWAIT` the child is left as it was, to be
+/// waited for again.
 pub fn wait(pid: i64, options: u64) -> Result<(i64, i32, u64), i64> {
     let my_pgid = table::mine().pgid;
     let matches = |c: u32| match pid {
@@ -170,7 +178,11 @@ pub fn wait(pid: i64, options: u64) -> Result<(i64, i32, u64), i64> {
                 Some(e) if e.state == env_state::EXITED => status_of(&e),
                 Some(_) => match job_change(c, options) {
                     Some((s, seen)) => {
-                        with_children(|cs| cs.iter_mut().filter(|x| x.env == c.env).for_each(|x| *x = seen));
+                        if options & WNOWAIT == 0 {
+                            with_children(|cs| {
+                                cs.iter_mut().filter(|x| x.env == c.env).for_each(|x| *x = seen)
+                            });
+                        }
                         return Ok((pid, s, 0));
                     }
                     None => continue,
@@ -178,7 +190,10 @@ pub fn wait(pid: i64, options: u64) -> Result<(i64, i32, u64), i64> {
                 // Destroyed from outside.
                 None => super::signal::SIGKILL as i32,
             };
-            let ns = reap(c.env);
+            if options & WEXITED == 0 {
+                continue;
+            }
+            let ns = if options & WNOWAIT == 0 { reap(c.env) } else { 0 };
             return Ok((pid, status, ns));
         }
         if !any {
