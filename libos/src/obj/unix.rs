@@ -193,8 +193,9 @@ pub fn pair(ty: u32, flags: u32) -> Result<(*mut File, *mut File), i64> {
             return Err(e);
         }
     };
-    // SAFETY: both were just created.
-    if let Err(e) = join(sock(unsafe { &*a }), sock(unsafe { &*b })) {
+    // SAFETY: both were just created, live, and referenced nowhere else.
+    let (fa, fb) = unsafe { (&*a, &*b) };
+    if let Err(e) = join(sock(fa), sock(fb)) {
         super::put(&OPS, a);
         super::put(&OPS, b);
         return Err(e);
@@ -663,10 +664,12 @@ pub fn events(f: &File) -> u16 {
             let mut ev = 0;
             // SAFETY: the socket holds its ends open; the lock is held.
             let rx_done = s.rx.is_null() || !pipe::other_end_open(unsafe { &*s.rx });
-            // SAFETY: as above.
-            if !s.rx.is_null() && pipe::positions(unsafe { &*s.rx }).1 != pipe::positions(unsafe { &*s.rx }).0
-            {
-                ev |= POLLIN;
+            if !s.rx.is_null() {
+                // SAFETY: as above.
+                let (tail, head) = pipe::positions(unsafe { &*s.rx });
+                if head != tail {
+                    ev |= POLLIN;
+                }
             }
             if rx_done {
                 ev |= POLLIN | POLLRDHUP;
