@@ -300,7 +300,8 @@ impl Demux {
             }
         }
         let shared = !shared_with.is_empty();
-        self.filters[id as usize] = Some(Filter { owner, sink, shape, kind, bits, consents: Vec::new(), shared });
+        self.filters[id as usize] =
+            Some(Filter { owner, sink, shape, kind, bits, consents: Vec::new(), shared });
         Ok(FilterId(id))
     }
 
@@ -345,7 +346,8 @@ impl Demux {
     /// Lets `grantee` install filters that overlap filter `id`; frames in
     /// the overlap then go to both.
     pub fn consent(&mut self, owner: Owner, id: FilterId, grantee: Grantee) -> Result<(), FilterError> {
-        let f = self.filters.get_mut(id.0 as usize).and_then(|f| f.as_mut()).ok_or(FilterError::NoSuchFilter)?;
+        let f =
+            self.filters.get_mut(id.0 as usize).and_then(|f| f.as_mut()).ok_or(FilterError::NoSuchFilter)?;
         if f.owner != owner {
             return Err(FilterError::NotOwner);
         }
@@ -357,7 +359,12 @@ impl Demux {
 
     /// Takes a consent back, visibly: the filters it allowed (those of
     /// the grantee that overlap `id`) are removed and returned.
-    pub fn withdraw(&mut self, owner: Owner, id: FilterId, grantee: Grantee) -> Result<Vec<FilterId>, FilterError> {
+    pub fn withdraw(
+        &mut self,
+        owner: Owner,
+        id: FilterId,
+        grantee: Grantee,
+    ) -> Result<Vec<FilterId>, FilterError> {
         let f = self.get(id).ok_or(FilterError::NoSuchFilter)?;
         if f.owner != owner {
             return Err(FilterError::NotOwner);
@@ -410,7 +417,9 @@ impl Demux {
                 let cost = prog.insns().len() as u64;
                 self.stats.opaque_insns += cost;
                 *self.charges.entry(f.owner).or_default() += cost;
-                if run(prog, frame) && !out.offer(Delivery { owner: f.owner, sink: f.sink, filter: FilterId(id) }, 0) {
+                if run(prog, frame)
+                    && !out.offer(Delivery { owner: f.owner, sink: f.sink, filter: FilterId(id) }, 0)
+                {
                     dropped += 1;
                 }
             }
@@ -446,7 +455,9 @@ impl Demux {
         let mut owns = false;
         let filters = &self.filters;
         self.trie.lookup(&reply, |id| {
-            if let Some(Filter { owner: o, kind: Kind::Canonical { min_len, .. }, .. }) = &filters[id as usize] {
+            if let Some(Filter { owner: o, kind: Kind::Canonical { min_len, .. }, .. }) =
+                &filters[id as usize]
+            {
                 owns |= *o == owner && reply.len() >= usize::from(*min_len);
             }
         });

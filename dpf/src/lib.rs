@@ -12,6 +12,7 @@
 
 extern crate alloc;
 
+pub mod bench;
 pub mod cube;
 pub mod demux;
 pub mod mirror;
@@ -22,8 +23,8 @@ pub mod trie;
 
 pub use cube::Cube;
 pub use demux::{
-    filter_spec, Deliveries, Delivery, Demux, FilterError, FilterId, Grantee, InstallError, Owner, Sink, Stats,
-    TxError,
+    filter_spec, Deliveries, Delivery, Demux, FilterError, FilterId, Grantee, InstallError, Owner, Sink,
+    Stats, TxError,
 };
 pub use pattern::Pattern;
 pub use shape::{shape, Shape};

@@ -5,7 +5,7 @@
 
 use alloc::vec::Vec;
 
-use bpf::insn::{Insn, JMP_JNE, JMP_JGT};
+use bpf::insn::{Insn, JMP_JGT, JMP_JNE};
 use bpf::Asm;
 
 /// `frame[off..off + width] & mask == value`, big-endian, width 1, 2 or 4.
@@ -44,8 +44,11 @@ impl Pattern {
     }
 
     pub fn eth_dst(self, mac: [u8; 6]) -> Pattern {
-        self.field(0, 4, u32::from_be_bytes([mac[0], mac[1], mac[2], mac[3]]))
-            .field(4, 2, u32::from(u16::from_be_bytes([mac[4], mac[5]])))
+        self.field(0, 4, u32::from_be_bytes([mac[0], mac[1], mac[2], mac[3]])).field(
+            4,
+            2,
+            u32::from(u16::from_be_bytes([mac[4], mac[5]])),
+        )
     }
 
     pub fn ethertype(self, t: u16) -> Pattern {

@@ -22,9 +22,9 @@
 use alloc::vec::Vec;
 
 use bpf::insn::{
-    access_bytes, alu32, alu64, jump_taken, Insn, ALU_ADD, ALU_AND, ALU_ARSH, ALU_END, ALU_LSH,
-    ALU_MOV, ALU_OR, ALU_RSH, ALU_SUB, ALU_XOR, CLASS_ALU, CLASS_ALU64, CLASS_JMP, CLASS_JMP32, CLASS_LD,
-    CLASS_LDX, CLASS_ST, CLASS_STX, FRAME_REG, JMP_CALL, JMP_EXIT, JMP_JA, JMP_JEQ, JMP_JGE, JMP_JGT, JMP_JLE, JMP_JLT,
+    access_bytes, alu32, alu64, jump_taken, Insn, ALU_ADD, ALU_AND, ALU_ARSH, ALU_END, ALU_LSH, ALU_MOV,
+    ALU_OR, ALU_RSH, ALU_SUB, ALU_XOR, CLASS_ALU, CLASS_ALU64, CLASS_JMP, CLASS_JMP32, CLASS_LD, CLASS_LDX,
+    CLASS_ST, CLASS_STX, FRAME_REG, JMP_CALL, JMP_EXIT, JMP_JA, JMP_JEQ, JMP_JGE, JMP_JGT, JMP_JLE, JMP_JLT,
     JMP_JNE, JMP_JSET, LD_IMM64, NUM_REGS, SIZE_DW, SRC_X,
 };
 use bpf::VerifiedProgram;
@@ -63,7 +63,10 @@ enum Bit {
     Zero,
     One,
     /// Bit `pos % 8` (LSB = 0) of packet byte `pos / 8`, inverted if `inv`.
-    Pkt { pos: u32, inv: bool },
+    Pkt {
+        pos: u32,
+        inv: bool,
+    },
 }
 
 impl Bit {
@@ -548,7 +551,10 @@ fn len_edge(op: u8, x: i64, swapped: bool) -> Edge {
     }
     let Ok(x) = u64::try_from(x) else {
         // A pointer before the packet start is below the end: decided.
-        let below = matches!((op, swapped), (JMP_JLT | JMP_JLE | JMP_JNE, false) | (JMP_JGT | JMP_JGE | JMP_JNE, true));
+        let below = matches!(
+            (op, swapped),
+            (JMP_JLT | JMP_JLE | JMP_JNE, false) | (JMP_JGT | JMP_JGE | JMP_JNE, true)
+        );
         return if below { Edge::Always } else { Edge::Never };
     };
     // Normalise to "p OP end".

@@ -50,7 +50,13 @@ pub struct TooComplex;
 
 impl Trie {
     pub fn new(seed: u64) -> Trie {
-        Trie { nodes: alloc::vec![Node::default()], free: Vec::new(), seed, stack: Vec::new(), work: Work::default() }
+        Trie {
+            nodes: alloc::vec![Node::default()],
+            free: Vec::new(),
+            seed,
+            stack: Vec::new(),
+            work: Work::default(),
+        }
     }
 
     fn alloc(&mut self) -> u32 {
@@ -110,7 +116,9 @@ impl Trie {
         let mut cur = 0u32;
         for t in tests {
             let node = &self.nodes[cur as usize];
-            let Some(gi) = node.groups.iter().position(|g| g.field == t.field && g.mask == t.mask) else { return };
+            let Some(gi) = node.groups.iter().position(|g| g.field == t.field && g.mask == t.mask) else {
+                return;
+            };
             let Some(next) = node.groups[gi].children.get(t.value).0 else { return };
             path.push((cur, gi));
             cur = next;

@@ -140,10 +140,16 @@ fn transmit_is_checked_against_the_senders_filters() {
     // A answers a client from its port.
     assert_eq!(d.check_transmit(A, &outgoing(IPPROTO_TCP, (HOST, 80), (PEER, 40000))), Ok(()));
     // B pretends to be A's port: spoofed source port.
-    assert_eq!(d.check_transmit(B, &outgoing(IPPROTO_TCP, (HOST, 80), (PEER, 40000))), Err(TxError::NotBound));
+    assert_eq!(
+        d.check_transmit(B, &outgoing(IPPROTO_TCP, (HOST, 80), (PEER, 40000))),
+        Err(TxError::NotBound)
+    );
     // B's own port from another address: spoofed source address.
     let spoof_ip = [10, 0, 2, 99];
-    assert_eq!(d.check_transmit(B, &outgoing(IPPROTO_TCP, (spoof_ip, 8080), (PEER, 1))), Err(TxError::NotBound));
+    assert_eq!(
+        d.check_transmit(B, &outgoing(IPPROTO_TCP, (spoof_ip, 8080), (PEER, 1))),
+        Err(TxError::NotBound)
+    );
     // B's port over UDP is not B's either.
     assert_eq!(
         d.check_transmit(B, &outgoing(dpf::pattern::IPPROTO_UDP, (HOST, 8080), (PEER, 1))),
