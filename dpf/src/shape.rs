@@ -95,12 +95,15 @@ enum Val {
     /// Packet start + offset.
     Pkt(i64),
     End,
-    Bits(Bits),
+    Bits(alloc::boxed::Box<Bits>),
 }
 
 impl Val {
     fn konst(v: u64) -> Val {
-        Val::Bits(core::array::from_fn(|i| Bit::konst(v >> i & 1 == 1)))
+        Val::bits(core::array::from_fn(|i| Bit::konst(v >> i & 1 == 1)))
+    }
+    fn bits(b: Bits) -> Val {
+        Val::Bits(alloc::boxed::Box::new(b))
     }
     fn as_const(&self) -> Option<u64> {
         let Val::Bits(b) = self else { return None };
@@ -274,7 +277,7 @@ fn load(base: &Val, off: i64, n: usize, pkt: Option<bpf::PacketFields>) -> Val {
                 return Val::Unknown;
             }
             let first = first as u32;
-            Val::Bits(core::array::from_fn(|i| {
+            Val::bits(core::array::from_fn(|i| {
                 if i < 8 * n {
                     Bit::Pkt { pos: 8 * first + i as u32, inv: false }
                 } else {
@@ -307,7 +310,7 @@ fn alu(insn: Insn, a: Val, b: Val, is64: bool) -> Val {
         return match insn.imm {
             16 | 32 | 64 => {
                 let w = insn.imm as usize;
-                Val::Bits(core::array::from_fn(|i| {
+                Val::bits(core::array::from_fn(|i| {
                     if i >= w {
                         Bit::Zero
                     } else if to_be {
@@ -332,7 +335,7 @@ fn alu(insn: Insn, a: Val, b: Val, is64: bool) -> Val {
         };
     }
     let (Val::Bits(x), Val::Bits(y)) = (&a, &b) else { return Val::Unknown };
-    let (x, y) = (trunc(Val::Bits(*x)), trunc(Val::Bits(*y)));
+    let (x, y) = (trunc(Val::Bits(x.clone())), trunc(Val::Bits(y.clone())));
     let (Val::Bits(x), Val::Bits(y)) = (x, y) else { return Val::Unknown };
     let shift = b.as_const().map(|c| (c & (width as u64 - 1)) as usize);
     let mut out = [Bit::Zero; 64];
@@ -352,7 +355,7 @@ fn alu(insn: Insn, a: Val, b: Val, is64: bool) -> Val {
                 };
             }
         }
-        ALU_SUB if y.iter().all(|&v| v == Bit::Zero) => out = x,
+        ALU_SUB if y.iter().all(|&v| v == Bit::Zero) => out = *x,
         ALU_LSH | ALU_RSH | ALU_ARSH => {
             let Some(k) = shift else { return Val::Unknown };
             for (i, o) in out.iter_mut().enumerate().take(width) {
@@ -365,7 +368,7 @@ fn alu(insn: Insn, a: Val, b: Val, is64: bool) -> Val {
         }
         _ => return Val::Unknown,
     }
-    Val::Bits(out)
+    Val::bits(out)
 }
 
 /// What a conditional edge says about the path.
