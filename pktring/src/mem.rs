@@ -6,7 +6,6 @@
 /// The bytes of one ring. Out-of-range accesses are a bug of the caller:
 /// implementations ignore such writes and read zeros, never fault.
 pub trait RingMem {
-    fn len(&self) -> usize;
     fn read_u32(&self, off: usize) -> u32;
     fn write_u32(&mut self, off: usize, v: u32);
     fn write_u64(&mut self, off: usize, v: u64);
@@ -19,10 +18,6 @@ pub trait RingMem {
 pub struct SliceMem<'a>(pub &'a mut [u8]);
 
 impl RingMem for SliceMem<'_> {
-    fn len(&self) -> usize {
-        self.0.len()
-    }
-
     fn read_u32(&self, off: usize) -> u32 {
         self.0.get(off..off + 4).map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
     }

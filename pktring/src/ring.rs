@@ -37,7 +37,7 @@ impl Geometry {
         if !slots.is_power_of_two() || slots > MAX_SLOTS {
             return Err(RingError::BadSlots);
         }
-        if slot_size % 8 != 0 || !(MIN_SLOT_SIZE..=MAX_SLOT_SIZE).contains(&slot_size) {
+        if !slot_size.is_multiple_of(8) || !(MIN_SLOT_SIZE..=MAX_SLOT_SIZE).contains(&slot_size) {
             return Err(RingError::BadSlotSize);
         }
         if mem_len < ring_bytes(slots, slot_size) {

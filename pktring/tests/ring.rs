@@ -34,9 +34,6 @@ impl Watched {
 }
 
 impl RingMem for Watched {
-    fn len(&self) -> usize {
-        self.bytes.len()
-    }
     fn read_u32(&self, off: usize) -> u32 {
         let b = &self.bytes[off..off + 4];
         u32::from_le_bytes([b[0], b[1], b[2], b[3]])
