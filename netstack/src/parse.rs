@@ -40,6 +40,10 @@ pub fn ethernet(frame: &[u8]) -> Kind {
     }
 }
 
+pub fn is_arp(frame: &[u8]) -> bool {
+    be16(frame, 12) == Some(0x0806)
+}
+
 /// An IPv4 packet.
 pub fn ipv4(p: &[u8]) -> Kind {
     ipv4_inner(p).unwrap_or(Kind::Other)

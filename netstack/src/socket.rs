@@ -20,6 +20,16 @@ use crate::stack::{Holder, If, Stack, Tuple};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct SocketId(pub(crate) usize);
 
+impl SocketId {
+    /// The number the personality stores (and gives back with `from_raw`).
+    pub fn raw(self) -> usize {
+        self.0
+    }
+    pub fn from_raw(n: usize) -> SocketId {
+        SocketId(n)
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SockType {
     Stream,
@@ -73,6 +83,8 @@ pub(crate) struct Socket {
     pub error: Option<Errno>,
     pub shut_rd: bool,
     pub shut_wr: bool,
+    /// Connected in the background; the next `connect` returns success.
+    pub connect_unreported: bool,
 }
 
 /// How long a connect may take before ETIMEDOUT.
@@ -112,6 +124,7 @@ impl<L: Link> Stack<L> {
             error: None,
             shut_rd: false,
             shut_wr: false,
+            connect_unreported: false,
         })
     }
 
@@ -259,6 +272,7 @@ impl<L: Link> Stack<L> {
             error: None,
             shut_rd: false,
             shut_wr: false,
+            connect_unreported: false,
         });
         self.conn(c).holder = Holder::Sock(id.0);
         Ok((id, peer))
@@ -275,6 +289,10 @@ impl<L: Link> Stack<L> {
             return Ok(());
         }
         match sock.state {
+            SockState::Connected(_) if sock.connect_unreported => {
+                sock.connect_unreported = false;
+                return Ok(());
+            }
             SockState::Connected(_) => return Err(Errno::EISCONN),
             SockState::Listening { .. } => return Err(Errno::EINVAL),
             SockState::Connecting { conn, since } => return self.connect_progress(s, conn, since),

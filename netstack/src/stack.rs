@@ -472,6 +472,16 @@ impl<L: Link> Stack<L> {
             _ => {
                 self.stats.unmatched += 1;
                 ifc.poll_ingress_single(now, &mut dev, &mut self.nobody);
+                if iface == If::Eth && parse::is_arp(frame) {
+                    // A neighbour may have become known: connections that
+                    // wait for it sleep until a timer otherwise.
+                    let waiting = self
+                        .conns
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, c)| c.as_ref().is_some_and(|c| c.timer.is_some()));
+                    self.dirty.extend(waiting.map(|(i, _)| i));
+                }
             }
         }
     }
@@ -542,6 +552,17 @@ impl<L: Link> Stack<L> {
                 }
             },
             Holder::Orphan if state == Closed => self.free_conn(c),
+            Holder::Sock(s) if !matches!(state, Closed | SynSent | SynReceived | Listen) => {
+                // A handshake finished: connected now, so that a reset
+                // later reads as ECONNRESET; `connect` still reports the
+                // success once.
+                if let Some(sock) = self.socks[s].as_mut() {
+                    if matches!(sock.state, SockState::Connecting { conn, .. } if conn == c) {
+                        sock.state = SockState::Connected(c);
+                        sock.connect_unreported = true;
+                    }
+                }
+            }
             _ => {}
         }
     }
@@ -573,10 +594,11 @@ impl<L: Link> Stack<L> {
                 self.configure(ip, Source::Dhcp);
                 self.dhcp = Some((c, None, fallback));
             }
-            Some(None) => {
+            Some(None) if self.info.as_ref().is_some_and(|i| i.source == Source::Dhcp) => {
                 // Lease lost: back to the fallback until a new one comes.
                 self.configure(fallback, Source::Fallback);
             }
+            Some(None) => {} // the client starting: nothing configured yet
             None => {
                 if let Some(at) = fallback_at {
                     if self.now >= at && self.info.is_none() {
