@@ -314,6 +314,7 @@ impl<L: Link> Stack<L> {
         };
         let local_ip = self.sock(s)?.bound.map(|b| *b.ip()).filter(|a| !a.is_unspecified());
         let mut tcp = opts.tcp_socket();
+        tcp.set_timeout(Some(smoltcp::time::Duration::from_millis(CONNECT_TIMEOUT_MS)));
         let local = IpListenEndpoint { addr: local_ip.map(IpAddress::Ipv4), port };
         let remote = IpEndpoint::new(IpAddress::Ipv4(*to.ip()), to.port());
         let cx = match iface {

@@ -135,6 +135,9 @@ pub struct NetStats {
     pub unmatched: u64,
 }
 
+/// How long a half-open connection (either side's handshake) may wait.
+pub const HANDSHAKE_TIMEOUT_MS: u64 = 30_000;
+
 /// Frames taken from the link per `poll` (the rest wait in the ring).
 pub const RX_BUDGET: usize = 256;
 /// Loopback packets processed per `poll`.
@@ -429,6 +432,9 @@ impl<L: Link> Stack<L> {
             return Route::Drop;
         }
         let mut sock = opts.tcp_socket();
+        // A handshake the peer never completes frees its place (a SYN
+        // flood cannot hold the backlog for ever).
+        sock.set_timeout(Some(smoltcp::time::Duration::from_millis(HANDSHAKE_TIMEOUT_MS)));
         let listen_addr =
             self.socks[l].as_ref().and_then(|s| s.bound).map(|a| *a.ip()).filter(|a| !a.is_unspecified());
         let ep =
@@ -531,6 +537,10 @@ impl<L: Link> Stack<L> {
         use tcp::State::*;
         if state == Closed && !matches!(last, Closed | LastAck | TimeWait | Listen) {
             conn.reset = true; // RST, or a retransmission timeout
+        }
+        if matches!(last, SynSent | SynReceived) && !matches!(state, Closed | SynSent | SynReceived | Listen)
+        {
+            conn.tcp().set_timeout(None); // the handshake's deadline is over
         }
         match conn.holder {
             Holder::Listener(l) => match state {
