@@ -14,11 +14,13 @@ pub mod errno;
 pub mod link;
 pub mod opts;
 pub mod parse;
+pub mod ring_link;
 pub mod socket;
 pub mod stack;
 
 pub use errno::Errno;
 pub use link::Link;
 pub use opts::{Opt, OptName};
+pub use ring_link::RingLink;
 pub use socket::{ready, Shutdown, SockType, SocketId};
 pub use stack::{Addressing, NetInfo, NetStats, Source, Stack, StaticIp};
