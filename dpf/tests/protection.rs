@@ -82,16 +82,7 @@ fn opaque_filters_run_alone_and_may_coexist() {
     let mut d = demux();
     d.install(A, 10, &tcp_port(HOST, 80)).unwrap();
     // B: TCP port 8080 or 8081, written with two accepting paths.
-    let mut a = bpf::Asm::new();
-    let (no, yes) = (a.label(), a.label());
-    a.mov64_imm(0, 0).ldx_w(2, 1, 0).ldx_w(3, 1, 4).mov64_reg(4, 2).add64_imm(4, 38);
-    a.jmp_reg(JMP_JGT, 4, 3, no);
-    a.ldx_h(5, 2, 12).jmp_imm(bpf::insn::JMP_JNE, 5, 0x0008, no);
-    a.ldx_b(5, 2, 23).jmp_imm(bpf::insn::JMP_JNE, 5, 6, no);
-    a.ldx_h(5, 2, 36).be(5, 16).jmp_imm(JMP_JEQ, 5, 8080, yes).jmp_imm(JMP_JEQ, 5, 8081, yes).ja(no);
-    a.bind(yes).mov64_imm(0, 1);
-    a.bind(no).exit();
-    let id = d.install(B, 20, &a.finish().unwrap()).unwrap();
+    let id = d.install(B, 20, &either_port(IPPROTO_TCP, 8080, 8081)).unwrap();
     assert_eq!(d.is_canonical(id), Some(false));
     let f = frame(IPPROTO_TCP, (PEER, 1), (HOST, 8081), 0);
     assert_eq!(owners(&mut d, &f), [(B, 20)]);

@@ -10,7 +10,7 @@ use bpf::gen::Rng;
 use common::*;
 use dpf::pattern::{Pattern, IPPROTO_TCP, IPPROTO_UDP};
 use dpf::Demux;
-use netstack::{Errno, SockType, Stack};
+use netstack::{Errno, SockType};
 use std::net::Ipv4Addr;
 
 fn sum(data: &[u8], mut acc: u32) -> u32 {
@@ -57,13 +57,6 @@ fn fix_checksums(f: &mut [u8]) {
     f[l4 + at..l4 + at + 2].copy_from_slice(&fold(pseudo).to_be_bytes());
 }
 
-fn exchange(clock: &mut Clock, a: &mut Stack<End>, b: &mut Stack<End>, ms: u64) {
-    let end = clock.now + ms;
-    while clock.now < end {
-        clock.step(a, b, true);
-    }
-}
-
 #[test]
 fn a_hundred_thousand_malformed_frames() {
     let (mut a, mut b) = stacks(Faults::default(), 21);
@@ -75,7 +68,7 @@ fn a_hundred_thousand_malformed_frames() {
     b.bind(u, sa(Ipv4Addr::UNSPECIFIED, 53)).unwrap();
     let c = a.socket(SockType::Stream);
     let _ = a.connect(c, sa(IP_B, 80));
-    exchange(&mut clock, &mut a, &mut b, 20);
+    clock.run(&mut a, &mut b, 20);
     let (s, _) = b.accept(l).unwrap();
     let cport = a.local_addr(c).unwrap().port();
     // Seeds: the frames of a short exchange, as they reach B.
@@ -169,7 +162,7 @@ fn a_hundred_thousand_malformed_frames() {
 
     // The flood's handshakes die away; the old connection still works.
     while b.accept(l).is_ok() {}
-    exchange(&mut clock, &mut a, &mut b, 200_000);
+    clock.run(&mut a, &mut b, 200_000);
     let mut got = Vec::new();
     let msg: Vec<u8> = (0..100_000u32).map(|i| pattern(9, u64::from(i))).collect();
     let mut sent = 0;
@@ -191,6 +184,6 @@ fn a_hundred_thousand_malformed_frames() {
     assert!(got == msg, "the connection survived intact ({} of {} bytes)", got.len(), msg.len());
     let c2 = a.socket(SockType::Stream);
     let _ = a.connect(c2, sa(IP_B, 80));
-    exchange(&mut clock, &mut a, &mut b, 50);
+    clock.run(&mut a, &mut b, 50);
     assert!(b.accept(l).is_ok(), "the port still accepts");
 }

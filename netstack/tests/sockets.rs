@@ -9,13 +9,6 @@ use std::net::Ipv4Addr;
 
 const ANY: Ipv4Addr = Ipv4Addr::UNSPECIFIED;
 
-fn run(clock: &mut Clock, a: &mut Stack<End>, b: &mut Stack<End>, ms: u64) {
-    let end = clock.now + ms;
-    while clock.now < end {
-        clock.step(a, b, true);
-    }
-}
-
 #[test]
 fn a_backlog_holds_several_pending_connects_and_the_rest_retry() {
     let (mut a, mut b) = stacks(Faults::default(), 11);
@@ -28,7 +21,7 @@ fn a_backlog_holds_several_pending_connects_and_the_rest_retry() {
         assert_eq!(a.connect(c, sa(IP_B, 8080)), Err(Errno::EALREADY));
     }
     let mut clock = Clock { now: 0 };
-    run(&mut clock, &mut a, &mut b, 50);
+    clock.run(&mut a, &mut b, 50);
     // Three handshakes fit; three SYNs were dropped (not refused).
     assert!(b.stats().syn_dropped >= 3, "{:?}", b.stats());
     assert_eq!(b.readiness(l).unwrap() & ready::POLLIN, ready::POLLIN);
@@ -40,7 +33,7 @@ fn a_backlog_holds_several_pending_connects_and_the_rest_retry() {
     assert_eq!(b.accept(l), Err(Errno::EAGAIN));
     // The others retransmit their SYNs and get in.
     for _ in 0..20 {
-        run(&mut clock, &mut a, &mut b, 1000);
+        clock.run(&mut a, &mut b, 1000);
         while let Ok(x) = b.accept(l) {
             accepted.push(x);
         }
@@ -56,7 +49,7 @@ fn a_backlog_holds_several_pending_connects_and_the_rest_retry() {
         assert_eq!(a.connect(c, sa(IP_B, 8080)), Err(Errno::EISCONN));
         a.send(c, &[i as u8; 5]).unwrap();
     }
-    run(&mut clock, &mut a, &mut b, 100);
+    clock.run(&mut a, &mut b, 100);
     for &(s, peer) in &accepted {
         let i = clients.iter().position(|&c| a.local_addr(c).unwrap() == peer).unwrap();
         let mut buf = [0u8; 16];
@@ -75,19 +68,19 @@ fn loopback_inside_one_stack() {
     for target in [Ipv4Addr::LOCALHOST, IP_A] {
         let c = a.socket(SockType::Stream);
         assert_eq!(a.connect(c, sa(target, 7)), Err(Errno::EINPROGRESS));
-        run(&mut clock, &mut a, &mut b, 5);
+        clock.run(&mut a, &mut b, 5);
         let (s, peer) = a.accept(l).expect("loopback connection accepted");
         assert_eq!(peer, a.local_addr(c).unwrap());
         assert_eq!(*peer.ip(), target);
         assert_eq!(a.connect(c, sa(target, 7)), Ok(()));
         assert_eq!(a.peer_addr(c), Ok(sa(target, 7)));
         a.send(c, b"ping").unwrap();
-        run(&mut clock, &mut a, &mut b, 5);
+        clock.run(&mut a, &mut b, 5);
         let mut buf = [0u8; 8];
         assert_eq!(a.recv(s, &mut buf, false), Ok(4));
         assert_eq!(&buf[..4], b"ping");
         a.close(c).unwrap();
-        run(&mut clock, &mut a, &mut b, 5);
+        clock.run(&mut a, &mut b, 5);
         assert_eq!(a.recv(s, &mut buf, false), Ok(0), "end of file");
     }
     assert_eq!(a.link().sent, 0, "nothing went on the wire");
@@ -96,7 +89,7 @@ fn loopback_inside_one_stack() {
     a.bind(u, sa(ANY, 5353)).unwrap();
     let v = a.socket(SockType::Datagram);
     assert_eq!(a.send_to(v, b"hello", sa(Ipv4Addr::LOCALHOST, 5353)), Ok(5));
-    run(&mut clock, &mut a, &mut b, 2);
+    clock.run(&mut a, &mut b, 2);
     let mut buf = [0u8; 16];
     let (n, from) = a.recv_from(u, &mut buf, false).unwrap();
     assert_eq!(
@@ -115,7 +108,7 @@ fn udp_between_stacks_with_connected_filtering() {
     assert_eq!(a.send(cli, b"x"), Err(Errno::EDESTADDRREQ));
     a.connect(cli, sa(IP_B, 9999)).unwrap();
     assert_eq!(a.send(cli, b"request"), Ok(7));
-    run(&mut clock, &mut a, &mut b, 20);
+    clock.run(&mut a, &mut b, 20);
     let mut buf = [0u8; 64];
     let (n, from) = b.recv_from(srv, &mut buf, false).unwrap();
     assert_eq!(&buf[..n], b"request");
@@ -123,7 +116,7 @@ fn udp_between_stacks_with_connected_filtering() {
     // A stranger's datagram to the connected socket is dropped.
     let other = b.socket(SockType::Datagram);
     b.send_to(other, b"spam", from).unwrap();
-    run(&mut clock, &mut a, &mut b, 20);
+    clock.run(&mut a, &mut b, 20);
     assert_eq!(a.recv(cli, &mut buf, true), Ok(5), "peek");
     assert_eq!(a.recv(cli, &mut buf, false), Ok(5));
     assert_eq!(&buf[..5], b"reply");
@@ -138,7 +131,7 @@ fn errors_are_linuxs() {
     // Refused: no listener.
     let c = a.socket(SockType::Stream);
     assert_eq!(a.connect(c, sa(IP_B, 1)), Err(Errno::EINPROGRESS));
-    run(&mut clock, &mut a, &mut b, 20);
+    clock.run(&mut a, &mut b, 20);
     assert_eq!(a.readiness(c).unwrap() & ready::POLLERR, ready::POLLERR);
     assert_eq!(a.take_error(c), Ok(Some(Errno::ECONNREFUSED)));
     assert_eq!(a.take_error(c), Ok(None));
@@ -183,33 +176,33 @@ fn end_of_file_reset_and_epipe() {
     let connect = |a: &mut Stack<End>, b: &mut Stack<End>, clock: &mut Clock| {
         let c = a.socket(SockType::Stream);
         let _ = a.connect(c, sa(IP_B, 80));
-        run(clock, a, b, 20);
+        clock.run(a, b, 20);
         (c, b.accept(l).unwrap().0)
     };
     // Orderly: the peer shuts down writing; we read 0, can still send.
     let (c, s) = connect(&mut a, &mut b, &mut clock);
     b.shutdown(s, Shutdown::Write).unwrap();
     assert_eq!(b.send(s, b"x"), Err(Errno::EPIPE));
-    run(&mut clock, &mut a, &mut b, 20);
+    clock.run(&mut a, &mut b, 20);
     assert_eq!(
         a.readiness(c).unwrap() & (ready::POLLIN | ready::POLLRDHUP),
         ready::POLLIN | ready::POLLRDHUP
     );
     assert_eq!(a.recv(c, &mut [0; 4], false), Ok(0));
     assert_eq!(a.send(c, b"late"), Ok(4));
-    run(&mut clock, &mut a, &mut b, 20);
+    clock.run(&mut a, &mut b, 20);
     assert_eq!(b.recv(s, &mut [0; 8], false), Ok(4));
     // Abortive: SO_LINGER 0 resets.
     let (c, s) = connect(&mut a, &mut b, &mut clock);
     b.set_option(s, Opt::Linger(Some(0))).unwrap();
     b.close(s).unwrap();
-    run(&mut clock, &mut a, &mut b, 20);
+    clock.run(&mut a, &mut b, 20);
     assert_eq!(a.recv(c, &mut [0; 4], false), Err(Errno::ECONNRESET));
     assert_ne!(a.readiness(c).unwrap() & ready::POLLERR, 0);
     assert_eq!(a.send(c, b"x"), Err(Errno::ECONNRESET));
     // Everything closed goes away once its shutdown completes.
     a.close(c).unwrap();
-    run(&mut clock, &mut a, &mut b, 130_000);
+    clock.run(&mut a, &mut b, 130_000);
     assert_eq!(a.connections(), 1, "only the first client, never closed, is left");
 }
 
@@ -223,7 +216,7 @@ fn nagle_holds_small_segments_until_no_delay() {
         b.listen(l, 1).unwrap();
         let c = a.socket(SockType::Stream);
         let _ = a.connect(c, sa(IP_B, 80));
-        run(&mut clock, &mut a, &mut b, 20);
+        clock.run(&mut a, &mut b, 20);
         a.set_option(c, Opt::NoDelay(no_delay)).unwrap();
         assert_eq!(a.option(c, OptName::NoDelay), Ok(Opt::NoDelay(no_delay)));
         // Two small writes with the peer silent in between.

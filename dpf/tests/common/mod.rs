@@ -61,3 +61,23 @@ pub fn everything() -> Vec<Insn> {
     a.mov64_imm(0, 1).exit();
     a.finish().unwrap()
 }
+
+/// An opaque filter: IPv4 protocol `proto` to port `p` *or* `q` (two
+/// accepting paths, so not canonical).
+pub fn either_port(proto: u8, p: u16, q: u16) -> Vec<Insn> {
+    use bpf::insn::{JMP_JEQ, JMP_JGT, JMP_JNE};
+    let mut a = bpf::Asm::new();
+    let (no, yes) = (a.label(), a.label());
+    a.mov64_imm(0, 0).ldx_w(2, 1, 0).ldx_w(3, 1, 4).mov64_reg(4, 2).add64_imm(4, 38);
+    a.jmp_reg(JMP_JGT, 4, 3, no);
+    a.ldx_h(5, 2, 12).jmp_imm(JMP_JNE, 5, 0x0008, no);
+    a.ldx_b(5, 2, 23).jmp_imm(JMP_JNE, 5, i32::from(proto), no);
+    a.ldx_h(5, 2, 36)
+        .be(5, 16)
+        .jmp_imm(JMP_JEQ, 5, i32::from(p), yes)
+        .jmp_imm(JMP_JEQ, 5, i32::from(q), yes)
+        .ja(no);
+    a.bind(yes).mov64_imm(0, 1);
+    a.bind(no).exit();
+    a.finish().unwrap()
+}

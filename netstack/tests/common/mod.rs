@@ -103,6 +103,16 @@ impl Clock {
     }
 }
 
+impl Clock {
+    /// Steps both stacks for `ms` simulated milliseconds.
+    pub fn run(&mut self, a: &mut Stack<End>, b: &mut Stack<End>, ms: u64) {
+        let end = self.now + ms;
+        while self.now < end {
+            self.step(a, b, true);
+        }
+    }
+}
+
 /// The byte at position `i` of a test stream `tag`.
 pub fn pattern(tag: u8, i: u64) -> u8 {
     ((i.wrapping_mul(2654435761) >> 13) as u8) ^ tag
