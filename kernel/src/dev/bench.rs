@@ -20,6 +20,7 @@ use super::driver::Span;
 use super::iommu::Confinement;
 use super::selftest::{arp_request, done, fail, frame, wait, wait_for, ARP_LEN, GATEWAY, HALTED, WAIT_TICKS};
 use super::{block, driver, packet, rdtsc};
+use crate::frames::Frame;
 use crate::state::Kernel;
 use core::sync::atomic::Ordering::Relaxed;
 use drvapi::status;
@@ -31,10 +32,10 @@ fn calib(n: u64) {
     }
 }
 
-fn xpc(k: &mut Kernel, n: u64) {
+fn xpc(n: u64) {
     let i = driver::find("virtio-blk").unwrap_or_else(|| fail(format_args!("no block driver")));
     for _ in 0..n {
-        if driver::null_call(k, i).map(|v| v as i32) != Ok(status::INVALID) {
+        if driver::null_call(i).map(|v| v as i32) != Ok(status::INVALID) {
             fail(format_args!("the null call into the driver did not come back refused"));
         }
     }
@@ -42,7 +43,7 @@ fn xpc(k: &mut Kernel, n: u64) {
 
 /// Reads `kib` KiB from the start of the disk per iteration, 4 KiB per
 /// request, keeping as many requests in flight as the driver takes.
-fn blk_read(k: &mut Kernel, n: u64, kib: u64, frames: &[u64; 16]) {
+fn blk_read(k: &mut Kernel, n: u64, kib: u64, frames: &[Frame; 16]) {
     let per = kib / 4;
     for _ in 0..n {
         let (mut next, mut inflight) = (0u64, [0u64; 16]);
@@ -50,7 +51,7 @@ fn blk_read(k: &mut Kernel, n: u64, kib: u64, frames: &[u64; 16]) {
         while next < per || waiting > 0 {
             while next < per {
                 match block::submit(
-                    k,
+                    &k.mem.frames,
                     false,
                     0,
                     Span { frame: frames[next as usize], offset: 0, len: 4096 },
@@ -76,9 +77,9 @@ fn blk_read(k: &mut Kernel, n: u64, kib: u64, frames: &[u64; 16]) {
     }
 }
 
-fn net_tx(k: &mut Kernel, n: u64, f: u64) {
+fn net_tx(k: &mut Kernel, n: u64, f: Frame) {
     for _ in 0..n {
-        let tag = packet::transmit(k, 0, Span { frame: f, offset: 0, len: ARP_LEN }, done)
+        let tag = packet::transmit(&k.mem.frames, 0, Span { frame: f, offset: 0, len: ARP_LEN }, done)
             .unwrap_or_else(|e| fail(format_args!("{e:?}")));
         if wait(k, tag) != status::OK {
             fail(format_args!("transmit failed"));
@@ -87,10 +88,10 @@ fn net_tx(k: &mut Kernel, n: u64, f: u64) {
 }
 
 /// An ARP request out and its reply back in, through the demultiplexer.
-fn net_arp(k: &mut Kernel, n: u64, f: u64) {
+fn net_arp(k: &mut Kernel, n: u64, f: Frame) {
     for _ in 0..n {
         packet::forget_arp_reply();
-        let tag = packet::transmit(k, 0, Span { frame: f, offset: 0, len: ARP_LEN }, done)
+        let tag = packet::transmit(&k.mem.frames, 0, Span { frame: f, offset: 0, len: ARP_LEN }, done)
             .unwrap_or_else(|e| fail(format_args!("{e:?}")));
         if wait(k, tag) != status::OK {
             fail(format_args!("transmit failed"));
@@ -113,7 +114,7 @@ pub fn run(k: &mut Kernel, isolated: bool, quick: bool, iommu: Confinement) -> !
     };
     WAIT_TICKS.store(1 << 22, Relaxed);
     crate::kprintln!("BENCH-PLAN calib xpc{sfx} blk_4k{sfx} blk_64k{sfx} net_tx{sfx} net_arp{sfx}");
-    let frames: [u64; 16] = core::array::from_fn(|_| frame(k));
+    let frames: [Frame; 16] = core::array::from_fn(|_| frame(k));
     let f = frame(k);
     arp_request(f);
     let (trials, scale) = if quick { (1, 1) } else { (5, 10) };
@@ -126,7 +127,7 @@ pub fn run(k: &mut Kernel, isolated: bool, quick: bool, iommu: Confinement) -> !
             let t0 = rdtsc();
             match name {
                 "calib" => calib(iterations),
-                "xpc" => xpc(k, iterations),
+                "xpc" => xpc(iterations),
                 "blk_4k" => blk_read(k, iterations, 4, &frames),
                 "blk_64k" => blk_read(k, iterations, 64, &frames),
                 "net_tx" => net_tx(k, iterations, f),

@@ -5,8 +5,7 @@
 
 use super::driver::{self, Done, Span};
 use super::Global;
-use crate::frames::Frame;
-use crate::state::Kernel;
+use crate::frames::Frames;
 use drvapi::{op, Request};
 
 /// Why a transmission was refused.
@@ -48,17 +47,17 @@ pub fn mac() -> Option<[u8; 6]> {
 
 /// Starts sending the Ethernet frame in `buf`, a frame `owner` (0: the
 /// kernel) must hold.
-pub fn transmit(k: &mut Kernel, owner: u32, buf: Span, done: Done) -> Result<u64, PacketError> {
+pub fn transmit(frames: &Frames, owner: u32, buf: Span, done: Done) -> Result<u64, PacketError> {
     let Span { frame, offset, len } = buf;
     let i = device().ok_or(PacketError::NoDevice)?;
     if !(14..=1514).contains(&len) || offset.checked_add(len).is_none_or(|e| e > 4096) {
         return Err(PacketError::BadRange);
     }
-    if !driver::holds(k, owner, Frame::new(frame)) {
+    if !driver::holds(frames, owner, frame) {
         return Err(PacketError::NotOwner);
     }
-    let pa = (frame << 12) + offset as u64;
-    driver::submit(k, i, Request { op: op::TRANSMIT, tag: 0, sector: 0, va: 0, len }, pa, done)
+    let pa = frame.addr() + offset as u64;
+    driver::submit(i, Request { op: op::TRANSMIT, tag: 0, sector: 0, va: 0, len }, pa, done)
         .map_err(PacketError::Driver)
 }
 

@@ -6,6 +6,7 @@
 
 use super::driver::Span;
 use super::{block, driver, packet, Global};
+use crate::frames::Frame;
 use crate::state::Kernel;
 use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use drvapi::{disk_pattern_byte, op, status, Request};
@@ -43,21 +44,21 @@ pub(super) fn fail(why: core::fmt::Arguments) -> ! {
 pub(super) static WAIT_TICKS: AtomicU64 = AtomicU64::new(2500);
 
 pub(super) fn wait_for(k: &mut Kernel, mut ready: impl FnMut() -> bool, what: core::fmt::Arguments) {
-    let start = k.kinfo.ticks;
+    let start = k.mem.ticks();
     // Since when the CPU has been idle: a wait the timer ended goes on
     // until the next halt, and everything between (the tick's accounting,
     // the checks) is the wait's, not the operation's.
     let mut idle_since = None;
     while !ready() {
         let most = WAIT_TICKS.load(Relaxed);
-        if k.kinfo.ticks - start > most {
+        if k.mem.ticks() - start > most {
             fail(format_args!("{what} within {most} timer ticks"));
         }
         // A device that interrupted while a driver ran (drivers run with
         // interrupts on) is served now, as work.
         if super::pending() {
             end_idle(&mut idle_since);
-            super::service(k);
+            super::service(&mut k.mem);
             continue;
         }
         let t0 = idle_since.take().unwrap_or_else(super::rdtsc);
@@ -103,19 +104,19 @@ pub(super) fn wait(k: &mut Kernel, tag: u64) -> i32 {
 }
 
 /// A kernel frame for the tests' buffers.
-pub(super) fn frame(k: &mut Kernel) -> u64 {
-    let f = k.frames.alloc(None, 0, abi::tables::frame_state::KERNEL);
-    f.unwrap_or_else(|_| fail(format_args!("no frame"))).number()
+pub(super) fn frame(k: &mut Kernel) -> Frame {
+    let f = k.mem.frames.alloc(None, 0, abi::tables::frame_state::KERNEL);
+    f.unwrap_or_else(|_| fail(format_args!("no frame")))
 }
 
-pub(super) fn bytes(f: u64) -> &'static mut [u8; 4096] {
+pub(super) fn bytes(f: Frame) -> &'static mut [u8; 4096] {
     // SAFETY: a kernel frame of the tests', in the physical window, not
     // lent to a driver while this reference is used.
-    unsafe { &mut *crate::mm::phys::<[u8; 4096]>(f << 12) }
+    unsafe { &mut *crate::mm::frame_ptr::<[u8; 4096]>(f) }
 }
 
-fn transfer(k: &mut Kernel, write: bool, f: u64, sector: u64) {
-    let tag = block::submit(k, write, 0, Span { frame: f, offset: 0, len: 4096 }, sector, done)
+fn transfer(k: &mut Kernel, write: bool, f: Frame, sector: u64) {
+    let tag = block::submit(&k.mem.frames, write, 0, Span { frame: f, offset: 0, len: 4096 }, sector, done)
         .unwrap_or_else(|e| fail(format_args!("block request refused: {e:?}")));
     let st = wait(k, tag);
     if st != status::OK {
@@ -138,9 +139,15 @@ fn check_pattern(k: &mut Kernel) {
         "devtest blk-pattern: read 8 sectors at {sector} under interrupts: the pattern xtask wrote"
     );
     // Refusals leave the disk and the frame alone.
-    let past =
-        block::submit(k, false, 0, Span { frame: f, offset: 0, len: 4096 }, block::capacity() - 1, done);
-    let not_mine = block::submit(k, false, 7, Span { frame: f, offset: 0, len: 512 }, 0, done);
+    let past = block::submit(
+        &k.mem.frames,
+        false,
+        0,
+        Span { frame: f, offset: 0, len: 4096 },
+        block::capacity() - 1,
+        done,
+    );
+    let not_mine = block::submit(&k.mem.frames, false, 7, Span { frame: f, offset: 0, len: 512 }, 0, done);
     if past != Err(block::BlockError::PastEnd) || not_mine != Err(block::BlockError::NotOwner) {
         fail(format_args!("bad requests not refused: {past:?} {not_mine:?}"));
     }
@@ -177,7 +184,7 @@ const OUR_IP: [u8; 4] = [10, 0, 2, 15];
 pub(super) const ARP_LEN: usize = 42;
 
 /// Builds, by hand, an ARP request for QEMU's gateway in frame `f`.
-pub(super) fn arp_request(f: u64) {
+pub(super) fn arp_request(f: Frame) {
     let mac = packet::mac().unwrap_or_else(|| fail(format_args!("no network device")));
     let p = &mut bytes(f)[..ARP_LEN];
     p[0..6].copy_from_slice(&[0xFF; 6]);
@@ -193,7 +200,7 @@ pub(super) fn arp_request(f: u64) {
 fn arp(k: &mut Kernel) {
     let f = frame(k);
     arp_request(f);
-    let tag = packet::transmit(k, 0, Span { frame: f, offset: 0, len: ARP_LEN }, done)
+    let tag = packet::transmit(&k.mem.frames, 0, Span { frame: f, offset: 0, len: ARP_LEN }, done)
         .unwrap_or_else(|e| fail(format_args!("transmit refused: {e:?}")));
     if wait(k, tag) != status::OK {
         fail(format_args!("transmit failed"));
@@ -219,12 +226,12 @@ static CANARY: AtomicU64 = AtomicU64::new(0x5AFE);
 /// untouched and the kernel runs on.
 fn wild_write(k: &mut Kernel) {
     let f = frame(k);
-    let read = block::submit(k, false, 0, Span { frame: f, offset: 0, len: 4096 }, 0, done)
+    let read = block::submit(&k.mem.frames, false, 0, Span { frame: f, offset: 0, len: 4096 }, 0, done)
         .unwrap_or_else(|e| fail(format_args!("block request refused: {e:?}")));
     let i = driver::find("virtio-blk").unwrap_or_else(|| fail(format_args!("no block driver")));
     let target = CANARY.as_ptr() as u64;
     let r = Request { op: op::INJECT_WILD_WRITE, tag: 0, sector: target, va: 0, len: 0 };
-    let injected = driver::submit(k, i, r, f << 12, done);
+    let injected = driver::submit(i, r, f.addr(), done);
     let canary = CANARY.load(Relaxed);
     if canary != 0x5AFE {
         fail(format_args!("the driver wrote kernel memory at {target:#x}: now {canary:#x}"));
@@ -232,7 +239,7 @@ fn wild_write(k: &mut Kernel) {
     if injected != Err(status::IO_ERROR) || FAILED.load(Relaxed) != read {
         fail(format_args!("the driver was not stopped ({injected:?}) or its pending read did not fail"));
     }
-    if block::submit(k, false, 0, Span { frame: f, offset: 0, len: 512 }, 0, done)
+    if block::submit(&k.mem.frames, false, 0, Span { frame: f, offset: 0, len: 512 }, 0, done)
         != Err(block::BlockError::NoDevice)
     {
         fail(format_args!("the disabled driver still takes requests"));
@@ -253,19 +260,19 @@ fn wild_dma(k: &mut Kernel) {
     transfer(k, false, target, 0);
     bytes(target).fill(0x5A);
     let i = driver::find("virtio-blk").unwrap_or_else(|| fail(format_args!("no block driver")));
-    let r = Request { op: op::INJECT_WILD_DMA, tag: 0, sector: target << 12, va: 0, len: 512 };
-    let tag = driver::submit(k, i, r, lent << 12, done)
+    let r = Request { op: op::INJECT_WILD_DMA, tag: 0, sector: target.addr(), va: 0, len: 512 };
+    let tag = driver::submit(i, r, lent.addr(), done)
         .unwrap_or_else(|e| fail(format_args!("the block driver did not take the injection: {e}")));
     let st = wait(k, tag);
     if let Some(o) = bytes(target).iter().position(|&b| b != 0x5A) {
-        fail(format_args!("the device wrote the page at {:#x} it was not lent (byte {o})", target << 12));
+        fail(format_args!("the device wrote the page at {:#x} it was not lent (byte {o})", target.addr()));
     }
     if st != status::IO_ERROR || driver::find("virtio-blk").is_some() {
         fail(format_args!("the driver whose device DMAed astray was not stopped (status {st})"));
     }
     crate::kprintln!(
         "devtest wild-dma: the device's write to {:#x} was blocked; the page is unchanged; its read failed",
-        target << 12
+        target.addr()
     );
 }
 
@@ -274,11 +281,11 @@ fn wild_dma(k: &mut Kernel) {
 /// outside both the driver and the kernel: it is still the driver's.
 fn wild_call(k: &mut Kernel) {
     let f = frame(k);
-    let read = block::submit(k, false, 0, Span { frame: f, offset: 0, len: 4096 }, 0, done)
+    let read = block::submit(&k.mem.frames, false, 0, Span { frame: f, offset: 0, len: 4096 }, 0, done)
         .unwrap_or_else(|e| fail(format_args!("block request refused: {e:?}")));
     let i = driver::find("virtio-blk").unwrap_or_else(|| fail(format_args!("no block driver")));
     let r = Request { op: op::INJECT_WILD_CALL, tag: 0, sector: 0x1000, va: 0, len: 0 };
-    let injected = driver::submit(k, i, r, f << 12, done);
+    let injected = driver::submit(i, r, f.addr(), done);
     if injected != Err(status::IO_ERROR)
         || FAILED.load(Relaxed) != read
         || driver::find("virtio-blk").is_some()
@@ -297,7 +304,7 @@ fn stack_overflow(k: &mut Kernel) {
     let i = driver::find("virtio-net").unwrap_or_else(|| fail(format_args!("no network driver")));
     let f = frame(k);
     let r = Request { op: op::INJECT_STACK_OVERFLOW, tag: 0, sector: 0, va: 0, len: 0 };
-    if driver::submit(k, i, r, f << 12, done) != Err(status::IO_ERROR) || packet::mac().is_some() {
+    if driver::submit(i, r, f.addr(), done) != Err(status::IO_ERROR) || packet::mac().is_some() {
         fail(format_args!("the driver whose stack overflowed was not stopped"));
     }
     crate::kprintln!("devtest overflow: the network driver's stack overflow was stopped; the kernel runs on");
@@ -308,11 +315,11 @@ fn stack_overflow(k: &mut Kernel) {
 /// disabled, the call and the pending read fail with an I/O error.
 fn livelock(k: &mut Kernel) {
     let f = frame(k);
-    let read = block::submit(k, false, 0, Span { frame: f, offset: 0, len: 4096 }, 0, done)
+    let read = block::submit(&k.mem.frames, false, 0, Span { frame: f, offset: 0, len: 4096 }, 0, done)
         .unwrap_or_else(|e| fail(format_args!("block request refused: {e:?}")));
     let i = driver::find("virtio-blk").unwrap_or_else(|| fail(format_args!("no block driver")));
     let r = Request { op: op::INJECT_LIVELOCK, tag: 0, sector: 0, va: 0, len: 0 };
-    let injected = driver::submit(k, i, r, f << 12, done);
+    let injected = driver::submit(i, r, f.addr(), done);
     if injected != Err(status::IO_ERROR)
         || FAILED.load(Relaxed) != read
         || driver::find("virtio-blk").is_some()
@@ -331,11 +338,11 @@ fn livelock(k: &mut Kernel) {
 /// watchdog stops it as the timer's would.
 fn cli_livelock(k: &mut Kernel) {
     let f = frame(k);
-    let read = block::submit(k, false, 0, Span { frame: f, offset: 0, len: 4096 }, 0, done)
+    let read = block::submit(&k.mem.frames, false, 0, Span { frame: f, offset: 0, len: 4096 }, 0, done)
         .unwrap_or_else(|e| fail(format_args!("block request refused: {e:?}")));
     let i = driver::find("virtio-blk").unwrap_or_else(|| fail(format_args!("no block driver")));
     let r = Request { op: op::INJECT_CLI_LIVELOCK, tag: 0, sector: 0, va: 0, len: 0 };
-    let injected = driver::submit(k, i, r, f << 12, done);
+    let injected = driver::submit(i, r, f.addr(), done);
     if injected != Err(status::IO_ERROR)
         || FAILED.load(Relaxed) != read
         || driver::find("virtio-blk").is_some()
@@ -355,11 +362,11 @@ fn irq_livelock(k: &mut Kernel) {
     let r = Request { op: op::INJECT_IRQ_LIVELOCK, tag: 0, sector: 0, va: 0, len: 0 };
     // The driver keeps this request (and the page) until it is disabled.
     let armed = frame(k);
-    if let Err(e) = driver::submit(k, i, r, armed << 12, done) {
+    if let Err(e) = driver::submit(i, r, armed.addr(), done) {
         fail(format_args!("the network driver did not take the injection: {e}"));
     }
     arp_request(f);
-    let tag = packet::transmit(k, 0, Span { frame: f, offset: 0, len: ARP_LEN }, done)
+    let tag = packet::transmit(&k.mem.frames, 0, Span { frame: f, offset: 0, len: ARP_LEN }, done)
         .unwrap_or_else(|e| fail(format_args!("transmit refused: {e:?}")));
     if wait(k, tag) != status::IO_ERROR || packet::mac().is_some() {
         fail(format_args!("the driver looping in its interrupt handler was not stopped"));

@@ -164,7 +164,7 @@ pub extern "C" fn reflect() {
 }
 
 fn reflect_in(k: &mut crate::state::Kernel) {
-    let c = k.current;
+    let c = k.current();
     if k.hold_foreign() {
         return;
     }
