@@ -593,3 +593,150 @@ pub fn id_of(generation: u32, s: Slot) -> EnvId {
     let raw = generation.wrapping_mul(ENV_SLOTS as u32).wrapping_add(s.0 as u32);
     EnvId(if raw == 0 || env_slot(raw) != s.index() { s.0 as u32 + ENV_SLOTS as u32 } else { raw })
 }
+
+/// A table to test on the host: leaked, like the kernel's statics.
+#[cfg(test)]
+pub mod fixture {
+    extern crate std;
+    use super::{Env, Envs, Slot};
+    use crate::cap::CapRef;
+    use crate::frames::{Frame, Frames, Link};
+    use abi::tables::{EnvInfo, FrameInfo, ENV_SLOTS};
+    use std::boxed::Box;
+    use std::vec::Vec;
+
+    pub fn envs() -> Envs {
+        let table: Box<[Env]> = (0..ENV_SLOTS).map(|_| Env::EMPTY).collect::<Vec<_>>().into_boxed_slice();
+        let table: Box<[Env; ENV_SLOTS]> = table.try_into().ok().expect("ENV_SLOTS entries");
+        let info = Box::new([EnvInfo::default(); ENV_SLOTS]);
+        Envs::new(Box::leak(table), Box::leak(info))
+    }
+
+    pub fn frames() -> Frames<'static> {
+        let info = Box::leak(std::vec![FrameInfo::default(); 64].into_boxed_slice());
+        let links = Box::leak(std::vec![Link::UNLINKED; 64].into_boxed_slice());
+        Frames::new(info, links)
+    }
+
+    /// A new environment under `parent`, as `env_new` makes one.
+    pub fn child(envs: &mut Envs, frames: &Frames, parent: Option<Slot>) -> Slot {
+        let (s, generation) = envs.vacancy(None).expect("a free slot");
+        envs.install(s, generation, parent, Frame::new(9), CapRef::NONE, frames);
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fixture::{child, envs, frames};
+    use super::*;
+
+    #[test]
+    fn ids_name_one_life_of_a_slot() {
+        let (mut t, fr) = (envs(), frames());
+        let a = child(&mut t, &fr, None);
+        assert_eq!(a.index(), 1, "slot 0 is never handed out");
+        let id = t[a].id();
+        assert_eq!(t.live(id.raw() as u64), Ok(a));
+        assert_eq!(t.info[a].id, id.raw());
+        assert_eq!(t.info[a].state, env_state::STOPPED);
+        t.vacate(a, &fr);
+        assert_eq!(t.live(id.raw() as u64), Err(Error::BadEnv), "a dead id names nothing");
+        assert_eq!(t.info[a].id, 0);
+        let b = child(&mut t, &fr, None);
+        assert_eq!(b, a, "the slot is reused");
+        assert_ne!(t[b].id(), id, "under a new id");
+        assert_eq!(t.live(id.raw() as u64), Err(Error::BadEnv), "the old id does not name the new one");
+        assert_eq!(t.live(u64::MAX), Err(Error::BadEnv));
+    }
+
+    #[test]
+    fn id_of_never_zero_and_always_its_slot() {
+        let s = Slot::new(3).unwrap();
+        for generation in [0, 1, u32::MAX / ENV_SLOTS as u32, u32::MAX] {
+            let id = id_of(generation, s);
+            assert_ne!(id.raw(), 0);
+            assert_eq!(id.slot(), s);
+        }
+    }
+
+    #[test]
+    fn state_changes_publish_and_end_waits() {
+        let (mut t, fr) = (envs(), frames());
+        let (a, b) = (child(&mut t, &fr, None), child(&mut t, &fr, None));
+        t.set_waiting(a, b, &fr);
+        assert_eq!(t[a].waiting_on(), Some(b));
+        assert_eq!((t.info[a].state, t.info[a].waiting_on), (env_state::WAITING, b.index() as u32));
+        assert_eq!(t.waiter_on(b), Some(a));
+        // Held in its wait, it still waits.
+        t.set_state(a, State::Stopped, &fr);
+        assert_eq!(t[a].waiting_on(), Some(b));
+        t.set_state(a, State::Runnable, &fr);
+        assert_eq!(t[a].waiting_on(), None);
+        assert_eq!((t.info[a].state, t.info[a].waiting_on), (env_state::RUNNABLE, u32::MAX));
+        assert_eq!(t.waiter_on(b), None);
+        t.set_published(a, 77, &fr);
+        assert_eq!(t.info[a].published, 77);
+        t.set_exited(a, -3, &fr);
+        assert_eq!((t.info[a].state, t.info[a].exit_code), (env_state::EXITED, -3));
+    }
+
+    #[test]
+    fn subtree_walk_and_unlinking() {
+        let (mut t, fr) = (envs(), frames());
+        let root = child(&mut t, &fr, None);
+        let a = child(&mut t, &fr, Some(root));
+        let b = child(&mut t, &fr, Some(root));
+        let a1 = child(&mut t, &fr, Some(a));
+        assert_eq!(t.info[a1].parent, t[a].id().raw());
+        // Pre-order: children newest first.
+        let mut walk = vec![root];
+        let mut at = root;
+        while let Some(n) = t.next_in_subtree(root, at) {
+            walk.push(n);
+            at = n;
+        }
+        assert_eq!(walk, vec![root, b, a, a1]);
+        assert_eq!(t.next_in_subtree(a, a1), None, "a walk stays inside its subtree");
+        assert_eq!(t.leaf_below(root), b);
+        // The middle of a sibling list.
+        let c = child(&mut t, &fr, Some(root));
+        t.vacate(b, &fr);
+        let mut kids = vec![];
+        let mut n = t[root].first_child;
+        while let Some(k) = n {
+            kids.push(k);
+            n = t[k].next_sibling;
+        }
+        assert_eq!(kids, vec![c, a]);
+    }
+
+    #[test]
+    fn only_the_last_id_under_the_same_parent_revives() {
+        let (mut t, fr) = (envs(), frames());
+        let (p, q) = (child(&mut t, &fr, None), child(&mut t, &fr, None));
+        let c = child(&mut t, &fr, Some(p));
+        let id = t[c].id();
+        assert_eq!(t.revivable(id.raw() as u64, p), Err(Error::BadState), "still alive");
+        t.vacate(c, &fr);
+        assert_eq!(t.revivable(id.raw() as u64, q), Err(Error::BadState), "another parent");
+        assert_eq!(
+            t.revivable(id.raw() as u64 + ENV_SLOTS as u64, p),
+            Err(Error::BadState),
+            "not its last id"
+        );
+        assert_eq!(t.revivable(0, p), Err(Error::BadEnv), "slot 0");
+        assert_eq!(t.revivable(id.raw() as u64, p), Ok(id));
+        let (s, generation) = t.vacancy(Some(id)).unwrap();
+        assert_eq!(t.install(s, generation, Some(p), Frame::new(9), CapRef::NONE, &fr), id);
+    }
+
+    #[test]
+    fn a_full_table_is_refused() {
+        let (mut t, fr) = (envs(), frames());
+        for _ in 1..ENV_SLOTS {
+            child(&mut t, &fr, None);
+        }
+        assert_eq!(t.vacancy(None).err(), Some(Error::NoEnvSlots));
+    }
+}

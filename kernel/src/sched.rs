@@ -276,3 +276,146 @@ impl Sched {
         self.current = s;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::*;
+    use crate::env::fixture::{child, envs, frames};
+    use std::boxed::Box;
+    use std::cell::RefCell;
+    use std::vec::Vec;
+
+    std::thread_local! {
+        /// What the fake processor was asked to do: (left, entered) ids.
+        static SWITCHES: RefCell<Vec<(u32, u32)>> = const { RefCell::new(Vec::new()) };
+    }
+
+    /// A processor that records each switch instead of making it.
+    struct Fake;
+
+    impl Cpu for Fake {
+        fn leave(old: &mut Env) {
+            SWITCHES.with(|s| s.borrow_mut().push((old.id().raw(), 0)));
+        }
+        fn enter(new: &mut Env) {
+            SWITCHES.with(|s| s.borrow_mut().last_mut().expect("left first").1 = new.id().raw());
+        }
+    }
+
+    fn sched() -> Sched {
+        let slices = Box::leak(Box::new(SliceVector { position: 0, owner: [0; SLICES] }));
+        Sched::new(slices, Box::leak(Box::new(Clock::default())))
+    }
+
+    fn runnable(envs: &mut Envs, fr: &Frames, n: usize) -> Vec<Slot> {
+        (0..n)
+            .map(|_| {
+                let s = child(envs, fr, None);
+                envs.set_state(s, State::Runnable, fr);
+                s
+            })
+            .collect()
+    }
+
+    #[test]
+    fn slices_are_given_by_position_or_any_and_published() {
+        let (mut e, fr, mut k) = (envs(), frames(), sched());
+        let [a, b] = runnable(&mut e, &fr, 2)[..] else { unreachable!() };
+        assert_eq!(k.slice_alloc(&mut e, &fr, a, Some(5)), Ok(5));
+        assert_eq!(k.slice_alloc(&mut e, &fr, b, Some(5)), Err(Error::NoSlice), "taken");
+        assert_eq!(k.slice_alloc(&mut e, &fr, b, Some(SLICES as u64)), Err(Error::NoSlice), "out of range");
+        assert_eq!(k.slice_alloc(&mut e, &fr, b, None), Ok(0), "the first free one");
+        assert_eq!((k.owner(5), k.owner(0)), (Some(a), Some(b)));
+        assert_eq!(k.slices.owner[5], e[a].id().raw());
+        assert_eq!((e[a].slices, e.as_slice()[a.index()].slices), (1, 1));
+        k.slice_free(&mut e, &fr, 5);
+        assert_eq!((k.owner(5), k.slices.owner[5], e[a].slices), (None, 0, 0));
+    }
+
+    #[test]
+    fn owners_take_turns_and_the_fast_path_skips_no_one() {
+        let (mut e, fr, mut k) = (envs(), frames(), sched());
+        let s = runnable(&mut e, &fr, 3);
+        for (i, &o) in s.iter().enumerate() {
+            k.slice_alloc(&mut e, &fr, o, Some(10 * i as u64 + 3)).unwrap();
+        }
+        let mut order = Vec::new();
+        for _ in 0..6 {
+            let (p, o) = k.next_ready(&e).expect("all runnable");
+            k.set_position(p);
+            order.push(o);
+        }
+        assert_eq!(order, [s[0], s[1], s[2], s[0], s[1], s[2]]);
+        // An owner that cannot run leaves the choice to the general path.
+        e.set_state(s[0], State::Sleeping, &fr);
+        assert_eq!(k.next_ready(&e), None);
+        let p = k.position();
+        assert_eq!(p, 23);
+        assert_eq!((k.next_owned(p), k.next_owned(k.next_owned(p))), (3, 13), "circularly");
+    }
+
+    #[test]
+    fn releasing_a_slot_frees_all_its_slices() {
+        let (mut e, fr, mut k) = (envs(), frames(), sched());
+        let [a, b] = runnable(&mut e, &fr, 2)[..] else { unreachable!() };
+        for p in [1, 7, 40] {
+            k.slice_alloc(&mut e, &fr, a, Some(p)).unwrap();
+        }
+        k.slice_alloc(&mut e, &fr, b, Some(2)).unwrap();
+        k.slices_release(&mut e, &fr, a);
+        assert_eq!(e[a].slices, 0);
+        assert!((0..SLICES).all(|p| k.owner(p) != Some(a)));
+        // Only b's slice is left: every position leads to it.
+        assert!((0..SLICES).all(|p| k.next_owned(p) == 2));
+        k.slices_release(&mut e, &fr, b);
+        assert_eq!(k.next_owned(0), NO_SLICE as usize);
+        assert_eq!(k.next_ready(&e), None, "nobody owns a slice");
+    }
+
+    #[test]
+    fn donated_slices_run_the_callee() {
+        let (mut e, fr, k) = (envs(), frames(), sched());
+        let s = runnable(&mut e, &fr, 10);
+        e.set_waiting(s[0], s[1], &fr);
+        assert_eq!(k.donee(&e, s[0]), Some(s[1]));
+        e.set_waiting(s[1], s[2], &fr);
+        assert_eq!(k.donee(&e, s[0]), Some(s[2]), "transitively");
+        e.set_state(s[2], State::Sleeping, &fr);
+        assert_eq!(k.donee(&e, s[0]), None, "the callee cannot run");
+        // A chain longer than MAX_DONATION_CHAIN is not followed to its end.
+        for i in 2..9 {
+            e.set_waiting(s[i], s[i + 1], &fr);
+        }
+        assert_eq!(k.donee(&e, s[0]), None);
+    }
+
+    #[test]
+    fn spare_time_goes_round_the_environments_without_slices() {
+        let (mut e, fr, mut k) = (envs(), frames(), sched());
+        let s = runnable(&mut e, &fr, 3);
+        k.slice_alloc(&mut e, &fr, s[1], None).unwrap();
+        assert_eq!(k.spare(&e), Some(s[0]));
+        assert_eq!(k.spare(&e), Some(s[2]), "an owner is not spare");
+        assert_eq!(k.spare(&e), Some(s[0]), "taking turns");
+        e.set_state(s[0], State::Stopped, &fr);
+        e.set_state(s[2], State::Exited, &fr);
+        assert_eq!(k.spare(&e), None);
+    }
+
+    #[test]
+    fn a_switch_saves_the_old_loads_the_new_and_counts() {
+        let (mut e, fr, mut k) = (envs(), frames(), sched());
+        let [a, b] = runnable(&mut e, &fr, 2)[..] else { unreachable!() };
+        SWITCHES.with(|s| s.borrow_mut().clear());
+        k.switch_to::<Fake>(&mut e, a);
+        k.switch_to::<Fake>(&mut e, a);
+        k.switch_to::<Fake>(&mut e, b);
+        assert_eq!(k.current(), b);
+        let (ia, ib) = (e[a].id().raw(), e[b].id().raw());
+        // From slot 0 (boot) to a, then a to b; the second switch to a
+        // did nothing.
+        assert_eq!(SWITCHES.with(|s| s.borrow().clone()), [(0, ia), (ia, ib)]);
+        assert_eq!((e[a].switched_out, e[b].switched_out), (1, 0));
+    }
+}
