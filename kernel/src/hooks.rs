@@ -28,6 +28,9 @@ pub struct Hooks {
     /// Runs what noted interrupts call for, with the memory it may need;
     /// called by whoever holds the kernel state.
     pub service: fn(&mut Memory),
+    /// When (TSC) the last device interrupt that ended an idle wait came:
+    /// the idle loop's accounting of halted time (`Clock::halted_tsc`).
+    pub woke: fn() -> u64,
 }
 
 static NOTHING: Hooks = Hooks {
@@ -39,6 +42,7 @@ static NOTHING: Hooks = Hooks {
     note: |_| false,
     pending: || false,
     service: |_| {},
+    woke: || 0,
 };
 
 static HOOKS: AtomicPtr<Hooks> = AtomicPtr::new(&NOTHING as *const Hooks as *mut Hooks);

@@ -162,12 +162,12 @@ fn frame_table(boot: &BootInfo, t: &Exposed, bootfs: &BootFs, early: &EarlyAlloc
     let n = t.nframes as usize;
     let mut frames = Frames::new(table(t.frame_table, n), table(t.links, n));
     for r in boot.ram() {
-        for f in (r.start.max(1 << 20) >> 12)..(r.end >> 12) {
+        for f in Frame::containing(r.start.max(1 << 20)).number()..Frame::containing(r.end).number() {
             frames.release_reserved(Frame::new(f));
         }
     }
-    let module = (bootfs.loaded.start >> 12)..pages(bootfs.loaded.end);
-    let early_frames = (early.start >> 12)..(early.next >> 12);
+    let module = Frame::containing(bootfs.loaded.start).number()..pages(bootfs.loaded.end);
+    let early_frames = Frame::containing(early.start).number()..Frame::containing(early.next).number();
     for f in mm::image_frames().chain(module.chain(early_frames).map(Frame::new)) {
         frames.claim_for_kernel(f);
     }
@@ -217,7 +217,7 @@ fn start(k: &mut Kernel, cmdline: &[u8], bootfs_frame: Frame, bootfs_len: u64) {
     // SAFETY: the boot module is mapped in the physical window and never
     // written: it is kernel-owned and exposed read-only.
     let fs = unsafe { core::slice::from_raw_parts(mm::frame_ptr::<u8>(bootfs_frame), bootfs_len as usize) };
-    crate::dev::init(k, fs, cmdline);
+    crate::dev::init(&mut k.mem, fs, cmdline);
     if cmdline.split(|&b| b == b' ').any(|w| w == b"selftest=jit") {
         let (programs, runs) = (3000, 4);
         let accepted = crate::selftest::jit(k, programs, runs, 0x5e1f);
@@ -231,6 +231,9 @@ fn start(k: &mut Kernel, cmdline: &[u8], bootfs_frame: Frame, bootfs_len: u64) {
         Err(why) => panic!("cannot start the first environment `{init}`: {why}"),
     };
     k.sched.set_root(root);
+    // The devices are the first environment's to use and to lend on.
+    let devices = k.mem.make_device_guard().expect("room for the device capability");
+    k.envs[root].clist.set(abi::syscall::CRED_DEVICES, devices).expect("slot CRED_DEVICES exists");
     if let Err(e) = k.slice_alloc(root, Some(0)) {
         panic!("cannot give the first environment a time slice: {e:?}");
     }

@@ -194,7 +194,7 @@ impl Kernel {
                 insn[..len] == old[..len] && within + len <= 4096,
                 "an instruction interposition patches is not what it expects"
             );
-            let (pdi, pti) = ((off >> 21) as usize, ((off >> 12) & 511) as usize);
+            let (pdi, pti) = ((off >> 21) as usize, pagetable::index(off, 0));
             // This 2 MiB region's table: copied once, then shared by patches.
             let kpt = pagetable::frame_of(t.table(kpd)[pdi]);
             // (Compared by the frame they name: the CPU sets accessed bits.)

@@ -18,6 +18,9 @@ pub struct Memory {
     kernel_pml4: Frame,
     /// The exposed kernel information page.
     kinfo: &'static mut KernelInfo,
+    /// The device capability (`CRED_DEVICES`): the block and packet calls
+    /// need a credential that dominates it.
+    device_guard: CapRef,
 }
 
 impl Memory {
@@ -28,7 +31,7 @@ impl Memory {
         kernel_pml4: Frame,
         kinfo: &'static mut KernelInfo,
     ) -> Memory {
-        let mut m = Memory { frames, caps, shares, kernel_pml4, kinfo };
+        let mut m = Memory { frames, caps, shares, kernel_pml4, kinfo, device_guard: CapRef::NONE };
         m.publish_free();
         m
     }
@@ -36,6 +39,18 @@ impl Memory {
     /// The kernel's top-level page table.
     pub fn kernel_pml4(&self) -> Frame {
         self.kernel_pml4
+    }
+
+    /// The device capability.
+    pub fn device_guard(&self) -> CapRef {
+        self.device_guard
+    }
+
+    /// Makes the device capability (boot): a root of its own, so nothing
+    /// but it and what is lent from it dominates it.
+    pub fn make_device_guard(&mut self) -> Result<CapRef, abi::Error> {
+        self.device_guard = self.caps.create_root(crate::cap::Rights::ALL)?;
+        Ok(self.device_guard)
     }
 
     /// Frame `f`'s share guard (`CapRef::NONE`: none).

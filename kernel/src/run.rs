@@ -3,7 +3,7 @@
 //! predicate (paper 000 §5.1), a penalised owner's skipped slice, the
 //! upcall that tells an environment its slice starts — and the idle loop.
 
-use crate::arch::{cpu, fpu, percpu};
+use crate::arch::{clock, cpu, fpu, percpu};
 use crate::env::{Env, Slot, State};
 use crate::sched::Cpu;
 use crate::state::Kernel;
@@ -73,6 +73,9 @@ impl Kernel {
     /// idling when nobody can run.
     #[inline(never)]
     fn schedule_slow(&mut self) {
+        // Since when the processor has been idle, through ticks that did
+        // not end the wait (see `account_idle`).
+        let mut idle_since = None;
         loop {
             let mut p = self.sched.position();
             for _ in 0..abi::tables::SLICES {
@@ -81,6 +84,7 @@ impl Kernel {
                     break;
                 }
                 if let Some(s) = self.runner(p) {
+                    self.end_idle(idle_since);
                     self.sched.set_position(p);
                     self.switch_to(s);
                     if self.envs[s].notify != 0 {
@@ -92,13 +96,40 @@ impl Kernel {
             // Nobody can run in any slice (every owner gave its slices
             // away, sleeps or exited): the time is spare.
             if let Some(s) = self.sched.spare(&self.envs) {
+                self.end_idle(idle_since);
                 self.switch_to(s);
                 if self.envs[s].notify != 0 {
                     self.slice_starts(s);
                 }
                 return;
             }
-            self.idle();
+            let t0 = idle_since.take().unwrap_or_else(clock::rdtsc);
+            if self.idle() {
+                idle_since = self.account_idle(t0);
+            } else {
+                self.end_idle(Some(t0));
+            }
+        }
+    }
+
+    /// After a halt that began at `t0`: the time until a device's interrupt
+    /// ended it is halted time (`Clock::halted_tsc`); woken by the timer,
+    /// the processor is still idle (the stretch goes on, returned).
+    fn account_idle(&mut self, t0: u64) -> Option<u64> {
+        let woke = (crate::hooks::get().woke)();
+        if woke > t0 {
+            self.sched.add_halted(woke - t0);
+            None
+        } else {
+            Some(t0)
+        }
+    }
+
+    /// An idle stretch that began at `since` ends now (someone runs, or a
+    /// device is to be served without halting).
+    fn end_idle(&mut self, since: Option<u64>) {
+        if let Some(t0) = since {
+            self.sched.add_halted(clock::rdtsc() - t0);
         }
     }
 
@@ -119,11 +150,13 @@ impl Kernel {
         self.sched.donee(&self.envs, s)
     }
 
-    /// Waits for an interrupt, then accounts the ticks that passed.
-    pub fn idle(&mut self) {
+    /// Waits for an interrupt, then accounts the ticks that passed;
+    /// whether it halted (a device that interrupted while a driver ran is
+    /// served at once instead).
+    fn idle(&mut self) -> bool {
         let hooks = crate::hooks::get();
-        // A device that interrupted while a driver ran is served at once.
-        if !(hooks.pending)() {
+        let halt = !(hooks.pending)();
+        if halt {
             cpu::idle();
         }
         (hooks.service)(&mut self.mem);
@@ -133,6 +166,7 @@ impl Kernel {
         if ticks != 0 {
             self.check_console();
         }
+        halt
     }
 
     /// `ticks` timer ticks passed: on the information page and the clock.

@@ -124,6 +124,11 @@ impl Sched {
         self.clock.ticks += n;
     }
 
+    /// `n` more TSC counts halted until a device's interrupt.
+    pub fn add_halted(&mut self, n: u64) {
+        self.clock.halted_tsc += n;
+    }
+
     /// Publishes the clock's rates (boot): nanoseconds per tick, and the
     /// TSC's rate with its 32.32 nanoseconds-per-count factor (0: unknown).
     pub fn set_rates(&mut self, tick_ns: u64, tsc_hz: u64) {

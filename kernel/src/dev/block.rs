@@ -34,7 +34,7 @@ pub fn capacity() -> u64 {
 }
 
 /// Starts moving the bytes of `buf` (a frame `owner`, 0 for the kernel,
-/// must hold) to or from sectors from `sector`; `done` gets the tag back
+/// must hold) to or from sectors from `sector`; `done` gets `cookie` back
 /// with the outcome.
 pub fn submit(
     frames: &Frames,
@@ -43,6 +43,7 @@ pub fn submit(
     buf: Span,
     sector: u64,
     done: Done,
+    cookie: u64,
 ) -> Result<u64, BlockError> {
     let Span { frame, offset, len } = buf;
     let i = device().ok_or(BlockError::NoDevice)?;
@@ -58,7 +59,7 @@ pub fn submit(
     }
     let pa = frame.addr() + offset as u64;
     let r = Request { op: if write { op::WRITE } else { op::READ }, tag: 0, sector, va: 0, len };
-    driver::submit(i, r, pa, done).map_err(|e| {
+    driver::submit(i, r, pa, done, cookie).map_err(|e| {
         if e == status::OK {
             BlockError::Driver(status::IO_ERROR)
         } else {

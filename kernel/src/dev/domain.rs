@@ -118,7 +118,7 @@ impl Domain {
             let (df_lo, df_hi) = crate::arch::gdt::double_fault_stack();
             for j in 0..512 {
                 let pte = PhysTables.table(pagetable::frame_of(pde))[j];
-                let va = 0xFFFF_FFFF_8000_0000 + ((i as u64) << 21) + ((j as u64) << 12);
+                let va = 0xFFFF_FFFF_8000_0000 + (i as u64) * (2 << 20) + (j as u64) * 4096;
                 let keep = if (df_lo & !4095..df_hi).contains(&va) { WRITABLE } else { 0 };
                 PhysTables.table(pt)[j] = pte & !(WRITABLE | GLOBAL) | (pte & keep);
             }

@@ -24,9 +24,11 @@ pub struct Span {
     pub len: usize,
 }
 
-/// What the kernel calls when a request ends: its tag, a `drvapi::status`
-/// and the bytes moved.
-pub type Done = fn(tag: u64, status: i32, len: usize);
+/// What the kernel calls when a request ends: the cookie its submitter
+/// gave, a `drvapi::status` and the bytes moved. It may run inside a
+/// crossing (a driver's `complete`, or its disabling in a trap), so it
+/// reaches only the device layer's own state.
+pub type Done = fn(cookie: u64, status: i32, len: usize);
 
 pub struct Driver {
     pub name: &'static str,
@@ -51,6 +53,7 @@ struct Pending {
     tag: u64,
     driver: usize,
     done: Done,
+    cookie: u64,
 }
 
 pub struct Drivers {
@@ -100,7 +103,7 @@ impl Drivers {
     pub fn finish(&mut self, tag: u64, st: i32, len: usize) {
         if let Some(slot) = self.pending.iter_mut().find(|p| p.as_ref().is_some_and(|p| p.tag == tag)) {
             let p = slot.take().expect("found");
-            (p.done)(tag, st, len);
+            (p.done)(p.cookie, st, len);
         }
     }
 }
@@ -248,11 +251,11 @@ pub fn start(
 
 /// Lends the `len` bytes at physical address `pa` (inside one page) to
 /// driver `i` for request `r` (whose `va` is set here) and starts it;
-/// `done` is called when it ends. Returns the request's tag.
-pub fn submit(i: usize, mut r: Request, pa: u64, done: Done) -> Result<u64, i32> {
+/// `done(cookie, ..)` is called when it ends. Returns the request's tag.
+pub fn submit(i: usize, mut r: Request, pa: u64, done: Done, cookie: u64) -> Result<u64, i32> {
     let (slot, tag) = with(|ds| {
         let slot = ds.pending.iter().position(Option::is_none).ok_or(status::NO_SPACE)?;
-        ds.pending[slot] = Some(Pending { tag: ds.next_tag, driver: i, done });
+        ds.pending[slot] = Some(Pending { tag: ds.next_tag, driver: i, done, cookie });
         ds.next_tag += 1;
         Ok::<_, i32>((slot, ds.next_tag - 1))
     })?;
@@ -297,6 +300,13 @@ pub fn find(name: &str) -> Option<usize> {
     with(|ds| {
         (0..ds.list.len()).find(|&i| ds.list[i].as_ref().is_some_and(|d| d.name == name && !d.disabled))
     })
+}
+
+/// What enabled driver `name` told about its device, and whether it runs
+/// in its own domain.
+pub fn describe(name: &str) -> Option<(Facts, bool)> {
+    let i = find(name)?;
+    with(|ds| ds.list[i].as_ref().map(|d| (d.facts, d.domain.pml4.is_some())))
 }
 
 /// What enabled driver `name` told about its device.
@@ -371,7 +381,7 @@ pub fn disable(ds: &mut Drivers, i: usize, why: &str) {
     for slot in ds.pending.iter_mut() {
         if slot.as_ref().is_some_and(|p| p.driver == i) {
             let p = slot.take().expect("checked");
-            (p.done)(p.tag, status::IO_ERROR, 0);
+            (p.done)(p.cookie, status::IO_ERROR, 0);
         }
     }
 }

@@ -158,16 +158,13 @@ fn table() -> Option<Frame> {
 /// Finds the unit (ACPI) and turns translation on with no device mapped:
 /// a console line says which, or why not. `off` (`iommu=off`) finds it
 /// and leaves translation off (the benchmarks' comparison).
-pub fn init(off: bool) -> Confinement {
+pub fn init(off: bool) {
     match find() {
-        Err(acpi::AcpiError::NoDmar) => Confinement::None,
-        Err(why) => {
-            crate::kprintln!("iommu: not used: {why}");
-            Confinement::None
-        }
+        Err(acpi::AcpiError::NoDmar) => {}
+        Err(why) => crate::kprintln!("iommu: not used: {why}"),
         Ok(_) if off => {
             crate::kprintln!("iommu: found; translation left off (iommu=off)");
-            Confinement::Off
+            MODE.store(abi::dev::confined::OFF, Relaxed);
         }
         Ok(scope) => match start(scope) {
             Ok(u) => {
@@ -178,24 +175,19 @@ pub fn init(off: bool) -> Confinement {
                 );
                 UNIT.with(|s| *s = Some(u));
                 ON.store(true, Relaxed);
-                Confinement::Translating
+                MODE.store(abi::dev::confined::TRANSLATING, Relaxed);
             }
-            Err(why) => {
-                crate::kprintln!("iommu: not used: {why}");
-                Confinement::None
-            }
+            Err(why) => crate::kprintln!("iommu: not used: {why}"),
         },
     }
 }
 
-/// Whether devices' DMA is confined.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Confinement {
-    /// No unit (or one the kernel refused).
-    None,
-    /// A unit, left off (`iommu=off`).
-    Off,
-    Translating,
+/// `abi::dev::confined`: what `init` found.
+static MODE: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(abi::dev::confined::NONE);
+
+/// Whether devices' DMA is confined (`abi::dev::confined`).
+pub fn confinement() -> u32 {
+    MODE.load(Relaxed)
 }
 
 /// The BIOS area the RSDP lies in (ACPI 5.2.5.1: the first KiB of the
@@ -326,7 +318,7 @@ pub fn map(f: Function, pa: u64, pages: u64) -> Result<(), ()> {
             let a = pa + p * 4096;
             let mut t = s.top;
             for level in (2..=u.levels).rev() {
-                let i = (a >> (12 + 9 * (level - 1)) & 0x1FF) as usize;
+                let i = crate::pagetable::index(a, level - 1);
                 let e = Unit::get(t, i);
                 t = if e & RW != 0 {
                     Frame::containing(e & 0x000F_FFFF_FFFF_F000)
@@ -336,7 +328,7 @@ pub fn map(f: Function, pa: u64, pages: u64) -> Result<(), ()> {
                     n
                 };
             }
-            u.set(t, (a >> 12 & 0x1FF) as usize, &[a | RW]);
+            u.set(t, crate::pagetable::index(a, 0), &[a | RW]);
         }
         Ok(())
     })
@@ -355,11 +347,11 @@ pub fn unmap(f: Function, pa: u64, pages: u64) {
             let a = pa + p * 4096;
             let mut t = Some(s.top);
             for level in (2..=u.levels).rev() {
-                let e = t.map_or(0, |t| Unit::get(t, (a >> (12 + 9 * (level - 1)) & 0x1FF) as usize));
+                let e = t.map_or(0, |t| Unit::get(t, crate::pagetable::index(a, level - 1)));
                 t = (e & RW != 0).then(|| Frame::containing(e & 0x000F_FFFF_FFFF_F000));
             }
             if let Some(t) = t {
-                u.set(t, (a >> 12 & 0x1FF) as usize, &[0]);
+                u.set(t, crate::pagetable::index(a, 0), &[0]);
             }
         }
         u.flush_iotlb(i as u64 + 1);

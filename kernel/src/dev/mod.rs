@@ -8,9 +8,9 @@ pub mod pci;
 pub mod tracker;
 
 #[cfg(target_os = "none")]
-mod bench;
-#[cfg(target_os = "none")]
 pub mod block;
+#[cfg(target_os = "none")]
+pub mod client;
 #[cfg(target_os = "none")]
 mod contig;
 #[cfg(target_os = "none")]
@@ -32,8 +32,6 @@ pub mod packet;
 #[cfg(target_os = "none")]
 mod pool;
 #[cfg(target_os = "none")]
-mod selftest;
-#[cfg(target_os = "none")]
 mod wrappers;
 #[cfg(target_os = "none")]
 mod xpc;
@@ -46,6 +44,9 @@ use core::sync::atomic::{AtomicU64, Ordering};
 /// uses `try_with`): the cell the kernel, the library OS and the driver
 /// glue share.
 pub use cell::Global;
+
+#[cfg(target_os = "none")]
+pub use driver::Span;
 
 /// At most this many drivers.
 #[cfg(target_os = "none")]
@@ -62,16 +63,16 @@ const KNOWN: &[(&str, u16, u16, u64)] = &[
     ("virtio-net", 0x1AF4, 0x1041, 0xFFFF_FFFF_C400_0000),
 ];
 
-/// Finds the devices, loads and starts a driver for each one the kernel
-/// knows, and runs the self-test `devtest=` names, if any, or the device
-/// benchmarks when the first program is `devbench`.
+/// Finds the devices and loads and starts a driver for each one the
+/// kernel knows, with the memory it needs (its pool, driver images,
+/// region tables); registers the device layer's hooks.
 #[cfg(target_os = "none")]
-pub fn init(k: &mut crate::state::Kernel, bootfs: &[u8], cmdline: &[u8]) {
-    if !pool::init(&mut k.mem.frames) {
+pub fn init(mem: &mut crate::memory::Memory, bootfs: &[u8], cmdline: &[u8]) {
+    if !pool::init(&mut mem.frames) {
         crate::kprintln!("dev: no memory for the device layer's pool; no devices");
         return;
     }
-    k.mem.publish_free();
+    mem.publish_free();
     crate::hooks::register(&HOOKS);
     let words = core::str::from_utf8(cmdline).unwrap_or("");
     let isolated = !words.split_whitespace().any(|w| w == "isolation=off");
@@ -83,7 +84,7 @@ pub fn init(k: &mut crate::state::Kernel, bootfs: &[u8], cmdline: &[u8]) {
         );
     }
     nmi::init();
-    let confined = iommu::init(words.split_whitespace().any(|w| w == "iommu=off"));
+    iommu::init(words.split_whitespace().any(|w| w == "iommu=off"));
     let mut found = [None; 8];
     let mut n = 0;
     pci::enumerate(&mut |d| {
@@ -107,12 +108,12 @@ pub fn init(k: &mut crate::state::Kernel, bootfs: &[u8], cmdline: &[u8]) {
             continue;
         };
         let vector = msix::FIRST_VECTOR + driver::with(|ds| ds.list.iter().flatten().count()) as u8;
-        let kernel = k.mem.kernel_pml4();
+        let kernel = mem.kernel_pml4();
         let started = domain::Domain::build(kernel, base, isolated, at).and_then(|dom| {
-            let img = image::load(&mut k.mem.frames, kernel, file.data, (base, base + domain::REGION))?;
+            let img = image::load(&mut mem.frames, kernel, file.data, (base, base + domain::REGION))?;
             driver::start(name, *d, img, dom, vector, &wrappers::KERNEL_API)
         });
-        k.mem.publish_free();
+        mem.publish_free();
         match started {
             Ok(i) => driver::with(|ds| {
                 let d = ds.get(i);
@@ -140,14 +141,6 @@ pub fn init(k: &mut crate::state::Kernel, bootfs: &[u8], cmdline: &[u8]) {
             ),
         }
     }
-    if words.split_whitespace().any(|w| w == "init=devbench") {
-        bench::run(k, isolated, words.split_whitespace().any(|w| w == "quick"), confined);
-    }
-    for t in words.split_whitespace().filter_map(|w| w.strip_prefix("devtest=")) {
-        for name in t.split(',') {
-            selftest::run(k, name);
-        }
-    }
 }
 
 /// What the core calls without naming the device layer (`hooks.rs`):
@@ -165,6 +158,7 @@ static HOOKS: crate::hooks::Hooks = crate::hooks::Hooks {
     note,
     pending,
     service,
+    woke: || WOKE.load(Ordering::Relaxed),
 };
 
 /// When the last device interrupt that ended an idle wait arrived (TSC).
@@ -215,11 +209,12 @@ fn pending() -> bool {
 /// Runs the drivers of every device that interrupted since the last call,
 /// and of those that interrupt meanwhile (drivers run with interrupts on).
 #[cfg(target_os = "none")]
-fn service(_mem: &mut crate::memory::Memory) {
+fn service(mem: &mut crate::memory::Memory) {
     loop {
         let mut pending = PENDING.swap(0, Ordering::SeqCst);
         if pending == 0 {
-            return;
+            // Requests that ended give their frames back.
+            return client::settle(mem);
         }
         // DMA faults first: a device's stray write is blamed before its
         // driver runs on (and perhaps completes the request it spoiled).

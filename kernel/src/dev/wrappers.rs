@@ -311,7 +311,7 @@ extern "C" fn receive(va: usize, len: usize) {
             &[va as u64, len as u64],
             "outside its memory",
         ))?;
-        super::packet::demux(frame);
+        super::client::demux(frame);
         Ok(())
     })
 }
