@@ -4,6 +4,8 @@
 mod bench;
 mod boottest;
 mod build;
+#[cfg(test)]
+mod conventions;
 mod cpio;
 mod debs;
 mod deps;
