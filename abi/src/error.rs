@@ -51,11 +51,14 @@ pub enum Error {
     OverQuota = 20,
     /// No such device, or its driver is gone (disabled after a fault).
     NoDevice = 21,
+    /// A packet filter could claim frames a filter of another endpoint
+    /// claims, which did not consent (`net_filter`).
+    Claimed = 22,
 }
 
 impl Error {
     /// Every error, in code order (for tests and documentation).
-    pub const ALL: [Error; 21] = [
+    pub const ALL: [Error; 22] = [
         Error::NoSuchCall,
         Error::BadPointer,
         Error::BadLength,
@@ -77,6 +80,7 @@ impl Error {
         Error::BadProgram,
         Error::OverQuota,
         Error::NoDevice,
+        Error::Claimed,
     ];
 
     /// Decodes a negative system-call result.
@@ -114,6 +118,7 @@ impl Error {
             Error::BadProgram => "downloaded program rejected",
             Error::OverQuota => "over the subtree's quota",
             Error::NoDevice => "no such device",
+            Error::Claimed => "frames claimed by another endpoint",
         }
     }
 }

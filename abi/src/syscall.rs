@@ -325,8 +325,8 @@ pub const BLK_WRITE: u64 = BASE + 55;
 /// frame in bytes `offset..offset + len` (14..1514) of `frame`.
 pub const NET_SEND: u64 = BASE + 56;
 
-/// `net_recv(frame, offset, len, done, cred)`: posts bytes `offset..offset
-/// + len` (at least 1514) of `frame` for a received frame: the next one
+/// `net_recv(frame, offset, len, done, cred)`: posts `len` bytes (at
+/// least 1514) from `offset` in `frame` for a received frame: the next one
 /// the device delivers is copied there and `done` ends with its length.
 /// Buffers are filled in the order they were posted.
 pub const NET_RECV: u64 = BASE + 57;
@@ -343,7 +343,44 @@ pub const DEV_PING: u64 = BASE + 58;
 pub const DEV_INJECT: u64 = BASE + 59;
 
 /// One past the last kernel call.
-pub const END: u64 = BASE + 60;
+/// `net_attach(va, slots, slot_size, guard, cred)`: makes a packet
+/// endpoint (`docs/network.md`) over two packet rings in the caller's
+/// memory: the receive ring at page-aligned `va`, the transmit ring at the
+/// next page after it (`abi::net::ring_pages`), both with `slots` slots
+/// of `slot_size` bytes. Every page must be mapped user-writable; the
+/// kernel pins their frames until the endpoint goes. Whoever presents a
+/// capability dominating the caller's `guard` slot may use the endpoint;
+/// `cred` must cover the caller with the write right. Returns its id.
+pub const NET_ATTACH: u64 = BASE + 60;
+/// `net_detach(ep, cred)`: removes the endpoint, its filters, its pins.
+pub const NET_DETACH: u64 = BASE + 61;
+/// `net_filter(ep, insns, n, cred)`: installs the eBPF packet filter of
+/// `n` instructions at `insns` for endpoint `ep`: frames it claims go into
+/// `ep`'s receive ring. Refused (`Claimed`) if it could claim a frame a
+/// filter of another endpoint claims, unless that one consented. Returns
+/// the filter's id.
+pub const NET_FILTER: u64 = BASE + 62;
+/// `net_unfilter(ep, filter, cred)`: removes one of `ep`'s filters.
+pub const NET_UNFILTER: u64 = BASE + 63;
+/// `net_consent(ep, filter, grantee, on, cred)`: lets endpoint `grantee`
+/// (`NET_ANYONE`: every endpoint) install filters overlapping `ep`'s
+/// `filter` (frames in the overlap go to both); `on == 0` takes it back
+/// and removes the filters it allowed (returns how many).
+pub const NET_CONSENT: u64 = BASE + 64;
+/// `net_tx(ep, max, cred)`: sends up to `max` frames waiting in `ep`'s
+/// transmit ring. Each is copied out of the ring and checked: its source
+/// MAC must be the NIC's and `ep`'s filters must claim its mirror (the
+/// reply), or it is refused and counted (`RingHeader::damaged`). Returns
+/// how many frames were taken (sent or refused); frames stay in the ring
+/// while the driver has no room.
+pub const NET_TX: u64 = BASE + 65;
+/// `net_stats(ep, out, cred)`: writes an `abi::net::NetStats` (the
+/// machine's counters and `ep`'s) at `out`.
+pub const NET_STATS: u64 = BASE + 66;
+/// The grantee of `net_consent` that means every endpoint.
+pub const NET_ANYONE: u64 = u64::MAX;
+
+pub const END: u64 = BASE + 67;
 
 /// `env_limit`: no limit.
 pub const NO_LIMIT: u64 = u64::MAX;

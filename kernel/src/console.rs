@@ -2,6 +2,7 @@
 //! bits, that console input is waiting (`console_notify`; paper 001's
 //! events as interrupts, `docs/cpu.md`).
 
+#[derive(Default)]
 pub struct Console {
     /// The listener's id (0: nobody) and its bits.
     listener: u32,

@@ -24,6 +24,7 @@ pub mod linux;
 pub mod lock;
 pub mod log;
 pub mod native;
+pub mod net;
 pub mod obj;
 pub mod oom;
 pub mod predicate;

@@ -26,6 +26,8 @@ mod iommu;
 #[cfg(target_os = "none")]
 mod msix;
 #[cfg(target_os = "none")]
+pub mod net;
+#[cfg(target_os = "none")]
 mod nmi;
 #[cfg(target_os = "none")]
 pub mod packet;
@@ -159,6 +161,7 @@ static HOOKS: crate::hooks::Hooks = crate::hooks::Hooks {
     pending,
     service,
     woke: || WOKE.load(Ordering::Relaxed),
+    released: net::released,
 };
 
 /// When the last device interrupt that ended an idle wait arrived (TSC).
@@ -209,7 +212,7 @@ fn pending() -> bool {
 /// Runs the drivers of every device that interrupted since the last call,
 /// and of those that interrupt meanwhile (drivers run with interrupts on).
 #[cfg(target_os = "none")]
-fn service(mem: &mut crate::memory::Memory) {
+pub(crate) fn service(mem: &mut crate::memory::Memory) {
     loop {
         let mut pending = PENDING.swap(0, Ordering::SeqCst);
         if pending == 0 {

@@ -14,6 +14,7 @@ mod devices;
 mod envs;
 mod memory;
 mod nest;
+mod net;
 mod preds;
 
 use abi::exception::vector;
@@ -157,6 +158,13 @@ calls! {
     sc::NET_RECV => devices::net_recv;
     sc::DEV_PING => devices::dev_ping;
     sc::DEV_INJECT => devices::dev_inject;
+    sc::NET_ATTACH => net::net_attach;
+    sc::NET_DETACH => net::net_detach;
+    sc::NET_FILTER => net::net_filter;
+    sc::NET_UNFILTER => net::net_unfilter;
+    sc::NET_CONSENT => net::net_consent;
+    sc::NET_TX => net::net_tx;
+    sc::NET_STATS => net::net_stats;
 }
 
 /// The general path of protected control transfer, where `pct_fast` sends
