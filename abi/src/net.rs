@@ -29,7 +29,11 @@ pub struct RingHeader {
     /// Frames cut to the slot's capacity (receive) or refused as malformed
     /// or not allowed (transmit).
     pub damaged: u64,
-    pub _reserved: [u64; 4],
+    /// The owner's to use as it likes; the kernel never reads or writes
+    /// it (the library OS rings a doorbell here: its sleepers wake when it
+    /// changes).
+    pub owner_word: u64,
+    pub _reserved: [u64; 3],
 }
 
 /// Header of each slot.

@@ -42,6 +42,9 @@ pub struct Header {
     pub oom_victim: AtomicU32,
     /// Threads and processes waiting on futexes (`futex`).
     pub futexes: crate::futex::Table,
+    /// The network (`net::stack::Shared`, in the arena), or 0 before the
+    /// first process made its packet endpoint.
+    pub net: AtomicU64,
     /// The frames of the frame list's pages. The list (at `SHARED_LIST`)
     /// names the frame behind each page of the arena, all owned by the
     /// first process. A process maps a page of it (read-only) only when it
@@ -98,6 +101,12 @@ pub fn lock_word() -> &'static AtomicU64 {
 pub fn oom_victim() -> &'static AtomicU32 {
     // SAFETY: as in `lock_word`.
     unsafe { &(*header()).oom_victim }
+}
+
+/// The network's anchor (`net::stack`).
+pub fn net_word() -> &'static AtomicU64 {
+    // SAFETY: as in `lock_word`.
+    unsafe { &(*header()).net }
 }
 
 /// The file system's anchor.

@@ -99,12 +99,16 @@ pub fn file_events(f: *mut obj::File, look: Look) -> Option<u16> {
         Kind::PipeRead | Kind::PipeWrite => unsafe { pipe::events(kind, ring) },
         // SAFETY: `data` is the counter of the eventfd the caller holds.
         Kind::EventFd => unsafe { eventfd::events(data) },
-        Kind::Console | Kind::Epoll | Kind::TimerFd | Kind::Socket if look == Look::LockFree => return None,
+        Kind::Console | Kind::Epoll | Kind::TimerFd | Kind::Socket | Kind::Inet if look == Look::LockFree => {
+            return None
+        }
         Kind::Console => POLLOUT | if obj::console::input_ready() { POLLIN } else { 0 },
         Kind::Epoll => epoll::ready(f),
         Kind::TimerFd => timerfd::events(f),
         // SAFETY: the caller holds the file open; the lock is held.
         Kind::Socket => unix::events(unsafe { &*f }),
+        // SAFETY: as above.
+        Kind::Inet => obj::inet::events(unsafe { &*f }),
         Kind::Null | Kind::Zero | Kind::Full | Kind::Random | Kind::Regular | Kind::Dir => POLLIN | POLLOUT,
     };
     Some(ev | if ev & POLLIN != 0 { POLLRDNORM } else { 0 } | if ev & POLLOUT != 0 { POLLWRNORM } else { 0 })
@@ -238,6 +242,13 @@ fn add_to_sleep(s: &mut Sleep, f: *mut File, events: u16) -> bool {
             return true;
         }
         Kind::Console if events & (POLLIN | POLLRDNORM) != 0 => return false,
+        Kind::Inet => {
+            let (va, term, at) = crate::net::stack::wait_terms();
+            if let Some(at) = at {
+                s.timer = Some(s.timer.map_or(at, |t| t.min(at)));
+            }
+            return add_ring(s, va, term);
+        }
         Kind::Socket => {
             return unix::wait_terms(f, events)
                 .iter()

@@ -3,3 +3,5 @@
 
 pub mod endpoint;
 pub mod frame;
+pub mod ifreq;
+pub mod stack;

@@ -14,6 +14,7 @@ pub mod epoll;
 pub mod eventfd;
 pub mod fifo;
 pub mod flags;
+pub mod inet;
 pub mod memdev;
 pub mod pipe;
 pub mod regular;
@@ -42,6 +43,8 @@ pub enum Kind {
     EventFd,
     TimerFd,
     Socket,
+    /// An Internet socket (`inet`).
+    Inet,
 }
 
 /// An open file description, shared between the processes holding it.
@@ -85,6 +88,7 @@ pub fn ops_for(kind: Kind) -> &'static Ops {
         Kind::EventFd => &eventfd::OPS,
         Kind::TimerFd => &timerfd::OPS,
         Kind::Socket => &unix::OPS,
+        Kind::Inet => &inet::OPS,
     }
 }
 
