@@ -19,6 +19,6 @@ done
 kill $httpd
 wait $httpd 2>/dev/null
 got=$( (echo ping | nc -l -p 9000 > /tmp/ncgot) & sleep 1; echo pong | nc 127.0.0.1 9000; wait)
-[ "$got" = "pong" ] || fail "nc server to client: $got"
-[ "$(cat /tmp/ncgot)" = "ping" ] || fail "nc client to server: $(cat /tmp/ncgot)"
+[ "$got" = "ping" ] || fail "nc server to client: $got"
+[ "$(cat /tmp/ncgot)" = "pong" ] || fail "nc client to server: $(cat /tmp/ncgot)"
 echo "netloop: ok"
