@@ -165,6 +165,10 @@ fn root_tree(ar: &mut Archive, pkgs: &[String]) -> Result<(), String> {
     for (name, data) in read_dir_files(&root().join("libos/stress"))? {
         ar.file(&format!("root/stress/{name}"), 0o644, &data);
     }
+    ar.dir("root/hosttests");
+    for (name, data) in read_dir_files(&root().join("libos/hosttests"))? {
+        ar.file(&format!("root/hosttests/{name}"), 0o644, &data);
+    }
     if !pkgs.is_empty() {
         add_tree(ar, &crate::debs::unpacked(pkgs)?, "root")?;
     }

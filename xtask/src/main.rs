@@ -14,6 +14,7 @@ mod disk;
 mod fuzz;
 mod iso;
 mod lxtest;
+mod nettest;
 mod qemu;
 mod stress;
 mod ttytest;
