@@ -36,6 +36,7 @@ pub const ELIBBAD: i64 = 80;
 pub const ENOTSOCK: i64 = 88;
 pub const EMSGSIZE: i64 = 90;
 pub const EDOM: i64 = 33;
+pub const ENODEV: i64 = 19;
 pub const EPROTOTYPE: i64 = 91;
 pub const ENOPROTOOPT: i64 = 92;
 pub const EPROTONOSUPPORT: i64 = 93;

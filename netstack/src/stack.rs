@@ -130,6 +130,7 @@ pub struct NetInfo {
 pub struct NetStats {
     pub frames_in: u64,
     pub loop_packets: u64,
+    pub loop_bytes: u64,
     /// SYNs dropped because the listener's backlog was full.
     pub syn_dropped: u64,
     /// Frames no connection wanted (answered by the interface, if at all).
@@ -389,6 +390,7 @@ impl<L: Link> Stack<L> {
                 continue;
             };
             self.stats.loop_packets += 1;
+            self.stats.loop_bytes += p.len() as u64;
             self.ingress(If::Lo, &p);
             budget -= 1;
             if budget == 0 {

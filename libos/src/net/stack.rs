@@ -43,20 +43,37 @@ const DHCP_WAIT_MS: u64 = 500;
 /// The receive ring header's doorbell word.
 const BELL: usize = core::mem::offset_of!(RingHeader, owner_word);
 
-/// The link: the endpoint's rings, sent with this process's credential.
-pub struct Rings(Endpoint);
+/// The link: the endpoint's rings, sent with this process's credential;
+/// with `eth0`'s counters (`/proc/net/dev`).
+pub struct Rings(Endpoint, Counters);
+
+/// Frames and bytes each way.
+#[derive(Clone, Copy, Default)]
+pub struct Counters {
+    pub rx_frames: u64,
+    pub rx_bytes: u64,
+    pub tx_frames: u64,
+    pub tx_bytes: u64,
+}
 
 impl Link for Rings {
     fn recv(&mut self, buf: &mut [u8]) -> Option<usize> {
-        self.0.recv(buf)
+        let n = self.0.recv(buf)?;
+        self.1.rx_frames += 1;
+        self.1.rx_bytes += n as u64;
+        Some(n)
     }
 
     fn send(&mut self, frame: &[u8]) -> bool {
-        if self.0.queue(frame) {
-            return true;
+        let sent = self.0.queue(frame) || {
+            self.flush();
+            self.0.queue(frame)
+        };
+        if sent {
+            self.1.tx_frames += 1;
+            self.1.tx_bytes += frame.len() as u64;
         }
-        self.flush();
-        self.0.queue(frame)
+        sent
     }
 
     /// Hands the queued frames to the kernel, waiting (a yield at a time)
@@ -204,7 +221,7 @@ fn create(s: &mut Shared) {
     let seed = u64::from_le_bytes(seed);
     let addressing = Addressing::Dhcp { fallback_ms: DHCP_WAIT_MS, fallback: StaticIp::qemu() };
     let mac = s.mac;
-    s.stack = Some(in_arena(|| Stack::new(Rings(ep), mac, seed, addressing, now_ms())));
+    s.stack = Some(in_arena(|| Stack::new(Rings(ep, Counters::default()), mac, seed, addressing, now_ms())));
     // Wait for an address: the lease, or the fallback.
     while let Some(stack) = s.stack.as_mut() {
         in_arena(|| poll(stack));
@@ -269,4 +286,44 @@ pub fn wait_terms() -> (u64, u64, Option<u64>) {
     predicate::set_seen(bell().load(core::sync::atomic::Ordering::SeqCst));
     let at = shared().and_then(|s| s.stack.as_ref()).and_then(|s| s.poll_at());
     (NET_RINGS, WANT_READ | PACKET, at.map(|ms| ms.saturating_mul(1_000_000)))
+}
+
+/// What `ifconfig` and `/proc/net/dev` show of an interface.
+pub struct Interface {
+    pub name: &'static [u8],
+    pub addr: [u8; 4],
+    pub prefix: u8,
+    pub mac: Option<[u8; 6]>,
+    pub counters: Counters,
+}
+
+/// `lo` and, with a network, `eth0` (its address once the stack has one).
+/// Reads the stack as it is: it is not made here (a look at `/proc` must
+/// not start DHCP).
+pub fn interfaces() -> alloc::vec::Vec<Interface> {
+    let mut v = alloc::vec![Interface {
+        name: b"lo",
+        addr: [127, 0, 0, 1],
+        prefix: 8,
+        mac: None,
+        counters: Counters::default()
+    }];
+    let Some(s) = shared() else { return v };
+    let mut eth =
+        Interface { name: b"eth0", addr: [0; 4], prefix: 0, mac: Some(s.mac), counters: Counters::default() };
+    if let Some(stack) = s.stack.as_mut() {
+        let lo = stack.stats();
+        v[0].counters = Counters {
+            rx_frames: lo.loop_packets,
+            rx_bytes: lo.loop_bytes,
+            tx_frames: lo.loop_packets,
+            tx_bytes: lo.loop_bytes,
+        };
+        if let Some(i) = stack.info() {
+            (eth.addr, eth.prefix) = (i.ip.addr.octets(), i.ip.prefix);
+        }
+        eth.counters = stack.link().1;
+    }
+    v.push(eth);
+    v
 }
