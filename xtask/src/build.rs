@@ -116,7 +116,8 @@ pub fn user_programs() -> Result<Vec<String>, String> {
 
 /// Programs of the library OS (`libos/src/bin/*.rs`), packed beside the
 /// user programs.
-pub const LIBOS_PROGRAMS: &[&str] = &["lxrt", "bench_libos", "test_ptable", "test_netfilter", "netthief"];
+pub const LIBOS_PROGRAMS: &[&str] =
+    &["lxrt", "bench_libos", "test_ptable", "test_netfilter", "netthief", "netbench"];
 
 /// The static Linux binary the library OS runs (Debian's busybox-static).
 pub const BUSYBOX: &str = "/bin/busybox";

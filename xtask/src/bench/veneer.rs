@@ -24,6 +24,7 @@ pub const PROGRAMS: &[&str] = &[
     "devbench isolation=off",
     "devbench iommu",
     "devbench iommu iommu=off",
+    "netbench",
 ];
 
 /// The nesting levels of `bench_libos`'s rows (paper 003 §6): a row
