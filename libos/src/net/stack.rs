@@ -206,6 +206,16 @@ fn bell() -> &'static core::sync::atomic::AtomicU64 {
     unsafe { &*((NET_RINGS as usize + BELL) as *const core::sync::atomic::AtomicU64) }
 }
 
+/// A number that changes whenever a poll of the stack did work (an
+/// edge-triggered epoll interest in an Internet socket reports again when
+/// it moved: more may have arrived, or room been made).
+pub fn stamp() -> u64 {
+    if crate::vm::pte(NET_RINGS).is_none() {
+        return 0;
+    }
+    bell().load(core::sync::atomic::Ordering::SeqCst)
+}
+
 fn ring_bell() {
     bell().fetch_add(1, core::sync::atomic::Ordering::SeqCst);
 }
