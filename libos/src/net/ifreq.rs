@@ -79,7 +79,7 @@ fn answer(req: u64, arg: u64) -> Result<(), i64> {
         }
         SIOCGIFMTU => v[..4].copy_from_slice(&(if lo { 65536i32 } else { 1500 }).to_ne_bytes()),
         SIOCGIFMETRIC | SIOCGIFMAP => {}
-        SIOCGIFTXQLEN => v[..4].copy_from_slice(&(if lo { 1000i32 } else { 1000 }).to_ne_bytes()),
+        SIOCGIFTXQLEN => v[..4].copy_from_slice(&1000i32.to_ne_bytes()),
         SIOCGIFINDEX => v[..4].copy_from_slice(&(index as i32 + 1).to_ne_bytes()),
         SIOCGIFHWADDR => {
             let family = if lo { ARPHRD_LOOPBACK } else { ARPHRD_ETHER };
