@@ -42,7 +42,7 @@
 //! passes writes `bench/results/` (and, when it ran everything, the tables
 //! of `docs/benchmarks.md`).
 
-mod linux;
+pub mod linux;
 mod profile;
 mod report;
 mod rows;
