@@ -536,7 +536,7 @@ mod tests {
         let a = &runs["test_a"];
         assert_eq!(a.tests["test.test_a.T.test_x"], "pass");
         assert_eq!(a.tests["test.test_a.T.test_y"], "hang");
-        assert_eq!(a.notes, vec!["gone".to_string()]);
+        assert_eq!(a.notes, vec!["error gone".to_string()]);
         let b = &runs["test_b"];
         assert_eq!(b.tests["test.test_b.T.test_z"], "fail");
         assert_eq!(b.notes, vec!["the boot ended inside this module".to_string()]);
