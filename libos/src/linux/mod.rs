@@ -309,7 +309,7 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         SYS_DUP3 => fl::dup3(i(a[0]), i(a[1]), a[2]),
         SYS_PIPE2 => fl::pipe2(a[0], a[1]),
         SYS_PRLIMIT64 => misc::prlimit(a[0], a[1], a[2], a[3]),
-        SYS_GETRANDOM => misc::getrandom(a[0], a[1]),
+        SYS_GETRANDOM => misc::getrandom(a[0], a[1], a[2]),
         SYS_STATX => fl::statx(i(a[0]), a[1], a[2], a[4]),
         SYS_SENDFILE => sendfile::sendfile(i(a[0]), i(a[1]), a[2], a[3]),
         SYS_PRCTL => prctl::prctl(a[0], a[1], a[2], a[3], a[4]),
