@@ -5,6 +5,7 @@
 //! implement return -ENOSYS and are reported once by name.
 
 pub mod copyrange;
+pub mod cred;
 pub mod event;
 pub mod fdrange;
 pub mod file;
@@ -62,6 +63,10 @@ use nr::{SYS_FADVISE64, SYS_FSTATFS, SYS_MKNOD, SYS_MKNODAT, SYS_PRCTL, SYS_SEND
 use nr::{
     SYS_FGETXATTR, SYS_FLISTXATTR, SYS_FREMOVEXATTR, SYS_FSETXATTR, SYS_GETXATTR, SYS_LGETXATTR,
     SYS_LISTXATTR, SYS_LLISTXATTR, SYS_LREMOVEXATTR, SYS_LSETXATTR, SYS_REMOVEXATTR, SYS_SETXATTR,
+};
+use nr::{
+    SYS_GETGROUPS, SYS_GETRESGID, SYS_GETRESUID, SYS_SETFSGID, SYS_SETFSUID, SYS_SETGROUPS, SYS_SETREGID,
+    SYS_SETRESGID, SYS_SETRESUID, SYS_SETREUID,
 };
 use nr::{SYS_GETITIMER, SYS_SETITIMER};
 use xattr::Target::{Fd, Path};
@@ -237,7 +242,13 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         SYS_SYSINFO => misc::sysinfo(a[0]),
         SYS_TIMES => misc::times(a[0]),
         SYS_GETUID | SYS_GETGID | SYS_GETEUID | SYS_GETEGID => Ok(0),
-        SYS_SETUID | SYS_SETGID => Ok(0), // to root: no-op
+        // Everyone is root (`cred.rs`): setting ids changes nothing;
+        // setfsuid/setfsgid return the previous id, 0.
+        SYS_SETUID | SYS_SETGID | SYS_SETREUID | SYS_SETREGID | SYS_SETRESUID | SYS_SETRESGID => Ok(0),
+        SYS_SETFSUID | SYS_SETFSGID => Ok(0),
+        SYS_GETRESUID | SYS_GETRESGID => cred::getres(a[0], a[1], a[2]),
+        SYS_GETGROUPS => cred::getgroups(a[0]),
+        SYS_SETGROUPS => cred::setgroups(a[0], a[1]),
         SYS_SETPGID => process::setpgid(i(a[0]), i(a[1])),
         SYS_GETPPID => process::getppid(),
         SYS_GETPGRP => process::getpgid(0),
