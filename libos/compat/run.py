@@ -2,10 +2,11 @@
 stdout, for `cargo xtask compat` (xtask/src/compat.rs), identically on
 Veneer and on Linux.
 
-    python3 run.py [--timeout SECONDS] MODULE...
+    python3 run.py [--timeout SECONDS] MODULE[:PART]...
 
 Each MODULE (`test_os`, ...) runs in a child interpreter (`run.py --child
-MODULE SKIPFILE`) that loads the module's tests as regrtest does
+MODULE SKIPFILE`) that loads the module's tests (those whose name holds
+PART, if given) as regrtest does
 (`unittest.TestLoader.loadTestsFromModule`, no optional resources
 enabled, in a scratch working directory) and reports each test on one
 line. The parent reads the child's output through a pipe: a test that
@@ -124,6 +125,7 @@ def is_holder(test):
 
 
 def child(module, skipfile):
+    module, _, only = module.partition(":")
     os.dup2(1, 2)
     sys.stderr = sys.stdout
     from test import support
@@ -152,7 +154,7 @@ def child(module, skipfile):
             sys.stdout.write(e)
         say(f"@@LOAD {module} error the loader failed")
         return
-    todo = [t for t in tests if t.id() not in skip]
+    todo = [t for t in tests if t.id() not in skip and only in t.id()]
     result = Result([t.id() for t in todo])
     unittest.TestSuite(todo).run(result)
     for t in todo:
@@ -166,7 +168,8 @@ def child(module, skipfile):
 # ---- the parent: children, timeouts, crashes ----------------------------
 
 
-def run_module(module, timeout):
+def run_module(arg, timeout):
+    module = arg.partition(":")[0]
     say(f"@@MODULE {module}")
     skipfile = os.path.join(tempfile.gettempdir(), f"compat-skip-{module}")
     done = []
@@ -174,7 +177,7 @@ def run_module(module, timeout):
         pass
     while True:
         proc = subprocess.Popen(
-            [sys.executable, __file__, "--child", module, skipfile],
+            [sys.executable, __file__, "--child", arg, skipfile],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
