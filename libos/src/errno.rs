@@ -28,6 +28,7 @@ pub const ESPIPE: i64 = 29;
 pub const EPIPE: i64 = 32;
 pub const ERANGE: i64 = 34;
 pub const ENAMETOOLONG: i64 = 36;
+pub const ENOLCK: i64 = 37;
 pub const ENOSYS: i64 = 38;
 pub const ETIMEDOUT: i64 = 110;
 pub const ENOTEMPTY: i64 = 39;

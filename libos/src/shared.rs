@@ -42,6 +42,8 @@ pub struct Header {
     pub oom_victim: AtomicU32,
     /// Threads and processes waiting on futexes (`futex`).
     pub futexes: crate::futex::Table,
+    /// Advisory file locks (`locks`).
+    pub locks: crate::locks::Table,
     /// The frames of the frame list's pages. The list (at `SHARED_LIST`)
     /// names the frame behind each page of the arena, all owned by the
     /// first process. A process maps a page of it (read-only) only when it
@@ -110,6 +112,12 @@ pub fn fs_root() -> *mut crate::fs::FsRoot {
 pub fn futexes() -> *mut crate::futex::Table {
     // SAFETY: as in `fs_root`.
     unsafe { &raw mut (*header()).futexes }
+}
+
+/// The file locks.
+pub fn locks() -> *mut crate::locks::Table {
+    // SAFETY: as in `fs_root`.
+    unsafe { &raw mut (*header()).locks }
 }
 
 /// The terminal's shared state.

@@ -354,6 +354,12 @@ pub fn fcntl(fdn: i64, cmd: u64, arg: u64) -> LxResult {
             f.flags = (f.flags & !keep) | (arg as u32 & keep);
             Ok(0)
         }
+        super::flock::F_GETLK
+        | super::flock::F_SETLK
+        | super::flock::F_SETLKW
+        | super::flock::F_OFD_GETLK
+        | super::flock::F_OFD_SETLK
+        | super::flock::F_OFD_SETLKW => super::flock::fcntl(fdn, cmd, arg),
         _ => Err(EINVAL),
     }
 }

@@ -11,6 +11,7 @@ pub mod event;
 pub mod fallocate;
 pub mod fdrange;
 pub mod file;
+pub mod flock;
 pub mod fsinfo;
 pub mod futex;
 pub mod itimer;
@@ -64,9 +65,9 @@ use nr::{
 };
 use nr::{SYS_FADVISE64, SYS_FSTATFS, SYS_MKNOD, SYS_MKNODAT, SYS_PRCTL, SYS_SENDFILE, SYS_STATFS};
 use nr::{
-    SYS_FALLOCATE, SYS_GETPRIORITY, SYS_SCHED_GETPARAM, SYS_SCHED_GETSCHEDULER, SYS_SCHED_GET_PRIORITY_MAX,
-    SYS_SCHED_GET_PRIORITY_MIN, SYS_SCHED_RR_GET_INTERVAL, SYS_SCHED_SETAFFINITY, SYS_SCHED_SETPARAM,
-    SYS_SCHED_SETSCHEDULER, SYS_SETPRIORITY,
+    SYS_FALLOCATE, SYS_FLOCK, SYS_GETPRIORITY, SYS_SCHED_GETPARAM, SYS_SCHED_GETSCHEDULER,
+    SYS_SCHED_GET_PRIORITY_MAX, SYS_SCHED_GET_PRIORITY_MIN, SYS_SCHED_RR_GET_INTERVAL, SYS_SCHED_SETAFFINITY,
+    SYS_SCHED_SETPARAM, SYS_SCHED_SETSCHEDULER, SYS_SETPRIORITY,
 };
 use nr::{
     SYS_FGETXATTR, SYS_FLISTXATTR, SYS_FREMOVEXATTR, SYS_FSETXATTR, SYS_GETXATTR, SYS_LGETXATTR,
@@ -203,6 +204,7 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         SYS_MADVISE | SYS_SYNC => Ok(0),
         SYS_FSYNC | SYS_FDATASYNC => fallocate::fsync(i(a[0])),
         SYS_FALLOCATE => fallocate::fallocate(i(a[0]), a[1], a[2], a[3]),
+        SYS_FLOCK => flock::flock(i(a[0]), a[1] as u32 as u64),
         SYS_DUP => fl::dup(i(a[0])),
         SYS_DUP2 => fl::dup3(i(a[0]), i(a[1]), u64::MAX),
         SYS_PAUSE => crate::proc::signal::suspend(crate::proc::signal::mask()),
