@@ -89,6 +89,17 @@ pub fn trace() {
     TRACE.store(true, Ordering::Relaxed);
 }
 
+/// Calls a C library tries at start-up and goes on without, as Linux
+/// answers them when built without them (glibc registers `rseq` in every
+/// thread): refused quietly unless `lxrt -v` asked for every note.
+const QUIET: &[u64] = &[nr::SYS_RSEQ];
+static VERBOSE: AtomicBool = AtomicBool::new(false);
+
+/// Notes every unsupported call, the quiet ones too (`lxrt -v`).
+pub fn verbose() {
+    VERBOSE.store(true, Ordering::Relaxed);
+}
+
 pub fn syscall(f: &mut ExceptionFrame) {
     // Calls that only read this process's own words need no lock; with no
     // signal waiting there is nothing to act on before or after them. This
@@ -371,7 +382,9 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         SYS_MKNODAT => mknod::mknodat(i(a[0]), a[1], a[2], a[3]),
         SYS_FADVISE64 => fsinfo::fadvise64(i(a[0]), a[1] as i64, a[2] as i64, a[3]),
         _ => {
-            log::unsupported_call(nr::name(nr), nr);
+            if !QUIET.contains(&nr) || VERBOSE.load(Ordering::Relaxed) {
+                log::unsupported_call(nr::name(nr), nr);
+            }
             Err(ENOSYS)
         }
     }
