@@ -12,15 +12,16 @@
 //! prints one line per test; a test silent for the per-test timeout is a
 //! hang and a child that dies inside a test a crash, and either way the
 //! module goes on with its other tests. Consoles are kept in
-//! `target/compat/SIDE/MODULE.serial`; Linux's are reused while they are
-//! newer than the runner (`--linux` runs Linux again). Both run under TCG,
+//! `target/compat/SIDE/MODULE.serial`; Linux's are reused (`--linux` runs
+//! Linux again). Both run under TCG,
 //! as the boot tests do (Veneer's library needs `rdgsbase`, which the
 //! development machine's nested KVM does not offer).
 //!
 //! The table (per module: passed, failed, errors, skipped on each side, and
-//! the tests that pass on Linux and not on Veneer) is printed and, when
-//! every module of `MODULES` has a console on both sides, written to
-//! `docs/compat.md`.
+//! the tests that pass on Linux and not on Veneer) is printed, and written
+//! to `docs/compat.md` for every module of `MODULES` (a module without a
+//! console is marked as not run; each console names the commit its boot
+//! was built from).
 //!
 //! `boot_test` is the fast subset `cargo xtask test` runs: a few modules on
 //! Veneer under TCG, whose every test that passes on the host (the same
@@ -33,7 +34,7 @@ use crate::cpio::Archive;
 use crate::qemu;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -232,10 +233,12 @@ fn packages() -> Vec<String> {
     PACKAGES.iter().map(|s| s.to_string()).collect()
 }
 
-/// Veneer's boot image: the build, the packages and the runner.
-fn veneer_image() -> Result<Image, String> {
+/// Veneer's boot image: the build, the packages and the runner, as
+/// `target/bootfs-NAME.cpio` (a run's own name, so that images built for
+/// booting by hand do not change under a run).
+fn veneer_image(name: &str) -> Result<Image, String> {
     let img = build::all()?;
-    build::with_files(&img, "compat", &packages(), &[(RUNNER.to_string(), runner()?)])
+    build::with_files(&img, name, &packages(), &[(RUNNER.to_string(), runner()?)])
 }
 
 /// The Linux guest's kernel and initramfs (rebuilt every run: it is the
@@ -277,10 +280,6 @@ fn log_path(side: Side, module: &str) -> PathBuf {
     root().join("target/compat").join(side.name()).join(format!("{module}.serial"))
 }
 
-fn modified(p: &Path) -> Option<std::time::SystemTime> {
-    std::fs::metadata(p).and_then(|m| m.modified()).ok()
-}
-
 /// One boot of `module` on `side`; its console is saved, and a boot that
 /// ended badly leaves a note in it.
 fn run_boot(side: Side, img: &Image, o: &Options, module: &str) -> Result<(), String> {
@@ -289,7 +288,7 @@ fn run_boot(side: Side, img: &Image, o: &Options, module: &str) -> Result<(), St
     let limit = Duration::from_secs(BOOT_LIMIT_S);
     let start = std::time::Instant::now();
     let out = qemu::headless(&args, limit, &[])?;
-    let mut serial = out.serial.replace('\r', "");
+    let mut serial = format!("@@COMMIT {}\n{}", commit(), out.serial.replace('\r', ""));
     let ok = match side {
         Side::Veneer => out.code == Some(qemu::EXIT_SUCCESS),
         Side::Linux => out.code == Some(0),
@@ -317,21 +316,35 @@ fn run_boot(side: Side, img: &Image, o: &Options, module: &str) -> Result<(), St
     Ok(())
 }
 
+/// The commit the boot images were built from (`-dirty` with changes).
+fn commit() -> String {
+    let git = |args: &[&str]| {
+        Command::new("git")
+            .args(args)
+            .current_dir(root())
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+            .unwrap_or_default()
+    };
+    let dirty =
+        if git(&["status", "--porcelain", "--untracked-files=no"]).is_empty() { "" } else { "-dirty" };
+    format!("{}{dirty}", git(&["rev-parse", "--short", "HEAD"]))
+}
+
 pub fn main(args: &[String]) -> Result<(), String> {
     crate::deps::ensure(crate::deps::TEST)?;
     let o = options(args)?;
-    let runner_path = root().join("libos/compat/run.py");
     let mut boots: Vec<(Side, String)> = Vec::new();
     for m in &o.modules {
         if o.veneer {
             boots.push((Side::Veneer, m.clone()));
         }
-        let log = log_path(Side::Linux, m);
-        if o.linux || modified(&log).is_none() || modified(&log) < modified(&runner_path) {
+        if o.linux || !log_path(Side::Linux, m).exists() {
             boots.push((Side::Linux, m.clone()));
         }
     }
-    let veneer = if o.veneer { Some(veneer_image()?) } else { None };
+    let name = if o.images { "compat-dev" } else { "compat" };
+    let veneer = if o.veneer { Some(veneer_image(name)?) } else { None };
     let linux = if boots.iter().any(|(s, _)| *s == Side::Linux) { Some(linux_image()?) } else { None };
     if o.images {
         for img in veneer.iter().chain(&linux) {
@@ -363,15 +376,13 @@ pub fn main(args: &[String]) -> Result<(), String> {
     }
     let table = report(&o.modules)?;
     println!("{table}");
-    let complete =
-        MODULES.iter().all(|m| log_path(Side::Veneer, m).exists() && log_path(Side::Linux, m).exists());
-    if complete {
-        let all: Vec<String> = MODULES.iter().map(|m| m.to_string()).collect();
-        let doc = format!("{}{}", DOC_HEAD, report(&all)?);
-        let path = root().join("docs/compat.md");
-        std::fs::write(&path, doc).map_err(|e| format!("writing {}: {e}", path.display()))?;
-        println!("compat: wrote {}", path.display());
-    }
+    // The whole table, every module: those without a console are marked
+    // as not run.
+    let all: Vec<String> = MODULES.iter().map(|m| m.to_string()).collect();
+    let doc = format!("{}{}", DOC_HEAD, report(&all)?);
+    let path = root().join("docs/compat.md");
+    std::fs::write(&path, doc).map_err(|e| format!("writing {}: {e}", path.display()))?;
+    println!("compat: wrote {}", path.display());
     Ok(())
 }
 
@@ -438,6 +449,20 @@ fn report(modules: &[String]) -> Result<String, String> {
         }
     }
     let pct = if linux_pass == 0 { 0.0 } else { 100.0 * both_pass as f64 / linux_pass as f64 };
+    for side in [Side::Linux, Side::Veneer] {
+        let mut commits: Vec<String> = modules
+            .iter()
+            .filter_map(|m| std::fs::read_to_string(log_path(side, m)).ok())
+            .map(|s| {
+                s.lines().next().and_then(|l| l.strip_prefix("@@COMMIT ")).unwrap_or("before").to_string()
+            })
+            .collect();
+        commits.sort();
+        commits.dedup();
+        if !commits.is_empty() {
+            let _ = writeln!(t, "\n{} consoles made at commit {}.", side.name(), commits.join(", "));
+        }
+    }
     let _ = writeln!(
         t,
         "\n**{both_pass} of the {linux_pass} tests that pass on Linux pass on Veneer ({pct:.1}%).**"
@@ -475,7 +500,7 @@ output is there, after `@@|`).
 /// The fast subset as a boot test: `QUICK` on Veneer (TCG, the boot tests'
 /// machine with 2 GiB), every test that passes on the host passing there.
 pub fn boot_test() -> Result<BootTest, String> {
-    let img = veneer_image()?;
+    let img = veneer_image("compat-test")?;
     let words = format!("--timeout {TEST_TIMEOUT_S} {}", QUICK.join(" "));
     let host = host_passes(QUICK)?;
     Ok(BootTest {
