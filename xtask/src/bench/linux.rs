@@ -129,9 +129,12 @@ fn find_deb(dir: &Path, package: &str) -> Option<PathBuf> {
     })
 }
 
-/// Builds the initramfs unless it is newer than every C source: `/init`
-/// from `init.c`, every other `NAME.c` as `/bin/NAME`, and the thread
-/// rows' program, the one Veneer runs (`libos/tests/c/threadbench.c`).
+/// Builds the initramfs unless it is newer than every C source and the
+/// packages' tree: `/init` from `init.c`, every other `NAME.c` as
+/// `/bin/NAME`, the programs Veneer runs for the thread rows and the
+/// program-start rows (`libos/tests/c/threadbench.c`, `startbench.c`), and,
+/// for the latter, the Debian packages and the static busybox Veneer's
+/// root holds (`super::veneer::START_PACKAGES`).
 fn initramfs(dir: &Path) -> Result<PathBuf, String> {
     let src = root().join("bench/linux");
     let cpio = dir.join("initramfs.cpio");
@@ -142,17 +145,26 @@ fn initramfs(dir: &Path) -> Result<PathBuf, String> {
         .filter(|p| p.extension().is_some_and(|x| x == "c"))
         .collect();
     sources.sort();
-    sources.push(root().join("libos/tests/c/threadbench.c"));
+    for shared in ["threadbench.c", "startbench.c"] {
+        sources.push(root().join("libos/tests/c").join(shared));
+    }
+    let packages: Vec<String> = super::veneer::START_PACKAGES.iter().map(|p| p.to_string()).collect();
+    let tree = crate::debs::unpacked(&packages)?;
     let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    let marker = tree.join(".unpacked");
     if let Some(built) = modified(&cpio) {
-        if sources.iter().all(|s| modified(s).is_some_and(|m| m <= built)) {
+        if sources.iter().chain([&marker]).all(|s| modified(s).is_some_and(|m| m <= built)) {
             return Ok(cpio);
         }
     }
     println!("xtask: bench: building the Linux benchmark programs");
     let mut ar = Archive::default();
+    crate::build::add_tree(&mut ar, &tree, "")?;
     ar.dir("bin");
     ar.dir("dev");
+    ar.dir("tmp");
+    let busybox = std::fs::read(crate::build::BUSYBOX).map_err(|e| format!("reading busybox: {e}"))?;
+    ar.file("bin/busybox", 0o755, &busybox);
     for source in &sources {
         let name = source.file_stem().and_then(|s| s.to_str()).ok_or("bad source name")?;
         let exe = dir.join(name);
