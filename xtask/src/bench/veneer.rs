@@ -63,11 +63,16 @@ fn boots<'a>(names: &[&'a str]) -> Vec<Boot<'a>> {
     boots
 }
 
+/// What `program` boots on: `img`, with `START_PACKAGES` for `START`.
+pub fn image_for(img: &build::Image, program: &str) -> Result<build::Image, String> {
+    let packages: Vec<String> = START_PACKAGES.iter().map(|p| p.to_string()).collect();
+    build::with_packages(img, if program == START { &packages } else { &[] })
+}
+
 /// Each boot's side, by its program.
 pub fn run(opts: &Options, clock: Clock, names: &[&str]) -> Vec<(String, Side)> {
-    let packages: Vec<String> = START_PACKAGES.iter().map(|p| p.to_string()).collect();
     let (img, start_img) = match build::all().and_then(|img| {
-        let start = build::with_packages(&img, &packages)?;
+        let start = image_for(&img, START)?;
         Ok((img, start))
     }) {
         Ok(imgs) => imgs,
