@@ -16,35 +16,20 @@ const METAPACKAGE: &str = "linux-image-amd64";
 const CMDLINE: &str = "console=ttyS0 quiet norandmaps randomize_kstack_offset=off panic=-1";
 
 pub fn run(opts: &Options, clock: Clock, names: &[&str]) -> Result<Side, String> {
-    let dir = root().join("target/bench/linux");
-    std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
-    let kernel = kernel(&dir)?;
-    let initramfs = initramfs(&dir)?;
-
-    let mut cmdline = format!("{CMDLINE} --");
+    let mut words = String::from("--");
     if opts.quick {
-        cmdline.push_str(" quick");
+        words.push_str(" quick");
     }
     // Name the experiments only when not all of them run: init runs all of
     // them by default.
     if !opts.names.is_empty() {
         for name in names {
-            cmdline.push(' ');
-            cmdline.push_str(name);
+            words.push(' ');
+            words.push_str(name);
         }
     }
-    let mut args = opts.machine(clock);
-    for a in ["-smp", "1", "-m", "512M", "-no-reboot"] {
-        args.push(a.into());
-    }
-    for (flag, value) in [
-        ("-kernel", kernel.display().to_string()),
-        ("-initrd", initramfs.display().to_string()),
-        ("-append", cmdline),
-    ] {
-        args.push(flag.into());
-        args.push(value);
-    }
+    let dir = root().join("target/bench/linux");
+    let args = args(opts, clock, &words)?;
     println!("xtask: bench: booting Linux ({}) on -cpu {}", kernel_version(&dir), clock.cpu());
     let out = qemu::headless(&args, opts.timeout(), &[])?;
     let mut side = Side::parse(&out.serial);
@@ -59,6 +44,34 @@ pub fn run(opts: &Options, clock: Clock, names: &[&str]) -> Result<Side, String>
         eprintln!("xtask: bench: Linux console saved in {}", log.display());
     }
     Ok(side)
+}
+
+/// The QEMU arguments of a Linux boot on this run's machine, the kernel
+/// command line ending in `words`.
+fn args(opts: &Options, clock: Clock, words: &str) -> Result<Vec<String>, String> {
+    let dir = root().join("target/bench/linux");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    let kernel = kernel(&dir)?;
+    let initramfs = initramfs(&dir)?;
+    let mut args = opts.machine(clock);
+    for a in ["-smp", "1", "-m", "512M", "-no-reboot"] {
+        args.push(a.into());
+    }
+    for (flag, value) in [
+        ("-kernel", kernel.display().to_string()),
+        ("-initrd", initramfs.display().to_string()),
+        ("-append", format!("{CMDLINE} {words}")),
+    ] {
+        args.push(flag.into());
+        args.push(value);
+    }
+    Ok(args)
+}
+
+/// The boot row's Linux boot (`super::boot`): the shell started by
+/// `bench/linux/bootinit.c` instead of the benchmarks.
+pub fn boot_args(opts: &Options, clock: Clock) -> Result<Vec<String>, String> {
+    args(opts, clock, "rdinit=/bin/bootinit")
 }
 
 /// The cached kernel package's name and version, for the report.

@@ -57,7 +57,7 @@ pub fn main(opts: &Options, names: &[&str]) -> Result<(), String> {
 }
 
 /// Builds the plugin unless it is newer than its source.
-fn plugin(dir: &Path) -> Result<PathBuf, String> {
+pub fn plugin(dir: &Path) -> Result<PathBuf, String> {
     let src = root().join("bench/profile/insn_count.c");
     let so = dir.join("insn_count.so");
     let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();

@@ -282,6 +282,15 @@ pub const ROWS: &[Row] = &[
              included",
         )
         .target(3.0),
+    row("boot", "boot: reset to the shell's first prompt", "issue 26")
+        .linux("boot")
+        .veneer("boot")
+        .pairing(
+            "instructions executed from reset to busybox's first `/ # ` prompt on the console, counted by the \
+             profile's plugin (halted time not charged), the same firmware, loader and root (the start rows' \
+             packages) on both sides: Linux's kernel and initramfs with bench/linux/bootinit.c; Veneer's kernel, \
+             boot archive and `lxrt -t /bin/sh` as `cargo xtask run` boots; no target",
+        ),
     row("select_a", "Fig. 8 A: select before each read", "Knutsson & Gunningberg, Fig. 8")
         .linux("select_a")
         .veneer("select_a")
