@@ -288,13 +288,13 @@ fn log_path(side: Side, module: &str) -> PathBuf {
 
 /// One boot of `module` on `side`; its console is saved, and a boot that
 /// ended badly leaves a note in it.
-fn run_boot(side: Side, img: &Image, o: &Options, module: &str) -> Result<(), String> {
+fn run_boot(side: Side, img: &Image, o: &Options, module: &str, commit: &str) -> Result<(), String> {
     let words = format!("--timeout {} {module}", o.timeout);
     let args = boot_args(side, img, &words);
     let limit = Duration::from_secs(BOOT_LIMIT_S);
     let start = std::time::Instant::now();
     let out = qemu::headless(&args, limit, &[])?;
-    let mut serial = format!("@@COMMIT {}\n{}", commit(), out.serial.replace('\r', ""));
+    let mut serial = format!("@@COMMIT {commit}\n{}", out.serial.replace('\r', ""));
     let ok = match side {
         Side::Veneer => out.code == Some(qemu::EXIT_SUCCESS),
         Side::Linux => out.code == Some(0),
@@ -351,6 +351,8 @@ pub fn main(args: &[String]) -> Result<(), String> {
             boots.push((Side::Linux, m.clone()));
         }
     }
+    // What the images are built from, named in every console.
+    let built_from = commit();
     let name = if o.images { "compat-dev" } else { "compat" };
     let veneer = if o.veneer && !o.report { Some(veneer_image(name)?) } else { None };
     let linux = if boots.iter().any(|(s, _)| *s == Side::Linux) { Some(linux_image()?) } else { None };
@@ -372,7 +374,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
                     Side::Veneer => veneer.as_ref(),
                     Side::Linux => linux.as_ref(),
                 };
-                if let Err(e) = run_boot(*side, img.expect("built"), &o, module) {
+                if let Err(e) = run_boot(*side, img.expect("built"), &o, module, &built_from) {
                     errors.lock().unwrap().push(format!("{module} on {}: {e}", side.name()));
                 }
             });
