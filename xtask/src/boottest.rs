@@ -144,9 +144,13 @@ fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
     for n in names {
         let known = lx.contains(n)
             || dev.contains(&n.as_str())
-            || ["iso", "tty", crate::nettest::NAME].contains(&n.as_str());
+            || ["iso", "tty", "compat", crate::nettest::NAME].contains(&n.as_str());
         if !all.contains(n) && !known {
-            return Err(format!("no boot test named {n} (have: {}, iso, tty)", all.join(", ")));
+            return Err(format!(
+                "no boot test named {n} (have: {}, iso, tty, compat, {})",
+                all.join(", "),
+                crate::nettest::NAME
+            ));
         }
     }
     let mut tests = Vec::new();
@@ -168,6 +172,9 @@ fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
     tests.extend(crate::nettest::plan(img, names)?);
     if names.is_empty() || names.iter().any(|n| n == "tty") {
         tests.push(crate::ttytest::boot_test(img));
+    }
+    if names.is_empty() || names.iter().any(|n| n == "compat") {
+        tests.push(crate::compat::boot_test()?);
     }
     if names.is_empty() || names.iter().any(|n| n == "iso") {
         tests.push(crate::iso::boot_test()?);

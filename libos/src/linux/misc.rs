@@ -36,7 +36,20 @@ pub fn arch_prctl(code: u64, addr: u64) -> LxResult {
     }
 }
 
-pub fn getrandom(buf: u64, len: u64) -> LxResult {
+const GRND_NONBLOCK: u64 = 1;
+const GRND_RANDOM: u64 = 2;
+const GRND_INSECURE: u64 = 4;
+/// The most one read or write moves (Linux's `MAX_RW_COUNT`).
+const MAX_RW_COUNT: u64 = 0x7fff_f000;
+
+/// `getrandom`: the generator is always ready, so no flag waits.
+pub fn getrandom(buf: u64, len: u64, flags: u64) -> LxResult {
+    if flags & !(GRND_NONBLOCK | GRND_RANDOM | GRND_INSECURE) != 0
+        || flags & (GRND_INSECURE | GRND_RANDOM) == GRND_INSECURE | GRND_RANDOM
+    {
+        return Err(EINVAL);
+    }
+    let len = len.min(MAX_RW_COUNT);
     uaccess::with_bytes_mut(buf, len, crate::random::fill)?;
     Ok(len as i64)
 }
@@ -249,25 +262,4 @@ pub fn getrusage(who: i64, buf: u64) -> LxResult {
     };
     uaccess::zero(buf, 144)?;
     uaccess::put(buf, super::time::timeval(ns)).map(|_| 0)
-}
-
-/// `getgroups`: every process is root with no supplementary groups.
-pub fn getgroups(size: i64) -> LxResult {
-    if size < 0 {
-        return Err(crate::errno::EINVAL);
-    }
-    Ok(0)
-}
-
-/// `setgroups` (nginx's workers call it through `initgroups`): checked as
-/// Linux checks it, and taken without being kept (`getgroups` goes on
-/// answering none: every process is root).
-pub fn setgroups(size: u64, list: u64) -> LxResult {
-    if size > 65536 {
-        return Err(crate::errno::EINVAL);
-    }
-    if size > 0 {
-        crate::uaccess::bytes(list, size * 4)?;
-    }
-    Ok(0)
 }
