@@ -72,7 +72,7 @@ pub fn set(t: usize, value: u64, every: u64) -> Setting {
 fn upcalls() {
     let on = AT.iter().any(|a| a.load(Relaxed) != 0);
     ARMED.store(on, Relaxed);
-    let env = crate::proc::vars().env.get() as u64;
+    let env = crate::env::id() as u64;
     // A thread other than the first may lack the right; waits and calls
     // still see the expiry.
     let _ = user::sys::slice_upcalls(env, on);

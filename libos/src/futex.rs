@@ -65,6 +65,9 @@ struct Wake([AtomicU8; ENV_SLOTS]);
 const _: () = assert!(ENV_SLOTS == 1024, "the predicate masks the slot with 1023");
 static WAKE: Wake = Wake([const { AtomicU8::new(0) }; ENV_SLOTS]);
 
+/// The predicate futex waits sleep on, once installed.
+static PRED: crate::word::Word<Option<u64>> = crate::word::Word::new(None);
+
 fn wake_byte(env: u32) -> &'static AtomicU8 {
     &WAKE.0[env_slot(env)]
 }
@@ -72,8 +75,7 @@ fn wake_byte(env: u32) -> &'static AtomicU8 {
 /// The predicate "my byte of `WAKE` is set", installed on the process's
 /// first wait.
 fn predicate() -> Result<u64, i64> {
-    let v = crate::proc::vars();
-    if let Some(p) = v.futex_pred.get() {
+    if let Some(p) = PRED.get() {
         return Ok(p);
     }
     let mut a = bpf::Asm::new();
@@ -91,13 +93,22 @@ fn predicate() -> Result<u64, i64> {
         .collect();
     let region = abi::syscall::Region { va: (&raw const WAKE) as u64, len: ENV_SLOTS as u64 };
     let p = sys::pred_install(&insns, &[region]).map_err(|_| ENOMEM)?;
-    v.futex_pred.set(Some(p));
+    PRED.set(Some(p));
     Ok(p)
 }
 
 /// After fork: the parent's predicate is not the child's.
 pub fn forked_child() {
-    crate::proc::vars().futex_pred.set(None);
+    PRED.set(None);
+}
+
+/// The waiters, in the arena.
+static TABLE: crate::shared::Root<Table> = crate::shared::Root::new(2);
+
+/// Makes the waiters' table (first process, at start).
+pub fn create() -> Result<(), abi::Error> {
+    // SAFETY: an entry with `env` 0 is free: all zero is an empty table.
+    unsafe { TABLE.create_zeroed() }
 }
 
 /// Runs `f` on the table: under the big lock, one use at a time.
@@ -106,7 +117,7 @@ fn with_table<R>(f: impl FnOnce(&mut [Waiter; WAITERS]) -> R) -> R {
     // SAFETY: the table is in the arena, mapped in every process; the big
     // lock keeps every other thread and process out while `f` runs, and no
     // other reference to it is made.
-    f(unsafe { &mut (*crate::shared::futexes()).0 })
+    f(unsafe { &mut (*TABLE.get()).0 })
 }
 
 /// An entry whose waiter has gone (killed while it waited) is free too.

@@ -90,3 +90,15 @@ pub const KIT_SIZE: u64 = 64 << 20;
 /// on it; lxrt leaves it once it starts the Linux program).
 pub use abi::layout::INIT_STACK_TOP;
 pub const INIT_STACK_BOTTOM: u64 = INIT_STACK_TOP - abi::layout::INIT_STACK_PAGES * PAGE;
+
+unsafe extern "C" {
+    /// The linker's names for the first byte of this program's image and
+    /// the end of its data (`.bss` included).
+    static __executable_start: u8;
+    static _end: u8;
+}
+
+/// Where lxrt's own image lies: text, read-only data, data, `.bss`.
+pub fn image() -> (u64, u64) {
+    ((&raw const __executable_start) as u64, (&raw const _end) as u64)
+}

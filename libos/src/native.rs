@@ -17,8 +17,11 @@ use crate::{entry, fd, fs, lock, private, proc, shared, trap};
 pub fn init(personality: trap::Personality) -> Result<(), &'static str> {
     trap::set_personality(personality);
     private::init();
+    crate::vm::set_frame_source(crate::oom::frame_for);
     shared::create().map_err(|_| "cannot allocate the shared arena")?;
     fs::boot::populate().map_err(|_| "cannot build the file system")?;
+    obj::console::create().map_err(|_| "no memory")?;
+    crate::futex::create().map_err(|_| "no memory")?;
     proc::init_first().map_err(|_| "cannot make the process-table entry")?;
     let console = obj::new(Kind::Console, 2, 0).map_err(|_| "no memory")?;
     fd::open(console, false).map_err(|_| "fd table")?;

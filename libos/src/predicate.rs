@@ -50,7 +50,7 @@ struct Cached {
     last_use: u64,
 }
 
-/// A process's installed predicates (`proc::Process::predicates`).
+/// A process's installed predicates.
 pub struct Cache {
     entries: [Option<Cached>; CACHED],
     uses: u64,
@@ -63,9 +63,11 @@ impl Cache {
     pub const EMPTY: Cache = Cache { entries: [None; CACHED], uses: 0, installs: 0 };
 }
 
+static CACHE: crate::scoped::Scoped<Cache> = crate::scoped::Scoped::new("the predicate cache", Cache::EMPTY);
+
 #[inline]
 fn with_cache<R>(f: impl FnOnce(&mut Cache) -> R) -> R {
-    crate::proc::with_process(|p| f(&mut p.predicates))
+    CACHE.with(f)
 }
 
 /// How many predicates this process has installed so far.

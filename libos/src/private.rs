@@ -21,7 +21,7 @@ static HEAP: Private = Private(UnsafeCell::new(Heap::empty()));
 fn grow(from: usize, to: usize) -> bool {
     let mut va = from as u64;
     while va < to as u64 {
-        let Ok(f) = sys::frame_alloc(crate::proc::env() as u64, FRAME_ANY) else {
+        let Ok(f) = sys::frame_alloc(crate::env::id() as u64, FRAME_ANY) else {
             return false;
         };
         if sys::map(ENV_SELF, va, f, mf::WRITE).is_err() {

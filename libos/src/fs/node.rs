@@ -34,11 +34,14 @@ pub struct Inode {
 /// are kept out by the big lock).
 static TABLE: Scoped<()> = Scoped::new("the inode table", ());
 
+/// The file system's anchor, in the arena.
+static ROOT: shared::Root<FsRoot> = shared::Root::new(0);
+
 /// Runs `f` on the file system's anchor; panics on a nested borrow.
 fn with_root<R>(f: impl FnOnce(&mut FsRoot) -> R) -> R {
     // SAFETY: the header's field, mapped in every process; the flag makes
     // this the only reference to it or its table in this process.
-    TABLE.with(|()| f(unsafe { &mut *shared::fs_root() }))
+    TABLE.with(|()| f(unsafe { &mut *ROOT.get() }))
 }
 
 /// Inode `ino` of the table `r` anchors.
@@ -62,6 +65,10 @@ pub fn update<R>(ino: Ino, f: impl FnOnce(&mut Inode) -> R) -> R {
 
 /// Sets up the inode table (first process only).
 pub fn init_table() -> bool {
+    // SAFETY: a null table with no free inode: `FsRoot` all zero.
+    if unsafe { ROOT.create_zeroed() }.is_err() {
+        return false;
+    }
     let size = INODES as usize * size_of::<Inode>();
     let p = shared::alloc(size, 8) as *mut Inode;
     if p.is_null() {

@@ -143,7 +143,7 @@ pub fn openat(dirfd: i64, pathp: u64, flags: u64, mode: u64) -> LxResult {
         }
         Err(ENOENT) if flags & O_CREAT != 0 => {
             let (d, name) = path::parent(cwd, p)?;
-            let i = node::alloc(S_IFREG | (mode as u32 & 0o7777 & !proc::vars().umask.get()))?;
+            let i = node::alloc(S_IFREG | (mode as u32 & 0o7777 & !proc::UMASK.get()))?;
             if let Err(e) = dir::add(d, &name, i) {
                 node::release(i);
                 return Err(e);
@@ -320,13 +320,13 @@ pub fn chdir(pathp: u64) -> LxResult {
     if !node::is_dir(ino) {
         return Err(ENOTDIR);
     }
-    proc::vars().cwd.set(ino);
+    proc::CWD.set(ino);
     Ok(0)
 }
 
 pub fn fchdir(fdn: i64) -> LxResult {
     let ino = base(fdn)?;
-    proc::vars().cwd.set(ino);
+    proc::CWD.set(ino);
     Ok(0)
 }
 
@@ -410,7 +410,7 @@ pub fn mkdirat(dirfd: i64, pathp: u64, mode: u64) -> LxResult {
     if dir::lookup(d, &name).is_some() {
         return Err(EEXIST);
     }
-    let ino = node::alloc(S_IFDIR | (mode as u32 & 0o7777 & !proc::vars().umask.get()))?;
+    let ino = node::alloc(S_IFDIR | (mode as u32 & 0o7777 & !proc::UMASK.get()))?;
     dir::add(d, &name, ino).inspect_err(|_| node::release(ino))?;
     Ok(0)
 }

@@ -229,7 +229,7 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         SYS_CHOWN | SYS_FCHOWN | SYS_LCHOWN | SYS_FCHOWNAT => Ok(0), // everyone is root, owners not kept
         SYS_UMASK => {
             let new = a[0] as u32 & 0o777;
-            Ok(crate::proc::vars().umask.replace(new) as i64)
+            Ok(crate::proc::UMASK.replace(new) as i64)
         }
         SYS_GETTIMEOFDAY => misc::gettimeofday(a[0]),
         SYS_GETRLIMIT => misc::prlimit(0, a[0], 0, a[1]),

@@ -78,7 +78,7 @@ pub fn with_sigmask(set: u64, size: u64, wait: impl FnOnce() -> LxResult) -> LxR
     let r = wait();
     if r == Err(EINTR) && signal::pending() {
         // Read by the handler's frame on this call's return.
-        crate::proc::thread().suspended.set(Some(old));
+        crate::proc::signal::suspended(old);
     } else {
         signal::set_mask(old);
     }

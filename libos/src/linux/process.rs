@@ -138,7 +138,7 @@ pub fn clone3(f: &mut ExceptionFrame, args: u64, size: u64) -> LxResult {
 
 /// `set_tid_address`: where the thread's id is cleared when it ends.
 pub fn set_tid_address(at: u64) -> LxResult {
-    proc::thread().clear_tid.set(at);
+    proc::thread::set_clear_tid(at);
     Ok(proc::thread::tid() as i64)
 }
 
@@ -149,7 +149,7 @@ pub fn set_robust_list(head: u64, len: u64) -> LxResult {
     if len != ROBUST_LIST_HEAD {
         return Err(EINVAL);
     }
-    proc::thread().robust.set(head);
+    proc::thread::set_robust(head);
     Ok(0)
 }
 
@@ -203,12 +203,9 @@ pub fn start(f: &mut ExceptionFrame, loaded: exec::Loaded, path: Vec<u8>, argv: 
         }
         abs
     };
-    let v = proc::vars();
-    v.brk_start.set(loaded.brk);
-    v.brk.set(loaded.brk);
-    v.mmap_next.set(crate::layout::MMAP_BASE);
+    super::mem::exec(loaded.brk);
     // The old program's robust list is gone with it.
-    proc::thread().robust.set(0);
+    proc::thread::set_robust(0);
     with_process(|p| p.exe = exe);
     table::set_cmd(argv);
     f.regs = loaded.regs;

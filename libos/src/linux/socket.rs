@@ -150,7 +150,7 @@ pub fn bind(fdn: i64, addr: u64, len: u64) -> LxResult {
     if unix::is_bound(f) {
         return Err(EINVAL);
     }
-    let ino = node::alloc(S_IFSOCK | (0o777 & !crate::proc::vars().umask.get()))?;
+    let ino = node::alloc(S_IFSOCK | (0o777 & !crate::proc::UMASK.get()))?;
     if let Err(e) = dir::add(d, &name, ino) {
         node::release(ino);
         return Err(e);

@@ -16,9 +16,10 @@
 use super::{no_seek, File, Ops};
 use crate::errno::{EAGAIN, EINTR, ENOTTY};
 use crate::fs::Stat;
+use crate::proc::kill;
 use crate::proc::signal::{SIGINT, SIGQUIT, SIGTSTP};
-use crate::proc::{kill, with_process};
 use crate::scoped::Scoped;
+use crate::word::Word;
 use user::sys;
 
 pub static OPS: Ops = Ops { read, write, seek: no_seek, stat, ioctl, close: |_| {} };
@@ -39,6 +40,15 @@ pub struct Tty {
     pub pgrp: u32,
 }
 
+/// The terminal's shared state, in the arena.
+static SHARED_TTY: crate::shared::Root<Tty> = crate::shared::Root::new(1);
+
+/// Makes the terminal's shared state (first process, at start).
+pub fn create() -> Result<(), abi::Error> {
+    // SAFETY: `Tty` is bytes and counts: all zero is an empty terminal.
+    unsafe { SHARED_TTY.create_zeroed() }
+}
+
 /// Guards the only `&mut` to the terminal's shared state in this process
 /// (the big lock keeps the other processes out).
 static TTY: Scoped<()> = Scoped::new("the terminal", ());
@@ -48,7 +58,7 @@ static TTY: Scoped<()> = Scoped::new("the terminal", ());
 fn with_tty<R>(f: impl FnOnce(&mut Tty) -> R) -> R {
     // SAFETY: the header's field, mapped in every process; the guard makes
     // this the only reference to it here.
-    TTY.with(|_| f(unsafe { &mut *crate::shared::tty() }))
+    TTY.with(|_| f(unsafe { &mut *SHARED_TTY.get() }))
 }
 
 const ISIG: u32 = 0o1;
@@ -63,26 +73,24 @@ const VKILL: usize = 3;
 const VEOF: usize = 4;
 
 fn flag_word(i: usize) -> u32 {
-    with_process(|p| {
-        let t = &p.termios;
-        u32::from_le_bytes([t[4 * i], t[4 * i + 1], t[4 * i + 2], t[4 * i + 3]])
-    })
+    let t = TERMIOS.get();
+    u32::from_le_bytes([t[4 * i], t[4 * i + 1], t[4 * i + 2], t[4 * i + 3]])
 }
 
 fn cc(i: usize) -> u8 {
     // c_cc starts at byte 17.
-    with_process(|p| p.termios[17 + i])
+    TERMIOS.get()[17 + i]
 }
 
 /// Whether the console answers terminal ioctls (`lxrt -t`); without it,
 /// programs see a plain character device, like output redirected to a pipe.
-fn is_tty() -> bool {
-    crate::proc::vars().tty.get()
+pub fn is_tty() -> bool {
+    IS_TTY.get()
 }
 
 /// Makes the console a terminal (`lxrt -t`), before any program runs.
 pub fn set_tty() {
-    crate::proc::vars().tty.set(true);
+    IS_TTY.set(true);
 }
 
 /// Moves what the kernel has for us into the typeahead; the signal
@@ -305,8 +313,13 @@ const TIOCSPGRP: u64 = 0x5410;
 /// The kernel's `struct termios`: 36 bytes.
 pub const TERMIOS_SIZE: usize = 36;
 
-/// The settings a terminal starts with (`proc::Process::termios`).
-pub const TERMIOS_DEFAULT: [u8; TERMIOS_SIZE] = {
+/// This process's settings of the terminal, and whether the console is a
+/// terminal at all (`lxrt -t`).
+static TERMIOS: Word<[u8; TERMIOS_SIZE]> = Word::new(TERMIOS_DEFAULT);
+static IS_TTY: Word<bool> = Word::new(false);
+
+/// The settings a terminal starts with.
+const TERMIOS_DEFAULT: [u8; TERMIOS_SIZE] = {
     let mut t = [0u8; TERMIOS_SIZE];
     // c_iflag ICRNL, c_oflag OPOST|ONLCR, c_cflag B115200|CS8|CREAD,
     // c_lflag ISIG|ICANON|ECHO|ECHOE|ECHOK|IEXTEN.
@@ -337,9 +350,9 @@ fn ioctl(_: &mut File, req: u64, arg: u64) -> i64 {
         return -ENOTTY;
     }
     let r = match req {
-        TCGETS => crate::uaccess::write(arg, &with_process(|p| p.termios)),
+        TCGETS => crate::uaccess::write(arg, &TERMIOS.get()),
         TCSETS | TCSETSW | TCSETSF => crate::uaccess::bytes(arg, TERMIOS_SIZE as u64)
-            .map(|b| with_process(|p| p.termios.copy_from_slice(b))),
+            .map(|b| TERMIOS.set(b.try_into().expect("TERMIOS_SIZE bytes"))),
         TIOCGWINSZ => crate::uaccess::put(arg, [24u16, 80, 0, 0]).map(|_| ()),
         TIOCGPGRP => {
             let pgrp = match with_tty(|t| t.pgrp) {

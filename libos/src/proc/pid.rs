@@ -26,15 +26,17 @@ pub const PID_SPACE: u32 = 1 << 21;
 
 const _: () = assert!((PID_SPACE as usize).is_multiple_of(ENV_SLOTS), "a pid must name its slot");
 
-/// The first process's environment id (`proc::Process::first`, inherited
+/// The first process's environment id (inherited
 /// by every process at fork).
+static FIRST: crate::word::Word<u32> = crate::word::Word::new(0);
+
 fn first() -> u32 {
-    super::vars().first.get()
+    FIRST.get()
 }
 
 /// The first process (the caller) is environment `env`: pid 1.
 pub fn set_first(env: u32) {
-    super::vars().first.set(env);
+    FIRST.set(env);
 }
 
 /// The pid of environment `env`.

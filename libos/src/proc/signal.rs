@@ -22,10 +22,45 @@
 //! `rt_sigreturn` puts the registers, the signal mask and the FPU state
 //! back from the frame.
 
+use crate::entry::Local;
 use crate::errno::LxResult;
 use crate::uaccess;
+use crate::word::Word;
 use abi::exception::ExceptionFrame;
+use core::cell::Cell;
 use user::{kinfo, sys};
+
+/// A thread's signal state, what Linux keeps per thread (its part of the
+/// thread's block).
+pub struct Thread {
+    /// The blocked signals, Linux's `sigset_t` (bit n-1 = signal n).
+    mask: Cell<u64>,
+    /// The alternate signal stack; all zero (size 0) reads as disabled.
+    altstack: Cell<AltStack>,
+    /// The mask to put back when the handler that `rt_sigsuspend` waited
+    /// for returns (kept while `suspending`).
+    suspended: Cell<u64>,
+    suspending: Cell<bool>,
+    /// Signals sent to this thread alone (bit n = signal n; the first
+    /// thread's are `FIRST_PENDING`).
+    pending: Cell<u64>,
+}
+
+// SAFETY: made of `Cell`s, valid all zero; the part above the lock's.
+pub const LOCAL: Local<Thread> = unsafe { Local::after(crate::lock::LOCAL.end()) };
+
+#[inline]
+fn thread() -> &'static Thread {
+    LOCAL.get()
+}
+
+/// Signals sent to this process and not yet acted on (bit n = signal n),
+/// and those sent to its first thread alone (`tgkill`).
+static PENDING: Word<u64> = Word::new(0);
+static FIRST_PENDING: Word<u64> = Word::new(0);
+/// Pending signals to the process already handed to a thread other than
+/// the first (`route`).
+static ROUTED: Word<u64> = Word::new(0);
 
 pub const SIGINT: u32 = 2;
 pub const SIGQUIT: u32 = 3;
@@ -90,12 +125,12 @@ pub fn set_action(sig: u32, a: Action) {
 
 /// The blocked signals, Linux's `sigset_t` (bit n-1 = signal n).
 pub fn mask() -> u64 {
-    super::thread().mask.get()
+    thread().mask.get()
 }
 
 /// Sets the blocked signals; SIGKILL and SIGSTOP cannot be blocked.
 pub fn set_mask(m: u64) {
-    super::thread().mask.set(m & !(1 << (SIGKILL - 1) | 1 << (SIGSTOP - 1)));
+    thread().mask.set(m & !(1 << (SIGKILL - 1) | 1 << (SIGSTOP - 1)));
 }
 
 /// The blocked signals in the process table's format (bit n = signal n).
@@ -106,7 +141,7 @@ pub fn blocked() -> u64 {
 /// The pending signals (bit n = signal n): the process's and the running
 /// thread's own.
 fn pending_bits() -> u64 {
-    super::vars().pending.get() | own_pending().get()
+    PENDING.get() | own_pending().get()
 }
 
 /// The running thread's own pending signals (`tgkill` to it, its faults):
@@ -115,9 +150,9 @@ fn pending_bits() -> u64 {
 #[inline]
 fn own_pending() -> &'static core::cell::Cell<u64> {
     if super::thread::is_first() {
-        &super::vars().first_pending
+        &FIRST_PENDING
     } else {
-        &super::thread().pending
+        &thread().pending
     }
 }
 
@@ -126,15 +161,15 @@ fn own_pending() -> &'static core::cell::Cell<u64> {
 /// thread's (`tgkill` to it, its own faults).
 fn pending_word() -> &'static core::cell::Cell<u64> {
     if super::thread::is_first() {
-        &super::vars().pending
+        &PENDING
     } else {
-        &super::thread().pending
+        &thread().pending
     }
 }
 
 /// Forgets pending signal `sig`.
 fn clear_pending(sig: u32) {
-    for w in [&super::vars().pending, own_pending(), &super::vars().routed] {
+    for w in [&PENDING, own_pending(), &ROUTED] {
         w.set(w.get() & !(1 << sig));
     }
 }
@@ -171,14 +206,14 @@ fn act(sig: u32) {
 /// exposed table when there are none).
 fn collect() {
     // Another thread asked the first to end the process (`thread.rs`).
-    if let Some(status) = super::vars().group_exit.get() {
+    if let Some(status) = super::thread::GROUP_EXIT.get() {
         if super::thread::is_first() {
             super::exit::exit(status);
         }
     }
     // An interval timer's expiry is a signal to the process.
     if crate::alarm::armed() {
-        let p = &super::vars().pending;
+        let p = &PENDING;
         p.set(p.get() | crate::alarm::fire());
     }
     let slot = abi::tables::env_slot(crate::lock::my_id() as u32);
@@ -187,7 +222,7 @@ fn collect() {
         add_pending(sys::interrupts_take() & !CONSOLE_INPUT);
     }
     // Usually nothing is pending: one word read on every call's path.
-    if super::vars().pending.get() != 0 {
+    if PENDING.get() != 0 {
         route();
     }
 }
@@ -198,8 +233,7 @@ fn collect() {
 /// word as its own).
 #[inline(never)]
 fn route() {
-    let v = super::vars();
-    let waiting = v.pending.get() & blocked() & !v.routed.get();
+    let waiting = PENDING.get() & blocked() & !ROUTED.get();
     if waiting == 0 || !super::thread::is_first() {
         return;
     }
@@ -208,7 +242,7 @@ fn route() {
         let sig = p.trailing_zeros();
         p &= p - 1;
         if let Some(env) = super::thread::wanting(sig) {
-            v.routed.set(v.routed.get() | 1 << sig);
+            ROUTED.set(ROUTED.get() | 1 << sig);
             let _ = sys::interrupt(env as u64, CONSOLE_INPUT, super::table::cred());
         }
     }
@@ -300,8 +334,16 @@ pub fn suspend(mask: u64) -> LxResult {
         crate::wait::pause(None);
     }
     // Read by `run_handler` on this call's return.
-    super::thread().suspended.set(Some(old));
+    suspended(old);
     Err(crate::errno::EINTR)
+}
+
+/// Puts `old` back as the mask when the handler delivered on this call's
+/// return ends (`rt_sigsuspend`, `ppoll`, `pselect6`).
+pub fn suspended(old: u64) {
+    let t = thread();
+    t.suspended.set(old);
+    t.suspending.set(true);
 }
 
 /// The `INTERRUPT` upcall: signals arrived. If they interrupted the program
@@ -352,7 +394,7 @@ pub fn send_thread(env: u32, sig: u32) -> Result<(), abi::Error> {
     }
     // The first thread records interrupts as the process's: mark the
     // signal as its own, then wake it.
-    let w = &super::vars().first_pending;
+    let w = &FIRST_PENDING;
     w.set(w.get() | 1 << sig);
     sys::interrupt(env as u64, CONSOLE_INPUT, super::table::cred()).map(|_| ())
 }
@@ -415,10 +457,10 @@ pub fn deliver(f: &mut ExceptionFrame, restart: Option<u64>) {
 
 /// A forked child starts with nothing pending.
 pub fn forked_child() {
-    super::vars().pending.set(0);
-    super::vars().first_pending.set(0);
-    super::vars().routed.set(0);
-    super::thread().pending.set(0);
+    PENDING.set(0);
+    FIRST_PENDING.set(0);
+    ROUTED.set(0);
+    thread().pending.set(0);
 }
 
 /// Bytes of the frame: return address, `struct ucontext` (304 bytes in the
@@ -478,8 +520,9 @@ pub fn run_fault_handler(f: &mut ExceptionFrame, sig: u32, code: i32, addr: u64)
 fn run_handler_with(f: &mut ExceptionFrame, sig: u32, code: i32, addr: u64) {
     let a = action(sig);
     // Set by `suspend` for this delivery only.
-    let t = super::thread();
-    let (saved, alt) = (t.suspended.take().unwrap_or(t.mask.get()), t.altstack.get());
+    let t = thread();
+    let saved = if t.suspending.replace(false) { t.suspended.get() } else { t.mask.get() };
+    let alt = altstack();
     let on_alt = alt.on(f.regs.rsp);
     // A handler installed with SA_ONSTACK starts at the top of the
     // alternate stack, unless the program is on it already; otherwise
@@ -603,7 +646,7 @@ impl AltStack {
 /// signal stack of a program currently at `rsp`.
 pub fn sigaltstack(new: u64, old: u64, rsp: u64) -> LxResult {
     use crate::errno::{EINVAL, ENOMEM, EPERM};
-    let cur = super::thread().altstack.get();
+    let cur = altstack();
     if old != 0 {
         let flags = if cur.on(rsp) { SS_ONSTACK } else { cur.flags & SS_DISABLE };
         uaccess::put(old, AltStack { flags, ..cur })?;
@@ -622,9 +665,30 @@ pub fn sigaltstack(new: u64, old: u64, rsp: u64) -> LxResult {
             0 => {}
             _ => return Err(EINVAL),
         }
-        super::thread().altstack.set(n);
+        thread().altstack.set(n);
     }
     Ok(0)
+}
+
+/// The running thread's alternate stack (a new thread's, all zero, is
+/// disabled: an enabled one is never smaller than `MINSIGSTKSZ`).
+fn altstack() -> AltStack {
+    let a = thread().altstack.get();
+    if a.size == 0 {
+        AltStack::DISABLED
+    } else {
+        a
+    }
+}
+
+/// A new thread blocks what its creator blocks.
+pub fn thread_created(b: &crate::entry::Block) {
+    LOCAL.of(b).mask.set(mask());
+}
+
+/// The blocked signals of thread block `b`.
+pub fn mask_of(b: &crate::entry::Block) -> u64 {
+    LOCAL.of(b).mask.get()
 }
 
 /// Linux's smallest alternate stack.
@@ -636,10 +700,9 @@ const MINSIGSTKSZ: u64 = 2048;
 /// armed interval timer needs `collect`'s look, with the lock.
 #[inline]
 pub fn quiet() -> bool {
-    let v = super::vars();
-    v.group_exit.get().is_none()
+    super::thread::GROUP_EXIT.get().is_none()
         && !crate::alarm::armed()
-        && v.pending.get() | own_pending().get() == 0
+        && PENDING.get() | own_pending().get() == 0
         && kinfo::interrupts(abi::tables::env_slot(crate::lock::my_id() as u32)) == 0
 }
 
@@ -663,7 +726,7 @@ pub fn take_pending_in(set: u64) -> Option<u32> {
 /// exec: caught signals go back to their default action, and the
 /// alternate stack is gone.
 pub fn reset_on_exec() {
-    super::thread().altstack.set(AltStack::DISABLED);
+    thread().altstack.set(AltStack::DISABLED);
     with_dispositions(|d| {
         for a in d.iter_mut().filter(|a| a.handler > SIG_IGN) {
             *a = Action::default();

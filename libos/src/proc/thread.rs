@@ -15,17 +15,51 @@
 //! `pthread_join` waits for); the first thread, if it ends while others
 //! run, waits for them (its environment is the process). Any thread can end
 //! the process (`exit_group`, a fatal signal): another than the first asks
-//! the first to do it (`Vars::group_exit`, then an interrupt) and ends.
+//! the first to do it (`GROUP_EXIT`, then an interrupt) and ends.
 
-use super::{vars, with_process};
-use crate::entry::{self, Block, STACK_SIZE};
+use super::with_process;
+use crate::entry::{self, Block, Local, STACK_SIZE};
 use crate::lock;
+use crate::lock::OTHER_THREADS;
+use crate::word::Word;
 use abi::exception::ExceptionFrame;
 use abi::syscall::{CRED_SELF, ENV_SELF, SLICE_ANY};
 use abi::tables::env_state;
 use alloc::alloc::{alloc, dealloc, Layout};
 use alloc::vec::Vec;
+use core::cell::Cell;
 use user::{kinfo, sys};
+
+/// A thread's life as Linux keeps it (its part of the thread's block).
+pub struct Thread {
+    /// Where its id is cleared (and a futex woken) when it ends
+    /// (`set_tid_address`, `CLONE_CHILD_CLEARTID`).
+    clear_tid: Cell<u64>,
+    /// Set in a new thread's block until it first runs (`start`).
+    starting: Cell<bool>,
+    /// Its robust list (`set_robust_list`, walked when it ends: 0, none).
+    robust: Cell<u64>,
+}
+
+// SAFETY: made of `Cell`s, valid all zero; the part above the signals'.
+pub const LOCAL: Local<Thread> = unsafe { Local::after(super::signal::LOCAL.end()) };
+
+/// Whether the first thread has called `exit` (it waits for the others),
+/// and the status the process exits with once a thread has asked for it
+/// (`exit_group` from another thread, or the last one ending: the first
+/// ends the process).
+static FIRST_EXITED: Word<bool> = Word::new(false);
+pub static GROUP_EXIT: Word<Option<i32>> = Word::new(None);
+
+/// Where the running thread's id is cleared when it ends.
+pub fn set_clear_tid(at: u64) {
+    LOCAL.get().clear_tid.set(at);
+}
+
+/// The running thread's robust list (0: none).
+pub fn set_robust(head: u64) {
+    LOCAL.get().robust.set(head);
+}
 
 /// A thread other than the first, as the process keeps it.
 #[derive(Clone, Copy)]
@@ -84,7 +118,7 @@ pub fn wanting(sig: u32) -> Option<u32> {
             .find(|t| {
                 // SAFETY: a thread's block lives until `reap` frees it, which
                 // needs the big lock we hold; only its `Cell`s are read.
-                let mask = unsafe { (*t.block).thread.mask.get() };
+                let mask = super::signal::mask_of(unsafe { &*t.block });
                 !t.exiting && mask << 1 & 1 << sig == 0
             })
             .map(|t| t.env)
@@ -120,8 +154,8 @@ pub fn create(f: &ExceptionFrame, s: &Start) -> Result<u32, abi::Error> {
     (frame.regs.rax, frame.regs.rsp, frame.busy) = (0, s.rsp, 1);
     b.set_frame(frame, entry::fx());
     b.start_fs = s.fs;
-    let t = &b.thread;
-    t.mask.set(super::thread().mask.get());
+    super::signal::thread_created(&b);
+    let t = LOCAL.of(&b);
     t.clear_tid.set(s.clear_tid);
     t.starting.set(true);
     // SAFETY: `block` is fresh, aligned for a `Block` and ours alone.
@@ -152,7 +186,7 @@ pub fn create(f: &ExceptionFrame, s: &Start) -> Result<u32, abi::Error> {
         }
     };
     with_process(|p| p.threads.0.push(Entry { env, block, stack, exiting: false }));
-    vars().threads.set(vars().threads.get() + 1);
+    OTHER_THREADS.set(OTHER_THREADS.get() + 1);
     Ok(env)
 }
 
@@ -177,14 +211,13 @@ fn free(stack: *mut u8, block: *mut Block) {
 /// Whether the running environment is a thread that has not run yet
 /// (`entry::start`).
 pub fn starting() -> bool {
-    super::thread().starting.get()
+    LOCAL.get().starting.get()
 }
 
 /// A new thread's first code, before it resumes the program.
 pub fn start(_f: &mut ExceptionFrame) {
-    let t = super::thread();
-    t.starting.set(false);
-    t.lock_id.set(0);
+    LOCAL.get().starting.set(false);
+    lock::thread_started();
 }
 
 /// Destroys the threads that have ended and frees their blocks.
@@ -213,21 +246,21 @@ pub fn exit_thread(status: i32) -> ! {
     clear_tid();
     if is_first() {
         // The process lives while other threads do: wait for them.
-        vars().first_exited.set(true);
-        while vars().threads.get() > 0 && vars().group_exit.get().is_none() {
+        FIRST_EXITED.set(true);
+        while OTHER_THREADS.get() > 0 && GROUP_EXIT.get().is_none() {
             reap_count();
-            if vars().threads.get() == 0 {
+            if OTHER_THREADS.get() == 0 {
                 break;
             }
             lock::release();
             crate::wait::pause(None);
             lock::acquire();
         }
-        super::exit::exit(vars().group_exit.get().unwrap_or(status))
+        super::exit::exit(GROUP_EXIT.get().unwrap_or(status))
     }
-    let left = vars().threads.get().saturating_sub(1);
-    vars().threads.set(left);
-    if left == 0 && vars().first_exited.get() {
+    let left = OTHER_THREADS.get().saturating_sub(1);
+    OTHER_THREADS.set(left);
+    if left == 0 && FIRST_EXITED.get() {
         // The first thread waits for this: end the process with our status.
         ask_first(status);
     }
@@ -238,7 +271,7 @@ pub fn exit_thread(status: i32) -> ! {
 fn reap_count() {
     reap();
     let n = with_process(|p| p.threads.0.len()) as u32;
-    vars().threads.set(n);
+    OTHER_THREADS.set(n);
 }
 
 /// `exit_group` (and a fatal signal) from any thread: the whole process
@@ -255,8 +288,8 @@ pub fn exit_group(status: i32) -> ! {
 /// Has the first thread end the process with `status` (it looks at
 /// `group_exit` whenever it looks for signals).
 fn ask_first(status: i32) {
-    if vars().group_exit.get().is_none() {
-        vars().group_exit.set(Some(status));
+    if GROUP_EXIT.get().is_none() {
+        GROUP_EXIT.set(Some(status));
     }
     let _ = sys::interrupt(super::env() as u64, super::signal::CONSOLE_INPUT, super::table::cred());
 }
@@ -272,11 +305,11 @@ fn end_self() -> ! {
 /// when a thread ends (`pthread_join`); first, the locks on its robust list
 /// it still holds are marked owner-died (`futex::release_robust`).
 fn clear_tid() {
-    let robust = super::thread().robust.replace(0);
+    let robust = LOCAL.get().robust.replace(0);
     if robust != 0 {
         crate::futex::release_robust(robust, tid());
     }
-    let at = super::thread().clear_tid.replace(0);
+    let at = LOCAL.get().clear_tid.replace(0);
     if at != 0 && crate::uaccess::put(at, 0u32).is_ok() {
         crate::futex::wake(crate::futex::Key::private(at), 1, crate::futex::ALL);
     }
@@ -290,7 +323,7 @@ pub fn end_others() {
         let _ = sys::env_destroy(t.env as u64);
         free(t.stack, t.block);
     }
-    vars().threads.set(0);
+    OTHER_THREADS.set(0);
 }
 
 /// execve: the program's other threads end (Linux's `de_thread`), when the
@@ -314,8 +347,8 @@ pub fn forked_child() {
     for t in all.into_iter().filter(|t| t.block != me) {
         free(t.stack, t.block);
     }
-    vars().threads.set(0);
-    vars().first_exited.set(false);
-    vars().group_exit.set(None);
+    OTHER_THREADS.set(0);
+    FIRST_EXITED.set(false);
+    GROUP_EXIT.set(None);
     crate::futex::forked_child();
 }
