@@ -33,6 +33,8 @@ pub mod proc;
 pub mod random;
 pub mod range;
 pub mod scoped;
+pub mod selfmap;
+pub mod sleep;
 pub mod shared;
 pub mod time;
 pub mod trap;

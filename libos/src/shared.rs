@@ -59,7 +59,7 @@ const HEADER_END: u64 = SHARED + (size_of::<Header>() as u64).next_multiple_of(P
 fn frame_at(va: u64) -> Option<u64> {
     let i = (va - SHARED) / PAGE;
     let list_page = SHARED_LIST + i / PER_LIST_PAGE * PAGE;
-    if crate::vm::pte(list_page).is_none() {
+    if crate::selfmap::pte(list_page).is_none() {
         let f = list_page_frame((i / PER_LIST_PAGE) as usize);
         sys::map_with(ENV_SELF, list_page, f, 0, CRED_SELF, CRED.get()).ok()?;
     }
@@ -312,7 +312,7 @@ pub fn create() -> Result<(), abi::Error> {
     for i in 0..pages {
         let va = SHARED + i * PAGE;
         let f = if va < HEADER_END {
-            abi::pte::frame_of(crate::vm::pte(va).ok_or(abi::Error::NotMapped)?)
+            abi::pte::frame_of(crate::selfmap::pte(va).ok_or(abi::Error::NotMapped)?)
         } else {
             fresh(None)?
         };

@@ -13,9 +13,9 @@
 
 use crate::layout::{page_down, INIT_STACK_BOTTOM, INIT_STACK_TOP, PAGE, SCRATCH};
 use crate::scoped::Scoped;
+pub use crate::selfmap::{next_mapped, pte};
 use crate::word::Word;
-use abi::layout::pte_va;
-use abi::pte::{frame_of, DIRTY, NO_EXEC, PRESENT, WRITABLE};
+use abi::pte::{frame_of, DIRTY, NO_EXEC, WRITABLE};
 use abi::syscall::{map as mf, ENV_SELF, FRAME_ANY};
 use alloc::vec::Vec;
 use user::{kinfo, sys};
@@ -103,22 +103,6 @@ pub fn regions() -> Vec<Region> {
     with_space(|s| s.regions.clone())
 }
 
-/// The page-table entry mapping `va`, if the page is present.
-pub fn pte(va: u64) -> Option<u64> {
-    for level in (0..4).rev() {
-        // SAFETY: the self-map is readable down to the first absent level,
-        // which we never go past.
-        let e = unsafe { core::ptr::read_volatile(pte_va(va, level) as *const u64) };
-        if e & PRESENT == 0 {
-            return None;
-        }
-        if level == 0 {
-            return Some(e);
-        }
-    }
-    None
-}
-
 fn flags(prot: u32) -> u64 {
     let mut f = 0;
     if prot & W != 0 {
@@ -150,29 +134,6 @@ fn carve(regions: &mut Vec<Region>, start: u64, end: u64) {
         }
     }
     *regions = out;
-}
-
-/// The first page at or after `va` and below `end` that is mapped, found
-/// through the self-map a table at a time: a range of terabytes promised
-/// but barely touched costs what is mapped in it, not its length.
-pub fn next_mapped(mut va: u64, end: u64) -> Option<u64> {
-    'next: while va < end {
-        for level in (1..4).rev() {
-            // SAFETY: as in `pte`: levels above an absent one are not read.
-            let e = unsafe { core::ptr::read_volatile(pte_va(va, level) as *const u64) };
-            if e & PRESENT == 0 {
-                // Nothing under this entry: skip all it covers.
-                let span = PAGE << (9 * level);
-                va = (va & !(span - 1)).checked_add(span)?;
-                continue 'next;
-            }
-        }
-        if pte(va).is_some() {
-            return Some(va);
-        }
-        va += PAGE;
-    }
-    None
 }
 
 /// Promises `[start, end)` with `prot` (pages appear on first touch).

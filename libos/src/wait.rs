@@ -27,9 +27,8 @@
 
 use crate::errno::{EBADF, EINTR, EINVAL};
 use crate::obj::{self, epoll, eventfd, pipe, timerfd, unix, File, Kind};
-use crate::predicate::{self, MAX_RINGS, WANT_READ, WANT_WRITE};
-use crate::{fd, lock};
-use user::{kinfo, sys};
+use crate::predicate::{MAX_RINGS, WANT_READ, WANT_WRITE};
+use crate::{fd, lock, sleep};
 
 pub const POLLIN: u16 = 0x1;
 pub const POLLPRI: u16 = 0x2;
@@ -41,9 +40,6 @@ pub const POLLRDNORM: u16 = 0x40;
 pub const POLLWRNORM: u16 = 0x100;
 /// Reported whether asked for or not.
 const ALWAYS: u16 = POLLERR | POLLHUP | POLLNVAL;
-
-/// Longest single sleep (2 ms ticks): how late a signal may end a wait.
-const MAX_SLEEP_TICKS: u64 = 25;
 
 /// One descriptor to wait for (`struct pollfd`, widened).
 #[derive(Clone, Copy, Debug, Default)]
@@ -263,12 +259,6 @@ fn add_ring(s: &mut Sleep, va: u64, term: u64) -> bool {
     true
 }
 
-/// Sleeps until a signal arrives or the deadline (or `MAX_SLEEP_TICKS`)
-/// comes: nothing else can end the wait.
-pub fn pause(until_ns: Option<u64>) {
-    block(core::iter::empty(), until_ns)
-}
-
 /// Sleeps until the rings change or the deadline (or `MAX_SLEEP_TICKS`)
 /// comes, or, when no predicate covers this wait, yields once.
 fn block(asked: impl Iterator<Item = (*mut File, u16)>, until: Option<u64>) {
@@ -278,9 +268,9 @@ fn block(asked: impl Iterator<Item = (*mut File, u16)>, until: Option<u64>) {
                 (Some(u), Some(t)) => Some(u.min(t)),
                 (u, t) => u.or(t),
             };
-            sleep_on(Some((s.rings, s.n)), until)
+            sleep::sleep_on(Some((s.rings, s.n)), until)
         }
-        None => sleep_on(None, until),
+        None => sleep::sleep_on(None, until),
     }
 }
 
@@ -291,42 +281,7 @@ fn block(asked: impl Iterator<Item = (*mut File, u16)>, until: Option<u64>) {
 #[cold]
 pub fn pipe_sleep(f: &obj::File) {
     let term = if f.kind == Kind::PipeRead { WANT_READ } else { WANT_WRITE };
-    ring_sleep(pipe::wait_info(f).0, term, None)
-}
-
-/// Sleeps until the ring-shaped header at `va` (a pipe's, an eventfd's)
-/// meets `term`, or `until` (or `MAX_SLEEP_TICKS`) comes.
-pub fn ring_sleep(va: u64, term: u64, until: Option<u64>) {
-    let mut rings = [(0u64, 0u64); MAX_RINGS];
-    rings[0] = (va, term);
-    sleep_on(Some((rings, 1)), until)
-}
-
-/// Sleeps on the predicate over `rings` (see `block`).
-fn sleep_on(rings: Option<([(u64, u64); MAX_RINGS], usize)>, until: Option<u64>) {
-    let pred = rings.and_then(|(rings, n)| {
-        let id = predicate::for_rings(&rings[..n])?;
-        predicate::enable(&rings[..n]);
-        Some(id)
-    });
-    let Some(id) = pred else {
-        lock::wait();
-        return;
-    };
-    let clock = kinfo::clock();
-    let mut ticks = MAX_SLEEP_TICKS;
-    // The real-time timer's expiry ends the sleep (its SIGALRM may end the wait).
-    let until = match (until, crate::alarm::next()) {
-        (Some(u), Some(t)) => Some(u.min(t)),
-        (u, t) => u.or(t),
-    };
-    if let Some(u) = until {
-        let left = u.saturating_sub(crate::time::now_ns());
-        ticks = ticks.min(left.div_ceil(clock.tick_ns.max(1)).max(1));
-    }
-    lock::release();
-    let _ = sys::sleep(id, clock.ticks + ticks);
-    lock::acquire();
+    sleep::ring_sleep(pipe::wait_info(f).0, term, None)
 }
 
 // ---- select ------------------------------------------------------------

@@ -25,7 +25,7 @@ pub struct Inode {
     /// `data` points into the read-only boot archive.
     pub borrowed: bool,
     pub mtime_ns: u64,
-    /// A device node's number (`devfs::dev`: major and minor).
+    /// A device node's number (`stat::dev`: major and minor).
     pub rdev: u32,
 }
 

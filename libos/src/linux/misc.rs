@@ -124,7 +124,7 @@ pub fn rt_sigtimedwait(set: u64, info: u64, timeout: u64, size: u64) -> LxResult
             return Err(EINTR);
         }
         crate::obj::console::poll_interrupt();
-        crate::wait::pause(until);
+        crate::sleep::pause(until);
     }
 }
 
@@ -186,7 +186,7 @@ pub fn clock_nanosleep(clock: u64, flags: u64, req: u64, rem: u64) -> LxResult {
         start.saturating_add(asked)
     };
     while now_ns() < until {
-        crate::wait::pause(Some(until));
+        crate::sleep::pause(Some(until));
         // A signal ends the sleep (it takes effect at the next call).
         if crate::obj::console::poll_interrupt() || signal::pending() {
             if flags & TIMER_ABSTIME == 0 && rem != 0 {

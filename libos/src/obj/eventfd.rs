@@ -1,6 +1,6 @@
 //! eventfd: a 64-bit counter that writes add to and reads take (all of
 //! it, or one in semaphore mode). The counter sits in a header shaped like
-//! a pipe ring's (`pipe::READERS_AT` … `TAIL_AT`, with `head` the count
+//! a pipe ring's (`crate::predicate::READERS_AT` … `TAIL_AT`, with `head` the count
 //! and `tail` zero), so a wait for it to become readable sleeps on the
 //! same wakeup predicate as a wait for a pipe (`crate::wait`).
 
@@ -31,11 +31,10 @@ pub struct EventFd {
 }
 
 const _: () = {
-    use super::pipe;
-    assert!(core::mem::offset_of!(EventFd, readers) == pipe::READERS_AT as usize);
-    assert!(core::mem::offset_of!(EventFd, writers) == pipe::WRITERS_AT as usize);
-    assert!(core::mem::offset_of!(EventFd, count) == pipe::HEAD_AT as usize);
-    assert!(core::mem::offset_of!(EventFd, zero) == pipe::TAIL_AT as usize);
+    assert!(core::mem::offset_of!(EventFd, readers) == crate::predicate::READERS_AT as usize);
+    assert!(core::mem::offset_of!(EventFd, writers) == crate::predicate::WRITERS_AT as usize);
+    assert!(core::mem::offset_of!(EventFd, count) == crate::predicate::HEAD_AT as usize);
+    assert!(core::mem::offset_of!(EventFd, zero) == crate::predicate::TAIL_AT as usize);
 };
 
 pub static OPS: Ops = Ops { read, write, seek: no_seek, stat, ioctl: no_ioctl, close };
@@ -85,7 +84,7 @@ fn read(f: &mut File, buf: &mut [u8]) -> i64 {
         if crate::proc::signal::pending() {
             return -EINTR;
         }
-        crate::wait::ring_sleep(f.data as u64, WANT_READ, None);
+        crate::sleep::ring_sleep(f.data as u64, WANT_READ, None);
     }
 }
 
@@ -114,7 +113,7 @@ fn write(f: &mut File, buf: &[u8]) -> i64 {
         }
         // No predicate watches for room (rare: the count near 2^64); look
         // again after a short sleep.
-        crate::wait::pause(None);
+        crate::sleep::pause(None);
     }
 }
 

@@ -77,7 +77,7 @@ pub fn open(ino: Ino, status: u32) -> Result<*mut File, i64> {
             super::put(&pipe::OPS, f);
             return Err(EINTR);
         }
-        crate::wait::ring_sleep(ring as u64, 0, Some(crate::time::now_ns() + RECHECK_NS));
+        crate::sleep::ring_sleep(ring as u64, 0, Some(crate::time::now_ns() + RECHECK_NS));
     }
 }
 

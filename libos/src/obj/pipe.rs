@@ -25,15 +25,10 @@ use crate::predicate::{WANT_READ, WANT_WRITE};
 use crate::shared;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
-pub const CAPACITY: usize = 65536;
-/// Writes up to this size are never interleaved with others (POSIX).
-pub const PIPE_BUF: usize = 4096;
-/// Offsets of the header fields a wakeup predicate reads, and its size.
-pub const READERS_AT: i16 = 0;
-pub const WRITERS_AT: i16 = 4;
-pub const HEAD_AT: i16 = 8;
-pub const TAIL_AT: i16 = 16;
-pub const HEADER: u64 = 24;
+/// The ring's size, and the writes never interleaved with others; the
+/// header's layout is the one a wakeup predicate reads (`predicate`).
+pub use crate::predicate::{CAPACITY, PIPE_BUF};
+use crate::predicate::{HEADER, HEAD_AT, READERS_AT, TAIL_AT, WRITERS_AT};
 
 /// The ring's header comes first and the ring is 64-byte aligned, so the
 /// header (`readers` … `tail`, `HEADER` bytes) never straddles a page: a
@@ -355,7 +350,7 @@ pub fn peek(f: &File, dst: &mut [u8]) -> usize {
 #[inline]
 fn block(f: &File, peer: u64, term: u64, yielded: &mut bool) {
     if *yielded {
-        crate::wait::ring_sleep(f.pipe as u64, term, None);
+        crate::sleep::ring_sleep(f.pipe as u64, term, None);
     } else {
         *yielded = true;
         crate::lock::wait_for(peer);

@@ -95,7 +95,7 @@ fn read(f: &mut File, buf: &mut [u8]) -> i64 {
         if crate::proc::signal::pending() {
             return -EINTR;
         }
-        crate::wait::pause((t.next != 0).then_some(t.next));
+        crate::sleep::pause((t.next != 0).then_some(t.next));
     }
 }
 

@@ -61,7 +61,7 @@ struct Rights {
 }
 
 /// A listener's count of connections queued and accepted, shaped like a
-/// pipe ring's header (`pipe::READERS_AT` …): readable when they differ.
+/// pipe ring's header (`crate::predicate::READERS_AT` …): readable when they differ.
 #[repr(C, align(64))]
 struct Queue {
     readers: AtomicU32,
@@ -71,10 +71,10 @@ struct Queue {
 }
 
 const _: () = {
-    assert!(core::mem::offset_of!(Queue, readers) == pipe::READERS_AT as usize);
-    assert!(core::mem::offset_of!(Queue, writers) == pipe::WRITERS_AT as usize);
-    assert!(core::mem::offset_of!(Queue, queued) == pipe::HEAD_AT as usize);
-    assert!(core::mem::offset_of!(Queue, accepted) == pipe::TAIL_AT as usize);
+    assert!(core::mem::offset_of!(Queue, readers) == crate::predicate::READERS_AT as usize);
+    assert!(core::mem::offset_of!(Queue, writers) == crate::predicate::WRITERS_AT as usize);
+    assert!(core::mem::offset_of!(Queue, queued) == crate::predicate::HEAD_AT as usize);
+    assert!(core::mem::offset_of!(Queue, accepted) == crate::predicate::TAIL_AT as usize);
 };
 
 /// A connection waiting for `accept`.
@@ -348,7 +348,7 @@ pub fn accept(f: &File, flags: u32) -> Result<*mut File, i64> {
         if crate::proc::signal::pending() {
             return Err(EINTR);
         }
-        crate::wait::ring_sleep(s.queue as u64, WANT_READ, None);
+        crate::sleep::ring_sleep(s.queue as u64, WANT_READ, None);
     }
 }
 

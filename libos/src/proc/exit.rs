@@ -119,7 +119,7 @@ pub fn exit(status: i32) -> ! {
             // Signals mean nothing to a process that has exited; taking
             // them lets the sleep last until the next SIGCHLD.
             sys::interrupts_take();
-            crate::wait::pause(None);
+            crate::sleep::pause(None);
         } else {
             yielded = true;
             lock::wait();
@@ -206,7 +206,7 @@ pub fn wait(pid: i64, options: u64) -> Result<(i64, i32, u64), i64> {
         // SIGCHLD) comes, so that waiting costs the CPU nothing: children
         // that own no time slice run only in time nobody else uses.
         if yielded {
-            crate::wait::pause(None);
+            crate::sleep::pause(None);
         } else {
             yielded = true;
             lock::wait();

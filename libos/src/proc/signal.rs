@@ -289,7 +289,7 @@ fn stop(sig: u32) {
                 super::exit::exit(s as i32);
             }
         }
-        crate::wait::pause(None);
+        crate::sleep::pause(None);
     }
     super::table::update_mine(|me| {
         me.stopped = 0;
@@ -331,7 +331,7 @@ pub fn suspend(mask: u64) -> LxResult {
             break;
         }
         crate::obj::console::poll_interrupt();
-        crate::wait::pause(None);
+        crate::sleep::pause(None);
     }
     // Read by `run_handler` on this call's return.
     suspended(old);

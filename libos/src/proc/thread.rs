@@ -253,7 +253,7 @@ pub fn exit_thread(status: i32) -> ! {
                 break;
             }
             lock::release();
-            crate::wait::pause(None);
+            crate::sleep::pause(None);
             lock::acquire();
         }
         super::exit::exit(GROUP_EXIT.get().unwrap_or(status))

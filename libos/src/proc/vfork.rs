@@ -32,7 +32,7 @@ pub fn hold(env: u32) {
         // As `exit::wait`: let the child run once, then sleep until an
         // interrupt (its `release`, its SIGCHLD) comes.
         if yielded {
-            crate::wait::pause(None);
+            crate::sleep::pause(None);
         } else {
             yielded = true;
             lock::wait();
