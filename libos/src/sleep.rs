@@ -7,9 +7,9 @@
 //! SIGALRM may end the wait. What the sleeper then does (look again, end
 //! with EINTR) is its caller's choice (`wait.rs`, `proc/`).
 
+use crate::lock;
 use crate::predicate::{self, MAX_RINGS};
 use crate::word::Word;
-use crate::lock;
 use user::{kinfo, sys};
 
 /// Longest single sleep (2 ms ticks): how late a signal may end a wait.
