@@ -122,8 +122,8 @@ fn store_at(t: usize, at: u64) {
 /// A fork child starts with no timers (its environment has no upcalls).
 pub fn forked_child() {
     ARMED.store(false, Relaxed);
-    for t in 0..TIMERS {
+    for (t, every) in EVERY.iter().enumerate() {
         store_at(t, 0);
-        EVERY[t].store(0, Relaxed);
+        every.store(0, Relaxed);
     }
 }
