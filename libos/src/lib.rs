@@ -20,6 +20,7 @@ pub mod fd;
 pub mod fs;
 pub mod futex;
 pub mod heap;
+pub mod io;
 pub mod layout;
 pub mod linux;
 pub mod lock;

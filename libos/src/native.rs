@@ -21,6 +21,7 @@ pub fn init(personality: trap::Personality) -> Result<(), &'static str> {
     shared::create().map_err(|_| "cannot allocate the shared arena")?;
     fs::boot::populate().map_err(|_| "cannot build the file system")?;
     obj::console::create().map_err(|_| "no memory")?;
+    obj::console::set_jobs(&proc::kill::JOBS);
     crate::futex::create().map_err(|_| "no memory")?;
     proc::init_first().map_err(|_| "cannot make the process-table entry")?;
     let console = obj::new(Kind::Console, 2, 0).map_err(|_| "no memory")?;
@@ -31,41 +32,24 @@ pub fn init(personality: trap::Personality) -> Result<(), &'static str> {
     entry::install(0).map_err(|_| "cannot install the exception handler")
 }
 
-/// Runs `op` on the open file behind `fd` with the big lock held, as the
+/// Runs `op` on descriptor `fd` with the big lock held, as the
 /// personality does for a Linux call.
-fn with_file(fd: i64, op: impl FnOnce(&fd::Fd, &mut obj::File) -> i64) -> i64 {
+fn with_fd(fd: i64, op: impl FnOnce(&fd::Fd) -> Result<usize, i64>) -> i64 {
     lock::acquire();
-    let r = match fd::get(fd) {
-        // SAFETY: the descriptor keeps the file live; no other reference to it here.
-        Ok(d) => op(&d, unsafe { fd::file(&d) }),
-        Err(e) => -e,
-    };
+    let r = fd::get(fd).and_then(|d| op(&d));
     lock::end_call();
-    r
+    r.map_or_else(|e| -e, |n| n as i64)
 }
 
-/// Reads from descriptor `fd` through its method table: bytes read, or a
-/// negative errno. (A pipe with the library's own methods is called
-/// directly, so the compiler can inline its read.)
+/// Reads from descriptor `fd` through its method table (`io::read`):
+/// bytes read, or a negative errno.
 pub fn read(fd: i64, buf: &mut [u8]) -> i64 {
-    with_file(fd, |d, f| {
-        if core::ptr::eq(d.ops, &obj::pipe::OPS) {
-            obj::pipe::read(f, buf)
-        } else {
-            (d.ops.read)(f, buf)
-        }
-    })
+    with_fd(fd, |d| crate::io::read(d, buf))
 }
 
-/// Writes to descriptor `fd` through its method table.
+/// Writes to descriptor `fd` through its method table (`io::write`).
 pub fn write(fd: i64, buf: &[u8]) -> i64 {
-    with_file(fd, |d, f| {
-        if core::ptr::eq(d.ops, &obj::pipe::OPS) {
-            obj::pipe::write(f, buf)
-        } else {
-            (d.ops.write)(f, buf)
-        }
-    })
+    with_fd(fd, |d| crate::io::write(d, buf))
 }
 
 /// Linux call `nr` with arguments `a`, answered by the personality given

@@ -26,18 +26,13 @@
 //! (`kill`, Ctrl-C) ends the wait with EINTR within that time.
 
 use crate::errno::{EBADF, EINTR, EINVAL};
-use crate::obj::{self, epoll, eventfd, pipe, timerfd, unix, File, Kind};
+use crate::obj::{epoll, pipe, timerfd, unix, File, Kind};
+pub use crate::obj::{
+    file_events, Look, POLLERR, POLLHUP, POLLIN, POLLNVAL, POLLOUT, POLLPRI, POLLRDNORM, POLLWRNORM,
+};
 use crate::predicate::{MAX_RINGS, WANT_READ, WANT_WRITE};
 use crate::{fd, lock, sleep};
 
-pub const POLLIN: u16 = 0x1;
-pub const POLLPRI: u16 = 0x2;
-pub const POLLOUT: u16 = 0x4;
-pub const POLLERR: u16 = 0x8;
-pub const POLLHUP: u16 = 0x10;
-pub const POLLNVAL: u16 = 0x20;
-pub const POLLRDNORM: u16 = 0x40;
-pub const POLLWRNORM: u16 = 0x100;
 /// Reported whether asked for or not.
 const ALWAYS: u16 = POLLERR | POLLHUP | POLLNVAL;
 
@@ -48,16 +43,6 @@ pub struct Entry {
     pub fd: i64,
     pub events: u16,
     pub revents: u16,
-}
-
-/// How a look may read shared state.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Look {
-    /// With the big lock held: everything.
-    Locked,
-    /// Without it: pipes (their headers' atomics) and what is always
-    /// ready, but not the console (its input is taken in under the lock).
-    LockFree,
 }
 
 /// Why a look gave no answer.
@@ -77,33 +62,6 @@ fn events(fd: i64, look: Look) -> Option<u16> {
         return Some(POLLNVAL);
     };
     file_events(d.file, look)
-}
-
-/// What open file `f` is ready for now (see `events`).
-#[inline]
-// The pointer is a live shared `File` by construction (a descriptor's or
-// an interest's), never a program's value.
-#[allow(clippy::not_unsafe_ptr_arg_deref)]
-pub fn file_events(f: *mut obj::File, look: Look) -> Option<u16> {
-    // SAFETY: the caller holds a reference, so the file is live; its kind
-    // and object never change once it is made, and they are read through
-    // the pointer without forming a reference to the whole file (other
-    // processes may be updating its other fields).
-    let (kind, ring, data) = unsafe { ((*f).kind, (*f).pipe, (*f).data) };
-    let ev = match kind {
-        // SAFETY: `ring` is the ring of the pipe end this descriptor holds.
-        Kind::PipeRead | Kind::PipeWrite => unsafe { pipe::events(kind, ring) },
-        // SAFETY: `data` is the counter of the eventfd the caller holds.
-        Kind::EventFd => unsafe { eventfd::events(data) },
-        Kind::Console | Kind::Epoll | Kind::TimerFd | Kind::Socket if look == Look::LockFree => return None,
-        Kind::Console => POLLOUT | if obj::console::input_ready() { POLLIN } else { 0 },
-        Kind::Epoll => epoll::ready(f),
-        Kind::TimerFd => timerfd::events(f),
-        // SAFETY: the caller holds the file open; the lock is held.
-        Kind::Socket => unix::events(unsafe { &*f }),
-        Kind::Null | Kind::Zero | Kind::Full | Kind::Random | Kind::Regular | Kind::Dir => POLLIN | POLLOUT,
-    };
-    Some(ev | if ev & POLLIN != 0 { POLLRDNORM } else { 0 } | if ev & POLLOUT != 0 { POLLWRNORM } else { 0 })
 }
 
 /// What a wait waits for: poll's entries or select's sets.
@@ -177,6 +135,24 @@ fn wait_on<W: Waited + ?Sized>(w: &mut W, timeout_ns: Option<u64>) -> Result<usi
         }
         block(w.asked(), until);
     }
+}
+
+/// Waits once for open file `f` to become ready for `events` (a read or
+/// write that cannot go on, `io.rs`): the first time, when `f` is a pipe
+/// end, gives the rest of the slice to the environment that last used the
+/// other end (a directed yield: it may be about to answer); after that,
+/// or for another file, sleeps on the predicate over what `f` waits on
+/// (or yields once when none covers it, `block`).
+pub fn block_on(f: *mut File, events: u16, yielded: &mut bool) {
+    if !*yielded {
+        *yielded = true;
+        let peer = first_peer(core::iter::once((f, events)));
+        if peer != 0 {
+            lock::wait_for(peer);
+            return;
+        }
+    }
+    block(core::iter::once((f, events)), None);
 }
 
 /// The environment that last used the other end of the first pipe waited
@@ -272,16 +248,6 @@ fn block(asked: impl Iterator<Item = (*mut File, u16)>, until: Option<u64>) {
         }
         None => sleep::sleep_on(None, until),
     }
-}
-
-/// A pipe call (`obj::pipe` read or write) that has already given the
-/// other end the CPU once and still cannot go on: sleeps until the ring
-/// changes, so a blocked reader or writer costs nobody CPU time however
-/// long it waits.
-#[cold]
-pub fn pipe_sleep(f: &obj::File) {
-    let term = if f.kind == Kind::PipeRead { WANT_READ } else { WANT_WRITE };
-    sleep::ring_sleep(pipe::wait_info(f).0, term, None)
 }
 
 // ---- select ------------------------------------------------------------

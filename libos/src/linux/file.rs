@@ -52,15 +52,13 @@ pub(super) fn base(dirfd: i64) -> Result<Ino, i64> {
 
 pub fn read(fdn: i64, buf: u64, len: u64) -> LxResult {
     let d = fd::get(fdn)?;
-    // SAFETY: the descriptor keeps the file live; no other reference to it here.
-    uaccess::with_bytes_mut(buf, len, |b| call((d.ops.read)(unsafe { fd::file(&d) }, b)))?
+    uaccess::with_bytes_mut(buf, len, |b| crate::io::read(&d, b).map(|n| n as i64))?
 }
 
 pub fn write(fdn: i64, buf: u64, len: u64) -> LxResult {
     let d = fd::get(fdn)?;
     let b = uaccess::bytes(buf, len)?;
-    // SAFETY: the descriptor keeps the file live; no other reference to it here.
-    call((d.ops.write)(unsafe { fd::file(&d) }, b))
+    crate::io::write(&d, b).map(|n| n as i64)
 }
 
 /// `struct iovec` arrays for readv/writev (`linux/vector.rs` too): at most
@@ -157,7 +155,7 @@ pub fn openat(dirfd: i64, pathp: u64, flags: u64, mode: u64) -> LxResult {
         S_IFDIR => Kind::Dir,
         S_IFLNK => return Err(ELOOP),
         S_IFCHR | S_IFIFO if flags & O_DIRECTORY != 0 => return Err(ENOTDIR),
-        S_IFIFO => return fd::open(obj::fifo::open(ino, status)?, cloexec),
+        S_IFIFO => return fd::open(crate::io::open_fifo(ino, status)?, cloexec),
         // Sockets are reached by connect, not open.
         crate::fs::S_IFSOCK => return Err(ENXIO),
         // A device node: an open file of the device's kind.

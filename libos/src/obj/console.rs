@@ -16,8 +16,6 @@
 use super::{no_seek, File, Ops};
 use crate::errno::{EAGAIN, EINTR, ENOTTY};
 use crate::fs::Stat;
-use crate::proc::kill;
-use crate::proc::signal::{SIGINT, SIGQUIT, SIGTSTP};
 use crate::scoped::Scoped;
 use crate::word::Word;
 use user::sys;
@@ -136,29 +134,35 @@ fn signal_group(c: u8, sig: u32) {
         t.edit_len = 0;
         t.pgrp
     });
-    let _ = if pgrp != 0 { kill::group(pgrp, sig) } else { kill::all_but_init(sig) };
+    (JOBS.get().signal_group)(pgrp, sig);
 }
 
-/// A read of the terminal from outside its foreground process group: as
-/// on Linux, SIGTTIN for the reader's group, which stops it until it is
-/// continued (in the foreground, after `fg`); EIO if the reader ignores or
-/// blocks SIGTTIN, EINTR if it handles it.
-fn await_foreground() -> Result<(), i64> {
-    use crate::proc::{signal, table};
-    loop {
-        let (fg, mine) = (with_tty(|t| t.pgrp), table::mine().pgid);
-        if !is_tty() || fg == 0 || fg == mine {
-            return Ok(());
-        }
-        if signal::ignored_or_blocked(signal::SIGTTIN) {
-            return Err(crate::errno::EIO);
-        }
-        let _ = kill::group(mine, signal::SIGTTIN);
-        if signal::pending() {
-            return Err(EINTR);
-        }
-    }
+/// What the terminal asks of the process layer for job control: to send
+/// a signal to a process group (0: everyone but init), and the caller's
+/// own group. Chosen at start (`set_jobs`), kept across fork and exec.
+pub struct Jobs {
+    pub signal_group: fn(u32, u32),
+    pub own_group: fn() -> u32,
 }
+
+/// Until a process layer is chosen, nobody is signalled (group 0).
+static NO_JOBS: Jobs = Jobs { signal_group: |_, _| {}, own_group: || 0 };
+static JOBS: Word<&'static Jobs> = Word::new(&NO_JOBS);
+
+/// Chooses who answers the terminal's job control.
+pub fn set_jobs(j: &'static Jobs) {
+    JOBS.set(j);
+}
+
+/// The foreground process group (0: none set).
+pub fn foreground() -> u32 {
+    with_tty(|t| t.pgrp)
+}
+
+/// Signal numbers the terminal sends, Linux's.
+const SIGINT: u32 = 2;
+const SIGQUIT: u32 = 3;
+const SIGTSTP: u32 = 20;
 
 /// For processes that wait on something else (a child, the clock): takes
 /// in console input and reports whether a Ctrl-C just arrived.
@@ -231,10 +235,10 @@ fn edit_line(t: &mut Tty, c: u8, [erase, kill, end]: [u8; 3]) -> bool {
     false
 }
 
-fn read(f: &mut File, buf: &mut [u8]) -> i64 {
-    if let Err(e) = await_foreground() {
-        return -e;
-    }
+/// Reads what the terminal has: EAGAIN when nothing yet (the caller waits,
+/// `io::read`, after checking the reader is in the foreground), EINTR when
+/// a control character just signalled.
+fn read(_: &mut File, buf: &mut [u8]) -> i64 {
     let canonical = is_tty() && flag_word(3) & ICANON != 0;
     loop {
         let line = with_tty(|t| {
@@ -249,7 +253,7 @@ fn read(f: &mut File, buf: &mut [u8]) -> i64 {
         if let Some(n) = line {
             return n as i64;
         }
-        if fill() || crate::proc::signal::pending() {
+        if fill() {
             return -EINTR;
         }
         if canonical {
@@ -280,10 +284,7 @@ fn read(f: &mut File, buf: &mut [u8]) -> i64 {
                 return n as i64;
             }
         }
-        if f.flags & super::flags::NONBLOCK != 0 {
-            return -EAGAIN;
-        }
-        crate::lock::wait();
+        return -EAGAIN;
     }
 }
 
@@ -356,7 +357,7 @@ fn ioctl(_: &mut File, req: u64, arg: u64) -> i64 {
         TIOCGWINSZ => crate::uaccess::put(arg, [24u16, 80, 0, 0]).map(|_| ()),
         TIOCGPGRP => {
             let pgrp = match with_tty(|t| t.pgrp) {
-                0 => crate::proc::table::mine().pgid,
+                0 => (JOBS.get().own_group)(),
                 g => g,
             };
             crate::uaccess::put(arg, pgrp as i32).map(|_| ())

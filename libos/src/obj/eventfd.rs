@@ -6,10 +6,9 @@
 
 use super::flags::NONBLOCK;
 use super::{no_ioctl, no_seek, File, Kind, Ops};
-use crate::errno::{EAGAIN, EINTR, EINVAL};
+use super::{POLLIN, POLLOUT};
+use crate::errno::{EAGAIN, EINVAL};
 use crate::fs::Stat;
-use crate::predicate::WANT_READ;
-use crate::wait::{POLLIN, POLLOUT};
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 /// The largest count (a write that would pass it waits).
@@ -69,23 +68,16 @@ fn read(f: &mut File, buf: &mut [u8]) -> i64 {
     }
     // SAFETY: `f` keeps the counter live; the lock is held.
     let e = unsafe { of(f) };
-    loop {
-        let n = e.count.load(Ordering::Acquire);
-        if n > 0 {
-            let take = if e.semaphore { 1 } else { n };
-            e.count.store(n - take, Ordering::Release);
-            e.changes += 1;
-            buf[..8].copy_from_slice(&take.to_ne_bytes());
-            return 8;
-        }
-        if f.flags & NONBLOCK != 0 {
-            return -EAGAIN;
-        }
-        if crate::proc::signal::pending() {
-            return -EINTR;
-        }
-        crate::sleep::ring_sleep(f.data as u64, WANT_READ, None);
+    let n = e.count.load(Ordering::Acquire);
+    if n == 0 {
+        // The caller waits (a predicate watches the count).
+        return -EAGAIN;
     }
+    let take = if e.semaphore { 1 } else { n };
+    e.count.store(n - take, Ordering::Release);
+    e.changes += 1;
+    buf[..8].copy_from_slice(&take.to_ne_bytes());
+    8
 }
 
 fn write(f: &mut File, buf: &[u8]) -> i64 {
@@ -98,23 +90,15 @@ fn write(f: &mut File, buf: &[u8]) -> i64 {
     }
     // SAFETY: `f` keeps the counter live; the lock is held.
     let e = unsafe { of(f) };
-    loop {
-        let n = e.count.load(Ordering::Acquire);
-        if add <= MAX - n {
-            e.count.store(n + add, Ordering::Release);
-            e.changes += 1;
-            return 8;
-        }
-        if f.flags & NONBLOCK != 0 {
-            return -EAGAIN;
-        }
-        if crate::proc::signal::pending() {
-            return -EINTR;
-        }
-        // No predicate watches for room (rare: the count near 2^64); look
-        // again after a short sleep.
-        crate::sleep::pause(None);
+    let n = e.count.load(Ordering::Acquire);
+    if add > MAX - n {
+        // The caller waits (rare: the count near 2^64; no predicate
+        // watches for room, so it looks again after each yield).
+        return -EAGAIN;
     }
+    e.count.store(n + add, Ordering::Release);
+    e.changes += 1;
+    8
 }
 
 /// Readiness for `poll` (lock-free: only the count is read).

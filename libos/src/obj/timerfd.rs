@@ -7,11 +7,11 @@
 //! wait on the timer sleeps until it (`crate::wait`).
 
 use super::flags::NONBLOCK;
+use super::POLLIN;
 use super::{no_ioctl, no_seek, no_write, File, Kind, Ops};
-use crate::errno::{EAGAIN, EINTR, EINVAL};
+use crate::errno::{EAGAIN, EINVAL};
 use crate::fs::Stat;
 use crate::time::now_ns;
-use crate::wait::POLLIN;
 
 /// `TFD_TIMER_ABSTIME`: the expiry is a time on the timer's clock.
 pub const ABSTIME: u64 = 1;
@@ -83,20 +83,13 @@ fn read(f: &mut File, buf: &mut [u8]) -> i64 {
     if buf.len() < 8 {
         return -EINVAL;
     }
-    loop {
-        let t = timer(f);
-        if t.pending > 0 {
-            buf[..8].copy_from_slice(&core::mem::take(&mut t.pending).to_ne_bytes());
-            return 8;
-        }
-        if f.flags & NONBLOCK != 0 {
-            return -EAGAIN;
-        }
-        if crate::proc::signal::pending() {
-            return -EINTR;
-        }
-        crate::sleep::pause((t.next != 0).then_some(t.next));
+    let t = timer(f);
+    if t.pending == 0 {
+        // The caller waits, until the next expiry (`next_expiry`).
+        return -EAGAIN;
     }
+    buf[..8].copy_from_slice(&core::mem::take(&mut t.pending).to_ne_bytes());
+    8
 }
 
 /// Readiness for `poll`: readable once it has expired.

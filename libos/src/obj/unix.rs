@@ -22,13 +22,13 @@
 
 use super::flags::NONBLOCK;
 use super::{no_seek, pipe, File, Kind, Ops};
+use super::{POLLHUP, POLLIN, POLLOUT};
 use crate::errno::{
-    EAGAIN, ECONNREFUSED, EINTR, EINVAL, EISCONN, EMSGSIZE, ENOMEM, ENOTCONN, EOPNOTSUPP, EPIPE, EPROTOTYPE,
+    EAGAIN, ECONNREFUSED, EINVAL, EISCONN, EMSGSIZE, ENOMEM, ENOTCONN, EOPNOTSUPP, EPIPE, EPROTOTYPE,
 };
 use crate::fs::{node, Ino, Stat, S_IFMT, S_IFSOCK};
 use crate::predicate::{WANT_READ, WANT_WRITE};
 use crate::shared;
-use crate::wait::{POLLHUP, POLLIN, POLLOUT};
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
@@ -101,11 +101,11 @@ pub struct Socket {
     name_len: usize,
     peer_name: [u8; NAME_MAX],
     peer_name_len: usize,
-    /// The pid of the process at the other end when they connected (its
-    /// `SO_PEERCRED`), and this socket's own: the caller's at `socketpair`
-    /// and `connect`, the listener's at `listen`.
-    peer_pid: u32,
-    pid: u32,
+    /// The process (environment id) at the other end when they connected
+    /// (its `SO_PEERCRED`), and this socket's own: the caller's at
+    /// `socketpair` and `connect`, the listener's at `listen`.
+    peer_env: u32,
+    env: u32,
     /// Listening: the queue's counts, its connections (oldest first) and
     /// how many it may hold.
     queue: *mut Queue,
@@ -147,8 +147,8 @@ pub fn create(ty: u32, flags: u32) -> Result<*mut File, i64> {
         name_len: 0,
         peer_name: [0; NAME_MAX],
         peer_name_len: 0,
-        peer_pid: 0,
-        pid: crate::proc::pid(),
+        peer_env: 0,
+        env: crate::env::id(),
         queue: core::ptr::null_mut(),
         pending: core::ptr::null_mut(),
         backlog: 0,
@@ -177,7 +177,7 @@ fn join(a: &mut Socket, b: &mut Socket) -> Result<(), i64> {
     (a.rx, a.tx, b.rx, b.tx) = (ra, wa, rb, wb);
     a.peer = b;
     b.peer = a;
-    (a.peer_pid, b.peer_pid) = (b.pid, a.pid);
+    (a.peer_env, b.peer_env) = (b.env, a.env);
     a.state = State::Connected;
     b.state = State::Connected;
     Ok(())
@@ -220,11 +220,11 @@ pub fn bind(f: &File, ino: Ino, path: &[u8]) -> Result<(), i64> {
     Ok(())
 }
 
-/// `SO_PEERCRED`'s pid: the process at the other end when they
-/// connected (None before).
-pub fn peer_pid(f: &File) -> Option<u32> {
+/// `SO_PEERCRED`'s process, by environment id (the caller names it by
+/// pid): the process at the other end when they connected (None before).
+pub fn peer_env(f: &File) -> Option<u32> {
     let s = sock(f);
-    (s.state == State::Connected).then_some(s.peer_pid)
+    (s.state == State::Connected).then_some(s.peer_env)
 }
 
 /// The socket's type (`STREAM`, `DGRAM`, `SEQPACKET`).
@@ -255,7 +255,7 @@ pub fn listen(f: &File, backlog: i64) -> Result<(), i64> {
         })?;
     }
     s.backlog = backlog.clamp(1, MAX_BACKLOG as i64) as u32;
-    s.pid = crate::proc::pid();
+    s.env = crate::env::id();
     s.state = State::Listening;
     Ok(())
 }
@@ -290,7 +290,7 @@ pub fn connect(f: &File, ino: Ino) -> Result<(), i64> {
     // SAFETY: just created.
     let ss = sock(unsafe { &*server });
     // The connection speaks for the listener's process.
-    ss.pid = l.pid;
+    ss.env = l.env;
     if let Err(e) = join(s, ss) {
         super::put(&OPS, server);
         return Err(e);
@@ -319,37 +319,29 @@ pub fn connect(f: &File, ino: Ino) -> Result<(), i64> {
     Ok(())
 }
 
-/// `accept`: the oldest connection waiting (waiting for one unless the
-/// listener is nonblocking), as an open file with status flags `flags`.
+/// `accept`: the oldest connection waiting, as an open file with status
+/// flags `flags`; EAGAIN when none is (the caller waits, `io::accept`).
 pub fn accept(f: &File, flags: u32) -> Result<*mut File, i64> {
     let s = sock(f);
     if s.state != State::Listening {
         return Err(EINVAL);
     }
-    loop {
-        if !s.pending.is_null() {
-            let p = s.pending;
-            // SAFETY: a queued connection (lock held); freed once taken.
-            let file = unsafe {
-                s.pending = (*p).next;
-                let file = (*p).file;
-                free(p);
-                file
-            };
-            // SAFETY: the listener's queue, live while it listens.
-            unsafe { &*s.queue }.accepted.fetch_add(1, Ordering::Release);
-            // SAFETY: the connection's file, handed to the caller.
-            unsafe { (*file).flags |= flags & NONBLOCK };
-            return Ok(file);
-        }
-        if f.flags & NONBLOCK != 0 {
-            return Err(EAGAIN);
-        }
-        if crate::proc::signal::pending() {
-            return Err(EINTR);
-        }
-        crate::sleep::ring_sleep(s.queue as u64, WANT_READ, None);
+    if s.pending.is_null() {
+        return Err(EAGAIN);
     }
+    let p = s.pending;
+    // SAFETY: a queued connection (lock held); freed once taken.
+    let file = unsafe {
+        s.pending = (*p).next;
+        let file = (*p).file;
+        free(p);
+        file
+    };
+    // SAFETY: the listener's queue, live while it listens.
+    unsafe { &*s.queue }.accepted.fetch_add(1, Ordering::Release);
+    // SAFETY: the connection's file, handed to the caller.
+    unsafe { (*file).flags |= flags & NONBLOCK };
+    Ok(file)
 }
 
 /// The socket's name (`peer`: what it is connected to's), as a path.
@@ -388,33 +380,22 @@ fn ring(end: *mut File, nonblock: bool) -> &'static mut File {
     r
 }
 
-/// Sends `data` (one message for a datagram or packet socket) with the
-/// descriptors `files` (their references pass to the receiver, or are
-/// dropped on failure). `signal`: a write to a peer that is gone raises
-/// SIGPIPE (not with `MSG_NOSIGNAL`).
-pub fn send(
-    f: &File,
-    data: &[u8],
-    files: Vec<*mut File>,
-    nonblock: bool,
-    signal: bool,
-) -> Result<usize, i64> {
-    let drop_all = |files: &[*mut File]| files.iter().for_each(|&f| super::put(super::ops_for_file(f), f));
+/// Sends what fits now of `data` (one message for a datagram or packet
+/// socket, whole or not at all) with the descriptors `files`, whose
+/// references pass to the receiver (`files` is left empty) if anything
+/// goes, and stay the caller's otherwise. EAGAIN when nothing fits now,
+/// EPIPE (ECONNREFUSED for a datagram) when the peer is gone: the caller
+/// waits, and raises SIGPIPE (`io::send`).
+pub fn send(f: &File, data: &[u8], files: &mut Vec<*mut File>, nonblock: bool) -> Result<usize, i64> {
     let s = sock(f);
     let nonblock = nonblock || f.flags & NONBLOCK != 0;
     if s.state != State::Connected {
-        drop_all(&files);
         return Err(ENOTCONN);
     }
     if s.tx.is_null() || !pipe::other_end_open(ring(s.tx, nonblock)) {
-        drop_all(&files);
-        if signal {
-            crate::proc::signal::raise_self(crate::proc::signal::SIGPIPE);
-        }
         return Err(if s.ty == DGRAM { ECONNREFUSED } else { EPIPE });
     }
     if s.ty == STREAM && data.is_empty() {
-        drop_all(&files);
         return Ok(0);
     }
     let tx = ring(s.tx, nonblock);
@@ -423,16 +404,11 @@ pub fn send(
         data
     } else {
         if data.len() + 4 > pipe::CAPACITY {
-            drop_all(&files);
             return Err(EMSGSIZE);
         }
-        // A message goes in whole: wait for room for all of it.
-        while pipe::room(tx) < data.len() + 4 && pipe::other_end_open(tx) {
-            if nonblock || crate::proc::signal::pending() {
-                drop_all(&files);
-                return Err(if nonblock { EAGAIN } else { EINTR });
-            }
-            crate::wait::pipe_sleep(tx);
+        // A message goes in whole, or waits for room for all of it.
+        if pipe::room(tx) < data.len() + 4 {
+            return Err(EAGAIN);
         }
         let mut v = Vec::with_capacity(data.len() + 4);
         v.extend_from_slice(&(data.len() as u32).to_ne_bytes());
@@ -441,16 +417,18 @@ pub fn send(
         &framed[..]
     };
     // The batch goes first, keyed by where the message will start.
-    let batch = if files.is_empty() { None } else { Some(queue_rights(s, pipe::positions(tx).1, &files)?) };
+    let batch = if files.is_empty() { None } else { Some(queue_rights(s, pipe::positions(tx).1, files)?) };
     let n = (pipe::OPS.write)(tx, bytes);
     if n <= 0 {
         if let Some(b) = batch {
-            // Nothing went: the batch goes back to the sender's side.
+            // Nothing went: the batch comes out of the peer's queue, its
+            // files still the caller's.
             // SAFETY: the peer is live while its ring has a reader.
-            unqueue_rights(unsafe { &mut *s.peer }, b);
+            take_batch(unsafe { &mut *s.peer }, b);
         }
         return Err(if n == 0 { EAGAIN } else { -n });
     }
+    files.clear();
     Ok(if s.ty == STREAM { n as usize } else { data.len() })
 }
 
@@ -460,7 +438,6 @@ fn queue_rights(s: &mut Socket, at: u64, files: &[*mut File]) -> Result<*mut Rig
     let size = size_of::<Rights>() + size_of_val(files);
     let r = shared::alloc(size, align_of::<Rights>()) as *mut Rights;
     if r.is_null() {
-        files.iter().for_each(|&f| super::put(super::ops_for_file(f), f));
         return Err(ENOMEM);
     }
     // SAFETY: a fresh block with room for the header and the files; the
@@ -518,7 +495,8 @@ pub struct Received {
 
 /// Receives into `buf`: stream bytes (up to the next batch of passed
 /// descriptors), or one message (the rest of it dropped if `buf` is
-/// short); waits for data unless `nonblock`. With `peek` (`MSG_PEEK`)
+/// short); EAGAIN when nothing is there yet (the caller waits,
+/// `io::recv`). With `peek` (`MSG_PEEK`)
 /// the bytes stay and no descriptors come.
 pub fn recv(f: &File, buf: &mut [u8], nonblock: bool, peek: bool) -> Result<Received, i64> {
     let s = sock(f);
@@ -531,23 +509,14 @@ pub fn recv(f: &File, buf: &mut [u8], nonblock: bool, peek: bool) -> Result<Rece
         return Ok(none);
     }
     let rx = ring(s.rx, nonblock);
-    // Wait for data (or the end) without taking any: which batch comes
-    // with it is known only once it is there.
-    loop {
-        let (tail, head) = pipe::positions(rx);
-        if head != tail {
-            break;
-        }
+    // Data (or the end) is looked for without taking any: which batch
+    // comes with it is known only once it is there.
+    let (tail, head) = pipe::positions(rx);
+    if head == tail {
         if !pipe::other_end_open(rx) {
             return Ok(none);
         }
-        if nonblock {
-            return Err(EAGAIN);
-        }
-        if crate::proc::signal::pending() {
-            return Err(EINTR);
-        }
-        crate::wait::pipe_sleep(rx);
+        pipe::readable(rx, nonblock)?;
     }
     let tail = pipe::positions(rx).0;
     if peek {
@@ -638,7 +607,7 @@ fn read(f: &mut File, buf: &mut [u8]) -> i64 {
 }
 
 fn write(f: &mut File, buf: &[u8]) -> i64 {
-    match send(f, buf, Vec::new(), false, true) {
+    match send(f, buf, &mut Vec::new(), false) {
         Ok(n) => n as i64,
         Err(e) => -e,
     }

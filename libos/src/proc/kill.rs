@@ -56,3 +56,34 @@ fn matching(sig: u32, member: impl Fn(&table::Entry) -> bool) -> Result<(), i64>
     }
     Ok(())
 }
+
+/// A read of the terminal from outside its foreground process group: as
+/// on Linux, SIGTTIN for the reader's group, which stops it until it is
+/// continued (in the foreground, after `fg`); EIO if the reader ignores or
+/// blocks SIGTTIN, EINTR if it handles it.
+pub fn await_foreground() -> Result<(), i64> {
+    use super::{signal, table};
+    use crate::obj::console;
+    loop {
+        let (fg, mine) = (console::foreground(), table::mine().pgid);
+        if !console::is_tty() || fg == 0 || fg == mine {
+            return Ok(());
+        }
+        if signal::ignored_or_blocked(signal::SIGTTIN) {
+            return Err(crate::errno::EIO);
+        }
+        let _ = group(mine, signal::SIGTTIN);
+        if signal::pending() {
+            return Err(crate::errno::EINTR);
+        }
+    }
+}
+
+/// The terminal's job control (`obj::console::Jobs`): control characters
+/// signal the foreground group, or everyone but init without one.
+pub static JOBS: crate::obj::console::Jobs = crate::obj::console::Jobs {
+    signal_group: |pgrp, sig| {
+        let _ = if pgrp != 0 { group(pgrp, sig) } else { all_but_init(sig) };
+    },
+    own_group: || super::table::mine().pgid,
+};
