@@ -16,7 +16,7 @@
 //! forgets them (`forked_child`), as Linux's child starts with no timers;
 //! exec keeps them. They are read and written under the big lock.
 
-use crate::proc::signal::{SIGALRM, SIGPROF, SIGVTALRM};
+use crate::signo::{SIGALRM, SIGPROF, SIGVTALRM};
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
 /// The timers, in Linux's order (its `which` numbers).

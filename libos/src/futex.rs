@@ -38,7 +38,7 @@ pub struct Key {
 impl Key {
     /// The word at `addr` of this process.
     pub fn private(addr: u64) -> Key {
-        Key { space: crate::proc::env() as u64, addr }
+        Key { space: crate::env::id() as u64, addr }
     }
 }
 
@@ -126,10 +126,18 @@ fn free(w: &Waiter) -> bool {
 }
 
 /// Waits on `key` while the word at `addr` holds `val`, until woken with a
-/// bitset meeting `bitset`, a signal (EINTR) or the monotonic clock's
-/// `deadline` in nanoseconds (ETIMEDOUT). The word changed already:
-/// EAGAIN. Called with the big lock held, which it drops while asleep.
-pub fn wait(key: Key, addr: u64, val: u32, bitset: u32, deadline: Option<u64>) -> Result<(), i64> {
+/// bitset meeting `bitset`, the caller's `interrupted` (a signal: EINTR)
+/// or the monotonic clock's `deadline` in nanoseconds (ETIMEDOUT). The
+/// word changed already: EAGAIN. Called with the big lock held, which it
+/// drops while asleep.
+pub fn wait(
+    key: Key,
+    addr: u64,
+    val: u32,
+    bitset: u32,
+    deadline: Option<u64>,
+    interrupted: impl Fn() -> bool,
+) -> Result<(), i64> {
     if crate::uaccess::get::<u32>(addr)? != val {
         return Err(EAGAIN);
     }
@@ -154,7 +162,7 @@ pub fn wait(key: Key, addr: u64, val: u32, bitset: u32, deadline: Option<u64>) -
         if deadline.is_some_and(|d| crate::time::now_ns() >= d) {
             break Err(ETIMEDOUT);
         }
-        if crate::proc::signal::pending() {
+        if interrupted() {
             break Err(EINTR);
         }
         lock::release();

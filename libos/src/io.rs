@@ -15,7 +15,7 @@ use crate::errno::{EAGAIN, EINTR, EPIPE};
 use crate::fd::{self, Fd};
 use crate::obj::flags::NONBLOCK;
 use crate::obj::{self, fifo, unix, File, Kind, Ops, POLLIN, POLLOUT};
-use crate::proc::signal;
+use crate::proc::{deliver, signal};
 use crate::wait;
 use alloc::vec::Vec;
 
@@ -39,7 +39,7 @@ fn retry<T>(
             r => return r,
         }
         // A signal ends the wait; it is acted on as the call returns.
-        if signal::pending() {
+        if deliver::pending() {
             return Err(EINTR);
         }
         wait::block_on(f, events, &mut yielded);
@@ -105,12 +105,12 @@ pub fn write_file(ops: &Ops, f: &mut File, buf: &[u8]) -> Result<usize, i64> {
             Err(EAGAIN) if blocks(f) => {}
             Err(e) => {
                 if e == EPIPE && matches!(f.kind, Kind::PipeWrite | Kind::PipeRead | Kind::Socket) {
-                    signal::raise_self(signal::SIGPIPE);
+                    deliver::raise_self(signal::SIGPIPE);
                 }
                 return if done > 0 { Ok(done) } else { Err(e) };
             }
         }
-        if signal::pending() {
+        if deliver::pending() {
             return if done > 0 { Ok(done) } else { Err(EINTR) };
         }
         wait::block_on(ptr, POLLOUT, &mut yielded);
@@ -132,7 +132,7 @@ pub fn pipe_writable(f: &mut File, nonblock: bool) -> Result<(), i64> {
     let ptr = f as *mut File;
     let r = retry(ptr, POLLOUT, nonblock, || obj::pipe::writable(f, nonblock));
     if r == Err(EPIPE) {
-        signal::raise_self(signal::SIGPIPE);
+        deliver::raise_self(signal::SIGPIPE);
     }
     r
 }
@@ -144,7 +144,7 @@ pub fn open_fifo(ino: crate::fs::Ino, status: u32) -> Result<*mut File, i64> {
         return Ok(f);
     };
     while !fifo::other_side(f, start) {
-        if signal::pending() {
+        if deliver::pending() {
             obj::put(&obj::pipe::OPS, f);
             return Err(EINTR);
         }
@@ -198,12 +198,12 @@ pub fn send(
             Err(e) => {
                 // A datagram's peer gone is ECONNREFUSED, raising it too.
                 if sigpipe && (e == EPIPE || e == crate::errno::ECONNREFUSED) {
-                    signal::raise_self(signal::SIGPIPE);
+                    deliver::raise_self(signal::SIGPIPE);
                 }
                 break if done > 0 { Ok(done) } else { Err(e) };
             }
         }
-        if signal::pending() {
+        if deliver::pending() {
             break if done > 0 { Ok(done) } else { Err(EINTR) };
         }
         wait::block_on(ptr, POLLOUT, &mut yielded);

@@ -44,6 +44,11 @@ pub fn my_id() -> u64 {
     id_of(thread())
 }
 
+/// Whether the running thread is the first: the process's environment.
+pub fn is_first_thread() -> bool {
+    my_id() == crate::env::id() as u64
+}
+
 /// `my_id` for the block the caller has in hand (each `thread()` reads the
 /// gs base again).
 #[inline]

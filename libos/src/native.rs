@@ -20,6 +20,7 @@ pub fn init(personality: trap::Personality) -> Result<(), &'static str> {
     crate::vm::set_frame_source(crate::oom::frame_for);
     shared::create().map_err(|_| "cannot allocate the shared arena")?;
     fs::boot::populate().map_err(|_| "cannot build the file system")?;
+    fs::mount::mount(&fs::procfs::PROC);
     obj::console::create().map_err(|_| "no memory")?;
     obj::console::set_jobs(&proc::kill::JOBS);
     crate::futex::create().map_err(|_| "no memory")?;

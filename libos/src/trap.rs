@@ -184,7 +184,7 @@ fn other(f: &mut ExceptionFrame) {
             slice_started(f);
         }
         vector::START_OF_SLICE => slice_started(f),
-        vector::INTERRUPT => crate::proc::signal::interrupted(f),
+        vector::INTERRUPT => crate::proc::deliver::interrupted(f),
         // The process's memory map and signal state are shared by its
         // threads: a fault is handled under the big lock.
         _ => crate::lock::guarded(|| fault(f)),
@@ -195,7 +195,7 @@ fn other(f: &mut ExceptionFrame) {
 /// program (`alarm.rs`; the look at the timers is made with the lock).
 fn slice_started(f: &mut ExceptionFrame) {
     if crate::alarm::armed() {
-        crate::proc::signal::interrupted(f);
+        crate::proc::deliver::interrupted(f);
     }
 }
 
@@ -229,7 +229,7 @@ fn fault(f: &mut ExceptionFrame) {
 /// `si_code` = `code`, `si_addr` = `addr`) if it has one and does not block
 /// the signal; otherwise, as on Linux, the process dies of it.
 fn fault_signal(f: &mut ExceptionFrame, sig: u32, code: i32, addr: u64) {
-    if !crate::proc::signal::run_fault_handler(f, sig, code, addr) {
+    if !crate::proc::deliver::run_fault_handler(f, sig, code, addr) {
         fatal(f, sig);
     }
 }

@@ -124,7 +124,7 @@ fn wait_on<W: Waited + ?Sized>(w: &mut W, timeout_ns: Option<u64>) -> Result<usi
             w.none_ready();
             return Ok(0);
         }
-        if crate::obj::console::poll_interrupt() || crate::proc::signal::pending() {
+        if crate::obj::console::poll_interrupt() || crate::proc::deliver::pending() {
             return Err(EINTR);
         }
         if !yielded {

@@ -86,15 +86,3 @@ pub fn other_side(f: *mut File, start: u64) -> bool {
     let (open_now, opened) = other(f);
     open_now > 0 || opened != start
 }
-
-/// An end of FIFO `ino` on `ring` has closed; `gone` when it was the last.
-pub fn closed(ino: Ino, ring: *mut Pipe, gone: bool) {
-    node::update(ino, |n| {
-        if gone && n.data == ring as *mut u8 {
-            n.data = core::ptr::null_mut();
-            n.borrowed = false;
-        }
-        n.opens -= 1;
-    });
-    node::release(ino);
-}

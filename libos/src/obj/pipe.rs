@@ -452,10 +452,23 @@ fn close(f: &mut File) {
     }
     let gone = p.readers() == 0 && p.writers() == 0;
     if f.ino != 0 {
-        super::fifo::closed(f.ino, f.pipe, gone);
+        fifo_closed(f.ino, f.pipe, gone);
     }
     if gone {
         // SAFETY: allocated by `ring`; no end refers to it any more.
         unsafe { shared::free(f.pipe as *mut u8, size_of::<Pipe>(), align_of::<Pipe>()) };
     }
+}
+
+/// An end of FIFO `ino` on `ring` has closed; `gone` when it was the
+/// last: the inode lets go of the ring (`fifo.rs`).
+fn fifo_closed(ino: Ino, ring: *mut Pipe, gone: bool) {
+    crate::fs::node::update(ino, |n| {
+        if gone && n.data == ring as *mut u8 {
+            n.data = core::ptr::null_mut();
+            n.borrowed = false;
+        }
+        n.opens -= 1;
+    });
+    crate::fs::node::release(ino);
 }

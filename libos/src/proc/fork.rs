@@ -266,6 +266,7 @@ pub fn child_start(frame: &mut ExceptionFrame) {
     super::signal::forked_child();
     crate::alarm::forked_child();
     super::thread::forked_child();
+    crate::futex::forked_child();
     frame.regs.rax = 0;
     table::forked_child();
 }

@@ -2,7 +2,7 @@
 //! to everyone. Signal `sig` is below 64 (0 only checks that a target
 //! exists); a signal for this process itself is raised here, last.
 
-use super::{env, pid, signal, table};
+use super::{deliver, env, pid, signal, table};
 use crate::errno::ESRCH;
 use abi::tables::env_state;
 
@@ -11,7 +11,7 @@ use abi::tables::env_state;
 pub fn process(p: u32, sig: u32) -> Result<(), i64> {
     let target = table::by_pid(p).ok_or(ESRCH)?.env;
     if sig != 0 && target == env() {
-        signal::raise_self(sig);
+        deliver::raise_self(sig);
     } else if sig != 0 {
         // One that exits meanwhile takes no signal.
         let _ = signal::send(target, sig);
@@ -52,7 +52,7 @@ fn matching(sig: u32, member: impl Fn(&table::Entry) -> bool) -> Result<(), i64>
         return Err(ESRCH);
     }
     if self_too && sig != 0 {
-        signal::raise_self(sig);
+        deliver::raise_self(sig);
     }
     Ok(())
 }
@@ -73,7 +73,7 @@ pub fn await_foreground() -> Result<(), i64> {
             return Err(crate::errno::EIO);
         }
         let _ = group(mine, signal::SIGTTIN);
-        if signal::pending() {
+        if deliver::pending() {
             return Err(crate::errno::EINTR);
         }
     }

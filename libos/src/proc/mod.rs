@@ -6,11 +6,13 @@
 //! environment's id; Linux programs see its pid (`pid`), which maps to and
 //! from it.
 
+pub mod deliver;
 pub mod exit;
 pub mod fork;
 pub mod kill;
 pub mod kit;
 pub mod pid;
+pub mod reap;
 pub mod signal;
 pub mod state;
 pub mod table;

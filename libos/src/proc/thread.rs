@@ -15,13 +15,12 @@
 //! `pthread_join` waits for); the first thread, if it ends while others
 //! run, waits for them (its environment is the process). Any thread can end
 //! the process (`exit_group`, a fatal signal): another than the first asks
-//! the first to do it (`GROUP_EXIT`, then an interrupt) and ends.
+//! the first to do it (`exit::GROUP_EXIT`, then an interrupt) and ends.
 
 use super::with_process;
 use crate::entry::{self, Block, Local, STACK_SIZE};
 use crate::lock;
 use crate::lock::OTHER_THREADS;
-use crate::word::Word;
 use abi::exception::ExceptionFrame;
 use abi::syscall::{CRED_SELF, ENV_SELF, SLICE_ANY};
 use abi::tables::env_state;
@@ -44,12 +43,22 @@ pub struct Thread {
 // SAFETY: made of `Cell`s, valid all zero; the part above the signals'.
 pub const LOCAL: Local<Thread> = unsafe { Local::after(super::signal::LOCAL.end()) };
 
-/// Whether the first thread has called `exit` (it waits for the others),
-/// and the status the process exits with once a thread has asked for it
-/// (`exit_group` from another thread, or the last one ending: the first
-/// ends the process).
-static FIRST_EXITED: Word<bool> = Word::new(false);
-pub static GROUP_EXIT: Word<Option<i32>> = Word::new(None);
+/// Marks thread `env` as ending (gone for `tgkill`).
+pub fn exiting(env: u32) {
+    with_process(|p| p.threads.0.iter_mut().filter(|t| t.env == env).for_each(|t| t.exiting = true));
+}
+
+/// Threads other than the first, ended ones not reaped yet included.
+pub fn count() -> u32 {
+    with_process(|p| p.threads.0.len()) as u32
+}
+
+/// The running thread's robust list and where its id is cleared, taken
+/// as it ends (0: none).
+pub fn take_exit_words() -> (u64, u64) {
+    let t = LOCAL.get();
+    (t.robust.replace(0), t.clear_tid.replace(0))
+}
 
 /// Where the running thread's id is cleared when it ends.
 pub fn set_clear_tid(at: u64) {
@@ -86,7 +95,7 @@ const STACK_LAYOUT: Layout = match Layout::from_size_align(STACK_SIZE, 4096) {
 
 /// Whether the running thread is the first (the process's environment).
 pub fn is_first() -> bool {
-    lock::my_id() == super::env() as u64
+    lock::is_first_thread()
 }
 
 /// The running thread's Linux id: its environment's pid (the first
@@ -237,84 +246,6 @@ pub fn reap() {
     }
 }
 
-/// `exit` of one thread. The last one (the first, waiting, or another)
-/// ends the process with `status`.
-pub fn exit_thread(status: i32) -> ! {
-    lock::acquire();
-    let me = lock::my_id() as u32;
-    with_process(|p| p.threads.0.iter_mut().filter(|t| t.env == me).for_each(|t| t.exiting = true));
-    clear_tid();
-    if is_first() {
-        // The process lives while other threads do: wait for them.
-        FIRST_EXITED.set(true);
-        while OTHER_THREADS.get() > 0 && GROUP_EXIT.get().is_none() {
-            reap_count();
-            if OTHER_THREADS.get() == 0 {
-                break;
-            }
-            lock::release();
-            crate::sleep::pause(None);
-            lock::acquire();
-        }
-        super::exit::exit(GROUP_EXIT.get().unwrap_or(status))
-    }
-    let left = OTHER_THREADS.get().saturating_sub(1);
-    OTHER_THREADS.set(left);
-    if left == 0 && FIRST_EXITED.get() {
-        // The first thread waits for this: end the process with our status.
-        ask_first(status);
-    }
-    end_self()
-}
-
-/// Counts live threads again (ended ones reaped).
-fn reap_count() {
-    reap();
-    let n = with_process(|p| p.threads.0.len()) as u32;
-    OTHER_THREADS.set(n);
-}
-
-/// `exit_group` (and a fatal signal) from any thread: the whole process
-/// ends with `status`.
-pub fn exit_group(status: i32) -> ! {
-    if is_first() {
-        super::exit::exit(status)
-    }
-    lock::acquire();
-    ask_first(status);
-    end_self()
-}
-
-/// Has the first thread end the process with `status` (it looks at
-/// `group_exit` whenever it looks for signals).
-fn ask_first(status: i32) {
-    if GROUP_EXIT.get().is_none() {
-        GROUP_EXIT.set(Some(status));
-    }
-    let _ = sys::interrupt(super::env() as u64, super::signal::CONSOLE_INPUT, super::table::cred());
-}
-
-/// Ends the running thread (not the first): its environment exits, the
-/// process reaps it later.
-fn end_self() -> ! {
-    lock::release();
-    sys::exit(0)
-}
-
-/// Clears the thread's id word and wakes one waiter on it, as Linux does
-/// when a thread ends (`pthread_join`); first, the locks on its robust list
-/// it still holds are marked owner-died (`futex::release_robust`).
-fn clear_tid() {
-    let robust = LOCAL.get().robust.replace(0);
-    if robust != 0 {
-        crate::futex::release_robust(robust, tid());
-    }
-    let at = LOCAL.get().clear_tid.replace(0);
-    if at != 0 && crate::uaccess::put(at, 0u32).is_ok() {
-        crate::futex::wake(crate::futex::Key::private(at), 1, crate::futex::ALL);
-    }
-}
-
 /// Before the first thread ends the process: every other thread ends
 /// (each is its child: destroyed, its block freed).
 pub fn end_others() {
@@ -348,7 +279,4 @@ pub fn forked_child() {
         free(t.stack, t.block);
     }
     OTHER_THREADS.set(0);
-    FIRST_EXITED.set(false);
-    GROUP_EXIT.set(None);
-    crate::futex::forked_child();
 }

@@ -29,7 +29,7 @@ use user::{kinfo, sys};
 pub fn hold(env: u32) {
     let mut yielded = false;
     while held(env) {
-        // As `exit::wait`: let the child run once, then sleep until an
+        // As `reap::wait`: let the child run once, then sleep until an
         // interrupt (its `release`, its SIGCHLD) comes.
         if yielded {
             crate::sleep::pause(None);
