@@ -61,20 +61,42 @@ pub fn read(d: &Fd, buf: &mut [u8]) -> Result<usize, i64> {
     read_file(d.ops, unsafe { fd::file(d) }, buf)
 }
 
-/// `read` of open file `f` through methods `ops`.
+/// `read` of open file `f` through methods `ops`. The usual answer (bytes
+/// there, or the end) takes the short path; waiting, and the terminal's
+/// job control, the long one.
 #[inline]
 pub fn read_file(ops: &Ops, f: &mut File, buf: &mut [u8]) -> Result<usize, i64> {
+    if f.kind == Kind::Console {
+        return read_slow(ops, f, buf, None);
+    }
+    let r = read_once(ops, f, buf);
+    if r == -EAGAIN {
+        return read_slow(ops, f, buf, Some(r));
+    }
+    result(r)
+}
+
+/// One read through `ops`. A pipe with the library's own methods is called
+/// directly, so the compiler can inline its read.
+#[inline(always)]
+fn read_once(ops: &Ops, f: &mut File, buf: &mut [u8]) -> i64 {
+    if core::ptr::eq(ops, &obj::pipe::OPS) {
+        obj::pipe::read(f, buf)
+    } else {
+        (ops.read)(f, buf)
+    }
+}
+
+/// `read_file`'s long path, `first` the answer it had already.
+#[cold]
+#[inline(never)]
+fn read_slow(ops: &Ops, f: &mut File, buf: &mut [u8], mut first: Option<i64>) -> Result<usize, i64> {
     if f.kind == Kind::Console {
         crate::proc::kill::await_foreground()?;
     }
     let nonblock = !blocks(f);
     let ptr = f as *mut File;
-    // A pipe with the library's own methods is called directly, so the
-    // compiler can inline its read.
-    if core::ptr::eq(ops, &obj::pipe::OPS) {
-        return retry(ptr, POLLIN, nonblock, || result(obj::pipe::read(f, buf)));
-    }
-    retry(ptr, POLLIN, nonblock, || result((ops.read)(f, buf)))
+    retry(ptr, POLLIN, nonblock, || result(first.take().unwrap_or_else(|| read_once(ops, f, buf))))
 }
 
 /// `write` of `buf` to descriptor `d` through its methods: on a blocking
@@ -85,21 +107,43 @@ pub fn write(d: &Fd, buf: &[u8]) -> Result<usize, i64> {
     write_file(d.ops, unsafe { fd::file(d) }, buf)
 }
 
-/// `write` to open file `f` through methods `ops`.
+/// One write through `ops` (a pipe's directly, as `read_once`).
+#[inline(always)]
+fn write_once(ops: &Ops, f: &mut File, buf: &[u8]) -> i64 {
+    if core::ptr::eq(ops, &obj::pipe::OPS) {
+        obj::pipe::write(f, buf)
+    } else {
+        (ops.write)(f, buf)
+    }
+}
+
+/// `write` to open file `f` through methods `ops`: all of it at once is
+/// the short path.
 #[inline]
 pub fn write_file(ops: &Ops, f: &mut File, buf: &[u8]) -> Result<usize, i64> {
+    let r = write_once(ops, f, buf);
+    if r >= 0 && r as usize == buf.len() {
+        return Ok(r as usize);
+    }
+    write_slow(ops, f, buf, r)
+}
+
+/// `write_file`'s long path: the rest after a first answer `first`.
+#[cold]
+#[inline(never)]
+fn write_slow(ops: &Ops, f: &mut File, buf: &[u8], first: i64) -> Result<usize, i64> {
     let ptr = f as *mut File;
-    let pipe = core::ptr::eq(ops, &obj::pipe::OPS);
     let mut done = 0;
+    let mut r = first;
     let mut yielded = false;
     loop {
-        let r = if pipe { obj::pipe::write(f, &buf[done..]) } else { (ops.write)(f, &buf[done..]) };
         match result(r) {
             Ok(n) => {
                 done += n;
                 if done == buf.len() || n == 0 {
                     return Ok(done);
                 }
+                r = write_once(ops, f, &buf[done..]);
                 continue;
             }
             Err(EAGAIN) if blocks(f) => {}
@@ -114,6 +158,7 @@ pub fn write_file(ops: &Ops, f: &mut File, buf: &[u8]) -> Result<usize, i64> {
             return if done > 0 { Ok(done) } else { Err(EINTR) };
         }
         wait::block_on(ptr, POLLOUT, &mut yielded);
+        r = write_once(ops, f, &buf[done..]);
     }
 }
 
