@@ -167,7 +167,7 @@ pub fn wait(
         }
         lock::release();
         let _ = sys::sleep(pred, ticks.unwrap_or(0));
-        lock::acquire();
+        lock::reacquire();
     };
     with_table(|t| t[at].env = 0);
     r

@@ -83,12 +83,18 @@ pub fn acquire() {
     contended(me);
 }
 
-/// The lock is this thread's now: catch up with the shared arena, and
-/// with what siblings did to the buffer this call fills if it slept.
+/// The lock is this thread's now: catch up with the shared arena.
 #[inline]
 fn taken(t: &Side) {
     t.held.set(true);
     crate::shared::sync();
+}
+
+/// Takes the lock again inside a call that dropped it to wait: also
+/// catches up with what siblings did meanwhile to the buffer the call
+/// fills (`uaccess::relend`).
+pub fn reacquire() {
+    acquire();
     crate::uaccess::relend();
 }
 
@@ -147,7 +153,7 @@ fn release_of(t: &Side) {
 pub fn wait() {
     release();
     sys::yield_now();
-    acquire();
+    reacquire();
 }
 
 /// Like `wait`, but gives the rest of the slice to environment `env`, the
@@ -159,7 +165,7 @@ pub fn wait_for(env: u64) {
     if env == 0 || env == my_id() || sys::yield_to(env).is_err() {
         sys::yield_now();
     }
-    acquire();
+    reacquire();
 }
 
 /// Asks that environment `env`, which waits for what the current call has

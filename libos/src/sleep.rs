@@ -63,5 +63,5 @@ pub fn sleep_on(rings: Option<([(u64, u64); MAX_RINGS], usize)>, until: Option<u
     }
     lock::release();
     let _ = sys::sleep(id, clock.ticks + ticks);
-    lock::acquire();
+    lock::reacquire();
 }

@@ -10,7 +10,7 @@ use core::cell::Cell;
 
 /// The buffer (address, length) of the program's memory lent to a
 /// thread's call (`with_bytes_mut`), made writable again whenever the call
-/// retakes the big lock after sleeping (`relend`).
+/// retakes the big lock after sleeping (`relend`, `lock::reacquire`).
 pub struct Loan {
     lent: Cell<bool>,
     ptr: Cell<u64>,

@@ -7,8 +7,8 @@
 
 use super::signal::{
     action, add_pending, altstack, blocked, clear_pending, has_handler, ignored_by_default, mask,
-    own_pending, pending_bits, send, set_action, set_mask, suspended, thread, Action, CONSOLE_INPUT, PENDING,
-    ROUTED, SIGCHLD, SIGCONT, SIGSEGV, SIG_DFL, SS_DISABLE, SS_ONSTACK, STOPS,
+    own_pending, pending_bits, send, set_action, set_mask, suspended, thread, Action, CONSOLE_INPUT, SIGCHLD,
+    SIGCONT, SIGSEGV, SIG_DFL, SS_DISABLE, SS_ONSTACK, STOPS, WORDS,
 };
 use crate::errno::LxResult;
 use crate::uaccess;
@@ -38,14 +38,14 @@ fn act(sig: u32) {
 /// exposed table when there are none).
 fn collect() {
     // Another thread asked the first to end the process (`thread.rs`).
-    if let Some(status) = super::exit::GROUP_EXIT.get() {
+    if let Some(status) = WORDS.group_exit.get() {
         if super::thread::is_first() {
             super::exit::exit(status);
         }
     }
     // An interval timer's expiry is a signal to the process.
     if crate::alarm::armed() {
-        let p = &PENDING;
+        let p = &WORDS.pending;
         p.set(p.get() | crate::alarm::fire());
     }
     let slot = abi::tables::env_slot(crate::lock::my_id() as u32);
@@ -54,7 +54,7 @@ fn collect() {
         add_pending(sys::interrupts_take() & !CONSOLE_INPUT);
     }
     // Usually nothing is pending: one word read on every call's path.
-    if PENDING.get() != 0 {
+    if WORDS.pending.get() != 0 {
         route();
     }
 }
@@ -65,7 +65,7 @@ fn collect() {
 /// word as its own).
 #[inline(never)]
 fn route() {
-    let waiting = PENDING.get() & blocked() & !ROUTED.get();
+    let waiting = WORDS.pending.get() & blocked() & !WORDS.routed.get();
     if waiting == 0 || !super::thread::is_first() {
         return;
     }
@@ -74,7 +74,7 @@ fn route() {
         let sig = p.trailing_zeros();
         p &= p - 1;
         if let Some(env) = super::thread::wanting(sig) {
-            ROUTED.set(ROUTED.get() | 1 << sig);
+            WORDS.routed.set(WORDS.routed.get() | 1 << sig);
             let _ = sys::interrupt(env as u64, CONSOLE_INPUT, super::table::cred());
         }
     }
@@ -386,9 +386,9 @@ pub fn sigreturn(f: &mut ExceptionFrame) -> LxResult {
 /// armed interval timer needs `collect`'s look, with the lock.
 #[inline]
 pub fn quiet() -> bool {
-    super::exit::GROUP_EXIT.get().is_none()
+    WORDS.group_exit.get().is_none()
         && !crate::alarm::armed()
-        && PENDING.get() | own_pending().get() == 0
+        && WORDS.pending.get() | own_pending().get() == 0
         && kinfo::interrupts(abi::tables::env_slot(crate::lock::my_id() as u32)) == 0
 }
 

@@ -60,7 +60,7 @@ pub fn add_child(env: u32) {
 pub fn forked_child() {
     with_children(|c| c.clear());
     FIRST_EXITED.set(false);
-    GROUP_EXIT.set(None);
+    super::signal::WORDS.group_exit.set(None);
 }
 
 /// Whether environment `env` is a child of this process, live or a zombie.
@@ -142,12 +142,9 @@ pub fn exit(status: i32) -> ! {
     sys::exit_telling_parent(code, 1 << super::signal::SIGCHLD, table::cred())
 }
 
-/// Whether the first thread has called `exit` (it waits for the others),
-/// and the status the process exits with once a thread has asked for it
-/// (`exit_group` from another thread, or the last one ending: the first
-/// ends the process).
+/// Whether the first thread has called `exit` (it waits for the others;
+/// the status it then ends the process with is `signal::Words::group_exit`).
 static FIRST_EXITED: Word<bool> = Word::new(false);
-pub static GROUP_EXIT: Word<Option<i32>> = Word::new(None);
 
 /// `exit` of one thread. The last one (the first, waiting, or another)
 /// ends the process with `status`.
@@ -158,7 +155,7 @@ pub fn exit_thread(status: i32) -> ! {
     if super::thread::is_first() {
         // The process lives while other threads do: wait for them.
         FIRST_EXITED.set(true);
-        while crate::lock::OTHER_THREADS.get() > 0 && GROUP_EXIT.get().is_none() {
+        while crate::lock::OTHER_THREADS.get() > 0 && super::signal::WORDS.group_exit.get().is_none() {
             reap_count();
             if crate::lock::OTHER_THREADS.get() == 0 {
                 break;
@@ -167,7 +164,7 @@ pub fn exit_thread(status: i32) -> ! {
             crate::sleep::pause(None);
             lock::acquire();
         }
-        exit(GROUP_EXIT.get().unwrap_or(status))
+        exit(super::signal::WORDS.group_exit.get().unwrap_or(status))
     }
     let left = crate::lock::OTHER_THREADS.get().saturating_sub(1);
     crate::lock::OTHER_THREADS.set(left);
@@ -198,8 +195,8 @@ pub fn exit_group(status: i32) -> ! {
 /// Has the first thread end the process with `status` (it looks at
 /// `group_exit` whenever it looks for signals).
 fn ask_first(status: i32) {
-    if GROUP_EXIT.get().is_none() {
-        GROUP_EXIT.set(Some(status));
+    if super::signal::WORDS.group_exit.get().is_none() {
+        super::signal::WORDS.group_exit.set(Some(status));
     }
     let _ = sys::interrupt(super::env() as u64, super::signal::CONSOLE_INPUT, super::table::cred());
 }

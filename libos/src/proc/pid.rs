@@ -28,15 +28,13 @@ const _: () = assert!((PID_SPACE as usize).is_multiple_of(ENV_SLOTS), "a pid mus
 
 /// The first process's environment id (inherited
 /// by every process at fork).
-static FIRST: crate::word::Word<u32> = crate::word::Word::new(0);
-
 fn first() -> u32 {
-    FIRST.get()
+    crate::env::first()
 }
 
 /// The first process (the caller) is environment `env`: pid 1.
 pub fn set_first(env: u32) {
-    FIRST.set(env);
+    crate::env::set_first(env);
 }
 
 /// The pid of environment `env`.

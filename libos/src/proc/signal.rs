@@ -41,7 +41,7 @@ pub struct Thread {
     pub(super) suspended: Cell<u64>,
     pub(super) suspending: Cell<bool>,
     /// Signals sent to this thread alone (bit n = signal n; the first
-    /// thread's are `FIRST_PENDING`).
+    /// thread's are `WORDS.first_pending`).
     pending: Cell<u64>,
 }
 
@@ -53,13 +53,28 @@ pub(super) fn thread() -> &'static Thread {
     LOCAL.get()
 }
 
-/// Signals sent to this process and not yet acted on (bit n = signal n),
-/// and those sent to its first thread alone (`tgkill`).
-pub(super) static PENDING: Word<u64> = Word::new(0);
-pub(super) static FIRST_PENDING: Word<u64> = Word::new(0);
-/// Pending signals to the process already handed to a thread other than
-/// the first (`route`).
-pub(super) static ROUTED: Word<u64> = Word::new(0);
+/// The process's signal words, in one static (every call's signal check
+/// reads them from one address).
+pub(super) struct Words {
+    /// Signals sent to this process and not yet acted on (bit n = signal
+    /// n), and those sent to its first thread alone (`tgkill`).
+    pub(super) pending: Word<u64>,
+    pub(super) first_pending: Word<u64>,
+    /// Pending signals to the process already handed to a thread other
+    /// than the first (`deliver::route`).
+    pub(super) routed: Word<u64>,
+    /// The status the process exits with once a thread has asked for it
+    /// (`exit::exit_group` from another thread, or the last one ending:
+    /// the first acts on it as on a signal).
+    pub(super) group_exit: Word<Option<i32>>,
+}
+
+pub(super) static WORDS: Words = Words {
+    pending: Word::new(0),
+    first_pending: Word::new(0),
+    routed: Word::new(0),
+    group_exit: Word::new(None),
+};
 
 pub use crate::signo::*;
 
@@ -117,7 +132,7 @@ pub fn blocked() -> u64 {
 /// The pending signals (bit n = signal n): the process's and the running
 /// thread's own.
 pub(super) fn pending_bits() -> u64 {
-    PENDING.get() | own_pending().get()
+    WORDS.pending.get() | own_pending().get()
 }
 
 /// The running thread's own pending signals (`tgkill` to it, its faults):
@@ -126,7 +141,7 @@ pub(super) fn pending_bits() -> u64 {
 #[inline]
 pub(super) fn own_pending() -> &'static core::cell::Cell<u64> {
     if crate::lock::is_first_thread() {
-        &FIRST_PENDING
+        &WORDS.first_pending
     } else {
         &thread().pending
     }
@@ -137,7 +152,7 @@ pub(super) fn own_pending() -> &'static core::cell::Cell<u64> {
 /// thread's (`tgkill` to it, its own faults).
 pub(super) fn pending_word() -> &'static core::cell::Cell<u64> {
     if crate::lock::is_first_thread() {
-        &PENDING
+        &WORDS.pending
     } else {
         &thread().pending
     }
@@ -145,7 +160,7 @@ pub(super) fn pending_word() -> &'static core::cell::Cell<u64> {
 
 /// Forgets pending signal `sig`.
 pub(super) fn clear_pending(sig: u32) {
-    for w in [&PENDING, own_pending(), &ROUTED] {
+    for w in [&WORDS.pending, own_pending(), &WORDS.routed] {
         w.set(w.get() & !(1 << sig));
     }
 }
@@ -208,16 +223,16 @@ pub fn send_thread(env: u32, sig: u32) -> Result<(), abi::Error> {
     }
     // The first thread records interrupts as the process's: mark the
     // signal as its own, then wake it.
-    let w = &FIRST_PENDING;
+    let w = &WORDS.first_pending;
     w.set(w.get() | 1 << sig);
     sys::interrupt(env as u64, CONSOLE_INPUT, super::table::cred()).map(|_| ())
 }
 
 /// A forked child starts with nothing pending.
 pub fn forked_child() {
-    PENDING.set(0);
-    FIRST_PENDING.set(0);
-    ROUTED.set(0);
+    WORDS.pending.set(0);
+    WORDS.first_pending.set(0);
+    WORDS.routed.set(0);
     thread().pending.set(0);
 }
 
