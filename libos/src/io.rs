@@ -188,7 +188,8 @@ pub fn open_fifo(ino: crate::fs::Ino, status: u32) -> Result<*mut File, i64> {
     let Some(start) = start else {
         return Ok(f);
     };
-    while !fifo::other_side(f, start) {
+    // SAFETY: the end just opened, live until put; only read here.
+    while !fifo::other_side(unsafe { &*f }, start) {
         if deliver::pending() {
             obj::put(&obj::pipe::OPS, f);
             return Err(EINTR);

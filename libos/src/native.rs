@@ -82,9 +82,12 @@ pub fn linux(nr: u64, a: [u64; 6]) -> i64 {
 /// `timeout_ns` passes (`None`: no limit), without reflection; the number
 /// ready (0 on timeout) or a negative errno. See `crate::wait`.
 pub fn poll(entries: &mut [crate::wait::Entry], timeout_ns: Option<u64>) -> i64 {
-    // Usually something is ready already: a look needs no lock.
-    if let Some(n) = crate::wait::ready_now(entries) {
-        return n as i64;
+    // Usually something is ready already: a look needs no lock (in a
+    // process with one thread: the look borrows the descriptor table).
+    if lock::OTHER_THREADS.get() == 0 {
+        if let Some(n) = crate::wait::ready_now(entries) {
+            return n as i64;
+        }
     }
     lock::acquire();
     let r = crate::wait::wait(entries, timeout_ns);
@@ -113,9 +116,12 @@ pub fn epoll_wait(epfd: i64, out: &mut [(u32, u64)], timeout_ns: Option<u64>) ->
 /// ready for it; the number of bits set or a negative errno.
 pub fn select(nfds: usize, read: &mut [u64], write: &mut [u64], timeout_ns: Option<u64>) -> i64 {
     // Usually a descriptor is ready already (a pipe writer hands the CPU
-    // to its reader): a look needs no lock, and the sets are answered.
-    if let Some(r) = crate::wait::select_now(nfds, read, write, &mut []) {
-        return r.map_or_else(|e| -e, |n| n as i64);
+    // to its reader): a look needs no lock (in a process with one thread:
+    // the look borrows the descriptor table), and the sets are answered.
+    if lock::OTHER_THREADS.get() == 0 {
+        if let Some(r) = crate::wait::select_now(nfds, read, write, &mut []) {
+            return r.map_or_else(|e| -e, |n| n as i64);
+        }
     }
     lock::acquire();
     let r = crate::wait::select(nfds, read, write, &mut [], timeout_ns);

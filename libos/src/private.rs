@@ -11,8 +11,10 @@ use user::sys;
 
 struct Private(UnsafeCell<Heap>);
 
-// SAFETY: an environment runs one thread, and lxrt's handler never
-// interrupts lxrt itself, so the heap is never used concurrently.
+// SAFETY: a process's threads share its private heap but run lxrt's code
+// one at a time, under the big lock (see `scoped::Scoped`'s `Sync`), and
+// lxrt's handler never interrupts lxrt itself on one thread, so the heap
+// is never used concurrently.
 unsafe impl Sync for Private {}
 
 #[global_allocator]

@@ -61,15 +61,15 @@ pub fn open(ino: Ino, status: u32) -> Result<(*mut File, Option<u64>), i64> {
     if acc == RDWR || status & NONBLOCK != 0 {
         return Ok((f, None));
     }
-    Ok((f, Some(other(f).1)))
+    // SAFETY: just made; no other reference to it here.
+    Ok((f, Some(other(unsafe { &*f }).1)))
 }
 
 /// FIFO end `f`'s other side: its open count now, and its ends ever opened.
-fn other(f: *mut File) -> (u32, u64) {
-    // SAFETY: `f` is a live FIFO end (the caller's); it keeps the ring live.
-    let (ring, reads) = unsafe { ((*f).pipe, (*f).kind == Kind::PipeRead && (*f).flags & ACCMODE != RDWR) };
-    // SAFETY: as above.
-    let (readers, writers, opened) = unsafe { pipe::ends(ring) };
+fn other(f: &File) -> (u32, u64) {
+    let reads = f.kind == Kind::PipeRead && f.flags & ACCMODE != RDWR;
+    // SAFETY: `f` is a live FIFO end; it keeps the ring live.
+    let (readers, writers, opened) = unsafe { pipe::ends(f.pipe) };
     if reads {
         (writers, opened[1])
     } else {
@@ -79,10 +79,7 @@ fn other(f: *mut File) -> (u32, u64) {
 
 /// Whether the other side of FIFO end `f` is open, or has been opened
 /// since `open` counted `start` of its ends.
-// The pointer is a live shared `File` by construction (`open`'s), never a
-// program's value.
-#[allow(clippy::not_unsafe_ptr_arg_deref)]
-pub fn other_side(f: *mut File, start: u64) -> bool {
+pub fn other_side(f: &File, start: u64) -> bool {
     let (open_now, opened) = other(f);
     open_now > 0 || opened != start
 }

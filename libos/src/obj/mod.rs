@@ -232,7 +232,8 @@ pub fn file_events(f: *mut File, look: Look) -> Option<u16> {
         Kind::Console | Kind::Epoll | Kind::TimerFd | Kind::Socket if look == Look::LockFree => return None,
         Kind::Console => POLLOUT | if console::input_ready() { POLLIN } else { 0 },
         Kind::Epoll => epoll::ready(f),
-        Kind::TimerFd => timerfd::events(f),
+        // SAFETY: the caller holds the file open; the lock is held.
+        Kind::TimerFd => timerfd::events(unsafe { &*f }),
         // SAFETY: the caller holds the file open; the lock is held.
         Kind::Socket => unix::events(unsafe { &*f }),
         Kind::Null | Kind::Zero | Kind::Full | Kind::Random | Kind::Regular | Kind::Dir => POLLIN | POLLOUT,

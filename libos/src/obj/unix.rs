@@ -118,7 +118,8 @@ pub static OPS: Ops = Ops { read, write, seek: no_seek, stat, ioctl, close };
 /// `FIONREAD` on a connected stream socket: the bytes waiting (datagram
 /// and packet sockets do not answer it here).
 fn ioctl(f: &mut File, req: u64, arg: u64) -> i64 {
-    let s = sock(f);
+    // SAFETY: `f` is an open socket (the lock held); no other reference to it here.
+    let s = unsafe { sock(f) };
     if req != super::FIONREAD || s.ty != STREAM || s.state != State::Connected {
         return super::no_ioctl(f, req, arg);
     }
@@ -157,9 +158,13 @@ pub fn create(ty: u32, flags: u32) -> Result<*mut File, i64> {
 }
 
 /// The socket behind `f`.
-fn sock(f: &File) -> &'static mut Socket {
-    // SAFETY: a socket's `data` stays valid while it is open; the lock is
-    // held, so this is the only reference in use.
+///
+/// # Safety
+/// `f` is an open socket, and no other reference to its socket is live
+/// while the result is (the big lock keeps other processes out).
+unsafe fn sock<'a>(f: &File) -> &'a mut Socket {
+    // SAFETY: a socket's `data` stays valid while it is open; the caller
+    // makes this the only reference in use.
     unsafe { &mut *(f.data as *mut Socket) }
 }
 
@@ -195,7 +200,8 @@ pub fn pair(ty: u32, flags: u32) -> Result<(*mut File, *mut File), i64> {
     };
     // SAFETY: both were just created, live, and referenced nowhere else.
     let (fa, fb) = unsafe { (&*a, &*b) };
-    if let Err(e) = join(sock(fa), sock(fb)) {
+    // SAFETY: two new sockets, referred to by nothing else.
+    if let Err(e) = join(unsafe { sock(fa) }, unsafe { sock(fb) }) {
         super::put(&OPS, a);
         super::put(&OPS, b);
         return Err(e);
@@ -206,7 +212,8 @@ pub fn pair(ty: u32, flags: u32) -> Result<(*mut File, *mut File), i64> {
 /// `bind`: names the socket by node `ino` (made by the caller, `path` its
 /// name). EINVAL if it has a name already.
 pub fn bind(f: &File, ino: Ino, path: &[u8]) -> Result<(), i64> {
-    let s = sock(f);
+    // SAFETY: `f` is an open socket (the lock held); no other reference to it here.
+    let s = unsafe { sock(f) };
     if s.ino != 0 {
         return Err(EINVAL);
     }
@@ -223,23 +230,27 @@ pub fn bind(f: &File, ino: Ino, path: &[u8]) -> Result<(), i64> {
 /// `SO_PEERCRED`'s process, by environment id (the caller names it by
 /// pid): the process at the other end when they connected (None before).
 pub fn peer_env(f: &File) -> Option<u32> {
-    let s = sock(f);
+    // SAFETY: `f` is an open socket (the lock held); no other reference to it here.
+    let s = unsafe { sock(f) };
     (s.state == State::Connected).then_some(s.peer_env)
 }
 
 /// The socket's type (`STREAM`, `DGRAM`, `SEQPACKET`).
 pub fn kind(f: &File) -> u32 {
-    sock(f).ty
+    // SAFETY: an open socket; read only.
+    unsafe { sock(f) }.ty
 }
 
 /// Whether the socket has a name (bind before listen).
 pub fn is_bound(f: &File) -> bool {
-    sock(f).ino != 0
+    // SAFETY: an open socket; read only.
+    unsafe { sock(f) }.ino != 0
 }
 
 /// `listen`: a bound stream or packet socket starts taking connections.
 pub fn listen(f: &File, backlog: i64) -> Result<(), i64> {
-    let s = sock(f);
+    // SAFETY: `f` is an open socket (the lock held); no other reference to it here.
+    let s = unsafe { sock(f) };
     if s.ty == DGRAM {
         return Err(EOPNOTSUPP);
     }
@@ -263,7 +274,8 @@ pub fn listen(f: &File, backlog: i64) -> Result<(), i64> {
 /// `connect` to the socket named by node `ino`: queues a connection for
 /// its `accept` and connects this socket to it.
 pub fn connect(f: &File, ino: Ino) -> Result<(), i64> {
-    let s = sock(f);
+    // SAFETY: `f` is an open socket (the lock held); no other reference to it here.
+    let s = unsafe { sock(f) };
     if s.state != State::Unconnected {
         return Err(if s.state == State::Connected { EISCONN } else { EINVAL });
     }
@@ -287,8 +299,8 @@ pub fn connect(f: &File, ino: Ino) -> Result<(), i64> {
         return Err(EAGAIN);
     }
     let server = create(s.ty, 0)?;
-    // SAFETY: just created.
-    let ss = sock(unsafe { &*server });
+    // SAFETY: just created, referred to by nothing else.
+    let ss = unsafe { sock(&*server) };
     // The connection speaks for the listener's process.
     ss.env = l.env;
     if let Err(e) = join(s, ss) {
@@ -322,7 +334,8 @@ pub fn connect(f: &File, ino: Ino) -> Result<(), i64> {
 /// `accept`: the oldest connection waiting, as an open file with status
 /// flags `flags`; EAGAIN when none is (the caller waits, `io::accept`).
 pub fn accept(f: &File, flags: u32) -> Result<*mut File, i64> {
-    let s = sock(f);
+    // SAFETY: `f` is an open socket (the lock held); no other reference to it here.
+    let s = unsafe { sock(f) };
     if s.state != State::Listening {
         return Err(EINVAL);
     }
@@ -346,7 +359,8 @@ pub fn accept(f: &File, flags: u32) -> Result<*mut File, i64> {
 
 /// The socket's name (`peer`: what it is connected to's), as a path.
 pub fn name(f: &File, peer: bool) -> Result<Vec<u8>, i64> {
-    let s = sock(f);
+    // SAFETY: `f` is an open socket (the lock held); no other reference to it here.
+    let s = unsafe { sock(f) };
     if peer {
         if s.state != State::Connected {
             return Err(ENOTCONN);
@@ -359,7 +373,8 @@ pub fn name(f: &File, peer: bool) -> Result<Vec<u8>, i64> {
 /// `shutdown`: stop receiving (`rd`: reads see end of file, the peer's
 /// writes fail) and/or sending (`wr`: the peer reads end of file).
 pub fn shutdown(f: &File, rd: bool, wr: bool) -> Result<(), i64> {
-    let s = sock(f);
+    // SAFETY: `f` is an open socket (the lock held); no other reference to it here.
+    let s = unsafe { sock(f) };
     if s.state != State::Connected {
         return Err(ENOTCONN);
     }
@@ -373,8 +388,12 @@ pub fn shutdown(f: &File, rd: bool, wr: bool) -> Result<(), i64> {
 }
 
 /// One end's ring file, with the call's blocking mode.
-fn ring(end: *mut File, nonblock: bool) -> &'static mut File {
-    // SAFETY: the socket holds the end open; the lock is held.
+///
+/// # Safety
+/// `end` is a ring end the socket holds open, and no other reference to it
+/// is live while the result is.
+unsafe fn ring<'a>(end: *mut File, nonblock: bool) -> &'a mut File {
+    // SAFETY: as the caller promises.
     let r = unsafe { &mut *end };
     r.flags = if nonblock { r.flags | NONBLOCK } else { r.flags & !NONBLOCK };
     r
@@ -387,18 +406,21 @@ fn ring(end: *mut File, nonblock: bool) -> &'static mut File {
 /// EPIPE (ECONNREFUSED for a datagram) when the peer is gone: the caller
 /// waits, and raises SIGPIPE (`io::send`).
 pub fn send(f: &File, data: &[u8], files: &mut Vec<*mut File>, nonblock: bool) -> Result<usize, i64> {
-    let s = sock(f);
+    // SAFETY: `f` is an open socket (the lock held); no other reference to it here.
+    let s = unsafe { sock(f) };
     let nonblock = nonblock || f.flags & NONBLOCK != 0;
     if s.state != State::Connected {
         return Err(ENOTCONN);
     }
-    if s.tx.is_null() || !pipe::other_end_open(ring(s.tx, nonblock)) {
+    // SAFETY: the socket holds its ends open; none is referred to here.
+    if s.tx.is_null() || !pipe::other_end_open(unsafe { ring(s.tx, nonblock) }) {
         return Err(if s.ty == DGRAM { ECONNREFUSED } else { EPIPE });
     }
     if s.ty == STREAM && data.is_empty() {
         return Ok(0);
     }
-    let tx = ring(s.tx, nonblock);
+    // SAFETY: as above.
+    let tx = unsafe { ring(s.tx, nonblock) };
     let framed;
     let bytes = if s.ty == STREAM {
         data
@@ -499,7 +521,8 @@ pub struct Received {
 /// `io::recv`). With `peek` (`MSG_PEEK`)
 /// the bytes stay and no descriptors come.
 pub fn recv(f: &File, buf: &mut [u8], nonblock: bool, peek: bool) -> Result<Received, i64> {
-    let s = sock(f);
+    // SAFETY: `f` is an open socket (the lock held); no other reference to it here.
+    let s = unsafe { sock(f) };
     let nonblock = nonblock || f.flags & NONBLOCK != 0;
     if s.state != State::Connected {
         return Err(if s.ty == STREAM { EINVAL } else { ENOTCONN });
@@ -508,7 +531,8 @@ pub fn recv(f: &File, buf: &mut [u8], nonblock: bool, peek: bool) -> Result<Rece
     if s.rx.is_null() {
         return Ok(none);
     }
-    let rx = ring(s.rx, nonblock);
+    // SAFETY: the socket holds its ends open; none is referred to here.
+    let rx = unsafe { ring(s.rx, nonblock) };
     // Data (or the end) is looked for without taking any: which batch
     // comes with it is known only once it is there.
     let (tail, head) = pipe::positions(rx);
@@ -617,7 +641,8 @@ fn write(f: &mut File, buf: &[u8]) -> i64 {
 /// waiting; a connected socket as its rings are (end of file and a peer
 /// gone count as readable, `POLLRDHUP`; both ways shut, `POLLHUP`).
 pub fn events(f: &File) -> u16 {
-    let s = sock(f);
+    // SAFETY: `f` is an open socket (the lock held); no other reference to it here.
+    let s = unsafe { sock(f) };
     match s.state {
         State::Listening => {
             // SAFETY: the queue stays while the socket listens.
@@ -660,7 +685,8 @@ pub fn events(f: &File) -> u16 {
 /// The ring-shaped headers a wait for `events` on `f` sleeps on, with
 /// their terms (a zero address: none).
 pub fn wait_terms(f: &File, events: u16) -> [(u64, u64); 2] {
-    let s = sock(f);
+    // SAFETY: `f` is an open socket (the lock held); no other reference to it here.
+    let s = unsafe { sock(f) };
     let mut t = [(0, 0); 2];
     if s.state == State::Listening {
         t[0] = (s.queue as u64, WANT_READ);
@@ -680,7 +706,8 @@ pub fn wait_terms(f: &File, events: u16) -> [(u64, u64); 2] {
 /// A number that changes when the socket has something new (edge-
 /// triggered epoll): data in, room out, a connection queued.
 pub fn stamp(f: &File) -> u64 {
-    let s = sock(f);
+    // SAFETY: `f` is an open socket (the lock held); no other reference to it here.
+    let s = unsafe { sock(f) };
     if s.state == State::Listening {
         // SAFETY: the queue stays while the socket listens.
         return unsafe { &*s.queue }.queued.load(Ordering::Acquire);
@@ -700,7 +727,8 @@ fn stat(f: &File, st: &mut Stat) -> i64 {
 }
 
 fn close(f: &mut File) {
-    let s = sock(f);
+    // SAFETY: `f` is an open socket (the lock held); no other reference to it here.
+    let s = unsafe { sock(f) };
     while !s.rights.is_null() {
         unqueue_rights(s, s.rights);
     }
