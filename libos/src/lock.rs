@@ -45,6 +45,7 @@ pub fn my_id() -> u64 {
 }
 
 /// Whether the running thread is the first: the process's environment.
+#[inline]
 pub fn is_first_thread() -> bool {
     my_id() == crate::env::id() as u64
 }
