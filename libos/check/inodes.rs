@@ -22,6 +22,7 @@ pub struct FsRoot {
 }
 pub const S_IFMT: u32 = 0o170000;
 pub const S_IFDIR: u32 = 0o040000;
+pub const S_ISGID: u32 = 0o2000;
 const S_IFREG: u32 = 0o100000;
 
 /// The shared arena, stood in for by the host's heap.

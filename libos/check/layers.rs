@@ -29,8 +29,9 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("fs", &["fs", "fs/node", "fs/dir", "fs/path", "fs/stat", "fs/mount", "fs/sysfs"]),
     // The program's memory, and reaching it from the library.
     ("memory", &["vm", "uaccess"]),
-    // The big lock, notes, and sleeping in the kernel.
-    ("lock", &["lock", "log", "predicate", "sleep", "futex"]),
+    // The big lock, notes, sleeping in the kernel, and the tables kept
+    // under the lock for every process (futex waiters, file locks).
+    ("lock", &["lock", "log", "predicate", "sleep", "futex", "locks"]),
     // Open files and their objects: they answer at once, never sleep or
     // signal.
     ("obj", &["obj", "obj/*", "fd", "fs/devfs", "fs/boot"]),

@@ -25,6 +25,7 @@ pub mod layout;
 pub mod linux;
 pub mod loader;
 pub mod lock;
+pub mod locks;
 pub mod log;
 pub mod native;
 pub mod obj;

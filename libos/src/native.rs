@@ -24,6 +24,7 @@ pub fn init(personality: trap::Personality) -> Result<(), &'static str> {
     obj::console::create().map_err(|_| "no memory")?;
     obj::console::set_jobs(&proc::kill::JOBS);
     crate::futex::create().map_err(|_| "no memory")?;
+    crate::locks::create().map_err(|_| "no memory")?;
     proc::init_first().map_err(|_| "cannot make the process-table entry")?;
     let console = obj::new(Kind::Console, 2, 0).map_err(|_| "no memory")?;
     fd::open(console, false).map_err(|_| "fd table")?;

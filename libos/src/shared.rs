@@ -80,13 +80,14 @@ static CHILD_CRED: Word<u64> = Word::new(0);
 static MAPPED: Word<u64> = Word::new(SHARED);
 
 /// Slots for objects of the modules above (`Root`).
-const ROOTS: usize = 4;
+const ROOTS: usize = 5;
 
 /// An object of a module above that every process finds from the arena's
 /// header (the file system's anchor, the terminal, the futex waiters): the
 /// first process allocates it (`create_zeroed`), the others inherit its
 /// address. Each module claims its slot: 0 the file system (`fs::node`),
-/// 1 the terminal (`obj::console`), 2 the futex waiters (`futex`).
+/// 1 the terminal (`obj::console`), 2 the futex waiters (`futex`), 3 the
+/// futex wakers' bytes (`futex`), 4 the file locks (`locks`).
 pub struct Root<T> {
     slot: usize,
     object: PhantomData<fn() -> T>,

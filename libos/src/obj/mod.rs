@@ -62,6 +62,18 @@ pub struct File {
     pub watch: *mut epoll::Interest,
 }
 
+impl File {
+    /// The key a file lock names this file by (`locks`): its inode, or the
+    /// description itself for a file without one.
+    pub fn lock_key(&self) -> u64 {
+        if self.ino != 0 {
+            self.ino as u64
+        } else {
+            self as *const File as u64
+        }
+    }
+}
+
 /// The operations on an open file. Each returns a Linux result (negative
 /// errno on failure).
 pub struct Ops {
@@ -172,6 +184,7 @@ pub fn put(ops: &Ops, f: *mut File) {
     };
     if last {
         epoll::forget(f);
+        crate::locks::released_by_file(f as u64);
         // SAFETY: live until freed below; nobody else refers to it now.
         (ops.close)(unsafe { &mut *f });
         // SAFETY: allocated by `new` with this size; nobody refers to it.
