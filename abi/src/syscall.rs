@@ -325,10 +325,10 @@ pub const BLK_WRITE: u64 = BASE + 55;
 /// frame in bytes `offset..offset + len` (14..1514) of `frame`.
 pub const NET_SEND: u64 = BASE + 56;
 
-/// `net_recv(frame, offset, len, done, cred)`: posts bytes `offset..offset
-/// + len` (at least 1514) of `frame` for a received frame: the next one
-/// the device delivers is copied there and `done` ends with its length.
-/// Buffers are filled in the order they were posted.
+/// `net_recv(frame, offset, len, done, cred)`: posts bytes
+/// `offset..offset + len` (at least 1514) of `frame` for a received frame:
+/// the next one the device delivers is copied there and `done` ends with
+/// its length. Buffers are filled in the order they were posted.
 pub const NET_RECV: u64 = BASE + 57;
 
 /// `dev_ping(dev, count, cred)`: crosses into `dev`'s driver `count` times

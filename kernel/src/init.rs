@@ -207,7 +207,7 @@ fn kernel_state(
         sched: Sched::new(&mut table(t.slices, 1)[0], &mut table(t.clock, 1)[0]),
         preds: Predicates::new(crate::predicate::TABLE.take().expect(once)),
         reclaims: Reclaims::new(),
-        console: Console::new(),
+        console: Console::default(),
     }
 }
 
