@@ -8,14 +8,17 @@
 //! use; metadata is never bound writable.
 
 use alloc::vec;
+use alloc::vec::Vec;
 
 use crate::udf::{AclQuery, OP_BIND_READ, OP_BIND_WRITE};
 use crate::{Cred, Disk, Entry, Error, PageId, Pages, Parent, Principal, Tid, Xn, BLOCK, NOBODY};
 
 impl<D: Disk, P: Pages> Xn<D, P> {
-    /// The template and slot with which `parent` claims `count` blocks
-    /// from `block` (one claim must cover them all).
-    fn claimed_by(&self, parent: Parent, block: u64, count: u64) -> Result<(Tid, u32), Error> {
+    /// The template with which `parent` claims `count` blocks from
+    /// `block` (all with one template, possibly through several slots:
+    /// explicit grouping reads the small files of one directory at once),
+    /// and the slots involved.
+    fn claimed_by(&self, parent: Parent, block: u64, count: u64) -> Result<(Tid, Vec<u32>), Error> {
         let end = block.checked_add(count).ok_or(Error::OutOfRange { block })?;
         match parent {
             Parent::Root(i) => {
@@ -23,16 +26,28 @@ impl<D: Disk, P: Pages> Xn<D, P> {
                 if block < r.start || end > r.start + r.count {
                     return Err(Error::NotClaimed { block, parent: r.start });
                 }
-                Ok((r.tid, 0))
+                Ok((r.tid, vec![0]))
             }
             Parent::Block(p) => {
                 let m = self.meta.get(&p).ok_or(Error::NotMetadata { block: p })?;
-                let c =
-                    m.mem.iter().find(|c| c.contains(block)).ok_or(Error::NotClaimed { block, parent: p })?;
-                if end > c.end() {
-                    return Err(Error::NotClaimed { block: c.end(), parent: p });
+                let mut tid = None;
+                let mut slots = Vec::new();
+                let mut b = block;
+                while b < end {
+                    let c = m
+                        .mem
+                        .iter()
+                        .find(|c| c.contains(b))
+                        .ok_or(Error::NotClaimed { block: b, parent: p })?;
+                    if *tid.get_or_insert(c.tid) != c.tid {
+                        return Err(Error::NotClaimed { block: b, parent: p });
+                    }
+                    if !slots.contains(&c.slot) {
+                        slots.push(c.slot);
+                    }
+                    b = c.end().min(end);
                 }
-                Ok((c.tid, c.slot))
+                Ok((tid.unwrap_or(0), slots))
             }
         }
     }
@@ -77,8 +92,10 @@ impl<D: Disk, P: Pages> Xn<D, P> {
         if count == 0 {
             return Err(Error::BadChange { block: start });
         }
-        let (tid, slot) = self.claimed_by(parent, start, count)?;
-        self.bind_allowed(cred, parent, slot, start, false)?;
+        let (tid, slots) = self.claimed_by(parent, start, count)?;
+        for slot in slots {
+            self.bind_allowed(cred, parent, slot, start, false)?;
+        }
         for (i, &p) in pages.iter().enumerate() {
             let b = start + i as u64;
             if self.registry.contains_key(&b) {
@@ -115,7 +132,7 @@ impl<D: Disk, P: Pages> Xn<D, P> {
         block: u64,
         page: PageId,
     ) -> Result<(), Error> {
-        let (tid, slot) = self.claimed_by(parent, block, 1)?;
+        let (tid, slots) = self.claimed_by(parent, block, 1)?;
         if self.registry.contains_key(&block) {
             return Err(Error::AlreadyCached { block });
         }
@@ -125,7 +142,7 @@ impl<D: Disk, P: Pages> Xn<D, P> {
         if !self.pages.holds(who, page) {
             return Err(Error::BadPage);
         }
-        self.bind_allowed(cred, parent, slot, block, true)?;
+        self.bind_allowed(cred, parent, slots[0], block, true)?;
         let t = self.tmpl(tid)?;
         let data = self.pages.bytes(page).ok_or(Error::BadPage)?;
         if t.is_metadata() && !t.claims(block, data, self.sb.nblocks)?.0.is_empty() {
@@ -147,12 +164,14 @@ impl<D: Disk, P: Pages> Xn<D, P> {
         write: bool,
     ) -> Result<(), Error> {
         let e = *self.registry.get(&block).ok_or(Error::NotCached { block })?;
-        let (tid, slot) = self.claimed_by(parent, block, 1)?;
+        let (tid, slots) = self.claimed_by(parent, block, 1)?;
         if write && self.tmpl(tid)?.is_metadata() {
             return Err(Error::MetadataNotWritable { block });
         }
-        debug_assert_eq!(tid, e.tid);
-        self.bind_allowed(cred, parent, slot, block, write)?;
+        if tid != e.tid {
+            return Err(Error::NotClaimed { block, parent: 0 });
+        }
+        self.bind_allowed(cred, parent, slots[0], block, write)?;
         let w = self.bindings.entry((block, who)).or_insert(false);
         *w |= write;
         Ok(())

@@ -147,10 +147,6 @@ pub enum Error {
     Retype {
         block: u64,
     },
-    /// The change frees a metadata block that still claims blocks.
-    FreeNonEmpty {
-        block: u64,
-    },
     /// The change moves a block under its own descendant.
     Cycle {
         block: u64,

@@ -34,7 +34,7 @@ pub use claims::Claim;
 pub use disk::{Disk, DiskError, MemDisk};
 pub use error::{ClaimError, Error, TemplateError, Udf};
 pub use layout::Root;
-pub use modify::Change;
+pub use modify::{Change, MAX_BLOCKS, MAX_CHANGES};
 pub use mount::{Conflict, Limits, MountReport};
 pub use pages::{HostPages, PageId, Pages};
 pub use udf::{Template, TemplateSpec};
@@ -186,6 +186,11 @@ impl<D: Disk, P: Pages> Xn<D, P> {
     /// Allocated and not yet durably initialised.
     pub fn unstable(&self, b: u64) -> bool {
         self.unstable.contains(&b)
+    }
+
+    /// Written since the last flush (the disk may not have it yet).
+    pub fn written(&self, b: u64) -> bool {
+        self.written.contains(&b)
     }
 
     /// What `owns` says a cached or traversed metadata block claims now.

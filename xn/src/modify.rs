@@ -127,11 +127,6 @@ impl<D: Disk, P: Pages> Xn<D, P> {
                 return Err(Error::NotFree { block: b });
             }
         }
-        for (b, _) in crate::claims::blocks(&freed) {
-            if self.meta.get(&b).is_some_and(|m| !m.mem.is_empty()) {
-                return Err(Error::FreeNonEmpty { block: b });
-            }
-        }
         let dest = |x: u64| added.iter().find(|(_, c)| c.contains(x)).map_or(0, |a| a.0);
         for (x, _) in crate::claims::blocks(&moved).filter(|(x, _)| self.meta.contains_key(x)) {
             if self.is_ancestor(x, Parent::Block(dest(x))) {
@@ -163,12 +158,21 @@ impl<D: Disk, P: Pages> Xn<D, P> {
                 m.parent = Parent::Block(d);
             }
         }
+        // Freeing a metadata block frees what it claims, down its subtree
+        // (XN knows every claim in memory: no I/O, bounded by the tree).
         let mut pages = Vec::new();
-        for (x, _) in crate::claims::blocks(&freed) {
-            let i = &mut self.info[x as usize];
-            i.mem = i.mem.saturating_sub(1);
-            if i.mem == 0 {
+        let mut todo: Vec<(u64, u64)> = freed.iter().map(|c| (c.start, c.end())).collect();
+        while let Some((start, end)) = todo.pop() {
+            for x in start..end {
+                let i = &mut self.info[x as usize];
+                i.mem = i.mem.saturating_sub(1);
+                if i.mem != 0 {
+                    continue;
+                }
                 pages.extend(self.drop_entry(x));
+                if let Some(m) = self.meta.get_mut(&x) {
+                    todo.extend(core::mem::take(&mut m.mem).iter().map(|c| (c.start, c.end())));
+                }
                 self.settle(x);
             }
         }

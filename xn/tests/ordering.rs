@@ -81,11 +81,12 @@ fn a_freed_subtree_releases_its_disk_claims() {
         xn.insert_new(A, ALICE, Parent::Block(60), b, p).unwrap();
     }
     xn.sync_all(A).unwrap();
-    // Empty node 60 (not written again), then free it from the root.
-    assert_eq!(free(&mut xn, ALICE, A, root, 0, 60, 1), Err(Error::FreeNonEmpty { block: 60 }));
-    free(&mut xn, ALICE, A, 60, 0, 100, 2).unwrap();
+    // Freeing node 60 from the root frees its subtree with it; all of it
+    // waits until the root's new version is durable.
     free(&mut xn, ALICE, A, root, 0, 60, 1).unwrap();
-    assert!(xn.will_free(60) && xn.will_free(100));
+    assert_eq!(xn.claimants(100), 0);
+    assert!(xn.will_free(60) && xn.will_free(100) && xn.will_free(101));
+    assert_eq!(alloc(&mut xn, ALICE, A, root, 1, 100, 1, DATA), Err(Error::NotFree { block: 100 }));
     xn.write(A, root, 1).unwrap();
     xn.flush().unwrap();
     assert!(xn.is_free(60) && xn.is_free(100) && xn.is_free(101));
