@@ -171,3 +171,74 @@ fn check_dir<C: XnClient>(
     }
     Ok(())
 }
+
+/// One name's file, as a snapshot sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Node {
+    pub ino: u64,
+    pub mode: u32,
+    /// File contents, or a symbolic link's target (empty for
+    /// directories).
+    pub data: Vec<u8>,
+}
+
+/// Every path in the file system with what it names.
+pub fn snapshot<C: XnClient>(fs: &mut Fs<C>) -> crate::Result<BTreeMap<String, Node>> {
+    let mut out = BTreeMap::new();
+    let mut dirs = alloc::vec![(ROOT_INO, String::new())];
+    while let Some((dir, path)) = dirs.pop() {
+        for (name, ino, kind) in fs.readdir(dir)? {
+            let p = format!("{path}/{}", String::from_utf8_lossy(&name));
+            let st = fs.stat(ino)?;
+            let data = match kind {
+                S_IFDIR => {
+                    dirs.push((ino, p.clone()));
+                    Vec::new()
+                }
+                S_IFLNK => fs.readlink(ino)?,
+                _ => {
+                    let mut buf = alloc::vec![0u8; st.size as usize];
+                    let n = fs.read(ino, 0, &mut buf)?;
+                    buf.truncate(n);
+                    buf
+                }
+            };
+            out.insert(p, Node { ino, mode: st.mode, data });
+        }
+        if out.len() as u64 > fs.xn.nblocks() * ENTRIES as u64 {
+            return Err(crate::Errno::Corrupt("directory tree loops"));
+        }
+    }
+    Ok(out)
+}
+
+/// The blocks C-FFS itself accounts for: the root block, the inode table,
+/// every directory's and file's blocks and extent blocks. On a consistent
+/// disk this is XN's count of allocated blocks: what `owns` says and what
+/// the library believes agree, and nothing is leaked.
+pub fn blocks_in_use<C: XnClient>(fs: &mut Fs<C>) -> crate::Result<u64> {
+    let mut n = 1;
+    let count = |fs: &mut Fs<C>, loc: Loc, inode: &Inode| -> crate::Result<u64> {
+        let map = fs.map(loc, inode)?;
+        Ok(map.slots.iter().map(|s| u64::from(s.ext.count)).sum::<u64>() + map.chain.len() as u64)
+    };
+    for dir in fs.all_dirs()? {
+        if dir == ROOT_INO {
+            let (loc, inode) = fs.load(ROOT_INO)?;
+            n += count(fs, loc, &inode)?;
+        }
+        for d in fs.scan(dir)?.into_iter().filter(|d| d.kind == E_INODE) {
+            let inode = fs.inode_at(d.loc)?;
+            n += count(fs, d.loc, &inode)?;
+        }
+    }
+    let mut b = fs.header(fs.root)?.next;
+    while b != 0 {
+        n += 1;
+        b = fs.header(b)?.next;
+    }
+    for (loc, inode) in fs.table()? {
+        n += count(fs, loc, &inode)?;
+    }
+    Ok(n)
+}

@@ -261,20 +261,18 @@ impl<C: XnClient> Fs<C> {
     }
 
     pub fn create(&mut self, dir: u64, name: &[u8], mode: u32) -> Result<u64> {
-        self.make(dir, name, S_IFREG | (mode & 0o7777))
+        self.make(dir, name, S_IFREG | (mode & 0o7777), &[])
     }
 
     pub fn mkdir(&mut self, dir: u64, name: &[u8], mode: u32) -> Result<u64> {
-        self.make(dir, name, S_IFDIR | (mode & 0o7777))
+        self.make(dir, name, S_IFDIR | (mode & 0o7777), &[])
     }
 
     pub fn symlink(&mut self, dir: u64, name: &[u8], target: &[u8]) -> Result<u64> {
         if target.is_empty() || target.len() >= BLOCK {
             return Err(Errno::NameTooLong);
         }
-        let ino = self.make(dir, name, S_IFLNK | 0o777)?;
-        self.write(ino, 0, target)?;
-        Ok(ino)
+        self.make(dir, name, S_IFLNK | 0o777, target)
     }
 
     pub fn readlink(&mut self, ino: u64) -> Result<Vec<u8>> {
@@ -288,9 +286,10 @@ impl<C: XnClient> Fs<C> {
         Ok(buf)
     }
 
-    /// Creates an inode named `name` in `dir`: embedded in its entry, or
-    /// (embedding off) in the table with a reference in the entry.
-    fn make(&mut self, dir: u64, name: &[u8], mode: u32) -> Result<u64> {
+    /// Creates an inode named `name` in `dir` holding `data`: embedded in
+    /// its entry, or (embedding off) in the table, complete and durable
+    /// before a reference in the entry names it.
+    fn make(&mut self, dir: u64, name: &[u8], mode: u32, data: &[u8]) -> Result<u64> {
         check_name(name)?;
         self.writable_dir(dir)?;
         if self.lookup_in(dir, name)?.is_some() {
@@ -316,14 +315,19 @@ impl<C: XnClient> Fs<C> {
             let bytes = entry_bytes(&inode, name);
             self.xn.modify(&Self::put(loc, &bytes), &[], &[])?;
             self.locs.insert(ino, loc);
+            if !data.is_empty() {
+                self.write(ino, 0, data)?;
+            }
         } else {
             let t = self.table_slot()?;
-            self.xn.modify(
-                &[Change { block: t.block, off: t.off(), bytes: &inode.encode(&[]) }],
-                &[],
-                &[],
-            )?;
-            self.durable(&[t.block])?;
+            let bytes = inode.encode(&[]);
+            self.xn.modify(&[Change { block: t.block, off: t.off(), bytes: &bytes }], &[], &[])?;
+            self.locs.insert(ino, t);
+            if !data.is_empty() {
+                self.write(ino, 0, data)?;
+            }
+            let blocks = self.file_blocks(ino, true)?;
+            self.durable(&blocks)?;
             let loc = self.place(dir, span(name), None)?;
             let bytes = entry_bytes(&reference(&inode, t), name);
             self.xn.modify(&Self::put(loc, &bytes), &[], &[])?;

@@ -2,6 +2,7 @@
 //! C-FFS, finding and changing inodes, allocating blocks.
 
 use alloc::collections::{BTreeMap, BTreeSet};
+use alloc::vec::Vec;
 
 use xn::{Change, Parent, Tid};
 
@@ -204,17 +205,31 @@ impl<C: XnClient> Fs<C> {
         self.root
     }
 
-    /// Makes sure a metadata block is cached (XN knows its parent).
+    /// Makes sure a metadata block is cached, and its ancestors first
+    /// (XN knows every metadata block's parent, and reads a block only
+    /// through it).
     pub(crate) fn ensure(&mut self, b: u64) -> Result<()> {
-        if self.xn.cached(b) {
-            return Ok(());
+        let mut chain = Vec::new();
+        let mut x = b;
+        while !self.xn.cached(x) {
+            if chain.len() as u64 > self.xn.nblocks() {
+                return Err(Errno::Corrupt("metadata parents loop"));
+            }
+            let parent = if x == self.root {
+                Parent::Root(self.root_index)
+            } else {
+                self.xn.parent(x).ok_or(Errno::Corrupt("metadata block with no parent"))?
+            };
+            chain.push((x, parent));
+            match parent {
+                Parent::Block(p) => x = p,
+                Parent::Root(_) => break,
+            }
         }
-        let parent = if b == self.root {
-            Parent::Root(self.root_index)
-        } else {
-            self.xn.parent(b).ok_or(Errno::Corrupt("metadata block with no parent"))?
-        };
-        Ok(self.xn.read(parent, b, 1)?)
+        for (x, parent) in chain.into_iter().rev() {
+            self.xn.read(parent, x, 1)?;
+        }
+        Ok(())
     }
 
     pub(crate) fn bytes(&mut self, b: u64) -> Result<&[u8; BLOCK]> {

@@ -16,6 +16,7 @@ mod data;
 mod dir;
 pub mod format;
 mod fs;
+pub mod sim;
 mod sync;
 pub mod templates;
 

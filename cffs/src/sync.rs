@@ -74,7 +74,7 @@ impl<C: XnClient> Fs<C> {
 
     /// The blocks holding one file: its entry block, extent blocks and
     /// (if `data`) its dirty data blocks.
-    fn file_blocks(&mut self, ino: u64, inode_too: bool) -> Result<Vec<u64>> {
+    pub(crate) fn file_blocks(&mut self, ino: u64, inode_too: bool) -> Result<Vec<u64>> {
         let (loc, inode) = self.load(ino)?;
         let map = self.map(loc, &inode)?;
         let mut v: Vec<u64> = Vec::new();
