@@ -170,6 +170,9 @@ impl<C: XnClient> Fs<C> {
         fs.opts = Options { embed: head.flags & R_NO_EMBED == 0, group: head.flags & R_NO_GROUP == 0 };
         fs.locs.insert(ROOT_INO, Loc { block: fs.root, entry: 1 });
         fs.parents.insert(ROOT_INO, ROOT_INO);
+        if !fs.load(ROOT_INO).is_ok_and(|(_, i)| i.is_dir()) {
+            return Err(Errno::Corrupt("no root directory in the root block"));
+        }
         fs.cursor = fs.root;
         if recover {
             if !fs.xn.shared_blocks().is_empty() {

@@ -7,6 +7,7 @@
 //! and name an `fsync` or `sync` promised intact, every rename all or
 //! nothing. Recovery's own writes are crashed too.
 
+pub mod corrupt;
 pub mod disk;
 pub mod workload;
 
