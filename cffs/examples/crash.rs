@@ -11,9 +11,15 @@ fn main() {
         cfg.depth = d as usize;
     }
     cfg.seeded_bug = args.iter().any(|a| a == "--seeded-bug");
+    cfg.stop_early = args.iter().any(|a| a == "--stop-early");
     let t = std::time::Instant::now();
     let mut last = 0;
+    let mut shown = 0;
     let st = cffs::sim::campaign(&cfg, |s| {
+        for e in &s.examples[shown..] {
+            eprintln!("  violation: {e}");
+        }
+        shown = s.examples.len();
         if s.states >= last + 5000 {
             last = s.states;
             eprintln!(

@@ -86,7 +86,7 @@ impl<C: XnClient> Fs<C> {
             let map = self.map(loc, inode)?;
             let goal = match f.checked_sub(1).and_then(|p| map.find(p)) {
                 Some((b, _)) => b + 1,
-                None => self.goal(loc, f),
+                None => self.goal(loc, f, inode.is_dir()),
             };
             let (start, count) = self.find_free(goal, left.min(u64::from(u32::MAX)))?;
             let grows = map.slots.iter().find(|s| {

@@ -19,7 +19,9 @@ const INO_BATCH: u64 = 64;
 /// File blocks of a "small" file: these are grouped with the directory.
 pub const SMALL_BLOCKS: u64 = 16;
 /// Most blocks read in one request by explicit grouping.
-pub const GROUP_READ: u64 = 16;
+pub const GROUP_READ: u64 = 64;
+/// Blocks set aside after a new directory block for its small files.
+pub const GROUP: u64 = 128;
 
 /// Where an entry is: its entry block and index (1..=15).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -307,13 +309,47 @@ impl<C: XnClient> Fs<C> {
     }
 
     /// Where to allocate a block of file block `fblock` of the inode at
-    /// `loc`: next to its directory for small files when grouping,
-    /// otherwise at the moving cursor.
-    pub(crate) fn goal(&self, loc: Loc, fblock: u64) -> u64 {
-        if self.opts.group && fblock < SMALL_BLOCKS {
+    /// `loc`. With grouping, a directory block starts a fresh group (a
+    /// free run of `GROUP` blocks) and small files go right after their
+    /// directory's block, so one request reads a directory's small files;
+    /// otherwise everything comes from the moving cursor.
+    pub(crate) fn goal(&mut self, loc: Loc, fblock: u64, dir: bool) -> u64 {
+        if !self.opts.group {
+            return self.cursor;
+        }
+        if dir {
+            let start = self.find_run(self.cursor, GROUP).unwrap_or(self.cursor);
+            self.cursor = start + GROUP;
+            return start;
+        }
+        if fblock < SMALL_BLOCKS {
             loc.block
         } else {
             self.cursor
+        }
+    }
+
+    /// The first block of a run of `n` free blocks at or after `goal`
+    /// (wrapping around once).
+    fn find_run(&self, goal: u64, n: u64) -> Option<u64> {
+        let end = self.xn.nblocks();
+        let mut b = goal.clamp(xn::RESERVED, end);
+        let mut wrapped = false;
+        loop {
+            if b + n > end {
+                if wrapped {
+                    return None;
+                }
+                (b, wrapped) = (xn::RESERVED, true);
+                continue;
+            }
+            match (b..b + n).find(|&x| !self.xn.is_free(x)) {
+                None => return Some(b),
+                Some(used) => b = used + 1,
+            }
+            if wrapped && b >= goal {
+                return None;
+            }
         }
     }
 
