@@ -19,7 +19,8 @@ fn main() {
         let mut fs = Fs::mkfs(Local::mount(disk, 1, ROOT).unwrap(), opts, 1).unwrap();
         fs.sync().unwrap();
         let c0 = counts(fs.xn.xn.disk());
-        let dirs: Vec<u64> = (0..20).map(|i| fs.mkdir(ROOT_INO, format!("d{i}").as_bytes(), 0o755).unwrap()).collect();
+        let dirs: Vec<u64> =
+            (0..20).map(|i| fs.mkdir(ROOT_INO, format!("d{i}").as_bytes(), 0o755).unwrap()).collect();
         for i in 0..files {
             let f = fs.create(dirs[(i % 20) as usize], format!("f{i}").as_bytes(), 0o644).unwrap();
             fs.write(f, 0, &vec![i as u8; 1024 * (1 + (i as usize % 8))]).unwrap();

@@ -14,6 +14,7 @@ use crate::build;
 /// Runs example `name` of the `cffs` crate with `args`, at low priority
 /// (campaigns are long and the machine is shared).
 fn example(name: &str, args: &[String]) -> Result<(), String> {
+    crate::deps::ensure(crate::deps::STORAGE)?;
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let status = Command::new("nice")
         .args(["-n", "10"])

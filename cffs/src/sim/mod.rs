@@ -72,9 +72,18 @@ fn check(img: Vec<u8>, r: &Run, c: &Crash) -> Result<Vec<Event>, String> {
         return Err(format!("C-FFS accounts for {ours} blocks, XN has {xn_count} allocated"));
     }
     let now = snapshot(&mut fs).map_err(|e| format!("reading the tree: {e:?}"))?;
-    let under = |p: &str, set: &[&str]| set.iter().any(|t| p == *t || p.starts_with(&format!("{t}/")));
+    // A path is touched if an operation names it, or names another name
+    // of the same file (a hard link), in any snapshot.
+    let inos = |set: &[&str]| -> BTreeSet<u64> {
+        r.snaps.iter().flat_map(|s| set.iter().filter_map(|p| s.get(*p).map(|n| n.ino))).collect()
+    };
+    let under = |p: &str, set: &[&str], inos: &BTreeSet<u64>| {
+        set.iter().any(|t| p == *t || p.starts_with(&format!("{t}/")))
+            || r.snaps.iter().chain([&now]).any(|s| s.get(p).is_some_and(|n| inos.contains(&n.ino)))
+    };
+    let touched = inos(&r.touched);
     for (p, node) in &r.snaps[0] {
-        if !under(p, &r.touched) && now.get(p) != Some(node) {
+        if !under(p, &r.touched, &touched) && now.get(p) != Some(node) {
             return Err(format!("{p}, untouched, changed or vanished"));
         }
     }
@@ -82,7 +91,8 @@ fn check(img: Vec<u8>, r: &Run, c: &Crash) -> Result<Vec<Event>, String> {
         match m {
             Mark::Sync { flush, snap, later } if *flush < c.from => {
                 let then = &r.snaps[*snap];
-                for p in then.keys().chain(now.keys()).filter(|p| !under(p, later)) {
+                let later_inos = inos(later);
+                for p in then.keys().chain(now.keys()).filter(|p| !under(p, later, &later_inos)) {
                     if now.get(p) != then.get(p) {
                         return Err(format!("{p} differs from what the sync at event {flush} made durable"));
                     }
