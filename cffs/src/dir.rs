@@ -16,7 +16,7 @@ use xn::{Change, Parent};
 
 use crate::client::XnClient;
 use crate::format::{
-    name_len, Extent, Header, Inode, Intent, ENTRIES, ENTRY, E_CONT, E_FREE, E_INODE, E_REF,
+    name_len, with_name_of, Extent, Header, Inode, Intent, ENTRIES, ENTRY, E_CONT, E_FREE, E_INODE, E_REF,
     INTENT_EXTERNALIZE, INTENT_MOVE, INTENT_NONE, KIND_DIR, KIND_ITABLE, NAME_AT, NAME_INLINE, NAME_MAX,
     S_IFDIR, S_IFLNK, S_IFMT, S_IFREG,
 };
@@ -85,9 +85,14 @@ fn reference(inode: &Inode, t: Loc) -> Inode {
     }
 }
 
+/// The intent to move inode `ino`'s entry from `a` to `b`.
+fn intent(kind: u32, a: Loc, b: Loc, ino: u64) -> Intent {
+    Intent { kind, a_block: a.block, a_entry: a.entry as u32, b_block: b.block, b_entry: b.entry as u32, ino }
+}
+
 /// What removing an embedded inode's entry frees (its extent blocks'
 /// contents go with the first, XN frees the subtree).
-fn claims_of(inode: &Inode) -> Vec<(u64, u64)> {
+pub(crate) fn claims_of(inode: &Inode) -> Vec<(u64, u64)> {
     if inode.kind != E_INODE || inode.is_inline() {
         return Vec::new();
     }
@@ -349,21 +354,14 @@ impl<C: XnClient> Fs<C> {
 
     /// A free slot in the inode table (growing it by a block if full).
     fn table_slot(&mut self) -> Result<Loc> {
-        let mut prev = self.root;
-        let mut b = self.header(self.root)?.next;
-        let mut seen = 0;
-        while b != 0 {
-            seen += 1;
-            if seen > self.xn.nblocks() {
-                return Err(Errno::Corrupt("inode table loops"));
-            }
-            let bytes = *self.bytes(b)?;
+        let chain = self.table_blocks()?;
+        for &b in &chain {
+            let bytes = self.bytes(b)?;
             if let Some(e) = (1..=ENTRIES).find(|&e| bytes[e * ENTRY] == E_FREE) {
                 return Ok(Loc { block: b, entry: e });
             }
-            prev = b;
-            b = Header::decode(&bytes[..ENTRY])?.next;
         }
+        let prev = chain.last().copied().unwrap_or(self.root);
         let (x, _) = self.find_free(prev, 1)?;
         self.xn.modify(
             &[Change { block: prev, off: Header::NEXT_AT, bytes: &x.to_le_bytes() }],
@@ -464,23 +462,12 @@ impl<C: XnClient> Fs<C> {
     /// caller adds the second name).
     fn externalize(&mut self, loc: Loc, mut inode: Inode) -> Result<Loc> {
         let t = self.table_slot()?;
-        let intent = Intent {
-            kind: INTENT_EXTERNALIZE,
-            a_block: loc.block,
-            a_entry: loc.entry as u32,
-            b_block: t.block,
-            b_entry: t.entry as u32,
-            ino: inode.ino,
-        };
-        self.set_intent(&intent)?;
+        self.set_intent(&intent(INTENT_EXTERNALIZE, loc, t, inode.ino))?;
         self.durable(&[self.root])?;
         inode.nlink = 2;
         inode.ctime = self.now;
         let moved = inode.encode(&[]);
-        let mut r = reference(&inode, t).encode(&[]);
-        let old = self.entry(loc)?;
-        r[1] = old[1];
-        r[NAME_AT..].copy_from_slice(&old[NAME_AT..]);
+        let r = with_name_of(reference(&inode, t).encode(&[]), &self.entry(loc)?);
         let ch = [
             Change { block: t.block, off: t.off(), bytes: &moved },
             Change { block: loc.block, off: loc.off(), bytes: &r },
@@ -584,16 +571,8 @@ impl<C: XnClient> Fs<C> {
         free: &[(u64, u64)],
         ino: u64,
     ) -> Result<()> {
-        let intent = Intent {
-            kind: INTENT_MOVE,
-            a_block: from.block,
-            a_entry: from.entry as u32,
-            b_block: to.block,
-            b_entry: to.entry as u32,
-            ino,
-        };
         if !self.seeded_bug {
-            self.set_intent(&intent)?;
+            self.set_intent(&intent(INTENT_MOVE, from, to, ino))?;
             self.durable(&[self.root])?;
         }
         ch.extend(Self::put(to, bytes));
@@ -631,10 +610,7 @@ impl<C: XnClient> Fs<C> {
                 let span = if name_len(&self.entry(a)?) > NAME_INLINE { 2 } else { 1 };
                 self.xn.modify(&Self::clear(a, span), &[], &free)?;
             } else {
-                let old = self.entry(a)?;
-                let mut r = reference(&ib, b).encode(&[]);
-                r[1] = old[1];
-                r[NAME_AT..].copy_from_slice(&old[NAME_AT..]);
+                let r = with_name_of(reference(&ib, b).encode(&[]), &self.entry(a)?);
                 self.xn.modify(&[Change { block: a.block, off: a.off(), bytes: &r }], &[], &free)?;
             }
             self.durable(&[a.block])?;

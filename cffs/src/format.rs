@@ -324,6 +324,13 @@ impl Inode {
     }
 }
 
+/// `new` entry bytes carrying `old`'s name (its length and bytes).
+pub fn with_name_of(mut new: [u8; ENTRY], old: &[u8]) -> [u8; ENTRY] {
+    new[1] = old[1];
+    new[NAME_AT..].copy_from_slice(&old[NAME_AT..ENTRY]);
+    new
+}
+
 /// The entry's name length (byte 1).
 pub fn name_len(entry: &[u8]) -> usize {
     usize::from(entry[1])

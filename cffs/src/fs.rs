@@ -275,10 +275,7 @@ impl<C: XnClient> Fs<C> {
         alloc: &[(u64, u64)],
         free: &[(u64, u64)],
     ) -> Result<()> {
-        let old = self.entry(loc)?;
-        let mut new = inode.encode(&[]);
-        new[1] = old[1];
-        new[crate::format::NAME_AT..].copy_from_slice(&old[crate::format::NAME_AT..]);
+        let new = crate::format::with_name_of(inode.encode(&[]), &self.entry(loc)?);
         Ok(self.xn.modify(&[Change { block: loc.block, off: loc.off(), bytes: &new }], alloc, free)?)
     }
 

@@ -155,23 +155,28 @@ impl<C: XnClient> Fs<C> {
         Ok(dirs)
     }
 
+    /// The inode table's blocks, in chain order.
+    pub(crate) fn table_blocks(&mut self) -> Result<Vec<u64>> {
+        let mut out = Vec::new();
+        let mut b = self.header(self.root)?.next;
+        while b != 0 {
+            if out.len() as u64 > self.xn.nblocks() {
+                return Err(Errno::Corrupt("inode table loops"));
+            }
+            out.push(b);
+            b = self.header(b)?.next;
+        }
+        Ok(out)
+    }
+
     /// Table inodes: where each is and what it says.
     pub(crate) fn table(&mut self) -> Result<Vec<(Loc, Inode)>> {
         let mut out = Vec::new();
-        let mut b = self.header(self.root)?.next;
-        let mut seen = 0;
-        while b != 0 {
-            seen += 1;
-            if seen > self.xn.nblocks() {
-                return Err(Errno::Corrupt("inode table loops"));
+        for b in self.table_blocks()? {
+            let bytes = self.bytes(b)?;
+            for e in (1..=ENTRIES).filter(|&e| bytes[e * ENTRY] == E_INODE) {
+                out.push((Loc { block: b, entry: e }, Inode::decode(&bytes[e * ENTRY..])));
             }
-            let bytes = *self.bytes(b)?;
-            for e in 1..=ENTRIES {
-                if bytes[e * ENTRY] == E_INODE {
-                    out.push((Loc { block: b, entry: e }, Inode::decode(&bytes[e * ENTRY..])));
-                }
-            }
-            b = crate::format::Header::decode(&bytes[..ENTRY])?.next;
         }
         Ok(out)
     }
@@ -211,20 +216,7 @@ impl<C: XnClient> Fs<C> {
                 continue;
             }
             if n == 0 {
-                let free: Vec<(u64, u64)> = if inode.is_inline() {
-                    Vec::new()
-                } else {
-                    let mut v: Vec<(u64, u64)> = inode
-                        .ext
-                        .iter()
-                        .filter(|e| !e.is_empty())
-                        .map(|e| (e.start, u64::from(e.count)))
-                        .collect();
-                    if inode.ext_block != 0 {
-                        v.push((inode.ext_block, 1));
-                    }
-                    v
-                };
+                let free = crate::dir::claims_of(&inode);
                 let zero = [E_FREE; ENTRY];
                 self.xn.modify(&[Change { block: loc.block, off: loc.off(), bytes: &zero }], &[], &free)?;
             } else {
