@@ -179,8 +179,8 @@ fn read_dir_files(dir: &Path) -> Result<Vec<(String, Vec<u8>)>, String> {
 }
 
 /// Adds every directory, file (with its permission bits) and symbolic link
-/// under `dir` as `prefix/...`.
-fn add_tree(ar: &mut Archive, dir: &Path, prefix: &str) -> Result<(), String> {
+/// under `dir` as `prefix/...` (at the archive's top with an empty prefix).
+pub fn add_tree(ar: &mut Archive, dir: &Path, prefix: &str) -> Result<(), String> {
     use std::os::unix::fs::PermissionsExt;
     let mut entries: Vec<_> = std::fs::read_dir(dir)
         .map_err(|e| format!("reading {}: {e}", dir.display()))?
@@ -188,7 +188,8 @@ fn add_tree(ar: &mut Archive, dir: &Path, prefix: &str) -> Result<(), String> {
         .collect();
     entries.sort_by_key(|e| e.file_name());
     for e in entries {
-        let name = format!("{prefix}/{}", e.file_name().to_string_lossy());
+        let file = e.file_name().to_string_lossy().into_owned();
+        let name = if prefix.is_empty() { file } else { format!("{prefix}/{file}") };
         let path = e.path();
         let meta = std::fs::symlink_metadata(&path).map_err(|err| format!("{}: {err}", path.display()))?;
         if meta.is_symlink() {
