@@ -104,7 +104,7 @@ impl<D: Disk, P: Pages> Xn<D, P> {
             if self.info[b as usize].uninit {
                 return Err(Error::Uninitialised { block: b });
             }
-            if !self.pages.holds(who, p) || pages[..i].contains(&p) {
+            if !self.usable(who, p) || pages[..i].contains(&p) {
                 return Err(Error::BadPage);
             }
         }
@@ -115,7 +115,7 @@ impl<D: Disk, P: Pages> Xn<D, P> {
             let dst = self.pages.bytes_mut(p).ok_or(Error::BadPage)?;
             dst.copy_from_slice(&buf[i * BLOCK..(i + 1) * BLOCK]);
             let b = start + i as u64;
-            self.registry.insert(b, Entry { page: p, owner: who, tid, dirty: false, locked_by: None });
+            self.cache(b, Entry { page: p, owner: who, tid, dirty: false, locked_by: None });
             self.bindings.entry((b, who)).or_insert(false);
         }
         Ok(())
@@ -139,7 +139,7 @@ impl<D: Disk, P: Pages> Xn<D, P> {
         if !self.info[block as usize].uninit {
             return Err(Error::NotFresh { block });
         }
-        if !self.pages.holds(who, page) {
+        if !self.usable(who, page) {
             return Err(Error::BadPage);
         }
         self.bind_allowed(cred, parent, slots[0], block, true)?;
@@ -149,7 +149,7 @@ impl<D: Disk, P: Pages> Xn<D, P> {
             return Err(Error::FreshClaims { block });
         }
         let metadata = t.is_metadata();
-        self.registry.insert(block, Entry { page, owner: who, tid, dirty: true, locked_by: None });
+        self.cache(block, Entry { page, owner: who, tid, dirty: true, locked_by: None });
         self.bindings.insert((block, who), !metadata);
         Ok(())
     }
@@ -239,6 +239,7 @@ impl<D: Disk, P: Pages> Xn<D, P> {
 
     pub(crate) fn drop_entry(&mut self, block: u64) -> Option<PageId> {
         let e = self.registry.remove(&block)?;
+        self.cached_pages.remove(&e.page);
         let who: alloc::vec::Vec<Principal> =
             self.bindings.range((block, 0)..=(block, Principal::MAX)).map(|(k, _)| k.1).collect();
         for w in who {

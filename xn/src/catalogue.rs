@@ -100,7 +100,7 @@ impl<D: Disk, P: Pages> Xn<D, P> {
             if !self.is_free(b) {
                 return Err(Error::NotFree { block: b });
             }
-            if !self.pages.holds(who, p) {
+            if !self.usable(who, p) || pages[..i].contains(&p) {
                 return Err(Error::BadPage);
             }
             let data = self.pages.bytes(p).ok_or(Error::BadPage)?;
@@ -127,7 +127,7 @@ impl<D: Disk, P: Pages> Xn<D, P> {
                 let m = Meta { parent: Parent::Root(index), mem: Vec::new(), disk: Vec::new(), last: None };
                 self.meta.insert(b, m);
             }
-            self.registry.insert(b, Entry { page, owner: who, tid, dirty: !persistent, locked_by: None });
+            self.cache(b, Entry { page, owner: who, tid, dirty: !persistent, locked_by: None });
             self.bindings.insert((b, who), !metadata);
         }
         Ok(index)

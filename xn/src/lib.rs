@@ -124,6 +124,8 @@ pub struct Xn<D: Disk, P: Pages> {
     info: Vec<Info>,
     meta: BTreeMap<u64, Meta>,
     registry: BTreeMap<u64, Entry>,
+    /// Pages the registry uses: one page caches one block.
+    cached_pages: BTreeSet<PageId>,
     /// (block, principal) -> may write.
     bindings: BTreeMap<(u64, Principal), bool>,
     /// Allocated blocks not yet durably initialised (never written, or
@@ -238,6 +240,19 @@ impl<D: Disk, P: Pages> Xn<D, P> {
     /// Allocated blocks in total.
     pub fn allocated_count(&self) -> u64 {
         self.info.iter().filter(|i| i.mem > 0).count() as u64
+    }
+
+    /// May `who` hand XN this page to cache a block in? Its own, and not
+    /// caching another block already (else a data binding to one block
+    /// could write another's metadata).
+    fn usable(&self, who: Principal, page: PageId) -> bool {
+        self.pages.holds(who, page) && !self.cached_pages.contains(&page)
+    }
+
+    /// Installs a registry entry.
+    fn cache(&mut self, block: u64, entry: Entry) {
+        self.cached_pages.insert(entry.page);
+        self.registry.insert(block, entry);
     }
 
     fn tmpl(&self, id: Tid) -> Result<&Template, Error> {

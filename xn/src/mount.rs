@@ -95,6 +95,7 @@ impl<D: Disk, P: Pages> Xn<D, P> {
             catalogue,
             meta: BTreeMap::new(),
             registry: BTreeMap::new(),
+            cached_pages: BTreeSet::new(),
             bindings: BTreeMap::new(),
             unstable: BTreeSet::new(),
             written: BTreeSet::new(),

@@ -230,3 +230,20 @@ fn a_move_transfers_ownership_but_not_into_its_own_subtree() {
     let half = [Change { block: 60, off: slot_off(3), bytes: &s }];
     assert_eq!(xn.modify(A, ALICE, &half, &[], &[]), Err(Error::Undeclared { block: 100 }));
 }
+
+#[test]
+fn a_page_already_caching_a_block_cannot_cache_another() {
+    let (mut xn, _, root) = setup();
+    alloc(&mut xn, ALICE, A, root, 0, 100, 1, DATA).unwrap();
+    // The root's own page, offered as the fresh data block's page: a
+    // write binding to the data would then write the root's metadata.
+    let root_page = xn.entry(root).unwrap().page;
+    assert_eq!(xn.insert_new(A, ALICE, Parent::Block(root), 100, root_page), Err(Error::BadPage));
+    let p = page(&mut xn, A);
+    xn.insert_new(A, ALICE, Parent::Block(root), 100, p).unwrap();
+    xn.write(A, 100, 1).unwrap();
+    xn.evict(A, 100).unwrap();
+    assert_eq!(xn.read_insert(A, ALICE, Parent::Block(root), 100, &[root_page]), Err(Error::BadPage));
+    // Its own page back is fine once evicted.
+    xn.read_insert(A, ALICE, Parent::Block(root), 100, &[p]).unwrap();
+}
