@@ -187,7 +187,11 @@ impl<C: XnClient> Fs<C> {
                     return Err(Errno::Corrupt("a block is claimed twice"));
                 }
             }
-            fs.recover()?;
+            // A name that is not where the tree says is damage here.
+            fs.recover().map_err(|e| match e {
+                Errno::Xn(_) | Errno::Corrupt(_) => e,
+                _ => Errno::Corrupt("the directory tree is damaged"),
+            })?;
         }
         Ok(fs)
     }
