@@ -83,7 +83,7 @@ pub fn kernel_version(dir: &Path) -> String {
 
 /// Fetches (once) the kernel package the metapackage depends on and
 /// extracts its `vmlinuz`.
-fn kernel(dir: &Path) -> Result<PathBuf, String> {
+pub fn kernel(dir: &Path) -> Result<PathBuf, String> {
     let vmlinuz = dir.join("vmlinuz");
     let package = match current_package() {
         Ok(p) => p,

@@ -43,7 +43,7 @@
 //! of `docs/benchmarks.md`).
 
 mod boot;
-mod linux;
+pub mod linux;
 mod profile;
 mod report;
 mod rows;
