@@ -12,6 +12,7 @@ mod debs;
 mod deps;
 mod devtest;
 mod disk;
+mod fstools;
 mod fuzz;
 mod iso;
 mod lxtest;
@@ -49,6 +50,17 @@ usage: cargo xtask <command>
   fuzz verifier [--programs N] [--seed S]
                      differential verifier fuzzing campaign on the host
   build              build the kernel, the user programs and the boot image
+  mkfs IMAGE [--size MIB] [--from DIR] [--owner UID:GID] [--no-embed] [--no-group]
+                     an XN disk image with a C-FFS holding a copy of DIR
+  fsck IMAGE [--compare DIR]
+                     check an image (XN's claims, C-FFS's structures; with
+                     --compare, every file against DIR)
+  crash [--states N] [--seed S] [--depth D] [--seeded-bug]
+                     crash-consistency campaign over XN and C-FFS on the
+                     host (every crash state of every 1-2 operation
+                     workload, then random ones until N states)
+  corrupt [--mutations N] [--seed S]
+                     corrupt-image campaign: mount N damaged images
 ";
 
 /// Formatting and clippy, with the workspace's lints (`[workspace.lints]`),
@@ -123,6 +135,10 @@ fn main() -> ExitCode {
         "gdb" => gdb(rest),
         "fuzz" => fuzz::main(rest),
         "build" => build::all().map(|_| ()),
+        "mkfs" => fstools::mkfs(rest),
+        "fsck" => fstools::fsck(rest),
+        "crash" => fstools::crash(rest),
+        "corrupt" => fstools::corrupt(rest),
         "help" | "-h" | "--help" => {
             print!("{USAGE}");
             Ok(())
