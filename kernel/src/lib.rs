@@ -76,6 +76,8 @@ mod state;
 #[cfg(target_os = "none")]
 mod syscall;
 #[cfg(target_os = "none")]
+mod xn;
+#[cfg(target_os = "none")]
 mod trap;
 #[cfg(target_os = "none")]
 mod uaccess;
