@@ -56,7 +56,8 @@ pub enum Error {
     NotClaimed = 22,
     /// XN: the template's `acl` refused the caller's credentials.
     Denied = 23,
-    /// XN: an allocation of a block that is not free.
+    /// XN: an allocation of a block that is not free, or a change that
+    /// makes one block claim another twice.
     NotFree = 24,
     /// XN: the change allocates, frees or moves other blocks than the
     /// request declares.
@@ -174,7 +175,7 @@ impl Error {
             Error::NoDevice => "no such device",
             Error::NotClaimed => "block not claimed by that parent",
             Error::Denied => "refused by the template's acl",
-            Error::NotFree => "block not free",
+            Error::NotFree => "block not free or claimed twice",
             Error::Undeclared => "change differs from its declaration",
             Error::ReadOnly => "metadata is read-only",
             Error::Tainted => "points to an uninitialised block",

@@ -76,13 +76,13 @@ mod state;
 #[cfg(target_os = "none")]
 mod syscall;
 #[cfg(target_os = "none")]
-mod xn;
-#[cfg(target_os = "none")]
 mod trap;
 #[cfg(target_os = "none")]
 mod uaccess;
 #[cfg(target_os = "none")]
 mod upcall;
+#[cfg(target_os = "none")]
+mod xn;
 
 #[cfg(target_os = "none")]
 use init::kmain;

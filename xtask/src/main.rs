@@ -19,6 +19,7 @@ mod lxtest;
 mod qemu;
 mod stress;
 mod ttytest;
+mod xntest;
 
 use std::process::ExitCode;
 

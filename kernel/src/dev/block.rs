@@ -85,7 +85,13 @@ pub fn flush(token: Span, done: Done, cookie: u64) -> Result<u64, BlockError> {
 /// Starts a request on a frame the kernel vouches for: its own, or a page
 /// XN has taken into its cache (`crate::xn`). Checked like `submit`
 /// except for the owner.
-pub fn submit_pinned(write: bool, buf: Span, sector: u64, done: Done, cookie: u64) -> Result<u64, BlockError> {
+pub fn submit_pinned(
+    write: bool,
+    buf: Span,
+    sector: u64,
+    done: Done,
+    cookie: u64,
+) -> Result<u64, BlockError> {
     start(checked(buf, sector)?, write, buf, sector, done, cookie)
 }
 

@@ -209,12 +209,14 @@ pub fn start(
         });
         Ok(i)
     })?;
-    // The device may reach the image's data, which the driver may share
-    // (`wrappers::share`), besides what it is lent later.
+    // The device may reach the image's data and its stack, which the
+    // driver may share (`wrappers::share`), besides what it is lent later.
     with(|ds| {
         let d = ds.get(i);
         let (lo, hi) = (d.image.data.0 & !4095, d.image.data.1.div_ceil(4096) * 4096);
-        d.domain.expose(d.image.pa(lo), (hi - lo) / 4096)
+        let (s, e) = d.image.stack();
+        d.domain.expose(d.image.pa(lo), (hi - lo) / 4096)?;
+        d.domain.expose(d.image.pa(s), (e - s) / 4096)
     })
     .ok_or("no memory for its device's DMA tables")?;
     let table = cross(i, |d| Ok((d.image.entry, [0; 3]))).map_err(|_| "its entry point failed")?;

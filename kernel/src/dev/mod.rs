@@ -32,9 +32,9 @@ pub mod packet;
 #[cfg(target_os = "none")]
 mod pool;
 #[cfg(target_os = "none")]
-mod wrappers;
-#[cfg(target_os = "none")]
 pub mod wait;
+#[cfg(target_os = "none")]
+mod wrappers;
 #[cfg(target_os = "none")]
 mod xpc;
 

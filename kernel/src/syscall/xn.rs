@@ -115,7 +115,8 @@ pub fn xn_install(k: &mut Kernel, Args([specs, n, cred, ..]): Args) -> Result<u6
     }
     let mut group = Vec::with_capacity(n as usize);
     for i in 0..n {
-        let s: x::TemplateSpec = uaccess::read_value(k.pml4(), specs + i * size_of::<x::TemplateSpec>() as u64)?;
+        let s: x::TemplateSpec =
+            uaccess::read_value(k.pml4(), specs + i * size_of::<x::TemplateSpec>() as u64)?;
         group.push(::xn::TemplateSpec {
             name: carried(&s.name, s.name_len)?,
             slots: s.slots,
@@ -290,7 +291,8 @@ pub fn xn_parent(k: &mut Kernel, Args([block, ..]): Args) -> Result<u64, Error> 
 
 pub fn xn_identity(k: &mut Kernel, Args([uid, gid, cred, ..]): Args) -> Result<u64, Error> {
     k.xn_admin(cred)?;
-    let (uid, gid) = (u32::try_from(uid).map_err(|_| Error::BadFlags)?, u32::try_from(gid).map_err(|_| Error::BadFlags)?);
+    let (uid, gid) =
+        (u32::try_from(uid).map_err(|_| Error::BadFlags)?, u32::try_from(gid).map_err(|_| Error::BadFlags)?);
     let c = k.mem.caps.create_root(Rights::ALL)?;
     let me = k.space_owner(k.current());
     let undo = |k: &mut Kernel| {

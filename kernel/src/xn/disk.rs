@@ -8,8 +8,8 @@
 use crate::dev::block::{BlockError, SECTOR};
 use crate::dev::{wait, Span};
 use crate::frames::Frame;
-use alloc::vec::Vec;
 use ::xn::{DiskError, PageId, BLOCK};
+use alloc::vec::Vec;
 
 const SECTORS_PER_BLOCK: u64 = (BLOCK / SECTOR) as u64;
 

@@ -20,7 +20,6 @@ use disk::BlockDisk;
 use pages::CachePages;
 use view::View;
 
-
 /// The `xn` crate's state over the kernel's disk and frames.
 pub type XnDisk = ::xn::Xn<BlockDisk, CachePages>;
 
@@ -191,11 +190,9 @@ pub fn refusal(e: ::xn::Error) -> Error {
         X::DiskTooSmall | X::BadSuperblock(_) | X::BadCatalogue { .. } | X::RebuildTooLong { .. } => {
             Error::NoDevice
         }
-        X::BadTemplate { .. }
-        | X::UdfFault { .. }
-        | X::BadClaim { .. }
-        | X::Overlap { .. }
-        | X::BadSize { .. } => Error::BadTemplate,
+        X::BadTemplate { .. } | X::UdfFault { .. } | X::BadClaim { .. } | X::BadSize { .. } => {
+            Error::BadTemplate
+        }
         X::CatalogueFull | X::RootCatalogueFull => Error::NoMemory,
         X::BadRootName | X::NoSuchRoot | X::NoSuchTemplate(_) => Error::BadName,
         X::OutOfRange { .. } => Error::BadBlock,
@@ -207,7 +204,7 @@ pub fn refusal(e: ::xn::Error) -> Error {
         X::Denied { .. } => Error::Denied,
         X::Locked { .. } => Error::Locked,
         X::NotBound { .. } => Error::NotPermitted,
-        X::NotFree { .. } => Error::NotFree,
+        X::NotFree { .. } | X::Overlap { .. } => Error::NotFree,
         X::Undeclared { .. } | X::NotDone { .. } => Error::Undeclared,
         X::Retype { .. } | X::Cycle { .. } => Error::BadMove,
         X::Tainted { .. } => Error::Tainted,

@@ -6,8 +6,8 @@
 //! (`Frames::to_cache`), one that stops comes back (`from_cache`).
 
 use crate::frames::Frame;
-use alloc::vec::Vec;
 use ::xn::{PageId, Principal, BLOCK};
+use alloc::vec::Vec;
 
 #[derive(Default)]
 pub struct CachePages {

@@ -29,7 +29,8 @@ pub struct View {
 
 /// `n` contiguous kernel frames mapped read-only for everyone at `va`.
 fn exposed(mem: &mut Memory, va: u64, n: u64) -> Result<Frame, &'static str> {
-    let first = crate::dev::contig::alloc(&mut mem.frames, n).ok_or("no contiguous memory for XN's tables")?;
+    let first =
+        crate::dev::contig::alloc(&mut mem.frames, n).ok_or("no contiguous memory for XN's tables")?;
     let pml4 = mem.kernel_pml4();
     let frames = &mut mem.frames;
     for i in 0..n {

@@ -1,0 +1,83 @@
+//! XN's boot tests (`docs/xn.md`): a C-FFS disk made by `mkfs` from a
+//! small tree, booted with `init=test_xn` (`libos/src/bin/test_xn.rs`):
+//! the first boot reads what mkfs wrote through the kernel's XN, writes
+//! and syncs files, and runs the hostile requests (each refused); the
+//! second boot, on the same image, finds what the first wrote. `fsck` of
+//! the image afterwards must be clean.
+
+use crate::boottest::BootTest;
+use crate::build::{self, Image};
+use crate::qemu;
+use std::path::Path;
+use std::time::Duration;
+
+pub const NAMES: &[&str] = &["xn_disk"];
+
+/// The tree the disk starts with (the test program checks these bytes).
+fn tree(dir: &Path) -> Result<(), String> {
+    let _ = std::fs::remove_dir_all(dir);
+    let w = |p: &str, data: Vec<u8>| {
+        let path = dir.join(p);
+        std::fs::create_dir_all(path.parent().expect("in the tree")).map_err(|e| e.to_string())?;
+        std::fs::write(&path, data).map_err(|e| format!("{}: {e}", path.display()))
+    };
+    w("motd", (0..5000u32).map(|i| b"hello from the disk "[i as usize % 20]).collect())?;
+    w("secret", (0..5000u32).map(|i| (i * 7 % 251) as u8).collect())?;
+    w("etc/small", b"a small file, inline in its entry\n".to_vec())?;
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir.join("secret"), std::fs::Permissions::from_mode(0o600))
+        .map_err(|e| e.to_string())?;
+    std::fs::set_permissions(dir.join("motd"), std::fs::Permissions::from_mode(0o644))
+        .map_err(|e| e.to_string())
+}
+
+pub fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
+    if !(names.is_empty() || names.iter().any(|n| NAMES.contains(&n.as_str()))) {
+        return Ok(Vec::new());
+    }
+    let target = build::root().join("target/xntest");
+    let src = target.join("tree");
+    tree(&src)?;
+    let image = build::root().join("target/disks/xn_disk.img");
+    let _ = std::fs::remove_file(&image);
+    crate::fstools::mkfs(&[
+        image.display().to_string(),
+        "--size".into(),
+        "64".into(),
+        "--from".into(),
+        src.display().to_string(),
+        "--owner".into(),
+        "0:0".into(),
+    ])?;
+    let boot = |arg: &str, expect: &[&str], then: Option<Box<BootTest>>| {
+        let mut args = qemu::base_args(img, &format!("test_xn {arg}"));
+        args.extend(qemu::device_args(&image, 0));
+        BootTest {
+            name: "xn_disk".into(),
+            args,
+            expect: expect.iter().map(|s| s.to_string()).collect(),
+            timeout: Duration::from_secs(120),
+            output: None,
+            keys: Vec::new(),
+            wall: None,
+            then,
+            fsck: None,
+        }
+    };
+    let second = boot(
+        "after",
+        &["xn: mounted", "test_xn after: /persist survived the reboot", "test_xn after: all passed"],
+        None,
+    );
+    let mut first = boot(
+        "first",
+        &[
+            "xn: mounted",
+            "test_xn first: read /motd through XN: 5000 bytes, as mkfs wrote them",
+            "test_xn first: all passed",
+        ],
+        Some(Box::new(second)),
+    );
+    first.fsck = Some(image);
+    Ok(vec![first])
+}
