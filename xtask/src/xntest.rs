@@ -11,7 +11,25 @@ use crate::qemu;
 use std::path::Path;
 use std::time::Duration;
 
-pub const NAMES: &[&str] = &["xn_disk"];
+pub const NAMES: &[&str] = &["xn_disk", "xn_corrupt"];
+
+/// Damaged copies of the disk: the kernel refuses each with its reason
+/// on the console and boots on (`init=test_hello`).
+const DAMAGE: &[(&str, &str)] = &[
+    ("catalogue", "xn: the disk is refused: BadCatalogue"),
+    ("truncated", "xn: the disk is refused: BadSuperblock(\"block count does not fit the disk\")"),
+];
+
+/// `image` damaged as `how` says, at `out`.
+fn damage(image: &Path, how: &str, out: &Path) -> Result<(), String> {
+    let mut data = std::fs::read(image).map_err(|e| format!("{}: {e}", image.display()))?;
+    match how {
+        // A byte of the first template record: its checksum no longer holds.
+        "catalogue" => data[4096 + 40] ^= 0x5A,
+        _ => data.truncate(data.len() / 2),
+    }
+    std::fs::write(out, data).map_err(|e| format!("{}: {e}", out.display()))
+}
 
 /// The tree the disk starts with (the test program checks these bytes).
 fn tree(dir: &Path) -> Result<(), String> {
@@ -49,6 +67,31 @@ pub fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
         "--owner".into(),
         "0:0".into(),
     ])?;
+    let mut out = Vec::new();
+    if names.is_empty() || names.iter().any(|n| n == "xn_corrupt") {
+        let mut chain = None;
+        for (how, reason) in DAMAGE.iter().rev() {
+            let path = build::root().join(format!("target/disks/xn_corrupt_{how}.img"));
+            damage(&image, how, &path)?;
+            let mut args = qemu::base_args(img, "test_hello");
+            args.extend(qemu::device_args(&path, 0));
+            chain = Some(Box::new(BootTest {
+                name: "xn_corrupt".into(),
+                args,
+                expect: vec![reason.to_string(), "hello from ring 3".into()],
+                timeout: Duration::from_secs(60),
+                output: None,
+                keys: Vec::new(),
+                wall: None,
+                then: chain,
+                fsck: None,
+            }));
+        }
+        out.extend(chain.map(|b| *b));
+    }
+    if !(names.is_empty() || names.iter().any(|n| n == "xn_disk")) {
+        return Ok(out);
+    }
     let boot = |arg: &str, expect: &[&str], then: Option<Box<BootTest>>| {
         let mut args = qemu::base_args(img, &format!("test_xn {arg}"));
         args.extend(qemu::device_args(&image, 0));
@@ -79,5 +122,6 @@ pub fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
         Some(Box::new(second)),
     );
     first.fsck = Some(image);
-    Ok(vec![first])
+    out.push(first);
+    Ok(out)
 }
