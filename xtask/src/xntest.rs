@@ -125,3 +125,88 @@ pub fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
     out.push(first);
     Ok(out)
 }
+
+/// `cargo xtask powercut [--cuts N] [--seed S]`: the power-cut test. On
+/// one C-FFS disk, `test_xn append` appends records to `/log`, each
+/// `fsync`ed and then acknowledged on the console, and QEMU is killed
+/// (SIGKILL) at a random moment 3-9 s after it starts; the next boot
+/// (`test_xn check`) must find every acknowledged record intact, and
+/// `fsck` the image clean. The next cut appends after what is there.
+pub fn powercut(args: &[String]) -> Result<(), String> {
+    let mut cuts = 20u64;
+    let mut seed =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_secs());
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let v = it.next().and_then(|v| v.parse().ok());
+        match (a.as_str(), v) {
+            ("--cuts", Some(v)) => cuts = v,
+            ("--seed", Some(v)) => seed = v,
+            _ => return Err(format!("powercut: unknown or incomplete option {a} (--cuts N, --seed S)")),
+        }
+    }
+    let img = build::all()?;
+    let target = build::root().join("target/xntest");
+    let empty = target.join("empty");
+    let _ = std::fs::remove_dir_all(&empty);
+    std::fs::create_dir_all(&empty).map_err(|e| e.to_string())?;
+    let image = build::root().join("target/disks/powercut.img");
+    let _ = std::fs::remove_file(&image);
+    crate::fstools::mkfs(&[
+        image.display().to_string(),
+        "--size".into(),
+        "64".into(),
+        "--from".into(),
+        empty.display().to_string(),
+        "--owner".into(),
+        "0:0".into(),
+    ])?;
+    println!("xtask: powercut: {cuts} cuts, seed {seed}, disk {}", image.display());
+    let mut rng = seed | 1;
+    let mut acked_total = 0u64;
+    let mut log = String::new();
+    for c in 0..cuts {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        let after = Duration::from_millis(3000 + rng % 6000);
+        let mut args = qemu::base_args(&img, "test_xn append");
+        args.extend(qemu::device_args(&image, 0));
+        let out = qemu::headless(&args, after, &[])?;
+        log.push_str(&out.serial);
+        if !out.timed_out {
+            return Err(format!("cut {c}: the appender stopped by itself:\n{}", tail(&out.serial)));
+        }
+        let acked =
+            out.serial.lines().filter_map(|l| l.strip_prefix("acked ")?.trim().parse::<u64>().ok()).max();
+        if let Some(k) = acked {
+            acked_total = acked_total.max(k + 1);
+        }
+        let mut args = qemu::base_args(&img, "test_xn check");
+        args.extend(qemu::device_args(&image, 0));
+        let out = qemu::headless(&args, Duration::from_secs(60), &[])?;
+        log.push_str(&out.serial);
+        let intact = out
+            .serial
+            .lines()
+            .find_map(|l| l.strip_prefix("test_xn check: ")?.split(' ').next()?.parse::<u64>().ok())
+            .ok_or_else(|| format!("cut {c}: the check found no log:\n{}", tail(&out.serial)))?;
+        if intact < acked_total {
+            return Err(format!("cut {c}: {intact} records intact, {acked_total} acknowledged"));
+        }
+        crate::fstools::fsck(&[image.display().to_string()]).map_err(|e| format!("cut {c}: {e}"))?;
+        let last = acked.map_or("none this boot".to_string(), |k| format!("the last was record {k}"));
+        println!(
+            "cut {c} at {:.1} s: {acked_total} records acknowledged ({last}), {intact} intact after the reboot, fsck clean",
+            after.as_secs_f64(),
+        );
+    }
+    let _ = std::fs::write(target.join("powercut.serial"), log);
+    println!("xtask: powercut: {cuts} cuts, every acknowledged record intact ({acked_total} records), fsck clean after each");
+    Ok(())
+}
+
+fn tail(serial: &str) -> String {
+    let lines: Vec<&str> = serial.lines().collect();
+    lines[lines.len().saturating_sub(20)..].join("\n")
+}

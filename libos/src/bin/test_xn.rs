@@ -15,6 +15,11 @@
 //! verifier refuses.
 //!
 //! `test_xn after` (the next boot, same disk): the files are there.
+//!
+//! `test_xn append` / `test_xn check`: the power-cut test (`cargo xtask
+//! powercut`): records appended to `/log`, each `fsync`ed and then
+//! acknowledged on the console, until QEMU is killed; after the reboot,
+//! every record up to the last acknowledged one must be there, intact.
 #![no_std]
 #![no_main]
 
@@ -403,6 +408,51 @@ fn after() {
     );
 }
 
+/// Bytes in one log record.
+const RECORD: usize = 64;
+
+fn record(i: u64) -> [u8; RECORD] {
+    let mut r = [b'.'; RECORD];
+    let mut n = i;
+    for d in (7..17).rev() {
+        r[d] = b'0' + (n % 10) as u8;
+        n /= 10;
+    }
+    r[..7].copy_from_slice(b"record ");
+    r[RECORD - 1] = b'\n';
+    r
+}
+
+/// How many whole records `/log` starts with, in order.
+fn intact(log: &[u8]) -> u64 {
+    log.chunks_exact(RECORD).enumerate().take_while(|(i, r)| *r == record(*i as u64)).count() as u64
+}
+
+/// Appends records to `/log` after those already there, fsyncing and
+/// acknowledging each, until the machine stops.
+fn append() {
+    let mut fs = mount(CRED_DEVICES, ROOT_CRED);
+    let root = fs.resolve("/").expect("root");
+    let ino = fs.lookup(root, b"log").or_else(|_| fs.create(root, b"log", 0o100644)).expect("/log");
+    let log = read_all(&mut fs, "/log").unwrap_or_default();
+    let mut n = intact(&log);
+    // A record cut short by the last power cut goes first.
+    fs.truncate(ino, n * RECORD as u64).expect("truncate /log");
+    println!("test_xn append: {n} records there, appending");
+    loop {
+        fs.append(ino, &record(n)).expect("append");
+        fs.fsync(ino).expect("fsync");
+        println!("acked {n}");
+        n += 1;
+    }
+}
+
+fn check_log() {
+    let mut fs = mount(CRED_DEVICES, ROOT_CRED);
+    let log = read_all(&mut fs, "/log").unwrap_or_default();
+    println!("test_xn check: {} records intact of {} bytes", intact(&log), log.len());
+}
+
 fn main(_: u64) -> i32 {
     if let Err(e) = native::init(libos::linux::syscall) {
         println!("test_xn: {e}");
@@ -412,6 +462,8 @@ fn main(_: u64) -> i32 {
         kinfo::cmdline().split_whitespace().skip_while(|w| *w != "init=test_xn").nth(1).unwrap_or("first");
     match phase {
         "after" => after(),
+        "append" => append(),
+        "check" => check_log(),
         _ => first(),
     }
     // SAFETY: one thread.
