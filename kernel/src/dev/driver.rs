@@ -247,7 +247,10 @@ pub fn start(
         };
         Ok((post(d, MAIL_DEVICE, info), post(d, MAIL_FACTS, Facts::default())))
     })?;
-    let r = cross(i, |d| Ok((d.init, [api as *const KernelApi as u64, info, facts])));
+    // Init talks to the device (reset, features, queues), which takes
+    // longer than a request's call when the host is busy.
+    let r =
+        cross_within(i, INIT_BUDGET_TICKS, |d| Ok((d.init, [api as *const KernelApi as u64, info, facts])));
     with(|ds| match r {
         Ok(v) if v as i32 == status::OK => {
             // SAFETY: put there by `post` above, in the driver's mailbox.
@@ -433,6 +436,8 @@ const BUDGET_TICKS: u64 = 100_000_000 / crate::arch::apic::TICK_NS;
 /// A flush's budget: the host may take seconds to make its image
 /// durable (30 s).
 const FLUSH_BUDGET_TICKS: u64 = 30_000_000_000 / crate::arch::apic::TICK_NS;
+/// A driver's init's budget (2 s).
+const INIT_BUDGET_TICKS: u64 = 2_000_000_000 / crate::arch::apic::TICK_NS;
 /// The budget of the crossing under way.
 static PATIENCE: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(BUDGET_TICKS);
 
