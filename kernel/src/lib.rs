@@ -83,6 +83,10 @@ mod uaccess;
 mod upcall;
 #[cfg(target_os = "none")]
 mod xn;
+/// XN's exposed registry table (`xn/table.rs`), tested on the host.
+#[cfg(test)]
+#[path = "xn/table.rs"]
+mod xn_table;
 
 #[cfg(target_os = "none")]
 use init::kmain;

@@ -9,6 +9,7 @@
 
 mod disk;
 mod pages;
+pub mod table;
 mod view;
 
 use crate::cap::{CapRef, Caps};
