@@ -6,7 +6,7 @@
 
 mod common;
 
-use cffs::{Options, ROOT_INO};
+use cffs::{Options, XnClient, ROOT_INO};
 use common::*;
 use xn::{Disk, Entry, HostPages, Xn};
 
@@ -40,6 +40,12 @@ fn a_mirror_updated_from_the_touched_blocks_stays_exact() {
             files.push(f);
         }
         step(&mut fs, "creates and writes");
+        // A write-back and a flush as separate calls (as a daemon's).
+        let b = fs.xn.dirty_blocks().into_iter().find(|&b| fs.xn.taint(b).is_none()).unwrap();
+        fs.xn.write(b, 1).unwrap();
+        step(&mut fs, "a write-back");
+        fs.xn.flush().unwrap();
+        step(&mut fs, "a flush");
         fs.sync().unwrap();
         step(&mut fs, "sync");
         fs.link(files[0], ROOT_INO, b"hard").unwrap();
