@@ -150,7 +150,8 @@ pub fn powercut(args: &[String]) -> Result<(), String> {
     let empty = target.join("empty");
     let _ = std::fs::remove_dir_all(&empty);
     std::fs::create_dir_all(&empty).map_err(|e| e.to_string())?;
-    let image = build::root().join("target/disks/powercut.img");
+    // Its own image: campaigns may run beside `cargo xtask test`'s.
+    let image = build::root().join(format!("target/disks/powercut-{}.img", std::process::id()));
     let _ = std::fs::remove_file(&image);
     crate::fstools::mkfs(&[
         image.display().to_string(),
@@ -202,6 +203,7 @@ pub fn powercut(args: &[String]) -> Result<(), String> {
         );
     }
     let _ = std::fs::write(target.join("powercut.serial"), log);
+    let _ = std::fs::remove_file(&image);
     println!("xtask: powercut: {cuts} cuts, every acknowledged record intact ({acked_total} records), fsck clean after each");
     Ok(())
 }
