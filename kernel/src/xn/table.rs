@@ -40,6 +40,8 @@ impl<'a> Table<'a> {
         }
     }
 
+    /// (Environments look blocks up themselves: `user::xn::entry`.)
+    #[cfg(test)]
     pub fn get(&self, block: u64) -> Option<RegEntry> {
         let (i, present) = self.find(block);
         present.then(|| self.slots[i])
