@@ -96,7 +96,19 @@ impl<C: XnClient> Fs<C> {
         if self.header(loc.block)?.kind == KIND_ITABLE {
             return self.sync();
         }
-        let blocks = self.file_blocks(ino, true)?;
+        let mut blocks = self.file_blocks(ino, true)?;
+        // The entry block must be reachable on disk too: a directory's new
+        // block is named only by its parent's new extent, and so up.
+        let mut b = loc.block;
+        for _ in 0..self.xn.nblocks() {
+            match self.xn.parent(b) {
+                Some(xn::Parent::Block(p)) if self.unsettled(p) => {
+                    blocks.push(p);
+                    b = p;
+                }
+                _ => break,
+            }
+        }
         self.durable(&blocks)?;
         self.grown.remove(&ino);
         Ok(())

@@ -55,6 +55,10 @@ pub const INTERP_END: u64 = INTERP_BASE + (1 << 30);
 pub const VDSO_BASE: u64 = INTERP_END + PAGE;
 pub const VDSO_END: u64 = VDSO_BASE + (1 << 20);
 
+/// Where XN's cached disk blocks are mapped (`fs::xnclient`): block `b`
+/// at `XN_WINDOW + b * PAGE`, up to 15 TiB of disk.
+pub const XN_WINDOW: u64 = MMAP_END;
+
 /// Anonymous `mmap`s are placed upwards from here.
 pub const MMAP_BASE: u64 = 0x1000_0000_0000;
 pub const MMAP_END: u64 = 0x7000_0000_0000;

@@ -108,12 +108,16 @@ impl<D: Disk, P: Pages> Xn<D, P> {
                 return Err(Error::BadPage);
             }
         }
-        let mut buf = vec![0u8; pages.len() * BLOCK];
-        self.disk.read(start, &mut buf)?;
+        if !self.disk.read_pages(start, pages)? {
+            let mut buf = vec![0u8; pages.len() * BLOCK];
+            self.disk.read(start, &mut buf)?;
+            for (i, &p) in pages.iter().enumerate() {
+                let dst = self.pages.bytes_mut(p).ok_or(Error::BadPage)?;
+                dst.copy_from_slice(&buf[i * BLOCK..(i + 1) * BLOCK]);
+            }
+        }
         self.stats.reads += 1;
         for (i, &p) in pages.iter().enumerate() {
-            let dst = self.pages.bytes_mut(p).ok_or(Error::BadPage)?;
-            dst.copy_from_slice(&buf[i * BLOCK..(i + 1) * BLOCK]);
             let b = start + i as u64;
             self.cache(b, Entry { page: p, owner: who, tid, dirty: false, locked_by: None });
             self.bindings.entry((b, who)).or_insert(false);
@@ -198,7 +202,9 @@ impl<D: Disk, P: Pages> Xn<D, P> {
             return Err(Error::Locked { block });
         }
         e.dirty = true;
-        self.pages.bytes_mut(e.page).ok_or(Error::BadPage)
+        let page = e.page;
+        self.touch(block);
+        self.pages.bytes_mut(page).ok_or(Error::BadPage)
     }
 
     /// Locks a cached block against changes and writes by others (paper
@@ -209,6 +215,7 @@ impl<D: Disk, P: Pages> Xn<D, P> {
             Some(l) if l != who => Err(Error::Locked { block }),
             _ => {
                 e.locked_by = Some(who);
+                self.touch(block);
                 Ok(())
             }
         }
@@ -220,6 +227,7 @@ impl<D: Disk, P: Pages> Xn<D, P> {
             return Err(Error::Locked { block });
         }
         e.locked_by = None;
+        self.touch(block);
         Ok(())
     }
 
@@ -239,7 +247,9 @@ impl<D: Disk, P: Pages> Xn<D, P> {
 
     pub(crate) fn drop_entry(&mut self, block: u64) -> Option<PageId> {
         let e = self.registry.remove(&block)?;
+        self.touch(block);
         self.cached_pages.remove(&e.page);
+        self.pages.released(e.page);
         let who: alloc::vec::Vec<Principal> =
             self.bindings.range((block, 0)..=(block, Principal::MAX)).map(|(k, _)| k.1).collect();
         for w in who {
@@ -251,13 +261,20 @@ impl<D: Disk, P: Pages> Xn<D, P> {
     /// A principal goes away: its entries stay cached but become unowned
     /// (anyone may write them back), its bindings and locks end.
     pub fn release(&mut self, who: Principal) {
-        for e in self.registry.values_mut() {
+        let mut changed = Vec::new();
+        for (b, e) in self.registry.iter_mut() {
+            if e.owner == who || e.locked_by == Some(who) {
+                changed.push(*b);
+            }
             if e.owner == who {
                 e.owner = NOBODY;
             }
             if e.locked_by == Some(who) {
                 e.locked_by = None;
             }
+        }
+        for b in changed {
+            self.touch(b);
         }
         self.bindings.retain(|k, _| k.1 != who);
     }

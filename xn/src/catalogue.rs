@@ -123,6 +123,7 @@ impl<D: Disk, P: Pages> Xn<D, P> {
         for (i, &page) in pages.iter().enumerate() {
             let b = start + i as u64;
             self.info[b as usize] = Info { tid, mem: 1, disk: u8::from(persistent), uninit: !persistent };
+            self.touch(b);
             if metadata {
                 let m = Meta { parent: Parent::Root(index), mem: Vec::new(), disk: Vec::new(), last: None };
                 self.meta.insert(b, m);

@@ -5,7 +5,7 @@
 use alloc::vec;
 use alloc::vec::Vec;
 
-use crate::BLOCK;
+use crate::{PageId, BLOCK};
 
 /// Why the disk refused or failed a request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,6 +26,16 @@ pub trait Disk {
     fn read(&mut self, start: u64, buf: &mut [u8]) -> Result<(), DiskError>;
     fn write(&mut self, start: u64, buf: &[u8]) -> Result<(), DiskError>;
     fn flush(&mut self) -> Result<(), DiskError>;
+    /// Reads `pages.len()` blocks from `start` straight into the pages
+    /// (the kernel: the device writes the frames, no copy); `Ok(false)`
+    /// if this disk cannot, and XN reads through a buffer.
+    fn read_pages(&mut self, _start: u64, _pages: &[PageId]) -> Result<bool, DiskError> {
+        Ok(false)
+    }
+    /// Writes blocks from `start` straight from the pages, or `Ok(false)`.
+    fn write_pages(&mut self, _start: u64, _pages: &[PageId]) -> Result<bool, DiskError> {
+        Ok(false)
+    }
 }
 
 /// Checks a request against a disk of `blocks` blocks and returns the byte

@@ -134,6 +134,10 @@ pub struct Xn<D: Disk, P: Pages> {
     /// Blocks written since the last flush.
     written: BTreeSet<u64>,
     stats: Stats,
+    /// Blocks whose state or registry entry changed since the last
+    /// `take_touched`, when someone mirrors them (the kernel's exposed
+    /// tables); `None`: nobody does.
+    touched: Option<BTreeSet<u64>>,
 }
 
 impl<D: Disk, P: Pages> Xn<D, P> {
@@ -249,9 +253,29 @@ impl<D: Disk, P: Pages> Xn<D, P> {
         self.pages.holds(who, page) && !self.cached_pages.contains(&page)
     }
 
+    /// From now on, records which blocks change (`take_touched`).
+    pub fn track_changes(&mut self) {
+        self.touched.get_or_insert_with(BTreeSet::new);
+    }
+
+    /// The blocks whose state (`is_free`, `unstable`, `written`,
+    /// `will_free`, `claimants`) or registry entry changed since the last
+    /// call.
+    pub fn take_touched(&mut self) -> BTreeSet<u64> {
+        self.touched.as_mut().map(core::mem::take).unwrap_or_default()
+    }
+
+    pub(crate) fn touch(&mut self, b: u64) {
+        if let Some(t) = self.touched.as_mut() {
+            t.insert(b);
+        }
+    }
+
     /// Installs a registry entry.
     fn cache(&mut self, block: u64, entry: Entry) {
+        self.touch(block);
         self.cached_pages.insert(entry.page);
+        self.pages.taken(entry.page);
         self.registry.insert(block, entry);
     }
 

@@ -135,6 +135,7 @@ impl<D: Disk, P: Pages> Xn<D, P> {
         }
         // Everything is checked: apply.
         for p in props {
+            self.touch(p.block);
             let e = self.registry.get_mut(&p.block).ok_or(Error::NotCached { block: p.block })?;
             e.dirty = true;
             let page = e.page;
@@ -146,6 +147,7 @@ impl<D: Disk, P: Pages> Xn<D, P> {
         for (x, tid) in crate::claims::blocks(&allocated) {
             self.info[x as usize] = Info { tid, mem: 1, disk: 0, uninit: true };
             self.unstable.insert(x);
+            self.touch(x);
             if self.tmpl(tid)?.is_metadata() {
                 let m =
                     Meta { parent: Parent::Block(dest(x)), mem: Vec::new(), disk: Vec::new(), last: None };
@@ -166,7 +168,8 @@ impl<D: Disk, P: Pages> Xn<D, P> {
             for x in start..end {
                 let i = &mut self.info[x as usize];
                 i.mem = i.mem.saturating_sub(1);
-                if i.mem != 0 {
+                self.touch(x);
+                if self.info[x as usize].mem != 0 {
                     continue;
                 }
                 pages.extend(self.drop_entry(x));
@@ -203,6 +206,7 @@ impl<D: Disk, P: Pages> Xn<D, P> {
                 continue;
             }
             self.info[x as usize] = Info::default();
+            self.touch(x);
             self.unstable.remove(&x);
             self.written.remove(&x);
             self.drop_entry(x);
@@ -211,6 +215,7 @@ impl<D: Disk, P: Pages> Xn<D, P> {
                 for (y, _) in crate::claims::blocks(&m.disk) {
                     let j = &mut self.info[y as usize];
                     j.disk = j.disk.saturating_sub(1);
+                    self.touch(y);
                     todo.push(y);
                 }
             }

@@ -99,6 +99,7 @@ impl<D: Disk, P: Pages> Xn<D, P> {
             bindings: BTreeMap::new(),
             unstable: BTreeSet::new(),
             written: BTreeSet::new(),
+            touched: None,
             stats: Stats { reads: 2, ..Stats::default() },
         };
         let report = xn.rebuild(limits)?;

@@ -18,6 +18,11 @@ pub trait Pages {
     /// The page's bytes (`None` if it no longer exists).
     fn bytes(&self, page: PageId) -> Option<&[u8; BLOCK]>;
     fn bytes_mut(&mut self, page: PageId) -> Option<&mut [u8; BLOCK]>;
+    /// `page` now caches a block (the kernel takes the frame out of its
+    /// owner's hands: it is reached only through bindings).
+    fn taken(&mut self, _page: PageId) {}
+    /// `page` caches no block any more (the kernel gives the frame back).
+    fn released(&mut self, _page: PageId) {}
 }
 
 /// Heap pages for host use, each with an owner.

@@ -45,7 +45,7 @@ impl<D: Disk, P: Pages> Xn<D, P> {
         if count == 0 || start.checked_add(count).is_none() {
             return Err(Error::BadChange { block: start });
         }
-        let mut buf = Vec::with_capacity(count as usize * BLOCK);
+        let mut pages = Vec::with_capacity(count as usize);
         for b in start..start + count {
             let e = self.registry.get(&b).ok_or(Error::NotCached { block: b })?;
             if self.info[b as usize].mem == 0 {
@@ -59,9 +59,16 @@ impl<D: Disk, P: Pages> Xn<D, P> {
                     return Err(Error::Tainted { block: b, child });
                 }
             }
-            buf.extend_from_slice(self.pages.bytes(e.page).ok_or(Error::BadPage)?);
+            self.pages.bytes(e.page).ok_or(Error::BadPage)?;
+            pages.push(e.page);
         }
-        self.disk.write(start, &buf)?;
+        if !self.disk.write_pages(start, &pages)? {
+            let mut buf = Vec::with_capacity(count as usize * BLOCK);
+            for &p in &pages {
+                buf.extend_from_slice(self.pages.bytes(p).ok_or(Error::BadPage)?);
+            }
+            self.disk.write(start, &buf)?;
+        }
         self.stats.writes += 1;
         for b in start..start + count {
             if let Some(e) = self.registry.get_mut(&b) {
@@ -69,6 +76,7 @@ impl<D: Disk, P: Pages> Xn<D, P> {
             }
             self.info[b as usize].uninit = false;
             self.written.insert(b);
+            self.touch(b);
             let Some(m) = self.meta.get_mut(&b) else { continue };
             let new = subtract(&m.mem, &m.disk);
             m.last = Some(m.mem.clone());
@@ -78,6 +86,7 @@ impl<D: Disk, P: Pages> Xn<D, P> {
                 for (x, _) in crate::claims::blocks(&new) {
                     let i = &mut self.info[x as usize];
                     i.disk = i.disk.saturating_add(1);
+                    self.touch(x);
                 }
             }
         }
@@ -95,6 +104,7 @@ impl<D: Disk, P: Pages> Xn<D, P> {
         let mut released = Vec::new();
         for b in written {
             self.unstable.remove(&b);
+            self.touch(b);
             let Some(m) = self.meta.get_mut(&b) else { continue };
             let Some(last) = m.last.take() else { continue };
             let gone = subtract(&m.disk, &last);
@@ -103,6 +113,7 @@ impl<D: Disk, P: Pages> Xn<D, P> {
                 let i = &mut self.info[x as usize];
                 i.disk = i.disk.saturating_sub(1);
                 released.push(x);
+                self.touch(x);
             }
         }
         for x in released {

@@ -131,7 +131,7 @@ pub fn user_programs() -> Result<Vec<String>, String> {
 
 /// Programs of the library OS (`libos/src/bin/*.rs`), packed beside the
 /// user programs.
-pub const LIBOS_PROGRAMS: &[&str] = &["lxrt", "bench_libos", "test_ptable"];
+pub const LIBOS_PROGRAMS: &[&str] = &["lxrt", "bench_libos", "test_ptable", "test_xn"];
 
 /// The static Linux binary the library OS runs (Debian's busybox-static).
 pub const BUSYBOX: &str = "/bin/busybox";

@@ -19,6 +19,7 @@ mod lxtest;
 mod qemu;
 mod stress;
 mod ttytest;
+mod xntest;
 
 use std::process::ExitCode;
 
@@ -61,6 +62,10 @@ usage: cargo xtask <command>
                      workload, then random ones until N states)
   corrupt [--mutations N] [--seed S]
                      corrupt-image campaign: mount N damaged images
+  powercut [--cuts N] [--seed S]
+                     kill QEMU N times while a program appends and fsyncs
+                     records on a C-FFS disk; after each reboot every
+                     acknowledged record must be there and fsck clean
 ";
 
 /// Formatting and clippy, with the workspace's lints (`[workspace.lints]`),
@@ -139,6 +144,7 @@ fn main() -> ExitCode {
         "fsck" => fstools::fsck(rest),
         "crash" => fstools::crash(rest),
         "corrupt" => fstools::corrupt(rest),
+        "powercut" => xntest::powercut(rest),
         "help" | "-h" | "--help" => {
             print!("{USAGE}");
             Ok(())
@@ -195,6 +201,8 @@ fn test() -> Result<(), String> {
     println!("xtask: host unit tests (cargo test --workspace)");
     build::cargo(&["test", "--workspace", "--exclude", "user"], &[])?;
     boottest::run_all()?;
+    println!("xtask: power cuts, short version (powercut --cuts 3)");
+    xntest::powercut(&["--cuts".to_string(), "3".to_string()])?;
     println!("xtask: stress, short version (stress --quick)");
     stress::main(&["--quick".to_string()])?;
     println!("xtask: benchmark harness smoke run (bench --quick)");

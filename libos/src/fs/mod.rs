@@ -16,6 +16,7 @@ pub mod path;
 pub mod procfs;
 pub mod stat;
 pub mod sysfs;
+pub mod xnclient;
 
 pub use node::{Ino, Inode};
 pub use stat::Stat;
