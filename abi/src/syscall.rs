@@ -325,10 +325,10 @@ pub const BLK_WRITE: u64 = BASE + 55;
 /// frame in bytes `offset..offset + len` (14..1514) of `frame`.
 pub const NET_SEND: u64 = BASE + 56;
 
-/// `net_recv(frame, offset, len, done, cred)`: posts `len` bytes (at
-/// least 1514) from `offset` in `frame` for a received frame: the next one
-/// the device delivers is copied there and `done` ends with its length.
-/// Buffers are filled in the order they were posted.
+/// `net_recv(frame, offset, len, done, cred)`: posts bytes
+/// `offset..offset + len` (at least 1514) of `frame` for a received frame:
+/// the next one the device delivers is copied there and `done` ends with
+/// its length. Buffers are filled in the order they were posted.
 pub const NET_RECV: u64 = BASE + 57;
 
 /// `dev_ping(dev, count, cred)`: crosses into `dev`'s driver `count` times
@@ -342,7 +342,65 @@ pub const DEV_PING: u64 = BASE + 58;
 /// stopped, 0 when the fault is armed or in flight (then `done` ends).
 pub const DEV_INJECT: u64 = BASE + 59;
 
-/// One past the last kernel call.
+/// XN, protected disk blocks for library file systems (`docs/xn.md`,
+/// `crate::xn` for the argument layouts). `cred` names the capability the
+/// call acts with: one dominating the device capability acts as uid 0, one
+/// made by `xn_identity` as its uid and gid, any other as nobody
+/// (65534). Every call answers `NoDevice` when no XN disk is mounted.
+///
+/// `xn_info(info)`: the disk's size, the registry's, request counts
+/// (`xn::Info`).
+pub const XN_INFO: u64 = BASE + 60;
+/// `xn_install(specs, n, cred)`: installs `n` templates (`xn::TemplateSpec`)
+/// as one group in the persistent type catalogue; returns the first id.
+pub const XN_INSTALL: u64 = BASE + 61;
+/// `xn_template(name, len)`: the id of the template named so.
+pub const XN_TEMPLATE: u64 = BASE + 62;
+/// `xn_root_add(req, cred)`: adds a root catalogue entry (`xn::RootAdd`);
+/// the caller's frames become its cached blocks. Returns its index.
+pub const XN_ROOT_ADD: u64 = BASE + 63;
+/// `xn_root_find(name, len, root)`: the root's index; its extent and
+/// template written to `root` (`xn::Root`).
+pub const XN_ROOT_FIND: u64 = BASE + 64;
+/// `xn_read(parent, start, frames, count, cred)`: read and insert: XN
+/// reads `count` blocks from `start`, which `parent` claims with one
+/// template, into the caller's frames (`frames` points to their numbers;
+/// each unmapped), which from then on belong to the cache and are
+/// reached only through `xn_bind`.
+pub const XN_READ: u64 = BASE + 65;
+/// `xn_insert(parent, block, frame, cred)`: installs a block allocated and
+/// never written, with `frame`'s contents (write rights needed).
+pub const XN_INSERT: u64 = BASE + 66;
+/// `xn_bind(parent, block, va, write, cred)`: the access check (the
+/// parent's `acl`), then maps the cached block at `va` in the caller
+/// (writable only for a data block and `write`).
+pub const XN_BIND: u64 = BASE + 67;
+/// `xn_modify(req, cred)`: the checked metadata change (`xn::Modify`).
+pub const XN_MODIFY: u64 = BASE + 68;
+/// `xn_write(start, count)`: writes cached blocks back, one request;
+/// anyone may, unless another holds a block's lock; refused if tainted.
+pub const XN_WRITE: u64 = BASE + 69;
+/// `xn_flush()`: flushes the disk's write cache: every write completed
+/// before is durable; the will-free list is settled.
+pub const XN_FLUSH: u64 = BASE + 70;
+/// `xn_lock(block)`, `xn_unlock(block)`: the registry entry's lock.
+pub const XN_LOCK: u64 = BASE + 71;
+pub const XN_UNLOCK: u64 = BASE + 72;
+/// `xn_evict(block)`: a clean, unlocked block leaves the cache; its frame
+/// goes back to the environment that put it there (or is freed).
+pub const XN_EVICT: u64 = BASE + 73;
+/// `xn_claims(block, out, max)`: what `owns` says a cached or traversed
+/// metadata block claims (`xn::Claim`s, at most `max` written); returns
+/// how many there are.
+pub const XN_CLAIMS: u64 = BASE + 74;
+/// `xn_parent(block)`: the parent XN records for a metadata block
+/// (`xn::ROOT | index`, or a block).
+pub const XN_PARENT: u64 = BASE + 75;
+/// `xn_identity(uid, gid, cred)`: a new capability, in the caller's list
+/// (the slot is returned), that XN's calls take as `uid` and `gid`; `cred`
+/// must dominate the device capability. Lend it on with `cap_grant`.
+pub const XN_IDENTITY: u64 = BASE + 76;
+
 /// `net_attach(va, slots, slot_size, guard, cred)`: makes a packet
 /// endpoint (`docs/network.md`) over two packet rings in the caller's
 /// memory: the receive ring at page-aligned `va`, the transmit ring at the
@@ -351,36 +409,37 @@ pub const DEV_INJECT: u64 = BASE + 59;
 /// kernel pins their frames until the endpoint goes. Whoever presents a
 /// capability dominating the caller's `guard` slot may use the endpoint;
 /// `cred` must cover the caller with the write right. Returns its id.
-pub const NET_ATTACH: u64 = BASE + 60;
+pub const NET_ATTACH: u64 = BASE + 77;
 /// `net_detach(ep, cred)`: removes the endpoint, its filters, its pins.
-pub const NET_DETACH: u64 = BASE + 61;
+pub const NET_DETACH: u64 = BASE + 78;
 /// `net_filter(ep, insns, n, cred)`: installs the eBPF packet filter of
 /// `n` instructions at `insns` for endpoint `ep`: frames it claims go into
 /// `ep`'s receive ring. Refused (`Claimed`) if it could claim a frame a
 /// filter of another endpoint claims, unless that one consented. Returns
 /// the filter's id.
-pub const NET_FILTER: u64 = BASE + 62;
+pub const NET_FILTER: u64 = BASE + 79;
 /// `net_unfilter(ep, filter, cred)`: removes one of `ep`'s filters.
-pub const NET_UNFILTER: u64 = BASE + 63;
+pub const NET_UNFILTER: u64 = BASE + 80;
 /// `net_consent(ep, filter, grantee, on, cred)`: lets endpoint `grantee`
 /// (`NET_ANYONE`: every endpoint) install filters overlapping `ep`'s
 /// `filter` (frames in the overlap go to both); `on == 0` takes it back
 /// and removes the filters it allowed (returns how many).
-pub const NET_CONSENT: u64 = BASE + 64;
+pub const NET_CONSENT: u64 = BASE + 81;
 /// `net_tx(ep, max, cred)`: sends up to `max` frames waiting in `ep`'s
 /// transmit ring. Each is copied out of the ring and checked: its source
 /// MAC must be the NIC's and `ep`'s filters must claim its mirror (the
 /// reply), or it is refused and counted (`RingHeader::damaged`). Returns
 /// how many frames were taken (sent or refused); frames stay in the ring
 /// while the driver has no room.
-pub const NET_TX: u64 = BASE + 65;
+pub const NET_TX: u64 = BASE + 82;
 /// `net_stats(ep, out, cred)`: writes an `abi::net::NetStats` (the
 /// machine's counters and `ep`'s) at `out`.
-pub const NET_STATS: u64 = BASE + 66;
+pub const NET_STATS: u64 = BASE + 83;
 /// The grantee of `net_consent` that means every endpoint.
 pub const NET_ANYONE: u64 = u64::MAX;
 
-pub const END: u64 = BASE + 67;
+/// One past the last kernel call.
+pub const END: u64 = BASE + 84;
 
 /// `env_limit`: no limit.
 pub const NO_LIMIT: u64 = u64::MAX;

@@ -10,10 +10,6 @@ pub struct Console {
 }
 
 impl Console {
-    pub const fn new() -> Console {
-        Console { listener: 0, bits: 0 }
-    }
-
     /// The listener's id and bits, if there is one.
     pub fn listener(&self) -> Option<(u32, u64)> {
         (self.listener != 0).then_some((self.listener, self.bits))

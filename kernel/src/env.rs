@@ -343,6 +343,8 @@ pub struct Envs {
     table: &'static mut [Env; ENV_SLOTS],
     /// The exposed environment table (read-only to user space).
     info: &'static mut [EnvInfo; ENV_SLOTS],
+    /// One past the highest slot in use: scans of the table stop here.
+    top: usize,
 }
 
 impl core::ops::Index<Slot> for Envs {
@@ -362,7 +364,12 @@ impl core::ops::IndexMut<Slot> for Envs {
 
 impl Envs {
     pub fn new(table: &'static mut [Env; ENV_SLOTS], info: &'static mut [EnvInfo; ENV_SLOTS]) -> Envs {
-        Envs { table, info }
+        Envs { table, info, top: 0 }
+    }
+
+    /// One past the highest slot in use (slots from here on are free).
+    pub fn top(&self) -> usize {
+        self.top
     }
 
     /// The table as a slice (indexed with a bounds check, which the null
@@ -463,6 +470,7 @@ impl Envs {
         let id = id_of(generation, s);
         let parent_id = parent.map(|p| self.table[p].id);
         let limited = parent.is_some_and(|p| self.table[p].limited);
+        self.top = self.top.max(s.index() + 1);
         let e = &mut self.table[s];
         *e = Env::EMPTY;
         e.generation = generation;
@@ -537,6 +545,9 @@ impl Envs {
         let (generation, parent) = (self.table[s].generation, self.table[s].parent);
         self.table[s] = Env::EMPTY;
         (self.table[s].generation, self.table[s].parent) = (generation, parent);
+        while self.top > 0 && self.table.as_slice()[self.top - 1].state == State::Free {
+            self.top -= 1;
+        }
         self.publish(s, frames);
     }
 
@@ -647,6 +658,13 @@ mod tests {
         assert_eq!(b, a, "the slot is reused");
         assert_ne!(t[b].id(), id, "under a new id");
         assert_eq!(t.live(id.raw() as u64), Err(Error::BadEnv), "the old id does not name the new one");
+        // The highest slot in use bounds scans.
+        let c = child(&mut t, &fr, None);
+        assert_eq!(t.top(), c.index() + 1);
+        t.vacate(c, &fr);
+        assert_eq!(t.top(), b.index() + 1);
+        t.vacate(b, &fr);
+        assert_eq!(t.top(), 0);
         assert_eq!(t.live(u64::MAX), Err(Error::BadEnv));
     }
 

@@ -18,7 +18,7 @@
 
 use crate::env::{Env, Envs, Slot, State};
 use crate::frames::Frames;
-use abi::tables::{Clock, SliceVector, ENV_SLOTS, SLICES};
+use abi::tables::{Clock, SliceVector, SLICES};
 use abi::Error;
 
 /// In `next_used`: no owned slice follows (it indexes a free entry of
@@ -257,13 +257,16 @@ impl Sched {
     }
 
     /// The next runnable environment that owns no slice, taking turns.
+    /// The scan stops at the highest slot in use: it runs whenever the
+    /// processor is about to idle, with a device request in flight too.
     pub fn spare(&mut self, envs: &Envs) -> Option<Slot> {
-        let start = self.spare_next;
-        let s = (0..ENV_SLOTS).filter_map(|i| Slot::new((start + i) % ENV_SLOTS)).find(|&s| {
+        let top = envs.top().max(1);
+        let start = self.spare_next % top;
+        let s = (0..top).filter_map(|i| Slot::new((start + i) % top)).find(|&s| {
             let e = &envs[s];
             e.state() == State::Runnable && e.slices == 0
         })?;
-        self.spare_next = (s.index() + 1) % ENV_SLOTS;
+        self.spare_next = s.index() + 1;
         Some(s)
     }
 

@@ -18,5 +18,6 @@ pub mod rng;
 pub mod rt;
 pub mod spawn;
 pub mod sys;
+pub mod xn;
 
 pub use abi;

@@ -152,5 +152,6 @@ pub fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
         keys: Vec::new(),
         wall: None,
         then: None,
+        fsck: None,
     }])
 }

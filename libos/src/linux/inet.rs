@@ -4,14 +4,17 @@
 //! is an Internet socket.
 
 use crate::errno::{
-    LxResult, EAFNOSUPPORT, EAGAIN, EDOM, EFAULT, EINVAL, ENOPROTOOPT, EPROTONOSUPPORT, ESOCKTNOSUPPORT,
+    LxResult, EAFNOSUPPORT, EAGAIN, EDOM, EFAULT, EINTR, EINVAL, ENOPROTOOPT, EPIPE, EPROTONOSUPPORT,
+    ESOCKTNOSUPPORT,
 };
 use crate::fd;
-use crate::obj::inet::{self, blocking, errno, on_stack};
+use crate::obj::flags::NONBLOCK;
+use crate::obj::inet::{self, errno, id, on_stack};
 use crate::obj::File;
 use crate::uaccess;
 use alloc::vec::Vec;
 use core::net::{Ipv4Addr, SocketAddrV4};
+use netstack::Stack;
 use netstack::{Errno, Opt, OptName, Shutdown};
 
 pub const AF_INET: u16 = 2;
@@ -300,7 +303,7 @@ pub fn send(f: &File, iov: &[(u64, u64)], to: Option<(u64, u64)>, flags: u64) ->
         let room = (1u64 << 20).saturating_sub(data.len() as u64);
         data.extend_from_slice(uaccess::bytes(p, l.min(room))?);
     }
-    let n = inet::send(f, &data, to, flags & MSG_DONTWAIT != 0, flags & MSG_NOSIGNAL == 0)?;
+    let n = send_all(f, &data, to, flags & MSG_DONTWAIT != 0, flags & MSG_NOSIGNAL == 0)?;
     Ok(n as i64)
 }
 
@@ -342,4 +345,72 @@ pub fn recv(f: &File, iov: &[(u64, u64)], flags: u64) -> Result<(i64, Option<Soc
     let cut = full > n;
     let reported = if flags & MSG_TRUNC != 0 { full } else { n };
     Ok((reported as i64, from, cut))
+}
+
+/// Runs `op` until it gives something other than EAGAIN (only once if
+/// `nonblock`), sleeping in between; `timeout` is the option that bounds
+/// the wait (its expiry gives EAGAIN).
+fn blocking<T>(
+    f: &File,
+    nonblock: bool,
+    timeout: Option<OptName>,
+    mut op: impl FnMut(&mut Stack<crate::net::stack::Rings>) -> Result<T, Errno>,
+) -> Result<T, i64> {
+    let nonblock = nonblock || f.flags & NONBLOCK != 0;
+    let limit = match timeout {
+        Some(name) => match on_stack(|s| s.option(id(f), name))? {
+            Ok(netstack::Opt::RcvTimeo(Some(ms)) | netstack::Opt::SndTimeo(Some(ms))) => Some(ms),
+            _ => None,
+        },
+        None => None,
+    };
+    let until = limit.map(|ms| crate::time::now_ns().saturating_add(ms.saturating_mul(1_000_000)));
+    loop {
+        match on_stack(&mut op)? {
+            Err(Errno::EAGAIN) if !nonblock => {}
+            r => return r.map_err(errno),
+        }
+        if crate::proc::deliver::pending() {
+            return Err(EINTR);
+        }
+        if until.is_some_and(|u| crate::time::now_ns() >= u) {
+            return Err(EAGAIN);
+        }
+        crate::net::stack::sleep(until);
+    }
+}
+
+/// Sends `data` whole (a stream: as much as is taken before a signal or
+/// the timeout ends the wait; a datagram: one message), with `to` for an
+/// unconnected datagram socket. EPIPE raises SIGPIPE when `sigpipe`.
+fn send_all(
+    f: &File,
+    data: &[u8],
+    to: Option<core::net::SocketAddrV4>,
+    nonblock: bool,
+    sigpipe: bool,
+) -> Result<usize, i64> {
+    let me = id(f);
+    let r = if !inet::inet(f).stream {
+        blocking(f, nonblock, Some(OptName::SndTimeo), |s| match to {
+            Some(a) => s.send_to(me, data, a),
+            None => s.send(me, data),
+        })
+    } else {
+        let mut sent = 0;
+        loop {
+            match blocking(f, nonblock, Some(OptName::SndTimeo), |s| s.send(me, &data[sent..])) {
+                Ok(n) => sent += n,
+                Err(e) if sent > 0 && (e == EAGAIN || e == EINTR) => break Ok(sent),
+                Err(e) => break Err(e),
+            }
+            if sent == data.len() || nonblock || f.flags & NONBLOCK != 0 {
+                break Ok(sent);
+            }
+        }
+    };
+    if r == Err(EPIPE) && sigpipe {
+        crate::proc::deliver::raise_self(crate::proc::signal::SIGPIPE);
+    }
+    r
 }

@@ -22,7 +22,6 @@ use crate::layout::{NET_RINGS, PAGE};
 use crate::net::endpoint::Endpoint;
 use crate::predicate::{self, PACKET, WANT_READ};
 use crate::private::in_arena;
-use crate::proc::vars;
 use crate::shared;
 use abi::net::{ring_pages, RingHeader};
 use abi::syscall::{map as mf, CRED_SELF, ENV_SELF, FRAME_ANY};
@@ -79,7 +78,7 @@ impl Link for Rings {
     /// Hands the queued frames to the kernel, waiting (a yield at a time)
     /// while the driver's queue is full.
     fn flush(&mut self) {
-        self.0.cred = vars().arena_cred.get();
+        self.0.cred = shared::cred();
         for _ in 0..1000 {
             match self.0.flush() {
                 Ok(_) if self.0.unsent() == 0 => return,
@@ -117,7 +116,7 @@ fn shared() -> Option<&'static mut Shared> {
 /// EAFNOSUPPORT).
 pub fn start() {
     let Ok(info) = sys::dev_info(abi::dev::NET) else { return };
-    let cred = vars().arena_cred.get();
+    let cred = shared::cred();
     let mut frames = [0u32; RING_PAGES];
     for (i, f) in frames.iter_mut().enumerate() {
         let Ok(frame) = sys::frame_alloc(ENV_SELF, FRAME_ANY) else { return };
@@ -152,7 +151,7 @@ fn map_rings(s: &Shared) -> bool {
     if crate::vm::pte(NET_RINGS).is_some() {
         return true;
     }
-    let cred = vars().arena_cred.get();
+    let cred = shared::cred();
     s.frames.iter().enumerate().all(|(i, &f)| {
         sys::map_with(ENV_SELF, NET_RINGS + i as u64 * PAGE, f as u64, mf::WRITE, CRED_SELF, cred).is_ok()
     })
@@ -225,7 +224,7 @@ fn create(s: &mut Shared) {
         Ok(g) => g,
         Err(_) => return,
     };
-    let ep = Endpoint::adopt(s.endpoint, vars().arena_cred.get(), NET_RINGS, geo);
+    let ep = Endpoint::adopt(s.endpoint, shared::cred(), NET_RINGS, geo);
     let mut seed = [0u8; 8];
     crate::random::fill(&mut seed);
     let seed = u64::from_le_bytes(seed);
@@ -248,7 +247,7 @@ fn create(s: &mut Shared) {
 fn reconcile(s: &mut Shared) {
     let Some(stack) = s.stack.as_ref() else { return };
     let want = stack.ports();
-    let cred = vars().arena_cred.get();
+    let cred = shared::cred();
     let mut keep = Vec::with_capacity(s.filters.len());
     for &(tcp, port, id) in &s.filters {
         if want.binary_search(&(tcp, port)).is_ok() {
@@ -281,7 +280,7 @@ fn sleep_until(at_ms: Option<u64>, until_ns: Option<u64>) {
         (a, b) => a.or(b),
     };
     predicate::set_seen(bell().load(core::sync::atomic::Ordering::SeqCst));
-    crate::wait::ring_sleep(NET_RINGS, WANT_READ | PACKET, until);
+    crate::sleep::ring_sleep(NET_RINGS, WANT_READ | PACKET, until);
 }
 
 /// Sleeps until something may have changed for a socket, or `until_ns`.

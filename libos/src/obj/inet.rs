@@ -4,18 +4,17 @@
 //! file, so after fork parent and child hold the same socket and either
 //! may use it; the stack closes it when the last descriptor goes.
 //!
-//! The stack's calls never block; here a blocking call is repeated,
-//! sleeping between tries (`net::stack::sleep`), until it no longer says
-//! EAGAIN, a signal comes (EINTR) or its timeout passes (`SO_RCVTIMEO`,
-//! `SO_SNDTIMEO`: EAGAIN).
+//! The stack's calls never block, nor do this object's methods: a read or
+//! write that would wait answers EAGAIN and the caller waits (`io` for
+//! read and write, `linux::inet` for the socket calls with their timeouts).
 
-use super::flags::{NONBLOCK, RDWR};
+use super::flags::RDWR;
 use super::{no_seek, File, Kind, Ops};
-use crate::errno::{EAFNOSUPPORT, EAGAIN, EINTR, ENOMEM, EPIPE};
+use super::{POLLERR, POLLHUP, POLLIN, POLLOUT};
+use crate::errno::{EAFNOSUPPORT, ENOMEM};
 use crate::fs::{Stat, S_IFSOCK};
 use crate::net::stack::{self, Rings};
-use crate::wait::{POLLERR, POLLHUP, POLLIN, POLLOUT};
-use netstack::{ready, Errno, OptName, SockType, SocketId, Stack};
+use netstack::{ready, Errno, SockType, SocketId, Stack};
 
 pub static OPS: Ops = Ops { read, write, seek: no_seek, stat, ioctl, close };
 
@@ -61,85 +60,22 @@ pub fn adopt(id: SocketId, flags: u32) -> Result<*mut File, i64> {
     })
 }
 
-/// Runs `op` until it gives something other than EAGAIN (only once if
-/// `nonblock`), sleeping in between; `timeout` is the option that bounds
-/// the wait (its expiry gives EAGAIN).
-pub fn blocking<T>(
-    f: &File,
-    nonblock: bool,
-    timeout: Option<OptName>,
-    mut op: impl FnMut(&mut Stack<Rings>) -> Result<T, Errno>,
-) -> Result<T, i64> {
-    let nonblock = nonblock || f.flags & NONBLOCK != 0;
-    let limit = match timeout {
-        Some(name) => match on_stack(|s| s.option(id(f), name))? {
-            Ok(netstack::Opt::RcvTimeo(Some(ms)) | netstack::Opt::SndTimeo(Some(ms))) => Some(ms),
-            _ => None,
-        },
-        None => None,
-    };
-    let until = limit.map(|ms| crate::time::now_ns().saturating_add(ms.saturating_mul(1_000_000)));
-    loop {
-        match on_stack(&mut op)? {
-            Err(Errno::EAGAIN) if !nonblock => {}
-            r => return r.map_err(errno),
-        }
-        if crate::proc::signal::pending() {
-            return Err(EINTR);
-        }
-        if until.is_some_and(|u| crate::time::now_ns() >= u) {
-            return Err(EAGAIN);
-        }
-        stack::sleep(until);
-    }
-}
-
-/// Sends `data` whole (a stream: as much as is taken before a signal or
-/// the timeout ends the wait; a datagram: one message), with `to` for an
-/// unconnected datagram socket. EPIPE raises SIGPIPE when `sigpipe`.
-pub fn send(
-    f: &File,
-    data: &[u8],
-    to: Option<core::net::SocketAddrV4>,
-    nonblock: bool,
-    sigpipe: bool,
-) -> Result<usize, i64> {
-    let me = id(f);
-    let r = if !inet(f).stream {
-        blocking(f, nonblock, Some(OptName::SndTimeo), |s| match to {
-            Some(a) => s.send_to(me, data, a),
-            None => s.send(me, data),
-        })
-    } else {
-        let mut sent = 0;
-        loop {
-            match blocking(f, nonblock, Some(OptName::SndTimeo), |s| s.send(me, &data[sent..])) {
-                Ok(n) => sent += n,
-                Err(e) if sent > 0 && (e == EAGAIN || e == EINTR) => break Ok(sent),
-                Err(e) => break Err(e),
-            }
-            if sent == data.len() || nonblock || f.flags & NONBLOCK != 0 {
-                break Ok(sent);
-            }
-        }
-    };
-    if r == Err(EPIPE) && sigpipe {
-        crate::proc::signal::raise_self(crate::proc::signal::SIGPIPE);
-    }
-    r
-}
-
+/// One try (the caller, `io`, waits and tries again on EAGAIN).
 fn read(f: &mut File, buf: &mut [u8]) -> i64 {
     let me = id(f);
-    match blocking(f, false, Some(OptName::RcvTimeo), |s| s.recv(me, buf, false)) {
-        Ok(n) => n as i64,
+    match on_stack(|s| s.recv(me, buf, false)) {
+        Ok(Ok(n)) => n as i64,
+        Ok(Err(e)) => -errno(e),
         Err(e) => -e,
     }
 }
 
+/// One try, as `read`.
 fn write(f: &mut File, buf: &[u8]) -> i64 {
-    match send(f, buf, None, false, true) {
-        Ok(n) => n as i64,
+    let me = id(f);
+    match on_stack(|s| s.send(me, buf)) {
+        Ok(Ok(n)) => n as i64,
+        Ok(Err(e)) => -errno(e),
         Err(e) => -e,
     }
 }
@@ -174,9 +110,6 @@ fn close(f: &mut File) {
     let me = id(f);
     let until = crate::time::now_ns().saturating_add(LINGER_NS);
     while on_stack(|s| s.unsent(me)).unwrap_or(0) > 0 && crate::time::now_ns() < until {
-        if crate::proc::signal::pending() {
-            break;
-        }
         stack::sleep(Some(until));
     }
     let _ = on_stack(|s| s.close(me));
