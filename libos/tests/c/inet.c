@@ -104,10 +104,14 @@ static void tcp(void)
     len = sizeof me;
     getsockname(a, (struct sockaddr *)&me, &len);
     printf("accepted socket's name: %s, port %s\n", inet_ntoa(me.sin_addr), ntohs(me.sin_port) == port ? "the listener's" : "other");
-    show("reply", write(a, "world!", 6));
+    // Shown once the client has shown what it got (it shuts its side
+    // after), so the two processes' lines come in one order.
+    long sent = write(a, "world!", 6);
     int fl = fcntl(a, F_GETFL);
     fcntl(a, F_SETFL, fl & ~O_NONBLOCK);
-    show("server reads the end", read(a, buf, sizeof buf));
+    long end = read(a, buf, sizeof buf);
+    show("reply", sent);
+    show("server reads the end", end);
     close(a);
     int st;
     waitpid(pid, &st, 0);
