@@ -9,6 +9,7 @@ mod debs;
 mod deps;
 mod devtest;
 mod disk;
+mod faults;
 mod fuzz;
 mod iso;
 mod lxtest;
@@ -42,6 +43,10 @@ usage: cargo xtask <command>
   gdb [PROGRAM]      boot paused with QEMU's gdb stub on :1234
   fuzz verifier [--programs N] [--seed S]
                      differential verifier fuzzing campaign on the host
+  faults DRIVER|all [--trials N] [--first T] [--seed S] [--jobs J]
+                     fault-injection campaign (paper 004 §4): N trials of
+                     five faults each in the driver's image, each booted
+                     native (isolation=off) and isolated
   build              build the kernel, the user programs and the boot image
 ";
 
@@ -109,6 +114,7 @@ fn main() -> ExitCode {
         "iso" => iso::build().map(|p| println!("xtask: wrote {}", p.display())),
         "gdb" => gdb(rest),
         "fuzz" => fuzz::main(rest),
+        "faults" => faults::main(rest),
         "build" => build::all().map(|_| ()),
         "help" | "-h" | "--help" => {
             print!("{USAGE}");

@@ -161,3 +161,16 @@ pub fn disk_pattern_byte(s: u64, i: usize) -> u8 {
         (s.wrapping_mul(31) as u8).wrapping_add((i as u8).wrapping_mul(7)) ^ 0x5A
     }
 }
+
+/// Where the fault-injection workload (`kernel/src/dev/faultload.rs`,
+/// `cargo xtask faults`) writes its blocks: `WORKLOAD_BLOCKS` blocks of 4
+/// KiB from this sector, block `j` holding `workload_byte(j, i)`. The
+/// campaign checks the disk image for every write the kernel acknowledged.
+pub const WORKLOAD_SECTOR: u64 = 2048;
+pub const WORKLOAD_BLOCKS: usize = 16;
+
+/// Byte `i` of the workload's block (or echo payload) `j`.
+pub fn workload_byte(j: usize, i: usize) -> u8 {
+    ((j as u32).wrapping_mul(0x9E37_79B9) ^ (i as u32).wrapping_mul(0x85EB_CA6B)).to_le_bytes()[(i + j) % 4]
+        ^ (i >> 8) as u8
+}

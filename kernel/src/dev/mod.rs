@@ -18,6 +18,8 @@ mod domain;
 #[cfg(target_os = "none")]
 mod driver;
 #[cfg(target_os = "none")]
+mod faultload;
+#[cfg(target_os = "none")]
 mod image;
 #[cfg(target_os = "none")]
 mod ioapic;
@@ -174,6 +176,9 @@ pub fn init(k: &mut crate::state::Kernel, bootfs: &[u8], cmdline: &[u8]) {
     }
     if words.split_whitespace().any(|w| w == "init=devbench") {
         bench::run(k, isolated, words.split_whitespace().any(|w| w == "quick"), confined);
+    }
+    for w in words.split_whitespace().filter_map(|w| w.strip_prefix("faultload=")) {
+        faultload::run(k, w);
     }
     for t in words.split_whitespace().filter_map(|w| w.strip_prefix("devtest=")) {
         for name in t.split(',') {
