@@ -79,11 +79,12 @@ impl Boot {
         for d in build::DRIVERS {
             drivers.push((*d, read(release(KERNEL_TARGET, d))?));
         }
-        Ok(Boot {
-            kernel: release(KERNEL_TARGET, "kernel"),
-            hello: read(release(USER_TARGET, "test_hello"))?,
-            drivers,
-        })
+        // A copy: the kernel may be rebuilt while a long campaign runs.
+        let kernel = build::root().join(format!("target/faults/kernel-{}", std::process::id()));
+        std::fs::create_dir_all(build::root().join("target/faults")).map_err(|e| e.to_string())?;
+        std::fs::copy(release(KERNEL_TARGET, "kernel"), &kernel)
+            .map_err(|e| format!("copying the kernel: {e}"))?;
+        Ok(Boot { kernel, hello: read(release(USER_TARGET, "test_hello"))?, drivers })
     }
 
     /// Boots with `faulty` in place of its clean driver image, `words` on
