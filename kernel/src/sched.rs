@@ -192,6 +192,7 @@ impl Kernel {
         // Typed input wakes its listener even when everyone sleeps.
         if ticks != 0 {
             self.check_console();
+            crate::dev::expire(self);
         }
     }
 

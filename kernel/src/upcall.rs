@@ -135,6 +135,7 @@ impl Kernel {
         self.env_info[c].ticks = self.envs[c].ticks;
         self.check_reclaims();
         self.check_console();
+        crate::dev::expire(self);
         let c = self.current;
         let offender = self.grace_env == Some(c) && self.envs[c].switched_out == self.grace_mark;
         self.grace_env = None;

@@ -84,6 +84,76 @@ const TESTS: &[Dev] = &[
             ],
         )],
     },
+    // The block driver calls an unmapped address between the kernel's
+    // image and the driver regions (issue 28's first panic: the kernel
+    // took it for its own code), in a second boot points its stack pointer
+    // at its registers and takes an interrupt there (issue 28's second:
+    // the trap's frame landed in the registers), and in a third calls the
+    // kernel on that stack.
+    Dev {
+        name: "dev_wildcall_high",
+        intx: false,
+        iommu: false,
+        boots: &[
+            (
+                "wild-call-high,arp",
+                &[
+                    "driver virtio-blk: page fault at address 0xffffffffb0000000 (rip 0xffffffffb0000000)",
+                    "devtest wild-call-high: the block driver's call to 0xffffffffb0000000 was stopped",
+                    "devtest arp: 10.0.2.2 is at",
+                    "hello from ring 3",
+                ],
+            ),
+            (
+                "bad-stack-irq,arp",
+                &[
+                    "driver virtio-blk: livelock",
+                    "devtest bad-stack: the block driver took an interrupt with its stack at 0x",
+                    "devtest arp: 10.0.2.2 is at",
+                    "hello from ring 3",
+                ],
+            ),
+            (
+                "bad-stack-call,arp",
+                &[
+                    "driver virtio-blk: called the kernel with its stack pointer at 0x",
+                    "devtest bad-stack: the block driver called the kernel with its stack at 0x",
+                    "devtest arp: 10.0.2.2 is at",
+                    "hello from ring 3",
+                ],
+            ),
+        ],
+    },
+    // Alive but useless: the block driver drops a request (the deadline
+    // fails it), then, in a second boot, refuses requests as if full while
+    // the network driver says a frame went out whole with half its bytes
+    // (each is declared failed at its first lie).
+    Dev {
+        name: "dev_detect",
+        intx: false,
+        iommu: false,
+        boots: &[
+            (
+                "deadline,arp",
+                &[
+                    "driver virtio-blk: request 1 not ended within 1000 ms: missed its deadline",
+                    "devtest deadline: the request the block driver never ended failed it",
+                    "devtest arp: 10.0.2.2 is at",
+                    "hello from ring 3",
+                ],
+            ),
+            (
+                "lie-full,lie-short",
+                &[
+                    "driver virtio-blk: reported its queue full with slots to spare",
+                    "devtest lie: virtio-blk's lie was caught",
+                    "a length other than the request's",
+                    "devtest lie: virtio-net's lie was caught",
+                    "hello from ring 3",
+                ],
+            ),
+        ],
+    },
     // The network driver's stack overflows; the block driver carries on.
     Dev {
         name: "dev_overflow",
@@ -92,7 +162,7 @@ const TESTS: &[Dev] = &[
         boots: &[(
             "overflow,blk-pattern",
             &[
-                "driver virtio-net: double fault at rip 0x",
+                "driver virtio-net: page fault at address 0x",
                 "its stack overflowed into its guard page",
                 "devtest overflow: the network driver's stack overflow was stopped",
                 "devtest blk-pattern: read 8 sectors",

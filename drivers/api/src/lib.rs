@@ -98,6 +98,19 @@ pub mod op {
     /// Fault injection: the driver turns interrupts off and loops forever
     /// in this call (`cli; jmp $`): only an NMI reaches it.
     pub const INJECT_CLI_LIVELOCK: u32 = 0xF6;
+    /// Fault injection: the driver points its stack pointer at the address
+    /// in `sector` (a corrupted `rsp`), then waits for an interrupt with
+    /// interrupts on (`len` 0) or calls the kernel's `log` (`len` 1).
+    pub const INJECT_BAD_STACK: u32 = 0xF7;
+    /// Fault injection: the driver lies from now on, as `sector` says.
+    pub const INJECT_LIE: u32 = 0xF8;
+    /// `INJECT_LIE`: it refuses every request, saying its queue is full.
+    pub const LIE_FULL: u64 = 1;
+    /// `INJECT_LIE`: it says its next request ended well, with half the
+    /// bytes moved.
+    pub const LIE_SHORT: u64 = 2;
+    /// `INJECT_LIE`: it takes this request and never ends it.
+    pub const LIE_DROP: u64 = 3;
 }
 
 /// One request from the kernel: sectors to read into or write from the

@@ -72,8 +72,8 @@ mod driver {
     extern "C" fn submit(r: &Request) -> i32 {
         let s = STATE.get();
         let Some(blk) = s.blk.as_mut() else { return status::IO_ERROR };
-        if drvglue::inject(r) {
-            return status::OK;
+        if let Some(st) = drvglue::inject(r) {
+            return st;
         }
         let r = &drvglue::wild_dma(r);
         if r.len == 0 || !r.len.is_multiple_of(SECTOR_SIZE) || !matches!(r.op, op::READ | op::WRITE) {
@@ -125,7 +125,7 @@ mod driver {
             };
             slot.busy = false;
             let st = if done.is_ok() { status::OK } else { status::IO_ERROR };
-            (kernel().complete)(r.tag, st, r.len);
+            drvglue::complete(r.tag, st, r.len);
         }
     }
 

@@ -133,7 +133,10 @@ exc_fast_save:
     movq {v_rcx}(%rsp), %rcx
     swapgs
 
+    /* The direction flag is whatever the interrupted code left (a user
+     * program, a driver); the kernel's code expects it clear. */
 trap_common:
+    cld
     pushq %rax
     pushq %rbx
     pushq %rcx

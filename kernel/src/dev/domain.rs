@@ -102,9 +102,9 @@ impl Domain {
     }
 
     /// PML4 slot 511 only: the kernel image read-only (a copy of its
-    /// tables, never global) but for the double-fault stack, on which a
-    /// fault the driver's own stack cannot take is delivered (a stack
-    /// overflow into its guard page); and this driver's region.
+    /// tables, never global) but for the stacks the processor delivers
+    /// the driver's traps on (`gdt::trap_stacks`: the crossing's, and the
+    /// double fault's); and this driver's region.
     fn page_table(k: &mut Kernel, base: u64) -> Result<Frame, &'static str> {
         let t = &mut PhysTables;
         let kpdpt = pagetable::frame_of(t.table(k.kernel_pml4)[511]);
@@ -121,11 +121,12 @@ impl Domain {
                 continue;
             }
             let pt = new_table(k)?;
-            let (df_lo, df_hi) = crate::arch::gdt::double_fault_stack();
+            let stacks = crate::arch::gdt::trap_stacks();
             for j in 0..512 {
                 let pte = PhysTables.table(pagetable::frame_of(pde))[j];
                 let va = 0xFFFF_FFFF_8000_0000 + ((i as u64) << 21) + ((j as u64) << 12);
-                let keep = if (df_lo & !4095..df_hi).contains(&va) { WRITABLE } else { 0 };
+                let trap_stack = stacks.iter().any(|&(lo, hi)| (lo & !4095..hi).contains(&va));
+                let keep = if trap_stack { WRITABLE } else { 0 };
                 PhysTables.table(pt)[j] = pte & !(WRITABLE | GLOBAL) | (pte & keep);
             }
             PhysTables.table(image_pd)[i] = pagetable::entry(pt, link);

@@ -54,6 +54,8 @@ struct Pending {
     tag: u64,
     driver: usize,
     done: Done,
+    /// When it was submitted (timer ticks), for the deadline.
+    since: u64,
 }
 
 pub struct Drivers {
@@ -77,6 +79,11 @@ static DRIVERS: Global<Drivers> = Global::new(Drivers {
 /// Runs `f` on the loaded drivers (kernel code outside a crossing).
 pub fn with<R>(f: impl FnOnce(&mut Drivers) -> R) -> R {
     DRIVERS.with(f)
+}
+
+/// `with`, or `None` if the drivers are lent already.
+pub fn try_with<R>(f: impl FnOnce(&mut Drivers) -> R) -> Option<R> {
+    DRIVERS.try_with(f)
 }
 
 /// The loan, for kernel code inside a crossing (a wrapper, or a trap the
@@ -110,6 +117,19 @@ impl Drivers {
         self.list[i].as_mut().expect("the driver exists")
     }
 
+    /// The first request of an enabled driver pending since before
+    /// `before` (timer ticks): its driver and tag.
+    pub fn overdue(&self, before: u64) -> Option<(usize, u64)> {
+        let late =
+            |p: &Pending| p.since < before && self.list[p.driver].as_ref().is_some_and(|d| !d.disabled);
+        self.pending.iter().flatten().find(|p| late(p)).map(|p| (p.driver, p.tag))
+    }
+
+    /// How many requests driver `i` holds.
+    pub fn holding(&self, i: usize) -> usize {
+        self.pending.iter().flatten().filter(|p| p.driver == i).count()
+    }
+
     /// Request `tag` ended (the `complete` wrapper, which checked that
     /// the driver held it).
     pub fn finish(&mut self, tag: u64, st: i32, len: usize) {
@@ -139,7 +159,7 @@ pub fn holds(k: &Kernel, owner: u32, frame: Frame) -> bool {
 
 /// Calls into driver `i`: `prepare` (in the same loan of the drivers as
 /// the checks) names the entry point and its arguments. An error if the
-/// driver is disabled, is disabled during the call, `prepare` refuses, or
+/// driver is disabled, is stopped during the call, `prepare` refuses, or
 /// a crossing is already under way (a completion callback, or a wrapper,
 /// may not call into a driver).
 fn cross(
@@ -153,19 +173,37 @@ fn cross(
         let (f, args) = prepare(k, d)?;
         let (domain, flush) = d.domain.enter();
         (ds.current, ds.kernel) = (Some(i), &raw mut *k);
-        Ok((f, args, d.image.stack().1, domain, flush))
+        Ok((f, args, d.image.stack(), domain, flush))
     });
-    let (f, args, stack_top, domain, flush) = entry.unwrap_or(Err(status::IO_ERROR))?;
+    let (f, args, stack, domain, flush) = entry.unwrap_or(Err(status::IO_ERROR))?;
     // The NMI watchdog covers the crossing (a driver may turn interrupts off).
     super::nmi::arm(true);
     // SAFETY: `f` is one of the driver's entry points (checked to lie in
     // its text at load), the stack and page table its own; the kernel
     // runs with interrupts off outside its idle wait, and no crossing is
     // under way (`current` was none).
-    let r = unsafe { xpc::enter(f, args, stack_top, domain, flush) };
+    let r = unsafe { xpc::enter(f, args, stack, domain, flush) };
     super::nmi::arm(false);
+    let stopped = super::detect::take_stopped();
+    let bad_rsp = xpc::take_bad_rsp();
+    if stopped.is_some() || bad_rsp.is_some() {
+        // Left by `abort`: whatever the abandoned frames had borrowed of
+        // the drivers (a wrapper that was running) is free again.
+        DRIVERS.release_abandoned();
+    }
     DRIVERS.with(|ds| {
         (ds.current, ds.kernel) = (None, core::ptr::null_mut());
+        let name = ds.get(i).name;
+        if let Some(rsp) = bad_rsp {
+            crate::kprintln!(
+                "driver {name}: called the kernel with its stack pointer at {rsp:#x}, not in its stack"
+            );
+        } else if let Some(why) = &stopped {
+            crate::kprintln!("driver {name}: {}", why.text());
+        }
+        if stopped.is_some() || bad_rsp.is_some() {
+            disable(k, ds, i, "it failed");
+        }
         match ds.list[i].as_ref() {
             Some(d) if !d.disabled => Ok(r),
             _ => Err(status::IO_ERROR),
@@ -215,6 +253,19 @@ pub fn start(
         });
         Ok(i)
     })?;
+    let r = init(k, i);
+    with(|ds| match r {
+        Ok(()) => Ok(i),
+        Err(why) => {
+            disable(k, ds, i, why);
+            Err(why)
+        }
+    })
+}
+
+/// Runs driver `i`'s entry point, checks the table it returns, runs its
+/// init and checks the facts it reports.
+fn init(k: &mut Kernel, i: usize) -> Result<(), &'static str> {
     // The device may reach the image's data, which the driver may share
     // (`wrappers::share`), besides what it is lent later.
     with(|ds| {
@@ -252,17 +303,18 @@ pub fn start(
         Ok((post(d, MAIL_DEVICE, info), post(d, MAIL_FACTS, Facts::default())))
     })?;
     let api = &super::wrappers::KERNEL_API as *const _ as u64;
-    let r = cross(k, i, |_, d| Ok((d.init, [api, info, facts])));
-    with(|ds| match r {
-        Ok(v) if v as i32 == status::OK => {
-            // SAFETY: put there by `post` above, in the driver's mailbox.
-            ds.get(i).facts = unsafe { (facts as *const Facts).read() };
-            Ok(i)
-        }
-        _ => {
-            disable(k, ds, i, "its init failed");
-            Err("its init failed")
-        }
+    match cross(k, i, |_, d| Ok((d.init, [api, info, facts]))) {
+        Ok(v) if v as i32 == status::OK => {}
+        _ => return Err("its init failed"),
+    }
+    with(|ds| {
+        let d = ds.get(i);
+        // SAFETY: put there by `post` above, in the driver's mailbox.
+        d.facts = unsafe { (facts as *const Facts).read() };
+        super::detect::implausible(d).map_or(Ok(()), |why| {
+            crate::kprintln!("driver {}: reported {why}", d.name);
+            Err("it reported impossible facts about its device")
+        })
     })
 }
 
@@ -270,9 +322,10 @@ pub fn start(
 /// driver `i` for request `r` (whose `va` is set here) and starts it;
 /// `done` is called when it ends. Returns the request's tag.
 pub fn submit(k: &mut Kernel, i: usize, mut r: Request, pa: u64, done: Done) -> Result<u64, i32> {
+    let now = k.kinfo.ticks;
     let (slot, tag) = with(|ds| {
         let slot = ds.pending.iter().position(Option::is_none).ok_or(status::NO_SPACE)?;
-        ds.pending[slot] = Some(Pending { tag: ds.next_tag, driver: i, done });
+        ds.pending[slot] = Some(Pending { tag: ds.next_tag, driver: i, done, since: now });
         ds.next_tag += 1;
         Ok::<_, i32>((slot, ds.next_tag - 1))
     })?;
@@ -288,7 +341,7 @@ pub fn submit(k: &mut Kernel, i: usize, mut r: Request, pa: u64, done: Done) -> 
         Ok((d.submit, [post(d, MAIL_REQUEST, r), 0, 0]))
     }) {
         Ok(v) if v as i32 == status::OK => return Ok(tag),
-        Ok(v) => v as i32,
+        Ok(v) => with(|ds| super::detect::refusal(k, ds, i, r.op, v as i32)),
         Err(e) => e,
     };
     // Not started: the buffer comes back, no completion is due (unless
@@ -419,80 +472,4 @@ pub fn dma_faults(k: &mut Kernel) {
             }
         });
     });
-}
-
-const KERNEL_CODE: u64 = 0xFFFF_FFFF_8000_0000;
-
-/// How many timer ticks a crossing may last before the watchdog calls it
-/// a livelock (100 ms; a crossing normally lasts microseconds).
-const BUDGET_TICKS: u64 = 100_000_000 / crate::arch::apic::TICK_NS;
-
-/// A processor exception in the kernel (in the kernel's page table, the
-/// trap handler's first act): if the driver a crossing is in took it (it
-/// wrote outside its domain, jumped anywhere, or faulted otherwise), the
-/// driver is disabled and the crossing left; otherwise `false`. One in
-/// kernel code (a wrapper) is the kernel's own bug — but a double fault, a
-/// stack overflow, is the driver's wherever it ran out of its stack.
-pub fn fault(vector: u64, rip: u64) -> bool {
-    // The kernel's code lies in the top 2 GiB below the driver regions.
-    let kernel_code = (KERNEL_CODE..super::FIRST_REGION).contains(&rip);
-    if !xpc::under_way() || (kernel_code && vector != 8) {
-        return false;
-    }
-    match vector {
-        14 => {
-            let addr = crate::arch::cpu::cr2();
-            stop(format_args!("page fault at address {addr:#x} (rip {rip:#x}): outside its domain"))
-        }
-        8 => stop(format_args!("double fault at rip {rip:#x}: its stack overflowed into its guard page")),
-        v => stop(format_args!("{} at rip {rip:#x}", abi::exception::vector::name(v))),
-    }
-}
-
-/// A timer tick (paper 004 §3.3, the livelock watchdog): a crossing that
-/// has lasted longer than its budget — a driver looping in a call or in
-/// its interrupt handler — is stopped as if it had faulted.
-pub fn watchdog() {
-    if xpc::under_way() && xpc::age(1) > BUDGET_TICKS {
-        let ms = BUDGET_TICKS * crate::arch::apic::TICK_NS / 1_000_000;
-        stop(format_args!("livelock: still running after {ms} ms; stopped by the watchdog"));
-    }
-}
-
-/// An NMI (the NMI watchdog, `nmi.rs`): it stands for its period of the
-/// crossing's age; past the budget, a driver caught in its own code (not
-/// in a wrapper, which holds the kernel's state) is stopped as by the
-/// timer's watchdog.
-pub fn nmi_watchdog(rip: u64) {
-    let in_kernel = (KERNEL_CODE..super::FIRST_REGION).contains(&rip);
-    if xpc::under_way() && xpc::age(super::nmi::TICKS_PER_NMI) > BUDGET_TICKS && !in_kernel {
-        let ms = BUDGET_TICKS * crate::arch::apic::TICK_NS / 1_000_000;
-        stop(format_args!(
-            "livelock with interrupts off: still running after {ms} ms at rip {rip:#x}; stopped by the NMI watchdog"
-        ));
-    }
-}
-
-/// Disables the driver the crossing is in and leaves the crossing. Returns
-/// (`false`) only when there is none, or kernel code inside it holds the
-/// loan (then the fault is the kernel's own).
-fn stop(why: core::fmt::Arguments) -> bool {
-    let stopped = lent(|k, ds, i| {
-        crate::kprintln!("driver {}: {why}", ds.get(i).name);
-        disable(k, ds, i, "it failed");
-    });
-    if stopped.is_some() {
-        // SAFETY: inside the crossing (the loan exists only there); the
-        // frames left are the driver's and this handler's, holding nothing.
-        unsafe { xpc::abort(status::IO_ERROR as i64) }
-    }
-    false
-}
-
-/// Disables the current driver and leaves the crossing (a wrapper check
-/// failed, or the driver gave up). Called outside any loan.
-pub fn fail_current(why: core::fmt::Arguments) -> ! {
-    let _kernel = xpc::KernelView::enter(true);
-    stop(why);
-    unreachable!("a wrapper failed outside a crossing")
 }

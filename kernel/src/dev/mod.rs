@@ -14,6 +14,8 @@ pub mod block;
 #[cfg(target_os = "none")]
 mod contig;
 #[cfg(target_os = "none")]
+mod detect;
+#[cfg(target_os = "none")]
 mod domain;
 #[cfg(target_os = "none")]
 mod driver;
@@ -85,6 +87,12 @@ impl<T> Global<T> {
         // SAFETY: not lent (checked above) and, as the caller promised,
         // not lent while `f` runs.
         Some(f(unsafe { &*self.value.get() }))
+    }
+
+    /// Ends a loan whose holder was abandoned: a crossing left by `abort`
+    /// from inside a wrapper, whose frames will never run again.
+    pub fn release_abandoned(&self) {
+        self.busy.store(false, Ordering::Release);
     }
 
     /// `try_with` where nesting is a kernel bug.
@@ -199,21 +207,28 @@ pub fn trap_view() -> Option<impl Drop> {
 /// that driver is disabled and this does not return).
 #[cfg(target_os = "none")]
 pub fn fault(vector: u64, rip: u64) -> bool {
-    driver::fault(vector, rip)
+    detect::fault(vector, rip)
 }
 
 /// A timer tick in the kernel: the livelock watchdog (a driver looping in
 /// a crossing is disabled and this does not return).
 #[cfg(target_os = "none")]
 pub fn tick() {
-    driver::watchdog()
+    detect::watchdog()
+}
+
+/// A timer tick with the kernel state at hand: requests past their
+/// deadline fail their drivers.
+#[cfg(target_os = "none")]
+pub fn expire(k: &mut crate::state::Kernel) {
+    detect::expire(k)
 }
 
 /// A non-maskable interrupt in the kernel: the NMI watchdog (a driver
 /// looping with interrupts off is disabled and this does not return).
 #[cfg(target_os = "none")]
 pub fn nmi(rip: u64) {
-    driver::nmi_watchdog(rip)
+    detect::nmi_watchdog(rip)
 }
 
 /// When the last device interrupt that ended an idle wait arrived (TSC).

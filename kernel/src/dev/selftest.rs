@@ -290,6 +290,99 @@ fn wild_call(k: &mut Kernel) {
     );
 }
 
+/// Fault injection: the block driver, with a read in flight, calls an
+/// address in the gigabyte below the driver regions where nothing is
+/// mapped (a flipped bit in a call's target): the driver is stopped, not
+/// the kernel.
+fn wild_call_high(k: &mut Kernel) {
+    let f = frame(k);
+    let read = block::submit(k, false, 0, Span { frame: f, offset: 0, len: 4096 }, 0, done)
+        .unwrap_or_else(|e| fail(format_args!("block request refused: {e:?}")));
+    let i = driver::find("virtio-blk").unwrap_or_else(|| fail(format_args!("no block driver")));
+    let r = Request { op: op::INJECT_WILD_CALL, tag: 0, sector: UNMAPPED_HIGH, va: 0, len: 0 };
+    let injected = driver::submit(k, i, r, f << 12, done);
+    if injected != Err(status::IO_ERROR)
+        || FAILED.load(Relaxed) != read
+        || driver::find("virtio-blk").is_some()
+    {
+        fail(format_args!("the driver's call to {UNMAPPED_HIGH:#x} was not stopped ({injected:?})"));
+    }
+    crate::kprintln!("devtest wild-call-high: the block driver's call to {UNMAPPED_HIGH:#x} was stopped");
+}
+
+/// Unmapped, between the kernel's image and the first driver region.
+const UNMAPPED_HIGH: u64 = 0xFFFF_FFFF_B000_0000;
+
+/// Fault injection: the block driver, with a read in flight, points its
+/// stack pointer at its device's registers (its "register window") and
+/// then takes an interrupt (`call` false) or calls the kernel (`call`
+/// true). The trap's frame must not land there, nor a wrapper run there.
+fn bad_stack(k: &mut Kernel, call: bool) {
+    let f = frame(k);
+    let read = block::submit(k, false, 0, Span { frame: f, offset: 0, len: 4096 }, 0, done)
+        .unwrap_or_else(|e| fail(format_args!("block request refused: {e:?}")));
+    let i = driver::find("virtio-blk").unwrap_or_else(|| fail(format_args!("no block driver")));
+    let window = driver::with(|ds| {
+        ds.get(i).tracker.iter().find_map(|o| match o {
+            super::tracker::Object::Mmio { va, .. } => Some(va & !4095),
+            _ => None,
+        })
+    });
+    let window = window.unwrap_or_else(|| fail(format_args!("the block driver maps no registers")));
+    // The top of the window's first page: what is pushed lands in registers.
+    let rsp = window + 0xFF8;
+    let r = Request { op: op::INJECT_BAD_STACK, tag: 0, sector: rsp, va: 0, len: call as usize };
+    let injected = driver::submit(k, i, r, f << 12, done);
+    if injected != Err(status::IO_ERROR)
+        || FAILED.load(Relaxed) != read
+        || driver::find("virtio-blk").is_some()
+    {
+        fail(format_args!("the driver running on its registers was not stopped ({injected:?})"));
+    }
+    let how = if call { "called the kernel" } else { "took an interrupt" };
+    crate::kprintln!("devtest bad-stack: the block driver {how} with its stack at {rsp:#x} and was stopped");
+}
+
+/// Fault injection: the block driver takes a request and never ends it
+/// (alive but useless). The deadline fails the request and the driver.
+fn deadline(k: &mut Kernel) {
+    let i = driver::find("virtio-blk").unwrap_or_else(|| fail(format_args!("no block driver")));
+    let f = frame(k);
+    let r = Request { op: op::INJECT_LIE, tag: 0, sector: op::LIE_DROP, va: 0, len: 0 };
+    let tag = driver::submit(k, i, r, f << 12, done)
+        .unwrap_or_else(|e| fail(format_args!("the block driver did not take the request: {e}")));
+    if wait(k, tag) != status::IO_ERROR || driver::find("virtio-blk").is_some() {
+        fail(format_args!("the request the driver dropped did not fail it"));
+    }
+    crate::kprintln!("devtest deadline: the request the block driver never ended failed it");
+}
+
+/// Fault injection: a driver lies about its work — the block driver
+/// refuses every request as if its queue were full (`LIE_FULL`), the
+/// network driver says a frame went out whole when it reports half its
+/// bytes (`LIE_SHORT`). Each is declared failed at its first lie.
+fn lie(k: &mut Kernel, name: &str, how: u64) {
+    let i = driver::find(name).unwrap_or_else(|| fail(format_args!("no {name} driver")));
+    let f = frame(k);
+    let r = Request { op: op::INJECT_LIE, tag: 0, sector: how, va: 0, len: 0 };
+    if driver::submit(k, i, r, f << 12, done).is_err() {
+        fail(format_args!("{name} did not take the injection"));
+    }
+    let failed = if how == op::LIE_FULL {
+        let read = block::submit(k, false, 0, Span { frame: f, offset: 0, len: 4096 }, 0, done);
+        read == Err(block::BlockError::Driver(status::IO_ERROR))
+    } else {
+        arp_request(f);
+        let tag = packet::transmit(k, 0, Span { frame: f, offset: 0, len: ARP_LEN }, done)
+            .unwrap_or_else(|e| fail(format_args!("transmit refused: {e:?}")));
+        wait(k, tag) == status::IO_ERROR
+    };
+    if !failed || driver::find(name).is_some() {
+        fail(format_args!("{name}'s lie went unnoticed"));
+    }
+    crate::kprintln!("devtest lie: {name}'s lie was caught; it was stopped");
+}
+
 /// Fault injection: the network driver's stack overflows into its guard
 /// page; the fault is delivered on the double-fault stack, the driver is
 /// disabled and the kernel runs on.
@@ -379,6 +472,12 @@ pub fn run(k: &mut Kernel, name: &str) {
         "livelock" => livelock(k),
         "cli-livelock" => cli_livelock(k),
         "wild-call" => wild_call(k),
+        "wild-call-high" => wild_call_high(k),
+        "bad-stack-irq" => bad_stack(k, false),
+        "bad-stack-call" => bad_stack(k, true),
+        "deadline" => deadline(k),
+        "lie-full" => lie(k, "virtio-blk", op::LIE_FULL),
+        "lie-short" => lie(k, "virtio-net", op::LIE_SHORT),
         "wild-dma" => wild_dma(k),
         "irq-livelock" => irq_livelock(k),
         other => fail(format_args!("no device self-test {other:?}")),

@@ -35,8 +35,11 @@ pub fn executed(boot: &Boot, name: &str, image: &[u8]) -> Result<Vec<u64>, Strin
         return Ok(text.lines().filter_map(|l| u64::from_str_radix(l, 16).ok()).collect());
     }
     let log = dir.join(format!("in_asm-{name}.log"));
-    let out =
-        boot.run(&[], "faultload=blk faultload=net", &["-d", "in_asm", "-D", &log.display().to_string()])?;
+    let out = boot.run(
+        &[],
+        "faultload=blk faultload=net",
+        &["-icount", "shift=0", "-d", "in_asm", "-D", &log.display().to_string()],
+    )?;
     if !out.serial.contains("faultload blk: ok") || !out.serial.contains("faultload net: ok") {
         return Err(format!("the clean boot's workloads did not pass:\n{}", out.serial));
     }

@@ -59,8 +59,9 @@ pub struct Boot {
 static NEXT_BOOT: AtomicUsize = AtomicUsize::new(0);
 
 impl Boot {
-    /// Builds the kernel, the driver images and the first program.
-    fn build() -> Result<Boot, String> {
+    /// Builds the kernel, the driver images and the first program; boots
+    /// `kernel` instead of the kernel built, when given.
+    fn build(kernel: Option<&PathBuf>) -> Result<Boot, String> {
         crate::deps::ensure(crate::deps::TEST)?;
         let release = |t: &str, name: &str| build::root().join("target").join(t).join("release").join(name);
         build::cargo(&["build", "--release", "-p", "kernel", "--target", KERNEL_TARGET], &[])?;
@@ -80,10 +81,11 @@ impl Boot {
             drivers.push((*d, read(release(KERNEL_TARGET, d))?));
         }
         // A copy: the kernel may be rebuilt while a long campaign runs.
-        let kernel = build::root().join(format!("target/faults/kernel-{}", std::process::id()));
+        let copy = build::root().join(format!("target/faults/kernel-{}", std::process::id()));
         std::fs::create_dir_all(build::root().join("target/faults")).map_err(|e| e.to_string())?;
-        std::fs::copy(release(KERNEL_TARGET, "kernel"), &kernel)
-            .map_err(|e| format!("copying the kernel: {e}"))?;
+        let from = kernel.cloned().unwrap_or(release(KERNEL_TARGET, "kernel"));
+        std::fs::copy(&from, &copy).map_err(|e| format!("copying the kernel {}: {e}", from.display()))?;
+        let kernel = copy;
         Ok(Boot { kernel, hello: read(release(USER_TARGET, "test_hello"))?, drivers })
     }
 
@@ -160,10 +162,20 @@ struct Options {
     seed: u64,
     jobs: usize,
     configs: Vec<Config>,
+    /// Another kernel to boot (the same trials against an older one).
+    kernel: Option<PathBuf>,
 }
 
 fn parse(args: &[String]) -> Result<Options, String> {
-    let mut o = Options { drivers: Vec::new(), trials: 400, first: 0, seed: 1, jobs: 2, configs: Vec::new() };
+    let mut o = Options {
+        drivers: Vec::new(),
+        trials: 400,
+        first: 0,
+        seed: 1,
+        jobs: 2,
+        configs: Vec::new(),
+        kernel: None,
+    };
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut num = |what: &str| -> Result<u64, String> {
@@ -176,6 +188,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
             "--jobs" => o.jobs = (num("--jobs")? as usize).max(1),
             "--native" => o.configs.push(Config::Native),
             "--isolated" => o.configs.push(Config::Isolated),
+            "--kernel" => o.kernel = Some(PathBuf::from(it.next().ok_or("--kernel needs a path")?)),
             "all" => o.drivers.extend(DRIVERS),
             d => o
                 .drivers
@@ -183,7 +196,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
         }
     }
     if o.drivers.is_empty() {
-        return Err("usage: cargo xtask faults DRIVER|all [--trials N] [--first T] [--seed S] [--jobs J] [--native] [--isolated]".into());
+        return Err("usage: cargo xtask faults DRIVER|all [--trials N] [--first T] [--seed S] [--jobs J] [--native] [--isolated] [--kernel PATH]".into());
     }
     if o.configs.is_empty() {
         o.configs = vec![Config::Native, Config::Isolated];
@@ -193,16 +206,18 @@ fn parse(args: &[String]) -> Result<Options, String> {
 
 pub fn main(args: &[String]) -> Result<(), String> {
     let o = parse(args)?;
-    let boot = Boot::build()?;
+    let boot = Boot::build(o.kernel.as_ref())?;
     for &(name, workload) in &o.drivers {
         let trials = campaign(&boot, &o, name, workload)?;
         let report = report(&o, name, &trials);
         print!("{report}");
-        let path =
-            build::root().join(format!("target/faults/{name}-seed{}-{}x{}.txt", o.seed, o.first, o.trials));
+        let other = if o.kernel.is_some() { "-other-kernel" } else { "" };
+        let file = format!("target/faults/{name}-seed{}-{}x{}{other}.txt", o.seed, o.first, o.trials);
+        let path = build::root().join(file);
         std::fs::write(&path, &report).map_err(|e| e.to_string())?;
         println!("xtask: wrote {}", path.display());
     }
+    let _ = std::fs::remove_file(&boot.kernel);
     Ok(())
 }
 
@@ -229,31 +244,11 @@ fn campaign(boot: &Boot, o: &Options, name: &str, workload: &str) -> Result<Vec<
     let failure = Mutex::new(None);
     std::thread::scope(|s| {
         for _ in 0..o.jobs {
-            s.spawn(|| loop {
-                let Some(&(t, config)) = work.get(next.fetch_add(1, Ordering::SeqCst)) else { break };
-                let image = trials[t].lock().unwrap().image.clone();
-                let words = match config {
-                    Config::Native => format!("faultload={workload} isolation=off"),
-                    Config::Isolated => format!("faultload={workload}"),
-                };
-                match boot.run_with(&[(name, &image)], &words, &[]) {
-                    Ok((out, disk)) => {
-                        let (class, why) = classify::classify(&out, workload, &disk, crate::disk::SECTORS);
-                        let det = classify::detector(&out.serial, name);
-                        let mut tr = trials[t].lock().unwrap();
-                        if class != Class::NoEffect || det != "-" {
-                            save_log(name, tr.index, config, &out.serial);
-                        }
-                        println!(
-                            "trial {name} {} {:<11} {:<8} {:<6} {det:<13} {why}",
-                            tr.index,
-                            tr.kind.name(),
-                            config.name(),
-                            class.short()
-                        );
-                        tr.runs[config as usize] = Some((class, det, why));
+            s.spawn(|| {
+                while let Some(&(t, config)) = work.get(next.fetch_add(1, Ordering::SeqCst)) {
+                    if let Err(e) = run_trial(boot, name, workload, &trials[t], config) {
+                        *failure.lock().unwrap() = Some(e);
                     }
-                    Err(e) => *failure.lock().unwrap() = Some(e),
                 }
             });
         }
@@ -262,6 +257,32 @@ fn campaign(boot: &Boot, o: &Options, name: &str, workload: &str) -> Result<Vec<
         return Err(e);
     }
     Ok(trials.into_iter().map(|m| m.into_inner().unwrap()).collect())
+}
+
+/// Boots `trial`'s image in `config`, classifies it and records it.
+fn run_trial(
+    boot: &Boot,
+    name: &str,
+    workload: &str,
+    trial: &Mutex<Trial>,
+    config: Config,
+) -> Result<(), String> {
+    let image = trial.lock().unwrap().image.clone();
+    let words = match config {
+        Config::Native => format!("faultload={workload} isolation=off"),
+        Config::Isolated => format!("faultload={workload}"),
+    };
+    let (out, disk) = boot.run_with(&[(name, &image)], &words, &[])?;
+    let (class, why) = classify::classify(&out, workload, &disk, crate::disk::SECTORS);
+    let det = classify::detector(&out.serial, name);
+    let mut tr = trial.lock().unwrap();
+    if class != Class::NoEffect || det != "-" {
+        save_log(name, tr.index, config, &out.serial);
+    }
+    let (index, kind) = (tr.index, tr.kind.name());
+    println!("trial {name} {index} {kind:<11} {:<8} {:<6} {det:<13} {why}", config.name(), class.short());
+    tr.runs[config as usize] = Some((class, det, why));
+    Ok(())
 }
 
 fn save_log(name: &str, index: usize, config: Config, serial: &str) {

@@ -1,0 +1,202 @@
+//! Failure detection (paper 004 §3.5: "software checks, processor
+//! exceptions, or explicit external signals"; issue 28): deciding that
+//! the driver a crossing is in has failed, and stopping it.
+//!
+//! - **Exceptions.** Any processor exception during a crossing is the
+//!   driver's, wherever its `rip` points and whatever it did to its stack
+//!   (the crossing's traps arrive on a stack of their own, `arch::idt`) —
+//!   except one in kernel code running for the driver (a wrapper), which
+//!   is the kernel's own bug, unless the driver's stack ran out under it.
+//! - **Livelock**: the timer's and the NMI's watchdogs.
+//! - **Deadline**: a request the driver took and never ended.
+//! - **What the driver reports**: facts about its device that cannot be
+//!   true, refusals of requests the kernel has already checked, statuses
+//!   that do not exist (the wrappers check completions and frames).
+//!
+//! Stopping is in two steps: the code that finds the failure — a trap
+//! handler or a wrapper, perhaps holding the drivers' loan or on a stack
+//! the driver spoilt — notes why and leaves the crossing at once
+//! (`stop`); the crossing, back on the kernel's stack with nothing
+//! borrowed, disables the driver (`driver::cross`). The recovery of the
+//! next phase replaces that last step.
+
+use super::driver::{self, Driver, Drivers};
+use super::{xpc, Global};
+use crate::state::Kernel;
+use core::fmt::Write;
+use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use drvapi::{op, status};
+
+/// Why the driver was stopped, as a console line.
+pub struct Why {
+    text: [u8; 160],
+    len: usize,
+}
+
+impl Why {
+    pub fn text(&self) -> &str {
+        core::str::from_utf8(&self.text[..self.len]).unwrap_or("(garbled)")
+    }
+}
+
+impl Write for Why {
+    fn write_str(&mut self, s: &str) -> core::fmt::Result {
+        // Whole characters only, so that `text` stays UTF-8.
+        let n = s.char_indices().map(|(i, c)| i + c.len_utf8()).take_while(|&e| e <= 160 - self.len).last();
+        let n = n.unwrap_or(0);
+        self.text[self.len..self.len + n].copy_from_slice(&s.as_bytes()[..n]);
+        self.len += n;
+        Ok(())
+    }
+}
+
+static STOPPED: Global<Option<Why>> = Global::new(None);
+
+/// Why the last crossing was left by `stop`, if it was; forgotten.
+pub fn take_stopped() -> Option<Why> {
+    STOPPED.with(Option::take)
+}
+
+/// Notes why the driver the crossing is in failed and leaves the
+/// crossing, which then disables it. Must run in the kernel's page table
+/// (a trap handler's or a wrapper's view), inside a crossing.
+fn stop(why: core::fmt::Arguments) -> ! {
+    STOPPED.try_with(|s| {
+        let mut w = Why { text: [0; 160], len: 0 };
+        let _ = w.write_fmt(why);
+        *s = Some(w);
+    });
+    // SAFETY: inside the crossing (the callers check); the frames left are
+    // the driver's and this handler's or wrapper's, and the crossing
+    // releases whatever they had borrowed.
+    unsafe { xpc::abort(status::IO_ERROR as i64) }
+}
+
+/// Disables the current driver and leaves the crossing (a wrapper check
+/// failed, or the driver gave up). Called outside any loan.
+pub fn fail_current(why: core::fmt::Arguments) -> ! {
+    let _kernel = xpc::KernelView::enter(true);
+    stop(why)
+}
+
+/// A processor exception in the kernel (in the kernel's page table, the
+/// trap handler's first act): if it is the driver's (see the module's
+/// comment), the driver is stopped and this does not return; otherwise
+/// `false`.
+pub fn fault(vector: u64, rip: u64) -> bool {
+    if !xpc::under_way() {
+        return false;
+    }
+    let addr = if vector == 14 { crate::arch::cpu::cr2() } else { 0 };
+    let (low, _) = xpc::stack();
+    let overflow = vector == 8 || vector == 14 && (low.saturating_sub(4096)..low).contains(&addr);
+    if xpc::in_wrapper() && !overflow {
+        return false;
+    }
+    match vector {
+        14 if overflow => stop(format_args!(
+            "page fault at address {addr:#x} (rip {rip:#x}): its stack overflowed into its guard page"
+        )),
+        14 => stop(format_args!("page fault at address {addr:#x} (rip {rip:#x}): outside its domain")),
+        8 => stop(format_args!("double fault at rip {rip:#x}")),
+        v => stop(format_args!("{} at rip {rip:#x}", abi::exception::vector::name(v))),
+    }
+}
+
+/// How many timer ticks a crossing may last before the watchdog calls it
+/// a livelock (100 ms; a crossing normally lasts microseconds).
+const BUDGET_TICKS: u64 = 100_000_000 / crate::arch::apic::TICK_NS;
+
+/// A timer tick (paper 004 §3.3, the livelock watchdog): a crossing that
+/// has lasted longer than its budget — a driver looping in a call or in
+/// its interrupt handler — is stopped as if it had faulted.
+pub fn watchdog() {
+    if xpc::under_way() && xpc::age(1) > BUDGET_TICKS {
+        let ms = BUDGET_TICKS * crate::arch::apic::TICK_NS / 1_000_000;
+        stop(format_args!("livelock: still running after {ms} ms; stopped by the watchdog"));
+    }
+}
+
+/// An NMI (the NMI watchdog, `nmi.rs`): it stands for its period of the
+/// crossing's age; past the budget, a driver caught in its own code (not
+/// in a wrapper, which holds the kernel's state) is stopped as by the
+/// timer's watchdog.
+pub fn nmi_watchdog(rip: u64) {
+    if xpc::under_way() && xpc::age(super::nmi::TICKS_PER_NMI) > BUDGET_TICKS && !xpc::in_wrapper() {
+        let ms = BUDGET_TICKS * crate::arch::apic::TICK_NS / 1_000_000;
+        stop(format_args!(
+            "livelock with interrupts off: still running after {ms} ms at rip {rip:#x}; stopped by the NMI watchdog"
+        ));
+    }
+}
+
+/// How long a driver may hold a request (timer ticks; 1 s, where a disk
+/// or network request takes well under a millisecond). The benchmarks,
+/// whose idle clock races ahead, allow more.
+pub static DEADLINE: AtomicU64 = AtomicU64::new(1_000_000_000 / crate::arch::apic::TICK_NS);
+/// The next tick at which requests are looked at.
+static NEXT_LOOK: AtomicU64 = AtomicU64::new(0);
+const LOOK_EVERY: u64 = 50;
+
+/// A timer tick with the kernel state at hand (not in a crossing): a
+/// driver holding a request past its deadline — alive but useless — is
+/// declared failed and stopped.
+pub fn expire(k: &mut Kernel) {
+    let now = k.kinfo.ticks;
+    if now < NEXT_LOOK.load(Relaxed) {
+        return;
+    }
+    NEXT_LOOK.store(now + LOOK_EVERY, Relaxed);
+    let limit = DEADLINE.load(Relaxed);
+    driver::try_with(|ds| {
+        while let Some((i, tag)) = ds.overdue(now.saturating_sub(limit)) {
+            let ms = limit * crate::arch::apic::TICK_NS / 1_000_000;
+            crate::kprintln!(
+                "driver {}: request {tag} not ended within {ms} ms: missed its deadline",
+                ds.get(i).name
+            );
+            driver::disable(k, ds, i, "it failed");
+        }
+    });
+}
+
+/// Facts driver `d` reported about its device that cannot be true, if
+/// any (checked after its init).
+pub fn implausible(d: &Driver) -> Option<&'static str> {
+    let f = &d.facts;
+    if !(1..=super::domain::LENT_SLOTS as u32).contains(&f.queue_depth) {
+        return Some("a queue depth it cannot have");
+    }
+    match d.name {
+        "virtio-blk" if f.capacity == 0 || f.capacity > 1 << 48 => Some("a disk capacity that cannot be"),
+        "virtio-net" if f.mac == [0; 6] || f.mac[0] & 1 != 0 => Some("a MAC address that is not a station's"),
+        _ => None,
+    }
+}
+
+/// Driver `i` refused a request of kind `kind` with `st` at submit: `st`,
+/// or `IO_ERROR` when the refusal cannot be honest — a status that does
+/// not exist, a request the kernel had checked called invalid, or a full
+/// queue with slots to spare — and then the driver is disabled.
+pub fn refusal(k: &mut Kernel, ds: &mut Drivers, i: usize, kind: u32, st: i32) -> i32 {
+    let checked = matches!(kind, op::READ | op::WRITE | op::TRANSMIT);
+    let d = ds.get(i);
+    let (depth, held) = (d.facts.queue_depth as usize, ds.holding(i) - 1);
+    let lie = match st {
+        status::INVALID | status::UNSUPPORTED if checked => "a request the kernel had checked is invalid",
+        status::NO_SPACE if checked && held < depth => "its queue full with slots to spare",
+        status::INVALID | status::UNSUPPORTED | status::NO_SPACE | status::IO_ERROR => return st,
+        _ => "a status that does not exist",
+    };
+    crate::kprintln!(
+        "driver {}: reported {lie} (status {st}, {held} of {depth} requests in flight)",
+        ds.get(i).name
+    );
+    driver::disable(k, ds, i, "it failed");
+    status::IO_ERROR
+}
+
+/// Whether `st` is a status a driver may end a request with.
+pub fn known_status(st: i32) -> bool {
+    matches!(st, status::OK | status::INVALID | status::NO_SPACE | status::IO_ERROR | status::UNSUPPORTED)
+}
