@@ -62,21 +62,21 @@ impl Class {
 /// What stopped the driver, if anything did: the layer that caught the
 /// fault (from the console's `driver NAME: ...` line).
 pub fn detector(serial: &str, driver: &str) -> &'static str {
-    let start = format!("dev: {driver} at");
-    if serial.lines().any(|l| l.contains(&start) && l.contains("not started")) {
-        return "init failed";
-    }
     let prefix = format!("driver {driver}: ");
+    let start = format!("dev: {driver} at");
     let Some(line) = serial.lines().find_map(|l| l.split_once(&prefix).map(|(_, r)| r)) else {
-        return "-";
+        // No layer of the kernel's stopped it; its init may have given up.
+        let refused = serial.lines().any(|l| l.contains(&start) && l.contains("not started"));
+        return if refused { "init refused" } else { "-" };
     };
-    let rules: [(&str, &'static str); 9] = [
+    let rules: [(&str, &'static str); 10] = [
         ("livelock with interrupts off", "NMI watchdog"),
         ("livelock", "watchdog"),
         ("refused", "wrapper check"),
         ("gave up", "driver panic"),
         ("deadline", "deadline"),
         ("reported", "report check"),
+        ("not in its stack", "stack check"),
         ("page fault", "page fault"),
         ("double fault", "double fault"),
         ("", "exception"),
@@ -206,5 +206,11 @@ mod tests {
             "NMI watchdog"
         );
         assert_eq!(detector("nothing", "virtio-blk"), "-");
+        let gave_up =
+            "virtio-blk: no virtio transport\ndev: virtio-blk at 00:03.0 not started: its init failed";
+        assert_eq!(detector(gave_up, "virtio-blk"), "init refused");
+        let stopped =
+            format!("driver virtio-blk: page fault at address 0x0 (rip 0x1): outside its domain\n{gave_up}");
+        assert_eq!(detector(&stopped, "virtio-blk"), "page fault");
     }
 }

@@ -38,7 +38,7 @@ pub fn executed(boot: &Boot, name: &str, image: &[u8]) -> Result<Vec<u64>, Strin
     let out = boot.run(
         &[],
         "faultload=blk faultload=net",
-        &["-icount", "shift=0", "-d", "in_asm", "-D", &log.display().to_string()],
+        &[super::GUEST_CLOCK, &["-d", "in_asm", "-D", &log.display().to_string()]].concat(),
     )?;
     if !out.serial.contains("faultload blk: ok") || !out.serial.contains("faultload net: ok") {
         return Err(format!("the clean boot's workloads did not pass:\n{}", out.serial));

@@ -29,6 +29,12 @@ const FAULTS_PER_TRIAL: usize = 5;
 /// A trial's boot ends here at the latest (a kernel hang).
 const TRIAL_TIMEOUT: Duration = Duration::from_secs(40);
 
+/// The trace boot's clock (`executed.rs`): guest time counts instructions,
+/// 1 ns each, so that QEMU's logging, which slows the guest a hundred
+/// times, does not spend the watchdog's budget. (Trials keep the host's
+/// clock: counting instructions makes them five times slower.)
+const GUEST_CLOCK: &[&str] = &["-icount", "shift=0"];
+
 /// The drivers the campaign knows: image name and workload.
 const DRIVERS: &[(&str, &str)] = &[("virtio-blk", "blk"), ("virtio-net", "net")];
 
@@ -157,8 +163,8 @@ fn make_trial(clean: &[u8], executed: &[u64], name: &str, seed: u64, index: usiz
 
 struct Options {
     drivers: Vec<(&'static str, &'static str)>,
-    trials: usize,
-    first: usize,
+    /// The trials to run (`--first`, `--trials`).
+    indices: Vec<usize>,
     seed: u64,
     jobs: usize,
     configs: Vec<Config>,
@@ -169,21 +175,21 @@ struct Options {
 fn parse(args: &[String]) -> Result<Options, String> {
     let mut o = Options {
         drivers: Vec::new(),
-        trials: 400,
-        first: 0,
+        indices: Vec::new(),
         seed: 1,
         jobs: 2,
         configs: Vec::new(),
         kernel: None,
     };
+    let (mut first, mut trials) = (0, 400);
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut num = |what: &str| -> Result<u64, String> {
             it.next().and_then(|v| v.parse().ok()).ok_or(format!("{what} needs a number"))
         };
         match a.as_str() {
-            "--trials" => o.trials = num("--trials")? as usize,
-            "--first" => o.first = num("--first")? as usize,
+            "--trials" => trials = num("--trials")? as usize,
+            "--first" => first = num("--first")? as usize,
             "--seed" => o.seed = num("--seed")?,
             "--jobs" => o.jobs = (num("--jobs")? as usize).max(1),
             "--native" => o.configs.push(Config::Native),
@@ -201,10 +207,14 @@ fn parse(args: &[String]) -> Result<Options, String> {
     if o.configs.is_empty() {
         o.configs = vec![Config::Native, Config::Isolated];
     }
+    o.indices = (first..first + trials).collect();
     Ok(o)
 }
 
 pub fn main(args: &[String]) -> Result<(), String> {
+    if args.iter().any(|a| a == "--quick") {
+        return quick();
+    }
     let o = parse(args)?;
     let boot = Boot::build(o.kernel.as_ref())?;
     for &(name, workload) in &o.drivers {
@@ -212,13 +222,46 @@ pub fn main(args: &[String]) -> Result<(), String> {
         let report = report(&o, name, &trials);
         print!("{report}");
         let other = if o.kernel.is_some() { "-other-kernel" } else { "" };
-        let file = format!("target/faults/{name}-seed{}-{}x{}{other}.txt", o.seed, o.first, o.trials);
+        let (first, n) = (o.indices[0], o.indices.len());
+        let file = format!("target/faults/{name}-seed{}-{first}x{n}{other}.txt", o.seed);
         let path = build::root().join(file);
         std::fs::write(&path, &report).map_err(|e| e.to_string())?;
         println!("xtask: wrote {}", path.display());
     }
     let _ = std::fs::remove_file(&boot.kernel);
     Ok(())
+}
+
+/// `cargo xtask test`'s few trials (seed 1, isolated): each crashed or hung
+/// the kernel before its failure detection (issue 28; the images of the
+/// drivers as they were then). None may crash or hang it now.
+const QUICK: &[(&str, &str, &[usize])] = &[("virtio-blk", "blk", &[0, 1]), ("virtio-net", "net", &[0, 1])];
+
+fn quick() -> Result<(), String> {
+    let boot = Boot::build(None)?;
+    let mut bad = Vec::new();
+    for &(name, workload, list) in QUICK {
+        let o = Options {
+            drivers: Vec::new(),
+            indices: list.to_vec(),
+            seed: 1,
+            jobs: 2,
+            configs: vec![Config::Isolated],
+            kernel: None,
+        };
+        let trials = campaign(&boot, &o, name, workload)?;
+        for t in &trials {
+            let class = t.runs[Config::Isolated as usize].as_ref().map(|r| r.0);
+            if t.faults.len() != FAULTS_PER_TRIAL || class.is_none_or(Class::is_kernel) {
+                bad.push(format!("{name} trial {}: {} faults, {class:?}", t.index, t.faults.len()));
+            }
+        }
+    }
+    let _ = std::fs::remove_file(&boot.kernel);
+    match bad.is_empty() {
+        true => Ok(()),
+        false => Err(format!("fault injection: {}", bad.join("; "))),
+    }
 }
 
 /// Runs the trials of one driver, both configurations, `o.jobs` boots at
@@ -229,13 +272,13 @@ fn campaign(boot: &Boot, o: &Options, name: &str, workload: &str) -> Result<Vec<
     println!(
         "xtask: faults: {name}: {} executed instructions; {} trials from {} (seed {}), {} faults each, {}",
         executed.len(),
-        o.trials,
-        o.first,
+        o.indices.len(),
+        o.indices[0],
         o.seed,
         FAULTS_PER_TRIAL,
         o.configs.iter().map(|c| c.name()).collect::<Vec<_>>().join(" and ")
     );
-    let trials: Vec<Mutex<Trial>> = (o.first..o.first + o.trials)
+    let trials: Vec<Mutex<Trial>> = (o.indices.iter().copied())
         .map(|t| make_trial(clean, &executed, name, o.seed, t).map(Mutex::new))
         .collect::<Result<_, _>>()?;
     let work: Vec<(usize, Config)> =
@@ -301,7 +344,7 @@ fn report(o: &Options, name: &str, trials: &[Trial]) -> String {
         r,
         "\n{name}: {} trials from {} (seed {}), {FAULTS_PER_TRIAL} faults each, the {} types in turn",
         trials.len(),
-        o.first,
+        o.indices[0],
         o.seed,
         KINDS.len()
     );
