@@ -24,19 +24,13 @@ use super::driver::{self, Driver, Drivers};
 use super::{xpc, Global};
 use crate::state::Kernel;
 use core::fmt::Write;
-use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use drvapi::{op, status};
 
 /// Why the driver was stopped, as a console line.
-pub struct Why {
+struct Why {
     text: [u8; 160],
     len: usize,
-}
-
-impl Why {
-    pub fn text(&self) -> &str {
-        core::str::from_utf8(&self.text[..self.len]).unwrap_or("(garbled)")
-    }
 }
 
 impl Write for Why {
@@ -50,22 +44,42 @@ impl Write for Why {
     }
 }
 
-static STOPPED: Global<Option<Why>> = Global::new(None);
+static WHY: Global<Why> = Global::new(Why { text: [0; 160], len: 0 });
+/// `stop` left the crossing (looked at after every crossing: one load).
+static STOPPED: AtomicBool = AtomicBool::new(false);
 
-/// Why the last crossing was left by `stop`, if it was; forgotten.
-pub fn take_stopped() -> Option<Why> {
-    STOPPED.with(Option::take)
+/// Whether the crossing just left was left by `stop` or by a wrapper's
+/// stack check; forgotten.
+pub fn stopped() -> bool {
+    STOPPED.swap(false, Relaxed) | xpc::bad_rsp().is_some()
+}
+
+/// Prints why driver `name` was stopped (after `stopped`).
+pub fn report(name: &str) {
+    match xpc::take_bad_rsp() {
+        Some(rsp) => {
+            crate::kprintln!(
+                "driver {name}: called the kernel with its stack pointer at {rsp:#x}, not in its stack"
+            )
+        }
+        None => WHY.with(|w| {
+            crate::kprintln!(
+                "driver {name}: {}",
+                core::str::from_utf8(&w.text[..w.len]).unwrap_or("(garbled)")
+            )
+        }),
+    }
 }
 
 /// Notes why the driver the crossing is in failed and leaves the
 /// crossing, which then disables it. Must run in the kernel's page table
 /// (a trap handler's or a wrapper's view), inside a crossing.
 fn stop(why: core::fmt::Arguments) -> ! {
-    STOPPED.try_with(|s| {
-        let mut w = Why { text: [0; 160], len: 0 };
+    WHY.try_with(|w| {
+        w.len = 0;
         let _ = w.write_fmt(why);
-        *s = Some(w);
     });
+    STOPPED.store(true, Relaxed);
     // SAFETY: inside the crossing (the callers check); the frames left are
     // the driver's and this handler's or wrapper's, and the crossing
     // releases whatever they had borrowed.
@@ -134,20 +148,26 @@ pub fn nmi_watchdog(rip: u64) {
 /// or network request takes well under a millisecond). The benchmarks,
 /// whose idle clock races ahead, allow more.
 pub static DEADLINE: AtomicU64 = AtomicU64::new(1_000_000_000 / crate::arch::apic::TICK_NS);
-/// The next tick at which requests are looked at.
+/// The next tick at which requests are looked at: every half deadline
+/// (a request is failed 1 to 1.5 s after it was submitted; looking costs
+/// a walk of every pending request, which a tick should not pay).
 static NEXT_LOOK: AtomicU64 = AtomicU64::new(0);
-const LOOK_EVERY: u64 = 50;
 
 /// A timer tick with the kernel state at hand (not in a crossing): a
 /// driver holding a request past its deadline — alive but useless — is
 /// declared failed and stopped.
+#[inline(always)]
 pub fn expire(k: &mut Kernel) {
-    let now = k.kinfo.ticks;
-    if now < NEXT_LOOK.load(Relaxed) {
-        return;
+    if k.kinfo.ticks >= NEXT_LOOK.load(Relaxed) {
+        look(k);
     }
-    NEXT_LOOK.store(now + LOOK_EVERY, Relaxed);
+}
+
+#[inline(never)]
+fn look(k: &mut Kernel) {
+    let now = k.kinfo.ticks;
     let limit = DEADLINE.load(Relaxed);
+    NEXT_LOOK.store(now + limit / 2, Relaxed);
     driver::try_with(|ds| {
         while let Some((i, tag)) = ds.overdue(now.saturating_sub(limit)) {
             let ms = limit * crate::arch::apic::TICK_NS / 1_000_000;

@@ -184,24 +184,16 @@ fn cross(
     // under way (`current` was none).
     let r = unsafe { xpc::enter(f, args, stack, domain, flush) };
     super::nmi::arm(false);
-    let stopped = super::detect::take_stopped();
-    let bad_rsp = xpc::take_bad_rsp();
-    if stopped.is_some() || bad_rsp.is_some() {
+    let stopped = super::detect::stopped();
+    if stopped {
         // Left by `abort`: whatever the abandoned frames had borrowed of
         // the drivers (a wrapper that was running) is free again.
         DRIVERS.release_abandoned();
     }
     DRIVERS.with(|ds| {
         (ds.current, ds.kernel) = (None, core::ptr::null_mut());
-        let name = ds.get(i).name;
-        if let Some(rsp) = bad_rsp {
-            crate::kprintln!(
-                "driver {name}: called the kernel with its stack pointer at {rsp:#x}, not in its stack"
-            );
-        } else if let Some(why) = &stopped {
-            crate::kprintln!("driver {name}: {}", why.text());
-        }
-        if stopped.is_some() || bad_rsp.is_some() {
+        if stopped {
+            super::detect::report(ds.get(i).name);
             disable(k, ds, i, "it failed");
         }
         match ds.list[i].as_ref() {

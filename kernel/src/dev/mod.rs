@@ -97,7 +97,8 @@ impl<T> Global<T> {
 
     /// `try_with` where nesting is a kernel bug.
     pub fn with<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
-        self.try_with(f).expect("device state lent twice")
+        let lent = || panic!("device state lent twice: {}", core::any::type_name::<T>());
+        self.try_with(f).unwrap_or_else(lent)
     }
 }
 
@@ -220,6 +221,7 @@ pub fn tick() {
 /// A timer tick with the kernel state at hand: requests past their
 /// deadline fail their drivers.
 #[cfg(target_os = "none")]
+#[inline(always)]
 pub fn expire(k: &mut crate::state::Kernel) {
     detect::expire(k)
 }

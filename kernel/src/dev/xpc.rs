@@ -99,7 +99,12 @@ pub fn in_wrapper() -> bool {
 }
 
 /// The stack pointer the driver last called a wrapper with outside its
-/// stack, if it did (the crossing was then left), forgotten.
+/// stack, if it did (the crossing was then left).
+pub fn bad_rsp() -> Option<u64> {
+    Some(SAVED.bad_rsp.load(Relaxed)).filter(|&r| r != 0)
+}
+
+/// `bad_rsp`, forgotten.
 pub fn take_bad_rsp() -> Option<u64> {
     Some(SAVED.bad_rsp.swap(0, Relaxed)).filter(|&r| r != 0)
 }

@@ -170,6 +170,9 @@ struct Options {
     configs: Vec<Config>,
     /// Another kernel to boot (the same trials against an older one).
     kernel: Option<PathBuf>,
+    /// More QEMU arguments for the trials (`--qemu "-icount shift=10"`: a
+    /// slow machine, on which the watchdog fires during drivers' init).
+    qemu: Vec<String>,
 }
 
 fn parse(args: &[String]) -> Result<Options, String> {
@@ -180,6 +183,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
         jobs: 2,
         configs: Vec::new(),
         kernel: None,
+        qemu: Vec::new(),
     };
     let (mut first, mut trials) = (0, 400);
     let mut it = args.iter();
@@ -195,6 +199,9 @@ fn parse(args: &[String]) -> Result<Options, String> {
             "--native" => o.configs.push(Config::Native),
             "--isolated" => o.configs.push(Config::Isolated),
             "--kernel" => o.kernel = Some(PathBuf::from(it.next().ok_or("--kernel needs a path")?)),
+            "--qemu" => {
+                o.qemu.extend(it.next().ok_or("--qemu needs arguments")?.split_whitespace().map(String::from))
+            }
             "all" => o.drivers.extend(DRIVERS),
             d => o
                 .drivers
@@ -202,7 +209,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
         }
     }
     if o.drivers.is_empty() {
-        return Err("usage: cargo xtask faults DRIVER|all [--trials N] [--first T] [--seed S] [--jobs J] [--native] [--isolated] [--kernel PATH]".into());
+        return Err("usage: cargo xtask faults DRIVER|all [--trials N] [--first T] [--seed S] [--jobs J] [--native] [--isolated] [--kernel PATH] [--qemu ARGS]".into());
     }
     if o.configs.is_empty() {
         o.configs = vec![Config::Native, Config::Isolated];
@@ -248,6 +255,7 @@ fn quick() -> Result<(), String> {
             jobs: 2,
             configs: vec![Config::Isolated],
             kernel: None,
+            qemu: Vec::new(),
         };
         let trials = campaign(&boot, &o, name, workload)?;
         for t in &trials {
@@ -289,7 +297,7 @@ fn campaign(boot: &Boot, o: &Options, name: &str, workload: &str) -> Result<Vec<
         for _ in 0..o.jobs {
             s.spawn(|| {
                 while let Some(&(t, config)) = work.get(next.fetch_add(1, Ordering::SeqCst)) {
-                    if let Err(e) = run_trial(boot, name, workload, &trials[t], config) {
+                    if let Err(e) = run_trial(boot, (name, workload), &trials[t], config, &o.qemu) {
                         *failure.lock().unwrap() = Some(e);
                     }
                 }
@@ -305,17 +313,18 @@ fn campaign(boot: &Boot, o: &Options, name: &str, workload: &str) -> Result<Vec<
 /// Boots `trial`'s image in `config`, classifies it and records it.
 fn run_trial(
     boot: &Boot,
-    name: &str,
-    workload: &str,
+    (name, workload): (&str, &str),
     trial: &Mutex<Trial>,
     config: Config,
+    qemu: &[String],
 ) -> Result<(), String> {
     let image = trial.lock().unwrap().image.clone();
     let words = match config {
         Config::Native => format!("faultload={workload} isolation=off"),
         Config::Isolated => format!("faultload={workload}"),
     };
-    let (out, disk) = boot.run_with(&[(name, &image)], &words, &[])?;
+    let extra: Vec<&str> = qemu.iter().map(String::as_str).collect();
+    let (out, disk) = boot.run_with(&[(name, &image)], &words, &extra)?;
     let (class, why) = classify::classify(&out, workload, &disk, crate::disk::SECTORS);
     let det = classify::detector(&out.serial, name);
     let mut tr = trial.lock().unwrap();
