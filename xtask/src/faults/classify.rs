@@ -134,6 +134,9 @@ pub fn classify(out: &Outcome, workload: &str, disk: &[u8], disk_sectors: u64) -
         "ok" => Class::NoEffect,
         "error" => Class::WorkloadError,
         "hang" => Class::WorkloadHang,
+        // A reply that never came because the driver was stopped while it
+        // was receiving is a failure seen, not data silently lost.
+        "lost" if workload == "net" && detector(s, "virtio-net") != "-" => Class::WorkloadError,
         _ => Class::DataLost,
     };
     (class, why.to_string())
@@ -194,6 +197,8 @@ mod tests {
         assert_eq!(classify(&out(hang, Some(EXIT_SUCCESS), false), "net", &[], 0).0, Class::WorkloadHang);
         let lost = "faultload net: lost: no reply to echo request 3 within 3 s\nhello from ring 3\n";
         assert_eq!(classify(&out(lost, Some(EXIT_SUCCESS), false), "net", &[], 0).0, Class::DataLost);
+        let stopped = format!("driver virtio-net: gave up: bad token\n{lost}");
+        assert_eq!(classify(&out(&stopped, Some(EXIT_SUCCESS), false), "net", &[], 0).0, Class::WorkloadError);
     }
 
     #[test]
