@@ -23,8 +23,8 @@ pub extern "C" fn from_user(_frame: *mut TrapFrame) {
 pub extern "C" fn from_kernel(tf: &mut TrapFrame) {
     let _kernel_tables = crate::dev::trap_view();
     match tf.vector {
-        2 => crate::dev::nmi(tf.rip),
-        v if v < 32 && crate::dev::fault(v, tf.rip) => {}
+        2 => crate::dev::nmi(tf.rip, tf.rsp),
+        v if v < 32 && crate::dev::fault(v, tf.rip, tf.rsp) => {}
         v if v == apic::TIMER_VECTOR as u64 => {
             apic::eoi();
             percpu::count_idle_tick();

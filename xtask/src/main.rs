@@ -29,7 +29,8 @@ usage: cargo xtask <command>
                      default: busybox sh under lxrt; `run shell`: the
                      native console shell; --with PKG: Debian's PKG and
                      its dependencies in the root)
-  test               lint, then every host unit test and every boot test
+  test               lint, then every host unit test and every boot test,
+                     the stress, fault-injection and benchmark smoke runs
   lint               rustfmt --check, and clippy (warnings are errors) on the
                      host and on the kernel's and the programs' targets
   boottest [NAME..]  run only the boot tests (all, or those named)
@@ -179,6 +180,8 @@ fn test() -> Result<(), String> {
     boottest::run_all()?;
     println!("xtask: stress, short version (stress --quick)");
     stress::main(&["--quick".to_string()])?;
+    println!("xtask: fault injection, a few seeded trials (faults --quick)");
+    faults::main(&["--quick".to_string()])?;
     println!("xtask: benchmark harness smoke run (bench --quick)");
     bench::main(&["--quick".to_string()])
 }

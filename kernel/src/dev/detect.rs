@@ -49,9 +49,14 @@ static WHY: Global<Why> = Global::new(Why { text: [0; 160], len: 0 });
 static STOPPED: AtomicBool = AtomicBool::new(false);
 
 /// Whether the crossing just left was left by `stop` or by a wrapper's
-/// stack check; forgotten.
+/// stack check; forgotten. If so, the reason is free again: a stop that
+/// interrupted another (an NMI in the timer watchdog's) abandoned it.
 pub fn stopped() -> bool {
-    STOPPED.swap(false, Relaxed) | xpc::bad_rsp().is_some()
+    let stopped = STOPPED.swap(false, Relaxed) | xpc::bad_rsp().is_some();
+    if stopped {
+        WHY.release_abandoned();
+    }
+    stopped
 }
 
 /// Prints why driver `name` was stopped (after `stopped`).
@@ -93,18 +98,26 @@ pub fn fail_current(why: core::fmt::Arguments) -> ! {
     stop(why)
 }
 
+/// Whether code interrupted with its stack pointer at `rsp` is the
+/// kernel's own, running for the driver: a wrapper, or a trap handler
+/// (on the crossing's trap stack).
+fn kernel_running(rsp: u64) -> bool {
+    let (lo, hi) = crate::arch::gdt::trap_stacks()[1];
+    xpc::in_wrapper() || (lo..hi).contains(&rsp)
+}
+
 /// A processor exception in the kernel (in the kernel's page table, the
-/// trap handler's first act): if it is the driver's (see the module's
-/// comment), the driver is stopped and this does not return; otherwise
-/// `false`.
-pub fn fault(vector: u64, rip: u64) -> bool {
+/// trap handler's first act), taken at `rip` with the stack at `rsp`: if
+/// it is the driver's (see the module's comment), the driver is stopped
+/// and this does not return; otherwise `false`.
+pub fn fault(vector: u64, rip: u64, rsp: u64) -> bool {
     if !xpc::under_way() {
         return false;
     }
     let addr = if vector == 14 { crate::arch::cpu::cr2() } else { 0 };
     let (low, _) = xpc::stack();
     let overflow = vector == 8 || vector == 14 && (low.saturating_sub(4096)..low).contains(&addr);
-    if xpc::in_wrapper() && !overflow {
+    if kernel_running(rsp) && !overflow {
         return false;
     }
     match vector {
@@ -120,24 +133,46 @@ pub fn fault(vector: u64, rip: u64) -> bool {
 /// How many timer ticks a crossing may last before the watchdog calls it
 /// a livelock (100 ms; a crossing normally lasts microseconds).
 const BUDGET_TICKS: u64 = 100_000_000 / crate::arch::apic::TICK_NS;
+/// A driver's init may take longer: it resets its device and waits for
+/// it (and, emulated on a busy host, each of its many register accesses
+/// is slow). One second.
+const INIT_BUDGET_TICKS: u64 = 10 * BUDGET_TICKS;
+/// The budget of the crossing under way.
+static BUDGET: AtomicU64 = AtomicU64::new(BUDGET_TICKS);
+
+/// Runs `f` (a driver's init) with the longer budget.
+pub fn patient<R>(f: impl FnOnce() -> R) -> R {
+    BUDGET.store(INIT_BUDGET_TICKS, Relaxed);
+    let r = f();
+    BUDGET.store(BUDGET_TICKS, Relaxed);
+    r
+}
+
+/// The budget, and what it is in milliseconds.
+fn budget() -> (u64, u64) {
+    let b = BUDGET.load(Relaxed);
+    (b, b * crate::arch::apic::TICK_NS / 1_000_000)
+}
 
 /// A timer tick (paper 004 §3.3, the livelock watchdog): a crossing that
 /// has lasted longer than its budget — a driver looping in a call or in
 /// its interrupt handler — is stopped as if it had faulted.
 pub fn watchdog() {
-    if xpc::under_way() && xpc::age(1) > BUDGET_TICKS {
-        let ms = BUDGET_TICKS * crate::arch::apic::TICK_NS / 1_000_000;
+    let (budget, ms) = budget();
+    if xpc::under_way() && xpc::age(1) > budget {
         stop(format_args!("livelock: still running after {ms} ms; stopped by the watchdog"));
     }
 }
 
-/// An NMI (the NMI watchdog, `nmi.rs`): it stands for its period of the
-/// crossing's age; past the budget, a driver caught in its own code (not
-/// in a wrapper, which holds the kernel's state) is stopped as by the
-/// timer's watchdog.
-pub fn nmi_watchdog(rip: u64) {
-    if xpc::under_way() && xpc::age(super::nmi::TICKS_PER_NMI) > BUDGET_TICKS && !xpc::in_wrapper() {
-        let ms = BUDGET_TICKS * crate::arch::apic::TICK_NS / 1_000_000;
+/// An NMI (the NMI watchdog, `nmi.rs`) that interrupted code at `rip`
+/// with its stack at `rsp`: it stands for its period of the crossing's
+/// age; past the budget, a driver caught in its own code (not the
+/// kernel's running for it, a wrapper or a trap handler, which may hold
+/// the kernel's state or be stopping the driver already) is stopped as by
+/// the timer's watchdog.
+pub fn nmi_watchdog(rip: u64, rsp: u64) {
+    let (budget, ms) = budget();
+    if xpc::under_way() && xpc::age(super::nmi::TICKS_PER_NMI) > budget && !kernel_running(rsp) {
         stop(format_args!(
             "livelock with interrupts off: still running after {ms} ms at rip {rip:#x}; stopped by the NMI watchdog"
         ));

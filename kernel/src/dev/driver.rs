@@ -187,8 +187,10 @@ fn cross(
     let stopped = super::detect::stopped();
     if stopped {
         // Left by `abort`: whatever the abandoned frames had borrowed of
-        // the drivers (a wrapper that was running) is free again.
+        // the drivers (a wrapper that was running) is free again, and
+        // NMIs, blocked since an NMI handler that never returned, too.
         DRIVERS.release_abandoned();
+        xpc::unblock_nmis();
     }
     DRIVERS.with(|ds| {
         (ds.current, ds.kernel) = (None, core::ptr::null_mut());
@@ -295,7 +297,7 @@ fn init(k: &mut Kernel, i: usize) -> Result<(), &'static str> {
         Ok((post(d, MAIL_DEVICE, info), post(d, MAIL_FACTS, Facts::default())))
     })?;
     let api = &super::wrappers::KERNEL_API as *const _ as u64;
-    match cross(k, i, |_, d| Ok((d.init, [api, info, facts]))) {
+    match super::detect::patient(|| cross(k, i, |_, d| Ok((d.init, [api, info, facts])))) {
         Ok(v) if v as i32 == status::OK => {}
         _ => return Err("its init failed"),
     }

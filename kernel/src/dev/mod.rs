@@ -207,8 +207,8 @@ pub fn trap_view() -> Option<impl Drop> {
 /// A processor exception in the kernel: whether it was a driver's (then
 /// that driver is disabled and this does not return).
 #[cfg(target_os = "none")]
-pub fn fault(vector: u64, rip: u64) -> bool {
-    detect::fault(vector, rip)
+pub fn fault(vector: u64, rip: u64, rsp: u64) -> bool {
+    detect::fault(vector, rip, rsp)
 }
 
 /// A timer tick in the kernel: the livelock watchdog (a driver looping in
@@ -229,8 +229,8 @@ pub fn expire(k: &mut crate::state::Kernel) {
 /// A non-maskable interrupt in the kernel: the NMI watchdog (a driver
 /// looping with interrupts off is disabled and this does not return).
 #[cfg(target_os = "none")]
-pub fn nmi(rip: u64) {
-    detect::nmi_watchdog(rip)
+pub fn nmi(rip: u64, rsp: u64) {
+    detect::nmi_watchdog(rip, rsp)
 }
 
 /// When the last device interrupt that ended an idle wait arrived (TSC).

@@ -237,6 +237,33 @@ pub unsafe fn enter(func: u64, args: [u64; 3], stack: (u64, u64), domain: u64, f
     r
 }
 
+/// Ends the blocking of NMIs that an NMI handler left by `abort` never
+/// ended with its `iretq`: one pending meanwhile would otherwise wait for
+/// the next `iretq`, perhaps the one into user mode, and arrive there on
+/// the NMI's stack instead of the environment's frame. Here it arrives in
+/// the kernel, outside any crossing, where it is ignored.
+pub fn unblock_nmis() {
+    // SAFETY: an interrupt return to the next instruction, same privilege,
+    // stack and flags (interrupts stay off: they are off in the flags
+    // pushed).
+    unsafe {
+        core::arch::asm!(
+            "mov {t}, rsp",
+            "push {ss}",
+            "push {t}",
+            "pushfq",
+            "push {cs}",
+            "lea {t}, [rip + 2f]",
+            "push {t}",
+            "iretq",
+            "2:",
+            t = out(reg) _,
+            ss = const crate::arch::gdt::KERNEL_SS as u64,
+            cs = const crate::arch::gdt::KERNEL_CS as u64,
+        )
+    }
+}
+
 /// Leaves the crossing under way, which returns `code`.
 ///
 /// # Safety

@@ -198,7 +198,10 @@ mod tests {
         let lost = "faultload net: lost: no reply to echo request 3 within 3 s\nhello from ring 3\n";
         assert_eq!(classify(&out(lost, Some(EXIT_SUCCESS), false), "net", &[], 0).0, Class::DataLost);
         let stopped = format!("driver virtio-net: gave up: bad token\n{lost}");
-        assert_eq!(classify(&out(&stopped, Some(EXIT_SUCCESS), false), "net", &[], 0).0, Class::WorkloadError);
+        assert_eq!(
+            classify(&out(&stopped, Some(EXIT_SUCCESS), false), "net", &[], 0).0,
+            Class::WorkloadError
+        );
     }
 
     #[test]
