@@ -298,9 +298,12 @@ impl KernelView {
         // SAFETY: reads the stack pointer only.
         unsafe { core::arch::asm!("mov {}, rsp", out(reg) rsp, options(nomem, nostack)) };
         let (low, top) = stack();
-        if under_way() && !(low + WRAPPER_STACK..top).contains(&rsp) {
-            // Called on a stack that is not the driver's (or with too
-            // little of it left): nothing more runs on it.
+        // Called on a stack that is not the driver's (or with too little
+        // of it left): nothing that borrows kernel state runs on it. (The
+        // wrappers that stay in the domain, `switch` false, only read: a
+        // fault they take on a bad stack is the driver's, and they run on
+        // every buffer of every request.)
+        if switch && under_way() && !(low + WRAPPER_STACK..top).contains(&rsp) {
             // SAFETY: inside the crossing (it is under way and a wrapper
             // runs only inside one); the frames abandoned hold nothing.
             unsafe { xpc_abort(&SAVED, drvapi::status::IO_ERROR as u64, rsp) }
