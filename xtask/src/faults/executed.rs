@@ -3,7 +3,8 @@
 //! boot runs both workloads under QEMU with `-d in_asm`, which logs every
 //! block of guest code as it is translated — that is, about to run —
 //! one line per instruction; the addresses inside the driver's text are
-//! kept, per image (cached by the image's checksum).
+//! kept, per image (cached by the image's checksum). `--io` keeps only
+//! those that a boot without workloads (the drivers' init) does not run.
 
 use super::Boot;
 use iced_x86::{Decoder, DecoderOptions};
@@ -26,27 +27,43 @@ fn checksum(b: &[u8]) -> u64 {
 }
 
 /// The sorted start addresses of the instructions of `image` (driver
-/// `name`) that a clean boot with the workloads runs.
-pub fn executed(boot: &Boot, name: &str, image: &[u8]) -> Result<Vec<u64>, String> {
-    let (base, _, len) = text_segment(image)?;
+/// `name`) that a clean boot with the workloads runs; with `io_only`,
+/// without those a boot without workloads runs too (the driver's init):
+/// its data path, interrupt handler included.
+pub fn executed(boot: &Boot, name: &str, image: &[u8], io_only: bool) -> Result<Vec<u64>, String> {
+    let all = traced(boot, name, image, "faultload=blk faultload=net")?;
+    if !io_only {
+        return Ok(all);
+    }
+    let init = traced(boot, name, image, "")?;
+    Ok(all.into_iter().filter(|a| init.binary_search(a).is_err()).collect())
+}
+
+/// The instructions of `image` that a clean boot with `words` runs
+/// (cached by the image's checksum).
+fn traced(boot: &Boot, name: &str, image: &[u8], words: &str) -> Result<Vec<u64>, String> {
+    let (base, off, len) = text_segment(image)?;
     let dir = crate::build::root().join("target/faults");
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-    let cache = dir.join(format!("executed-{name}-{:016x}.txt", checksum(image)));
+    let what = if words.is_empty() { "init" } else { "all" };
+    let cache = dir.join(format!("executed-{name}-{what}-{:016x}.txt", checksum(image)));
     if let Ok(text) = std::fs::read_to_string(&cache) {
         return Ok(text.lines().filter_map(|l| u64::from_str_radix(l, 16).ok()).collect());
     }
     let log = dir.join(format!("in_asm-{name}.log"));
     let out = boot.run(
         &[],
-        "faultload=blk faultload=net",
+        words,
         &[super::GUEST_CLOCK, &["-d", "in_asm", "-D", &log.display().to_string()]].concat(),
     )?;
-    if !out.serial.contains("faultload blk: ok") || !out.serial.contains("faultload net: ok") {
-        return Err(format!("the clean boot's workloads did not pass:\n{}", out.serial));
+    let passed = ["blk", "net"]
+        .iter()
+        .all(|w| !words.contains(w) || out.serial.contains(&format!("faultload {w}: ok")));
+    if !passed || !out.serial.contains("hello from ring 3") {
+        return Err(format!("the clean boot ({words}) did not pass:\n{}", out.serial));
     }
     let found = parse_in_asm(&log, base, base + len as u64)?;
     let _ = std::fs::remove_file(&log);
-    let (_, off, _) = text_segment(image)?;
     let found = whole(&image[off..off + len], base, found);
     if found.is_empty() {
         return Err(format!("no instruction of {name} in QEMU's log"));

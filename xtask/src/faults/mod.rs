@@ -173,6 +173,9 @@ struct Options {
     /// More QEMU arguments for the trials (`--qemu "-icount shift=10"`: a
     /// slow machine, on which the watchdog fires during drivers' init).
     qemu: Vec<String>,
+    /// Faults only in the data path (`--io`: code the drivers' init does
+    /// not run).
+    io_only: bool,
 }
 
 fn parse(args: &[String]) -> Result<Options, String> {
@@ -184,6 +187,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
         configs: Vec::new(),
         kernel: None,
         qemu: Vec::new(),
+        io_only: false,
     };
     let (mut first, mut trials) = (0, 400);
     let mut it = args.iter();
@@ -197,6 +201,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
             "--seed" => o.seed = num("--seed")?,
             "--jobs" => o.jobs = (num("--jobs")? as usize).max(1),
             "--native" => o.configs.push(Config::Native),
+            "--io" => o.io_only = true,
             "--isolated" => o.configs.push(Config::Isolated),
             "--kernel" => o.kernel = Some(PathBuf::from(it.next().ok_or("--kernel needs a path")?)),
             "--qemu" => {
@@ -209,7 +214,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
         }
     }
     if o.drivers.is_empty() {
-        return Err("usage: cargo xtask faults DRIVER|all [--trials N] [--first T] [--seed S] [--jobs J] [--native] [--isolated] [--kernel PATH] [--qemu ARGS]".into());
+        return Err("usage: cargo xtask faults DRIVER|all [--trials N] [--first T] [--seed S] [--jobs J] [--native] [--isolated] [--io] [--kernel PATH] [--qemu ARGS]".into());
     }
     if o.configs.is_empty() {
         o.configs = vec![Config::Native, Config::Isolated];
@@ -230,7 +235,8 @@ pub fn main(args: &[String]) -> Result<(), String> {
         print!("{report}");
         let other = if o.kernel.is_some() { "-other-kernel" } else { "" };
         let (first, n) = (o.indices[0], o.indices.len());
-        let file = format!("target/faults/{name}-seed{}-{first}x{n}{other}.txt", o.seed);
+        let io = if o.io_only { "-io" } else { "" };
+        let file = format!("target/faults/{name}-seed{}-{first}x{n}{io}{other}.txt", o.seed);
         let path = build::root().join(file);
         std::fs::write(&path, &report).map_err(|e| e.to_string())?;
         println!("xtask: wrote {}", path.display());
@@ -256,6 +262,7 @@ fn quick() -> Result<(), String> {
             configs: vec![Config::Isolated],
             kernel: None,
             qemu: Vec::new(),
+            io_only: false,
         };
         let trials = campaign(&boot, &o, name, workload)?;
         for t in &trials {
@@ -276,10 +283,11 @@ fn quick() -> Result<(), String> {
 /// a time.
 fn campaign(boot: &Boot, o: &Options, name: &str, workload: &str) -> Result<Vec<Trial>, String> {
     let clean = boot.clean(name);
-    let executed = executed::executed(boot, name, clean)?;
+    let executed = executed::executed(boot, name, clean, o.io_only)?;
     println!(
-        "xtask: faults: {name}: {} executed instructions; {} trials from {} (seed {}), {} faults each, {}",
+        "xtask: faults: {name}: {} executed instructions{}; {} trials from {} (seed {}), {} faults each, {}",
         executed.len(),
+        if o.io_only { " on the data path" } else { "" },
         o.indices.len(),
         o.indices[0],
         o.seed,
@@ -351,10 +359,11 @@ fn report(o: &Options, name: &str, trials: &[Trial]) -> String {
     };
     let _ = writeln!(
         r,
-        "\n{name}: {} trials from {} (seed {}), {FAULTS_PER_TRIAL} faults each, the {} types in turn",
+        "\n{name}: {} trials from {} (seed {}), {FAULTS_PER_TRIAL} faults each{}, the {} types in turn",
         trials.len(),
         o.indices[0],
         o.seed,
+        if o.io_only { " in the data path" } else { "" },
         KINDS.len()
     );
     let _ = writeln!(r, "{:<22} {:>8} {:>9}", "outcome", "native", "isolated");
