@@ -124,6 +124,33 @@ const TESTS: &[Dev] = &[
             ),
         ],
     },
+    // The block driver runs `sysret` (and traps from ring 3), the network
+    // driver `int 14` (a frame shifted by a word): both panicked the kernel
+    // before (fault-injection trial virtio-blk 262 --io).
+    Dev {
+        name: "dev_privileged",
+        intx: false,
+        iommu: false,
+        boots: &[
+            (
+                "sysret,arp",
+                &[
+                    "driver virtio-blk: page fault at address 0x1000 (rip 0x1000)",
+                    "devtest privileged: virtio-blk's sysret was stopped",
+                    "devtest arp: 10.0.2.2 is at",
+                    "hello from ring 3",
+                ],
+            ),
+            (
+                "int14,blk-pattern",
+                &[
+                    "devtest privileged: virtio-net's int 14 was stopped",
+                    "devtest blk-pattern: read 8 sectors",
+                    "hello from ring 3",
+                ],
+            ),
+        ],
+    },
     // Alive but useless: the block driver drops a request (the deadline
     // fails it), then, in a second boot, refuses requests as if full while
     // the network driver says a frame went out whole with half its bytes

@@ -102,6 +102,13 @@ pub mod op {
     /// in `sector` (a corrupted `rsp`), then waits for an interrupt with
     /// interrupts on (`len` 0) or calls the kernel's `log` (`len` 1).
     pub const INJECT_BAD_STACK: u32 = 0xF7;
+    /// Fault injection: the driver runs an instruction only ring 0 may,
+    /// as `sector` says: `sysret` (to ring 3, at 0x1000) or `int 14` (a
+    /// software interrupt to a vector whose processor-raised form pushes
+    /// an error code, so the frame the kernel reads is shifted).
+    pub const INJECT_PRIVILEGED: u32 = 0xF9;
+    pub const PRIVILEGED_SYSRET: u64 = 1;
+    pub const PRIVILEGED_INT14: u64 = 2;
     /// Fault injection: the driver lies from now on, as `sector` says.
     pub const INJECT_LIE: u32 = 0xF8;
     /// `INJECT_LIE`: it refuses every request, saying its queue is full.

@@ -217,6 +217,7 @@ pub fn inject(r: &drvapi::Request) -> Option<i32> {
         }
         op::INJECT_IRQ_LIVELOCK => IRQ_LIVELOCK.store(true, Ordering::Relaxed),
         op::INJECT_BAD_STACK => bad_stack(r.sector, r.len != 0),
+        op::INJECT_PRIVILEGED => privileged(r.sector),
         // A dropped request is taken and never ended.
         op::INJECT_LIE => LIE.store(r.sector, Ordering::Relaxed),
         _ if LIE.load(Ordering::Relaxed) == drvapi::op::LIE_FULL => return Some(drvapi::status::NO_SPACE),
@@ -273,6 +274,18 @@ fn bad_stack(rsp: u64, call: bool) -> ! {
         } else {
             core::arch::asm!("mov rsp, {s}", "sti", "2: jmp 2b", s = in(reg) rsp, options(noreturn))
         }
+    }
+}
+
+/// Runs `sysret` or `int 14` (`INJECT_PRIVILEGED`).
+fn privileged(how: u64) {
+    // SAFETY: none: this is the injected bug; the kernel must stop the
+    // driver at the trap that follows.
+    unsafe {
+        if how == drvapi::op::PRIVILEGED_SYSRET {
+            core::arch::asm!("sysretq", in("rcx") 0x1000, in("r11") 0x202, options(noreturn))
+        }
+        core::arch::asm!("int 14", options(nomem, nostack))
     }
 }
 

@@ -36,9 +36,11 @@ static mut GDT: [u64; 8] = [
 ];
 
 #[repr(C, align(16))]
-struct Stack([u8; 16384]);
-static mut DOUBLE_FAULT_STACK: Stack = Stack([0; 16384]);
-static mut CROSSING_STACK: Stack = Stack([0; 16384]);
+pub struct Stack([u8; 16384]);
+/// The double fault's stack, then the crossing's (one range: the trap
+/// entry tells a trap on either by one comparison, `arch::trap`).
+pub static mut TRAP_STACKS: [Stack; 2] = [const { Stack([0; 16384]) }; 2];
+pub const TRAP_STACKS_SIZE: usize = 2 * 16384;
 
 /// IST slot for NMI, double fault and machine check (a fresh stack even if
 /// rsp is bad).
@@ -51,8 +53,8 @@ pub const IST_CROSSING: u8 = 2;
 /// crossing's: a driver domain maps them writable, so that a trap the
 /// driver takes can be delivered in its page table (`dev::domain`).
 pub fn trap_stacks() -> [(u64, u64); 2] {
-    let df = &raw const DOUBLE_FAULT_STACK as u64;
-    let crossing = &raw const CROSSING_STACK as u64;
+    let df = &raw const TRAP_STACKS as u64;
+    let crossing = df + 16384;
     [(df, df + 16384), (crossing, crossing + 16384)]
 }
 

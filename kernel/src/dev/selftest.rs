@@ -383,6 +383,21 @@ fn lie(k: &mut Kernel, name: &str, how: u64) {
     crate::kprintln!("devtest lie: {name}'s lie was caught; it was stopped");
 }
 
+/// Fault injection: the driver `name`, with a request in flight, runs an
+/// instruction only ring 0 may (`how`: `sysret`, or `int 14`); the trap
+/// that follows — from ring 3, or with a frame shifted by a word — stops
+/// it, not the kernel.
+fn privileged(k: &mut Kernel, name: &str, how: u64) {
+    let i = driver::find(name).unwrap_or_else(|| fail(format_args!("no {name} driver")));
+    let f = frame(k);
+    let r = Request { op: op::INJECT_PRIVILEGED, tag: 0, sector: how, va: 0, len: 0 };
+    if driver::submit(k, i, r, f << 12, done) != Err(status::IO_ERROR) || driver::find(name).is_some() {
+        fail(format_args!("{name} was not stopped"));
+    }
+    let what = if how == op::PRIVILEGED_SYSRET { "sysret" } else { "int 14" };
+    crate::kprintln!("devtest privileged: {name}'s {what} was stopped");
+}
+
 /// Fault injection: the network driver's stack overflows into its guard
 /// page; the fault is delivered on the double-fault stack, the driver is
 /// disabled and the kernel runs on.
@@ -476,6 +491,8 @@ pub fn run(k: &mut Kernel, name: &str) {
         "bad-stack-irq" => bad_stack(k, false),
         "bad-stack-call" => bad_stack(k, true),
         "deadline" => deadline(k),
+        "sysret" => privileged(k, "virtio-blk", op::PRIVILEGED_SYSRET),
+        "int14" => privileged(k, "virtio-net", op::PRIVILEGED_INT14),
         "lie-full" => lie(k, "virtio-blk", op::LIE_FULL),
         "lie-short" => lie(k, "virtio-net", op::LIE_SHORT),
         "wild-dma" => wild_dma(k),
