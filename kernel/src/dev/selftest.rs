@@ -273,17 +273,9 @@ fn wild_dma(k: &mut Kernel) {
 /// function at an address where nothing is mapped. The fault's `rip` is
 /// outside both the driver and the kernel: it is still the driver's.
 fn wild_call(k: &mut Kernel) {
-    let f = frame(k);
-    let read = block::submit(k, false, 0, Span { frame: f, offset: 0, len: 4096 }, 0, done)
-        .unwrap_or_else(|e| fail(format_args!("block request refused: {e:?}")));
-    let i = driver::find("virtio-blk").unwrap_or_else(|| fail(format_args!("no block driver")));
     let r = Request { op: op::INJECT_WILD_CALL, tag: 0, sector: 0x1000, va: 0, len: 0 };
-    let injected = driver::submit(k, i, r, f << 12, done);
-    if injected != Err(status::IO_ERROR)
-        || FAILED.load(Relaxed) != read
-        || driver::find("virtio-blk").is_some()
-    {
-        fail(format_args!("the driver's wild call was not stopped ({injected:?})"));
+    if !stopped_with_read_in_flight(k, r) {
+        fail(format_args!("the driver's wild call was not stopped"));
     }
     crate::kprintln!(
         "devtest wild-call: the block driver's jump to 0x1000 was stopped; its pending read failed"
@@ -295,19 +287,23 @@ fn wild_call(k: &mut Kernel) {
 /// mapped (a flipped bit in a call's target): the driver is stopped, not
 /// the kernel.
 fn wild_call_high(k: &mut Kernel) {
+    let r = Request { op: op::INJECT_WILD_CALL, tag: 0, sector: UNMAPPED_HIGH, va: 0, len: 0 };
+    if !stopped_with_read_in_flight(k, r) {
+        fail(format_args!("the driver's call to {UNMAPPED_HIGH:#x} was not stopped"));
+    }
+    crate::kprintln!("devtest wild-call-high: the block driver's call to {UNMAPPED_HIGH:#x} was stopped");
+}
+
+/// Submits a read to the block driver, then the injection `r`: whether
+/// the injection ended in an I/O error, the read failed with one, and the
+/// driver is gone.
+fn stopped_with_read_in_flight(k: &mut Kernel, r: Request) -> bool {
     let f = frame(k);
     let read = block::submit(k, false, 0, Span { frame: f, offset: 0, len: 4096 }, 0, done)
         .unwrap_or_else(|e| fail(format_args!("block request refused: {e:?}")));
     let i = driver::find("virtio-blk").unwrap_or_else(|| fail(format_args!("no block driver")));
-    let r = Request { op: op::INJECT_WILD_CALL, tag: 0, sector: UNMAPPED_HIGH, va: 0, len: 0 };
     let injected = driver::submit(k, i, r, f << 12, done);
-    if injected != Err(status::IO_ERROR)
-        || FAILED.load(Relaxed) != read
-        || driver::find("virtio-blk").is_some()
-    {
-        fail(format_args!("the driver's call to {UNMAPPED_HIGH:#x} was not stopped ({injected:?})"));
-    }
-    crate::kprintln!("devtest wild-call-high: the block driver's call to {UNMAPPED_HIGH:#x} was stopped");
+    injected == Err(status::IO_ERROR) && FAILED.load(Relaxed) == read && driver::find("virtio-blk").is_none()
 }
 
 /// Unmapped, between the kernel's image and the first driver region.
@@ -318,9 +314,6 @@ const UNMAPPED_HIGH: u64 = 0xFFFF_FFFF_B000_0000;
 /// then takes an interrupt (`call` false) or calls the kernel (`call`
 /// true). The trap's frame must not land there, nor a wrapper run there.
 fn bad_stack(k: &mut Kernel, call: bool) {
-    let f = frame(k);
-    let read = block::submit(k, false, 0, Span { frame: f, offset: 0, len: 4096 }, 0, done)
-        .unwrap_or_else(|e| fail(format_args!("block request refused: {e:?}")));
     let i = driver::find("virtio-blk").unwrap_or_else(|| fail(format_args!("no block driver")));
     let window = driver::with(|ds| {
         ds.get(i).tracker.iter().find_map(|o| match o {
@@ -332,12 +325,8 @@ fn bad_stack(k: &mut Kernel, call: bool) {
     // The top of the window's first page: what is pushed lands in registers.
     let rsp = window + 0xFF8;
     let r = Request { op: op::INJECT_BAD_STACK, tag: 0, sector: rsp, va: 0, len: call as usize };
-    let injected = driver::submit(k, i, r, f << 12, done);
-    if injected != Err(status::IO_ERROR)
-        || FAILED.load(Relaxed) != read
-        || driver::find("virtio-blk").is_some()
-    {
-        fail(format_args!("the driver running on its registers was not stopped ({injected:?})"));
+    if !stopped_with_read_in_flight(k, r) {
+        fail(format_args!("the driver running on its registers was not stopped"));
     }
     let how = if call { "called the kernel" } else { "took an interrupt" };
     crate::kprintln!("devtest bad-stack: the block driver {how} with its stack at {rsp:#x} and was stopped");
@@ -415,19 +404,9 @@ fn stack_overflow(k: &mut Kernel) {
 /// ever inside its `submit` crossing. The watchdog stops it: the driver is
 /// disabled, the call and the pending read fail with an I/O error.
 fn livelock(k: &mut Kernel) {
-    let f = frame(k);
-    let read = block::submit(k, false, 0, Span { frame: f, offset: 0, len: 4096 }, 0, done)
-        .unwrap_or_else(|e| fail(format_args!("block request refused: {e:?}")));
-    let i = driver::find("virtio-blk").unwrap_or_else(|| fail(format_args!("no block driver")));
     let r = Request { op: op::INJECT_LIVELOCK, tag: 0, sector: 0, va: 0, len: 0 };
-    let injected = driver::submit(k, i, r, f << 12, done);
-    if injected != Err(status::IO_ERROR)
-        || FAILED.load(Relaxed) != read
-        || driver::find("virtio-blk").is_some()
-    {
-        fail(format_args!(
-            "the looping driver was not stopped ({injected:?}) or its pending read did not fail"
-        ));
+    if !stopped_with_read_in_flight(k, r) {
+        fail(format_args!("the looping driver was not stopped or its pending read did not fail"));
     }
     crate::kprintln!(
         "devtest livelock: the block driver looping in a call was stopped; its pending read failed"
@@ -438,21 +417,11 @@ fn livelock(k: &mut Kernel) {
 /// interrupts off and loops: the timer's watchdog cannot reach it; the NMI
 /// watchdog stops it as the timer's would.
 fn cli_livelock(k: &mut Kernel) {
-    let f = frame(k);
-    let read = block::submit(k, false, 0, Span { frame: f, offset: 0, len: 4096 }, 0, done)
-        .unwrap_or_else(|e| fail(format_args!("block request refused: {e:?}")));
-    let i = driver::find("virtio-blk").unwrap_or_else(|| fail(format_args!("no block driver")));
     let r = Request { op: op::INJECT_CLI_LIVELOCK, tag: 0, sector: 0, va: 0, len: 0 };
-    let injected = driver::submit(k, i, r, f << 12, done);
-    if injected != Err(status::IO_ERROR)
-        || FAILED.load(Relaxed) != read
-        || driver::find("virtio-blk").is_some()
-    {
-        fail(format_args!("the driver looping with interrupts off was not stopped ({injected:?})"));
+    if !stopped_with_read_in_flight(k, r) {
+        fail(format_args!("the driver looping with interrupts off was not stopped"));
     }
-    crate::kprintln!(
-        "devtest cli-livelock: the block driver looping with interrupts off was stopped; its pending read failed"
-    );
+    crate::kprintln!("devtest cli-livelock: the block driver looping with interrupts off was stopped; its pending read failed");
 }
 
 /// Fault injection: the network driver's next interrupt handler loops for
