@@ -25,6 +25,9 @@ pub mod frame_state {
     pub const PAGE_TABLE: u8 = 3;
     /// Kernel memory (heap, tables) or the boot module.
     pub const KERNEL: u8 = 4;
+    /// A page of XN's buffer cache: a disk block, still charged to the
+    /// environment that read it in, mapped only through `xn_bind`.
+    pub const CACHE: u8 = 5;
 }
 
 /// The page at [`crate::layout::KINFO_VA`].
@@ -119,6 +122,12 @@ pub struct Clock {
     /// Nanoseconds per TSC count in 32.32 fixed point: the time since the
     /// TSC's zero is `(tsc * tsc_ns_mult) >> 32`, computed in 128 bits.
     pub tsc_ns_mult: u64,
+    /// TSC counts the processor spent halted with nothing to run until a
+    /// device's interrupt ended the wait (stretches a timer tick ended are
+    /// carried on to the next halt): what a benchmark of device requests
+    /// leaves out, so that it counts the processor's work, not the
+    /// device's time (`docs/drivers.md`, Benchmarks).
+    pub halted_tsc: u64,
 }
 
 /// Values of [`EnvInfo::state`].

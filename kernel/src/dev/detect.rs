@@ -22,7 +22,6 @@
 
 use super::driver::{self, Driver, Drivers};
 use super::{xpc, Global};
-use crate::state::Kernel;
 use core::fmt::Write;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use drvapi::{op, status};
@@ -132,20 +131,19 @@ pub fn fault(vector: u64, rip: u64, rsp: u64) -> bool {
 
 /// How many timer ticks a crossing may last before the watchdog calls it
 /// a livelock (100 ms; a crossing normally lasts microseconds).
-const BUDGET_TICKS: u64 = 100_000_000 / crate::arch::apic::TICK_NS;
-/// A driver's init may take longer: it resets its device and waits for
-/// it (and, emulated on a busy host, each of its many register accesses
-/// is slow). One second.
-const INIT_BUDGET_TICKS: u64 = 10 * BUDGET_TICKS;
+pub const BUDGET_TICKS: u64 = 100_000_000 / crate::arch::apic::TICK_NS;
+/// A flush's budget: the host may take seconds to make its image
+/// durable (30 s).
+pub const FLUSH_BUDGET_TICKS: u64 = 30_000_000_000 / crate::arch::apic::TICK_NS;
+/// A driver's init's budget (2 s): it resets its device and waits for it
+/// (and, emulated on a busy host, each register access is slow).
+pub const INIT_BUDGET_TICKS: u64 = 2_000_000_000 / crate::arch::apic::TICK_NS;
 /// The budget of the crossing under way.
 static BUDGET: AtomicU64 = AtomicU64::new(BUDGET_TICKS);
 
-/// Runs `f` (a driver's init) with the longer budget.
-pub fn patient<R>(f: impl FnOnce() -> R) -> R {
-    BUDGET.store(INIT_BUDGET_TICKS, Relaxed);
-    let r = f();
-    BUDGET.store(BUDGET_TICKS, Relaxed);
-    r
+/// The next crossing's budget (timer ticks).
+pub fn set_budget(ticks: u64) {
+    BUDGET.store(ticks, Relaxed);
 }
 
 /// The budget, and what it is in milliseconds.
@@ -180,28 +178,45 @@ pub fn nmi_watchdog(rip: u64, rsp: u64) {
 }
 
 /// How long a driver may hold a request (timer ticks; 1 s, where a disk
-/// or network request takes well under a millisecond). The benchmarks,
-/// whose idle clock races ahead, allow more.
-pub static DEADLINE: AtomicU64 = AtomicU64::new(1_000_000_000 / crate::arch::apic::TICK_NS);
+/// or network request takes well under a millisecond). 0: no deadline
+/// (`deadline=off` on the command line: the benchmarks, whose clock
+/// races ahead through halts under `-icount sleep=off`).
+static DEADLINE: AtomicU64 = AtomicU64::new(1_000_000_000 / crate::arch::apic::TICK_NS);
+/// The timer ticks counted so far (`Hooks::clock`).
+static NOW: AtomicU64 = AtomicU64::new(0);
 /// The next tick at which requests are looked at: every half deadline
 /// (a request is failed 1 to 1.5 s after it was submitted; looking costs
 /// a walk of every pending request, which a tick should not pay).
 static NEXT_LOOK: AtomicU64 = AtomicU64::new(0);
 
-/// A timer tick with the kernel state at hand (not in a crossing): a
-/// driver holding a request past its deadline — alive but useless — is
-/// declared failed and stopped.
+/// No deadline for requests (`deadline=off`).
+pub fn no_deadline() {
+    DEADLINE.store(0, Relaxed);
+}
+
+/// The timer ticks counted so far.
+pub fn now() -> u64 {
+    NOW.load(Relaxed)
+}
+
+/// Timer ticks were counted, `now` in all, by the holder of the kernel
+/// state (not in a crossing): a driver holding a request past its
+/// deadline — alive but useless — is declared failed and stopped.
 #[inline(always)]
-pub fn expire(k: &mut Kernel) {
-    if k.kinfo.ticks >= NEXT_LOOK.load(Relaxed) {
-        look(k);
+pub fn clock(now: u64) {
+    NOW.store(now, Relaxed);
+    if now >= NEXT_LOOK.load(Relaxed) {
+        look(now);
     }
 }
 
 #[inline(never)]
-fn look(k: &mut Kernel) {
-    let now = k.kinfo.ticks;
+fn look(now: u64) {
     let limit = DEADLINE.load(Relaxed);
+    if limit == 0 {
+        NEXT_LOOK.store(u64::MAX, Relaxed);
+        return;
+    }
     NEXT_LOOK.store(now + limit / 2, Relaxed);
     driver::try_with(|ds| {
         while let Some((i, tag)) = ds.overdue(now.saturating_sub(limit)) {
@@ -210,7 +225,7 @@ fn look(k: &mut Kernel) {
                 "driver {}: request {tag} not ended within {ms} ms: missed its deadline",
                 ds.get(i).name
             );
-            driver::disable(k, ds, i, "it failed");
+            driver::disable(ds, i, "it failed");
         }
     });
 }
@@ -233,7 +248,7 @@ pub fn implausible(d: &Driver) -> Option<&'static str> {
 /// or `IO_ERROR` when the refusal cannot be honest — a status that does
 /// not exist, a request the kernel had checked called invalid, or a full
 /// queue with slots to spare — and then the driver is disabled.
-pub fn refusal(k: &mut Kernel, ds: &mut Drivers, i: usize, kind: u32, st: i32) -> i32 {
+pub fn refusal(ds: &mut Drivers, i: usize, kind: u32, st: i32) -> i32 {
     let checked = matches!(kind, op::READ | op::WRITE | op::TRANSMIT);
     let d = ds.get(i);
     let (depth, held) = (d.facts.queue_depth as usize, ds.holding(i) - 1);
@@ -247,7 +262,7 @@ pub fn refusal(k: &mut Kernel, ds: &mut Drivers, i: usize, kind: u32, st: i32) -
         "driver {}: reported {lie} (status {st}, {held} of {depth} requests in flight)",
         ds.get(i).name
     );
-    driver::disable(k, ds, i, "it failed");
+    driver::disable(ds, i, "it failed");
     status::IO_ERROR
 }
 

@@ -275,16 +275,14 @@ pub unsafe fn abort(code: i64) -> ! {
     unsafe { xpc_abort(&SAVED, code as u64, 0) }
 }
 
-/// Kernel code run inside a crossing: a wrapper the driver called, or a
-/// trap it took. Interrupts are off for its duration (the driver runs with
-/// them on) and, when `switch` and the driver is isolated, the page table
-/// is the kernel's; both come back when it is dropped. Take it first
-/// thing: until then only the driver's stack may be written.
+/// Kernel code run inside a crossing: a wrapper the driver called.
+/// Interrupts are off for its duration (the driver runs with them on)
+/// and, when `switch` and the driver is isolated, the page table is the
+/// kernel's; both come back when it is dropped. Take it first thing:
+/// until then only the driver's stack may be written.
 pub struct KernelView {
     /// The domain's CR3 to return to (0: none).
     domain: u64,
-    /// Taken by a trap handler, whose `iretq` restores the flags.
-    trap: bool,
     /// It marked kernel code running for the driver (`in_wrapper`).
     flagged: bool,
 }
@@ -320,23 +318,7 @@ impl KernelView {
         if switch {
             SAVED.wrapper.store(true, Relaxed);
         }
-        KernelView { domain, trap: false, flagged: switch }
-    }
-
-    /// A trap taken in a crossing: the view if the driver was running in
-    /// its domain (then the trap handler must switch first thing), else
-    /// none. Interrupts are already off (an interrupt gate).
-    pub fn from_trap() -> Option<Self> {
-        let domain = SAVED.domain.load(Relaxed) | SAVED.keep.load(Relaxed);
-        let cr3: u64;
-        // SAFETY: reads the page-table register only.
-        unsafe { core::arch::asm!("mov {}, cr3", out(reg) cr3, options(nomem, nostack)) };
-        let frame = crate::pagetable::FRAME_MASK;
-        (under_way() && domain != 0 && cr3 & frame == domain & frame).then(|| {
-            // SAFETY: as in `enter`.
-            unsafe { core::arch::asm!("mov cr3, {}", in(reg) SAVED.kernel.load(Relaxed), options(nostack)) };
-            KernelView { domain, trap: true, flagged: false }
-        })
+        KernelView { domain, flagged: switch }
     }
 
     /// The kernel unmapped something of the domain's: return to it
@@ -351,15 +333,38 @@ impl Drop for KernelView {
         if self.flagged {
             SAVED.wrapper.store(false, Relaxed);
         }
-        if self.domain != 0 {
-            // SAFETY: back to the domain's page table (and PCID), as at the
-            // crossing; the kernel's global entries are read-only.
-            unsafe { core::arch::asm!("mov cr3, {}", in(reg) self.domain, options(nostack)) };
-        }
-        if !self.trap {
-            // SAFETY: the driver the view was taken from runs with
-            // interrupts on.
-            unsafe { core::arch::asm!("sti", options(nomem, nostack)) };
-        }
+        trap_leave(self.domain);
+        // SAFETY: the driver the view was taken from runs with interrupts
+        // on.
+        unsafe { core::arch::asm!("sti", options(nomem, nostack)) };
+    }
+}
+
+/// A trap taken in the kernel (`hooks::Hooks::trap_enter`): if a driver
+/// was running in its domain, the kernel's page table, and the domain's
+/// CR3 to return to; else 0. Interrupts are already off (an interrupt
+/// gate), and the trap's `iretq` restores the flags.
+pub fn trap_enter() -> u64 {
+    let domain = SAVED.domain.load(Relaxed) | SAVED.keep.load(Relaxed);
+    let cr3: u64;
+    // SAFETY: reads the page-table register only.
+    unsafe { core::arch::asm!("mov {}, cr3", out(reg) cr3, options(nomem, nostack)) };
+    let frame = crate::pagetable::FRAME_MASK;
+    if !(under_way() && domain != 0 && cr3 & frame == domain & frame) {
+        return 0;
+    }
+    // SAFETY: the kernel's page table of this crossing; the kernel image
+    // and the driver's region are mapped the same in both.
+    unsafe { core::arch::asm!("mov cr3, {}", in(reg) SAVED.kernel.load(Relaxed), options(nostack)) };
+    domain
+}
+
+/// Back to the domain's page table `domain` (and PCID) from `trap_enter`
+/// or a wrapper's view (0: nothing to do); the kernel's global entries
+/// are read-only.
+pub fn trap_leave(domain: u64) {
+    if domain != 0 {
+        // SAFETY: the page table (and PCID) the crossing entered.
+        unsafe { core::arch::asm!("mov cr3, {}", in(reg) domain, options(nostack)) };
     }
 }

@@ -124,6 +124,12 @@ pub fn boot_args(opts: &Options, clock: Clock, img: &build::Image, init: &str) -
     while let Some(arg) = base.next() {
         if arg == "-accel" || arg == "-cpu" {
             base.next();
+        } else if arg == "-append" {
+            // No request deadline: under `-icount sleep=off` the guest's
+            // clock races through its halts, and a request the host takes
+            // a while over would count as a driver's failure.
+            let words = base.next().unwrap_or_default();
+            args.extend([arg, format!("deadline=off {words}")]);
         } else {
             args.push(arg);
         }
@@ -167,8 +173,11 @@ fn boot(opts: &Options, clock: Clock, boot: &Boot, img: &build::Image) -> Side {
     }
     // The console is kept whatever happened (for a look at any notes).
     let dir = build::root().join("target/bench");
-    let log =
-        dir.join(format!("veneer-{}-{}-serial.log", boot.program.replace([' ', '@'], "-"), clock.name()));
+    let log = dir.join(format!(
+        "veneer-{}-{}-serial.log",
+        boot.program.replace([' ', '@', '/'], "-"),
+        clock.name()
+    ));
     let _ = std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(&log, &out.serial));
     if side.problem.is_some() || !side.done {
         eprintln!("xtask: bench: Veneer console saved in {}", log.display());

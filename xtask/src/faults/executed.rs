@@ -31,7 +31,7 @@ fn checksum(b: &[u8]) -> u64 {
 /// without those a boot without workloads runs too (the driver's init):
 /// its data path, interrupt handler included.
 pub fn executed(boot: &Boot, name: &str, image: &[u8], io_only: bool) -> Result<Vec<u64>, String> {
-    let all = traced(boot, name, image, "faultload=blk faultload=net")?;
+    let all = traced(boot, name, image, "blk,net")?;
     if !io_only {
         return Ok(all);
     }

@@ -4,7 +4,7 @@
 //! into the executed code of one driver image (`inject.rs`,
 //! `executed.rs`), boots Veneer twice with that same image — "native"
 //! (`isolation=off`) and isolated — with a workload that checks its own
-//! data (`kernel/src/dev/faultload.rs`), and classifies each boot
+//! data (`user/src/bin/faultload.rs`), and classifies each boot
 //! (`classify.rs`). Trials are seeded: `--seed S --first T --trials 1`
 //! replays trial T. See docs/drivers.md.
 
@@ -58,7 +58,8 @@ impl Config {
 /// driver images; boots get a small boot file system of their own.
 pub struct Boot {
     kernel: PathBuf,
-    hello: Vec<u8>,
+    /// The workloads' program (`user/src/bin/faultload.rs`).
+    workload: Vec<u8>,
     drivers: Vec<(&'static str, Vec<u8>)>,
 }
 
@@ -78,7 +79,7 @@ impl Boot {
         }
         build::cargo(&args, &[])?;
         build::cargo(
-            &["build", "--release", "-p", "user", "--bin", "test_hello", "--target", USER_TARGET],
+            &["build", "--release", "-p", "user", "--bin", "faultload", "--target", USER_TARGET],
             &[],
         )?;
         let read = |p: PathBuf| std::fs::read(&p).map_err(|e| format!("reading {}: {e}", p.display()));
@@ -92,7 +93,7 @@ impl Boot {
         let from = kernel.cloned().unwrap_or(release(KERNEL_TARGET, "kernel"));
         std::fs::copy(&from, &copy).map_err(|e| format!("copying the kernel {}: {e}", from.display()))?;
         let kernel = copy;
-        Ok(Boot { kernel, hello: read(release(USER_TARGET, "test_hello"))?, drivers })
+        Ok(Boot { kernel, workload: read(release(USER_TARGET, "faultload"))?, drivers })
     }
 
     /// Boots with `faulty` in place of its clean driver image, `words` on
@@ -111,7 +112,7 @@ impl Boot {
         let (bootfs, disk) = (stem.with_extension("cpio"), stem.with_extension("img"));
         let mut ar = Archive::default();
         ar.dir("bin");
-        ar.file("bin/test_hello", 0o755, &self.hello);
+        ar.file("bin/faultload", 0o755, &self.workload);
         ar.dir("drv");
         for (name, clean) in &self.drivers {
             let data = faulty.iter().find(|f| f.0 == *name).map_or(clean.as_slice(), |f| f.1);
@@ -120,7 +121,7 @@ impl Boot {
         std::fs::write(&bootfs, ar.finish()).map_err(|e| e.to_string())?;
         crate::disk::create(&disk)?;
         let img = build::Image { kernel: self.kernel.clone(), bootfs: bootfs.clone() };
-        let mut args = qemu::base_args(&img, &format!("test_hello {words}"));
+        let mut args = qemu::base_args(&img, &format!("faultload {words}"));
         args.extend(qemu::device_args(&disk, 0));
         args.extend(extra.iter().map(|s| s.to_string()));
         let out = qemu::headless(&args, TRIAL_TIMEOUT, &[]);
@@ -333,8 +334,8 @@ fn run_trial(
 ) -> Result<(), String> {
     let image = trial.lock().unwrap().image.clone();
     let words = match config {
-        Config::Native => format!("faultload={workload} isolation=off"),
-        Config::Isolated => format!("faultload={workload}"),
+        Config::Native => format!("{workload} isolation=off"),
+        Config::Isolated => workload.to_string(),
     };
     let extra: Vec<&str> = qemu.iter().map(String::as_str).collect();
     let (out, disk) = boot.run_with(&[(name, &image)], &words, &extra)?;
