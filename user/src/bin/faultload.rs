@@ -75,7 +75,8 @@ impl Report {
 const PATTERN_AT: u64 = 512;
 const BLOCKS: usize = WORKLOAD_BLOCKS;
 const SECTORS_PER_BLOCK: u64 = 8;
-/// Requests in flight at once (completion words 0..IN_FLIGHT).
+/// Most requests in flight at once (completion words 0..IN_FLIGHT), fewer
+/// if the driver's queue is shorter.
 const IN_FLIGHT: usize = 6;
 
 /// The first wrong byte of block `j` at `sector`: the disk's pattern
@@ -90,12 +91,13 @@ fn check_block(b: &[u8; 4096], sector: u64, j: usize, written: bool) -> Option<u
 
 /// One pass over `BLOCKS` blocks from `first`: writes (filling each page
 /// first) or reads (checking each against what it must hold), waited for
-/// in order. Returns the blocks whose request ended well.
-fn pass(r: &mut Report, pages: &[Page], first: u64, write: bool, written: bool) -> u32 {
+/// in order, `depth` in flight. Returns the blocks whose request ended
+/// well.
+fn pass(r: &mut Report, pages: &[Page], depth: usize, first: u64, write: bool, written: bool) -> u32 {
     let mut started = [false; BLOCKS];
     let mut good = 0u32;
     let sector = |j: usize| first + j as u64 * SECTORS_PER_BLOCK;
-    for j in 0..BLOCKS + IN_FLIGHT {
+    for j in 0..BLOCKS + depth {
         if j < BLOCKS {
             let b = pages[j].bytes();
             if write {
@@ -103,7 +105,7 @@ fn pass(r: &mut Report, pages: &[Page], first: u64, write: bool, written: bool) 
             } else {
                 b.fill(0xEE);
             }
-            match sys::blk_io(write, pages[j].frame, 0, 4096, sector(j), dev::word(j % IN_FLIGHT)) {
+            match sys::blk_io(write, pages[j].frame, 0, 4096, sector(j), dev::word(j % depth)) {
                 Ok(_) => started[j] = true,
                 Err(e) => {
                     r.note(Verdict::Error, format_args!("block {j} (sector {}) refused: {e:?}", sector(j)))
@@ -111,8 +113,8 @@ fn pass(r: &mut Report, pages: &[Page], first: u64, write: bool, written: bool) 
             }
         }
         // The oldest request in flight ends before its word is reused.
-        let Some(k) = j.checked_sub(IN_FLIGHT - 1).filter(|&k| k < BLOCKS && started[k]) else { continue };
-        let Some(w) = dev::wait(k % IN_FLIGHT, PATIENCE) else {
+        let Some(k) = j.checked_sub(depth - 1).filter(|&k| k < BLOCKS && started[k]) else { continue };
+        let Some(w) = dev::wait(k % depth, PATIENCE) else {
             r.note(Verdict::Hang, format_args!("block {k}'s request did not complete within 3 s"));
             return good;
         };
@@ -136,13 +138,14 @@ fn pass(r: &mut Report, pages: &[Page], first: u64, write: bool, written: bool) 
 
 fn blk(pages: &[Page]) {
     let mut r = Report::new("blk");
-    let capacity = sys::dev_info(BLOCK).map(|i| i.capacity).unwrap_or(0);
-    println!("faultload blk: capacity {capacity}");
-    pass(&mut r, pages, PATTERN_AT, false, false);
-    let acked = pass(&mut r, pages, WORKLOAD_SECTOR, true, true);
+    let info = sys::dev_info(BLOCK).unwrap_or_default();
+    println!("faultload blk: capacity {}", info.capacity);
+    let depth = (info.queue_depth as usize).clamp(1, IN_FLIGHT);
+    pass(&mut r, pages, depth, PATTERN_AT, false, false);
+    let acked = pass(&mut r, pages, depth, WORKLOAD_SECTOR, true, true);
     // The campaign checks the disk image for every acknowledged write.
     println!("faultload blk: acked writes {acked:#x}");
-    let read = pass(&mut r, pages, WORKLOAD_SECTOR, false, true);
+    let read = pass(&mut r, pages, depth, WORKLOAD_SECTOR, false, true);
     if read & acked != acked {
         r.note(Verdict::Error, format_args!("acknowledged blocks could not be read back"));
     }
@@ -221,21 +224,35 @@ fn send(r: &mut Report, page: Page, len: usize, what: &str) -> bool {
     }
 }
 
-/// Receives frames into `page` (word 1) until `want` accepts one or
-/// `PATIENCE` has passed; what `want` returned.
-fn receive<T>(page: Page, mut want: impl FnMut(&[u8]) -> Option<T>) -> Option<T> {
-    let until = kinfo::ticks() + PATIENCE;
-    while kinfo::ticks() < until {
-        sys::net_recv(page.frame, 0, 2048, dev::word(1)).ok()?;
-        let w = dev::wait(1, until.saturating_sub(kinfo::ticks()))?;
-        if status_of(w) != Some(status::OK) {
-            return None;
-        }
-        if let Some(t) = want(&page.bytes()[..bytes_of(w).min(2048) as usize]) {
-            return Some(t);
-        }
+/// The receive buffer (word 1): posted before anything is sent, so that
+/// no answer arrives with nowhere to go.
+struct Rx {
+    page: Page,
+    posted: bool,
+}
+
+impl Rx {
+    fn post(&mut self) -> bool {
+        self.posted = self.posted || sys::net_recv(self.page.frame, 0, 2048, dev::word(1)).is_ok();
+        self.posted
     }
-    None
+
+    /// Receives frames until `want` accepts one or `PATIENCE` has passed;
+    /// what `want` returned.
+    fn until<T>(&mut self, mut want: impl FnMut(&[u8]) -> Option<T>) -> Option<T> {
+        let end = kinfo::ticks() + PATIENCE;
+        while kinfo::ticks() < end && self.post() {
+            let w = dev::wait(1, end.saturating_sub(kinfo::ticks()))?;
+            self.posted = false;
+            if status_of(w) != Some(status::OK) {
+                return None;
+            }
+            if let Some(t) = want(&self.page.bytes()[..bytes_of(w).min(2048) as usize]) {
+                return Some(t);
+            }
+        }
+        None
+    }
 }
 
 fn net(pages: &[Page]) {
@@ -244,23 +261,31 @@ fn net(pages: &[Page]) {
         r.note(Verdict::Error, format_args!("no network device"));
         return r.print();
     };
-    let (tx, rx) = (pages[0], pages[1]);
+    let (tx, mut rx) = (pages[0], Rx { page: pages[1], posted: false });
     println!("faultload net: mac {:02x?}", info.mac);
     let n = user::net::arp_request(tx.bytes(), info.mac, GATEWAY);
+    if !rx.post() {
+        r.note(Verdict::Error, format_args!("receive buffer refused"));
+        return r.print();
+    }
     if !send(&mut r, tx, n, "ARP request") {
         return r.print();
     }
-    let Some(gw) = receive(rx, |f| user::net::arp_reply_from(f, GATEWAY)) else {
+    let Some(gw) = rx.until(|f| user::net::arp_reply_from(f, GATEWAY)) else {
         r.note(Verdict::Lost, format_args!("no ARP reply from the gateway within 3 s"));
         return r.print();
     };
     for seq in 0..ECHOES {
         let len = echo_request(tx.bytes(), info.mac, gw, seq);
+        if !rx.post() {
+            r.note(Verdict::Error, format_args!("receive buffer refused"));
+            break;
+        }
         if !send(&mut r, tx, len, "echo request") {
             continue;
         }
         let want = &tx.bytes()[42..42 + PAYLOAD];
-        match receive(rx, |f| echo_reply(f).filter(|&(s, _)| s == seq).map(|(_, p)| p == want)) {
+        match rx.until(|f| echo_reply(f).filter(|&(s, _)| s == seq).map(|(_, p)| p == want)) {
             None => r.note(Verdict::Lost, format_args!("no reply to echo request {seq} within 3 s")),
             Some(false) => {
                 r.note(Verdict::Corrupt, format_args!("echo reply {seq} brought back a different payload"))
