@@ -195,6 +195,40 @@ const TESTS: &[Dev] = &[
             ),
         ],
     },
+    // Recovery (`recover=restart`): the block driver fails, its request
+    // fails, it is restarted and reads the pattern right; in a second
+    // boot it fails again each time it is back and is left disabled after
+    // its third restart.
+    Dev {
+        name: "dev_restart",
+        intx: false,
+        iommu: false,
+        inject: true,
+        boots: &[
+            (
+                "restart,arp recover=restart",
+                &[
+                    "driver virtio-blk: reported its queue full with slots to spare",
+                    "driver virtio-blk disabled",
+                    "driver virtio-blk restarted (1 of 3",
+                    "devtest blk-pattern: read 8 sectors at 4096 under interrupts: the pattern xtask wrote",
+                    "devtest restart: the block driver was stopped, restarted afresh, and the disk reads right",
+                    "devtest arp: 10.0.2.2 is at",
+                    "hello from ring 3",
+                ],
+            ),
+            (
+                "restart-loop,arp recover=restart",
+                &[
+                    "driver virtio-blk restarted (3 of 3",
+                    "driver virtio-blk: failed 4 times within 10 s: left disabled",
+                    "devtest restart-loop: the block driver failing at once was restarted 3 times, then left disabled",
+                    "devtest arp: 10.0.2.2 is at",
+                    "hello from ring 3",
+                ],
+            ),
+        ],
+    },
     // The network driver's stack overflows; the block driver carries on.
     Dev {
         name: "dev_overflow",

@@ -230,6 +230,18 @@ impl Domain {
         iommu::unmap(self.device, pa, pages);
     }
 
+    /// Empties the domain for a restarted driver: its aliases went when it
+    /// was disabled (`driver::disable`), so each area starts again from
+    /// its beginning; the TLB entries it may still hold go at the next
+    /// entry; its device is attached to the IOMMU again.
+    pub fn reset(&mut self) -> Result<(), &'static str> {
+        self.dma_next = self.base + DMA_AREA.0;
+        self.mmio_next = self.base + MMIO_AREA.0;
+        self.lent = 0;
+        self.stale = true;
+        iommu::attach(self.device)
+    }
+
     /// The device reaches nothing any more (its driver is disabled).
     pub fn cut_dma(&mut self) {
         iommu::detach(self.device);

@@ -32,6 +32,9 @@ pub type Done = fn(cookie: u64, status: i32, len: usize);
 
 pub struct Driver {
     pub name: &'static str,
+    /// The image file it was loaded from (the boot file system's), for a
+    /// restart.
+    file: &'static [u8],
     pub device: Device,
     pub image: Image,
     pub domain: Domain,
@@ -221,11 +224,13 @@ pub fn start(
     domain: Domain,
     vector: u8,
     api: &'static KernelApi,
+    file: &'static [u8],
 ) -> Result<usize, &'static str> {
     let i = with(|ds| {
         let i = ds.list.iter().position(Option::is_none).ok_or("too many drivers")?;
         ds.list[i] = Some(Driver {
             name,
+            file,
             device,
             image,
             domain,
@@ -243,12 +248,31 @@ pub fn start(
     })?;
     let r = init(i, api);
     with(|ds| match r {
-        Ok(()) => Ok(i),
+        Ok(()) => {
+            super::recover::ran(i);
+            Ok(i)
+        }
         Err(why) => {
             disable(ds, i, why);
             Err(why)
         }
     })
+}
+
+/// Restarts disabled driver `i` (`recover`): a fresh copy of its image in
+/// its frames, its domain emptied and its device reachable again, then
+/// its entry point and init as at boot. If that fails it is disabled
+/// again.
+pub fn restart(i: usize, api: &'static KernelApi) -> Result<(), &'static str> {
+    with(|ds| {
+        let d = ds.list[i].as_mut().filter(|d| d.disabled).ok_or("it is not disabled")?;
+        d.image.reload(d.file, (d.domain.base, d.domain.base + super::domain::REGION))?;
+        d.domain.reset()?;
+        (d.facts, d.sizing, d.disabled) = (Facts::default(), 0, false);
+        Ok(())
+    })?;
+    let r = init(i, api);
+    with(|ds| r.inspect_err(|why| disable(ds, i, why)))
 }
 
 /// Runs driver `i`'s entry point, checks the table it returns, runs its
@@ -280,9 +304,10 @@ fn init(i: usize, api: &'static KernelApi) -> Result<(), &'static str> {
             return Err("its entry table has the wrong version or points outside its text");
         }
         (d.init, d.submit, d.interrupt) = (api[1], api[2], api[3]);
-        // Bus mastering for DMA and memory decoding for its registers.
+        // Bus mastering for DMA and memory decoding for its registers;
+        // INTx on again (a disabled driver's device had it off).
         let f = d.device.at;
-        f.write32(4, f.read32(4) & 0xFFFF | 0x6);
+        f.write32(4, f.read32(4) & 0xFFFF & !(1 << 10) | 0x6);
         let info = DeviceInfo {
             bus: f.bus,
             device: f.device,
@@ -367,6 +392,11 @@ pub fn registers(i: usize) -> Option<u64> {
             _ => None,
         })
     })
+}
+
+/// Driver `i`'s name.
+pub fn name(i: usize) -> &'static str {
+    with(|ds| ds.get(i).name)
 }
 
 /// The index of the enabled driver `name`.
@@ -458,6 +488,7 @@ pub fn disable(ds: &mut Drivers, i: usize, why: &str) {
             (p.done)(p.cookie, status::IO_ERROR, 0);
         }
     }
+    super::recover::failed(i);
 }
 
 /// The IOMMU reported DMA faults (`iommu::FAULT_VECTOR`): each names the

@@ -135,6 +135,18 @@ fn arp_test(pages: &[Page; 4]) -> Test {
 /// call, and its interrupt reaches ring 3 between two; at least one must
 /// be caught), and the block device is gone. The injection's answer.
 fn stopped_with_read_in_flight(pages: &[Page; 4], f: u64) -> Result<u64, Failed> {
+    let r = failed_in_flight(pages, f)?;
+    if sys::dev_info(BLOCK).err() != Some(Error::NoDevice)
+        || sys::blk_io(false, pages[0].frame, 0, 512, 0, dev::word(0)) != Err(Error::NoDevice)
+    {
+        return Err(fail(format_args!("the disabled driver still takes requests")));
+    }
+    Ok(r)
+}
+
+/// `stopped_with_read_in_flight` but for the device's absence afterwards
+/// (a driver restarted at once may be back already).
+fn failed_in_flight(pages: &[Page; 4], f: u64) -> Result<u64, Failed> {
     const READS: [(usize, usize); 3] = [(0, 0), (2, 2), (3, 3)];
     for (p, w) in READS {
         ok(sys::blk_io(false, pages[p].frame, 0, 4096, 8 * p as u64, dev::word(w)), "block request refused")?;
@@ -154,12 +166,60 @@ fn stopped_with_read_in_flight(pages: &[Page; 4], f: u64) -> Result<u64, Failed>
     if failed == 0 {
         return Err(fail(format_args!("no pending read failed")));
     }
-    if sys::dev_info(BLOCK).err() != Some(Error::NoDevice)
-        || sys::blk_io(false, pages[0].frame, 0, 512, 0, dev::word(0)) != Err(Error::NoDevice)
-    {
-        return Err(fail(format_args!("the disabled driver still takes requests")));
-    }
     Ok(r)
+}
+
+/// Waits up to 2 s for the block device to be back (a restart); whether
+/// it is.
+fn block_back() -> bool {
+    for _ in 0..200 {
+        if sys::dev_info(BLOCK).is_ok() {
+            return true;
+        }
+        // Word 7 is never used for a request: this sleeps 5 ticks.
+        let _ = dev::wait(7, 5);
+    }
+    false
+}
+
+/// Recovery (`recover=restart`): the block driver lies (refuses requests
+/// as if its queue were full, a state kept in its memory), is stopped
+/// with its request failed, and comes back restarted from a fresh copy of
+/// its image — one that kept the old memory would lie again — and the
+/// disk reads right.
+fn restart(pages: &[Page; 4]) -> Test {
+    if ok(sys::dev_inject(BLOCK, inject::LIE_FULL, 0, pages[1].frame, dev::word(1)), "the injection")? != 0 {
+        return Err(fail(format_args!("the lying driver was stopped at once")));
+    }
+    if sys::blk_io(false, pages[0].frame, 0, 4096, 0, dev::word(0)).is_ok()
+        || ended(1, "the injection")? != status::IO_ERROR
+    {
+        return Err(fail(format_args!("the lie went unnoticed")));
+    }
+    if !block_back() {
+        return Err(fail(format_args!("the block driver did not come back")));
+    }
+    pattern(pages)?;
+    println!("devtest restart: the block driver was stopped, restarted afresh, and the disk reads right");
+    Ok(())
+}
+
+/// A driver that fails again at once (a wild call each time it is back)
+/// is restarted three times, then left disabled.
+fn restart_loop(pages: &[Page; 4]) -> Test {
+    for n in 0..4 {
+        failed_in_flight(pages, inject::WILD_CALL)?;
+        if n < 3 && !block_back() {
+            return Err(fail(format_args!("the block driver did not come back after failure {}", n + 1)));
+        }
+    }
+    if block_back() {
+        return Err(fail(format_args!("the block driver was restarted a fourth time")));
+    }
+    println!(
+        "devtest restart-loop: the block driver failing at once was restarted 3 times, then left disabled"
+    );
+    Ok(())
 }
 
 fn wild_write(pages: &[Page; 4]) -> Test {
@@ -336,6 +396,8 @@ fn run(name: &str, pages: &[Page; 4]) -> Test {
         "deadline" => deadline(pages),
         "lie-full" => lie(pages, BLOCK),
         "lie-short" => lie(pages, NET),
+        "restart" => restart(pages),
+        "restart-loop" => restart_loop(pages),
         "wild-dma" => wild_dma(pages),
         "irq-livelock" => irq_livelock(pages),
         other => Err(fail(format_args!("no device test {other:?}"))),
