@@ -28,6 +28,8 @@ mod iommu;
 #[cfg(target_os = "none")]
 mod msix;
 #[cfg(target_os = "none")]
+pub mod net;
+#[cfg(target_os = "none")]
 mod nmi;
 #[cfg(target_os = "none")]
 pub mod packet;
@@ -172,6 +174,7 @@ static HOOKS: crate::hooks::Hooks = crate::hooks::Hooks {
     pending,
     service,
     woke: || WOKE.load(Ordering::Relaxed),
+    released: net::released,
 };
 
 /// Timer ticks were counted, `now` in all: requests past their deadline
