@@ -173,6 +173,7 @@ impl Kernel {
     pub fn count_ticks(&mut self, ticks: u64) {
         self.mem.add_ticks(ticks);
         self.sched.add_ticks(ticks);
+        (crate::hooks::get().clock)(self.mem.ticks());
     }
 
     /// `sleep`: returns 1 at once if the predicate holds, 2 if an interrupt

@@ -250,6 +250,14 @@ pub fn info(dev: u64) -> Result<abi::dev::DevInfo, Error> {
     })
 }
 
+/// The address of the first page of `dev`'s registers its driver maps
+/// (its "register window"), for the injected bad stack pointer.
+#[cfg(feature = "inject")]
+pub fn registers(dev: u64) -> Result<u64, Error> {
+    let i = driver::find(name(dev)?).ok_or(Error::NoDevice)?;
+    driver::registers(i).ok_or(Error::NoDevice)
+}
+
 /// `dev_inject`: request `r` (a fault-injection request) to `dev`'s
 /// driver, lending it `buf`; whether the driver was stopped during the
 /// call (else the request is in flight and `word` ends with it).
