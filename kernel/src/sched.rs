@@ -277,10 +277,11 @@ impl Sched {
         }
         // Saved even when the old environment just ended: harmless (its slot
         // is reset before reuse) and it keeps the common path branch-free.
-        let old = &mut envs[self.current];
+        let table = envs.table_mut();
+        let old = &mut table[self.current];
         old.switched_out = old.switched_out.wrapping_add(1);
         C::leave(old);
-        C::enter(&mut envs[s]);
+        C::enter(&mut table[s]);
         self.current = s;
     }
 }
