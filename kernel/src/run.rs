@@ -78,19 +78,32 @@ impl Kernel {
         let mut idle_since = None;
         loop {
             let mut p = self.sched.position();
+            // The owner last found unable to run: within one pass nothing
+            // it waits for changes (interrupts are off), so its other
+            // slices are passed over, not its predicate evaluated again
+            // for each (the first environment owns all of them).
+            let mut cannot = None;
             for _ in 0..abi::tables::SLICES {
                 p = self.sched.next_owned(p);
                 if p >= abi::tables::SLICES {
                     break;
                 }
-                if let Some(s) = self.runner(p) {
-                    self.end_idle(idle_since);
-                    self.sched.set_position(p);
-                    self.switch_to(s);
-                    if self.envs[s].notify != 0 {
-                        self.slice_starts(s);
+                let Some(owner) = self.sched.owner(p).filter(|&o| Some(o) != cannot) else { continue };
+                let penalized = self.envs[owner].state() == State::Penalized;
+                match self.runner(owner) {
+                    Some(s) => {
+                        self.end_idle(idle_since);
+                        self.sched.set_position(p);
+                        self.switch_to(s);
+                        if self.envs[s].notify != 0 {
+                            self.slice_starts(s);
+                        }
+                        return;
                     }
-                    return;
+                    None if !penalized => cannot = Some(owner),
+                    // A penalised owner's every slice counts, and serving
+                    // it changes a state a predicate may read.
+                    None => cannot = None,
                 }
             }
             // Nobody can run in any slice (every owner gave its slices
@@ -133,12 +146,11 @@ impl Kernel {
         }
     }
 
-    /// Who runs in slice `p`: its owner, or the environment its synchronous
-    /// calls wait on (transitively) — if that one can run. A penalised
-    /// owner's slice is skipped (and counted); a sleeping owner runs if its
-    /// predicate now holds.
-    fn runner(&mut self, p: usize) -> Option<Slot> {
-        let s = self.sched.owner(p)?;
+    /// Who runs in a slice of owner `s`: `s`, or the environment its
+    /// synchronous calls wait on (transitively) — if that one can run. A
+    /// penalised owner's slice is skipped (and counted); a sleeping owner
+    /// runs if its predicate now holds.
+    fn runner(&mut self, s: Slot) -> Option<Slot> {
         match self.envs[s].state() {
             State::Penalized => {
                 self.serve_penalty(s);
