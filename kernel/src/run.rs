@@ -100,6 +100,8 @@ impl Kernel {
                         }
                         return;
                     }
+                    // Its slices are all there are: nobody runs in one.
+                    None if !penalized && self.envs[owner].slices as usize == self.sched.owned() => break,
                     None if !penalized => cannot = Some(owner),
                     // A penalised owner's every slice counts, and serving
                     // it changes a state a predicate may read.
