@@ -74,7 +74,7 @@ impl Kernel {
     #[inline(never)]
     fn schedule_slow(&mut self) {
         // Since when the processor has been idle, through ticks that did
-        // not end the wait (see `account_idle`).
+        // not end the wait (see `idle`).
         let mut idle_since = None;
         loop {
             let mut p = self.sched.position();
@@ -119,24 +119,7 @@ impl Kernel {
                 return;
             }
             let t0 = idle_since.take().unwrap_or_else(clock::rdtsc);
-            if self.idle() {
-                idle_since = self.account_idle(t0);
-            } else {
-                self.end_idle(Some(t0));
-            }
-        }
-    }
-
-    /// After a halt that began at `t0`: the time until a device's interrupt
-    /// ended it is halted time (`Clock::halted_tsc`); woken by the timer,
-    /// the processor is still idle (the stretch goes on, returned).
-    fn account_idle(&mut self, t0: u64) -> Option<u64> {
-        let woke = (crate::hooks::get().woke)();
-        if woke > t0 {
-            self.sched.add_halted(woke - t0);
-            None
-        } else {
-            Some(t0)
+            idle_since = self.idle(t0);
         }
     }
 
@@ -164,14 +147,23 @@ impl Kernel {
         self.sched.donee(&self.envs, s)
     }
 
-    /// Waits for an interrupt, then accounts the ticks that passed;
-    /// whether it halted (a device that interrupted while a driver ran is
-    /// served at once instead).
-    fn idle(&mut self) -> bool {
+    /// Waits for an interrupt (unless a device interrupted while a driver
+    /// ran: that is served at once), then serves the devices and accounts
+    /// the ticks that passed. The idle stretch that began at `t0` is
+    /// halted time (`Clock::halted_tsc`) until a device's interrupt ended
+    /// the halt, or until the pending interrupt was found — never the
+    /// drivers' work that follows; woken by the timer, the processor is
+    /// still idle and the stretch goes on (returned).
+    fn idle(&mut self, t0: u64) -> Option<u64> {
         let hooks = crate::hooks::get();
-        let halt = !(hooks.pending)();
-        if halt {
+        let end = if (hooks.pending)() {
+            Some(clock::rdtsc())
+        } else {
             cpu::idle();
+            Some((hooks.woke)()).filter(|&woke| woke > t0)
+        };
+        if let Some(end) = end {
+            self.sched.add_halted(end - t0);
         }
         (hooks.service)(&mut self.mem);
         let ticks = percpu::take_idle_ticks();
@@ -180,7 +172,7 @@ impl Kernel {
         if ticks != 0 {
             self.check_console();
         }
-        halt
+        end.is_none().then_some(t0)
     }
 
     /// `ticks` timer ticks passed: on the information page and the clock.
