@@ -123,8 +123,7 @@ impl Kernel {
         }
     }
 
-    /// An idle stretch that began at `since` ends now (someone runs, or a
-    /// device is to be served without halting).
+    /// An idle stretch that began at `since` ends now: someone runs.
     fn end_idle(&mut self, since: Option<u64>) {
         if let Some(t0) = since {
             self.sched.add_halted(clock::rdtsc() - t0);
