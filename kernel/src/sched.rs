@@ -195,12 +195,19 @@ impl Kernel {
         }
     }
 
-    /// The next runnable environment that owns no slice, taking turns.
+    /// The next runnable environment that owns no slice, taking turns. A
+    /// sleeper that owns none is woken here if its predicate holds or its
+    /// deadline passed: no slice of its own comes round to look (before,
+    /// a process forked once the slices were gone slept for ever).
     fn spare(&mut self) -> Option<Slot> {
         let start = self.spare_next;
         let s = (0..ENV_SLOTS).filter_map(|i| Slot::new((start + i) % ENV_SLOTS)).find(|&s| {
-            let e = &self.envs[s];
-            e.state() == State::Runnable && e.slices == 0
+            self.envs[s].slices == 0
+                && match self.envs[s].state() {
+                    State::Runnable => true,
+                    State::Sleeping => self.wake_if_ready(s),
+                    _ => false,
+                }
         })?;
         self.spare_next = (s.index() + 1) % ENV_SLOTS;
         Some(s)
