@@ -301,8 +301,31 @@ pub const ENV_PRED_INSTALL: u64 = BASE + 51;
 /// `CapInfo::from`.
 pub const ENV_CAP_DERIVE: u64 = BASE + 52;
 
+/// `env_move(env, to, cred)`: moves `env` and its subtree under `to`, a
+/// proper ancestor of `env`'s parent (so `to` already dominated it: no
+/// authority is made; the environments between lose theirs). `cred` must
+/// cover `env` with the write right. A UNIX library gives a dying
+/// process's children to init with it, so the process ends at once. Its
+/// guard moves under `to`'s in the capability tree, so it outlives its old
+/// parent. Refused: `BadEnv` if `env` is no id, is the caller, has no
+/// parent or `to` is not such an ancestor (or is exited); `NotPermitted`
+/// if `env` shares another's page tables (a thread moves with its owner)
+/// or an environment between `to` and `env` limits its subtree or
+/// interposes on `env` (a move may not escape either).
+pub const ENV_MOVE: u64 = BASE + 53;
+
+/// `env_exit_bits(env, bits, cred)`: whenever `env` ends on its own or by
+/// the kernel's hand (it calls `exit`, faults with no handler free, is
+/// destroyed by the abort protocol), interrupt `bits` are queued for its
+/// parent, the environment that asked, if the parent has a handler (0:
+/// none, the default). `cred` must cover `env` with the write right, and
+/// the caller must be `env`'s parent (`NotPermitted`). A library learns
+/// that a thread it made has died however it died (and ends it as a Linux
+/// thread ends), or that a child process the kernel killed is a zombie.
+pub const ENV_EXIT_BITS: u64 = BASE + 54;
+
 /// One past the last kernel call.
-pub const END: u64 = BASE + 53;
+pub const END: u64 = BASE + 55;
 
 /// `env_limit`: no limit.
 pub const NO_LIMIT: u64 = u64::MAX;
@@ -353,6 +376,13 @@ pub const PCT_SYNC: u64 = 1;
 /// sleeping target wakes (its `sleep` returns 2). The entry's guard applies
 /// as for any `pct`. Returns 1 if the upcall was delivered at once, else 0.
 pub const PCT_INTERRUPT: u64 = 2;
+/// `pct` flag, with `PCT_INTERRUPT` only: queue the bits (waking a
+/// sleeping target) but keep the CPU. A sender holding a lock the target
+/// will want, or signalling many targets at once, queues; the target takes
+/// the bits when one of its slices starts, when it is yielded to
+/// (`yield_to` delivers queued bits as a slice start does), or from
+/// `interrupts_take`. Returns 0.
+pub const PCT_QUEUE: u64 = 4;
 
 /// `pct` flags naming the credential slot presented to the entry's guard.
 pub const fn pct_cred(slot: u64) -> u64 {

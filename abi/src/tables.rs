@@ -87,8 +87,10 @@ pub struct EnvInfo {
     /// Timer ticks that found it running: its CPU time, at tick resolution
     /// (`Clock::tick_ns` each).
     pub ticks: u64,
-    /// Unused: keeps entries 64 bytes, so fast paths index by a shift.
-    pub reserved: u64,
+    /// Who sent the last interrupt bits queued for it (0: the kernel), a
+    /// library's way to name a signal's sender. The upper half is unused:
+    /// it keeps entries 64 bytes, so fast paths index by a shift.
+    pub interrupt_from: u64,
 }
 
 /// Number of time slices in the CPU's slice vector (paper 001 §4.2.1).

@@ -242,6 +242,8 @@ pub struct Env {
     /// It runs over its parent's page tables (`aspace.rs`): they are not
     /// its own to tear down.
     pub shares: bool,
+    /// Interrupt bits its parent asked for when it ends (`lifetime.rs`).
+    pub exit_bits: u64,
 }
 
 /// The size of an environment. Indexing the table multiplies by it on
@@ -338,6 +340,7 @@ impl Env {
         slice_quota: abi::syscall::NO_LIMIT,
         limited: false,
         shares: false,
+        exit_bits: 0,
     };
 }
 
@@ -450,8 +453,7 @@ impl Kernel {
         e.shares = share;
         e.clist.set(abi::syscall::CRED_SELF, guard).expect("slot CRED_SELF exists");
         if let Some(p) = parent.map(EnvId::slot) {
-            self.envs[s].next_sibling = self.envs[p].first_child;
-            self.envs[p].first_child = Some(s);
+            self.link_child(s, p);
         }
         self.publish(s);
         Ok(s)
@@ -553,20 +555,7 @@ impl Kernel {
     }
 
     fn free_slot(&mut self, s: Slot) {
-        if let Some(p) = self.envs[s].parent.map(EnvId::slot) {
-            let after = self.envs[s].next_sibling;
-            if self.envs[p].first_child == Some(s) {
-                self.envs[p].first_child = after;
-            } else {
-                let mut c = self.envs[p].first_child;
-                while let Some(sib) = c.filter(|&sib| self.envs[sib].next_sibling != Some(s)) {
-                    c = self.envs[sib].next_sibling;
-                }
-                if let Some(before) = c {
-                    self.envs[before].next_sibling = after;
-                }
-            }
-        }
+        self.unlink_child(s);
         // Its authority ends with it, and so does every capability it
         // derived and handed out, and every loan it held (each loan sits in
         // exactly one list: lending on makes a new one).
@@ -583,6 +572,38 @@ impl Kernel {
         // (`revivable`); nothing else reads a free slot's parent.
         (self.envs[s].generation, self.envs[s].parent) = (generation, parent);
         self.publish(s);
+    }
+
+    /// Takes slot `s` out of its parent's list of children.
+    fn unlink_child(&mut self, s: Slot) {
+        let Some(p) = self.envs[s].parent.map(EnvId::slot) else { return };
+        let after = self.envs[s].next_sibling;
+        if self.envs[p].first_child == Some(s) {
+            self.envs[p].first_child = after;
+        } else {
+            let mut c = self.envs[p].first_child;
+            while let Some(sib) = c.filter(|&sib| self.envs[sib].next_sibling != Some(s)) {
+                c = self.envs[sib].next_sibling;
+            }
+            if let Some(before) = c {
+                self.envs[before].next_sibling = after;
+            }
+        }
+    }
+
+    /// Makes slot `s` (with its subtree) a child of slot `to`
+    /// (`lifetime.rs` checks that it may).
+    pub(crate) fn set_parent(&mut self, s: Slot, to: Slot) {
+        self.unlink_child(s);
+        self.envs[s].parent = Some(self.envs[to].id);
+        self.link_child(s, to);
+        self.publish(s);
+    }
+
+    /// Puts slot `s` first in slot `p`'s list of children.
+    fn link_child(&mut self, s: Slot, p: Slot) {
+        self.envs[s].next_sibling = self.envs[p].first_child;
+        self.envs[p].first_child = Some(s);
     }
 
     /// The slot after `s` in a pre-order walk of the subtree rooted at
@@ -615,7 +636,7 @@ impl Kernel {
             interrupts: e.interrupts,
             published: e.published,
             ticks: e.ticks,
-            reserved: 0,
+            interrupt_from: e.interrupt_from as u64,
         };
     }
 }

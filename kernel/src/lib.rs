@@ -45,6 +45,8 @@ mod init;
 #[cfg(target_os = "none")]
 mod interpose;
 #[cfg(target_os = "none")]
+mod lifetime;
+#[cfg(target_os = "none")]
 mod limits;
 #[cfg(target_os = "none")]
 mod loader;

@@ -108,7 +108,7 @@ impl Kernel {
         if s == self.current {
             self.exit_current(code);
         } else {
-            self.env_destroy(s, Some(code));
+            self.env_end(s, code);
         }
     }
 
@@ -120,7 +120,7 @@ impl Kernel {
             self.power_off(code as i64);
         }
         let s = self.current;
-        self.env_destroy(s, Some(code));
+        self.env_end(s, code);
         self.schedule();
     }
 
@@ -134,7 +134,7 @@ impl Kernel {
             return self.exit_current(code);
         };
         let id = self.envs[c].id().raw();
-        self.env_destroy(c, Some(code));
+        self.env_end(c, code);
         self.queue_interrupt(p, bits, id);
         self.schedule();
     }

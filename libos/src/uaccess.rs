@@ -35,9 +35,11 @@ fn lend<R>(ptr: u64, len: u64, f: impl FnOnce() -> R) -> R {
 
 /// After a sleep inside a loan (the big lock retaken): a sibling may have
 /// forked meanwhile, which made the buffer's pages copy-on-write, so they
-/// are made writable again before the call fills them. A buffer a sibling
-/// unmapped meanwhile stays unmapped, and the write ends the thread (Linux
-/// answers EFAULT; see docs/libos.md, "Erlang").
+/// are made writable again before the call fills them. A sibling may also
+/// have unmapped some of them: the loan shrinks to the part before the
+/// first page that is gone, and the call fills only that (`still_lent`),
+/// answering with a partial count or EFAULT as Linux does (before, lxrt
+/// faulted writing there and the kernel ended the thread).
 #[inline]
 pub fn relend(lent: Option<(u64, u64)>) {
     if let Some((ptr, len)) = lent {
@@ -48,7 +50,31 @@ pub fn relend(lent: Option<(u64, u64)>) {
 #[cold]
 #[inline(never)]
 fn prepare_again(ptr: u64, len: u64) {
-    let _ = vm::prepare(ptr, len, true);
+    if vm::prepare(ptr, len, true) {
+        return;
+    }
+    let mut ok = 0;
+    while ok < len {
+        let chunk = (crate::layout::page_up(ptr + ok + 1) - (ptr + ok)).min(len - ok);
+        if !vm::prepare(ptr + ok, chunk, true) {
+            break;
+        }
+        ok += chunk;
+    }
+    crate::proc::thread().lent.set(Some((ptr, ok)));
+}
+
+/// After a sleep: the part of `b` (lent by `with_bytes_mut`) that is still
+/// the program's to write (`relend`), or EFAULT if none of it is.
+pub fn still_lent(b: &mut [u8]) -> Result<&mut [u8], i64> {
+    let Some((ptr, len)) = crate::proc::thread().lent.get() else {
+        return Ok(b);
+    };
+    let n = (ptr + len).saturating_sub(b.as_ptr() as u64).min(b.len() as u64) as usize;
+    if n == 0 && !b.is_empty() {
+        return Err(EFAULT);
+    }
+    Ok(&mut b[..n])
 }
 
 #[cold]

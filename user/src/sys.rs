@@ -156,6 +156,12 @@ pub fn pred_free(id: u64) -> Result<u64, Error> {
 pub fn interrupt(target: u64, bits: u64, cred: u64) -> Result<u64, Error> {
     result(call(sc::PCT, [target, sc::PCT_INTERRUPT | sc::pct_cred(cred), bits, 0, 0, 0]))
 }
+/// `interrupt`, but the bits are only queued: the caller keeps the CPU
+/// (`PCT_QUEUE`).
+pub fn interrupt_queued(target: u64, bits: u64, cred: u64) -> Result<u64, Error> {
+    let flags = sc::PCT_INTERRUPT | sc::PCT_QUEUE | sc::pct_cred(cred);
+    result(call(sc::PCT, [target, flags, bits, 0, 0, 0]))
+}
 /// The caller's queued interrupt bits, now cleared.
 pub fn interrupts_take() -> u64 {
     call0(sc::INTERRUPTS_TAKE) as u64
@@ -204,6 +210,15 @@ pub fn env_create_shared(space: u64, cred: u64) -> Result<u64, Error> {
 }
 pub fn env_destroy(env: u64) -> Result<u64, Error> {
     result(call(sc::ENV_DESTROY, [env, CRED_SELF, 0, 0, 0, 0]))
+}
+/// Moves `env` and its subtree under `to`, an ancestor of its parent
+/// (`ENV_MOVE`).
+pub fn env_move(env: u64, to: u64) -> Result<u64, Error> {
+    result(call(sc::ENV_MOVE, [env, to, CRED_SELF, 0, 0, 0]))
+}
+/// Interrupt `bits` for us whenever child `env` ends (`ENV_EXIT_BITS`).
+pub fn env_exit_bits(env: u64, bits: u64) -> Result<u64, Error> {
+    result(call(sc::ENV_EXIT_BITS, [env, bits, CRED_SELF, 0, 0, 0]))
 }
 pub fn env_set_regs(env: u64, r: &Regs) -> Result<u64, Error> {
     result(call(sc::ENV_SET_REGS, [env, r as *const Regs as u64, CRED_SELF, 0, 0, 0]))

@@ -223,7 +223,7 @@ fn edit_line(t: &mut Tty, c: u8, [erase, kill, end]: [u8; 3]) -> bool {
     false
 }
 
-fn read(f: &mut File, buf: &mut [u8]) -> i64 {
+fn read(f: &mut File, mut buf: &mut [u8]) -> i64 {
     if let Err(e) = await_foreground() {
         return -e;
     }
@@ -276,6 +276,11 @@ fn read(f: &mut File, buf: &mut [u8]) -> i64 {
             return -EAGAIN;
         }
         crate::lock::wait();
+        // A sibling may have unmapped the buffer meanwhile.
+        buf = match crate::uaccess::still_lent(buf) {
+            Ok(b) => b,
+            Err(e) => return -e,
+        };
     }
 }
 

@@ -86,6 +86,10 @@ fn read(f: &mut File, buf: &mut [u8]) -> i64 {
             return -EINTR;
         }
         crate::wait::ring_sleep(f.data as u64, WANT_READ, None);
+        // A sibling may have unmapped the buffer meanwhile.
+        if crate::uaccess::still_lent(&mut *buf).map_or(true, |b| b.len() < 8) {
+            return -crate::errno::EFAULT;
+        }
     }
 }
 

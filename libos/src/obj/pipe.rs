@@ -192,7 +192,7 @@ impl Pipe {
     }
 }
 
-pub fn read(f: &mut File, buf: &mut [u8]) -> i64 {
+pub fn read(f: &mut File, mut buf: &mut [u8]) -> i64 {
     if f.kind != Kind::PipeRead {
         return -EBADF;
     }
@@ -224,6 +224,11 @@ pub fn read(f: &mut File, buf: &mut [u8]) -> i64 {
         }
         p.reader_waits = true;
         block(f, p.writer_env, WANT_READ, &mut yielded);
+        // A sibling may have unmapped the buffer meanwhile.
+        buf = match crate::uaccess::still_lent(buf) {
+            Ok(b) => b,
+            Err(e) => return -e,
+        };
     }
 }
 

@@ -96,6 +96,10 @@ fn read(f: &mut File, buf: &mut [u8]) -> i64 {
             return -EINTR;
         }
         crate::wait::pause((t.next != 0).then_some(t.next));
+        // A sibling may have unmapped the buffer meanwhile.
+        if crate::uaccess::still_lent(&mut *buf).map_or(true, |b| b.len() < 8) {
+            return -crate::errno::EFAULT;
+        }
     }
 }
 

@@ -8,11 +8,13 @@
 //!
 //! The kernel destroys an environment's whole subtree when it is reaped,
 //! but a UNIX child may outlive its parent. So a process that exits while
-//! its environment still has live children closes its files and gives back
-//! its memory, then only waits, yielding, for its child environments to
-//! end, reaping them, before it calls the kernel's `exit`. Orphans get no
-//! new parent (`getppid` says 1). Children are named by environment id
-//! here; `wait` answers with Linux pids.
+//! it still has live children hands them to init (`sys::env_move`: the
+//! kernel moves each subtree under the first process, an ancestor of us
+//! all) and ends at once, as on Linux; init reaps them like its own
+//! children (`adopted`). Init itself, whose end powers the machine off,
+//! waits for its children instead (as does a process whose children
+//! cannot be moved: a limit or an interposer between). Children are named
+//! by environment id here; `wait` answers with Linux pids.
 
 use super::table;
 use crate::errno::{ECHILD, EINTR};
@@ -62,8 +64,7 @@ pub fn forked_child() {
 
 /// Whether environment `env` is a child of this process, live or a zombie.
 pub fn is_child(env: u32) -> bool {
-    with_children(|c| c.iter().any(|c| c.env == env))
-        && kinfo::env_by_id(env as u64).is_some_and(|e| e.parent == super::env())
+    is_listed(env) && kinfo::env_by_id(env as u64).is_some_and(|e| e.parent == super::env())
 }
 
 /// A dead child's Linux wait status, from the kernel's table.
@@ -99,6 +100,21 @@ pub fn exit(status: i32) -> ! {
     fd::close_all();
     vm::remove(0, u64::MAX);
     crate::log::flush();
+    // Live children go to init; zombies are reaped here.
+    if !super::is_init() {
+        for c in children().iter().map(|c| c.env) {
+            let live = kinfo::env_by_id(c as u64)
+                .is_some_and(|e| e.parent == super::env() && e.state != env_state::EXITED);
+            if !live {
+                reap(c);
+            } else if sys::env_move(c as u64, super::vars().first.get() as u64).is_ok() {
+                // Init's now (a child that ends before the move stays ours,
+                // and is reaped below: its SIGCHLD came here).
+                table::forget(c);
+                with_children(|cs| cs.retain(|x| x.env != c));
+            }
+        }
+    }
     // Children that have not ended keep this environment alive: nobody
     // will wait for them any more, so reap each as it ends, asleep between
     // their SIGCHLDs (spinning here would take the CPU from them).
@@ -167,6 +183,9 @@ pub fn wait(pid: i64, options: u64) -> Result<(i64, i32, u64), i64> {
     };
     let mut yielded = false;
     loop {
+        if super::is_init() {
+            adopt();
+        }
         let mut any = false;
         for c in children() {
             if !matches(c.env) {
@@ -216,6 +235,28 @@ pub fn wait(pid: i64, options: u64) -> Result<(i64, i32, u64), i64> {
             return Err(EINTR);
         }
     }
+}
+
+/// Init takes as its own the processes other processes handed it as they
+/// ended (`exit`): children in the kernel's table it did not fork.
+fn adopt() {
+    let me = super::env();
+    let threads = super::thread::envs();
+    for slot in 0..abi::tables::ENV_SLOTS {
+        let e = kinfo::env(slot);
+        if e.id != 0
+            && e.parent == me
+            && e.state != env_state::FREE
+            && !threads.contains(&e.id)
+            && !is_listed(e.id)
+        {
+            add_child(e.id);
+        }
+    }
+}
+
+fn is_listed(env: u32) -> bool {
+    with_children(|c| c.iter().any(|c| c.env == env))
 }
 
 /// A stop (`WUNTRACED`) or continue (`WCONTINUED`) of live child `c` not

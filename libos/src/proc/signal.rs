@@ -65,17 +65,46 @@ pub struct Action {
     pub mask: u64,
 }
 
-/// What a process does with each signal (`proc::Process::signals`).
-pub struct Dispositions([Action; 65]);
+/// What a process does with each signal (`proc::Process::signals`), and
+/// who sent each pending one (its pid: `siginfo_t.si_pid`).
+pub struct Dispositions([Action; 65], [u32; 65]);
 
 impl Dispositions {
     pub const INITIAL: Dispositions =
-        Dispositions([Action { handler: 0, flags: 0, restorer: 0, mask: 0 }; 65]);
+        Dispositions([Action { handler: 0, flags: 0, restorer: 0, mask: 0 }; 65], [0; 65]);
 }
 
 #[inline]
 fn with_dispositions<R>(f: impl FnOnce(&mut [Action; 65]) -> R) -> R {
     super::with_process(|p| f(&mut p.signals.0))
+}
+
+/// Records environment `from` (0: the kernel) as the sender of those of
+/// `bits` not pending yet (a signal already pending keeps its first
+/// sender, as on Linux).
+fn note_sender(bits: u64, from: u64) {
+    let fresh = bits & !pending_bits();
+    if fresh == 0 {
+        return;
+    }
+    // A thread's signals are its process's: the sender is its first thread.
+    let pid = match kinfo::env_by_id(from) {
+        Some(e) if from != 0 && e.published == 0 && e.parent != 0 => super::pid::of(e.parent),
+        Some(_) if from != 0 => super::pid::of(from as u32),
+        _ => 0,
+    };
+    super::with_process(|p| {
+        let mut b = fresh;
+        while b != 0 {
+            p.signals.1[b.trailing_zeros() as usize] = pid;
+            b &= b - 1;
+        }
+    });
+}
+
+/// Who sent pending signal `sig` (a pid; 0: the kernel).
+fn sender(sig: u32) -> u32 {
+    super::with_process(|p| p.signals.1[sig as usize])
 }
 
 /// What this process does with `sig` (1..=64).
@@ -183,8 +212,15 @@ fn collect() {
     }
     let slot = abi::tables::env_slot(crate::lock::my_id() as u32);
     if kinfo::interrupts(slot) != 0 {
-        // (Console input, the other interrupt, is looked at by every wait.)
-        add_pending(sys::interrupts_take() & !CONSOLE_INPUT);
+        let from = kinfo::env(slot).interrupt_from;
+        let bits = sys::interrupts_take();
+        if bits & CONSOLE_INPUT != 0 {
+            // Also the bit a thread's end is told with (`thread::bury`).
+            // (Console input, the other use, is looked at by every wait.)
+            super::thread::bury();
+        }
+        note_sender(bits & !CONSOLE_INPUT, from);
+        add_pending(bits & !CONSOLE_INPUT);
     }
     // Usually nothing is pending: one word read on every call's path.
     if super::vars().pending.get() != 0 {
@@ -209,7 +245,7 @@ fn route() {
         p &= p - 1;
         if let Some(env) = super::thread::wanting(sig) {
             v.routed.set(v.routed.get() | 1 << sig);
-            let _ = sys::interrupt(env as u64, CONSOLE_INPUT, super::table::cred());
+            let _ = interrupt(env, CONSOLE_INPUT);
         }
     }
 }
@@ -279,7 +315,22 @@ pub const CONSOLE_INPUT: u64 = 1;
 /// Sends `sig` (1..=63) to the process in environment `env` (another
 /// one): an interrupting transfer into it.
 pub fn send(env: u32, sig: u32) -> Result<(), abi::Error> {
-    sys::interrupt(env as u64, 1 << sig, super::table::cred()).map(|_| ())
+    interrupt(env, 1 << sig)
+}
+
+/// Interrupt `bits` for environment `env` (a process, or a thread of this
+/// one). Inside a call (the big lock held) they are only queued, and the
+/// call's end yields to `env` (`lock::hand_off`), which takes them then:
+/// entered at once, it would find the lock taken and hand the CPU straight
+/// back, and a stream of signals so kept every other process waiting for
+/// the lock (a child signalling its parent in a loop stopped the machine).
+pub(crate) fn interrupt(env: u32, bits: u64) -> Result<(), abi::Error> {
+    if crate::lock::held() {
+        sys::interrupt_queued(env as u64, bits, super::table::cred())?;
+        crate::lock::hand_off(env as u64);
+        return Ok(());
+    }
+    sys::interrupt(env as u64, bits, super::table::cred()).map(|_| ())
 }
 
 /// `rt_sigsuspend` (and `pause`, with the current mask): blocks `mask`
@@ -307,12 +358,20 @@ pub fn suspend(mask: u64) -> LxResult {
 /// The `INTERRUPT` upcall: signals arrived. If they interrupted the program
 /// itself, act on them now, as at a call's return.
 pub fn interrupted(f: &mut ExceptionFrame) {
-    add_pending(f.error_code & !CONSOLE_INPUT);
-    if crate::entry::in_program(f) {
+    let bits = f.error_code & !CONSOLE_INPUT;
+    if !crate::entry::in_program(f) {
+        add_pending(bits);
+        return;
+    }
+    {
         crate::lock::acquire();
-        // Typed input (a Ctrl-C may become a SIGINT for us too).
+        note_sender(bits, f.fault_addr);
+        add_pending(bits);
+        // Typed input (a Ctrl-C may become a SIGINT for us too), or a
+        // thread's end.
         if f.error_code & CONSOLE_INPUT != 0 {
             crate::obj::console::poll_interrupt();
+            super::thread::bury();
         }
         check_pending();
         deliver(f, None);
@@ -325,6 +384,7 @@ pub fn interrupted(f: &mut ExceptionFrame) {
 /// current call returns or the signal is unblocked.
 pub fn raise_self(sig: u32) {
     if has_handler(sig) || blocked() & (1 << sig) != 0 {
+        note_sender(1 << sig, super::env() as u64);
         add_pending(1 << sig);
         route();
         return;
@@ -352,9 +412,10 @@ pub fn send_thread(env: u32, sig: u32) -> Result<(), abi::Error> {
     }
     // The first thread records interrupts as the process's: mark the
     // signal as its own, then wake it.
+    note_sender(1 << sig, env as u64);
     let w = &super::vars().first_pending;
     w.set(w.get() | 1 << sig);
-    sys::interrupt(env as u64, CONSOLE_INPUT, super::table::cred()).map(|_| ())
+    interrupt(env, CONSOLE_INPUT)
 }
 
 /// Whether a signal this process does not block and handles is waiting
@@ -517,7 +578,9 @@ fn run_handler_with(f: &mut ExceptionFrame, sig: u32, code: i32, addr: u64) {
     w[UC_SIGMASK] = saved;
     w[INFO] = sig as u64; // si_signo; si_errno 0
     w[INFO + 1] = code as u32 as u64; // si_code (SI_USER: 0)
-    w[INFO + 2] = addr; // si_addr
+                                      // si_addr for a fault; for a signal sent (SI_USER) si_pid and si_uid
+                                      // (0: everyone is root).
+    w[INFO + 2] = if code == 0 { sender(sig) as u64 } else { addr };
     let written = match (fx_at, frame) {
         (Some(fx_at), Some(frame)) => {
             uaccess::put(fx_at, crate::entry::fx()).and_then(|_| uaccess::put(frame, w)).map(|_| frame)

@@ -134,6 +134,8 @@ pub fn create(f: &ExceptionFrame, s: &Start) -> Result<u32, abi::Error> {
         // Signals come to it as to the process: only from this tree.
         let r = entry::install_block(env, unsafe { &*block })
             .and_then(|_| sys::env_set_regs(env, &regs))
+            // However it ends, the first thread hears of it (`bury`).
+            .and_then(|_| sys::env_exit_bits(env, super::signal::CONSOLE_INPUT))
             .and_then(|_| sys::set_pct_entry_guarded(env, 0, 0, super::table::cred()))
             .and_then(|_| sys::slice_alloc(env, SLICE_ANY));
         match r {
@@ -187,8 +189,38 @@ pub fn start(_f: &mut ExceptionFrame) {
     t.lock_id.set(0);
 }
 
+/// Threads that ended without `exit` (the kernel ended them: a fault
+/// inside lxrt, say) end as a Linux thread ends: robust locks released,
+/// id word cleared, a joiner woken. The first thread hears of every end
+/// (`env_exit_bits`) and calls this.
+pub fn bury() {
+    if vars().threads.get() == 0 {
+        return;
+    }
+    let dead: Vec<(u32, *mut Block)> = with_process(|p| {
+        p.threads
+            .0
+            .iter_mut()
+            .filter(|t| {
+                !t.exiting && kinfo::env_by_id(t.env as u64).is_none_or(|e| e.state == env_state::EXITED)
+            })
+            .map(|t| {
+                t.exiting = true;
+                (t.env, t.block)
+            })
+            .collect()
+    });
+    for (env, block) in dead {
+        // SAFETY: its thread has ended; the block lives until `reap` frees
+        // it, which needs the big lock we hold; only its `Cell`s are used.
+        end_as_linux(unsafe { &(*block).thread }, super::pid::of(env));
+        vars().threads.set(vars().threads.get().saturating_sub(1));
+    }
+}
+
 /// Destroys the threads that have ended and frees their blocks.
 pub fn reap() {
+    bury();
     let ended: Vec<Entry> = with_process(|p| {
         let (gone, live) = p
             .threads
@@ -258,7 +290,7 @@ fn ask_first(status: i32) {
     if vars().group_exit.get().is_none() {
         vars().group_exit.set(Some(status));
     }
-    let _ = sys::interrupt(super::env() as u64, super::signal::CONSOLE_INPUT, super::table::cred());
+    let _ = super::signal::interrupt(super::env(), super::signal::CONSOLE_INPUT);
 }
 
 /// Ends the running thread (not the first): its environment exits, the
@@ -272,11 +304,16 @@ fn end_self() -> ! {
 /// when a thread ends (`pthread_join`); first, the locks on its robust list
 /// it still holds are marked owner-died (`futex::release_robust`).
 fn clear_tid() {
-    let robust = super::thread().robust.replace(0);
+    end_as_linux(super::thread(), tid());
+}
+
+/// What ends thread `t` (Linux id `tid`), running or not.
+fn end_as_linux(t: &super::Thread, tid: u32) {
+    let robust = t.robust.replace(0);
     if robust != 0 {
-        crate::futex::release_robust(robust, tid());
+        crate::futex::release_robust(robust, tid);
     }
-    let at = super::thread().clear_tid.replace(0);
+    let at = t.clear_tid.replace(0);
     if at != 0 && crate::uaccess::put(at, 0u32).is_ok() {
         crate::futex::wake(crate::futex::Key::private(at), 1, crate::futex::ALL);
     }
