@@ -136,11 +136,18 @@ pub const CAP_GRANT: u64 = BASE + 25;
 /// rights. `cred` must cover the frame's owner.
 pub const FRAME_SHARE: u64 = BASE + 26;
 
-/// `slice_upcalls(env, on, cred)`: deliver (or stop delivering)
-/// start-of-slice and end-of-slice upcalls to `env`'s exception handler;
-/// with them on, the environment saves its own state and must yield when
-/// its slice ends.
+/// `slice_upcalls(env, mode, cred)`: deliver (or stop delivering) slice
+/// upcalls to `env`'s exception handler. Mode 1 (`UPCALLS_BOTH`):
+/// start-of-slice and end-of-slice upcalls; the environment saves its own
+/// state and must yield when its slice ends (the abort protocol applies).
+/// Mode 2 (`UPCALLS_STARTS`): start-of-slice upcalls only, a promise of
+/// nothing (a library that only wants to look at its clocks when it runs).
+/// Mode 0: none. Other modes: `BadFlags`.
 pub const SLICE_UPCALLS: u64 = BASE + 27;
+/// `slice_upcalls` modes.
+pub const UPCALLS_OFF: u64 = 0;
+pub const UPCALLS_BOTH: u64 = 1;
+pub const UPCALLS_STARTS: u64 = 2;
 
 /// `frames_reclaim(env, n, cred)`: ask `env` to give back `n` frames (a
 /// `REVOKE_REQUEST` upcall). If it has not within two ticks, the kernel

@@ -94,10 +94,32 @@ index_by_slot!(Env, abi::tables::EnvInfo);
 
 /// `Env::notify` bits: one byte the scheduler's fast path tests.
 pub mod notify {
-    /// Start/end-of-slice upcalls wanted (`slice_upcalls`).
+    /// Start-of-slice upcalls wanted (`slice_upcalls`).
     pub const SLICE_UPCALLS: u8 = 1;
     /// Interrupt bits are queued for delivery.
     pub const INTERRUPTS: u8 = 2;
+    /// End-of-slice upcalls wanted too: the abort protocol applies.
+    pub const SLICE_ENDS: u8 = 4;
+
+    /// A `slice_upcalls` mode as these bits: 0 none, 1 both ends of each
+    /// slice, 2 its start only (`None`: no such mode).
+    pub fn of_mode(mode: u64) -> Option<u8> {
+        match mode {
+            0 => Some(0),
+            1 => Some(SLICE_UPCALLS | SLICE_ENDS),
+            2 => Some(SLICE_UPCALLS),
+            _ => None,
+        }
+    }
+
+    /// The `slice_upcalls` mode bits `n` hold.
+    pub fn mode(n: u8) -> u64 {
+        if n & SLICE_ENDS != 0 {
+            1
+        } else {
+            (n & SLICE_UPCALLS != 0) as u64 * 2
+        }
+    }
 }
 
 /// Where an environment's exceptions go (see `abi::exception`). Read by
@@ -410,10 +432,15 @@ impl Kernel {
         let (s, generation) = match again {
             Some(id) => (id.slot(), self.envs[id.slot()].generation),
             None => {
-                let s = Slot::all()
-                    .skip(1)
-                    .find(|&s| self.envs[s].state == State::Free)
+                // In turn from the last one taken (slot 0 is never used):
+                // a slot, and so an id's generation, is reused only after
+                // the others, as Linux hands out pids.
+                let start = self.slot_next;
+                let s = (0..ENV_SLOTS)
+                    .filter_map(|i| Slot::new((start + i) % ENV_SLOTS))
+                    .find(|&s| s.index() != 0 && self.envs[s].state == State::Free)
                     .ok_or(Error::NoEnvSlots)?;
+                self.slot_next = s.index() + 1;
                 (s, self.envs[s].generation.wrapping_add(1).max(1))
             }
         };

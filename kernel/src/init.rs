@@ -210,6 +210,7 @@ fn kernel_state(
         console_notify: (0, 0),
         grace_mark: 0,
         spare_next: 0,
+        slot_next: 1,
         reclaims: [crate::revoke::Reclaim::NONE; crate::revoke::MAX_REQUESTS],
         predicates: crate::predicate::table(),
         compiled: alloc::vec::Vec::new(),

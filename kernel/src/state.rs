@@ -38,6 +38,9 @@ pub struct Kernel {
     /// Where the search for an environment to run in spare time (see
     /// `Kernel::spare`) starts next, so such environments take turns.
     pub spare_next: usize,
+    /// Where the search for a free environment slot starts: slots are
+    /// taken in turn, so an id (and a library's pid) is not reused soon.
+    pub slot_next: usize,
     /// Installed wakeup predicates, and their compilations.
     pub predicates: &'static mut [crate::predicate::Predicate; crate::predicate::MAX_PREDICATES],
     pub compiled: alloc::vec::Vec<crate::predicate::Compiled>,

@@ -147,7 +147,7 @@ impl Kernel {
         let busy = self.save_area(c).is_some_and(|f| f.busy != 0 && f.vector != vector::END_OF_SLICE);
         if !offender
             && !busy
-            && self.envs[c].notify & notify::SLICE_UPCALLS != 0
+            && self.envs[c].notify & notify::SLICE_ENDS != 0
             && self.envs[c].state() == State::Runnable
         {
             // Its slice is over: tell it, and give it until the next tick.

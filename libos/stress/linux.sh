@@ -18,6 +18,7 @@ while [ $n -lt $fills ]; do
     rm -f /tmp/fill.out
 done
 cbin/forkfull
+sh /stress/lifetimes.sh
 kill -TERM $hb
 wait $hb
 cat /tmp/heartbeat.out

@@ -124,7 +124,11 @@ pub fn frame_share(frame: u64, slot: u64) -> Result<u64, Error> {
     result(call(sc::FRAME_SHARE, [frame, slot, CRED_SELF, 0, 0, 0]))
 }
 pub fn slice_upcalls(env: u64, on: bool) -> Result<u64, Error> {
-    result(call(sc::SLICE_UPCALLS, [env, on as u64, CRED_SELF, 0, 0, 0]))
+    slice_upcalls_mode(env, if on { sc::UPCALLS_BOTH } else { sc::UPCALLS_OFF })
+}
+/// `slice_upcalls` with a mode (`UPCALLS_STARTS`: slice starts only).
+pub fn slice_upcalls_mode(env: u64, mode: u64) -> Result<u64, Error> {
+    result(call(sc::SLICE_UPCALLS, [env, mode, CRED_SELF, 0, 0, 0]))
 }
 pub fn frames_reclaim(env: u64, n: u64) -> Result<u64, Error> {
     result(call(sc::FRAMES_RECLAIM, [env, n, CRED_SELF, 0, 0, 0]))

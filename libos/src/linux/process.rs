@@ -86,8 +86,8 @@ fn thread(f: &ExceptionFrame, flags: u64, stack: u64, ptid: u64, ctid: u64, tls:
         uaccess::writable(ctid, 4)?;
     }
     let fs = if flags & CLONE_SETTLS != 0 {
-        if tls >= abi::layout::USER_END {
-            return Err(EINVAL);
+        if tls >= super::misc::TASK_SIZE_MAX {
+            return Err(EPERM);
         }
         tls
     } else {

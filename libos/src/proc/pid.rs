@@ -7,9 +7,11 @@
 //!
 //!   pid = 1 + (env - first) mod PID_SPACE
 //!
-//! The first process is 1, the next slots 2, 3, ...; a reused slot gives
-//! pid + 1024 per generation, and a pid comes back only after `PID_SPACE /
-//! 1024` reuses of its slot. `PID_SPACE` is a multiple of 1024, so a pid
+//! The first process is 1, the next slots 2, 3, ...; the kernel takes
+//! slots in turn, so a slot is reused only after the others, with pid +
+//! 1024, and a pid comes back only after `PID_SPACE / 1024` rounds of the
+//! whole table (32,768 processes or threads made, as with Linux's default
+//! `pid_max`). `PID_SPACE` is a multiple of 1024, so a pid
 //! names its slot (`(pid - 1 + first) mod 1024`) and no two live processes
 //! share a pid; the inverse looks at that slot and checks. Everything is a
 //! function of the environment id and the first process's id, which every
@@ -20,9 +22,11 @@
 use abi::tables::{env_slot, env_state, ENV_SLOTS};
 use user::kinfo;
 
-/// Pids run from 1 to this (Linux's `pid_max` on 64-bit machines is twice
-/// as large).
-pub const PID_SPACE: u32 = 1 << 21;
+/// Pids run from 1 to this: Linux's default `pid_max`. The kernel takes
+/// environment slots in turn, so pids grow by about one per process or
+/// thread made, as Linux's do, and wrap here (before, slots were reused
+/// lowest first and a pid grew by 1024 per reuse: 3074, 314372).
+pub const PID_SPACE: u32 = 1 << 15;
 
 const _: () = assert!((PID_SPACE as usize).is_multiple_of(ENV_SLOTS), "a pid must name its slot");
 

@@ -1,8 +1,8 @@
 /* CPU-bound programs under interval timers must never be ended by the
  * kernel's abort protocol: a child arms ITIMER_REAL, ITIMER_VIRTUAL and
- * ITIMER_PROF with short intervals and, for 3 seconds, spins in plain
+ * ITIMER_PROF with short intervals and, for 2 seconds, spins in plain
  * code, in system calls (getpid, times) and inside its signal handlers
- * (each handler spins a while too); it must exit normally. */
+ * (each handler spins a while too); it must exit normally. *
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -50,7 +50,7 @@ static int spinner(void)
     setitimer(ITIMER_PROF, &it, NULL);
     double t0 = now();
     struct tms tm;
-    while (now() - t0 < 3) {
+    while (now() - t0 < 2) {
         for (int i = 0; i < 1000; i++)
             syscall(SYS_getpid);
         times(&tm);

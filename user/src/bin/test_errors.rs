@@ -224,7 +224,7 @@ fn main(_: u64) -> i32 {
     expect("revoke another's root", sys::cap_revoke_in(idle, CRED_SELF, CRED_SELF), NotPermitted);
     expect("revoke an empty slot of another", sys::cap_revoke_in(idle, 5, CRED_SELF), NotPermitted);
     expect("share a kernel frame", sys::frame_share(kernel_frame, ro), NotOwner);
-    expect("slice upcalls bad flag", raw(sc::SLICE_UPCALLS, [0, 2, 0, 0, 0, 0]), BadFlags);
+    expect("slice upcalls bad flag", raw(sc::SLICE_UPCALLS, [0, 3, 0, 0, 0, 0]), BadFlags);
     expect("reclaim zero frames", sys::frames_reclaim(idle, 0), BadLength);
     expect("reclaim from self", sys::frames_reclaim(ENV_SELF, 1), NotPermitted);
     expect("vector unaligned", sys::set_repossession_vector(ENV_SELF, page + 8), BadAddress);
