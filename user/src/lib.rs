@@ -16,5 +16,6 @@ pub mod rng;
 pub mod rt;
 pub mod spawn;
 pub mod sys;
+pub mod verdict;
 
 pub use abi;

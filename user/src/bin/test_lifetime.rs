@@ -9,27 +9,12 @@
 #![no_std]
 #![no_main]
 
-use abi::exception::{vector, ExceptionFrame};
 use abi::syscall::{CRED_SELF, ENV_SELF, NO_LIMIT};
 use abi::tables::env_state;
 use abi::Error;
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::Ordering;
+use user::verdict::{self, check, INTERRUPTS};
 use user::{kinfo, nest, println, spawn, sys};
-
-static GOT: AtomicU64 = AtomicU64::new(0);
-
-fn handler(f: &mut ExceptionFrame) -> bool {
-    if f.vector != vector::INTERRUPT {
-        return false;
-    }
-    GOT.fetch_or(f.error_code, Ordering::SeqCst);
-    true
-}
-
-fn check(ok: &mut bool, what: &str, cond: bool) {
-    println!("{what}: {}", if cond { "ok" } else { "FAILED" });
-    *ok &= cond;
-}
 
 fn parent_of(id: u64) -> u64 {
     kinfo::env_by_id(id).map_or(0, |e| e.parent as u64)
@@ -37,7 +22,7 @@ fn parent_of(id: u64) -> u64 {
 
 fn main(_: u64) -> i32 {
     let mut ok = true;
-    user::exc::install(handler).unwrap();
+    user::exc::install(verdict::collect).unwrap();
     let me = sys::self_id();
     let before = kinfo::free_plus_own();
 
@@ -88,14 +73,14 @@ fn main(_: u64) -> i32 {
     );
     spawn::start(f).unwrap();
     let end = kinfo::ticks() + 100;
-    while GOT.load(Ordering::SeqCst) & 1 << 9 == 0 && kinfo::ticks() < end {
+    while INTERRUPTS.load(Ordering::SeqCst) & 1 << 9 == 0 && kinfo::ticks() < end {
         sys::yield_now();
     }
     let dead = kinfo::env_by_id(f).is_some_and(|e| e.state == env_state::EXITED);
     check(
         &mut ok,
         "a child killed by the kernel told its parent",
-        dead && GOT.load(Ordering::SeqCst) == 1 << 9,
+        dead && INTERRUPTS.load(Ordering::SeqCst) == 1 << 9,
     );
     sys::env_destroy(f).unwrap();
     i32::from(!ok)
