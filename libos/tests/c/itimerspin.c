@@ -2,7 +2,7 @@
  * kernel's abort protocol: a child arms ITIMER_REAL, ITIMER_VIRTUAL and
  * ITIMER_PROF with short intervals and, for 2 seconds, spins in plain
  * code, in system calls (getpid, times) and inside its signal handlers
- * (each handler spins a while too); it must exit normally. *
+ * (each handler spins a while too); it must exit normally. */
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
