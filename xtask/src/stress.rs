@@ -114,7 +114,8 @@ pub fn main(args: &[String]) -> Result<(), String> {
                 "memory: MemFree",
                 "audit: consistent",
             ]),
-            timeout: Duration::from_secs(240 + calls / 2_000 + churn / 10),
+            // (lifetimes.sh takes up to 300 s of its own on a busy host.)
+            timeout: Duration::from_secs(540 + calls / 2_000 + churn / 10),
             output: None,
             keys: Vec::new(),
             wall: None,
