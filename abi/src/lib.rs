@@ -8,6 +8,7 @@ pub mod error;
 pub mod exception;
 pub mod layout;
 pub mod nest;
+pub mod net;
 pub mod pte;
 pub mod syscall;
 pub mod tables;

@@ -6,7 +6,9 @@
  * the other experiments: it made fork 4.5% cheaper), relays its BENCH
  * lines on the serial console, and powers off.  The kernel hands init the words after `--` on its command line:
  * `quick` selects tiny iteration counts, any other word names an experiment
- * to run instead of all of them.
+ * to run instead of all of them. The program-start, shell and pipe-streaming
+ * rows run `/bin/startbench` (`libos/tests/c/startbench.c`, Veneer's program
+ * for them too) over the Debian packages the initramfs holds.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -38,15 +40,21 @@ static const struct {
 	{ "select_a", 48000, 100 },   { "select_b", 48000, 100 },
 	{ "epoll", 10000, 100 },
 	{ "vdso_clock", 200000, 1000 },
+	{ "start_true", 50, 2 },      { "start_bash", 20, 2 },
+	{ "start_python", 5, 1 },     { "shell_build", 200, 10 },
+	{ "pipe_stream", 16384, 1024 },
 };
 #define COUNT (sizeof experiments / sizeof experiments[0])
 
 /* The program that runs an experiment. */
 static const char *program_of(const char *name)
 {
-	return !strcmp(name, "thread") || !strcmp(name, "futex_threads")
-		       ? "threadbench"
-		       : "bench";
+	if (!strcmp(name, "thread") || !strcmp(name, "futex_threads"))
+		return "threadbench";
+	if (!strncmp(name, "start_", 6) || !strcmp(name, "shell_build") ||
+	    !strcmp(name, "pipe_stream"))
+		return "startbench";
+	return "bench";
 }
 
 /* The calibration runs in every boot: it proves the clock counts

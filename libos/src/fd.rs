@@ -111,6 +111,9 @@ pub fn close(fd: i64) -> Result<i64, i64> {
         t.slots[fd as usize] = None;
         Ok::<_, i64>(d)
     })?;
+    // POSIX: any close of a file ends the process's record locks on it.
+    // SAFETY: the descriptor kept the file live; no other reference to it here.
+    crate::locks::released_by_close(crate::locks::key(unsafe { file(&d) }), crate::proc::env());
     obj::put(d.ops, d.file);
     Ok(0)
 }

@@ -35,10 +35,23 @@ pub struct Key {
     addr: u64,
 }
 
+/// The `space` of a key naming a word by the frame that holds it.
+const BY_FRAME: u64 = u64::MAX;
+
 impl Key {
     /// The word at `addr` of this process.
     pub fn private(addr: u64) -> Key {
         Key { space: crate::proc::env() as u64, addr }
+    }
+
+    /// The word at `addr` as every process mapping it sees it: in a
+    /// `MAP_SHARED` mapping (which fork shares), the frame behind it and
+    /// the offset; elsewhere this process's word.
+    pub fn shared(addr: u64) -> Key {
+        match crate::vm::pte(addr).filter(|_| crate::vm::fork_shared(addr)) {
+            Some(pte) => Key { space: BY_FRAME, addr: pte & abi::pte::FRAME_MASK | addr & 0xfff },
+            None => Key::private(addr),
+        }
     }
 }
 
@@ -58,15 +71,18 @@ struct Waiter {
 #[repr(C)]
 pub struct Table([Waiter; WAITERS]);
 
-/// One byte per environment slot, set when the thread in that slot (a
-/// thread of this process) is woken: what the predicate reads.
+/// One byte per environment slot, set when the thread in that slot is
+/// woken: what the predicate reads. In the arena's header
+/// (`shared::futex_wake`), so that a waker in another process (a futex in
+/// `MAP_SHARED` memory) can set it.
 #[repr(C, align(1024))]
-struct Wake([AtomicU8; ENV_SLOTS]);
+pub struct Wake([AtomicU8; ENV_SLOTS]);
 const _: () = assert!(ENV_SLOTS == 1024, "the predicate masks the slot with 1023");
-static WAKE: Wake = Wake([const { AtomicU8::new(0) }; ENV_SLOTS]);
 
 fn wake_byte(env: u32) -> &'static AtomicU8 {
-    &WAKE.0[env_slot(env)]
+    // SAFETY: the header is mapped in every process for its whole life;
+    // the bytes are atomics, shared by design.
+    unsafe { &(*crate::shared::futex_wake()).0[env_slot(env)] }
 }
 
 /// The predicate "my byte of `WAKE` is set", installed on the process's
@@ -89,7 +105,7 @@ fn predicate() -> Result<u64, i64> {
         .into_iter()
         .map(|i| u64::from_le_bytes(i.to_bytes()))
         .collect();
-    let region = abi::syscall::Region { va: (&raw const WAKE) as u64, len: ENV_SLOTS as u64 };
+    let region = abi::syscall::Region { va: crate::shared::futex_wake() as u64, len: ENV_SLOTS as u64 };
     let p = sys::pred_install(&insns, &[region]).map_err(|_| ENOMEM)?;
     v.futex_pred.set(Some(p));
     Ok(p)
@@ -230,7 +246,8 @@ pub fn wake(key: Key, n: u32, bitset: u32) -> u32 {
             }
             w.woken = 1;
             woken += 1;
-            // The key is this process's: the waiter is a thread of it.
+            // The waiter's byte, in the arena (it may be another process's
+            // thread, for a key by frame).
             wake_byte(w.env).store(1, Ordering::SeqCst);
             if first == 0 {
                 first = w.env;

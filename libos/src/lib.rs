@@ -22,6 +22,7 @@ pub mod heap;
 pub mod layout;
 pub mod linux;
 pub mod lock;
+pub mod locks;
 pub mod log;
 pub mod native;
 pub mod obj;

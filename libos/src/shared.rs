@@ -40,8 +40,12 @@ pub struct Header {
     pub tty: crate::obj::console::Tty,
     /// The process being killed for want of memory (`oom`), or 0.
     pub oom_victim: AtomicU32,
-    /// Threads and processes waiting on futexes (`futex`).
+    /// Threads and processes waiting on futexes (`futex`), and the bytes
+    /// their wakers set.
     pub futexes: crate::futex::Table,
+    pub futex_wake: crate::futex::Wake,
+    /// Advisory file locks (`locks`).
+    pub locks: crate::locks::Table,
     /// The frames of the frame list's pages. The list (at `SHARED_LIST`)
     /// names the frame behind each page of the arena, all owned by the
     /// first process. A process maps a page of it (read-only) only when it
@@ -110,6 +114,18 @@ pub fn fs_root() -> *mut crate::fs::FsRoot {
 pub fn futexes() -> *mut crate::futex::Table {
     // SAFETY: as in `fs_root`.
     unsafe { &raw mut (*header()).futexes }
+}
+
+/// The futex waiters' wake-up bytes.
+pub fn futex_wake() -> *mut crate::futex::Wake {
+    // SAFETY: as in `fs_root`.
+    unsafe { &raw mut (*header()).futex_wake }
+}
+
+/// The file locks.
+pub fn locks() -> *mut crate::locks::Table {
+    // SAFETY: as in `fs_root`.
+    unsafe { &raw mut (*header()).locks }
 }
 
 /// The terminal's shared state.

@@ -46,6 +46,10 @@ pub struct Space {
     regions: Vec<Region>,
     /// Its writable shared file mappings.
     shared: Vec<SharedFile>,
+    /// Its `MAP_SHARED` mappings (anonymous or of a file), whose pages a
+    /// fork child maps as the same frames, writable in both (`prot`
+    /// unused).
+    fork_shared: Vec<Region>,
     /// Frames we own but no longer map that a fork relative still maps (a
     /// copy-on-write page a child shares, which we copied or unmapped).
     /// The kernel frees a frame with its last mapping only once its owner
@@ -60,8 +64,13 @@ pub struct Space {
 }
 
 impl Space {
-    pub const INITIAL: Space =
-        Space { regions: Vec::new(), shared: Vec::new(), orphans: Vec::new(), native_stack: true };
+    pub const INITIAL: Space = Space {
+        regions: Vec::new(),
+        shared: Vec::new(),
+        fork_shared: Vec::new(),
+        orphans: Vec::new(),
+        native_stack: true,
+    };
 
     fn find(&self, va: u64) -> Option<Region> {
         self.regions.iter().copied().find(|r| r.start <= va && va < r.end)
@@ -350,7 +359,43 @@ pub fn remove(start: u64, end: u64) {
             va = v + PAGE;
         }
     }
-    with_space(|s| carve(&mut s.regions, start, end));
+    with_space(|s| {
+        carve(&mut s.regions, start, end);
+        carve(&mut s.fork_shared, start, end);
+    });
+}
+
+/// Makes `[start, end)` (a `MAP_SHARED` mapping) stay shared across fork.
+pub fn add_fork_shared(start: u64, end: u64) {
+    with_space(|s| {
+        carve(&mut s.fork_shared, start, end);
+        s.fork_shared.push(Region { start, end, prot: 0 });
+    })
+}
+
+/// Whether `va` lies in a `MAP_SHARED` mapping.
+pub fn fork_shared(va: u64) -> bool {
+    with_space(|s| s.fork_shared.iter().any(|r| r.start <= va && va < r.end))
+}
+
+/// Before a fork: every page of the `MAP_SHARED` mappings gets its frame
+/// now, writable where the mapping is, so that parent and child share it
+/// (a page first touched, or first written, after the fork would become
+/// each one's own). False if memory ran out.
+pub fn back_fork_shared() -> bool {
+    let ranges = with_space(|s| s.fork_shared.clone());
+    for r in ranges {
+        let mut va = r.start;
+        while va < r.end {
+            let write = find(va).is_some_and(|g| g.prot & W != 0);
+            let ready = pte(va).is_some_and(|p| !write || p & WRITABLE != 0);
+            if !ready && !touch(va, write) {
+                return false;
+            }
+            va += PAGE;
+        }
+    }
+    true
 }
 
 /// Changes the rights of `[start, end)`. Pages become writable lazily (the

@@ -142,8 +142,14 @@ fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
     let lx = crate::lxtest::names()?;
     let dev = crate::devtest::names();
     for n in names {
-        if !all.contains(n) && !lx.contains(n) && !dev.contains(&n.as_str()) && n != "iso" && n != "tty" {
-            return Err(format!("no boot test named {n} (have: {}, iso, tty)", all.join(", ")));
+        if !all.contains(n)
+            && !lx.contains(n)
+            && !dev.contains(&n.as_str())
+            && n != "iso"
+            && n != "tty"
+            && n != "compat"
+        {
+            return Err(format!("no boot test named {n} (have: {}, iso, tty, compat)", all.join(", ")));
         }
     }
     let mut tests = Vec::new();
@@ -164,6 +170,9 @@ fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
     tests.extend(crate::devtest::plan(img, names)?);
     if names.is_empty() || names.iter().any(|n| n == "tty") {
         tests.push(crate::ttytest::boot_test(img));
+    }
+    if names.is_empty() || names.iter().any(|n| n == "compat") {
+        tests.push(crate::compat::boot_test()?);
     }
     if names.is_empty() || names.iter().any(|n| n == "iso") {
         tests.push(crate::iso::boot_test()?);

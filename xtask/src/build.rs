@@ -52,7 +52,7 @@ pub fn all() -> Result<Image, String> {
     let target = root().join("target");
     let kernel = target.join(KERNEL_TARGET).join("release/kernel");
     let bootfs = target.join("bootfs.cpio");
-    std::fs::write(&bootfs, bootfs_archive(&[])?).map_err(|e| format!("writing bootfs: {e}"))?;
+    std::fs::write(&bootfs, bootfs_archive(&[], &[])?).map_err(|e| format!("writing bootfs: {e}"))?;
     Ok(Image { kernel, bootfs })
 }
 
@@ -65,7 +65,20 @@ pub fn with_packages(img: &Image, pkgs: &[String]) -> Result<Image, String> {
     let mut names = pkgs.to_vec();
     names.sort();
     let bootfs = root().join("target").join(format!("bootfs-{}.cpio", names.join("+")));
-    std::fs::write(&bootfs, bootfs_archive(pkgs)?).map_err(|e| format!("writing bootfs: {e}"))?;
+    std::fs::write(&bootfs, bootfs_archive(pkgs, &[])?).map_err(|e| format!("writing bootfs: {e}"))?;
+    Ok(Image { kernel: img.kernel.clone(), bootfs })
+}
+
+/// `img` with the Debian packages `pkgs` and the files `extra` (path in
+/// the root, contents) in the root, as `target/bootfs-NAME.cpio`.
+pub fn with_files(
+    img: &Image,
+    name: &str,
+    pkgs: &[String],
+    extra: &[(String, Vec<u8>)],
+) -> Result<Image, String> {
+    let bootfs = root().join("target").join(format!("bootfs-{name}.cpio"));
+    std::fs::write(&bootfs, bootfs_archive(pkgs, extra)?).map_err(|e| format!("writing bootfs: {e}"))?;
     Ok(Image { kernel: img.kernel.clone(), bootfs })
 }
 
@@ -97,8 +110,9 @@ pub const LIBOS_PROGRAMS: &[&str] = &["lxrt", "bench_libos", "test_ptable"];
 pub const BUSYBOX: &str = "/bin/busybox";
 
 /// Packs every user program into `bin/`, and the library OS's root file
-/// system under `root/`, with the Debian packages `pkgs`.
-fn bootfs_archive(pkgs: &[String]) -> Result<Vec<u8>, String> {
+/// system under `root/`, with the Debian packages `pkgs` and the files
+/// `extra`.
+fn bootfs_archive(pkgs: &[String], extra: &[(String, Vec<u8>)]) -> Result<Vec<u8>, String> {
     let bin = root().join("target").join(USER_TARGET).join("release");
     let mut ar = Archive::default();
     ar.dir("bin");
@@ -115,42 +129,53 @@ fn bootfs_archive(pkgs: &[String]) -> Result<Vec<u8>, String> {
         let data = std::fs::read(&path).map_err(|e| format!("reading {}: {e}", path.display()))?;
         ar.file(&format!("drv/{name}"), 0o644, &data);
     }
-    root_tree(&mut ar, pkgs)?;
+    root_tree(&mut ar, pkgs, "root")?;
+    for (path, data) in extra {
+        for (i, _) in path.match_indices('/') {
+            ar.dir(&format!("root/{}", &path[..i]));
+        }
+        ar.file(&format!("root/{path}"), 0o644, data);
+    }
     Ok(ar.finish())
 }
 
-/// `root/`: the tree in `libos/root/`, the busybox test scripts in
-/// `root/tests/`, the stress scripts (`cargo xtask stress`) in
-/// `root/stress/`, the C test programs in `root/cbin/`, and busybox as
+/// The library OS's root file system under `prefix` (`root` in Veneer's
+/// boot archive; empty for the Linux guest of `cargo xtask compat`, whose
+/// initramfs is the root): the tree in `libos/root/`, the busybox test
+/// scripts in `tests/`, the stress scripts (`cargo xtask stress`) in
+/// `stress/`, the C test programs in `cbin/`, and busybox as
 /// `/bin/busybox` with a symbolic link for
 /// every applet where busybox says it belongs (`--list-full`), as a
 /// busybox-based system installs it. Debian packages (`pkgs`) go in before
-/// busybox: the first entry of a name wins (`libos/src/fs/boot.rs`), so a
+/// busybox: the first entry of a name wins (`libos/src/fs/boot.rs`, and
+/// `cpio::Archive`, which drops later entries of a name), so a
 /// package's `/bin/ls` replaces busybox's applet link.
-fn root_tree(ar: &mut Archive, pkgs: &[String]) -> Result<(), String> {
-    ar.dir("root");
-    add_tree(ar, &root().join("libos/root"), "root")?;
-    ar.dir("root/tests");
+pub fn root_tree(ar: &mut Archive, pkgs: &[String], prefix: &str) -> Result<(), String> {
+    if !prefix.is_empty() {
+        ar.dir(prefix);
+    }
+    add_tree(ar, &root().join("libos/root"), prefix)?;
+    ar.dir(&format!("{prefix}/tests"));
     let tests = root().join("libos/tests");
     for (name, data) in read_dir_files(&tests)? {
-        ar.file(&format!("root/tests/{name}"), 0o644, &data);
+        ar.file(&format!("{prefix}/tests/{name}"), 0o644, &data);
     }
-    ar.dir("root/stress");
+    ar.dir(&format!("{prefix}/stress"));
     for (name, data) in read_dir_files(&root().join("libos/stress"))? {
-        ar.file(&format!("root/stress/{name}"), 0o644, &data);
+        ar.file(&format!("{prefix}/stress/{name}"), 0o644, &data);
     }
     if !pkgs.is_empty() {
-        add_tree(ar, &crate::debs::unpacked(pkgs)?, "root")?;
+        add_tree(ar, &crate::debs::unpacked(pkgs)?, prefix)?;
     }
     let bb = std::fs::read(BUSYBOX).map_err(|e| format!("reading {BUSYBOX}: {e}"))?;
     for d in ["bin", "sbin", "usr", "usr/bin", "usr/sbin", "tmp", "dev", "proc"] {
-        ar.dir(&format!("root/{d}"));
+        ar.dir(&format!("{prefix}/{d}"));
     }
-    ar.file("root/bin/busybox", 0o755, &bb);
-    ar.dir("root/cbin");
+    ar.file(&format!("{prefix}/bin/busybox"), 0o755, &bb);
+    ar.dir(&format!("{prefix}/cbin"));
     for (name, exe) in crate::lxtest::c_programs()? {
         let data = std::fs::read(&exe).map_err(|e| format!("reading {}: {e}", exe.display()))?;
-        ar.file(&format!("root/cbin/{name}"), 0o755, &data);
+        ar.file(&format!("{prefix}/cbin/{name}"), 0o755, &data);
     }
     let out =
         Command::new(BUSYBOX).arg("--list-full").output().map_err(|e| format!("running {BUSYBOX}: {e}"))?;
@@ -160,7 +185,7 @@ fn root_tree(ar: &mut Archive, pkgs: &[String]) -> Result<(), String> {
         }
         let depth = line.matches('/').count();
         let target = format!("{}bin/busybox", "../".repeat(depth));
-        ar.symlink(&format!("root/{line}"), &target);
+        ar.symlink(&format!("{prefix}/{line}"), &target);
     }
     Ok(())
 }
@@ -179,8 +204,8 @@ fn read_dir_files(dir: &Path) -> Result<Vec<(String, Vec<u8>)>, String> {
 }
 
 /// Adds every directory, file (with its permission bits) and symbolic link
-/// under `dir` as `prefix/...`.
-fn add_tree(ar: &mut Archive, dir: &Path, prefix: &str) -> Result<(), String> {
+/// under `dir` as `prefix/...` (at the archive's top with an empty prefix).
+pub fn add_tree(ar: &mut Archive, dir: &Path, prefix: &str) -> Result<(), String> {
     use std::os::unix::fs::PermissionsExt;
     let mut entries: Vec<_> = std::fs::read_dir(dir)
         .map_err(|e| format!("reading {}: {e}", dir.display()))?
@@ -188,7 +213,8 @@ fn add_tree(ar: &mut Archive, dir: &Path, prefix: &str) -> Result<(), String> {
         .collect();
     entries.sort_by_key(|e| e.file_name());
     for e in entries {
-        let name = format!("{prefix}/{}", e.file_name().to_string_lossy());
+        let file = e.file_name().to_string_lossy().into_owned();
+        let name = if prefix.is_empty() { file } else { format!("{prefix}/{file}") };
         let path = e.path();
         let meta = std::fs::symlink_metadata(&path).map_err(|err| format!("{}: {err}", path.display()))?;
         if meta.is_symlink() {

@@ -1,11 +1,14 @@
 //! Writes cpio "newc" archives: the boot file system handed to the kernel
 //! as a boot module, and the Linux benchmark initramfs.
 
-/// An archive being built in memory.
+/// An archive being built in memory. The first entry of a name wins: a
+/// later one is dropped (Veneer's boot file system reads archives so, and
+/// Linux's initramfs would let the last win).
 #[derive(Default)]
 pub struct Archive {
     bytes: Vec<u8>,
     inode: u32,
+    names: std::collections::HashSet<String>,
 }
 
 impl Archive {
@@ -31,6 +34,10 @@ impl Archive {
     }
 
     fn entry(&mut self, name: &str, mode: u32, data: &[u8]) {
+        let name = name.trim_start_matches('/');
+        if !self.names.insert(name.to_string()) {
+            return;
+        }
         self.inode += 1;
         let fields = [self.inode, mode, 0, 0, 1, 0, data.len() as u32, 0, 0, 0, 0, name.len() as u32 + 1, 0];
         self.bytes.extend_from_slice(b"070701");

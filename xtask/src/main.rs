@@ -4,6 +4,7 @@
 mod bench;
 mod boottest;
 mod build;
+mod compat;
 mod cpio;
 mod debs;
 mod deps;
@@ -38,6 +39,9 @@ usage: cargo xtask <command>
   bench [NAME] [--quick] [--kvm] [--profile]
                      run the papers' experiments on Veneer and Linux
                      (--profile: where Veneer's instructions go in NAME)
+  compat [--tcg] [--linux] [MODULE..]
+                     CPython's regression tests on Veneer and on Linux in
+                     the same QEMU, test by test; writes docs/compat.md
   iso                build target/veneer.iso (hybrid BIOS/UEFI, GRUB)
   gdb [PROGRAM]      boot paused with QEMU's gdb stub on :1234
   fuzz verifier [--programs N] [--seed S]
@@ -106,6 +110,7 @@ fn main() -> ExitCode {
         "boottest" => boottest::run_named(rest),
         "bench" => bench::main(rest),
         "stress" => stress::main(rest),
+        "compat" => compat::main(rest),
         "iso" => iso::build().map(|p| println!("xtask: wrote {}", p.display())),
         "gdb" => gdb(rest),
         "fuzz" => fuzz::main(rest),

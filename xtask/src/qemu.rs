@@ -129,7 +129,8 @@ impl Outcome {
 
 /// A keystroke step for an interactive test: once `after` has appeared on
 /// the serial console (after the previous step's text), wait `pause_ms`,
-/// then type `send`.
+/// then type `send`; an empty `send` stops QEMU instead (SIGTERM: it shuts
+/// down in order, so plugins write their results).
 pub struct Key {
     pub after: String,
     pub pause_ms: u64,
@@ -195,6 +196,9 @@ fn run_headless(args: &[String], timeout: Duration, keys: &[Key]) -> Result<Outc
             let text = String::from_utf8_lossy(&seen.lock().expect("reader")).into_owned();
             if let Some(at) = text.get(from..).and_then(|t| t.find(&k.after)) {
                 std::thread::sleep(Duration::from_millis(k.pause_ms));
+                if k.send.is_empty() {
+                    let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
+                }
                 let _ = stdin.write_all(&k.send).and_then(|_| stdin.flush());
                 from += at + k.after.len();
                 step += 1;

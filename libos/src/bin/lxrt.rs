@@ -1,5 +1,6 @@
-//! lxrt: the Linux runtime. Booted as `init=lxrt [-t] [-s] PROGRAM ARGS...`
-//! (`-t`: the console is a terminal; `-s`: trace every call) it
+//! lxrt: the Linux runtime. Booted as `init=lxrt [-t] [-s] [-v] PROGRAM ARGS...`
+//! (`-t`: the console is a terminal; `-s`: trace every call; `-v`: note
+//! even the unsupported calls C libraries probe and do without) it
 //! builds the library OS (shared arena, file system from the boot archive,
 //! console descriptors), loads the static Linux executable PROGRAM (default
 //! `/bin/sh`) into its own address space and jumps to it; from then on
@@ -26,6 +27,7 @@ fn main(_: u64) -> i32 {
         match opt {
             "t" => obj::console::set_tty(),
             "s" => linux::trace(),
+            "v" => linux::verbose(),
             _ => break,
         }
         words.remove(0);

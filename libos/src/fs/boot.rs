@@ -23,6 +23,10 @@ pub fn populate() -> Result<(), i64> {
         data: core::ptr::null_mut(),
         borrowed: false,
         mtime_ns: 0,
+        atime_ns: 0,
+        ctime_ns: 0,
+        uid: 0,
+        gid: 0,
         rdev: 0,
     };
     node::update(ROOT, |n| *n = root);

@@ -3,7 +3,8 @@
 //! makes an open file of the kind the table below gives (`kind`), so
 //! `ls -l /dev` and `stat` show what Linux shows. `/dev/fd` and
 //! `/dev/std{in,out,err}` are symbolic links into `/proc/self/fd`, whose
-//! entries open the descriptor they name (`procfs::fd_alias`).
+//! entries open the descriptor they name (`procfs::fd_alias`). `/dev/shm`
+//! is an ordinary directory for POSIX shared memory and semaphores.
 
 use super::node::{self, Ino};
 use super::{dir, ROOT, S_IFCHR, S_IFDIR, S_IFLNK};
@@ -56,6 +57,9 @@ pub fn populate() -> Result<(), i64> {
         let ino = add(d, name, S_IFLNK | 0o777)?;
         node::update(ino, |n| node::write_at(n, 0, target))?;
     }
+    // POSIX shared memory and named semaphores (`shm_open`, `sem_open`)
+    // are files here, writable by everyone, sticky as Linux's tmpfs.
+    add(d, b"shm", S_IFDIR | 0o1777)?;
     Ok(())
 }
 

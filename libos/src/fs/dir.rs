@@ -84,7 +84,7 @@ pub fn remove(dir: Ino, name: &[u8]) -> Option<Ino> {
         let last = es.len() - 1;
         es[i] = es[last];
         d.size -= SIZE;
-        d.mtime_ns = crate::time::wall_ns();
+        node::touch(d);
         Some(ino)
     })?;
     node::update(ino, |n| n.nlink -= 1);

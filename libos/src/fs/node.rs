@@ -24,7 +24,15 @@ pub struct Inode {
     pub data: *mut u8,
     /// `data` points into the read-only boot archive.
     pub borrowed: bool,
+    /// Last modification of the data, last access (set only by `utimensat`:
+    /// reads do not change it, as with `noatime`), last change of the
+    /// inode (data, mode, owner, links), in nanoseconds since 1970.
     pub mtime_ns: u64,
+    pub atime_ns: u64,
+    pub ctime_ns: u64,
+    /// Owner and group (kept and shown; every process is root).
+    pub uid: u32,
+    pub gid: u32,
     /// A device node's number (`devfs::dev`: major and minor).
     pub rdev: u32,
 }
@@ -90,6 +98,7 @@ pub fn alloc(mode: u32) -> Result<Ino, i64> {
         }
         let n = slot(r, ino);
         let next = n.parent;
+        let now = crate::time::wall_ns();
         *n = Inode {
             mode,
             nlink: 0,
@@ -99,7 +108,11 @@ pub fn alloc(mode: u32) -> Result<Ino, i64> {
             cap: 0,
             data: core::ptr::null_mut(),
             borrowed: false,
-            mtime_ns: crate::time::wall_ns(),
+            mtime_ns: now,
+            atime_ns: now,
+            ctime_ns: now,
+            uid: 0,
+            gid: 0,
             rdev: 0,
         };
         r.free = next;
@@ -221,7 +234,7 @@ pub fn write_at(n: &mut Inode, off: u64, buf: &[u8]) -> Result<usize, i64> {
     // SAFETY: `reserve` made `data` an owned buffer of at least `end` bytes.
     unsafe { core::ptr::copy_nonoverlapping(buf.as_ptr(), n.data.add(off as usize), buf.len()) };
     n.size = n.size.max(end);
-    n.mtime_ns = crate::time::wall_ns();
+    touch(n);
     Ok(buf.len())
 }
 
@@ -236,6 +249,12 @@ pub fn truncate(n: &mut Inode, len: u64) -> Result<(), i64> {
         unsafe { core::ptr::write_bytes(n.data.add(len as usize), 0, (n.size - len) as usize) };
     }
     n.size = len;
-    n.mtime_ns = crate::time::wall_ns();
+    touch(n);
     Ok(())
+}
+
+/// The data changed now: modification and change times.
+pub fn touch(n: &mut Inode) {
+    n.mtime_ns = crate::time::wall_ns();
+    n.ctime_ns = n.mtime_ns;
 }

@@ -317,13 +317,15 @@ fn stat(info: &EnvInfo, e: &Entry) -> Vec<u8> {
     let ppid = table::ppid(e);
     let pages = info.frames;
     let mut s = text(format_args!(
-        "{} ({}) {state} {ppid} {} {} 0 -1 0 0 0 0 0 {} 0 {} 0 20 0 1 0 0 {} {pages} {}",
+        "{} ({}) {state} {ppid} {} {} 0 -1 0 0 0 0 0 {} 0 {} 0 {} {} 1 0 0 {} {pages} {}",
         crate::proc::pid::of(e.env),
         core::str::from_utf8(comm(e)).unwrap_or("?"),
         e.pgid,
         e.sid,
         clock_ticks(info.ticks * kinfo::clock().tick_ns),
         clock_ticks(e.children_ns),
+        20 + i32::from(e.nice),
+        e.nice,
         pages * 4096,
         u64::MAX
     ));

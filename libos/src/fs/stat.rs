@@ -20,8 +20,12 @@ pub struct Stat {
     pub blksize: u64,
     /// 512-byte blocks held.
     pub blocks: u64,
-    /// Last modification, nanoseconds since 1970 (also access and change).
+    /// Last modification, access and change, nanoseconds since 1970.
     pub mtime_ns: u64,
+    pub atime_ns: u64,
+    pub ctime_ns: u64,
+    pub uid: u32,
+    pub gid: u32,
 }
 
 /// The status of inode `ino`.
@@ -37,5 +41,9 @@ pub fn of(ino: Ino) -> Stat {
         blksize: 4096,
         blocks: n.size.div_ceil(512),
         mtime_ns: n.mtime_ns,
+        atime_ns: n.atime_ns,
+        ctime_ns: n.ctime_ns,
+        uid: n.uid,
+        gid: n.gid,
     }
 }

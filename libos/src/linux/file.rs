@@ -148,6 +148,7 @@ pub fn openat(dirfd: i64, pathp: u64, flags: u64, mode: u64) -> LxResult {
                 node::release(i);
                 return Err(e);
             }
+            super::attr::inherit(d, i);
             i
         }
         Err(e) => return Err(e),
@@ -353,6 +354,12 @@ pub fn fcntl(fdn: i64, cmd: u64, arg: u64) -> LxResult {
             f.flags = (f.flags & !keep) | (arg as u32 & keep);
             Ok(0)
         }
+        super::flock::F_GETLK
+        | super::flock::F_SETLK
+        | super::flock::F_SETLKW
+        | super::flock::F_OFD_GETLK
+        | super::flock::F_OFD_SETLK
+        | super::flock::F_OFD_SETLKW => super::flock::fcntl(fdn, cmd, arg),
         _ => Err(EINVAL),
     }
 }
@@ -412,6 +419,7 @@ pub fn mkdirat(dirfd: i64, pathp: u64, mode: u64) -> LxResult {
     }
     let ino = node::alloc(S_IFDIR | (mode as u32 & 0o7777 & !proc::vars().umask.get()))?;
     dir::add(d, &name, ino).inspect_err(|_| node::release(ino))?;
+    super::attr::inherit(d, ino);
     Ok(0)
 }
 
@@ -424,6 +432,7 @@ pub fn symlinkat(target: u64, dirfd: i64, linkp: u64) -> LxResult {
     let ino = node::alloc(S_IFLNK | 0o777)?;
     node::update(ino, |n| node::write_at(n, 0, t))?;
     dir::add(d, &name, ino).inspect_err(|_| node::release(ino))?;
+    super::attr::inherit(d, ino);
     Ok(0)
 }
 
@@ -481,7 +490,16 @@ pub fn renameat(olddir: i64, oldp: u64, newdir: i64, newp: u64) -> LxResult {
 
 pub fn fchmodat(dirfd: i64, pathp: u64, mode: u64) -> LxResult {
     let ino = path::resolve(base(dirfd)?, uaccess::path(pathp)?, true)?;
-    node::update(ino, |n| n.mode = (n.mode & S_IFMT) | (mode as u32 & 0o7777));
+    chmod(ino, mode)
+}
+
+/// Sets `ino`'s permission bits (root keeps the set-group-ID bit whatever
+/// the group); the change time is now.
+fn chmod(ino: Ino, mode: u64) -> LxResult {
+    node::update(ino, |n| {
+        n.mode = (n.mode & S_IFMT) | (mode as u32 & 0o7777);
+        n.ctime_ns = crate::time::wall_ns();
+    });
     Ok(0)
 }
 
@@ -491,8 +509,7 @@ pub fn fchmod(fdn: i64, mode: u64) -> LxResult {
     if f.ino == 0 {
         return Ok(0);
     }
-    node::update(f.ino, |n| n.mode = (n.mode & S_IFMT) | (mode as u32 & 0o7777));
-    Ok(0)
+    chmod(f.ino, mode)
 }
 
 pub fn truncate(pathp: u64, len: u64) -> LxResult {
@@ -512,38 +529,10 @@ pub fn ftruncate(fdn: i64, len: u64) -> LxResult {
     }
     // SAFETY: the descriptor keeps the file live; no other reference to it here.
     let f = unsafe { fd::file(&fd::get(fdn)?) };
-    if f.kind != Kind::Regular {
+    if f.kind != Kind::Regular || f.flags & flags::ACCMODE == flags::RDONLY {
         return Err(EINVAL);
     }
     node::update(f.ino, |n| node::truncate(n, len)).map(|_| 0)
-}
-
-pub fn utimensat(dirfd: i64, pathp: u64, times: u64, flags: u64) -> LxResult {
-    let ino = if pathp == 0 {
-        // SAFETY: the descriptor keeps the file live; no other reference to it here.
-        unsafe { fd::file(&fd::get(dirfd)?) }.ino
-    } else {
-        path::resolve(base(dirfd)?, uaccess::path(pathp)?, flags & AT_SYMLINK_NOFOLLOW == 0)?
-    };
-    if ino == 0 {
-        return Ok(0);
-    }
-    const UTIME_NOW: i64 = (1 << 30) - 1;
-    const UTIME_OMIT: i64 = (1 << 30) - 2;
-    let mtime = if times == 0 {
-        Some(super::time::realtime())
-    } else {
-        let t: [[i64; 2]; 2] = uaccess::get(times)?;
-        match t[1][1] {
-            UTIME_OMIT => None,
-            UTIME_NOW => Some(super::time::realtime()),
-            _ => Some((t[1][0], t[1][1])),
-        }
-    };
-    if let Some((s, ns)) = mtime {
-        node::update(ino, |n| n.mtime_ns = (s as u64).wrapping_mul(1_000_000_000).wrapping_add(ns as u64));
-    }
-    Ok(0)
 }
 
 /// Requests every descriptor answers, whatever its kind: set or clear

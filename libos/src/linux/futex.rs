@@ -30,7 +30,7 @@ pub fn futex(uaddr: u64, op: u64, val: u64, timeout: u64, uaddr2: u64, val3: u64
         }
         // The word must be there.
         uaccess::get::<u32>(addr)?;
-        Ok(Key::private(addr))
+        Ok(if op & PRIVATE != 0 { Key::private(addr) } else { Key::shared(addr) })
     };
     let val = val as u32;
     match cmd {

@@ -111,6 +111,9 @@ pub fn mmap(addr: u64, len: u64, p: u64, flags: u64, fdn: i64, off: u64) -> LxRe
         place(len)?
     };
     vm::add(start, start + len, prot(p) | vm::R);
+    if flags & MAP_SHARED != 0 {
+        vm::add_fork_shared(start, start + len);
+    }
     if let Some((ino, write_back)) = file {
         // Another shared view of the same bytes lends its frames; else the
         // file's bytes are copied in (there is no page cache to share).

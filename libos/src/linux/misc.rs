@@ -41,7 +41,20 @@ pub fn arch_prctl(code: u64, addr: u64) -> LxResult {
     }
 }
 
-pub fn getrandom(buf: u64, len: u64) -> LxResult {
+const GRND_NONBLOCK: u64 = 1;
+const GRND_RANDOM: u64 = 2;
+const GRND_INSECURE: u64 = 4;
+/// The most one read or write moves (Linux's `MAX_RW_COUNT`).
+const MAX_RW_COUNT: u64 = 0x7fff_f000;
+
+/// `getrandom`: the generator is always ready, so no flag waits.
+pub fn getrandom(buf: u64, len: u64, flags: u64) -> LxResult {
+    if flags & !(GRND_NONBLOCK | GRND_RANDOM | GRND_INSECURE) != 0
+        || flags & (GRND_INSECURE | GRND_RANDOM) == GRND_INSECURE | GRND_RANDOM
+    {
+        return Err(EINVAL);
+    }
+    let len = len.min(MAX_RW_COUNT);
     uaccess::with_bytes_mut(buf, len, crate::random::fill)?;
     Ok(len as i64)
 }

@@ -4,10 +4,14 @@
 //! reflected call; the result goes back in rax. Calls lxrt does not
 //! implement return -ENOSYS and are reported once by name.
 
+pub mod attr;
 pub mod copyrange;
+pub mod cred;
 pub mod event;
+pub mod fallocate;
 pub mod fdrange;
 pub mod file;
+pub mod flock;
 pub mod fsinfo;
 pub mod futex;
 pub mod itimer;
@@ -19,6 +23,7 @@ pub mod nr;
 pub mod poll;
 pub mod prctl;
 pub mod process;
+pub mod sched;
 pub mod sendfile;
 pub mod socket;
 pub mod splice;
@@ -60,10 +65,19 @@ use nr::{
 };
 use nr::{SYS_FADVISE64, SYS_FSTATFS, SYS_MKNOD, SYS_MKNODAT, SYS_PRCTL, SYS_SENDFILE, SYS_STATFS};
 use nr::{
+    SYS_FALLOCATE, SYS_FLOCK, SYS_GETPRIORITY, SYS_SCHED_GETPARAM, SYS_SCHED_GETSCHEDULER,
+    SYS_SCHED_GET_PRIORITY_MAX, SYS_SCHED_GET_PRIORITY_MIN, SYS_SCHED_RR_GET_INTERVAL, SYS_SCHED_SETAFFINITY,
+    SYS_SCHED_SETPARAM, SYS_SCHED_SETSCHEDULER, SYS_SETPRIORITY,
+};
+use nr::{
     SYS_FGETXATTR, SYS_FLISTXATTR, SYS_FREMOVEXATTR, SYS_FSETXATTR, SYS_GETXATTR, SYS_LGETXATTR,
     SYS_LISTXATTR, SYS_LLISTXATTR, SYS_LREMOVEXATTR, SYS_LSETXATTR, SYS_REMOVEXATTR, SYS_SETXATTR,
 };
-use nr::{SYS_GETITIMER, SYS_SETITIMER};
+use nr::{SYS_FUTIMESAT, SYS_GETITIMER, SYS_SETITIMER, SYS_UTIME, SYS_UTIMES};
+use nr::{
+    SYS_GETGROUPS, SYS_GETRESGID, SYS_GETRESUID, SYS_SETFSGID, SYS_SETFSUID, SYS_SETGROUPS, SYS_SETREGID,
+    SYS_SETRESGID, SYS_SETRESUID, SYS_SETREUID,
+};
 use xattr::Target::{Fd, Path};
 
 /// Log every call and its result (`lxrt -s`, like strace): set once at
@@ -73,6 +87,17 @@ static TRACE: AtomicBool = AtomicBool::new(false);
 /// Logs every call and its result from now on.
 pub fn trace() {
     TRACE.store(true, Ordering::Relaxed);
+}
+
+/// Calls a C library tries at start-up and goes on without, as Linux
+/// answers them when built without them (glibc registers `rseq` in every
+/// thread): refused quietly unless `lxrt -v` asked for every note.
+const QUIET: &[u64] = &[nr::SYS_RSEQ];
+static VERBOSE: AtomicBool = AtomicBool::new(false);
+
+/// Notes every unsupported call, the quiet ones too (`lxrt -v`).
+pub fn verbose() {
+    VERBOSE.store(true, Ordering::Relaxed);
 }
 
 pub fn syscall(f: &mut ExceptionFrame) {
@@ -187,7 +212,10 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
             Ok(0)
         }
         SYS_MREMAP => mem::mremap(a[0], a[1], a[2], a[3]),
-        SYS_MADVISE | SYS_FSYNC | SYS_FDATASYNC | SYS_SYNC => Ok(0),
+        SYS_MADVISE | SYS_SYNC => Ok(0),
+        SYS_FSYNC | SYS_FDATASYNC => fallocate::fsync(i(a[0])),
+        SYS_FALLOCATE => fallocate::fallocate(i(a[0]), a[1], a[2], a[3]),
+        SYS_FLOCK => flock::flock(i(a[0]), a[1] as u32 as u64),
         SYS_DUP => fl::dup(i(a[0])),
         SYS_DUP2 => fl::dup3(i(a[0]), i(a[1]), u64::MAX),
         SYS_PAUSE => crate::proc::signal::suspend(crate::proc::signal::mask()),
@@ -200,7 +228,21 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         SYS_CLONE => process::clone(f, a[0], a[1], a[2], a[3], a[4]),
         SYS_CLONE3 => process::clone3(f, a[0], a[1]),
         SYS_FUTEX => futex::futex(a[0], a[1], a[2], a[3], a[4], a[5]),
-        SYS_SCHED_GETAFFINITY => process::sched_getaffinity(a[0] as i32 as i64, a[1], a[2]),
+        SYS_SCHED_GETAFFINITY => sched::sched_getaffinity(a[0] as i32 as i64, a[1], a[2]),
+        SYS_SCHED_SETAFFINITY => sched::sched_setaffinity(a[0] as i32 as i64, a[1], a[2]),
+        SYS_SCHED_GET_PRIORITY_MAX => sched::sched_get_priority_max(a[0] as i32 as i64 as u64),
+        SYS_SCHED_GET_PRIORITY_MIN => sched::sched_get_priority_min(a[0] as i32 as i64 as u64),
+        SYS_SCHED_GETSCHEDULER => sched::sched_getscheduler(a[0] as i32 as i64),
+        SYS_SCHED_GETPARAM => sched::sched_getparam(a[0] as i32 as i64, a[1]),
+        SYS_SCHED_SETSCHEDULER => {
+            sched::sched_setscheduler(a[0] as i32 as i64, Some(a[1] as i32 as i64 as u64), a[2])
+        }
+        SYS_SCHED_SETPARAM => sched::sched_setscheduler(a[0] as i32 as i64, None, a[1]),
+        SYS_SCHED_RR_GET_INTERVAL => sched::sched_rr_get_interval(a[0] as i32 as i64, a[1]),
+        SYS_GETPRIORITY => sched::getpriority(a[0] as i32 as i64 as u64, a[1] as u32 as u64),
+        SYS_SETPRIORITY => {
+            sched::setpriority(a[0] as i32 as i64 as u64, a[1] as u32 as u64, a[2] as i32 as i64)
+        }
         SYS_FORK => crate::proc::fork::fork(f, crate::proc::fork::Sharing::FORK),
         SYS_VFORK => process::vfork(f),
         SYS_EXECVE => process::execve(f, a[0], a[1], a[2]),
@@ -226,7 +268,13 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         SYS_READLINK => fl::readlinkat(CWD, a[0], a[1], a[2]),
         SYS_CHMOD => fl::fchmodat(CWD, a[0], a[1]),
         SYS_FCHMOD => fl::fchmod(i(a[0]), a[1]),
-        SYS_CHOWN | SYS_FCHOWN | SYS_LCHOWN | SYS_FCHOWNAT => Ok(0), // everyone is root, owners not kept
+        SYS_CHOWN => attr::fchownat(CWD, a[0], a[1], a[2], 0, false),
+        SYS_LCHOWN => attr::fchownat(CWD, a[0], a[1], a[2], fl::AT_SYMLINK_NOFOLLOW, false),
+        SYS_FCHOWN => attr::fchownat(i(a[0]), 0, a[1], a[2], 0, true),
+        SYS_FCHOWNAT => attr::fchownat(i(a[0]), a[1], a[2], a[3], a[4], false),
+        SYS_UTIME => attr::utime(a[0], a[1]),
+        SYS_UTIMES => attr::futimesat(CWD, a[0], a[1]),
+        SYS_FUTIMESAT => attr::futimesat(i(a[0]), a[1], a[2]),
         SYS_UMASK => {
             let new = a[0] as u32 & 0o777;
             Ok(crate::proc::vars().umask.replace(new) as i64)
@@ -237,7 +285,13 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         SYS_SYSINFO => misc::sysinfo(a[0]),
         SYS_TIMES => misc::times(a[0]),
         SYS_GETUID | SYS_GETGID | SYS_GETEUID | SYS_GETEGID => Ok(0),
-        SYS_SETUID | SYS_SETGID => Ok(0), // to root: no-op
+        // Everyone is root (`cred.rs`): setting ids changes nothing;
+        // setfsuid/setfsgid return the previous id, 0.
+        SYS_SETUID | SYS_SETGID | SYS_SETREUID | SYS_SETREGID | SYS_SETRESUID | SYS_SETRESGID => Ok(0),
+        SYS_SETFSUID | SYS_SETFSGID => Ok(0),
+        SYS_GETRESUID | SYS_GETRESGID => cred::getres(a[0], a[1], a[2]),
+        SYS_GETGROUPS => cred::getgroups(a[0]),
+        SYS_SETGROUPS => cred::setgroups(a[0], a[1]),
         SYS_SETPGID => process::setpgid(i(a[0]), i(a[1])),
         SYS_GETPPID => process::getppid(),
         SYS_GETPGRP => process::getpgid(0),
@@ -305,11 +359,11 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         SYS_SENDTO => socket::sendto(i(a[0]), a[1], a[2], a[3]),
         SYS_RECVFROM => socket::recvfrom(i(a[0]), a[1], a[2], a[3], a[4], a[5]),
         SYS_SET_ROBUST_LIST => process::set_robust_list(a[0], a[1]),
-        SYS_UTIMENSAT => fl::utimensat(i(a[0]), a[1], a[2], a[3]),
+        SYS_UTIMENSAT => attr::utimensat(i(a[0]), a[1], a[2], a[3]),
         SYS_DUP3 => fl::dup3(i(a[0]), i(a[1]), a[2]),
         SYS_PIPE2 => fl::pipe2(a[0], a[1]),
         SYS_PRLIMIT64 => misc::prlimit(a[0], a[1], a[2], a[3]),
-        SYS_GETRANDOM => misc::getrandom(a[0], a[1]),
+        SYS_GETRANDOM => misc::getrandom(a[0], a[1], a[2]),
         SYS_STATX => fl::statx(i(a[0]), a[1], a[2], a[4]),
         SYS_SENDFILE => sendfile::sendfile(i(a[0]), i(a[1]), a[2], a[3]),
         SYS_PRCTL => prctl::prctl(a[0], a[1], a[2], a[3], a[4]),
@@ -328,7 +382,9 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         SYS_MKNODAT => mknod::mknodat(i(a[0]), a[1], a[2], a[3]),
         SYS_FADVISE64 => fsinfo::fadvise64(i(a[0]), a[1] as i64, a[2] as i64, a[3]),
         _ => {
-            log::unsupported_call(nr::name(nr), nr);
+            if !QUIET.contains(&nr) || VERBOSE.load(Ordering::Relaxed) {
+                log::unsupported_call(nr::name(nr), nr);
+            }
             Err(ENOSYS)
         }
     }

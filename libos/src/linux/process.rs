@@ -154,20 +154,6 @@ pub fn set_robust_list(head: u64, len: u64) -> LxResult {
 }
 
 /// `sched_getaffinity`: one CPU.
-pub fn sched_getaffinity(pid: i64, len: u64, mask: u64) -> LxResult {
-    if pid < 0 {
-        return Err(EINVAL);
-    }
-    if pid != 0 && proc::pid::env(pid as u32).is_none() {
-        return Err(ESRCH);
-    }
-    if len < 8 || !len.is_multiple_of(8) {
-        return Err(EINVAL);
-    }
-    uaccess::put(mask, 1u64)?;
-    Ok(8)
-}
-
 pub fn execve(f: &mut ExceptionFrame, pathp: u64, argvp: u64, envpp: u64) -> LxResult {
     let path = uaccess::path(pathp)?.to_vec();
     let mut argv = uaccess::strings(argvp)?;

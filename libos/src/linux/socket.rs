@@ -155,6 +155,7 @@ pub fn bind(fdn: i64, addr: u64, len: u64) -> LxResult {
         node::release(ino);
         return Err(e);
     }
+    super::attr::inherit(d, ino);
     unix::bind(f, ino, &p)?;
     Ok(0)
 }

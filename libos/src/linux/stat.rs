@@ -24,22 +24,22 @@ pub struct Stat {
     pub reserved: [i64; 3],
 }
 
-/// Linux's `struct stat` for `s`: access, modification and change times
-/// are all the modification time.
+/// Linux's `struct stat` for `s`.
 pub fn linux(s: &fs::Stat) -> Stat {
-    let t = timespec(s.mtime_ns);
     Stat {
         dev: s.dev,
         ino: s.ino,
         nlink: s.nlink,
         mode: s.mode,
+        uid: s.uid,
+        gid: s.gid,
         rdev: (s.rdev.0 as u64) << 8 | s.rdev.1 as u64,
         size: s.size as i64,
         blksize: s.blksize as i64,
         blocks: s.blocks as i64,
-        atime: t,
-        mtime: t,
-        ctime: t,
+        atime: timespec(s.atime_ns),
+        mtime: timespec(s.mtime_ns),
+        ctime: timespec(s.ctime_ns),
         ..Stat::default()
     }
 }
@@ -75,6 +75,8 @@ pub struct Statx {
 pub fn statx(s: &fs::Stat) -> Statx {
     let t = timespec(s.mtime_ns);
     Statx {
+        uid: s.uid,
+        gid: s.gid,
         mask: 0x7ff,
         blksize: s.blksize as u32,
         nlink: s.nlink as u32,
@@ -82,9 +84,9 @@ pub fn statx(s: &fs::Stat) -> Statx {
         ino: s.ino,
         size: s.size,
         blocks: s.blocks,
-        atime: t,
+        atime: timespec(s.atime_ns),
         btime: t,
-        ctime: t,
+        ctime: timespec(s.ctime_ns),
         mtime: t,
         rdev_major: s.rdev.0,
         rdev_minor: s.rdev.1,

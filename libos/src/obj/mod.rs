@@ -172,6 +172,7 @@ pub fn put(ops: &Ops, f: *mut File) {
     };
     if last {
         epoll::forget(f);
+        crate::locks::released_by_file(f as u64);
         // SAFETY: live until freed below; nobody else refers to it now.
         (ops.close)(unsafe { &mut *f });
         // SAFETY: allocated by `new` with this size; nobody refers to it.

@@ -132,7 +132,7 @@ impl Builder {
             return How::Skip;
         }
         match (vm::find(va).is_some(), pte & WRITABLE != 0) {
-            (true, true) if self.share => How::Share,
+            (true, true) if self.share || vm::fork_shared(va) => How::Share,
             (true, true) => How::Cow,
             (false, true) => How::Copy,
             (_, false) => How::Share,
@@ -234,6 +234,10 @@ impl Sharing {
 
 /// `fork`: returns the child's pid (the child sees 0).
 pub fn fork(f: &ExceptionFrame, how: Sharing) -> Result<i64, i64> {
+    // The pages of MAP_SHARED mappings must exist to be shared.
+    if !vm::back_fork_shared() {
+        return Err(ENOMEM);
+    }
     let child = sys::env_create().map_err(|_| EAGAIN)?;
     if table::fork_entry(child, how.held).is_err() {
         let _ = sys::env_destroy(child);

@@ -460,6 +460,9 @@ pub fn deliver(f: &mut ExceptionFrame, restart: Option<u64>) {
     while p != 0 {
         let sig = p.trailing_zeros();
         p &= p - 1;
+        // A signal pending for this thread alone came from `tgkill` or
+        // `tkill` by a thread of this process (`raise` too).
+        let tkill = own_pending().get() & 1 << sig != 0;
         clear_pending(sig);
         if has_handler(sig) {
             if let Some(nr) = restart.filter(|_| action(sig).flags & SA_RESTART != 0) {
@@ -467,7 +470,13 @@ pub fn deliver(f: &mut ExceptionFrame, restart: Option<u64>) {
                 f.regs.rax = nr;
                 f.regs.rip -= 2;
             }
-            run_handler(f, sig);
+            if tkill {
+                // glibc's SIGCANCEL and SIGSETXID handlers act only on
+                // these (si_code SI_TKILL, si_pid the process's own).
+                run_handler_with(f, sig, SI_TKILL, super::pid() as u64);
+            } else {
+                run_handler(f, sig);
+            }
             return;
         }
         act(sig);
@@ -522,7 +531,7 @@ fn mcontext_regs(r: &mut abi::exception::Regs) -> [&mut u64; 18] {
 /// Pushes the signal frame and points the program at the handler; a stack
 /// that cannot take the frame kills the process with SIGSEGV, as on Linux.
 fn run_handler(f: &mut ExceptionFrame, sig: u32) {
-    run_handler_with(f, sig, 0, 0);
+    run_handler_with(f, sig, 0, sender(sig) as u64);
 }
 
 /// A fault's signal: runs the program's handler for it (returns false if
@@ -535,7 +544,11 @@ pub fn run_fault_handler(f: &mut ExceptionFrame, sig: u32, code: i32, addr: u64)
     true
 }
 
-/// `run_handler` with `siginfo_t`'s `si_code` and (for faults) `si_addr`.
+/// `si_code` of a signal sent by `tkill` or `tgkill`.
+const SI_TKILL: i32 = -6;
+
+/// `run_handler` with `siginfo_t`'s `si_code` and its union's first word:
+/// `si_addr` for faults, `si_pid` and `si_uid` for a signal sent.
 fn run_handler_with(f: &mut ExceptionFrame, sig: u32, code: i32, addr: u64) {
     let a = action(sig);
     // Set by `suspend` for this delivery only.
@@ -578,9 +591,7 @@ fn run_handler_with(f: &mut ExceptionFrame, sig: u32, code: i32, addr: u64) {
     w[UC_SIGMASK] = saved;
     w[INFO] = sig as u64; // si_signo; si_errno 0
     w[INFO + 1] = code as u32 as u64; // si_code (SI_USER: 0)
-                                      // si_addr for a fault; for a signal sent (SI_USER) si_pid and si_uid
-                                      // (0: everyone is root).
-    w[INFO + 2] = if code == 0 { sender(sig) as u64 } else { addr };
+    w[INFO + 2] = addr; // si_addr, or si_pid and si_uid (0: everyone is root)
     let written = match (fx_at, frame) {
         (Some(fx_at), Some(frame)) => {
             uaccess::put(fx_at, crate::entry::fx()).and_then(|_| uaccess::put(frame, w)).map(|_| frame)

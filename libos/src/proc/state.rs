@@ -48,8 +48,8 @@ pub struct Vars {
     /// Pending signals to the process already handed to a thread other
     /// than the first (`signal::route`).
     pub routed: Cell<u64>,
-    /// The generator state of `random::fill` (0: not seeded yet).
-    pub seed: Cell<u64>,
+    /// The generator of `random::fill`.
+    pub random: Cell<crate::random::State>,
     /// Who answers system calls, and the program's own fault handler.
     pub personality: Cell<trap::Personality>,
     pub fault_handler: Cell<Option<trap::FaultHandler>>,
@@ -160,7 +160,7 @@ static WORDS: Words = Words {
         pending: Cell::new(0),
         first_pending: Cell::new(0),
         routed: Cell::new(0),
-        seed: Cell::new(0),
+        random: Cell::new(crate::random::State::ZERO),
         personality: Cell::new(trap::no_personality),
         fault_handler: Cell::new(None),
         tty: Cell::new(false),

@@ -50,6 +50,12 @@ pub struct Entry {
     /// CPU time of its reaped children and theirs, in nanoseconds.
     pub children_ns: u64,
     pub cmd: [u8; 64],
+    /// Its nice value and scheduling policy (Linux's numbers: kept and
+    /// shown, not acted on), and the name it gave itself
+    /// (`PR_SET_NAME`; empty: the program's, from `cmd`).
+    pub nice: i8,
+    pub policy: u8,
+    pub name: [u8; 16],
 }
 
 /// This process's view of the table (`proc::Process::ptable`).
@@ -200,6 +206,9 @@ fn create(env: u64, fill: impl FnOnce(&mut Entry)) -> Result<(), abi::Error> {
             conts: 0,
             children_ns: 0,
             cmd: [0; 64],
+            nice: 0,
+            policy: 0,
+            name: [0; 16],
         };
         fill(e);
         if env != ENV_SELF {
@@ -234,6 +243,7 @@ pub fn fork_entry(env: u64, held: bool) -> Result<(), abi::Error> {
     let me = mine();
     create(env, |e| {
         (e.parent, e.pgid, e.sid, e.cmd, e.vfork) = (me.env, me.pgid, me.sid, me.cmd, held as u8);
+        (e.nice, e.policy, e.name) = (me.nice, me.policy, me.name);
     })?;
     // The child reads it from its copy of our state.
     let granted = sys::cap_grant(env, cred())?;

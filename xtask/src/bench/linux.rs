@@ -16,35 +16,20 @@ const METAPACKAGE: &str = "linux-image-amd64";
 const CMDLINE: &str = "console=ttyS0 quiet norandmaps randomize_kstack_offset=off panic=-1";
 
 pub fn run(opts: &Options, clock: Clock, names: &[&str]) -> Result<Side, String> {
-    let dir = root().join("target/bench/linux");
-    std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
-    let kernel = kernel(&dir)?;
-    let initramfs = initramfs(&dir)?;
-
-    let mut cmdline = format!("{CMDLINE} --");
+    let mut words = String::from("--");
     if opts.quick {
-        cmdline.push_str(" quick");
+        words.push_str(" quick");
     }
     // Name the experiments only when not all of them run: init runs all of
     // them by default.
     if !opts.names.is_empty() {
         for name in names {
-            cmdline.push(' ');
-            cmdline.push_str(name);
+            words.push(' ');
+            words.push_str(name);
         }
     }
-    let mut args = opts.machine(clock);
-    for a in ["-smp", "1", "-m", "512M", "-no-reboot"] {
-        args.push(a.into());
-    }
-    for (flag, value) in [
-        ("-kernel", kernel.display().to_string()),
-        ("-initrd", initramfs.display().to_string()),
-        ("-append", cmdline),
-    ] {
-        args.push(flag.into());
-        args.push(value);
-    }
+    let dir = root().join("target/bench/linux");
+    let args = args(opts, clock, &words)?;
     println!("xtask: bench: booting Linux ({}) on -cpu {}", kernel_version(&dir), clock.cpu());
     let out = qemu::headless(&args, opts.timeout(), &[])?;
     let mut side = Side::parse(&out.serial);
@@ -61,6 +46,34 @@ pub fn run(opts: &Options, clock: Clock, names: &[&str]) -> Result<Side, String>
     Ok(side)
 }
 
+/// The QEMU arguments of a Linux boot on this run's machine, the kernel
+/// command line ending in `words`.
+fn args(opts: &Options, clock: Clock, words: &str) -> Result<Vec<String>, String> {
+    let dir = root().join("target/bench/linux");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    let kernel = kernel(&dir)?;
+    let initramfs = initramfs(&dir)?;
+    let mut args = opts.machine(clock);
+    for a in ["-smp", "1", "-m", "512M", "-no-reboot"] {
+        args.push(a.into());
+    }
+    for (flag, value) in [
+        ("-kernel", kernel.display().to_string()),
+        ("-initrd", initramfs.display().to_string()),
+        ("-append", format!("{CMDLINE} {words}")),
+    ] {
+        args.push(flag.into());
+        args.push(value);
+    }
+    Ok(args)
+}
+
+/// The boot row's Linux boot (`super::boot`): the shell started by
+/// `bench/linux/bootinit.c` instead of the benchmarks.
+pub fn boot_args(opts: &Options, clock: Clock) -> Result<Vec<String>, String> {
+    args(opts, clock, "rdinit=/bin/bootinit")
+}
+
 /// The cached kernel package's name and version, for the report.
 pub fn kernel_version(dir: &Path) -> String {
     std::fs::read_to_string(dir.join("kernel-version"))
@@ -70,7 +83,7 @@ pub fn kernel_version(dir: &Path) -> String {
 
 /// Fetches (once) the kernel package the metapackage depends on and
 /// extracts its `vmlinuz`.
-fn kernel(dir: &Path) -> Result<PathBuf, String> {
+pub fn kernel(dir: &Path) -> Result<PathBuf, String> {
     let vmlinuz = dir.join("vmlinuz");
     let package = match current_package() {
         Ok(p) => p,
@@ -129,9 +142,12 @@ fn find_deb(dir: &Path, package: &str) -> Option<PathBuf> {
     })
 }
 
-/// Builds the initramfs unless it is newer than every C source: `/init`
-/// from `init.c`, every other `NAME.c` as `/bin/NAME`, and the thread
-/// rows' program, the one Veneer runs (`libos/tests/c/threadbench.c`).
+/// Builds the initramfs unless it is newer than every C source and the
+/// packages' tree: `/init` from `init.c`, every other `NAME.c` as
+/// `/bin/NAME`, the programs Veneer runs for the thread rows and the
+/// program-start rows (`libos/tests/c/threadbench.c`, `startbench.c`), and,
+/// for the latter, the Debian packages and the static busybox Veneer's
+/// root holds (`super::veneer::START_PACKAGES`).
 fn initramfs(dir: &Path) -> Result<PathBuf, String> {
     let src = root().join("bench/linux");
     let cpio = dir.join("initramfs.cpio");
@@ -142,17 +158,26 @@ fn initramfs(dir: &Path) -> Result<PathBuf, String> {
         .filter(|p| p.extension().is_some_and(|x| x == "c"))
         .collect();
     sources.sort();
-    sources.push(root().join("libos/tests/c/threadbench.c"));
+    for shared in ["threadbench.c", "startbench.c"] {
+        sources.push(root().join("libos/tests/c").join(shared));
+    }
+    let packages: Vec<String> = super::veneer::START_PACKAGES.iter().map(|p| p.to_string()).collect();
+    let tree = crate::debs::unpacked(&packages)?;
     let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    let marker = tree.join(".unpacked");
     if let Some(built) = modified(&cpio) {
-        if sources.iter().all(|s| modified(s).is_some_and(|m| m <= built)) {
+        if sources.iter().chain([&marker]).all(|s| modified(s).is_some_and(|m| m <= built)) {
             return Ok(cpio);
         }
     }
     println!("xtask: bench: building the Linux benchmark programs");
     let mut ar = Archive::default();
+    crate::build::add_tree(&mut ar, &tree, "")?;
     ar.dir("bin");
     ar.dir("dev");
+    ar.dir("tmp");
+    let busybox = std::fs::read(crate::build::BUSYBOX).map_err(|e| format!("reading busybox: {e}"))?;
+    ar.file("bin/busybox", 0o755, &busybox);
     for source in &sources {
         let name = source.file_stem().and_then(|s| s.to_str()).ok_or("bad source name")?;
         let exe = dir.join(name);

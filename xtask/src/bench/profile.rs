@@ -33,11 +33,12 @@ pub fn main(opts: &Options, names: &[&str]) -> Result<(), String> {
     let plugin = plugin(&dir)?;
     let img = build::all()?;
     for program in veneer::PROGRAMS {
-        let (side, counts) = boot(opts, &img, &plugin, program, &[rows::CALIBRATION, name], &dir)?;
+        let img = &veneer::image_for(&img, program)?;
+        let (side, counts) = boot(opts, img, &plugin, program, &[rows::CALIBRATION, name], &dir)?;
         if !side.announced(name) {
             continue;
         }
-        let (base_side, baseline) = boot(opts, &img, &plugin, program, &[rows::CALIBRATION], &dir)?;
+        let (base_side, baseline) = boot(opts, img, &plugin, program, &[rows::CALIBRATION], &dir)?;
         let mut errors = side.verify(program, false);
         errors.extend(base_side.verify(&format!("{program} (baseline)"), false));
         if !errors.is_empty() {
@@ -56,7 +57,7 @@ pub fn main(opts: &Options, names: &[&str]) -> Result<(), String> {
 }
 
 /// Builds the plugin unless it is newer than its source.
-fn plugin(dir: &Path) -> Result<PathBuf, String> {
+pub fn plugin(dir: &Path) -> Result<PathBuf, String> {
     let src = root().join("bench/profile/insn_count.c");
     let so = dir.join("insn_count.so");
     let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
@@ -85,7 +86,7 @@ fn boot(
     dir: &Path,
 ) -> Result<(Side, BTreeMap<u64, u64>), String> {
     let init = veneer::init_words(opts, program, names, false).join(" ");
-    let counts = dir.join(format!("{}.counts", init.replace(' ', "-")));
+    let counts = dir.join(format!("{}.counts", init.replace([' ', '/'], "-")));
     let mut args = veneer::boot_args(opts, Clock::Fair, img, &init);
     args.push("-plugin".into());
     args.push(format!("{},out={}", plugin.display(), counts.display()));
@@ -171,8 +172,10 @@ fn functions(
     baseline: &BTreeMap<u64, u64>,
 ) -> Result<Vec<(String, Cost)>, String> {
     let target = root().join("target");
+    // The program's first word names its ELF (`lxrt` for the start rows).
+    let elf = program.split(' ').next().unwrap_or(program);
     let tables = [
-        Symbols::load(program, &target.join(build::USER_TARGET).join("release").join(program))?,
+        Symbols::load(elf, &target.join(build::USER_TARGET).join("release").join(elf))?,
         Symbols::load("kernel", &target.join(build::KERNEL_TARGET).join("release/kernel"))?,
     ];
     let mut by_function: BTreeMap<String, Cost> = BTreeMap::new();

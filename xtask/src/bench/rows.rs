@@ -61,6 +61,12 @@ impl Row {
 pub const CALIBRATION: &str = "calib";
 pub const CALIBRATION_INSNS: f64 = 1000.0;
 
+/// The program-start rows (`libos/tests/c/startbench.c` on both sides).
+const START_PAIRING: &str =
+    "the same static program (libos/tests/c/startbench.c) forks, executes the Debian \
+     program (dynamically linked, the same packages on both sides: Linux's initramfs, Veneer's boot root), \
+     waits; Veneer: under lxrt, the program's loader and libraries mapped by the library OS";
+
 pub const ROWS: &[Row] = &[
     row("calib", "calibration: 1000-instruction loop", "method")
         .linux("calib")
@@ -242,6 +248,48 @@ pub const ROWS: &[Row] = &[
         .pairing(
             "Linux: vfork + execve of the same program as fork + exec, waitpid; Veneer: user::spawn loads a \
              native program that exits into a new environment (no process table, no descriptors), waits",
+        ),
+    row("start_true", "start dynamic /bin/true (coreutils): fork + exec + wait", "issue 26")
+        .linux("start_true")
+        .veneer("start_true")
+        .pairing(START_PAIRING)
+        .target(1.5),
+    row("start_bash", "start `bash -c true`: fork + exec + wait", "issue 26")
+        .linux("start_bash")
+        .veneer("start_bash")
+        .pairing(START_PAIRING)
+        .target(1.5),
+    row("start_python", "start `python3 -c pass`: fork + exec + wait", "issue 26")
+        .linux("start_python")
+        .veneer("start_python")
+        .pairing(START_PAIRING)
+        .target(1.5),
+    row("shell_build", "busybox sh build-like script, 200 files, per run", "issue 26")
+        .linux("shell_build")
+        .veneer("shell_build")
+        .pairing(
+            "the same static program (libos/tests/c/startbench.c) runs busybox sh on a script that makes 200 \
+             small files, then per file a command substitution (basename) and a pipeline (sed | grep) and wc, \
+             then sort | uniq -c and cat | wc -c: about 1,000 forks and execs of Debian's dynamic programs",
+        )
+        .target(1.5),
+    row("pipe_stream", "pipe streaming: 1 MiB in 64 KiB writes, per KiB", "issue 26")
+        .linux("pipe_stream")
+        .veneer("pipe_stream")
+        .pairing(
+            "the same static program (startbench.c) forks a child that writes 16 MiB (quick: 1 MiB) into a \
+             pipe in 64 KiB writes while the parent reads 64 KiB at a time; per KiB moved, fork and wait \
+             included",
+        )
+        .target(3.0),
+    row("boot", "boot: reset to the shell's first prompt", "issue 26")
+        .linux("boot")
+        .veneer("boot")
+        .pairing(
+            "instructions executed from reset to busybox's first `/ # ` prompt on the console, counted by the \
+             profile's plugin (halted time not charged), the same firmware, loader and root (the start rows' \
+             packages) on both sides: Linux's kernel and initramfs with bench/linux/bootinit.c; Veneer's kernel, \
+             boot archive and `lxrt -t /bin/sh` as `cargo xtask run` boots; no target",
         ),
     row("select_a", "Fig. 8 A: select before each read", "Knutsson & Gunningberg, Fig. 8")
         .linux("select_a")

@@ -20,11 +20,19 @@ use crate::{build, qemu};
 pub const PROGRAMS: &[&str] = &[
     "bench",
     "bench_libos",
+    START,
     "devbench",
     "devbench isolation=off",
     "devbench iommu",
     "devbench iommu iommu=off",
 ];
+
+/// The program-start, shell and pipe-streaming rows' boot: busybox's
+/// shell runs `libos/root/bench/start.sh`, which runs Linux's program for
+/// them (`libos/tests/c/startbench.c`) under lxrt, on a root holding
+/// `START_PACKAGES` (Linux's initramfs holds the same).
+pub const START: &str = "lxrt /bin/sh /bench/start.sh";
+pub const START_PACKAGES: &[&str] = &["bash", "coreutils", "grep", "python3-minimal", "sed"];
 
 /// The nesting levels of `bench_libos`'s rows (paper 003 §6): a row
 /// `NAME_SUFFIX` is `bench_libos`'s `NAME` booted as `init=limiter @SPEC
@@ -55,15 +63,30 @@ fn boots<'a>(names: &[&'a str]) -> Vec<Boot<'a>> {
     boots
 }
 
+/// What `program` boots on: `img`, with `START_PACKAGES` for `START`.
+pub fn image_for(img: &build::Image, program: &str) -> Result<build::Image, String> {
+    let packages: Vec<String> = START_PACKAGES.iter().map(|p| p.to_string()).collect();
+    build::with_packages(img, if program == START { &packages } else { &[] })
+}
+
 /// Each boot's side, by its program.
 pub fn run(opts: &Options, clock: Clock, names: &[&str]) -> Vec<(String, Side)> {
-    let img = match build::all() {
-        Ok(img) => img,
+    let (img, start_img) = match build::all().and_then(|img| {
+        let start = image_for(&img, START)?;
+        Ok((img, start))
+    }) {
+        Ok(imgs) => imgs,
         Err(e) => return vec![("build".into(), Side::absent(format!("build failed: {e}")))],
     };
     let boots = boots(names);
     std::thread::scope(|s| {
-        let sides: Vec<_> = boots.iter().map(|b| s.spawn(|| boot(opts, clock, b, &img))).collect();
+        let sides: Vec<_> = boots
+            .iter()
+            .map(|b| {
+                let img = if b.program == START { &start_img } else { &img };
+                s.spawn(move || boot(opts, clock, b, img))
+            })
+            .collect();
         boots
             .iter()
             .zip(sides)

@@ -1,0 +1,2 @@
+/* cancel.c linked static. */
+#include "cancel.c"
