@@ -35,7 +35,7 @@ verdict unmapread 'read: (-1 EFAULT|4096); joined: yes|left in the pipe: (8192|4
 verdict threaddeath "joined: yes; its robust mutex: EOWNERDEAD" cbin/threaddeath
 # A signal storm; 100 futex waiters requeued.
 verdict sigstorm 'yes$' cbin/sigstorm
-verdict futexcrowd 'accepted|100 waiters of 100 returned; a process napping meanwhile was on time: yes' cbin/futexcrowd
+verdict futexcrowd 'accepted|100 waiters of 100 woken; a process napping meanwhile was on time: yes' cbin/futexcrowd
 # CPU-bound programs under interval timers.
 verdict itimers 'exited with 0' cbin/itimerspin
 # A measurement (issue 27 class 2, left to the scheduler's redesign): an
