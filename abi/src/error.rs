@@ -49,11 +49,13 @@ pub enum Error {
     /// The subtree's memory quota or CPU share would be exceeded
     /// (`env_limit`).
     OverQuota = 20,
+    /// No such device, or its driver is gone (disabled after a fault).
+    NoDevice = 21,
 }
 
 impl Error {
     /// Every error, in code order (for tests and documentation).
-    pub const ALL: [Error; 20] = [
+    pub const ALL: [Error; 21] = [
         Error::NoSuchCall,
         Error::BadPointer,
         Error::BadLength,
@@ -74,6 +76,7 @@ impl Error {
         Error::NoSlice,
         Error::BadProgram,
         Error::OverQuota,
+        Error::NoDevice,
     ];
 
     /// Decodes a negative system-call result.
@@ -110,6 +113,7 @@ impl Error {
             Error::NoSlice => "time slice not available",
             Error::BadProgram => "downloaded program rejected",
             Error::OverQuota => "over the subtree's quota",
+            Error::NoDevice => "no such device",
         }
     }
 }

@@ -4,6 +4,7 @@
 //! logic. See `docs/abi.md` for the calling convention.
 #![no_std]
 
+pub mod dev;
 pub mod error;
 pub mod exception;
 pub mod layout;

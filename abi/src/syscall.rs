@@ -308,6 +308,47 @@ pub const ENV_PRED_INSTALL: u64 = BASE + 51;
 /// `CapInfo::from`.
 pub const ENV_CAP_DERIVE: u64 = BASE + 52;
 
+/// `dev_info(dev, info, cred)`: what device `dev` (`dev::BLOCK`,
+/// `dev::NET`) is, written to `info` (a `dev::DevInfo`); `cred` must
+/// dominate the device capability (slot `CRED_DEVICES` of the first
+/// environment) with the read right. `NoDevice` if there is none or its
+/// driver was disabled.
+pub const DEV_INFO: u64 = BASE + 53;
+
+/// `blk_read(frame, offset, len, sector, done, cred)`: starts reading
+/// `len` bytes (whole sectors) from `sector` into bytes `offset..offset +
+/// len` of `frame`, which the caller holds (its own or a descendant's);
+/// `done` is the address of a writable, 8-byte-aligned completion word of
+/// the caller's (`dev::DONE`). `cred` must dominate the device capability
+/// with the write right. Returns at once; the frame and the word stay
+/// pinned until the request ends.
+pub const BLK_READ: u64 = BASE + 54;
+
+/// `blk_write(frame, offset, len, sector, done, cred)`: as `blk_read`,
+/// from the frame to the disk.
+pub const BLK_WRITE: u64 = BASE + 55;
+
+/// `net_send(frame, offset, len, done, cred)`: transmits the Ethernet
+/// frame in bytes `offset..offset + len` (14..1514) of `frame`.
+pub const NET_SEND: u64 = BASE + 56;
+
+/// `net_recv(frame, offset, len, done, cred)`: posts bytes
+/// `offset..offset + len` (at least 1514) of `frame` for a received frame:
+/// the next one the device delivers is copied there and `done` ends with
+/// its length. Buffers are filled in the order they were posted.
+pub const NET_RECV: u64 = BASE + 57;
+
+/// `dev_ping(dev, count, cred)`: crosses into `dev`'s driver `count` times
+/// (1..=100000) with a request it refuses at once: the driver answers (and
+/// the crossing's cost, `xpc` in the benchmarks). Returns `count`.
+pub const DEV_PING: u64 = BASE + 58;
+
+/// `dev_inject(dev, fault, arg, done, cred)`: fault injection into `dev`'s
+/// driver (`dev::inject`), in kernels built with the `inject` feature;
+/// `NoSuchCall` in every other kernel. Returns 1 when the driver was
+/// stopped, 0 when the fault is armed or in flight (then `done` ends).
+pub const DEV_INJECT: u64 = BASE + 59;
+
 /// `env_move(env, to, cred)`: moves `env` and its subtree under `to`, a
 /// proper ancestor of `env`'s parent (so `to` already dominated it: no
 /// authority is made; the environments between lose theirs). `cred` must
@@ -319,7 +360,7 @@ pub const ENV_CAP_DERIVE: u64 = BASE + 52;
 /// if `env` shares another's page tables (a thread moves with its owner)
 /// or an environment between `to` and `env` limits its subtree or
 /// interposes on `env` (a move may not escape either).
-pub const ENV_MOVE: u64 = BASE + 53;
+pub const ENV_MOVE: u64 = BASE + 60;
 
 /// `env_exit_bits(env, bits, cred)`: whenever `env` ends on its own or by
 /// the kernel's hand (it calls `exit`, faults with no handler free, is
@@ -329,10 +370,10 @@ pub const ENV_MOVE: u64 = BASE + 53;
 /// the caller must be `env`'s parent (`NotPermitted`). A library learns
 /// that a thread it made has died however it died (and ends it as a Linux
 /// thread ends), or that a child process the kernel killed is a zombie.
-pub const ENV_EXIT_BITS: u64 = BASE + 54;
+pub const ENV_EXIT_BITS: u64 = BASE + 61;
 
 /// One past the last kernel call.
-pub const END: u64 = BASE + 55;
+pub const END: u64 = BASE + 62;
 
 /// `env_limit`: no limit.
 pub const NO_LIMIT: u64 = u64::MAX;
@@ -401,6 +442,9 @@ pub const fn pct_grant(slot: u64) -> u64 {
 }
 /// The credential slot holding every environment's root capability.
 pub const CRED_SELF: u64 = 0;
+/// The slot of the first environment's list where the kernel puts the
+/// device capability at boot (it may derive from it and lend it on).
+pub const CRED_DEVICES: u64 = 63;
 /// "No guard" for `set_pct_entry` and `frame_share`.
 pub const NO_GUARD: u64 = u64::MAX;
 

@@ -121,6 +121,12 @@ pub struct Clock {
     /// Nanoseconds per TSC count in 32.32 fixed point: the time since the
     /// TSC's zero is `(tsc * tsc_ns_mult) >> 32`, computed in 128 bits.
     pub tsc_ns_mult: u64,
+    /// TSC counts the processor spent halted with nothing to run until a
+    /// device's interrupt ended the wait (stretches a timer tick ended are
+    /// carried on to the next halt): what a benchmark of device requests
+    /// leaves out, so that it counts the processor's work, not the
+    /// device's time (`docs/drivers.md`, Benchmarks).
+    pub halted_tsc: u64,
 }
 
 /// Values of [`EnvInfo::state`].

@@ -41,8 +41,8 @@ impl Kernel {
             }
             at = a.parent().map(EnvId::slot).ok_or(Error::BadEnv)?;
         }
-        self.caps.move_under(self.envs[s].guard, self.envs[to].guard)?;
-        self.set_parent(s, to);
+        self.mem.caps.move_under(self.envs[s].guard, self.envs[to].guard)?;
+        self.envs.set_parent(s, to, &self.mem.frames);
         Ok(())
     }
 

@@ -5,11 +5,13 @@
 #![no_std]
 
 pub mod bootfs;
+pub mod dev;
 pub mod ebpf;
 pub mod exc;
 pub mod kinfo;
 pub mod mem;
 pub mod nest;
+pub mod net;
 pub mod pct;
 pub mod print;
 pub mod rng;

@@ -5,6 +5,8 @@ mod bench;
 mod boottest;
 mod build;
 mod compat;
+#[cfg(test)]
+mod conventions;
 mod cpio;
 mod debs;
 mod deps;
@@ -91,7 +93,13 @@ fn lint() -> Result<(), String> {
         "--target",
         build::USER_TARGET,
     ];
-    for args in [&host[..], &kernel[..], &programs[..]] {
+    // The fault-injection build too (`build::inject`), in its own target
+    // directory as it is built.
+    let inject_dir = build::root().join("target/inject");
+    let inject_dir = inject_dir.to_str().ok_or("the target directory is not UTF-8")?;
+    let features = "kernel/inject,drvglue/inject,virtio-blk-driver/inject,virtio-net-driver/inject";
+    let inject = [&kernel[..], &["--features", features, "--target-dir", inject_dir][..]].concat();
+    for args in [&host[..], &kernel[..], &inject[..], &programs[..]] {
         build::cargo(&[args, &deny[..]].concat(), &[])?;
     }
     Ok(())

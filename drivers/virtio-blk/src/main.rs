@@ -28,6 +28,11 @@ mod driver {
         slots: [Slot; SLOTS],
     }
 
+    // SAFETY: a driver runs on one CPU, only inside the kernel's crossings,
+    // which do not nest: its state is never reached from two places at once
+    // (`Global` checks it), whatever the device types inside hold.
+    unsafe impl Send for State {}
+
     static STATE: Global<State> = Global::new(State {
         blk: None,
         slots: [const { Slot { busy: false, token: 0, request: ZERO, req: BLK_REQ, resp: BLK_RESP } }; SLOTS],
@@ -65,68 +70,70 @@ mod driver {
         }
         facts.capacity = blk.capacity();
         facts.queue_depth = SLOTS as u32;
-        STATE.get().blk = Some(blk);
+        STATE.with(|s| s.blk = Some(blk));
         status::OK
     }
 
     extern "C" fn submit(r: &Request) -> i32 {
-        let s = STATE.get();
-        let Some(blk) = s.blk.as_mut() else { return status::IO_ERROR };
-        if drvglue::inject(r) {
-            return status::OK;
-        }
-        let r = &drvglue::wild_dma(r);
-        if r.len == 0 || !r.len.is_multiple_of(SECTOR_SIZE) || !matches!(r.op, op::READ | op::WRITE) {
-            return status::INVALID;
-        }
-        let Some(slot) = s.slots.iter_mut().find(|s| !s.busy) else { return status::NO_SPACE };
-        // SAFETY: the kernel lent `va..va + len` to this driver until it
-        // completes the request; nothing else touches it meanwhile.
-        let buf = unsafe { core::slice::from_raw_parts_mut(r.va as *mut u8, r.len) };
-        // SAFETY: the slot's header, response and the lent buffer stay put
-        // and untouched until `interrupt` completes the request.
-        let started = unsafe {
-            if r.op == op::READ {
-                blk.read_blocks_nb(r.sector as usize, &mut slot.req, buf, &mut slot.resp)
-            } else {
-                blk.write_blocks_nb(r.sector as usize, &mut slot.req, buf, &mut slot.resp)
+        STATE.with(|s| {
+            let Some(blk) = s.blk.as_mut() else { return status::IO_ERROR };
+            if drvglue::inject(r) {
+                return status::OK;
             }
-        };
-        match started {
-            Ok(token) => {
-                (slot.busy, slot.token, slot.request) = (true, token, *r);
-                status::OK
+            let r = &drvglue::wild_dma(r);
+            if r.len == 0 || !r.len.is_multiple_of(SECTOR_SIZE) || !matches!(r.op, op::READ | op::WRITE) {
+                return status::INVALID;
             }
-            Err(virtio_drivers::Error::QueueFull) => status::NO_SPACE,
-            Err(_) => status::IO_ERROR,
-        }
+            let Some(slot) = s.slots.iter_mut().find(|s| !s.busy) else { return status::NO_SPACE };
+            // SAFETY: the kernel lent `va..va + len` to this driver until it
+            // completes the request; nothing else touches it meanwhile.
+            let buf = unsafe { core::slice::from_raw_parts_mut(r.va as *mut u8, r.len) };
+            // SAFETY: the slot's header, response and the lent buffer stay put
+            // and untouched until `interrupt` completes the request.
+            let started = unsafe {
+                if r.op == op::READ {
+                    blk.read_blocks_nb(r.sector as usize, &mut slot.req, buf, &mut slot.resp)
+                } else {
+                    blk.write_blocks_nb(r.sector as usize, &mut slot.req, buf, &mut slot.resp)
+                }
+            };
+            match started {
+                Ok(token) => {
+                    (slot.busy, slot.token, slot.request) = (true, token, *r);
+                    status::OK
+                }
+                Err(virtio_drivers::Error::QueueFull) => status::NO_SPACE,
+                Err(_) => status::IO_ERROR,
+            }
+        })
     }
 
     extern "C" fn interrupt() {
         drvglue::on_interrupt();
-        let s = STATE.get();
-        let Some(blk) = s.blk.as_mut() else { return };
-        blk.ack_interrupt();
-        while let Some(token) = blk.peek_used() {
-            let Some(slot) = s.slots.iter_mut().find(|s| s.busy && s.token == token) else {
-                panic!("device completed unknown token {token}");
-            };
-            let r = slot.request;
-            // SAFETY: as in `submit`: the same buffer, lent until now.
-            let buf = unsafe { core::slice::from_raw_parts_mut(r.va as *mut u8, r.len) };
-            // SAFETY: the same header, buffer and response as `submit` used
-            // for this token.
-            let done = unsafe {
-                if r.op == op::READ {
-                    blk.complete_read_blocks(token, &slot.req, buf, &mut slot.resp)
-                } else {
-                    blk.complete_write_blocks(token, &slot.req, buf, &mut slot.resp)
-                }
-            };
-            slot.busy = false;
-            let st = if done.is_ok() { status::OK } else { status::IO_ERROR };
-            (kernel().complete)(r.tag, st, r.len);
-        }
+        STATE.with(|s| {
+            let Some(blk) = s.blk.as_mut() else { return };
+            blk.ack_interrupt();
+            while let Some(token) = blk.peek_used() {
+                let Some(slot) = s.slots.iter_mut().find(|s| s.busy && s.token == token) else {
+                    panic!("device completed unknown token {token}");
+                };
+                let r = slot.request;
+                // SAFETY: as in `submit`: the same buffer, lent until now.
+                let buf = unsafe { core::slice::from_raw_parts_mut(r.va as *mut u8, r.len) };
+                // SAFETY: the same header, buffer and response as `submit` used
+                // for this token.
+                let done = unsafe {
+                    if r.op == op::READ {
+                        blk.complete_read_blocks(token, &slot.req, buf, &mut slot.resp)
+                    } else {
+                        blk.complete_write_blocks(token, &slot.req, buf, &mut slot.resp)
+                    }
+                };
+                slot.busy = false;
+                let st = if done.is_ok() { status::OK } else { status::IO_ERROR };
+                (kernel().complete)(r.tag, st, r.len);
+            }
+        })
     }
 
     static API: DriverApi = DriverApi { version: VERSION, init, submit, interrupt };

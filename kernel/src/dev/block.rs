@@ -4,8 +4,7 @@
 //! the device or its driver.
 
 use super::driver::{self, Done, Span};
-use crate::frames::Frame;
-use crate::state::Kernel;
+use crate::frames::Frames;
 use drvapi::{op, status, Request};
 
 pub const SECTOR: usize = 512;
@@ -35,15 +34,16 @@ pub fn capacity() -> u64 {
 }
 
 /// Starts moving the bytes of `buf` (a frame `owner`, 0 for the kernel,
-/// must hold) to or from sectors from `sector`; `done` gets the tag back
+/// must hold) to or from sectors from `sector`; `done` gets `cookie` back
 /// with the outcome.
 pub fn submit(
-    k: &mut Kernel,
+    frames: &Frames,
     write: bool,
     owner: u32,
     buf: Span,
     sector: u64,
     done: Done,
+    cookie: u64,
 ) -> Result<u64, BlockError> {
     let Span { frame, offset, len } = buf;
     let i = device().ok_or(BlockError::NoDevice)?;
@@ -54,12 +54,12 @@ pub fn submit(
     if end > capacity() {
         return Err(BlockError::PastEnd);
     }
-    if !driver::holds(k, owner, Frame::new(frame)) {
+    if !driver::holds(frames, owner, frame) {
         return Err(BlockError::NotOwner);
     }
-    let pa = (frame << 12) + offset as u64;
+    let pa = frame.addr() + offset as u64;
     let r = Request { op: if write { op::WRITE } else { op::READ }, tag: 0, sector, va: 0, len };
-    driver::submit(k, i, r, pa, done).map_err(|e| {
+    driver::submit(i, r, pa, done, cookie).map_err(|e| {
         if e == status::OK {
             BlockError::Driver(status::IO_ERROR)
         } else {

@@ -18,7 +18,7 @@ pub fn env_exit_bits(k: &mut Kernel, Args([env, bits, cred, ..]): Args) -> Resul
     // Only the parent's address space may ask: the bits go to the parent,
     // past its interrupt guard.
     let parent = k.envs[s].parent().ok_or(Error::NotPermitted)?.slot();
-    if k.space_owner(k.current) != k.space_owner(parent) {
+    if k.space_owner(k.current()) != k.space_owner(parent) {
         return Err(Error::NotPermitted);
     }
     k.envs[s].exit_bits = bits;

@@ -10,6 +10,7 @@
 mod caps;
 mod console;
 mod cpu;
+mod devices;
 mod envs;
 mod lifetime;
 mod memory;
@@ -152,6 +153,13 @@ calls! {
     sc::ENV_LIMIT => nest::env_limit;
     sc::INTERCEPT_WAIT => nest::intercept_wait;
     sc::ENV_CAP_COPY => nest::env_cap_copy;
+    sc::DEV_INFO => devices::dev_info;
+    sc::BLK_READ => devices::blk_read;
+    sc::BLK_WRITE => devices::blk_write;
+    sc::NET_SEND => devices::net_send;
+    sc::NET_RECV => devices::net_recv;
+    sc::DEV_PING => devices::dev_ping;
+    sc::DEV_INJECT => devices::dev_inject;
 }
 
 /// The general path of protected control transfer, where `pct_fast` sends
@@ -167,7 +175,7 @@ pub extern "C" fn reflect() {
 }
 
 fn reflect_in(k: &mut crate::state::Kernel) {
-    let c = k.current;
+    let c = k.current();
     if k.hold_foreign() {
         return;
     }

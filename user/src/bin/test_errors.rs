@@ -269,6 +269,10 @@ fn main(_: u64) -> i32 {
         sys::pred_free(id).unwrap();
     }
     expect("sleep on a bad predicate", sys::sleep(u64::MAX, 0), BadLength);
+    // The device calls: a device that does not exist; the device
+    // capability, which a child does not hold.
+    expect("info on no such device", sys::dev_info(99).map(|_| 0), NoDevice);
+    expect("block read without the device capability", raw(sc::BLK_READ, [0, 0, 512, 0, 0, 0]), NotPermitted);
     let stopped = spawn::spawn("faulter", 0).unwrap();
     expect("run a running env", sys::env_run(stopped), BadState);
     spawn::wait(stopped).unwrap();
