@@ -45,6 +45,9 @@ pub struct KernelInfo {
     pub cmdline_len: u64,
     /// The kernel command line (`init=PROGRAM ARGS...`).
     pub cmdline: [u8; 256],
+    /// Environment slots in use (live or exited): a library's count of
+    /// its tasks against a limit needs no scan of the table.
+    pub envs_used: u64,
 }
 
 impl Default for KernelInfo {
@@ -57,6 +60,7 @@ impl Default for KernelInfo {
             ticks: 0,
             cmdline_len: 0,
             cmdline: [0; 256],
+            envs_used: 0,
         }
     }
 }
@@ -152,7 +156,7 @@ pub mod env_state {
 pub const FAULT_EXIT_BASE: i32 = -1000;
 
 /// Number of environment-table slots; an id's low bits index the table.
-pub const ENV_SLOTS: usize = 1024;
+pub const ENV_SLOTS: usize = 4096;
 
 /// The slot index of an environment id.
 pub const fn env_slot(id: u32) -> usize {

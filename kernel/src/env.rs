@@ -88,6 +88,9 @@ pub mod notify {
     pub const INTERRUPTS: u8 = 2;
     /// End-of-slice upcalls wanted too: the abort protocol applies.
     pub const SLICE_ENDS: u8 = 4;
+    /// It holds slices others run in too (`group.rs`): who runs in one
+    /// is the group's turn to decide.
+    pub const GROUP: u8 = 8;
 
     /// A `slice_upcalls` mode as these bits: 0 none, 1 both ends of each
     /// slice, 2 its start only (`None`: no such mode).
@@ -373,6 +376,8 @@ pub struct Envs {
     /// Where the search for a free slot starts: slots are taken in turn,
     /// so an id (and a library's pid) is not reused soon.
     next: usize,
+    /// Slots in use (`KernelInfo::envs_used`).
+    used: u64,
 }
 
 impl core::ops::Index<Slot> for Envs {
@@ -392,7 +397,12 @@ impl core::ops::IndexMut<Slot> for Envs {
 
 impl Envs {
     pub fn new(table: &'static mut [Env; ENV_SLOTS], info: &'static mut [EnvInfo; ENV_SLOTS]) -> Envs {
-        Envs { table, info, top: 0, next: 1 }
+        Envs { table, info, top: 0, next: 1, used: 0 }
+    }
+
+    /// Slots in use, live or exited.
+    pub fn used(&self) -> u64 {
+        self.used
     }
 
     /// One past the highest slot in use (slots from here on are free).
@@ -503,6 +513,7 @@ impl Envs {
         let parent_id = parent.map(|p| self.table[p].id);
         let limited = parent.is_some_and(|p| self.table[p].limited);
         self.top = self.top.max(s.index() + 1);
+        self.used += 1;
         let e = &mut self.table[s];
         *e = Env::EMPTY;
         e.generation = generation;
@@ -560,6 +571,7 @@ impl Envs {
     /// capabilities are the caller's to revoke first.
     pub fn vacate(&mut self, s: Slot, frames: &Frames) {
         self.unlink_child(s);
+        self.used -= 1;
         let (generation, parent) = (self.table[s].generation, self.table[s].parent);
         self.table[s] = Env::EMPTY;
         (self.table[s].generation, self.table[s].parent) = (generation, parent);
@@ -701,7 +713,9 @@ mod tests {
         assert_eq!(t.live(id.raw() as u64), Ok(a));
         assert_eq!(t.info[a].id, id.raw());
         assert_eq!(t.info[a].state, env_state::STOPPED);
+        assert_eq!(t.used(), 1);
         t.vacate(a, &fr);
+        assert_eq!(t.used(), 0, "slots in use are counted");
         assert_eq!(t.live(id.raw() as u64), Err(Error::BadEnv), "a dead id names nothing");
         assert_eq!(t.info[a].id, 0);
         // Slots are taken in turn: a freed one only after a round.

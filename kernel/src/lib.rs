@@ -16,6 +16,7 @@ pub mod bootinfo;
 pub mod cap;
 pub mod dev;
 pub mod frames;
+mod group;
 pub mod pagetable;
 pub mod validate;
 

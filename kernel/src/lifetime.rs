@@ -43,6 +43,8 @@ impl Kernel {
         }
         self.mem.caps.move_under(self.envs[s].guard, self.envs[to].guard)?;
         self.envs.set_parent(s, to, &self.mem.frames);
+        // Without slices of its own, it runs in its new parent's group's.
+        self.sched.groups().regroup(&mut self.envs, s);
         Ok(())
     }
 

@@ -181,7 +181,7 @@ impl Kernel {
         (e.pct_entry, e.pct_stack, e.pct_guard) = (r.pct_entry, r.pct_stack, guard);
         let upcalls = notify::of_mode(r.slice_upcalls).unwrap_or(0);
         let queued = if r.interrupts != 0 { notify::INTERRUPTS } else { 0 };
-        e.notify = upcalls | queued;
+        e.notify = upcalls | queued | (e.notify & notify::GROUP);
         (e.interrupts, e.interrupt_from) = (r.interrupts, interrupt_from);
         (e.sleep_pred, e.sleep_until) = (r.sleep_pred as u16, r.sleep_until);
         e.resume_as = resume_as;

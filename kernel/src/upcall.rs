@@ -176,16 +176,6 @@ impl Kernel {
         false
     }
 
-    /// Called when the scheduler reaches a slice of a penalised slot: the
-    /// slice is skipped; the last skipped one restores it.
-    pub fn serve_penalty(&mut self, s: Slot) {
-        let e = &mut self.envs[s];
-        e.penalty = e.penalty.saturating_sub(1);
-        if e.penalty == 0 {
-            self.set_state(s, State::Runnable);
-        }
-    }
-
     /// Asks slot `s` to give back `n` frames (visible revocation, paper
     /// 001 §3.3): recorded, then told by upcall.
     pub fn reclaim(&mut self, s: Slot, n: u64) -> Result<u64, abi::Error> {

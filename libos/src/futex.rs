@@ -75,9 +75,9 @@ pub struct Table([Waiter; WAITERS]);
 /// woken: what the predicate reads. In the arena's header
 /// (`shared::futex_wake`), so that a waker in another process (a futex in
 /// `MAP_SHARED` memory) can set it.
-#[repr(C, align(1024))]
+#[repr(C, align(4096))]
 pub struct Wake([AtomicU8; ENV_SLOTS]);
-const _: () = assert!(ENV_SLOTS == 1024, "the predicate masks the slot with 1023");
+const _: () = assert!(ENV_SLOTS == 4096, "one page, the region a predicate reads");
 
 fn wake_byte(env: u32) -> &'static AtomicU8 {
     // SAFETY: the header is mapped in every process for its whole life;

@@ -35,9 +35,9 @@ pub const WANT_WRITE: u64 = 2;
 /// size: within one page, as the kernel asks of a region. The kernel reads
 /// it by address, so it is a static of its own rather than part of
 /// `proc::Process`.
-#[repr(C, align(1024))]
+#[repr(C, align(4096))]
 struct Params([AtomicU8; ENV_SLOTS]);
-const _: () = assert!(ENV_SLOTS == 1024, "the predicate masks the slot with 1023");
+const _: () = assert!(ENV_SLOTS == 4096, "one page, the region a predicate reads");
 const _: () = assert!(MAX_RINGS * 2 <= 8, "a slot's terms fit its byte");
 
 static PARAMS: Params = Params([const { AtomicU8::new(0) }; ENV_SLOTS]);

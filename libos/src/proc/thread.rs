@@ -18,10 +18,10 @@
 //! the first to do it (`Vars::group_exit`, then an interrupt) and ends.
 
 use super::{vars, with_process};
-use crate::entry::{self, Block, STACK_SIZE};
+use crate::entry::{self, Block, THREAD_STACK_SIZE};
 use crate::lock;
 use abi::exception::ExceptionFrame;
-use abi::syscall::{CRED_SELF, ENV_SELF, SLICE_ANY};
+use abi::syscall::{CRED_SELF, ENV_SELF};
 use abi::tables::env_state;
 use alloc::alloc::{alloc, dealloc, Layout};
 use alloc::vec::Vec;
@@ -45,7 +45,7 @@ impl List {
     pub const NONE: List = List(Vec::new());
 }
 
-const STACK_LAYOUT: Layout = match Layout::from_size_align(STACK_SIZE, 4096) {
+const STACK_LAYOUT: Layout = match Layout::from_size_align(THREAD_STACK_SIZE, 4096) {
     Ok(l) => l,
     Err(_) => panic!("the stack's layout"),
 };
@@ -115,7 +115,7 @@ pub fn create(f: &ExceptionFrame, s: &Start) -> Result<u32, abi::Error> {
         return Err(abi::Error::NoMemory);
     }
     let lo = stack as u64;
-    let mut b = Block::with_stack(lo..lo + STACK_SIZE as u64);
+    let mut b = Block::with_stack(lo..lo + THREAD_STACK_SIZE as u64);
     let mut frame = *f;
     (frame.regs.rax, frame.regs.rsp, frame.busy) = (0, s.rsp, 1);
     b.set_frame(frame, entry::fx());
@@ -136,8 +136,10 @@ pub fn create(f: &ExceptionFrame, s: &Start) -> Result<u32, abi::Error> {
             .and_then(|_| sys::env_set_regs(env, &regs))
             // However it ends, the first thread hears of it (`bury`).
             .and_then(|_| sys::env_exit_bits(env, super::signal::CONSOLE_INPUT))
-            .and_then(|_| sys::set_pct_entry_guarded(env, 0, 0, super::table::cred()))
-            .and_then(|_| sys::slice_alloc(env, SLICE_ANY));
+            // No slice of its own: it runs in its process's, by turns with
+            // the other threads (the kernel's groups), so a program that
+            // makes a thousand threads takes no time from other programs.
+            .and_then(|_| sys::set_pct_entry_guarded(env, 0, 0, super::table::cred()));
         match r {
             Ok(_) => Ok(env as u32),
             Err(e) => {

@@ -279,7 +279,7 @@ fn main(_: u64) -> i32 {
 
     // Exhaust the environment table, then physical memory.
     let before = kinfo::free_plus_own();
-    let mut made = [0u64; 1024];
+    let mut made = [0u64; abi::tables::ENV_SLOTS];
     let mut n = 0;
     let last = loop {
         match sys::env_create() {
