@@ -1,6 +1,6 @@
 //! Identity, limits, randomness, signals bookkeeping and other small calls.
 
-use crate::errno::{LxResult, EAGAIN, EINTR, EINVAL, EOPNOTSUPP, EPERM, ESRCH};
+use crate::errno::{LxResult, EAGAIN, EINTR, EINVAL, EOPNOTSUPP, EPERM};
 use crate::proc::signal;
 use crate::uaccess;
 
@@ -57,26 +57,6 @@ pub fn getrandom(buf: u64, len: u64, flags: u64) -> LxResult {
     let len = len.min(MAX_RW_COUNT);
     uaccess::with_bytes_mut(buf, len, crate::random::fill)?;
     Ok(len as i64)
-}
-
-const RLIMIT_STACK: u64 = 3;
-const RLIMIT_NOFILE: u64 = 7;
-const RLIM_INFINITY: u64 = u64::MAX;
-
-pub fn prlimit(pid: u64, res: u64, new: u64, old: u64) -> LxResult {
-    if pid != 0 && pid != crate::proc::pid() as u64 {
-        return Err(ESRCH);
-    }
-    if old != 0 {
-        let v = match res {
-            RLIMIT_STACK => [crate::layout::STACK_MAX; 2],
-            RLIMIT_NOFILE => [crate::fd::MAX_FDS as u64; 2],
-            _ => [RLIM_INFINITY; 2],
-        };
-        uaccess::put(old, v)?;
-    }
-    let _ = new;
-    Ok(0)
 }
 
 pub fn rt_sigaction(sig: u64, act: u64, old: u64) -> LxResult {

@@ -31,6 +31,8 @@ struct Child {
     env: u32,
     stops: u32,
     conts: u32,
+    /// Handed to init by a process that ended before it (`adopt`).
+    adopted: bool,
 }
 
 /// The environments this process forked and has not reaped
@@ -54,7 +56,7 @@ fn children() -> Vec<Child> {
 
 /// Fork made environment `env`.
 pub fn add_child(env: u32) {
-    with_children(|c| c.push(Child { env, stops: 0, conts: 0 }));
+    with_children(|c| c.push(Child { env, stops: 0, conts: 0, adopted: false }));
 }
 
 /// A forked child's copy of the list names its siblings, not its children.
@@ -188,7 +190,8 @@ pub fn wait(pid: i64, options: u64) -> Result<(i64, i32, u64), i64> {
         }
         let mut any = false;
         for c in children() {
-            if !matches(c.env) {
+            // (One init reaped meanwhile, `reap_adopted`, is gone.)
+            if !matches(c.env) || !is_listed(c.env) {
                 continue;
             }
             any = true;
@@ -240,17 +243,33 @@ pub fn wait(pid: i64, options: u64) -> Result<(i64, i32, u64), i64> {
 /// Init takes as its own the processes other processes handed it as they
 /// ended (`exit`): children in the kernel's table it did not fork.
 fn adopt() {
+    for e in handed_to_init() {
+        if !is_listed(e.id) {
+            with_children(|c| c.push(Child { env: e.id, stops: 0, conts: 0, adopted: true }));
+        }
+    }
+}
+
+/// The processes in the kernel's table that are init's (the caller's)
+/// children without being its threads.
+fn handed_to_init() -> impl Iterator<Item = EnvInfo> {
     let me = super::env();
     let threads = super::thread::envs();
-    for slot in 0..abi::tables::ENV_SLOTS {
-        let e = kinfo::env(slot);
-        if e.id != 0
-            && e.parent == me
-            && e.state != env_state::FREE
-            && !threads.contains(&e.id)
-            && !is_listed(e.id)
-        {
-            add_child(e.id);
+    (0..abi::tables::ENV_SLOTS).map(kinfo::env).filter(move |e| {
+        e.id != 0 && e.parent == me && e.state != env_state::FREE && !threads.contains(&e.id)
+    })
+}
+
+/// Init reaps the processes handed to it that have ended, as soon as
+/// their SIGCHLD comes, as Linux's init programs do in their handler for
+/// it: a program that never waits (a shell running a script as PID 1)
+/// otherwise kept them, and their environments, until it did. Those it
+/// forked itself wait for its own `wait`.
+pub fn reap_adopted() {
+    let forked = |id: u32| with_children(|c| c.iter().any(|c| c.env == id && !c.adopted));
+    for e in handed_to_init() {
+        if e.state == env_state::EXITED && !forked(e.id) {
+            reap(e.id);
         }
     }
 }

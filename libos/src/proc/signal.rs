@@ -221,6 +221,9 @@ fn collect() {
         }
         note_sender(bits & !CONSOLE_INPUT, from);
         add_pending(bits & !CONSOLE_INPUT);
+        if bits & 1 << SIGCHLD != 0 && super::is_init() {
+            super::exit::reap_adopted();
+        }
     }
     // Usually nothing is pending: one word read on every call's path.
     if super::vars().pending.get() != 0 {
@@ -367,6 +370,9 @@ pub fn interrupted(f: &mut ExceptionFrame) {
         crate::lock::acquire();
         note_sender(bits, f.fault_addr);
         add_pending(bits);
+        if bits & 1 << SIGCHLD != 0 && super::is_init() {
+            super::exit::reap_adopted();
+        }
         // Typed input (a Ctrl-C may become a SIGINT for us too), or a
         // thread's end.
         if f.error_code & CONSOLE_INPUT != 0 {
@@ -422,6 +428,10 @@ pub fn send_thread(env: u32, sig: u32) -> Result<(), abi::Error> {
 /// for it (other than `except`): a blocked call ends with EINTR.
 pub fn pending_except(except: u64) -> bool {
     collect();
+    // (A SIGCHLD the upcall brought while lxrt slept: init reaps here.)
+    if pending_bits() & 1 << SIGCHLD != 0 && super::is_init() {
+        super::exit::reap_adopted();
+    }
     // Default actions happen here: a fatal signal ends the process, an
     // ignored one (a child's SIGCHLD, say) must not end the call, and a
     // stop stops the process right here, the wait going on once it is

@@ -88,6 +88,8 @@ pub struct Process {
     pub notes: log::Notes,
     /// The terminal's settings (`struct termios`, `obj/console.rs`).
     pub termios: [u8; crate::obj::console::TERMIOS_SIZE],
+    /// Its resource limits (`getrlimit`).
+    pub limits: super::limits::Limits,
 }
 
 /// A thread's state: words, read and written by value (in its
@@ -188,6 +190,7 @@ static PROCESS: Scoped<Process> = Scoped::new(
         threads: super::thread::List::NONE,
         notes: log::Notes::NONE,
         termios: crate::obj::console::TERMIOS_DEFAULT,
+        limits: super::limits::Limits::INITIAL,
     },
 );
 
