@@ -162,7 +162,6 @@ impl Kernel {
         }
     }
 
-
     /// Waits for an interrupt, then accounts the ticks that passed;
     /// whether it halted (a device that interrupted while a driver ran is
     /// served at once instead).

@@ -17,8 +17,8 @@
 //! puts them together with wakeups, penalties and idling.
 
 use crate::env::{Env, Envs, Slot, State};
-use crate::group::Groups;
 use crate::frames::Frames;
+use crate::group::Groups;
 use abi::tables::{Clock, SliceVector, SLICES};
 use abi::Error;
 
@@ -86,7 +86,11 @@ pub mod offsets {
 
 impl Sched {
     /// No slice owned, slot 0 current and root (boot).
-    pub fn new(slices: &'static mut SliceVector, clock: &'static mut Clock, groups: &'static mut Groups) -> Sched {
+    pub fn new(
+        slices: &'static mut SliceVector,
+        clock: &'static mut Clock,
+        groups: &'static mut Groups,
+    ) -> Sched {
         let first = Slot::new(0).expect("slot 0 exists");
         Sched {
             current: first,
@@ -490,9 +494,9 @@ mod tests {
         assert_eq!(k.turn(None, |m| asleep(m).then_some(m)), Some(root));
         assert_eq!(k.turn(None, |m| asleep(m).then_some(m)), Some(a));
         assert_eq!(k.turn(None, |m| asleep(m).then_some(m)), Some(c), "b sleeps: skipped");
-        assert_eq!(k.turn(None, |m| Some(m)), Some(root));
-        assert_eq!(k.turn(None, |m| Some(m)), Some(a));
-        assert_eq!(k.turn(None, |m| Some(m)), Some(b), "woken: its turn comes in order");
+        assert_eq!(k.turn(None, Some), Some(root));
+        assert_eq!(k.turn(None, Some), Some(a));
+        assert_eq!(k.turn(None, Some), Some(b), "woken: its turn comes in order");
         // The first environment takes a slice: everyone is its group's.
         k.slice_alloc(&mut e, &fr, root, Some(3)).unwrap();
         assert_eq!(k.groups().first(None), None);

@@ -52,7 +52,8 @@ pub fn all() -> Result<Image, String> {
     let target = root().join("target");
     let kernel = target.join(KERNEL_TARGET).join("release/kernel");
     let bootfs = target.join("bootfs.cpio");
-    std::fs::write(&bootfs, bootfs_archive(&[], &target, &[])?).map_err(|e| format!("writing bootfs: {e}"))?;
+    std::fs::write(&bootfs, bootfs_archive(&[], &target, &[])?)
+        .map_err(|e| format!("writing bootfs: {e}"))?;
     Ok(Image { kernel, bootfs })
 }
 
@@ -89,7 +90,8 @@ pub fn with_packages(img: &Image, pkgs: &[String]) -> Result<Image, String> {
     let mut names = pkgs.to_vec();
     names.sort();
     let bootfs = root().join("target").join(format!("bootfs-{}.cpio", names.join("+")));
-    std::fs::write(&bootfs, bootfs_archive(pkgs, &root().join("target"), &[])?).map_err(|e| format!("writing bootfs: {e}"))?;
+    std::fs::write(&bootfs, bootfs_archive(pkgs, &root().join("target"), &[])?)
+        .map_err(|e| format!("writing bootfs: {e}"))?;
     Ok(Image { kernel: img.kernel.clone(), bootfs })
 }
 
@@ -102,7 +104,8 @@ pub fn with_files(
     extra: &[(String, Vec<u8>)],
 ) -> Result<Image, String> {
     let bootfs = root().join("target").join(format!("bootfs-{name}.cpio"));
-    std::fs::write(&bootfs, bootfs_archive(pkgs, &root().join("target"), extra)?).map_err(|e| format!("writing bootfs: {e}"))?;
+    std::fs::write(&bootfs, bootfs_archive(pkgs, &root().join("target"), extra)?)
+        .map_err(|e| format!("writing bootfs: {e}"))?;
     Ok(Image { kernel: img.kernel.clone(), bootfs })
 }
 
