@@ -19,6 +19,7 @@ impl Kernel {
             // path saves no registers.
             return self.yield_to_sleeper(t);
         }
+        self.sched.lend(self.current());
         self.switch_to(t);
         if self.envs[t].notify & notify::INTERRUPTS != 0 {
             // Bits queued for it are delivered as at a slice's start.
@@ -39,6 +40,7 @@ impl Kernel {
         if self.envs[t].state() != State::Runnable {
             return Err(Error::BadState);
         }
+        self.sched.lend(self.current());
         self.switch_to(t);
         self.deliver_interrupts(t);
         Ok(0)

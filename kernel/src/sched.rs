@@ -77,6 +77,9 @@ pub struct Sched {
     grace: Option<(Slot, u32)>,
     /// Who runs in whose slices (`group.rs`).
     groups: &'static mut Groups,
+    /// Who gave the rest of this tick's slice away (`yield_to`), to have
+    /// it back if the one it went to ends before the tick.
+    lender: Option<Slot>,
 }
 
 /// Offsets of the fields `pct_fast` (assembly) reads and writes.
@@ -101,6 +104,7 @@ impl Sched {
             next_used: [NO_SLICE; 256],
             grace: None,
             groups,
+            lender: None,
         }
     }
 
@@ -265,6 +269,18 @@ impl Sched {
             }
         }
         (envs[s].state() == State::Runnable).then_some(s)
+    }
+
+    /// Slot `s` gives the rest of this slice away.
+    #[inline(always)]
+    pub fn lend(&mut self, s: Slot) {
+        self.lender = Some(s);
+    }
+
+    /// Who gave the rest of this slice away, if anyone did since the last
+    /// tick; forgotten.
+    pub fn take_lender(&mut self) -> Option<Slot> {
+        self.lender.take()
     }
 
     /// Who runs in whose slices.

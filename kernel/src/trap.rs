@@ -5,6 +5,7 @@
 
 use crate::arch::{apic, cpu, frame::TrapFrame, percpu};
 use crate::hooks::TrapView;
+use crate::env::State;
 use crate::state::Kernel;
 use abi::exception::{vector, Regs};
 use abi::tables::FAULT_EXIT_BASE;
@@ -124,7 +125,7 @@ impl Kernel {
         }
         let s = self.current();
         self.env_end(s, code);
-        self.schedule();
+        self.after_end();
     }
 
     /// `exit_current`, and then interrupt `bits` for the parent if it takes
@@ -139,7 +140,19 @@ impl Kernel {
         let id = self.envs[c].id().raw();
         self.env_end(c, code);
         self.queue_interrupt(p, bits, id);
-        self.schedule();
+        self.after_end();
+    }
+
+    /// The current environment has ended: the rest of the slice goes back
+    /// to whoever lent it (`yield_to`), if it can run, else to the next
+    /// owned slice. A sender of SIGKILL yields to each target until it has
+    /// ended, and a thousand targets each ending early in the lent slice
+    /// would otherwise cost it a round of every slice apiece.
+    fn after_end(&mut self) {
+        match self.sched.take_lender() {
+            Some(l) if self.envs[l].state() == State::Runnable => self.switch_to(l),
+            _ => self.schedule(),
+        }
     }
 }
 

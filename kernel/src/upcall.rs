@@ -128,6 +128,8 @@ impl Kernel {
         // (The checks below may end the current environment; repossession
         // comes first so it sees the state the tick found.)
         self.count_ticks(1);
+        // A slice lent before this tick is over.
+        self.sched.take_lender();
         // The tick is charged to whoever it found running.
         let c = self.current();
         self.envs[c].ticks += 1;

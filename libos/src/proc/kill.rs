@@ -17,8 +17,9 @@ use abi::tables::env_state;
 use alloc::vec::Vec;
 use user::kinfo;
 
-/// How long a sender waits for its SIGKILL's targets to end (one that
-/// cannot, its lxrt wedged, must not hold the sender for ever).
+/// How long a sender waits for its SIGKILL's targets while none of them
+/// ends (one that cannot, its lxrt wedged, must not hold the sender for
+/// ever; a thousand that each take a while to end must all be waited for).
 const KILL_WAIT_NS: u64 = 5_000_000_000;
 
 /// Signal `sig` for the process with Linux pid `p`; ESRCH if it is gone
@@ -82,15 +83,19 @@ fn matching(sig: u32, member: impl Fn(&table::Entry) -> bool) -> Result<(), i64>
 }
 
 /// Gives each of `targets` (sent SIGKILL) the CPU until all have ended
-/// (or `KILL_WAIT_NS` has passed).
+/// (or `KILL_WAIT_NS` has passed without one ending).
 fn until_ended(targets: &[u32]) {
-    let deadline = kinfo::now_ns() + KILL_WAIT_NS;
     let alive = |t: u32| kinfo::env_by_id(t as u64).is_some_and(|e| e.state != env_state::EXITED);
     let mut left: Vec<u32> = targets.iter().copied().filter(|&t| alive(t)).collect();
+    let mut deadline = kinfo::now_ns() + KILL_WAIT_NS;
     while !left.is_empty() && kinfo::now_ns() < deadline {
         for &t in &left {
             crate::lock::wait_for(t as u64);
         }
+        let before = left.len();
         left.retain(|&t| alive(t));
+        if left.len() < before {
+            deadline = kinfo::now_ns() + KILL_WAIT_NS;
+        }
     }
 }
