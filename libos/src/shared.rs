@@ -40,6 +40,9 @@ pub struct Header {
     pub tty: crate::obj::console::Tty,
     /// The process being killed for want of memory (`oom`), or 0.
     pub oom_victim: AtomicU32,
+    /// How many processes have been handed to init (`proc::exit`): init
+    /// looks for them in the kernel's table only when this has moved.
+    pub handed: AtomicU32,
     /// Threads and processes waiting on futexes (`futex`), and the bytes
     /// their wakers set.
     pub futexes: crate::futex::Table,
@@ -102,6 +105,12 @@ pub fn lock_word() -> &'static AtomicU64 {
 pub fn oom_victim() -> &'static AtomicU32 {
     // SAFETY: as in `lock_word`.
     unsafe { &(*header()).oom_victim }
+}
+
+/// How many processes have been handed to init.
+pub fn handed() -> &'static AtomicU32 {
+    // SAFETY: as in `lock_word`.
+    unsafe { &(*header()).handed }
 }
 
 /// The file system's anchor.

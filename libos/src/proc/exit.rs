@@ -36,11 +36,12 @@ struct Child {
 }
 
 /// The environments this process forked and has not reaped
-/// (`proc::Process::children`).
-pub struct Children(Vec<Child>);
+/// (`proc::Process::children`), and, in init, the count of processes
+/// handed to it (`shared::handed`) when it last looked for them.
+pub struct Children(Vec<Child>, u32);
 
 impl Children {
-    pub const NONE: Children = Children(Vec::new());
+    pub const NONE: Children = Children(Vec::new(), 0);
 }
 
 /// Runs `f` on this process's list of children.
@@ -110,6 +111,7 @@ pub fn exit(status: i32) -> ! {
             if !live {
                 reap(c);
             } else if sys::env_move(c as u64, super::vars().first.get() as u64).is_ok() {
+                crate::shared::handed().fetch_add(1, core::sync::atomic::Ordering::Relaxed);
                 // Init's now (a child that ends before the move stays ours,
                 // and is reaped below: its SIGCHLD came here).
                 table::forget(c);
@@ -241,8 +243,13 @@ pub fn wait(pid: i64, options: u64) -> Result<(i64, i32, u64), i64> {
 }
 
 /// Init takes as its own the processes other processes handed it as they
-/// ended (`exit`): children in the kernel's table it did not fork.
+/// ended (`exit`): children in the kernel's table it did not fork. It
+/// looks (a scan of the table) only when more have been handed to it.
 fn adopt() {
+    let handed = crate::shared::handed().load(core::sync::atomic::Ordering::Relaxed);
+    if super::with_process(|p| core::mem::replace(&mut p.children.1, handed)) == handed {
+        return;
+    }
     for e in handed_to_init() {
         if !is_listed(e.id) {
             with_children(|c| c.push(Child { env: e.id, stops: 0, conts: 0, adopted: true }));
@@ -266,10 +273,10 @@ fn handed_to_init() -> impl Iterator<Item = EnvInfo> {
 /// otherwise kept them, and their environments, until it did. Those it
 /// forked itself wait for its own `wait`.
 pub fn reap_adopted() {
-    let forked = |id: u32| with_children(|c| c.iter().any(|c| c.env == id && !c.adopted));
-    for e in handed_to_init() {
-        if e.state == env_state::EXITED && !forked(e.id) {
-            reap(e.id);
+    adopt();
+    for c in children().into_iter().filter(|c| c.adopted) {
+        if kinfo::env_by_id(c.env as u64).is_none_or(|e| e.parent != super::env() || e.state == env_state::EXITED) {
+            reap(c.env);
         }
     }
 }
