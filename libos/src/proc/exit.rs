@@ -275,7 +275,9 @@ fn handed_to_init() -> impl Iterator<Item = EnvInfo> {
 pub fn reap_adopted() {
     adopt();
     for c in children().into_iter().filter(|c| c.adopted) {
-        if kinfo::env_by_id(c.env as u64).is_none_or(|e| e.parent != super::env() || e.state == env_state::EXITED) {
+        if kinfo::env_by_id(c.env as u64)
+            .is_none_or(|e| e.parent != super::env() || e.state == env_state::EXITED)
+        {
             reap(c.env);
         }
     }

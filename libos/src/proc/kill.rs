@@ -2,8 +2,11 @@
 //! to everyone. Signal `sig` is below 64 (0 only checks that a target
 //! exists); a signal for this process itself is raised here, last.
 //!
-//! A SIGKILL has taken effect when `kill` returns, as on Linux, where a
-//! killed task never runs user code again: the sender gives each target
+//! A SIGKILL to a group or to everyone has taken effect when `kill`
+//! returns, as on Linux, where a killed task never runs user code again
+//! (to one process it is only sent: a shell's `kill -9 $P; wait $P`
+//! then hears of the end in its `wait`, as on Linux, not before it and
+//! with a "Killed" line more): the sender gives each target
 //! the CPU (a directed yield, the lock dropped) until it has ended. Queued
 //! only, a target that owns no time slice of its own would die when its
 //! turn came, and `kill -9 -1` against a fork bomb left hundreds alive
@@ -31,9 +34,6 @@ pub fn process(p: u32, sig: u32) -> Result<(), i64> {
     } else if sig != 0 {
         // One that exits meanwhile takes no signal.
         let _ = signal::send(target, sig);
-        if sig == signal::SIGKILL && p != 1 {
-            until_ended(&[target]);
-        }
     }
     Ok(())
 }
