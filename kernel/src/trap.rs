@@ -4,8 +4,8 @@
 //! console message.
 
 use crate::arch::{apic, cpu, frame::TrapFrame, percpu};
-use crate::hooks::TrapView;
 use crate::env::State;
+use crate::hooks::TrapView;
 use crate::state::Kernel;
 use abi::exception::{vector, Regs};
 use abi::tables::FAULT_EXIT_BASE;
