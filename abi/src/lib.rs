@@ -13,5 +13,6 @@ pub mod net;
 pub mod pte;
 pub mod syscall;
 pub mod tables;
+pub mod xn;
 
 pub use error::Error;

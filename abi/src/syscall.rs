@@ -349,6 +349,65 @@ pub const DEV_PING: u64 = BASE + 58;
 /// stopped, 0 when the fault is armed or in flight (then `done` ends).
 pub const DEV_INJECT: u64 = BASE + 59;
 
+/// XN, protected disk blocks for library file systems (`docs/xn.md`,
+/// `crate::xn` for the argument layouts). `cred` names the capability the
+/// call acts with: one dominating the device capability acts as uid 0, one
+/// made by `xn_identity` as its uid and gid, any other as nobody
+/// (65534). Every call answers `NoDevice` when no XN disk is mounted.
+///
+/// `xn_info(info)`: the disk's size, the registry's, request counts
+/// (`xn::Info`).
+pub const XN_INFO: u64 = BASE + 60;
+/// `xn_install(specs, n, cred)`: installs `n` templates (`xn::TemplateSpec`)
+/// as one group in the persistent type catalogue; returns the first id.
+pub const XN_INSTALL: u64 = BASE + 61;
+/// `xn_template(name, len)`: the id of the template named so.
+pub const XN_TEMPLATE: u64 = BASE + 62;
+/// `xn_root_add(req, cred)`: adds a root catalogue entry (`xn::RootAdd`);
+/// the caller's frames become its cached blocks. Returns its index.
+pub const XN_ROOT_ADD: u64 = BASE + 63;
+/// `xn_root_find(name, len, root)`: the root's index; its extent and
+/// template written to `root` (`xn::Root`).
+pub const XN_ROOT_FIND: u64 = BASE + 64;
+/// `xn_read(parent, start, frames, count, cred)`: read and insert: XN
+/// reads `count` blocks from `start`, which `parent` claims with one
+/// template, into the caller's frames (`frames` points to their numbers;
+/// each unmapped), which from then on belong to the cache and are
+/// reached only through `xn_bind`.
+pub const XN_READ: u64 = BASE + 65;
+/// `xn_insert(parent, block, frame, cred)`: installs a block allocated and
+/// never written, with `frame`'s contents (write rights needed).
+pub const XN_INSERT: u64 = BASE + 66;
+/// `xn_bind(parent, block, va, write, cred)`: the access check (the
+/// parent's `acl`), then maps the cached block at `va` in the caller
+/// (writable only for a data block and `write`).
+pub const XN_BIND: u64 = BASE + 67;
+/// `xn_modify(req, cred)`: the checked metadata change (`xn::Modify`).
+pub const XN_MODIFY: u64 = BASE + 68;
+/// `xn_write(start, count)`: writes cached blocks back, one request;
+/// anyone may, unless another holds a block's lock; refused if tainted.
+pub const XN_WRITE: u64 = BASE + 69;
+/// `xn_flush()`: flushes the disk's write cache: every write completed
+/// before is durable; the will-free list is settled.
+pub const XN_FLUSH: u64 = BASE + 70;
+/// `xn_lock(block)`, `xn_unlock(block)`: the registry entry's lock.
+pub const XN_LOCK: u64 = BASE + 71;
+pub const XN_UNLOCK: u64 = BASE + 72;
+/// `xn_evict(block)`: a clean, unlocked block leaves the cache; its frame
+/// goes back to the environment that put it there (or is freed).
+pub const XN_EVICT: u64 = BASE + 73;
+/// `xn_claims(block, out, max)`: what `owns` says a cached or traversed
+/// metadata block claims (`xn::Claim`s, at most `max` written); returns
+/// how many there are.
+pub const XN_CLAIMS: u64 = BASE + 74;
+/// `xn_parent(block)`: the parent XN records for a metadata block
+/// (`xn::ROOT | index`, or a block).
+pub const XN_PARENT: u64 = BASE + 75;
+/// `xn_identity(uid, gid, cred)`: a new capability, in the caller's list
+/// (the slot is returned), that XN's calls take as `uid` and `gid`; `cred`
+/// must dominate the device capability. Lend it on with `cap_grant`.
+pub const XN_IDENTITY: u64 = BASE + 76;
+
 /// `env_move(env, to, cred)`: moves `env` and its subtree under `to`, a
 /// proper ancestor of `env`'s parent (so `to` already dominated it: no
 /// authority is made; the environments between lose theirs). `cred` must
@@ -360,7 +419,7 @@ pub const DEV_INJECT: u64 = BASE + 59;
 /// if `env` shares another's page tables (a thread moves with its owner)
 /// or an environment between `to` and `env` limits its subtree or
 /// interposes on `env` (a move may not escape either).
-pub const ENV_MOVE: u64 = BASE + 60;
+pub const ENV_MOVE: u64 = BASE + 77;
 
 /// `env_exit_bits(env, bits, cred)`: whenever `env` ends on its own or by
 /// the kernel's hand (it calls `exit`, faults with no handler free, is
@@ -370,10 +429,10 @@ pub const ENV_MOVE: u64 = BASE + 60;
 /// the caller must be `env`'s parent (`NotPermitted`). A library learns
 /// that a thread it made has died however it died (and ends it as a Linux
 /// thread ends), or that a child process the kernel killed is a zombie.
-pub const ENV_EXIT_BITS: u64 = BASE + 61;
+pub const ENV_EXIT_BITS: u64 = BASE + 78;
 
 /// One past the last kernel call.
-pub const END: u64 = BASE + 62;
+pub const END: u64 = BASE + 79;
 
 /// `env_limit`: no limit.
 pub const NO_LIMIT: u64 = u64::MAX;

@@ -25,6 +25,9 @@ pub mod frame_state {
     pub const PAGE_TABLE: u8 = 3;
     /// Kernel memory (heap, tables) or the boot module.
     pub const KERNEL: u8 = 4;
+    /// A page of XN's buffer cache: a disk block, still charged to the
+    /// environment that read it in, mapped only through `xn_bind`.
+    pub const CACHE: u8 = 5;
 }
 
 /// The page at [`crate::layout::KINFO_VA`].

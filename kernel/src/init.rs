@@ -212,6 +212,7 @@ fn kernel_state(
         preds: Predicates::new(crate::predicate::TABLE.take().expect(once)),
         reclaims: Reclaims::new(),
         console: Console::default(),
+        xn: crate::xn::Xn::default(),
     }
 }
 
@@ -222,6 +223,7 @@ fn start(k: &mut Kernel, cmdline: &[u8], bootfs_frame: Frame, bootfs_len: u64) {
     // written: it is kernel-owned and exposed read-only.
     let fs = unsafe { core::slice::from_raw_parts(mm::frame_ptr::<u8>(bootfs_frame), bootfs_len as usize) };
     crate::dev::init(&mut k.mem, fs, cmdline);
+    k.xn.mount(&mut k.mem);
     if cmdline.split(|&b| b == b' ').any(|w| w == b"selftest=jit") {
         let (programs, runs) = (3000, 4);
         let accepted = crate::selftest::jit(k, programs, runs, 0x5e1f);

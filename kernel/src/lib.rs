@@ -84,6 +84,12 @@ mod trap;
 mod uaccess;
 #[cfg(target_os = "none")]
 mod upcall;
+#[cfg(target_os = "none")]
+mod xn;
+/// XN's exposed registry table (`xn/table.rs`), tested on the host.
+#[cfg(test)]
+#[path = "xn/table.rs"]
+mod xn_table;
 
 #[cfg(target_os = "none")]
 use init::kmain;

@@ -128,6 +128,10 @@ impl Kernel {
             self.mem.frames.drop_ref(f);
         }
         self.mem.frames.release_owner(id.raw());
+        // Its cached disk blocks stay, unowned; its bindings and locks go.
+        if !self.envs[s].shares {
+            self.xn.release(&mut self.mem, id.raw());
+        }
         self.envs[s].pml4 = NO_TABLES;
         self.sched.groups().leave(&mut self.envs, s);
     }

@@ -27,6 +27,8 @@ pub struct Kernel {
     pub reclaims: Reclaims,
     /// Who hears that console input waits.
     pub console: Console,
+    /// XN: the disk's blocks, their templates, cache and identities.
+    pub xn: crate::xn::Xn,
 }
 
 /// Offsets of what `pct_fast` (assembly, which runs instead of any

@@ -19,5 +19,6 @@ pub mod rt;
 pub mod spawn;
 pub mod sys;
 pub mod verdict;
+pub mod xn;
 
 pub use abi;

@@ -52,7 +52,7 @@ pub fn all() -> Result<Image, String> {
     let target = root().join("target");
     let kernel = target.join(KERNEL_TARGET).join("release/kernel");
     let bootfs = target.join("bootfs.cpio");
-    std::fs::write(&bootfs, bootfs_archive(&[], &target, &[])?)
+    std::fs::write(&bootfs, bootfs_archive(&[], &[], &target)?)
         .map_err(|e| format!("writing bootfs: {e}"))?;
     Ok(Image { kernel, bootfs })
 }
@@ -77,7 +77,7 @@ pub fn inject() -> Result<Image, String> {
     cargo(&args, &[])?;
     let kernel = dir.join(KERNEL_TARGET).join("release/kernel");
     let bootfs = dir.join("bootfs.cpio");
-    std::fs::write(&bootfs, bootfs_archive(&[], &dir, &[])?).map_err(|e| format!("writing bootfs: {e}"))?;
+    std::fs::write(&bootfs, bootfs_archive(&[], &[], &dir)?).map_err(|e| format!("writing bootfs: {e}"))?;
     Ok(Image { kernel, bootfs })
 }
 
@@ -90,7 +90,7 @@ pub fn with_packages(img: &Image, pkgs: &[String]) -> Result<Image, String> {
     let mut names = pkgs.to_vec();
     names.sort();
     let bootfs = root().join("target").join(format!("bootfs-{}.cpio", names.join("+")));
-    std::fs::write(&bootfs, bootfs_archive(pkgs, &root().join("target"), &[])?)
+    std::fs::write(&bootfs, bootfs_archive(pkgs, &[], &root().join("target"))?)
         .map_err(|e| format!("writing bootfs: {e}"))?;
     Ok(Image { kernel: img.kernel.clone(), bootfs })
 }
@@ -104,7 +104,7 @@ pub fn with_files(
     extra: &[(String, Vec<u8>)],
 ) -> Result<Image, String> {
     let bootfs = root().join("target").join(format!("bootfs-{name}.cpio"));
-    std::fs::write(&bootfs, bootfs_archive(pkgs, &root().join("target"), extra)?)
+    std::fs::write(&bootfs, bootfs_archive(pkgs, extra, &root().join("target"))?)
         .map_err(|e| format!("writing bootfs: {e}"))?;
     Ok(Image { kernel: img.kernel.clone(), bootfs })
 }
@@ -131,7 +131,7 @@ pub fn user_programs() -> Result<Vec<String>, String> {
 
 /// Programs of the library OS (`libos/src/bin/*.rs`), packed beside the
 /// user programs.
-pub const LIBOS_PROGRAMS: &[&str] = &["lxrt", "bench_libos", "test_ptable"];
+pub const LIBOS_PROGRAMS: &[&str] = &["lxrt", "bench_libos", "test_ptable", "test_xn"];
 
 /// The static Linux binary the library OS runs (Debian's busybox-static).
 pub const BUSYBOX: &str = "/bin/busybox";
@@ -140,7 +140,7 @@ pub const BUSYBOX: &str = "/bin/busybox";
 /// `drivers` (a target directory) into `drv/`, and the library OS's root
 /// file system under `root/`, with the Debian packages `pkgs` and the
 /// files `extra`.
-fn bootfs_archive(pkgs: &[String], drivers: &Path, extra: &[(String, Vec<u8>)]) -> Result<Vec<u8>, String> {
+fn bootfs_archive(pkgs: &[String], extra: &[(String, Vec<u8>)], drivers: &Path) -> Result<Vec<u8>, String> {
     let bin = root().join("target").join(USER_TARGET).join("release");
     let mut ar = Archive::default();
     ar.dir("bin");

@@ -236,6 +236,7 @@ pub fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
                 keys: Vec::new(),
                 wall: None,
                 then: chain,
+                fsck: None,
             }));
         }
         out.extend(chain.map(|b| *b));

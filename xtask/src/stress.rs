@@ -83,6 +83,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
             keys: Vec::new(),
             wall: None,
             then: None,
+            fsck: None,
         });
     }
     for k in 0..size.linux_seeds {
@@ -121,6 +122,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
             keys: Vec::new(),
             wall: None,
             then: None,
+            fsck: None,
         });
     }
     println!("xtask: stress, seed {seed} (replay with --seed {seed}): {} boots", tests.len());

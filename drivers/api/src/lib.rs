@@ -78,6 +78,10 @@ pub mod op {
     pub const READ: u32 = 1;
     pub const WRITE: u32 = 2;
     pub const TRANSMIT: u32 = 3;
+    /// Every write completed before this request is on stable storage
+    /// when it completes (no buffer: `len` is 0). A block driver takes it
+    /// only with no other request in flight (else `NO_SPACE`).
+    pub const FLUSH: u32 = 4;
     /// Fault injection (paper 004 §4), in builds with the `inject`
     /// feature only (the boot tests'): the driver writes a byte at the
     /// address in `sector`, as a buggy driver's wild write would. Used by
@@ -141,6 +145,11 @@ pub struct Facts {
     pub mac: [u8; 6],
     /// How many requests may be in flight at once.
     pub queue_depth: u32,
+    /// Whether the device has a volatile write cache it flushes on
+    /// [`op::FLUSH`] (virtio's `VIRTIO_BLK_F_FLUSH` negotiated): 1 or 0.
+    /// Without it a flush request is refused (`UNSUPPORTED`), never
+    /// answered with a success that promises nothing.
+    pub flush: u32,
 }
 
 /// The entry points a driver image exports.

@@ -131,6 +131,16 @@ pub fn holds(frames: &Frames, owner: u32, frame: Frame) -> bool {
 /// a crossing is already under way (a completion callback, or a wrapper,
 /// may not call into a driver).
 fn cross(i: usize, prepare: impl FnOnce(&mut Driver) -> Result<(u64, [u64; 3]), i32>) -> Result<u64, i32> {
+    cross_within(i, BUDGET_TICKS, prepare)
+}
+
+/// `cross`, stopped by the watchdogs after `budget` timer ticks.
+fn cross_within(
+    i: usize,
+    budget: u64,
+    prepare: impl FnOnce(&mut Driver) -> Result<(u64, [u64; 3]), i32>,
+) -> Result<u64, i32> {
+    PATIENCE.store(budget, core::sync::atomic::Ordering::Relaxed);
     let entry = DRIVERS.try_with(|ds| {
         let idle = ds.current.is_none();
         let d = ds.list[i].as_mut().filter(|d| !d.disabled && idle).ok_or(status::IO_ERROR)?;
@@ -199,12 +209,14 @@ pub fn start(
         });
         Ok(i)
     })?;
-    // The device may reach the image's data, which the driver may share
-    // (`wrappers::share`), besides what it is lent later.
+    // The device may reach the image's data and its stack, which the
+    // driver may share (`wrappers::share`), besides what it is lent later.
     with(|ds| {
         let d = ds.get(i);
         let (lo, hi) = (d.image.data.0 & !4095, d.image.data.1.div_ceil(4096) * 4096);
-        d.domain.expose(d.image.pa(lo), (hi - lo) / 4096)
+        let (s, e) = d.image.stack();
+        d.domain.expose(d.image.pa(lo), (hi - lo) / 4096)?;
+        d.domain.expose(d.image.pa(s), (e - s) / 4096)
     })
     .ok_or("no memory for its device's DMA tables")?;
     let table = cross(i, |d| Ok((d.image.entry, [0; 3]))).map_err(|_| "its entry point failed")?;
@@ -235,7 +247,10 @@ pub fn start(
         };
         Ok((post(d, MAIL_DEVICE, info), post(d, MAIL_FACTS, Facts::default())))
     })?;
-    let r = cross(i, |d| Ok((d.init, [api as *const KernelApi as u64, info, facts])));
+    // Init talks to the device (reset, features, queues), which takes
+    // longer than a request's call when the host is busy.
+    let r =
+        cross_within(i, INIT_BUDGET_TICKS, |d| Ok((d.init, [api as *const KernelApi as u64, info, facts])));
     with(|ds| match r {
         Ok(v) if v as i32 == status::OK => {
             // SAFETY: put there by `post` above, in the driver's mailbox.
@@ -260,7 +275,9 @@ pub fn submit(i: usize, mut r: Request, pa: u64, done: Done, cookie: u64) -> Res
         Ok::<_, i32>((slot, ds.next_tag - 1))
     })?;
     let mut lent = None;
-    let st = match cross(i, |d| {
+    // A flush waits for the device inside the call (`drvapi::op::FLUSH`).
+    let budget = if r.op == drvapi::op::FLUSH { FLUSH_BUDGET_TICKS } else { BUDGET_TICKS };
+    let st = match cross_within(i, budget, |d| {
         let va = d.domain.lend(pa).ok_or(status::NO_SPACE)?;
         if d.tracker.add(Object::Lent { tag, va, pa, len: r.len as u64 }).is_err() {
             d.domain.take_back(va, pa);
@@ -416,6 +433,17 @@ const KERNEL_CODE: u64 = 0xFFFF_FFFF_8000_0000;
 /// How many timer ticks a crossing may last before the watchdog calls it
 /// a livelock (100 ms; a crossing normally lasts microseconds).
 const BUDGET_TICKS: u64 = 100_000_000 / crate::arch::apic::TICK_NS;
+/// A flush's budget: the host may take seconds to make its image
+/// durable (30 s).
+const FLUSH_BUDGET_TICKS: u64 = 30_000_000_000 / crate::arch::apic::TICK_NS;
+/// A driver's init's budget (2 s).
+const INIT_BUDGET_TICKS: u64 = 2_000_000_000 / crate::arch::apic::TICK_NS;
+/// The budget of the crossing under way.
+static PATIENCE: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(BUDGET_TICKS);
+
+fn patience() -> u64 {
+    PATIENCE.load(core::sync::atomic::Ordering::Relaxed)
+}
 
 /// A processor exception in the kernel (in the kernel's page table, the
 /// trap handler's first act): if the driver a crossing is in took it (it
@@ -443,8 +471,8 @@ pub fn fault(vector: u64, rip: u64) -> bool {
 /// has lasted longer than its budget — a driver looping in a call or in
 /// its interrupt handler — is stopped as if it had faulted.
 pub fn watchdog() {
-    if xpc::under_way() && xpc::age(1) > BUDGET_TICKS {
-        let ms = BUDGET_TICKS * crate::arch::apic::TICK_NS / 1_000_000;
+    if xpc::under_way() && xpc::age(1) > patience() {
+        let ms = patience() * crate::arch::apic::TICK_NS / 1_000_000;
         stop(format_args!("livelock: still running after {ms} ms; stopped by the watchdog"));
     }
 }
@@ -455,8 +483,8 @@ pub fn watchdog() {
 /// timer's watchdog.
 pub fn nmi_watchdog(rip: u64) {
     let in_kernel = (KERNEL_CODE..super::FIRST_REGION).contains(&rip);
-    if xpc::under_way() && xpc::age(super::nmi::TICKS_PER_NMI) > BUDGET_TICKS && !in_kernel {
-        let ms = BUDGET_TICKS * crate::arch::apic::TICK_NS / 1_000_000;
+    if xpc::under_way() && xpc::age(super::nmi::TICKS_PER_NMI) > patience() && !in_kernel {
+        let ms = patience() * crate::arch::apic::TICK_NS / 1_000_000;
         stop(format_args!(
             "livelock with interrupts off: still running after {ms} ms at rip {rip:#x}; stopped by the NMI watchdog"
         ));

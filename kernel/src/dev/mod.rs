@@ -12,7 +12,7 @@ pub mod block;
 #[cfg(target_os = "none")]
 pub mod client;
 #[cfg(target_os = "none")]
-mod contig;
+pub mod contig;
 #[cfg(target_os = "none")]
 mod domain;
 #[cfg(target_os = "none")]
@@ -31,6 +31,8 @@ mod nmi;
 pub mod packet;
 #[cfg(target_os = "none")]
 mod pool;
+#[cfg(target_os = "none")]
+pub mod wait;
 #[cfg(target_os = "none")]
 mod wrappers;
 #[cfg(target_os = "none")]
@@ -206,15 +208,23 @@ fn pending() -> bool {
     PENDING.load(Ordering::SeqCst) != 0
 }
 
+/// What noted interrupts call for: their drivers, then the frames of
+/// ended requests back to their owners.
+#[cfg(target_os = "none")]
+fn service(mem: &mut crate::memory::Memory) {
+    run_drivers();
+    // Requests that ended give their frames back.
+    client::settle(mem);
+}
+
 /// Runs the drivers of every device that interrupted since the last call,
 /// and of those that interrupt meanwhile (drivers run with interrupts on).
 #[cfg(target_os = "none")]
-fn service(mem: &mut crate::memory::Memory) {
+fn run_drivers() {
     loop {
         let mut pending = PENDING.swap(0, Ordering::SeqCst);
         if pending == 0 {
-            // Requests that ended give their frames back.
-            return client::settle(mem);
+            return;
         }
         // DMA faults first: a device's stray write is blamed before its
         // driver runs on (and perhaps completes the request it spoiled).

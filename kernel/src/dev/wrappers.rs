@@ -192,7 +192,10 @@ extern "C" fn mmio_map(pa: u64, size: usize) -> usize {
 /// driver, one of its DMA allocations, or its own data (all physically
 /// contiguous).
 fn device_address(d: &Driver, va: u64, len: u64) -> Option<u64> {
-    if inside(va, len, d.image.data.0, d.image.data.1 - d.image.data.0) {
+    let (s, e) = d.image.stack();
+    // Its stack too: `virtio-drivers`' waiting requests (a flush) keep
+    // their headers there.
+    if inside(va, len, d.image.data.0, d.image.data.1 - d.image.data.0) || inside(va, len, s, e - s) {
         return Some(d.image.pa(va));
     }
     d.tracker.device_address(va, len)

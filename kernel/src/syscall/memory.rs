@@ -18,7 +18,7 @@ impl Kernel {
     /// Maps `frame` at `va` in slot `s`'s space with page-table rights
     /// `pte`, counting the mapping; tables are charged to the owner of
     /// `s`'s tables (`aspace.rs`), so they outlive a sharer.
-    fn bind(&mut self, s: Slot, va: u64, frame: Frame, pte: u64) -> Result<u64, Error> {
+    pub(super) fn bind(&mut self, s: Slot, va: u64, frame: Frame, pte: u64) -> Result<u64, Error> {
         let owner = self.space_owner(s);
         let id = self.envs[owner].id().raw();
         if self.envs[s].limited {

@@ -16,6 +16,7 @@ mod lifetime;
 mod memory;
 mod nest;
 mod preds;
+mod xn;
 
 use abi::exception::vector;
 use abi::syscall as sc;
@@ -160,6 +161,23 @@ calls! {
     sc::NET_RECV => devices::net_recv;
     sc::DEV_PING => devices::dev_ping;
     sc::DEV_INJECT => devices::dev_inject;
+    sc::XN_INFO => xn::xn_info;
+    sc::XN_INSTALL => xn::xn_install;
+    sc::XN_TEMPLATE => xn::xn_template;
+    sc::XN_ROOT_ADD => xn::xn_root_add;
+    sc::XN_ROOT_FIND => xn::xn_root_find;
+    sc::XN_READ => xn::xn_read;
+    sc::XN_INSERT => xn::xn_insert;
+    sc::XN_BIND => xn::xn_bind;
+    sc::XN_MODIFY => xn::xn_modify;
+    sc::XN_WRITE => xn::xn_write;
+    sc::XN_FLUSH => xn::xn_flush;
+    sc::XN_LOCK => xn::xn_lock;
+    sc::XN_UNLOCK => xn::xn_unlock;
+    sc::XN_EVICT => xn::xn_evict;
+    sc::XN_CLAIMS => xn::xn_claims;
+    sc::XN_PARENT => xn::xn_parent;
+    sc::XN_IDENTITY => xn::xn_identity;
 }
 
 /// The general path of protected control transfer, where `pct_fast` sends

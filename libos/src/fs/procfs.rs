@@ -31,10 +31,9 @@ fn text(args: core::fmt::Arguments) -> Vec<u8> {
     b.0
 }
 
-/// Whether `path` names something under `/proc`.
-pub fn covers(path: &[u8]) -> bool {
-    path.strip_prefix(b"/proc").is_some_and(|rest| rest.is_empty() || rest[0] == b'/')
-}
+/// `/proc`, brought up to date whenever a path under it is resolved
+/// (`mount`, registered at start).
+pub static PROC: super::mount::Synthetic = super::mount::Synthetic { at: b"/proc", refresh };
 
 /// Brings `/proc` up to date.
 pub fn refresh() -> Result<(), i64> {
@@ -119,9 +118,7 @@ pub fn self_fd_dir() -> Option<Ino> {
 pub fn fd_alias(cwd: Ino, path: &[u8], follow: bool) -> Result<Option<i64>, i64> {
     let (mut cwd, mut path) = (cwd, path.to_vec());
     for _ in 0..40 {
-        if covers(&path) {
-            refresh()?;
-        }
+        super::mount::refresh_for(&path)?;
         let Ok((d, name)) = super::path::parent(cwd, &path) else {
             return Ok(None);
         };

@@ -36,7 +36,7 @@ pub fn of(ino: Ino) -> Stat {
         ino: ino as u64,
         nlink: if n.mode & S_IFMT == S_IFDIR { 2 } else { n.nlink as u64 },
         mode: n.mode,
-        rdev: super::devfs::split(n.rdev),
+        rdev: split(n.rdev),
         size: n.size,
         blksize: 4096,
         blocks: n.size.div_ceil(512),
@@ -46,4 +46,14 @@ pub fn of(ino: Ino) -> Stat {
         uid: n.uid,
         gid: n.gid,
     }
+}
+
+/// `rdev` as stored in an inode: major in the high 24 bits.
+pub const fn dev(major: u32, minor: u32) -> u32 {
+    major << 8 | minor
+}
+
+/// An inode's `rdev` as (major, minor).
+pub fn split(rdev: u32) -> (u32, u32) {
+    (rdev >> 8, rdev & 0xff)
 }

@@ -52,15 +52,13 @@ pub(super) fn base(dirfd: i64) -> Result<Ino, i64> {
 
 pub fn read(fdn: i64, buf: u64, len: u64) -> LxResult {
     let d = fd::get(fdn)?;
-    // SAFETY: the descriptor keeps the file live; no other reference to it here.
-    uaccess::with_bytes_mut(buf, len, |b| call((d.ops.read)(unsafe { fd::file(&d) }, b)))?
+    uaccess::with_bytes_mut(buf, len, |b| crate::io::read(&d, b).map(|n| n as i64))?
 }
 
 pub fn write(fdn: i64, buf: u64, len: u64) -> LxResult {
     let d = fd::get(fdn)?;
     let b = uaccess::bytes(buf, len)?;
-    // SAFETY: the descriptor keeps the file live; no other reference to it here.
-    call((d.ops.write)(unsafe { fd::file(&d) }, b))
+    crate::io::write(&d, b).map(|n| n as i64)
 }
 
 /// `struct iovec` arrays for readv/writev (`linux/vector.rs` too): at most
@@ -143,12 +141,12 @@ pub fn openat(dirfd: i64, pathp: u64, flags: u64, mode: u64) -> LxResult {
         }
         Err(ENOENT) if flags & O_CREAT != 0 => {
             let (d, name) = path::parent(cwd, p)?;
-            let i = node::alloc(S_IFREG | (mode as u32 & 0o7777 & !proc::vars().umask.get()))?;
+            let i = node::alloc(S_IFREG | (mode as u32 & 0o7777 & !proc::UMASK.get()))?;
             if let Err(e) = dir::add(d, &name, i) {
                 node::release(i);
                 return Err(e);
             }
-            super::attr::inherit(d, i);
+            crate::fs::node::inherit_group(d, i);
             i
         }
         Err(e) => return Err(e),
@@ -158,7 +156,7 @@ pub fn openat(dirfd: i64, pathp: u64, flags: u64, mode: u64) -> LxResult {
         S_IFDIR => Kind::Dir,
         S_IFLNK => return Err(ELOOP),
         S_IFCHR | S_IFIFO if flags & O_DIRECTORY != 0 => return Err(ENOTDIR),
-        S_IFIFO => return fd::open(obj::fifo::open(ino, status)?, cloexec),
+        S_IFIFO => return fd::open(crate::io::open_fifo(ino, status)?, cloexec),
         // Sockets are reached by connect, not open.
         crate::fs::S_IFSOCK => return Err(ENXIO),
         // A device node: an open file of the device's kind.
@@ -321,13 +319,13 @@ pub fn chdir(pathp: u64) -> LxResult {
     if !node::is_dir(ino) {
         return Err(ENOTDIR);
     }
-    proc::vars().cwd.set(ino);
+    proc::CWD.set(ino);
     Ok(0)
 }
 
 pub fn fchdir(fdn: i64) -> LxResult {
     let ino = base(fdn)?;
-    proc::vars().cwd.set(ino);
+    proc::CWD.set(ino);
     Ok(0)
 }
 
@@ -417,9 +415,9 @@ pub fn mkdirat(dirfd: i64, pathp: u64, mode: u64) -> LxResult {
     if dir::lookup(d, &name).is_some() {
         return Err(EEXIST);
     }
-    let ino = node::alloc(S_IFDIR | (mode as u32 & 0o7777 & !proc::vars().umask.get()))?;
+    let ino = node::alloc(S_IFDIR | (mode as u32 & 0o7777 & !proc::UMASK.get()))?;
     dir::add(d, &name, ino).inspect_err(|_| node::release(ino))?;
-    super::attr::inherit(d, ino);
+    crate::fs::node::inherit_group(d, ino);
     Ok(0)
 }
 
@@ -432,7 +430,7 @@ pub fn symlinkat(target: u64, dirfd: i64, linkp: u64) -> LxResult {
     let ino = node::alloc(S_IFLNK | 0o777)?;
     node::update(ino, |n| node::write_at(n, 0, t))?;
     dir::add(d, &name, ino).inspect_err(|_| node::release(ino))?;
-    super::attr::inherit(d, ino);
+    crate::fs::node::inherit_group(d, ino);
     Ok(0)
 }
 

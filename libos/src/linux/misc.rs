@@ -1,7 +1,7 @@
 //! Identity, limits, randomness, signals bookkeeping and other small calls.
 
 use crate::errno::{LxResult, EAGAIN, EINTR, EINVAL, EOPNOTSUPP, EPERM};
-use crate::proc::signal;
+use crate::proc::{deliver, signal};
 use crate::uaccess;
 
 pub fn uname(buf: u64) -> LxResult {
@@ -77,7 +77,7 @@ pub fn rt_sigsuspend(set: u64, size: u64) -> LxResult {
     if size != 8 {
         return Err(EINVAL);
     }
-    signal::suspend(uaccess::get(set)?)
+    deliver::suspend(uaccess::get(set)?)
 }
 
 pub fn rt_sigpending(set: u64, size: u64) -> LxResult {
@@ -85,7 +85,7 @@ pub fn rt_sigpending(set: u64, size: u64) -> LxResult {
         return Err(EINVAL);
     }
     // Unblocked ones would have been delivered: what waits is blocked.
-    uaccess::put(set, signal::pending_in(signal::blocked()) >> 1).map(|_| 0)
+    uaccess::put(set, deliver::pending_in(signal::blocked()) >> 1).map(|_| 0)
 }
 
 /// `rt_sigtimedwait`: waits (at most `timeout`, a timespec; none: for
@@ -106,7 +106,7 @@ pub fn rt_sigtimedwait(set: u64, info: u64, timeout: u64, size: u64) -> LxResult
         Some(crate::time::now_ns() + t[0] as u64 * 1_000_000_000 + t[1] as u64)
     };
     loop {
-        if let Some(sig) = signal::take_pending_in(want) {
+        if let Some(sig) = deliver::take_pending_in(want) {
             if info != 0 {
                 let mut si = [0u64; 16];
                 si[0] = sig as u64;
@@ -118,11 +118,11 @@ pub fn rt_sigtimedwait(set: u64, info: u64, timeout: u64, size: u64) -> LxResult
             return Err(EAGAIN);
         }
         // Another signal with a handler ends the wait.
-        if signal::pending() {
+        if deliver::pending() {
             return Err(EINTR);
         }
         crate::obj::console::poll_interrupt();
-        crate::wait::pause(until);
+        crate::sleep::pause(until);
     }
 }
 
@@ -184,9 +184,9 @@ pub fn clock_nanosleep(clock: u64, flags: u64, req: u64, rem: u64) -> LxResult {
         start.saturating_add(asked)
     };
     while now_ns() < until {
-        crate::wait::pause(Some(until));
+        crate::sleep::pause(Some(until));
         // A signal ends the sleep (it takes effect at the next call).
-        if crate::obj::console::poll_interrupt() || signal::pending() {
+        if crate::obj::console::poll_interrupt() || deliver::pending() {
             if flags & TIMER_ABSTIME == 0 && rem != 0 {
                 uaccess::put(rem, timespec(until.saturating_sub(now_ns())))?;
             }
