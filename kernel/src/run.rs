@@ -232,9 +232,16 @@ impl Kernel {
 /// at tick `now` (the result goes in its `rax`).
 fn wake_if_ready(envs: &mut Envs, preds: &Predicates, frames: &Frames, now: u64, s: Slot) -> bool {
     let (i, until) = (envs[s].sleep_pred as usize, envs[s].sleep_until);
+    // The predicate may have gone since the sleep began (a sharer's is
+    // its owner's, which may free it meanwhile): the sleeper wakes, and
+    // its library looks again, rather than running a freed entry.
+    let owner = match envs[s].parent() {
+        Some(p) if envs[s].shares => p.raw(),
+        _ => envs[s].id().raw(),
+    };
     let result = if until != 0 && now >= until {
         0
-    } else if preds.eval(i, now, envs[s].id().raw()) {
+    } else if !preds.owned_by(i as u64, owner) || preds.eval(i, now, envs[s].id().raw()) {
         1
     } else {
         return false;

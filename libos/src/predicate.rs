@@ -12,10 +12,12 @@
 //! rings are the same program, so the kernel compiles that program once
 //! for every process.
 
+use abi::net::RingHeader;
 use abi::syscall::Region;
 use abi::tables::{env_slot, ENV_SLOTS};
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicU8, Ordering};
+use core::mem::offset_of;
+use core::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use user::sys;
 
 /// The header every ring-shaped object starts with (a pipe's ring, an
@@ -33,8 +35,8 @@ pub const HEADER: u64 = 24;
 pub const CAPACITY: usize = 65536;
 pub const PIPE_BUF: usize = 4096;
 
-/// Rings one predicate reads (the kernel allows four regions; one is
-/// `PARAMS`).
+/// Rings one predicate reads (the kernel allows five regions: `PARAMS`,
+/// the rings, and `SEEN` for a packet ring).
 pub const MAX_RINGS: usize = 3;
 /// Predicates a process keeps installed.
 const CACHED: usize = 4;
@@ -42,6 +44,13 @@ const CACHED: usize = 4;
 /// Terms of a ring in `PARAMS`.
 pub const WANT_READ: u64 = 1;
 pub const WANT_WRITE: u64 = 2;
+/// Not a term: marks a packet ring's header (`abi::net::RingHeader`)
+/// among the rings of `for_rings`. Wanted for reading, it is true when a
+/// frame waits (`head != tail`) or its doorbell (`owner_word`) differs
+/// from what this process saw last (`set_seen`): the network stack is
+/// shared, so another process may have taken the frames meant for a
+/// sleeper's socket, and rings the bell (`net::stack`).
+pub const PACKET: u64 = 4;
 
 /// Per environment slot, the enabled terms of each ring of the predicate
 /// its thread sleeps on (`WANT_READ`, `WANT_WRITE`; ring i's at bits 2i
@@ -53,12 +62,26 @@ pub const WANT_WRITE: u64 = 2;
 struct Params([AtomicU8; ENV_SLOTS]);
 const _: () = assert!(ENV_SLOTS == 4096, "one page, the region a predicate reads");
 const _: () = assert!(MAX_RINGS * 2 <= 8, "a slot's terms fit its byte");
+const _: () = assert!(MAX_RINGS + 2 <= abi::syscall::PRED_REGIONS, "PARAMS, the rings and SEEN");
 
 static PARAMS: Params = Params([const { AtomicU8::new(0) }; ENV_SLOTS]);
+
+/// The packet ring's doorbell as this process last saw it: a region of its
+/// own, after the rings', for a predicate over a packet ring (`PARAMS`
+/// fills its page).
+static SEEN: AtomicU64 = AtomicU64::new(0);
+
+/// The packet ring's doorbell value this process has seen (its sleep on
+/// a packet ring ends when the bell differs).
+pub fn set_seen(bell: u64) {
+    SEEN.store(bell, Ordering::SeqCst);
+}
 
 #[derive(Clone, Copy)]
 struct Cached {
     rings: [u64; MAX_RINGS],
+    /// Bit i: ring i is a packet ring.
+    packet: u8,
     n: usize,
     id: u64,
     last_use: u64,
@@ -96,11 +119,14 @@ pub fn for_rings(rings: &[(u64, u64)]) -> Option<u64> {
     for (k, r) in key.iter_mut().zip(rings) {
         *k = r.0;
     }
+    let packet = rings.iter().enumerate().fold(0u8, |b, (i, r)| b | ((r.1 & PACKET != 0) as u8) << i);
     with_cache(|c| {
         c.uses += 1;
         let stamp = c.uses;
         let e = &mut c.entries;
-        if let Some(hit) = e.iter_mut().flatten().find(|e| e.n == rings.len() && e.rings == key) {
+        if let Some(hit) =
+            e.iter_mut().flatten().find(|e| e.n == rings.len() && e.rings == key && e.packet == packet)
+        {
             hit.last_use = stamp;
             return Some(hit.id);
         }
@@ -115,14 +141,20 @@ pub fn for_rings(rings: &[(u64, u64)]) -> Option<u64> {
                 i
             }
         };
-        let mut regions = [Region::default(); MAX_RINGS + 1];
+        let mut regions = [Region::default(); MAX_RINGS + 2];
         regions[0] = Region { va: &raw const PARAMS as u64, len: ENV_SLOTS as u64 };
-        for (r, &va) in regions[1..].iter_mut().zip(&key[..rings.len()]) {
-            *r = Region { va, len: HEADER };
+        for (i, (r, &va)) in regions[1..].iter_mut().zip(&key[..rings.len()]).enumerate() {
+            let len = if packet & 1 << i != 0 { size_of::<RingHeader>() as u64 } else { HEADER };
+            *r = Region { va, len };
         }
-        let id = sys::pred_install(&program(rings.len()), &regions[..rings.len() + 1]).ok()?;
+        let mut n = rings.len() + 1;
+        if packet != 0 {
+            regions[n] = Region { va: &raw const SEEN as u64, len: 8 };
+            n += 1;
+        }
+        let id = sys::pred_install(&program(rings.len(), packet), &regions[..n]).ok()?;
         c.installs += 1;
-        e[slot] = Some(Cached { rings: key, n: rings.len(), id, last_use: stamp });
+        e[slot] = Some(Cached { rings: key, packet, n: rings.len(), id, last_use: stamp });
         Some(id)
     })
 }
@@ -135,10 +167,11 @@ pub fn enable(rings: &[(u64, u64)]) {
 }
 
 /// The predicate over `n` rings: region 0 is `PARAMS` (the sleeper's byte
-/// at its slot, from the context), region i+1 ring i's header. True when an enabled term holds: a ring wanted for reading
+/// at its slot, from the context), region i+1 ring i's header, region n+1 `SEEN` if a ring is a packet ring. True when an enabled term holds: a ring wanted for reading
 /// holds data or has no writer; one wanted for writing has room for a
-/// `PIPE_BUF` write or no reader.
-pub fn program(n: usize) -> Vec<u64> {
+/// `PIPE_BUF` write or no reader; a packet ring (bit i of `packet`)
+/// wanted for reading holds a frame or rang its bell.
+pub fn program(n: usize, packet: u8) -> Vec<u64> {
     let mut a = bpf::Asm::new();
     if n == 0 {
         // Nothing to watch (`pause`): never true; a signal or the deadline
@@ -155,6 +188,14 @@ pub fn program(n: usize) -> Vec<u64> {
         let (no_read, next) = (a.label(), a.label());
         a.ld_region(7, i as u32 + 1, 0).mov64_reg(8, 5).rsh64_imm(8, 2 * i as i32);
         a.mov64_reg(9, 8).and64_imm(9, WANT_READ as i32).jeq_imm(9, 0, no_read);
+        if packet & 1 << i != 0 {
+            a.ldx_w(2, 7, offset_of!(RingHeader, head) as i16);
+            a.ldx_w(3, 7, offset_of!(RingHeader, tail) as i16).jne_reg(2, 3, yes);
+            a.ldx_dw(2, 7, offset_of!(RingHeader, owner_word) as i16);
+            a.ld_region(4, n as u32 + 1, 0).ldx_dw(3, 4, 0).jne_reg(2, 3, yes);
+            a.bind(no_read).bind(next);
+            continue;
+        }
         a.ldx_dw(2, 7, HEAD_AT).ldx_dw(3, 7, TAIL_AT).jne_reg(2, 3, yes);
         a.ldx_w(2, 7, WRITERS_AT).jeq_imm(2, 0, yes);
         a.bind(no_read);

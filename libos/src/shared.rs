@@ -42,6 +42,9 @@ pub struct Header {
     /// How many processes have been handed to init (`proc::exit`): init
     /// looks for them in the kernel's table only when this has moved.
     pub handed: AtomicU32,
+    /// The network (`net::stack::Shared`, in the arena), or 0 before the
+    /// first process made its packet endpoint.
+    pub net: AtomicU64,
     /// The frames of the frame list's pages. The list (at `SHARED_LIST`)
     /// names the frame behind each page of the arena, all owned by the
     /// first process. A process maps a page of it (read-only) only when it
@@ -156,6 +159,17 @@ pub fn oom_victim() -> &'static AtomicU32 {
 pub fn handed() -> &'static AtomicU32 {
     // SAFETY: as in `lock_word`.
     unsafe { &(*header()).handed }
+}
+
+/// The network's anchor (`net::stack`).
+pub fn net_word() -> &'static AtomicU64 {
+    // SAFETY: as in `lock_word`.
+    unsafe { &(*header()).net }
+}
+
+/// The capability this process maps arena pages with (`map_with`).
+pub fn cred() -> u64 {
+    CRED.get()
 }
 
 /// Marks Linux call `nr` (below 512) as reported unsupported; whether it

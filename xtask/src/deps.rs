@@ -20,6 +20,7 @@ pub const RUN: &[Need] = &[
     need("/usr/bin/qemu-system-x86_64", "qemu-system-x86"),
     need("/bin/busybox", "busybox-static"),
     need("/usr/bin/gcc", "gcc"),
+    need("/usr/bin/strip", "binutils"),
     need("/usr/lib/x86_64-linux-gnu/libc.a", "libc6-dev"),
     need(crate::lxtest::GO, "golang-go"),
 ];
@@ -39,6 +40,7 @@ pub const TEST: &[Need] = &[
     need("/usr/bin/mformat", "mtools"),
     need("/usr/bin/clang", "clang"),
     need("/usr/bin/gcc", "gcc"),
+    need("/usr/bin/strip", "binutils"),
     need("/usr/lib/x86_64-linux-gnu/libc.a", "libc6-dev"),
     need(crate::lxtest::GO, "golang-go"),
     need("/usr/bin/cpio", "cpio"),
@@ -46,6 +48,9 @@ pub const TEST: &[Need] = &[
     need("/usr/bin/python3", "python3-minimal"),
     need("/usr/lib/erlang/bin/erl", "erlang-base"),
     need("/usr/bin/dpkg-deb", "dpkg"),
+    // The host's side of the network's test (`nettest.rs`).
+    need("/usr/bin/curl", "curl"),
+    need("/usr/bin/md5sum", "coreutils"),
 ];
 
 /// Installs the packages of every missing requirement with apt-get.

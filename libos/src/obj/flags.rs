@@ -11,3 +11,5 @@ pub const RDWR: u32 = 2;
 pub const APPEND: u32 = 0o2000;
 /// Calls that would wait fail with EAGAIN instead.
 pub const NONBLOCK: u32 = 0o4000;
+/// `O_ASYNC`: recorded (`F_GETFL` shows it) but no SIGIO is sent.
+pub const ASYNC: u32 = 0o20000;

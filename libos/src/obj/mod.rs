@@ -14,6 +14,7 @@ pub mod epoll;
 pub mod eventfd;
 pub mod fifo;
 pub mod flags;
+pub mod inet;
 pub mod memdev;
 pub mod pipe;
 pub mod regular;
@@ -42,6 +43,8 @@ pub enum Kind {
     EventFd,
     TimerFd,
     Socket,
+    /// An Internet socket (`inet`).
+    Inet,
 }
 
 /// An open file description, shared between the processes holding it.
@@ -97,6 +100,7 @@ pub fn ops_for(kind: Kind) -> &'static Ops {
         Kind::EventFd => &eventfd::OPS,
         Kind::TimerFd => &timerfd::OPS,
         Kind::Socket => &unix::OPS,
+        Kind::Inet => &inet::OPS,
     }
 }
 
@@ -242,13 +246,17 @@ pub fn file_events(f: *mut File, look: Look) -> Option<u16> {
         Kind::PipeRead | Kind::PipeWrite => unsafe { pipe::events(kind, ring) },
         // SAFETY: `data` is the counter of the eventfd the caller holds.
         Kind::EventFd => unsafe { eventfd::events(data) },
-        Kind::Console | Kind::Epoll | Kind::TimerFd | Kind::Socket if look == Look::LockFree => return None,
+        Kind::Console | Kind::Epoll | Kind::TimerFd | Kind::Socket | Kind::Inet if look == Look::LockFree => {
+            return None
+        }
         Kind::Console => POLLOUT | if console::input_ready() { POLLIN } else { 0 },
         Kind::Epoll => epoll::ready(f),
         // SAFETY: the caller holds the file open; the lock is held.
         Kind::TimerFd => timerfd::events(unsafe { &*f }),
         // SAFETY: the caller holds the file open; the lock is held.
         Kind::Socket => unix::events(unsafe { &*f }),
+        // SAFETY: as above.
+        Kind::Inet => inet::events(unsafe { &*f }),
         Kind::Null | Kind::Zero | Kind::Full | Kind::Random | Kind::Regular | Kind::Dir => POLLIN | POLLOUT,
     };
     Some(ev | if ev & POLLIN != 0 { POLLRDNORM } else { 0 } | if ev & POLLOUT != 0 { POLLWRNORM } else { 0 })
