@@ -263,8 +263,8 @@ fn main(_: u64) -> i32 {
     let bad = [user::ebpf::mov_imm(0, 0), user::ebpf::ja(-2), user::ebpf::EXIT];
     expect("predicate with a loop", sys::pred_install(&bad, &[]), BadProgram);
     expect("predicate with no instructions", sys::pred_install(&[], &[]), BadLength);
-    let five = [abi::syscall::Region { va: page, len: 8 }; 5];
-    expect("predicate with five regions", sys::pred_install(&user::ebpf::WORD_NONZERO, &five), BadLength);
+    let too_many = [abi::syscall::Region { va: page, len: 8 }; abi::syscall::PRED_REGIONS + 1];
+    expect("predicate with too many regions", sys::pred_install(&user::ebpf::WORD_NONZERO, &too_many), BadLength);
     let across = [abi::syscall::Region { va: page + 4090, len: 8 }];
     expect("predicate region across pages", sys::pred_install(&user::ebpf::WORD_NONZERO, &across), BadLength);
     expect("free a bad predicate", sys::pred_free(100_000), BadLength);
