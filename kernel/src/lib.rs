@@ -16,6 +16,7 @@ pub mod bootinfo;
 pub mod cap;
 pub mod dev;
 pub mod frames;
+mod group;
 pub mod pagetable;
 pub mod validate;
 
@@ -51,6 +52,8 @@ mod init;
 mod interpose;
 #[cfg(target_os = "none")]
 mod life;
+#[cfg(target_os = "none")]
+mod lifetime;
 #[cfg(target_os = "none")]
 mod limits;
 #[cfg(target_os = "none")]

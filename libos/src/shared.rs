@@ -39,6 +39,9 @@ pub struct Header {
     pub logged: [u64; 8],
     /// The process being killed for want of memory (`oom`), or 0.
     pub oom_victim: AtomicU32,
+    /// How many processes have been handed to init (`proc::exit`): init
+    /// looks for them in the kernel's table only when this has moved.
+    pub handed: AtomicU32,
     /// The network (`net::stack::Shared`, in the arena), or 0 before the
     /// first process made its packet endpoint.
     pub net: AtomicU64,
@@ -150,6 +153,12 @@ pub fn lock_word() -> &'static AtomicU64 {
 pub fn oom_victim() -> &'static AtomicU32 {
     // SAFETY: as in `lock_word`.
     unsafe { &(*header()).oom_victim }
+}
+
+/// How many processes have been handed to init.
+pub fn handed() -> &'static AtomicU32 {
+    // SAFETY: as in `lock_word`.
+    unsafe { &(*header()).handed }
 }
 
 /// The network's anchor (`net::stack`).

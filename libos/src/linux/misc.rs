@@ -1,6 +1,6 @@
 //! Identity, limits, randomness, signals bookkeeping and other small calls.
 
-use crate::errno::{LxResult, EAGAIN, EINTR, EINVAL, EOPNOTSUPP, ESRCH};
+use crate::errno::{LxResult, EAGAIN, EINTR, EINVAL, EOPNOTSUPP, EPERM};
 use crate::proc::{deliver, signal};
 use crate::uaccess;
 
@@ -18,8 +18,13 @@ pub fn uname(buf: u64) -> LxResult {
 const ARCH_SET_FS: u64 = 0x1002;
 const ARCH_GET_FS: u64 = 0x1003;
 
+/// Linux's `TASK_SIZE_MAX`: a thread pointer must lie below it (the
+/// process would die at its next TLS access otherwise).
+pub const TASK_SIZE_MAX: u64 = 0x7fff_ffff_f000;
+
 pub fn arch_prctl(code: u64, addr: u64) -> LxResult {
     match code {
+        ARCH_SET_FS if addr >= TASK_SIZE_MAX => Err(EPERM),
         ARCH_SET_FS => {
             // SAFETY: CR4.FSGSBASE is on and the kernel keeps fs base per
             // environment; lxrt itself never uses fs.
@@ -52,26 +57,6 @@ pub fn getrandom(buf: u64, len: u64, flags: u64) -> LxResult {
     let len = len.min(MAX_RW_COUNT);
     uaccess::with_bytes_mut(buf, len, crate::random::fill)?;
     Ok(len as i64)
-}
-
-const RLIMIT_STACK: u64 = 3;
-const RLIMIT_NOFILE: u64 = 7;
-const RLIM_INFINITY: u64 = u64::MAX;
-
-pub fn prlimit(pid: u64, res: u64, new: u64, old: u64) -> LxResult {
-    if pid != 0 && pid != crate::proc::pid() as u64 {
-        return Err(ESRCH);
-    }
-    if old != 0 {
-        let v = match res {
-            RLIMIT_STACK => [crate::layout::STACK_MAX; 2],
-            RLIMIT_NOFILE => [crate::fd::MAX_FDS as u64; 2],
-            _ => [RLIM_INFINITY; 2],
-        };
-        uaccess::put(old, v)?;
-    }
-    let _ = new;
-    Ok(0)
 }
 
 pub fn rt_sigaction(sig: u64, act: u64, old: u64) -> LxResult {

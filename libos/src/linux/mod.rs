@@ -283,7 +283,7 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
             Ok(crate::proc::UMASK.replace(new) as i64)
         }
         SYS_GETTIMEOFDAY => misc::gettimeofday(a[0]),
-        SYS_GETRLIMIT => misc::prlimit(0, a[0], 0, a[1]),
+        SYS_GETRLIMIT => crate::proc::limits::prlimit(0, a[0], 0, a[1]),
         SYS_GETRUSAGE => misc::getrusage(i(a[0]), a[1]),
         SYS_SYSINFO => misc::sysinfo(a[0]),
         SYS_TIMES => misc::times(a[0]),
@@ -306,7 +306,7 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         SYS_RT_SIGSUSPEND => misc::rt_sigsuspend(a[0], a[1]),
         SYS_SIGALTSTACK => crate::proc::signal::sigaltstack(a[0], a[1], f.regs.rsp),
         SYS_ARCH_PRCTL => misc::arch_prctl(a[0], a[1]),
-        SYS_SETRLIMIT => Ok(0),
+        SYS_SETRLIMIT => crate::proc::limits::prlimit(0, a[0], a[1], 0),
         SYS_TKILL => process::tgkill(-1, i(a[0]), a[1]),
         SYS_TIME => {
             let s = time::realtime().0;
@@ -365,7 +365,7 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         SYS_UTIMENSAT => attr::utimensat(i(a[0]), a[1], a[2], a[3]),
         SYS_DUP3 => fl::dup3(i(a[0]), i(a[1]), a[2]),
         SYS_PIPE2 => fl::pipe2(a[0], a[1]),
-        SYS_PRLIMIT64 => misc::prlimit(a[0], a[1], a[2], a[3]),
+        SYS_PRLIMIT64 => crate::proc::limits::prlimit(a[0], a[1], a[2], a[3]),
         SYS_GETRANDOM => misc::getrandom(a[0], a[1], a[2]),
         SYS_STATX => fl::statx(i(a[0]), a[1], a[2], a[4]),
         SYS_SENDFILE => sendfile::sendfile(i(a[0]), i(a[1]), a[2], a[3]),

@@ -1,7 +1,7 @@
 //! `wait4` and `waitid`: waiting for a child to end, stop or continue,
 //! reaping it (`exit::reap`), answering with its Linux pid.
 
-use super::exit::{children, reap, status_of, with_children, Child};
+use super::exit::{adopt, children, is_listed, reap, status_of, with_children, Child};
 use super::table;
 use crate::errno::{ECHILD, EINTR};
 use crate::lock;
@@ -36,9 +36,13 @@ pub fn wait(pid: i64, options: u64) -> Result<(i64, i32, u64), i64> {
     };
     let mut yielded = false;
     loop {
+        if super::is_init() {
+            adopt();
+        }
         let mut any = false;
         for c in children() {
-            if !matches(c.env) {
+            // (One init reaped meanwhile, `reap_adopted`, is gone.)
+            if !matches(c.env) || !is_listed(c.env) {
                 continue;
             }
             any = true;
