@@ -8,7 +8,7 @@
 use super::file::{base, AT_SYMLINK_NOFOLLOW};
 use crate::errno::{LxResult, EFAULT, EINVAL};
 use crate::fd;
-use crate::fs::{node, path, Ino, S_IFDIR, S_IFMT, S_ISGID};
+use crate::fs::{node, path, perm, Ino, S_IFDIR, S_IFMT, S_ISGID};
 use crate::time::wall_ns;
 use crate::uaccess;
 
@@ -110,6 +110,7 @@ pub fn fchownat(dirfd: i64, pathp: u64, uid: u64, gid: u64, flags: u64, by_fd: b
         return Ok(0);
     }
     let (uid, gid) = (uid as u32, gid as u32);
+    perm::may_chown(ino, uid, gid)?;
     node::update(ino, |n| {
         if uid != u32::MAX {
             n.uid = uid;
