@@ -152,7 +152,8 @@ impl Kernel {
     /// SIGCHLD whoever the child has become.
     fn may_interrupt(&self, t: Slot, bits: u64) -> Result<(), Error> {
         let (me, them) = (self.space_owner(self.current()), self.space_owner(t));
-        let asked = self.envs[me].parent() == Some(self.envs[them].id()) && bits & !self.envs[me].exit_bits == 0;
+        let asked =
+            self.envs[me].parent() == Some(self.envs[them].id()) && bits & !self.envs[me].exit_bits == 0;
         if me == them || asked || self.idents.get(me).may_signal(self.idents.get(them)) {
             return Ok(());
         }

@@ -215,7 +215,8 @@ pub fn root_tree(ar: &mut Archive, pkgs: &[String], prefix: &str) -> Result<(), 
     ar.dir_owned(&format!("{prefix}/home/user"), 0o755, (1000, 1000));
     ar.dir_owned(&format!("{prefix}/tmp"), 0o1777, (0, 0));
     ar.dir(&format!("{prefix}/etc"));
-    let shadow = std::fs::read(root().join("libos/root/etc/shadow")).map_err(|e| format!("reading shadow: {e}"))?;
+    let shadow =
+        std::fs::read(root().join("libos/root/etc/shadow")).map_err(|e| format!("reading shadow: {e}"))?;
     ar.file(&format!("{prefix}/etc/shadow"), 0o600, &shadow);
     add_tree(ar, &root().join("libos/root"), prefix)?;
     ar.dir(&format!("{prefix}/tests"));

@@ -48,7 +48,9 @@ impl Archive {
             return;
         }
         self.inode += 1;
-        let fields = [self.inode, mode, self.owner.0, self.owner.1, 1, 0, data.len() as u32, 0, 0, 0, 0, name.len() as u32 + 1, 0];
+        let (uid, gid) = self.owner;
+        let fields =
+            [self.inode, mode, uid, gid, 1, 0, data.len() as u32, 0, 0, 0, 0, name.len() as u32 + 1, 0];
         self.bytes.extend_from_slice(b"070701");
         for f in fields {
             self.bytes.extend_from_slice(format!("{f:08x}").as_bytes());

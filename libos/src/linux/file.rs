@@ -6,7 +6,9 @@ use crate::errno::{
 };
 use crate::fd::{self, Fd};
 use crate::fs::Stat;
-use crate::fs::{devfs, dir, node, path, perm, procfs, Ino, S_IFCHR, S_IFDIR, S_IFIFO, S_IFLNK, S_IFMT, S_IFREG};
+use crate::fs::{
+    devfs, dir, node, path, perm, procfs, Ino, S_IFCHR, S_IFDIR, S_IFIFO, S_IFLNK, S_IFMT, S_IFREG,
+};
 use crate::obj::{self, flags, Kind};
 use crate::proc;
 use crate::uaccess;

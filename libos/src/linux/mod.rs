@@ -34,11 +34,11 @@ pub mod vector;
 pub mod xattr;
 
 use crate::errno::{LxResult, EINTR, ENOSYS};
-use abi::ident::{EFFECTIVE, REAL};
-use cred::Ids::{Group, User};
 use crate::{lock, log};
 use abi::exception::ExceptionFrame;
+use abi::ident::{EFFECTIVE, REAL};
 use core::sync::atomic::{AtomicBool, Ordering};
+use cred::Ids::{Group, User};
 use nr::{
     SYS_ACCEPT, SYS_ACCEPT4, SYS_ACCESS, SYS_ALARM, SYS_ARCH_PRCTL, SYS_BIND, SYS_BRK, SYS_CHDIR, SYS_CHMOD,
     SYS_CHOWN, SYS_CLOCK_GETRES, SYS_CLOCK_GETTIME, SYS_CLOCK_NANOSLEEP, SYS_CLONE, SYS_CLONE3, SYS_CLOSE,
