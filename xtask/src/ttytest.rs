@@ -78,3 +78,38 @@ pub fn boot_test(img: &Image) -> BootTest {
         fsck: None,
     }
 }
+
+/// The boot test `tty_login`: busybox `login` on lxrt's terminal, as a
+/// person would log in as `cargo xtask run`'s second user (issue 25). A
+/// wrong password is refused; the right one gives a shell of uid 1000 that
+/// cannot read `/etc/shadow`; its `exit` returns to root's shell.
+pub fn login_test(img: &Image) -> BootTest {
+    let keys = vec![
+        key(PROMPT, 0, b"login user\n"),
+        key("Password: ", 0, b"wrong\n"),
+        key("login: ", 0, b"user\n"),
+        key("Password: ", 0, b"veneer\n"),
+        key("$ ", 0, b"echo uid-$((500*2))-$(id -u); cat /etc/shadow\n"),
+        key("$ ", 0, b"exit\n"),
+        key(PROMPT, 0, b"echo back-$((6*7))-$(id -u)\n"),
+        key(PROMPT, 0, b"exit\n"),
+    ];
+    BootTest {
+        name: "tty_login".into(),
+        args: qemu::base_args(img, "lxrt -t /bin/sh"),
+        expect: [
+            "Login incorrect",
+            "uid-1000-1000",
+            "can't open '/etc/shadow': Permission denied",
+            "back-42-0",
+        ]
+        .map(String::from)
+        .to_vec(),
+        timeout: Duration::from_secs(120),
+        output: None,
+        keys,
+        wall: None,
+        then: None,
+        fsck: None,
+    }
+}

@@ -115,6 +115,9 @@ static void as_user(pid_t victim)
     show("rename it", rename("tmp/u/public", "tmp/u/mine"));
     show("chmod root's file", chmod("tmp/u/secret", 0666));
     show("chown it", chown("tmp/u/secret", 1000, 1000));
+    show("touch it", utimensat(AT_FDCWD, "tmp/u/secret", NULL, 0));
+    struct timespec old[2] = {{1, 0}, {1, 0}};
+    show("date the public file", utimensat(AT_FDCWD, "tmp/u/public", old, 0));
     show("create in the sticky directory", open("tmp/u/drop/mine", O_CREAT | O_WRONLY, 0600));
     show("unlink root's file there", unlink("tmp/u/drop/roots"));
     show("kill root's process", kill(victim, SIGTERM));
