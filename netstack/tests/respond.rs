@@ -166,6 +166,11 @@ fn mutated_frames() {
             Ok(r) => {
                 assert_eq!(internet_checksum(&r[14..34]), 0);
                 assert_eq!(internet_checksum(&r[34..]), 0);
+                // Only an intact request is answered.
+                let header = usize::from(f[14] & 0xF) * 4;
+                let total = usize::from(u16::from_be_bytes([f[16], f[17]]));
+                assert_eq!(internet_checksum(&f[14..14 + header]), 0, "IP header of an answered request");
+                assert_eq!(internet_checksum(&f[14 + header..14 + total]), 0, "ICMP of an answered request");
                 answered += 1;
             }
             Err(_) => refused += 1,
