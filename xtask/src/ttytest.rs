@@ -76,5 +76,6 @@ pub fn boot_test(img: &Image) -> BootTest {
         wall: None,
         then: None,
         fsck: None,
+        companion: None,
     }
 }
