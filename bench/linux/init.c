@@ -8,7 +8,8 @@
  * `quick` selects tiny iteration counts, any other word names an experiment
  * to run instead of all of them. The program-start, shell and pipe-streaming
  * rows run `/bin/startbench` (`libos/tests/c/startbench.c`, Veneer's program
- * for them too) over the Debian packages the initramfs holds.
+ * for them too) over the Debian packages the initramfs holds; the network
+ * rows run `/bin/netbench`, which loads the NIC's driver from /modules.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -43,6 +44,11 @@ static const struct {
 	{ "start_true", 50, 2 },      { "start_bash", 20, 2 },
 	{ "start_python", 5, 1 },     { "shell_build", 200, 10 },
 	{ "pipe_stream", 16384, 1024 },
+	{ "pkt_tx", 200, 20 },	      { "ping_1", 50, 5 },
+	{ "ping_10", 50, 5 },	      { "ping_100", 50, 5 },
+	{ "ping_1000", 50, 5 },
+	{ "http_0", 100, 5 },	      { "http_1k", 100, 5 },
+	{ "http_10k", 100, 5 },	      { "http_100k", 50, 5 },
 };
 #define COUNT (sizeof experiments / sizeof experiments[0])
 
@@ -54,6 +60,10 @@ static const char *program_of(const char *name)
 	if (!strncmp(name, "start_", 6) || !strcmp(name, "shell_build") ||
 	    !strcmp(name, "pipe_stream"))
 		return "startbench";
+	if (!strcmp(name, "pkt_tx") || !strncmp(name, "ping_", 5))
+		return "netbench";
+	if (!strncmp(name, "http_", 5))
+		return "httpbench";
 	return "bench";
 }
 

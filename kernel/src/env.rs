@@ -382,16 +382,29 @@ impl Envs {
         self.info[s].ticks = self.table[s].ticks;
     }
 
-    /// The live environment with id `id`.
-    pub fn live(&self, id: u64) -> Result<Slot, Error> {
-        let id = EnvId(u32::try_from(id).map_err(|_| Error::BadEnv)?);
+    /// The slot environment id `id` names, and its state there (`Free`
+    /// for an id of an environment that has gone).
+    #[inline]
+    fn named(&self, id: u64) -> Option<(Slot, State)> {
+        let id = EnvId(u32::try_from(id).ok()?);
         let s = id.slot();
         let e = &self.table[s];
-        if e.id == id && e.state != State::Free {
-            Ok(s)
-        } else {
-            Err(Error::BadEnv)
+        Some((s, if e.id == id { e.state } else { State::Free }))
+    }
+
+    /// The live environment with id `id`.
+    pub fn live(&self, id: u64) -> Result<Slot, Error> {
+        match self.named(id) {
+            Some((s, state)) if state != State::Free => Ok(s),
+            _ => Err(Error::BadEnv),
         }
+    }
+
+    /// The environment with id `id` if it is runnable: one look for the
+    /// directed yield's common case.
+    #[inline]
+    pub fn runnable(&self, id: u64) -> Option<Slot> {
+        self.named(id).and_then(|(s, state)| (state == State::Runnable).then_some(s))
     }
 
     /// The first environment awaiting slot `s`'s reply: a scan of the raw

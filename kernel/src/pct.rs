@@ -13,12 +13,12 @@ impl Kernel {
     /// runnable (not waiting for a reply, not penalised).
     #[inline]
     pub fn yield_to(&mut self, id: u64) -> Result<u64, Error> {
-        let t = self.env_slot(id)?;
-        if self.envs[t].state() != State::Runnable {
+        // The common case in one look: a runnable target named by its id.
+        let Some(t) = self.envs.runnable(id) else {
             // Last, so that nothing lives across the call and the common
             // path saves no registers.
-            return self.yield_to_sleeper(t);
-        }
+            return self.yield_to_other(id);
+        };
         self.sched.lend(self.current());
         self.switch_to(t);
         if self.envs[t].notify & notify::INTERRUPTS != 0 {
@@ -28,12 +28,13 @@ impl Kernel {
         Ok(0)
     }
 
-    /// A sleeper whose predicate holds now would wake at its next slice:
-    /// it wakes now and takes this one (a futex waker hands the CPU to the
-    /// thread it woke).
+    /// The rest: the caller itself (`ENV_SELF`), an id that names no one,
+    /// and a sleeper, which wakes now and takes this slice if its
+    /// predicate holds (a futex waker hands the CPU to the thread it woke).
     #[cold]
     #[inline(never)]
-    fn yield_to_sleeper(&mut self, t: Slot) -> Result<u64, Error> {
+    fn yield_to_other(&mut self, id: u64) -> Result<u64, Error> {
+        let t = self.env_slot(id)?;
         if self.envs[t].state() == State::Sleeping {
             self.wake_if_ready(t);
         }

@@ -7,7 +7,7 @@ use crate::arch::{clock, cpu, fpu, percpu};
 use crate::env::{notify, Env, Envs, Slot, State};
 use crate::frames::Frames;
 use crate::predicate::Predicates;
-use crate::sched::{Cpu, Sched};
+use crate::sched::{Cpu, Nobody, Pass, Sched};
 use crate::state::Kernel;
 use abi::Error;
 
@@ -67,7 +67,7 @@ impl Kernel {
             }
             Some((p, s)) => {
                 // Someone runs: the owner is runnable and in its own group.
-                self.start_slice(p, Some(s));
+                let _ = self.start_slice(p, Some(s));
             }
             None => self.schedule_slow(),
         }
@@ -75,10 +75,10 @@ impl Kernel {
 
     /// Slice `p`, whose owner is `s` (`None`: spare time), starts: its
     /// group's turn says who runs (`s` itself when alone), who is then
-    /// told, if it asked. False if nobody in the group can run.
+    /// told, if it asked. An error if nobody in the group can run.
     #[inline(never)]
-    fn start_slice(&mut self, p: usize, s: Option<Slot>) -> bool {
-        let Some(r) = self.turn(s) else { return false };
+    fn start_slice(&mut self, p: usize, s: Option<Slot>) -> Result<(), Nobody> {
+        let r = self.turn(s)?;
         if s.is_some() {
             self.sched.set_position(p);
         }
@@ -86,24 +86,27 @@ impl Kernel {
         if self.envs[r].notify & !notify::GROUP != 0 {
             self.slice_starts(r);
         }
-        true
+        Ok(())
     }
 
     /// Group `h`'s turn (`group.rs`): the first member, from its cursor,
     /// that can run, or whom its synchronous calls wait on; the cursor
     /// moves past it. Penalised members skip a turn, sleepers are woken if
     /// their predicate holds or their deadline passed.
-    fn turn(&mut self, h: Option<Slot>) -> Option<Slot> {
+    fn turn(&mut self, h: Option<Slot>) -> Result<Slot, Nobody> {
         let now = self.sched.ticks();
         let (envs, preds, frames) = (&mut self.envs, &self.preds, &self.mem.frames);
-        self.sched.turn(h, |m| match envs[m].state() {
+        let mut nobody = Nobody::Waits;
+        let r = self.sched.turn(h, |m| match envs[m].state() {
             State::Penalized => {
                 serve_penalty(envs, frames, m);
+                nobody = Nobody::Served;
                 None
             }
             State::Sleeping if !wake_if_ready(envs, preds, frames, now, m) => None,
             _ => Sched::donee(envs, m),
-        })
+        });
+        r.ok_or(nobody)
     }
 
     /// The general case of `schedule`: donated and penalised slices, and
@@ -114,21 +117,20 @@ impl Kernel {
         // not end the wait (see `idle`).
         let mut idle_since = None;
         loop {
-            let mut p = self.sched.position();
-            for _ in 0..abi::tables::SLICES {
-                p = self.sched.next_owned(p);
-                if p >= abi::tables::SLICES {
-                    break;
-                }
-                if self.start_slice(p, self.sched.owner(p)) {
-                    self.end_idle(idle_since);
-                    return;
+            let mut pass = Pass::new(&self.sched);
+            while let Some((p, h)) = pass.next(&self.sched) {
+                match self.start_slice(p, Some(h)) {
+                    Ok(()) => {
+                        self.end_idle(idle_since);
+                        return;
+                    }
+                    Err(why) => pass.found(&self.sched, h, why),
                 }
             }
             // No group can run in any slice: the time is spare, for the
             // environments with no holder above them (none while the
             // first environment keeps a slice).
-            if self.start_slice(0, None) {
+            if self.start_slice(0, None).is_ok() {
                 self.end_idle(idle_since);
                 return;
             }

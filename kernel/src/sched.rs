@@ -72,6 +72,9 @@ pub struct Sched {
     /// path; entries past `SLICES` stay free.
     slice_env: SliceOwners,
     next_used: [u8; 256],
+    /// The one environment that owns every owned slice, if one does (the
+    /// first environment, in a system without slice-holding processes).
+    sole: Option<Slot>,
     /// The slot told its slice is over, which must give up the CPU before
     /// the next tick, and its `switched_out` count then.
     grace: Option<(Slot, u32)>,
@@ -102,6 +105,7 @@ impl Sched {
             clock,
             slice_env: SliceOwners([SliceOwners::FREE; 256]),
             next_used: [NO_SLICE; 256],
+            sole: None,
             grace: None,
             groups,
             lender: None,
@@ -215,8 +219,11 @@ impl Sched {
     }
 
     /// Recomputes, for every position, the next owned position after it
-    /// (circularly), so advancing never scans free slices.
+    /// (circularly), so advancing never scans free slices; and whether one
+    /// environment owns them all.
     fn relink(&mut self) {
+        let mut owners = (0..SLICES).filter_map(|p| self.slice_env.get(p));
+        self.sole = owners.next().filter(|&o| owners.all(|x| x == o));
         let Some(first) = (0..SLICES).find(|&p| self.slice_env.get(p).is_some()) else {
             self.next_used = [NO_SLICE; 256];
             return;
@@ -324,6 +331,60 @@ impl Sched {
     }
 }
 
+/// Why a group's turn ran nobody.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Nobody {
+    /// Its members sleep, or wait on someone who cannot run: nothing
+    /// changes that within one pass over the slices (interrupts are off
+    /// and the clock stands still in the kernel).
+    Waits,
+    /// A penalised member served a slice of its penalty: each of its
+    /// group's slices counts one, and a predicate may read the state the
+    /// serving changed.
+    Served,
+}
+
+/// One pass over the owned slices from the current position, as the
+/// idle loop makes it when no slice's group could run at once. A group
+/// whose turn found its members waiting has its other slices passed over:
+/// nothing they wait for changes within the pass, and looking again would
+/// evaluate every sleeper's predicate once per slice its holder has (the
+/// first environment has all 64). A turn that served a penalty forgets
+/// that group: every slice of a penalised member's group counts one.
+pub struct Pass {
+    p: usize,
+    left: usize,
+    waits: Option<Slot>,
+}
+
+impl Pass {
+    pub fn new(k: &Sched) -> Pass {
+        Pass { p: k.position(), left: SLICES, waits: None }
+    }
+
+    /// The next slice to start and its holder.
+    pub fn next(&mut self, k: &Sched) -> Option<(usize, Slot)> {
+        while self.left > 0 {
+            self.left -= 1;
+            self.p = k.next_owned(self.p);
+            let holder = k.owner(self.p)?;
+            if Some(holder) != self.waits {
+                return Some((self.p, holder));
+            }
+        }
+        None
+    }
+
+    /// The turn of `holder`'s group ran nobody, for `why`. When that
+    /// group waits and holds every owned slice, the pass is over.
+    pub fn found(&mut self, k: &Sched, holder: Slot, why: Nobody) {
+        self.waits = (why == Nobody::Waits).then_some(holder);
+        if self.waits.is_some() && k.sole == self.waits {
+            self.left = 0;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     extern crate std;
@@ -368,12 +429,14 @@ mod tests {
     /// One tick as `schedule` spends it: the next owned slice, and its
     /// group's turn among the members `can_run` accepts.
     fn tick(k: &mut Sched, can_run: impl Fn(Slot) -> bool) -> Option<Slot> {
-        let mut p = k.position();
-        for _ in 0..SLICES {
-            p = k.next_owned(p);
-            if let Some(r) = k.turn(k.owner(p), |m| can_run(m).then_some(m)) {
-                k.set_position(p);
-                return Some(r);
+        let mut pass = Pass::new(k);
+        while let Some((p, h)) = pass.next(k) {
+            match k.turn(Some(h), |m| can_run(m).then_some(m)) {
+                Some(r) => {
+                    k.set_position(p);
+                    return Some(r);
+                }
+                None => pass.found(k, h, Nobody::Waits),
             }
         }
         None
@@ -521,6 +584,56 @@ mod tests {
         assert_eq!([a, b, c].map(|s| k.groups().holder(s)), [Some(root); 3]);
         k.slice_free(&mut e, &fr, 3);
         assert_eq!(k.groups().holder(a), None, "and back to spare time");
+    }
+
+    #[test]
+    fn a_pass_looks_at_a_waiting_group_once_and_at_a_penalised_one_every_slice() {
+        let (mut e, fr, mut k) = (envs(), frames(), sched());
+        // The first environment holds every slice but one; its process
+        // sleeps in them. Another group holds slice 40.
+        let root = member(&mut k, &mut e, &fr, None);
+        let q = member(&mut k, &mut e, &fr, None);
+        for p in (0..SLICES).filter(|&p| p != 40) {
+            k.slice_alloc(&mut e, &fr, root, Some(p as u64)).unwrap();
+        }
+        k.slice_alloc(&mut e, &fr, q, Some(40)).unwrap();
+        let sleeper = member(&mut k, &mut e, &fr, Some(root));
+        // One pass, as `schedule_slow` makes it: each group's turn, every
+        // member looked at (a sleeper's predicate evaluated); `why` says
+        // what the turn found.
+        let pass = |k: &mut Sched, why: &dyn Fn(Slot) -> Nobody| {
+            let (mut looked, mut pass, mut slices) = (Vec::new(), Pass::new(k), 0);
+            while let Some((_, h)) = pass.next(k) {
+                slices += 1;
+                let mut found = Nobody::Waits;
+                assert_eq!(
+                    k.turn(Some(h), |m| {
+                        looked.push(m);
+                        if why(m) == Nobody::Served {
+                            found = Nobody::Served;
+                        }
+                        None
+                    }),
+                    None
+                );
+                pass.found(k, h, found);
+            }
+            (looked, slices)
+        };
+        let count = |v: &[Slot], s: Slot| v.iter().filter(|&&m| m == s).count();
+        let (looked, _) = pass(&mut k, &|_| Nobody::Waits);
+        assert_eq!(count(&looked, sleeper), 2, "once before q's slice, once after it");
+        assert_eq!(count(&looked, q), 1);
+        // A penalised member's every slice counts: no slice passed over.
+        let (looked, slices) = pass(&mut k, &|m| if m == sleeper { Nobody::Served } else { Nobody::Waits });
+        assert_eq!((count(&looked, sleeper), slices), (SLICES - 1, SLICES));
+        // With every slice the first environment's, a pass that finds its
+        // group waiting ends there.
+        k.slice_free(&mut e, &fr, 40);
+        let (looked, slices) = pass(&mut k, &|_| Nobody::Waits);
+        assert_eq!((count(&looked, sleeper), slices), (1, 1));
+        k.slice_alloc(&mut e, &fr, q, Some(40)).unwrap();
+        assert_eq!(pass(&mut k, &|_| Nobody::Waits).1, 3, "root's first, q's, root's after q's");
     }
 
     #[test]

@@ -15,6 +15,7 @@ mod hash;
 pub mod link;
 pub mod opts;
 pub mod parse;
+pub mod respond;
 pub mod ring_link;
 pub mod socket;
 pub mod stack;

@@ -588,6 +588,11 @@ impl<L: Link> Stack<L> {
                 }
             },
             Holder::Orphan if state == Closed => self.free_conn(c),
+            // TIME_WAIT guards against a lost last ACK and old duplicates
+            // on a wire; loopback loses and delays nothing, and holding
+            // every closed connection's buffers for the period ran a
+            // server that closes first out of memory.
+            Holder::Orphan if state == TimeWait && conn.iface == If::Lo => self.free_conn(c),
             Holder::Sock(s) if !matches!(state, Closed | SynSent | SynReceived | Listen) => {
                 // A handshake finished: connected now, so that a reset
                 // later reads as ECONNRESET; `connect` still reports the

@@ -104,6 +104,11 @@ pub struct BootTest {
     /// A disk image `cargo xtask fsck` must find clean once the boots
     /// (this one and `then`) passed.
     pub fsck: Option<std::path::PathBuf>,
+    /// The QEMU arguments of a second machine that runs beside this one
+    /// (started first, killed when this one ends; its console is kept in
+    /// target/boottest/NAME-companion.serial): the other end of a network
+    /// link.
+    pub companion: Option<Vec<String>>,
 }
 
 /// `to` must appear on the console `secs` seconds of the host's time after
@@ -152,7 +157,8 @@ fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
         let known = lx.contains(n)
             || dev.contains(&n.as_str())
             || crate::xntest::NAMES.contains(&n.as_str())
-            || ["iso", "tty", "tty_login", "compat", crate::nettest::NAME].contains(&n.as_str());
+            || ["iso", "tty", "tty_login", "compat", crate::nettest::NAME, crate::nettest::IDLE]
+                .contains(&n.as_str());
         if !all.contains(n) && !known {
             return Err(format!(
                 "no boot test named {n} (have: {}, iso, tty, compat, {})",
@@ -174,6 +180,7 @@ fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
             wall: None,
             then: None,
             fsck: None,
+            companion: None,
         });
     }
     tests.extend(crate::lxtest::plan(img, names)?);
@@ -256,11 +263,21 @@ fn run_one(t: &BootTest) -> Result<String, String> {
 }
 
 fn run_boot(t: &BootTest) -> Result<String, String> {
-    let start = Instant::now();
-    let out = qemu::headless(&t.args, t.timeout, &t.keys)?;
-    let secs = start.elapsed().as_secs_f64();
-    // Kept for a look afterwards (the whole log, pass or fail).
     let dir = crate::build::root().join("target/boottest");
+    let companion = match &t.companion {
+        Some(args) => Some(qemu::Companion::start(args)?),
+        None => None,
+    };
+    let start = Instant::now();
+    let out = qemu::headless(&t.args, t.timeout, &t.keys);
+    let secs = start.elapsed().as_secs_f64();
+    if let Some(c) = companion {
+        let serial = c.stop();
+        let _ = std::fs::create_dir_all(&dir)
+            .and_then(|_| std::fs::write(dir.join(format!("{}-companion.serial", t.name)), serial));
+    }
+    let out = out?;
+    // Kept for a look afterwards (the whole log, pass or fail).
     let _ = std::fs::create_dir_all(&dir).and_then(|_| {
         std::fs::write(dir.join(format!("{}.serial", t.name.replace([' ', '/'], "_"))), &out.serial)
     });

@@ -131,8 +131,17 @@ pub fn user_programs() -> Result<Vec<String>, String> {
 
 /// Programs of the library OS (`libos/src/bin/*.rs`), packed beside the
 /// user programs.
-pub const LIBOS_PROGRAMS: &[&str] =
-    &["lxrt", "bench_libos", "test_ptable", "test_xn", "test_netfilter", "netthief", "netbench"];
+pub const LIBOS_PROGRAMS: &[&str] = &[
+    "lxrt",
+    "bench_libos",
+    "test_ptable",
+    "test_xn",
+    "test_netfilter",
+    "netthief",
+    "netbench",
+    "netd",
+    "netping",
+];
 
 /// The static Linux binary the library OS runs (Debian's busybox-static).
 pub const BUSYBOX: &str = "/bin/busybox";

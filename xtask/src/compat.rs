@@ -523,6 +523,7 @@ pub fn boot_test() -> Result<BootTest, String> {
         wall: None,
         then: None,
         fsck: None,
+        companion: None,
     })
 }
 

@@ -371,6 +371,7 @@ pub fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
                 wall: None,
                 then: chain,
                 fsck: None,
+                companion: None,
             }));
         }
         out.extend(chain.map(|b| *b));

@@ -62,5 +62,6 @@ pub fn boot_test() -> Result<BootTest, String> {
         wall: None,
         then: None,
         fsck: None,
+        companion: None,
     })
 }

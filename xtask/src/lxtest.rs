@@ -324,6 +324,7 @@ pub fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
             wall: d.wall,
             then: None,
             fsck: None,
+            companion: None,
         });
     }
     Ok(tests)

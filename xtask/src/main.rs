@@ -15,6 +15,8 @@ mod disk;
 mod faults;
 mod fstools;
 mod fuzz;
+#[cfg(test)]
+mod imports;
 mod iso;
 mod lxtest;
 mod nettest;

@@ -7,6 +7,13 @@
 //! with busybox httpd; the host's curl fetches them back through the
 //! forwarded port and compares them byte for byte; the guest learns the
 //! outcome from the host server's `/done`.
+//!
+//! The boot test `net_idle`: an idle machine answers ARP and ping. Two
+//! machines on a point-to-point link (QEMU's `dgram` backend over two UDP
+//! ports on 127.0.0.1; QEMU's user network answers a ping of the gateway
+//! itself and cannot ping the guest): on the first only `netd` runs, the
+//! network responder (`init=netd SECONDS`); the second runs `netping`,
+//! whose console is the test's.
 
 use crate::boottest::BootTest;
 use crate::build::Image;
@@ -18,6 +25,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 pub const NAME: &str = "net_host";
+pub const IDLE: &str = "net_idle";
 const SIZES: &[usize] = &[0, 1, 1460, 65536, 1 << 20, 4 << 20];
 
 /// File `n`'s bytes: not a repeating pattern a lost or doubled segment
@@ -124,9 +132,61 @@ pub fn free_port() -> Result<u16, String> {
 }
 
 pub fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
-    if !names.is_empty() && !names.iter().any(|n| n == NAME) {
-        return Ok(Vec::new());
+    let wanted = |name| names.is_empty() || names.iter().any(|n| n == name);
+    let mut tests = Vec::new();
+    if wanted(NAME) {
+        tests.push(host(img)?);
     }
+    if wanted(IDLE) {
+        tests.push(idle(img)?);
+    }
+    Ok(tests)
+}
+
+/// A UDP port on 127.0.0.1 nobody uses now.
+fn free_udp_port() -> Result<u16, String> {
+    let s = std::net::UdpSocket::bind("127.0.0.1:0").map_err(|e| format!("no free UDP port: {e}"))?;
+    s.local_addr().map(|a| a.port()).map_err(|e| format!("{e}"))
+}
+
+/// `net_idle`: the pinging machine, the idle one its companion (whose
+/// console goes to target/boottest/net_idle-companion.serial).
+fn idle(img: &Image) -> Result<BootTest, String> {
+    let (a, b) = (free_udp_port()?, free_udp_port()?);
+    let link = |local: u16, remote: u16| {
+        format!(
+            "dgram,id=net0,local.type=inet,local.host=127.0.0.1,local.port={local},\
+             remote.type=inet,remote.host=127.0.0.1,remote.port={remote}"
+        )
+    };
+    let idle_disk = crate::disk::scratch_path();
+    crate::disk::create(&idle_disk)?;
+    let mut idle_args = qemu::base_args(img, "netd");
+    idle_args.extend(qemu::devices_on(&idle_disk, &link(a, b), ",mac=52:54:00:12:34:56"));
+    let disk = crate::disk::scratch_path();
+    crate::disk::create(&disk)?;
+    let mut args = qemu::base_args(img, "netping");
+    args.extend(qemu::devices_on(&disk, &link(b, a), ",mac=52:54:00:12:34:57"));
+    Ok(BootTest {
+        name: IDLE.into(),
+        args,
+        expect: vec![
+            "netping: the idle machine answered ARP".into(),
+            "netping: 5 echo replies, data and checksums intact".into(),
+            "netping: a request with a bad checksum went unanswered, the next was answered".into(),
+        ],
+        timeout: Duration::from_secs(300),
+        output: None,
+        keys: Vec::new(),
+        wall: None,
+        then: None,
+        fsck: None,
+        companion: Some(idle_args),
+    })
+}
+
+/// `net_host`.
+fn host(img: &Image) -> Result<BootTest, String> {
     let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| format!("net_host: {e}"))?;
     let port = listener.local_addr().map_err(|e| format!("{e}"))?.port();
     let forwarded = free_port()?;
@@ -143,7 +203,7 @@ pub fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
     crate::disk::create(&disk)?;
     let mut args = qemu::base_args(img, &format!("lxrt /bin/sh /hosttests/nethost.sh {port}"));
     args.extend(qemu::device_args(&disk, forwarded));
-    Ok(vec![BootTest {
+    Ok(BootTest {
         name: NAME.into(),
         args,
         expect,
@@ -153,5 +213,6 @@ pub fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
         wall: None,
         then: None,
         fsck: None,
-    }])
+        companion: None,
+    })
 }

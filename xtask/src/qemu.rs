@@ -50,6 +50,12 @@ fn run_port() -> Result<u16, String> {
 /// `host_port` (0: any free one) on 127.0.0.1 alone forwards to the
 /// guest's port 80. Both use the modern (virtio 1.x) PCI transport only.
 pub fn device_args(disk: &Path, host_port: u16) -> Vec<String> {
+    devices_on(disk, &format!("user,id=net0,hostfwd=tcp:127.0.0.1:{host_port}-:80"), "")
+}
+
+/// The disk of `device_args` and a NIC on the network backend `netdev`
+/// (its id `net0`), with `nic_options` (e.g. `,mac=...`) added to it.
+pub fn devices_on(disk: &Path, netdev: &str, nic_options: &str) -> Vec<String> {
     [
         "-drive",
         // Write-back caching (QEMU's default, said here): the device offers
@@ -59,9 +65,9 @@ pub fn device_args(disk: &Path, host_port: u16) -> Vec<String> {
         "-device",
         "virtio-blk-pci,drive=disk0,disable-legacy=on",
         "-netdev",
-        &format!("user,id=net0,hostfwd=tcp:127.0.0.1:{host_port}-:80"),
+        netdev,
         "-device",
-        "virtio-net-pci,netdev=net0,disable-legacy=on",
+        &format!("virtio-net-pci,netdev=net0,disable-legacy=on{nic_options}"),
     ]
     .iter()
     .map(|s| s.to_string())
@@ -166,6 +172,40 @@ pub fn headless(args: &[String], timeout: Duration, keys: &[Key]) -> Result<Outc
     let out = run_headless(&with, timeout, keys);
     let _ = std::fs::remove_file(&disk);
     out
+}
+
+/// A machine run in the background, its console collected, until `stop`
+/// (a boot test's `companion`).
+pub struct Companion {
+    child: std::process::Child,
+    reader: std::thread::JoinHandle<Vec<u8>>,
+}
+
+impl Companion {
+    pub fn start(args: &[String]) -> Result<Companion, String> {
+        let mut child = Command::new("qemu-system-x86_64")
+            .args(args)
+            .args(["-display", "none", "-serial", "stdio", "-monitor", "none"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("cannot start QEMU: {e}"))?;
+        let mut out = child.stdout.take().expect("piped stdout");
+        let reader = std::thread::spawn(move || {
+            let mut all = Vec::new();
+            let _ = out.read_to_end(&mut all);
+            all
+        });
+        Ok(Companion { child, reader })
+    }
+
+    /// Kills the machine; what it printed.
+    pub fn stop(mut self) -> String {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        String::from_utf8_lossy(&self.reader.join().unwrap_or_default()).into_owned()
+    }
 }
 
 fn run_headless(args: &[String], timeout: Duration, keys: &[Key]) -> Result<Outcome, String> {

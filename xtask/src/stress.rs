@@ -84,6 +84,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
             wall: None,
             then: None,
             fsck: None,
+            companion: None,
         });
     }
     for k in 0..size.linux_seeds {
@@ -123,6 +124,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
             wall: None,
             then: None,
             fsck: None,
+            companion: None,
         });
     }
     println!("xtask: stress, seed {seed} (replay with --seed {seed}): {} boots", tests.len());

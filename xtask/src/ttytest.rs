@@ -108,5 +108,6 @@ fn on_terminal(img: &Image, name: &str, keys: Vec<Key>, expect: &[&str]) -> Boot
         wall: None,
         then: None,
         fsck: None,
+        companion: None,
     }
 }

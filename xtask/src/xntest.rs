@@ -77,6 +77,7 @@ pub fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
                 wall: None,
                 then: chain,
                 fsck: None,
+                companion: None,
             }));
         }
         out.extend(chain.map(|b| *b));
@@ -97,6 +98,7 @@ pub fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
             wall: None,
             then,
             fsck: None,
+            companion: None,
         }
     };
     let second = boot(

@@ -2,9 +2,10 @@
 # (issue 26), booted as `init=lxrt /bin/sh /bench/start.sh [quick] [NAME..]`
 # on a root holding the Debian packages Linux's initramfs holds
 # (xtask/src/bench/veneer.rs). Each row is /cbin/startbench, the program
-# Linux runs as /bin/startbench, with the iteration counts of
+# Linux runs as /bin/startbench, and the HTTP rows /cbin/httpbench (Linux's
+# /bin/httpbench: nginx over 127.0.0.1), with the iteration counts of
 # bench/linux/init.c.
-own="start_true start_bash start_python shell_build pipe_stream"
+own="start_true start_bash start_python shell_build pipe_stream http_0 http_1k http_10k http_100k"
 quick=0
 named=
 for w in "$@"; do
@@ -26,6 +27,8 @@ iterations() { # NAME: full and quick counts, as bench/linux/init.c's
 	start_python) set -- 5 1 ;;
 	shell_build) set -- 200 10 ;;
 	pipe_stream) set -- 16384 1024 ;;
+	http_100k) set -- 50 5 ;;
+	http_*) set -- 100 5 ;;
 	esac
 	if [ $quick = 1 ]; then echo $2; else echo $1; fi
 }
@@ -33,6 +36,10 @@ trials=3
 [ $quick = 1 ] && trials=1
 echo "BENCH-PLAN calib$named" | tr -s ' '
 for b in calib $named; do
-	/cbin/startbench $b $(iterations $b) $trials || echo "BENCH-FAIL $b status $?"
+	case $b in
+	http_*) program=/cbin/httpbench ;;
+	*) program=/cbin/startbench ;;
+	esac
+	$program $b $(iterations $b) $trials || echo "BENCH-FAIL $b status $?"
 done
 echo BENCH-DONE

@@ -63,23 +63,6 @@ fn calib(n: u64) {
     }
 }
 
-/// Waits (asleep on the ring) for a frame `want` accepts; false after
-/// about 10 s of guest time.
-fn expect(ep: &mut Endpoint, want: impl Fn(&[u8]) -> bool) -> bool {
-    let mut buf = [0u8; 2048];
-    let deadline = kinfo::ticks() + 5000;
-    while kinfo::ticks() < deadline {
-        match ep.recv(&mut buf) {
-            Some(n) if want(&buf[..n]) => return true,
-            Some(_) => {}
-            None => {
-                let _ = ep.wait(deadline);
-            }
-        }
-    }
-    false
-}
-
 /// The gateway's MAC, by ARP through the endpoint.
 fn gateway_mac(ep: &mut Endpoint, mac: [u8; 6]) -> [u8; 6] {
     let mut buf = [0u8; 64];
@@ -103,21 +86,6 @@ fn gateway_mac(ep: &mut Endpoint, mac: [u8; 6]) -> [u8; 6] {
         }
     }
     fail(format_args!("no ARP reply from the gateway"))
-}
-
-/// An ICMP echo request from us to the gateway with identifier `id`.
-fn echo(buf: &mut [u8], mac: [u8; 6], gw: [u8; 6], id: u16, seq: u16) -> usize {
-    let n = frame::udp(buf, mac, gw, OURS, GATEWAY, 0, 0, &[0x5a; 24]);
-    buf[23] = IPPROTO_ICMP;
-    // Header checksum again: the protocol byte changed.
-    buf[24..26].fill(0);
-    let sum = frame::checksum(&buf[14..34]);
-    buf[24..26].copy_from_slice(&sum.to_be_bytes());
-    let icmp = &mut buf[34..n];
-    icmp[..8].copy_from_slice(&[8, 0, 0, 0, (id >> 8) as u8, id as u8, (seq >> 8) as u8, seq as u8]);
-    let sum = frame::checksum(icmp);
-    icmp[2..4].copy_from_slice(&sum.to_be_bytes());
-    n
 }
 
 fn is_reply(f: &[u8], id: u16, seq: u16) -> bool {
@@ -177,12 +145,12 @@ fn main(_: u64) -> i32 {
             let (h0, t0) = (halted(), rdtsc());
             for _ in 0..count {
                 seq = seq.wrapping_add(1);
-                let k = echo(&mut buf, mac, gw, id, seq);
+                let k = frame::echo_request(&mut buf, mac, gw, OURS, GATEWAY, id, seq, &[0x5a; 24]);
                 if !ep.queue(&buf[..k]) {
                     fail(format_args!("the echo request found the ring full"));
                 }
                 drain(&mut ep);
-                if !expect(&mut ep, |f| is_reply(f, id, seq)) {
+                if !ep.expect(kinfo::ticks() + 5000, |f| is_reply(f, id, seq)) {
                     fail(format_args!("no echo reply with {want} filters"));
                 }
             }

@@ -183,6 +183,23 @@ impl Endpoint {
         Ok(p)
     }
 
+    /// Waits, asleep on the ring, until a frame `want` accepts arrives
+    /// (true) or the clock reaches tick `deadline` (false); the frames
+    /// before it are dropped.
+    pub fn expect(&mut self, deadline: u64, want: impl Fn(&[u8]) -> bool) -> bool {
+        let mut buf = [0u8; 2048];
+        while user::kinfo::ticks() < deadline {
+            match self.recv(&mut buf) {
+                Some(n) if want(&buf[..n]) => return true,
+                Some(_) => {}
+                None => {
+                    let _ = self.wait(deadline);
+                }
+            }
+        }
+        false
+    }
+
     /// Sleeps until a frame waits or the clock reaches tick `deadline`
     /// (0: none).
     pub fn wait(&mut self, deadline: u64) -> Result<(), Error> {

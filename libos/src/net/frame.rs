@@ -34,14 +34,33 @@ pub fn udp(
     n
 }
 
+/// Writes an Ethernet/IPv4/ICMP echo request carrying `data` into `buf`
+/// (identifier `id`, sequence number `seq`); its length.
+#[allow(clippy::too_many_arguments)]
+pub fn echo_request(
+    buf: &mut [u8],
+    src_mac: [u8; 6],
+    dst_mac: [u8; 6],
+    src: [u8; 4],
+    dst: [u8; 4],
+    id: u16,
+    seq: u16,
+    data: &[u8],
+) -> usize {
+    // A UDP frame's layout, the ICMP header where UDP's was.
+    let n = udp(buf, src_mac, dst_mac, src, dst, 0, 0, data);
+    buf[23] = 1;
+    buf[24..26].fill(0);
+    let sum = checksum(&buf[14..34]);
+    buf[24..26].copy_from_slice(&sum.to_be_bytes());
+    let icmp = &mut buf[34..n];
+    icmp[..8].copy_from_slice(&[8, 0, 0, 0, (id >> 8) as u8, id as u8, (seq >> 8) as u8, seq as u8]);
+    let sum = checksum(icmp);
+    icmp[2..4].copy_from_slice(&sum.to_be_bytes());
+    n
+}
+
 /// The Internet checksum of `b`.
 pub fn checksum(b: &[u8]) -> u16 {
-    let mut s: u32 = 0;
-    for c in b.chunks(2) {
-        s += u32::from(u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)]));
-    }
-    while s >> 16 != 0 {
-        s = (s & 0xFFFF) + (s >> 16);
-    }
-    !(s as u16)
+    netstack::respond::internet_checksum(b)
 }

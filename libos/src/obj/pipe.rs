@@ -187,6 +187,9 @@ impl Pipe {
     }
 }
 
+// Inlined into `io::read_once`, which calls it directly: the read is
+// short, and a call across codegen units cost a frame per message.
+#[inline]
 pub fn read(f: &mut File, buf: &mut [u8]) -> i64 {
     if f.kind != Kind::PipeRead {
         return -EBADF;
@@ -212,6 +215,9 @@ pub fn read(f: &mut File, buf: &mut [u8]) -> i64 {
     -EAGAIN
 }
 
+/// Writes `buf` to write end `f`: inline, the common case (a reader
+/// exists and all of `buf` fits now); the rest out of line.
+#[inline]
 pub fn write(f: &mut File, buf: &[u8]) -> i64 {
     if f.kind != Kind::PipeWrite && f.flags & ACCMODE != RDWR {
         return -EBADF;
@@ -219,21 +225,26 @@ pub fn write(f: &mut File, buf: &[u8]) -> i64 {
     // SAFETY: `f` keeps the pipe live; no other reference to it here.
     let p = unsafe { pipe_of(f) };
     p.writer_env = crate::lock::my_id();
-    // A reader that had emptied the ring is keeping up with us: it gets
-    // the CPU as soon as this call ends, instead of finding the ring empty
-    // later, blocking, and waiting for us to yield (ping-pong: the answer
-    // is ready when we come to read it).
     let (tail, head) = p.positions();
-    let was_empty = head == tail;
-    // The common case first: a reader exists and all of it fits now.
     if p.readers() > 0 && buf.len() <= CAPACITY - (head - tail) as usize {
         put(p, head, buf);
-        if p.reader_waits || was_empty {
+        // A reader that had emptied the ring is keeping up with us: it gets
+        // the CPU as soon as this call ends, instead of finding the ring
+        // empty later, blocking, and waiting for us to yield (ping-pong:
+        // the answer is ready when we come to read it).
+        if p.reader_waits || head == tail {
             p.reader_waits = false;
             crate::lock::hand_off(p.reader_env);
         }
         return buf.len() as i64;
     }
+    write_rest(f, p, buf, head == tail)
+}
+
+/// `write`'s other cases: no reader, or not all of `buf` fits now (`was_empty`:
+/// the ring was empty when the write began).
+#[inline(never)]
+fn write_rest(f: &File, p: &mut Pipe, buf: &[u8], was_empty: bool) -> i64 {
     let mut done = 0;
     while done < buf.len() {
         if p.readers() == 0 {

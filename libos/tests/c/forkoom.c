@@ -4,7 +4,10 @@
  * included. Either way the forker must stop: once SIGKILLed it forks no
  * more. Each child writes its pid to the pipe before it waits; the shell
  * around this program compares the children alive afterwards with the
- * kills the OOM killer announced. Veneer only (the host would OOM). */
+ * kills the OOM killer announced. Each child has taken its memory before
+ * the next is forked (it says so on a pipe), so that when a fork is
+ * refused no child is still taking memory. Veneer only (the host would
+ * OOM). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +17,9 @@
 int main(int argc, char **argv)
 {
     int most = argc > 1 ? atoi(argv[1]) : 4000;
+    int ready[2];
+    if (pipe(ready) != 0)
+        return 1;
     for (int n = 0; n < most; n++) {
         pid_t p = fork();
         if (p < 0) {
@@ -25,9 +31,15 @@ int main(int argc, char **argv)
             char *m = malloc(256 * 1024);
             if (m)
                 memset(m, 1, 256 * 1024);
+            char c = 'r';
+            if (write(ready[1], &c, 1) != 1)
+                _exit(2);
             for (;;)
                 pause();
         }
+        char c;
+        if (read(ready[0], &c, 1) != 1)
+            return 1;
     }
     printf("forkoom: forked %d children, memory did not run out\n", most);
     return 0;

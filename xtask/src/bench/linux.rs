@@ -11,6 +11,23 @@ use std::process::{Command, Stdio};
 /// The metapackage whose dependency names the current kernel package.
 const METAPACKAGE: &str = "linux-image-amd64";
 
+/// The modules of Debian's kernel that the network rows' NIC needs
+/// (`bench/linux/netbench.c` loads them in this order), by their path
+/// under the package's `lib/modules/VERSION/kernel/`.
+const NET_MODULES: &[&str] = &[
+    "drivers/virtio/virtio_ring.ko",
+    "drivers/virtio/virtio.ko",
+    "drivers/virtio/virtio_pci_legacy_dev.ko",
+    "drivers/virtio/virtio_pci_modern_dev.ko",
+    "drivers/virtio/virtio_pci.ko",
+    "net/core/failover.ko",
+    "drivers/net/net_failover.ko",
+    "drivers/net/virtio_net.ko",
+];
+
+/// The files of Veneer's `/etc` the initramfs holds too.
+const ETC: &[&str] = &["passwd", "group", "nsswitch.conf"];
+
 /// Parameters that take randomness out of the measured paths; `panic=-1`
 /// and `-no-reboot` turn a kernel panic into QEMU exiting.
 const CMDLINE: &str = "console=ttyS0 quiet norandmaps randomize_kstack_offset=off panic=-1";
@@ -91,7 +108,8 @@ pub fn kernel(dir: &Path) -> Result<PathBuf, String> {
         Err(_) if vmlinuz.exists() => return Ok(vmlinuz),
         Err(e) => return Err(e),
     };
-    if vmlinuz.exists() && kernel_version(dir).starts_with(&format!("{package} ")) {
+    let modules = dir.join("modules");
+    if vmlinuz.exists() && modules.exists() && kernel_version(dir).starts_with(&format!("{package} ")) {
         return Ok(vmlinuz);
     }
     let deb = match find_deb(dir, &package) {
@@ -113,12 +131,32 @@ pub fn kernel(dir: &Path) -> Result<PathBuf, String> {
         .find(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("vmlinuz-")))
         .ok_or(format!("{} has no /boot/vmlinuz-*", deb.display()))?;
     std::fs::rename(&image, &vmlinuz).map_err(|e| format!("moving vmlinuz: {e}"))?;
+    keep_modules(&extracted, &modules)?;
     let _ = std::fs::remove_dir_all(&extracted);
     // The .deb is named package_version_arch.deb.
     let version = deb.file_name().and_then(|n| n.to_str()).and_then(|n| n.split('_').nth(1)).unwrap_or("?");
     std::fs::write(dir.join("kernel-version"), format!("{package} {version}\n"))
         .map_err(|e| e.to_string())?;
     Ok(vmlinuz)
+}
+
+/// Copies `NET_MODULES` out of the extracted package into `to`, flat.
+fn keep_modules(extracted: &Path, to: &Path) -> Result<(), String> {
+    let base = extracted.join("lib/modules");
+    let version = std::fs::read_dir(&base)
+        .map_err(|e| format!("reading {}: {e}", base.display()))?
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .next()
+        .ok_or(format!("{} is empty", base.display()))?;
+    let _ = std::fs::remove_dir_all(to);
+    std::fs::create_dir_all(to).map_err(|e| format!("creating {}: {e}", to.display()))?;
+    for module in NET_MODULES {
+        let from = version.join("kernel").join(module);
+        let name = from.file_name().ok_or("bad module path")?;
+        std::fs::copy(&from, to.join(name)).map_err(|e| format!("copying {}: {e}", from.display()))?;
+    }
+    Ok(())
 }
 
 /// `linux-image-amd64` depends on exactly one versioned kernel package.
@@ -145,9 +183,11 @@ fn find_deb(dir: &Path, package: &str) -> Option<PathBuf> {
 /// Builds the initramfs unless it is newer than every C source and the
 /// packages' tree: `/init` from `init.c`, every other `NAME.c` as
 /// `/bin/NAME`, the programs Veneer runs for the thread rows and the
-/// program-start rows (`libos/tests/c/threadbench.c`, `startbench.c`), and,
-/// for the latter, the Debian packages and the static busybox Veneer's
-/// root holds (`super::veneer::START_PACKAGES`).
+/// program-start rows (`libos/tests/c/threadbench.c`, `startbench.c`),
+/// for the latter the Debian packages and the static busybox Veneer's
+/// root holds (`super::veneer::START_PACKAGES`), the NIC driver's
+/// modules (`NET_MODULES`) in `/modules`, and Veneer's `/etc/passwd`,
+/// `group` and `nsswitch.conf`.
 fn initramfs(dir: &Path) -> Result<PathBuf, String> {
     let src = root().join("bench/linux");
     let cpio = dir.join("initramfs.cpio");
@@ -158,15 +198,22 @@ fn initramfs(dir: &Path) -> Result<PathBuf, String> {
         .filter(|p| p.extension().is_some_and(|x| x == "c"))
         .collect();
     sources.sort();
-    for shared in ["threadbench.c", "startbench.c"] {
+    for shared in ["threadbench.c", "startbench.c", "httpbench.c"] {
         sources.push(root().join("libos/tests/c").join(shared));
     }
     let packages: Vec<String> = super::veneer::START_PACKAGES.iter().map(|p| p.to_string()).collect();
     let tree = crate::debs::unpacked(&packages)?;
     let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
     let marker = tree.join(".unpacked");
+    let modules = dir.join("modules");
+    let etc: Vec<PathBuf> = ETC.iter().map(|n| root().join("libos/root/etc").join(n)).collect();
     if let Some(built) = modified(&cpio) {
-        if sources.iter().chain([&marker]).all(|s| modified(s).is_some_and(|m| m <= built)) {
+        if sources
+            .iter()
+            .chain([&marker, &modules])
+            .chain(&etc)
+            .all(|s| modified(s).is_some_and(|m| m <= built))
+        {
             return Ok(cpio);
         }
     }
@@ -176,8 +223,20 @@ fn initramfs(dir: &Path) -> Result<PathBuf, String> {
     ar.dir("bin");
     ar.dir("dev");
     ar.dir("tmp");
+    // The users and groups of Veneer's root (nginx looks up its user).
+    ar.dir("etc");
+    for (name, path) in ETC.iter().zip(&etc) {
+        let data = std::fs::read(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+        ar.file(&format!("etc/{name}"), 0o644, &data);
+    }
     let busybox = std::fs::read(crate::build::BUSYBOX).map_err(|e| format!("reading busybox: {e}"))?;
     ar.file("bin/busybox", 0o755, &busybox);
+    ar.dir("modules");
+    for module in NET_MODULES {
+        let name = Path::new(module).file_name().and_then(|n| n.to_str()).ok_or("bad module path")?;
+        let data = std::fs::read(modules.join(name)).map_err(|e| format!("reading module {name}: {e}"))?;
+        ar.file(&format!("modules/{name}"), 0o644, &data);
+    }
     for source in &sources {
         let name = source.file_stem().and_then(|s| s.to_str()).ok_or("bad source name")?;
         let exe = dir.join(name);

@@ -33,7 +33,7 @@ pub const PROGRAMS: &[&str] = &[
 /// them (`libos/tests/c/startbench.c`) under lxrt, on a root holding
 /// `START_PACKAGES` (Linux's initramfs holds the same).
 pub const START: &str = "lxrt /bin/sh /bench/start.sh";
-pub const START_PACKAGES: &[&str] = &["bash", "coreutils", "grep", "python3-minimal", "sed"];
+pub const START_PACKAGES: &[&str] = &["bash", "coreutils", "grep", "nginx", "python3-minimal", "sed"];
 
 /// The nesting levels of `bench_libos`'s rows (paper 003 §6): a row
 /// `NAME_SUFFIX` is `bench_libos`'s `NAME` booted as `init=limiter @SPEC
