@@ -7,6 +7,7 @@
 pub mod dev;
 pub mod error;
 pub mod exception;
+pub mod ident;
 pub mod layout;
 pub mod nest;
 pub mod net;

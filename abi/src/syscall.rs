@@ -468,8 +468,21 @@ pub const ENV_MOVE: u64 = BASE + 84;
 /// thread ends), or that a child process the kernel killed is a zombie.
 pub const ENV_EXIT_BITS: u64 = BASE + 85;
 
+/// `ident_get(env, out)`: writes environment `env`'s identity (0: the
+/// caller's; a thread's is its address space owner's) at `out`, an
+/// `abi::ident::Ident`. Anyone may read anyone's (Linux shows every
+/// process's ids in `/proc`). `BadEnv` for no live environment.
+pub const IDENT_GET: u64 = BASE + 86;
+/// `ident_set(new)`: makes the `abi::ident::Ident` at `new` the caller's
+/// (its address space owner's, so every thread's). An effective uid 0 may
+/// set anything; any other caller may only rearrange the uids and gids it
+/// holds (each new one among its real, effective and saved ones, Linux's
+/// `setresuid` rule) and keep its groups: else `NotPermitted`, and
+/// `BadLength` for more than `NGROUPS` groups. Nothing changes on failure.
+pub const IDENT_SET: u64 = BASE + 87;
+
 /// One past the last kernel call.
-pub const END: u64 = BASE + 86;
+pub const END: u64 = BASE + 88;
 
 /// `env_limit`: no limit.
 pub const NO_LIMIT: u64 = u64::MAX;

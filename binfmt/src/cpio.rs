@@ -5,6 +5,9 @@
 pub struct Entry<'a> {
     pub name: &'a str,
     pub mode: u32,
+    /// Its owner and group.
+    pub uid: u32,
+    pub gid: u32,
     pub data: &'a [u8],
 }
 
@@ -52,6 +55,7 @@ impl<'a> Entries<'a> {
         }
         let field = |i: usize| hex(&h[6 + 8 * i..14 + 8 * i]);
         let mode = field(1)? as u32;
+        let (uid, gid) = (field(2)? as u32, field(3)? as u32);
         let size = field(6)?;
         let namesize = field(11)?;
         let name_start = self.off + 110;
@@ -66,7 +70,7 @@ impl<'a> Entries<'a> {
         if name == "TRAILER!!!" {
             return Ok(None);
         }
-        Ok(Some(Entry { name: name.trim_start_matches("./"), mode, data }))
+        Ok(Some(Entry { name: name.trim_start_matches("./"), mode, uid, gid, data }))
     }
 }
 

@@ -213,6 +213,7 @@ fn kernel_state(
         reclaims: Reclaims::new(),
         console: Console::default(),
         xn: crate::xn::Xn::default(),
+        idents: crate::ident::Idents::new(crate::ident::IDENTS.take().expect(once)),
     }
 }
 

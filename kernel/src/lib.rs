@@ -17,6 +17,7 @@ pub mod cap;
 pub mod dev;
 pub mod frames;
 mod group;
+pub mod ident;
 pub mod pagetable;
 pub mod validate;
 

@@ -53,6 +53,7 @@ impl Kernel {
             },
         };
         self.envs.install(s, generation, creator, pml4, guard, &self.mem.frames);
+        self.idents.inherit(s, creator);
         // It runs in its creator's group's slices until it holds some.
         self.sched.groups().join(&mut self.envs, s);
         self.mem.publish_envs(self.envs.used());

@@ -134,6 +134,7 @@ impl Kernel {
         if !guard.is_none() {
             self.mem.caps.check(self.cred(cred)?, guard, Rights::READ)?;
         }
+        self.may_interrupt(t, bits)?;
         let from = self.envs[self.current()].id().raw();
         self.queue_interrupt(t, bits, from);
         if queue || self.envs[t].state() != State::Runnable {
@@ -144,10 +145,26 @@ impl Kernel {
         Ok(delivered as u64)
     }
 
-    /// The parent of slot `s` (the caller), if it takes interrupts and its
-    /// guard admits the caller's credential `cred` (for `exit`'s
-    /// `parent_bits`).
-    pub fn parent_hears(&self, s: Slot, cred: u64) -> Option<Slot> {
+    /// Whether the caller's user may interrupt slot `t`'s (`ident.rs`): a
+    /// UNIX library's signals are interrupts, so this is `kill`'s check,
+    /// made where no library can skip it. A process may also always send
+    /// its parent the bits the parent asked to hear of its end
+    /// (`env_exit_bits`: SIGCHLD when it stops), as Linux's kernel sends
+    /// SIGCHLD whoever the child has become.
+    fn may_interrupt(&self, t: Slot, bits: u64) -> Result<(), Error> {
+        let (me, them) = (self.space_owner(self.current()), self.space_owner(t));
+        let asked =
+            self.envs[me].parent() == Some(self.envs[them].id()) && bits & !self.envs[me].exit_bits == 0;
+        if me == them || asked || self.idents.get(me).may_signal(self.idents.get(them)) {
+            return Ok(());
+        }
+        Err(Error::NotPermitted)
+    }
+
+    /// The parent of slot `s` (the caller), if it takes interrupts, its
+    /// guard admits the caller's credential `cred` and its user may be
+    /// sent `bits` (for `exit`'s `parent_bits`).
+    pub fn parent_hears(&self, s: Slot, cred: u64, bits: u64) -> Option<Slot> {
         let parent = self.envs[s].parent()?;
         let p = self.env_slot(parent.raw() as u64).ok()?;
         let e = &self.envs[p];
@@ -157,6 +174,7 @@ impl Kernel {
         if !e.pct_guard.is_none() {
             self.mem.caps.check(self.cred(cred).ok()?, e.pct_guard, Rights::READ).ok()?;
         }
+        self.may_interrupt(p, bits).ok()?;
         Some(p)
     }
 

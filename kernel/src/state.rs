@@ -29,6 +29,8 @@ pub struct Kernel {
     pub console: Console,
     /// XN: the disk's blocks, their templates, cache and identities.
     pub xn: crate::xn::Xn,
+    /// The user and groups each environment acts for.
+    pub idents: crate::ident::Idents,
 }
 
 /// Offsets of what `pct_fast` (assembly, which runs instead of any

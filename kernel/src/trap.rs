@@ -133,7 +133,7 @@ impl Kernel {
     /// capabilities go).
     pub fn exit_telling_parent(&mut self, code: i32, bits: u64, cred: u64) {
         let c = self.current();
-        let parent = if bits == 0 || c == self.root() { None } else { self.parent_hears(c, cred) };
+        let parent = if bits == 0 || c == self.root() { None } else { self.parent_hears(c, cred, bits) };
         let Some(p) = parent else {
             return self.exit_current(code);
         };

@@ -31,7 +31,10 @@ const LAYERS: &[(&str, &[&str])] = &[
     // The shared arena and the private heap.
     ("arena", &["shared", "private"]),
     // The file system in the arena (`/proc` is registered from above).
-    ("fs", &["fs", "fs/node", "fs/dir", "fs/path", "fs/stat", "fs/mount", "fs/sysfs", "fs/xnclient"]),
+    (
+        "fs",
+        &["fs", "fs/node", "fs/dir", "fs/path", "fs/stat", "fs/mount", "fs/sysfs", "fs/xnclient", "fs/perm"],
+    ),
     // The program's memory, and reaching it from the library.
     ("memory", &["vm", "uaccess"]),
     // The big lock, notes, sleeping in the kernel, and the tables kept

@@ -318,3 +318,13 @@ pub fn net_stats(ep: u64, cred: u64) -> Result<abi::net::NetStats, Error> {
     let mut s = abi::net::NetStats::default();
     result(call(sc::NET_STATS, [ep, &mut s as *mut _ as u64, cred, 0, 0, 0])).map(|_| s)
 }
+/// Environment `env`'s identity (0: ours) (`IDENT_GET`).
+pub fn ident_get(env: u64) -> Result<abi::ident::Ident, Error> {
+    let mut id = abi::ident::Ident::ROOT;
+    result(call(sc::IDENT_GET, [env, &raw mut id as u64, 0, 0, 0, 0]))?;
+    Ok(id)
+}
+/// Makes `id` our identity, as the kernel's rules allow (`IDENT_SET`).
+pub fn ident_set(id: &abi::ident::Ident) -> Result<u64, Error> {
+    result(call(sc::IDENT_SET, [id as *const abi::ident::Ident as u64, 0, 0, 0, 0, 0]))
+}

@@ -157,7 +157,8 @@ fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
         let known = lx.contains(n)
             || dev.contains(&n.as_str())
             || crate::xntest::NAMES.contains(&n.as_str())
-            || ["iso", "tty", "compat", crate::nettest::NAME, crate::nettest::IDLE].contains(&n.as_str());
+            || ["iso", "tty", "tty_login", "compat", crate::nettest::NAME, crate::nettest::IDLE]
+                .contains(&n.as_str());
         if !all.contains(n) && !known {
             return Err(format!(
                 "no boot test named {n} (have: {}, iso, tty, compat, {})",
@@ -188,6 +189,9 @@ fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
     tests.extend(crate::xntest::plan(img, names)?);
     if names.is_empty() || names.iter().any(|n| n == "tty") {
         tests.push(crate::ttytest::boot_test(img));
+    }
+    if names.is_empty() || names.iter().any(|n| n == "tty_login") {
+        tests.push(crate::ttytest::login_test(img));
     }
     if names.is_empty() || names.iter().any(|n| n == "compat") {
         tests.push(crate::compat::boot_test()?);

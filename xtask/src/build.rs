@@ -216,6 +216,17 @@ pub fn root_tree(ar: &mut Archive, pkgs: &[String], prefix: &str) -> Result<(), 
     if !prefix.is_empty() {
         ar.dir(prefix);
     }
+    // Modes and owners git does not keep (the first entry of a name wins):
+    // root's home and the password hashes are root's alone, /tmp is for
+    // everyone (sticky), the second user's home is its own.
+    ar.dir_owned(&format!("{prefix}/root"), 0o700, (0, 0));
+    ar.dir_owned(&format!("{prefix}/home"), 0o755, (0, 0));
+    ar.dir_owned(&format!("{prefix}/home/user"), 0o755, (1000, 1000));
+    ar.dir_owned(&format!("{prefix}/tmp"), 0o1777, (0, 0));
+    ar.dir(&format!("{prefix}/etc"));
+    let shadow =
+        std::fs::read(root().join("libos/root/etc/shadow")).map_err(|e| format!("reading shadow: {e}"))?;
+    ar.file(&format!("{prefix}/etc/shadow"), 0o600, &shadow);
     add_tree(ar, &root().join("libos/root"), prefix)?;
     ar.dir(&format!("{prefix}/tests"));
     let tests = root().join("libos/tests");

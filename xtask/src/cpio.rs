@@ -9,6 +9,8 @@ pub struct Archive {
     bytes: Vec<u8>,
     inode: u32,
     names: std::collections::HashSet<String>,
+    /// The uid and gid of the entry being added (root's but in `dir_owned`).
+    owner: (u32, u32),
 }
 
 impl Archive {
@@ -20,6 +22,13 @@ impl Archive {
     /// Adds a regular file with the given permission bits.
     pub fn file(&mut self, name: &str, mode: u32, data: &[u8]) {
         self.entry(name, 0o100000 | (mode & 0o7777), data);
+    }
+
+    /// Adds a directory with the given permission bits, owner and group.
+    pub fn dir_owned(&mut self, name: &str, mode: u32, owner: (u32, u32)) {
+        self.owner = owner;
+        self.entry(name, 0o040000 | (mode & 0o7777), &[]);
+        self.owner = (0, 0);
     }
 
     /// Adds a symbolic link to `target`.
@@ -39,7 +48,9 @@ impl Archive {
             return;
         }
         self.inode += 1;
-        let fields = [self.inode, mode, 0, 0, 1, 0, data.len() as u32, 0, 0, 0, 0, name.len() as u32 + 1, 0];
+        let (uid, gid) = self.owner;
+        let fields =
+            [self.inode, mode, uid, gid, 1, 0, data.len() as u32, 0, 0, 0, 0, name.len() as u32 + 1, 0];
         self.bytes.extend_from_slice(b"070701");
         for f in fields {
             self.bytes.extend_from_slice(format!("{f:08x}").as_bytes());

@@ -52,10 +52,11 @@ pub fn boot_test(img: &Image) -> BootTest {
         key(PROMPT, 0, b"echo tty-$((6*7))\n"),
         key(PROMPT, 0, b"exit\n"),
     ];
-    BootTest {
-        name: "tty".into(),
-        args: qemu::base_args(img, "lxrt -t /bin/sh"),
-        expect: [
+    on_terminal(
+        img,
+        "tty",
+        keys,
+        &[
             "spin-42",
             "child-42 130",
             "bg-42",
@@ -67,9 +68,40 @@ pub fn boot_test(img: &Image) -> BootTest {
             "jobs-42",
             "Stopped (tty input)        cat",
             "tty-42",
-        ]
-        .map(String::from)
-        .to_vec(),
+        ],
+    )
+}
+
+/// The boot test `tty_login`: busybox `login` on lxrt's terminal, as a
+/// person would log in as `cargo xtask run`'s second user (issue 25). A
+/// wrong password is refused; the right one gives a shell of uid 1000 that
+/// cannot read `/etc/shadow`; its `exit` returns to root's shell.
+pub fn login_test(img: &Image) -> BootTest {
+    let keys = vec![
+        key(PROMPT, 0, b"login user\n"),
+        key("Password: ", 0, b"wrong\n"),
+        key("login: ", 0, b"user\n"),
+        key("Password: ", 0, b"veneer\n"),
+        key("$ ", 0, b"echo uid-$((500*2))-$(id -u); cat /etc/shadow\n"),
+        key("$ ", 0, b"exit\n"),
+        key(PROMPT, 0, b"echo back-$((6*7))-$(id -u)\n"),
+        key(PROMPT, 0, b"exit\n"),
+    ];
+    on_terminal(
+        img,
+        "tty_login",
+        keys,
+        &["Login incorrect", "uid-1000-1000", "can't open '/etc/shadow': Permission denied", "back-42-0"],
+    )
+}
+
+/// A boot test of `keys` typed at busybox `sh` on lxrt's terminal, which
+/// passes when the console shows every line of `expect`.
+fn on_terminal(img: &Image, name: &str, keys: Vec<Key>, expect: &[&str]) -> BootTest {
+    BootTest {
+        name: name.into(),
+        args: qemu::base_args(img, "lxrt -t /bin/sh"),
+        expect: expect.iter().map(|e| e.to_string()).collect(),
         timeout: Duration::from_secs(120),
         output: None,
         keys,

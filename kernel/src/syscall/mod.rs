@@ -12,6 +12,7 @@ mod console;
 mod cpu;
 mod devices;
 mod envs;
+mod ident;
 mod lifetime;
 mod memory;
 mod nest;
@@ -179,6 +180,8 @@ calls! {
     sc::XN_CLAIMS => xn::xn_claims;
     sc::XN_PARENT => xn::xn_parent;
     sc::XN_IDENTITY => xn::xn_identity;
+    sc::IDENT_GET => ident::ident_get;
+    sc::IDENT_SET => ident::ident_set;
     sc::NET_ATTACH => net::net_attach;
     sc::NET_DETACH => net::net_detach;
     sc::NET_FILTER => net::net_filter;

@@ -39,6 +39,7 @@ pub fn populate() -> Result<(), i64> {
             continue;
         }
         let ino: Ino = node::alloc(e.mode)?;
+        node::update(ino, |n| (n.uid, n.gid) = (e.uid, e.gid));
         if e.mode & S_IFMT != S_IFDIR {
             node::update(ino, |n| {
                 n.data = e.data.as_ptr() as *mut u8;

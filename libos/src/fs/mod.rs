@@ -13,6 +13,7 @@ pub mod dir;
 pub mod mount;
 pub mod node;
 pub mod path;
+pub mod perm;
 pub mod procfs;
 pub mod stat;
 pub mod sysfs;

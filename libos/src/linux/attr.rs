@@ -8,7 +8,7 @@
 use super::file::{base, AT_SYMLINK_NOFOLLOW};
 use crate::errno::{LxResult, EFAULT, EINVAL};
 use crate::fd;
-use crate::fs::{node, path, Ino, S_IFDIR, S_IFMT, S_ISGID};
+use crate::fs::{node, path, perm, Ino, S_IFDIR, S_IFMT, S_ISGID};
 use crate::time::wall_ns;
 use crate::uaccess;
 
@@ -64,6 +64,14 @@ fn set_times(ino: Ino, t: [[i64; 2]; 2]) -> LxResult {
         UTIME_NOW => Some(now),
         _ => Some((s as u64).wrapping_mul(1_000_000_000).wrapping_add(ns as u64)),
     };
+    // Times of one's choosing need the owner (or root); "now" also anyone
+    // who may write the file (Linux's rule).
+    let chosen = t.iter().any(|&[_, n]| n != UTIME_NOW && n != UTIME_OMIT);
+    if chosen {
+        perm::owner(ino)?;
+    } else {
+        perm::owner(ino).or_else(|_| perm::check(ino, perm::MAY_WRITE))?;
+    }
     let (a, m) = (ns(t[0]), ns(t[1]));
     node::update(ino, |n| {
         n.atime_ns = a.unwrap_or(n.atime_ns);
@@ -110,6 +118,7 @@ pub fn fchownat(dirfd: i64, pathp: u64, uid: u64, gid: u64, flags: u64, by_fd: b
         return Ok(0);
     }
     let (uid, gid) = (uid as u32, gid as u32);
+    perm::may_chown(ino, uid, gid)?;
     node::update(ino, |n| {
         if uid != u32::MAX {
             n.uid = uid;

@@ -6,7 +6,9 @@ use crate::errno::{
 };
 use crate::fd::{self, Fd};
 use crate::fs::Stat;
-use crate::fs::{devfs, dir, node, path, procfs, Ino, S_IFCHR, S_IFDIR, S_IFIFO, S_IFLNK, S_IFMT, S_IFREG};
+use crate::fs::{
+    devfs, dir, node, path, perm, procfs, Ino, S_IFCHR, S_IFDIR, S_IFIFO, S_IFLNK, S_IFMT, S_IFREG,
+};
 use crate::obj::{self, flags, Kind};
 use crate::proc;
 use crate::uaccess;
@@ -124,6 +126,21 @@ pub fn close(fdn: i64) -> LxResult {
     fd::close(fdn)
 }
 
+/// What opening with `flags` needs of the file (a new file's creator
+/// needs nothing: Linux opens it even if its mode says read-only).
+fn access_wanted(flags: u64) -> u32 {
+    let mode = match flags & O_ACCMODE {
+        0 => perm::MAY_READ,
+        1 => perm::MAY_WRITE,
+        _ => perm::MAY_READ | perm::MAY_WRITE,
+    };
+    if flags & O_TRUNC != 0 {
+        mode | perm::MAY_WRITE
+    } else {
+        mode
+    }
+}
+
 pub fn openat(dirfd: i64, pathp: u64, flags: u64, mode: u64) -> LxResult {
     let p = uaccess::path(pathp)?;
     let cloexec = flags & O_CLOEXEC != 0;
@@ -132,6 +149,7 @@ pub fn openat(dirfd: i64, pathp: u64, flags: u64, mode: u64) -> LxResult {
     if let Some(n) = procfs::fd_alias(cwd, p, flags & O_NOFOLLOW == 0)? {
         return fd::dup(fd::get(n)?, 0, cloexec);
     }
+    let mut created = false;
     let ino = match path::resolve(cwd, p, flags & O_NOFOLLOW == 0) {
         Ok(i) => {
             if flags & O_CREAT != 0 && flags & O_EXCL != 0 {
@@ -141,16 +159,21 @@ pub fn openat(dirfd: i64, pathp: u64, flags: u64, mode: u64) -> LxResult {
         }
         Err(ENOENT) if flags & O_CREAT != 0 => {
             let (d, name) = path::parent(cwd, p)?;
+            perm::may_change_dir(d, None)?;
             let i = node::alloc(S_IFREG | (mode as u32 & 0o7777 & !proc::UMASK.get()))?;
             if let Err(e) = dir::add(d, &name, i) {
                 node::release(i);
                 return Err(e);
             }
-            crate::fs::node::inherit_group(d, i);
+            perm::own_new(d, i);
+            created = true;
             i
         }
         Err(e) => return Err(e),
     };
+    if !created {
+        perm::check(ino, access_wanted(flags))?;
+    }
     let n = node::get(ino);
     let kind = match n.mode & S_IFMT {
         S_IFDIR => Kind::Dir,
@@ -277,13 +300,17 @@ fn dtype(ino: Ino) -> u8 {
     }
 }
 
-pub fn faccessat(dirfd: i64, pathp: u64, _mode: u64) -> LxResult {
+pub fn faccessat(dirfd: i64, pathp: u64, mode: u64) -> LxResult {
+    if mode & !7 != 0 {
+        return Err(EINVAL);
+    }
     let p = uaccess::path(pathp)?;
     let cwd = base(dirfd)?;
     if procfs::fd_alias(cwd, p, true)?.is_some() {
         return Ok(0);
     }
-    path::resolve(cwd, p, true).map(|_| 0)
+    let ino = path::resolve(cwd, p, true)?;
+    perm::check_real(ino, mode as u32).map(|_| 0)
 }
 
 pub fn readlinkat(dirfd: i64, pathp: u64, buf: u64, len: u64) -> LxResult {
@@ -400,6 +427,7 @@ pub fn unlinkat(dirfd: i64, pathp: u64, flags: u64) -> LxResult {
     if name == b"." || name == b".." {
         return Err(EINVAL);
     }
+    perm::may_change_dir(d, Some(ino))?;
     if flags & AT_REMOVEDIR != 0 {
         if !node::is_dir(ino) {
             return Err(ENOTDIR);
@@ -420,9 +448,10 @@ pub fn mkdirat(dirfd: i64, pathp: u64, mode: u64) -> LxResult {
     if dir::lookup(d, &name).is_some() {
         return Err(EEXIST);
     }
+    perm::may_change_dir(d, None)?;
     let ino = node::alloc(S_IFDIR | (mode as u32 & 0o7777 & !proc::UMASK.get()))?;
     dir::add(d, &name, ino).inspect_err(|_| node::release(ino))?;
-    crate::fs::node::inherit_group(d, ino);
+    perm::own_new(d, ino);
     Ok(0)
 }
 
@@ -432,10 +461,11 @@ pub fn symlinkat(target: u64, dirfd: i64, linkp: u64) -> LxResult {
     if dir::lookup(d, &name).is_some() {
         return Err(EEXIST);
     }
+    perm::may_change_dir(d, None)?;
     let ino = node::alloc(S_IFLNK | 0o777)?;
     node::update(ino, |n| node::write_at(n, 0, t))?;
     dir::add(d, &name, ino).inspect_err(|_| node::release(ino))?;
-    crate::fs::node::inherit_group(d, ino);
+    perm::own_new(d, ino);
     Ok(0)
 }
 
@@ -445,6 +475,7 @@ pub fn linkat(olddir: i64, oldp: u64, newdir: i64, newp: u64) -> LxResult {
         return Err(EPERM);
     }
     let (d, name) = path::parent(base(newdir)?, uaccess::path(newp)?)?;
+    perm::may_change_dir(d, None)?;
     dir::add(d, &name, ino).map(|_| 0)
 }
 
@@ -465,6 +496,8 @@ pub fn renameat(olddir: i64, oldp: u64, newdir: i64, newp: u64) -> LxResult {
     let (od, oname) = path::parent(base(olddir)?, uaccess::path(oldp)?)?;
     let (nd, nname) = path::parent(base(newdir)?, uaccess::path(newp)?)?;
     let ino = dir::lookup(od, &oname).ok_or(ENOENT)?;
+    perm::may_change_dir(od, Some(ino))?;
+    perm::may_change_dir(nd, dir::lookup(nd, &nname))?;
     if node::is_dir(ino) && within(nd, ino) {
         return Err(EINVAL);
     }
@@ -499,6 +532,7 @@ pub fn fchmodat(dirfd: i64, pathp: u64, mode: u64) -> LxResult {
 /// Sets `ino`'s permission bits (root keeps the set-group-ID bit whatever
 /// the group); the change time is now.
 fn chmod(ino: Ino, mode: u64) -> LxResult {
+    perm::owner(ino)?;
     node::update(ino, |n| {
         n.mode = (n.mode & S_IFMT) | (mode as u32 & 0o7777);
         n.ctime_ns = crate::time::wall_ns();
@@ -523,6 +557,7 @@ pub fn truncate(pathp: u64, len: u64) -> LxResult {
     if node::is_dir(ino) {
         return Err(EISDIR);
     }
+    perm::check(ino, perm::MAY_WRITE)?;
     node::update(ino, |n| node::truncate(n, len)).map(|_| 0)
 }
 

@@ -36,7 +36,9 @@ pub mod xattr;
 use crate::errno::{LxResult, EINTR, ENOSYS};
 use crate::{lock, log};
 use abi::exception::ExceptionFrame;
+use abi::ident::{EFFECTIVE, REAL};
 use core::sync::atomic::{AtomicBool, Ordering};
+use cred::Ids::{Group, User};
 use nr::{
     SYS_ACCEPT, SYS_ACCEPT4, SYS_ACCESS, SYS_ALARM, SYS_ARCH_PRCTL, SYS_BIND, SYS_BRK, SYS_CHDIR, SYS_CHMOD,
     SYS_CHOWN, SYS_CLOCK_GETRES, SYS_CLOCK_GETTIME, SYS_CLOCK_NANOSLEEP, SYS_CLONE, SYS_CLONE3, SYS_CLOSE,
@@ -287,13 +289,22 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         SYS_GETRUSAGE => misc::getrusage(i(a[0]), a[1]),
         SYS_SYSINFO => misc::sysinfo(a[0]),
         SYS_TIMES => misc::times(a[0]),
-        SYS_GETUID | SYS_GETGID | SYS_GETEUID | SYS_GETEGID => Ok(0),
-        // Everyone is root (`cred.rs`): setting ids changes nothing;
-        // setfsuid/setfsgid return the previous id, 0.
-        SYS_SETUID | SYS_SETGID | SYS_SETREUID | SYS_SETREGID | SYS_SETRESUID | SYS_SETRESGID => Ok(0),
-        SYS_SETFSUID | SYS_SETFSGID => Ok(0),
-        SYS_GETRESUID | SYS_GETRESGID => cred::getres(a[0], a[1], a[2]),
-        SYS_GETGROUPS => cred::getgroups(a[0]),
+        // The kernel's identity of this process (`cred.rs`).
+        SYS_GETUID => cred::get(User, REAL),
+        SYS_GETEUID => cred::get(User, EFFECTIVE),
+        SYS_GETGID => cred::get(Group, REAL),
+        SYS_GETEGID => cred::get(Group, EFFECTIVE),
+        SYS_SETUID => cred::set_one(User, a[0]),
+        SYS_SETGID => cred::set_one(Group, a[0]),
+        SYS_SETREUID => cred::setre(User, a[0], a[1]),
+        SYS_SETREGID => cred::setre(Group, a[0], a[1]),
+        SYS_SETRESUID => cred::setres(User, a[0], a[1], a[2]),
+        SYS_SETRESGID => cred::setres(Group, a[0], a[1], a[2]),
+        SYS_SETFSUID => cred::setfs(User),
+        SYS_SETFSGID => cred::setfs(Group),
+        SYS_GETRESUID => cred::getres(User, a[0], a[1], a[2]),
+        SYS_GETRESGID => cred::getres(Group, a[0], a[1], a[2]),
+        SYS_GETGROUPS => cred::getgroups(a[0], a[1]),
         SYS_SETGROUPS => cred::setgroups(a[0], a[1]),
         SYS_SETPGID => process::setpgid(i(a[0]), i(a[1])),
         SYS_GETPPID => process::getppid(),

@@ -182,7 +182,7 @@ pub fn bind(fdn: i64, addr: u64, len: u64) -> LxResult {
         node::release(ino);
         return Err(e);
     }
-    crate::fs::node::inherit_group(d, ino);
+    crate::fs::perm::own_new(d, ino);
     unix::bind(f, ino, &p)?;
     Ok(0)
 }

@@ -15,10 +15,10 @@
 //! SIGKILL first.
 
 use super::{deliver, env, pid, signal, table};
-use crate::errno::ESRCH;
+use crate::errno::{EPERM, ESRCH};
 use abi::tables::env_state;
 use alloc::vec::Vec;
-use user::kinfo;
+use user::{kinfo, sys};
 
 /// How long a sender waits for its SIGKILL's targets while none of them
 /// ends (one that cannot, its lxrt wedged, must not hold the sender for
@@ -31,11 +31,28 @@ pub fn process(p: u32, sig: u32) -> Result<(), i64> {
     let target = table::by_pid(p).ok_or(ESRCH)?.env;
     if sig != 0 && target == env() {
         deliver::raise_self(sig);
-    } else if sig != 0 {
-        // One that exits meanwhile takes no signal.
-        let _ = signal::send(target, sig);
+        return Ok(());
     }
-    Ok(())
+    match send_checked(target, sig) {
+        Err(EPERM) => Err(EPERM),
+        // One that exits meanwhile takes no signal.
+        _ => Ok(()),
+    }
+}
+
+/// Sends `sig` to another process, if this one's user may signal it
+/// (Linux's rule, `Ident::may_signal`): the kernel refuses the interrupt
+/// otherwise, whatever this library believes. Signal 0 sends nothing, so
+/// the same rule is asked of the kernel's identities here.
+fn send_checked(target: u32, sig: u32) -> Result<(), i64> {
+    if sig == 0 {
+        let them = sys::ident_get(target as u64).map_err(|_| ESRCH)?;
+        return if crate::fs::perm::me().may_signal(&them) { Ok(()) } else { Err(EPERM) };
+    }
+    match signal::send(target, sig) {
+        Err(abi::Error::NotPermitted) => Err(EPERM),
+        r => r.map_err(|_| ESRCH),
+    }
 }
 
 /// Signal `sig` for every member of process group `pgid` (the terminal's
@@ -54,7 +71,7 @@ pub fn all_but_init(sig: u32) -> Result<(), i64> {
 /// ESRCH if there is none.
 fn matching(sig: u32, member: impl Fn(&table::Entry) -> bool) -> Result<(), i64> {
     let me = env();
-    let (mut found, mut self_too) = (false, false);
+    let (mut found, mut self_too, mut refused, mut reached) = (false, false, 0, 0);
     let mut sent = Vec::new();
     for (info, e) in table::all() {
         if !member(e) || info.state == env_state::EXITED {
@@ -63,15 +80,25 @@ fn matching(sig: u32, member: impl Fn(&table::Entry) -> bool) -> Result<(), i64>
         found = true;
         if e.env == me {
             self_too = true;
-        } else if sig != 0 {
-            // One that exits meanwhile takes no signal.
-            if signal::send(e.env, sig).is_ok() && pid::of(e.env) != 1 {
+            reached += 1;
+            continue;
+        }
+        // One that exits meanwhile takes no signal.
+        match send_checked(e.env, sig) {
+            Err(EPERM) => refused += 1,
+            Ok(()) if sig != 0 && pid::of(e.env) != 1 => {
                 sent.push(e.env);
+                reached += 1;
             }
+            _ => reached += 1,
         }
     }
     if !found {
         return Err(ESRCH);
+    }
+    // As Linux: an error only if the signal reached none of them.
+    if refused > 0 && reached == 0 {
+        return Err(EPERM);
     }
     if sig == signal::SIGKILL {
         until_ended(&sent);
