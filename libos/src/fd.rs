@@ -42,8 +42,23 @@ fn with_table<R>(f: impl FnOnce(&mut Table) -> R) -> R {
     with_process(|p| f(&mut p.fds))
 }
 
+/// The descriptor `fd`, for a call that does I/O or changes the file
+/// through it: an `O_PATH` descriptor is none (EBADF).
 #[inline]
 pub fn get(fd: i64) -> Result<Fd, i64> {
+    let d = get_raw(fd)?;
+    // SAFETY: the descriptor keeps the file live; its kind never changes.
+    if unsafe { (*d.file).kind } == obj::Kind::Path {
+        return Err(EBADF);
+    }
+    Ok(d)
+}
+
+/// The descriptor `fd`, `O_PATH` ones too: for the calls that only name a
+/// file through it (`fstat`, the `*at` calls' directory, `dup`, `close`,
+/// `fcntl`'s descriptor flags, `fchdir`, `fstatfs`).
+#[inline]
+pub fn get_raw(fd: i64) -> Result<Fd, i64> {
     with_table(|t| t.get(fd))
 }
 

@@ -106,6 +106,8 @@ pub fn file_events(f: *mut obj::File, look: Look) -> Option<u16> {
         // SAFETY: the caller holds the file open; the lock is held.
         Kind::Socket => unix::events(unsafe { &*f }),
         Kind::Null | Kind::Zero | Kind::Full | Kind::Random | Kind::Regular | Kind::Dir => POLLIN | POLLOUT,
+        // Not a descriptor poll or epoll accept (`fd::get`).
+        Kind::Path => POLLNVAL,
     };
     Some(ev | if ev & POLLIN != 0 { POLLRDNORM } else { 0 } | if ev & POLLOUT != 0 { POLLWRNORM } else { 0 })
 }

@@ -95,7 +95,7 @@ fn own(d: Ino) -> Result<(), i64> {
     let fds = node::alloc(S_IFDIR | 0o500)?;
     dir::add(d, b"fd", fds)?;
     for n in crate::fd::all() {
-        let Ok(f) = crate::fd::get(n) else { continue };
+        let Ok(f) = crate::fd::get_raw(n) else { continue };
         // SAFETY: the descriptor keeps the file live; no other reference to it here.
         let target = describe(unsafe { crate::fd::file(&f) });
         put(fds, &text(format_args!("{n}")), S_IFLNK | 0o700, &target)?;
@@ -128,7 +128,7 @@ pub fn fd_alias(cwd: Ino, path: &[u8], follow: bool) -> Result<Option<i64>, i64>
         // (A number first: most opens never look for the directory.)
         let number = core::str::from_utf8(&name).ok().and_then(|s| s.parse::<i64>().ok());
         if let Some(n) = number.filter(|_| follow && Some(d) == self_fd_dir()) {
-            return crate::fd::get(n).map(|_| Some(n)).map_err(|_| ENOENT);
+            return crate::fd::get_raw(n).map(|_| Some(n)).map_err(|_| ENOENT);
         }
         let Some(ino) = dir::lookup(d, &name) else {
             return Ok(None);
@@ -147,7 +147,7 @@ pub fn fd_alias(cwd: Ino, path: &[u8], follow: bool) -> Result<Option<i64>, i64>
 fn describe(f: &crate::obj::File) -> Vec<u8> {
     use crate::obj::Kind;
     let name: &[u8] = match f.kind {
-        Kind::Regular | Kind::Dir => return path_of(f.ino),
+        Kind::Regular | Kind::Dir | Kind::Path => return path_of(f.ino),
         Kind::PipeRead | Kind::PipeWrite => {
             let (ring, _) = crate::obj::pipe::wait_info(f);
             return text(format_args!("pipe:[{}]", ring % 1_000_000_007));

@@ -2,7 +2,7 @@
 
 use super::stat;
 use crate::errno::{
-    LxResult, EEXIST, EINVAL, EISDIR, ELOOP, ENOENT, ENOTDIR, ENOTEMPTY, ENXIO, EPERM, ERANGE, ESPIPE,
+    LxResult, EBADF, EEXIST, EINVAL, EISDIR, ELOOP, ENOENT, ENOTDIR, ENOTEMPTY, ENXIO, EPERM, ERANGE, ESPIPE,
 };
 use crate::fd::{self, Fd};
 use crate::fs::Stat;
@@ -28,6 +28,7 @@ const O_NONBLOCK: u64 = flags::NONBLOCK as u64;
 const O_DIRECTORY: u64 = 0o200000;
 const O_NOFOLLOW: u64 = 0o400000;
 const O_CLOEXEC: u64 = 0o2000000;
+const O_PATH: u64 = flags::PATH as u64;
 
 pub(super) fn call(r: i64) -> LxResult {
     if r < 0 {
@@ -43,8 +44,8 @@ pub(super) fn base(dirfd: i64) -> Result<Ino, i64> {
         return Ok(proc::cwd());
     }
     // SAFETY: the descriptor keeps the file live; no other reference to it here.
-    let f = unsafe { fd::file(&fd::get(dirfd)?) };
-    if f.kind != Kind::Dir {
+    let f = unsafe { fd::file(&fd::get_raw(dirfd)?) };
+    if f.kind != Kind::Dir && !(f.kind == Kind::Path && node::is_dir(f.ino)) {
         return Err(ENOTDIR);
     }
     Ok(f.ino)
@@ -131,10 +132,34 @@ pub fn openat(dirfd: i64, pathp: u64, flags: u64, mode: u64) -> LxResult {
     let cloexec = flags & O_CLOEXEC != 0;
     let status = (flags & (O_ACCMODE | O_APPEND | O_NONBLOCK)) as u32;
     let cwd = base(dirfd)?;
-    if let Some(n) = procfs::fd_alias(cwd, p, flags & O_NOFOLLOW == 0)? {
-        return fd::dup(fd::get(n)?, 0, cloexec);
+    let follow = flags & O_NOFOLLOW == 0;
+    // `/proc/self/fd/N`, `/dev/stdin`: a file of the file system is opened
+    // anew (a description and offset of its own), anything else (a pipe,
+    // the terminal, a socket) is shared, as Linux does.
+    let aliased = match procfs::fd_alias(cwd, p, follow)? {
+        Some(n) => {
+            let d = fd::get_raw(n)?;
+            // SAFETY: the descriptor keeps the file live; no other reference to it here.
+            let f = unsafe { fd::file(&d) };
+            if !matches!(f.kind, Kind::Regular | Kind::Dir | Kind::Path) {
+                return fd::dup(d, 0, cloexec);
+            }
+            Some(f.ino)
+        }
+        None => None,
+    };
+    // O_PATH names the file and ignores every flag but these three.
+    if flags & O_PATH != 0 {
+        let ino = match aliased {
+            Some(i) => i,
+            None => path::resolve(cwd, p, follow)?,
+        };
+        if flags & O_DIRECTORY != 0 && !node::is_dir(ino) {
+            return Err(ENOTDIR);
+        }
+        return open_ino(Kind::Path, flags::PATH, ino, cloexec);
     }
-    let ino = match path::resolve(cwd, p, flags & O_NOFOLLOW == 0) {
+    let ino = match aliased.ok_or(ENOENT).or_else(|_| path::resolve(cwd, p, follow)) {
         Ok(i) => {
             if flags & O_CREAT != 0 && flags & O_EXCL != 0 {
                 return Err(EEXIST);
@@ -174,6 +199,12 @@ pub fn openat(dirfd: i64, pathp: u64, flags: u64, mode: u64) -> LxResult {
     if kind == Kind::Regular && flags & O_TRUNC != 0 && flags & O_ACCMODE != 0 {
         node::update(ino, |n| node::truncate(n, 0))?;
     }
+    open_ino(kind, status, ino, cloexec)
+}
+
+/// A new descriptor for a new description of `kind` on inode `ino`, which
+/// it holds open.
+fn open_ino(kind: Kind, status: u32, ino: Ino, cloexec: bool) -> LxResult {
     node::update(ino, |n| n.opens += 1);
     match obj::new(kind, status, ino) {
         Ok(f) => fd::open(f, cloexec),
@@ -185,7 +216,7 @@ pub fn openat(dirfd: i64, pathp: u64, flags: u64, mode: u64) -> LxResult {
 }
 
 pub fn fstat(fdn: i64, buf: u64) -> LxResult {
-    let d = fd::get(fdn)?;
+    let d = fd::get_raw(fdn)?;
     let mut st = Stat::default();
     // SAFETY: the descriptor keeps the file live; no other reference to it here.
     call((d.ops.stat)(unsafe { fd::file(&d) }, &mut st))?;
@@ -195,7 +226,7 @@ pub fn fstat(fdn: i64, buf: u64) -> LxResult {
 fn stat_path(dirfd: i64, pathp: u64, flags: u64) -> Result<Stat, i64> {
     let p = uaccess::path(pathp)?;
     if p.is_empty() && flags & AT_EMPTY_PATH != 0 {
-        let d = fd::get(dirfd)?;
+        let d = fd::get_raw(dirfd)?;
         let mut st = Stat::default();
         // SAFETY: the descriptor keeps the file live; no other reference to it here.
         call((d.ops.stat)(unsafe { fd::file(&d) }, &mut st))?;
@@ -203,7 +234,7 @@ fn stat_path(dirfd: i64, pathp: u64, flags: u64) -> Result<Stat, i64> {
     }
     let cwd = base(dirfd)?;
     if let Some(n) = procfs::fd_alias(cwd, p, flags & AT_SYMLINK_NOFOLLOW == 0)? {
-        let d = fd::get(n)?;
+        let d = fd::get_raw(n)?;
         let mut st = Stat::default();
         // SAFETY: the descriptor keeps the file live; no other reference to it here.
         call((d.ops.stat)(unsafe { fd::file(&d) }, &mut st))?;
@@ -288,12 +319,26 @@ pub fn faccessat(dirfd: i64, pathp: u64, _mode: u64) -> LxResult {
     path::resolve(cwd, p, true).map(|_| 0)
 }
 
+/// `readlinkat(dirfd, path, buf, len)`; an empty path reads the link an
+/// `O_PATH|O_NOFOLLOW` descriptor names.
 pub fn readlinkat(dirfd: i64, pathp: u64, buf: u64, len: u64) -> LxResult {
+    if len as i32 <= 0 {
+        return Err(EINVAL);
+    }
     let p = uaccess::path(pathp)?;
     let target: Vec<u8> = if p == b"/proc/self/exe" {
         proc::exe()
     } else {
-        let ino = path::resolve(base(dirfd)?, p, false)?;
+        let ino = if p.is_empty() {
+            // SAFETY: the descriptor keeps the file live; no other reference to it here.
+            let f = unsafe { fd::file(&fd::get_raw(dirfd)?) };
+            if f.kind != Kind::Path {
+                return Err(ENOENT);
+            }
+            f.ino
+        } else {
+            path::resolve(base(dirfd)?, p, false)?
+        };
         let n = node::get(ino);
         if n.mode & S_IFMT != S_IFLNK {
             return Err(EINVAL);
@@ -339,7 +384,14 @@ const F_SETFL: u64 = 4;
 const F_DUPFD_CLOEXEC: u64 = 1030;
 
 pub fn fcntl(fdn: i64, cmd: u64, arg: u64) -> LxResult {
-    let d: Fd = fd::get(fdn)?;
+    let d: Fd = fd::get_raw(fdn)?;
+    // An O_PATH descriptor answers only about itself.
+    // SAFETY: the descriptor keeps the file live; no other reference to it here.
+    if unsafe { fd::file(&d) }.kind == Kind::Path
+        && !matches!(cmd, F_DUPFD | F_DUPFD_CLOEXEC | F_GETFD | F_SETFD | F_GETFL)
+    {
+        return Err(EBADF);
+    }
     match cmd {
         F_DUPFD => fd::dup(d, arg as usize, false),
         F_DUPFD_CLOEXEC => fd::dup(d, arg as usize, true),
@@ -365,11 +417,11 @@ pub fn fcntl(fdn: i64, cmd: u64, arg: u64) -> LxResult {
 }
 
 pub fn dup(fdn: i64) -> LxResult {
-    fd::dup(fd::get(fdn)?, 0, false)
+    fd::dup(fd::get_raw(fdn)?, 0, false)
 }
 
 pub fn dup3(old: i64, new: i64, flags: u64) -> LxResult {
-    let d = fd::get(old)?;
+    let d = fd::get_raw(old)?;
     if old == new {
         return if flags == u64::MAX { Ok(new) } else { Err(EINVAL) };
     }

@@ -69,14 +69,14 @@ pub fn statfs(pathp: u64, buf: u64) -> crate::errno::LxResult {
 }
 
 pub fn fstatfs(fdn: i64, buf: u64) -> crate::errno::LxResult {
-    let d = fd::get(fdn)?;
+    let d = fd::get_raw(fdn)?;
     // SAFETY: the descriptor keeps the file live; no other reference to it here.
     let f = unsafe { fd::file(&d) };
     let magic = match f.kind {
         Kind::PipeRead | Kind::PipeWrite => PIPEFS_MAGIC,
         Kind::Socket => SOCKFS_MAGIC,
         Kind::Epoll | Kind::EventFd | Kind::TimerFd => ANON_INODE_FS_MAGIC,
-        Kind::Regular | Kind::Dir => magic_of(f.ino),
+        Kind::Regular | Kind::Dir | Kind::Path => magic_of(f.ino),
         Kind::Console | Kind::Null | Kind::Zero | Kind::Full | Kind::Random => TMPFS_MAGIC,
     };
     put(buf, magic)

@@ -15,6 +15,7 @@ pub mod eventfd;
 pub mod fifo;
 pub mod flags;
 pub mod memdev;
+pub mod opath;
 pub mod pipe;
 pub mod regular;
 pub mod timerfd;
@@ -42,6 +43,8 @@ pub enum Kind {
     EventFd,
     TimerFd,
     Socket,
+    /// An `O_PATH` descriptor's file (`opath.rs`).
+    Path,
 }
 
 /// An open file description, shared between the processes holding it.
@@ -85,6 +88,7 @@ pub fn ops_for(kind: Kind) -> &'static Ops {
         Kind::EventFd => &eventfd::OPS,
         Kind::TimerFd => &timerfd::OPS,
         Kind::Socket => &unix::OPS,
+        Kind::Path => &opath::OPS,
     }
 }
 
