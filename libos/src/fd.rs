@@ -6,7 +6,9 @@ use crate::obj::{self, File, Ops};
 use crate::proc::with_process;
 use alloc::vec::Vec;
 
-pub const MAX_FDS: usize = 256;
+/// The most descriptors a process may have (Linux's `nr_open`, the
+/// highest `RLIMIT_NOFILE` can be set to).
+pub const MAX_FDS: usize = 1024;
 
 #[derive(Clone, Copy)]
 pub struct Fd {
@@ -18,10 +20,13 @@ pub struct Fd {
 /// A process's descriptors (`proc::Process::fds`), indexed by number.
 pub struct Table {
     slots: Vec<Option<Fd>>,
+    /// Numbers from this one up cannot be had (`RLIMIT_NOFILE`'s soft
+    /// limit; descriptors already above it stay).
+    limit: usize,
 }
 
 impl Table {
-    pub const EMPTY: Table = Table { slots: Vec::new() };
+    pub const EMPTY: Table = Table { slots: Vec::new(), limit: MAX_FDS };
 
     fn get(&self, fd: i64) -> Result<Fd, i64> {
         usize::try_from(fd).ok().and_then(|i| self.slots.get(i).copied().flatten()).ok_or(EBADF)
@@ -77,7 +82,7 @@ pub unsafe fn file(fd: &Fd) -> &'static mut File {
 /// Installs `fd` at the lowest free number `>= min`.
 pub fn install(fd: Fd, min: usize) -> Result<i64, i64> {
     with_table(|t| {
-        let i = (min..MAX_FDS).find(|&i| t.slots.get(i).is_none_or(|s| s.is_none())).ok_or(EMFILE)?;
+        let i = (min..t.limit).find(|&i| t.slots.get(i).is_none_or(|s| s.is_none())).ok_or(EMFILE)?;
         t.put(i, Some(fd));
         Ok(i as i64)
     })
@@ -99,7 +104,7 @@ pub fn open(file: *mut File, cloexec: bool) -> Result<i64, i64> {
 
 /// Puts a duplicate of `fd` at exactly `at` (closing what was there).
 pub fn dup_to(fd: Fd, at: usize, cloexec: bool) -> Result<i64, i64> {
-    if at >= MAX_FDS {
+    if at >= limit() {
         return Err(EBADF);
     }
     // SAFETY: the descriptor keeps the file live; no other reference to it here.
@@ -149,6 +154,16 @@ pub fn set_ops(fd: i64, ops: &'static Ops) -> Result<&'static Ops, i64> {
         t.slots[fd as usize] = Some(Fd { ops, ..d });
         Ok(d.ops)
     })
+}
+
+/// The lowest number a new descriptor may not have (`RLIMIT_NOFILE`).
+pub fn limit() -> usize {
+    with_table(|t| t.limit)
+}
+
+/// Sets `limit` (at most `MAX_FDS`).
+pub fn set_limit(n: usize) {
+    with_table(|t| t.limit = n.min(MAX_FDS));
 }
 
 /// Every open descriptor number.

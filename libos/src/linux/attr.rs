@@ -31,7 +31,7 @@ fn target(dirfd: i64, pathp: u64, flags: u64, by_fd: bool) -> Result<Ino, i64> {
         // SAFETY: the descriptor keeps the file live; no other reference to it here.
         return Ok(unsafe { fd::file(&d) }.ino);
     }
-    path::resolve(base(dirfd)?, p, flags & AT_SYMLINK_NOFOLLOW == 0)
+    path::resolve(base(dirfd, p)?, p, flags & AT_SYMLINK_NOFOLLOW == 0)
 }
 
 /// `utimensat(dirfd, path, times, flags)`: access and modification times

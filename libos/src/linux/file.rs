@@ -2,7 +2,7 @@
 
 use super::stat;
 use crate::errno::{
-    LxResult, EBADF, EEXIST, EINVAL, EISDIR, ELOOP, ENOENT, ENOTDIR, ENOTEMPTY, ENXIO, EPERM, ERANGE, ESPIPE,
+    LxResult, EBADF, EBUSY, EEXIST, EINVAL, EISDIR, ELOOP, ENOENT, ENOTDIR, ENOTEMPTY, ENXIO, EPERM, ERANGE, ESPIPE,
 };
 use crate::fd::{self, Fd};
 use crate::fs::Stat;
@@ -38,8 +38,17 @@ pub(super) fn call(r: i64) -> LxResult {
     }
 }
 
-/// The directory a `*at` call's relative path starts from.
-pub(super) fn base(dirfd: i64) -> Result<Ino, i64> {
+/// The directory a `*at` call's path `p` starts from: the root for an
+/// absolute path (whatever `dirfd` is), else `dirfd`'s directory.
+pub(super) fn base(dirfd: i64, p: &[u8]) -> Result<Ino, i64> {
+    if p.first() == Some(&b'/') {
+        return Ok(crate::fs::ROOT);
+    }
+    dir_of(dirfd)
+}
+
+/// The directory `dirfd` names (`AT_FDCWD`: the working directory).
+fn dir_of(dirfd: i64) -> Result<Ino, i64> {
     if dirfd == AT_FDCWD {
         return Ok(proc::cwd());
     }
@@ -49,6 +58,18 @@ pub(super) fn base(dirfd: i64) -> Result<Ino, i64> {
         return Err(ENOTDIR);
     }
     Ok(f.ino)
+}
+
+/// The directory and last name of the path at `pathp`, from `dirfd`.
+pub(super) fn parent_at(dirfd: i64, pathp: u64) -> Result<(Ino, Vec<u8>), i64> {
+    let p = uaccess::path(pathp)?;
+    path::parent(base(dirfd, p)?, p)
+}
+
+/// The inode the path at `pathp` names, from `dirfd`.
+fn resolve_at(dirfd: i64, pathp: u64, follow: bool) -> Result<Ino, i64> {
+    let p = uaccess::path(pathp)?;
+    path::resolve(base(dirfd, p)?, p, follow)
 }
 
 pub fn read(fdn: i64, buf: u64, len: u64) -> LxResult {
@@ -79,9 +100,37 @@ pub(super) fn iovecs(iov: u64, cnt: u64) -> Result<Vec<(u64, u64)>, i64> {
     Ok(v)
 }
 
+/// Vectors up to this many bytes in all are moved by one read or write
+/// through a buffer, so that a datagram is one message, a pipe write of
+/// `PIPE_BUF` bytes or less is atomic and a short transfer ends the call;
+/// longer ones go a vector at a time, ending at the first short one.
+const GATHER: u64 = 64 * 1024;
+
+fn total(v: &[(u64, u64)]) -> u64 {
+    v.iter().fold(0u64, |t, &(_, l)| t.saturating_add(l))
+}
+
 pub fn readv(fdn: i64, iov: u64, cnt: u64) -> LxResult {
+    let v = iovecs(iov, cnt)?;
+    if total(&v) <= GATHER {
+        let d = fd::get(fdn)?;
+        let mut buf = alloc::vec![0u8; total(&v) as usize];
+        // SAFETY: the descriptor keeps the file live; no other reference to it here.
+        let n = call((d.ops.read)(unsafe { fd::file(&d) }, &mut buf))? as usize;
+        let mut at = 0;
+        for (p, l) in v {
+            let k = (l as usize).min(n - at);
+            if k > 0 {
+                if let Err(e) = uaccess::write(p, &buf[at..at + k]) {
+                    return if at == 0 { Err(e) } else { Ok(at as i64) };
+                }
+            }
+            at += k;
+        }
+        return Ok(n as i64);
+    }
     let mut total = 0;
-    for (p, l) in iovecs(iov, cnt)? {
+    for (p, l) in v {
         let n = read(fdn, p, l)?;
         total += n;
         if (n as u64) < l {
@@ -92,10 +141,30 @@ pub fn readv(fdn: i64, iov: u64, cnt: u64) -> LxResult {
 }
 
 pub fn writev(fdn: i64, iov: u64, cnt: u64) -> LxResult {
+    let v = iovecs(iov, cnt)?;
+    if total(&v) <= GATHER {
+        let d = fd::get(fdn)?;
+        // What the vectors hold up to the first one that cannot be read.
+        let mut buf = Vec::with_capacity(total(&v) as usize);
+        for &(p, l) in &v {
+            match uaccess::bytes(p, l) {
+                Ok(b) => buf.extend_from_slice(b),
+                Err(e) if buf.is_empty() => return Err(e),
+                Err(_) => break,
+            }
+        }
+        // SAFETY: the descriptor keeps the file live; no other reference to it here.
+        return call((d.ops.write)(unsafe { fd::file(&d) }, &buf));
+    }
     let mut total = 0;
-    for (p, l) in iovecs(iov, cnt)? {
+    for (p, l) in v {
         match write(fdn, p, l) {
-            Ok(n) => total += n,
+            Ok(n) => {
+                total += n;
+                if (n as u64) < l {
+                    break;
+                }
+            }
             Err(e) if total == 0 => return Err(e),
             Err(_) => break,
         }
@@ -103,11 +172,16 @@ pub fn writev(fdn: i64, iov: u64, cnt: u64) -> LxResult {
     Ok(total)
 }
 
+/// `pread64`/`pwrite64`: files, directories (EISDIR then) and the memory
+/// devices take a position; pipes, sockets and the terminal do not.
 pub fn pread(fdn: i64, buf: u64, len: u64, off: u64, write_it: bool) -> LxResult {
+    if (off as i64) < 0 {
+        return Err(EINVAL);
+    }
     let d = fd::get(fdn)?;
     // SAFETY: the descriptor keeps the file live; no other reference to it here.
     let f = unsafe { fd::file(&d) };
-    if f.kind != Kind::Regular {
+    if !matches!(f.kind, Kind::Regular | Kind::Dir | Kind::Null | Kind::Zero | Kind::Full | Kind::Random) {
         return Err(ESPIPE);
     }
     let saved = f.off;
@@ -131,7 +205,7 @@ pub fn openat(dirfd: i64, pathp: u64, flags: u64, mode: u64) -> LxResult {
     let p = uaccess::path(pathp)?;
     let cloexec = flags & O_CLOEXEC != 0;
     let status = (flags & (O_ACCMODE | O_APPEND | O_NONBLOCK)) as u32;
-    let cwd = base(dirfd)?;
+    let cwd = base(dirfd, p)?;
     let follow = flags & O_NOFOLLOW == 0;
     // `/proc/self/fd/N`, `/dev/stdin`: a file of the file system is opened
     // anew (a description and offset of its own), anything else (a pipe,
@@ -232,7 +306,7 @@ fn stat_path(dirfd: i64, pathp: u64, flags: u64) -> Result<Stat, i64> {
         call((d.ops.stat)(unsafe { fd::file(&d) }, &mut st))?;
         return Ok(st);
     }
-    let cwd = base(dirfd)?;
+    let cwd = base(dirfd, p)?;
     if let Some(n) = procfs::fd_alias(cwd, p, flags & AT_SYMLINK_NOFOLLOW == 0)? {
         let d = fd::get_raw(n)?;
         let mut st = Stat::default();
@@ -244,12 +318,23 @@ fn stat_path(dirfd: i64, pathp: u64, flags: u64) -> Result<Stat, i64> {
     Ok(crate::fs::stat::of(ino))
 }
 
+/// `fstatat`'s flags, and `statx`'s sync modes (all the same here).
+const AT_NO_AUTOMOUNT: u64 = 0x800;
+const AT_STATX_SYNC_TYPE: u64 = 0x6000;
+
 pub fn fstatat(dirfd: i64, pathp: u64, buf: u64, flags: u64) -> LxResult {
+    if flags & !(AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_EMPTY_PATH) != 0 {
+        return Err(EINVAL);
+    }
     let st = stat_path(dirfd, pathp, flags)?;
     uaccess::put(buf, stat::linux(&st))
 }
 
 pub fn statx(dirfd: i64, pathp: u64, flags: u64, buf: u64) -> LxResult {
+    let known = AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_EMPTY_PATH | AT_STATX_SYNC_TYPE;
+    if flags & !known != 0 || flags & AT_STATX_SYNC_TYPE == AT_STATX_SYNC_TYPE {
+        return Err(EINVAL);
+    }
     let st = stat_path(dirfd, pathp, flags)?;
     uaccess::put(buf, stat::statx(&st))
 }
@@ -310,13 +395,26 @@ fn dtype(ino: Ino) -> u8 {
     }
 }
 
-pub fn faccessat(dirfd: i64, pathp: u64, _mode: u64) -> LxResult {
+/// `faccessat2`'s flags (`faccessat` has none): check with the effective
+/// ids (the same here), do not follow a last link, the descriptor itself.
+const AT_EACCESS: u64 = 0x200;
+
+/// `faccessat2(dirfd, path, mode, flags)`: whether the file exists (every
+/// process is root, so the permission bits never refuse it).
+pub fn faccessat(dirfd: i64, pathp: u64, mode: u64, flags: u64) -> LxResult {
+    if mode & !7 != 0 || flags & !(AT_EACCESS | AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) != 0 {
+        return Err(EINVAL);
+    }
     let p = uaccess::path(pathp)?;
-    let cwd = base(dirfd)?;
-    if procfs::fd_alias(cwd, p, true)?.is_some() {
+    if p.is_empty() && flags & AT_EMPTY_PATH != 0 {
+        return fd::get_raw(dirfd).map(|_| 0);
+    }
+    let cwd = base(dirfd, p)?;
+    let follow = flags & AT_SYMLINK_NOFOLLOW == 0;
+    if procfs::fd_alias(cwd, p, follow)?.is_some() {
         return Ok(0);
     }
-    path::resolve(cwd, p, true).map(|_| 0)
+    path::resolve(cwd, p, follow).map(|_| 0)
 }
 
 /// `readlinkat(dirfd, path, buf, len)`; an empty path reads the link an
@@ -337,7 +435,7 @@ pub fn readlinkat(dirfd: i64, pathp: u64, buf: u64, len: u64) -> LxResult {
             }
             f.ino
         } else {
-            path::resolve(base(dirfd)?, p, false)?
+            path::resolve(base(dirfd, p)?, p, false)?
         };
         let n = node::get(ino);
         if n.mode & S_IFMT != S_IFLNK {
@@ -371,7 +469,7 @@ pub fn chdir(pathp: u64) -> LxResult {
 }
 
 pub fn fchdir(fdn: i64) -> LxResult {
-    let ino = base(fdn)?;
+    let ino = dir_of(fdn)?;
     proc::vars().cwd.set(ino);
     Ok(0)
 }
@@ -393,6 +491,7 @@ pub fn fcntl(fdn: i64, cmd: u64, arg: u64) -> LxResult {
         return Err(EBADF);
     }
     match cmd {
+        F_DUPFD | F_DUPFD_CLOEXEC if arg as i32 as i64 as u64 >= fd::limit() as u64 => Err(EINVAL),
         F_DUPFD => fd::dup(d, arg as usize, false),
         F_DUPFD_CLOEXEC => fd::dup(d, arg as usize, true),
         F_GETFD => Ok(d.cloexec as i64),
@@ -420,15 +519,23 @@ pub fn dup(fdn: i64) -> LxResult {
     fd::dup(fd::get_raw(fdn)?, 0, false)
 }
 
+/// `dup3` (`flags` u64::MAX: `dup2`, which allows `old == new`).
 pub fn dup3(old: i64, new: i64, flags: u64) -> LxResult {
+    if flags != u64::MAX && (flags & !O_CLOEXEC != 0 || old == new) {
+        return Err(EINVAL);
+    }
     let d = fd::get_raw(old)?;
     if old == new {
-        return if flags == u64::MAX { Ok(new) } else { Err(EINVAL) };
+        return Ok(new);
     }
     fd::dup_to(d, new as usize, flags != u64::MAX && flags & O_CLOEXEC != 0)
 }
 
 pub fn pipe2(fds: u64, flags: u64) -> LxResult {
+    // O_DIRECT (packet mode) is taken and changes nothing.
+    if flags & !(O_CLOEXEC | O_NONBLOCK | 0o40000) != 0 {
+        return Err(EINVAL);
+    }
     uaccess::writable(fds, 8)?;
     let (r, w) = obj::pipe::create(flags as u32)?;
     let cloexec = flags & O_CLOEXEC != 0;
@@ -444,12 +551,21 @@ pub fn pipe2(fds: u64, flags: u64) -> LxResult {
 }
 
 pub fn unlinkat(dirfd: i64, pathp: u64, flags: u64) -> LxResult {
-    let (d, name) = path::parent(base(dirfd)?, uaccess::path(pathp)?)?;
-    let ino = dir::lookup(d, &name).ok_or(ENOENT)?;
-    if name == b"." || name == b".." {
+    if flags & !AT_REMOVEDIR != 0 {
         return Err(EINVAL);
     }
-    if flags & AT_REMOVEDIR != 0 {
+    let (d, name) = parent_at(dirfd, pathp)?;
+    let ino = dir::lookup(d, &name).ok_or(ENOENT)?;
+    // `/` (no last name), `.` and `..`, as Linux's rmdir and unlink answer.
+    let rmdir = flags & AT_REMOVEDIR != 0;
+    match &name[..] {
+        b"" if rmdir => return Err(EBUSY),
+        b"." if rmdir => return Err(EINVAL),
+        b".." if rmdir => return Err(ENOTEMPTY),
+        b"" | b"." | b".." => return Err(EISDIR),
+        _ => {}
+    }
+    if rmdir {
         if !node::is_dir(ino) {
             return Err(ENOTDIR);
         }
@@ -465,7 +581,7 @@ pub fn unlinkat(dirfd: i64, pathp: u64, flags: u64) -> LxResult {
 }
 
 pub fn mkdirat(dirfd: i64, pathp: u64, mode: u64) -> LxResult {
-    let (d, name) = path::parent(base(dirfd)?, uaccess::path(pathp)?)?;
+    let (d, name) = parent_at(dirfd, pathp)?;
     if dir::lookup(d, &name).is_some() {
         return Err(EEXIST);
     }
@@ -477,7 +593,10 @@ pub fn mkdirat(dirfd: i64, pathp: u64, mode: u64) -> LxResult {
 
 pub fn symlinkat(target: u64, dirfd: i64, linkp: u64) -> LxResult {
     let t = uaccess::path(target)?;
-    let (d, name) = path::parent(base(dirfd)?, uaccess::path(linkp)?)?;
+    if t.is_empty() {
+        return Err(ENOENT);
+    }
+    let (d, name) = parent_at(dirfd, linkp)?;
     if dir::lookup(d, &name).is_some() {
         return Err(EEXIST);
     }
@@ -489,11 +608,11 @@ pub fn symlinkat(target: u64, dirfd: i64, linkp: u64) -> LxResult {
 }
 
 pub fn linkat(olddir: i64, oldp: u64, newdir: i64, newp: u64) -> LxResult {
-    let ino = path::resolve(base(olddir)?, uaccess::path(oldp)?, false)?;
+    let ino = resolve_at(olddir, oldp, false)?;
     if node::is_dir(ino) {
         return Err(EPERM);
     }
-    let (d, name) = path::parent(base(newdir)?, uaccess::path(newp)?)?;
+    let (d, name) = parent_at(newdir, newp)?;
     dir::add(d, &name, ino).map(|_| 0)
 }
 
@@ -510,14 +629,41 @@ fn within(mut a: Ino, b: Ino) -> bool {
     }
 }
 
-pub fn renameat(olddir: i64, oldp: u64, newdir: i64, newp: u64) -> LxResult {
-    let (od, oname) = path::parent(base(olddir)?, uaccess::path(oldp)?)?;
-    let (nd, nname) = path::parent(base(newdir)?, uaccess::path(newp)?)?;
+/// `renameat2`'s flags: fail if the new name exists; swap the two.
+const RENAME_NOREPLACE: u64 = 1;
+const RENAME_EXCHANGE: u64 = 2;
+
+/// `renameat2(olddir, old, newdir, new, flags)` (`rename`, `renameat`:
+/// flags 0). `RENAME_WHITEOUT` (for overlay file systems) is refused.
+pub fn renameat(olddir: i64, oldp: u64, newdir: i64, newp: u64, flags: u64) -> LxResult {
+    if flags & !(RENAME_NOREPLACE | RENAME_EXCHANGE) != 0
+        || flags == RENAME_NOREPLACE | RENAME_EXCHANGE
+    {
+        return Err(EINVAL);
+    }
+    let (od, oname) = parent_at(olddir, oldp)?;
+    let (nd, nname) = parent_at(newdir, newp)?;
     let ino = dir::lookup(od, &oname).ok_or(ENOENT)?;
+    if [&oname, &nname].iter().any(|n| matches!(&n[..], b"" | b"." | b"..")) {
+        return Err(EBUSY);
+    }
     if node::is_dir(ino) && within(nd, ino) {
         return Err(EINVAL);
     }
-    if let Some(old) = dir::lookup(nd, &nname) {
+    let target = dir::lookup(nd, &nname);
+    if flags & RENAME_EXCHANGE != 0 {
+        let other = target.ok_or(ENOENT)?;
+        if node::is_dir(other) && within(od, other) {
+            return Err(EINVAL);
+        }
+        dir::relink(od, &oname, other);
+        dir::relink(nd, &nname, ino);
+        return Ok(0);
+    }
+    if target.is_some() && flags & RENAME_NOREPLACE != 0 {
+        return Err(EEXIST);
+    }
+    if let Some(old) = target {
         if old == ino {
             return Ok(0);
         }
@@ -541,7 +687,7 @@ pub fn renameat(olddir: i64, oldp: u64, newdir: i64, newp: u64) -> LxResult {
 }
 
 pub fn fchmodat(dirfd: i64, pathp: u64, mode: u64) -> LxResult {
-    let ino = path::resolve(base(dirfd)?, uaccess::path(pathp)?, true)?;
+    let ino = resolve_at(dirfd, pathp, true)?;
     chmod(ino, mode)
 }
 

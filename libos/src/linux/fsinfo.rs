@@ -64,7 +64,7 @@ pub fn statfs(pathp: u64, buf: u64) -> crate::errno::LxResult {
     if procfs::covers(p) {
         procfs::refresh()?;
     }
-    let ino = path::resolve(base(AT_FDCWD)?, p, true)?;
+    let ino = path::resolve(base(AT_FDCWD, p)?, p, true)?;
     put(buf, magic_of(ino))
 }
 

@@ -1,6 +1,6 @@
 //! Identity, limits, randomness, signals bookkeeping and other small calls.
 
-use crate::errno::{LxResult, EAGAIN, EINTR, EINVAL, EOPNOTSUPP, ESRCH};
+use crate::errno::{LxResult, EAGAIN, EINTR, EINVAL, EOPNOTSUPP};
 use crate::proc::signal;
 use crate::uaccess;
 
@@ -54,28 +54,11 @@ pub fn getrandom(buf: u64, len: u64, flags: u64) -> LxResult {
     Ok(len as i64)
 }
 
-const RLIMIT_STACK: u64 = 3;
-const RLIMIT_NOFILE: u64 = 7;
-const RLIM_INFINITY: u64 = u64::MAX;
-
-pub fn prlimit(pid: u64, res: u64, new: u64, old: u64) -> LxResult {
-    if pid != 0 && pid != crate::proc::pid() as u64 {
-        return Err(ESRCH);
-    }
-    if old != 0 {
-        let v = match res {
-            RLIMIT_STACK => [crate::layout::STACK_MAX; 2],
-            RLIMIT_NOFILE => [crate::fd::MAX_FDS as u64; 2],
-            _ => [RLIM_INFINITY; 2],
-        };
-        uaccess::put(old, v)?;
-    }
-    let _ = new;
-    Ok(0)
-}
-
-pub fn rt_sigaction(sig: u64, act: u64, old: u64) -> LxResult {
-    if sig == 0 || sig > 64 || sig == signal::SIGKILL as u64 || sig == signal::SIGSTOP as u64 {
+/// `rt_sigaction(sig, act, old, sigsetsize)`: SIGKILL's and SIGSTOP's
+/// actions can be read, not set.
+pub fn rt_sigaction(sig: u64, act: u64, old: u64, size: u64) -> LxResult {
+    let fixed = sig == signal::SIGKILL as u64 || sig == signal::SIGSTOP as u64;
+    if size != 8 || sig == 0 || sig > 64 || (fixed && act != 0) {
         return Err(EINVAL);
     }
     let sig = sig as u32;
@@ -141,7 +124,10 @@ pub fn rt_sigtimedwait(set: u64, info: u64, timeout: u64, size: u64) -> LxResult
     }
 }
 
-pub fn rt_sigprocmask(how: u64, set: u64, old: u64) -> LxResult {
+pub fn rt_sigprocmask(how: u64, set: u64, old: u64, size: u64) -> LxResult {
+    if size != 8 || (set != 0 && how > 2) {
+        return Err(EINVAL);
+    }
     let m = signal::mask();
     if old != 0 {
         uaccess::put(old, m)?;

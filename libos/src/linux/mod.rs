@@ -23,6 +23,7 @@ pub mod nr;
 pub mod poll;
 pub mod prctl;
 pub mod process;
+pub mod rlimit;
 pub mod sched;
 pub mod sendfile;
 pub mod socket;
@@ -196,23 +197,24 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         SYS_FLISTXATTR => xattr::list(Fd(a[0] as i64)),
         SYS_MSYNC => mem::msync(a[0], a[1], a[2]),
         SYS_BRK => mem::brk(a[0]),
-        SYS_RT_SIGACTION => misc::rt_sigaction(a[0], a[1], a[2]),
-        SYS_RT_SIGPROCMASK => misc::rt_sigprocmask(a[0], a[1], a[2]),
+        SYS_RT_SIGACTION => misc::rt_sigaction(a[0], a[1], a[2], a[3]),
+        SYS_RT_SIGPROCMASK => misc::rt_sigprocmask(a[0], a[1], a[2], a[3]),
         SYS_RT_SIGRETURN => crate::proc::signal::sigreturn(f),
         SYS_IOCTL => fl::ioctl(i(a[0]), a[1], a[2]),
         SYS_PREAD64 => fl::pread(i(a[0]), a[1], a[2], a[3], false),
         SYS_PWRITE64 => fl::pread(i(a[0]), a[1], a[2], a[3], true),
         SYS_READV => fl::readv(i(a[0]), a[1], a[2]),
         SYS_WRITEV => fl::writev(i(a[0]), a[1], a[2]),
-        SYS_ACCESS => fl::faccessat(CWD, a[0], a[1]),
+        SYS_ACCESS => fl::faccessat(CWD, a[0], a[1], 0),
         SYS_PIPE => fl::pipe2(a[0], 0),
         SYS_SELECT => poll::select(a[0], a[1], a[2], a[3], a[4], 1000),
         SYS_SCHED_YIELD => {
             user::sys::yield_now();
             Ok(0)
         }
-        SYS_MREMAP => mem::mremap(a[0], a[1], a[2], a[3]),
-        SYS_MADVISE | SYS_SYNC => Ok(0),
+        SYS_MREMAP => mem::mremap(a[0], a[1], a[2], a[3], a[4]),
+        SYS_MADVISE => mem::madvise(a[0], a[1], a[2]),
+        SYS_SYNC => Ok(0),
         SYS_FSYNC | SYS_FDATASYNC => fallocate::fsync(i(a[0])),
         SYS_FALLOCATE => fallocate::fallocate(i(a[0]), a[1], a[2], a[3]),
         SYS_FLOCK => flock::flock(i(a[0]), a[1] as u32 as u64),
@@ -258,7 +260,7 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         SYS_GETCWD => fl::getcwd(a[0], a[1]),
         SYS_CHDIR => fl::chdir(a[0]),
         SYS_FCHDIR => fl::fchdir(i(a[0])),
-        SYS_RENAME => fl::renameat(CWD, a[0], CWD, a[1]),
+        SYS_RENAME => fl::renameat(CWD, a[0], CWD, a[1], 0),
         SYS_MKDIR => fl::mkdirat(CWD, a[0], a[1]),
         SYS_RMDIR => fl::unlinkat(CWD, a[0], fl::AT_REMOVEDIR),
         SYS_CREAT => fl::openat(CWD, a[0], fl::O_CREAT | fl::O_WRONLY | fl::O_TRUNC, a[1]),
@@ -280,7 +282,7 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
             Ok(crate::proc::vars().umask.replace(new) as i64)
         }
         SYS_GETTIMEOFDAY => misc::gettimeofday(a[0]),
-        SYS_GETRLIMIT => misc::prlimit(0, a[0], 0, a[1]),
+        SYS_GETRLIMIT => rlimit::getrlimit(a[0] as u32 as u64, a[1]),
         SYS_GETRUSAGE => misc::getrusage(i(a[0]), a[1]),
         SYS_SYSINFO => misc::sysinfo(a[0]),
         SYS_TIMES => misc::times(a[0]),
@@ -303,8 +305,8 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         SYS_RT_SIGSUSPEND => misc::rt_sigsuspend(a[0], a[1]),
         SYS_SIGALTSTACK => crate::proc::signal::sigaltstack(a[0], a[1], f.regs.rsp),
         SYS_ARCH_PRCTL => misc::arch_prctl(a[0], a[1]),
-        SYS_SETRLIMIT => Ok(0),
-        SYS_TKILL => process::tgkill(-1, i(a[0]), a[1]),
+        SYS_SETRLIMIT => rlimit::setrlimit(a[0] as u32 as u64, a[1]),
+        SYS_TKILL => process::tgkill(None, i(a[0]), a[1]),
         SYS_TIME => {
             let s = time::realtime().0;
             if a[0] != 0 {
@@ -318,17 +320,19 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         SYS_CLOCK_GETRES => misc::clock_getres(a[0], a[1]),
         SYS_GETCPU => misc::getcpu(a[0], a[1]),
         SYS_CLOCK_NANOSLEEP => misc::clock_nanosleep(a[0], a[1], a[2], a[3]),
-        SYS_TGKILL => process::tgkill(i(a[0]), i(a[1]), a[2]),
+        SYS_TGKILL => process::tgkill(Some(i(a[0])), i(a[1]), a[2]),
         SYS_OPENAT => fl::openat(i(a[0]), a[1], a[2], a[3]),
         SYS_MKDIRAT => fl::mkdirat(i(a[0]), a[1], a[2]),
         SYS_NEWFSTATAT => fl::fstatat(i(a[0]), a[1], a[2], a[3]),
         SYS_UNLINKAT => fl::unlinkat(i(a[0]), a[1], a[2]),
-        SYS_RENAMEAT | SYS_RENAMEAT2 => fl::renameat(i(a[0]), a[1], i(a[2]), a[3]),
+        SYS_RENAMEAT => fl::renameat(i(a[0]), a[1], i(a[2]), a[3], 0),
+        SYS_RENAMEAT2 => fl::renameat(i(a[0]), a[1], i(a[2]), a[3], a[4] as u32 as u64),
         SYS_LINKAT => fl::linkat(i(a[0]), a[1], i(a[2]), a[3]),
         SYS_SYMLINKAT => fl::symlinkat(a[0], i(a[1]), a[2]),
         SYS_READLINKAT => fl::readlinkat(i(a[0]), a[1], a[2], a[3]),
         SYS_FCHMODAT => fl::fchmodat(i(a[0]), a[1], a[2]),
-        SYS_FACCESSAT | SYS_FACCESSAT2 => fl::faccessat(i(a[0]), a[1], a[2]),
+        SYS_FACCESSAT => fl::faccessat(i(a[0]), a[1], a[2], 0),
+        SYS_FACCESSAT2 => fl::faccessat(i(a[0]), a[1], a[2], a[3]),
         SYS_PSELECT6 => poll::pselect6(a[0], a[1], a[2], a[3], a[4], a[5]),
         SYS_PPOLL => poll::ppoll(a[0], a[1], a[2], a[3], a[4]),
         SYS_EPOLL_CREATE => event::epoll_create(i(a[0])),
@@ -362,7 +366,7 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         SYS_UTIMENSAT => attr::utimensat(i(a[0]), a[1], a[2], a[3]),
         SYS_DUP3 => fl::dup3(i(a[0]), i(a[1]), a[2]),
         SYS_PIPE2 => fl::pipe2(a[0], a[1]),
-        SYS_PRLIMIT64 => misc::prlimit(a[0], a[1], a[2], a[3]),
+        SYS_PRLIMIT64 => rlimit::prlimit(a[0], a[1] as u32 as u64, a[2], a[3]),
         SYS_GETRANDOM => misc::getrandom(a[0], a[1], a[2]),
         SYS_STATX => fl::statx(i(a[0]), a[1], a[2], a[4]),
         SYS_SENDFILE => sendfile::sendfile(i(a[0]), i(a[1]), a[2], a[3]),

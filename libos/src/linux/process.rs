@@ -304,12 +304,13 @@ pub fn kill(pid: i64, sig: u64) -> LxResult {
 /// of process `tgid`. A thread of this process gets it itself (it runs the
 /// handler unless it blocks it, and no sibling takes it for it); the first
 /// thread of another process, as the process (`kill`). Another process's other threads are not found.
-pub fn tgkill(tgid: i64, tid: i64, sig: u64) -> LxResult {
-    if tid <= 0 || tgid == 0 || tgid < -1 || sig >= 64 {
+/// `tgkill(tgid, tid, sig)`; `tkill(tid, sig)` names no group (`None`).
+pub fn tgkill(tgid: Option<i64>, tid: i64, sig: u64) -> LxResult {
+    if tid <= 0 || tgid.is_some_and(|g| g <= 0) || sig >= 64 {
         return Err(EINVAL);
     }
     let me = proc::pid() as i64;
-    if tgid != -1 && tgid != me {
+    if let Some(tgid) = tgid.filter(|&g| g != me) {
         return if tid == tgid { kill(tid, sig) } else { Err(ESRCH) };
     }
     let env = u32::try_from(tid).ok().and_then(proc::thread::env_of).ok_or(ESRCH)?;
@@ -343,7 +344,7 @@ fn self_or_child(pid: i64) -> Result<u32, i64> {
 }
 
 pub fn setpgid(pid: i64, pgid: i64) -> LxResult {
-    if pgid < 0 {
+    if pgid < 0 || pid < 0 {
         return Err(EINVAL);
     }
     let target = self_or_child(pid)?;

@@ -556,8 +556,10 @@ fn run_handler_with(f: &mut ExceptionFrame, sig: u32, code: i32, addr: u64) {
         m |= 1 << (sig - 1);
     }
     set_mask(m);
+    // A one-shot handler: the default action is back, the flags stay (as
+    // Linux, which resets the handler alone).
     if a.flags & SA_RESETHAND != 0 {
-        set_action(sig, Action::default());
+        set_action(sig, Action { handler: 0, ..a });
     }
 }
 
