@@ -13,6 +13,8 @@ pub mod dir;
 pub mod node;
 pub mod path;
 pub mod procfs;
+pub mod procstatus;
+pub mod procsys;
 pub mod stat;
 pub mod sysfs;
 

@@ -18,7 +18,7 @@ use user::kinfo;
 
 /// `args` formatted into bytes (without `alloc::format!`, which lxrt's
 /// panic-abort build cannot link).
-fn text(args: core::fmt::Arguments) -> Vec<u8> {
+pub(super) fn text(args: core::fmt::Arguments) -> Vec<u8> {
     struct Buf(Vec<u8>);
     impl core::fmt::Write for Buf {
         fn write_str(&mut self, s: &str) -> core::fmt::Result {
@@ -73,11 +73,13 @@ pub fn refresh() -> Result<(), i64> {
         let mut comm = comm(entry).to_vec();
         comm.push(b'\n');
         put(d, b"comm", S_IFREG | 0o444, &comm)?;
+        put(d, b"status", S_IFREG | 0o444, &super::procstatus::status(info, entry, None))?;
     }
     put(proc_dir, b"self", S_IFLNK | 0o777, &text(format_args!("{}", crate::proc::pid())))?;
     if let Some(me) = dir::lookup(proc_dir, &text(format_args!("{}", crate::proc::pid()))) {
         own(me)?;
     }
+    super::procsys::refresh(proc_dir)?;
     put(proc_dir, b"mounts", S_IFREG | 0o444, MOUNTS)?;
     put(proc_dir, b"cpuinfo", S_IFREG | 0o444, &cpuinfo())?;
     put(proc_dir, b"meminfo", S_IFREG | 0o444, &meminfo())?;
@@ -101,6 +103,11 @@ fn own(d: Ino) -> Result<(), i64> {
         put(fds, &text(format_args!("{n}")), S_IFLNK | 0o700, &target)?;
     }
     put(d, b"exe", S_IFLNK | 0o777, &crate::proc::exe())?;
+    let me = crate::proc::table::mine();
+    if let Some(info) = user::kinfo::env_by_id(me.env as u64) {
+        let own = super::procstatus::Own::mine();
+        put(d, b"status", S_IFREG | 0o444, &super::procstatus::status(&info, &me, Some(&own)))?;
+    }
     put(d, b"maps", S_IFREG | 0o444, &maps())
 }
 
@@ -261,7 +268,7 @@ fn meminfo() -> Vec<u8> {
 
 /// Makes `dir/name` a node of `mode` holding `bytes` (replacing what was
 /// there).
-fn put(d: Ino, name: &[u8], mode: u32, bytes: &[u8]) -> Result<(), i64> {
+pub(super) fn put(d: Ino, name: &[u8], mode: u32, bytes: &[u8]) -> Result<(), i64> {
     let ino = match dir::lookup(d, name) {
         Some(i) => i,
         None => {
@@ -299,6 +306,10 @@ fn cmdline(e: &Entry) -> &[u8] {
 /// The program's name: the last part of its first argument, at most 15
 /// bytes, as Linux's `comm`.
 pub fn comm(e: &Entry) -> &[u8] {
+    if e.name[0] != 0 {
+        let len = e.name.iter().position(|&b| b == 0).unwrap_or(e.name.len());
+        return &e.name[..len];
+    }
     let argv0 = e.cmd.split(|&b| b == 0).next().unwrap_or_default();
     let base = argv0.rsplit(|&b| b == b'/').next().unwrap_or_default();
     &base[..base.len().min(15)]
