@@ -76,6 +76,7 @@ pub mod gdt;
 pub mod idt;
 pub mod pct;
 pub mod percpu;
+pub mod rtc;
 pub mod serial;
 pub mod syscall;
 pub mod trap;
