@@ -127,8 +127,10 @@ fn call(f: &mut ExceptionFrame) {
     let res = dispatch(f, nr, [a0, a1, a2, a3, a4, a5]);
     if TRACE.load(Ordering::Relaxed) {
         log::note(format_args!(
-            "[{}] {}({:#x}, {:#x}, {:#x}, {:#x}) = {:?}",
+            "[{}/{} {}] {}({:#x}, {:#x}, {:#x}, {:#x}) = {:?}",
             crate::proc::pid(),
+            crate::proc::thread::tid(),
+            crate::time::now_ns() / 1000,
             nr,
             a0,
             a1,
@@ -208,8 +210,11 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         SYS_ACCESS => fl::faccessat(CWD, a[0], a[1], 0),
         SYS_PIPE => fl::pipe2(a[0], 0),
         SYS_SELECT => poll::select(a[0], a[1], a[2], a[3], a[4], 1000),
+        // Without the big lock: a thread spinning on sched_yield (Erlang's
+        // idle schedulers) kept its siblings out of every call, so the one
+        // it waited for could not go on until the spin ran out.
         SYS_SCHED_YIELD => {
-            user::sys::yield_now();
+            lock::wait();
             Ok(0)
         }
         SYS_MREMAP => mem::mremap(a[0], a[1], a[2], a[3], a[4]),
