@@ -16,6 +16,7 @@ pub mod entry;
 pub mod errno;
 pub mod exec;
 pub mod fd;
+pub mod filemap;
 pub mod fs;
 pub mod futex;
 pub mod heap;

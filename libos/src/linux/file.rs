@@ -710,6 +710,14 @@ pub fn fchmod(fdn: i64, mode: u64) -> LxResult {
     chmod(f.ino, mode)
 }
 
+/// Sets file `ino`'s size; this process's mappings of it lose the pages
+/// now past the end (`filemap`).
+fn resize(ino: Ino, len: u64) -> LxResult {
+    node::update(ino, |n| node::truncate(n, len))?;
+    crate::filemap::shrunk(ino, len);
+    Ok(0)
+}
+
 pub fn truncate(pathp: u64, len: u64) -> LxResult {
     if (len as i64) < 0 {
         return Err(EINVAL);
@@ -718,7 +726,7 @@ pub fn truncate(pathp: u64, len: u64) -> LxResult {
     if node::is_dir(ino) {
         return Err(EISDIR);
     }
-    node::update(ino, |n| node::truncate(n, len)).map(|_| 0)
+    resize(ino, len)
 }
 
 pub fn ftruncate(fdn: i64, len: u64) -> LxResult {
@@ -730,7 +738,7 @@ pub fn ftruncate(fdn: i64, len: u64) -> LxResult {
     if f.kind != Kind::Regular || f.flags & flags::ACCMODE == flags::RDONLY {
         return Err(EINVAL);
     }
-    node::update(f.ino, |n| node::truncate(n, len)).map(|_| 0)
+    resize(f.ino, len)
 }
 
 /// Requests every descriptor answers, whatever its kind: set or clear

@@ -138,23 +138,27 @@ pub fn mmap(addr: u64, len: u64, p: u64, flags: u64, fdn: i64, off: u64) -> LxRe
             return Err(ENOMEM);
         }
         vm::remove(addr, end);
+        crate::filemap::forget(addr, end);
         addr
     } else {
         place(len)?
     };
-    vm::add(start, start + len, prot(p) | vm::R);
+    vm::add(start, start + len, prot(p));
     if flags & MAP_SHARED != 0 {
         vm::add_fork_shared(start, start + len);
     }
     if let Some((ino, write_back)) = file {
+        // The pages the file covers now are backed now; the rest are
+        // SIGBUS until the file grows (`filemap`).
+        let covered = crate::filemap::add(start, start + len, ino, off) - start;
         // Another shared view of the same bytes lends its frames; else the
         // file's bytes are copied in (there is no page cache to share).
-        let view = if write_back { vm::shared_view(ino, off, len) } else { None };
-        if !view.is_some_and(|from| vm::alias(start, from, len, prot(p) | vm::R)) {
-            vm::add(start, start + len, vm::R | vm::W);
+        let view = if write_back { vm::shared_view(ino, off, covered) } else { None };
+        if covered > 0 && !view.is_some_and(|from| vm::alias(start, from, covered, prot(p))) {
+            vm::protect(start, start + covered, vm::R | vm::W);
             let n = crate::fs::node::get(ino);
-            uaccess::with_bytes_mut(start, len, |dst| crate::fs::node::read_at(&n, off, dst))?;
-            vm::protect(start, start + len, prot(p) | vm::R);
+            uaccess::with_bytes_mut(start, covered, |dst| crate::fs::node::read_at(&n, off, dst))?;
+            vm::protect(start, start + covered, prot(p));
         }
         if write_back {
             vm::add_shared_file(start, start + len, ino, off);
@@ -168,6 +172,7 @@ pub fn munmap(addr: u64, len: u64) -> LxResult {
         return Err(EINVAL);
     }
     vm::remove(addr, addr + page_up(len));
+    crate::filemap::forget(addr, addr + page_up(len));
     Ok(0)
 }
 
@@ -252,6 +257,7 @@ pub fn mremap(old: u64, old_len: u64, new_len: u64, flags: u64, new_addr: u64) -
     }
     if new_len <= old_len && !fixed {
         vm::remove(old + new_len, old + old_len);
+        crate::filemap::forget(old + new_len, old + old_len);
         return Ok(old as i64);
     }
     if flags & MREMAP_MAYMOVE == 0 || !could_back(new_len) {
@@ -269,5 +275,8 @@ pub fn mremap(old: u64, old_len: u64, new_len: u64, flags: u64, new_addr: u64) -
     uaccess::write(new, src)?;
     vm::protect(new, new + new_len, r.prot);
     vm::remove(old, old + old_len);
+    // (A moved file mapping keeps its bytes, not its file.)
+    crate::filemap::forget(old, old + old_len);
+    crate::filemap::forget(new, new + new_len);
     Ok(new as i64)
 }

@@ -165,6 +165,7 @@ pub fn execve(f: &mut ExceptionFrame, pathp: u64, argvp: u64, envpp: u64) -> LxR
     proc::thread::end_for_exec();
     fd::close_on_exec();
     signal::reset_on_exec();
+    crate::filemap::forget_all();
     let loaded = match exec::load(&elf, &argv, &envp, &path) {
         Ok(l) => l,
         Err(_) => exit::exit(signal::SIGKILL as i32),
