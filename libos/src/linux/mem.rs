@@ -280,3 +280,81 @@ pub fn mremap(old: u64, old_len: u64, new_len: u64, flags: u64, new_addr: u64) -
     crate::filemap::forget(new, new + new_len);
     Ok(new as i64)
 }
+
+const MLOCK_ONFAULT: u64 = 1;
+const MCL_CURRENT: u64 = 1;
+const MCL_FUTURE: u64 = 2;
+const MCL_ONFAULT: u64 = 4;
+
+/// The pages of `[addr, addr + len)`, rounded out to whole pages: EINVAL if
+/// the range wraps, ENOMEM if any of it is not mapped.
+fn mapped_range(addr: u64, len: u64) -> Result<(u64, u64), i64> {
+    let start = crate::layout::page_down(addr);
+    let end = addr.checked_add(len).and_then(|e| e.checked_add(PAGE - 1)).ok_or(EINVAL)? & !(PAGE - 1);
+    let mut va = start;
+    while va < end {
+        va = vm::find(va).ok_or(ENOMEM)?.end;
+    }
+    Ok((start, end))
+}
+
+/// Brings the pages of `[start, end)` the program may touch into memory.
+fn populate(start: u64, end: u64) -> Result<(), i64> {
+    let mut va = start;
+    while va < end {
+        let r = vm::find(va).ok_or(ENOMEM)?;
+        // PROT_NONE pages, and a file mapping's past the file's end, stay
+        // as they are (Linux skips them too).
+        let past_end = r.prot != 0 && crate::filemap::fault(va) == Some(false);
+        if r.prot != 0 && !past_end && !vm::touch(va, false) {
+            return Err(ENOMEM);
+        }
+        va += PAGE;
+    }
+    Ok(())
+}
+
+/// `mlock2(addr, len, flags)` (`mlock`: flags 0): every page of the
+/// library's memory stays resident (there is no swap), so locking only
+/// brings the range in (with `MLOCK_ONFAULT`, not even that). Every
+/// process is root (`CAP_IPC_LOCK`): no `RLIMIT_MEMLOCK` applies.
+pub fn mlock(addr: u64, len: u64, flags: u64) -> LxResult {
+    if flags & !MLOCK_ONFAULT != 0 {
+        return Err(EINVAL);
+    }
+    let (start, end) = mapped_range(addr, len)?;
+    if flags & MLOCK_ONFAULT == 0 {
+        populate(start, end)?;
+    }
+    Ok(0)
+}
+
+/// `munlock(addr, len)`: nothing was locked away from anyone.
+pub fn munlock(addr: u64, len: u64) -> LxResult {
+    mapped_range(addr, len).map(|_| 0)
+}
+
+/// `mlockall(flags)`: `MCL_CURRENT` brings every mapping in.
+pub fn mlockall(flags: u64) -> LxResult {
+    if flags == 0 || flags & !(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT) != 0 || flags == MCL_ONFAULT {
+        return Err(EINVAL);
+    }
+    if flags & MCL_CURRENT != 0 && flags & MCL_ONFAULT == 0 {
+        for r in vm::regions() {
+            populate(r.start, r.end)?;
+        }
+    }
+    Ok(0)
+}
+
+/// `mincore(addr, len, vec)`: a byte per page, 1 if it is backed now.
+pub fn mincore(addr: u64, len: u64, vec: u64) -> LxResult {
+    if !addr.is_multiple_of(PAGE) {
+        return Err(EINVAL);
+    }
+    let pages = len.div_ceil(PAGE);
+    uaccess::writable(vec, pages)?;
+    let (start, end) = mapped_range(addr, len)?;
+    let v: alloc::vec::Vec<u8> = (start..end).step_by(PAGE as usize).map(|va| vm::pte(va).is_some() as u8).collect();
+    uaccess::write(vec, &v).map(|_| 0)
+}

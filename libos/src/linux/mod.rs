@@ -219,6 +219,12 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         }
         SYS_MREMAP => mem::mremap(a[0], a[1], a[2], a[3], a[4]),
         SYS_MADVISE => mem::madvise(a[0], a[1], a[2]),
+        nr::SYS_MLOCK => mem::mlock(a[0], a[1], 0),
+        nr::SYS_MLOCK2 => mem::mlock(a[0], a[1], a[2]),
+        nr::SYS_MUNLOCK => mem::munlock(a[0], a[1]),
+        nr::SYS_MLOCKALL => mem::mlockall(a[0]),
+        nr::SYS_MUNLOCKALL => Ok(0),
+        nr::SYS_MINCORE => mem::mincore(a[0], a[1], a[2]),
         SYS_SYNC => Ok(0),
         SYS_FSYNC | SYS_FDATASYNC => fallocate::fsync(i(a[0])),
         SYS_FALLOCATE => fallocate::fallocate(i(a[0]), a[1], a[2], a[3]),
