@@ -46,7 +46,11 @@ pub fn kind(rdev: u32) -> Option<Kind> {
 /// Makes `/dev` and its nodes (at boot, after the archive's files).
 pub fn populate() -> Result<(), i64> {
     let d = match dir::lookup(ROOT, b"dev") {
-        Some(d) => d,
+        // (The boot archive's empty directory becomes devtmpfs's.)
+        Some(d) => {
+            node::update(d, |n| n.fs = node::FS_DEV);
+            d
+        }
         None => add(ROOT, b"dev", S_IFDIR | 0o755)?,
     };
     for (name, rdev, perm, _) in DEVICES {
@@ -65,7 +69,7 @@ pub fn populate() -> Result<(), i64> {
 
 /// A new node `name` of `mode` in directory `d`.
 fn add(d: Ino, name: &[u8], mode: u32) -> Result<Ino, i64> {
-    let ino = node::alloc(mode)?;
+    let ino = node::alloc_on(mode, node::FS_DEV)?;
     if let Err(e) = dir::add(d, name, ino) {
         node::release(ino);
         return Err(e);

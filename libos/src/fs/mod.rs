@@ -13,6 +13,7 @@ pub mod dir;
 pub mod node;
 pub mod path;
 pub mod procfs;
+pub mod procload;
 pub mod procstatus;
 pub mod procsys;
 pub mod stat;

@@ -35,7 +35,17 @@ pub struct Inode {
     pub gid: u32,
     /// A device node's number (`devfs::dev`: major and minor).
     pub rdev: u32,
+    /// The file system it belongs to (`FS_*`): its device number in `stat`
+    /// and its type in `statfs`.
+    pub fs: u8,
 }
+
+/// The file systems the one tree holds: the root's, `/proc`, `/sys`, and
+/// the device nodes of `/dev`.
+pub const FS_ROOT: u8 = 0;
+pub const FS_PROC: u8 = 1;
+pub const FS_SYS: u8 = 2;
+pub const FS_DEV: u8 = 3;
 
 /// The inode table is in the shared arena, so the value here is only the
 /// flag: this process borrows the table once at a time (other processes
@@ -114,10 +124,18 @@ pub fn alloc(mode: u32) -> Result<Ino, i64> {
             uid: 0,
             gid: 0,
             rdev: 0,
+            fs: FS_ROOT,
         };
         r.free = next;
         Ok(ino)
     })
+}
+
+/// A fresh inode with `mode` in file system `fs` (`FS_*`), no links yet.
+pub fn alloc_on(mode: u32, fs: u8) -> Result<Ino, i64> {
+    let ino = alloc(mode)?;
+    update(ino, |n| n.fs = fs);
+    Ok(ino)
 }
 
 pub fn is_dir(ino: Ino) -> bool {

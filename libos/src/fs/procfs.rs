@@ -39,9 +39,13 @@ pub fn covers(path: &[u8]) -> bool {
 /// Brings `/proc` up to date.
 pub fn refresh() -> Result<(), i64> {
     let proc_dir = match dir::lookup(ROOT, b"proc") {
-        Some(d) => d,
+        // (The boot archive's empty directory becomes procfs's.)
+        Some(d) => {
+            node::update(d, |n| n.fs = node::FS_PROC);
+            d
+        }
         None => {
-            let d = node::alloc(S_IFDIR | 0o555)?;
+            let d = node::alloc_on(S_IFDIR | 0o555, node::FS_PROC)?;
             dir::add(ROOT, b"proc", d)?;
             d
         }
@@ -63,7 +67,7 @@ pub fn refresh() -> Result<(), i64> {
         let d = match dir::lookup(proc_dir, name) {
             Some(d) => d,
             None => {
-                let d = node::alloc(S_IFDIR | 0o555)?;
+                let d = node::alloc_on(S_IFDIR | 0o555, node::FS_PROC)?;
                 dir::add(proc_dir, name, d)?;
                 d
             }
@@ -83,6 +87,8 @@ pub fn refresh() -> Result<(), i64> {
     put(proc_dir, b"mounts", S_IFREG | 0o444, MOUNTS)?;
     put(proc_dir, b"cpuinfo", S_IFREG | 0o444, &cpuinfo())?;
     put(proc_dir, b"meminfo", S_IFREG | 0o444, &meminfo())?;
+    put(proc_dir, b"stat", S_IFREG | 0o444, &super::procload::stat())?;
+    put(proc_dir, b"loadavg", S_IFREG | 0o444, &super::procload::loadavg())?;
     let up = crate::time::now_ns();
     let uptime = text(format_args!("{}.{:02} 0.00\n", up / 1_000_000_000, up % 1_000_000_000 / 10_000_000));
     put(proc_dir, b"uptime", S_IFREG | 0o444, &uptime)
@@ -94,7 +100,7 @@ pub fn refresh() -> Result<(), i64> {
 /// last wrote there.
 fn own(d: Ino) -> Result<(), i64> {
     remove_tree(d, b"fd");
-    let fds = node::alloc(S_IFDIR | 0o500)?;
+    let fds = node::alloc_on(S_IFDIR | 0o500, node::FS_PROC)?;
     dir::add(d, b"fd", fds)?;
     for n in crate::fd::all() {
         let Ok(f) = crate::fd::get_raw(n) else { continue };
@@ -218,8 +224,11 @@ fn maps() -> Vec<u8> {
     s
 }
 
-/// `/proc/mounts`: the one file system, and `/proc` and `/dev` in it.
-const MOUNTS: &[u8] = b"rootfs / rootfs rw 0 0\nproc /proc proc rw 0 0\ndevtmpfs /dev devtmpfs rw 0 0\n";
+/// `/proc/mounts`: the one file system, and `/proc`, `/sys` and `/dev` in it.
+/// The root is an in-memory file system, so `tmpfs` (Linux's "rootfs",
+/// the initramfs's, is one `df` and `mount` tools leave out).
+const MOUNTS: &[u8] =
+    b"tmpfs / tmpfs rw 0 0\nproc /proc proc rw 0 0\nsysfs /sys sysfs rw 0 0\ndevtmpfs /dev devtmpfs rw 0 0\n";
 
 /// `/proc/cpuinfo`: one processor, named by the CPU itself (`cpuid`).
 fn cpuinfo() -> Vec<u8> {
@@ -272,7 +281,7 @@ pub(super) fn put(d: Ino, name: &[u8], mode: u32, bytes: &[u8]) -> Result<(), i6
     let ino = match dir::lookup(d, name) {
         Some(i) => i,
         None => {
-            let i = node::alloc(mode)?;
+            let i = node::alloc_on(mode, node::FS_PROC)?;
             dir::add(d, name, i)?;
             i
         }

@@ -19,7 +19,7 @@ fn subdir(d: Ino, name: &[u8]) -> Result<Ino, i64> {
     match dir::lookup(d, name) {
         Some(i) => Ok(i),
         None => {
-            let i = node::alloc(S_IFDIR | 0o555)?;
+            let i = node::alloc_on(S_IFDIR | 0o555, node::FS_PROC)?;
             dir::add(d, name, i)?;
             Ok(i)
         }

@@ -28,6 +28,19 @@ pub struct Stat {
     pub gid: u32,
 }
 
+/// The device number `stat` reports for file system `fs` (`node::FS_*`):
+/// the root's 1, the others Linux's usual anonymous ones (0:22 proc, 0:21
+/// sysfs, 0:5 devtmpfs), so tools that match paths to mounts by device
+/// (`df /`) tell them apart.
+pub fn dev_of(fs: u8) -> u64 {
+    match fs {
+        node::FS_PROC => 22,
+        node::FS_SYS => 21,
+        node::FS_DEV => 5,
+        _ => 1,
+    }
+}
+
 /// A block of the file system, as `stat` reports sizes in.
 const BLOCK: u64 = 4096;
 
@@ -46,7 +59,7 @@ pub fn of(ino: Ino) -> Stat {
         (n.size, n.nlink as u64)
     };
     Stat {
-        dev: 1,
+        dev: dev_of(n.fs),
         ino: ino as u64,
         nlink,
         mode: n.mode,

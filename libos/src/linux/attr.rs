@@ -137,6 +137,9 @@ pub fn fchownat(dirfd: i64, pathp: u64, uid: u64, gid: u64, flags: u64, by_fd: b
 /// BSD rule Linux follows).
 pub fn inherit(dir: Ino, ino: Ino) {
     let d = node::get(dir);
+    // It is in its directory's file system (`/dev/shm`'s files are
+    // devtmpfs's).
+    node::update(ino, |n| n.fs = d.fs);
     if d.mode & S_ISGID != 0 {
         node::update(ino, |n| {
             n.gid = d.gid;
