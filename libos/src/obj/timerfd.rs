@@ -3,7 +3,7 @@
 //! nonblocking). Expiries are counted when someone looks (a read, a poll,
 //! an epoll wait), not by an interrupt: the count is a function of the
 //! time. The deadline is kept in time since boot for both clocks (the wall
-//! clock is boot time plus a constant, `time::EPOCH_NS`), and a
+//! clock is boot time plus the wall time at boot, `time::epoch_ns`), and a
 //! wait on the timer sleeps until it (`crate::wait`).
 
 use super::flags::NONBLOCK;
@@ -66,7 +66,7 @@ pub fn set(f: &File, flags: u64, interval: u64, value: u64) -> (u64, u64) {
     t.next = match (value, flags & ABSTIME != 0) {
         (0, _) => 0,
         (v, false) => now.saturating_add(v),
-        (v, true) => v.saturating_sub(if t.wall { crate::time::EPOCH_NS } else { 0 }).max(1),
+        (v, true) => v.saturating_sub(if t.wall { crate::time::epoch_ns() } else { 0 }).max(1),
     };
     t.interval = interval;
     t.pending = 0;
