@@ -104,25 +104,32 @@ pub fn rt_sigtimedwait(set: u64, info: u64, timeout: u64, size: u64) -> LxResult
         }
         Some(crate::time::now_ns() + t[0] as u64 * 1_000_000_000 + t[1] as u64)
     };
-    loop {
+    // While it waits, a signal of the process that every thread blocks is
+    // handed to this thread (`thread::wanting`).
+    let me = crate::proc::thread();
+    me.sigwait.set(want);
+    let r = loop {
         if let Some(sig) = signal::take_pending_in(want) {
-            if info != 0 {
-                let mut si = [0u64; 16];
-                si[0] = sig as u64;
-                uaccess::put(info, si)?;
-            }
-            return Ok(sig as i64);
+            break Ok(sig);
         }
         if until.is_some_and(|u| crate::time::now_ns() >= u) {
-            return Err(EAGAIN);
+            break Err(EAGAIN);
         }
         // Another signal with a handler ends the wait.
         if signal::pending() {
-            return Err(EINTR);
+            break Err(EINTR);
         }
         crate::obj::console::poll_interrupt();
         crate::wait::pause(until);
+    };
+    me.sigwait.set(0);
+    let sig = r?;
+    if info != 0 {
+        let mut si = [0u64; 16];
+        si[0] = sig as u64;
+        uaccess::put(info, si)?;
     }
+    Ok(sig as i64)
 }
 
 pub fn rt_sigprocmask(how: u64, set: u64, old: u64, size: u64) -> LxResult {

@@ -326,8 +326,20 @@ pub fn interrupted(f: &mut ExceptionFrame) {
 /// current call returns or the signal is unblocked.
 pub fn raise_self(sig: u32) {
     if has_handler(sig) || blocked() & (1 << sig) != 0 {
-        add_pending(1 << sig);
-        route();
+        if super::thread::is_first() {
+            add_pending(1 << sig);
+            route();
+            return;
+        }
+        // From another thread it is still the process's signal: in the
+        // process's word, where this thread delivers it at its call's end
+        // unless it blocks it; then the first thread is woken to hand it
+        // to one that takes it (`route`), or to take it itself.
+        let p = &super::vars().pending;
+        p.set(p.get() | 1 << sig);
+        if blocked() & (1 << sig) != 0 {
+            let _ = sys::interrupt(super::env() as u64, CONSOLE_INPUT, super::table::cred());
+        }
         return;
     }
     act(sig);

@@ -108,6 +108,9 @@ pub struct Thread {
     /// Signals sent to this thread alone (bit n = signal n; the first
     /// thread's are `Vars::first_pending`).
     pub pending: Cell<u64>,
+    /// The signals it waits for in `rt_sigtimedwait` (bit n = signal n):
+    /// a process's signal every thread blocks is handed to it.
+    pub sigwait: Cell<u64>,
     /// Where its id is cleared (and a futex woken) when it ends
     /// (`set_tid_address`, `CLONE_CHILD_CLEARTID`).
     pub clear_tid: Cell<u64>,
@@ -131,6 +134,7 @@ impl Thread {
             lock_id: Cell::new(0),
             hand_off: Cell::new(0),
             pending: Cell::new(0),
+            sigwait: Cell::new(0),
             clear_tid: Cell::new(0),
             starting: Cell::new(false),
             robust: Cell::new(0),

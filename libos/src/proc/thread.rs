@@ -75,7 +75,8 @@ pub fn envs() -> Vec<u32> {
     with_process(|p| p.threads.0.iter().map(|t| t.env).collect())
 }
 
-/// A thread other than the first that does not block signal `sig`.
+/// A thread other than the first that does not block signal `sig`, or
+/// waits for it in `sigwait`.
 pub fn wanting(sig: u32) -> Option<u32> {
     with_process(|p| {
         p.threads
@@ -84,8 +85,9 @@ pub fn wanting(sig: u32) -> Option<u32> {
             .find(|t| {
                 // SAFETY: a thread's block lives until `reap` frees it, which
                 // needs the big lock we hold; only its `Cell`s are read.
-                let mask = unsafe { (*t.block).thread.mask.get() };
-                !t.exiting && mask << 1 & 1 << sig == 0
+                let th = unsafe { &(*t.block).thread };
+                let takes = th.mask.get() << 1 & 1 << sig == 0 || th.sigwait.get() & 1 << sig != 0;
+                !t.exiting && takes
             })
             .map(|t| t.env)
     })
