@@ -7,7 +7,7 @@
 //! wait on the timer sleeps until it (`crate::wait`).
 
 use super::flags::NONBLOCK;
-use super::{no_ioctl, no_seek, no_write, File, Kind, Ops};
+use super::{no_ioctl, no_seek, File, Kind, Ops};
 use crate::errno::{EAGAIN, EINTR, EINVAL};
 use crate::fs::Stat;
 use crate::time::now_ns;
@@ -31,7 +31,12 @@ pub struct Timer {
     total: u64,
 }
 
-pub static OPS: Ops = Ops { read, write: no_write, seek: no_seek, stat, ioctl: no_ioctl, close };
+pub static OPS: Ops = Ops { read, write, seek: no_seek, stat, ioctl: no_ioctl, close };
+
+/// A timerfd takes no writes (Linux: EINVAL, it has no write method).
+fn write(_: &mut File, _: &[u8]) -> i64 {
+    -EINVAL
+}
 
 /// A disarmed timer on the wall clock (`wall`) or time since boot.
 pub fn create(wall: bool, flags: u32) -> Result<*mut File, i64> {
