@@ -303,7 +303,7 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         SYS_SETUID | SYS_SETGID | SYS_SETREUID | SYS_SETREGID | SYS_SETRESUID | SYS_SETRESGID => Ok(0),
         SYS_SETFSUID | SYS_SETFSGID => Ok(0),
         SYS_GETRESUID | SYS_GETRESGID => cred::getres(a[0], a[1], a[2]),
-        SYS_GETGROUPS => cred::getgroups(a[0]),
+        SYS_GETGROUPS => cred::getgroups(a[0], a[1]),
         SYS_SETGROUPS => cred::setgroups(a[0], a[1]),
         SYS_SETPGID => process::setpgid(i(a[0]), i(a[1])),
         SYS_GETPPID => process::getppid(),
