@@ -174,7 +174,7 @@ pub fn all() -> Vec<i64> {
 /// exec: descriptors marked close-on-exec go.
 pub fn close_on_exec() {
     for i in all() {
-        if get(i).is_ok_and(|d| d.cloexec) {
+        if get_raw(i).is_ok_and(|d| d.cloexec) {
             let _ = close(i);
         }
     }
@@ -192,7 +192,7 @@ pub fn close_all() {
 /// no change).
 pub fn fork_refs() {
     for i in all() {
-        if let Ok(d) = get(i) {
+        if let Ok(d) = get_raw(i) {
             // SAFETY: the descriptor keeps the file live; no other reference to it here.
             unsafe { file(&d) }.refs += 1;
         }

@@ -259,6 +259,7 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         SYS_FORK => crate::proc::fork::fork(f, crate::proc::fork::Sharing::FORK),
         SYS_VFORK => process::vfork(f),
         SYS_EXECVE => process::execve(f, a[0], a[1], a[2]),
+        nr::SYS_EXECVEAT => process::execveat(f, i(a[0]), a[1], a[2], a[3], a[4]),
         SYS_EXIT => process::exit_thread(a[0]),
         SYS_EXIT_GROUP => process::exit_group(a[0]),
         SYS_WAIT4 => process::wait4(i(a[0]), a[1], a[2], a[3]),

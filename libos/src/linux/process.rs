@@ -1,6 +1,6 @@
 //! Process calls: fork/clone, execve, exit, wait4, kill, ids.
 
-use crate::errno::{LxResult, EAGAIN, EINVAL, EPERM, ESRCH};
+use crate::errno::{LxResult, EAGAIN, EINVAL, ELOOP, ENOENT, EPERM, ESRCH};
 use crate::proc::{self, exit, fork, kill, signal, table, with_process};
 use crate::{entry, exec, fd, uaccess};
 use abi::exception::ExceptionFrame;
@@ -153,9 +153,63 @@ pub fn set_robust_list(head: u64, len: u64) -> LxResult {
     Ok(0)
 }
 
-/// `sched_getaffinity`: one CPU.
 pub fn execve(f: &mut ExceptionFrame, pathp: u64, argvp: u64, envpp: u64) -> LxResult {
-    let path = uaccess::path(pathp)?.to_vec();
+    exec_path(f, uaccess::path(pathp)?.to_vec(), argvp, envpp)
+}
+
+const AT_FDCWD: i64 = -100;
+const AT_SYMLINK_NOFOLLOW: u64 = 0x100;
+const AT_EMPTY_PATH: u64 = 0x1000;
+
+/// `execveat(dirfd, path, argv, envp, flags)`: `execve` of `path` from
+/// directory `dirfd`, or of the file `dirfd` is open on (an empty path
+/// with `AT_EMPTY_PATH`: glibc's `fexecve`), both named through
+/// `/proc/self/fd`; `AT_SYMLINK_NOFOLLOW` refuses a last link (ELOOP).
+pub fn execveat(f: &mut ExceptionFrame, dirfd: i64, pathp: u64, argvp: u64, envpp: u64, flags: u64) -> LxResult {
+    if flags & !(AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0 {
+        return Err(EINVAL);
+    }
+    let p = uaccess::path(pathp)?;
+    let mut path = alloc::vec::Vec::new();
+    if p.is_empty() {
+        if flags & AT_EMPTY_PATH == 0 {
+            return Err(ENOENT);
+        }
+        crate::fd::get_raw(dirfd)?;
+        fd_path(&mut path, dirfd);
+    } else if p[0] == b'/' || dirfd == AT_FDCWD {
+        path.extend_from_slice(p);
+    } else {
+        super::file::base(dirfd, p)?;
+        fd_path(&mut path, dirfd);
+        path.push(b'/');
+        path.extend_from_slice(p);
+    }
+    if flags & AT_SYMLINK_NOFOLLOW != 0 {
+        let ino = crate::fs::path::resolve(proc::cwd(), &path, false)?;
+        if crate::fs::node::get(ino).mode & crate::fs::S_IFMT == crate::fs::S_IFLNK {
+            return Err(ELOOP);
+        }
+    }
+    exec_path(f, path, argvp, envpp)
+}
+
+/// Appends `/proc/self/fd/N`, the path of descriptor `n`.
+fn fd_path(path: &mut alloc::vec::Vec<u8>, n: i64) {
+    path.extend_from_slice(b"/proc/self/fd/");
+    let start = path.len();
+    let mut v = n.unsigned_abs();
+    loop {
+        path.insert(start, b'0' + (v % 10) as u8);
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+}
+
+/// `execve` of `path`.
+fn exec_path(f: &mut ExceptionFrame, path: alloc::vec::Vec<u8>, argvp: u64, envpp: u64) -> LxResult {
     let mut argv = uaccess::strings(argvp)?;
     let envp = uaccess::strings(envpp)?;
     let (path, image) = exec::resolve(&path, &mut argv)?;

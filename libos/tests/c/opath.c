@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* A descriptor's number differs between systems: "ok" for success. */
@@ -77,6 +78,13 @@ int main(void)
     int d2 = dup(l);
     kind("dup of it", d2, "", AT_EMPTY_PATH);
     close(d2);
+    /* A child has it too (its own reference: the parent's outlives it). */
+    if (fork() == 0) {
+        kind("in a child", l, "", AT_EMPTY_PATH);
+        _exit(0);
+    }
+    wait(NULL);
+    kind("after the child", l, "", AT_EMPTY_PATH);
     close(l);
 
     /* glibc's fchmodat(AT_SYMLINK_NOFOLLOW): a link's mode cannot change,
