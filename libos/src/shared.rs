@@ -40,6 +40,9 @@ pub struct Header {
     pub tty: crate::obj::console::Tty,
     /// The process being killed for want of memory (`oom`), or 0.
     pub oom_victim: AtomicU32,
+    /// Nanoseconds `clock_settime` has moved the wall clock by (`time`;
+    /// the vDSO reads it too, so it is a word of its own).
+    pub wall_adjust_ns: core::sync::atomic::AtomicI64,
     /// Threads and processes waiting on futexes (`futex`), and the bytes
     /// their wakers set.
     pub futexes: crate::futex::Table,
@@ -102,6 +105,12 @@ pub fn lock_word() -> &'static AtomicU64 {
 pub fn oom_victim() -> &'static AtomicU32 {
     // SAFETY: as in `lock_word`.
     unsafe { &(*header()).oom_victim }
+}
+
+/// The wall clock's setting (`time::set_wall_ns`).
+pub fn wall_adjust() -> &'static core::sync::atomic::AtomicI64 {
+    // SAFETY: as in `lock_word`.
+    unsafe { &(*header()).wall_adjust_ns }
 }
 
 /// The file system's anchor.

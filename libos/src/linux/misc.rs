@@ -227,6 +227,33 @@ pub fn getcpu(cpu: u64, node: u64) -> LxResult {
     Ok(0)
 }
 
+/// `clock_settime(clock, tp)`: only the wall clock can be set (every
+/// process is root); a clock Linux does not have, or cannot set (the
+/// monotonic and CPU clocks), is EINVAL, as is a time out of range.
+pub fn clock_settime(clock: u64, tp: u64) -> LxResult {
+    super::time::clock_ns(clock)?;
+    let [s, ns]: [i64; 2] = uaccess::get(tp)?;
+    if clock != super::time::id::REALTIME || s < 0 || !(0..1_000_000_000).contains(&ns) {
+        return Err(EINVAL);
+    }
+    crate::time::set_wall_ns((s as u64).saturating_mul(1_000_000_000).saturating_add(ns as u64));
+    Ok(0)
+}
+
+/// `settimeofday(tv, tz)`: sets the wall clock (`tv` may be absent; the
+/// time zone is kept by nobody, as on Linux since long).
+pub fn settimeofday(tv: u64, _tz: u64) -> LxResult {
+    if tv == 0 {
+        return Ok(0);
+    }
+    let [s, us]: [i64; 2] = uaccess::get(tv)?;
+    if s < 0 || !(0..1_000_000).contains(&us) {
+        return Err(EINVAL);
+    }
+    crate::time::set_wall_ns((s as u64).saturating_mul(1_000_000_000).saturating_add(us as u64 * 1000));
+    Ok(0)
+}
+
 pub fn gettimeofday(tv: u64) -> LxResult {
     if tv != 0 {
         let (s, ns) = super::time::realtime();

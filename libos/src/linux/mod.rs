@@ -330,6 +330,8 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         SYS_SET_TID_ADDRESS => process::set_tid_address(a[0]),
         SYS_CLOCK_GETTIME => misc::clock_gettime(a[0], a[1]),
         SYS_CLOCK_GETRES => misc::clock_getres(a[0], a[1]),
+        nr::SYS_CLOCK_SETTIME => misc::clock_settime(a[0], a[1]),
+        nr::SYS_SETTIMEOFDAY => misc::settimeofday(a[0], a[1]),
         SYS_GETCPU => misc::getcpu(a[0], a[1]),
         SYS_CLOCK_NANOSLEEP => misc::clock_nanosleep(a[0], a[1], a[2], a[3]),
         SYS_TGKILL => process::tgkill(Some(i(a[0])), i(a[1]), a[2]),
