@@ -177,6 +177,8 @@ pub fn clock_nanosleep(clock: u64, flags: u64, req: u64, rem: u64) -> LxResult {
     const TIMER_ABSTIME: u64 = 1;
     match clock {
         id::REALTIME | id::MONOTONIC | id::BOOTTIME | id::TAI => {}
+        // A thread's CPU clock is EINVAL, as Linux's posix_cpu_nsleep.
+        _ if (clock as i32) < 0 && clock & 4 != 0 => return Err(EINVAL),
         _ => return Err(clock_ns(clock).map_or(EINVAL, |_| EOPNOTSUPP)),
     }
     let t: [i64; 2] = uaccess::get(req)?;

@@ -19,11 +19,14 @@ pub mod id {
 }
 
 /// Clock `id`'s reading in nanoseconds; EINVAL for ids Linux does not
-/// have (dynamic and other processes' CPU clocks included). TAI is the
-/// wall clock (Linux's TAI offset is 0 until someone sets it); the machine
-/// never suspends, so boot time is monotonic time.
+/// have. TAI is the wall clock (Linux's TAI offset is 0 until someone sets
+/// it); the machine never suspends, so boot time is monotonic time.
 pub fn clock_ns(c: u64) -> Result<u64, i64> {
-    match c {
+    // A `clockid_t` is a C int: only the low 32 bits count.
+    if (c as i32) < 0 {
+        return cpu_clock_ns(c as i32 as i64);
+    }
+    match c as u32 as u64 {
         id::REALTIME | id::REALTIME_COARSE | id::REALTIME_ALARM | id::TAI => Ok(wall_ns()),
         id::MONOTONIC | id::MONOTONIC_RAW | id::MONOTONIC_COARSE | id::BOOTTIME | id::BOOTTIME_ALARM => {
             Ok(now_ns())
@@ -32,6 +35,29 @@ pub fn clock_ns(c: u64) -> Result<u64, i64> {
         id::THREAD_CPUTIME => Ok(crate::proc::cpu_ns(crate::lock::my_id() as u32)),
         _ => Err(crate::errno::EINVAL),
     }
+}
+
+/// A CPU clock of a given process or thread (`clock_getcpuclockid`,
+/// `pthread_getcpuclockid`): Linux's id is `~pid << 3` with the kind in
+/// the low bits (0 profiling, 1 virtual, 2 scheduler time: all the CPU
+/// time here; 3 none) and 4 for a thread; pid 0 is the caller. A thread
+/// must be one of this process's; a process is counted by its first
+/// thread unless it is this one.
+fn cpu_clock_ns(id: i64) -> Result<u64, i64> {
+    if id & 3 == 3 {
+        return Err(crate::errno::EINVAL);
+    }
+    let pid = !(id >> 3) as u32;
+    let me = crate::proc::pid();
+    if id & 4 != 0 {
+        let env = if pid == 0 { Some(crate::lock::my_id() as u32) } else { crate::proc::thread::env_of(pid) };
+        return env.map(crate::proc::cpu_ns).ok_or(crate::errno::EINVAL);
+    }
+    if pid == 0 || pid == me {
+        return Ok(crate::proc::process_cpu_ns());
+    }
+    let env = crate::proc::table::by_pid(pid).map(|e| e.env).ok_or(crate::errno::EINVAL)?;
+    Ok(crate::proc::cpu_ns(env))
 }
 
 /// `ns` as (seconds, nanoseconds), a `struct timespec`.
