@@ -15,6 +15,9 @@ pub const fn dev(major: u32, minor: u32) -> u32 {
     major << 8 | minor
 }
 
+/// `/dev/tty`, the controlling terminal.
+pub const TTY: u32 = dev(5, 0);
+
 /// An inode's `rdev` as (major, minor).
 pub fn split(rdev: u32) -> (u32, u32) {
     (rdev >> 8, rdev & 0xff)
@@ -27,7 +30,7 @@ const DEVICES: [(&[u8], u32, u32, Kind); 7] = [
     (b"full", dev(1, 7), 0o666, Kind::Full),
     (b"random", dev(1, 8), 0o666, Kind::Random),
     (b"urandom", dev(1, 9), 0o666, Kind::Random),
-    (b"tty", dev(5, 0), 0o666, Kind::Console),
+    (b"tty", TTY, 0o666, Kind::Console),
     (b"console", dev(5, 1), 0o620, Kind::Console),
 ];
 

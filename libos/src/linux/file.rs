@@ -242,6 +242,10 @@ pub fn openat(dirfd: i64, pathp: u64, flags: u64, mode: u64) -> LxResult {
         }
         Err(ENOENT) if flags & O_CREAT != 0 => {
             let (d, name) = path::parent(cwd, p)?;
+            // "name/" names a directory: open does not make one.
+            if p.ends_with(b"/") {
+                return Err(EISDIR);
+            }
             let i = node::alloc(S_IFREG | (mode as u32 & 0o7777 & !proc::vars().umask.get()))?;
             if let Err(e) = dir::add(d, &name, i) {
                 node::release(i);
@@ -261,6 +265,9 @@ pub fn openat(dirfd: i64, pathp: u64, flags: u64, mode: u64) -> LxResult {
         // Sockets are reached by connect, not open.
         crate::fs::S_IFSOCK => return Err(ENXIO),
         // A device node: an open file of the device's kind.
+        // `/dev/tty` is the controlling terminal: none unless the console
+        // is a terminal (`lxrt -t`).
+        S_IFCHR if n.rdev == devfs::TTY && !proc::vars().tty.get() => return Err(ENXIO),
         S_IFCHR => return fd::open(obj::new(devfs::kind(n.rdev).ok_or(ENXIO)?, status, ino)?, cloexec),
         _ => Kind::Regular,
     };

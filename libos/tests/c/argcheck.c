@@ -122,6 +122,15 @@ static void files(void)
     show("O_CREAT in a missing directory", open(T "/none/x", O_CREAT | O_WRONLY, 0644));
     show("O_CREAT|O_EXCL existing", open(T "/file", O_CREAT | O_EXCL | O_WRONLY, 0644));
     show("O_CREAT of a directory", open(T "/", O_CREAT | O_WRONLY, 0644));
+    show("O_CREAT of a missing \"name/\"", open(T "/missing/", O_CREAT | O_WRONLY, 0644));
+    show("  and nothing was made", access(T "/missing", F_OK));
+    /* A new session has no controlling terminal: /dev/tty is none. */
+    if (fork() == 0) {
+        setsid();
+        show("/dev/tty without a controlling terminal", open("/dev/tty", O_RDWR));
+        _exit(0);
+    }
+    wait(NULL);
     static char longname[300], longpath[5000];
     memset(longname, 'a', 299);
     memset(longpath, 'a', 4999);
