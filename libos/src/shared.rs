@@ -43,6 +43,9 @@ pub struct Header {
     /// Nanoseconds `clock_settime` has moved the wall clock by (`time`;
     /// the vDSO reads it too, so it is a word of its own).
     pub wall_adjust_ns: core::sync::atomic::AtomicI64,
+    /// System V IPC's tables (`linux/ipc.rs`), made by the first call
+    /// that needs them (0 until then).
+    pub sysv_ipc: AtomicU64,
     /// Threads and processes waiting on futexes (`futex`), and the bytes
     /// their wakers set.
     pub futexes: crate::futex::Table,
@@ -111,6 +114,12 @@ pub fn oom_victim() -> &'static AtomicU32 {
 pub fn wall_adjust() -> &'static core::sync::atomic::AtomicI64 {
     // SAFETY: as in `lock_word`.
     unsafe { &(*header()).wall_adjust_ns }
+}
+
+/// Where System V IPC's tables are (0: not made yet).
+pub fn sysv_ipc() -> &'static AtomicU64 {
+    // SAFETY: as in `lock_word`.
+    unsafe { &(*header()).sysv_ipc }
 }
 
 /// The file system's anchor.

@@ -18,7 +18,7 @@ fn user_hz(ticks: u64) -> u64 {
 
 /// `/proc/stat`.
 pub fn stat() -> Vec<u8> {
-    let busy: u64 = (0..ENV_SLOTS).map(|s| kinfo::env(s)).filter(|e| e.id != 0).map(|e| e.ticks).sum();
+    let busy: u64 = (0..ENV_SLOTS).map(kinfo::env).filter(|e| e.id != 0).map(|e| e.ticks).sum();
     let total = kinfo::clock().ticks;
     let (user, idle) = (user_hz(busy), user_hz(total.saturating_sub(busy)));
     let boot = crate::time::wall_ns().saturating_sub(crate::time::now_ns()) / 1_000_000_000;
@@ -36,9 +36,7 @@ pub fn stat() -> Vec<u8> {
 
 /// The processes there are, and those runnable now.
 fn counts() -> (usize, usize) {
-    table::all().fold((0, 0), |(n, r), (info, _)| {
-        (n + 1, r + usize::from(info.state == env_state::RUNNABLE))
-    })
+    table::all().fold((0, 0), |(n, r), (info, _)| (n + 1, r + usize::from(info.state == env_state::RUNNABLE)))
 }
 
 /// `/proc/loadavg`: the averages, runnable/all, and the newest pid.

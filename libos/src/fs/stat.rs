@@ -52,7 +52,8 @@ pub fn of(ino: Ino) -> Stat {
     let n = node::get(ino);
     let dir = n.mode & S_IFMT == S_IFDIR;
     let (size, nlink) = if dir {
-        let inner: alloc::vec::Vec<Ino> = super::dir::with_entries(ino, |es| es.iter().map(|e| e.ino).collect());
+        let inner: alloc::vec::Vec<Ino> =
+            super::dir::with_entries(ino, |es| es.iter().map(|e| e.ino).collect());
         let subdirs = inner.into_iter().filter(|&i| node::is_dir(i)).count() as u64;
         (n.size.div_ceil(BLOCK).max(1) * BLOCK, 2 + subdirs)
     } else {

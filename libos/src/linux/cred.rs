@@ -51,7 +51,8 @@ pub fn setgroups(size: u64, list: u64) -> LxResult {
         return Err(EINVAL);
     }
     let bytes = if size > 0 { uaccess::bytes(list, size * 4)? } else { &[][..] };
-    let groups: Vec<u32> = bytes.chunks_exact(4).map(|c| u32::from_ne_bytes([c[0], c[1], c[2], c[3]])).collect();
+    let groups: Vec<u32> =
+        bytes.chunks_exact(4).map(|c| u32::from_ne_bytes([c[0], c[1], c[2], c[3]])).collect();
     GROUPS.with(|g| *g = groups);
     Ok(0)
 }

@@ -2,7 +2,8 @@
 
 use super::stat;
 use crate::errno::{
-    LxResult, EBADF, EBUSY, EEXIST, EINVAL, EISDIR, ELOOP, ENOENT, ENOTDIR, ENOTEMPTY, ENXIO, EPERM, ERANGE, ESPIPE,
+    LxResult, EBADF, EBUSY, EEXIST, EINVAL, EISDIR, ELOOP, ENOENT, ENOTDIR, ENOTEMPTY, ENXIO, EPERM, ERANGE,
+    ESPIPE,
 };
 use crate::fd::{self, Fd};
 use crate::fs::Stat;
@@ -643,9 +644,7 @@ const RENAME_EXCHANGE: u64 = 2;
 /// `renameat2(olddir, old, newdir, new, flags)` (`rename`, `renameat`:
 /// flags 0). `RENAME_WHITEOUT` (for overlay file systems) is refused.
 pub fn renameat(olddir: i64, oldp: u64, newdir: i64, newp: u64, flags: u64) -> LxResult {
-    if flags & !(RENAME_NOREPLACE | RENAME_EXCHANGE) != 0
-        || flags == RENAME_NOREPLACE | RENAME_EXCHANGE
-    {
+    if flags & !(RENAME_NOREPLACE | RENAME_EXCHANGE) != 0 || flags == RENAME_NOREPLACE | RENAME_EXCHANGE {
         return Err(EINVAL);
     }
     let (od, oname) = parent_at(olddir, oldp)?;

@@ -355,6 +355,7 @@ pub fn mincore(addr: u64, len: u64, vec: u64) -> LxResult {
     let pages = len.div_ceil(PAGE);
     uaccess::writable(vec, pages)?;
     let (start, end) = mapped_range(addr, len)?;
-    let v: alloc::vec::Vec<u8> = (start..end).step_by(PAGE as usize).map(|va| vm::pte(va).is_some() as u8).collect();
+    let v: alloc::vec::Vec<u8> =
+        (start..end).step_by(PAGE as usize).map(|va| vm::pte(va).is_some() as u8).collect();
     uaccess::write(vec, &v).map(|_| 0)
 }

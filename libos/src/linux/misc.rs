@@ -6,7 +6,8 @@ use crate::uaccess;
 
 pub fn uname(buf: u64) -> LxResult {
     use crate::fs::procsys::{RELEASE, VERSION};
-    let fields: [&[u8]; 6] = [b"Linux", b"veneer", RELEASE.as_bytes(), VERSION.as_bytes(), b"x86_64", b"(none)"];
+    let fields: [&[u8]; 6] =
+        [b"Linux", b"veneer", RELEASE.as_bytes(), VERSION.as_bytes(), b"x86_64", b"(none)"];
     uaccess::with_bytes_mut(buf, 6 * 65, |out| {
         out.fill(0);
         for (i, f) in fields.iter().enumerate() {

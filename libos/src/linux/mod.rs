@@ -14,6 +14,9 @@ pub mod file;
 pub mod flock;
 pub mod fsinfo;
 pub mod futex;
+pub mod ipc;
+pub mod ipcmsg;
+pub mod ipcsem;
 pub mod itimer;
 pub mod mem;
 pub mod memfd;
@@ -260,6 +263,14 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         SYS_VFORK => process::vfork(f),
         SYS_EXECVE => process::execve(f, a[0], a[1], a[2]),
         nr::SYS_EXECVEAT => process::execveat(f, i(a[0]), a[1], a[2], a[3], a[4]),
+        nr::SYS_MSGGET => ipcmsg::msgget(a[0] as i32, a[1]),
+        nr::SYS_MSGSND => ipcmsg::msgsnd(i(a[0]), a[1], a[2], a[3]),
+        nr::SYS_MSGRCV => ipcmsg::msgrcv(i(a[0]), a[1], a[2], a[3] as i64, a[4]),
+        nr::SYS_MSGCTL => ipcmsg::msgctl(i(a[0]), a[1], a[2]),
+        nr::SYS_SEMGET => ipcsem::semget(a[0] as i32, a[1], a[2]),
+        nr::SYS_SEMOP => ipcsem::semtimedop(i(a[0]), a[1], a[2], 0),
+        nr::SYS_SEMTIMEDOP => ipcsem::semtimedop(i(a[0]), a[1], a[2], a[3]),
+        nr::SYS_SEMCTL => ipcsem::semctl(i(a[0]), a[1], a[2], a[3]),
         SYS_EXIT => process::exit_thread(a[0]),
         SYS_EXIT_GROUP => process::exit_group(a[0]),
         SYS_WAIT4 => process::wait4(i(a[0]), a[1], a[2], a[3]),

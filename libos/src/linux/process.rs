@@ -165,7 +165,14 @@ const AT_EMPTY_PATH: u64 = 0x1000;
 /// directory `dirfd`, or of the file `dirfd` is open on (an empty path
 /// with `AT_EMPTY_PATH`: glibc's `fexecve`), both named through
 /// `/proc/self/fd`; `AT_SYMLINK_NOFOLLOW` refuses a last link (ELOOP).
-pub fn execveat(f: &mut ExceptionFrame, dirfd: i64, pathp: u64, argvp: u64, envpp: u64, flags: u64) -> LxResult {
+pub fn execveat(
+    f: &mut ExceptionFrame,
+    dirfd: i64,
+    pathp: u64,
+    argvp: u64,
+    envpp: u64,
+    flags: u64,
+) -> LxResult {
     if flags & !(AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0 {
         return Err(EINVAL);
     }

@@ -241,12 +241,9 @@ pub fn fork(f: &ExceptionFrame, how: Sharing) -> Result<i64, i64> {
     // The child is the process's, whichever thread forks: a thread's
     // environment ends with the thread, and the kernel ends what it made
     // with it (the child of a fork in a thread died before it ran).
-    let child = if super::thread::is_first() {
-        sys::env_create()
-    } else {
-        sys::env_create_in(super::env() as u64)
-    }
-    .map_err(|_| EAGAIN)?;
+    let child =
+        if super::thread::is_first() { sys::env_create() } else { sys::env_create_in(super::env() as u64) }
+            .map_err(|_| EAGAIN)?;
     if table::fork_entry(child, how.held).is_err() {
         let _ = sys::env_destroy(child);
         return Err(EAGAIN);
