@@ -46,6 +46,9 @@ pub struct Header {
     /// System V IPC's tables (`linux/ipc.rs`), made by the first call
     /// that needs them (0 until then).
     pub sysv_ipc: AtomicU64,
+    /// The host and domain names `sethostname` and `setdomainname` set
+    /// (NUL-padded; empty: never set).
+    pub names: [[u8; NAME_LEN]; 2],
     /// Threads and processes waiting on futexes (`futex`), and the bytes
     /// their wakers set.
     pub futexes: crate::futex::Table,
@@ -114,6 +117,24 @@ pub fn oom_victim() -> &'static AtomicU32 {
 pub fn wall_adjust() -> &'static core::sync::atomic::AtomicI64 {
     // SAFETY: as in `lock_word`.
     unsafe { &(*header()).wall_adjust_ns }
+}
+
+/// The longest host or domain name (Linux's `__NEW_UTS_LEN`).
+pub const NAME_LEN: usize = 64;
+
+/// The host name (0) or domain name (1) set, empty if none was.
+pub fn name(which: usize) -> &'static [u8] {
+    // SAFETY: a field of the mapped header, changed only under the big lock.
+    let n = unsafe { &(*header()).names[which] };
+    &n[..n.iter().position(|&b| b == 0).unwrap_or(NAME_LEN)]
+}
+
+/// Sets the host name (0) or domain name (1).
+pub fn set_name(which: usize, name: &[u8]) {
+    // SAFETY: as in `name`; the caller holds the big lock.
+    let n = unsafe { &mut (*header()).names[which] };
+    n.fill(0);
+    n[..name.len()].copy_from_slice(name);
 }
 
 /// Where System V IPC's tables are (0: not made yet).

@@ -14,6 +14,16 @@ use alloc::vec::Vec;
 pub const RELEASE: &str = "6.1.0-veneer";
 pub const VERSION: &str = "#1 SMP lxrt";
 
+/// The host name (`which` 0) or domain name (1): the one set, else
+/// `veneer` and Linux's `(none)`.
+pub fn name(which: usize) -> &'static [u8] {
+    match crate::shared::name(which) {
+        b"" if which == 0 => b"veneer",
+        b"" => b"(none)",
+        n => n,
+    }
+}
+
 /// A directory `name` in `d`, made if missing.
 fn subdir(d: Ino, name: &[u8]) -> Result<Ino, i64> {
     match dir::lookup(d, name) {
@@ -43,24 +53,34 @@ fn uuid() -> Vec<u8> {
     s
 }
 
+/// `kernel/hostname` and `kernel/domainname`, as set now.
+fn names(kernel: Ino) -> Result<(), i64> {
+    for (file, which) in [(&b"hostname"[..], 0), (b"domainname", 1)] {
+        let mut line = name(which).to_vec();
+        line.push(b'\n');
+        put(kernel, file, S_IFREG | 0o444, &line)?;
+    }
+    Ok(())
+}
+
 /// Brings `/proc/sys` (in `/proc`'s directory `proc_dir`) up to date.
 pub fn refresh(proc_dir: Ino) -> Result<(), i64> {
     let ro = S_IFREG | 0o444;
     if let Some(sys) = dir::lookup(proc_dir, b"sys") {
-        let random = subdir(subdir(sys, b"kernel")?, b"random")?;
-        return put(random, b"uuid", ro, &uuid());
+        let kernel = subdir(sys, b"kernel")?;
+        names(kernel)?;
+        return put(subdir(kernel, b"random")?, b"uuid", ro, &uuid());
     }
     let sys = subdir(proc_dir, b"sys")?;
     let kernel = subdir(sys, b"kernel")?;
     let pid_max = text(format_args!("{}\n", crate::proc::pid::PID_SPACE));
     let nr_open = text(format_args!("{}\n", crate::fd::MAX_FDS));
     let (release, version) = (text(format_args!("{RELEASE}\n")), text(format_args!("{VERSION}\n")));
-    let files: [(&[u8], &[u8]); 23] = [
+    names(kernel)?;
+    let files: [(&[u8], &[u8]); 21] = [
         (b"ostype", b"Linux\n"),
         (b"osrelease", &release),
         (b"version", &version),
-        (b"hostname", b"veneer\n"),
-        (b"domainname", b"(none)\n"),
         (b"pid_max", &pid_max),
         (b"threads-max", &pid_max),
         (b"tainted", b"0\n"),

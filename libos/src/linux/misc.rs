@@ -5,15 +5,26 @@ use crate::proc::signal;
 use crate::uaccess;
 
 pub fn uname(buf: u64) -> LxResult {
-    use crate::fs::procsys::{RELEASE, VERSION};
-    let fields: [&[u8]; 6] =
-        [b"Linux", b"veneer", RELEASE.as_bytes(), VERSION.as_bytes(), b"x86_64", b"(none)"];
+    use crate::fs::procsys::{name, RELEASE, VERSION};
+    let fields: [&[u8]; 6] = [b"Linux", name(0), RELEASE.as_bytes(), VERSION.as_bytes(), b"x86_64", name(1)];
     uaccess::with_bytes_mut(buf, 6 * 65, |out| {
         out.fill(0);
         for (i, f) in fields.iter().enumerate() {
             out[65 * i..65 * i + f.len()].copy_from_slice(f);
         }
     })?;
+    Ok(0)
+}
+
+/// `sethostname(name, len)` (`which` 0) and `setdomainname` (1): every
+/// process is root, so the name changes for every process (`uname`,
+/// `/proc/sys/kernel`).
+pub fn set_name(which: usize, ptr: u64, len: u64) -> LxResult {
+    if len as i32 as i64 > crate::shared::NAME_LEN as i64 || (len as i32) < 0 {
+        return Err(EINVAL);
+    }
+    let name = uaccess::bytes(ptr, len as u32 as u64)?;
+    crate::shared::set_name(which, name);
     Ok(0)
 }
 

@@ -277,6 +277,8 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         SYS_WAITID => process::waitid(a[0], a[1], a[2], a[3], a[4]),
         SYS_KILL => process::kill(i(a[0]), a[1]),
         SYS_UNAME => misc::uname(a[0]),
+        nr::SYS_SETHOSTNAME => misc::set_name(0, a[0], a[1]),
+        nr::SYS_SETDOMAINNAME => misc::set_name(1, a[0], a[1]),
         SYS_FCNTL => fl::fcntl(i(a[0]), a[1], a[2]),
         SYS_TRUNCATE => fl::truncate(a[0], a[1]),
         SYS_FTRUNCATE => fl::ftruncate(i(a[0]), a[1]),
