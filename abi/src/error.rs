@@ -49,11 +49,52 @@ pub enum Error {
     /// The subtree's memory quota or CPU share would be exceeded
     /// (`env_limit`).
     OverQuota = 20,
+    /// No such device, or its driver is gone (disabled after a fault).
+    NoDevice = 21,
+    /// XN: the parent does not claim the block (with one template), or is
+    /// not a metadata block.
+    NotClaimed = 22,
+    /// XN: the template's `acl` refused the caller's credentials.
+    Denied = 23,
+    /// XN: an allocation of a block that is not free, or a change that
+    /// makes one block claim another twice.
+    NotFree = 24,
+    /// XN: the change allocates, frees or moves other blocks than the
+    /// request declares.
+    Undeclared = 25,
+    /// XN: metadata is changed only through `xn_modify`; it is never
+    /// bound writable.
+    ReadOnly = 26,
+    /// XN: the block points to one not yet durably initialised.
+    Tainted = 27,
+    /// XN: another environment holds the block's lock.
+    Locked = 28,
+    /// XN: the block is not in the buffer cache.
+    NotCached = 29,
+    /// XN: the block is already in the buffer cache.
+    AlreadyCached = 30,
+    /// XN: the block was allocated and never written (nothing to read), or
+    /// only such a block may be inserted directly, claiming nothing.
+    NotFresh = 31,
+    /// XN: a template was refused (its name, slots or functions; the
+    /// verifier's reason is on the console), or a template function
+    /// answered an invalid claim or size.
+    BadTemplate = 32,
+    /// XN: the change re-types a claimed block or moves one under its own
+    /// descendant.
+    BadMove = 33,
+    /// XN: no template or root of that name, or a root name taken or
+    /// malformed.
+    BadName = 34,
+    /// XN: a block past the disk's end or inside XN's own area.
+    BadBlock = 35,
+    /// XN: the disk failed the request.
+    IoError = 36,
 }
 
 impl Error {
     /// Every error, in code order (for tests and documentation).
-    pub const ALL: [Error; 20] = [
+    pub const ALL: [Error; 36] = [
         Error::NoSuchCall,
         Error::BadPointer,
         Error::BadLength,
@@ -74,7 +115,28 @@ impl Error {
         Error::NoSlice,
         Error::BadProgram,
         Error::OverQuota,
+        Error::NoDevice,
+        Error::NotClaimed,
+        Error::Denied,
+        Error::NotFree,
+        Error::Undeclared,
+        Error::ReadOnly,
+        Error::Tainted,
+        Error::Locked,
+        Error::NotCached,
+        Error::AlreadyCached,
+        Error::NotFresh,
+        Error::BadTemplate,
+        Error::BadMove,
+        Error::BadName,
+        Error::BadBlock,
+        Error::IoError,
     ];
+
+    /// XN's own refusals (produced by `test_xn`, on an XN disk).
+    pub const fn is_xn(self) -> bool {
+        self as u64 >= Error::NotClaimed as u64
+    }
 
     /// Decodes a negative system-call result.
     pub fn from_result(r: i64) -> Option<Error> {
@@ -110,6 +172,22 @@ impl Error {
             Error::NoSlice => "time slice not available",
             Error::BadProgram => "downloaded program rejected",
             Error::OverQuota => "over the subtree's quota",
+            Error::NoDevice => "no such device",
+            Error::NotClaimed => "block not claimed by that parent",
+            Error::Denied => "refused by the template's acl",
+            Error::NotFree => "block not free or claimed twice",
+            Error::Undeclared => "change differs from its declaration",
+            Error::ReadOnly => "metadata is read-only",
+            Error::Tainted => "points to an uninitialised block",
+            Error::Locked => "block locked by another",
+            Error::NotCached => "block not cached",
+            Error::AlreadyCached => "block already cached",
+            Error::NotFresh => "block not freshly allocated",
+            Error::BadTemplate => "template refused",
+            Error::BadMove => "bad move of a claimed block",
+            Error::BadName => "bad or unknown name",
+            Error::BadBlock => "block out of range",
+            Error::IoError => "disk I/O error",
         }
     }
 }

@@ -41,6 +41,11 @@ pub const CLOCK_VA: u64 = EXPOSED_BASE + 0x2000;
 pub const ENV_TABLE_VA: u64 = EXPOSED_BASE + 0x20_0000;
 /// The physical frame table ([`crate::tables::FrameInfo`] per frame).
 pub const FRAME_TABLE_VA: u64 = EXPOSED_BASE + 0x4000_0000;
+/// XN's buffer-cache registry (`xn::RegEntry` per slot, `xn::Info`
+/// says how many).
+pub const XN_REGISTRY_VA: u64 = EXPOSED_BASE + 0x10_0000_0000;
+/// XN's block-state map (one `xn::state` byte per disk block).
+pub const XN_BLOCKS_VA: u64 = EXPOSED_BASE + 0x20_0000_0000;
 /// The boot file system (a cpio "newc" archive handed over by the loader).
 pub const BOOTFS_VA: u64 = EXPOSED_BASE + 0x40_0000_0000;
 /// Page size.

@@ -4,6 +4,7 @@
 //! logic. See `docs/abi.md` for the calling convention.
 #![no_std]
 
+pub mod dev;
 pub mod error;
 pub mod exception;
 pub mod layout;
@@ -12,5 +13,6 @@ pub mod net;
 pub mod pte;
 pub mod syscall;
 pub mod tables;
+pub mod xn;
 
 pub use error::Error;

@@ -301,8 +301,108 @@ pub const ENV_PRED_INSTALL: u64 = BASE + 51;
 /// `CapInfo::from`.
 pub const ENV_CAP_DERIVE: u64 = BASE + 52;
 
+/// `dev_info(dev, info, cred)`: what device `dev` (`dev::BLOCK`,
+/// `dev::NET`) is, written to `info` (a `dev::DevInfo`); `cred` must
+/// dominate the device capability (slot `CRED_DEVICES` of the first
+/// environment) with the read right. `NoDevice` if there is none or its
+/// driver was disabled.
+pub const DEV_INFO: u64 = BASE + 53;
+
+/// `blk_read(frame, offset, len, sector, done, cred)`: starts reading
+/// `len` bytes (whole sectors) from `sector` into bytes `offset..offset +
+/// len` of `frame`, which the caller holds (its own or a descendant's);
+/// `done` is the address of a writable, 8-byte-aligned completion word of
+/// the caller's (`dev::DONE`). `cred` must dominate the device capability
+/// with the write right. Returns at once; the frame and the word stay
+/// pinned until the request ends.
+pub const BLK_READ: u64 = BASE + 54;
+
+/// `blk_write(frame, offset, len, sector, done, cred)`: as `blk_read`,
+/// from the frame to the disk.
+pub const BLK_WRITE: u64 = BASE + 55;
+
+/// `net_send(frame, offset, len, done, cred)`: transmits the Ethernet
+/// frame in bytes `offset..offset + len` (14..1514) of `frame`.
+pub const NET_SEND: u64 = BASE + 56;
+
+/// `net_recv(frame, offset, len, done, cred)`: posts bytes
+/// `offset..offset + len` (at least 1514) of `frame` for a received frame:
+/// the next one the device delivers is copied there and `done` ends with
+/// its length. Buffers are filled in the order they were posted.
+pub const NET_RECV: u64 = BASE + 57;
+
+/// `dev_ping(dev, count, cred)`: crosses into `dev`'s driver `count` times
+/// (1..=100000) with a request it refuses at once: the driver answers (and
+/// the crossing's cost, `xpc` in the benchmarks). Returns `count`.
+pub const DEV_PING: u64 = BASE + 58;
+
+/// `dev_inject(dev, fault, arg, done, cred)`: fault injection into `dev`'s
+/// driver (`dev::inject`), in kernels built with the `inject` feature;
+/// `NoSuchCall` in every other kernel. Returns 1 when the driver was
+/// stopped, 0 when the fault is armed or in flight (then `done` ends).
+pub const DEV_INJECT: u64 = BASE + 59;
+
+/// XN, protected disk blocks for library file systems (`docs/xn.md`,
+/// `crate::xn` for the argument layouts). `cred` names the capability the
+/// call acts with: one dominating the device capability acts as uid 0, one
+/// made by `xn_identity` as its uid and gid, any other as nobody
+/// (65534). Every call answers `NoDevice` when no XN disk is mounted.
+///
+/// `xn_info(info)`: the disk's size, the registry's, request counts
+/// (`xn::Info`).
+pub const XN_INFO: u64 = BASE + 60;
+/// `xn_install(specs, n, cred)`: installs `n` templates (`xn::TemplateSpec`)
+/// as one group in the persistent type catalogue; returns the first id.
+pub const XN_INSTALL: u64 = BASE + 61;
+/// `xn_template(name, len)`: the id of the template named so.
+pub const XN_TEMPLATE: u64 = BASE + 62;
+/// `xn_root_add(req, cred)`: adds a root catalogue entry (`xn::RootAdd`);
+/// the caller's frames become its cached blocks. Returns its index.
+pub const XN_ROOT_ADD: u64 = BASE + 63;
+/// `xn_root_find(name, len, root)`: the root's index; its extent and
+/// template written to `root` (`xn::Root`).
+pub const XN_ROOT_FIND: u64 = BASE + 64;
+/// `xn_read(parent, start, frames, count, cred)`: read and insert: XN
+/// reads `count` blocks from `start`, which `parent` claims with one
+/// template, into the caller's frames (`frames` points to their numbers;
+/// each unmapped), which from then on belong to the cache and are
+/// reached only through `xn_bind`.
+pub const XN_READ: u64 = BASE + 65;
+/// `xn_insert(parent, block, frame, cred)`: installs a block allocated and
+/// never written, with `frame`'s contents (write rights needed).
+pub const XN_INSERT: u64 = BASE + 66;
+/// `xn_bind(parent, block, va, write, cred)`: the access check (the
+/// parent's `acl`), then maps the cached block at `va` in the caller
+/// (writable only for a data block and `write`).
+pub const XN_BIND: u64 = BASE + 67;
+/// `xn_modify(req, cred)`: the checked metadata change (`xn::Modify`).
+pub const XN_MODIFY: u64 = BASE + 68;
+/// `xn_write(start, count)`: writes cached blocks back, one request;
+/// anyone may, unless another holds a block's lock; refused if tainted.
+pub const XN_WRITE: u64 = BASE + 69;
+/// `xn_flush()`: flushes the disk's write cache: every write completed
+/// before is durable; the will-free list is settled.
+pub const XN_FLUSH: u64 = BASE + 70;
+/// `xn_lock(block)`, `xn_unlock(block)`: the registry entry's lock.
+pub const XN_LOCK: u64 = BASE + 71;
+pub const XN_UNLOCK: u64 = BASE + 72;
+/// `xn_evict(block)`: a clean, unlocked block leaves the cache; its frame
+/// goes back to the environment that put it there (or is freed).
+pub const XN_EVICT: u64 = BASE + 73;
+/// `xn_claims(block, out, max)`: what `owns` says a cached or traversed
+/// metadata block claims (`xn::Claim`s, at most `max` written); returns
+/// how many there are.
+pub const XN_CLAIMS: u64 = BASE + 74;
+/// `xn_parent(block)`: the parent XN records for a metadata block
+/// (`xn::ROOT | index`, or a block).
+pub const XN_PARENT: u64 = BASE + 75;
+/// `xn_identity(uid, gid, cred)`: a new capability, in the caller's list
+/// (the slot is returned), that XN's calls take as `uid` and `gid`; `cred`
+/// must dominate the device capability. Lend it on with `cap_grant`.
+pub const XN_IDENTITY: u64 = BASE + 76;
+
 /// One past the last kernel call.
-pub const END: u64 = BASE + 53;
+pub const END: u64 = BASE + 77;
 
 /// `env_limit`: no limit.
 pub const NO_LIMIT: u64 = u64::MAX;
@@ -364,6 +464,9 @@ pub const fn pct_grant(slot: u64) -> u64 {
 }
 /// The credential slot holding every environment's root capability.
 pub const CRED_SELF: u64 = 0;
+/// The slot of the first environment's list where the kernel puts the
+/// device capability at boot (it may derive from it and lend it on).
+pub const CRED_DEVICES: u64 = 63;
 /// "No guard" for `set_pct_entry` and `frame_share`.
 pub const NO_GUARD: u64 = u64::MAX;
 

@@ -25,6 +25,9 @@ pub mod frame_state {
     pub const PAGE_TABLE: u8 = 3;
     /// Kernel memory (heap, tables) or the boot module.
     pub const KERNEL: u8 = 4;
+    /// A page of XN's buffer cache: a disk block, still charged to the
+    /// environment that read it in, mapped only through `xn_bind`.
+    pub const CACHE: u8 = 5;
 }
 
 /// The page at [`crate::layout::KINFO_VA`].
@@ -123,6 +126,12 @@ pub struct Clock {
     /// CMOS real-time clock at boot (0: no RTC; wall time is then the
     /// library's own guess).
     pub wall_epoch_ns: u64,
+    /// TSC counts the processor spent halted with nothing to run until a
+    /// device's interrupt ended the wait (stretches a timer tick ended are
+    /// carried on to the next halt): what a benchmark of device requests
+    /// leaves out, so that it counts the processor's work, not the
+    /// device's time (`docs/drivers.md`, Benchmarks).
+    pub halted_tsc: u64,
 }
 
 /// Values of [`EnvInfo::state`].

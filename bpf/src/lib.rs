@@ -24,6 +24,7 @@ pub mod jit;
 pub mod object;
 pub mod program;
 pub mod reject;
+pub mod relayout;
 pub mod spec;
 pub mod stress;
 pub mod verifier;

@@ -29,7 +29,7 @@ impl Kernel {
     /// Whether slot `s` runs over the page tables loaded now, so a change
     /// to its mappings must be flushed from this CPU's TLB.
     pub fn space_is_current(&self, s: Slot) -> bool {
-        self.envs[s].cr3 == self.envs[self.current].cr3
+        self.envs[s].cr3 == self.envs[self.current()].cr3
     }
 
     /// A new stopped environment over the page tables of `owner` (which

@@ -8,32 +8,26 @@
 //! stress harness reads.
 
 use crate::arch::cpu;
-use crate::env::State;
 use crate::frames::Frame;
 use crate::state::Kernel;
-use abi::tables::{env_slot, frame_state};
+use abi::tables::frame_state;
 
 impl Kernel {
     /// Powers the machine off with success for `code == 0`, after the audit
     /// if one was asked for (an inconsistent audit is a failure).
     pub fn power_off(&self, code: i64) -> ! {
-        let asked = self.kinfo.cmdline[..self.kinfo.cmdline_len as usize]
-            .split(|&b| b == b' ')
-            .any(|w| w == b"audit");
+        let asked = self.mem.cmdline().split(|&b| b == b' ').any(|w| w == b"audit");
         let consistent = !asked || self.audit();
         cpu::qemu_exit(if code == 0 && consistent { crate::EXIT_SUCCESS } else { crate::EXIT_FAILURE })
     }
 
     /// Audits the books; prints the verdict and returns whether they agree.
     pub fn audit(&self) -> bool {
-        let gone = |id: u32| {
-            let e = &self.envs[env_slot(id)];
-            e.id().raw() != id || e.state() == State::Free
-        };
+        let gone = |id: u32| self.envs.live(id as u64).is_err();
         let mut free = 0u64;
         let mut orphaned = 0u64;
-        for f in 0..self.frames.len() {
-            let Some(fi) = self.frames.info(Frame::new(f)) else { continue };
+        for f in 0..self.mem.frames.len() {
+            let Some(fi) = self.mem.frames.info(Frame::new(f)) else { continue };
             match fi.state {
                 frame_state::FREE => free += 1,
                 frame_state::USER | frame_state::PAGE_TABLE if fi.owner != 0 && gone(fi.owner) => {
@@ -42,13 +36,13 @@ impl Kernel {
                 _ => {}
             }
         }
-        let stray_preds = self.predicates.iter().filter(|p| p.owner != 0 && gone(p.owner)).count();
-        let ok = free == self.frames.free_count() && orphaned == 0 && stray_preds == 0;
+        let stray_preds = self.preds.strays(gone);
+        let ok = free == self.mem.frames.free_count() && orphaned == 0 && stray_preds == 0;
         crate::kprintln!(
             "audit: {} ({free} free frames in the table, free count {}; {orphaned} frames of gone environments; {stray_preds} predicates of gone environments; {} capabilities live)",
             if ok { "consistent" } else { "INCONSISTENT" },
-            self.frames.free_count(),
-            self.caps.live(),
+            self.mem.frames.free_count(),
+            self.mem.caps.live(),
         );
         ok
     }

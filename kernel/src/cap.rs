@@ -375,14 +375,8 @@ impl Caps {
 }
 
 /// The kernel's capability table: a static rather than a field built on
-/// the boot stack (it is 128 KiB).
-static mut TABLE: Caps = Caps::new();
-
-/// The capability table (called once, at boot).
-pub fn table() -> &'static mut Caps {
-    // SAFETY: handed out once, to the kernel state, which owns it from then.
-    unsafe { &mut *(&raw mut TABLE).cast::<Caps>() }
-}
+/// the boot stack (it is 128 KiB), taken once by the kernel state.
+pub static TABLE: cell::Once<Caps> = cell::Once::new(Caps::new());
 
 /// Slots in one environment's capability list.
 pub const CLIST_SLOTS: usize = 64;

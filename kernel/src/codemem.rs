@@ -3,9 +3,9 @@
 //! executable and read-only in a kernel region every address space shares:
 //! no page is ever writable and executable at once.
 
+use crate::memory::Memory;
 use crate::mm::{self, PhysTables};
 use crate::pagetable::{self, GLOBAL, PRESENT};
-use crate::state::Kernel;
 use abi::tables::frame_state;
 use abi::Error;
 
@@ -14,7 +14,7 @@ pub const CODE_BASE: u64 = 0xFFFF_FF00_0000_0000;
 /// Pages of code at most (a bound on what downloaded code can occupy).
 pub const CODE_PAGES: u64 = 1024;
 
-impl Kernel {
+impl Memory {
     /// Copies `code` into fresh executable pages; returns its address.
     pub fn code_install(&mut self, code: &[u8]) -> Result<u64, Error> {
         let pages = (code.len() as u64).div_ceil(4096).max(1);
@@ -35,10 +35,11 @@ impl Kernel {
                 core::ptr::write_bytes(dst, 0xCC, 4096); // int3 padding
                 core::ptr::copy_nonoverlapping(chunk.as_ptr(), dst, chunk.len());
             }
+            let pml4 = self.kernel_pml4();
             let frames = &mut self.frames;
             let r = pagetable::map(
                 &mut PhysTables,
-                self.kernel_pml4,
+                pml4,
                 start + i * 4096,
                 pagetable::entry(f, PRESENT | GLOBAL),
                 &mut || frames.alloc(None, 0, frame_state::PAGE_TABLE),
@@ -49,7 +50,7 @@ impl Kernel {
                 return Err(e);
             }
         }
-        self.kinfo.free_frames = self.frames.free_count();
+        self.publish_free();
         Ok(start)
     }
 
@@ -57,12 +58,12 @@ impl Kernel {
     pub fn code_remove(&mut self, start: u64, pages: u64) {
         for i in 0..pages {
             let va = start + i * 4096;
-            if let Ok(old) = pagetable::unmap(&mut PhysTables, self.kernel_pml4, va) {
+            if let Ok(old) = pagetable::unmap(&mut PhysTables, self.kernel_pml4(), va) {
                 crate::arch::cpu::invlpg(va);
                 let _ = self.frames.free(pagetable::frame_of(old));
             }
         }
-        self.kinfo.free_frames = self.frames.free_count();
+        self.publish_free();
     }
 
     /// The first run of `pages` unmapped pages in the code region.
@@ -70,7 +71,7 @@ impl Kernel {
         let mut run = 0;
         for p in 0..CODE_PAGES {
             let va = CODE_BASE + p * 4096;
-            if pagetable::lookup(&mut PhysTables, self.kernel_pml4, va).is_some() {
+            if pagetable::lookup(&mut PhysTables, self.kernel_pml4(), va).is_some() {
                 run = 0;
             } else {
                 run += 1;

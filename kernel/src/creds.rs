@@ -21,7 +21,7 @@ impl Kernel {
     /// The capability in the caller's list at `slot` (a sharer's is its
     /// owner's, `aspace.rs`).
     pub fn cred(&self, slot: u64) -> Result<CapRef, Error> {
-        self.envs[self.space_owner(self.current)].clist.get(slot)
+        self.envs[self.space_owner(self.current())].clist.get(slot)
     }
 
     /// A guard chosen by the caller: its capability in `slot`, or none for
@@ -32,13 +32,13 @@ impl Kernel {
         if slot == abi::syscall::NO_GUARD {
             return Ok(CapRef::NONE);
         }
-        self.caps.lent_from(self.cred(slot)?).ok_or(Error::NotPermitted)
+        self.mem.caps.lent_from(self.cred(slot)?).ok_or(Error::NotPermitted)
     }
 
     /// Does the caller's credential `slot` cover slot `s`'s environment
     /// with `need`?
     fn covers_env(&self, slot: u64, s: Slot, need: Rights) -> Result<(), Error> {
-        self.caps.check(self.cred(slot)?, self.envs[s].guard, need)
+        self.mem.caps.check(self.cred(slot)?, self.envs[s].guard, need)
     }
 
     /// An environment argument the credential covers, exited or not.
@@ -66,7 +66,7 @@ impl Kernel {
     /// Like `env_arg`, but the caller itself is refused.
     pub fn child_arg(&self, id: u64, cred: u64, need: Rights) -> Result<Slot, Error> {
         let s = self.env_arg_with(id, cred, need)?;
-        if s == self.current {
+        if s == self.current() {
             return Err(Error::NotPermitted);
         }
         Ok(s)
@@ -75,19 +75,18 @@ impl Kernel {
     /// A frame the credential covers with `need`, through its owner's guard
     /// or (if `shared`) its share guard. Returns the owner's slot.
     pub fn frame_arg(&self, frame: Frame, cred: u64, need: Rights, shared: bool) -> Result<Slot, Error> {
-        let rec = self.frames.info(frame).ok_or(Error::BadFrame)?;
+        let rec = self.mem.frames.info(frame).ok_or(Error::BadFrame)?;
         if rec.state != frame_state::USER || rec.owner == 0 {
             return Err(Error::NotOwner);
         }
         let owner = self.env_slot(rec.owner as u64).map_err(|_| Error::NotOwner)?;
         let c = self.cred(cred)?;
-        let guards =
-            [Some(self.envs[owner].guard), shared.then(|| self.frame_share[frame.number() as usize])];
+        let guards = [Some(self.envs[owner].guard), shared.then(|| self.mem.share_guard(frame))];
         let mut answer = Err(Error::NotOwner);
         for g in guards.into_iter().flatten() {
-            if self.caps.dominates(c, g) {
+            if self.mem.caps.dominates(c, g) {
                 // The right capability, perhaps without the right rights.
-                answer = self.caps.check(c, g, need).map(|_| owner);
+                answer = self.mem.caps.check(c, g, need).map(|_| owner);
                 if answer.is_ok() {
                     break;
                 }

@@ -2,16 +2,10 @@
 //! FPU/SSE state and the entry points for event delivery. Each is charged to
 //! its creator; destroying one destroys and reclaims its whole subtree.
 
-use crate::arch::fpu::FpuState;
-use crate::arch::gdt::{USER_CS, USER_SS};
-use crate::arch::trap::TrapFrame;
-use crate::cap::{CList, CapRef, Rights};
-use crate::frames::Frame;
-use crate::mm::{self, PhysTables};
-use crate::pagetable::{self, Tables};
-use crate::state::Kernel;
-pub use crate::validate::FORCED_FLAGS;
-use abi::tables::{env_slot, env_state, frame_state, ENV_SLOTS};
+use crate::arch::frame::{FpuState, TrapFrame};
+use crate::cap::{CList, CapRef};
+use crate::frames::{Frame, Frames};
+use abi::tables::{env_slot, env_state, EnvInfo, ENV_SLOTS};
 use abi::Error;
 
 /// "No environment" in `Env::waiting_on`, which `pct_fast` reads as a raw
@@ -20,7 +14,7 @@ const NONE: u16 = u16::MAX;
 
 /// The address space of an environment that has none (free, or an exited
 /// zombie): frame 0 is never a page table (it is reserved below 1 MiB).
-const NO_TABLES: Frame = Frame::new(0);
+pub const NO_TABLES: Frame = Frame::new(0);
 
 /// An index into the environment table, always below `ENV_SLOTS`: the
 /// tables indexed by it need no bounds check.
@@ -66,12 +60,6 @@ impl EnvId {
     pub fn slot(self) -> Slot {
         Slot(env_slot(self.0) as u16)
     }
-}
-
-/// The first environment awaiting slot `s`'s reply: a scan of the raw
-/// field (it runs for every environment destroyed).
-pub fn waiter_on(envs: &[Env; ENV_SLOTS], s: Slot) -> Option<Slot> {
-    envs.iter().position(|e| e.waiting_on == s.0).map(|w| Slot(w as u16))
 }
 
 /// Indexing the environment table, and the exposed one, by slot.
@@ -146,17 +134,19 @@ pub enum State {
 /// Offsets of the fields `pct_fast` (assembly) reads and writes: the
 /// fields stay private, the layout is named here.
 pub mod offsets {
-    use super::Env;
+    use super::{Env, Envs};
     use core::mem::offset_of;
     pub const ID: usize = offset_of!(Env, id);
     pub const STATE: usize = offset_of!(Env, state);
     pub const WAITING_ON: usize = offset_of!(Env, waiting_on);
     pub const SWITCHED_OUT: usize = offset_of!(Env, switched_out);
+    /// The pointer to the exposed table, in [`Envs`].
+    pub const INFO: usize = offset_of!(Envs, info);
 }
 
 /// An environment. The fields the exposed table shows (its identity,
 /// parent, state, exit code, what it waits on, its published word) are
-/// private: they change only through `Kernel` methods here, which publish
+/// private: they change only through `Envs` methods here, which publish
 /// them (principle 6). The rest is the kernel's working state.
 #[repr(C, align(64))]
 pub struct Env {
@@ -270,6 +260,11 @@ impl Env {
         (self.waiting_on != NONE).then_some(Slot(self.waiting_on))
     }
 
+    /// The word it shows in the exposed table.
+    pub fn published(&self) -> u64 {
+        self.published
+    }
+
     pub const EMPTY: Env = Env {
         tf: TrapFrame {
             r15: 0,
@@ -341,46 +336,95 @@ impl Env {
     };
 }
 
-impl Kernel {
+/// The environment table and its exposed copy: the kernel state's part
+/// that holds environments. Writers of what the exposed table shows go
+/// through the methods here, which publish at once (principle 6).
+pub struct Envs {
+    table: &'static mut [Env; ENV_SLOTS],
+    /// The exposed environment table (read-only to user space).
+    info: &'static mut [EnvInfo; ENV_SLOTS],
+    /// One past the highest slot in use: scans of the table stop here.
+    top: usize,
+}
+
+impl core::ops::Index<Slot> for Envs {
+    type Output = Env;
+    #[inline(always)]
+    fn index(&self, s: Slot) -> &Env {
+        &self.table[s]
+    }
+}
+
+impl core::ops::IndexMut<Slot> for Envs {
+    #[inline(always)]
+    fn index_mut(&mut self, s: Slot) -> &mut Env {
+        &mut self.table[s]
+    }
+}
+
+impl Envs {
+    pub fn new(table: &'static mut [Env; ENV_SLOTS], info: &'static mut [EnvInfo; ENV_SLOTS]) -> Envs {
+        Envs { table, info, top: 0 }
+    }
+
+    /// One past the highest slot in use (slots from here on are free).
+    pub fn top(&self) -> usize {
+        self.top
+    }
+
+    /// The table as a slice (indexed with a bounds check, which the null
+    /// call prefers to `Slot`'s mask: see `syscall::console::self_id`).
+    #[inline(always)]
+    pub fn as_slice(&self) -> &[Env] {
+        self.table.as_slice()
+    }
+
+    /// Every environment, in slot order.
+    pub fn iter(&self) -> impl Iterator<Item = &Env> {
+        self.table.iter()
+    }
+
     /// The one way an environment's state changes; the exposed table shows
     /// the change at once. Leaving `Waiting` ends the wait, unless the
     /// environment is held (`Stopped`) in it (`nest.rs`).
-    pub fn set_state(&mut self, s: Slot, state: State) {
-        let e = &mut self.envs[s];
+    pub fn set_state(&mut self, s: Slot, state: State, frames: &Frames) {
+        let e = &mut self.table[s];
         e.state = state;
         if state != State::Waiting && state != State::Stopped {
             e.waiting_on = NONE;
         }
-        self.publish(s);
+        self.publish(s, frames);
     }
 
     /// Sets whose reply held slot `s` awaits (`None`: it came, or the
     /// wait was dropped).
-    pub fn set_held_wait(&mut self, s: Slot, on: Option<Slot>) {
-        self.envs[s].waiting_on = on.map_or(NONE, |o| o.0);
-        self.publish(s);
+    pub fn set_held_wait(&mut self, s: Slot, on: Option<Slot>, frames: &Frames) {
+        self.table[s].waiting_on = on.map_or(NONE, |o| o.0);
+        self.publish(s, frames);
     }
 
     /// Slot `s` waits for slot `on`'s reply.
-    pub fn set_waiting(&mut self, s: Slot, on: Slot) {
-        self.envs[s].waiting_on = on.0;
-        self.set_state(s, State::Waiting);
+    pub fn set_waiting(&mut self, s: Slot, on: Slot, frames: &Frames) {
+        self.table[s].waiting_on = on.0;
+        self.set_state(s, State::Waiting, frames);
     }
 
     /// Sets the word slot `s` shows in the exposed table.
-    pub fn set_published(&mut self, s: Slot, word: u64) {
-        self.envs[s].published = word;
-        self.publish(s);
+    pub fn set_published(&mut self, s: Slot, word: u64, frames: &Frames) {
+        self.table[s].published = word;
+        self.publish(s, frames);
     }
 
-    /// The live environment with id `id` (0 means the caller).
-    pub fn env_slot(&self, id: u64) -> Result<Slot, Error> {
-        if id == abi::syscall::ENV_SELF {
-            return Ok(self.current);
-        }
+    /// Shows slot `s`'s CPU time (the tick's one change, published alone).
+    pub fn publish_ticks(&mut self, s: Slot) {
+        self.info[s].ticks = self.table[s].ticks;
+    }
+
+    /// The live environment with id `id`.
+    pub fn live(&self, id: u64) -> Result<Slot, Error> {
         let id = EnvId(u32::try_from(id).map_err(|_| Error::BadEnv)?);
         let s = id.slot();
-        let e = &self.envs[s];
+        let e = &self.table[s];
         if e.id == id && e.state != State::Free {
             Ok(s)
         } else {
@@ -388,84 +432,62 @@ impl Kernel {
         }
     }
 
-    /// Creates a stopped environment with an empty address space, charged
-    /// to slot `creator` (`None` for the first environment). Its guard is a
-    /// capability derived from the creator's, so the creator dominates it.
-    pub fn env_create(&mut self, creator: Option<Slot>) -> Result<Slot, Error> {
-        self.env_new(creator, false, None)
+    /// The first environment awaiting slot `s`'s reply: a scan of the raw
+    /// field (it runs for every environment destroyed).
+    pub fn waiter_on(&self, s: Slot) -> Option<Slot> {
+        self.table.iter().position(|e| e.waiting_on == s.0).map(|w| Slot(w as u16))
     }
 
-    /// `env_create`; with `share`, the new environment runs over its
-    /// creator's page tables instead of a fresh address space (`aspace.rs`).
-    /// With `again`, it takes that id again (`revivable`).
-    pub(crate) fn env_new(
-        &mut self,
-        creator: Option<Slot>,
-        share: bool,
-        again: Option<EnvId>,
-    ) -> Result<Slot, Error> {
-        let (s, generation) = match again {
-            Some(id) => (id.slot(), self.envs[id.slot()].generation),
+    /// A slot for a new environment and the generation its id will have:
+    /// with `again`, that id's slot (checked by `revivable`), otherwise
+    /// the first free one but slot 0's.
+    pub fn vacancy(&self, again: Option<EnvId>) -> Result<(Slot, u32), Error> {
+        match again {
+            Some(id) => Ok((id.slot(), self.table[id.slot()].generation)),
             None => {
                 let s = Slot::all()
                     .skip(1)
-                    .find(|&s| self.envs[s].state == State::Free)
+                    .find(|&s| self.table[s].state == State::Free)
                     .ok_or(Error::NoEnvSlots)?;
-                (s, self.envs[s].generation.wrapping_add(1).max(1))
+                Ok((s, self.table[s].generation.wrapping_add(1).max(1)))
             }
-        };
+        }
+    }
+
+    /// Fills vacant slot `s` (from `vacancy`) with a stopped environment:
+    /// id from `generation`, a child of `parent` (linked into its
+    /// children), over `pml4`, guarded by `guard`. Its registers are left
+    /// for the caller to set.
+    pub fn install(
+        &mut self,
+        s: Slot,
+        generation: u32,
+        parent: Option<Slot>,
+        pml4: Frame,
+        guard: CapRef,
+        frames: &Frames,
+    ) -> EnvId {
         let id = id_of(generation, s);
-        let guard = match creator {
-            None => self.caps.create_root(Rights::ALL)?,
-            Some(c) => self.caps.derive(self.envs[c].guard, Rights::ALL)?,
-        };
-        let pml4 = match creator.filter(|_| share) {
-            Some(c) => self.envs[c].pml4,
-            None => match self.frames.alloc(None, id.0, frame_state::PAGE_TABLE) {
-                Ok(f) => {
-                    self.init_tables(f);
-                    f
-                }
-                Err(e) => {
-                    let _ = self.caps.revoke(guard);
-                    return Err(e);
-                }
-            },
-        };
-        let parent = creator.map(|c| self.envs[c].id);
-        let limited = creator.is_some_and(|c| self.envs[c].limited);
-        let e = &mut self.envs[s];
+        let parent_id = parent.map(|p| self.table[p].id);
+        let limited = parent.is_some_and(|p| self.table[p].limited);
+        self.top = self.top.max(s.index() + 1);
+        let e = &mut self.table[s];
         *e = Env::EMPTY;
         e.generation = generation;
         e.id = id;
-        e.parent = parent;
+        e.parent = parent_id;
         e.state = State::Stopped;
         e.pml4 = pml4;
         e.cr3 = pml4.addr();
-        e.tf.cs = USER_CS as u64;
-        e.tf.ss = USER_SS as u64;
-        e.tf.rflags = FORCED_FLAGS;
         e.guard = guard;
         e.limited = limited;
-        e.shares = share;
         e.clist.set(abi::syscall::CRED_SELF, guard).expect("slot CRED_SELF exists");
-        if let Some(p) = parent.map(EnvId::slot) {
-            self.envs[s].next_sibling = self.envs[p].first_child;
-            self.envs[p].first_child = Some(s);
+        if let Some(p) = parent {
+            self.table[s].next_sibling = self.table[p].first_child;
+            self.table[p].first_child = Some(s);
         }
-        self.publish(s);
-        Ok(s)
-    }
-
-    /// A fresh top-level table: the kernel's shared half and the self-map.
-    fn init_tables(&mut self, pml4: Frame) {
-        let shared = *PhysTables.table(self.kernel_pml4);
-        let mut tables = PhysTables;
-        let table = tables.table(pml4);
-        table.fill(0);
-        table[mm::SHARED_SLOTS].copy_from_slice(&shared[mm::SHARED_SLOTS]);
-        table[mm::SELF_MAP_SLOT] =
-            pagetable::entry(pml4, pagetable::PRESENT | pagetable::USER | pagetable::NO_EXEC);
+        self.publish(s, frames);
+        id
     }
 
     /// Whether `id` may be taken again by a new child of slot `parent`: it
@@ -479,137 +501,88 @@ impl Kernel {
     pub fn revivable(&self, id: u64, parent: Slot) -> Result<EnvId, Error> {
         let raw = u32::try_from(id).map_err(|_| Error::BadEnv)?;
         let s = Slot::new(env_slot(raw)).filter(|s| s.index() != 0).ok_or(Error::BadEnv)?;
-        let e = &self.envs[s];
+        let e = &self.table[s];
         let last = id_of(e.generation, s);
         if e.state != State::Free
             || last.0 != raw
             || e.generation == 0
-            || e.parent != Some(self.envs[parent].id)
+            || e.parent != Some(self.table[parent].id)
         {
             return Err(Error::BadState);
         }
         Ok(last)
     }
 
-    /// Destroys the subtree rooted at slot `top`. With `exit_code` set, `top`
-    /// itself stays as an exited zombie holding the code until its parent
-    /// destroys it; everything it held is reclaimed either way.
-    pub fn env_destroy(&mut self, top: Slot, exit_code: Option<i32>) {
-        // Post-order: always destroy a leaf of the remaining subtree.
-        loop {
-            let mut s = top;
-            while let Some(c) = self.envs[s].first_child {
-                s = c;
-            }
-            if s == top {
-                break;
-            }
-            // An exited descendant gave everything back when it ended.
-            if self.envs[s].state != State::Exited {
-                self.release(s);
-            }
-            self.free_slot(s);
+    /// A leaf of the subtree rooted at `top` (`top` itself when it has no
+    /// children): post-order destruction takes these one by one.
+    pub fn leaf_below(&self, top: Slot) -> Slot {
+        let mut s = top;
+        while let Some(c) = self.table[s].first_child {
+            s = c;
         }
-        if self.envs[top].state != State::Exited {
-            self.release(top);
-        }
-        match exit_code {
-            Some(code) => {
-                self.envs[top].exit_code = code;
-                self.set_state(top, State::Exited);
-            }
-            None => self.free_slot(top),
-        }
-        self.kinfo.free_frames = self.frames.free_count();
+        s
     }
 
-    /// Gives back everything slot `s` holds: its address space, its pinned
-    /// exception save area and every frame charged to it.
-    fn release(&mut self, s: Slot) {
-        self.slices_release(s);
-        self.end_waits_on(s);
-        self.end_event_waits_on(s);
-        let id = self.envs[s].id;
-        self.preds_release(s);
-        let pml4 = self.envs[s].pml4;
-        // A sharer's tables are its parent's, torn down with the parent,
-        // which outlives it (post-order destruction).
-        if !self.envs[s].shares {
-            let frames = &mut self.frames;
-            pagetable::teardown(
-                &mut PhysTables,
-                pml4,
-                mm::USER_SLOTS,
-                &mut |pte| frames.drop_ref(pagetable::frame_of(pte)),
-                &mut |_| {},
-            );
-        }
-        self.envs[s].exc.save = 0;
-        for f in [self.envs[s].exc_frame.take(), self.envs[s].repo_vector.take()].into_iter().flatten() {
-            self.frames.drop_ref(f);
-        }
-        self.frames.release_owner(id.0);
-        self.envs[s].pml4 = NO_TABLES;
-    }
-
-    fn free_slot(&mut self, s: Slot) {
-        if let Some(p) = self.envs[s].parent.map(EnvId::slot) {
-            let after = self.envs[s].next_sibling;
-            if self.envs[p].first_child == Some(s) {
-                self.envs[p].first_child = after;
+    /// Ends slot `s` for good: unlinks it from its parent's children and
+    /// empties it, keeping its last id's generation and parent
+    /// (`revivable`; nothing else reads a free slot's parent). Its
+    /// capabilities are the caller's to revoke first.
+    pub fn vacate(&mut self, s: Slot, frames: &Frames) {
+        if let Some(p) = self.table[s].parent.map(EnvId::slot) {
+            let after = self.table[s].next_sibling;
+            if self.table[p].first_child == Some(s) {
+                self.table[p].first_child = after;
             } else {
-                let mut c = self.envs[p].first_child;
-                while let Some(sib) = c.filter(|&sib| self.envs[sib].next_sibling != Some(s)) {
-                    c = self.envs[sib].next_sibling;
+                let mut c = self.table[p].first_child;
+                while let Some(sib) = c.filter(|&sib| self.table[sib].next_sibling != Some(s)) {
+                    c = self.table[sib].next_sibling;
                 }
                 if let Some(before) = c {
-                    self.envs[before].next_sibling = after;
+                    self.table[before].next_sibling = after;
                 }
             }
         }
-        // Its authority ends with it, and so does every capability it
-        // derived and handed out, and every loan it held (each loan sits in
-        // exactly one list: lending on makes a new one).
-        let clist = self.envs[s].clist;
-        for c in clist.refs() {
-            if self.caps.is_loan(c) {
-                let _ = self.caps.revoke(c);
-            }
+        let (generation, parent) = (self.table[s].generation, self.table[s].parent);
+        self.table[s] = Env::EMPTY;
+        (self.table[s].generation, self.table[s].parent) = (generation, parent);
+        while self.top > 0 && self.table.as_slice()[self.top - 1].state == State::Free {
+            self.top -= 1;
         }
-        let _ = self.caps.revoke(self.envs[s].guard);
-        let (generation, parent) = (self.envs[s].generation, self.envs[s].parent);
-        self.envs[s] = Env::EMPTY;
-        // A free slot keeps its last id's generation and parent
-        // (`revivable`); nothing else reads a free slot's parent.
-        (self.envs[s].generation, self.envs[s].parent) = (generation, parent);
-        self.publish(s);
+        self.publish(s, frames);
+    }
+
+    /// Slot `s` ends with `code` and stays as an exited zombie until its
+    /// parent destroys it.
+    pub fn set_exited(&mut self, s: Slot, code: i32, frames: &Frames) {
+        self.table[s].exit_code = code;
+        self.set_state(s, State::Exited, frames);
     }
 
     /// The slot after `s` in a pre-order walk of the subtree rooted at
     /// `top` (`None` when the walk is over).
     pub fn next_in_subtree(&self, top: Slot, s: Slot) -> Option<Slot> {
-        if let Some(c) = self.envs[s].first_child {
+        if let Some(c) = self.table[s].first_child {
             return Some(c);
         }
         let mut at = s;
         while at != top {
-            if let Some(n) = self.envs[at].next_sibling {
+            if let Some(n) = self.table[at].next_sibling {
                 return Some(n);
             }
-            at = self.envs[at].parent?.slot();
+            at = self.table[at].parent?.slot();
         }
         None
     }
 
     /// Copies slot `s` into the exposed environment table.
-    pub fn publish(&mut self, s: Slot) {
-        let e = &self.envs[s];
-        self.env_info[s] = abi::tables::EnvInfo {
+    pub fn publish(&mut self, s: Slot, frames: &Frames) {
+        let e = &self.table[s];
+        self.info[s] = EnvInfo {
             id: if e.state == State::Free { 0 } else { e.id.0 },
             parent: if e.state == State::Free { 0 } else { e.parent.map_or(0, EnvId::raw) },
             state: e.state as u32,
             exit_code: e.exit_code,
-            frames: self.frames.owned_count(e.id.0),
+            frames: frames.owned_count(e.id.0),
             slices: e.slices,
             waiting_on: if e.waiting_on == NONE { u32::MAX } else { e.waiting_on as u32 },
             interrupts: e.interrupts,
@@ -620,19 +593,168 @@ impl Kernel {
     }
 }
 
-/// Reached by name from `pct_fast`; everything else goes through the
-/// kernel state.
-pub static mut ENVS: [Env; ENV_SLOTS] = [Env::EMPTY; ENV_SLOTS];
-
-/// The environment table (called once, at boot).
-pub fn table() -> &'static mut [Env; ENV_SLOTS] {
-    // SAFETY: handed out once, to the kernel state, which owns it from then.
-    unsafe { &mut *(&raw mut ENVS).cast::<[Env; ENV_SLOTS]>() }
-}
+/// The environment table: reached by name from `pct_fast` (assembly, the
+/// value is at the static's address); everything else goes through the
+/// kernel state, which takes it once at boot.
+pub static ENVS: cell::Once<[Env; ENV_SLOTS]> = cell::Once::new([Env::EMPTY; ENV_SLOTS]);
 
 /// The id slot `s` has in `generation` (one of generation 1 if that would
 /// be 0 or name another slot, after the generation wraps).
-fn id_of(generation: u32, s: Slot) -> EnvId {
+pub fn id_of(generation: u32, s: Slot) -> EnvId {
     let raw = generation.wrapping_mul(ENV_SLOTS as u32).wrapping_add(s.0 as u32);
     EnvId(if raw == 0 || env_slot(raw) != s.index() { s.0 as u32 + ENV_SLOTS as u32 } else { raw })
+}
+
+/// A table to test on the host: leaked, like the kernel's statics.
+#[cfg(test)]
+pub mod fixture {
+    extern crate std;
+    use super::{Env, Envs, Slot};
+    use crate::cap::CapRef;
+    use crate::frames::{Frame, Frames, Link};
+    use abi::tables::{EnvInfo, FrameInfo, ENV_SLOTS};
+    use std::boxed::Box;
+    use std::vec::Vec;
+
+    pub fn envs() -> Envs {
+        let table: Box<[Env]> = (0..ENV_SLOTS).map(|_| Env::EMPTY).collect::<Vec<_>>().into_boxed_slice();
+        let table: Box<[Env; ENV_SLOTS]> = table.try_into().ok().expect("ENV_SLOTS entries");
+        let info = Box::new([EnvInfo::default(); ENV_SLOTS]);
+        Envs::new(Box::leak(table), Box::leak(info))
+    }
+
+    pub fn frames() -> Frames<'static> {
+        let info = Box::leak(std::vec![FrameInfo::default(); 64].into_boxed_slice());
+        let links = Box::leak(std::vec![Link::UNLINKED; 64].into_boxed_slice());
+        Frames::new(info, links)
+    }
+
+    /// A new environment under `parent`, as `env_new` makes one.
+    pub fn child(envs: &mut Envs, frames: &Frames, parent: Option<Slot>) -> Slot {
+        let (s, generation) = envs.vacancy(None).expect("a free slot");
+        envs.install(s, generation, parent, Frame::new(9), CapRef::NONE, frames);
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fixture::{child, envs, frames};
+    use super::*;
+
+    #[test]
+    fn ids_name_one_life_of_a_slot() {
+        let (mut t, fr) = (envs(), frames());
+        let a = child(&mut t, &fr, None);
+        assert_eq!(a.index(), 1, "slot 0 is never handed out");
+        let id = t[a].id();
+        assert_eq!(t.live(id.raw() as u64), Ok(a));
+        assert_eq!(t.info[a].id, id.raw());
+        assert_eq!(t.info[a].state, env_state::STOPPED);
+        t.vacate(a, &fr);
+        assert_eq!(t.live(id.raw() as u64), Err(Error::BadEnv), "a dead id names nothing");
+        assert_eq!(t.info[a].id, 0);
+        let b = child(&mut t, &fr, None);
+        assert_eq!(b, a, "the slot is reused");
+        assert_ne!(t[b].id(), id, "under a new id");
+        assert_eq!(t.live(id.raw() as u64), Err(Error::BadEnv), "the old id does not name the new one");
+        // The highest slot in use bounds scans.
+        let c = child(&mut t, &fr, None);
+        assert_eq!(t.top(), c.index() + 1);
+        t.vacate(c, &fr);
+        assert_eq!(t.top(), b.index() + 1);
+        t.vacate(b, &fr);
+        assert_eq!(t.top(), 0);
+        assert_eq!(t.live(u64::MAX), Err(Error::BadEnv));
+    }
+
+    #[test]
+    fn id_of_never_zero_and_always_its_slot() {
+        let s = Slot::new(3).unwrap();
+        for generation in [0, 1, u32::MAX / ENV_SLOTS as u32, u32::MAX] {
+            let id = id_of(generation, s);
+            assert_ne!(id.raw(), 0);
+            assert_eq!(id.slot(), s);
+        }
+    }
+
+    #[test]
+    fn state_changes_publish_and_end_waits() {
+        let (mut t, fr) = (envs(), frames());
+        let (a, b) = (child(&mut t, &fr, None), child(&mut t, &fr, None));
+        t.set_waiting(a, b, &fr);
+        assert_eq!(t[a].waiting_on(), Some(b));
+        assert_eq!((t.info[a].state, t.info[a].waiting_on), (env_state::WAITING, b.index() as u32));
+        assert_eq!(t.waiter_on(b), Some(a));
+        // Held in its wait, it still waits.
+        t.set_state(a, State::Stopped, &fr);
+        assert_eq!(t[a].waiting_on(), Some(b));
+        t.set_state(a, State::Runnable, &fr);
+        assert_eq!(t[a].waiting_on(), None);
+        assert_eq!((t.info[a].state, t.info[a].waiting_on), (env_state::RUNNABLE, u32::MAX));
+        assert_eq!(t.waiter_on(b), None);
+        t.set_published(a, 77, &fr);
+        assert_eq!(t.info[a].published, 77);
+        t.set_exited(a, -3, &fr);
+        assert_eq!((t.info[a].state, t.info[a].exit_code), (env_state::EXITED, -3));
+    }
+
+    #[test]
+    fn subtree_walk_and_unlinking() {
+        let (mut t, fr) = (envs(), frames());
+        let root = child(&mut t, &fr, None);
+        let a = child(&mut t, &fr, Some(root));
+        let b = child(&mut t, &fr, Some(root));
+        let a1 = child(&mut t, &fr, Some(a));
+        assert_eq!(t.info[a1].parent, t[a].id().raw());
+        // Pre-order: children newest first.
+        let mut walk = vec![root];
+        let mut at = root;
+        while let Some(n) = t.next_in_subtree(root, at) {
+            walk.push(n);
+            at = n;
+        }
+        assert_eq!(walk, vec![root, b, a, a1]);
+        assert_eq!(t.next_in_subtree(a, a1), None, "a walk stays inside its subtree");
+        assert_eq!(t.leaf_below(root), b);
+        // The middle of a sibling list.
+        let c = child(&mut t, &fr, Some(root));
+        t.vacate(b, &fr);
+        let mut kids = vec![];
+        let mut n = t[root].first_child;
+        while let Some(k) = n {
+            kids.push(k);
+            n = t[k].next_sibling;
+        }
+        assert_eq!(kids, vec![c, a]);
+    }
+
+    #[test]
+    fn only_the_last_id_under_the_same_parent_revives() {
+        let (mut t, fr) = (envs(), frames());
+        let (p, q) = (child(&mut t, &fr, None), child(&mut t, &fr, None));
+        let c = child(&mut t, &fr, Some(p));
+        let id = t[c].id();
+        assert_eq!(t.revivable(id.raw() as u64, p), Err(Error::BadState), "still alive");
+        t.vacate(c, &fr);
+        assert_eq!(t.revivable(id.raw() as u64, q), Err(Error::BadState), "another parent");
+        assert_eq!(
+            t.revivable(id.raw() as u64 + ENV_SLOTS as u64, p),
+            Err(Error::BadState),
+            "not its last id"
+        );
+        assert_eq!(t.revivable(0, p), Err(Error::BadEnv), "slot 0");
+        assert_eq!(t.revivable(id.raw() as u64, p), Ok(id));
+        let (s, generation) = t.vacancy(Some(id)).unwrap();
+        assert_eq!(t.install(s, generation, Some(p), Frame::new(9), CapRef::NONE, &fr), id);
+    }
+
+    #[test]
+    fn a_full_table_is_refused() {
+        let (mut t, fr) = (envs(), frames());
+        for _ in 1..ENV_SLOTS {
+            child(&mut t, &fr, None);
+        }
+        assert_eq!(t.vacancy(None).err(), Some(Error::NoEnvSlots));
+    }
 }

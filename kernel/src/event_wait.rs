@@ -28,7 +28,7 @@ impl Kernel {
     /// (checked writable), as the held environment's id; 0 if none can
     /// come. `next` is the environment to run if the caller must wait.
     pub fn wait_event(&mut self, root: Slot, buf: u64, next: Option<Slot>) -> u64 {
-        let me = self.current;
+        let me = self.current();
         match self.scan_events(root, self.envs[me].id()) {
             Scan::Event(s) => self.deliver_event(me, buf, s),
             Scan::Idle => 0,

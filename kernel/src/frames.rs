@@ -170,6 +170,34 @@ impl<'a> Frames<'a> {
         }
     }
 
+    /// XN's cache takes a frame its owner holds (`crate::xn`): it stays
+    /// charged to the owner, is mapped only through `xn_bind`, and XN holds
+    /// a reference so neither the owner nor its end frees it.
+    /// (XN is offered only frames mapped nowhere: the count cannot
+    /// overflow.)
+    pub fn to_cache(&mut self, frame: Frame) {
+        if let Some(rec) = self.info.get_mut(frame.0 as usize) {
+            rec.refs = rec.refs.saturating_add(1);
+            rec.state = frame_state::CACHE;
+        }
+    }
+
+    /// XN's cache gives a frame back: to its owner if nothing maps it any
+    /// more, else it becomes ownerless and is freed with its last mapping
+    /// (whoever still maps it sees the old block, never someone's next use
+    /// of the frame).
+    pub fn from_cache(&mut self, frame: Frame) {
+        let f = frame.0 as usize;
+        let Some(rec) = self.info.get_mut(f).filter(|r| r.state == frame_state::CACHE) else { return };
+        rec.state = frame_state::USER;
+        let (owner, refs) = (rec.owner, rec.refs);
+        if refs > 1 && owner != 0 {
+            self.unlink_owned(owner, f as u32);
+            self.info[f].owner = 0;
+        }
+        self.drop_ref(frame);
+    }
+
     /// Reclaims everything `owner` holds: unmapped frames are freed at once,
     /// frames still mapped elsewhere lose their owner and are freed when
     /// their last mapping goes.

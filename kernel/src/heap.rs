@@ -4,7 +4,9 @@
 
 use linked_list_allocator::LockedHeap;
 
-const HEAP_SIZE: usize = 4 << 20;
+/// XN's state for the disk (four bytes a block, its metadata's claims,
+/// the registry) lives here too: 32 MiB covers a disk of several GiB.
+const HEAP_SIZE: usize = 32 << 20;
 
 #[repr(C, align(4096))]
 struct Arena([u8; HEAP_SIZE]);

@@ -2,9 +2,14 @@
 
 use crate::arch::{apic, fpu, gdt, idt, percpu, serial, syscall, trap};
 use crate::bootinfo::{BootInfo, Phys};
-use crate::env::Slot;
+use crate::console::Console;
+use crate::env::Envs;
 use crate::frames::{Frame, Frames, Link};
+use crate::memory::Memory;
 use crate::mm::{self, EarlyAlloc};
+use crate::predicate::Predicates;
+use crate::revoke::Reclaims;
+use crate::sched::Sched;
 use crate::state::{self, Kernel};
 use abi::layout::{BOOTFS_VA, CLOCK_VA, ENV_TABLE_VA, FRAME_TABLE_VA, KINFO_VA, SLICES_VA};
 use abi::tables::{EnvInfo, FrameInfo, KernelInfo, ENV_SLOTS};
@@ -157,12 +162,12 @@ fn frame_table(boot: &BootInfo, t: &Exposed, bootfs: &BootFs, early: &EarlyAlloc
     let n = t.nframes as usize;
     let mut frames = Frames::new(table(t.frame_table, n), table(t.links, n));
     for r in boot.ram() {
-        for f in (r.start.max(1 << 20) >> 12)..(r.end >> 12) {
+        for f in Frame::containing(r.start.max(1 << 20)).number()..Frame::containing(r.end).number() {
             frames.release_reserved(Frame::new(f));
         }
     }
-    let module = (bootfs.loaded.start >> 12)..pages(bootfs.loaded.end);
-    let early_frames = (early.start >> 12)..(early.next >> 12);
+    let module = Frame::containing(bootfs.loaded.start).number()..pages(bootfs.loaded.end);
+    let early_frames = Frame::containing(early.start).number()..Frame::containing(early.next).number();
     for f in mm::image_frames().chain(module.chain(early_frames).map(Frame::new)) {
         frames.claim_for_kernel(f);
     }
@@ -180,7 +185,6 @@ fn kernel_state(
 ) -> Kernel {
     let kinfo: &'static mut KernelInfo = &mut table(t.kinfo, 1)[0];
     kinfo.frames = t.nframes;
-    kinfo.free_frames = frames.free_count();
     kinfo.env_slots = ENV_SLOTS as u64;
     kinfo.bootfs_size = bootfs.len;
     let cmdline = boot.cmdline();
@@ -192,27 +196,19 @@ fn kernel_state(
         frames.free_count(),
         core::str::from_utf8(cmdline).unwrap_or("?")
     );
+    let once = "a boot table taken twice";
+    let caps = crate::cap::TABLE.take().expect(once);
     Kernel {
-        frames,
-        caps: crate::cap::table(),
-        frame_share: table(t.shares, t.nframes as usize),
-        envs: crate::env::table(),
-        env_info: table(t.env_table, ENV_SLOTS).try_into().expect("ENV_SLOTS entries"),
-        kinfo,
-        kernel_pml4,
-        current: Slot::new(0).expect("slot 0 exists"),
-        root: Slot::new(0).expect("slot 0 exists"),
-        slices: &mut table(t.slices, 1)[0],
-        clock: &mut table(t.clock, 1)[0],
-        slice_env: crate::sched::SliceOwners::new(),
-        next_used: [crate::sched::NO_SLICE; 256],
-        grace_env: None,
-        console_notify: (0, 0),
-        grace_mark: 0,
-        spare_next: 0,
-        reclaims: [crate::revoke::Reclaim::NONE; crate::revoke::MAX_REQUESTS],
-        predicates: crate::predicate::table(),
-        compiled: alloc::vec::Vec::new(),
+        mem: Memory::new(frames, caps, table(t.shares, t.nframes as usize), kernel_pml4, kinfo),
+        envs: Envs::new(
+            crate::env::ENVS.take().expect(once),
+            table(t.env_table, ENV_SLOTS).try_into().expect("ENV_SLOTS entries"),
+        ),
+        sched: Sched::new(&mut table(t.slices, 1)[0], &mut table(t.clock, 1)[0]),
+        preds: Predicates::new(crate::predicate::TABLE.take().expect(once)),
+        reclaims: Reclaims::new(),
+        console: Console::default(),
+        xn: crate::xn::Xn::default(),
     }
 }
 
@@ -222,7 +218,8 @@ fn start(k: &mut Kernel, cmdline: &[u8], bootfs_frame: Frame, bootfs_len: u64) {
     // SAFETY: the boot module is mapped in the physical window and never
     // written: it is kernel-owned and exposed read-only.
     let fs = unsafe { core::slice::from_raw_parts(mm::frame_ptr::<u8>(bootfs_frame), bootfs_len as usize) };
-    crate::dev::init(k, fs, cmdline);
+    crate::dev::init(&mut k.mem, fs, cmdline);
+    k.xn.mount(&mut k.mem);
     if cmdline.split(|&b| b == b' ').any(|w| w == b"selftest=jit") {
         let (programs, runs) = (3000, 4);
         let accepted = crate::selftest::jit(k, programs, runs, 0x5e1f);
@@ -235,7 +232,10 @@ fn start(k: &mut Kernel, cmdline: &[u8], bootfs_frame: Frame, bootfs_len: u64) {
         Ok(s) => s,
         Err(why) => panic!("cannot start the first environment `{init}`: {why}"),
     };
-    k.root = root;
+    k.sched.set_root(root);
+    // The devices are the first environment's to use and to lend on.
+    let devices = k.mem.make_device_guard().expect("room for the device capability");
+    k.envs[root].clist.set(abi::syscall::CRED_DEVICES, devices).expect("slot CRED_DEVICES exists");
     if let Err(e) = k.slice_alloc(root, Some(0)) {
         panic!("cannot give the first environment a time slice: {e:?}");
     }
@@ -249,11 +249,9 @@ fn start(k: &mut Kernel, cmdline: &[u8], bootfs_frame: Frame, bootfs_len: u64) {
 fn start_clock(k: &mut Kernel) {
     apic::init();
     let rates = crate::arch::clock::calibrate();
-    k.clock.tick_ns = apic::TICK_NS;
+    k.sched.set_rates(apic::TICK_NS, rates.map_or(0, |r| r.tsc_hz));
     match rates {
         Some(r) => {
-            k.clock.tsc_hz = r.tsc_hz;
-            k.clock.tsc_ns_mult = ((1_000_000_000u128 << 32) / r.tsc_hz as u128) as u64;
             kprintln!(
                 "clock: TSC {}.{:03} MHz, APIC timer {}.{:03} MHz (measured against the PIT)",
                 r.tsc_hz / 1_000_000,

@@ -79,7 +79,7 @@ syscall_intercept:
     "#,
     count = const abi::syscall::END - abi::syscall::BASE,
     cur_tf = const offset_of!(crate::arch::percpu::PerCpu, cur_tf),
-    rip = const offset_of!(crate::arch::trap::TrapFrame, rip),
+    rip = const offset_of!(crate::arch::frame::TrapFrame, rip),
     bypass = const offset_of!(Env, bypass),
     number = const offset_of!(Env, event) + offset_of!(Event, number),
     table = sym crate::syscall::TABLE,
@@ -96,7 +96,7 @@ unsafe extern "C" {
 }
 
 /// `exc_fast` addresses the environment from the frame's `vector` word.
-const SAVE_BASE: isize = offset_of!(crate::arch::trap::TrapFrame, vector) as isize;
+const SAVE_BASE: isize = offset_of!(crate::arch::frame::TrapFrame, vector) as isize;
 
 /// `call *disp32(,%rax,8)`.
 fn dispatch(table: i32) -> [u8; 7] {
@@ -128,7 +128,7 @@ extern "sysv64" fn held_call(a0: u64, a1: u64, a2: u64, a3: u64, a4: u64, a5: u6
     // stub calls from ring 3, in place of any handler.
     unsafe {
         crate::state::enter(|k| {
-            let c = k.current;
+            let c = k.current();
             let number = k.envs[c].event.number + BASE;
             k.hold(
                 c,
@@ -147,7 +147,7 @@ extern "sysv64" fn held_result(value: u64) -> i64 {
     // called returned without switching environments: no `enter` is live.
     unsafe {
         crate::state::enter(|k| {
-            let c = k.current;
+            let c = k.current();
             let tf = &k.envs[c].tf;
             let args = [tf.rdi, tf.rsi, tf.rdx, tf.r10, tf.r8, tf.r9];
             let number = k.envs[c].event.number + BASE;
@@ -176,11 +176,11 @@ impl Kernel {
             ),
         ];
         let mut t = PhysTables;
-        let kpml4e = t.table(self.kernel_pml4)[IMAGE_PML4_SLOT];
+        let kpml4e = t.table(self.mem.kernel_pml4())[IMAGE_PML4_SLOT];
         let kpdpt = pagetable::frame_of(kpml4e);
         let kpd = pagetable::frame_of(t.table(kpdpt)[IMAGE_PDPT_SLOT]);
         let mut new =
-            || self.frames.alloc(None, 0, frame_state::KERNEL).expect("frames for the interposed view");
+            || self.mem.frames.alloc(None, 0, frame_state::KERNEL).expect("frames for the interposed view");
         let (pdpt, pd) = (new(), new());
         copy_table(&mut t, kpdpt, pdpt, IMAGE_PDPT_SLOT, pd);
         *t.table(pd) = *t.table(kpd);
@@ -194,7 +194,7 @@ impl Kernel {
                 insn[..len] == old[..len] && within + len <= 4096,
                 "an instruction interposition patches is not what it expects"
             );
-            let (pdi, pti) = ((off >> 21) as usize, ((off >> 12) & 511) as usize);
+            let (pdi, pti) = ((off >> 21) as usize, pagetable::index(off, 0));
             // This 2 MiB region's table: copied once, then shared by patches.
             let kpt = pagetable::frame_of(t.table(kpd)[pdi]);
             // (Compared by the frame they name: the CPU sets accessed bits.)
@@ -283,7 +283,7 @@ impl Kernel {
         let entry = if to.is_some() {
             VIEW.load(Ordering::Relaxed)
         } else {
-            PhysTables.table(self.kernel_pml4)[IMAGE_PML4_SLOT]
+            PhysTables.table(self.mem.kernel_pml4())[IMAGE_PML4_SLOT]
         };
         PhysTables.table(self.envs[s].pml4)[IMAGE_PML4_SLOT] = entry;
         self.envs[s].interposer = to;
@@ -305,7 +305,7 @@ impl Kernel {
     /// reflected: held if it is interposed, unless it is the one let
     /// through. Returns whether it was held.
     pub fn hold_foreign(&mut self) -> bool {
-        let c = self.current;
+        let c = self.current();
         let e = &mut self.envs[c];
         if e.interposer.is_none() {
             return false;
@@ -330,7 +330,7 @@ impl Kernel {
     /// deliver (an interposed one's never can: see `no_save`): held if it
     /// is interposed. Returns whether it was held.
     pub fn hold_exception(&mut self, fault_addr: u64) -> bool {
-        let c = self.current;
+        let c = self.current();
         if self.envs[c].interposer.is_none() {
             return false;
         }

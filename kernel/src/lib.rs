@@ -3,9 +3,10 @@
 //! a binding is made, and exposes its bookkeeping read-only. Everything
 //! that manages lives in untrusted libraries (see `docs/`).
 //!
-//! Modules without hardware dependencies (`bootinfo`, `frames`,
-//! `pagetable`) are unit-tested on the host; the rest is exercised by boot
-//! tests (`cargo xtask test`).
+//! Modules without hardware dependencies (`bootinfo`, `cap`, `frames`,
+//! `pagetable`, the environment table `env` and the scheduler `sched`
+//! over a fake processor, the device layer's parsers) are unit-tested on
+//! the host; the rest is exercised by boot tests (`cargo xtask test`).
 #![cfg_attr(not(test), no_std)]
 
 #[cfg(target_os = "none")]
@@ -19,12 +20,16 @@ pub mod frames;
 pub mod pagetable;
 pub mod validate;
 
+pub mod arch;
+pub mod console;
+pub mod env;
+pub mod memory;
+pub mod sched;
+
 #[cfg(target_os = "none")]
 #[macro_use]
 mod log;
 
-#[cfg(target_os = "none")]
-mod arch;
 #[cfg(target_os = "none")]
 mod aspace;
 #[cfg(target_os = "none")]
@@ -34,17 +39,19 @@ mod codemem;
 #[cfg(target_os = "none")]
 mod creds;
 #[cfg(target_os = "none")]
-mod env;
-#[cfg(target_os = "none")]
 mod event_wait;
 #[cfg(target_os = "none")]
 mod exposed;
 #[cfg(target_os = "none")]
 mod heap;
 #[cfg(target_os = "none")]
+mod hooks;
+#[cfg(target_os = "none")]
 mod init;
 #[cfg(target_os = "none")]
 mod interpose;
+#[cfg(target_os = "none")]
+mod life;
 #[cfg(target_os = "none")]
 mod limits;
 #[cfg(target_os = "none")]
@@ -62,7 +69,7 @@ mod predicate;
 #[cfg(target_os = "none")]
 mod revoke;
 #[cfg(target_os = "none")]
-mod sched;
+mod run;
 #[cfg(target_os = "none")]
 mod selftest;
 #[cfg(target_os = "none")]
@@ -75,6 +82,12 @@ mod trap;
 mod uaccess;
 #[cfg(target_os = "none")]
 mod upcall;
+#[cfg(target_os = "none")]
+mod xn;
+/// XN's exposed registry table (`xn/table.rs`), tested on the host.
+#[cfg(test)]
+#[path = "xn/table.rs"]
+mod xn_table;
 
 #[cfg(target_os = "none")]
 use init::kmain;

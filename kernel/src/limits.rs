@@ -24,7 +24,7 @@ impl Kernel {
             let (fq, sq) = (e.frame_quota, e.slice_quota);
             if frames > 0
                 && fq != NO_LIMIT
-                && self.subtree_sum(a, |k, x| k.frames.owned_count(k.envs[x].id().raw())) + frames > fq
+                && self.subtree_sum(a, |k, x| k.mem.frames.owned_count(k.envs[x].id().raw())) + frames > fq
             {
                 return Err(Error::OverQuota);
             }

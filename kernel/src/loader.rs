@@ -56,7 +56,7 @@ impl Kernel {
         e.tf.rip = elf.entry;
         e.tf.rsp = INIT_STACK_TOP;
         self.set_state(s, State::Runnable);
-        self.kinfo.free_frames = self.frames.free_count();
+        self.mem.publish_free();
         Ok(s)
     }
 
@@ -71,11 +71,11 @@ impl Kernel {
             return Ok(pagetable::frame_of(pte));
         }
         let id = self.envs[s].id().raw();
-        let f = self.frames.alloc(None, id, frame_state::USER).map_err(|e| e.name())?;
+        let f = self.mem.frames.alloc(None, id, frame_state::USER).map_err(|e| e.name())?;
         // SAFETY: a fresh frame seen through the physical window.
         unsafe { core::ptr::write_bytes(crate::mm::frame_ptr::<u8>(f), 0, 4096) };
-        self.frames.add_ref(f).map_err(|e| e.name())?;
-        let frames = &mut self.frames;
+        self.mem.frames.add_ref(f).map_err(|e| e.name())?;
+        let frames = &mut self.mem.frames;
         pagetable::map(&mut PhysTables, pml4, va, pagetable::entry(f, rights), &mut || {
             frames.alloc(None, id, frame_state::PAGE_TABLE)
         })

@@ -166,7 +166,7 @@ pub fn init(boot: &BootInfo, early: &mut EarlyAlloc) -> Frame {
             PRESENT | NO_EXEC | WRITABLE
         };
         let off = va - KERNEL_BASE;
-        let (pdi, pti) = ((off >> 21) as usize, ((off >> 12) & 511) as usize);
+        let (pdi, pti) = ((off >> 21) as usize, pagetable::index(off, 0));
         // SAFETY: reading an entry of our own fresh page directory.
         let pde = unsafe { *((t(pd) + 8 * pdi as u64) as *const u64) };
         let pt = if pde & PRESENT == 0 {
@@ -204,7 +204,7 @@ pub fn init(boot: &BootInfo, early: &mut EarlyAlloc) -> Frame {
 
 /// Frames of the kernel image.
 pub fn image_frames() -> impl Iterator<Item = Frame> {
-    let start = sym(&raw const __kernel_phys_start) >> 12;
+    let start = Frame::containing(sym(&raw const __kernel_phys_start)).number();
     let end = (sym(&raw const __kernel_end) - KERNEL_BASE).div_ceil(4096);
     (start..end).map(Frame::new)
 }

@@ -6,7 +6,7 @@
 //! Nothing it holds is an absolute kernel reference in the record: the
 //! PCT guard is a slot of its own list, the sleep predicate one of its own.
 
-use crate::arch::fpu::FpuState;
+use crate::arch::frame::FpuState;
 use crate::cap::{CapRef, Rights};
 use crate::env::{notify, Slot, State};
 use crate::interpose::SYSCALL_LEN;
@@ -98,7 +98,7 @@ impl Kernel {
             sleep_pred: e.sleep_pred as u64,
             sleep_until: e.sleep_until,
             waiting_on: waiting_on as u64,
-            published: self.env_info[s].published,
+            published: e.published(),
             event: e.event,
             fxsave: e.fpu.0,
         }
@@ -138,7 +138,7 @@ impl Kernel {
             env_state::RUNNABLE => State::Runnable,
             env_state::SLEEPING => {
                 let p = usize::try_from(r.sleep_pred).ok().filter(|&p| p < MAX_PREDICATES);
-                if p.is_none_or(|p| self.predicates[p].owner != id) {
+                if p.is_none_or(|p| !self.preds.owned_by(p as u64, id)) {
                     return Err(Error::NotPermitted);
                 }
                 State::Sleeping
@@ -223,15 +223,15 @@ impl Kernel {
             return Err(Error::NotPermitted);
         }
         if self.envs[to].state() != State::Stopped
-            || self.envs[to].clist.get(slot).is_ok_and(|t| self.caps.valid(t))
+            || self.envs[to].clist.get(slot).is_ok_and(|t| self.mem.caps.valid(t))
         {
             return Err(Error::BadState);
         }
-        let new = if self.caps.is_loan(c) {
-            self.caps.lend(c)?
+        let new = if self.mem.caps.is_loan(c) {
+            self.mem.caps.lend(c)?
         } else {
-            let rights = self.caps.rights(c).ok_or(Error::NotPermitted)?;
-            let parent = self.caps.parent_of(c).ok_or(Error::NotPermitted)?;
+            let rights = self.mem.caps.rights(c).ok_or(Error::NotPermitted)?;
+            let parent = self.mem.caps.parent_of(c).ok_or(Error::NotPermitted)?;
             let from_list = &self.envs[from].clist;
             let base = if parent == self.envs[from].guard {
                 self.envs[to].guard
@@ -241,7 +241,7 @@ impl Kernel {
                     .ok_or(Error::BadState)?;
                 self.envs[to].clist.get(at).map_err(|_| Error::BadState)?
             };
-            self.caps.derive(base, rights)?
+            self.mem.caps.derive(base, rights)?
         };
         self.envs[to].clist.set(slot, new)
     }
@@ -253,10 +253,10 @@ impl Kernel {
             return Err(Error::BadLength);
         }
         let list = &self.envs[to].clist;
-        if self.envs[to].state() != State::Stopped || list.get(slot).is_ok_and(|t| self.caps.valid(t)) {
+        if self.envs[to].state() != State::Stopped || list.get(slot).is_ok_and(|t| self.mem.caps.valid(t)) {
             return Err(Error::BadState);
         }
-        let new = self.caps.derive(list.get(from)?, rights)?;
+        let new = self.mem.caps.derive(list.get(from)?, rights)?;
         self.envs[to].clist.set(slot, new)
     }
 
@@ -266,7 +266,7 @@ impl Kernel {
         let mut n = 0;
         for slot in 0..crate::cap::CLIST_SLOTS as u64 {
             let Ok(c) = e.clist.get(slot) else { continue };
-            let (Some(r), true) = (self.caps.rights(c), n < out.len()) else { continue };
+            let (Some(r), true) = (self.mem.caps.rights(c), n < out.len()) else { continue };
             let bits = [
                 (Rights::READ, rights::READ),
                 (Rights::WRITE, rights::WRITE),
@@ -277,13 +277,14 @@ impl Kernel {
             .fold(0, |acc, (_, b)| acc | b);
             let kind = if c == e.guard {
                 cap_kind::OWN
-            } else if self.caps.is_loan(c) {
+            } else if self.mem.caps.is_loan(c) {
                 cap_kind::LOAN
             } else {
                 cap_kind::DERIVED
             };
             let from = match kind {
                 cap_kind::DERIVED => self
+                    .mem
                     .caps
                     .parent_of(c)
                     .and_then(|p| (0..crate::cap::CLIST_SLOTS as u64).find(|&i| e.clist.get(i) == Ok(p))),

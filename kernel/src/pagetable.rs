@@ -33,7 +33,9 @@ pub fn entry(frame: Frame, flags: u64) -> u64 {
     frame.addr() | flags
 }
 
-fn index(va: u64, level: u32) -> usize {
+/// The index of `va`'s entry in its table at `level` (0: the last level,
+/// which maps pages; 3: the PML4).
+pub fn index(va: u64, level: u32) -> usize {
     ((va >> (12 + 9 * level)) & 511) as usize
 }
 

@@ -48,7 +48,7 @@ impl Kernel {
         }
         let (cred, grant) = ((flags >> 8) & 0xff, (flags >> 16) & 0xff);
         let t = self.env_slot(id)?;
-        let c = self.current;
+        let c = self.current();
         if t == c {
             return Err(Error::BadEnv);
         }
@@ -71,7 +71,7 @@ impl Kernel {
             // The callee decides who may call it.
             let guard = self.envs[t].pct_guard;
             if !guard.is_none() {
-                self.caps.check(self.cred(cred)?, guard, Rights::READ)?;
+                self.mem.caps.check(self.cred(cred)?, guard, Rights::READ)?;
             }
         }
         let granted = if grant == 0 { u64::MAX } else { self.grant(grant - 1, t)? };
@@ -99,7 +99,7 @@ impl Kernel {
         } else {
             dst.rip = entry;
             dst.rsp = stack;
-            dst.rflags = crate::env::FORCED_FLAGS;
+            dst.rflags = crate::validate::FORCED_FLAGS;
         }
         if flags & PCT_SYNC != 0 {
             self.set_waiting(c, t);
@@ -121,9 +121,9 @@ impl Kernel {
         }
         let guard = e.pct_guard;
         if !guard.is_none() {
-            self.caps.check(self.cred(cred)?, guard, Rights::READ)?;
+            self.mem.caps.check(self.cred(cred)?, guard, Rights::READ)?;
         }
-        let from = self.envs[self.current].id().raw();
+        let from = self.envs[self.current()].id().raw();
         self.queue_interrupt(t, bits, from);
         if self.envs[t].state() != State::Runnable {
             return Ok(0);
@@ -144,7 +144,7 @@ impl Kernel {
             return None;
         }
         if !e.pct_guard.is_none() {
-            self.caps.check(self.cred(cred).ok()?, e.pct_guard, Rights::READ).ok()?;
+            self.mem.caps.check(self.cred(cred).ok()?, e.pct_guard, Rights::READ).ok()?;
         }
         Some(p)
     }
@@ -168,10 +168,10 @@ impl Kernel {
     /// slot `s`'s environment: a loan derived from it lands in `s`'s list
     /// (see `Caps::lend`); returns the slot there.
     pub fn grant(&mut self, slot: u64, s: Slot) -> Result<u64, Error> {
-        let loan = self.caps.lend(self.cred(slot)?)?;
+        let loan = self.mem.caps.lend(self.cred(slot)?)?;
         let s = self.space_owner(s);
-        self.envs[s].clist.insert(self.caps, loan).inspect_err(|_| {
-            let _ = self.caps.revoke(loan);
+        self.envs[s].clist.insert(self.mem.caps, loan).inspect_err(|_| {
+            let _ = self.mem.caps.revoke(loan);
         })
     }
 
@@ -179,7 +179,7 @@ impl Kernel {
     /// `BadEnv` as the result of their transfer and run again (a held one
     /// when released).
     pub fn end_waits_on(&mut self, s: Slot) {
-        while let Some(w) = crate::env::waiter_on(self.envs, s) {
+        while let Some(w) = self.envs.waiter_on(s) {
             self.envs[w].tf.rax = Error::BadEnv.as_result() as u64;
             if self.envs[w].state() == State::Stopped {
                 self.envs[w].resume_as = State::Runnable;

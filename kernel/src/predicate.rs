@@ -6,11 +6,11 @@
 //! library changes a predicate's parameters by writing the memory it reads,
 //! with no recompilation (paper 002 §4.6.12).
 
-use crate::env::{Slot, State};
-use crate::frames::Frame;
+use crate::env::{Envs, Slot};
+use crate::frames::{Frame, Frames};
+use crate::memory::Memory;
 use crate::mm::{self, PhysTables};
 use crate::pagetable::{self, USER};
-use crate::state::Kernel;
 use crate::uaccess;
 use abi::syscall::{PredicateContext, Region, PRED_MAX_INSNS, PRED_REGIONS};
 use abi::Error;
@@ -31,20 +31,22 @@ pub struct Compiled {
     users: u32,
 }
 
-/// The installed predicates (a static, like the environment table).
-static mut TABLE: [Predicate; MAX_PREDICATES] = [Predicate::FREE; MAX_PREDICATES];
+/// The installed predicates (a static, like the environment table), which
+/// the kernel state takes once at boot.
+pub static TABLE: cell::Once<[Predicate; MAX_PREDICATES]> =
+    cell::Once::new([Predicate::FREE; MAX_PREDICATES]);
 
-/// The predicate table (called once, at boot).
-pub fn table() -> &'static mut [Predicate; MAX_PREDICATES] {
-    // SAFETY: handed out once, to the kernel state, which owns it from then.
-    unsafe { &mut *(&raw mut TABLE).cast::<[Predicate; MAX_PREDICATES]>() }
+/// The kernel state's part that holds wakeup predicates.
+pub struct Predicates {
+    table: &'static mut [Predicate; MAX_PREDICATES],
+    compiled: Vec<Compiled>,
 }
 
 /// An installed predicate.
 #[derive(Clone, Copy)]
 pub struct Predicate {
     /// Owner environment id (0: free entry).
-    pub owner: u32,
+    owner: u32,
     compiled: usize,
     /// Kernel addresses of its regions, and the pinned frames under them.
     regions: [u64; PRED_REGIONS],
@@ -66,27 +68,33 @@ impl Predicate {
     };
 }
 
-impl Kernel {
-    /// `pred_install`: verifies, compiles (or reuses) and installs a
-    /// predicate of the caller's over its own memory.
-    pub fn pred_install(&mut self, insns: u64, n: u64, regions: u64, nregions: u64) -> Result<u64, Error> {
-        if n == 0 || n > PRED_MAX_INSNS || nregions > PRED_REGIONS as u64 {
-            return Err(Error::BadLength);
-        }
-        let mut descs = [Region::default(); PRED_REGIONS];
-        for (i, d) in descs.iter_mut().take(nregions as usize).enumerate() {
-            *d = uaccess::read_value(self.pml4(), regions + (i * core::mem::size_of::<Region>()) as u64)?;
-        }
-        // A sharer's predicates are its owner's (`aspace.rs`): any thread
-        // of the address space may sleep on them.
-        self.pred_install_for(self.space_owner(self.current), None, insns, n, &descs[..nregions as usize])
+impl Predicates {
+    pub fn new(table: &'static mut [Predicate; MAX_PREDICATES]) -> Predicates {
+        Predicates { table, compiled: Vec::new() }
+    }
+
+    /// Whether predicate `id` exists and is environment `owner`'s.
+    pub fn owned_by(&self, id: u64, owner: u32) -> bool {
+        usize::try_from(id).ok().and_then(|i| self.table.get(i)).is_some_and(|p| p.owner == owner)
+    }
+
+    /// How many predicates belong to environments `gone` says are gone
+    /// (the audit).
+    pub fn strays(&self, gone: impl Fn(u32) -> bool) -> usize {
+        self.table.iter().filter(|p| p.owner != 0 && gone(p.owner)).count()
     }
 
     /// Installs, for slot `owner`, the predicate of `n` instructions at
-    /// `insns` (the caller's memory) over `descs` (`owner`'s memory), as id
-    /// `want` if given (`BadState` if that id is taken).
-    pub fn pred_install_for(
+    /// `insns` (in the address space of `caller_pml4`) over `descs`
+    /// (`owner`'s memory), as id `want` if given (`BadState` if that id
+    /// is taken). Verified and compiled (or a compilation reused) before
+    /// anything changes.
+    #[allow(clippy::too_many_arguments)]
+    pub fn install(
         &mut self,
+        mem: &mut Memory,
+        envs: &mut Envs,
+        caller_pml4: Frame,
         owner: Slot,
         want: Option<u64>,
         insns: u64,
@@ -96,20 +104,20 @@ impl Kernel {
         if n == 0 || n > PRED_MAX_INSNS || descs.len() > PRED_REGIONS {
             return Err(Error::BadLength);
         }
-        let me = self.envs[owner].id().raw();
-        if self.envs[owner].predicates as usize >= PREDICATES_PER_ENV {
+        let me = envs[owner].id().raw();
+        if envs[owner].predicates as usize >= PREDICATES_PER_ENV {
             return Err(Error::NoMemory);
         }
         let slot = match want {
-            None => self.predicates.iter().position(|p| p.owner == 0).ok_or(Error::NoMemory)?,
+            None => self.table.iter().position(|p| p.owner == 0).ok_or(Error::NoMemory)?,
             Some(id) => usize::try_from(id)
                 .ok()
-                .filter(|&i| i < MAX_PREDICATES && self.predicates[i].owner == 0)
+                .filter(|&i| i < MAX_PREDICATES && self.table[i].owner == 0)
                 .ok_or(Error::BadState)?,
         };
         let mut code = alloc::vec![0u8; (n * 8) as usize];
-        uaccess::read(self.pml4(), insns, &mut code)?;
-        let pml4 = self.envs[owner].pml4;
+        uaccess::read(caller_pml4, insns, &mut code)?;
+        let pml4 = envs[owner].pml4;
         // Each region within one page the owner can read.
         let mut p = Predicate { owner: me, ..Predicate::FREE };
         p.descs[..descs.len()].copy_from_slice(descs);
@@ -139,7 +147,7 @@ impl Kernel {
         // Everything that can fail happens before anything changes: room
         // for one more count on each region's frame and for the
         // compilation, then the code pages (the last step that can fail).
-        if !p.frames[..p.nregions].iter().all(|&f| self.frames.can_add_refs(f, PRED_REGIONS as u64)) {
+        if !p.frames[..p.nregions].iter().all(|&f| mem.frames.can_add_refs(f, PRED_REGIONS as u64)) {
             return Err(Error::NoMemory);
         }
         self.compiled.try_reserve(1).map_err(|_| Error::NoMemory)?;
@@ -147,12 +155,12 @@ impl Kernel {
             Some(i) => i,
             None => {
                 let native = bpf::compile(&verified);
-                let addr = self.code_install(&native)?;
+                let addr = mem.code_install(&native)?;
                 let c =
                     Compiled { key: code, code: addr, pages: (native.len() as u64).div_ceil(4096), users: 0 };
                 match self.compiled.iter().position(|c| c.users == 0) {
                     Some(i) => {
-                        self.code_remove(self.compiled[i].code, self.compiled[i].pages);
+                        mem.code_remove(self.compiled[i].code, self.compiled[i].pages);
                         self.compiled[i] = c;
                         i
                     }
@@ -164,67 +172,67 @@ impl Kernel {
             }
         };
         for &f in &p.frames[..p.nregions] {
-            self.frames.add_ref(f)?;
+            mem.frames.add_ref(f)?;
         }
         self.compiled[p.compiled].users += 1;
-        self.envs[owner].predicates += 1;
-        self.predicates[slot] = p;
+        envs[owner].predicates += 1;
+        self.table[slot] = p;
         Ok(slot as u64)
     }
 
-    /// Slot `s`'s first predicate with id `from` or above, with its
-    /// instructions: (id, instructions, its regions as `s` named them).
-    pub fn pred_of(&self, s: Slot, from: u64) -> Option<(u64, &[u8], &[Region])> {
-        let me = self.envs[self.space_owner(s)].id().raw();
+    /// Environment `owner`'s first predicate with id `from` or above, with
+    /// its instructions: (id, instructions, its regions as the owner named
+    /// them).
+    pub fn of(&self, owner: u32, from: u64) -> Option<(u64, &[u8], &[Region])> {
         let from = usize::try_from(from).ok()?;
-        let i = (from..MAX_PREDICATES).find(|&i| self.predicates[i].owner == me)?;
-        let p = &self.predicates[i];
+        let i = (from..MAX_PREDICATES).find(|&i| self.table[i].owner == owner)?;
+        let p = &self.table[i];
         // The compilation's key is the instructions, then a size per region.
         let key = &self.compiled[p.compiled].key;
         Some((i as u64, &key[..key.len() - 4 * p.nregions], &p.descs[..p.nregions]))
     }
 
-    /// Removes predicate `id`, which must belong to the caller.
-    pub fn pred_free(&mut self, id: u64) -> Result<u64, Error> {
-        let me = self.envs[self.space_owner(self.current)].id().raw();
+    /// Removes predicate `id`, which must belong to environment `owner`.
+    pub fn free(&mut self, envs: &mut Envs, frames: &mut Frames, owner: u32, id: u64) -> Result<u64, Error> {
         let i = usize::try_from(id).ok().filter(|&i| i < MAX_PREDICATES).ok_or(Error::BadLength)?;
-        if self.predicates[i].owner != me {
+        if self.table[i].owner != owner {
             return Err(Error::NotPermitted);
         }
-        self.pred_remove(i);
+        self.remove(envs, frames, i);
         Ok(0)
     }
 
-    fn pred_remove(&mut self, i: usize) {
-        let p = self.predicates[i];
+    fn remove(&mut self, envs: &mut Envs, frames: &mut Frames, i: usize) {
+        let p = self.table[i];
         if let Some(owner) = Slot::new(abi::tables::env_slot(p.owner)) {
-            let e = &mut self.envs[owner];
+            let e = &mut envs[owner];
             e.predicates = e.predicates.saturating_sub(1);
         }
         for &f in &p.frames[..p.nregions] {
-            self.frames.drop_ref(f);
+            frames.drop_ref(f);
         }
         self.compiled[p.compiled].users -= 1;
-        self.predicates[i] = Predicate::FREE;
+        self.table[i] = Predicate::FREE;
     }
 
     /// Removes every predicate of slot `s` (it is going away).
-    pub fn preds_release(&mut self, s: Slot) {
-        if self.envs[s].predicates == 0 {
+    pub fn release(&mut self, s: Slot, envs: &mut Envs, frames: &mut Frames) {
+        if envs[s].predicates == 0 {
             return;
         }
-        let id = self.envs[s].id().raw();
+        let id = envs[s].id().raw();
         for i in 0..MAX_PREDICATES {
-            if self.predicates[i].owner == id {
-                self.pred_remove(i);
+            if self.table[i].owner == id {
+                self.remove(envs, frames, i);
             }
         }
     }
 
-    /// Runs predicate `i` for slot `s`.
-    fn pred_eval(&self, i: usize, s: Slot) -> bool {
-        let p = &self.predicates[i];
-        let ctx = PredicateContext { ticks: self.clock.ticks, env: self.envs[s].id().raw() as u64 };
+    /// Runs predicate `i` (an id `owned_by` checked, or a sleeper's) for
+    /// environment `env` at tick `ticks`.
+    pub fn eval(&self, i: usize, ticks: u64, env: u32) -> bool {
+        let p = &self.table[i % MAX_PREDICATES];
+        let ctx = PredicateContext { ticks, env: env as u64 };
         let regions: [*const u8; PRED_REGIONS] = core::array::from_fn(|r| p.regions[r] as *const u8);
         // SAFETY: the code was produced by `bpf::compile` from a program the
         // verifier accepted for exactly this context size and these region
@@ -233,49 +241,5 @@ impl Kernel {
         let f: bpf::JitFn = unsafe { core::mem::transmute(self.compiled[p.compiled].code) };
         // SAFETY: as above.
         (unsafe { f((&ctx as *const PredicateContext).cast(), regions.as_ptr(), core::ptr::null(), 0) }) != 0
-    }
-
-    /// `sleep`: returns 1 at once if the predicate holds, 2 if an interrupt
-    /// is queued (`PCT_INTERRUPT`), 0 if the deadline has passed; otherwise the caller sleeps (the result arrives when it
-    /// wakes, see `wake_if_ready`).
-    pub fn sleep(&mut self, id: u64, deadline: u64) -> Result<u64, Error> {
-        let c = self.current;
-        let i = usize::try_from(id).ok().filter(|&i| i < MAX_PREDICATES).ok_or(Error::BadLength)?;
-        if self.predicates[i].owner != self.envs[self.space_owner(c)].id().raw() {
-            return Err(Error::NotPermitted);
-        }
-        if self.pred_eval(i, c) {
-            return Ok(1);
-        }
-        // An interrupt is already queued: it would have woken the sleeper.
-        if self.envs[c].interrupts != 0 {
-            return Ok(2);
-        }
-        if deadline != 0 && self.clock.ticks >= deadline {
-            return Ok(0);
-        }
-        let e = &mut self.envs[c];
-        (e.sleep_pred, e.sleep_until) = (i as u16, deadline);
-        self.set_state(c, State::Sleeping);
-        self.schedule();
-        // Woken within this very call (nobody else could run): the result
-        // was left in its frame.
-        Ok(self.envs[c].tf.rax)
-    }
-
-    /// A sleeping slot's slice came round: wake it if its predicate holds
-    /// or its deadline passed (the result goes in its `rax`).
-    pub fn wake_if_ready(&mut self, s: Slot) -> bool {
-        let (i, until) = (self.envs[s].sleep_pred as usize, self.envs[s].sleep_until);
-        let result = if until != 0 && self.clock.ticks >= until {
-            0
-        } else if self.pred_eval(i, s) {
-            1
-        } else {
-            return false;
-        };
-        self.envs[s].tf.rax = result;
-        self.set_state(s, State::Runnable);
-        true
     }
 }

@@ -10,11 +10,15 @@
 //! gone) is *spare*: rather than idle, the CPU runs, in turn, runnable
 //! environments that own no slice (a library OS with more processes than
 //! slices), one tick at a time. Owned time is never taken from an owner.
+//!
+//! This is the scheduler's part of the kernel state and its decisions,
+//! over the environment table and a [`Cpu`] that does the switch (the
+//! machine's in `run.rs`, a recording fake in the host tests); `run.rs`
+//! puts them together with wakeups, penalties and idling.
 
-use crate::arch::{cpu, fpu, percpu};
-use crate::env::{Slot, State};
-use crate::state::Kernel;
-use abi::tables::{ENV_SLOTS, SLICES};
+use crate::env::{Env, Envs, Slot, State};
+use crate::frames::Frames;
+use abi::tables::{Clock, SliceVector, SLICES};
 use abi::Error;
 
 /// In `next_used`: no owned slice follows (it indexes a free entry of
@@ -25,21 +29,17 @@ pub const NO_SLICE: u8 = u8::MAX;
 /// position (a free one holds a number no slot has), so that the yield path
 /// reads an owner with one load and one compare; everything else sees
 /// `Option<Slot>`.
-pub struct SliceOwners([u16; 256]);
+struct SliceOwners([u16; 256]);
 
 impl SliceOwners {
     const FREE: u16 = u16::MAX;
 
-    pub const fn new() -> SliceOwners {
-        SliceOwners([Self::FREE; 256])
-    }
-
     #[inline(always)]
-    pub fn get(&self, p: usize) -> Option<Slot> {
+    fn get(&self, p: usize) -> Option<Slot> {
         Slot::new(self.0[p & 255] as usize)
     }
 
-    pub fn set(&mut self, p: usize, owner: Option<Slot>) {
+    fn set(&mut self, p: usize, owner: Option<Slot>) {
         self.0[p & 255] = owner.map_or(Self::FREE, |s| s.index() as u16);
     }
 }
@@ -47,49 +47,161 @@ impl SliceOwners {
 /// Longest chain of synchronous calls followed to find who runs a slice.
 const MAX_DONATION_CHAIN: usize = 8;
 
-impl Kernel {
+/// What a switch between environments does to the processor: the old
+/// one's FPU state and TLS bases saved, the new one's loaded with its
+/// address space and its frame made the entry stubs'.
+pub trait Cpu {
+    fn leave(old: &mut Env);
+    fn enter(new: &mut Env);
+}
+
+/// The scheduler's part of the kernel state.
+pub struct Sched {
+    /// Slot of the running environment (`pct_fast` writes it too:
+    /// `offsets::CURRENT`).
+    current: Slot,
+    /// Slot of the first environment.
+    root: Slot,
+    /// The exposed time-slice vector and clock.
+    slices: &'static mut SliceVector,
+    clock: &'static mut Clock,
+    /// Environment slot owning each slice, and for each position the next
+    /// owned position after it (`NO_SLICE`: none). Both have 256 entries so
+    /// that a `u8` position indexes them without a bounds check on the yield
+    /// path; entries past `SLICES` stay free.
+    slice_env: SliceOwners,
+    next_used: [u8; 256],
+    /// The slot told its slice is over, which must give up the CPU before
+    /// the next tick, and its `switched_out` count then.
+    grace: Option<(Slot, u32)>,
+    /// Where the search for an environment to run in spare time starts
+    /// next, so such environments take turns.
+    spare_next: usize,
+}
+
+/// Offsets of the fields `pct_fast` (assembly) reads and writes.
+pub mod offsets {
+    pub const CURRENT: usize = core::mem::offset_of!(super::Sched, current);
+}
+
+impl Sched {
+    /// No slice owned, slot 0 current and root (boot).
+    pub fn new(slices: &'static mut SliceVector, clock: &'static mut Clock) -> Sched {
+        let first = Slot::new(0).expect("slot 0 exists");
+        Sched {
+            current: first,
+            root: first,
+            slices,
+            clock,
+            slice_env: SliceOwners([SliceOwners::FREE; 256]),
+            next_used: [NO_SLICE; 256],
+            grace: None,
+            spare_next: 0,
+        }
+    }
+
+    #[inline(always)]
+    pub fn current(&self) -> Slot {
+        self.current
+    }
+
+    pub fn root(&self) -> Slot {
+        self.root
+    }
+
+    /// Names the first environment (boot).
+    pub fn set_root(&mut self, s: Slot) {
+        self.root = s;
+    }
+
+    /// Timer ticks since boot, as the clock page shows them.
+    #[inline(always)]
+    pub fn ticks(&self) -> u64 {
+        self.clock.ticks
+    }
+
+    pub fn add_ticks(&mut self, n: u64) {
+        self.clock.ticks += n;
+    }
+
+    /// `n` more TSC counts halted until a device's interrupt.
+    pub fn add_halted(&mut self, n: u64) {
+        self.clock.halted_tsc += n;
+    }
+
+    /// Publishes the clock's rates (boot): nanoseconds per tick, and the
+    /// TSC's rate with its 32.32 nanoseconds-per-count factor (0: unknown).
+    pub fn set_rates(&mut self, tick_ns: u64, tsc_hz: u64) {
+        self.clock.tick_ns = tick_ns;
+        if tsc_hz != 0 {
+            self.clock.tsc_hz = tsc_hz;
+            self.clock.tsc_ns_mult = ((1_000_000_000u128 << 32) / tsc_hz as u128) as u64;
+        }
+    }
+
+    /// Who owns slice `p`.
+    pub fn owner(&self, p: usize) -> Option<Slot> {
+        self.slice_env.get(p)
+    }
+
+    /// The slot in its end-of-slice grace and its `switched_out` count
+    /// when told.
+    pub fn grace(&self) -> Option<(Slot, u32)> {
+        self.grace
+    }
+
+    pub fn set_grace(&mut self, g: Option<(Slot, u32)>) {
+        self.grace = g;
+    }
+
     /// Gives slice `pos` (or any free one) to slot `s`.
-    pub fn slice_alloc(&mut self, s: Slot, pos: Option<u64>) -> Result<u64, Error> {
+    pub fn slice_alloc(
+        &mut self,
+        envs: &mut Envs,
+        frames: &Frames,
+        s: Slot,
+        pos: Option<u64>,
+    ) -> Result<u64, Error> {
         let p = match pos {
             None => (0..SLICES).find(|&p| self.slice_env.get(p).is_none()).ok_or(Error::NoSlice)?,
             Some(p) if (p as usize) < SLICES && self.slice_env.get(p as usize).is_none() => p as usize,
             Some(_) => return Err(Error::NoSlice),
         };
         self.slice_env.set(p, Some(s));
-        self.slices.owner[p] = self.envs[s].id().raw();
-        self.envs[s].slices += 1;
-        self.relink_slices();
-        self.publish(s);
+        self.slices.owner[p] = envs[s].id().raw();
+        envs[s].slices += 1;
+        self.relink();
+        envs.publish(s, frames);
         Ok(p as u64)
     }
 
     /// Frees slice `pos`.
-    pub fn slice_free(&mut self, pos: usize) {
+    pub fn slice_free(&mut self, envs: &mut Envs, frames: &Frames, pos: usize) {
         let owner = self.slice_env.get(pos);
         self.slice_env.set(pos, None);
         self.slices.owner[pos] = 0;
-        self.relink_slices();
+        self.relink();
         if let Some(s) = owner {
-            self.envs[s].slices -= 1;
-            self.publish(s);
+            envs[s].slices -= 1;
+            envs.publish(s, frames);
         }
     }
 
     /// Frees every slice slot `s` owns (it is being destroyed).
-    pub fn slices_release(&mut self, s: Slot) {
-        if self.envs[s].slices == 0 {
+    pub fn slices_release(&mut self, envs: &mut Envs, frames: &Frames, s: Slot) {
+        if envs[s].slices == 0 {
             return;
         }
         for p in 0..SLICES {
             if self.slice_env.get(p) == Some(s) {
-                self.slice_free(p);
+                self.slice_free(envs, frames, p);
             }
         }
     }
 
     /// Recomputes, for every position, the next owned position after it
     /// (circularly), so advancing never scans free slices.
-    fn relink_slices(&mut self) {
+    fn relink(&mut self) {
         let Some(first) = (0..SLICES).find(|&p| self.slice_env.get(p).is_some()) else {
             self.next_used = [NO_SLICE; 256];
             return;
@@ -103,126 +215,215 @@ impl Kernel {
         }
     }
 
-    /// Who runs in slice `p`: its owner, or the environment its synchronous
-    /// calls wait on (transitively) — if that one can run. A penalised
-    /// owner's slice is skipped (and counted).
-    fn runner(&mut self, p: usize) -> Option<Slot> {
-        let mut s = self.slice_env.get(p)?;
-        match self.envs[s].state() {
-            State::Penalized => {
-                self.serve_penalty(s);
-                return None;
-            }
-            State::Sleeping if !self.wake_if_ready(s) => return None,
-            _ => {}
+    /// The yield path's question: the next owned slice and its owner, if
+    /// that owner can run itself. The slice position lives only in the
+    /// exposed vector.
+    #[inline(always)]
+    pub fn next_ready(&self, envs: &Envs) -> Option<(usize, Slot)> {
+        let p = self.next_used[self.slices.position as u8 as usize] as usize;
+        match self.slice_env.get(p) {
+            Some(s) if envs[s].state() == State::Runnable => Some((p, s)),
+            _ => None,
         }
+    }
+
+    /// The current slice position.
+    pub fn position(&self) -> usize {
+        self.slices.position as usize % SLICES
+    }
+
+    /// The next owned position after `p`, circularly (`SLICES` or more:
+    /// no slice is owned).
+    pub fn next_owned(&self, p: usize) -> usize {
+        self.next_used[p & 255] as usize
+    }
+
+    /// Makes slice `p` the current one.
+    #[inline(always)]
+    pub fn set_position(&mut self, p: usize) {
+        self.slices.position = p as u64;
+    }
+
+    /// Who runs for owner `s`: `s`, or the environment its synchronous
+    /// calls wait on (transitively) — if that one can run.
+    pub fn donee(&self, envs: &Envs, mut s: Slot) -> Option<Slot> {
         for _ in 0..MAX_DONATION_CHAIN {
-            match self.envs[s].waiting_on() {
+            match envs[s].waiting_on() {
                 Some(on) => s = on,
                 None => break,
             }
         }
-        (self.envs[s].state() == State::Runnable).then_some(s)
-    }
-
-    /// Ends the current slice: runs whoever runs the next owned slice,
-    /// delivering its queued interrupts or telling it its slice starts.
-    /// Inlined: it is the body of `yield`, a measured fast path.
-    #[inline(always)]
-    pub fn schedule(&mut self) {
-        // Fast path: the next owned slice's owner can run itself. The slice
-        // position lives only in the exposed vector.
-        let p = self.next_used[self.slices.position as u8 as usize];
-        match self.slice_env.get(p as usize) {
-            Some(s) if self.envs[s].state() == State::Runnable => {
-                let notify = self.envs[s].notify;
-                self.slices.position = p as u64;
-                self.switch_to(s);
-                if notify != 0 {
-                    self.slice_starts(s);
-                }
-            }
-            _ => self.schedule_slow(),
-        }
-    }
-
-    /// The general case of `schedule`: donated and penalised slices, and
-    /// idling when nobody can run.
-    #[inline(never)]
-    fn schedule_slow(&mut self) {
-        loop {
-            let mut p = self.slices.position as usize % SLICES;
-            for _ in 0..SLICES {
-                p = self.next_used[p] as usize;
-                if p >= SLICES {
-                    break;
-                }
-                if let Some(s) = self.runner(p) {
-                    self.slices.position = p as u64;
-                    self.switch_to(s);
-                    if self.envs[s].notify != 0 {
-                        self.slice_starts(s);
-                    }
-                    return;
-                }
-            }
-            // Nobody can run in any slice (every owner gave its slices
-            // away, sleeps or exited): the time is spare.
-            if let Some(s) = self.spare() {
-                self.switch_to(s);
-                if self.envs[s].notify != 0 {
-                    self.slice_starts(s);
-                }
-                return;
-            }
-            self.idle();
-        }
-    }
-
-    /// Waits for an interrupt, then accounts the ticks that passed.
-    pub fn idle(&mut self) {
-        // A device that interrupted while a driver ran is served at once.
-        if !crate::dev::pending() {
-            cpu::idle();
-        }
-        crate::dev::service(self);
-        let ticks = percpu::take_idle_ticks();
-        self.kinfo.ticks += ticks;
-        self.clock.ticks += ticks;
-        // Typed input wakes its listener even when everyone sleeps.
-        if ticks != 0 {
-            self.check_console();
-        }
+        (envs[s].state() == State::Runnable).then_some(s)
     }
 
     /// The next runnable environment that owns no slice, taking turns.
-    fn spare(&mut self) -> Option<Slot> {
-        let start = self.spare_next;
-        let s = (0..ENV_SLOTS).filter_map(|i| Slot::new((start + i) % ENV_SLOTS)).find(|&s| {
-            let e = &self.envs[s];
+    /// The scan stops at the highest slot in use: it runs whenever the
+    /// processor is about to idle, with a device request in flight too.
+    pub fn spare(&mut self, envs: &Envs) -> Option<Slot> {
+        let top = envs.top().max(1);
+        let start = self.spare_next % top;
+        let s = (0..top).filter_map(|i| Slot::new((start + i) % top)).find(|&s| {
+            let e = &envs[s];
             e.state() == State::Runnable && e.slices == 0
         })?;
-        self.spare_next = (s.index() + 1) % ENV_SLOTS;
+        self.spare_next = s.index() + 1;
         Some(s)
     }
 
     /// Makes slot `s` the running environment.
-    pub fn switch_to(&mut self, s: Slot) {
+    pub fn switch_to<C: Cpu>(&mut self, envs: &mut Envs, s: Slot) {
         if s == self.current {
             return;
         }
         // Saved even when the old environment just ended: harmless (its slot
         // is reset before reuse) and it keeps the common path branch-free.
-        let old = &mut self.envs[self.current];
+        let old = &mut envs[self.current];
         old.switched_out = old.switched_out.wrapping_add(1);
-        fpu::save(&mut old.fpu);
-        (old.fs_base, old.gs_base) = fpu::save_bases();
-        let new = &mut self.envs[s];
-        fpu::restore(&new.fpu);
-        fpu::restore_bases(new.fs_base, new.gs_base);
-        // SAFETY: every environment's PML4 shares the kernel's upper half.
-        unsafe { cpu::set_cr3(new.cr3) };
-        percpu::set_current(&mut new.tf);
+        C::leave(old);
+        C::enter(&mut envs[s]);
         self.current = s;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::*;
+    use crate::env::fixture::{child, envs, frames};
+    use std::boxed::Box;
+    use std::cell::RefCell;
+    use std::vec::Vec;
+
+    std::thread_local! {
+        /// What the fake processor was asked to do: (left, entered) ids.
+        static SWITCHES: RefCell<Vec<(u32, u32)>> = const { RefCell::new(Vec::new()) };
+    }
+
+    /// A processor that records each switch instead of making it.
+    struct Fake;
+
+    impl Cpu for Fake {
+        fn leave(old: &mut Env) {
+            SWITCHES.with(|s| s.borrow_mut().push((old.id().raw(), 0)));
+        }
+        fn enter(new: &mut Env) {
+            SWITCHES.with(|s| s.borrow_mut().last_mut().expect("left first").1 = new.id().raw());
+        }
+    }
+
+    fn sched() -> Sched {
+        let slices = Box::leak(Box::new(SliceVector { position: 0, owner: [0; SLICES] }));
+        Sched::new(slices, Box::leak(Box::new(Clock::default())))
+    }
+
+    fn runnable(envs: &mut Envs, fr: &Frames, n: usize) -> Vec<Slot> {
+        (0..n)
+            .map(|_| {
+                let s = child(envs, fr, None);
+                envs.set_state(s, State::Runnable, fr);
+                s
+            })
+            .collect()
+    }
+
+    #[test]
+    fn slices_are_given_by_position_or_any_and_published() {
+        let (mut e, fr, mut k) = (envs(), frames(), sched());
+        let [a, b] = runnable(&mut e, &fr, 2)[..] else { unreachable!() };
+        assert_eq!(k.slice_alloc(&mut e, &fr, a, Some(5)), Ok(5));
+        assert_eq!(k.slice_alloc(&mut e, &fr, b, Some(5)), Err(Error::NoSlice), "taken");
+        assert_eq!(k.slice_alloc(&mut e, &fr, b, Some(SLICES as u64)), Err(Error::NoSlice), "out of range");
+        assert_eq!(k.slice_alloc(&mut e, &fr, b, None), Ok(0), "the first free one");
+        assert_eq!((k.owner(5), k.owner(0)), (Some(a), Some(b)));
+        assert_eq!(k.slices.owner[5], e[a].id().raw());
+        assert_eq!((e[a].slices, e.as_slice()[a.index()].slices), (1, 1));
+        k.slice_free(&mut e, &fr, 5);
+        assert_eq!((k.owner(5), k.slices.owner[5], e[a].slices), (None, 0, 0));
+    }
+
+    #[test]
+    fn owners_take_turns_and_the_fast_path_skips_no_one() {
+        let (mut e, fr, mut k) = (envs(), frames(), sched());
+        let s = runnable(&mut e, &fr, 3);
+        for (i, &o) in s.iter().enumerate() {
+            k.slice_alloc(&mut e, &fr, o, Some(10 * i as u64 + 3)).unwrap();
+        }
+        let mut order = Vec::new();
+        for _ in 0..6 {
+            let (p, o) = k.next_ready(&e).expect("all runnable");
+            k.set_position(p);
+            order.push(o);
+        }
+        assert_eq!(order, [s[0], s[1], s[2], s[0], s[1], s[2]]);
+        // An owner that cannot run leaves the choice to the general path.
+        e.set_state(s[0], State::Sleeping, &fr);
+        assert_eq!(k.next_ready(&e), None);
+        let p = k.position();
+        assert_eq!(p, 23);
+        assert_eq!((k.next_owned(p), k.next_owned(k.next_owned(p))), (3, 13), "circularly");
+    }
+
+    #[test]
+    fn releasing_a_slot_frees_all_its_slices() {
+        let (mut e, fr, mut k) = (envs(), frames(), sched());
+        let [a, b] = runnable(&mut e, &fr, 2)[..] else { unreachable!() };
+        for p in [1, 7, 40] {
+            k.slice_alloc(&mut e, &fr, a, Some(p)).unwrap();
+        }
+        k.slice_alloc(&mut e, &fr, b, Some(2)).unwrap();
+        k.slices_release(&mut e, &fr, a);
+        assert_eq!(e[a].slices, 0);
+        assert!((0..SLICES).all(|p| k.owner(p) != Some(a)));
+        // Only b's slice is left: every position leads to it.
+        assert!((0..SLICES).all(|p| k.next_owned(p) == 2));
+        k.slices_release(&mut e, &fr, b);
+        assert_eq!(k.next_owned(0), NO_SLICE as usize);
+        assert_eq!(k.next_ready(&e), None, "nobody owns a slice");
+    }
+
+    #[test]
+    fn donated_slices_run_the_callee() {
+        let (mut e, fr, k) = (envs(), frames(), sched());
+        let s = runnable(&mut e, &fr, 10);
+        e.set_waiting(s[0], s[1], &fr);
+        assert_eq!(k.donee(&e, s[0]), Some(s[1]));
+        e.set_waiting(s[1], s[2], &fr);
+        assert_eq!(k.donee(&e, s[0]), Some(s[2]), "transitively");
+        e.set_state(s[2], State::Sleeping, &fr);
+        assert_eq!(k.donee(&e, s[0]), None, "the callee cannot run");
+        // A chain longer than MAX_DONATION_CHAIN is not followed to its end.
+        for i in 2..9 {
+            e.set_waiting(s[i], s[i + 1], &fr);
+        }
+        assert_eq!(k.donee(&e, s[0]), None);
+    }
+
+    #[test]
+    fn spare_time_goes_round_the_environments_without_slices() {
+        let (mut e, fr, mut k) = (envs(), frames(), sched());
+        let s = runnable(&mut e, &fr, 3);
+        k.slice_alloc(&mut e, &fr, s[1], None).unwrap();
+        assert_eq!(k.spare(&e), Some(s[0]));
+        assert_eq!(k.spare(&e), Some(s[2]), "an owner is not spare");
+        assert_eq!(k.spare(&e), Some(s[0]), "taking turns");
+        e.set_state(s[0], State::Stopped, &fr);
+        e.set_state(s[2], State::Exited, &fr);
+        assert_eq!(k.spare(&e), None);
+    }
+
+    #[test]
+    fn a_switch_saves_the_old_loads_the_new_and_counts() {
+        let (mut e, fr, mut k) = (envs(), frames(), sched());
+        let [a, b] = runnable(&mut e, &fr, 2)[..] else { unreachable!() };
+        SWITCHES.with(|s| s.borrow_mut().clear());
+        k.switch_to::<Fake>(&mut e, a);
+        k.switch_to::<Fake>(&mut e, a);
+        k.switch_to::<Fake>(&mut e, b);
+        assert_eq!(k.current(), b);
+        let (ia, ib) = (e[a].id().raw(), e[b].id().raw());
+        // From slot 0 (boot) to a, then a to b; the second switch to a
+        // did nothing.
+        assert_eq!(SWITCHES.with(|s| s.borrow().clone()), [(0, ia), (ia, ib)]);
+        assert_eq!((e[a].switched_out, e[b].switched_out), (1, 0));
     }
 }

@@ -19,7 +19,7 @@ pub fn jit(k: &mut Kernel, programs: usize, runs: usize, seed: u64) -> usize {
         let Ok(prog) = bpf::verify(&insns, &spec) else { continue };
         accepted += 1;
         let code = bpf::compile(&prog);
-        let addr = k.code_install(&code).expect("room for compiled code");
+        let addr = k.mem.code_install(&code).expect("room for compiled code");
         for _ in 0..runs {
             let inputs = Inputs::new(&mut rng, prog.spec());
             let regions = inputs.region_slices();
@@ -41,7 +41,7 @@ pub fn jit(k: &mut Kernel, programs: usize, runs: usize, seed: u64) -> usize {
                 "JIT self-test: program {n} (seed {seed}): JIT {got:#x}, interpreter {want:#x}"
             );
         }
-        k.code_remove(addr, (code.len() as u64).div_ceil(4096));
+        k.mem.code_remove(addr, (code.len() as u64).div_ceil(4096));
     }
     accepted
 }

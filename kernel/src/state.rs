@@ -1,67 +1,64 @@
-//! The kernel's state, in one place.
+//! The kernel's state: one value made of parts, each owned by its module
+//! with private fields (`docs/kernel.md`, "The kernel state in parts").
+//! Code that needs one part is handed that part; code that needs several
+//! (a system call, a trap, the scheduler's wakeups) takes the whole
+//! [`Kernel`], reached only through [`enter`].
 
-use crate::env::{Env, Slot};
-use crate::frames::Frames;
-use abi::tables::{EnvInfo, KernelInfo};
+use crate::console::Console;
+use crate::env::{Envs, Slot, State};
+use crate::frames::Frame;
+use crate::memory::Memory;
+use crate::predicate::Predicates;
+use crate::revoke::Reclaims;
+use crate::sched::Sched;
+use abi::Error;
 use core::mem::MaybeUninit;
 
 pub struct Kernel {
-    pub frames: Frames<'static>,
-    /// The capability table (derivation tree of every capability).
-    pub caps: &'static mut crate::cap::Caps,
-    /// Each frame's optional share guard (see `creds`).
-    pub frame_share: &'static mut [crate::cap::CapRef],
-    pub envs: &'static mut [Env; abi::tables::ENV_SLOTS],
-    /// The exposed environment table (read-only to user space).
-    pub env_info: &'static mut [EnvInfo; abi::tables::ENV_SLOTS],
-    /// The exposed kernel information page.
-    pub kinfo: &'static mut KernelInfo,
-    /// Frame of the kernel's PML4 (the template for shared slots).
-    pub kernel_pml4: crate::frames::Frame,
-    /// Slot of the running environment.
-    pub current: Slot,
-    /// Slot of the first environment.
-    pub root: Slot,
-    /// The exposed time-slice vector and clock.
-    pub slices: &'static mut abi::tables::SliceVector,
-    pub clock: &'static mut abi::tables::Clock,
-    /// Environment slot owning each slice, and for each position the next
-    /// owned position after it (`NO_SLICE`: none). Both have 256 entries so
-    /// that a `u8` position indexes them without a bounds check on the yield
-    /// path; entries past `SLICES` stay free.
-    pub slice_env: crate::sched::SliceOwners,
-    pub next_used: [u8; 256],
-    /// The slot told its slice is over, which must give up the CPU before
-    /// the next tick, and its `switched_out` count then.
-    pub grace_env: Option<Slot>,
-    pub grace_mark: u32,
-    /// Where the search for an environment to run in spare time (see
-    /// `Kernel::spare`) starts next, so such environments take turns.
-    pub spare_next: usize,
-    /// Installed wakeup predicates, and their compilations.
-    pub predicates: &'static mut [crate::predicate::Predicate; crate::predicate::MAX_PREDICATES],
-    pub compiled: alloc::vec::Vec<crate::predicate::Compiled>,
-    /// Who is told, with which interrupt bits, that console input is
-    /// waiting (`console_notify`; id 0: nobody).
-    pub console_notify: (u32, u64),
+    /// Frames, capabilities, share guards, the kernel's own tables.
+    pub mem: Memory,
+    /// The environment table and its exposed copy.
+    pub envs: Envs,
+    /// Slices, the running environment, the clock.
+    pub sched: Sched,
+    /// Installed wakeup predicates and their compilations.
+    pub preds: Predicates,
     /// Outstanding requests to give frames back.
-    pub reclaims: [crate::revoke::Reclaim; crate::revoke::MAX_REQUESTS],
+    pub reclaims: Reclaims,
+    /// Who hears that console input waits.
+    pub console: Console,
+    /// XN: the disk's blocks, their templates, cache and identities.
+    pub xn: crate::xn::Xn,
 }
 
-/// Reached by name from `pct_fast`, which reads it without entering (it
-/// is assembly that runs instead of any handler); everything else goes
+/// Offsets of what `pct_fast` (assembly, which runs instead of any
+/// handler and never enters) reads and writes in [`KERNEL`].
+pub mod offsets {
+    use super::Kernel;
+    use core::mem::offset_of;
+    /// The running slot (`u16`).
+    pub const CURRENT: usize = offset_of!(Kernel, sched) + crate::sched::offsets::CURRENT;
+    /// The pointer to the exposed environment table.
+    pub const ENV_INFO: usize = offset_of!(Kernel, envs) + crate::env::offsets::INFO;
+}
+
+/// Reached by name from `pct_fast` (see [`offsets`]); everything else goes
 /// through [`enter`].
 pub static mut KERNEL: MaybeUninit<Kernel> = MaybeUninit::uninit();
 
+static INSTALLED: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+
+/// Installs the state built at boot (once: a second call is a kernel bug).
 pub fn install(k: Kernel) {
-    // SAFETY: called once at boot before any kernel entry can happen.
+    assert!(!INSTALLED.swap(true, core::sync::atomic::Ordering::AcqRel), "kernel state installed twice");
+    // SAFETY: once (checked above), at boot, before any kernel entry.
     unsafe { (&raw mut KERNEL).cast::<Kernel>().write(k) };
 }
 
 /// Runs `f` with the kernel state: the one way to it. Every kernel entry
 /// from user mode (the system-call entries, a trap from user mode, the
 /// reflection of a foreign system call) and boot takes it once and passes
-/// it down.
+/// it, or the parts a callee needs, down.
 ///
 /// Re-entry cannot happen, by construction rather than by a test on the
 /// measured paths: the CPU reaches those entries only from ring 3 (SYSCALL
@@ -78,4 +75,57 @@ pub unsafe fn enter<R>(f: impl FnOnce(&mut Kernel) -> R) -> R {
     // SAFETY: `KERNEL` was initialised by `install` before any entry could
     // run, and the caller guarantees this borrow is the only one.
     f(unsafe { &mut *(&raw mut KERNEL).cast::<Kernel>() })
+}
+
+/// What most handlers ask of several parts at once, said once.
+impl Kernel {
+    /// The running environment's slot.
+    #[inline(always)]
+    pub fn current(&self) -> Slot {
+        self.sched.current()
+    }
+
+    /// The first environment's slot.
+    pub fn root(&self) -> Slot {
+        self.sched.root()
+    }
+
+    /// The running environment's page table.
+    pub fn pml4(&self) -> Frame {
+        self.envs[self.current()].pml4
+    }
+
+    /// The live environment with id `id` (0 means the caller).
+    pub fn env_slot(&self, id: u64) -> Result<Slot, Error> {
+        if id == abi::syscall::ENV_SELF {
+            return Ok(self.current());
+        }
+        self.envs.live(id)
+    }
+
+    /// `Envs::set_state`, published with the frame count.
+    pub fn set_state(&mut self, s: Slot, state: State) {
+        self.envs.set_state(s, state, &self.mem.frames);
+    }
+
+    pub fn set_waiting(&mut self, s: Slot, on: Slot) {
+        self.envs.set_waiting(s, on, &self.mem.frames);
+    }
+
+    pub fn set_held_wait(&mut self, s: Slot, on: Option<Slot>) {
+        self.envs.set_held_wait(s, on, &self.mem.frames);
+    }
+
+    pub fn set_published(&mut self, s: Slot, word: u64) {
+        self.envs.set_published(s, word, &self.mem.frames);
+    }
+
+    /// Copies slot `s` into the exposed environment table.
+    pub fn publish(&mut self, s: Slot) {
+        self.envs.publish(s, &self.mem.frames);
+    }
+
+    pub fn next_in_subtree(&self, top: Slot, s: Slot) -> Option<Slot> {
+        self.envs.next_in_subtree(top, s)
+    }
 }

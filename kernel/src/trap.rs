@@ -3,7 +3,8 @@
 //! handler (paper 001 §4.4; see `arch::trap`) end the environment with a
 //! console message.
 
-use crate::arch::{apic, cpu, percpu, trap::TrapFrame};
+use crate::arch::{apic, cpu, frame::TrapFrame, percpu};
+use crate::hooks::TrapView;
 use crate::state::Kernel;
 use abi::exception::{vector, Regs};
 use abi::tables::FAULT_EXIT_BASE;
@@ -17,21 +18,23 @@ pub extern "C" fn from_user(_frame: *mut TrapFrame) {
 }
 
 /// Entry while the kernel itself was running: only the idle loop and
-/// drivers (inside a crossing, `dev`) take interrupts; anything else is a
-/// kernel bug. The idle loop holds the kernel state, so a tick is only
-/// counted here, for the loop to account (`Kernel::idle`).
+/// drivers (inside a crossing, reached through `hooks`) take interrupts;
+/// anything else is a kernel bug. The idle loop holds the kernel state,
+/// so a tick is only counted here, for the loop to account
+/// (`Kernel::idle`).
 pub extern "C" fn from_kernel(tf: &mut TrapFrame) {
-    let _kernel_tables = crate::dev::trap_view();
+    let _kernel_tables = TrapView::enter();
+    let hooks = crate::hooks::get();
     match tf.vector {
-        2 => crate::dev::nmi(tf.rip),
-        v if v < 32 && crate::dev::fault(v, tf.rip) => {}
+        2 => (hooks.nmi)(tf.rip),
+        v if v < 32 && (hooks.fault)(v, tf.rip) => {}
         v if v == apic::TIMER_VECTOR as u64 => {
             apic::eoi();
             percpu::count_idle_tick();
-            crate::dev::tick();
+            (hooks.tick)();
         }
         v if v == apic::SPURIOUS_VECTOR as u64 => {}
-        v if crate::dev::note(v) => {}
+        v if (hooks.note)(v) => {}
         v if v >= 32 => apic::eoi(),
         _ => {
             crate::log::print(format_args!(
@@ -59,14 +62,14 @@ fn exception_name(v: u64) -> &'static str {
 impl Kernel {
     /// A trap from user mode: a tick, a device interrupt or an exception.
     fn trap(&mut self) {
-        let vector = self.envs[self.current].tf.vector;
+        let vector = self.envs[self.current()].tf.vector;
         match vector {
             v if v == apic::TIMER_VECTOR as u64 => {
                 apic::eoi();
                 self.timer();
             }
             v if v == apic::SPURIOUS_VECTOR as u64 => {}
-            v if crate::dev::note(v) => crate::dev::service(self),
+            v if (crate::hooks::get().note)(v) => (crate::hooks::get().service)(&mut self.mem),
             v if v >= 32 => apic::eoi(),
             2 | 8 | 18 => panic!("{} in user mode", exception_name(vector)),
             _ => self.exception(),
@@ -76,19 +79,19 @@ impl Kernel {
     /// An exception the stub could not deliver (`arch::trap` delivers
     /// whenever a handler is registered and not busy): the environment ends.
     fn exception(&mut self) {
-        let tf = &self.envs[self.current].tf;
+        let tf = &self.envs[self.current()].tf;
         let fault_addr = if tf.vector == vector::PAGE_FAULT { cpu::cr2() } else { 0 };
         if self.hold_exception(fault_addr) {
             return;
         }
         let context =
-            if self.envs[self.current].exc.save != 0 { " inside its exception handler" } else { "" };
+            if self.envs[self.current()].exc.save != 0 { " inside its exception handler" } else { "" };
         self.kill(fault_addr, context)
     }
 
     /// Ends the current environment for an exception it cannot handle.
     fn kill(&mut self, addr: u64, context: &str) {
-        self.kill_slot(self.current, addr, context);
+        self.kill_slot(self.current(), addr, context);
     }
 
     /// Ends slot `s` for the exception in its frame.
@@ -105,7 +108,7 @@ impl Kernel {
             tf.error
         );
         let code = FAULT_EXIT_BASE - tf.vector as i32;
-        if s == self.current {
+        if s == self.current() {
             self.exit_current(code);
         } else {
             self.env_destroy(s, Some(code));
@@ -115,11 +118,11 @@ impl Kernel {
     /// Ends the current environment with `code` and runs another. The first
     /// environment's end powers the machine off with its code.
     pub fn exit_current(&mut self, code: i32) {
-        if self.current == self.root {
+        if self.current() == self.root() {
             crate::kprintln!("first environment exited with code {code}; powering off");
             self.power_off(code as i64);
         }
-        let s = self.current;
+        let s = self.current();
         self.env_destroy(s, Some(code));
         self.schedule();
     }
@@ -128,8 +131,8 @@ impl Kernel {
     /// them from credential `cred` (decided before the environment's
     /// capabilities go).
     pub fn exit_telling_parent(&mut self, code: i32, bits: u64, cred: u64) {
-        let c = self.current;
-        let parent = if bits == 0 || c == self.root { None } else { self.parent_hears(c, cred) };
+        let c = self.current();
+        let parent = if bits == 0 || c == self.root() { None } else { self.parent_hears(c, cred) };
         let Some(p) = parent else {
             return self.exit_current(code);
         };

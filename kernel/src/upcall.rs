@@ -5,7 +5,7 @@
 //! the CPU before the next tick, or it is preempted by force and skips its
 //! next slices; after repeated offences it is destroyed.
 
-use crate::arch::trap::TrapFrame;
+use crate::arch::frame::TrapFrame;
 use crate::env::{notify, Slot, State};
 use crate::state::Kernel;
 use abi::exception::{critical, vector, ExceptionFrame};
@@ -65,8 +65,8 @@ impl Kernel {
         // A new slice for one in its end-of-slice grace: it gave up the
         // CPU, even if it comes straight back (nobody else wanted it, and
         // `switch_to` counts no switch). Here, not in `yield`'s fast path.
-        if self.grace_env == Some(s) {
-            self.grace_env = None;
+        if self.sched.grace().is_some_and(|(g, _)| g == s) {
+            self.sched.set_grace(None);
         }
         if self.deliver_interrupts(s) {
             return;
@@ -103,7 +103,7 @@ impl Kernel {
 
     /// `interrupts_take`: the caller's queued bits, now cleared.
     pub fn interrupts_take(&mut self) -> u64 {
-        let c = self.current;
+        let c = self.current();
         let bits = self.envs[c].interrupts;
         if bits != 0 {
             self.clear_interrupts(c);
@@ -113,13 +113,13 @@ impl Kernel {
 
     /// Console input waits: tell whoever asked (`console_notify`).
     pub fn check_console(&mut self) {
-        let (id, bits) = self.console_notify;
-        if id == 0 || !crate::arch::serial::input_ready() {
+        let Some((id, bits)) = self.console.listener() else { return };
+        if !crate::arch::serial::input_ready() {
             return;
         }
         match self.env_slot(id as u64) {
             Ok(s) if self.envs[s].state() != State::Exited => self.queue_interrupt(s, bits, 0),
-            _ => self.console_notify = (0, 0),
+            _ => self.console.listen(0, 0),
         }
     }
 
@@ -127,17 +127,16 @@ impl Kernel {
     pub fn timer(&mut self) {
         // (The checks below may end the current environment; repossession
         // comes first so it sees the state the tick found.)
-        self.kinfo.ticks += 1;
-        self.clock.ticks += 1;
+        self.count_ticks(1);
         // The tick is charged to whoever it found running.
-        let c = self.current;
+        let c = self.current();
         self.envs[c].ticks += 1;
-        self.env_info[c].ticks = self.envs[c].ticks;
+        self.envs.publish_ticks(c);
         self.check_reclaims();
         self.check_console();
-        let c = self.current;
-        let offender = self.grace_env == Some(c) && self.envs[c].switched_out == self.grace_mark;
-        self.grace_env = None;
+        let c = self.current();
+        let offender = self.sched.grace() == Some((c, self.envs[c].switched_out));
+        self.sched.set_grace(None);
         if offender && self.offend(c) {
             return;
         }
@@ -153,8 +152,7 @@ impl Kernel {
             // Its slice is over: tell it, and give it until the next tick.
             // (A critical section defers the upcall; the deadline stands.)
             self.upcall(c, vector::END_OF_SLICE, 0);
-            self.grace_env = Some(c);
-            self.grace_mark = self.envs[c].switched_out;
+            self.sched.set_grace(Some((c, self.envs[c].switched_out)));
             return;
         }
         self.schedule();
@@ -185,6 +183,26 @@ impl Kernel {
         e.penalty = e.penalty.saturating_sub(1);
         if e.penalty == 0 {
             self.set_state(s, State::Runnable);
+        }
+    }
+
+    /// Asks slot `s` to give back `n` frames (visible revocation, paper
+    /// 001 §3.3): recorded, then told by upcall.
+    pub fn reclaim(&mut self, s: Slot, n: u64) -> Result<u64, abi::Error> {
+        self.reclaims.ask(&self.envs, &self.mem.frames, s, n, self.sched.ticks())?;
+        self.upcall(s, vector::REVOKE_REQUEST, n);
+        Ok(0)
+    }
+
+    /// At each tick: requests met are dropped, overdue ones enforced (the
+    /// abort protocol takes the frames and tells the environment).
+    pub fn check_reclaims(&mut self) {
+        for (s, n) in
+            self.reclaims.overdue(&self.envs, &self.mem.frames, self.sched.ticks()).into_iter().flatten()
+        {
+            let current = self.space_is_current(s);
+            let count = crate::revoke::repossess(&mut self.mem, &mut self.envs, s, n, current);
+            self.upcall(s, vector::REPOSSESSED, count);
         }
     }
 }

@@ -22,27 +22,42 @@ pub struct FsRoot {
 }
 pub const S_IFMT: u32 = 0o170000;
 pub const S_IFDIR: u32 = 0o040000;
+pub const S_ISGID: u32 = 0o2000;
 const S_IFREG: u32 = 0o100000;
 
 /// The shared arena, stood in for by the host's heap.
 mod shared {
-    use super::{alloc_zeroed, dealloc, FsRoot, Layout};
-    use std::cell::UnsafeCell;
-
-    struct Root(UnsafeCell<FsRoot>);
-    // SAFETY: each test thread has its own (thread_local below).
-    unsafe impl Sync for Root {}
+    use super::{alloc_zeroed, dealloc, Layout};
+    use std::cell::Cell;
+    use std::marker::PhantomData;
 
     thread_local! {
-        static ROOT: &'static Root = Box::leak(Box::new(Root(UnsafeCell::new(FsRoot {
-            inodes: core::ptr::null_mut(),
-            count: 0,
-            free: 0,
-        }))));
+        /// Each test thread's arena roots (its own file system).
+        static ROOTS: [Cell<usize>; 4] = const { [const { Cell::new(0) }; 4] };
     }
 
-    pub fn fs_root() -> *mut FsRoot {
-        ROOT.with(|r| r.0.get())
+    /// As the arena's `Root`: an object found by slot.
+    pub struct Root<T> {
+        slot: usize,
+        object: PhantomData<fn() -> T>,
+    }
+
+    impl<T> Root<T> {
+        pub const fn new(slot: usize) -> Root<T> {
+            Root { slot, object: PhantomData }
+        }
+
+        /// # Safety
+        /// `T` is valid all zero.
+        pub unsafe fn create_zeroed(&self) -> Result<(), ()> {
+            let p = alloc(size_of::<T>(), align_of::<T>());
+            ROOTS.with(|r| r[self.slot].set(p as usize));
+            Ok(())
+        }
+
+        pub fn get(&self) -> *mut T {
+            ROOTS.with(|r| r[self.slot].get()) as *mut T
+        }
     }
 
     pub fn alloc(size: usize, align: usize) -> *mut u8 {

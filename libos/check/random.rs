@@ -7,25 +7,26 @@
 #[path = "../src/random.rs"]
 mod random;
 
-/// The process's words the generator uses: its environment and its state.
-mod proc {
-    use std::cell::Cell;
+#[path = "../src/word.rs"]
+mod word;
 
-    pub struct Vars {
-        pub env: Cell<u32>,
-        pub random: Cell<super::random::State>,
-    }
+/// The environment the generator takes itself to run in.
+mod env {
+    use std::sync::atomic::{AtomicU32, Ordering};
 
-    thread_local! {
-        static VARS: &'static Vars = Box::leak(Box::new(Vars {
-            env: Cell::new(0x401),
-            random: Cell::new(super::random::State::ZERO),
-        }));
-    }
+    pub static ID: AtomicU32 = AtomicU32::new(0x401);
 
-    pub fn vars() -> &'static Vars {
-        VARS.with(|v| *v)
+    pub fn id() -> u32 {
+        ID.load(Ordering::Relaxed)
     }
+}
+
+/// The generator's state is one static, as in a process: the tests take
+/// turns.
+static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn set_env(id: u32) {
+    env::ID.store(id, std::sync::atomic::Ordering::Relaxed);
 }
 
 fn bytes(n: usize) -> Vec<u8> {
@@ -56,6 +57,7 @@ fn rfc8439_block_vector() {
 
 #[test]
 fn successive_fills_differ() {
+    let _turn = TURN.lock().unwrap();
     let (a, b) = (bytes(100), bytes(100));
     assert_ne!(a, b);
     assert_ne!(a, vec![0; 100]);
@@ -63,19 +65,20 @@ fn successive_fills_differ() {
 
 #[test]
 fn fork_children_get_their_own_streams() {
-    let v = proc::vars();
+    let _turn = TURN.lock().unwrap();
+    let state = &random::STATE;
     let _ = bytes(16);
-    let parent = v.random.get();
+    let parent = state.get();
     // Child 1: a copy of the parent's state in another environment.
-    v.env.set(0x402);
+    set_env(0x402);
     let one = bytes(64);
     // Child 2: the same copy, a third environment.
-    v.random.set(parent);
-    v.env.set(0x403);
+    state.set(parent);
+    set_env(0x403);
     let two = bytes(64);
     // The parent goes on from its own state.
-    v.random.set(parent);
-    v.env.set(0x401);
+    state.set(parent);
+    set_env(0x401);
     let own = bytes(64);
     assert_ne!(one, two);
     assert_ne!(one, own);

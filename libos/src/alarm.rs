@@ -16,7 +16,7 @@
 //! forgets them (`forked_child`), as Linux's child starts with no timers;
 //! exec keeps them. They are read and written under the big lock.
 
-use crate::proc::signal::{SIGALRM, SIGPROF, SIGVTALRM};
+use crate::signo::{SIGALRM, SIGPROF, SIGVTALRM};
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
 /// The timers, in Linux's order (its `which` numbers).
@@ -61,7 +61,7 @@ pub fn get(t: usize) -> Setting {
 pub fn set(t: usize, value: u64, every: u64) -> Setting {
     let old = get(t);
     let at = if value == 0 { 0 } else { clock(t).saturating_add(value).max(1) };
-    AT[t].store(at, Relaxed);
+    store_at(t, at);
     EVERY[t].store(if at == 0 { 0 } else { every }, Relaxed);
     upcalls();
     old
@@ -72,7 +72,7 @@ pub fn set(t: usize, value: u64, every: u64) -> Setting {
 fn upcalls() {
     let on = AT.iter().any(|a| a.load(Relaxed) != 0);
     ARMED.store(on, Relaxed);
-    let env = crate::proc::vars().env.get() as u64;
+    let env = crate::env::id() as u64;
     // A thread other than the first may lack the right; waits and calls
     // still see the expiry.
     let _ = user::sys::slice_upcalls(env, on);
@@ -98,9 +98,9 @@ pub fn fire() -> u64 {
     for t in (0..TIMERS).filter(|&t| due_one(t)) {
         let (at, every, now) = (AT[t].load(Relaxed), EVERY[t].load(Relaxed), clock(t));
         match (now - at).checked_div(every) {
-            Some(missed) => AT[t].store(at.saturating_add((missed + 1).saturating_mul(every)), Relaxed),
+            Some(missed) => store_at(t, at.saturating_add((missed + 1).saturating_mul(every))),
             None => {
-                AT[t].store(0, Relaxed);
+                store_at(t, 0);
                 upcalls();
             }
         }
@@ -109,17 +109,21 @@ pub fn fire() -> u64 {
     sigs
 }
 
-/// When the real timer next expires, for a sleep's deadline (the CPU-time
-/// timers do not advance while the process sleeps).
-pub fn next() -> Option<u64> {
-    Some(AT[REAL].load(Relaxed)).filter(|&at| at != 0)
+/// Sets when timer `t` next expires; the real timer's expiry ends sleeps
+/// (`sleep.rs`; the CPU-time timers do not advance while the process
+/// sleeps).
+fn store_at(t: usize, at: u64) {
+    AT[t].store(at, Relaxed);
+    if t == REAL {
+        crate::sleep::set_alarm(at);
+    }
 }
 
 /// A fork child starts with no timers (its environment has no upcalls).
 pub fn forked_child() {
     ARMED.store(false, Relaxed);
-    for (a, e) in AT.iter().zip(&EVERY) {
-        a.store(0, Relaxed);
-        e.store(0, Relaxed);
+    for (t, every) in EVERY.iter().enumerate() {
+        store_at(t, 0);
+        every.store(0, Relaxed);
     }
 }

@@ -15,9 +15,14 @@
 //! record of lxrt's own (the block's `iret`) instead, so the program resumes and
 //! meets its bad stack itself (SIGSEGV, as on Linux) rather than lxrt
 //! faulting in its handler.
+//!
+//! This file is the block and what finds it (the bottom of the library:
+//! it names no other module); the assembly stub that enters and leaves
+//! through it, and the code it calls, are at the top (`trap.rs`). Each
+//! module's per-thread words are its own `Local` part of the block.
 
-use crate::proc::Thread;
 use abi::exception::{ExceptionFrame, Regs};
+use core::marker::PhantomData;
 use core::mem::offset_of;
 
 #[repr(C, align(256))]
@@ -35,7 +40,8 @@ pub const STACK_SIZE: usize = 256 * 1024;
 /// What lxrt's entry keeps per thread: the save area the kernel writes
 /// the event into (first: the gs base points at it), the interrupted
 /// program's FPU image, the IRETQ record, the fs base a new thread or
-/// forked child starts with, its exception stack, and the thread's state.
+/// forked child starts with, its exception stack, and the modules'
+/// per-thread words (`Local`).
 /// Each environment running lxrt has its gs base at its own block (the
 /// kernel keeps gs per environment), so the entry and `block()` find it
 /// without a symbol; a Linux program does not use gs (`arch_prctl`
@@ -50,7 +56,58 @@ pub struct Block {
     pub start_fs: u64,
     /// The exception stack: its lowest address and its top.
     stack: (u64, u64),
-    pub thread: Thread,
+    locals: Locals,
+}
+
+/// Bytes of per-thread words the modules may claim (`Local`).
+pub const LOCALS: usize = 256;
+
+#[repr(C, align(16))]
+struct Locals([u8; LOCALS]);
+
+/// A module's per-thread words: a part of every thread's block, at a
+/// place the module claims after the part of a module below it
+/// (`Local::after(lower.end())`), so the parts never overlap and no module
+/// names one above it. Every part starts all zero in a new block (the
+/// first thread's, a new thread's); a forked child's is a copy.
+pub struct Local<T> {
+    at: usize,
+    part: PhantomData<T>,
+}
+
+impl<T> Local<T> {
+    /// The part placed at the first suitably aligned byte from `from`.
+    ///
+    /// # Safety
+    /// `T` is valid all zero and made of `Cell`s (the part is shared by
+    /// reference: only its thread uses it, one use at a time), and no
+    /// other part lies in `[from, end())` (`from` is the `end` of the
+    /// part below, or 0 for the lowest).
+    pub const unsafe fn after(from: usize) -> Local<T> {
+        let at = from.next_multiple_of(align_of::<T>());
+        assert!(align_of::<T>() <= 16 && at + size_of::<T>() <= LOCALS, "the per-thread words fit the block");
+        Local { at, part: PhantomData }
+    }
+
+    /// The first byte past this part (where the next may start).
+    pub const fn end(&self) -> usize {
+        self.at + size_of::<T>()
+    }
+
+    /// The running thread's part.
+    #[inline]
+    pub fn get(&self) -> &'static T {
+        // SAFETY: see `block` (a live block); the part lies inside its
+        // `locals` and is valid as zero bytes and made of `Cell`s (`after`).
+        unsafe { self.of(&*block()) }
+    }
+
+    /// Block `b`'s part (a new thread's, set up before it runs).
+    #[inline]
+    pub fn of<'a>(&self, b: &'a Block) -> &'a T {
+        // SAFETY: as in `get`.
+        unsafe { &*((&raw const b.locals.0).cast::<u8>().add(self.at).cast::<T>()) }
+    }
 }
 
 impl Block {
@@ -61,7 +118,7 @@ impl Block {
             iret: [0; 5],
             start_fs: 0,
             stack: (0, 0),
-            thread: Thread::initial(),
+            locals: Locals([0; LOCALS]),
         }
     }
 
@@ -83,67 +140,16 @@ impl Block {
 
 const _: () = assert!(offset_of!(Block, save) == 0);
 
+/// Where the assembly stub (`trap.rs`) finds the FPU image, the IRETQ
+/// record and the fs base in a block.
+pub const FX_AT: usize = offset_of!(Block, fx);
+pub const IRET_AT: usize = offset_of!(Block, iret);
+pub const START_FS_AT: usize = offset_of!(Block, start_fs);
+
 /// The first environment's block (each other thread's is on the heap,
 /// `proc::thread`).
 static mut MAIN: Block = Block::initial();
 static mut MAIN_STACK: Stack = Stack([0; STACK_SIZE]);
-
-user::exception_asm!(
-    ".globl lx_entry",
-    "lx_entry:",
-    "rdgsbase rax",
-    user::save_registers!(at "rax"),
-    "fxsave64 [rax + {fx}]",
-    "cld",
-    "mov rdi, rax",
-    "call {dispatch}",
-    "test al, al",
-    "jz lx_restore_iret",
-    "lx_restore:",
-    "rdgsbase rax",
-    "fxrstor64 [rax + {fx}]",
-    // `busy` is cleared last, with every register the program's, so an
-    // interrupt that lands after it finds the program's state
-    // (`user::exc::complete_resume` finishes the last two instructions).
-    user::resume_from!(busy ["gs:[0]"], "lx_tail"),
-    // The same through the block's IRETQ record, for a program whose
-    // stack is unusable.
-    "lx_restore_iret:",
-    "rdgsbase rax",
-    "fxrstor64 [rax + {fx}]",
-    "lea rsp, [rax + {iret}]",
-    "mov rcx, [rax + {f_rip}]",
-    "mov [rsp], rcx",
-    "mov rcx, cs",
-    "mov [rsp + 8], rcx",
-    "mov rcx, [rax + {f_rflags}]",
-    "mov [rsp + 16], rcx",
-    "mov rcx, [rax + {f_rsp}]",
-    "mov [rsp + 24], rcx",
-    "mov rcx, ss",
-    "mov [rsp + 32], rcx",
-    user::load_registers!(),
-    "mov qword ptr gs:[0], 0",
-    ".globl lx_tail_iret",
-    "lx_tail_iret:",
-    "iretq",
-    // A forked child or a new thread starts here with rdi = its block,
-    // whose frame and FPU image hold the state to resume (rax = 0 in it).
-    ".globl lx_start",
-    "lx_start:",
-    "wrgsbase rdi",
-    "mov rax, [rdi + {start_fs}]",
-    "wrfsbase rax",
-    "call {start}",
-    "test al, al",
-    "jz lx_restore_iret",
-    "jmp lx_restore",
-    dispatch = sym dispatch,
-    start = sym start,
-    fx = const offset_of!(Block, fx),
-    iret = const offset_of!(Block, iret),
-    start_fs = const offset_of!(Block, start_fs)
-);
 
 unsafe extern "C" {
     fn lx_entry();
@@ -186,23 +192,10 @@ pub fn current_block() -> *mut Block {
     block()
 }
 
-/// The running thread's state (`proc::thread`).
-#[inline]
-pub fn thread() -> &'static Thread {
-    // SAFETY: see `block`; `Thread` is made of `Cell`s.
-    unsafe { &(*block()).thread }
-}
-
 /// The fs base a forked child starts with.
 pub fn set_start_fs(fs: u64) {
     // SAFETY: see `block`.
     unsafe { (*block()).start_fs = fs };
-}
-
-/// Handles the event; false asks for the resume through the IRETQ record.
-extern "C" fn dispatch(frame: &mut ExceptionFrame) -> bool {
-    crate::trap::handle(frame);
-    prepare_resume(frame)
 }
 
 /// Whether the upcall in `f` interrupted the Linux program rather than
@@ -219,48 +212,8 @@ pub fn in_program(f: &mut ExceptionFrame) -> bool {
         let r = unsafe { (*block()).iret };
         (f.regs.rip, f.regs.rflags, f.regs.rsp) = (r[0], r[2], r[3]);
     }
-    let (start, end) = crate::proc::fork::image();
+    let (start, end) = crate::layout::image();
     !(start..end).contains(&f.regs.rip)
-}
-
-/// The resume path stores two words below the program's red zone; after a
-/// fork those stack pages are copy-on-write, and a fault there would come
-/// while `busy` is still set, so make them writable first. Returns false
-/// if they cannot be: rsp points at nothing the program may write.
-pub fn prepare_resume(frame: &ExceptionFrame) -> bool {
-    let at = frame.regs.rsp.wrapping_sub(144);
-    if !(at < frame.regs.rsp && frame.regs.rsp <= abi::layout::USER_END) {
-        return false;
-    }
-    // Usually the record's page is mapped writable already (the program's
-    // stack, in use): one look at its page-table entry.
-    let page = at & !(crate::layout::PAGE - 1);
-    let writable = |va| crate::vm::pte(va).is_some_and(|p| p & abi::pte::WRITABLE != 0);
-    if page == (at + 15) & !(crate::layout::PAGE - 1) && writable(page) {
-        return true;
-    }
-    prepare_record(at)
-}
-
-/// `prepare_resume`'s rare case, out of line so that the common one saves
-/// no registers.
-#[cold]
-#[inline(never)]
-fn prepare_record(at: u64) -> bool {
-    crate::lock::guarded(|| crate::vm::prepare(at, 16, true))
-}
-
-/// First code a forked child or a new thread runs (on its exception
-/// stack, its gs base set).
-extern "C" fn start() -> bool {
-    // SAFETY: nothing else refers to the frame at the first instruction.
-    let f = unsafe { frame() };
-    if crate::proc::thread::starting() {
-        crate::proc::thread::start(f);
-    } else {
-        crate::proc::fork::child_start(f);
-    }
-    prepare_resume(f)
 }
 
 /// The frame of the event being handled: the registers the program
@@ -338,18 +291,4 @@ pub fn reset_fpu() {
     fx[0..2].copy_from_slice(&0x37fu16.to_le_bytes());
     fx[24..28].copy_from_slice(&0x1f80u32.to_le_bytes());
     set_fx(&fx);
-}
-
-/// Starts the Linux program for the first time: `regs` become the live
-/// registers, with a clean SSE state.
-pub fn enter(regs: &Regs) -> ! {
-    crate::vm::leave_native_stack();
-    // SAFETY: start-up: no event is being handled.
-    let f = unsafe { frame() };
-    f.regs = *regs;
-    f.busy = 1;
-    reset_fpu();
-    // SAFETY: the frame and FPU image describe the program's first
-    // instruction; lx_restore never returns here.
-    unsafe { core::arch::asm!("jmp lx_restore", options(noreturn)) }
 }

@@ -9,16 +9,13 @@
 //! program's regions are replaced.
 
 use crate::errno::{EACCES, ELIBBAD, ELOOP, ENOEXEC, ENOMEM};
-use crate::layout::{
-    page_down, page_up, BRK_LIMIT, INTERP_BASE, INTERP_END, PAGE, PIE_BASE, STACK_MAX, STACK_TOP,
-};
+use crate::layout::{page_up, BRK_LIMIT, INTERP_BASE, INTERP_END, PAGE, PIE_BASE, STACK_MAX, STACK_TOP};
+use crate::loader::{map_segments, place, Placed};
 use crate::proc;
 use crate::{fs, uaccess, vm};
 use abi::exception::Regs;
-use abi::syscall::{map as mf, ENV_SELF};
 use alloc::vec::Vec;
-use binfmt::elf::{Elf, ET_DYN, PF_W, PF_X, PT_LOAD, PT_PHDR};
-use user::sys;
+use binfmt::elf::{ET_DYN, PT_LOAD, PT_PHDR};
 
 const AT_NULL: u64 = 0;
 const AT_PHDR: u64 = 3;
@@ -41,19 +38,6 @@ const AT_HWCAP2: u64 = 26;
 const AT_EXECFN: u64 = 31;
 const AT_SYSINFO_EHDR: u64 = 33;
 
-/// A checked ELF file and the amount its addresses are shifted by.
-pub struct Placed<'a> {
-    elf: Elf<'a>,
-    bias: u64,
-}
-
-impl Placed<'_> {
-    /// The entry point where the file was placed.
-    pub fn entry(&self) -> u64 {
-        self.elf.entry
-    }
-}
-
 /// A checked program and, when it names one, its checked interpreter.
 pub struct Image<'a> {
     prog: Placed<'a>,
@@ -65,17 +49,6 @@ pub struct Loaded {
     pub regs: Regs,
     /// First byte past the highest segment: where `brk` starts.
     pub brk: u64,
-}
-
-fn prot_of(flags: u32) -> u32 {
-    let mut p = vm::R;
-    if flags & PF_W != 0 {
-        p |= vm::W;
-    }
-    if flags & PF_X != 0 {
-        p |= vm::X;
-    }
-    p
 }
 
 /// `#!` interpreters followed before `execve` gives up with ELOOP (Linux:
@@ -116,15 +89,6 @@ pub fn resolve(path: &[u8], argv: &mut Vec<Vec<u8>>) -> Result<(Vec<u8>, &'stati
         path = interp;
     }
     Err(ELOOP)
-}
-
-/// Checks `data` is an x86-64 ELF file whose segments fit in
-/// `[lo, hi)`: where they say (ET_EXEC) or shifted to start at `base`
-/// (ET_DYN).
-pub fn place(data: &[u8], lo: u64, hi: u64, base: u64) -> Result<Placed<'_>, binfmt::elf::ElfError> {
-    let probe = Elf::parse_dynamic(data, 0, u64::MAX, 0)?;
-    let bias = if probe.kind == ET_DYN { base.saturating_sub(page_down(probe.span().0)) } else { 0 };
-    Ok(Placed { elf: Elf::parse_dynamic(data, lo, hi, bias)?, bias })
 }
 
 /// Checks `image` is a program lxrt can load, and finds and checks its
@@ -187,47 +151,6 @@ pub fn load(image: &Image, argv: &[Vec<u8>], envp: &[Vec<u8>], execfn: &[u8]) ->
     let rsp = build_stack(&image.prog, base, vdso, argv, envp, execfn)?;
     let regs = Regs { rip: entry, rsp, rflags: 0x202, ..Regs::default() };
     Ok(Loaded { regs, brk: page_up(brk) })
-}
-
-/// Promises the loadable segments of `p` and copies their file bytes in;
-/// returns the first byte past the highest.
-pub fn map_segments(p: &Placed) -> Result<u64, i64> {
-    let mut top = 0;
-    for seg in p.elf.segments().filter(|s| s.kind == PT_LOAD) {
-        let vaddr = seg.vaddr + p.bias;
-        let (start, end) = (page_down(vaddr), page_up(vaddr + seg.memsz));
-        let prot = prot_of(seg.flags);
-        // Pages another segment already started keep both rights.
-        let merged = vm::find(start).map_or(0, |r| r.prot);
-        vm::add(start, end, prot);
-        if merged != 0 {
-            vm::add(start, start + PAGE, prot | merged);
-        }
-        top = top.max(vaddr + seg.memsz);
-        // File bytes go in now; the rest of the segment (bss) is zero
-        // pages on demand.
-        copy_in(vaddr, p.elf.file_bytes(&seg))?;
-    }
-    Ok(top)
-}
-
-/// Copies `data` to `va` in promised memory, through a writable mapping of
-/// each page whatever the region's rights (`load` applies them after).
-pub fn copy_in(va: u64, data: &[u8]) -> Result<(), i64> {
-    let end = va + data.len() as u64;
-    let mut page = page_down(va);
-    while page < end {
-        if vm::pte(page).is_none() && !vm::populate(page, vm::W) {
-            return Err(ENOMEM);
-        }
-        let _ = sys::protect(ENV_SELF, page, mf::WRITE);
-        let (lo, hi) = (page.max(va), (page + PAGE).min(end));
-        let src = &data[(lo - va) as usize..(hi - va) as usize];
-        // SAFETY: the page at `page` is mapped writable just above.
-        unsafe { core::ptr::copy_nonoverlapping(src.as_ptr(), lo as *mut u8, src.len()) };
-        page += PAGE;
-    }
-    Ok(())
 }
 
 /// Pushes bytes and words downwards from the top of the Linux stack.

@@ -3,7 +3,7 @@
 
 use crate::errno::{EBADF, EMFILE};
 use crate::obj::{self, File, Ops};
-use crate::proc::with_process;
+use crate::scoped::Scoped;
 use alloc::vec::Vec;
 
 /// The most descriptors a process may have (Linux's `nr_open`, the
@@ -17,7 +17,7 @@ pub struct Fd {
     pub cloexec: bool,
 }
 
-/// A process's descriptors (`proc::Process::fds`), indexed by number.
+/// A process's descriptors, indexed by number.
 pub struct Table {
     slots: Vec<Option<Fd>>,
     /// Numbers from this one up cannot be had (`RLIMIT_NOFILE`'s soft
@@ -41,10 +41,12 @@ impl Table {
     }
 }
 
+static TABLE: Scoped<Table> = Scoped::new("the descriptor table", Table::EMPTY);
+
 /// Runs `f` on this process's descriptor table.
 #[inline]
 fn with_table<R>(f: impl FnOnce(&mut Table) -> R) -> R {
-    with_process(|p| f(&mut p.fds))
+    TABLE.with(f)
 }
 
 /// The descriptor `fd`, for a call that does I/O or changes the file
@@ -133,7 +135,7 @@ pub fn close(fd: i64) -> Result<i64, i64> {
     })?;
     // POSIX: any close of a file ends the process's record locks on it.
     // SAFETY: the descriptor kept the file live; no other reference to it here.
-    crate::locks::released_by_close(crate::locks::key(unsafe { file(&d) }), crate::proc::env());
+    crate::locks::released_by_close(unsafe { file(&d) }.lock_key(), crate::env::id());
     obj::put(d.ops, d.file);
     Ok(0)
 }

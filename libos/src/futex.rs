@@ -41,7 +41,7 @@ const BY_FRAME: u64 = u64::MAX;
 impl Key {
     /// The word at `addr` of this process.
     pub fn private(addr: u64) -> Key {
-        Key { space: crate::proc::env() as u64, addr }
+        Key { space: crate::env::id() as u64, addr }
     }
 
     /// The word at `addr` as every process mapping it sees it: in a
@@ -72,24 +72,25 @@ struct Waiter {
 pub struct Table([Waiter; WAITERS]);
 
 /// One byte per environment slot, set when the thread in that slot is
-/// woken: what the predicate reads. In the arena's header
-/// (`shared::futex_wake`), so that a waker in another process (a futex in
-/// `MAP_SHARED` memory) can set it.
+/// woken: what the predicate reads. In the arena (`WAKE`), so that a waker
+/// in another process (a futex in `MAP_SHARED` memory) can set it.
 #[repr(C, align(1024))]
 pub struct Wake([AtomicU8; ENV_SLOTS]);
 const _: () = assert!(ENV_SLOTS == 1024, "the predicate masks the slot with 1023");
 
+/// The predicate futex waits sleep on, once installed.
+static PRED: crate::word::Word<Option<u64>> = crate::word::Word::new(None);
+
 fn wake_byte(env: u32) -> &'static AtomicU8 {
     // SAFETY: the header is mapped in every process for its whole life;
     // the bytes are atomics, shared by design.
-    unsafe { &(*crate::shared::futex_wake()).0[env_slot(env)] }
+    unsafe { &(*WAKE.get()).0[env_slot(env)] }
 }
 
 /// The predicate "my byte of `WAKE` is set", installed on the process's
 /// first wait.
 fn predicate() -> Result<u64, i64> {
-    let v = crate::proc::vars();
-    if let Some(p) = v.futex_pred.get() {
+    if let Some(p) = PRED.get() {
         return Ok(p);
     }
     let mut a = bpf::Asm::new();
@@ -105,15 +106,26 @@ fn predicate() -> Result<u64, i64> {
         .into_iter()
         .map(|i| u64::from_le_bytes(i.to_bytes()))
         .collect();
-    let region = abi::syscall::Region { va: crate::shared::futex_wake() as u64, len: ENV_SLOTS as u64 };
+    let region = abi::syscall::Region { va: WAKE.get() as u64, len: ENV_SLOTS as u64 };
     let p = sys::pred_install(&insns, &[region]).map_err(|_| ENOMEM)?;
-    v.futex_pred.set(Some(p));
+    PRED.set(Some(p));
     Ok(p)
 }
 
 /// After fork: the parent's predicate is not the child's.
 pub fn forked_child() {
-    crate::proc::vars().futex_pred.set(None);
+    PRED.set(None);
+}
+
+/// The waiters and the wakers' bytes, in the arena.
+static TABLE: crate::shared::Root<Table> = crate::shared::Root::new(2);
+static WAKE: crate::shared::Root<Wake> = crate::shared::Root::new(3);
+
+/// Makes the waiters' table and the wake bytes (first process, at start).
+pub fn create() -> Result<(), abi::Error> {
+    // SAFETY: an entry with `env` 0 is free: all zero is an empty table;
+    // all zero is nobody woken.
+    unsafe { TABLE.create_zeroed().and_then(|_| WAKE.create_zeroed()) }
 }
 
 /// Runs `f` on the table: under the big lock, one use at a time.
@@ -122,7 +134,7 @@ fn with_table<R>(f: impl FnOnce(&mut [Waiter; WAITERS]) -> R) -> R {
     // SAFETY: the table is in the arena, mapped in every process; the big
     // lock keeps every other thread and process out while `f` runs, and no
     // other reference to it is made.
-    f(unsafe { &mut (*crate::shared::futexes()).0 })
+    f(unsafe { &mut (*TABLE.get()).0 })
 }
 
 /// An entry whose waiter has gone (killed while it waited) is free too.
@@ -131,10 +143,18 @@ fn free(w: &Waiter) -> bool {
 }
 
 /// Waits on `key` while the word at `addr` holds `val`, until woken with a
-/// bitset meeting `bitset`, a signal (EINTR) or the monotonic clock's
-/// `deadline` in nanoseconds (ETIMEDOUT). The word changed already:
-/// EAGAIN. Called with the big lock held, which it drops while asleep.
-pub fn wait(key: Key, addr: u64, val: u32, bitset: u32, deadline: Option<u64>) -> Result<(), i64> {
+/// bitset meeting `bitset`, the caller's `interrupted` (a signal: EINTR)
+/// or the monotonic clock's `deadline` in nanoseconds (ETIMEDOUT). The
+/// word changed already: EAGAIN. Called with the big lock held, which it
+/// drops while asleep.
+pub fn wait(
+    key: Key,
+    addr: u64,
+    val: u32,
+    bitset: u32,
+    deadline: Option<u64>,
+    interrupted: impl Fn() -> bool,
+) -> Result<(), i64> {
     if crate::uaccess::get::<u32>(addr)? != val {
         return Err(EAGAIN);
     }
@@ -159,12 +179,12 @@ pub fn wait(key: Key, addr: u64, val: u32, bitset: u32, deadline: Option<u64>) -
         if deadline.is_some_and(|d| crate::time::now_ns() >= d) {
             break Err(ETIMEDOUT);
         }
-        if crate::proc::signal::pending() {
+        if interrupted() {
             break Err(EINTR);
         }
         lock::release();
         let _ = sys::sleep(pred, ticks.unwrap_or(0));
-        lock::acquire();
+        lock::reacquire();
     };
     with_table(|t| t[at].env = 0);
     r

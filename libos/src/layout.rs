@@ -55,6 +55,10 @@ pub const INTERP_END: u64 = INTERP_BASE + (1 << 30);
 pub const VDSO_BASE: u64 = INTERP_END + PAGE;
 pub const VDSO_END: u64 = VDSO_BASE + (1 << 20);
 
+/// Where XN's cached disk blocks are mapped (`fs::xnclient`): block `b`
+/// at `XN_WINDOW + b * PAGE`, up to 15 TiB of disk.
+pub const XN_WINDOW: u64 = MMAP_END;
+
 /// Anonymous `mmap`s are placed upwards from here.
 pub const MMAP_BASE: u64 = 0x1000_0000_0000;
 pub const MMAP_END: u64 = 0x7000_0000_0000;
@@ -90,3 +94,15 @@ pub const KIT_SIZE: u64 = 64 << 20;
 /// on it; lxrt leaves it once it starts the Linux program).
 pub use abi::layout::INIT_STACK_TOP;
 pub const INIT_STACK_BOTTOM: u64 = INIT_STACK_TOP - abi::layout::INIT_STACK_PAGES * PAGE;
+
+unsafe extern "C" {
+    /// The linker's names for the first byte of this program's image and
+    /// the end of its data (`.bss` included).
+    static __executable_start: u8;
+    static _end: u8;
+}
+
+/// Where lxrt's own image lies: text, read-only data, data, `.bss`.
+pub fn image() -> (u64, u64) {
+    ((&raw const __executable_start) as u64, (&raw const _end) as u64)
+}

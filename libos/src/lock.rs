@@ -5,14 +5,37 @@
 //! owner has died (killed from outside) is taken over instead of hanging
 //! everyone.
 
-use crate::proc::{thread, Thread};
+use crate::entry::Local;
+use crate::word::Word;
 use abi::tables::env_state;
+use core::cell::Cell;
 use core::sync::atomic::{AtomicU64, Ordering};
 use user::{kinfo, sys};
 
-// This thread's side of the lock (whether it holds it, its id, whom the
-// call hands the CPU to) is in `proc::Thread`: the threads of a process
-// take it as separate environments, so lxrt runs for one at a time.
+/// A thread's side of the lock: the threads of a process take it as
+/// separate environments, so lxrt runs for one at a time.
+pub struct Side {
+    /// Held by this thread.
+    held: Cell<bool>,
+    /// The environment id it is taken with (0 until first asked: the
+    /// thread's own).
+    id: Cell<u64>,
+    /// Whom the current call hands the CPU to when it ends (0: nobody).
+    hand_off: Cell<u64>,
+}
+
+// SAFETY: `Side` is made of `Cell`s, valid all zero; the part above the
+// program-memory loan's (`uaccess`).
+pub const LOCAL: Local<Side> = unsafe { Local::after(crate::uaccess::LOCAL.end()) };
+
+#[inline]
+fn thread() -> &'static Side {
+    LOCAL.get()
+}
+
+/// The process's threads other than the first (`proc::thread` counts
+/// them): with none, lxrt's code outside a call needs no lock (`guarded`).
+pub static OTHER_THREADS: Word<u32> = Word::new(0);
 
 /// This environment's id (the thread's), asked of the kernel once (again
 /// in a forked child and a new thread).
@@ -21,14 +44,20 @@ pub fn my_id() -> u64 {
     id_of(thread())
 }
 
+/// Whether the running thread is the first: the process's environment.
+#[inline]
+pub fn is_first_thread() -> bool {
+    my_id() == crate::env::id() as u64
+}
+
 /// `my_id` for the block the caller has in hand (each `thread()` reads the
 /// gs base again).
 #[inline]
-fn id_of(t: &Thread) -> u64 {
-    if t.lock_id.get() == 0 {
-        t.lock_id.set(sys::self_id());
+fn id_of(t: &Side) -> u64 {
+    if t.id.get() == 0 {
+        t.id.set(sys::self_id());
     }
-    t.lock_id.get()
+    t.id.get()
 }
 
 fn word() -> &'static AtomicU64 {
@@ -43,7 +72,7 @@ fn owner_dead(id: u64) -> bool {
 #[inline]
 pub fn acquire() {
     let t = thread();
-    if t.lock_held.get() {
+    if t.held.get() {
         return;
     }
     let me = id_of(t);
@@ -55,13 +84,19 @@ pub fn acquire() {
     contended(me);
 }
 
-/// The lock is this thread's now: catch up with the shared arena, and
-/// with what siblings did to the buffer this call fills if it slept.
+/// The lock is this thread's now: catch up with the shared arena.
 #[inline]
-fn taken(t: &Thread) {
-    t.lock_held.set(true);
+fn taken(t: &Side) {
+    t.held.set(true);
     crate::shared::sync();
-    crate::uaccess::relend(t.lent.get());
+}
+
+/// Takes the lock again inside a call that dropped it to wait: also
+/// catches up with what siblings did meanwhile to the buffer the call
+/// fills (`uaccess::relend`).
+pub fn reacquire() {
+    acquire();
+    crate::uaccess::relend();
 }
 
 #[cold]
@@ -89,7 +124,7 @@ fn contended(me: u64) {
 /// A process with one thread runs `f` as it is.
 #[inline]
 pub fn guarded<R>(f: impl FnOnce() -> R) -> R {
-    if held() || crate::proc::vars().threads.get() == 0 {
+    if held() || OTHER_THREADS.get() == 0 {
         return f();
     }
     acquire();
@@ -100,7 +135,7 @@ pub fn guarded<R>(f: impl FnOnce() -> R) -> R {
 
 /// Whether this process holds the lock (inside a Linux call).
 pub fn held() -> bool {
-    thread().lock_held.get()
+    thread().held.get()
 }
 
 #[inline]
@@ -109,8 +144,8 @@ pub fn release() {
 }
 
 #[inline]
-fn release_of(t: &Thread) {
-    if t.lock_held.replace(false) {
+fn release_of(t: &Side) {
+    if t.held.replace(false) {
         word().store(0, Ordering::Release);
     }
 }
@@ -119,7 +154,7 @@ fn release_of(t: &Thread) {
 pub fn wait() {
     release();
     sys::yield_now();
-    acquire();
+    reacquire();
 }
 
 /// Like `wait`, but gives the rest of the slice to environment `env`, the
@@ -131,7 +166,7 @@ pub fn wait_for(env: u64) {
     if env == 0 || env == my_id() || sys::yield_to(env).is_err() {
         sys::yield_now();
     }
-    acquire();
+    reacquire();
 }
 
 /// Asks that environment `env`, which waits for what the current call has
@@ -156,6 +191,11 @@ pub fn end_call() {
 /// After fork: the child's copy says held, but the word names the parent,
 /// which releases it when its `fork` returns.
 pub fn forked_child() {
-    thread().lock_held.set(false);
-    thread().lock_id.set(0);
+    thread().held.set(false);
+    thread().id.set(0);
+}
+
+/// A new thread's first code: it takes the lock with its own id.
+pub fn thread_started() {
+    thread().id.set(0);
 }

@@ -4,9 +4,10 @@
 //! locks, so the two conflict) and BSD whole-file locks (`flock`; owned by
 //! the description, a space of their own), as Linux keeps them.
 //!
-//! The locks are one table in the arena's header (`shared::locks`), read
-//! and changed under the big lock. A lock names its file by inode (or, for
-//! a file without one, its description) and a byte range with an
+//! The locks are one table in the arena (`TABLE`), read
+//! and changed under the big lock. A lock names its file by a key
+//! (`obj::File::lock_key`: its inode, or for a file without one its
+//! description) and a byte range with an
 //! inclusive end (`u64::MAX`: to the end of any file). A process's POSIX
 //! locks on a file go when it closes any descriptor of that file
 //! (`released_by_close`, from `fd::close`) or ends (an entry of a process
@@ -109,22 +110,21 @@ impl Table {
     }
 }
 
+/// The table, in the arena.
+static TABLE: crate::shared::Root<Table> = crate::shared::Root::new(4);
+
+/// Makes the table (first process, at start).
+pub fn create() -> Result<(), abi::Error> {
+    // SAFETY: an entry of environment 0 is free: all zero is an empty table.
+    unsafe { TABLE.create_zeroed() }
+}
+
 fn with_table<R>(f: impl FnOnce(&mut Table) -> R) -> R {
     debug_assert!(lock::held());
     // SAFETY: the table is in the arena, mapped in every process; the big
     // lock keeps every other thread and process out while `f` runs, and no
     // other reference to it is made.
-    f(unsafe { &mut *crate::shared::locks() })
-}
-
-/// The key a lock names open file `f`'s file by: its inode, or the
-/// description itself for a file without one.
-pub fn key(f: &crate::obj::File) -> u64 {
-    if f.ino != 0 {
-        f.ino as u64
-    } else {
-        f as *const crate::obj::File as u64
-    }
+    f(unsafe { &mut *TABLE.get() })
 }
 
 /// A lock someone else holds that a request meets: what `F_GETLK`

@@ -6,7 +6,7 @@
 use alloc::vec::Vec;
 use user::sys;
 
-/// A process's notes (`proc::Process::notes`).
+/// A process's notes.
 pub struct Notes {
     /// Lines waiting for the console to reach a line start.
     pending: Vec<u8>,
@@ -19,9 +19,11 @@ impl Notes {
     pub const NONE: Notes = Notes { pending: Vec::new(), at_line_start: true, seen: Vec::new() };
 }
 
+static NOTES: crate::scoped::Scoped<Notes> = crate::scoped::Scoped::new("the notes", Notes::NONE);
+
 #[inline]
 fn with_notes<R>(f: impl FnOnce(&mut Notes) -> R) -> R {
-    crate::proc::with_process(|p| f(&mut p.notes))
+    NOTES.with(f)
 }
 
 fn write_raw(b: &[u8]) {

@@ -17,8 +17,14 @@ use crate::{entry, fd, fs, lock, private, proc, shared, trap};
 pub fn init(personality: trap::Personality) -> Result<(), &'static str> {
     trap::set_personality(personality);
     private::init();
+    crate::vm::set_frame_source(crate::oom::frame_for);
     shared::create().map_err(|_| "cannot allocate the shared arena")?;
     fs::boot::populate().map_err(|_| "cannot build the file system")?;
+    fs::mount::mount(&fs::procfs::PROC);
+    obj::console::create().map_err(|_| "no memory")?;
+    obj::console::set_jobs(&proc::kill::JOBS);
+    crate::futex::create().map_err(|_| "no memory")?;
+    crate::locks::create().map_err(|_| "no memory")?;
     proc::init_first().map_err(|_| "cannot make the process-table entry")?;
     let console = obj::new(Kind::Console, 2, 0).map_err(|_| "no memory")?;
     fd::open(console, false).map_err(|_| "fd table")?;
@@ -28,41 +34,24 @@ pub fn init(personality: trap::Personality) -> Result<(), &'static str> {
     entry::install(0).map_err(|_| "cannot install the exception handler")
 }
 
-/// Runs `op` on the open file behind `fd` with the big lock held, as the
+/// Runs `op` on descriptor `fd` with the big lock held, as the
 /// personality does for a Linux call.
-fn with_file(fd: i64, op: impl FnOnce(&fd::Fd, &mut obj::File) -> i64) -> i64 {
+fn with_fd(fd: i64, op: impl FnOnce(&fd::Fd) -> Result<usize, i64>) -> i64 {
     lock::acquire();
-    let r = match fd::get(fd) {
-        // SAFETY: the descriptor keeps the file live; no other reference to it here.
-        Ok(d) => op(&d, unsafe { fd::file(&d) }),
-        Err(e) => -e,
-    };
+    let r = fd::get(fd).and_then(|d| op(&d));
     lock::end_call();
-    r
+    r.map_or_else(|e| -e, |n| n as i64)
 }
 
-/// Reads from descriptor `fd` through its method table: bytes read, or a
-/// negative errno. (A pipe with the library's own methods is called
-/// directly, so the compiler can inline its read.)
+/// Reads from descriptor `fd` through its method table (`io::read`):
+/// bytes read, or a negative errno.
 pub fn read(fd: i64, buf: &mut [u8]) -> i64 {
-    with_file(fd, |d, f| {
-        if core::ptr::eq(d.ops, &obj::pipe::OPS) {
-            obj::pipe::read(f, buf)
-        } else {
-            (d.ops.read)(f, buf)
-        }
-    })
+    with_fd(fd, |d| crate::io::read(d, buf))
 }
 
-/// Writes to descriptor `fd` through its method table.
+/// Writes to descriptor `fd` through its method table (`io::write`).
 pub fn write(fd: i64, buf: &[u8]) -> i64 {
-    with_file(fd, |d, f| {
-        if core::ptr::eq(d.ops, &obj::pipe::OPS) {
-            obj::pipe::write(f, buf)
-        } else {
-            (d.ops.write)(f, buf)
-        }
-    })
+    with_fd(fd, |d| crate::io::write(d, buf))
 }
 
 /// Linux call `nr` with arguments `a`, answered by the personality given
@@ -94,9 +83,12 @@ pub fn linux(nr: u64, a: [u64; 6]) -> i64 {
 /// `timeout_ns` passes (`None`: no limit), without reflection; the number
 /// ready (0 on timeout) or a negative errno. See `crate::wait`.
 pub fn poll(entries: &mut [crate::wait::Entry], timeout_ns: Option<u64>) -> i64 {
-    // Usually something is ready already: a look needs no lock.
-    if let Some(n) = crate::wait::ready_now(entries) {
-        return n as i64;
+    // Usually something is ready already: a look needs no lock (in a
+    // process with one thread: the look borrows the descriptor table).
+    if lock::OTHER_THREADS.get() == 0 {
+        if let Some(n) = crate::wait::ready_now(entries) {
+            return n as i64;
+        }
     }
     lock::acquire();
     let r = crate::wait::wait(entries, timeout_ns);
@@ -125,9 +117,12 @@ pub fn epoll_wait(epfd: i64, out: &mut [(u32, u64)], timeout_ns: Option<u64>) ->
 /// ready for it; the number of bits set or a negative errno.
 pub fn select(nfds: usize, read: &mut [u64], write: &mut [u64], timeout_ns: Option<u64>) -> i64 {
     // Usually a descriptor is ready already (a pipe writer hands the CPU
-    // to its reader): a look needs no lock, and the sets are answered.
-    if let Some(r) = crate::wait::select_now(nfds, read, write, &mut []) {
-        return r.map_or_else(|e| -e, |n| n as i64);
+    // to its reader): a look needs no lock (in a process with one thread:
+    // the look borrows the descriptor table), and the sets are answered.
+    if lock::OTHER_THREADS.get() == 0 {
+        if let Some(r) = crate::wait::select_now(nfds, read, write, &mut []) {
+            return r.map_or_else(|e| -e, |n| n as i64);
+        }
     }
     lock::acquire();
     let r = crate::wait::select(nfds, read, write, &mut [], timeout_ns);

@@ -82,6 +82,6 @@ fn wait() {
     lock::release();
     sys::yield_now();
     if held {
-        lock::acquire();
+        lock::reacquire();
     }
 }

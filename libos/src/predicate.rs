@@ -12,12 +12,26 @@
 //! rings are the same program, so the kernel compiles that program once
 //! for every process.
 
-use crate::obj::pipe;
 use abi::syscall::Region;
 use abi::tables::{env_slot, ENV_SLOTS};
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU8, Ordering};
 use user::sys;
+
+/// The header every ring-shaped object starts with (a pipe's ring, an
+/// eventfd's counter, a socket's queue of connections), which the
+/// predicates read: the offsets of its reader and writer counts and of its
+/// head and tail positions, and its size.
+pub const READERS_AT: i16 = 0;
+pub const WRITERS_AT: i16 = 4;
+pub const HEAD_AT: i16 = 8;
+pub const TAIL_AT: i16 = 16;
+pub const HEADER: u64 = 24;
+/// A pipe ring's bytes (a term wanting to write holds when `PIPE_BUF` of
+/// them are free), and the writes up to which a pipe never interleaves
+/// others (POSIX).
+pub const CAPACITY: usize = 65536;
+pub const PIPE_BUF: usize = 4096;
 
 /// Rings one predicate reads (the kernel allows four regions; one is
 /// `PARAMS`).
@@ -50,7 +64,7 @@ struct Cached {
     last_use: u64,
 }
 
-/// A process's installed predicates (`proc::Process::predicates`).
+/// A process's installed predicates.
 pub struct Cache {
     entries: [Option<Cached>; CACHED],
     uses: u64,
@@ -63,9 +77,11 @@ impl Cache {
     pub const EMPTY: Cache = Cache { entries: [None; CACHED], uses: 0, installs: 0 };
 }
 
+static CACHE: crate::scoped::Scoped<Cache> = crate::scoped::Scoped::new("the predicate cache", Cache::EMPTY);
+
 #[inline]
 fn with_cache<R>(f: impl FnOnce(&mut Cache) -> R) -> R {
-    crate::proc::with_process(|p| f(&mut p.predicates))
+    CACHE.with(f)
 }
 
 /// How many predicates this process has installed so far.
@@ -102,7 +118,7 @@ pub fn for_rings(rings: &[(u64, u64)]) -> Option<u64> {
         let mut regions = [Region::default(); MAX_RINGS + 1];
         regions[0] = Region { va: &raw const PARAMS as u64, len: ENV_SLOTS as u64 };
         for (r, &va) in regions[1..].iter_mut().zip(&key[..rings.len()]) {
-            *r = Region { va, len: pipe::HEADER };
+            *r = Region { va, len: HEADER };
         }
         let id = sys::pred_install(&program(rings.len()), &regions[..rings.len() + 1]).ok()?;
         c.installs += 1;
@@ -139,13 +155,13 @@ pub fn program(n: usize) -> Vec<u64> {
         let (no_read, next) = (a.label(), a.label());
         a.ld_region(7, i as u32 + 1, 0).mov64_reg(8, 5).rsh64_imm(8, 2 * i as i32);
         a.mov64_reg(9, 8).and64_imm(9, WANT_READ as i32).jeq_imm(9, 0, no_read);
-        a.ldx_dw(2, 7, pipe::HEAD_AT).ldx_dw(3, 7, pipe::TAIL_AT).jne_reg(2, 3, yes);
-        a.ldx_w(2, 7, pipe::WRITERS_AT).jeq_imm(2, 0, yes);
+        a.ldx_dw(2, 7, HEAD_AT).ldx_dw(3, 7, TAIL_AT).jne_reg(2, 3, yes);
+        a.ldx_w(2, 7, WRITERS_AT).jeq_imm(2, 0, yes);
         a.bind(no_read);
         a.mov64_reg(9, 8).and64_imm(9, WANT_WRITE as i32).jeq_imm(9, 0, next);
-        a.ldx_w(2, 7, pipe::READERS_AT).jeq_imm(2, 0, yes);
-        a.ldx_dw(2, 7, pipe::HEAD_AT).ldx_dw(3, 7, pipe::TAIL_AT).sub64_reg(2, 3);
-        a.jle_imm(2, (pipe::CAPACITY - pipe::PIPE_BUF) as i32, yes);
+        a.ldx_w(2, 7, READERS_AT).jeq_imm(2, 0, yes);
+        a.ldx_dw(2, 7, HEAD_AT).ldx_dw(3, 7, TAIL_AT).sub64_reg(2, 3);
+        a.jle_imm(2, (CAPACITY - PIPE_BUF) as i32, yes);
         a.bind(next);
     }
     a.mov64_imm(0, 0).exit();

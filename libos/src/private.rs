@@ -11,8 +11,10 @@ use user::sys;
 
 struct Private(UnsafeCell<Heap>);
 
-// SAFETY: an environment runs one thread, and lxrt's handler never
-// interrupts lxrt itself, so the heap is never used concurrently.
+// SAFETY: a process's threads share its private heap but run lxrt's code
+// one at a time, under the big lock (see `scoped::Scoped`'s `Sync`), and
+// lxrt's handler never interrupts lxrt itself on one thread, so the heap
+// is never used concurrently.
 unsafe impl Sync for Private {}
 
 #[global_allocator]
@@ -21,7 +23,7 @@ static HEAP: Private = Private(UnsafeCell::new(Heap::empty()));
 fn grow(from: usize, to: usize) -> bool {
     let mut va = from as u64;
     while va < to as u64 {
-        let Ok(f) = sys::frame_alloc(crate::proc::env() as u64, FRAME_ANY) else {
+        let Ok(f) = sys::frame_alloc(crate::env::id() as u64, FRAME_ANY) else {
             return false;
         };
         if sys::map(ENV_SELF, va, f, mf::WRITE).is_err() {

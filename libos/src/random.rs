@@ -14,7 +14,7 @@
 //! security bug: fork copied a xorshift state). The first process keys
 //! from the same sources.
 
-/// The generator's state, one per process (`proc::Vars::random`).
+/// The generator's state, one per process.
 #[derive(Clone, Copy)]
 pub struct State {
     key: [u32; 8],
@@ -28,11 +28,15 @@ impl State {
     pub const ZERO: State = State { key: [0; 8], keyed_for: 0, counter: 0 };
 }
 
+/// This process's generator (a fork copies it, and the child rekeys; the
+/// host tests copy it to model a fork).
+pub(crate) static STATE: crate::word::Word<State> = crate::word::Word::new(State::ZERO);
+
 /// Fills `b` with unpredictable bytes.
 pub fn fill(b: &mut [u8]) {
-    let cell = &crate::proc::vars().random;
+    let cell = &STATE;
     let mut s = cell.get();
-    let me = crate::proc::vars().env.get();
+    let me = crate::env::id();
     if s.keyed_for != me {
         s = rekey(s, me);
     }

@@ -17,9 +17,14 @@ pub struct Scoped<T> {
     name: &'static str,
 }
 
-// SAFETY: lxrt runs one thread per address space and its exception handler
-// is never re-entered (the kernel enters it only when it is not busy), so
-// no two threads reach a `Scoped`; the flag makes each borrow exclusive.
+// SAFETY: a process's threads share its `Scoped` statics, but run lxrt's
+// code one at a time: each Linux call and fault takes the big lock
+// (`lock.rs`; `lock::guarded` outside calls once a second thread exists)
+// and drops it only where it waits, with no borrow live; and one thread's
+// handler is never re-entered (the kernel enters it only when it is not
+// busy). So no two threads use a `Scoped` at once, and the flag makes
+// each borrow exclusive. The lock-free looks of `native::poll` and
+// `native::select` take the lock first in a threaded process.
 unsafe impl<T> Sync for Scoped<T> {}
 
 impl<T> Scoped<T> {

@@ -20,10 +20,11 @@
 
 use crate::heap::Heap;
 use crate::layout::{PAGE, SHARED, SHARED_LIST, SHARED_MAX, SHARED_MIN};
-use crate::proc::vars;
+use crate::word::Word;
 use abi::syscall::{map as mf, ENV_SELF, FRAME_ANY};
 use abi::syscall::{rights, CRED_SELF};
-use core::sync::atomic::{AtomicU32, AtomicU64};
+use core::marker::PhantomData;
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use user::sys;
 
 #[repr(C)]
@@ -31,30 +32,20 @@ pub struct Header {
     /// The big lock (`crate::lock`).
     pub lock: AtomicU64,
     pub heap: Heap,
-    /// Root of the file system (`crate::fs`).
-    pub fs: crate::fs::FsRoot,
+    /// The objects the modules above keep in the arena for every process
+    /// (`Root`): their addresses, 0 until the first process makes them.
+    roots: [AtomicU64; ROOTS],
     /// Linux calls already reported as unsupported (one bit per number).
     pub logged: [u64; 8],
-    /// The console terminal (`obj::console`): input taken from the kernel
-    /// but not yet read, and the foreground process group.
-    pub tty: crate::obj::console::Tty,
     /// The process being killed for want of memory (`oom`), or 0.
     pub oom_victim: AtomicU32,
-    /// Nanoseconds `clock_settime` has moved the wall clock by (`time`;
-    /// the vDSO reads it too, so it is a word of its own).
+    /// Nanoseconds `clock_settime` has moved the wall clock by (`time`
+    /// reads it through `time::set_adjust_word`; the vDSO reads it too, so
+    /// it is a word of its own).
     pub wall_adjust_ns: core::sync::atomic::AtomicI64,
-    /// System V IPC's tables (`linux/ipc.rs`), made by the first call
-    /// that needs them (0 until then).
-    pub sysv_ipc: AtomicU64,
     /// The host and domain names `sethostname` and `setdomainname` set
     /// (NUL-padded; empty: never set).
     pub names: [[u8; NAME_LEN]; 2],
-    /// Threads and processes waiting on futexes (`futex`), and the bytes
-    /// their wakers set.
-    pub futexes: crate::futex::Table,
-    pub futex_wake: crate::futex::Wake,
-    /// Advisory file locks (`locks`).
-    pub locks: crate::locks::Table,
     /// The frames of the frame list's pages. The list (at `SHARED_LIST`)
     /// names the frame behind each page of the arena, all owned by the
     /// first process. A process maps a page of it (read-only) only when it
@@ -75,9 +66,9 @@ const HEADER_END: u64 = SHARED + (size_of::<Header>() as u64).next_multiple_of(P
 fn frame_at(va: u64) -> Option<u64> {
     let i = (va - SHARED) / PAGE;
     let list_page = SHARED_LIST + i / PER_LIST_PAGE * PAGE;
-    if crate::vm::pte(list_page).is_none() {
+    if crate::selfmap::pte(list_page).is_none() {
         let f = list_page_frame((i / PER_LIST_PAGE) as usize);
-        sys::map_with(ENV_SELF, list_page, f, 0, CRED_SELF, vars().arena_cred.get()).ok()?;
+        sys::map_with(ENV_SELF, list_page, f, 0, CRED_SELF, CRED.get()).ok()?;
     }
     // SAFETY: the list's page holding entry `i` is mapped just above.
     Some(unsafe { *(SHARED_LIST as *const u32).add(i as usize) } as u64)
@@ -88,9 +79,78 @@ fn arena_size(frames: u64) -> u64 {
     (frames * PAGE / 8).clamp(SHARED_MIN, SHARED_MAX) & !(PAGE - 1)
 }
 
-// The capability slot (in this process's list) that covers the arena's
-// frames, the one a child being forked receives it in, and how far this
-// process has the arena mapped are in `proc::Vars` (`arena_*`).
+/// The capability slot (in this process's list) that covers the arena's
+/// frames, the one a child being forked receives it in, and how far this
+/// process has the arena mapped.
+static CRED: Word<u64> = Word::new(0);
+static CHILD_CRED: Word<u64> = Word::new(0);
+static MAPPED: Word<u64> = Word::new(SHARED);
+
+/// Slots for objects of the modules above (`Root`).
+const ROOTS: usize = 7;
+
+/// An object of a module above that every process finds from the arena's
+/// header (the file system's anchor, the terminal, the futex waiters): the
+/// first process allocates it (`create_zeroed`), the others inherit its
+/// address. Each module claims its slot: 0 the file system (`fs::node`),
+/// 1 the terminal (`obj::console`), 2 the futex waiters (`futex`), 3 the
+/// futex wakers' bytes (`futex`), 4 the file locks (`locks`), 5 and 6
+/// System V IPC's message queues and semaphore sets (`linux::ipcmsg`,
+/// `linux::ipcsem`, made by the first call that needs them:
+/// `get_or_create_zeroed`).
+pub struct Root<T> {
+    slot: usize,
+    object: PhantomData<fn() -> T>,
+}
+
+impl<T> Root<T> {
+    pub const fn new(slot: usize) -> Root<T> {
+        assert!(slot < ROOTS);
+        Root { slot, object: PhantomData }
+    }
+
+    fn word(&self) -> &'static AtomicU64 {
+        // SAFETY: as in `lock_word`.
+        unsafe { &(*header()).roots[self.slot] }
+    }
+
+    /// Allocates the object, all zero (first process, at start).
+    ///
+    /// # Safety
+    /// `T` is valid all zero.
+    pub unsafe fn create_zeroed(&self) -> Result<(), abi::Error> {
+        assert_eq!(self.word().load(Ordering::Relaxed), 0, "arena root {} claimed twice", self.slot);
+        let p = alloc(size_of::<T>(), align_of::<T>());
+        if p.is_null() {
+            return Err(abi::Error::NoMemory);
+        }
+        // SAFETY: a fresh block of `size_of::<T>()` bytes.
+        unsafe { p.write_bytes(0, size_of::<T>()) };
+        self.word().store(p as u64, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// The object, made all zero by the first call that needs it (every
+    /// caller holds the big lock, so it is made once); it lives as long as
+    /// the arena.
+    ///
+    /// # Safety
+    /// `T` is valid all zero.
+    pub unsafe fn get_or_create_zeroed(&self) -> Result<*mut T, abi::Error> {
+        if self.get().is_null() {
+            // SAFETY: the caller's promise; the slot is unclaimed.
+            unsafe { self.create_zeroed()? };
+        }
+        Ok(self.get())
+    }
+
+    /// The object (made at start; it lives as long as the arena). Every
+    /// use must hold the big lock.
+    #[inline]
+    pub fn get(&self) -> *mut T {
+        self.word().load(Ordering::Relaxed) as *mut T
+    }
+}
 
 /// The header, in every process at the same address. Never turned into a
 /// reference as a whole: each field is reached on its own (below), so a
@@ -135,42 +195,6 @@ pub fn set_name(which: usize, name: &[u8]) {
     let n = unsafe { &mut (*header()).names[which] };
     n.fill(0);
     n[..name.len()].copy_from_slice(name);
-}
-
-/// Where System V IPC's tables are (0: not made yet).
-pub fn sysv_ipc() -> &'static AtomicU64 {
-    // SAFETY: as in `lock_word`.
-    unsafe { &(*header()).sysv_ipc }
-}
-
-/// The file system's anchor.
-pub fn fs_root() -> *mut crate::fs::FsRoot {
-    // SAFETY: a field of the mapped header; no reference is made.
-    unsafe { &raw mut (*header()).fs }
-}
-
-/// The futex waiters.
-pub fn futexes() -> *mut crate::futex::Table {
-    // SAFETY: as in `fs_root`.
-    unsafe { &raw mut (*header()).futexes }
-}
-
-/// The futex waiters' wake-up bytes.
-pub fn futex_wake() -> *mut crate::futex::Wake {
-    // SAFETY: as in `fs_root`.
-    unsafe { &raw mut (*header()).futex_wake }
-}
-
-/// The file locks.
-pub fn locks() -> *mut crate::locks::Table {
-    // SAFETY: as in `fs_root`.
-    unsafe { &raw mut (*header()).locks }
-}
-
-/// The terminal's shared state.
-pub fn tty() -> *mut crate::obj::console::Tty {
-    // SAFETY: as in `fs_root`.
-    unsafe { &raw mut (*header()).tty }
 }
 
 /// Marks Linux call `nr` (below 512) as reported unsupported; whether it
@@ -279,7 +303,7 @@ fn map_pages(from: u64, to: u64) -> bool {
         let Some(f) = frame_at(va) else {
             return false;
         };
-        if sys::map_with(ENV_SELF, va, f, mf::WRITE, CRED_SELF, vars().arena_cred.get()).is_err() {
+        if sys::map_with(ENV_SELF, va, f, mf::WRITE, CRED_SELF, CRED.get()).is_err() {
             return false;
         }
         va += PAGE;
@@ -289,7 +313,7 @@ fn map_pages(from: u64, to: u64) -> bool {
 
 /// The heap's growth: map what it reaches next (the frames exist already).
 fn map_more(from: usize, to: usize) -> bool {
-    let mapped = &vars().arena_mapped;
+    let mapped = &MAPPED;
     let _ = from;
     if !map_pages(mapped.get(), to as u64) {
         return false;
@@ -304,7 +328,7 @@ fn map_more(from: usize, to: usize) -> bool {
 pub fn sync() {
     // SAFETY: one heap operation.
     let backed = unsafe { heap() }.backed() as u64;
-    let mapped = &vars().arena_mapped;
+    let mapped = &MAPPED;
     if backed > mapped.get() && map_pages(mapped.get(), backed) {
         mapped.set(backed);
     }
@@ -337,15 +361,17 @@ pub fn create() -> Result<(), abi::Error> {
     for i in 0..pages {
         let va = SHARED + i * PAGE;
         let f = if va < HEADER_END {
-            abi::pte::frame_of(crate::vm::pte(va).ok_or(abi::Error::NotMapped)?)
+            abi::pte::frame_of(crate::selfmap::pte(va).ok_or(abi::Error::NotMapped)?)
         } else {
             fresh(None)?
         };
         // SAFETY: the list's pages for all `pages` entries are mapped above.
         unsafe { *list.add(i as usize) = f as u32 };
     }
-    vars().arena_cred.set(cred);
-    vars().arena_mapped.set(HEADER_END);
+    CRED.set(cred);
+    MAPPED.set(HEADER_END);
+    // Inherited by every process forked from here.
+    crate::time::set_adjust_word(wall_adjust());
     let end = (SHARED + size) as usize;
     // SAFETY: one heap operation.
     unsafe { heap() }.init(HEADER_END as usize, end, HEADER_END as usize, Some(map_more));
@@ -355,14 +381,13 @@ pub fn create() -> Result<(), abi::Error> {
 /// Maps the part of the arena in use into child `env` at the same address
 /// and grants it the capability to map the rest (fork).
 pub fn share_with(env: u64) -> Result<(), abi::Error> {
-    let v = vars();
-    crate::range::map_from(env, SHARED, SHARED, (v.arena_mapped.get() - SHARED) / PAGE, mf::WRITE)?;
+    crate::range::map_from(env, SHARED, SHARED, (MAPPED.get() - SHARED) / PAGE, mf::WRITE)?;
     // The child reads it from its copy of our state.
-    v.arena_child_cred.set(sys::cap_grant(env, v.arena_cred.get())?);
+    CHILD_CRED.set(sys::cap_grant(env, CRED.get())?);
     Ok(())
 }
 
 /// First thing in a forked child: its capability slot for the arena.
 pub fn forked_child() {
-    vars().arena_cred.set(vars().arena_child_cred.get());
+    CRED.set(CHILD_CRED.get());
 }

@@ -4,14 +4,136 @@
 //! own fault handler if it installed one (`set_fault_handler`), then to the
 //! memory manager; interrupts carry signals from other processes;
 //! anything else becomes the signal Linux would send.
+//!
+//! Here too is the assembly stub every event enters by and every resume
+//! leaves by (on the running thread's `entry::Block`): the one piece of the
+//! library's bottom that calls its top, by symbol.
 
-use abi::exception::{vector, ExceptionFrame};
+use crate::entry;
+use crate::word::Word;
+use abi::exception::{vector, ExceptionFrame, Regs};
 
 use crate::proc::signal::{SIGBUS, SIGFPE, SIGILL, SIGSEGV, SIGTRAP};
 
 /// SIGBUS's `si_code` for an address with nothing behind it.
 const BUS_ADRERR: i32 = 2;
-use crate::proc::vars;
+
+user::exception_asm!(
+    ".globl lx_entry",
+    "lx_entry:",
+    "rdgsbase rax",
+    user::save_registers!(at "rax"),
+    "fxsave64 [rax + {fx}]",
+    "cld",
+    "mov rdi, rax",
+    "call {dispatch}",
+    "test al, al",
+    "jz lx_restore_iret",
+    "lx_restore:",
+    "rdgsbase rax",
+    "fxrstor64 [rax + {fx}]",
+    // `busy` is cleared last, with every register the program's, so an
+    // interrupt that lands after it finds the program's state
+    // (`user::exc::complete_resume` finishes the last two instructions).
+    user::resume_from!(busy ["gs:[0]"], "lx_tail"),
+    // The same through the block's IRETQ record, for a program whose
+    // stack is unusable.
+    "lx_restore_iret:",
+    "rdgsbase rax",
+    "fxrstor64 [rax + {fx}]",
+    "lea rsp, [rax + {iret}]",
+    "mov rcx, [rax + {f_rip}]",
+    "mov [rsp], rcx",
+    "mov rcx, cs",
+    "mov [rsp + 8], rcx",
+    "mov rcx, [rax + {f_rflags}]",
+    "mov [rsp + 16], rcx",
+    "mov rcx, [rax + {f_rsp}]",
+    "mov [rsp + 24], rcx",
+    "mov rcx, ss",
+    "mov [rsp + 32], rcx",
+    user::load_registers!(),
+    "mov qword ptr gs:[0], 0",
+    ".globl lx_tail_iret",
+    "lx_tail_iret:",
+    "iretq",
+    // A forked child or a new thread starts here with rdi = its block,
+    // whose frame and FPU image hold the state to resume (rax = 0 in it).
+    ".globl lx_start",
+    "lx_start:",
+    "wrgsbase rdi",
+    "mov rax, [rdi + {start_fs}]",
+    "wrfsbase rax",
+    "call {start}",
+    "test al, al",
+    "jz lx_restore_iret",
+    "jmp lx_restore",
+    dispatch = sym dispatch,
+    start = sym start,
+    fx = const entry::FX_AT,
+    iret = const entry::IRET_AT,
+    start_fs = const entry::START_FS_AT
+);
+
+/// Handles the event; false asks for the resume through the IRETQ record.
+extern "C" fn dispatch(frame: &mut ExceptionFrame) -> bool {
+    handle(frame);
+    prepare_resume(frame)
+}
+
+/// The resume path stores two words below the program's red zone; after a
+/// fork those stack pages are copy-on-write, and a fault there would come
+/// while `busy` is still set, so make them writable first. Returns false
+/// if they cannot be: rsp points at nothing the program may write.
+pub fn prepare_resume(frame: &ExceptionFrame) -> bool {
+    let at = frame.regs.rsp.wrapping_sub(144);
+    if !(at < frame.regs.rsp && frame.regs.rsp <= abi::layout::USER_END) {
+        return false;
+    }
+    // Usually the record's page is mapped writable already (the program's
+    // stack, in use): one look at its page-table entry.
+    let page = at & !(crate::layout::PAGE - 1);
+    let writable = |va| crate::vm::pte(va).is_some_and(|p| p & abi::pte::WRITABLE != 0);
+    if page == (at + 15) & !(crate::layout::PAGE - 1) && writable(page) {
+        return true;
+    }
+    prepare_record(at)
+}
+
+/// `prepare_resume`'s rare case, out of line so that the common one saves
+/// no registers.
+#[cold]
+#[inline(never)]
+fn prepare_record(at: u64) -> bool {
+    crate::lock::guarded(|| crate::vm::prepare(at, 16, true))
+}
+
+/// First code a forked child or a new thread runs (on its exception
+/// stack, its gs base set).
+extern "C" fn start() -> bool {
+    // SAFETY: nothing else refers to the frame at the first instruction.
+    let f = unsafe { entry::frame() };
+    if crate::proc::thread::starting() {
+        crate::proc::thread::start(f);
+    } else {
+        crate::proc::fork::child_start(f);
+    }
+    prepare_resume(f)
+}
+
+/// Starts the Linux program for the first time: `regs` become the live
+/// registers, with a clean SSE state.
+pub fn enter(regs: &Regs) -> ! {
+    crate::vm::leave_native_stack();
+    // SAFETY: start-up: no event is being handled.
+    let f = unsafe { entry::frame() };
+    f.regs = *regs;
+    f.busy = 1;
+    entry::reset_fpu();
+    // SAFETY: the frame and FPU image describe the program's first
+    // instruction; lx_restore never returns here.
+    unsafe { core::arch::asm!("jmp lx_restore", options(noreturn)) }
+}
 
 /// An application's own page-fault handler (ExOS style, paper 001 §5.2:
 /// the library passes protection faults to the application, which
@@ -30,21 +152,25 @@ pub fn no_personality(f: &mut ExceptionFrame) {
     f.regs.rax = (-crate::errno::ENOSYS) as u64;
 }
 
+/// Who answers system calls, and the program's own fault handler.
+static PERSONALITY: Word<Personality> = Word::new(no_personality);
+static FAULT_HANDLER: Word<Option<FaultHandler>> = Word::new(None);
+
 /// Chooses the personality that answers this process's system calls
 /// (kept across fork and exec).
 pub fn set_personality(p: Personality) {
-    vars().personality.set(p);
+    PERSONALITY.set(p);
 }
 
 /// Installs (or, with `None`, removes) this process's own fault handler.
 pub fn set_fault_handler(h: Option<FaultHandler>) {
-    vars().fault_handler.set(h);
+    FAULT_HANDLER.set(h);
 }
 
 pub fn handle(f: &mut ExceptionFrame) {
     // Reflected calls, the common case, first and with no frame to set up.
     if f.vector == vector::SYSCALL {
-        return (vars().personality.get())(f);
+        return (PERSONALITY.get())(f);
     }
     other(f);
 }
@@ -61,7 +187,7 @@ fn other(f: &mut ExceptionFrame) {
             slice_started(f);
         }
         vector::START_OF_SLICE => slice_started(f),
-        vector::INTERRUPT => crate::proc::signal::interrupted(f),
+        vector::INTERRUPT => crate::proc::deliver::interrupted(f),
         // The process's memory map and signal state are shared by its
         // threads: a fault is handled under the big lock.
         _ => crate::lock::guarded(|| fault(f)),
@@ -72,14 +198,14 @@ fn other(f: &mut ExceptionFrame) {
 /// program (`alarm.rs`; the look at the timers is made with the lock).
 fn slice_started(f: &mut ExceptionFrame) {
     if crate::alarm::armed() {
-        crate::proc::signal::interrupted(f);
+        crate::proc::deliver::interrupted(f);
     }
 }
 
 fn fault(f: &mut ExceptionFrame) {
     match f.vector {
         vector::PAGE_FAULT => {
-            if let Some(h) = vars().fault_handler.get() {
+            if let Some(h) = FAULT_HANDLER.get() {
                 if h(f) {
                     return;
                 }
@@ -117,7 +243,7 @@ fn fault(f: &mut ExceptionFrame) {
 /// `si_code` = `code`, `si_addr` = `addr`) if it has one and does not block
 /// the signal; otherwise, as on Linux, the process dies of it.
 fn fault_signal(f: &mut ExceptionFrame, sig: u32, code: i32, addr: u64) {
-    if !crate::proc::signal::run_fault_handler(f, sig, code, addr) {
+    if !crate::proc::deliver::run_fault_handler(f, sig, code, addr) {
         fatal(f, sig);
     }
 }

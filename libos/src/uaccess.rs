@@ -2,9 +2,23 @@
 //! is checked against the program's regions and made present first: a page
 //! fault inside lxrt's handler would end the environment.
 
+use crate::entry::Local;
 use crate::errno::{LxResult, EFAULT, ENAMETOOLONG};
 use crate::vm;
 use alloc::vec::Vec;
+use core::cell::Cell;
+
+/// The buffer (address, length) of the program's memory lent to a
+/// thread's call (`with_bytes_mut`), made writable again whenever the call
+/// retakes the big lock after sleeping (`relend`, `lock::reacquire`).
+pub struct Loan {
+    lent: Cell<bool>,
+    ptr: Cell<u64>,
+    len: Cell<u64>,
+}
+
+// SAFETY: `Loan` is made of `Cell`s, valid all zero; the lowest part.
+pub const LOCAL: Local<Loan> = unsafe { Local::after(0) };
 
 pub fn bytes(ptr: u64, len: u64) -> Result<&'static [u8], i64> {
     if !vm::prepare(ptr, len, false) {
@@ -24,12 +38,14 @@ pub fn bytes(ptr: u64, len: u64) -> Result<&'static [u8], i64> {
 /// empty pipe) drops the big lock, and its siblings' calls go on lending
 /// their own buffers meanwhile.
 fn lend<R>(ptr: u64, len: u64, f: impl FnOnce() -> R) -> R {
-    let lent = &crate::proc::thread().lent;
-    if lent.replace(Some((ptr, len))).is_some() {
+    let loan = LOCAL.get();
+    if loan.lent.replace(true) {
         lent_twice();
     }
+    loan.ptr.set(ptr);
+    loan.len.set(len);
     let r = f();
-    lent.set(None);
+    loan.lent.set(false);
     r
 }
 
@@ -39,9 +55,10 @@ fn lend<R>(ptr: u64, len: u64, f: impl FnOnce() -> R) -> R {
 /// unmapped meanwhile stays unmapped, and the write ends the thread (Linux
 /// answers EFAULT; see docs/libos.md, "Erlang").
 #[inline]
-pub fn relend(lent: Option<(u64, u64)>) {
-    if let Some((ptr, len)) = lent {
-        prepare_again(ptr, len);
+pub fn relend() {
+    let loan = LOCAL.get();
+    if loan.lent.get() {
+        prepare_again(loan.ptr.get(), loan.len.get());
     }
 }
 

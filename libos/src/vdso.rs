@@ -7,8 +7,8 @@
 //! image is `vdso/vdso.c`, built by `build.rs`; the "vvar" page below it
 //! tells it where the clock page is and when the wall clock started.
 
-use crate::exec;
 use crate::layout::{PAGE, VDSO_BASE, VDSO_END};
+use crate::loader;
 use crate::vm;
 
 static IMAGE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/vdso.so"));
@@ -31,7 +31,7 @@ pub fn map_clock_gettime() -> Option<ClockGettime> {
     for r in vm::regions().into_iter().filter(|r| r.start >= base - PAGE && r.end <= VDSO_END) {
         vm::protect(r.start, r.end, r.prot);
     }
-    let entry = exec::place(IMAGE, VDSO_BASE, VDSO_END, VDSO_BASE).ok()?.entry();
+    let entry = loader::place(IMAGE, VDSO_BASE, VDSO_END, VDSO_BASE).ok()?.entry();
     // SAFETY: build.rs makes the image's entry point `__vdso_clock_gettime`,
     // which has this signature; its pages were just mapped executable.
     (base != 0).then(|| unsafe { core::mem::transmute::<u64, ClockGettime>(entry) })
@@ -41,7 +41,7 @@ pub fn map_clock_gettime() -> Option<ClockGettime> {
 /// the vDSO's address (AT_SYSINFO_EHDR), 0 if it could not be mapped (a
 /// program then makes system calls, as under a kernel without a vDSO).
 pub fn map() -> u64 {
-    let Ok(placed) = exec::place(IMAGE, VDSO_BASE, VDSO_END, VDSO_BASE) else {
+    let Ok(placed) = loader::place(IMAGE, VDSO_BASE, VDSO_END, VDSO_BASE) else {
         return 0;
     };
     let adjust = crate::shared::wall_adjust() as *const _ as u64;
@@ -50,7 +50,7 @@ pub fn map() -> u64 {
     let bytes =
         unsafe { core::slice::from_raw_parts(&raw const vvar as *const u8, core::mem::size_of::<Vvar>()) };
     vm::add(VDSO_BASE - PAGE, VDSO_BASE, vm::R);
-    if exec::copy_in(VDSO_BASE - PAGE, bytes).is_err() || exec::map_segments(&placed).is_err() {
+    if loader::copy_in(VDSO_BASE - PAGE, bytes).is_err() || loader::map_segments(&placed).is_err() {
         vm::remove(VDSO_BASE - PAGE, VDSO_END);
         return 0;
     }

@@ -12,8 +12,10 @@
 //! write those back.
 
 use crate::layout::{page_down, INIT_STACK_BOTTOM, INIT_STACK_TOP, PAGE, SCRATCH};
-use abi::layout::pte_va;
-use abi::pte::{frame_of, DIRTY, NO_EXEC, PRESENT, WRITABLE};
+use crate::scoped::Scoped;
+pub use crate::selfmap::{next_mapped, pte};
+use crate::word::Word;
+use abi::pte::{frame_of, DIRTY, NO_EXEC, WRITABLE};
 use abi::syscall::{map as mf, ENV_SELF, FRAME_ANY};
 use alloc::vec::Vec;
 use user::{kinfo, sys};
@@ -40,7 +42,7 @@ struct SharedFile {
     off: u64,
 }
 
-/// A process's memory as the library keeps it (`proc::Process::vm`).
+/// A process's memory as the library keeps it.
 pub struct Space {
     /// What the program was promised.
     regions: Vec<Region>,
@@ -82,31 +84,32 @@ impl Space {
     }
 }
 
+static SPACE: Scoped<Space> = Scoped::new("the memory map", Space::INITIAL);
+
 /// Runs `f` on this process's memory.
 #[inline]
 fn with_space<R>(f: impl FnOnce(&mut Space) -> R) -> R {
-    crate::proc::with_process(|p| f(&mut p.vm))
+    SPACE.with(f)
+}
+
+/// Where a program's page gets its frame: the out-of-memory policy of the
+/// process layer (`oom::frame_for`, chosen at start), which may have to
+/// end a process to find one.
+static FRAME_FOR: Word<fn(u64) -> u64> = Word::new(frame_or_die);
+
+/// Chooses how a program's page at `va` finds a frame.
+pub fn set_frame_source(f: fn(u64) -> u64) {
+    FRAME_FOR.set(f);
+}
+
+/// Before a policy is chosen (start-up): a frame, or the end.
+fn frame_or_die(_va: u64) -> u64 {
+    sys::frame_alloc(crate::env::id() as u64, FRAME_ANY).expect("out of memory before start-up ended")
 }
 
 /// The regions the program was promised, in no particular order.
 pub fn regions() -> Vec<Region> {
     with_space(|s| s.regions.clone())
-}
-
-/// The page-table entry mapping `va`, if the page is present.
-pub fn pte(va: u64) -> Option<u64> {
-    for level in (0..4).rev() {
-        // SAFETY: the self-map is readable down to the first absent level,
-        // which we never go past.
-        let e = unsafe { core::ptr::read_volatile(pte_va(va, level) as *const u64) };
-        if e & PRESENT == 0 {
-            return None;
-        }
-        if level == 0 {
-            return Some(e);
-        }
-    }
-    None
 }
 
 fn flags(prot: u32) -> u64 {
@@ -142,29 +145,6 @@ fn carve(regions: &mut Vec<Region>, start: u64, end: u64) {
     *regions = out;
 }
 
-/// The first page at or after `va` and below `end` that is mapped, found
-/// through the self-map a table at a time: a range of terabytes promised
-/// but barely touched costs what is mapped in it, not its length.
-pub fn next_mapped(mut va: u64, end: u64) -> Option<u64> {
-    'next: while va < end {
-        for level in (1..4).rev() {
-            // SAFETY: as in `pte`: levels above an absent one are not read.
-            let e = unsafe { core::ptr::read_volatile(pte_va(va, level) as *const u64) };
-            if e & PRESENT == 0 {
-                // Nothing under this entry: skip all it covers.
-                let span = PAGE << (9 * level);
-                va = (va & !(span - 1)).checked_add(span)?;
-                continue 'next;
-            }
-        }
-        if pte(va).is_some() {
-            return Some(va);
-        }
-        va += PAGE;
-    }
-    None
-}
-
 /// Promises `[start, end)` with `prot` (pages appear on first touch).
 pub fn add(start: u64, end: u64, prot: u32) {
     with_space(|s| {
@@ -177,7 +157,7 @@ pub fn add(start: u64, end: u64, prot: u32) {
 /// unmapped, remember it if it is ours and still mapped elsewhere.
 fn let_go(f: u64) {
     let info = kinfo::frame(f);
-    if info.owner != crate::proc::env() {
+    if info.owner != crate::env::id() {
         return;
     }
     if info.refs == 0 {
@@ -189,7 +169,7 @@ fn let_go(f: u64) {
 
 /// Frees the frames `let_go` remembered that nobody maps any more.
 pub fn sweep() {
-    let me = crate::proc::env();
+    let me = crate::env::id();
     with_space(|s| {
         s.orphans.retain(|&f| {
             let info = kinfo::frame(f);
@@ -431,7 +411,7 @@ pub fn protect(start: u64, end: u64, prot: u32) -> bool {
 /// Maps a fresh zeroed frame at `va` with `prot`.
 pub fn populate(va: u64, prot: u32) -> bool {
     // Charged to the process, whichever thread touched the page.
-    let Ok(f) = sys::frame_alloc(crate::proc::env() as u64, FRAME_ANY) else {
+    let Ok(f) = sys::frame_alloc(crate::env::id() as u64, FRAME_ANY) else {
         return false;
     };
     if sys::map(ENV_SELF, va, f, flags(prot)).is_err() {
@@ -451,11 +431,11 @@ fn break_cow(va: u64, old: u64, prot: u32) -> bool {
     // other views (`alias`) must see the write.
     let info = kinfo::frame(f);
     let in_place = (info.refs <= 1 && info.owner as u64 == sys::self_id())
-        || (info.owner == crate::proc::env() && in_shared_file(va));
+        || (info.owner == crate::env::id() && in_shared_file(va));
     if in_place && sys::protect(ENV_SELF, va, flags(prot)).is_ok() {
         return true;
     }
-    let new = crate::oom::frame_for(va);
+    let new = (FRAME_FOR.get())(va);
     if sys::map(ENV_SELF, SCRATCH, new, mf::WRITE).is_err() {
         let _ = sys::frame_free(new);
         return false;
@@ -493,7 +473,7 @@ pub fn touch(va: u64, write: bool) -> bool {
     let va = page_down(va);
     match pte(va) {
         None => {
-            let f = crate::oom::frame_for(va);
+            let f = (FRAME_FOR.get())(va);
             sys::map(ENV_SELF, va, f, flags(r.prot)).is_ok() || {
                 let _ = sys::frame_free(f);
                 false

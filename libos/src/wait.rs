@@ -26,24 +26,15 @@
 //! (`kill`, Ctrl-C) ends the wait with EINTR within that time.
 
 use crate::errno::{EBADF, EINTR, EINVAL};
-use crate::obj::{self, epoll, eventfd, pipe, timerfd, unix, File, Kind};
-use crate::predicate::{self, MAX_RINGS, WANT_READ, WANT_WRITE};
-use crate::{fd, lock};
-use user::{kinfo, sys};
+use crate::obj::{epoll, pipe, timerfd, unix, File, Kind};
+pub use crate::obj::{
+    file_events, Look, POLLERR, POLLHUP, POLLIN, POLLNVAL, POLLOUT, POLLPRI, POLLRDNORM, POLLWRNORM,
+};
+use crate::predicate::{MAX_RINGS, WANT_READ, WANT_WRITE};
+use crate::{fd, lock, sleep};
 
-pub const POLLIN: u16 = 0x1;
-pub const POLLPRI: u16 = 0x2;
-pub const POLLOUT: u16 = 0x4;
-pub const POLLERR: u16 = 0x8;
-pub const POLLHUP: u16 = 0x10;
-pub const POLLNVAL: u16 = 0x20;
-pub const POLLRDNORM: u16 = 0x40;
-pub const POLLWRNORM: u16 = 0x100;
 /// Reported whether asked for or not.
 const ALWAYS: u16 = POLLERR | POLLHUP | POLLNVAL;
-
-/// Longest single sleep (2 ms ticks): how late a signal may end a wait.
-const MAX_SLEEP_TICKS: u64 = 25;
 
 /// One descriptor to wait for (`struct pollfd`, widened).
 #[derive(Clone, Copy, Debug, Default)]
@@ -52,16 +43,6 @@ pub struct Entry {
     pub fd: i64,
     pub events: u16,
     pub revents: u16,
-}
-
-/// How a look may read shared state.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Look {
-    /// With the big lock held: everything.
-    Locked,
-    /// Without it: pipes (their headers' atomics) and what is always
-    /// ready, but not the console (its input is taken in under the lock).
-    LockFree,
 }
 
 /// Why a look gave no answer.
@@ -81,35 +62,6 @@ fn events(fd: i64, look: Look) -> Option<u16> {
         return Some(POLLNVAL);
     };
     file_events(d.file, look)
-}
-
-/// What open file `f` is ready for now (see `events`).
-#[inline]
-// The pointer is a live shared `File` by construction (a descriptor's or
-// an interest's), never a program's value.
-#[allow(clippy::not_unsafe_ptr_arg_deref)]
-pub fn file_events(f: *mut obj::File, look: Look) -> Option<u16> {
-    // SAFETY: the caller holds a reference, so the file is live; its kind
-    // and object never change once it is made, and they are read through
-    // the pointer without forming a reference to the whole file (other
-    // processes may be updating its other fields).
-    let (kind, ring, data) = unsafe { ((*f).kind, (*f).pipe, (*f).data) };
-    let ev = match kind {
-        // SAFETY: `ring` is the ring of the pipe end this descriptor holds.
-        Kind::PipeRead | Kind::PipeWrite => unsafe { pipe::events(kind, ring) },
-        // SAFETY: `data` is the counter of the eventfd the caller holds.
-        Kind::EventFd => unsafe { eventfd::events(data) },
-        Kind::Console | Kind::Epoll | Kind::TimerFd | Kind::Socket if look == Look::LockFree => return None,
-        Kind::Console => POLLOUT | if obj::console::input_ready() { POLLIN } else { 0 },
-        Kind::Epoll => epoll::ready(f),
-        Kind::TimerFd => timerfd::events(f),
-        // SAFETY: the caller holds the file open; the lock is held.
-        Kind::Socket => unix::events(unsafe { &*f }),
-        Kind::Null | Kind::Zero | Kind::Full | Kind::Random | Kind::Regular | Kind::Dir => POLLIN | POLLOUT,
-        // Not a descriptor poll or epoll accept (`fd::get`).
-        Kind::Path => POLLNVAL,
-    };
-    Some(ev | if ev & POLLIN != 0 { POLLRDNORM } else { 0 } | if ev & POLLOUT != 0 { POLLWRNORM } else { 0 })
 }
 
 /// What a wait waits for: poll's entries or select's sets.
@@ -172,7 +124,7 @@ fn wait_on<W: Waited + ?Sized>(w: &mut W, timeout_ns: Option<u64>) -> Result<usi
             w.none_ready();
             return Ok(0);
         }
-        if crate::obj::console::poll_interrupt() || crate::proc::signal::pending() {
+        if crate::obj::console::poll_interrupt() || crate::proc::deliver::pending() {
             return Err(EINTR);
         }
         if !yielded {
@@ -183,6 +135,24 @@ fn wait_on<W: Waited + ?Sized>(w: &mut W, timeout_ns: Option<u64>) -> Result<usi
         }
         block(w.asked(), until);
     }
+}
+
+/// Waits once for open file `f` to become ready for `events` (a read or
+/// write that cannot go on, `io.rs`): the first time, when `f` is a pipe
+/// end, gives the rest of the slice to the environment that last used the
+/// other end (a directed yield: it may be about to answer); after that,
+/// or for another file, sleeps on the predicate over what `f` waits on
+/// (or yields once when none covers it, `block`).
+pub fn block_on(f: *mut File, events: u16, yielded: &mut bool) {
+    if !*yielded {
+        *yielded = true;
+        let peer = first_peer(core::iter::once((f, events)));
+        if peer != 0 {
+            lock::wait_for(peer);
+            return;
+        }
+    }
+    block(core::iter::once((f, events)), None);
 }
 
 /// The environment that last used the other end of the first pipe waited
@@ -265,12 +235,6 @@ fn add_ring(s: &mut Sleep, va: u64, term: u64) -> bool {
     true
 }
 
-/// Sleeps until a signal arrives or the deadline (or `MAX_SLEEP_TICKS`)
-/// comes: nothing else can end the wait.
-pub fn pause(until_ns: Option<u64>) {
-    block(core::iter::empty(), until_ns)
-}
-
 /// Sleeps until the rings change or the deadline (or `MAX_SLEEP_TICKS`)
 /// comes, or, when no predicate covers this wait, yields once.
 fn block(asked: impl Iterator<Item = (*mut File, u16)>, until: Option<u64>) {
@@ -280,55 +244,10 @@ fn block(asked: impl Iterator<Item = (*mut File, u16)>, until: Option<u64>) {
                 (Some(u), Some(t)) => Some(u.min(t)),
                 (u, t) => u.or(t),
             };
-            sleep_on(Some((s.rings, s.n)), until)
+            sleep::sleep_on(Some((s.rings, s.n)), until)
         }
-        None => sleep_on(None, until),
+        None => sleep::sleep_on(None, until),
     }
-}
-
-/// A pipe call (`obj::pipe` read or write) that has already given the
-/// other end the CPU once and still cannot go on: sleeps until the ring
-/// changes, so a blocked reader or writer costs nobody CPU time however
-/// long it waits.
-#[cold]
-pub fn pipe_sleep(f: &obj::File) {
-    let term = if f.kind == Kind::PipeRead { WANT_READ } else { WANT_WRITE };
-    ring_sleep(pipe::wait_info(f).0, term, None)
-}
-
-/// Sleeps until the ring-shaped header at `va` (a pipe's, an eventfd's)
-/// meets `term`, or `until` (or `MAX_SLEEP_TICKS`) comes.
-pub fn ring_sleep(va: u64, term: u64, until: Option<u64>) {
-    let mut rings = [(0u64, 0u64); MAX_RINGS];
-    rings[0] = (va, term);
-    sleep_on(Some((rings, 1)), until)
-}
-
-/// Sleeps on the predicate over `rings` (see `block`).
-fn sleep_on(rings: Option<([(u64, u64); MAX_RINGS], usize)>, until: Option<u64>) {
-    let pred = rings.and_then(|(rings, n)| {
-        let id = predicate::for_rings(&rings[..n])?;
-        predicate::enable(&rings[..n]);
-        Some(id)
-    });
-    let Some(id) = pred else {
-        lock::wait();
-        return;
-    };
-    let clock = kinfo::clock();
-    let mut ticks = MAX_SLEEP_TICKS;
-    // The real-time timer's expiry ends the sleep (its SIGALRM may end the wait).
-    let until = match (until, crate::alarm::next()) {
-        (Some(u), Some(t)) => Some(u.min(t)),
-        (u, t) => u.or(t),
-    };
-    if let Some(u) = until {
-        let left = u.saturating_sub(crate::time::now_ns());
-        ticks = ticks.min(left.div_ceil(clock.tick_ns.max(1)).max(1));
-    }
-    lock::release();
-    let _ = sys::sleep(id, clock.ticks + ticks);
-    lock::acquire();
 }
 
 // ---- select ------------------------------------------------------------

@@ -5,16 +5,19 @@
 #![no_std]
 
 pub mod bootfs;
+pub mod dev;
 pub mod ebpf;
 pub mod exc;
 pub mod kinfo;
 pub mod mem;
 pub mod nest;
+pub mod net;
 pub mod pct;
 pub mod print;
 pub mod rng;
 pub mod rt;
 pub mod spawn;
 pub mod sys;
+pub mod xn;
 
 pub use abi;

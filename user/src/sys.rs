@@ -235,3 +235,36 @@ pub fn self_id() -> u64 {
 pub fn shutdown(code: u64) -> Result<u64, Error> {
     result(call(sc::SHUTDOWN, [code, CRED_SELF, 0, 0, 0, 0]))
 }
+
+/// `dev_info` with the device capability (`CRED_DEVICES`).
+pub fn dev_info(dev: u64) -> Result<abi::dev::DevInfo, Error> {
+    let mut i = abi::dev::DevInfo::default();
+    result(call(sc::DEV_INFO, [dev, &mut i as *mut _ as u64, sc::CRED_DEVICES, 0, 0, 0])).map(|_| i)
+}
+
+/// `blk_read`/`blk_write` of bytes `offset..offset + len` of `frame`, the
+/// end in the word at `done`.
+pub fn blk_io(write: bool, frame: u64, offset: u64, len: u64, sector: u64, done: u64) -> Result<u64, Error> {
+    let n = if write { sc::BLK_WRITE } else { sc::BLK_READ };
+    result(call(n, [frame, offset, len, sector, done, sc::CRED_DEVICES]))
+}
+
+/// `net_send` of bytes `offset..offset + len` of `frame`.
+pub fn net_send(frame: u64, offset: u64, len: u64, done: u64) -> Result<u64, Error> {
+    result(call(sc::NET_SEND, [frame, offset, len, done, sc::CRED_DEVICES, 0]))
+}
+
+/// `net_recv`: posts bytes `offset..offset + len` of `frame`.
+pub fn net_recv(frame: u64, offset: u64, len: u64, done: u64) -> Result<u64, Error> {
+    result(call(sc::NET_RECV, [frame, offset, len, done, sc::CRED_DEVICES, 0]))
+}
+
+/// `dev_ping`: `count` crossings into `dev`'s driver.
+pub fn dev_ping(dev: u64, count: u64) -> Result<u64, Error> {
+    result(call(sc::DEV_PING, [dev, count, sc::CRED_DEVICES, 0, 0, 0]))
+}
+
+/// `dev_inject` (kernels built with the `inject` feature).
+pub fn dev_inject(dev: u64, fault: u64, arg: u64, frame: u64, done: u64) -> Result<u64, Error> {
+    result(call(sc::DEV_INJECT, [dev, fault, arg, frame, done, sc::CRED_DEVICES]))
+}

@@ -101,6 +101,9 @@ pub struct BootTest {
     /// A second boot, run once this one passed (on the same disk image,
     /// when both name it).
     pub then: Option<Box<BootTest>>,
+    /// A disk image `cargo xtask fsck` must find clean once the boots
+    /// (this one and `then`) passed.
+    pub fsck: Option<std::path::PathBuf>,
 }
 
 /// `to` must appear on the console `secs` seconds of the host's time after
@@ -137,14 +140,19 @@ impl Wall {
 
 fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
     let libos = build::LIBOS_PROGRAMS.iter().map(|n| n.to_string());
-    let all: Vec<String> =
-        build::user_programs()?.into_iter().chain(libos).filter(|n| n.starts_with("test_")).collect();
+    // `test_xn` needs its disk: `xntest` boots it.
+    let all: Vec<String> = build::user_programs()?
+        .into_iter()
+        .chain(libos)
+        .filter(|n| n.starts_with("test_") && n != "test_xn")
+        .collect();
     let lx = crate::lxtest::names()?;
     let dev = crate::devtest::names();
     for n in names {
         if !all.contains(n)
             && !lx.contains(n)
             && !dev.contains(&n.as_str())
+            && !crate::xntest::NAMES.contains(&n.as_str())
             && n != "iso"
             && n != "tty"
             && n != "compat"
@@ -164,10 +172,12 @@ fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
             keys: Vec::new(),
             wall: None,
             then: None,
+            fsck: None,
         });
     }
     tests.extend(crate::lxtest::plan(img, names)?);
     tests.extend(crate::devtest::plan(img, names)?);
+    tests.extend(crate::xntest::plan(img, names)?);
     if names.is_empty() || names.iter().any(|n| n == "tty") {
         tests.push(crate::ttytest::boot_test(img));
     }
@@ -229,10 +239,15 @@ pub fn run_list(tests: &[BootTest]) -> Result<Vec<String>, String> {
 
 fn run_one(t: &BootTest) -> Result<String, String> {
     let first = run_boot(t)?;
-    match &t.then {
-        Some(next) => run_boot(next).map(|second| first + &second),
-        None => Ok(first),
+    let all = match &t.then {
+        Some(next) => run_boot(next).map(|second| first + &second)?,
+        None => first,
+    };
+    if let Some(image) = &t.fsck {
+        crate::fstools::fsck(&[image.display().to_string()]).map_err(|e| format!("{}: {e}", t.name))?;
+        println!("test {}: fsck of {} clean", t.name, image.display());
     }
+    Ok(all)
 }
 
 fn run_boot(t: &BootTest) -> Result<String, String> {

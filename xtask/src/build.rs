@@ -52,7 +52,32 @@ pub fn all() -> Result<Image, String> {
     let target = root().join("target");
     let kernel = target.join(KERNEL_TARGET).join("release/kernel");
     let bootfs = target.join("bootfs.cpio");
-    std::fs::write(&bootfs, bootfs_archive(&[], &[])?).map_err(|e| format!("writing bootfs: {e}"))?;
+    std::fs::write(&bootfs, bootfs_archive(&[], &[], &target)?)
+        .map_err(|e| format!("writing bootfs: {e}"))?;
+    Ok(Image { kernel, bootfs })
+}
+
+/// The fault-injection image (after `all`): the kernel and the driver
+/// images built with their `inject` feature, in `target/inject/` so the
+/// default ones stay untouched; the same user programs. Only the boot
+/// tests that inject faults boot it (`devtest.rs`).
+pub fn inject() -> Result<Image, String> {
+    let dir = root().join("target/inject");
+    let dir_arg = dir.to_str().ok_or("the target directory is not UTF-8")?;
+    println!("xtask: building the kernel and drivers with fault injection");
+    let features: Vec<String> = DRIVERS.iter().map(|d| format!("{d}-driver/inject")).collect();
+    let features = format!("kernel/inject,{}", features.join(","));
+    let mut args =
+        vec!["build", "--release", "--target", KERNEL_TARGET, "--target-dir", dir_arg, "-p", "kernel"];
+    let drivers: Vec<String> = DRIVERS.iter().map(|d| format!("{d}-driver")).collect();
+    for d in &drivers {
+        args.extend(["-p", d.as_str()]);
+    }
+    args.extend(["--features", features.as_str()]);
+    cargo(&args, &[])?;
+    let kernel = dir.join(KERNEL_TARGET).join("release/kernel");
+    let bootfs = dir.join("bootfs.cpio");
+    std::fs::write(&bootfs, bootfs_archive(&[], &[], &dir)?).map_err(|e| format!("writing bootfs: {e}"))?;
     Ok(Image { kernel, bootfs })
 }
 
@@ -65,7 +90,8 @@ pub fn with_packages(img: &Image, pkgs: &[String]) -> Result<Image, String> {
     let mut names = pkgs.to_vec();
     names.sort();
     let bootfs = root().join("target").join(format!("bootfs-{}.cpio", names.join("+")));
-    std::fs::write(&bootfs, bootfs_archive(pkgs, &[])?).map_err(|e| format!("writing bootfs: {e}"))?;
+    std::fs::write(&bootfs, bootfs_archive(pkgs, &[], &root().join("target"))?)
+        .map_err(|e| format!("writing bootfs: {e}"))?;
     Ok(Image { kernel: img.kernel.clone(), bootfs })
 }
 
@@ -78,7 +104,8 @@ pub fn with_files(
     extra: &[(String, Vec<u8>)],
 ) -> Result<Image, String> {
     let bootfs = root().join("target").join(format!("bootfs-{name}.cpio"));
-    std::fs::write(&bootfs, bootfs_archive(pkgs, extra)?).map_err(|e| format!("writing bootfs: {e}"))?;
+    std::fs::write(&bootfs, bootfs_archive(pkgs, extra, &root().join("target"))?)
+        .map_err(|e| format!("writing bootfs: {e}"))?;
     Ok(Image { kernel: img.kernel.clone(), bootfs })
 }
 
@@ -104,15 +131,16 @@ pub fn user_programs() -> Result<Vec<String>, String> {
 
 /// Programs of the library OS (`libos/src/bin/*.rs`), packed beside the
 /// user programs.
-pub const LIBOS_PROGRAMS: &[&str] = &["lxrt", "bench_libos", "test_ptable"];
+pub const LIBOS_PROGRAMS: &[&str] = &["lxrt", "bench_libos", "test_ptable", "test_xn"];
 
 /// The static Linux binary the library OS runs (Debian's busybox-static).
 pub const BUSYBOX: &str = "/bin/busybox";
 
-/// Packs every user program into `bin/`, and the library OS's root file
-/// system under `root/`, with the Debian packages `pkgs` and the files
-/// `extra`.
-fn bootfs_archive(pkgs: &[String], extra: &[(String, Vec<u8>)]) -> Result<Vec<u8>, String> {
+/// Packs every user program into `bin/`, the driver images built in
+/// `drivers` (a target directory) into `drv/`, and the library OS's root
+/// file system under `root/`, with the Debian packages `pkgs` and the
+/// files `extra`.
+fn bootfs_archive(pkgs: &[String], extra: &[(String, Vec<u8>)], drivers: &Path) -> Result<Vec<u8>, String> {
     let bin = root().join("target").join(USER_TARGET).join("release");
     let mut ar = Archive::default();
     ar.dir("bin");
@@ -123,7 +151,7 @@ fn bootfs_archive(pkgs: &[String], extra: &[(String, Vec<u8>)]) -> Result<Vec<u8
         ar.file(&format!("bin/{name}"), 0o755, &data);
     }
     ar.dir("drv");
-    let drv = root().join("target").join(KERNEL_TARGET).join("release");
+    let drv = drivers.join(KERNEL_TARGET).join("release");
     for name in DRIVERS {
         let path = drv.join(name);
         let data = std::fs::read(&path).map_err(|e| format!("reading {}: {e}", path.display()))?;

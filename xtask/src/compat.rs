@@ -526,6 +526,7 @@ pub fn boot_test() -> Result<BootTest, String> {
         keys: Vec::new(),
         wall: None,
         then: None,
+        fsck: None,
     })
 }
 

@@ -50,23 +50,44 @@ fn deb(cache: &Path, pkg: &str) -> Result<PathBuf, String> {
 }
 
 /// A directory holding `pkgs` and their dependencies unpacked (made once
-/// per set of packages).
+/// per set of packages). Boots that run side by side may ask for the same
+/// set at once: each unpacks into a directory of its own and renames it
+/// into place, so nobody ever reads a half-made tree (the program-start
+/// benchmark once booted a root missing `sed` that way).
 pub fn unpacked(pkgs: &[String]) -> Result<PathBuf, String> {
     let cache = root().join("target/debs");
     std::fs::create_dir_all(&cache).map_err(|e| format!("creating {}: {e}", cache.display()))?;
     let mut names = pkgs.to_vec();
     names.sort();
     let dir = cache.join(format!("root-{}", names.join("+")));
-    let done = dir.join(".unpacked");
-    if done.exists() {
+    if dir.join(".unpacked").exists() {
         return Ok(dir);
     }
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    // Downloads into the shared cache go one at a time in this process.
+    static DOWNLOADS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = DOWNLOADS.lock().map_err(|_| "a download panicked".to_string())?;
+    if dir.join(".unpacked").exists() {
+        return Ok(dir);
+    }
+    let tmp = cache.join(format!(".root-{}-{}", names.join("+"), std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).map_err(|e| format!("creating {}: {e}", tmp.display()))?;
     for pkg in closure(&names)? {
         let deb = deb(&cache, &pkg)?;
-        run(Command::new("dpkg-deb").arg("-x").arg(&deb).arg(&dir))?;
+        run(Command::new("dpkg-deb").arg("-x").arg(&deb).arg(&tmp))?;
     }
-    std::fs::write(&done, "").map_err(|e| e.to_string())?;
-    Ok(dir)
+    std::fs::write(tmp.join(".unpacked"), "").map_err(|e| e.to_string())?;
+    // A stale partial tree (from before this scheme) gives way; if another
+    // process renamed its tree into place first, ours goes.
+    if dir.exists() && !dir.join(".unpacked").exists() {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    if std::fs::rename(&tmp, &dir).is_err() {
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
+    if dir.join(".unpacked").exists() {
+        Ok(dir)
+    } else {
+        Err(format!("unpacking {} left no tree at {}", names.join(" "), dir.display()))
+    }
 }

@@ -24,6 +24,9 @@ pub const RUN: &[Need] = &[
     need(crate::lxtest::GO, "golang-go"),
 ];
 
+/// What the storage tools need (`cffs` compiles its UDFs with clang).
+pub const STORAGE: &[Need] = &[need("/usr/bin/clang", "clang")];
+
 /// What `test` needs: everything `run` needs, plus the ISO and BPF tools.
 pub const TEST: &[Need] = &[
     need("/usr/bin/qemu-system-x86_64", "qemu-system-x86"),

@@ -1,7 +1,9 @@
-//! Device boot tests: the kernel's device self-tests (`devtest=` on its
-//! command line, `kernel/src/dev/selftest.rs`) under QEMU, each on its own
-//! fresh disk image, with the lines that prove them. The persistence test
-//! boots twice on one image: the first boot writes, the second reads back.
+//! Device boot tests: the ring-3 device tests (`init=devtest NAME,...`,
+//! `user/src/bin/devtest.rs`, through the block and packet system calls)
+//! under QEMU, each on its own fresh disk image, with the lines that prove
+//! them. The persistence test boots twice on one image: the first boot
+//! writes, the second reads back. The fault-injection tests boot the image
+//! built with the `inject` feature (`build::inject`).
 
 use crate::boottest::BootTest;
 use crate::build::{self, Image};
@@ -15,7 +17,9 @@ struct Dev {
     intx: bool,
     /// On q35 with QEMU's `intel-iommu` (`qemu::IOMMU_MACHINE`).
     iommu: bool,
-    /// `devtest=` words of each boot, in order, on one image.
+    /// Injects faults: boots the `inject` image.
+    inject: bool,
+    /// `devtest` test names of each boot, in order, on one image.
     boots: &'static [(&'static str, &'static [&'static str])],
 }
 
@@ -24,6 +28,7 @@ const TESTS: &[Dev] = &[
         name: "dev_blk_pattern",
         intx: false,
         iommu: false,
+        inject: false,
         boots: &[(
             "blk-pattern",
             &[
@@ -36,6 +41,7 @@ const TESTS: &[Dev] = &[
         name: "dev_blk_persist",
         intx: false,
         iommu: false,
+        inject: false,
         boots: &[
             ("blk-write", &["devtest blk-write: wrote 8 sectors at 100"]),
             (
@@ -48,6 +54,7 @@ const TESTS: &[Dev] = &[
         name: "dev_arp",
         intx: false,
         iommu: false,
+        inject: false,
         boots: &[("arp", &["devtest arp: 10.0.2.2 is at 52:55:0a:00:02:02"])],
     },
     // The block driver, isolated, writes into kernel memory with a read in
@@ -56,15 +63,18 @@ const TESTS: &[Dev] = &[
         name: "dev_wild",
         intx: false,
         iommu: false,
+        inject: true,
         boots: &[(
             "wild,arp",
             &[
                 "driver virtio-blk: page fault at address 0x",
                 "outside its domain",
                 "driver virtio-blk disabled",
-                "devtest wild: the write to 0x",
+                "inject: the kernel variable at 0x",
+                "holds 0x5afe",
+                "devtest wild: the write to kernel memory was stopped",
                 "devtest arp: 10.0.2.2 is at",
-                "hello from ring 3",
+                "hello from ring 3: the first environment runs on",
             ],
         )],
     },
@@ -74,13 +84,14 @@ const TESTS: &[Dev] = &[
         name: "dev_wildcall",
         intx: false,
         iommu: false,
+        inject: true,
         boots: &[(
             "wild-call,arp",
             &[
                 "driver virtio-blk: page fault at address 0x1000 (rip 0x1000)",
                 "devtest wild-call: the block driver's jump to 0x1000 was stopped",
                 "devtest arp: 10.0.2.2 is at",
-                "hello from ring 3",
+                "hello from ring 3: the first environment runs on",
             ],
         )],
     },
@@ -89,6 +100,7 @@ const TESTS: &[Dev] = &[
         name: "dev_overflow",
         intx: false,
         iommu: false,
+        inject: true,
         boots: &[(
             "overflow,blk-pattern",
             &[
@@ -96,7 +108,7 @@ const TESTS: &[Dev] = &[
                 "its stack overflowed into its guard page",
                 "devtest overflow: the network driver's stack overflow was stopped",
                 "devtest blk-pattern: read 8 sectors",
-                "hello from ring 3",
+                "hello from ring 3: the first environment runs on",
             ],
         )],
     },
@@ -107,6 +119,7 @@ const TESTS: &[Dev] = &[
         name: "dev_livelock",
         intx: false,
         iommu: false,
+        inject: true,
         boots: &[(
             "livelock,irq-livelock",
             &[
@@ -115,7 +128,7 @@ const TESTS: &[Dev] = &[
                 "devtest livelock: the block driver looping in a call was stopped",
                 "driver virtio-net: livelock",
                 "devtest irq-livelock: the network driver looping in its interrupt handler was stopped",
-                "hello from ring 3",
+                "hello from ring 3: the first environment runs on",
             ],
         )],
     },
@@ -126,6 +139,7 @@ const TESTS: &[Dev] = &[
         name: "dev_cli_livelock",
         intx: false,
         iommu: false,
+        inject: true,
         boots: &[(
             "cli-livelock,arp",
             &[
@@ -133,7 +147,7 @@ const TESTS: &[Dev] = &[
                 "driver virtio-blk disabled",
                 "devtest cli-livelock: the block driver looping with interrupts off was stopped",
                 "devtest arp: 10.0.2.2 is at",
-                "hello from ring 3",
+                "hello from ring 3: the first environment runs on",
             ],
         )],
     },
@@ -143,12 +157,15 @@ const TESTS: &[Dev] = &[
         name: "dev_intx",
         intx: true,
         iommu: false,
+        inject: true,
         boots: &[(
             "blk-pattern,wild,arp",
             &[
                 "I/O APIC vector",
                 "devtest blk-pattern: read 8 sectors at 4096 under interrupts",
-                "devtest wild: the write to 0x",
+                "inject: the kernel variable at 0x",
+                "holds 0x5afe",
+                "devtest wild: the write to kernel memory was stopped",
                 "devtest arp: 10.0.2.2 is at 52:55:0a:00:02:02",
             ],
         )],
@@ -162,6 +179,7 @@ const TESTS: &[Dev] = &[
         name: "dev_iommu",
         intx: false,
         iommu: true,
+        inject: true,
         boots: &[(
             "blk-pattern,wild-dma,arp",
             &[
@@ -171,7 +189,7 @@ const TESTS: &[Dev] = &[
                 "driver virtio-blk disabled",
                 "devtest wild-dma: the device's write to 0x",
                 "devtest arp: 10.0.2.2 is at 52:55:0a:00:02:02",
-                "hello from ring 3",
+                "hello from ring 3: the first environment runs on",
             ],
         )],
     },
@@ -184,12 +202,19 @@ pub fn names() -> Vec<&'static str> {
 /// The device tests among `names` (all when empty).
 pub fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
     let mut out = Vec::new();
-    for t in TESTS.iter().filter(|t| names.is_empty() || names.iter().any(|n| n == t.name)) {
+    let chosen: Vec<&Dev> =
+        TESTS.iter().filter(|t| names.is_empty() || names.iter().any(|n| n == t.name)).collect();
+    let inject = if chosen.iter().any(|t| t.inject) { Some(build::inject()?) } else { None };
+    for t in chosen {
+        let img = match (&inject, t.inject) {
+            (Some(i), true) => i,
+            _ => img,
+        };
         let path = build::root().join("target/disks").join(format!("{}.img", t.name));
         disk::create(&path)?;
         let mut chain: Option<Box<BootTest>> = None;
         for (words, expect) in t.boots.iter().rev() {
-            let mut args = qemu::base_args(img, &format!("test_hello devtest={words}"));
+            let mut args = qemu::base_args(img, &format!("devtest {words}"));
             let mut devices = qemu::device_args(&path, 0);
             if t.intx {
                 devices = devices
@@ -211,6 +236,7 @@ pub fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
                 keys: Vec::new(),
                 wall: None,
                 then: chain,
+                fsck: None,
             }));
         }
         out.extend(chain.map(|b| *b));

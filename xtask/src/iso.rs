@@ -61,5 +61,6 @@ pub fn boot_test() -> Result<BootTest, String> {
         keys: Vec::new(),
         wall: None,
         then: None,
+        fsck: None,
     })
 }

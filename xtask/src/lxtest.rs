@@ -323,6 +323,7 @@ pub fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
             keys: Vec::new(),
             wall: d.wall,
             then: None,
+            fsck: None,
         });
     }
     Ok(tests)

@@ -5,17 +5,21 @@ mod bench;
 mod boottest;
 mod build;
 mod compat;
+#[cfg(test)]
+mod conventions;
 mod cpio;
 mod debs;
 mod deps;
 mod devtest;
 mod disk;
+mod fstools;
 mod fuzz;
 mod iso;
 mod lxtest;
 mod qemu;
 mod stress;
 mod ttytest;
+mod xntest;
 
 use std::process::ExitCode;
 
@@ -47,6 +51,21 @@ usage: cargo xtask <command>
   fuzz verifier [--programs N] [--seed S]
                      differential verifier fuzzing campaign on the host
   build              build the kernel, the user programs and the boot image
+  mkfs IMAGE [--size MIB] [--from DIR] [--owner UID:GID] [--no-embed] [--no-group]
+                     an XN disk image with a C-FFS holding a copy of DIR
+  fsck IMAGE [--compare DIR]
+                     check an image (XN's claims, C-FFS's structures; with
+                     --compare, every file against DIR)
+  crash [--states N] [--seed S] [--depth D] [--seeded-bug]
+                     crash-consistency campaign over XN and C-FFS on the
+                     host (every crash state of every 1-2 operation
+                     workload, then random ones until N states)
+  corrupt [--mutations N] [--seed S]
+                     corrupt-image campaign: mount N damaged images
+  powercut [--cuts N] [--seed S]
+                     kill QEMU N times while a program appends and fsyncs
+                     records on a C-FFS disk; after each reboot every
+                     acknowledged record must be there and fsck clean
 ";
 
 /// Formatting and clippy, with the workspace's lints (`[workspace.lints]`),
@@ -91,7 +110,13 @@ fn lint() -> Result<(), String> {
         "--target",
         build::USER_TARGET,
     ];
-    for args in [&host[..], &kernel[..], &programs[..]] {
+    // The fault-injection build too (`build::inject`), in its own target
+    // directory as it is built.
+    let inject_dir = build::root().join("target/inject");
+    let inject_dir = inject_dir.to_str().ok_or("the target directory is not UTF-8")?;
+    let features = "kernel/inject,drvglue/inject,virtio-blk-driver/inject,virtio-net-driver/inject";
+    let inject = [&kernel[..], &["--features", features, "--target-dir", inject_dir][..]].concat();
+    for args in [&host[..], &kernel[..], &inject[..], &programs[..]] {
         build::cargo(&[args, &deny[..]].concat(), &[])?;
     }
     Ok(())
@@ -115,6 +140,11 @@ fn main() -> ExitCode {
         "gdb" => gdb(rest),
         "fuzz" => fuzz::main(rest),
         "build" => build::all().map(|_| ()),
+        "mkfs" => fstools::mkfs(rest),
+        "fsck" => fstools::fsck(rest),
+        "crash" => fstools::crash(rest),
+        "corrupt" => fstools::corrupt(rest),
+        "powercut" => xntest::powercut(rest),
         "help" | "-h" | "--help" => {
             print!("{USAGE}");
             Ok(())
@@ -171,6 +201,8 @@ fn test() -> Result<(), String> {
     println!("xtask: host unit tests (cargo test --workspace)");
     build::cargo(&["test", "--workspace", "--exclude", "user"], &[])?;
     boottest::run_all()?;
+    println!("xtask: power cuts, short version (powercut --cuts 3)");
+    xntest::powercut(&["--cuts".to_string(), "3".to_string()])?;
     println!("xtask: stress, short version (stress --quick)");
     stress::main(&["--quick".to_string()])?;
     println!("xtask: benchmark harness smoke run (bench --quick)");

@@ -79,6 +79,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
             keys: Vec::new(),
             wall: None,
             then: None,
+            fsck: None,
         });
     }
     for k in 0..size.linux_seeds {
@@ -108,6 +109,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
             keys: Vec::new(),
             wall: None,
             then: None,
+            fsck: None,
         });
     }
     println!("xtask: stress, seed {seed} (replay with --seed {seed}): {} boots", tests.len());

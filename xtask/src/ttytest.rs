@@ -75,5 +75,6 @@ pub fn boot_test(img: &Image) -> BootTest {
         keys,
         wall: None,
         then: None,
+        fsck: None,
     }
 }

@@ -78,25 +78,37 @@ pub mod op {
     pub const READ: u32 = 1;
     pub const WRITE: u32 = 2;
     pub const TRANSMIT: u32 = 3;
-    /// Fault injection (paper 004 §4): the driver writes a byte at the
+    /// Every write completed before this request is on stable storage
+    /// when it completes (no buffer: `len` is 0). A block driver takes it
+    /// only with no other request in flight (else `NO_SPACE`).
+    pub const FLUSH: u32 = 4;
+    /// Fault injection (paper 004 §4), in builds with the `inject`
+    /// feature only (the boot tests'): the driver writes a byte at the
     /// address in `sector`, as a buggy driver's wild write would. Used by
     /// the isolation boot test.
+    #[cfg(feature = "inject")]
     pub const INJECT_WILD_WRITE: u32 = 0xF0;
     /// Fault injection: the driver recurses until its stack overflows.
+    #[cfg(feature = "inject")]
     pub const INJECT_STACK_OVERFLOW: u32 = 0xF1;
     /// Fault injection: the driver loops forever in this call.
+    #[cfg(feature = "inject")]
     pub const INJECT_LIVELOCK: u32 = 0xF2;
     /// Fault injection: the driver's next interrupt handler loops forever.
+    #[cfg(feature = "inject")]
     pub const INJECT_IRQ_LIVELOCK: u32 = 0xF3;
     /// Fault injection: the driver calls a function at the address in
     /// `sector` (a wild jump: a corrupted function pointer).
+    #[cfg(feature = "inject")]
     pub const INJECT_WILD_CALL: u32 = 0xF4;
     /// Fault injection: a read of sector 0 whose buffer the driver hands
     /// its device as physical address `sector` instead of the lent page's
     /// (a wrong DMA address; only an IOMMU stops the device's write).
+    #[cfg(feature = "inject")]
     pub const INJECT_WILD_DMA: u32 = 0xF5;
     /// Fault injection: the driver turns interrupts off and loops forever
     /// in this call (`cli; jmp $`): only an NMI reaches it.
+    #[cfg(feature = "inject")]
     pub const INJECT_CLI_LIVELOCK: u32 = 0xF6;
 }
 
@@ -133,6 +145,11 @@ pub struct Facts {
     pub mac: [u8; 6],
     /// How many requests may be in flight at once.
     pub queue_depth: u32,
+    /// Whether the device has a volatile write cache it flushes on
+    /// [`op::FLUSH`] (virtio's `VIRTIO_BLK_F_FLUSH` negotiated): 1 or 0.
+    /// Without it a flush request is refused (`UNSUPPORTED`), never
+    /// answered with a success that promises nothing.
+    pub flush: u32,
 }
 
 /// The entry points a driver image exports.

@@ -7,10 +7,9 @@
 mod platform;
 pub use platform::Platform;
 
-use core::cell::UnsafeCell;
 use core::fmt::Write;
 use core::ptr::NonNull;
-use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicPtr, Ordering};
 use drvapi::{direction, KernelApi};
 use virtio_drivers::transport::pci::bus::{ConfigurationAccess, DeviceFunction, PciRoot};
 use virtio_drivers::{BufferDirection, Hal, PhysAddr};
@@ -30,27 +29,12 @@ pub fn kernel() -> &'static KernelApi {
     unsafe { p.as_ref() }.expect("driver entered before init")
 }
 
-/// A driver's state. The kernel never runs two calls into one driver at
-/// once (it enters a driver with interrupts off), so plain interior
-/// mutability is enough.
-pub struct Global<T>(UnsafeCell<T>);
-
-// SAFETY: see the type's comment: accesses are serialized by the kernel.
-unsafe impl<T> Sync for Global<T> {}
-
-impl<T> Global<T> {
-    pub const fn new(v: T) -> Self {
-        Global(UnsafeCell::new(v))
-    }
-
-    /// The state, for the duration of one entry point.
-    #[allow(clippy::mut_from_ref)]
-    pub fn get(&self) -> &mut T {
-        // SAFETY: entry points are not re-entered (see the type), and each
-        // takes this reference once.
-        unsafe { &mut *self.0.get() }
-    }
-}
+/// A driver's state: the cell the kernel and the library OS use too
+/// (`cell::Global`), reached only inside `with`, which refuses nesting. The
+/// kernel never runs two calls into one driver at once (it enters a driver
+/// with interrupts off and crossings do not nest), so `with` never finds
+/// it lent; if it did, the driver would panic and the kernel disable it.
+pub use cell::Global;
 
 /// Formats into a fixed buffer for `KernelApi::log`.
 struct Line {
@@ -115,15 +99,15 @@ unsafe impl Hal for KernelHal {
     unsafe fn share(buffer: NonNull<[u8]>, direction: BufferDirection) -> PhysAddr {
         let pa = (kernel().share)(buffer.as_ptr() as *mut u8 as usize, buffer.len(), dir(direction));
         assert_ne!(pa, 0, "the kernel refused to share a buffer");
-        // The injected wrong DMA address (`INJECT_WILD_DMA`): the device
-        // is told to write elsewhere.
-        match direction {
-            BufferDirection::DeviceToDriver => match WILD_DMA.swap(0, Ordering::Relaxed) {
-                0 => pa,
-                wild => wild,
-            },
-            _ => pa,
+        // The injected wrong DMA address (`INJECT_WILD_DMA`, test builds):
+        // the device is told to write elsewhere.
+        #[cfg(feature = "inject")]
+        if matches!(direction, BufferDirection::DeviceToDriver) {
+            if let Some(wild) = inject::wild_dma_address() {
+                return wild;
+            }
         }
+        pa
     }
 
     unsafe fn unshare(paddr: PhysAddr, buffer: NonNull<[u8]>, _direction: BufferDirection) {
@@ -190,73 +174,24 @@ pub fn route_queues_to_entry0(root: &mut PciRoot<KernelConfig>, df: DeviceFuncti
     }
 }
 
-/// Carries out a fault-injection request (`drvapi::op::INJECT_*`):
-/// whether `r` was one.
-pub fn inject(r: &drvapi::Request) -> bool {
-    match r.op {
-        // SAFETY: none: this is the injected bug. The kernel's protection
-        // domain is what stops the write (or, unisolated, does not).
-        drvapi::op::INJECT_WILD_WRITE => unsafe { (r.sector as *mut u8).write_volatile(0xBD) },
-        drvapi::op::INJECT_STACK_OVERFLOW => {
-            core::hint::black_box(deeper(r.sector));
-        }
-        drvapi::op::INJECT_LIVELOCK => spin(),
-        drvapi::op::INJECT_CLI_LIVELOCK => {
-            // SAFETY: none: this is the injected bug (ring 0 may turn
-            // interrupts off); the kernel's NMI watchdog must end it.
-            unsafe { core::arch::asm!("cli", options(nomem, nostack)) };
-            spin()
-        }
-        drvapi::op::INJECT_WILD_CALL => {
-            // SAFETY: none: this is the injected bug (a corrupted function
-            // pointer); the fault it takes is what the kernel must stop.
-            let f: extern "C" fn() = unsafe { core::mem::transmute(r.sector as usize) };
-            f()
-        }
-        drvapi::op::INJECT_IRQ_LIVELOCK => IRQ_LIVELOCK.store(true, Ordering::Relaxed),
-        _ => return false,
-    }
-    true
+#[cfg(feature = "inject")]
+mod inject;
+#[cfg(feature = "inject")]
+pub use inject::{inject, on_interrupt, wild_dma};
+
+/// Without the `inject` feature no request is a fault injection.
+#[cfg(not(feature = "inject"))]
+pub fn inject(_: &drvapi::Request) -> bool {
+    false
 }
 
-/// Armed by `INJECT_WILD_DMA`: the next buffer the device writes is
-/// given to it at this physical address instead of its own.
-static WILD_DMA: AtomicU64 = AtomicU64::new(0);
-
-/// `INJECT_WILD_DMA` turned into what the driver does with it: a read of
-/// one sector of sector 0 into the lent buffer, whose device address the
-/// next `share` replaces with `r.sector`. Other requests are unchanged.
+#[cfg(not(feature = "inject"))]
 pub fn wild_dma(r: &drvapi::Request) -> drvapi::Request {
-    if r.op != drvapi::op::INJECT_WILD_DMA {
-        return *r;
-    }
-    WILD_DMA.store(r.sector, Ordering::Relaxed);
-    drvapi::Request { op: drvapi::op::READ, sector: 0, len: 512, ..*r }
+    *r
 }
 
-/// Armed by `INJECT_IRQ_LIVELOCK`: the next interrupt handler loops.
-static IRQ_LIVELOCK: AtomicBool = AtomicBool::new(false);
-
-/// Called first by each driver's interrupt handler (the injected livelock).
-pub fn on_interrupt() {
-    if IRQ_LIVELOCK.load(Ordering::Relaxed) {
-        spin();
-    }
-}
-
-/// Loops forever (the injected livelock); only the kernel's watchdog ends it.
-fn spin() -> ! {
-    loop {
-        core::hint::spin_loop();
-    }
-}
-
-/// Recurses without end (the injected stack overflow).
-#[allow(unconditional_recursion)]
-fn deeper(n: u64) -> u64 {
-    let frame = core::hint::black_box([n; 32]);
-    deeper(frame[1] + 1) + frame[2]
-}
+#[cfg(not(feature = "inject"))]
+pub fn on_interrupt() {}
 
 #[cfg(all(target_os = "none", not(test)))]
 #[panic_handler]

@@ -10,6 +10,12 @@ mod driver {
     use virtio_drivers::device::blk::{BlkReq, BlkResp, VirtIOBlk, SECTOR_SIZE};
     use virtio_drivers::transport::pci::bus::{DeviceFunction, PciRoot};
     use virtio_drivers::transport::pci::PciTransport;
+    use virtio_drivers::transport::Transport;
+
+    /// `VIRTIO_BLK_F_FLUSH` (virtio 1.2 §5.2.3): the device has a write
+    /// cache and takes flush requests. `virtio-drivers` asks for it; its
+    /// `flush()` answers success without it, so the driver checks.
+    const F_FLUSH: u64 = 1 << 9;
 
     /// As many requests in flight as the queue has descriptors for (each
     /// takes three).
@@ -25,11 +31,19 @@ mod driver {
 
     struct State {
         blk: Option<VirtIOBlk<KernelHal, Platform<PciTransport>>>,
+        /// `F_FLUSH` was negotiated.
+        flush: bool,
         slots: [Slot; SLOTS],
     }
 
+    // SAFETY: a driver runs on one CPU, only inside the kernel's crossings,
+    // which do not nest: its state is never reached from two places at once
+    // (`Global` checks it), whatever the device types inside hold.
+    unsafe impl Send for State {}
+
     static STATE: Global<State> = Global::new(State {
         blk: None,
+        flush: false,
         slots: [const { Slot { busy: false, token: 0, request: ZERO, req: BLK_REQ, resp: BLK_RESP } }; SLOTS],
     });
     const ZERO: Request = Request { op: 0, tag: 0, sector: 0, va: 0, len: 0 };
@@ -44,13 +58,16 @@ mod driver {
         drvglue::set_kernel(k);
         let df = DeviceFunction { bus: dev.bus, device: dev.device, function: dev.function };
         let mut root = PciRoot::new(KernelConfig);
-        let transport = match PciTransport::new::<KernelHal, _>(&mut root, df).map(Platform::new) {
+        let mut transport = match PciTransport::new::<KernelHal, _>(&mut root, df).map(Platform::new) {
             Ok(t) => t,
             Err(e) => {
                 log!("no virtio transport: {e}");
                 return status::IO_ERROR;
             }
         };
+        // What `VirtIOBlk::new` negotiates is the device's offer and its
+        // own list, which includes `F_FLUSH`.
+        let flush = transport.read_device_features() & F_FLUSH != 0;
         let blk = match VirtIOBlk::<KernelHal, _>::new(transport) {
             Ok(b) => b,
             Err(e) => {
@@ -65,68 +82,91 @@ mod driver {
         }
         facts.capacity = blk.capacity();
         facts.queue_depth = SLOTS as u32;
-        STATE.get().blk = Some(blk);
+        facts.flush = flush as u32;
+        STATE.with(|s| (s.blk, s.flush) = (Some(blk), flush));
         status::OK
     }
 
     extern "C" fn submit(r: &Request) -> i32 {
-        let s = STATE.get();
+        STATE.with(|s| {
+            let Some(blk) = s.blk.as_mut() else { return status::IO_ERROR };
+            if drvglue::inject(r) {
+                return status::OK;
+            }
+            let r = &drvglue::wild_dma(r);
+            if r.op == op::FLUSH {
+                return flush(s, r);
+            }
+            if r.len == 0 || !r.len.is_multiple_of(SECTOR_SIZE) || !matches!(r.op, op::READ | op::WRITE) {
+                return status::INVALID;
+            }
+            let Some(slot) = s.slots.iter_mut().find(|s| !s.busy) else { return status::NO_SPACE };
+            // SAFETY: the kernel lent `va..va + len` to this driver until it
+            // completes the request; nothing else touches it meanwhile.
+            let buf = unsafe { core::slice::from_raw_parts_mut(r.va as *mut u8, r.len) };
+            // SAFETY: the slot's header, response and the lent buffer stay put
+            // and untouched until `interrupt` completes the request.
+            let started = unsafe {
+                if r.op == op::READ {
+                    blk.read_blocks_nb(r.sector as usize, &mut slot.req, buf, &mut slot.resp)
+                } else {
+                    blk.write_blocks_nb(r.sector as usize, &mut slot.req, buf, &mut slot.resp)
+                }
+            };
+            match started {
+                Ok(token) => {
+                    (slot.busy, slot.token, slot.request) = (true, token, *r);
+                    status::OK
+                }
+                Err(virtio_drivers::Error::QueueFull) => status::NO_SPACE,
+                Err(_) => status::IO_ERROR,
+            }
+        })
+    }
+
+    /// A flush: `virtio-drivers` 0.13 has only a waiting one, which takes
+    /// the next used buffer as its own, so it runs alone (the kernel gives
+    /// its crossing a longer budget, `driver::FLUSH_BUDGET_TICKS`). It
+    /// completes before `submit` returns.
+    fn flush(s: &mut State, r: &Request) -> i32 {
         let Some(blk) = s.blk.as_mut() else { return status::IO_ERROR };
-        if drvglue::inject(r) {
-            return status::OK;
+        if !s.flush {
+            return status::UNSUPPORTED;
         }
-        let r = &drvglue::wild_dma(r);
-        if r.len == 0 || !r.len.is_multiple_of(SECTOR_SIZE) || !matches!(r.op, op::READ | op::WRITE) {
-            return status::INVALID;
+        if s.slots.iter().any(|s| s.busy) {
+            return status::NO_SPACE;
         }
-        let Some(slot) = s.slots.iter_mut().find(|s| !s.busy) else { return status::NO_SPACE };
-        // SAFETY: the kernel lent `va..va + len` to this driver until it
-        // completes the request; nothing else touches it meanwhile.
-        let buf = unsafe { core::slice::from_raw_parts_mut(r.va as *mut u8, r.len) };
-        // SAFETY: the slot's header, response and the lent buffer stay put
-        // and untouched until `interrupt` completes the request.
-        let started = unsafe {
-            if r.op == op::READ {
-                blk.read_blocks_nb(r.sector as usize, &mut slot.req, buf, &mut slot.resp)
-            } else {
-                blk.write_blocks_nb(r.sector as usize, &mut slot.req, buf, &mut slot.resp)
-            }
-        };
-        match started {
-            Ok(token) => {
-                (slot.busy, slot.token, slot.request) = (true, token, *r);
-                status::OK
-            }
-            Err(virtio_drivers::Error::QueueFull) => status::NO_SPACE,
-            Err(_) => status::IO_ERROR,
-        }
+        let st = if blk.flush().is_ok() { status::OK } else { status::IO_ERROR };
+        (kernel().complete)(r.tag, st, 0);
+        status::OK
     }
 
     extern "C" fn interrupt() {
         drvglue::on_interrupt();
-        let s = STATE.get();
-        let Some(blk) = s.blk.as_mut() else { return };
-        blk.ack_interrupt();
-        while let Some(token) = blk.peek_used() {
-            let Some(slot) = s.slots.iter_mut().find(|s| s.busy && s.token == token) else {
-                panic!("device completed unknown token {token}");
-            };
-            let r = slot.request;
-            // SAFETY: as in `submit`: the same buffer, lent until now.
-            let buf = unsafe { core::slice::from_raw_parts_mut(r.va as *mut u8, r.len) };
-            // SAFETY: the same header, buffer and response as `submit` used
-            // for this token.
-            let done = unsafe {
-                if r.op == op::READ {
-                    blk.complete_read_blocks(token, &slot.req, buf, &mut slot.resp)
-                } else {
-                    blk.complete_write_blocks(token, &slot.req, buf, &mut slot.resp)
-                }
-            };
-            slot.busy = false;
-            let st = if done.is_ok() { status::OK } else { status::IO_ERROR };
-            (kernel().complete)(r.tag, st, r.len);
-        }
+        STATE.with(|s| {
+            let Some(blk) = s.blk.as_mut() else { return };
+            blk.ack_interrupt();
+            while let Some(token) = blk.peek_used() {
+                let Some(slot) = s.slots.iter_mut().find(|s| s.busy && s.token == token) else {
+                    panic!("device completed unknown token {token}");
+                };
+                let r = slot.request;
+                // SAFETY: as in `submit`: the same buffer, lent until now.
+                let buf = unsafe { core::slice::from_raw_parts_mut(r.va as *mut u8, r.len) };
+                // SAFETY: the same header, buffer and response as `submit` used
+                // for this token.
+                let done = unsafe {
+                    if r.op == op::READ {
+                        blk.complete_read_blocks(token, &slot.req, buf, &mut slot.resp)
+                    } else {
+                        blk.complete_write_blocks(token, &slot.req, buf, &mut slot.resp)
+                    }
+                };
+                slot.busy = false;
+                let st = if done.is_ok() { status::OK } else { status::IO_ERROR };
+                (kernel().complete)(r.tag, st, r.len);
+            }
+        })
     }
 
     static API: DriverApi = DriverApi { version: VERSION, init, submit, interrupt };

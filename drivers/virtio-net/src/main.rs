@@ -34,6 +34,11 @@ mod driver {
         tx_slot: [Tx; TX],
     }
 
+    // SAFETY: a driver runs on one CPU, only inside the kernel's crossings,
+    // which do not nest: its state is never reached from two places at once
+    // (`Global` checks it), whatever the device types inside hold.
+    unsafe impl Send for State {}
+
     static STATE: Global<State> = Global::new(State {
         net: None,
         rx: [[0; BUF]; RX],
@@ -60,86 +65,89 @@ mod driver {
                 return status::IO_ERROR;
             }
         };
-        let s = STATE.get();
-        for (buf, token) in s.rx.iter_mut().zip(s.rx_token.iter_mut()) {
-            // SAFETY: the receive buffers are the driver's own and only
-            // touched again once the device hands them back.
-            match unsafe { net.receive_begin(buf) } {
-                Ok(t) => *token = t,
-                Err(_) => return status::NO_SPACE,
+        STATE.with(|s| {
+            for (buf, token) in s.rx.iter_mut().zip(s.rx_token.iter_mut()) {
+                // SAFETY: the receive buffers are the driver's own and only
+                // touched again once the device hands them back.
+                match unsafe { net.receive_begin(buf) } {
+                    Ok(t) => *token = t,
+                    Err(_) => return status::NO_SPACE,
+                }
             }
-        }
-        drvglue::route_queues_to_entry0(&mut root, df, 2);
-        let r = (kernel().irq_enable)();
-        if r != status::OK {
-            return r;
-        }
-        facts.mac = net.mac_address();
-        facts.queue_depth = TX as u32;
-        s.net = Some(net);
-        status::OK
+            drvglue::route_queues_to_entry0(&mut root, df, 2);
+            let r = (kernel().irq_enable)();
+            if r != status::OK {
+                return r;
+            }
+            facts.mac = net.mac_address();
+            facts.queue_depth = TX as u32;
+            s.net = Some(net);
+            status::OK
+        })
     }
 
     extern "C" fn submit(r: &Request) -> i32 {
-        let s = STATE.get();
-        let Some(net) = s.net.as_mut() else { return status::IO_ERROR };
-        if drvglue::inject(r) {
-            return status::OK;
-        }
-        if r.op != op::TRANSMIT {
-            return status::UNSUPPORTED;
-        }
-        let Some(i) = s.tx_slot.iter().position(|t| !t.busy) else { return status::NO_SPACE };
-        let buf = &mut s.tx[i];
-        let Ok(hdr) = net.fill_buffer_header(buf) else { return status::IO_ERROR };
-        if r.len == 0 || r.len > BUF - hdr {
-            return status::INVALID;
-        }
-        // SAFETY: the kernel lent `va..va + len` for this call.
-        let frame = unsafe { core::slice::from_raw_parts(r.va as *const u8, r.len) };
-        buf[hdr..hdr + r.len].copy_from_slice(frame);
-        // SAFETY: the transmit buffer is untouched until its completion.
-        match unsafe { net.transmit_begin(&buf[..hdr + r.len]) } {
-            Ok(token) => {
-                s.tx_slot[i] = Tx { busy: true, token, tag: r.tag, len: hdr + r.len, frame: r.len };
-                status::OK
+        STATE.with(|s| {
+            let Some(net) = s.net.as_mut() else { return status::IO_ERROR };
+            if drvglue::inject(r) {
+                return status::OK;
             }
-            Err(virtio_drivers::Error::QueueFull) => status::NO_SPACE,
-            Err(_) => status::IO_ERROR,
-        }
+            if r.op != op::TRANSMIT {
+                return status::UNSUPPORTED;
+            }
+            let Some(i) = s.tx_slot.iter().position(|t| !t.busy) else { return status::NO_SPACE };
+            let buf = &mut s.tx[i];
+            let Ok(hdr) = net.fill_buffer_header(buf) else { return status::IO_ERROR };
+            if r.len == 0 || r.len > BUF - hdr {
+                return status::INVALID;
+            }
+            // SAFETY: the kernel lent `va..va + len` for this call.
+            let frame = unsafe { core::slice::from_raw_parts(r.va as *const u8, r.len) };
+            buf[hdr..hdr + r.len].copy_from_slice(frame);
+            // SAFETY: the transmit buffer is untouched until its completion.
+            match unsafe { net.transmit_begin(&buf[..hdr + r.len]) } {
+                Ok(token) => {
+                    s.tx_slot[i] = Tx { busy: true, token, tag: r.tag, len: hdr + r.len, frame: r.len };
+                    status::OK
+                }
+                Err(virtio_drivers::Error::QueueFull) => status::NO_SPACE,
+                Err(_) => status::IO_ERROR,
+            }
+        })
     }
 
     extern "C" fn interrupt() {
         drvglue::on_interrupt();
-        let s = STATE.get();
-        let Some(net) = s.net.as_mut() else { return };
-        net.ack_interrupt();
-        while let Some(token) = net.poll_transmit() {
-            let Some(i) = s.tx_slot.iter().position(|t| t.busy && t.token == token) else {
-                panic!("device completed unknown transmit token {token}");
-            };
-            let t = &mut s.tx_slot[i];
-            // SAFETY: the buffer `transmit_begin` was given for this token.
-            let done = unsafe { net.transmit_complete(token, &s.tx[i][..t.len]) };
-            t.busy = false;
-            let st = if done.is_ok() { status::OK } else { status::IO_ERROR };
-            (kernel().complete)(t.tag, st, t.frame);
-        }
-        while let Some(token) = net.poll_receive() {
-            let Some(i) = s.rx_token.iter().position(|&t| t == token) else {
-                panic!("device completed unknown receive token {token}");
-            };
-            let buf = &mut s.rx[i];
-            // SAFETY: the buffer `receive_begin` was given for this token.
-            if let Ok((hdr, len)) = unsafe { net.receive_complete(token, buf) } {
-                (kernel().receive)(buf[hdr..].as_ptr() as usize, len);
+        STATE.with(|s| {
+            let Some(net) = s.net.as_mut() else { return };
+            net.ack_interrupt();
+            while let Some(token) = net.poll_transmit() {
+                let Some(i) = s.tx_slot.iter().position(|t| t.busy && t.token == token) else {
+                    panic!("device completed unknown transmit token {token}");
+                };
+                let t = &mut s.tx_slot[i];
+                // SAFETY: the buffer `transmit_begin` was given for this token.
+                let done = unsafe { net.transmit_complete(token, &s.tx[i][..t.len]) };
+                t.busy = false;
+                let st = if done.is_ok() { status::OK } else { status::IO_ERROR };
+                (kernel().complete)(t.tag, st, t.frame);
             }
-            // SAFETY: as in `init`.
-            match unsafe { net.receive_begin(buf) } {
-                Ok(t) => s.rx_token[i] = t,
-                Err(_) => panic!("cannot repost a receive buffer"),
+            while let Some(token) = net.poll_receive() {
+                let Some(i) = s.rx_token.iter().position(|&t| t == token) else {
+                    panic!("device completed unknown receive token {token}");
+                };
+                let buf = &mut s.rx[i];
+                // SAFETY: the buffer `receive_begin` was given for this token.
+                if let Ok((hdr, len)) = unsafe { net.receive_complete(token, buf) } {
+                    (kernel().receive)(buf[hdr..].as_ptr() as usize, len);
+                }
+                // SAFETY: as in `init`.
+                match unsafe { net.receive_begin(buf) } {
+                    Ok(t) => s.rx_token[i] = t,
+                    Err(_) => panic!("cannot repost a receive buffer"),
+                }
             }
-        }
+        })
     }
 
     static API: DriverApi = DriverApi { version: VERSION, init, submit, interrupt };

@@ -37,7 +37,7 @@ pub struct Rates {
     pub apic_hz: u64,
 }
 
-fn rdtsc() -> u64 {
+pub fn rdtsc() -> u64 {
     // SAFETY: RDTSC only reads the time-stamp counter.
     unsafe { core::arch::x86_64::_rdtsc() }
 }

@@ -1,25 +1,8 @@
 //! FPU/SSE state: enabled at boot, saved and restored on every switch
 //! between environments (the kernel itself never touches it).
 
+use super::frame::FpuState;
 use core::arch::asm;
-
-/// An FXSAVE image.
-#[repr(C, align(16))]
-#[derive(Clone, Copy)]
-pub struct FpuState(pub [u8; 512]);
-
-impl FpuState {
-    /// The state a new environment starts with: x87 control word 0x37F
-    /// (all exceptions masked), MXCSR 0x1F80.
-    pub const INITIAL: FpuState = {
-        let mut s = [0u8; 512];
-        s[0] = 0x7F;
-        s[1] = 0x03;
-        s[24] = 0x80;
-        s[25] = 0x1F;
-        FpuState(s)
-    };
-}
 
 pub fn init() {
     // SAFETY: sets CR0.MP/NE/AM (native x87 errors; user alignment checks),

@@ -1,5 +1,6 @@
 //! x86-64 specifics: boot, descriptor tables, entry stubs, timer and clock
-//! calibration, FPU.
+//! calibration, FPU. Only the register images (`frame`) are compiled on
+//! the host.
 
 /// Leaves the kernel by SYSRETQ into the environment whose frame the
 /// register `base` (`"rcx"` or `"rsp"`) points to, restoring the registers
@@ -7,6 +8,7 @@
 /// frame's values); rcx and r11 carry rip and rflags, as the ABI allows.
 /// Assembly text for the two exits that use it (the system-call stub and
 /// `resume_frame`), inside `frame_asm!`.
+#[cfg(target_os = "none")]
 macro_rules! sysret {
     ("rcx") => {
         concat!(sysret!(restore "rcx"), "movq {rsp}(%rcx), %rsp\n movq {rip}(%rcx), %rcx\n swapgs\n sysretq\n")
@@ -32,34 +34,35 @@ macro_rules! sysret {
 /// block's `{kstack_top}` and `{cur_tf}`, all taken by `offset_of!` — so
 /// no stub writes an offset by hand. The caller's own operands follow its
 /// template, without a trailing comma.
+#[cfg(target_os = "none")]
 macro_rules! frame_asm {
     ($($body:tt)*) => {
         core::arch::global_asm!(
             // Names every operand once, so a stub need not use them all.
             "/* {r15} {r14} {r13} {r12} {r11} {r10} {r9} {r8} {rbp} {rdi} {rsi} {rdx} {rcx} {rbx} {rax} {vector} {error} {rip} {cs} {rflags} {rsp} {ss} {kstack_top} {cur_tf} */",
             $($body)*,
-            r15 = const core::mem::offset_of!($crate::arch::trap::TrapFrame, r15),
-            r14 = const core::mem::offset_of!($crate::arch::trap::TrapFrame, r14),
-            r13 = const core::mem::offset_of!($crate::arch::trap::TrapFrame, r13),
-            r12 = const core::mem::offset_of!($crate::arch::trap::TrapFrame, r12),
-            r11 = const core::mem::offset_of!($crate::arch::trap::TrapFrame, r11),
-            r10 = const core::mem::offset_of!($crate::arch::trap::TrapFrame, r10),
-            r9 = const core::mem::offset_of!($crate::arch::trap::TrapFrame, r9),
-            r8 = const core::mem::offset_of!($crate::arch::trap::TrapFrame, r8),
-            rbp = const core::mem::offset_of!($crate::arch::trap::TrapFrame, rbp),
-            rdi = const core::mem::offset_of!($crate::arch::trap::TrapFrame, rdi),
-            rsi = const core::mem::offset_of!($crate::arch::trap::TrapFrame, rsi),
-            rdx = const core::mem::offset_of!($crate::arch::trap::TrapFrame, rdx),
-            rcx = const core::mem::offset_of!($crate::arch::trap::TrapFrame, rcx),
-            rbx = const core::mem::offset_of!($crate::arch::trap::TrapFrame, rbx),
-            rax = const core::mem::offset_of!($crate::arch::trap::TrapFrame, rax),
-            vector = const core::mem::offset_of!($crate::arch::trap::TrapFrame, vector),
-            error = const core::mem::offset_of!($crate::arch::trap::TrapFrame, error),
-            rip = const core::mem::offset_of!($crate::arch::trap::TrapFrame, rip),
-            cs = const core::mem::offset_of!($crate::arch::trap::TrapFrame, cs),
-            rflags = const core::mem::offset_of!($crate::arch::trap::TrapFrame, rflags),
-            rsp = const core::mem::offset_of!($crate::arch::trap::TrapFrame, rsp),
-            ss = const core::mem::offset_of!($crate::arch::trap::TrapFrame, ss),
+            r15 = const core::mem::offset_of!($crate::arch::frame::TrapFrame, r15),
+            r14 = const core::mem::offset_of!($crate::arch::frame::TrapFrame, r14),
+            r13 = const core::mem::offset_of!($crate::arch::frame::TrapFrame, r13),
+            r12 = const core::mem::offset_of!($crate::arch::frame::TrapFrame, r12),
+            r11 = const core::mem::offset_of!($crate::arch::frame::TrapFrame, r11),
+            r10 = const core::mem::offset_of!($crate::arch::frame::TrapFrame, r10),
+            r9 = const core::mem::offset_of!($crate::arch::frame::TrapFrame, r9),
+            r8 = const core::mem::offset_of!($crate::arch::frame::TrapFrame, r8),
+            rbp = const core::mem::offset_of!($crate::arch::frame::TrapFrame, rbp),
+            rdi = const core::mem::offset_of!($crate::arch::frame::TrapFrame, rdi),
+            rsi = const core::mem::offset_of!($crate::arch::frame::TrapFrame, rsi),
+            rdx = const core::mem::offset_of!($crate::arch::frame::TrapFrame, rdx),
+            rcx = const core::mem::offset_of!($crate::arch::frame::TrapFrame, rcx),
+            rbx = const core::mem::offset_of!($crate::arch::frame::TrapFrame, rbx),
+            rax = const core::mem::offset_of!($crate::arch::frame::TrapFrame, rax),
+            vector = const core::mem::offset_of!($crate::arch::frame::TrapFrame, vector),
+            error = const core::mem::offset_of!($crate::arch::frame::TrapFrame, error),
+            rip = const core::mem::offset_of!($crate::arch::frame::TrapFrame, rip),
+            cs = const core::mem::offset_of!($crate::arch::frame::TrapFrame, cs),
+            rflags = const core::mem::offset_of!($crate::arch::frame::TrapFrame, rflags),
+            rsp = const core::mem::offset_of!($crate::arch::frame::TrapFrame, rsp),
+            ss = const core::mem::offset_of!($crate::arch::frame::TrapFrame, ss),
             kstack_top = const core::mem::offset_of!($crate::arch::percpu::PerCpu, kstack_top),
             cur_tf = const core::mem::offset_of!($crate::arch::percpu::PerCpu, cur_tf),
             options(att_syntax)
@@ -67,16 +70,30 @@ macro_rules! frame_asm {
     };
 }
 
+pub mod frame;
+
+#[cfg(target_os = "none")]
 pub mod apic;
+#[cfg(target_os = "none")]
 pub mod boot;
+#[cfg(target_os = "none")]
 pub mod clock;
+#[cfg(target_os = "none")]
 pub mod cpu;
+#[cfg(target_os = "none")]
 pub mod fpu;
+#[cfg(target_os = "none")]
 pub mod gdt;
+#[cfg(target_os = "none")]
 pub mod idt;
+#[cfg(target_os = "none")]
 pub mod pct;
+#[cfg(target_os = "none")]
 pub mod percpu;
 pub mod rtc;
+#[cfg(target_os = "none")]
 pub mod serial;
+#[cfg(target_os = "none")]
 pub mod syscall;
+#[cfg(target_os = "none")]
 pub mod trap;

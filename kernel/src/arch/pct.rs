@@ -8,11 +8,10 @@
 //! to an environment waiting on the caller — and hands everything else,
 //! with the arguments intact, to the general path (`syscall::cpu::pct`).
 
+use crate::arch::frame::TrapFrame;
 use crate::arch::gdt::{USER_CS, USER_SS};
 use crate::arch::percpu::PerCpu;
-use crate::arch::trap::TrapFrame;
 use crate::env::{offsets as env_offsets, Env};
-use crate::state::Kernel;
 use abi::tables::{env_state, EnvInfo};
 use core::mem::{offset_of, size_of};
 
@@ -127,8 +126,8 @@ pct_fast:
     env_size = const size_of::<Env>(),
     envs = sym crate::env::ENVS,
     kernel = sym crate::state::KERNEL,
-    current = const offset_of!(Kernel, current),
-    info = const offset_of!(Kernel, env_info),
+    current = const crate::state::offsets::CURRENT,
+    info = const crate::state::offsets::ENV_INFO,
     id = const env_offsets::ID,
     state = const env_offsets::STATE,
     waiting_on = const env_offsets::WAITING_ON,

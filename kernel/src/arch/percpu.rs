@@ -2,7 +2,7 @@
 //! CPU; the block is still addressed through `gs` so that SYSCALL, which
 //! leaves no free register, can find the kernel stack).
 
-use super::trap::TrapFrame;
+use super::frame::TrapFrame;
 
 /// The assembly stubs name each field by `offset_of!`.
 #[repr(C)]

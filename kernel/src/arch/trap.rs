@@ -3,40 +3,10 @@
 //! the top of the current environment's saved-register area, so the frame
 //! *is* the environment's saved state: no copying on entry or switch.
 
+use super::frame::TrapFrame;
 use crate::env::{Env, ExcTarget};
 use abi::exception::{ExceptionFrame, Regs};
 use core::mem::offset_of;
-
-/// An environment's saved user registers, in the order the stubs push them.
-/// Offsets are used by assembly: keep them in sync.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
-pub struct TrapFrame {
-    pub r15: u64,
-    pub r14: u64,
-    pub r13: u64,
-    pub r12: u64,
-    pub r11: u64,
-    pub r10: u64,
-    pub r9: u64,
-    pub r8: u64,
-    pub rbp: u64,
-    pub rdi: u64,
-    pub rsi: u64,
-    pub rdx: u64,
-    pub rcx: u64,
-    pub rbx: u64,
-    pub rax: u64,
-    pub vector: u64,
-    pub error: u64,
-    pub rip: u64,
-    pub cs: u64,
-    pub rflags: u64,
-    pub rsp: u64,
-    pub ss: u64,
-}
-
-const _: () = assert!(core::mem::size_of::<TrapFrame>() == 176);
 
 // Vectors for which the CPU pushes an error code.
 frame_asm!(

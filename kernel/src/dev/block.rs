@@ -1,11 +1,10 @@
 //! The kernel's block interface: read or write whole sectors between the
-//! disk and a frame its owner holds, with a completion call. It is the
-//! layer protection (XN, a later issue) builds on; environments never see
-//! the device or its driver.
+//! disk and a frame its owner holds, with a completion call, and flush the
+//! disk's write cache. XN (`crate::xn`) builds on it through `wait.rs`;
+//! environments never see the device or its driver.
 
 use super::driver::{self, Done, Span};
-use crate::frames::Frame;
-use crate::state::Kernel;
+use crate::frames::Frames;
 use drvapi::{op, status, Request};
 
 pub const SECTOR: usize = 512;
@@ -35,17 +34,28 @@ pub fn capacity() -> u64 {
 }
 
 /// Starts moving the bytes of `buf` (a frame `owner`, 0 for the kernel,
-/// must hold) to or from sectors from `sector`; `done` gets the tag back
+/// must hold) to or from sectors from `sector`; `done` gets `cookie` back
 /// with the outcome.
 pub fn submit(
-    k: &mut Kernel,
+    frames: &Frames,
     write: bool,
     owner: u32,
     buf: Span,
     sector: u64,
     done: Done,
+    cookie: u64,
 ) -> Result<u64, BlockError> {
-    let Span { frame, offset, len } = buf;
+    let i = checked(buf, sector)?;
+    if !driver::holds(frames, owner, buf.frame) {
+        return Err(BlockError::NotOwner);
+    }
+    start(i, write, buf, sector, done, cookie)
+}
+
+/// The driver's index, if `buf` is whole sectors inside its frame and
+/// the sectors from `sector` lie on the disk.
+fn checked(buf: Span, sector: u64) -> Result<usize, BlockError> {
+    let Span { offset, len, .. } = buf;
     let i = device().ok_or(BlockError::NoDevice)?;
     if len == 0 || !len.is_multiple_of(SECTOR) || !offset.is_multiple_of(SECTOR) || offset + len > 4096 {
         return Err(BlockError::BadRange);
@@ -54,16 +64,48 @@ pub fn submit(
     if end > capacity() {
         return Err(BlockError::PastEnd);
     }
-    if !driver::holds(k, owner, Frame::new(frame)) {
-        return Err(BlockError::NotOwner);
+    Ok(i)
+}
+
+/// Whether the disk flushes its write cache on request (virtio's
+/// `VIRTIO_BLK_F_FLUSH` negotiated; `drvapi::Facts::flush`).
+pub fn flushes() -> bool {
+    driver::facts("virtio-blk").is_some_and(|f| f.flush != 0)
+}
+
+/// Starts a flush: every write completed before it is on stable storage
+/// when it ends. `token` (a sector of a frame the kernel holds) is lent
+/// with it as every request's buffer is; nothing moves through it.
+pub fn flush(token: Span, done: Done, cookie: u64) -> Result<u64, BlockError> {
+    let i = device().ok_or(BlockError::NoDevice)?;
+    let r = Request { op: op::FLUSH, tag: 0, sector: 0, va: 0, len: SECTOR };
+    driver::submit(i, r, token.frame.addr() + token.offset as u64, done, cookie).map_err(driver_error)
+}
+
+/// Starts a request on a frame the kernel vouches for: its own, or a page
+/// XN has taken into its cache (`crate::xn`). Checked like `submit`
+/// except for the owner.
+pub fn submit_pinned(
+    write: bool,
+    buf: Span,
+    sector: u64,
+    done: Done,
+    cookie: u64,
+) -> Result<u64, BlockError> {
+    start(checked(buf, sector)?, write, buf, sector, done, cookie)
+}
+
+fn driver_error(e: i32) -> BlockError {
+    if e == status::OK {
+        BlockError::Driver(status::IO_ERROR)
+    } else {
+        BlockError::Driver(e)
     }
-    let pa = (frame << 12) + offset as u64;
+}
+
+fn start(i: usize, write: bool, buf: Span, sector: u64, done: Done, cookie: u64) -> Result<u64, BlockError> {
+    let Span { frame, offset, len } = buf;
+    let pa = frame.addr() + offset as u64;
     let r = Request { op: if write { op::WRITE } else { op::READ }, tag: 0, sector, va: 0, len };
-    driver::submit(k, i, r, pa, done).map_err(|e| {
-        if e == status::OK {
-            BlockError::Driver(status::IO_ERROR)
-        } else {
-            BlockError::Driver(e)
-        }
-    })
+    driver::submit(i, r, pa, done, cookie).map_err(driver_error)
 }

@@ -1,5 +1,6 @@
-//! Runs of physically contiguous frames, for driver images and DMA (a
-//! device sees one physical address for a whole buffer).
+//! Runs of physically contiguous frames, taken from the frame table at
+//! boot: driver images and the device layer's pool (`pool.rs`; a device
+//! sees one physical address for a whole buffer).
 
 use crate::frames::{Frame, Frames};
 use abi::tables::frame_state;
@@ -22,19 +23,10 @@ pub fn alloc(frames: &mut Frames, n: u64) -> Option<Frame> {
                 }
                 // SAFETY: the run was free RAM and is now the kernel's,
                 // visible in the physical window.
-                unsafe { core::ptr::write_bytes(crate::mm::frame_ptr::<u8>(first), 0, (n << 12) as usize) };
+                unsafe { core::ptr::write_bytes(crate::mm::frame_ptr::<u8>(first), 0, (n * 4096) as usize) };
                 return Some(first);
             }
         }
     }
     None
-}
-
-/// Gives a run back.
-pub fn free(frames: &mut Frames, first: Frame, n: u64) {
-    for i in 0..n {
-        // A frame of a run is never mapped in an address space, so this
-        // cannot fail.
-        let _ = frames.free(first.add(i));
-    }
 }

@@ -20,8 +20,6 @@ use super::pci::Function;
 use crate::frames::Frame;
 use crate::mm::PhysTables;
 use crate::pagetable::{self, Tables, GLOBAL, NO_EXEC, PRESENT, WRITABLE};
-use crate::state::Kernel;
-use abi::tables::frame_state;
 
 pub const REGION: u64 = 64 << 20;
 const DMA_AREA: (u64, u64) = (32 << 20, 44 << 20);
@@ -31,20 +29,22 @@ pub const LENT_SLOTS: usize = 64;
 const MMIO_AREA: (u64, u64) = (48 << 20, 64 << 20);
 const UNCACHED: u64 = 0x18;
 
-/// Maps `pte` at `va` in the kernel's tables (for a driver region).
-pub fn map(k: &mut Kernel, va: u64, pte: u64) -> Result<(), abi::Error> {
-    let frames = &mut k.frames;
-    let mut alloc = || frames.alloc(None, 0, frame_state::KERNEL);
-    pagetable::map(&mut PhysTables, k.kernel_pml4, va, pte, &mut alloc)
+/// Maps `pte` at `va` in the kernel's tables `kernel` (for a driver
+/// region), any table it needs from the device layer's pool.
+pub fn map(kernel: Frame, va: u64, pte: u64) -> Result<(), abi::Error> {
+    let mut alloc = || super::pool::alloc(1).ok_or(abi::Error::NoMemory);
+    pagetable::map(&mut PhysTables, kernel, va, pte, &mut alloc)
 }
 
-fn unmap(k: &mut Kernel, va: u64) {
-    let _ = pagetable::unmap(&mut PhysTables, k.kernel_pml4, va);
+fn unmap(kernel: Frame, va: u64) {
+    let _ = pagetable::unmap(&mut PhysTables, kernel, va);
     crate::arch::cpu::invlpg(va);
 }
 
 pub struct Domain {
     pub base: u64,
+    /// The kernel's page table, through which the region is mapped.
+    kernel: Frame,
     /// The domain's page table (none: the driver runs unisolated).
     pub pml4: Option<Frame>,
     /// Its PCID (used when the processor has them, `xpc::use_pcids`).
@@ -60,24 +60,17 @@ pub struct Domain {
     device: Function,
 }
 
-fn new_table(k: &mut Kernel) -> Result<Frame, &'static str> {
-    let f = k.frames.alloc(None, 0, frame_state::KERNEL).map_err(|_| "out of memory")?;
-    PhysTables.table(f).fill(0);
-    Ok(f)
+fn new_table() -> Result<Frame, &'static str> {
+    super::pool::alloc(1).ok_or("out of memory")
 }
 
 impl Domain {
     /// Makes every page table of the region at `base` in the kernel's
     /// tables, and (when `isolated`) the domain's own page table.
-    pub fn build(
-        k: &mut Kernel,
-        base: u64,
-        isolated: bool,
-        device: Function,
-    ) -> Result<Domain, &'static str> {
+    pub fn build(kernel: Frame, base: u64, isolated: bool, device: Function) -> Result<Domain, &'static str> {
         for va in (base..base + REGION).step_by(2 << 20) {
             // An empty entry: only the tables above it are made.
-            match map(k, va, 0) {
+            match map(kernel, va, 0) {
                 Ok(()) | Err(abi::Error::AlreadyMapped) => {}
                 Err(_) => return Err("cannot make the region's page tables"),
             }
@@ -86,6 +79,7 @@ impl Domain {
         let pcid = 1 + (base - super::FIRST_REGION) / REGION;
         let mut d = Domain {
             base,
+            kernel,
             pml4: None,
             pcid,
             stale: false,
@@ -94,9 +88,9 @@ impl Domain {
             lent: 0,
             device,
         };
-        iommu::attach(k, device)?;
+        iommu::attach(device)?;
         if isolated {
-            d.pml4 = Some(Self::page_table(k, base)?);
+            d.pml4 = Some(Self::page_table(kernel, base)?);
         }
         Ok(d)
     }
@@ -105,12 +99,12 @@ impl Domain {
     /// tables, never global) but for the double-fault stack, on which a
     /// fault the driver's own stack cannot take is delivered (a stack
     /// overflow into its guard page); and this driver's region.
-    fn page_table(k: &mut Kernel, base: u64) -> Result<Frame, &'static str> {
+    fn page_table(kernel: Frame, base: u64) -> Result<Frame, &'static str> {
         let t = &mut PhysTables;
-        let kpdpt = pagetable::frame_of(t.table(k.kernel_pml4)[511]);
+        let kpdpt = pagetable::frame_of(t.table(kernel)[511]);
         let kimage_pd = pagetable::frame_of(t.table(kpdpt)[510]);
         let kregion_pd = pagetable::frame_of(t.table(kpdpt)[511]);
-        let (pml4, pdpt, image_pd, region_pd) = (new_table(k)?, new_table(k)?, new_table(k)?, new_table(k)?);
+        let (pml4, pdpt, image_pd, region_pd) = (new_table()?, new_table()?, new_table()?, new_table()?);
         let link = PRESENT | WRITABLE;
         PhysTables.table(pml4)[511] = pagetable::entry(pdpt, link);
         PhysTables.table(pdpt)[510] = pagetable::entry(image_pd, link);
@@ -120,11 +114,11 @@ impl Domain {
             if pde & PRESENT == 0 {
                 continue;
             }
-            let pt = new_table(k)?;
+            let pt = new_table()?;
             let (df_lo, df_hi) = crate::arch::gdt::double_fault_stack();
             for j in 0..512 {
                 let pte = PhysTables.table(pagetable::frame_of(pde))[j];
-                let va = 0xFFFF_FFFF_8000_0000 + ((i as u64) << 21) + ((j as u64) << 12);
+                let va = 0xFFFF_FFFF_8000_0000 + (i as u64) * (2 << 20) + (j as u64) * 4096;
                 let keep = if (df_lo & !4095..df_hi).contains(&va) { WRITABLE } else { 0 };
                 PhysTables.table(pt)[j] = pte & !(WRITABLE | GLOBAL) | (pte & keep);
             }
@@ -153,24 +147,24 @@ impl Domain {
 
     /// Lets the device reach `pages` pages from `pa` that are not mapped
     /// for the driver (its image's data, which it may share).
-    pub fn expose(&mut self, k: &mut Kernel, pa: u64, pages: u64) -> Option<()> {
-        iommu::map(k, self.device, pa, pages).ok()
+    pub fn expose(&mut self, pa: u64, pages: u64) -> Option<()> {
+        iommu::map(self.device, pa, pages).ok()
     }
 
     /// Maps `pages` DMA pages from `pa` for the driver and its device:
     /// their address.
-    pub fn map_dma(&mut self, k: &mut Kernel, pa: u64, pages: u64) -> Option<u64> {
+    pub fn map_dma(&mut self, pa: u64, pages: u64) -> Option<u64> {
         let va = self.dma_next;
         if va + pages * 4096 > self.base + DMA_AREA.1 {
             return None;
         }
-        if iommu::map(k, self.device, pa, pages).is_err() {
+        if iommu::map(self.device, pa, pages).is_err() {
             iommu::unmap(self.device, pa, pages);
             return None;
         }
         for p in 0..pages {
-            if map(k, va + p * 4096, (pa + p * 4096) | PRESENT | WRITABLE | NO_EXEC).is_err() {
-                self.unmap(k, va, p);
+            if map(self.kernel, va + p * 4096, (pa + p * 4096) | PRESENT | WRITABLE | NO_EXEC).is_err() {
+                self.unmap(va, p);
                 iommu::unmap(self.device, pa, pages);
                 return None;
             }
@@ -180,14 +174,14 @@ impl Domain {
     }
 
     /// Maps the registers `pa..pa + len` uncached: the driver's address.
-    pub fn map_mmio(&mut self, k: &mut Kernel, pa: u64, len: u64) -> Option<u64> {
+    pub fn map_mmio(&mut self, pa: u64, len: u64) -> Option<u64> {
         let (first, last) = (pa & !4095, (pa + len).div_ceil(4096) * 4096);
         let va = self.mmio_next;
         if va + (last - first) > self.base + MMIO_AREA.1 {
             return None;
         }
         for off in (0..last - first).step_by(4096) {
-            map(k, va + off, (first + off) | PRESENT | WRITABLE | NO_EXEC | UNCACHED).ok()?;
+            map(self.kernel, va + off, (first + off) | PRESENT | WRITABLE | NO_EXEC | UNCACHED).ok()?;
         }
         self.mmio_next += last - first;
         Some(va + (pa - first))
@@ -195,14 +189,14 @@ impl Domain {
 
     /// Lends the page holding `pa..pa + len` to the driver: the buffer's
     /// address in the driver's region.
-    pub fn lend(&mut self, k: &mut Kernel, pa: u64) -> Option<u64> {
+    pub fn lend(&mut self, pa: u64) -> Option<u64> {
         let slot = (0..LENT_SLOTS).find(|&s| self.lent & 1 << s == 0)?;
         let va = self.base + LENT_AREA + slot as u64 * 4096;
-        if iommu::map(k, self.device, pa & !4095, 1).is_err() {
+        if iommu::map(self.device, pa & !4095, 1).is_err() {
             iommu::unmap(self.device, pa & !4095, 1);
             return None;
         }
-        if map(k, va, (pa & !4095) | PRESENT | WRITABLE | NO_EXEC).is_err() {
+        if map(self.kernel, va, (pa & !4095) | PRESENT | WRITABLE | NO_EXEC).is_err() {
             iommu::unmap(self.device, pa & !4095, 1);
             return None;
         }
@@ -212,31 +206,31 @@ impl Domain {
 
     /// Takes back a lent buffer at `va` (from `lend`, of `pa`), from the
     /// driver and its device.
-    pub fn take_back(&mut self, k: &mut Kernel, va: u64, pa: u64) {
+    pub fn take_back(&mut self, va: u64, pa: u64) {
         let slot = ((va - self.base - LENT_AREA) / 4096) as usize;
-        unmap(k, va & !4095);
+        unmap(self.kernel, va & !4095);
         iommu::unmap(self.device, pa & !4095, 1);
         self.stale = true;
         self.lent &= !(1 << slot);
     }
 
     /// Unmaps `pages` pages of aliases from `va` (registers).
-    pub fn unmap(&mut self, k: &mut Kernel, va: u64, pages: u64) {
+    pub fn unmap(&mut self, va: u64, pages: u64) {
         for p in 0..pages {
-            unmap(k, va + p * 4096);
+            unmap(self.kernel, va + p * 4096);
         }
         self.stale = true;
     }
 
     /// Unmaps `pages` DMA pages of `pa` from `va`, for the driver and its
     /// device.
-    pub fn unmap_dma(&mut self, k: &mut Kernel, va: u64, pa: u64, pages: u64) {
-        self.unmap(k, va, pages);
+    pub fn unmap_dma(&mut self, va: u64, pa: u64, pages: u64) {
+        self.unmap(va, pages);
         iommu::unmap(self.device, pa, pages);
     }
 
     /// The device reaches nothing any more (its driver is disabled).
-    pub fn cut_dma(&mut self, k: &mut Kernel) {
-        iommu::detach(k, self.device);
+    pub fn cut_dma(&mut self) {
+        iommu::detach(self.device);
     }
 }

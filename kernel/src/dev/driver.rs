@@ -8,28 +8,27 @@ use super::domain::Domain;
 use super::image::Image;
 use super::pci::{ConfigSpace, Device};
 use super::tracker::{Object, Tracker};
-use super::{msix, xpc, Global};
-use crate::frames::Frame;
-use crate::state::Kernel;
+use super::{msix, xpc, Global, MAX_DRIVERS};
+use crate::frames::{Frame, Frames};
 use abi::tables::frame_state;
-use drvapi::{status, DeviceInfo, DriverApi, Facts, Request};
+use drvapi::{status, DeviceInfo, DriverApi, Facts, KernelApi, Request};
 
-/// At most this many drivers.
-pub const MAX_DRIVERS: usize = 4;
 /// Requests in flight across all drivers.
 const MAX_PENDING: usize = 64;
 
 /// Bytes `offset..offset + len` of frame `frame`: a request's buffer.
 #[derive(Clone, Copy, Debug)]
 pub struct Span {
-    pub frame: u64,
+    pub frame: Frame,
     pub offset: usize,
     pub len: usize,
 }
 
-/// What the kernel calls when a request ends: its tag, a `drvapi::status`
-/// and the bytes moved.
-pub type Done = fn(tag: u64, status: i32, len: usize);
+/// What the kernel calls when a request ends: the cookie its submitter
+/// gave, a `drvapi::status` and the bytes moved. It may run inside a
+/// crossing (a driver's `complete`, or its disabling in a trap), so it
+/// reaches only the device layer's own state.
+pub type Done = fn(cookie: u64, status: i32, len: usize);
 
 pub struct Driver {
     pub name: &'static str,
@@ -54,14 +53,13 @@ struct Pending {
     tag: u64,
     driver: usize,
     done: Done,
+    cookie: u64,
 }
 
 pub struct Drivers {
     pub list: [Option<Driver>; MAX_DRIVERS],
-    /// The driver a crossing is in, if any, and the kernel state the
-    /// crossing's caller lent it (reached only through `lent`).
+    /// The driver a crossing is in, if any.
     current: Option<usize>,
-    kernel: *mut Kernel,
     pending: [Option<Pending>; MAX_PENDING],
     next_tag: u64,
 }
@@ -69,7 +67,6 @@ pub struct Drivers {
 static DRIVERS: Global<Drivers> = Global::new(Drivers {
     list: [const { None }; MAX_DRIVERS],
     current: None,
-    kernel: core::ptr::null_mut(),
     pending: [const { None }; MAX_PENDING],
     next_tag: 1,
 });
@@ -79,22 +76,13 @@ pub fn with<R>(f: impl FnOnce(&mut Drivers) -> R) -> R {
     DRIVERS.with(f)
 }
 
-/// The loan, for kernel code inside a crossing (a wrapper, or a trap the
-/// driver took): runs `f` on the kernel state the crossing's caller lent,
-/// the drivers, and the index of the driver the crossing is in. `None`
-/// outside a crossing, or nested in another loan.
-pub fn lent<R>(f: impl FnOnce(&mut Kernel, &mut Drivers, usize) -> R) -> Option<R> {
-    DRIVERS
-        .try_with(|ds| {
-            let i = ds.current?;
-            // SAFETY: `cross` stores its caller's `&mut Kernel` here for the
-            // crossing's duration and clears it after; the caller is
-            // suspended in the crossing meanwhile, and `DRIVERS`' flag makes
-            // this the only loan of it.
-            let k = unsafe { ds.kernel.as_mut() }?;
-            Some(f(k, ds, i))
-        })
-        .flatten()
+/// For kernel code inside a crossing (a wrapper, or a trap the driver
+/// took): runs `f` on the drivers and the index of the driver the
+/// crossing is in. `None` outside a crossing, or nested in another use of
+/// the drivers. Such code reaches the device layer's own state only
+/// (what it allocates comes from `pool`), never the kernel state.
+pub fn in_crossing<R>(f: impl FnOnce(&mut Drivers, usize) -> R) -> Option<R> {
+    DRIVERS.try_with(|ds| ds.current.map(|i| f(ds, i))).flatten()
 }
 
 /// Runs `f` on the driver a crossing is in, shared, without writing
@@ -115,7 +103,7 @@ impl Drivers {
     pub fn finish(&mut self, tag: u64, st: i32, len: usize) {
         if let Some(slot) = self.pending.iter_mut().find(|p| p.as_ref().is_some_and(|p| p.tag == tag)) {
             let p = slot.take().expect("found");
-            (p.done)(tag, st, len);
+            (p.done)(p.cookie, st, len);
         }
     }
 }
@@ -132,9 +120,9 @@ pub fn owns(d: &Driver, va: u64, len: u64, any: bool) -> bool {
 
 /// Whether `owner` (0: the kernel) holds `frame`, so it may be lent to a
 /// driver for a request.
-pub fn holds(k: &Kernel, owner: u32, frame: Frame) -> bool {
+pub fn holds(frames: &Frames, owner: u32, frame: Frame) -> bool {
     let want = if owner == 0 { frame_state::KERNEL } else { frame_state::USER };
-    k.frames.info(frame).is_some_and(|f| f.owner == owner && f.state == want)
+    frames.info(frame).is_some_and(|f| f.owner == owner && f.state == want)
 }
 
 /// Calls into driver `i`: `prepare` (in the same loan of the drivers as
@@ -142,17 +130,23 @@ pub fn holds(k: &Kernel, owner: u32, frame: Frame) -> bool {
 /// driver is disabled, is disabled during the call, `prepare` refuses, or
 /// a crossing is already under way (a completion callback, or a wrapper,
 /// may not call into a driver).
-fn cross(
-    k: &mut Kernel,
+fn cross(i: usize, prepare: impl FnOnce(&mut Driver) -> Result<(u64, [u64; 3]), i32>) -> Result<u64, i32> {
+    cross_within(i, BUDGET_TICKS, prepare)
+}
+
+/// `cross`, stopped by the watchdogs after `budget` timer ticks.
+fn cross_within(
     i: usize,
-    prepare: impl FnOnce(&mut Kernel, &mut Driver) -> Result<(u64, [u64; 3]), i32>,
+    budget: u64,
+    prepare: impl FnOnce(&mut Driver) -> Result<(u64, [u64; 3]), i32>,
 ) -> Result<u64, i32> {
+    PATIENCE.store(budget, core::sync::atomic::Ordering::Relaxed);
     let entry = DRIVERS.try_with(|ds| {
         let idle = ds.current.is_none();
         let d = ds.list[i].as_mut().filter(|d| !d.disabled && idle).ok_or(status::IO_ERROR)?;
-        let (f, args) = prepare(k, d)?;
+        let (f, args) = prepare(d)?;
         let (domain, flush) = d.domain.enter();
-        (ds.current, ds.kernel) = (Some(i), &raw mut *k);
+        ds.current = Some(i);
         Ok((f, args, d.image.stack().1, domain, flush))
     });
     let (f, args, stack_top, domain, flush) = entry.unwrap_or(Err(status::IO_ERROR))?;
@@ -165,7 +159,7 @@ fn cross(
     let r = unsafe { xpc::enter(f, args, stack_top, domain, flush) };
     super::nmi::arm(false);
     DRIVERS.with(|ds| {
-        (ds.current, ds.kernel) = (None, core::ptr::null_mut());
+        ds.current = None;
         match ds.list[i].as_ref() {
             Some(d) if !d.disabled => Ok(r),
             _ => Err(status::IO_ERROR),
@@ -189,12 +183,12 @@ const MAIL_REQUEST: u64 = 128;
 
 /// Installs a loaded image for `device` and runs its init.
 pub fn start(
-    k: &mut Kernel,
     name: &'static str,
     device: Device,
     image: Image,
     domain: Domain,
     vector: u8,
+    api: &'static KernelApi,
 ) -> Result<usize, &'static str> {
     let i = with(|ds| {
         let i = ds.list.iter().position(Option::is_none).ok_or("too many drivers")?;
@@ -215,15 +209,17 @@ pub fn start(
         });
         Ok(i)
     })?;
-    // The device may reach the image's data, which the driver may share
-    // (`wrappers::share`), besides what it is lent later.
+    // The device may reach the image's data and its stack, which the
+    // driver may share (`wrappers::share`), besides what it is lent later.
     with(|ds| {
         let d = ds.get(i);
         let (lo, hi) = (d.image.data.0 & !4095, d.image.data.1.div_ceil(4096) * 4096);
-        d.domain.expose(k, d.image.pa(lo), (hi - lo) / 4096)
+        let (s, e) = d.image.stack();
+        d.domain.expose(d.image.pa(lo), (hi - lo) / 4096)?;
+        d.domain.expose(d.image.pa(s), (e - s) / 4096)
     })
     .ok_or("no memory for its device's DMA tables")?;
-    let table = cross(k, i, |_, d| Ok((d.image.entry, [0; 3]))).map_err(|_| "its entry point failed")?;
+    let table = cross(i, |d| Ok((d.image.entry, [0; 3]))).map_err(|_| "its entry point failed")?;
     let (info, facts) = with(|ds| {
         let d = ds.get(i);
         let size = core::mem::size_of::<DriverApi>() as u64;
@@ -251,8 +247,10 @@ pub fn start(
         };
         Ok((post(d, MAIL_DEVICE, info), post(d, MAIL_FACTS, Facts::default())))
     })?;
-    let api = &super::wrappers::KERNEL_API as *const _ as u64;
-    let r = cross(k, i, |_, d| Ok((d.init, [api, info, facts])));
+    // Init talks to the device (reset, features, queues), which takes
+    // longer than a request's call when the host is busy.
+    let r =
+        cross_within(i, INIT_BUDGET_TICKS, |d| Ok((d.init, [api as *const KernelApi as u64, info, facts])));
     with(|ds| match r {
         Ok(v) if v as i32 == status::OK => {
             // SAFETY: put there by `post` above, in the driver's mailbox.
@@ -260,7 +258,7 @@ pub fn start(
             Ok(i)
         }
         _ => {
-            disable(k, ds, i, "its init failed");
+            disable(ds, i, "its init failed");
             Err("its init failed")
         }
     })
@@ -268,19 +266,21 @@ pub fn start(
 
 /// Lends the `len` bytes at physical address `pa` (inside one page) to
 /// driver `i` for request `r` (whose `va` is set here) and starts it;
-/// `done` is called when it ends. Returns the request's tag.
-pub fn submit(k: &mut Kernel, i: usize, mut r: Request, pa: u64, done: Done) -> Result<u64, i32> {
+/// `done(cookie, ..)` is called when it ends. Returns the request's tag.
+pub fn submit(i: usize, mut r: Request, pa: u64, done: Done, cookie: u64) -> Result<u64, i32> {
     let (slot, tag) = with(|ds| {
         let slot = ds.pending.iter().position(Option::is_none).ok_or(status::NO_SPACE)?;
-        ds.pending[slot] = Some(Pending { tag: ds.next_tag, driver: i, done });
+        ds.pending[slot] = Some(Pending { tag: ds.next_tag, driver: i, done, cookie });
         ds.next_tag += 1;
         Ok::<_, i32>((slot, ds.next_tag - 1))
     })?;
     let mut lent = None;
-    let st = match cross(k, i, |k, d| {
-        let va = d.domain.lend(k, pa).ok_or(status::NO_SPACE)?;
+    // A flush waits for the device inside the call (`drvapi::op::FLUSH`).
+    let budget = if r.op == drvapi::op::FLUSH { FLUSH_BUDGET_TICKS } else { BUDGET_TICKS };
+    let st = match cross_within(i, budget, |d| {
+        let va = d.domain.lend(pa).ok_or(status::NO_SPACE)?;
         if d.tracker.add(Object::Lent { tag, va, pa, len: r.len as u64 }).is_err() {
-            d.domain.take_back(k, va, pa);
+            d.domain.take_back(va, pa);
             return Err(status::NO_SPACE);
         }
         lent = Some(va);
@@ -296,7 +296,7 @@ pub fn submit(k: &mut Kernel, i: usize, mut r: Request, pa: u64, done: Done) -> 
     with(|ds| {
         if let (Some(d), Some(va)) = (ds.list[i].as_mut(), lent) {
             if d.tracker.take_lent(tag).is_some() {
-                d.domain.take_back(k, va, pa);
+                d.domain.take_back(va, pa);
             }
         }
         if ds.pending[slot].as_ref().is_some_and(|p| p.tag == tag) {
@@ -308,8 +308,8 @@ pub fn submit(k: &mut Kernel, i: usize, mut r: Request, pa: u64, done: Done) -> 
 
 /// One crossing into driver `i` and back, doing nothing: its `submit`
 /// with a request it refuses at once (the XPC benchmark).
-pub fn null_call(k: &mut Kernel, i: usize) -> Result<u64, i32> {
-    cross(k, i, |_, d| Ok((d.submit, [post(d, MAIL_REQUEST, Request::default()), 0, 0])))
+pub fn null_call(i: usize) -> Result<u64, i32> {
+    cross(i, |d| Ok((d.submit, [post(d, MAIL_REQUEST, Request::default()), 0, 0])))
 }
 
 /// The index of the enabled driver `name`.
@@ -317,6 +317,13 @@ pub fn find(name: &str) -> Option<usize> {
     with(|ds| {
         (0..ds.list.len()).find(|&i| ds.list[i].as_ref().is_some_and(|d| d.name == name && !d.disabled))
     })
+}
+
+/// What enabled driver `name` told about its device, and whether it runs
+/// in its own domain.
+pub fn describe(name: &str) -> Option<(Facts, bool)> {
+    let i = find(name)?;
+    with(|ds| ds.list[i].as_ref().map(|d| (d.facts, d.domain.pml4.is_some())))
 }
 
 /// What enabled driver `name` told about its device.
@@ -342,13 +349,13 @@ pub fn quiet(vector: u8) {
 
 /// Runs every driver on `vector` (a shared INTx line may have several),
 /// then lets the line interrupt again if a driver is left on it.
-pub fn interrupt(k: &mut Kernel, vector: u8) {
+pub fn interrupt(vector: u8) {
     let on = |i: usize| {
         with(|ds| ds.list[i].as_ref().filter(|d| d.vector == vector && !d.disabled).map(|d| d.line))
     };
     for i in 0..MAX_DRIVERS {
         if on(i).is_some() {
-            let _ = cross(k, i, |_, d| Ok((d.interrupt, [0; 3])));
+            let _ = cross(i, |d| Ok((d.interrupt, [0; 3])));
         }
     }
     if let Some(line) = (0..MAX_DRIVERS).find_map(on).flatten() {
@@ -359,7 +366,7 @@ pub fn interrupt(k: &mut Kernel, vector: u8) {
 /// Stops driver `i`: its device can no longer interrupt or reach memory,
 /// its pending requests fail with an I/O error, and what it held comes
 /// back. If a crossing into it is under way, the caller then leaves it.
-pub fn disable(k: &mut Kernel, ds: &mut Drivers, i: usize, why: &str) {
+pub fn disable(ds: &mut Drivers, i: usize, why: &str) {
     let Some(d) = ds.list[i].as_mut().filter(|d| !d.disabled) else { return };
     d.disabled = true;
     crate::kprintln!("driver {} disabled: {why}; its requests fail with an I/O error", d.name);
@@ -374,24 +381,24 @@ pub fn disable(k: &mut Kernel, ds: &mut Drivers, i: usize, why: &str) {
         super::ioapic::mask(line);
     }
     let d = ds.get(i);
-    d.domain.cut_dma(k);
+    d.domain.cut_dma();
     for o in d.tracker.drain() {
         match o {
             Object::Dma { pa, va, pages } => {
-                d.domain.unmap_dma(k, va, pa, pages);
+                d.domain.unmap_dma(va, pa, pages);
                 // Safe to reuse: bus mastering is off (and, under an
                 // IOMMU, the device reaches nothing).
-                super::contig::free(&mut k.frames, Frame::containing(pa), pages);
+                super::pool::free(Frame::containing(pa), pages);
             }
-            Object::Lent { va, pa, .. } => d.domain.take_back(k, va, pa),
-            Object::Mmio { va, len, .. } => d.domain.unmap(k, va & !4095, ((va & 4095) + len).div_ceil(4096)),
+            Object::Lent { va, pa, .. } => d.domain.take_back(va, pa),
+            Object::Mmio { va, len, .. } => d.domain.unmap(va & !4095, ((va & 4095) + len).div_ceil(4096)),
             Object::Irq { .. } => {}
         }
     }
     for slot in ds.pending.iter_mut() {
         if slot.as_ref().is_some_and(|p| p.driver == i) {
             let p = slot.take().expect("checked");
-            (p.done)(p.tag, status::IO_ERROR, 0);
+            (p.done)(p.cookie, status::IO_ERROR, 0);
         }
     }
 }
@@ -400,7 +407,7 @@ pub fn disable(k: &mut Kernel, ds: &mut Drivers, i: usize, why: &str) {
 /// device and the page it addressed; the device's driver is disabled, as
 /// for a fault in its domain (its device tried to reach memory its driver
 /// does not hold).
-pub fn dma_faults(k: &mut Kernel) {
+pub fn dma_faults() {
     super::iommu::faults(|f| {
         let (at, a) = (f.device, f.addr);
         with(|ds| {
@@ -415,7 +422,7 @@ pub fn dma_faults(k: &mut Kernel) {
                 f.reason
             );
             if let Some(i) = i {
-                disable(k, ds, i, "its device's DMA went astray");
+                disable(ds, i, "its device's DMA went astray");
             }
         });
     });
@@ -426,6 +433,17 @@ const KERNEL_CODE: u64 = 0xFFFF_FFFF_8000_0000;
 /// How many timer ticks a crossing may last before the watchdog calls it
 /// a livelock (100 ms; a crossing normally lasts microseconds).
 const BUDGET_TICKS: u64 = 100_000_000 / crate::arch::apic::TICK_NS;
+/// A flush's budget: the host may take seconds to make its image
+/// durable (30 s).
+const FLUSH_BUDGET_TICKS: u64 = 30_000_000_000 / crate::arch::apic::TICK_NS;
+/// A driver's init's budget (2 s).
+const INIT_BUDGET_TICKS: u64 = 2_000_000_000 / crate::arch::apic::TICK_NS;
+/// The budget of the crossing under way.
+static PATIENCE: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(BUDGET_TICKS);
+
+fn patience() -> u64 {
+    PATIENCE.load(core::sync::atomic::Ordering::Relaxed)
+}
 
 /// A processor exception in the kernel (in the kernel's page table, the
 /// trap handler's first act): if the driver a crossing is in took it (it
@@ -453,8 +471,8 @@ pub fn fault(vector: u64, rip: u64) -> bool {
 /// has lasted longer than its budget — a driver looping in a call or in
 /// its interrupt handler — is stopped as if it had faulted.
 pub fn watchdog() {
-    if xpc::under_way() && xpc::age(1) > BUDGET_TICKS {
-        let ms = BUDGET_TICKS * crate::arch::apic::TICK_NS / 1_000_000;
+    if xpc::under_way() && xpc::age(1) > patience() {
+        let ms = patience() * crate::arch::apic::TICK_NS / 1_000_000;
         stop(format_args!("livelock: still running after {ms} ms; stopped by the watchdog"));
     }
 }
@@ -465,8 +483,8 @@ pub fn watchdog() {
 /// timer's watchdog.
 pub fn nmi_watchdog(rip: u64) {
     let in_kernel = (KERNEL_CODE..super::FIRST_REGION).contains(&rip);
-    if xpc::under_way() && xpc::age(super::nmi::TICKS_PER_NMI) > BUDGET_TICKS && !in_kernel {
-        let ms = BUDGET_TICKS * crate::arch::apic::TICK_NS / 1_000_000;
+    if xpc::under_way() && xpc::age(super::nmi::TICKS_PER_NMI) > patience() && !in_kernel {
+        let ms = patience() * crate::arch::apic::TICK_NS / 1_000_000;
         stop(format_args!(
             "livelock with interrupts off: still running after {ms} ms at rip {rip:#x}; stopped by the NMI watchdog"
         ));
@@ -477,9 +495,9 @@ pub fn nmi_watchdog(rip: u64) {
 /// (`false`) only when there is none, or kernel code inside it holds the
 /// loan (then the fault is the kernel's own).
 fn stop(why: core::fmt::Arguments) -> bool {
-    let stopped = lent(|k, ds, i| {
+    let stopped = in_crossing(|ds, i| {
         crate::kprintln!("driver {}: {why}", ds.get(i).name);
-        disable(k, ds, i, "it failed");
+        disable(ds, i, "it failed");
     });
     if stopped.is_some() {
         // SAFETY: inside the crossing (the loan exists only there); the

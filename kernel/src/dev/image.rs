@@ -8,19 +8,19 @@
 //! with its page table (`domain`).
 
 use super::{contig, domain};
+use crate::frames::{Frame, Frames};
 use crate::pagetable::{NO_EXEC, PRESENT, WRITABLE};
-use crate::state::Kernel;
 use binfmt::elf::{Elf, ET_EXEC, PF_W, PF_X, PT_LOAD};
 
 /// Pages of stack each driver runs on.
 pub const STACK_PAGES: u64 = 4;
 
 /// A loaded image.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 pub struct Image {
     /// First virtual address (page-aligned) and first frame of the run.
     pub base: u64,
-    pub first_frame: u64,
+    pub first_frame: Frame,
     /// Pages of the run: the image's, a guard page (not mapped: a stack
     /// overflow faults), the stack, the mailbox.
     pub pages: u64,
@@ -47,12 +47,17 @@ impl Image {
 
     /// The physical address of an address inside the run.
     pub fn pa(&self, va: u64) -> u64 {
-        (self.first_frame << 12) + (va - self.base)
+        self.first_frame.addr() + (va - self.base)
     }
 }
 
 /// Loads `data` at its linked addresses, which must lie in `window`.
-pub fn load(k: &mut Kernel, data: &[u8], window: (u64, u64)) -> Result<Image, &'static str> {
+pub fn load(
+    frames: &mut Frames,
+    kernel: Frame,
+    data: &[u8],
+    window: (u64, u64),
+) -> Result<Image, &'static str> {
     let elf = Elf::parse(data, window.0, window.1, 0).map_err(|e| e.describe())?;
     if elf.kind != ET_EXEC {
         return Err("not linked at a fixed address (ET_EXEC)");
@@ -66,9 +71,8 @@ pub fn load(k: &mut Kernel, data: &[u8], window: (u64, u64)) -> Result<Image, &'
     if hi + (STACK_PAGES + 2) * 4096 > window.1 {
         return Err("no room for the stack in the driver region");
     }
-    let first = contig::alloc(&mut k.frames, pages).ok_or("out of contiguous memory")?;
-    let mut img =
-        Image { base: lo, first_frame: first.number(), pages, entry: elf.entry, ..Image::default() };
+    let first = contig::alloc(frames, pages).ok_or("out of contiguous memory")?;
+    let mut img = Image { base: lo, first_frame: first, pages, entry: elf.entry, text: (0, 0), data: (0, 0) };
     for s in loads() {
         let bytes = elf.file_bytes(&s);
         // SAFETY: the destination is inside the fresh run (the segment lies
@@ -91,13 +95,14 @@ pub fn load(k: &mut Kernel, data: &[u8], window: (u64, u64)) -> Result<Image, &'
             | if s.flags & PF_X == 0 { NO_EXEC } else { 0 };
         let mut va = s.vaddr & !4095;
         while va < s.vaddr + s.memsz {
-            domain::map(k, va, img.pa(va) | rights).map_err(|_| "cannot map the image")?;
+            domain::map(kernel, va, img.pa(va) | rights).map_err(|_| "cannot map the image")?;
             va += 4096;
         }
     }
     let (stack_lo, _) = img.stack();
     for va in (stack_lo..img.end()).step_by(4096) {
-        domain::map(k, va, img.pa(va) | PRESENT | WRITABLE | NO_EXEC).map_err(|_| "cannot map the stack")?;
+        domain::map(kernel, va, img.pa(va) | PRESENT | WRITABLE | NO_EXEC)
+            .map_err(|_| "cannot map the stack")?;
     }
     Ok(img)
 }

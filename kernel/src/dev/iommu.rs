@@ -12,8 +12,6 @@ use super::acpi;
 use super::pci::Function;
 use super::Global;
 use crate::frames::Frame;
-use crate::state::Kernel;
-use abi::tables::frame_state;
 use core::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 /// The vector of the unit's fault event interrupt (bit 63 of `dev`'s
@@ -49,7 +47,7 @@ const DRAIN: u64 = 3 << 48;
 const RW: u64 = 3;
 
 /// Devices under the unit at once (one per driver).
-const SPACES: usize = super::driver::MAX_DRIVERS;
+const SPACES: usize = super::MAX_DRIVERS;
 
 /// One device's address space: its source id (bus, device, function) and
 /// its top-level table.
@@ -151,28 +149,24 @@ fn sid(f: Function) -> u16 {
     (f.bus as u16) << 8 | (f.device as u16) << 3 | f.function as u16
 }
 
-fn table(k: &mut Kernel) -> Option<Frame> {
-    let f = k.frames.alloc(None, 0, frame_state::KERNEL).ok()?;
-    // SAFETY: a fresh kernel frame in the physical window.
-    unsafe { core::ptr::write_bytes(crate::mm::frame_ptr::<u8>(f), 0, 4096) };
-    Some(f)
+/// A zeroed table frame, from the device layer's pool (maps happen
+/// inside crossings too).
+fn table() -> Option<Frame> {
+    super::pool::alloc(1)
 }
 
 /// Finds the unit (ACPI) and turns translation on with no device mapped:
 /// a console line says which, or why not. `off` (`iommu=off`) finds it
 /// and leaves translation off (the benchmarks' comparison).
-pub fn init(k: &mut Kernel, off: bool) -> Confinement {
+pub fn init(off: bool) {
     match find() {
-        Err(acpi::AcpiError::NoDmar) => Confinement::None,
-        Err(why) => {
-            crate::kprintln!("iommu: not used: {why}");
-            Confinement::None
-        }
+        Err(acpi::AcpiError::NoDmar) => {}
+        Err(why) => crate::kprintln!("iommu: not used: {why}"),
         Ok(_) if off => {
             crate::kprintln!("iommu: found; translation left off (iommu=off)");
-            Confinement::Off
+            MODE.store(abi::dev::confined::OFF, Relaxed);
         }
-        Ok(scope) => match start(k, scope) {
+        Ok(scope) => match start(scope) {
             Ok(u) => {
                 let regs = scope.base;
                 crate::kprintln!(
@@ -181,24 +175,19 @@ pub fn init(k: &mut Kernel, off: bool) -> Confinement {
                 );
                 UNIT.with(|s| *s = Some(u));
                 ON.store(true, Relaxed);
-                Confinement::Translating
+                MODE.store(abi::dev::confined::TRANSLATING, Relaxed);
             }
-            Err(why) => {
-                crate::kprintln!("iommu: not used: {why}");
-                Confinement::None
-            }
+            Err(why) => crate::kprintln!("iommu: not used: {why}"),
         },
     }
 }
 
-/// Whether devices' DMA is confined.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Confinement {
-    /// No unit (or one the kernel refused).
-    None,
-    /// A unit, left off (`iommu=off`).
-    Off,
-    Translating,
+/// `abi::dev::confined`: what `init` found.
+static MODE: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(abi::dev::confined::NONE);
+
+/// Whether devices' DMA is confined (`abi::dev::confined`).
+pub fn confinement() -> u32 {
+    MODE.load(Relaxed)
 }
 
 /// The BIOS area the RSDP lies in (ACPI 5.2.5.1: the first KiB of the
@@ -226,7 +215,7 @@ fn find() -> Result<acpi::Unit, acpi::AcpiError> {
     acpi::unit(acpi::dmar(&mem, root, xsdt)?)
 }
 
-fn start(k: &mut Kernel, scope: acpi::Unit) -> Result<Unit, &'static str> {
+fn start(scope: acpi::Unit) -> Result<Unit, &'static str> {
     let regs = scope.base;
     if !(3 << 30..4 << 30).contains(&regs) || !regs.is_multiple_of(4096) {
         return Err("its registers are not in the device window below 4 GiB");
@@ -254,7 +243,7 @@ fn start(k: &mut Kernel, scope: acpi::Unit) -> Result<Unit, &'static str> {
     if cap & 1 << 7 != 0 {
         return Err("caching mode (a virtualised unit that needs every map invalidated) is not supported");
     }
-    let root = table(k).ok_or("no memory for its root table")?;
+    let root = table().ok_or("no memory for its root table")?;
     let u = Unit {
         root,
         levels,
@@ -280,7 +269,7 @@ fn start(k: &mut Kernel, scope: acpi::Unit) -> Result<Unit, &'static str> {
 /// Gives device `f` an address space of its own, empty (its domain id:
 /// its slot + 1): from now on it reaches only what `map` adds. Without a
 /// unit, nothing.
-pub fn attach(k: &mut Kernel, f: Function) -> Result<(), &'static str> {
+pub fn attach(f: Function) -> Result<(), &'static str> {
     UNIT.with(|u| {
         let Some(u) = u else { return Ok(()) };
         if !u.scope.covers(f.bus, f.device, f.function) {
@@ -293,13 +282,13 @@ pub fn attach(k: &mut Kernel, f: Function) -> Result<(), &'static str> {
             return Ok(());
         }
         let slot = u.spaces.iter().position(Option::is_none).ok_or("too many devices")?;
-        let top = table(k).ok_or("no memory for its device's tables")?;
+        let top = table().ok_or("no memory for its device's tables")?;
         let bus = Unit::get(u.root, f.bus as usize * 2);
         let ctx = if bus & 1 != 0 {
             Frame::containing(bus & !0xFFF)
         } else {
-            let Some(c) = table(k) else {
-                let _ = k.frames.free(top);
+            let Some(c) = table() else {
+                super::pool::free(top, 1);
                 return Err("no memory for its device's tables");
             };
             u.set(u.root, f.bus as usize, &[c.addr() | 1, 0]);
@@ -318,7 +307,7 @@ pub fn attach(k: &mut Kernel, f: Function) -> Result<(), &'static str> {
 /// Lets device `f` read and write the `pages` pages from `pa` (at the
 /// same device address). An error (nothing mapped) without memory for a
 /// table; without a unit, nothing.
-pub fn map(k: &mut Kernel, f: Function, pa: u64, pages: u64) -> Result<(), ()> {
+pub fn map(f: Function, pa: u64, pages: u64) -> Result<(), ()> {
     if !ON.load(Relaxed) {
         return Ok(());
     }
@@ -329,17 +318,17 @@ pub fn map(k: &mut Kernel, f: Function, pa: u64, pages: u64) -> Result<(), ()> {
             let a = pa + p * 4096;
             let mut t = s.top;
             for level in (2..=u.levels).rev() {
-                let i = (a >> (12 + 9 * (level - 1)) & 0x1FF) as usize;
+                let i = crate::pagetable::index(a, level - 1);
                 let e = Unit::get(t, i);
                 t = if e & RW != 0 {
                     Frame::containing(e & 0x000F_FFFF_FFFF_F000)
                 } else {
-                    let n = table(k).ok_or(())?;
+                    let n = table().ok_or(())?;
                     u.set(t, i, &[n.addr() | RW]);
                     n
                 };
             }
-            u.set(t, (a >> 12 & 0x1FF) as usize, &[a | RW]);
+            u.set(t, crate::pagetable::index(a, 0), &[a | RW]);
         }
         Ok(())
     })
@@ -358,11 +347,11 @@ pub fn unmap(f: Function, pa: u64, pages: u64) {
             let a = pa + p * 4096;
             let mut t = Some(s.top);
             for level in (2..=u.levels).rev() {
-                let e = t.map_or(0, |t| Unit::get(t, (a >> (12 + 9 * (level - 1)) & 0x1FF) as usize));
+                let e = t.map_or(0, |t| Unit::get(t, crate::pagetable::index(a, level - 1)));
                 t = (e & RW != 0).then(|| Frame::containing(e & 0x000F_FFFF_FFFF_F000));
             }
             if let Some(t) = t {
-                u.set(t, (a >> 12 & 0x1FF) as usize, &[0]);
+                u.set(t, crate::pagetable::index(a, 0), &[0]);
             }
         }
         u.flush_iotlb(i as u64 + 1);
@@ -371,7 +360,7 @@ pub fn unmap(f: Function, pa: u64, pages: u64) {
 
 /// Device `f` reaches nothing any more (its driver is disabled): its
 /// context entry is cleared and invalidated, its tables freed.
-pub fn detach(k: &mut Kernel, f: Function) {
+pub fn detach(f: Function) {
     UNIT.with(|u| {
         let Some(u) = u else { return };
         let Some((i, s)) = u.space(sid(f)) else { return };
@@ -380,21 +369,21 @@ pub fn detach(k: &mut Kernel, f: Function) {
         u.set(Frame::containing(bus & !0xFFF), devfn, &[0, 0]);
         u.invalidate(CCMD, CC_DEVICE | (s.sid as u64) << 16 | (i as u64 + 1));
         u.flush_iotlb(i as u64 + 1);
-        free(k, s.top, u.levels);
+        free(s.top, u.levels);
         u.spaces[i] = None;
     })
 }
 
-fn free(k: &mut Kernel, t: Frame, level: u32) {
+fn free(t: Frame, level: u32) {
     if level > 1 {
         for i in 0..512 {
             let e = Unit::get(t, i);
             if e & RW != 0 {
-                free(k, Frame::containing(e & 0x000F_FFFF_FFFF_F000), level - 1);
+                free(Frame::containing(e & 0x000F_FFFF_FFFF_F000), level - 1);
             }
         }
     }
-    let _ = k.frames.free(t);
+    super::pool::free(t, 1);
 }
 
 /// One recorded DMA fault: the device (source id), the page it addressed,

@@ -8,11 +8,11 @@ pub mod pci;
 pub mod tracker;
 
 #[cfg(target_os = "none")]
-mod bench;
-#[cfg(target_os = "none")]
 pub mod block;
 #[cfg(target_os = "none")]
-mod contig;
+pub mod client;
+#[cfg(target_os = "none")]
+pub mod contig;
 #[cfg(target_os = "none")]
 mod domain;
 #[cfg(target_os = "none")]
@@ -30,66 +30,29 @@ mod nmi;
 #[cfg(target_os = "none")]
 pub mod packet;
 #[cfg(target_os = "none")]
-mod selftest;
+mod pool;
+#[cfg(target_os = "none")]
+pub mod wait;
 #[cfg(target_os = "none")]
 mod wrappers;
 #[cfg(target_os = "none")]
 mod xpc;
 
 #[cfg(target_os = "none")]
-use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU64, Ordering};
 
-/// Device state, reached only inside `with`, which refuses nesting: no
-/// two `&mut` to it ever exist, and no reference outlives the call. (One
-/// CPU; the trap handler, which may interrupt a holder, uses `try_with`.)
-#[cfg(target_os = "none")]
-pub struct Global<T> {
-    busy: AtomicBool,
-    value: core::cell::UnsafeCell<T>,
-}
-
-// SAFETY: access is serialised by `busy` (see `try_with`).
-#[cfg(target_os = "none")]
-unsafe impl<T> Sync for Global<T> {}
+/// Device state is kept in statics reached only through scoped,
+/// non-nesting borrows (the trap handler, which may interrupt a holder,
+/// uses `try_with`): the cell the kernel, the library OS and the driver
+/// glue share.
+pub use cell::Global;
 
 #[cfg(target_os = "none")]
-impl<T> Global<T> {
-    pub const fn new(v: T) -> Self {
-        Global { busy: AtomicBool::new(false), value: core::cell::UnsafeCell::new(v) }
-    }
+pub use driver::Span;
 
-    /// Runs `f` on the value, or returns `None` if it is already lent
-    /// (a nested call). `f` must return: leaving it another way (an
-    /// abort) would keep the value lent for ever.
-    pub fn try_with<R>(&self, f: impl FnOnce(&mut T) -> R) -> Option<R> {
-        if self.busy.swap(true, Ordering::Acquire) {
-            return None;
-        }
-        // SAFETY: `busy` was clear and is now set: this is the only
-        // reference, and it does not outlive `f`.
-        let r = f(unsafe { &mut *self.value.get() });
-        self.busy.store(false, Ordering::Release);
-        Some(r)
-    }
-
-    /// Runs `f` on the value, shared, or returns `None` if it is lent.
-    /// It writes nothing, so it may run in a driver's domain, where kernel
-    /// data is read-only; nothing may take the value meanwhile (the code
-    /// runs with interrupts off, and a trap inside it is a kernel bug).
-    pub fn peek<R>(&self, f: impl FnOnce(&T) -> R) -> Option<R> {
-        if self.busy.load(Ordering::Acquire) {
-            return None;
-        }
-        // SAFETY: not lent (checked above) and, as the caller promised,
-        // not lent while `f` runs.
-        Some(f(unsafe { &*self.value.get() }))
-    }
-
-    /// `try_with` where nesting is a kernel bug.
-    pub fn with<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
-        self.try_with(f).expect("device state lent twice")
-    }
-}
+/// At most this many drivers.
+#[cfg(target_os = "none")]
+const MAX_DRIVERS: usize = 4;
 
 /// The drivers the kernel knows: image name in the boot file system,
 /// the PCI vendor and device IDs it serves (virtio 1.x: 0x1040 + type),
@@ -102,11 +65,17 @@ const KNOWN: &[(&str, u16, u16, u64)] = &[
     ("virtio-net", 0x1AF4, 0x1041, 0xFFFF_FFFF_C400_0000),
 ];
 
-/// Finds the devices, loads and starts a driver for each one the kernel
-/// knows, and runs the self-test `devtest=` names, if any, or the device
-/// benchmarks when the first program is `devbench`.
+/// Finds the devices and loads and starts a driver for each one the
+/// kernel knows, with the memory it needs (its pool, driver images,
+/// region tables); registers the device layer's hooks.
 #[cfg(target_os = "none")]
-pub fn init(k: &mut crate::state::Kernel, bootfs: &[u8], cmdline: &[u8]) {
+pub fn init(mem: &mut crate::memory::Memory, bootfs: &[u8], cmdline: &[u8]) {
+    if !pool::init(&mut mem.frames) {
+        crate::kprintln!("dev: no memory for the device layer's pool; no devices");
+        return;
+    }
+    mem.publish_free();
+    crate::hooks::register(&HOOKS);
     let words = core::str::from_utf8(cmdline).unwrap_or("");
     let isolated = !words.split_whitespace().any(|w| w == "isolation=off");
     if isolated {
@@ -117,7 +86,7 @@ pub fn init(k: &mut crate::state::Kernel, bootfs: &[u8], cmdline: &[u8]) {
         );
     }
     nmi::init();
-    let confined = iommu::init(k, words.split_whitespace().any(|w| w == "iommu=off"));
+    iommu::init(words.split_whitespace().any(|w| w == "iommu=off"));
     let mut found = [None; 8];
     let mut n = 0;
     pci::enumerate(&mut |d| {
@@ -141,10 +110,12 @@ pub fn init(k: &mut crate::state::Kernel, bootfs: &[u8], cmdline: &[u8]) {
             continue;
         };
         let vector = msix::FIRST_VECTOR + driver::with(|ds| ds.list.iter().flatten().count()) as u8;
-        let started = domain::Domain::build(k, base, isolated, at).and_then(|dom| {
-            let img = image::load(k, file.data, (base, base + domain::REGION))?;
-            driver::start(k, name, *d, img, dom, vector)
+        let kernel = mem.kernel_pml4();
+        let started = domain::Domain::build(kernel, base, isolated, at).and_then(|dom| {
+            let img = image::load(&mut mem.frames, kernel, file.data, (base, base + domain::REGION))?;
+            driver::start(name, *d, img, dom, vector, &wrappers::KERNEL_API)
         });
+        mem.publish_free();
         match started {
             Ok(i) => driver::with(|ds| {
                 let d = ds.get(i);
@@ -172,44 +143,25 @@ pub fn init(k: &mut crate::state::Kernel, bootfs: &[u8], cmdline: &[u8]) {
             ),
         }
     }
-    if words.split_whitespace().any(|w| w == "init=devbench") {
-        bench::run(k, isolated, words.split_whitespace().any(|w| w == "quick"), confined);
-    }
-    for t in words.split_whitespace().filter_map(|w| w.strip_prefix("devtest=")) {
-        for name in t.split(',') {
-            selftest::run(k, name);
-        }
-    }
 }
 
-/// A trap taken in the kernel: if a driver was running in its domain, the
-/// kernel's page table until the handler returns. The trap handler's
-/// first act.
+/// What the core calls without naming the device layer (`hooks.rs`):
+/// the crossing's page-table view for a trap taken in a driver; a
+/// processor exception, a timer tick and an NMI in the kernel, which may
+/// be a driver's fault or livelock (then that driver is disabled and the
+/// hook does not return); device interrupts noted and serviced.
 #[cfg(target_os = "none")]
-pub fn trap_view() -> Option<impl Drop> {
-    xpc::KernelView::from_trap()
-}
-
-/// A processor exception in the kernel: whether it was a driver's (then
-/// that driver is disabled and this does not return).
-#[cfg(target_os = "none")]
-pub fn fault(vector: u64, rip: u64) -> bool {
-    driver::fault(vector, rip)
-}
-
-/// A timer tick in the kernel: the livelock watchdog (a driver looping in
-/// a crossing is disabled and this does not return).
-#[cfg(target_os = "none")]
-pub fn tick() {
-    driver::watchdog()
-}
-
-/// A non-maskable interrupt in the kernel: the NMI watchdog (a driver
-/// looping with interrupts off is disabled and this does not return).
-#[cfg(target_os = "none")]
-pub fn nmi(rip: u64) {
-    driver::nmi_watchdog(rip)
-}
+static HOOKS: crate::hooks::Hooks = crate::hooks::Hooks {
+    trap_enter: xpc::trap_enter,
+    trap_leave: xpc::trap_leave,
+    fault: driver::fault,
+    nmi: driver::nmi_watchdog,
+    tick: driver::watchdog,
+    note,
+    pending,
+    service,
+    woke: || WOKE.load(Ordering::Relaxed),
+};
 
 /// When the last device interrupt that ended an idle wait arrived (TSC).
 #[cfg(target_os = "none")]
@@ -232,7 +184,7 @@ fn rdtsc() -> u64 {
 /// first) and noted; its drivers run in `service`, called by whoever holds
 /// the kernel state (a trap from user mode, the idle loop).
 #[cfg(target_os = "none")]
-pub fn note(vector: u64) -> bool {
+fn note(vector: u64) -> bool {
     let Some(v) = u8::try_from(vector)
         .ok()
         .filter(|&v| v >= FIRST_DEVICE_VECTOR && (v == iommu::FAULT_VECTOR || driver::owns_vector(v)))
@@ -252,14 +204,23 @@ pub fn note(vector: u64) -> bool {
 /// Whether a device interrupted and its drivers have not run yet (its
 /// interrupt arrived while a driver ran: the idle loop must not halt).
 #[cfg(target_os = "none")]
-pub fn pending() -> bool {
+fn pending() -> bool {
     PENDING.load(Ordering::SeqCst) != 0
+}
+
+/// What noted interrupts call for: their drivers, then the frames of
+/// ended requests back to their owners.
+#[cfg(target_os = "none")]
+fn service(mem: &mut crate::memory::Memory) {
+    run_drivers();
+    // Requests that ended give their frames back.
+    client::settle(mem);
 }
 
 /// Runs the drivers of every device that interrupted since the last call,
 /// and of those that interrupt meanwhile (drivers run with interrupts on).
 #[cfg(target_os = "none")]
-pub fn service(k: &mut crate::state::Kernel) {
+fn run_drivers() {
     loop {
         let mut pending = PENDING.swap(0, Ordering::SeqCst);
         if pending == 0 {
@@ -270,12 +231,12 @@ pub fn service(k: &mut crate::state::Kernel) {
         let fault = 1 << (iommu::FAULT_VECTOR - FIRST_DEVICE_VECTOR);
         if pending & fault != 0 {
             pending &= !fault;
-            driver::dma_faults(k);
+            driver::dma_faults();
         }
         while pending != 0 {
             let bit = pending.trailing_zeros();
             pending &= pending - 1;
-            driver::interrupt(k, FIRST_DEVICE_VECTOR + bit as u8);
+            driver::interrupt(FIRST_DEVICE_VECTOR + bit as u8);
         }
     }
 }

@@ -1,12 +1,9 @@
 //! The kernel's packet interface: transmit an Ethernet frame from a frame
-//! its owner holds; every received frame goes to the demultiplexer. For
-//! now the demultiplexer counts frames and remembers ARP replies (what the
-//! boot test checks); the packet-filter issue puts downloaded filters here.
+//! its owner holds. Received frames go to the demultiplexer
+//! (`client::demux`).
 
 use super::driver::{self, Done, Span};
-use super::Global;
-use crate::frames::Frame;
-use crate::state::Kernel;
+use crate::frames::Frames;
 use drvapi::{op, Request};
 
 /// Why a transmission was refused.
@@ -16,25 +13,6 @@ pub enum PacketError {
     BadRange,
     NotOwner,
     Driver(i32),
-}
-
-/// What the demultiplexer has seen.
-#[derive(Clone, Copy, Default)]
-pub struct Seen {
-    pub frames: u64,
-    /// The last ARP reply: sender IPv4 address and MAC address.
-    pub arp_reply: Option<([u8; 4], [u8; 6])>,
-}
-
-static SEEN: Global<Seen> = Global::new(Seen { frames: 0, arp_reply: None });
-
-pub fn seen() -> Seen {
-    SEEN.with(|s| *s)
-}
-
-/// Forgets the last ARP reply (to wait for the next one).
-pub fn forget_arp_reply() {
-    SEEN.with(|s| s.arp_reply = None);
 }
 
 fn device() -> Option<usize> {
@@ -48,32 +26,16 @@ pub fn mac() -> Option<[u8; 6]> {
 
 /// Starts sending the Ethernet frame in `buf`, a frame `owner` (0: the
 /// kernel) must hold.
-pub fn transmit(k: &mut Kernel, owner: u32, buf: Span, done: Done) -> Result<u64, PacketError> {
+pub fn transmit(frames: &Frames, owner: u32, buf: Span, done: Done, cookie: u64) -> Result<u64, PacketError> {
     let Span { frame, offset, len } = buf;
     let i = device().ok_or(PacketError::NoDevice)?;
     if !(14..=1514).contains(&len) || offset.checked_add(len).is_none_or(|e| e > 4096) {
         return Err(PacketError::BadRange);
     }
-    if !driver::holds(k, owner, Frame::new(frame)) {
+    if !driver::holds(frames, owner, frame) {
         return Err(PacketError::NotOwner);
     }
-    let pa = (frame << 12) + offset as u64;
-    driver::submit(k, i, Request { op: op::TRANSMIT, tag: 0, sector: 0, va: 0, len }, pa, done)
+    let pa = frame.addr() + offset as u64;
+    driver::submit(i, Request { op: op::TRANSMIT, tag: 0, sector: 0, va: 0, len }, pa, done, cookie)
         .map_err(PacketError::Driver)
-}
-
-const ETHERTYPE_ARP: u16 = 0x0806;
-const ARP_REPLY: u16 = 2;
-
-/// Every received frame comes here (from the driver's `receive` call).
-pub fn demux(frame: &[u8]) {
-    SEEN.with(|s| {
-        s.frames += 1;
-        let be16 = |o: usize| u16::from_be_bytes([frame[o], frame[o + 1]]);
-        if frame.len() >= 42 && be16(12) == ETHERTYPE_ARP && be16(20) == ARP_REPLY {
-            let mac: [u8; 6] = frame[22..28].try_into().expect("6 bytes");
-            let ip: [u8; 4] = frame[28..32].try_into().expect("4 bytes");
-            s.arp_reply = Some((ip, mac));
-        }
-    })
 }

@@ -10,8 +10,7 @@ use super::driver::{self, fail_current, owns, Driver, Drivers};
 use super::pci::{Bar, ConfigSpace};
 use super::tracker::{inside, Object};
 use super::xpc::KernelView;
-use super::{contig, ioapic, msix};
-use crate::state::Kernel;
+use super::{ioapic, msix, pool};
 use drvapi::{status, KernelApi, VERSION};
 
 pub static KERNEL_API: KernelApi = KernelApi {
@@ -61,12 +60,13 @@ impl core::fmt::Display for Refused {
 }
 
 /// Every wrapper's shape: runs `body` for the driver the crossing is in,
-/// with interrupts off, in the kernel's page table, and with the kernel
-/// state, the drivers and that driver's index lent to it. A refusal
-/// disables the driver and leaves the crossing, once the loan has ended.
-fn wrap<R>(body: impl FnOnce(&mut Kernel, &mut Drivers, usize) -> Result<R, Refused>) -> R {
+/// with interrupts off, in the kernel's page table, with the drivers and
+/// that driver's index (never the kernel state: what a wrapper allocates
+/// comes from the device layer's pool). A refusal disables the driver and
+/// leaves the crossing, once the drivers are no longer borrowed.
+fn wrap<R>(body: impl FnOnce(&mut Drivers, usize) -> Result<R, Refused>) -> R {
     let mut view = KernelView::enter(true);
-    let (r, stale) = driver::lent(|k, ds, i| (body(k, ds, i), ds.get(i).domain.take_stale()))
+    let (r, stale) = driver::in_crossing(|ds, i| (body(ds, i), ds.get(i).domain.take_stale()))
         .expect("a wrapper runs only inside a crossing");
     if stale {
         view.flush_on_return();
@@ -110,7 +110,7 @@ fn text(d: &Driver, ptr: *const u8, len: usize) -> &str {
 }
 
 extern "C" fn log(ptr: *const u8, len: usize) {
-    wrap(|_, ds, i| {
+    wrap(|ds, i| {
         let d = ds.get(i);
         crate::kprintln!("{}: {}", d.name, text(d, ptr, len));
         Ok(())
@@ -119,7 +119,7 @@ extern "C" fn log(ptr: *const u8, len: usize) {
 
 extern "C" fn fail(ptr: *const u8, len: usize) {
     let mut copy = [0u8; MAX_LOG];
-    let n = wrap(|_, ds, i| {
+    let n = wrap(|ds, i| {
         let t = text(ds.get(i), ptr, len).as_bytes();
         copy[..t.len()].copy_from_slice(t);
         Ok(t.len())
@@ -128,7 +128,7 @@ extern "C" fn fail(ptr: *const u8, len: usize) {
 }
 
 extern "C" fn dma_alloc(pages: usize, va: *mut usize) -> u64 {
-    wrap(|k, ds, i| {
+    wrap(|ds, i| {
         let d = ds.get(i);
         if !(1..=MAX_DMA_PAGES).contains(&pages)
             || !owns(d, va as u64, 8, false)
@@ -136,16 +136,16 @@ extern "C" fn dma_alloc(pages: usize, va: *mut usize) -> u64 {
         {
             return Err(refused("dma_alloc", &[pages as u64, va as u64], "bad size or result address"));
         }
-        let Some(first) = contig::alloc(&mut k.frames, pages as u64) else { return Ok(0) };
+        let Some(first) = pool::alloc(pages as u64) else { return Ok(0) };
         let pa = first.addr();
         let n = pages as u64;
-        let Some(alias) = d.domain.map_dma(k, pa, n) else {
-            contig::free(&mut k.frames, first, n);
+        let Some(alias) = d.domain.map_dma(pa, n) else {
+            pool::free(first, n);
             return Ok(0);
         };
         if d.tracker.add(Object::Dma { pa, va: alias, pages: n }).is_err() {
-            d.domain.unmap_dma(k, alias, pa, n);
-            contig::free(&mut k.frames, first, n);
+            d.domain.unmap_dma(alias, pa, n);
+            pool::free(first, n);
             return Ok(0);
         }
         // SAFETY: `va` is 8 aligned bytes of the driver's writable memory.
@@ -155,20 +155,20 @@ extern "C" fn dma_alloc(pages: usize, va: *mut usize) -> u64 {
 }
 
 extern "C" fn dma_free(pa: u64, va: usize, pages: usize) -> i32 {
-    wrap(|k, ds, i| {
+    wrap(|ds, i| {
         let d = ds.get(i);
         let n = pages as u64;
         if d.tracker.remove(Object::Dma { pa, va: va as u64, pages: n }).is_err() {
             return Err(refused("dma_free", &[pa, va as u64, n], "pages it does not hold"));
         }
-        d.domain.unmap_dma(k, va as u64, pa, n);
-        contig::free(&mut k.frames, crate::frames::Frame::containing(pa), n);
+        d.domain.unmap_dma(va as u64, pa, n);
+        pool::free(crate::frames::Frame::containing(pa), n);
         Ok(status::OK)
     })
 }
 
 extern "C" fn mmio_map(pa: u64, size: usize) -> usize {
-    wrap(|k, ds, i| {
+    wrap(|ds, i| {
         let d = ds.get(i);
         let in_bar = d.device.bars.iter().any(|b| match *b {
             Bar::Memory { addr, size: s, .. } => inside(pa, size as u64, addr, s),
@@ -180,7 +180,7 @@ extern "C" fn mmio_map(pa: u64, size: usize) -> usize {
         if !in_bar || !inside(pa, size as u64, 3 << 30, 1 << 30) {
             return Err(call("outside its device's registers"));
         }
-        let va = d.domain.map_mmio(k, pa, size as u64).ok_or(call("mapped too many registers"))?;
+        let va = d.domain.map_mmio(pa, size as u64).ok_or(call("mapped too many registers"))?;
         d.tracker
             .add(Object::Mmio { pa, va, len: size as u64 })
             .map_err(|_| call("holds too many objects"))?;
@@ -192,7 +192,10 @@ extern "C" fn mmio_map(pa: u64, size: usize) -> usize {
 /// driver, one of its DMA allocations, or its own data (all physically
 /// contiguous).
 fn device_address(d: &Driver, va: u64, len: u64) -> Option<u64> {
-    if inside(va, len, d.image.data.0, d.image.data.1 - d.image.data.0) {
+    let (s, e) = d.image.stack();
+    // Its stack too: `virtio-drivers`' waiting requests (a flush) keep
+    // their headers there.
+    if inside(va, len, d.image.data.0, d.image.data.1 - d.image.data.0) || inside(va, len, s, e - s) {
         return Some(d.image.pa(va));
     }
     d.tracker.device_address(va, len)
@@ -234,7 +237,7 @@ fn bar(offset: u32) -> Option<usize> {
 }
 
 extern "C" fn config_read(offset: u32) -> u32 {
-    wrap(|_, ds, i| {
+    wrap(|ds, i| {
         let d = ds.get(i);
         if offset > 0xFC || !offset.is_multiple_of(4) {
             return Ok(!0);
@@ -249,7 +252,7 @@ extern "C" fn config_read(offset: u32) -> u32 {
 /// A driver sizes a BAR as if it owned it (all ones, read, the old value
 /// back); the kernel plays the BAR so the device's addresses never move.
 extern "C" fn config_write(offset: u32, value: u32) -> i32 {
-    wrap(|_, ds, i| {
+    wrap(|ds, i| {
         let d = ds.get(i);
         let call = |why| refused("config_write", &[offset as u64, value as u64], why);
         if offset > 0xFC || !offset.is_multiple_of(4) || guarded(d, offset) {
@@ -266,7 +269,7 @@ extern "C" fn config_write(offset: u32, value: u32) -> i32 {
 }
 
 extern "C" fn irq_enable() -> i32 {
-    wrap(|_, ds, i| {
+    wrap(|ds, i| {
         let d = ds.get(i);
         if d.tracker.iter().any(|o| matches!(o, Object::Irq { .. })) {
             return Ok(status::OK);
@@ -288,11 +291,11 @@ extern "C" fn irq_enable() -> i32 {
 }
 
 extern "C" fn complete(tag: u64, st: i32, len: usize) {
-    wrap(|k, ds, i| {
+    wrap(|ds, i| {
         let d = ds.get(i);
         match d.tracker.take_lent(tag) {
             Some(Object::Lent { va, pa, len: lent, .. }) if st != status::OK || len <= lent as usize => {
-                d.domain.take_back(k, va, pa)
+                d.domain.take_back(va, pa)
             }
             _ => {
                 let why = "a request it does not hold (or overran it)";
@@ -305,13 +308,13 @@ extern "C" fn complete(tag: u64, st: i32, len: usize) {
 }
 
 extern "C" fn receive(va: usize, len: usize) {
-    wrap(|_, ds, i| {
+    wrap(|ds, i| {
         let frame = readable(ds.get(i), va, len).ok_or(refused(
             "receive",
             &[va as u64, len as u64],
             "outside its memory",
         ))?;
-        super::packet::demux(frame);
+        super::client::demux(frame);
         Ok(())
     })
 }

@@ -18,6 +18,7 @@
 //! switch flushes the non-global entries, as any CR3 load does.
 
 use core::arch::global_asm;
+use core::mem::offset_of;
 use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// The crossing under way: the kernel's state at its start, restored by
@@ -27,6 +28,8 @@ use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
 /// writes them and the trap handler reads them, in any page table.
 #[repr(C)]
 pub struct Saved {
+    /// rbx, rbp, r12-r15 and rsp, in that order (the assembly names each
+    /// by its offset in here).
     regs: [AtomicU64; 7],
     /// The driver's stack top; 0 when no crossing is under way.
     stack_top: AtomicU64,
@@ -84,23 +87,23 @@ global_asm!(
     .global xpc_enter
     /* xpc_enter(func, a0, a1, a2, saved) -> rax of func */
 xpc_enter:
-    movq %rbx, 0(%r8)
-    movq %rbp, 8(%r8)
-    movq %r12, 16(%r8)
-    movq %r13, 24(%r8)
-    movq %r14, 32(%r8)
-    movq %r15, 40(%r8)
-    movq %rsp, 48(%r8)
+    movq %rbx, {regs}+0(%r8)
+    movq %rbp, {regs}+8(%r8)
+    movq %r12, {regs}+16(%r8)
+    movq %r13, {regs}+24(%r8)
+    movq %r14, {regs}+32(%r8)
+    movq %r15, {regs}+40(%r8)
+    movq %rsp, {regs}+48(%r8)
     movq %cr3, %r9
-    orq 88(%r8), %r9
-    movq %r9, 72(%r8)
+    orq {keep}(%r8), %r9
+    movq %r9, {kernel}(%r8)
     movq %r8, %rbx
     movq %rdi, %rax
     movq %rsi, %rdi
     movq %rdx, %rsi
     movq %rcx, %rdx
-    movq 56(%rbx), %rsp
-    movq 64(%rbx), %r9
+    movq {stack_top}(%rbx), %rsp
+    movq {domain}(%rbx), %r9
     testq %r9, %r9
     jz 1f
     movq %r9, %cr3
@@ -108,28 +111,33 @@ xpc_enter:
     sti
     callq *%rax
     cli
-    movq 72(%rbx), %r9
+    movq {kernel}(%rbx), %r9
     movq %r9, %cr3
-    movq 48(%rbx), %rsp
-    movq 8(%rbx), %rbp
-    movq 0(%rbx), %rbx
+    movq {regs}+48(%rbx), %rsp
+    movq {regs}+8(%rbx), %rbp
+    movq {regs}+0(%rbx), %rbx
     retq
 
     .global xpc_abort
     /* xpc_abort(saved, code): back out of the crossing saved there. */
 xpc_abort:
-    movq 72(%rdi), %r9
+    movq {kernel}(%rdi), %r9
     movq %r9, %cr3
-    movq 0(%rdi), %rbx
-    movq 8(%rdi), %rbp
-    movq 16(%rdi), %r12
-    movq 24(%rdi), %r13
-    movq 32(%rdi), %r14
-    movq 40(%rdi), %r15
-    movq 48(%rdi), %rsp
+    movq {regs}+0(%rdi), %rbx
+    movq {regs}+8(%rdi), %rbp
+    movq {regs}+16(%rdi), %r12
+    movq {regs}+24(%rdi), %r13
+    movq {regs}+32(%rdi), %r14
+    movq {regs}+40(%rdi), %r15
+    movq {regs}+48(%rdi), %rsp
     movq %rsi, %rax
     retq
 "#,
+    regs = const offset_of!(Saved, regs),
+    stack_top = const offset_of!(Saved, stack_top),
+    domain = const offset_of!(Saved, domain),
+    kernel = const offset_of!(Saved, kernel),
+    keep = const offset_of!(Saved, keep),
     options(att_syntax)
 );
 
@@ -174,16 +182,14 @@ pub unsafe fn abort(code: i64) -> ! {
     unsafe { xpc_abort(&SAVED, code as u64) }
 }
 
-/// Kernel code run inside a crossing: a wrapper the driver called, or a
-/// trap it took. Interrupts are off for its duration (the driver runs with
-/// them on) and, when `switch` and the driver is isolated, the page table
-/// is the kernel's; both come back when it is dropped. Take it first
-/// thing: until then only the driver's stack may be written.
+/// Kernel code run inside a crossing: a wrapper the driver called.
+/// Interrupts are off for its duration (the driver runs with them on)
+/// and, when `switch` and the driver is isolated, the page table is the
+/// kernel's; both come back when it is dropped. Take it first thing:
+/// until then only the driver's stack may be written.
 pub struct KernelView {
     /// The domain's CR3 to return to (0: none).
     domain: u64,
-    /// Taken by a trap handler, whose `iretq` restores the flags.
-    trap: bool,
 }
 
 impl KernelView {
@@ -197,23 +203,7 @@ impl KernelView {
             // image and the driver's region are mapped the same in both.
             unsafe { core::arch::asm!("mov cr3, {}", in(reg) SAVED.kernel.load(Relaxed), options(nostack)) };
         }
-        KernelView { domain, trap: false }
-    }
-
-    /// A trap taken in a crossing: the view if the driver was running in
-    /// its domain (then the trap handler must switch first thing), else
-    /// none. Interrupts are already off (an interrupt gate).
-    pub fn from_trap() -> Option<Self> {
-        let domain = SAVED.domain.load(Relaxed) | SAVED.keep.load(Relaxed);
-        let cr3: u64;
-        // SAFETY: reads the page-table register only.
-        unsafe { core::arch::asm!("mov {}, cr3", out(reg) cr3, options(nomem, nostack)) };
-        let frame = crate::pagetable::FRAME_MASK;
-        (under_way() && domain != 0 && cr3 & frame == domain & frame).then(|| {
-            // SAFETY: as in `enter`.
-            unsafe { core::arch::asm!("mov cr3, {}", in(reg) SAVED.kernel.load(Relaxed), options(nostack)) };
-            KernelView { domain, trap: true }
-        })
+        KernelView { domain }
     }
 
     /// The kernel unmapped something of the domain's: return to it
@@ -225,15 +215,38 @@ impl KernelView {
 
 impl Drop for KernelView {
     fn drop(&mut self) {
-        if self.domain != 0 {
-            // SAFETY: back to the domain's page table (and PCID), as at the
-            // crossing; the kernel's global entries are read-only.
-            unsafe { core::arch::asm!("mov cr3, {}", in(reg) self.domain, options(nostack)) };
-        }
-        if !self.trap {
-            // SAFETY: the driver the view was taken from runs with
-            // interrupts on.
-            unsafe { core::arch::asm!("sti", options(nomem, nostack)) };
-        }
+        trap_leave(self.domain);
+        // SAFETY: the driver the view was taken from runs with interrupts
+        // on.
+        unsafe { core::arch::asm!("sti", options(nomem, nostack)) };
+    }
+}
+
+/// A trap taken in the kernel (`hooks::Hooks::trap_enter`): if a driver
+/// was running in its domain, the kernel's page table, and the domain's
+/// CR3 to return to; else 0. Interrupts are already off (an interrupt
+/// gate), and the trap's `iretq` restores the flags.
+pub fn trap_enter() -> u64 {
+    let domain = SAVED.domain.load(Relaxed) | SAVED.keep.load(Relaxed);
+    let cr3: u64;
+    // SAFETY: reads the page-table register only.
+    unsafe { core::arch::asm!("mov {}, cr3", out(reg) cr3, options(nomem, nostack)) };
+    let frame = crate::pagetable::FRAME_MASK;
+    if !(under_way() && domain != 0 && cr3 & frame == domain & frame) {
+        return 0;
+    }
+    // SAFETY: the kernel's page table of this crossing; the kernel image
+    // and the driver's region are mapped the same in both.
+    unsafe { core::arch::asm!("mov cr3, {}", in(reg) SAVED.kernel.load(Relaxed), options(nostack)) };
+    domain
+}
+
+/// Back to the domain's page table `domain` (and PCID) from `trap_enter`
+/// or a wrapper's view (0: nothing to do); the kernel's global entries
+/// are read-only.
+pub fn trap_leave(domain: u64) {
+    if domain != 0 {
+        // SAFETY: the page table (and PCID) the crossing entered.
+        unsafe { core::arch::asm!("mov cr3, {}", in(reg) domain, options(nostack)) };
     }
 }

@@ -9,10 +9,10 @@ use abi::Error;
 pub fn cap_derive(k: &mut Kernel, Args([slot, rights, ..]): Args) -> Result<u64, Error> {
     let parent = k.cred(slot)?;
     let rights = Rights::from_bits(rights)?;
-    let c = k.caps.derive(parent, rights)?;
-    let me = k.space_owner(k.current);
-    k.envs[me].clist.insert(k.caps, c).inspect_err(|_| {
-        let _ = k.caps.revoke(c);
+    let c = k.mem.caps.derive(parent, rights)?;
+    let me = k.space_owner(k.current());
+    k.envs[me].clist.insert(k.mem.caps, c).inspect_err(|_| {
+        let _ = k.mem.caps.revoke(c);
     })
 }
 
@@ -26,7 +26,7 @@ pub fn cap_revoke(k: &mut Kernel, Args([slot, env, cred, ..]): Args) -> Result<u
     if k.envs.iter().any(|e| e.guard == c) {
         return Err(Error::NotPermitted);
     }
-    let n = k.caps.revoke(c)?;
+    let n = k.mem.caps.revoke(c)?;
     k.envs[s].clist.clear(slot)?;
     Ok(n as u64)
 }

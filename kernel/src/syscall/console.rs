@@ -38,23 +38,23 @@ pub fn self_id(k: &mut Kernel, _: Args) -> Result<u64, Error> {
     // than by `Slot` (which masks): the check's cold panic path lets the
     // compiler leave the frame-pointer prologue off the fast path of this
     // leaf, two instructions fewer than the mask costs.
-    Ok(k.envs.as_slice()[k.current.index()].id().raw() as u64)
+    Ok(k.envs.as_slice()[k.current().index()].id().raw() as u64)
 }
 
 pub fn shutdown(k: &mut Kernel, Args([code, cred, ..]): Args) -> Result<u64, Error> {
-    let root = k.root;
-    k.caps.check(k.cred(cred)?, k.envs[root].guard, Rights::WRITE)?;
+    let root = k.root();
+    k.mem.caps.check(k.cred(cred)?, k.envs[root].guard, Rights::WRITE)?;
     crate::kprintln!("shutdown requested with code {}", code as i64);
     k.power_off(code as i64)
 }
 
 pub fn console_notify(k: &mut Kernel, Args([env, bits, cred, ..]): Args) -> Result<u64, Error> {
-    let root = k.root;
-    k.caps.check(k.cred(cred)?, k.envs[root].guard, Rights::WRITE)?;
+    let root = k.root();
+    k.mem.caps.check(k.cred(cred)?, k.envs[root].guard, Rights::WRITE)?;
     let s = k.env_slot(env)?;
     if k.envs[s].exc.save == 0 {
         return Err(Error::BadState);
     }
-    k.console_notify = (if bits == 0 { 0 } else { k.envs[s].id().raw() }, bits);
+    k.console.listen(k.envs[s].id().raw(), bits);
     Ok(0)
 }

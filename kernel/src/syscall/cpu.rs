@@ -29,8 +29,8 @@ pub fn slice_alloc(k: &mut Kernel, Args([env, pos, cred, ..]): Args) -> Result<u
 
 pub fn slice_free(k: &mut Kernel, Args([pos, cred, ..]): Args) -> Result<u64, Error> {
     let p = usize::try_from(pos).ok().filter(|&p| p < SLICES).ok_or(Error::NoSlice)?;
-    let owner = k.slice_env.get(p).ok_or(Error::NotPermitted)?;
-    k.caps.check(k.cred(cred)?, k.envs[owner].guard, Rights::WRITE)?;
+    let owner = k.sched.owner(p).ok_or(Error::NotPermitted)?;
+    k.mem.caps.check(k.cred(cred)?, k.envs[owner].guard, Rights::WRITE)?;
     k.slice_free(p);
     Ok(0)
 }

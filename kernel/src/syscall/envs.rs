@@ -27,12 +27,12 @@ fn create_under(k: &mut Kernel, parent: u64, again: u64, cred: u64) -> Result<u6
     let p = k.env_arg_with(parent, cred, Rights::GRANT)?;
     let again = match again {
         0 => None,
-        id => Some(k.revivable(id, p)?),
+        id => Some(k.envs.revivable(id, p)?),
     };
     k.within_limits(p, 1, 0)?; // its top-level page table
     let s = k.env_new(Some(p), false, again)?;
     k.inherit_interposition(p, s);
-    k.kinfo.free_frames = k.frames.free_count();
+    k.mem.publish_free();
     Ok(k.envs[s].id().raw() as u64)
 }
 
@@ -47,7 +47,7 @@ pub fn env_create_shared(k: &mut Kernel, Args([space, cred, ..]): Args) -> Resul
 
 pub fn env_destroy(k: &mut Kernel, Args([env, cred, ..]): Args) -> Result<u64, Error> {
     let s = k.reap_arg(env, cred)?;
-    if s == k.current {
+    if s == k.current() {
         return Err(Error::NotPermitted);
     }
     k.env_destroy(s, None);
@@ -109,7 +109,7 @@ impl Kernel {
                 return Err(Error::BadPointer);
             }
             let frame = pagetable::frame_of(pte);
-            self.frames.add_ref(frame)?;
+            self.mem.frames.add_ref(frame)?;
             let kaddr = crate::mm::phys::<u8>(frame.addr() + save % PAGE_SIZE) as u64;
             Some((frame, ExcTarget { save: kaddr, entry, stack, user_save: save, no_save: 0 }))
         };
@@ -117,7 +117,7 @@ impl Kernel {
         let old = core::mem::replace(&mut e.exc_frame, target.map(|t| t.0));
         e.exc = target.map_or(ExcTarget::NONE, |t| t.1);
         if let Some(f) = old {
-            self.frames.drop_ref(f);
+            self.mem.frames.drop_ref(f);
         }
         Ok(())
     }

@@ -15,31 +15,27 @@ use abi::tables::frame_state;
 use abi::Error;
 
 impl Kernel {
-    pub fn pml4(&self) -> Frame {
-        self.envs[self.current].pml4
-    }
-
     /// Maps `frame` at `va` in slot `s`'s space with page-table rights
     /// `pte`, counting the mapping; tables are charged to the owner of
     /// `s`'s tables (`aspace.rs`), so they outlive a sharer.
-    fn bind(&mut self, s: Slot, va: u64, frame: Frame, pte: u64) -> Result<u64, Error> {
+    pub(super) fn bind(&mut self, s: Slot, va: u64, frame: Frame, pte: u64) -> Result<u64, Error> {
         let owner = self.space_owner(s);
         let id = self.envs[owner].id().raw();
         if self.envs[s].limited {
             let tables = pagetable::tables_missing(&mut PhysTables, self.envs[s].pml4, core::iter::once(va));
             self.within_limits(owner, tables, 0)?;
         }
-        self.frames.add_ref(frame)?;
-        let frames = &mut self.frames;
+        self.mem.frames.add_ref(frame)?;
+        let frames = &mut self.mem.frames;
         let r =
             pagetable::map(&mut PhysTables, self.envs[s].pml4, va, pagetable::entry(frame, pte), &mut || {
                 frames.alloc(None, id, frame_state::PAGE_TABLE)
             });
         if let Err(e) = r {
-            self.frames.drop_ref(frame);
+            self.mem.frames.drop_ref(frame);
             return Err(e);
         }
-        self.kinfo.free_frames = self.frames.free_count();
+        self.mem.publish_free();
         self.publish(owner);
         Ok(0)
     }
@@ -59,12 +55,12 @@ impl Kernel {
             }
             let f = pagetable::frame_of(old);
             if covered != 0
-                && self.frames.info(f).is_some_and(|i| i.state == frame_state::USER && i.owner == covered)
+                && self.mem.frames.info(f).is_some_and(|i| i.state == frame_state::USER && i.owner == covered)
             {
                 continue;
             }
             let o = self.frame_arg(f, cred, need, true)?;
-            if self.caps.check(self.cred(cred)?, self.envs[o].guard, need).is_ok() {
+            if self.mem.caps.check(self.cred(cred)?, self.envs[o].guard, need).is_ok() {
                 covered = self.envs[o].id().raw();
             }
         }
@@ -82,12 +78,12 @@ pub fn frame_alloc(k: &mut Kernel, Args([owner, frame, cred, ..]): Args) -> Resu
     let s = k.env_arg(owner, cred)?;
     k.within_limits(s, 1, 0)?;
     let want = if frame == FRAME_ANY { None } else { Some(Frame::new(frame)) };
-    let f = k.frames.alloc(want, k.envs[s].id().raw(), frame_state::USER)?;
+    let f = k.mem.frames.alloc(want, k.envs[s].id().raw(), frame_state::USER)?;
     // SAFETY: a frame just allocated, in the physical window, that no
     // mapping refers to yet: cleared so no earlier contents leak.
     unsafe { core::ptr::write_bytes(crate::mm::frame_ptr::<u8>(f), 0, 4096) };
-    k.frame_share[f.number() as usize] = CapRef::NONE;
-    k.kinfo.free_frames = k.frames.free_count();
+    k.mem.set_share_guard(f, CapRef::NONE);
+    k.mem.publish_free();
     k.publish(s);
     Ok(f.number())
 }
@@ -95,8 +91,8 @@ pub fn frame_alloc(k: &mut Kernel, Args([owner, frame, cred, ..]): Args) -> Resu
 pub fn frame_free(k: &mut Kernel, Args([frame, cred, ..]): Args) -> Result<u64, Error> {
     let frame = Frame::new(frame);
     let owner = k.frame_arg(frame, cred, Rights::WRITE, false)?;
-    k.frames.free(frame)?;
-    k.kinfo.free_frames = k.frames.free_count();
+    k.mem.frames.free(frame)?;
+    k.mem.publish_free();
     k.publish(owner);
     Ok(0)
 }
@@ -104,7 +100,8 @@ pub fn frame_free(k: &mut Kernel, Args([frame, cred, ..]): Args) -> Result<u64, 
 pub fn frame_share(k: &mut Kernel, Args([frame, slot, cred, ..]): Args) -> Result<u64, Error> {
     let frame = Frame::new(frame);
     k.frame_arg(frame, cred, Rights::WRITE, false)?;
-    k.frame_share[frame.number() as usize] = k.guard_arg(slot)?;
+    let guard = k.guard_arg(slot)?;
+    k.mem.set_share_guard(frame, guard);
     Ok(0)
 }
 
@@ -146,11 +143,11 @@ pub fn set_repossession_vector(k: &mut Kernel, Args([env, va, cred, ..]): Args) 
             return Err(Error::BadPointer);
         }
         let f = pagetable::frame_of(pte);
-        k.frames.add_ref(f)?;
+        k.mem.frames.add_ref(f)?;
         Some(f)
     };
     if let Some(old) = core::mem::replace(&mut k.envs[s].repo_vector, frame) {
-        k.frames.drop_ref(old);
+        k.mem.frames.drop_ref(old);
     }
     Ok(0)
 }
@@ -180,13 +177,13 @@ pub fn map_from_range(k: &mut Kernel, Args([env, va, src, pages, flags, cred]): 
             Err(level) => missing.add(d, level),
         }
         // Conservative: as if every page of the range mapped this frame.
-        if !k.frames.can_add_refs(pagetable::frame_of(have), pages) {
+        if !k.mem.frames.can_add_refs(pagetable::frame_of(have), pages) {
             return Err(Error::NoMemory);
         }
         targets += 1;
     }
     let tables = missing.count;
-    if tables > k.frames.free_count() {
+    if tables > k.mem.frames.free_count() {
         return Err(Error::NoMemory);
     }
     let owner = k.space_owner(s);
@@ -195,7 +192,7 @@ pub fn map_from_range(k: &mut Kernel, Args([env, va, src, pages, flags, cred]): 
     // upper levels are walked once per 2 MiB here too.
     let id = k.envs[owner].id().raw();
     let (mut source, mut dest) = (pagetable::Prober::new(k.pml4()), pagetable::Mapper::new(k.envs[s].pml4));
-    let frames = &mut k.frames;
+    let frames = &mut k.mem.frames;
     for d in page_range(va, pages)? {
         let Ok(have) = source.probe(&mut PhysTables, d.wrapping_add(delta)) else {
             continue;
@@ -210,7 +207,7 @@ pub fn map_from_range(k: &mut Kernel, Args([env, va, src, pages, flags, cred]): 
             return Err(e);
         }
     }
-    k.kinfo.free_frames = k.frames.free_count();
+    k.mem.publish_free();
     k.publish(owner);
     Ok(targets)
 }
@@ -237,8 +234,8 @@ pub fn unmap(k: &mut Kernel, Args([env, va, cred, ..]): Args) -> Result<u64, Err
     let va = user_page(va)?;
     let old = pagetable::unmap(&mut PhysTables, k.envs[s].pml4, va)?;
     k.flush(s, va);
-    k.frames.drop_ref(pagetable::frame_of(old));
-    k.kinfo.free_frames = k.frames.free_count();
+    k.mem.frames.drop_ref(pagetable::frame_of(old));
+    k.mem.publish_free();
     Ok(0)
 }
 

@@ -10,10 +10,12 @@
 mod caps;
 mod console;
 mod cpu;
+mod devices;
 mod envs;
 mod memory;
 mod nest;
 mod preds;
+mod xn;
 
 use abi::exception::vector;
 use abi::syscall as sc;
@@ -149,6 +151,30 @@ calls! {
     sc::ENV_LIMIT => nest::env_limit;
     sc::INTERCEPT_WAIT => nest::intercept_wait;
     sc::ENV_CAP_COPY => nest::env_cap_copy;
+    sc::DEV_INFO => devices::dev_info;
+    sc::BLK_READ => devices::blk_read;
+    sc::BLK_WRITE => devices::blk_write;
+    sc::NET_SEND => devices::net_send;
+    sc::NET_RECV => devices::net_recv;
+    sc::DEV_PING => devices::dev_ping;
+    sc::DEV_INJECT => devices::dev_inject;
+    sc::XN_INFO => xn::xn_info;
+    sc::XN_INSTALL => xn::xn_install;
+    sc::XN_TEMPLATE => xn::xn_template;
+    sc::XN_ROOT_ADD => xn::xn_root_add;
+    sc::XN_ROOT_FIND => xn::xn_root_find;
+    sc::XN_READ => xn::xn_read;
+    sc::XN_INSERT => xn::xn_insert;
+    sc::XN_BIND => xn::xn_bind;
+    sc::XN_MODIFY => xn::xn_modify;
+    sc::XN_WRITE => xn::xn_write;
+    sc::XN_FLUSH => xn::xn_flush;
+    sc::XN_LOCK => xn::xn_lock;
+    sc::XN_UNLOCK => xn::xn_unlock;
+    sc::XN_EVICT => xn::xn_evict;
+    sc::XN_CLAIMS => xn::xn_claims;
+    sc::XN_PARENT => xn::xn_parent;
+    sc::XN_IDENTITY => xn::xn_identity;
 }
 
 /// The general path of protected control transfer, where `pct_fast` sends
@@ -164,7 +190,7 @@ pub extern "C" fn reflect() {
 }
 
 fn reflect_in(k: &mut crate::state::Kernel) {
-    let c = k.current;
+    let c = k.current();
     if k.hold_foreign() {
         return;
     }

@@ -79,7 +79,7 @@ pub fn interpose(k: &mut Kernel, Args([env, on, cred, ..]): Args) -> Result<u64,
     if on > 1 {
         return Err(Error::BadFlags);
     }
-    k.interpose(s, k.current, on == 1);
+    k.interpose(s, k.current(), on == 1);
     Ok(0)
 }
 
@@ -91,7 +91,7 @@ pub fn intercept_answer(k: &mut Kernel, Args([env, mode, value, cred, ..]): Args
 
 pub fn intercept_wait(k: &mut Kernel, Args([root, buf, env, mode, value, cred]): Args) -> Result<u64, Error> {
     let r = k.child_arg(root, cred, Rights::READ)?;
-    if !k.is_ancestor(k.envs[k.current].id(), r) {
+    if !k.is_ancestor(k.envs[k.current()].id(), r) {
         return Err(Error::NotPermitted);
     }
     uaccess::check_writable(k.pml4(), buf, core::mem::size_of::<Event>() as u64)?;

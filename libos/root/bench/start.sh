@@ -15,7 +15,7 @@ for w in "$@"; do
 done
 # Named words none of which are ours: only the calibration.
 if [ -z "$named" ]; then
-	named=$own
+	named=" $own"
 	for w in "$@"; do [ "$w" = quick ] || named=; done
 fi
 iterations() { # NAME: full and quick counts, as bench/linux/init.c's

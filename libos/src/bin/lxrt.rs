@@ -57,7 +57,7 @@ fn main(_: u64) -> i32 {
             return 1;
         }
     };
-    if libos::proc::vars().tty.get() {
+    if libos::obj::console::is_tty() {
         // The terminal's keystrokes interrupt us even while the program
         // (the shell) computes; refused unless we are the first process.
         let _ = user::sys::console_notify(0, libos::proc::signal::CONSOLE_INPUT);
@@ -69,7 +69,7 @@ fn main(_: u64) -> i32 {
         linux::process::start(f, loaded, path, &argv);
         f.regs
     };
-    entry::enter(&regs)
+    libos::trap::enter(&regs)
 }
 
 user::entry!(main);

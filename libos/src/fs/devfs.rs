@@ -7,21 +7,12 @@
 //! is an ordinary directory for POSIX shared memory and semaphores.
 
 use super::node::{self, Ino};
+use super::stat::dev;
 use super::{dir, ROOT, S_IFCHR, S_IFDIR, S_IFLNK};
 use crate::obj::Kind;
 
-/// `rdev` as stored in an inode: major in the high 24 bits.
-pub const fn dev(major: u32, minor: u32) -> u32 {
-    major << 8 | minor
-}
-
 /// `/dev/tty`, the controlling terminal.
 pub const TTY: u32 = dev(5, 0);
-
-/// An inode's `rdev` as (major, minor).
-pub fn split(rdev: u32) -> (u32, u32) {
-    (rdev >> 8, rdev & 0xff)
-}
 
 /// Each device: its name, number, permissions and the object it opens.
 const DEVICES: [(&[u8], u32, u32, Kind); 7] = [

@@ -10,14 +10,17 @@
 pub mod boot;
 pub mod devfs;
 pub mod dir;
+pub mod mount;
 pub mod node;
 pub mod path;
 pub mod procfs;
+pub mod procfile;
 pub mod procload;
 pub mod procstatus;
 pub mod procsys;
 pub mod stat;
 pub mod sysfs;
+pub mod xnclient;
 
 pub use node::{Ino, Inode};
 pub use stat::Stat;
@@ -36,6 +39,8 @@ pub const ROOT: Ino = 1;
 
 pub const S_IFMT: u32 = 0o170000;
 pub const S_IFDIR: u32 = 0o040000;
+/// Set-group-ID: on a directory, new entries take its group.
+pub const S_ISGID: u32 = 0o2000;
 pub const S_IFREG: u32 = 0o100000;
 pub const S_IFLNK: u32 = 0o120000;
 pub const S_IFIFO: u32 = 0o010000;

@@ -1,6 +1,6 @@
 //! Inodes and their data buffers.
 
-use super::{FsRoot, S_IFDIR, S_IFMT};
+use super::{FsRoot, S_IFDIR, S_IFMT, S_ISGID};
 use crate::errno::{EFBIG, ENOSPC};
 use crate::scoped::Scoped;
 use crate::shared;
@@ -33,7 +33,7 @@ pub struct Inode {
     /// Owner and group (kept and shown; every process is root).
     pub uid: u32,
     pub gid: u32,
-    /// A device node's number (`devfs::dev`: major and minor).
+    /// A device node's number (`stat::dev`: major and minor).
     pub rdev: u32,
     /// The file system it belongs to (`FS_*`): its device number in `stat`
     /// and its type in `statfs`.
@@ -52,11 +52,14 @@ pub const FS_DEV: u8 = 3;
 /// are kept out by the big lock).
 static TABLE: Scoped<()> = Scoped::new("the inode table", ());
 
+/// The file system's anchor, in the arena.
+static ROOT: shared::Root<FsRoot> = shared::Root::new(0);
+
 /// Runs `f` on the file system's anchor; panics on a nested borrow.
 fn with_root<R>(f: impl FnOnce(&mut FsRoot) -> R) -> R {
     // SAFETY: the header's field, mapped in every process; the flag makes
     // this the only reference to it or its table in this process.
-    TABLE.with(|()| f(unsafe { &mut *shared::fs_root() }))
+    TABLE.with(|()| f(unsafe { &mut *ROOT.get() }))
 }
 
 /// Inode `ino` of the table `r` anchors.
@@ -80,6 +83,10 @@ pub fn update<R>(ino: Ino, f: impl FnOnce(&mut Inode) -> R) -> R {
 
 /// Sets up the inode table (first process only).
 pub fn init_table() -> bool {
+    // SAFETY: a null table with no free inode: `FsRoot` all zero.
+    if unsafe { ROOT.create_zeroed() }.is_err() {
+        return false;
+    }
     let size = INODES as usize * size_of::<Inode>();
     let p = shared::alloc(size, 8) as *mut Inode;
     if p.is_null() {
@@ -275,4 +282,21 @@ pub fn truncate(n: &mut Inode, len: u64) -> Result<(), i64> {
 pub fn touch(n: &mut Inode) {
     n.mtime_ns = crate::time::wall_ns();
     n.ctime_ns = n.mtime_ns;
+}
+
+/// A file just made in directory `dir` is in the directory's file system
+/// (`/dev/shm`'s files are devtmpfs's), takes the directory's group if the
+/// directory is set-group-ID, and a directory made there the bit too (the
+/// BSD rule Linux follows).
+pub fn inherit(dir: Ino, ino: Ino) {
+    let d = get(dir);
+    update(ino, |n| n.fs = d.fs);
+    if d.mode & S_ISGID != 0 {
+        update(ino, |n| {
+            n.gid = d.gid;
+            if n.mode & S_IFMT == S_IFDIR {
+                n.mode |= S_ISGID;
+            }
+        });
+    }
 }

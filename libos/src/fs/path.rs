@@ -16,9 +16,7 @@ fn is_link(ino: Ino) -> bool {
 
 /// Resolves `path` relative to `cwd`; follows a final symlink if `follow`.
 pub fn resolve(cwd: Ino, path: &[u8], follow: bool) -> Result<Ino, i64> {
-    if super::procfs::covers(path) {
-        super::procfs::refresh()?;
-    }
+    super::mount::refresh_for(path)?;
     let mut hops = 0;
     walk(cwd, path, follow, &mut hops)
 }
@@ -45,9 +43,7 @@ fn walk(cwd: Ino, path: &[u8], follow: bool, hops: &mut u32) -> Result<Ino, i64>
             }
             let target = node::bytes(&node::get(next)).to_vec();
             // A link into `/proc` (`/dev/fd`): bring it up to date first.
-            if super::procfs::covers(&target) {
-                super::procfs::refresh()?;
-            }
+            super::mount::refresh_for(&target)?;
             cur = walk(cur, &target, true, hops)?;
         } else {
             cur = next;

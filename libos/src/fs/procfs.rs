@@ -8,6 +8,7 @@
 //! reader walking `/proc` while others open files in it sees each once.
 
 use super::node::{self, Ino};
+use super::procfile::{comm, put, text};
 use super::{dir, ROOT, S_IFDIR, S_IFLNK, S_IFREG};
 use crate::errno::ENOENT;
 use crate::proc::table::{self, Entry};
@@ -16,25 +17,9 @@ use abi::tables::{env_state, EnvInfo};
 use alloc::vec::Vec;
 use user::kinfo;
 
-/// `args` formatted into bytes (without `alloc::format!`, which lxrt's
-/// panic-abort build cannot link).
-pub(super) fn text(args: core::fmt::Arguments) -> Vec<u8> {
-    struct Buf(Vec<u8>);
-    impl core::fmt::Write for Buf {
-        fn write_str(&mut self, s: &str) -> core::fmt::Result {
-            self.0.extend_from_slice(s.as_bytes());
-            Ok(())
-        }
-    }
-    let mut b = Buf(Vec::new());
-    let _ = core::fmt::write(&mut b, args);
-    b.0
-}
-
-/// Whether `path` names something under `/proc`.
-pub fn covers(path: &[u8]) -> bool {
-    path.strip_prefix(b"/proc").is_some_and(|rest| rest.is_empty() || rest[0] == b'/')
-}
+/// `/proc`, brought up to date whenever a path under it is resolved
+/// (`mount`, registered at start).
+pub static PROC: super::mount::Synthetic = super::mount::Synthetic { at: b"/proc", refresh };
 
 /// Brings `/proc` up to date.
 pub fn refresh() -> Result<(), i64> {
@@ -132,9 +117,7 @@ pub fn self_fd_dir() -> Option<Ino> {
 pub fn fd_alias(cwd: Ino, path: &[u8], follow: bool) -> Result<Option<i64>, i64> {
     let (mut cwd, mut path) = (cwd, path.to_vec());
     for _ in 0..40 {
-        if covers(&path) {
-            refresh()?;
-        }
+        super::mount::refresh_for(&path)?;
         let Ok((d, name)) = super::path::parent(cwd, &path) else {
             return Ok(None);
         };
@@ -275,24 +258,6 @@ fn meminfo() -> Vec<u8> {
     s
 }
 
-/// Makes `dir/name` a node of `mode` holding `bytes` (replacing what was
-/// there).
-pub(super) fn put(d: Ino, name: &[u8], mode: u32, bytes: &[u8]) -> Result<(), i64> {
-    let ino = match dir::lookup(d, name) {
-        Some(i) => i,
-        None => {
-            let i = node::alloc_on(mode, node::FS_PROC)?;
-            dir::add(d, name, i)?;
-            i
-        }
-    };
-    node::update(ino, |n| {
-        node::truncate(n, 0)?;
-        node::write_at(n, 0, bytes)
-    })?;
-    Ok(())
-}
-
 /// Unlinks `name` from `d` and, for a directory, everything in it.
 fn remove_tree(d: Ino, name: &[u8]) {
     let Some(ino) = dir::lookup(d, name) else { return };
@@ -310,18 +275,6 @@ fn remove_tree(d: Ino, name: &[u8]) {
 fn cmdline(e: &Entry) -> &[u8] {
     let end = e.cmd.iter().rposition(|&b| b != 0).map_or(0, |i| i + 2).min(e.cmd.len());
     &e.cmd[..end]
-}
-
-/// The program's name: the last part of its first argument, at most 15
-/// bytes, as Linux's `comm`.
-pub fn comm(e: &Entry) -> &[u8] {
-    if e.name[0] != 0 {
-        let len = e.name.iter().position(|&b| b == 0).unwrap_or(e.name.len());
-        return &e.name[..len];
-    }
-    let argv0 = e.cmd.split(|&b| b == 0).next().unwrap_or_default();
-    let base = argv0.rsplit(|&b| b == b'/').next().unwrap_or_default();
-    &base[..base.len().min(15)]
 }
 
 /// `/proc/PID/stat`: Linux's 52 fields (CPU time all as user time); what

@@ -5,7 +5,7 @@
 //! ones runnable now. The load averages are 0: nobody samples the run
 //! queue.
 
-use super::procfs::text;
+use super::procfile::text;
 use crate::proc::table;
 use abi::tables::{env_state, ENV_SLOTS};
 use alloc::vec::Vec;

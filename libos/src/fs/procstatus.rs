@@ -4,7 +4,7 @@
 //! mappings). Another process's signal words read 0 and its thread count
 //! 1; capabilities are a root's (every process is root).
 
-use super::procfs::{comm, text};
+use super::procfile::{comm, text};
 use crate::proc::table::{self, Entry};
 use abi::tables::{env_state, EnvInfo};
 use alloc::vec::Vec;
@@ -40,7 +40,7 @@ impl Own {
         }
         Own {
             threads: 1 + crate::proc::thread::envs().len(),
-            umask: crate::proc::vars().umask.get(),
+            umask: crate::proc::UMASK.get(),
             fd_size: crate::fd::all().last().map_or(0, |&n| n as usize + 1).next_multiple_of(64).max(64),
             vm_kib: crate::vm::regions().iter().map(|r| (r.end - r.start) / 1024).sum(),
             blocked: crate::proc::signal::mask(),

@@ -6,7 +6,7 @@
 //! first looked at; `random/uuid` is new at every look, as on Linux.
 
 use super::node::Ino;
-use super::procfs::{put, text};
+use super::procfile::{put, text};
 use super::{dir, node, S_IFDIR, S_IFREG};
 use alloc::vec::Vec;
 

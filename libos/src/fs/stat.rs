@@ -64,7 +64,7 @@ pub fn of(ino: Ino) -> Stat {
         ino: ino as u64,
         nlink,
         mode: n.mode,
-        rdev: super::devfs::split(n.rdev),
+        rdev: split(n.rdev),
         size,
         blksize: BLOCK,
         blocks: size.div_ceil(512),
@@ -74,4 +74,14 @@ pub fn of(ino: Ino) -> Stat {
         uid: n.uid,
         gid: n.gid,
     }
+}
+
+/// `rdev` as stored in an inode: major in the high 24 bits.
+pub const fn dev(major: u32, minor: u32) -> u32 {
+    major << 8 | minor
+}
+
+/// An inode's `rdev` as (major, minor).
+pub fn split(rdev: u32) -> (u32, u32) {
+    (rdev >> 8, rdev & 0xff)
 }

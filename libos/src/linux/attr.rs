@@ -8,13 +8,12 @@
 use super::file::{base, AT_SYMLINK_NOFOLLOW};
 use crate::errno::{LxResult, EFAULT, EINVAL};
 use crate::fd;
-use crate::fs::{node, path, Ino, S_IFDIR, S_IFMT};
+use crate::fs::{node, path, Ino, S_IFDIR, S_IFMT, S_ISGID};
 use crate::time::wall_ns;
 use crate::uaccess;
 
 const AT_EMPTY_PATH: u64 = 0x1000;
 const S_ISUID: u32 = 0o4000;
-const S_ISGID: u32 = 0o2000;
 const S_IXGRP: u32 = 0o010;
 const UTIME_NOW: i64 = (1 << 30) - 1;
 const UTIME_OMIT: i64 = (1 << 30) - 2;
@@ -130,22 +129,4 @@ pub fn fchownat(dirfd: i64, pathp: u64, uid: u64, gid: u64, flags: u64, by_fd: b
         n.ctime_ns = wall_ns();
     });
     Ok(0)
-}
-
-/// A file just made in directory `dir` takes the directory's group if the
-/// directory is set-group-ID, and a directory made there the bit too (the
-/// BSD rule Linux follows).
-pub fn inherit(dir: Ino, ino: Ino) {
-    let d = node::get(dir);
-    // It is in its directory's file system (`/dev/shm`'s files are
-    // devtmpfs's).
-    node::update(ino, |n| n.fs = d.fs);
-    if d.mode & S_ISGID != 0 {
-        node::update(ino, |n| {
-            n.gid = d.gid;
-            if n.mode & S_IFMT == S_IFDIR {
-                n.mode |= S_ISGID;
-            }
-        });
-    }
 }

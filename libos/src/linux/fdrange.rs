@@ -19,7 +19,7 @@ pub fn close_range(first: u64, last: u64, flags: u64) -> LxResult {
     if flags & !(CLOSE_RANGE_UNSHARE | CLOSE_RANGE_CLOEXEC) != 0 || first > last {
         return Err(EINVAL);
     }
-    if flags & CLOSE_RANGE_UNSHARE != 0 && crate::proc::vars().threads.get() != 0 {
+    if flags & CLOSE_RANGE_UNSHARE != 0 && crate::lock::OTHER_THREADS.get() != 0 {
         crate::log::once("close_range with CLOSE_RANGE_UNSHARE in a threaded process", 3002);
         return Err(EINVAL);
     }

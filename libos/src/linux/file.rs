@@ -75,15 +75,13 @@ fn resolve_at(dirfd: i64, pathp: u64, follow: bool) -> Result<Ino, i64> {
 
 pub fn read(fdn: i64, buf: u64, len: u64) -> LxResult {
     let d = fd::get(fdn)?;
-    // SAFETY: the descriptor keeps the file live; no other reference to it here.
-    uaccess::with_bytes_mut(buf, len, |b| call((d.ops.read)(unsafe { fd::file(&d) }, b)))?
+    uaccess::with_bytes_mut(buf, len, |b| crate::io::read(&d, b).map(|n| n as i64))?
 }
 
 pub fn write(fdn: i64, buf: u64, len: u64) -> LxResult {
     let d = fd::get(fdn)?;
     let b = uaccess::bytes(buf, len)?;
-    // SAFETY: the descriptor keeps the file live; no other reference to it here.
-    call((d.ops.write)(unsafe { fd::file(&d) }, b))
+    crate::io::write(&d, b).map(|n| n as i64)
 }
 
 /// `struct iovec` arrays for readv/writev (`linux/vector.rs` too): at most
@@ -247,12 +245,12 @@ pub fn openat(dirfd: i64, pathp: u64, flags: u64, mode: u64) -> LxResult {
             if p.ends_with(b"/") {
                 return Err(EISDIR);
             }
-            let i = node::alloc(S_IFREG | (mode as u32 & 0o7777 & !proc::vars().umask.get()))?;
+            let i = node::alloc(S_IFREG | (mode as u32 & 0o7777 & !proc::UMASK.get()))?;
             if let Err(e) = dir::add(d, &name, i) {
                 node::release(i);
                 return Err(e);
             }
-            super::attr::inherit(d, i);
+            crate::fs::node::inherit(d, i);
             i
         }
         Err(e) => return Err(e),
@@ -262,13 +260,13 @@ pub fn openat(dirfd: i64, pathp: u64, flags: u64, mode: u64) -> LxResult {
         S_IFDIR => Kind::Dir,
         S_IFLNK => return Err(ELOOP),
         S_IFCHR | S_IFIFO if flags & O_DIRECTORY != 0 => return Err(ENOTDIR),
-        S_IFIFO => return fd::open(obj::fifo::open(ino, status)?, cloexec),
+        S_IFIFO => return fd::open(crate::io::open_fifo(ino, status)?, cloexec),
         // Sockets are reached by connect, not open.
         crate::fs::S_IFSOCK => return Err(ENXIO),
         // A device node: an open file of the device's kind.
         // `/dev/tty` is the controlling terminal: none unless the console
         // is a terminal (`lxrt -t`).
-        S_IFCHR if n.rdev == devfs::TTY && !proc::vars().tty.get() => return Err(ENXIO),
+        S_IFCHR if n.rdev == devfs::TTY && !crate::obj::console::is_tty() => return Err(ENXIO),
         S_IFCHR => return fd::open(obj::new(devfs::kind(n.rdev).ok_or(ENXIO)?, status, ino)?, cloexec),
         _ => Kind::Regular,
     };
@@ -472,13 +470,13 @@ pub fn chdir(pathp: u64) -> LxResult {
     if !node::is_dir(ino) {
         return Err(ENOTDIR);
     }
-    proc::vars().cwd.set(ino);
+    proc::CWD.set(ino);
     Ok(0)
 }
 
 pub fn fchdir(fdn: i64) -> LxResult {
     let ino = dir_of(fdn)?;
-    proc::vars().cwd.set(ino);
+    proc::CWD.set(ino);
     Ok(0)
 }
 
@@ -593,9 +591,9 @@ pub fn mkdirat(dirfd: i64, pathp: u64, mode: u64) -> LxResult {
     if dir::lookup(d, &name).is_some() {
         return Err(EEXIST);
     }
-    let ino = node::alloc(S_IFDIR | (mode as u32 & 0o7777 & !proc::vars().umask.get()))?;
+    let ino = node::alloc(S_IFDIR | (mode as u32 & 0o7777 & !proc::UMASK.get()))?;
     dir::add(d, &name, ino).inspect_err(|_| node::release(ino))?;
-    super::attr::inherit(d, ino);
+    crate::fs::node::inherit(d, ino);
     Ok(0)
 }
 
@@ -611,7 +609,7 @@ pub fn symlinkat(target: u64, dirfd: i64, linkp: u64) -> LxResult {
     let ino = node::alloc(S_IFLNK | 0o777)?;
     node::update(ino, |n| node::write_at(n, 0, t))?;
     dir::add(d, &name, ino).inspect_err(|_| node::release(ino))?;
-    super::attr::inherit(d, ino);
+    crate::fs::node::inherit(d, ino);
     Ok(0)
 }
 

@@ -91,7 +91,7 @@ pub fn fcntl(fdn: i64, cmd: u64, arg: u64) -> LxResult {
     } else {
         Owner::Process(crate::proc::env(), crate::proc::pid())
     };
-    let file = locks::key(f);
+    let file = f.lock_key();
     if cmd == F_GETLK || cmd == F_OFD_GETLK {
         if l.l_type != F_RDLCK && l.l_type != F_WRLCK {
             return Err(EINVAL);
@@ -145,7 +145,7 @@ pub fn flock(fdn: i64, op: u64) -> LxResult {
         LOCK_UN => None,
         _ => return Err(EINVAL),
     };
-    let (file, owner) = (locks::key(f), Owner::File(f as *mut File as u64));
+    let (file, owner) = (f.lock_key(), Owner::File(f as *mut File as u64));
     // As Linux, a conversion first drops the lock held.
     if want.is_some() {
         locks::set(file, Space::Flock, owner, None, 0, u64::MAX)?;

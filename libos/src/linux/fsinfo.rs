@@ -8,7 +8,7 @@
 
 use super::file::{base, AT_FDCWD};
 use crate::errno::{EINVAL, ESPIPE};
-use crate::fs::{dir, path, procfs, Ino};
+use crate::fs::{dir, path, Ino};
 use crate::obj::Kind;
 use crate::{fd, uaccess};
 
@@ -54,9 +54,6 @@ fn put(buf: u64, magic: u64) -> crate::errno::LxResult {
 pub fn statfs(pathp: u64, buf: u64) -> crate::errno::LxResult {
     let p = uaccess::path(pathp)?;
     uaccess::writable(buf, 120)?;
-    if procfs::covers(p) {
-        procfs::refresh()?;
-    }
     let ino = path::resolve(base(AT_FDCWD, p)?, p, true)?;
     put(buf, magic_of(ino))
 }

@@ -40,7 +40,7 @@ pub fn futex(uaddr: u64, op: u64, val: u64, timeout: u64, uaddr2: u64, val3: u64
                 return Err(EINVAL);
             }
             let deadline = deadline(timeout, cmd == WAIT_BITSET, op & CLOCK_REALTIME != 0)?;
-            futex::wait(key(uaddr)?, uaddr, val, bitset, deadline).map(|_| 0)
+            futex::wait(key(uaddr)?, uaddr, val, bitset, deadline, crate::proc::deliver::pending).map(|_| 0)
         }
         WAKE | WAKE_BITSET => {
             let bitset = if cmd == WAKE { ALL } else { val3 as u32 };

@@ -1,7 +1,7 @@
 //! System V IPC's common part: keys, ids and permissions, for message
 //! queues (`ipcmsg.rs`) and semaphore sets (`ipcsem.rs`). Every object
 //! lives in the shared arena, one table per kind anchored in the arena's
-//! header (`shared::sysv_ipc`), so every process sees the same ones, as
+//! header (`shared::Root` slots 5 and 6), so every process sees the same ones, as
 //! every process on Linux does; objects outlive their creators until
 //! `IPC_RMID`. Ids are Linux's: a slot and a sequence number bumped each
 //! time the slot is reused (`seq * 32768 + slot`), so a stale id is EINVAL.
@@ -13,7 +13,6 @@
 
 use crate::errno::{LxResult, EEXIST, EINTR, EINVAL, ENOENT, ENOSPC};
 use crate::uaccess;
-use core::sync::atomic::Ordering;
 
 pub const IPC_PRIVATE: i32 = 0;
 pub const IPC_CREAT: u64 = 0o1000;
@@ -63,29 +62,15 @@ pub struct Table<T> {
     pub slots: [Slot<T>; SLOTS],
 }
 
-/// The kinds, in the arena (all zero at first: nothing in use).
-#[repr(C)]
-pub struct Ipc {
-    pub msg: Table<super::ipcmsg::Queue>,
-    pub sem: Table<super::ipcsem::Set>,
-    pub undo: super::ipcsem::Undos,
-}
-
-/// The arena's tables, made by the first call that needs them.
-pub fn tables() -> Result<&'static mut Ipc, i64> {
-    let word = crate::shared::sysv_ipc();
-    let mut p = word.load(Ordering::Relaxed) as *mut Ipc;
-    if p.is_null() {
-        let size = size_of::<Ipc>();
-        let raw = crate::shared::alloc(size, align_of::<Ipc>());
-        if raw.is_null() {
-            return Err(crate::errno::ENOMEM);
-        }
-        // SAFETY: a fresh block of `size` bytes; all zero is a valid Ipc.
-        unsafe { core::ptr::write_bytes(raw, 0, size) };
-        p = raw as *mut Ipc;
-        word.store(p as u64, Ordering::Relaxed);
-    }
+/// A kind's tables in the arena, from its root slot, made by the first
+/// call that needs them (every kind's are all zero at first: nothing in
+/// use).
+///
+/// # Safety
+/// All zero is a valid `T`.
+pub unsafe fn tables<T>(root: &crate::shared::Root<T>) -> Result<&'static mut T, i64> {
+    // SAFETY: the caller's promise.
+    let p = unsafe { root.get_or_create_zeroed() }.map_err(|_| crate::errno::ENOMEM)?;
     // SAFETY: the tables live as long as the arena; the big lock, held by
     // every caller, makes this the only reference to them.
     Ok(unsafe { &mut *p })
@@ -171,10 +156,10 @@ pub fn retry(wait: bool, deadline: Option<u64>, mut attempt: impl FnMut() -> LxR
         if deadline.is_some_and(|d| now >= d) {
             return Err(crate::errno::EAGAIN);
         }
-        if crate::proc::signal::pending() {
+        if crate::proc::deliver::pending() {
             return Err(EINTR);
         }
         let next = now + RECHECK_NS;
-        crate::wait::pause(Some(deadline.map_or(next, |d| d.min(next))));
+        crate::sleep::pause(Some(deadline.map_or(next, |d| d.min(next))));
     }
 }

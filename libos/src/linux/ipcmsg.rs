@@ -5,10 +5,19 @@
 //! truncated with `MSG_NOERROR`, copied without taking with `MSG_COPY`.
 //! The queues and their messages are in the shared arena (`ipc.rs`).
 
-use super::ipc::{self, retry, tables, IPC_INFO, IPC_NOWAIT, IPC_RMID, IPC_SET, IPC_STAT};
+use super::ipc::{self, retry, Table, IPC_INFO, IPC_NOWAIT, IPC_RMID, IPC_SET, IPC_STAT};
 use crate::errno::{LxResult, E2BIG, EFAULT, EIDRM, EINVAL, ENOMEM, ENOMSG};
 use crate::uaccess;
 use alloc::vec::Vec;
+
+/// The message queues' root slot in the arena.
+static QUEUES: crate::shared::Root<Table<Queue>> = crate::shared::Root::new(5);
+
+/// Every message queue, made by the first call that needs them.
+fn tables() -> Result<&'static mut Table<Queue>, i64> {
+    // SAFETY: all zero is a valid table (no queue in use).
+    unsafe { ipc::tables(&QUEUES) }
+}
 
 /// Linux's limits: the largest message and a new queue's size in bytes.
 const MSGMAX: u64 = 8192;
@@ -79,7 +88,7 @@ fn free(m: *mut Msg) {
 
 pub fn msgget(key: i32, flags: u64) -> LxResult {
     ipc::get(
-        &mut tables()?.msg,
+        tables()?,
         key,
         flags,
         |_| Ok(()),
@@ -105,7 +114,7 @@ fn empty() -> Queue {
 /// The queue `id` names: EINVAL the first time, EIDRM once the caller has
 /// waited on it (it was removed meanwhile).
 fn queue(id: i64, waited: bool) -> Result<&'static mut Queue, i64> {
-    let t = &mut tables()?.msg;
+    let t = tables()?;
     let i = ipc::slot_of(t, id).map_err(|e| if waited { EIDRM } else { e })?;
     Ok(&mut t.slots[i].obj)
 }
@@ -238,7 +247,7 @@ fn ds(s: &ipc::Slot<Queue>) -> Ds {
 }
 
 pub fn msgctl(id: i64, cmd: u64, buf: u64) -> LxResult {
-    let t = &mut tables()?.msg;
+    let t = tables()?;
     match ipc::command(cmd) {
         IPC_INFO | MSG_INFO => {
             let used = t.slots.iter().filter(|s| s.used);

@@ -8,11 +8,27 @@
 //! semaphores (the library learns of ends by looking at the kernel's
 //! table, as the lock table does).
 
-use super::ipc::{self, retry, tables, IPC_INFO, IPC_NOWAIT, IPC_RMID, IPC_SET, IPC_STAT};
+use super::ipc::{self, retry, Table, IPC_INFO, IPC_NOWAIT, IPC_RMID, IPC_SET, IPC_STAT};
 use crate::errno::{LxResult, E2BIG, EFBIG, EIDRM, EINVAL, ENOMEM, ENOSPC, ERANGE};
 use crate::uaccess;
 use abi::tables::env_state;
 use alloc::vec::Vec;
+
+/// Every semaphore set and every process's undo records, in the arena.
+#[repr(C)]
+struct Sems {
+    sem: Table<Set>,
+    undo: Undos,
+}
+
+/// Their root slot in the arena.
+static SEMS: crate::shared::Root<Sems> = crate::shared::Root::new(6);
+
+/// The semaphore sets, made by the first call that needs them.
+fn tables() -> Result<&'static mut Sems, i64> {
+    // SAFETY: all zero is a valid `Sems` (nothing in use).
+    unsafe { ipc::tables(&SEMS) }
+}
 
 /// Linux's limits: semaphores in a set, operations in a call, a counter's
 /// largest value.
@@ -126,7 +142,7 @@ pub fn semget(key: i32, nsems: u64, flags: u64) -> LxResult {
 }
 
 /// Applies and drops the undo records of processes that have ended.
-fn undo_ended(t: &mut ipc::Ipc) {
+fn undo_ended(t: &mut Sems) {
     for u in t.undo.0.iter_mut().filter(|u| u.env != 0) {
         let live = user::kinfo::env_by_id(u.env as u64).is_some_and(|e| e.state != env_state::EXITED);
         if live {
@@ -142,7 +158,7 @@ fn undo_ended(t: &mut ipc::Ipc) {
 }
 
 /// Adds `adj` to this process's undo record for counter `num` of `id`.
-fn record_undo(t: &mut ipc::Ipc, id: i64, num: u32, adj: i32) -> Result<(), i64> {
+fn record_undo(t: &mut Sems, id: i64, num: u32, adj: i32) -> Result<(), i64> {
     let env = crate::proc::env();
     let recs = &mut t.undo.0;
     let at = match recs.iter().position(|u| u.env == env && u.id == id && u.num == num) {

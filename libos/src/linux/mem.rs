@@ -3,8 +3,8 @@
 //! shared one is written back (`vm::write_back`).
 
 use crate::errno::{LxResult, EACCES, EFAULT, EINVAL, ENODEV, ENOMEM, EOPNOTSUPP, EOVERFLOW};
-use crate::layout::{page_up, BRK_LIMIT, MMAP_END, PAGE};
-use crate::proc::vars;
+use crate::layout::{page_up, BRK_LIMIT, MMAP_BASE, MMAP_END, PAGE};
+use crate::word::Word;
 use crate::{fd, obj, uaccess, vm};
 
 const PROT_READ: u64 = 1;
@@ -44,9 +44,21 @@ fn could_back(len: u64) -> bool {
     len / PAGE <= user::kinfo::kernel().frames
 }
 
+/// Where the program's `brk` heap starts and where it ends now, and where
+/// `mmap` looks for room next.
+static BRK_START: Word<u64> = Word::new(0);
+static BRK: Word<u64> = Word::new(0);
+static MMAP_NEXT: Word<u64> = Word::new(MMAP_BASE);
+
+/// A new program: its heap starts at `brk`, its mappings afresh.
+pub fn exec(brk: u64) {
+    BRK_START.set(brk);
+    BRK.set(brk);
+    MMAP_NEXT.set(MMAP_BASE);
+}
+
 pub fn brk(want: u64) -> LxResult {
-    let v = vars();
-    let (start, brk) = (v.brk_start.get(), v.brk.get());
+    let (start, brk) = (BRK_START.get(), BRK.get());
     if want < start || want > BRK_LIMIT {
         return Ok(brk as i64);
     }
@@ -59,13 +71,13 @@ pub fn brk(want: u64) -> LxResult {
     } else if new < old {
         vm::remove(new, old);
     }
-    v.brk.set(want);
+    BRK.set(want);
     Ok(want as i64)
 }
 
 /// Finds room for `len` bytes of new mappings.
 fn place(len: u64) -> Result<u64, i64> {
-    let next = &vars().mmap_next;
+    let next = &MMAP_NEXT;
     let at = next.get();
     if at + len > MMAP_END {
         return Err(ENOMEM);

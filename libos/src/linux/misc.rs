@@ -1,7 +1,7 @@
 //! Identity, limits, randomness, signals bookkeeping and other small calls.
 
 use crate::errno::{LxResult, EAGAIN, EINTR, EINVAL, EOPNOTSUPP};
-use crate::proc::signal;
+use crate::proc::{deliver, signal};
 use crate::uaccess;
 
 pub fn uname(buf: u64) -> LxResult {
@@ -88,7 +88,7 @@ pub fn rt_sigsuspend(set: u64, size: u64) -> LxResult {
     if size != 8 {
         return Err(EINVAL);
     }
-    signal::suspend(uaccess::get(set)?)
+    deliver::suspend(uaccess::get(set)?)
 }
 
 pub fn rt_sigpending(set: u64, size: u64) -> LxResult {
@@ -96,7 +96,7 @@ pub fn rt_sigpending(set: u64, size: u64) -> LxResult {
         return Err(EINVAL);
     }
     // Unblocked ones would have been delivered: what waits is blocked.
-    uaccess::put(set, signal::pending_in(signal::blocked()) >> 1).map(|_| 0)
+    uaccess::put(set, deliver::pending_in(signal::blocked()) >> 1).map(|_| 0)
 }
 
 /// `rt_sigtimedwait`: waits (at most `timeout`, a timespec; none: for
@@ -118,23 +118,22 @@ pub fn rt_sigtimedwait(set: u64, info: u64, timeout: u64, size: u64) -> LxResult
     };
     // While it waits, a signal of the process that every thread blocks is
     // handed to this thread (`thread::wanting`).
-    let me = crate::proc::thread();
-    me.sigwait.set(want);
+    signal::set_sigwait(want);
     let r = loop {
-        if let Some(sig) = signal::take_pending_in(want) {
+        if let Some(sig) = deliver::take_pending_in(want) {
             break Ok(sig);
         }
         if until.is_some_and(|u| crate::time::now_ns() >= u) {
             break Err(EAGAIN);
         }
         // Another signal with a handler ends the wait.
-        if signal::pending() {
+        if deliver::pending() {
             break Err(EINTR);
         }
         crate::obj::console::poll_interrupt();
-        crate::wait::pause(until);
+        crate::sleep::pause(until);
     };
-    me.sigwait.set(0);
+    signal::set_sigwait(0);
     let sig = r?;
     if info != 0 {
         let mut si = [0u64; 16];
@@ -207,9 +206,9 @@ pub fn clock_nanosleep(clock: u64, flags: u64, req: u64, rem: u64) -> LxResult {
         start.saturating_add(asked)
     };
     while now_ns() < until {
-        crate::wait::pause(Some(until));
+        crate::sleep::pause(Some(until));
         // A signal ends the sleep (it takes effect at the next call).
-        if crate::obj::console::poll_interrupt() || signal::pending() {
+        if crate::obj::console::poll_interrupt() || deliver::pending() {
             if flags & TIMER_ABSTIME == 0 && rem != 0 {
                 uaccess::put(rem, timespec(until.saturating_sub(now_ns())))?;
             }

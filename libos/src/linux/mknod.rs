@@ -26,8 +26,8 @@ pub fn mknodat(dirfd: i64, pathp: u64, mode: u64, _dev: u64) -> LxResult {
     if matches!(kind, S_IFCHR | S_IFBLK) {
         return Err(EPERM);
     }
-    let ino = node::alloc(kind | (mode & 0o7777 & !crate::proc::vars().umask.get()))?;
+    let ino = node::alloc(kind | (mode & 0o7777 & !crate::proc::UMASK.get()))?;
     dir::add(d, &name, ino).inspect_err(|_| node::release(ino))?;
-    super::attr::inherit(d, ino);
+    crate::fs::node::inherit(d, ino);
     Ok(0)
 }

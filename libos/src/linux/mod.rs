@@ -109,7 +109,9 @@ pub fn syscall(f: &mut ExceptionFrame) {
     // signal waiting there is nothing to act on before or after them. This
     // path stays small (no frame of `call`'s size to set up).
     let nr = f.regs.rax;
-    if matches!(nr, SYS_GETPID | SYS_GETTID) && !TRACE.load(Ordering::Relaxed) && crate::proc::signal::quiet()
+    if matches!(nr, SYS_GETPID | SYS_GETTID)
+        && !TRACE.load(Ordering::Relaxed)
+        && crate::proc::deliver::quiet()
     {
         let id = if nr == SYS_GETPID { crate::proc::pid() } else { crate::proc::thread::tid() };
         f.regs.rax = id as u64;
@@ -126,7 +128,7 @@ fn call(f: &mut ExceptionFrame) {
     let nr = r.rax;
     let (a0, a1, a2, a3, a4, a5) = (r.rdi, r.rsi, r.rdx, r.r10, r.r8, r.r9);
     lock::acquire();
-    crate::proc::signal::check_pending();
+    crate::proc::deliver::check_pending();
     let res = dispatch(f, nr, [a0, a1, a2, a3, a4, a5]);
     if TRACE.load(Ordering::Relaxed) {
         log::note(format_args!(
@@ -170,7 +172,7 @@ fn call(f: &mut ExceptionFrame) {
             | SYS_SENDTO
             | SYS_RECVFROM
     );
-    crate::proc::signal::deliver(f, (res == Err(EINTR) && restartable).then_some(nr));
+    crate::proc::deliver::deliver(f, (res == Err(EINTR) && restartable).then_some(nr));
     lock::end_call();
 }
 
@@ -204,7 +206,7 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         SYS_BRK => mem::brk(a[0]),
         SYS_RT_SIGACTION => misc::rt_sigaction(a[0], a[1], a[2], a[3]),
         SYS_RT_SIGPROCMASK => misc::rt_sigprocmask(a[0], a[1], a[2], a[3]),
-        SYS_RT_SIGRETURN => crate::proc::signal::sigreturn(f),
+        SYS_RT_SIGRETURN => crate::proc::deliver::sigreturn(f),
         SYS_IOCTL => fl::ioctl(i(a[0]), a[1], a[2]),
         SYS_PREAD64 => fl::pread(i(a[0]), a[1], a[2], a[3], false),
         SYS_PWRITE64 => fl::pread(i(a[0]), a[1], a[2], a[3], true),
@@ -234,7 +236,7 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         SYS_FLOCK => flock::flock(i(a[0]), a[1] as u32 as u64),
         SYS_DUP => fl::dup(i(a[0])),
         SYS_DUP2 => fl::dup3(i(a[0]), i(a[1]), u64::MAX),
-        SYS_PAUSE => crate::proc::signal::suspend(crate::proc::signal::mask()),
+        SYS_PAUSE => crate::proc::deliver::suspend(crate::proc::signal::mask()),
         SYS_NANOSLEEP => misc::clock_nanosleep(time::id::MONOTONIC, 0, a[0], a[1]),
         SYS_ALARM => itimer::alarm(a[0]),
         SYS_GETITIMER => itimer::getitimer(a[0], a[1]),
@@ -304,7 +306,7 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         SYS_FUTIMESAT => attr::futimesat(i(a[0]), a[1], a[2]),
         SYS_UMASK => {
             let new = a[0] as u32 & 0o777;
-            Ok(crate::proc::vars().umask.replace(new) as i64)
+            Ok(crate::proc::UMASK.replace(new) as i64)
         }
         SYS_GETTIMEOFDAY => misc::gettimeofday(a[0]),
         SYS_GETRLIMIT => rlimit::getrlimit(a[0] as u32 as u64, a[1]),

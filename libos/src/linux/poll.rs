@@ -3,7 +3,7 @@
 //! signal mask in place for the wait (`with_sigmask`).
 
 use crate::errno::{LxResult, EINTR, EINVAL};
-use crate::proc::signal;
+use crate::proc::{deliver, signal};
 use crate::uaccess;
 use crate::wait::{self, Entry};
 use alloc::vec::Vec;
@@ -76,9 +76,9 @@ pub fn with_sigmask(set: u64, size: u64, wait: impl FnOnce() -> LxResult) -> LxR
     let old = signal::mask();
     signal::set_mask(new);
     let r = wait();
-    if r == Err(EINTR) && signal::pending() {
+    if r == Err(EINTR) && deliver::pending() {
         // Read by the handler's frame on this call's return.
-        crate::proc::thread().suspended.set(Some(old));
+        crate::proc::signal::suspended(old);
     } else {
         signal::set_mask(old);
     }

@@ -39,7 +39,7 @@ fn name() -> [u8; 16] {
     }
     if out[0] == 0 {
         let me = crate::proc::table::mine();
-        let comm = crate::fs::procfs::comm(&me);
+        let comm = crate::fs::procfile::comm(&me);
         out[..comm.len()].copy_from_slice(comm);
     }
     out

@@ -1,7 +1,7 @@
 //! Process calls: fork/clone, execve, exit, wait4, kill, ids.
 
 use crate::errno::{LxResult, EAGAIN, EINVAL, ELOOP, ENOENT, EPERM, ESRCH};
-use crate::proc::{self, exit, fork, kill, signal, table, with_process};
+use crate::proc::{self, deliver, exit, fork, kill, reap, signal, table, with_process};
 use crate::{entry, exec, fd, uaccess};
 use abi::exception::ExceptionFrame;
 use alloc::vec::Vec;
@@ -138,7 +138,7 @@ pub fn clone3(f: &mut ExceptionFrame, args: u64, size: u64) -> LxResult {
 
 /// `set_tid_address`: where the thread's id is cleared when it ends.
 pub fn set_tid_address(at: u64) -> LxResult {
-    proc::thread().clear_tid.set(at);
+    proc::thread::set_clear_tid(at);
     Ok(proc::thread::tid() as i64)
 }
 
@@ -149,7 +149,7 @@ pub fn set_robust_list(head: u64, len: u64) -> LxResult {
     if len != ROBUST_LIST_HEAD {
         return Err(EINVAL);
     }
-    proc::thread().robust.set(head);
+    proc::thread::set_robust(head);
     Ok(0)
 }
 
@@ -251,12 +251,9 @@ pub fn start(f: &mut ExceptionFrame, loaded: exec::Loaded, path: Vec<u8>, argv: 
         }
         abs
     };
-    let v = proc::vars();
-    v.brk_start.set(loaded.brk);
-    v.brk.set(loaded.brk);
-    v.mmap_next.set(crate::layout::MMAP_BASE);
+    super::mem::exec(loaded.brk);
     // The old program's robust list is gone with it.
-    proc::thread().robust.set(0);
+    proc::thread::set_robust(0);
     with_process(|p| p.exe = exe);
     table::set_cmd(argv);
     f.regs = loaded.regs;
@@ -266,26 +263,26 @@ pub fn start(f: &mut ExceptionFrame, loaded: exec::Loaded, path: Vec<u8>, argv: 
 }
 
 pub fn exit_group(code: u64) -> ! {
-    proc::thread::exit_group(((code & 0xff) << 8) as i32)
+    exit::exit_group(((code & 0xff) << 8) as i32)
 }
 
 /// `exit`: the calling thread ends (the process with the last one).
 pub fn exit_thread(code: u64) -> ! {
-    proc::thread::exit_thread(((code & 0xff) << 8) as i32)
+    exit::exit_thread(((code & 0xff) << 8) as i32)
 }
 
 pub fn wait4(pid: i64, statusp: u64, options: u64, rusage: u64) -> LxResult {
-    if options & !(exit::WNOHANG | exit::WUNTRACED | exit::WCONTINUED | exit::WTHREAD_FLAGS) != 0 {
+    if options & !(reap::WNOHANG | reap::WUNTRACED | reap::WCONTINUED | reap::WTHREAD_FLAGS) != 0 {
         return Err(EINVAL);
     }
-    let options = options | exit::WEXITED;
+    let options = options | reap::WEXITED;
     if statusp != 0 {
         uaccess::writable(statusp, 4)?;
     }
     if rusage != 0 {
         uaccess::zero(rusage, 144)?;
     }
-    let (child, status, ns) = exit::wait(pid, options)?;
+    let (child, status, ns) = reap::wait(pid, options)?;
     if statusp != 0 && child != 0 {
         uaccess::put(statusp, status)?;
     }
@@ -303,8 +300,8 @@ pub fn waitid(idtype: u64, id: u64, infop: u64, options: u64, rusage: u64) -> Lx
     const P_ALL: u64 = 0;
     const P_PID: u64 = 1;
     const P_PGID: u64 = 2;
-    let events = exit::WEXITED | exit::WUNTRACED | exit::WCONTINUED;
-    let known = events | exit::WNOHANG | exit::WNOWAIT | exit::WTHREAD_FLAGS;
+    let events = reap::WEXITED | reap::WUNTRACED | reap::WCONTINUED;
+    let known = events | reap::WNOHANG | reap::WNOWAIT | reap::WTHREAD_FLAGS;
     if options & !known != 0 || options & events == 0 {
         return Err(EINVAL);
     }
@@ -322,7 +319,7 @@ pub fn waitid(idtype: u64, id: u64, infop: u64, options: u64, rusage: u64) -> Lx
     if rusage != 0 {
         uaccess::zero(rusage, 144)?;
     }
-    let (child, status, ns) = exit::wait(pid, options)?;
+    let (child, status, ns) = reap::wait(pid, options)?;
     if infop != 0 {
         let (code, value) = match status {
             0xffff => (CLD_CONTINUED, signal::SIGCONT as i32),
@@ -380,7 +377,7 @@ pub fn tgkill(tgid: Option<i64>, tid: i64, sig: u64) -> LxResult {
         return Ok(0);
     }
     if env as u64 == crate::lock::my_id() {
-        signal::raise_thread(sig as u32);
+        deliver::raise_thread(sig as u32);
     } else {
         signal::send_thread(env, sig as u32).map_err(|_| ESRCH)?;
     }

@@ -59,7 +59,7 @@ pub fn sendfile(out_fd: i64, in_fd: i64, offset: u64, count: u64) -> LxResult {
             Err(_) => break,
         };
         // SAFETY: as above.
-        let put = call((dout.ops.write)(unsafe { fd::file(&dout) }, &buf[..got]));
+        let put = crate::io::write(&dout, &buf[..got]).map(|n| n as i64);
         let put = match put {
             Ok(n) => n as usize,
             Err(e) if done == 0 => {

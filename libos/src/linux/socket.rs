@@ -157,12 +157,12 @@ pub fn bind(fdn: i64, addr: u64, len: u64) -> LxResult {
     if unix::is_bound(f) {
         return Err(EINVAL);
     }
-    let ino = node::alloc(S_IFSOCK | (0o777 & !crate::proc::vars().umask.get()))?;
+    let ino = node::alloc(S_IFSOCK | (0o777 & !crate::proc::UMASK.get()))?;
     if let Err(e) = dir::add(d, &name, ino) {
         node::release(ino);
         return Err(e);
     }
-    super::attr::inherit(d, ino);
+    crate::fs::node::inherit(d, ino);
     unix::bind(f, ino, &p)?;
     Ok(0)
 }
@@ -188,7 +188,7 @@ pub fn accept4(fdn: i64, addr: u64, lenp: u64, flags: u64) -> LxResult {
     if addr != 0 {
         uaccess::writable(lenp, 4)?;
     }
-    let conn = unix::accept(f, (flags & SOCK_NONBLOCK) as u32)?;
+    let conn = crate::io::accept(f, (flags & SOCK_NONBLOCK) as u32)?;
     let n = fd::open(conn, flags & SOCK_CLOEXEC != 0)?;
     // The client is unnamed: the address is the family alone.
     put_sockaddr(addr, lenp, &[])?;
@@ -221,7 +221,7 @@ pub fn getsockopt(fdn: i64, level: u64, name: u64, val: u64, lenp: u64) -> LxRes
     if name == SO_PEERCRED {
         // struct ucred: pid, uid, gid (everyone is root); no peer yet:
         // pid 0 and the overflow ids, as Linux answers.
-        let cred = unix::peer_pid(f).map_or([0, 65534, 65534], |pid| [pid, 0, 0]);
+        let cred = unix::peer_env(f).map_or([0, 65534, 65534], |env| [crate::proc::pid::of(env), 0, 0]);
         let room: u32 = uaccess::get(lenp)?;
         let n = (room as usize).min(12);
         let bytes: Vec<u8> = cred.iter().flat_map(|w| w.to_ne_bytes()).collect();
@@ -343,7 +343,7 @@ fn send_common(fdn: i64, iov: &[(u64, u64)], control: Option<(u64, u64)>, flags:
         Some((c, l)) if l > 0 => passed(c, l)?,
         _ => Vec::new(),
     };
-    let n = unix::send(f, &data, files, flags & MSG_DONTWAIT != 0, flags & MSG_NOSIGNAL == 0)?;
+    let n = crate::io::send(f, &data, files, flags & MSG_DONTWAIT != 0, flags & MSG_NOSIGNAL == 0)?;
     Ok(n as i64)
 }
 
@@ -380,7 +380,7 @@ fn recv_common(
         uaccess::writable(control.0, control.1)?;
     }
     let mut buf = alloc::vec![0u8; total.min(1 << 20) as usize];
-    let got = unix::recv(f, &mut buf, flags & MSG_DONTWAIT != 0, flags & MSG_PEEK != 0)?;
+    let got = crate::io::recv(f, &mut buf, flags & MSG_DONTWAIT != 0, flags & MSG_PEEK != 0)?;
     let mut at = 0;
     for &(p, l) in iov {
         let n = (l as usize).min(got.len - at);

@@ -138,7 +138,7 @@ fn from_pipe(din: &Fd, dout: &Fd, at: Option<i64>, len: u64, nonblock: bool, tak
         return Ok(0);
     }
     // SAFETY: as above.
-    if !pipe::wait_readable(unsafe { fd::file(din) }, nonblock)? {
+    if !crate::io::pipe_readable(unsafe { fd::file(din) }, nonblock)? {
         return Ok(0);
     }
     let mut buf = vec![0u8; (len as usize).min(CHUNK)];
@@ -149,12 +149,12 @@ fn from_pipe(din: &Fd, dout: &Fd, at: Option<i64>, len: u64, nonblock: bool, tak
         // SAFETY: as above.
         let fout = unsafe { fd::file(dout) };
         if pipe::room(fout) == 0 {
-            pipe::wait_writable(fout, nonblock)?;
+            crate::io::pipe_writable(fout, nonblock)?;
         }
         // SAFETY: as above.
         n = n.min(pipe::room(unsafe { fd::file(dout) }));
     }
-    let put = call(at_offset(dout, at, |f| (dout.ops.write)(f, &buf[..n])))? as usize;
+    let put = at_offset(dout, at, |f| crate::io::write_file(dout.ops, f, &buf[..n]))?;
     if take {
         // The bytes are in the ring: this read takes them without waiting.
         // SAFETY: as above.
@@ -171,11 +171,11 @@ fn into_pipe(din: &Fd, dout: &Fd, at: Option<i64>, len: u64, nonblock: bool) -> 
     }
     // SAFETY: as above.
     let fout = unsafe { fd::file(dout) };
-    pipe::wait_writable(fout, nonblock)?;
+    crate::io::pipe_writable(fout, nonblock)?;
     // SAFETY: as above.
     let room = pipe::room(unsafe { fd::file(dout) });
     let mut buf = vec![0u8; (len as usize).min(CHUNK).min(room)];
-    let got = call(at_offset(din, at, |f| (din.ops.read)(f, &mut buf)))? as usize;
+    let got = at_offset(din, at, |f| crate::io::read_file(din.ops, f, &mut buf))?;
     // SAFETY: as above.
     call((dout.ops.write)(unsafe { fd::file(dout) }, &buf[..got]))?;
     Ok(got as i64)

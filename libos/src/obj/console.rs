@@ -16,9 +16,8 @@
 use super::{no_seek, File, Ops};
 use crate::errno::{EAGAIN, EINTR, ENOTTY};
 use crate::fs::Stat;
-use crate::proc::signal::{SIGINT, SIGQUIT, SIGTSTP};
-use crate::proc::{kill, with_process};
 use crate::scoped::Scoped;
+use crate::word::Word;
 use user::sys;
 
 pub static OPS: Ops = Ops { read, write, seek: no_seek, stat, ioctl, close: |_| {} };
@@ -39,6 +38,15 @@ pub struct Tty {
     pub pgrp: u32,
 }
 
+/// The terminal's shared state, in the arena.
+static SHARED_TTY: crate::shared::Root<Tty> = crate::shared::Root::new(1);
+
+/// Makes the terminal's shared state (first process, at start).
+pub fn create() -> Result<(), abi::Error> {
+    // SAFETY: `Tty` is bytes and counts: all zero is an empty terminal.
+    unsafe { SHARED_TTY.create_zeroed() }
+}
+
 /// Guards the only `&mut` to the terminal's shared state in this process
 /// (the big lock keeps the other processes out).
 static TTY: Scoped<()> = Scoped::new("the terminal", ());
@@ -48,7 +56,7 @@ static TTY: Scoped<()> = Scoped::new("the terminal", ());
 fn with_tty<R>(f: impl FnOnce(&mut Tty) -> R) -> R {
     // SAFETY: the header's field, mapped in every process; the guard makes
     // this the only reference to it here.
-    TTY.with(|_| f(unsafe { &mut *crate::shared::tty() }))
+    TTY.with(|_| f(unsafe { &mut *SHARED_TTY.get() }))
 }
 
 const ISIG: u32 = 0o1;
@@ -63,26 +71,24 @@ const VKILL: usize = 3;
 const VEOF: usize = 4;
 
 fn flag_word(i: usize) -> u32 {
-    with_process(|p| {
-        let t = &p.termios;
-        u32::from_le_bytes([t[4 * i], t[4 * i + 1], t[4 * i + 2], t[4 * i + 3]])
-    })
+    let t = TERMIOS.get();
+    u32::from_le_bytes([t[4 * i], t[4 * i + 1], t[4 * i + 2], t[4 * i + 3]])
 }
 
 fn cc(i: usize) -> u8 {
     // c_cc starts at byte 17.
-    with_process(|p| p.termios[17 + i])
+    TERMIOS.get()[17 + i]
 }
 
 /// Whether the console answers terminal ioctls (`lxrt -t`); without it,
 /// programs see a plain character device, like output redirected to a pipe.
-fn is_tty() -> bool {
-    crate::proc::vars().tty.get()
+pub fn is_tty() -> bool {
+    IS_TTY.get()
 }
 
 /// Makes the console a terminal (`lxrt -t`), before any program runs.
 pub fn set_tty() {
-    crate::proc::vars().tty.set(true);
+    IS_TTY.set(true);
 }
 
 /// Moves what the kernel has for us into the typeahead; the signal
@@ -128,29 +134,35 @@ fn signal_group(c: u8, sig: u32) {
         t.edit_len = 0;
         t.pgrp
     });
-    let _ = if pgrp != 0 { kill::group(pgrp, sig) } else { kill::all_but_init(sig) };
+    (JOBS.get().signal_group)(pgrp, sig);
 }
 
-/// A read of the terminal from outside its foreground process group: as
-/// on Linux, SIGTTIN for the reader's group, which stops it until it is
-/// continued (in the foreground, after `fg`); EIO if the reader ignores or
-/// blocks SIGTTIN, EINTR if it handles it.
-fn await_foreground() -> Result<(), i64> {
-    use crate::proc::{signal, table};
-    loop {
-        let (fg, mine) = (with_tty(|t| t.pgrp), table::mine().pgid);
-        if !is_tty() || fg == 0 || fg == mine {
-            return Ok(());
-        }
-        if signal::ignored_or_blocked(signal::SIGTTIN) {
-            return Err(crate::errno::EIO);
-        }
-        let _ = kill::group(mine, signal::SIGTTIN);
-        if signal::pending() {
-            return Err(EINTR);
-        }
-    }
+/// What the terminal asks of the process layer for job control: to send
+/// a signal to a process group (0: everyone but init), and the caller's
+/// own group. Chosen at start (`set_jobs`), kept across fork and exec.
+pub struct Jobs {
+    pub signal_group: fn(u32, u32),
+    pub own_group: fn() -> u32,
 }
+
+/// Until a process layer is chosen, nobody is signalled (group 0).
+static NO_JOBS: Jobs = Jobs { signal_group: |_, _| {}, own_group: || 0 };
+static JOBS: Word<&'static Jobs> = Word::new(&NO_JOBS);
+
+/// Chooses who answers the terminal's job control.
+pub fn set_jobs(j: &'static Jobs) {
+    JOBS.set(j);
+}
+
+/// The foreground process group (0: none set).
+pub fn foreground() -> u32 {
+    with_tty(|t| t.pgrp)
+}
+
+/// Signal numbers the terminal sends, Linux's.
+const SIGINT: u32 = 2;
+const SIGQUIT: u32 = 3;
+const SIGTSTP: u32 = 20;
 
 /// For processes that wait on something else (a child, the clock): takes
 /// in console input and reports whether a Ctrl-C just arrived.
@@ -223,10 +235,10 @@ fn edit_line(t: &mut Tty, c: u8, [erase, kill, end]: [u8; 3]) -> bool {
     false
 }
 
-fn read(f: &mut File, buf: &mut [u8]) -> i64 {
-    if let Err(e) = await_foreground() {
-        return -e;
-    }
+/// Reads what the terminal has: EAGAIN when nothing yet (the caller waits,
+/// `io::read`, after checking the reader is in the foreground), EINTR when
+/// a control character just signalled.
+fn read(_: &mut File, buf: &mut [u8]) -> i64 {
     let canonical = is_tty() && flag_word(3) & ICANON != 0;
     loop {
         let line = with_tty(|t| {
@@ -241,7 +253,7 @@ fn read(f: &mut File, buf: &mut [u8]) -> i64 {
         if let Some(n) = line {
             return n as i64;
         }
-        if fill() || crate::proc::signal::pending() {
+        if fill() {
             return -EINTR;
         }
         if canonical {
@@ -272,10 +284,7 @@ fn read(f: &mut File, buf: &mut [u8]) -> i64 {
                 return n as i64;
             }
         }
-        if f.flags & super::flags::NONBLOCK != 0 {
-            return -EAGAIN;
-        }
-        crate::lock::wait();
+        return -EAGAIN;
     }
 }
 
@@ -305,8 +314,13 @@ const TIOCSPGRP: u64 = 0x5410;
 /// The kernel's `struct termios`: 36 bytes.
 pub const TERMIOS_SIZE: usize = 36;
 
-/// The settings a terminal starts with (`proc::Process::termios`).
-pub const TERMIOS_DEFAULT: [u8; TERMIOS_SIZE] = {
+/// This process's settings of the terminal, and whether the console is a
+/// terminal at all (`lxrt -t`).
+static TERMIOS: Word<[u8; TERMIOS_SIZE]> = Word::new(TERMIOS_DEFAULT);
+static IS_TTY: Word<bool> = Word::new(false);
+
+/// The settings a terminal starts with.
+const TERMIOS_DEFAULT: [u8; TERMIOS_SIZE] = {
     let mut t = [0u8; TERMIOS_SIZE];
     // c_iflag ICRNL, c_oflag OPOST|ONLCR, c_cflag B115200|CS8|CREAD,
     // c_lflag ISIG|ICANON|ECHO|ECHOE|ECHOK|IEXTEN.
@@ -337,13 +351,13 @@ fn ioctl(_: &mut File, req: u64, arg: u64) -> i64 {
         return -ENOTTY;
     }
     let r = match req {
-        TCGETS => crate::uaccess::write(arg, &with_process(|p| p.termios)),
+        TCGETS => crate::uaccess::write(arg, &TERMIOS.get()),
         TCSETS | TCSETSW | TCSETSF => crate::uaccess::bytes(arg, TERMIOS_SIZE as u64)
-            .map(|b| with_process(|p| p.termios.copy_from_slice(b))),
+            .map(|b| TERMIOS.set(b.try_into().expect("TERMIOS_SIZE bytes"))),
         TIOCGWINSZ => crate::uaccess::put(arg, [24u16, 80, 0, 0]).map(|_| ()),
         TIOCGPGRP => {
             let pgrp = match with_tty(|t| t.pgrp) {
-                0 => crate::proc::table::mine().pgid,
+                0 => (JOBS.get().own_group)(),
                 g => g,
             };
             crate::uaccess::put(arg, pgrp as i32).map(|_| ())

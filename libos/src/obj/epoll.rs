@@ -14,9 +14,9 @@
 //! file removes it from every set, as Linux does.
 
 use super::{no_seek, File, Kind, Ops};
+use super::{Look, POLLERR, POLLHUP};
 use crate::errno::{EEXIST, EINVAL, ELOOP, ENOENT, EPERM};
 use crate::fs::Stat;
-use crate::wait::{self, Look, POLLERR, POLLHUP};
 
 pub const EPOLLIN: u32 = 0x1;
 pub const EPOLLET: u32 = 1 << 31;
@@ -288,7 +288,7 @@ fn report_of(i: &Interest, look: Look) -> Option<(u16, u64)> {
     if i.disarmed {
         return Some((0, 0));
     }
-    let ev = wait::file_events(i.file, look)? & (i.events as u16 | POLLERR | POLLHUP);
+    let ev = super::file_events(i.file, look)? & (i.events as u16 | POLLERR | POLLHUP);
     if i.events & EPOLLET == 0 || ev == 0 {
         return Some((ev, 0));
     }
@@ -340,7 +340,7 @@ pub fn collect(f: *mut File, look: Look, out: &mut [(u32, u64)]) -> Option<usize
         let i = unsafe { &mut *i };
         let (ev, stamp) = report_of(i, look)?;
         if i.events & EPOLLET != 0 {
-            i.seen = wait::file_events(i.file, look)?;
+            i.seen = super::file_events(i.file, look)?;
         }
         if ev == 0 {
             continue;

@@ -1,15 +1,14 @@
 //! eventfd: a 64-bit counter that writes add to and reads take (all of
 //! it, or one in semaphore mode). The counter sits in a header shaped like
-//! a pipe ring's (`pipe::READERS_AT` … `TAIL_AT`, with `head` the count
+//! a pipe ring's (`crate::predicate::READERS_AT` … `TAIL_AT`, with `head` the count
 //! and `tail` zero), so a wait for it to become readable sleeps on the
 //! same wakeup predicate as a wait for a pipe (`crate::wait`).
 
 use super::flags::NONBLOCK;
 use super::{no_ioctl, no_seek, File, Kind, Ops};
-use crate::errno::{EAGAIN, EINTR, EINVAL};
+use super::{POLLIN, POLLOUT};
+use crate::errno::{EAGAIN, EINVAL};
 use crate::fs::Stat;
-use crate::predicate::WANT_READ;
-use crate::wait::{POLLIN, POLLOUT};
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 /// The largest count (a write that would pass it waits).
@@ -31,11 +30,10 @@ pub struct EventFd {
 }
 
 const _: () = {
-    use super::pipe;
-    assert!(core::mem::offset_of!(EventFd, readers) == pipe::READERS_AT as usize);
-    assert!(core::mem::offset_of!(EventFd, writers) == pipe::WRITERS_AT as usize);
-    assert!(core::mem::offset_of!(EventFd, count) == pipe::HEAD_AT as usize);
-    assert!(core::mem::offset_of!(EventFd, zero) == pipe::TAIL_AT as usize);
+    assert!(core::mem::offset_of!(EventFd, readers) == crate::predicate::READERS_AT as usize);
+    assert!(core::mem::offset_of!(EventFd, writers) == crate::predicate::WRITERS_AT as usize);
+    assert!(core::mem::offset_of!(EventFd, count) == crate::predicate::HEAD_AT as usize);
+    assert!(core::mem::offset_of!(EventFd, zero) == crate::predicate::TAIL_AT as usize);
 };
 
 pub static OPS: Ops = Ops { read, write, seek: no_seek, stat, ioctl: no_ioctl, close };
@@ -70,23 +68,16 @@ fn read(f: &mut File, buf: &mut [u8]) -> i64 {
     }
     // SAFETY: `f` keeps the counter live; the lock is held.
     let e = unsafe { of(f) };
-    loop {
-        let n = e.count.load(Ordering::Acquire);
-        if n > 0 {
-            let take = if e.semaphore { 1 } else { n };
-            e.count.store(n - take, Ordering::Release);
-            e.changes += 1;
-            buf[..8].copy_from_slice(&take.to_ne_bytes());
-            return 8;
-        }
-        if f.flags & NONBLOCK != 0 {
-            return -EAGAIN;
-        }
-        if crate::proc::signal::pending() {
-            return -EINTR;
-        }
-        crate::wait::ring_sleep(f.data as u64, WANT_READ, None);
+    let n = e.count.load(Ordering::Acquire);
+    if n == 0 {
+        // The caller waits (a predicate watches the count).
+        return -EAGAIN;
     }
+    let take = if e.semaphore { 1 } else { n };
+    e.count.store(n - take, Ordering::Release);
+    e.changes += 1;
+    buf[..8].copy_from_slice(&take.to_ne_bytes());
+    8
 }
 
 fn write(f: &mut File, buf: &[u8]) -> i64 {
@@ -99,23 +90,15 @@ fn write(f: &mut File, buf: &[u8]) -> i64 {
     }
     // SAFETY: `f` keeps the counter live; the lock is held.
     let e = unsafe { of(f) };
-    loop {
-        let n = e.count.load(Ordering::Acquire);
-        if add <= MAX - n {
-            e.count.store(n + add, Ordering::Release);
-            e.changes += 1;
-            return 8;
-        }
-        if f.flags & NONBLOCK != 0 {
-            return -EAGAIN;
-        }
-        if crate::proc::signal::pending() {
-            return -EINTR;
-        }
-        // No predicate watches for room (rare: the count near 2^64); look
-        // again after a short sleep.
-        crate::wait::pause(None);
+    let n = e.count.load(Ordering::Acquire);
+    if add > MAX - n {
+        // The caller waits (rare: the count near 2^64; no predicate
+        // watches for room, so it looks again after each yield).
+        return -EAGAIN;
     }
+    e.count.store(n + add, Ordering::Release);
+    e.changes += 1;
+    8
 }
 
 /// Readiness for `poll` (lock-free: only the count is read).

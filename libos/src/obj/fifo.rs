@@ -5,20 +5,24 @@
 //! writer and a writer for a reader (each until the other side has opened
 //! once since it started waiting); `O_NONBLOCK` readers never wait and
 //! `O_NONBLOCK` writers without a reader fail with ENXIO; `O_RDWR` never
-//! waits and holds both sides.
+//! waits and holds both sides. The opener's waiting is its caller's
+//! (`io::open_fifo`): `open` says what to wait for, `other_side` when
+//! it has come.
 
-use super::flags::{ACCMODE, NONBLOCK, RDONLY, RDWR, WRONLY};
+use super::flags::{ACCMODE, NONBLOCK, RDWR, WRONLY};
 use super::pipe::{self, Pipe};
 use super::{File, Kind};
-use crate::errno::{EINTR, EINVAL, ENXIO};
+use crate::errno::{EINVAL, ENXIO};
 use crate::fs::{node, Ino};
 
 /// How often an opener waiting for the other side looks again (it sleeps
 /// in between; no ring term says "an end was opened").
-const RECHECK_NS: u64 = 5_000_000;
+pub const RECHECK_NS: u64 = 5_000_000;
 
-/// Opens FIFO `ino` with status flags `status` (access mode, nonblock).
-pub fn open(ino: Ino, status: u32) -> Result<*mut File, i64> {
+/// Opens FIFO `ino` with status flags `status` (access mode, nonblock):
+/// the new end, and, when the opener must wait for the other side, how
+/// many of its ends had been opened (`other_side` compares).
+pub fn open(ino: Ino, status: u32) -> Result<(*mut File, Option<u64>), i64> {
     let acc = status & ACCMODE;
     if acc == ACCMODE {
         return Err(EINVAL);
@@ -55,40 +59,27 @@ pub fn open(ino: Ino, status: u32) -> Result<*mut File, i64> {
         n.borrowed = true;
     });
     if acc == RDWR || status & NONBLOCK != 0 {
-        return Ok(f);
+        return Ok((f, None));
     }
-    // The other side: its open count now, and its ends ever opened.
-    let other = |r: *mut Pipe| {
-        // SAFETY: our own end keeps the ring live.
-        let (readers, writers, opened) = unsafe { pipe::ends(r) };
-        if acc == RDONLY {
-            (writers, opened[1])
-        } else {
-            (readers, opened[0])
-        }
-    };
-    let start = other(ring).1;
-    loop {
-        let (open_now, opened) = other(ring);
-        if open_now > 0 || opened != start {
-            return Ok(f);
-        }
-        if crate::proc::signal::pending() {
-            super::put(&pipe::OPS, f);
-            return Err(EINTR);
-        }
-        crate::wait::ring_sleep(ring as u64, 0, Some(crate::time::now_ns() + RECHECK_NS));
+    // SAFETY: just made; no other reference to it here.
+    Ok((f, Some(other(unsafe { &*f }).1)))
+}
+
+/// FIFO end `f`'s other side: its open count now, and its ends ever opened.
+fn other(f: &File) -> (u32, u64) {
+    let reads = f.kind == Kind::PipeRead && f.flags & ACCMODE != RDWR;
+    // SAFETY: `f` is a live FIFO end; it keeps the ring live.
+    let (readers, writers, opened) = unsafe { pipe::ends(f.pipe) };
+    if reads {
+        (writers, opened[1])
+    } else {
+        (readers, opened[0])
     }
 }
 
-/// An end of FIFO `ino` on `ring` has closed; `gone` when it was the last.
-pub fn closed(ino: Ino, ring: *mut Pipe, gone: bool) {
-    node::update(ino, |n| {
-        if gone && n.data == ring as *mut u8 {
-            n.data = core::ptr::null_mut();
-            n.borrowed = false;
-        }
-        n.opens -= 1;
-    });
-    node::release(ino);
+/// Whether the other side of FIFO end `f` is open, or has been opened
+/// since `open` counted `start` of its ends.
+pub fn other_side(f: &File, start: u64) -> bool {
+    let (open_now, opened) = other(f);
+    open_now > 0 || opened != start
 }

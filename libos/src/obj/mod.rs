@@ -65,6 +65,18 @@ pub struct File {
     pub watch: *mut epoll::Interest,
 }
 
+impl File {
+    /// The key a file lock names this file by (`locks`): its inode, or the
+    /// description itself for a file without one.
+    pub fn lock_key(&self) -> u64 {
+        if self.ino != 0 {
+            self.ino as u64
+        } else {
+            self as *const File as u64
+        }
+    }
+}
+
 /// The operations on an open file. Each returns a Linux result (negative
 /// errno on failure).
 pub struct Ops {
@@ -195,6 +207,57 @@ pub fn no_seek(_: &mut File, _: i64, _: u32) -> i64 {
 }
 pub fn no_ioctl(_: &mut File, _: u64, _: u64) -> i64 {
     -ENOTTY
+}
+
+/// Poll events (`struct pollfd`'s bits).
+pub const POLLIN: u16 = 0x1;
+pub const POLLPRI: u16 = 0x2;
+pub const POLLOUT: u16 = 0x4;
+pub const POLLERR: u16 = 0x8;
+pub const POLLHUP: u16 = 0x10;
+pub const POLLNVAL: u16 = 0x20;
+pub const POLLRDNORM: u16 = 0x40;
+pub const POLLWRNORM: u16 = 0x100;
+
+/// How a look may read shared state.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Look {
+    /// With the big lock held: everything.
+    Locked,
+    /// Without it: pipes (their headers' atomics) and what is always
+    /// ready, but not the console (its input is taken in under the lock).
+    LockFree,
+}
+
+/// What open file `f` is ready for now (POLLRDNORM/POLLWRNORM come with
+/// POLLIN/POLLOUT), or None if `look` cannot tell without the lock.
+#[inline]
+// The pointer is a live shared `File` by construction (a descriptor's or
+// an interest's), never a program's value.
+#[allow(clippy::not_unsafe_ptr_arg_deref)]
+pub fn file_events(f: *mut File, look: Look) -> Option<u16> {
+    // SAFETY: the caller holds a reference, so the file is live; its kind
+    // and object never change once it is made, and they are read through
+    // the pointer without forming a reference to the whole file (other
+    // processes may be updating its other fields).
+    let (kind, ring, data) = unsafe { ((*f).kind, (*f).pipe, (*f).data) };
+    let ev = match kind {
+        // SAFETY: `ring` is the ring of the pipe end this descriptor holds.
+        Kind::PipeRead | Kind::PipeWrite => unsafe { pipe::events(kind, ring) },
+        // SAFETY: `data` is the counter of the eventfd the caller holds.
+        Kind::EventFd => unsafe { eventfd::events(data) },
+        Kind::Console | Kind::Epoll | Kind::TimerFd | Kind::Socket if look == Look::LockFree => return None,
+        Kind::Console => POLLOUT | if console::input_ready() { POLLIN } else { 0 },
+        Kind::Epoll => epoll::ready(f),
+        // SAFETY: the caller holds the file open; the lock is held.
+        Kind::TimerFd => timerfd::events(unsafe { &*f }),
+        // SAFETY: the caller holds the file open; the lock is held.
+        Kind::Socket => unix::events(unsafe { &*f }),
+        Kind::Null | Kind::Zero | Kind::Full | Kind::Random | Kind::Regular | Kind::Dir => POLLIN | POLLOUT,
+        // Not a descriptor poll or epoll accept (`fd::get`).
+        Kind::Path => POLLNVAL,
+    };
+    Some(ev | if ev & POLLIN != 0 { POLLRDNORM } else { 0 } | if ev & POLLOUT != 0 { POLLWRNORM } else { 0 })
 }
 
 /// `FIONREAD`: how many bytes a read would find now, as an `int` at the

@@ -1,12 +1,13 @@
 //! Pipes as rings in shared memory (paper 000 §5.2.1, paper 001 §5.1).
-//! A reader of an empty ring or a writer to a full one gives the rest of
-//! its time slice to the environment that last used the other end (a
-//! directed yield, paper 001 §5.1: the process that can make progress runs
-//! next), or yields plainly when that one is unknown or gone, and looks
-//! again; the other side, once it has made progress, hands the CPU
-//! straight to a waiting reader or writer when its call ends
-//! (`lock::hand_off`). A write with no reader left raises SIGPIPE, or fails with EPIPE
-//! when the program ignores it, as on Linux.
+//! A read of an empty ring or a write to a full one fails with EAGAIN; on
+//! a blocking end it first marks the end as waiting, and the caller
+//! (`io.rs`) waits: it gives the rest of its time slice to the environment
+//! that last used the other end (a directed yield, paper 001 §5.1: the
+//! process that can make progress runs next, `wait_info`), then sleeps on
+//! the ring, and tries again. The other side, once it has made progress,
+//! hands the CPU straight to a waiting reader or writer when its call ends
+//! (`lock::hand_off`). A write with no reader left fails with EPIPE; the
+//! caller raises SIGPIPE, as Linux does.
 
 use super::flags::{ACCMODE, NONBLOCK, RDWR, WRONLY};
 use super::{no_ioctl, no_seek, File, Kind, Ops};
@@ -21,19 +22,13 @@ fn ioctl(f: &mut File, req: u64, arg: u64) -> i64 {
 }
 use crate::errno::{EAGAIN, EBADF, ENOMEM, EPIPE};
 use crate::fs::{Ino, Stat};
-use crate::predicate::{WANT_READ, WANT_WRITE};
 use crate::shared;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
-pub const CAPACITY: usize = 65536;
-/// Writes up to this size are never interleaved with others (POSIX).
-pub const PIPE_BUF: usize = 4096;
-/// Offsets of the header fields a wakeup predicate reads, and its size.
-pub const READERS_AT: i16 = 0;
-pub const WRITERS_AT: i16 = 4;
-pub const HEAD_AT: i16 = 8;
-pub const TAIL_AT: i16 = 16;
-pub const HEADER: u64 = 24;
+/// The ring's size, and the writes never interleaved with others; the
+/// header's layout is the one a wakeup predicate reads (`predicate`).
+pub use crate::predicate::{CAPACITY, PIPE_BUF};
+use crate::predicate::{HEADER, HEAD_AT, READERS_AT, TAIL_AT, WRITERS_AT};
 
 /// The ring's header comes first and the ring is 64-byte aligned, so the
 /// header (`readers` … `tail`, `HEADER` bytes) never straddles a page: a
@@ -199,32 +194,22 @@ pub fn read(f: &mut File, buf: &mut [u8]) -> i64 {
     // SAFETY: `f` keeps the pipe live; no other reference to it here.
     let p = unsafe { pipe_of(f) };
     p.reader_env = crate::lock::my_id();
-    let mut yielded = false;
-    loop {
-        let (tail, head) = p.positions();
-        let fill = (head - tail) as usize;
-        if fill > 0 {
-            let n = fill.min(buf.len());
-            take(p, tail, &mut buf[..n]);
-            if p.writer_waits {
-                p.writer_waits = false;
-                crate::lock::hand_off(p.writer_env);
-            }
-            return n as i64;
+    let (tail, head) = p.positions();
+    let fill = (head - tail) as usize;
+    if fill > 0 {
+        let n = fill.min(buf.len());
+        take(p, tail, &mut buf[..n]);
+        if p.writer_waits {
+            p.writer_waits = false;
+            crate::lock::hand_off(p.writer_env);
         }
-        if p.writers() == 0 {
-            return 0;
-        }
-        if f.flags & NONBLOCK != 0 {
-            return -EAGAIN;
-        }
-        // A signal ends the wait; it is acted on as the call returns.
-        if crate::proc::signal::pending() {
-            return -crate::errno::EINTR;
-        }
-        p.reader_waits = true;
-        block(f, p.writer_env, WANT_READ, &mut yielded);
+        return n as i64;
     }
+    if p.writers() == 0 {
+        return 0;
+    }
+    p.reader_waits |= f.flags & NONBLOCK == 0;
+    -EAGAIN
 }
 
 pub fn write(f: &mut File, buf: &[u8]) -> i64 {
@@ -250,11 +235,12 @@ pub fn write(f: &mut File, buf: &[u8]) -> i64 {
         return buf.len() as i64;
     }
     let mut done = 0;
-    let mut yielded = false;
     while done < buf.len() {
         if p.readers() == 0 {
-            crate::proc::signal::raise_self(crate::proc::signal::SIGPIPE);
-            return if done > 0 { done as i64 } else { -EPIPE };
+            if done == 0 {
+                return -EPIPE;
+            }
+            break;
         }
         let (tail, head) = p.positions();
         let room = CAPACITY - (head - tail) as usize;
@@ -266,15 +252,12 @@ pub fn write(f: &mut File, buf: &[u8]) -> i64 {
             done += n;
             continue;
         }
-        if f.flags & NONBLOCK != 0 {
-            return if done > 0 { done as i64 } else { -EAGAIN };
+        // What went in counts; the caller comes back for the rest.
+        p.writer_waits |= f.flags & NONBLOCK == 0;
+        if done == 0 {
+            return -EAGAIN;
         }
-        // A signal ends the wait, as for a reader; what went in counts.
-        if crate::proc::signal::pending() {
-            return if done > 0 { done as i64 } else { -crate::errno::EINTR };
-        }
-        p.writer_waits = true;
-        block(f, p.reader_env, WANT_WRITE, &mut yielded);
+        break;
     }
     if p.reader_waits || (was_empty && done > 0) {
         p.reader_waits = false;
@@ -283,57 +266,38 @@ pub fn write(f: &mut File, buf: &[u8]) -> i64 {
     done as i64
 }
 
-/// Waits, as `read` would, until read end `f` holds bytes (true) or has
-/// no writer left (false): EAGAIN when `nonblock` or the end is
-/// nonblocking, EINTR for a signal (`splice`, `tee`).
-pub fn wait_readable(f: &File, nonblock: bool) -> Result<bool, i64> {
+/// Whether read end `f` holds bytes (true) or has no writer left
+/// (false), as `read` would find it; EAGAIN if neither, the end marked
+/// waiting unless `nonblock` (`splice`, `tee`: the caller waits).
+pub fn readable(f: &File, nonblock: bool) -> Result<bool, i64> {
     // SAFETY: `f` keeps the pipe live; no other reference to it here.
     let p = unsafe { pipe_of(f) };
-    let mut yielded = false;
-    loop {
-        let (tail, head) = p.positions();
-        if head > tail {
-            return Ok(true);
-        }
-        if p.writers() == 0 {
-            return Ok(false);
-        }
-        if nonblock || f.flags & NONBLOCK != 0 {
-            return Err(EAGAIN);
-        }
-        if crate::proc::signal::pending() {
-            return Err(crate::errno::EINTR);
-        }
-        p.reader_waits = true;
-        block(f, p.writer_env, WANT_READ, &mut yielded);
+    let (tail, head) = p.positions();
+    if head > tail {
+        return Ok(true);
     }
+    if p.writers() == 0 {
+        return Ok(false);
+    }
+    p.reader_waits |= !nonblock;
+    Err(EAGAIN)
 }
 
-/// Waits, as `write` would, until write end `f` has room: EPIPE (and
-/// SIGPIPE) with no reader left, EAGAIN when `nonblock` or the end is
-/// nonblocking, EINTR for a signal (`splice`, `tee`).
-pub fn wait_writable(f: &File, nonblock: bool) -> Result<(), i64> {
+/// Whether write end `f` has room, as `write` would find it: EPIPE with no
+/// reader left, EAGAIN when full, the end marked waiting unless
+/// `nonblock` (`splice`, `tee`: the caller waits, and raises SIGPIPE).
+pub fn writable(f: &File, nonblock: bool) -> Result<(), i64> {
     // SAFETY: `f` keeps the pipe live; no other reference to it here.
     let p = unsafe { pipe_of(f) };
-    let mut yielded = false;
-    loop {
-        if p.readers() == 0 {
-            crate::proc::signal::raise_self(crate::proc::signal::SIGPIPE);
-            return Err(EPIPE);
-        }
-        let (tail, head) = p.positions();
-        if head - tail < CAPACITY as u64 {
-            return Ok(());
-        }
-        if nonblock || f.flags & NONBLOCK != 0 {
-            return Err(EAGAIN);
-        }
-        if crate::proc::signal::pending() {
-            return Err(crate::errno::EINTR);
-        }
-        p.writer_waits = true;
-        block(f, p.reader_env, WANT_WRITE, &mut yielded);
+    if p.readers() == 0 {
+        return Err(EPIPE);
     }
+    let (tail, head) = p.positions();
+    if head - tail < CAPACITY as u64 {
+        return Ok(());
+    }
+    p.writer_waits |= !nonblock;
+    Err(EAGAIN)
 }
 
 /// Copies up to `dst.len()` of read end `f`'s bytes without taking them
@@ -346,20 +310,6 @@ pub fn peek(f: &File, dst: &mut [u8]) -> usize {
     let n = ((head - tail) as usize).min(dst.len());
     copy_out(p, tail, &mut dst[..n]);
     n
-}
-
-/// Waits for the other end (`peer`, the environment that last used it):
-/// first a directed yield to it (it may be about to answer), then sleeps
-/// until the ring meets `term` (`WANT_READ`, `WANT_WRITE`), so a blocked
-/// reader or writer costs nobody CPU time however long it waits.
-#[inline]
-fn block(f: &File, peer: u64, term: u64, yielded: &mut bool) {
-    if *yielded {
-        crate::wait::ring_sleep(f.pipe as u64, term, None);
-    } else {
-        *yielded = true;
-        crate::lock::wait_for(peer);
-    }
 }
 
 /// Appends `src` to the ring at `head`, its current head (the caller
@@ -418,7 +368,7 @@ fn copy_small(dst: &mut [u8], src: &[u8]) {
 /// `pipe` is the ring of a pipe end this process holds open.
 #[inline]
 pub unsafe fn events(kind: Kind, pipe: *const Pipe) -> u16 {
-    use crate::wait::{POLLERR, POLLHUP, POLLIN, POLLOUT};
+    use super::{POLLERR, POLLHUP, POLLIN, POLLOUT};
     // SAFETY: the caller's end keeps the ring allocated, and the arena
     // stays mapped; the header is only read through atomics.
     let p = unsafe { &*pipe };
@@ -502,10 +452,23 @@ fn close(f: &mut File) {
     }
     let gone = p.readers() == 0 && p.writers() == 0;
     if f.ino != 0 {
-        super::fifo::closed(f.ino, f.pipe, gone);
+        fifo_closed(f.ino, f.pipe, gone);
     }
     if gone {
         // SAFETY: allocated by `ring`; no end refers to it any more.
         unsafe { shared::free(f.pipe as *mut u8, size_of::<Pipe>(), align_of::<Pipe>()) };
     }
+}
+
+/// An end of FIFO `ino` on `ring` has closed; `gone` when it was the
+/// last: the inode lets go of the ring (`fifo.rs`).
+fn fifo_closed(ino: Ino, ring: *mut Pipe, gone: bool) {
+    crate::fs::node::update(ino, |n| {
+        if gone && n.data == ring as *mut u8 {
+            n.data = core::ptr::null_mut();
+            n.borrowed = false;
+        }
+        n.opens -= 1;
+    });
+    crate::fs::node::release(ino);
 }

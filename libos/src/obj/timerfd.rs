@@ -7,11 +7,12 @@
 //! wait on the timer sleeps until it (`crate::wait`).
 
 use super::flags::NONBLOCK;
+use super::POLLIN;
 use super::{no_ioctl, no_seek, File, Kind, Ops};
-use crate::errno::{EAGAIN, EINTR, EINVAL};
+use crate::errno::{EAGAIN, EINVAL};
 use crate::fs::Stat;
+use crate::scoped::Scoped;
 use crate::time::now_ns;
-use crate::wait::POLLIN;
 
 /// `TFD_TIMER_ABSTIME`: the expiry is a time on the timer's clock.
 pub const ABSTIME: u64 = 1;
@@ -44,11 +45,20 @@ pub fn create(wall: bool, flags: u32) -> Result<*mut File, i64> {
     super::new_with(Kind::TimerFd, flags & NONBLOCK, t)
 }
 
-/// The timer behind `f`, its expiries counted up to now.
-fn timer(f: &File) -> &'static mut Timer {
-    // SAFETY: a timerfd's `data` stays valid while it is open; the lock is
-    // held, so this is the only reference.
-    let t = unsafe { &mut *(f.data as *mut Timer) };
+/// Guards the only `&mut` to a timer in this process (the big lock keeps
+/// the other processes out).
+static TIMERS: Scoped<()> = Scoped::new("a timer", ());
+
+/// Runs `op` on the timer behind `f`, its expiries counted up to now;
+/// panics if a timer is borrowed already.
+fn with_timer<R>(f: &File, op: impl FnOnce(&mut Timer) -> R) -> R {
+    // SAFETY: a timerfd's `data` stays valid while it is open; the flag
+    // makes this the only reference to a timer here.
+    TIMERS.with(|()| op(count_up(unsafe { &mut *(f.data as *mut Timer) })))
+}
+
+/// `t` with its expiries counted up to now.
+fn count_up(t: &mut Timer) -> &mut Timer {
     let now = now_ns();
     if t.next != 0 && now >= t.next {
         let k = (now - t.next).checked_div(t.interval).map_or(1, |k| k + 1);
@@ -66,51 +76,40 @@ fn timer(f: &File) -> &'static mut Timer {
 /// setting as `gettime` would.
 pub fn set(f: &File, flags: u64, interval: u64, value: u64) -> (u64, u64) {
     let old = get(f);
-    let t = timer(f);
-    let now = now_ns();
-    t.next = match (value, flags & ABSTIME != 0) {
-        (0, _) => 0,
-        (v, false) => now.saturating_add(v),
-        (v, true) => v.saturating_sub(if t.wall { crate::time::epoch_ns() } else { 0 }).max(1),
-    };
-    t.interval = interval;
-    t.pending = 0;
+    with_timer(f, |t| {
+        let now = now_ns();
+        t.next = match (value, flags & ABSTIME != 0) {
+            (0, _) => 0,
+            (v, false) => now.saturating_add(v),
+            (v, true) => v.saturating_sub(if t.wall { crate::time::epoch_ns() } else { 0 }).max(1),
+        };
+        t.interval = interval;
+        t.pending = 0;
+    });
     old
 }
 
 /// `timerfd_gettime`: (interval, time to the next expiry; 0 disarmed).
 pub fn get(f: &File) -> (u64, u64) {
-    let t = timer(f);
-    (t.interval, if t.next == 0 { 0 } else { t.next.saturating_sub(now_ns()).max(1) })
+    with_timer(f, |t| (t.interval, if t.next == 0 { 0 } else { t.next.saturating_sub(now_ns()).max(1) }))
 }
 
 fn read(f: &mut File, buf: &mut [u8]) -> i64 {
     if buf.len() < 8 {
         return -EINVAL;
     }
-    loop {
-        let t = timer(f);
-        if t.pending > 0 {
-            buf[..8].copy_from_slice(&core::mem::take(&mut t.pending).to_ne_bytes());
-            return 8;
-        }
-        if f.flags & NONBLOCK != 0 {
-            return -EAGAIN;
-        }
-        if crate::proc::signal::pending() {
-            return -EINTR;
-        }
-        crate::wait::pause((t.next != 0).then_some(t.next));
+    let n = with_timer(f, |t| core::mem::take(&mut t.pending));
+    if n == 0 {
+        // The caller waits, until the next expiry (`next_expiry`).
+        return -EAGAIN;
     }
+    buf[..8].copy_from_slice(&n.to_ne_bytes());
+    8
 }
 
 /// Readiness for `poll`: readable once it has expired.
-// The pointer is a live shared `File` by construction (a descriptor's or
-// an interest's), never a program's value.
-#[allow(clippy::not_unsafe_ptr_arg_deref)]
-pub fn events(f: *mut File) -> u16 {
-    // SAFETY: the caller holds the file open.
-    if timer(unsafe { &*f }).pending > 0 {
+pub fn events(f: &File) -> u16 {
+    if with_timer(f, |t| t.pending) > 0 {
         POLLIN
     } else {
         0
@@ -120,13 +119,12 @@ pub fn events(f: *mut File) -> u16 {
 /// When a wait on `f` should look again: its next expiry (None:
 /// disarmed).
 pub fn next_expiry(f: &File) -> Option<u64> {
-    let t = timer(f);
-    (t.next != 0).then_some(t.next)
+    with_timer(f, |t| (t.next != 0).then_some(t.next))
 }
 
 /// Expiries so far (edge-triggered epoll).
 pub fn stamp(f: &File) -> u64 {
-    timer(f).total
+    with_timer(f, |t| t.total)
 }
 
 fn stat(_: &File, st: &mut Stat) -> i64 {

@@ -22,13 +22,13 @@
 
 use super::flags::NONBLOCK;
 use super::{no_seek, pipe, File, Kind, Ops};
+use super::{POLLHUP, POLLIN, POLLOUT};
 use crate::errno::{
-    EAGAIN, ECONNREFUSED, EINTR, EINVAL, EISCONN, EMSGSIZE, ENOMEM, ENOTCONN, EOPNOTSUPP, EPIPE, EPROTOTYPE,
+    EAGAIN, ECONNREFUSED, EINVAL, EISCONN, EMSGSIZE, ENOMEM, ENOTCONN, EOPNOTSUPP, EPIPE, EPROTOTYPE,
 };
 use crate::fs::{node, Ino, Stat, S_IFMT, S_IFSOCK};
 use crate::predicate::{WANT_READ, WANT_WRITE};
 use crate::shared;
-use crate::wait::{POLLHUP, POLLIN, POLLOUT};
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
@@ -61,7 +61,7 @@ struct Rights {
 }
 
 /// A listener's count of connections queued and accepted, shaped like a
-/// pipe ring's header (`pipe::READERS_AT` …): readable when they differ.
+/// pipe ring's header (`crate::predicate::READERS_AT` …): readable when they differ.
 #[repr(C, align(64))]
 struct Queue {
     readers: AtomicU32,
@@ -71,10 +71,10 @@ struct Queue {
 }
 
 const _: () = {
-    assert!(core::mem::offset_of!(Queue, readers) == pipe::READERS_AT as usize);
-    assert!(core::mem::offset_of!(Queue, writers) == pipe::WRITERS_AT as usize);
-    assert!(core::mem::offset_of!(Queue, queued) == pipe::HEAD_AT as usize);
-    assert!(core::mem::offset_of!(Queue, accepted) == pipe::TAIL_AT as usize);
+    assert!(core::mem::offset_of!(Queue, readers) == crate::predicate::READERS_AT as usize);
+    assert!(core::mem::offset_of!(Queue, writers) == crate::predicate::WRITERS_AT as usize);
+    assert!(core::mem::offset_of!(Queue, queued) == crate::predicate::HEAD_AT as usize);
+    assert!(core::mem::offset_of!(Queue, accepted) == crate::predicate::TAIL_AT as usize);
 };
 
 /// A connection waiting for `accept`.
@@ -101,11 +101,11 @@ pub struct Socket {
     name_len: usize,
     peer_name: [u8; NAME_MAX],
     peer_name_len: usize,
-    /// The pid of the process at the other end when they connected (its
-    /// `SO_PEERCRED`), and this socket's own: the caller's at `socketpair`
-    /// and `connect`, the listener's at `listen`.
-    peer_pid: u32,
-    pid: u32,
+    /// The process (environment id) at the other end when they connected
+    /// (its `SO_PEERCRED`), and this socket's own: the caller's at
+    /// `socketpair` and `connect`, the listener's at `listen`.
+    peer_env: u32,
+    env: u32,
     /// Listening: the queue's counts, its connections (oldest first) and
     /// how many it may hold.
     queue: *mut Queue,
@@ -118,7 +118,8 @@ pub static OPS: Ops = Ops { read, write, seek: no_seek, stat, ioctl, close };
 /// `FIONREAD` on a connected stream socket: the bytes waiting (datagram
 /// and packet sockets do not answer it here).
 fn ioctl(f: &mut File, req: u64, arg: u64) -> i64 {
-    let s = sock(f);
+    // SAFETY: `f` is an open socket (the lock held); no other reference to it here.
+    let s = unsafe { sock(f) };
     if req != super::FIONREAD || s.ty != STREAM || s.state != State::Connected {
         return super::no_ioctl(f, req, arg);
     }
@@ -147,8 +148,8 @@ pub fn create(ty: u32, flags: u32) -> Result<*mut File, i64> {
         name_len: 0,
         peer_name: [0; NAME_MAX],
         peer_name_len: 0,
-        peer_pid: 0,
-        pid: crate::proc::pid(),
+        peer_env: 0,
+        env: crate::env::id(),
         queue: core::ptr::null_mut(),
         pending: core::ptr::null_mut(),
         backlog: 0,
@@ -157,9 +158,13 @@ pub fn create(ty: u32, flags: u32) -> Result<*mut File, i64> {
 }
 
 /// The socket behind `f`.
-fn sock(f: &File) -> &'static mut Socket {
-    // SAFETY: a socket's `data` stays valid while it is open; the lock is
-    // held, so this is the only reference in use.
+///
+/// # Safety
+/// `f` is an open socket, and no other reference to its socket is live
+/// while the result is (the big lock keeps other processes out).
+unsafe fn sock<'a>(f: &File) -> &'a mut Socket {
+    // SAFETY: a socket's `data` stays valid while it is open; the caller
+    // makes this the only reference in use.
     unsafe { &mut *(f.data as *mut Socket) }
 }
 
@@ -177,7 +182,7 @@ fn join(a: &mut Socket, b: &mut Socket) -> Result<(), i64> {
     (a.rx, a.tx, b.rx, b.tx) = (ra, wa, rb, wb);
     a.peer = b;
     b.peer = a;
-    (a.peer_pid, b.peer_pid) = (b.pid, a.pid);
+    (a.peer_env, b.peer_env) = (b.env, a.env);
     a.state = State::Connected;
     b.state = State::Connected;
     Ok(())
@@ -195,7 +200,8 @@ pub fn pair(ty: u32, flags: u32) -> Result<(*mut File, *mut File), i64> {
     };
     // SAFETY: both were just created, live, and referenced nowhere else.
     let (fa, fb) = unsafe { (&*a, &*b) };
-    if let Err(e) = join(sock(fa), sock(fb)) {
+    // SAFETY: two new sockets, referred to by nothing else.
+    if let Err(e) = join(unsafe { sock(fa) }, unsafe { sock(fb) }) {
         super::put(&OPS, a);
         super::put(&OPS, b);
         return Err(e);
@@ -206,7 +212,8 @@ pub fn pair(ty: u32, flags: u32) -> Result<(*mut File, *mut File), i64> {
 /// `bind`: names the socket by node `ino` (made by the caller, `path` its
 /// name). EINVAL if it has a name already.
 pub fn bind(f: &File, ino: Ino, path: &[u8]) -> Result<(), i64> {
-    let s = sock(f);
+    // SAFETY: `f` is an open socket (the lock held); no other reference to it here.
+    let s = unsafe { sock(f) };
     if s.ino != 0 {
         return Err(EINVAL);
     }
@@ -220,26 +227,30 @@ pub fn bind(f: &File, ino: Ino, path: &[u8]) -> Result<(), i64> {
     Ok(())
 }
 
-/// `SO_PEERCRED`'s pid: the process at the other end when they
-/// connected (None before).
-pub fn peer_pid(f: &File) -> Option<u32> {
-    let s = sock(f);
-    (s.state == State::Connected).then_some(s.peer_pid)
+/// `SO_PEERCRED`'s process, by environment id (the caller names it by
+/// pid): the process at the other end when they connected (None before).
+pub fn peer_env(f: &File) -> Option<u32> {
+    // SAFETY: `f` is an open socket (the lock held); no other reference to it here.
+    let s = unsafe { sock(f) };
+    (s.state == State::Connected).then_some(s.peer_env)
 }
 
 /// The socket's type (`STREAM`, `DGRAM`, `SEQPACKET`).
 pub fn kind(f: &File) -> u32 {
-    sock(f).ty
+    // SAFETY: an open socket; read only.
+    unsafe { sock(f) }.ty
 }
 
 /// Whether the socket has a name (bind before listen).
 pub fn is_bound(f: &File) -> bool {
-    sock(f).ino != 0
+    // SAFETY: an open socket; read only.
+    unsafe { sock(f) }.ino != 0
 }
 
 /// `listen`: a bound stream or packet socket starts taking connections.
 pub fn listen(f: &File, backlog: i64) -> Result<(), i64> {
-    let s = sock(f);
+    // SAFETY: `f` is an open socket (the lock held); no other reference to it here.
+    let s = unsafe { sock(f) };
     if s.ty == DGRAM {
         return Err(EOPNOTSUPP);
     }
@@ -255,7 +266,7 @@ pub fn listen(f: &File, backlog: i64) -> Result<(), i64> {
         })?;
     }
     s.backlog = backlog.clamp(1, MAX_BACKLOG as i64) as u32;
-    s.pid = crate::proc::pid();
+    s.env = crate::env::id();
     s.state = State::Listening;
     Ok(())
 }
@@ -263,7 +274,8 @@ pub fn listen(f: &File, backlog: i64) -> Result<(), i64> {
 /// `connect` to the socket named by node `ino`: queues a connection for
 /// its `accept` and connects this socket to it.
 pub fn connect(f: &File, ino: Ino) -> Result<(), i64> {
-    let s = sock(f);
+    // SAFETY: `f` is an open socket (the lock held); no other reference to it here.
+    let s = unsafe { sock(f) };
     if s.state != State::Unconnected {
         return Err(if s.state == State::Connected { EISCONN } else { EINVAL });
     }
@@ -287,10 +299,10 @@ pub fn connect(f: &File, ino: Ino) -> Result<(), i64> {
         return Err(EAGAIN);
     }
     let server = create(s.ty, 0)?;
-    // SAFETY: just created.
-    let ss = sock(unsafe { &*server });
+    // SAFETY: just created, referred to by nothing else.
+    let ss = unsafe { sock(&*server) };
     // The connection speaks for the listener's process.
-    ss.pid = l.pid;
+    ss.env = l.env;
     if let Err(e) = join(s, ss) {
         super::put(&OPS, server);
         return Err(e);
@@ -319,42 +331,36 @@ pub fn connect(f: &File, ino: Ino) -> Result<(), i64> {
     Ok(())
 }
 
-/// `accept`: the oldest connection waiting (waiting for one unless the
-/// listener is nonblocking), as an open file with status flags `flags`.
+/// `accept`: the oldest connection waiting, as an open file with status
+/// flags `flags`; EAGAIN when none is (the caller waits, `io::accept`).
 pub fn accept(f: &File, flags: u32) -> Result<*mut File, i64> {
-    let s = sock(f);
+    // SAFETY: `f` is an open socket (the lock held); no other reference to it here.
+    let s = unsafe { sock(f) };
     if s.state != State::Listening {
         return Err(EINVAL);
     }
-    loop {
-        if !s.pending.is_null() {
-            let p = s.pending;
-            // SAFETY: a queued connection (lock held); freed once taken.
-            let file = unsafe {
-                s.pending = (*p).next;
-                let file = (*p).file;
-                free(p);
-                file
-            };
-            // SAFETY: the listener's queue, live while it listens.
-            unsafe { &*s.queue }.accepted.fetch_add(1, Ordering::Release);
-            // SAFETY: the connection's file, handed to the caller.
-            unsafe { (*file).flags |= flags & NONBLOCK };
-            return Ok(file);
-        }
-        if f.flags & NONBLOCK != 0 {
-            return Err(EAGAIN);
-        }
-        if crate::proc::signal::pending() {
-            return Err(EINTR);
-        }
-        crate::wait::ring_sleep(s.queue as u64, WANT_READ, None);
+    if s.pending.is_null() {
+        return Err(EAGAIN);
     }
+    let p = s.pending;
+    // SAFETY: a queued connection (lock held); freed once taken.
+    let file = unsafe {
+        s.pending = (*p).next;
+        let file = (*p).file;
+        free(p);
+        file
+    };
+    // SAFETY: the listener's queue, live while it listens.
+    unsafe { &*s.queue }.accepted.fetch_add(1, Ordering::Release);
+    // SAFETY: the connection's file, handed to the caller.
+    unsafe { (*file).flags |= flags & NONBLOCK };
+    Ok(file)
 }
 
 /// The socket's name (`peer`: what it is connected to's), as a path.
 pub fn name(f: &File, peer: bool) -> Result<Vec<u8>, i64> {
-    let s = sock(f);
+    // SAFETY: `f` is an open socket (the lock held); no other reference to it here.
+    let s = unsafe { sock(f) };
     if peer {
         if s.state != State::Connected {
             return Err(ENOTCONN);
@@ -367,7 +373,8 @@ pub fn name(f: &File, peer: bool) -> Result<Vec<u8>, i64> {
 /// `shutdown`: stop receiving (`rd`: reads see end of file, the peer's
 /// writes fail) and/or sending (`wr`: the peer reads end of file).
 pub fn shutdown(f: &File, rd: bool, wr: bool) -> Result<(), i64> {
-    let s = sock(f);
+    // SAFETY: `f` is an open socket (the lock held); no other reference to it here.
+    let s = unsafe { sock(f) };
     // Linux's Unix sockets take it in any state (there is no connection
     // to end for one not connected).
     if s.state != State::Connected {
@@ -383,58 +390,49 @@ pub fn shutdown(f: &File, rd: bool, wr: bool) -> Result<(), i64> {
 }
 
 /// One end's ring file, with the call's blocking mode.
-fn ring(end: *mut File, nonblock: bool) -> &'static mut File {
-    // SAFETY: the socket holds the end open; the lock is held.
+///
+/// # Safety
+/// `end` is a ring end the socket holds open, and no other reference to it
+/// is live while the result is.
+unsafe fn ring<'a>(end: *mut File, nonblock: bool) -> &'a mut File {
+    // SAFETY: as the caller promises.
     let r = unsafe { &mut *end };
     r.flags = if nonblock { r.flags | NONBLOCK } else { r.flags & !NONBLOCK };
     r
 }
 
-/// Sends `data` (one message for a datagram or packet socket) with the
-/// descriptors `files` (their references pass to the receiver, or are
-/// dropped on failure). `signal`: a write to a peer that is gone raises
-/// SIGPIPE (not with `MSG_NOSIGNAL`).
-pub fn send(
-    f: &File,
-    data: &[u8],
-    files: Vec<*mut File>,
-    nonblock: bool,
-    signal: bool,
-) -> Result<usize, i64> {
-    let drop_all = |files: &[*mut File]| files.iter().for_each(|&f| super::put(super::ops_for_file(f), f));
-    let s = sock(f);
+/// Sends what fits now of `data` (one message for a datagram or packet
+/// socket, whole or not at all) with the descriptors `files`, whose
+/// references pass to the receiver (`files` is left empty) if anything
+/// goes, and stay the caller's otherwise. EAGAIN when nothing fits now,
+/// EPIPE (ECONNREFUSED for a datagram) when the peer is gone: the caller
+/// waits, and raises SIGPIPE (`io::send`).
+pub fn send(f: &File, data: &[u8], files: &mut Vec<*mut File>, nonblock: bool) -> Result<usize, i64> {
+    // SAFETY: `f` is an open socket (the lock held); no other reference to it here.
+    let s = unsafe { sock(f) };
     let nonblock = nonblock || f.flags & NONBLOCK != 0;
     if s.state != State::Connected {
-        drop_all(&files);
         return Err(ENOTCONN);
     }
-    if s.tx.is_null() || !pipe::other_end_open(ring(s.tx, nonblock)) {
-        drop_all(&files);
-        if signal {
-            crate::proc::signal::raise_self(crate::proc::signal::SIGPIPE);
-        }
+    // SAFETY: the socket holds its ends open; none is referred to here.
+    if s.tx.is_null() || !pipe::other_end_open(unsafe { ring(s.tx, nonblock) }) {
         return Err(if s.ty == DGRAM { ECONNREFUSED } else { EPIPE });
     }
     if s.ty == STREAM && data.is_empty() {
-        drop_all(&files);
         return Ok(0);
     }
-    let tx = ring(s.tx, nonblock);
+    // SAFETY: as above.
+    let tx = unsafe { ring(s.tx, nonblock) };
     let framed;
     let bytes = if s.ty == STREAM {
         data
     } else {
         if data.len() + 4 > pipe::CAPACITY {
-            drop_all(&files);
             return Err(EMSGSIZE);
         }
-        // A message goes in whole: wait for room for all of it.
-        while pipe::room(tx) < data.len() + 4 && pipe::other_end_open(tx) {
-            if nonblock || crate::proc::signal::pending() {
-                drop_all(&files);
-                return Err(if nonblock { EAGAIN } else { EINTR });
-            }
-            crate::wait::pipe_sleep(tx);
+        // A message goes in whole, or waits for room for all of it.
+        if pipe::room(tx) < data.len() + 4 {
+            return Err(EAGAIN);
         }
         let mut v = Vec::with_capacity(data.len() + 4);
         v.extend_from_slice(&(data.len() as u32).to_ne_bytes());
@@ -443,16 +441,18 @@ pub fn send(
         &framed[..]
     };
     // The batch goes first, keyed by where the message will start.
-    let batch = if files.is_empty() { None } else { Some(queue_rights(s, pipe::positions(tx).1, &files)?) };
+    let batch = if files.is_empty() { None } else { Some(queue_rights(s, pipe::positions(tx).1, files)?) };
     let n = (pipe::OPS.write)(tx, bytes);
     if n <= 0 {
         if let Some(b) = batch {
-            // Nothing went: the batch goes back to the sender's side.
+            // Nothing went: the batch comes out of the peer's queue, its
+            // files still the caller's.
             // SAFETY: the peer is live while its ring has a reader.
-            unqueue_rights(unsafe { &mut *s.peer }, b);
+            take_batch(unsafe { &mut *s.peer }, b);
         }
         return Err(if n == 0 { EAGAIN } else { -n });
     }
+    files.clear();
     Ok(if s.ty == STREAM { n as usize } else { data.len() })
 }
 
@@ -462,7 +462,6 @@ fn queue_rights(s: &mut Socket, at: u64, files: &[*mut File]) -> Result<*mut Rig
     let size = size_of::<Rights>() + size_of_val(files);
     let r = shared::alloc(size, align_of::<Rights>()) as *mut Rights;
     if r.is_null() {
-        files.iter().for_each(|&f| super::put(super::ops_for_file(f), f));
         return Err(ENOMEM);
     }
     // SAFETY: a fresh block with room for the header and the files; the
@@ -520,10 +519,12 @@ pub struct Received {
 
 /// Receives into `buf`: stream bytes (up to the next batch of passed
 /// descriptors), or one message (the rest of it dropped if `buf` is
-/// short); waits for data unless `nonblock`. With `peek` (`MSG_PEEK`)
+/// short); EAGAIN when nothing is there yet (the caller waits,
+/// `io::recv`). With `peek` (`MSG_PEEK`)
 /// the bytes stay and no descriptors come.
 pub fn recv(f: &File, buf: &mut [u8], nonblock: bool, peek: bool) -> Result<Received, i64> {
-    let s = sock(f);
+    // SAFETY: `f` is an open socket (the lock held); no other reference to it here.
+    let s = unsafe { sock(f) };
     let nonblock = nonblock || f.flags & NONBLOCK != 0;
     if s.state != State::Connected {
         return Err(if s.ty == STREAM { EINVAL } else { ENOTCONN });
@@ -532,24 +533,16 @@ pub fn recv(f: &File, buf: &mut [u8], nonblock: bool, peek: bool) -> Result<Rece
     if s.rx.is_null() {
         return Ok(none);
     }
-    let rx = ring(s.rx, nonblock);
-    // Wait for data (or the end) without taking any: which batch comes
-    // with it is known only once it is there.
-    loop {
-        let (tail, head) = pipe::positions(rx);
-        if head != tail {
-            break;
-        }
+    // SAFETY: the socket holds its ends open; none is referred to here.
+    let rx = unsafe { ring(s.rx, nonblock) };
+    // Data (or the end) is looked for without taking any: which batch
+    // comes with it is known only once it is there.
+    let (tail, head) = pipe::positions(rx);
+    if head == tail {
         if !pipe::other_end_open(rx) {
             return Ok(none);
         }
-        if nonblock {
-            return Err(EAGAIN);
-        }
-        if crate::proc::signal::pending() {
-            return Err(EINTR);
-        }
-        crate::wait::pipe_sleep(rx);
+        pipe::readable(rx, nonblock)?;
     }
     let tail = pipe::positions(rx).0;
     if peek {
@@ -640,7 +633,7 @@ fn read(f: &mut File, buf: &mut [u8]) -> i64 {
 }
 
 fn write(f: &mut File, buf: &[u8]) -> i64 {
-    match send(f, buf, Vec::new(), false, true) {
+    match send(f, buf, &mut Vec::new(), false) {
         Ok(n) => n as i64,
         Err(e) => -e,
     }
@@ -650,7 +643,8 @@ fn write(f: &mut File, buf: &[u8]) -> i64 {
 /// waiting; a connected socket as its rings are (end of file and a peer
 /// gone count as readable, `POLLRDHUP`; both ways shut, `POLLHUP`).
 pub fn events(f: &File) -> u16 {
-    let s = sock(f);
+    // SAFETY: `f` is an open socket (the lock held); no other reference to it here.
+    let s = unsafe { sock(f) };
     match s.state {
         State::Listening => {
             // SAFETY: the queue stays while the socket listens.
@@ -693,7 +687,8 @@ pub fn events(f: &File) -> u16 {
 /// The ring-shaped headers a wait for `events` on `f` sleeps on, with
 /// their terms (a zero address: none).
 pub fn wait_terms(f: &File, events: u16) -> [(u64, u64); 2] {
-    let s = sock(f);
+    // SAFETY: `f` is an open socket (the lock held); no other reference to it here.
+    let s = unsafe { sock(f) };
     let mut t = [(0, 0); 2];
     if s.state == State::Listening {
         t[0] = (s.queue as u64, WANT_READ);
@@ -713,7 +708,8 @@ pub fn wait_terms(f: &File, events: u16) -> [(u64, u64); 2] {
 /// A number that changes when the socket has something new (edge-
 /// triggered epoll): data in, room out, a connection queued.
 pub fn stamp(f: &File) -> u64 {
-    let s = sock(f);
+    // SAFETY: `f` is an open socket (the lock held); no other reference to it here.
+    let s = unsafe { sock(f) };
     if s.state == State::Listening {
         // SAFETY: the queue stays while the socket listens.
         return unsafe { &*s.queue }.queued.load(Ordering::Acquire);
@@ -733,7 +729,8 @@ fn stat(f: &File, st: &mut Stat) -> i64 {
 }
 
 fn close(f: &mut File) {
-    let s = sock(f);
+    // SAFETY: `f` is an open socket (the lock held); no other reference to it here.
+    let s = unsafe { sock(f) };
     while !s.rights.is_null() {
         unqueue_rights(s, s.rights);
     }

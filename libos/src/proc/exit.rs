@@ -1,4 +1,4 @@
-//! Ending a process and waiting for children.
+//! Ending a process (waiting for children is `reap.rs`).
 //!
 //! A process's exit status is its environment's exit code in the kernel's
 //! table (a Linux wait status), so nobody can forge it; an environment
@@ -15,7 +15,7 @@
 //! here; `wait` answers with Linux pids.
 
 use super::table;
-use crate::errno::{ECHILD, EINTR};
+use crate::word::Word;
 use crate::{fd, lock, vm};
 use abi::tables::{env_state, EnvInfo};
 use alloc::vec::Vec;
@@ -25,10 +25,10 @@ use user::{kinfo, sys};
 /// environment table says which do, without scanning it all), with the
 /// stops and continues of it `wait4` has reported.
 #[derive(Clone, Copy)]
-struct Child {
-    env: u32,
-    stops: u32,
-    conts: u32,
+pub(super) struct Child {
+    pub(super) env: u32,
+    pub(super) stops: u32,
+    pub(super) conts: u32,
 }
 
 /// The environments this process forked and has not reaped
@@ -40,13 +40,13 @@ impl Children {
 }
 
 /// Runs `f` on this process's list of children.
-fn with_children<R>(f: impl FnOnce(&mut Vec<Child>) -> R) -> R {
+pub(super) fn with_children<R>(f: impl FnOnce(&mut Vec<Child>) -> R) -> R {
     super::with_process(|p| f(&mut p.children.0))
 }
 
 /// A copy of the list (to walk while calling code that borrows the
 /// process state).
-fn children() -> Vec<Child> {
+pub(super) fn children() -> Vec<Child> {
     with_children(|c| c.clone())
 }
 
@@ -55,9 +55,12 @@ pub fn add_child(env: u32) {
     with_children(|c| c.push(Child { env, stops: 0, conts: 0 }));
 }
 
-/// A forked child's copy of the list names its siblings, not its children.
+/// A forked child's copy of the list names its siblings, not its
+/// children; it is the only thread of its process.
 pub fn forked_child() {
     with_children(|c| c.clear());
+    FIRST_EXITED.set(false);
+    super::signal::WORDS.group_exit.set(None);
 }
 
 /// Whether environment `env` is a child of this process, live or a zombie.
@@ -67,7 +70,7 @@ pub fn is_child(env: u32) -> bool {
 }
 
 /// A dead child's Linux wait status, from the kernel's table.
-fn status_of(e: &EnvInfo) -> i32 {
+pub(super) fn status_of(e: &EnvInfo) -> i32 {
     if e.exit_code >= 0 {
         e.exit_code
     } else {
@@ -78,7 +81,7 @@ fn status_of(e: &EnvInfo) -> i32 {
 /// Destroys a reaped child's environment and forgets it.
 /// Returns the CPU time it used and its reaped children used, in
 /// nanoseconds, now counted among ours (`times`' children's time).
-fn reap(env: u32) -> u64 {
+pub(super) fn reap(env: u32) -> u64 {
     let ns = super::cpu_ns(env) + table::get(env).map_or(0, |e| e.children_ns);
     table::update_mine(|e| e.children_ns += ns);
     let _ = sys::env_destroy(env as u64);
@@ -92,7 +95,7 @@ fn reap(env: u32) -> u64 {
 /// Ends this process with Linux wait status `status`.
 pub fn exit(status: i32) -> ! {
     if !super::thread::is_first() {
-        super::thread::exit_group(status)
+        exit_group(status)
     }
     lock::acquire();
     super::thread::end_others();
@@ -119,7 +122,7 @@ pub fn exit(status: i32) -> ! {
             // Signals mean nothing to a process that has exited; taking
             // them lets the sleep last until the next SIGCHLD.
             sys::interrupts_take();
-            crate::wait::pause(None);
+            crate::sleep::pause(None);
         } else {
             yielded = true;
             lock::wait();
@@ -139,96 +142,81 @@ pub fn exit(status: i32) -> ! {
     sys::exit_telling_parent(code, 1 << super::signal::SIGCHLD, table::cred())
 }
 
-pub const WNOHANG: u64 = 1;
-/// `WSTOPPED` for `waitid`.
-pub const WUNTRACED: u64 = 2;
-pub const WEXITED: u64 = 4;
-pub const WCONTINUED: u64 = 8;
-pub const WNOWAIT: u64 = 0x0100_0000;
-/// Linux's thread-group flags, accepted and meaning nothing here (every
-/// child is a process).
-pub const WTHREAD_FLAGS: u64 = 0xe000_0000;
+/// Whether the first thread has called `exit` (it waits for the others;
+/// the status it then ends the process with is `signal::Words::group_exit`).
+static FIRST_EXITED: Word<bool> = Word::new(false);
 
-/// `wait4` and `waitid`: waits for a child matching `pid` (-1 any, > 0
-/// that one, 0 or < -1 a process group) to end (`WEXITED`) — or, with
-/// `WUNTRACED` / `WCONTINUED`, to stop or continue; returns its pid,
-/// status and, if it ended, the CPU time it and its children used
-/// (nanoseconds). With `WNOWAIT` the child is left as it was, to be
-/// waited for again.
-pub fn wait(pid: i64, options: u64) -> Result<(i64, i32, u64), i64> {
-    let my_pgid = table::mine().pgid;
-    let matches = |c: u32| match pid {
-        -1 => true,
-        p if p > 0 => super::pid::of(c) as i64 == p,
-        p => {
-            let group = if p == 0 { my_pgid } else { -p as u32 };
-            table::get(c).is_some_and(|e| e.pgid == group)
-        }
-    };
-    let mut yielded = false;
-    loop {
-        let mut any = false;
-        for c in children() {
-            if !matches(c.env) {
-                continue;
+/// `exit` of one thread. The last one (the first, waiting, or another)
+/// ends the process with `status`.
+pub fn exit_thread(status: i32) -> ! {
+    lock::acquire();
+    super::thread::exiting(lock::my_id() as u32);
+    clear_tid();
+    if super::thread::is_first() {
+        // The process lives while other threads do: wait for them.
+        FIRST_EXITED.set(true);
+        while crate::lock::OTHER_THREADS.get() > 0 && super::signal::WORDS.group_exit.get().is_none() {
+            reap_count();
+            if crate::lock::OTHER_THREADS.get() == 0 {
+                break;
             }
-            any = true;
-            let pid = super::pid::of(c.env) as i64;
-            let status = match kinfo::env_by_id(c.env as u64) {
-                Some(e) if e.state == env_state::EXITED => status_of(&e),
-                Some(_) => match job_change(c, options) {
-                    Some((s, seen)) => {
-                        if options & WNOWAIT == 0 {
-                            with_children(|cs| {
-                                cs.iter_mut().filter(|x| x.env == c.env).for_each(|x| *x = seen)
-                            });
-                        }
-                        return Ok((pid, s, 0));
-                    }
-                    None => continue,
-                },
-                // Destroyed from outside.
-                None => super::signal::SIGKILL as i32,
-            };
-            if options & WEXITED == 0 {
-                continue;
-            }
-            let ns = if options & WNOWAIT == 0 { reap(c.env) } else { 0 };
-            return Ok((pid, status, ns));
+            lock::release();
+            crate::sleep::pause(None);
+            lock::acquire();
         }
-        if !any {
-            return Err(ECHILD);
-        }
-        if options & WNOHANG != 0 {
-            return Ok((0, 0, 0));
-        }
-        // Let the children run once; then sleep until a signal (a child's
-        // SIGCHLD) comes, so that waiting costs the CPU nothing: children
-        // that own no time slice run only in time nobody else uses.
-        if yielded {
-            crate::wait::pause(None);
-        } else {
-            yielded = true;
-            lock::wait();
-        }
-        crate::obj::console::poll_interrupt();
-        if super::signal::pending_except(1 << super::signal::SIGCHLD) {
-            return Err(EINTR);
-        }
+        exit(super::signal::WORDS.group_exit.get().unwrap_or(status))
     }
+    let left = crate::lock::OTHER_THREADS.get().saturating_sub(1);
+    crate::lock::OTHER_THREADS.set(left);
+    if left == 0 && FIRST_EXITED.get() {
+        // The first thread waits for this: end the process with our status.
+        ask_first(status);
+    }
+    end_self()
 }
 
-/// A stop (`WUNTRACED`) or continue (`WCONTINUED`) of live child `c` not
-/// reported yet, as a wait status, and `c` with it recorded as reported.
-fn job_change(mut c: Child, options: u64) -> Option<(i32, Child)> {
-    let e = table::get(c.env)?;
-    if options & WUNTRACED != 0 && e.stopped != 0 && e.stops != c.stops {
-        c.stops = e.stops;
-        return Some(((e.stop_sig as i32) << 8 | 0x7f, c));
+/// Counts live threads again (ended ones reaped).
+fn reap_count() {
+    super::thread::reap();
+    crate::lock::OTHER_THREADS.set(super::thread::count());
+}
+
+/// `exit_group` (and a fatal signal) from any thread: the whole process
+/// ends with `status`.
+pub fn exit_group(status: i32) -> ! {
+    if super::thread::is_first() {
+        exit(status)
     }
-    if options & WCONTINUED != 0 && e.conts != c.conts {
-        c.conts = e.conts;
-        return Some((0xffff, c));
+    lock::acquire();
+    ask_first(status);
+    end_self()
+}
+
+/// Has the first thread end the process with `status` (it looks at
+/// `group_exit` whenever it looks for signals).
+fn ask_first(status: i32) {
+    if super::signal::WORDS.group_exit.get().is_none() {
+        super::signal::WORDS.group_exit.set(Some(status));
     }
-    None
+    let _ = sys::interrupt(super::env() as u64, super::signal::CONSOLE_INPUT, super::table::cred());
+}
+
+/// Ends the running thread (not the first): its environment exits, the
+/// process reaps it later.
+fn end_self() -> ! {
+    lock::release();
+    sys::exit(0)
+}
+
+/// Clears the thread's id word and wakes one waiter on it, as Linux does
+/// when a thread ends (`pthread_join`); first, the locks on its robust list
+/// it still holds are marked owner-died (`futex::release_robust`).
+fn clear_tid() {
+    let (robust, at) = super::thread::take_exit_words();
+    if robust != 0 {
+        crate::futex::release_robust(robust, super::thread::tid());
+    }
+    if at != 0 && crate::uaccess::put(at, 0u32).is_ok() {
+        crate::futex::wake(crate::futex::Key::private(at), 1, crate::futex::ALL);
+    }
 }

@@ -70,19 +70,6 @@ fn each_page(start: u64, end: u64, f: &mut impl FnMut(u64, u64) -> Result<(), Er
     Ok(())
 }
 
-unsafe extern "C" {
-    /// The linker's names for the first byte of this program's image and
-    /// the end of its data (`.bss` included).
-    static __executable_start: u8;
-    static _end: u8;
-}
-
-/// lxrt's own image: text, read-only data, data, `.bss`.
-/// Where lxrt's own image lies.
-pub fn image() -> (u64, u64) {
-    ((&raw const __executable_start) as u64, (&raw const _end) as u64)
-}
-
 fn rights(pte: u64) -> u64 {
     let mut r = 0;
     if pte & WRITABLE != 0 {
@@ -211,7 +198,7 @@ fn build(child: u64, rsp: u64, share: bool) -> Result<(), Error> {
     for r in vm::regions() {
         each_page(r.start, r.end, &mut page)?;
     }
-    let (image, image_end) = image();
+    let (image, image_end) = crate::layout::image();
     each_page(image, image_end, &mut page)?;
     each_page(PRIVATE_HEAP, crate::private::backed(), &mut page)?;
     each_page(stack_live, INIT_STACK_TOP, &mut page)?;
@@ -278,7 +265,7 @@ pub fn fs_base() -> u64 {
 /// Runs first in a new child, before it resumes the program.
 pub fn child_start(frame: &mut ExceptionFrame) {
     // First: frames allocated from here on are the child's.
-    super::vars().env.set(sys::self_id() as u32);
+    crate::env::set(sys::self_id() as u32);
     lock::forked_child();
     shared::forked_child();
     super::kit::forked_child();
@@ -288,6 +275,7 @@ pub fn child_start(frame: &mut ExceptionFrame) {
     super::signal::forked_child();
     crate::alarm::forked_child();
     super::thread::forked_child();
+    crate::futex::forked_child();
     frame.regs.rax = 0;
     table::forked_child();
 }

@@ -2,7 +2,7 @@
 //! to everyone. Signal `sig` is below 64 (0 only checks that a target
 //! exists); a signal for this process itself is raised here, last.
 
-use super::{env, pid, signal, table};
+use super::{deliver, env, pid, signal, table};
 use crate::errno::ESRCH;
 use abi::tables::env_state;
 
@@ -11,7 +11,7 @@ use abi::tables::env_state;
 pub fn process(p: u32, sig: u32) -> Result<(), i64> {
     let target = table::by_pid(p).ok_or(ESRCH)?.env;
     if sig != 0 && target == env() {
-        signal::raise_self(sig);
+        deliver::raise_self(sig);
     } else if sig != 0 {
         // One that exits meanwhile takes no signal.
         let _ = signal::send(target, sig);
@@ -52,7 +52,38 @@ fn matching(sig: u32, member: impl Fn(&table::Entry) -> bool) -> Result<(), i64>
         return Err(ESRCH);
     }
     if self_too && sig != 0 {
-        signal::raise_self(sig);
+        deliver::raise_self(sig);
     }
     Ok(())
 }
+
+/// A read of the terminal from outside its foreground process group: as
+/// on Linux, SIGTTIN for the reader's group, which stops it until it is
+/// continued (in the foreground, after `fg`); EIO if the reader ignores or
+/// blocks SIGTTIN, EINTR if it handles it.
+pub fn await_foreground() -> Result<(), i64> {
+    use super::{signal, table};
+    use crate::obj::console;
+    loop {
+        let (fg, mine) = (console::foreground(), table::mine().pgid);
+        if !console::is_tty() || fg == 0 || fg == mine {
+            return Ok(());
+        }
+        if signal::ignored_or_blocked(signal::SIGTTIN) {
+            return Err(crate::errno::EIO);
+        }
+        let _ = group(mine, signal::SIGTTIN);
+        if deliver::pending() {
+            return Err(crate::errno::EINTR);
+        }
+    }
+}
+
+/// The terminal's job control (`obj::console::Jobs`): control characters
+/// signal the foreground group, or everyone but init without one.
+pub static JOBS: crate::obj::console::Jobs = crate::obj::console::Jobs {
+    signal_group: |pgrp, sig| {
+        let _ = if pgrp != 0 { group(pgrp, sig) } else { all_but_init(sig) };
+    },
+    own_group: || super::table::mine().pgid,
+};

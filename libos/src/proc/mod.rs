@@ -6,30 +6,38 @@
 //! environment's id; Linux programs see its pid (`pid`), which maps to and
 //! from it.
 
+pub mod deliver;
 pub mod exit;
 pub mod fork;
 pub mod kill;
 pub mod kit;
 pub mod pid;
+pub mod reap;
 pub mod signal;
 pub mod state;
 pub mod table;
 pub mod thread;
 pub mod vfork;
 
-use crate::fs::Ino;
+use crate::fs::{Ino, ROOT};
+use crate::word::Word;
 use alloc::vec::Vec;
 
-pub use state::{thread, vars, with_process, Process, Thread, Vars};
+pub use state::{with_process, Process};
+
+/// The working directory, and the mode bits new files leave out.
+pub static CWD: Word<Ino> = Word::new(ROOT);
+pub static UMASK: Word<u32> = Word::new(0o022);
 
 /// This process's environment id.
+#[inline]
 pub fn env() -> u32 {
-    vars().env.get()
+    crate::env::id()
 }
 
 /// The working directory.
 pub fn cwd() -> Ino {
-    vars().cwd.get()
+    CWD.get()
 }
 
 /// The path of the running executable.
@@ -67,7 +75,7 @@ pub fn creds() -> u32 {
 /// The first process: its ids (it is PID 1) and process-table entry.
 pub fn init_first() -> Result<(), abi::Error> {
     let env = user::sys::self_id() as u32;
-    vars().env.set(env);
+    crate::env::set(env);
     pid::set_first(env);
     table::init_first()
 }

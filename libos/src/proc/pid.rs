@@ -26,15 +26,15 @@ pub const PID_SPACE: u32 = 1 << 21;
 
 const _: () = assert!((PID_SPACE as usize).is_multiple_of(ENV_SLOTS), "a pid must name its slot");
 
-/// The first process's environment id (`proc::Process::first`, inherited
+/// The first process's environment id (inherited
 /// by every process at fork).
 fn first() -> u32 {
-    super::vars().first.get()
+    crate::env::first()
 }
 
 /// The first process (the caller) is environment `env`: pid 1.
 pub fn set_first(env: u32) {
-    super::vars().first.set(env);
+    crate::env::set_first(env);
 }
 
 /// The pid of environment `env`.

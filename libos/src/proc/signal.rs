@@ -22,39 +22,67 @@
 //! `rt_sigreturn` puts the registers, the signal mask and the FPU state
 //! back from the frame.
 
+use crate::entry::Local;
 use crate::errno::LxResult;
 use crate::uaccess;
-use abi::exception::ExceptionFrame;
-use user::{kinfo, sys};
+use crate::word::Word;
+use core::cell::Cell;
+use user::sys;
 
-pub const SIGINT: u32 = 2;
-pub const SIGQUIT: u32 = 3;
-pub const SIGILL: u32 = 4;
-pub const SIGTRAP: u32 = 5;
-pub const SIGBUS: u32 = 7;
-pub const SIGFPE: u32 = 8;
-pub const SIGKILL: u32 = 9;
-pub const SIGSEGV: u32 = 11;
-pub const SIGPIPE: u32 = 13;
-pub const SIGALRM: u32 = 14;
-pub const SIGCHLD: u32 = 17;
-pub const SIGCONT: u32 = 18;
-pub const SIGSTOP: u32 = 19;
-pub const SIGTSTP: u32 = 20;
-pub const SIGTTIN: u32 = 21;
-pub const SIGTTOU: u32 = 22;
-pub const SIGURG: u32 = 23;
-pub const SIGVTALRM: u32 = 26;
-pub const SIGPROF: u32 = 27;
-pub const SIGWINCH: u32 = 28;
+/// A thread's signal state, what Linux keeps per thread (its part of the
+/// thread's block).
+pub struct Thread {
+    /// The blocked signals, Linux's `sigset_t` (bit n-1 = signal n).
+    pub(super) mask: Cell<u64>,
+    /// The alternate signal stack; all zero (size 0) reads as disabled.
+    altstack: Cell<AltStack>,
+    /// The mask to put back when the handler that `rt_sigsuspend` waited
+    /// for returns (kept while `suspending`).
+    pub(super) suspended: Cell<u64>,
+    pub(super) suspending: Cell<bool>,
+    /// Signals sent to this thread alone (bit n = signal n; the first
+    /// thread's are `WORDS.first_pending`).
+    pending: Cell<u64>,
+    /// The signals it waits for in `rt_sigtimedwait` (bit n = signal n):
+    /// a process's signal every thread blocks is handed to it.
+    sigwait: Cell<u64>,
+}
 
-const SIG_DFL: u64 = 0;
-const SIG_IGN: u64 = 1;
+// SAFETY: made of `Cell`s, valid all zero; the part above the lock's.
+pub const LOCAL: Local<Thread> = unsafe { Local::after(crate::lock::LOCAL.end()) };
 
-const SA_ONSTACK: u64 = 0x0800_0000;
-const SA_RESTART: u64 = 0x1000_0000;
-const SA_NODEFER: u64 = 0x4000_0000;
-const SA_RESETHAND: u64 = 0x8000_0000;
+#[inline]
+pub(super) fn thread() -> &'static Thread {
+    LOCAL.get()
+}
+
+/// The process's signal words, in one static (every call's signal check
+/// reads them from one address).
+pub(super) struct Words {
+    /// Signals sent to this process and not yet acted on (bit n = signal
+    /// n), and those sent to its first thread alone (`tgkill`).
+    pub(super) pending: Word<u64>,
+    pub(super) first_pending: Word<u64>,
+    /// Pending signals to the process already handed to a thread other
+    /// than the first (`deliver::route`).
+    pub(super) routed: Word<u64>,
+    /// The status the process exits with once a thread has asked for it
+    /// (`exit::exit_group` from another thread, or the last one ending:
+    /// the first acts on it as on a signal).
+    pub(super) group_exit: Word<Option<i32>>,
+}
+
+pub(super) static WORDS: Words = Words {
+    pending: Word::new(0),
+    first_pending: Word::new(0),
+    routed: Word::new(0),
+    group_exit: Word::new(None),
+};
+
+pub use crate::signo::*;
+
+pub(super) const SIG_DFL: u64 = 0;
+pub(super) const SIG_IGN: u64 = 1;
 
 /// `struct sigaction` as the kernel ABI has it.
 #[repr(C)]
@@ -75,7 +103,7 @@ impl Dispositions {
 }
 
 #[inline]
-fn with_dispositions<R>(f: impl FnOnce(&mut [Action; 65]) -> R) -> R {
+pub(super) fn with_dispositions<R>(f: impl FnOnce(&mut [Action; 65]) -> R) -> R {
     super::with_process(|p| f(&mut p.signals.0))
 }
 
@@ -91,12 +119,12 @@ pub fn set_action(sig: u32, a: Action) {
 
 /// The blocked signals, Linux's `sigset_t` (bit n-1 = signal n).
 pub fn mask() -> u64 {
-    super::thread().mask.get()
+    thread().mask.get()
 }
 
 /// Sets the blocked signals; SIGKILL and SIGSTOP cannot be blocked.
 pub fn set_mask(m: u64) {
-    super::thread().mask.set(m & !(1 << (SIGKILL - 1) | 1 << (SIGSTOP - 1)));
+    thread().mask.set(m & !(1 << (SIGKILL - 1) | 1 << (SIGSTOP - 1)));
 }
 
 /// The blocked signals in the process table's format (bit n = signal n).
@@ -106,41 +134,41 @@ pub fn blocked() -> u64 {
 
 /// The pending signals (bit n = signal n): the process's and the running
 /// thread's own.
-fn pending_bits() -> u64 {
-    super::vars().pending.get() | own_pending().get()
+pub(super) fn pending_bits() -> u64 {
+    WORDS.pending.get() | own_pending().get()
 }
 
 /// The running thread's own pending signals (`tgkill` to it, its faults):
 /// the first thread's are kept with the process's words, where its
 /// siblings can add to them.
 #[inline]
-fn own_pending() -> &'static core::cell::Cell<u64> {
-    if super::thread::is_first() {
-        &super::vars().first_pending
+pub(super) fn own_pending() -> &'static core::cell::Cell<u64> {
+    if crate::lock::is_first_thread() {
+        &WORDS.first_pending
     } else {
-        &super::thread().pending
+        &thread().pending
     }
 }
 
 /// Where signals that reach this environment wait: the process's if it is
 /// the first thread (signals to the process come to it), else the
 /// thread's (`tgkill` to it, its own faults).
-fn pending_word() -> &'static core::cell::Cell<u64> {
-    if super::thread::is_first() {
-        &super::vars().pending
+pub(super) fn pending_word() -> &'static core::cell::Cell<u64> {
+    if crate::lock::is_first_thread() {
+        &WORDS.pending
     } else {
-        &super::thread().pending
+        &thread().pending
     }
 }
 
 /// Forgets pending signal `sig`.
-fn clear_pending(sig: u32) {
-    for w in [&super::vars().pending, own_pending(), &super::vars().routed] {
+pub(super) fn clear_pending(sig: u32) {
+    for w in [&WORDS.pending, own_pending(), &WORDS.routed] {
         w.set(w.get() & !(1 << sig));
     }
 }
 
-fn ignored_by_default(sig: u32) -> bool {
+pub(super) fn ignored_by_default(sig: u32) -> bool {
     matches!(sig, SIGCHLD | SIGCONT | SIGURG | SIGWINCH)
 }
 
@@ -150,77 +178,16 @@ pub fn ignored_or_blocked(sig: u32) -> bool {
     action(sig).handler == SIG_IGN || blocked() & (1 << sig) != 0
 }
 
-fn has_handler(sig: u32) -> bool {
+pub(super) fn has_handler(sig: u32) -> bool {
     action(sig).handler > SIG_IGN
 }
 
-/// The default action or ignoring; never returns when the signal kills.
-/// Init (PID 1) ignores every signal it has no handler for, SIGKILL and
-/// SIGSTOP included, as Linux does for signals sent to init from inside
-/// its PID namespace: a process that could end init would end the system.
-/// (Its own faults still kill it: those do not come through here.)
-fn act(sig: u32) {
-    match action(sig).handler {
-        SIG_DFL if super::is_init() => {}
-        SIG_DFL if STOPS & (1 << sig) != 0 => stop(sig),
-        SIG_DFL if !ignored_by_default(sig) => super::exit::exit(sig as i32 & 0x7f),
-        _ => {}
-    }
-}
-
-/// Collects signals the kernel queued while lxrt was busy (one look at the
-/// exposed table when there are none).
-fn collect() {
-    // Another thread asked the first to end the process (`thread.rs`).
-    if let Some(status) = super::vars().group_exit.get() {
-        if super::thread::is_first() {
-            super::exit::exit(status);
-        }
-    }
-    // An interval timer's expiry is a signal to the process.
-    if crate::alarm::armed() {
-        let p = &super::vars().pending;
-        p.set(p.get() | crate::alarm::fire());
-    }
-    let slot = abi::tables::env_slot(crate::lock::my_id() as u32);
-    if kinfo::interrupts(slot) != 0 {
-        // (Console input, the other interrupt, is looked at by every wait.)
-        add_pending(sys::interrupts_take() & !CONSOLE_INPUT);
-    }
-    // Usually nothing is pending: one word read on every call's path.
-    if super::vars().pending.get() != 0 {
-        route();
-    }
-}
-
-/// Linux's `complete_signal`: a signal to the process that the first
-/// thread (which receives them) blocks goes to a thread that does not:
-/// that thread is woken once to take it (it reads the process's pending
-/// word as its own).
-#[inline(never)]
-fn route() {
-    let v = super::vars();
-    let waiting = v.pending.get() & blocked() & !v.routed.get();
-    if waiting == 0 || !super::thread::is_first() {
-        return;
-    }
-    let mut p = waiting;
-    while p != 0 {
-        let sig = p.trailing_zeros();
-        p &= p - 1;
-        if let Some(env) = super::thread::wanting(sig) {
-            v.routed.set(v.routed.get() | 1 << sig);
-            let _ = sys::interrupt(env as u64, CONSOLE_INPUT, super::table::cred());
-        }
-    }
-}
-
 /// The signals whose default action stops the process.
-const STOPS: u64 = 1 << SIGSTOP | 1 << SIGTSTP | 1 << SIGTTIN | 1 << SIGTTOU;
+pub(super) const STOPS: u64 = 1 << SIGSTOP | 1 << SIGTSTP | 1 << SIGTTIN | 1 << SIGTTOU;
 
 /// Records signals that arrived: as on Linux, a SIGCONT discards pending
 /// stop signals and a stop signal a pending SIGCONT.
-fn add_pending(bits: u64) {
+pub(super) fn add_pending(bits: u64) {
     let word = pending_word();
     let mut p = word.get();
     if bits & 1 << SIGCONT != 0 {
@@ -230,47 +197,6 @@ fn add_pending(bits: u64) {
         p &= !(1 << SIGCONT);
     }
     word.set(p | bits);
-}
-
-/// Stops this process (the default action of `sig`): records it in the
-/// process-table entry, tells the parent (SIGCHLD), and sleeps until a
-/// SIGCONT (even a blocked or handled one) arrives, or a signal whose
-/// default action kills (as on Linux, it kills a stopped process).
-fn stop(sig: u32) {
-    super::table::update_mine(|me| {
-        (me.stopped, me.stop_sig) = (1, sig as u8);
-        me.stops = me.stops.wrapping_add(1);
-    });
-    tell_parent();
-    loop {
-        collect();
-        let p = pending_bits();
-        if p & 1 << SIGCONT != 0 {
-            break;
-        }
-        let mut fatal = p & !blocked() & !STOPS;
-        while fatal != 0 {
-            let s = fatal.trailing_zeros();
-            fatal &= fatal - 1;
-            if action(s).handler == SIG_DFL && !ignored_by_default(s) {
-                super::exit::exit(s as i32);
-            }
-        }
-        crate::wait::pause(None);
-    }
-    super::table::update_mine(|me| {
-        me.stopped = 0;
-        me.conts = me.conts.wrapping_add(1);
-    });
-    tell_parent();
-}
-
-/// SIGCHLD for the parent, if it lives (a stop or a continue to report).
-fn tell_parent() {
-    let parent = super::table::mine().parent;
-    if super::table::alive(parent) {
-        let _ = send(parent, SIGCHLD);
-    }
 }
 
 /// The interrupt bit (not a signal: there is no signal 0) the kernel sends
@@ -283,77 +209,12 @@ pub fn send(env: u32, sig: u32) -> Result<(), abi::Error> {
     sys::interrupt(env as u64, 1 << sig, super::table::cred()).map(|_| ())
 }
 
-/// `rt_sigsuspend` (and `pause`, with the current mask): blocks `mask`
-/// instead and sleeps until a signal it does not block is pending; a
-/// handler then runs on the call's return, with the old mask in its frame.
-/// Always fails with EINTR.
-pub fn suspend(mask: u64) -> LxResult {
-    let old = self::mask();
-    set_mask(mask);
-    loop {
-        // Default actions and ignoring take effect here; only a signal with
-        // a handler ends the wait.
-        check_pending();
-        if pending_bits() & !blocked() != 0 {
-            break;
-        }
-        crate::obj::console::poll_interrupt();
-        crate::wait::pause(None);
-    }
-    // Read by `run_handler` on this call's return.
-    super::thread().suspended.set(Some(old));
-    Err(crate::errno::EINTR)
-}
-
-/// The `INTERRUPT` upcall: signals arrived. If they interrupted the program
-/// itself, act on them now, as at a call's return.
-pub fn interrupted(f: &mut ExceptionFrame) {
-    add_pending(f.error_code & !CONSOLE_INPUT);
-    if crate::entry::in_program(f) {
-        crate::lock::acquire();
-        // Typed input (a Ctrl-C may become a SIGINT for us too).
-        if f.error_code & CONSOLE_INPUT != 0 {
-            crate::obj::console::poll_interrupt();
-        }
-        check_pending();
-        deliver(f, None);
-        crate::lock::end_call();
-    }
-}
-
-/// A signal this process sends itself (kill, SIGPIPE): the default action
-/// at once, or, when the program handles or blocks it, pending until the
-/// current call returns or the signal is unblocked.
-pub fn raise_self(sig: u32) {
-    if has_handler(sig) || blocked() & (1 << sig) != 0 {
-        if super::thread::is_first() {
-            add_pending(1 << sig);
-            route();
-            return;
-        }
-        // From another thread it is still the process's signal: in the
-        // process's word, where this thread delivers it at its call's end
-        // unless it blocks it; then the first thread is woken to hand it
-        // to one that takes it (`route`), or to take it itself.
-        let p = &super::vars().pending;
-        p.set(p.get() | 1 << sig);
-        if blocked() & (1 << sig) != 0 {
-            let _ = sys::interrupt(super::env() as u64, CONSOLE_INPUT, super::table::cred());
-        }
-        return;
-    }
-    act(sig);
-}
-
-/// `tgkill` of the running thread: `raise_self`, but for this thread
-/// alone.
-pub fn raise_thread(sig: u32) {
-    if has_handler(sig) || blocked() & (1 << sig) != 0 {
-        let w = own_pending();
-        w.set(w.get() | 1 << sig);
-        return;
-    }
-    act(sig);
+/// Puts `old` back as the mask when the handler delivered on this call's
+/// return ends (`rt_sigsuspend`, `ppoll`, `pselect6`).
+pub fn suspended(old: u64) {
+    let t = thread();
+    t.suspended.set(old);
+    t.suspending.set(true);
 }
 
 /// `tgkill` of thread `env` of this process (not the running one): an
@@ -365,245 +226,17 @@ pub fn send_thread(env: u32, sig: u32) -> Result<(), abi::Error> {
     }
     // The first thread records interrupts as the process's: mark the
     // signal as its own, then wake it.
-    let w = &super::vars().first_pending;
+    let w = &WORDS.first_pending;
     w.set(w.get() | 1 << sig);
     sys::interrupt(env as u64, CONSOLE_INPUT, super::table::cred()).map(|_| ())
 }
 
-/// Whether a signal this process does not block and handles is waiting
-/// for it (other than `except`): a blocked call ends with EINTR.
-pub fn pending_except(except: u64) -> bool {
-    collect();
-    // Default actions happen here: a fatal signal ends the process, an
-    // ignored one (a child's SIGCHLD, say) must not end the call, and a
-    // stop stops the process right here, the wait going on once it is
-    // continued (as Linux restarts it). Only signals with a handler remain.
-    check_pending();
-    pending_bits() & !blocked() & !except != 0
-}
-
-pub fn pending() -> bool {
-    pending_except(0)
-}
-
-/// At a call's start: acts on pending signals that kill or are ignored.
-/// Those with a handler stay pending for `deliver`, at the call's return.
-pub fn check_pending() {
-    collect();
-    let mut p = pending_bits() & !blocked();
-    while p != 0 {
-        let sig = p.trailing_zeros();
-        p &= p - 1;
-        if !has_handler(sig) {
-            clear_pending(sig);
-            act(sig);
-        }
-    }
-}
-
-/// At a call's return (`f` holds its result): acts on pending unblocked
-/// signals; the first with a handler has it run, at once on return. The
-/// call (Linux number `restart`) ended with EINTR and may be restarted: if
-/// the handler asked for `SA_RESTART`, the program makes it again once the
-/// handler returns.
-pub fn deliver(f: &mut ExceptionFrame, restart: Option<u64>) {
-    // Nothing pending (the common case) costs one test.
-    let mut p = pending_bits() & !blocked();
-    while p != 0 {
-        let sig = p.trailing_zeros();
-        p &= p - 1;
-        // A signal pending for this thread alone came from `tgkill` or
-        // `tkill` by a thread of this process (`raise` too).
-        let tkill = own_pending().get() & 1 << sig != 0;
-        clear_pending(sig);
-        if has_handler(sig) {
-            if let Some(nr) = restart.filter(|_| action(sig).flags & SA_RESTART != 0) {
-                // Back onto the `syscall` instruction (2 bytes).
-                f.regs.rax = nr;
-                f.regs.rip -= 2;
-            }
-            if tkill {
-                // glibc's SIGCANCEL and SIGSETXID handlers act only on
-                // these (si_code SI_TKILL, si_pid the process's own).
-                run_handler_with(f, sig, SI_TKILL, super::pid() as u64);
-            } else {
-                run_handler(f, sig);
-            }
-            return;
-        }
-        act(sig);
-    }
-}
-
 /// A forked child starts with nothing pending.
 pub fn forked_child() {
-    super::vars().pending.set(0);
-    super::vars().first_pending.set(0);
-    super::vars().routed.set(0);
-    super::thread().pending.set(0);
-}
-
-/// Bytes of the frame: return address, `struct ucontext` (304 bytes in the
-/// kernel's layout), `siginfo_t` (128).
-const FRAME_WORDS: usize = 1 + 38 + 16;
-/// Word indices in the frame.
-const UC_MCONTEXT: usize = 6;
-const MC_FPSTATE: usize = UC_MCONTEXT + 23;
-const UC_SIGMASK: usize = 38;
-const INFO: usize = 39;
-/// rflags bits a handler (or `rt_sigreturn`) may change, as Linux's
-/// FIX_EFLAGS: AC, RF, OF, DF, TF, SF, ZF, AF, PF, CF.
-const FIX_EFLAGS: u64 = 0x50dd5;
-const FX_BYTES: u64 = 512;
-
-/// The registers in `struct sigcontext` order, r8 to rflags.
-fn mcontext_regs(r: &mut abi::exception::Regs) -> [&mut u64; 18] {
-    [
-        &mut r.r8,
-        &mut r.r9,
-        &mut r.r10,
-        &mut r.r11,
-        &mut r.r12,
-        &mut r.r13,
-        &mut r.r14,
-        &mut r.r15,
-        &mut r.rdi,
-        &mut r.rsi,
-        &mut r.rbp,
-        &mut r.rbx,
-        &mut r.rdx,
-        &mut r.rax,
-        &mut r.rcx,
-        &mut r.rsp,
-        &mut r.rip,
-        &mut r.rflags,
-    ]
-}
-
-/// Pushes the signal frame and points the program at the handler; a stack
-/// that cannot take the frame kills the process with SIGSEGV, as on Linux.
-fn run_handler(f: &mut ExceptionFrame, sig: u32) {
-    run_handler_with(f, sig, 0, 0);
-}
-
-/// A fault's signal: runs the program's handler for it (returns false if
-/// there is none or the signal is blocked: the process must die).
-pub fn run_fault_handler(f: &mut ExceptionFrame, sig: u32, code: i32, addr: u64) -> bool {
-    if !has_handler(sig) || blocked() & (1 << sig) != 0 {
-        return false;
-    }
-    run_handler_with(f, sig, code, addr);
-    true
-}
-
-/// `si_code` of a signal sent by `tkill` or `tgkill`.
-const SI_TKILL: i32 = -6;
-
-/// `run_handler` with `siginfo_t`'s `si_code` and its union's first word:
-/// `si_addr` for faults, `si_pid` and `si_uid` for a signal sent.
-fn run_handler_with(f: &mut ExceptionFrame, sig: u32, code: i32, addr: u64) {
-    let a = action(sig);
-    // Set by `suspend` for this delivery only.
-    let t = super::thread();
-    let (saved, alt) = (t.suspended.take().unwrap_or(t.mask.get()), t.altstack.get());
-    let on_alt = alt.on(f.regs.rsp);
-    // A handler installed with SA_ONSTACK starts at the top of the
-    // alternate stack, unless the program is on it already; otherwise
-    // below the red zone.
-    let top = if a.flags & SA_ONSTACK != 0 && alt.flags & SS_DISABLE == 0 && !on_alt {
-        alt.sp.checked_add(alt.size)
-    } else {
-        f.regs.rsp.checked_sub(128)
-    };
-    // Linux's alignment: rsp + 8 is 16-byte aligned at the handler's entry,
-    // as after a call. A stack pointer near 0 or outside the program's half
-    // of the address space cannot take the frame.
-    let fx_at =
-        top.filter(|&t| t <= abi::layout::USER_END).and_then(|t| t.checked_sub(FX_BYTES)).map(|x| x & !63);
-    let frame =
-        fx_at.filter(|&x| x >= FRAME_WORDS as u64 * 8 + 16).map(|x| ((x - FRAME_WORDS as u64 * 8) & !15) - 8);
-    let mut w = [0u64; FRAME_WORDS];
-    w[0] = a.restorer;
-    // uc_stack: the alternate stack as it was, as Linux records it.
-    (w[3], w[5]) = (alt.sp, alt.size);
-    w[4] = if alt.flags & SS_DISABLE != 0 {
-        SS_DISABLE
-    } else if on_alt {
-        SS_ONSTACK
-    } else {
-        0
-    };
-    let mut regs = f.regs;
-    for (i, r) in mcontext_regs(&mut regs).into_iter().enumerate() {
-        w[UC_MCONTEXT + i] = *r;
-    }
-    w[UC_MCONTEXT + 18] = 0x33 | 0x2b << 48; // cs, gs, fs, ss
-    w[UC_MCONTEXT + 21] = saved; // oldmask
-    w[MC_FPSTATE] = fx_at.unwrap_or(0);
-    w[UC_SIGMASK] = saved;
-    w[INFO] = sig as u64; // si_signo; si_errno 0
-    w[INFO + 1] = code as u32 as u64; // si_code (SI_USER: 0)
-    w[INFO + 2] = addr; // si_addr, or si_pid and si_uid
-    let written = match (fx_at, frame) {
-        (Some(fx_at), Some(frame)) => {
-            uaccess::put(fx_at, crate::entry::fx()).and_then(|_| uaccess::put(frame, w)).map(|_| frame)
-        }
-        _ => Err(crate::errno::EFAULT),
-    };
-    // As Linux's force_sigsegv: the program dies of SIGSEGV's default
-    // action, whatever it does with SIGSEGV.
-    let Ok(frame) = written else {
-        crate::log::note(format_args!("pid {} cannot take signal {sig}: bad stack", super::pid()));
-        super::exit::exit(SIGSEGV as i32);
-    };
-    let r = &mut f.regs;
-    r.rsp = frame;
-    r.rip = a.handler;
-    r.rdi = sig as u64;
-    r.rsi = frame + INFO as u64 * 8;
-    r.rdx = frame + 8;
-    r.rax = 0;
-    r.rflags &= !(0x400 | 0x100 | 0x10000); // DF, TF, RF
-    let mut m = mask() | a.mask;
-    if a.flags & SA_NODEFER == 0 {
-        m |= 1 << (sig - 1);
-    }
-    set_mask(m);
-    // A one-shot handler: the default action is back, the flags stay (as
-    // Linux, which resets the handler alone).
-    if a.flags & SA_RESETHAND != 0 {
-        set_action(sig, Action { handler: 0, ..a });
-    }
-}
-
-/// `rt_sigreturn`: the handler has returned into the restorer, which popped
-/// the return address, so rsp points at the frame's `ucontext`.
-pub fn sigreturn(f: &mut ExceptionFrame) -> LxResult {
-    let frame = f.regs.rsp.wrapping_sub(8);
-    let Ok(w) = uaccess::get::<[u64; FRAME_WORDS]>(frame) else {
-        super::exit::exit(SIGSEGV as i32);
-    };
-    let mut fx = None;
-    if w[MC_FPSTATE] != 0 {
-        match uaccess::get::<[u8; 512]>(w[MC_FPSTATE]) {
-            Ok(v) => fx = Some(v),
-            Err(_) => super::exit::exit(SIGSEGV as i32),
-        }
-    }
-    let flags = f.regs.rflags;
-    for (i, r) in mcontext_regs(&mut f.regs).into_iter().enumerate() {
-        *r = w[UC_MCONTEXT + i];
-    }
-    f.regs.rflags = (flags & !FIX_EFLAGS) | (f.regs.rflags & FIX_EFLAGS);
-    if let Some(mut fx) = fx {
-        // MXCSR: reserved bits (and DAZ, which not every CPU has) would make
-        // fxrstor fault inside lxrt.
-        let mxcsr = u32::from_le_bytes([fx[24], fx[25], fx[26], fx[27]]) & 0xffbf;
-        fx[24..28].copy_from_slice(&mxcsr.to_le_bytes());
-        crate::entry::set_fx(&fx);
-    }
-    set_mask(w[UC_SIGMASK]);
-    Ok(f.regs.rax as i64)
+    WORDS.pending.set(0);
+    WORDS.first_pending.set(0);
+    WORDS.routed.set(0);
+    thread().pending.set(0);
 }
 
 /// The alternate signal stack (`sigaltstack`), Linux's `stack_t`.
@@ -622,7 +255,7 @@ impl AltStack {
     pub const DISABLED: AltStack = AltStack { sp: 0, flags: SS_DISABLE, size: 0 };
 
     /// Whether `rsp` lies on it.
-    fn on(&self, rsp: u64) -> bool {
+    pub(super) fn on(&self, rsp: u64) -> bool {
         self.flags & SS_DISABLE == 0 && rsp > self.sp && rsp <= self.sp + self.size
     }
 }
@@ -631,7 +264,7 @@ impl AltStack {
 /// signal stack of a program currently at `rsp`.
 pub fn sigaltstack(new: u64, old: u64, rsp: u64) -> LxResult {
     use crate::errno::{EINVAL, ENOMEM, EPERM};
-    let cur = super::thread().altstack.get();
+    let cur = altstack();
     if old != 0 {
         let flags = if cur.on(rsp) { SS_ONSTACK } else { cur.flags & SS_DISABLE };
         uaccess::put(old, AltStack { flags, ..cur })?;
@@ -650,48 +283,47 @@ pub fn sigaltstack(new: u64, old: u64, rsp: u64) -> LxResult {
             0 => {}
             _ => return Err(EINVAL),
         }
-        super::thread().altstack.set(n);
+        thread().altstack.set(n);
     }
     Ok(0)
+}
+
+/// The running thread's alternate stack (a new thread's, all zero, is
+/// disabled: an enabled one is never smaller than `MINSIGSTKSZ`).
+pub(super) fn altstack() -> AltStack {
+    let a = thread().altstack.get();
+    if a.size == 0 {
+        AltStack::DISABLED
+    } else {
+        a
+    }
+}
+
+/// A new thread blocks what its creator blocks.
+pub fn thread_created(b: &crate::entry::Block) {
+    LOCAL.of(b).mask.set(mask());
+}
+
+/// Whether the thread of block `b` takes signal `sig`: it does not block
+/// it, or waits for it in `sigwait`.
+pub fn takes(b: &crate::entry::Block, sig: u32) -> bool {
+    let t = LOCAL.of(b);
+    t.mask.get() << 1 & 1 << sig == 0 || t.sigwait.get() & 1 << sig != 0
+}
+
+/// The signals the running thread waits for in `sigwait` (bit n = signal
+/// n; 0 when it is not waiting).
+pub fn set_sigwait(want: u64) {
+    thread().sigwait.set(want);
 }
 
 /// Linux's smallest alternate stack.
 const MINSIGSTKSZ: u64 = 2048;
 
-/// Nothing to act on before or after a call: no signal queued in the
-/// kernel or pending here, no exit asked for by a sibling (what `collect`
-/// would find, without its work: the path of calls that only read). An
-/// armed interval timer needs `collect`'s look, with the lock.
-#[inline]
-pub fn quiet() -> bool {
-    let v = super::vars();
-    v.group_exit.get().is_none()
-        && !crate::alarm::armed()
-        && v.pending.get() | own_pending().get() == 0
-        && kinfo::interrupts(abi::tables::env_slot(crate::lock::my_id() as u32)) == 0
-}
-
-/// Pending signals among `set` (bit n = signal n), as `rt_sigpending`
-/// reports them.
-pub fn pending_in(set: u64) -> u64 {
-    collect();
-    pending_bits() & set
-}
-
-/// Takes the lowest pending signal among `set` (`rt_sigtimedwait`).
-pub fn take_pending_in(set: u64) -> Option<u32> {
-    let p = pending_in(set);
-    (p != 0).then(|| {
-        let sig = p.trailing_zeros();
-        clear_pending(sig);
-        sig
-    })
-}
-
 /// exec: caught signals go back to their default action, and the
 /// alternate stack is gone.
 pub fn reset_on_exec() {
-    super::thread().altstack.set(AltStack::DISABLED);
+    thread().altstack.set(AltStack::DISABLED);
     with_dispositions(|d| {
         for a in d.iter_mut().filter(|a| a.handler > SIG_IGN) {
             *a = Action::default();

@@ -15,17 +15,60 @@
 //! `pthread_join` waits for); the first thread, if it ends while others
 //! run, waits for them (its environment is the process). Any thread can end
 //! the process (`exit_group`, a fatal signal): another than the first asks
-//! the first to do it (`Vars::group_exit`, then an interrupt) and ends.
+//! the first to do it (`exit::GROUP_EXIT`, then an interrupt) and ends.
 
-use super::{vars, with_process};
-use crate::entry::{self, Block, STACK_SIZE};
+use super::with_process;
+use crate::entry::{self, Block, Local, STACK_SIZE};
 use crate::lock;
+use crate::lock::OTHER_THREADS;
 use abi::exception::ExceptionFrame;
 use abi::syscall::{CRED_SELF, ENV_SELF, SLICE_ANY};
 use abi::tables::env_state;
 use alloc::alloc::{alloc, dealloc, Layout};
 use alloc::vec::Vec;
+use core::cell::Cell;
 use user::{kinfo, sys};
+
+/// A thread's life as Linux keeps it (its part of the thread's block).
+pub struct Thread {
+    /// Where its id is cleared (and a futex woken) when it ends
+    /// (`set_tid_address`, `CLONE_CHILD_CLEARTID`).
+    clear_tid: Cell<u64>,
+    /// Set in a new thread's block until it first runs (`start`).
+    starting: Cell<bool>,
+    /// Its robust list (`set_robust_list`, walked when it ends: 0, none).
+    robust: Cell<u64>,
+}
+
+// SAFETY: made of `Cell`s, valid all zero; the part above the signals'.
+pub const LOCAL: Local<Thread> = unsafe { Local::after(super::signal::LOCAL.end()) };
+
+/// Marks thread `env` as ending (gone for `tgkill`).
+pub fn exiting(env: u32) {
+    with_process(|p| p.threads.0.iter_mut().filter(|t| t.env == env).for_each(|t| t.exiting = true));
+}
+
+/// Threads other than the first, ended ones not reaped yet included.
+pub fn count() -> u32 {
+    with_process(|p| p.threads.0.len()) as u32
+}
+
+/// The running thread's robust list and where its id is cleared, taken
+/// as it ends (0: none).
+pub fn take_exit_words() -> (u64, u64) {
+    let t = LOCAL.get();
+    (t.robust.replace(0), t.clear_tid.replace(0))
+}
+
+/// Where the running thread's id is cleared when it ends.
+pub fn set_clear_tid(at: u64) {
+    LOCAL.get().clear_tid.set(at);
+}
+
+/// The running thread's robust list (0: none).
+pub fn set_robust(head: u64) {
+    LOCAL.get().robust.set(head);
+}
 
 /// A thread other than the first, as the process keeps it.
 #[derive(Clone, Copy)]
@@ -52,7 +95,7 @@ const STACK_LAYOUT: Layout = match Layout::from_size_align(STACK_SIZE, 4096) {
 
 /// Whether the running thread is the first (the process's environment).
 pub fn is_first() -> bool {
-    lock::my_id() == super::env() as u64
+    lock::is_first_thread()
 }
 
 /// The running thread's Linux id: its environment's pid (the first
@@ -85,9 +128,7 @@ pub fn wanting(sig: u32) -> Option<u32> {
             .find(|t| {
                 // SAFETY: a thread's block lives until `reap` frees it, which
                 // needs the big lock we hold; only its `Cell`s are read.
-                let th = unsafe { &(*t.block).thread };
-                let takes = th.mask.get() << 1 & 1 << sig == 0 || th.sigwait.get() & 1 << sig != 0;
-                !t.exiting && takes
+                !t.exiting && super::signal::takes(unsafe { &*t.block }, sig)
             })
             .map(|t| t.env)
     })
@@ -122,8 +163,8 @@ pub fn create(f: &ExceptionFrame, s: &Start) -> Result<u32, abi::Error> {
     (frame.regs.rax, frame.regs.rsp, frame.busy) = (0, s.rsp, 1);
     b.set_frame(frame, entry::fx());
     b.start_fs = s.fs;
-    let t = &b.thread;
-    t.mask.set(super::thread().mask.get());
+    super::signal::thread_created(&b);
+    let t = LOCAL.of(&b);
     t.clear_tid.set(s.clear_tid);
     t.starting.set(true);
     // SAFETY: `block` is fresh, aligned for a `Block` and ours alone.
@@ -154,7 +195,7 @@ pub fn create(f: &ExceptionFrame, s: &Start) -> Result<u32, abi::Error> {
         }
     };
     with_process(|p| p.threads.0.push(Entry { env, block, stack, exiting: false }));
-    vars().threads.set(vars().threads.get() + 1);
+    OTHER_THREADS.set(OTHER_THREADS.get() + 1);
     Ok(env)
 }
 
@@ -179,14 +220,13 @@ fn free(stack: *mut u8, block: *mut Block) {
 /// Whether the running environment is a thread that has not run yet
 /// (`entry::start`).
 pub fn starting() -> bool {
-    super::thread().starting.get()
+    LOCAL.get().starting.get()
 }
 
 /// A new thread's first code, before it resumes the program.
 pub fn start(_f: &mut ExceptionFrame) {
-    let t = super::thread();
-    t.starting.set(false);
-    t.lock_id.set(0);
+    LOCAL.get().starting.set(false);
+    lock::thread_started();
 }
 
 /// Destroys the threads that have ended and frees their blocks.
@@ -206,84 +246,6 @@ pub fn reap() {
     }
 }
 
-/// `exit` of one thread. The last one (the first, waiting, or another)
-/// ends the process with `status`.
-pub fn exit_thread(status: i32) -> ! {
-    lock::acquire();
-    let me = lock::my_id() as u32;
-    with_process(|p| p.threads.0.iter_mut().filter(|t| t.env == me).for_each(|t| t.exiting = true));
-    clear_tid();
-    if is_first() {
-        // The process lives while other threads do: wait for them.
-        vars().first_exited.set(true);
-        while vars().threads.get() > 0 && vars().group_exit.get().is_none() {
-            reap_count();
-            if vars().threads.get() == 0 {
-                break;
-            }
-            lock::release();
-            crate::wait::pause(None);
-            lock::acquire();
-        }
-        super::exit::exit(vars().group_exit.get().unwrap_or(status))
-    }
-    let left = vars().threads.get().saturating_sub(1);
-    vars().threads.set(left);
-    if left == 0 && vars().first_exited.get() {
-        // The first thread waits for this: end the process with our status.
-        ask_first(status);
-    }
-    end_self()
-}
-
-/// Counts live threads again (ended ones reaped).
-fn reap_count() {
-    reap();
-    let n = with_process(|p| p.threads.0.len()) as u32;
-    vars().threads.set(n);
-}
-
-/// `exit_group` (and a fatal signal) from any thread: the whole process
-/// ends with `status`.
-pub fn exit_group(status: i32) -> ! {
-    if is_first() {
-        super::exit::exit(status)
-    }
-    lock::acquire();
-    ask_first(status);
-    end_self()
-}
-
-/// Has the first thread end the process with `status` (it looks at
-/// `group_exit` whenever it looks for signals).
-fn ask_first(status: i32) {
-    if vars().group_exit.get().is_none() {
-        vars().group_exit.set(Some(status));
-    }
-    let _ = sys::interrupt(super::env() as u64, super::signal::CONSOLE_INPUT, super::table::cred());
-}
-
-/// Ends the running thread (not the first): its environment exits, the
-/// process reaps it later.
-fn end_self() -> ! {
-    lock::release();
-    sys::exit(0)
-}
-
-/// Clears the thread's id word and wakes one waiter on it, as Linux does
-/// when a thread ends (`pthread_join`); first, the locks on its robust list
-/// it still holds are marked owner-died (`futex::release_robust`).
-fn clear_tid() {
-    let robust = super::thread().robust.replace(0);
-    if robust != 0 {
-        crate::futex::release_robust(robust, tid());
-    }
-    let at = super::thread().clear_tid.replace(0);
-    if at != 0 && crate::uaccess::put(at, 0u32).is_ok() {
-        crate::futex::wake(crate::futex::Key::private(at), 1, crate::futex::ALL);
-    }
-}
-
 /// Before the first thread ends the process: every other thread ends
 /// (each is its child: destroyed, its block freed).
 pub fn end_others() {
@@ -292,7 +254,7 @@ pub fn end_others() {
         let _ = sys::env_destroy(t.env as u64);
         free(t.stack, t.block);
     }
-    vars().threads.set(0);
+    OTHER_THREADS.set(0);
 }
 
 /// execve: the program's other threads end (Linux's `de_thread`), when the
@@ -316,8 +278,5 @@ pub fn forked_child() {
     for t in all.into_iter().filter(|t| t.block != me) {
         free(t.stack, t.block);
     }
-    vars().threads.set(0);
-    vars().first_exited.set(false);
-    vars().group_exit.set(None);
-    crate::futex::forked_child();
+    OTHER_THREADS.set(0);
 }

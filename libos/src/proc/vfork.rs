@@ -29,10 +29,10 @@ use user::{kinfo, sys};
 pub fn hold(env: u32) {
     let mut yielded = false;
     while held(env) {
-        // As `exit::wait`: let the child run once, then sleep until an
+        // As `reap::wait`: let the child run once, then sleep until an
         // interrupt (its `release`, its SIGCHLD) comes.
         if yielded {
-            crate::wait::pause(None);
+            crate::sleep::pause(None);
         } else {
             yielded = true;
             lock::wait();

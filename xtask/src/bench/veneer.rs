@@ -167,8 +167,11 @@ fn boot(opts: &Options, clock: Clock, boot: &Boot, img: &build::Image) -> Side {
     }
     // The console is kept whatever happened (for a look at any notes).
     let dir = build::root().join("target/bench");
-    let log =
-        dir.join(format!("veneer-{}-{}-serial.log", boot.program.replace([' ', '@'], "-"), clock.name()));
+    let log = dir.join(format!(
+        "veneer-{}-{}-serial.log",
+        boot.program.replace([' ', '@', '/'], "-"),
+        clock.name()
+    ));
     let _ = std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(&log, &out.serial));
     if side.problem.is_some() || !side.done {
         eprintln!("xtask: bench: Veneer console saved in {}", log.display());

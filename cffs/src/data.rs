@@ -1,0 +1,380 @@
+//! File contents: the extent map (four extents in the inode, then a chain
+//! of extent blocks), reads with explicit grouping, writes that allocate
+//! near the directory, truncation, inline data for tiny files.
+
+use alloc::vec::Vec;
+
+use xn::{Change, Parent};
+
+use crate::client::XnClient;
+use crate::format::{ExtHead, Extent, Inode, EXTENTS, EXT_AT, EXT_PER_BLOCK, F_INLINE, INLINE_MAX};
+use crate::fs::{Fs, Loc, GROUP_READ};
+use crate::{Errno, Result, BLOCK};
+
+/// Largest file: extents count file blocks in 32 bits.
+pub const MAX_FILE: u64 = (u32::MAX as u64) * BLOCK as u64;
+
+/// One extent slot: the block holding it, the byte offset of its 16 bytes
+/// there, and what it says.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Slot {
+    pub holder: u64,
+    pub at: usize,
+    pub ext: Extent,
+}
+
+/// A file's extent slots, and its chain of extent blocks.
+pub(crate) struct Map {
+    pub slots: Vec<Slot>,
+    pub chain: Vec<u64>,
+}
+
+impl Map {
+    /// The disk block holding file block `f`, and the block claiming it.
+    pub fn find(&self, f: u64) -> Option<(u64, u64)> {
+        self.slots.iter().find_map(|s| s.ext.map(f).map(|b| (b, s.holder)))
+    }
+}
+
+impl<C: XnClient> Fs<C> {
+    pub(crate) fn map(&mut self, loc: Loc, inode: &Inode) -> Result<Map> {
+        let mut map = Map { slots: Vec::new(), chain: Vec::new() };
+        if inode.is_inline() {
+            return Ok(map);
+        }
+        for (i, &ext) in inode.ext.iter().enumerate() {
+            map.slots.push(Slot { holder: loc.block, at: loc.off() + 64 + 16 * i, ext });
+        }
+        let mut b = inode.ext_block;
+        while b != 0 {
+            if map.chain.len() as u64 > self.xn.nblocks() {
+                return Err(Errno::Corrupt("extent chain loops"));
+            }
+            let bytes = self.bytes(b)?;
+            let head = ExtHead::decode(&bytes[..EXT_AT])?;
+            for i in 0..EXT_PER_BLOCK {
+                let at = EXT_AT + 16 * i;
+                map.slots.push(Slot { holder: b, at, ext: Extent::decode(&bytes[at..at + 16]) });
+            }
+            map.chain.push(b);
+            b = head.next;
+        }
+        Ok(map)
+    }
+
+    /// Keeps the caller's copy of the inode in step with an extent slot
+    /// rewritten in its entry.
+    fn mirror(loc: Loc, inode: &mut Inode, at: usize, ext: Extent) {
+        if let Some(i) = at.checked_sub(loc.off() + 64).map(|d| d / 16).filter(|&i| i < EXTENTS) {
+            inode.ext[i] = ext;
+        }
+    }
+
+    /// Allocates disk blocks for the unmapped file blocks `f..f + n`,
+    /// extending an extent where the new blocks follow it on disk, and
+    /// installs each with `fill` as its contents.
+    pub(crate) fn grow(
+        &mut self,
+        loc: Loc,
+        inode: &mut Inode,
+        f: u64,
+        n: u64,
+        fill: &[u8; BLOCK],
+    ) -> Result<()> {
+        let (mut f, mut left) = (f, n);
+        while left > 0 {
+            let map = self.map(loc, inode)?;
+            let goal = match f.checked_sub(1).and_then(|p| map.find(p)) {
+                Some((b, _)) => b + 1,
+                None => self.goal(loc, f, inode.is_dir()),
+            };
+            let (start, count) = self.find_free(goal, left.min(u64::from(u32::MAX)))?;
+            let grows = map.slots.iter().find(|s| {
+                !s.ext.is_empty() && s.ext.end() == f && s.ext.start + u64::from(s.ext.count) == start
+            });
+            let slot = match grows.or_else(|| map.slots.iter().find(|s| s.ext.is_empty())) {
+                Some(s) => *s,
+                None => {
+                    self.extend_chain(loc, inode, &map, goal)?;
+                    continue;
+                }
+            };
+            let ext = if slot.ext.is_empty() {
+                Extent { start, count: count as u32, fblock: f as u32 }
+            } else {
+                Extent { count: slot.ext.count + count as u32, ..slot.ext }
+            };
+            let bytes = ext.encode();
+            self.xn.modify(
+                &[Change { block: slot.holder, off: slot.at, bytes: &bytes }],
+                &[(start, count)],
+                &[],
+            )?;
+            Self::mirror(loc, inode, slot.at, ext);
+            for b in start..start + count {
+                self.xn.insert_new(Parent::Block(slot.holder), b, fill)?;
+            }
+            if !self.opts.group || f >= crate::fs::SMALL_BLOCKS {
+                self.cursor = start + count;
+            }
+            f += count;
+            left -= count;
+        }
+        Ok(())
+    }
+
+    /// Adds an extent block at the end of the chain.
+    fn extend_chain(&mut self, loc: Loc, inode: &mut Inode, map: &Map, goal: u64) -> Result<()> {
+        let (holder, at) = match map.chain.last() {
+            Some(&last) => (last, 8),
+            None => (loc.block, loc.off() + 128),
+        };
+        let (x, _) = self.find_free(goal, 1)?;
+        self.xn.modify(&[Change { block: holder, off: at, bytes: &x.to_le_bytes() }], &[(x, 1)], &[])?;
+        if holder == loc.block {
+            inode.ext_block = x;
+        }
+        let mut data = [0u8; BLOCK];
+        let head = ExtHead { dir: inode.is_dir(), next: 0, uid: inode.uid, gid: inode.gid, mode: inode.mode };
+        data[..EXT_AT].copy_from_slice(&head.encode());
+        self.xn.insert_new(Parent::Block(holder), x, &data)?;
+        Ok(())
+    }
+
+    /// Makes a data block cached (with explicit grouping, together with
+    /// the uncached blocks after it that the same block claims) and bound
+    /// for writing if asked.
+    pub(crate) fn data_ready(&mut self, b: u64, holder: u64, write: bool) -> Result<()> {
+        if !self.xn.cached(b) {
+            let claims = self.xn.claims(holder).unwrap_or_default();
+            let claimed = |x: u64| claims.iter().any(|c| c.contains(x) && c.tid == self.tid_data);
+            let most = if self.opts.group { GROUP_READ } else { 1 };
+            let mut k = 1;
+            while k < most && claimed(b + k) && !self.xn.cached(b + k) {
+                k += 1;
+            }
+            self.xn.read(Parent::Block(holder), b, k)?;
+        }
+        if write {
+            self.xn.bind(Parent::Block(holder), b, true)?;
+        }
+        Ok(())
+    }
+
+    pub fn read(&mut self, ino: u64, off: u64, buf: &mut [u8]) -> Result<usize> {
+        let (loc, inode) = self.load(ino)?;
+        if inode.is_dir() {
+            return Err(Errno::IsDir);
+        }
+        if !self.allowed(&inode, 4) {
+            return Err(Errno::Access);
+        }
+        if off >= inode.size {
+            return Ok(0);
+        }
+        let n = (buf.len() as u64).min(inode.size - off) as usize;
+        if inode.is_inline() {
+            let from = (off as usize).min(INLINE_MAX);
+            let to = (from + n).min(INLINE_MAX);
+            buf[..to - from].copy_from_slice(&inode.inline[from..to]);
+            buf[to - from..n].fill(0);
+            return Ok(n);
+        }
+        let map = self.map(loc, &inode)?;
+        let mut done = 0;
+        while done < n {
+            let pos = off + done as u64;
+            let (f, within) = (pos / BLOCK as u64, (pos % BLOCK as u64) as usize);
+            let len = (BLOCK - within).min(n - done);
+            let out = &mut buf[done..done + len];
+            match map.find(f) {
+                Some((b, holder)) => {
+                    self.data_ready(b, holder, false)?;
+                    out.copy_from_slice(&self.xn.block(b)?[within..within + len]);
+                }
+                None => out.fill(0),
+            }
+            done += len;
+        }
+        Ok(n)
+    }
+
+    pub fn write(&mut self, ino: u64, off: u64, data: &[u8]) -> Result<usize> {
+        let (loc, mut inode) = self.load(ino)?;
+        if inode.is_dir() {
+            return Err(Errno::IsDir);
+        }
+        if !self.allowed(&inode, 2) {
+            return Err(Errno::Access);
+        }
+        if data.is_empty() {
+            return Ok(0);
+        }
+        let end = off.checked_add(data.len() as u64).filter(|&e| e <= MAX_FILE).ok_or(Errno::FileTooBig)?;
+        self.write_inode(loc, &mut inode, off, data)?;
+        inode.size = inode.size.max(end);
+        self.stamp(&mut inode);
+        self.set_inode(loc, &inode, &[], &[])?;
+        self.grown.insert(ino);
+        Ok(data.len())
+    }
+
+    /// Appends at the end of the file (`O_APPEND`): the offset is the size
+    /// at the moment of the write. Returns where the data went.
+    pub fn append(&mut self, ino: u64, data: &[u8]) -> Result<u64> {
+        let (_, inode) = self.load(ino)?;
+        self.write(ino, inode.size, data)?;
+        Ok(inode.size)
+    }
+
+    fn write_inode(&mut self, loc: Loc, inode: &mut Inode, off: u64, data: &[u8]) -> Result<()> {
+        let end = off + data.len() as u64;
+        let empty = inode.size == 0 && inode.ext.iter().all(Extent::is_empty) && inode.ext_block == 0;
+        if self.opts.embed && end <= INLINE_MAX as u64 && (inode.is_inline() || empty) {
+            inode.flags |= F_INLINE;
+            inode.inline[off as usize..end as usize].copy_from_slice(data);
+            return Ok(());
+        }
+        if inode.is_inline() {
+            let old = inode.inline[..inode.size as usize].to_vec();
+            self.uninline(loc, inode)?;
+            if !old.is_empty() {
+                self.write_blocks(loc, inode, 0, &old)?;
+            }
+        }
+        self.write_blocks(loc, inode, off, data)
+    }
+
+    /// Turns an inline file into an empty extent map (its data is written
+    /// again by the caller).
+    fn uninline(&mut self, loc: Loc, inode: &mut Inode) -> Result<()> {
+        inode.flags &= !F_INLINE;
+        inode.inline = [0; INLINE_MAX];
+        inode.ext = [Extent::default(); EXTENTS];
+        inode.ext_block = 0;
+        self.set_inode(loc, inode, &[], &[])
+    }
+
+    pub(crate) fn write_blocks(&mut self, loc: Loc, inode: &mut Inode, off: u64, data: &[u8]) -> Result<()> {
+        let first = off / BLOCK as u64;
+        let last = (off + data.len() as u64 - 1) / BLOCK as u64;
+        let map = self.map(loc, inode)?;
+        let mut f = first;
+        while f <= last {
+            if map.find(f).is_some() {
+                f += 1;
+                continue;
+            }
+            let mut g = f;
+            while g <= last && map.find(g).is_none() {
+                g += 1;
+            }
+            self.grow(loc, inode, f, g - f, &[0; BLOCK])?;
+            f = g;
+        }
+        let map = self.map(loc, inode)?;
+        let mut done = 0usize;
+        while done < data.len() {
+            let pos = off + done as u64;
+            let (f, within) = (pos / BLOCK as u64, (pos % BLOCK as u64) as usize);
+            let len = (BLOCK - within).min(data.len() - done);
+            let (b, holder) = map.find(f).ok_or(Errno::Corrupt("block vanished"))?;
+            self.data_ready(b, holder, true)?;
+            self.xn.block_mut(b)?[within..within + len].copy_from_slice(&data[done..done + len]);
+            done += len;
+        }
+        Ok(())
+    }
+
+    pub fn truncate(&mut self, ino: u64, size: u64) -> Result<()> {
+        let (loc, mut inode) = self.load(ino)?;
+        if inode.is_dir() {
+            return Err(Errno::IsDir);
+        }
+        if !self.allowed(&inode, 2) {
+            return Err(Errno::Access);
+        }
+        if size > MAX_FILE {
+            return Err(Errno::FileTooBig);
+        }
+        if inode.is_inline() {
+            if size <= INLINE_MAX as u64 {
+                inode.inline[size as usize..].fill(0);
+            } else {
+                let old = inode.inline[..inode.size as usize].to_vec();
+                self.uninline(loc, &mut inode)?;
+                if !old.is_empty() {
+                    self.write_blocks(loc, &mut inode, 0, &old)?;
+                }
+            }
+        } else if size < inode.size {
+            self.shrink(loc, &mut inode, size.div_ceil(BLOCK as u64))?;
+            let tail = (size % BLOCK as u64) as usize;
+            if tail != 0 {
+                let map = self.map(loc, &inode)?;
+                if let Some((b, holder)) = map.find(size / BLOCK as u64) {
+                    self.data_ready(b, holder, true)?;
+                    self.xn.block_mut(b)?[tail..].fill(0);
+                }
+            }
+        }
+        inode.size = size;
+        self.stamp(&mut inode);
+        self.set_inode(loc, &inode, &[], &[])?;
+        self.grown.insert(ino);
+        Ok(())
+    }
+
+    /// Frees every block from file block `keep` on, then the extent blocks
+    /// left empty at the chain's end.
+    pub(crate) fn shrink(&mut self, loc: Loc, inode: &mut Inode, keep: u64) -> Result<()> {
+        let map = self.map(loc, inode)?;
+        let mut holders: Vec<u64> = map.chain.iter().rev().copied().collect();
+        holders.push(loc.block);
+        for h in holders {
+            // (slot offset, new bytes, blocks freed)
+            let mut items: Vec<(usize, [u8; 16], (u64, u64))> = Vec::new();
+            for s in map.slots.iter().filter(|s| s.holder == h && !s.ext.is_empty() && s.ext.end() > keep) {
+                let (ext, freed) = if u64::from(s.ext.fblock) >= keep {
+                    (Extent::default(), (s.ext.start, u64::from(s.ext.count)))
+                } else {
+                    let count = (keep - u64::from(s.ext.fblock)) as u32;
+                    (
+                        Extent { count, ..s.ext },
+                        (s.ext.start + u64::from(count), u64::from(s.ext.count - count)),
+                    )
+                };
+                Self::mirror(loc, inode, s.at, ext);
+                items.push((s.at, ext.encode(), freed));
+            }
+            for part in items.chunks(xn::MAX_CHANGES) {
+                let ch: Vec<Change> =
+                    part.iter().map(|(at, b, _)| Change { block: h, off: *at, bytes: b }).collect();
+                let fr: Vec<(u64, u64)> = part.iter().map(|i| i.2).collect();
+                self.xn.modify(&ch, &[], &fr)?;
+            }
+        }
+        // Unhook extent blocks left empty at the chain's end.
+        let mut chain = map.chain;
+        while let Some(&last) = chain.last() {
+            let bytes = self.bytes(last)?;
+            if (0..EXT_PER_BLOCK).any(|i| !Extent::decode(&bytes[EXT_AT + 16 * i..]).is_empty()) {
+                break;
+            }
+            chain.pop();
+            let (holder, at) = match chain.last() {
+                Some(&prev) => (prev, 8),
+                None => (loc.block, loc.off() + 128),
+            };
+            self.xn.modify(
+                &[Change { block: holder, off: at, bytes: &0u64.to_le_bytes() }],
+                &[],
+                &[(last, 1)],
+            )?;
+            if holder == loc.block {
+                inode.ext_block = 0;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,81 @@
+//! Fault injection (paper 004 §4), compiled only with the `inject`
+//! feature: the boot tests' driver images carry out `drvapi::op::INJECT_*`
+//! requests as the bugs they stand for; the default images do not know
+//! them.
+
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// Carries out a fault-injection request (`drvapi::op::INJECT_*`):
+/// whether `r` was one.
+pub fn inject(r: &drvapi::Request) -> bool {
+    match r.op {
+        // SAFETY: none: this is the injected bug. The kernel's protection
+        // domain is what stops the write (or, unisolated, does not).
+        drvapi::op::INJECT_WILD_WRITE => unsafe { (r.sector as *mut u8).write_volatile(0xBD) },
+        drvapi::op::INJECT_STACK_OVERFLOW => {
+            core::hint::black_box(deeper(r.sector));
+        }
+        drvapi::op::INJECT_LIVELOCK => spin(),
+        drvapi::op::INJECT_CLI_LIVELOCK => {
+            // SAFETY: none: this is the injected bug (ring 0 may turn
+            // interrupts off); the kernel's NMI watchdog must end it.
+            unsafe { core::arch::asm!("cli", options(nomem, nostack)) };
+            spin()
+        }
+        drvapi::op::INJECT_WILD_CALL => {
+            // SAFETY: none: this is the injected bug (a corrupted function
+            // pointer); the fault it takes is what the kernel must stop.
+            let f: extern "C" fn() = unsafe { core::mem::transmute(r.sector as usize) };
+            f()
+        }
+        drvapi::op::INJECT_IRQ_LIVELOCK => IRQ_LIVELOCK.store(true, Ordering::Relaxed),
+        _ => return false,
+    }
+    true
+}
+
+/// Armed by `INJECT_WILD_DMA`: the next buffer the device writes is
+/// given to it at this physical address instead of its own.
+static WILD_DMA: AtomicU64 = AtomicU64::new(0);
+
+/// The wrong address armed for the buffer the device writes, taken
+/// (only ask for a buffer the device writes: the request's header is
+/// shared first and must keep its address).
+pub(crate) fn wild_dma_address() -> Option<u64> {
+    Some(WILD_DMA.swap(0, Ordering::Relaxed)).filter(|&a| a != 0)
+}
+
+/// `INJECT_WILD_DMA` turned into what the driver does with it: a read of
+/// one sector of sector 0 into the lent buffer, whose device address the
+/// next `share` replaces with `r.sector`. Other requests are unchanged.
+pub fn wild_dma(r: &drvapi::Request) -> drvapi::Request {
+    if r.op != drvapi::op::INJECT_WILD_DMA {
+        return *r;
+    }
+    WILD_DMA.store(r.sector, Ordering::Relaxed);
+    drvapi::Request { op: drvapi::op::READ, sector: 0, len: 512, ..*r }
+}
+
+/// Armed by `INJECT_IRQ_LIVELOCK`: the next interrupt handler loops.
+static IRQ_LIVELOCK: AtomicBool = AtomicBool::new(false);
+
+/// Called first by each driver's interrupt handler (the injected livelock).
+pub fn on_interrupt() {
+    if IRQ_LIVELOCK.load(Ordering::Relaxed) {
+        spin();
+    }
+}
+
+/// Loops forever (the injected livelock); only the kernel's watchdog ends it.
+fn spin() -> ! {
+    loop {
+        core::hint::spin_loop();
+    }
+}
+
+/// Recurses without end (the injected stack overflow).
+#[allow(unconditional_recursion)]
+fn deeper(n: u64) -> u64 {
+    let frame = core::hint::black_box([n; 32]);
+    deeper(frame[1] + 1) + frame[2]
+}

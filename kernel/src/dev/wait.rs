@@ -1,0 +1,165 @@
+//! The kernel's own block requests, waited for: XN's reads, writes and
+//! flushes (`crate::xn::disk`). A call submits as many requests as the
+//! driver takes, then halts until device interrupts end them, running
+//! the drivers itself (the kernel state is held by the system call, so
+//! the idle loop cannot). A device that answers nothing for a minute has
+//! its driver disabled, which fails what is in flight: the kernel never
+//! waits forever.
+
+use super::block::{self, BlockError};
+use super::{driver, Global, Span};
+use drvapi::status;
+
+/// The kernel's requests in flight at once (the driver takes fewer).
+const SLOTS: usize = 16;
+
+/// Wake-ups without progress before the device is given up on: at least
+/// 60 s, as the timer alone wakes the processor every 2 ms.
+const PATIENCE: u32 = 30_000;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    Free,
+    InFlight,
+    Ended(i32),
+}
+
+static OUTCOMES: Global<[Outcome; SLOTS]> = Global::new([Outcome::Free; SLOTS]);
+
+/// A request's end (from inside the driver's crossing: only this table).
+fn done(cookie: u64, st: i32, _len: usize) {
+    OUTCOMES.with(|o| {
+        if let Some(x) = o.get_mut(cookie as usize) {
+            *x = Outcome::Ended(st);
+        }
+    })
+}
+
+fn reserve() -> Option<usize> {
+    OUTCOMES.with(|o| {
+        let i = o.iter().position(|x| *x == Outcome::Free)?;
+        o[i] = Outcome::InFlight;
+        Some(i)
+    })
+}
+
+fn release(slot: usize) {
+    OUTCOMES.with(|o| o[slot] = Outcome::Free)
+}
+
+/// Takes the ends of `mine` that came: whether any did; a failed one sets
+/// `failed`.
+fn collect(mine: &mut [Option<usize>], failed: &mut Option<BlockError>) -> bool {
+    let mut any = false;
+    for m in mine.iter_mut() {
+        let Some(slot) = *m else { continue };
+        let ended = OUTCOMES.with(|o| match o[slot] {
+            Outcome::Ended(st) => {
+                o[slot] = Outcome::Free;
+                Some(st)
+            }
+            _ => None,
+        });
+        if let Some(st) = ended {
+            any = true;
+            *m = None;
+            if st != status::OK {
+                failed.get_or_insert(BlockError::Driver(st));
+            }
+        }
+    }
+    any
+}
+
+/// Halts until an interrupt, then runs the drivers of the devices that
+/// interrupted.
+fn wait_once() {
+    if !super::pending() {
+        crate::arch::cpu::idle();
+    }
+    super::run_drivers();
+}
+
+/// Gives up on a device that stopped answering: its driver is disabled,
+/// which ends its requests with an I/O error.
+fn give_up() {
+    if let Some(i) = driver::find("virtio-blk") {
+        driver::with(|ds| driver::disable(ds, i, "no answer to a request in a minute"));
+    }
+}
+
+/// Moves each `(buffer, first sector)` of `reqs` to (`write`) or from the
+/// disk, buffers in frames the kernel vouches for, and waits for all of
+/// them; the first error, after every request started has ended.
+pub fn transfer(write: bool, reqs: &[(Span, u64)]) -> Result<(), BlockError> {
+    let mut mine: [Option<usize>; SLOTS] = [None; SLOTS];
+    let (mut next, mut failed, mut idle) = (0, None, 0);
+    loop {
+        while next < reqs.len() && failed.is_none() {
+            let Some(at) = mine.iter().position(Option::is_none) else { break };
+            let Some(slot) = reserve() else { break };
+            let (buf, sector) = reqs[next];
+            match block::submit_pinned(write, buf, sector, done, slot as u64) {
+                Ok(_) => {
+                    mine[at] = Some(slot);
+                    next += 1;
+                }
+                Err(e) => {
+                    release(slot);
+                    if e != BlockError::Driver(status::NO_SPACE) {
+                        failed = Some(e);
+                    }
+                    break;
+                }
+            }
+        }
+        if mine.iter().all(Option::is_none) && (next == reqs.len() || failed.is_some()) {
+            return failed.map_or(Ok(()), Err);
+        }
+        wait_once();
+        if collect(&mut mine, &mut failed) {
+            idle = 0;
+        } else {
+            idle += 1;
+            if idle == PATIENCE {
+                give_up();
+            }
+        }
+    }
+}
+
+/// Flushes the disk's write cache (`token`: a sector of a frame the
+/// kernel holds). A device without a flush answers `UNSUPPORTED`.
+pub fn flush(token: Span) -> Result<(), BlockError> {
+    let mut idle = 0;
+    let slot = loop {
+        let slot = reserve().ok_or(BlockError::Driver(status::NO_SPACE))?;
+        match block::flush(token, done, slot as u64) {
+            Ok(_) => break slot,
+            // Others' requests in flight: a flush runs alone.
+            Err(BlockError::Driver(status::NO_SPACE)) => {
+                release(slot);
+                wait_once();
+                idle += 1;
+                if idle == PATIENCE {
+                    give_up();
+                }
+            }
+            Err(e) => {
+                release(slot);
+                return Err(e);
+            }
+        }
+    };
+    // The driver ends a flush before its call returns; waiting covers a
+    // driver that would not.
+    let (mut mine, mut failed) = ([Some(slot)], None);
+    while !collect(&mut mine, &mut failed) {
+        wait_once();
+        idle += 1;
+        if idle == PATIENCE {
+            give_up();
+        }
+    }
+    failed.map_or(Ok(()), Err)
+}

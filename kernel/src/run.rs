@@ -1,0 +1,228 @@
+//! Who runs next, as the whole kernel sees it: the scheduler's decisions
+//! (`sched.rs`) with what they need from other parts — a sleeper's
+//! predicate (paper 000 §5.1), a penalised owner's skipped slice, the
+//! upcall that tells an environment its slice starts — and the idle loop.
+
+use crate::arch::{clock, cpu, fpu, percpu};
+use crate::env::{Env, Slot, State};
+use crate::sched::Cpu;
+use crate::state::Kernel;
+use abi::Error;
+
+/// The processor's side of a switch.
+struct Machine;
+
+impl Cpu for Machine {
+    #[inline(always)]
+    fn leave(old: &mut Env) {
+        fpu::save(&mut old.fpu);
+        (old.fs_base, old.gs_base) = fpu::save_bases();
+    }
+
+    #[inline(always)]
+    fn enter(new: &mut Env) {
+        fpu::restore(&new.fpu);
+        fpu::restore_bases(new.fs_base, new.gs_base);
+        // SAFETY: every environment's PML4 shares the kernel's upper half.
+        unsafe { cpu::set_cr3(new.cr3) };
+        percpu::set_current(&mut new.tf);
+    }
+}
+
+impl Kernel {
+    /// Makes slot `s` the running environment.
+    pub fn switch_to(&mut self, s: Slot) {
+        self.sched.switch_to::<Machine>(&mut self.envs, s);
+    }
+
+    /// Gives slice `pos` (or any free one) to slot `s`.
+    pub fn slice_alloc(&mut self, s: Slot, pos: Option<u64>) -> Result<u64, Error> {
+        self.sched.slice_alloc(&mut self.envs, &self.mem.frames, s, pos)
+    }
+
+    /// Frees slice `pos`.
+    pub fn slice_free(&mut self, pos: usize) {
+        self.sched.slice_free(&mut self.envs, &self.mem.frames, pos);
+    }
+
+    /// Frees every slice slot `s` owns (it is being destroyed).
+    pub fn slices_release(&mut self, s: Slot) {
+        self.sched.slices_release(&mut self.envs, &self.mem.frames, s);
+    }
+
+    /// Ends the current slice: runs whoever runs the next owned slice,
+    /// delivering its queued interrupts or telling it its slice starts.
+    /// Inlined: it is the body of `yield`, a measured fast path.
+    #[inline(always)]
+    pub fn schedule(&mut self) {
+        // Fast path: the next owned slice's owner can run itself.
+        match self.sched.next_ready(&self.envs) {
+            Some((p, s)) => {
+                let notify = self.envs[s].notify;
+                self.sched.set_position(p);
+                self.switch_to(s);
+                if notify != 0 {
+                    self.slice_starts(s);
+                }
+            }
+            None => self.schedule_slow(),
+        }
+    }
+
+    /// The general case of `schedule`: donated and penalised slices, and
+    /// idling when nobody can run.
+    #[inline(never)]
+    fn schedule_slow(&mut self) {
+        // Since when the processor has been idle, through ticks that did
+        // not end the wait (see `account_idle`).
+        let mut idle_since = None;
+        loop {
+            let mut p = self.sched.position();
+            for _ in 0..abi::tables::SLICES {
+                p = self.sched.next_owned(p);
+                if p >= abi::tables::SLICES {
+                    break;
+                }
+                if let Some(s) = self.runner(p) {
+                    self.end_idle(idle_since);
+                    self.sched.set_position(p);
+                    self.switch_to(s);
+                    if self.envs[s].notify != 0 {
+                        self.slice_starts(s);
+                    }
+                    return;
+                }
+            }
+            // Nobody can run in any slice (every owner gave its slices
+            // away, sleeps or exited): the time is spare.
+            if let Some(s) = self.sched.spare(&self.envs) {
+                self.end_idle(idle_since);
+                self.switch_to(s);
+                if self.envs[s].notify != 0 {
+                    self.slice_starts(s);
+                }
+                return;
+            }
+            let t0 = idle_since.take().unwrap_or_else(clock::rdtsc);
+            if self.idle() {
+                idle_since = self.account_idle(t0);
+            } else {
+                self.end_idle(Some(t0));
+            }
+        }
+    }
+
+    /// After a halt that began at `t0`: the time until a device's interrupt
+    /// ended it is halted time (`Clock::halted_tsc`); woken by the timer,
+    /// the processor is still idle (the stretch goes on, returned).
+    fn account_idle(&mut self, t0: u64) -> Option<u64> {
+        let woke = (crate::hooks::get().woke)();
+        if woke > t0 {
+            self.sched.add_halted(woke - t0);
+            None
+        } else {
+            Some(t0)
+        }
+    }
+
+    /// An idle stretch that began at `since` ends now (someone runs, or a
+    /// device is to be served without halting).
+    fn end_idle(&mut self, since: Option<u64>) {
+        if let Some(t0) = since {
+            self.sched.add_halted(clock::rdtsc() - t0);
+        }
+    }
+
+    /// Who runs in slice `p`: its owner, or the environment its synchronous
+    /// calls wait on (transitively) — if that one can run. A penalised
+    /// owner's slice is skipped (and counted); a sleeping owner runs if its
+    /// predicate now holds.
+    fn runner(&mut self, p: usize) -> Option<Slot> {
+        let s = self.sched.owner(p)?;
+        match self.envs[s].state() {
+            State::Penalized => {
+                self.serve_penalty(s);
+                return None;
+            }
+            State::Sleeping if !self.wake_if_ready(s) => return None,
+            _ => {}
+        }
+        self.sched.donee(&self.envs, s)
+    }
+
+    /// Waits for an interrupt, then accounts the ticks that passed;
+    /// whether it halted (a device that interrupted while a driver ran is
+    /// served at once instead).
+    fn idle(&mut self) -> bool {
+        let hooks = crate::hooks::get();
+        let halt = !(hooks.pending)();
+        if halt {
+            cpu::idle();
+        }
+        (hooks.service)(&mut self.mem);
+        let ticks = percpu::take_idle_ticks();
+        self.count_ticks(ticks);
+        // Typed input wakes its listener even when everyone sleeps.
+        if ticks != 0 {
+            self.check_console();
+        }
+        halt
+    }
+
+    /// `ticks` timer ticks passed: on the information page and the clock.
+    pub fn count_ticks(&mut self, ticks: u64) {
+        self.mem.add_ticks(ticks);
+        self.sched.add_ticks(ticks);
+    }
+
+    /// `sleep`: returns 1 at once if the predicate holds, 2 if an interrupt
+    /// is queued (`PCT_INTERRUPT`), 0 if the deadline has passed; otherwise
+    /// the caller sleeps (the result arrives when it wakes, see
+    /// `wake_if_ready`).
+    pub fn sleep(&mut self, id: u64, deadline: u64) -> Result<u64, Error> {
+        let c = self.current();
+        // A sharer's predicates are its owner's (`aspace.rs`).
+        if !self.preds.owned_by(id, self.envs[self.space_owner(c)].id().raw()) {
+            return Err(if usize::try_from(id).is_ok_and(|i| i < crate::predicate::MAX_PREDICATES) {
+                Error::NotPermitted
+            } else {
+                Error::BadLength
+            });
+        }
+        let i = id as usize;
+        if self.preds.eval(i, self.sched.ticks(), self.envs[c].id().raw()) {
+            return Ok(1);
+        }
+        // An interrupt is already queued: it would have woken the sleeper.
+        if self.envs[c].interrupts != 0 {
+            return Ok(2);
+        }
+        if deadline != 0 && self.sched.ticks() >= deadline {
+            return Ok(0);
+        }
+        let e = &mut self.envs[c];
+        (e.sleep_pred, e.sleep_until) = (i as u16, deadline);
+        self.set_state(c, State::Sleeping);
+        self.schedule();
+        // Woken within this very call (nobody else could run): the result
+        // was left in its frame.
+        Ok(self.envs[c].tf.rax)
+    }
+
+    /// A sleeping slot's slice came round: wake it if its predicate holds
+    /// or its deadline passed (the result goes in its `rax`).
+    pub fn wake_if_ready(&mut self, s: Slot) -> bool {
+        let (i, until) = (self.envs[s].sleep_pred as usize, self.envs[s].sleep_until);
+        let now = self.sched.ticks();
+        let result = if until != 0 && now >= until {
+            0
+        } else if self.preds.eval(i, now, self.envs[s].id().raw()) {
+            1
+        } else {
+            return false;
+        };
+        self.envs[s].tf.rax = result;
+        self.set_state(s, State::Runnable);
+        true
+    }
+}

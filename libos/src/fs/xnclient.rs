@@ -1,0 +1,379 @@
+//! C-FFS's view of XN (`cffs::XnClient`) over the kernel's XN system calls
+//! (`user::xn`, `docs/xn.md`): the library file system in this address
+//! space, the protection in the kernel. Cached blocks are mapped at
+//! `XN_WINDOW + block * 4096` (read-only, or writable for a data block
+//! bound for writing); what XN exposes (the registry, block states) is
+//! read without a call. A block another process already cached is bound,
+//! not read again: one copy for everyone.
+
+use abi::syscall::{ENV_SELF, FRAME_ANY};
+use abi::xn::{self as x, reg, state};
+use abi::Error;
+use alloc::collections::{BTreeMap, BTreeSet};
+use alloc::string::String;
+use alloc::vec::Vec;
+use cffs::XnClient;
+use user::{sys, xn as k};
+use xn::{Change, Claim, Cred, DiskError, Parent, Root, TemplateSpec, Tid};
+
+use crate::layout::{SCRATCH, XN_WINDOW};
+
+const BLOCK: usize = 4096;
+
+/// XN through system calls, acting with one credential.
+pub struct SysXn {
+    info: x::Info,
+    /// The capability slot calls act with, and the uid/gid it stands for.
+    slot: u64,
+    cred: Cred,
+    /// Blocks mapped in the window here: writable or not.
+    mapped: BTreeMap<u64, bool>,
+    /// Data blocks stored to through a writable mapping and not written
+    /// back since (the kernel does not see stores).
+    stored: BTreeSet<u64>,
+}
+
+/// The kernel's refusal as XN's (block numbers are not carried back).
+pub fn from_abi(e: Error) -> xn::Error {
+    use xn::Error as X;
+    match e {
+        Error::NotClaimed => X::NotClaimed { block: 0, parent: 0 },
+        Error::Denied => X::Denied { block: 0 },
+        Error::NotFree => X::NotFree { block: 0 },
+        Error::Undeclared => X::Undeclared { block: 0 },
+        Error::ReadOnly => X::MetadataNotWritable { block: 0 },
+        Error::Tainted => X::Tainted { block: 0, child: 0 },
+        Error::Locked => X::Locked { block: 0 },
+        Error::NotCached => X::NotCached { block: 0 },
+        Error::AlreadyCached => X::AlreadyCached { block: 0 },
+        Error::NotFresh => X::NotFresh { block: 0 },
+        Error::BadMove => X::Cycle { block: 0 },
+        Error::BadName => X::NoSuchRoot,
+        Error::BadBlock => X::OutOfRange { block: 0 },
+        Error::NotPermitted => X::NotBound { block: 0 },
+        Error::BadLength => X::BadChange { block: 0 },
+        Error::BadState => X::Busy { block: 0 },
+        Error::BadTemplate => X::BadTemplate { index: 0, why: xn::TemplateError::BadGroup },
+        _ => X::Disk(DiskError::Io),
+    }
+}
+
+fn window(b: u64) -> u64 {
+    XN_WINDOW + b * BLOCK as u64
+}
+
+fn parent_arg(p: Parent) -> u64 {
+    match p {
+        Parent::Root(i) => x::ROOT | i as u64,
+        Parent::Block(b) => b,
+    }
+}
+
+/// A fresh frame of this process's holding `data`, mapped nowhere.
+fn frame_with(data: &[u8; BLOCK]) -> Result<u64, xn::Error> {
+    let f = sys::frame_alloc(ENV_SELF, FRAME_ANY).map_err(from_abi)?;
+    let copied = sys::map(ENV_SELF, SCRATCH, f, abi::syscall::map::WRITE).map(|_| {
+        // SAFETY: just mapped writable at SCRATCH, ours alone.
+        unsafe { core::ptr::copy_nonoverlapping(data.as_ptr(), SCRATCH as *mut u8, BLOCK) };
+        let _ = sys::unmap(ENV_SELF, SCRATCH);
+    });
+    if let Err(e) = copied {
+        let _ = sys::frame_free(f);
+        return Err(from_abi(e));
+    }
+    Ok(f)
+}
+
+fn free_frames(frames: &[u64]) {
+    for &f in frames {
+        let _ = sys::frame_free(f);
+    }
+}
+
+impl SysXn {
+    /// XN as the kernel has it mounted, acting with the credential in
+    /// `slot` (uid and gid `cred`, what C-FFS gives new files).
+    pub fn open(slot: u64, cred: Cred) -> Result<SysXn, Error> {
+        let info = k::info()?;
+        if info.nblocks == 0 {
+            return Err(Error::NoDevice);
+        }
+        Ok(SysXn { info, slot, cred, mapped: BTreeMap::new(), stored: BTreeSet::new() })
+    }
+
+    fn entry(&self, b: u64) -> Option<x::RegEntry> {
+        k::entry(b, self.info.registry_slots)
+    }
+
+    fn state(&self, b: u64) -> u8 {
+        k::state(b, self.info.nblocks)
+    }
+
+    /// Maps cached block `b` here (writable: a data block bound for
+    /// writing), through the kernel's access check.
+    fn map(&mut self, parent: Parent, b: u64, write: bool) -> Result<(), xn::Error> {
+        match self.mapped.get(&b) {
+            Some(&w) if w || !write => return Ok(()),
+            Some(_) => {
+                sys::unmap(ENV_SELF, window(b)).map_err(from_abi)?;
+                self.mapped.remove(&b);
+            }
+            None => {}
+        }
+        k::bind(parent_arg(parent), b, window(b), write, self.slot).map_err(from_abi)?;
+        self.mapped.insert(b, write);
+        Ok(())
+    }
+
+    /// Forgets the mappings of blocks no longer cached in the frame they
+    /// were (freed by a change: XN frees whole subtrees).
+    fn unmap_gone(&mut self) {
+        let gone: Vec<u64> = self
+            .mapped
+            .keys()
+            .copied()
+            .filter(|&b| {
+                // SAFETY: mapped here (read through the self-map below).
+                let pte =
+                    unsafe { core::ptr::read_volatile(abi::layout::pte_va(window(b), 0) as *const u64) };
+                self.entry(b).is_none_or(|e| e.frame != abi::pte::frame_of(pte))
+            })
+            .collect();
+        for b in gone {
+            let _ = sys::unmap(ENV_SELF, window(b));
+            self.mapped.remove(&b);
+        }
+    }
+}
+
+impl XnClient for SysXn {
+    fn nblocks(&self) -> u64 {
+        self.info.nblocks
+    }
+    fn is_free(&self, b: u64) -> bool {
+        self.state(b) & state::FREE != 0
+    }
+    fn template_id(&self, name: &str) -> Option<Tid> {
+        k::template(name).ok().and_then(|t| Tid::try_from(t).ok())
+    }
+    fn install(&mut self, specs: &[TemplateSpec]) -> Result<Tid, xn::Error> {
+        // The ABI takes each function as its instructions' bytes.
+        let bytes = |v: &Vec<bpf::Insn>| v.iter().map(|i| i.to_bytes()).collect::<Vec<[u8; 8]>>();
+        let code: Vec<[Vec<[u8; 8]>; 3]> =
+            specs.iter().map(|s| [bytes(&s.owns), bytes(&s.acl), bytes(&s.size)]).collect();
+        let raw: Vec<x::TemplateSpec> = specs
+            .iter()
+            .zip(&code)
+            .map(|(s, [owns, acl, size])| {
+                let mut name = [0u8; 32];
+                let n = s.name.len().min(32);
+                name[..n].copy_from_slice(&s.name.as_bytes()[..n]);
+                x::TemplateSpec {
+                    name,
+                    name_len: s.name.len() as u32,
+                    slots: s.slots,
+                    owns: owns.as_ptr() as u64,
+                    owns_len: owns.len() as u64,
+                    acl: acl.as_ptr() as u64,
+                    acl_len: acl.len() as u64,
+                    size: size.as_ptr() as u64,
+                    size_len: size.len() as u64,
+                }
+            })
+            .collect();
+        k::install(&raw, self.slot).map(|t| t as Tid).map_err(from_abi)
+    }
+    fn root(&self, name: &str) -> Option<(usize, Root)> {
+        let (i, r) = k::root_find(name).ok()?;
+        let tid = Tid::try_from(r.tid).ok()?;
+        Some((
+            i as usize,
+            Root {
+                name: String::from(name),
+                start: r.start,
+                count: r.count,
+                tid,
+                persistent: r.persistent != 0,
+            },
+        ))
+    }
+    fn add_root(&mut self, name: &str, block: u64, tid: Tid, data: &[u8; BLOCK]) -> Result<usize, xn::Error> {
+        let f = frame_with(data)?;
+        let mut req = x::RootAdd {
+            tid: tid.into(),
+            start: block,
+            count: 1,
+            frames: &f as *const u64 as u64,
+            persistent: 1,
+            ..Default::default()
+        };
+        let n = name.len().min(32);
+        req.name[..n].copy_from_slice(&name.as_bytes()[..n]);
+        req.name_len = name.len() as u32;
+        match k::root_add(&req, self.slot) {
+            Ok(i) => {
+                self.map(Parent::Root(i as usize), block, false)?;
+                Ok(i as usize)
+            }
+            Err(e) => {
+                let _ = sys::frame_free(f);
+                Err(from_abi(e))
+            }
+        }
+    }
+    fn cached(&self, b: u64) -> bool {
+        self.mapped.contains_key(&b)
+    }
+    fn read(&mut self, parent: Parent, start: u64, count: u64) -> Result<(), xn::Error> {
+        let mut b = start;
+        while b < start + count {
+            if self.entry(b).is_some() {
+                // Someone cached it already: bind, do not read again.
+                self.map(parent, b, false)?;
+                b += 1;
+                continue;
+            }
+            let mut n = 1;
+            while b + n < start + count && n < x::MAX_RUN && self.entry(b + n).is_none() {
+                n += 1;
+            }
+            let mut frames = Vec::with_capacity(n as usize);
+            for _ in 0..n {
+                match sys::frame_alloc(ENV_SELF, FRAME_ANY) {
+                    Ok(f) => frames.push(f),
+                    Err(e) => {
+                        free_frames(&frames);
+                        return Err(from_abi(e));
+                    }
+                }
+            }
+            if let Err(e) = k::read(parent_arg(parent), b, &frames, self.slot) {
+                free_frames(&frames);
+                return Err(from_abi(e));
+            }
+            for i in 0..n {
+                self.map(parent, b + i, false)?;
+            }
+            b += n;
+        }
+        Ok(())
+    }
+    fn insert_new(&mut self, parent: Parent, b: u64, data: &[u8; BLOCK]) -> Result<(), xn::Error> {
+        let f = frame_with(data)?;
+        if let Err(e) = k::insert(parent_arg(parent), b, f, self.slot) {
+            let _ = sys::frame_free(f);
+            return Err(from_abi(e));
+        }
+        let data_block = self.entry(b).is_some_and(|e| e.flags & reg::METADATA == 0);
+        self.map(parent, b, data_block)
+    }
+    fn bind(&mut self, parent: Parent, b: u64, write: bool) -> Result<(), xn::Error> {
+        self.map(parent, b, write)
+    }
+    fn block(&self, b: u64) -> Result<&[u8; BLOCK], xn::Error> {
+        if !self.mapped.contains_key(&b) {
+            return Err(xn::Error::NotBound { block: b });
+        }
+        // SAFETY: block `b`'s cache page is mapped at its window address
+        // for as long as it is in `mapped`.
+        Ok(unsafe { &*(window(b) as *const [u8; BLOCK]) })
+    }
+    fn block_mut(&mut self, b: u64) -> Result<&mut [u8; BLOCK], xn::Error> {
+        if self.mapped.get(&b) != Some(&true) {
+            return Err(xn::Error::NotBound { block: b });
+        }
+        self.stored.insert(b);
+        // SAFETY: mapped writable at its window address (a data block this
+        // process bound for writing).
+        Ok(unsafe { &mut *(window(b) as *mut [u8; BLOCK]) })
+    }
+    fn modify(
+        &mut self,
+        changes: &[Change],
+        alloc: &[(u64, u64)],
+        free: &[(u64, u64)],
+    ) -> Result<(), xn::Error> {
+        let raw: Vec<x::Change> = changes
+            .iter()
+            .map(|c| x::Change {
+                block: c.block,
+                off: c.off as u32,
+                len: c.bytes.len() as u32,
+                bytes: c.bytes.as_ptr() as u64,
+            })
+            .collect();
+        let ext =
+            |v: &[(u64, u64)]| v.iter().map(|&(start, count)| x::Extent { start, count }).collect::<Vec<_>>();
+        k::modify(&raw, &ext(alloc), &ext(free), self.slot).map_err(from_abi)?;
+        if !free.is_empty() {
+            self.unmap_gone();
+        }
+        Ok(())
+    }
+    fn write(&mut self, start: u64, count: u64) -> Result<(), xn::Error> {
+        k::write(start, count).map_err(from_abi)?;
+        for b in start..start + count {
+            self.stored.remove(&b);
+        }
+        Ok(())
+    }
+    fn flush(&mut self) -> Result<(), xn::Error> {
+        k::flush().map(|_| ()).map_err(from_abi)
+    }
+    fn dirty(&self, b: u64) -> bool {
+        self.stored.contains(&b) || self.entry(b).is_some_and(|e| e.flags & reg::DIRTY != 0)
+    }
+    fn pending(&self, b: u64) -> bool {
+        self.state(b) & (state::UNSTABLE | state::WRITTEN) != 0
+    }
+    fn taint(&self, b: u64) -> Option<u64> {
+        let claims = self.claims(b)?;
+        claims.iter().find_map(|c| (c.start..c.end()).find(|&y| self.state(y) & state::UNSTABLE != 0))
+    }
+    fn claims(&self, b: u64) -> Option<Vec<Claim>> {
+        let mut out = alloc::vec![x::Claim::default(); 128];
+        let n = k::claims(b, &mut out).ok()? as usize;
+        if n > out.len() {
+            out.resize(n, x::Claim::default());
+            k::claims(b, &mut out).ok()?;
+        }
+        out.truncate(n);
+        Some(
+            out.iter()
+                .map(|c| Claim { start: c.start, count: c.count, tid: c.tid as Tid, slot: c.slot })
+                .collect(),
+        )
+    }
+    fn parent(&self, b: u64) -> Option<Parent> {
+        let p = k::parent(b).ok()?;
+        Some(if p & x::ROOT != 0 { Parent::Root((p & !x::ROOT) as usize) } else { Parent::Block(p) })
+    }
+    fn claimants(&self, b: u64) -> u8 {
+        self.state(b) >> state::CLAIMANTS_SHIFT
+    }
+    fn dirty_blocks(&self) -> Vec<u64> {
+        let mut v: BTreeSet<u64> = self.stored.clone();
+        v.extend(k::entries(self.info.registry_slots).filter(|e| e.flags & reg::DIRTY != 0).map(|e| e.block));
+        v.into_iter().collect()
+    }
+    fn shared_blocks(&self) -> Vec<u64> {
+        (0..self.info.nblocks).filter(|&b| self.claimants(b) > 1).collect()
+    }
+    fn evict(&mut self, b: u64) -> Result<(), xn::Error> {
+        if self.dirty(b) {
+            return Err(xn::Error::Busy { block: b });
+        }
+        let frame = self.entry(b).map(|e| e.frame);
+        if self.mapped.remove(&b).is_some() {
+            let _ = sys::unmap(ENV_SELF, window(b));
+        }
+        k::evict(b).map_err(from_abi)?;
+        if let Some(f) = frame {
+            let _ = sys::frame_free(f);
+        }
+        Ok(())
+    }
+    fn cred(&self) -> Cred {
+        self.cred
+    }
+}

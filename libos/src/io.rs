@@ -1,0 +1,259 @@
+//! A call's reads and writes on open files, and the other calls that may
+//! have to wait for one (accept, a socket's send and receive, a FIFO's
+//! open). The object answers at once: bytes, or EAGAIN when it would have
+//! to wait (on a blocking file it has marked itself as waited on, so the
+//! other side hands over the CPU when it has made progress), or EPIPE when
+//! nobody will read. Here, the caller decides: a nonblocking file's EAGAIN
+//! goes back to the program; a blocking one waits (`wait::block_on`: a
+//! directed yield to the other end, then a sleep on a wakeup predicate)
+//! and tries again, until a signal ends the wait with EINTR (or with what
+//! a write has already done). A write to a pipe or socket without a reader
+//! raises SIGPIPE here, the caller's signal, as Linux raises it in the
+//! writer's context.
+
+use crate::errno::{EAGAIN, EINTR, EPIPE};
+use crate::fd::{self, Fd};
+use crate::obj::flags::NONBLOCK;
+use crate::obj::{self, fifo, unix, File, Kind, Ops, POLLIN, POLLOUT};
+use crate::proc::{deliver, signal};
+use crate::wait;
+use alloc::vec::Vec;
+
+/// Whether `f` waits when it cannot go on (not `O_NONBLOCK`).
+fn blocks(f: &File) -> bool {
+    f.flags & NONBLOCK == 0
+}
+
+/// Runs `op` until it answers something other than EAGAIN, waiting for
+/// `events` on `f` in between; EAGAIN when `nonblock`, EINTR for a signal.
+fn retry<T>(
+    f: *mut File,
+    events: u16,
+    nonblock: bool,
+    mut op: impl FnMut() -> Result<T, i64>,
+) -> Result<T, i64> {
+    let mut yielded = false;
+    loop {
+        match op() {
+            Err(EAGAIN) if !nonblock => {}
+            r => return r,
+        }
+        // A signal ends the wait; it is acted on as the call returns.
+        if deliver::pending() {
+            return Err(EINTR);
+        }
+        wait::block_on(f, events, &mut yielded);
+    }
+}
+
+fn result(r: i64) -> Result<usize, i64> {
+    if r < 0 {
+        Err(-r)
+    } else {
+        Ok(r as usize)
+    }
+}
+
+/// `read` of descriptor `d` into `buf` through its methods.
+#[inline]
+pub fn read(d: &Fd, buf: &mut [u8]) -> Result<usize, i64> {
+    // SAFETY: the descriptor keeps the file live; no other reference to it here.
+    read_file(d.ops, unsafe { fd::file(d) }, buf)
+}
+
+/// `read` of open file `f` through methods `ops`. The usual answer (bytes
+/// there, or the end) takes the short path; waiting, and the terminal's
+/// job control, the long one.
+#[inline]
+pub fn read_file(ops: &Ops, f: &mut File, buf: &mut [u8]) -> Result<usize, i64> {
+    if f.kind == Kind::Console {
+        return read_slow(ops, f, buf, None);
+    }
+    let r = read_once(ops, f, buf);
+    if r == -EAGAIN {
+        return read_slow(ops, f, buf, Some(r));
+    }
+    result(r)
+}
+
+/// One read through `ops`. A pipe with the library's own methods is called
+/// directly, so the compiler can inline its read.
+#[inline(always)]
+fn read_once(ops: &Ops, f: &mut File, buf: &mut [u8]) -> i64 {
+    if core::ptr::eq(ops, &obj::pipe::OPS) {
+        obj::pipe::read(f, buf)
+    } else {
+        (ops.read)(f, buf)
+    }
+}
+
+/// `read_file`'s long path, `first` the answer it had already.
+#[cold]
+#[inline(never)]
+fn read_slow(ops: &Ops, f: &mut File, buf: &mut [u8], mut first: Option<i64>) -> Result<usize, i64> {
+    if f.kind == Kind::Console {
+        crate::proc::kill::await_foreground()?;
+    }
+    let nonblock = !blocks(f);
+    let ptr = f as *mut File;
+    retry(ptr, POLLIN, nonblock, || result(first.take().unwrap_or_else(|| read_once(ops, f, buf))))
+}
+
+/// `write` of `buf` to descriptor `d` through its methods: on a blocking
+/// file, all of it unless a signal comes first (then what went in).
+#[inline]
+pub fn write(d: &Fd, buf: &[u8]) -> Result<usize, i64> {
+    // SAFETY: the descriptor keeps the file live; no other reference to it here.
+    write_file(d.ops, unsafe { fd::file(d) }, buf)
+}
+
+/// One write through `ops` (a pipe's directly, as `read_once`).
+#[inline(always)]
+fn write_once(ops: &Ops, f: &mut File, buf: &[u8]) -> i64 {
+    if core::ptr::eq(ops, &obj::pipe::OPS) {
+        obj::pipe::write(f, buf)
+    } else {
+        (ops.write)(f, buf)
+    }
+}
+
+/// `write` to open file `f` through methods `ops`: all of it at once is
+/// the short path.
+#[inline]
+pub fn write_file(ops: &Ops, f: &mut File, buf: &[u8]) -> Result<usize, i64> {
+    let r = write_once(ops, f, buf);
+    if r >= 0 && r as usize == buf.len() {
+        return Ok(r as usize);
+    }
+    write_slow(ops, f, buf, r)
+}
+
+/// `write_file`'s long path: the rest after a first answer `first`.
+#[cold]
+#[inline(never)]
+fn write_slow(ops: &Ops, f: &mut File, buf: &[u8], first: i64) -> Result<usize, i64> {
+    let ptr = f as *mut File;
+    let mut done = 0;
+    let mut r = first;
+    let mut yielded = false;
+    loop {
+        match result(r) {
+            Ok(n) => {
+                done += n;
+                if done == buf.len() || n == 0 {
+                    return Ok(done);
+                }
+                r = write_once(ops, f, &buf[done..]);
+                continue;
+            }
+            Err(EAGAIN) if blocks(f) => {}
+            Err(e) => {
+                if e == EPIPE && matches!(f.kind, Kind::PipeWrite | Kind::PipeRead | Kind::Socket) {
+                    deliver::raise_self(signal::SIGPIPE);
+                }
+                return if done > 0 { Ok(done) } else { Err(e) };
+            }
+        }
+        if deliver::pending() {
+            return if done > 0 { Ok(done) } else { Err(EINTR) };
+        }
+        wait::block_on(ptr, POLLOUT, &mut yielded);
+        r = write_once(ops, f, &buf[done..]);
+    }
+}
+
+/// Waits until pipe read end `f` holds bytes (true) or has no writer left
+/// (false) (`splice`, `tee`).
+pub fn pipe_readable(f: &mut File, nonblock: bool) -> Result<bool, i64> {
+    let nonblock = nonblock || !blocks(f);
+    let ptr = f as *mut File;
+    retry(ptr, POLLIN, nonblock, || obj::pipe::readable(f, nonblock))
+}
+
+/// Waits until pipe write end `f` has room; EPIPE and SIGPIPE with no
+/// reader left (`splice`, `tee`).
+pub fn pipe_writable(f: &mut File, nonblock: bool) -> Result<(), i64> {
+    let nonblock = nonblock || !blocks(f);
+    let ptr = f as *mut File;
+    let r = retry(ptr, POLLOUT, nonblock, || obj::pipe::writable(f, nonblock));
+    if r == Err(EPIPE) {
+        deliver::raise_self(signal::SIGPIPE);
+    }
+    r
+}
+
+/// Opens FIFO `ino`: waits for the other side as Linux does (`fifo`).
+pub fn open_fifo(ino: crate::fs::Ino, status: u32) -> Result<*mut File, i64> {
+    let (f, start) = fifo::open(ino, status)?;
+    let Some(start) = start else {
+        return Ok(f);
+    };
+    // SAFETY: the end just opened, live until put; only read here.
+    while !fifo::other_side(unsafe { &*f }, start) {
+        if deliver::pending() {
+            obj::put(&obj::pipe::OPS, f);
+            return Err(EINTR);
+        }
+        crate::sleep::pause(Some(crate::time::now_ns() + fifo::RECHECK_NS));
+    }
+    Ok(f)
+}
+
+/// `accept` on listening socket `f`: waits for a connection unless it is
+/// nonblocking.
+pub fn accept(f: &File, flags: u32) -> Result<*mut File, i64> {
+    let nonblock = !blocks(f);
+    let ptr = f as *const File as *mut File;
+    retry(ptr, POLLIN, nonblock, || unix::accept(f, flags))
+}
+
+/// Receives from socket `f` (`unix::recv`), waiting for data unless
+/// `nonblock` or the socket is nonblocking.
+pub fn recv(f: &File, buf: &mut [u8], nonblock: bool, peek: bool) -> Result<unix::Received, i64> {
+    let nonblock = nonblock || !blocks(f);
+    let ptr = f as *const File as *mut File;
+    retry(ptr, POLLIN, nonblock, || unix::recv(f, buf, nonblock, peek))
+}
+
+/// Sends `data` with descriptors `files` on socket `f` (`unix::send`):
+/// a stream's bytes all, unless a signal comes first or `nonblock`; a
+/// message whole. The files' references pass with the first bytes that go,
+/// or are dropped. `sigpipe`: a peer that is gone raises SIGPIPE (not with
+/// `MSG_NOSIGNAL`).
+pub fn send(
+    f: &File,
+    data: &[u8],
+    mut files: Vec<*mut File>,
+    nonblock: bool,
+    sigpipe: bool,
+) -> Result<usize, i64> {
+    let nonblock = nonblock || !blocks(f);
+    let ptr = f as *const File as *mut File;
+    let mut done = 0;
+    let mut yielded = false;
+    let r = loop {
+        match unix::send(f, &data[done..], &mut files, nonblock) {
+            Ok(n) => {
+                done += n;
+                if done == data.len() || n == 0 || nonblock || unix::kind(f) != unix::STREAM {
+                    break Ok(done);
+                }
+                continue;
+            }
+            Err(EAGAIN) if !nonblock => {}
+            Err(e) => {
+                // A datagram's peer gone is ECONNREFUSED, raising it too.
+                if sigpipe && (e == EPIPE || e == crate::errno::ECONNREFUSED) {
+                    deliver::raise_self(signal::SIGPIPE);
+                }
+                break if done > 0 { Ok(done) } else { Err(e) };
+            }
+        }
+        if deliver::pending() {
+            break if done > 0 { Ok(done) } else { Err(EINTR) };
+        }
+        wait::block_on(ptr, POLLOUT, &mut yielded);
+    };
+    files.iter().for_each(|&x| obj::put(obj::ops_for_file(x), x));
+    r
+}

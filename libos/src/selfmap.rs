@@ -1,0 +1,46 @@
+//! This process's page table, read through the self-map (the kernel maps
+//! each environment's page-table pages read-only at `abi::layout::pte_va`):
+//! whether a page is present, its frame and rights, without a call.
+
+use crate::layout::PAGE;
+use abi::layout::pte_va;
+use abi::pte::PRESENT;
+
+/// The page-table entry mapping `va`, if the page is present.
+pub fn pte(va: u64) -> Option<u64> {
+    for level in (0..4).rev() {
+        // SAFETY: the self-map is readable down to the first absent level,
+        // which we never go past.
+        let e = unsafe { core::ptr::read_volatile(pte_va(va, level) as *const u64) };
+        if e & PRESENT == 0 {
+            return None;
+        }
+        if level == 0 {
+            return Some(e);
+        }
+    }
+    None
+}
+
+/// The first page at or after `va` and below `end` that is mapped, found
+/// through the self-map a table at a time: a range of terabytes promised
+/// but barely touched costs what is mapped in it, not its length.
+pub fn next_mapped(mut va: u64, end: u64) -> Option<u64> {
+    'next: while va < end {
+        for level in (1..4).rev() {
+            // SAFETY: as in `pte`: levels above an absent one are not read.
+            let e = unsafe { core::ptr::read_volatile(pte_va(va, level) as *const u64) };
+            if e & PRESENT == 0 {
+                // Nothing under this entry: skip all it covers.
+                let span = PAGE << (9 * level);
+                va = (va & !(span - 1)).checked_add(span)?;
+                continue 'next;
+            }
+        }
+        if pte(va).is_some() {
+            return Some(va);
+        }
+        va += PAGE;
+    }
+    None
+}

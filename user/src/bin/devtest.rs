@@ -1,0 +1,287 @@
+//! Device tests from ring 3 (`xtask/src/devtest.rs`): the first
+//! environment drives the block and packet interfaces through their system
+//! calls, with the device capability the kernel gave it, under interrupts,
+//! and prints what it saw; the fault-injection tests (kernels built with
+//! the `inject` feature) make a driver fail with a request in flight and
+//! check that the driver is stopped, the request fails, and everything
+//! else goes on. `init=devtest NAME,NAME...`; a failure exits with 1.
+#![no_std]
+#![no_main]
+
+use abi::dev::{bytes_of, inject, status, status_of, BLOCK, NET};
+use abi::Error;
+use drvapi::disk_pattern_byte;
+use user::dev::{self, Page};
+use user::{kinfo, println, sys};
+
+/// Sectors the write test writes and the second boot reads back.
+const PERSIST_SECTOR: u64 = 100;
+const PERSIST_TEXT: &[u8] = b"written by veneer before a reboot";
+/// How long a request may take (5 s of 2 ms ticks).
+const TICKS: u64 = 2500;
+
+struct Failed;
+
+type Test = Result<(), Failed>;
+
+fn fail(why: core::fmt::Arguments) -> Failed {
+    println!("devtest FAILED: {why}");
+    Failed
+}
+
+fn ok<T>(r: Result<T, Error>, what: &str) -> Result<T, Failed> {
+    r.map_err(|e| fail(format_args!("{what}: {e:?}")))
+}
+
+/// Waits for word `w`; the word.
+fn ended_word(w: usize, what: &str) -> Result<u64, Failed> {
+    dev::wait(w, TICKS).ok_or_else(|| fail(format_args!("{what} did not end")))
+}
+
+/// Waits for word `w`; its status.
+fn ended(w: usize, what: &str) -> Result<u64, Failed> {
+    ended_word(w, what).map(|w| status_of(w).unwrap_or(u64::MAX))
+}
+
+/// Reads or writes the 8 sectors from `sector` with `p`, and waits.
+fn transfer(write: bool, p: Page, sector: u64) -> Test {
+    ok(sys::blk_io(write, p.frame, 0, 4096, sector, dev::word(0)), "block request refused")?;
+    match ended(0, "a block request")? {
+        status::OK => Ok(()),
+        s => Err(fail(format_args!("a block request ended with status {s}"))),
+    }
+}
+
+fn pattern(pages: &[Page; 4]) -> Test {
+    let capacity = ok(sys::dev_info(BLOCK), "no block device")?.capacity;
+    let sector = capacity / 2;
+    transfer(false, pages[0], sector)?;
+    for (i, &got) in pages[0].bytes().iter().enumerate() {
+        let (s, o) = (sector + (i / 512) as u64, i % 512);
+        if got != disk_pattern_byte(s, o) {
+            return Err(fail(format_args!(
+                "sector {s} byte {o}: {got:#x}, want {:#x}",
+                disk_pattern_byte(s, o)
+            )));
+        }
+    }
+    println!("devtest blk-pattern: read 8 sectors at {sector} under interrupts: the pattern xtask wrote");
+    // Refusals leave the disk and the frame alone.
+    let past = sys::blk_io(false, pages[0].frame, 0, 4096, capacity - 1, dev::word(0));
+    let not_mine = sys::blk_io(false, 1, 0, 512, 0, dev::word(0));
+    if past != Err(Error::BadAddress) || not_mine != Err(Error::NotOwner) {
+        return Err(fail(format_args!("bad requests not refused: {past:?} {not_mine:?}")));
+    }
+    println!("devtest blk-pattern: a read past the end and a frame not the caller's are refused");
+    Ok(())
+}
+
+fn write_marker(pages: &[Page; 4]) -> Test {
+    for (i, chunk) in pages[0].bytes().chunks_mut(512).enumerate() {
+        chunk[..PERSIST_TEXT.len()].copy_from_slice(PERSIST_TEXT);
+        chunk[PERSIST_TEXT.len()] = i as u8;
+    }
+    transfer(true, pages[0], PERSIST_SECTOR)?;
+    println!("devtest blk-write: wrote 8 sectors at {PERSIST_SECTOR}");
+    Ok(())
+}
+
+fn read_marker(pages: &[Page; 4]) -> Test {
+    transfer(false, pages[0], PERSIST_SECTOR)?;
+    for (i, chunk) in pages[0].bytes().chunks(512).enumerate() {
+        if &chunk[..PERSIST_TEXT.len()] != PERSIST_TEXT || chunk[PERSIST_TEXT.len()] != i as u8 {
+            let s = PERSIST_SECTOR + i as u64;
+            return Err(fail(format_args!("sector {s} does not hold what the first boot wrote")));
+        }
+    }
+    println!("devtest blk-readback: the 8 sectors the previous boot wrote are on the disk");
+    Ok(())
+}
+
+const GATEWAY: [u8; 4] = [10, 0, 2, 2];
+
+/// Asks who has 10.0.2.2 and waits for the answer; the gateway's MAC.
+fn arp(pages: &[Page; 4]) -> Result<[u8; 6], Failed> {
+    let mac = ok(sys::dev_info(NET), "no network device")?.mac;
+    let n = user::net::arp_request(pages[0].bytes(), mac, GATEWAY);
+    ok(sys::net_recv(pages[1].frame, 0, 2048, dev::word(1)), "receive buffer refused")?;
+    ok(sys::net_send(pages[0].frame, 0, n as u64, dev::word(0)), "transmit refused")?;
+    if ended(0, "the transmission")? != status::OK {
+        return Err(fail(format_args!("transmit failed")));
+    }
+    loop {
+        let w = ended_word(1, "the ARP reply")?;
+        let frame = &pages[1].bytes()[..bytes_of(w) as usize];
+        if let Some(m) = user::net::arp_reply_from(frame, GATEWAY) {
+            return Ok(m);
+        }
+        ok(sys::net_recv(pages[1].frame, 0, 2048, dev::word(1)), "receive buffer refused")?;
+    }
+}
+
+fn arp_test(pages: &[Page; 4]) -> Test {
+    let m = arp(pages)?;
+    println!(
+        "devtest arp: 10.0.2.2 is at {:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x} (answered through the virtio-net driver)",
+        m[0], m[1], m[2], m[3], m[4], m[5]
+    );
+    Ok(())
+}
+
+/// Reads in flight (pages 0, 2 and 3, words 0, 2 and 3), then fault `f`
+/// injected into the block driver with page 1 lent: the driver must be
+/// stopped, the reads still in flight fail with an I/O error (a read may
+/// have ended before the fault: the device is not stopped by a system
+/// call, and its interrupt reaches ring 3 between two; at least one must
+/// be caught), and the block device is gone. The injection's answer.
+fn stopped_with_read_in_flight(pages: &[Page; 4], f: u64) -> Result<u64, Failed> {
+    const READS: [(usize, usize); 3] = [(0, 0), (2, 2), (3, 3)];
+    for (p, w) in READS {
+        ok(sys::blk_io(false, pages[p].frame, 0, 4096, 8 * p as u64, dev::word(w)), "block request refused")?;
+    }
+    let r = ok(sys::dev_inject(BLOCK, f, 0, pages[1].frame, dev::word(1)), "the injection")?;
+    if r == 0 {
+        return Err(fail(format_args!("the driver was not stopped")));
+    }
+    let mut failed = 0;
+    for (_, w) in READS {
+        match ended(w, "a pending read")? {
+            status::IO_ERROR => failed += 1,
+            status::OK => {}
+            s => return Err(fail(format_args!("a pending read ended with status {s}"))),
+        }
+    }
+    if failed == 0 {
+        return Err(fail(format_args!("no pending read failed")));
+    }
+    if sys::dev_info(BLOCK).err() != Some(Error::NoDevice)
+        || sys::blk_io(false, pages[0].frame, 0, 512, 0, dev::word(0)) != Err(Error::NoDevice)
+    {
+        return Err(fail(format_args!("the disabled driver still takes requests")));
+    }
+    Ok(r)
+}
+
+fn wild_write(pages: &[Page; 4]) -> Test {
+    stopped_with_read_in_flight(pages, inject::WILD_WRITE)?;
+    println!(
+        "devtest wild: the write to kernel memory was stopped; its pending read failed with an I/O error; the kernel runs on"
+    );
+    Ok(())
+}
+
+fn wild_call(pages: &[Page; 4]) -> Test {
+    stopped_with_read_in_flight(pages, inject::WILD_CALL)?;
+    println!("devtest wild-call: the block driver's jump to 0x1000 was stopped; its pending read failed");
+    Ok(())
+}
+
+fn livelock(pages: &[Page; 4]) -> Test {
+    stopped_with_read_in_flight(pages, inject::LIVELOCK)?;
+    println!("devtest livelock: the block driver looping in a call was stopped; its pending read failed");
+    Ok(())
+}
+
+fn cli_livelock(pages: &[Page; 4]) -> Test {
+    stopped_with_read_in_flight(pages, inject::CLI_LIVELOCK)?;
+    println!(
+        "devtest cli-livelock: the block driver looping with interrupts off was stopped; its pending read failed"
+    );
+    Ok(())
+}
+
+/// The block driver reads sector 0 but gives its device the address of
+/// page 2 — one lent to it for an earlier read and given back, so a
+/// translation the IOMMU kept cached would let the write through. Under
+/// the IOMMU the write is blocked, the driver stopped, its read failed,
+/// the page unchanged.
+fn wild_dma(pages: &[Page; 4]) -> Test {
+    let target = pages[2];
+    transfer(false, target, 0)?;
+    target.bytes().fill(0x5A);
+    let r = sys::dev_inject(BLOCK, inject::WILD_DMA, target.frame, pages[1].frame, dev::word(1));
+    ok(r, "the block driver did not take the injection")?;
+    let st = ended(1, "the injected read")?;
+    if let Some(o) = target.bytes().iter().position(|&b| b != 0x5A) {
+        return Err(fail(format_args!(
+            "the device wrote the page at {:#x} it was not lent (byte {o})",
+            target.frame * 4096
+        )));
+    }
+    if st != status::IO_ERROR || sys::dev_info(BLOCK).is_ok() {
+        return Err(fail(format_args!("the driver whose device DMAed astray was not stopped (status {st})")));
+    }
+    println!(
+        "devtest wild-dma: the device's write to {:#x} was blocked; the page is unchanged; its read failed",
+        target.frame * 4096
+    );
+    Ok(())
+}
+
+fn overflow(pages: &[Page; 4]) -> Test {
+    let r =
+        ok(sys::dev_inject(NET, inject::STACK_OVERFLOW, 0, pages[1].frame, dev::word(1)), "the injection")?;
+    if r == 0 || sys::dev_info(NET).is_ok() {
+        return Err(fail(format_args!("the driver whose stack overflowed was not stopped")));
+    }
+    println!("devtest overflow: the network driver's stack overflow was stopped; the kernel runs on");
+    Ok(())
+}
+
+/// The network driver's next interrupt handler loops: the frame sent
+/// next fails with an I/O error when the watchdog stops it.
+fn irq_livelock(pages: &[Page; 4]) -> Test {
+    let mac = ok(sys::dev_info(NET), "no network device")?.mac;
+    // The driver keeps this request (and page 2) until it is disabled.
+    let r = sys::dev_inject(NET, inject::IRQ_LIVELOCK, 0, pages[2].frame, dev::word(2));
+    if ok(r, "the network driver did not take the injection")? != 0 {
+        return Err(fail(format_args!("the armed driver was stopped at once")));
+    }
+    let n = user::net::arp_request(pages[0].bytes(), mac, GATEWAY);
+    ok(sys::net_send(pages[0].frame, 0, n as u64, dev::word(0)), "transmit refused")?;
+    if ended(0, "the transmission")? != status::IO_ERROR || sys::dev_info(NET).is_ok() {
+        return Err(fail(format_args!("the driver looping in its interrupt handler was not stopped")));
+    }
+    println!("devtest irq-livelock: the network driver looping in its interrupt handler was stopped");
+    Ok(())
+}
+
+fn run(name: &str, pages: &[Page; 4]) -> Test {
+    match name {
+        "blk-pattern" => pattern(pages),
+        "blk-write" => write_marker(pages),
+        "blk-readback" => read_marker(pages),
+        "arp" => arp_test(pages),
+        "wild" => wild_write(pages),
+        "overflow" => overflow(pages),
+        "livelock" => livelock(pages),
+        "cli-livelock" => cli_livelock(pages),
+        "wild-call" => wild_call(pages),
+        "wild-dma" => wild_dma(pages),
+        "irq-livelock" => irq_livelock(pages),
+        other => Err(fail(format_args!("no device test {other:?}"))),
+    }
+}
+
+fn main(_: u64) -> i32 {
+    let mut pages = [Page { frame: 0, va: 0 }; 4];
+    for (i, p) in pages.iter_mut().enumerate() {
+        match Page::new(i as u64) {
+            Ok(page) => *p = page,
+            Err(e) => {
+                println!("devtest FAILED: no memory for buffers: {e:?}");
+                return 1;
+            }
+        }
+    }
+    let words = kinfo::cmdline().split_whitespace().skip_while(|w| *w != "init=devtest").nth(1);
+    for name in words.unwrap_or("").split(',').filter(|n| !n.is_empty()) {
+        if run(name, &pages).is_err() {
+            return 1;
+        }
+    }
+    println!("hello from ring 3: the first environment runs on");
+    0
+}
+
+user::entry!(main);

@@ -1,0 +1,214 @@
+//! XN's boot tests (`docs/xn.md`): a C-FFS disk made by `mkfs` from a
+//! small tree, booted with `init=test_xn` (`libos/src/bin/test_xn.rs`):
+//! the first boot reads what mkfs wrote through the kernel's XN, writes
+//! and syncs files, and runs the hostile requests (each refused); the
+//! second boot, on the same image, finds what the first wrote. `fsck` of
+//! the image afterwards must be clean.
+
+use crate::boottest::BootTest;
+use crate::build::{self, Image};
+use crate::qemu;
+use std::path::Path;
+use std::time::Duration;
+
+pub const NAMES: &[&str] = &["xn_disk", "xn_corrupt"];
+
+/// Damaged copies of the disk: the kernel refuses each with its reason
+/// on the console and boots on (`init=test_hello`).
+const DAMAGE: &[(&str, &str)] = &[
+    ("catalogue", "xn: the disk is refused: BadCatalogue"),
+    ("truncated", "xn: the disk is refused: BadSuperblock(\"block count does not fit the disk\")"),
+];
+
+/// `image` damaged as `how` says, at `out`.
+fn damage(image: &Path, how: &str, out: &Path) -> Result<(), String> {
+    let mut data = std::fs::read(image).map_err(|e| format!("{}: {e}", image.display()))?;
+    match how {
+        // A byte of the first template record: its checksum no longer holds.
+        "catalogue" => data[4096 + 40] ^= 0x5A,
+        _ => data.truncate(data.len() / 2),
+    }
+    std::fs::write(out, data).map_err(|e| format!("{}: {e}", out.display()))
+}
+
+/// The tree the disk starts with (the test program checks these bytes).
+fn tree(dir: &Path) -> Result<(), String> {
+    let _ = std::fs::remove_dir_all(dir);
+    let w = |p: &str, data: Vec<u8>| {
+        let path = dir.join(p);
+        std::fs::create_dir_all(path.parent().expect("in the tree")).map_err(|e| e.to_string())?;
+        std::fs::write(&path, data).map_err(|e| format!("{}: {e}", path.display()))
+    };
+    w("motd", (0..5000u32).map(|i| b"hello from the disk "[i as usize % 20]).collect())?;
+    w("secret", (0..5000u32).map(|i| (i * 7 % 251) as u8).collect())?;
+    w("etc/small", b"a small file, inline in its entry\n".to_vec())?;
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir.join("secret"), std::fs::Permissions::from_mode(0o600))
+        .map_err(|e| e.to_string())?;
+    std::fs::set_permissions(dir.join("motd"), std::fs::Permissions::from_mode(0o644))
+        .map_err(|e| e.to_string())
+}
+
+pub fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
+    if !(names.is_empty() || names.iter().any(|n| NAMES.contains(&n.as_str()))) {
+        return Ok(Vec::new());
+    }
+    let target = build::root().join("target/xntest");
+    let src = target.join("tree");
+    tree(&src)?;
+    let image = build::root().join("target/disks/xn_disk.img");
+    let _ = std::fs::remove_file(&image);
+    crate::fstools::mkfs(&[
+        image.display().to_string(),
+        "--size".into(),
+        "64".into(),
+        "--from".into(),
+        src.display().to_string(),
+        "--owner".into(),
+        "0:0".into(),
+    ])?;
+    let mut out = Vec::new();
+    if names.is_empty() || names.iter().any(|n| n == "xn_corrupt") {
+        let mut chain = None;
+        for (how, reason) in DAMAGE.iter().rev() {
+            let path = build::root().join(format!("target/disks/xn_corrupt_{how}.img"));
+            damage(&image, how, &path)?;
+            let mut args = qemu::base_args(img, "test_hello");
+            args.extend(qemu::device_args(&path, 0));
+            chain = Some(Box::new(BootTest {
+                name: "xn_corrupt".into(),
+                args,
+                expect: vec![reason.to_string(), "hello from ring 3".into()],
+                timeout: Duration::from_secs(60),
+                output: None,
+                keys: Vec::new(),
+                wall: None,
+                then: chain,
+                fsck: None,
+            }));
+        }
+        out.extend(chain.map(|b| *b));
+    }
+    if !(names.is_empty() || names.iter().any(|n| n == "xn_disk")) {
+        return Ok(out);
+    }
+    let boot = |arg: &str, expect: &[&str], then: Option<Box<BootTest>>| {
+        let mut args = qemu::base_args(img, &format!("test_xn {arg}"));
+        args.extend(qemu::device_args(&image, 0));
+        BootTest {
+            name: "xn_disk".into(),
+            args,
+            expect: expect.iter().map(|s| s.to_string()).collect(),
+            timeout: Duration::from_secs(120),
+            output: None,
+            keys: Vec::new(),
+            wall: None,
+            then,
+            fsck: None,
+        }
+    };
+    let second = boot(
+        "after",
+        &["xn: mounted", "test_xn after: /persist survived the reboot", "test_xn after: all passed"],
+        None,
+    );
+    let mut first = boot(
+        "first",
+        &[
+            "xn: mounted",
+            "test_xn first: read /motd through XN: 5000 bytes, as mkfs wrote them",
+            "test_xn first: all passed",
+        ],
+        Some(Box::new(second)),
+    );
+    first.fsck = Some(image);
+    out.push(first);
+    Ok(out)
+}
+
+/// `cargo xtask powercut [--cuts N] [--seed S]`: the power-cut test. On
+/// one C-FFS disk, `test_xn append` appends records to `/log`, each
+/// `fsync`ed and then acknowledged on the console, and QEMU is killed
+/// (SIGKILL) at a random moment 3-9 s after it starts; the next boot
+/// (`test_xn check`) must find every acknowledged record intact, and
+/// `fsck` the image clean. The next cut appends after what is there.
+pub fn powercut(args: &[String]) -> Result<(), String> {
+    let mut cuts = 20u64;
+    let mut seed =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_secs());
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let v = it.next().and_then(|v| v.parse().ok());
+        match (a.as_str(), v) {
+            ("--cuts", Some(v)) => cuts = v,
+            ("--seed", Some(v)) => seed = v,
+            _ => return Err(format!("powercut: unknown or incomplete option {a} (--cuts N, --seed S)")),
+        }
+    }
+    let img = build::all()?;
+    let target = build::root().join("target/xntest");
+    let empty = target.join("empty");
+    let _ = std::fs::remove_dir_all(&empty);
+    std::fs::create_dir_all(&empty).map_err(|e| e.to_string())?;
+    // Its own image: campaigns may run beside `cargo xtask test`'s.
+    let image = build::root().join(format!("target/disks/powercut-{}.img", std::process::id()));
+    let _ = std::fs::remove_file(&image);
+    crate::fstools::mkfs(&[
+        image.display().to_string(),
+        "--size".into(),
+        "64".into(),
+        "--from".into(),
+        empty.display().to_string(),
+        "--owner".into(),
+        "0:0".into(),
+    ])?;
+    println!("xtask: powercut: {cuts} cuts, seed {seed}, disk {}", image.display());
+    let mut rng = seed | 1;
+    let mut acked_total = 0u64;
+    let mut log = String::new();
+    for c in 0..cuts {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        let after = Duration::from_millis(3000 + rng % 6000);
+        let mut args = qemu::base_args(&img, "test_xn append");
+        args.extend(qemu::device_args(&image, 0));
+        let out = qemu::headless(&args, after, &[])?;
+        log.push_str(&out.serial);
+        if !out.timed_out {
+            return Err(format!("cut {c}: the appender stopped by itself:\n{}", tail(&out.serial)));
+        }
+        let acked =
+            out.serial.lines().filter_map(|l| l.strip_prefix("acked ")?.trim().parse::<u64>().ok()).max();
+        if let Some(k) = acked {
+            acked_total = acked_total.max(k + 1);
+        }
+        let mut args = qemu::base_args(&img, "test_xn check");
+        args.extend(qemu::device_args(&image, 0));
+        let out = qemu::headless(&args, Duration::from_secs(60), &[])?;
+        log.push_str(&out.serial);
+        let intact = out
+            .serial
+            .lines()
+            .find_map(|l| l.strip_prefix("test_xn check: ")?.split(' ').next()?.parse::<u64>().ok())
+            .ok_or_else(|| format!("cut {c}: the check found no log:\n{}", tail(&out.serial)))?;
+        if intact < acked_total {
+            return Err(format!("cut {c}: {intact} records intact, {acked_total} acknowledged"));
+        }
+        crate::fstools::fsck(&[image.display().to_string()]).map_err(|e| format!("cut {c}: {e}"))?;
+        let last = acked.map_or("none this boot".to_string(), |k| format!("the last was record {k}"));
+        println!(
+            "cut {c} at {:.1} s: {acked_total} records acknowledged ({last}), {intact} intact after the reboot, fsck clean",
+            after.as_secs_f64(),
+        );
+    }
+    let _ = std::fs::write(target.join("powercut.serial"), log);
+    let _ = std::fs::remove_file(&image);
+    println!("xtask: powercut: {cuts} cuts, every acknowledged record intact ({acked_total} records), fsck clean after each");
+    Ok(())
+}
+
+fn tail(serial: &str) -> String {
+    let lines: Vec<&str> = serial.lines().collect();
+    lines[lines.len().saturating_sub(20)..].join("\n")
+}
