@@ -36,7 +36,20 @@ const LAYERS: &[(&str, &[&str])] = &[
     // signal.
     ("obj", &["obj", "obj/*", "fd", "fs/devfs", "fs/boot"]),
     // Processes: ids, table, signals, threads, fork, exit.
-    ("proc", &["proc", "proc/*", "oom", "alarm", "fs/procfs", "fs/procfile", "fs/procload", "fs/procstatus", "fs/procsys"]),
+    (
+        "proc",
+        &[
+            "proc",
+            "proc/*",
+            "oom",
+            "alarm",
+            "fs/procfs",
+            "fs/procfile",
+            "fs/procload",
+            "fs/procstatus",
+            "fs/procsys",
+        ],
+    ),
     // Waiting for files, and the calls that wait (blocking reads, writes).
     ("wait", &["wait", "io"]),
     // Programs: loading, the exception stub and dispatch, the native

@@ -90,6 +90,7 @@ pub mod idt;
 pub mod pct;
 #[cfg(target_os = "none")]
 pub mod percpu;
+#[cfg(target_os = "none")]
 pub mod rtc;
 #[cfg(target_os = "none")]
 pub mod serial;
