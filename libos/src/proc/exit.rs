@@ -9,8 +9,9 @@
 //! The kernel destroys an environment's whole subtree when it is reaped,
 //! but a UNIX child may outlive its parent. So a process that exits while
 //! its environment still has live children closes its files and gives back
-//! its memory, then only waits, yielding, for its child environments to
-//! end, reaping them, before it calls the kernel's `exit`. Orphans get no
+//! its memory, leaves its status in its table entry for its parent's
+//! `wait4` (as a zombie's), then only waits, yielding, for its child
+//! environments to end, reaping them, before it calls the kernel's `exit`. Orphans get no
 //! new parent (`getppid` says 1). Children are named by environment id
 //! here; `wait` answers with Linux pids.
 
@@ -29,6 +30,10 @@ pub(super) struct Child {
     pub(super) env: u32,
     pub(super) stops: u32,
     pub(super) conts: u32,
+    /// Its status was taken by `wait4` while its environment still waited
+    /// for children of its own: it is no longer ours to wait for, only to
+    /// reap when it ends.
+    pub(super) waited: bool,
 }
 
 /// The environments this process forked and has not reaped
@@ -52,7 +57,7 @@ pub(super) fn children() -> Vec<Child> {
 
 /// Fork made environment `env`.
 pub fn add_child(env: u32) {
-    with_children(|c| c.push(Child { env, stops: 0, conts: 0 }));
+    with_children(|c| c.push(Child { env, stops: 0, conts: 0, waited: false }));
 }
 
 /// A forked child's copy of the list names its siblings, not its
@@ -102,9 +107,23 @@ pub fn exit(status: i32) -> ! {
     fd::close_all();
     vm::remove(0, u64::MAX);
     crate::log::flush();
+    // A parent held for us (vfork) goes on now, as on Linux, not when our
+    // own children have ended (busybox `timeout`'s middle process exits
+    // leaving its watcher running: its parent stayed held until the
+    // watcher killed it).
+    super::vfork::release();
     // Children that have not ended keep this environment alive: nobody
     // will wait for them any more, so reap each as it ends, asleep between
-    // their SIGCHLDs (spinning here would take the CPU from them).
+    // their SIGCHLDs (spinning here would take the CPU from them). Our
+    // parent may take our status meanwhile, as a zombie's (busybox
+    // `timeout` waits for a middle process that leaves its watcher
+    // running), and is told now, once.
+    let told = !with_children(|c| c.is_empty());
+    if told {
+        table::update_mine(|e| (e.ended, e.status) = (1, status));
+        let parent = table::mine().parent;
+        let _ = sys::interrupt(parent as u64, 1 << super::signal::SIGCHLD, table::cred());
+    }
     let mut yielded = false;
     loop {
         for c in children().iter().map(|c| c.env) {
@@ -138,8 +157,10 @@ pub fn exit(status: i32) -> ! {
     } else {
         128 + (status & 0x7f)
     };
-    // The parent gets SIGCHLD once this environment has ended.
-    sys::exit_telling_parent(code, 1 << super::signal::SIGCHLD, table::cred())
+    // The parent gets SIGCHLD once this environment has ended (if it was
+    // not told above).
+    let sigchld = if told { 0 } else { 1 << super::signal::SIGCHLD };
+    sys::exit_telling_parent(code, sigchld, table::cred())
 }
 
 /// Whether the first thread has called `exit` (it waits for the others;

@@ -45,6 +45,11 @@ pub struct Entry {
     /// Set while its parent is held for it (`vfork.rs`): until it execs or
     /// ends.
     pub vfork: u8,
+    /// It has exited with Linux wait status `status` while children of
+    /// its own live on (its environment waits for them: `exit.rs`), so
+    /// its parent may take the status now, as from a zombie.
+    pub ended: u8,
+    pub status: i32,
     pub stops: u32,
     pub conts: u32,
     /// CPU time of its reaped children and theirs, in nanoseconds.
@@ -202,6 +207,8 @@ fn create(env: u64, fill: impl FnOnce(&mut Entry)) -> Result<(), abi::Error> {
             stopped: 0,
             stop_sig: 0,
             vfork: 0,
+            ended: 0,
+            status: 0,
             stops: 0,
             conts: 0,
             children_ns: 0,
