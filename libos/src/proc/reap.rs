@@ -55,7 +55,9 @@ pub fn wait(pid: i64, options: u64) -> Result<(i64, i32, u64), i64> {
             let live = info.is_some_and(|e| e.state != env_state::EXITED);
             if let Some(t) = table::get(c.env).filter(|t| live && t.ended != 0 && options & WEXITED != 0) {
                 if options & WNOWAIT == 0 {
-                    with_children(|cs| cs.iter_mut().filter(|x| x.env == c.env).for_each(|x| x.waited = true));
+                    with_children(|cs| {
+                        cs.iter_mut().filter(|x| x.env == c.env).for_each(|x| x.waited = true)
+                    });
                 }
                 return Ok((pid, t.status, 0));
             }
