@@ -114,8 +114,8 @@ pub fn readv(fdn: i64, iov: u64, cnt: u64) -> LxResult {
     if total(&v) <= GATHER {
         let d = fd::get(fdn)?;
         let mut buf = alloc::vec![0u8; total(&v) as usize];
-        // SAFETY: the descriptor keeps the file live; no other reference to it here.
-        let n = call((d.ops.read)(unsafe { fd::file(&d) }, &mut buf))? as usize;
+        // (Through `io`, which waits and ends the wait on a signal.)
+        let n = crate::io::read(&d, &mut buf)?;
         let mut at = 0;
         for (p, l) in v {
             let k = (l as usize).min(n - at);
@@ -152,8 +152,7 @@ pub fn writev(fdn: i64, iov: u64, cnt: u64) -> LxResult {
                 Err(_) => break,
             }
         }
-        // SAFETY: the descriptor keeps the file live; no other reference to it here.
-        return call((d.ops.write)(unsafe { fd::file(&d) }, &buf));
+        return crate::io::write(&d, &buf).map(|n| n as i64);
     }
     let mut total = 0;
     for (p, l) in v {
