@@ -155,9 +155,13 @@ fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
             && !crate::xntest::NAMES.contains(&n.as_str())
             && n != "iso"
             && n != "tty"
+            && n != "erltty"
             && n != "compat"
         {
-            return Err(format!("no boot test named {n} (have: {}, iso, tty, compat)", all.join(", ")));
+            return Err(format!(
+                "no boot test named {n} (have: {}, iso, tty, erltty, compat)",
+                all.join(", ")
+            ));
         }
     }
     let mut tests = Vec::new();
@@ -180,6 +184,9 @@ fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
     tests.extend(crate::xntest::plan(img, names)?);
     if names.is_empty() || names.iter().any(|n| n == "tty") {
         tests.push(crate::ttytest::boot_test(img));
+    }
+    if names.is_empty() || names.iter().any(|n| n == "erltty") {
+        tests.push(crate::ttytest::erlang_test(img)?);
     }
     if names.is_empty() || names.iter().any(|n| n == "compat") {
         tests.push(crate::compat::boot_test()?);
