@@ -90,11 +90,14 @@ pub enum Error {
     BadBlock = 35,
     /// XN: the disk failed the request.
     IoError = 36,
+    /// A packet filter could claim frames a filter of another endpoint
+    /// claims, which did not consent (`net_filter`).
+    Claimed = 37,
 }
 
 impl Error {
     /// Every error, in code order (for tests and documentation).
-    pub const ALL: [Error; 36] = [
+    pub const ALL: [Error; 37] = [
         Error::NoSuchCall,
         Error::BadPointer,
         Error::BadLength,
@@ -131,11 +134,12 @@ impl Error {
         Error::BadName,
         Error::BadBlock,
         Error::IoError,
+        Error::Claimed,
     ];
 
     /// XN's own refusals (produced by `test_xn`, on an XN disk).
     pub const fn is_xn(self) -> bool {
-        self as u64 >= Error::NotClaimed as u64
+        matches!(self as u64, 22..=36)
     }
 
     /// Decodes a negative system-call result.
@@ -188,6 +192,7 @@ impl Error {
             Error::BadName => "bad or unknown name",
             Error::BadBlock => "block out of range",
             Error::IoError => "disk I/O error",
+            Error::Claimed => "frames claimed by another endpoint",
         }
     }
 }

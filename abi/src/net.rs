@@ -29,7 +29,11 @@ pub struct RingHeader {
     /// Frames cut to the slot's capacity (receive) or refused as malformed
     /// or not allowed (transmit).
     pub damaged: u64,
-    pub _reserved: [u64; 4],
+    /// The owner's to use as it likes; the kernel never reads or writes
+    /// it (the library OS rings a doorbell here: its sleepers wake when it
+    /// changes).
+    pub owner_word: u64,
+    pub _reserved: [u64; 3],
 }
 
 /// Header of each slot.
@@ -68,6 +72,45 @@ pub struct PacketCtx {
     pub data_end: u32,
     pub ifindex: u32,
     pub flags: u32,
+}
+
+/// Pages one ring of this geometry takes (an endpoint's transmit ring
+/// starts on the page after its receive ring).
+pub const fn ring_pages(slots: u32, slot_size: u32) -> u64 {
+    (ring_bytes(slots, slot_size) as u64).div_ceil(4096)
+}
+
+/// Most bytes of slots one ring may have.
+pub const MAX_RING_BYTES: usize = 1 << 20;
+/// Most instructions in one packet filter.
+pub const FILTER_MAX_INSNS: u64 = 1024;
+
+/// What `net_stats` reports: the machine's counters, then the endpoint's.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NetStats {
+    /// Frames the NIC received.
+    pub frames: u64,
+    /// Frames no filter claimed: dropped (a raw receive buffer of the
+    /// device capability's holder may still have had a copy).
+    pub unclaimed: u64,
+    /// Frames checked on transmit, and refused.
+    pub tx_checked: u64,
+    pub tx_refused: u64,
+    /// Work of the merged tree (nodes visited, field loads, hash probes).
+    pub tree_work: u64,
+    /// Installed filters (all endpoints), and merged-tree nodes.
+    pub filters: u64,
+    pub tree_nodes: u64,
+    /// This endpoint: frames delivered into its receive ring, dropped
+    /// because it was full, sent, refused on transmit, its filters.
+    pub delivered: u64,
+    pub ring_full: u64,
+    pub sent: u64,
+    pub refused: u64,
+    /// Frames that passed the check but found the driver's queue full.
+    pub lost: u64,
+    pub ep_filters: u64,
 }
 
 const _: () = {

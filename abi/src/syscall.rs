@@ -401,8 +401,45 @@ pub const XN_PARENT: u64 = BASE + 75;
 /// must dominate the device capability. Lend it on with `cap_grant`.
 pub const XN_IDENTITY: u64 = BASE + 76;
 
+/// `net_attach(va, slots, slot_size, guard, cred)`: makes a packet
+/// endpoint (`docs/network.md`) over two packet rings in the caller's
+/// memory: the receive ring at page-aligned `va`, the transmit ring at the
+/// next page after it (`abi::net::ring_pages`), both with `slots` slots
+/// of `slot_size` bytes. Every page must be mapped user-writable; the
+/// kernel pins their frames until the endpoint goes. Whoever presents a
+/// capability dominating the caller's `guard` slot may use the endpoint;
+/// `cred` must cover the caller with the write right. Returns its id.
+pub const NET_ATTACH: u64 = BASE + 77;
+/// `net_detach(ep, cred)`: removes the endpoint, its filters, its pins.
+pub const NET_DETACH: u64 = BASE + 78;
+/// `net_filter(ep, insns, n, cred)`: installs the eBPF packet filter of
+/// `n` instructions at `insns` for endpoint `ep`: frames it claims go into
+/// `ep`'s receive ring. Refused (`Claimed`) if it could claim a frame a
+/// filter of another endpoint claims, unless that one consented. Returns
+/// the filter's id.
+pub const NET_FILTER: u64 = BASE + 79;
+/// `net_unfilter(ep, filter, cred)`: removes one of `ep`'s filters.
+pub const NET_UNFILTER: u64 = BASE + 80;
+/// `net_consent(ep, filter, grantee, on, cred)`: lets endpoint `grantee`
+/// (`NET_ANYONE`: every endpoint) install filters overlapping `ep`'s
+/// `filter` (frames in the overlap go to both); `on == 0` takes it back
+/// and removes the filters it allowed (returns how many).
+pub const NET_CONSENT: u64 = BASE + 81;
+/// `net_tx(ep, max, cred)`: sends up to `max` frames waiting in `ep`'s
+/// transmit ring. Each is copied out of the ring and checked: its source
+/// MAC must be the NIC's and `ep`'s filters must claim its mirror (the
+/// reply), or it is refused and counted (`RingHeader::damaged`). Returns
+/// how many frames were taken (sent or refused); frames stay in the ring
+/// while the driver has no room.
+pub const NET_TX: u64 = BASE + 82;
+/// `net_stats(ep, out, cred)`: writes an `abi::net::NetStats` (the
+/// machine's counters and `ep`'s) at `out`.
+pub const NET_STATS: u64 = BASE + 83;
+/// The grantee of `net_consent` that means every endpoint.
+pub const NET_ANYONE: u64 = u64::MAX;
+
 /// One past the last kernel call.
-pub const END: u64 = BASE + 77;
+pub const END: u64 = BASE + 84;
 
 /// `env_limit`: no limit.
 pub const NO_LIMIT: u64 = u64::MAX;

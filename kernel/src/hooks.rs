@@ -31,6 +31,9 @@ pub struct Hooks {
     /// When (TSC) the last device interrupt that ended an idle wait came:
     /// the idle loop's accounting of halted time (`Clock::halted_tsc`).
     pub woke: fn() -> u64,
+    /// An environment (by id) is being destroyed: what the device layer
+    /// holds for it goes (its packet endpoints and their pins).
+    pub released: fn(&mut Memory, u32),
 }
 
 static NOTHING: Hooks = Hooks {
@@ -43,6 +46,7 @@ static NOTHING: Hooks = Hooks {
     pending: || false,
     service: |_| {},
     woke: || 0,
+    released: |_, _| {},
 };
 
 static HOOKS: AtomicPtr<Hooks> = AtomicPtr::new(&NOTHING as *const Hooks as *mut Hooks);

@@ -106,6 +106,7 @@ impl Kernel {
         self.end_event_waits_on(s);
         let id = self.envs[s].id();
         self.preds.release(s, &mut self.envs, &mut self.mem.frames);
+        (crate::hooks::get().released)(&mut self.mem, id.raw());
         let pml4 = self.envs[s].pml4;
         // A sharer's tables are its parent's, torn down with the parent,
         // which outlives it (post-order destruction).

@@ -214,9 +214,13 @@ impl Kernel {
     pub fn wake_if_ready(&mut self, s: Slot) -> bool {
         let (i, until) = (self.envs[s].sleep_pred as usize, self.envs[s].sleep_until);
         let now = self.sched.ticks();
+        // The predicate may have gone since the sleep began (a sharer's is
+        // its owner's, which may free it meanwhile): the sleeper wakes, and
+        // its library looks again, rather than running a freed entry.
+        let owner = self.envs[self.space_owner(s)].id().raw();
         let result = if until != 0 && now >= until {
             0
-        } else if self.preds.eval(i, now, self.envs[s].id().raw()) {
+        } else if !self.preds.owned_by(i as u64, owner) || self.preds.eval(i, now, self.envs[s].id().raw()) {
             1
         } else {
             return false;

@@ -32,6 +32,8 @@ const LAYERS: &[(&str, &[&str])] = &[
     // The big lock, notes, sleeping in the kernel, and the tables kept
     // under the lock for every process (futex waiters, file locks).
     ("lock", &["lock", "log", "predicate", "sleep", "futex", "locks"]),
+    // The network stack every process shares, over its packet endpoint.
+    ("net", &["net", "net/*"]),
     // Open files and their objects: they answer at once, never sleep or
     // signal.
     ("obj", &["obj", "obj/*", "fd", "fs/devfs", "fs/boot"]),

@@ -40,6 +40,7 @@ pub const EOVERFLOW: i64 = 75;
 pub const ELIBBAD: i64 = 80;
 pub const ENOTSOCK: i64 = 88;
 pub const EMSGSIZE: i64 = 90;
+pub const EDOM: i64 = 33;
 pub const EPROTOTYPE: i64 = 91;
 pub const ENOPROTOOPT: i64 = 92;
 pub const EPROTONOSUPPORT: i64 = 93;

@@ -148,7 +148,9 @@ fn write_slow(ops: &Ops, f: &mut File, buf: &[u8], first: i64) -> Result<usize, 
             }
             Err(EAGAIN) if blocks(f) => {}
             Err(e) => {
-                if e == EPIPE && matches!(f.kind, Kind::PipeWrite | Kind::PipeRead | Kind::Socket) {
+                if e == EPIPE
+                    && matches!(f.kind, Kind::PipeWrite | Kind::PipeRead | Kind::Socket | Kind::Inet)
+                {
                     deliver::raise_self(signal::SIGPIPE);
                 }
                 return if done > 0 { Ok(done) } else { Err(e) };

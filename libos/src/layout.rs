@@ -74,6 +74,11 @@ pub const PROCS: u64 = 0x7E00_0000_0000;
 /// A page lxrt maps briefly to fill a frame it is about to hand out.
 pub const SCRATCH: u64 = 0x7E80_0000_0000;
 
+/// The network's packet rings (`net::stack`): frames the first process
+/// allocated, each process maps them here when it first uses the network
+/// (outside the arena, so fork does not map them into every child).
+pub const NET_RINGS: u64 = 0x7EA0_0000_0000;
+
 pub const PAGE: u64 = 4096;
 
 pub const fn page_down(a: u64) -> u64 {

@@ -29,6 +29,7 @@ pub mod lock;
 pub mod locks;
 pub mod log;
 pub mod native;
+pub mod net;
 pub mod obj;
 pub mod oom;
 pub mod predicate;

@@ -26,6 +26,7 @@ pub fn init(personality: trap::Personality) -> Result<(), &'static str> {
     crate::futex::create().map_err(|_| "no memory")?;
     crate::locks::create().map_err(|_| "no memory")?;
     proc::init_first().map_err(|_| "cannot make the process-table entry")?;
+    crate::net::stack::start();
     let console = obj::new(Kind::Console, 2, 0).map_err(|_| "no memory")?;
     fd::open(console, false).map_err(|_| "fd table")?;
     for n in 1..3 {

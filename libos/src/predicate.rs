@@ -12,10 +12,12 @@
 //! rings are the same program, so the kernel compiles that program once
 //! for every process.
 
+use abi::net::RingHeader;
 use abi::syscall::Region;
 use abi::tables::{env_slot, ENV_SLOTS};
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicU8, Ordering};
+use core::mem::offset_of;
+use core::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use user::sys;
 
 /// The header every ring-shaped object starts with (a pipe's ring, an
@@ -42,6 +44,13 @@ const CACHED: usize = 4;
 /// Terms of a ring in `PARAMS`.
 pub const WANT_READ: u64 = 1;
 pub const WANT_WRITE: u64 = 2;
+/// Not a term: marks a packet ring's header (`abi::net::RingHeader`)
+/// among the rings of `for_rings`. Wanted for reading, it is true when a
+/// frame waits (`head != tail`) or its doorbell (`owner_word`) differs
+/// from what this process saw last (`set_seen`): the network stack is
+/// shared, so another process may have taken the frames meant for a
+/// sleeper's socket, and rings the bell (`net::stack`).
+pub const PACKET: u64 = 4;
 
 /// Per environment slot, the enabled terms of each ring of the predicate
 /// its thread sleeps on (`WANT_READ`, `WANT_WRITE`; ring i's at bits 2i
@@ -49,16 +58,28 @@ pub const WANT_WRITE: u64 = 2;
 /// size: within one page, as the kernel asks of a region. The kernel reads
 /// it by address, so it is a static of its own rather than part of
 /// `proc::Process`.
-#[repr(C, align(1024))]
-struct Params([AtomicU8; ENV_SLOTS]);
+/// After the bytes, the packet ring's doorbell as this process last saw
+/// it.
+#[repr(C, align(2048))]
+struct Params([AtomicU8; ENV_SLOTS], AtomicU64);
 const _: () = assert!(ENV_SLOTS == 1024, "the predicate masks the slot with 1023");
 const _: () = assert!(MAX_RINGS * 2 <= 8, "a slot's terms fit its byte");
+/// Bytes of `PARAMS` a predicate reads.
+const PARAMS_LEN: u64 = ENV_SLOTS as u64 + 8;
 
-static PARAMS: Params = Params([const { AtomicU8::new(0) }; ENV_SLOTS]);
+static PARAMS: Params = Params([const { AtomicU8::new(0) }; ENV_SLOTS], AtomicU64::new(0));
+
+/// The packet ring's doorbell value this process has seen (its sleep on
+/// a packet ring ends when the bell differs).
+pub fn set_seen(bell: u64) {
+    PARAMS.1.store(bell, Ordering::SeqCst);
+}
 
 #[derive(Clone, Copy)]
 struct Cached {
     rings: [u64; MAX_RINGS],
+    /// Bit i: ring i is a packet ring.
+    packet: u8,
     n: usize,
     id: u64,
     last_use: u64,
@@ -96,11 +117,14 @@ pub fn for_rings(rings: &[(u64, u64)]) -> Option<u64> {
     for (k, r) in key.iter_mut().zip(rings) {
         *k = r.0;
     }
+    let packet = rings.iter().enumerate().fold(0u8, |b, (i, r)| b | ((r.1 & PACKET != 0) as u8) << i);
     with_cache(|c| {
         c.uses += 1;
         let stamp = c.uses;
         let e = &mut c.entries;
-        if let Some(hit) = e.iter_mut().flatten().find(|e| e.n == rings.len() && e.rings == key) {
+        if let Some(hit) =
+            e.iter_mut().flatten().find(|e| e.n == rings.len() && e.rings == key && e.packet == packet)
+        {
             hit.last_use = stamp;
             return Some(hit.id);
         }
@@ -116,13 +140,14 @@ pub fn for_rings(rings: &[(u64, u64)]) -> Option<u64> {
             }
         };
         let mut regions = [Region::default(); MAX_RINGS + 1];
-        regions[0] = Region { va: &raw const PARAMS as u64, len: ENV_SLOTS as u64 };
-        for (r, &va) in regions[1..].iter_mut().zip(&key[..rings.len()]) {
-            *r = Region { va, len: HEADER };
+        regions[0] = Region { va: &raw const PARAMS as u64, len: PARAMS_LEN };
+        for (i, (r, &va)) in regions[1..].iter_mut().zip(&key[..rings.len()]).enumerate() {
+            let len = if packet & 1 << i != 0 { size_of::<RingHeader>() as u64 } else { HEADER };
+            *r = Region { va, len };
         }
-        let id = sys::pred_install(&program(rings.len()), &regions[..rings.len() + 1]).ok()?;
+        let id = sys::pred_install(&program(rings.len(), packet), &regions[..rings.len() + 1]).ok()?;
         c.installs += 1;
-        e[slot] = Some(Cached { rings: key, n: rings.len(), id, last_use: stamp });
+        e[slot] = Some(Cached { rings: key, packet, n: rings.len(), id, last_use: stamp });
         Some(id)
     })
 }
@@ -137,8 +162,9 @@ pub fn enable(rings: &[(u64, u64)]) {
 /// The predicate over `n` rings: region 0 is `PARAMS` (the sleeper's byte
 /// at its slot, from the context), region i+1 ring i's header. True when an enabled term holds: a ring wanted for reading
 /// holds data or has no writer; one wanted for writing has room for a
-/// `PIPE_BUF` write or no reader.
-pub fn program(n: usize) -> Vec<u64> {
+/// `PIPE_BUF` write or no reader; a packet ring (bit i of `packet`)
+/// wanted for reading holds a frame or rang its bell.
+pub fn program(n: usize, packet: u8) -> Vec<u64> {
     let mut a = bpf::Asm::new();
     if n == 0 {
         // Nothing to watch (`pause`): never true; a signal or the deadline
@@ -155,6 +181,14 @@ pub fn program(n: usize) -> Vec<u64> {
         let (no_read, next) = (a.label(), a.label());
         a.ld_region(7, i as u32 + 1, 0).mov64_reg(8, 5).rsh64_imm(8, 2 * i as i32);
         a.mov64_reg(9, 8).and64_imm(9, WANT_READ as i32).jeq_imm(9, 0, no_read);
+        if packet & 1 << i != 0 {
+            a.ldx_w(2, 7, offset_of!(RingHeader, head) as i16);
+            a.ldx_w(3, 7, offset_of!(RingHeader, tail) as i16).jne_reg(2, 3, yes);
+            a.ldx_dw(2, 7, offset_of!(RingHeader, owner_word) as i16);
+            a.ld_region(4, 0, 0).ldx_dw(3, 4, ENV_SLOTS as i16).jne_reg(2, 3, yes);
+            a.bind(no_read).bind(next);
+            continue;
+        }
         a.ldx_dw(2, 7, HEAD_AT).ldx_dw(3, 7, TAIL_AT).jne_reg(2, 3, yes);
         a.ldx_w(2, 7, WRITERS_AT).jeq_imm(2, 0, yes);
         a.bind(no_read);

@@ -48,14 +48,42 @@ pub fn backed() -> u64 {
     unsafe { (*HEAP.0.get()).backed() as u64 }
 }
 
+/// Whether Rust's allocations go to the shared arena instead (`in_arena`).
+static IN_ARENA: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+
+/// Runs `f` with every allocation it makes (`Vec`, `Box`, ...) taken from
+/// the shared arena instead of this process's heap, so that what it builds
+/// can be used by every process (the network stack, `net::stack`). The
+/// big lock must be held: the arena's heap is shared. Blocks are given
+/// back to whichever heap holds their address, so a structure built here
+/// may be dropped anywhere.
+pub fn in_arena<R>(f: impl FnOnce() -> R) -> R {
+    let was = IN_ARENA.swap(true, core::sync::atomic::Ordering::Relaxed);
+    let r = f();
+    IN_ARENA.store(was, core::sync::atomic::Ordering::Relaxed);
+    r
+}
+
+fn in_shared(p: *mut u8) -> bool {
+    use crate::layout::{SHARED, SHARED_MAX};
+    (SHARED..SHARED + SHARED_MAX).contains(&(p as u64))
+}
+
 // SAFETY: `Heap` hands out disjoint blocks of at least the requested size
-// and alignment (or null).
+// and alignment (or null); so does the arena's.
 unsafe impl GlobalAlloc for Private {
     unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        if IN_ARENA.load(core::sync::atomic::Ordering::Relaxed) {
+            return crate::shared::alloc(l.size(), l.align());
+        }
         // SAFETY: single-threaded, see `Sync` above.
         unsafe { (*self.0.get()).alloc(l.size(), l.align()) }
     }
     unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        if in_shared(p) {
+            // SAFETY: a block `alloc` took from the arena (its address).
+            return unsafe { crate::shared::free(p, l.size(), l.align()) };
+        }
         // SAFETY: as in `alloc`; the caller returns a block it got from us.
         unsafe { (*self.0.get()).free(p, l.size(), l.align()) }
     }

@@ -46,6 +46,9 @@ pub struct Header {
     /// The host and domain names `sethostname` and `setdomainname` set
     /// (NUL-padded; empty: never set).
     pub names: [[u8; NAME_LEN]; 2],
+    /// The network (`net::stack::Shared`, in the arena), or 0 before the
+    /// first process made its packet endpoint.
+    pub net: AtomicU64,
     /// The frames of the frame list's pages. The list (at `SHARED_LIST`)
     /// names the frame behind each page of the arena, all owned by the
     /// first process. A process maps a page of it (read-only) only when it
@@ -195,6 +198,17 @@ pub fn set_name(which: usize, name: &[u8]) {
     let n = unsafe { &mut (*header()).names[which] };
     n.fill(0);
     n[..name.len()].copy_from_slice(name);
+}
+
+/// The network's anchor (`net::stack`).
+pub fn net_word() -> &'static AtomicU64 {
+    // SAFETY: as in `lock_word`.
+    unsafe { &(*header()).net }
+}
+
+/// The capability this process maps arena pages with (`map_with`).
+pub fn cred() -> u64 {
+    CRED.get()
 }
 
 /// Marks Linux call `nr` (below 512) as reported unsupported; whether it

@@ -210,6 +210,13 @@ fn add_to_sleep(s: &mut Sleep, f: *mut File, events: u16) -> bool {
             return true;
         }
         Kind::Console if events & (POLLIN | POLLRDNORM) != 0 => return false,
+        Kind::Inet => {
+            let (va, term, at) = crate::net::stack::wait_terms();
+            if let Some(at) = at {
+                s.timer = Some(s.timer.map_or(at, |t| t.min(at)));
+            }
+            return add_ring(s, va, term);
+        }
         Kind::Socket => {
             return unix::wait_terms(f, events)
                 .iter()

@@ -11,6 +11,7 @@ extern crate alloc;
 
 mod device;
 pub mod errno;
+mod hash;
 pub mod link;
 pub mod opts;
 pub mod parse;

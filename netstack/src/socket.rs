@@ -562,6 +562,36 @@ impl<L: Link> Stack<L> {
         Ok(())
     }
 
+    /// Bytes waiting to be read (a stream's queue, a datagram's size).
+    pub fn readable(&mut self, s: SocketId) -> usize {
+        let (state_conn, udp) = match self.sock(s).map(|k| &k.state) {
+            Ok(SockState::Connected(c)) => (Some(*c), None),
+            Ok(SockState::Udp { eth, lo }) => (None, Some([*eth, *lo])),
+            _ => (None, None),
+        };
+        if let Some(c) = state_conn {
+            return self.conn(c).tcp().recv_queue();
+        }
+        for c in udp.into_iter().flatten().flatten() {
+            if let Ok((d, _)) = self.conn(c).udp().peek() {
+                return d.len();
+            }
+        }
+        0
+    }
+
+    /// Bytes a connected stream socket has not yet had acknowledged (0
+    /// for others).
+    pub fn unsent(&mut self, s: SocketId) -> usize {
+        match self.sock(s).map(|k| &k.state) {
+            Ok(SockState::Connected(c)) => {
+                let c = *c;
+                self.conn(c).tcp().send_queue()
+            }
+            _ => 0,
+        }
+    }
+
     pub fn local_addr(&mut self, s: SocketId) -> Result<SocketAddrV4, Errno> {
         Ok(self.sock(s)?.bound.unwrap_or(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0)))
     }

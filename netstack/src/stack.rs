@@ -16,6 +16,7 @@ use alloc::vec::Vec;
 use core::cmp::Reverse;
 use core::net::{Ipv4Addr, SocketAddrV4};
 
+use crate::hash::Keyed;
 use hashbrown::HashMap;
 use smoltcp::iface::{Config, Interface, PollResult, SocketHandle, SocketSet};
 use smoltcp::phy::Medium;
@@ -129,6 +130,7 @@ pub struct NetInfo {
 pub struct NetStats {
     pub frames_in: u64,
     pub loop_packets: u64,
+    pub loop_bytes: u64,
     /// SYNs dropped because the listener's backlog was full.
     pub syn_dropped: u64,
     /// Frames no connection wanted (answered by the interface, if at all).
@@ -150,8 +152,8 @@ pub struct Stack<L: Link> {
     pub(crate) lo_queue: VecDeque<Vec<u8>>,
     pub(crate) conns: Vec<Option<Conn>>,
     free_conns: Vec<usize>,
-    pub(crate) tcp_by_tuple: HashMap<Tuple, usize>,
-    pub(crate) udp_by_port: HashMap<(If, u16), usize>,
+    pub(crate) tcp_by_tuple: HashMap<Tuple, usize, Keyed>,
+    pub(crate) udp_by_port: HashMap<(If, u16), usize, Keyed>,
     pub(crate) socks: Vec<Option<Socket>>,
     pub(crate) free_socks: Vec<usize>,
     timers: BinaryHeap<Reverse<(i64, usize)>>,
@@ -201,8 +203,8 @@ impl<L: Link> Stack<L> {
             lo_queue,
             conns: Vec::new(),
             free_conns: Vec::new(),
-            tcp_by_tuple: HashMap::new(),
-            udp_by_port: HashMap::new(),
+            tcp_by_tuple: HashMap::with_hasher(Keyed(seed)),
+            udp_by_port: HashMap::with_hasher(Keyed(seed.rotate_left(23))),
             socks: Vec::new(),
             free_socks: Vec::new(),
             timers: BinaryHeap::new(),
@@ -245,6 +247,25 @@ impl<L: Link> Stack<L> {
     /// Live connections (sockets' and orphans still closing).
     pub fn connections(&self) -> usize {
         self.conns.iter().flatten().filter(|c| c.holder != Holder::Dhcp).count()
+    }
+
+    /// The local ports in use on the Ethernet interface, `(tcp, port)`:
+    /// bound sockets and every connection still alive (orphans finishing
+    /// their close included). What a packet filter must claim.
+    pub fn ports(&self) -> Vec<(bool, u16)> {
+        let mut v: Vec<(bool, u16)> = self
+            .socks
+            .iter()
+            .flatten()
+            .filter_map(|s| Some((s.ty == crate::socket::SockType::Stream, s.bound?.port())))
+            .collect();
+        for c in self.conns.iter().flatten().filter(|c| c.iface == If::Eth) {
+            v.extend(c.tuple.map(|t| (true, t.local.port())));
+            v.extend(c.udp_port.map(|p| (false, p)));
+        }
+        v.sort_unstable();
+        v.dedup();
+        v
     }
 
     fn configure(&mut self, ip: StaticIp, source: Source) {
@@ -369,6 +390,7 @@ impl<L: Link> Stack<L> {
                 continue;
             };
             self.stats.loop_packets += 1;
+            self.stats.loop_bytes += p.len() as u64;
             self.ingress(If::Lo, &p);
             budget -= 1;
             if budget == 0 {
@@ -508,7 +530,11 @@ impl<L: Link> Stack<L> {
                 break;
             }
         }
-        let at = ifc.poll_at(now, &conn.set).map(|t| t.total_millis());
+        // What smoltcp still calls due now could not go out (egress is
+        // done): it is tried again a millisecond later, never in this
+        // same instant, which would loop for ever.
+        let soon = now.total_millis() + 1;
+        let at = ifc.poll_at(now, &conn.set).map(|t| t.total_millis().max(soon));
         if conn.timer != at {
             conn.timer = at;
             if let Some(at) = at {

@@ -191,4 +191,11 @@ impl Consumer {
         mem.write_u32(TAIL, self.tail);
         Ok(Some(slot))
     }
+
+    /// Counts a frame taken but not accepted (the kernel refused to send
+    /// it) in `damaged`.
+    pub fn refuse(&mut self, mem: &mut impl RingMem) {
+        self.damaged += 1;
+        mem.write_u64(DAMAGED, self.damaged);
+    }
 }

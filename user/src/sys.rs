@@ -268,3 +268,34 @@ pub fn dev_ping(dev: u64, count: u64) -> Result<u64, Error> {
 pub fn dev_inject(dev: u64, fault: u64, arg: u64, frame: u64, done: u64) -> Result<u64, Error> {
     result(call(sc::DEV_INJECT, [dev, fault, arg, frame, done, sc::CRED_DEVICES]))
 }
+
+/// `net_attach`: an endpoint over the rings at `va` (`abi::net`).
+pub fn net_attach(va: u64, slots: u64, slot_size: u64, guard: u64, cred: u64) -> Result<u64, Error> {
+    result(call(sc::NET_ATTACH, [va, slots, slot_size, guard, cred, 0]))
+}
+
+pub fn net_detach(ep: u64, cred: u64) -> Result<u64, Error> {
+    result(call(sc::NET_DETACH, [ep, cred, 0, 0, 0, 0]))
+}
+
+/// `net_filter` of the `n` instructions (8 bytes each) at `insns`.
+pub fn net_filter(ep: u64, insns: u64, n: u64, cred: u64) -> Result<u64, Error> {
+    result(call(sc::NET_FILTER, [ep, insns, n, cred, 0, 0]))
+}
+
+pub fn net_unfilter(ep: u64, filter: u64, cred: u64) -> Result<u64, Error> {
+    result(call(sc::NET_UNFILTER, [ep, filter, cred, 0, 0, 0]))
+}
+
+pub fn net_consent(ep: u64, filter: u64, grantee: u64, on: bool, cred: u64) -> Result<u64, Error> {
+    result(call(sc::NET_CONSENT, [ep, filter, grantee, on as u64, cred, 0]))
+}
+
+pub fn net_tx(ep: u64, max: u64, cred: u64) -> Result<u64, Error> {
+    result(call(sc::NET_TX, [ep, max, cred, 0, 0, 0]))
+}
+
+pub fn net_stats(ep: u64, cred: u64) -> Result<abi::net::NetStats, Error> {
+    let mut s = abi::net::NetStats::default();
+    result(call(sc::NET_STATS, [ep, &mut s as *mut _ as u64, cred, 0, 0, 0])).map(|_| s)
+}

@@ -149,18 +149,15 @@ fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
     let lx = crate::lxtest::names()?;
     let dev = crate::devtest::names();
     for n in names {
-        if !all.contains(n)
-            && !lx.contains(n)
-            && !dev.contains(&n.as_str())
-            && !crate::xntest::NAMES.contains(&n.as_str())
-            && n != "iso"
-            && n != "tty"
-            && n != "erltty"
-            && n != "compat"
-        {
+        let known = lx.contains(n)
+            || dev.contains(&n.as_str())
+            || crate::xntest::NAMES.contains(&n.as_str())
+            || ["iso", "tty", "erltty", "compat", crate::nettest::NAME].contains(&n.as_str());
+        if !all.contains(n) && !known {
             return Err(format!(
-                "no boot test named {n} (have: {}, iso, tty, erltty, compat)",
-                all.join(", ")
+                "no boot test named {n} (have: {}, iso, tty, erltty, compat, {})",
+                all.join(", "),
+                crate::nettest::NAME
             ));
         }
     }
@@ -181,6 +178,7 @@ fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
     }
     tests.extend(crate::lxtest::plan(img, names)?);
     tests.extend(crate::devtest::plan(img, names)?);
+    tests.extend(crate::nettest::plan(img, names)?);
     tests.extend(crate::xntest::plan(img, names)?);
     if names.is_empty() || names.iter().any(|n| n == "tty") {
         tests.push(crate::ttytest::boot_test(img));

@@ -131,7 +131,8 @@ pub fn user_programs() -> Result<Vec<String>, String> {
 
 /// Programs of the library OS (`libos/src/bin/*.rs`), packed beside the
 /// user programs.
-pub const LIBOS_PROGRAMS: &[&str] = &["lxrt", "bench_libos", "test_ptable", "test_xn"];
+pub const LIBOS_PROGRAMS: &[&str] =
+    &["lxrt", "bench_libos", "test_ptable", "test_xn", "test_netfilter", "netthief", "netbench"];
 
 /// The static Linux binary the library OS runs (Debian's busybox-static).
 pub const BUSYBOX: &str = "/bin/busybox";
@@ -171,7 +172,7 @@ fn bootfs_archive(pkgs: &[String], extra: &[(String, Vec<u8>)], drivers: &Path) 
 /// boot archive; empty for the Linux guest of `cargo xtask compat`, whose
 /// initramfs is the root): the tree in `libos/root/`, the busybox test
 /// scripts in `tests/`, the stress scripts (`cargo xtask stress`) in
-/// `stress/`, the C test programs in `cbin/`, and busybox as
+/// `stress/`, the scripts of the tests with the host in `hosttests/`, the C test programs in `cbin/`, and busybox as
 /// `/bin/busybox` with a symbolic link for
 /// every applet where busybox says it belongs (`--list-full`), as a
 /// busybox-based system installs it. Debian packages (`pkgs`) go in before
@@ -191,6 +192,10 @@ pub fn root_tree(ar: &mut Archive, pkgs: &[String], prefix: &str) -> Result<(), 
     ar.dir(&format!("{prefix}/stress"));
     for (name, data) in read_dir_files(&root().join("libos/stress"))? {
         ar.file(&format!("{prefix}/stress/{name}"), 0o644, &data);
+    }
+    ar.dir(&format!("{prefix}/hosttests"));
+    for (name, data) in read_dir_files(&root().join("libos/hosttests"))? {
+        ar.file(&format!("{prefix}/hosttests/{name}"), 0o644, &data);
     }
     if !pkgs.is_empty() {
         add_tree(ar, &crate::debs::unpacked(pkgs)?, prefix)?;

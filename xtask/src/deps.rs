@@ -46,6 +46,9 @@ pub const TEST: &[Need] = &[
     need("/usr/bin/python3", "python3-minimal"),
     need("/usr/lib/erlang/bin/erl", "erlang-base"),
     need("/usr/bin/dpkg-deb", "dpkg"),
+    // The host's side of the network's test (`nettest.rs`).
+    need("/usr/bin/curl", "curl"),
+    need("/usr/bin/md5sum", "coreutils"),
 ];
 
 /// Installs the packages of every missing requirement with apt-get.

@@ -16,6 +16,7 @@ mod fstools;
 mod fuzz;
 mod iso;
 mod lxtest;
+mod nettest;
 mod qemu;
 mod stress;
 mod ttytest;

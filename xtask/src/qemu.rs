@@ -34,8 +34,16 @@ pub fn base_args(img: &Image, init: &str) -> Vec<String> {
 }
 
 /// The host port (on 127.0.0.1 only) that `cargo xtask run` forwards to
-/// the guest's port 80.
+/// the guest's port 80, when it is free.
 pub const RUN_HOST_PORT: u16 = 5580;
+
+/// `RUN_HOST_PORT` if nobody listens on it, else any free port.
+fn run_port() -> Result<u16, String> {
+    match std::net::TcpListener::bind(("127.0.0.1", RUN_HOST_PORT)) {
+        Ok(_) => Ok(RUN_HOST_PORT),
+        Err(_) => crate::nettest::free_port(),
+    }
+}
 
 /// The devices every boot gets: a virtio-blk disk on the image `disk` and
 /// a virtio-net NIC on QEMU's user-mode network, whose host port
@@ -97,9 +105,11 @@ fn has_devices(args: &[String]) -> bool {
 pub fn interactive(img: &Image, init: &str, extra: &[&str]) -> Result<(), String> {
     let disk = crate::build::root().join("target/disks/run.img");
     crate::disk::create(&disk)?;
+    let port = run_port()?;
+    println!("xtask: http://127.0.0.1:{port}/ on this machine reaches the guest's port 80");
     let status = Command::new("qemu-system-x86_64")
         .args(base_args(img, init))
-        .args(device_args(&disk, RUN_HOST_PORT))
+        .args(device_args(&disk, port))
         .args(["-nographic"])
         .args(extra)
         .status()

@@ -58,15 +58,7 @@ pub fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
     tree(&src)?;
     let image = build::root().join("target/disks/xn_disk.img");
     let _ = std::fs::remove_file(&image);
-    crate::fstools::mkfs(&[
-        image.display().to_string(),
-        "--size".into(),
-        "64".into(),
-        "--from".into(),
-        src.display().to_string(),
-        "--owner".into(),
-        "0:0".into(),
-    ])?;
+    mkfs64(&image, &src)?;
     let mut out = Vec::new();
     if names.is_empty() || names.iter().any(|n| n == "xn_corrupt") {
         let mut chain = None;
@@ -153,15 +145,7 @@ pub fn powercut(args: &[String]) -> Result<(), String> {
     // Its own image: campaigns may run beside `cargo xtask test`'s.
     let image = build::root().join(format!("target/disks/powercut-{}.img", std::process::id()));
     let _ = std::fs::remove_file(&image);
-    crate::fstools::mkfs(&[
-        image.display().to_string(),
-        "--size".into(),
-        "64".into(),
-        "--from".into(),
-        empty.display().to_string(),
-        "--owner".into(),
-        "0:0".into(),
-    ])?;
+    mkfs64(&image, &empty)?;
     println!("xtask: powercut: {cuts} cuts, seed {seed}, disk {}", image.display());
     let mut rng = seed | 1;
     let mut acked_total = 0u64;
@@ -211,4 +195,18 @@ pub fn powercut(args: &[String]) -> Result<(), String> {
 fn tail(serial: &str) -> String {
     let lines: Vec<&str> = serial.lines().collect();
     lines[lines.len().saturating_sub(20)..].join("\n")
+}
+
+/// `cargo xtask mkfs` of a 64 MiB C-FFS image at `image` holding the tree
+/// `from`, every file owned by root.
+fn mkfs64(image: &std::path::Path, from: &std::path::Path) -> Result<(), String> {
+    crate::fstools::mkfs(&[
+        image.display().to_string(),
+        "--size".into(),
+        "64".into(),
+        "--from".into(),
+        from.display().to_string(),
+        "--owner".into(),
+        "0:0".into(),
+    ])
 }

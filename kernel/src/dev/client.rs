@@ -185,14 +185,14 @@ pub fn post(mem: &mut Memory, owner: u32, buf: Span, word: Word) -> Result<(), E
 /// Frames received with no buffer posted for them.
 static DROPPED: Global<u64> = Global::new(0);
 
-/// The demultiplexer: every received frame comes here (from the driver's
-/// `receive` call, inside its crossing) and is copied into the oldest
-/// receive buffer posted, whose word ends with its length, or dropped.
-/// The packet-filter issue puts downloaded filters here, choosing whose
-/// buffers a frame may fill; a holder of the whole device capability keeps
-/// receiving everything.
+/// Every received frame comes here (from the driver's `receive` call,
+/// inside its crossing): into the receive rings of the endpoints whose
+/// packet filters claim it (`net`), and into the oldest raw receive
+/// buffer posted, if any (a holder of the whole device capability
+/// receives everything); dropped if neither took it.
 pub fn demux(frame: &[u8]) {
-    if !deliver(frame) {
+    let raw = deliver(frame);
+    if !super::net::receive(frame) && !raw {
         DROPPED.with(|d| *d += 1);
     }
 }

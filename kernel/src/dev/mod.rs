@@ -26,6 +26,8 @@ mod iommu;
 #[cfg(target_os = "none")]
 mod msix;
 #[cfg(target_os = "none")]
+pub mod net;
+#[cfg(target_os = "none")]
 mod nmi;
 #[cfg(target_os = "none")]
 pub mod packet;
@@ -161,6 +163,7 @@ static HOOKS: crate::hooks::Hooks = crate::hooks::Hooks {
     pending,
     service,
     woke: || WOKE.load(Ordering::Relaxed),
+    released: net::released,
 };
 
 /// When the last device interrupt that ended an idle wait arrived (TSC).

@@ -24,6 +24,11 @@ pub fn mac() -> Option<[u8; 6]> {
     driver::facts("virtio-net").map(|f| f.mac)
 }
 
+/// How many requests the NIC's driver takes at once (0 without one).
+pub fn queue_depth() -> u32 {
+    driver::facts("virtio-net").map_or(0, |f| f.queue_depth)
+}
+
 /// Starts sending the Ethernet frame in `buf`, a frame `owner` (0: the
 /// kernel) must hold.
 pub fn transmit(frames: &Frames, owner: u32, buf: Span, done: Done, cookie: u64) -> Result<u64, PacketError> {

@@ -14,6 +14,7 @@ mod devices;
 mod envs;
 mod memory;
 mod nest;
+mod net;
 mod preds;
 mod xn;
 
@@ -175,6 +176,13 @@ calls! {
     sc::XN_CLAIMS => xn::xn_claims;
     sc::XN_PARENT => xn::xn_parent;
     sc::XN_IDENTITY => xn::xn_identity;
+    sc::NET_ATTACH => net::net_attach;
+    sc::NET_DETACH => net::net_detach;
+    sc::NET_FILTER => net::net_filter;
+    sc::NET_UNFILTER => net::net_unfilter;
+    sc::NET_CONSENT => net::net_consent;
+    sc::NET_TX => net::net_tx;
+    sc::NET_STATS => net::net_stats;
 }
 
 /// The general path of protected control transfer, where `pct_fast` sends

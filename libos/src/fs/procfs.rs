@@ -74,6 +74,15 @@ pub fn refresh() -> Result<(), i64> {
     put(proc_dir, b"meminfo", S_IFREG | 0o444, &meminfo())?;
     put(proc_dir, b"stat", S_IFREG | 0o444, &super::procload::stat())?;
     put(proc_dir, b"loadavg", S_IFREG | 0o444, &super::procload::loadavg())?;
+    let net = match dir::lookup(proc_dir, b"net") {
+        Some(d) => d,
+        None => {
+            let d = node::alloc(S_IFDIR | 0o555)?;
+            dir::add(proc_dir, b"net", d)?;
+            d
+        }
+    };
+    put(net, b"dev", S_IFREG | 0o444, &net_dev())?;
     let up = crate::time::now_ns();
     let uptime = text(format_args!("{}.{:02} 0.00\n", up / 1_000_000_000, up % 1_000_000_000 / 10_000_000));
     put(proc_dir, b"uptime", S_IFREG | 0o444, &uptime)
@@ -156,7 +165,7 @@ fn describe(f: &crate::obj::File) -> Vec<u8> {
         Kind::Epoll => b"anon_inode:[eventpoll]",
         Kind::EventFd => b"anon_inode:[eventfd]",
         Kind::TimerFd => b"anon_inode:[timerfd]",
-        Kind::Socket => return text(format_args!("socket:[{}]", f.data as u64 % 1_000_000_007)),
+        Kind::Socket | Kind::Inet => return text(format_args!("socket:[{}]", f.data as u64 % 1_000_000_007)),
     };
     name.to_vec()
 }
@@ -233,6 +242,20 @@ fn cpuinfo() -> Vec<u8> {
         "processor\t: 0\nvendor_id\t: {}\nmodel name\t: {model}\ncpu cores\t: 1\n\n",
         core::str::from_utf8(&vendor).unwrap_or("?")
     ))
+}
+
+/// `/proc/net/dev` (what `ifconfig` lists), in Linux's layout.
+fn net_dev() -> Vec<u8> {
+    let mut out = b"Inter-|   Receive                                                |  Transmit\n face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed\n".to_vec();
+    for i in crate::net::stack::interfaces() {
+        let c = i.counters;
+        out.extend_from_slice(&text(format_args!(
+            "{:>6}:{:>8} {:>7} {:>4} {:>4} {:>4} {:>5} {:>10} {:>9} {:>8} {:>7} {:>4} {:>4} {:>4} {:>5} {:>7} {:>10}\n",
+            core::str::from_utf8(i.name).unwrap_or("?"),
+            c.rx_bytes, c.rx_frames, 0, 0, 0, 0, 0, 0, c.tx_bytes, c.tx_frames, 0, 0, 0, 0, 0, 0
+        )));
+    }
+    out
 }
 
 /// `/proc/meminfo` (what `free` reads), from the kernel's frame counts: the

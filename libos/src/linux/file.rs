@@ -485,6 +485,8 @@ const F_SETFD: u64 = 2;
 const F_GETFL: u64 = 3;
 const F_SETFL: u64 = 4;
 const F_DUPFD_CLOEXEC: u64 = 1030;
+const F_SETOWN: u64 = 8;
+const F_GETOWN: u64 = 9;
 
 pub fn fcntl(fdn: i64, cmd: u64, arg: u64) -> LxResult {
     let d: Fd = fd::get_raw(fdn)?;
@@ -506,10 +508,13 @@ pub fn fcntl(fdn: i64, cmd: u64, arg: u64) -> LxResult {
         F_SETFL => {
             // SAFETY: the descriptor keeps the file live; no other reference to it here.
             let f = unsafe { fd::file(&d) };
-            let keep = flags::APPEND | flags::NONBLOCK;
+            let keep = flags::APPEND | flags::NONBLOCK | flags::ASYNC;
             f.flags = (f.flags & !keep) | (arg as u32 & keep);
             Ok(0)
         }
+        // The owner of SIGIO: taken, but no SIGIO is ever sent (`ASYNC`).
+        F_SETOWN => Ok(0),
+        F_GETOWN => Ok(0),
         super::flock::F_GETLK
         | super::flock::F_SETLK
         | super::flock::F_SETLKW
@@ -747,6 +752,7 @@ pub fn ftruncate(fdn: i64, len: u64) -> LxResult {
 /// Requests every descriptor answers, whatever its kind: set or clear
 /// nonblocking mode (`int *arg`), close-on-exec on and off.
 const FIONBIO: u64 = 0x5421;
+const FIOASYNC: u64 = 0x5452;
 const FIONCLEX: u64 = 0x5450;
 const FIOCLEX: u64 = 0x5451;
 
@@ -761,6 +767,13 @@ pub fn ioctl(fdn: i64, req: u64, arg: u64) -> LxResult {
             Ok(0)
         }
         FIOCLEX | FIONCLEX => fd::set_cloexec(fdn, req & 0xffff_ffff == FIOCLEX).map(|_| 0),
+        // Recorded as `O_ASYNC` (nginx sets it on its channels); no SIGIO
+        // is sent.
+        FIOASYNC => {
+            let on: i32 = uaccess::get(arg)?;
+            f.flags = if on != 0 { f.flags | flags::ASYNC } else { f.flags & !flags::ASYNC };
+            Ok(0)
+        }
         _ => call((d.ops.ioctl)(f, req, arg)),
     }
 }

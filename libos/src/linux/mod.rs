@@ -14,6 +14,7 @@ pub mod file;
 pub mod flock;
 pub mod fsinfo;
 pub mod futex;
+pub mod inet;
 pub mod ipc;
 pub mod ipcmsg;
 pub mod ipcsem;
@@ -386,10 +387,10 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         SYS_GETPEERNAME => socket::getsockname(i(a[0]), a[1], a[2], true),
         SYS_SHUTDOWN => socket::shutdown(i(a[0]), a[1]),
         SYS_GETSOCKOPT => socket::getsockopt(i(a[0]), a[1], a[2], a[3], a[4]),
-        SYS_SETSOCKOPT => socket::setsockopt(i(a[0]), a[1]),
+        SYS_SETSOCKOPT => socket::setsockopt(i(a[0]), a[1], a[2], a[3], a[4]),
         SYS_SENDMSG => socket::sendmsg(i(a[0]), a[1], a[2]),
         SYS_RECVMSG => socket::recvmsg(i(a[0]), a[1], a[2]),
-        SYS_SENDTO => socket::sendto(i(a[0]), a[1], a[2], a[3]),
+        SYS_SENDTO => socket::sendto(i(a[0]), a[1], a[2], a[3], a[4], a[5]),
         SYS_RECVFROM => socket::recvfrom(i(a[0]), a[1], a[2], a[3], a[4], a[5]),
         SYS_SET_ROBUST_LIST => process::set_robust_list(a[0], a[1]),
         SYS_UTIMENSAT => attr::utimensat(i(a[0]), a[1], a[2], a[3]),

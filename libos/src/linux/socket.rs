@@ -3,6 +3,7 @@
 //! `SCM_RIGHTS` control messages) and flags. Other families fail with
 //! EAFNOSUPPORT.
 
+use super::inet;
 use crate::errno::{
     LxResult, EADDRINUSE, EAFNOSUPPORT, EBADF, EFAULT, EINVAL, ENOPROTOOPT, ENOTSOCK, EOPNOTSUPP,
     EPROTONOSUPPORT, ESOCKTNOSUPPORT,
@@ -48,6 +49,18 @@ fn type_and_flags(domain: u64, ty: u64, protocol: u64) -> Result<(u32, u32, bool
     if domain as u16 != AF_UNIX || domain >> 16 != 0 {
         return Err(EAFNOSUPPORT);
     }
+    unix_type(ty, protocol)
+}
+
+/// The type's flags checked: (status flags, close-on-exec).
+fn flags_of(ty: u64) -> Result<(u32, bool), i64> {
+    if ty & !(TYPE_MASK | SOCK_NONBLOCK | SOCK_CLOEXEC) != 0 {
+        return Err(EINVAL);
+    }
+    Ok(((ty & SOCK_NONBLOCK) as u32, ty & SOCK_CLOEXEC != 0))
+}
+
+fn unix_type(ty: u64, protocol: u64) -> Result<(u32, u32, bool), i64> {
     if ty & !(TYPE_MASK | SOCK_NONBLOCK | SOCK_CLOEXEC) != 0 {
         return Err(EINVAL);
     }
@@ -66,6 +79,10 @@ fn type_and_flags(domain: u64, ty: u64, protocol: u64) -> Result<(u32, u32, bool
 }
 
 pub fn socket(domain: u64, ty: u64, protocol: u64) -> LxResult {
+    if domain == inet::AF_INET as u64 {
+        let (flags, cloexec) = flags_of(ty)?;
+        return inet::socket(ty & TYPE_MASK, protocol, flags, cloexec);
+    }
     let (kind, flags, cloexec) = type_and_flags(domain, ty, protocol)?;
     fd::open(unix::create(kind, flags)?, cloexec)
 }
@@ -96,6 +113,13 @@ pub fn socketpair(domain: u64, ty: u64, protocol: u64, sv: u64) -> LxResult {
         }
     };
     uaccess::put(sv, [fa as i32, fb as i32])
+}
+
+/// The Internet socket open as `fdn`, if it is one.
+fn inet_sock(fdn: i64) -> Option<&'static File> {
+    // SAFETY: the descriptor keeps the file live; no other reference to it here.
+    let f = unsafe { fd::file(&fd::get(fdn).ok()?) };
+    (f.kind == Kind::Inet).then_some(f)
 }
 
 /// The socket open as `fdn`.
@@ -146,6 +170,9 @@ fn put_sockaddr(addr: u64, lenp: u64, path: &[u8]) -> LxResult {
 }
 
 pub fn bind(fdn: i64, addr: u64, len: u64) -> LxResult {
+    if let Some(f) = inet_sock(fdn) {
+        return inet::bind(f, addr, len);
+    }
     let f = sock(fdn)?;
     let p = sockaddr(addr, len)?;
     let (d, name) = path::parent(crate::proc::cwd(), &p)?;
@@ -168,11 +195,17 @@ pub fn bind(fdn: i64, addr: u64, len: u64) -> LxResult {
 }
 
 pub fn listen(fdn: i64, backlog: u64) -> LxResult {
+    if let Some(f) = inet_sock(fdn) {
+        return inet::listen(f, backlog as i32 as i64);
+    }
     unix::listen(sock(fdn)?, backlog as i32 as i64)?;
     Ok(0)
 }
 
 pub fn connect(fdn: i64, addr: u64, len: u64) -> LxResult {
+    if let Some(f) = inet_sock(fdn) {
+        return inet::connect(f, addr, len);
+    }
     let f = sock(fdn)?;
     let p = sockaddr(addr, len)?;
     let ino = path::resolve(crate::proc::cwd(), &p, true)?;
@@ -183,6 +216,9 @@ pub fn connect(fdn: i64, addr: u64, len: u64) -> LxResult {
 pub fn accept4(fdn: i64, addr: u64, lenp: u64, flags: u64) -> LxResult {
     if flags & !(SOCK_NONBLOCK | SOCK_CLOEXEC) != 0 {
         return Err(EINVAL);
+    }
+    if let Some(f) = inet_sock(fdn) {
+        return inet::accept4(f, addr, lenp, (flags & SOCK_NONBLOCK) as u32, flags & SOCK_CLOEXEC != 0);
     }
     let f = sock(fdn)?;
     if addr != 0 {
@@ -196,6 +232,9 @@ pub fn accept4(fdn: i64, addr: u64, lenp: u64, flags: u64) -> LxResult {
 }
 
 pub fn getsockname(fdn: i64, addr: u64, lenp: u64, peer: bool) -> LxResult {
+    if let Some(f) = inet_sock(fdn) {
+        return inet::getsockname(f, addr, lenp, peer);
+    }
     let name = unix::name(sock(fdn)?, peer)?;
     if addr == 0 {
         return Err(EFAULT);
@@ -204,6 +243,9 @@ pub fn getsockname(fdn: i64, addr: u64, lenp: u64, peer: bool) -> LxResult {
 }
 
 pub fn shutdown(fdn: i64, how: u64) -> LxResult {
+    if let Some(f) = inet_sock(fdn) {
+        return inet::shutdown(f, how);
+    }
     let f = sock(fdn)?;
     if how > 2 {
         return Err(EINVAL);
@@ -213,6 +255,9 @@ pub fn shutdown(fdn: i64, how: u64) -> LxResult {
 }
 
 pub fn getsockopt(fdn: i64, level: u64, name: u64, val: u64, lenp: u64) -> LxResult {
+    if let Some(f) = inet_sock(fdn) {
+        return inet::getsockopt(f, level, name, val, lenp);
+    }
     let f = sock(fdn)?;
     // A Unix socket has options at the socket level only.
     if level != SOL_SOCKET {
@@ -244,7 +289,10 @@ pub fn getsockopt(fdn: i64, level: u64, name: u64, val: u64, lenp: u64) -> LxRes
 
 /// setsockopt: the socket must be one; options are taken and ignored
 /// (buffer sizes are the rings').
-pub fn setsockopt(fdn: i64, level: u64) -> LxResult {
+pub fn setsockopt(fdn: i64, level: u64, name: u64, val: u64, len: u64) -> LxResult {
+    if let Some(f) = inet_sock(fdn) {
+        return inet::setsockopt(f, level, name, val, len);
+    }
     sock(fdn)?;
     if level != SOL_SOCKET {
         return Err(ENOPROTOOPT);
@@ -254,6 +302,8 @@ pub fn setsockopt(fdn: i64, level: u64) -> LxResult {
 
 /// A `struct msghdr`: name, iovecs, control buffer, flags.
 struct Msg {
+    name: u64,
+    name_len: u64,
     iov: Vec<(u64, u64)>,
     control: u64,
     control_len: u64,
@@ -268,7 +318,7 @@ fn msghdr(p: u64) -> Result<Msg, i64> {
     let iov = (0..iovlen)
         .map(|i| uaccess::get::<[u64; 2]>(iov + 16 * i).map(|v| (v[0], v[1])))
         .collect::<Result<_, _>>()?;
-    Ok(Msg { iov, control, control_len })
+    Ok(Msg { name: h[0], name_len: h[1] as u32 as u64, iov, control, control_len })
 }
 
 /// The descriptors in the control messages of a send, each with one more
@@ -348,6 +398,10 @@ fn send_common(fdn: i64, iov: &[(u64, u64)], control: Option<(u64, u64)>, flags:
 }
 
 pub fn sendmsg(fdn: i64, msg: u64, flags: u64) -> LxResult {
+    if let Some(f) = inet_sock(fdn) {
+        let m = msghdr(msg)?;
+        return inet::send(f, &m.iov, Some((m.name, m.name_len)), flags);
+    }
     sock(fdn)?;
     let m = msghdr(msg)?;
     send_common(fdn, &m.iov, Some((m.control, m.control_len)), flags)
@@ -355,7 +409,10 @@ pub fn sendmsg(fdn: i64, msg: u64, flags: u64) -> LxResult {
 
 /// sendto (and send): a destination address on a connected socket is
 /// EISCONN on Linux for streams and ignored here otherwise.
-pub fn sendto(fdn: i64, buf: u64, len: u64, flags: u64) -> LxResult {
+pub fn sendto(fdn: i64, buf: u64, len: u64, flags: u64, addr: u64, alen: u64) -> LxResult {
+    if let Some(f) = inet_sock(fdn) {
+        return inet::send(f, &[(buf, len)], Some((addr, alen)), flags);
+    }
     send_common(fdn, &[(buf, len)], None, flags)
 }
 
@@ -430,6 +487,17 @@ fn recv_common(
 }
 
 pub fn recvmsg(fdn: i64, msg: u64, flags: u64) -> LxResult {
+    if let Some(f) = inet_sock(fdn) {
+        let m = msghdr(msg)?;
+        let (n, from, cut) = inet::recv(f, &m.iov, flags)?;
+        match from {
+            Some(a) if m.name != 0 => inet::put_sockaddr(m.name, msg + 8, a)?,
+            _ => uaccess::put(msg + 8, 0u32)?,
+        };
+        uaccess::put(msg + 40, 0u64)?;
+        uaccess::put(msg + 48, if cut { MSG_TRUNC as u32 } else { 0 })?;
+        return Ok(n);
+    }
     sock(fdn)?;
     let m = msghdr(msg)?;
     let (n, mflags, used) = recv_common(fdn, &m.iov, (m.control, m.control_len), flags)?;
@@ -443,6 +511,13 @@ pub fn recvmsg(fdn: i64, msg: u64, flags: u64) -> LxResult {
 /// recvfrom (and recv): the sender's address, when asked for, is the
 /// family alone (senders are unnamed or connected).
 pub fn recvfrom(fdn: i64, buf: u64, len: u64, flags: u64, addr: u64, lenp: u64) -> LxResult {
+    if let Some(f) = inet_sock(fdn) {
+        let (n, from, _) = inet::recv(f, &[(buf, len)], flags)?;
+        if let Some(a) = from {
+            inet::put_sockaddr(addr, lenp, a)?;
+        }
+        return Ok(n);
+    }
     let (n, _, _) = recv_common(fdn, &[(buf, len)], (0, 0), flags)?;
     put_sockaddr(addr, lenp, &[])?;
     Ok(n)

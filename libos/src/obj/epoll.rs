@@ -383,6 +383,7 @@ fn stamp(f: *mut File) -> u64 {
         Kind::EventFd => super::eventfd::stamp(f),
         Kind::TimerFd => super::timerfd::stamp(f),
         Kind::Socket => super::unix::stamp(f),
+        Kind::Inet => crate::net::stack::stamp(),
         _ => 0,
     }
 }

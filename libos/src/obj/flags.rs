@@ -13,3 +13,5 @@ pub const APPEND: u32 = 0o2000;
 pub const NONBLOCK: u32 = 0o4000;
 /// The descriptor only names a file (`O_PATH`, `opath.rs`).
 pub const PATH: u32 = 0o10000000;
+/// `O_ASYNC`: recorded (`F_GETFL` shows it) but no SIGIO is sent.
+pub const ASYNC: u32 = 0o20000;

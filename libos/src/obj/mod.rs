@@ -14,6 +14,7 @@ pub mod epoll;
 pub mod eventfd;
 pub mod fifo;
 pub mod flags;
+pub mod inet;
 pub mod memdev;
 pub mod opath;
 pub mod pipe;
@@ -45,6 +46,8 @@ pub enum Kind {
     Socket,
     /// An `O_PATH` descriptor's file (`opath.rs`).
     Path,
+    /// An Internet socket (`inet`).
+    Inet,
 }
 
 /// An open file description, shared between the processes holding it.
@@ -101,6 +104,7 @@ pub fn ops_for(kind: Kind) -> &'static Ops {
         Kind::TimerFd => &timerfd::OPS,
         Kind::Socket => &unix::OPS,
         Kind::Path => &opath::OPS,
+        Kind::Inet => &inet::OPS,
     }
 }
 
@@ -246,13 +250,17 @@ pub fn file_events(f: *mut File, look: Look) -> Option<u16> {
         Kind::PipeRead | Kind::PipeWrite => unsafe { pipe::events(kind, ring) },
         // SAFETY: `data` is the counter of the eventfd the caller holds.
         Kind::EventFd => unsafe { eventfd::events(data) },
-        Kind::Console | Kind::Epoll | Kind::TimerFd | Kind::Socket if look == Look::LockFree => return None,
+        Kind::Console | Kind::Epoll | Kind::TimerFd | Kind::Socket | Kind::Inet if look == Look::LockFree => {
+            return None
+        }
         Kind::Console => POLLOUT | if console::input_ready() { POLLIN } else { 0 },
         Kind::Epoll => epoll::ready(f),
         // SAFETY: the caller holds the file open; the lock is held.
         Kind::TimerFd => timerfd::events(unsafe { &*f }),
         // SAFETY: the caller holds the file open; the lock is held.
         Kind::Socket => unix::events(unsafe { &*f }),
+        // SAFETY: as above.
+        Kind::Inet => inet::events(unsafe { &*f }),
         Kind::Null | Kind::Zero | Kind::Full | Kind::Random | Kind::Regular | Kind::Dir => POLLIN | POLLOUT,
         // Not a descriptor poll or epoll accept (`fd::get`).
         Kind::Path => POLLNVAL,

@@ -32,14 +32,36 @@ static void catch(int sig, int flags) {
 	sigaction(sig, &sa, NULL);
 }
 
-/* Runs `child` in a child process and reports how it ended. */
+/* Where a child that is to be poked says its signal is set up. */
+static int ready_fd = -1;
+
+static void ready(void) {
+	if (ready_fd >= 0 && write(ready_fd, "r", 1) != 1)
+		_exit(5);
+}
+
+/* Runs `child` in a child process and reports how it ended; with `poke`,
+ * sends it SIGUSR1 once it has set its signal up (a fixed delay alone lost
+ * the race on a loaded host) and has had 50 ms to get into its loop. */
 static void report(const char *what, void (*child)(unsigned long), unsigned long arg, int poke) {
+	int fds[2];
+	if (poke && pipe(fds))
+		exit(6);
 	pid_t p = fork();
 	if (p == 0) {
+		if (poke) {
+			close(fds[0]);
+			ready_fd = fds[1];
+		}
 		child(arg);
 		_exit(0);
 	}
 	if (poke) {
+		char c;
+		close(fds[1]);
+		if (read(fds[0], &c, 1) != 1)
+			exit(7);
+		close(fds[0]);
 		usleep(50000);
 		kill(p, SIGUSR1);
 	}
@@ -71,6 +93,7 @@ static void unmapped_altstack(unsigned long arg) {
 /* Points rsp at `arg` and spins (no calls) until a signal comes. */
 static void bad_rsp(unsigned long arg) {
 	catch(SIGUSR1, 0);
+	ready();
 	__asm__ volatile("mov %0, %%rsp\n1: jmp 1b" : : "r"(arg) : "memory");
 }
 
@@ -79,6 +102,7 @@ static void bad_rsp(unsigned long arg) {
  * Linux; then rsp comes back and the child exits with 42. */
 static void survives(unsigned long arg) {
 	signal(SIGUSR1, SIG_IGN);
+	ready();
 	__asm__ volatile("mov %%rsp, %%rbx\n"
 			 "mov %0, %%rsp\n"
 			 "mov $39, %%eax\n" /* getpid */

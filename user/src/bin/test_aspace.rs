@@ -6,7 +6,8 @@
 //! the creator runs. It acts with its owner's capability list (makes a
 //! sibling, derives into the owner's list); bad ids are refused. Destroying a sharer leaves the
 //! owner's tables alone; destroying an owner ends its sharers and gives
-//! every frame back.
+//! every frame back. A sharer asleep on a predicate its owner frees
+//! wakes.
 #![no_std]
 #![no_main]
 
@@ -32,6 +33,10 @@ static SIBLING: AtomicU64 = AtomicU64::new(0);
 static DERIVED: AtomicU64 = AtomicU64::new(0);
 /// The sharer's id as it sees itself.
 static SELF: AtomicU64 = AtomicU64::new(0);
+/// The predicate the sharer sleeps on, and whether a sleep on it was
+/// refused after the owner freed it under the sleeper.
+static PRED: AtomicU64 = AtomicU64::new(0);
+static GONE: AtomicU64 = AtomicU64::new(0);
 
 extern "C" fn sharer() -> ! {
     SELF.store(sys::self_id(), SeqCst);
@@ -45,10 +50,13 @@ extern "C" fn sharer() -> ! {
     DERIVED.store(sys::cap_derive(CRED_SELF, abi::syscall::rights::READ).unwrap_or(0), SeqCst);
     // Sleeps in the kernel while the creator checks what it sees.
     let go = Region { va: (&raw const GO) as u64, len: 8 };
-    let pred = sys::pred_install(&ebpf::WORD_NONZERO, &[go]).unwrap();
+    PRED.store(sys::pred_install(&ebpf::WORD_NONZERO, &[go]).unwrap(), SeqCst);
     STEP.store(1, SeqCst);
     while GO.load(SeqCst) == 0 {
-        let _ = sys::sleep(pred, 0);
+        if sys::sleep(PRED.load(SeqCst), 0).is_err() {
+            GONE.store(1, SeqCst);
+            sys::yield_now();
+        }
     }
     sys::exit(7)
 }
@@ -99,6 +107,16 @@ fn main(_: u64) -> i32 {
         kinfo::env_by_id(t).unwrap().state == env_state::SLEEPING
     });
     ok &= check("sharer asleep in the kernel", asleep);
+    // Its predicate is its owner's: the owner frees it under the sleeper,
+    // whose next look must not run what is no longer there (the kernel
+    // ran the freed entry's code over null regions, and faulted). The
+    // sleeper wakes, and its next sleep on the id is refused.
+    sys::pred_free(PRED.load(SeqCst)).unwrap();
+    let woke = (0..100_000).any(|_| {
+        sys::yield_now();
+        GONE.load(SeqCst) == 1
+    });
+    ok &= check("a sleeper whose predicate was freed wakes", woke);
     GO.store(1, SeqCst);
     while kinfo::env_by_id(t).unwrap().state != env_state::EXITED {
         sys::yield_now();

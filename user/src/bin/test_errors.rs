@@ -6,7 +6,7 @@
 
 use abi::exception::Regs;
 use abi::layout::{EXPOSED_BASE, KINFO_VA};
-use abi::syscall::{self as sc, map as mf, rights, CRED_SELF, ENV_SELF, FRAME_ANY, SLICE_ANY};
+use abi::syscall::{self as sc, map as mf, rights, CRED_SELF, ENV_SELF, FRAME_ANY, NO_GUARD, SLICE_ANY};
 use abi::Error::{self, *};
 use user::{kinfo, println, spawn, sys};
 
@@ -22,6 +22,31 @@ fn expect(what: &str, got: Result<u64, Error>, want: Error) {
             println!("{what}: got {got:?}, want {want:?}");
             FAILED += 1;
         }
+    }
+}
+
+/// Two packet endpoints: a filter of the second that could claim frames
+/// a filter of the first claims is refused (`docs/network.md`).
+fn endpoints() {
+    const RINGS: u64 = 0x4400_0000_0000;
+    for p in 0..4 {
+        let f = sys::frame_alloc(ENV_SELF, FRAME_ANY).unwrap();
+        sys::map(ENV_SELF, RINGS + p * 4096, f, mf::WRITE).unwrap();
+    }
+    // `r0 = 1; exit`: every frame.
+    let all: [u64; 2] = [0xb7 | 1 << 32, 0x95];
+    let a = sys::net_attach(RINGS, 1, 2048, NO_GUARD, CRED_SELF).unwrap();
+    let b = sys::net_attach(RINGS + 2 * 4096, 1, 2048, NO_GUARD, CRED_SELF).unwrap();
+    sys::net_filter(a, all.as_ptr() as u64, 2, CRED_SELF).unwrap();
+    expect(
+        "a filter over another endpoint's",
+        sys::net_filter(b, all.as_ptr() as u64, 2, CRED_SELF),
+        Claimed,
+    );
+    sys::net_detach(a, CRED_SELF).unwrap();
+    sys::net_detach(b, CRED_SELF).unwrap();
+    for p in 0..4 {
+        sys::unmap(ENV_SELF, RINGS + p * 4096).unwrap();
     }
 }
 
@@ -273,6 +298,7 @@ fn main(_: u64) -> i32 {
     // capability, which a child does not hold.
     expect("info on no such device", sys::dev_info(99).map(|_| 0), NoDevice);
     expect("block read without the device capability", raw(sc::BLK_READ, [0, 0, 512, 0, 0, 0]), NotPermitted);
+    endpoints();
     let stopped = spawn::spawn("faulter", 0).unwrap();
     expect("run a running env", sys::env_run(stopped), BadState);
     spawn::wait(stopped).unwrap();

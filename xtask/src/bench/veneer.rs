@@ -25,6 +25,7 @@ pub const PROGRAMS: &[&str] = &[
     "devbench isolation=off",
     "devbench iommu",
     "devbench iommu iommu=off",
+    "netbench",
 ];
 
 /// The program-start, shell and pipe-streaming rows' boot: busybox's

@@ -1,0 +1,416 @@
+//! Socket calls for Internet sockets (`obj::inet`, over the shared stack
+//! `net::stack`): `struct sockaddr_in`, the options Linux programs set,
+//! messages. `linux/socket.rs` sends each call here when the descriptor
+//! is an Internet socket.
+
+use crate::errno::{
+    LxResult, EAFNOSUPPORT, EAGAIN, EDOM, EFAULT, EINTR, EINVAL, ENOPROTOOPT, EPIPE, EPROTONOSUPPORT,
+    ESOCKTNOSUPPORT,
+};
+use crate::fd;
+use crate::obj::flags::NONBLOCK;
+use crate::obj::inet::{self, errno, id, on_stack};
+use crate::obj::File;
+use crate::uaccess;
+use alloc::vec::Vec;
+use core::net::{Ipv4Addr, SocketAddrV4};
+use netstack::Stack;
+use netstack::{Errno, Opt, OptName, Shutdown};
+
+pub const AF_INET: u16 = 2;
+const SOCK_STREAM: u64 = 1;
+const SOCK_DGRAM: u64 = 2;
+const IPPROTO_IP: u64 = 0;
+const IPPROTO_TCP: u64 = 6;
+const IPPROTO_UDP: u64 = 17;
+const SOCKADDR_IN: u64 = 16;
+
+const SOL_SOCKET: u64 = 1;
+const SO_REUSEADDR: u64 = 2;
+const SO_TYPE: u64 = 3;
+const SO_ERROR: u64 = 4;
+const SO_BROADCAST: u64 = 6;
+const SO_SNDBUF: u64 = 7;
+const SO_RCVBUF: u64 = 8;
+const SO_KEEPALIVE: u64 = 9;
+const SO_LINGER: u64 = 13;
+const SO_REUSEPORT: u64 = 15;
+const SO_RCVTIMEO: u64 = 20;
+const SO_SNDTIMEO: u64 = 21;
+const SO_PROTOCOL: u64 = 38;
+const SO_DOMAIN: u64 = 39;
+const TCP_NODELAY: u64 = 1;
+const TCP_MAXSEG: u64 = 2;
+const TCP_CORK: u64 = 3;
+const TCP_KEEPIDLE: u64 = 4;
+const TCP_KEEPINTVL: u64 = 5;
+const TCP_KEEPCNT: u64 = 6;
+const TCP_DEFER_ACCEPT: u64 = 9;
+const TCP_QUICKACK: u64 = 12;
+
+pub const MSG_PEEK: u64 = 0x2;
+pub const MSG_TRUNC: u64 = 0x20;
+pub const MSG_DONTWAIT: u64 = 0x40;
+pub const MSG_WAITALL: u64 = 0x100;
+pub const MSG_NOSIGNAL: u64 = 0x4000;
+
+/// socket(AF_INET, type, protocol) with the type's flags already taken
+/// off: (stream?, status flags, close-on-exec) checked by the caller.
+pub fn socket(ty: u64, protocol: u64, flags: u32, cloexec: bool) -> LxResult {
+    let stream = match ty {
+        SOCK_STREAM => true,
+        SOCK_DGRAM => false,
+        _ => return Err(ESOCKTNOSUPPORT),
+    };
+    match (stream, protocol) {
+        (_, IPPROTO_IP) | (true, IPPROTO_TCP) | (false, IPPROTO_UDP) => {}
+        _ => return Err(EPROTONOSUPPORT),
+    }
+    fd::open(inet::create(stream, flags)?, cloexec)
+}
+
+/// The `sockaddr_in` at `addr` (`len` bytes).
+pub fn sockaddr(addr: u64, len: u64) -> Result<SocketAddrV4, i64> {
+    if len < SOCKADDR_IN {
+        return Err(EINVAL);
+    }
+    let b: [u8; 8] = uaccess::get(addr)?;
+    if u16::from_ne_bytes([b[0], b[1]]) != AF_INET {
+        return Err(EAFNOSUPPORT);
+    }
+    Ok(SocketAddrV4::new(Ipv4Addr::new(b[4], b[5], b[6], b[7]), u16::from_be_bytes([b[2], b[3]])))
+}
+
+/// Writes `a` as a `sockaddr_in` at `addr` and its length at `lenp`
+/// (truncated to the room given, as Linux does).
+pub fn put_sockaddr(addr: u64, lenp: u64, a: SocketAddrV4) -> LxResult {
+    if addr == 0 {
+        return Ok(0);
+    }
+    let room: u32 = uaccess::get(lenp)?;
+    let mut b = [0u8; SOCKADDR_IN as usize];
+    b[..2].copy_from_slice(&AF_INET.to_ne_bytes());
+    b[2..4].copy_from_slice(&a.port().to_be_bytes());
+    b[4..8].copy_from_slice(&a.ip().octets());
+    let n = (room as usize).min(b.len());
+    uaccess::write(addr, &b[..n])?;
+    uaccess::put(lenp, SOCKADDR_IN as u32)?;
+    Ok(0)
+}
+
+pub fn bind(f: &File, addr: u64, len: u64) -> LxResult {
+    let a = sockaddr(addr, len)?;
+    let me = inet::id(f);
+    on_stack(|s| s.bind(me, a))?.map_err(errno)?;
+    Ok(0)
+}
+
+pub fn listen(f: &File, backlog: i64) -> LxResult {
+    let me = inet::id(f);
+    let backlog = backlog.clamp(1, 4096) as usize;
+    on_stack(|s| s.listen(me, backlog))?.map_err(errno)?;
+    Ok(0)
+}
+
+/// connect: blocking unless the socket is non-blocking (EINPROGRESS,
+/// then `POLLOUT` and `SO_ERROR` tell the end, as on Linux).
+pub fn connect(f: &File, addr: u64, len: u64) -> LxResult {
+    let to = sockaddr(addr, len)?;
+    let me = inet::id(f);
+    match on_stack(|s| s.connect(me, to))? {
+        Err(Errno::EINPROGRESS) if f.flags & crate::obj::flags::NONBLOCK == 0 => {}
+        r => return r.map(|_| 0).map_err(errno),
+    }
+    let r = blocking(f, false, None, |s| match s.connect(me, to) {
+        Err(Errno::EALREADY) => Err(Errno::EAGAIN),
+        Err(Errno::EISCONN) => Ok(()),
+        r => r,
+    });
+    r.map(|_| 0)
+}
+
+pub fn accept4(f: &File, addr: u64, lenp: u64, flags: u32, cloexec: bool) -> LxResult {
+    if addr != 0 {
+        uaccess::writable(lenp, 4)?;
+    }
+    let me = inet::id(f);
+    let (conn, peer) = blocking(f, false, Some(OptName::RcvTimeo), |s| s.accept(me))?;
+    let file = inet::adopt(conn, flags)?;
+    let n = fd::open(file, cloexec)?;
+    put_sockaddr(addr, lenp, peer)?;
+    Ok(n)
+}
+
+pub fn getsockname(f: &File, addr: u64, lenp: u64, peer: bool) -> LxResult {
+    if addr == 0 {
+        return Err(EFAULT);
+    }
+    let me = inet::id(f);
+    let a = on_stack(|s| if peer { s.peer_addr(me) } else { s.local_addr(me) })?.map_err(errno)?;
+    put_sockaddr(addr, lenp, a)
+}
+
+pub fn shutdown(f: &File, how: u64) -> LxResult {
+    let how = match how {
+        0 => Shutdown::Read,
+        1 => Shutdown::Write,
+        2 => Shutdown::Both,
+        _ => return Err(EINVAL),
+    };
+    let me = inet::id(f);
+    on_stack(|s| s.shutdown(me, how))?.map_err(errno)?;
+    Ok(0)
+}
+
+/// An option's value as the program gives it: an `int`, a `struct
+/// linger`, a `struct timeval`.
+fn int_at(val: u64, len: u64) -> Result<i32, i64> {
+    if len < 4 {
+        return Err(EINVAL);
+    }
+    uaccess::get(val)
+}
+
+fn timeval_ms(val: u64, len: u64) -> Result<Option<u64>, i64> {
+    if len < 16 {
+        return Err(EINVAL);
+    }
+    let t: [i64; 2] = uaccess::get(val)?;
+    if t[0] < 0 || !(0..1_000_000).contains(&t[1]) {
+        return Err(EDOM);
+    }
+    let ms = (t[0] as u64).saturating_mul(1000) + t[1] as u64 / 1000;
+    Ok((ms > 0 || t[1] > 0).then_some(ms.max(1)))
+}
+
+pub fn setsockopt(f: &File, level: u64, name: u64, val: u64, len: u64) -> LxResult {
+    let opt = match (level, name) {
+        (SOL_SOCKET, SO_REUSEADDR) => Opt::ReuseAddr(int_at(val, len)? != 0),
+        (SOL_SOCKET, SO_REUSEPORT) => Opt::ReusePort(int_at(val, len)? != 0),
+        (SOL_SOCKET, SO_KEEPALIVE) => Opt::KeepAlive(int_at(val, len)? != 0),
+        (SOL_SOCKET, SO_SNDBUF) => Opt::SndBuf(int_at(val, len)?.max(0) as usize),
+        (SOL_SOCKET, SO_RCVBUF) => Opt::RcvBuf(int_at(val, len)?.max(0) as usize),
+        (SOL_SOCKET, SO_LINGER) => {
+            if len < 8 {
+                return Err(EINVAL);
+            }
+            let l: [i32; 2] = uaccess::get(val)?;
+            Opt::Linger((l[0] != 0).then_some(l[1].clamp(0, u16::MAX as i32) as u16))
+        }
+        (SOL_SOCKET, SO_RCVTIMEO) => Opt::RcvTimeo(timeval_ms(val, len)?),
+        (SOL_SOCKET, SO_SNDTIMEO) => Opt::SndTimeo(timeval_ms(val, len)?),
+        (IPPROTO_TCP, TCP_NODELAY) => Opt::NoDelay(int_at(val, len)? != 0),
+        (IPPROTO_TCP, TCP_QUICKACK) => Opt::QuickAck(int_at(val, len)? != 0),
+        // Taken and without effect here, as for Linux when they do not
+        // apply: broadcast, TCP's segment size, corking and keep-alive
+        // timing, deferred accept, the IP header's fields.
+        (SOL_SOCKET, SO_BROADCAST)
+        | (
+            IPPROTO_TCP,
+            TCP_MAXSEG | TCP_CORK | TCP_KEEPIDLE | TCP_KEEPINTVL | TCP_KEEPCNT | TCP_DEFER_ACCEPT,
+        ) => {
+            int_at(val, len)?;
+            return Ok(0);
+        }
+        (IPPROTO_IP, _) => return Ok(0),
+        (SOL_SOCKET | IPPROTO_TCP, _) => return Err(ENOPROTOOPT),
+        _ => return Err(ENOPROTOOPT),
+    };
+    let me = inet::id(f);
+    on_stack(|s| s.set_option(me, opt))?.map_err(errno)?;
+    Ok(0)
+}
+
+fn put_opt(val: u64, lenp: u64, bytes: &[u8]) -> LxResult {
+    let room: u32 = uaccess::get(lenp)?;
+    let n = (room as usize).min(bytes.len());
+    uaccess::write(val, &bytes[..n])?;
+    uaccess::put(lenp, n as u32)?;
+    Ok(0)
+}
+
+pub fn getsockopt(f: &File, level: u64, name: u64, val: u64, lenp: u64) -> LxResult {
+    let me = inet::id(f);
+    let stream = inet::inet(f).stream;
+    let get = |n: OptName| -> Result<Opt, i64> { on_stack(|s| s.option(me, n))?.map_err(errno) };
+    let flag = |o: Opt| match o {
+        Opt::ReuseAddr(b) | Opt::ReusePort(b) | Opt::KeepAlive(b) | Opt::NoDelay(b) | Opt::QuickAck(b) => {
+            b as i32
+        }
+        Opt::RcvBuf(n) | Opt::SndBuf(n) => n.min(i32::MAX as usize) as i32,
+        _ => 0,
+    };
+    let int: i32 = match (level, name) {
+        (SOL_SOCKET, SO_TYPE) => {
+            if stream {
+                1
+            } else {
+                2
+            }
+        }
+        (SOL_SOCKET, SO_DOMAIN) => AF_INET as i32,
+        (SOL_SOCKET, SO_PROTOCOL) => {
+            if stream {
+                6
+            } else {
+                17
+            }
+        }
+        (SOL_SOCKET, SO_ERROR) => on_stack(|s| s.take_error(me))?.map_err(errno)?.map_or(0, |e| e.linux()),
+        (SOL_SOCKET, SO_REUSEADDR) => flag(get(OptName::ReuseAddr)?),
+        (SOL_SOCKET, SO_REUSEPORT) => flag(get(OptName::ReusePort)?),
+        (SOL_SOCKET, SO_KEEPALIVE) => flag(get(OptName::KeepAlive)?),
+        (SOL_SOCKET, SO_SNDBUF) => flag(get(OptName::SndBuf)?),
+        (SOL_SOCKET, SO_RCVBUF) => flag(get(OptName::RcvBuf)?),
+        (IPPROTO_TCP, TCP_NODELAY) => flag(get(OptName::NoDelay)?),
+        (IPPROTO_TCP, TCP_QUICKACK) => flag(get(OptName::QuickAck)?),
+        (SOL_SOCKET, SO_LINGER) => {
+            let l = match get(OptName::Linger)? {
+                Opt::Linger(Some(s)) => [1, s as i32],
+                _ => [0, 0],
+            };
+            let b: Vec<u8> = l.iter().flat_map(|w| w.to_ne_bytes()).collect();
+            return put_opt(val, lenp, &b);
+        }
+        (SOL_SOCKET, SO_RCVTIMEO | SO_SNDTIMEO) => {
+            let n = if name == SO_RCVTIMEO { OptName::RcvTimeo } else { OptName::SndTimeo };
+            let ms = match get(n)? {
+                Opt::RcvTimeo(Some(ms)) | Opt::SndTimeo(Some(ms)) => ms,
+                _ => 0,
+            };
+            let t = [(ms / 1000) as i64, (ms % 1000 * 1000) as i64];
+            let b: Vec<u8> = t.iter().flat_map(|w| w.to_ne_bytes()).collect();
+            return put_opt(val, lenp, &b);
+        }
+        _ => return Err(ENOPROTOOPT),
+    };
+    put_opt(val, lenp, &int.to_ne_bytes())
+}
+
+/// sendmsg/sendto/send: the iovecs' bytes, to `to` (an unconnected
+/// datagram socket's destination).
+pub fn send(f: &File, iov: &[(u64, u64)], to: Option<(u64, u64)>, flags: u64) -> LxResult {
+    let to = match to {
+        Some((a, l)) if a != 0 => Some(sockaddr(a, l)?),
+        _ => None,
+    };
+    let total = iov.iter().fold(0u64, |t, v| t.saturating_add(v.1));
+    if !inet::inet(f).stream && total > inet::MAX_DATAGRAM as u64 {
+        return Err(crate::errno::EMSGSIZE);
+    }
+    let mut data = Vec::new();
+    for &(p, l) in iov {
+        let room = (1u64 << 20).saturating_sub(data.len() as u64);
+        data.extend_from_slice(uaccess::bytes(p, l.min(room))?);
+    }
+    let n = send_all(f, &data, to, flags & MSG_DONTWAIT != 0, flags & MSG_NOSIGNAL == 0)?;
+    Ok(n as i64)
+}
+
+/// recvmsg/recvfrom/recv into the iovecs: (bytes, the sender for a
+/// datagram socket, whether a datagram was cut).
+pub fn recv(f: &File, iov: &[(u64, u64)], flags: u64) -> Result<(i64, Option<SocketAddrV4>, bool), i64> {
+    for &(p, l) in iov {
+        uaccess::writable(p, l)?;
+    }
+    let total = iov.iter().fold(0u64, |t, v| t.saturating_add(v.1)).min(1 << 20) as usize;
+    let mut buf = alloc::vec![0u8; total];
+    let me = inet::id(f);
+    let peek = flags & MSG_PEEK != 0;
+    let nonblock = flags & MSG_DONTWAIT != 0;
+    let (n, from, full) = if inet::inet(f).stream {
+        let mut got = 0;
+        loop {
+            match blocking(f, nonblock, Some(OptName::RcvTimeo), |s| s.recv(me, &mut buf[got..], peek)) {
+                Ok(0) => break,
+                Ok(n) => got += n,
+                Err(e) if got > 0 && (e == EAGAIN || e == crate::errno::EINTR) => break,
+                Err(e) => return Err(e),
+            }
+            if flags & MSG_WAITALL == 0 || got == total || peek {
+                break;
+            }
+        }
+        (got, None, got)
+    } else {
+        let (n, from) = blocking(f, nonblock, Some(OptName::RcvTimeo), |s| s.recv_from(me, &mut buf, peek))?;
+        (n.min(total), Some(from), n)
+    };
+    let mut at = 0;
+    for &(p, l) in iov {
+        let k = (l as usize).min(n - at);
+        uaccess::write(p, &buf[at..at + k])?;
+        at += k;
+    }
+    let cut = full > n;
+    let reported = if flags & MSG_TRUNC != 0 { full } else { n };
+    Ok((reported as i64, from, cut))
+}
+
+/// Runs `op` until it gives something other than EAGAIN (only once if
+/// `nonblock`), sleeping in between; `timeout` is the option that bounds
+/// the wait (its expiry gives EAGAIN).
+fn blocking<T>(
+    f: &File,
+    nonblock: bool,
+    timeout: Option<OptName>,
+    mut op: impl FnMut(&mut Stack<crate::net::stack::Rings>) -> Result<T, Errno>,
+) -> Result<T, i64> {
+    let nonblock = nonblock || f.flags & NONBLOCK != 0;
+    let limit = match timeout {
+        Some(name) => match on_stack(|s| s.option(id(f), name))? {
+            Ok(netstack::Opt::RcvTimeo(Some(ms)) | netstack::Opt::SndTimeo(Some(ms))) => Some(ms),
+            _ => None,
+        },
+        None => None,
+    };
+    let until = limit.map(|ms| crate::time::now_ns().saturating_add(ms.saturating_mul(1_000_000)));
+    loop {
+        match on_stack(&mut op)? {
+            Err(Errno::EAGAIN) if !nonblock => {}
+            r => return r.map_err(errno),
+        }
+        if crate::proc::deliver::pending() {
+            return Err(EINTR);
+        }
+        if until.is_some_and(|u| crate::time::now_ns() >= u) {
+            return Err(EAGAIN);
+        }
+        crate::net::stack::sleep(until);
+    }
+}
+
+/// Sends `data` whole (a stream: as much as is taken before a signal or
+/// the timeout ends the wait; a datagram: one message), with `to` for an
+/// unconnected datagram socket. EPIPE raises SIGPIPE when `sigpipe`.
+fn send_all(
+    f: &File,
+    data: &[u8],
+    to: Option<core::net::SocketAddrV4>,
+    nonblock: bool,
+    sigpipe: bool,
+) -> Result<usize, i64> {
+    let me = id(f);
+    let r = if !inet::inet(f).stream {
+        blocking(f, nonblock, Some(OptName::SndTimeo), |s| match to {
+            Some(a) => s.send_to(me, data, a),
+            None => s.send(me, data),
+        })
+    } else {
+        let mut sent = 0;
+        loop {
+            match blocking(f, nonblock, Some(OptName::SndTimeo), |s| s.send(me, &data[sent..])) {
+                Ok(n) => sent += n,
+                Err(e) if sent > 0 && (e == EAGAIN || e == EINTR) => break Ok(sent),
+                Err(e) => break Err(e),
+            }
+            if sent == data.len() || nonblock || f.flags & NONBLOCK != 0 {
+                break Ok(sent);
+            }
+        }
+    };
+    if r == Err(EPIPE) && sigpipe {
+        crate::proc::deliver::raise_self(crate::proc::signal::SIGPIPE);
+    }
+    r
+}
