@@ -137,6 +137,32 @@ pub const LIBOS_PROGRAMS: &[&str] =
 /// The static Linux binary the library OS runs (Debian's busybox-static).
 pub const BUSYBOX: &str = "/bin/busybox";
 
+/// The program at `path` without its debugging information (its symbols
+/// stay): the boot archive is loaded into the machine's memory, and the
+/// library OS's programs carry 8-10 MiB of DWARF each (100 MiB in all, which
+/// pushed the stress campaign's fork test into running out of memory).
+/// Backtraces are resolved against the programs in `target/`.
+fn without_debug_info(path: &Path) -> Result<Vec<u8>, String> {
+    let dir = root().join("target/stripped");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    let name = path.file_name().ok_or_else(|| format!("{} names no file", path.display()))?;
+    // Boots packing at once (the tests run in parallel) each write their own.
+    let out = dir.join(format!("{}.{}", name.to_string_lossy(), std::process::id()));
+    let status = Command::new("strip")
+        .arg("--strip-debug")
+        .arg("-o")
+        .arg(&out)
+        .arg(path)
+        .status()
+        .map_err(|e| format!("running strip (binutils): {e}"))?;
+    if !status.success() {
+        return Err(format!("strip --strip-debug {} failed ({status})", path.display()));
+    }
+    let data = std::fs::read(&out).map_err(|e| format!("reading {}: {e}", out.display()));
+    let _ = std::fs::remove_file(&out);
+    data
+}
+
 /// Packs every user program into `bin/`, the driver images built in
 /// `drivers` (a target directory) into `drv/`, and the library OS's root
 /// file system under `root/`, with the Debian packages `pkgs` and the
@@ -147,9 +173,7 @@ fn bootfs_archive(pkgs: &[String], extra: &[(String, Vec<u8>)], drivers: &Path) 
     ar.dir("bin");
     let libos = LIBOS_PROGRAMS.iter().map(|s| s.to_string());
     for name in user_programs()?.into_iter().chain(libos) {
-        let path = bin.join(&name);
-        let data = std::fs::read(&path).map_err(|e| format!("reading {}: {e}", path.display()))?;
-        ar.file(&format!("bin/{name}"), 0o755, &data);
+        ar.file(&format!("bin/{name}"), 0o755, &without_debug_info(&bin.join(&name))?);
     }
     ar.dir("drv");
     let drv = drivers.join(KERNEL_TARGET).join("release");

@@ -20,6 +20,7 @@ pub const RUN: &[Need] = &[
     need("/usr/bin/qemu-system-x86_64", "qemu-system-x86"),
     need("/bin/busybox", "busybox-static"),
     need("/usr/bin/gcc", "gcc"),
+    need("/usr/bin/strip", "binutils"),
     need("/usr/lib/x86_64-linux-gnu/libc.a", "libc6-dev"),
     need(crate::lxtest::GO, "golang-go"),
 ];
@@ -39,6 +40,7 @@ pub const TEST: &[Need] = &[
     need("/usr/bin/mformat", "mtools"),
     need("/usr/bin/clang", "clang"),
     need("/usr/bin/gcc", "gcc"),
+    need("/usr/bin/strip", "binutils"),
     need("/usr/lib/x86_64-linux-gnu/libc.a", "libc6-dev"),
     need(crate::lxtest::GO, "golang-go"),
     need("/usr/bin/cpio", "cpio"),
