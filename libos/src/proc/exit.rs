@@ -157,10 +157,11 @@ pub fn exit(status: i32) -> ! {
     } else {
         128 + (status & 0x7f)
     };
-    // The parent gets SIGCHLD once this environment has ended (if it was
-    // not told above).
-    let sigchld = if told { 0 } else { 1 << super::signal::SIGCHLD };
-    sys::exit_telling_parent(code, sigchld, table::cred())
+    // The parent gets SIGCHLD once this environment has ended; if it was
+    // told above, only a wake-up (no second signal), which its waits and
+    // its own exit's wait for us need to look again.
+    let wake = if told { super::signal::CONSOLE_INPUT } else { 1 << super::signal::SIGCHLD };
+    sys::exit_telling_parent(code, wake, table::cred())
 }
 
 /// Whether the first thread has called `exit` (it waits for the others;
