@@ -85,4 +85,27 @@ pub mod inject {
     pub const WILD_DMA: u64 = 5;
     /// The block driver turns interrupts off and loops (`dev_cli_livelock`).
     pub const CLI_LIVELOCK: u64 = 6;
+    /// The block driver calls an unmapped address between the kernel's
+    /// image and the driver regions (`dev_wildcall_high`).
+    pub const WILD_CALL_HIGH: u64 = 7;
+    /// The block driver points its stack pointer at its device's
+    /// registers and waits for an interrupt there (`dev_wildcall_high`).
+    pub const BAD_STACK_IRQ: u64 = 8;
+    /// The same, then calls the kernel on that stack.
+    pub const BAD_STACK_CALL: u64 = 9;
+    /// The block driver runs `sysret` (and traps from ring 3:
+    /// `dev_privileged`).
+    pub const SYSRET: u64 = 10;
+    /// The network driver runs `int 14` (a frame without the error code
+    /// the vector's stub expects).
+    pub const INT14: u64 = 11;
+    /// The block driver refuses every request from now on, saying its
+    /// queue is full (`dev_detect`).
+    pub const LIE_FULL: u64 = 12;
+    /// The network driver says its next frame went out whole, reporting
+    /// half its bytes.
+    pub const LIE_SHORT: u64 = 13;
+    /// The block driver keeps this request and never ends it (the
+    /// kernel's deadline must fail it).
+    pub const LIE_DROP: u64 = 14;
 }

@@ -44,7 +44,15 @@ impl<T> Global<T> {
 
     /// `try_with` where nesting is a bug of the caller.
     pub fn with<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
-        self.try_with(f).expect("a Global lent twice")
+        let lent = || panic!("a Global lent twice: {}", core::any::type_name::<T>());
+        self.try_with(f).unwrap_or_else(lent)
+    }
+
+    /// Ends a loan whose holder was abandoned: code left by a hand-made
+    /// unwind (a driver's crossing left by `abort` from inside a wrapper),
+    /// whose frames will never run again.
+    pub fn release_abandoned(&self) {
+        self.busy.store(false, Ordering::Release);
     }
 
     /// Runs `f` on the value, shared, or returns `None` if it is lent. It
@@ -125,10 +133,21 @@ mod tests {
     }
 
     #[test]
-    #[should_panic(expected = "lent twice")]
+    #[should_panic(expected = "lent twice: u32")]
     fn with_nested_panics() {
         let g = Global::new(0u32);
         g.with(|_| g.with(|_| ()));
+    }
+
+    #[test]
+    fn an_abandoned_loan_is_released() {
+        let g = Global::new(1u32);
+        // A holder that never returns: the flag stays set...
+        g.busy.store(true, core::sync::atomic::Ordering::Release);
+        assert_eq!(g.try_with(|v| *v), None);
+        // ...until its abandonment is declared.
+        g.release_abandoned();
+        assert_eq!(g.try_with(|v| *v), Some(1));
     }
 
     #[test]

@@ -379,6 +379,14 @@ impl Envs {
         self.table.as_slice()
     }
 
+    /// The table itself, for a caller that indexes it across assembly
+    /// that may write memory (the switch's `fxsave`): its address, held in
+    /// a local, is not read again from the kernel state after each block.
+    #[inline(always)]
+    pub fn table_mut(&mut self) -> &mut [Env; ENV_SLOTS] {
+        self.table
+    }
+
     /// Every environment, in slot order.
     pub fn iter(&self) -> impl Iterator<Item = &Env> {
         self.table.iter()

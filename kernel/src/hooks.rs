@@ -12,13 +12,17 @@ pub struct Hooks {
     /// [`Hooks::trap_leave`] must restore (0: nothing).
     pub trap_enter: fn() -> u64,
     pub trap_leave: fn(u64),
-    /// A processor exception (vector, rip) in the kernel: whether it was
-    /// handled (a driver's, which is then stopped; may not return).
-    pub fault: fn(u64, u64) -> bool,
-    /// A non-maskable interrupt at `rip` in the kernel.
-    pub nmi: fn(u64),
+    /// A processor exception (vector, rip, rsp) in the kernel: whether
+    /// it was handled (a driver's, which is then stopped; may not return).
+    pub fault: fn(u64, u64, u64) -> bool,
+    /// A non-maskable interrupt at `rip`, with the stack at `rsp`, in the
+    /// kernel.
+    pub nmi: fn(u64, u64),
     /// A timer tick in the kernel.
     pub tick: fn(),
+    /// Timer ticks were counted (the total given), by whoever holds the
+    /// kernel state: requests past their deadline fail their drivers.
+    pub clock: fn(u64),
     /// An interrupt on a vector: whether it is a device's (then it is
     /// acknowledged and noted for `service`).
     pub note: fn(u64) -> bool,
@@ -39,9 +43,10 @@ pub struct Hooks {
 static NOTHING: Hooks = Hooks {
     trap_enter: || 0,
     trap_leave: |_| {},
-    fault: |_, _| false,
-    nmi: |_| {},
+    fault: |_, _, _| false,
+    nmi: |_, _| {},
     tick: || {},
+    clock: |_| {},
     note: |_| false,
     pending: || false,
     service: |_| {},

@@ -74,23 +74,38 @@ impl Kernel {
     #[inline(never)]
     fn schedule_slow(&mut self) {
         // Since when the processor has been idle, through ticks that did
-        // not end the wait (see `account_idle`).
+        // not end the wait (see `idle`).
         let mut idle_since = None;
         loop {
             let mut p = self.sched.position();
+            // The owner last found unable to run: within one pass nothing
+            // it waits for changes (interrupts are off), so its other
+            // slices are passed over, not its predicate evaluated again
+            // for each (the first environment owns all of them).
+            let mut cannot = None;
             for _ in 0..abi::tables::SLICES {
                 p = self.sched.next_owned(p);
                 if p >= abi::tables::SLICES {
                     break;
                 }
-                if let Some(s) = self.runner(p) {
-                    self.end_idle(idle_since);
-                    self.sched.set_position(p);
-                    self.switch_to(s);
-                    if self.envs[s].notify != 0 {
-                        self.slice_starts(s);
+                let Some(owner) = self.sched.owner(p).filter(|&o| Some(o) != cannot) else { continue };
+                let penalized = self.envs[owner].state() == State::Penalized;
+                match self.runner(owner) {
+                    Some(s) => {
+                        self.end_idle(idle_since);
+                        self.sched.set_position(p);
+                        self.switch_to(s);
+                        if self.envs[s].notify != 0 {
+                            self.slice_starts(s);
+                        }
+                        return;
                     }
-                    return;
+                    // Its slices are all there are: nobody runs in one.
+                    None if !penalized && self.envs[owner].slices as usize == self.sched.owned() => break,
+                    None if !penalized => cannot = Some(owner),
+                    // A penalised owner's every slice counts, and serving
+                    // it changes a state a predicate may read.
+                    None => cannot = None,
                 }
             }
             // Nobody can run in any slice (every owner gave its slices
@@ -104,41 +119,22 @@ impl Kernel {
                 return;
             }
             let t0 = idle_since.take().unwrap_or_else(clock::rdtsc);
-            if self.idle() {
-                idle_since = self.account_idle(t0);
-            } else {
-                self.end_idle(Some(t0));
-            }
+            idle_since = self.idle(t0);
         }
     }
 
-    /// After a halt that began at `t0`: the time until a device's interrupt
-    /// ended it is halted time (`Clock::halted_tsc`); woken by the timer,
-    /// the processor is still idle (the stretch goes on, returned).
-    fn account_idle(&mut self, t0: u64) -> Option<u64> {
-        let woke = (crate::hooks::get().woke)();
-        if woke > t0 {
-            self.sched.add_halted(woke - t0);
-            None
-        } else {
-            Some(t0)
-        }
-    }
-
-    /// An idle stretch that began at `since` ends now (someone runs, or a
-    /// device is to be served without halting).
+    /// An idle stretch that began at `since` ends now: someone runs.
     fn end_idle(&mut self, since: Option<u64>) {
         if let Some(t0) = since {
             self.sched.add_halted(clock::rdtsc() - t0);
         }
     }
 
-    /// Who runs in slice `p`: its owner, or the environment its synchronous
-    /// calls wait on (transitively) — if that one can run. A penalised
-    /// owner's slice is skipped (and counted); a sleeping owner runs if its
-    /// predicate now holds.
-    fn runner(&mut self, p: usize) -> Option<Slot> {
-        let s = self.sched.owner(p)?;
+    /// Who runs in a slice of owner `s`: `s`, or the environment its
+    /// synchronous calls wait on (transitively) — if that one can run. A
+    /// penalised owner's slice is skipped (and counted); a sleeping owner
+    /// runs if its predicate now holds.
+    fn runner(&mut self, s: Slot) -> Option<Slot> {
         match self.envs[s].state() {
             State::Penalized => {
                 self.serve_penalty(s);
@@ -150,14 +146,23 @@ impl Kernel {
         self.sched.donee(&self.envs, s)
     }
 
-    /// Waits for an interrupt, then accounts the ticks that passed;
-    /// whether it halted (a device that interrupted while a driver ran is
-    /// served at once instead).
-    fn idle(&mut self) -> bool {
+    /// Waits for an interrupt (unless a device interrupted while a driver
+    /// ran: that is served at once), then serves the devices and accounts
+    /// the ticks that passed. The idle stretch that began at `t0` is
+    /// halted time (`Clock::halted_tsc`) until a device's interrupt ended
+    /// the halt, or until the pending interrupt was found — never the
+    /// drivers' work that follows; woken by the timer, the processor is
+    /// still idle and the stretch goes on (returned).
+    fn idle(&mut self, t0: u64) -> Option<u64> {
         let hooks = crate::hooks::get();
-        let halt = !(hooks.pending)();
-        if halt {
+        let end = if (hooks.pending)() {
+            Some(clock::rdtsc())
+        } else {
             cpu::idle();
+            Some((hooks.woke)()).filter(|&woke| woke > t0)
+        };
+        if let Some(end) = end {
+            self.sched.add_halted(end - t0);
         }
         (hooks.service)(&mut self.mem);
         let ticks = percpu::take_idle_ticks();
@@ -166,13 +171,14 @@ impl Kernel {
         if ticks != 0 {
             self.check_console();
         }
-        halt
+        end.is_none().then_some(t0)
     }
 
     /// `ticks` timer ticks passed: on the information page and the clock.
     pub fn count_ticks(&mut self, ticks: u64) {
         self.mem.add_ticks(ticks);
         self.sched.add_ticks(ticks);
+        (crate::hooks::get().clock)(self.mem.ticks());
     }
 
     /// `sleep`: returns 1 at once if the predicate holds, 2 if an interrupt

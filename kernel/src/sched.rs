@@ -71,6 +71,8 @@ pub struct Sched {
     /// path; entries past `SLICES` stay free.
     slice_env: SliceOwners,
     next_used: [u8; 256],
+    /// How many slices have an owner.
+    owned: usize,
     /// The slot told its slice is over, which must give up the CPU before
     /// the next tick, and its `switched_out` count then.
     grace: Option<(Slot, u32)>,
@@ -95,6 +97,7 @@ impl Sched {
             clock,
             slice_env: SliceOwners([SliceOwners::FREE; 256]),
             next_used: [NO_SLICE; 256],
+            owned: 0,
             grace: None,
             spare_next: 0,
         }
@@ -181,6 +184,11 @@ impl Sched {
         Ok(p as u64)
     }
 
+    /// How many slices have an owner.
+    pub fn owned(&self) -> usize {
+        self.owned
+    }
+
     /// Frees slice `pos`.
     pub fn slice_free(&mut self, envs: &mut Envs, frames: &Frames, pos: usize) {
         let owner = self.slice_env.get(pos);
@@ -208,6 +216,7 @@ impl Sched {
     /// Recomputes, for every position, the next owned position after it
     /// (circularly), so advancing never scans free slices.
     fn relink(&mut self) {
+        self.owned = (0..SLICES).filter(|&p| self.slice_env.get(p).is_some()).count();
         let Some(first) = (0..SLICES).find(|&p| self.slice_env.get(p).is_some()) else {
             self.next_used = [NO_SLICE; 256];
             return;
@@ -283,10 +292,11 @@ impl Sched {
         }
         // Saved even when the old environment just ended: harmless (its slot
         // is reset before reuse) and it keeps the common path branch-free.
-        let old = &mut envs[self.current];
+        let table = envs.table_mut();
+        let old = &mut table[self.current];
         old.switched_out = old.switched_out.wrapping_add(1);
         C::leave(old);
-        C::enter(&mut envs[s]);
+        C::enter(&mut table[s]);
         self.current = s;
     }
 }
@@ -343,8 +353,12 @@ mod tests {
         assert_eq!((k.owner(5), k.owner(0)), (Some(a), Some(b)));
         assert_eq!(k.slices.owner[5], e[a].id().raw());
         assert_eq!((e[a].slices, e.as_slice()[a.index()].slices), (1, 1));
+        assert_eq!(k.owned(), 2);
         k.slice_free(&mut e, &fr, 5);
         assert_eq!((k.owner(5), k.slices.owner[5], e[a].slices), (None, 0, 0));
+        assert_eq!(k.owned(), 1, "the idle loop stops a pass on it");
+        k.slices_release(&mut e, &fr, b);
+        assert_eq!(k.owned(), 0);
     }
 
     #[test]

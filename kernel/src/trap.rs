@@ -26,8 +26,8 @@ pub extern "C" fn from_kernel(tf: &mut TrapFrame) {
     let _kernel_tables = TrapView::enter();
     let hooks = crate::hooks::get();
     match tf.vector {
-        2 => (hooks.nmi)(tf.rip),
-        v if v < 32 && (hooks.fault)(v, tf.rip) => {}
+        2 => (hooks.nmi)(tf.rip, tf.rsp),
+        v if v < 32 && (hooks.fault)(v, tf.rip, tf.rsp) => {}
         v if v == apic::TIMER_VECTOR as u64 => {
             apic::eoi();
             percpu::count_idle_tick();

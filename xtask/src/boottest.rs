@@ -245,7 +245,7 @@ pub fn run_list(tests: &[BootTest]) -> Result<Vec<String>, String> {
 fn run_one(t: &BootTest) -> Result<String, String> {
     let first = run_boot(t)?;
     let all = match &t.then {
-        Some(next) => run_boot(next).map(|second| first + &second)?,
+        Some(next) => run_one(next).map(|rest| first + &rest)?,
         None => first,
     };
     if let Some(image) = &t.fsck {

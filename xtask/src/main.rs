@@ -12,6 +12,7 @@ mod debs;
 mod deps;
 mod devtest;
 mod disk;
+mod faults;
 mod fstools;
 mod fuzz;
 mod iso;
@@ -33,7 +34,8 @@ usage: cargo xtask <command>
                      default: busybox sh under lxrt; `run shell`: the
                      native console shell; --with PKG: Debian's PKG and
                      its dependencies in the root)
-  test               lint, then every host unit test and every boot test
+  test               lint, then every host unit test and every boot test,
+                     the stress, fault-injection and benchmark smoke runs
   lint               rustfmt --check, and clippy (warnings are errors) on the
                      host and on the kernel's and the programs' targets
   boottest [NAME..]  run only the boot tests (all, or those named)
@@ -51,6 +53,10 @@ usage: cargo xtask <command>
   gdb [PROGRAM]      boot paused with QEMU's gdb stub on :1234
   fuzz verifier [--programs N] [--seed S]
                      differential verifier fuzzing campaign on the host
+  faults DRIVER|all [--trials N] [--first T] [--seed S] [--jobs J]
+                     fault-injection campaign (paper 004 §4): N trials of
+                     five faults each in the driver's image, each booted
+                     native (isolation=off) and isolated
   build              build the kernel, the user programs and the boot image
   mkfs IMAGE [--size MIB] [--from DIR] [--owner UID:GID] [--no-embed] [--no-group]
                      an XN disk image with a C-FFS holding a copy of DIR
@@ -140,6 +146,7 @@ fn main() -> ExitCode {
         "iso" => iso::build().map(|p| println!("xtask: wrote {}", p.display())),
         "gdb" => gdb(rest),
         "fuzz" => fuzz::main(rest),
+        "faults" => faults::main(rest),
         "build" => build::all().map(|_| ()),
         "mkfs" => fstools::mkfs(rest),
         "fsck" => fstools::fsck(rest),
@@ -206,6 +213,8 @@ fn test() -> Result<(), String> {
     xntest::powercut(&["--cuts".to_string(), "3".to_string()])?;
     println!("xtask: stress, short version (stress --quick)");
     stress::main(&["--quick".to_string()])?;
+    println!("xtask: fault injection, a few seeded trials (faults --quick)");
+    faults::main(&["--quick".to_string()])?;
     println!("xtask: benchmark harness smoke run (bench --quick)");
     bench::main(&["--quick".to_string()])
 }

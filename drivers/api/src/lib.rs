@@ -110,6 +110,34 @@ pub mod op {
     /// in this call (`cli; jmp $`): only an NMI reaches it.
     #[cfg(feature = "inject")]
     pub const INJECT_CLI_LIVELOCK: u32 = 0xF6;
+    /// Fault injection: the driver points its stack pointer at the address
+    /// in `sector` (a corrupted `rsp`), then waits for an interrupt with
+    /// interrupts on (`len` 0) or calls the kernel's `log` (`len` 1).
+    #[cfg(feature = "inject")]
+    pub const INJECT_BAD_STACK: u32 = 0xF7;
+    /// Fault injection: the driver runs an instruction only ring 0 may,
+    /// as `sector` says: `sysret` (to ring 3, at 0x1000) or `int 14` (a
+    /// software interrupt to a vector whose processor-raised form pushes
+    /// an error code, so the frame the kernel reads is shifted).
+    #[cfg(feature = "inject")]
+    pub const INJECT_PRIVILEGED: u32 = 0xF9;
+    #[cfg(feature = "inject")]
+    pub const PRIVILEGED_SYSRET: u64 = 1;
+    #[cfg(feature = "inject")]
+    pub const PRIVILEGED_INT14: u64 = 2;
+    /// Fault injection: the driver lies from now on, as `sector` says.
+    #[cfg(feature = "inject")]
+    pub const INJECT_LIE: u32 = 0xF8;
+    /// `INJECT_LIE`: it refuses every request, saying its queue is full.
+    #[cfg(feature = "inject")]
+    pub const LIE_FULL: u64 = 1;
+    /// `INJECT_LIE`: it says its next request ended well, with half the
+    /// bytes moved.
+    #[cfg(feature = "inject")]
+    pub const LIE_SHORT: u64 = 2;
+    /// `INJECT_LIE`: it takes this request and never ends it.
+    #[cfg(feature = "inject")]
+    pub const LIE_DROP: u64 = 3;
 }
 
 /// One request from the kernel: sectors to read into or write from the
@@ -177,4 +205,17 @@ pub fn disk_pattern_byte(s: u64, i: usize) -> u8 {
     } else {
         (s.wrapping_mul(31) as u8).wrapping_add((i as u8).wrapping_mul(7)) ^ 0x5A
     }
+}
+
+/// Where the fault-injection workload (`user/src/bin/faultload.rs`,
+/// `cargo xtask faults`) writes its blocks: `WORKLOAD_BLOCKS` blocks of 4
+/// KiB from this sector, block `j` holding `workload_byte(j, i)`. The
+/// campaign checks the disk image for every write the kernel acknowledged.
+pub const WORKLOAD_SECTOR: u64 = 2048;
+pub const WORKLOAD_BLOCKS: usize = 16;
+
+/// Byte `i` of the workload's block (or echo payload) `j`.
+pub fn workload_byte(j: usize, i: usize) -> u8 {
+    ((j as u32).wrapping_mul(0x9E37_79B9) ^ (i as u32).wrapping_mul(0x85EB_CA6B)).to_le_bytes()[(i + j) % 4]
+        ^ (i >> 8) as u8
 }

@@ -5,33 +5,78 @@
 
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-/// Carries out a fault-injection request (`drvapi::op::INJECT_*`):
-/// whether `r` was one.
-pub fn inject(r: &drvapi::Request) -> bool {
+/// Carries out a fault-injection request (`drvapi::op::INJECT_*`): the
+/// status to answer `r` with when it was one, or when an injected lie
+/// answers every request.
+pub fn inject(r: &drvapi::Request) -> Option<i32> {
+    use drvapi::op;
     match r.op {
         // SAFETY: none: this is the injected bug. The kernel's protection
         // domain is what stops the write (or, unisolated, does not).
-        drvapi::op::INJECT_WILD_WRITE => unsafe { (r.sector as *mut u8).write_volatile(0xBD) },
-        drvapi::op::INJECT_STACK_OVERFLOW => {
+        op::INJECT_WILD_WRITE => unsafe { (r.sector as *mut u8).write_volatile(0xBD) },
+        op::INJECT_STACK_OVERFLOW => {
             core::hint::black_box(deeper(r.sector));
         }
-        drvapi::op::INJECT_LIVELOCK => spin(),
-        drvapi::op::INJECT_CLI_LIVELOCK => {
+        op::INJECT_LIVELOCK => spin(),
+        op::INJECT_CLI_LIVELOCK => {
             // SAFETY: none: this is the injected bug (ring 0 may turn
             // interrupts off); the kernel's NMI watchdog must end it.
             unsafe { core::arch::asm!("cli", options(nomem, nostack)) };
             spin()
         }
-        drvapi::op::INJECT_WILD_CALL => {
+        op::INJECT_WILD_CALL => {
             // SAFETY: none: this is the injected bug (a corrupted function
             // pointer); the fault it takes is what the kernel must stop.
             let f: extern "C" fn() = unsafe { core::mem::transmute(r.sector as usize) };
             f()
         }
-        drvapi::op::INJECT_IRQ_LIVELOCK => IRQ_LIVELOCK.store(true, Ordering::Relaxed),
-        _ => return false,
+        op::INJECT_IRQ_LIVELOCK => IRQ_LIVELOCK.store(true, Ordering::Relaxed),
+        op::INJECT_BAD_STACK => bad_stack(r.sector, r.len != 0),
+        op::INJECT_PRIVILEGED => privileged(r.sector),
+        // A dropped request is taken and never ended.
+        op::INJECT_LIE => LIE.store(r.sector, Ordering::Relaxed),
+        _ if LIE.load(Ordering::Relaxed) == op::LIE_FULL => return Some(drvapi::status::NO_SPACE),
+        _ => return None,
     }
-    true
+    Some(drvapi::status::OK)
+}
+
+/// The lie armed by `INJECT_LIE` (0: none).
+static LIE: AtomicU64 = AtomicU64::new(0);
+
+/// Reports request `tag` ended with `status` and `len` bytes moved (half
+/// of them, once, under `LIE_SHORT`).
+pub fn complete(tag: u64, status: i32, len: usize) {
+    let short = LIE.compare_exchange(drvapi::op::LIE_SHORT, 0, Ordering::Relaxed, Ordering::Relaxed).is_ok();
+    (crate::kernel().complete)(tag, status, if short { len / 2 } else { len })
+}
+
+/// Runs on a stack at `rsp` (the injected corrupted stack pointer): waits
+/// for the next interrupt, or calls the kernel (`call`).
+fn bad_stack(rsp: u64, call: bool) -> ! {
+    let log = crate::kernel().log as usize;
+    // SAFETY: none: this is the injected bug. Whatever the stack holds is
+    // never used again: the kernel must stop the driver.
+    unsafe {
+        if call {
+            core::arch::asm!("mov rsp, {s}", "call {f}", "2: jmp 2b", s = in(reg) rsp, f = in(reg) log,
+                in("rdi") 0, in("rsi") 0, options(noreturn))
+        } else {
+            core::arch::asm!("mov rsp, {s}", "sti", "2: jmp 2b", s = in(reg) rsp, options(noreturn))
+        }
+    }
+}
+
+/// Runs `sysret` or `int 14` (`INJECT_PRIVILEGED`).
+fn privileged(how: u64) {
+    // SAFETY: none: this is the injected bug; the kernel must stop the
+    // driver at the trap that follows.
+    unsafe {
+        if how == drvapi::op::PRIVILEGED_SYSRET {
+            core::arch::asm!("sysretq", in("rcx") 0x1000, in("r11") 0x202, options(noreturn))
+        }
+        core::arch::asm!("int 14", options(nomem, nostack))
+    }
 }
 
 /// Armed by `INJECT_WILD_DMA`: the next buffer the device writes is

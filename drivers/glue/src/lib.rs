@@ -177,12 +177,18 @@ pub fn route_queues_to_entry0(root: &mut PciRoot<KernelConfig>, df: DeviceFuncti
 #[cfg(feature = "inject")]
 mod inject;
 #[cfg(feature = "inject")]
-pub use inject::{inject, on_interrupt, wild_dma};
+pub use inject::{complete, inject, on_interrupt, wild_dma};
 
 /// Without the `inject` feature no request is a fault injection.
 #[cfg(not(feature = "inject"))]
-pub fn inject(_: &drvapi::Request) -> bool {
-    false
+pub fn inject(_: &drvapi::Request) -> Option<i32> {
+    None
+}
+
+/// Reports request `tag` ended with `status` and `len` bytes moved.
+#[cfg(not(feature = "inject"))]
+pub fn complete(tag: u64, status: i32, len: usize) {
+    (kernel().complete)(tag, status, len)
 }
 
 #[cfg(not(feature = "inject"))]

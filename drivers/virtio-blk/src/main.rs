@@ -90,8 +90,8 @@ mod driver {
     extern "C" fn submit(r: &Request) -> i32 {
         STATE.with(|s| {
             let Some(blk) = s.blk.as_mut() else { return status::IO_ERROR };
-            if drvglue::inject(r) {
-                return status::OK;
+            if let Some(st) = drvglue::inject(r) {
+                return st;
             }
             let r = &drvglue::wild_dma(r);
             if r.op == op::FLUSH {
@@ -137,7 +137,7 @@ mod driver {
             return status::NO_SPACE;
         }
         let st = if blk.flush().is_ok() { status::OK } else { status::IO_ERROR };
-        (kernel().complete)(r.tag, st, 0);
+        drvglue::complete(r.tag, st, 0);
         status::OK
     }
 
@@ -164,7 +164,7 @@ mod driver {
                 };
                 slot.busy = false;
                 let st = if done.is_ok() { status::OK } else { status::IO_ERROR };
-                (kernel().complete)(r.tag, st, r.len);
+                drvglue::complete(r.tag, st, r.len);
             }
         })
     }

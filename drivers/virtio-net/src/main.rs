@@ -89,8 +89,8 @@ mod driver {
     extern "C" fn submit(r: &Request) -> i32 {
         STATE.with(|s| {
             let Some(net) = s.net.as_mut() else { return status::IO_ERROR };
-            if drvglue::inject(r) {
-                return status::OK;
+            if let Some(st) = drvglue::inject(r) {
+                return st;
             }
             if r.op != op::TRANSMIT {
                 return status::UNSUPPORTED;
@@ -130,7 +130,7 @@ mod driver {
                 let done = unsafe { net.transmit_complete(token, &s.tx[i][..t.len]) };
                 t.busy = false;
                 let st = if done.is_ok() { status::OK } else { status::IO_ERROR };
-                (kernel().complete)(t.tag, st, t.frame);
+                drvglue::complete(t.tag, st, t.frame);
             }
             while let Some(token) = net.poll_receive() {
                 let Some(i) = s.rx_token.iter().position(|&t| t == token) else {

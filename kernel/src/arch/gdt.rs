@@ -36,24 +36,33 @@ static mut GDT: [u64; 8] = [
 ];
 
 #[repr(C, align(16))]
-struct Stack([u8; 16384]);
-static mut DOUBLE_FAULT_STACK: Stack = Stack([0; 16384]);
+pub struct Stack([u8; 16384]);
+/// The double fault's stack, then the crossing's (one range: the trap
+/// entry tells a trap on either by one comparison, `arch::trap`).
+pub static mut TRAP_STACKS: [Stack; 2] = [const { Stack([0; 16384]) }; 2];
+pub const TRAP_STACKS_SIZE: usize = 2 * 16384;
 
 /// IST slot for NMI, double fault and machine check (a fresh stack even if
 /// rsp is bad).
 pub const IST_DOUBLE_FAULT: u8 = 1;
+/// IST slot for every other vector while a driver runs (`idt::crossing`):
+/// the frame of a trap a driver takes never lands where its `rsp` points.
+pub const IST_CROSSING: u8 = 2;
 
-/// The double-fault stack's range (a driver domain maps it writable, so
-/// that a driver's stack overflow can be delivered: `dev::domain`).
-pub fn double_fault_stack() -> (u64, u64) {
-    let lo = &raw const DOUBLE_FAULT_STACK as u64;
-    (lo, lo + 16384)
+/// The stacks the processor switches to, double fault's and the
+/// crossing's: a driver domain maps them writable, so that a trap the
+/// driver takes can be delivered in its page table (`dev::domain`).
+pub fn trap_stacks() -> [(u64, u64); 2] {
+    let df = &raw const TRAP_STACKS as u64;
+    let crossing = df + 16384;
+    [(df, df + 16384), (crossing, crossing + 16384)]
 }
 
 pub fn init() {
     // SAFETY: boot-time, single CPU; the tables are static and outlive use.
     unsafe {
-        TSS.ist[0] = (&raw const DOUBLE_FAULT_STACK as u64) + 16384;
+        TSS.ist[0] = trap_stacks()[0].1;
+        TSS.ist[1] = trap_stacks()[1].1;
         let base = &raw const TSS as u64;
         let limit = (core::mem::size_of::<Tss>() - 1) as u64;
         GDT[6] = limit | (base & 0xFF_FFFF) << 16 | 0x89 << 40 | ((base >> 24) & 0xFF) << 56;

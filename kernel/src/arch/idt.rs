@@ -1,8 +1,17 @@
 //! The interrupt descriptor table: every vector goes to its stub in
 //! `trap.rs`. Breakpoint and overflow are callable from ring 3 (`int3`,
 //! `into`) so that they can be forwarded to the environment.
+//!
+//! A second table serves while a driver runs (`crossing`, loaded by the
+//! crossing, `dev::xpc`): the same stubs, every vector on a stack of its
+//! own, so that a trap a driver takes is delivered on a stack the kernel
+//! knows is good whatever the driver did to its `rsp` (paper 004 §3.1:
+//! a fault during a crossing must end in the driver's stop, never in a
+//! kernel crash). Outside crossings traps from user mode must land in the
+//! environment's save area (TSS.rsp0), so the kernel's table keeps IST for
+//! NMI, double fault and machine check only.
 
-use super::gdt::{IST_DOUBLE_FAULT, KERNEL_CS};
+use super::gdt::{IST_CROSSING, IST_DOUBLE_FAULT, KERNEL_CS};
 use core::arch::asm;
 
 #[derive(Clone, Copy)]
@@ -13,6 +22,19 @@ struct Gate {
 }
 
 static mut IDT: [Gate; 256] = [Gate { lo: 0, hi: 0 }; 256];
+static mut CROSSING_IDT: [Gate; 256] = [Gate { lo: 0, hi: 0 }; 256];
+
+/// An IDT register image, for `lidt`.
+#[repr(C, packed)]
+pub struct Idtr {
+    limit: u16,
+    base: u64,
+}
+
+/// The kernel's table and the crossing's, as `lidt` takes them (reached by
+/// name from the crossing's assembly).
+pub static mut KERNEL_IDTR: Idtr = Idtr { limit: 0, base: 0 };
+pub static mut CROSSING_IDTR: Idtr = Idtr { limit: 0, base: 0 };
 
 fn gate(handler: u64, dpl: u64, ist: u64) -> Gate {
     let lo = (handler & 0xFFFF)
@@ -24,18 +46,22 @@ fn gate(handler: u64, dpl: u64, ist: u64) -> Gate {
 }
 
 pub fn init() {
-    // SAFETY: boot-time, single CPU; the IDT is static.
+    // SAFETY: boot-time, single CPU; the tables are static.
     unsafe {
-        for (v, g) in (*(&raw mut IDT).cast::<[Gate; 256]>()).iter_mut().enumerate() {
+        let kernel = &mut *(&raw mut IDT).cast::<[Gate; 256]>();
+        let crossing = &mut *(&raw mut CROSSING_IDT).cast::<[Gate; 256]>();
+        for (v, (g, c)) in kernel.iter_mut().zip(crossing.iter_mut()).enumerate() {
             let dpl = if v == 3 || v == 4 { 3 } else { 0 };
             // NMI, double fault and machine check get a stack of their own: they
             // may arrive while rsp points into an environment's save area.
-            let ist = if matches!(v, 2 | 8 | 18) { IST_DOUBLE_FAULT as u64 } else { 0 };
-            *g = gate(super::trap::stub(v), dpl, ist);
+            let fresh = matches!(v, 2 | 8 | 18);
+            let ist = if fresh { IST_DOUBLE_FAULT } else { 0 };
+            *g = gate(super::trap::stub(v), dpl, ist as u64);
+            *c = gate(super::trap::stub(v), dpl, if fresh { ist } else { IST_CROSSING } as u64);
         }
-        let mut desc = [0u8; 10];
-        desc[..2].copy_from_slice(&(256u16 * 16 - 1).to_le_bytes());
-        desc[2..].copy_from_slice(&(&raw const IDT as u64).to_le_bytes());
-        asm!("lidt [{}]", in(reg) &desc, options(nostack));
+        let limit = 256u16 * 16 - 1;
+        KERNEL_IDTR = Idtr { limit, base: &raw const IDT as u64 };
+        CROSSING_IDTR = Idtr { limit, base: &raw const CROSSING_IDT as u64 };
+        asm!("lidt [{}]", in(reg) &raw const KERNEL_IDTR, options(nostack));
     }
 }

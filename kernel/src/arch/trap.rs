@@ -59,7 +59,14 @@ trap_stubs:
      * the general path, which ends the environment. rsp = tf + 120 here;
      * the environment's ExcTarget follows its TrapFrame (tf + 176). */
 exc_fast:
-    testb $3, {v_cs}(%rsp)
+    /* On the double fault's or the crossing's stack: a driver's trap,
+     * whatever its frame says (one that ran `sysret` traps from ring 3);
+     * never delivered to an environment. */
+    cmpq ${trap_stacks}, %rsp
+    jb 2f
+    cmpq $({trap_stacks} + {trap_stacks_size}), %rsp
+    jb trap_common
+2:  testb $3, {v_cs}(%rsp)
     jz trap_common
     swapgs
     movq %rax, {v_rax}(%rsp)
@@ -103,7 +110,10 @@ exc_fast_save:
     movq {v_rcx}(%rsp), %rcx
     swapgs
 
+    /* The direction flag is whatever the interrupted code left (a user
+     * program, a driver); the kernel's code expects it clear. */
 trap_common:
+    cld
     pushq %rax
     pushq %rbx
     pushq %rcx
@@ -119,6 +129,16 @@ trap_common:
     pushq %r13
     pushq %r14
     pushq %r15
+    /* A trap on the double fault's or the crossing's stack is the
+     * kernel's (a driver's) whatever the frame says: a driver may raise
+     * `int N` for a vector whose stub expects an error code the processor
+     * then does not push, and the frame read is shifted by a word; or it
+     * ran `sysret` and traps from ring 3. */
+    leaq {trap_stacks}(%rip), %rax
+    movq %rsp, %rcx
+    subq %rax, %rcx
+    cmpq ${trap_stacks_size}, %rcx
+    jb 1f
     testb $3, {cs}(%rsp)
     jz 1f
     swapgs
@@ -155,6 +175,8 @@ resume_frame:
     sysret!("rsp"),
     from_user = sym crate::trap::from_user,
     from_kernel = sym crate::trap::from_kernel,
+    trap_stacks = sym crate::arch::gdt::TRAP_STACKS,
+    trap_stacks_size = const crate::arch::gdt::TRAP_STACKS_SIZE,
     // exc_fast runs with rsp at the frame's `vector` word (the stub pushed
     // it last), the environment's `ExcTarget` right after its frame.
     v_rax = const offset_of!(TrapFrame, rax) as isize - V,

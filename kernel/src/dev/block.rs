@@ -74,11 +74,13 @@ pub fn flushes() -> bool {
 }
 
 /// Starts a flush: every write completed before it is on stable storage
-/// when it ends. `token` (a sector of a frame the kernel holds) is lent
-/// with it as every request's buffer is; nothing moves through it.
+/// when it ends. `token` (a frame the kernel holds) is lent with it as
+/// every request's buffer is; nothing moves through it: its length is 0
+/// (`drvapi::op::FLUSH`), which is what the driver reports moved when it
+/// ends well (the `complete` wrapper holds it to the request's length).
 pub fn flush(token: Span, done: Done, cookie: u64) -> Result<u64, BlockError> {
     let i = device().ok_or(BlockError::NoDevice)?;
-    let r = Request { op: op::FLUSH, tag: 0, sector: 0, va: 0, len: SECTOR };
+    let r = Request { op: op::FLUSH, tag: 0, sector: 0, va: 0, len: 0 };
     driver::submit(i, r, token.frame.addr() + token.offset as u64, done, cookie).map_err(driver_error)
 }
 

@@ -52,9 +52,13 @@ struct Request {
 struct Table {
     slots: [Option<Request>; SLOTS],
     next_post: u64,
+    /// One past the highest slot in use (at most): scans stop here, so
+    /// that the `settle` of every call and interrupt looks at the few
+    /// requests outstanding, not at all 64 slots.
+    top: usize,
 }
 
-static TABLE: Global<Table> = Global::new(Table { slots: [None; SLOTS], next_post: 0 });
+static TABLE: Global<Table> = Global::new(Table { slots: [None; SLOTS], next_post: 0, top: 0 });
 
 /// Pins `buf`'s frame and `word`'s frame for a request of `owner`'s and
 /// records it; its cookie (slot). Nothing is pinned if it fails.
@@ -71,6 +75,7 @@ fn start(mem: &mut Memory, owner: u32, buf: Span, word: Word, posted: bool) -> R
             t.next_post
         });
         t.slots[i] = Some(Request { owner, buf, word, posted, ended: false });
+        t.top = t.top.max(i + 1);
         Some(i)
     });
     let slot = slot.ok_or(Error::NoMemory)?;
@@ -115,14 +120,18 @@ fn done(cookie: u64, status: i32, len: usize) {
 pub fn settle(mem: &mut Memory) {
     let frames = &mut mem.frames;
     TABLE.with(|t| {
-        for slot in t.slots.iter_mut() {
+        let mut top = 0;
+        for (i, slot) in t.slots[..t.top].iter_mut().enumerate() {
             let Some(r) = slot else { continue };
             let orphaned = r.posted.is_some() && frames.info(r.buf.frame).is_none_or(|f| f.owner != r.owner);
             if r.ended || orphaned {
                 unpin(frames, r);
                 *slot = None;
+            } else {
+                top = i + 1;
             }
         }
+        t.top = top;
     });
 }
 
@@ -200,8 +209,11 @@ pub fn demux(frame: &[u8]) {
 /// `frame` copied into the oldest posted buffer: whether there was one.
 fn deliver(frame: &[u8]) -> bool {
     TABLE.with(|t| {
-        let oldest =
-            t.slots.iter_mut().flatten().filter(|r| r.posted.is_some() && !r.ended).min_by_key(|r| r.posted);
+        let oldest = t.slots[..t.top]
+            .iter_mut()
+            .flatten()
+            .filter(|r| r.posted.is_some() && !r.ended)
+            .min_by_key(|r| r.posted);
         let Some(r) = oldest else { return false };
         let n = frame.len().min(r.buf.len);
         // SAFETY: the buffer's frame is pinned while posted; `offset + len`
@@ -248,6 +260,14 @@ pub fn info(dev: u64) -> Result<abi::dev::DevInfo, Error> {
         isolated: isolated as u32,
         ..Default::default()
     })
+}
+
+/// The address of the first page of `dev`'s registers its driver maps
+/// (its "register window"), for the injected bad stack pointer.
+#[cfg(feature = "inject")]
+pub fn registers(dev: u64) -> Result<u64, Error> {
+    let i = driver::find(name(dev)?).ok_or(Error::NoDevice)?;
+    driver::registers(i).ok_or(Error::NoDevice)
 }
 
 /// `dev_inject`: request `r` (a fault-injection request) to `dev`'s

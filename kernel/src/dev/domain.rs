@@ -115,11 +115,12 @@ impl Domain {
                 continue;
             }
             let pt = new_table()?;
-            let (df_lo, df_hi) = crate::arch::gdt::double_fault_stack();
+            let stacks = crate::arch::gdt::trap_stacks();
             for j in 0..512 {
                 let pte = PhysTables.table(pagetable::frame_of(pde))[j];
                 let va = 0xFFFF_FFFF_8000_0000 + (i as u64) * (2 << 20) + (j as u64) * 4096;
-                let keep = if (df_lo & !4095..df_hi).contains(&va) { WRITABLE } else { 0 };
+                let trap_stack = stacks.iter().any(|&(lo, hi)| (lo & !4095..hi).contains(&va));
+                let keep = if trap_stack { WRITABLE } else { 0 };
                 PhysTables.table(pt)[j] = pte & !(WRITABLE | GLOBAL) | (pte & keep);
             }
             PhysTables.table(image_pd)[i] = pagetable::entry(pt, link);
@@ -227,6 +228,18 @@ impl Domain {
     pub fn unmap_dma(&mut self, va: u64, pa: u64, pages: u64) {
         self.unmap(va, pages);
         iommu::unmap(self.device, pa, pages);
+    }
+
+    /// Empties the domain for a restarted driver: its aliases went when it
+    /// was disabled (`driver::disable`), so each area starts again from
+    /// its beginning; the TLB entries it may still hold go at the next
+    /// entry; its device is attached to the IOMMU again.
+    pub fn reset(&mut self) -> Result<(), &'static str> {
+        self.dma_next = self.base + DMA_AREA.0;
+        self.mmio_next = self.base + MMIO_AREA.0;
+        self.lent = 0;
+        self.stale = true;
+        iommu::attach(self.device)
     }
 
     /// The device reaches nothing any more (its driver is disabled).

@@ -8,7 +8,7 @@ use super::domain::Domain;
 use super::image::Image;
 use super::pci::{ConfigSpace, Device};
 use super::tracker::{Object, Tracker};
-use super::{msix, xpc, Global, MAX_DRIVERS};
+use super::{detect, msix, xpc, Global, MAX_DRIVERS};
 use crate::frames::{Frame, Frames};
 use abi::tables::frame_state;
 use drvapi::{status, DeviceInfo, DriverApi, Facts, KernelApi, Request};
@@ -32,6 +32,9 @@ pub type Done = fn(cookie: u64, status: i32, len: usize);
 
 pub struct Driver {
     pub name: &'static str,
+    /// The image file it was loaded from (the boot file system's), for a
+    /// restart.
+    file: &'static [u8],
     pub device: Device,
     pub image: Image,
     pub domain: Domain,
@@ -54,6 +57,8 @@ struct Pending {
     driver: usize,
     done: Done,
     cookie: u64,
+    /// When it was submitted (timer ticks), for the deadline.
+    since: u64,
 }
 
 pub struct Drivers {
@@ -76,6 +81,11 @@ pub fn with<R>(f: impl FnOnce(&mut Drivers) -> R) -> R {
     DRIVERS.with(f)
 }
 
+/// `with`, or `None` if the drivers are lent already.
+pub fn try_with<R>(f: impl FnOnce(&mut Drivers) -> R) -> Option<R> {
+    DRIVERS.try_with(f)
+}
+
 /// For kernel code inside a crossing (a wrapper, or a trap the driver
 /// took): runs `f` on the drivers and the index of the driver the
 /// crossing is in. `None` outside a crossing, or nested in another use of
@@ -96,6 +106,19 @@ impl Drivers {
     /// Driver `i`, which exists (it is the crossing's, or was found).
     pub fn get(&mut self, i: usize) -> &mut Driver {
         self.list[i].as_mut().expect("the driver exists")
+    }
+
+    /// The first request of an enabled driver pending since before
+    /// `before` (timer ticks): its driver and tag.
+    pub fn overdue(&self, before: u64) -> Option<(usize, u64)> {
+        let late =
+            |p: &Pending| p.since < before && self.list[p.driver].as_ref().is_some_and(|d| !d.disabled);
+        self.pending.iter().flatten().find(|p| late(p)).map(|p| (p.driver, p.tag))
+    }
+
+    /// How many requests driver `i` holds.
+    pub fn holding(&self, i: usize) -> usize {
+        self.pending.iter().flatten().filter(|p| p.driver == i).count()
     }
 
     /// Request `tag` ended (the `complete` wrapper, which checked that
@@ -127,11 +150,11 @@ pub fn holds(frames: &Frames, owner: u32, frame: Frame) -> bool {
 
 /// Calls into driver `i`: `prepare` (in the same loan of the drivers as
 /// the checks) names the entry point and its arguments. An error if the
-/// driver is disabled, is disabled during the call, `prepare` refuses, or
+/// driver is disabled, is stopped during the call, `prepare` refuses, or
 /// a crossing is already under way (a completion callback, or a wrapper,
 /// may not call into a driver).
 fn cross(i: usize, prepare: impl FnOnce(&mut Driver) -> Result<(u64, [u64; 3]), i32>) -> Result<u64, i32> {
-    cross_within(i, BUDGET_TICKS, prepare)
+    cross_within(i, detect::BUDGET_TICKS, prepare)
 }
 
 /// `cross`, stopped by the watchdogs after `budget` timer ticks.
@@ -140,26 +163,38 @@ fn cross_within(
     budget: u64,
     prepare: impl FnOnce(&mut Driver) -> Result<(u64, [u64; 3]), i32>,
 ) -> Result<u64, i32> {
-    PATIENCE.store(budget, core::sync::atomic::Ordering::Relaxed);
+    detect::set_budget(budget);
     let entry = DRIVERS.try_with(|ds| {
         let idle = ds.current.is_none();
         let d = ds.list[i].as_mut().filter(|d| !d.disabled && idle).ok_or(status::IO_ERROR)?;
         let (f, args) = prepare(d)?;
         let (domain, flush) = d.domain.enter();
         ds.current = Some(i);
-        Ok((f, args, d.image.stack().1, domain, flush))
+        Ok((f, args, d.image.stack(), domain, flush))
     });
-    let (f, args, stack_top, domain, flush) = entry.unwrap_or(Err(status::IO_ERROR))?;
+    let (f, args, stack, domain, flush) = entry.unwrap_or(Err(status::IO_ERROR))?;
     // The NMI watchdog covers the crossing (a driver may turn interrupts off).
     super::nmi::arm(true);
     // SAFETY: `f` is one of the driver's entry points (checked to lie in
     // its text at load), the stack and page table its own; the kernel
     // runs with interrupts off outside its idle wait, and no crossing is
     // under way (`current` was none).
-    let r = unsafe { xpc::enter(f, args, stack_top, domain, flush) };
+    let r = unsafe { xpc::enter(f, args, stack, domain, flush) };
     super::nmi::arm(false);
+    let stopped = detect::stopped();
+    if stopped {
+        // Left by `abort`: whatever the abandoned frames had borrowed of
+        // the drivers (a wrapper that was running) is free again, and
+        // NMIs, blocked since an NMI handler that never returned, too.
+        DRIVERS.release_abandoned();
+        xpc::unblock_nmis();
+    }
     DRIVERS.with(|ds| {
         ds.current = None;
+        if stopped {
+            detect::report(ds.get(i).name);
+            disable(ds, i, "it failed");
+        }
         match ds.list[i].as_ref() {
             Some(d) if !d.disabled => Ok(r),
             _ => Err(status::IO_ERROR),
@@ -189,11 +224,13 @@ pub fn start(
     domain: Domain,
     vector: u8,
     api: &'static KernelApi,
+    file: &'static [u8],
 ) -> Result<usize, &'static str> {
     let i = with(|ds| {
         let i = ds.list.iter().position(Option::is_none).ok_or("too many drivers")?;
         ds.list[i] = Some(Driver {
             name,
+            file,
             device,
             image,
             domain,
@@ -209,6 +246,38 @@ pub fn start(
         });
         Ok(i)
     })?;
+    let r = init(i, api);
+    with(|ds| match r {
+        Ok(()) => {
+            super::recover::ran(i);
+            Ok(i)
+        }
+        Err(why) => {
+            disable(ds, i, why);
+            Err(why)
+        }
+    })
+}
+
+/// Restarts disabled driver `i` (`recover`): a fresh copy of its image in
+/// its frames, its domain emptied and its device reachable again, then
+/// its entry point and init as at boot. If that fails it is disabled
+/// again.
+pub fn restart(i: usize, api: &'static KernelApi) -> Result<(), &'static str> {
+    with(|ds| {
+        let d = ds.list[i].as_mut().filter(|d| d.disabled).ok_or("it is not disabled")?;
+        d.image.reload(d.file, (d.domain.base, d.domain.base + super::domain::REGION))?;
+        d.domain.reset()?;
+        (d.facts, d.sizing, d.disabled) = (Facts::default(), 0, false);
+        Ok(())
+    })?;
+    let r = init(i, api);
+    with(|ds| r.inspect_err(|why| disable(ds, i, why)))
+}
+
+/// Runs driver `i`'s entry point, checks the table it returns, runs its
+/// init and checks the facts it reports.
+fn init(i: usize, api: &'static KernelApi) -> Result<(), &'static str> {
     // The device may reach the image's data and its stack, which the
     // driver may share (`wrappers::share`), besides what it is lent later.
     with(|ds| {
@@ -235,9 +304,10 @@ pub fn start(
             return Err("its entry table has the wrong version or points outside its text");
         }
         (d.init, d.submit, d.interrupt) = (api[1], api[2], api[3]);
-        // Bus mastering for DMA and memory decoding for its registers.
+        // Bus mastering for DMA and memory decoding for its registers;
+        // INTx on again (a disabled driver's device had it off).
         let f = d.device.at;
-        f.write32(4, f.read32(4) & 0xFFFF | 0x6);
+        f.write32(4, f.read32(4) & 0xFFFF & !(1 << 10) | 0x6);
         let info = DeviceInfo {
             bus: f.bus,
             device: f.device,
@@ -249,18 +319,19 @@ pub fn start(
     })?;
     // Init talks to the device (reset, features, queues), which takes
     // longer than a request's call when the host is busy.
-    let r =
-        cross_within(i, INIT_BUDGET_TICKS, |d| Ok((d.init, [api as *const KernelApi as u64, info, facts])));
-    with(|ds| match r {
-        Ok(v) if v as i32 == status::OK => {
-            // SAFETY: put there by `post` above, in the driver's mailbox.
-            ds.get(i).facts = unsafe { (facts as *const Facts).read() };
-            Ok(i)
-        }
-        _ => {
-            disable(ds, i, "its init failed");
-            Err("its init failed")
-        }
+    let budget = detect::INIT_BUDGET_TICKS;
+    match cross_within(i, budget, |d| Ok((d.init, [api as *const KernelApi as u64, info, facts]))) {
+        Ok(v) if v as i32 == status::OK => {}
+        _ => return Err("its init failed"),
+    }
+    with(|ds| {
+        let d = ds.get(i);
+        // SAFETY: put there by `post` above, in the driver's mailbox.
+        d.facts = unsafe { (facts as *const Facts).read() };
+        detect::implausible(d).map_or(Ok(()), |why| {
+            crate::kprintln!("driver {}: reported {why}", d.name);
+            Err("it reported impossible facts about its device")
+        })
     })
 }
 
@@ -270,13 +341,13 @@ pub fn start(
 pub fn submit(i: usize, mut r: Request, pa: u64, done: Done, cookie: u64) -> Result<u64, i32> {
     let (slot, tag) = with(|ds| {
         let slot = ds.pending.iter().position(Option::is_none).ok_or(status::NO_SPACE)?;
-        ds.pending[slot] = Some(Pending { tag: ds.next_tag, driver: i, done, cookie });
+        ds.pending[slot] = Some(Pending { tag: ds.next_tag, driver: i, done, cookie, since: detect::now() });
         ds.next_tag += 1;
         Ok::<_, i32>((slot, ds.next_tag - 1))
     })?;
     let mut lent = None;
     // A flush waits for the device inside the call (`drvapi::op::FLUSH`).
-    let budget = if r.op == drvapi::op::FLUSH { FLUSH_BUDGET_TICKS } else { BUDGET_TICKS };
+    let budget = if r.op == drvapi::op::FLUSH { detect::FLUSH_BUDGET_TICKS } else { detect::BUDGET_TICKS };
     let st = match cross_within(i, budget, |d| {
         let va = d.domain.lend(pa).ok_or(status::NO_SPACE)?;
         if d.tracker.add(Object::Lent { tag, va, pa, len: r.len as u64 }).is_err() {
@@ -288,7 +359,7 @@ pub fn submit(i: usize, mut r: Request, pa: u64, done: Done, cookie: u64) -> Res
         Ok((d.submit, [post(d, MAIL_REQUEST, r), 0, 0]))
     }) {
         Ok(v) if v as i32 == status::OK => return Ok(tag),
-        Ok(v) => v as i32,
+        Ok(v) => with(|ds| detect::refusal(ds, i, r.op, v as i32)),
         Err(e) => e,
     };
     // Not started: the buffer comes back, no completion is due (unless
@@ -310,6 +381,22 @@ pub fn submit(i: usize, mut r: Request, pa: u64, done: Done, cookie: u64) -> Res
 /// with a request it refuses at once (the XPC benchmark).
 pub fn null_call(i: usize) -> Result<u64, i32> {
     cross(i, |d| Ok((d.submit, [post(d, MAIL_REQUEST, Request::default()), 0, 0])))
+}
+
+/// The first page of driver `i`'s registers it maps, if any.
+#[cfg(feature = "inject")]
+pub fn registers(i: usize) -> Option<u64> {
+    with(|ds| {
+        ds.get(i).tracker.iter().find_map(|o| match o {
+            Object::Mmio { va, .. } => Some(va & !4095),
+            _ => None,
+        })
+    })
+}
+
+/// Driver `i`'s name.
+pub fn name(i: usize) -> &'static str {
+    with(|ds| ds.get(i).name)
 }
 
 /// The index of the enabled driver `name`.
@@ -401,6 +488,7 @@ pub fn disable(ds: &mut Drivers, i: usize, why: &str) {
             (p.done)(p.cookie, status::IO_ERROR, 0);
         }
     }
+    super::recover::failed(i);
 }
 
 /// The IOMMU reported DMA faults (`iommu::FAULT_VECTOR`): each names the
@@ -426,91 +514,4 @@ pub fn dma_faults() {
             }
         });
     });
-}
-
-const KERNEL_CODE: u64 = 0xFFFF_FFFF_8000_0000;
-
-/// How many timer ticks a crossing may last before the watchdog calls it
-/// a livelock (100 ms; a crossing normally lasts microseconds).
-const BUDGET_TICKS: u64 = 100_000_000 / crate::arch::apic::TICK_NS;
-/// A flush's budget: the host may take seconds to make its image
-/// durable (30 s).
-const FLUSH_BUDGET_TICKS: u64 = 30_000_000_000 / crate::arch::apic::TICK_NS;
-/// A driver's init's budget (2 s).
-const INIT_BUDGET_TICKS: u64 = 2_000_000_000 / crate::arch::apic::TICK_NS;
-/// The budget of the crossing under way.
-static PATIENCE: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(BUDGET_TICKS);
-
-fn patience() -> u64 {
-    PATIENCE.load(core::sync::atomic::Ordering::Relaxed)
-}
-
-/// A processor exception in the kernel (in the kernel's page table, the
-/// trap handler's first act): if the driver a crossing is in took it (it
-/// wrote outside its domain, jumped anywhere, or faulted otherwise), the
-/// driver is disabled and the crossing left; otherwise `false`. One in
-/// kernel code (a wrapper) is the kernel's own bug — but a double fault, a
-/// stack overflow, is the driver's wherever it ran out of its stack.
-pub fn fault(vector: u64, rip: u64) -> bool {
-    // The kernel's code lies in the top 2 GiB below the driver regions.
-    let kernel_code = (KERNEL_CODE..super::FIRST_REGION).contains(&rip);
-    if !xpc::under_way() || (kernel_code && vector != 8) {
-        return false;
-    }
-    match vector {
-        14 => {
-            let addr = crate::arch::cpu::cr2();
-            stop(format_args!("page fault at address {addr:#x} (rip {rip:#x}): outside its domain"))
-        }
-        8 => stop(format_args!("double fault at rip {rip:#x}: its stack overflowed into its guard page")),
-        v => stop(format_args!("{} at rip {rip:#x}", abi::exception::vector::name(v))),
-    }
-}
-
-/// A timer tick (paper 004 §3.3, the livelock watchdog): a crossing that
-/// has lasted longer than its budget — a driver looping in a call or in
-/// its interrupt handler — is stopped as if it had faulted.
-pub fn watchdog() {
-    if xpc::under_way() && xpc::age(1) > patience() {
-        let ms = patience() * crate::arch::apic::TICK_NS / 1_000_000;
-        stop(format_args!("livelock: still running after {ms} ms; stopped by the watchdog"));
-    }
-}
-
-/// An NMI (the NMI watchdog, `nmi.rs`): it stands for its period of the
-/// crossing's age; past the budget, a driver caught in its own code (not
-/// in a wrapper, which holds the kernel's state) is stopped as by the
-/// timer's watchdog.
-pub fn nmi_watchdog(rip: u64) {
-    let in_kernel = (KERNEL_CODE..super::FIRST_REGION).contains(&rip);
-    if xpc::under_way() && xpc::age(super::nmi::TICKS_PER_NMI) > patience() && !in_kernel {
-        let ms = patience() * crate::arch::apic::TICK_NS / 1_000_000;
-        stop(format_args!(
-            "livelock with interrupts off: still running after {ms} ms at rip {rip:#x}; stopped by the NMI watchdog"
-        ));
-    }
-}
-
-/// Disables the driver the crossing is in and leaves the crossing. Returns
-/// (`false`) only when there is none, or kernel code inside it holds the
-/// loan (then the fault is the kernel's own).
-fn stop(why: core::fmt::Arguments) -> bool {
-    let stopped = in_crossing(|ds, i| {
-        crate::kprintln!("driver {}: {why}", ds.get(i).name);
-        disable(ds, i, "it failed");
-    });
-    if stopped.is_some() {
-        // SAFETY: inside the crossing (the loan exists only there); the
-        // frames left are the driver's and this handler's, holding nothing.
-        unsafe { xpc::abort(status::IO_ERROR as i64) }
-    }
-    false
-}
-
-/// Disables the current driver and leaves the crossing (a wrapper check
-/// failed, or the driver gave up). Called outside any loan.
-pub fn fail_current(why: core::fmt::Arguments) -> ! {
-    let _kernel = xpc::KernelView::enter(true);
-    stop(why);
-    unreachable!("a wrapper failed outside a crossing")
 }

@@ -49,6 +49,37 @@ impl Image {
     pub fn pa(&self, va: u64) -> u64 {
         self.first_frame.addr() + (va - self.base)
     }
+
+    /// Copies the loadable segments of `elf` into the run.
+    fn copy(&self, elf: &Elf) {
+        for s in elf.segments().filter(|s| s.kind == PT_LOAD) {
+            let bytes = elf.file_bytes(&s);
+            // SAFETY: the destination is inside the run (the segment lies
+            // in the image's span, checked at load), reached through the
+            // physical window.
+            unsafe {
+                core::ptr::copy_nonoverlapping(
+                    bytes.as_ptr(),
+                    crate::mm::phys::<u8>(self.pa(s.vaddr)),
+                    bytes.len(),
+                )
+            };
+        }
+    }
+
+    /// A fresh copy of `data`, the file this image was loaded from (its
+    /// region `window`), in the same frames and mappings: whatever a
+    /// failed driver left in its memory (its data, its stack, its text
+    /// when it ran unisolated) is gone. The driver must not be running.
+    pub fn reload(&self, data: &[u8], window: (u64, u64)) -> Result<(), &'static str> {
+        let elf = Elf::parse(data, window.0, window.1, 0).map_err(|e| e.describe())?;
+        let len = (self.pages * 4096) as usize;
+        // SAFETY: the run is this image's alone (its frames since load),
+        // reached through the physical window; nothing runs in it.
+        unsafe { core::ptr::write_bytes(crate::mm::phys::<u8>(self.first_frame.addr()), 0, len) };
+        self.copy(&elf);
+        Ok(())
+    }
 }
 
 /// Loads `data` at its linked addresses, which must lie in `window`.
@@ -73,17 +104,8 @@ pub fn load(
     }
     let first = contig::alloc(frames, pages).ok_or("out of contiguous memory")?;
     let mut img = Image { base: lo, first_frame: first, pages, entry: elf.entry, text: (0, 0), data: (0, 0) };
+    img.copy(&elf);
     for s in loads() {
-        let bytes = elf.file_bytes(&s);
-        // SAFETY: the destination is inside the fresh run (the segment lies
-        // in [lo, hi)), reached through the physical window.
-        unsafe {
-            core::ptr::copy_nonoverlapping(
-                bytes.as_ptr(),
-                crate::mm::phys::<u8>(img.pa(s.vaddr)),
-                bytes.len(),
-            )
-        };
         let range = (s.vaddr, s.vaddr + s.memsz);
         if s.flags & PF_X != 0 {
             img.text = range;

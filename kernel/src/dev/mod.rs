@@ -14,6 +14,8 @@ pub mod client;
 #[cfg(target_os = "none")]
 pub mod contig;
 #[cfg(target_os = "none")]
+mod detect;
+#[cfg(target_os = "none")]
 mod domain;
 #[cfg(target_os = "none")]
 mod driver;
@@ -33,6 +35,8 @@ mod nmi;
 pub mod packet;
 #[cfg(target_os = "none")]
 mod pool;
+#[cfg(target_os = "none")]
+mod recover;
 #[cfg(target_os = "none")]
 pub mod wait;
 #[cfg(target_os = "none")]
@@ -71,7 +75,7 @@ const KNOWN: &[(&str, u16, u16, u64)] = &[
 /// kernel knows, with the memory it needs (its pool, driver images,
 /// region tables); registers the device layer's hooks.
 #[cfg(target_os = "none")]
-pub fn init(mem: &mut crate::memory::Memory, bootfs: &[u8], cmdline: &[u8]) {
+pub fn init(mem: &mut crate::memory::Memory, bootfs: &'static [u8], cmdline: &[u8]) {
     if !pool::init(&mut mem.frames) {
         crate::kprintln!("dev: no memory for the device layer's pool; no devices");
         return;
@@ -80,6 +84,12 @@ pub fn init(mem: &mut crate::memory::Memory, bootfs: &[u8], cmdline: &[u8]) {
     crate::hooks::register(&HOOKS);
     let words = core::str::from_utf8(cmdline).unwrap_or("");
     let isolated = !words.split_whitespace().any(|w| w == "isolation=off");
+    if words.split_whitespace().any(|w| w == "deadline=off") {
+        detect::no_deadline();
+    }
+    if words.split_whitespace().any(|w| w == "recover=restart") {
+        recover::enable();
+    }
     if isolated {
         let pcids = xpc::use_pcids();
         crate::kprintln!(
@@ -115,7 +125,7 @@ pub fn init(mem: &mut crate::memory::Memory, bootfs: &[u8], cmdline: &[u8]) {
         let kernel = mem.kernel_pml4();
         let started = domain::Domain::build(kernel, base, isolated, at).and_then(|dom| {
             let img = image::load(&mut mem.frames, kernel, file.data, (base, base + domain::REGION))?;
-            driver::start(name, *d, img, dom, vector, &wrappers::KERNEL_API)
+            driver::start(name, *d, img, dom, vector, &wrappers::KERNEL_API, file.data)
         });
         mem.publish_free();
         match started {
@@ -156,15 +166,24 @@ pub fn init(mem: &mut crate::memory::Memory, bootfs: &[u8], cmdline: &[u8]) {
 static HOOKS: crate::hooks::Hooks = crate::hooks::Hooks {
     trap_enter: xpc::trap_enter,
     trap_leave: xpc::trap_leave,
-    fault: driver::fault,
-    nmi: driver::nmi_watchdog,
-    tick: driver::watchdog,
+    fault: detect::fault,
+    nmi: detect::nmi_watchdog,
+    tick: detect::watchdog,
+    clock,
     note,
     pending,
     service,
     woke: || WOKE.load(Ordering::Relaxed),
     released: net::released,
 };
+
+/// Timer ticks were counted, `now` in all: requests past their deadline
+/// fail their drivers, and failed drivers are restarted.
+#[cfg(target_os = "none")]
+fn clock(now: u64) {
+    detect::clock(now);
+    recover::run(now);
+}
 
 /// When the last device interrupt that ended an idle wait arrived (TSC).
 #[cfg(target_os = "none")]

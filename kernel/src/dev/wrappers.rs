@@ -6,7 +6,8 @@
 //! hands out in the driver's object tracker, and disables the driver when
 //! a check fails.
 
-use super::driver::{self, fail_current, owns, Driver, Drivers};
+use super::detect::{fail_current, known_status};
+use super::driver::{self, owns, Driver, Drivers};
 use super::pci::{Bar, ConfigSpace};
 use super::tracker::{inside, Object};
 use super::xpc::KernelView;
@@ -293,22 +294,31 @@ extern "C" fn irq_enable() -> i32 {
 extern "C" fn complete(tag: u64, st: i32, len: usize) {
     wrap(|ds, i| {
         let d = ds.get(i);
+        let call = |why| refused("complete", &[tag, st as u64, len as u64], why);
+        if !known_status(st) {
+            return Err(call("a status that does not exist"));
+        }
+        // A request that ended well moved all its bytes.
         match d.tracker.take_lent(tag) {
-            Some(Object::Lent { va, pa, len: lent, .. }) if st != status::OK || len <= lent as usize => {
+            Some(Object::Lent { va, pa, len: lent, .. }) if st != status::OK || len == lent as usize => {
                 d.domain.take_back(va, pa)
             }
-            _ => {
-                let why = "a request it does not hold (or overran it)";
-                return Err(refused("complete", &[tag, st as u64, len as u64], why));
-            }
+            Some(Object::Lent { .. }) => return Err(call("a length other than the request's")),
+            _ => return Err(call("a request it does not hold")),
         }
         ds.finish(tag, st, len);
         Ok(())
     })
 }
 
+/// Lengths of an Ethernet frame (no frame check sequence; one VLAN tag).
+const FRAME_LEN: core::ops::RangeInclusive<usize> = 14..=1518;
+
 extern "C" fn receive(va: usize, len: usize) {
     wrap(|ds, i| {
+        if !FRAME_LEN.contains(&len) {
+            return Err(refused("receive", &[va as u64, len as u64], "a frame of impossible length"));
+        }
         let frame = readable(ds.get(i), va, len).ok_or(refused(
             "receive",
             &[va as u64, len as u64],

@@ -107,6 +107,12 @@ pub fn dev_ping(k: &mut Kernel, Args([dev, count, cred, ..]): Args) -> Result<u6
 #[cfg(feature = "inject")]
 static CANARY: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0x5AFE);
 
+/// Unmapped, between the kernel's image and the first driver region:
+/// where a flipped bit in a call's target sends a driver (the kernel once
+/// took a fault there for its own).
+#[cfg(feature = "inject")]
+const UNMAPPED_HIGH: u64 = 0xFFFF_FFFF_B000_0000;
+
 /// `dev_inject(dev, fault, arg, frame, done, cred)`: the fault `fault`
 /// in `dev`'s driver, with bytes 0..512 of the caller's `frame` lent to it:
 /// 1 if the driver was stopped during the call, 0 if the request is in
@@ -130,6 +136,18 @@ pub fn dev_inject(k: &mut Kernel, Args([dev, fault, arg, frame, done, cred]): Ar
         // (and has not lent to the driver).
         f::WILD_DMA => (op::INJECT_WILD_DMA, Frame::new(arg).addr(), 512),
         f::CLI_LIVELOCK => (op::INJECT_CLI_LIVELOCK, 0, 0),
+        f::WILD_CALL_HIGH => (op::INJECT_WILD_CALL, UNMAPPED_HIGH, 0),
+        // The top of the registers' first page: what the trap or the call
+        // pushes lands in the device's registers.
+        f::BAD_STACK_IRQ | f::BAD_STACK_CALL => {
+            let regs = client::registers(dev)?;
+            (op::INJECT_BAD_STACK, regs + 0xFF8, (fault == f::BAD_STACK_CALL) as usize)
+        }
+        f::SYSRET => (op::INJECT_PRIVILEGED, op::PRIVILEGED_SYSRET, 0),
+        f::INT14 => (op::INJECT_PRIVILEGED, op::PRIVILEGED_INT14, 0),
+        f::LIE_FULL => (op::INJECT_LIE, op::LIE_FULL, 0),
+        f::LIE_SHORT => (op::INJECT_LIE, op::LIE_SHORT, 0),
+        f::LIE_DROP => (op::INJECT_LIE, op::LIE_DROP, 0),
         _ => return Err(Error::BadFlags),
     };
     if fault == f::WILD_DMA {

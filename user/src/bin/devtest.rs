@@ -135,6 +135,18 @@ fn arp_test(pages: &[Page; 4]) -> Test {
 /// call, and its interrupt reaches ring 3 between two; at least one must
 /// be caught), and the block device is gone. The injection's answer.
 fn stopped_with_read_in_flight(pages: &[Page; 4], f: u64) -> Result<u64, Failed> {
+    let r = failed_in_flight(pages, f)?;
+    if sys::dev_info(BLOCK).err() != Some(Error::NoDevice)
+        || sys::blk_io(false, pages[0].frame, 0, 512, 0, dev::word(0)) != Err(Error::NoDevice)
+    {
+        return Err(fail(format_args!("the disabled driver still takes requests")));
+    }
+    Ok(r)
+}
+
+/// `stopped_with_read_in_flight` but for the device's absence afterwards
+/// (a driver restarted at once may be back already).
+fn failed_in_flight(pages: &[Page; 4], f: u64) -> Result<u64, Failed> {
     const READS: [(usize, usize); 3] = [(0, 0), (2, 2), (3, 3)];
     for (p, w) in READS {
         ok(sys::blk_io(false, pages[p].frame, 0, 4096, 8 * p as u64, dev::word(w)), "block request refused")?;
@@ -154,12 +166,60 @@ fn stopped_with_read_in_flight(pages: &[Page; 4], f: u64) -> Result<u64, Failed>
     if failed == 0 {
         return Err(fail(format_args!("no pending read failed")));
     }
-    if sys::dev_info(BLOCK).err() != Some(Error::NoDevice)
-        || sys::blk_io(false, pages[0].frame, 0, 512, 0, dev::word(0)) != Err(Error::NoDevice)
-    {
-        return Err(fail(format_args!("the disabled driver still takes requests")));
-    }
     Ok(r)
+}
+
+/// Waits up to 2 s for the block device to be back (a restart); whether
+/// it is.
+fn block_back() -> bool {
+    for _ in 0..200 {
+        if sys::dev_info(BLOCK).is_ok() {
+            return true;
+        }
+        // Word 7 is never used for a request: this sleeps 5 ticks.
+        let _ = dev::wait(7, 5);
+    }
+    false
+}
+
+/// Recovery (`recover=restart`): the block driver lies (refuses requests
+/// as if its queue were full, a state kept in its memory), is stopped
+/// with its request failed, and comes back restarted from a fresh copy of
+/// its image — one that kept the old memory would lie again — and the
+/// disk reads right.
+fn restart(pages: &[Page; 4]) -> Test {
+    if ok(sys::dev_inject(BLOCK, inject::LIE_FULL, 0, pages[1].frame, dev::word(1)), "the injection")? != 0 {
+        return Err(fail(format_args!("the lying driver was stopped at once")));
+    }
+    if sys::blk_io(false, pages[0].frame, 0, 4096, 0, dev::word(0)).is_ok()
+        || ended(1, "the injection")? != status::IO_ERROR
+    {
+        return Err(fail(format_args!("the lie went unnoticed")));
+    }
+    if !block_back() {
+        return Err(fail(format_args!("the block driver did not come back")));
+    }
+    pattern(pages)?;
+    println!("devtest restart: the block driver was stopped, restarted afresh, and the disk reads right");
+    Ok(())
+}
+
+/// A driver that fails again at once (a wild call each time it is back)
+/// is restarted three times, then left disabled.
+fn restart_loop(pages: &[Page; 4]) -> Test {
+    for n in 0..4 {
+        failed_in_flight(pages, inject::WILD_CALL)?;
+        if n < 3 && !block_back() {
+            return Err(fail(format_args!("the block driver did not come back after failure {}", n + 1)));
+        }
+    }
+    if block_back() {
+        return Err(fail(format_args!("the block driver was restarted a fourth time")));
+    }
+    println!(
+        "devtest restart-loop: the block driver failing at once was restarted 3 times, then left disabled"
+    );
+    Ok(())
 }
 
 fn wild_write(pages: &[Page; 4]) -> Test {
@@ -187,6 +247,77 @@ fn cli_livelock(pages: &[Page; 4]) -> Test {
     println!(
         "devtest cli-livelock: the block driver looping with interrupts off was stopped; its pending read failed"
     );
+    Ok(())
+}
+
+fn wild_call_high(pages: &[Page; 4]) -> Test {
+    stopped_with_read_in_flight(pages, inject::WILD_CALL_HIGH)?;
+    println!("devtest wild-call-high: the block driver's call to 0xffffffffb0000000 was stopped");
+    Ok(())
+}
+
+/// The block driver, with reads in flight, points its stack pointer at
+/// its device's registers and then takes an interrupt (`call` false) or
+/// calls the kernel (`call` true) there: neither the trap's frame nor a
+/// wrapper may land on that stack.
+fn bad_stack(pages: &[Page; 4], call: bool) -> Test {
+    let f = if call { inject::BAD_STACK_CALL } else { inject::BAD_STACK_IRQ };
+    stopped_with_read_in_flight(pages, f)?;
+    let how = if call { "called the kernel" } else { "took an interrupt" };
+    println!("devtest bad-stack: the block driver {how} with its stack on its registers and was stopped");
+    Ok(())
+}
+
+/// The driver of `dev` runs an instruction only ring 0 may (`sysret`,
+/// then a trap from ring 3; or `int 14`, a frame shifted by a word): it
+/// is stopped, not the kernel.
+fn privileged(pages: &[Page; 4], dev: u64, f: u64) -> Test {
+    let r = ok(sys::dev_inject(dev, f, 0, pages[1].frame, dev::word(1)), "the injection")?;
+    if r == 0 || sys::dev_info(dev).is_ok() {
+        return Err(fail(format_args!("the driver was not stopped")));
+    }
+    let (name, what) = if dev == BLOCK { ("virtio-blk", "sysret") } else { ("virtio-net", "int 14") };
+    println!("devtest privileged: {name}'s {what} was stopped");
+    Ok(())
+}
+
+/// The block driver takes a request and never ends it (alive but
+/// useless): the kernel's deadline fails the request and the driver.
+fn deadline(pages: &[Page; 4]) -> Test {
+    let r = ok(sys::dev_inject(BLOCK, inject::LIE_DROP, 0, pages[1].frame, dev::word(1)), "the injection")?;
+    if r != 0 {
+        return Err(fail(format_args!("the driver was stopped at once")));
+    }
+    if ended(1, "the dropped request")? != status::IO_ERROR || sys::dev_info(BLOCK).is_ok() {
+        return Err(fail(format_args!("the request the driver dropped did not fail it")));
+    }
+    println!("devtest deadline: the request the block driver never ended failed it");
+    Ok(())
+}
+
+/// A driver lies about its work: the block driver refuses requests as
+/// if its queue were full (`LIE_FULL`), the network driver says a frame
+/// went out whole reporting half its bytes (`LIE_SHORT`). Each is stopped
+/// at its first lie; the request it lied about fails.
+fn lie(pages: &[Page; 4], dev: u64) -> Test {
+    let how = if dev == BLOCK { inject::LIE_FULL } else { inject::LIE_SHORT };
+    // The injection itself stays in flight (word 1) until the driver stops.
+    if ok(sys::dev_inject(dev, how, 0, pages[1].frame, dev::word(1)), "the injection")? != 0 {
+        return Err(fail(format_args!("the lying driver was stopped at once")));
+    }
+    let caught = if dev == BLOCK {
+        sys::blk_io(false, pages[0].frame, 0, 4096, 0, dev::word(0)).is_err()
+    } else {
+        let mac = ok(sys::dev_info(NET), "no network device")?.mac;
+        let n = user::net::arp_request(pages[0].bytes(), mac, GATEWAY);
+        ok(sys::net_send(pages[0].frame, 0, n as u64, dev::word(0)), "transmit refused")?;
+        ended(0, "the transmission")? == status::IO_ERROR
+    };
+    if !caught || sys::dev_info(dev).is_ok() || ended(1, "the injection")? != status::IO_ERROR {
+        return Err(fail(format_args!("the lie went unnoticed")));
+    }
+    let name = if dev == BLOCK { "virtio-blk" } else { "virtio-net" };
+    println!("devtest lie: {name}'s lie was caught; it was stopped");
     Ok(())
 }
 
@@ -257,6 +388,16 @@ fn run(name: &str, pages: &[Page; 4]) -> Test {
         "livelock" => livelock(pages),
         "cli-livelock" => cli_livelock(pages),
         "wild-call" => wild_call(pages),
+        "wild-call-high" => wild_call_high(pages),
+        "bad-stack-irq" => bad_stack(pages, false),
+        "bad-stack-call" => bad_stack(pages, true),
+        "sysret" => privileged(pages, BLOCK, inject::SYSRET),
+        "int14" => privileged(pages, NET, inject::INT14),
+        "deadline" => deadline(pages),
+        "lie-full" => lie(pages, BLOCK),
+        "lie-short" => lie(pages, NET),
+        "restart" => restart(pages),
+        "restart-loop" => restart_loop(pages),
         "wild-dma" => wild_dma(pages),
         "irq-livelock" => irq_livelock(pages),
         other => Err(fail(format_args!("no device test {other:?}"))),

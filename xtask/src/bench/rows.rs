@@ -368,8 +368,10 @@ const NESTED: &str = "Veneer only: bench_libos's row of the same name (before th
      each giving its subtree a quota and waiting in the kernel (_tN: each also interposing and passing every event)";
 
 const DEV_PAIRING: &str =
-    "kernel-driven (kernel/src/dev/bench.rs): instructions per operation with the time \
-     spent halted waiting for the device left out; the same driver images, isolated or not (isolation=off)";
+    "from ring 3 (user/src/bin/devbench.rs) through the device calls (blk_read, net_send, net_recv; \
+     completion words, sleeping on a wakeup predicate): instructions per operation with the time spent \
+     halted waiting for the device (Clock::halted_tsc) left out; the same driver images, isolated or not \
+     (isolation=off); no Linux side";
 
 const SELECT_PAIRING: &str = "per round trip: whole experiment (5 processes x 4,800 200-byte + 4,800 5-byte \
      messages, each through its own forked cat; forks and waits included) / messages; Linux: bench.c \
