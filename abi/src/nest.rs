@@ -39,7 +39,7 @@ pub struct EnvState {
     pub pct_entry: u64,
     pub pct_stack: u64,
     pub pct_guard: u64,
-    /// 1 if it gets start/end-of-slice upcalls.
+    /// Its `slice_upcalls` mode (0, `UPCALLS_BOTH`, `UPCALLS_STARTS`).
     pub slice_upcalls: u64,
     /// Interrupt bits queued for it, and who sent the last ones.
     pub interrupts: u64,

@@ -136,11 +136,18 @@ pub const CAP_GRANT: u64 = BASE + 25;
 /// rights. `cred` must cover the frame's owner.
 pub const FRAME_SHARE: u64 = BASE + 26;
 
-/// `slice_upcalls(env, on, cred)`: deliver (or stop delivering)
-/// start-of-slice and end-of-slice upcalls to `env`'s exception handler;
-/// with them on, the environment saves its own state and must yield when
-/// its slice ends.
+/// `slice_upcalls(env, mode, cred)`: deliver (or stop delivering) slice
+/// upcalls to `env`'s exception handler. Mode 1 (`UPCALLS_BOTH`):
+/// start-of-slice and end-of-slice upcalls; the environment saves its own
+/// state and must yield when its slice ends (the abort protocol applies).
+/// Mode 2 (`UPCALLS_STARTS`): start-of-slice upcalls only, a promise of
+/// nothing (a library that only wants to look at its clocks when it runs).
+/// Mode 0: none. Other modes: `BadFlags`.
 pub const SLICE_UPCALLS: u64 = BASE + 27;
+/// `slice_upcalls` modes.
+pub const UPCALLS_OFF: u64 = 0;
+pub const UPCALLS_BOTH: u64 = 1;
+pub const UPCALLS_STARTS: u64 = 2;
 
 /// `frames_reclaim(env, n, cred)`: ask `env` to give back `n` frames (a
 /// `REVOKE_REQUEST` upcall). If it has not within two ticks, the kernel
@@ -438,8 +445,31 @@ pub const NET_STATS: u64 = BASE + 83;
 /// The grantee of `net_consent` that means every endpoint.
 pub const NET_ANYONE: u64 = u64::MAX;
 
+/// `env_move(env, to, cred)`: moves `env` and its subtree under `to`, a
+/// proper ancestor of `env`'s parent (so `to` already dominated it: no
+/// authority is made; the environments between lose theirs). `cred` must
+/// cover `env` with the write right. A UNIX library gives a dying
+/// process's children to init with it, so the process ends at once. Its
+/// guard moves under `to`'s in the capability tree, so it outlives its old
+/// parent. Refused: `BadEnv` if `env` is no id, is the caller, has no
+/// parent or `to` is not such an ancestor (or is exited); `NotPermitted`
+/// if `env` shares another's page tables (a thread moves with its owner)
+/// or an environment between `to` and `env` limits its subtree or
+/// interposes on `env` (a move may not escape either).
+pub const ENV_MOVE: u64 = BASE + 84;
+
+/// `env_exit_bits(env, bits, cred)`: whenever `env` ends on its own or by
+/// the kernel's hand (it calls `exit`, faults with no handler free, is
+/// destroyed by the abort protocol), interrupt `bits` are queued for its
+/// parent, the environment that asked, if the parent has a handler (0:
+/// none, the default). `cred` must cover `env` with the write right, and
+/// the caller must be `env`'s parent (`NotPermitted`). A library learns
+/// that a thread it made has died however it died (and ends it as a Linux
+/// thread ends), or that a child process the kernel killed is a zombie.
+pub const ENV_EXIT_BITS: u64 = BASE + 85;
+
 /// One past the last kernel call.
-pub const END: u64 = BASE + 84;
+pub const END: u64 = BASE + 86;
 
 /// `env_limit`: no limit.
 pub const NO_LIMIT: u64 = u64::MAX;
@@ -466,7 +496,7 @@ pub struct PredicateContext {
 }
 
 /// Most regions one predicate may read.
-pub const PRED_REGIONS: usize = 4;
+pub const PRED_REGIONS: usize = 5;
 /// Most instructions in one predicate.
 pub const PRED_MAX_INSNS: u64 = 4096;
 
@@ -490,6 +520,13 @@ pub const PCT_SYNC: u64 = 1;
 /// sleeping target wakes (its `sleep` returns 2). The entry's guard applies
 /// as for any `pct`. Returns 1 if the upcall was delivered at once, else 0.
 pub const PCT_INTERRUPT: u64 = 2;
+/// `pct` flag, with `PCT_INTERRUPT` only: queue the bits (waking a
+/// sleeping target) but keep the CPU. A sender holding a lock the target
+/// will want, or signalling many targets at once, queues; the target takes
+/// the bits when one of its slices starts, when it is yielded to
+/// (`yield_to` delivers queued bits as a slice start does), or from
+/// `interrupts_take`. Returns 0.
+pub const PCT_QUEUE: u64 = 4;
 
 /// `pct` flags naming the credential slot presented to the entry's guard.
 pub const fn pct_cred(slot: u64) -> u64 {

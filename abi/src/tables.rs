@@ -48,6 +48,9 @@ pub struct KernelInfo {
     pub cmdline_len: u64,
     /// The kernel command line (`init=PROGRAM ARGS...`).
     pub cmdline: [u8; 256],
+    /// Environment slots in use (live or exited): a library's count of
+    /// its tasks against a limit needs no scan of the table.
+    pub envs_used: u64,
 }
 
 impl Default for KernelInfo {
@@ -60,6 +63,7 @@ impl Default for KernelInfo {
             ticks: 0,
             cmdline_len: 0,
             cmdline: [0; 256],
+            envs_used: 0,
         }
     }
 }
@@ -90,8 +94,10 @@ pub struct EnvInfo {
     /// Timer ticks that found it running: its CPU time, at tick resolution
     /// (`Clock::tick_ns` each).
     pub ticks: u64,
-    /// Unused: keeps entries 64 bytes, so fast paths index by a shift.
-    pub reserved: u64,
+    /// Who sent the last interrupt bits queued for it (0: the kernel), a
+    /// library's way to name a signal's sender. The upper half is unused:
+    /// it keeps entries 64 bytes, so fast paths index by a shift.
+    pub interrupt_from: u64,
 }
 
 /// Number of time slices in the CPU's slice vector (paper 001 §4.2.1).
@@ -157,7 +163,7 @@ pub mod env_state {
 pub const FAULT_EXIT_BASE: i32 = -1000;
 
 /// Number of environment-table slots; an id's low bits index the table.
-pub const ENV_SLOTS: usize = 1024;
+pub const ENV_SLOTS: usize = 4096;
 
 /// The slot index of an environment id.
 pub const fn env_slot(id: u32) -> usize {

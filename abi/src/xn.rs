@@ -42,6 +42,29 @@ pub struct TemplateSpec {
     pub size_len: u64,
 }
 
+impl TemplateSpec {
+    /// A template named `name` (the first 32 bytes kept; a longer name's
+    /// length is kept too, so XN refuses it) whose functions are the
+    /// instructions at `owns`, `acl` and `size`, read by address: they
+    /// must outlive the `xn_install` call.
+    pub fn new(name: &[u8], slots: u32, owns: &[[u8; 8]], acl: &[[u8; 8]], size: &[[u8; 8]]) -> TemplateSpec {
+        let mut n = [0u8; 32];
+        let kept = name.len().min(n.len());
+        n[..kept].copy_from_slice(&name[..kept]);
+        TemplateSpec {
+            name: n,
+            name_len: name.len() as u32,
+            slots,
+            owns: owns.as_ptr() as u64,
+            owns_len: owns.len() as u64,
+            acl: acl.as_ptr() as u64,
+            acl_len: acl.len() as u64,
+            size: size.as_ptr() as u64,
+            size_len: size.len() as u64,
+        }
+    }
+}
+
 /// `xn_root_add`'s request: a root of `count` free blocks from `start`
 /// with template `tid`, whose contents are the caller's `frames` (a
 /// pointer to `count` frame numbers), kept across reboots if

@@ -255,6 +255,37 @@ impl Caps {
         }
     }
 
+    /// Moves live `c`, with everything derived from it, under live `to`,
+    /// which dominates it already (an ancestor that is no loan): no
+    /// authority is made, and the entries between lose theirs over `c`
+    /// (a process handed to init outlives its parent's guard).
+    pub fn move_under(&mut self, c: CapRef, to: CapRef) -> Result<(), Error> {
+        let (i, t) = (self.slot(c).ok_or(INVALID)?, self.slot(to).ok_or(INVALID)?);
+        if i == t || self.loan[t] || !self.dominates(to, c) {
+            return Err(Error::NotPermitted);
+        }
+        self.unlink(i);
+        self.link(i, t as u16);
+        // Depths shrink by the same amount over the whole subtree: a
+        // pre-order walk by the links, as `revoke` walks (no stack).
+        let less = self.depth[i] - (self.depth[t] + 1);
+        let mut cur = i;
+        loop {
+            self.depth[cur] -= less;
+            if self.first_child[cur] != NIL {
+                cur = self.first_child[cur] as usize;
+                continue;
+            }
+            while cur != i && self.next_sibling[cur] == NIL {
+                cur = self.parent[cur] as usize;
+            }
+            if cur == i {
+                return Ok(());
+            }
+            cur = self.next_sibling[cur] as usize;
+        }
+    }
+
     /// Is `c` a live loan (see `lend`)?
     pub fn is_loan(&self, c: CapRef) -> bool {
         self.slot(c).is_some_and(|i| self.loan[i])
@@ -324,10 +355,17 @@ impl Caps {
         self.loan[i] = false;
         self.rights[i] = rights;
         self.depth[i] = depth;
-        self.parent[i] = parent;
         self.first_child[i] = NIL;
+        self.link(i, parent);
+        self.live += 1;
+        Ok(CapRef { index: i as u32, generation: self.generation[i] })
+    }
+
+    /// Makes entry `i` a child of `parent`, first in its list (a root,
+    /// `NIL`, is in no list).
+    fn link(&mut self, i: usize, parent: u16) {
+        self.parent[i] = parent;
         self.prev_sibling[i] = NIL;
-        // Roots are in no list; children go to the front of their parent's.
         self.next_sibling[i] = NIL;
         if parent != NIL {
             let head = self.first_child[parent as usize];
@@ -337,8 +375,6 @@ impl Caps {
             }
             self.first_child[parent as usize] = i as u16;
         }
-        self.live += 1;
-        Ok(CapRef { index: i as u32, generation: self.generation[i] })
     }
 
     /// Removes entry `i` from its parent's child list.
@@ -509,6 +545,41 @@ mod tests {
         assert_eq!(t.revoke(r), Ok(3));
         assert_eq!(t.revoke(other), Ok(1));
         assert_eq!(t.live(), 0);
+    }
+
+    #[test]
+    fn move_under_an_ancestor_outlives_the_old_parent() {
+        let mut t = caps();
+        let r = t.create_root(ALL).unwrap();
+        let a = t.derive(r, ALL).unwrap();
+        let b = t.derive(a, ALL).unwrap();
+        let c = t.derive(b, ALL).unwrap();
+        let c1 = t.derive(c, ALL).unwrap();
+        let c11 = t.derive(c1, READ).unwrap();
+        let c2 = t.derive(c, READ).unwrap();
+        let other = t.derive(r, ALL).unwrap();
+        let loan = t.lend(a).unwrap();
+        // Only under one that dominates it already, never a loan or itself.
+        assert_eq!(t.move_under(c, other), Err(Error::NotPermitted));
+        assert_eq!(t.move_under(c, c1), Err(Error::NotPermitted));
+        assert_eq!(t.move_under(c, c), Err(Error::NotPermitted));
+        assert_eq!(t.move_under(c, loan), Err(Error::NotPermitted));
+        let before = t.clone();
+        assert_eq!(t.move_under(c, r), Ok(()));
+        assert!(t.dominates(r, c11) && t.dominates(c, c11) && t.dominates(c1, c11) && t.dominates(r, c2));
+        assert!(!t.dominates(b, c) && !t.dominates(a, c1) && !t.dominates(loan, c2));
+        assert_eq!((t.depth[c.index as usize], t.depth[c11.index as usize]), (1, 3));
+        // The old parent goes; the moved subtree stays, whole.
+        assert_eq!(t.revoke(a), Ok(3));
+        for x in [c, c1, c11, c2] {
+            assert!(t.valid(x));
+        }
+        assert_eq!(t.revoke(r), Ok(6));
+        assert_eq!(t.live(), 0);
+        // A refused move changed nothing.
+        let mut u = before.clone();
+        assert_eq!(u.move_under(c1, other), Err(Error::NotPermitted));
+        assert!(u == before);
     }
 
     #[test]

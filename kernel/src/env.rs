@@ -16,77 +16,14 @@ const NONE: u16 = u16::MAX;
 /// zombie): frame 0 is never a page table (it is reserved below 1 MiB).
 pub const NO_TABLES: Frame = Frame::new(0);
 
-/// An index into the environment table, always below `ENV_SLOTS`: the
-/// tables indexed by it need no bounds check.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub struct Slot(u16);
+#[macro_use]
+mod id;
+pub use id::{id_of, EnvId, Slot};
 
-const _: () = assert!(ENV_SLOTS.is_power_of_two() && ENV_SLOTS < NONE as usize);
-
-impl Slot {
-    /// The slot at index `i`, if there is one.
-    pub fn new(i: usize) -> Option<Slot> {
-        (i < ENV_SLOTS).then_some(Slot(i as u16))
-    }
-
-    pub fn index(self) -> usize {
-        self.0 as usize
-    }
-
-    /// Every slot, in order.
-    pub fn all() -> impl Iterator<Item = Slot> {
-        (0..ENV_SLOTS as u16).map(Slot)
-    }
-}
-
-/// An environment's id: its slot plus a generation, so an id outlives
-/// its environment without ever naming the next one in the slot.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub struct EnvId(u32);
-
-impl core::fmt::LowerHex for EnvId {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        core::fmt::LowerHex::fmt(&self.0, f)
-    }
-}
-
-impl EnvId {
-    /// The id as user space and the exposed tables see it.
-    pub fn raw(self) -> u32 {
-        self.0
-    }
-
-    /// The slot an environment with this id lives in (if it still does).
-    pub fn slot(self) -> Slot {
-        Slot(env_slot(self.0) as u16)
-    }
-}
-
-/// Indexing the environment table, and the exposed one, by slot.
-macro_rules! index_by_slot {
-    ($($t:ty),*) => {$(
-        impl core::ops::Index<Slot> for [$t; ENV_SLOTS] {
-            type Output = $t;
-            fn index(&self, s: Slot) -> &$t {
-                &self[s.index() & (ENV_SLOTS - 1)]
-            }
-        }
-        impl core::ops::IndexMut<Slot> for [$t; ENV_SLOTS] {
-            fn index_mut(&mut self, s: Slot) -> &mut $t {
-                &mut self[s.index() & (ENV_SLOTS - 1)]
-            }
-        }
-    )*};
-}
 index_by_slot!(Env, abi::tables::EnvInfo);
 
 /// `Env::notify` bits: one byte the scheduler's fast path tests.
-pub mod notify {
-    /// Start/end-of-slice upcalls wanted (`slice_upcalls`).
-    pub const SLICE_UPCALLS: u8 = 1;
-    /// Interrupt bits are queued for delivery.
-    pub const INTERRUPTS: u8 = 2;
-}
+pub mod notify;
 
 /// Where an environment's exceptions go (see `abi::exception`). Read by
 /// the exception stub at a fixed offset from the saved registers: keep it
@@ -139,6 +76,7 @@ pub mod offsets {
     pub const ID: usize = offset_of!(Env, id);
     pub const STATE: usize = offset_of!(Env, state);
     pub const WAITING_ON: usize = offset_of!(Env, waiting_on);
+    pub const AWAITED: usize = offset_of!(Env, awaited);
     pub const SWITCHED_OUT: usize = offset_of!(Env, switched_out);
     /// The pointer to the exposed table, in [`Envs`].
     pub const INFO: usize = offset_of!(Envs, info);
@@ -173,6 +111,11 @@ pub struct Env {
     /// The slot whose reply this environment awaits after a synchronous
     /// protected control transfer (`NONE` when not waiting).
     waiting_on: u16,
+    /// Some environment has awaited its reply since it was made (never
+    /// cleared): only then does its end look for waiters in the whole
+    /// table (`Envs::waiter_on`), a scan of 4,096 slots on every fork's
+    /// child otherwise.
+    awaited: bool,
     /// Number of time slices it owns.
     pub slices: u32,
     /// What the scheduler must do when one of its slices starts
@@ -232,6 +175,8 @@ pub struct Env {
     /// It runs over its parent's page tables (`aspace.rs`): they are not
     /// its own to tear down.
     pub shares: bool,
+    /// Interrupt bits its parent asked for when it ends (`lifetime.rs`).
+    pub exit_bits: u64,
 }
 
 /// The size of an environment. Indexing the table multiplies by it on
@@ -304,6 +249,7 @@ impl Env {
         pml4: NO_TABLES,
         cr3: 0,
         waiting_on: NONE,
+        awaited: false,
         slices: 0,
         notify: 0,
         offences: 0,
@@ -333,6 +279,7 @@ impl Env {
         slice_quota: abi::syscall::NO_LIMIT,
         limited: false,
         shares: false,
+        exit_bits: 0,
     };
 }
 
@@ -343,8 +290,11 @@ pub struct Envs {
     table: &'static mut [Env; ENV_SLOTS],
     /// The exposed environment table (read-only to user space).
     info: &'static mut [EnvInfo; ENV_SLOTS],
-    /// One past the highest slot in use: scans of the table stop here.
-    top: usize,
+    /// Where the search for a free slot starts: slots are taken in turn,
+    /// so an id (and a library's pid) is not reused soon.
+    next: usize,
+    /// Slots in use (`KernelInfo::envs_used`).
+    used: u64,
 }
 
 impl core::ops::Index<Slot> for Envs {
@@ -364,12 +314,12 @@ impl core::ops::IndexMut<Slot> for Envs {
 
 impl Envs {
     pub fn new(table: &'static mut [Env; ENV_SLOTS], info: &'static mut [EnvInfo; ENV_SLOTS]) -> Envs {
-        Envs { table, info, top: 0 }
+        Envs { table, info, next: 1, used: 0 }
     }
 
-    /// One past the highest slot in use (slots from here on are free).
-    pub fn top(&self) -> usize {
-        self.top
+    /// Slots in use, live or exited.
+    pub fn used(&self) -> u64 {
+        self.used
     }
 
     /// The table as a slice (indexed with a bounds check, which the null
@@ -407,12 +357,16 @@ impl Envs {
     /// Sets whose reply held slot `s` awaits (`None`: it came, or the
     /// wait was dropped).
     pub fn set_held_wait(&mut self, s: Slot, on: Option<Slot>, frames: &Frames) {
+        if let Some(o) = on {
+            self.table[o].awaited = true;
+        }
         self.table[s].waiting_on = on.map_or(NONE, |o| o.0);
         self.publish(s, frames);
     }
 
     /// Slot `s` waits for slot `on`'s reply.
     pub fn set_waiting(&mut self, s: Slot, on: Slot, frames: &Frames) {
+        self.table[on].awaited = true;
         self.table[s].waiting_on = on.0;
         self.set_state(s, State::Waiting, frames);
     }
@@ -441,22 +395,30 @@ impl Envs {
     }
 
     /// The first environment awaiting slot `s`'s reply: a scan of the raw
-    /// field (it runs for every environment destroyed).
+    /// field (it runs for every environment destroyed that was ever
+    /// awaited).
     pub fn waiter_on(&self, s: Slot) -> Option<Slot> {
+        if !self.table[s].awaited {
+            return None;
+        }
         self.table.iter().position(|e| e.waiting_on == s.0).map(|w| Slot(w as u16))
     }
 
     /// A slot for a new environment and the generation its id will have:
     /// with `again`, that id's slot (checked by `revivable`), otherwise
-    /// the first free one but slot 0's.
-    pub fn vacancy(&self, again: Option<EnvId>) -> Result<(Slot, u32), Error> {
+    /// the next free one after the last taken (slot 0 is never used): a
+    /// slot, and so an id's generation, is reused only after the others,
+    /// as Linux hands out pids.
+    pub fn vacancy(&mut self, again: Option<EnvId>) -> Result<(Slot, u32), Error> {
         match again {
             Some(id) => Ok((id.slot(), self.table[id.slot()].generation)),
             None => {
-                let s = Slot::all()
-                    .skip(1)
-                    .find(|&s| self.table[s].state == State::Free)
+                let start = self.next;
+                let s = (0..ENV_SLOTS)
+                    .filter_map(|i| Slot::new((start + i) % ENV_SLOTS))
+                    .find(|&s| s.index() != 0 && self.table[s].state == State::Free)
                     .ok_or(Error::NoEnvSlots)?;
+                self.next = s.index() + 1;
                 Ok((s, self.table[s].generation.wrapping_add(1).max(1)))
             }
         }
@@ -478,7 +440,7 @@ impl Envs {
         let id = id_of(generation, s);
         let parent_id = parent.map(|p| self.table[p].id);
         let limited = parent.is_some_and(|p| self.table[p].limited);
-        self.top = self.top.max(s.index() + 1);
+        self.used += 1;
         let e = &mut self.table[s];
         *e = Env::EMPTY;
         e.generation = generation;
@@ -491,8 +453,7 @@ impl Envs {
         e.limited = limited;
         e.clist.set(abi::syscall::CRED_SELF, guard).expect("slot CRED_SELF exists");
         if let Some(p) = parent {
-            self.table[s].next_sibling = self.table[p].first_child;
-            self.table[p].first_child = Some(s);
+            self.link_child(s, p);
         }
         self.publish(s, frames);
         id
@@ -536,26 +497,43 @@ impl Envs {
     /// (`revivable`; nothing else reads a free slot's parent). Its
     /// capabilities are the caller's to revoke first.
     pub fn vacate(&mut self, s: Slot, frames: &Frames) {
-        if let Some(p) = self.table[s].parent.map(EnvId::slot) {
-            let after = self.table[s].next_sibling;
-            if self.table[p].first_child == Some(s) {
-                self.table[p].first_child = after;
-            } else {
-                let mut c = self.table[p].first_child;
-                while let Some(sib) = c.filter(|&sib| self.table[sib].next_sibling != Some(s)) {
-                    c = self.table[sib].next_sibling;
-                }
-                if let Some(before) = c {
-                    self.table[before].next_sibling = after;
-                }
-            }
-        }
+        self.unlink_child(s);
+        self.used -= 1;
         let (generation, parent) = (self.table[s].generation, self.table[s].parent);
         self.table[s] = Env::EMPTY;
         (self.table[s].generation, self.table[s].parent) = (generation, parent);
-        while self.top > 0 && self.table.as_slice()[self.top - 1].state == State::Free {
-            self.top -= 1;
+        self.publish(s, frames);
+    }
+
+    /// Takes slot `s` out of its parent's list of children.
+    fn unlink_child(&mut self, s: Slot) {
+        let Some(p) = self.table[s].parent.map(EnvId::slot) else { return };
+        let after = self.table[s].next_sibling;
+        if self.table[p].first_child == Some(s) {
+            self.table[p].first_child = after;
+        } else {
+            let mut c = self.table[p].first_child;
+            while let Some(sib) = c.filter(|&sib| self.table[sib].next_sibling != Some(s)) {
+                c = self.table[sib].next_sibling;
+            }
+            if let Some(before) = c {
+                self.table[before].next_sibling = after;
+            }
         }
+    }
+
+    /// Puts slot `s` first in slot `p`'s list of children.
+    fn link_child(&mut self, s: Slot, p: Slot) {
+        self.table[s].next_sibling = self.table[p].first_child;
+        self.table[p].first_child = Some(s);
+    }
+
+    /// Makes slot `s` (with its subtree) a child of slot `to`
+    /// (`lifetime.rs` checks that it may).
+    pub fn set_parent(&mut self, s: Slot, to: Slot, frames: &Frames) {
+        self.unlink_child(s);
+        self.table[s].parent = Some(self.table[to].id);
+        self.link_child(s, to);
         self.publish(s, frames);
     }
 
@@ -596,7 +574,7 @@ impl Envs {
             interrupts: e.interrupts,
             published: e.published,
             ticks: e.ticks,
-            reserved: 0,
+            interrupt_from: e.interrupt_from as u64,
         };
     }
 }
@@ -605,13 +583,6 @@ impl Envs {
 /// value is at the static's address); everything else goes through the
 /// kernel state, which takes it once at boot.
 pub static ENVS: cell::Once<[Env; ENV_SLOTS]> = cell::Once::new([Env::EMPTY; ENV_SLOTS]);
-
-/// The id slot `s` has in `generation` (one of generation 1 if that would
-/// be 0 or name another slot, after the generation wraps).
-pub fn id_of(generation: u32, s: Slot) -> EnvId {
-    let raw = generation.wrapping_mul(ENV_SLOTS as u32).wrapping_add(s.0 as u32);
-    EnvId(if raw == 0 || env_slot(raw) != s.index() { s.0 as u32 + ENV_SLOTS as u32 } else { raw })
-}
 
 /// A table to test on the host: leaked, like the kernel's statics.
 #[cfg(test)]
@@ -659,20 +630,28 @@ mod tests {
         assert_eq!(t.live(id.raw() as u64), Ok(a));
         assert_eq!(t.info[a].id, id.raw());
         assert_eq!(t.info[a].state, env_state::STOPPED);
+        assert_eq!(t.used(), 1);
         t.vacate(a, &fr);
+        assert_eq!(t.used(), 0, "slots in use are counted");
         assert_eq!(t.live(id.raw() as u64), Err(Error::BadEnv), "a dead id names nothing");
         assert_eq!(t.info[a].id, 0);
+        // Slots are taken in turn: a freed one only after a round.
+        let mut round = Vec::new();
+        for i in 2..ENV_SLOTS {
+            let s = child(&mut t, &fr, None);
+            assert_eq!(s.index(), i, "in turn, not the lowest free");
+            round.push(s);
+        }
         let b = child(&mut t, &fr, None);
         assert_eq!(b, a, "the slot is reused");
         assert_ne!(t[b].id(), id, "under a new id");
         assert_eq!(t.live(id.raw() as u64), Err(Error::BadEnv), "the old id does not name the new one");
-        // The highest slot in use bounds scans.
-        let c = child(&mut t, &fr, None);
-        assert_eq!(t.top(), c.index() + 1);
-        t.vacate(c, &fr);
-        assert_eq!(t.top(), b.index() + 1);
+        for s in round.into_iter().rev() {
+            t.vacate(s, &fr);
+        }
+        assert_eq!(t.used(), 1, "b alone");
         t.vacate(b, &fr);
-        assert_eq!(t.top(), 0);
+        assert_eq!(t.used(), 0);
         assert_eq!(t.live(u64::MAX), Err(Error::BadEnv));
     }
 
@@ -701,6 +680,11 @@ mod tests {
         assert_eq!(t[a].waiting_on(), None);
         assert_eq!((t.info[a].state, t.info[a].waiting_on), (env_state::RUNNABLE, u32::MAX));
         assert_eq!(t.waiter_on(b), None);
+        // A held wait set from a saved state (`nest.rs`) is found too.
+        let c = child(&mut t, &fr, None);
+        t.set_held_wait(a, Some(c), &fr);
+        assert_eq!(t.waiter_on(c), Some(a));
+        t.set_held_wait(a, None, &fr);
         t.set_published(a, 77, &fr);
         assert_eq!(t.info[a].published, 77);
         t.set_exited(a, -3, &fr);

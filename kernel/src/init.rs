@@ -204,7 +204,11 @@ fn kernel_state(
             crate::env::ENVS.take().expect(once),
             table(t.env_table, ENV_SLOTS).try_into().expect("ENV_SLOTS entries"),
         ),
-        sched: Sched::new(&mut table(t.slices, 1)[0], &mut table(t.clock, 1)[0]),
+        sched: Sched::new(
+            &mut table(t.slices, 1)[0],
+            &mut table(t.clock, 1)[0],
+            crate::group::GROUPS.take().expect(once),
+        ),
         preds: Predicates::new(crate::predicate::TABLE.take().expect(once)),
         reclaims: Reclaims::new(),
         console: Console::default(),

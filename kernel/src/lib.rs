@@ -17,6 +17,7 @@ pub mod calendar;
 pub mod cap;
 pub mod dev;
 pub mod frames;
+mod group;
 pub mod pagetable;
 pub mod validate;
 
@@ -52,6 +53,8 @@ mod init;
 mod interpose;
 #[cfg(target_os = "none")]
 mod life;
+#[cfg(target_os = "none")]
+mod lifetime;
 #[cfg(target_os = "none")]
 mod limits;
 #[cfg(target_os = "none")]

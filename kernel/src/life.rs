@@ -53,6 +53,9 @@ impl Kernel {
             },
         };
         self.envs.install(s, generation, creator, pml4, guard, &self.mem.frames);
+        // It runs in its creator's group's slices until it holds some.
+        self.sched.groups().join(&mut self.envs, s);
+        self.mem.publish_envs(self.envs.used());
         let e = &mut self.envs[s];
         e.tf.cs = USER_CS as u64;
         e.tf.ss = USER_SS as u64;
@@ -96,6 +99,7 @@ impl Kernel {
             None => self.free_slot(top),
         }
         self.mem.publish_free();
+        self.mem.publish_envs(self.envs.used());
     }
 
     /// Gives back everything slot `s` holds: its address space, its pinned
@@ -130,6 +134,7 @@ impl Kernel {
             self.xn.release(&mut self.mem, id.raw());
         }
         self.envs[s].pml4 = NO_TABLES;
+        self.sched.groups().leave(&mut self.envs, s);
     }
 
     fn free_slot(&mut self, s: Slot) {

@@ -67,6 +67,11 @@ impl Memory {
 
     /// Shows the free-frame count on the information page (after any
     /// change of it).
+    /// Shows how many environment slots are in use.
+    pub fn publish_envs(&mut self, used: u64) {
+        self.kinfo.envs_used = used;
+    }
+
     pub fn publish_free(&mut self) {
         self.kinfo.free_frames = self.frames.free_count();
     }

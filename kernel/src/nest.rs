@@ -92,7 +92,7 @@ impl Kernel {
             pct_entry: e.pct_entry,
             pct_stack: e.pct_stack,
             pct_guard: guard,
-            slice_upcalls: (e.notify & notify::SLICE_UPCALLS != 0) as u64,
+            slice_upcalls: notify::mode(e.notify),
             interrupts: e.interrupts,
             interrupt_from: e.interrupt_from as u64,
             sleep_pred: e.sleep_pred as u64,
@@ -109,7 +109,7 @@ impl Kernel {
     /// can fail (pinning its frame): it is made first, through the same
     /// code as `set_exception_handler`, and the rest cannot fail after it.
     pub fn set_state_of(&mut self, s: Slot, r: &EnvState) -> Result<(), Error> {
-        if r.version != ENV_STATE_VERSION || r.in_syscall > 1 || r.slice_upcalls > 1 {
+        if r.version != ENV_STATE_VERSION || r.in_syscall > 1 || notify::of_mode(r.slice_upcalls).is_none() {
             return Err(Error::BadFlags);
         }
         if self.envs[s].state() != State::Stopped || self.envs[s].event.kind != abi::nest::event::NONE {
@@ -179,9 +179,9 @@ impl Kernel {
         (e.fs_base, e.gs_base) = (r.fs_base, r.gs_base);
         e.fpu = FpuState(r.fxsave);
         (e.pct_entry, e.pct_stack, e.pct_guard) = (r.pct_entry, r.pct_stack, guard);
-        let upcalls = if r.slice_upcalls == 1 { notify::SLICE_UPCALLS } else { 0 };
+        let upcalls = notify::of_mode(r.slice_upcalls).unwrap_or(0);
         let queued = if r.interrupts != 0 { notify::INTERRUPTS } else { 0 };
-        e.notify = upcalls | queued;
+        e.notify = upcalls | queued | (e.notify & notify::GROUP);
         (e.interrupts, e.interrupt_from) = (r.interrupts, interrupt_from);
         (e.sleep_pred, e.sleep_until) = (r.sleep_pred as u16, r.sleep_until);
         e.resume_as = resume_as;

@@ -5,7 +5,7 @@
 use crate::cap::Rights;
 use crate::env::{notify, Slot, State};
 use crate::state::Kernel;
-use abi::syscall::{PCT_INTERRUPT, PCT_SYNC};
+use abi::syscall::{PCT_INTERRUPT, PCT_QUEUE, PCT_SYNC};
 use abi::Error;
 
 impl Kernel {
@@ -19,7 +19,12 @@ impl Kernel {
             // path saves no registers.
             return self.yield_to_sleeper(t);
         }
+        self.sched.lend(self.current());
         self.switch_to(t);
+        if self.envs[t].notify & notify::INTERRUPTS != 0 {
+            // Bits queued for it are delivered as at a slice's start.
+            self.deliver_interrupts(t);
+        }
         Ok(0)
     }
 
@@ -35,7 +40,9 @@ impl Kernel {
         if self.envs[t].state() != State::Runnable {
             return Err(Error::BadState);
         }
+        self.sched.lend(self.current());
         self.switch_to(t);
+        self.deliver_interrupts(t);
         Ok(0)
     }
 
@@ -43,7 +50,9 @@ impl Kernel {
     /// message registers (rdx, r10, r8, r9) as they were at the call; the
     /// callee-saved ones are in the caller's frame already.
     pub fn pct(&mut self, id: u64, flags: u64, msg: [u64; 4]) -> Result<u64, Error> {
-        if flags & !(PCT_SYNC | PCT_INTERRUPT | 0xff_ff00) != 0 {
+        if flags & !(PCT_SYNC | PCT_INTERRUPT | PCT_QUEUE | 0xff_ff00) != 0
+            || flags & (PCT_QUEUE | PCT_INTERRUPT) == PCT_QUEUE
+        {
             return Err(Error::BadFlags);
         }
         let (cred, grant) = ((flags >> 8) & 0xff, (flags >> 16) & 0xff);
@@ -57,7 +66,7 @@ impl Kernel {
             if flags & PCT_SYNC != 0 || grant != 0 {
                 return Err(Error::BadFlags);
             }
-            return self.pct_interrupt(t, cred, msg[0]);
+            return self.pct_interrupt(t, cred, msg[0], flags & PCT_QUEUE != 0);
         }
         // A reply to a caller held in its wait (`env_stop`) lands, but the
         // caller stays held: it goes on when released (paper 003 §3.2).
@@ -109,9 +118,10 @@ impl Kernel {
     }
 
     /// `pct` with `PCT_INTERRUPT`: queues `bits` for slot `t`, wakes it if
-    /// it sleeps, and, if it can run, delivers them as an upcall when its
-    /// handler is free and gives it the rest of the slice.
-    fn pct_interrupt(&mut self, t: Slot, cred: u64, bits: u64) -> Result<u64, Error> {
+    /// it sleeps, and, if it can run (and the sender does not just `queue`),
+    /// delivers them as an upcall when its handler is free and gives it the
+    /// rest of the slice.
+    fn pct_interrupt(&mut self, t: Slot, cred: u64, bits: u64, queue: bool) -> Result<u64, Error> {
         if bits == 0 {
             return Err(Error::BadLength);
         }
@@ -125,7 +135,7 @@ impl Kernel {
         }
         let from = self.envs[self.current()].id().raw();
         self.queue_interrupt(t, bits, from);
-        if self.envs[t].state() != State::Runnable {
+        if queue || self.envs[t].state() != State::Runnable {
             return Ok(0);
         }
         let delivered = self.deliver_interrupts(t);

@@ -4,8 +4,10 @@
 //! upcall that tells an environment its slice starts — and the idle loop.
 
 use crate::arch::{clock, cpu, fpu, percpu};
-use crate::env::{Env, Slot, State};
-use crate::sched::Cpu;
+use crate::env::{notify, Env, Envs, Slot, State};
+use crate::frames::Frames;
+use crate::predicate::Predicates;
+use crate::sched::{Cpu, Sched};
 use crate::state::Kernel;
 use abi::Error;
 
@@ -55,18 +57,53 @@ impl Kernel {
     /// Inlined: it is the body of `yield`, a measured fast path.
     #[inline(always)]
     pub fn schedule(&mut self) {
-        // Fast path: the next owned slice's owner can run itself.
+        // Fast path: the next owned slice's owner can run itself, and
+        // nothing needs doing at its start: no upcall, no interrupt, no
+        // group sharing the slice (one byte says so).
         match self.sched.next_ready(&self.envs) {
-            Some((p, s)) => {
-                let notify = self.envs[s].notify;
+            Some((p, s)) if self.envs[s].notify == 0 => {
                 self.sched.set_position(p);
                 self.switch_to(s);
-                if notify != 0 {
-                    self.slice_starts(s);
-                }
+            }
+            Some((p, s)) => {
+                // Someone runs: the owner is runnable and in its own group.
+                self.start_slice(p, Some(s));
             }
             None => self.schedule_slow(),
         }
+    }
+
+    /// Slice `p`, whose owner is `s` (`None`: spare time), starts: its
+    /// group's turn says who runs (`s` itself when alone), who is then
+    /// told, if it asked. False if nobody in the group can run.
+    #[inline(never)]
+    fn start_slice(&mut self, p: usize, s: Option<Slot>) -> bool {
+        let Some(r) = self.turn(s) else { return false };
+        if s.is_some() {
+            self.sched.set_position(p);
+        }
+        self.switch_to(r);
+        if self.envs[r].notify & !notify::GROUP != 0 {
+            self.slice_starts(r);
+        }
+        true
+    }
+
+    /// Group `h`'s turn (`group.rs`): the first member, from its cursor,
+    /// that can run, or whom its synchronous calls wait on; the cursor
+    /// moves past it. Penalised members skip a turn, sleepers are woken if
+    /// their predicate holds or their deadline passed.
+    fn turn(&mut self, h: Option<Slot>) -> Option<Slot> {
+        let now = self.sched.ticks();
+        let (envs, preds, frames) = (&mut self.envs, &self.preds, &self.mem.frames);
+        self.sched.turn(h, |m| match envs[m].state() {
+            State::Penalized => {
+                serve_penalty(envs, frames, m);
+                None
+            }
+            State::Sleeping if !wake_if_ready(envs, preds, frames, now, m) => None,
+            _ => Sched::donee(envs, m),
+        })
     }
 
     /// The general case of `schedule`: donated and penalised slices, and
@@ -78,44 +115,21 @@ impl Kernel {
         let mut idle_since = None;
         loop {
             let mut p = self.sched.position();
-            // The owner last found unable to run: within one pass nothing
-            // it waits for changes (interrupts are off), so its other
-            // slices are passed over, not its predicate evaluated again
-            // for each (the first environment owns all of them).
-            let mut cannot = None;
             for _ in 0..abi::tables::SLICES {
                 p = self.sched.next_owned(p);
                 if p >= abi::tables::SLICES {
                     break;
                 }
-                let Some(owner) = self.sched.owner(p).filter(|&o| Some(o) != cannot) else { continue };
-                let penalized = self.envs[owner].state() == State::Penalized;
-                match self.runner(owner) {
-                    Some(s) => {
-                        self.end_idle(idle_since);
-                        self.sched.set_position(p);
-                        self.switch_to(s);
-                        if self.envs[s].notify != 0 {
-                            self.slice_starts(s);
-                        }
-                        return;
-                    }
-                    // Its slices are all there are: nobody runs in one.
-                    None if !penalized && self.envs[owner].slices as usize == self.sched.owned() => break,
-                    None if !penalized => cannot = Some(owner),
-                    // A penalised owner's every slice counts, and serving
-                    // it changes a state a predicate may read.
-                    None => cannot = None,
+                if self.start_slice(p, self.sched.owner(p)) {
+                    self.end_idle(idle_since);
+                    return;
                 }
             }
-            // Nobody can run in any slice (every owner gave its slices
-            // away, sleeps or exited): the time is spare.
-            if let Some(s) = self.sched.spare(&self.envs) {
+            // No group can run in any slice: the time is spare, for the
+            // environments with no holder above them (none while the
+            // first environment keeps a slice).
+            if self.start_slice(0, None) {
                 self.end_idle(idle_since);
-                self.switch_to(s);
-                if self.envs[s].notify != 0 {
-                    self.slice_starts(s);
-                }
                 return;
             }
             let t0 = idle_since.take().unwrap_or_else(clock::rdtsc);
@@ -128,22 +142,6 @@ impl Kernel {
         if let Some(t0) = since {
             self.sched.add_halted(clock::rdtsc() - t0);
         }
-    }
-
-    /// Who runs in a slice of owner `s`: `s`, or the environment its
-    /// synchronous calls wait on (transitively) — if that one can run. A
-    /// penalised owner's slice is skipped (and counted); a sleeping owner
-    /// runs if its predicate now holds.
-    fn runner(&mut self, s: Slot) -> Option<Slot> {
-        match self.envs[s].state() {
-            State::Penalized => {
-                self.serve_penalty(s);
-                return None;
-            }
-            State::Sleeping if !self.wake_if_ready(s) => return None,
-            _ => {}
-        }
-        self.sched.donee(&self.envs, s)
     }
 
     /// Waits for an interrupt (unless a device interrupted while a driver
@@ -215,24 +213,42 @@ impl Kernel {
         Ok(self.envs[c].tf.rax)
     }
 
-    /// A sleeping slot's slice came round: wake it if its predicate holds
-    /// or its deadline passed (the result goes in its `rax`).
+    /// A sleeping slot's turn came round: wake it if its predicate holds
+    /// or its deadline passed.
     pub fn wake_if_ready(&mut self, s: Slot) -> bool {
-        let (i, until) = (self.envs[s].sleep_pred as usize, self.envs[s].sleep_until);
-        let now = self.sched.ticks();
-        // The predicate may have gone since the sleep began (a sharer's is
-        // its owner's, which may free it meanwhile): the sleeper wakes, and
-        // its library looks again, rather than running a freed entry.
-        let owner = self.envs[self.space_owner(s)].id().raw();
-        let result = if until != 0 && now >= until {
-            0
-        } else if !self.preds.owned_by(i as u64, owner) || self.preds.eval(i, now, self.envs[s].id().raw()) {
-            1
-        } else {
-            return false;
-        };
-        self.envs[s].tf.rax = result;
-        self.set_state(s, State::Runnable);
-        true
+        wake_if_ready(&mut self.envs, &self.preds, &self.mem.frames, self.sched.ticks(), s)
+    }
+}
+
+/// Wakes sleeping slot `s` if its predicate holds or its deadline passed
+/// at tick `now` (the result goes in its `rax`).
+fn wake_if_ready(envs: &mut Envs, preds: &Predicates, frames: &Frames, now: u64, s: Slot) -> bool {
+    let (i, until) = (envs[s].sleep_pred as usize, envs[s].sleep_until);
+    // The predicate may have gone since the sleep began (a sharer's is
+    // its owner's, which may free it meanwhile): the sleeper wakes, and
+    // its library looks again, rather than running a freed entry.
+    let owner = match envs[s].parent() {
+        Some(p) if envs[s].shares => p.raw(),
+        _ => envs[s].id().raw(),
+    };
+    let result = if until != 0 && now >= until {
+        0
+    } else if !preds.owned_by(i as u64, owner) || preds.eval(i, now, envs[s].id().raw()) {
+        1
+    } else {
+        return false;
+    };
+    envs[s].tf.rax = result;
+    envs.set_state(s, State::Runnable, frames);
+    true
+}
+
+/// A penalised slot's turn came round: it is skipped; the last skipped
+/// one restores it.
+pub fn serve_penalty(envs: &mut Envs, frames: &Frames, s: Slot) {
+    let e = &mut envs[s];
+    e.penalty = e.penalty.saturating_sub(1);
+    if e.penalty == 0 {
+        envs.set_state(s, State::Runnable, frames);
     }
 }

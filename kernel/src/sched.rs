@@ -18,6 +18,7 @@
 
 use crate::env::{Env, Envs, Slot, State};
 use crate::frames::Frames;
+use crate::group::Groups;
 use abi::tables::{Clock, SliceVector, SLICES};
 use abi::Error;
 
@@ -71,14 +72,14 @@ pub struct Sched {
     /// path; entries past `SLICES` stay free.
     slice_env: SliceOwners,
     next_used: [u8; 256],
-    /// How many slices have an owner.
-    owned: usize,
     /// The slot told its slice is over, which must give up the CPU before
     /// the next tick, and its `switched_out` count then.
     grace: Option<(Slot, u32)>,
-    /// Where the search for an environment to run in spare time starts
-    /// next, so such environments take turns.
-    spare_next: usize,
+    /// Who runs in whose slices (`group.rs`).
+    groups: &'static mut Groups,
+    /// Who gave the rest of this tick's slice away (`yield_to`), to have
+    /// it back if the one it went to ends before the tick.
+    lender: Option<Slot>,
 }
 
 /// Offsets of the fields `pct_fast` (assembly) reads and writes.
@@ -88,7 +89,11 @@ pub mod offsets {
 
 impl Sched {
     /// No slice owned, slot 0 current and root (boot).
-    pub fn new(slices: &'static mut SliceVector, clock: &'static mut Clock) -> Sched {
+    pub fn new(
+        slices: &'static mut SliceVector,
+        clock: &'static mut Clock,
+        groups: &'static mut Groups,
+    ) -> Sched {
         let first = Slot::new(0).expect("slot 0 exists");
         Sched {
             current: first,
@@ -97,9 +102,9 @@ impl Sched {
             clock,
             slice_env: SliceOwners([SliceOwners::FREE; 256]),
             next_used: [NO_SLICE; 256],
-            owned: 0,
             grace: None,
-            spare_next: 0,
+            groups,
+            lender: None,
         }
     }
 
@@ -181,12 +186,11 @@ impl Sched {
         envs[s].slices += 1;
         self.relink();
         envs.publish(s, frames);
+        if envs[s].slices == 1 {
+            // Its subtree's members run in its slices from now on.
+            self.groups.regroup(envs, s);
+        }
         Ok(p as u64)
-    }
-
-    /// How many slices have an owner.
-    pub fn owned(&self) -> usize {
-        self.owned
     }
 
     /// Frees slice `pos`.
@@ -198,6 +202,9 @@ impl Sched {
         if let Some(s) = owner {
             envs[s].slices -= 1;
             envs.publish(s, frames);
+            if envs[s].slices == 0 {
+                self.groups.regroup(envs, s);
+            }
         }
     }
 
@@ -216,7 +223,6 @@ impl Sched {
     /// Recomputes, for every position, the next owned position after it
     /// (circularly), so advancing never scans free slices.
     fn relink(&mut self) {
-        self.owned = (0..SLICES).filter(|&p| self.slice_env.get(p).is_some()).count();
         let Some(first) = (0..SLICES).find(|&p| self.slice_env.get(p).is_some()) else {
             self.next_used = [NO_SLICE; 256];
             return;
@@ -261,7 +267,7 @@ impl Sched {
 
     /// Who runs for owner `s`: `s`, or the environment its synchronous
     /// calls wait on (transitively) — if that one can run.
-    pub fn donee(&self, envs: &Envs, mut s: Slot) -> Option<Slot> {
+    pub fn donee(envs: &Envs, mut s: Slot) -> Option<Slot> {
         for _ in 0..MAX_DONATION_CHAIN {
             match envs[s].waiting_on() {
                 Some(on) => s = on,
@@ -271,18 +277,41 @@ impl Sched {
         (envs[s].state() == State::Runnable).then_some(s)
     }
 
-    /// The next runnable environment that owns no slice, taking turns.
-    /// The scan stops at the highest slot in use: it runs whenever the
-    /// processor is about to idle, with a device request in flight too.
-    pub fn spare(&mut self, envs: &Envs) -> Option<Slot> {
-        let top = envs.top().max(1);
-        let start = self.spare_next % top;
-        let s = (0..top).filter_map(|i| Slot::new((start + i) % top)).find(|&s| {
-            let e = &envs[s];
-            e.state() == State::Runnable && e.slices == 0
-        })?;
-        self.spare_next = s.index() + 1;
-        Some(s)
+    /// Slot `s` gives the rest of this slice away.
+    #[inline(always)]
+    pub fn lend(&mut self, s: Slot) {
+        self.lender = Some(s);
+    }
+
+    /// Who gave the rest of this slice away, if anyone did since the last
+    /// tick; forgotten.
+    pub fn take_lender(&mut self) -> Option<Slot> {
+        self.lender.take()
+    }
+
+    /// Who runs in whose slices.
+    pub fn groups(&mut self) -> &mut Groups {
+        self.groups
+    }
+
+    /// Group `h`'s turn (`None`: the environments without a holder): the
+    /// first member from the group's cursor for whom `runner` names an
+    /// environment to run (itself, or whom it waits on), which the cursor
+    /// then moves past, so members take turns.
+    pub fn turn(&mut self, h: Option<Slot>, mut runner: impl FnMut(Slot) -> Option<Slot>) -> Option<Slot> {
+        let start = self.groups.first(h)?;
+        let mut m = start;
+        loop {
+            let next = self.groups.next(m);
+            if let Some(r) = runner(m) {
+                self.groups.set_first(h, next);
+                return Some(r);
+            }
+            m = next;
+            if m == start {
+                return None;
+            }
+        }
     }
 
     /// Makes slot `s` the running environment.
@@ -306,6 +335,7 @@ mod tests {
     extern crate std;
     use super::*;
     use crate::env::fixture::{child, envs, frames};
+    use abi::tables::ENV_SLOTS;
     use std::boxed::Box;
     use std::cell::RefCell;
     use std::vec::Vec;
@@ -329,7 +359,30 @@ mod tests {
 
     fn sched() -> Sched {
         let slices = Box::leak(Box::new(SliceVector { position: 0, owner: [0; SLICES] }));
-        Sched::new(slices, Box::leak(Box::new(Clock::default())))
+        Sched::new(slices, Box::leak(Box::new(Clock::default())), Box::leak(Box::new(Groups::EMPTY)))
+    }
+
+    /// A runnable environment under `parent` in its group, as `env_new`
+    /// and `env_run` leave one.
+    fn member(k: &mut Sched, envs: &mut Envs, fr: &Frames, parent: Option<Slot>) -> Slot {
+        let s = child(envs, fr, parent);
+        k.groups().join(envs, s);
+        envs.set_state(s, State::Runnable, fr);
+        s
+    }
+
+    /// One tick as `schedule` spends it: the next owned slice, and its
+    /// group's turn among the members `can_run` accepts.
+    fn tick(k: &mut Sched, can_run: impl Fn(Slot) -> bool) -> Option<Slot> {
+        let mut p = k.position();
+        for _ in 0..SLICES {
+            p = k.next_owned(p);
+            if let Some(r) = k.turn(k.owner(p), |m| can_run(m).then_some(m)) {
+                k.set_position(p);
+                return Some(r);
+            }
+        }
+        None
     }
 
     fn runnable(envs: &mut Envs, fr: &Frames, n: usize) -> Vec<Slot> {
@@ -353,12 +406,8 @@ mod tests {
         assert_eq!((k.owner(5), k.owner(0)), (Some(a), Some(b)));
         assert_eq!(k.slices.owner[5], e[a].id().raw());
         assert_eq!((e[a].slices, e.as_slice()[a.index()].slices), (1, 1));
-        assert_eq!(k.owned(), 2);
         k.slice_free(&mut e, &fr, 5);
         assert_eq!((k.owner(5), k.slices.owner[5], e[a].slices), (None, 0, 0));
-        assert_eq!(k.owned(), 1, "the idle loop stops a pass on it");
-        k.slices_release(&mut e, &fr, b);
-        assert_eq!(k.owned(), 0);
     }
 
     #[test]
@@ -403,32 +452,81 @@ mod tests {
 
     #[test]
     fn donated_slices_run_the_callee() {
-        let (mut e, fr, k) = (envs(), frames(), sched());
+        let (mut e, fr) = (envs(), frames());
         let s = runnable(&mut e, &fr, 10);
         e.set_waiting(s[0], s[1], &fr);
-        assert_eq!(k.donee(&e, s[0]), Some(s[1]));
+        assert_eq!(Sched::donee(&e, s[0]), Some(s[1]));
         e.set_waiting(s[1], s[2], &fr);
-        assert_eq!(k.donee(&e, s[0]), Some(s[2]), "transitively");
+        assert_eq!(Sched::donee(&e, s[0]), Some(s[2]), "transitively");
         e.set_state(s[2], State::Sleeping, &fr);
-        assert_eq!(k.donee(&e, s[0]), None, "the callee cannot run");
+        assert_eq!(Sched::donee(&e, s[0]), None, "the callee cannot run");
         // A chain longer than MAX_DONATION_CHAIN is not followed to its end.
         for i in 2..9 {
             e.set_waiting(s[i], s[i + 1], &fr);
         }
-        assert_eq!(k.donee(&e, s[0]), None);
+        assert_eq!(Sched::donee(&e, s[0]), None);
     }
 
     #[test]
-    fn spare_time_goes_round_the_environments_without_slices() {
+    fn threads_take_turns_in_their_process_slice_and_take_none_from_others() {
         let (mut e, fr, mut k) = (envs(), frames(), sched());
-        let s = runnable(&mut e, &fr, 3);
-        k.slice_alloc(&mut e, &fr, s[1], None).unwrap();
-        assert_eq!(k.spare(&e), Some(s[0]));
-        assert_eq!(k.spare(&e), Some(s[2]), "an owner is not spare");
-        assert_eq!(k.spare(&e), Some(s[0]), "taking turns");
-        e.set_state(s[0], State::Stopped, &fr);
-        e.set_state(s[2], State::Exited, &fr);
-        assert_eq!(k.spare(&e), None);
+        let root = member(&mut k, &mut e, &fr, None);
+        k.slice_alloc(&mut e, &fr, root, Some(0)).unwrap();
+        // A process that makes threads until the table is full, and an
+        // uninvolved one; each holds one slice.
+        let (p, q) = (member(&mut k, &mut e, &fr, Some(root)), member(&mut k, &mut e, &fr, Some(root)));
+        k.slice_alloc(&mut e, &fr, p, Some(20)).unwrap();
+        k.slice_alloc(&mut e, &fr, q, Some(40)).unwrap();
+        let mut threads = Vec::new();
+        // (Slot 0 is never used.)
+        while (e.used() as usize) < ENV_SLOTS - 1 {
+            threads.push(member(&mut k, &mut e, &fr, Some(p)));
+        }
+        assert_eq!(threads.len(), ENV_SLOTS - 4);
+        assert!(threads.iter().all(|&t| k.groups().holder(t) == Some(p)), "no thread took a slice");
+        assert_ne!(e[p].notify & crate::env::notify::GROUP, 0, "p's slices leave the fast path");
+        assert_eq!(e[q].notify, 0, "q's stay on it");
+        // Every thread runs, in turn, once per round of p's group; q never
+        // waits more than a round of the three owned slices.
+        let mut last_q = 0;
+        let mut runs = std::vec![0u32; ENV_SLOTS];
+        let rounds = 2;
+        let ticks = 3 * (threads.len() + 1) * rounds;
+        for t in 1..=ticks {
+            let r = tick(&mut k, |_| true).expect("someone runs");
+            runs[r.index()] += 1;
+            if r == q {
+                assert!(t - last_q <= 3, "q waited {} ticks", t - last_q);
+                last_q = t;
+            }
+        }
+        assert!(threads.iter().all(|t| runs[t.index()] == rounds as u32), "each thread ran once a round");
+        assert_eq!(runs[q.index()], ticks as u32 / 3);
+        // A group that cannot run gives its slice to the next one.
+        let only_q = |m: Slot| m == q;
+        assert_eq!((tick(&mut k, only_q), tick(&mut k, only_q)), (Some(q), Some(q)));
+        assert_eq!(tick(&mut k, |_| false), None);
+    }
+
+    #[test]
+    fn a_member_skipped_in_its_turn_keeps_its_place_and_without_a_holder_the_time_is_spare() {
+        let (mut e, fr, mut k) = (envs(), frames(), sched());
+        let root = member(&mut k, &mut e, &fr, None);
+        let [a, b, c] = [0; 3].map(|_| member(&mut k, &mut e, &fr, Some(root)));
+        // Nobody holds a slice: one ring, spare time's.
+        let asleep = |m: Slot| m != b;
+        assert_eq!(k.turn(None, |m| asleep(m).then_some(m)), Some(root));
+        assert_eq!(k.turn(None, |m| asleep(m).then_some(m)), Some(a));
+        assert_eq!(k.turn(None, |m| asleep(m).then_some(m)), Some(c), "b sleeps: skipped");
+        assert_eq!(k.turn(None, Some), Some(root));
+        assert_eq!(k.turn(None, Some), Some(a));
+        assert_eq!(k.turn(None, Some), Some(b), "woken: its turn comes in order");
+        // The first environment takes a slice: everyone is its group's.
+        k.slice_alloc(&mut e, &fr, root, Some(3)).unwrap();
+        assert_eq!(k.groups().first(None), None);
+        assert_eq!([a, b, c].map(|s| k.groups().holder(s)), [Some(root); 3]);
+        k.slice_free(&mut e, &fr, 3);
+        assert_eq!(k.groups().holder(a), None, "and back to spare time");
     }
 
     #[test]

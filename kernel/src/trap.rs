@@ -4,6 +4,7 @@
 //! console message.
 
 use crate::arch::{apic, cpu, frame::TrapFrame, percpu};
+use crate::env::State;
 use crate::hooks::TrapView;
 use crate::state::Kernel;
 use abi::exception::{vector, Regs};
@@ -111,7 +112,7 @@ impl Kernel {
         if s == self.current() {
             self.exit_current(code);
         } else {
-            self.env_destroy(s, Some(code));
+            self.env_end(s, code);
         }
     }
 
@@ -123,8 +124,8 @@ impl Kernel {
             self.power_off(code as i64);
         }
         let s = self.current();
-        self.env_destroy(s, Some(code));
-        self.schedule();
+        self.env_end(s, code);
+        self.after_end();
     }
 
     /// `exit_current`, and then interrupt `bits` for the parent if it takes
@@ -137,9 +138,21 @@ impl Kernel {
             return self.exit_current(code);
         };
         let id = self.envs[c].id().raw();
-        self.env_destroy(c, Some(code));
+        self.env_end(c, code);
         self.queue_interrupt(p, bits, id);
-        self.schedule();
+        self.after_end();
+    }
+
+    /// The current environment has ended: the rest of the slice goes back
+    /// to whoever lent it (`yield_to`), if it can run, else to the next
+    /// owned slice. A sender of SIGKILL yields to each target until it has
+    /// ended, and a thousand targets each ending early in the lent slice
+    /// would otherwise cost it a round of every slice apiece.
+    fn after_end(&mut self) {
+        match self.sched.take_lender() {
+            Some(l) if self.envs[l].state() == State::Runnable => self.switch_to(l),
+            _ => self.schedule(),
+        }
     }
 }
 

@@ -128,6 +128,8 @@ impl Kernel {
         // (The checks below may end the current environment; repossession
         // comes first so it sees the state the tick found.)
         self.count_ticks(1);
+        // A slice lent before this tick is over.
+        self.sched.take_lender();
         // The tick is charged to whoever it found running.
         let c = self.current();
         self.envs[c].ticks += 1;
@@ -146,7 +148,7 @@ impl Kernel {
         let busy = self.save_area(c).is_some_and(|f| f.busy != 0 && f.vector != vector::END_OF_SLICE);
         if !offender
             && !busy
-            && self.envs[c].notify & notify::SLICE_UPCALLS != 0
+            && self.envs[c].notify & notify::SLICE_ENDS != 0
             && self.envs[c].state() == State::Runnable
         {
             // Its slice is over: tell it, and give it until the next tick.
@@ -174,16 +176,6 @@ impl Kernel {
         e.penalty = PENALTY_SLICES;
         self.set_state(c, State::Penalized);
         false
-    }
-
-    /// Called when the scheduler reaches a slice of a penalised slot: the
-    /// slice is skipped; the last skipped one restores it.
-    pub fn serve_penalty(&mut self, s: Slot) {
-        let e = &mut self.envs[s];
-        e.penalty = e.penalty.saturating_sub(1);
-        if e.penalty == 0 {
-            self.set_state(s, State::Runnable);
-        }
     }
 
     /// Asks slot `s` to give back `n` frames (visible revocation, paper

@@ -8,8 +8,8 @@
 //! SIGPROF) becomes pending for the process (`proc::signal::collect` asks
 //! `fire`), so it is seen at every call's start and return, by every wait
 //! (their sleeps end at the real timer's deadline, `wait.rs`), and, while a
-//! timer is armed, at the start and end of each of the first environment's
-//! time slices (slice upcalls, `trap.rs`), which reach a program that
+//! timer is armed, at the start of each of the first environment's time
+//! slices (start-of-slice upcalls, `trap.rs`), which reach a program that
 //! spins without making calls.
 //!
 //! The words live in lxrt's own memory: a fork copies them, and the child
@@ -73,9 +73,14 @@ fn upcalls() {
     let on = AT.iter().any(|a| a.load(Relaxed) != 0);
     ARMED.store(on, Relaxed);
     let env = crate::env::id() as u64;
-    // A thread other than the first may lack the right; waits and calls
-    // still see the expiry.
-    let _ = user::sys::slice_upcalls(env, on);
+    // Start-of-slice upcalls only: lxrt looks at the timers when a slice
+    // starts and promises nothing at its end, so the abort protocol never
+    // applies (with both, a program spinning under interval timers was
+    // destroyed whenever ticks came with little guest time between them,
+    // as under TCG on a busy host). A thread other than the first may lack
+    // the right; waits and calls still see the expiry.
+    let mode = if on { abi::syscall::UPCALLS_STARTS } else { abi::syscall::UPCALLS_OFF };
+    let _ = user::sys::slice_upcalls_mode(env, mode);
 }
 
 /// Whether a timer is armed: looking at them reads the process's threads,

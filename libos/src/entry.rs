@@ -34,8 +34,15 @@ struct FxArea([u8; 512]);
 #[repr(C, align(16))]
 struct Stack([u8; STACK_SIZE]);
 
-/// The size of each thread's exception stack.
+/// The size of the first thread's exception stack.
 pub const STACK_SIZE: usize = 256 * 1024;
+
+/// The size of every other thread's: a quarter of the first's, ten times
+/// the deepest lxrt was seen to go (about 6 KiB, in exec and the shell's
+/// calls). Each is backed at once and copied by a fork, and programs make
+/// thousands of threads: at 256 KiB, 17 processes of 200 threads ran a
+/// 512 MiB machine out of memory.
+pub const THREAD_STACK_SIZE: usize = 64 * 1024;
 
 /// What lxrt's entry keeps per thread: the save area the kernel writes
 /// the event into (first: the gs base points at it), the interrupted

@@ -74,9 +74,9 @@ pub struct Table([Waiter; WAITERS]);
 /// One byte per environment slot, set when the thread in that slot is
 /// woken: what the predicate reads. In the arena (`WAKE`), so that a waker
 /// in another process (a futex in `MAP_SHARED` memory) can set it.
-#[repr(C, align(1024))]
+#[repr(C, align(4096))]
 pub struct Wake([AtomicU8; ENV_SLOTS]);
-const _: () = assert!(ENV_SLOTS == 1024, "the predicate masks the slot with 1023");
+const _: () = assert!(ENV_SLOTS == 4096, "one page, the region a predicate reads");
 
 /// The predicate futex waits sleep on, once installed.
 static PRED: crate::word::Word<Option<u64>> = crate::word::Word::new(None);

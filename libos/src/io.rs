@@ -96,7 +96,12 @@ fn read_slow(ops: &Ops, f: &mut File, buf: &mut [u8], mut first: Option<i64>) ->
     }
     let nonblock = !blocks(f);
     let ptr = f as *mut File;
-    retry(ptr, POLLIN, nonblock, || result(first.take().unwrap_or_else(|| read_once(ops, f, buf))))
+    retry(ptr, POLLIN, nonblock, || match first.take() {
+        Some(r) => result(r),
+        // After a wait: a sibling may have unmapped the buffer meanwhile
+        // (a partial count or EFAULT, as Linux answers).
+        None => result(read_once(ops, f, crate::uaccess::still_lent(&mut *buf)?)),
+    })
 }
 
 /// `write` of `buf` to descriptor `d` through its methods: on a blocking

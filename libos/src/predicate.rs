@@ -35,8 +35,8 @@ pub const HEADER: u64 = 24;
 pub const CAPACITY: usize = 65536;
 pub const PIPE_BUF: usize = 4096;
 
-/// Rings one predicate reads (the kernel allows four regions; one is
-/// `PARAMS`).
+/// Rings one predicate reads (the kernel allows five regions: `PARAMS`,
+/// the rings, and `SEEN` for a packet ring).
 pub const MAX_RINGS: usize = 3;
 /// Predicates a process keeps installed.
 const CACHED: usize = 4;
@@ -58,21 +58,23 @@ pub const PACKET: u64 = 4;
 /// size: within one page, as the kernel asks of a region. The kernel reads
 /// it by address, so it is a static of its own rather than part of
 /// `proc::Process`.
-/// After the bytes, the packet ring's doorbell as this process last saw
-/// it.
-#[repr(C, align(2048))]
-struct Params([AtomicU8; ENV_SLOTS], AtomicU64);
-const _: () = assert!(ENV_SLOTS == 1024, "the predicate masks the slot with 1023");
+#[repr(C, align(4096))]
+struct Params([AtomicU8; ENV_SLOTS]);
+const _: () = assert!(ENV_SLOTS == 4096, "one page, the region a predicate reads");
 const _: () = assert!(MAX_RINGS * 2 <= 8, "a slot's terms fit its byte");
-/// Bytes of `PARAMS` a predicate reads.
-const PARAMS_LEN: u64 = ENV_SLOTS as u64 + 8;
+const _: () = assert!(MAX_RINGS + 2 <= abi::syscall::PRED_REGIONS, "PARAMS, the rings and SEEN");
 
-static PARAMS: Params = Params([const { AtomicU8::new(0) }; ENV_SLOTS], AtomicU64::new(0));
+static PARAMS: Params = Params([const { AtomicU8::new(0) }; ENV_SLOTS]);
+
+/// The packet ring's doorbell as this process last saw it: a region of its
+/// own, after the rings', for a predicate over a packet ring (`PARAMS`
+/// fills its page).
+static SEEN: AtomicU64 = AtomicU64::new(0);
 
 /// The packet ring's doorbell value this process has seen (its sleep on
 /// a packet ring ends when the bell differs).
 pub fn set_seen(bell: u64) {
-    PARAMS.1.store(bell, Ordering::SeqCst);
+    SEEN.store(bell, Ordering::SeqCst);
 }
 
 #[derive(Clone, Copy)]
@@ -139,13 +141,18 @@ pub fn for_rings(rings: &[(u64, u64)]) -> Option<u64> {
                 i
             }
         };
-        let mut regions = [Region::default(); MAX_RINGS + 1];
-        regions[0] = Region { va: &raw const PARAMS as u64, len: PARAMS_LEN };
+        let mut regions = [Region::default(); MAX_RINGS + 2];
+        regions[0] = Region { va: &raw const PARAMS as u64, len: ENV_SLOTS as u64 };
         for (i, (r, &va)) in regions[1..].iter_mut().zip(&key[..rings.len()]).enumerate() {
             let len = if packet & 1 << i != 0 { size_of::<RingHeader>() as u64 } else { HEADER };
             *r = Region { va, len };
         }
-        let id = sys::pred_install(&program(rings.len(), packet), &regions[..rings.len() + 1]).ok()?;
+        let mut n = rings.len() + 1;
+        if packet != 0 {
+            regions[n] = Region { va: &raw const SEEN as u64, len: 8 };
+            n += 1;
+        }
+        let id = sys::pred_install(&program(rings.len(), packet), &regions[..n]).ok()?;
         c.installs += 1;
         e[slot] = Some(Cached { rings: key, packet, n: rings.len(), id, last_use: stamp });
         Some(id)
@@ -160,7 +167,7 @@ pub fn enable(rings: &[(u64, u64)]) {
 }
 
 /// The predicate over `n` rings: region 0 is `PARAMS` (the sleeper's byte
-/// at its slot, from the context), region i+1 ring i's header. True when an enabled term holds: a ring wanted for reading
+/// at its slot, from the context), region i+1 ring i's header, region n+1 `SEEN` if a ring is a packet ring. True when an enabled term holds: a ring wanted for reading
 /// holds data or has no writer; one wanted for writing has room for a
 /// `PIPE_BUF` write or no reader; a packet ring (bit i of `packet`)
 /// wanted for reading holds a frame or rang its bell.
@@ -185,7 +192,7 @@ pub fn program(n: usize, packet: u8) -> Vec<u64> {
             a.ldx_w(2, 7, offset_of!(RingHeader, head) as i16);
             a.ldx_w(3, 7, offset_of!(RingHeader, tail) as i16).jne_reg(2, 3, yes);
             a.ldx_dw(2, 7, offset_of!(RingHeader, owner_word) as i16);
-            a.ld_region(4, 0, 0).ldx_dw(3, 4, ENV_SLOTS as i16).jne_reg(2, 3, yes);
+            a.ld_region(4, n as u32 + 1, 0).ldx_dw(3, 4, 0).jne_reg(2, 3, yes);
             a.bind(no_read).bind(next);
             continue;
         }

@@ -46,6 +46,9 @@ pub struct Header {
     /// The host and domain names `sethostname` and `setdomainname` set
     /// (NUL-padded; empty: never set).
     pub names: [[u8; NAME_LEN]; 2],
+    /// How many processes have been handed to init (`proc::exit`): init
+    /// looks for them in the kernel's table only when this has moved.
+    pub handed: AtomicU32,
     /// The network (`net::stack::Shared`, in the arena), or 0 before the
     /// first process made its packet endpoint.
     pub net: AtomicU64,
@@ -198,6 +201,12 @@ pub fn set_name(which: usize, name: &[u8]) {
     let n = unsafe { &mut (*header()).names[which] };
     n.fill(0);
     n[..name.len()].copy_from_slice(name);
+}
+
+/// How many processes have been handed to init.
+pub fn handed() -> &'static AtomicU32 {
+    // SAFETY: as in `lock_word`.
+    unsafe { &(*header()).handed }
 }
 
 /// The network's anchor (`net::stack`).

@@ -51,9 +51,11 @@ fn lend<R>(ptr: u64, len: u64, f: impl FnOnce() -> R) -> R {
 
 /// After a sleep inside a loan (the big lock retaken): a sibling may have
 /// forked meanwhile, which made the buffer's pages copy-on-write, so they
-/// are made writable again before the call fills them. A buffer a sibling
-/// unmapped meanwhile stays unmapped, and the write ends the thread (Linux
-/// answers EFAULT; see docs/libos.md, "Erlang").
+/// are made writable again before the call fills them. A sibling may also
+/// have unmapped some of them: the loan shrinks to the part before the
+/// first page that is gone, and the call fills only that (`still_lent`),
+/// answering with a partial count or EFAULT as Linux does (before, lxrt
+/// faulted writing there and the kernel ended the thread).
 #[inline]
 pub fn relend() {
     let loan = LOCAL.get();
@@ -65,7 +67,34 @@ pub fn relend() {
 #[cold]
 #[inline(never)]
 fn prepare_again(ptr: u64, len: u64) {
-    let _ = vm::prepare(ptr, len, true);
+    if vm::prepare(ptr, len, true) {
+        return;
+    }
+    let mut ok = 0;
+    while ok < len {
+        let chunk = (crate::layout::page_up(ptr + ok + 1) - (ptr + ok)).min(len - ok);
+        if !vm::prepare(ptr + ok, chunk, true) {
+            break;
+        }
+        ok += chunk;
+    }
+    LOCAL.get().len.set(ok);
+}
+
+/// After a sleep: the part of `b` (lent by `with_bytes_mut`) that is still
+/// the program's to write (`relend` shrank the loan), or EFAULT if none of
+/// it is.
+pub fn still_lent(b: &mut [u8]) -> Result<&mut [u8], i64> {
+    let loan = LOCAL.get();
+    if !loan.lent.get() {
+        return Ok(b);
+    }
+    let end = loan.ptr.get() + loan.len.get();
+    let n = end.saturating_sub(b.as_ptr() as u64).min(b.len() as u64) as usize;
+    if n == 0 && !b.is_empty() {
+        return Err(EFAULT);
+    }
+    Ok(&mut b[..n])
 }
 
 #[cold]

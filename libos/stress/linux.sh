@@ -17,7 +17,8 @@ while [ $n -lt $fills ]; do
     echo "fill: run $n of tests/fsfull.sh (3 fill/empty cycles): $r: $(tr '\n' ' ' </tmp/fill.out)"
     rm -f /tmp/fill.out
 done
-cbin/forkfull
+(ulimit -u 1020; cbin/forkfull)
+sh /stress/lifetimes.sh
 kill -TERM $hb
 wait $hb
 cat /tmp/heartbeat.out

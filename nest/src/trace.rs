@@ -5,7 +5,6 @@
 
 use abi::nest::{answer, event, Event};
 use abi::syscall as sc;
-use abi::tables::ENV_SLOTS;
 use abi::Error;
 use core::fmt::{self, Write};
 use user::nest;
@@ -141,6 +140,34 @@ impl fmt::Display for Call<'_> {
     }
 }
 
+/// Calls waiting for their result at once, at most: one per environment
+/// slot (4,096 of them) was a table bigger than a program's stack.
+const PENDING: usize = 64;
+
+/// The calls made and not yet seen to return: (slot, id, call).
+struct Pending {
+    calls: [Option<(usize, u64, Event)>; PENDING],
+    /// Which entry a call goes to when all are taken.
+    evict: usize,
+}
+
+impl Pending {
+    /// The entry of the call slot `slot` made, if it waits.
+    fn of(&self, slot: usize) -> Option<usize> {
+        self.calls.iter().position(|c| c.is_some_and(|(s, ..)| s == slot))
+    }
+
+    /// Records a call; when every entry is taken, the one it replaces is
+    /// returned, to be reported as a call with no result yet.
+    fn put(&mut self, call: (usize, u64, Event)) -> Option<(usize, u64, Event)> {
+        let i = self.calls.iter().position(Option::is_none).unwrap_or_else(|| {
+            self.evict = (self.evict + 1) % PENDING;
+            self.evict
+        });
+        self.calls[i].replace(call)
+    }
+}
+
 /// Traces the subtree of `root` (already interposed and started) until
 /// `root` exits, writing one line per call to `out`. `policy` may answer
 /// a call of an environment (by id) itself (`Some(value)`: the kernel
@@ -150,16 +177,18 @@ pub fn run(
     mut policy: impl FnMut(u64, &Event) -> Option<u64>,
     out: &mut dyn Write,
 ) -> Result<i32, Error> {
-    // The call each environment (by slot) made and has not seen return.
-    let mut pending: [Option<(u64, Event)>; ENV_SLOTS] = [None; ENV_SLOTS];
+    // The calls environments made and have not seen return.
+    let mut pending = Pending { calls: [None; PENDING], evict: 0 };
     let code = nest::serve(root, |slot, id, ev| {
-        let p = &mut pending[slot];
+        let mine = pending.of(slot);
         if ev.kind == event::RESULT {
             let _ = writeln!(out, "[{id:#x}] {}", Call(ev, Some(ev.value)));
-            *p = None;
+            if let Some(i) = mine {
+                pending.calls[i] = None;
+            }
             return (answer::PASS, 0);
         }
-        if let Some((pid, old)) = p.take() {
+        if let Some((_, pid, old)) = mine.and_then(|i| pending.calls[i].take()) {
             let _ = writeln!(out, "[{pid:#x}] {}", Call(&old, None));
         }
         match policy(id, ev) {
@@ -168,13 +197,15 @@ pub fn run(
                 (answer::RETURN, v)
             }
             None => {
-                *p = Some((id, *ev));
+                if let Some((_, pid, old)) = pending.put((slot, id, *ev)) {
+                    let _ = writeln!(out, "[{pid:#x}] {}", Call(&old, None));
+                }
                 (answer::PASS, 0)
             }
         }
     })?;
     // Calls that never returned a result (exit, yield, a switch).
-    for (pid, ev) in pending.iter().flatten() {
+    for (_, pid, ev) in pending.calls.iter().flatten() {
         let _ = writeln!(out, "[{pid:#x}] {}", Call(ev, None));
     }
     Ok(code)

@@ -18,6 +18,7 @@ pub mod rng;
 pub mod rt;
 pub mod spawn;
 pub mod sys;
+pub mod verdict;
 pub mod xn;
 
 pub use abi;

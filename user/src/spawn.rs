@@ -36,10 +36,12 @@ pub fn spawn(name: &str, arg: u64) -> Result<u64, SpawnError> {
 
 /// Makes a child loaded by `spawn_stopped` runnable, with one time slice.
 pub fn start(child: u64) -> Result<(), Error> {
-    sys::env_run(child)?;
-    // A runnable environment runs only in time slices it owns (or ones
-    // given to it): one slice, like its parent's share.
+    // One slice, like its parent's share, before it runs: runnable, it
+    // takes turns in its parent's slices at once, and a short program
+    // could end before a slice given afterwards (`BadState`: test_debug's
+    // `steppee`, now and then).
     sys::slice_alloc(child, abi::syscall::SLICE_ANY)?;
+    sys::env_run(child)?;
     Ok(())
 }
 

@@ -124,7 +124,11 @@ pub fn frame_share(frame: u64, slot: u64) -> Result<u64, Error> {
     result(call(sc::FRAME_SHARE, [frame, slot, CRED_SELF, 0, 0, 0]))
 }
 pub fn slice_upcalls(env: u64, on: bool) -> Result<u64, Error> {
-    result(call(sc::SLICE_UPCALLS, [env, on as u64, CRED_SELF, 0, 0, 0]))
+    slice_upcalls_mode(env, if on { sc::UPCALLS_BOTH } else { sc::UPCALLS_OFF })
+}
+/// `slice_upcalls` with a mode (`UPCALLS_STARTS`: slice starts only).
+pub fn slice_upcalls_mode(env: u64, mode: u64) -> Result<u64, Error> {
+    result(call(sc::SLICE_UPCALLS, [env, mode, CRED_SELF, 0, 0, 0]))
 }
 pub fn frames_reclaim(env: u64, n: u64) -> Result<u64, Error> {
     result(call(sc::FRAMES_RECLAIM, [env, n, CRED_SELF, 0, 0, 0]))
@@ -155,6 +159,12 @@ pub fn pred_free(id: u64) -> Result<u64, Error> {
 /// entry's guard. Returns 1 if its handler took them at once, else 0.
 pub fn interrupt(target: u64, bits: u64, cred: u64) -> Result<u64, Error> {
     result(call(sc::PCT, [target, sc::PCT_INTERRUPT | sc::pct_cred(cred), bits, 0, 0, 0]))
+}
+/// `interrupt`, but the bits are only queued: the caller keeps the CPU
+/// (`PCT_QUEUE`).
+pub fn interrupt_queued(target: u64, bits: u64, cred: u64) -> Result<u64, Error> {
+    let flags = sc::PCT_INTERRUPT | sc::PCT_QUEUE | sc::pct_cred(cred);
+    result(call(sc::PCT, [target, flags, bits, 0, 0, 0]))
 }
 /// The caller's queued interrupt bits, now cleared.
 pub fn interrupts_take() -> u64 {
@@ -204,6 +214,15 @@ pub fn env_create_shared(space: u64, cred: u64) -> Result<u64, Error> {
 }
 pub fn env_destroy(env: u64) -> Result<u64, Error> {
     result(call(sc::ENV_DESTROY, [env, CRED_SELF, 0, 0, 0, 0]))
+}
+/// Moves `env` and its subtree under `to`, an ancestor of its parent
+/// (`ENV_MOVE`).
+pub fn env_move(env: u64, to: u64) -> Result<u64, Error> {
+    result(call(sc::ENV_MOVE, [env, to, CRED_SELF, 0, 0, 0]))
+}
+/// Interrupt `bits` for us whenever child `env` ends (`ENV_EXIT_BITS`).
+pub fn env_exit_bits(env: u64, bits: u64) -> Result<u64, Error> {
+    result(call(sc::ENV_EXIT_BITS, [env, bits, CRED_SELF, 0, 0, 0]))
 }
 pub fn env_set_regs(env: u64, r: &Regs) -> Result<u64, Error> {
     result(call(sc::ENV_SET_REGS, [env, r as *const Regs as u64, CRED_SELF, 0, 0, 0]))

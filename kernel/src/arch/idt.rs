@@ -12,6 +12,7 @@
 //! NMI, double fault and machine check only.
 
 use super::gdt::{IST_CROSSING, IST_DOUBLE_FAULT, KERNEL_CS};
+use super::idtr::{Idtr, CROSSING_IDTR, KERNEL_IDTR};
 use core::arch::asm;
 
 #[derive(Clone, Copy)]
@@ -23,18 +24,6 @@ struct Gate {
 
 static mut IDT: [Gate; 256] = [Gate { lo: 0, hi: 0 }; 256];
 static mut CROSSING_IDT: [Gate; 256] = [Gate { lo: 0, hi: 0 }; 256];
-
-/// An IDT register image, for `lidt`.
-#[repr(C, packed)]
-pub struct Idtr {
-    limit: u16,
-    base: u64,
-}
-
-/// The kernel's table and the crossing's, as `lidt` takes them (reached by
-/// name from the crossing's assembly).
-pub static mut KERNEL_IDTR: Idtr = Idtr { limit: 0, base: 0 };
-pub static mut CROSSING_IDTR: Idtr = Idtr { limit: 0, base: 0 };
 
 fn gate(handler: u64, dpl: u64, ist: u64) -> Gate {
     let lo = (handler & 0xFFFF)

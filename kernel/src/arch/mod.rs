@@ -87,6 +87,8 @@ pub mod gdt;
 #[cfg(target_os = "none")]
 pub mod idt;
 #[cfg(target_os = "none")]
+pub mod idtr;
+#[cfg(target_os = "none")]
 pub mod pct;
 #[cfg(target_os = "none")]
 pub mod percpu;

@@ -79,6 +79,7 @@ pct_fast:
     testb $1, %sil
     jz 8f
     movw %ax, {waiting_on}(%rdi)
+    movb $1, {awaited}(%r11)
     movl ${waiting}, {state}(%rdi)
 8:  movq $0, {tf_rax}(%rdi)
     incl {switched_out}(%rdi)
@@ -131,6 +132,7 @@ pct_fast:
     id = const env_offsets::ID,
     state = const env_offsets::STATE,
     waiting_on = const env_offsets::WAITING_ON,
+    awaited = const env_offsets::AWAITED,
     entry = const offset_of!(Env, pct_entry),
     stack = const offset_of!(Env, pct_stack),
     guard = const offset_of!(Env, pct_guard),

@@ -19,12 +19,15 @@
 //! (`stop`); the crossing, back on the kernel's stack with nothing
 //! borrowed, disables the driver (`driver::cross`). The recovery of the
 //! next phase replaces that last step.
+//!
+//! This file gives verdicts only; the driver layer (`driver.rs`) acts on
+//! them — disables the driver, walks its requests — so that detection
+//! sits below the drivers rather than in a cycle with them.
 
-use super::driver::{self, Driver, Drivers};
 use super::{xpc, Global};
 use core::fmt::Write;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
-use drvapi::{op, status};
+use drvapi::{op, status, Facts};
 
 /// Why the driver was stopped, as a console line.
 struct Why {
@@ -200,70 +203,57 @@ pub fn now() -> u64 {
 }
 
 /// Timer ticks were counted, `now` in all, by the holder of the kernel
-/// state (not in a crossing): a driver holding a request past its
-/// deadline — alive but useless — is declared failed and stopped.
+/// state (not in a crossing): the deadline (timer ticks) when it is time
+/// to look for requests held past it (`driver::fail_overdue`: a driver
+/// holding one — alive but useless — is declared failed and stopped).
 #[inline(always)]
-pub fn clock(now: u64) {
+pub fn clock(now: u64) -> Option<u64> {
     NOW.store(now, Relaxed);
     if now >= NEXT_LOOK.load(Relaxed) {
-        look(now);
+        look(now)
+    } else {
+        None
     }
 }
 
 #[inline(never)]
-fn look(now: u64) {
+fn look(now: u64) -> Option<u64> {
     let limit = DEADLINE.load(Relaxed);
     if limit == 0 {
         NEXT_LOOK.store(u64::MAX, Relaxed);
-        return;
+        return None;
     }
     NEXT_LOOK.store(now + limit / 2, Relaxed);
-    driver::try_with(|ds| {
-        while let Some((i, tag)) = ds.overdue(now.saturating_sub(limit)) {
-            let ms = limit * crate::arch::apic::TICK_NS / 1_000_000;
-            crate::kprintln!(
-                "driver {}: request {tag} not ended within {ms} ms: missed its deadline",
-                ds.get(i).name
-            );
-            driver::disable(ds, i, "it failed");
-        }
-    });
+    Some(limit)
 }
 
-/// Facts driver `d` reported about its device that cannot be true, if
+/// Facts driver `name` reported about its device that cannot be true, if
 /// any (checked after its init).
-pub fn implausible(d: &Driver) -> Option<&'static str> {
-    let f = &d.facts;
+pub fn implausible(name: &str, f: &Facts) -> Option<&'static str> {
     if !(1..=super::domain::LENT_SLOTS as u32).contains(&f.queue_depth) {
         return Some("a queue depth it cannot have");
     }
-    match d.name {
+    match name {
         "virtio-blk" if f.capacity == 0 || f.capacity > 1 << 48 => Some("a disk capacity that cannot be"),
         "virtio-net" if f.mac == [0; 6] || f.mac[0] & 1 != 0 => Some("a MAC address that is not a station's"),
         _ => None,
     }
 }
 
-/// Driver `i` refused a request of kind `kind` with `st` at submit: `st`,
-/// or `IO_ERROR` when the refusal cannot be honest — a status that does
-/// not exist, a request the kernel had checked called invalid, or a full
-/// queue with slots to spare — and then the driver is disabled.
-pub fn refusal(ds: &mut Drivers, i: usize, kind: u32, st: i32) -> i32 {
+/// A driver with queue depth `depth` and `held` other requests in flight
+/// refused a request of kind `kind` with `st` at submit: the lie it told,
+/// if the refusal cannot be honest — a status that does not exist, a
+/// request the kernel had checked called invalid, or a full queue with
+/// slots to spare (`driver::refused` then disables it).
+pub fn dishonest(kind: u32, st: i32, depth: usize, held: usize) -> Option<&'static str> {
     let checked = matches!(kind, op::READ | op::WRITE | op::TRANSMIT);
-    let d = ds.get(i);
-    let (depth, held) = (d.facts.queue_depth as usize, ds.holding(i) - 1);
     let lie = match st {
         status::INVALID | status::UNSUPPORTED if checked => "a request the kernel had checked is invalid",
         status::NO_SPACE if checked && held < depth => "its queue full with slots to spare",
-        status::INVALID | status::UNSUPPORTED | status::NO_SPACE | status::IO_ERROR => return st,
+        status::INVALID | status::UNSUPPORTED | status::NO_SPACE | status::IO_ERROR => return None,
         _ => "a status that does not exist",
     };
-    crate::kprintln!(
-        "driver {}: reported {lie} (status {st}, {held} of {depth} requests in flight)",
-        ds.get(i).name
-    );
-    driver::disable(ds, i, "it failed");
-    status::IO_ERROR
+    Some(lie)
 }
 
 /// Whether `st` is a status a driver may end a request with.

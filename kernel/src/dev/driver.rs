@@ -328,7 +328,7 @@ fn init(i: usize, api: &'static KernelApi) -> Result<(), &'static str> {
         let d = ds.get(i);
         // SAFETY: put there by `post` above, in the driver's mailbox.
         d.facts = unsafe { (facts as *const Facts).read() };
-        detect::implausible(d).map_or(Ok(()), |why| {
+        detect::implausible(d.name, &d.facts).map_or(Ok(()), |why| {
             crate::kprintln!("driver {}: reported {why}", d.name);
             Err("it reported impossible facts about its device")
         })
@@ -359,7 +359,7 @@ pub fn submit(i: usize, mut r: Request, pa: u64, done: Done, cookie: u64) -> Res
         Ok((d.submit, [post(d, MAIL_REQUEST, r), 0, 0]))
     }) {
         Ok(v) if v as i32 == status::OK => return Ok(tag),
-        Ok(v) => with(|ds| detect::refusal(ds, i, r.op, v as i32)),
+        Ok(v) => with(|ds| refused(ds, i, r.op, v as i32)),
         Err(e) => e,
     };
     // Not started: the buffer comes back, no completion is due (unless
@@ -375,6 +375,36 @@ pub fn submit(i: usize, mut r: Request, pa: u64, done: Done, cookie: u64) -> Res
         }
     });
     Err(st)
+}
+
+/// Driver `i` refused a request of kind `kind` with `st` at submit: `st`,
+/// or `IO_ERROR` when the refusal cannot be honest (`detect::dishonest`),
+/// and then the driver is disabled.
+fn refused(ds: &mut Drivers, i: usize, kind: u32, st: i32) -> i32 {
+    let (depth, held) = (ds.get(i).facts.queue_depth as usize, ds.holding(i) - 1);
+    let Some(lie) = detect::dishonest(kind, st, depth, held) else { return st };
+    crate::kprintln!(
+        "driver {}: reported {lie} (status {st}, {held} of {depth} requests in flight)",
+        ds.get(i).name
+    );
+    disable(ds, i, "it failed");
+    status::IO_ERROR
+}
+
+/// Requests held since before `now - limit` (timer ticks, `limit` the
+/// deadline `detect::clock` gave) fail their drivers: each is disabled.
+/// Nothing is done if the drivers are lent.
+pub fn fail_overdue(now: u64, limit: u64) {
+    try_with(|ds| {
+        while let Some((i, tag)) = ds.overdue(now.saturating_sub(limit)) {
+            let ms = limit * crate::arch::apic::TICK_NS / 1_000_000;
+            crate::kprintln!(
+                "driver {}: request {tag} not ended within {ms} ms: missed its deadline",
+                ds.get(i).name
+            );
+            disable(ds, i, "it failed");
+        }
+    });
 }
 
 /// One crossing into driver `i` and back, doing nothing: its `submit`

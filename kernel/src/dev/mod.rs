@@ -181,8 +181,10 @@ static HOOKS: crate::hooks::Hooks = crate::hooks::Hooks {
 /// fail their drivers, and failed drivers are restarted.
 #[cfg(target_os = "none")]
 fn clock(now: u64) {
-    detect::clock(now);
-    recover::run(now);
+    if let Some(limit) = detect::clock(now) {
+        driver::fail_overdue(now, limit);
+    }
+    recover::run(now, driver::name, |i| driver::restart(i, &wrappers::KERNEL_API));
 }
 
 /// When the last device interrupt that ended an idle wait arrived (TSC).

@@ -14,8 +14,13 @@
 //! driver; without it a failed driver stays disabled, as before. A driver
 //! that fails again at once is restarted at most `RESTARTS` times within
 //! `WINDOW`, then left disabled: no restart loop starves the machine.
+//!
+//! This file keeps the books (which drivers are due, how often each was
+//! restarted); the `clock` hook (`dev/mod.rs`) hands it the restart
+//! itself, so that recovery names neither the drivers nor their wrappers
+//! and the driver layer may notify it (`failed`) without a cycle.
 
-use super::{driver, Global, MAX_DRIVERS};
+use super::{Global, MAX_DRIVERS};
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
 /// Most restarts of one driver within `WINDOW` (timer ticks: 10 s).
@@ -53,16 +58,24 @@ pub fn failed(i: usize) {
 
 /// Timer ticks were counted, `now` in all (the `clock` hook: outside any
 /// crossing, nothing of the device layer borrowed): restarts the drivers
-/// that failed.
+/// that failed with `restart(i)`; `name(i)` is driver `i`'s name.
 #[inline(always)]
-pub fn run(now: u64) {
+pub fn run(
+    now: u64,
+    name: impl Fn(usize) -> &'static str,
+    restart: impl Fn(usize) -> Result<(), &'static str>,
+) {
     if DUE.load(Relaxed) != 0 {
-        restart_due(now);
+        restart_due(now, name, restart);
     }
 }
 
 #[inline(never)]
-fn restart_due(now: u64) {
+fn restart_due(
+    now: u64,
+    name: impl Fn(usize) -> &'static str,
+    restart: impl Fn(usize) -> Result<(), &'static str>,
+) {
     let due = DUE.swap(0, Relaxed);
     for i in (0..MAX_DRIVERS).filter(|i| due & 1 << i != 0) {
         let n = HISTORY.with(|h| {
@@ -73,13 +86,13 @@ fn restart_due(now: u64) {
             *n += 1;
             *n
         });
-        let name = driver::name(i);
+        let name = name(i);
         if n > RESTARTS {
             let s = WINDOW * crate::arch::apic::TICK_NS / 1_000_000_000;
             crate::kprintln!("driver {name}: failed {n} times within {s} s: left disabled");
             continue;
         }
-        match driver::restart(i, &super::wrappers::KERNEL_API) {
+        match restart(i) {
             Ok(()) => {
                 crate::kprintln!("driver {name} restarted ({n} of {RESTARTS} restarts allowed in its window)")
             }

@@ -200,8 +200,8 @@ xpc_abort:
     bad_rsp = const offset_of!(Saved, bad_rsp),
     wrapper = const offset_of!(Saved, wrapper),
     saved = sym SAVED,
-    crossing_idt = sym crate::arch::idt::CROSSING_IDTR,
-    kernel_idt = sym crate::arch::idt::KERNEL_IDTR,
+    crossing_idt = sym crate::arch::idtr::CROSSING_IDTR,
+    kernel_idt = sym crate::arch::idtr::KERNEL_IDTR,
     options(att_syntax)
 );
 

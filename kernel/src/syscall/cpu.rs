@@ -37,11 +37,9 @@ pub fn slice_free(k: &mut Kernel, Args([pos, cred, ..]): Args) -> Result<u64, Er
 
 pub fn slice_upcalls(k: &mut Kernel, Args([env, on, cred, ..]): Args) -> Result<u64, Error> {
     let s = k.env_arg(env, cred)?;
-    if on > 1 {
-        return Err(Error::BadFlags);
-    }
+    let bits = notify::of_mode(on).ok_or(Error::BadFlags)?;
     let e = &mut k.envs[s];
-    e.notify = (e.notify & !notify::SLICE_UPCALLS) | if on == 1 { notify::SLICE_UPCALLS } else { 0 };
+    e.notify = (e.notify & !(notify::SLICE_UPCALLS | notify::SLICE_ENDS)) | bits;
     Ok(0)
 }
 

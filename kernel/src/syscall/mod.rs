@@ -12,6 +12,7 @@ mod console;
 mod cpu;
 mod devices;
 mod envs;
+mod lifetime;
 mod memory;
 mod nest;
 mod net;
@@ -123,6 +124,8 @@ calls! {
     sc::ENV_PRED_INSTALL => nest::env_pred_install;
     sc::ENV_CAP_DERIVE => nest::env_cap_derive;
     sc::ENV_DESTROY => envs::env_destroy;
+    sc::ENV_MOVE => lifetime::env_move;
+    sc::ENV_EXIT_BITS => lifetime::env_exit_bits;
     sc::ENV_SET_REGS => envs::env_set_regs;
     sc::ENV_GET_REGS => envs::env_get_regs;
     sc::ENV_RUN => envs::env_run;

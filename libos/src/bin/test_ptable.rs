@@ -15,12 +15,8 @@ use libos::layout::SCRATCH;
 use libos::linux::nr::{SYS_EXIT, SYS_FORK, SYS_GETPID, SYS_GETPPID, SYS_WAIT4};
 use libos::native::{self, linux};
 use libos::proc::{self, table};
+use user::verdict::check;
 use user::{kinfo, println, sys};
-
-fn check(ok: &mut bool, what: &str, cond: bool) {
-    println!("{what}: {}", if cond { "ok" } else { "FAILED" });
-    *ok &= cond;
-}
 
 /// In the child: what it may and may not do with its parent's entry.
 fn child() -> u64 {

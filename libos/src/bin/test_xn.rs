@@ -257,21 +257,7 @@ fn hostile(fs: &mut CFs) {
     // Templates: only with the device capability, and only verified code.
     let exit = bpf::Insn::new(0x95, 0, 0, 0, 0).to_bytes();
     let jump_back = bpf::Insn::new(0x05, 0, 0, -1, 0).to_bytes();
-    let spec = |name: &[u8], code: &[[u8; 8]]| {
-        let mut n = [0u8; 32];
-        n[..name.len()].copy_from_slice(name);
-        TemplateSpec {
-            name: n,
-            name_len: name.len() as u32,
-            slots: 1,
-            owns: code.as_ptr() as u64,
-            owns_len: code.len() as u64,
-            acl: code.as_ptr() as u64,
-            acl_len: code.len() as u64,
-            size: code.as_ptr() as u64,
-            size_len: code.len() as u64,
-        }
-    };
+    let spec = |name: &[u8], code: &[[u8; 8]]| TemplateSpec::new(name, 1, code, code, code);
     let good = [bpf::Insn::new(0xb7, 0, 0, 0, 0).to_bytes(), exit];
     refused(
         "templates without the device capability",

@@ -164,22 +164,7 @@ impl XnClient for SysXn {
         let raw: Vec<x::TemplateSpec> = specs
             .iter()
             .zip(&code)
-            .map(|(s, [owns, acl, size])| {
-                let mut name = [0u8; 32];
-                let n = s.name.len().min(32);
-                name[..n].copy_from_slice(&s.name.as_bytes()[..n]);
-                x::TemplateSpec {
-                    name,
-                    name_len: s.name.len() as u32,
-                    slots: s.slots,
-                    owns: owns.as_ptr() as u64,
-                    owns_len: owns.len() as u64,
-                    acl: acl.as_ptr() as u64,
-                    acl_len: acl.len() as u64,
-                    size: size.as_ptr() as u64,
-                    size_len: size.len() as u64,
-                }
-            })
+            .map(|(s, [owns, acl, size])| x::TemplateSpec::new(s.name.as_bytes(), s.slots, owns, acl, size))
             .collect();
         k::install(&raw, self.slot).map(|t| t as Tid).map_err(from_abi)
     }

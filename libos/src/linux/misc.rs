@@ -1,6 +1,6 @@
 //! Identity, limits, randomness, signals bookkeeping and other small calls.
 
-use crate::errno::{LxResult, EAGAIN, EINTR, EINVAL, EOPNOTSUPP};
+use crate::errno::{LxResult, EAGAIN, EINTR, EINVAL, EOPNOTSUPP, EPERM};
 use crate::proc::{deliver, signal};
 use crate::uaccess;
 
@@ -31,8 +31,13 @@ pub fn set_name(which: usize, ptr: u64, len: u64) -> LxResult {
 const ARCH_SET_FS: u64 = 0x1002;
 const ARCH_GET_FS: u64 = 0x1003;
 
+/// Linux's `TASK_SIZE_MAX`: a thread pointer must lie below it (the
+/// process would die at its next TLS access otherwise).
+pub const TASK_SIZE_MAX: u64 = 0x7fff_ffff_f000;
+
 pub fn arch_prctl(code: u64, addr: u64) -> LxResult {
     match code {
+        ARCH_SET_FS if addr >= TASK_SIZE_MAX => Err(EPERM),
         ARCH_SET_FS => {
             // SAFETY: CR4.FSGSBASE is on and the kernel keeps fs base per
             // environment; lxrt itself never uses fs.

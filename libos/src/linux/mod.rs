@@ -310,7 +310,7 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
             Ok(crate::proc::UMASK.replace(new) as i64)
         }
         SYS_GETTIMEOFDAY => misc::gettimeofday(a[0]),
-        SYS_GETRLIMIT => rlimit::getrlimit(a[0] as u32 as u64, a[1]),
+        SYS_GETRLIMIT => rlimit::getrlimit(a[0], a[1]),
         SYS_GETRUSAGE => misc::getrusage(i(a[0]), a[1]),
         SYS_SYSINFO => misc::sysinfo(a[0]),
         SYS_TIMES => misc::times(a[0]),
@@ -333,7 +333,7 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         SYS_RT_SIGSUSPEND => misc::rt_sigsuspend(a[0], a[1]),
         SYS_SIGALTSTACK => crate::proc::signal::sigaltstack(a[0], a[1], f.regs.rsp),
         SYS_ARCH_PRCTL => misc::arch_prctl(a[0], a[1]),
-        SYS_SETRLIMIT => rlimit::setrlimit(a[0] as u32 as u64, a[1]),
+        SYS_SETRLIMIT => rlimit::setrlimit(a[0], a[1]),
         SYS_TKILL => process::tgkill(None, i(a[0]), a[1]),
         SYS_TIME => {
             let s = time::realtime().0;
@@ -396,7 +396,7 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         SYS_UTIMENSAT => attr::utimensat(i(a[0]), a[1], a[2], a[3]),
         SYS_DUP3 => fl::dup3(i(a[0]), i(a[1]), a[2]),
         SYS_PIPE2 => fl::pipe2(a[0], a[1]),
-        SYS_PRLIMIT64 => rlimit::prlimit(a[0], a[1] as u32 as u64, a[2], a[3]),
+        SYS_PRLIMIT64 => rlimit::prlimit(a[0], a[1], a[2], a[3]),
         SYS_GETRANDOM => misc::getrandom(a[0], a[1], a[2]),
         SYS_STATX => fl::statx(i(a[0]), a[1], a[2], a[4]),
         SYS_SENDFILE => sendfile::sendfile(i(a[0]), i(a[1]), a[2], a[3]),

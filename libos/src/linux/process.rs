@@ -86,8 +86,8 @@ fn thread(f: &ExceptionFrame, flags: u64, stack: u64, ptid: u64, ctid: u64, tls:
         uaccess::writable(ctid, 4)?;
     }
     let fs = if flags & CLONE_SETTLS != 0 {
-        if tls >= abi::layout::USER_END {
-            return Err(EINVAL);
+        if tls >= super::misc::TASK_SIZE_MAX {
+            return Err(EPERM);
         }
         tls
     } else {
@@ -98,6 +98,7 @@ fn thread(f: &ExceptionFrame, flags: u64, stack: u64, ptid: u64, ctid: u64, tls:
         fs,
         clear_tid: if flags & CLONE_CHILD_CLEARTID != 0 { ctid } else { 0 },
     };
+    proc::limits::may_create()?;
     let env = proc::thread::create(f, &start).map_err(|_| EAGAIN)?;
     let tid = proc::pid::of(env);
     // Both before it runs: the new thread may read them at once.

@@ -6,9 +6,9 @@
 //! signal in the caller itself (`raise_self`: SIGPIPE, a fault's).
 
 use super::signal::{
-    action, add_pending, altstack, blocked, clear_pending, has_handler, ignored_by_default, mask,
-    own_pending, pending_bits, send, set_action, set_mask, suspended, thread, Action, CONSOLE_INPUT, SIGCHLD,
-    SIGCONT, SIGSEGV, SIG_DFL, SS_DISABLE, SS_ONSTACK, STOPS, WORDS,
+    action, add_pending, altstack, blocked, clear_pending, has_handler, ignored_by_default, interrupt, mask,
+    note_sender, own_pending, pending_bits, send, sender, set_action, set_mask, suspended, thread, Action,
+    CONSOLE_INPUT, SIGCHLD, SIGCONT, SIGSEGV, SIG_DFL, SS_DISABLE, SS_ONSTACK, STOPS, WORDS,
 };
 use crate::errno::LxResult;
 use crate::uaccess;
@@ -50,8 +50,18 @@ fn collect() {
     }
     let slot = abi::tables::env_slot(crate::lock::my_id() as u32);
     if kinfo::interrupts(slot) != 0 {
-        // (Console input, the other interrupt, is looked at by every wait.)
-        add_pending(sys::interrupts_take() & !CONSOLE_INPUT);
+        let from = kinfo::env(slot).interrupt_from;
+        let bits = sys::interrupts_take();
+        if bits & CONSOLE_INPUT != 0 {
+            // Also the bit a thread's end is told with (`thread::bury`).
+            // (Console input, the other use, is looked at by every wait.)
+            super::thread::bury();
+        }
+        note_sender(bits & !CONSOLE_INPUT, from);
+        add_pending(bits & !CONSOLE_INPUT);
+        if bits & 1 << SIGCHLD != 0 && super::is_init() {
+            super::exit::reap_adopted();
+        }
     }
     // Usually nothing is pending: one word read on every call's path.
     if WORDS.pending.get() != 0 {
@@ -75,7 +85,7 @@ fn route() {
         p &= p - 1;
         if let Some(env) = super::thread::wanting(sig) {
             WORDS.routed.set(WORDS.routed.get() | 1 << sig);
-            let _ = sys::interrupt(env as u64, CONSOLE_INPUT, super::table::cred());
+            let _ = interrupt(env, CONSOLE_INPUT);
         }
     }
 }
@@ -146,17 +156,27 @@ pub fn suspend(mask: u64) -> LxResult {
 /// The `INTERRUPT` upcall: signals arrived. If they interrupted the program
 /// itself, act on them now, as at a call's return.
 pub fn interrupted(f: &mut ExceptionFrame) {
-    add_pending(f.error_code & !CONSOLE_INPUT);
-    if crate::entry::in_program(f) {
-        crate::lock::acquire();
-        // Typed input (a Ctrl-C may become a SIGINT for us too).
-        if f.error_code & CONSOLE_INPUT != 0 {
-            crate::obj::console::poll_interrupt();
-        }
-        check_pending();
-        deliver(f, None);
-        crate::lock::end_call();
+    let bits = f.error_code & !CONSOLE_INPUT;
+    if !crate::entry::in_program(f) {
+        add_pending(bits);
+        return;
     }
+    crate::lock::acquire();
+    // The upcall's fault address names the sender (`interrupt_from`).
+    note_sender(bits, f.fault_addr);
+    add_pending(bits);
+    if bits & 1 << SIGCHLD != 0 && super::is_init() {
+        super::exit::reap_adopted();
+    }
+    // Typed input (a Ctrl-C may become a SIGINT for us too), or a
+    // thread's end.
+    if f.error_code & CONSOLE_INPUT != 0 {
+        crate::obj::console::poll_interrupt();
+        super::thread::bury();
+    }
+    check_pending();
+    deliver(f, None);
+    crate::lock::end_call();
 }
 
 /// A signal this process sends itself (kill, SIGPIPE): the default action
@@ -164,6 +184,7 @@ pub fn interrupted(f: &mut ExceptionFrame) {
 /// current call returns or the signal is unblocked.
 pub fn raise_self(sig: u32) {
     if has_handler(sig) || blocked() & (1 << sig) != 0 {
+        note_sender(1 << sig, super::env() as u64);
         if super::thread::is_first() {
             add_pending(1 << sig);
             route();
@@ -283,7 +304,7 @@ fn mcontext_regs(r: &mut abi::exception::Regs) -> [&mut u64; 18] {
 /// Pushes the signal frame and points the program at the handler; a stack
 /// that cannot take the frame kills the process with SIGSEGV, as on Linux.
 fn run_handler(f: &mut ExceptionFrame, sig: u32) {
-    run_handler_with(f, sig, 0, 0);
+    run_handler_with(f, sig, 0, sender(sig) as u64);
 }
 
 /// A fault's signal: runs the program's handler for it (returns false if
@@ -344,7 +365,7 @@ fn run_handler_with(f: &mut ExceptionFrame, sig: u32, code: i32, addr: u64) {
     w[UC_SIGMASK] = saved;
     w[INFO] = sig as u64; // si_signo; si_errno 0
     w[INFO + 1] = code as u32 as u64; // si_code (SI_USER: 0)
-    w[INFO + 2] = addr; // si_addr, or si_pid and si_uid
+    w[INFO + 2] = addr; // si_addr, or si_pid and si_uid (0: everyone is root)
     let written = match (fx_at, frame) {
         (Some(fx_at), Some(frame)) => {
             uaccess::put(fx_at, crate::entry::fx()).and_then(|_| uaccess::put(frame, w)).map(|_| frame)
@@ -440,6 +461,10 @@ pub fn take_pending_in(set: u64) -> Option<u32> {
 /// for it (other than `except`): a blocked call ends with EINTR.
 pub fn pending_except(except: u64) -> bool {
     collect();
+    // (A SIGCHLD the upcall brought while lxrt slept: init reaps here.)
+    if pending_bits() & 1 << SIGCHLD != 0 && super::is_init() {
+        super::exit::reap_adopted();
+    }
     // Default actions happen here: a fatal signal ends the process, an
     // ignored one (a child's SIGCHLD, say) must not end the call, and a
     // stop stops the process right here, the wait going on once it is

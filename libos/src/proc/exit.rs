@@ -8,12 +8,13 @@
 //!
 //! The kernel destroys an environment's whole subtree when it is reaped,
 //! but a UNIX child may outlive its parent. So a process that exits while
-//! its environment still has live children closes its files and gives back
-//! its memory, leaves its status in its table entry for its parent's
-//! `wait4` (as a zombie's), then only waits, yielding, for its child
-//! environments to end, reaping them, before it calls the kernel's `exit`. Orphans get no
-//! new parent (`getppid` says 1). Children are named by environment id
-//! here; `wait` answers with Linux pids.
+//! it still has live children hands them to init (`sys::env_move`: the
+//! kernel moves each subtree under the first process, an ancestor of us
+//! all) and ends at once, as on Linux; init reaps them like its own
+//! children (`adopted`). Init itself, whose end powers the machine off,
+//! waits for its children instead (as does a process whose children
+//! cannot be moved: a limit or an interposer between). Children are named
+//! by environment id here; `wait` answers with Linux pids.
 
 use super::table;
 use crate::word::Word;
@@ -30,18 +31,17 @@ pub(super) struct Child {
     pub(super) env: u32,
     pub(super) stops: u32,
     pub(super) conts: u32,
-    /// Its status was taken by `wait4` while its environment still waited
-    /// for children of its own: it is no longer ours to wait for, only to
-    /// reap when it ends.
-    pub(super) waited: bool,
+    /// Handed to init by a process that ended before it (`adopt`).
+    pub(super) adopted: bool,
 }
 
 /// The environments this process forked and has not reaped
-/// (`proc::Process::children`).
-pub struct Children(Vec<Child>);
+/// (`proc::Process::children`), and, in init, the count of processes
+/// handed to it (`shared::handed`) when it last looked for them.
+pub struct Children(Vec<Child>, u32);
 
 impl Children {
-    pub const NONE: Children = Children(Vec::new());
+    pub const NONE: Children = Children(Vec::new(), 0);
 }
 
 /// Runs `f` on this process's list of children.
@@ -57,7 +57,7 @@ pub(super) fn children() -> Vec<Child> {
 
 /// Fork made environment `env`.
 pub fn add_child(env: u32) {
-    with_children(|c| c.push(Child { env, stops: 0, conts: 0, waited: false }));
+    with_children(|c| c.push(Child { env, stops: 0, conts: 0, adopted: false }));
 }
 
 /// A forked child's copy of the list names its siblings, not its
@@ -70,8 +70,7 @@ pub fn forked_child() {
 
 /// Whether environment `env` is a child of this process, live or a zombie.
 pub fn is_child(env: u32) -> bool {
-    with_children(|c| c.iter().any(|c| c.env == env))
-        && kinfo::env_by_id(env as u64).is_some_and(|e| e.parent == super::env())
+    is_listed(env) && kinfo::env_by_id(env as u64).is_some_and(|e| e.parent == super::env())
 }
 
 /// A dead child's Linux wait status, from the kernel's table.
@@ -112,18 +111,25 @@ pub fn exit(status: i32) -> ! {
     // leaving its watcher running: its parent stayed held until the
     // watcher killed it).
     super::vfork::release();
+    // Live children go to init; zombies are reaped here.
+    if !super::is_init() {
+        for c in children().iter().map(|c| c.env) {
+            let live = kinfo::env_by_id(c as u64)
+                .is_some_and(|e| e.parent == super::env() && e.state != env_state::EXITED);
+            if !live {
+                reap(c);
+            } else if sys::env_move(c as u64, crate::env::first() as u64).is_ok() {
+                crate::shared::handed().fetch_add(1, core::sync::atomic::Ordering::Relaxed);
+                // Init's now (a child that ends before the move stays ours,
+                // and is reaped below: its SIGCHLD came here).
+                table::forget(c);
+                with_children(|cs| cs.retain(|x| x.env != c));
+            }
+        }
+    }
     // Children that have not ended keep this environment alive: nobody
     // will wait for them any more, so reap each as it ends, asleep between
-    // their SIGCHLDs (spinning here would take the CPU from them). Our
-    // parent may take our status meanwhile, as a zombie's (busybox
-    // `timeout` waits for a middle process that leaves its watcher
-    // running), and is told now, once.
-    let told = !with_children(|c| c.is_empty());
-    if told {
-        table::update_mine(|e| (e.ended, e.status) = (1, status));
-        let parent = table::mine().parent;
-        let _ = sys::interrupt(parent as u64, 1 << super::signal::SIGCHLD, table::cred());
-    }
+    // their SIGCHLDs (spinning here would take the CPU from them).
     let mut yielded = false;
     loop {
         for c in children().iter().map(|c| c.env) {
@@ -157,11 +163,53 @@ pub fn exit(status: i32) -> ! {
     } else {
         128 + (status & 0x7f)
     };
-    // The parent gets SIGCHLD once this environment has ended; if it was
-    // told above, only a wake-up (no second signal), which its waits and
-    // its own exit's wait for us need to look again.
-    let wake = if told { super::signal::CONSOLE_INPUT } else { 1 << super::signal::SIGCHLD };
-    sys::exit_telling_parent(code, wake, table::cred())
+    // The parent gets SIGCHLD once this environment has ended.
+    sys::exit_telling_parent(code, 1 << super::signal::SIGCHLD, table::cred())
+}
+
+/// Init takes as its own the processes other processes handed it as they
+/// ended (`exit`): children in the kernel's table it did not fork. It
+/// looks (a scan of the table) only when more have been handed to it.
+pub(super) fn adopt() {
+    let handed = crate::shared::handed().load(core::sync::atomic::Ordering::Relaxed);
+    if super::with_process(|p| core::mem::replace(&mut p.children.1, handed)) == handed {
+        return;
+    }
+    for e in handed_to_init() {
+        if !is_listed(e.id) {
+            with_children(|c| c.push(Child { env: e.id, stops: 0, conts: 0, adopted: true }));
+        }
+    }
+}
+
+/// The processes in the kernel's table that are init's (the caller's)
+/// children without being its threads.
+fn handed_to_init() -> impl Iterator<Item = EnvInfo> {
+    let me = super::env();
+    let threads = super::thread::envs();
+    (0..abi::tables::ENV_SLOTS).map(kinfo::env).filter(move |e| {
+        e.id != 0 && e.parent == me && e.state != env_state::FREE && !threads.contains(&e.id)
+    })
+}
+
+/// Init reaps the processes handed to it that have ended, as soon as
+/// their SIGCHLD comes, as Linux's init programs do in their handler for
+/// it: a program that never waits (a shell running a script as PID 1)
+/// otherwise kept them, and their environments, until it did. Those it
+/// forked itself wait for its own `wait`.
+pub fn reap_adopted() {
+    adopt();
+    for c in children().into_iter().filter(|c| c.adopted) {
+        if kinfo::env_by_id(c.env as u64)
+            .is_none_or(|e| e.parent != super::env() || e.state == env_state::EXITED)
+        {
+            reap(c.env);
+        }
+    }
+}
+
+pub(super) fn is_listed(env: u32) -> bool {
+    with_children(|c| c.iter().any(|c| c.env == env))
 }
 
 /// Whether the first thread has called `exit` (it waits for the others;
@@ -173,7 +221,7 @@ static FIRST_EXITED: Word<bool> = Word::new(false);
 pub fn exit_thread(status: i32) -> ! {
     lock::acquire();
     super::thread::exiting(lock::my_id() as u32);
-    clear_tid();
+    super::thread::end_as_linux_self();
     if super::thread::is_first() {
         // The process lives while other threads do: wait for them.
         FIRST_EXITED.set(true);
@@ -220,7 +268,7 @@ fn ask_first(status: i32) {
     if super::signal::WORDS.group_exit.get().is_none() {
         super::signal::WORDS.group_exit.set(Some(status));
     }
-    let _ = sys::interrupt(super::env() as u64, super::signal::CONSOLE_INPUT, super::table::cred());
+    let _ = super::signal::interrupt(super::env(), super::signal::CONSOLE_INPUT);
 }
 
 /// Ends the running thread (not the first): its environment exits, the
@@ -228,17 +276,4 @@ fn ask_first(status: i32) {
 fn end_self() -> ! {
     lock::release();
     sys::exit(0)
-}
-
-/// Clears the thread's id word and wakes one waiter on it, as Linux does
-/// when a thread ends (`pthread_join`); first, the locks on its robust list
-/// it still holds are marked owner-died (`futex::release_robust`).
-fn clear_tid() {
-    let (robust, at) = super::thread::take_exit_words();
-    if robust != 0 {
-        crate::futex::release_robust(robust, super::thread::tid());
-    }
-    if at != 0 && crate::uaccess::put(at, 0u32).is_ok() {
-        crate::futex::wake(crate::futex::Key::private(at), 1, crate::futex::ALL);
-    }
 }

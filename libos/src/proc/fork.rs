@@ -228,6 +228,7 @@ impl Sharing {
 
 /// `fork`: returns the child's pid (the child sees 0).
 pub fn fork(f: &ExceptionFrame, how: Sharing) -> Result<i64, i64> {
+    super::limits::may_create()?;
     // The pages of MAP_SHARED mappings must exist to be shared.
     if !vm::back_fork_shared() {
         return Err(ENOMEM);
@@ -258,6 +259,8 @@ pub fn fork(f: &ExceptionFrame, how: Sharing) -> Result<i64, i64> {
     // A runnable environment runs only in time slices it owns: the child
     // gets one, like every process.
     let _ = sys::slice_alloc(child, abi::syscall::SLICE_ANY);
+    // However it ends (a fault in its lxrt too), its parent hears SIGCHLD.
+    let _ = sys::env_exit_bits(child, 1 << super::signal::SIGCHLD);
     sys::env_run(child).map_err(|_| EAGAIN)?;
     Ok(super::pid::of(env) as i64)
 }

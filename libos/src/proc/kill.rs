@@ -1,10 +1,29 @@
 //! Sending signals to other processes: to one by pid, to a process group,
 //! to everyone. Signal `sig` is below 64 (0 only checks that a target
 //! exists); a signal for this process itself is raised here, last.
+//!
+//! A SIGKILL to a group or to everyone has taken effect when `kill`
+//! returns, as on Linux, where a killed task never runs user code again
+//! (to one process it is only sent: a shell's `kill -9 $P; wait $P`
+//! then hears of the end in its `wait`, as on Linux, not before it and
+//! with a "Killed" line more): the sender gives each target
+//! the CPU (a directed yield, the lock dropped) until it has ended. Queued
+//! only, a target that owns no time slice of its own would die when its
+//! turn came, and `kill -9 -1` against a fork bomb left hundreds alive
+//! (and forking) when it returned. A target cannot fork meanwhile: the
+//! walk below holds the lock, and a call started after it sees its
+//! SIGKILL first.
 
 use super::{deliver, env, pid, signal, table};
 use crate::errno::ESRCH;
 use abi::tables::env_state;
+use alloc::vec::Vec;
+use user::kinfo;
+
+/// How long a sender waits for its SIGKILL's targets while none of them
+/// ends (one that cannot, its lxrt wedged, must not hold the sender for
+/// ever; a thousand that each take a while to end must all be waited for).
+const KILL_WAIT_NS: u64 = 5_000_000_000;
 
 /// Signal `sig` for the process with Linux pid `p`; ESRCH if it is gone
 /// (a zombie is found, but takes no signal).
@@ -36,6 +55,7 @@ pub fn all_but_init(sig: u32) -> Result<(), i64> {
 fn matching(sig: u32, member: impl Fn(&table::Entry) -> bool) -> Result<(), i64> {
     let me = env();
     let (mut found, mut self_too) = (false, false);
+    let mut sent = Vec::new();
     for (info, e) in table::all() {
         if !member(e) || info.state == env_state::EXITED {
             continue;
@@ -45,16 +65,39 @@ fn matching(sig: u32, member: impl Fn(&table::Entry) -> bool) -> Result<(), i64>
             self_too = true;
         } else if sig != 0 {
             // One that exits meanwhile takes no signal.
-            let _ = signal::send(e.env, sig);
+            if signal::send(e.env, sig).is_ok() && pid::of(e.env) != 1 {
+                sent.push(e.env);
+            }
         }
     }
     if !found {
         return Err(ESRCH);
     }
+    if sig == signal::SIGKILL {
+        until_ended(&sent);
+    }
     if self_too && sig != 0 {
         deliver::raise_self(sig);
     }
     Ok(())
+}
+
+/// Gives each of `targets` (sent SIGKILL) the CPU until all have ended
+/// (or `KILL_WAIT_NS` has passed without one ending).
+fn until_ended(targets: &[u32]) {
+    let alive = |t: u32| kinfo::env_by_id(t as u64).is_some_and(|e| e.state != env_state::EXITED);
+    let mut left: Vec<u32> = targets.iter().copied().filter(|&t| alive(t)).collect();
+    let mut deadline = kinfo::now_ns() + KILL_WAIT_NS;
+    while !left.is_empty() && kinfo::now_ns() < deadline {
+        for &t in &left {
+            crate::lock::wait_for(t as u64);
+        }
+        let before = left.len();
+        left.retain(|&t| alive(t));
+        if left.len() < before {
+            deadline = kinfo::now_ns() + KILL_WAIT_NS;
+        }
+    }
 }
 
 /// A read of the terminal from outside its foreground process group: as

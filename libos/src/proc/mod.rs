@@ -11,6 +11,7 @@ pub mod exit;
 pub mod fork;
 pub mod kill;
 pub mod kit;
+pub mod limits;
 pub mod pid;
 pub mod reap;
 pub mod signal;

@@ -1,16 +1,18 @@
 //! Linux process ids. A process is an environment, but Linux programs
 //! expect init to be PID 1 and pids to be small, positive `int`s that are
-//! not reused soon; environment ids are `generation * 1024 + slot`
-//! (`abi::tables::env_slot`), the first process's typically 0x401. So a
+//! not reused soon; environment ids are `generation * 4096 + slot`
+//! (`abi::tables::env_slot`), the first process's typically 0x1001. So a
 //! process's pid is its environment id counted from the first process's,
 //! plus one, modulo `PID_SPACE`:
 //!
 //!   pid = 1 + (env - first) mod PID_SPACE
 //!
-//! The first process is 1, the next slots 2, 3, ...; a reused slot gives
-//! pid + 1024 per generation, and a pid comes back only after `PID_SPACE /
-//! 1024` reuses of its slot. `PID_SPACE` is a multiple of 1024, so a pid
-//! names its slot (`(pid - 1 + first) mod 1024`) and no two live processes
+//! The first process is 1, the next slots 2, 3, ...; the kernel takes
+//! slots in turn, so a slot is reused only after the others, with pid +
+//! 4096, and a pid comes back only after `PID_SPACE / 4096` rounds of the
+//! whole table (32,768 processes or threads made, as with Linux's default
+//! `pid_max`). `PID_SPACE` is a multiple of 4096, so a pid
+//! names its slot (`(pid - 1 + first) mod 4096`) and no two live processes
 //! share a pid; the inverse looks at that slot and checks. Everything is a
 //! function of the environment id and the first process's id, which every
 //! process inherits (lxrt's statics are copied at fork), so all processes
@@ -20,9 +22,11 @@
 use abi::tables::{env_slot, env_state, ENV_SLOTS};
 use user::kinfo;
 
-/// Pids run from 1 to this (Linux's `pid_max` on 64-bit machines is twice
-/// as large).
-pub const PID_SPACE: u32 = 1 << 21;
+/// Pids run from 1 to this: Linux's default `pid_max`. The kernel takes
+/// environment slots in turn, so pids grow by about one per process or
+/// thread made, as Linux's do, and wrap here (before, slots were reused
+/// lowest first and a pid grew by the table's size per reuse: 3074, 314372).
+pub const PID_SPACE: u32 = 1 << 15;
 
 const _: () = assert!((PID_SPACE as usize).is_multiple_of(ENV_SLOTS), "a pid must name its slot");
 

@@ -1,7 +1,7 @@
 //! `wait4` and `waitid`: waiting for a child to end, stop or continue,
 //! reaping it (`exit::reap`), answering with its Linux pid.
 
-use super::exit::{children, reap, status_of, with_children, Child};
+use super::exit::{adopt, children, is_listed, reap, status_of, with_children, Child};
 use super::table;
 use crate::errno::{ECHILD, EINTR};
 use crate::lock;
@@ -36,32 +36,18 @@ pub fn wait(pid: i64, options: u64) -> Result<(i64, i32, u64), i64> {
     };
     let mut yielded = false;
     loop {
+        if super::is_init() {
+            adopt();
+        }
         let mut any = false;
         for c in children() {
-            if c.waited {
-                // Its status was taken: reap it once it has ended.
-                if kinfo::env_by_id(c.env as u64).is_none_or(|e| e.state == env_state::EXITED) {
-                    reap(c.env);
-                }
-                continue;
-            }
-            if !matches(c.env) {
+            // (One init reaped meanwhile, `reap_adopted`, is gone.)
+            if !matches(c.env) || !is_listed(c.env) {
                 continue;
             }
             any = true;
             let pid = super::pid::of(c.env) as i64;
-            let info = kinfo::env_by_id(c.env as u64);
-            // It has exited; its environment waits for children of its own.
-            let live = info.is_some_and(|e| e.state != env_state::EXITED);
-            if let Some(t) = table::get(c.env).filter(|t| live && t.ended != 0 && options & WEXITED != 0) {
-                if options & WNOWAIT == 0 {
-                    with_children(|cs| {
-                        cs.iter_mut().filter(|x| x.env == c.env).for_each(|x| x.waited = true)
-                    });
-                }
-                return Ok((pid, t.status, 0));
-            }
-            let status = match info {
+            let status = match kinfo::env_by_id(c.env as u64) {
                 Some(e) if e.state == env_state::EXITED => status_of(&e),
                 Some(_) => match job_change(c, options) {
                     Some((s, seen)) => {

@@ -27,7 +27,7 @@ use crate::errno::LxResult;
 use crate::uaccess;
 use crate::word::Word;
 use core::cell::Cell;
-use user::sys;
+use user::{kinfo, sys};
 
 /// A thread's signal state, what Linux keeps per thread (its part of the
 /// thread's block).
@@ -94,17 +94,46 @@ pub struct Action {
     pub mask: u64,
 }
 
-/// What a process does with each signal (`proc::Process::signals`).
-pub struct Dispositions([Action; 65]);
+/// What a process does with each signal (`proc::Process::signals`), and
+/// who sent each pending one (its pid: `siginfo_t.si_pid`).
+pub struct Dispositions([Action; 65], [u32; 65]);
 
 impl Dispositions {
     pub const INITIAL: Dispositions =
-        Dispositions([Action { handler: 0, flags: 0, restorer: 0, mask: 0 }; 65]);
+        Dispositions([Action { handler: 0, flags: 0, restorer: 0, mask: 0 }; 65], [0; 65]);
 }
 
 #[inline]
 pub(super) fn with_dispositions<R>(f: impl FnOnce(&mut [Action; 65]) -> R) -> R {
     super::with_process(|p| f(&mut p.signals.0))
+}
+
+/// Records environment `from` (0: the kernel) as the sender of those of
+/// `bits` not pending yet (a signal already pending keeps its first
+/// sender, as on Linux).
+pub(super) fn note_sender(bits: u64, from: u64) {
+    let fresh = bits & !pending_bits();
+    if fresh == 0 {
+        return;
+    }
+    // A thread's signals are its process's: the sender is its first thread.
+    let pid = match kinfo::env_by_id(from) {
+        Some(e) if from != 0 && e.published == 0 && e.parent != 0 => super::pid::of(e.parent),
+        Some(_) if from != 0 => super::pid::of(from as u32),
+        _ => 0,
+    };
+    super::with_process(|p| {
+        let mut b = fresh;
+        while b != 0 {
+            p.signals.1[b.trailing_zeros() as usize] = pid;
+            b &= b - 1;
+        }
+    });
+}
+
+/// Who sent pending signal `sig` (a pid; 0: the kernel).
+pub(super) fn sender(sig: u32) -> u32 {
+    super::with_process(|p| p.signals.1[sig as usize])
 }
 
 /// What this process does with `sig` (1..=64).
@@ -206,7 +235,22 @@ pub const CONSOLE_INPUT: u64 = 1;
 /// Sends `sig` (1..=63) to the process in environment `env` (another
 /// one): an interrupting transfer into it.
 pub fn send(env: u32, sig: u32) -> Result<(), abi::Error> {
-    sys::interrupt(env as u64, 1 << sig, super::table::cred()).map(|_| ())
+    interrupt(env, 1 << sig)
+}
+
+/// Interrupt `bits` for environment `env` (a process, or a thread of this
+/// one). Inside a call (the big lock held) they are only queued, and the
+/// call's end yields to `env` (`lock::hand_off`), which takes them then:
+/// entered at once, it would find the lock taken and hand the CPU straight
+/// back, and a stream of signals so kept every other process waiting for
+/// the lock (a child signalling its parent in a loop stopped the machine).
+pub(crate) fn interrupt(env: u32, bits: u64) -> Result<(), abi::Error> {
+    if crate::lock::held() {
+        sys::interrupt_queued(env as u64, bits, super::table::cred())?;
+        crate::lock::hand_off(env as u64);
+        return Ok(());
+    }
+    sys::interrupt(env as u64, bits, super::table::cred()).map(|_| ())
 }
 
 /// Puts `old` back as the mask when the handler delivered on this call's
@@ -226,9 +270,10 @@ pub fn send_thread(env: u32, sig: u32) -> Result<(), abi::Error> {
     }
     // The first thread records interrupts as the process's: mark the
     // signal as its own, then wake it.
+    note_sender(1 << sig, env as u64);
     let w = &WORDS.first_pending;
     w.set(w.get() | 1 << sig);
-    sys::interrupt(env as u64, CONSOLE_INPUT, super::table::cred()).map(|_| ())
+    interrupt(env, CONSOLE_INPUT)
 }
 
 /// A forked child starts with nothing pending.

@@ -30,6 +30,8 @@ pub struct Process {
     pub ptable: table::View,
     /// Threads other than the first (`thread.rs`).
     pub threads: super::thread::List,
+    /// Its resource limits (`getrlimit`).
+    pub limits: super::limits::Limits,
 }
 
 static PROCESS: Scoped<Process> = Scoped::new(
@@ -41,6 +43,7 @@ static PROCESS: Scoped<Process> = Scoped::new(
         kits: kit::Kits::NONE,
         ptable: table::View::INITIAL,
         threads: super::thread::List::NONE,
+        limits: super::limits::Limits::INITIAL,
     },
 );
 

@@ -45,11 +45,6 @@ pub struct Entry {
     /// Set while its parent is held for it (`vfork.rs`): until it execs or
     /// ends.
     pub vfork: u8,
-    /// It has exited with Linux wait status `status` while children of
-    /// its own live on (its environment waits for them: `exit.rs`), so
-    /// its parent may take the status now, as from a zombie.
-    pub ended: u8,
-    pub status: i32,
     pub stops: u32,
     pub conts: u32,
     /// CPU time of its reaped children and theirs, in nanoseconds.
@@ -69,12 +64,10 @@ pub struct View {
     /// child being forked receives it in.
     cred: u64,
     child_cred: u64,
-    /// The frame mapped at each window slot (0: none).
-    mapped: [u32; ENV_SLOTS],
 }
 
 impl View {
-    pub const INITIAL: View = View { cred: 0, child_cred: 0, mapped: [0; ENV_SLOTS] };
+    pub const INITIAL: View = View { cred: 0, child_cred: 0 };
 }
 
 #[inline]
@@ -88,13 +81,11 @@ pub fn cred() -> u64 {
     with_view(|v| v.cred)
 }
 
-/// The frame mapped at window slot `slot` (0: none).
+/// The frame mapped at window slot `slot` (0: none), read from the page
+/// table itself: a copy in the process state (4,096 words) cost every fork
+/// its copying and its clearing in the child.
 fn mapped(slot: usize) -> u32 {
-    with_view(|v| v.mapped[slot])
-}
-
-fn set_mapped(slot: usize, frame: u32) {
-    with_view(|v| v.mapped[slot] = frame);
+    crate::selfmap::pte(PROCS + slot as u64 * PAGE).map_or(0, |e| abi::pte::frame_of(e) as u32)
 }
 
 fn window(env: u32) -> u64 {
@@ -128,13 +119,12 @@ pub fn get(env: u32) -> Option<&'static Entry> {
     let frame = u32::try_from(info.published).ok().filter(|&f| f != 0)?;
     let slot = env_slot(env);
     let va = window(env);
-    if mapped(slot) != frame {
-        if mapped(slot) != 0 {
+    let now = mapped(slot);
+    if now != frame {
+        if now != 0 {
             let _ = sys::unmap(ENV_SELF, va);
-            set_mapped(slot, 0);
         }
         sys::map_with(ENV_SELF, va, frame as u64, 0, CRED_SELF, cred()).ok()?;
-        set_mapped(slot, frame);
     }
     // SAFETY: a page mapped at `va` just above; entries are plain data.
     let e = unsafe { &*(va as *const Entry) };
@@ -151,7 +141,6 @@ pub fn forget(env: u32) {
     let slot = env_slot(env);
     if mapped(slot) != 0 {
         let _ = sys::unmap(ENV_SELF, window(env));
-        set_mapped(slot, 0);
     }
 }
 
@@ -186,14 +175,13 @@ pub fn ppid(e: &Entry) -> u32 {
 /// parent may write its child's entry) and, for a child, in the child.
 fn create(env: u64, fill: impl FnOnce(&mut Entry)) -> Result<(), abi::Error> {
     let id = if env == ENV_SELF { sys::self_id() } else { env } as u32;
-    let (slot, va) = (env_slot(id), window(id));
+    let va = window(id);
     // Whatever entry of an earlier user of the slot we had mapped goes.
     forget(id);
     let frame = sys::frame_alloc(env, FRAME_ANY)?;
     let made = (|| {
         sys::frame_share(frame, cred())?;
         sys::map(ENV_SELF, va, frame, mf::WRITE)?;
-        set_mapped(slot, frame as u32);
         // SAFETY: the page was just mapped writable at `va`.
         let e = unsafe { &mut *(va as *mut Entry) };
         // Like Linux's init, the first process starts in group and session
@@ -207,8 +195,6 @@ fn create(env: u64, fill: impl FnOnce(&mut Entry)) -> Result<(), abi::Error> {
             stopped: 0,
             stop_sig: 0,
             vfork: 0,
-            ended: 0,
-            status: 0,
             stops: 0,
             conts: 0,
             children_ns: 0,
@@ -258,18 +244,11 @@ pub fn fork_entry(env: u64, held: bool) -> Result<(), abi::Error> {
     Ok(())
 }
 
-/// First thing in a forked child: its copy of our view describes the
-/// parent's window.
+/// First thing in a forked child: the capability it was granted is the
+/// one it maps entries with (its window holds only its own entry, which
+/// the parent mapped there: the page table says so, `mapped`).
 pub fn forked_child() {
-    let me = sys::self_id() as u32;
-    let own = kinfo::env_by_id(me as u64).map(|info| info.published as u32);
-    with_view(|v| {
-        v.cred = v.child_cred;
-        v.mapped.fill(0);
-        if let Some(frame) = own {
-            v.mapped[env_slot(me)] = frame;
-        }
-    });
+    with_view(|v| v.cred = v.child_cred);
 }
 
 /// Changes a child's entry (we own its environment, and keep its entry

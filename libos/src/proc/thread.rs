@@ -18,11 +18,11 @@
 //! the first to do it (`exit::GROUP_EXIT`, then an interrupt) and ends.
 
 use super::with_process;
-use crate::entry::{self, Block, Local, STACK_SIZE};
+use crate::entry::{self, Block, Local, THREAD_STACK_SIZE};
 use crate::lock;
 use crate::lock::OTHER_THREADS;
 use abi::exception::ExceptionFrame;
-use abi::syscall::{CRED_SELF, ENV_SELF, SLICE_ANY};
+use abi::syscall::{CRED_SELF, ENV_SELF};
 use abi::tables::env_state;
 use alloc::alloc::{alloc, dealloc, Layout};
 use alloc::vec::Vec;
@@ -53,11 +53,24 @@ pub fn count() -> u32 {
     with_process(|p| p.threads.0.len()) as u32
 }
 
-/// The running thread's robust list and where its id is cleared, taken
-/// as it ends (0: none).
-pub fn take_exit_words() -> (u64, u64) {
-    let t = LOCAL.get();
-    (t.robust.replace(0), t.clear_tid.replace(0))
+/// Ends the running thread as a Linux thread ends (`end_as_linux`).
+pub fn end_as_linux_self() {
+    end_as_linux(LOCAL.get(), tid());
+}
+
+/// What ends thread `t` (Linux id `tid`), running or not: the locks on its
+/// robust list it still holds are marked owner-died
+/// (`futex::release_robust`), then its id word is cleared and one waiter
+/// on it woken (`pthread_join`).
+fn end_as_linux(t: &Thread, tid: u32) {
+    let robust = t.robust.replace(0);
+    if robust != 0 {
+        crate::futex::release_robust(robust, tid);
+    }
+    let at = t.clear_tid.replace(0);
+    if at != 0 && crate::uaccess::put(at, 0u32).is_ok() {
+        crate::futex::wake(crate::futex::Key::private(at), 1, crate::futex::ALL);
+    }
 }
 
 /// Where the running thread's id is cleared when it ends.
@@ -88,10 +101,18 @@ impl List {
     pub const NONE: List = List(Vec::new());
 }
 
-const STACK_LAYOUT: Layout = match Layout::from_size_align(STACK_SIZE, 4096) {
+const STACK_LAYOUT: Layout = match Layout::from_size_align(THREAD_STACK_SIZE, 4096) {
     Ok(l) => l,
     Err(_) => panic!("the stack's layout"),
 };
+
+/// Free frames below which no thread is made (`clone` answers EAGAIN, as
+/// Linux's does when memory is short): each costs some 19 frames at once
+/// (its lxrt stack is backed whole), and threads made until the last frame
+/// left the programs already running nothing for their pages, so the OOM
+/// killer ended a process that asked for nothing (17 processes of 200
+/// threads on a 512 MiB machine). 8 MiB.
+const MEMORY_RESERVE: u64 = 2048;
 
 /// Whether the running thread is the first (the process's environment).
 pub fn is_first() -> bool {
@@ -148,6 +169,9 @@ pub struct Start {
 /// starts it. Returns its environment id.
 pub fn create(f: &ExceptionFrame, s: &Start) -> Result<u32, abi::Error> {
     reap();
+    if kinfo::free_frames() < MEMORY_RESERVE {
+        return Err(abi::Error::NoMemory);
+    }
     // SAFETY: non-zero sizes; freed in `reap` (or on failure below).
     let stack = unsafe { alloc(STACK_LAYOUT) };
     let layout = Layout::new::<Block>();
@@ -158,7 +182,7 @@ pub fn create(f: &ExceptionFrame, s: &Start) -> Result<u32, abi::Error> {
         return Err(abi::Error::NoMemory);
     }
     let lo = stack as u64;
-    let mut b = Block::with_stack(lo..lo + STACK_SIZE as u64);
+    let mut b = Block::with_stack(lo..lo + THREAD_STACK_SIZE as u64);
     let mut frame = *f;
     (frame.regs.rax, frame.regs.rsp, frame.busy) = (0, s.rsp, 1);
     b.set_frame(frame, entry::fx());
@@ -177,8 +201,12 @@ pub fn create(f: &ExceptionFrame, s: &Start) -> Result<u32, abi::Error> {
         // Signals come to it as to the process: only from this tree.
         let r = entry::install_block(env, unsafe { &*block })
             .and_then(|_| sys::env_set_regs(env, &regs))
-            .and_then(|_| sys::set_pct_entry_guarded(env, 0, 0, super::table::cred()))
-            .and_then(|_| sys::slice_alloc(env, SLICE_ANY));
+            // However it ends, the first thread hears of it (`bury`).
+            .and_then(|_| sys::env_exit_bits(env, super::signal::CONSOLE_INPUT))
+            // No slice of its own: it runs in its process's, by turns with
+            // the other threads (the kernel's groups), so a program that
+            // makes a thousand threads takes no time from other programs.
+            .and_then(|_| sys::set_pct_entry_guarded(env, 0, 0, super::table::cred()));
         match r {
             Ok(_) => Ok(env as u32),
             Err(e) => {
@@ -229,8 +257,38 @@ pub fn start(_f: &mut ExceptionFrame) {
     lock::thread_started();
 }
 
+/// Threads that ended without `exit` (the kernel ended them: a fault
+/// inside lxrt, say) end as a Linux thread ends: robust locks released,
+/// id word cleared, a joiner woken. The first thread hears of every end
+/// (`env_exit_bits`) and calls this.
+pub fn bury() {
+    if OTHER_THREADS.get() == 0 {
+        return;
+    }
+    let dead: Vec<(u32, *mut Block)> = with_process(|p| {
+        p.threads
+            .0
+            .iter_mut()
+            .filter(|t| {
+                !t.exiting && kinfo::env_by_id(t.env as u64).is_none_or(|e| e.state == env_state::EXITED)
+            })
+            .map(|t| {
+                t.exiting = true;
+                (t.env, t.block)
+            })
+            .collect()
+    });
+    for (env, block) in dead {
+        // SAFETY: its thread has ended; the block lives until `reap` frees
+        // it, which needs the big lock we hold; only its `Cell`s are used.
+        end_as_linux(LOCAL.of(unsafe { &*block }), super::pid::of(env));
+        OTHER_THREADS.set(OTHER_THREADS.get().saturating_sub(1));
+    }
+}
+
 /// Destroys the threads that have ended and frees their blocks.
 pub fn reap() {
+    bury();
     let ended: Vec<Entry> = with_process(|p| {
         let (gone, live) = p
             .threads

@@ -23,7 +23,7 @@
 use super::table;
 use crate::lock;
 use abi::tables::env_state;
-use user::{kinfo, sys};
+use user::kinfo;
 
 /// In the parent: waits while child `env` is alive and has not exec'd.
 pub fn hold(env: u32) {
@@ -54,5 +54,5 @@ pub fn release() {
         return;
     }
     table::update_mine(|e| e.vfork = 0);
-    let _ = sys::interrupt(me.parent as u64, super::signal::CONSOLE_INPUT, table::cred());
+    let _ = super::signal::interrupt(me.parent, super::signal::CONSOLE_INPUT);
 }

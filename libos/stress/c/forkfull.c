@@ -1,5 +1,6 @@
 /* Stress (Veneer only, never run on the host): forks until fork fails
- * (the environment table or the CPU's slices run out), checks that the
+ * (RLIMIT_NPROC: linux.sh runs it under ulimit -u 1020, the size of the
+ * environment table before it had 4,096 slots), checks that the
  * failure is EAGAIN and that every child forked so far runs, kills them
  * all, reaps them, and forks again. Prints one verdict line per check. */
 #include <errno.h>

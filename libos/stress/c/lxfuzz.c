@@ -84,7 +84,11 @@ static const long useful[] = {
 
 static char *scratch;
 #define SCRATCH 65536
-static const char *paths[] = {"a", "b", "d", "d/e", "a/../b", "/tmp/fz/c", "", ".", "/proc/self/stat", "/dev/null"};
+/* "null" is a link to /dev/null made at the start: calls reach the device
+ * through it, but an unlink or rename takes the link, not /dev/null, which
+ * the later phases need (ash's background jobs open it; a run whose
+ * fuzzer removed it failed lifetimes.sh's orphans and sigstorm). */
+static const char *paths[] = {"a", "b", "d", "d/e", "a/../b", "/tmp/fz/c", "", ".", "/proc/self/stat", "null"};
 
 static uint64_t arg(void)
 {
@@ -137,6 +141,7 @@ int main(int argc, char **argv)
     mkdir("/tmp/fz/d", 0755);
     if (chdir("/tmp/fz") != 0)
         return 2;
+    (void)symlink("/dev/null", "null");
     int fds[2];
     if (pipe(fds) != 0)
         return 2;

@@ -13,7 +13,7 @@
 #![no_main]
 
 use abi::nest::{answer, cap_kind, CapInfo, Event, PredInfo, NO_SLOT, PRED_ANY};
-use abi::syscall::{map as mf, rights, CRED_SELF, ENV_SELF, FRAME_ANY, NO_LIMIT};
+use abi::syscall::{map as mf, rights, CRED_SELF, ENV_SELF, FRAME_ANY, NO_LIMIT, PRED_REGIONS};
 use abi::tables::{env_state, ENV_SLOTS};
 use abi::Error;
 use nest::capture::Capture;
@@ -128,7 +128,7 @@ fn pred_calls(env: u64, word: u64, check: &mut impl FnMut(&str, bool)) {
         "  a region it has not mapped refused",
         calls::env_pred_install(env, &other, code) == Err(Error::BadPointer),
     );
-    other.nregions = 5;
+    other.nregions = PRED_REGIONS as u64 + 1;
     check("  too many regions refused", calls::env_pred_install(env, &other, code) == Err(Error::BadLength));
     check(
         "  nothing installed",

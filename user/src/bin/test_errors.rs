@@ -249,7 +249,7 @@ fn main(_: u64) -> i32 {
     expect("revoke another's root", sys::cap_revoke_in(idle, CRED_SELF, CRED_SELF), NotPermitted);
     expect("revoke an empty slot of another", sys::cap_revoke_in(idle, 5, CRED_SELF), NotPermitted);
     expect("share a kernel frame", sys::frame_share(kernel_frame, ro), NotOwner);
-    expect("slice upcalls bad flag", raw(sc::SLICE_UPCALLS, [0, 2, 0, 0, 0, 0]), BadFlags);
+    expect("slice upcalls bad flag", raw(sc::SLICE_UPCALLS, [0, 3, 0, 0, 0, 0]), BadFlags);
     expect("reclaim zero frames", sys::frames_reclaim(idle, 0), BadLength);
     expect("reclaim from self", sys::frames_reclaim(ENV_SELF, 1), NotPermitted);
     expect("vector unaligned", sys::set_repossession_vector(ENV_SELF, page + 8), BadAddress);
@@ -263,8 +263,12 @@ fn main(_: u64) -> i32 {
     let bad = [user::ebpf::mov_imm(0, 0), user::ebpf::ja(-2), user::ebpf::EXIT];
     expect("predicate with a loop", sys::pred_install(&bad, &[]), BadProgram);
     expect("predicate with no instructions", sys::pred_install(&[], &[]), BadLength);
-    let five = [abi::syscall::Region { va: page, len: 8 }; 5];
-    expect("predicate with five regions", sys::pred_install(&user::ebpf::WORD_NONZERO, &five), BadLength);
+    let too_many = [abi::syscall::Region { va: page, len: 8 }; abi::syscall::PRED_REGIONS + 1];
+    expect(
+        "predicate with too many regions",
+        sys::pred_install(&user::ebpf::WORD_NONZERO, &too_many),
+        BadLength,
+    );
     let across = [abi::syscall::Region { va: page + 4090, len: 8 }];
     expect("predicate region across pages", sys::pred_install(&user::ebpf::WORD_NONZERO, &across), BadLength);
     expect("free a bad predicate", sys::pred_free(100_000), BadLength);
@@ -305,7 +309,7 @@ fn main(_: u64) -> i32 {
 
     // Exhaust the environment table, then physical memory.
     let before = kinfo::free_plus_own();
-    let mut made = [0u64; 1024];
+    let mut made = [0u64; abi::tables::ENV_SLOTS];
     let mut n = 0;
     let last = loop {
         match sys::env_create() {

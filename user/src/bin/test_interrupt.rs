@@ -9,27 +9,11 @@
 #![no_std]
 #![no_main]
 
-use abi::exception::{vector, ExceptionFrame};
 use abi::syscall::{self as sc, CRED_SELF};
 use abi::Error;
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::Ordering;
+use user::verdict::{self, check, INTERRUPTS};
 use user::{kinfo, println, spawn, sys};
-
-/// Interrupt bits this environment received.
-static GOT: AtomicU64 = AtomicU64::new(0);
-
-fn handler(f: &mut ExceptionFrame) -> bool {
-    if f.vector != vector::INTERRUPT {
-        return false;
-    }
-    GOT.fetch_or(f.error_code, Ordering::SeqCst);
-    true
-}
-
-fn check(ok: &mut bool, what: &str, cond: bool) {
-    println!("{what}: {}", if cond { "ok" } else { "FAILED" });
-    *ok &= cond;
-}
 
 /// Gives the CPU away until `cond` holds (at most `ticks` ticks).
 fn until(ticks: u64, cond: impl Fn() -> bool) -> bool {
@@ -51,7 +35,7 @@ fn ready(id: u64) -> impl Fn() -> bool {
 
 fn main(_: u64) -> i32 {
     let mut ok = true;
-    user::exc::install(handler).unwrap();
+    user::exc::install(verdict::collect).unwrap();
 
     // 1. Into a spinning environment: delivered at once, three times.
     let a = spawn::spawn("interruptee", 1).unwrap();
@@ -88,7 +72,7 @@ fn main(_: u64) -> i32 {
 
     // 3. A child's exit can interrupt its parent, after it has ended.
     let d = spawn::spawn("interruptee", 3).unwrap();
-    let told = until(50, || GOT.load(Ordering::SeqCst) == 0x20);
+    let told = until(50, || INTERRUPTS.load(Ordering::SeqCst) == 0x20);
     let ended = kinfo::env_by_id(d).is_some_and(|e| e.state == abi::tables::env_state::EXITED);
     check(&mut ok, "exit's parent bits arrived once the child had ended", told && ended);
     spawn::wait(d).unwrap();

@@ -324,8 +324,8 @@ fn main(_: u64) -> i32 {
     let n2 = nest::env_caps(new, &mut caps2).unwrap();
     check("capability list recreated", n2 == n && caps2[0].kind == cap_kind::OWN, &mut failures);
     sys::env_destroy(old).unwrap();
-    sys::env_run(new).unwrap();
     sys::slice_alloc(new, SLICE_ANY).unwrap();
+    sys::env_run(new).unwrap();
     let moved = wait_exit(new);
     println!("uninterrupted result {reference:#x}, held and moved {moved:#x}");
     check("the moved child continues identically", moved == reference, &mut failures);
