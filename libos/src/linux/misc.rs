@@ -125,8 +125,8 @@ pub fn rt_sigtimedwait(set: u64, info: u64, timeout: u64, size: u64) -> LxResult
     // handed to this thread (`thread::wanting`).
     signal::set_sigwait(want);
     let r = loop {
-        if let Some(sig) = deliver::take_pending_in(want) {
-            break Ok(sig);
+        if let Some(taken) = deliver::take_pending_in(want) {
+            break Ok(taken);
         }
         if until.is_some_and(|u| crate::time::now_ns() >= u) {
             break Err(EAGAIN);
@@ -139,10 +139,10 @@ pub fn rt_sigtimedwait(set: u64, info: u64, timeout: u64, size: u64) -> LxResult
         crate::sleep::pause(until);
     };
     signal::set_sigwait(0);
-    let sig = r?;
+    let (sig, code, words) = r?;
     if info != 0 {
         let mut si = [0u64; 16];
-        si[0] = sig as u64;
+        (si[0], si[1], si[2], si[3]) = (sig as u64, code as u32 as u64, words[0], words[1]);
         uaccess::put(info, si)?;
     }
     Ok(sig as i64)

@@ -27,6 +27,7 @@ pub mod nr;
 pub mod poll;
 pub mod prctl;
 pub mod process;
+pub mod ptimer;
 pub mod rlimit;
 pub mod sched;
 pub mod sendfile;
@@ -66,7 +67,8 @@ use nr::{
 };
 use nr::{
     SYS_CLOSE_RANGE, SYS_COPY_FILE_RANGE, SYS_MEMFD_CREATE, SYS_PREADV, SYS_PREADV2, SYS_PWRITEV,
-    SYS_PWRITEV2, SYS_SPLICE, SYS_TEE,
+    SYS_PWRITEV2, SYS_SPLICE, SYS_TEE, SYS_TIMER_CREATE, SYS_TIMER_DELETE, SYS_TIMER_GETOVERRUN,
+    SYS_TIMER_GETTIME, SYS_TIMER_SETTIME,
 };
 use nr::{SYS_FADVISE64, SYS_FSTATFS, SYS_MKNOD, SYS_MKNODAT, SYS_PRCTL, SYS_SENDFILE, SYS_STATFS};
 use nr::{
@@ -374,6 +376,11 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         SYS_EVENTFD => event::eventfd2(a[0], 0),
         SYS_EVENTFD2 => event::eventfd2(a[0], a[1]),
         SYS_TIMERFD_CREATE => event::timerfd_create(a[0], a[1]),
+        SYS_TIMER_CREATE => ptimer::timer_create(a[0], a[1], a[2]),
+        SYS_TIMER_SETTIME => ptimer::timer_settime(a[0], a[1], a[2], a[3]),
+        SYS_TIMER_GETTIME => ptimer::timer_gettime(a[0], a[1]),
+        SYS_TIMER_GETOVERRUN => ptimer::timer_getoverrun(a[0]),
+        SYS_TIMER_DELETE => ptimer::timer_delete(a[0]),
         SYS_TIMERFD_SETTIME => event::timerfd_settime(i(a[0]), a[1], a[2], a[3]),
         SYS_TIMERFD_GETTIME => event::timerfd_gettime(i(a[0]), a[1]),
         SYS_SOCKET => socket::socket(a[0], a[1], a[2]),

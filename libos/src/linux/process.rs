@@ -227,6 +227,7 @@ fn exec_path(f: &mut ExceptionFrame, path: alloc::vec::Vec<u8>, argvp: u64, envp
     proc::thread::end_for_exec();
     fd::close_on_exec();
     signal::reset_on_exec();
+    crate::alarm::exec();
     crate::filemap::forget_all();
     let loaded = match exec::load(&elf, &argv, &envp, &path) {
         Ok(l) => l,

@@ -1,6 +1,7 @@
 //! Linux's clocks (`clock_gettime` ids) and time records (`timespec`,
 //! `timeval`) over the library's clocks (`crate::time`).
 
+use crate::alarm::Clock;
 use crate::time::{now_ns, wall_ns};
 
 /// Linux's clock ids (`clock_gettime`, `clock_nanosleep`).
@@ -24,7 +25,7 @@ pub mod id {
 pub fn clock_ns(c: u64) -> Result<u64, i64> {
     // A `clockid_t` is a C int: only the low 32 bits count.
     if (c as i32) < 0 {
-        return cpu_clock_ns(c as i32 as i64);
+        return cpu_clock(c as i32 as i64).map(Clock::now);
     }
     match c as u32 as u64 {
         id::REALTIME | id::REALTIME_COARSE | id::REALTIME_ALARM | id::TAI => Ok(wall_ns()),
@@ -43,7 +44,7 @@ pub fn clock_ns(c: u64) -> Result<u64, i64> {
 /// time here; 3 none) and 4 for a thread; pid 0 is the caller. A thread
 /// must be one of this process's; a process is counted by its first
 /// thread unless it is this one.
-fn cpu_clock_ns(id: i64) -> Result<u64, i64> {
+fn cpu_clock(id: i64) -> Result<Clock, i64> {
     if id & 3 == 3 {
         return Err(crate::errno::EINVAL);
     }
@@ -51,13 +52,36 @@ fn cpu_clock_ns(id: i64) -> Result<u64, i64> {
     let me = crate::proc::pid();
     if id & 4 != 0 {
         let env = if pid == 0 { Some(crate::lock::my_id() as u32) } else { crate::proc::thread::env_of(pid) };
-        return env.map(crate::proc::cpu_ns).ok_or(crate::errno::EINVAL);
+        return env.map(Clock::Cpu).ok_or(crate::errno::EINVAL);
     }
     if pid == 0 || pid == me {
-        return Ok(crate::proc::process_cpu_ns());
+        return Ok(Clock::ProcessCpu);
     }
     let env = crate::proc::table::by_pid(pid).map(|e| e.env).ok_or(crate::errno::EINVAL)?;
-    Ok(crate::proc::cpu_ns(env))
+    Ok(Clock::Cpu(env))
+}
+
+/// The clock a timer on Linux clock `c` runs on (`timer_create`), and
+/// whether absolute times on it are wall-clock times: EINVAL for ids
+/// Linux does not have, EOPNOTSUPP for those it cannot arm a timer on
+/// (the raw and coarse clocks; the alarm clocks, which need a wake-up
+/// device).
+pub fn timer_clock(c: u64) -> Result<(Clock, bool), i64> {
+    if (c as i32) < 0 {
+        return Ok((cpu_clock(c as i32 as i64)?, false));
+    }
+    match c as u32 as u64 {
+        id::REALTIME | id::TAI => Ok((Clock::Monotonic, true)),
+        id::MONOTONIC | id::BOOTTIME => Ok((Clock::Monotonic, false)),
+        id::PROCESS_CPUTIME => Ok((Clock::ProcessCpu, false)),
+        id::THREAD_CPUTIME => Ok((Clock::Cpu(crate::lock::my_id() as u32), false)),
+        id::MONOTONIC_RAW
+        | id::REALTIME_COARSE
+        | id::MONOTONIC_COARSE
+        | id::REALTIME_ALARM
+        | id::BOOTTIME_ALARM => Err(crate::errno::EOPNOTSUPP),
+        _ => Err(crate::errno::EINVAL),
+    }
 }
 
 /// `ns` as (seconds, nanoseconds), a `struct timespec`.
