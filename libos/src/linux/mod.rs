@@ -67,8 +67,8 @@ use nr::{
 };
 use nr::{
     SYS_CLOSE_RANGE, SYS_COPY_FILE_RANGE, SYS_MEMFD_CREATE, SYS_PREADV, SYS_PREADV2, SYS_PWRITEV,
-    SYS_PWRITEV2, SYS_SPLICE, SYS_TEE, SYS_TIMER_CREATE, SYS_TIMER_DELETE, SYS_TIMER_GETOVERRUN,
-    SYS_TIMER_GETTIME, SYS_TIMER_SETTIME,
+    SYS_PWRITEV2, SYS_SIGNALFD, SYS_SIGNALFD4, SYS_SPLICE, SYS_TEE, SYS_TIMER_CREATE, SYS_TIMER_DELETE,
+    SYS_TIMER_GETOVERRUN, SYS_TIMER_GETTIME, SYS_TIMER_SETTIME,
 };
 use nr::{SYS_FADVISE64, SYS_FSTATFS, SYS_MKNOD, SYS_MKNODAT, SYS_PRCTL, SYS_SENDFILE, SYS_STATFS};
 use nr::{
@@ -376,6 +376,8 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         SYS_EVENTFD => event::eventfd2(a[0], 0),
         SYS_EVENTFD2 => event::eventfd2(a[0], a[1]),
         SYS_TIMERFD_CREATE => event::timerfd_create(a[0], a[1]),
+        SYS_SIGNALFD => event::signalfd4(i(a[0]), a[1], a[2], 0),
+        SYS_SIGNALFD4 => event::signalfd4(i(a[0]), a[1], a[2], a[3]),
         SYS_TIMER_CREATE => ptimer::timer_create(a[0], a[1], a[2]),
         SYS_TIMER_SETTIME => ptimer::timer_settime(a[0], a[1], a[2], a[3]),
         SYS_TIMER_GETTIME => ptimer::timer_gettime(a[0], a[1]),

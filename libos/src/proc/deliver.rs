@@ -482,16 +482,29 @@ pub fn pending_in(set: u64) -> u64 {
     pending_bits() & set
 }
 
-/// Takes the lowest pending signal among `set` (`rt_sigtimedwait`), with
-/// its `si_code` and the first two words of its `siginfo_t` union.
+/// Takes a pending signal among `set` (`rt_sigtimedwait`, a signalfd's
+/// read), with its `si_code` and the first two words of its `siginfo_t`
+/// union: as Linux's `dequeue_signal`, the lowest of this thread's own,
+/// else the lowest of the process's.
 pub fn take_pending_in(set: u64) -> Option<(u32, i32, [u64; 2])> {
     let p = pending_in(set);
+    let own = own_pending().get() & set;
+    let p = if own != 0 { own } else { p };
     (p != 0).then(|| {
         let sig = p.trailing_zeros();
         let (code, words) = info(sig);
         clear_pending(sig);
         (sig, code, words)
     })
+}
+
+/// What a signalfd reads (`obj::signalfd`, handed in at start-up): the
+/// caller's pending signals among its mask.
+pub static SIGNALFD: crate::obj::signalfd::Signals =
+    crate::obj::signalfd::Signals { ready: pending_among, take: take_pending_in };
+
+fn pending_among(set: u64) -> bool {
+    pending_in(set) != 0
 }
 
 /// Whether a signal this process does not block and handles is waiting
