@@ -8,7 +8,7 @@ use crate::errno::{
 use crate::fd::{self, Fd};
 use crate::fs::Stat;
 use crate::fs::{devfs, dir, node, path, procfs, Ino, S_IFCHR, S_IFDIR, S_IFIFO, S_IFLNK, S_IFMT, S_IFREG};
-use crate::obj::{self, flags, Kind};
+use crate::obj::{self, flags, pipe, Kind};
 use crate::proc;
 use crate::uaccess;
 use alloc::vec::Vec;
@@ -487,6 +487,8 @@ const F_SETFL: u64 = 4;
 const F_DUPFD_CLOEXEC: u64 = 1030;
 const F_SETOWN: u64 = 8;
 const F_GETOWN: u64 = 9;
+const F_SETPIPE_SZ: u64 = 1031;
+const F_GETPIPE_SZ: u64 = 1032;
 
 pub fn fcntl(fdn: i64, cmd: u64, arg: u64) -> LxResult {
     let d: Fd = fd::get_raw(fdn)?;
@@ -515,6 +517,15 @@ pub fn fcntl(fdn: i64, cmd: u64, arg: u64) -> LxResult {
         // The owner of SIGIO: taken, but no SIGIO is ever sent (`ASYNC`).
         F_SETOWN => Ok(0),
         F_GETOWN => Ok(0),
+        F_GETPIPE_SZ | F_SETPIPE_SZ => {
+            // SAFETY: the descriptor keeps the file live; no other reference to it here.
+            let f = unsafe { fd::file(&d) };
+            if !matches!(f.kind, Kind::PipeRead | Kind::PipeWrite) {
+                return Err(EBADF);
+            }
+            let size = if cmd == F_GETPIPE_SZ { pipe::size(f) } else { pipe::set_size(f, arg as u32)? };
+            Ok(size as i64)
+        }
         super::flock::F_GETLK
         | super::flock::F_SETLK
         | super::flock::F_SETLKW
