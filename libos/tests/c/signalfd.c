@@ -5,9 +5,11 @@
  * first, then the lowest; as many as the buffer holds), EAGAIN and EINVAL for a short buffer;
  * a signal outside the mask left pending; the mask changed; poll and
  * epoll readiness; a blocking read woken by a child's kill; a POSIX
- * timer's signal (SI_TIMER, its value); a fork child reading its own
+ * timer's signal (SI_TIMER, its value); a second thread blocked reading
+ * woken by a signal to the process; a fork child reading its own
  * signals through the inherited descriptor; fstat and /proc's name. */
 #include <errno.h>
+#include <pthread.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -48,6 +50,17 @@ static void describe(const char *who, struct signalfd_siginfo *si)
 {
     printf("%s: signo %u code %d from me %d uid %u\n", who, si->ssi_signo, si->ssi_code,
            si->ssi_pid == (unsigned)getpid(), si->ssi_uid);
+}
+
+static int thread_fd;
+
+static void *thread_reader(void *arg)
+{
+    (void)arg;
+    struct signalfd_siginfo si;
+    long r = read(thread_fd, &si, sizeof si);
+    printf("second thread's read: %ld signo %u\n", r, si.ssi_signo);
+    return NULL;
 }
 
 int main(void)
@@ -126,6 +139,14 @@ int main(void)
            si[0].ssi_code == SI_TIMER, si[0].ssi_int, (unsigned long long)si[0].ssi_ptr, si[0].ssi_overrun,
            si[0].ssi_tid == (unsigned)(long)t);
     timer_delete(t);
+
+    thread_fd = signalfd(-1, &one, 0);
+    pthread_t th;
+    pthread_create(&th, NULL, thread_reader, NULL);
+    usleep(50000);
+    kill(getpid(), SIGUSR1);
+    pthread_join(th, NULL);
+    close(thread_fd);
 
     struct stat st;
     fstat(tfd, &st);
