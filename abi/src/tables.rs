@@ -128,6 +128,10 @@ pub struct Clock {
     /// Nanoseconds per TSC count in 32.32 fixed point: the time since the
     /// TSC's zero is `(tsc * tsc_ns_mult) >> 32`, computed in 128 bits.
     pub tsc_ns_mult: u64,
+    /// Wall-clock nanoseconds since 1970 at the TSC's zero, read from the
+    /// CMOS real-time clock at boot (0: no RTC; wall time is then the
+    /// library's own guess).
+    pub wall_epoch_ns: u64,
     /// TSC counts the processor spent halted with nothing to run until a
     /// device's interrupt ended the wait (stretches a timer tick ended are
     /// carried on to the next halt): what a benchmark of device requests

@@ -267,6 +267,7 @@ fn start_clock(k: &mut Kernel) {
         }
         None => kprintln!("clock: no PIT to measure the TSC against; time from timer ticks only"),
     }
+    k.sched.set_wall_epoch(crate::arch::rtc::epoch_ns);
     apic::start(rates.map_or(apic::DEFAULT_HZ, |r| r.apic_hz));
 }
 

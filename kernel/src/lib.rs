@@ -13,6 +13,7 @@
 extern crate alloc;
 
 pub mod bootinfo;
+pub mod calendar;
 pub mod cap;
 pub mod dev;
 pub mod frames;

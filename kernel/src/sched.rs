@@ -151,6 +151,12 @@ impl Sched {
         }
     }
 
+    /// Publishes the wall time at the TSC's zero (boot), computed by `at`
+    /// from the TSC's 32.32 nanoseconds-per-count factor.
+    pub fn set_wall_epoch(&mut self, at: impl FnOnce(u64) -> u64) {
+        self.clock.wall_epoch_ns = at(self.clock.tsc_ns_mult);
+    }
+
     /// Who owns slice `p`.
     pub fn owner(&self, p: usize) -> Option<Slot> {
         self.slice_env.get(p)

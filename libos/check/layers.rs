@@ -36,7 +36,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         &["fs", "fs/node", "fs/dir", "fs/path", "fs/stat", "fs/mount", "fs/sysfs", "fs/xnclient", "fs/perm"],
     ),
     // The program's memory, and reaching it from the library.
-    ("memory", &["vm", "uaccess"]),
+    ("memory", &["vm", "uaccess", "filemap"]),
     // The big lock, notes, sleeping in the kernel, and the tables kept
     // under the lock for every process (futex waiters, file locks).
     ("lock", &["lock", "log", "predicate", "sleep", "futex", "locks"]),
@@ -46,7 +46,20 @@ const LAYERS: &[(&str, &[&str])] = &[
     // signal.
     ("obj", &["obj", "obj/*", "fd", "fs/devfs", "fs/boot"]),
     // Processes: ids, table, signals, threads, fork, exit.
-    ("proc", &["proc", "proc/*", "oom", "alarm", "fs/procfs"]),
+    (
+        "proc",
+        &[
+            "proc",
+            "proc/*",
+            "oom",
+            "alarm",
+            "fs/procfs",
+            "fs/procfile",
+            "fs/procload",
+            "fs/procstatus",
+            "fs/procsys",
+        ],
+    ),
     // Waiting for files, and the calls that wait (blocking reads, writes).
     ("wait", &["wait", "io"]),
     // Programs: loading, the exception stub and dispatch, the native

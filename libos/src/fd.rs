@@ -6,7 +6,9 @@ use crate::obj::{self, File, Ops};
 use crate::scoped::Scoped;
 use alloc::vec::Vec;
 
-pub const MAX_FDS: usize = 256;
+/// The most descriptors a process may have (Linux's `nr_open`, the
+/// highest `RLIMIT_NOFILE` can be set to).
+pub const MAX_FDS: usize = 1024;
 
 #[derive(Clone, Copy)]
 pub struct Fd {
@@ -18,10 +20,13 @@ pub struct Fd {
 /// A process's descriptors, indexed by number.
 pub struct Table {
     slots: Vec<Option<Fd>>,
+    /// Numbers from this one up cannot be had (`RLIMIT_NOFILE`'s soft
+    /// limit; descriptors already above it stay).
+    limit: usize,
 }
 
 impl Table {
-    pub const EMPTY: Table = Table { slots: Vec::new() };
+    pub const EMPTY: Table = Table { slots: Vec::new(), limit: MAX_FDS };
 
     fn get(&self, fd: i64) -> Result<Fd, i64> {
         usize::try_from(fd).ok().and_then(|i| self.slots.get(i).copied().flatten()).ok_or(EBADF)
@@ -44,8 +49,23 @@ fn with_table<R>(f: impl FnOnce(&mut Table) -> R) -> R {
     TABLE.with(f)
 }
 
+/// The descriptor `fd`, for a call that does I/O or changes the file
+/// through it: an `O_PATH` descriptor is none (EBADF).
 #[inline]
 pub fn get(fd: i64) -> Result<Fd, i64> {
+    let d = get_raw(fd)?;
+    // SAFETY: the descriptor keeps the file live; its kind never changes.
+    if unsafe { (*d.file).kind } == obj::Kind::Path {
+        return Err(EBADF);
+    }
+    Ok(d)
+}
+
+/// The descriptor `fd`, `O_PATH` ones too: for the calls that only name a
+/// file through it (`fstat`, the `*at` calls' directory, `dup`, `close`,
+/// `fcntl`'s descriptor flags, `fchdir`, `fstatfs`).
+#[inline]
+pub fn get_raw(fd: i64) -> Result<Fd, i64> {
     with_table(|t| t.get(fd))
 }
 
@@ -64,7 +84,7 @@ pub unsafe fn file(fd: &Fd) -> &'static mut File {
 /// Installs `fd` at the lowest free number `>= min`.
 pub fn install(fd: Fd, min: usize) -> Result<i64, i64> {
     with_table(|t| {
-        let i = (min..MAX_FDS).find(|&i| t.slots.get(i).is_none_or(|s| s.is_none())).ok_or(EMFILE)?;
+        let i = (min..t.limit).find(|&i| t.slots.get(i).is_none_or(|s| s.is_none())).ok_or(EMFILE)?;
         t.put(i, Some(fd));
         Ok(i as i64)
     })
@@ -86,7 +106,7 @@ pub fn open(file: *mut File, cloexec: bool) -> Result<i64, i64> {
 
 /// Puts a duplicate of `fd` at exactly `at` (closing what was there).
 pub fn dup_to(fd: Fd, at: usize, cloexec: bool) -> Result<i64, i64> {
-    if at >= MAX_FDS {
+    if at >= limit() {
         return Err(EBADF);
     }
     // SAFETY: the descriptor keeps the file live; no other reference to it here.
@@ -138,6 +158,16 @@ pub fn set_ops(fd: i64, ops: &'static Ops) -> Result<&'static Ops, i64> {
     })
 }
 
+/// The lowest number a new descriptor may not have (`RLIMIT_NOFILE`).
+pub fn limit() -> usize {
+    with_table(|t| t.limit)
+}
+
+/// Sets `limit` (at most `MAX_FDS`).
+pub fn set_limit(n: usize) {
+    with_table(|t| t.limit = n.min(MAX_FDS));
+}
+
 /// Every open descriptor number.
 pub fn all() -> Vec<i64> {
     with_table(|t| (0..t.slots.len() as i64).filter(|&i| t.get(i).is_ok()).collect())
@@ -146,7 +176,7 @@ pub fn all() -> Vec<i64> {
 /// exec: descriptors marked close-on-exec go.
 pub fn close_on_exec() {
     for i in all() {
-        if get(i).is_ok_and(|d| d.cloexec) {
+        if get_raw(i).is_ok_and(|d| d.cloexec) {
             let _ = close(i);
         }
     }
@@ -164,7 +194,7 @@ pub fn close_all() {
 /// no change).
 pub fn fork_refs() {
     for i in all() {
-        if let Ok(d) = get(i) {
+        if let Ok(d) = get_raw(i) {
             // SAFETY: the descriptor keeps the file live; no other reference to it here.
             unsafe { file(&d) }.refs += 1;
         }

@@ -17,6 +17,7 @@ pub mod env;
 pub mod errno;
 pub mod exec;
 pub mod fd;
+pub mod filemap;
 pub mod fs;
 pub mod futex;
 pub mod heap;

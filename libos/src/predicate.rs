@@ -28,10 +28,13 @@ pub const READERS_AT: i16 = 0;
 pub const WRITERS_AT: i16 = 4;
 pub const HEAD_AT: i16 = 8;
 pub const TAIL_AT: i16 = 16;
-pub const HEADER: u64 = 24;
-/// A pipe ring's bytes (a term wanting to write holds when `PIPE_BUF` of
-/// them are free), and the writes up to which a pipe never interleaves
-/// others (POSIX).
+/// The fill up to which a `PIPE_BUF` write goes in at once (the ring's
+/// size less `PIPE_BUF`: `F_SETPIPE_SZ` changes it).
+pub const ROOM_AT: i16 = 24;
+pub const HEADER: u64 = 32;
+/// A pipe ring's bytes unless `F_SETPIPE_SZ` changes them (a term
+/// wanting to write holds when `PIPE_BUF` of them are free), and the
+/// writes up to which a pipe never interleaves others (POSIX).
 pub const CAPACITY: usize = 65536;
 pub const PIPE_BUF: usize = 4096;
 
@@ -202,7 +205,7 @@ pub fn program(n: usize, packet: u8) -> Vec<u64> {
         a.mov64_reg(9, 8).and64_imm(9, WANT_WRITE as i32).jeq_imm(9, 0, next);
         a.ldx_w(2, 7, READERS_AT).jeq_imm(2, 0, yes);
         a.ldx_dw(2, 7, HEAD_AT).ldx_dw(3, 7, TAIL_AT).sub64_reg(2, 3);
-        a.jle_imm(2, (CAPACITY - PIPE_BUF) as i32, yes);
+        a.ldx_dw(3, 7, ROOM_AT).jle_reg(2, 3, yes);
         a.bind(next);
     }
     a.mov64_imm(0, 0).exit();

@@ -39,6 +39,13 @@ pub struct Header {
     pub logged: [u64; 8],
     /// The process being killed for want of memory (`oom`), or 0.
     pub oom_victim: AtomicU32,
+    /// Nanoseconds `clock_settime` has moved the wall clock by (`time`
+    /// reads it through `time::set_adjust_word`; the vDSO reads it too, so
+    /// it is a word of its own).
+    pub wall_adjust_ns: core::sync::atomic::AtomicI64,
+    /// The host and domain names `sethostname` and `setdomainname` set
+    /// (NUL-padded; empty: never set).
+    pub names: [[u8; NAME_LEN]; 2],
     /// How many processes have been handed to init (`proc::exit`): init
     /// looks for them in the kernel's table only when this has moved.
     pub handed: AtomicU32,
@@ -86,14 +93,17 @@ static CHILD_CRED: Word<u64> = Word::new(0);
 static MAPPED: Word<u64> = Word::new(SHARED);
 
 /// Slots for objects of the modules above (`Root`).
-const ROOTS: usize = 5;
+const ROOTS: usize = 7;
 
 /// An object of a module above that every process finds from the arena's
 /// header (the file system's anchor, the terminal, the futex waiters): the
 /// first process allocates it (`create_zeroed`), the others inherit its
 /// address. Each module claims its slot: 0 the file system (`fs::node`),
 /// 1 the terminal (`obj::console`), 2 the futex waiters (`futex`), 3 the
-/// futex wakers' bytes (`futex`), 4 the file locks (`locks`).
+/// futex wakers' bytes (`futex`), 4 the file locks (`locks`), 5 and 6
+/// System V IPC's message queues and semaphore sets (`linux::ipcmsg`,
+/// `linux::ipcsem`, made by the first call that needs them:
+/// `get_or_create_zeroed`).
 pub struct Root<T> {
     slot: usize,
     object: PhantomData<fn() -> T>,
@@ -126,6 +136,20 @@ impl<T> Root<T> {
         Ok(())
     }
 
+    /// The object, made all zero by the first call that needs it (every
+    /// caller holds the big lock, so it is made once); it lives as long as
+    /// the arena.
+    ///
+    /// # Safety
+    /// `T` is valid all zero.
+    pub unsafe fn get_or_create_zeroed(&self) -> Result<*mut T, abi::Error> {
+        if self.get().is_null() {
+            // SAFETY: the caller's promise; the slot is unclaimed.
+            unsafe { self.create_zeroed()? };
+        }
+        Ok(self.get())
+    }
+
     /// The object (made at start; it lives as long as the arena). Every
     /// use must hold the big lock.
     #[inline]
@@ -153,6 +177,30 @@ pub fn lock_word() -> &'static AtomicU64 {
 pub fn oom_victim() -> &'static AtomicU32 {
     // SAFETY: as in `lock_word`.
     unsafe { &(*header()).oom_victim }
+}
+
+/// The wall clock's setting (`time::set_wall_ns`).
+pub fn wall_adjust() -> &'static core::sync::atomic::AtomicI64 {
+    // SAFETY: as in `lock_word`.
+    unsafe { &(*header()).wall_adjust_ns }
+}
+
+/// The longest host or domain name (Linux's `__NEW_UTS_LEN`).
+pub const NAME_LEN: usize = 64;
+
+/// The host name (0) or domain name (1) set, empty if none was.
+pub fn name(which: usize) -> &'static [u8] {
+    // SAFETY: a field of the mapped header, changed only under the big lock.
+    let n = unsafe { &(*header()).names[which] };
+    &n[..n.iter().position(|&b| b == 0).unwrap_or(NAME_LEN)]
+}
+
+/// Sets the host name (0) or domain name (1).
+pub fn set_name(which: usize, name: &[u8]) {
+    // SAFETY: as in `name`; the caller holds the big lock.
+    let n = unsafe { &mut (*header()).names[which] };
+    n.fill(0);
+    n[..name.len()].copy_from_slice(name);
 }
 
 /// How many processes have been handed to init.
@@ -345,6 +393,8 @@ pub fn create() -> Result<(), abi::Error> {
     }
     CRED.set(cred);
     MAPPED.set(HEADER_END);
+    // Inherited by every process forked from here.
+    crate::time::set_adjust_word(wall_adjust());
     let end = (SHARED + size) as usize;
     // SAFETY: one heap operation.
     unsafe { heap() }.init(HEADER_END as usize, end, HEADER_END as usize, Some(map_more));

@@ -13,7 +13,10 @@ use crate::entry;
 use crate::word::Word;
 use abi::exception::{vector, ExceptionFrame, Regs};
 
-use crate::proc::signal::{SIGFPE, SIGILL, SIGSEGV, SIGTRAP};
+use crate::proc::signal::{SIGBUS, SIGFPE, SIGILL, SIGSEGV, SIGTRAP};
+
+/// SIGBUS's `si_code` for an address with nothing behind it.
+const BUS_ADRERR: i32 = 2;
 
 user::exception_asm!(
     ".globl lx_entry",
@@ -208,10 +211,21 @@ fn fault(f: &mut ExceptionFrame) {
                 }
             }
             let write = f.error_code & abi::exception::pf::WRITE != 0;
-            if !crate::vm::touch(f.fault_addr, write) {
+            // An instruction fetch from a page that is present (it only
+            // lacks the right to run) would fault again for ever.
+            let fetch = f.error_code & abi::exception::pf::FETCH != 0;
+            let region = crate::vm::find(f.fault_addr);
+            match crate::filemap::fault(f.fault_addr) {
+                Some(true) => return,
+                Some(false) => return fault_signal(f, SIGBUS, BUS_ADRERR, f.fault_addr),
+                None => {}
+            }
+            if (fetch && region.is_some_and(|r| r.prot & crate::vm::X == 0))
+                || !crate::vm::touch(f.fault_addr, write)
+            {
                 // SEGV_ACCERR inside a region the program mapped (the access
                 // was not allowed), else SEGV_MAPERR.
-                let code = if crate::vm::find(f.fault_addr).is_some() { 2 } else { 1 };
+                let code = if region.is_some() { 2 } else { 1 };
                 fault_signal(f, SIGSEGV, code, f.fault_addr);
             }
         }

@@ -165,7 +165,11 @@ pub fn cstr(ptr: u64, max: usize) -> Result<&'static [u8], i64> {
         let chunk = crate::layout::page_up(at + 1) - at;
         let b = bytes(at, chunk)?;
         if let Some(i) = b.iter().position(|&c| c == 0) {
-            return bytes(ptr, at - ptr + i as u64);
+            let len = at - ptr + i as u64;
+            if len as usize >= max {
+                return Err(ENAMETOOLONG);
+            }
+            return bytes(ptr, len);
         }
         at += chunk;
         if (at - ptr) as usize >= max {

@@ -18,6 +18,7 @@ static IMAGE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/vdso.so"));
 struct Vvar {
     clock: u64,
     epoch_ns: u64,
+    adjust: u64,
 }
 
 /// The vDSO's `__vdso_clock_gettime`.
@@ -43,7 +44,8 @@ pub fn map() -> u64 {
     let Ok(placed) = loader::place(IMAGE, VDSO_BASE, VDSO_END, VDSO_BASE) else {
         return 0;
     };
-    let vvar = Vvar { clock: abi::layout::CLOCK_VA, epoch_ns: crate::time::EPOCH_NS };
+    let adjust = crate::shared::wall_adjust() as *const _ as u64;
+    let vvar = Vvar { clock: abi::layout::CLOCK_VA, epoch_ns: crate::time::EPOCH_NS, adjust };
     // SAFETY: `Vvar` is plain `repr(C)` integers.
     let bytes =
         unsafe { core::slice::from_raw_parts(&raw const vvar as *const u8, core::mem::size_of::<Vvar>()) };

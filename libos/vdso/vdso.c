@@ -7,12 +7,13 @@
 #include <stdint.h>
 
 struct clock { /* abi::tables::Clock */
-    uint64_t ticks, tick_ns, tsc_hz, tsc_ns_mult;
+    uint64_t ticks, tick_ns, tsc_hz, tsc_ns_mult, wall_epoch_ns;
 };
 
 struct vvar { /* vdso::Vvar */
     const volatile struct clock *clock;
-    uint64_t epoch_ns;
+    uint64_t epoch_ns; /* wall time at the TSC's zero without an RTC */
+    const volatile int64_t *adjust; /* clock_settime's, in the arena */
 };
 
 struct timespec64 { int64_t tv_sec, tv_nsec; };
@@ -39,7 +40,12 @@ static uint64_t now_ns(void) {
     return (uint64_t)(((unsigned __int128)tsc * mult) >> 32);
 }
 
-static uint64_t wall_ns(void) { return vvar()->epoch_ns + now_ns(); }
+/* As crate::time::wall_ns: the RTC's reading at boot (else the fallback)
+ * moved by clock_settime. */
+static uint64_t wall_ns(void) {
+    uint64_t e = vvar()->clock->wall_epoch_ns;
+    return (e ? e : vvar()->epoch_ns) + (uint64_t)*vvar()->adjust + now_ns();
+}
 
 static long syscall2(long nr, long a, long b) {
     long r;

@@ -157,13 +157,14 @@ fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
         let known = lx.contains(n)
             || dev.contains(&n.as_str())
             || crate::xntest::NAMES.contains(&n.as_str())
-            || ["iso", "tty", "tty_login", "compat", crate::nettest::NAME, crate::nettest::IDLE]
+            || ["iso", "tty", "tty_login", "erltty", "compat", crate::nettest::NAME, crate::nettest::IDLE]
                 .contains(&n.as_str());
         if !all.contains(n) && !known {
             return Err(format!(
-                "no boot test named {n} (have: {}, iso, tty, compat, {})",
+                "no boot test named {n} (have: {}, iso, tty, tty_login, erltty, compat, {}, {})",
                 all.join(", "),
-                crate::nettest::NAME
+                crate::nettest::NAME,
+                crate::nettest::IDLE
             ));
         }
     }
@@ -192,6 +193,9 @@ fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
     }
     if names.is_empty() || names.iter().any(|n| n == "tty_login") {
         tests.push(crate::ttytest::login_test(img));
+    }
+    if names.is_empty() || names.iter().any(|n| n == "erltty") {
+        tests.push(crate::ttytest::erlang_test(img)?);
     }
     if names.is_empty() || names.iter().any(|n| n == "compat") {
         tests.push(crate::compat::boot_test()?);

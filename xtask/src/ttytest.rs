@@ -111,3 +111,40 @@ fn on_terminal(img: &Image, name: &str, keys: Vec<Key>, expect: &[&str]) -> Boot
         companion: None,
     }
 }
+
+/// The interactive boot test `erltty`: Debian's Erlang shell (`erl`, with
+/// erlang-base) on lxrt's terminal: an expression evaluated, a line edited
+/// before it is entered (Ctrl-A to its start, text inserted there), and
+/// `q().` back to the shell. Issue 29: "the interactive erl shell on the
+/// terminal with line editing".
+pub fn erlang_test(img: &Image) -> Result<BootTest, String> {
+    // erl's line editor needs the terminal's description (terminfo, in
+    // ncurses-base: essential in Debian, so no package names it).
+    let img = crate::build::with_packages(img, &["erlang-base".to_string(), "ncurses-base".to_string()])?;
+    const CTRL_A: &[u8] = b"\x01";
+    let keys = vec![
+        key(PROMPT, 0, b"erl\n"),
+        key("1> ", 0, b"X = 6 * 7.\n"),
+        key("2> ", 0, b"lists:seq(1, X)) + 1."),
+        key(")) + 1.", 300, CTRL_A),
+        // (The editor redraws by moving the cursor: nothing new to wait for.)
+        key("", 500, b"length("),
+        // Each inserted character redraws the rest of the line after it.
+        key("(lists:seq(1, X)) + 1.", 300, b"\n"),
+        key("3> ", 0, b"q().\n"),
+        key(PROMPT, 0, b"echo erl-$((6*7)) $?\n"),
+        key(PROMPT, 0, b"exit\n"),
+    ];
+    Ok(BootTest {
+        name: "erltty".into(),
+        args: qemu::base_args(&img, "lxrt -t /bin/sh"),
+        expect: ["42", "43", "erl-42 0"].map(String::from).to_vec(),
+        timeout: Duration::from_secs(300),
+        output: None,
+        keys,
+        wall: None,
+        then: None,
+        fsck: None,
+        companion: None,
+    })
+}

@@ -93,6 +93,8 @@ pub mod pct;
 #[cfg(target_os = "none")]
 pub mod percpu;
 #[cfg(target_os = "none")]
+pub mod rtc;
+#[cfg(target_os = "none")]
 pub mod serial;
 #[cfg(target_os = "none")]
 pub mod syscall;

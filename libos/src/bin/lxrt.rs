@@ -36,7 +36,12 @@ fn main(_: u64) -> i32 {
         words.push("/bin/sh");
     }
     let argv: Vec<Vec<u8>> = words.iter().map(|w| w.as_bytes().to_vec()).collect();
-    let envp: Vec<Vec<u8>> = ENV.iter().map(|e| e.to_vec()).collect();
+    let mut envp: Vec<Vec<u8>> = ENV.iter().map(|e| e.to_vec()).collect();
+    // On a terminal, its type, as Linux gives init on its console (erl's
+    // and other line editors look its description up).
+    if obj::console::is_tty() {
+        envp.push(b"TERM=linux".to_vec());
+    }
     let path = argv[0].clone();
     let Ok(ino) = fs::path::resolve(fs::ROOT, &path, true) else {
         println!("lxrt: {} not found", words[0]);

@@ -22,6 +22,7 @@ pub fn populate() -> Result<(), i64> {
         cap: 0,
         data: core::ptr::null_mut(),
         borrowed: false,
+        fs: node::FS_ROOT,
         mtime_ns: 0,
         atime_ns: 0,
         ctime_ns: 0,

@@ -11,6 +11,9 @@ use super::stat::dev;
 use super::{dir, ROOT, S_IFCHR, S_IFDIR, S_IFLNK};
 use crate::obj::Kind;
 
+/// `/dev/tty`, the controlling terminal.
+pub const TTY: u32 = dev(5, 0);
+
 /// Each device: its name, number, permissions and the object it opens.
 const DEVICES: [(&[u8], u32, u32, Kind); 7] = [
     (b"null", dev(1, 3), 0o666, Kind::Null),
@@ -18,7 +21,7 @@ const DEVICES: [(&[u8], u32, u32, Kind); 7] = [
     (b"full", dev(1, 7), 0o666, Kind::Full),
     (b"random", dev(1, 8), 0o666, Kind::Random),
     (b"urandom", dev(1, 9), 0o666, Kind::Random),
-    (b"tty", dev(5, 0), 0o666, Kind::Console),
+    (b"tty", TTY, 0o666, Kind::Console),
     (b"console", dev(5, 1), 0o620, Kind::Console),
 ];
 
@@ -37,7 +40,11 @@ pub fn kind(rdev: u32) -> Option<Kind> {
 /// Makes `/dev` and its nodes (at boot, after the archive's files).
 pub fn populate() -> Result<(), i64> {
     let d = match dir::lookup(ROOT, b"dev") {
-        Some(d) => d,
+        // (The boot archive's empty directory becomes devtmpfs's.)
+        Some(d) => {
+            node::update(d, |n| n.fs = node::FS_DEV);
+            d
+        }
         None => add(ROOT, b"dev", S_IFDIR | 0o755)?,
     };
     for (name, rdev, perm, _) in DEVICES {
@@ -56,7 +63,7 @@ pub fn populate() -> Result<(), i64> {
 
 /// A new node `name` of `mode` in directory `d`.
 fn add(d: Ino, name: &[u8], mode: u32) -> Result<Ino, i64> {
-    let ino = node::alloc(mode)?;
+    let ino = node::alloc_on(mode, node::FS_DEV)?;
     if let Err(e) = dir::add(d, name, ino) {
         node::release(ino);
         return Err(e);

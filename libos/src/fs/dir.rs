@@ -75,6 +75,22 @@ pub fn add(dir: Ino, name: &[u8], ino: Ino) -> Result<(), i64> {
     Ok(())
 }
 
+/// Points `dir`'s existing entry `name` at `ino` instead (`rename`'s
+/// exchange: the link counts stay as they are).
+pub fn relink(dir: Ino, name: &[u8], ino: Ino) {
+    node::update(dir, |d| {
+        if let Some(e) = entries_of(d).iter_mut().find(|e| e.name() == name) {
+            e.ino = ino;
+        }
+        node::touch(d);
+    });
+    node::update(ino, |n| {
+        if n.mode & S_IFMT == S_IFDIR {
+            n.parent = dir;
+        }
+    });
+}
+
 /// Unlinks `name` from `dir`; returns the inode it named (not released).
 pub fn remove(dir: Ino, name: &[u8]) -> Option<Ino> {
     let ino = node::update(dir, |d| {

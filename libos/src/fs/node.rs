@@ -35,7 +35,17 @@ pub struct Inode {
     pub gid: u32,
     /// A device node's number (`stat::dev`: major and minor).
     pub rdev: u32,
+    /// The file system it belongs to (`FS_*`): its device number in `stat`
+    /// and its type in `statfs`.
+    pub fs: u8,
 }
+
+/// The file systems the one tree holds: the root's, `/proc`, `/sys`, and
+/// the device nodes of `/dev`.
+pub const FS_ROOT: u8 = 0;
+pub const FS_PROC: u8 = 1;
+pub const FS_SYS: u8 = 2;
+pub const FS_DEV: u8 = 3;
 
 /// The inode table is in the shared arena, so the value here is only the
 /// flag: this process borrows the table once at a time (other processes
@@ -121,10 +131,18 @@ pub fn alloc(mode: u32) -> Result<Ino, i64> {
             uid: 0,
             gid: 0,
             rdev: 0,
+            fs: FS_ROOT,
         };
         r.free = next;
         Ok(ino)
     })
+}
+
+/// A fresh inode with `mode` in file system `fs` (`FS_*`), no links yet.
+pub fn alloc_on(mode: u32, fs: u8) -> Result<Ino, i64> {
+    let ino = alloc(mode)?;
+    update(ino, |n| n.fs = fs);
+    Ok(ino)
 }
 
 pub fn is_dir(ino: Ino) -> bool {
@@ -266,11 +284,13 @@ pub fn touch(n: &mut Inode) {
     n.ctime_ns = n.mtime_ns;
 }
 
-/// A file just made in directory `dir` takes the directory's group if the
+/// A file just made in directory `dir` is in the directory's file system
+/// (`/dev/shm`'s files are devtmpfs's), takes the directory's group if the
 /// directory is set-group-ID, and a directory made there the bit too (the
 /// BSD rule Linux follows).
-pub fn inherit_group(dir: Ino, ino: Ino) {
+pub fn inherit(dir: Ino, ino: Ino) {
     let d = get(dir);
+    update(ino, |n| n.fs = d.fs);
     if d.mode & S_ISGID != 0 {
         update(ino, |n| {
             n.gid = d.gid;

@@ -3,7 +3,11 @@
 
 use super::node::{self, Ino};
 use super::{dir, ROOT, S_IFLNK, S_IFMT};
-use crate::errno::{ELOOP, ENOENT, ENOTDIR};
+use crate::errno::{ELOOP, ENAMETOOLONG, ENOENT, ENOTDIR};
+
+/// The longest name a path may hold (Linux's `NAME_MAX`; the file system
+/// keeps shorter ones, `dir::NAME_MAX`).
+const NAME_MAX: usize = 255;
 use alloc::vec::Vec;
 
 fn is_link(ino: Ino) -> bool {
@@ -23,6 +27,9 @@ fn walk(cwd: Ino, path: &[u8], follow: bool, hops: &mut u32) -> Result<Ino, i64>
     }
     let mut cur = if path[0] == b'/' { ROOT } else { cwd };
     let parts: Vec<&[u8]> = path.split(|&c| c == b'/').filter(|p| !p.is_empty()).collect();
+    if parts.iter().any(|p| p.len() > NAME_MAX) {
+        return Err(ENAMETOOLONG);
+    }
     for (i, part) in parts.iter().enumerate() {
         if !node::is_dir(cur) {
             return Err(ENOTDIR);
@@ -66,6 +73,9 @@ pub fn parent(cwd: Ino, path: &[u8]) -> Result<(Ino, Vec<u8>), i64> {
         Some(i) => (&trimmed[..i], &trimmed[i + 1..]),
         None => (b".", trimmed),
     };
+    if name.len() > NAME_MAX {
+        return Err(ENAMETOOLONG);
+    }
     let d = resolve(cwd, dpath, true)?;
     if !node::is_dir(d) {
         return Err(ENOTDIR);

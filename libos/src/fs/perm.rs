@@ -93,11 +93,11 @@ pub fn owner(ino: Ino) -> Result<(), i64> {
 }
 
 /// A file just made in `dir` belongs to this process's effective user and
-/// group (or the directory's group, `node::inherit_group`).
+/// group (or the directory's group, and its file system: `node::inherit`).
 pub fn own_new(dir: Ino, ino: Ino) {
     let id = me();
     node::update(ino, |n| (n.uid, n.gid) = (id.uid[EFFECTIVE], id.gid[EFFECTIVE]));
-    node::inherit_group(dir, ino);
+    node::inherit(dir, ino);
 }
 
 /// May this process give `ino` user `uid` and group `gid` (`u32::MAX`:

@@ -8,6 +8,7 @@
 //! reader walking `/proc` while others open files in it sees each once.
 
 use super::node::{self, Ino};
+use super::procfile::{comm, put, text};
 use super::{dir, ROOT, S_IFDIR, S_IFLNK, S_IFREG};
 use crate::errno::ENOENT;
 use crate::proc::table::{self, Entry};
@@ -16,21 +17,6 @@ use abi::tables::{env_state, EnvInfo};
 use alloc::vec::Vec;
 use user::kinfo;
 
-/// `args` formatted into bytes (without `alloc::format!`, which lxrt's
-/// panic-abort build cannot link).
-fn text(args: core::fmt::Arguments) -> Vec<u8> {
-    struct Buf(Vec<u8>);
-    impl core::fmt::Write for Buf {
-        fn write_str(&mut self, s: &str) -> core::fmt::Result {
-            self.0.extend_from_slice(s.as_bytes());
-            Ok(())
-        }
-    }
-    let mut b = Buf(Vec::new());
-    let _ = core::fmt::write(&mut b, args);
-    b.0
-}
-
 /// `/proc`, brought up to date whenever a path under it is resolved
 /// (`mount`, registered at start).
 pub static PROC: super::mount::Synthetic = super::mount::Synthetic { at: b"/proc", refresh };
@@ -38,9 +24,13 @@ pub static PROC: super::mount::Synthetic = super::mount::Synthetic { at: b"/proc
 /// Brings `/proc` up to date.
 pub fn refresh() -> Result<(), i64> {
     let proc_dir = match dir::lookup(ROOT, b"proc") {
-        Some(d) => d,
+        // (The boot archive's empty directory becomes procfs's.)
+        Some(d) => {
+            node::update(d, |n| n.fs = node::FS_PROC);
+            d
+        }
         None => {
-            let d = node::alloc(S_IFDIR | 0o555)?;
+            let d = node::alloc_on(S_IFDIR | 0o555, node::FS_PROC)?;
             dir::add(ROOT, b"proc", d)?;
             d
         }
@@ -62,7 +52,7 @@ pub fn refresh() -> Result<(), i64> {
         let d = match dir::lookup(proc_dir, name) {
             Some(d) => d,
             None => {
-                let d = node::alloc(S_IFDIR | 0o555)?;
+                let d = node::alloc_on(S_IFDIR | 0o555, node::FS_PROC)?;
                 dir::add(proc_dir, name, d)?;
                 d
             }
@@ -72,14 +62,18 @@ pub fn refresh() -> Result<(), i64> {
         let mut comm = comm(entry).to_vec();
         comm.push(b'\n');
         put(d, b"comm", S_IFREG | 0o444, &comm)?;
+        put(d, b"status", S_IFREG | 0o444, &super::procstatus::status(info, entry, None))?;
     }
     put(proc_dir, b"self", S_IFLNK | 0o777, &text(format_args!("{}", crate::proc::pid())))?;
     if let Some(me) = dir::lookup(proc_dir, &text(format_args!("{}", crate::proc::pid()))) {
         own(me)?;
     }
+    super::procsys::refresh(proc_dir)?;
     put(proc_dir, b"mounts", S_IFREG | 0o444, MOUNTS)?;
     put(proc_dir, b"cpuinfo", S_IFREG | 0o444, &cpuinfo())?;
     put(proc_dir, b"meminfo", S_IFREG | 0o444, &meminfo())?;
+    put(proc_dir, b"stat", S_IFREG | 0o444, &super::procload::stat())?;
+    put(proc_dir, b"loadavg", S_IFREG | 0o444, &super::procload::loadavg())?;
     let net = match dir::lookup(proc_dir, b"net") {
         Some(d) => d,
         None => {
@@ -101,15 +95,20 @@ pub fn refresh() -> Result<(), i64> {
 /// last wrote there.
 fn own(d: Ino) -> Result<(), i64> {
     remove_tree(d, b"fd");
-    let fds = node::alloc(S_IFDIR | 0o500)?;
+    let fds = node::alloc_on(S_IFDIR | 0o500, node::FS_PROC)?;
     dir::add(d, b"fd", fds)?;
     for n in crate::fd::all() {
-        let Ok(f) = crate::fd::get(n) else { continue };
+        let Ok(f) = crate::fd::get_raw(n) else { continue };
         // SAFETY: the descriptor keeps the file live; no other reference to it here.
         let target = describe(unsafe { crate::fd::file(&f) });
         put(fds, &text(format_args!("{n}")), S_IFLNK | 0o700, &target)?;
     }
     put(d, b"exe", S_IFLNK | 0o777, &crate::proc::exe())?;
+    let me = crate::proc::table::mine();
+    if let Some(info) = user::kinfo::env_by_id(me.env as u64) {
+        let own = super::procstatus::Own::mine();
+        put(d, b"status", S_IFREG | 0o444, &super::procstatus::status(&info, &me, Some(&own)))?;
+    }
     put(d, b"maps", S_IFREG | 0o444, &maps())
 }
 
@@ -135,7 +134,7 @@ pub fn fd_alias(cwd: Ino, path: &[u8], follow: bool) -> Result<Option<i64>, i64>
         // (A number first: most opens never look for the directory.)
         let number = core::str::from_utf8(&name).ok().and_then(|s| s.parse::<i64>().ok());
         if let Some(n) = number.filter(|_| follow && Some(d) == self_fd_dir()) {
-            return crate::fd::get(n).map(|_| Some(n)).map_err(|_| ENOENT);
+            return crate::fd::get_raw(n).map(|_| Some(n)).map_err(|_| ENOENT);
         }
         let Some(ino) = dir::lookup(d, &name) else {
             return Ok(None);
@@ -154,7 +153,7 @@ pub fn fd_alias(cwd: Ino, path: &[u8], follow: bool) -> Result<Option<i64>, i64>
 fn describe(f: &crate::obj::File) -> Vec<u8> {
     use crate::obj::Kind;
     let name: &[u8] = match f.kind {
-        Kind::Regular | Kind::Dir => return path_of(f.ino),
+        Kind::Regular | Kind::Dir | Kind::Path => return path_of(f.ino),
         Kind::PipeRead | Kind::PipeWrite => {
             let (ring, _) = crate::obj::pipe::wait_info(f);
             return text(format_args!("pipe:[{}]", ring % 1_000_000_007));
@@ -167,6 +166,7 @@ fn describe(f: &crate::obj::File) -> Vec<u8> {
         Kind::Epoll => b"anon_inode:[eventpoll]",
         Kind::EventFd => b"anon_inode:[eventfd]",
         Kind::TimerFd => b"anon_inode:[timerfd]",
+        Kind::SignalFd => b"anon_inode:[signalfd]",
         Kind::Socket | Kind::Inet => return text(format_args!("socket:[{}]", f.data as u64 % 1_000_000_007)),
     };
     name.to_vec()
@@ -218,8 +218,11 @@ fn maps() -> Vec<u8> {
     s
 }
 
-/// `/proc/mounts`: the one file system, and `/proc` and `/dev` in it.
-const MOUNTS: &[u8] = b"rootfs / rootfs rw 0 0\nproc /proc proc rw 0 0\ndevtmpfs /dev devtmpfs rw 0 0\n";
+/// `/proc/mounts`: the one file system, and `/proc`, `/sys` and `/dev` in it.
+/// The root is an in-memory file system, so `tmpfs` (Linux's "rootfs",
+/// the initramfs's, is one `df` and `mount` tools leave out).
+const MOUNTS: &[u8] =
+    b"tmpfs / tmpfs rw 0 0\nproc /proc proc rw 0 0\nsysfs /sys sysfs rw 0 0\ndevtmpfs /dev devtmpfs rw 0 0\n";
 
 /// `/proc/cpuinfo`: one processor, named by the CPU itself (`cpuid`).
 fn cpuinfo() -> Vec<u8> {
@@ -290,24 +293,6 @@ fn meminfo() -> Vec<u8> {
     s
 }
 
-/// Makes `dir/name` a node of `mode` holding `bytes` (replacing what was
-/// there).
-fn put(d: Ino, name: &[u8], mode: u32, bytes: &[u8]) -> Result<(), i64> {
-    let ino = match dir::lookup(d, name) {
-        Some(i) => i,
-        None => {
-            let i = node::alloc(mode)?;
-            dir::add(d, name, i)?;
-            i
-        }
-    };
-    node::update(ino, |n| {
-        node::truncate(n, 0)?;
-        node::write_at(n, 0, bytes)
-    })?;
-    Ok(())
-}
-
 /// Unlinks `name` from `d` and, for a directory, everything in it.
 fn remove_tree(d: Ino, name: &[u8]) {
     let Some(ino) = dir::lookup(d, name) else { return };
@@ -325,14 +310,6 @@ fn remove_tree(d: Ino, name: &[u8]) {
 fn cmdline(e: &Entry) -> &[u8] {
     let end = e.cmd.iter().rposition(|&b| b != 0).map_or(0, |i| i + 2).min(e.cmd.len());
     &e.cmd[..end]
-}
-
-/// The program's name: the last part of its first argument, at most 15
-/// bytes, as Linux's `comm`.
-pub fn comm(e: &Entry) -> &[u8] {
-    let argv0 = e.cmd.split(|&b| b == 0).next().unwrap_or_default();
-    let base = argv0.rsplit(|&b| b == b'/').next().unwrap_or_default();
-    &base[..base.len().min(15)]
 }
 
 /// `/proc/PID/stat`: Linux's 52 fields (CPU time all as user time); what

@@ -28,18 +28,46 @@ pub struct Stat {
     pub gid: u32,
 }
 
-/// The status of inode `ino`.
+/// The device number `stat` reports for file system `fs` (`node::FS_*`):
+/// the root's 1, the others Linux's usual anonymous ones (0:22 proc, 0:21
+/// sysfs, 0:5 devtmpfs), so tools that match paths to mounts by device
+/// (`df /`) tell them apart.
+pub fn dev_of(fs: u8) -> u64 {
+    match fs {
+        node::FS_PROC => 22,
+        node::FS_SYS => 21,
+        node::FS_DEV => 5,
+        _ => 1,
+    }
+}
+
+/// A block of the file system, as `stat` reports sizes in.
+const BLOCK: u64 = 4096;
+
+/// The status of inode `ino`. A directory is as big as the blocks its
+/// entries fill, one at least, and has a link from its parent, from its
+/// own `.` and from each subdirectory's `..` (as on Linux's disk file
+/// systems; programs such as `find` rely on the count).
 pub fn of(ino: Ino) -> Stat {
     let n = node::get(ino);
+    let dir = n.mode & S_IFMT == S_IFDIR;
+    let (size, nlink) = if dir {
+        let inner: alloc::vec::Vec<Ino> =
+            super::dir::with_entries(ino, |es| es.iter().map(|e| e.ino).collect());
+        let subdirs = inner.into_iter().filter(|&i| node::is_dir(i)).count() as u64;
+        (n.size.div_ceil(BLOCK).max(1) * BLOCK, 2 + subdirs)
+    } else {
+        (n.size, n.nlink as u64)
+    };
     Stat {
-        dev: 1,
+        dev: dev_of(n.fs),
         ino: ino as u64,
-        nlink: if n.mode & S_IFMT == S_IFDIR { 2 } else { n.nlink as u64 },
+        nlink,
         mode: n.mode,
         rdev: split(n.rdev),
-        size: n.size,
-        blksize: 4096,
-        blocks: n.size.div_ceil(512),
+        size,
+        blksize: BLOCK,
+        blocks: size.div_ceil(512),
         mtime_ns: n.mtime_ns,
         atime_ns: n.atime_ns,
         ctime_ns: n.ctime_ns,

@@ -17,13 +17,13 @@ pub fn populate() -> Result<(), i64> {
             d = match dir::lookup(d, part) {
                 Some(i) => i,
                 None => {
-                    let i = node::alloc(S_IFDIR | 0o755)?;
+                    let i = node::alloc_on(S_IFDIR | 0o755, node::FS_SYS)?;
                     dir::add(d, part, i)?;
                     i
                 }
             };
         }
-        let ino = node::alloc(S_IFREG | 0o444)?;
+        let ino = node::alloc_on(S_IFREG | 0o444, node::FS_SYS)?;
         dir::add(d, name, ino)?;
         node::update(ino, |n| node::write_at(n, 0, text))?;
     }

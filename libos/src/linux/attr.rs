@@ -23,11 +23,14 @@ const UTIME_OMIT: i64 = (1 << 30) - 2;
 /// `dirfd`. 0 for a descriptor without one (a pipe).
 fn target(dirfd: i64, pathp: u64, flags: u64, by_fd: bool) -> Result<Ino, i64> {
     let p = if by_fd { &[][..] } else { uaccess::path(pathp)? };
+    // fchown and futimens need a descriptor open for I/O; an empty path
+    // with AT_EMPTY_PATH takes an O_PATH one too.
     if by_fd || p.is_empty() && flags & AT_EMPTY_PATH != 0 {
+        let d = if by_fd { fd::get(dirfd)? } else { fd::get_raw(dirfd)? };
         // SAFETY: the descriptor keeps the file live; no other reference to it here.
-        return Ok(unsafe { fd::file(&fd::get(dirfd)?) }.ino);
+        return Ok(unsafe { fd::file(&d) }.ino);
     }
-    path::resolve(base(dirfd)?, p, flags & AT_SYMLINK_NOFOLLOW == 0)
+    path::resolve(base(dirfd, p)?, p, flags & AT_SYMLINK_NOFOLLOW == 0)
 }
 
 /// `utimensat(dirfd, path, times, flags)`: access and modification times

@@ -1,10 +1,11 @@
-//! epoll, eventfd and timerfd calls (the objects are in `obj::epoll`,
-//! `obj::eventfd` and `obj::timerfd`; waiting is `crate::wait`).
+//! epoll, eventfd, timerfd and signalfd calls (the objects are in
+//! `obj::epoll`, `obj::eventfd`, `obj::timerfd` and `obj::signalfd`;
+//! waiting is `crate::wait`).
 
 use super::poll::with_sigmask;
 use crate::errno::{LxResult, EFAULT, EINVAL};
 use crate::fd;
-use crate::obj::{epoll, eventfd, timerfd, Kind};
+use crate::obj::{epoll, eventfd, signalfd, timerfd, Kind};
 use crate::uaccess;
 use alloc::vec::Vec;
 
@@ -145,4 +146,25 @@ pub fn timerfd_settime(fdn: i64, flags: u64, new: u64, old: u64) -> LxResult {
 pub fn timerfd_gettime(fdn: i64, cur: u64) -> LxResult {
     put_itimerspec(cur, timerfd::get(timer(fdn)?))?;
     Ok(0)
+}
+
+/// `signalfd4(fd, mask, sizemask, flags)` (`signalfd`: no flags): a new
+/// signalfd for the signals of `mask` (a `sigset_t`; SIGKILL and SIGSTOP
+/// left out, as Linux does), or, given one open as `fd`, its new mask.
+pub fn signalfd4(fdn: i64, mask: u64, size: u64, flags: u64) -> LxResult {
+    if flags & !(O_NONBLOCK | O_CLOEXEC) != 0 || size != 8 {
+        return Err(EINVAL);
+    }
+    let never = 1 << crate::signo::SIGKILL | 1 << crate::signo::SIGSTOP;
+    let set = uaccess::get::<u64>(mask)? << 1 & !never;
+    if fdn == -1 {
+        return fd::open(signalfd::create(set, flags as u32)?, flags & O_CLOEXEC != 0);
+    }
+    // SAFETY: the descriptor keeps the file live; no other reference to it here.
+    let f = unsafe { fd::file(&fd::get(fdn)?) };
+    if f.kind != Kind::SignalFd {
+        return Err(EINVAL);
+    }
+    signalfd::set_mask(f, set);
+    Ok(fdn)
 }

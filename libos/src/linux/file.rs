@@ -2,14 +2,15 @@
 
 use super::stat;
 use crate::errno::{
-    LxResult, EEXIST, EINVAL, EISDIR, ELOOP, ENOENT, ENOTDIR, ENOTEMPTY, ENXIO, EPERM, ERANGE, ESPIPE,
+    LxResult, EBADF, EBUSY, EEXIST, EINVAL, EISDIR, ELOOP, ENOENT, ENOTDIR, ENOTEMPTY, ENXIO, EPERM, ERANGE,
+    ESPIPE,
 };
 use crate::fd::{self, Fd};
 use crate::fs::Stat;
 use crate::fs::{
     devfs, dir, node, path, perm, procfs, Ino, S_IFCHR, S_IFDIR, S_IFIFO, S_IFLNK, S_IFMT, S_IFREG,
 };
-use crate::obj::{self, flags, Kind};
+use crate::obj::{self, flags, pipe, Kind};
 use crate::proc;
 use crate::uaccess;
 use alloc::vec::Vec;
@@ -30,6 +31,7 @@ const O_NONBLOCK: u64 = flags::NONBLOCK as u64;
 const O_DIRECTORY: u64 = 0o200000;
 const O_NOFOLLOW: u64 = 0o400000;
 const O_CLOEXEC: u64 = 0o2000000;
+const O_PATH: u64 = flags::PATH as u64;
 
 pub(super) fn call(r: i64) -> LxResult {
     if r < 0 {
@@ -39,17 +41,38 @@ pub(super) fn call(r: i64) -> LxResult {
     }
 }
 
-/// The directory a `*at` call's relative path starts from.
-pub(super) fn base(dirfd: i64) -> Result<Ino, i64> {
+/// The directory a `*at` call's path `p` starts from: the root for an
+/// absolute path (whatever `dirfd` is), else `dirfd`'s directory.
+pub(super) fn base(dirfd: i64, p: &[u8]) -> Result<Ino, i64> {
+    if p.first() == Some(&b'/') {
+        return Ok(crate::fs::ROOT);
+    }
+    dir_of(dirfd)
+}
+
+/// The directory `dirfd` names (`AT_FDCWD`: the working directory).
+fn dir_of(dirfd: i64) -> Result<Ino, i64> {
     if dirfd == AT_FDCWD {
         return Ok(proc::cwd());
     }
     // SAFETY: the descriptor keeps the file live; no other reference to it here.
-    let f = unsafe { fd::file(&fd::get(dirfd)?) };
-    if f.kind != Kind::Dir {
+    let f = unsafe { fd::file(&fd::get_raw(dirfd)?) };
+    if f.kind != Kind::Dir && !(f.kind == Kind::Path && node::is_dir(f.ino)) {
         return Err(ENOTDIR);
     }
     Ok(f.ino)
+}
+
+/// The directory and last name of the path at `pathp`, from `dirfd`.
+pub(super) fn parent_at(dirfd: i64, pathp: u64) -> Result<(Ino, Vec<u8>), i64> {
+    let p = uaccess::path(pathp)?;
+    path::parent(base(dirfd, p)?, p)
+}
+
+/// The inode the path at `pathp` names, from `dirfd`.
+fn resolve_at(dirfd: i64, pathp: u64, follow: bool) -> Result<Ino, i64> {
+    let p = uaccess::path(pathp)?;
+    path::resolve(base(dirfd, p)?, p, follow)
 }
 
 pub fn read(fdn: i64, buf: u64, len: u64) -> LxResult {
@@ -78,9 +101,37 @@ pub(super) fn iovecs(iov: u64, cnt: u64) -> Result<Vec<(u64, u64)>, i64> {
     Ok(v)
 }
 
+/// Vectors up to this many bytes in all are moved by one read or write
+/// through a buffer, so that a datagram is one message, a pipe write of
+/// `PIPE_BUF` bytes or less is atomic and a short transfer ends the call;
+/// longer ones go a vector at a time, ending at the first short one.
+const GATHER: u64 = 64 * 1024;
+
+fn total(v: &[(u64, u64)]) -> u64 {
+    v.iter().fold(0u64, |t, &(_, l)| t.saturating_add(l))
+}
+
 pub fn readv(fdn: i64, iov: u64, cnt: u64) -> LxResult {
+    let v = iovecs(iov, cnt)?;
+    if total(&v) <= GATHER {
+        let d = fd::get(fdn)?;
+        let mut buf = alloc::vec![0u8; total(&v) as usize];
+        // (Through `io`, which waits and ends the wait on a signal.)
+        let n = crate::io::read(&d, &mut buf)?;
+        let mut at = 0;
+        for (p, l) in v {
+            let k = (l as usize).min(n - at);
+            if k > 0 {
+                if let Err(e) = uaccess::write(p, &buf[at..at + k]) {
+                    return if at == 0 { Err(e) } else { Ok(at as i64) };
+                }
+            }
+            at += k;
+        }
+        return Ok(n as i64);
+    }
     let mut total = 0;
-    for (p, l) in iovecs(iov, cnt)? {
+    for (p, l) in v {
         let n = read(fdn, p, l)?;
         total += n;
         if (n as u64) < l {
@@ -91,10 +142,29 @@ pub fn readv(fdn: i64, iov: u64, cnt: u64) -> LxResult {
 }
 
 pub fn writev(fdn: i64, iov: u64, cnt: u64) -> LxResult {
+    let v = iovecs(iov, cnt)?;
+    if total(&v) <= GATHER {
+        let d = fd::get(fdn)?;
+        // What the vectors hold up to the first one that cannot be read.
+        let mut buf = Vec::with_capacity(total(&v) as usize);
+        for &(p, l) in &v {
+            match uaccess::bytes(p, l) {
+                Ok(b) => buf.extend_from_slice(b),
+                Err(e) if buf.is_empty() => return Err(e),
+                Err(_) => break,
+            }
+        }
+        return crate::io::write(&d, &buf).map(|n| n as i64);
+    }
     let mut total = 0;
-    for (p, l) in iovecs(iov, cnt)? {
+    for (p, l) in v {
         match write(fdn, p, l) {
-            Ok(n) => total += n,
+            Ok(n) => {
+                total += n;
+                if (n as u64) < l {
+                    break;
+                }
+            }
             Err(e) if total == 0 => return Err(e),
             Err(_) => break,
         }
@@ -102,11 +172,16 @@ pub fn writev(fdn: i64, iov: u64, cnt: u64) -> LxResult {
     Ok(total)
 }
 
+/// `pread64`/`pwrite64`: files, directories (EISDIR then) and the memory
+/// devices take a position; pipes, sockets and the terminal do not.
 pub fn pread(fdn: i64, buf: u64, len: u64, off: u64, write_it: bool) -> LxResult {
+    if (off as i64) < 0 {
+        return Err(EINVAL);
+    }
     let d = fd::get(fdn)?;
     // SAFETY: the descriptor keeps the file live; no other reference to it here.
     let f = unsafe { fd::file(&d) };
-    if f.kind != Kind::Regular {
+    if !matches!(f.kind, Kind::Regular | Kind::Dir | Kind::Null | Kind::Zero | Kind::Full | Kind::Random) {
         return Err(ESPIPE);
     }
     let saved = f.off;
@@ -145,12 +220,36 @@ pub fn openat(dirfd: i64, pathp: u64, flags: u64, mode: u64) -> LxResult {
     let p = uaccess::path(pathp)?;
     let cloexec = flags & O_CLOEXEC != 0;
     let status = (flags & (O_ACCMODE | O_APPEND | O_NONBLOCK)) as u32;
-    let cwd = base(dirfd)?;
-    if let Some(n) = procfs::fd_alias(cwd, p, flags & O_NOFOLLOW == 0)? {
-        return fd::dup(fd::get(n)?, 0, cloexec);
+    let cwd = base(dirfd, p)?;
+    let follow = flags & O_NOFOLLOW == 0;
+    // `/proc/self/fd/N`, `/dev/stdin`: a file of the file system is opened
+    // anew (a description and offset of its own), anything else (a pipe,
+    // the terminal, a socket) is shared, as Linux does.
+    let aliased = match procfs::fd_alias(cwd, p, follow)? {
+        Some(n) => {
+            let d = fd::get_raw(n)?;
+            // SAFETY: the descriptor keeps the file live; no other reference to it here.
+            let f = unsafe { fd::file(&d) };
+            if !matches!(f.kind, Kind::Regular | Kind::Dir | Kind::Path) {
+                return fd::dup(d, 0, cloexec);
+            }
+            Some(f.ino)
+        }
+        None => None,
+    };
+    // O_PATH names the file and ignores every flag but these three.
+    if flags & O_PATH != 0 {
+        let ino = match aliased {
+            Some(i) => i,
+            None => path::resolve(cwd, p, follow)?,
+        };
+        if flags & O_DIRECTORY != 0 && !node::is_dir(ino) {
+            return Err(ENOTDIR);
+        }
+        return open_ino(Kind::Path, flags::PATH, ino, cloexec);
     }
     let mut created = false;
-    let ino = match path::resolve(cwd, p, flags & O_NOFOLLOW == 0) {
+    let ino = match aliased.ok_or(ENOENT).or_else(|_| path::resolve(cwd, p, follow)) {
         Ok(i) => {
             if flags & O_CREAT != 0 && flags & O_EXCL != 0 {
                 return Err(EEXIST);
@@ -159,6 +258,10 @@ pub fn openat(dirfd: i64, pathp: u64, flags: u64, mode: u64) -> LxResult {
         }
         Err(ENOENT) if flags & O_CREAT != 0 => {
             let (d, name) = path::parent(cwd, p)?;
+            // "name/" names a directory: open does not make one.
+            if p.ends_with(b"/") {
+                return Err(EISDIR);
+            }
             perm::may_change_dir(d, None)?;
             let i = node::alloc(S_IFREG | (mode as u32 & 0o7777 & !proc::UMASK.get()))?;
             if let Err(e) = dir::add(d, &name, i) {
@@ -183,6 +286,9 @@ pub fn openat(dirfd: i64, pathp: u64, flags: u64, mode: u64) -> LxResult {
         // Sockets are reached by connect, not open.
         crate::fs::S_IFSOCK => return Err(ENXIO),
         // A device node: an open file of the device's kind.
+        // `/dev/tty` is the controlling terminal: none unless the console
+        // is a terminal (`lxrt -t`).
+        S_IFCHR if n.rdev == devfs::TTY && !crate::obj::console::is_tty() => return Err(ENXIO),
         S_IFCHR => return fd::open(obj::new(devfs::kind(n.rdev).ok_or(ENXIO)?, status, ino)?, cloexec),
         _ => Kind::Regular,
     };
@@ -195,6 +301,12 @@ pub fn openat(dirfd: i64, pathp: u64, flags: u64, mode: u64) -> LxResult {
     if kind == Kind::Regular && flags & O_TRUNC != 0 && flags & O_ACCMODE != 0 {
         node::update(ino, |n| node::truncate(n, 0))?;
     }
+    open_ino(kind, status, ino, cloexec)
+}
+
+/// A new descriptor for a new description of `kind` on inode `ino`, which
+/// it holds open.
+fn open_ino(kind: Kind, status: u32, ino: Ino, cloexec: bool) -> LxResult {
     node::update(ino, |n| n.opens += 1);
     match obj::new(kind, status, ino) {
         Ok(f) => fd::open(f, cloexec),
@@ -206,7 +318,7 @@ pub fn openat(dirfd: i64, pathp: u64, flags: u64, mode: u64) -> LxResult {
 }
 
 pub fn fstat(fdn: i64, buf: u64) -> LxResult {
-    let d = fd::get(fdn)?;
+    let d = fd::get_raw(fdn)?;
     let mut st = Stat::default();
     // SAFETY: the descriptor keeps the file live; no other reference to it here.
     call((d.ops.stat)(unsafe { fd::file(&d) }, &mut st))?;
@@ -216,15 +328,15 @@ pub fn fstat(fdn: i64, buf: u64) -> LxResult {
 fn stat_path(dirfd: i64, pathp: u64, flags: u64) -> Result<Stat, i64> {
     let p = uaccess::path(pathp)?;
     if p.is_empty() && flags & AT_EMPTY_PATH != 0 {
-        let d = fd::get(dirfd)?;
+        let d = fd::get_raw(dirfd)?;
         let mut st = Stat::default();
         // SAFETY: the descriptor keeps the file live; no other reference to it here.
         call((d.ops.stat)(unsafe { fd::file(&d) }, &mut st))?;
         return Ok(st);
     }
-    let cwd = base(dirfd)?;
+    let cwd = base(dirfd, p)?;
     if let Some(n) = procfs::fd_alias(cwd, p, flags & AT_SYMLINK_NOFOLLOW == 0)? {
-        let d = fd::get(n)?;
+        let d = fd::get_raw(n)?;
         let mut st = Stat::default();
         // SAFETY: the descriptor keeps the file live; no other reference to it here.
         call((d.ops.stat)(unsafe { fd::file(&d) }, &mut st))?;
@@ -234,12 +346,23 @@ fn stat_path(dirfd: i64, pathp: u64, flags: u64) -> Result<Stat, i64> {
     Ok(crate::fs::stat::of(ino))
 }
 
+/// `fstatat`'s flags, and `statx`'s sync modes (all the same here).
+const AT_NO_AUTOMOUNT: u64 = 0x800;
+const AT_STATX_SYNC_TYPE: u64 = 0x6000;
+
 pub fn fstatat(dirfd: i64, pathp: u64, buf: u64, flags: u64) -> LxResult {
+    if flags & !(AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_EMPTY_PATH) != 0 {
+        return Err(EINVAL);
+    }
     let st = stat_path(dirfd, pathp, flags)?;
     uaccess::put(buf, stat::linux(&st))
 }
 
 pub fn statx(dirfd: i64, pathp: u64, flags: u64, buf: u64) -> LxResult {
+    let known = AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_EMPTY_PATH | AT_STATX_SYNC_TYPE;
+    if flags & !known != 0 || flags & AT_STATX_SYNC_TYPE == AT_STATX_SYNC_TYPE {
+        return Err(EINVAL);
+    }
     let st = stat_path(dirfd, pathp, flags)?;
     uaccess::put(buf, stat::statx(&st))
 }
@@ -300,25 +423,51 @@ fn dtype(ino: Ino) -> u8 {
     }
 }
 
-pub fn faccessat(dirfd: i64, pathp: u64, mode: u64) -> LxResult {
-    if mode & !7 != 0 {
+/// `faccessat2`'s flags (`faccessat` has none): check with the effective
+/// ids (not the real ones), do not follow a last link, the descriptor itself.
+const AT_EACCESS: u64 = 0x200;
+
+/// `faccessat2(dirfd, path, mode, flags)`: whether the file exists and
+/// this process may access it as `mode` asks (with its real ids, as
+/// `access` does, unless `AT_EACCESS`).
+pub fn faccessat(dirfd: i64, pathp: u64, mode: u64, flags: u64) -> LxResult {
+    if mode & !7 != 0 || flags & !(AT_EACCESS | AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) != 0 {
         return Err(EINVAL);
     }
     let p = uaccess::path(pathp)?;
-    let cwd = base(dirfd)?;
-    if procfs::fd_alias(cwd, p, true)?.is_some() {
+    if p.is_empty() && flags & AT_EMPTY_PATH != 0 {
+        return fd::get_raw(dirfd).map(|_| 0);
+    }
+    let cwd = base(dirfd, p)?;
+    let follow = flags & AT_SYMLINK_NOFOLLOW == 0;
+    if procfs::fd_alias(cwd, p, follow)?.is_some() {
         return Ok(0);
     }
-    let ino = path::resolve(cwd, p, true)?;
-    perm::check_real(ino, mode as u32).map(|_| 0)
+    let ino = path::resolve(cwd, p, follow)?;
+    let check = if flags & AT_EACCESS != 0 { perm::check } else { perm::check_real };
+    check(ino, mode as u32).map(|_| 0)
 }
 
+/// `readlinkat(dirfd, path, buf, len)`; an empty path reads the link an
+/// `O_PATH|O_NOFOLLOW` descriptor names.
 pub fn readlinkat(dirfd: i64, pathp: u64, buf: u64, len: u64) -> LxResult {
+    if len as i32 <= 0 {
+        return Err(EINVAL);
+    }
     let p = uaccess::path(pathp)?;
     let target: Vec<u8> = if p == b"/proc/self/exe" {
         proc::exe()
     } else {
-        let ino = path::resolve(base(dirfd)?, p, false)?;
+        let ino = if p.is_empty() {
+            // SAFETY: the descriptor keeps the file live; no other reference to it here.
+            let f = unsafe { fd::file(&fd::get_raw(dirfd)?) };
+            if f.kind != Kind::Path {
+                return Err(ENOENT);
+            }
+            f.ino
+        } else {
+            path::resolve(base(dirfd, p)?, p, false)?
+        };
         let n = node::get(ino);
         if n.mode & S_IFMT != S_IFLNK {
             return Err(EINVAL);
@@ -351,7 +500,7 @@ pub fn chdir(pathp: u64) -> LxResult {
 }
 
 pub fn fchdir(fdn: i64) -> LxResult {
-    let ino = base(fdn)?;
+    let ino = dir_of(fdn)?;
     proc::CWD.set(ino);
     Ok(0)
 }
@@ -364,10 +513,20 @@ const F_SETFL: u64 = 4;
 const F_DUPFD_CLOEXEC: u64 = 1030;
 const F_SETOWN: u64 = 8;
 const F_GETOWN: u64 = 9;
+const F_SETPIPE_SZ: u64 = 1031;
+const F_GETPIPE_SZ: u64 = 1032;
 
 pub fn fcntl(fdn: i64, cmd: u64, arg: u64) -> LxResult {
-    let d: Fd = fd::get(fdn)?;
+    let d: Fd = fd::get_raw(fdn)?;
+    // An O_PATH descriptor answers only about itself.
+    // SAFETY: the descriptor keeps the file live; no other reference to it here.
+    if unsafe { fd::file(&d) }.kind == Kind::Path
+        && !matches!(cmd, F_DUPFD | F_DUPFD_CLOEXEC | F_GETFD | F_SETFD | F_GETFL)
+    {
+        return Err(EBADF);
+    }
     match cmd {
+        F_DUPFD | F_DUPFD_CLOEXEC if arg as i32 as i64 as u64 >= fd::limit() as u64 => Err(EINVAL),
         F_DUPFD => fd::dup(d, arg as usize, false),
         F_DUPFD_CLOEXEC => fd::dup(d, arg as usize, true),
         F_GETFD => Ok(d.cloexec as i64),
@@ -384,6 +543,15 @@ pub fn fcntl(fdn: i64, cmd: u64, arg: u64) -> LxResult {
         // The owner of SIGIO: taken, but no SIGIO is ever sent (`ASYNC`).
         F_SETOWN => Ok(0),
         F_GETOWN => Ok(0),
+        F_GETPIPE_SZ | F_SETPIPE_SZ => {
+            // SAFETY: the descriptor keeps the file live; no other reference to it here.
+            let f = unsafe { fd::file(&d) };
+            if !matches!(f.kind, Kind::PipeRead | Kind::PipeWrite) {
+                return Err(EBADF);
+            }
+            let size = if cmd == F_GETPIPE_SZ { pipe::size(f) } else { pipe::set_size(f, arg as u32)? };
+            Ok(size as i64)
+        }
         super::flock::F_GETLK
         | super::flock::F_SETLK
         | super::flock::F_SETLKW
@@ -395,18 +563,26 @@ pub fn fcntl(fdn: i64, cmd: u64, arg: u64) -> LxResult {
 }
 
 pub fn dup(fdn: i64) -> LxResult {
-    fd::dup(fd::get(fdn)?, 0, false)
+    fd::dup(fd::get_raw(fdn)?, 0, false)
 }
 
+/// `dup3` (`flags` u64::MAX: `dup2`, which allows `old == new`).
 pub fn dup3(old: i64, new: i64, flags: u64) -> LxResult {
-    let d = fd::get(old)?;
+    if flags != u64::MAX && (flags & !O_CLOEXEC != 0 || old == new) {
+        return Err(EINVAL);
+    }
+    let d = fd::get_raw(old)?;
     if old == new {
-        return if flags == u64::MAX { Ok(new) } else { Err(EINVAL) };
+        return Ok(new);
     }
     fd::dup_to(d, new as usize, flags != u64::MAX && flags & O_CLOEXEC != 0)
 }
 
 pub fn pipe2(fds: u64, flags: u64) -> LxResult {
+    // O_DIRECT (packet mode) is taken and changes nothing.
+    if flags & !(O_CLOEXEC | O_NONBLOCK | 0o40000) != 0 {
+        return Err(EINVAL);
+    }
     uaccess::writable(fds, 8)?;
     let (r, w) = obj::pipe::create(flags as u32)?;
     let cloexec = flags & O_CLOEXEC != 0;
@@ -422,13 +598,22 @@ pub fn pipe2(fds: u64, flags: u64) -> LxResult {
 }
 
 pub fn unlinkat(dirfd: i64, pathp: u64, flags: u64) -> LxResult {
-    let (d, name) = path::parent(base(dirfd)?, uaccess::path(pathp)?)?;
-    let ino = dir::lookup(d, &name).ok_or(ENOENT)?;
-    if name == b"." || name == b".." {
+    if flags & !AT_REMOVEDIR != 0 {
         return Err(EINVAL);
     }
+    let (d, name) = parent_at(dirfd, pathp)?;
+    let ino = dir::lookup(d, &name).ok_or(ENOENT)?;
+    // `/` (no last name), `.` and `..`, as Linux's rmdir and unlink answer.
+    let rmdir = flags & AT_REMOVEDIR != 0;
+    match &name[..] {
+        b"" if rmdir => return Err(EBUSY),
+        b"." if rmdir => return Err(EINVAL),
+        b".." if rmdir => return Err(ENOTEMPTY),
+        b"" | b"." | b".." => return Err(EISDIR),
+        _ => {}
+    }
     perm::may_change_dir(d, Some(ino))?;
-    if flags & AT_REMOVEDIR != 0 {
+    if rmdir {
         if !node::is_dir(ino) {
             return Err(ENOTDIR);
         }
@@ -444,7 +629,7 @@ pub fn unlinkat(dirfd: i64, pathp: u64, flags: u64) -> LxResult {
 }
 
 pub fn mkdirat(dirfd: i64, pathp: u64, mode: u64) -> LxResult {
-    let (d, name) = path::parent(base(dirfd)?, uaccess::path(pathp)?)?;
+    let (d, name) = parent_at(dirfd, pathp)?;
     if dir::lookup(d, &name).is_some() {
         return Err(EEXIST);
     }
@@ -457,7 +642,10 @@ pub fn mkdirat(dirfd: i64, pathp: u64, mode: u64) -> LxResult {
 
 pub fn symlinkat(target: u64, dirfd: i64, linkp: u64) -> LxResult {
     let t = uaccess::path(target)?;
-    let (d, name) = path::parent(base(dirfd)?, uaccess::path(linkp)?)?;
+    if t.is_empty() {
+        return Err(ENOENT);
+    }
+    let (d, name) = parent_at(dirfd, linkp)?;
     if dir::lookup(d, &name).is_some() {
         return Err(EEXIST);
     }
@@ -470,11 +658,11 @@ pub fn symlinkat(target: u64, dirfd: i64, linkp: u64) -> LxResult {
 }
 
 pub fn linkat(olddir: i64, oldp: u64, newdir: i64, newp: u64) -> LxResult {
-    let ino = path::resolve(base(olddir)?, uaccess::path(oldp)?, false)?;
+    let ino = resolve_at(olddir, oldp, false)?;
     if node::is_dir(ino) {
         return Err(EPERM);
     }
-    let (d, name) = path::parent(base(newdir)?, uaccess::path(newp)?)?;
+    let (d, name) = parent_at(newdir, newp)?;
     perm::may_change_dir(d, None)?;
     dir::add(d, &name, ino).map(|_| 0)
 }
@@ -492,16 +680,41 @@ fn within(mut a: Ino, b: Ino) -> bool {
     }
 }
 
-pub fn renameat(olddir: i64, oldp: u64, newdir: i64, newp: u64) -> LxResult {
-    let (od, oname) = path::parent(base(olddir)?, uaccess::path(oldp)?)?;
-    let (nd, nname) = path::parent(base(newdir)?, uaccess::path(newp)?)?;
+/// `renameat2`'s flags: fail if the new name exists; swap the two.
+const RENAME_NOREPLACE: u64 = 1;
+const RENAME_EXCHANGE: u64 = 2;
+
+/// `renameat2(olddir, old, newdir, new, flags)` (`rename`, `renameat`:
+/// flags 0). `RENAME_WHITEOUT` (for overlay file systems) is refused.
+pub fn renameat(olddir: i64, oldp: u64, newdir: i64, newp: u64, flags: u64) -> LxResult {
+    if flags & !(RENAME_NOREPLACE | RENAME_EXCHANGE) != 0 || flags == RENAME_NOREPLACE | RENAME_EXCHANGE {
+        return Err(EINVAL);
+    }
+    let (od, oname) = parent_at(olddir, oldp)?;
+    let (nd, nname) = parent_at(newdir, newp)?;
     let ino = dir::lookup(od, &oname).ok_or(ENOENT)?;
+    if [&oname, &nname].iter().any(|n| matches!(&n[..], b"" | b"." | b"..")) {
+        return Err(EBUSY);
+    }
     perm::may_change_dir(od, Some(ino))?;
     perm::may_change_dir(nd, dir::lookup(nd, &nname))?;
     if node::is_dir(ino) && within(nd, ino) {
         return Err(EINVAL);
     }
-    if let Some(old) = dir::lookup(nd, &nname) {
+    let target = dir::lookup(nd, &nname);
+    if flags & RENAME_EXCHANGE != 0 {
+        let other = target.ok_or(ENOENT)?;
+        if node::is_dir(other) && within(od, other) {
+            return Err(EINVAL);
+        }
+        dir::relink(od, &oname, other);
+        dir::relink(nd, &nname, ino);
+        return Ok(0);
+    }
+    if target.is_some() && flags & RENAME_NOREPLACE != 0 {
+        return Err(EEXIST);
+    }
+    if let Some(old) = target {
         if old == ino {
             return Ok(0);
         }
@@ -525,7 +738,7 @@ pub fn renameat(olddir: i64, oldp: u64, newdir: i64, newp: u64) -> LxResult {
 }
 
 pub fn fchmodat(dirfd: i64, pathp: u64, mode: u64) -> LxResult {
-    let ino = path::resolve(base(dirfd)?, uaccess::path(pathp)?, true)?;
+    let ino = resolve_at(dirfd, pathp, true)?;
     chmod(ino, mode)
 }
 
@@ -549,6 +762,14 @@ pub fn fchmod(fdn: i64, mode: u64) -> LxResult {
     chmod(f.ino, mode)
 }
 
+/// Sets file `ino`'s size; this process's mappings of it lose the pages
+/// now past the end (`filemap`).
+fn resize(ino: Ino, len: u64) -> LxResult {
+    node::update(ino, |n| node::truncate(n, len))?;
+    crate::filemap::shrunk(ino, len);
+    Ok(0)
+}
+
 pub fn truncate(pathp: u64, len: u64) -> LxResult {
     if (len as i64) < 0 {
         return Err(EINVAL);
@@ -558,7 +779,7 @@ pub fn truncate(pathp: u64, len: u64) -> LxResult {
         return Err(EISDIR);
     }
     perm::check(ino, perm::MAY_WRITE)?;
-    node::update(ino, |n| node::truncate(n, len)).map(|_| 0)
+    resize(ino, len)
 }
 
 pub fn ftruncate(fdn: i64, len: u64) -> LxResult {
@@ -570,7 +791,7 @@ pub fn ftruncate(fdn: i64, len: u64) -> LxResult {
     if f.kind != Kind::Regular || f.flags & flags::ACCMODE == flags::RDONLY {
         return Err(EINVAL);
     }
-    node::update(f.ino, |n| node::truncate(n, len)).map(|_| 0)
+    resize(f.ino, len)
 }
 
 /// Requests every descriptor answers, whatever its kind: set or clear

@@ -5,7 +5,7 @@
 //! 5 ms until it gets its lock or a signal comes (EINTR), as a FIFO's
 //! opener does. Deadlocks between waiting processes are not detected.
 
-use crate::errno::{LxResult, EAGAIN, EBADF, EINTR, EINVAL, EOVERFLOW};
+use crate::errno::{LxResult, EAGAIN, EBADF, EINVAL, EOVERFLOW};
 use crate::fd;
 use crate::fs::node;
 use crate::locks::{self, Owner, Space};
@@ -27,9 +27,6 @@ const LOCK_SH: u64 = 1;
 const LOCK_EX: u64 = 2;
 const LOCK_NB: u64 = 4;
 const LOCK_UN: u64 = 8;
-
-/// How long a waiting request sleeps before it looks again.
-const RECHECK_NS: u64 = 5_000_000;
 
 /// Linux's `struct flock` (x86-64).
 #[repr(C)]
@@ -72,18 +69,11 @@ fn range(f: &File, l: &Flock) -> Result<(u64, u64), i64> {
     Ok((start as u64, end))
 }
 
-/// Waits (or not) until `attempt` stops answering EAGAIN.
-fn retry(wait: bool, mut attempt: impl FnMut() -> LxResult) -> LxResult {
-    loop {
-        match attempt() {
-            Err(EAGAIN) if wait => {}
-            r => return r,
-        }
-        if crate::proc::deliver::pending() {
-            return Err(EINTR);
-        }
-        crate::sleep::pause(Some(crate::time::now_ns() + RECHECK_NS));
-    }
+/// Waits (or not) until `attempt` stops answering EAGAIN: every few
+/// milliseconds, until a signal comes (`ipc::retry`, which System V IPC's
+/// waits share).
+fn retry(wait: bool, attempt: impl FnMut() -> LxResult) -> LxResult {
+    super::ipc::retry(wait, None, attempt)
 }
 
 /// `fcntl(fd, cmd, &flock)` for the lock commands.

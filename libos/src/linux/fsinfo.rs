@@ -8,7 +8,7 @@
 
 use super::file::{base, AT_FDCWD};
 use crate::errno::{EINVAL, ESPIPE};
-use crate::fs::{dir, path, Ino, ROOT};
+use crate::fs::{dir, path, Ino};
 use crate::obj::Kind;
 use crate::{fd, uaccess};
 
@@ -21,23 +21,13 @@ const ANON_INODE_FS_MAGIC: u64 = 0x0904_1934;
 /// `ST_VALID`: `f_flags` is filled in.
 const ST_VALID: u64 = 0x20;
 
-/// Whether `ino` is `top` or lies in the tree below it (the pseudo file
-/// systems are a few levels deep; `limit` bounds the walk).
-fn within(top: Ino, ino: Ino, limit: u32) -> bool {
-    if top == ino {
-        return true;
-    }
-    if limit == 0 || crate::fs::stat::of(top).mode & crate::fs::S_IFMT != crate::fs::S_IFDIR {
-        return false;
-    }
-    let kids: alloc::vec::Vec<Ino> = dir::with_entries(top, |es| es.iter().map(|e| e.ino).collect());
-    kids.into_iter().any(|k| within(k, ino, limit - 1))
-}
-
 /// The magic number of the file system `ino` is in.
 fn magic_of(ino: Ino) -> u64 {
-    let mount = |name: &[u8], magic| dir::lookup(ROOT, name).filter(|&d| within(d, ino, 8)).map(|_| magic);
-    mount(b"proc", PROC_SUPER_MAGIC).or_else(|| mount(b"sys", SYSFS_MAGIC)).unwrap_or(TMPFS_MAGIC)
+    match crate::fs::node::get(ino).fs {
+        crate::fs::node::FS_PROC => PROC_SUPER_MAGIC,
+        crate::fs::node::FS_SYS => SYSFS_MAGIC,
+        _ => TMPFS_MAGIC,
+    }
 }
 
 /// Linux's `struct statfs` for a file system of type `magic`.
@@ -49,9 +39,12 @@ fn put(buf: u64, magic: u64) -> crate::errno::LxResult {
     let mut s = [0u64; 15];
     s[0] = magic;
     s[1] = BLOCK;
-    s[2] = size as u64 / BLOCK;
-    s[3] = free / BLOCK;
-    s[4] = avail / BLOCK;
+    // The pseudo file systems hold no blocks (`df` leaves them out).
+    if !matches!(magic, PROC_SUPER_MAGIC | SYSFS_MAGIC) {
+        s[2] = size as u64 / BLOCK;
+        s[3] = free / BLOCK;
+        s[4] = avail / BLOCK;
+    }
     s[8] = dir::NAME_MAX as u64;
     s[9] = BLOCK;
     s[10] = ST_VALID;
@@ -61,19 +54,19 @@ fn put(buf: u64, magic: u64) -> crate::errno::LxResult {
 pub fn statfs(pathp: u64, buf: u64) -> crate::errno::LxResult {
     let p = uaccess::path(pathp)?;
     uaccess::writable(buf, 120)?;
-    let ino = path::resolve(base(AT_FDCWD)?, p, true)?;
+    let ino = path::resolve(base(AT_FDCWD, p)?, p, true)?;
     put(buf, magic_of(ino))
 }
 
 pub fn fstatfs(fdn: i64, buf: u64) -> crate::errno::LxResult {
-    let d = fd::get(fdn)?;
+    let d = fd::get_raw(fdn)?;
     // SAFETY: the descriptor keeps the file live; no other reference to it here.
     let f = unsafe { fd::file(&d) };
     let magic = match f.kind {
         Kind::PipeRead | Kind::PipeWrite => PIPEFS_MAGIC,
         Kind::Socket | Kind::Inet => SOCKFS_MAGIC,
-        Kind::Epoll | Kind::EventFd | Kind::TimerFd => ANON_INODE_FS_MAGIC,
-        Kind::Regular | Kind::Dir => magic_of(f.ino),
+        Kind::Epoll | Kind::EventFd | Kind::TimerFd | Kind::SignalFd => ANON_INODE_FS_MAGIC,
+        Kind::Regular | Kind::Dir | Kind::Path => magic_of(f.ino),
         Kind::Console | Kind::Null | Kind::Zero | Kind::Full | Kind::Random => TMPFS_MAGIC,
     };
     put(buf, magic)

@@ -40,7 +40,7 @@ fn itimerval(s: &Setting) -> ItimerVal {
 
 /// The timer `which` names (a C int); EINVAL for another.
 fn timer(which: u64) -> Result<usize, i64> {
-    Some(which as u32 as usize).filter(|&t| t < alarm::TIMERS).ok_or(EINVAL)
+    Some(which as u32 as usize).filter(|&t| t < alarm::ITIMERS).ok_or(EINVAL)
 }
 
 /// `getitimer(which, curr)`.

@@ -2,7 +2,7 @@
 //! through `vm`. A file mapping is a copy of the file's bytes; a writable
 //! shared one is written back (`vm::write_back`).
 
-use crate::errno::{LxResult, EACCES, EINVAL, ENOMEM, EOVERFLOW};
+use crate::errno::{LxResult, EACCES, EFAULT, EINVAL, ENODEV, ENOMEM, EOPNOTSUPP, EOVERFLOW};
 use crate::layout::{page_up, BRK_LIMIT, MMAP_BASE, MMAP_END, PAGE};
 use crate::word::Word;
 use crate::{fd, obj, uaccess, vm};
@@ -10,7 +10,14 @@ use crate::{fd, obj, uaccess, vm};
 const PROT_READ: u64 = 1;
 const PROT_WRITE: u64 = 2;
 const PROT_EXEC: u64 = 4;
+const PROT_SEM: u64 = 8;
+const PROT_GROWSDOWN: u64 = 0x0100_0000;
+const PROT_GROWSUP: u64 = 0x0200_0000;
 const MAP_SHARED: u64 = 1;
+const MAP_PRIVATE: u64 = 2;
+/// `MAP_SHARED` that refuses flags it does not know (files only).
+const MAP_SHARED_VALIDATE: u64 = 3;
+const MAP_TYPE: u64 = 0xf;
 const MAP_FIXED: u64 = 0x10;
 const MAP_ANONYMOUS: u64 = 0x20;
 const MAP_NORESERVE: u64 = 0x4000;
@@ -80,21 +87,46 @@ fn place(len: u64) -> Result<u64, i64> {
     Ok(at)
 }
 
+/// The flags `MAP_SHARED_VALIDATE` knows (Linux's `LEGACY_MAP_MASK` and
+/// `MAP_SYNC`, which no file here supports).
+const LEGACY_MAP_MASK: u64 = 0x0001_ff7b;
+
+/// `mmap`. `/dev/zero` maps as anonymous memory; other devices, pipes,
+/// sockets and directories cannot be mapped (ENODEV).
 pub fn mmap(addr: u64, len: u64, p: u64, flags: u64, fdn: i64, off: u64) -> LxResult {
     if len == 0 || !addr.is_multiple_of(PAGE) || !off.is_multiple_of(PAGE) {
         return Err(EINVAL);
     }
     let len = page_up(len);
+    let mut flags = flags;
+    if flags & MAP_ANONYMOUS == 0 {
+        let d = fd::get(fdn)?;
+        // SAFETY: the descriptor keeps the file live; no other reference to it here.
+        if unsafe { fd::file(&d) }.kind == obj::Kind::Zero {
+            flags |= MAP_ANONYMOUS;
+        }
+    }
+    let anonymous = flags & MAP_ANONYMOUS != 0;
+    match flags & MAP_TYPE {
+        MAP_SHARED | MAP_PRIVATE => {}
+        MAP_SHARED_VALIDATE if !anonymous => {
+            if flags & !LEGACY_MAP_MASK != 0 {
+                return Err(EOPNOTSUPP);
+            }
+            flags = flags & !MAP_TYPE | MAP_SHARED;
+        }
+        _ => return Err(EINVAL),
+    }
     // Linux accounts only writable mappings that reserve memory.
     if flags & MAP_NORESERVE == 0 && p & PROT_WRITE != 0 && !could_back(len) {
         return Err(ENOMEM);
     }
-    let file = if flags & MAP_ANONYMOUS == 0 {
+    let file = if !anonymous {
         let d = fd::get(fdn)?;
         // SAFETY: the descriptor keeps the file live; no other reference to it here.
         let f = unsafe { fd::file(&d) };
         if f.kind != obj::Kind::Regular {
-            return Err(EINVAL);
+            return Err(ENODEV);
         }
         // Linux: the file must be open for reading, and for writing too if
         // the program's writes are to reach it.
@@ -118,23 +150,27 @@ pub fn mmap(addr: u64, len: u64, p: u64, flags: u64, fdn: i64, off: u64) -> LxRe
             return Err(ENOMEM);
         }
         vm::remove(addr, end);
+        crate::filemap::forget(addr, end);
         addr
     } else {
         place(len)?
     };
-    vm::add(start, start + len, prot(p) | vm::R);
+    vm::add(start, start + len, prot(p));
     if flags & MAP_SHARED != 0 {
         vm::add_fork_shared(start, start + len);
     }
     if let Some((ino, write_back)) = file {
+        // The pages the file covers now are backed now; the rest are
+        // SIGBUS until the file grows (`filemap`).
+        let covered = crate::filemap::add(start, start + len, ino, off) - start;
         // Another shared view of the same bytes lends its frames; else the
         // file's bytes are copied in (there is no page cache to share).
-        let view = if write_back { vm::shared_view(ino, off, len) } else { None };
-        if !view.is_some_and(|from| vm::alias(start, from, len, prot(p) | vm::R)) {
-            vm::add(start, start + len, vm::R | vm::W);
+        let view = if write_back { vm::shared_view(ino, off, covered) } else { None };
+        if covered > 0 && !view.is_some_and(|from| vm::alias(start, from, covered, prot(p))) {
+            vm::protect(start, start + covered, vm::R | vm::W);
             let n = crate::fs::node::get(ino);
-            uaccess::with_bytes_mut(start, len, |dst| crate::fs::node::read_at(&n, off, dst))?;
-            vm::protect(start, start + len, prot(p) | vm::R);
+            uaccess::with_bytes_mut(start, covered, |dst| crate::fs::node::read_at(&n, off, dst))?;
+            vm::protect(start, start + covered, prot(p));
         }
         if write_back {
             vm::add_shared_file(start, start + len, ino, off);
@@ -148,11 +184,13 @@ pub fn munmap(addr: u64, len: u64) -> LxResult {
         return Err(EINVAL);
     }
     vm::remove(addr, addr + page_up(len));
+    crate::filemap::forget(addr, addr + page_up(len));
     Ok(0)
 }
 
 pub fn mprotect(addr: u64, len: u64, p: u64) -> LxResult {
-    if !addr.is_multiple_of(PAGE) {
+    let known = PROT_READ | PROT_WRITE | PROT_EXEC | PROT_SEM | PROT_GROWSDOWN | PROT_GROWSUP;
+    if !addr.is_multiple_of(PAGE) || p & !known != 0 {
         return Err(EINVAL);
     }
     if vm::protect(addr, addr + page_up(len), prot(p)) {
@@ -186,26 +224,150 @@ pub fn msync(addr: u64, len: u64, flags: u64) -> LxResult {
     Ok(0)
 }
 
-const MREMAP_MAYMOVE: u64 = 1;
+/// `madvise`'s advice Linux knows (0-25 but 5-7, which it never had; and
+/// 100, `MADV_HWPOISON`). Each is taken and changes nothing: no page
+/// cache, no swap, and `MADV_DONTNEED` leaves private pages as they are
+/// (the library does not tell private file pages from anonymous ones).
+fn known_advice(a: u64) -> bool {
+    matches!(a, 0..=4 | 8..=25 | 100)
+}
 
-pub fn mremap(old: u64, old_len: u64, new_len: u64, flags: u64) -> LxResult {
+pub fn madvise(addr: u64, len: u64, advice: u64) -> LxResult {
+    if !addr.is_multiple_of(PAGE) || !known_advice(advice) {
+        return Err(EINVAL);
+    }
+    let end = addr.checked_add(page_up(len)).ok_or(EINVAL)?;
+    let mut va = addr;
+    while va < end {
+        va = vm::find(va).ok_or(ENOMEM)?.end;
+    }
+    Ok(0)
+}
+
+const MREMAP_MAYMOVE: u64 = 1;
+const MREMAP_FIXED: u64 = 2;
+
+/// `mremap(old, old_len, new_len, flags, new_addr)`: shrink in place, or
+/// grow by moving (`MREMAP_MAYMOVE`), to `new_addr` with `MREMAP_FIXED`.
+pub fn mremap(old: u64, old_len: u64, new_len: u64, flags: u64, new_addr: u64) -> LxResult {
+    if flags & !(MREMAP_MAYMOVE | MREMAP_FIXED) != 0 || flags == MREMAP_FIXED {
+        return Err(EINVAL);
+    }
     let (old_len, new_len) = (page_up(old_len), page_up(new_len));
     if !old.is_multiple_of(PAGE) || new_len == 0 {
         return Err(EINVAL);
     }
-    if new_len <= old_len {
+    let fixed = flags & MREMAP_FIXED != 0;
+    if fixed {
+        let overlap = new_addr < old + old_len && old < new_addr + new_len;
+        if !new_addr.is_multiple_of(PAGE) || overlap {
+            return Err(EINVAL);
+        }
+        if !crate::layout::program_may_map(new_addr, new_addr.checked_add(new_len).ok_or(EINVAL)?) {
+            return Err(ENOMEM);
+        }
+    }
+    if new_len <= old_len && !fixed {
         vm::remove(old + new_len, old + old_len);
+        crate::filemap::forget(old + new_len, old + old_len);
         return Ok(old as i64);
     }
     if flags & MREMAP_MAYMOVE == 0 || !could_back(new_len) {
         return Err(ENOMEM);
     }
-    let r = vm::find(old).ok_or(EINVAL)?;
-    let new = place(new_len)?;
+    let r = vm::find(old).ok_or(EFAULT)?;
+    let new = if fixed {
+        vm::remove(new_addr, new_addr + new_len);
+        new_addr
+    } else {
+        place(new_len)?
+    };
     vm::add(new, new + new_len, r.prot | vm::W);
-    let src = uaccess::bytes(old, old_len)?;
+    let src = uaccess::bytes(old, old_len.min(new_len))?;
     uaccess::write(new, src)?;
     vm::protect(new, new + new_len, r.prot);
     vm::remove(old, old + old_len);
+    // (A moved file mapping keeps its bytes, not its file.)
+    crate::filemap::forget(old, old + old_len);
+    crate::filemap::forget(new, new + new_len);
     Ok(new as i64)
+}
+
+const MLOCK_ONFAULT: u64 = 1;
+const MCL_CURRENT: u64 = 1;
+const MCL_FUTURE: u64 = 2;
+const MCL_ONFAULT: u64 = 4;
+
+/// The pages of `[addr, addr + len)`, rounded out to whole pages: EINVAL if
+/// the range wraps, ENOMEM if any of it is not mapped.
+fn mapped_range(addr: u64, len: u64) -> Result<(u64, u64), i64> {
+    let start = crate::layout::page_down(addr);
+    let end = addr.checked_add(len).and_then(|e| e.checked_add(PAGE - 1)).ok_or(EINVAL)? & !(PAGE - 1);
+    let mut va = start;
+    while va < end {
+        va = vm::find(va).ok_or(ENOMEM)?.end;
+    }
+    Ok((start, end))
+}
+
+/// Brings the pages of `[start, end)` the program may touch into memory.
+fn populate(start: u64, end: u64) -> Result<(), i64> {
+    let mut va = start;
+    while va < end {
+        let r = vm::find(va).ok_or(ENOMEM)?;
+        // PROT_NONE pages, and a file mapping's past the file's end, stay
+        // as they are (Linux skips them too).
+        let past_end = r.prot != 0 && crate::filemap::fault(va) == Some(false);
+        if r.prot != 0 && !past_end && !vm::touch(va, false) {
+            return Err(ENOMEM);
+        }
+        va += PAGE;
+    }
+    Ok(())
+}
+
+/// `mlock2(addr, len, flags)` (`mlock`: flags 0): every page of the
+/// library's memory stays resident (there is no swap), so locking only
+/// brings the range in (with `MLOCK_ONFAULT`, not even that). Every
+/// process is root (`CAP_IPC_LOCK`): no `RLIMIT_MEMLOCK` applies.
+pub fn mlock(addr: u64, len: u64, flags: u64) -> LxResult {
+    if flags & !MLOCK_ONFAULT != 0 {
+        return Err(EINVAL);
+    }
+    let (start, end) = mapped_range(addr, len)?;
+    if flags & MLOCK_ONFAULT == 0 {
+        populate(start, end)?;
+    }
+    Ok(0)
+}
+
+/// `munlock(addr, len)`: nothing was locked away from anyone.
+pub fn munlock(addr: u64, len: u64) -> LxResult {
+    mapped_range(addr, len).map(|_| 0)
+}
+
+/// `mlockall(flags)`: `MCL_CURRENT` brings every mapping in.
+pub fn mlockall(flags: u64) -> LxResult {
+    if flags == 0 || flags & !(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT) != 0 || flags == MCL_ONFAULT {
+        return Err(EINVAL);
+    }
+    if flags & MCL_CURRENT != 0 && flags & MCL_ONFAULT == 0 {
+        for r in vm::regions() {
+            populate(r.start, r.end)?;
+        }
+    }
+    Ok(0)
+}
+
+/// `mincore(addr, len, vec)`: a byte per page, 1 if it is backed now.
+pub fn mincore(addr: u64, len: u64, vec: u64) -> LxResult {
+    if !addr.is_multiple_of(PAGE) {
+        return Err(EINVAL);
+    }
+    let pages = len.div_ceil(PAGE);
+    uaccess::writable(vec, pages)?;
+    let (start, end) = mapped_range(addr, len)?;
+    let v: alloc::vec::Vec<u8> =
+        (start..end).step_by(PAGE as usize).map(|va| vm::pte(va).is_some() as u8).collect();
+    uaccess::write(vec, &v).map(|_| 0)
 }

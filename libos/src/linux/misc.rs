@@ -5,13 +5,26 @@ use crate::proc::{deliver, signal};
 use crate::uaccess;
 
 pub fn uname(buf: u64) -> LxResult {
-    let fields: [&[u8]; 6] = [b"Linux", b"veneer", b"6.1.0-veneer", b"#1 SMP lxrt", b"x86_64", b"(none)"];
+    use crate::fs::procsys::{name, RELEASE, VERSION};
+    let fields: [&[u8]; 6] = [b"Linux", name(0), RELEASE.as_bytes(), VERSION.as_bytes(), b"x86_64", name(1)];
     uaccess::with_bytes_mut(buf, 6 * 65, |out| {
         out.fill(0);
         for (i, f) in fields.iter().enumerate() {
             out[65 * i..65 * i + f.len()].copy_from_slice(f);
         }
     })?;
+    Ok(0)
+}
+
+/// `sethostname(name, len)` (`which` 0) and `setdomainname` (1): every
+/// process is root, so the name changes for every process (`uname`,
+/// `/proc/sys/kernel`).
+pub fn set_name(which: usize, ptr: u64, len: u64) -> LxResult {
+    if len as i32 as i64 > crate::shared::NAME_LEN as i64 || (len as i32) < 0 {
+        return Err(EINVAL);
+    }
+    let name = uaccess::bytes(ptr, len as u32 as u64)?;
+    crate::shared::set_name(which, name);
     Ok(0)
 }
 
@@ -59,8 +72,11 @@ pub fn getrandom(buf: u64, len: u64, flags: u64) -> LxResult {
     Ok(len as i64)
 }
 
-pub fn rt_sigaction(sig: u64, act: u64, old: u64) -> LxResult {
-    if sig == 0 || sig > 64 || sig == signal::SIGKILL as u64 || sig == signal::SIGSTOP as u64 {
+/// `rt_sigaction(sig, act, old, sigsetsize)`: SIGKILL's and SIGSTOP's
+/// actions can be read, not set.
+pub fn rt_sigaction(sig: u64, act: u64, old: u64, size: u64) -> LxResult {
+    let fixed = sig == signal::SIGKILL as u64 || sig == signal::SIGSTOP as u64;
+    if size != 8 || sig == 0 || sig > 64 || (fixed && act != 0) {
         return Err(EINVAL);
     }
     let sig = sig as u32;
@@ -105,28 +121,37 @@ pub fn rt_sigtimedwait(set: u64, info: u64, timeout: u64, size: u64) -> LxResult
         }
         Some(crate::time::now_ns() + t[0] as u64 * 1_000_000_000 + t[1] as u64)
     };
-    loop {
-        if let Some(sig) = deliver::take_pending_in(want) {
-            if info != 0 {
-                let mut si = [0u64; 16];
-                si[0] = sig as u64;
-                uaccess::put(info, si)?;
-            }
-            return Ok(sig as i64);
+    // While it waits, a signal of the process that every thread blocks is
+    // handed to this thread (`thread::wanting`).
+    signal::set_sigwait(want);
+    let r = loop {
+        if let Some(taken) = deliver::take_pending_in(want) {
+            break Ok(taken);
         }
         if until.is_some_and(|u| crate::time::now_ns() >= u) {
-            return Err(EAGAIN);
+            break Err(EAGAIN);
         }
         // Another signal with a handler ends the wait.
         if deliver::pending() {
-            return Err(EINTR);
+            break Err(EINTR);
         }
         crate::obj::console::poll_interrupt();
         crate::sleep::pause(until);
+    };
+    signal::set_sigwait(0);
+    let (sig, code, words) = r?;
+    if info != 0 {
+        let mut si = [0u64; 16];
+        (si[0], si[1], si[2], si[3]) = (sig as u64, code as u32 as u64, words[0], words[1]);
+        uaccess::put(info, si)?;
     }
+    Ok(sig as i64)
 }
 
-pub fn rt_sigprocmask(how: u64, set: u64, old: u64) -> LxResult {
+pub fn rt_sigprocmask(how: u64, set: u64, old: u64, size: u64) -> LxResult {
+    if size != 8 || (set != 0 && how > 2) {
+        return Err(EINVAL);
+    }
     let m = signal::mask();
     if old != 0 {
         uaccess::put(old, m)?;
@@ -168,6 +193,8 @@ pub fn clock_nanosleep(clock: u64, flags: u64, req: u64, rem: u64) -> LxResult {
     const TIMER_ABSTIME: u64 = 1;
     match clock {
         id::REALTIME | id::MONOTONIC | id::BOOTTIME | id::TAI => {}
+        // A thread's CPU clock is EINVAL, as Linux's posix_cpu_nsleep.
+        _ if (clock as i32) < 0 && clock & 4 != 0 => return Err(EINVAL),
         _ => return Err(clock_ns(clock).map_or(EINVAL, |_| EOPNOTSUPP)),
     }
     let t: [i64; 2] = uaccess::get(req)?;
@@ -215,6 +242,33 @@ pub fn getcpu(cpu: u64, node: u64) -> LxResult {
     for p in [cpu, node].into_iter().filter(|&p| p != 0) {
         uaccess::put(p, 0u32)?;
     }
+    Ok(0)
+}
+
+/// `clock_settime(clock, tp)`: only the wall clock can be set (every
+/// process is root); a clock Linux does not have, or cannot set (the
+/// monotonic and CPU clocks), is EINVAL, as is a time out of range.
+pub fn clock_settime(clock: u64, tp: u64) -> LxResult {
+    super::time::clock_ns(clock)?;
+    let [s, ns]: [i64; 2] = uaccess::get(tp)?;
+    if clock != super::time::id::REALTIME || s < 0 || !(0..1_000_000_000).contains(&ns) {
+        return Err(EINVAL);
+    }
+    crate::time::set_wall_ns((s as u64).saturating_mul(1_000_000_000).saturating_add(ns as u64));
+    Ok(0)
+}
+
+/// `settimeofday(tv, tz)`: sets the wall clock (`tv` may be absent; the
+/// time zone is kept by nobody, as on Linux since long).
+pub fn settimeofday(tv: u64, _tz: u64) -> LxResult {
+    if tv == 0 {
+        return Ok(0);
+    }
+    let [s, us]: [i64; 2] = uaccess::get(tv)?;
+    if s < 0 || !(0..1_000_000).contains(&us) {
+        return Err(EINVAL);
+    }
+    crate::time::set_wall_ns((s as u64).saturating_mul(1_000_000_000).saturating_add(us as u64 * 1000));
     Ok(0)
 }
 

@@ -4,11 +4,9 @@
 //! makes); a directory type gets EPERM and an unknown one EINVAL before
 //! the path is looked at, as on Linux.
 
-use super::file::base;
 use crate::errno::LxResult;
 use crate::errno::{EEXIST, EINVAL, EPERM};
-use crate::fs::{dir, node, path, S_IFDIR, S_IFIFO, S_IFMT, S_IFREG, S_IFSOCK};
-use crate::uaccess;
+use crate::fs::{dir, node, S_IFDIR, S_IFIFO, S_IFMT, S_IFREG, S_IFSOCK};
 
 const S_IFCHR: u32 = crate::fs::S_IFCHR;
 const S_IFBLK: u32 = 0o060000;
@@ -21,7 +19,7 @@ pub fn mknodat(dirfd: i64, pathp: u64, mode: u64, _dev: u64) -> LxResult {
         S_IFDIR => return Err(EPERM),
         _ => return Err(EINVAL),
     };
-    let (d, name) = path::parent(base(dirfd)?, uaccess::path(pathp)?)?;
+    let (d, name) = super::file::parent_at(dirfd, pathp)?;
     if dir::lookup(d, &name).is_some() {
         return Err(EEXIST);
     }

@@ -15,6 +15,9 @@ pub mod flock;
 pub mod fsinfo;
 pub mod futex;
 pub mod inet;
+pub mod ipc;
+pub mod ipcmsg;
+pub mod ipcsem;
 pub mod itimer;
 pub mod mem;
 pub mod memfd;
@@ -24,6 +27,8 @@ pub mod nr;
 pub mod poll;
 pub mod prctl;
 pub mod process;
+pub mod ptimer;
+pub mod rlimit;
 pub mod sched;
 pub mod sendfile;
 pub mod socket;
@@ -64,7 +69,8 @@ use nr::{
 };
 use nr::{
     SYS_CLOSE_RANGE, SYS_COPY_FILE_RANGE, SYS_MEMFD_CREATE, SYS_PREADV, SYS_PREADV2, SYS_PWRITEV,
-    SYS_PWRITEV2, SYS_SPLICE, SYS_TEE,
+    SYS_PWRITEV2, SYS_SIGNALFD, SYS_SIGNALFD4, SYS_SPLICE, SYS_TEE, SYS_TIMER_CREATE, SYS_TIMER_DELETE,
+    SYS_TIMER_GETOVERRUN, SYS_TIMER_GETTIME, SYS_TIMER_SETTIME,
 };
 use nr::{SYS_FADVISE64, SYS_FSTATFS, SYS_MKNOD, SYS_MKNODAT, SYS_PRCTL, SYS_SENDFILE, SYS_STATFS};
 use nr::{
@@ -131,8 +137,10 @@ fn call(f: &mut ExceptionFrame) {
     let res = dispatch(f, nr, [a0, a1, a2, a3, a4, a5]);
     if TRACE.load(Ordering::Relaxed) {
         log::note(format_args!(
-            "[{}] {}({:#x}, {:#x}, {:#x}, {:#x}) = {:?}",
+            "[{}/{} {}] {}({:#x}, {:#x}, {:#x}, {:#x}) = {:?}",
             crate::proc::pid(),
+            crate::proc::thread::tid(),
+            crate::time::now_ns() / 1000,
             nr,
             a0,
             a1,
@@ -201,23 +209,33 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         SYS_FLISTXATTR => xattr::list(Fd(a[0] as i64)),
         SYS_MSYNC => mem::msync(a[0], a[1], a[2]),
         SYS_BRK => mem::brk(a[0]),
-        SYS_RT_SIGACTION => misc::rt_sigaction(a[0], a[1], a[2]),
-        SYS_RT_SIGPROCMASK => misc::rt_sigprocmask(a[0], a[1], a[2]),
+        SYS_RT_SIGACTION => misc::rt_sigaction(a[0], a[1], a[2], a[3]),
+        SYS_RT_SIGPROCMASK => misc::rt_sigprocmask(a[0], a[1], a[2], a[3]),
         SYS_RT_SIGRETURN => crate::proc::deliver::sigreturn(f),
         SYS_IOCTL => fl::ioctl(i(a[0]), a[1], a[2]),
         SYS_PREAD64 => fl::pread(i(a[0]), a[1], a[2], a[3], false),
         SYS_PWRITE64 => fl::pread(i(a[0]), a[1], a[2], a[3], true),
         SYS_READV => fl::readv(i(a[0]), a[1], a[2]),
         SYS_WRITEV => fl::writev(i(a[0]), a[1], a[2]),
-        SYS_ACCESS => fl::faccessat(CWD, a[0], a[1]),
+        SYS_ACCESS => fl::faccessat(CWD, a[0], a[1], 0),
         SYS_PIPE => fl::pipe2(a[0], 0),
         SYS_SELECT => poll::select(a[0], a[1], a[2], a[3], a[4], 1000),
+        // Without the big lock: a thread spinning on sched_yield (Erlang's
+        // idle schedulers) kept its siblings out of every call, so the one
+        // it waited for could not go on until the spin ran out.
         SYS_SCHED_YIELD => {
-            user::sys::yield_now();
+            lock::wait();
             Ok(0)
         }
-        SYS_MREMAP => mem::mremap(a[0], a[1], a[2], a[3]),
-        SYS_MADVISE | SYS_SYNC => Ok(0),
+        SYS_MREMAP => mem::mremap(a[0], a[1], a[2], a[3], a[4]),
+        SYS_MADVISE => mem::madvise(a[0], a[1], a[2]),
+        nr::SYS_MLOCK => mem::mlock(a[0], a[1], 0),
+        nr::SYS_MLOCK2 => mem::mlock(a[0], a[1], a[2]),
+        nr::SYS_MUNLOCK => mem::munlock(a[0], a[1]),
+        nr::SYS_MLOCKALL => mem::mlockall(a[0]),
+        nr::SYS_MUNLOCKALL => Ok(0),
+        nr::SYS_MINCORE => mem::mincore(a[0], a[1], a[2]),
+        SYS_SYNC => Ok(0),
         SYS_FSYNC | SYS_FDATASYNC => fallocate::fsync(i(a[0])),
         SYS_FALLOCATE => fallocate::fallocate(i(a[0]), a[1], a[2], a[3]),
         SYS_FLOCK => flock::flock(i(a[0]), a[1] as u32 as u64),
@@ -251,19 +269,30 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         SYS_FORK => crate::proc::fork::fork(f, crate::proc::fork::Sharing::FORK),
         SYS_VFORK => process::vfork(f),
         SYS_EXECVE => process::execve(f, a[0], a[1], a[2]),
+        nr::SYS_EXECVEAT => process::execveat(f, i(a[0]), a[1], a[2], a[3], a[4]),
+        nr::SYS_MSGGET => ipcmsg::msgget(a[0] as i32, a[1]),
+        nr::SYS_MSGSND => ipcmsg::msgsnd(i(a[0]), a[1], a[2], a[3]),
+        nr::SYS_MSGRCV => ipcmsg::msgrcv(i(a[0]), a[1], a[2], a[3] as i64, a[4]),
+        nr::SYS_MSGCTL => ipcmsg::msgctl(i(a[0]), a[1], a[2]),
+        nr::SYS_SEMGET => ipcsem::semget(a[0] as i32, a[1], a[2]),
+        nr::SYS_SEMOP => ipcsem::semtimedop(i(a[0]), a[1], a[2], 0),
+        nr::SYS_SEMTIMEDOP => ipcsem::semtimedop(i(a[0]), a[1], a[2], a[3]),
+        nr::SYS_SEMCTL => ipcsem::semctl(i(a[0]), a[1], a[2], a[3]),
         SYS_EXIT => process::exit_thread(a[0]),
         SYS_EXIT_GROUP => process::exit_group(a[0]),
         SYS_WAIT4 => process::wait4(i(a[0]), a[1], a[2], a[3]),
         SYS_WAITID => process::waitid(a[0], a[1], a[2], a[3], a[4]),
         SYS_KILL => process::kill(i(a[0]), a[1]),
         SYS_UNAME => misc::uname(a[0]),
+        nr::SYS_SETHOSTNAME => misc::set_name(0, a[0], a[1]),
+        nr::SYS_SETDOMAINNAME => misc::set_name(1, a[0], a[1]),
         SYS_FCNTL => fl::fcntl(i(a[0]), a[1], a[2]),
         SYS_TRUNCATE => fl::truncate(a[0], a[1]),
         SYS_FTRUNCATE => fl::ftruncate(i(a[0]), a[1]),
         SYS_GETCWD => fl::getcwd(a[0], a[1]),
         SYS_CHDIR => fl::chdir(a[0]),
         SYS_FCHDIR => fl::fchdir(i(a[0])),
-        SYS_RENAME => fl::renameat(CWD, a[0], CWD, a[1]),
+        SYS_RENAME => fl::renameat(CWD, a[0], CWD, a[1], 0),
         SYS_MKDIR => fl::mkdirat(CWD, a[0], a[1]),
         SYS_RMDIR => fl::unlinkat(CWD, a[0], fl::AT_REMOVEDIR),
         SYS_CREAT => fl::openat(CWD, a[0], fl::O_CREAT | fl::O_WRONLY | fl::O_TRUNC, a[1]),
@@ -285,7 +314,7 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
             Ok(crate::proc::UMASK.replace(new) as i64)
         }
         SYS_GETTIMEOFDAY => misc::gettimeofday(a[0]),
-        SYS_GETRLIMIT => crate::proc::limits::prlimit(0, a[0], 0, a[1]),
+        SYS_GETRLIMIT => rlimit::getrlimit(a[0], a[1]),
         SYS_GETRUSAGE => misc::getrusage(i(a[0]), a[1]),
         SYS_SYSINFO => misc::sysinfo(a[0]),
         SYS_TIMES => misc::times(a[0]),
@@ -317,8 +346,8 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         SYS_RT_SIGSUSPEND => misc::rt_sigsuspend(a[0], a[1]),
         SYS_SIGALTSTACK => crate::proc::signal::sigaltstack(a[0], a[1], f.regs.rsp),
         SYS_ARCH_PRCTL => misc::arch_prctl(a[0], a[1]),
-        SYS_SETRLIMIT => crate::proc::limits::prlimit(0, a[0], a[1], 0),
-        SYS_TKILL => process::tgkill(-1, i(a[0]), a[1]),
+        SYS_SETRLIMIT => rlimit::setrlimit(a[0], a[1]),
+        SYS_TKILL => process::tgkill(None, i(a[0]), a[1]),
         SYS_TIME => {
             let s = time::realtime().0;
             if a[0] != 0 {
@@ -330,19 +359,23 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         SYS_SET_TID_ADDRESS => process::set_tid_address(a[0]),
         SYS_CLOCK_GETTIME => misc::clock_gettime(a[0], a[1]),
         SYS_CLOCK_GETRES => misc::clock_getres(a[0], a[1]),
+        nr::SYS_CLOCK_SETTIME => misc::clock_settime(a[0], a[1]),
+        nr::SYS_SETTIMEOFDAY => misc::settimeofday(a[0], a[1]),
         SYS_GETCPU => misc::getcpu(a[0], a[1]),
         SYS_CLOCK_NANOSLEEP => misc::clock_nanosleep(a[0], a[1], a[2], a[3]),
-        SYS_TGKILL => process::tgkill(i(a[0]), i(a[1]), a[2]),
+        SYS_TGKILL => process::tgkill(Some(i(a[0])), i(a[1]), a[2]),
         SYS_OPENAT => fl::openat(i(a[0]), a[1], a[2], a[3]),
         SYS_MKDIRAT => fl::mkdirat(i(a[0]), a[1], a[2]),
         SYS_NEWFSTATAT => fl::fstatat(i(a[0]), a[1], a[2], a[3]),
         SYS_UNLINKAT => fl::unlinkat(i(a[0]), a[1], a[2]),
-        SYS_RENAMEAT | SYS_RENAMEAT2 => fl::renameat(i(a[0]), a[1], i(a[2]), a[3]),
+        SYS_RENAMEAT => fl::renameat(i(a[0]), a[1], i(a[2]), a[3], 0),
+        SYS_RENAMEAT2 => fl::renameat(i(a[0]), a[1], i(a[2]), a[3], a[4] as u32 as u64),
         SYS_LINKAT => fl::linkat(i(a[0]), a[1], i(a[2]), a[3]),
         SYS_SYMLINKAT => fl::symlinkat(a[0], i(a[1]), a[2]),
         SYS_READLINKAT => fl::readlinkat(i(a[0]), a[1], a[2], a[3]),
         SYS_FCHMODAT => fl::fchmodat(i(a[0]), a[1], a[2]),
-        SYS_FACCESSAT | SYS_FACCESSAT2 => fl::faccessat(i(a[0]), a[1], a[2]),
+        SYS_FACCESSAT => fl::faccessat(i(a[0]), a[1], a[2], 0),
+        SYS_FACCESSAT2 => fl::faccessat(i(a[0]), a[1], a[2], a[3]),
         SYS_PSELECT6 => poll::pselect6(a[0], a[1], a[2], a[3], a[4], a[5]),
         SYS_PPOLL => poll::ppoll(a[0], a[1], a[2], a[3], a[4]),
         SYS_EPOLL_CREATE => event::epoll_create(i(a[0])),
@@ -354,6 +387,13 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         SYS_EVENTFD => event::eventfd2(a[0], 0),
         SYS_EVENTFD2 => event::eventfd2(a[0], a[1]),
         SYS_TIMERFD_CREATE => event::timerfd_create(a[0], a[1]),
+        SYS_SIGNALFD => event::signalfd4(i(a[0]), a[1], a[2], 0),
+        SYS_SIGNALFD4 => event::signalfd4(i(a[0]), a[1], a[2], a[3]),
+        SYS_TIMER_CREATE => ptimer::timer_create(a[0], a[1], a[2]),
+        SYS_TIMER_SETTIME => ptimer::timer_settime(a[0], a[1], a[2], a[3]),
+        SYS_TIMER_GETTIME => ptimer::timer_gettime(a[0], a[1]),
+        SYS_TIMER_GETOVERRUN => ptimer::timer_getoverrun(a[0]),
+        SYS_TIMER_DELETE => ptimer::timer_delete(a[0]),
         SYS_TIMERFD_SETTIME => event::timerfd_settime(i(a[0]), a[1], a[2], a[3]),
         SYS_TIMERFD_GETTIME => event::timerfd_gettime(i(a[0]), a[1]),
         SYS_SOCKET => socket::socket(a[0], a[1], a[2]),
@@ -376,7 +416,7 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         SYS_UTIMENSAT => attr::utimensat(i(a[0]), a[1], a[2], a[3]),
         SYS_DUP3 => fl::dup3(i(a[0]), i(a[1]), a[2]),
         SYS_PIPE2 => fl::pipe2(a[0], a[1]),
-        SYS_PRLIMIT64 => crate::proc::limits::prlimit(a[0], a[1], a[2], a[3]),
+        SYS_PRLIMIT64 => rlimit::prlimit(a[0], a[1], a[2], a[3]),
         SYS_GETRANDOM => misc::getrandom(a[0], a[1], a[2]),
         SYS_STATX => fl::statx(i(a[0]), a[1], a[2], a[4]),
         SYS_SENDFILE => sendfile::sendfile(i(a[0]), i(a[1]), a[2], a[3]),

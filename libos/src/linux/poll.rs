@@ -32,7 +32,7 @@ fn time_left(ptr: u64, unit: u64, total: Option<u64>, start: u64) -> Result<(), 
 
 /// poll (timeout in ms, negative: none) and ppoll (a timespec).
 fn poll_ns(fds: u64, n: u64, limit: Option<u64>) -> LxResult {
-    if n > crate::fd::MAX_FDS as u64 * 4 {
+    if n > crate::fd::limit() as u64 {
         return Err(EINVAL);
     }
     // A few entries (the usual case) on the stack, more on the heap.

@@ -6,6 +6,7 @@
 //! without rseq does, and glibc (2.35 on) then runs without it.
 
 use crate::errno::{LxResult, EINVAL};
+use crate::fs::procstatus::CAP_LAST_CAP;
 use crate::uaccess;
 use core::sync::atomic::{AtomicU64, AtomicU8, Ordering::Relaxed};
 
@@ -18,11 +19,11 @@ const PR_GET_NAME: u64 = 16;
 const PR_CAPBSET_READ: u64 = 23;
 const PR_SET_NO_NEW_PRIVS: u64 = 38;
 const PR_GET_NO_NEW_PRIVS: u64 = 39;
-/// The highest capability number Linux 6.1 knows (CAP_CHECKPOINT_RESTORE).
-const CAP_LAST_CAP: u64 = 40;
 
-/// The name set by PR_SET_NAME (16 bytes, NUL-padded; all zero: not set,
-/// the program's name is used).
+/// The name PR_SET_NAME gave a thread other than the first (16 bytes,
+/// NUL-padded; all zero: none), shared by those threads; the first's is
+/// the process's, in its process-table entry (`comm`, `ps`), and exec
+/// forgets it.
 static NAME: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
 static PDEATHSIG: AtomicU8 = AtomicU8::new(0);
 static DUMPABLE: AtomicU8 = AtomicU8::new(1);
@@ -32,11 +33,13 @@ static NO_NEW_PRIVS: AtomicU8 = AtomicU8::new(0);
 /// program's name (the first argument's last part, 15 bytes at most).
 fn name() -> [u8; 16] {
     let mut out = [0u8; 16];
-    out[..8].copy_from_slice(&NAME[0].load(Relaxed).to_le_bytes());
-    out[8..].copy_from_slice(&NAME[1].load(Relaxed).to_le_bytes());
+    if !crate::proc::thread::is_first() {
+        out[..8].copy_from_slice(&NAME[0].load(Relaxed).to_le_bytes());
+        out[8..].copy_from_slice(&NAME[1].load(Relaxed).to_le_bytes());
+    }
     if out[0] == 0 {
         let me = crate::proc::table::mine();
-        let comm = crate::fs::procfs::comm(&me);
+        let comm = crate::fs::procfile::comm(&me);
         out[..comm.len()].copy_from_slice(comm);
     }
     out
@@ -60,6 +63,10 @@ pub fn prctl(option: u64, a2: u64, a3: u64, a4: u64, a5: u64) -> LxResult {
     match option {
         PR_SET_NAME => {
             let n = read_name(a2)?;
+            if crate::proc::thread::is_first() {
+                crate::proc::table::update_mine(|e| e.name = n);
+                return Ok(0);
+            }
             for (i, word) in NAME.iter().enumerate() {
                 let mut w = [0u8; 8];
                 w.copy_from_slice(&n[8 * i..8 * i + 8]);

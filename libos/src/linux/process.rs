@@ -1,6 +1,6 @@
 //! Process calls: fork/clone, execve, exit, wait4, kill, ids.
 
-use crate::errno::{LxResult, EAGAIN, EINVAL, EPERM, ESRCH};
+use crate::errno::{LxResult, EAGAIN, EINVAL, ELOOP, ENOENT, EPERM, ESRCH};
 use crate::proc::{self, deliver, exit, fork, kill, reap, signal, table, with_process};
 use crate::{entry, exec, fd, uaccess};
 use abi::exception::ExceptionFrame;
@@ -154,9 +154,70 @@ pub fn set_robust_list(head: u64, len: u64) -> LxResult {
     Ok(0)
 }
 
-/// `sched_getaffinity`: one CPU.
 pub fn execve(f: &mut ExceptionFrame, pathp: u64, argvp: u64, envpp: u64) -> LxResult {
-    let path = uaccess::path(pathp)?.to_vec();
+    exec_path(f, uaccess::path(pathp)?.to_vec(), argvp, envpp)
+}
+
+const AT_FDCWD: i64 = -100;
+const AT_SYMLINK_NOFOLLOW: u64 = 0x100;
+const AT_EMPTY_PATH: u64 = 0x1000;
+
+/// `execveat(dirfd, path, argv, envp, flags)`: `execve` of `path` from
+/// directory `dirfd`, or of the file `dirfd` is open on (an empty path
+/// with `AT_EMPTY_PATH`: glibc's `fexecve`), both named through
+/// `/proc/self/fd`; `AT_SYMLINK_NOFOLLOW` refuses a last link (ELOOP).
+pub fn execveat(
+    f: &mut ExceptionFrame,
+    dirfd: i64,
+    pathp: u64,
+    argvp: u64,
+    envpp: u64,
+    flags: u64,
+) -> LxResult {
+    if flags & !(AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0 {
+        return Err(EINVAL);
+    }
+    let p = uaccess::path(pathp)?;
+    let mut path = alloc::vec::Vec::new();
+    if p.is_empty() {
+        if flags & AT_EMPTY_PATH == 0 {
+            return Err(ENOENT);
+        }
+        crate::fd::get_raw(dirfd)?;
+        fd_path(&mut path, dirfd);
+    } else if p[0] == b'/' || dirfd == AT_FDCWD {
+        path.extend_from_slice(p);
+    } else {
+        super::file::base(dirfd, p)?;
+        fd_path(&mut path, dirfd);
+        path.push(b'/');
+        path.extend_from_slice(p);
+    }
+    if flags & AT_SYMLINK_NOFOLLOW != 0 {
+        let ino = crate::fs::path::resolve(proc::cwd(), &path, false)?;
+        if crate::fs::node::get(ino).mode & crate::fs::S_IFMT == crate::fs::S_IFLNK {
+            return Err(ELOOP);
+        }
+    }
+    exec_path(f, path, argvp, envpp)
+}
+
+/// Appends `/proc/self/fd/N`, the path of descriptor `n`.
+fn fd_path(path: &mut alloc::vec::Vec<u8>, n: i64) {
+    path.extend_from_slice(b"/proc/self/fd/");
+    let start = path.len();
+    let mut v = n.unsigned_abs();
+    loop {
+        path.insert(start, b'0' + (v % 10) as u8);
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+}
+
+/// `execve` of `path`.
+fn exec_path(f: &mut ExceptionFrame, path: alloc::vec::Vec<u8>, argvp: u64, envpp: u64) -> LxResult {
     let mut argv = uaccess::strings(argvp)?;
     let envp = uaccess::strings(envpp)?;
     let (path, image) = exec::resolve(&path, &mut argv)?;
@@ -166,6 +227,8 @@ pub fn execve(f: &mut ExceptionFrame, pathp: u64, argvp: u64, envpp: u64) -> LxR
     proc::thread::end_for_exec();
     fd::close_on_exec();
     signal::reset_on_exec();
+    crate::alarm::exec();
+    crate::filemap::forget_all();
     let loaded = match exec::load(&elf, &argv, &envp, &path) {
         Ok(l) => l,
         Err(_) => exit::exit(signal::SIGKILL as i32),
@@ -302,12 +365,13 @@ pub fn kill(pid: i64, sig: u64) -> LxResult {
 /// of process `tgid`. A thread of this process gets it itself (it runs the
 /// handler unless it blocks it, and no sibling takes it for it); the first
 /// thread of another process, as the process (`kill`). Another process's other threads are not found.
-pub fn tgkill(tgid: i64, tid: i64, sig: u64) -> LxResult {
-    if tid <= 0 || tgid == 0 || tgid < -1 || sig >= 64 {
+/// `tgkill(tgid, tid, sig)`; `tkill(tid, sig)` names no group (`None`).
+pub fn tgkill(tgid: Option<i64>, tid: i64, sig: u64) -> LxResult {
+    if tid <= 0 || tgid.is_some_and(|g| g <= 0) || sig >= 64 {
         return Err(EINVAL);
     }
     let me = proc::pid() as i64;
-    if tgid != -1 && tgid != me {
+    if let Some(tgid) = tgid.filter(|&g| g != me) {
         return if tid == tgid { kill(tid, sig) } else { Err(ESRCH) };
     }
     let env = u32::try_from(tid).ok().and_then(proc::thread::env_of).ok_or(ESRCH)?;
@@ -341,7 +405,7 @@ fn self_or_child(pid: i64) -> Result<u32, i64> {
 }
 
 pub fn setpgid(pid: i64, pgid: i64) -> LxResult {
-    if pgid < 0 {
+    if pgid < 0 || pid < 0 {
         return Err(EINVAL);
     }
     let target = self_or_child(pid)?;

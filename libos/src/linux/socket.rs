@@ -87,7 +87,14 @@ pub fn socket(domain: u64, ty: u64, protocol: u64) -> LxResult {
     fd::open(unix::create(kind, flags)?, cloexec)
 }
 
+/// `AF_INET` and `AF_INET6`: families that have no pairs.
+const AF_INET: u16 = 2;
+const AF_INET6: u16 = 10;
+
 pub fn socketpair(domain: u64, ty: u64, protocol: u64, sv: u64) -> LxResult {
+    if matches!(domain as u16, AF_INET | AF_INET6) && domain >> 16 == 0 {
+        return Err(EOPNOTSUPP);
+    }
     let (kind, flags, cloexec) = type_and_flags(domain, ty, protocol)?;
     uaccess::writable(sv, 8)?;
     let (a, b) = unix::pair(kind, flags)?;
@@ -252,8 +259,9 @@ pub fn getsockopt(fdn: i64, level: u64, name: u64, val: u64, lenp: u64) -> LxRes
         return inet::getsockopt(f, level, name, val, lenp);
     }
     let f = sock(fdn)?;
+    // A Unix socket has options at the socket level only.
     if level != SOL_SOCKET {
-        return Err(ENOPROTOOPT);
+        return Err(EOPNOTSUPP);
     }
     if name == SO_PEERCRED {
         // struct ucred: pid, uid, gid (everyone is root); no peer yet:

@@ -13,7 +13,7 @@
 //! its file's `watch` list, so closing the last descriptor of a watched
 //! file removes it from every set, as Linux does.
 
-use super::{no_read, no_seek, no_write, File, Kind, Ops};
+use super::{no_seek, File, Kind, Ops};
 use super::{Look, POLLERR, POLLHUP};
 use crate::errno::{EEXIST, EINVAL, ELOOP, ENOENT, EPERM};
 use crate::fs::Stat;
@@ -59,8 +59,16 @@ pub struct Epoll {
     rotate: u32,
 }
 
-pub static OPS: Ops =
-    Ops { read: no_read, write: no_write, seek: no_seek, stat, ioctl: super::no_ioctl, close };
+pub static OPS: Ops = Ops { read, write, seek: no_seek, stat, ioctl: super::no_ioctl, close };
+
+/// An epoll set is neither read nor written (Linux: EINVAL).
+fn read(_: &mut File, _: &mut [u8]) -> i64 {
+    -crate::errno::EINVAL
+}
+
+fn write(_: &mut File, _: &[u8]) -> i64 {
+    -crate::errno::EINVAL
+}
 
 /// A new, empty set.
 pub fn create(flags: u32) -> Result<*mut File, i64> {

@@ -11,5 +11,7 @@ pub const RDWR: u32 = 2;
 pub const APPEND: u32 = 0o2000;
 /// Calls that would wait fail with EAGAIN instead.
 pub const NONBLOCK: u32 = 0o4000;
+/// The descriptor only names a file (`O_PATH`, `opath.rs`).
+pub const PATH: u32 = 0o10000000;
 /// `O_ASYNC`: recorded (`F_GETFL` shows it) but no SIGIO is sent.
 pub const ASYNC: u32 = 0o20000;

@@ -16,8 +16,10 @@ pub mod fifo;
 pub mod flags;
 pub mod inet;
 pub mod memdev;
+pub mod opath;
 pub mod pipe;
 pub mod regular;
+pub mod signalfd;
 pub mod timerfd;
 pub mod unix;
 
@@ -42,7 +44,11 @@ pub enum Kind {
     Epoll,
     EventFd,
     TimerFd,
+    /// A signalfd (`signalfd`).
+    SignalFd,
     Socket,
+    /// An `O_PATH` descriptor's file (`opath.rs`).
+    Path,
     /// An Internet socket (`inet`).
     Inet,
 }
@@ -99,7 +105,9 @@ pub fn ops_for(kind: Kind) -> &'static Ops {
         Kind::Epoll => &epoll::OPS,
         Kind::EventFd => &eventfd::OPS,
         Kind::TimerFd => &timerfd::OPS,
+        Kind::SignalFd => &signalfd::OPS,
         Kind::Socket => &unix::OPS,
+        Kind::Path => &opath::OPS,
         Kind::Inet => &inet::OPS,
     }
 }
@@ -246,7 +254,9 @@ pub fn file_events(f: *mut File, look: Look) -> Option<u16> {
         Kind::PipeRead | Kind::PipeWrite => unsafe { pipe::events(kind, ring) },
         // SAFETY: `data` is the counter of the eventfd the caller holds.
         Kind::EventFd => unsafe { eventfd::events(data) },
-        Kind::Console | Kind::Epoll | Kind::TimerFd | Kind::Socket | Kind::Inet if look == Look::LockFree => {
+        Kind::Console | Kind::Epoll | Kind::TimerFd | Kind::SignalFd | Kind::Socket | Kind::Inet
+            if look == Look::LockFree =>
+        {
             return None
         }
         Kind::Console => POLLOUT | if console::input_ready() { POLLIN } else { 0 },
@@ -254,10 +264,14 @@ pub fn file_events(f: *mut File, look: Look) -> Option<u16> {
         // SAFETY: the caller holds the file open; the lock is held.
         Kind::TimerFd => timerfd::events(unsafe { &*f }),
         // SAFETY: the caller holds the file open; the lock is held.
+        Kind::SignalFd => signalfd::events(unsafe { &*f }),
+        // SAFETY: the caller holds the file open; the lock is held.
         Kind::Socket => unix::events(unsafe { &*f }),
         // SAFETY: as above.
         Kind::Inet => inet::events(unsafe { &*f }),
         Kind::Null | Kind::Zero | Kind::Full | Kind::Random | Kind::Regular | Kind::Dir => POLLIN | POLLOUT,
+        // Not a descriptor poll or epoll accept (`fd::get`).
+        Kind::Path => POLLNVAL,
     };
     Some(ev | if ev & POLLIN != 0 { POLLRDNORM } else { 0 } | if ev & POLLOUT != 0 { POLLWRNORM } else { 0 })
 }

@@ -20,7 +20,7 @@ fn ioctl(f: &mut File, req: u64, arg: u64) -> i64 {
     let (tail, head) = positions(f);
     super::put_readable(arg, head - tail)
 }
-use crate::errno::{EAGAIN, EBADF, ENOMEM, EPIPE};
+use crate::errno::{EAGAIN, EBADF, EBUSY, EINVAL, ENOMEM, EPERM, EPIPE};
 use crate::fs::{Ino, Stat};
 use crate::shared;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -28,7 +28,7 @@ use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 /// The ring's size, and the writes never interleaved with others; the
 /// header's layout is the one a wakeup predicate reads (`predicate`).
 pub use crate::predicate::{CAPACITY, PIPE_BUF};
-use crate::predicate::{HEADER, HEAD_AT, READERS_AT, TAIL_AT, WRITERS_AT};
+use crate::predicate::{HEADER, HEAD_AT, READERS_AT, ROOM_AT, TAIL_AT, WRITERS_AT};
 
 /// The ring's header comes first and the ring is 64-byte aligned, so the
 /// header (`readers` … `tail`, `HEADER` bytes) never straddles a page: a
@@ -42,6 +42,13 @@ pub struct Pipe {
     /// Total bytes ever written / read; their difference is the fill.
     head: AtomicU64,
     tail: AtomicU64,
+    /// `size - PIPE_BUF`, for the predicate (`ROOM_AT`).
+    room_mark: AtomicU64,
+    /// The ring's size: a power of two from a page to `MAX_SIZE`
+    /// (`CAPACITY` unless `F_SETPIPE_SZ` changed it); past `CAPACITY` the
+    /// bytes are in `big`, else at the start of `buf`.
+    size: usize,
+    big: *mut u8,
     id: u64,
     /// The environments that last read and wrote (directed-yield targets).
     reader_env: u64,
@@ -60,6 +67,7 @@ const _: () = {
     assert!(core::mem::offset_of!(Pipe, writers) == WRITERS_AT as usize);
     assert!(core::mem::offset_of!(Pipe, head) == HEAD_AT as usize);
     assert!(core::mem::offset_of!(Pipe, tail) == TAIL_AT as usize);
+    assert!(core::mem::offset_of!(Pipe, room_mark) == ROOM_AT as usize);
     assert!(HEADER as usize <= align_of::<Pipe>());
 };
 
@@ -100,6 +108,9 @@ pub fn ring() -> Result<*mut Pipe, i64> {
         (&raw mut (*p).writers).write(AtomicU32::new(0));
         (&raw mut (*p).head).write(AtomicU64::new(0));
         (&raw mut (*p).tail).write(AtomicU64::new(0));
+        (&raw mut (*p).room_mark).write(AtomicU64::new((CAPACITY - PIPE_BUF) as u64));
+        (*p).size = CAPACITY;
+        (*p).big = core::ptr::null_mut();
         (*p).id = id;
         (*p).reader_env = crate::lock::my_id();
         (*p).writer_env = crate::lock::my_id();
@@ -185,6 +196,91 @@ impl Pipe {
     fn writers(&self) -> u32 {
         self.writers.load(Ordering::Relaxed)
     }
+
+    /// The ring's bytes (`size` of them).
+    #[inline]
+    fn ring(&self) -> &[u8] {
+        if self.big.is_null() {
+            &self.buf[..self.size]
+        } else {
+            // SAFETY: `big` holds `size` bytes while it is set (`set_size`).
+            unsafe { core::slice::from_raw_parts(self.big, self.size) }
+        }
+    }
+
+    #[inline]
+    fn ring_mut(&mut self) -> &mut [u8] {
+        if self.big.is_null() {
+            &mut self.buf[..self.size]
+        } else {
+            // SAFETY: as in `ring`; `&mut self` is the only reference.
+            unsafe { core::slice::from_raw_parts_mut(self.big, self.size) }
+        }
+    }
+
+    /// Gives back a ring larger than `buf`.
+    fn free_big(&mut self) {
+        if !self.big.is_null() {
+            // SAFETY: allocated by `set_size` with this size; going now.
+            unsafe { shared::free(self.big, self.size, 64) };
+            self.big = core::ptr::null_mut();
+        }
+    }
+}
+
+/// The largest ring `F_SETPIPE_SZ` makes (Linux's default
+/// `/proc/sys/fs/pipe-max-size`).
+pub const MAX_SIZE: usize = 1 << 20;
+const PAGE: usize = 4096;
+
+/// `F_GETPIPE_SZ`: pipe end `f`'s ring size.
+pub fn size(f: &File) -> usize {
+    // SAFETY: `f` keeps the pipe live; no other reference to it here.
+    unsafe { pipe_of(f) }.size
+}
+
+/// `F_SETPIPE_SZ`: makes `f`'s ring `want` bytes (the argument's low 32
+/// bits, as Linux reads it) rounded up to a power of two pages (Linux's
+/// `round_pipe_size`) and returns the size: EINVAL past
+/// 2^31, EPERM past `MAX_SIZE` (Linux lets a process with
+/// `CAP_SYS_RESOURCE` past it; here none does), EBUSY if the bytes it holds
+/// would not fit (counted in pages, as Linux counts its buffers), ENOMEM.
+/// The bytes keep their positions (a socket's passed descriptors are keyed
+/// by them).
+pub fn set_size(f: &File, want: u32) -> Result<usize, i64> {
+    if want > 1 << 31 {
+        return Err(EINVAL);
+    }
+    let size = (want as usize).max(PAGE).next_power_of_two();
+    if size > MAX_SIZE {
+        return Err(EPERM);
+    }
+    // SAFETY: `f` keeps the pipe live; no other reference to it here.
+    let p = unsafe { pipe_of(f) };
+    let (tail, head) = p.positions();
+    let fill = (head - tail) as usize;
+    if fill.div_ceil(PAGE) > size / PAGE {
+        return Err(EBUSY);
+    }
+    if size == p.size {
+        return Ok(size);
+    }
+    let big = if size > CAPACITY {
+        let b = shared::alloc(size, 64);
+        if b.is_null() {
+            return Err(ENOMEM);
+        }
+        b
+    } else {
+        core::ptr::null_mut()
+    };
+    let mut held = alloc::vec![0u8; fill];
+    copy_out(p, tail, &mut held);
+    p.free_big();
+    (p.big, p.size) = (big, size);
+    write_at(p, tail, &held);
+    p.room_mark.store((size - PIPE_BUF) as u64, Ordering::Release);
+    Ok(size)
 }
 
 // Inlined into `io::read_once`, which calls it directly: the read is
@@ -226,7 +322,7 @@ pub fn write(f: &mut File, buf: &[u8]) -> i64 {
     let p = unsafe { pipe_of(f) };
     p.writer_env = crate::lock::my_id();
     let (tail, head) = p.positions();
-    if p.readers() > 0 && buf.len() <= CAPACITY - (head - tail) as usize {
+    if p.readers() > 0 && buf.len() <= p.size - (head - tail) as usize {
         put(p, head, buf);
         // A reader that had emptied the ring is keeping up with us: it gets
         // the CPU as soon as this call ends, instead of finding the ring
@@ -254,7 +350,7 @@ fn write_rest(f: &File, p: &mut Pipe, buf: &[u8], was_empty: bool) -> i64 {
             break;
         }
         let (tail, head) = p.positions();
-        let room = CAPACITY - (head - tail) as usize;
+        let room = p.size - (head - tail) as usize;
         let want = buf.len() - done;
         // Small writes go in whole or wait; big ones may go in pieces.
         if room > 0 && (want > PIPE_BUF || room >= want) {
@@ -304,7 +400,7 @@ pub fn writable(f: &File, nonblock: bool) -> Result<(), i64> {
         return Err(EPIPE);
     }
     let (tail, head) = p.positions();
-    if head - tail < CAPACITY as u64 {
+    if head - tail < p.size as u64 {
         return Ok(());
     }
     p.writer_waits |= !nonblock;
@@ -327,14 +423,21 @@ pub fn peek(f: &File, dst: &mut [u8]) -> usize {
 /// checked there is room).
 #[inline]
 fn put(p: &mut Pipe, head: u64, src: &[u8]) {
+    write_at(p, head, src);
+    p.head.store(head + src.len() as u64, Ordering::Release);
+}
+
+/// Writes `src` into the ring at position `pos`.
+#[inline]
+fn write_at(p: &mut Pipe, pos: u64, src: &[u8]) {
     let n = src.len();
-    let at = head as usize % CAPACITY;
-    let first = n.min(CAPACITY - at);
-    copy_small(&mut p.buf[at..at + first], &src[..first]);
+    let ring = p.ring_mut();
+    let at = pos as usize & (ring.len() - 1);
+    let first = n.min(ring.len() - at);
+    copy_small(&mut ring[at..at + first], &src[..first]);
     if first < n {
-        crate::copy::copy(&mut p.buf[..n - first], &src[first..]);
+        crate::copy::copy(&mut ring[..n - first], &src[first..]);
     }
-    p.head.store(head + n as u64, Ordering::Release);
 }
 
 /// Fills `dst` from the ring at `tail`, its current tail (the caller
@@ -349,11 +452,12 @@ fn take(p: &mut Pipe, tail: u64, dst: &mut [u8]) {
 #[inline]
 fn copy_out(p: &Pipe, tail: u64, dst: &mut [u8]) {
     let n = dst.len();
-    let at = tail as usize % CAPACITY;
-    let first = n.min(CAPACITY - at);
-    copy_small(&mut dst[..first], &p.buf[at..at + first]);
+    let ring = p.ring();
+    let at = tail as usize & (ring.len() - 1);
+    let first = n.min(ring.len() - at);
+    copy_small(&mut dst[..first], &ring[at..at + first]);
     if first < n {
-        crate::copy::copy(&mut dst[first..], &p.buf[..n - first]);
+        crate::copy::copy(&mut dst[first..], &ring[..n - first]);
     }
 }
 
@@ -388,7 +492,8 @@ pub unsafe fn events(kind: Kind, pipe: *const Pipe) -> u16 {
     if kind == Kind::PipeRead {
         (if fill > 0 { POLLIN } else { 0 }) | (if p.writers() == 0 { POLLHUP } else { 0 })
     } else {
-        (if CAPACITY - fill >= PIPE_BUF { POLLOUT } else { 0 }) | (if p.readers() == 0 { POLLERR } else { 0 })
+        let room = fill as u64 <= p.room_mark.load(Ordering::Acquire);
+        (if room { POLLOUT } else { 0 }) | (if p.readers() == 0 { POLLERR } else { 0 })
     }
 }
 
@@ -416,7 +521,8 @@ pub fn positions(f: &File) -> (u64, u64) {
 /// Bytes a write could put in the ring now.
 pub fn room(f: &File) -> usize {
     let (tail, head) = positions(f);
-    CAPACITY - (head - tail) as usize
+    // SAFETY: `f` keeps the pipe live; no other reference to it here.
+    unsafe { pipe_of(f) }.size - (head - tail) as usize
 }
 
 /// Whether the other end of `f` is still open somewhere.
@@ -466,6 +572,7 @@ fn close(f: &mut File) {
         fifo_closed(f.ino, f.pipe, gone);
     }
     if gone {
+        p.free_big();
         // SAFETY: allocated by `ring`; no end refers to it any more.
         unsafe { shared::free(f.pipe as *mut u8, size_of::<Pipe>(), align_of::<Pipe>()) };
     }

@@ -1,7 +1,7 @@
 //! Files and directories of the in-memory file system as open files.
 
 use super::{bad_whence, flags, no_ioctl, File, Kind, Ops};
-use crate::errno::{EBADF, EINVAL, EISDIR};
+use crate::errno::{EBADF, EINVAL, EISDIR, ENXIO};
 use crate::fs::node;
 use crate::fs::Stat;
 
@@ -47,11 +47,24 @@ fn write(f: &mut File, buf: &[u8]) -> i64 {
     }
 }
 
+/// `SEEK_DATA` and `SEEK_HOLE`: a file here has no holes, so its data is
+/// everything before the end and the one hole is the end itself.
+const SEEK_DATA: u32 = 3;
+const SEEK_HOLE: u32 = 4;
+
 fn seek(f: &mut File, off: i64, whence: u32) -> i64 {
+    let size = node::get(f.ino).size as i64;
     let base = match whence {
         0 => 0,
         1 => f.off as i64,
-        2 => node::get(f.ino).size as i64,
+        2 => size,
+        SEEK_DATA | SEEK_HOLE if f.kind == Kind::Regular => {
+            if off < 0 || off >= size {
+                return -ENXIO;
+            }
+            f.off = if whence == SEEK_DATA { off } else { size } as u64;
+            return f.off as i64;
+        }
         _ => return bad_whence(),
     };
     // No offset past the largest file there can be (as Linux's maxbytes).

@@ -3,12 +3,12 @@
 //! nonblocking). Expiries are counted when someone looks (a read, a poll,
 //! an epoll wait), not by an interrupt: the count is a function of the
 //! time. The deadline is kept in time since boot for both clocks (the wall
-//! clock is boot time plus a constant, `time::EPOCH_NS`), and a
+//! clock is boot time plus the wall time at boot, `time::epoch_ns`), and a
 //! wait on the timer sleeps until it (`crate::wait`).
 
 use super::flags::NONBLOCK;
 use super::POLLIN;
-use super::{no_ioctl, no_seek, no_write, File, Kind, Ops};
+use super::{no_ioctl, no_seek, File, Kind, Ops};
 use crate::errno::{EAGAIN, EINVAL};
 use crate::fs::Stat;
 use crate::scoped::Scoped;
@@ -32,7 +32,12 @@ pub struct Timer {
     total: u64,
 }
 
-pub static OPS: Ops = Ops { read, write: no_write, seek: no_seek, stat, ioctl: no_ioctl, close };
+pub static OPS: Ops = Ops { read, write, seek: no_seek, stat, ioctl: no_ioctl, close };
+
+/// A timerfd takes no writes (Linux: EINVAL, it has no write method).
+fn write(_: &mut File, _: &[u8]) -> i64 {
+    -EINVAL
+}
 
 /// A disarmed timer on the wall clock (`wall`) or time since boot.
 pub fn create(wall: bool, flags: u32) -> Result<*mut File, i64> {
@@ -76,7 +81,7 @@ pub fn set(f: &File, flags: u64, interval: u64, value: u64) -> (u64, u64) {
         t.next = match (value, flags & ABSTIME != 0) {
             (0, _) => 0,
             (v, false) => now.saturating_add(v),
-            (v, true) => v.saturating_sub(if t.wall { crate::time::EPOCH_NS } else { 0 }).max(1),
+            (v, true) => v.saturating_sub(if t.wall { crate::time::epoch_ns() } else { 0 }).max(1),
         };
         t.interval = interval;
         t.pending = 0;

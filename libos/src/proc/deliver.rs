@@ -7,8 +7,9 @@
 
 use super::signal::{
     action, add_pending, altstack, blocked, clear_pending, has_handler, ignored_by_default, interrupt, mask,
-    note_sender, own_pending, pending_bits, send, sender, set_action, set_mask, suspended, thread, Action,
-    CONSOLE_INPUT, SIGCHLD, SIGCONT, SIGSEGV, SIG_DFL, SS_DISABLE, SS_ONSTACK, STOPS, WORDS,
+    note_sender, note_timer, own_pending, pending_bits, send, send_thread, sender, set_action, set_mask,
+    suspended, thread, timer_of, Action, CONSOLE_INPUT, SIGCHLD, SIGCONT, SIGSEGV, SIG_DFL, SS_DISABLE,
+    SS_ONSTACK, STOPS, WORDS,
 };
 use crate::errno::LxResult;
 use crate::uaccess;
@@ -45,8 +46,9 @@ fn collect() {
     }
     // An interval timer's expiry is a signal to the process.
     if crate::alarm::armed() {
+        let bits = crate::alarm::fire(queue_timer);
         let p = &WORDS.pending;
-        p.set(p.get() | crate::alarm::fire());
+        p.set(p.get() | bits);
     }
     let slot = abi::tables::env_slot(crate::lock::my_id() as u32);
     if kinfo::interrupts(slot) != 0 {
@@ -67,6 +69,30 @@ fn collect() {
     if WORDS.pending.get() != 0 {
         route();
     }
+}
+
+/// Queues POSIX timer `id`'s signal `sig` for the process or for the
+/// thread in environment `thread`; false if the one it queued before is
+/// still pending (the expiry is then counted as an overrun).
+fn queue_timer(id: usize, sig: u32, thread: Option<u32>) -> bool {
+    if timer_of(sig) == Some(id) {
+        return false;
+    }
+    let word = match thread {
+        None => &WORDS.pending,
+        Some(env) if env as u64 == crate::lock::my_id() => own_pending(),
+        Some(env) => {
+            // A thread that has ended takes nothing (the next expiry tries
+            // again). It runs only once we drop the lock.
+            if send_thread(env, sig).is_ok() {
+                note_timer(sig, id);
+            }
+            return true;
+        }
+    };
+    note_timer(sig, id);
+    word.set(word.get() | 1 << sig);
+    true
 }
 
 /// Linux's `complete_signal`: a signal to the process that the first
@@ -185,8 +211,20 @@ pub fn interrupted(f: &mut ExceptionFrame) {
 pub fn raise_self(sig: u32) {
     if has_handler(sig) || blocked() & (1 << sig) != 0 {
         note_sender(1 << sig, super::env() as u64);
-        add_pending(1 << sig);
-        route();
+        if super::thread::is_first() {
+            add_pending(1 << sig);
+            route();
+            return;
+        }
+        // From another thread it is still the process's signal: in the
+        // process's word, where this thread delivers it at its call's end
+        // unless it blocks it; then the first thread is woken to hand it
+        // to one that takes it (`route`), or to take it itself.
+        let p = &WORDS.pending;
+        p.set(p.get() | 1 << sig);
+        if blocked() & (1 << sig) != 0 {
+            let _ = sys::interrupt(super::env() as u64, CONSOLE_INPUT, super::table::cred());
+        }
         return;
     }
     act(sig);
@@ -229,25 +267,18 @@ pub fn deliver(f: &mut ExceptionFrame, restart: Option<u64>) {
     while p != 0 {
         let sig = p.trailing_zeros();
         p &= p - 1;
-        // A signal pending for this thread alone came from `tgkill` or
-        // `tkill` by a thread of this process (`raise` too).
-        let tkill = own_pending().get() & 1 << sig != 0;
-        clear_pending(sig);
         if has_handler(sig) {
+            let (code, words) = info(sig);
+            clear_pending(sig);
             if let Some(nr) = restart.filter(|_| action(sig).flags & SA_RESTART != 0) {
                 // Back onto the `syscall` instruction (2 bytes).
                 f.regs.rax = nr;
                 f.regs.rip -= 2;
             }
-            if tkill {
-                // glibc's SIGCANCEL and SIGSETXID handlers act only on
-                // these (si_code SI_TKILL, si_pid the process's own).
-                run_handler_with(f, sig, SI_TKILL, super::pid() as u64);
-            } else {
-                run_handler(f, sig);
-            }
+            run_handler(f, sig, code, words);
             return;
         }
+        clear_pending(sig);
         act(sig);
     }
 }
@@ -289,28 +320,43 @@ fn mcontext_regs(r: &mut abi::exception::Regs) -> [&mut u64; 18] {
     ]
 }
 
-/// Pushes the signal frame and points the program at the handler; a stack
-/// that cannot take the frame kills the process with SIGSEGV, as on Linux.
-fn run_handler(f: &mut ExceptionFrame, sig: u32) {
-    run_handler_with(f, sig, 0, sender(sig) as u64);
-}
-
 /// A fault's signal: runs the program's handler for it (returns false if
 /// there is none or the signal is blocked: the process must die).
 pub fn run_fault_handler(f: &mut ExceptionFrame, sig: u32, code: i32, addr: u64) -> bool {
     if !has_handler(sig) || blocked() & (1 << sig) != 0 {
         return false;
     }
-    run_handler_with(f, sig, code, addr);
+    run_handler(f, sig, code, [addr, 0]);
     true
 }
 
 /// `si_code` of a signal sent by `tkill` or `tgkill`.
 const SI_TKILL: i32 = -6;
+/// `si_code` of a POSIX timer's signal.
+const SI_TIMER: i32 = -2;
 
-/// `run_handler` with `siginfo_t`'s `si_code` and its union's first word:
-/// `si_addr` for faults, `si_pid` and `si_uid` for a signal sent.
-fn run_handler_with(f: &mut ExceptionFrame, sig: u32, code: i32, addr: u64) {
+/// `siginfo_t`'s `si_code` and its union's first two words for pending
+/// signal `sig`, taken now: a POSIX timer's (its id and overrun count,
+/// then its value), a `tgkill` or `tkill` by a thread of this process
+/// (pending for this thread alone: `raise_thread` too; glibc's SIGCANCEL
+/// and SIGSETXID handlers act only on these, si_pid the process's own),
+/// or a sender's pid (SI_USER).
+fn info(sig: u32) -> (i32, [u64; 2]) {
+    if let Some(id) = timer_of(sig) {
+        let (overrun, value) = crate::alarm::delivered(id);
+        return (SI_TIMER, [id as u64 | overrun << 32, value]);
+    }
+    if own_pending().get() & 1 << sig != 0 {
+        return (SI_TKILL, [super::pid() as u64, 0]);
+    }
+    (0, [sender(sig) as u64, 0])
+}
+
+/// Pushes the signal frame, with `siginfo_t`'s `si_code` and its union's
+/// first two words (`info`; a fault's address), and points the program at
+/// the handler; a stack that cannot take the frame kills the process with
+/// SIGSEGV, as on Linux.
+fn run_handler(f: &mut ExceptionFrame, sig: u32, code: i32, words: [u64; 2]) {
     let a = action(sig);
     // Set by `suspend` for this delivery only.
     let t = thread();
@@ -353,7 +399,8 @@ fn run_handler_with(f: &mut ExceptionFrame, sig: u32, code: i32, addr: u64) {
     w[UC_SIGMASK] = saved;
     w[INFO] = sig as u64; // si_signo; si_errno 0
     w[INFO + 1] = code as u32 as u64; // si_code (SI_USER: 0)
-    w[INFO + 2] = addr; // si_addr, or si_pid and si_uid (0: everyone is root)
+                                      // si_addr; si_pid and si_uid (0: everyone is root); a timer's.
+    (w[INFO + 2], w[INFO + 3]) = (words[0], words[1]);
     let written = match (fx_at, frame) {
         (Some(fx_at), Some(frame)) => {
             uaccess::put(fx_at, crate::entry::fx()).and_then(|_| uaccess::put(frame, w)).map(|_| frame)
@@ -379,8 +426,10 @@ fn run_handler_with(f: &mut ExceptionFrame, sig: u32, code: i32, addr: u64) {
         m |= 1 << (sig - 1);
     }
     set_mask(m);
+    // A one-shot handler: the default action is back, the flags stay (as
+    // Linux, which resets the handler alone).
     if a.flags & SA_RESETHAND != 0 {
-        set_action(sig, Action::default());
+        set_action(sig, Action { handler: 0, ..a });
     }
 }
 
@@ -433,14 +482,29 @@ pub fn pending_in(set: u64) -> u64 {
     pending_bits() & set
 }
 
-/// Takes the lowest pending signal among `set` (`rt_sigtimedwait`).
-pub fn take_pending_in(set: u64) -> Option<u32> {
+/// Takes a pending signal among `set` (`rt_sigtimedwait`, a signalfd's
+/// read), with its `si_code` and the first two words of its `siginfo_t`
+/// union: as Linux's `dequeue_signal`, the lowest of this thread's own,
+/// else the lowest of the process's.
+pub fn take_pending_in(set: u64) -> Option<(u32, i32, [u64; 2])> {
     let p = pending_in(set);
+    let own = own_pending().get() & set;
+    let p = if own != 0 { own } else { p };
     (p != 0).then(|| {
         let sig = p.trailing_zeros();
+        let (code, words) = info(sig);
         clear_pending(sig);
-        sig
+        (sig, code, words)
     })
+}
+
+/// What a signalfd reads (`obj::signalfd`, handed in at start-up): the
+/// caller's pending signals among its mask.
+pub static SIGNALFD: crate::obj::signalfd::Signals =
+    crate::obj::signalfd::Signals { ready: pending_among, take: take_pending_in };
+
+fn pending_among(set: u64) -> bool {
+    pending_in(set) != 0
 }
 
 /// Whether a signal this process does not block and handles is waiting

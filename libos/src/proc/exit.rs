@@ -106,6 +106,11 @@ pub fn exit(status: i32) -> ! {
     fd::close_all();
     vm::remove(0, u64::MAX);
     crate::log::flush();
+    // A parent held for us (vfork) goes on now, as on Linux, not when our
+    // own children have ended (busybox `timeout`'s middle process exits
+    // leaving its watcher running: its parent stayed held until the
+    // watcher killed it).
+    super::vfork::release();
     // Live children go to init; zombies are reaped here.
     if !super::is_init() {
         for c in children().iter().map(|c| c.env) {

@@ -90,7 +90,8 @@ enum How {
     Cow,
     /// The same frame with the same rights (read-only pages).
     Share,
-    /// A private copy (lxrt's own writable memory).
+    /// A private copy (lxrt's own writable memory; the program's in a
+    /// child of a vfork child, `Builder::borrowed`).
     Copy,
 }
 
@@ -107,6 +108,10 @@ struct Builder {
     child: u64,
     /// The program's memory is shared, not copied (`Sharing::memory`).
     share: bool,
+    /// This process runs over its vfork parent's memory (`vfork.rs`): the
+    /// frames are writable there, so copy-on-write cannot protect a child
+    /// of ours from the parent's writes; it gets copies.
+    borrowed: bool,
     kit: Option<Kit>,
     /// The lowest page of a native program's stack still in use.
     stack_live: u64,
@@ -120,6 +125,7 @@ impl Builder {
         }
         match (vm::find(va).is_some(), pte & WRITABLE != 0) {
             (true, true) if self.share || vm::fork_shared(va) => How::Share,
+            (true, true) if self.borrowed => How::Copy,
             (true, true) => How::Cow,
             (false, true) => How::Copy,
             (_, false) => How::Share,
@@ -193,7 +199,8 @@ fn build(child: u64, rsp: u64, share: bool) -> Result<(), Error> {
     // its red zone, so that page is live too.
     let sp = rsp.wrapping_sub(144);
     let stack_live = if vm::native_stack(sp) { page_down(sp) } else { INIT_STACK_TOP };
-    let mut b = Builder { child, share, kit: Kit::take(), stack_live, run: None };
+    let borrowed = table::mine().vfork != 0;
+    let mut b = Builder { child, share, borrowed, kit: Kit::take(), stack_live, run: None };
     let mut page = |va, pte| b.page(va, pte);
     for r in vm::regions() {
         each_page(r.start, r.end, &mut page)?;
@@ -229,7 +236,12 @@ pub fn fork(f: &ExceptionFrame, how: Sharing) -> Result<i64, i64> {
     if !vm::back_fork_shared() {
         return Err(ENOMEM);
     }
-    let child = sys::env_create().map_err(|_| EAGAIN)?;
+    // The child is the process's, whichever thread forks: a thread's
+    // environment ends with the thread, and the kernel ends what it made
+    // with it (the child of a fork in a thread died before it ran).
+    let child =
+        if super::thread::is_first() { sys::env_create() } else { sys::env_create_in(super::env() as u64) }
+            .map_err(|_| EAGAIN)?;
     if table::fork_entry(child, how.held).is_err() {
         let _ = sys::env_destroy(child);
         return Err(EAGAIN);

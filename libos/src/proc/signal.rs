@@ -43,6 +43,9 @@ pub struct Thread {
     /// Signals sent to this thread alone (bit n = signal n; the first
     /// thread's are `WORDS.first_pending`).
     pending: Cell<u64>,
+    /// The signals it waits for in `rt_sigtimedwait` (bit n = signal n):
+    /// a process's signal every thread blocks is handed to it.
+    sigwait: Cell<u64>,
 }
 
 // SAFETY: made of `Cell`s, valid all zero; the part above the lock's.
@@ -91,13 +94,14 @@ pub struct Action {
     pub mask: u64,
 }
 
-/// What a process does with each signal (`proc::Process::signals`), and
-/// who sent each pending one (its pid: `siginfo_t.si_pid`).
-pub struct Dispositions([Action; 65], [u32; 65]);
+/// What a process does with each signal (`proc::Process::signals`), who
+/// sent each pending one (its pid: `siginfo_t.si_pid`), and which POSIX
+/// timer queued it (its id + 1; 0: none).
+pub struct Dispositions([Action; 65], [u32; 65], [u8; 65]);
 
 impl Dispositions {
     pub const INITIAL: Dispositions =
-        Dispositions([Action { handler: 0, flags: 0, restorer: 0, mask: 0 }; 65], [0; 65]);
+        Dispositions([Action { handler: 0, flags: 0, restorer: 0, mask: 0 }; 65], [0; 65], [0; 65]);
 }
 
 #[inline]
@@ -192,6 +196,17 @@ pub(super) fn clear_pending(sig: u32) {
     for w in [&WORDS.pending, own_pending(), &WORDS.routed] {
         w.set(w.get() & !(1 << sig));
     }
+    super::with_process(|p| p.signals.2[sig as usize] = 0);
+}
+
+/// Records that POSIX timer `id` queued pending signal `sig`.
+pub(super) fn note_timer(sig: u32, id: usize) {
+    super::with_process(|p| p.signals.2[sig as usize] = id as u8 + 1);
+}
+
+/// The POSIX timer that queued pending signal `sig`, if one did.
+pub(super) fn timer_of(sig: u32) -> Option<usize> {
+    super::with_process(|p| (p.signals.2[sig as usize] as usize).checked_sub(1))
 }
 
 pub(super) fn ignored_by_default(sig: u32) -> bool {
@@ -279,6 +294,7 @@ pub fn forked_child() {
     WORDS.first_pending.set(0);
     WORDS.routed.set(0);
     thread().pending.set(0);
+    super::with_process(|p| p.signals.2 = [0; 65]);
 }
 
 /// The alternate signal stack (`sigaltstack`), Linux's `stack_t`.
@@ -346,9 +362,17 @@ pub fn thread_created(b: &crate::entry::Block) {
     LOCAL.of(b).mask.set(mask());
 }
 
-/// The blocked signals of thread block `b`.
-pub fn mask_of(b: &crate::entry::Block) -> u64 {
-    LOCAL.of(b).mask.get()
+/// Whether the thread of block `b` takes signal `sig`: it does not block
+/// it, or waits for it in `sigwait`.
+pub fn takes(b: &crate::entry::Block, sig: u32) -> bool {
+    let t = LOCAL.of(b);
+    t.mask.get() << 1 & 1 << sig == 0 || t.sigwait.get() & 1 << sig != 0
+}
+
+/// The signals the running thread waits for in `sigwait` (bit n = signal
+/// n; 0 when it is not waiting).
+pub fn set_sigwait(want: u64) {
+    thread().sigwait.set(want);
 }
 
 /// Linux's smallest alternate stack.

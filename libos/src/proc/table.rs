@@ -280,5 +280,6 @@ pub fn set_cmd(argv: &[alloc::vec::Vec<u8>]) {
             }
         }
     }
-    update_mine(|e| e.cmd = cmd);
+    // A new program takes its own name (exec resets `PR_SET_NAME`'s).
+    update_mine(|e| (e.cmd, e.name) = (cmd, [0; 16]));
 }

@@ -131,7 +131,8 @@ pub fn envs() -> Vec<u32> {
     with_process(|p| p.threads.0.iter().map(|t| t.env).collect())
 }
 
-/// A thread other than the first that does not block signal `sig`.
+/// A thread other than the first that does not block signal `sig`, or
+/// waits for it in `sigwait`.
 pub fn wanting(sig: u32) -> Option<u32> {
     with_process(|p| {
         p.threads
@@ -140,8 +141,7 @@ pub fn wanting(sig: u32) -> Option<u32> {
             .find(|t| {
                 // SAFETY: a thread's block lives until `reap` frees it, which
                 // needs the big lock we hold; only its `Cell`s are read.
-                let mask = super::signal::mask_of(unsafe { &*t.block });
-                !t.exiting && mask << 1 & 1 << sig == 0
+                !t.exiting && super::signal::takes(unsafe { &*t.block }, sig)
             })
             .map(|t| t.env)
     })

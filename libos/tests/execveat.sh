@@ -1,0 +1,3 @@
+# execveat and fexecve (libos/tests/c/execveat.c), compared with the host.
+cbin/execveat
+echo "execveat: $?"

@@ -1,0 +1,3 @@
+# Supplementary groups kept and inherited (libos/tests/c/groups.c).
+cbin/groups
+echo "groups: $?"
