@@ -11,7 +11,7 @@ use crate::qemu;
 use std::path::Path;
 use std::time::Duration;
 
-pub const NAMES: &[&str] = &["xn_disk", "xn_corrupt"];
+pub const NAMES: &[&str] = &["xn_disk", "xn_corrupt", "xn_data"];
 
 /// Damaged copies of the disk: the kernel refuses each with its reason
 /// on the console and boots on (`init=test_hello`).
@@ -81,6 +81,9 @@ pub fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
         }
         out.extend(chain.map(|b| *b));
     }
+    if names.is_empty() || names.iter().any(|n| n == "xn_data") {
+        out.push(data_test(img)?);
+    }
     if !(names.is_empty() || names.iter().any(|n| n == "xn_disk")) {
         return Ok(out);
     }
@@ -116,6 +119,58 @@ pub fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
     first.fsck = Some(image);
     out.push(first);
     Ok(out)
+}
+
+/// `/data` through the ordinary lxrt shell, as `cargo xtask run` has it:
+/// on a fresh, empty C-FFS disk the first boot runs
+/// `libos/hosttests/data.sh write` (busybox: `echo hi > /data/f`, mkdir,
+/// rm, mv, a 106 KiB file, an append, `sync`, and a last file only
+/// closed), the second `data.sh read` on the same image must find each
+/// (and neither removed name), and `fsck` the image clean.
+fn data_test(img: &Image) -> Result<BootTest, String> {
+    let target = build::root().join("target/xntest");
+    let empty = target.join("empty-data");
+    let _ = std::fs::remove_dir_all(&empty);
+    std::fs::create_dir_all(&empty).map_err(|e| e.to_string())?;
+    let image = build::root().join("target/disks/xn_data.img");
+    let _ = std::fs::remove_file(&image);
+    mkfs64(&image, &empty)?;
+    let boot = |arg: &str, expect: &[&str], then: Option<Box<BootTest>>| {
+        let mut args = qemu::base_args(img, &format!("lxrt /bin/sh /hosttests/data.sh {arg}"));
+        args.extend(qemu::device_args(&image, 0));
+        BootTest {
+            name: "xn_data".into(),
+            args,
+            expect: expect.iter().map(|s| s.to_string()).collect(),
+            timeout: Duration::from_secs(120),
+            output: None,
+            keys: Vec::new(),
+            wall: None,
+            then,
+            fsck: None,
+        }
+    };
+    let read = boot(
+        "read",
+        &[
+            "lxrt: /data is C-FFS on the XN disk (",
+            "f: hi appended ",
+            "g: in a directory",
+            "new: moved",
+            "big: the same 108,894 bytes",
+            "last: closed, not synced",
+            "ls: big dir f last new ",
+            "data: read",
+        ],
+        None,
+    );
+    let mut write = boot(
+        "write",
+        &["lxrt: /data is C-FFS on the XN disk (0 names)", "data: written"],
+        Some(Box::new(read)),
+    );
+    write.fsck = Some(image);
+    Ok(write)
 }
 
 /// `cargo xtask powercut [--cuts N] [--seed S]`: the power-cut test. On

@@ -35,6 +35,10 @@ pub struct Inode {
     pub gid: u32,
     /// A device node's number (`stat::dev`: major and minor).
     pub rdev: u32,
+    /// The C-FFS inode this one mirrors under `/data` (`disk`), 0 for none.
+    pub disk: u64,
+    /// The data changed since it was last written to the disk.
+    pub dirty: bool,
 }
 
 /// The inode table is in the shared arena, so the value here is only the
@@ -121,6 +125,8 @@ pub fn alloc(mode: u32) -> Result<Ino, i64> {
             uid: 0,
             gid: 0,
             rdev: 0,
+            disk: 0,
+            dirty: false,
         };
         r.free = next;
         Ok(ino)
@@ -262,6 +268,7 @@ pub fn truncate(n: &mut Inode, len: u64) -> Result<(), i64> {
 
 /// The data changed now: modification and change times.
 pub fn touch(n: &mut Inode) {
+    n.dirty = true;
     n.mtime_ns = crate::time::wall_ns();
     n.ctime_ns = n.mtime_ns;
 }

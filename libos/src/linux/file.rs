@@ -6,7 +6,9 @@ use crate::errno::{
 };
 use crate::fd::{self, Fd};
 use crate::fs::Stat;
-use crate::fs::{devfs, dir, node, path, procfs, Ino, S_IFCHR, S_IFDIR, S_IFIFO, S_IFLNK, S_IFMT, S_IFREG};
+use crate::fs::{
+    devfs, dir, disk, node, path, procfs, Ino, S_IFCHR, S_IFDIR, S_IFIFO, S_IFLNK, S_IFMT, S_IFREG,
+};
 use crate::obj::{self, flags, Kind};
 use crate::proc;
 use crate::uaccess;
@@ -147,6 +149,7 @@ pub fn openat(dirfd: i64, pathp: u64, flags: u64, mode: u64) -> LxResult {
                 return Err(e);
             }
             crate::fs::node::inherit_group(d, i);
+            created(d, &name, i)?;
             i
         }
         Err(e) => return Err(e),
@@ -410,9 +413,19 @@ pub fn unlinkat(dirfd: i64, pathp: u64, flags: u64) -> LxResult {
     } else if node::is_dir(ino) {
         return Err(EISDIR);
     }
+    disk::removing(d, &name, node::is_dir(ino))?;
     dir::remove(d, &name);
     node::release(ino);
     Ok(0)
+}
+
+/// `ino`, just linked into `d` as `name`, made on the disk too when `d`
+/// is there (`/data`); if the disk refuses, the name goes again.
+fn created(d: Ino, name: &[u8], ino: Ino) -> LxResult {
+    disk::created(d, name, ino).map(|_| 0).inspect_err(|_| {
+        dir::remove(d, name);
+        node::release(ino);
+    })
 }
 
 pub fn mkdirat(dirfd: i64, pathp: u64, mode: u64) -> LxResult {
@@ -423,7 +436,7 @@ pub fn mkdirat(dirfd: i64, pathp: u64, mode: u64) -> LxResult {
     let ino = node::alloc(S_IFDIR | (mode as u32 & 0o7777 & !proc::UMASK.get()))?;
     dir::add(d, &name, ino).inspect_err(|_| node::release(ino))?;
     crate::fs::node::inherit_group(d, ino);
-    Ok(0)
+    created(d, &name, ino)
 }
 
 pub fn symlinkat(target: u64, dirfd: i64, linkp: u64) -> LxResult {
@@ -436,7 +449,7 @@ pub fn symlinkat(target: u64, dirfd: i64, linkp: u64) -> LxResult {
     node::update(ino, |n| node::write_at(n, 0, t))?;
     dir::add(d, &name, ino).inspect_err(|_| node::release(ino))?;
     crate::fs::node::inherit_group(d, ino);
-    Ok(0)
+    created(d, &name, ino)
 }
 
 pub fn linkat(olddir: i64, oldp: u64, newdir: i64, newp: u64) -> LxResult {
@@ -445,6 +458,10 @@ pub fn linkat(olddir: i64, oldp: u64, newdir: i64, newp: u64) -> LxResult {
         return Err(EPERM);
     }
     let (d, name) = path::parent(base(newdir)?, uaccess::path(newp)?)?;
+    if dir::lookup(d, &name).is_some() {
+        return Err(EEXIST);
+    }
+    disk::linking(ino, d, &name)?;
     dir::add(d, &name, ino).map(|_| 0)
 }
 
@@ -482,6 +499,9 @@ pub fn renameat(olddir: i64, oldp: u64, newdir: i64, newp: u64) -> LxResult {
         } else if node::is_dir(ino) {
             return Err(ENOTDIR);
         }
+    }
+    disk::renaming(od, &oname, nd, &nname)?;
+    if let Some(old) = dir::lookup(nd, &nname) {
         dir::remove(nd, &nname);
         node::release(old);
     }
@@ -503,7 +523,7 @@ fn chmod(ino: Ino, mode: u64) -> LxResult {
         n.mode = (n.mode & S_IFMT) | (mode as u32 & 0o7777);
         n.ctime_ns = crate::time::wall_ns();
     });
-    Ok(0)
+    disk::chmoded(ino).map(|_| 0)
 }
 
 pub fn fchmod(fdn: i64, mode: u64) -> LxResult {

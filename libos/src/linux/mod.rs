@@ -215,7 +215,8 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
             Ok(0)
         }
         SYS_MREMAP => mem::mremap(a[0], a[1], a[2], a[3]),
-        SYS_MADVISE | SYS_SYNC => Ok(0),
+        SYS_MADVISE => Ok(0),
+        SYS_SYNC => crate::fs::disk::sync().map(|_| 0),
         SYS_FSYNC | SYS_FDATASYNC => fallocate::fsync(i(a[0])),
         SYS_FALLOCATE => fallocate::fallocate(i(a[0]), a[1], a[2], a[3]),
         SYS_FLOCK => flock::flock(i(a[0]), a[1] as u32 as u64),

@@ -29,9 +29,15 @@ pub fn run(opts: &Options, clock: Clock, names: &[&str]) -> Result<Side, String>
         }
     }
     let dir = root().join("target/bench/linux");
-    let args = args(opts, clock, &words)?;
+    let mut args = args(opts, clock, &words)?;
+    // The storage rows' disk: a fresh ext4 for each boot.
+    let disk = dir.join(format!("data-{}-{}.img", clock.name(), std::process::id()));
+    ext4(&disk)?;
+    args.extend(qemu::device_args(&disk, 0));
     println!("xtask: bench: booting Linux ({}) on -cpu {}", kernel_version(&dir), clock.cpu());
-    let out = qemu::headless(&args, opts.timeout(), &[])?;
+    let out = qemu::headless(&args, opts.timeout(), &[]);
+    let _ = std::fs::remove_file(&disk);
+    let out = out?;
     let mut side = Side::parse(&out.serial);
     if out.timed_out {
         side.problem = Some(format!("timed out after {:?}", opts.timeout()));
@@ -66,6 +72,77 @@ fn args(opts: &Options, clock: Clock, words: &str) -> Result<Vec<String>, String
         args.push(value);
     }
     Ok(args)
+}
+
+/// Size of the storage rows' disk on both sides (MiB).
+pub const DATA_DISK_MIB: u64 = 256;
+
+/// A fresh ext4 image at `path` (`mke2fs`, from e2fsprogs), with its
+/// inode tables and journal written now: a lazily initialised one has
+/// the guest kernel zero them in the background while the rows run.
+fn ext4(path: &Path) -> Result<(), String> {
+    let _ = std::fs::remove_file(path);
+    exec(
+        Command::new("mke2fs")
+            .args(["-q", "-F", "-t", "ext4", "-E", "lazy_itable_init=0,lazy_journal_init=0"])
+            .arg(path)
+            .arg(format!("{DATA_DISK_MIB}M")),
+    )
+}
+
+/// The Debian kernel's modules the storage rows need (it builds virtio
+/// and ext4 as modules), in the order `init` loads them, under
+/// `lib/modules/VERSION/kernel/`.
+const MODULES: &[&str] = &[
+    "lib/crc16.ko",
+    "fs/mbcache.ko",
+    "fs/jbd2/jbd2.ko",
+    "crypto/crc32c_generic.ko",
+    "fs/ext4/ext4.ko",
+    "drivers/virtio/virtio_ring.ko",
+    "drivers/virtio/virtio.ko",
+    "drivers/virtio/virtio_pci_modern_dev.ko",
+    "drivers/virtio/virtio_pci_legacy_dev.ko",
+    "drivers/virtio/virtio_pci.ko",
+    "drivers/block/virtio_blk.ko",
+];
+
+/// `MODULES`, taken (once) out of the kernel package `kernel` fetched,
+/// as `dir/modules/NN.ko` in load order.
+fn modules(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let out = dir.join("modules");
+    let want: Vec<PathBuf> = (0..MODULES.len()).map(|i| out.join(format!("{i:02}.ko"))).collect();
+    let version = kernel_version(dir);
+    let stamp = out.join("kernel-version");
+    if want.iter().all(|p| p.exists()) && std::fs::read_to_string(&stamp).is_ok_and(|v| v.trim() == version) {
+        return Ok(want);
+    }
+    let package = version.split(' ').next().unwrap_or_default().to_string();
+    let deb = match find_deb(dir, &package) {
+        Some(deb) => deb,
+        None => {
+            println!("xtask: bench: downloading {package} (for its modules)");
+            exec(Command::new("apt-get").args(["download", "-q", &package]).current_dir(dir))?;
+            find_deb(dir, &package).ok_or(format!("apt-get download {package} left no .deb"))?
+        }
+    };
+    let extracted = dir.join("deb-modules");
+    let _ = std::fs::remove_dir_all(&extracted);
+    exec(Command::new("dpkg-deb").arg("-x").arg(&deb).arg(&extracted))?;
+    let base = extracted.join("lib/modules");
+    let kdir = std::fs::read_dir(&base)
+        .map_err(|e| format!("reading {}: {e}", base.display()))?
+        .filter_map(|e| e.ok())
+        .map(|e| e.path().join("kernel"))
+        .next()
+        .ok_or(format!("{} has no lib/modules", deb.display()))?;
+    std::fs::create_dir_all(&out).map_err(|e| e.to_string())?;
+    for (m, to) in MODULES.iter().zip(&want) {
+        std::fs::copy(kdir.join(m), to).map_err(|e| format!("{m} from {}: {e}", deb.display()))?;
+    }
+    let _ = std::fs::remove_dir_all(&extracted);
+    std::fs::write(&stamp, format!("{version}\n")).map_err(|e| e.to_string())?;
+    Ok(want)
 }
 
 /// The boot row's Linux boot (`super::boot`): the shell started by
@@ -158,15 +235,16 @@ fn initramfs(dir: &Path) -> Result<PathBuf, String> {
         .filter(|p| p.extension().is_some_and(|x| x == "c"))
         .collect();
     sources.sort();
-    for shared in ["threadbench.c", "startbench.c"] {
+    for shared in ["threadbench.c", "startbench.c", "iobench.c"] {
         sources.push(root().join("libos/tests/c").join(shared));
     }
     let packages: Vec<String> = super::veneer::START_PACKAGES.iter().map(|p| p.to_string()).collect();
     let tree = crate::debs::unpacked(&packages)?;
     let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
     let marker = tree.join(".unpacked");
+    let mods = modules(dir)?;
     if let Some(built) = modified(&cpio) {
-        if sources.iter().chain([&marker]).all(|s| modified(s).is_some_and(|m| m <= built)) {
+        if sources.iter().chain([&marker]).chain(&mods).all(|s| modified(s).is_some_and(|m| m <= built)) {
             return Ok(cpio);
         }
     }
@@ -178,6 +256,11 @@ fn initramfs(dir: &Path) -> Result<PathBuf, String> {
     ar.dir("tmp");
     let busybox = std::fs::read(crate::build::BUSYBOX).map_err(|e| format!("reading busybox: {e}"))?;
     ar.file("bin/busybox", 0o755, &busybox);
+    ar.dir("mods");
+    for (i, m) in mods.iter().enumerate() {
+        let data = std::fs::read(m).map_err(|e| format!("reading {}: {e}", m.display()))?;
+        ar.file(&format!("mods/{i:02}.ko"), 0o644, &data);
+    }
     for source in &sources {
         let name = source.file_stem().and_then(|s| s.to_str()).ok_or("bad source name")?;
         let exe = dir.join(name);

@@ -21,6 +21,7 @@ pub const PROGRAMS: &[&str] = &[
     "bench",
     "bench_libos",
     START,
+    IO,
     "devbench",
     "devbench isolation=off",
     "devbench iommu",
@@ -34,6 +35,30 @@ pub const PROGRAMS: &[&str] = &[
 /// `START_PACKAGES` (Linux's initramfs holds the same).
 pub const START: &str = "lxrt /bin/sh /bench/start.sh";
 pub const START_PACKAGES: &[&str] = &["bash", "coreutils", "grep", "python3-minimal", "sed"];
+
+/// The storage rows' boot: busybox's shell runs `libos/root/bench/io.sh`,
+/// which runs Linux's program for them (`libos/tests/c/iobench.c`) under
+/// lxrt in `/data`, on a disk holding a fresh, empty C-FFS
+/// (`data_disk`).
+pub const IO: &str = "lxrt /bin/sh /bench/io.sh";
+
+/// A fresh C-FFS disk of `linux::DATA_DISK_MIB` at `path` (the size of
+/// Linux's ext4 disk), everything on it owned by root.
+fn data_disk(path: &std::path::Path) -> Result<(), String> {
+    let empty = build::root().join("target/bench/empty");
+    let _ = std::fs::remove_dir_all(&empty);
+    std::fs::create_dir_all(&empty).map_err(|e| e.to_string())?;
+    let _ = std::fs::remove_file(path);
+    crate::fstools::mkfs(&[
+        path.display().to_string(),
+        "--size".into(),
+        super::linux::DATA_DISK_MIB.to_string(),
+        "--from".into(),
+        empty.display().to_string(),
+        "--owner".into(),
+        "0:0".into(),
+    ])
+}
 
 /// The nesting levels of `bench_libos`'s rows (paper 003 §6): a row
 /// `NAME_SUFFIX` is `bench_libos`'s `NAME` booted as `init=limiter @SPEC
@@ -160,7 +185,17 @@ fn boot(opts: &Options, clock: Clock, boot: &Boot, img: &build::Image) -> Side {
     if boot.program.split(' ').any(|w| w == "iommu") {
         args.extend(qemu::IOMMU_MACHINE.iter().map(|s| s.to_string()));
     }
-    let out = match qemu::headless(&args, opts.timeout(), &[]) {
+    let disk =
+        build::root().join(format!("target/bench/veneer-data-{}-{}.img", clock.name(), std::process::id()));
+    if boot.program == IO {
+        if let Err(e) = data_disk(&disk) {
+            return Side::absent(format!("mkfs of the storage rows' disk: {e}"));
+        }
+        args.extend(qemu::device_args(&disk, 0));
+    }
+    let out = qemu::headless(&args, opts.timeout(), &[]);
+    let _ = std::fs::remove_file(&disk);
+    let out = match out {
         Ok(out) => out,
         Err(e) => return Side::absent(e),
     };
