@@ -257,3 +257,26 @@ fn fsync_in_a_new_directory_block_survives_a_crash() {
         assert_eq!(read_all(&mut fs, f), b"acknowledged");
     }
 }
+
+/// What lxrt's `/data` does when a file's last writer closes it
+/// (`libos/src/fs/disk.rs`, `write_back`): the size set first, then the
+/// whole file written, then `fsync`.
+#[test]
+fn grown_by_truncate_then_written_whole() {
+    for opts in both() {
+        let mut fs = fresh(512, opts);
+        let data: Vec<u8> = (1..20_001).flat_map(|i: u32| format!("{i}\n").into_bytes()).collect();
+        let f = fs.create(ROOT_INO, b"big", 0o100644).unwrap();
+        fs.truncate(f, data.len() as u64).unwrap();
+        let mut off = 0;
+        while off < data.len() {
+            off += fs.write(f, off as u64, &data[off..]).unwrap();
+        }
+        fs.fsync(f).unwrap();
+        assert_eq!(read_all(&mut fs, f), data, "{opts:?} before the reboot");
+        let mut fs = reboot(fs);
+        let f = fs.lookup(ROOT_INO, b"big").unwrap();
+        assert_eq!(read_all(&mut fs, f), data, "{opts:?}");
+        assert!(fsck(fs).clean());
+    }
+}

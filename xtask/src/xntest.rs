@@ -255,6 +255,9 @@ fn tail(serial: &str) -> String {
 /// `cargo xtask mkfs` of a 64 MiB C-FFS image at `image` holding the tree
 /// `from`, every file owned by root.
 fn mkfs64(image: &std::path::Path, from: &std::path::Path) -> Result<(), String> {
+    if let Some(dir) = image.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
     crate::fstools::mkfs(&[
         image.display().to_string(),
         "--size".into(),

@@ -272,7 +272,11 @@ pub fn write_back(ino: Ino, always: bool) -> Result<(), i64> {
     with_fs(|fs| {
         if n.dirty {
             let data = node::bytes(&n);
-            fs.truncate(i, data.len() as u64)?;
+            // Shortened only: a file grown by writes keeps C-FFS's choice
+            // of inline data or blocks.
+            if fs.stat(i)?.size > data.len() as u64 {
+                fs.truncate(i, data.len() as u64)?;
+            }
             let mut off = 0;
             while off < data.len() {
                 off += fs.write(i, off as u64, &data[off..])?;
