@@ -66,7 +66,11 @@ fn errno(e: Errno) -> i64 {
         Errno::NameTooLong => ENAMETOOLONG,
         Errno::Inval => EINVAL,
         Errno::FileTooBig => EFBIG,
-        Errno::Xn(_) | Errno::Corrupt(_) => EIO,
+        Errno::Xn(_) | Errno::Corrupt(_) => {
+            // What the disk refused is said: EIO alone tells nobody why.
+            crate::log::note(format_args!("/data: C-FFS: {e:?}"));
+            EIO
+        }
     }
 }
 

@@ -300,7 +300,14 @@ impl XnClient for SysXn {
         Ok(())
     }
     fn write(&mut self, start: u64, count: u64) -> Result<(), xn::Error> {
-        k::write(start, count).map_err(from_abi)?;
+        // The kernel takes at most `MAX_RUN` blocks a call (C-FFS asks for
+        // a file's whole run: a 1 MiB file is 256).
+        let mut b = start;
+        while b < start + count {
+            let n = (start + count - b).min(x::MAX_RUN);
+            k::write(b, n).map_err(from_abi)?;
+            b += n;
+        }
         for b in start..start + count {
             self.stored.remove(&b);
         }
