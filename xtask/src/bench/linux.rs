@@ -34,11 +34,16 @@ pub fn run(opts: &Options, clock: Clock, names: &[&str]) -> Result<Side, String>
     let disk = dir.join(format!("data-{}-{}.img", clock.name(), std::process::id()));
     ext4(&disk)?;
     args.extend(qemu::device_args(&disk, 0));
+    // The storage rows are counted by the plugin.
+    let marks = dir.join(format!("marks-{}.txt", clock.name()));
+    let plugin = super::profile::plugin(&dir)?;
+    args.extend(super::marks::args(&plugin, &dir.join(format!("counts-{}.txt", clock.name())), &marks));
     println!("xtask: bench: booting Linux ({}) on -cpu {}", kernel_version(&dir), clock.cpu());
     let out = qemu::headless(&args, opts.timeout(), &[]);
     let _ = std::fs::remove_file(&disk);
     let out = out?;
     let mut side = Side::parse(&out.serial);
+    super::marks::apply(&mut side, &out.serial, &marks);
     if out.timed_out {
         side.problem = Some(format!("timed out after {:?}", opts.timeout()));
     } else if out.code != Some(0) {

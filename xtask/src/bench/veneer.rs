@@ -187,11 +187,21 @@ fn boot(opts: &Options, clock: Clock, boot: &Boot, img: &build::Image) -> Side {
     }
     let disk =
         build::root().join(format!("target/bench/veneer-data-{}-{}.img", clock.name(), std::process::id()));
+    let dir = build::root().join("target/bench");
+    let marks = dir.join(format!("veneer-marks-{}.txt", clock.name()));
     if boot.program == IO {
-        if let Err(e) = data_disk(&disk) {
-            return Side::absent(format!("mkfs of the storage rows' disk: {e}"));
-        }
+        // A fresh C-FFS, and the plugin counting the storage rows.
+        let prepared = data_disk(&disk).and_then(|_| super::profile::plugin(&dir));
+        let plugin = match prepared {
+            Ok(p) => p,
+            Err(e) => return Side::absent(format!("the storage rows' boot: {e}")),
+        };
         args.extend(qemu::device_args(&disk, 0));
+        args.extend(super::marks::args(
+            &plugin,
+            &dir.join(format!("veneer-counts-{}.txt", clock.name())),
+            &marks,
+        ));
     }
     let out = qemu::headless(&args, opts.timeout(), &[]);
     let _ = std::fs::remove_file(&disk);
@@ -200,6 +210,9 @@ fn boot(opts: &Options, clock: Clock, boot: &Boot, img: &build::Image) -> Side {
         Err(e) => return Side::absent(e),
     };
     let mut side = Side::parse(&out.serial);
+    if boot.program == IO {
+        super::marks::apply(&mut side, &out.serial, &marks);
+    }
     side.rename(boot.suffix);
     if out.timed_out {
         side.problem = Some(format!("timed out after {:?}", opts.timeout()));
@@ -208,7 +221,6 @@ fn boot(opts: &Options, clock: Clock, boot: &Boot, img: &build::Image) -> Side {
         side.problem = Some(format!("did not power off with success (QEMU exit {:?})", out.code));
     }
     // The console is kept whatever happened (for a look at any notes).
-    let dir = build::root().join("target/bench");
     let log = dir.join(format!(
         "veneer-{}-{}-serial.log",
         boot.program.replace([' ', '@', '/'], "-"),
