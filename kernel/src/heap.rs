@@ -44,7 +44,13 @@ unsafe impl GlobalAlloc for Heaps {
         let mine = (first.bottom()..first.top()).contains(&ptr);
         drop(first);
         // SAFETY: `ptr` came from the allocator whose region holds it.
-        unsafe { if mine { self.first.dealloc(ptr, layout) } else { self.more.dealloc(ptr, layout) } }
+        unsafe {
+            if mine {
+                self.first.dealloc(ptr, layout)
+            } else {
+                self.more.dealloc(ptr, layout)
+            }
+        }
     }
 }
 

@@ -87,20 +87,8 @@ pub fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
     if !(names.is_empty() || names.iter().any(|n| n == "xn_disk")) {
         return Ok(out);
     }
-    let boot = |arg: &str, expect: &[&str], then: Option<Box<BootTest>>| {
-        let mut args = qemu::base_args(img, &format!("test_xn {arg}"));
-        args.extend(qemu::device_args(&image, 0));
-        BootTest {
-            name: "xn_disk".into(),
-            args,
-            expect: expect.iter().map(|s| s.to_string()).collect(),
-            timeout: Duration::from_secs(120),
-            output: None,
-            keys: Vec::new(),
-            wall: None,
-            then,
-            fsck: None,
-        }
+    let boot = |arg: &str, expect: &[&str], then| {
+        disk_boot(img, &image, "xn_disk", &format!("test_xn {arg}"), expect, then)
     };
     let second = boot(
         "after",
@@ -121,6 +109,31 @@ pub fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
     Ok(out)
 }
 
+/// Test `name`'s boot of `init` on the disk `image`, which must print
+/// `expect`, then (if any) the next boot on the same image.
+fn disk_boot(
+    img: &Image,
+    image: &Path,
+    name: &str,
+    init: &str,
+    expect: &[&str],
+    then: Option<Box<BootTest>>,
+) -> BootTest {
+    let mut args = qemu::base_args(img, init);
+    args.extend(qemu::device_args(image, 0));
+    BootTest {
+        name: name.into(),
+        args,
+        expect: expect.iter().map(|s| s.to_string()).collect(),
+        timeout: Duration::from_secs(120),
+        output: None,
+        keys: Vec::new(),
+        wall: None,
+        then,
+        fsck: None,
+    }
+}
+
 /// `/data` through the ordinary lxrt shell, as `cargo xtask run` has it:
 /// on a fresh, empty C-FFS disk the first boot runs
 /// `libos/hosttests/data.sh write` (busybox: `echo hi > /data/f`, mkdir,
@@ -135,20 +148,8 @@ fn data_test(img: &Image) -> Result<BootTest, String> {
     let image = build::root().join("target/disks/xn_data.img");
     let _ = std::fs::remove_file(&image);
     mkfs64(&image, &empty)?;
-    let boot = |arg: &str, expect: &[&str], then: Option<Box<BootTest>>| {
-        let mut args = qemu::base_args(img, &format!("lxrt /bin/sh /hosttests/data.sh {arg}"));
-        args.extend(qemu::device_args(&image, 0));
-        BootTest {
-            name: "xn_data".into(),
-            args,
-            expect: expect.iter().map(|s| s.to_string()).collect(),
-            timeout: Duration::from_secs(120),
-            output: None,
-            keys: Vec::new(),
-            wall: None,
-            then,
-            fsck: None,
-        }
+    let boot = |arg: &str, expect: &[&str], then| {
+        disk_boot(img, &image, "xn_data", &format!("lxrt /bin/sh /hosttests/data.sh {arg}"), expect, then)
     };
     let read = boot(
         "read",
