@@ -67,16 +67,6 @@ impl Xn {
             kprintln!("xn: no memory for the disk's buffer");
             return;
         };
-        // XN's state on the heap: four bytes a block for the free map, the
-        // rest (claims of metadata, the registry) bounded by 8 MiB plus
-        // eight bytes a block.
-        let blocks = sectors / 8;
-        let pages = (8 << 20) / 4096 + (blocks * 12).div_ceil(4096);
-        let Some(first) = crate::dev::contig::alloc(&mut mem.frames, pages) else {
-            kprintln!("xn: no {} MiB of contiguous memory for XN's state: not mounted", pages >> 8);
-            return;
-        };
-        crate::heap::add(crate::mm::frame_ptr::<u8>(first), (pages * 4096) as usize);
         mem.publish_free();
         let (x, report) = match XnDisk::mount(BlockDisk::new(sectors, bounce), CachePages::default()) {
             Ok(m) => m,
