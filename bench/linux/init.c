@@ -10,6 +10,11 @@
  * rows run `/bin/startbench` (`libos/tests/c/startbench.c`, Veneer's program
  * for them too) over the Debian packages the initramfs holds; the network
  * rows run `/bin/netbench`, which loads the NIC's driver from /modules.
+ * The storage rows run `/bin/iobench` (`libos/tests/c/iobench.c`) in /data:
+ * ext4 on the machine's virtio-blk disk (made by mkfs on the host before
+ * each boot), mounted here after loading Debian's modules for it from /mods
+ * (00.ko, 01.ko, ... in dependency order: the kernel has virtio and ext4 as
+ * modules).
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -17,6 +22,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/reboot.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -49,6 +55,8 @@ static const struct {
 	{ "ping_1000", 50, 5 },
 	{ "http_0", 100, 5 },	      { "http_1k", 100, 5 },
 	{ "http_10k", 100, 5 },	      { "http_100k", 50, 5 },
+	{ "io_file", 16, 1 },	      { "small_files", 1000, 50 },
+	{ "cp_file", 16, 1 },
 };
 #define COUNT (sizeof experiments / sizeof experiments[0])
 
@@ -64,6 +72,9 @@ static const char *program_of(const char *name)
 		return "netbench";
 	if (!strncmp(name, "http_", 5))
 		return "httpbench";
+	if (!strcmp(name, "io_file") || !strcmp(name, "small_files") ||
+	    !strcmp(name, "cp_file"))
+		return "iobench";
 	return "bench";
 }
 
@@ -84,6 +95,31 @@ static int wanted(int argc, char **argv, const char *name)
 	return !named;
 }
 
+/* Loads /mods/00.ko, 01.ko, ... and mounts the disk's ext4 at /data;
+ * without it there is no /data and the storage rows fail. */
+static void mount_data(void)
+{
+	for (int i = 0;; i++) {
+		char path[32];
+		snprintf(path, sizeof path, "/mods/%02d.ko", i);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			break;
+		if (syscall(SYS_finit_module, fd, "", 0))
+			printf("init: cannot load %s\n", path);
+		close(fd);
+	}
+	mkdir("/data", 0755);
+	/* The disk's node appears once the driver has probed it. */
+	for (int tries = 0; tries < 100; tries++) {
+		if (!mount("/dev/vda", "/data", "ext4", 0, "noinit_itable"))
+			return;
+		usleep(10000);
+	}
+	printf("init: cannot mount /dev/vda on /data\n");
+	rmdir("/data");
+}
+
 int main(int argc, char **argv)
 {
 	/* The archive has no device nodes; devtmpfs provides the console. */
@@ -98,6 +134,7 @@ int main(int argc, char **argv)
 		if (fd > 2)
 			close(fd);
 	}
+	mount_data();
 	int quick = 0;
 	for (int i = 1; i < argc; i++)
 		quick |= !strcmp(argv[i], "quick");

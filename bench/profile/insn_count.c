@@ -7,6 +7,12 @@
  * instruction counts once per execution, and a `rep`-prefixed one once per
  * iteration, as under `-icount`.
  *
+ * With `marks=FILE` it also counts every instruction in one total and,
+ * each time the guest executes the marker `xchg %bx,%bx` (66 87 db, a
+ * no-op), notes the total then; the totals go to FILE, one a line (the
+ * storage rows: instructions executed between two markers, halted time
+ * not charged; `xtask/src/bench/marks.rs`).
+ *
  * QEMU's plugin interface (version 1, QEMU 7.2) is declared here rather
  * than included: Debian's QEMU ships the interface in its binary but not
  * its header.
@@ -31,6 +37,13 @@ typedef struct {
 	} system;
 } qemu_info_t;
 enum qemu_plugin_op { QEMU_PLUGIN_INLINE_ADD_U64 };
+enum qemu_plugin_cb_flags { QEMU_PLUGIN_CB_NO_REGS };
+const void *qemu_plugin_insn_data(const struct qemu_plugin_insn *insn);
+size_t qemu_plugin_insn_size(const struct qemu_plugin_insn *insn);
+void qemu_plugin_register_vcpu_insn_exec_cb(struct qemu_plugin_insn *insn,
+					    void (*cb)(unsigned int, void *),
+					    enum qemu_plugin_cb_flags flags,
+					    void *userdata);
 
 void qemu_plugin_register_vcpu_tb_trans_cb(
 	qemu_plugin_id_t id,
@@ -59,7 +72,26 @@ struct chunk {
 	struct counter c[4096];
 };
 static struct chunk *chunks;
-static const char *out_path;
+static const char *out_path, *marks_path;
+/* Every instruction executed (with `marks=`), and its value at each marker. */
+static uint64_t total;
+static uint64_t *marks;
+static size_t nmarks, capmarks;
+
+static const unsigned char MARKER[] = { 0x66, 0x87, 0xdb };
+
+static void on_marker(unsigned int vcpu, void *userdata)
+{
+	(void)vcpu;
+	(void)userdata;
+	if (nmarks == capmarks) {
+		capmarks = capmarks ? 2 * capmarks : 64;
+		marks = realloc(marks, capmarks * sizeof *marks);
+		if (!marks)
+			abort();
+	}
+	marks[nmarks++] = total;
+}
 
 static struct counter *new_counter(uint64_t vaddr)
 {
@@ -83,6 +115,14 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		struct counter *k = new_counter(qemu_plugin_insn_vaddr(insn));
 		qemu_plugin_register_vcpu_insn_exec_inline(
 			insn, QEMU_PLUGIN_INLINE_ADD_U64, &k->count, 1);
+		if (!marks_path)
+			continue;
+		qemu_plugin_register_vcpu_insn_exec_inline(
+			insn, QEMU_PLUGIN_INLINE_ADD_U64, &total, 1);
+		if (qemu_plugin_insn_size(insn) == sizeof MARKER &&
+		    !memcmp(qemu_plugin_insn_data(insn), MARKER, sizeof MARKER))
+			qemu_plugin_register_vcpu_insn_exec_cb(
+				insn, on_marker, QEMU_PLUGIN_CB_NO_REGS, NULL);
 	}
 }
 
@@ -101,6 +141,16 @@ static void write_counts(qemu_plugin_id_t id, void *userdata)
 				fprintf(f, "%" PRIx64 " %" PRIu64 "\n",
 					c->c[i].vaddr, c->c[i].count);
 	fclose(f);
+	if (!marks_path)
+		return;
+	f = fopen(marks_path, "w");
+	if (!f) {
+		perror(marks_path);
+		return;
+	}
+	for (size_t i = 0; i < nmarks; i++)
+		fprintf(f, "%" PRIu64 "\n", marks[i]);
+	fclose(f);
 }
 
 __attribute__((visibility("default"))) int
@@ -111,6 +161,8 @@ qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc,
 	for (int i = 0; i < argc; i++)
 		if (!strncmp(argv[i], "out=", 4))
 			out_path = argv[i] + 4;
+		else if (!strncmp(argv[i], "marks=", 6))
+			marks_path = argv[i] + 6;
 	if (!out_path) {
 		fprintf(stderr, "insn_count: needs out=FILE\n");
 		return 1;

@@ -63,8 +63,12 @@ impl<C: XnClient> Fs<C> {
     }
 
     /// Keeps the caller's copy of the inode in step with an extent slot
-    /// rewritten in its entry.
-    fn mirror(loc: Loc, inode: &mut Inode, at: usize, ext: Extent) {
+    /// rewritten in its entry (`holder` is the entry's block; a slot of
+    /// an extent block is not the inode's, whatever its offset).
+    fn mirror(loc: Loc, inode: &mut Inode, holder: u64, at: usize, ext: Extent) {
+        if holder != loc.block {
+            return;
+        }
         if let Some(i) = at.checked_sub(loc.off() + 64).map(|d| d / 16).filter(|&i| i < EXTENTS) {
             inode.ext[i] = ext;
         }
@@ -110,7 +114,7 @@ impl<C: XnClient> Fs<C> {
                 &[(start, count)],
                 &[],
             )?;
-            Self::mirror(loc, inode, slot.at, ext);
+            Self::mirror(loc, inode, slot.holder, slot.at, ext);
             for b in start..start + count {
                 self.xn.insert_new(Parent::Block(slot.holder), b, fill)?;
             }
@@ -344,7 +348,7 @@ impl<C: XnClient> Fs<C> {
                         (s.ext.start + u64::from(count), u64::from(s.ext.count - count)),
                     )
                 };
-                Self::mirror(loc, inode, s.at, ext);
+                Self::mirror(loc, inode, h, s.at, ext);
                 items.push((s.at, ext.encode(), freed));
             }
             for part in items.chunks(xn::MAX_CHANGES) {

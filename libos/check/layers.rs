@@ -44,7 +44,8 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("net", &["net", "net/*"]),
     // Open files and their objects: they answer at once, never sleep or
     // signal.
-    ("obj", &["obj", "obj/*", "fd", "fs/devfs", "fs/boot"]),
+    // (`fs/disk`, the disk's C-FFS at /data, says what it refuses in a note.)
+    ("obj", &["obj", "obj/*", "fd", "fs/devfs", "fs/boot", "fs/disk"]),
     // Processes: ids, table, signals, threads, fork, exit.
     (
         "proc",

@@ -46,3 +46,32 @@ pub fn crash(args: &[String]) -> Result<(), String> {
 pub fn corrupt(args: &[String]) -> Result<(), String> {
     example("corrupt", args)
 }
+
+/// Size of the disk `cargo xtask run` makes (MiB).
+const RUN_DISK_MIB: u64 = 256;
+
+/// `cargo xtask run`'s disk at `path`: kept if it is there (unless
+/// `fresh`), else made by `mkfs` with an empty C-FFS owned by root.
+pub fn persistent_disk(path: &std::path::Path, fresh: bool) -> Result<(), String> {
+    if path.exists() && !fresh {
+        println!("xtask: keeping the disk {} (`--fresh` makes a new one)", path.display());
+        return Ok(());
+    }
+    let _ = std::fs::remove_file(path);
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    let empty = build::root().join("target/disks/empty");
+    let _ = std::fs::remove_dir_all(&empty);
+    std::fs::create_dir_all(&empty).map_err(|e| e.to_string())?;
+    println!("xtask: making a {RUN_DISK_MIB} MiB C-FFS disk at {}", path.display());
+    mkfs(&[
+        path.display().to_string(),
+        "--size".into(),
+        RUN_DISK_MIB.to_string(),
+        "--from".into(),
+        empty.display().to_string(),
+        "--owner".into(),
+        "0:0".into(),
+    ])
+}

@@ -173,23 +173,41 @@ fn main() -> ExitCode {
 /// What `cargo xtask run` boots: busybox's shell on the Linux runtime, the
 /// console a terminal.
 const DEFAULT_RUN: &str = "lxrt -t /bin/sh";
+/// `cargo xtask run`'s disk, kept between runs (`/data` in the guest).
+const RUN_DISK: &str = "target/disks/data.img";
 
 fn run(args: &[String]) -> Result<(), String> {
     deps::ensure(deps::RUN)?;
     let mut pkgs = Vec::new();
+    let mut disk = build::root().join(RUN_DISK);
+    let mut fresh = false;
     let mut args = args;
-    while let [flag, pkg, rest @ ..] = args {
-        if flag != "--with" {
-            break;
+    loop {
+        match args {
+            [flag, pkg, rest @ ..] if flag == "--with" => {
+                pkgs.push(pkg.clone());
+                args = rest;
+            }
+            [flag, path, rest @ ..] if flag == "--disk" => {
+                disk = path.into();
+                args = rest;
+            }
+            [flag, rest @ ..] if flag == "--fresh" => {
+                fresh = true;
+                args = rest;
+            }
+            _ => break,
         }
-        pkgs.push(pkg.clone());
-        args = rest;
     }
     let img = build::with_packages(&build::all()?, &pkgs)?;
+    fstools::persistent_disk(&disk, fresh)?;
     let joined = args.join(" ");
     let init = if args.is_empty() { DEFAULT_RUN } else { joined.as_str() };
-    println!("xtask: booting Veneer (init={init}); exit QEMU with Ctrl-A x");
-    qemu::interactive(&img, init, &[])
+    println!(
+        "xtask: booting Veneer (init={init}); /data is the disk {}; exit QEMU with Ctrl-A x",
+        disk.display()
+    );
+    qemu::interactive(&img, init, &[], &disk)
 }
 
 fn gdb(args: &[String]) -> Result<(), String> {
@@ -202,7 +220,9 @@ fn gdb(args: &[String]) -> Result<(), String> {
          then `continue`. Exit QEMU with Ctrl-A x.",
         img.kernel.display()
     );
-    qemu::interactive(&img, init, &["-s", "-S"])
+    let disk = build::root().join("target/disks/gdb.img");
+    crate::disk::create(&disk)?;
+    qemu::interactive(&img, init, &["-s", "-S"], &disk)
 }
 
 fn test() -> Result<(), String> {

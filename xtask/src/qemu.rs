@@ -106,16 +106,14 @@ fn has_devices(args: &[String]) -> bool {
     args.iter().any(|a| a.starts_with("virtio-blk-pci"))
 }
 
-/// Boots with the serial console on this terminal, on a fresh disk image
-/// (`target/disks/run.img`).
-pub fn interactive(img: &Image, init: &str, extra: &[&str]) -> Result<(), String> {
-    let disk = crate::build::root().join("target/disks/run.img");
-    crate::disk::create(&disk)?;
+/// Boots with the serial console on this terminal, on the disk image
+/// `disk`.
+pub fn interactive(img: &Image, init: &str, extra: &[&str], disk: &Path) -> Result<(), String> {
     let port = run_port()?;
     println!("xtask: http://127.0.0.1:{port}/ on this machine reaches the guest's port 80");
     let status = Command::new("qemu-system-x86_64")
         .args(base_args(img, init))
-        .args(device_args(&disk, port))
+        .args(device_args(disk, port))
         .args(["-nographic"])
         .args(extra)
         .status()

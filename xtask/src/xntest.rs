@@ -11,7 +11,7 @@ use crate::qemu;
 use std::path::Path;
 use std::time::Duration;
 
-pub const NAMES: &[&str] = &["xn_disk", "xn_corrupt"];
+pub const NAMES: &[&str] = &["xn_disk", "xn_corrupt", "xn_data"];
 
 /// Damaged copies of the disk: the kernel refuses each with its reason
 /// on the console and boots on (`init=test_hello`).
@@ -82,24 +82,14 @@ pub fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
         }
         out.extend(chain.map(|b| *b));
     }
+    if names.is_empty() || names.iter().any(|n| n == "xn_data") {
+        out.push(data_test(img)?);
+    }
     if !(names.is_empty() || names.iter().any(|n| n == "xn_disk")) {
         return Ok(out);
     }
-    let boot = |arg: &str, expect: &[&str], then: Option<Box<BootTest>>| {
-        let mut args = qemu::base_args(img, &format!("test_xn {arg}"));
-        args.extend(qemu::device_args(&image, 0));
-        BootTest {
-            name: "xn_disk".into(),
-            args,
-            expect: expect.iter().map(|s| s.to_string()).collect(),
-            timeout: Duration::from_secs(120),
-            output: None,
-            keys: Vec::new(),
-            wall: None,
-            then,
-            fsck: None,
-            companion: None,
-        }
+    let boot = |arg: &str, expect: &[&str], then| {
+        disk_boot(img, &image, "xn_disk", &format!("test_xn {arg}"), expect, then)
     };
     let second = boot(
         "after",
@@ -118,6 +108,72 @@ pub fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
     first.fsck = Some(image);
     out.push(first);
     Ok(out)
+}
+
+/// Test `name`'s boot of `init` on the disk `image`, which must print
+/// `expect`, then (if any) the next boot on the same image.
+fn disk_boot(
+    img: &Image,
+    image: &Path,
+    name: &str,
+    init: &str,
+    expect: &[&str],
+    then: Option<Box<BootTest>>,
+) -> BootTest {
+    let mut args = qemu::base_args(img, init);
+    args.extend(qemu::device_args(image, 0));
+    BootTest {
+        name: name.into(),
+        args,
+        expect: expect.iter().map(|s| s.to_string()).collect(),
+        timeout: Duration::from_secs(120),
+        output: None,
+        keys: Vec::new(),
+        wall: None,
+        then,
+        fsck: None,
+        companion: None,
+    }
+}
+
+/// `/data` through the ordinary lxrt shell, as `cargo xtask run` has it:
+/// on a fresh, empty C-FFS disk the first boot runs
+/// `libos/hosttests/data.sh write` (busybox: `echo hi > /data/f`, mkdir,
+/// rm, mv, a 106 KiB file, an append, `sync`, and a last file only
+/// closed), the second `data.sh read` on the same image must find each
+/// (and neither removed name), and `fsck` the image clean.
+fn data_test(img: &Image) -> Result<BootTest, String> {
+    let target = build::root().join("target/xntest");
+    let empty = target.join("empty-data");
+    let _ = std::fs::remove_dir_all(&empty);
+    std::fs::create_dir_all(&empty).map_err(|e| e.to_string())?;
+    let image = build::root().join("target/disks/xn_data.img");
+    let _ = std::fs::remove_file(&image);
+    mkfs64(&image, &empty)?;
+    let boot = |arg: &str, expect: &[&str], then| {
+        disk_boot(img, &image, "xn_data", &format!("lxrt /bin/sh /hosttests/data.sh {arg}"), expect, then)
+    };
+    let read = boot(
+        "read",
+        &[
+            "lxrt: /data is C-FFS on the XN disk (",
+            "f: hi appended ",
+            "g: in a directory",
+            "new: moved",
+            "big: the same 108,894 bytes",
+            "last: closed, not synced",
+            "ls: big dir f last new ",
+            "data: read",
+        ],
+        None,
+    );
+    let mut write = boot(
+        "write",
+        &["lxrt: /data is C-FFS on the XN disk (0 names)", "data: written"],
+        Some(Box::new(read)),
+    );
+    write.fsck = Some(image);
+    Ok(write)
 }
 
 /// `cargo xtask powercut [--cuts N] [--seed S]`: the power-cut test. On
@@ -202,6 +258,9 @@ fn tail(serial: &str) -> String {
 /// `cargo xtask mkfs` of a 64 MiB C-FFS image at `image` holding the tree
 /// `from`, every file owned by root.
 fn mkfs64(image: &std::path::Path, from: &std::path::Path) -> Result<(), String> {
+    if let Some(dir) = image.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
     crate::fstools::mkfs(&[
         image.display().to_string(),
         "--size".into(),

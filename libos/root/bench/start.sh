@@ -6,40 +6,20 @@
 # /bin/httpbench: nginx over 127.0.0.1), with the iteration counts of
 # bench/linux/init.c.
 own="start_true start_bash start_python shell_build pipe_stream http_0 http_1k http_10k http_100k"
-quick=0
-named=
-for w in "$@"; do
-	case $w in
-	quick) quick=1 ;;
-	*) case " $own " in *" $w "*) named="$named $w" ;; esac ;;
-	esac
-done
-# Named words none of which are ours: only the calibration.
-if [ -z "$named" ]; then
-	named=" $own"
-	for w in "$@"; do [ "$w" = quick ] || named=; done
-fi
-iterations() { # NAME: full and quick counts, as bench/linux/init.c's
+run_row() { # NAME ITERATIONS TRIALS: the HTTP rows are httpbench's
 	case $1 in
-	calib) set -- 10000 2000 ;;
-	start_true) set -- 50 2 ;;
-	start_bash) set -- 20 2 ;;
-	start_python) set -- 5 1 ;;
-	shell_build) set -- 200 10 ;;
-	pipe_stream) set -- 16384 1024 ;;
-	http_100k) set -- 50 5 ;;
-	http_*) set -- 100 5 ;;
+	http_*) /cbin/httpbench "$@" ;;
+	*) /cbin/startbench "$@" ;;
 	esac
-	if [ $quick = 1 ]; then echo $2; else echo $1; fi
 }
-trials=3
-[ $quick = 1 ] && trials=1
-echo "BENCH-PLAN calib$named" | tr -s ' '
-for b in calib $named; do
-	case $b in
-	http_*) program=/cbin/httpbench ;;
-	*) program=/cbin/startbench ;;
-	esac
-	$program $b $(iterations $b) $trials || echo "BENCH-FAIL $b status $?"
-done
-echo BENCH-DONE
+program=run_row
+counts="start_true 50 2
+start_bash 20 2
+start_python 5 1
+shell_build 200 10
+pipe_stream 16384 1024
+http_0 100 5
+http_1k 100 5
+http_10k 100 5
+http_100k 50 5"
+. /bench/rows.sh "$@"

@@ -21,6 +21,8 @@ fn main(_: u64) -> i32 {
         println!("lxrt: {e}");
         return 1;
     }
+    // The XN disk's C-FFS, if the machine has one, at /data.
+    libos::fs::disk::mount();
     let mut words: Vec<&str> =
         kinfo::cmdline().split_whitespace().skip_while(|w| !w.starts_with("init=")).skip(1).collect();
     while let Some(opt) = words.first().and_then(|w| w.strip_prefix('-')) {

@@ -29,6 +29,8 @@ pub fn populate() -> Result<(), i64> {
         uid: 0,
         gid: 0,
         rdev: 0,
+        disk: 0,
+        dirty: false,
     };
     node::update(ROOT, |n| *n = root);
     for e in binfmt::cpio::entries(user::bootfs::archive()).map_while(Result::ok) {

@@ -10,6 +10,7 @@
 pub mod boot;
 pub mod devfs;
 pub mod dir;
+pub mod disk;
 pub mod mount;
 pub mod node;
 pub mod path;

@@ -38,6 +38,10 @@ pub struct Inode {
     /// The file system it belongs to (`FS_*`): its device number in `stat`
     /// and its type in `statfs`.
     pub fs: u8,
+    /// The C-FFS inode this one mirrors under `/data` (`disk`), 0 for none.
+    pub disk: u64,
+    /// The data changed since it was last written to the disk.
+    pub dirty: bool,
 }
 
 /// The file systems the one tree holds: the root's, `/proc`, `/sys`, and
@@ -132,6 +136,8 @@ pub fn alloc(mode: u32) -> Result<Ino, i64> {
             gid: 0,
             rdev: 0,
             fs: FS_ROOT,
+            disk: 0,
+            dirty: false,
         };
         r.free = next;
         Ok(ino)
@@ -280,6 +286,7 @@ pub fn truncate(n: &mut Inode, len: u64) -> Result<(), i64> {
 
 /// The data changed now: modification and change times.
 pub fn touch(n: &mut Inode) {
+    n.dirty = true;
     n.mtime_ns = crate::time::wall_ns();
     n.ctime_ns = n.mtime_ns;
 }

@@ -109,11 +109,24 @@ impl SysXn {
         k::state(b, self.info.nblocks)
     }
 
+    /// Whether block `b` is mapped here in the frame the registry caches
+    /// it in. A mapping goes stale when the block leaves the cache (freed
+    /// by a change, this process's or another's, or evicted) and its frame
+    /// stays only for this view: a block allocated again later is cached
+    /// in another frame, which this process must bind before using.
+    fn live(&self, b: u64) -> bool {
+        self.mapped.contains_key(&b) && {
+            // SAFETY: mapped here (read through the self-map).
+            let pte = unsafe { core::ptr::read_volatile(abi::layout::pte_va(window(b), 0) as *const u64) };
+            self.entry(b).is_some_and(|e| e.frame == abi::pte::frame_of(pte))
+        }
+    }
+
     /// Maps cached block `b` here (writable: a data block bound for
     /// writing), through the kernel's access check.
     fn map(&mut self, parent: Parent, b: u64, write: bool) -> Result<(), xn::Error> {
         match self.mapped.get(&b) {
-            Some(&w) if w || !write => return Ok(()),
+            Some(&w) if (w || !write) && self.live(b) => return Ok(()),
             Some(_) => {
                 sys::unmap(ENV_SELF, window(b)).map_err(from_abi)?;
                 self.mapped.remove(&b);
@@ -128,20 +141,11 @@ impl SysXn {
     /// Forgets the mappings of blocks no longer cached in the frame they
     /// were (freed by a change: XN frees whole subtrees).
     fn unmap_gone(&mut self) {
-        let gone: Vec<u64> = self
-            .mapped
-            .keys()
-            .copied()
-            .filter(|&b| {
-                // SAFETY: mapped here (read through the self-map below).
-                let pte =
-                    unsafe { core::ptr::read_volatile(abi::layout::pte_va(window(b), 0) as *const u64) };
-                self.entry(b).is_none_or(|e| e.frame != abi::pte::frame_of(pte))
-            })
-            .collect();
+        let gone: Vec<u64> = self.mapped.keys().copied().filter(|&b| !self.live(b)).collect();
         for b in gone {
             let _ = sys::unmap(ENV_SELF, window(b));
             self.mapped.remove(&b);
+            self.stored.remove(&b);
         }
     }
 }
@@ -207,7 +211,7 @@ impl XnClient for SysXn {
         }
     }
     fn cached(&self, b: u64) -> bool {
-        self.mapped.contains_key(&b)
+        self.live(b)
     }
     fn read(&mut self, parent: Parent, start: u64, count: u64) -> Result<(), xn::Error> {
         let mut b = start;
@@ -256,7 +260,7 @@ impl XnClient for SysXn {
         self.map(parent, b, write)
     }
     fn block(&self, b: u64) -> Result<&[u8; BLOCK], xn::Error> {
-        if !self.mapped.contains_key(&b) {
+        if !self.live(b) {
             return Err(xn::Error::NotBound { block: b });
         }
         // SAFETY: block `b`'s cache page is mapped at its window address
@@ -264,7 +268,7 @@ impl XnClient for SysXn {
         Ok(unsafe { &*(window(b) as *const [u8; BLOCK]) })
     }
     fn block_mut(&mut self, b: u64) -> Result<&mut [u8; BLOCK], xn::Error> {
-        if self.mapped.get(&b) != Some(&true) {
+        if self.mapped.get(&b) != Some(&true) || !self.live(b) {
             return Err(xn::Error::NotBound { block: b });
         }
         self.stored.insert(b);
@@ -296,7 +300,14 @@ impl XnClient for SysXn {
         Ok(())
     }
     fn write(&mut self, start: u64, count: u64) -> Result<(), xn::Error> {
-        k::write(start, count).map_err(from_abi)?;
+        // The kernel takes at most `MAX_RUN` blocks a call (C-FFS asks for
+        // a file's whole run: a 1 MiB file is 256).
+        let mut b = start;
+        while b < start + count {
+            let n = (start + count - b).min(x::MAX_RUN);
+            k::write(b, n).map_err(from_abi)?;
+            b += n;
+        }
         for b in start..start + count {
             self.stored.remove(&b);
         }

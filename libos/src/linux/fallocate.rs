@@ -59,14 +59,19 @@ pub fn fallocate(fdn: i64, mode: u64, off: u64, len: u64) -> LxResult {
     })
 }
 
-/// `fsync`, `fdatasync`: nothing to write back (files live in memory), but
-/// Linux's answer for the descriptor: EBADF for none, EINVAL for a kind
-/// with no backing store to sync (pipes, sockets, devices, event objects).
+/// `fsync`, `fdatasync`: a file under `/data` is written to the disk and
+/// made durable (`fs::disk`); a directory there makes everything durable
+/// (its names); files in memory have nothing to write back. Linux's answer
+/// for the descriptor: EBADF for none, EINVAL for a kind with no backing
+/// store to sync (pipes, sockets, devices, event objects).
 pub fn fsync(fdn: i64) -> LxResult {
     let d = fd::get(fdn)?;
     // SAFETY: the descriptor keeps the file live; no other reference to it here.
-    match unsafe { fd::file(&d) }.kind {
-        Kind::Regular | Kind::Dir => Ok(0),
+    let f = unsafe { fd::file(&d) };
+    match f.kind {
+        Kind::Regular => crate::fs::disk::write_back(f.ino, true).map(|_| 0),
+        Kind::Dir if crate::fs::node::get(f.ino).disk != 0 => crate::fs::disk::sync().map(|_| 0),
+        Kind::Dir => Ok(0),
         _ => Err(EINVAL),
     }
 }

@@ -8,7 +8,7 @@ use crate::errno::{
 use crate::fd::{self, Fd};
 use crate::fs::Stat;
 use crate::fs::{
-    devfs, dir, node, path, perm, procfs, Ino, S_IFCHR, S_IFDIR, S_IFIFO, S_IFLNK, S_IFMT, S_IFREG,
+    devfs, dir, disk, node, path, perm, procfs, Ino, S_IFCHR, S_IFDIR, S_IFIFO, S_IFLNK, S_IFMT, S_IFREG,
 };
 use crate::obj::{self, flags, pipe, Kind};
 use crate::proc;
@@ -248,7 +248,7 @@ pub fn openat(dirfd: i64, pathp: u64, flags: u64, mode: u64) -> LxResult {
         }
         return open_ino(Kind::Path, flags::PATH, ino, cloexec);
     }
-    let mut created = false;
+    let mut made = false;
     let ino = match aliased.ok_or(ENOENT).or_else(|_| path::resolve(cwd, p, follow)) {
         Ok(i) => {
             if flags & O_CREAT != 0 && flags & O_EXCL != 0 {
@@ -269,12 +269,13 @@ pub fn openat(dirfd: i64, pathp: u64, flags: u64, mode: u64) -> LxResult {
                 return Err(e);
             }
             perm::own_new(d, i);
-            created = true;
+            created(d, &name, i)?;
+            made = true;
             i
         }
         Err(e) => return Err(e),
     };
-    if !created {
+    if !made {
         perm::check(ino, access_wanted(flags))?;
     }
     let n = node::get(ino);
@@ -623,9 +624,19 @@ pub fn unlinkat(dirfd: i64, pathp: u64, flags: u64) -> LxResult {
     } else if node::is_dir(ino) {
         return Err(EISDIR);
     }
+    disk::removing(d, &name, node::is_dir(ino))?;
     dir::remove(d, &name);
     node::release(ino);
     Ok(0)
+}
+
+/// `ino`, just linked into `d` as `name`, made on the disk too when `d`
+/// is there (`/data`); if the disk refuses, the name goes again.
+fn created(d: Ino, name: &[u8], ino: Ino) -> LxResult {
+    disk::created(d, name, ino).map(|_| 0).inspect_err(|_| {
+        dir::remove(d, name);
+        node::release(ino);
+    })
 }
 
 pub fn mkdirat(dirfd: i64, pathp: u64, mode: u64) -> LxResult {
@@ -637,7 +648,7 @@ pub fn mkdirat(dirfd: i64, pathp: u64, mode: u64) -> LxResult {
     let ino = node::alloc(S_IFDIR | (mode as u32 & 0o7777 & !proc::UMASK.get()))?;
     dir::add(d, &name, ino).inspect_err(|_| node::release(ino))?;
     perm::own_new(d, ino);
-    Ok(0)
+    created(d, &name, ino)
 }
 
 pub fn symlinkat(target: u64, dirfd: i64, linkp: u64) -> LxResult {
@@ -654,7 +665,7 @@ pub fn symlinkat(target: u64, dirfd: i64, linkp: u64) -> LxResult {
     node::update(ino, |n| node::write_at(n, 0, t))?;
     dir::add(d, &name, ino).inspect_err(|_| node::release(ino))?;
     perm::own_new(d, ino);
-    Ok(0)
+    created(d, &name, ino)
 }
 
 pub fn linkat(olddir: i64, oldp: u64, newdir: i64, newp: u64) -> LxResult {
@@ -664,6 +675,10 @@ pub fn linkat(olddir: i64, oldp: u64, newdir: i64, newp: u64) -> LxResult {
     }
     let (d, name) = parent_at(newdir, newp)?;
     perm::may_change_dir(d, None)?;
+    if dir::lookup(d, &name).is_some() {
+        return Err(EEXIST);
+    }
+    disk::linking(ino, d, &name)?;
     dir::add(d, &name, ino).map(|_| 0)
 }
 
@@ -728,6 +743,9 @@ pub fn renameat(olddir: i64, oldp: u64, newdir: i64, newp: u64, flags: u64) -> L
         } else if node::is_dir(ino) {
             return Err(ENOTDIR);
         }
+    }
+    disk::renaming(od, &oname, nd, &nname)?;
+    if let Some(old) = dir::lookup(nd, &nname) {
         dir::remove(nd, &nname);
         node::release(old);
     }
@@ -750,7 +768,7 @@ fn chmod(ino: Ino, mode: u64) -> LxResult {
         n.mode = (n.mode & S_IFMT) | (mode as u32 & 0o7777);
         n.ctime_ns = crate::time::wall_ns();
     });
-    Ok(0)
+    disk::chmoded(ino).map(|_| 0)
 }
 
 pub fn fchmod(fdn: i64, mode: u64) -> LxResult {

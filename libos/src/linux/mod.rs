@@ -235,7 +235,7 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         nr::SYS_MLOCKALL => mem::mlockall(a[0]),
         nr::SYS_MUNLOCKALL => Ok(0),
         nr::SYS_MINCORE => mem::mincore(a[0], a[1], a[2]),
-        SYS_SYNC => Ok(0),
+        SYS_SYNC => crate::fs::disk::sync().map(|_| 0),
         SYS_FSYNC | SYS_FDATASYNC => fallocate::fsync(i(a[0])),
         SYS_FALLOCATE => fallocate::fallocate(i(a[0]), a[1], a[2], a[3]),
         SYS_FLOCK => flock::flock(i(a[0]), a[1] as u32 as u64),

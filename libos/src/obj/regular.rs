@@ -83,6 +83,9 @@ fn stat(f: &File, st: &mut Stat) -> i64 {
 }
 
 fn close(f: &mut File) {
+    // A file under `/data` is on the disk once closed (an error here has
+    // nobody to go to: `fsync` first to see it).
+    let _ = crate::fs::disk::write_back(f.ino, false);
     node::update(f.ino, |n| n.opens -= 1);
     node::release(f.ino);
 }

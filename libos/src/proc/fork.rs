@@ -195,6 +195,7 @@ fn copy_page(child: u64, va: u64, rights: u64) -> Result<(), Error> {
 /// wants its children to have with `vm::add`.)
 fn build(child: u64, rsp: u64, share: bool) -> Result<(), Error> {
     shared::share_with(child)?;
+    crate::fs::disk::share_with(child)?;
     // The program's stack pointer; lxrt's resume path writes just below
     // its red zone, so that page is live too.
     let sp = rsp.wrapping_sub(144);
@@ -281,6 +282,7 @@ pub fn child_start(frame: &mut ExceptionFrame) {
     crate::env::set(sys::self_id() as u32);
     lock::forked_child();
     shared::forked_child();
+    crate::fs::disk::forked_child();
     super::kit::forked_child();
     super::exit::forked_child();
     crate::predicate::forked_child();

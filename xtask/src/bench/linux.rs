@@ -46,10 +46,21 @@ pub fn run(opts: &Options, clock: Clock, names: &[&str]) -> Result<Side, String>
         }
     }
     let dir = root().join("target/bench/linux");
-    let args = args(opts, clock, &words)?;
+    let mut args = args(opts, clock, &words)?;
+    // The storage rows' disk: a fresh ext4 for each boot.
+    let disk = dir.join(format!("data-{}-{}.img", clock.name(), std::process::id()));
+    ext4(&disk)?;
+    args.extend(qemu::device_args(&disk, 0));
+    // The storage rows are counted by the plugin.
+    let marks = dir.join(format!("marks-{}.txt", clock.name()));
+    let plugin = super::profile::plugin(&dir)?;
+    args.extend(super::marks::args(&plugin, &dir.join(format!("counts-{}.txt", clock.name())), &marks));
     println!("xtask: bench: booting Linux ({}) on -cpu {}", kernel_version(&dir), clock.cpu());
-    let out = qemu::headless(&args, opts.timeout(), &[])?;
+    let out = qemu::headless(&args, opts.timeout(), &[]);
+    let _ = std::fs::remove_file(&disk);
+    let out = out?;
     let mut side = Side::parse(&out.serial);
+    super::marks::apply(&mut side, &out.serial, &marks);
     if out.timed_out {
         side.problem = Some(format!("timed out after {:?}", opts.timeout()));
     } else if out.code != Some(0) {
@@ -83,6 +94,78 @@ fn args(opts: &Options, clock: Clock, words: &str) -> Result<Vec<String>, String
         args.push(value);
     }
     Ok(args)
+}
+
+/// Size of the storage rows' disk on both sides (MiB).
+pub const DATA_DISK_MIB: u64 = 256;
+
+/// A fresh ext4 image at `path` (`mke2fs`, from e2fsprogs), with its
+/// inode tables and journal written now: a lazily initialised one has
+/// the guest kernel zero them in the background while the rows run.
+fn ext4(path: &Path) -> Result<(), String> {
+    let _ = std::fs::remove_file(path);
+    exec(
+        Command::new("mke2fs")
+            .args(["-q", "-F", "-t", "ext4", "-E", "lazy_itable_init=0,lazy_journal_init=0"])
+            .arg(path)
+            .arg(format!("{DATA_DISK_MIB}M")),
+    )
+}
+
+/// The Debian kernel's modules the storage rows need (it builds virtio
+/// and ext4 as modules), in the order `init` loads them, under
+/// `lib/modules/VERSION/kernel/`.
+const MODULES: &[&str] = &[
+    "lib/crc16.ko",
+    "fs/mbcache.ko",
+    "fs/jbd2/jbd2.ko",
+    "crypto/crc32c_generic.ko",
+    "fs/ext4/ext4.ko",
+    "drivers/virtio/virtio_ring.ko",
+    "drivers/virtio/virtio.ko",
+    "drivers/virtio/virtio_pci_modern_dev.ko",
+    "drivers/virtio/virtio_pci_legacy_dev.ko",
+    "drivers/virtio/virtio_pci.ko",
+    "drivers/block/virtio_blk.ko",
+];
+
+/// `MODULES`, taken (once) out of the kernel package `kernel` fetched,
+/// as `dir/storage-modules/NN.ko` in load order. (The network rows keep
+/// theirs in `dir/modules`, taken when the kernel is: `keep_modules`.)
+fn storage_modules(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let out = dir.join("storage-modules");
+    let want: Vec<PathBuf> = (0..MODULES.len()).map(|i| out.join(format!("{i:02}.ko"))).collect();
+    let version = kernel_version(dir);
+    let stamp = out.join("kernel-version");
+    if want.iter().all(|p| p.exists()) && std::fs::read_to_string(&stamp).is_ok_and(|v| v.trim() == version) {
+        return Ok(want);
+    }
+    let package = version.split(' ').next().unwrap_or_default().to_string();
+    let deb = match find_deb(dir, &package) {
+        Some(deb) => deb,
+        None => {
+            println!("xtask: bench: downloading {package} (for its modules)");
+            exec(Command::new("apt-get").args(["download", "-q", &package]).current_dir(dir))?;
+            find_deb(dir, &package).ok_or(format!("apt-get download {package} left no .deb"))?
+        }
+    };
+    let extracted = dir.join("deb-modules");
+    let _ = std::fs::remove_dir_all(&extracted);
+    exec(Command::new("dpkg-deb").arg("-x").arg(&deb).arg(&extracted))?;
+    let base = extracted.join("lib/modules");
+    let kdir = std::fs::read_dir(&base)
+        .map_err(|e| format!("reading {}: {e}", base.display()))?
+        .filter_map(|e| e.ok())
+        .map(|e| e.path().join("kernel"))
+        .next()
+        .ok_or(format!("{} has no lib/modules", deb.display()))?;
+    std::fs::create_dir_all(&out).map_err(|e| e.to_string())?;
+    for (m, to) in MODULES.iter().zip(&want) {
+        std::fs::copy(kdir.join(m), to).map_err(|e| format!("{m} from {}: {e}", deb.display()))?;
+    }
+    let _ = std::fs::remove_dir_all(&extracted);
+    std::fs::write(&stamp, format!("{version}\n")).map_err(|e| e.to_string())?;
+    Ok(want)
 }
 
 /// The boot row's Linux boot (`super::boot`): the shell started by
@@ -198,7 +281,7 @@ fn initramfs(dir: &Path) -> Result<PathBuf, String> {
         .filter(|p| p.extension().is_some_and(|x| x == "c"))
         .collect();
     sources.sort();
-    for shared in ["threadbench.c", "startbench.c", "httpbench.c"] {
+    for shared in ["threadbench.c", "startbench.c", "httpbench.c", "iobench.c"] {
         sources.push(root().join("libos/tests/c").join(shared));
     }
     let packages: Vec<String> = super::veneer::START_PACKAGES.iter().map(|p| p.to_string()).collect();
@@ -206,11 +289,13 @@ fn initramfs(dir: &Path) -> Result<PathBuf, String> {
     let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
     let marker = tree.join(".unpacked");
     let modules = dir.join("modules");
+    let mods = storage_modules(dir)?;
     let etc: Vec<PathBuf> = ETC.iter().map(|n| root().join("libos/root/etc").join(n)).collect();
     if let Some(built) = modified(&cpio) {
         if sources
             .iter()
             .chain([&marker, &modules])
+            .chain(&mods)
             .chain(&etc)
             .all(|s| modified(s).is_some_and(|m| m <= built))
         {
@@ -236,6 +321,11 @@ fn initramfs(dir: &Path) -> Result<PathBuf, String> {
         let name = Path::new(module).file_name().and_then(|n| n.to_str()).ok_or("bad module path")?;
         let data = std::fs::read(modules.join(name)).map_err(|e| format!("reading module {name}: {e}"))?;
         ar.file(&format!("modules/{name}"), 0o644, &data);
+    }
+    ar.dir("mods");
+    for (i, m) in mods.iter().enumerate() {
+        let data = std::fs::read(m).map_err(|e| format!("reading {}: {e}", m.display()))?;
+        ar.file(&format!("mods/{i:02}.ko"), 0o644, &data);
     }
     for source in &sources {
         let name = source.file_stem().and_then(|s| s.to_str()).ok_or("bad source name")?;

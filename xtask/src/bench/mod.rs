@@ -44,6 +44,7 @@
 
 mod boot;
 pub mod linux;
+mod marks;
 mod profile;
 mod report;
 mod rows;

@@ -67,6 +67,13 @@ const START_PAIRING: &str =
      program (dynamically linked, the same packages on both sides: Linux's initramfs, Veneer's boot root), \
      waits; Veneer: under lxrt, the program's loader and libraries mapped by the library OS";
 
+/// The storage rows (`libos/tests/c/iobench.c` on both sides).
+const IO_PAIRING: &str =
+    "the same static program (libos/tests/c/iobench.c) in /data, on a fresh 256 MiB virtio-blk disk: Linux: \
+     Debian's ext4 (mke2fs on the host, modules loaded by init); Veneer: C-FFS over XN, lxrt's /data (the \
+     in-memory tree, each file written through C-FFS and made durable when its last writer closes it); \
+     16 MiB (quick: 1 MiB) or 1,000 files (quick: 50)";
+
 pub const ROWS: &[Row] = &[
     row("calib", "calibration: 1000-instruction loop", "method")
         .linux("calib")
@@ -282,6 +289,18 @@ pub const ROWS: &[Row] = &[
              included",
         )
         .target(3.0),
+    row("io_file", "file I/O: write+fsync, read back, unlink, per MiB", "SOSP'97 §6 (issue 23)")
+        .linux("io_file")
+        .veneer("io_file")
+        .pairing(IO_PAIRING),
+    row("small_files", "small files: create+write 1-4 KiB, sync, read, unlink, per file", "SOSP'97 §4.5 (C-FFS)")
+        .linux("small_files")
+        .veneer("small_files")
+        .pairing(IO_PAIRING),
+    row("cp_file", "cp of a 16 MiB file (plain read/write, not XCP), per MiB", "SOSP'97 §7.2 (XCP's baseline)")
+        .linux("cp_file")
+        .veneer("cp_file")
+        .pairing(IO_PAIRING),
     row("boot", "boot: reset to the shell's first prompt", "issue 26")
         .linux("boot")
         .veneer("boot")

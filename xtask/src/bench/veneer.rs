@@ -21,6 +21,7 @@ pub const PROGRAMS: &[&str] = &[
     "bench",
     "bench_libos",
     START,
+    IO,
     "devbench",
     "devbench isolation=off",
     "devbench iommu",
@@ -34,6 +35,30 @@ pub const PROGRAMS: &[&str] = &[
 /// `START_PACKAGES` (Linux's initramfs holds the same).
 pub const START: &str = "lxrt /bin/sh /bench/start.sh";
 pub const START_PACKAGES: &[&str] = &["bash", "coreutils", "grep", "nginx", "python3-minimal", "sed"];
+
+/// The storage rows' boot: busybox's shell runs `libos/root/bench/io.sh`,
+/// which runs Linux's program for them (`libos/tests/c/iobench.c`) under
+/// lxrt in `/data`, on a disk holding a fresh, empty C-FFS
+/// (`data_disk`).
+pub const IO: &str = "lxrt /bin/sh /bench/io.sh";
+
+/// A fresh C-FFS disk of `linux::DATA_DISK_MIB` at `path` (the size of
+/// Linux's ext4 disk), everything on it owned by root.
+fn data_disk(path: &std::path::Path) -> Result<(), String> {
+    let empty = build::root().join("target/bench/empty");
+    let _ = std::fs::remove_dir_all(&empty);
+    std::fs::create_dir_all(&empty).map_err(|e| e.to_string())?;
+    let _ = std::fs::remove_file(path);
+    crate::fstools::mkfs(&[
+        path.display().to_string(),
+        "--size".into(),
+        super::linux::DATA_DISK_MIB.to_string(),
+        "--from".into(),
+        empty.display().to_string(),
+        "--owner".into(),
+        "0:0".into(),
+    ])
+}
 
 /// The nesting levels of `bench_libos`'s rows (paper 003 §6): a row
 /// `NAME_SUFFIX` is `bench_libos`'s `NAME` booted as `init=limiter @SPEC
@@ -160,11 +185,34 @@ fn boot(opts: &Options, clock: Clock, boot: &Boot, img: &build::Image) -> Side {
     if boot.program.split(' ').any(|w| w == "iommu") {
         args.extend(qemu::IOMMU_MACHINE.iter().map(|s| s.to_string()));
     }
-    let out = match qemu::headless(&args, opts.timeout(), &[]) {
+    let disk =
+        build::root().join(format!("target/bench/veneer-data-{}-{}.img", clock.name(), std::process::id()));
+    let dir = build::root().join("target/bench");
+    let marks = dir.join(format!("veneer-marks-{}.txt", clock.name()));
+    if boot.program == IO {
+        // A fresh C-FFS, and the plugin counting the storage rows.
+        let prepared = data_disk(&disk).and_then(|_| super::profile::plugin(&dir));
+        let plugin = match prepared {
+            Ok(p) => p,
+            Err(e) => return Side::absent(format!("the storage rows' boot: {e}")),
+        };
+        args.extend(qemu::device_args(&disk, 0));
+        args.extend(super::marks::args(
+            &plugin,
+            &dir.join(format!("veneer-counts-{}.txt", clock.name())),
+            &marks,
+        ));
+    }
+    let out = qemu::headless(&args, opts.timeout(), &[]);
+    let _ = std::fs::remove_file(&disk);
+    let out = match out {
         Ok(out) => out,
         Err(e) => return Side::absent(e),
     };
     let mut side = Side::parse(&out.serial);
+    if boot.program == IO {
+        super::marks::apply(&mut side, &out.serial, &marks);
+    }
     side.rename(boot.suffix);
     if out.timed_out {
         side.problem = Some(format!("timed out after {:?}", opts.timeout()));
@@ -173,7 +221,6 @@ fn boot(opts: &Options, clock: Clock, boot: &Boot, img: &build::Image) -> Side {
         side.problem = Some(format!("did not power off with success (QEMU exit {:?})", out.code));
     }
     // The console is kept whatever happened (for a look at any notes).
-    let dir = build::root().join("target/bench");
     let log = dir.join(format!(
         "veneer-{}-{}-serial.log",
         boot.program.replace([' ', '@', '/'], "-"),

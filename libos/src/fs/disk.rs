@@ -1,0 +1,337 @@
+//! `/data`: the C-FFS of the XN disk (`docs/cffs.md`, "The persistent
+//! directory"), reached as an ordinary directory by every program.
+//!
+//! The first process mounts C-FFS (with recovery) and copies its tree into
+//! the in-memory file system at `/data`; from then on the in-memory tree is
+//! what programs read, and every change under `/data` is also made on the
+//! disk, by the process that makes it, through its own C-FFS library over
+//! the kernel's XN: names (create, mkdir, symlink, link, unlink, rmdir,
+//! rename, chmod) when they change, a file's data when the last open file
+//! description that wrote it closes, or at `fsync`/`sync`. A file written
+//! and closed is durable (its data, its entry and the entries above it:
+//! C-FFS's `fsync`); a name change becomes durable with the next `fsync`
+//! or `sync` of anything, as on Linux.
+//!
+//! A process's C-FFS state (where inodes live, its batch of inode
+//! numbers, its mappings of cached blocks) is its own: a forked child
+//! opens its own (`forked_child`). Another process may have moved an
+//! entry since; C-FFS checks each location it remembers before it uses it
+//! and this module looks the name up again from `/data` when it fails.
+//! The big lock keeps two processes from changing the disk at once.
+
+use super::node::{self, Ino};
+use super::{dir, path, ROOT, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG};
+use crate::errno::{
+    EACCES, EEXIST, EFBIG, EINVAL, EIO, EISDIR, ENAMETOOLONG, ENOENT, ENOSPC, ENOTDIR, ENOTEMPTY, EPERM,
+    EXDEV,
+};
+use crate::scoped::Scoped;
+use crate::word::Word;
+use alloc::vec;
+use alloc::vec::Vec;
+use cffs::{Errno, Fs};
+use user::xn as k;
+use xn::Cred;
+
+use super::xnclient::SysXn;
+
+/// Where the disk's tree appears.
+pub const AT: &[u8] = b"/data";
+const NAME: &[u8] = b"data";
+
+/// C-FFS's root directory's inode number.
+const DISK_ROOT: u64 = 1;
+
+/// Every process acts on the disk as uid 0 (lxrt's processes are all
+/// root): a capability made by `xn_identity`, lent to each child. It
+/// gives XN's uid 0 and nothing else (not the raw block calls).
+static CRED: Word<u64> = Word::new(0);
+static CHILD_CRED: Word<u64> = Word::new(0);
+const ROOT_CRED: Cred = Cred { uid: 0, gid: 0 };
+
+/// This process's C-FFS, opened on first use.
+static FS: Scoped<Option<Fs<SysXn>>> = Scoped::new("the disk's file system", None);
+
+/// C-FFS's refusal as Linux's errno.
+fn errno(e: Errno) -> i64 {
+    match e {
+        Errno::NoEnt => ENOENT,
+        Errno::Exist => EEXIST,
+        Errno::NotDir => ENOTDIR,
+        Errno::IsDir => EISDIR,
+        Errno::NotEmpty => ENOTEMPTY,
+        Errno::NoSpace => ENOSPC,
+        Errno::Access => EACCES,
+        Errno::Perm => EPERM,
+        Errno::NameTooLong => ENAMETOOLONG,
+        Errno::Inval => EINVAL,
+        Errno::FileTooBig => EFBIG,
+        Errno::Xn(_) | Errno::Corrupt(_) => {
+            // What the disk refused is said: EIO alone tells nobody why.
+            crate::log::note(format_args!("/data: C-FFS: {e:?}"));
+            EIO
+        }
+    }
+}
+
+/// Runs `f` on this process's C-FFS (opened without recovery: the first
+/// process recovered it at mount).
+fn with_fs<R>(f: impl FnOnce(&mut Fs<SysXn>) -> Result<R, Errno>) -> Result<R, i64> {
+    FS.with(|slot| {
+        if slot.is_none() {
+            let x = SysXn::open(CRED.get(), ROOT_CRED).map_err(|_| EIO)?;
+            *slot = Some(Fs::open(x, false).map_err(errno)?);
+        }
+        let fs = slot.as_mut().expect("opened above");
+        fs.set_time(crate::time::wall_ns() as i64);
+        f(fs).map_err(errno)
+    })
+}
+
+/// The C-FFS inode of in-memory inode `ino`, if it lies on the disk.
+fn on_disk(ino: Ino) -> Option<u64> {
+    Some(node::get(ino).disk).filter(|&d| d != 0)
+}
+
+/// The path of in-memory directory `d` inside the disk's tree.
+fn disk_path(d: Ino) -> Option<Vec<u8>> {
+    let abs = path::absolute(d);
+    let rest = abs.strip_prefix(AT)?;
+    Some(if rest.is_empty() { b"/".to_vec() } else { rest.to_vec() })
+}
+
+/// Where C-FFS knows directory `d` (in memory) as: its remembered inode,
+/// checked, or found again by its path (another process moved it).
+fn disk_dir(fs: &mut Fs<SysXn>, d: Ino) -> Result<u64, Errno> {
+    let ino = node::get(d).disk;
+    if fs.stat(ino).is_ok() {
+        return Ok(ino);
+    }
+    let p = disk_path(d).ok_or(Errno::NoEnt)?;
+    fs.resolve(core::str::from_utf8(&p).map_err(|_| Errno::Inval)?)
+}
+
+/// Whether anything is mounted at `/data` (a disk was found at start).
+fn mounted() -> bool {
+    CRED.get() != 0
+}
+
+/// First process, after the boot tree is built: mounts the disk's C-FFS
+/// (if the machine has an XN disk holding one) and copies it to `/data`.
+pub fn mount() {
+    let Ok(x) = SysXn::open(abi::syscall::CRED_DEVICES, ROOT_CRED) else {
+        return; // no XN disk: nothing to say
+    };
+    let mut fs = match Fs::mount(x) {
+        Ok(fs) => fs,
+        Err(e) => return crate::log::note(format_args!("/data: the disk's C-FFS is refused: {e:?}")),
+    };
+    let cred = match k::identity(0, 0, abi::syscall::CRED_DEVICES) {
+        Ok(c) => c,
+        Err(e) => return crate::log::note(format_args!("/data: no XN identity: {e:?}")),
+    };
+    let made = node::alloc(S_IFDIR | 0o755).and_then(|d| dir::add(ROOT, NAME, d).map(|_| d));
+    let loaded = made.and_then(|d| {
+        node::update(d, |n| n.disk = DISK_ROOT);
+        let mut seen = Vec::new();
+        load(&mut fs, DISK_ROOT, d, &mut seen)?;
+        Ok(seen.len())
+    });
+    match loaded {
+        Ok(n) => {
+            CRED.set(cred);
+            FS.with(|s| *s = Some(fs));
+            crate::log::note(format_args!("/data is C-FFS on the XN disk ({n} names)"));
+        }
+        Err(e) => crate::log::note(format_args!("/data: cannot load the disk's tree: errno {e}")),
+    }
+}
+
+/// Copies C-FFS directory `from` into in-memory directory `to`; `seen`
+/// pairs each C-FFS inode met with its in-memory one (hard links).
+fn load(fs: &mut Fs<SysXn>, from: u64, to: Ino, seen: &mut Vec<(u64, Ino)>) -> Result<(), i64> {
+    let names = fs.readdir(from).map_err(errno)?;
+    for (name, ino, _) in names {
+        if name == b"." || name == b".." {
+            continue;
+        }
+        if let Some(&(_, m)) = seen.iter().find(|(d, _)| *d == ino) {
+            dir::add(to, &name, m)?;
+            continue;
+        }
+        let st = fs.stat(ino).map_err(errno)?;
+        let m = node::alloc(st.mode)?;
+        seen.push((ino, m));
+        dir::add(to, &name, m)?;
+        match st.mode & S_IFMT {
+            S_IFDIR => load(fs, ino, m, seen)?,
+            S_IFLNK => {
+                let t = fs.readlink(ino).map_err(errno)?;
+                node::update(m, |n| node::write_at(n, 0, &t))?;
+            }
+            _ => {
+                let mut buf = vec![0u8; st.size as usize];
+                let got = fs.read(ino, 0, &mut buf).map_err(errno)?;
+                node::update(m, |n| node::write_at(n, 0, &buf[..got]))?;
+            }
+        }
+        node::update(m, |n| {
+            (n.uid, n.gid, n.disk, n.dirty) = (st.uid, st.gid, ino, false);
+            (n.atime_ns, n.mtime_ns, n.ctime_ns) = (st.atime as u64, st.mtime as u64, st.ctime as u64);
+        });
+    }
+    Ok(())
+}
+
+/// `ino` was just linked into `d` as `name` (a new file, directory or
+/// symlink): made on the disk too if `d` is there. On failure the caller
+/// undoes its own change.
+pub fn created(d: Ino, name: &[u8], ino: Ino) -> Result<(), i64> {
+    if !mounted() || on_disk(d).is_none() {
+        return Ok(());
+    }
+    let n = node::get(ino);
+    let made = with_fs(|fs| {
+        let at = disk_dir(fs, d)?;
+        let i = match n.mode & S_IFMT {
+            S_IFDIR => fs.mkdir(at, name, n.mode)?,
+            S_IFLNK => fs.symlink(at, name, node::bytes(&n))?,
+            S_IFREG => fs.create(at, name, n.mode)?,
+            _ => return Err(Errno::Perm), // device nodes, fifos: memory only
+        };
+        Ok(i)
+    })?;
+    node::update(ino, |n| n.disk = made);
+    Ok(())
+}
+
+/// `name` is about to go from `d` (unlink or rmdir).
+pub fn removing(d: Ino, name: &[u8], is_dir: bool) -> Result<(), i64> {
+    if !mounted() || on_disk(d).is_none() {
+        return Ok(());
+    }
+    with_fs(|fs| {
+        let at = disk_dir(fs, d)?;
+        if is_dir {
+            fs.rmdir(at, name)
+        } else {
+            fs.unlink(at, name)
+        }
+    })
+}
+
+/// `od/oname` is about to become `nd/nname`: on the disk as one C-FFS
+/// rename (atomic there). Between the disk and memory: `EXDEV`.
+pub fn renaming(od: Ino, oname: &[u8], nd: Ino, nname: &[u8]) -> Result<(), i64> {
+    if !mounted() {
+        return Ok(());
+    }
+    match (on_disk(od), on_disk(nd)) {
+        (None, None) => Ok(()),
+        (Some(_), Some(_)) => with_fs(|fs| {
+            let (a, b) = (disk_dir(fs, od)?, disk_dir(fs, nd)?);
+            fs.rename(a, oname, b, nname)
+        }),
+        _ => Err(EXDEV),
+    }
+}
+
+/// A second name `d/name` for `ino`, which is on the disk if `d` is.
+pub fn linking(ino: Ino, d: Ino, name: &[u8]) -> Result<(), i64> {
+    if !mounted() {
+        return Ok(());
+    }
+    match (on_disk(ino), on_disk(d)) {
+        (None, None) => Ok(()),
+        (Some(i), Some(_)) => with_fs(|fs| {
+            let at = disk_dir(fs, d)?;
+            fs.link(i, at, name)
+        }),
+        _ => Err(EXDEV),
+    }
+}
+
+/// `ino`'s mode changed in memory: the same on the disk.
+pub fn chmoded(ino: Ino) -> Result<(), i64> {
+    let Some(i) = on_disk(ino).filter(|_| mounted()) else {
+        return Ok(());
+    };
+    let mode = node::get(ino).mode;
+    with_fs(|fs| fs.setattr(i, Some(mode), None))
+}
+
+/// Writes regular file `ino`'s data to the disk if it changed since and
+/// makes it durable (C-FFS's `fsync`: its data, entry and the entries
+/// above it); with `always`, makes it durable even if unchanged (its
+/// name may be new). The last close of a file does the first, `fsync`
+/// the second.
+pub fn write_back(ino: Ino, always: bool) -> Result<(), i64> {
+    let n = node::get(ino);
+    let Some(i) = Some(n.disk).filter(|&d| d != 0 && mounted() && n.mode & S_IFMT == S_IFREG) else {
+        return Ok(());
+    };
+    if !n.dirty && !always {
+        return Ok(());
+    }
+    with_fs(|fs| {
+        if n.dirty {
+            let data = node::bytes(&n);
+            // Shortened only: a file grown by writes keeps C-FFS's choice
+            // of inline data or blocks.
+            if fs.stat(i)?.size > data.len() as u64 {
+                fs.truncate(i, data.len() as u64)?;
+            }
+            let mut off = 0;
+            while off < data.len() {
+                off += fs.write(i, off as u64, &data[off..])?;
+            }
+        }
+        fs.fsync(i)
+    })?;
+    node::update(ino, |n| n.dirty = false);
+    Ok(())
+}
+
+/// `sync`: every changed file under `/data` written back, then everything
+/// C-FFS has made durable (names included).
+pub fn sync() -> Result<(), i64> {
+    if !mounted() {
+        return Ok(());
+    }
+    if let Some(top) = dir::lookup(ROOT, NAME).filter(|&d| on_disk(d).is_some()) {
+        sync_tree(top)?;
+    }
+    with_fs(|fs| fs.sync())
+}
+
+fn sync_tree(d: Ino) -> Result<(), i64> {
+    let kids: Vec<Ino> = dir::with_entries(d, |es| es.iter().map(|e| e.ino).collect());
+    for k in kids {
+        if node::is_dir(k) {
+            sync_tree(k)?;
+        } else {
+            write_back(k, false)?;
+        }
+    }
+    Ok(())
+}
+
+/// `fork`: the child gets a capability of its own acting as uid 0.
+pub fn share_with(env: u64) -> Result<(), abi::Error> {
+    if mounted() {
+        CHILD_CRED.set(user::sys::cap_grant(env, CRED.get())?);
+    }
+    Ok(())
+}
+
+/// First thing in a forked child: its own capability, and its own C-FFS
+/// (the parent's mappings of cached blocks were not copied).
+pub fn forked_child() {
+    if mounted() {
+        CRED.set(CHILD_CRED.get());
+        // The parent's state holds nothing unwritten: every change is
+        // made through XN at once, and data is written back before a
+        // call returns.
+        FS.with(|s| core::mem::forget(s.take()));
+    }
+}

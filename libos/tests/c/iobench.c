@@ -1,0 +1,211 @@
+/* The storage rows' program on both sides (issue 23 §3; paper 000 §4.5,
+ * §6): one static glibc program, which the Linux benchmark initramfs
+ * holds as /bin/iobench (over ext4 on a virtio-blk disk, mounted at
+ * /data) and Veneer runs under lxrt from /bench/io.sh (over C-FFS on its
+ * XN disk, lxrt's /data). `iobench NAME ITERATIONS TRIALS` works in /data
+ * and prints `BENCH NAME ITERATIONS TOTAL` per trial, TOTAL in time-stamp
+ * counts (guest instructions under -icount).
+ *
+ *   calib        the harness's 1000-instruction loop
+ *   io_file      write ITERATIONS MiB to a file in 64 KiB writes, fsync,
+ *                close; open it again, read it back and check every byte;
+ *                unlink and sync; per MiB
+ *   small_files  create ITERATIONS files of 1-4 KiB in a fresh directory
+ *                (write, close), sync; read each back and check it;
+ *                unlink each, rmdir, sync; per file (the paper's
+ *                small-file benchmark)
+ *   cp_file      copy a file of ITERATIONS MiB (made and synced before the
+ *                clock starts) with read and write in 64 KiB pieces, as
+ *                cp does, fsync the copy; unlink it; per MiB
+ *
+ * Each measured stretch starts and ends with the marker `xchg %bx,%bx`:
+ * the benchmark harness counts the instructions executed between them
+ * with its QEMU plugin (bench/profile/insn_count.c), since time under
+ * -icount also advances while a guest waits, halted, for its disk.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define CHUNK (64 * 1024)
+#define MIB (1024 * 1024)
+
+static inline uint64_t now(void)
+{
+	uint32_t lo, hi;
+	__asm__ volatile("lfence; rdtsc" : "=a"(lo), "=d"(hi));
+	return ((uint64_t)hi << 32) | lo;
+}
+
+static unsigned char buf[CHUNK], back[CHUNK];
+
+/* The plugin's marker (66 87 db): a no-op for the CPU. */
+static inline void mark(void)
+{
+	__asm__ volatile("xchg %%bx, %%bx" ::: "memory");
+}
+
+/* The byte at `off` of file `seed`: every file and offset differs. */
+static unsigned char pattern(long seed, long off)
+{
+	return (unsigned char)(off * 31 + seed * 7 + (off >> 12));
+}
+
+static void fill(long seed, long off, unsigned char *p, long n)
+{
+	for (long i = 0; i < n; i++)
+		p[i] = pattern(seed, off + i);
+}
+
+/* Writes `mib` MiB of file `seed` to `path`, fsyncs it; 0 on success. */
+static int write_file(const char *path, long seed, long mib)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0)
+		return -1;
+	for (long off = 0; off < mib * MIB; off += CHUNK) {
+		fill(seed, off, buf, CHUNK);
+		if (write(fd, buf, CHUNK) != CHUNK)
+			return close(fd), -1;
+	}
+	int r = fsync(fd);
+	return close(fd) || r ? -1 : 0;
+}
+
+/* Reads `path` back and checks it holds `mib` MiB of file `seed`. */
+static int check_file(const char *path, long seed, long mib)
+{
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	long off = 0;
+	ssize_t n;
+	while ((n = read(fd, back, CHUNK)) > 0) {
+		fill(seed, off, buf, n);
+		if (memcmp(buf, back, n))
+			return close(fd), -1;
+		off += n;
+	}
+	close(fd);
+	return n == 0 && off == mib * MIB ? 0 : -1;
+}
+
+static uint64_t io_file(long mib)
+{
+	uint64_t t = now();
+	mark();
+	if (write_file("io", 1, mib) || check_file("io", 1, mib) || unlink("io"))
+		return 0;
+	sync();
+	mark();
+	return now() - t;
+}
+
+/* The size of small file `i`: 1-4 KiB, not a multiple of the block. */
+static long small_size(long i)
+{
+	return 1024 + (i * 997) % 3072;
+}
+
+static uint64_t small_files(long n)
+{
+	char name[32];
+	uint64_t t = now();
+	mark();
+	if (mkdir("small", 0755))
+		return 0;
+	for (long i = 0; i < n; i++) {
+		snprintf(name, sizeof name, "small/f%ld", i);
+		int fd = open(name, O_WRONLY | O_CREAT | O_EXCL, 0644);
+		fill(i, 0, buf, small_size(i));
+		if (fd < 0 || write(fd, buf, small_size(i)) != small_size(i))
+			return 0;
+		close(fd);
+	}
+	sync();
+	for (long i = 0; i < n; i++) {
+		snprintf(name, sizeof name, "small/f%ld", i);
+		int fd = open(name, O_RDONLY);
+		if (fd < 0 || read(fd, back, CHUNK) != small_size(i))
+			return 0;
+		close(fd);
+		fill(i, 0, buf, small_size(i));
+		if (memcmp(buf, back, small_size(i)))
+			return 0;
+	}
+	for (long i = 0; i < n; i++) {
+		snprintf(name, sizeof name, "small/f%ld", i);
+		if (unlink(name))
+			return 0;
+	}
+	if (rmdir("small"))
+		return 0;
+	sync();
+	mark();
+	return now() - t;
+}
+
+static uint64_t cp_file(long mib)
+{
+	if (write_file("src", 2, mib))
+		return 0;
+	uint64_t t = now();
+	mark();
+	int in = open("src", O_RDONLY);
+	int out = open("dst", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (in < 0 || out < 0)
+		return 0;
+	ssize_t n;
+	while ((n = read(in, buf, CHUNK)) > 0)
+		if (write(out, buf, n) != n)
+			return 0;
+	if (n < 0 || fsync(out) || close(out) || close(in))
+		return 0;
+	mark();
+	uint64_t total = now() - t;
+	if (check_file("dst", 2, mib) || unlink("dst") || unlink("src"))
+		return 0;
+	sync();
+	return total;
+}
+
+static uint64_t calib(long n)
+{
+	uint64_t t = now();
+	for (long i = 0; i < n; i++)
+		__asm__ volatile(".rept 998\n nop\n .endr\n" ::: "memory");
+	return now() - t;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 4) {
+		fprintf(stderr, "usage: iobench NAME ITERATIONS TRIALS\n");
+		return 2;
+	}
+	const char *name = argv[1];
+	long n = atol(argv[2]), trials = atol(argv[3]);
+	if (chdir("/data")) {
+		printf("BENCH-FAIL %s no /data\n", name);
+		return 1;
+	}
+	for (long t = 0; t < trials; t++) {
+		uint64_t total = !strcmp(name, "calib")	      ? calib(n)
+				 : !strcmp(name, "io_file")   ? io_file(n)
+				 : !strcmp(name, "small_files") ? small_files(n)
+				 : !strcmp(name, "cp_file")   ? cp_file(n)
+							      : 0;
+		if (!total) {
+			printf("BENCH-FAIL %s trial %ld\n", name, t);
+			return 1;
+		}
+		printf("BENCH %s %ld %llu\n", name, n, (unsigned long long)total);
+		fflush(stdout);
+	}
+	return 0;
+}
