@@ -72,12 +72,14 @@ fn collect(mine: &mut [Option<usize>], failed: &mut Option<BlockError>) -> bool 
 }
 
 /// Halts until an interrupt, then runs the drivers of the devices that
-/// interrupted.
+/// interrupted, and restarts a driver that failed (the clock hook, which
+/// does that otherwise, does not run while a system call waits here).
 fn wait_once() {
     if !super::pending() {
         crate::arch::cpu::idle();
     }
     super::run_drivers();
+    super::recovery(super::detect::now());
 }
 
 /// Gives up on a device that stopped answering: its driver is disabled,
