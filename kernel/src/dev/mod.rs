@@ -5,6 +5,7 @@
 
 pub mod acpi;
 pub mod pci;
+pub mod pending;
 pub mod tracker;
 
 #[cfg(target_os = "none")]
@@ -33,8 +34,6 @@ pub mod net;
 mod nmi;
 #[cfg(target_os = "none")]
 pub mod packet;
-#[cfg(target_os = "none")]
-mod pending;
 #[cfg(target_os = "none")]
 mod pool;
 #[cfg(target_os = "none")]

@@ -53,6 +53,12 @@ fn replayable(r: &Request) -> bool {
     matches!(r.op, op::READ | op::WRITE | op::TRANSMIT | op::FLUSH)
 }
 
+impl Default for Table {
+    fn default() -> Table {
+        Table::new()
+    }
+}
+
 impl Table {
     pub const fn new() -> Table {
         Table { slots: [const { None }; MAX_PENDING], next_tag: 1 }
@@ -157,5 +163,87 @@ impl Table {
             p.since = None;
             PARKED.fetch_or(1 << p.driver, Relaxed);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    /// The ends seen: (cookie, status).
+    static ENDS: Mutex<Vec<(u64, i32)>> = Mutex::new(Vec::new());
+
+    fn done(cookie: u64, st: i32, _len: usize) {
+        ENDS.lock().unwrap().push((cookie, st));
+    }
+
+    /// How request `cookie` ended, if it did.
+    fn end(cookie: u64) -> Option<i32> {
+        ENDS.lock().unwrap().iter().find(|e| e.0 == cookie).map(|e| e.1)
+    }
+
+    /// `drvapi::op::INJECT_WILD_CALL` (behind the `inject` feature).
+    const INJECTION: u32 = 0xF4;
+
+    fn req(op: u32, sector: u64) -> Request {
+        Request { op, tag: 0, sector, va: 0, len: 4096 }
+    }
+
+    #[test]
+    fn a_failed_drivers_requests_are_parked_and_handed_back_oldest_first() {
+        let (mut t, d) = (Table::new(), 1);
+        let (_, w) = t.add(d, req(op::WRITE, 8), 0x5000, (done, 101), Some(0)).unwrap();
+        let (_, r) = t.add(d, req(op::READ, 16), 0x6000, (done, 102), Some(0)).unwrap();
+        let (_, inj) = t.add(d, req(INJECTION, 0), 0x7000, (done, 103), Some(0)).unwrap();
+        t.add(2, req(op::READ, 0), 0x8000, (done, 104), Some(0)).unwrap();
+        t.failed(d, true);
+        // The injection fails; the others wait, and are no longer held.
+        assert_eq!((end(101), end(102), end(103)), (None, None, Some(status::IO_ERROR)));
+        assert!(parked(d));
+        assert_eq!((t.holding(d), t.holding(2)), (0, 1));
+        t.finish(w, status::OK, 4096);
+        assert_eq!(end(101), None, "a parked request was ended by a completion");
+        // Made while the driver is down: behind the others.
+        let (_, late) = t.add(d, req(op::WRITE, 8), 0x9000, (done, 105), None).unwrap();
+        let order: Vec<(u64, u64, u64)> =
+            std::iter::from_fn(|| t.unpark(d, 50)).map(|(_, tag, r, pa)| (tag, r.sector, pa)).collect();
+        assert_eq!(order, [(w, 8, 0x5000), (r, 16, 0x6000), (late, 8, 0x9000)]);
+        assert!(!parked(d));
+        assert_ne!(inj, late);
+        // Held again, with a fresh deadline, and ended by completions.
+        assert_eq!(t.overdue(50, |_| true).map(|o| o.0), Some(2));
+        assert_eq!(t.holding(d), 3);
+        t.finish(r, status::OK, 4096);
+        assert_eq!(end(102), Some(status::OK));
+    }
+
+    #[test]
+    fn parked_requests_fail_when_the_driver_is_given_up_on_or_not_restarted() {
+        let (mut t, d) = (Table::new(), 3);
+        t.add(d, req(op::TRANSMIT, 0), 0x1000, (done, 201), Some(5)).unwrap();
+        t.add(d, req(op::FLUSH, 0), 0x2000, (done, 202), Some(5)).unwrap();
+        t.failed(d, true);
+        assert_eq!(t.overdue(u64::MAX, |_| true), None, "a parked request has no deadline");
+        t.give_up(d);
+        assert_eq!((end(201), end(202)), (Some(status::IO_ERROR), Some(status::IO_ERROR)));
+        assert!(t.unpark(d, 0).is_none());
+        // Without a restart due, nothing is parked.
+        t.add(d, req(op::READ, 0), 0x3000, (done, 203), Some(5)).unwrap();
+        t.failed(d, false);
+        assert_eq!(end(203), Some(status::IO_ERROR));
+    }
+
+    #[test]
+    fn a_request_the_driver_had_no_room_for_is_parked_again_and_one_not_started_is_forgotten() {
+        let (mut t, d) = (Table::new(), 0);
+        let (slot, tag) = t.add(d, req(op::READ, 0), 0x1000, (done, 301), None).unwrap();
+        assert!(t.is_parked(slot, tag));
+        assert_eq!(t.unpark(d, 7).map(|u| (u.0, u.1)), Some((slot, tag)));
+        t.repark(slot, tag);
+        assert!(t.is_parked(slot, tag));
+        t.unpark(d, 8).unwrap();
+        assert_eq!(t.not_started(slot, tag).map(|n| n.1), Some(301));
+        assert_eq!((t.holding(d), end(301)), (0, None));
     }
 }
