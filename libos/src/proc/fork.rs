@@ -222,6 +222,9 @@ impl Sharing {
 /// `fork`: returns the child's pid (the child sees 0).
 pub fn fork(f: &ExceptionFrame, how: Sharing) -> Result<i64, i64> {
     super::limits::may_create()?;
+    if !crate::oom::may_fork() {
+        return Err(ENOMEM);
+    }
     // The pages of MAP_SHARED mappings must exist to be shared.
     if !vm::back_fork_shared() {
         return Err(ENOMEM);

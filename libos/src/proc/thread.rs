@@ -106,14 +106,6 @@ const STACK_LAYOUT: Layout = match Layout::from_size_align(THREAD_STACK_SIZE, 40
     Err(_) => panic!("the stack's layout"),
 };
 
-/// Free frames below which no thread is made (`clone` answers EAGAIN, as
-/// Linux's does when memory is short): each costs some 19 frames at once
-/// (its lxrt stack is backed whole), and threads made until the last frame
-/// left the programs already running nothing for their pages, so the OOM
-/// killer ended a process that asked for nothing (17 processes of 200
-/// threads on a 512 MiB machine). 8 MiB.
-const MEMORY_RESERVE: u64 = 2048;
-
 /// Whether the running thread is the first (the process's environment).
 pub fn is_first() -> bool {
     lock::is_first_thread()
@@ -169,7 +161,7 @@ pub struct Start {
 /// starts it. Returns its environment id.
 pub fn create(f: &ExceptionFrame, s: &Start) -> Result<u32, abi::Error> {
     reap();
-    if kinfo::free_frames() < MEMORY_RESERVE {
+    if !crate::oom::room_to_create() {
         return Err(abi::Error::NoMemory);
     }
     // SAFETY: non-zero sizes; freed in `reap` (or on failure below).
