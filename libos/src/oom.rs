@@ -16,26 +16,10 @@ use user::{kinfo, sys};
 /// needs (a fork's kits and entries, page tables) while a victim dies.
 const RESERVE: u64 = 512;
 
-/// Free frames below which no thread is made (`clone` answers EAGAIN, as
-/// Linux's does when memory is short) and a process that the OOM killer
-/// would choose itself may not fork (ENOMEM). Threads made until the last
-/// frame left the programs already running nothing for their pages, so the
-/// OOM killer ended a process that asked for nothing (17 processes of 200
-/// threads on a 512 MiB machine); a process forking children that each
-/// take memory was killed only after its children had taken it all, and
-/// then every new process (a shell's next command) was the largest and was
-/// killed in turn (`lx_forkoom`). 8 MiB.
-const CREATE_RESERVE: u64 = 2048;
-
-/// Whether memory is left to make a thread.
-pub fn room_to_create() -> bool {
-    kinfo::free_frames() >= CREATE_RESERVE
-}
-
 /// Whether this process may fork: memory is left, or another process is
 /// larger (the OOM killer would end that one for the child's pages).
 pub fn may_fork() -> bool {
-    room_to_create() || largest(&me()).id != crate::proc::env()
+    crate::proc::thread::room_to_create() || largest(&me()).id != crate::proc::env()
 }
 
 /// A frame for the program's page at `va`: allocated, or, once a victim

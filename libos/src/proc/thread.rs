@@ -156,12 +156,30 @@ pub struct Start {
     pub clear_tid: u64,
 }
 
+/// Free frames below which no thread is made (`clone` answers EAGAIN, as
+/// Linux's does when memory is short) and a process that the OOM killer
+/// would choose itself may not fork (ENOMEM, `oom::may_fork`). Threads
+/// made until the last frame left the programs already running nothing
+/// for their pages, so the OOM killer ended a process that asked for
+/// nothing (17 processes of 200 threads on a 512 MiB machine); a process
+/// forking children that each
+/// take memory was killed only after its children had taken it all, and
+/// then every new process (a shell's next command) was the largest and was
+/// killed in turn (`lx_forkoom`). 8 MiB.
+const CREATE_RESERVE: u64 = 2048;
+
+/// Whether memory is left to make a thread. (Here, not in `oom.rs`, which
+/// names `exit`: `oom` names threads, threads do not name `oom`.)
+pub fn room_to_create() -> bool {
+    kinfo::free_frames() >= CREATE_RESERVE
+}
+
 /// Makes a thread that will resume the program where `f` (the calling
 /// thread's `clone`) is, with rax = 0 and `s`'s stack and TLS; `run`
 /// starts it. Returns its environment id.
 pub fn create(f: &ExceptionFrame, s: &Start) -> Result<u32, abi::Error> {
     reap();
-    if !crate::oom::room_to_create() {
+    if !room_to_create() {
         return Err(abi::Error::NoMemory);
     }
     // SAFETY: non-zero sizes; freed in `reap` (or on failure below).
