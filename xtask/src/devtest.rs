@@ -195,10 +195,12 @@ const TESTS: &[Dev] = &[
             ),
         ],
     },
-    // Recovery (`recover=restart`): the block driver fails, its request
-    // fails, it is restarted and reads the pattern right; in a second
-    // boot it fails again each time it is back and is left disabled after
-    // its third restart.
+    // Recovery (`recover=restart`): the block driver fails, is restarted
+    // and reads the pattern right, the read it refused made again; it
+    // fails with a write and reads in flight, which the restarted driver
+    // makes again; the network driver fails and is restarted. In a second
+    // boot the block driver fails again each time it is back and is left
+    // disabled after its third restart.
     Dev {
         name: "dev_restart",
         intx: false,
@@ -206,14 +208,17 @@ const TESTS: &[Dev] = &[
         inject: true,
         boots: &[
             (
-                "restart,arp recover=restart",
+                "restart,replay,net-restart recover=restart",
                 &[
                     "driver virtio-blk: reported its queue full with slots to spare",
                     "driver virtio-blk disabled",
                     "driver virtio-blk restarted (1 of 3",
                     "devtest blk-pattern: read 8 sectors at 4096 under interrupts: the pattern xtask wrote",
                     "devtest restart: the block driver was stopped, restarted afresh, and the disk reads right",
-                    "devtest arp: 10.0.2.2 is at",
+                    "driver virtio-blk restarted (2 of 3",
+                    "after its restart each ended well, the reads with the disk's pattern, the write on the disk",
+                    "driver virtio-net restarted (1 of 3",
+                    "devtest net-restart: the network driver was stopped and restarted; ARP is answered again",
                     "hello from ring 3",
                 ],
             ),

@@ -69,6 +69,12 @@ pub fn count_idle_tick() {
     unsafe { PERCPU.idle_ticks += 1 };
 }
 
+/// The ticks counted while idling since `take_idle_ticks` last took them.
+pub fn idle_ticks() -> u64 {
+    // SAFETY: called with interrupts off, so `count_idle_tick` cannot run.
+    unsafe { PERCPU.idle_ticks }
+}
+
 /// The ticks counted while idling since the last call.
 pub fn take_idle_ticks() -> u64 {
     // SAFETY: called with interrupts off, so `count_idle_tick` cannot run.

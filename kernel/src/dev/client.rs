@@ -291,7 +291,7 @@ pub fn inject(
         Ok(_) => Ok(false),
         Err(drvapi::status::IO_ERROR) => {
             abandon(mem, slot);
-            Ok(driver::find(name(dev)?).is_none())
+            Ok(driver::stopped(i))
         }
         Err(_) => {
             abandon(mem, slot);

@@ -235,6 +235,11 @@ impl Domain {
     /// its beginning; the TLB entries it may still hold go at the next
     /// entry; its device is attached to the IOMMU again.
     pub fn reset(&mut self) -> Result<(), &'static str> {
+        // No buffer stays lent (a wrapper that refused a completion may
+        // have dropped one from the tracker).
+        for s in (0..LENT_SLOTS).filter(|s| self.lent & 1 << s != 0) {
+            unmap(self.kernel, self.base + LENT_AREA + s as u64 * 4096);
+        }
         self.dma_next = self.base + DMA_AREA.0;
         self.mmio_next = self.base + MMIO_AREA.0;
         self.lent = 0;

@@ -1,20 +1,20 @@
 //! The loaded drivers: each one's image, device, entry points and object
-//! tracker; the crossing into a driver; requests in flight; and disabling
-//! a driver that failed (paper 004 §3.1-§3.3). A disabled driver's device
-//! loses bus mastering and interrupts, its requests fail with an I/O
-//! error, its DMA pages come back, and the kernel goes on.
+//! tracker; the crossing into a driver; requests in flight (`pending`);
+//! and disabling a driver that failed (paper 004 §3.1-§3.3). A disabled
+//! driver's device loses bus mastering and interrupts, its DMA pages come
+//! back, its requests are kept for its restart (`recover`) or fail with
+//! an I/O error, and the kernel goes on.
 
 use super::domain::Domain;
 use super::image::Image;
 use super::pci::{ConfigSpace, Device};
+pub use super::pending::Done;
+use super::pending::{self, Table};
 use super::tracker::{Object, Tracker};
-use super::{detect, msix, xpc, Global, MAX_DRIVERS};
+use super::{detect, msix, recover, xpc, Global, MAX_DRIVERS};
 use crate::frames::{Frame, Frames};
 use abi::tables::frame_state;
 use drvapi::{status, DeviceInfo, DriverApi, Facts, KernelApi, Request};
-
-/// Requests in flight across all drivers.
-const MAX_PENDING: usize = 64;
 
 /// Bytes `offset..offset + len` of frame `frame`: a request's buffer.
 #[derive(Clone, Copy, Debug)]
@@ -23,12 +23,6 @@ pub struct Span {
     pub offset: usize,
     pub len: usize,
 }
-
-/// What the kernel calls when a request ends: the cookie its submitter
-/// gave, a `drvapi::status` and the bytes moved. It may run inside a
-/// crossing (a driver's `complete`, or its disabling in a trap), so it
-/// reaches only the device layer's own state.
-pub type Done = fn(cookie: u64, status: i32, len: usize);
 
 pub struct Driver {
     pub name: &'static str,
@@ -52,29 +46,15 @@ pub struct Driver {
     pub sizing: u8,
 }
 
-struct Pending {
-    tag: u64,
-    driver: usize,
-    done: Done,
-    cookie: u64,
-    /// When it was submitted (timer ticks), for the deadline.
-    since: u64,
-}
-
 pub struct Drivers {
     pub list: [Option<Driver>; MAX_DRIVERS],
     /// The driver a crossing is in, if any.
     current: Option<usize>,
-    pending: [Option<Pending>; MAX_PENDING],
-    next_tag: u64,
+    pending: Table,
 }
 
-static DRIVERS: Global<Drivers> = Global::new(Drivers {
-    list: [const { None }; MAX_DRIVERS],
-    current: None,
-    pending: [const { None }; MAX_PENDING],
-    next_tag: 1,
-});
+static DRIVERS: Global<Drivers> =
+    Global::new(Drivers { list: [const { None }; MAX_DRIVERS], current: None, pending: Table::new() });
 
 /// Runs `f` on the loaded drivers (kernel code outside a crossing).
 pub fn with<R>(f: impl FnOnce(&mut Drivers) -> R) -> R {
@@ -108,26 +88,15 @@ impl Drivers {
         self.list[i].as_mut().expect("the driver exists")
     }
 
-    /// The first request of an enabled driver pending since before
-    /// `before` (timer ticks): its driver and tag.
-    pub fn overdue(&self, before: u64) -> Option<(usize, u64)> {
-        let late =
-            |p: &Pending| p.since < before && self.list[p.driver].as_ref().is_some_and(|d| !d.disabled);
-        self.pending.iter().flatten().find(|p| late(p)).map(|p| (p.driver, p.tag))
-    }
-
-    /// How many requests driver `i` holds.
-    pub fn holding(&self, i: usize) -> usize {
-        self.pending.iter().flatten().filter(|p| p.driver == i).count()
+    /// Whether driver `i` is loaded and not disabled.
+    fn enabled(&self, i: usize) -> bool {
+        self.list[i].as_ref().is_some_and(|d| !d.disabled)
     }
 
     /// Request `tag` ended (the `complete` wrapper, which checked that
     /// the driver held it).
     pub fn finish(&mut self, tag: u64, st: i32, len: usize) {
-        if let Some(slot) = self.pending.iter_mut().find(|p| p.as_ref().is_some_and(|p| p.tag == tag)) {
-            let p = slot.take().expect("found");
-            (p.done)(p.cookie, st, len);
-        }
+        self.pending.finish(tag, st, len);
     }
 }
 
@@ -247,16 +216,7 @@ pub fn start(
         Ok(i)
     })?;
     let r = init(i, api);
-    with(|ds| match r {
-        Ok(()) => {
-            super::recover::ran(i);
-            Ok(i)
-        }
-        Err(why) => {
-            disable(ds, i, why);
-            Err(why)
-        }
-    })
+    with(|ds| r.map(|()| i).inspect_err(|why| disable(ds, i, why)))
 }
 
 /// Restarts disabled driver `i` (`recover`): a fresh copy of its image in
@@ -272,7 +232,9 @@ pub fn restart(i: usize, api: &'static KernelApi) -> Result<(), &'static str> {
         Ok(())
     })?;
     let r = init(i, api);
-    with(|ds| r.inspect_err(|why| disable(ds, i, why)))
+    with(|ds| r.inspect_err(|why| disable(ds, i, why)))?;
+    replay(i);
+    Ok(())
 }
 
 /// Runs driver `i`'s entry point, checks the table it returns, runs its
@@ -338,13 +300,32 @@ fn init(i: usize, api: &'static KernelApi) -> Result<(), &'static str> {
 /// Lends the `len` bytes at physical address `pa` (inside one page) to
 /// driver `i` for request `r` (whose `va` is set here) and starts it;
 /// `done(cookie, ..)` is called when it ends. Returns the request's tag.
-pub fn submit(i: usize, mut r: Request, pa: u64, done: Done, cookie: u64) -> Result<u64, i32> {
-    let (slot, tag) = with(|ds| {
-        let slot = ds.pending.iter().position(Option::is_none).ok_or(status::NO_SPACE)?;
-        ds.pending[slot] = Some(Pending { tag: ds.next_tag, driver: i, done, cookie, since: detect::now() });
-        ds.next_tag += 1;
-        Ok::<_, i32>((slot, ds.next_tag - 1))
+/// A driver awaiting its restart, or with requests parked for it, gets
+/// the request after those: it is parked too.
+pub fn submit(i: usize, r: Request, pa: u64, done: Done, cookie: u64) -> Result<u64, i32> {
+    let (slot, tag, parked) = with(|ds| {
+        let waiting = recover::due(i) || pending::parked(i);
+        let since = (!waiting).then(detect::now);
+        ds.pending.add(i, r, pa, (done, cookie), since).map(|(slot, tag)| (slot, tag, waiting))
     })?;
+    if parked {
+        replay(i);
+        return Ok(tag);
+    }
+    hand(i, tag, r, pa).map(|()| tag).or_else(|st| {
+        with(|ds| {
+            // Kept if its driver failed during the call, for its restart.
+            match ds.pending.not_started(slot, tag) {
+                None if ds.pending.is_parked(slot, tag) => Ok(tag),
+                _ => Err(st),
+            }
+        })
+    })
+}
+
+/// Hands request `tag`, `r` with its buffer at `pa`, to driver `i`:
+/// whether it took it; if not, the buffer is back.
+fn hand(i: usize, tag: u64, mut r: Request, pa: u64) -> Result<(), i32> {
     let mut lent = None;
     // A flush waits for the device inside the call (`drvapi::op::FLUSH`).
     let budget = if r.op == drvapi::op::FLUSH { detect::FLUSH_BUDGET_TICKS } else { detect::BUDGET_TICKS };
@@ -358,30 +339,63 @@ pub fn submit(i: usize, mut r: Request, pa: u64, done: Done, cookie: u64) -> Res
         (r.tag, r.va) = (tag, va as usize);
         Ok((d.submit, [post(d, MAIL_REQUEST, r), 0, 0]))
     }) {
-        Ok(v) if v as i32 == status::OK => return Ok(tag),
+        Ok(v) if v as i32 == status::OK => return Ok(()),
         Ok(v) => with(|ds| refused(ds, i, r.op, v as i32)),
         Err(e) => e,
     };
-    // Not started: the buffer comes back, no completion is due (unless
-    // disabling the driver already failed it).
+    // Not started: the buffer comes back (unless disabling the driver
+    // took it back already).
     with(|ds| {
         if let (Some(d), Some(va)) = (ds.list[i].as_mut(), lent) {
             if d.tracker.take_lent(tag).is_some() {
                 d.domain.take_back(va, pa);
             }
         }
-        if ds.pending[slot].as_ref().is_some_and(|p| p.tag == tag) {
-            ds.pending[slot] = None;
-        }
     });
     Err(st)
+}
+
+/// Hands enabled driver `i` the requests parked for it, oldest first,
+/// until it has no room (the rest wait for the next clock, `resume`) or
+/// fails again (then they wait for its next restart). One it refuses
+/// ends with its refusal.
+pub fn replay(i: usize) {
+    let next = || with(|ds| if ds.enabled(i) { ds.pending.unpark(i, detect::now()) } else { None });
+    while let Some((slot, tag, r, pa)) = next() {
+        match hand(i, tag, r, pa) {
+            Ok(()) => {}
+            Err(status::NO_SPACE) if with(|ds| ds.enabled(i)) => {
+                return with(|ds| ds.pending.repark(slot, tag));
+            }
+            Err(st) => {
+                if let Some((done, cookie)) = with(|ds| ds.pending.not_started(slot, tag)) {
+                    done(cookie, st, 0);
+                }
+            }
+        }
+    }
+}
+
+/// Requests parked for enabled drivers (which had no room for them at
+/// their restart) handed to them (the clock hook).
+#[inline(always)]
+pub fn resume() {
+    for i in (0..MAX_DRIVERS).filter(|&i| pending::parked(i)) {
+        replay(i);
+    }
+}
+
+/// Driver `i` will not be restarted: the requests parked for it end with
+/// an I/O error.
+pub fn give_up(i: usize) {
+    with(|ds| ds.pending.give_up(i));
 }
 
 /// Driver `i` refused a request of kind `kind` with `st` at submit: `st`,
 /// or `IO_ERROR` when the refusal cannot be honest (`detect::dishonest`),
 /// and then the driver is disabled.
 fn refused(ds: &mut Drivers, i: usize, kind: u32, st: i32) -> i32 {
-    let (depth, held) = (ds.get(i).facts.queue_depth as usize, ds.holding(i) - 1);
+    let (depth, held) = (ds.get(i).facts.queue_depth as usize, ds.pending.holding(i) - 1);
     let Some(lie) = detect::dishonest(kind, st, depth, held) else { return st };
     crate::kprintln!(
         "driver {}: reported {lie} (status {st}, {held} of {depth} requests in flight)",
@@ -396,7 +410,7 @@ fn refused(ds: &mut Drivers, i: usize, kind: u32, st: i32) -> i32 {
 /// Nothing is done if the drivers are lent.
 pub fn fail_overdue(now: u64, limit: u64) {
     try_with(|ds| {
-        while let Some((i, tag)) = ds.overdue(now.saturating_sub(limit)) {
+        while let Some((i, tag)) = ds.pending.overdue(now.saturating_sub(limit), |i| ds.enabled(i)) {
             let ms = limit * crate::arch::apic::TICK_NS / 1_000_000;
             crate::kprintln!(
                 "driver {}: request {tag} not ended within {ms} ms: missed its deadline",
@@ -429,11 +443,20 @@ pub fn name(i: usize) -> &'static str {
     with(|ds| ds.get(i).name)
 }
 
-/// The index of the enabled driver `name`.
+/// The index of driver `name`, enabled or awaiting its restart (which
+/// its requests wait for).
 pub fn find(name: &str) -> Option<usize> {
     with(|ds| {
-        (0..ds.list.len()).find(|&i| ds.list[i].as_ref().is_some_and(|d| d.name == name && !d.disabled))
+        let serves = |i: usize, d: &Driver| d.name == name && (!d.disabled || recover::due(i));
+        (0..ds.list.len()).find(|&i| ds.list[i].as_ref().is_some_and(|d| serves(i, d)))
     })
+}
+
+/// Whether driver `i` was stopped (disabled, perhaps awaiting its
+/// restart).
+#[cfg(feature = "inject")]
+pub fn stopped(i: usize) -> bool {
+    with(|ds| !ds.enabled(i))
 }
 
 /// What enabled driver `name` told about its device, and whether it runs
@@ -481,12 +504,15 @@ pub fn interrupt(vector: u8) {
 }
 
 /// Stops driver `i`: its device can no longer interrupt or reach memory,
-/// its pending requests fail with an I/O error, and what it held comes
-/// back. If a crossing into it is under way, the caller then leaves it.
+/// what it held comes back, and its pending requests are kept for its
+/// restart if it is due one (`recover`), else fail with an I/O error. If
+/// a crossing into it is under way, the caller then leaves it.
 pub fn disable(ds: &mut Drivers, i: usize, why: &str) {
     let Some(d) = ds.list[i].as_mut().filter(|d| !d.disabled) else { return };
     d.disabled = true;
-    crate::kprintln!("driver {} disabled: {why}; its requests fail with an I/O error", d.name);
+    let keep = recover::failed(i);
+    let fate = if keep { "are kept for its restart" } else { "fail with an I/O error" };
+    crate::kprintln!("driver {} disabled: {why}; its requests {fate}", d.name);
     let f = d.device.at;
     // Bus mastering off (no more DMA) and INTx off (a device nobody
     // acknowledges any more must not hold a shared line raised).
@@ -512,13 +538,7 @@ pub fn disable(ds: &mut Drivers, i: usize, why: &str) {
             Object::Irq { .. } => {}
         }
     }
-    for slot in ds.pending.iter_mut() {
-        if slot.as_ref().is_some_and(|p| p.driver == i) {
-            let p = slot.take().expect("checked");
-            (p.done)(p.cookie, status::IO_ERROR, 0);
-        }
-    }
-    super::recover::failed(i);
+    ds.pending.failed(i, keep);
 }
 
 /// The IOMMU reported DMA faults (`iommu::FAULT_VECTOR`): each names the

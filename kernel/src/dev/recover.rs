@@ -1,14 +1,16 @@
-//! Recovery (paper 004 §3.5 and §4.4; issue 28, first step): a driver
-//! that failed — stopped by failure detection (`detect`), or disabled for
-//! its device's stray DMA — is restarted. By then disabling it has
-//! unloaded it: its device can reach nothing and interrupts no more, what
-//! its object tracker recorded came back (interrupts, lent buffers, DMA
-//! pages, register mappings), and the requests it held failed with an I/O
-//! error, which their clients see (replaying them is the next step). The
-//! restart (`driver::restart`) puts a fresh copy of the driver's image in
-//! its region, empties its domain, and runs its entry point and init as
-//! at boot; `virtio-drivers` resets the device when the driver makes its
-//! transport.
+//! Recovery (paper 004 §3.5 and §4.4; issue 28): a driver that failed —
+//! stopped by failure detection (`detect`), or disabled for its device's
+//! stray DMA — is restarted. By then disabling it has unloaded it: its
+//! device can reach nothing and interrupts no more, what its object
+//! tracker recorded came back (interrupts, lent buffers, DMA pages,
+//! register mappings), and the requests it held were parked
+//! (`pending`): their clients wait. The restart (`driver::restart`) puts
+//! a fresh copy of the driver's image in its region, empties its domain,
+//! runs its entry point and init as at boot (`virtio-drivers` resets the
+//! device when the driver makes its transport), and hands it the parked
+//! requests again, oldest first; requests made meanwhile are parked
+//! behind them. A driver not restarted (the policy, or the budget below)
+//! fails them with an I/O error.
 //!
 //! The policy is the command line's: `recover=restart` restarts a failed
 //! driver; without it a failed driver stays disabled, as before. A driver
@@ -28,9 +30,6 @@ const RESTARTS: u32 = 3;
 const WINDOW: u64 = 10_000_000_000 / crate::arch::apic::TICK_NS;
 
 static ON: AtomicBool = AtomicBool::new(false);
-/// Drivers (bit `i`) that ran once: only those are restarted (one whose
-/// first init failed has nothing to come back to).
-static RAN: AtomicU64 = AtomicU64::new(0);
 /// Drivers (bit `i`) that failed and await their restart.
 static DUE: AtomicU64 = AtomicU64::new(0);
 
@@ -42,31 +41,35 @@ pub fn enable() {
     ON.store(true, Relaxed);
 }
 
-/// Driver `i` started (its init succeeded).
-pub fn ran(i: usize) {
-    RAN.fetch_or(1 << i, Relaxed);
-}
-
-/// Driver `i` was disabled: it is restarted at the next clock if the
-/// policy says so. (Called wherever it was disabled, perhaps in a trap:
-/// only a bit is set here.)
-pub fn failed(i: usize) {
-    if ON.load(Relaxed) && RAN.load(Relaxed) & 1 << i != 0 {
+/// Driver `i` was disabled: whether it is restarted at the next clock
+/// (the policy says so; its budget is counted then). (Called wherever it
+/// was disabled, perhaps in a trap: only a bit is set here.)
+pub fn failed(i: usize) -> bool {
+    let due = ON.load(Relaxed);
+    if due {
         DUE.fetch_or(1 << i, Relaxed);
     }
+    due
 }
 
-/// Timer ticks were counted, `now` in all (the `clock` hook: outside any
-/// crossing, nothing of the device layer borrowed): restarts the drivers
-/// that failed with `restart(i)`; `name(i)` is driver `i`'s name.
+/// Whether driver `i` awaits its restart.
+pub fn due(i: usize) -> bool {
+    DUE.load(Relaxed) & 1 << i != 0
+}
+
+/// Timer ticks were counted, `now` in all (the `clock` hook, or a wait
+/// for a disk request: outside any crossing, nothing of the device layer
+/// borrowed): restarts the drivers that failed with `restart`; one not
+/// restarted is given up on (`give_up(i)`: its parked requests fail).
 #[inline(always)]
 pub fn run(
     now: u64,
     name: impl Fn(usize) -> &'static str,
     restart: impl Fn(usize) -> Result<(), &'static str>,
+    give_up: impl Fn(usize),
 ) {
     if DUE.load(Relaxed) != 0 {
-        restart_due(now, name, restart);
+        restart_due(now, name, restart, give_up);
     }
 }
 
@@ -75,9 +78,10 @@ fn restart_due(
     now: u64,
     name: impl Fn(usize) -> &'static str,
     restart: impl Fn(usize) -> Result<(), &'static str>,
+    give_up: impl Fn(usize),
 ) {
-    let due = DUE.swap(0, Relaxed);
-    for i in (0..MAX_DRIVERS).filter(|i| due & 1 << i != 0) {
+    let failed = DUE.swap(0, Relaxed);
+    for i in (0..MAX_DRIVERS).filter(|i| failed & 1 << i != 0) {
         let n = HISTORY.with(|h| {
             let (start, n) = &mut h[i];
             if now.saturating_sub(*start) > WINDOW {
@@ -90,13 +94,21 @@ fn restart_due(
         if n > RESTARTS {
             let s = WINDOW * crate::arch::apic::TICK_NS / 1_000_000_000;
             crate::kprintln!("driver {name}: failed {n} times within {s} s: left disabled");
+            give_up(i);
             continue;
         }
         match restart(i) {
             Ok(()) => {
                 crate::kprintln!("driver {name} restarted ({n} of {RESTARTS} restarts allowed in its window)")
             }
-            Err(why) => crate::kprintln!("driver {name}: restart failed: {why}"),
+            Err(why) => {
+                crate::kprintln!("driver {name}: restart failed: {why}");
+                // Its init failed: disabled again, it is due again. Failed
+                // before its init, it stays disabled.
+                if !due(i) {
+                    give_up(i);
+                }
+            }
         }
     }
 }

@@ -2,9 +2,10 @@
 //! flushes (`crate::xn::disk`). A call submits as many requests as the
 //! driver takes, then halts until device interrupts end them, running
 //! the drivers itself (the kernel state is held by the system call, so
-//! the idle loop cannot). A device that answers nothing for a minute has
-//! its driver disabled, which fails what is in flight: the kernel never
-//! waits forever.
+//! the idle loop cannot), and keeps the requests' deadlines and restarts
+//! failed drivers meanwhile (the clock hook's work). A device that
+//! answers nothing for a minute all the same has its driver disabled,
+//! which fails what is in flight: the kernel never waits forever.
 
 use super::block::{self, BlockError};
 use super::{driver, Global, Span};
@@ -71,13 +72,23 @@ fn collect(mine: &mut [Option<usize>], failed: &mut Option<BlockError>) -> bool 
     any
 }
 
+/// The time a wait starts at (timer ticks), less the ticks counted while
+/// idle that the scheduler has not taken yet, which `wait_once` adds.
+fn start() -> u64 {
+    super::detect::now().saturating_sub(crate::arch::percpu::idle_ticks())
+}
+
 /// Halts until an interrupt, then runs the drivers of the devices that
-/// interrupted.
-fn wait_once() {
+/// interrupted, and does the clock hook's work — requests past their
+/// deadline fail their drivers, failed drivers are restarted — with the
+/// ticks counted while idling since `start` (the hook itself does not run
+/// while a system call waits, nor during the boot).
+fn wait_once(start: u64) {
     if !super::pending() {
         crate::arch::cpu::idle();
     }
     super::run_drivers();
+    super::clock(start + crate::arch::percpu::idle_ticks());
 }
 
 /// Gives up on a device that stopped answering: its driver is disabled,
@@ -92,6 +103,7 @@ fn give_up() {
 /// disk, buffers in frames the kernel vouches for, and waits for all of
 /// them; the first error, after every request started has ended.
 pub fn transfer(write: bool, reqs: &[(Span, u64)]) -> Result<(), BlockError> {
+    let t0 = start();
     let mut mine: [Option<usize>; SLOTS] = [None; SLOTS];
     let (mut next, mut failed, mut idle) = (0, None, 0);
     loop {
@@ -116,7 +128,7 @@ pub fn transfer(write: bool, reqs: &[(Span, u64)]) -> Result<(), BlockError> {
         if mine.iter().all(Option::is_none) && (next == reqs.len() || failed.is_some()) {
             return failed.map_or(Ok(()), Err);
         }
-        wait_once();
+        wait_once(t0);
         if collect(&mut mine, &mut failed) {
             idle = 0;
         } else {
@@ -131,6 +143,7 @@ pub fn transfer(write: bool, reqs: &[(Span, u64)]) -> Result<(), BlockError> {
 /// Flushes the disk's write cache (`token`: a sector of a frame the
 /// kernel holds). A device without a flush answers `UNSUPPORTED`.
 pub fn flush(token: Span) -> Result<(), BlockError> {
+    let t0 = start();
     let mut idle = 0;
     let slot = loop {
         let slot = reserve().ok_or(BlockError::Driver(status::NO_SPACE))?;
@@ -139,7 +152,7 @@ pub fn flush(token: Span) -> Result<(), BlockError> {
             // Others' requests in flight: a flush runs alone.
             Err(BlockError::Driver(status::NO_SPACE)) => {
                 release(slot);
-                wait_once();
+                wait_once(t0);
                 idle += 1;
                 if idle == PATIENCE {
                     give_up();
@@ -155,7 +168,7 @@ pub fn flush(token: Span) -> Result<(), BlockError> {
     // driver that would not.
     let (mut mine, mut failed) = ([Some(slot)], None);
     while !collect(&mut mine, &mut failed) {
-        wait_once();
+        wait_once(t0);
         idle += 1;
         if idle == PATIENCE {
             give_up();

@@ -303,7 +303,10 @@ extern "C" fn complete(tag: u64, st: i32, len: usize) {
             Some(Object::Lent { va, pa, len: lent, .. }) if st != status::OK || len == lent as usize => {
                 d.domain.take_back(va, pa)
             }
-            Some(Object::Lent { .. }) => return Err(call("a length other than the request's")),
+            Some(Object::Lent { va, pa, .. }) => {
+                d.domain.take_back(va, pa);
+                return Err(call("a length other than the request's"));
+            }
             _ => return Err(call("a request it does not hold")),
         }
         ds.finish(tag, st, len);

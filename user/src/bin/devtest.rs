@@ -52,11 +52,9 @@ fn transfer(write: bool, p: Page, sector: u64) -> Test {
     }
 }
 
-fn pattern(pages: &[Page; 4]) -> Test {
-    let capacity = ok(sys::dev_info(BLOCK), "no block device")?.capacity;
-    let sector = capacity / 2;
-    transfer(false, pages[0], sector)?;
-    for (i, &got) in pages[0].bytes().iter().enumerate() {
+/// Whether `p` holds the pattern xtask wrote on the 8 sectors from `sector`.
+fn holds_pattern(p: Page, sector: u64) -> Test {
+    for (i, &got) in p.bytes().iter().enumerate() {
         let (s, o) = (sector + (i / 512) as u64, i % 512);
         if got != disk_pattern_byte(s, o) {
             return Err(fail(format_args!(
@@ -65,6 +63,14 @@ fn pattern(pages: &[Page; 4]) -> Test {
             )));
         }
     }
+    Ok(())
+}
+
+fn pattern(pages: &[Page; 4]) -> Test {
+    let capacity = ok(sys::dev_info(BLOCK), "no block device")?.capacity;
+    let sector = capacity / 2;
+    transfer(false, pages[0], sector)?;
+    holds_pattern(pages[0], sector)?;
     println!("devtest blk-pattern: read 8 sectors at {sector} under interrupts: the pattern xtask wrote");
     // Refusals leave the disk and the frame alone.
     let past = sys::blk_io(false, pages[0].frame, 0, 4096, capacity - 1, dev::word(0));
@@ -147,20 +153,32 @@ fn stopped_with_read_in_flight(pages: &[Page; 4], f: u64) -> Result<u64, Failed>
 /// `stopped_with_read_in_flight` but for the device's absence afterwards
 /// (a driver restarted at once may be back already).
 fn failed_in_flight(pages: &[Page; 4], f: u64) -> Result<u64, Failed> {
-    const READS: [(usize, usize); 3] = [(0, 0), (2, 2), (3, 3)];
+    let (r, failed, _) = in_flight(pages, f)?;
+    if failed == 0 {
+        return Err(fail(format_args!("no pending read failed")));
+    }
+    Ok(r)
+}
+
+/// The reads of `in_flight`: (page, word, first sector).
+const READS: [(usize, usize, u64); 3] = [(0, 0, 0), (2, 2, 16), (3, 3, 24)];
+
+/// Reads in flight (`READS`), then fault `f` injected into the block
+/// driver with page 1 lent, which must stop it: the injection's answer,
+/// how many reads failed, and how many were in flight at the injection.
+fn in_flight(pages: &[Page; 4], f: u64) -> Result<(u64, usize, usize), Failed> {
     // On a fast host all three may end before the injection: then they are
     // made again (the driver is still sound), until one is in flight.
+    let mut pending = 0;
     for attempt in 0.. {
-        for (p, w) in READS {
-            ok(
-                sys::blk_io(false, pages[p].frame, 0, 4096, 8 * p as u64, dev::word(w)),
-                "block request refused",
-            )?;
+        for (p, w, s) in READS {
+            ok(sys::blk_io(false, pages[p].frame, 0, 4096, s, dev::word(w)), "block request refused")?;
         }
-        if READS.iter().any(|&(_, w)| dev::peek(w) == 0) || attempt == 20 {
+        pending = READS.iter().filter(|r| dev::peek(r.1) == 0).count();
+        if pending > 0 || attempt == 20 {
             break;
         }
-        for (_, w) in READS {
+        for (_, w, _) in READS {
             ended(w, "a read before the injection")?;
         }
     }
@@ -169,17 +187,24 @@ fn failed_in_flight(pages: &[Page; 4], f: u64) -> Result<u64, Failed> {
         return Err(fail(format_args!("the driver was not stopped")));
     }
     let mut failed = 0;
-    for (_, w) in READS {
+    for (p, w, s) in READS {
         match ended(w, "a pending read")? {
             status::IO_ERROR => failed += 1,
-            status::OK => {}
+            status::OK => holds_pattern(pages[p], s)?,
             s => return Err(fail(format_args!("a pending read ended with status {s}"))),
         }
     }
-    if failed == 0 {
-        return Err(fail(format_args!("no pending read failed")));
+    Ok((r, failed, pending))
+}
+
+/// The reads of `in_flight` all end well with the disk's data after the
+/// block driver fails with them in flight and is restarted: how many
+/// were in flight.
+fn recovered_in_flight(pages: &[Page; 4], f: u64) -> Result<usize, Failed> {
+    match in_flight(pages, f)? {
+        (_, 0, pending) => Ok(pending),
+        (_, n, _) => Err(fail(format_args!("{n} reads in flight at the failure ended with an I/O error"))),
     }
-    Ok(r)
 }
 
 /// Waits up to 2 s for the block device to be back (a restart); whether
@@ -196,18 +221,22 @@ fn block_back() -> bool {
 }
 
 /// Recovery (`recover=restart`): the block driver lies (refuses requests
-/// as if its queue were full, a state kept in its memory), is stopped
-/// with its request failed, and comes back restarted from a fresh copy of
-/// its image — one that kept the old memory would lie again — and the
-/// disk reads right.
+/// as if its queue were full, a state kept in its memory) and is stopped;
+/// the read it refused is kept and made again by the driver restarted
+/// from a fresh copy of its image — one that kept the old memory would
+/// lie again — and the disk reads right. The injection itself is never
+/// made again: it fails.
 fn restart(pages: &[Page; 4]) -> Test {
     if ok(sys::dev_inject(BLOCK, inject::LIE_FULL, 0, pages[1].frame, dev::word(1)), "the injection")? != 0 {
         return Err(fail(format_args!("the lying driver was stopped at once")));
     }
-    if sys::blk_io(false, pages[0].frame, 0, 4096, 0, dev::word(0)).is_ok()
-        || ended(1, "the injection")? != status::IO_ERROR
-    {
+    ok(sys::blk_io(false, pages[2].frame, 0, 4096, 16, dev::word(2)), "the read the driver refused")?;
+    if ended(1, "the injection")? != status::IO_ERROR {
         return Err(fail(format_args!("the lie went unnoticed")));
+    }
+    match ended(2, "the read the driver refused")? {
+        status::OK => holds_pattern(pages[2], 16)?,
+        s => return Err(fail(format_args!("the read the lying driver refused ended with status {s}"))),
     }
     if !block_back() {
         return Err(fail(format_args!("the block driver did not come back")));
@@ -218,20 +247,84 @@ fn restart(pages: &[Page; 4]) -> Test {
 }
 
 /// A driver that fails again at once (a wild call each time it is back)
-/// is restarted three times, then left disabled.
+/// is restarted three times, the reads in flight made again each time,
+/// then left disabled: the reads in flight at its fourth failure fail.
 fn restart_loop(pages: &[Page; 4]) -> Test {
-    for n in 0..4 {
-        failed_in_flight(pages, inject::WILD_CALL)?;
-        if n < 3 && !block_back() {
+    for n in 0..3 {
+        recovered_in_flight(pages, inject::WILD_CALL)?;
+        if !block_back() {
             return Err(fail(format_args!("the block driver did not come back after failure {}", n + 1)));
         }
     }
+    failed_in_flight(pages, inject::WILD_CALL)?;
     if block_back() {
         return Err(fail(format_args!("the block driver was restarted a fourth time")));
     }
     println!(
         "devtest restart-loop: the block driver failing at once was restarted 3 times, then left disabled"
     );
+    Ok(())
+}
+
+/// Transparent recovery (`recover=restart`, paper 004 §3.5): a write
+/// and two reads in flight when the block driver fails (a wild call) are
+/// kept by the kernel and made again, in order, by the restarted driver:
+/// each ends well, the reads hold the disk's pattern, the write is on
+/// the disk.
+fn replay(pages: &[Page; 4]) -> Test {
+    const AT: u64 = 200;
+    let (p, mut pending) = (pages[0], 0);
+    for attempt in 0..=20u8 {
+        for (i, b) in p.bytes().iter_mut().enumerate() {
+            *b = (i as u8).wrapping_mul(7) ^ attempt;
+        }
+        ok(sys::blk_io(true, p.frame, 0, 4096, AT, dev::word(0)), "the write refused")?;
+        for (p, w, s) in &READS[1..] {
+            ok(sys::blk_io(false, pages[*p].frame, 0, 4096, *s, dev::word(*w)), "a read refused")?;
+        }
+        pending = [0, 2, 3].iter().filter(|&&w| dev::peek(w) == 0).count();
+        if pending > 0 {
+            break;
+        }
+        for w in [0, 2, 3] {
+            ended(w, "a request before the injection")?;
+        }
+    }
+    if pending == 0 {
+        return Err(fail(format_args!("no request was in flight at the injection in 21 tries")));
+    }
+    let want = *p.bytes();
+    if ok(sys::dev_inject(BLOCK, inject::WILD_CALL, 0, pages[1].frame, dev::word(1)), "the injection")? == 0 {
+        return Err(fail(format_args!("the driver was not stopped")));
+    }
+    for w in [0, 2, 3] {
+        let s = ended(w, "a request in flight at the failure")?;
+        if s != status::OK {
+            return Err(fail(format_args!("a request in flight at the failure ended with status {s}")));
+        }
+    }
+    for (p, _, s) in &READS[1..] {
+        holds_pattern(pages[*p], *s)?;
+    }
+    p.bytes().fill(0);
+    transfer(false, p, AT)?;
+    if *p.bytes() != want {
+        return Err(fail(format_args!("the write in flight at the failure is not on the disk")));
+    }
+    println!(
+        "devtest replay: {pending} of 3 requests in flight when the block driver failed; after its restart each ended well, the reads with the disk's pattern, the write on the disk"
+    );
+    Ok(())
+}
+
+/// The network driver fails (a wild call) and is restarted: frames go
+/// out and come in again (the ARP exchange).
+fn net_restart(pages: &[Page; 4]) -> Test {
+    if ok(sys::dev_inject(NET, inject::WILD_CALL, 0, pages[1].frame, dev::word(1)), "the injection")? == 0 {
+        return Err(fail(format_args!("the network driver was not stopped")));
+    }
+    arp(pages)?;
+    println!("devtest net-restart: the network driver was stopped and restarted; ARP is answered again");
     Ok(())
 }
 
@@ -411,6 +504,8 @@ fn run(name: &str, pages: &[Page; 4]) -> Test {
         "lie-short" => lie(pages, NET),
         "restart" => restart(pages),
         "restart-loop" => restart_loop(pages),
+        "replay" => replay(pages),
+        "net-restart" => net_restart(pages),
         "wild-dma" => wild_dma(pages),
         "irq-livelock" => irq_livelock(pages),
         other => Err(fail(format_args!("no device test {other:?}"))),

@@ -9,6 +9,9 @@ use crate::qemu::{Outcome, EXIT_SUCCESS};
 pub enum Class {
     /// The workload passed.
     NoEffect,
+    /// The workload passed, its data intact, across a restart of the
+    /// failed driver (`recover=restart`): the failure was recovered.
+    Recovered,
     /// A request failed or was refused (the workload saw an error).
     WorkloadError,
     /// A request never ended and nothing in the kernel noticed.
@@ -22,8 +25,9 @@ pub enum Class {
     KernelHang,
 }
 
-pub const CLASSES: [Class; 6] = [
+pub const CLASSES: [Class; 7] = [
     Class::NoEffect,
+    Class::Recovered,
     Class::WorkloadError,
     Class::WorkloadHang,
     Class::DataLost,
@@ -35,6 +39,7 @@ impl Class {
     pub fn name(self) -> &'static str {
         match self {
             Class::NoEffect => "no visible effect",
+            Class::Recovered => "recovered",
             Class::WorkloadError => "workload error",
             Class::WorkloadHang => "workload hang",
             Class::DataLost => "data lost/corrupted",
@@ -46,6 +51,7 @@ impl Class {
     pub fn short(self) -> &'static str {
         match self {
             Class::NoEffect => "ok",
+            Class::Recovered => "recov",
             Class::WorkloadError => "error",
             Class::WorkloadHang => "hang",
             Class::DataLost => "data",
@@ -130,7 +136,9 @@ pub fn classify(out: &Outcome, workload: &str, disk: &[u8], disk_sectors: u64) -
             return (Class::WorkloadError, "the driver reported a wrong capacity".into());
         }
     }
+    let restarted = s.lines().any(|l| l.contains(" restarted (") && l.contains("driver "));
     let class = match v {
+        "ok" if restarted => Class::Recovered,
         "ok" => Class::NoEffect,
         "error" => Class::WorkloadError,
         "hang" => Class::WorkloadHang,
@@ -189,6 +197,19 @@ mod tests {
         );
         let silent = "hello from ring 3\n";
         assert_eq!(classify(&out(silent, Some(EXIT_SUCCESS), false), "net", &[], 0).0, Class::KernelCrash);
+    }
+
+    #[test]
+    fn a_pass_across_a_restart_is_recovered_but_not_with_a_lost_write() {
+        let restarted = format!("driver virtio-blk disabled: it failed\ndriver virtio-blk restarted (1 of 3 restarts allowed in its window)\n{GOOD}");
+        let run = |disk: &[u8]| classify(&out(&restarted, Some(EXIT_SUCCESS), false), "blk", disk, 8192).0;
+        assert_eq!(run(&disk_with(3)), Class::Recovered);
+        assert_eq!(run(&disk_with(2)), Class::DataLost);
+        let failed = restarted.replace("ok: all data verified", "error: block 3 ended with status Some(1)");
+        assert_eq!(
+            classify(&out(&failed, Some(EXIT_SUCCESS), false), "blk", &disk_with(3), 8192).0,
+            Class::WorkloadError
+        );
     }
 
     #[test]

@@ -5,8 +5,12 @@
 //! `executed.rs`), boots Veneer twice with that same image — "native"
 //! (`isolation=off`) and isolated — with a workload that checks its own
 //! data (`user/src/bin/faultload.rs`), and classifies each boot
-//! (`classify.rs`). Trials are seeded: `--seed S --first T --trials 1`
-//! replays trial T. See docs/drivers.md.
+//! (`classify.rs`). The isolated boot restarts a failed driver
+//! (`recover=restart`; `--no-recover` leaves it disabled), from the clean
+//! image: the faulty one boots as `drv/NAME.injected`, standing for code
+//! damaged in memory, as Nooks' injector damaged it (paper 004 §3.5).
+//! Trials are seeded: `--seed S --first T --trials 1` replays trial T.
+//! See docs/drivers.md.
 
 mod classify;
 mod executed;
@@ -115,8 +119,10 @@ impl Boot {
         ar.file("bin/faultload", 0o755, &self.workload);
         ar.dir("drv");
         for (name, clean) in &self.drivers {
-            let data = faulty.iter().find(|f| f.0 == *name).map_or(clean.as_slice(), |f| f.1);
-            ar.file(&format!("drv/{name}"), 0o644, data);
+            ar.file(&format!("drv/{name}"), 0o644, clean);
+            if let Some(f) = faulty.iter().find(|f| f.0 == *name) {
+                ar.file(&format!("drv/{name}.injected"), 0o644, f.1);
+            }
         }
         std::fs::write(&bootfs, ar.finish()).map_err(|e| e.to_string())?;
         crate::disk::create(&disk)?;
@@ -177,6 +183,9 @@ struct Options {
     /// Faults only in the data path (`--io`: code the drivers' init does
     /// not run).
     io_only: bool,
+    /// The isolated boot restarts a failed driver (`recover=restart`;
+    /// `--no-recover`: it stays disabled).
+    recover: bool,
 }
 
 fn parse(args: &[String]) -> Result<Options, String> {
@@ -189,6 +198,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
         kernel: None,
         qemu: Vec::new(),
         io_only: false,
+        recover: true,
     };
     let (mut first, mut trials) = (0, 400);
     let mut it = args.iter();
@@ -203,6 +213,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
             "--jobs" => o.jobs = (num("--jobs")? as usize).max(1),
             "--native" => o.configs.push(Config::Native),
             "--io" => o.io_only = true,
+            "--no-recover" => o.recover = false,
             "--isolated" => o.configs.push(Config::Isolated),
             "--kernel" => o.kernel = Some(PathBuf::from(it.next().ok_or("--kernel needs a path")?)),
             "--qemu" => {
@@ -215,7 +226,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
         }
     }
     if o.drivers.is_empty() {
-        return Err("usage: cargo xtask faults DRIVER|all [--trials N] [--first T] [--seed S] [--jobs J] [--native] [--isolated] [--io] [--kernel PATH] [--qemu ARGS]".into());
+        return Err("usage: cargo xtask faults DRIVER|all [--trials N] [--first T] [--seed S] [--jobs J] [--native] [--isolated] [--io] [--no-recover] [--kernel PATH] [--qemu ARGS]".into());
     }
     if o.configs.is_empty() {
         o.configs = vec![Config::Native, Config::Isolated];
@@ -237,7 +248,8 @@ pub fn main(args: &[String]) -> Result<(), String> {
         let other = if o.kernel.is_some() { "-other-kernel" } else { "" };
         let (first, n) = (o.indices[0], o.indices.len());
         let io = if o.io_only { "-io" } else { "" };
-        let file = format!("target/faults/{name}-seed{}-{first}x{n}{io}{other}.txt", o.seed);
+        let norec = if o.recover { "" } else { "-norecover" };
+        let file = format!("target/faults/{name}-seed{}-{first}x{n}{io}{norec}{other}.txt", o.seed);
         let path = build::root().join(file);
         std::fs::write(&path, &report).map_err(|e| e.to_string())?;
         println!("xtask: wrote {}", path.display());
@@ -265,6 +277,7 @@ fn quick() -> Result<(), String> {
             kernel: None,
             qemu: Vec::new(),
             io_only: true,
+            recover: true,
         };
         let trials = campaign(&boot, &o, name, workload)?;
         for t in &trials {
@@ -291,14 +304,15 @@ fn campaign(boot: &Boot, o: &Options, name: &str, workload: &str) -> Result<Vec<
     let clean = boot.clean(name);
     let executed = executed::executed(boot, name, clean, o.io_only)?;
     println!(
-        "xtask: faults: {name}: {} executed instructions{}; {} trials from {} (seed {}), {} faults each, {}",
+        "xtask: faults: {name}: {} executed instructions{}; {} trials from {} (seed {}), {} faults each, {}{}",
         executed.len(),
         if o.io_only { " on the data path" } else { "" },
         o.indices.len(),
         o.indices[0],
         o.seed,
         FAULTS_PER_TRIAL,
-        o.configs.iter().map(|c| c.name()).collect::<Vec<_>>().join(" and ")
+        o.configs.iter().map(|c| c.name()).collect::<Vec<_>>().join(" and "),
+        if o.recover { " (isolated: recover=restart)" } else { "" }
     );
     let trials: Vec<Mutex<Trial>> = (o.indices.iter().copied())
         .map(|t| make_trial(clean, &executed, name, o.seed, t).map(Mutex::new))
@@ -311,7 +325,7 @@ fn campaign(boot: &Boot, o: &Options, name: &str, workload: &str) -> Result<Vec<
         for _ in 0..o.jobs {
             s.spawn(|| {
                 while let Some(&(t, config)) = work.get(next.fetch_add(1, Ordering::SeqCst)) {
-                    if let Err(e) = run_trial(boot, (name, workload), &trials[t], config, &o.qemu) {
+                    if let Err(e) = run_trial(boot, (name, workload), &trials[t], config, o) {
                         *failure.lock().unwrap() = Some(e);
                     }
                 }
@@ -330,14 +344,15 @@ fn run_trial(
     (name, workload): (&str, &str),
     trial: &Mutex<Trial>,
     config: Config,
-    qemu: &[String],
+    o: &Options,
 ) -> Result<(), String> {
     let image = trial.lock().unwrap().image.clone();
     let words = match config {
         Config::Native => format!("{workload} isolation=off"),
+        Config::Isolated if o.recover => format!("{workload} recover=restart"),
         Config::Isolated => workload.to_string(),
     };
-    let extra: Vec<&str> = qemu.iter().map(String::as_str).collect();
+    let extra: Vec<&str> = o.qemu.iter().map(String::as_str).collect();
     let (out, disk) = boot.run_with(&[(name, &image)], &words, &extra)?;
     let (class, why) = classify::classify(&out, workload, &disk, crate::disk::SECTORS);
     let det = classify::detector(&out.serial, name);
@@ -365,12 +380,13 @@ fn report(o: &Options, name: &str, trials: &[Trial]) -> String {
     };
     let _ = writeln!(
         r,
-        "\n{name}: {} trials from {} (seed {}), {FAULTS_PER_TRIAL} faults each{}, the {} types in turn",
+        "\n{name}: {} trials from {} (seed {}), {FAULTS_PER_TRIAL} faults each{}, the {} types in turn; isolated {}",
         trials.len(),
         o.indices[0],
         o.seed,
         if o.io_only { " in the data path" } else { "" },
-        KINDS.len()
+        KINDS.len(),
+        if o.recover { "with recover=restart" } else { "without recovery" }
     );
     let _ = writeln!(r, "{:<22} {:>8} {:>9}", "outcome", "native", "isolated");
     for class in CLASSES {
@@ -389,6 +405,33 @@ fn report(o: &Options, name: &str, trials: &[Trial]) -> String {
             r,
             "kernel crashes and hangs: native {n}, isolated {i} ({:.1}% eliminated)",
             100.0 * (n as f64 - i as f64) / n as f64
+        );
+    }
+    let class = |t: &Trial, c: Config| t.runs[c as usize].as_ref().map(|x| x.0);
+    let intact = |c: Option<Class>| matches!(c, Some(Class::NoEffect | Class::Recovered));
+    let crashed: Vec<&Trial> =
+        trials.iter().filter(|t| class(t, Config::Native).is_some_and(Class::is_kernel)).collect();
+    if !crashed.is_empty() {
+        let saved = crashed.iter().filter(|t| intact(class(t, Config::Isolated))).count();
+        let _ = writeln!(
+            r,
+            "native crashes and hangs whose isolated boot ended with the workload's data intact: {saved} of {} ({:.1}%)",
+            crashed.len(),
+            100.0 * saved as f64 / crashed.len() as f64
+        );
+    }
+    let stopped: Vec<&Trial> = trials
+        .iter()
+        .filter(|t| t.runs[Config::Isolated as usize].as_ref().is_some_and(|x| x.1 != "-"))
+        .collect();
+    if !stopped.is_empty() {
+        let recovered =
+            stopped.iter().filter(|t| class(t, Config::Isolated) == Some(Class::Recovered)).count();
+        let _ = writeln!(
+            r,
+            "isolated boots whose driver was stopped: {}; recovered (restarted, the workload passed with its data intact): {recovered} ({:.1}%)",
+            stopped.len(),
+            100.0 * recovered as f64 / stopped.len() as f64
         );
     }
     let _ = writeln!(
