@@ -230,9 +230,11 @@ pub fn exit_thread(status: i32) -> ! {
             if crate::lock::OTHER_THREADS.get() == 0 {
                 break;
             }
-            lock::release();
+            // With the lock: the sleep drops it only around the kernel's
+            // sleep, after taking its predicate from the cache, which
+            // another thread's sleep may be using meanwhile (lx_threads:
+            // "the predicate cache borrowed twice").
             crate::sleep::pause(None);
-            lock::acquire();
         }
         exit(super::signal::WORDS.group_exit.get().unwrap_or(status))
     }
