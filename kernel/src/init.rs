@@ -63,8 +63,6 @@ pub extern "C" fn kmain(magic: u32, info: u32) -> ! {
     let frames = frame_table(&boot, &exposed, &bootfs, &early); // who owns each frame
     state::install(kernel_state(&boot, exposed, &bootfs, frames, kernel_pml4));
     // SAFETY: boot, before user mode exists.
-    unsafe { state::enter(Kernel::interposition_init) }; // the interposed entry (paper 003 §3.2)
-                                                         // SAFETY: boot, before user mode exists.
     unsafe { state::enter(|k| start(k, boot.cmdline(), bootfs.frame, bootfs.len)) };
     trap::enter_user()
 }
@@ -224,6 +222,13 @@ fn start(k: &mut Kernel, cmdline: &[u8], bootfs_frame: Frame, bootfs_len: u64) {
     // written: it is kernel-owned and exposed read-only.
     let fs = unsafe { core::slice::from_raw_parts(mm::frame_ptr::<u8>(bootfs_frame), bootfs_len as usize) };
     crate::dev::init(&mut k.mem, fs, cmdline);
+    // The interposed entry (paper 003 §3.2): its view of the kernel's half
+    // is copied now, once the drivers' images are mapped in it: made
+    // before, an interposed environment's calls into a driver (XN_FLUSH)
+    // wrote a mailbox its view did not map (a kernel panic the stress
+    // fuzzer found: INTERPOSE on a sharer of its address space, then
+    // XN_FLUSH).
+    k.interposition_init();
     k.xn.mount(&mut k.mem);
     if cmdline.split(|&b| b == b' ').any(|w| w == b"selftest=jit") {
         let (programs, runs) = (3000, 4);
