@@ -311,6 +311,16 @@ fn a_thousand_small_files_written_back_one_by_one() {
     assert!(fsck(fs).clean());
 }
 
+/// Drops the clean data blocks from the cache: the next read of them
+/// comes from the disk.
+fn drop_data(fs: &mut TestFs) {
+    for b in 0..fs.xn.nblocks() {
+        if fs.xn.cached(b) && !fs.xn.dirty(b) && fs.xn.claims(b).is_none() {
+            fs.xn.evict(b).unwrap();
+        }
+    }
+}
+
 /// XCP (paper 000 §7.2): a fragmented file with holes, a one-block file
 /// and an inline one copied through the cache; the copies hold the same
 /// bytes, their blocks were never cached (the data did not pass through
@@ -333,11 +343,7 @@ fn xcp_copies_through_the_cache_without_touching_the_data() {
     fs.write(tiny, 0, b"inline").unwrap();
     fs.sync().unwrap();
     let want = read_all(&mut fs, a);
-    for b in 0..fs.xn.nblocks() {
-        if fs.xn.cached(b) && !fs.xn.dirty(b) && fs.xn.claims(b).is_none() {
-            fs.xn.evict(b).unwrap(); // the sources come from the disk
-        }
-    }
+    drop_data(&mut fs);
     let copy = fs.xcp(a, ROOT_INO, b"copy").unwrap();
     let copy_one = fs.xcp(one, d, b"one").unwrap();
     let copy_tiny = fs.xcp(tiny, d, b"tiny").unwrap();
@@ -353,9 +359,20 @@ fn xcp_copies_through_the_cache_without_touching_the_data() {
     fs.fsync(copy).unwrap();
     assert_eq!(read_all(&mut fs, copy), want);
     assert_eq!(read_all(&mut fs, copy_tiny), b"inline");
-    // Not a regular file; no such name; a name taken.
+    // A tree: three files with one schedule of reads and one of writes.
+    let want_b = read_all(&mut fs, b);
+    let e = fs.mkdir(ROOT_INO, b"e", 0o755).unwrap();
+    drop_data(&mut fs);
+    let made = fs.xcp_all(&[(a, e, b"a"), (b, e, b"b"), (tiny, e, b"tiny")]).unwrap();
+    assert_eq!(read_all(&mut fs, made[0]), want);
+    assert_eq!(read_all(&mut fs, made[1]), want_b);
+    assert_eq!(read_all(&mut fs, made[2]), b"inline");
+    // Not a regular file; a name taken: refused, and the names made for
+    // the list before are gone again.
     assert_eq!(fs.xcp(d, ROOT_INO, b"x"), Err(Errno::IsDir));
     assert_eq!(fs.xcp(a, ROOT_INO, b"copy"), Err(Errno::Exist));
+    assert_eq!(fs.xcp_all(&[(a, ROOT_INO, b"first"), (b, ROOT_INO, b"copy")]), Err(Errno::Exist));
+    assert_eq!(fs.lookup(ROOT_INO, b"first"), Err(Errno::NoEnt));
     let mut fs = reboot(fs);
     let get = |fs: &mut TestFs, p: &str| {
         let i = fs.resolve(p).unwrap();
@@ -364,5 +381,6 @@ fn xcp_copies_through_the_cache_without_touching_the_data() {
     assert_eq!(get(&mut fs, "/copy"), want);
     assert_eq!(get(&mut fs, "/d/one"), vec![7u8; 4096]);
     assert_eq!(get(&mut fs, "/d/tiny"), b"inline");
+    assert_eq!(get(&mut fs, "/e/b"), want_b);
     assert!(fsck(fs).clean());
 }

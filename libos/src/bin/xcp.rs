@@ -12,11 +12,14 @@
 //! error, after which the copy is unchanged. `xcp check` (the next boot):
 //! `/copy` survived. `fsck` of the image afterwards must be clean.
 //!
-//! `xcp [quick] [NAME..]` (the `xcp` benchmark row, `cargo xtask bench`):
-//! the calibration, then `xcp`: a 16 MiB file (1 MiB quick) made and
-//! synced before the clock, then per trial XCP and `fsync` of the copy
-//! between two markers (`xchg %bx,%bx`: the harness counts the guest
-//! instructions between them), the copy checked and removed after.
+//! `xcp [quick] [NAME..]` (the benchmark rows `xcp` and `xcp_tree`,
+//! `cargo xtask bench`): the calibration, then `xcp`: a 16 MiB file (1
+//! MiB quick) made and synced before the clock, then per trial XCP and
+//! `fsync` of the copy between two markers (`xchg %bx,%bx`: the harness
+//! counts the guest instructions between them), the copy checked and
+//! removed after; `xcp_tree`: 64 files of 256 KiB (4 quick) in `/tree`,
+//! per trial copied into a new `/copy` with one XCP schedule and a
+//! `sync`.
 #![no_std]
 #![no_main]
 
@@ -50,30 +53,30 @@ fn check(what: &str, ok: bool) {
     }
 }
 
-/// The byte at `off` of the source: every offset differs from its
-/// neighbours, and no block equals another.
-fn pattern(off: u64) -> u8 {
-    (off.wrapping_mul(31) ^ (off >> 12).wrapping_mul(7)) as u8
+/// The byte at `off` of file `seed`: every offset differs from its
+/// neighbours, no block equals another, and files differ.
+fn pattern(seed: u64, off: u64) -> u8 {
+    (off.wrapping_mul(31) ^ (off >> 12).wrapping_mul(7) ^ seed.wrapping_mul(101)) as u8
 }
 
-/// Writes `size` bytes of the pattern to a new file `name` in the root
-/// and makes it durable.
-fn make(fs: &mut CFs, name: &[u8], size: u64) -> u64 {
-    let ino = fs.create(ROOT_INO, name, 0o100644).expect("create the source");
+/// Writes `size` bytes of file `seed`'s pattern to a new file `name` in
+/// directory `dir`, durably.
+fn make(fs: &mut CFs, dir: u64, name: &[u8], seed: u64, size: u64) -> Result<u64, cffs::Errno> {
+    let ino = fs.create(dir, name, 0o100644)?;
     let mut buf = vec![0u8; CHUNK];
     let mut off = 0;
     while off < size {
         let n = (size - off).min(CHUNK as u64) as usize;
-        buf[..n].iter_mut().enumerate().for_each(|(i, b)| *b = pattern(off + i as u64));
-        fs.write(ino, off, &buf[..n]).expect("write the source");
+        buf[..n].iter_mut().enumerate().for_each(|(i, b)| *b = pattern(seed, off + i as u64));
+        fs.write(ino, off, &buf[..n])?;
         off += n as u64;
     }
-    fs.fsync(ino).expect("fsync the source");
-    ino
+    fs.fsync(ino)?;
+    Ok(ino)
 }
 
-/// Whether file `ino` holds `size` bytes of the pattern.
-fn holds_pattern(fs: &mut CFs, ino: u64, size: u64) -> bool {
+/// Whether file `ino` holds `size` bytes of file `seed`'s pattern.
+fn holds_pattern(fs: &mut CFs, ino: u64, seed: u64, size: u64) -> bool {
     if fs.stat(ino).map(|s| s.size) != Ok(size) {
         return false;
     }
@@ -81,7 +84,7 @@ fn holds_pattern(fs: &mut CFs, ino: u64, size: u64) -> bool {
     let mut off = 0;
     while off < size {
         let Ok(n) = fs.read(ino, off, &mut buf) else { return false };
-        if n == 0 || buf[..n].iter().enumerate().any(|(i, &b)| b != pattern(off + i as u64)) {
+        if n == 0 || buf[..n].iter().enumerate().any(|(i, &b)| b != pattern(seed, off + i as u64)) {
             return false;
         }
         off += n as u64;
@@ -121,7 +124,7 @@ const TEST_SIZE: u64 = 4 * MIB + 1234;
 fn test() {
     let x = SysXn::open(CRED_DEVICES, ROOT_CRED).expect("an XN disk");
     let mut fs = Fs::mount(x).expect("C-FFS mounts");
-    let src = make(&mut fs, b"src", TEST_SIZE);
+    let src = make(&mut fs, ROOT_INO, b"src", 0, TEST_SIZE).expect("the source");
     drop_data(&mut fs);
     let before = xn::info().expect("xn_info");
     let copy = fs.xcp(src, ROOT_INO, b"copy").expect("xcp");
@@ -136,7 +139,7 @@ fn test() {
     drop_data(&mut fs);
     check(
         "the copy read back from the disk holds the source's bytes",
-        holds_pattern(&mut fs, copy, TEST_SIZE),
+        holds_pattern(&mut fs, copy, 0, TEST_SIZE),
     );
 
     // Bad copies, each refused by the kernel with its own error; the
@@ -165,7 +168,7 @@ fn test() {
     refused("from a block not cached", xn::copy(dholder, d0, d0 + 1, 1, CRED_DEVICES), Error::NotCached);
     refused("by nobody onto root's 0644 file", xn::copy(dholder, d0, s0, 1, CRED_SELF), Error::Denied);
     drop_data(&mut fs);
-    check("the copy unchanged by the refused copies", holds_pattern(&mut fs, copy, TEST_SIZE));
+    check("the copy unchanged by the refused copies", holds_pattern(&mut fs, copy, 0, TEST_SIZE));
     fs.sync().expect("sync");
 }
 
@@ -174,7 +177,7 @@ fn after() {
     let x = SysXn::open(CRED_DEVICES, ROOT_CRED).expect("an XN disk");
     let mut fs = Fs::mount(x).expect("C-FFS mounts");
     let copy = fs.resolve("/copy").expect("/copy");
-    check("/copy after the reboot", holds_pattern(&mut fs, copy, TEST_SIZE));
+    check("/copy after the reboot", holds_pattern(&mut fs, copy, 0, TEST_SIZE));
 }
 
 fn rdtsc() -> u64 {
@@ -203,38 +206,107 @@ fn fail(why: core::fmt::Arguments) -> ! {
     user::sys::exit(1)
 }
 
+/// Files in `xcp_tree`'s tree, each of `TREE_FILE` bytes.
+const TREE_FILE: u64 = 256 * 1024;
+
+/// `f` and `i` in decimal (`alloc::format!` would bring in unwinding).
+fn tree_name(i: u64) -> Vec<u8> {
+    let mut digits = Vec::new();
+    let mut n = i;
+    loop {
+        digits.push(b'0' + (n % 10) as u8);
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    digits.push(b'f');
+    digits.reverse();
+    digits
+}
+
+fn or_fail<T>(r: Result<T, cffs::Errno>, what: &str) -> T {
+    r.unwrap_or_else(|e| fail(format_args!("{what}: {e:?}")))
+}
+
+/// One `xcp` trial: XCP of `/src` (`mib` MiB) and `fsync` of the copy
+/// between the markers; the instructions' clock reading.
+fn xcp_file(fs: &mut CFs, mib: u64) -> u64 {
+    let t0 = rdtsc();
+    mark();
+    let copied =
+        fs.resolve("/src").and_then(|s| fs.xcp(s, ROOT_INO, b"dst")).and_then(|d| fs.fsync(d).map(|_| d));
+    mark();
+    let total = rdtsc() - t0;
+    let dst = or_fail(copied, "xcp");
+    if !holds_pattern(fs, dst, 0, mib * MIB) {
+        fail(format_args!("the copy differs"));
+    }
+    or_fail(fs.unlink(ROOT_INO, b"dst").and_then(|_| fs.sync()), "unlink");
+    total
+}
+
+/// One `xcp_tree` trial: XCP of the `files` files of `/tree` into a new
+/// `/copy` with one schedule, and `sync`, between the markers.
+fn xcp_tree(fs: &mut CFs, files: u64) -> u64 {
+    let tree = or_fail(fs.resolve("/tree"), "/tree");
+    let names: Vec<Vec<u8>> = (0..files).map(tree_name).collect();
+    let srcs: Vec<u64> = names.iter().map(|n| or_fail(fs.lookup(tree, n), "a source")).collect();
+    let t0 = rdtsc();
+    mark();
+    let copied = fs.mkdir(ROOT_INO, b"copy", 0o40755).and_then(|copy| {
+        let list: Vec<(u64, u64, &[u8])> = srcs.iter().zip(&names).map(|(&s, n)| (s, copy, &n[..])).collect();
+        fs.xcp_all(&list).and_then(|made| fs.sync().map(|_| (copy, made)))
+    });
+    mark();
+    let total = rdtsc() - t0;
+    let (copy, made) = or_fail(copied, "xcp_all");
+    for (i, &ino) in made.iter().enumerate() {
+        if !holds_pattern(fs, ino, 1 + i as u64, TREE_FILE) {
+            fail(format_args!("copy of f{i} differs"));
+        }
+    }
+    for n in &names {
+        or_fail(fs.unlink(copy, n), "unlink");
+    }
+    or_fail(fs.rmdir(ROOT_INO, b"copy").and_then(|_| fs.sync()), "rmdir");
+    total
+}
+
 /// The benchmark: `words` are the boot's (`quick`, row names).
 fn bench(words: &[&str]) {
     let quick = words.contains(&"quick");
-    let named: Vec<&&str> = words.iter().filter(|w| **w != "quick").collect();
-    let ours = named.is_empty() || named.iter().any(|w| **w == "xcp");
-    println!("BENCH-PLAN calib{}", if ours { " xcp" } else { "" });
-    let (trials, mib) = if quick { (1, 1) } else { (3, 16) };
+    let named: Vec<&str> = words.iter().copied().filter(|w| *w != "quick").collect();
+    let rows: Vec<&str> =
+        ["xcp", "xcp_tree"].into_iter().filter(|r| named.is_empty() || named.contains(r)).collect();
+    println!("BENCH-PLAN calib {}", rows.join(" "));
+    let (trials, mib, files) = if quick { (1, 1, 4) } else { (3, 16, 64) };
     for _ in 0..trials {
         let n = if quick { 2000 } else { 10000 };
         let t = rdtsc();
         calib(n);
         println!("BENCH calib {n} {}", rdtsc() - t);
     }
-    if !ours {
+    if rows.is_empty() {
         return;
     }
     let x = SysXn::open(CRED_DEVICES, ROOT_CRED).unwrap_or_else(|e| fail(format_args!("no XN disk: {e:?}")));
-    let mut fs = Fs::mount(x).unwrap_or_else(|e| fail(format_args!("C-FFS: {e:?}")));
-    make(&mut fs, b"src", mib * MIB);
-    for t in 0..trials {
-        let t0 = rdtsc();
-        mark();
-        let copied =
-            fs.resolve("/src").and_then(|s| fs.xcp(s, ROOT_INO, b"dst")).and_then(|d| fs.fsync(d).map(|_| d));
-        mark();
-        let total = rdtsc() - t0;
-        let Ok(dst) = copied else { fail(format_args!("trial {t}: {copied:?}")) };
-        if !holds_pattern(&mut fs, dst, mib * MIB) {
-            fail(format_args!("trial {t}: the copy differs"));
+    let mut fs = or_fail(Fs::mount(x), "C-FFS");
+    if rows.contains(&"xcp") {
+        or_fail(make(&mut fs, ROOT_INO, b"src", 0, mib * MIB), "the source");
+        for _ in 0..trials {
+            println!("BENCH xcp {mib} {}", xcp_file(&mut fs, mib));
         }
-        fs.unlink(ROOT_INO, b"dst").and_then(|_| fs.sync()).unwrap_or_else(|e| fail(format_args!("{e:?}")));
-        println!("BENCH xcp {mib} {total}");
+    }
+    if rows.contains(&"xcp_tree") {
+        let tree = or_fail(fs.mkdir(ROOT_INO, b"tree", 0o40755), "mkdir /tree");
+        for i in 0..files {
+            or_fail(make(&mut fs, tree, &tree_name(i), 1 + i, TREE_FILE), "a source");
+        }
+        or_fail(fs.sync(), "sync");
+        for _ in 0..trials {
+            println!("BENCH xcp_tree {files} {}", xcp_tree(&mut fs, files));
+        }
     }
 }
 

@@ -312,6 +312,16 @@ pub const ROWS: &[Row] = &[
              flush); the data never passes through the program; both end with the copy durable; 16 MiB \
              (quick: 1 MiB)",
         ),
+    row("xcp_tree", "XCP of a tree: 64 files of 256 KiB, per file", "SOSP'97 §7.2")
+        .linux("cp_tree")
+        .veneer("xcp_tree")
+        .pairing(
+            "Linux: iobench.c's cp_tree: a new directory, each file copied with read/write in 64 KiB pieces \
+             from the page cache, then one sync, on ext4; Veneer: libos/src/bin/xcp.rs: a new directory, \
+             Fs::xcp_all of the 64 files with one schedule (every source block bound in disk order, every \
+             copy's blocks allocated, the cache pages written with xn_copy sorted by destination), then one \
+             C-FFS sync; the sources made and synced before the clock on both sides; 4 files when quick",
+        ),
     row("boot", "boot: reset to the shell's first prompt", "issue 26")
         .linux("boot")
         .veneer("boot")
