@@ -482,7 +482,14 @@ pub const IDENT_GET: u64 = BASE + 86;
 pub const IDENT_SET: u64 = BASE + 87;
 
 /// One past the last kernel call.
-pub const END: u64 = BASE + 88;
+/// `xn_copy(parent, dst, src, count, cred)`: XCP's write (paper 000
+/// §7.2): the cache pages of blocks `src..src + count` (cached, bound to
+/// the caller, not locked by another) written to the blocks `dst..dst +
+/// count`, data blocks `parent` claims whose `acl` lets `cred` write them
+/// and not cached, in one request; the data never passes through the
+/// caller. Ordered as any write: the copies are durable after a flush.
+pub const XN_COPY: u64 = BASE + 88;
+pub const END: u64 = BASE + 89;
 
 /// `env_limit`: no limit.
 pub const NO_LIMIT: u64 = u64::MAX;

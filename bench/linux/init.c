@@ -56,7 +56,7 @@ static const struct {
 	{ "http_0", 100, 5 },	      { "http_1k", 100, 5 },
 	{ "http_10k", 100, 5 },	      { "http_100k", 50, 5 },
 	{ "io_file", 16, 1 },	      { "small_files", 1000, 50 },
-	{ "cp_file", 16, 1 },
+	{ "cp_file", 16, 1 },	      { "cp_tree", 64, 4 },
 };
 #define COUNT (sizeof experiments / sizeof experiments[0])
 
@@ -73,7 +73,7 @@ static const char *program_of(const char *name)
 	if (!strncmp(name, "http_", 5))
 		return "httpbench";
 	if (!strcmp(name, "io_file") || !strcmp(name, "small_files") ||
-	    !strcmp(name, "cp_file"))
+	    !strcmp(name, "cp_file") || !strcmp(name, "cp_tree"))
 		return "iobench";
 	return "bench";
 }

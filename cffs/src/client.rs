@@ -21,6 +21,15 @@ pub trait XnClient {
     fn cached(&self, b: u64) -> bool;
     /// Read and insert `count` blocks from `start` claimed by `parent`.
     fn read(&mut self, parent: Parent, start: u64, count: u64) -> Result<(), Error>;
+    /// Makes `count` blocks from `start` (claimed by `parent`) cached and
+    /// bound here for XN's own use (`copy`), reading those no one cached
+    /// in one request per run; unlike `read`, they need not be readable
+    /// by this library (no mapping is made for them).
+    fn fetch(&mut self, parent: Parent, start: u64, count: u64) -> Result<(), Error>;
+    /// XCP's write (paper 000 §7.2): the cached blocks `src..src + count`
+    /// written to the blocks `dst..dst + count`, data blocks `parent`
+    /// claims, never cached; the data does not pass through here.
+    fn copy(&mut self, parent: Parent, dst: u64, src: u64, count: u64) -> Result<(), Error>;
     /// Inserts a just-allocated block with these contents.
     fn insert_new(&mut self, parent: Parent, b: u64, data: &[u8; BLOCK]) -> Result<(), Error>;
     fn bind(&mut self, parent: Parent, b: u64, write: bool) -> Result<(), Error>;
@@ -111,6 +120,26 @@ impl<D: Disk> XnClient for Local<D> {
             }
         }
         r
+    }
+    fn fetch(&mut self, parent: Parent, start: u64, count: u64) -> Result<(), Error> {
+        let mut b = start;
+        while b < start + count {
+            if self.cached(b) {
+                self.bind(parent, b, false)?;
+                b += 1;
+                continue;
+            }
+            let mut n = 1;
+            while b + n < start + count && !self.cached(b + n) {
+                n += 1;
+            }
+            self.read(parent, b, n)?;
+            b += n;
+        }
+        Ok(())
+    }
+    fn copy(&mut self, parent: Parent, dst: u64, src: u64, count: u64) -> Result<(), Error> {
+        self.xn.copy(self.who, self.cred, parent, dst, src, count)
     }
     fn insert_new(&mut self, parent: Parent, b: u64, data: &[u8; BLOCK]) -> Result<(), Error> {
         let p = self.page_with(data);

@@ -76,14 +76,15 @@ impl<C: XnClient> Fs<C> {
 
     /// Allocates disk blocks for the unmapped file blocks `f..f + n`,
     /// extending an extent where the new blocks follow it on disk, and
-    /// installs each with `fill` as its contents.
+    /// installs each with `fill` as its contents (none: left uncached and
+    /// unwritten, for XCP to write from other blocks' cache pages).
     pub(crate) fn grow(
         &mut self,
         loc: Loc,
         inode: &mut Inode,
         f: u64,
         n: u64,
-        fill: &[u8; BLOCK],
+        fill: Option<&[u8; BLOCK]>,
     ) -> Result<()> {
         let (mut f, mut left) = (f, n);
         while left > 0 {
@@ -115,8 +116,10 @@ impl<C: XnClient> Fs<C> {
                 &[],
             )?;
             Self::mirror(loc, inode, slot.holder, slot.at, ext);
-            for b in start..start + count {
-                self.xn.insert_new(Parent::Block(slot.holder), b, fill)?;
+            if let Some(fill) = fill {
+                for b in start..start + count {
+                    self.xn.insert_new(Parent::Block(slot.holder), b, fill)?;
+                }
             }
             if !self.opts.group || f >= crate::fs::SMALL_BLOCKS {
                 self.cursor = start + count;
@@ -273,7 +276,7 @@ impl<C: XnClient> Fs<C> {
             while g <= last && map.find(g).is_none() {
                 g += 1;
             }
-            self.grow(loc, inode, f, g - f, &[0; BLOCK])?;
+            self.grow(loc, inode, f, g - f, Some(&[0; BLOCK]))?;
             f = g;
         }
         let map = self.map(loc, inode)?;

@@ -245,7 +245,7 @@ impl<C: XnClient> Fs<C> {
         let head =
             Header { kind: KIND_DIR, uid: inode.uid, gid: inode.gid, mode: inode.mode, ..Header::default() };
         fill[..ENTRY].copy_from_slice(&head.encode());
-        self.grow(loc, &mut inode, f, 1, &fill)?;
+        self.grow(loc, &mut inode, f, 1, Some(&fill))?;
         inode.size += BLOCK as u64;
         self.set_inode(loc, &inode, &[], &[])?;
         let map = self.map(loc, &inode)?;

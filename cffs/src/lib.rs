@@ -19,6 +19,7 @@ mod fs;
 pub mod sim;
 mod sync;
 pub mod templates;
+mod xcp;
 
 pub use client::{Local, XnClient};
 pub use fs::{Fs, Loc, Options, Stat, StatFs, ROOT_INO};

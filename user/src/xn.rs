@@ -60,6 +60,11 @@ pub fn write(start: u64, count: u64) -> Result<u64, Error> {
     result(call(sc::XN_WRITE, [start, count, 0, 0, 0, 0]))
 }
 
+/// XCP's write: cached blocks `src..src + count` to blocks `dst..`.
+pub fn copy(parent: u64, dst: u64, src: u64, count: u64, cred: u64) -> Result<u64, Error> {
+    result(call(sc::XN_COPY, [parent, dst, src, count, cred, 0]))
+}
+
 pub fn flush() -> Result<u64, Error> {
     result(call0(sc::XN_FLUSH))
 }

@@ -18,7 +18,12 @@ impl<D: Disk, P: Pages> Xn<D, P> {
     /// `block` (all with one template, possibly through several slots:
     /// explicit grouping reads the small files of one directory at once),
     /// and the slots involved.
-    fn claimed_by(&self, parent: Parent, block: u64, count: u64) -> Result<(Tid, Vec<u32>), Error> {
+    pub(crate) fn claimed_by(
+        &self,
+        parent: Parent,
+        block: u64,
+        count: u64,
+    ) -> Result<(Tid, Vec<u32>), Error> {
         let end = block.checked_add(count).ok_or(Error::OutOfRange { block })?;
         match parent {
             Parent::Root(i) => {
@@ -55,7 +60,7 @@ impl<D: Disk, P: Pages> Xn<D, P> {
     /// Asks the parent's `acl` whether `cred` may bind `child` (claimed by
     /// `slot`). Root blocks may be read by anyone; they are changed only
     /// through `modify`, which asks their own `acl`.
-    fn bind_allowed(
+    pub(crate) fn bind_allowed(
         &self,
         cred: Cred,
         parent: Parent,

@@ -14,7 +14,7 @@
 use alloc::vec::Vec;
 
 use crate::claims::subtract;
-use crate::{Disk, Error, Pages, Parent, Principal, Xn, BLOCK};
+use crate::{Cred, Disk, Error, PageId, Pages, Parent, Principal, Xn, BLOCK};
 
 impl<D: Disk, P: Pages> Xn<D, P> {
     /// True if a metadata block hangs below a persistent root.
@@ -62,21 +62,11 @@ impl<D: Disk, P: Pages> Xn<D, P> {
             self.pages.bytes(e.page).ok_or(Error::BadPage)?;
             pages.push(e.page);
         }
-        if !self.disk.write_pages(start, &pages)? {
-            let mut buf = Vec::with_capacity(count as usize * BLOCK);
-            for &p in &pages {
-                buf.extend_from_slice(self.pages.bytes(p).ok_or(Error::BadPage)?);
-            }
-            self.disk.write(start, &buf)?;
-        }
-        self.stats.writes += 1;
+        self.put(start, &pages)?;
         for b in start..start + count {
             if let Some(e) = self.registry.get_mut(&b) {
                 e.dirty = false;
             }
-            self.info[b as usize].uninit = false;
-            self.written.insert(b);
-            self.touch(b);
             let Some(m) = self.meta.get_mut(&b) else { continue };
             let new = subtract(&m.mem, &m.disk);
             m.last = Some(m.mem.clone());
@@ -89,6 +79,77 @@ impl<D: Disk, P: Pages> Xn<D, P> {
                     self.touch(x);
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// XCP's write (paper 000 §7.2): writes the cache pages of blocks
+    /// `src..src + count` to the disk blocks `dst..dst + count` with one
+    /// request, the pages staying where they are: the data moves from
+    /// the cache to its new blocks without passing through the library.
+    /// The destination is checked as a write through a binding would be:
+    /// data blocks `parent` claims with one template, whose `acl` lets
+    /// `cred` write them, and not cached (a cached copy would no longer
+    /// be what the disk holds). The sources must be cached and bound to
+    /// `who` (its read was checked), not locked by another principal.
+    /// Ordering needs nothing more: a data block claims nothing, and the
+    /// destination stays unstable, its parent tainted, until a flush.
+    pub fn copy(
+        &mut self,
+        who: Principal,
+        cred: Cred,
+        parent: Parent,
+        dst: u64,
+        src: u64,
+        count: u64,
+    ) -> Result<(), Error> {
+        if count == 0 {
+            return Err(Error::BadChange { block: dst });
+        }
+        for b in [dst, src] {
+            let last = b.checked_add(count - 1).ok_or(Error::OutOfRange { block: b })?;
+            self.in_range(b)?;
+            self.in_range(last)?;
+        }
+        let (tid, slots) = self.claimed_by(parent, dst, count)?;
+        if self.tmpl(tid)?.is_metadata() {
+            return Err(Error::MetadataNotWritable { block: dst });
+        }
+        for slot in slots {
+            self.bind_allowed(cred, parent, slot, dst, true)?;
+        }
+        if let Some(b) = (dst..dst + count).find(|b| self.registry.contains_key(b)) {
+            return Err(Error::AlreadyCached { block: b });
+        }
+        let mut pages = Vec::with_capacity(count as usize);
+        for b in src..src + count {
+            let e = self.registry.get(&b).ok_or(Error::NotCached { block: b })?;
+            if !self.bindings.contains_key(&(b, who)) {
+                return Err(Error::NotBound { block: b });
+            }
+            if e.locked_by.is_some_and(|l| l != who) {
+                return Err(Error::Locked { block: b });
+            }
+            pages.push(e.page);
+        }
+        self.put(dst, &pages)
+    }
+
+    /// Writes `pages` to the blocks from `start` with one request; the
+    /// blocks are initialised, and written since the last flush.
+    fn put(&mut self, start: u64, pages: &[PageId]) -> Result<(), Error> {
+        if !self.disk.write_pages(start, pages)? {
+            let mut buf = Vec::with_capacity(pages.len() * BLOCK);
+            for &p in pages {
+                buf.extend_from_slice(self.pages.bytes(p).ok_or(Error::BadPage)?);
+            }
+            self.disk.write(start, &buf)?;
+        }
+        self.stats.writes += 1;
+        for b in start..start + pages.len() as u64 {
+            self.info[b as usize].uninit = false;
+            self.written.insert(b);
+            self.touch(b);
         }
         Ok(())
     }

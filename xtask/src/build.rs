@@ -136,6 +136,7 @@ pub const LIBOS_PROGRAMS: &[&str] = &[
     "bench_libos",
     "test_ptable",
     "test_xn",
+    "xcp",
     "test_netfilter",
     "netthief",
     "netbench",

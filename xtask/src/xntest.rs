@@ -11,7 +11,7 @@ use crate::qemu;
 use std::path::Path;
 use std::time::Duration;
 
-pub const NAMES: &[&str] = &["xn_disk", "xn_corrupt", "xn_data"];
+pub const NAMES: &[&str] = &["xn_disk", "xn_corrupt", "xn_data", "xn_xcp"];
 
 /// Damaged copies of the disk: the kernel refuses each with its reason
 /// on the console and boots on (`init=test_hello`).
@@ -84,6 +84,9 @@ pub fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
     }
     if names.is_empty() || names.iter().any(|n| n == "xn_data") {
         out.push(data_test(img)?);
+    }
+    if names.is_empty() || names.iter().any(|n| n == "xn_xcp") {
+        out.push(xcp_test(img)?);
     }
     if !(names.is_empty() || names.iter().any(|n| n == "xn_disk")) {
         return Ok(out);
@@ -174,6 +177,39 @@ fn data_test(img: &Image) -> Result<BootTest, String> {
     );
     write.fsck = Some(image);
     Ok(write)
+}
+
+/// XCP (`libos/src/bin/xcp.rs`): on a fresh, empty C-FFS disk the first
+/// boot (`xcp test`) copies a 4 MiB file through the cache with
+/// `xn_copy`, reads the copy back from the disk and compares every byte,
+/// and has each bad copy refused with its own error; the second (`xcp
+/// check`) finds the copy intact; `fsck` the image clean.
+fn xcp_test(img: &Image) -> Result<BootTest, String> {
+    let empty = build::root().join("target/xntest/empty-xcp");
+    let _ = std::fs::remove_dir_all(&empty);
+    std::fs::create_dir_all(&empty).map_err(|e| e.to_string())?;
+    let image = build::root().join("target/disks/xn_xcp.img");
+    let _ = std::fs::remove_file(&image);
+    mkfs64(&image, &empty)?;
+    // Named apart: each boot's console is kept (target/boottest/NAME.serial).
+    let boot = |name: &str, arg: &str, expect: &[&str], then| {
+        disk_boot(img, &image, name, &format!("xcp {arg}"), expect, then)
+    };
+    let check =
+        boot("xn_xcp check", "check", &["xcp: /copy after the reboot: ok", "xcp check: all passed"], None);
+    let mut test = boot(
+        "xn_xcp",
+        "test",
+        &[
+            "xcp test: copied 4195538 bytes: ",
+            "xcp: the copy read back from the disk holds the source's bytes: ok",
+            "xcp: the copy unchanged by the refused copies: ok",
+            "xcp test: all passed",
+        ],
+        Some(Box::new(check)),
+    );
+    test.fsck = Some(image);
+    Ok(test)
 }
 
 /// `cargo xtask powercut [--cuts N] [--seed S]`: the power-cut test. On

@@ -180,6 +180,7 @@ calls! {
     sc::XN_CLAIMS => xn::xn_claims;
     sc::XN_PARENT => xn::xn_parent;
     sc::XN_IDENTITY => xn::xn_identity;
+    sc::XN_COPY => xn::xn_copy;
     sc::IDENT_GET => ident::ident_get;
     sc::IDENT_SET => ident::ident_set;
     sc::NET_ATTACH => net::net_attach;

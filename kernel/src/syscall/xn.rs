@@ -243,6 +243,15 @@ pub fn xn_write(k: &mut Kernel, Args([start, count, ..]): Args) -> Result<u64, E
     k.xn.call(&mut k.mem, &[], |xn| xn.write(who, start, count)).map(|_| 0)
 }
 
+pub fn xn_copy(k: &mut Kernel, Args([p, dst, src, count, cred, ..]): Args) -> Result<u64, Error> {
+    if count == 0 || count > x::MAX_RUN {
+        return Err(Error::BadLength);
+    }
+    k.xn.get()?;
+    let (who, c) = (k.xn_who(), k.xn_cred(cred)?);
+    k.xn.call(&mut k.mem, &[], |xn| xn.copy(who, c, parent(p), dst, src, count)).map(|_| 0)
+}
+
 pub fn xn_flush(k: &mut Kernel, _: Args) -> Result<u64, Error> {
     k.xn.call(&mut k.mem, &[], |xn| xn.flush()).map(|_| 0)
 }

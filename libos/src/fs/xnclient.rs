@@ -138,6 +138,45 @@ impl SysXn {
         Ok(())
     }
 
+    /// Reads `count` blocks from `start` into the cache, with one request
+    /// per run no one cached yet (which binds them to this process), and
+    /// binds and maps those someone did; with `mapped`, every block is
+    /// mapped here for reading (else only XN's calls use them: `copy`).
+    fn cache(&mut self, parent: Parent, start: u64, count: u64, mapped: bool) -> Result<(), xn::Error> {
+        let mut b = start;
+        while b < start + count {
+            if self.entry(b).is_some() {
+                // Someone cached it already: bind, do not read again.
+                self.map(parent, b, false)?;
+                b += 1;
+                continue;
+            }
+            let mut n = 1;
+            while b + n < start + count && n < x::MAX_RUN && self.entry(b + n).is_none() {
+                n += 1;
+            }
+            let mut frames = Vec::with_capacity(n as usize);
+            for _ in 0..n {
+                match sys::frame_alloc(ENV_SELF, FRAME_ANY) {
+                    Ok(f) => frames.push(f),
+                    Err(e) => {
+                        free_frames(&frames);
+                        return Err(from_abi(e));
+                    }
+                }
+            }
+            if let Err(e) = k::read(parent_arg(parent), b, &frames, self.slot) {
+                free_frames(&frames);
+                return Err(from_abi(e));
+            }
+            for i in (0..n).filter(|_| mapped) {
+                self.map(parent, b + i, false)?;
+            }
+            b += n;
+        }
+        Ok(())
+    }
+
     /// Forgets the mappings of blocks no longer cached in the frame they
     /// were (freed by a change: XN frees whole subtrees).
     fn unmap_gone(&mut self) {
@@ -214,36 +253,15 @@ impl XnClient for SysXn {
         self.live(b)
     }
     fn read(&mut self, parent: Parent, start: u64, count: u64) -> Result<(), xn::Error> {
-        let mut b = start;
-        while b < start + count {
-            if self.entry(b).is_some() {
-                // Someone cached it already: bind, do not read again.
-                self.map(parent, b, false)?;
-                b += 1;
-                continue;
-            }
-            let mut n = 1;
-            while b + n < start + count && n < x::MAX_RUN && self.entry(b + n).is_none() {
-                n += 1;
-            }
-            let mut frames = Vec::with_capacity(n as usize);
-            for _ in 0..n {
-                match sys::frame_alloc(ENV_SELF, FRAME_ANY) {
-                    Ok(f) => frames.push(f),
-                    Err(e) => {
-                        free_frames(&frames);
-                        return Err(from_abi(e));
-                    }
-                }
-            }
-            if let Err(e) = k::read(parent_arg(parent), b, &frames, self.slot) {
-                free_frames(&frames);
-                return Err(from_abi(e));
-            }
-            for i in 0..n {
-                self.map(parent, b + i, false)?;
-            }
-            b += n;
+        self.cache(parent, start, count, true)
+    }
+    fn fetch(&mut self, parent: Parent, start: u64, count: u64) -> Result<(), xn::Error> {
+        self.cache(parent, start, count, false)
+    }
+    fn copy(&mut self, parent: Parent, dst: u64, src: u64, count: u64) -> Result<(), xn::Error> {
+        for i in (0..count).step_by(x::MAX_RUN as usize) {
+            let n = (count - i).min(x::MAX_RUN);
+            k::copy(parent_arg(parent), dst + i, src + i, n, self.slot).map_err(from_abi)?;
         }
         Ok(())
     }

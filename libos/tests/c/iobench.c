@@ -17,6 +17,9 @@
  *   cp_file      copy a file of ITERATIONS MiB (made and synced before the
  *                clock starts) with read and write in 64 KiB pieces, as
  *                cp does, fsync the copy; unlink it; per MiB
+ *   cp_tree      copy a directory of ITERATIONS files of 256 KiB (made
+ *                and synced before the clock starts) into a new one, as
+ *                cp -r does, then sync; per file (XCP's tree row)
  *
  * Each measured stretch starts and ends with the marker `xchg %bx,%bx`:
  * the benchmark harness counts the instructions executed between them
@@ -62,13 +65,13 @@ static void fill(long seed, long off, unsigned char *p, long n)
 		p[i] = pattern(seed, off + i);
 }
 
-/* Writes `mib` MiB of file `seed` to `path`, fsyncs it; 0 on success. */
-static int write_file(const char *path, long seed, long mib)
+/* Writes `size` bytes of file `seed` to `path`, fsyncs it; 0 on success. */
+static int write_file(const char *path, long seed, long size)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0)
 		return -1;
-	for (long off = 0; off < mib * MIB; off += CHUNK) {
+	for (long off = 0; off < size; off += CHUNK) {
 		fill(seed, off, buf, CHUNK);
 		if (write(fd, buf, CHUNK) != CHUNK)
 			return close(fd), -1;
@@ -77,8 +80,8 @@ static int write_file(const char *path, long seed, long mib)
 	return close(fd) || r ? -1 : 0;
 }
 
-/* Reads `path` back and checks it holds `mib` MiB of file `seed`. */
-static int check_file(const char *path, long seed, long mib)
+/* Reads `path` back and checks it holds `size` bytes of file `seed`. */
+static int check_file(const char *path, long seed, long size)
 {
 	int fd = open(path, O_RDONLY);
 	if (fd < 0)
@@ -92,14 +95,14 @@ static int check_file(const char *path, long seed, long mib)
 		off += n;
 	}
 	close(fd);
-	return n == 0 && off == mib * MIB ? 0 : -1;
+	return n == 0 && off == size ? 0 : -1;
 }
 
 static uint64_t io_file(long mib)
 {
 	uint64_t t = now();
 	mark();
-	if (write_file("io", 1, mib) || check_file("io", 1, mib) || unlink("io"))
+	if (write_file("io", 1, mib * MIB) || check_file("io", 1, mib * MIB) || unlink("io"))
 		return 0;
 	sync();
 	mark();
@@ -152,7 +155,7 @@ static uint64_t small_files(long n)
 
 static uint64_t cp_file(long mib)
 {
-	if (write_file("src", 2, mib))
+	if (write_file("src", 2, mib * MIB))
 		return 0;
 	uint64_t t = now();
 	mark();
@@ -168,7 +171,59 @@ static uint64_t cp_file(long mib)
 		return 0;
 	mark();
 	uint64_t total = now() - t;
-	if (check_file("dst", 2, mib) || unlink("dst") || unlink("src"))
+	if (check_file("dst", 2, mib * MIB) || unlink("dst") || unlink("src"))
+		return 0;
+	sync();
+	return total;
+}
+
+#define TREE_FILE (256 * 1024)
+
+/* Copies `from` to `to` with read and write in 64 KiB pieces. */
+static int copy(const char *from, const char *to)
+{
+	int in = open(from, O_RDONLY);
+	int out = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (in < 0 || out < 0)
+		return -1;
+	ssize_t n;
+	while ((n = read(in, buf, CHUNK)) > 0)
+		if (write(out, buf, n) != n)
+			return -1;
+	return n < 0 || close(out) || close(in) ? -1 : 0;
+}
+
+static uint64_t cp_tree(long files)
+{
+	char from[32], to[32];
+	if (mkdir("tree", 0755))
+		return 0;
+	for (long i = 0; i < files; i++) {
+		snprintf(from, sizeof from, "tree/f%ld", i);
+		if (write_file(from, 3 + i, TREE_FILE))
+			return 0;
+	}
+	sync();
+	uint64_t t = now();
+	mark();
+	if (mkdir("copy", 0755))
+		return 0;
+	for (long i = 0; i < files; i++) {
+		snprintf(from, sizeof from, "tree/f%ld", i);
+		snprintf(to, sizeof to, "copy/f%ld", i);
+		if (copy(from, to))
+			return 0;
+	}
+	sync();
+	mark();
+	uint64_t total = now() - t;
+	for (long i = 0; i < files; i++) {
+		snprintf(from, sizeof from, "tree/f%ld", i);
+		snprintf(to, sizeof to, "copy/f%ld", i);
+		if (check_file(to, 3 + i, TREE_FILE) || unlink(to) || unlink(from))
+			return 0;
+	}
+	if (rmdir("copy") || rmdir("tree"))
 		return 0;
 	sync();
 	return total;
@@ -199,6 +254,7 @@ int main(int argc, char **argv)
 				 : !strcmp(name, "io_file")   ? io_file(n)
 				 : !strcmp(name, "small_files") ? small_files(n)
 				 : !strcmp(name, "cp_file")   ? cp_file(n)
+				 : !strcmp(name, "cp_tree")   ? cp_tree(n)
 							      : 0;
 		if (!total) {
 			printf("BENCH-FAIL %s trial %ld\n", name, t);

@@ -11,7 +11,7 @@ use super::Side;
 use std::path::Path;
 
 /// The rows counted this way (both sides run them with the plugin).
-pub const ROWS: &[&str] = &["io_file", "small_files", "cp_file"];
+pub const ROWS: &[&str] = &["io_file", "small_files", "cp_file", "xcp", "cp_tree", "xcp_tree"];
 
 /// The plugin's arguments for a boot whose markers go to `marks`.
 pub fn args(plugin: &Path, counts: &Path, marks: &Path) -> Vec<String> {

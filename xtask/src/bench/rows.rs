@@ -301,6 +301,27 @@ pub const ROWS: &[Row] = &[
         .linux("cp_file")
         .veneer("cp_file")
         .pairing(IO_PAIRING),
+    row("xcp", "XCP: zero-touch copy of a 16 MiB file, per MiB", "SOSP'97 §7.2")
+        .linux("cp_file")
+        .veneer("xcp")
+        .pairing(
+            "Linux: cp_file's run (iobench.c: read/write in 64 KiB pieces from the page cache into a new file \
+             on ext4, fsync); Veneer: libos/src/bin/xcp.rs over C-FFS and XN on a fresh 256 MiB disk: the \
+             source's blocks (cached since it was written, as Linux's are) bound, the copy's blocks allocated, \
+             the cache pages written to them with xn_copy in runs of 64 blocks, fsync (a flush, the entry, a \
+             flush); the data never passes through the program; both end with the copy durable; 16 MiB \
+             (quick: 1 MiB)",
+        ),
+    row("xcp_tree", "XCP of a tree: 64 files of 256 KiB, per file", "SOSP'97 §7.2")
+        .linux("cp_tree")
+        .veneer("xcp_tree")
+        .pairing(
+            "Linux: iobench.c's cp_tree: a new directory, each file copied with read/write in 64 KiB pieces \
+             from the page cache, then one sync, on ext4; Veneer: libos/src/bin/xcp.rs: a new directory, \
+             Fs::xcp_all of the 64 files with one schedule (every source block bound in disk order, every \
+             copy's blocks allocated, the cache pages written with xn_copy sorted by destination), then one \
+             C-FFS sync; the sources made and synced before the clock on both sides; 4 files when quick",
+        ),
     row("boot", "boot: reset to the shell's first prompt", "issue 26")
         .linux("boot")
         .veneer("boot")

@@ -22,6 +22,7 @@ pub const PROGRAMS: &[&str] = &[
     "bench_libos",
     START,
     IO,
+    XCP,
     "devbench",
     "devbench isolation=off",
     "devbench iommu",
@@ -41,6 +42,17 @@ pub const START_PACKAGES: &[&str] = &["bash", "coreutils", "grep", "nginx", "pyt
 /// lxrt in `/data`, on a disk holding a fresh, empty C-FFS
 /// (`data_disk`).
 pub const IO: &str = "lxrt /bin/sh /bench/io.sh";
+
+/// The XCP row's boot: `libos/src/bin/xcp.rs` (a program of its own over
+/// C-FFS and XN: XCP is a library's use of the disk interface, not a
+/// system call lxrt's programs make), on a disk like `IO`'s.
+pub const XCP: &str = "xcp";
+
+/// Whether `program`'s boot gets a fresh C-FFS disk and the plugin that
+/// counts the storage rows between their markers.
+fn storage(program: &str) -> bool {
+    program == IO || program == XCP
+}
 
 /// A fresh C-FFS disk of `linux::DATA_DISK_MIB` at `path` (the size of
 /// Linux's ext4 disk), everything on it owned by root.
@@ -185,11 +197,16 @@ fn boot(opts: &Options, clock: Clock, boot: &Boot, img: &build::Image) -> Side {
     if boot.program.split(' ').any(|w| w == "iommu") {
         args.extend(qemu::IOMMU_MACHINE.iter().map(|s| s.to_string()));
     }
-    let disk =
-        build::root().join(format!("target/bench/veneer-data-{}-{}.img", clock.name(), std::process::id()));
+    // Boots run at once: each storage boot has its own disk and files.
+    let tag = boot.program.split(' ').next().unwrap_or("").replace('/', "-");
+    let disk = build::root().join(format!(
+        "target/bench/veneer-data-{tag}-{}-{}.img",
+        clock.name(),
+        std::process::id()
+    ));
     let dir = build::root().join("target/bench");
-    let marks = dir.join(format!("veneer-marks-{}.txt", clock.name()));
-    if boot.program == IO {
+    let marks = dir.join(format!("veneer-marks-{tag}-{}.txt", clock.name()));
+    if storage(&boot.program) {
         // A fresh C-FFS, and the plugin counting the storage rows.
         let prepared = data_disk(&disk).and_then(|_| super::profile::plugin(&dir));
         let plugin = match prepared {
@@ -199,7 +216,7 @@ fn boot(opts: &Options, clock: Clock, boot: &Boot, img: &build::Image) -> Side {
         args.extend(qemu::device_args(&disk, 0));
         args.extend(super::marks::args(
             &plugin,
-            &dir.join(format!("veneer-counts-{}.txt", clock.name())),
+            &dir.join(format!("veneer-counts-{tag}-{}.txt", clock.name())),
             &marks,
         ));
     }
@@ -210,7 +227,7 @@ fn boot(opts: &Options, clock: Clock, boot: &Boot, img: &build::Image) -> Side {
         Err(e) => return Side::absent(e),
     };
     let mut side = Side::parse(&out.serial);
-    if boot.program == IO {
+    if storage(&boot.program) {
         super::marks::apply(&mut side, &out.serial, &marks);
     }
     side.rename(boot.suffix);
