@@ -50,7 +50,7 @@ pub fn run(opts: &Options, clock: Clock, names: &[&str]) -> Result<Side, String>
     // The storage rows' disk: a fresh ext4 for each boot.
     let disk = dir.join(format!("data-{}-{}.img", clock.name(), std::process::id()));
     ext4(&disk)?;
-    args.extend(super::devices(&disk));
+    args.extend(qemu::device_args(&disk, 0));
     // The storage rows are counted by the plugin.
     let marks = dir.join(format!("marks-{}.txt", clock.name()));
     let plugin = super::profile::plugin(&dir)?;

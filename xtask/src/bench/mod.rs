@@ -351,18 +351,6 @@ pub fn main(args: &[String]) -> Result<(), String> {
     results.save()
 }
 
-/// A bench boot's disk (at `disk`) and NIC: every boot's, except that
-/// flushes stop in QEMU (`cache=unsafe`). Under `-icount sleep=off` the
-/// guest's clock races while it waits for the host, so a host fdatasync
-/// that takes a while on a busy disk counted as a minute of guest time (a
-/// driver's failure); both systems still make every flush.
-pub fn devices(disk: &std::path::Path) -> Vec<String> {
-    crate::qemu::device_args(disk, 0)
-        .into_iter()
-        .map(|a| a.replace(",cache=writeback", ",cache=unsafe"))
-        .collect()
-}
-
 fn distinct<'a>(names: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
     let mut v: Vec<&str> = names.collect();
     v.sort();

@@ -213,7 +213,7 @@ fn boot(opts: &Options, clock: Clock, boot: &Boot, img: &build::Image) -> Side {
             Ok(p) => p,
             Err(e) => return Side::absent(format!("the storage rows' boot: {e}")),
         };
-        args.extend(super::devices(&disk));
+        args.extend(qemu::device_args(&disk, 0));
         args.extend(super::marks::args(
             &plugin,
             &dir.join(format!("veneer-counts-{tag}-{}.txt", clock.name())),
