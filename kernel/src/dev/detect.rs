@@ -227,14 +227,18 @@ fn look(now: u64) -> Option<u64> {
     Some(limit)
 }
 
-/// Facts driver `name` reported about its device that cannot be true, if
-/// any (checked after its init).
-pub fn implausible(name: &str, f: &Facts) -> Option<&'static str> {
+/// Facts driver `name` reported about its device `device` that cannot be
+/// true, if any (checked after its init): impossible ones, or a disk
+/// size other than the one the device states itself (`virtio`).
+pub fn implausible(name: &str, f: &Facts, device: &super::pci::Device) -> Option<&'static str> {
     if !(1..=super::domain::LENT_SLOTS as u32).contains(&f.queue_depth) {
         return Some("a queue depth it cannot have");
     }
     match name {
         "virtio-blk" if f.capacity == 0 || f.capacity > 1 << 48 => Some("a disk capacity that cannot be"),
+        "virtio-blk" if super::virtio::blk_capacity(device).is_some_and(|c| c != f.capacity) => {
+            Some("a disk capacity other than the one its device states")
+        }
         "virtio-net" if f.mac == [0; 6] || f.mac[0] & 1 != 0 => Some("a MAC address that is not a station's"),
         _ => None,
     }

@@ -302,7 +302,7 @@ fn init(i: usize, api: &'static KernelApi) -> Result<(), &'static str> {
         let d = ds.get(i);
         // SAFETY: put there by `post` above, in the driver's mailbox.
         d.facts = unsafe { (facts as *const Facts).read() };
-        detect::implausible(d.name, &d.facts).map_or(Ok(()), |why| {
+        detect::implausible(d.name, &d.facts, &d.device).map_or(Ok(()), |why| {
             crate::kprintln!("driver {}: reported {why}", d.name);
             Err("it reported impossible facts about its device")
         })
