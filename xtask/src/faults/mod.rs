@@ -12,6 +12,7 @@
 //! Trials are seeded: `--seed S --first T --trials 1` replays trial T.
 //! See docs/drivers.md.
 
+mod chart;
 mod classify;
 mod executed;
 mod inject;
@@ -241,6 +242,9 @@ fn parse(args: &[String]) -> Result<Options, String> {
 pub fn main(args: &[String]) -> Result<(), String> {
     if args.iter().any(|a| a == "--quick") {
         return quick();
+    }
+    if args.first().is_some_and(|a| a == "chart") {
+        return chart::main(&args[1..]);
     }
     let o = parse(args)?;
     let boot = Boot::build(o.kernel.as_ref())?;
