@@ -3,7 +3,7 @@
 //! `cargo xtask faults` wrote (`target/faults/DRIVER-seedS-FxN.txt`):
 //! `cargo xtask faults chart OUT.svg REPORT...`.
 
-use super::classify::{Class, CLASSES};
+use super::classify::CLASSES;
 use std::fmt::Write as _;
 
 /// Each outcome's colour, in `CLASSES`' order.
