@@ -304,7 +304,7 @@ fn init(i: usize, api: &'static KernelApi) -> Result<(), &'static str> {
         d.facts = unsafe { (facts as *const Facts).read() };
         detect::implausible(d.name, &d.facts, &d.device).map_or(Ok(()), |why| {
             crate::kprintln!("driver {}: reported {why}", d.name);
-            Err("it reported impossible facts about its device")
+            Err("it reported facts about its device that are not true")
         })
     })
 }
