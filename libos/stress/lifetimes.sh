@@ -4,6 +4,8 @@
 verdict() {
     name=$1 good=$2
     shift 2
+    read up idle </proc/uptime
+    echo "phase: $name from $up s"
     out=$("$@" 2>&1)
     if [ -n "$out" ] && [ -z "$(echo "$out" | grep -v -E -e "$good" -e '^threadbomb: (process|longest)')" ]; then
         echo "$name: ok $(echo "$out" | grep -E '^threadbomb: (process|longest)' | tr '\n' ' ')"
@@ -41,5 +43,7 @@ verdict itimers 'exited with 0' cbin/itimerspin
 # A measurement (issue 27 class 2; lx_manythreads asserts it on a quiet
 # machine): an uninvolved `sleep 1` beside 61 spinning threads, and naps
 # beside them, under the campaign's load; cut at 60 s.
+read up idle </proc/uptime
+echo "phase: spinwait from $up s"
 timeout 60 cbin/manythreads 1 61 0 -v 2>&1 >/tmp/manythreads.out | sed 's/^manythreads:/spinwait:/'
 timeout 120 cbin/manythreads 10 200 0 -v 2>&1 >/tmp/manythreads.out | sed 's/^manythreads:/spinwait:/'

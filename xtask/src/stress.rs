@@ -171,6 +171,7 @@ const VERDICTS: &[&str] = &[
     "fill: ",
     "forkfull: ",
     "heartbeat: ",
+    "phase: ",
     "threadbomb: ",
     "orphans: ",
     "unmapread: ",

@@ -9,7 +9,7 @@
 #![no_std]
 #![no_main]
 
-use abi::dev::{status_of, BLOCK};
+use abi::dev::{status_of, BLOCK, NET};
 use abi::syscall::{CRED_SELF, ENV_SELF};
 use abi::Error;
 use user::dev::{self, Page};
@@ -29,13 +29,17 @@ fn main(_: u64) -> i32 {
     let sharer = sys::env_create_shared(ENV_SELF, CRED_SELF).expect("a sharer of this address space");
     nest::interpose(sharer, true).expect("interposing on the sharer");
     let pinged = sys::dev_ping(BLOCK, 4);
+    let net = sys::dev_ping(NET, 4);
     let read = read(&page);
     // No XN disk in this boot: XN answers for itself, without the driver.
     let flushed = xn::flush();
     nest::interpose(sharer, false).expect("ending the interposition");
     sys::env_destroy(sharer).expect("destroying the sharer");
-    println!("interposed: block ping {pinged:?}, read {read:?}, xn flush {flushed:?}");
-    let good = pinged == Ok(4) && read == Ok(abi::dev::status::OK) && flushed == Err(Error::NoDevice);
+    println!("interposed: block ping {pinged:?}, net ping {net:?}, read {read:?}, xn flush {flushed:?}");
+    let good = pinged == Ok(4)
+        && net == Ok(4)
+        && read == Ok(abi::dev::status::OK)
+        && flushed == Err(Error::NoDevice);
     if good {
         println!("interposed: driver calls through the interposed view: ok");
     }
