@@ -108,4 +108,13 @@ pub mod inject {
     /// The block driver keeps this request and never ends it (the
     /// kernel's deadline must fail it).
     pub const LIE_DROP: u64 = 14;
+    /// A driver refuses its next request with an I/O error its device
+    /// never reported (`dev_restart`: a fresh copy of the driver is asked
+    /// again).
+    pub const LIE_REFUSE: u64 = 15;
+    /// A driver ends its next request with an I/O error its device never
+    /// reported.
+    pub const LIE_ERROR: u64 = 16;
+    /// A driver ends its next request calling it invalid.
+    pub const LIE_INVALID: u64 = 17;
 }

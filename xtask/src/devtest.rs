@@ -222,6 +222,18 @@ const TESTS: &[Dev] = &[
                     "hello from ring 3",
                 ],
             ),
+            // Lies no exception shows, about requests the kernel checked:
+            // each read is made again by a fresh copy of the driver.
+            (
+                "lie-refuse,lie-error,lie-invalid,net-lie-refuse recover=restart",
+                &[
+                    "devtest lie-refuse: the block driver's lie about a valid read was not believed",
+                    "devtest lie-error: the block driver's lie about a valid read was not believed",
+                    "devtest lie-invalid: the block driver's lie about a valid read was not believed",
+                    "devtest net-lie-refuse: the network driver's refusal was not believed",
+                    "hello from ring 3",
+                ],
+            ),
             (
                 "restart-loop,arp recover=restart",
                 &[

@@ -59,6 +59,8 @@ usage: cargo xtask <command>
                      fault-injection campaign (paper 004 §4): N trials of
                      five faults each in the driver's image, each booted
                      native (isolation=off) and isolated
+  faults chart OUT.svg REPORT...
+                     the campaign's chart from its reports (docs/faults-recovery.svg)
   build              build the kernel, the user programs and the boot image
   mkfs IMAGE [--size MIB] [--from DIR] [--owner UID:GID] [--no-embed] [--no-group]
                      an XN disk image with a C-FFS holding a copy of DIR

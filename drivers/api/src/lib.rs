@@ -138,6 +138,17 @@ pub mod op {
     /// `INJECT_LIE`: it takes this request and never ends it.
     #[cfg(feature = "inject")]
     pub const LIE_DROP: u64 = 3;
+    /// `INJECT_LIE`: it refuses its next request with an I/O error its
+    /// device never reported.
+    #[cfg(feature = "inject")]
+    pub const LIE_REFUSE: u64 = 4;
+    /// `INJECT_LIE`: it ends its next request with an I/O error its
+    /// device never reported.
+    #[cfg(feature = "inject")]
+    pub const LIE_ERROR: u64 = 5;
+    /// `INJECT_LIE`: it ends its next request calling it invalid.
+    #[cfg(feature = "inject")]
+    pub const LIE_INVALID: u64 = 6;
 }
 
 /// One request from the kernel: sectors to read into or write from the

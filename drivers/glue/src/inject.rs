@@ -36,6 +36,7 @@ pub fn inject(r: &drvapi::Request) -> Option<i32> {
         // A dropped request is taken and never ended.
         op::INJECT_LIE => LIE.store(r.sector, Ordering::Relaxed),
         _ if LIE.load(Ordering::Relaxed) == op::LIE_FULL => return Some(drvapi::status::NO_SPACE),
+        _ if take_lie(op::LIE_REFUSE) => return Some(drvapi::status::IO_ERROR),
         _ => return None,
     }
     Some(drvapi::status::OK)
@@ -44,11 +45,23 @@ pub fn inject(r: &drvapi::Request) -> Option<i32> {
 /// The lie armed by `INJECT_LIE` (0: none).
 static LIE: AtomicU64 = AtomicU64::new(0);
 
-/// Reports request `tag` ended with `status` and `len` bytes moved (half
-/// of them, once, under `LIE_SHORT`).
+/// Whether the one-time lie `lie` is armed; disarmed.
+fn take_lie(lie: u64) -> bool {
+    LIE.compare_exchange(lie, 0, Ordering::Relaxed, Ordering::Relaxed).is_ok()
+}
+
+/// Reports request `tag` ended with `status` and `len` bytes moved (once:
+/// half of them under `LIE_SHORT`, an I/O error under `LIE_ERROR`,
+/// "invalid" under `LIE_INVALID`).
 pub fn complete(tag: u64, status: i32, len: usize) {
-    let short = LIE.compare_exchange(drvapi::op::LIE_SHORT, 0, Ordering::Relaxed, Ordering::Relaxed).is_ok();
-    (crate::kernel().complete)(tag, status, if short { len / 2 } else { len })
+    use drvapi::{op, status as st};
+    let len = if take_lie(op::LIE_SHORT) { len / 2 } else { len };
+    let status = match () {
+        _ if take_lie(op::LIE_ERROR) => st::IO_ERROR,
+        _ if take_lie(op::LIE_INVALID) => st::INVALID,
+        _ => status,
+    };
+    (crate::kernel().complete)(tag, status, len)
 }
 
 /// Runs on a stack at `rsp` (the injected corrupted stack pointer): waits

@@ -227,36 +227,56 @@ fn look(now: u64) -> Option<u64> {
     Some(limit)
 }
 
-/// Facts driver `name` reported about its device that cannot be true, if
-/// any (checked after its init).
-pub fn implausible(name: &str, f: &Facts) -> Option<&'static str> {
+/// Facts driver `name` reported about its device `device` that cannot be
+/// true, if any (checked after its init): impossible ones, or a disk
+/// size other than the one the device states itself (`virtio`).
+pub fn implausible(name: &str, f: &Facts, device: &super::pci::Device) -> Option<&'static str> {
     if !(1..=super::domain::LENT_SLOTS as u32).contains(&f.queue_depth) {
         return Some("a queue depth it cannot have");
     }
     match name {
         "virtio-blk" if f.capacity == 0 || f.capacity > 1 << 48 => Some("a disk capacity that cannot be"),
+        "virtio-blk" if super::virtio::blk_capacity(device).is_some_and(|c| c != f.capacity) => {
+            Some("a disk capacity other than the one its device states")
+        }
         "virtio-net" if f.mac == [0; 6] || f.mac[0] & 1 != 0 => Some("a MAC address that is not a station's"),
         _ => None,
     }
 }
 
-/// A driver with queue depth `depth` and `held` other requests in flight
-/// refused a request of kind `kind` with `st` at submit: the lie it told,
-/// if the refusal cannot be honest — a status that does not exist, a
-/// request the kernel had checked called invalid, or a full queue with
-/// slots to spare (`driver::refused` then disables it).
-pub fn dishonest(kind: u32, st: i32, depth: usize, held: usize) -> Option<&'static str> {
-    let checked = matches!(kind, op::READ | op::WRITE | op::TRANSMIT);
+/// A driver whose facts are `f`, holding `held` other requests, refused
+/// a request of kind `kind` with `st` at submit: the lie it told, if the
+/// refusal cannot be honest — a status that does not exist, a request
+/// the kernel had checked called invalid or (but for a flush on a device
+/// without a cache) unsupported, or a full queue with slots to spare (a
+/// flush runs alone) (`driver::refused` then disables it).
+pub fn dishonest(kind: u32, st: i32, f: &Facts, held: usize) -> Option<&'static str> {
+    let checked = matches!(kind, op::READ | op::WRITE | op::TRANSMIT | op::FLUSH);
+    let (room, unsupported) = match kind {
+        op::FLUSH => (held == 0, f.flush == 0),
+        _ => (held < f.queue_depth as usize, false),
+    };
     let lie = match st {
-        status::INVALID | status::UNSUPPORTED if checked => "a request the kernel had checked is invalid",
-        status::NO_SPACE if checked && held < depth => "its queue full with slots to spare",
+        status::INVALID if checked => "a request the kernel had checked is invalid",
+        status::UNSUPPORTED if checked && !unsupported => "a request it serves is unsupported",
+        status::NO_SPACE if checked && room => "its queue full with slots to spare",
         status::INVALID | status::UNSUPPORTED | status::NO_SPACE | status::IO_ERROR => return None,
         _ => "a status that does not exist",
     };
     Some(lie)
 }
 
-/// Whether `st` is a status a driver may end a request with.
-pub fn known_status(st: i32) -> bool {
-    matches!(st, status::OK | status::INVALID | status::NO_SPACE | status::IO_ERROR | status::UNSUPPORTED)
+/// What a driver is told when an I/O error it reported is not believed
+/// before a fresh copy of it repeats it (`pending::Table::ask_again`).
+pub const DOUBTED: &str = "an I/O error, not believed until a fresh copy of the driver repeats it";
+
+/// What is wrong with `st` as the status a driver ends a request it took
+/// with, if anything: having taken it, it can no longer call it invalid,
+/// unsupported or beyond its queue; it succeeded or the device failed.
+pub fn bad_ending(st: i32) -> Option<&'static str> {
+    match st {
+        status::OK | status::IO_ERROR => None,
+        status::INVALID | status::NO_SPACE | status::UNSUPPORTED => Some("a refusal, for a request it took"),
+        _ => Some("a status that does not exist"),
+    }
 }

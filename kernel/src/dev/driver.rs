@@ -93,10 +93,22 @@ impl Drivers {
         self.list[i].as_ref().is_some_and(|d| !d.disabled)
     }
 
+    /// Request `tag` was refused or ended with an I/O error: whether to
+    /// doubt it — stop the driver and have a fresh copy make the request
+    /// again (`pending::Table::ask_again`; only when failed drivers are
+    /// restarted).
+    pub fn doubt(&mut self, tag: u64) -> bool {
+        recover::on() && self.pending.ask_again(tag)
+    }
+
     /// Request `tag` ended (the `complete` wrapper, which checked that
     /// the driver held it).
     pub fn finish(&mut self, tag: u64, st: i32, len: usize) {
-        self.pending.finish(tag, st, len);
+        let Some(i) = self.pending.finish(tag, st, len).filter(|_| st == status::OK) else { return };
+        if let Some(cycles) = recover::served(i) {
+            let name = self.get(i).name;
+            crate::kprintln!("recovery: {name} ended a request well {cycles} TSC cycles after its failure");
+        }
     }
 }
 
@@ -290,9 +302,9 @@ fn init(i: usize, api: &'static KernelApi) -> Result<(), &'static str> {
         let d = ds.get(i);
         // SAFETY: put there by `post` above, in the driver's mailbox.
         d.facts = unsafe { (facts as *const Facts).read() };
-        detect::implausible(d.name, &d.facts).map_or(Ok(()), |why| {
+        detect::implausible(d.name, &d.facts, &d.device).map_or(Ok(()), |why| {
             crate::kprintln!("driver {}: reported {why}", d.name);
-            Err("it reported impossible facts about its device")
+            Err("it reported facts about its device that are not true")
         })
     })
 }
@@ -340,7 +352,7 @@ fn hand(i: usize, tag: u64, mut r: Request, pa: u64) -> Result<(), i32> {
         Ok((d.submit, [post(d, MAIL_REQUEST, r), 0, 0]))
     }) {
         Ok(v) if v as i32 == status::OK => return Ok(()),
-        Ok(v) => with(|ds| refused(ds, i, r.op, v as i32)),
+        Ok(v) => with(|ds| refused(ds, i, tag, r.op, v as i32)),
         Err(e) => e,
     };
     // Not started: the buffer comes back (unless disabling the driver
@@ -391,15 +403,21 @@ pub fn give_up(i: usize) {
     with(|ds| ds.pending.give_up(i));
 }
 
-/// Driver `i` refused a request of kind `kind` with `st` at submit: `st`,
-/// or `IO_ERROR` when the refusal cannot be honest (`detect::dishonest`),
-/// and then the driver is disabled.
-fn refused(ds: &mut Drivers, i: usize, kind: u32, st: i32) -> i32 {
-    let (depth, held) = (ds.get(i).facts.queue_depth as usize, ds.pending.holding(i) - 1);
-    let Some(lie) = detect::dishonest(kind, st, depth, held) else { return st };
+/// Driver `i` refused request `tag` of kind `kind` with `st` at submit:
+/// `st`, or `IO_ERROR` when the refusal cannot be honest
+/// (`detect::dishonest`) or is an I/O error to doubt, and then the
+/// driver is disabled.
+fn refused(ds: &mut Drivers, i: usize, tag: u64, kind: u32, st: i32) -> i32 {
+    let (facts, held) = (ds.get(i).facts, ds.pending.holding(i) - 1);
+    let lie = match detect::dishonest(kind, st, &facts, held) {
+        Some(lie) => lie,
+        None if st == status::IO_ERROR && ds.doubt(tag) => detect::DOUBTED,
+        None => return st,
+    };
     crate::kprintln!(
-        "driver {}: reported {lie} (status {st}, {held} of {depth} requests in flight)",
-        ds.get(i).name
+        "driver {}: reported {lie} (status {st}, {held} of {} requests in flight)",
+        ds.get(i).name,
+        facts.queue_depth
     );
     disable(ds, i, "it failed");
     status::IO_ERROR

@@ -39,6 +39,8 @@ mod pool;
 #[cfg(target_os = "none")]
 mod recover;
 #[cfg(target_os = "none")]
+mod virtio;
+#[cfg(target_os = "none")]
 pub mod wait;
 #[cfg(target_os = "none")]
 mod wrappers;

@@ -32,6 +32,9 @@ struct Pending {
     since: Option<u64>,
     request: Request,
     pa: u64,
+    /// Its driver reported an I/O error for it once, which was not
+    /// believed (`ask_again`): the next one is.
+    asked_again: bool,
 }
 
 pub struct Table {
@@ -78,7 +81,8 @@ impl Table {
         let slot = self.slots.iter().position(Option::is_none).ok_or(status::NO_SPACE)?;
         let tag = self.next_tag;
         self.next_tag += 1;
-        self.slots[slot] = Some(Pending { tag, driver: i, done, cookie, since, request: r, pa });
+        self.slots[slot] =
+            Some(Pending { tag, driver: i, done, cookie, since, request: r, pa, asked_again: false });
         if since.is_none() {
             PARKED.fetch_or(1 << i, Relaxed);
         }
@@ -97,11 +101,28 @@ impl Table {
         self.slots.iter().flatten().filter(|p| p.driver == i && p.since.is_some()).count()
     }
 
-    /// Held request `tag` ended with `st`, `len` bytes moved.
-    pub fn finish(&mut self, tag: u64, st: i32, len: usize) {
+    /// Held request `tag` ended with `st`, `len` bytes moved: its driver.
+    pub fn finish(&mut self, tag: u64, st: i32, len: usize) -> Option<usize> {
         let held = |p: &Pending| p.tag == tag && p.since.is_some();
-        if let Some(p) = self.slots.iter_mut().find_map(|s| s.take_if(|p| held(p))) {
-            (p.done)(p.cookie, st, len);
+        let p = self.slots.iter_mut().find_map(|s| s.take_if(|p| held(p)))?;
+        (p.done)(p.cookie, st, len);
+        Some(p.driver)
+    }
+
+    /// Held request `tag` was refused or ended with an I/O error: whether
+    /// to have a fresh copy of its driver make it again rather than
+    /// believe the error — once per request, and only if it may be made
+    /// again. The kernel cannot tell a device's error from one a damaged
+    /// driver made up; a restarted driver and reset device are a second
+    /// witness, and an error they report too is the device's.
+    pub fn ask_again(&mut self, tag: u64) -> bool {
+        let held = |p: &&mut Pending| p.tag == tag && p.since.is_some();
+        match self.slots.iter_mut().flatten().find(held) {
+            Some(p) if replayable(&p.request) && !p.asked_again => {
+                p.asked_again = true;
+                true
+            }
+            _ => false,
         }
     }
 
@@ -232,6 +253,23 @@ mod tests {
         t.add(d, req(op::READ, 0), 0x3000, (done, 203), Some(5)).unwrap();
         t.failed(d, false);
         assert_eq!(end(203), Some(status::IO_ERROR));
+    }
+
+    #[test]
+    fn an_io_error_is_doubted_once_per_request_and_never_for_an_injection() {
+        let (mut t, d) = (Table::new(), 4);
+        let (_, r) = t.add(d, req(op::READ, 0), 0x1000, (done, 401), Some(0)).unwrap();
+        let (_, inj) = t.add(d, req(INJECTION, 0), 0x2000, (done, 402), Some(0)).unwrap();
+        assert!(t.ask_again(r), "the first I/O error of a read was believed");
+        assert!(!t.ask_again(inj), "an injection was to be made again");
+        t.failed(d, true);
+        assert!(!t.ask_again(r), "a parked request was asked about");
+        t.unpark(d, 1).unwrap();
+        assert!(!t.ask_again(r), "the fresh driver's error was doubted too");
+        t.finish(r, status::IO_ERROR, 0);
+        assert_eq!(end(401), Some(status::IO_ERROR));
+        let (_, other) = t.add(d, req(op::WRITE, 0), 0x3000, (done, 403), Some(2)).unwrap();
+        assert!(t.ask_again(other), "another request's first error was believed");
     }
 
     #[test]

@@ -41,6 +41,15 @@ pub fn enable() {
     ON.store(true, Relaxed);
 }
 
+/// When each driver failed (TSC cycles), from its first failure until it
+/// ends a request well again: the time from a fault to service.
+static DOWN: [AtomicU64; MAX_DRIVERS] = [const { AtomicU64::new(0) }; MAX_DRIVERS];
+
+/// Whether failed drivers are restarted.
+pub fn on() -> bool {
+    ON.load(Relaxed)
+}
+
 /// Driver `i` was disabled: whether it is restarted at the next clock
 /// (the policy says so; its budget is counted then). (Called wherever it
 /// was disabled, perhaps in a trap: only a bit is set here.)
@@ -48,8 +57,23 @@ pub fn failed(i: usize) -> bool {
     let due = ON.load(Relaxed);
     if due {
         DUE.fetch_or(1 << i, Relaxed);
+        let now = crate::arch::clock::rdtsc().max(1);
+        let _ = DOWN[i].compare_exchange(0, now, Relaxed, Relaxed);
     }
     due
+}
+
+/// Driver `i` ended a request well: the TSC cycles since it failed, the
+/// first time after a failure.
+#[inline(always)]
+pub fn served(i: usize) -> Option<u64> {
+    match DOWN[i].load(Relaxed) {
+        0 => None,
+        t => {
+            DOWN[i].store(0, Relaxed);
+            Some(crate::arch::clock::rdtsc().saturating_sub(t))
+        }
+    }
 }
 
 /// Whether driver `i` awaits its restart.

@@ -6,7 +6,7 @@
 //! hands out in the driver's object tracker, and disables the driver when
 //! a check fails.
 
-use super::detect::{fail_current, known_status};
+use super::detect::{bad_ending, fail_current, DOUBTED};
 use super::driver::{self, owns, Driver, Drivers};
 use super::pci::{Bar, ConfigSpace};
 use super::tracker::{inside, Object};
@@ -295,8 +295,8 @@ extern "C" fn complete(tag: u64, st: i32, len: usize) {
     wrap(|ds, i| {
         let d = ds.get(i);
         let call = |why| refused("complete", &[tag, st as u64, len as u64], why);
-        if !known_status(st) {
-            return Err(call("a status that does not exist"));
+        if let Some(why) = bad_ending(st) {
+            return Err(call(why));
         }
         // A request that ended well moved all its bytes.
         match d.tracker.take_lent(tag) {
@@ -308,6 +308,10 @@ extern "C" fn complete(tag: u64, st: i32, len: usize) {
                 return Err(call("a length other than the request's"));
             }
             _ => return Err(call("a request it does not hold")),
+        }
+        // Stopped, the driver leaves the request parked for its restart.
+        if st == status::IO_ERROR && ds.doubt(tag) {
+            return Err(call(DOUBTED));
         }
         ds.finish(tag, st, len);
         Ok(())

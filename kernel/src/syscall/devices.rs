@@ -148,6 +148,9 @@ pub fn dev_inject(k: &mut Kernel, Args([dev, fault, arg, frame, done, cred]): Ar
         f::LIE_FULL => (op::INJECT_LIE, op::LIE_FULL, 0),
         f::LIE_SHORT => (op::INJECT_LIE, op::LIE_SHORT, 0),
         f::LIE_DROP => (op::INJECT_LIE, op::LIE_DROP, 0),
+        f::LIE_REFUSE => (op::INJECT_LIE, op::LIE_REFUSE, 0),
+        f::LIE_ERROR => (op::INJECT_LIE, op::LIE_ERROR, 0),
+        f::LIE_INVALID => (op::INJECT_LIE, op::LIE_INVALID, 0),
         _ => return Err(Error::BadFlags),
     };
     if fault == f::WILD_DMA {

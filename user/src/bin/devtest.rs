@@ -317,6 +317,41 @@ fn replay(pages: &[Page; 4]) -> Test {
     Ok(())
 }
 
+/// Lies no exception shows (`recover=restart`): the driver refuses a
+/// read the kernel checked with an I/O error its device never reported
+/// (`LIE_REFUSE`), ends one with such an error (`LIE_ERROR`) or calls it
+/// invalid when it ends (`LIE_INVALID`). The kernel has the read made
+/// again by a fresh copy of the driver, which tells the truth: the read
+/// ends well with the disk's pattern. The injection, which the lying
+/// driver never ended, fails with it.
+fn asked_again(pages: &[Page; 4], lie: u64, name: &str) -> Test {
+    if ok(sys::dev_inject(BLOCK, lie, 0, pages[1].frame, dev::word(1)), "the injection")? != 0 {
+        return Err(fail(format_args!("the driver was stopped at the injection")));
+    }
+    ok(sys::blk_io(false, pages[2].frame, 0, 4096, 16, dev::word(2)), "the read the driver lied about")?;
+    match ended(2, "the read the driver lied about")? {
+        status::OK => holds_pattern(pages[2], 16)?,
+        s => return Err(fail(format_args!("the read the driver lied about ended with status {s}"))),
+    }
+    if ended(1, "the injection")? != status::IO_ERROR || !block_back() {
+        return Err(fail(format_args!("the lying driver was not stopped and restarted")));
+    }
+    println!("devtest {name}: the block driver's lie about a valid read was not believed; a fresh copy of it read the disk's pattern");
+    Ok(())
+}
+
+/// `asked_again` for a transmission: the network driver refuses the ARP
+/// request with an I/O error; a fresh copy sends it and the answer comes.
+fn net_asked_again(pages: &[Page; 4]) -> Test {
+    let r = sys::dev_inject(NET, inject::LIE_REFUSE, 0, pages[1].frame, dev::word(1));
+    if ok(r, "the injection")? != 0 {
+        return Err(fail(format_args!("the network driver was stopped at the injection")));
+    }
+    arp(pages)?;
+    println!("devtest net-lie-refuse: the network driver's refusal was not believed; a fresh copy sent the ARP request, answered");
+    Ok(())
+}
+
 /// The network driver fails (a wild call) and is restarted: frames go
 /// out and come in again (the ARP exchange).
 fn net_restart(pages: &[Page; 4]) -> Test {
@@ -506,6 +541,10 @@ fn run(name: &str, pages: &[Page; 4]) -> Test {
         "restart-loop" => restart_loop(pages),
         "replay" => replay(pages),
         "net-restart" => net_restart(pages),
+        "lie-refuse" => asked_again(pages, inject::LIE_REFUSE, "lie-refuse"),
+        "lie-error" => asked_again(pages, inject::LIE_ERROR, "lie-error"),
+        "lie-invalid" => asked_again(pages, inject::LIE_INVALID, "lie-invalid"),
+        "net-lie-refuse" => net_asked_again(pages),
         "wild-dma" => wild_dma(pages),
         "irq-livelock" => irq_livelock(pages),
         other => Err(fail(format_args!("no device test {other:?}"))),

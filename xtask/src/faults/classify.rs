@@ -75,7 +75,8 @@ pub fn detector(serial: &str, driver: &str) -> &'static str {
         let refused = serial.lines().any(|l| l.contains(&start) && l.contains("not started"));
         return if refused { "init refused" } else { "-" };
     };
-    let rules: [(&str, &'static str); 10] = [
+    let rules: [(&str, &'static str); 11] = [
+        ("not believed", "I/O error doubted"),
         ("livelock with interrupts off", "NMI watchdog"),
         ("livelock", "watchdog"),
         ("refused", "wrapper check"),
@@ -88,6 +89,19 @@ pub fn detector(serial: &str, driver: &str) -> &'static str {
         ("", "exception"),
     ];
     rules.iter().find(|(w, _)| line.contains(w)).map_or("-", |r| r.1)
+}
+
+/// How long driver `driver` took from its first failure to a request
+/// ended well (the kernel's `recovery: NAME ended a request well N TSC
+/// cycles after its failure`), in microseconds by the TSC's rate the
+/// kernel measured at boot (`clock: TSC M MHz`).
+pub fn service_us(serial: &str, driver: &str) -> Option<f64> {
+    let prefix = format!("recovery: {driver} ended a request well ");
+    let cycles: f64 =
+        serial.lines().find_map(|l| l.split_once(&prefix)?.1.split(' ').next()?.parse().ok())?;
+    let mhz: f64 =
+        serial.lines().find_map(|l| l.split_once("clock: TSC ")?.1.split(' ').next()?.parse().ok())?;
+    (mhz > 0.0).then(|| cycles / mhz)
 }
 
 /// The workload's verdict line (`faultload NAME: VERDICT: why`).
@@ -223,6 +237,16 @@ mod tests {
             classify(&out(&stopped, Some(EXIT_SUCCESS), false), "net", &[], 0).0,
             Class::WorkloadError
         );
+    }
+
+    #[test]
+    fn the_time_to_service_is_the_kernels_cycles_by_its_clock() {
+        let s = "veneer: clock: TSC 2000.000 MHz, APIC timer 62.5 MHz\nveneer: recovery: virtio-blk ended a request well 3000000 TSC cycles after its failure\n";
+        assert_eq!(service_us(s, "virtio-blk"), Some(1500.0));
+        assert_eq!(service_us(s, "virtio-net"), None);
+        assert_eq!(service_us(&s[s.find("veneer: recovery").unwrap()..], "virtio-blk"), None);
+        let doubted = "veneer: driver virtio-blk: complete(3, -3, 4096) refused: an I/O error, not believed until a fresh copy of the driver repeats it";
+        assert_eq!(detector(doubted, "virtio-blk"), "I/O error doubted");
     }
 
     #[test]

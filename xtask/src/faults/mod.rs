@@ -12,6 +12,7 @@
 //! Trials are seeded: `--seed S --first T --trials 1` replays trial T.
 //! See docs/drivers.md.
 
+mod chart;
 mod classify;
 mod executed;
 mod inject;
@@ -154,6 +155,9 @@ struct Trial {
     faults: Vec<inject::Fault>,
     image: Vec<u8>,
     runs: [Option<(Class, &'static str, String)>; 2],
+    /// Isolated: microseconds from the driver's first failure to a
+    /// request it ended well after its restart.
+    service_us: Option<f64>,
 }
 
 /// The faulty image of trial `index` of `name` under `seed`.
@@ -165,7 +169,7 @@ fn make_trial(clean: &[u8], executed: &[u64], name: &str, seed: u64, index: usiz
     let (base, off, len) = executed::text_segment(clean)?;
     let mut text = Text { base, bytes: &mut image[off..off + len] };
     let faults = inject::inject(&mut text, executed, kind, FAULTS_PER_TRIAL, &mut rng);
-    Ok(Trial { index, kind, faults, image, runs: [None, None] })
+    Ok(Trial { index, kind, faults, image, runs: [None, None], service_us: None })
 }
 
 struct Options {
@@ -238,6 +242,9 @@ fn parse(args: &[String]) -> Result<Options, String> {
 pub fn main(args: &[String]) -> Result<(), String> {
     if args.iter().any(|a| a == "--quick") {
         return quick();
+    }
+    if args.first().is_some_and(|a| a == "chart") {
+        return chart::main(&args[1..]);
     }
     let o = parse(args)?;
     let boot = Boot::build(o.kernel.as_ref())?;
@@ -363,6 +370,9 @@ fn run_trial(
     let (index, kind) = (tr.index, tr.kind.name());
     println!("trial {name} {index} {kind:<11} {:<8} {:<6} {det:<13} {why}", config.name(), class.short());
     tr.runs[config as usize] = Some((class, det, why));
+    if config == Config::Isolated {
+        tr.service_us = classify::service_us(&out.serial, name);
+    }
     Ok(())
 }
 
@@ -432,6 +442,30 @@ fn report(o: &Options, name: &str, trials: &[Trial]) -> String {
             "isolated boots whose driver was stopped: {}; recovered (restarted, the workload passed with its data intact): {recovered} ({:.1}%)",
             stopped.len(),
             100.0 * recovered as f64 / stopped.len() as f64
+        );
+    }
+    let failed: Vec<&Trial> =
+        trials.iter().filter(|t| class(t, Config::Native).is_some_and(|c| c != Class::NoEffect)).collect();
+    if !failed.is_empty() && trials.iter().all(|t| t.runs[1].is_some()) {
+        let saved = failed.iter().filter(|t| intact(class(t, Config::Isolated))).count();
+        let _ = writeln!(
+            r,
+            "native failures whose isolated boot ended with the workload's data intact: {saved} of {} ({:.1}%)",
+            failed.len(),
+            100.0 * saved as f64 / failed.len() as f64
+        );
+    }
+    let mut times: Vec<f64> = trials.iter().filter_map(|t| t.service_us).collect();
+    if !times.is_empty() {
+        times.sort_by(f64::total_cmp);
+        let at = |q: f64| times[((times.len() - 1) as f64 * q).round() as usize] / 1000.0;
+        let _ = writeln!(
+            r,
+            "time from a driver's failure to a request it ended well after its restart (isolated, {} boots): p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
+            times.len(),
+            at(0.5),
+            at(0.99),
+            at(1.0)
         );
     }
     let _ = writeln!(
