@@ -154,19 +154,26 @@ pub fn check_copy<T: Tables>(
         let Ok(st) = last_table(t, from, s) else { continue };
         let dt = last_table(t, to, d);
         let (si, di) = (index(s, 0), index(d, 0));
+        let mut present = 0;
         for j in 0..n {
             let e = t.table(st)[si + j];
             if e & PRESENT == 0 {
                 continue;
             }
             check(e)?;
-            match dt {
-                Ok(dt) if t.table(dt)[di + j] & PRESENT != 0 => return Err(Error::AlreadyMapped),
-                Ok(_) => {}
-                Err(level) => missing.add(d, level),
+            if let Ok(dt) = dt {
+                if t.table(dt)[di + j] & PRESENT != 0 {
+                    return Err(Error::AlreadyMapped);
+                }
             }
-            entries += 1;
+            present += 1;
         }
+        // The piece lies in one destination leaf table: it misses the same
+        // tables at every page.
+        if let (true, Err(level)) = (present > 0, dt) {
+            missing.add(d, level);
+        }
+        entries += present;
     }
     Ok((entries, missing.count))
 }

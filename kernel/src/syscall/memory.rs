@@ -169,7 +169,8 @@ pub fn map_from_range(k: &mut Kernel, Args([env, va, src, pages, flags, cred]): 
     // cannot fail half way.
     let frames = &k.mem.frames;
     let (targets, tables) = pagetable::check_copy(&mut PhysTables, from, to, pages, &mut |have| {
-        if (pte & WRITABLE != 0 && have & WRITABLE == 0) || (pte & NO_EXEC == 0 && have & NO_EXEC != 0) {
+        // Writable here but not there, or executable here but not there.
+        if (pte & !have & WRITABLE) | (have & !pte & NO_EXEC) != 0 {
             return Err(Error::NotPermitted);
         }
         // Conservative: as if every page of the range mapped this frame.
