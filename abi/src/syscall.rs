@@ -179,8 +179,9 @@ pub const SLEEP: u64 = BASE + 32;
 /// `map_from_range(env, va, src, pages, flags, cred)`: `map_from` for
 /// `pages` consecutive pages (at most `RANGE_MAX`); source pages the caller
 /// has not mapped are skipped. Everything is checked before anything
-/// changes. Returns how many pages were mapped. (Batching the mapping calls
-/// of a library fork, paper 000 §5.2.1.)
+/// changes. Returns how many pages were mapped. Source and destination may
+/// not overlap in one address space (`BadAddress`). (Batching the mapping
+/// calls of a library fork, paper 000 §5.2.1.)
 pub const MAP_FROM_RANGE: u64 = BASE + 33;
 /// `protect_range(env, va, pages, flags, cred)`: `protect` for `pages`
 /// consecutive pages (at most `RANGE_MAX`); unmapped pages are skipped.

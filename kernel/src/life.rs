@@ -117,13 +117,9 @@ impl Kernel {
         // which outlives it (post-order destruction).
         if !self.envs[s].shares {
             let frames = &mut self.mem.frames;
-            pagetable::teardown(
-                &mut PhysTables,
-                pml4,
-                mm::USER_SLOTS,
-                &mut |pte| frames.drop_ref(pagetable::frame_of(pte)),
-                &mut |_| {},
-            );
+            pagetable::teardown(&mut PhysTables, pml4, mm::USER_SLOTS, &mut |pte| {
+                frames.drop_ref(pagetable::frame_of(pte))
+            });
         }
         self.envs[s].exc.save = 0;
         for f in [self.envs[s].exc_frame.take(), self.envs[s].repo_vector.take()].into_iter().flatten() {

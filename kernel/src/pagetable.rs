@@ -119,67 +119,97 @@ fn last_table<T: Tables>(t: &mut T, pml4: Frame, va: u64) -> Result<Frame, u32> 
     Ok(table)
 }
 
-/// `probe` over ascending addresses of one address space that does not
-/// change meanwhile: the upper levels are walked once per 2 MiB region,
-/// not once per page.
-pub struct Prober {
-    pml4: Frame,
-    region: u64,
-    table: Result<Frame, u32>,
+const PAGE: u64 = 4096;
+/// What one leaf table covers.
+const LEAF_SPAN: u64 = 1 << 21;
+
+/// `pages` pages from `src` paired with as many from `dst`, in pieces that
+/// stay inside one leaf table on both sides: (source, destination, pages).
+fn pieces(src: u64, dst: u64, pages: u64) -> impl Iterator<Item = (u64, u64, usize)> {
+    let room = |va: u64| (LEAF_SPAN - (va & (LEAF_SPAN - 1))) / PAGE;
+    let mut done = 0;
+    core::iter::from_fn(move || {
+        let (s, d) = (src.wrapping_add(done * PAGE), dst.wrapping_add(done * PAGE));
+        let n = pages.checked_sub(done).filter(|&n| n > 0)?.min(room(s)).min(room(d));
+        done += n;
+        Some((s, d, n as usize))
+    })
 }
 
-impl Prober {
-    pub fn new(pml4: Frame) -> Prober {
-        Prober { pml4, region: u64::MAX, table: Err(3) }
-    }
-
-    pub fn probe<T: Tables>(&mut self, t: &mut T, va: u64) -> Result<u64, u32> {
-        if va >> 21 != self.region {
-            self.region = va >> 21;
-            self.table = last_table(t, self.pml4, va);
+/// The first step of copying the present entries of `pages` pages from
+/// `src` in `from` to `dst` in `to`, changing nothing: `check` vets each
+/// present source entry (rights, counts), a present destination entry is
+/// `AlreadyMapped`. Returns how many entries the copy will write and how
+/// many tables it will make. Each side's upper levels are walked once per
+/// leaf table, not once per page.
+pub fn check_copy<T: Tables>(
+    t: &mut T,
+    (from, src): (Frame, u64),
+    (to, dst): (Frame, u64),
+    pages: u64,
+    check: &mut impl FnMut(u64) -> Result<(), Error>,
+) -> Result<(u64, u64), Error> {
+    let (mut entries, mut missing) = (0, MissingTables::default());
+    for (s, d, n) in pieces(src, dst, pages) {
+        let Ok(st) = last_table(t, from, s) else { continue };
+        let dt = last_table(t, to, d);
+        let (si, di) = (index(s, 0), index(d, 0));
+        let mut present = 0;
+        for j in 0..n {
+            let e = t.table(st)[si + j];
+            if e & PRESENT == 0 {
+                continue;
+            }
+            check(e)?;
+            if let Ok(dt) = dt {
+                if t.table(dt)[di + j] & PRESENT != 0 {
+                    return Err(Error::AlreadyMapped);
+                }
+            }
+            present += 1;
         }
-        let table = self.table?;
-        let e = t.table(table)[index(va, 0)];
-        if e & PRESENT != 0 {
-            Ok(e)
-        } else {
-            Err(0)
+        // The piece lies in one destination leaf table: it misses the same
+        // tables at every page.
+        if let (true, Err(level)) = (present > 0, dt) {
+            missing.add(d, level);
         }
+        entries += present;
     }
+    Ok((entries, missing.count))
 }
 
-/// `map` over ascending addresses of one address space: the upper levels
-/// are walked (and missing tables made) once per 2 MiB region, not once
-/// per page.
-pub struct Mapper {
-    pml4: Frame,
-    region: u64,
-    table: Frame,
-}
-
-impl Mapper {
-    pub fn new(pml4: Frame) -> Mapper {
-        Mapper { pml4, region: u64::MAX, table: pml4 }
-    }
-
-    pub fn map<T: Tables>(
-        &mut self,
-        t: &mut T,
-        va: u64,
-        pte: u64,
-        alloc: &mut dyn FnMut() -> Result<Frame, Error>,
-    ) -> Result<(), Error> {
-        if va >> 21 != self.region {
-            self.table = leaf_table(t, self.pml4, va, Some(alloc))?;
-            self.region = va >> 21;
+/// The second step, after `check_copy` passed: writes `entry(ctx, e)` for
+/// each present source entry `e` (the caller counts the mapping there);
+/// tables come from `alloc(ctx)`. A piece with no present entry makes no
+/// table.
+pub fn copy<T: Tables, C>(
+    t: &mut T,
+    ctx: &mut C,
+    (from, src): (Frame, u64),
+    (to, dst): (Frame, u64),
+    pages: u64,
+    alloc: impl Fn(&mut C) -> Result<Frame, Error>,
+    entry: impl Fn(&mut C, u64) -> Result<u64, Error>,
+) -> Result<(), Error> {
+    for (s, d, n) in pieces(src, dst, pages) {
+        let Ok(st) = last_table(t, from, s) else { continue };
+        let si = index(s, 0);
+        let Some(first) = (0..n).find(|&j| t.table(st)[si + j] & PRESENT != 0) else { continue };
+        let make: &mut dyn FnMut() -> Result<Frame, Error> = &mut || alloc(ctx);
+        let dt = leaf_table(t, to, d, Some(make))?;
+        let di = index(d, 0);
+        for j in first..n {
+            let e = t.table(st)[si + j];
+            if e & PRESENT == 0 {
+                continue;
+            }
+            if t.table(dt)[di + j] & PRESENT != 0 {
+                return Err(Error::AlreadyMapped);
+            }
+            t.table(dt)[di + j] = entry(ctx, e)?;
         }
-        let e = &mut t.table(self.table)[index(va, 0)];
-        if *e & PRESENT != 0 {
-            return Err(Error::AlreadyMapped);
-        }
-        *e = pte;
-        Ok(())
     }
+    Ok(())
 }
 
 /// Counts the table pages `map` would allocate for a run of ascending
@@ -291,46 +321,42 @@ fn walk_leaves<T: Tables>(
     true
 }
 
-/// Visits every present leaf in PML4 slots `slots`, then every table below
-/// those slots (children before parents), clearing the slots.
+/// Visits every present leaf in PML4 slots `slots`, clearing the slots.
+/// (The tables themselves are the owner's frames, freed with the rest of
+/// what it owns.) Generic, not `dyn`: the visit is inlined into the scan.
 pub fn teardown<T: Tables>(
     t: &mut T,
     pml4: Frame,
     slots: core::ops::Range<usize>,
-    leaf_fn: &mut dyn FnMut(u64),
-    table_fn: &mut dyn FnMut(Frame),
+    leaf_fn: &mut impl FnMut(u64),
 ) {
     for s in slots {
         let e = t.table(pml4)[s];
         if e & PRESENT != 0 {
-            teardown_table(t, frame_of(e), 3, leaf_fn, table_fn);
+            teardown_table(t, frame_of(e), 3, leaf_fn);
             t.table(pml4)[s] = 0;
         }
     }
 }
 
-fn teardown_table<T: Tables>(
-    t: &mut T,
-    table: Frame,
-    level: u32,
-    leaf_fn: &mut dyn FnMut(u64),
-    table_fn: &mut dyn FnMut(Frame),
-) {
+fn teardown_table<T: Tables, F: FnMut(u64)>(t: &mut T, table: Frame, level: u32, leaf_fn: &mut F) {
     for group in (0..512).step_by(8) {
         // Most tables are sparse: skip eight absent entries at a time.
-        let entries: [u64; 8] = t.table(table)[group..group + 8].try_into().unwrap_or([0; 8]);
-        if entries.iter().fold(0, |all, e| all | e) & PRESENT == 0 {
+        if t.table(table)[group..group + 8].iter().fold(0, |all, e| all | e) & PRESENT == 0 {
             continue;
         }
-        for e in entries.into_iter().filter(|e| e & PRESENT != 0) {
+        for i in group..group + 8 {
+            let e = t.table(table)[i];
+            if e & PRESENT == 0 {
+                continue;
+            }
             if level == 1 {
                 leaf_fn(e);
             } else {
-                teardown_table(t, frame_of(e), level - 1, leaf_fn, table_fn);
+                teardown_table(t, frame_of(e), level - 1, leaf_fn);
             }
         }
     }
-    table_fn(table);
 }
 
 #[cfg(test)]
@@ -358,47 +384,109 @@ mod tests {
     }
 
     #[test]
-    fn prober_agrees_with_probe() {
-        let mut m = Mem { next: 100, ..Mem::default() };
+    fn pieces_stay_inside_one_leaf_table_on_both_sides() {
+        for (src, dst, pages) in
+            [(0x1f_e000u64, 0x40_0000u64, 600u64), (0x40_0000, 0x7f_f000, 1025), (0x3000, 0x3000, 1)]
+        {
+            let (mut next_s, mut next_d, mut total) = (src, dst, 0);
+            for (s, d, n) in pieces(src, dst, pages) {
+                assert_eq!((s, d), (next_s, next_d), "pieces follow each other");
+                assert!(n > 0);
+                let last = (n as u64 - 1) * PAGE;
+                assert_eq!(s >> 21, (s + last) >> 21, "source piece {s:#x}+{n} crosses a leaf table");
+                assert_eq!(d >> 21, (d + last) >> 21, "destination piece {d:#x}+{n} crosses a leaf table");
+                (next_s, next_d, total) = (s + n as u64 * PAGE, d + n as u64 * PAGE, total + n as u64);
+            }
+            assert_eq!(total, pages);
+        }
+    }
+
+    /// A source space with holes, spanning 2 MiB and 1 GiB boundaries.
+    fn source(m: &mut Mem, next: &mut u64) -> (Frame, Vec<u64>) {
         let pml4 = m.alloc();
-        let mut next = 1000u64;
-        for va in [0x20_0000u64, 0x20_3000, 0x40_0000, 0x7f_ffff_f000, 0x80_0000_0000] {
+        let vas: Vec<u64> = (0..1100u64).filter(|i| i % 7 != 3).map(|i| 0x3ff0_0000 + i * 0x1000).collect();
+        for &va in &vas {
+            let mut alloc = || {
+                *next += 1;
+                Ok(Frame::new(*next))
+            };
+            map(m, pml4, va, (va >> 12) << 12 | PRESENT | WRITABLE, &mut alloc).unwrap();
+        }
+        (pml4, vas)
+    }
+
+    #[test]
+    fn copy_agrees_with_map_page_by_page() {
+        // Aligned and unaligned offsets between the sides, a destination
+        // already partly built: the same entries, and exactly the tables
+        // `check_copy` counted.
+        for delta in [0u64, 0x5000, 0x40_0000, 0x80_0000_3000] {
+            let mut m = Mem { next: 100, ..Mem::default() };
+            let mut next = 1_000_000u64;
+            let (from, vas) = source(&mut m, &mut next);
+            let (to, want) = (m.alloc(), m.alloc());
+            let (src, pages) = (0x3ff0_0000u64, 1100u64);
+            let dst = src + delta;
             let mut alloc = || {
                 next += 1;
                 Ok(Frame::new(next))
             };
-            map(&mut m, pml4, va, (va >> 12) << 12 | PRESENT, &mut alloc).unwrap();
-        }
-        let mut prober = Prober::new(pml4);
-        for va in (0..0x1000u64).map(|i| 0x1f_0000 + i * 0x1000).chain([0x7f_ffff_f000, 0x80_0000_0000]) {
-            assert_eq!(prober.probe(&mut m, va), probe(&mut m, pml4, va), "at {va:#x}");
+            let lone = dst + pages * PAGE + 0x1000;
+            map(&mut m, to, lone, 8 << 12 | PRESENT, &mut alloc).unwrap();
+            map(&mut m, want, lone, 8 << 12 | PRESENT, &mut alloc).unwrap();
+            // A page of the range mapped already: the check refuses. Once
+            // it is gone its table stays, so fewer tables are missing.
+            let taken = dst + 0x20_3000;
+            map(&mut m, to, taken, 7 << 12 | PRESENT, &mut alloc).unwrap();
+            let r = check_copy(&mut m, (from, src), (to, dst), pages, &mut |_| Ok(()));
+            assert_eq!(r, Err(Error::AlreadyMapped), "delta {delta:#x}");
+            unmap(&mut m, to, taken).unwrap();
+            let (entries, tables) =
+                check_copy(&mut m, (from, src), (to, dst), pages, &mut |_| Ok(())).unwrap();
+            assert_eq!(entries, vas.len() as u64);
+            let mut ctx = (next, 0u64);
+            let alloc = |c: &mut (u64, u64)| {
+                c.0 += 1;
+                Ok(Frame::new(c.0))
+            };
+            let count = |c: &mut (u64, u64), e: u64| {
+                c.1 += 1;
+                Ok(e & !WRITABLE)
+            };
+            copy(&mut m, &mut ctx, (from, src), (to, dst), pages, alloc, count).unwrap();
+            assert_eq!(ctx.0 - next, tables, "delta {delta:#x}: tables made as counted");
+            assert_eq!(ctx.1, entries, "every entry counted once");
+            next = ctx.0;
+            for &va in &vas {
+                let mut alloc = || {
+                    next += 1;
+                    Ok(Frame::new(next))
+                };
+                map(&mut m, want, va + delta, (va >> 12) << 12 | PRESENT, &mut alloc).unwrap();
+            }
+            for i in 0..pages + 2 {
+                let va = dst + i * PAGE;
+                assert_eq!(lookup(&mut m, to, va), lookup(&mut m, want, va), "delta {delta:#x} at {va:#x}");
+            }
         }
     }
 
     #[test]
-    fn mapper_agrees_with_map() {
-        // Ascending runs across 2 MiB and 1 GiB boundaries, one page
-        // already mapped: the same entries and the same tables either way.
-        let vas: Vec<u64> = (0..1100u64).map(|i| 0x3ff0_0000 + i * 0x1000).chain([0x80_0000_0000]).collect();
-        let (mut a, mut b) = (Mem { next: 100, ..Mem::default() }, Mem { next: 100, ..Mem::default() });
-        let (pa, pb) = (a.alloc(), b.alloc());
-        let mut next = 1000u64;
-        let mut alloc = || {
-            next += 1;
-            Ok(Frame::new(next))
-        };
-        map(&mut a, pa, vas[7], 5 << 12 | PRESENT, &mut alloc).unwrap();
-        map(&mut b, pb, vas[7], 5 << 12 | PRESENT, &mut alloc).unwrap();
-        let mut mapper = Mapper::new(pb);
-        for (i, &va) in vas.iter().enumerate() {
-            let pte = (i as u64 + 9) << 12 | PRESENT;
-            let want = map(&mut a, pa, va, pte, &mut alloc);
-            assert_eq!(mapper.map(&mut b, va, pte, &mut alloc), want, "at {va:#x}");
-        }
-        assert_eq!(a.pages.len(), b.pages.len());
-        for va in vas {
-            assert_eq!(lookup(&mut a, pa, va), lookup(&mut b, pb, va));
-        }
+    fn check_copy_passes_on_the_callers_refusal() {
+        let mut m = Mem { next: 100, ..Mem::default() };
+        let mut next = 1_000_000u64;
+        let (from, _) = source(&mut m, &mut next);
+        let to = m.alloc();
+        let r = check_copy(&mut m, (from, 0x3ff0_0000), (to, 0x1000_0000), 50, &mut |e| match frame_of(e)
+            .number()
+        {
+            0x3ff20 => Err(Error::NotPermitted),
+            _ => Ok(()),
+        });
+        assert_eq!(r, Err(Error::NotPermitted));
+        // An empty source range: nothing to write, no table to make.
+        let empty = check_copy(&mut m, (from, 0x1000), (to, 0x1000), 10, &mut |_| Ok(()));
+        assert_eq!(empty, Ok((0, 0)));
     }
 
     #[test]
@@ -462,7 +550,7 @@ mod tests {
     }
 
     #[test]
-    fn teardown_visits_leaves_and_tables() {
+    fn teardown_visits_every_leaf_and_clears_the_slots() {
         let mut m = Mem::default();
         let pml4 = Frame::new(1);
         let mut next = 10u64;
@@ -474,12 +562,20 @@ mod tests {
             map(&mut m, pml4, 0x40_0000 + i * 0x1000, (50 + i) << 12 | PRESENT, &mut alloc).unwrap();
         }
         map(&mut m, pml4, 0x10_0000_0000, 60 << 12 | PRESENT, &mut alloc).unwrap();
-        let (mut leaves, mut tables) = (Vec::new(), Vec::new());
-        teardown(&mut m, pml4, 0..256, &mut |e| leaves.push(frame_of(e).number()), &mut |f| tables.push(f));
+        // A dense run over two leaf tables, and a page outside the slots.
+        for i in 0..600u64 {
+            map(&mut m, pml4, 0x7f_e000_0000 + i * 0x1000, (1000 + i) << 12 | PRESENT, &mut alloc).unwrap();
+        }
+        let outside = 300u64 << 39;
+        map(&mut m, pml4, outside, 70 << 12 | PRESENT, &mut alloc).unwrap();
+        let mut leaves = Vec::new();
+        teardown(&mut m, pml4, 0..256, &mut |e| leaves.push(frame_of(e).number()));
         leaves.sort();
-        assert_eq!(leaves, [50, 51, 52, 60]);
-        assert_eq!(tables.len(), 5, "pdpt, 2 pd, 2 pt");
+        let want: Vec<u64> = [50, 51, 52, 60].into_iter().chain(1000..1600).collect();
+        assert_eq!(leaves, want);
         assert_eq!(lookup(&mut m, pml4, 0x40_0000), None);
+        assert_eq!(lookup(&mut m, pml4, 0x7f_e000_0000), None);
+        assert_eq!(lookup(&mut m, pml4, outside).map(frame_of), Some(Frame::new(70)), "outside the slots");
     }
 
     #[test]

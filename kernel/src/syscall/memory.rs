@@ -10,6 +10,7 @@ use crate::mm::PhysTables;
 use crate::pagetable::{self, NO_EXEC, WRITABLE};
 use crate::state::Kernel;
 use crate::validate::{needed, page_range, pte_rights, user_page};
+use abi::layout::PAGE_SIZE;
 use abi::syscall::FRAME_ANY;
 use abi::tables::frame_state;
 use abi::Error;
@@ -155,58 +156,49 @@ pub fn set_repossession_vector(k: &mut Kernel, Args([env, va, cred, ..]): Args) 
 pub fn map_from_range(k: &mut Kernel, Args([env, va, src, pages, flags, cred]): Args) -> Result<u64, Error> {
     let s = k.env_arg(env, cred)?;
     let pte = pte_rights(flags)?;
-    let delta = src.wrapping_sub(va);
     let _source_checked = page_range(src, pages)?;
+    let _destination_checked = page_range(va, pages)?;
+    let (from, to) = ((k.pml4(), src), (k.envs[s].pml4, va));
+    // Within one space the copy would read entries it had just written.
+    let span = pages * PAGE_SIZE;
+    if from.0 == to.0 && src < va + span && va < src + span {
+        return Err(Error::BadAddress);
+    }
     // Check every page first, and that the page tables the mapping needs
-    // and one more count on each frame are available: then the mapping
-    // itself cannot fail half way.
-    let mut targets = 0;
-    let mut missing = pagetable::MissingTables::default();
-    // Nothing changes during the check, so each side's upper levels are
-    // walked once per 2 MiB.
-    let (mut source, mut dest) = (pagetable::Prober::new(k.pml4()), pagetable::Prober::new(k.envs[s].pml4));
-    for d in page_range(va, pages)? {
-        let Ok(have) = source.probe(&mut PhysTables, d.wrapping_add(delta)) else {
-            continue;
-        };
-        if (pte & WRITABLE != 0 && have & WRITABLE == 0) || (pte & NO_EXEC == 0 && have & NO_EXEC != 0) {
+    // and one more count on each frame are available: then the copy itself
+    // cannot fail half way.
+    let frames = &k.mem.frames;
+    let (targets, tables) = pagetable::check_copy(&mut PhysTables, from, to, pages, &mut |have| {
+        // Writable here but not there, or executable here but not there.
+        if (pte & !have & WRITABLE) | (have & !pte & NO_EXEC) != 0 {
             return Err(Error::NotPermitted);
         }
-        match dest.probe(&mut PhysTables, d) {
-            Ok(_) => return Err(Error::AlreadyMapped),
-            Err(level) => missing.add(d, level),
-        }
         // Conservative: as if every page of the range mapped this frame.
-        if !k.mem.frames.can_add_refs(pagetable::frame_of(have), pages) {
-            return Err(Error::NoMemory);
+        match frames.can_add_refs(pagetable::frame_of(have), pages) {
+            true => Ok(()),
+            false => Err(Error::NoMemory),
         }
-        targets += 1;
-    }
-    let tables = missing.count;
+    })?;
     if tables > k.mem.frames.free_count() {
         return Err(Error::NoMemory);
     }
     let owner = k.space_owner(s);
     k.within_limits(owner, tables, 0)?;
-    // The checks above stand for `bind`'s, page by page; both sides'
-    // upper levels are walked once per 2 MiB here too.
+    // The checks above stand for `bind`'s, page by page.
     let id = k.envs[owner].id().raw();
-    let (mut source, mut dest) = (pagetable::Prober::new(k.pml4()), pagetable::Mapper::new(k.envs[s].pml4));
-    let frames = &mut k.mem.frames;
-    for d in page_range(va, pages)? {
-        let Ok(have) = source.probe(&mut PhysTables, d.wrapping_add(delta)) else {
-            continue;
-        };
-        let frame = pagetable::frame_of(have);
-        frames.add_ref(frame)?;
-        let r = dest.map(&mut PhysTables, d, pagetable::entry(frame, pte), &mut || {
-            frames.alloc(None, id, frame_state::PAGE_TABLE)
-        });
-        if let Err(e) = r {
-            frames.drop_ref(frame);
-            return Err(e);
-        }
-    }
+    pagetable::copy(
+        &mut PhysTables,
+        &mut k.mem.frames,
+        from,
+        to,
+        pages,
+        |frames| frames.alloc(None, id, frame_state::PAGE_TABLE),
+        |frames, have| {
+            let frame = pagetable::frame_of(have);
+            frames.add_ref(frame)?;
+            Ok(pagetable::entry(frame, pte))
+        },
+    )?;
     k.mem.publish_free();
     k.publish(owner);
     Ok(targets)

@@ -131,6 +131,10 @@ fn main(_: u64) -> i32 {
         sys::unmap(ENV_SELF, p).unwrap();
     }
     sys::frame_free(g).unwrap();
+    // Source and destination overlapping in one space: the copy would read
+    // entries it had just written (va's frame at va+1p, then at va+2p).
+    expect("overlapping range in one space", sys::map_from_range(ENV_SELF, va + 4096, va, 2, 0), BadAddress);
+    expect("the overlapping range's last page", sys::unmap(ENV_SELF, va + 2 * 4096), NotMapped);
     expect("protect unmapped", sys::protect(ENV_SELF, va + 4096, 0), NotMapped);
     expect("unmap unmapped", sys::unmap(ENV_SELF, va + 4096), NotMapped);
     expect("unmap unaligned", sys::unmap(ENV_SELF, va + 1), BadAddress);
