@@ -77,15 +77,13 @@ fn vouched(id: u64) -> bool {
     sys::section_holds(id) == Ok(1)
 }
 
-/// Claims (or drops) this thread's hold where the kernel reads it.
+/// Claims (or drops) this thread's hold where the kernel reads it. The
+/// word holds nothing else of lxrt's (it sets no `IN_SECTION`, so the
+/// kernel's `DEFERRED` never appears), and the kernel writes `BROKEN` only
+/// while this thread is switched out holding: a plain store suffices.
 #[inline]
 fn claim(on: bool) {
-    let w = crate::entry::critical_word();
-    if on {
-        w.fetch_or(HOLDS, Ordering::SeqCst);
-    } else {
-        w.fetch_and(!HOLDS, Ordering::SeqCst);
-    }
+    crate::entry::critical_word().store(if on { HOLDS } else { 0 }, Ordering::Relaxed);
 }
 
 /// Takes the lock (no-op if this process already holds it).
@@ -176,8 +174,7 @@ fn release_of(t: &Side) {
         // A waiter may have taken a broken hold over: then the word is not
         // ours to clear.
         let _ = word().compare_exchange(id_of(t), 0, Ordering::Release, Ordering::Relaxed);
-        claim(false);
-        if crate::entry::critical_word().load(Ordering::Relaxed) & BROKEN != 0 {
+        if crate::entry::critical_word().swap(0, Ordering::Relaxed) & BROKEN != 0 {
             broken();
         }
     }
@@ -187,7 +184,6 @@ fn release_of(t: &Side) {
 /// call): others may have changed the arena under it.
 #[cold]
 fn broken() {
-    crate::entry::critical_word().fetch_and(!BROKEN, Ordering::SeqCst);
     crate::log::note(format_args!(
         "a call's hold on the lock was broken by the kernel (it slept or overran)"
     ));
