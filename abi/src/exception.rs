@@ -55,6 +55,9 @@ pub struct ExceptionFrame {
     /// leaving the section the environment should give up the CPU. The
     /// kernel waits at most until the next tick, then treats the environment
     /// as not complying (robust critical sections, paper 000 §3.3).
+    /// Bit 2, written by the environment: it holds a library lock that
+    /// others may wait for; bit 3, written by the kernel: that hold was
+    /// broken (see `syscall::SECTION_HOLDS`).
     pub upcalls_off: u64,
 }
 
@@ -112,6 +115,12 @@ pub mod critical {
     pub const IN_SECTION: u64 = 1;
     /// Set by the kernel: an upcall waited for the section to end.
     pub const DEFERRED: u64 = 2;
+    /// Set by the environment: it holds a library lock (`SECTION_HOLDS`
+    /// vouches for it to waiters). Upcalls are not deferred by it.
+    pub const HOLDS: u64 = 4;
+    /// Set by the kernel: a waiter was told the hold is over (the holder
+    /// slept, stopped or overran `SECTION_TICKS`).
+    pub const BROKEN: u64 = 8;
 }
 
 /// Exception vectors the kernel forwards.

@@ -481,8 +481,6 @@ pub const IDENT_GET: u64 = BASE + 86;
 /// `setresuid` rule) and keep its groups: else `NotPermitted`, and
 /// `BadLength` for more than `NGROUPS` groups. Nothing changes on failure.
 pub const IDENT_SET: u64 = BASE + 87;
-
-/// One past the last kernel call.
 /// `xn_copy(parent, dst, src, count, cred)`: XCP's write (paper 000
 /// §7.2): the cache pages of blocks `src..src + count` (cached, bound to
 /// the caller, not locked by another) written to the blocks `dst..dst +
@@ -490,7 +488,22 @@ pub const IDENT_SET: u64 = BASE + 87;
 /// and not cached, in one request; the data never passes through the
 /// caller. Ordered as any write: the copies are durable after a flush.
 pub const XN_COPY: u64 = BASE + 88;
-pub const END: u64 = BASE + 89;
+/// `section_holds(env)`: whether environment `env` holds a library lock
+/// as the kernel vouches for it (robust critical sections, paper 000
+/// §3.3): 1 if its exception save area's `critical::HOLDS` bit is set and
+/// it is running, runnable or waiting for a reply, and has not run more
+/// than `SECTION_TICKS` ticks in a row holding it; else 0. A holder found
+/// asleep, stopped or over its bound is *broken*: the kernel clears its
+/// `HOLDS` and sets `BROKEN` in its save area. `BadEnv` for no live
+/// environment (nothing changes).
+pub const SECTION_HOLDS: u64 = BASE + 89;
+
+/// One past the last kernel call.
+pub const END: u64 = BASE + 90;
+
+/// Ticks of its own running an environment may spend holding a library
+/// lock in a row (`SECTION_HOLDS`): 2 s at the kernel's 2 ms tick.
+pub const SECTION_TICKS: u32 = 1000;
 
 /// `env_limit`: no limit.
 pub const NO_LIMIT: u64 = u64::MAX;

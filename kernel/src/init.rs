@@ -212,6 +212,7 @@ fn kernel_state(
         console: Console::default(),
         xn: crate::xn::Xn::default(),
         idents: crate::ident::Idents::new(crate::ident::IDENTS.take().expect(once)),
+        sections: crate::section::Sections::new(crate::section::SECTIONS.take().expect(once)),
     }
 }
 

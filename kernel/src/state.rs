@@ -31,6 +31,8 @@ pub struct Kernel {
     pub xn: crate::xn::Xn,
     /// The user and groups each environment acts for.
     pub idents: crate::ident::Idents,
+    /// How long each environment has held a library lock (`section.rs`).
+    pub sections: crate::section::Sections,
 }
 
 /// Offsets of what `pct_fast` (assembly, which runs instead of any

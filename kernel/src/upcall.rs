@@ -134,6 +134,8 @@ impl Kernel {
         let c = self.current();
         self.envs[c].ticks += 1;
         self.envs.publish_ticks(c);
+        let holds = self.save_area(c).is_some_and(|f| f.upcalls_off & critical::HOLDS != 0);
+        self.sections.tick(c.index(), self.envs[c].id().raw(), holds);
         self.check_reclaims();
         self.check_console();
         let c = self.current();

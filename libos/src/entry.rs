@@ -236,6 +236,16 @@ pub unsafe fn frame() -> &'static mut ExceptionFrame {
     unsafe { &mut (*block()).save.0 }
 }
 
+/// The running thread's critical word (`upcalls_off` in its save area),
+/// which the kernel reads while the thread is switched out and writes only
+/// then (`lock.rs` claims its hold there; the kernel may mark it broken).
+pub fn critical_word() -> &'static core::sync::atomic::AtomicU64 {
+    // SAFETY: see `block`; the word is shared with the kernel, which
+    // reaches it only while this thread does not run, so an atomic view of
+    // it is sound; nothing else in lxrt writes it.
+    unsafe { core::sync::atomic::AtomicU64::from_ptr(&raw mut (*block()).save.0.upcalls_off) }
+}
+
 /// The running thread's exception stack: a forked child gets fresh pages.
 pub fn stack_range() -> core::ops::Range<u64> {
     // SAFETY: see `block`.

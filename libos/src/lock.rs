@@ -1,16 +1,21 @@
 //! The one lock over the shared arena (file system, open files, pipes,
 //! process table). Every Linux call that touches shared state runs with it
 //! held; a call that must wait (a pipe, wait4, the console) drops it while
-//! it yields. The word holds the owner's environment id, so a lock whose
-//! owner has died (killed from outside) is taken over instead of hanging
-//! everyone.
+//! it yields. The word (in the arena) names the holder's environment id,
+//! but any process can write the arena, so the word alone is not believed:
+//! the holder also claims its hold in its own exception save area
+//! (`critical::HOLDS`, which only it writes), and a waiter waits only for
+//! a holder the kernel vouches for (`section_holds`: alive, awake, not
+//! over its bound of ticks; kernel `section.rs`, docs/protection.md).
+//! A dead, forged, sleeping or spinning holder is taken over instead of
+//! hanging everyone.
 
 use crate::entry::Local;
 use crate::word::Word;
-use abi::tables::env_state;
+use abi::exception::critical::{BROKEN, HOLDS};
 use core::cell::Cell;
 use core::sync::atomic::{AtomicU64, Ordering};
-use user::{kinfo, sys};
+use user::sys;
 
 /// A thread's side of the lock: the threads of a process take it as
 /// separate environments, so lxrt runs for one at a time.
@@ -64,8 +69,21 @@ fn word() -> &'static AtomicU64 {
     crate::shared::lock_word()
 }
 
-fn owner_dead(id: u64) -> bool {
-    kinfo::env_by_id(id).is_none_or(|e| e.state == env_state::EXITED)
+/// Whether the kernel vouches that environment `id`, which the word
+/// names, holds the lock: anything else (no such environment, ended,
+/// asleep, over its bound, a word written by someone else) may be taken
+/// over.
+fn vouched(id: u64) -> bool {
+    sys::section_holds(id) == Ok(1)
+}
+
+/// Claims (or drops) this thread's hold where the kernel reads it. The
+/// word holds nothing else of lxrt's (it sets no `IN_SECTION`, so the
+/// kernel's `DEFERRED` never appears), and the kernel writes `BROKEN` only
+/// while this thread is switched out holding: a plain store suffices.
+#[inline]
+fn claim(on: bool) {
+    crate::entry::critical_word().store(if on { HOLDS } else { 0 }, Ordering::Relaxed);
 }
 
 /// Takes the lock (no-op if this process already holds it).
@@ -76,11 +94,14 @@ pub fn acquire() {
         return;
     }
     let me = id_of(t);
-    // The usual case: nobody holds it.
+    // The usual case: nobody holds it. The claim comes first, so the word
+    // never names this thread while it is switched out unclaimed.
+    claim(true);
     if word().compare_exchange(0, me, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
         taken(t);
         return;
     }
+    claim(false);
     contended(me);
 }
 
@@ -103,11 +124,15 @@ pub fn reacquire() {
 fn contended(me: u64) {
     loop {
         let cur = word().load(Ordering::Acquire);
-        if (cur == 0 || owner_dead(cur))
-            && word().compare_exchange(cur, me, Ordering::AcqRel, Ordering::Relaxed).is_ok()
-        {
-            taken(thread());
-            return;
+        // Our own id without our hold: a stale or forged word.
+        if cur == 0 || cur == me || !vouched(cur) {
+            claim(true);
+            if word().compare_exchange(cur, me, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
+                taken(thread());
+                return;
+            }
+            claim(false);
+            continue;
         }
         // The holder is the one to run: it may own no time slice at all
         // (it runs in spare time), and a plain yield would wait for it to
@@ -146,8 +171,22 @@ pub fn release() {
 #[inline]
 fn release_of(t: &Side) {
     if t.held.replace(false) {
-        word().store(0, Ordering::Release);
+        // A waiter may have taken a broken hold over: then the word is not
+        // ours to clear.
+        let _ = word().compare_exchange(id_of(t), 0, Ordering::Release, Ordering::Relaxed);
+        if crate::entry::critical_word().swap(0, Ordering::Relaxed) & BROKEN != 0 {
+            broken();
+        }
     }
+}
+
+/// The kernel broke this thread's hold (it slept or ran too long inside a
+/// call): others may have changed the arena under it.
+#[cold]
+fn broken() {
+    crate::log::note(format_args!(
+        "a call's hold on the lock was broken by the kernel (it slept or overran)"
+    ));
 }
 
 /// Lets others run once while waiting for something shared to change.
@@ -193,6 +232,7 @@ pub fn end_call() {
 pub fn forked_child() {
     thread().held.set(false);
     thread().id.set(0);
+    claim(false);
 }
 
 /// A new thread's first code: it takes the lock with its own id.

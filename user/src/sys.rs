@@ -324,6 +324,11 @@ pub fn ident_get(env: u64) -> Result<abi::ident::Ident, Error> {
     result(call(sc::IDENT_GET, [env, &raw mut id as u64, 0, 0, 0, 0]))?;
     Ok(id)
 }
+/// Whether the kernel vouches that `env` holds a library lock
+/// (`SECTION_HOLDS`): 1 or 0.
+pub fn section_holds(env: u64) -> Result<u64, Error> {
+    result(call(sc::SECTION_HOLDS, [env, 0, 0, 0, 0, 0]))
+}
 /// Makes `id` our identity, as the kernel's rules allow (`IDENT_SET`).
 pub fn ident_set(id: &abi::ident::Ident) -> Result<u64, Error> {
     result(call(sc::IDENT_SET, [id as *const abi::ident::Ident as u64, 0, 0, 0, 0, 0]))

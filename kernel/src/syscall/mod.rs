@@ -18,6 +18,7 @@ mod memory;
 mod nest;
 mod net;
 mod preds;
+mod section;
 mod xn;
 
 use abi::exception::vector;
@@ -183,6 +184,7 @@ calls! {
     sc::XN_COPY => xn::xn_copy;
     sc::IDENT_GET => ident::ident_get;
     sc::IDENT_SET => ident::ident_set;
+    sc::SECTION_HOLDS => section::section_holds;
     sc::NET_ATTACH => net::net_attach;
     sc::NET_DETACH => net::net_detach;
     sc::NET_FILTER => net::net_filter;

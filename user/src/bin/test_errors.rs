@@ -201,6 +201,14 @@ fn main(_: u64) -> i32 {
     let idle = sys::env_create().unwrap();
     expect("yield to a stopped env", sys::yield_to(idle), BadState);
     expect("yield to nobody", sys::yield_to(999_999), BadEnv);
+    expect("section holds of nobody", sys::section_holds(999_999), BadEnv);
+    // A stopped environment claiming nothing: 0 (an answer, not an error).
+    let holds = sys::section_holds(idle);
+    if holds != Ok(0) {
+        println!("section holds of a stopped env: got {holds:?}, want Ok(0)");
+        // SAFETY: single-threaded test program.
+        unsafe { FAILED += 1 };
+    }
     expect("pct to a stopped env", raw(sc::PCT, [idle, 0, 0, 0, 0, 0]), BadState);
     expect("pct bad flags", raw(sc::PCT, [idle, 8, 0, 0, 0, 0]), BadFlags);
     expect("pct interrupt and sync", raw(sc::PCT, [idle, 3, 1, 0, 0, 0]), BadFlags);
