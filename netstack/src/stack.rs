@@ -166,6 +166,9 @@ pub struct Stack<L: Link> {
     scratch: Vec<u8>,
     pub(crate) stats: NetStats,
     pub(crate) next_port: u16,
+    pub(crate) seed: u64,
+    /// The listening socket Cheetah answers for, if any.
+    pub(crate) cheetah: Option<crate::cheetah::serve::Cheetah>,
 }
 
 const LOOPBACK: Ipv4Addr = Ipv4Addr::new(127, 0, 0, 1);
@@ -217,6 +220,8 @@ impl<L: Link> Stack<L> {
             scratch,
             stats: NetStats::default(),
             next_port: 49152 + (seed % 16384) as u16,
+            seed,
+            cheetah: None,
         };
         match addressing {
             Addressing::Static(ip) => s.configure(ip, Source::Static),
@@ -383,6 +388,7 @@ impl<L: Link> Stack<L> {
                     self.after(c);
                 }
             }
+            self.cheetah_timers();
             let Some(p) = self.lo_queue.pop_front() else {
                 if self.dirty.is_empty() {
                     return;
@@ -406,7 +412,8 @@ impl<L: Link> Stack<L> {
         }
         let timer = self.timers.peek().map(|Reverse((at, _))| *at);
         let fallback = self.dhcp.as_ref().and_then(|d| d.1).map(|i| i.total_millis());
-        [timer, fallback].into_iter().flatten().min().map(|t| t.max(0) as u64)
+        let cheetah = self.cheetah.as_ref().and_then(|c| c.server.poll_at());
+        [timer, fallback, cheetah].into_iter().flatten().min().map(|t| t.max(0) as u64)
     }
 
     fn route(&mut self, iface: If, kind: Kind) -> Route {
@@ -481,6 +488,13 @@ impl<L: Link> Stack<L> {
             If::Eth => parse::ethernet(frame),
             If::Lo => parse::ipv4(frame),
         };
+        if let Kind::Tcp { src, dst, .. } = kind {
+            let local = SocketAddrV4::new(dst.0, dst.1);
+            let t = Tuple { iface, local, remote: SocketAddrV4::new(src.0, src.1) };
+            if self.for_cheetah(iface, local) && !self.tcp_by_tuple.contains_key(&t) {
+                return self.cheetah_input(iface, frame);
+            }
+        }
         let route = self.route(iface, kind);
         if route == Route::Drop {
             return;
