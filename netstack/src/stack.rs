@@ -168,7 +168,7 @@ pub struct Stack<L: Link> {
     pub(crate) next_port: u16,
     pub(crate) seed: u64,
     /// The listening socket Cheetah answers for, if any.
-    pub(crate) cheetah: Option<crate::cheetah::serve::Cheetah>,
+    pub(crate) cheetah: Option<crate::cheetah::Cheetah>,
 }
 
 const LOOPBACK: Ipv4Addr = Ipv4Addr::new(127, 0, 0, 1);
@@ -492,6 +492,31 @@ impl<L: Link> Stack<L> {
             embryos.push(c);
         }
         Route::Conn(c)
+    }
+
+    /// Whether a TCP segment to `local` is Cheetah's.
+    pub(crate) fn for_cheetah(&self, iface: If, local: SocketAddrV4) -> bool {
+        self.cheetah
+            .as_ref()
+            .is_some_and(|c| c.port == local.port() && self.listener_for(iface, local) == Some(c.sock))
+    }
+
+    pub(crate) fn cheetah_input(&mut self, iface: If, frame: &[u8]) {
+        let now = self.now.total_millis();
+        if let Some(c) = &mut self.cheetah {
+            let mut out = crate::cheetah::Outputs { link: &mut self.link, lo: &mut self.lo_queue };
+            c.server.input(frame, iface == If::Eth, now, &mut out);
+        }
+    }
+
+    pub(crate) fn cheetah_timers(&mut self) {
+        let now = self.now.total_millis();
+        if let Some(c) = &mut self.cheetah {
+            if c.server.poll_at().is_some_and(|t| t <= now) {
+                let mut out = crate::cheetah::Outputs { link: &mut self.link, lo: &mut self.lo_queue };
+                c.server.timers(now, &mut out);
+            }
+        }
     }
 
     fn ingress(&mut self, iface: If, frame: &[u8]) {

@@ -184,9 +184,6 @@ fn timeval_ms(val: u64, len: u64) -> Result<Option<u64>, i64> {
 }
 
 pub fn setsockopt(f: &File, level: u64, name: u64, val: u64, len: u64) -> LxResult {
-    if level == super::cheetah::SOL_VENEER && inet::inet(f).stream {
-        return super::cheetah::setsockopt(f, name, val, len);
-    }
     let opt = match (level, name) {
         (SOL_SOCKET, SO_REUSEADDR) => Opt::ReuseAddr(int_at(val, len)? != 0),
         (SOL_SOCKET, SO_REUSEPORT) => Opt::ReusePort(int_at(val, len)? != 0),
@@ -235,9 +232,6 @@ pub(super) fn put_opt(val: u64, lenp: u64, bytes: &[u8]) -> LxResult {
 pub fn getsockopt(f: &File, level: u64, name: u64, val: u64, lenp: u64) -> LxResult {
     let me = inet::id(f);
     let stream = inet::inet(f).stream;
-    if level == super::cheetah::SOL_VENEER && stream {
-        return super::cheetah::getsockopt(f, name, val, lenp);
-    }
     let get = |n: OptName| -> Result<Opt, i64> { on_stack(|s| s.option(me, n))?.map_err(errno) };
     let flag = |o: Opt| match o {
         Opt::ReuseAddr(b) | Opt::ReusePort(b) | Opt::KeepAlive(b) | Opt::NoDelay(b) | Opt::QuickAck(b) => {

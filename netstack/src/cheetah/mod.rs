@@ -20,6 +20,7 @@ pub mod http;
 pub mod serve;
 mod wire;
 
+use alloc::collections::VecDeque;
 use alloc::rc::Rc;
 use alloc::vec::Vec;
 use core::hash::BuildHasher;
@@ -28,6 +29,7 @@ use core::net::SocketAddrV4;
 use hashbrown::HashMap;
 
 use crate::hash::Keyed;
+use crate::link::Link;
 pub use doc::{Doc, CHUNK};
 use wire::{Header, Path, Seg, ACK, FIN, PSH, RST, SYN};
 
@@ -124,6 +126,29 @@ impl Conn {
 /// built frame (Ethernet) or packet (loopback).
 pub trait Emit {
     fn emit(&mut self, eth: bool, frame: Vec<u8>);
+}
+
+/// The listening socket Cheetah serves, its port, and the server.
+pub struct Cheetah {
+    pub sock: usize,
+    pub port: u16,
+    pub server: Server,
+}
+
+/// The stack's two outputs, for the server's packets.
+pub struct Outputs<'a, L> {
+    pub link: &'a mut L,
+    pub lo: &'a mut VecDeque<Vec<u8>>,
+}
+
+impl<L: Link> Emit for Outputs<'_, L> {
+    fn emit(&mut self, eth: bool, frame: Vec<u8>) {
+        if eth {
+            self.link.send(&frame);
+        } else {
+            self.lo.push_back(frame);
+        }
+    }
 }
 
 pub struct Server {

@@ -1,39 +1,13 @@
-//! The stack's side of Cheetah: a listening socket becomes Cheetah's when
+//! Cheetah's calls on the stack: a listening socket becomes Cheetah's when
 //! its first file is published; from then on segments for its port go to
-//! the server instead of smoltcp, and its timers run with the stack's.
+//! the server instead of smoltcp (`Stack::ingress`), and its timers run
+//! with the stack's.
 
-use alloc::collections::VecDeque;
-use alloc::vec::Vec;
-use core::net::SocketAddrV4;
-
-use super::{Emit, Server, Stats};
+use super::{Cheetah, Server, Stats};
 use crate::errno::Errno;
 use crate::link::Link;
 use crate::socket::{SockState, SockType, SocketId};
-use crate::stack::{If, Stack};
-
-/// The listening socket Cheetah serves, its port, and the server.
-pub struct Cheetah {
-    pub sock: usize,
-    pub port: u16,
-    pub server: Server,
-}
-
-/// The stack's two outputs, for the server's packets.
-pub(crate) struct Outputs<'a, L> {
-    pub link: &'a mut L,
-    pub lo: &'a mut VecDeque<Vec<u8>>,
-}
-
-impl<L: Link> Emit for Outputs<'_, L> {
-    fn emit(&mut self, eth: bool, frame: Vec<u8>) {
-        if eth {
-            self.link.send(&frame);
-        } else {
-            self.lo.push_back(frame);
-        }
-    }
-}
+use crate::stack::Stack;
 
 impl<L: Link> Stack<L> {
     /// Publishes `body` as the answer to `GET path` on the listening
@@ -63,31 +37,6 @@ impl<L: Link> Stack<L> {
         match &self.cheetah {
             Some(c) if c.sock == s.0 => Ok((c.server.stats(), c.server.connections())),
             _ => Err(Errno::EINVAL),
-        }
-    }
-
-    /// Whether a TCP segment to `local` is Cheetah's.
-    pub(crate) fn for_cheetah(&self, iface: If, local: SocketAddrV4) -> bool {
-        self.cheetah
-            .as_ref()
-            .is_some_and(|c| c.port == local.port() && self.listener_for(iface, local) == Some(c.sock))
-    }
-
-    pub(crate) fn cheetah_input(&mut self, iface: If, frame: &[u8]) {
-        let now = self.now.total_millis();
-        if let Some(c) = &mut self.cheetah {
-            let mut out = Outputs { link: &mut self.link, lo: &mut self.lo_queue };
-            c.server.input(frame, iface == If::Eth, now, &mut out);
-        }
-    }
-
-    pub(crate) fn cheetah_timers(&mut self) {
-        let now = self.now.total_millis();
-        if let Some(c) = &mut self.cheetah {
-            if c.server.poll_at().is_some_and(|t| t <= now) {
-                let mut out = Outputs { link: &mut self.link, lo: &mut self.lo_queue };
-                c.server.timers(now, &mut out);
-            }
         }
     }
 }
