@@ -130,13 +130,24 @@ extern "sysv64" fn held_call(a0: u64, a1: u64, a2: u64, a3: u64, a4: u64, a5: u6
         crate::state::enter(|k| {
             let c = k.current();
             let number = k.envs[c].event.number + BASE;
+            let e = &mut k.envs[c];
+            if e.interposer.is_none() {
+                // A sharer of an interposed address space, itself outside
+                // the interposed subtree: its call is nobody's to see. The
+                // stub returns to the `syscall` instruction with the
+                // number in rax (every argument register comes back from
+                // the frame), and the call, made again, is let through.
+                e.bypass = e.tf.rip;
+                e.tf.rip -= SYSCALL_LEN;
+                return number as i64;
+            }
             k.hold(
                 c,
                 Event { kind: event::SYSCALL, to: 0, number, args: [a0, a1, a2, a3, a4, a5], value: 0 },
             );
+            0 // the interposer's answer replaces it
         })
-    };
-    0 // the interposer's answer replaces it
+    }
 }
 
 /// The result of a call let through, from `syscall_intercept`: held
@@ -148,6 +159,9 @@ extern "sysv64" fn held_result(value: u64) -> i64 {
     unsafe {
         crate::state::enter(|k| {
             let c = k.current();
+            if k.envs[c].interposer.is_none() {
+                return; // a call `held_call` let through: nobody's to see
+            }
             let tf = &k.envs[c].tf;
             let args = [tf.rdi, tf.rsi, tf.rdx, tf.r10, tf.r8, tf.r9];
             let number = k.envs[c].event.number + BASE;
@@ -348,12 +362,19 @@ impl Kernel {
 
     /// Lets held exception `ev` of slot `s` through: what the stub would
     /// have done, delivery to its handler, or its end.
+    /// The exception upcall the stub makes, made by the kernel: whether
+    /// slot `s`'s handler was free to take it.
+    pub fn upcall_exception(&mut self, s: Slot, vector: u64, error: u64, addr: u64) -> bool {
+        let taken = self.upcall(s, vector, error);
+        if let Some(frame) = self.save_area(s).filter(|_| taken) {
+            frame.fault_addr = addr;
+        }
+        taken
+    }
+
     fn deliver_exception(&mut self, s: Slot, ev: Event) {
         let (vector, error, addr) = (ev.number, ev.args[0], ev.args[1]);
-        if self.upcall(s, vector, error) {
-            if let Some(frame) = self.save_area(s) {
-                frame.fault_addr = addr;
-            }
+        if self.upcall_exception(s, vector, error, addr) {
             self.set_state(s, State::Runnable);
         } else {
             let context = if self.envs[s].exc.save != 0 { " inside its exception handler" } else { "" };

@@ -78,11 +78,16 @@ impl Kernel {
     }
 
     /// An exception the stub could not deliver (`arch::trap` delivers
-    /// whenever a handler is registered and not busy): the environment ends.
+    /// whenever a handler is registered and not busy, except in an
+    /// interposed address space): held for the interposer, or delivered
+    /// here to a sharer of that space outside the interposed subtree;
+    /// else the environment ends.
     fn exception(&mut self) {
-        let tf = &self.envs[self.current()].tf;
-        let fault_addr = if tf.vector == vector::PAGE_FAULT { cpu::cr2() } else { 0 };
-        if self.hold_exception(fault_addr) {
+        let c = self.current();
+        let tf = &self.envs[c].tf;
+        let (vector, error) = (tf.vector, tf.error);
+        let fault_addr = if vector == vector::PAGE_FAULT { cpu::cr2() } else { 0 };
+        if self.hold_exception(fault_addr) || self.upcall_exception(c, vector, error, fault_addr) {
             return;
         }
         let context =

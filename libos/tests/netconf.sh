@@ -17,9 +17,13 @@ grep -q "^    lo:" /proc/net/dev || fail "/proc/net/dev has no lo"
 # The address came over the wire (DHCP's exchange): eth0 counted frames.
 rx=$(sed -n 's/^ *eth0: *[0-9]* *\([0-9]*\).*/\1/p' /proc/net/dev)
 [ "$rx" -gt 0 ] || fail "eth0 received $rx frames"
+echo "netconf: eth0 received $rx frames"
 grep -q "^127.0.0.1	localhost" /etc/hosts || fail "/etc/hosts"
+echo "netconf: /etc/hosts ok; nc over 127.0.0.1"
 (echo served | nc -l -p 7000 > /dev/null) &
 sleep 1
+echo "netconf: slept; connecting"
 [ "$(nc localhost 7000 < /dev/null)" = served ] || fail "nc to localhost"
+echo "netconf: nc answered; waiting for the server"
 wait
 echo "netconf: ok"

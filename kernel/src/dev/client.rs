@@ -229,11 +229,13 @@ fn deliver(frame: &[u8]) -> bool {
 }
 
 /// `dev_ping`: `count` crossings into the driver of `dev`, each with a
-/// request it refuses at once.
+/// request of no kind, which it refuses at once (the block driver as
+/// invalid, the network driver as unsupported).
 pub fn ping(dev: u64, count: u64) -> Result<u64, Error> {
     let i = driver::find(name(dev)?).ok_or(Error::NoDevice)?;
     for _ in 0..count {
-        if driver::null_call(i).map(|v| v as i32) != Ok(drvapi::status::INVALID) {
+        let refused = driver::null_call(i).map(|v| v as i32);
+        if !matches!(refused, Ok(drvapi::status::INVALID | drvapi::status::UNSUPPORTED)) {
             return Err(Error::NoDevice);
         }
     }
