@@ -3,7 +3,8 @@
 # (10.0.2.2:PORT, QEMU's gateway), prints their MD5s (the test knows
 # what they must be), then serves them with busybox httpd on port 80,
 # which the host's curl fetches through QEMU's forwarded port and checks;
-# the host's /done says how that went.
+# the host's /done says how that went. Then the same with Cheetah
+# (/cbin/cheetah) on port 80, over the NIC; /done2.
 port=$1
 fail() { echo "nethost FAILED: $*"; exit 1; }
 mkdir -p /tmp/www
@@ -23,3 +24,16 @@ kill $httpd
 wait $httpd 2>/dev/null
 [ "$r" = ok ] || fail "the host's fetches: $r"
 echo "nethost: the host fetched every file intact"
+/cbin/cheetah 80 /tmp/www > /tmp/cheetah.log 2>&1 &
+cheetah=$!
+i=0
+while [ $i -lt 150 ]; do
+    r=$(wget -q -O - http://10.0.2.2:$port/done2 2>/dev/null) && break
+    sleep 1
+    i=$((i + 1))
+done
+kill -TERM $cheetah
+wait $cheetah
+cat /tmp/cheetah.log
+[ "$r" = ok ] || fail "the host's fetches from cheetah: $r"
+echo "nethost: the host fetched every file from cheetah intact"

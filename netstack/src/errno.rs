@@ -9,6 +9,8 @@ pub enum Errno {
     EBADF = 9,
     /// Nothing to do now; retry when `readiness` says so.
     EAGAIN = 11,
+    /// The resource is taken (another socket is Cheetah's).
+    EBUSY = 16,
     /// Bad argument (e.g. `listen` on an unbound UDP socket, a bad option value).
     EINVAL = 22,
     /// The connection was shut for writing, or the peer is gone.

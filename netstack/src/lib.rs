@@ -9,6 +9,8 @@
 
 extern crate alloc;
 
+pub mod cheetah;
+pub mod cksum;
 mod device;
 pub mod errno;
 mod hash;

@@ -5,6 +5,8 @@
 //! on its packet endpoint; every frame it does not answer is refused with
 //! a [`Refused`] reason, which it counts.
 
+pub use crate::cksum::internet_checksum;
+
 const ETH_IPV4: [u8; 2] = [0x08, 0x00];
 const ETH_ARP: [u8; 2] = [0x08, 0x06];
 /// Ethernet header bytes.
@@ -158,17 +160,4 @@ fn echo(frame: &[u8], mac: [u8; 6], ip: [u8; 4], out: &mut [u8]) -> Result<usize
     let sum = internet_checksum(reply_icmp);
     reply_icmp[2..4].copy_from_slice(&sum.to_be_bytes());
     Ok(len)
-}
-
-/// The Internet checksum of `b` (RFC 1071): 0 over a header that holds
-/// its correct checksum.
-pub fn internet_checksum(b: &[u8]) -> u16 {
-    let mut s: u32 = 0;
-    for c in b.chunks(2) {
-        s += u32::from(u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)]));
-    }
-    while s >> 16 != 0 {
-        s = (s & 0xFFFF) + (s >> 16);
-    }
-    !(s as u16)
 }

@@ -527,6 +527,9 @@ impl<L: Link> Stack<L> {
     pub fn close(&mut self, s: SocketId) -> Result<(), Errno> {
         let sock = self.socks.get_mut(s.0).and_then(|x| x.take()).ok_or(Errno::EBADF)?;
         self.free_socks.push(s.0);
+        if self.cheetah.as_ref().is_some_and(|c| c.sock == s.0) {
+            self.cheetah = None; // its connections go with it
+        }
         let linger0 = sock.opts.linger == Some(0);
         let conns: Vec<usize> = match sock.state {
             SockState::Fresh => Vec::new(),

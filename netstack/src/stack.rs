@@ -166,6 +166,9 @@ pub struct Stack<L: Link> {
     scratch: Vec<u8>,
     pub(crate) stats: NetStats,
     pub(crate) next_port: u16,
+    pub(crate) seed: u64,
+    /// The listening socket Cheetah answers for, if any.
+    pub(crate) cheetah: Option<crate::cheetah::Cheetah>,
 }
 
 const LOOPBACK: Ipv4Addr = Ipv4Addr::new(127, 0, 0, 1);
@@ -217,6 +220,8 @@ impl<L: Link> Stack<L> {
             scratch,
             stats: NetStats::default(),
             next_port: 49152 + (seed % 16384) as u16,
+            seed,
+            cheetah: None,
         };
         match addressing {
             Addressing::Static(ip) => s.configure(ip, Source::Static),
@@ -251,12 +256,23 @@ impl<L: Link> Stack<L> {
 
     /// The local ports in use on the Ethernet interface, `(tcp, port)`:
     /// bound sockets and every connection still alive (orphans finishing
-    /// their close included). What a packet filter must claim.
+    /// their close included). What a packet filter must claim. A socket
+    /// bound to a loopback address, or connected over loopback, hears
+    /// nothing from the wire: a filter for it would only cost an install
+    /// and a removal in the kernel per connection (a third of a loopback
+    /// HTTP request's instructions, when it had them).
     pub fn ports(&self) -> Vec<(bool, u16)> {
+        use crate::socket::SockState;
+        let on_lo =
+            |c: &usize| self.conns.get(*c).and_then(|c| c.as_ref()).is_some_and(|c| c.iface == If::Lo);
         let mut v: Vec<(bool, u16)> = self
             .socks
             .iter()
             .flatten()
+            .filter(|s| match &s.state {
+                SockState::Connected(c) | SockState::Connecting { conn: c, .. } => !on_lo(c),
+                _ => !s.bound.is_some_and(|b| b.ip().is_loopback()),
+            })
             .filter_map(|s| Some((s.ty == crate::socket::SockType::Stream, s.bound?.port())))
             .collect();
         for c in self.conns.iter().flatten().filter(|c| c.iface == If::Eth) {
@@ -383,6 +399,7 @@ impl<L: Link> Stack<L> {
                     self.after(c);
                 }
             }
+            self.cheetah_timers();
             let Some(p) = self.lo_queue.pop_front() else {
                 if self.dirty.is_empty() {
                     return;
@@ -406,7 +423,8 @@ impl<L: Link> Stack<L> {
         }
         let timer = self.timers.peek().map(|Reverse((at, _))| *at);
         let fallback = self.dhcp.as_ref().and_then(|d| d.1).map(|i| i.total_millis());
-        [timer, fallback].into_iter().flatten().min().map(|t| t.max(0) as u64)
+        let cheetah = self.cheetah.as_ref().and_then(|c| c.server.poll_at());
+        [timer, fallback, cheetah].into_iter().flatten().min().map(|t| t.max(0) as u64)
     }
 
     fn route(&mut self, iface: If, kind: Kind) -> Route {
@@ -476,11 +494,43 @@ impl<L: Link> Stack<L> {
         Route::Conn(c)
     }
 
+    /// Whether a TCP segment to `local` is Cheetah's.
+    pub(crate) fn for_cheetah(&self, iface: If, local: SocketAddrV4) -> bool {
+        self.cheetah
+            .as_ref()
+            .is_some_and(|c| c.port == local.port() && self.listener_for(iface, local) == Some(c.sock))
+    }
+
+    pub(crate) fn cheetah_input(&mut self, iface: If, frame: &[u8]) {
+        let now = self.now.total_millis();
+        if let Some(c) = &mut self.cheetah {
+            let mut out = crate::cheetah::Outputs { link: &mut self.link, lo: &mut self.lo_queue };
+            c.server.input(frame, iface == If::Eth, now, &mut out);
+        }
+    }
+
+    pub(crate) fn cheetah_timers(&mut self) {
+        let now = self.now.total_millis();
+        if let Some(c) = &mut self.cheetah {
+            if c.server.poll_at().is_some_and(|t| t <= now) {
+                let mut out = crate::cheetah::Outputs { link: &mut self.link, lo: &mut self.lo_queue };
+                c.server.timers(now, &mut out);
+            }
+        }
+    }
+
     fn ingress(&mut self, iface: If, frame: &[u8]) {
         let kind = match iface {
             If::Eth => parse::ethernet(frame),
             If::Lo => parse::ipv4(frame),
         };
+        if let Kind::Tcp { src, dst, .. } = kind {
+            let local = SocketAddrV4::new(dst.0, dst.1);
+            let t = Tuple { iface, local, remote: SocketAddrV4::new(src.0, src.1) };
+            if self.for_cheetah(iface, local) && !self.tcp_by_tuple.contains_key(&t) {
+                return self.cheetah_input(iface, frame);
+            }
+        }
         let route = self.route(iface, kind);
         if route == Route::Drop {
             return;

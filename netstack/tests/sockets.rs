@@ -308,3 +308,33 @@ fn loopback_connections_closed_by_the_server_do_not_pile_up() {
     }
     assert!(a.connections() < 10, "{} connections left after 1,000 closed", a.connections());
 }
+
+#[test]
+fn loopback_sockets_need_no_packet_filter() {
+    let (mut a, mut b) = stacks(Faults::default(), 14);
+    let l = a.socket(SockType::Stream);
+    a.bind(l, sa(ANY, 7)).unwrap();
+    a.listen(l, 8).unwrap();
+    let only_listener = vec![(true, 7)];
+    assert_eq!(a.ports(), only_listener);
+    let mut clock = Clock { now: 0 };
+    for target in [Ipv4Addr::LOCALHOST, IP_A] {
+        let c = a.socket(SockType::Stream);
+        assert_eq!(a.connect(c, sa(target, 7)), Err(Errno::EINPROGRESS));
+        clock.run(&mut a, &mut b, 5);
+        assert_eq!(a.connect(c, sa(target, 7)), Ok(()));
+        // The client's port and the accepted connection are loopback's.
+        let (s, _) = a.accept(l).unwrap();
+        assert_eq!(a.ports(), only_listener, "to {target}");
+        a.close(s).unwrap();
+        a.close(c).unwrap();
+    }
+    let lo = a.socket(SockType::Datagram);
+    a.bind(lo, sa(Ipv4Addr::LOCALHOST, 99)).unwrap();
+    assert_eq!(a.ports(), only_listener);
+    // A connection over the wire still gets its port claimed.
+    let c = a.socket(SockType::Stream);
+    assert_eq!(a.connect(c, sa(IP_B, 80)), Err(Errno::EINPROGRESS));
+    let port = a.local_addr(c).unwrap().port();
+    assert!(a.ports().contains(&(true, port)), "{:?}", a.ports());
+}

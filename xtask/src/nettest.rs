@@ -6,7 +6,10 @@
 //! prints its MD5 (checked against the host's), then serves the files
 //! with busybox httpd; the host's curl fetches them back through the
 //! forwarded port and compares them byte for byte; the guest learns the
-//! outcome from the host server's `/done`.
+//! outcome from the host server's `/done`. Then the guest serves them
+//! with Cheetah (`/cbin/cheetah`: the library stack's HTTP fast path, over
+//! the NIC, the kernel's filters and transmit check) and the host fetches
+//! them again, each answer's `Server: cheetah` header checked; `/done2`.
 //!
 //! The boot test `net_idle`: an idle machine answers ARP and ping. Two
 //! machines on a point-to-point link (QEMU's `dgram` backend over two UDP
@@ -53,8 +56,9 @@ fn md5(data: &[u8]) -> Result<String, String> {
     Ok(String::from_utf8_lossy(&out.stdout).split_whitespace().next().unwrap_or("").to_string())
 }
 
-/// What `/done` answers: nothing yet, then "ok" or what went wrong.
-type Verdict = Arc<Mutex<Option<String>>>;
+/// What `/done` (busybox httpd's round) and `/done2` (Cheetah's) answer:
+/// nothing yet, then "ok" or what went wrong.
+type Verdict = Arc<Mutex<[Option<String>; 2]>>;
 
 /// Serves `GET /fN` and `GET /done` on `listener`, one connection at a
 /// time, for as long as the test process runs.
@@ -79,7 +83,8 @@ fn answer(mut s: TcpStream, verdict: &Verdict) -> std::io::Result<()> {
     let path = line.split_whitespace().nth(1).unwrap_or("");
     let body = match path.strip_prefix("/f").and_then(|n| n.parse::<usize>().ok()) {
         Some(n) if SIZES.contains(&n) => Some(content(n)),
-        _ if path == "/done" => verdict.lock().unwrap().clone().map(String::into_bytes),
+        _ if path == "/done" => verdict.lock().unwrap()[0].clone().map(String::into_bytes),
+        _ if path == "/done2" => verdict.lock().unwrap()[1].clone().map(String::into_bytes),
         _ => None,
     };
     match body {
@@ -92,37 +97,47 @@ fn answer(mut s: TcpStream, verdict: &Verdict) -> std::io::Result<()> {
     s.flush()
 }
 
-/// Fetches `/fN` from the guest with curl through `port`.
-fn curl(port: u16, n: usize) -> Option<Vec<u8>> {
+/// Fetches `/fN` from the guest with curl through `port`: the body, if
+/// the answer was 200 from the server `cheetah` says (Cheetah, or not).
+fn curl(port: u16, n: usize, cheetah: bool) -> Option<Vec<u8>> {
     let out = Command::new("curl")
-        .args(["-s", "-f", "--max-time", "60", &format!("http://127.0.0.1:{port}/f{n}")])
+        .args(["-s", "-f", "-i", "--max-time", "60", &format!("http://127.0.0.1:{port}/f{n}")])
         .output()
         .ok()?;
-    out.status.success().then_some(out.stdout)
+    if !out.status.success() {
+        return None;
+    }
+    let end = out.stdout.windows(4).position(|w| w == b"\r\n\r\n")?;
+    let head = String::from_utf8_lossy(&out.stdout[..end]).to_ascii_lowercase();
+    (head.contains("server: cheetah") == cheetah).then(|| out.stdout[end + 4..].to_vec())
 }
 
 /// Waits for the guest's server (up to 10 minutes), then fetches and
-/// checks every file; the verdict goes to `/done`.
+/// checks every file; the verdict goes to `/done`, then the same with
+/// Cheetah to `/done2`.
 fn fetch_back(port: u16, verdict: Verdict) {
-    let mut tries = 0;
-    while curl(port, 0).is_none() {
-        tries += 1;
-        if tries > 600 {
-            *verdict.lock().unwrap() = Some("the guest's server never answered".into());
-            return;
+    for (round, cheetah) in [(0, false), (1, true)] {
+        let mut tries = 0;
+        while curl(port, 0, cheetah).is_none() {
+            tries += 1;
+            if tries > 600 {
+                verdict.lock().unwrap()[round] = Some("the guest's server never answered".into());
+                return;
+            }
+            std::thread::sleep(Duration::from_secs(1));
         }
-        std::thread::sleep(Duration::from_secs(1));
-    }
-    for &n in SIZES {
-        let got = curl(port, n);
-        if got.as_deref() != Some(&content(n)[..]) {
-            let what = got.map_or("nothing".to_string(), |g| format!("{} bytes, not the file", g.len()));
-            *verdict.lock().unwrap() = Some(format!("curl of f{n} got {what}"));
-            return;
+        for &n in SIZES {
+            let got = curl(port, n, cheetah);
+            if got.as_deref() != Some(&content(n)[..]) {
+                let what = got.map_or("nothing".to_string(), |g| format!("{} bytes, not the file", g.len()));
+                verdict.lock().unwrap()[round] = Some(format!("curl of f{n} got {what}"));
+                return;
+            }
         }
+        let server = if cheetah { "Cheetah" } else { "busybox httpd" };
+        println!("net_host: curl on the host fetched {} files from the guest's {server} intact", SIZES.len());
+        verdict.lock().unwrap()[round] = Some("ok".into());
     }
-    println!("net_host: curl on the host fetched {} files from the guest intact", SIZES.len());
-    *verdict.lock().unwrap() = Some("ok".into());
 }
 
 /// A port on 127.0.0.1 nobody listens on now.
@@ -190,7 +205,7 @@ fn host(img: &Image) -> Result<BootTest, String> {
     let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| format!("net_host: {e}"))?;
     let port = listener.local_addr().map_err(|e| format!("{e}"))?.port();
     let forwarded = free_port()?;
-    let verdict: Verdict = Arc::new(Mutex::new(None));
+    let verdict: Verdict = Arc::new(Mutex::new([None, None]));
     let v = verdict.clone();
     std::thread::spawn(move || serve(listener, v));
     std::thread::spawn(move || fetch_back(forwarded, verdict));
@@ -199,6 +214,7 @@ fn host(img: &Image) -> Result<BootTest, String> {
         expect.push(format!("nethost: f{n} md5 {}", md5(&content(n))?));
     }
     expect.push("nethost: the host fetched every file intact".into());
+    expect.push("nethost: the host fetched every file from cheetah intact".into());
     let disk = crate::disk::scratch_path();
     crate::disk::create(&disk)?;
     let mut args = qemu::base_args(img, &format!("lxrt /bin/sh /hosttests/nethost.sh {port}"));

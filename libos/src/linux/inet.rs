@@ -221,7 +221,7 @@ pub fn setsockopt(f: &File, level: u64, name: u64, val: u64, len: u64) -> LxResu
     Ok(0)
 }
 
-fn put_opt(val: u64, lenp: u64, bytes: &[u8]) -> LxResult {
+pub(super) fn put_opt(val: u64, lenp: u64, bytes: &[u8]) -> LxResult {
     let room: u32 = uaccess::get(lenp)?;
     let n = (room as usize).min(bytes.len());
     uaccess::write(val, &bytes[..n])?;

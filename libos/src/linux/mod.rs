@@ -5,6 +5,7 @@
 //! implement return -ENOSYS and are reported once by name.
 
 pub mod attr;
+pub mod cheetah;
 pub mod copyrange;
 pub mod cred;
 pub mod event;

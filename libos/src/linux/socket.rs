@@ -3,7 +3,7 @@
 //! `SCM_RIGHTS` control messages) and flags. Other families fail with
 //! EAFNOSUPPORT.
 
-use super::inet;
+use super::{cheetah, inet};
 use crate::errno::{
     LxResult, EADDRINUSE, EAFNOSUPPORT, EBADF, EFAULT, EINVAL, ENOPROTOOPT, ENOTSOCK, EOPNOTSUPP,
     EPROTONOSUPPORT, ESOCKTNOSUPPORT,
@@ -256,6 +256,9 @@ pub fn shutdown(fdn: i64, how: u64) -> LxResult {
 
 pub fn getsockopt(fdn: i64, level: u64, name: u64, val: u64, lenp: u64) -> LxResult {
     if let Some(f) = inet_sock(fdn) {
+        if level == cheetah::SOL_VENEER {
+            return cheetah::getsockopt(f, name, val, lenp);
+        }
         return inet::getsockopt(f, level, name, val, lenp);
     }
     let f = sock(fdn)?;
@@ -291,6 +294,9 @@ pub fn getsockopt(fdn: i64, level: u64, name: u64, val: u64, lenp: u64) -> LxRes
 /// (buffer sizes are the rings').
 pub fn setsockopt(fdn: i64, level: u64, name: u64, val: u64, len: u64) -> LxResult {
     if let Some(f) = inet_sock(fdn) {
+        if level == cheetah::SOL_VENEER {
+            return cheetah::setsockopt(f, name, val, len);
+        }
         return inet::setsockopt(f, level, name, val, len);
     }
     sock(fdn)?;

@@ -16,6 +16,15 @@
  *
  *   http_0, http_1k, http_10k, http_100k   a file of 0, 1,024, 10,240 or
  *                                          102,400 bytes
+ *   cheetah_0 .. cheetah_100k              the same files from Veneer's
+ *                                          Cheetah (/cbin/cheetah, the
+ *                                          library stack's HTTP fast path)
+ *                                          instead of nginx; only Veneer
+ *                                          runs them, Linux's figure for
+ *                                          the row is its nginx's http_N
+ *
+ * Every answer's status, length and bytes are checked (the files are a
+ * known pattern).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -76,7 +85,10 @@ static int connected(void)
 	return s;
 }
 
-/* One request for /NAME; its answer must be 200 with `size` bytes. */
+static char data[102400];
+
+/* One request for /NAME; its answer must be 200 with `size` bytes, the
+ * first `size` of `data`. */
 static void request(const char *name, size_t size)
 {
 	static char buf[256 * 1024];
@@ -97,7 +109,7 @@ static void request(const char *name, size_t size)
 	buf[got < sizeof buf ? got : sizeof buf - 1] = 0;
 	char *body = strstr(buf, "\r\n\r\n");
 	if (strncmp(buf, "HTTP/1.1 200 ", 13) || !body ||
-	    got - (body + 4 - buf) != size) {
+	    got - (body + 4 - buf) != size || memcmp(body + 4, data, size)) {
 		printf("BENCH-FAIL httpbench /%s: %zu bytes: %.40s\n", name, got, buf);
 		fflush(stdout);
 		exit(1);
@@ -124,11 +136,16 @@ static const char conf[] =
 static const struct {
 	const char *name, *file;
 	size_t size;
+	int cheetah;
 } rows[] = {
-	{ "http_0", "0", 0 },
-	{ "http_1k", "1k", 1024 },
-	{ "http_10k", "10k", 10240 },
-	{ "http_100k", "100k", 102400 },
+	{ "http_0", "0", 0, 0 },
+	{ "http_1k", "1k", 1024, 0 },
+	{ "http_10k", "10k", 10240, 0 },
+	{ "http_100k", "100k", 102400, 0 },
+	{ "cheetah_0", "0", 0, 1 },
+	{ "cheetah_1k", "1k", 1024, 1 },
+	{ "cheetah_10k", "10k", 10240, 1 },
+	{ "cheetah_100k", "100k", 102400, 1 },
 };
 
 /* Linux's benchmark initramfs starts with the loopback interface down;
@@ -147,11 +164,22 @@ static void loopback_up(void)
 	close(s);
 }
 
-/* Writes the files and the configuration, starts nginx and waits (at most
- * a minute) until it accepts. */
-static pid_t start_nginx(void)
+/* Whether the server on `s` answers a request with 200: Cheetah's
+ * socket listens (and takes connections to close them) before its files
+ * are published. */
+static int answers(int s)
 {
-	static char data[102400];
+	static const char req[] = "GET /0 HTTP/1.0\r\n\r\n";
+	char buf[16] = { 0 };
+	if (write(s, req, sizeof req - 1) != sizeof req - 1)
+		return 0;
+	return read(s, buf, sizeof buf - 1) > 0 && !strncmp(buf, "HTTP/1.1 200 ", 13);
+}
+
+/* Writes the files and the configuration, starts nginx (or Cheetah) and
+ * waits (at most a minute) until it accepts. */
+static pid_t start_server(int cheetah)
+{
 	mkdir(DIR, 0755);
 	mkdir(DIR "/www", 0755);
 	mkdir(DIR "/tmp", 0755);
@@ -170,26 +198,32 @@ static pid_t start_nginx(void)
 	if (pid == 0) {
 		char *argv[] = { "nginx", "-c", DIR "/nginx.conf", "-g",
 				 "daemon off;", NULL };
+		char *cargv[] = { "cheetah", "8084", DIR "/www", NULL };
 		char *env[] = { "PATH=/usr/sbin:/usr/bin:/bin", NULL };
-		execve("/usr/sbin/nginx", argv, env);
+		if (cheetah)
+			execve("/cbin/cheetah", cargv, env);
+		else
+			execve("/usr/sbin/nginx", argv, env);
 		_exit(127);
 	}
 	for (int i = 0; i < 600; i++) {
 		int status;
 		if (waitpid(pid, &status, WNOHANG) == pid) {
-			printf("BENCH-FAIL httpbench nginx exited (status %#x)\n", status);
+			printf("BENCH-FAIL httpbench server exited (status %#x)\n", status);
 			exit(1);
 		}
 		int s = connected();
-		if (s >= 0) {
+		if (s >= 0 && !(cheetah && !answers(s))) {
 			close(s);
 			return pid;
 		}
+		if (s >= 0)
+			close(s);
 		struct timespec t = { 0, 100 * 1000 * 1000 };
 		nanosleep(&t, NULL);
 	}
 	errno = ETIMEDOUT;
-	die("nginx never accepted");
+	die("the server never accepted");
 }
 
 int main(int argc, char **argv)
@@ -202,7 +236,7 @@ int main(int argc, char **argv)
 	for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
 		if (strcmp(rows[r].name, argv[1]))
 			continue;
-		pid_t nginx = start_nginx();
+		pid_t nginx = start_server(rows[r].cheetah);
 		/* Untimed: nginx opens and maps the file the first time. */
 		request(rows[r].file, rows[r].size);
 		for (long t = 0; t < trials; t++) {

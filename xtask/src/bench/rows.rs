@@ -411,7 +411,31 @@ pub const ROWS: &[Row] = &[
         .linux("http_100k")
         .veneer("http_100k")
         .pairing(HTTP_PAIRING),
+    row("cheetah_0", "HTTP GET of a 0 B file: Veneer's Cheetah vs Linux's nginx (per request)", "SOSP'97 §7.3")
+        .linux("http_0")
+        .veneer("cheetah_0")
+        .pairing(CHEETAH_PAIRING),
+    row("cheetah_1k", "HTTP GET of a 1 KiB file: Cheetah vs nginx", "SOSP'97 §7.3")
+        .linux("http_1k")
+        .veneer("cheetah_1k")
+        .pairing(CHEETAH_PAIRING),
+    row("cheetah_10k", "HTTP GET of a 10 KiB file: Cheetah vs nginx", "SOSP'97 §7.3")
+        .linux("http_10k")
+        .veneer("cheetah_10k")
+        .pairing(CHEETAH_PAIRING),
+    row("cheetah_100k", "HTTP GET of a 100 KiB file: Cheetah vs nginx", "SOSP'97 §7.3")
+        .linux("http_100k")
+        .veneer("cheetah_100k")
+        .pairing(CHEETAH_PAIRING),
 ];
+
+const CHEETAH_PAIRING: &str =
+    "per request, the HTTP rows' client (libos/tests/c/httpbench.c: a connection per request, status, length \
+     and bytes checked) over 127.0.0.1, the whole processor charged; Linux: the best server it has here, Debian's \
+     nginx (one worker, epoll, sendfile) over its kernel's TCP, the same measurement as http_N; Veneer: Cheetah \
+     (libos/tests/c/cheetah.c publishes the files into the library stack's Cheetah fast path, \
+     netstack/src/cheetah/: responses sent from the file cache with stored chunk checksums, the request's ACK \
+     and the FIN merged into the response), the client on the library's smoltcp stack under lxrt";
 
 const HTTP_PAIRING: &str =
     "per request, the same static client (libos/tests/c/httpbench.c: connect, GET with Connection: close, read \
