@@ -58,19 +58,26 @@ pub fn main(opts: &Options, names: &[&str]) -> Result<(), String> {
 
 /// Builds the plugin unless it is newer than its source.
 pub fn plugin(dir: &Path) -> Result<PathBuf, String> {
+    // Boots start at once (the storage boots both want it): one builds it,
+    // under a name of its own renamed into place, so that no QEMU loads a
+    // half-written file ("file too short").
+    static BUILDING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = BUILDING.lock().unwrap_or_else(|e| e.into_inner());
     let src = root().join("bench/profile/insn_count.c");
     let so = dir.join("insn_count.so");
     let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
     if modified(&so).is_none() || modified(&so) < modified(&src) {
+        let part = dir.join(format!("insn_count.so.{}", std::process::id()));
         let status = Command::new("gcc")
             .args(["-O2", "-shared", "-fPIC", "-fvisibility=hidden", "-Wall", "-Wextra", "-Werror", "-o"])
-            .arg(&so)
+            .arg(&part)
             .arg(&src)
             .status()
             .map_err(|e| format!("running gcc: {e}"))?;
         if !status.success() {
             return Err(format!("gcc failed on {}", src.display()));
         }
+        std::fs::rename(&part, &so).map_err(|e| format!("{}: {e}", so.display()))?;
     }
     Ok(so)
 }
