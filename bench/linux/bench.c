@@ -1,9 +1,6 @@
 /*
- * The Linux side of `cargo xtask bench`: `bench NAME ITERATIONS TRIALS` runs
- * one experiment and prints `BENCH <name> <iterations> <total>` per trial,
- * where total is the rdtsc difference over all iterations.  Under QEMU's
- * `-icount shift=0` the TSC advances once per guest instruction, so totals
- * are guest instructions.  See xtask/src/bench/mod.rs for the line format.
+ * The Linux side of `cargo xtask bench`: `bench NAME ITERATIONS TRIALS`
+ * (the command line and the output of `harness.h`).
  */
 #define _GNU_SOURCE
 #include <elf.h>
@@ -25,21 +22,11 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "harness.h"
+
 #define PAGE 4096L
 #define NPAGES 100
 
-static inline uint64_t now(void)
-{
-	uint32_t lo, hi;
-	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
-	return ((uint64_t)hi << 32) | lo;
-}
-
-static void die(const char *what)
-{
-	perror(what);
-	exit(1);
-}
 
 /* xorshift: a fixed, cheap sequence so every run touches the same pages. */
 static uint32_t rng = 2463534242u;
@@ -633,14 +620,7 @@ static uint64_t cat_test(long n, int use_select)
 static uint64_t b_select_a(long n) { return cat_test(n, 1); }
 static uint64_t b_select_b(long n) { return cat_test(n, 0); }
 
-/* warmup: iterations of an untimed round before the trials, so the first
- * trial does not pay for what the first round of an experiment sets up
- * (Veneer's select rows do the same). */
-static const struct {
-	const char *name;
-	uint64_t (*run)(long);
-	long warmup;
-} benches[] = {
+static const struct bench benches[] = {
 	{ "calib", b_calib, 0 },	    { "getpid", b_getpid, 0 },
 	{ "sigill", b_sigill, 0 },	    { "trap", b_trap, 0 },
 	{ "prot1", b_prot1, 0 },	    { "prot100", b_prot100, 0 },
@@ -658,24 +638,6 @@ static const struct {
 
 int main(int argc, char **argv)
 {
-	if (argc != 4) {
-		fprintf(stderr, "usage: bench NAME ITERATIONS TRIALS\n");
-		return 2;
-	}
-	long n = atol(argv[2]), trials = atol(argv[3]);
-	for (size_t b = 0; b < sizeof benches / sizeof benches[0]; b++) {
-		if (strcmp(benches[b].name, argv[1]))
-			continue;
-		if (benches[b].warmup)
-			benches[b].run(benches[b].warmup);
-		for (long t = 0; t < trials; t++) {
-			uint64_t total = benches[b].run(n);
-			printf("BENCH %s %ld %llu\n", argv[1], n,
-			       (unsigned long long)total);
-			fflush(stdout);
-		}
-		return 0;
-	}
-	fprintf(stderr, "bench: unknown experiment %s\n", argv[1]);
-	return 2;
+	return bench_main("bench", benches, sizeof benches / sizeof benches[0],
+			  NULL, argc, argv);
 }

@@ -45,23 +45,12 @@
 #include <unistd.h>
 
 #include "../../libos/tests/c/halted.h"
+#include "harness.h"
 
 #define IFACE "eth0"
 #define OURS "10.0.2.15"
 #define GATEWAY "10.0.2.2"
 
-static inline uint64_t now(void)
-{
-	uint32_t lo, hi;
-	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
-	return ((uint64_t)hi << 32) | lo;
-}
-
-static void die(const char *what)
-{
-	perror(what);
-	exit(1);
-}
 
 /* The modules virtio-net needs, dependencies first. */
 static const char *modules[] = {
@@ -260,34 +249,15 @@ static uint64_t b_ping_10(long n) { return b_ping(n, 10); }
 static uint64_t b_ping_100(long n) { return b_ping(n, 100); }
 static uint64_t b_ping_1000(long n) { return b_ping(n, 1000); }
 
-static const struct {
-	const char *name;
-	uint64_t (*run)(long);
-} benches[] = {
-	{ "pkt_tx", b_pkt_tx },	    { "ping_1", b_ping_1 },
-	{ "ping_10", b_ping_10 },   { "ping_100", b_ping_100 },
-	{ "ping_1000", b_ping_1000 },
+static const struct bench benches[] = {
+	{ "pkt_tx", b_pkt_tx, 0 },	  { "ping_1", b_ping_1, 0 },
+	{ "ping_10", b_ping_10, 0 },	  { "ping_100", b_ping_100, 0 },
+	{ "ping_1000", b_ping_1000, 0 },
 };
 
 int main(int argc, char **argv)
 {
-	if (argc != 4) {
-		fprintf(stderr, "usage: netbench NAME ITERATIONS TRIALS\n");
-		return 2;
-	}
-	long n = atol(argv[2]), trials = atol(argv[3]);
-	for (size_t b = 0; b < sizeof benches / sizeof benches[0]; b++) {
-		if (strcmp(benches[b].name, argv[1]))
-			continue;
-		network_up();
-		for (long t = 0; t < trials; t++) {
-			uint64_t total = benches[b].run(n);
-			printf("BENCH %s %ld %llu\n", argv[1], n,
-			       (unsigned long long)total);
-			fflush(stdout);
-		}
-		return 0;
-	}
-	fprintf(stderr, "netbench: unknown experiment %s\n", argv[1]);
-	return 2;
+	return bench_main("netbench", benches,
+			  sizeof benches / sizeof benches[0], network_up, argc,
+			  argv);
 }

@@ -73,6 +73,15 @@ fn waiter() -> &'static AtomicU64 {
     crate::shared::lock_waiter()
 }
 
+/// How long a waiter waits before a release hands it the CPU: a few
+/// slices (2 ms each).
+const PATIENCE_NS: u64 = 20_000_000;
+
+fn waited_long() -> bool {
+    let since = crate::shared::lock_waiter_since().load(Ordering::Relaxed);
+    crate::time::now_ns().saturating_sub(since) >= PATIENCE_NS
+}
+
 /// Whether the kernel vouches that environment `id`, which the word
 /// names, holds the lock: anything else (no such environment, ended,
 /// asleep, over its bound, a word written by someone else) may be taken
@@ -132,18 +141,26 @@ fn contended(me: u64) {
         if cur == 0 || cur == me || !vouched(cur) {
             claim(true);
             if word().compare_exchange(cur, me, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
+                // No longer waiting: a release must not hand the CPU to
+                // this thread once it runs on (a new thread goes on to
+                // spin, and the releaser's slice with it).
+                let _ = waiter().compare_exchange(me, 0, Ordering::AcqRel, Ordering::Relaxed);
                 taken(thread());
                 return;
             }
             claim(false);
             continue;
         }
-        // Ask the holder for the CPU at its release: without it a holder
-        // inside calls most of the time (`ps`, which rebuilds /proc on each
-        // path) takes the lock again in the same slice, and a waiter that
-        // only ever finds it taken waited seconds (issue 27's heartbeat).
-        // The first waiter keeps the place; the release empties it.
-        let _ = waiter().compare_exchange(0, me, Ordering::AcqRel, Ordering::Relaxed);
+        // Ask for the CPU at a release once this has waited long: without
+        // it a holder inside calls most of the time (`ps` reading /proc)
+        // takes the lock again in the same slice, and a waiter that only
+        // ever finds it taken waited seconds (issue 27's heartbeat). Not
+        // at every release: a releaser handing its slice away each time
+        // made 2,000 threads' creation and exit 3x slower. The first
+        // waiter keeps the place; the release empties it.
+        if waiter().compare_exchange(0, me, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
+            crate::shared::lock_waiter_since().store(crate::time::now_ns(), Ordering::Relaxed);
+        }
         // The holder is the one to run: it may own no time slice at all
         // (it runs in spare time), and a plain yield would wait for it to
         // come round.
@@ -187,9 +204,9 @@ fn release_of(t: &Side) {
         if crate::entry::critical_word().swap(0, Ordering::Relaxed) & BROKEN != 0 {
             broken();
         }
-        // Someone waited for it: it runs now, finds the lock free and
-        // takes it (a waiter that ended or forged the word: no yield).
-        if waiter().load(Ordering::Relaxed) != 0 {
+        // Someone waited for it long: it runs now, finds the lock free
+        // and takes it (a waiter that ended or forged the word: no yield).
+        if waiter().load(Ordering::Relaxed) != 0 && waited_long() {
             let w = waiter().swap(0, Ordering::AcqRel);
             if w != 0 && w != id_of(t) {
                 let _ = sys::yield_to(w);

@@ -58,9 +58,11 @@ pub struct Header {
     /// first maps arena pages listed there, so fork shares none of it and
     /// the list's size (the machine's) costs forks nothing.
     pub list: [u32; LIST_PAGES],
-    /// A process waiting for the big lock (`crate::lock`), or 0: the next
-    /// release hands it the CPU.
+    /// A process waiting for the big lock (`crate::lock`), or 0, and since
+    /// when (`time::now_ns`): a release after it waited long hands it the
+    /// CPU.
     pub lock_waiter: AtomicU64,
+    pub lock_waiter_since: AtomicU64,
 }
 
 /// Entries in one page of the frame list.
@@ -180,6 +182,12 @@ pub fn lock_word() -> &'static AtomicU64 {
 pub fn lock_waiter() -> &'static AtomicU64 {
     // SAFETY: as in `lock_word`.
     unsafe { &(*header()).lock_waiter }
+}
+
+/// When `lock_waiter` began to wait (`time::now_ns`).
+pub fn lock_waiter_since() -> &'static AtomicU64 {
+    // SAFETY: as in `lock_word`.
+    unsafe { &(*header()).lock_waiter_since }
 }
 
 /// The process being killed for want of memory (`oom`), or 0.

@@ -263,7 +263,7 @@ fn find_deb(dir: &Path, package: &str) -> Option<PathBuf> {
     })
 }
 
-/// Builds the initramfs unless it is newer than every C source and the
+/// Builds the initramfs unless it is newer than every C source and header and the
 /// packages' tree: `/init` from `init.c`, every other `NAME.c` as
 /// `/bin/NAME`, the programs Veneer runs for the thread rows and the
 /// program-start rows (`libos/tests/c/threadbench.c`, `startbench.c`),
@@ -274,12 +274,15 @@ fn find_deb(dir: &Path, package: &str) -> Option<PathBuf> {
 fn initramfs(dir: &Path) -> Result<PathBuf, String> {
     let src = root().join("bench/linux");
     let cpio = dir.join("initramfs.cpio");
-    let mut sources: Vec<PathBuf> = std::fs::read_dir(&src)
+    let files: Vec<PathBuf> = std::fs::read_dir(&src)
         .map_err(|e| format!("reading {}: {e}", src.display()))?
         .filter_map(|e| e.ok())
         .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "c"))
         .collect();
+    let (mut sources, headers): (Vec<PathBuf>, Vec<PathBuf>) = files
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|x| x == "c" || x == "h"))
+        .partition(|p| p.extension().is_some_and(|x| x == "c"));
     sources.sort();
     for shared in ["threadbench.c", "startbench.c", "httpbench.c", "iobench.c"] {
         sources.push(root().join("libos/tests/c").join(shared));
@@ -294,6 +297,7 @@ fn initramfs(dir: &Path) -> Result<PathBuf, String> {
     if let Some(built) = modified(&cpio) {
         if sources
             .iter()
+            .chain(&headers)
             .chain([&marker, &modules])
             .chain(&mods)
             .chain(&etc)
