@@ -268,7 +268,8 @@ fn find_deb(dir: &Path, package: &str) -> Option<PathBuf> {
 /// `/bin/NAME`, the programs Veneer runs for the thread rows and the
 /// program-start rows (`libos/tests/c/threadbench.c`, `startbench.c`),
 /// for the latter the Debian packages and the static busybox Veneer's
-/// root holds (`super::veneer::START_PACKAGES`), the NIC driver's
+/// root holds (`super::veneer::START_PACKAGES`) and the I/O-intensive
+/// workload's programs and archive (`super::tree`), the NIC driver's
 /// modules (`NET_MODULES`) in `/modules`, and Veneer's `/etc/passwd`,
 /// `group` and `nsswitch.conf`.
 fn initramfs(dir: &Path) -> Result<PathBuf, String> {
@@ -281,11 +282,16 @@ fn initramfs(dir: &Path) -> Result<PathBuf, String> {
         .filter(|p| p.extension().is_some_and(|x| x == "c"))
         .collect();
     sources.sort();
-    for shared in ["threadbench.c", "startbench.c", "httpbench.c", "iobench.c"] {
+    for shared in ["threadbench.c", "startbench.c", "httpbench.c", "iobench.c", "iotree.c"] {
         sources.push(root().join("libos/tests/c").join(shared));
     }
-    let packages: Vec<String> = super::veneer::START_PACKAGES.iter().map(|p| p.to_string()).collect();
+    // Veneer's start rows' packages and the workload's programs, in one tree.
+    let mut packages: Vec<String> =
+        super::veneer::START_PACKAGES.iter().chain(super::tree::TOOLS).map(|p| p.to_string()).collect();
+    packages.sort();
+    packages.dedup();
     let tree = crate::debs::unpacked(&packages)?;
+    let workload = super::tree::files()?;
     let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
     let marker = tree.join(".unpacked");
     let modules = dir.join("modules");
@@ -297,6 +303,7 @@ fn initramfs(dir: &Path) -> Result<PathBuf, String> {
             .chain([&marker, &modules])
             .chain(&mods)
             .chain(&etc)
+            .chain(workload.iter().map(|(_, p)| p))
             .all(|s| modified(s).is_some_and(|m| m <= built))
         {
             return Ok(cpio);
@@ -316,6 +323,12 @@ fn initramfs(dir: &Path) -> Result<PathBuf, String> {
     }
     let busybox = std::fs::read(crate::build::BUSYBOX).map_err(|e| format!("reading busybox: {e}"))?;
     ar.file("bin/busybox", 0o755, &busybox);
+    // The workload's archive and its sum (`super::tree`).
+    ar.dir("bench");
+    for (name, path) in &workload {
+        let data = std::fs::read(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+        ar.file(name, 0o644, &data);
+    }
     ar.dir("modules");
     for module in NET_MODULES {
         let name = Path::new(module).file_name().and_then(|n| n.to_str()).ok_or("bad module path")?;

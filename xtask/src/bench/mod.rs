@@ -48,6 +48,7 @@ mod marks;
 mod profile;
 mod report;
 mod rows;
+mod tree;
 mod veneer;
 
 use std::collections::BTreeMap;
@@ -296,6 +297,11 @@ pub fn main(args: &[String]) -> Result<(), String> {
                 return Err(format!("bench: unknown argument `{other}`; experiments: {}", names.join(" ")));
             }
         }
+    }
+    // The workload's phases are one run: naming one names them all.
+    if opts.names.iter().any(|n| n == tree::TOTAL || tree::PHASES.contains(&n.as_str())) {
+        opts.names.retain(|n| n != tree::TOTAL && !tree::PHASES.contains(&n.as_str()));
+        opts.names.extend(std::iter::once(tree::TOTAL).chain(tree::PHASES.iter().copied()).map(String::from));
     }
     if opts.kvm && std::fs::OpenOptions::new().read(true).write(true).open("/dev/kvm").is_err() {
         return Err("bench: --kvm needs a usable /dev/kvm".into());
