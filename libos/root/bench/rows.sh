@@ -27,7 +27,7 @@ $counts" | while read -r name full small; do
 }
 trials=3
 [ $quick = 1 ] && trials=1
-[ -n "$named" ] && named_also="$named ${also:-}"
+case $named in *[!\ ]*) named_also="$named ${also:-}" ;; esac
 echo "BENCH-PLAN calib${named_also:-}" | tr -s ' '
 for b in calib $named; do
 	$program $b $(iterations $b) $trials || echo "BENCH-FAIL $b status $?"

@@ -56,13 +56,13 @@ pub fn run(opts: &Options, clock: Clock, names: &[&str]) -> Result<Side, String>
     let plugin = super::profile::plugin(&dir)?;
     args.extend(super::marks::args(&plugin, &dir.join(format!("counts-{}.txt", clock.name())), &marks));
     println!("xtask: bench: booting Linux ({}) on -cpu {}", kernel_version(&dir), clock.cpu());
-    let out = qemu::headless(&args, opts.timeout(), &[]);
+    let out = qemu::headless(&args, opts.timeout_with_tree(), &[]);
     let _ = std::fs::remove_file(&disk);
     let out = out?;
     let mut side = Side::parse(&out.serial);
     super::marks::apply(&mut side, &out.serial, &marks);
     if out.timed_out {
-        side.problem = Some(format!("timed out after {:?}", opts.timeout()));
+        side.problem = Some(format!("timed out after {:?}", opts.timeout_with_tree()));
     } else if out.code != Some(0) {
         side.problem = Some(format!("QEMU exited with {:?}", out.code));
     }

@@ -124,6 +124,28 @@ impl Options {
             (false, false) => 900,
         })
     }
+
+    /// Whether this run's boots run the I/O-intensive workload: a full run
+    /// does, a quick one only when the row is named (it is minutes of
+    /// guest time: `tree`).
+    fn runs_tree(&self) -> bool {
+        if self.names.is_empty() {
+            !self.quick
+        } else {
+            self.names.iter().any(|n| n == tree::TOTAL)
+        }
+    }
+
+    /// How long a boot that may run the workload (Linux's, Veneer's
+    /// `veneer::TREE`) may take: its three trials are about a billion guest
+    /// instructions a phase under TCG with the counting plugin.
+    fn timeout_with_tree(&self) -> Duration {
+        if self.runs_tree() {
+            self.timeout().max(tree::TIMEOUT)
+        } else {
+            self.timeout()
+        }
+    }
 }
 
 /// What one boot's serial console said.
@@ -299,8 +321,8 @@ pub fn main(args: &[String]) -> Result<(), String> {
         }
     }
     // The workload's phases are one run: naming one names them all.
-    if opts.names.iter().any(|n| n == tree::TOTAL || tree::PHASES.contains(&n.as_str())) {
-        opts.names.retain(|n| n != tree::TOTAL && !tree::PHASES.contains(&n.as_str()));
+    if opts.names.iter().any(|n| tree::is_part(n)) {
+        opts.names.retain(|n| !tree::is_part(n));
         opts.names.extend(std::iter::once(tree::TOTAL).chain(tree::PHASES.iter().copied()).map(String::from));
     }
     if opts.kvm && std::fs::OpenOptions::new().read(true).write(true).open("/dev/kvm").is_err() {
@@ -312,7 +334,9 @@ pub fn main(args: &[String]) -> Result<(), String> {
     let selected: Vec<&rows::Row> = rows::ROWS
         .iter()
         .filter(|r| {
-            r.name == rows::CALIBRATION || opts.names.is_empty() || opts.names.iter().any(|n| n == r.name)
+            r.name == rows::CALIBRATION
+                || (opts.names.is_empty() && (opts.runs_tree() || !tree::is_part(r.name)))
+                || opts.names.iter().any(|n| n == r.name)
         })
         .collect();
     let linux_names = distinct(selected.iter().filter_map(|r| r.linux));

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The packages whose `usr/include` is the tree (a few thousand files).
-pub const SOURCE: &[&str] = &["linux-libc-dev"];
+pub const SOURCE: &[&str] = &["libc6-dev", "libstdc++-12-dev", "linux-libc-dev"];
 
 /// The programs the workload runs, on both sides.
 pub const TOOLS: &[&str] = &["coreutils", "diffutils", "gzip", "tar"];
@@ -23,6 +23,14 @@ pub const PHASES: &[&str] =
 
 /// The row that is the sum of the phases.
 pub const TOTAL: &str = "io_tree";
+
+/// Whether `row` is the workload's (its total or a phase).
+pub fn is_part(row: &str) -> bool {
+    row == TOTAL || PHASES.contains(&row)
+}
+
+/// How long a boot that runs the workload may take (wall time, TCG).
+pub const TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2400);
 
 /// The files the roots hold for the workload: (path in the root, the
 /// host's file).

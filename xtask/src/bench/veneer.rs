@@ -51,7 +51,7 @@ pub const IO: &str = "lxrt /bin/sh /bench/io.sh";
 /// `TREE_MEMORY` (lxrt's `/data` keeps every file's data in its arena,
 /// an eighth of the machine's memory, beside XN's cache pages).
 pub const TREE: &str = "lxrt /bin/sh /bench/tree.sh";
-pub const TREE_MEMORY: &str = "512M";
+pub const TREE_MEMORY: &str = "1G";
 
 /// The XCP row's boot: `libos/src/bin/xcp.rs` (a program of its own over
 /// C-FFS and XN: XCP is a library's use of the disk interface, not a
@@ -247,7 +247,8 @@ fn boot(opts: &Options, clock: Clock, boot: &Boot, img: &build::Image) -> Side {
             &marks,
         ));
     }
-    let out = qemu::headless(&args, opts.timeout(), &[]);
+    let timeout = if boot.program == TREE { opts.timeout_with_tree() } else { opts.timeout() };
+    let out = qemu::headless(&args, timeout, &[]);
     let _ = std::fs::remove_file(&disk);
     let out = match out {
         Ok(out) => out,
@@ -259,7 +260,7 @@ fn boot(opts: &Options, clock: Clock, boot: &Boot, img: &build::Image) -> Side {
     }
     side.rename(boot.suffix);
     if out.timed_out {
-        side.problem = Some(format!("timed out after {:?}", opts.timeout()));
+        side.problem = Some(format!("timed out after {timeout:?}"));
     } else if out.code != Some(qemu::EXIT_SUCCESS) {
         // The program returned non-zero, or the kernel died.
         side.problem = Some(format!("did not power off with success (QEMU exit {:?})", out.code));
