@@ -16,7 +16,7 @@
  * (00.ko, 01.ko, ... in dependency order: the kernel has virtio and ext4 as
  * modules). The I/O-intensive workload runs `/bin/iotree`
  * (`libos/tests/c/iotree.c`) there too, over Debian's coreutils, gzip,
- * tar and diffutils and the archive /bench/tree.tar.gz the initramfs
+ * tar, diffutils and tcc and the archive /bench/tree.tar.gz the initramfs
  * holds; it prints its phases' rows besides its own.
  */
 #define _GNU_SOURCE
@@ -66,7 +66,8 @@ static const struct {
 /* The rows the I/O-intensive workload prints besides its own (its
  * phases: libos/tests/c/iotree.c), announced with it. */
 #define IO_TREE_PHASES \
-	"tree_cp tree_gunzip tree_untar tree_cpr tree_diff tree_tar tree_gzip tree_rm"
+	"tree_cp tree_gunzip tree_untar tree_cpr tree_diff tree_cc tree_tar " \
+	"tree_gzip tree_rm"
 #define COUNT (sizeof experiments / sizeof experiments[0])
 
 /* The program that runs an experiment. */

@@ -6,7 +6,8 @@
  * gzip, tar, diffutils: the same packages on both sides) over a real
  * source tree, the headers of a Debian package, which the harness packs
  * on the host as /bench/tree.tar.gz with the md5 of the uncompressed
- * archive in /bench/tree.md5 (xtask/src/bench/tree.rs).
+ * archive in /bench/tree.md5, and this program's own source as
+ * /bench/prog.c (xtask/src/bench/tree.rs).
  *
  * `iotree io_tree 1 TRIALS` runs, per trial, in a fresh /data/w, the
  * paper's steps (its Table 1: cp, gunzip, pax, cp, diff, gcc, pax, gzip,
@@ -17,6 +18,8 @@
  *   tree_untar   tar -xf it into a/
  *   tree_cpr     cp -R a b
  *   tree_diff    diff -r a b                  (must exit 0, print nothing)
+ *   tree_cc      tcc compiles /bench/prog.c against the headers in b/
+ *                and links it             (then ./prog calib must run)
  *   tree_tar     tar -cf out.tar b            (then its md5 is taken)
  *   tree_gzip    gzip out.tar                 (then gzip -dc | md5sum)
  *   tree_rm      rm -rf of everything         (then /data/w must be empty)
@@ -29,8 +32,7 @@
  * while a guest waits, halted, for its disk) and makes io_tree the sum
  * of the phases' counts. The checks run outside the markers; any that
  * fails is the row's failure (`BENCH-FAIL`). `iotree calib N TRIALS` is
- * the harness's calibration loop. Not here: the paper's compile step
- * (no compiler in the roots yet).
+ * the harness's calibration loop.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -160,11 +162,15 @@ static int empty(const char *path)
 	return n ? -1 : 0;
 }
 
-#define PHASES 8
+#define PHASES 9
 static const char *const phase[PHASES] = {
-	"tree_cp",  "tree_gunzip", "tree_untar", "tree_cpr",
-	"tree_diff", "tree_tar",   "tree_gzip",  "tree_rm",
+	"tree_cp",   "tree_gunzip", "tree_untar", "tree_cpr", "tree_diff",
+	"tree_cc",   "tree_tar",    "tree_gzip",  "tree_rm",
 };
+
+/* Debian's tcc and its own headers (stddef.h, stdarg.h ...). */
+#define TCC "/usr/bin/tcc"
+#define TCC_INCLUDE "/usr/lib/x86_64-linux-gnu/tcc/include"
 
 /* Runs phase `i` between markers; its time-stamp count, 0 if it failed. */
 static uint64_t timed(int i, char *const argv[], const char *out)
@@ -205,15 +211,23 @@ static int workload(uint64_t t[PHASES])
 	t[4] = t[3] ? timed(4, (char *const[]){ "/usr/bin/diff", "-r", "a", "b", NULL }, "/tmp/iotree.diff") : 0;
 	CHECK(!t[4], "tar -x, cp -R or diff -r failed (diff exits 1 when the copies differ)");
 	CHECK(slurp("/tmp/iotree.diff", diff, sizeof diff) != 0, "diff -r of the copies printed something");
-	t[5] = timed(5, (char *const[]){ "/bin/tar", "-cf", "out.tar", "b", NULL }, 0);
-	CHECK(!t[5], "tar -c failed");
+	t[5] = timed(5,
+		     (char *const[]){ TCC, "-nostdinc", "-I", TCC_INCLUDE, "-I", "b/include/x86_64-linux-gnu",
+				      "-I", "b/include", "-o", "prog", BENCH "/prog.c", NULL },
+		     0);
+	CHECK(!t[5], "tcc failed");
+	CHECK(run_to((char *const[]){ "./prog", "calib", "1000", "1", NULL }, "/tmp/iotree.out") ||
+		      slurp("/tmp/iotree.out", diff, sizeof diff) < 7 || memcmp(diff, "BENCH c", 7),
+	      "the program tcc built does not run");
+	t[6] = timed(6, (char *const[]){ "/bin/tar", "-cf", "out.tar", "b", NULL }, 0);
+	CHECK(!t[6], "tar -c failed");
 	CHECK(run_to((char *const[]){ "/usr/bin/md5sum", "out.tar", NULL }, "/tmp/iotree.md5"),
 	      "md5sum of out.tar failed");
-	t[6] = timed(6, (char *const[]){ "/bin/gzip", "out.tar", NULL }, 0);
-	CHECK(!t[6], "gzip failed");
+	t[7] = timed(7, (char *const[]){ "/bin/gzip", "out.tar", NULL }, 0);
+	CHECK(!t[7], "gzip failed");
 	CHECK(unzips_to("out.tar.gz", "/tmp/iotree.md5"), "gzip -dc of out.tar.gz does not give out.tar's bytes");
-	t[7] = timed(7, (char *const[]){ "/bin/rm", "-rf", "a", "b", "tree.tar", "out.tar.gz", NULL }, 0);
-	CHECK(!t[7], "rm -rf failed");
+	t[8] = timed(8, (char *const[]){ "/bin/rm", "-rf", "a", "b", "prog", "tree.tar", "out.tar.gz", NULL }, 0);
+	CHECK(!t[8], "rm -rf failed");
 	CHECK(empty("."), "rm -rf left something in " WORK);
 	CHECK(chdir("/") || rmdir(WORK), "cannot remove " WORK);
 	return 0;

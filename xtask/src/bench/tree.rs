@@ -3,8 +3,9 @@
 //! over a real source tree on both sides, in `/data`. The tree is the
 //! headers of `SOURCE` (`usr/include`), packed here once as
 //! `/bench/tree.tar.gz` with the md5 of the uncompressed archive in
-//! `/bench/tree.md5`, files both roots hold (Veneer's boot archive,
-//! Linux's initramfs). Its figures are the phases' instructions between
+//! `/bench/tree.md5`, and a program to compile against it
+//! (`/bench/prog.c`, `iotree.c` itself): files both roots hold (Veneer's
+//! boot archive, Linux's initramfs). Its figures are the phases' instructions between
 //! markers (`super::marks`), the row `io_tree` their sum.
 
 use crate::build::root;
@@ -14,12 +15,22 @@ use std::process::Command;
 /// The packages whose `usr/include` is the tree (a few thousand files).
 pub const SOURCE: &[&str] = &["libc6-dev", "libstdc++-12-dev", "linux-libc-dev"];
 
-/// The programs the workload runs, on both sides.
-pub const TOOLS: &[&str] = &["coreutils", "diffutils", "gzip", "tar"];
+/// The programs the workload runs, on both sides (`libc6-dev`: the C
+/// library's start files and link script for `tcc`).
+pub const TOOLS: &[&str] = &["coreutils", "diffutils", "gzip", "libc6-dev", "tar", "tcc"];
 
 /// The workload's phases, in the order `iotree` runs and prints them.
-pub const PHASES: &[&str] =
-    &["tree_cp", "tree_gunzip", "tree_untar", "tree_cpr", "tree_diff", "tree_tar", "tree_gzip", "tree_rm"];
+pub const PHASES: &[&str] = &[
+    "tree_cp",
+    "tree_gunzip",
+    "tree_untar",
+    "tree_cpr",
+    "tree_diff",
+    "tree_cc",
+    "tree_tar",
+    "tree_gzip",
+    "tree_rm",
+];
 
 /// The row that is the sum of the phases.
 pub const TOTAL: &str = "io_tree";
@@ -44,14 +55,18 @@ pub fn files() -> Result<Vec<(String, PathBuf)>, String> {
     if !gz.exists() || !sum.exists() {
         pack(&dir, &gz, &sum)?;
     }
-    Ok(vec![("bench/tree.tar.gz".into(), gz), ("bench/tree.md5".into(), sum)])
+    // What the compile step builds: the workload's own program.
+    let prog = root().join("libos/tests/c/iotree.c");
+    Ok(vec![("bench/tree.tar.gz".into(), gz), ("bench/tree.md5".into(), sum), ("bench/prog.c".into(), prog)])
 }
 
 /// `files`, read.
 pub fn contents() -> Result<Vec<(String, Vec<u8>)>, String> {
     files()?
         .into_iter()
-        .map(|(name, p)| std::fs::read(&p).map(|d| (name, d)).map_err(|e| format!("reading {}: {e}", p.display())))
+        .map(|(name, p)| {
+            std::fs::read(&p).map(|d| (name, d)).map_err(|e| format!("reading {}: {e}", p.display()))
+        })
         .collect()
 }
 

@@ -224,8 +224,7 @@ fn boot(opts: &Options, clock: Clock, boot: &Boot, img: &build::Image) -> Side {
     }
     // Boots run at once: each storage boot has its own disk and files
     // (two are lxrt's: the tag is the whole command).
-    let tag: String =
-        boot.program.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
+    let tag: String = boot.program.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
     let disk = build::root().join(format!(
         "target/bench/veneer-data-{tag}-{}-{}.img",
         clock.name(),
