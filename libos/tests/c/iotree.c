@@ -45,6 +45,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "marks.h"
+
 /* Where it works and where the archive is (other places only to try it
  * on a host: -DWORK=... -DBENCH=...). */
 #ifndef WORK
@@ -53,19 +55,6 @@
 #ifndef BENCH
 #define BENCH "/bench"
 #endif
-
-static inline uint64_t now(void)
-{
-	uint32_t lo, hi;
-	__asm__ volatile("lfence; rdtsc" : "=a"(lo), "=d"(hi));
-	return ((uint64_t)hi << 32) | lo;
-}
-
-/* The plugin's marker (66 87 db): a no-op for the CPU. */
-static inline void mark(void)
-{
-	__asm__ volatile("xchg %%bx, %%bx" ::: "memory");
-}
 
 static char *const env[] = { "PATH=/usr/bin:/bin", "HOME=/", "LC_ALL=C",
 			     "TZ=UTC", NULL };
@@ -231,14 +220,6 @@ static int workload(uint64_t t[PHASES])
 	CHECK(empty("."), "rm -rf left something in " WORK);
 	CHECK(chdir("/") || rmdir(WORK), "cannot remove " WORK);
 	return 0;
-}
-
-static uint64_t calib(long n)
-{
-	uint64_t t = now();
-	for (long i = 0; i < n; i++)
-		__asm__ volatile(".rept 998\n nop\n .endr\n" ::: "memory");
-	return now() - t;
 }
 
 int main(int argc, char **argv)
