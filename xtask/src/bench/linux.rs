@@ -46,7 +46,7 @@ pub fn run(opts: &Options, clock: Clock, names: &[&str]) -> Result<Side, String>
         }
     }
     let dir = root().join("target/bench/linux");
-    let mut args = args(opts, clock, &words)?;
+    let mut args = args(opts, clock, &words, true)?;
     // The storage rows' disk: a fresh ext4 for each boot.
     let disk = dir.join(format!("data-{}-{}.img", clock.name(), std::process::id()));
     ext4(&disk)?;
@@ -75,12 +75,14 @@ pub fn run(opts: &Options, clock: Clock, names: &[&str]) -> Result<Side, String>
 }
 
 /// The QEMU arguments of a Linux boot on this run's machine, the kernel
-/// command line ending in `words`.
-fn args(opts: &Options, clock: Clock, words: &str) -> Result<Vec<String>, String> {
+/// command line ending in `words`; with the I/O-intensive workload's
+/// programs and files (`workload`) or without (the boot row's root).
+fn args(opts: &Options, clock: Clock, words: &str, workload: bool) -> Result<Vec<String>, String> {
     let dir = root().join("target/bench/linux");
     std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
     let kernel = kernel(&dir)?;
     let initramfs = initramfs(&dir)?;
+    let initramfs = if workload { with_workload(&dir, &initramfs)? } else { initramfs };
     let mut args = opts.machine(clock);
     for a in ["-smp", "1", "-m", "512M", "-no-reboot"] {
         args.push(a.into());
@@ -171,7 +173,7 @@ fn storage_modules(dir: &Path) -> Result<Vec<PathBuf>, String> {
 /// The boot row's Linux boot (`super::boot`): the shell started by
 /// `bench/linux/bootinit.c` instead of the benchmarks.
 pub fn boot_args(opts: &Options, clock: Clock) -> Result<Vec<String>, String> {
-    args(opts, clock, "rdinit=/bin/bootinit")
+    args(opts, clock, "rdinit=/bin/bootinit", false)
 }
 
 /// The cached kernel package's name and version, for the report.
@@ -268,8 +270,7 @@ fn find_deb(dir: &Path, package: &str) -> Option<PathBuf> {
 /// `/bin/NAME`, the programs Veneer runs for the thread rows and the
 /// program-start rows (`libos/tests/c/threadbench.c`, `startbench.c`),
 /// for the latter the Debian packages and the static busybox Veneer's
-/// root holds (`super::veneer::START_PACKAGES`) and the I/O-intensive
-/// workload's programs and archive (`super::tree`), the NIC driver's
+/// root holds (`super::veneer::START_PACKAGES`), the NIC driver's
 /// modules (`NET_MODULES`) in `/modules`, and Veneer's `/etc/passwd`,
 /// `group` and `nsswitch.conf`.
 fn initramfs(dir: &Path) -> Result<PathBuf, String> {
@@ -285,13 +286,8 @@ fn initramfs(dir: &Path) -> Result<PathBuf, String> {
     for shared in ["threadbench.c", "startbench.c", "httpbench.c", "iobench.c", "iotree.c"] {
         sources.push(root().join("libos/tests/c").join(shared));
     }
-    // Veneer's start rows' packages and the workload's programs, in one tree.
-    let mut packages: Vec<String> =
-        super::veneer::START_PACKAGES.iter().chain(super::tree::TOOLS).map(|p| p.to_string()).collect();
-    packages.sort();
-    packages.dedup();
+    let packages: Vec<String> = super::veneer::START_PACKAGES.iter().map(|p| p.to_string()).collect();
     let tree = crate::debs::unpacked(&packages)?;
-    let workload = super::tree::files()?;
     let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
     let marker = tree.join(".unpacked");
     let modules = dir.join("modules");
@@ -303,7 +299,6 @@ fn initramfs(dir: &Path) -> Result<PathBuf, String> {
             .chain([&marker, &modules])
             .chain(&mods)
             .chain(&etc)
-            .chain(workload.iter().map(|(_, p)| p))
             .all(|s| modified(s).is_some_and(|m| m <= built))
         {
             return Ok(cpio);
@@ -323,12 +318,6 @@ fn initramfs(dir: &Path) -> Result<PathBuf, String> {
     }
     let busybox = std::fs::read(crate::build::BUSYBOX).map_err(|e| format!("reading busybox: {e}"))?;
     ar.file("bin/busybox", 0o755, &busybox);
-    // The workload's archive and its sum (`super::tree`).
-    ar.dir("bench");
-    for (name, path) in &workload {
-        let data = std::fs::read(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
-        ar.file(name, 0o644, &data);
-    }
     ar.dir("modules");
     for module in NET_MODULES {
         let name = Path::new(module).file_name().and_then(|n| n.to_str()).ok_or("bad module path")?;
@@ -357,6 +346,36 @@ fn initramfs(dir: &Path) -> Result<PathBuf, String> {
     }
     std::fs::write(&cpio, ar.finish()).map_err(|e| format!("writing {}: {e}", cpio.display()))?;
     Ok(cpio)
+}
+
+/// `base` followed by a second archive holding the I/O-intensive
+/// workload's programs and files (`super::tree`), as
+/// `initramfs-tree.cpio`: the kernel unpacks both, one after the other.
+/// The boot row's Linux boots `base` alone, so its root stays the one
+/// Veneer's boot row boots on.
+fn with_workload(dir: &Path, base: &Path) -> Result<PathBuf, String> {
+    let out = dir.join("initramfs-tree.cpio");
+    let tools: Vec<String> = super::tree::TOOLS.iter().map(|p| p.to_string()).collect();
+    let tree = crate::debs::unpacked(&tools)?;
+    let files = super::tree::files()?;
+    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    if let Some(built) = modified(&out) {
+        let inputs = [base.to_path_buf(), tree.join(".unpacked")];
+        if inputs.iter().chain(files.iter().map(|(_, p)| p)).all(|s| modified(s).is_some_and(|m| m <= built)) {
+            return Ok(out);
+        }
+    }
+    let mut ar = Archive::default();
+    crate::build::add_tree(&mut ar, &tree, "")?;
+    ar.dir("bench");
+    for (name, path) in &files {
+        let data = std::fs::read(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+        ar.file(name, 0o644, &data);
+    }
+    let mut data = std::fs::read(base).map_err(|e| format!("reading {}: {e}", base.display()))?;
+    data.extend(ar.finish());
+    std::fs::write(&out, data).map_err(|e| format!("writing {}: {e}", out.display()))?;
+    Ok(out)
 }
 
 /// A source may ask for more compiler flags with a first line
