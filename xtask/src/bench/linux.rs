@@ -46,7 +46,7 @@ pub fn run(opts: &Options, clock: Clock, names: &[&str]) -> Result<Side, String>
         }
     }
     let dir = root().join("target/bench/linux");
-    let mut args = args(opts, clock, &words, true)?;
+    let mut args = args(opts, clock, &words, opts.runs_tree())?;
     // The storage rows' disk: a fresh ext4 for each boot.
     let disk = dir.join(format!("data-{}-{}.img", clock.name(), std::process::id()));
     ext4(&disk)?;

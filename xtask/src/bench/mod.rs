@@ -137,8 +137,8 @@ impl Options {
     }
 
     /// How long a boot that may run the workload (Linux's, Veneer's
-    /// `veneer::TREE`) may take: its three trials are about a billion guest
-    /// instructions a phase under TCG with the counting plugin.
+    /// `veneer::TREE`) may take: each trial is some 21 billion guest
+    /// instructions on Veneer's side, minutes under TCG with the plugin.
     fn timeout_with_tree(&self) -> Duration {
         if self.runs_tree() {
             self.timeout().max(tree::TIMEOUT)

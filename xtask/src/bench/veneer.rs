@@ -124,22 +124,24 @@ pub fn image_for(img: &build::Image, program: &str) -> Result<build::Image, Stri
 
 /// Each boot's side, by its program.
 pub fn run(opts: &Options, clock: Clock, names: &[&str]) -> Vec<(String, Side)> {
+    // The workload's boot (and its packages and archive) only when it runs.
     let (img, start_img, tree_img) = match build::all().and_then(|img| {
         let start = image_for(&img, START)?;
-        let tree = image_for(&img, TREE)?;
+        let tree = if opts.runs_tree() { Some(image_for(&img, TREE)?) } else { None };
         Ok((img, start, tree))
     }) {
         Ok(imgs) => imgs,
         Err(e) => return vec![("build".into(), Side::absent(format!("build failed: {e}")))],
     };
-    let boots = boots(names);
+    let mut boots = boots(names);
+    boots.retain(|b| b.program != TREE || tree_img.is_some());
     std::thread::scope(|s| {
         let sides: Vec<_> = boots
             .iter()
             .map(|b| {
-                let img = match b.program.as_str() {
-                    START => &start_img,
-                    TREE => &tree_img,
+                let img = match (b.program.as_str(), &tree_img) {
+                    (START, _) => &start_img,
+                    (TREE, Some(tree)) => tree,
                     _ => &img,
                 };
                 s.spawn(move || boot(opts, clock, b, img))
