@@ -330,15 +330,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
     }
     crate::deps::ensure(crate::deps::TEST)?;
 
-    // The calibration row runs in every boot, whatever was asked.
-    let selected: Vec<&rows::Row> = rows::ROWS
-        .iter()
-        .filter(|r| {
-            r.name == rows::CALIBRATION
-                || (opts.names.is_empty() && (opts.runs_tree() || !tree::is_part(r.name)))
-                || opts.names.iter().any(|n| n == r.name)
-        })
-        .collect();
+    let selected = select(&opts);
     let linux_names = distinct(selected.iter().filter_map(|r| r.linux));
     let veneer_names = distinct(selected.iter().filter_map(|r| r.veneer));
     if profiling {
@@ -379,6 +371,20 @@ pub fn main(args: &[String]) -> Result<(), String> {
         ));
     }
     results.save()
+}
+
+/// The rows a run measures: those named, or all of them (but the
+/// I/O-intensive workload's in a quick run); the calibration row runs in
+/// every boot, whatever was asked.
+fn select(opts: &Options) -> Vec<&'static rows::Row> {
+    rows::ROWS
+        .iter()
+        .filter(|r| {
+            r.name == rows::CALIBRATION
+                || (opts.names.is_empty() && (opts.runs_tree() || !tree::is_part(r.name)))
+                || opts.names.iter().any(|n| n == r.name)
+        })
+        .collect()
 }
 
 fn distinct<'a>(names: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
@@ -471,6 +477,23 @@ mod tests {
 
     const LINUX: &str = "BENCH-PLAN calib fork\nBENCH calib 10 10000\nBENCH fork 10 2500000\nBENCH-DONE\n";
     const VENEER: &str = "BENCH-PLAN calib fork\nBENCH calib 10 10000\nBENCH fork 10 2000000\nBENCH-DONE\n";
+
+    #[test]
+    fn the_workload_runs_in_a_quick_run_only_when_named() {
+        let names = |o: &Options| select(o).iter().map(|r| r.name).collect::<Vec<_>>();
+        let tree_rows = |o: &Options| names(o).into_iter().filter(|n| tree::is_part(n)).count();
+        assert_eq!(tree_rows(&quick()), 0);
+        assert!(!quick().runs_tree());
+        let full = Options { quick: false, kvm: false, names: Vec::new() };
+        assert_eq!(tree_rows(&full), tree::PHASES.len() + 1);
+        assert!(full.runs_tree() && full.timeout_with_tree() == tree::TIMEOUT);
+        let named = Options { names: vec![tree::TOTAL.into()], ..quick() };
+        assert_eq!(names(&named), [rows::CALIBRATION, tree::TOTAL]);
+        assert!(named.runs_tree());
+        // Other rows named: no workload, and the usual timeout.
+        let other = Options { quick: false, kvm: false, names: vec!["fork".into()] };
+        assert!(!other.runs_tree() && other.timeout_with_tree() == other.timeout());
+    }
 
     #[test]
     fn a_clean_run_passes() {
