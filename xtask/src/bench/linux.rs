@@ -361,7 +361,8 @@ fn with_workload(dir: &Path, base: &Path) -> Result<PathBuf, String> {
     let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
     if let Some(built) = modified(&out) {
         let inputs = [base.to_path_buf(), tree.join(".unpacked")];
-        if inputs.iter().chain(files.iter().map(|(_, p)| p)).all(|s| modified(s).is_some_and(|m| m <= built)) {
+        if inputs.iter().chain(files.iter().map(|(_, p)| p)).all(|s| modified(s).is_some_and(|m| m <= built))
+        {
             return Ok(out);
         }
     }
