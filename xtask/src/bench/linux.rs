@@ -357,6 +357,8 @@ fn with_workload(dir: &Path, base: &Path) -> Result<PathBuf, String> {
     let out = dir.join("initramfs-tree.cpio");
     let tools: Vec<String> = super::tree::TOOLS.iter().map(|p| p.to_string()).collect();
     let tree = crate::debs::unpacked(&tools)?;
+    let packages: Vec<String> = super::veneer::START_PACKAGES.iter().map(|p| p.to_string()).collect();
+    let base_tree = crate::debs::unpacked(&packages)?;
     let files = super::tree::files()?;
     let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
     if let Some(built) = modified(&out) {
@@ -366,8 +368,11 @@ fn with_workload(dir: &Path, base: &Path) -> Result<PathBuf, String> {
             return Ok(out);
         }
     }
+    // Only what the base lacks: a second copy of coreutils and the C
+    // library would not fit beside the first in 512 MiB ("Initramfs
+    // unpacking failed: write error").
     let mut ar = Archive::default();
-    crate::build::add_tree(&mut ar, &tree, "")?;
+    crate::build::add_tree_except(&mut ar, &tree, "", Some(&base_tree))?;
     ar.dir("bench");
     for (name, path) in &files {
         let data = std::fs::read(path).map_err(|e| format!("reading {}: {e}", path.display()))?;

@@ -4,7 +4,7 @@
 //! headers of `SOURCE` (`usr/include`), packed here once as
 //! `/bench/tree.tar.gz` with the md5 of the uncompressed archive in
 //! `/bench/tree.md5`, and a program to compile against it
-//! (`/bench/prog.c`, `iotree.c` itself): files both roots hold (Veneer's
+//! (`/bench/prog.c`, `iotree.c` itself, with `marks.h`): files both roots hold (Veneer's
 //! boot archive, Linux's initramfs). Its figures are the phases' instructions between
 //! markers (`super::marks`), the row `io_tree` their sum.
 
@@ -55,9 +55,15 @@ pub fn files() -> Result<Vec<(String, PathBuf)>, String> {
     if !gz.exists() || !sum.exists() {
         pack(&dir, &gz, &sum)?;
     }
-    // What the compile step builds: the workload's own program.
-    let prog = root().join("libos/tests/c/iotree.c");
-    Ok(vec![("bench/tree.tar.gz".into(), gz), ("bench/tree.md5".into(), sum), ("bench/prog.c".into(), prog)])
+    // What the compile step builds: the workload's own program, and the
+    // header it includes.
+    let c = root().join("libos/tests/c");
+    Ok(vec![
+        ("bench/tree.tar.gz".into(), gz),
+        ("bench/tree.md5".into(), sum),
+        ("bench/prog.c".into(), c.join("iotree.c")),
+        ("bench/marks.h".into(), c.join("marks.h")),
+    ])
 }
 
 /// `files`, read.
