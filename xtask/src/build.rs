@@ -284,6 +284,17 @@ fn read_dir_files(dir: &Path) -> Result<Vec<(String, Vec<u8>)>, String> {
 /// Adds every directory, file (with its permission bits) and symbolic link
 /// under `dir` as `prefix/...` (at the archive's top with an empty prefix).
 pub fn add_tree(ar: &mut Archive, dir: &Path, prefix: &str) -> Result<(), String> {
+    add_tree_except(ar, dir, prefix, None)
+}
+
+/// `add_tree`, leaving out the files and links that the tree `except`
+/// has at the same place (an archive unpacked after one made from it).
+pub fn add_tree_except(
+    ar: &mut Archive,
+    dir: &Path,
+    prefix: &str,
+    except: Option<&Path>,
+) -> Result<(), String> {
     use std::os::unix::fs::PermissionsExt;
     let mut entries: Vec<_> = std::fs::read_dir(dir)
         .map_err(|e| format!("reading {}: {e}", dir.display()))?
@@ -295,12 +306,17 @@ pub fn add_tree(ar: &mut Archive, dir: &Path, prefix: &str) -> Result<(), String
         let name = if prefix.is_empty() { file } else { format!("{prefix}/{file}") };
         let path = e.path();
         let meta = std::fs::symlink_metadata(&path).map_err(|err| format!("{}: {err}", path.display()))?;
+        let other = except.map(|x| x.join(e.file_name()));
+        let there = other.as_ref().is_some_and(|o| std::fs::symlink_metadata(o).is_ok());
+        if there && !meta.is_dir() {
+            continue;
+        }
         if meta.is_symlink() {
             let target = std::fs::read_link(&path).map_err(|err| format!("{}: {err}", path.display()))?;
             ar.symlink(&name, &target.to_string_lossy());
         } else if meta.is_dir() {
             ar.dir(&name);
-            add_tree(ar, &path, &name)?;
+            add_tree_except(ar, &path, &name, other.as_deref().filter(|_| there))?;
         } else if meta.is_file() {
             let data = std::fs::read(&path).map_err(|err| format!("{err}"))?;
             ar.file(&name, meta.permissions().mode(), &data);

@@ -2,7 +2,9 @@
 # the boot's words as arguments once the caller has set `own` (its rows),
 # `program` (the program that runs each, as `PROGRAM NAME ITERATIONS
 # TRIALS`) and `counts` (each row's full and quick iteration counts, as
-# bench/linux/init.c's, `NAME FULL QUICK` a line).
+# bench/linux/init.c's, `NAME FULL QUICK` a line), and may set `also`
+# (the names `program` prints besides its rows', announced when any of
+# them runs).
 quick=0
 named=
 for w in "$@"; do
@@ -25,7 +27,8 @@ $counts" | while read -r name full small; do
 }
 trials=3
 [ $quick = 1 ] && trials=1
-echo "BENCH-PLAN calib$named" | tr -s ' '
+case $named in *[!\ ]*) named_also="$named ${also:-}" ;; esac
+echo "BENCH-PLAN calib${named_also:-}" | tr -s ' '
 for b in calib $named; do
 	$program $b $(iterations $b) $trials || echo "BENCH-FAIL $b status $?"
 done

@@ -7,7 +7,17 @@ use crate::shared;
 
 pub type Ino = u32;
 
-const INODES: u32 = 8192;
+/// The inode table's size follows the arena's: one inode per 8 KiB of
+/// it, at least 8,192 (what a 512 MiB machine's 64 MiB arena has). A
+/// bigger machine holds more files: the I/O-intensive workload's two
+/// copies of a 2,284-file tree beside a root with Debian's C library
+/// headers need more than 8,192 (`docs/benchmarks.md`).
+const ARENA_PER_INODE: usize = 8192;
+const MIN_INODES: u32 = 8192;
+
+fn table_size() -> u32 {
+    u32::try_from(shared::usage().0 / ARENA_PER_INODE).unwrap_or(u32::MAX).max(MIN_INODES)
+}
 
 /// Plain data: readers get a copy (`get`), writers a scoped borrow (`update`).
 #[repr(C)]
@@ -91,7 +101,8 @@ pub fn init_table() -> bool {
     if unsafe { ROOT.create_zeroed() }.is_err() {
         return false;
     }
-    let size = INODES as usize * size_of::<Inode>();
+    let count = table_size();
+    let size = count as usize * size_of::<Inode>();
     let p = shared::alloc(size, 8) as *mut Inode;
     if p.is_null() {
         return false;
@@ -100,9 +111,9 @@ pub fn init_table() -> bool {
     unsafe { core::ptr::write_bytes(p as *mut u8, 0, size) };
     with_root(|r| {
         r.inodes = p;
-        r.count = INODES;
+        r.count = count;
         // Inode 0 is never used; 1 is the root, built by the caller.
-        for i in (2..INODES).rev() {
+        for i in (2..count).rev() {
             slot(r, i).parent = r.free;
             r.free = i;
         }

@@ -35,23 +35,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "marks.h"
+
 #define CHUNK (64 * 1024)
 #define MIB (1024 * 1024)
 
-static inline uint64_t now(void)
-{
-	uint32_t lo, hi;
-	__asm__ volatile("lfence; rdtsc" : "=a"(lo), "=d"(hi));
-	return ((uint64_t)hi << 32) | lo;
-}
-
 static unsigned char buf[CHUNK], back[CHUNK];
-
-/* The plugin's marker (66 87 db): a no-op for the CPU. */
-static inline void mark(void)
-{
-	__asm__ volatile("xchg %%bx, %%bx" ::: "memory");
-}
 
 /* The byte at `off` of file `seed`: every file and offset differs. */
 static unsigned char pattern(long seed, long off)
@@ -227,14 +216,6 @@ static uint64_t cp_tree(long files)
 		return 0;
 	sync();
 	return total;
-}
-
-static uint64_t calib(long n)
-{
-	uint64_t t = now();
-	for (long i = 0; i < n; i++)
-		__asm__ volatile(".rept 998\n nop\n .endr\n" ::: "memory");
-	return now() - t;
 }
 
 int main(int argc, char **argv)

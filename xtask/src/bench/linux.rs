@@ -46,7 +46,7 @@ pub fn run(opts: &Options, clock: Clock, names: &[&str]) -> Result<Side, String>
         }
     }
     let dir = root().join("target/bench/linux");
-    let mut args = args(opts, clock, &words)?;
+    let mut args = args(opts, clock, &words, opts.runs_tree())?;
     // The storage rows' disk: a fresh ext4 for each boot.
     let disk = dir.join(format!("data-{}-{}.img", clock.name(), std::process::id()));
     ext4(&disk)?;
@@ -56,13 +56,13 @@ pub fn run(opts: &Options, clock: Clock, names: &[&str]) -> Result<Side, String>
     let plugin = super::profile::plugin(&dir)?;
     args.extend(super::marks::args(&plugin, &dir.join(format!("counts-{}.txt", clock.name())), &marks));
     println!("xtask: bench: booting Linux ({}) on -cpu {}", kernel_version(&dir), clock.cpu());
-    let out = qemu::headless(&args, opts.timeout(), &[]);
+    let out = qemu::headless(&args, opts.timeout_with_tree(), &[]);
     let _ = std::fs::remove_file(&disk);
     let out = out?;
     let mut side = Side::parse(&out.serial);
     super::marks::apply(&mut side, &out.serial, &marks);
     if out.timed_out {
-        side.problem = Some(format!("timed out after {:?}", opts.timeout()));
+        side.problem = Some(format!("timed out after {:?}", opts.timeout_with_tree()));
     } else if out.code != Some(0) {
         side.problem = Some(format!("QEMU exited with {:?}", out.code));
     }
@@ -75,12 +75,14 @@ pub fn run(opts: &Options, clock: Clock, names: &[&str]) -> Result<Side, String>
 }
 
 /// The QEMU arguments of a Linux boot on this run's machine, the kernel
-/// command line ending in `words`.
-fn args(opts: &Options, clock: Clock, words: &str) -> Result<Vec<String>, String> {
+/// command line ending in `words`; with the I/O-intensive workload's
+/// programs and files (`workload`) or without (the boot row's root).
+fn args(opts: &Options, clock: Clock, words: &str, workload: bool) -> Result<Vec<String>, String> {
     let dir = root().join("target/bench/linux");
     std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
     let kernel = kernel(&dir)?;
     let initramfs = initramfs(&dir)?;
+    let initramfs = if workload { with_workload(&dir, &initramfs)? } else { initramfs };
     let mut args = opts.machine(clock);
     for a in ["-smp", "1", "-m", "512M", "-no-reboot"] {
         args.push(a.into());
@@ -171,7 +173,7 @@ fn storage_modules(dir: &Path) -> Result<Vec<PathBuf>, String> {
 /// The boot row's Linux boot (`super::boot`): the shell started by
 /// `bench/linux/bootinit.c` instead of the benchmarks.
 pub fn boot_args(opts: &Options, clock: Clock) -> Result<Vec<String>, String> {
-    args(opts, clock, "rdinit=/bin/bootinit")
+    args(opts, clock, "rdinit=/bin/bootinit", false)
 }
 
 /// The cached kernel package's name and version, for the report.
@@ -284,7 +286,7 @@ fn initramfs(dir: &Path) -> Result<PathBuf, String> {
         .filter(|p| p.extension().is_some_and(|x| x == "c" || x == "h"))
         .partition(|p| p.extension().is_some_and(|x| x == "c"));
     sources.sort();
-    for shared in ["threadbench.c", "startbench.c", "httpbench.c", "iobench.c"] {
+    for shared in ["threadbench.c", "startbench.c", "httpbench.c", "iobench.c", "iotree.c"] {
         sources.push(root().join("libos/tests/c").join(shared));
     }
     let packages: Vec<String> = super::veneer::START_PACKAGES.iter().map(|p| p.to_string()).collect();
@@ -348,6 +350,42 @@ fn initramfs(dir: &Path) -> Result<PathBuf, String> {
     }
     std::fs::write(&cpio, ar.finish()).map_err(|e| format!("writing {}: {e}", cpio.display()))?;
     Ok(cpio)
+}
+
+/// `base` followed by a second archive holding the I/O-intensive
+/// workload's programs and files (`super::tree`), as
+/// `initramfs-tree.cpio`: the kernel unpacks both, one after the other.
+/// The boot row's Linux boots `base` alone, so its root stays the one
+/// Veneer's boot row boots on.
+fn with_workload(dir: &Path, base: &Path) -> Result<PathBuf, String> {
+    let out = dir.join("initramfs-tree.cpio");
+    let tools: Vec<String> = super::tree::TOOLS.iter().map(|p| p.to_string()).collect();
+    let tree = crate::debs::unpacked(&tools)?;
+    let packages: Vec<String> = super::veneer::START_PACKAGES.iter().map(|p| p.to_string()).collect();
+    let base_tree = crate::debs::unpacked(&packages)?;
+    let files = super::tree::files()?;
+    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    if let Some(built) = modified(&out) {
+        let inputs = [base.to_path_buf(), tree.join(".unpacked")];
+        if inputs.iter().chain(files.iter().map(|(_, p)| p)).all(|s| modified(s).is_some_and(|m| m <= built))
+        {
+            return Ok(out);
+        }
+    }
+    // Only what the base lacks: a second copy of coreutils and the C
+    // library would not fit beside the first in 512 MiB ("Initramfs
+    // unpacking failed: write error").
+    let mut ar = Archive::default();
+    crate::build::add_tree_except(&mut ar, &tree, "", Some(&base_tree))?;
+    ar.dir("bench");
+    for (name, path) in &files {
+        let data = std::fs::read(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+        ar.file(name, 0o644, &data);
+    }
+    let mut data = std::fs::read(base).map_err(|e| format!("reading {}: {e}", base.display()))?;
+    data.extend(ar.finish());
+    std::fs::write(&out, data).map_err(|e| format!("writing {}: {e}", out.display()))?;
+    Ok(out)
 }
 
 /// A source may ask for more compiler flags with a first line

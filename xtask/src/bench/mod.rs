@@ -48,6 +48,7 @@ mod marks;
 mod profile;
 mod report;
 mod rows;
+mod tree;
 mod veneer;
 
 use std::collections::BTreeMap;
@@ -122,6 +123,28 @@ impl Options {
             (true, false) => 150,
             (false, false) => 900,
         })
+    }
+
+    /// Whether this run's boots run the I/O-intensive workload: a full run
+    /// does, a quick one only when the row is named (it is minutes of
+    /// guest time: `tree`).
+    fn runs_tree(&self) -> bool {
+        if self.names.is_empty() {
+            !self.quick
+        } else {
+            self.names.iter().any(|n| n == tree::TOTAL)
+        }
+    }
+
+    /// How long a boot that may run the workload (Linux's, Veneer's
+    /// `veneer::TREE`) may take: each trial is some 21 billion guest
+    /// instructions on Veneer's side, minutes under TCG with the plugin.
+    fn timeout_with_tree(&self) -> Duration {
+        if self.runs_tree() {
+            self.timeout().max(tree::TIMEOUT)
+        } else {
+            self.timeout()
+        }
     }
 }
 
@@ -297,18 +320,17 @@ pub fn main(args: &[String]) -> Result<(), String> {
             }
         }
     }
+    // The workload's phases are one run: naming one names them all.
+    if opts.names.iter().any(|n| tree::is_part(n)) {
+        opts.names.retain(|n| !tree::is_part(n));
+        opts.names.extend(std::iter::once(tree::TOTAL).chain(tree::PHASES.iter().copied()).map(String::from));
+    }
     if opts.kvm && std::fs::OpenOptions::new().read(true).write(true).open("/dev/kvm").is_err() {
         return Err("bench: --kvm needs a usable /dev/kvm".into());
     }
     crate::deps::ensure(crate::deps::TEST)?;
 
-    // The calibration row runs in every boot, whatever was asked.
-    let selected: Vec<&rows::Row> = rows::ROWS
-        .iter()
-        .filter(|r| {
-            r.name == rows::CALIBRATION || opts.names.is_empty() || opts.names.iter().any(|n| n == r.name)
-        })
-        .collect();
+    let selected = select(&opts);
     let linux_names = distinct(selected.iter().filter_map(|r| r.linux));
     let veneer_names = distinct(selected.iter().filter_map(|r| r.veneer));
     if profiling {
@@ -349,6 +371,20 @@ pub fn main(args: &[String]) -> Result<(), String> {
         ));
     }
     results.save()
+}
+
+/// The rows a run measures: those named, or all of them (but the
+/// I/O-intensive workload's in a quick run); the calibration row runs in
+/// every boot, whatever was asked.
+fn select(opts: &Options) -> Vec<&'static rows::Row> {
+    rows::ROWS
+        .iter()
+        .filter(|r| {
+            r.name == rows::CALIBRATION
+                || (opts.names.is_empty() && (opts.runs_tree() || !tree::is_part(r.name)))
+                || opts.names.iter().any(|n| n == r.name)
+        })
+        .collect()
 }
 
 fn distinct<'a>(names: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
@@ -441,6 +477,23 @@ mod tests {
 
     const LINUX: &str = "BENCH-PLAN calib fork\nBENCH calib 10 10000\nBENCH fork 10 2500000\nBENCH-DONE\n";
     const VENEER: &str = "BENCH-PLAN calib fork\nBENCH calib 10 10000\nBENCH fork 10 2000000\nBENCH-DONE\n";
+
+    #[test]
+    fn the_workload_runs_in_a_quick_run_only_when_named() {
+        let names = |o: &Options| select(o).iter().map(|r| r.name).collect::<Vec<_>>();
+        let tree_rows = |o: &Options| names(o).into_iter().filter(|n| tree::is_part(n)).count();
+        assert_eq!(tree_rows(&quick()), 0);
+        assert!(!quick().runs_tree());
+        let full = Options { quick: false, kvm: false, names: Vec::new() };
+        assert_eq!(tree_rows(&full), tree::PHASES.len() + 1);
+        assert!(full.runs_tree() && full.timeout_with_tree() == tree::TIMEOUT);
+        let named = Options { names: vec![tree::TOTAL.into()], ..quick() };
+        assert_eq!(names(&named), [rows::CALIBRATION, tree::TOTAL]);
+        assert!(named.runs_tree());
+        // Other rows named: no workload, and the usual timeout.
+        let other = Options { quick: false, kvm: false, names: vec!["fork".into()] };
+        assert!(!other.runs_tree() && other.timeout_with_tree() == other.timeout());
+    }
 
     #[test]
     fn a_clean_run_passes() {

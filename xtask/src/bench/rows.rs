@@ -74,6 +74,20 @@ const IO_PAIRING: &str =
      in-memory tree, each file written through C-FFS and made durable when its last writer closes it); \
      16 MiB (quick: 1 MiB) or 1,000 files (quick: 50)";
 
+/// The I/O-intensive workload (`libos/tests/c/iotree.c`, `tree.rs`).
+const TREE_PAIRING: &str =
+    "the same static program (libos/tests/c/iotree.c) runs Debian's cp, gzip, tar, diff, tcc and rm (the \
+     same packages on both sides) over the usr/include of libc6-dev, libstdc++-12-dev and linux-libc-dev \
+     (2,284 files, 21.9 MB), in /data on a fresh 256 MiB virtio-blk disk (Linux: ext4; Veneer: C-FFS over \
+     XN, lxrt's /data, on a machine of 1 GiB); each phase is one program's fork, exec and wait, then \
+     sync(), counted by the plugin between markers; one run of the workload per trial; the results \
+     checked outside the markers (md5 after gunzip and gzip, diff empty, the compiled program runs, \
+     /data/w empty)";
+
+const fn tree_phase(name: &'static str, title: &'static str) -> Row {
+    row(name, title, "SOSP'97 §6 (issue 23)").linux(name).veneer(name).pairing(TREE_PAIRING)
+}
+
 pub const ROWS: &[Row] = &[
     row("calib", "calibration: 1000-instruction loop", "method")
         .linux("calib")
@@ -322,6 +336,20 @@ pub const ROWS: &[Row] = &[
              copy's blocks allocated, the cache pages written with xn_copy sorted by destination), then one \
              C-FFS sync; the sources made and synced before the clock on both sides; 4 files when quick",
         ),
+    row("io_tree", "I/O-intensive workload: all phases", "SOSP'97 §6 (issue 23)")
+        .linux("io_tree")
+        .veneer("io_tree")
+        .pairing(TREE_PAIRING)
+        .target(1.25),
+    tree_phase("tree_cp", "workload: cp of the .tar.gz into /data"),
+    tree_phase("tree_gunzip", "workload: gzip -d of the archive"),
+    tree_phase("tree_untar", "workload: tar -x of the tree"),
+    tree_phase("tree_cpr", "workload: cp -R of the tree"),
+    tree_phase("tree_diff", "workload: diff -r of the two trees"),
+    tree_phase("tree_cc", "workload: tcc builds a program against the copy"),
+    tree_phase("tree_tar", "workload: tar -c of the copy"),
+    tree_phase("tree_gzip", "workload: gzip of the new archive"),
+    tree_phase("tree_rm", "workload: rm -rf of it all"),
     row("boot", "boot: reset to the shell's first prompt", "issue 26")
         .linux("boot")
         .veneer("boot")

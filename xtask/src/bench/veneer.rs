@@ -22,6 +22,7 @@ pub const PROGRAMS: &[&str] = &[
     "bench_libos",
     START,
     IO,
+    TREE,
     XCP,
     "devbench",
     "devbench isolation=off",
@@ -43,6 +44,15 @@ pub const START_PACKAGES: &[&str] = &["bash", "coreutils", "grep", "nginx", "pyt
 /// (`data_disk`).
 pub const IO: &str = "lxrt /bin/sh /bench/io.sh";
 
+/// The I/O-intensive workload's boot (`super::tree`): busybox's shell
+/// runs `libos/root/bench/tree.sh`, which runs Linux's program for it
+/// (`libos/tests/c/iotree.c`) under lxrt in `/data`, on a disk like
+/// `IO`'s and a root holding `tree::TOOLS` and the tree's archive, with
+/// `TREE_MEMORY` (lxrt's `/data` keeps every file's data in its arena,
+/// an eighth of the machine's memory, beside XN's cache pages).
+pub const TREE: &str = "lxrt /bin/sh /bench/tree.sh";
+pub const TREE_MEMORY: &str = "1G";
+
 /// The XCP row's boot: `libos/src/bin/xcp.rs` (a program of its own over
 /// C-FFS and XN: XCP is a library's use of the disk interface, not a
 /// system call lxrt's programs make), on a disk like `IO`'s.
@@ -51,7 +61,7 @@ pub const XCP: &str = "xcp";
 /// Whether `program`'s boot gets a fresh C-FFS disk and the plugin that
 /// counts the storage rows between their markers.
 fn storage(program: &str) -> bool {
-    program == IO || program == XCP
+    program == IO || program == TREE || program == XCP
 }
 
 /// A fresh C-FFS disk of `linux::DATA_DISK_MIB` at `path` (the size of
@@ -101,27 +111,39 @@ fn boots<'a>(names: &[&'a str]) -> Vec<Boot<'a>> {
     boots
 }
 
-/// What `program` boots on: `img`, with `START_PACKAGES` for `START`.
+/// What `program` boots on: `img`, with `START_PACKAGES` for `START`,
+/// the workload's programs and archive for `TREE`.
 pub fn image_for(img: &build::Image, program: &str) -> Result<build::Image, String> {
-    let packages: Vec<String> = START_PACKAGES.iter().map(|p| p.to_string()).collect();
-    build::with_packages(img, if program == START { &packages } else { &[] })
+    let names = |list: &[&str]| list.iter().map(|p| p.to_string()).collect::<Vec<String>>();
+    match program {
+        START => build::with_packages(img, &names(START_PACKAGES)),
+        TREE => build::with_files(img, "iotree", &names(super::tree::TOOLS), &super::tree::contents()?),
+        _ => build::with_packages(img, &[]),
+    }
 }
 
 /// Each boot's side, by its program.
 pub fn run(opts: &Options, clock: Clock, names: &[&str]) -> Vec<(String, Side)> {
-    let (img, start_img) = match build::all().and_then(|img| {
+    // The workload's boot (and its packages and archive) only when it runs.
+    let (img, start_img, tree_img) = match build::all().and_then(|img| {
         let start = image_for(&img, START)?;
-        Ok((img, start))
+        let tree = if opts.runs_tree() { Some(image_for(&img, TREE)?) } else { None };
+        Ok((img, start, tree))
     }) {
         Ok(imgs) => imgs,
         Err(e) => return vec![("build".into(), Side::absent(format!("build failed: {e}")))],
     };
-    let boots = boots(names);
+    let mut boots = boots(names);
+    boots.retain(|b| b.program != TREE || tree_img.is_some());
     std::thread::scope(|s| {
         let sides: Vec<_> = boots
             .iter()
             .map(|b| {
-                let img = if b.program == START { &start_img } else { &img };
+                let img = match (b.program.as_str(), &tree_img) {
+                    (START, _) => &start_img,
+                    (TREE, Some(tree)) => tree,
+                    _ => &img,
+                };
                 s.spawn(move || boot(opts, clock, b, img))
             })
             .collect();
@@ -194,11 +216,17 @@ fn boot(opts: &Options, clock: Clock, boot: &Boot, img: &build::Image) -> Side {
     let init = init_words(opts, &boot.program, &boot.names, !boot.suffix.is_empty()).join(" ");
     println!("xtask: bench: booting Veneer ({init}) on -cpu {}", clock.cpu());
     let mut args = boot_args(opts, clock, img, &init);
+    if boot.program == TREE {
+        if let Some(at) = args.iter().position(|a| a == "-m") {
+            args[at + 1] = TREE_MEMORY.into();
+        }
+    }
     if boot.program.split(' ').any(|w| w == "iommu") {
         args.extend(qemu::IOMMU_MACHINE.iter().map(|s| s.to_string()));
     }
-    // Boots run at once: each storage boot has its own disk and files.
-    let tag = boot.program.split(' ').next().unwrap_or("").replace('/', "-");
+    // Boots run at once: each storage boot has its own disk and files
+    // (two are lxrt's: the tag is the whole command).
+    let tag: String = boot.program.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
     let disk = build::root().join(format!(
         "target/bench/veneer-data-{tag}-{}-{}.img",
         clock.name(),
@@ -220,7 +248,8 @@ fn boot(opts: &Options, clock: Clock, boot: &Boot, img: &build::Image) -> Side {
             &marks,
         ));
     }
-    let out = qemu::headless(&args, opts.timeout(), &[]);
+    let timeout = if boot.program == TREE { opts.timeout_with_tree() } else { opts.timeout() };
+    let out = qemu::headless(&args, timeout, &[]);
     let _ = std::fs::remove_file(&disk);
     let out = match out {
         Ok(out) => out,
@@ -232,7 +261,7 @@ fn boot(opts: &Options, clock: Clock, boot: &Boot, img: &build::Image) -> Side {
     }
     side.rename(boot.suffix);
     if out.timed_out {
-        side.problem = Some(format!("timed out after {:?}", opts.timeout()));
+        side.problem = Some(format!("timed out after {timeout:?}"));
     } else if out.code != Some(qemu::EXIT_SUCCESS) {
         // The program returned non-zero, or the kernel died.
         side.problem = Some(format!("did not power off with success (QEMU exit {:?})", out.code));
