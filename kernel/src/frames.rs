@@ -160,6 +160,22 @@ impl<'a> Frames<'a> {
         Ok(())
     }
 
+    /// `frame`'s owner lets go of it (`frame_disown`; the caller checked
+    /// the owner): freed now if nothing maps it, else with its last mapping.
+    pub fn disown(&mut self, frame: Frame) {
+        let f = frame.0 as u32;
+        let rec = self.info[f as usize];
+        if rec.owner == 0 {
+            return;
+        }
+        self.unlink_owned(rec.owner, f);
+        if rec.refs == 0 {
+            self.push_free(f);
+        } else {
+            self.info[f as usize].owner = 0;
+        }
+    }
+
     /// Drops a mapping of `frame`; an ownerless frame is freed with its last
     /// mapping.
     pub fn drop_ref(&mut self, frame: Frame) {

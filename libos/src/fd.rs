@@ -2,7 +2,7 @@
 //! open files, each with the method table this process uses for it.
 
 use crate::errno::{EBADF, EMFILE};
-use crate::obj::{self, File, Ops};
+use crate::obj::{self, pipemem, File, Ops};
 use crate::scoped::Scoped;
 use alloc::vec::Vec;
 
@@ -30,6 +30,12 @@ impl Table {
 
     fn get(&self, fd: i64) -> Result<Fd, i64> {
         usize::try_from(fd).ok().and_then(|i| self.slots.get(i).copied().flatten()).ok_or(EBADF)
+    }
+
+    /// Whether a descriptor names a description in the pipe frames at
+    /// `base` (an address in the pipes' window: only those are there).
+    fn names_pipe(&self, base: u64) -> bool {
+        self.slots.iter().flatten().any(|d| pipemem::base(d.file as u64) == base)
     }
 
     /// Puts `fd` at `at`, which must be free or closed by the caller.
@@ -137,7 +143,29 @@ pub fn close(fd: i64) -> Result<i64, i64> {
     // SAFETY: the descriptor kept the file live; no other reference to it here.
     crate::locks::released_by_close(unsafe { file(&d) }.lock_key(), crate::env::id());
     obj::put(d.ops, d.file);
+    let pipe = d.file as u64;
+    if pipemem::guarded(pipe) && !with_table(|t| t.names_pipe(pipemem::base(pipe))) {
+        // This process's last end of a pipe with frames of its own.
+        pipemem::release(pipemem::base(pipe), obj::pipe::GUARDED_PAGES);
+    }
     Ok(0)
+}
+
+/// fork: maps into child `env` the frames of the pipes whose ends this
+/// process's descriptors hold (`pipemem`).
+pub fn share_pipes(env: u64) -> Result<(), abi::Error> {
+    let mut bases: Vec<u64> = with_table(|t| {
+        t.slots
+            .iter()
+            .flatten()
+            .map(|d| d.file as u64)
+            .filter(|&f| pipemem::guarded(f))
+            .map(pipemem::base)
+            .collect()
+    });
+    bases.sort_unstable();
+    bases.dedup();
+    pipemem::share_with(env, &bases, obj::pipe::GUARDED_PAGES)
 }
 
 pub fn set_cloexec(fd: i64, on: bool) -> Result<(), i64> {

@@ -93,15 +93,58 @@ pub fn create(flags: u32) -> Result<(*mut File, *mut File), i64> {
     }
 }
 
-/// A new ring with no ends yet (`open_end` adds them).
+/// A pipe made by `pipe(2)`: its ring and header and its two
+/// descriptions, in frames of its own (`pipemem`).
+#[repr(C)]
+struct Guarded {
+    pipe: Pipe,
+    ends: [File; 2],
+}
+
+/// Pages of a pipe's own frames.
+pub const GUARDED_PAGES: u64 = size_of::<Guarded>().div_ceil(PAGE) as u64;
+
+const _: () = assert!(GUARDED_PAGES * PAGE as u64 <= crate::layout::PIPE_SLOT);
+
+/// `pipe(2)`: a new pipe in frames of its own, mapped only into this
+/// process (and, by fork, its children that inherit an end): (read end,
+/// write end).
+pub fn create_guarded(flags: u32) -> Result<(*mut File, *mut File), i64> {
+    let g = super::pipemem::alloc(GUARDED_PAGES).ok_or(ENOMEM)? as *mut Guarded;
+    // SAFETY: fresh zeroed frames mapped for a `Guarded`, ours alone.
+    unsafe {
+        let p = &raw mut (*g).pipe;
+        init(p);
+        let ends = &raw mut (*g).ends as *mut File;
+        for (i, (kind, access)) in [(Kind::PipeRead, 0), (Kind::PipeWrite, WRONLY)].into_iter().enumerate() {
+            let mut f = File::fresh(kind, (flags & NONBLOCK) | access, 0);
+            f.pipe = p;
+            ends.add(i).write(f);
+            count_end(&mut *p, kind, false);
+        }
+        Ok((ends, ends.add(1)))
+    }
+}
+
+/// A new ring with no ends yet (`open_end` adds them), in the arena (FIFOs
+/// and Unix sockets).
 pub fn ring() -> Result<*mut Pipe, i64> {
     let p = shared::alloc(size_of::<Pipe>(), align_of::<Pipe>()) as *mut Pipe;
     if p.is_null() {
         return Err(ENOMEM);
     }
-    // SAFETY: a fresh block big enough, written field by field (the buffer
-    // needs no initial value); the id (its address) only labels fstat
-    // output.
+    // SAFETY: a fresh block big enough.
+    unsafe { init(p) };
+    Ok(p)
+}
+
+/// Writes a new ring's header.
+///
+/// # Safety
+/// `p` is a block big enough for a `Pipe`, nobody else's yet.
+unsafe fn init(p: *mut Pipe) {
+    // SAFETY: written field by field (the buffer needs no initial value);
+    // the id (its address) only labels fstat output.
     unsafe {
         let id = p as u64;
         (&raw mut (*p).readers).write(AtomicU32::new(0));
@@ -118,7 +161,19 @@ pub fn ring() -> Result<*mut Pipe, i64> {
         (*p).writer_waits = false;
         (*p).opened = [0, 0];
     }
-    Ok(p)
+}
+
+/// Counts a new `kind` end of `p` (`both`: a FIFO's read end opened for
+/// writing too).
+fn count_end(p: &mut Pipe, kind: Kind, both: bool) {
+    if kind == Kind::PipeRead || both {
+        p.readers.fetch_add(1, Ordering::Release);
+        p.opened[0] += 1;
+    }
+    if kind == Kind::PipeWrite || both {
+        p.writers.fetch_add(1, Ordering::Release);
+        p.opened[1] += 1;
+    }
 }
 
 /// A new description of ring `p`'s `kind` end (`PipeRead`, `PipeWrite`),
@@ -142,15 +197,7 @@ pub fn open_end(p: *mut Pipe, kind: Kind, flags: u32, ino: Ino) -> Result<*mut F
     // processes change its counts only under the big lock, which we hold.
     unsafe {
         (*f).pipe = p;
-        let p = &mut *p;
-        if kind == Kind::PipeRead || both {
-            p.readers.fetch_add(1, Ordering::Release);
-            p.opened[0] += 1;
-        }
-        if kind == Kind::PipeWrite || both {
-            p.writers.fetch_add(1, Ordering::Release);
-            p.opened[1] += 1;
-        }
+        count_end(&mut *p, kind, both);
     }
     Ok(f)
 }
@@ -231,7 +278,7 @@ impl Pipe {
 /// The largest ring `F_SETPIPE_SZ` makes (Linux's default
 /// `/proc/sys/fs/pipe-max-size`).
 pub const MAX_SIZE: usize = 1 << 20;
-const PAGE: usize = 4096;
+const PAGE: usize = crate::layout::PAGE as usize;
 
 /// `F_GETPIPE_SZ`: pipe end `f`'s ring size.
 pub fn size(f: &File) -> usize {
@@ -573,8 +620,11 @@ fn close(f: &mut File) {
     }
     if gone {
         p.free_big();
-        // SAFETY: allocated by `ring`; no end refers to it any more.
-        unsafe { shared::free(f.pipe as *mut u8, size_of::<Pipe>(), align_of::<Pipe>()) };
+        // A pipe's own frames go with their last mapping (`pipemem`).
+        if !super::pipemem::guarded(f.pipe as u64) {
+            // SAFETY: allocated by `ring`; no end refers to it any more.
+            unsafe { shared::free(f.pipe as *mut u8, size_of::<Pipe>(), align_of::<Pipe>()) };
+        }
     }
 }
 

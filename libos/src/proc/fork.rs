@@ -196,6 +196,7 @@ fn copy_page(child: u64, va: u64, rights: u64) -> Result<(), Error> {
 fn build(child: u64, rsp: u64, share: bool) -> Result<(), Error> {
     shared::share_with(child)?;
     crate::fs::disk::share_with(child)?;
+    fd::share_pipes(child)?;
     // The program's stack pointer; lxrt's resume path writes just below
     // its red zone, so that page is live too.
     let sp = rsp.wrapping_sub(144);
