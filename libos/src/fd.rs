@@ -43,6 +43,9 @@ impl Table {
         if self.slots.len() <= at {
             self.slots.resize(at + 1, None);
         }
+        if let Some(d) = fd {
+            obj::pipe::held(d.file, crate::env::id(), 1);
+        }
         self.slots[at] = fd;
     }
 }
@@ -142,6 +145,7 @@ pub fn close(fd: i64) -> Result<i64, i64> {
     // POSIX: any close of a file ends the process's record locks on it.
     // SAFETY: the descriptor kept the file live; no other reference to it here.
     crate::locks::released_by_close(unsafe { file(&d) }.lock_key(), crate::env::id());
+    obj::pipe::held(d.file, crate::env::id(), -1);
     obj::put(d.ops, d.file);
     let pipe = d.file as u64;
     if pipemem::guarded(pipe) && !with_table(|t| t.names_pipe(pipemem::base(pipe))) {
@@ -220,11 +224,12 @@ pub fn close_all() {
 /// fork: the child's copy of this table names the same files, one more
 /// reference each (a pipe's reader/writer counts count files, so they need
 /// no change).
-pub fn fork_refs() {
+pub fn fork_refs(child: u32) {
     for i in all() {
         if let Ok(d) = get_raw(i) {
             // SAFETY: the descriptor keeps the file live; no other reference to it here.
             unsafe { file(&d) }.refs += 1;
+            obj::pipe::held(d.file, child, 1);
         }
     }
 }

@@ -99,6 +99,89 @@ pub fn create(flags: u32) -> Result<(*mut File, *mut File), i64> {
 struct Guarded {
     pipe: Pipe,
     ends: [File; 2],
+    /// Which processes hold the ends, and how many descriptors of each:
+    /// a holder the kernel ended (`env_destroy`, the abort protocol) never
+    /// ran its exit path, so the others take its descriptors out
+    /// (`reap_dead`) when they would otherwise wait for it for good.
+    holders: [Holder; HOLDERS],
+}
+
+/// Processes a pipe keeps count of; more hold it uncounted (never taken
+/// out for them).
+const HOLDERS: usize = 64;
+
+#[derive(Clone, Copy)]
+#[repr(C)]
+struct Holder {
+    /// The process's environment id; 0: a free entry.
+    env: u32,
+    /// Its descriptors of the read and the write end.
+    ends: [u16; 2],
+}
+
+/// The pipe frames and the end (0 read, 1 write) behind description `f`,
+/// if it is a pipe's own.
+fn guarded_end(f: *mut File) -> Option<(*mut Guarded, usize)> {
+    if !super::pipemem::guarded(f as u64) {
+        return None;
+    }
+    let g = super::pipemem::base(f as u64) as *mut Guarded;
+    // SAFETY: the pipe frames holding `f`, mapped while it is held here.
+    let ends = unsafe { &raw mut (*g).ends } as *mut File;
+    Some((g, usize::from(f != ends)))
+}
+
+/// Process `env` holds `delta` more (or fewer) descriptors of
+/// description `f` (nothing unless `f` is an end of a pipe with frames of
+/// its own). Called with the big lock held, for every descriptor made or
+/// closed (`fd`).
+// The pointer is a live description by construction (a descriptor's).
+#[allow(clippy::not_unsafe_ptr_arg_deref)]
+pub fn held(f: *mut File, env: u32, delta: i16) {
+    let Some((g, end)) = guarded_end(f) else { return };
+    // SAFETY: the frames are mapped (a descriptor here names them); the
+    // ledger is changed only under the big lock.
+    let hs = unsafe { &mut (*g).holders };
+    let at = hs.iter().position(|h| h.env == env);
+    let Some(i) = at.or_else(|| (delta > 0).then(|| hs.iter().position(|h| h.env == 0)).flatten()) else {
+        return;
+    };
+    let h = &mut hs[i];
+    h.env = env;
+    h.ends[end] = h.ends[end].saturating_add_signed(delta);
+    if h.ends == [0, 0] {
+        h.env = 0;
+    }
+}
+
+/// Whether environment `env` has not ended (the kernel's table says).
+fn alive(env: u32) -> bool {
+    user::kinfo::env_by_id(env as u64).is_some_and(|e| e.state != abi::tables::env_state::EXITED)
+}
+
+/// Takes out the descriptors of the holders of `f`'s pipe that have
+/// ended without closing them; whether there were any.
+fn reap_dead(f: &File) -> bool {
+    let Some((g, _)) = guarded_end(f as *const File as *mut File) else { return false };
+    let mut any = false;
+    for i in 0..HOLDERS {
+        // SAFETY: as in `held`; each entry is read by value.
+        let h = unsafe { (*g).holders[i] };
+        if h.env == 0 || alive(h.env) {
+            continue;
+        }
+        // SAFETY: as in `held`.
+        unsafe { (*g).holders[i] = Holder { env: 0, ends: [0, 0] } };
+        for (end, &n) in h.ends.iter().enumerate() {
+            // SAFETY: the pipe's own descriptions, live while counted.
+            let d = unsafe { (&raw mut (*g).ends as *mut File).add(end) };
+            for _ in 0..n {
+                super::put(&OPS, d);
+            }
+        }
+        any = true;
+    }
+    any
 }
 
 /// Pages of a pipe's own frames.
@@ -351,11 +434,18 @@ pub fn read(f: &mut File, buf: &mut [u8]) -> i64 {
         }
         return n as i64;
     }
-    if p.writers() == 0 {
+    if p.writers() == 0 || (reap_dead(f) && other_end_gone(f)) {
         return 0;
     }
+    // SAFETY: as above (`reap_dead` is done with it).
+    let p = unsafe { pipe_of(f) };
     p.reader_waits |= f.flags & NONBLOCK == 0;
     -EAGAIN
+}
+
+/// Whether the other end of `f` has no holder left.
+fn other_end_gone(f: &File) -> bool {
+    !other_end_open(f)
 }
 
 /// Writes `buf` to write end `f`: inline, the common case (a reader
@@ -409,6 +499,9 @@ fn write_rest(f: &File, p: &mut Pipe, buf: &[u8], was_empty: bool) -> i64 {
         // What went in counts; the caller comes back for the rest.
         p.writer_waits |= f.flags & NONBLOCK == 0;
         if done == 0 {
+            // A reader the kernel ended counts until taken out: the
+            // caller's next try finds it gone (EPIPE).
+            reap_dead(f);
             return -EAGAIN;
         }
         break;

@@ -259,7 +259,7 @@ pub fn fork(f: &ExceptionFrame, how: Sharing) -> Result<i64, i64> {
         table::forget(env);
         return Err(ENOMEM);
     }
-    fd::fork_refs();
+    fd::fork_refs(env);
     super::exit::add_child(child as u32);
     // A runnable environment runs only in time slices it owns: the child
     // gets one, like every process.
