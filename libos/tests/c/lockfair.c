@@ -1,15 +1,17 @@
 /* A process inside Linux calls nearly all the time must not keep an
  * uninvolved one waiting (issue 27: the heartbeat of `cargo xtask stress`
  * waited 1.4-1.9 s while `ps` ran, and 3-5 s in full runs). lxrt's calls
- * share one lock; reading /proc brings all of /proc up to date under it,
- * so `ps` beside many processes holds it nearly all the time, and a
- * waiter that gave the holder its CPU found it taken again each time it
- * came round. Now the release hands the CPU to the waiter.
+ * share one lock; a listing of /proc brings every process's files up to
+ * date under it, so `ps` beside many processes holds it nearly all the
+ * time, and a waiter that gave the holder its CPU found it taken again
+ * each time it came round. Now the release hands the CPU to the waiter.
  * A napper N is forked, then SLEEPERS processes that pause; the parent
- * then reads every sleeper's /proc/PID/stat and cmdline for SECONDS
- * seconds (what ps does, over and over) while N naps 20 ms at a time and
- * reports how late its worst nap ended, which must be under LIMIT_MS.
+ * then lists /proc and reads every sleeper's /proc/PID/stat and cmdline
+ * for SECONDS seconds (what ps does, over and over) while N naps 20 ms
+ * at a time and reports how late its worst nap ended, which must be
+ * under LIMIT_MS.
  * Usage: lockfair SLEEPERS SECONDS LIMIT_MS */
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -72,6 +74,14 @@ int main(int argc, char **argv)
     unsigned long reads = 0;
     double end = now() + seconds;
     while (now() < end) {
+        /* A listing brings every process's files up to date: the longest
+         * hold of the lock a call of ps's makes. */
+        DIR *d = opendir("/proc");
+        if (d) {
+            while (readdir(d))
+                ;
+            closedir(d);
+        }
         for (int i = 0; i < sleepers; i++) {
             char path[64];
             snprintf(path, sizeof path, "/proc/%d/stat", pids[i]);
