@@ -81,7 +81,13 @@ impl<'a> Entries<'a> {
         if name == "TRAILER!!!" {
             return Ok(None);
         }
-        Ok(Some(Entry { name: name.trim_start_matches("./"), mode, uid, gid, data }))
+        // `trim_start_matches("./")`, without building a substring searcher
+        // for every member.
+        let mut name = name;
+        while let Some(rest) = name.strip_prefix("./") {
+            name = rest;
+        }
+        Ok(Some(Entry { name, mode, uid, gid, data }))
     }
 }
 
@@ -142,6 +148,10 @@ mod tests {
         assert_eq!(names, ["bin", "bin/hello"]);
         assert_eq!(find(&a, "bin/hello").unwrap().data, b"hello world");
         assert!(find(&a, "bin/nope").is_none());
+        let mut dotted = Vec::new();
+        member(&mut dotted, "././bin/x", 0o100644, b"x");
+        member(&mut dotted, "TRAILER!!!", 0, b"");
+        assert_eq!(find(&dotted, "bin/x").unwrap().data, b"x");
     }
 
     #[test]
