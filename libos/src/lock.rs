@@ -69,6 +69,10 @@ fn word() -> &'static AtomicU64 {
     crate::shared::lock_word()
 }
 
+fn waiter() -> &'static AtomicU64 {
+    crate::shared::lock_waiter()
+}
+
 /// Whether the kernel vouches that environment `id`, which the word
 /// names, holds the lock: anything else (no such environment, ended,
 /// asleep, over its bound, a word written by someone else) may be taken
@@ -134,6 +138,12 @@ fn contended(me: u64) {
             claim(false);
             continue;
         }
+        // Ask the holder for the CPU at its release: without it a holder
+        // inside calls most of the time (`ps`, which rebuilds /proc on each
+        // path) takes the lock again in the same slice, and a waiter that
+        // only ever finds it taken waited seconds (issue 27's heartbeat).
+        // The first waiter keeps the place; the release empties it.
+        let _ = waiter().compare_exchange(0, me, Ordering::AcqRel, Ordering::Relaxed);
         // The holder is the one to run: it may own no time slice at all
         // (it runs in spare time), and a plain yield would wait for it to
         // come round.
@@ -176,6 +186,14 @@ fn release_of(t: &Side) {
         let _ = word().compare_exchange(id_of(t), 0, Ordering::Release, Ordering::Relaxed);
         if crate::entry::critical_word().swap(0, Ordering::Relaxed) & BROKEN != 0 {
             broken();
+        }
+        // Someone waited for it: it runs now, finds the lock free and
+        // takes it (a waiter that ended or forged the word: no yield).
+        if waiter().load(Ordering::Relaxed) != 0 {
+            let w = waiter().swap(0, Ordering::AcqRel);
+            if w != 0 && w != id_of(t) {
+                let _ = sys::yield_to(w);
+            }
         }
     }
 }

@@ -58,6 +58,9 @@ pub struct Header {
     /// first maps arena pages listed there, so fork shares none of it and
     /// the list's size (the machine's) costs forks nothing.
     pub list: [u32; LIST_PAGES],
+    /// A process waiting for the big lock (`crate::lock`), or 0: the next
+    /// release hands it the CPU.
+    pub lock_waiter: AtomicU64,
 }
 
 /// Entries in one page of the frame list.
@@ -171,6 +174,12 @@ pub fn lock_word() -> &'static AtomicU64 {
     // SAFETY: the arena is mapped in every lxrt process before any code
     // calls this; an atomic is shared by reference.
     unsafe { &(*header()).lock }
+}
+
+/// A waiter for the big lock to hand the CPU to (`lock`), or 0.
+pub fn lock_waiter() -> &'static AtomicU64 {
+    // SAFETY: as in `lock_word`.
+    unsafe { &(*header()).lock_waiter }
 }
 
 /// The process being killed for want of memory (`oom`), or 0.

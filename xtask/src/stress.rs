@@ -165,6 +165,7 @@ const VERDICTS: &[&str] = &[
     "fuzz: ",
     "audit: ",
     "lxfuzz: ",
+    "lxfuzz slow: ",
     "memloop: ",
     "shell: ",
     "churn: ",

@@ -5,10 +5,11 @@
 
 use crate::word::Word;
 
-/// A synthetic file system: where it is and what brings it up to date.
+/// A synthetic file system: where it is and what brings the part of it a
+/// path names up to date (given the path below `at`).
 pub struct Synthetic {
     pub at: &'static [u8],
-    pub refresh: fn() -> Result<(), i64>,
+    pub refresh: fn(&[u8]) -> Result<(), i64>,
 }
 
 const MOUNTS: usize = 4;
@@ -34,7 +35,7 @@ fn covers(at: &[u8], path: &[u8]) -> bool {
 /// Brings the synthetic file system `path` lies in up to date, if any.
 pub fn refresh_for(path: &[u8]) -> Result<(), i64> {
     match TABLE.get().into_iter().flatten().find(|m| covers(m.at, path)) {
-        Some(m) => (m.refresh)(),
+        Some(m) => (m.refresh)(&path[m.at.len()..]),
         None => Ok(()),
     }
 }

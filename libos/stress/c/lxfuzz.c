@@ -82,6 +82,85 @@ static const long useful[] = {
     SYS_getsid, SYS_getpgid, SYS_sync, SYS_statfs, SYS_fstatfs,
 };
 
+/* A call that takes longer than this (300 ms of TSC, measured by the
+ * parent before the first fork) is reported through the progress pipe:
+ * one record, written whole (shorter than PIPE_BUF), among the 'c's. What
+ * held up the heartbeat process for seconds in full runs (issue 27)
+ * should show here if it is one call. */
+static uint64_t slow_tsc = ~0ULL;
+struct slow {
+    char tag; /* 's' */
+    char pad[7];
+    int64_t nr;
+    uint64_t a, b, c, start, took;
+};
+
+static uint64_t tsc(void)
+{
+    uint32_t lo, hi;
+    __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+    return (uint64_t)hi << 32 | lo;
+}
+
+static double mono(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/* TSC ticks per second and a (TSC, CLOCK_MONOTONIC) pair: a slow call's
+ * start in the heartbeat's and linux.sh's seconds. */
+static double hz;
+static uint64_t tsc0;
+static double mono0;
+
+static void calibrate(void)
+{
+    double m = mono();
+    uint64_t t = tsc();
+    struct timespec ts = {0, 100 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    hz = (tsc() - t) / (mono() - m);
+    tsc0 = t, mono0 = m;
+    slow_tsc = (uint64_t)(hz * 0.3);
+}
+
+static void report_slow(const struct slow *s, const char *who)
+{
+    printf("lxfuzz slow: %s call %ld (%#lx, %#lx, %#lx) took %.0f ms, from %.1f s\n", who, (long)s->nr,
+           (unsigned long)s->a, (unsigned long)s->b, (unsigned long)s->c, s->took / hz * 1000,
+           mono0 + ((double)s->start - (double)tsc0) / hz);
+    fflush(stdout);
+}
+
+/* Counts the 'c's of a read from the progress pipe and reports the
+ * records among them; a record cut by the read's end is kept in `part`. */
+static unsigned long drain(int fd)
+{
+    static char part[sizeof(struct slow)];
+    static unsigned have;
+    unsigned long hundreds = 0;
+    char buf[512];
+    ssize_t r;
+    while ((r = read(fd, buf, sizeof buf)) > 0) {
+        for (ssize_t i = 0; i < r; i++) {
+            if (have > 0 || buf[i] == 's') {
+                part[have++] = buf[i];
+                if (have == sizeof part) {
+                    struct slow s;
+                    memcpy(&s, part, sizeof s);
+                    report_slow(&s, "child's");
+                    have = 0;
+                }
+            } else {
+                hundreds++;
+            }
+        }
+    }
+    return hundreds;
+}
+
 static char *scratch;
 #define SCRATCH 65536
 /* "null" is a link to /dev/null made at the start: calls reach the device
@@ -122,7 +201,13 @@ static void __attribute__((noreturn)) child(unsigned calls, int progress)
         long nr = below(5) ? useful[below(sizeof useful / sizeof useful[0])] : (long)below(340);
         if (excluded(nr) || nr == SYS_close)
             continue; /* closing fd 100 would lose the progress pipe */
-        raw(nr, arg(), arg(), arg(), arg(), arg(), arg());
+        uint64_t a = arg(), b = arg(), c = arg(), t0 = tsc();
+        raw(nr, a, b, c, arg(), arg(), arg());
+        uint64_t took = tsc() - t0;
+        if (took > slow_tsc) {
+            struct slow s = {'s', {0}, nr, a, b, c, t0, took};
+            raw(SYS_write, keep, (uint64_t)&s, sizeof s, 0, 0, 0);
+        }
         if (i % 100 == 99 && raw(SYS_write, keep, (uint64_t) "c", 1, 0, 0, 0) != 1)
             raw(SYS_exit, 4, 0, 0, 0, 0, 0);
     }
@@ -146,12 +231,18 @@ int main(int argc, char **argv)
     if (pipe(fds) != 0)
         return 2;
     fcntl(fds[0], F_SETFL, O_NONBLOCK);
+    calibrate();
     unsigned long hundreds = 0;
     unsigned children = 0, ended = 0, killed_by_self = 0, stuck = 0;
     while (hundreds * 100 < calls) {
         children++;
         uint64_t seed = next();
+        uint64_t f0 = tsc();
         pid_t p = fork();
+        if (p > 0 && tsc() - f0 > slow_tsc) {
+            struct slow s = {'s', {0}, SYS_fork, 0, 0, 0, f0, tsc() - f0};
+            report_slow(&s, "parent's");
+        }
         if (p < 0) {
             perror("lxfuzz: fork");
             return 1;
@@ -162,24 +253,30 @@ int main(int argc, char **argv)
             child(per_child, fds[1]);
         }
         int st = 0, waited = 0;
-        char buf[512];
         for (;;) {
-            ssize_t r;
-            while ((r = read(fds[0], buf, sizeof buf)) > 0)
-                hundreds += r;
-            if (waitpid(p, &st, WNOHANG) == p)
+            hundreds += drain(fds[0]);
+            uint64_t t0 = tsc();
+            pid_t w = waitpid(p, &st, WNOHANG);
+            if (tsc() - t0 > slow_tsc) {
+                struct slow s = {'s', {0}, SYS_wait4, (uint64_t)p, 0, 0, t0, tsc() - t0};
+                report_slow(&s, "parent's");
+            }
+            if (w == p)
                 break;
             struct timespec ts = {0, 10 * 1000 * 1000};
             nanosleep(&ts, NULL);
             /* Blocked for good (its own empty pipe, say): SIGKILL it. */
             if (++waited == 50) {
+                uint64_t t0 = tsc();
                 kill(p, SIGKILL);
+                if (tsc() - t0 > slow_tsc) {
+                    struct slow s = {'s', {0}, SYS_kill, (uint64_t)p, SIGKILL, 0, t0, tsc() - t0};
+                    report_slow(&s, "parent's");
+                }
                 stuck++;
             }
         }
-        ssize_t r;
-        while ((r = read(fds[0], buf, sizeof buf)) > 0)
-            hundreds += r;
+        hundreds += drain(fds[0]);
         if (WIFEXITED(st))
             ended++;
         else if (!(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL && waited >= 50))

@@ -134,7 +134,7 @@ fn arp_test(pages: &[Page; 4]) -> Test {
     Ok(())
 }
 
-/// Reads in flight (pages 0, 2 and 3, words 0, 2 and 3), then fault `f`
+/// Reads in flight (`READS`), then fault `f`
 /// injected into the block driver with page 1 lent: the driver must be
 /// stopped, the reads still in flight fail with an I/O error (a read may
 /// have ended before the fault: the device is not stopped by a system
@@ -160,8 +160,14 @@ fn failed_in_flight(pages: &[Page; 4], f: u64) -> Result<u64, Failed> {
     Ok(r)
 }
 
-/// The reads of `in_flight`: (page, word, first sector).
-const READS: [(usize, usize, u64); 3] = [(0, 0, 0), (2, 2, 16), (3, 3, 24)];
+/// The reads of `in_flight`: (page, word, first sector), as many as the
+/// block driver takes at once (5). With three, all had sometimes ended
+/// between the check that one is pending and the injection (a disk in the
+/// host's page cache answers at once). Reads into one page read the same
+/// sectors, so the page holds them whichever lands last; `replay` writes
+/// from page 0 beside `READS[1..]`; words 1 (the injection's) and 7
+/// (`block_back`'s) are left free.
+const READS: [(usize, usize, u64); 5] = [(0, 0, 0), (2, 2, 16), (3, 3, 24), (2, 4, 16), (3, 5, 24)];
 
 /// Reads in flight (`READS`), then fault `f` injected into the block
 /// driver with page 1 lent, which must stop it: the injection's answer,
