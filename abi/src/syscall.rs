@@ -181,7 +181,11 @@ pub const SLEEP: u64 = BASE + 32;
 /// has not mapped are skipped. Everything is checked before anything
 /// changes. Returns how many pages were mapped. Source and destination may
 /// not overlap in one address space (`BadAddress`). (Batching the mapping
-/// calls of a library fork, paper 000 §5.2.1.)
+/// calls of a library fork, paper 000 §5.2.1.) The source may also be
+/// pages of the boot file system's window (`layout::BOOTFS_VA`, up to
+/// `KernelInfo::bootfs_size` rounded up to a page; beyond it `BadAddress`):
+/// mapped read-only (`NotPermitted` for `WRITE`), executable if asked, so
+/// a library maps a boot file's pages instead of copying them.
 pub const MAP_FROM_RANGE: u64 = BASE + 33;
 /// `protect_range(env, va, pages, flags, cred)`: `protect` for `pages`
 /// consecutive pages (at most `RANGE_MAX`); unmapped pages are skipped.

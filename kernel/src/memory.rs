@@ -36,6 +36,12 @@ impl Memory {
         m
     }
 
+    /// How many bytes of the boot file system the window at
+    /// `abi::layout::BOOTFS_VA` shows.
+    pub fn bootfs_size(&self) -> u64 {
+        self.kinfo.bootfs_size
+    }
+
     /// The kernel's top-level page table.
     pub fn kernel_pml4(&self) -> Frame {
         self.kernel_pml4

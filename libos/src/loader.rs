@@ -1,6 +1,7 @@
 //! The ELF loader of the library: places a checked ELF file in a range of
 //! this address space and maps its loadable segments there (promised to
-//! the program as regions, their file bytes copied in). `exec` loads
+//! the program as regions; their file bytes mapped from the boot archive
+//! where they fill whole pages, else copied in). `exec` loads
 //! programs and their interpreters with it, `vdso` the vDSO.
 
 use crate::errno::ENOMEM;
@@ -58,11 +59,41 @@ pub fn map_segments(p: &Placed) -> Result<u64, i64> {
             vm::add(start, start + PAGE, prot | merged);
         }
         top = top.max(vaddr + seg.memsz);
-        // File bytes go in now; the rest of the segment (bss) is zero
-        // pages on demand.
-        copy_in(vaddr, p.elf.file_bytes(&seg))?;
+        // File bytes go in now: the whole pages of a boot file mapped from
+        // the archive, the rest copied; the rest of the segment (bss) is
+        // zero pages on demand.
+        let bytes = p.elf.file_bytes(&seg);
+        let (lo, hi) = map_whole_pages(vaddr, bytes, prot);
+        copy_in(vaddr, &bytes[..(lo - vaddr) as usize])?;
+        copy_in(hi, &bytes[(hi - vaddr) as usize..])?;
     }
     Ok(top)
+}
+
+/// Maps the pages of `bytes` (a segment's file bytes, to go at `vaddr`)
+/// that it fills whole straight from the boot archive when the file is
+/// there (`vm::map_boot`), as Linux maps a file's pages: the page holding
+/// `vaddr` whole from the file's page, unless another segment started it.
+/// Returns the part of `[vaddr, vaddr + len)` left to copy before and
+/// after them (`lo..hi` mapped; both `vaddr` when nothing was).
+fn map_whole_pages(vaddr: u64, bytes: &[u8], prot: u32) -> (u64, u64) {
+    let end = vaddr + bytes.len() as u64;
+    let mut first = page_down(vaddr);
+    if vm::pte(first).is_some() {
+        first += PAGE;
+    }
+    let last = page_down(end);
+    if first >= last {
+        return (vaddr, vaddr);
+    }
+    // The archive's address of `first`'s bytes (before `bytes` when the
+    // segment starts inside its first page: the same file's bytes).
+    let src = (bytes.as_ptr() as u64).wrapping_add(first).wrapping_sub(vaddr);
+    let mapped = vm::map_boot(first, src, last - first, prot);
+    if mapped == 0 {
+        return (vaddr, vaddr);
+    }
+    (first.max(vaddr), first + mapped)
 }
 
 /// Copies `data` to `va` in promised memory, through a writable mapping of

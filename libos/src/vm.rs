@@ -378,6 +378,29 @@ pub fn back_fork_shared() -> bool {
     true
 }
 
+/// Maps the whole pages of `[va, va + len)` straight from the boot file
+/// system's window at `src`: a boot file's own frames, read-only whatever
+/// `prot` says (a write copies the page, `break_cow`), shared by every
+/// process that maps them, so mapping a program or a library copies
+/// nothing (paper 000 §3.1: the kernel exposes the archive; the library
+/// maps it). Returns how many bytes from `va` it mapped: none if `src` is
+/// not a page of the window or the kernel refused (the caller copies).
+pub fn map_boot(va: u64, src: u64, len: u64, prot: u32) -> u64 {
+    let window = abi::layout::BOOTFS_VA..abi::layout::BOOTFS_VA + kinfo::kernel().bootfs_size;
+    if !va.is_multiple_of(PAGE) || !src.is_multiple_of(PAGE) || !window.contains(&src) {
+        return 0;
+    }
+    let mut done = 0;
+    while done + PAGE <= len && window.contains(&(src + done)) {
+        let n = ((len - done) / PAGE).min(abi::syscall::RANGE_MAX);
+        if sys::map_from_range(ENV_SELF, va + done, src + done, n, flags(prot & !W)).is_err() {
+            break;
+        }
+        done += n * PAGE;
+    }
+    done
+}
+
 /// Changes the rights of `[start, end)`. Pages become writable lazily (the
 /// first write faults) so copy-on-write sharing is never broken here.
 pub fn protect(start: u64, end: u64, prot: u32) -> bool {
@@ -400,10 +423,15 @@ pub fn protect(start: u64, end: u64, prot: u32) -> bool {
         carve(&mut s.regions, start, end);
         s.regions.extend(pieces);
     });
+    // One kernel call per run of mapped pages.
     let mut va = start;
     while let Some(v) = next_mapped(va, end) {
-        let _ = sys::protect(ENV_SELF, v, flags(prot & !W));
-        va = v + PAGE;
+        let mut run_end = v + PAGE;
+        while run_end < end && pte(run_end).is_some() {
+            run_end += PAGE;
+        }
+        let _ = crate::range::protect(ENV_SELF, v, (run_end - v) / PAGE, flags(prot & !W));
+        va = run_end;
     }
     true
 }

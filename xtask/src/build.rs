@@ -180,7 +180,7 @@ fn without_debug_info(path: &Path) -> Result<Vec<u8>, String> {
 /// files `extra`.
 fn bootfs_archive(pkgs: &[String], extra: &[(String, Vec<u8>)], drivers: &Path) -> Result<Vec<u8>, String> {
     let bin = root().join("target").join(USER_TARGET).join("release");
-    let mut ar = Archive::default();
+    let mut ar = Archive::page_aligned();
     ar.dir("bin");
     let libos = LIBOS_PROGRAMS.iter().map(|s| s.to_string());
     for name in user_programs()?.into_iter().chain(libos) {

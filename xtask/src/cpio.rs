@@ -11,9 +11,26 @@ pub struct Archive {
     names: std::collections::HashSet<String>,
     /// The uid and gid of the entry being added (root's but in `dir_owned`).
     owner: (u32, u32),
+    /// Files of a page or more start on a page boundary (`page_aligned`).
+    align: bool,
 }
 
+/// The page size the boot file system's users map files in.
+const PAGE: usize = 4096;
+/// A newc header's length.
+const HEADER: usize = 110;
+/// The name of the filler members `page_aligned` inserts.
+const FILLER: &str = "pad";
+
 impl Archive {
+    /// An archive whose files of a page or more have their data on a page
+    /// boundary of the archive (a filler member before each that needs it):
+    /// the boot file system, whose pages the library OS maps into programs
+    /// instead of copying them (`map_from_range` from the boot window).
+    pub fn page_aligned() -> Archive {
+        Archive { align: true, ..Archive::default() }
+    }
+
     /// Adds a directory entry.
     pub fn dir(&mut self, name: &str) {
         self.entry(name, 0o040755, &[]);
@@ -21,6 +38,16 @@ impl Archive {
 
     /// Adds a regular file with the given permission bits.
     pub fn file(&mut self, name: &str, mode: u32, data: &[u8]) {
+        let plain = name.trim_start_matches('/');
+        if self.align && data.len() >= PAGE && !self.names.contains(plain) {
+            // A filler whose data runs up to where this member's header and
+            // name end on a page boundary.
+            let head = align4(HEADER + plain.len() + 1);
+            if !(self.bytes.len() + head).is_multiple_of(PAGE) {
+                let after = self.bytes.len() + align4(HEADER + FILLER.len() + 1) + head;
+                self.member(FILLER, 0o100000, &vec![0; (PAGE - after % PAGE) % PAGE]);
+            }
+        }
         self.entry(name, 0o100000 | (mode & 0o7777), data);
     }
 
@@ -47,6 +74,11 @@ impl Archive {
         if !self.names.insert(name.to_string()) {
             return;
         }
+        self.member(name, mode, data);
+    }
+
+    /// Writes one member, whatever its name.
+    fn member(&mut self, name: &str, mode: u32, data: &[u8]) {
         self.inode += 1;
         let (uid, gid) = self.owner;
         let fields =
@@ -66,5 +98,43 @@ impl Archive {
         while !self.bytes.len().is_multiple_of(4) {
             self.bytes.push(0);
         }
+    }
+}
+
+fn align4(n: usize) -> usize {
+    n.next_multiple_of(4)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn page_aligned_archives_put_large_files_on_page_boundaries() {
+        let mut ar = Archive::page_aligned();
+        ar.dir("root");
+        let sizes = [5000, 3, 4096, 70000, 4095, 12288];
+        for (i, n) in sizes.iter().enumerate() {
+            let data: Vec<u8> = (0..*n).map(|b| (b * 7 + i) as u8).collect();
+            ar.file(&format!("root/f{i}-with-a-name-of-some-length{}", "x".repeat(i)), 0o644, &data);
+        }
+        ar.file("root/f0-with-a-name-of-some-length", 0o644, &[1; 8192]);
+        let bytes = ar.finish();
+        let base = bytes.as_ptr() as usize;
+        let files: Vec<_> = binfmt::cpio::entries(&bytes)
+            .map(Result::unwrap)
+            .filter(|e| e.name.starts_with("root/f"))
+            .collect();
+        assert_eq!(files.len(), sizes.len(), "the second member of one name is dropped");
+        for (i, (e, n)) in files.iter().zip(sizes).enumerate() {
+            assert_eq!(e.data.len(), n);
+            assert!(e.data.iter().enumerate().all(|(b, &v)| v == (b * 7 + i) as u8), "member {i}'s bytes");
+            let at = e.data.as_ptr() as usize - base;
+            assert_eq!(at.is_multiple_of(PAGE), n >= PAGE, "member {i} ({n} bytes) at {at:#x}");
+        }
+        // A plain archive has no fillers.
+        let mut plain = Archive::default();
+        plain.file("a", 0o644, &[0; 5000]);
+        assert!(binfmt::cpio::entries(&plain.finish()).all(|e| e.unwrap().name != FILLER));
     }
 }

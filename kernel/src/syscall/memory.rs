@@ -10,8 +10,8 @@ use crate::mm::PhysTables;
 use crate::pagetable::{self, NO_EXEC, WRITABLE};
 use crate::state::Kernel;
 use crate::validate::{needed, page_range, pte_rights, user_page};
-use abi::layout::PAGE_SIZE;
-use abi::syscall::FRAME_ANY;
+use abi::layout::{BOOTFS_VA, PAGE_SIZE};
+use abi::syscall::{FRAME_ANY, RANGE_MAX};
 use abi::tables::frame_state;
 use abi::Error;
 
@@ -162,10 +162,28 @@ pub fn set_repossession_vector(k: &mut Kernel, Args([env, va, cred, ..]): Args) 
     Ok(0)
 }
 
+/// Whether `pages` pages from `src`, the source of `map_from_range`, lie in
+/// the boot file system's window (`BOOTFS_VA`, read-only for everyone)
+/// rather than below the reserved windows: a library maps a boot file's
+/// pages into a program instead of copying them (paper 000 §3.1: expose
+/// what is there; the archive's bytes are public and never change).
+fn boot_source(k: &Kernel, src: u64, pages: u64) -> Result<bool, Error> {
+    if src < BOOTFS_VA {
+        let _checked = page_range(src, pages)?;
+        return Ok(false);
+    }
+    let end = BOOTFS_VA + k.mem.bootfs_size().next_multiple_of(PAGE_SIZE);
+    let last = pages.checked_sub(1).filter(|&n| n < RANGE_MAX).ok_or(Error::BadLength)?;
+    if !src.is_multiple_of(PAGE_SIZE) || src.checked_add(last * PAGE_SIZE).is_none_or(|l| l >= end) {
+        return Err(Error::BadAddress);
+    }
+    Ok(true)
+}
+
 pub fn map_from_range(k: &mut Kernel, Args([env, va, src, pages, flags, cred]): Args) -> Result<u64, Error> {
     let s = k.env_arg(env, cred)?;
     let pte = pte_rights(flags)?;
-    let _source_checked = page_range(src, pages)?;
+    let boot = boot_source(k, src, pages)?;
     let _destination_checked = page_range(va, pages)?;
     let (from, to) = ((k.pml4(), src), (k.envs[s].pml4, va));
     // Within one space the copy would read entries it had just written.
@@ -178,8 +196,10 @@ pub fn map_from_range(k: &mut Kernel, Args([env, va, src, pages, flags, cred]): 
     // cannot fail half way.
     let frames = &k.mem.frames;
     let (targets, tables) = pagetable::check_copy(&mut PhysTables, from, to, pages, &mut |have| {
-        // Writable here but not there, or executable here but not there.
-        if (pte & !have & WRITABLE) | (have & !pte & NO_EXEC) != 0 {
+        // Writable here but not there, or executable here but not there
+        // (the boot file system's pages may be run: its bytes are public).
+        let more_exec = !boot && have & !pte & NO_EXEC != 0;
+        if pte & !have & WRITABLE != 0 || more_exec {
             return Err(Error::NotPermitted);
         }
         // Conservative: as if every page of the range mapped this frame.

@@ -1,9 +1,10 @@
 //! brk, mmap, munmap, mprotect, mremap, msync: the program's memory
-//! through `vm`. A file mapping is a copy of the file's bytes; a writable
-//! shared one is written back (`vm::write_back`).
+//! through `vm`. A file mapping of a boot file maps its whole pages from
+//! the boot archive (`vm::map_boot`); otherwise it is a copy of the file's
+//! bytes, and a writable shared one is written back (`vm::write_back`).
 
 use crate::errno::{LxResult, EACCES, EFAULT, EINVAL, ENODEV, ENOMEM, EOPNOTSUPP, EOVERFLOW};
-use crate::layout::{page_up, BRK_LIMIT, MMAP_BASE, MMAP_END, PAGE};
+use crate::layout::{page_down, page_up, BRK_LIMIT, MMAP_BASE, MMAP_END, PAGE};
 use crate::word::Word;
 use crate::{fd, obj, uaccess, vm};
 
@@ -163,14 +164,23 @@ pub fn mmap(addr: u64, len: u64, p: u64, flags: u64, fdn: i64, off: u64) -> LxRe
         // The pages the file covers now are backed now; the rest are
         // SIGBUS until the file grows (`filemap`).
         let covered = crate::filemap::add(start, start + len, ino, off) - start;
-        // Another shared view of the same bytes lends its frames; else the
-        // file's bytes are copied in (there is no page cache to share).
+        // Another shared view of the same bytes lends its frames; the
+        // whole pages of a boot file are its own frames (read-only: a write
+        // copies); the rest is copied in (there is no page cache to share).
         let view = if write_back { vm::shared_view(ino, off, covered) } else { None };
         if covered > 0 && !view.is_some_and(|from| vm::alias(start, from, covered, prot(p))) {
-            vm::protect(start, start + covered, vm::R | vm::W);
             let n = crate::fs::node::get(ino);
-            uaccess::with_bytes_mut(start, covered, |dst| crate::fs::node::read_at(&n, off, dst))?;
-            vm::protect(start, start + covered, prot(p));
+            let whole = page_down(n.size.saturating_sub(off)).min(covered);
+            let direct = match n.borrowed && !write_back {
+                true => vm::map_boot(start, n.data as u64 + off, whole, prot(p)),
+                false => 0,
+            };
+            let (lo, end) = (start + direct, start + covered);
+            if lo < end {
+                vm::protect(lo, end, vm::R | vm::W);
+                uaccess::with_bytes_mut(lo, end - lo, |dst| crate::fs::node::read_at(&n, off + direct, dst))?;
+                vm::protect(lo, end, prot(p));
+            }
         }
         if write_back {
             vm::add_shared_file(start, start + len, ino, off);

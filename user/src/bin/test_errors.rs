@@ -5,7 +5,7 @@
 #![no_main]
 
 use abi::exception::Regs;
-use abi::layout::{EXPOSED_BASE, KINFO_VA};
+use abi::layout::{BOOTFS_VA, EXPOSED_BASE, KINFO_VA};
 use abi::syscall::{self as sc, map as mf, rights, CRED_SELF, ENV_SELF, FRAME_ANY, NO_GUARD, SLICE_ANY};
 use abi::Error::{self, *};
 use user::{kinfo, println, spawn, sys};
@@ -62,6 +62,48 @@ fn raw(n: u64, a: [u64; 6]) -> Result<u64, Error> {
 #[repr(C, align(4096))]
 struct Page([u8; 4096]);
 static mut PAGE: Page = Page([0; 4096]);
+
+/// `map_from_range` from the boot file system's window: read-only (a write
+/// right is refused), executable if asked, nothing past the window's end,
+/// and the pages show the archive's bytes.
+fn boot_window(va: u64) {
+    let window = BOOTFS_VA;
+    let pages = kinfo::kernel().bootfs_size.div_ceil(4096);
+    expect("boot pages writable", sys::map_from_range(ENV_SELF, va, window, 2, mf::WRITE), NotPermitted);
+    expect(
+        "boot pages past the end",
+        sys::map_from_range(ENV_SELF, va, window + pages * 4096, 1, 0),
+        BadAddress,
+    );
+    expect(
+        "boot range over the end",
+        sys::map_from_range(ENV_SELF, va, window + (pages - 1) * 4096, 2, 0),
+        BadAddress,
+    );
+    expect("boot range unaligned", sys::map_from_range(ENV_SELF, va, window + 8, 1, 0), BadAddress);
+    expect("boot range of no pages", sys::map_from_range(ENV_SELF, va, window, 0, 0), BadLength);
+    expect("boot range onto the window", sys::map_from_range(ENV_SELF, window, window, 1, 0), BadAddress);
+    expect("nothing mapped by the refusals", sys::unmap(ENV_SELF, va), NotMapped);
+    let mapped = sys::map_from_range(ENV_SELF, va, window, 2, mf::EXEC);
+    // SAFETY: both ranges are mapped read-only (the window for the
+    // machine's lifetime, `va` just above when `mapped` is Ok(2)).
+    let same = mapped == Ok(2)
+        && unsafe {
+            core::slice::from_raw_parts(va as *const u8, 8192)
+                == core::slice::from_raw_parts(window as *const u8, 8192)
+        };
+    // SAFETY: the self-map shows the leaf entry of a mapped page.
+    let pte = unsafe { core::ptr::read_volatile(abi::layout::pte_va(va, 0) as *const u64) };
+    let rights = same.then_some((pte & abi::pte::WRITABLE != 0, pte & abi::pte::NO_EXEC != 0));
+    if !same || rights != Some((false, false)) {
+        println!("boot window: mapped {mapped:?}, same bytes {same}, (writable, no-exec) {rights:?}");
+        // SAFETY: single-threaded test program.
+        unsafe { FAILED += 1 };
+    }
+    for p in [va, va + 4096] {
+        let _ = sys::unmap(ENV_SELF, p);
+    }
+}
 
 fn main(_: u64) -> i32 {
     let nframes = kinfo::kernel().frames;
@@ -150,6 +192,7 @@ fn main(_: u64) -> i32 {
         // SAFETY: single-threaded test program.
         unsafe { FAILED += 1 };
     }
+    boot_window(va);
 
     expect("destroy self", sys::env_destroy(ENV_SELF), NotPermitted);
     expect("destroy unknown", sys::env_destroy(12345), BadEnv);
