@@ -135,7 +135,6 @@ pub const LIBOS_PROGRAMS: &[&str] = &[
     "lxrt",
     "bench_libos",
     "test_ptable",
-    "test_pipeguard",
     "test_xn",
     "xcp",
     "test_netfilter",
