@@ -44,3 +44,14 @@ pub fn next_mapped(mut va: u64, end: u64) -> Option<u64> {
     }
     None
 }
+
+/// The leaf entries of the `n` pages from `va`, which must lie in one leaf
+/// table that exists (a page of it is mapped): read straight from that
+/// table's page of the self-map, no walk per page.
+pub fn leaf_entries(va: u64, n: u64) -> impl Iterator<Item = u64> {
+    debug_assert!(n > 0 && va >> 21 == (va + (n - 1) * PAGE) >> 21);
+    let first = pte_va(va, 0) as *const u64;
+    // SAFETY: the leaf table is mapped in the self-map (its upper entries
+    // are present) and holds all 512 entries, `n` of them from `va`'s.
+    (0..n as usize).map(move |i| unsafe { first.add(i).read_volatile() })
+}
