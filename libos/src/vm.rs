@@ -13,6 +13,7 @@
 
 use crate::layout::{page_down, INIT_STACK_BOTTOM, INIT_STACK_TOP, PAGE, SCRATCH};
 use crate::scoped::Scoped;
+use crate::selfmap::{leaf_entries, LEAF_SPAN};
 pub use crate::selfmap::{next_mapped, pte};
 use crate::word::Word;
 use abi::pte::{frame_of, DIRTY, NO_EXEC, WRITABLE};
@@ -326,9 +327,6 @@ pub fn drop_page(va: u64) {
     }
 }
 
-/// What one leaf page table covers.
-const LEAF_SPAN: u64 = 1 << 21;
-
 /// Unmaps every page of `[start, end)` with one kernel call per leaf
 /// table that maps any (`unmap_range`), then lets go of the frames that
 /// were ours (`let_go`).
@@ -339,7 +337,7 @@ pub fn drop_pages(start: u64, end: u64) {
         let stop = end.min((v | (LEAF_SPAN - 1)) + 1);
         let pages = (stop - v) / PAGE;
         let (mut ours, mut n) = ([0u64; 512], 0);
-        for e in crate::selfmap::leaf_entries(v, pages).filter(|e| e & abi::pte::PRESENT != 0) {
+        for e in leaf_entries(v, pages).filter(|e| e & abi::pte::PRESENT != 0) {
             if kinfo::frame(frame_of(e)).owner == me {
                 ours[n] = frame_of(e);
                 n += 1;
