@@ -96,6 +96,10 @@ fn arena_size(frames: u64) -> u64 {
 static CRED: Word<u64> = Word::new(0);
 static CHILD_CRED: Word<u64> = Word::new(0);
 static MAPPED: Word<u64> = Word::new(SHARED);
+/// Where the arena ends: the heap's own record of how far it is backed is
+/// in the arena, which any process can write, so it is believed only up
+/// to here.
+static END: Word<u64> = Word::new(SHARED);
 
 /// Slots for objects of the modules above (`Root`).
 const ROOTS: usize = 7;
@@ -367,7 +371,7 @@ fn map_more(from: usize, to: usize) -> bool {
 #[inline]
 pub fn sync() {
     // SAFETY: one heap operation.
-    let backed = unsafe { heap() }.backed() as u64;
+    let backed = (unsafe { heap() }.backed() as u64).min(END.get());
     let mapped = &MAPPED;
     if backed > mapped.get() && map_pages(mapped.get(), backed) {
         mapped.set(backed);
@@ -410,6 +414,7 @@ pub fn create() -> Result<(), abi::Error> {
     }
     CRED.set(cred);
     MAPPED.set(HEADER_END);
+    END.set(SHARED + size);
     // Inherited by every process forked from here.
     crate::time::set_adjust_word(wall_adjust());
     let end = (SHARED + size) as usize;

@@ -464,6 +464,12 @@ fn recv_common(
         let take = room.min(got.files.len());
         let mut fds = Vec::with_capacity(take);
         for &file in &got.files[..take] {
+            // A pipe end whose frames this process does not map cannot be
+            // used here (`obj::pipemem`): left out.
+            if crate::obj::pipemem::guarded(file as u64) && !crate::obj::pipemem::mapped(file as u64) {
+                mflags |= MSG_CTRUNC;
+                continue;
+            }
             match fd::open(file, flags & MSG_CMSG_CLOEXEC != 0) {
                 Ok(n) => fds.push(n as i32),
                 Err(_) => mflags |= MSG_CTRUNC,
