@@ -44,7 +44,7 @@ impl Table {
             self.slots.resize(at + 1, None);
         }
         if let Some(d) = fd {
-            obj::pipe::held(d.file, crate::env::id(), 1);
+            obj::held(d.ops, d.file, crate::env::id(), 1);
         }
         self.slots[at] = fd;
     }
@@ -145,14 +145,20 @@ pub fn close(fd: i64) -> Result<i64, i64> {
     // POSIX: any close of a file ends the process's record locks on it.
     // SAFETY: the descriptor kept the file live; no other reference to it here.
     crate::locks::released_by_close(unsafe { file(&d) }.lock_key(), crate::env::id());
-    obj::pipe::held(d.file, crate::env::id(), -1);
+    obj::held(d.ops, d.file, crate::env::id(), -1);
     obj::put(d.ops, d.file);
-    let pipe = d.file as u64;
-    if pipemem::guarded(pipe) && !with_table(|t| t.names_pipe(pipemem::base(pipe))) {
-        // This process's last end of a pipe with frames of its own.
+    unmap_unheld(d.file);
+    Ok(0)
+}
+
+/// Unmaps the frames of the pipe behind description `f` if no descriptor
+/// here names it any more (nothing for a description elsewhere): after
+/// this process's last close of it, or a passed end it did not keep.
+pub fn unmap_unheld(f: *mut File) {
+    let pipe = f as u64;
+    if pipemem::guarded(pipe) && pipemem::mapped(pipe) && !with_table(|t| t.names_pipe(pipemem::base(pipe))) {
         pipemem::release(pipemem::base(pipe), obj::pipe::GUARDED_PAGES);
     }
-    Ok(0)
 }
 
 /// fork: maps into child `env` the frames of the pipes whose ends this
@@ -229,7 +235,7 @@ pub fn fork_refs(child: u32) {
         if let Ok(d) = get_raw(i) {
             // SAFETY: the descriptor keeps the file live; no other reference to it here.
             unsafe { file(&d) }.refs += 1;
-            obj::pipe::held(d.file, child, 1);
+            obj::held(d.ops, d.file, child, 1);
         }
     }
 }

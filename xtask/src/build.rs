@@ -136,6 +136,7 @@ pub const LIBOS_PROGRAMS: &[&str] = &[
     "bench_libos",
     "test_ptable",
     "test_pipeguard",
+    "test_pipepass",
     "test_xn",
     "xcp",
     "test_netfilter",

@@ -138,6 +138,17 @@ impl File {
     }
 }
 
+/// Process `env` holds `delta` more (or fewer) descriptors of `f`, opened
+/// with `ops` (every descriptor made or closed, under the big lock): the
+/// ledgers of a pipe with frames of its own (`pipe::held`) and of a Unix
+/// socket (`unix::held`: who is given a pipe passed over it) follow.
+pub fn held(ops: &Ops, f: *mut File, env: u32, delta: i16) {
+    pipe::held(f, env, delta);
+    if core::ptr::eq(ops, &unix::OPS) {
+        unix::held(f, env, delta);
+    }
+}
+
 /// A new description with one reference, in the shared arena.
 pub fn new(kind: Kind, flags: u32, ino: Ino) -> Result<*mut File, i64> {
     let p = shared::alloc(size_of::<File>(), 8) as *mut File;

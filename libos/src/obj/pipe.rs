@@ -110,13 +110,36 @@ struct Guarded {
 /// out for them).
 const HOLDERS: usize = 64;
 
+/// A process holding descriptors of a shared object (a pipe's, or a Unix
+/// socket's: `unix::held`).
 #[derive(Clone, Copy)]
 #[repr(C)]
-struct Holder {
+pub(super) struct Holder {
     /// The process's environment id; 0: a free entry.
-    env: u32,
-    /// Its descriptors of the read and the write end.
-    ends: [u16; 2],
+    pub(super) env: u32,
+    /// Its descriptors of the read and the write end (a socket: of it, in
+    /// `ends[0]`).
+    pub(super) ends: [u16; 2],
+}
+
+impl Holder {
+    pub(super) const NONE: Holder = Holder { env: 0, ends: [0, 0] };
+}
+
+/// Process `env` holds `delta` more (or fewer) descriptors of end `end`
+/// of the object whose ledger is `hs` (a full ledger leaves a newcomer
+/// uncounted).
+pub(super) fn count(hs: &mut [Holder], env: u32, end: usize, delta: i16) {
+    let at = hs.iter().position(|h| h.env == env);
+    let Some(i) = at.or_else(|| (delta > 0).then(|| hs.iter().position(|h| h.env == 0)).flatten()) else {
+        return;
+    };
+    let h = &mut hs[i];
+    h.env = env;
+    h.ends[end] = h.ends[end].saturating_add_signed(delta);
+    if h.ends == [0, 0] {
+        h.env = 0;
+    }
 }
 
 /// The pipe frames and the end (0 read, 1 write) behind description `f`,
@@ -141,21 +164,11 @@ pub fn held(f: *mut File, env: u32, delta: i16) {
     let Some((g, end)) = guarded_end(f) else { return };
     // SAFETY: the frames are mapped (a descriptor here names them); the
     // ledger is changed only under the big lock.
-    let hs = unsafe { &mut (*g).holders };
-    let at = hs.iter().position(|h| h.env == env);
-    let Some(i) = at.or_else(|| (delta > 0).then(|| hs.iter().position(|h| h.env == 0)).flatten()) else {
-        return;
-    };
-    let h = &mut hs[i];
-    h.env = env;
-    h.ends[end] = h.ends[end].saturating_add_signed(delta);
-    if h.ends == [0, 0] {
-        h.env = 0;
-    }
+    count(unsafe { &mut (*g).holders }, env, end, delta);
 }
 
 /// Whether environment `env` has not ended (the kernel's table says).
-fn alive(env: u32) -> bool {
+pub(super) fn alive(env: u32) -> bool {
     user::kinfo::env_by_id(env as u64).is_some_and(|e| e.state != abi::tables::env_state::EXITED)
 }
 
@@ -171,7 +184,7 @@ fn reap_dead(f: &File) -> bool {
             continue;
         }
         // SAFETY: as in `held`.
-        unsafe { (*g).holders[i] = Holder { env: 0, ends: [0, 0] } };
+        unsafe { (*g).holders[i] = Holder::NONE };
         for (end, &n) in h.ends.iter().enumerate() {
             // SAFETY: the pipe's own descriptions, live while counted.
             let d = unsafe { (&raw mut (*g).ends as *mut File).add(end) };

@@ -4,7 +4,9 @@
 //! allocates for it, outside the shared arena, mapped only into the
 //! processes that hold an end: fork maps them into the child for the ends
 //! its descriptor table inherits (`share_with`), and a process unmaps them
-//! at its last close of the pipe (`dropped`). The arena holds no reference
+//! at its last close of the pipe (`release`); a process passing an end over
+//! a Unix socket maps them into the receiving socket's holders (`give`).
+//! The arena holds no reference
 //! to them, and the frames carry no share guard: a process that holds no
 //! end has no mapping and no capability that lets the kernel map them
 //! (only their owner, the creator, and its ancestors may).
@@ -26,8 +28,7 @@ pub fn guarded(addr: u64) -> bool {
 }
 
 /// Whether this process maps the pipe frames holding `addr` (a process
-/// that holds no end does not: a description passed to it over a Unix
-/// socket, `SCM_RIGHTS`, is out of its reach).
+/// that holds no end and was not given them, `give`, does not).
 pub fn mapped(addr: u64) -> bool {
     crate::selfmap::pte(base(addr)).is_some()
 }
@@ -77,4 +78,22 @@ pub fn share_with(env: u64, bases: &[u64], pages: u64) -> Result<(), abi::Error>
         crate::range::map_from(env, b, b, pages, mf::WRITE)?;
     }
     Ok(())
+}
+
+/// Maps the pipe at `base` (`pages` pages) into process `env`, which is
+/// to receive an end of it over a Unix socket (`SCM_RIGHTS`). The list
+/// naming `env` (the socket's holders) is in the arena, which any process
+/// can write, so `env` must be one this process could reach anyway: one
+/// the kernel lets it map into (its descendant), of its own effective
+/// user. EPERM otherwise, and when the kernel refuses.
+pub fn give(env: u32, base: u64, pages: u64) -> Result<(), i64> {
+    let euid = |e: u64| sys::ident_get(e).map(|i| i.uid[abi::ident::EFFECTIVE]).ok();
+    if euid(env as u64).is_none() || euid(env as u64) != euid(0) {
+        return Err(crate::errno::EPERM);
+    }
+    match crate::range::map_from(env as u64, base, base, pages, mf::WRITE) {
+        // Given already (an end sent before, not yet received).
+        Ok(()) | Err(abi::Error::AlreadyMapped) => Ok(()),
+        Err(_) => Err(crate::errno::EPERM),
+    }
 }
