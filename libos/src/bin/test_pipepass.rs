@@ -140,6 +140,19 @@ fn outsider(sock: i64) -> ! {
     exit(0);
 }
 
+/// A socket pair and a child running `body` on its second socket: (our
+/// socket, the child's pid).
+fn child(body: fn(i64) -> !) -> (i64, i64) {
+    let s = socketpair();
+    let pid = linux(SYS_FORK, [0; 6]);
+    if pid == 0 {
+        close(s[0]);
+        body(s[1]);
+    }
+    close(s[1]);
+    (s[0], pid)
+}
+
 fn main(_: u64) -> i32 {
     if let Err(e) = native::init(libos::linux::syscall) {
         println!("test_pipepass: {e}");
@@ -149,33 +162,21 @@ fn main(_: u64) -> i32 {
     let mut buf = [0u8; 16];
 
     // The same user: the end is received, used and dropped.
-    let s = socketpair();
-    let pid = linux(SYS_FORK, [0; 6]);
-    if pid == 0 {
-        close(s[0]);
-        receiver(s[1]);
-    }
-    close(s[1]);
+    let (s, pid) = child(receiver);
     let p = pipe(O_NONBLOCK);
-    check(&mut ok, "the send of a pipe end to the same user's child", send(s[0], b"p", p[1]) == 1);
+    check(&mut ok, "the send of a pipe end to the same user's child", send(s, b"p", p[1]) == 1);
     close(p[1]);
     check(&mut ok, "the child used the end it received", wait(pid) == 0);
     check(&mut ok, "its bytes came through", read_soon(p[0], &mut buf) == 2 && buf[..2] == *b"ok");
     check(&mut ok, "then end of file: the passed reference was dropped", read_soon(p[0], &mut buf) == 0);
     close(p[0]);
-    close(s[0]);
+    close(s);
 
     // Another user: refused, nothing mapped, no reference kept.
-    let s = socketpair();
-    let pid = linux(SYS_FORK, [0; 6]);
-    if pid == 0 {
-        close(s[0]);
-        outsider(s[1]);
-    }
-    close(s[1]);
-    check(&mut ok, "the child became user 1000", recv(s[0], &mut buf[..1]).0 == 1);
+    let (s, pid) = child(outsider);
+    check(&mut ok, "the child became user 1000", recv(s, &mut buf[..1]).0 == 1);
     let q = pipe(O_NONBLOCK);
-    let r = send(s[0], b"q", q[1]);
+    let r = send(s, b"q", q[1]);
     check(&mut ok, "the send to the other user's socket is refused (EPERM)", r == EPERM);
     let d = libos::fd::get_raw(q[1]).map(|d| d.file as u64).unwrap_or(0);
     let va = d & !(libos::layout::PAGE - 1);
@@ -183,7 +184,7 @@ fn main(_: u64) -> i32 {
     let mut at = [0u8; 16];
     at[..8].copy_from_slice(&va.to_ne_bytes());
     at[8..].copy_from_slice(&frame.to_ne_bytes());
-    check(&mut ok, "told the child where the pipe is", send(s[0], &at, -1) == 16);
+    check(&mut ok, "told the child where the pipe is", send(s, &at, -1) == 16);
     check(&mut ok, "the child neither maps nor got the pipe", wait(pid) == 0);
     close(q[1]);
     check(&mut ok, "end of file once the only writer closed", read_soon(q[0], &mut buf) == 0);
