@@ -7,7 +7,9 @@
 //! user 1000 holding the receiving socket must not get the pipe: the send
 //! fails with EPERM, the child does not map the pipe's page nor can map its
 //! frame by name, and the parent, closing its own write end, reads end of
-//! file at once (the refused send kept no reference).
+//! file at once (the refused send kept no reference). A child passing
+//! an end of its own pipe to its parent is refused too: the kernel lets no
+//! process map into its parent.
 #![no_std]
 #![no_main]
 
@@ -140,6 +142,14 @@ fn outsider(sock: i64) -> ! {
     exit(0);
 }
 
+/// A child passing its own pipe's end up to its parent: the parent is of
+/// the same user but not the child's to map into, so the kernel refuses
+/// and the send fails.
+fn upward(sock: i64) -> ! {
+    let p = pipe(0);
+    exit(if send(sock, b"r", p[1]) == EPERM { 0 } else { 5 });
+}
+
 /// A socket pair and a child running `body` on its second socket: (our
 /// socket, the child's pid).
 fn child(body: fn(i64) -> !) -> (i64, i64) {
@@ -188,6 +198,11 @@ fn main(_: u64) -> i32 {
     check(&mut ok, "the child neither maps nor got the pipe", wait(pid) == 0);
     close(q[1]);
     check(&mut ok, "end of file once the only writer closed", read_soon(q[0], &mut buf) == 0);
+
+    // Up the tree: the kernel lets no process map into its parent.
+    let (s, pid) = child(upward);
+    check(&mut ok, "a send to the parent's socket is refused (EPERM)", wait(pid) == 0);
+    close(s);
     if ok {
         println!("pipe pass test passed");
         0
