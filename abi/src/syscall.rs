@@ -501,6 +501,13 @@ pub const XN_COPY: u64 = BASE + 88;
 /// `HOLDS` and sets `BROKEN` in its save area. `BadEnv` for no live
 /// environment (nothing changes).
 pub const SECTION_HOLDS: u64 = BASE + 89;
+/// `frame_disown(frame, cred)`: the owner (or an ancestor: `cred` covers
+/// the owner, with the write right) lets go of `frame`: freed now if
+/// nothing maps it, else ownerless, charged to no one, and freed with its
+/// last mapping (as when its owner ends). A library gives away the frames
+/// of an object the processes sharing it keep mapped (a pipe's, whose last
+/// holder may be any of them). `NotOwner` for an ownerless frame.
+pub const FRAME_DISOWN: u64 = BASE + 90;
 
 /// `unmap_range(env, va, pages, cred)`: `unmap` for `pages` consecutive
 /// pages from page-aligned `va` (1 to `RANGE_MAX`, all below the reserved
@@ -513,8 +520,8 @@ pub const SECTION_HOLDS: u64 = BASE + 89;
 pub const UNMAP_RANGE: u64 = BASE + 97;
 
 /// Numbers other branches hold while this one is apart from them
-/// (`BASE + 90` to `BASE + 96`): they answer `NoSuchCall`.
-pub const HELD: core::ops::Range<u64> = BASE + 90..BASE + 97;
+/// (`BASE + 91` to `BASE + 96`): they answer `NoSuchCall`.
+pub const HELD: core::ops::Range<u64> = BASE + 91..BASE + 97;
 
 /// One past the last kernel call.
 pub const END: u64 = BASE + 98;
