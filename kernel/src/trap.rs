@@ -113,6 +113,32 @@ impl Kernel {
             addr,
             tf.error
         );
+        // A fault in a handler is a library's bug (or its memory
+        // overwritten): the registers are what a post-mortem has.
+        if !context.is_empty() {
+            crate::kprintln!(
+                "  rax {:#x} rbx {:#x} rcx {:#x} rdx {:#x} rsi {:#x} rdi {:#x} rbp {:#x} rsp {:#x}",
+                tf.rax,
+                tf.rbx,
+                tf.rcx,
+                tf.rdx,
+                tf.rsi,
+                tf.rdi,
+                tf.rbp,
+                tf.rsp
+            );
+            crate::kprintln!(
+                "  r8 {:#x} r9 {:#x} r10 {:#x} r11 {:#x} r12 {:#x} r13 {:#x} r14 {:#x} r15 {:#x}",
+                tf.r8,
+                tf.r9,
+                tf.r10,
+                tf.r11,
+                tf.r12,
+                tf.r13,
+                tf.r14,
+                tf.r15
+            );
+        }
         let code = FAULT_EXIT_BASE - tf.vector as i32;
         if s == self.current() {
             self.exit_current(code);

@@ -87,4 +87,41 @@ unsafe impl GlobalAlloc for Private {
         // SAFETY: as in `alloc`; the caller returns a block it got from us.
         unsafe { (*self.0.get()).free(p, l.size(), l.align()) }
     }
+    /// A block stays in the heap it is in, whichever `in_arena` says: a
+    /// process's own `Vec` grown inside `in_arena` must not move into the
+    /// arena (a forked child would share it), nor a structure of the
+    /// arena's grown outside it into this process's heap (another process
+    /// would free it into its own).
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, new_size: usize) -> *mut u8 {
+        let shared = in_shared(p);
+        if new_size >= l.size() {
+            // SAFETY: `p` is the caller's block of layout `l`, from the heap
+            // its address names.
+            let grown = unsafe {
+                if shared {
+                    crate::shared::grow(p, l.size(), l.align(), new_size)
+                } else {
+                    (*self.0.get()).grow_in_place(p, l.size(), l.align(), new_size)
+                }
+            };
+            if grown {
+                return p;
+            }
+        }
+        let new = if shared {
+            crate::shared::alloc(new_size, l.align())
+        } else {
+            // SAFETY: single-threaded, see `Sync` above.
+            unsafe { (*self.0.get()).alloc(new_size, l.align()) }
+        };
+        if !new.is_null() {
+            // SAFETY: both blocks hold at least the bytes copied and are
+            // distinct; the old one is given back to its heap.
+            unsafe {
+                core::ptr::copy_nonoverlapping(p, new, l.size().min(new_size));
+                self.dealloc(p, l);
+            }
+        }
+        new
+    }
 }

@@ -37,10 +37,16 @@ until wget -q -O /tmp/got http://127.0.0.1:8083/index.html 2>/dev/null; do
     sleep 1
 done
 [ "$(cat /tmp/got)" = "served by nginx" ] || fail "index: $(cat /tmp/got)"
-for i in 1 2 3 4 5; do
-    wget -q -O /tmp/big http://127.0.0.1:8083/big || fail "big file, fetch $i: wget $?"
-    [ "$(md5sum < /tmp/big)" = "$want" ] || fail "big file, fetch $i: $(wc -c < /tmp/big) bytes, not the file"
+for j in 1 2 3 4; do
+  ( for i in $(seq 1 15); do
+    wget -q -O /tmp/big$j http://127.0.0.1:8083/big || fail "big file, fetch $j $i: wget $?"
+    [ "$(md5sum < /tmp/big$j)" = "$want" ] || fail "big file, fetch $i: $(wc -c < /tmp/big$j) bytes, not the file"
+    wget -q -O /tmp/idx$j http://127.0.0.1:8083/index.html || fail "index $j $i"
+  done; echo "loop $j done" ) &
+  pids="$pids $!"
 done
+for p in $pids; do wait $p || fail "loop $p"; done
+for j in 1 2 3 4; do [ -f /tmp/big$j ] || fail "no big$j"; done
 # The master and its two workers (their titles, which nginx writes over
 # its arguments, are not what ps shows here).
 procs=$(ps | grep -c "[n]ginx -c")

@@ -228,9 +228,16 @@ fn create(s: &mut Shared) {
     let mut seed = [0u8; 8];
     crate::random::fill(&mut seed);
     let seed = u64::from_le_bytes(seed);
-    let addressing = Addressing::Dhcp { fallback_ms: DHCP_WAIT_MS, fallback: StaticIp::qemu() };
     let mac = s.mac;
-    s.stack = Some(in_arena(|| Stack::new(Rings(ep, Counters::default()), mac, seed, addressing, now_ms())));
+    // Everything the stack keeps is made inside `in_arena`, its fallback
+    // address's DNS list too: a block of this process's heap in the arena
+    // would be freed by whichever process next replaces it, into that
+    // process's own heap (an nginx worker's heap was corrupted so, one
+    // run in seven of lx_nginx).
+    s.stack = Some(in_arena(|| {
+        let addressing = Addressing::Dhcp { fallback_ms: DHCP_WAIT_MS, fallback: StaticIp::qemu() };
+        Stack::new(Rings(ep, Counters::default()), mac, seed, addressing, now_ms())
+    }));
     // Wait for an address: the lease, or the fallback.
     while let Some(stack) = s.stack.as_mut() {
         in_arena(|| poll(stack));
