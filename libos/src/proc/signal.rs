@@ -26,6 +26,7 @@ use crate::entry::Local;
 use crate::errno::LxResult;
 use crate::uaccess;
 use crate::word::Word;
+use alloc::vec::Vec;
 use core::cell::Cell;
 use user::{kinfo, sys};
 
@@ -96,12 +97,18 @@ pub struct Action {
 
 /// What a process does with each signal (`proc::Process::signals`), who
 /// sent each pending one (its pid: `siginfo_t.si_pid`), and which POSIX
-/// timer queued it (its id + 1; 0: none).
-pub struct Dispositions([Action; 65], [u32; 65], [u8; 65]);
+/// timers queued it, in the order they fired: each timer's expiry is a
+/// signal of its own, as Linux queues one per timer, so two timers
+/// sharing a real-time signal are both delivered (a timer's repeats while
+/// its signal waits are its overruns instead).
+pub struct Dispositions([Action; 65], [u32; 65], [Vec<u8>; 65]);
 
 impl Dispositions {
-    pub const INITIAL: Dispositions =
-        Dispositions([Action { handler: 0, flags: 0, restorer: 0, mask: 0 }; 65], [0; 65], [0; 65]);
+    pub const INITIAL: Dispositions = Dispositions(
+        [Action { handler: 0, flags: 0, restorer: 0, mask: 0 }; 65],
+        [0; 65],
+        [const { Vec::new() }; 65],
+    );
 }
 
 #[inline]
@@ -196,17 +203,35 @@ pub(super) fn clear_pending(sig: u32) {
     for w in [&WORDS.pending, own_pending(), &WORDS.routed] {
         w.set(w.get() & !(1 << sig));
     }
-    super::with_process(|p| p.signals.2[sig as usize] = 0);
+    super::with_process(|p| p.signals.2[sig as usize].clear());
 }
 
 /// Records that POSIX timer `id` queued pending signal `sig`.
 pub(super) fn note_timer(sig: u32, id: usize) {
-    super::with_process(|p| p.signals.2[sig as usize] = id as u8 + 1);
+    super::with_process(|p| p.signals.2[sig as usize].push(id as u8));
 }
 
-/// The POSIX timer that queued pending signal `sig`, if one did.
-pub(super) fn timer_of(sig: u32) -> Option<usize> {
-    super::with_process(|p| (p.signals.2[sig as usize] as usize).checked_sub(1))
+/// Whether POSIX timer `id`'s signal `sig` waits to be taken.
+pub(super) fn timer_queued(sig: u32, id: usize) -> bool {
+    super::with_process(|p| p.signals.2[sig as usize].contains(&(id as u8)))
+}
+
+/// Takes one instance of pending signal `sig`: the POSIX timer that
+/// queued the oldest, if one did. The signal stays pending while other
+/// timers' instances wait (handed to a thread afresh: `route`); otherwise
+/// it is taken whole.
+pub(super) fn take_one(sig: u32) -> Option<usize> {
+    let (id, more) = super::with_process(|p| {
+        let q = &mut p.signals.2[sig as usize];
+        let id = (!q.is_empty()).then(|| q.remove(0) as usize);
+        (id, !q.is_empty())
+    });
+    if more {
+        WORDS.routed.set(WORDS.routed.get() & !(1 << sig));
+    } else {
+        clear_pending(sig);
+    }
+    id
 }
 
 pub(super) fn ignored_by_default(sig: u32) -> bool {
@@ -294,7 +319,7 @@ pub fn forked_child() {
     WORDS.first_pending.set(0);
     WORDS.routed.set(0);
     thread().pending.set(0);
-    super::with_process(|p| p.signals.2 = [0; 65]);
+    super::with_process(|p| p.signals.2.iter_mut().for_each(Vec::clear));
 }
 
 /// The alternate signal stack (`sigaltstack`), Linux's `stack_t`.
