@@ -501,9 +501,16 @@ pub const XN_COPY: u64 = BASE + 88;
 /// `HOLDS` and sets `BROKEN` in its save area. `BadEnv` for no live
 /// environment (nothing changes).
 pub const SECTION_HOLDS: u64 = BASE + 89;
+/// `frame_disown(frame, cred)`: the owner (or an ancestor: `cred` covers
+/// the owner, with the write right) lets go of `frame`: freed now if
+/// nothing maps it, else ownerless, charged to no one, and freed with its
+/// last mapping (as when its owner ends). A library gives away the frames
+/// of an object the processes sharing it keep mapped (a pipe's, whose last
+/// holder may be any of them). `NotOwner` for an ownerless frame.
+pub const FRAME_DISOWN: u64 = BASE + 90;
 
 /// One past the last kernel call.
-pub const END: u64 = BASE + 90;
+pub const END: u64 = BASE + 91;
 
 /// Ticks of its own running an environment may spend holding a library
 /// lock in a row (`SECTION_HOLDS`): 2 s at the kernel's 2 ms tick.

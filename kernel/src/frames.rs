@@ -160,6 +160,23 @@ impl<'a> Frames<'a> {
         Ok(())
     }
 
+    /// `frame`'s owner lets go of it (`frame_disown`, whose caller checked
+    /// the owner, and an owner's end): freed now if nothing maps it, else
+    /// with its last mapping.
+    pub fn disown(&mut self, frame: Frame) {
+        let f = frame.0 as u32;
+        let rec = self.info[f as usize];
+        if rec.owner == 0 {
+            return;
+        }
+        self.unlink_owned(rec.owner, f);
+        if rec.refs == 0 {
+            self.push_free(f);
+        } else {
+            self.info[f as usize].owner = 0;
+        }
+    }
+
     /// Drops a mapping of `frame`; an ownerless frame is freed with its last
     /// mapping.
     pub fn drop_ref(&mut self, frame: Frame) {
@@ -203,14 +220,7 @@ impl<'a> Frames<'a> {
     /// their last mapping goes.
     pub fn release_owner(&mut self, owner: u32) {
         while self.owned[env_slot(owner)] != NIL {
-            let f = self.owned[env_slot(owner)];
-            self.unlink_owned(owner, f);
-            let rec = &mut self.info[f as usize];
-            if rec.refs == 0 {
-                self.push_free(f);
-            } else {
-                rec.owner = 0;
-            }
+            self.disown(Frame(self.owned[env_slot(owner)] as u64));
         }
     }
 
@@ -342,6 +352,29 @@ mod tests {
             fr.drop_ref(f);
             assert_eq!(fr.free_count(), 7);
             assert_eq!(fr.owned_count(A), 0);
+        });
+    }
+
+    #[test]
+    fn disowned_frames_go_with_their_last_mapping() {
+        with_frames(8, |fr| {
+            let f = fr.alloc(None, A, frame_state::USER).unwrap();
+            let g = fr.alloc(None, A, frame_state::USER).unwrap();
+            fr.add_ref(f).unwrap();
+            fr.add_ref(f).unwrap();
+            fr.disown(f);
+            fr.disown(g);
+            assert_eq!(fr.owned_count(A), 0);
+            assert_eq!(fr.info(g).unwrap().state, frame_state::FREE);
+            assert_eq!(fr.info(f).unwrap().owner, 0);
+            assert_eq!(fr.free_count(), 6);
+            fr.drop_ref(f);
+            assert_eq!(fr.free_count(), 6);
+            fr.drop_ref(f);
+            assert_eq!(fr.free_count(), 7);
+            // Ownerless now: a second disown changes nothing.
+            fr.disown(f);
+            assert_eq!(fr.free_count(), 7);
         });
     }
 

@@ -2,7 +2,7 @@
 //! open files, each with the method table this process uses for it.
 
 use crate::errno::{EBADF, EMFILE};
-use crate::obj::{self, File, Ops};
+use crate::obj::{self, pipemem, File, Ops};
 use crate::scoped::Scoped;
 use alloc::vec::Vec;
 
@@ -32,10 +32,19 @@ impl Table {
         usize::try_from(fd).ok().and_then(|i| self.slots.get(i).copied().flatten()).ok_or(EBADF)
     }
 
+    /// Whether a descriptor names a description in the pipe frames at
+    /// `base` (an address in the pipes' window: only those are there).
+    fn names_pipe(&self, base: u64) -> bool {
+        self.slots.iter().flatten().any(|d| pipemem::base(d.file as u64) == base)
+    }
+
     /// Puts `fd` at `at`, which must be free or closed by the caller.
     fn put(&mut self, at: usize, fd: Option<Fd>) {
         if self.slots.len() <= at {
             self.slots.resize(at + 1, None);
+        }
+        if let Some(d) = fd {
+            obj::held(d.ops, d.file, crate::env::id(), 1);
         }
         self.slots[at] = fd;
     }
@@ -136,8 +145,37 @@ pub fn close(fd: i64) -> Result<i64, i64> {
     // POSIX: any close of a file ends the process's record locks on it.
     // SAFETY: the descriptor kept the file live; no other reference to it here.
     crate::locks::released_by_close(unsafe { file(&d) }.lock_key(), crate::env::id());
+    obj::held(d.ops, d.file, crate::env::id(), -1);
     obj::put(d.ops, d.file);
+    unmap_unheld(d.file);
     Ok(0)
+}
+
+/// Unmaps the frames of the pipe behind description `f` if no descriptor
+/// here names it any more (nothing for a description elsewhere): after
+/// this process's last close of it, or a passed end it did not keep.
+pub fn unmap_unheld(f: *mut File) {
+    let pipe = f as u64;
+    if pipemem::guarded(pipe) && pipemem::mapped(pipe) && !with_table(|t| t.names_pipe(pipemem::base(pipe))) {
+        pipemem::release(pipemem::base(pipe), obj::pipe::GUARDED_PAGES);
+    }
+}
+
+/// fork: maps into child `env` the frames of the pipes whose ends this
+/// process's descriptors hold (`pipemem`).
+pub fn share_pipes(env: u64) -> Result<(), abi::Error> {
+    let mut bases: Vec<u64> = with_table(|t| {
+        t.slots
+            .iter()
+            .flatten()
+            .map(|d| d.file as u64)
+            .filter(|&f| pipemem::guarded(f))
+            .map(pipemem::base)
+            .collect()
+    });
+    bases.sort_unstable();
+    bases.dedup();
+    pipemem::share_with(env, &bases, obj::pipe::GUARDED_PAGES)
 }
 
 pub fn set_cloexec(fd: i64, on: bool) -> Result<(), i64> {
@@ -192,11 +230,12 @@ pub fn close_all() {
 /// fork: the child's copy of this table names the same files, one more
 /// reference each (a pipe's reader/writer counts count files, so they need
 /// no change).
-pub fn fork_refs() {
+pub fn fork_refs(child: u32) {
     for i in all() {
         if let Ok(d) = get_raw(i) {
             // SAFETY: the descriptor keeps the file live; no other reference to it here.
             unsafe { file(&d) }.refs += 1;
+            obj::held(d.ops, d.file, child, 1);
         }
     }
 }

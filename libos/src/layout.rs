@@ -79,6 +79,13 @@ pub const SCRATCH: u64 = 0x7E80_0000_0000;
 /// (outside the arena, so fork does not map them into every child).
 pub const NET_RINGS: u64 = 0x7EA0_0000_0000;
 
+/// Pipes' own frames (`obj/pipemem.rs`): a pipe lives at `PIPES` plus
+/// its first frame's number times `PIPE_SLOT`, in every process holding an
+/// end; a PML4 slot of their own (16 GiB of frames' numbers).
+pub const PIPES: u64 = 0x7A00_0000_0000;
+pub const PIPE_SLOT: u64 = 128 << 10;
+pub const PIPES_END: u64 = PIPES + (1 << 39);
+
 pub const PAGE: u64 = 4096;
 
 pub const fn page_down(a: u64) -> u64 {

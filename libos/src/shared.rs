@@ -96,6 +96,10 @@ fn arena_size(frames: u64) -> u64 {
 static CRED: Word<u64> = Word::new(0);
 static CHILD_CRED: Word<u64> = Word::new(0);
 static MAPPED: Word<u64> = Word::new(SHARED);
+/// Where the arena ends: the heap's own record of how far it is backed is
+/// in the arena, which any process can write, so it is believed only up
+/// to here.
+static END: Word<u64> = Word::new(SHARED);
 
 /// Slots for objects of the modules above (`Root`).
 const ROOTS: usize = 7;
@@ -138,6 +142,7 @@ impl<T> Root<T> {
         // SAFETY: a fresh block of `size_of::<T>()` bytes.
         unsafe { p.write_bytes(0, size_of::<T>()) };
         self.word().store(p as u64, Ordering::Relaxed);
+        KNOWN[self.slot].set(p as u64);
         Ok(())
     }
 
@@ -155,13 +160,40 @@ impl<T> Root<T> {
         Ok(self.get())
     }
 
-    /// The object (made at start; it lives as long as the arena). Every
-    /// use must hold the big lock.
+    /// The object (made at start; it lives as long as the arena), or null
+    /// before it is made. Every use must hold the big lock. The arena's
+    /// word is believed once, and only if it names a block inside the part
+    /// of the arena this process maps: a root never moves, so the process
+    /// (and every child forked from it) keeps that answer privately, and
+    /// a process that writes over the header cannot send another's lxrt
+    /// through a wild pointer (issue 25).
     #[inline]
     pub fn get(&self) -> *mut T {
-        self.word().load(Ordering::Relaxed) as *mut T
+        let known = KNOWN[self.slot].get();
+        if known != 0 {
+            return known as *mut T;
+        }
+        let p = self.word().load(Ordering::Relaxed);
+        if p == 0 {
+            return core::ptr::null_mut();
+        }
+        assert!(holds::<T>(p), "arena root {} overwritten: {p:#x}", self.slot);
+        KNOWN[self.slot].set(p);
+        p as *mut T
     }
 }
+
+/// Whether `p` (read from the arena, which any process can write) names a
+/// block for a `T` inside the part of the arena this process maps, past
+/// the header: one that can be read without a fault.
+pub fn holds<T>(p: u64) -> bool {
+    p >= HEADER_END
+        && p.is_multiple_of(align_of::<T>() as u64)
+        && p.checked_add(size_of::<T>() as u64).is_some_and(|e| e <= MAPPED.get())
+}
+
+/// The roots this process has believed (`Root::get`).
+static KNOWN: [Word<u64>; ROOTS] = [const { Word::new(0) }; ROOTS];
 
 /// The header, in every process at the same address. Never turned into a
 /// reference as a whole: each field is reached on its own (below), so a
@@ -367,7 +399,7 @@ fn map_more(from: usize, to: usize) -> bool {
 #[inline]
 pub fn sync() {
     // SAFETY: one heap operation.
-    let backed = unsafe { heap() }.backed() as u64;
+    let backed = (unsafe { heap() }.backed() as u64).min(END.get());
     let mapped = &MAPPED;
     if backed > mapped.get() && map_pages(mapped.get(), backed) {
         mapped.set(backed);
@@ -410,6 +442,7 @@ pub fn create() -> Result<(), abi::Error> {
     }
     CRED.set(cred);
     MAPPED.set(HEADER_END);
+    END.set(SHARED + size);
     // Inherited by every process forked from here.
     crate::time::set_adjust_word(wall_adjust());
     let end = (SHARED + size) as usize;

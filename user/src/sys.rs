@@ -329,6 +329,10 @@ pub fn ident_get(env: u64) -> Result<abi::ident::Ident, Error> {
 pub fn section_holds(env: u64) -> Result<u64, Error> {
     result(call(sc::SECTION_HOLDS, [env, 0, 0, 0, 0, 0]))
 }
+/// Lets go of a frame we own: freed with its last mapping (`FRAME_DISOWN`).
+pub fn frame_disown(frame: u64) -> Result<u64, Error> {
+    result(call(sc::FRAME_DISOWN, [frame, CRED_SELF, 0, 0, 0, 0]))
+}
 /// Makes `id` our identity, as the kernel's rules allow (`IDENT_SET`).
 pub fn ident_set(id: &abi::ident::Ident) -> Result<u64, Error> {
     result(call(sc::IDENT_SET, [id as *const abi::ident::Ident as u64, 0, 0, 0, 0, 0]))

@@ -135,6 +135,8 @@ pub const LIBOS_PROGRAMS: &[&str] = &[
     "lxrt",
     "bench_libos",
     "test_ptable",
+    "test_pipeguard",
+    "test_pipepass",
     "test_xn",
     "xcp",
     "test_netfilter",

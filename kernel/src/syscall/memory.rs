@@ -98,6 +98,15 @@ pub fn frame_free(k: &mut Kernel, Args([frame, cred, ..]): Args) -> Result<u64, 
     Ok(0)
 }
 
+pub fn frame_disown(k: &mut Kernel, Args([frame, cred, ..]): Args) -> Result<u64, Error> {
+    let frame = Frame::new(frame);
+    let owner = k.frame_arg(frame, cred, Rights::WRITE, false)?;
+    k.mem.frames.disown(frame);
+    k.mem.publish_free();
+    k.publish(owner);
+    Ok(0)
+}
+
 pub fn frame_share(k: &mut Kernel, Args([frame, slot, cred, ..]): Args) -> Result<u64, Error> {
     let frame = Frame::new(frame);
     k.frame_arg(frame, cred, Rights::WRITE, false)?;

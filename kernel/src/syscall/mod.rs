@@ -185,6 +185,7 @@ calls! {
     sc::IDENT_GET => ident::ident_get;
     sc::IDENT_SET => ident::ident_set;
     sc::SECTION_HOLDS => section::section_holds;
+    sc::FRAME_DISOWN => memory::frame_disown;
     sc::NET_ATTACH => net::net_attach;
     sc::NET_DETACH => net::net_detach;
     sc::NET_FILTER => net::net_filter;

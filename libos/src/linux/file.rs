@@ -585,7 +585,7 @@ pub fn pipe2(fds: u64, flags: u64) -> LxResult {
         return Err(EINVAL);
     }
     uaccess::writable(fds, 8)?;
-    let (r, w) = obj::pipe::create(flags as u32)?;
+    let (r, w) = obj::pipe::create_guarded(flags as u32)?;
     let cloexec = flags & O_CLOEXEC != 0;
     let a = fd::open(r, cloexec)?;
     let b = match fd::open(w, cloexec) {

@@ -464,13 +464,24 @@ fn recv_common(
         let take = room.min(got.files.len());
         let mut fds = Vec::with_capacity(take);
         for &file in &got.files[..take] {
+            // A pipe end whose frames this process was not given (it came
+            // to hold the socket after the send: `unix::give_pipes`) can
+            // be neither used nor dropped here: left out.
+            if crate::obj::pipemem::guarded(file as u64) && !crate::obj::pipemem::mapped(file as u64) {
+                mflags |= MSG_CTRUNC;
+                continue;
+            }
             match fd::open(file, flags & MSG_CMSG_CLOEXEC != 0) {
                 Ok(n) => fds.push(n as i32),
-                Err(_) => mflags |= MSG_CTRUNC,
+                Err(_) => {
+                    mflags |= MSG_CTRUNC;
+                    fd::unmap_unheld(file);
+                }
             }
         }
         for &file in &got.files[take..] {
             crate::obj::put(crate::obj::ops_for_file(file), file);
+            fd::unmap_unheld(file);
         }
         if take < got.files.len() {
             mflags |= MSG_CTRUNC;

@@ -18,6 +18,7 @@ pub mod inet;
 pub mod memdev;
 pub mod opath;
 pub mod pipe;
+pub mod pipemem;
 pub mod regular;
 pub mod signalfd;
 pub mod timerfd;
@@ -121,15 +122,10 @@ pub fn ops_for_file(f: *mut File) -> &'static Ops {
     ops_for(unsafe { (*f).kind })
 }
 
-/// A new description with one reference.
-pub fn new(kind: Kind, flags: u32, ino: Ino) -> Result<*mut File, i64> {
-    let p = shared::alloc(size_of::<File>(), 8) as *mut File;
-    if p.is_null() {
-        return Err(crate::errno::ENOMEM);
-    }
-    // SAFETY: a fresh block big enough for a File.
-    unsafe {
-        p.write(File {
+impl File {
+    /// A description with one reference, not yet anywhere.
+    pub fn fresh(kind: Kind, flags: u32, ino: Ino) -> File {
+        File {
             refs: 1,
             kind,
             flags,
@@ -138,8 +134,29 @@ pub fn new(kind: Kind, flags: u32, ino: Ino) -> Result<*mut File, i64> {
             pipe: core::ptr::null_mut(),
             data: core::ptr::null_mut(),
             watch: core::ptr::null_mut(),
-        })
-    };
+        }
+    }
+}
+
+/// Process `env` holds `delta` more (or fewer) descriptors of `f`, opened
+/// with `ops` (every descriptor made or closed, under the big lock): the
+/// ledgers of a pipe with frames of its own (`pipe::held`) and of a Unix
+/// socket (`unix::held`: who is given a pipe passed over it) follow.
+pub fn held(ops: &Ops, f: *mut File, env: u32, delta: i16) {
+    pipe::held(f, env, delta);
+    if core::ptr::eq(ops, &unix::OPS) {
+        unix::held(f, env, delta);
+    }
+}
+
+/// A new description with one reference, in the shared arena.
+pub fn new(kind: Kind, flags: u32, ino: Ino) -> Result<*mut File, i64> {
+    let p = shared::alloc(size_of::<File>(), 8) as *mut File;
+    if p.is_null() {
+        return Err(crate::errno::ENOMEM);
+    }
+    // SAFETY: a fresh block big enough for a File.
+    unsafe { p.write(File::fresh(kind, flags, ino)) };
     Ok(p)
 }
 
@@ -187,6 +204,11 @@ pub fn new_with<T>(kind: Kind, flags: u32, v: T) -> Result<*mut File, i64> {
 // it from `obj::new` or a descriptor), never a program's value.
 #[allow(clippy::not_unsafe_ptr_arg_deref)]
 pub fn put(ops: &Ops, f: *mut File) {
+    if pipemem::guarded(f as u64) && !pipemem::mapped(f as u64) {
+        // A pipe end passed over a socket to a process that holds no end
+        // of the pipe: its reference is lost (docs/protection.md).
+        return;
+    }
     // SAFETY: `f` is a live description (we hold a reference); the count
     // is read and written through the pointer, as `epoll::forget` changes
     // the file through it too.
@@ -199,8 +221,11 @@ pub fn put(ops: &Ops, f: *mut File) {
         crate::locks::released_by_file(f as u64);
         // SAFETY: live until freed below; nobody else refers to it now.
         (ops.close)(unsafe { &mut *f });
-        // SAFETY: allocated by `new` with this size; nobody refers to it.
-        unsafe { shared::free(f as *mut u8, size_of::<File>(), 8) };
+        // A pipe's own description goes with its frames (`pipemem`).
+        if !pipemem::guarded(f as u64) {
+            // SAFETY: allocated by `new` with this size; nobody refers to it.
+            unsafe { shared::free(f as *mut u8, size_of::<File>(), 8) };
+        }
     }
 }
 

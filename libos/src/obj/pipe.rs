@@ -93,15 +93,154 @@ pub fn create(flags: u32) -> Result<(*mut File, *mut File), i64> {
     }
 }
 
-/// A new ring with no ends yet (`open_end` adds them).
+/// A pipe made by `pipe(2)`: its ring and header and its two
+/// descriptions, in frames of its own (`pipemem`).
+#[repr(C)]
+struct Guarded {
+    pipe: Pipe,
+    ends: [File; 2],
+    /// Which processes hold the ends, and how many descriptors of each:
+    /// a holder the kernel ended (`env_destroy`, the abort protocol) never
+    /// ran its exit path, so the others take its descriptors out
+    /// (`reap_dead`) when they would otherwise wait for it for good.
+    holders: [Holder; HOLDERS],
+}
+
+/// Processes a pipe keeps count of; more hold it uncounted (never taken
+/// out for them).
+const HOLDERS: usize = 64;
+
+/// A process holding descriptors of a shared object (a pipe's, or a Unix
+/// socket's: `unix::held`).
+#[derive(Clone, Copy)]
+#[repr(C)]
+pub(super) struct Holder {
+    /// The process's environment id; 0: a free entry.
+    pub(super) env: u32,
+    /// Its descriptors of the read and the write end (a socket: of it, in
+    /// `ends[0]`).
+    pub(super) ends: [u16; 2],
+}
+
+impl Holder {
+    pub(super) const NONE: Holder = Holder { env: 0, ends: [0, 0] };
+}
+
+/// Process `env` holds `delta` more (or fewer) descriptors of end `end`
+/// of the object whose ledger is `hs` (a full ledger leaves a newcomer
+/// uncounted).
+pub(super) fn count(hs: &mut [Holder], env: u32, end: usize, delta: i16) {
+    let at = hs.iter().position(|h| h.env == env);
+    let Some(i) = at.or_else(|| (delta > 0).then(|| hs.iter().position(|h| h.env == 0)).flatten()) else {
+        return;
+    };
+    let h = &mut hs[i];
+    h.env = env;
+    h.ends[end] = h.ends[end].saturating_add_signed(delta);
+    if h.ends == [0, 0] {
+        h.env = 0;
+    }
+}
+
+/// The pipe frames and the end (0 read, 1 write) behind description `f`,
+/// if it is a pipe's own.
+fn guarded_end(f: *mut File) -> Option<(*mut Guarded, usize)> {
+    if !super::pipemem::guarded(f as u64) {
+        return None;
+    }
+    let g = super::pipemem::base(f as u64) as *mut Guarded;
+    // SAFETY: the pipe frames holding `f`, mapped while it is held here.
+    let ends = unsafe { &raw mut (*g).ends } as *mut File;
+    Some((g, usize::from(f != ends)))
+}
+
+/// Process `env` holds `delta` more (or fewer) descriptors of
+/// description `f` (nothing unless `f` is an end of a pipe with frames of
+/// its own). Called with the big lock held, for every descriptor made or
+/// closed (`fd`).
+// The pointer is a live description by construction (a descriptor's).
+#[allow(clippy::not_unsafe_ptr_arg_deref)]
+pub fn held(f: *mut File, env: u32, delta: i16) {
+    let Some((g, end)) = guarded_end(f) else { return };
+    // SAFETY: the frames are mapped (a descriptor here names them); the
+    // ledger is changed only under the big lock.
+    count(unsafe { &mut (*g).holders }, env, end, delta);
+}
+
+/// Whether environment `env` has not ended (the kernel's table says).
+pub(super) fn alive(env: u32) -> bool {
+    user::kinfo::env_by_id(env as u64).is_some_and(|e| e.state != abi::tables::env_state::EXITED)
+}
+
+/// Takes out the descriptors of the holders of `f`'s pipe that have
+/// ended without closing them; whether there were any.
+fn reap_dead(f: &File) -> bool {
+    let Some((g, _)) = guarded_end(f as *const File as *mut File) else { return false };
+    let mut any = false;
+    for i in 0..HOLDERS {
+        // SAFETY: as in `held`; each entry is read by value.
+        let h = unsafe { (*g).holders[i] };
+        if h.env == 0 || alive(h.env) {
+            continue;
+        }
+        // SAFETY: as in `held`.
+        unsafe { (*g).holders[i] = Holder::NONE };
+        for (end, &n) in h.ends.iter().enumerate() {
+            // SAFETY: the pipe's own descriptions, live while counted.
+            let d = unsafe { (&raw mut (*g).ends as *mut File).add(end) };
+            for _ in 0..n {
+                super::put(&OPS, d);
+            }
+        }
+        any = true;
+    }
+    any
+}
+
+/// Pages of a pipe's own frames.
+pub const GUARDED_PAGES: u64 = size_of::<Guarded>().div_ceil(PAGE) as u64;
+
+const _: () = assert!(GUARDED_PAGES * PAGE as u64 <= crate::layout::PIPE_SLOT);
+
+/// `pipe(2)`: a new pipe in frames of its own, mapped only into this
+/// process (and, by fork, its children that inherit an end): (read end,
+/// write end).
+pub fn create_guarded(flags: u32) -> Result<(*mut File, *mut File), i64> {
+    let g = super::pipemem::alloc(GUARDED_PAGES).ok_or(ENOMEM)? as *mut Guarded;
+    // SAFETY: fresh zeroed frames mapped for a `Guarded`, ours alone.
+    unsafe {
+        let p = &raw mut (*g).pipe;
+        init(p);
+        let ends = &raw mut (*g).ends as *mut File;
+        for (i, (kind, access)) in [(Kind::PipeRead, 0), (Kind::PipeWrite, WRONLY)].into_iter().enumerate() {
+            let mut f = File::fresh(kind, (flags & NONBLOCK) | access, 0);
+            f.pipe = p;
+            ends.add(i).write(f);
+            count_end(&mut *p, kind, false);
+        }
+        Ok((ends, ends.add(1)))
+    }
+}
+
+/// A new ring with no ends yet (`open_end` adds them), in the arena (FIFOs
+/// and Unix sockets).
 pub fn ring() -> Result<*mut Pipe, i64> {
     let p = shared::alloc(size_of::<Pipe>(), align_of::<Pipe>()) as *mut Pipe;
     if p.is_null() {
         return Err(ENOMEM);
     }
-    // SAFETY: a fresh block big enough, written field by field (the buffer
-    // needs no initial value); the id (its address) only labels fstat
-    // output.
+    // SAFETY: a fresh block big enough.
+    unsafe { init(p) };
+    Ok(p)
+}
+
+/// Writes a new ring's header.
+///
+/// # Safety
+/// `p` is a block big enough for a `Pipe`, nobody else's yet.
+unsafe fn init(p: *mut Pipe) {
+    // SAFETY: written field by field (the buffer needs no initial value);
+    // the id (its address) only labels fstat output.
     unsafe {
         let id = p as u64;
         (&raw mut (*p).readers).write(AtomicU32::new(0));
@@ -118,7 +257,19 @@ pub fn ring() -> Result<*mut Pipe, i64> {
         (*p).writer_waits = false;
         (*p).opened = [0, 0];
     }
-    Ok(p)
+}
+
+/// Counts a new `kind` end of `p` (`both`: a FIFO's read end opened for
+/// writing too).
+fn count_end(p: &mut Pipe, kind: Kind, both: bool) {
+    if kind == Kind::PipeRead || both {
+        p.readers.fetch_add(1, Ordering::Release);
+        p.opened[0] += 1;
+    }
+    if kind == Kind::PipeWrite || both {
+        p.writers.fetch_add(1, Ordering::Release);
+        p.opened[1] += 1;
+    }
 }
 
 /// A new description of ring `p`'s `kind` end (`PipeRead`, `PipeWrite`),
@@ -142,15 +293,7 @@ pub fn open_end(p: *mut Pipe, kind: Kind, flags: u32, ino: Ino) -> Result<*mut F
     // processes change its counts only under the big lock, which we hold.
     unsafe {
         (*f).pipe = p;
-        let p = &mut *p;
-        if kind == Kind::PipeRead || both {
-            p.readers.fetch_add(1, Ordering::Release);
-            p.opened[0] += 1;
-        }
-        if kind == Kind::PipeWrite || both {
-            p.writers.fetch_add(1, Ordering::Release);
-            p.opened[1] += 1;
-        }
+        count_end(&mut *p, kind, both);
     }
     Ok(f)
 }
@@ -231,7 +374,7 @@ impl Pipe {
 /// The largest ring `F_SETPIPE_SZ` makes (Linux's default
 /// `/proc/sys/fs/pipe-max-size`).
 pub const MAX_SIZE: usize = 1 << 20;
-const PAGE: usize = 4096;
+const PAGE: usize = crate::layout::PAGE as usize;
 
 /// `F_GETPIPE_SZ`: pipe end `f`'s ring size.
 pub fn size(f: &File) -> usize {
@@ -308,11 +451,18 @@ pub fn read(f: &mut File, buf: &mut [u8]) -> i64 {
         }
         return n as i64;
     }
-    if p.writers() == 0 {
+    if p.writers() == 0 || (reap_dead(f) && other_end_gone(f)) {
         return 0;
     }
+    // SAFETY: as above (`reap_dead` is done with it).
+    let p = unsafe { pipe_of(f) };
     p.reader_waits |= f.flags & NONBLOCK == 0;
     -EAGAIN
+}
+
+/// Whether the other end of `f` has no holder left.
+fn other_end_gone(f: &File) -> bool {
+    !other_end_open(f)
 }
 
 /// Writes `buf` to write end `f`: inline, the common case (a reader
@@ -366,6 +516,9 @@ fn write_rest(f: &File, p: &mut Pipe, buf: &[u8], was_empty: bool) -> i64 {
         // What went in counts; the caller comes back for the rest.
         p.writer_waits |= f.flags & NONBLOCK == 0;
         if done == 0 {
+            // A reader the kernel ended counts until taken out: the
+            // caller's next try finds it gone (EPIPE).
+            reap_dead(f);
             return -EAGAIN;
         }
         break;
@@ -577,8 +730,11 @@ fn close(f: &mut File) {
     }
     if gone {
         p.free_big();
-        // SAFETY: allocated by `ring`; no end refers to it any more.
-        unsafe { shared::free(f.pipe as *mut u8, size_of::<Pipe>(), align_of::<Pipe>()) };
+        // A pipe's own frames go with their last mapping (`pipemem`).
+        if !super::pipemem::guarded(f.pipe as u64) {
+            // SAFETY: allocated by `ring`; no end refers to it any more.
+            unsafe { shared::free(f.pipe as *mut u8, size_of::<Pipe>(), align_of::<Pipe>()) };
+        }
     }
 }
 

@@ -111,7 +111,14 @@ pub struct Socket {
     queue: *mut Queue,
     pending: *mut Pending,
     backlog: u32,
+    /// The processes holding descriptors of it (`held`): those a pipe
+    /// passed to it is mapped into (`give_pipes`).
+    holders: [pipe::Holder; HOLDERS],
 }
+
+/// Processes a socket keeps count of (more hold it uncounted: a pipe
+/// passed to it is not theirs to receive).
+const HOLDERS: usize = 8;
 
 pub static OPS: Ops = Ops { read, write, seek: no_seek, stat, ioctl, close };
 
@@ -153,6 +160,7 @@ pub fn create(ty: u32, flags: u32) -> Result<*mut File, i64> {
         queue: core::ptr::null_mut(),
         pending: core::ptr::null_mut(),
         backlog: 0,
+        holders: [pipe::Holder::NONE; HOLDERS],
     };
     super::new_with(Kind::Socket, (flags & NONBLOCK) | super::flags::RDWR, s)
 }
@@ -166,6 +174,37 @@ unsafe fn sock<'a>(f: &File) -> &'a mut Socket {
     // SAFETY: a socket's `data` stays valid while it is open; the caller
     // makes this the only reference in use.
     unsafe { &mut *(f.data as *mut Socket) }
+}
+
+/// Process `env` holds `delta` more (or fewer) descriptors of socket `f`
+/// (`obj::held`). The description and its socket lie in the arena, which
+/// any process can write: followed only where they point inside it.
+// The pointer is a descriptor's, checked before use.
+#[allow(clippy::not_unsafe_ptr_arg_deref)]
+pub fn held(f: *mut File, env: u32, delta: i16) {
+    if !shared::holds::<File>(f as u64) {
+        return;
+    }
+    // SAFETY: a description's place in the arena, mapped (checked above).
+    let s = unsafe { (*f).data } as u64;
+    if shared::holds::<Socket>(s) {
+        // SAFETY: as above; the ledger is changed only under the big lock.
+        pipe::count(unsafe { &mut (*(s as *mut Socket)).holders }, env, 0, delta);
+    }
+}
+
+/// Maps the frames of each pipe end among `files` (`obj::pipemem`) into
+/// the processes holding the receiving socket `peer`, before it is sent:
+/// a receiver that does not map them could neither use nor drop the end.
+/// EPERM when one of them may not have them (nothing sent).
+fn give_pipes(peer: &Socket, files: &[*mut File]) -> Result<(), i64> {
+    let me = crate::env::id();
+    for &f in files.iter().filter(|&&f| super::pipemem::guarded(f as u64)) {
+        for h in peer.holders.iter().filter(|h| h.env != 0 && h.env != me && pipe::alive(h.env)) {
+            super::pipemem::give(h.env, super::pipemem::base(f as u64), pipe::GUARDED_PAGES)?;
+        }
+    }
+    Ok(())
 }
 
 /// Connects `a` and `b` to each other with a ring each way.
@@ -440,6 +479,10 @@ pub fn send(f: &File, data: &[u8], files: &mut Vec<*mut File>, nonblock: bool) -
         framed = v;
         &framed[..]
     };
+    if !files.is_empty() {
+        // SAFETY: the peer is live while its ring has a reader; read only.
+        give_pipes(unsafe { &*s.peer }, files)?;
+    }
     // The batch goes first, keyed by where the message will start.
     let batch = if files.is_empty() { None } else { Some(queue_rights(s, pipe::positions(tx).1, files)?) };
     let n = (pipe::OPS.write)(tx, bytes);

@@ -185,6 +185,7 @@ fn copy_page(child: u64, va: u64, rights: u64) -> Result<(), Error> {
 fn build(child: u64, rsp: u64, share: bool) -> Result<(), Error> {
     shared::share_with(child)?;
     crate::fs::disk::share_with(child)?;
+    fd::share_pipes(child)?;
     // The program's stack pointer; lxrt's resume path writes just below
     // its red zone, so that page is live too.
     let sp = rsp.wrapping_sub(144);
@@ -247,7 +248,7 @@ pub fn fork(f: &ExceptionFrame, how: Sharing) -> Result<i64, i64> {
         table::forget(env);
         return Err(ENOMEM);
     }
-    fd::fork_refs();
+    fd::fork_refs(env);
     super::exit::add_child(child as u32);
     // A runnable environment runs only in time slices it owns: the child
     // gets one, like every process.

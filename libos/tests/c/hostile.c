@@ -8,6 +8,10 @@
  *                     random points (SIGKILL, and the kernel's env_destroy,
  *                     which ends an environment wherever it is); the
  *                     others must go on, root's pipe and file unchanged.
+ *   hostile ended     the kernel ends (env_destroy) the only other holder
+ *                     of a pipe's end while it sleeps, never running its
+ *                     exit path: a reader must still see EOF, a writer
+ *                     EPIPE, and not wait for good.
  *   hostile scribble  a process of user 1000 writes random bytes over every
  *                     page of the arena it can write, for many seeds, each
  *                     in a fresh child; root's pipe and file must be
@@ -315,6 +319,59 @@ static void killing(void)
     _exit(bad);
 }
 
+/* ---- ended ---- */
+
+/* A child holding only `keep` of pipe `p`, ended by the kernel while it
+ * sleeps: it never closes it. */
+static void end_holder(int p[2], int keep)
+{
+    pid_t c = fork();
+    if (c == 0) {
+        close(p[!keep]);
+        for (;;)
+            pause();
+    }
+    close(p[keep]);
+    usleep(20000);
+    long env = self_id() + (c - getpid());
+    if (syscall(VENEER_ENV_DESTROY, env, 0) < 0)
+        fail("env_destroy of the holder");
+    waitpid(c, 0, WNOHANG);
+}
+
+static void ended(void)
+{
+    int p[2];
+    char b[4096] = { 0 };
+    if (pipe(p) < 0) {
+        fail("pipe");
+        return;
+    }
+    end_holder(p, 1);
+    /* SIGALRM ends us if the read waits for good. */
+    alarm(10);
+    if (read(p[0], b, 1) != 0)
+        fail("no EOF once the writer was ended");
+    else
+        printf("ended: the reader saw EOF\n");
+    close(p[0]);
+    if (pipe(p) < 0) {
+        fail("pipe");
+        return;
+    }
+    end_holder(p, 0);
+    signal(SIGPIPE, SIG_IGN);
+    ssize_t r = 0;
+    for (int i = 0; i < 64 && r >= 0; i++)
+        r = write(p[1], b, sizeof b);
+    if (r >= 0 || errno != EPIPE)
+        fail("no EPIPE once the reader was ended");
+    else
+        printf("ended: the writer saw EPIPE\n");
+    alarm(0);
+    close(p[1]);
+}
+
 /* ---- scribble ---- */
 
 static sigjmp_buf skip;
@@ -361,7 +418,7 @@ static void scribble(void)
 int main(int argc, char **argv)
 {
     if (argc != 2) {
-        fprintf(stderr, "usage: hostile lockword|kill|scribble\n");
+        fprintf(stderr, "usage: hostile lockword|kill|ended|scribble\n");
         return 2;
     }
     setvbuf(stdout, 0, _IONBF, 0);
@@ -370,6 +427,8 @@ int main(int argc, char **argv)
         lockword();
     else if (!strcmp(argv[1], "kill"))
         killing();
+    else if (!strcmp(argv[1], "ended"))
+        ended();
     else if (!strcmp(argv[1], "scribble"))
         scribble();
     else

@@ -129,6 +129,8 @@ fn main(_: u64) -> i32 {
         (0..nframes).find(|&n| kinfo::frame(n).state == abi::tables::frame_state::KERNEL).unwrap();
     expect("free kernel frame", sys::frame_free(kernel_frame), NotOwner);
     expect("free bad frame", sys::frame_free(u64::MAX), BadFrame);
+    expect("disown kernel frame", sys::frame_disown(kernel_frame), NotOwner);
+    expect("disown bad frame", sys::frame_disown(u64::MAX), BadFrame);
 
     expect("map unaligned", sys::map(ENV_SELF, va + 12, f, 0), BadAddress);
     expect("map page 0", sys::map(ENV_SELF, 0, f, 0), BadAddress);
@@ -180,8 +182,16 @@ fn main(_: u64) -> i32 {
     expect("protect unmapped", sys::protect(ENV_SELF, va + 4096, 0), NotMapped);
     expect("unmap unmapped", sys::unmap(ENV_SELF, va + 4096), NotMapped);
     expect("unmap unaligned", sys::unmap(ENV_SELF, va + 1), BadAddress);
+    // Given away while mapped: ownerless, and freed with the mapping.
+    sys::frame_disown(f).unwrap();
+    expect("disown it again", sys::frame_disown(f), NotOwner);
+    expect("free it once disowned", sys::frame_free(f), NotOwner);
     sys::unmap(ENV_SELF, va).unwrap();
-    sys::frame_free(f).unwrap();
+    if kinfo::frame(f).state != abi::tables::frame_state::FREE {
+        println!("a disowned frame was not freed with its last mapping");
+        // SAFETY: single-threaded test program.
+        unsafe { FAILED += 1 };
+    }
     boot_window(va);
 
     expect("destroy self", sys::env_destroy(ENV_SELF), NotPermitted);
