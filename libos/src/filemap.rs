@@ -103,10 +103,6 @@ pub fn fault(va: u64) -> Option<bool> {
 pub fn shrunk(ino: Ino, size: u64) {
     let maps: Vec<Map> = MAPS.with(|v| v.iter().copied().filter(|m| m.ino == ino).collect());
     for m in maps {
-        let mut va = m.covered_end(size);
-        while let Some(v) = vm::next_mapped(va, m.end) {
-            vm::drop_page(v);
-            va = v + PAGE;
-        }
+        vm::drop_pages(m.covered_end(size), m.end);
     }
 }

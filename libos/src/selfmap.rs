@@ -6,6 +6,9 @@ use crate::layout::PAGE;
 use abi::layout::pte_va;
 use abi::pte::PRESENT;
 
+/// What one leaf table covers.
+pub const LEAF_SPAN: u64 = 1 << 21;
+
 /// The page-table entry mapping `va`, if the page is present.
 pub fn pte(va: u64) -> Option<u64> {
     for level in (0..4).rev() {
@@ -37,10 +40,25 @@ pub fn next_mapped(mut va: u64, end: u64) -> Option<u64> {
                 continue 'next;
             }
         }
-        if pte(va).is_some() {
-            return Some(va);
+        // The leaf table is there: read its entries from `va`'s on, one
+        // load a page, to its end or `end`.
+        let stop = end.min((va | (LEAF_SPAN - 1)) + 1);
+        let found = leaf_entries(va, (stop - va).div_ceil(PAGE)).position(|e| e & PRESENT != 0);
+        if let Some(i) = found {
+            return Some(va + i as u64 * PAGE);
         }
-        va += PAGE;
+        va = stop;
     }
     None
+}
+
+/// The leaf entries of the `n` pages from `va`, which must lie in one leaf
+/// table that exists (its upper entries are present): read straight from
+/// that table's page of the self-map, no walk per page.
+pub fn leaf_entries(va: u64, n: u64) -> impl Iterator<Item = u64> {
+    debug_assert!(n > 0 && va / LEAF_SPAN == (va + (n - 1) * PAGE) / LEAF_SPAN);
+    let first = pte_va(va, 0) as *const u64;
+    // SAFETY: the leaf table is mapped in the self-map (its upper entries
+    // are present) and holds all 512 entries, `n` of them from `va`'s.
+    (0..n as usize).map(move |i| unsafe { first.add(i).read_volatile() })
 }

@@ -13,6 +13,7 @@
 
 use crate::layout::{page_down, INIT_STACK_BOTTOM, INIT_STACK_TOP, PAGE, SCRATCH};
 use crate::scoped::Scoped;
+use crate::selfmap::{leaf_entries, LEAF_SPAN};
 pub use crate::selfmap::{next_mapped, pte};
 use crate::word::Word;
 use abi::pte::{frame_of, DIRTY, USER, WRITABLE};
@@ -337,23 +338,55 @@ pub fn drop_page(va: u64) {
     }
 }
 
+/// Unmaps every page of `[start, end)` with one kernel call per leaf
+/// table that maps any (`unmap_range`), then lets go of the frames that
+/// were ours (`let_go`).
+pub fn drop_pages(start: u64, end: u64) {
+    let me = crate::env::id();
+    let mut va = start;
+    while let Some(v) = next_mapped(va, end) {
+        let stop = end.min((v | (LEAF_SPAN - 1)) + 1);
+        let pages = (stop - v) / PAGE;
+        let (mut ours, mut n) = ([0u64; 512], 0);
+        for e in leaf_entries(v, pages).filter(|e| e & abi::pte::PRESENT != 0) {
+            if kinfo::frame(frame_of(e)).owner == me {
+                ours[n] = frame_of(e);
+                n += 1;
+            }
+        }
+        let _ = sys::unmap_range(ENV_SELF, v, pages);
+        ours[..n].iter().for_each(|&f| let_go(f));
+        va = stop;
+    }
+}
+
 /// Forgets `[start, end)` and frees what was behind it (after writing
 /// shared file pages back).
 pub fn remove(start: u64, end: u64) {
     write_back(start, end);
     unshare(start, end);
     for r in regions() {
-        let (lo, hi) = (r.start.max(start), r.end.min(end));
-        let mut va = lo;
-        while let Some(v) = next_mapped(va, hi) {
-            drop_page(v);
-            va = v + PAGE;
-        }
+        drop_pages(r.start.max(start), r.end.min(end));
     }
+    forget(start, end);
+}
+
+/// Forgets `[start, end)` in the region lists.
+fn forget(start: u64, end: u64) {
     with_space(|s| {
         carve(&mut s.regions, start, end);
         carve(&mut s.fork_shared, start, end);
     });
+}
+
+/// At exit: what `remove` of everything does but the unmapping. The
+/// kernel tears the whole address space down in one pass when the
+/// environment ends, dropping every mapping and reclaiming every frame
+/// charged to it; unmapping the pages first would walk the tables twice.
+pub fn leave() {
+    write_back(0, u64::MAX);
+    unshare(0, u64::MAX);
+    forget(0, u64::MAX);
 }
 
 /// Makes `[start, end)` (a `MAP_SHARED` mapping) stay shared across fork.

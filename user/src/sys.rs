@@ -192,6 +192,11 @@ pub fn protect_range(env: u64, va: u64, pages: u64, flags: u64) -> Result<u64, E
 pub fn unmap(env: u64, va: u64) -> Result<u64, Error> {
     result(call(sc::UNMAP, [env, va, CRED_SELF, 0, 0, 0]))
 }
+/// `unmap` for `pages` consecutive pages (holes skipped); returns how
+/// many were mapped.
+pub fn unmap_range(env: u64, va: u64, pages: u64) -> Result<u64, Error> {
+    result(call(sc::UNMAP_RANGE, [env, va, pages, CRED_SELF, 0, 0]))
+}
 pub fn protect(env: u64, va: u64, flags: u64) -> Result<u64, Error> {
     result(call(sc::PROTECT, [env, va, flags, CRED_SELF, 0, 0]))
 }

@@ -48,6 +48,18 @@ pub unsafe fn set_cr3(pml4: u64) {
     unsafe { asm!("mov cr3, {}", in(reg) pml4, options(nostack)) }
 }
 
+/// Drops every TLB entry of the current address space (not the kernel's
+/// global ones): a reload of CR3 with the same tables.
+pub fn flush_tlb() {
+    let cr3: u64;
+    // SAFETY: CR3 is written back with the value it holds: the same tables,
+    // which map the kernel.
+    unsafe {
+        asm!("mov {}, cr3", out(reg) cr3, options(nomem, nostack));
+        set_cr3(cr3);
+    }
+}
+
 pub fn invlpg(va: u64) {
     // SAFETY: dropping a TLB entry is always safe.
     unsafe { asm!("invlpg [{}]", in(reg) va, options(nostack)) }

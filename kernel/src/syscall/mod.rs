@@ -19,6 +19,7 @@ mod nest;
 mod net;
 mod preds;
 mod section;
+mod unmap;
 mod xn;
 
 use abi::exception::vector;
@@ -80,8 +81,10 @@ macro_rules! calls {
             let mut table: [Call; CALLS] = [entries::debug_write as Call; CALLS];
             let mut i = 0;
             while i < CALLS {
+                let held = i as u64 + sc::BASE >= sc::HELD.start && (i as u64 + sc::BASE) < sc::HELD.end;
                 table[i] = match at[i] {
                     Some(call) => call,
+                    None if held => held_number as Call,
                     None => panic!("a system-call number has no handler"),
                 };
                 i += 1;
@@ -89,6 +92,11 @@ macro_rules! calls {
             table
         };
     };
+}
+
+/// A number another branch holds (`abi::syscall::HELD`): no call yet.
+extern "sysv64" fn held_number(_: u64, _: u64, _: u64, _: u64, _: u64, _: u64) -> i64 {
+    Error::NoSuchCall.as_result()
 }
 
 /// Puts `call` at `number` in the table being built (at compile time).
@@ -115,6 +123,7 @@ calls! {
     sc::MAP_FROM => memory::map_from;
     sc::MAP_FROM_RANGE => memory::map_from_range;
     sc::UNMAP => memory::unmap;
+    sc::UNMAP_RANGE => unmap::unmap_range;
     sc::PROTECT => memory::protect;
     sc::PROTECT_RANGE => memory::protect_range;
     sc::FRAMES_RECLAIM => memory::frames_reclaim;

@@ -104,7 +104,7 @@ pub fn exit(status: i32) -> ! {
     lock::acquire();
     super::thread::end_others();
     fd::close_all();
-    vm::remove(0, u64::MAX);
+    vm::leave();
     crate::log::flush();
     // A parent held for us (vfork) goes on now, as on Linux, not when our
     // own children have ended (busybox `timeout`'s middle process exits
