@@ -623,6 +623,25 @@ pub mod map {
     pub const WRITE: u64 = 1 << 0;
     /// Instructions may be fetched from the page.
     pub const EXEC: u64 = 1 << 1;
+    /// No access from user mode at all, the frame still mapped and
+    /// counted: the entry is present without the user bit and with NX, so
+    /// every read, write or fetch faults with the present bit set in the
+    /// error code, and the kernel's own copies refuse the page. For guard
+    /// pages and Linux's `PROT_NONE` over memory that keeps its contents.
+    /// Alone: with `WRITE` or `EXEC` it is `BadFlags`.
+    pub const NO_ACCESS: u64 = 1 << 2;
     /// Every defined flag.
-    pub const ALL: u64 = WRITE | EXEC;
+    pub const ALL: u64 = WRITE | EXEC | NO_ACCESS;
+
+    /// The flags that give a user page-table entry `pte` its rights (what
+    /// `map` with them would make): the inverse of the kernel's reading.
+    pub const fn of_pte(pte: u64) -> u64 {
+        use crate::pte::{NO_EXEC, USER, WRITABLE};
+        if pte & USER == 0 {
+            return NO_ACCESS;
+        }
+        let write = if pte & WRITABLE != 0 { WRITE } else { 0 };
+        let exec = if pte & NO_EXEC == 0 { EXEC } else { 0 };
+        write | exec
+    }
 }

@@ -11,7 +11,7 @@ use crate::cap::{CapRef, Rights};
 use crate::env::{notify, Slot, State};
 use crate::interpose::SYSCALL_LEN;
 use crate::mm::PhysTables;
-use crate::pagetable::{self, NO_EXEC, WRITABLE};
+use crate::pagetable;
 use crate::predicate::MAX_PREDICATES;
 use crate::state::Kernel;
 use abi::layout::USER_END;
@@ -199,9 +199,8 @@ impl Kernel {
             crate::mm::USER_SLOTS,
             &mut |va, pte| {
                 if va >= start && n < out.len() {
-                    let write = if *pte & WRITABLE != 0 { map::WRITE } else { 0 };
-                    let exec = if *pte & NO_EXEC == 0 { map::EXEC } else { 0 };
-                    out[n] = Mapping { va, frame: pagetable::frame_of(*pte).number(), flags: write | exec };
+                    out[n] =
+                        Mapping { va, frame: pagetable::frame_of(*pte).number(), flags: map::of_pte(*pte) };
                     n += 1;
                 }
                 n < out.len()

@@ -8,7 +8,7 @@ use abi::Error;
 
 // The entry's format is ABI (programs read their own entries through the
 // self-map), so its bits are named once, in `abi::pte`.
-pub use abi::pte::{FRAME_MASK, NO_EXEC, PRESENT, USER, WRITABLE};
+pub use abi::pte::{DIRTY, FRAME_MASK, NO_EXEC, PRESENT, USER, WRITABLE};
 /// A 2 MiB page, and a mapping kept across address-space switches: only the
 /// kernel's own mappings use these.
 pub const HUGE: u64 = 1 << 7;
@@ -290,13 +290,15 @@ pub fn lookup<T: Tables>(t: &mut T, pml4: Frame, va: u64) -> Option<u64> {
     leaf(t, pml4, va, None).ok().map(|e| *e).filter(|e| e & PRESENT != 0)
 }
 
-/// Replaces the rights bits of the mapping at `va`, keeping the frame.
+/// Replaces the rights bits of the mapping at `va`, keeping the frame and
+/// the dirty bit: the page was written whatever its rights are now, and a
+/// library that writes changed pages back reads it after a `protect`.
 pub fn protect<T: Tables>(t: &mut T, pml4: Frame, va: u64, rights: u64) -> Result<u64, Error> {
     let e = leaf(t, pml4, va, None)?;
     if *e & PRESENT == 0 {
         return Err(Error::NotMapped);
     }
-    *e = (*e & FRAME_MASK) | rights;
+    *e = (*e & (FRAME_MASK | DIRTY)) | rights;
     Ok(*e)
 }
 
@@ -597,6 +599,10 @@ mod tests {
         let e = protect(&mut m, pml4, va, PRESENT | USER | WRITABLE).unwrap();
         assert_eq!(frame_of(e), Frame::new(42));
         assert!(e & WRITABLE != 0);
+        // The CPU marks the page written; taking every right away keeps it.
+        *leaf(&mut m, pml4, va, None).unwrap() |= DIRTY;
+        let e = protect(&mut m, pml4, va, PRESENT | NO_EXEC).unwrap();
+        assert_eq!(e, 42 << 12 | DIRTY | PRESENT | NO_EXEC, "frame and dirty bit kept, rights replaced");
         assert_eq!(frame_of(unmap(&mut m, pml4, va).unwrap()), Frame::new(42));
         assert_eq!(unmap(&mut m, pml4, va), Err(Error::NotMapped));
         assert_eq!(protect(&mut m, pml4, 0x1000, PRESENT), Err(Error::NotMapped));

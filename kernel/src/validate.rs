@@ -16,10 +16,22 @@ pub fn user_page(va: u64) -> Result<u64, Error> {
     Ok(va)
 }
 
-/// Page-table rights for `map` flags.
+/// Page-table rights for `map` flags. `NO_ACCESS` is a present entry
+/// without the user bit: the frame stays mapped and counted (so unmap,
+/// revocation, fork's `map_from_range` and teardown treat it as any
+/// other mapping), user mode cannot touch it, and NX keeps even the
+/// kernel from running it; the kernel's copies (`uaccess`) demand the user
+/// bit, so they refuse it. A widening from it (`protect`, `map_from`) is
+/// checked as from a read-only page.
 pub fn pte_rights(flags: u64) -> Result<u64, Error> {
     if flags & !mapflags::ALL != 0 {
         return Err(Error::BadFlags);
+    }
+    if flags & mapflags::NO_ACCESS != 0 {
+        return match flags {
+            mapflags::NO_ACCESS => Ok(PRESENT | NO_EXEC),
+            _ => Err(Error::BadFlags),
+        };
     }
     let mut pte = PRESENT | USER;
     if flags & mapflags::WRITE != 0 {
@@ -87,7 +99,16 @@ mod tests {
         assert_eq!(pte_rights(0), Ok(PRESENT | USER | NO_EXEC));
         assert_eq!(pte_rights(mapflags::WRITE), Ok(PRESENT | USER | WRITABLE | NO_EXEC));
         assert_eq!(pte_rights(mapflags::EXEC), Ok(PRESENT | USER));
-        assert_eq!(pte_rights(4), Err(Error::BadFlags));
+        assert_eq!(pte_rights(mapflags::NO_ACCESS), Ok(PRESENT | NO_EXEC));
+        assert_eq!(pte_rights(mapflags::NO_ACCESS | mapflags::WRITE), Err(Error::BadFlags));
+        assert_eq!(pte_rights(mapflags::NO_ACCESS | mapflags::EXEC), Err(Error::BadFlags));
+        assert_eq!(pte_rights(8), Err(Error::BadFlags));
+        assert_eq!(needed(PRESENT | NO_EXEC), Rights::READ);
+        for flags in
+            [0, mapflags::WRITE, mapflags::EXEC, mapflags::ALL & !mapflags::NO_ACCESS, mapflags::NO_ACCESS]
+        {
+            assert_eq!(mapflags::of_pte(pte_rights(flags).unwrap()), flags, "{flags}");
+        }
         assert_eq!(needed(PRESENT | USER | WRITABLE), Rights::READ | Rights::WRITE);
         assert_eq!(needed(PRESENT | USER), Rights::READ);
     }

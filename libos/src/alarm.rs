@@ -115,6 +115,11 @@ struct Posix {
     value: u64,
     /// Its absolute times are wall-clock times (`CLOCK_REALTIME`).
     wall: bool,
+    /// Armed for an absolute wall-clock time: the wall clock's epoch
+    /// (`time::epoch_ns`) its deadline was reckoned against, so that a
+    /// `clock_settime` moves the deadline with it (`follow_wall`); 0 for
+    /// any other setting.
+    epoch: u64,
     /// Expiries not signalled since its pending signal was queued.
     overrun: u64,
     /// The overrun count of the last signal delivered.
@@ -160,7 +165,7 @@ pub fn create(clock: Clock, wall: bool, notify: Notify, value: Option<u64>) -> O
     let id = POSIX.with(|ps| {
         let id = ps.iter().position(Option::is_none)?;
         let value = value.unwrap_or(id as u64);
-        ps[id] = Some(Posix { notify, value, wall, overrun: 0, last: 0 });
+        ps[id] = Some(Posix { notify, value, wall, epoch: 0, overrun: 0, last: 0 });
         Some(id)
     })?;
     CLOCK[ITIMERS + id].store(clock.word(), Relaxed);
@@ -175,6 +180,39 @@ pub fn posix(id: usize) -> Option<usize> {
 /// Whether POSIX timer `id`'s absolute times are wall-clock times.
 pub fn is_wall(id: usize) -> bool {
     POSIX.with(|ps| ps[id].is_some_and(|p| p.wall))
+}
+
+/// POSIX timer `id` (in slot `t`, just armed by `set`) was armed for an
+/// absolute wall-clock time (`abs`) or not: only then does its deadline
+/// follow the wall clock. (Linux turns a relative `CLOCK_REALTIME` timer
+/// into a monotonic one.)
+pub fn track_wall(id: usize, t: usize, abs: bool) {
+    let epoch = if abs && AT[t].load(Relaxed) != 0 { crate::time::epoch_ns() } else { 0 };
+    POSIX.with(|ps| {
+        if let Some(p) = ps[id].as_mut() {
+            p.epoch = epoch;
+        }
+    });
+}
+
+/// Moves the deadlines of the timers armed for an absolute wall-clock
+/// time by as much as the wall clock has been set since (by this process
+/// or another: the setting is the arena's), before they are read or
+/// checked: forward past a deadline fires it at the next look, back
+/// delays it.
+fn follow_wall() {
+    let now = crate::time::epoch_ns();
+    POSIX.with(|ps| {
+        for (id, p) in ps.iter_mut().enumerate() {
+            let Some(p) = p.as_mut().filter(|p| p.epoch != 0 && p.epoch != now) else { continue };
+            let t = ITIMERS + id;
+            let at = AT[t].load(Relaxed);
+            if at != 0 {
+                store_at(t, at.saturating_add(p.epoch).saturating_sub(now).max(1));
+            }
+            p.epoch = now;
+        }
+    });
 }
 
 /// Deletes POSIX timer `id`; false if there is none.
@@ -240,6 +278,7 @@ fn due_one(t: usize) -> bool {
 /// timers' coalesce into the one pending signal, as on Linux); a one-shot
 /// is disarmed.
 pub fn fire(mut send: impl FnMut(usize, u32, Option<u32>) -> bool) -> u64 {
+    follow_wall();
     let mut sigs = 0;
     for t in (0..SLOTS).filter(|&t| due_one(t)) {
         let (at, every, now) = (AT[t].load(Relaxed), EVERY[t].load(Relaxed), now(t));

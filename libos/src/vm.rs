@@ -16,7 +16,7 @@ use crate::scoped::Scoped;
 use crate::selfmap::{leaf_entries, LEAF_SPAN};
 pub use crate::selfmap::{next_mapped, pte};
 use crate::word::Word;
-use abi::pte::{frame_of, DIRTY, NO_EXEC, WRITABLE};
+use abi::pte::{frame_of, DIRTY, USER, WRITABLE};
 use abi::syscall::{map as mf, ENV_SELF, FRAME_ANY};
 use alloc::vec::Vec;
 use user::{kinfo, sys};
@@ -113,9 +113,19 @@ pub fn regions() -> Vec<Region> {
     with_space(|s| s.regions.clone())
 }
 
-fn flags(prot: u32) -> u64 {
+/// The kernel's mapping flags for a page of a region with `prot`:
+/// writable only if `write` too (pages become writable on their first
+/// write, so copy-on-write is never broken early); a `PROT_NONE` page
+/// keeps its frame and contents but allows nothing (`map::NO_ACCESS`: the
+/// kernel maps it without the user bit), so any access faults and
+/// `mprotect` back finds the bytes. x86 cannot map a page writable or
+/// executable but not readable, so any other `prot` is readable.
+fn rights(prot: u32, write: bool) -> u64 {
+    if prot == 0 {
+        return mf::NO_ACCESS;
+    }
     let mut f = 0;
-    if prot & W != 0 {
+    if write && prot & W != 0 {
         f |= mf::WRITE;
     }
     if prot & X != 0 {
@@ -219,8 +229,9 @@ pub fn alias(start: u64, from: u64, len: u64, prot: u32) -> bool {
     (0..len / PAGE).all(|i| {
         let src = from + i * PAGE;
         touch(src, false)
-            && pte(src)
-                .is_some_and(|p| sys::map(ENV_SELF, start + i * PAGE, frame_of(p), flags(prot & !W)).is_ok())
+            && pte(src).is_some_and(|p| {
+                sys::map(ENV_SELF, start + i * PAGE, frame_of(p), rights(prot, false)).is_ok()
+            })
     })
 }
 
@@ -247,16 +258,14 @@ pub fn add_shared_file(start: u64, end: u64, ino: crate::fs::Ino, off: u64) {
 /// relative copies it first).
 fn clean(va: u64) {
     if let Some(p) = pte(va) {
-        let mut rights = 0;
-        if p & WRITABLE != 0 {
-            rights |= mf::WRITE;
-        }
-        if p & NO_EXEC == 0 {
-            rights |= mf::EXEC;
-        }
-        let _ = sys::unmap(ENV_SELF, va);
-        let _ = sys::map(ENV_SELF, va, frame_of(p), rights);
+        remap(va, p);
     }
+}
+
+/// Maps the page at `va` afresh as entry `p` maps it, its dirty bit clear.
+fn remap(va: u64, p: u64) {
+    let _ = sys::unmap(ENV_SELF, va);
+    let _ = sys::map(ENV_SELF, va, frame_of(p), mf::of_pte(p));
 }
 
 /// Writes the pages of `[start, end)` the program changed back to the
@@ -269,8 +278,10 @@ pub fn write_back(start: u64, end: u64) {
         let mut va = lo;
         while let Some(v) = next_mapped(va, hi) {
             va = v + PAGE;
-            if pte(v).is_none_or(|p| p & DIRTY == 0) {
-                continue;
+            let Some(p) = pte(v).filter(|p| p & DIRTY != 0) else { continue };
+            if p & USER == 0 {
+                // PROT_NONE now: readable while lxrt copies it out.
+                let _ = sys::protect(ENV_SELF, v, 0);
             }
             let at = m.off + (v - m.start);
             crate::fs::node::update(m.ino, |n| {
@@ -279,7 +290,7 @@ pub fn write_back(start: u64, end: u64) {
                 let page = unsafe { core::slice::from_raw_parts(v as *const u8, len) };
                 let _ = crate::fs::node::write_at(n, at, page);
             });
-            clean(v);
+            remap(v, p);
         }
     }
 }
@@ -426,7 +437,7 @@ pub fn map_boot(va: u64, src: u64, len: u64, prot: u32) -> u64 {
     let mut done = 0;
     while done + PAGE <= len && window.contains(&(src + done)) {
         let n = ((len - done) / PAGE).min(abi::syscall::RANGE_MAX);
-        if sys::map_from_range(ENV_SELF, va + done, src + done, n, flags(prot & !W)).is_err() {
+        if sys::map_from_range(ENV_SELF, va + done, src + done, n, rights(prot, false)).is_err() {
             break;
         }
         done += n * PAGE;
@@ -463,7 +474,7 @@ pub fn protect(start: u64, end: u64, prot: u32) -> bool {
         while run_end < end && pte(run_end).is_some() {
             run_end += PAGE;
         }
-        let _ = crate::range::protect(ENV_SELF, v, (run_end - v) / PAGE, flags(prot & !W));
+        let _ = crate::range::protect(ENV_SELF, v, (run_end - v) / PAGE, rights(prot, false));
         va = run_end;
     }
     true
@@ -475,7 +486,7 @@ pub fn populate(va: u64, prot: u32) -> bool {
     let Ok(f) = sys::frame_alloc(crate::env::id() as u64, FRAME_ANY) else {
         return false;
     };
-    if sys::map(ENV_SELF, va, f, flags(prot)).is_err() {
+    if sys::map(ENV_SELF, va, f, rights(prot, true)).is_err() {
         let _ = sys::frame_free(f);
         return false;
     }
@@ -493,7 +504,7 @@ fn break_cow(va: u64, old: u64, prot: u32) -> bool {
     let info = kinfo::frame(f);
     let in_place = (info.refs <= 1 && info.owner as u64 == sys::self_id())
         || (info.owner == crate::env::id() && in_shared_file(va));
-    if in_place && sys::protect(ENV_SELF, va, flags(prot)).is_ok() {
+    if in_place && sys::protect(ENV_SELF, va, rights(prot, true)).is_ok() {
         return true;
     }
     let new = (FRAME_FOR.get())(va);
@@ -506,7 +517,7 @@ fn break_cow(va: u64, old: u64, prot: u32) -> bool {
     let _ = sys::unmap(ENV_SELF, SCRATCH);
     let _ = sys::unmap(ENV_SELF, va);
     let_go(f);
-    sys::map(ENV_SELF, va, new, flags(prot)).is_ok()
+    sys::map(ENV_SELF, va, new, rights(prot, true)).is_ok()
 }
 
 /// The initial stack is dead from now on (`entry::enter`).
@@ -535,7 +546,7 @@ pub fn touch(va: u64, write: bool) -> bool {
     match pte(va) {
         None => {
             let f = (FRAME_FOR.get())(va);
-            sys::map(ENV_SELF, va, f, flags(r.prot)).is_ok() || {
+            sys::map(ENV_SELF, va, f, rights(r.prot, true)).is_ok() || {
                 let _ = sys::frame_free(f);
                 false
             }

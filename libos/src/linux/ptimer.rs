@@ -97,13 +97,15 @@ pub fn timer_settime(id: u64, flags: u64, new: u64, old: u64) -> LxResult {
     if old != 0 {
         uaccess::put(old, itimerspec(&alarm::get(t)))?;
     }
-    let value = if flags & TIMER_ABSTIME != 0 && value != 0 {
+    let abs = flags & TIMER_ABSTIME != 0;
+    let value = if abs && value != 0 {
         let now = if alarm::is_wall(id) { crate::time::wall_ns() } else { alarm::now(t) };
         value.saturating_sub(now).max(1)
     } else {
         value
     };
     alarm::set(t, value, every);
+    alarm::track_wall(id, t, abs && alarm::is_wall(id));
     Ok(0)
 }
 

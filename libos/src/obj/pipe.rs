@@ -385,9 +385,12 @@ pub fn size(f: &File) -> usize {
 /// `F_SETPIPE_SZ`: makes `f`'s ring `want` bytes (the argument's low 32
 /// bits, as Linux reads it) rounded up to a power of two pages (Linux's
 /// `round_pipe_size`) and returns the size: EINVAL past
-/// 2^31, EPERM past `MAX_SIZE` (Linux lets a process with
-/// `CAP_SYS_RESOURCE` past it; here none does), EBUSY if the bytes it holds
-/// would not fit (counted in pages, as Linux counts its buffers), ENOMEM.
+/// 2^31, EPERM past `MAX_SIZE` but for root (Linux lets a process with
+/// `CAP_SYS_RESOURCE` past it, which only root holds here), EBUSY if the
+/// bytes it holds would not fit (counted in pages, as Linux counts its
+/// buffers), ENOMEM if the arena has no room for the ring (past
+/// `MAX_SIZE`, only while it leaves the arena its reserve for files and
+/// pipes: `shared::alloc_data`).
 /// The bytes keep their positions (a socket's passed descriptors are keyed
 /// by them).
 pub fn set_size(f: &File, want: u32) -> Result<usize, i64> {
@@ -395,7 +398,8 @@ pub fn set_size(f: &File, want: u32) -> Result<usize, i64> {
         return Err(EINVAL);
     }
     let size = (want as usize).max(PAGE).next_power_of_two();
-    if size > MAX_SIZE {
+    let past_max = size > MAX_SIZE;
+    if past_max && crate::fs::perm::me().uid[abi::ident::EFFECTIVE] != 0 {
         return Err(EPERM);
     }
     // SAFETY: `f` keeps the pipe live; no other reference to it here.
@@ -409,7 +413,7 @@ pub fn set_size(f: &File, want: u32) -> Result<usize, i64> {
         return Ok(size);
     }
     let big = if size > CAPACITY {
-        let b = shared::alloc(size, 64);
+        let b = if past_max { shared::alloc_data(size, 64) } else { shared::alloc(size, 64) };
         if b.is_null() {
             return Err(ENOMEM);
         }

@@ -8,8 +8,8 @@
 use super::signal::{
     action, add_pending, altstack, blocked, clear_pending, has_handler, ignored_by_default, interrupt, mask,
     note_sender, note_timer, own_pending, pending_bits, send, send_thread, sender, set_action, set_mask,
-    suspended, thread, timer_of, Action, CONSOLE_INPUT, SIGCHLD, SIGCONT, SIGSEGV, SIG_DFL, SS_DISABLE,
-    SS_ONSTACK, STOPS, WORDS,
+    suspended, take_one, thread, timer_queued, Action, CONSOLE_INPUT, SIGCHLD, SIGCONT, SIGSEGV, SIG_DFL,
+    SS_DISABLE, SS_ONSTACK, STOPS, WORDS,
 };
 use crate::errno::LxResult;
 use crate::uaccess;
@@ -75,7 +75,7 @@ fn collect() {
 /// thread in environment `thread`; false if the one it queued before is
 /// still pending (the expiry is then counted as an overrun).
 fn queue_timer(id: usize, sig: u32, thread: Option<u32>) -> bool {
-    if timer_of(sig) == Some(id) {
+    if timer_queued(sig, id) {
         return false;
     }
     let word = match thread {
@@ -268,8 +268,7 @@ pub fn deliver(f: &mut ExceptionFrame, restart: Option<u64>) {
         let sig = p.trailing_zeros();
         p &= p - 1;
         if has_handler(sig) {
-            let (code, words) = info(sig);
-            clear_pending(sig);
+            let (code, words) = take(sig);
             if let Some(nr) = restart.filter(|_| action(sig).flags & SA_RESTART != 0) {
                 // Back onto the `syscall` instruction (2 bytes).
                 f.regs.rax = nr;
@@ -335,21 +334,23 @@ const SI_TKILL: i32 = -6;
 /// `si_code` of a POSIX timer's signal.
 const SI_TIMER: i32 = -2;
 
-/// `siginfo_t`'s `si_code` and its union's first two words for pending
-/// signal `sig`, taken now: a POSIX timer's (its id and overrun count,
-/// then its value), a `tgkill` or `tkill` by a thread of this process
-/// (pending for this thread alone: `raise_thread` too; glibc's SIGCANCEL
-/// and SIGSETXID handlers act only on these, si_pid the process's own),
-/// or a sender's pid (SI_USER).
-fn info(sig: u32) -> (i32, [u64; 2]) {
-    if let Some(id) = timer_of(sig) {
+/// Takes one instance of pending signal `sig` (`take_one`), with
+/// `siginfo_t`'s `si_code` and its union's first two words: a POSIX
+/// timer's (its id and overrun count, then its value), a `tgkill` or
+/// `tkill` by a thread of this process (pending for this thread alone:
+/// `raise_thread` too; glibc's SIGCANCEL and SIGSETXID handlers act only
+/// on these, si_pid the process's own), or a sender's pid (SI_USER).
+fn take(sig: u32) -> (i32, [u64; 2]) {
+    let own = own_pending().get() & 1 << sig != 0;
+    let from = sender(sig);
+    if let Some(id) = take_one(sig) {
         let (overrun, value) = crate::alarm::delivered(id);
         return (SI_TIMER, [id as u64 | overrun << 32, value]);
     }
-    if own_pending().get() & 1 << sig != 0 {
+    if own {
         return (SI_TKILL, [super::pid() as u64, 0]);
     }
-    (0, [sender(sig) as u64, 0])
+    (0, [from as u64, 0])
 }
 
 /// Pushes the signal frame, with `siginfo_t`'s `si_code` and its union's
@@ -492,8 +493,7 @@ pub fn take_pending_in(set: u64) -> Option<(u32, i32, [u64; 2])> {
     let p = if own != 0 { own } else { p };
     (p != 0).then(|| {
         let sig = p.trailing_zeros();
-        let (code, words) = info(sig);
-        clear_pending(sig);
+        let (code, words) = take(sig);
         (sig, code, words)
     })
 }

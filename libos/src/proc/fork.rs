@@ -33,7 +33,7 @@ use crate::layout::{page_down, INIT_STACK_BOTTOM, INIT_STACK_TOP, PAGE, PRIVATE_
 use crate::{entry, fd, lock, range, shared, vm};
 use abi::exception::ExceptionFrame;
 use abi::layout::pte_va;
-use abi::pte::{NO_EXEC, PRESENT, WRITABLE};
+use abi::pte::{PRESENT, WRITABLE};
 use abi::syscall::map as mf;
 use abi::Error;
 use user::sys;
@@ -68,17 +68,6 @@ fn each_page(start: u64, end: u64, f: &mut impl FnMut(u64, u64) -> Result<(), Er
         }
     }
     Ok(())
-}
-
-fn rights(pte: u64) -> u64 {
-    let mut r = 0;
-    if pte & WRITABLE != 0 {
-        r |= mf::WRITE;
-    }
-    if pte & NO_EXEC == 0 {
-        r |= mf::EXEC;
-    }
-    r
 }
 
 /// What the child gets for a page.
@@ -133,7 +122,7 @@ impl Builder {
     }
 
     fn page(&mut self, va: u64, pte: u64) -> Result<(), Error> {
-        let (how, rights) = (self.classify(va, pte), rights(pte));
+        let (how, rights) = (self.classify(va, pte), mf::of_pte(pte));
         if let Some(r) = &mut self.run {
             if r.how == how && r.rights == rights && r.start + r.pages * PAGE == va {
                 r.pages += 1;

@@ -96,12 +96,29 @@ pub struct Action {
 
 /// What a process does with each signal (`proc::Process::signals`), who
 /// sent each pending one (its pid: `siginfo_t.si_pid`), and which POSIX
-/// timer queued it (its id + 1; 0: none).
-pub struct Dispositions([Action; 65], [u32; 65], [u8; 65]);
+/// timers queued it, in the order they fired: each timer's expiry is a
+/// signal of its own, as Linux queues one per timer, so two timers
+/// sharing a real-time signal are both delivered (a timer's repeats while
+/// its signal waits are its overruns instead).
+pub struct Dispositions([Action; 65], [u32; 65], Queued);
 
 impl Dispositions {
     pub const INITIAL: Dispositions =
-        Dispositions([Action { handler: 0, flags: 0, restorer: 0, mask: 0 }; 65], [0; 65], [0; 65]);
+        Dispositions([Action { handler: 0, flags: 0, restorer: 0, mask: 0 }; 65], [0; 65], Queued::NONE);
+}
+
+/// The POSIX timers' pending instances, without allocating (an expiry is
+/// queued inside an upcall): for each signal the set of timers (bit n:
+/// timer id n, fewer than 64) whose instance waits, and for each timer
+/// when it was queued, so the oldest goes first.
+pub struct Queued {
+    timers: [u64; 65],
+    at: [u64; 64],
+    count: u64,
+}
+
+impl Queued {
+    const NONE: Queued = Queued { timers: [0; 65], at: [0; 64], count: 0 };
 }
 
 #[inline]
@@ -196,17 +213,44 @@ pub(super) fn clear_pending(sig: u32) {
     for w in [&WORDS.pending, own_pending(), &WORDS.routed] {
         w.set(w.get() & !(1 << sig));
     }
-    super::with_process(|p| p.signals.2[sig as usize] = 0);
+    super::with_process(|p| p.signals.2.timers[sig as usize] = 0);
 }
 
 /// Records that POSIX timer `id` queued pending signal `sig`.
 pub(super) fn note_timer(sig: u32, id: usize) {
-    super::with_process(|p| p.signals.2[sig as usize] = id as u8 + 1);
+    super::with_process(|p| {
+        let q = &mut p.signals.2;
+        q.timers[sig as usize] |= 1 << id;
+        q.count += 1;
+        q.at[id] = q.count;
+    });
 }
 
-/// The POSIX timer that queued pending signal `sig`, if one did.
-pub(super) fn timer_of(sig: u32) -> Option<usize> {
-    super::with_process(|p| (p.signals.2[sig as usize] as usize).checked_sub(1))
+/// Whether POSIX timer `id`'s signal `sig` waits to be taken.
+pub(super) fn timer_queued(sig: u32, id: usize) -> bool {
+    super::with_process(|p| p.signals.2.timers[sig as usize] & 1 << id != 0)
+}
+
+/// Takes one instance of pending signal `sig`: the POSIX timer that
+/// queued the oldest, if one did. The signal stays pending while other
+/// timers' instances wait (handed to a thread afresh: `route`); otherwise
+/// it is taken whole.
+pub(super) fn take_one(sig: u32) -> Option<usize> {
+    let (id, more) = super::with_process(|p| {
+        let q = &mut p.signals.2;
+        let set = q.timers[sig as usize];
+        let id = (0..64).filter(|&i| set & 1 << i != 0).min_by_key(|&i| q.at[i]);
+        if let Some(i) = id {
+            q.timers[sig as usize] &= !(1 << i);
+        }
+        (id, q.timers[sig as usize] != 0)
+    });
+    if more {
+        WORDS.routed.set(WORDS.routed.get() & !(1 << sig));
+    } else {
+        clear_pending(sig);
+    }
+    id
 }
 
 pub(super) fn ignored_by_default(sig: u32) -> bool {
@@ -294,7 +338,7 @@ pub fn forked_child() {
     WORDS.first_pending.set(0);
     WORDS.routed.set(0);
     thread().pending.set(0);
-    super::with_process(|p| p.signals.2 = [0; 65]);
+    super::with_process(|p| p.signals.2 = Queued::NONE);
 }
 
 /// The alternate signal stack (`sigaltstack`), Linux's `stack_t`.

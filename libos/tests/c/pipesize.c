@@ -8,7 +8,8 @@
  * not writable), held bytes kept through shrinking (across the ring's
  * wrap) and growing to 1 MiB, and a blocking writer pushing 100,000 bytes
  * through a one-page pipe. Sizes past 1 MiB are not compared: Linux lets
- * root past /proc/sys/fs/pipe-max-size, Veneer refuses (EPERM). */
+ * root past /proc/sys/fs/pipe-max-size only with CAP_SYS_RESOURCE, which
+ * a container's root may lack (pipemax.c checks them on Veneer). */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
