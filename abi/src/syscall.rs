@@ -517,14 +517,10 @@ pub const FRAME_DISOWN: u64 = BASE + 90;
 /// mapping of the range or, on error, none. Returns how many pages were
 /// mapped. The page tables are walked once per leaf table and the TLB is
 /// flushed once. (Exec's removal of the old image and `munmap`, issue 26.)
-pub const UNMAP_RANGE: u64 = BASE + 97;
-
-/// Numbers other branches hold while this one is apart from them
-/// (`BASE + 91` to `BASE + 96`): they answer `NoSuchCall`.
-pub const HELD: core::ops::Range<u64> = BASE + 91..BASE + 97;
+pub const UNMAP_RANGE: u64 = BASE + 91;
 
 /// One past the last kernel call.
-pub const END: u64 = BASE + 98;
+pub const END: u64 = BASE + 92;
 
 /// Ticks of its own running an environment may spend holding a library
 /// lock in a row (`SECTION_HOLDS`): 2 s at the kernel's 2 ms tick.

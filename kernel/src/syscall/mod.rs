@@ -81,10 +81,8 @@ macro_rules! calls {
             let mut table: [Call; CALLS] = [entries::debug_write as Call; CALLS];
             let mut i = 0;
             while i < CALLS {
-                let held = i as u64 + sc::BASE >= sc::HELD.start && (i as u64 + sc::BASE) < sc::HELD.end;
                 table[i] = match at[i] {
                     Some(call) => call,
-                    None if held => held_number as Call,
                     None => panic!("a system-call number has no handler"),
                 };
                 i += 1;
@@ -92,11 +90,6 @@ macro_rules! calls {
             table
         };
     };
-}
-
-/// A number another branch holds (`abi::syscall::HELD`): no call yet.
-extern "sysv64" fn held_number(_: u64, _: u64, _: u64, _: u64, _: u64, _: u64) -> i64 {
-    Error::NoSuchCall.as_result()
 }
 
 /// Puts `call` at `number` in the table being built (at compile time).
