@@ -18,6 +18,7 @@ use abi::syscall::{map as mf, CRED_SELF, ENV_SELF};
 use libos::layout::{PAGE, SHARED, SHARED_MAX};
 use libos::linux::nr::{SYS_CLOSE, SYS_FORK, SYS_PIPE2, SYS_READ, SYS_SETGID, SYS_SETUID, SYS_WRITE};
 use libos::native::{self, linux};
+use user::rng::Rng;
 use user::verdict::check;
 use user::{kinfo, println, sys};
 
@@ -65,21 +66,11 @@ fn pages_of(fds: &[i64]) -> [(u64, u64); 4] {
     out
 }
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
-
 fn scribble_page(va: u64, rng: &mut Rng) {
     if libos::selfmap::pte(va).is_some_and(|e| e & abi::pte::WRITABLE != 0) {
         for w in 0..PAGE / 8 {
             // SAFETY: the attack: a page this process has mapped writable.
-            unsafe { core::ptr::write_volatile((va + w * 8) as *mut u64, rng.next()) };
+            unsafe { core::ptr::write_volatile((va + w * 8) as *mut u64, rng.next_u64()) };
         }
     }
 }
@@ -103,7 +94,7 @@ fn attacker(fds: &[i64], seed: u64) -> ! {
     // lxrt's handler would run over what we write at our next slice.
     let _ = sys::slice_upcalls(ENV_SELF, false);
     let arena = libos::shared::cred();
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let mut pass = 0;
     loop {
         for va in (SHARED..SHARED + SHARED_MAX).step_by(PAGE as usize) {
