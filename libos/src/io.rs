@@ -46,14 +46,6 @@ fn retry<T>(
     }
 }
 
-fn result(r: i64) -> Result<usize, i64> {
-    if r < 0 {
-        Err(-r)
-    } else {
-        Ok(r as usize)
-    }
-}
-
 /// `read` of descriptor `d` into `buf` through its methods.
 #[inline]
 pub fn read(d: &Fd, buf: &mut [u8]) -> Result<usize, i64> {
@@ -70,16 +62,16 @@ pub fn read_file(ops: &Ops, f: &mut File, buf: &mut [u8]) -> Result<usize, i64> 
         return read_slow(ops, f, buf, None);
     }
     let r = read_once(ops, f, buf);
-    if r == -EAGAIN {
+    if r == Err(EAGAIN) {
         return read_slow(ops, f, buf, Some(r));
     }
-    result(r)
+    r
 }
 
 /// One read through `ops`. A pipe with the library's own methods is called
 /// directly, so the compiler can inline its read.
 #[inline(always)]
-fn read_once(ops: &Ops, f: &mut File, buf: &mut [u8]) -> i64 {
+fn read_once(ops: &Ops, f: &mut File, buf: &mut [u8]) -> Result<usize, i64> {
     if core::ptr::eq(ops, &obj::pipe::OPS) {
         obj::pipe::read(f, buf)
     } else {
@@ -90,17 +82,22 @@ fn read_once(ops: &Ops, f: &mut File, buf: &mut [u8]) -> i64 {
 /// `read_file`'s long path, `first` the answer it had already.
 #[cold]
 #[inline(never)]
-fn read_slow(ops: &Ops, f: &mut File, buf: &mut [u8], mut first: Option<i64>) -> Result<usize, i64> {
+fn read_slow(
+    ops: &Ops,
+    f: &mut File,
+    buf: &mut [u8],
+    mut first: Option<Result<usize, i64>>,
+) -> Result<usize, i64> {
     if f.kind == Kind::Console {
         crate::proc::kill::await_foreground()?;
     }
     let nonblock = !blocks(f);
     let ptr = f as *mut File;
     retry(ptr, POLLIN, nonblock, || match first.take() {
-        Some(r) => result(r),
+        Some(r) => r,
         // After a wait: a sibling may have unmapped the buffer meanwhile
         // (a partial count or EFAULT, as Linux answers).
-        None => result(read_once(ops, f, crate::uaccess::still_lent(&mut *buf)?)),
+        None => read_once(ops, f, crate::uaccess::still_lent(&mut *buf)?),
     })
 }
 
@@ -114,7 +111,7 @@ pub fn write(d: &Fd, buf: &[u8]) -> Result<usize, i64> {
 
 /// One write through `ops` (a pipe's directly, as `read_once`).
 #[inline(always)]
-fn write_once(ops: &Ops, f: &mut File, buf: &[u8]) -> i64 {
+fn write_once(ops: &Ops, f: &mut File, buf: &[u8]) -> Result<usize, i64> {
     if core::ptr::eq(ops, &obj::pipe::OPS) {
         obj::pipe::write(f, buf)
     } else {
@@ -127,8 +124,8 @@ fn write_once(ops: &Ops, f: &mut File, buf: &[u8]) -> i64 {
 #[inline]
 pub fn write_file(ops: &Ops, f: &mut File, buf: &[u8]) -> Result<usize, i64> {
     let r = write_once(ops, f, buf);
-    if r >= 0 && r as usize == buf.len() {
-        return Ok(r as usize);
+    if r == Ok(buf.len()) {
+        return r;
     }
     write_slow(ops, f, buf, r)
 }
@@ -136,13 +133,13 @@ pub fn write_file(ops: &Ops, f: &mut File, buf: &[u8]) -> Result<usize, i64> {
 /// `write_file`'s long path: the rest after a first answer `first`.
 #[cold]
 #[inline(never)]
-fn write_slow(ops: &Ops, f: &mut File, buf: &[u8], first: i64) -> Result<usize, i64> {
+fn write_slow(ops: &Ops, f: &mut File, buf: &[u8], first: Result<usize, i64>) -> Result<usize, i64> {
     let ptr = f as *mut File;
     let mut done = 0;
     let mut r = first;
     let mut yielded = false;
     loop {
-        match result(r) {
+        match r {
             Ok(n) => {
                 done += n;
                 if done == buf.len() || n == 0 {

@@ -33,14 +33,6 @@ const O_NOFOLLOW: u64 = 0o400000;
 const O_CLOEXEC: u64 = 0o2000000;
 const O_PATH: u64 = flags::PATH as u64;
 
-pub(super) fn call(r: i64) -> LxResult {
-    if r < 0 {
-        Err(-r)
-    } else {
-        Ok(r)
-    }
-}
-
 /// The directory a `*at` call's path `p` starts from: the root for an
 /// absolute path (whatever `dirfd` is), else `dirfd`'s directory.
 pub(super) fn base(dirfd: i64, p: &[u8]) -> Result<Ino, i64> {
@@ -194,7 +186,7 @@ pub fn pread(fdn: i64, buf: u64, len: u64, off: u64, write_it: bool) -> LxResult
 pub fn lseek(fdn: i64, off: i64, whence: u64) -> LxResult {
     let d = fd::get(fdn)?;
     // SAFETY: the descriptor keeps the file live; no other reference to it here.
-    call((d.ops.seek)(unsafe { fd::file(&d) }, off, whence as u32))
+    (d.ops.seek)(unsafe { fd::file(&d) }, off, whence as u32).map(|n| n as i64)
 }
 
 pub fn close(fdn: i64) -> LxResult {
@@ -322,7 +314,7 @@ pub fn fstat(fdn: i64, buf: u64) -> LxResult {
     let d = fd::get_raw(fdn)?;
     let mut st = Stat::default();
     // SAFETY: the descriptor keeps the file live; no other reference to it here.
-    call((d.ops.stat)(unsafe { fd::file(&d) }, &mut st))?;
+    (d.ops.stat)(unsafe { fd::file(&d) }, &mut st)?;
     uaccess::put(buf, stat::linux(&st))
 }
 
@@ -332,7 +324,7 @@ fn stat_path(dirfd: i64, pathp: u64, flags: u64) -> Result<Stat, i64> {
         let d = fd::get_raw(dirfd)?;
         let mut st = Stat::default();
         // SAFETY: the descriptor keeps the file live; no other reference to it here.
-        call((d.ops.stat)(unsafe { fd::file(&d) }, &mut st))?;
+        (d.ops.stat)(unsafe { fd::file(&d) }, &mut st)?;
         return Ok(st);
     }
     let cwd = base(dirfd, p)?;
@@ -340,7 +332,7 @@ fn stat_path(dirfd: i64, pathp: u64, flags: u64) -> Result<Stat, i64> {
         let d = fd::get_raw(n)?;
         let mut st = Stat::default();
         // SAFETY: the descriptor keeps the file live; no other reference to it here.
-        call((d.ops.stat)(unsafe { fd::file(&d) }, &mut st))?;
+        (d.ops.stat)(unsafe { fd::file(&d) }, &mut st)?;
         return Ok(st);
     }
     let ino = path::resolve(cwd, p, flags & AT_SYMLINK_NOFOLLOW == 0)?;
@@ -837,6 +829,6 @@ pub fn ioctl(fdn: i64, req: u64, arg: u64) -> LxResult {
             f.flags = if on != 0 { f.flags | flags::ASYNC } else { f.flags & !flags::ASYNC };
             Ok(0)
         }
-        _ => call((d.ops.ioctl)(f, req, arg)),
+        _ => (d.ops.ioctl)(f, req, arg).map(|n| n as i64),
     }
 }

@@ -8,7 +8,6 @@
 //! waits fail with EAGAIN; `SPLICE_F_MOVE`, `SPLICE_F_MORE` and
 //! `SPLICE_F_GIFT` change nothing. Linux's checks, in its order.
 
-use super::file::call;
 use crate::errno::{LxResult, EBADF, EINVAL, ESPIPE};
 use crate::fd::{self, Fd};
 use crate::obj::{flags, pipe, Kind};
@@ -158,7 +157,7 @@ fn from_pipe(din: &Fd, dout: &Fd, at: Option<i64>, len: u64, nonblock: bool, tak
     if take {
         // The bytes are in the ring: this read takes them without waiting.
         // SAFETY: as above.
-        call((din.ops.read)(unsafe { fd::file(din) }, &mut buf[..put]))?;
+        (din.ops.read)(unsafe { fd::file(din) }, &mut buf[..put])?;
     }
     Ok(put as i64)
 }
@@ -177,6 +176,6 @@ fn into_pipe(din: &Fd, dout: &Fd, at: Option<i64>, len: u64, nonblock: bool) -> 
     let mut buf = vec![0u8; (len as usize).min(CHUNK).min(room)];
     let got = at_offset(din, at, |f| crate::io::read_file(din.ops, f, &mut buf))?;
     // SAFETY: as above.
-    call((dout.ops.write)(unsafe { fd::file(dout) }, &buf[..got]))?;
+    (dout.ops.write)(unsafe { fd::file(dout) }, &buf[..got])?;
     Ok(got as i64)
 }

@@ -41,15 +41,9 @@ fn mask(prefix: u8) -> [u8; 4] {
     (u32::MAX.checked_shl(32 - prefix as u32).unwrap_or(0)).to_be_bytes()
 }
 
-/// Answers request `req` on the `struct ifreq` at `arg`; `-errno`.
-pub fn ioctl(req: u64, arg: u64) -> i64 {
-    match answer(req & 0xffff_ffff, arg) {
-        Ok(()) => 0,
-        Err(e) => -e,
-    }
-}
-
-fn answer(req: u64, arg: u64) -> Result<(), i64> {
+/// Answers request `req` on the `struct ifreq` at `arg`.
+pub fn ioctl(req: u64, arg: u64) -> Result<(), i64> {
+    let req = req & 0xffff_ffff;
     if req == SIOCGIFCONF {
         return conf(arg);
     }

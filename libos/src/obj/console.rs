@@ -238,7 +238,7 @@ fn edit_line(t: &mut Tty, c: u8, [erase, kill, end]: [u8; 3]) -> bool {
 /// Reads what the terminal has: EAGAIN when nothing yet (the caller waits,
 /// `io::read`, after checking the reader is in the foreground), EINTR when
 /// a control character just signalled.
-fn read(_: &mut File, buf: &mut [u8]) -> i64 {
+fn read(_: &mut File, buf: &mut [u8]) -> Result<usize, i64> {
     let canonical = is_tty() && flag_word(3) & ICANON != 0;
     loop {
         let line = with_tty(|t| {
@@ -251,10 +251,10 @@ fn read(_: &mut File, buf: &mut [u8]) -> i64 {
             })
         });
         if let Some(n) = line {
-            return n as i64;
+            return Ok(n);
         }
         if fill() {
-            return -EINTR;
+            return Err(EINTR);
         }
         if canonical {
             let mut ready = false;
@@ -266,7 +266,7 @@ fn read(_: &mut File, buf: &mut [u8]) -> i64 {
             }
             if ready {
                 if with_tty(|t| t.line_len) == 0 {
-                    return 0; // end of file on an empty line
+                    return Ok(0); // end of file on an empty line
                 }
                 continue;
             }
@@ -281,23 +281,23 @@ fn read(_: &mut File, buf: &mut [u8]) -> i64 {
                 if is_tty() {
                     echo(&buf[..n]);
                 }
-                return n as i64;
+                return Ok(n);
             }
         }
-        return -EAGAIN;
+        return Err(EAGAIN);
     }
 }
 
-fn write(_: &mut File, buf: &[u8]) -> i64 {
+fn write(_: &mut File, buf: &[u8]) -> Result<usize, i64> {
     crate::log::console_write(buf);
-    buf.len() as i64
+    Ok(buf.len())
 }
 
-fn stat(_: &File, st: &mut Stat) -> i64 {
+fn stat(_: &File, st: &mut Stat) -> Result<(), i64> {
     st.mode = crate::fs::S_IFCHR | 0o620;
     st.rdev = (5, 1);
     st.ino = 1;
-    0
+    Ok(())
 }
 
 const TCGETS: u64 = 0x5401;
@@ -346,11 +346,11 @@ const TERMIOS_DEFAULT: [u8; TERMIOS_SIZE] = {
     t
 };
 
-fn ioctl(_: &mut File, req: u64, arg: u64) -> i64 {
+fn ioctl(_: &mut File, req: u64, arg: u64) -> Result<usize, i64> {
     if !is_tty() {
-        return -ENOTTY;
+        return Err(ENOTTY);
     }
-    let r = match req {
+    match req {
         TCGETS => crate::uaccess::write(arg, &TERMIOS.get()),
         TCSETS | TCSETSW | TCSETSF => crate::uaccess::bytes(arg, TERMIOS_SIZE as u64)
             .map(|b| TERMIOS.set(b.try_into().expect("TERMIOS_SIZE bytes"))),
@@ -363,10 +363,7 @@ fn ioctl(_: &mut File, req: u64, arg: u64) -> i64 {
             crate::uaccess::put(arg, pgrp as i32).map(|_| ())
         }
         TIOCSPGRP => crate::uaccess::get::<i32>(arg).map(|g| with_tty(|t| t.pgrp = g as u32)),
-        _ => return -ENOTTY,
-    };
-    match r {
-        Ok(()) => 0,
-        Err(e) => -e,
-    }
+        _ => return Err(ENOTTY),
+    }?;
+    Ok(0)
 }

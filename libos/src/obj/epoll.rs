@@ -62,12 +62,12 @@ pub struct Epoll {
 pub static OPS: Ops = Ops { read, write, seek: no_seek, stat, ioctl: super::no_ioctl, close };
 
 /// An epoll set is neither read nor written (Linux: EINVAL).
-fn read(_: &mut File, _: &mut [u8]) -> i64 {
-    -crate::errno::EINVAL
+fn read(_: &mut File, _: &mut [u8]) -> Result<usize, i64> {
+    Err(crate::errno::EINVAL)
 }
 
-fn write(_: &mut File, _: &[u8]) -> i64 {
-    -crate::errno::EINVAL
+fn write(_: &mut File, _: &[u8]) -> Result<usize, i64> {
+    Err(crate::errno::EINVAL)
 }
 
 /// A new, empty set.
@@ -168,11 +168,11 @@ fn close(f: &mut File) {
     unsafe { super::free_object(e) };
 }
 
-fn stat(_: &File, st: &mut Stat) -> i64 {
+fn stat(_: &File, st: &mut Stat) -> Result<(), i64> {
     // Linux's anonymous inode: mode 0600, no type bits.
     st.mode = 0o600;
     st.blksize = 4096;
-    0
+    Ok(())
 }
 
 /// How deep the sets below `f` nest (0: `f` is not a set).

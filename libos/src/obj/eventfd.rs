@@ -62,31 +62,31 @@ unsafe fn of(f: &File) -> &'static mut EventFd {
     unsafe { &mut *(f.data as *mut EventFd) }
 }
 
-fn read(f: &mut File, buf: &mut [u8]) -> i64 {
+fn read(f: &mut File, buf: &mut [u8]) -> Result<usize, i64> {
     if buf.len() < 8 {
-        return -EINVAL;
+        return Err(EINVAL);
     }
     // SAFETY: `f` keeps the counter live; the lock is held.
     let e = unsafe { of(f) };
     let n = e.count.load(Ordering::Acquire);
     if n == 0 {
         // The caller waits (a predicate watches the count).
-        return -EAGAIN;
+        return Err(EAGAIN);
     }
     let take = if e.semaphore { 1 } else { n };
     e.count.store(n - take, Ordering::Release);
     e.changes += 1;
     buf[..8].copy_from_slice(&take.to_ne_bytes());
-    8
+    Ok(8)
 }
 
-fn write(f: &mut File, buf: &[u8]) -> i64 {
+fn write(f: &mut File, buf: &[u8]) -> Result<usize, i64> {
     let Some(bytes) = buf.get(..8) else {
-        return -EINVAL;
+        return Err(EINVAL);
     };
     let add = u64::from_ne_bytes(bytes.try_into().expect("8 bytes"));
     if add == u64::MAX {
-        return -EINVAL;
+        return Err(EINVAL);
     }
     // SAFETY: `f` keeps the counter live; the lock is held.
     let e = unsafe { of(f) };
@@ -94,11 +94,11 @@ fn write(f: &mut File, buf: &[u8]) -> i64 {
     if add > MAX - n {
         // The caller waits (rare: the count near 2^64; no predicate
         // watches for room, so it looks again after each yield).
-        return -EAGAIN;
+        return Err(EAGAIN);
     }
     e.count.store(n + add, Ordering::Release);
     e.changes += 1;
-    8
+    Ok(8)
 }
 
 /// Readiness for `poll` (lock-free: only the count is read).
@@ -117,10 +117,10 @@ pub fn stamp(f: &File) -> u64 {
     unsafe { of(f) }.changes
 }
 
-fn stat(_: &File, st: &mut Stat) -> i64 {
+fn stat(_: &File, st: &mut Stat) -> Result<(), i64> {
     st.mode = 0o600;
     st.blksize = 4096;
-    0
+    Ok(())
 }
 
 fn close(f: &mut File) {

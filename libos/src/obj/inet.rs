@@ -24,7 +24,7 @@ pub struct Inet {
     pub stream: bool,
 }
 
-/// Linux's errno for a stack error (negative, as `Ops` return).
+/// Linux's errno for a stack error.
 pub fn errno(e: Errno) -> i64 {
     e.linux() as i64
 }
@@ -61,42 +61,31 @@ pub fn adopt(id: SocketId, flags: u32) -> Result<*mut File, i64> {
 }
 
 /// One try (the caller, `io`, waits and tries again on EAGAIN).
-fn read(f: &mut File, buf: &mut [u8]) -> i64 {
+fn read(f: &mut File, buf: &mut [u8]) -> Result<usize, i64> {
     let me = id(f);
-    match on_stack(|s| s.recv(me, buf, false)) {
-        Ok(Ok(n)) => n as i64,
-        Ok(Err(e)) => -errno(e),
-        Err(e) => -e,
-    }
+    on_stack(|s| s.recv(me, buf, false))?.map_err(errno)
 }
 
 /// One try, as `read`.
-fn write(f: &mut File, buf: &[u8]) -> i64 {
+fn write(f: &mut File, buf: &[u8]) -> Result<usize, i64> {
     let me = id(f);
-    match on_stack(|s| s.send(me, buf)) {
-        Ok(Ok(n)) => n as i64,
-        Ok(Err(e)) => -errno(e),
-        Err(e) => -e,
-    }
+    on_stack(|s| s.send(me, buf))?.map_err(errno)
 }
 
-fn stat(f: &File, st: &mut Stat) -> i64 {
+fn stat(f: &File, st: &mut Stat) -> Result<(), i64> {
     st.mode = S_IFSOCK | 0o777;
     st.ino = f.data as u64 % 1_000_000_007;
     st.blksize = 4096;
-    0
+    Ok(())
 }
 
-fn ioctl(f: &mut File, req: u64, arg: u64) -> i64 {
+fn ioctl(f: &mut File, req: u64, arg: u64) -> Result<usize, i64> {
     match req {
         super::FIONREAD => {
             let me = id(f);
-            match on_stack(|s| s.readable(me)) {
-                Ok(n) => super::put_readable(arg, n as u64),
-                Err(e) => -e,
-            }
+            super::put_readable(arg, on_stack(|s| s.readable(me))? as u64)
         }
-        _ => crate::net::ifreq::ioctl(req, arg),
+        _ => crate::net::ifreq::ioctl(req, arg).map(|()| 0),
     }
 }
 

@@ -24,7 +24,7 @@ pub mod signalfd;
 pub mod timerfd;
 pub mod unix;
 
-use crate::errno::{EBADF, EINVAL, ENOTTY, ESPIPE};
+use crate::errno::{EBADF, ENOTTY, ESPIPE};
 use crate::fs::Ino;
 use crate::fs::Stat;
 use crate::shared;
@@ -84,14 +84,19 @@ impl File {
     }
 }
 
-/// The operations on an open file. Each returns a Linux result (negative
-/// errno on failure).
+/// The operations on an open file. A failure is a positive Linux error
+/// number, as everywhere in lxrt (`LxResult`); it is negated only when it
+/// goes back to the program (`linux::ret`).
 pub struct Ops {
-    pub read: fn(&mut File, &mut [u8]) -> i64,
-    pub write: fn(&mut File, &[u8]) -> i64,
-    pub seek: fn(&mut File, i64, u32) -> i64,
-    pub stat: fn(&File, &mut Stat) -> i64,
-    pub ioctl: fn(&mut File, u64, u64) -> i64,
+    /// Bytes read into the buffer.
+    pub read: fn(&mut File, &mut [u8]) -> Result<usize, i64>,
+    /// Bytes taken from the buffer.
+    pub write: fn(&mut File, &[u8]) -> Result<usize, i64>,
+    /// The new offset.
+    pub seek: fn(&mut File, i64, u32) -> Result<u64, i64>,
+    pub stat: fn(&File, &mut Stat) -> Result<(), i64>,
+    /// The request's result (0 for most).
+    pub ioctl: fn(&mut File, u64, u64) -> Result<usize, i64>,
     /// The last descriptor for this description has gone.
     pub close: fn(&mut File),
 }
@@ -229,17 +234,17 @@ pub fn put(ops: &Ops, f: *mut File) {
     }
 }
 
-pub fn no_read(_: &mut File, _: &mut [u8]) -> i64 {
-    -EBADF
+pub fn no_read(_: &mut File, _: &mut [u8]) -> Result<usize, i64> {
+    Err(EBADF)
 }
-pub fn no_write(_: &mut File, _: &[u8]) -> i64 {
-    -EBADF
+pub fn no_write(_: &mut File, _: &[u8]) -> Result<usize, i64> {
+    Err(EBADF)
 }
-pub fn no_seek(_: &mut File, _: i64, _: u32) -> i64 {
-    -ESPIPE
+pub fn no_seek(_: &mut File, _: i64, _: u32) -> Result<u64, i64> {
+    Err(ESPIPE)
 }
-pub fn no_ioctl(_: &mut File, _: u64, _: u64) -> i64 {
-    -ENOTTY
+pub fn no_ioctl(_: &mut File, _: u64, _: u64) -> Result<usize, i64> {
+    Err(ENOTTY)
 }
 
 /// Poll events (`struct pollfd`'s bits).
@@ -306,12 +311,6 @@ pub fn file_events(f: *mut File, look: Look) -> Option<u16> {
 pub const FIONREAD: u64 = 0x541b;
 
 /// Answers `FIONREAD` with `n` at `arg`.
-pub fn put_readable(arg: u64, n: u64) -> i64 {
-    match crate::uaccess::put(arg, n.min(i32::MAX as u64) as i32) {
-        Ok(_) => 0,
-        Err(e) => -e,
-    }
-}
-pub fn bad_whence() -> i64 {
-    -EINVAL
+pub fn put_readable(arg: u64, n: u64) -> Result<usize, i64> {
+    crate::uaccess::put(arg, n.min(i32::MAX as u64) as i32).map(|_| 0)
 }

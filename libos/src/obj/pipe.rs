@@ -13,7 +13,7 @@ use super::flags::{ACCMODE, NONBLOCK, RDWR, WRONLY};
 use super::{no_ioctl, no_seek, File, Kind, Ops};
 
 /// `FIONREAD` on either end: the bytes in the ring.
-fn ioctl(f: &mut File, req: u64, arg: u64) -> i64 {
+fn ioctl(f: &mut File, req: u64, arg: u64) -> Result<usize, i64> {
     if req != super::FIONREAD {
         return no_ioctl(f, req, arg);
     }
@@ -433,9 +433,9 @@ pub fn set_size(f: &File, want: u32) -> Result<usize, i64> {
 // Inlined into `io::read_once`, which calls it directly: the read is
 // short, and a call across codegen units cost a frame per message.
 #[inline]
-pub fn read(f: &mut File, buf: &mut [u8]) -> i64 {
+pub fn read(f: &mut File, buf: &mut [u8]) -> Result<usize, i64> {
     if f.kind != Kind::PipeRead {
-        return -EBADF;
+        return Err(EBADF);
     }
     // SAFETY: `f` keeps the pipe live; no other reference to it here.
     let p = unsafe { pipe_of(f) };
@@ -449,15 +449,15 @@ pub fn read(f: &mut File, buf: &mut [u8]) -> i64 {
             p.writer_waits = false;
             crate::lock::hand_off(p.writer_env);
         }
-        return n as i64;
+        return Ok(n);
     }
     if p.writers() == 0 || (reap_dead(f) && other_end_gone(f)) {
-        return 0;
+        return Ok(0);
     }
     // SAFETY: as above (`reap_dead` is done with it).
     let p = unsafe { pipe_of(f) };
     p.reader_waits |= f.flags & NONBLOCK == 0;
-    -EAGAIN
+    Err(EAGAIN)
 }
 
 /// Whether the other end of `f` has no holder left.
@@ -468,9 +468,9 @@ fn other_end_gone(f: &File) -> bool {
 /// Writes `buf` to write end `f`: inline, the common case (a reader
 /// exists and all of `buf` fits now); the rest out of line.
 #[inline]
-pub fn write(f: &mut File, buf: &[u8]) -> i64 {
+pub fn write(f: &mut File, buf: &[u8]) -> Result<usize, i64> {
     if f.kind != Kind::PipeWrite && f.flags & ACCMODE != RDWR {
-        return -EBADF;
+        return Err(EBADF);
     }
     // SAFETY: `f` keeps the pipe live; no other reference to it here.
     let p = unsafe { pipe_of(f) };
@@ -486,7 +486,7 @@ pub fn write(f: &mut File, buf: &[u8]) -> i64 {
             p.reader_waits = false;
             crate::lock::hand_off(p.reader_env);
         }
-        return buf.len() as i64;
+        return Ok(buf.len());
     }
     write_rest(f, p, buf, head == tail)
 }
@@ -494,12 +494,12 @@ pub fn write(f: &mut File, buf: &[u8]) -> i64 {
 /// `write`'s other cases: no reader, or not all of `buf` fits now (`was_empty`:
 /// the ring was empty when the write began).
 #[inline(never)]
-fn write_rest(f: &File, p: &mut Pipe, buf: &[u8], was_empty: bool) -> i64 {
+fn write_rest(f: &File, p: &mut Pipe, buf: &[u8], was_empty: bool) -> Result<usize, i64> {
     let mut done = 0;
     while done < buf.len() {
         if p.readers() == 0 {
             if done == 0 {
-                return -EPIPE;
+                return Err(EPIPE);
             }
             break;
         }
@@ -519,7 +519,7 @@ fn write_rest(f: &File, p: &mut Pipe, buf: &[u8], was_empty: bool) -> i64 {
             // A reader the kernel ended counts until taken out: the
             // caller's next try finds it gone (EPIPE).
             reap_dead(f);
-            return -EAGAIN;
+            return Err(EAGAIN);
         }
         break;
     }
@@ -527,7 +527,7 @@ fn write_rest(f: &File, p: &mut Pipe, buf: &[u8], was_empty: bool) -> i64 {
         p.reader_waits = false;
         crate::lock::hand_off(p.reader_env);
     }
-    done as i64
+    Ok(done)
 }
 
 /// Whether read end `f` holds bytes (true) or has no writer left
@@ -702,16 +702,16 @@ pub fn wait_info(f: &File) -> (u64, u64) {
     (f.pipe as u64, peer)
 }
 
-fn stat(f: &File, st: &mut Stat) -> i64 {
+fn stat(f: &File, st: &mut Stat) -> Result<(), i64> {
     if f.ino != 0 {
         *st = crate::fs::stat::of(f.ino);
-        return 0;
+        return Ok(());
     }
     st.mode = crate::fs::S_IFIFO | 0o600;
     // SAFETY: `f` keeps the pipe live; no other reference to it here.
     st.ino = unsafe { pipe_of(f) }.id;
     st.blksize = 4096;
-    0
+    Ok(())
 }
 
 fn close(f: &mut File) {

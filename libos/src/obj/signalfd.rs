@@ -86,11 +86,11 @@ fn info(out: &mut [u8], sig: u32, code: i32, w: [u64; 2]) {
 
 /// As many pending signals of the mask as `buf` has room for; EINVAL for
 /// less than one's room, EAGAIN (the caller waits) when none is pending.
-fn read(f: &mut File, buf: &mut [u8]) -> i64 {
+fn read(f: &mut File, buf: &mut [u8]) -> Result<usize, i64> {
     if buf.len() < INFO_SIZE {
-        return -EINVAL;
+        return Err(EINVAL);
     }
-    let Some(s) = SIGNALS.get() else { return -EAGAIN };
+    let Some(s) = SIGNALS.get() else { return Err(EAGAIN) };
     // SAFETY: `f` keeps the object live; the lock is held.
     let mask = unsafe { of(f) }.mask;
     let mut n = 0;
@@ -100,9 +100,9 @@ fn read(f: &mut File, buf: &mut [u8]) -> i64 {
         n += 1;
     }
     if n == 0 {
-        return -EAGAIN;
+        return Err(EAGAIN);
     }
-    (n * INFO_SIZE) as i64
+    Ok(n * INFO_SIZE)
 }
 
 /// Readiness for `poll` (under the lock: it reads the caller's signals).
@@ -115,10 +115,10 @@ pub fn events(f: &File) -> u16 {
     }
 }
 
-fn stat(_: &File, st: &mut Stat) -> i64 {
+fn stat(_: &File, st: &mut Stat) -> Result<(), i64> {
     st.mode = 0o600;
     st.blksize = 4096;
-    0
+    Ok(())
 }
 
 fn close(f: &mut File) {

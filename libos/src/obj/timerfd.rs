@@ -35,8 +35,8 @@ pub struct Timer {
 pub static OPS: Ops = Ops { read, write, seek: no_seek, stat, ioctl: no_ioctl, close };
 
 /// A timerfd takes no writes (Linux: EINVAL, it has no write method).
-fn write(_: &mut File, _: &[u8]) -> i64 {
-    -EINVAL
+fn write(_: &mut File, _: &[u8]) -> Result<usize, i64> {
+    Err(EINVAL)
 }
 
 /// A disarmed timer on the wall clock (`wall`) or time since boot.
@@ -94,17 +94,17 @@ pub fn get(f: &File) -> (u64, u64) {
     with_timer(f, |t| (t.interval, if t.next == 0 { 0 } else { t.next.saturating_sub(now_ns()).max(1) }))
 }
 
-fn read(f: &mut File, buf: &mut [u8]) -> i64 {
+fn read(f: &mut File, buf: &mut [u8]) -> Result<usize, i64> {
     if buf.len() < 8 {
-        return -EINVAL;
+        return Err(EINVAL);
     }
     let n = with_timer(f, |t| core::mem::take(&mut t.pending));
     if n == 0 {
         // The caller waits, until the next expiry (`next_expiry`).
-        return -EAGAIN;
+        return Err(EAGAIN);
     }
     buf[..8].copy_from_slice(&n.to_ne_bytes());
-    8
+    Ok(8)
 }
 
 /// Readiness for `poll`: readable once it has expired.
@@ -127,10 +127,10 @@ pub fn stamp(f: &File) -> u64 {
     with_timer(f, |t| t.total)
 }
 
-fn stat(_: &File, st: &mut Stat) -> i64 {
+fn stat(_: &File, st: &mut Stat) -> Result<(), i64> {
     st.mode = 0o600;
     st.blksize = 4096;
-    0
+    Ok(())
 }
 
 fn close(f: &mut File) {

@@ -124,7 +124,7 @@ pub static OPS: Ops = Ops { read, write, seek: no_seek, stat, ioctl, close };
 
 /// `FIONREAD` on a connected stream socket: the bytes waiting (datagram
 /// and packet sockets do not answer it here).
-fn ioctl(f: &mut File, req: u64, arg: u64) -> i64 {
+fn ioctl(f: &mut File, req: u64, arg: u64) -> Result<usize, i64> {
     // SAFETY: `f` is an open socket (the lock held); no other reference to it here.
     let s = unsafe { sock(f) };
     if req != super::FIONREAD || s.ty != STREAM || s.state != State::Connected {
@@ -485,18 +485,17 @@ pub fn send(f: &File, data: &[u8], files: &mut Vec<*mut File>, nonblock: bool) -
     }
     // The batch goes first, keyed by where the message will start.
     let batch = if files.is_empty() { None } else { Some(queue_rights(s, pipe::positions(tx).1, files)?) };
-    let n = (pipe::OPS.write)(tx, bytes);
-    if n <= 0 {
+    let n = (pipe::OPS.write)(tx, bytes).and_then(|n| if n == 0 { Err(EAGAIN) } else { Ok(n) });
+    let n = n.inspect_err(|_| {
         if let Some(b) = batch {
             // Nothing went: the batch comes out of the peer's queue, its
             // files still the caller's.
             // SAFETY: the peer is live while its ring has a reader.
             take_batch(unsafe { &mut *s.peer }, b);
         }
-        return Err(if n == 0 { EAGAIN } else { -n });
-    }
+    })?;
     files.clear();
-    Ok(if s.ty == STREAM { n as usize } else { data.len() })
+    Ok(if s.ty == STREAM { n } else { data.len() })
 }
 
 /// Puts `files` in the peer's queue as a batch for the message starting
@@ -604,14 +603,12 @@ pub fn recv(f: &File, buf: &mut [u8], nonblock: bool, peek: bool) -> Result<Rece
         (!s.rights.is_null()).then(|| unsafe { (*s.rights).at } - tail).map_or(usize::MAX, |l| l as usize);
     if s.ty == STREAM {
         let want = buf.len().min(limit);
-        let n = (pipe::OPS.read)(rx, &mut buf[..want]);
-        if n < 0 {
-            return Err(-n);
-        }
-        return Ok(Received { len: n as usize, full: n as usize, files });
+        let n = (pipe::OPS.read)(rx, &mut buf[..want])?;
+        return Ok(Received { len: n, full: n, files });
     }
     let mut len = [0u8; 4];
-    (pipe::OPS.read)(rx, &mut len);
+    // The length word and the message are all in the ring (`send`).
+    let _ = (pipe::OPS.read)(rx, &mut len);
     let full = u32::from_ne_bytes(len) as usize;
     let take = full.min(buf.len());
     read_exact(rx, &mut buf[..take]);
@@ -656,30 +653,22 @@ fn peek_at(s: &Socket, rx: &File, tail: u64, buf: &mut [u8]) -> Received {
 fn read_exact(rx: &mut File, buf: &mut [u8]) {
     let mut at = 0;
     while at < buf.len() {
-        let n = (pipe::OPS.read)(rx, &mut buf[at..]);
-        if n <= 0 {
-            return;
+        match (pipe::OPS.read)(rx, &mut buf[at..]) {
+            Ok(n) if n > 0 => at += n,
+            _ => return,
         }
-        at += n as usize;
     }
 }
 
-fn read(f: &mut File, buf: &mut [u8]) -> i64 {
-    match recv(f, buf, false, false) {
-        Ok(r) => {
-            // Descriptors sent with data read by `read` are dropped.
-            r.files.iter().for_each(|&x| super::put(super::ops_for_file(x), x));
-            r.len as i64
-        }
-        Err(e) => -e,
-    }
+fn read(f: &mut File, buf: &mut [u8]) -> Result<usize, i64> {
+    let r = recv(f, buf, false, false)?;
+    // Descriptors sent with data read by `read` are dropped.
+    r.files.iter().for_each(|&x| super::put(super::ops_for_file(x), x));
+    Ok(r.len)
 }
 
-fn write(f: &mut File, buf: &[u8]) -> i64 {
-    match send(f, buf, &mut Vec::new(), false) {
-        Ok(n) => n as i64,
-        Err(e) => -e,
-    }
+fn write(f: &mut File, buf: &[u8]) -> Result<usize, i64> {
+    send(f, buf, &mut Vec::new(), false)
 }
 
 /// Readiness for `poll`: a listener is readable with a connection
@@ -764,11 +753,11 @@ pub fn stamp(f: &File) -> u64 {
     rx.wrapping_add(tx.rotate_left(32))
 }
 
-fn stat(f: &File, st: &mut Stat) -> i64 {
+fn stat(f: &File, st: &mut Stat) -> Result<(), i64> {
     st.mode = S_IFSOCK | 0o777;
     st.ino = f.data as u64 % 1_000_000_007;
     st.blksize = 4096;
-    0
+    Ok(())
 }
 
 fn close(f: &mut File) {
