@@ -224,7 +224,7 @@ fn describe(f: &crate::obj::File) -> Vec<u8> {
         Kind::EventFd => b"anon_inode:[eventfd]",
         Kind::TimerFd => b"anon_inode:[timerfd]",
         Kind::SignalFd => b"anon_inode:[signalfd]",
-        Kind::Socket | Kind::Inet => return text(format_args!("socket:[{}]", f.data as u64 % 1_000_000_007)),
+        Kind::Socket | Kind::Inet => return text(format_args!("socket:[{}]", f.obj.addr() % 1_000_000_007)),
     };
     name.to_vec()
 }

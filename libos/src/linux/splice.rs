@@ -48,7 +48,7 @@ pub fn splice(fd_in: i64, off_in: u64, fd_out: i64, off_out: u64, len: u64, sfla
                 return Err(ESPIPE);
             }
             // SAFETY: as above.
-            if unsafe { fd::file(&din).pipe == fd::file(&dout).pipe } {
+            if unsafe { fd::file(&din).obj == fd::file(&dout).obj } {
                 return Err(EINVAL);
             }
             from_pipe(&din, &dout, None, len, nonblock, true)
@@ -93,7 +93,7 @@ pub fn tee(fd_in: i64, fd_out: i64, len: u64, sflags: u64) -> LxResult {
     }
     // SAFETY: as above.
     let (fin, fout) = unsafe { (fd::file(&din), fd::file(&dout)) };
-    if fin.kind != Kind::PipeRead || fout.kind != Kind::PipeWrite || fin.pipe == fout.pipe {
+    if fin.kind != Kind::PipeRead || fout.kind != Kind::PipeWrite || fin.obj == fout.obj {
         return Err(EINVAL);
     }
     from_pipe(&din, &dout, None, len, sflags & SPLICE_F_NONBLOCK != 0, false)

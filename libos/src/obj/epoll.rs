@@ -49,7 +49,7 @@ pub struct Interest {
     next_on_file: *mut Interest,
 }
 
-/// A set's object (`File::data`).
+/// A set's object (`Object::Epoll`).
 pub struct Epoll {
     /// The set's own file (for walking up through sets that watch it).
     file: *mut File,
@@ -81,8 +81,8 @@ pub fn create(flags: u32) -> Result<*mut File, i64> {
 
 /// The set behind an epoll file.
 fn set_of(f: *const File) -> *mut Epoll {
-    // SAFETY: `f` is a live epoll file; `data` never changes once made.
-    unsafe { (*f).data as *mut Epoll }
+    // SAFETY: `f` is a live epoll file; its object never changes once made.
+    unsafe { (*f).obj }.handle::<Epoll>().as_ptr()
 }
 
 /// The interests of set `e`, in order.
@@ -165,7 +165,7 @@ fn close(f: &mut File) {
         drop_interest(i);
     }
     // SAFETY: made by `create`; its file is going.
-    unsafe { super::free_object(e) };
+    unsafe { f.object::<Epoll>().free() };
 }
 
 fn stat(_: &File, st: &mut Stat) -> Result<(), i64> {

@@ -5,7 +5,7 @@
 //! same wakeup predicate as a wait for a pipe (`crate::wait`).
 
 use super::flags::NONBLOCK;
-use super::{no_ioctl, no_seek, File, Kind, Ops};
+use super::{no_ioctl, no_seek, File, Handle, Kind, Ops};
 use super::{POLLIN, POLLOUT};
 use crate::errno::{EAGAIN, EINVAL};
 use crate::fs::Stat;
@@ -58,8 +58,9 @@ pub fn create(initial: u32, flags: u32, semaphore: bool) -> Result<*mut File, i6
 /// No other reference to it may be live while the result is (the lock is
 /// held; lock-free readers use only the atomics).
 unsafe fn of(f: &File) -> &'static mut EventFd {
-    // SAFETY: an eventfd's `data` stays valid while it is open.
-    unsafe { &mut *(f.data as *mut EventFd) }
+    // SAFETY: an eventfd's counter stays while it is open; the caller
+    // makes this the only reference in use.
+    unsafe { f.object::<EventFd>().get_mut() }
 }
 
 fn read(f: &mut File, buf: &mut [u8]) -> Result<usize, i64> {
@@ -101,13 +102,12 @@ fn write(f: &mut File, buf: &[u8]) -> Result<usize, i64> {
     Ok(8)
 }
 
-/// Readiness for `poll` (lock-free: only the count is read).
-///
-/// # Safety
-/// `data` is the counter of an eventfd the caller holds open.
-pub unsafe fn events(data: *const u8) -> u16 {
-    // SAFETY: per the caller; only the atomic is read.
-    let n = unsafe { &*(data as *const EventFd) }.count.load(Ordering::Acquire);
+/// Readiness for `poll` of the eventfd whose counter is `counter`, which
+/// the caller holds open (lock-free: only the count is read).
+pub fn events(counter: Handle<EventFd>) -> u16 {
+    // SAFETY: the caller's description keeps the counter; only the atomic
+    // is read.
+    let n = unsafe { counter.get() }.count.load(Ordering::Acquire);
     (if n > 0 { POLLIN } else { 0 }) | if n < MAX { POLLOUT } else { 0 }
 }
 
@@ -125,5 +125,5 @@ fn stat(_: &File, st: &mut Stat) -> Result<(), i64> {
 
 fn close(f: &mut File) {
     // SAFETY: made by `create`; its only file is going.
-    unsafe { super::free_object(f.data as *mut EventFd) };
+    unsafe { f.object::<EventFd>().free() };
 }

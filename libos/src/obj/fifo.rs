@@ -69,7 +69,7 @@ pub fn open(ino: Ino, status: u32) -> Result<(*mut File, Option<u64>), i64> {
 fn other(f: &File) -> (u32, u64) {
     let reads = f.kind == Kind::PipeRead && f.flags & ACCMODE != RDWR;
     // SAFETY: `f` is a live FIFO end; it keeps the ring live.
-    let (readers, writers, opened) = unsafe { pipe::ends(f.pipe) };
+    let (readers, writers, opened) = unsafe { pipe::ends(f.object::<Pipe>().as_ptr()) };
     if reads {
         (writers, opened[1])
     } else {

@@ -44,9 +44,9 @@ pub fn create(stream: bool, flags: u32) -> Result<*mut File, i64> {
 
 /// A socket's object.
 pub fn inet(f: &File) -> &Inet {
-    // SAFETY: an Internet socket's `data` is its `Inet`, live while the
-    // description is.
-    unsafe { &*(f.data as *const Inet) }
+    // SAFETY: an Internet socket's `Inet` lives while the description
+    // does, and is never changed once made.
+    unsafe { f.object::<Inet>().get() }
 }
 
 pub fn id(f: &File) -> SocketId {
@@ -74,7 +74,7 @@ fn write(f: &mut File, buf: &[u8]) -> Result<usize, i64> {
 
 fn stat(f: &File, st: &mut Stat) -> Result<(), i64> {
     st.mode = S_IFSOCK | 0o777;
-    st.ino = f.data as u64 % 1_000_000_007;
+    st.ino = f.obj.addr() % 1_000_000_007;
     st.blksize = 4096;
     Ok(())
 }
@@ -103,7 +103,7 @@ fn close(f: &mut File) {
     }
     let _ = on_stack(|s| s.close(me));
     // SAFETY: made by `create` / `adopt`; nobody refers to it now.
-    unsafe { super::free_object(f.data as *mut Inet) };
+    unsafe { f.object::<Inet>().free() };
 }
 
 /// What the socket is ready for (the lock held).

@@ -14,6 +14,7 @@ pub mod epoll;
 pub mod eventfd;
 pub mod fifo;
 pub mod flags;
+pub mod handle;
 pub mod inet;
 pub mod memdev;
 pub mod opath;
@@ -28,6 +29,7 @@ use crate::errno::{EBADF, ENOTTY, ESPIPE};
 use crate::fs::Ino;
 use crate::fs::Stat;
 use crate::shared;
+pub use handle::Handle;
 
 /// What a `File` is.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -63,10 +65,8 @@ pub struct File {
     pub flags: u32,
     pub ino: Ino,
     pub off: u64,
-    pub pipe: *mut pipe::Pipe,
-    /// The object behind an epoll set, eventfd or timerfd (its module's
-    /// type); null for the other kinds.
-    pub data: *mut u8,
+    /// What the description is open on, beyond its inode; fixed once made.
+    pub obj: Object,
     /// The epoll interests watching this description (`epoll::Interest`,
     /// linked through `next_on_file`): they go when it closes.
     pub watch: *mut epoll::Interest,
@@ -82,6 +82,91 @@ impl File {
             self as *const File as u64
         }
     }
+}
+
+/// The object behind a description: a typed handle into the shared arena
+/// (`handle.rs`), by kind. `Kind` stays beside it, as it says more than
+/// the object: which end of a pipe, which device, file or directory, and
+/// the kinds with no object at all.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Object {
+    /// Files, directories, devices, the console, `O_PATH`: the inode (or
+    /// nothing) is all.
+    None,
+    /// Either end of a pipe or FIFO: its ring.
+    Pipe(Handle<pipe::Pipe>),
+    Epoll(Handle<epoll::Epoll>),
+    EventFd(Handle<eventfd::EventFd>),
+    TimerFd(Handle<timerfd::Timer>),
+    SignalFd(Handle<signalfd::SignalFd>),
+    /// A Unix socket (`Kind::Socket`).
+    Unix(Handle<unix::Socket>),
+    Inet(Handle<inet::Inet>),
+}
+
+/// A type of object a description can hold: how it sits in `Object`.
+pub trait Typed: Sized {
+    fn wrap(h: Handle<Self>) -> Object;
+    fn find(o: Object) -> Option<Handle<Self>>;
+}
+
+/// `Typed` for each object type, by its `Object` variant.
+macro_rules! typed {
+    ($($variant:ident: $ty:ty),* $(,)?) => {$(
+        impl Typed for $ty {
+            fn wrap(h: Handle<Self>) -> Object {
+                Object::$variant(h)
+            }
+            fn find(o: Object) -> Option<Handle<Self>> {
+                if let Object::$variant(h) = o {
+                    Some(h)
+                } else {
+                    None
+                }
+            }
+        }
+    )*};
+}
+
+typed! {
+    Pipe: pipe::Pipe,
+    Epoll: epoll::Epoll,
+    EventFd: eventfd::EventFd,
+    TimerFd: timerfd::Timer,
+    SignalFd: signalfd::SignalFd,
+    Unix: unix::Socket,
+    Inet: inet::Inet,
+}
+
+impl Object {
+    /// The handle on the `T` this is. A description's kind fixes its
+    /// object when it is made (`new_with`), and each kind's methods ask
+    /// only for their own, so another answer is a bug in lxrt: it panics.
+    #[inline]
+    pub fn handle<T: Typed>(self) -> Handle<T> {
+        T::find(self).unwrap_or_else(|| wrong_object(self))
+    }
+
+    /// The object's address, the same in every process (0 for none): a
+    /// socket's inode number in `fstat`, for one.
+    pub fn addr(self) -> u64 {
+        match self {
+            Object::None => 0,
+            Object::Pipe(h) => h.addr(),
+            Object::Epoll(h) => h.addr(),
+            Object::EventFd(h) => h.addr(),
+            Object::TimerFd(h) => h.addr(),
+            Object::SignalFd(h) => h.addr(),
+            Object::Unix(h) => h.addr(),
+            Object::Inet(h) => h.addr(),
+        }
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn wrong_object(o: Object) -> ! {
+    panic!("lxrt: a description's object is not its kind's: {o:?}")
 }
 
 /// The operations on an open file. A failure is a positive Linux error
@@ -130,16 +215,13 @@ pub fn ops_for_file(f: *mut File) -> &'static Ops {
 impl File {
     /// A description with one reference, not yet anywhere.
     pub fn fresh(kind: Kind, flags: u32, ino: Ino) -> File {
-        File {
-            refs: 1,
-            kind,
-            flags,
-            ino,
-            off: 0,
-            pipe: core::ptr::null_mut(),
-            data: core::ptr::null_mut(),
-            watch: core::ptr::null_mut(),
-        }
+        File { refs: 1, kind, flags, ino, off: 0, obj: Object::None, watch: core::ptr::null_mut() }
+    }
+
+    /// The object behind this description, a `T` (`Object::handle`).
+    #[inline]
+    pub fn object<T: Typed>(&self) -> Handle<T> {
+        self.obj.handle()
     }
 }
 
@@ -186,19 +268,19 @@ pub unsafe fn free_object<T>(p: *mut T) {
     unsafe { shared::free(p as *mut u8, size_of::<T>(), align_of::<T>()) };
 }
 
-/// A new description of `kind` whose object (`data`) is `v`, allocated in
-/// the shared arena (epoll sets, eventfds, timerfds, sockets).
-pub fn new_with<T>(kind: Kind, flags: u32, v: T) -> Result<*mut File, i64> {
-    let obj = alloc_object(v)?;
+/// A new description of `kind` whose object is `v`, allocated in the
+/// shared arena (epoll sets, eventfds, timerfds, signalfds, sockets).
+pub fn new_with<T: Typed>(kind: Kind, flags: u32, v: T) -> Result<*mut File, i64> {
+    let obj = Handle::alloc(v)?;
     match new(kind, flags, 0) {
         Ok(f) => {
-            // SAFETY: just created.
-            unsafe { (*f).data = obj as *mut u8 };
+            // SAFETY: just created, ours alone.
+            unsafe { (*f).obj = T::wrap(obj) };
             Ok(f)
         }
         Err(e) => {
             // SAFETY: made above, referred to by nobody.
-            unsafe { free_object(obj) };
+            unsafe { obj.free() };
             Err(e)
         }
     }
@@ -278,12 +360,10 @@ pub fn file_events(f: *mut File, look: Look) -> Option<u16> {
     // and object never change once it is made, and they are read through
     // the pointer without forming a reference to the whole file (other
     // processes may be updating its other fields).
-    let (kind, ring, data) = unsafe { ((*f).kind, (*f).pipe, (*f).data) };
+    let (kind, obj) = unsafe { ((*f).kind, (*f).obj) };
     let ev = match kind {
-        // SAFETY: `ring` is the ring of the pipe end this descriptor holds.
-        Kind::PipeRead | Kind::PipeWrite => unsafe { pipe::events(kind, ring) },
-        // SAFETY: `data` is the counter of the eventfd the caller holds.
-        Kind::EventFd => unsafe { eventfd::events(data) },
+        Kind::PipeRead | Kind::PipeWrite => pipe::events(kind, obj.handle()),
+        Kind::EventFd => eventfd::events(obj.handle()),
         Kind::Console | Kind::Epoll | Kind::TimerFd | Kind::SignalFd | Kind::Socket | Kind::Inet
             if look == Look::LockFree =>
         {

@@ -10,7 +10,7 @@
 //! caller raises SIGPIPE, as Linux does.
 
 use super::flags::{ACCMODE, NONBLOCK, RDWR, WRONLY};
-use super::{no_ioctl, no_seek, File, Kind, Ops};
+use super::{no_ioctl, no_seek, File, Handle, Kind, Object, Ops};
 
 /// `FIONREAD` on either end: the bytes in the ring.
 fn ioctl(f: &mut File, req: u64, arg: u64) -> Result<usize, i64> {
@@ -214,7 +214,7 @@ pub fn create_guarded(flags: u32) -> Result<(*mut File, *mut File), i64> {
         let ends = &raw mut (*g).ends as *mut File;
         for (i, (kind, access)) in [(Kind::PipeRead, 0), (Kind::PipeWrite, WRONLY)].into_iter().enumerate() {
             let mut f = File::fresh(kind, (flags & NONBLOCK) | access, 0);
-            f.pipe = p;
+            f.obj = Object::Pipe(Handle::from_raw(p));
             ends.add(i).write(f);
             count_end(&mut *p, kind, false);
         }
@@ -292,7 +292,7 @@ pub fn open_end(p: *mut Pipe, kind: Kind, flags: u32, ino: Ino) -> Result<*mut F
     // SAFETY: `p` is live (the caller's, or held by another end); other
     // processes change its counts only under the big lock, which we hold.
     unsafe {
-        (*f).pipe = p;
+        (*f).obj = Object::Pipe(Handle::from_raw(p));
         count_end(&mut *p, kind, both);
     }
     Ok(f)
@@ -315,9 +315,9 @@ pub unsafe fn ends(p: *const Pipe) -> (u32, u32, [u64; 2]) {
 /// No other reference to the pipe may be live while the result is (other
 /// processes use it under the big lock, or through its atomic words).
 unsafe fn pipe_of(f: &File) -> &'static mut Pipe {
-    // SAFETY: a pipe end's `pipe` stays valid while any end is open; the
-    // caller guarantees the reference is the only one.
-    unsafe { &mut *f.pipe }
+    // SAFETY: a pipe end's ring stays while any end is open; the caller
+    // guarantees the reference is the only one.
+    unsafe { f.object::<Pipe>().get_mut() }
 }
 
 impl Pipe {
@@ -636,14 +636,13 @@ fn copy_small(dst: &mut [u8], src: &[u8]) {
 /// header's atomics, and each answer held at some instant of the call (a
 /// count of 0 never grows again: no end is left to duplicate).
 ///
-/// # Safety
-/// `pipe` is the ring of a pipe end this process holds open.
+/// `ring` is the ring of an end the caller holds open.
 #[inline]
-pub unsafe fn events(kind: Kind, pipe: *const Pipe) -> u16 {
+pub fn events(kind: Kind, ring: Handle<Pipe>) -> u16 {
     use super::{POLLERR, POLLHUP, POLLIN, POLLOUT};
     // SAFETY: the caller's end keeps the ring allocated, and the arena
     // stays mapped; the header is only read through atomics.
-    let p = unsafe { &*pipe };
+    let p = unsafe { ring.get() };
     let (tail, head) = p.positions();
     let fill = (head - tail) as usize;
     if kind == Kind::PipeRead {
@@ -699,7 +698,7 @@ pub fn wait_info(f: &File) -> (u64, u64) {
     // SAFETY: `f` keeps the pipe live; no other reference to it here.
     let p = unsafe { pipe_of(f) };
     let peer = if f.kind == Kind::PipeRead { p.writer_env } else { p.reader_env };
-    (f.pipe as u64, peer)
+    (f.object::<Pipe>().addr(), peer)
 }
 
 fn stat(f: &File, st: &mut Stat) -> Result<(), i64> {
@@ -725,15 +724,16 @@ fn close(f: &mut File) {
         drop(&p.writers);
     }
     let gone = p.readers() == 0 && p.writers() == 0;
+    let ring = f.object::<Pipe>();
     if f.ino != 0 {
-        fifo_closed(f.ino, f.pipe, gone);
+        fifo_closed(f.ino, ring.as_ptr(), gone);
     }
     if gone {
         p.free_big();
         // A pipe's own frames go with their last mapping (`pipemem`).
-        if !super::pipemem::guarded(f.pipe as u64) {
+        if !super::pipemem::guarded(ring.addr()) {
             // SAFETY: allocated by `ring`; no end refers to it any more.
-            unsafe { shared::free(f.pipe as *mut u8, size_of::<Pipe>(), align_of::<Pipe>()) };
+            unsafe { shared::free(ring.as_ptr() as *mut u8, size_of::<Pipe>(), align_of::<Pipe>()) };
         }
     }
 }

@@ -33,7 +33,7 @@ pub fn set_signals(s: &'static Signals) {
 }
 
 /// The signals a signalfd takes (bit n = signal n).
-struct SignalFd {
+pub struct SignalFd {
     mask: u64,
 }
 
@@ -50,8 +50,9 @@ pub fn create(mask: u64, flags: u32) -> Result<*mut File, i64> {
 /// No other reference to it may be live while the result is (the lock is
 /// held).
 unsafe fn of(f: &File) -> &'static mut SignalFd {
-    // SAFETY: a signalfd's `data` stays valid while it is open.
-    unsafe { &mut *(f.data as *mut SignalFd) }
+    // SAFETY: a signalfd's object stays while it is open; the caller makes
+    // this the only reference in use.
+    unsafe { f.object::<SignalFd>().get_mut() }
 }
 
 /// Changes signalfd `f`'s mask (`signalfd` on one already open).
@@ -123,5 +124,5 @@ fn stat(_: &File, st: &mut Stat) -> Result<(), i64> {
 
 fn close(f: &mut File) {
     // SAFETY: made by `create`; its only file is going.
-    unsafe { super::free_object(f.data as *mut SignalFd) };
+    unsafe { f.object::<SignalFd>().free() };
 }

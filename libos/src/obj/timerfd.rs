@@ -52,9 +52,9 @@ static TIMERS: Scoped<()> = Scoped::new("a timer", ());
 /// Runs `op` on the timer behind `f`, its expiries counted up to now;
 /// panics if a timer is borrowed already.
 fn with_timer<R>(f: &File, op: impl FnOnce(&mut Timer) -> R) -> R {
-    // SAFETY: a timerfd's `data` stays valid while it is open; the flag
-    // makes this the only reference to a timer here.
-    TIMERS.with(|()| op(count_up(unsafe { &mut *(f.data as *mut Timer) })))
+    // SAFETY: a timerfd's timer stays while it is open; the flag makes
+    // this the only reference to a timer here.
+    TIMERS.with(|()| op(count_up(unsafe { f.object::<Timer>().get_mut() })))
 }
 
 /// `t` with its expiries counted up to now.
@@ -135,5 +135,5 @@ fn stat(_: &File, st: &mut Stat) -> Result<(), i64> {
 
 fn close(f: &mut File) {
     // SAFETY: made by `create`; its only file is going.
-    unsafe { super::free_object(f.data as *mut Timer) };
+    unsafe { f.object::<Timer>().free() };
 }

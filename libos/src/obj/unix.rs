@@ -171,9 +171,9 @@ pub fn create(ty: u32, flags: u32) -> Result<*mut File, i64> {
 /// `f` is an open socket, and no other reference to its socket is live
 /// while the result is (the big lock keeps other processes out).
 unsafe fn sock<'a>(f: &File) -> &'a mut Socket {
-    // SAFETY: a socket's `data` stays valid while it is open; the caller
-    // makes this the only reference in use.
-    unsafe { &mut *(f.data as *mut Socket) }
+    // SAFETY: a socket's object stays while it is open; the caller makes
+    // this the only reference in use.
+    unsafe { f.object::<Socket>().get_mut() }
 }
 
 /// Process `env` holds `delta` more (or fewer) descriptors of socket `f`
@@ -186,7 +186,9 @@ pub fn held(f: *mut File, env: u32, delta: i16) {
         return;
     }
     // SAFETY: a description's place in the arena, mapped (checked above).
-    let s = unsafe { (*f).data } as u64;
+    let obj = unsafe { (*f).obj };
+    let super::Object::Unix(h) = obj else { return };
+    let s = h.addr();
     if shared::holds::<Socket>(s) {
         // SAFETY: as above; the ledger is changed only under the big lock.
         pipe::count(unsafe { &mut (*(s as *mut Socket)).holders }, env, 0, delta);
@@ -755,7 +757,7 @@ pub fn stamp(f: &File) -> u64 {
 
 fn stat(f: &File, st: &mut Stat) -> Result<(), i64> {
     st.mode = S_IFSOCK | 0o777;
-    st.ino = f.data as u64 % 1_000_000_007;
+    st.ino = f.obj.addr() % 1_000_000_007;
     st.blksize = 4096;
     Ok(())
 }
