@@ -2,7 +2,7 @@
 //! open files, each with the method table this process uses for it.
 
 use crate::errno::{EBADF, EMFILE};
-use crate::obj::{self, pipemem, File, Ops};
+use crate::obj::{self, pipemem, File, Handle, Ops};
 use crate::scoped::Scoped;
 use alloc::vec::Vec;
 
@@ -13,7 +13,7 @@ pub const MAX_FDS: usize = 1024;
 #[derive(Clone, Copy)]
 pub struct Fd {
     pub ops: &'static Ops,
-    pub file: *mut File,
+    pub file: Handle<File>,
     pub cloexec: bool,
 }
 
@@ -35,7 +35,7 @@ impl Table {
     /// Whether a descriptor names a description in the pipe frames at
     /// `base` (an address in the pipes' window: only those are there).
     fn names_pipe(&self, base: u64) -> bool {
-        self.slots.iter().flatten().any(|d| pipemem::base(d.file as u64) == base)
+        self.slots.iter().flatten().any(|d| pipemem::base(d.file.addr()) == base)
     }
 
     /// Puts `fd` at `at`, which must be free or closed by the caller.
@@ -63,8 +63,7 @@ fn with_table<R>(f: impl FnOnce(&mut Table) -> R) -> R {
 #[inline]
 pub fn get(fd: i64) -> Result<Fd, i64> {
     let d = get_raw(fd)?;
-    // SAFETY: the descriptor keeps the file live; its kind never changes.
-    if unsafe { (*d.file).kind } == obj::Kind::Path {
+    if d.file.kind() == obj::Kind::Path {
         return Err(EBADF);
     }
     Ok(d)
@@ -87,7 +86,7 @@ pub fn get_raw(fd: i64) -> Result<Fd, i64> {
 pub unsafe fn file(fd: &Fd) -> &'static mut File {
     // SAFETY: a descriptor holds a reference, so the file is live; the
     // caller guarantees the reference is the only one.
-    unsafe { &mut *fd.file }
+    unsafe { fd.file.get_mut() }
 }
 
 /// Installs `fd` at the lowest free number `>= min`.
@@ -100,12 +99,8 @@ pub fn install(fd: Fd, min: usize) -> Result<i64, i64> {
 }
 
 /// Installs a new descriptor for a fresh file (taking over its reference).
-// The pointer is a live shared `File` by construction (every caller got
-// it from `obj::new` or a descriptor), never a program's value.
-#[allow(clippy::not_unsafe_ptr_arg_deref)]
-pub fn open(file: *mut File, cloexec: bool) -> Result<i64, i64> {
-    // SAFETY: the caller hands over a live file.
-    let kind = unsafe { (*file).kind };
+pub fn open(file: Handle<File>, cloexec: bool) -> Result<i64, i64> {
+    let kind = file.kind();
     let r = install(Fd { ops: obj::ops_for(kind), file, cloexec }, 0);
     if r.is_err() {
         obj::put(obj::ops_for(kind), file);
@@ -154,8 +149,8 @@ pub fn close(fd: i64) -> Result<i64, i64> {
 /// Unmaps the frames of the pipe behind description `f` if no descriptor
 /// here names it any more (nothing for a description elsewhere): after
 /// this process's last close of it, or a passed end it did not keep.
-pub fn unmap_unheld(f: *mut File) {
-    let pipe = f as u64;
+pub fn unmap_unheld(f: Handle<File>) {
+    let pipe = f.addr();
     if pipemem::guarded(pipe) && pipemem::mapped(pipe) && !with_table(|t| t.names_pipe(pipemem::base(pipe))) {
         pipemem::release(pipemem::base(pipe), obj::pipe::GUARDED_PAGES);
     }
@@ -168,7 +163,7 @@ pub fn share_pipes(env: u64) -> Result<(), abi::Error> {
         t.slots
             .iter()
             .flatten()
-            .map(|d| d.file as u64)
+            .map(|d| d.file.addr())
             .filter(|&f| pipemem::guarded(f))
             .map(pipemem::base)
             .collect()

@@ -14,7 +14,7 @@
 use crate::errno::{EAGAIN, EINTR, EPIPE};
 use crate::fd::{self, Fd};
 use crate::obj::flags::NONBLOCK;
-use crate::obj::{self, fifo, unix, File, Kind, Ops, POLLIN, POLLOUT};
+use crate::obj::{self, fifo, unix, File, Handle, Kind, Ops, POLLIN, POLLOUT};
 use crate::proc::{deliver, signal};
 use crate::wait;
 use alloc::vec::Vec;
@@ -27,7 +27,7 @@ fn blocks(f: &File) -> bool {
 /// Runs `op` until it answers something other than EAGAIN, waiting for
 /// `events` on `f` in between; EAGAIN when `nonblock`, EINTR for a signal.
 fn retry<T>(
-    f: *mut File,
+    f: Handle<File>,
     events: u16,
     nonblock: bool,
     mut op: impl FnMut() -> Result<T, i64>,
@@ -92,7 +92,7 @@ fn read_slow(
         crate::proc::kill::await_foreground()?;
     }
     let nonblock = !blocks(f);
-    let ptr = f as *mut File;
+    let ptr = f.handle();
     retry(ptr, POLLIN, nonblock, || match first.take() {
         Some(r) => r,
         // After a wait: a sibling may have unmapped the buffer meanwhile
@@ -134,7 +134,7 @@ pub fn write_file(ops: &Ops, f: &mut File, buf: &[u8]) -> Result<usize, i64> {
 #[cold]
 #[inline(never)]
 fn write_slow(ops: &Ops, f: &mut File, buf: &[u8], first: Result<usize, i64>) -> Result<usize, i64> {
-    let ptr = f as *mut File;
+    let ptr = f.handle();
     let mut done = 0;
     let mut r = first;
     let mut yielded = false;
@@ -170,7 +170,7 @@ fn write_slow(ops: &Ops, f: &mut File, buf: &[u8], first: Result<usize, i64>) ->
 /// (false) (`splice`, `tee`).
 pub fn pipe_readable(f: &mut File, nonblock: bool) -> Result<bool, i64> {
     let nonblock = nonblock || !blocks(f);
-    let ptr = f as *mut File;
+    let ptr = f.handle();
     retry(ptr, POLLIN, nonblock, || obj::pipe::readable(f, nonblock))
 }
 
@@ -178,7 +178,7 @@ pub fn pipe_readable(f: &mut File, nonblock: bool) -> Result<bool, i64> {
 /// reader left (`splice`, `tee`).
 pub fn pipe_writable(f: &mut File, nonblock: bool) -> Result<(), i64> {
     let nonblock = nonblock || !blocks(f);
-    let ptr = f as *mut File;
+    let ptr = f.handle();
     let r = retry(ptr, POLLOUT, nonblock, || obj::pipe::writable(f, nonblock));
     if r == Err(EPIPE) {
         deliver::raise_self(signal::SIGPIPE);
@@ -187,13 +187,13 @@ pub fn pipe_writable(f: &mut File, nonblock: bool) -> Result<(), i64> {
 }
 
 /// Opens FIFO `ino`: waits for the other side as Linux does (`fifo`).
-pub fn open_fifo(ino: crate::fs::Ino, status: u32) -> Result<*mut File, i64> {
+pub fn open_fifo(ino: crate::fs::Ino, status: u32) -> Result<Handle<File>, i64> {
     let (f, start) = fifo::open(ino, status)?;
     let Some(start) = start else {
         return Ok(f);
     };
     // SAFETY: the end just opened, live until put; only read here.
-    while !fifo::other_side(unsafe { &*f }, start) {
+    while !fifo::other_side(unsafe { f.get() }, start) {
         if deliver::pending() {
             obj::put(&obj::pipe::OPS, f);
             return Err(EINTR);
@@ -205,9 +205,9 @@ pub fn open_fifo(ino: crate::fs::Ino, status: u32) -> Result<*mut File, i64> {
 
 /// `accept` on listening socket `f`: waits for a connection unless it is
 /// nonblocking.
-pub fn accept(f: &File, flags: u32) -> Result<*mut File, i64> {
+pub fn accept(f: &File, flags: u32) -> Result<Handle<File>, i64> {
     let nonblock = !blocks(f);
-    let ptr = f as *const File as *mut File;
+    let ptr = f.handle();
     retry(ptr, POLLIN, nonblock, || unix::accept(f, flags))
 }
 
@@ -215,7 +215,7 @@ pub fn accept(f: &File, flags: u32) -> Result<*mut File, i64> {
 /// `nonblock` or the socket is nonblocking.
 pub fn recv(f: &File, buf: &mut [u8], nonblock: bool, peek: bool) -> Result<unix::Received, i64> {
     let nonblock = nonblock || !blocks(f);
-    let ptr = f as *const File as *mut File;
+    let ptr = f.handle();
     retry(ptr, POLLIN, nonblock, || unix::recv(f, buf, nonblock, peek))
 }
 
@@ -227,12 +227,12 @@ pub fn recv(f: &File, buf: &mut [u8], nonblock: bool, peek: bool) -> Result<unix
 pub fn send(
     f: &File,
     data: &[u8],
-    mut files: Vec<*mut File>,
+    mut files: Vec<Handle<File>>,
     nonblock: bool,
     sigpipe: bool,
 ) -> Result<usize, i64> {
     let nonblock = nonblock || !blocks(f);
-    let ptr = f as *const File as *mut File;
+    let ptr = f.handle();
     let mut done = 0;
     let mut yielded = false;
     let r = loop {

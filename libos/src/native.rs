@@ -104,8 +104,7 @@ pub fn poll(entries: &mut [crate::wait::Entry], timeout_ns: Option<u64>) -> i64 
 pub fn epoll_wait(epfd: i64, out: &mut [(u32, u64)], timeout_ns: Option<u64>) -> i64 {
     lock::acquire();
     let r = fd::get(epfd).and_then(|d| {
-        // SAFETY: the descriptor keeps the file live; its kind never changes.
-        if unsafe { (*d.file).kind } != Kind::Epoll {
+        if d.file.kind() != Kind::Epoll {
             return Err(crate::errno::EINVAL);
         }
         crate::wait::epoll_wait(d.file, out, timeout_ns)

@@ -60,8 +60,7 @@ pub fn epoll_pwait2(epfd: i64, events: u64, max: u64, ts: u64, set: u64, size: u
 
 fn epoll_common(epfd: i64, events: u64, max: u64, limit: Option<u64>, set: u64, size: u64) -> LxResult {
     let ep = fd::get(epfd)?;
-    // SAFETY: the descriptor keeps the file live; kind never changes.
-    if unsafe { (*ep.file).kind } != Kind::Epoll || max as i64 <= 0 || max > MAX_EVENTS {
+    if ep.file.kind() != Kind::Epoll || max as i64 <= 0 || max > MAX_EVENTS {
         return Err(EINVAL);
     }
     uaccess::writable(events, max * EVENT_SIZE).map_err(|_| EFAULT)?;

@@ -87,7 +87,7 @@ pub fn fcntl(fdn: i64, cmd: u64, arg: u64) -> LxResult {
     // SAFETY: the descriptor keeps the file live; no other reference to it here.
     let f = unsafe { fd::file(&d) };
     let owner = if ofd {
-        Owner::File(f as *mut File as u64)
+        Owner::File(f as *const File as u64)
     } else {
         Owner::Process(crate::proc::env(), crate::proc::pid())
     };
@@ -145,7 +145,7 @@ pub fn flock(fdn: i64, op: u64) -> LxResult {
         LOCK_UN => None,
         _ => return Err(EINVAL),
     };
-    let (file, owner) = (f.lock_key(), Owner::File(f as *mut File as u64));
+    let (file, owner) = (f.lock_key(), Owner::File(f as *const File as u64));
     // As Linux, a conversion first drops the lock held.
     if want.is_some() {
         locks::set(file, Space::Flock, owner, None, 0, u64::MAX)?;

@@ -10,7 +10,7 @@ use crate::errno::{
 };
 use crate::fd;
 use crate::fs::{dir, node, path, S_IFSOCK};
-use crate::obj::{unix, File, Kind};
+use crate::obj::{unix, File, Handle, Kind};
 use crate::uaccess;
 use alloc::vec::Vec;
 
@@ -330,10 +330,10 @@ fn msghdr(p: u64) -> Result<Msg, i64> {
 /// The descriptors in the control messages of a send, each with one more
 /// reference (the caller's to hand on or drop). EINVAL for a malformed or
 /// unknown control message, EBADF for a descriptor that is not open.
-fn passed(control: u64, len: u64) -> Result<Vec<*mut File>, i64> {
-    let mut files: Vec<*mut File> = Vec::new();
+fn passed(control: u64, len: u64) -> Result<Vec<Handle<File>>, i64> {
+    let mut files: Vec<Handle<File>> = Vec::new();
     let drop_all =
-        |files: &[*mut File]| files.iter().for_each(|&f| crate::obj::put(crate::obj::ops_for_file(f), f));
+        |files: &[Handle<File>]| files.iter().for_each(|&f| crate::obj::put(crate::obj::ops_for_file(f), f));
     let mut at = 0u64;
     while at + CMSG_HDR as u64 <= len {
         let h: [u64; 2] = match uaccess::get(control + at) {
@@ -467,7 +467,7 @@ fn recv_common(
             // A pipe end whose frames this process was not given (it came
             // to hold the socket after the send: `unix::give_pipes`) can
             // be neither used nor dropped here: left out.
-            if crate::obj::pipemem::guarded(file as u64) && !crate::obj::pipemem::mapped(file as u64) {
+            if crate::obj::pipemem::guarded(file.addr()) && !crate::obj::pipemem::mapped(file.addr()) {
                 mflags |= MSG_CTRUNC;
                 continue;
             }

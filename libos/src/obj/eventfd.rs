@@ -40,7 +40,7 @@ pub static OPS: Ops = Ops { read, write, seek: no_seek, stat, ioctl: no_ioctl, c
 
 /// A new eventfd counting from `initial`; `flags` are the file's status
 /// flags (`NONBLOCK`), `semaphore` its mode.
-pub fn create(initial: u32, flags: u32, semaphore: bool) -> Result<*mut File, i64> {
+pub fn create(initial: u32, flags: u32, semaphore: bool) -> Result<Handle<File>, i64> {
     let counter = EventFd {
         readers: AtomicU32::new(1),
         writers: AtomicU32::new(1),

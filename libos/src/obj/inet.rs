@@ -14,6 +14,7 @@ use super::{POLLERR, POLLHUP, POLLIN, POLLOUT};
 use crate::errno::{EAFNOSUPPORT, ENOMEM};
 use crate::fs::{Stat, S_IFSOCK};
 use crate::net::stack::{self, Rings};
+use crate::obj::Handle;
 use netstack::{ready, Errno, SockType, SocketId, Stack};
 
 pub static OPS: Ops = Ops { read, write, seek: no_seek, stat, ioctl, close };
@@ -34,7 +35,7 @@ pub fn on_stack<R>(f: impl FnOnce(&mut Stack<Rings>) -> R) -> Result<R, i64> {
     stack::with(f).ok_or(EAFNOSUPPORT)
 }
 
-pub fn create(stream: bool, flags: u32) -> Result<*mut File, i64> {
+pub fn create(stream: bool, flags: u32) -> Result<Handle<File>, i64> {
     let ty = if stream { SockType::Stream } else { SockType::Datagram };
     let id = on_stack(|s| s.socket(ty))?;
     super::new_with(Kind::Inet, RDWR | flags, Inet { id: id.raw(), stream }).inspect_err(|_| {
@@ -54,7 +55,7 @@ pub fn id(f: &File) -> SocketId {
 }
 
 /// A socket made by `accept`, with its own description.
-pub fn adopt(id: SocketId, flags: u32) -> Result<*mut File, i64> {
+pub fn adopt(id: SocketId, flags: u32) -> Result<Handle<File>, i64> {
     super::new_with(Kind::Inet, RDWR | flags, Inet { id: id.raw(), stream: true }).inspect_err(|_| {
         let _ = on_stack(|s| s.close(id));
     })

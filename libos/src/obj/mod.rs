@@ -84,6 +84,26 @@ impl File {
     }
 }
 
+/// A description, named by a descriptor, an epoll interest, a socket's
+/// queue ...: the holder keeps a reference (`refs`), so it is live.
+impl Handle<File> {
+    /// Its kind, which never changes once made (read without the lock).
+    #[inline]
+    pub fn kind(self) -> Kind {
+        // SAFETY: live (a reference is held); the field is read alone,
+        // without a reference to the whole file, which other processes
+        // may be changing.
+        unsafe { (*self.as_ptr()).kind }
+    }
+
+    /// Its object, which never changes once made (read as `kind`).
+    #[inline]
+    pub fn obj(self) -> Object {
+        // SAFETY: as in `kind`.
+        unsafe { (*self.as_ptr()).obj }
+    }
+}
+
 /// The object behind a description: a typed handle into the shared arena
 /// (`handle.rs`), by kind. `Kind` stays beside it, as it says more than
 /// the object: which end of a pipe, which device, file or directory, and
@@ -204,18 +224,23 @@ pub fn ops_for(kind: Kind) -> &'static Ops {
 }
 
 /// The default method table for open file `f`.
-// The pointer is a live shared `File` by construction (a descriptor's or
-// a passed one's), never a program's value.
-#[allow(clippy::not_unsafe_ptr_arg_deref)]
-pub fn ops_for_file(f: *mut File) -> &'static Ops {
-    // SAFETY: `f` is live; its kind never changes.
-    ops_for(unsafe { (*f).kind })
+pub fn ops_for_file(f: Handle<File>) -> &'static Ops {
+    ops_for(f.kind())
 }
 
 impl File {
     /// A description with one reference, not yet anywhere.
     pub fn fresh(kind: Kind, flags: u32, ino: Ino) -> File {
         File { refs: 1, kind, flags, ino, off: 0, obj: Object::None, watch: core::ptr::null_mut() }
+    }
+
+    /// The handle on this description. Every `File` is made in the shared
+    /// arena (`new`) or in a pipe's own frames (`pipe::create_guarded`),
+    /// never anywhere else, so a reference to one is a place there.
+    #[inline]
+    pub fn handle(&self) -> Handle<File> {
+        // SAFETY: live while referred to; in the arena, as above.
+        unsafe { Handle::from_raw(self as *const File as *mut File) }
     }
 
     /// The object behind this description, a `T` (`Object::handle`).
@@ -229,7 +254,7 @@ impl File {
 /// with `ops` (every descriptor made or closed, under the big lock): the
 /// ledgers of a pipe with frames of its own (`pipe::held`) and of a Unix
 /// socket (`unix::held`: who is given a pipe passed over it) follow.
-pub fn held(ops: &Ops, f: *mut File, env: u32, delta: i16) {
+pub fn held(ops: &Ops, f: Handle<File>, env: u32, delta: i16) {
     pipe::held(f, env, delta);
     if core::ptr::eq(ops, &unix::OPS) {
         unix::held(f, env, delta);
@@ -237,14 +262,8 @@ pub fn held(ops: &Ops, f: *mut File, env: u32, delta: i16) {
 }
 
 /// A new description with one reference, in the shared arena.
-pub fn new(kind: Kind, flags: u32, ino: Ino) -> Result<*mut File, i64> {
-    let p = shared::alloc(size_of::<File>(), 8) as *mut File;
-    if p.is_null() {
-        return Err(crate::errno::ENOMEM);
-    }
-    // SAFETY: a fresh block big enough for a File.
-    unsafe { p.write(File::fresh(kind, flags, ino)) };
-    Ok(p)
+pub fn new(kind: Kind, flags: u32, ino: Ino) -> Result<Handle<File>, i64> {
+    Handle::alloc(File::fresh(kind, flags, ino))
 }
 
 /// Allocates `v` in the shared arena (an object a description or another
@@ -270,12 +289,12 @@ pub unsafe fn free_object<T>(p: *mut T) {
 
 /// A new description of `kind` whose object is `v`, allocated in the
 /// shared arena (epoll sets, eventfds, timerfds, signalfds, sockets).
-pub fn new_with<T: Typed>(kind: Kind, flags: u32, v: T) -> Result<*mut File, i64> {
+pub fn new_with<T: Typed>(kind: Kind, flags: u32, v: T) -> Result<Handle<File>, i64> {
     let obj = Handle::alloc(v)?;
     match new(kind, flags, 0) {
         Ok(f) => {
             // SAFETY: just created, ours alone.
-            unsafe { (*f).obj = T::wrap(obj) };
+            unsafe { f.get_mut().obj = T::wrap(obj) };
             Ok(f)
         }
         Err(e) => {
@@ -287,11 +306,8 @@ pub fn new_with<T: Typed>(kind: Kind, flags: u32, v: T) -> Result<*mut File, i64
 }
 
 /// Drops one reference; the last one closes and frees the description.
-// The pointer is a live shared `File` by construction (every caller got
-// it from `obj::new` or a descriptor), never a program's value.
-#[allow(clippy::not_unsafe_ptr_arg_deref)]
-pub fn put(ops: &Ops, f: *mut File) {
-    if pipemem::guarded(f as u64) && !pipemem::mapped(f as u64) {
+pub fn put(ops: &Ops, f: Handle<File>) {
+    if pipemem::guarded(f.addr()) && !pipemem::mapped(f.addr()) {
         // A pipe end passed over a socket to a process that holds no end
         // of the pipe: its reference is lost (docs/protection.md).
         return;
@@ -300,18 +316,18 @@ pub fn put(ops: &Ops, f: *mut File) {
     // is read and written through the pointer, as `epoll::forget` changes
     // the file through it too.
     let last = unsafe {
-        (*f).refs -= 1;
-        (*f).refs == 0
+        (*f.as_ptr()).refs -= 1;
+        (*f.as_ptr()).refs == 0
     };
     if last {
         epoll::forget(f);
-        crate::locks::released_by_file(f as u64);
+        crate::locks::released_by_file(f.addr());
         // SAFETY: live until freed below; nobody else refers to it now.
-        (ops.close)(unsafe { &mut *f });
+        (ops.close)(unsafe { f.get_mut() });
         // A pipe's own description goes with its frames (`pipemem`).
-        if !pipemem::guarded(f as u64) {
-            // SAFETY: allocated by `new` with this size; nobody refers to it.
-            unsafe { shared::free(f as *mut u8, size_of::<File>(), 8) };
+        if !pipemem::guarded(f.addr()) {
+            // SAFETY: allocated by `new`; nobody refers to it.
+            unsafe { f.free() };
         }
     }
 }
@@ -352,15 +368,8 @@ pub enum Look {
 /// What open file `f` is ready for now (POLLRDNORM/POLLWRNORM come with
 /// POLLIN/POLLOUT), or None if `look` cannot tell without the lock.
 #[inline]
-// The pointer is a live shared `File` by construction (a descriptor's or
-// an interest's), never a program's value.
-#[allow(clippy::not_unsafe_ptr_arg_deref)]
-pub fn file_events(f: *mut File, look: Look) -> Option<u16> {
-    // SAFETY: the caller holds a reference, so the file is live; its kind
-    // and object never change once it is made, and they are read through
-    // the pointer without forming a reference to the whole file (other
-    // processes may be updating its other fields).
-    let (kind, obj) = unsafe { ((*f).kind, (*f).obj) };
+pub fn file_events(f: Handle<File>, look: Look) -> Option<u16> {
+    let (kind, obj) = (f.kind(), f.obj());
     let ev = match kind {
         Kind::PipeRead | Kind::PipeWrite => pipe::events(kind, obj.handle()),
         Kind::EventFd => eventfd::events(obj.handle()),
@@ -372,13 +381,13 @@ pub fn file_events(f: *mut File, look: Look) -> Option<u16> {
         Kind::Console => POLLOUT | if console::input_ready() { POLLIN } else { 0 },
         Kind::Epoll => epoll::ready(f),
         // SAFETY: the caller holds the file open; the lock is held.
-        Kind::TimerFd => timerfd::events(unsafe { &*f }),
+        Kind::TimerFd => timerfd::events(unsafe { f.get() }),
         // SAFETY: the caller holds the file open; the lock is held.
-        Kind::SignalFd => signalfd::events(unsafe { &*f }),
+        Kind::SignalFd => signalfd::events(unsafe { f.get() }),
         // SAFETY: the caller holds the file open; the lock is held.
-        Kind::Socket => unix::events(unsafe { &*f }),
+        Kind::Socket => unix::events(unsafe { f.get() }),
         // SAFETY: as above.
-        Kind::Inet => inet::events(unsafe { &*f }),
+        Kind::Inet => inet::events(unsafe { f.get() }),
         Kind::Null | Kind::Zero | Kind::Full | Kind::Random | Kind::Regular | Kind::Dir => POLLIN | POLLOUT,
         // Not a descriptor poll or epoll accept (`fd::get`).
         Kind::Path => POLLNVAL,

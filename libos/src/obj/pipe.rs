@@ -74,13 +74,13 @@ const _: () = {
 pub static OPS: Ops = Ops { read, write, seek: no_seek, stat, ioctl, close };
 
 /// A new pipe: (read end, write end).
-pub fn create(flags: u32) -> Result<(*mut File, *mut File), i64> {
+pub fn create(flags: u32) -> Result<(Handle<File>, Handle<File>), i64> {
     let p = ring()?;
     let r = match open_end(p, Kind::PipeRead, flags & NONBLOCK, 0) {
         Ok(r) => r,
         Err(e) => {
             // SAFETY: made above; no end refers to it.
-            unsafe { shared::free(p as *mut u8, size_of::<Pipe>(), align_of::<Pipe>()) };
+            unsafe { p.free() };
             return Err(e);
         }
     };
@@ -144,23 +144,21 @@ pub(super) fn count(hs: &mut [Holder], env: u32, end: usize, delta: i16) {
 
 /// The pipe frames and the end (0 read, 1 write) behind description `f`,
 /// if it is a pipe's own.
-fn guarded_end(f: *mut File) -> Option<(*mut Guarded, usize)> {
-    if !super::pipemem::guarded(f as u64) {
+fn guarded_end(f: Handle<File>) -> Option<(*mut Guarded, usize)> {
+    if !super::pipemem::guarded(f.addr()) {
         return None;
     }
-    let g = super::pipemem::base(f as u64) as *mut Guarded;
+    let g = super::pipemem::base(f.addr()) as *mut Guarded;
     // SAFETY: the pipe frames holding `f`, mapped while it is held here.
     let ends = unsafe { &raw mut (*g).ends } as *mut File;
-    Some((g, usize::from(f != ends)))
+    Some((g, usize::from(f.as_ptr() != ends)))
 }
 
 /// Process `env` holds `delta` more (or fewer) descriptors of
 /// description `f` (nothing unless `f` is an end of a pipe with frames of
 /// its own). Called with the big lock held, for every descriptor made or
 /// closed (`fd`).
-// The pointer is a live description by construction (a descriptor's).
-#[allow(clippy::not_unsafe_ptr_arg_deref)]
-pub fn held(f: *mut File, env: u32, delta: i16) {
+pub fn held(f: Handle<File>, env: u32, delta: i16) {
     let Some((g, end)) = guarded_end(f) else { return };
     // SAFETY: the frames are mapped (a descriptor here names them); the
     // ledger is changed only under the big lock.
@@ -175,7 +173,7 @@ pub(super) fn alive(env: u32) -> bool {
 /// Takes out the descriptors of the holders of `f`'s pipe that have
 /// ended without closing them; whether there were any.
 fn reap_dead(f: &File) -> bool {
-    let Some((g, _)) = guarded_end(f as *const File as *mut File) else { return false };
+    let Some((g, _)) = guarded_end(f.handle()) else { return false };
     let mut any = false;
     for i in 0..HOLDERS {
         // SAFETY: as in `held`; each entry is read by value.
@@ -187,7 +185,7 @@ fn reap_dead(f: &File) -> bool {
         unsafe { (*g).holders[i] = Holder::NONE };
         for (end, &n) in h.ends.iter().enumerate() {
             // SAFETY: the pipe's own descriptions, live while counted.
-            let d = unsafe { (&raw mut (*g).ends as *mut File).add(end) };
+            let d = unsafe { Handle::from_raw((&raw mut (*g).ends as *mut File).add(end)) };
             for _ in 0..n {
                 super::put(&OPS, d);
             }
@@ -205,7 +203,7 @@ const _: () = assert!(GUARDED_PAGES * PAGE as u64 <= crate::layout::PIPE_SLOT);
 /// `pipe(2)`: a new pipe in frames of its own, mapped only into this
 /// process (and, by fork, its children that inherit an end): (read end,
 /// write end).
-pub fn create_guarded(flags: u32) -> Result<(*mut File, *mut File), i64> {
+pub fn create_guarded(flags: u32) -> Result<(Handle<File>, Handle<File>), i64> {
     let g = super::pipemem::alloc(GUARDED_PAGES).ok_or(ENOMEM)? as *mut Guarded;
     // SAFETY: fresh zeroed frames mapped for a `Guarded`, ours alone.
     unsafe {
@@ -218,20 +216,22 @@ pub fn create_guarded(flags: u32) -> Result<(*mut File, *mut File), i64> {
             ends.add(i).write(f);
             count_end(&mut *p, kind, false);
         }
-        Ok((ends, ends.add(1)))
+        Ok((Handle::from_raw(ends), Handle::from_raw(ends.add(1))))
     }
 }
 
 /// A new ring with no ends yet (`open_end` adds them), in the arena (FIFOs
 /// and Unix sockets).
-pub fn ring() -> Result<*mut Pipe, i64> {
+pub fn ring() -> Result<Handle<Pipe>, i64> {
     let p = shared::alloc(size_of::<Pipe>(), align_of::<Pipe>()) as *mut Pipe;
     if p.is_null() {
         return Err(ENOMEM);
     }
-    // SAFETY: a fresh block big enough.
-    unsafe { init(p) };
-    Ok(p)
+    // SAFETY: a fresh block big enough, now a live ring.
+    unsafe {
+        init(p);
+        Ok(Handle::from_raw(p))
+    }
 }
 
 /// Writes a new ring's header.
@@ -276,10 +276,7 @@ fn count_end(p: &mut Pipe, kind: Kind, both: bool) {
 /// counted among its ends; `flags` may ask for `NONBLOCK` and, on a read
 /// end, `RDWR` (a FIFO opened for both: it counts as a reader and a
 /// writer). `ino` is the FIFO it was opened through, 0 for `pipe`.
-// The ring is a live shared `Pipe` by construction (`ring`'s, or one an
-// open end holds), never a program's value.
-#[allow(clippy::not_unsafe_ptr_arg_deref)]
-pub fn open_end(p: *mut Pipe, kind: Kind, flags: u32, ino: Ino) -> Result<*mut File, i64> {
+pub fn open_end(p: Handle<Pipe>, kind: Kind, flags: u32, ino: Ino) -> Result<Handle<File>, i64> {
     let both = kind == Kind::PipeRead && flags & ACCMODE == RDWR;
     let access = if both {
         RDWR
@@ -289,11 +286,12 @@ pub fn open_end(p: *mut Pipe, kind: Kind, flags: u32, ino: Ino) -> Result<*mut F
         0
     };
     let f = super::new(kind, (flags & NONBLOCK) | access, ino)?;
-    // SAFETY: `p` is live (the caller's, or held by another end); other
-    // processes change its counts only under the big lock, which we hold.
+    // SAFETY: the new description is ours alone; `p` is live (the
+    // caller's, or held by another end), and other processes change its
+    // counts only under the big lock, which we hold.
     unsafe {
-        (*f).obj = Object::Pipe(Handle::from_raw(p));
-        count_end(&mut *p, kind, both);
+        f.get_mut().obj = Object::Pipe(p);
+        count_end(p.get_mut(), kind, both);
     }
     Ok(f)
 }

@@ -11,6 +11,7 @@ use super::flags::NONBLOCK;
 use super::{no_ioctl, no_seek, no_write, File, Kind, Ops, POLLIN};
 use crate::errno::{EAGAIN, EINVAL};
 use crate::fs::Stat;
+use crate::obj::Handle;
 use crate::word::Word;
 
 /// A signal taken: its number, `si_code` and the first two words of its
@@ -40,7 +41,7 @@ pub struct SignalFd {
 pub static OPS: Ops = Ops { read, write: no_write, seek: no_seek, stat, ioctl: no_ioctl, close };
 
 /// A new signalfd for `mask`; `flags` may ask for `NONBLOCK`.
-pub fn create(mask: u64, flags: u32) -> Result<*mut File, i64> {
+pub fn create(mask: u64, flags: u32) -> Result<Handle<File>, i64> {
     super::new_with(Kind::SignalFd, flags & NONBLOCK, SignalFd { mask })
 }
 

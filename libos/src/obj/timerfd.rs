@@ -11,6 +11,7 @@ use super::POLLIN;
 use super::{no_ioctl, no_seek, File, Kind, Ops};
 use crate::errno::{EAGAIN, EINVAL};
 use crate::fs::Stat;
+use crate::obj::Handle;
 use crate::scoped::Scoped;
 use crate::time::now_ns;
 
@@ -40,7 +41,7 @@ fn write(_: &mut File, _: &[u8]) -> Result<usize, i64> {
 }
 
 /// A disarmed timer on the wall clock (`wall`) or time since boot.
-pub fn create(wall: bool, flags: u32) -> Result<*mut File, i64> {
+pub fn create(wall: bool, flags: u32) -> Result<Handle<File>, i64> {
     let t = Timer { wall, next: 0, interval: 0, pending: 0, total: 0 };
     super::new_with(Kind::TimerFd, flags & NONBLOCK, t)
 }

@@ -27,6 +27,7 @@ use crate::errno::{
     EAGAIN, ECONNREFUSED, EINVAL, EISCONN, EMSGSIZE, ENOMEM, ENOTCONN, EOPNOTSUPP, EPIPE, EPROTOTYPE,
 };
 use crate::fs::{node, Ino, Stat, S_IFMT, S_IFSOCK};
+use crate::obj::Handle;
 use crate::predicate::{WANT_READ, WANT_WRITE};
 use crate::shared;
 use alloc::vec::Vec;
@@ -80,7 +81,7 @@ const _: () = {
 /// A connection waiting for `accept`.
 struct Pending {
     next: *mut Pending,
-    file: *mut File,
+    file: Handle<File>,
 }
 
 /// A socket's object (`File::data`).
@@ -142,7 +143,7 @@ use super::{alloc_object as alloc, free_object as free};
 
 /// A new unconnected socket of type `ty` (`STREAM`, `DGRAM`, `SEQPACKET`)
 /// with status flags `flags` (`NONBLOCK`).
-pub fn create(ty: u32, flags: u32) -> Result<*mut File, i64> {
+pub fn create(ty: u32, flags: u32) -> Result<Handle<File>, i64> {
     let s = Socket {
         ty,
         state: State::Unconnected,
@@ -179,14 +180,12 @@ unsafe fn sock<'a>(f: &File) -> &'a mut Socket {
 /// Process `env` holds `delta` more (or fewer) descriptors of socket `f`
 /// (`obj::held`). The description and its socket lie in the arena, which
 /// any process can write: followed only where they point inside it.
-// The pointer is a descriptor's, checked before use.
-#[allow(clippy::not_unsafe_ptr_arg_deref)]
-pub fn held(f: *mut File, env: u32, delta: i16) {
-    if !shared::holds::<File>(f as u64) {
+pub fn held(f: Handle<File>, env: u32, delta: i16) {
+    if !shared::holds::<File>(f.addr()) {
         return;
     }
     // SAFETY: a description's place in the arena, mapped (checked above).
-    let obj = unsafe { (*f).obj };
+    let obj = unsafe { (*f.as_ptr()).obj };
     let super::Object::Unix(h) = obj else { return };
     let s = h.addr();
     if shared::holds::<Socket>(s) {
@@ -199,11 +198,11 @@ pub fn held(f: *mut File, env: u32, delta: i16) {
 /// the processes holding the receiving socket `peer`, before it is sent:
 /// a receiver that does not map them could neither use nor drop the end.
 /// EPERM when one of them may not have them (nothing sent).
-fn give_pipes(peer: &Socket, files: &[*mut File]) -> Result<(), i64> {
+fn give_pipes(peer: &Socket, files: &[Handle<File>]) -> Result<(), i64> {
     let me = crate::env::id();
-    for &f in files.iter().filter(|&&f| super::pipemem::guarded(f as u64)) {
+    for &f in files.iter().filter(|&&f| super::pipemem::guarded(f.addr())) {
         for h in peer.holders.iter().filter(|h| h.env != 0 && h.env != me && pipe::alive(h.env)) {
-            super::pipemem::give(h.env, super::pipemem::base(f as u64), pipe::GUARDED_PAGES)?;
+            super::pipemem::give(h.env, super::pipemem::base(f.addr()), pipe::GUARDED_PAGES)?;
         }
     }
     Ok(())
@@ -220,7 +219,7 @@ fn join(a: &mut Socket, b: &mut Socket) -> Result<(), i64> {
             return Err(e);
         }
     };
-    (a.rx, a.tx, b.rx, b.tx) = (ra, wa, rb, wb);
+    (a.rx, a.tx, b.rx, b.tx) = (ra.as_ptr(), wa.as_ptr(), rb.as_ptr(), wb.as_ptr());
     a.peer = b;
     b.peer = a;
     (a.peer_env, b.peer_env) = (b.env, a.env);
@@ -230,7 +229,7 @@ fn join(a: &mut Socket, b: &mut Socket) -> Result<(), i64> {
 }
 
 /// `socketpair`: two sockets of type `ty` connected to each other.
-pub fn pair(ty: u32, flags: u32) -> Result<(*mut File, *mut File), i64> {
+pub fn pair(ty: u32, flags: u32) -> Result<(Handle<File>, Handle<File>), i64> {
     let a = create(ty, flags)?;
     let b = match create(ty, flags) {
         Ok(b) => b,
@@ -240,7 +239,7 @@ pub fn pair(ty: u32, flags: u32) -> Result<(*mut File, *mut File), i64> {
         }
     };
     // SAFETY: both were just created, live, and referenced nowhere else.
-    let (fa, fb) = unsafe { (&*a, &*b) };
+    let (fa, fb) = unsafe { (a.get(), b.get()) };
     // SAFETY: two new sockets, referred to by nothing else.
     if let Err(e) = join(unsafe { sock(fa) }, unsafe { sock(fb) }) {
         super::put(&OPS, a);
@@ -341,7 +340,7 @@ pub fn connect(f: &File, ino: Ino) -> Result<(), i64> {
     }
     let server = create(s.ty, 0)?;
     // SAFETY: just created, referred to by nothing else.
-    let ss = unsafe { sock(&*server) };
+    let ss = unsafe { sock(server.get()) };
     // The connection speaks for the listener's process.
     ss.env = l.env;
     if let Err(e) = join(s, ss) {
@@ -374,7 +373,7 @@ pub fn connect(f: &File, ino: Ino) -> Result<(), i64> {
 
 /// `accept`: the oldest connection waiting, as an open file with status
 /// flags `flags`; EAGAIN when none is (the caller waits, `io::accept`).
-pub fn accept(f: &File, flags: u32) -> Result<*mut File, i64> {
+pub fn accept(f: &File, flags: u32) -> Result<Handle<File>, i64> {
     // SAFETY: `f` is an open socket (the lock held); no other reference to it here.
     let s = unsafe { sock(f) };
     if s.state != State::Listening {
@@ -394,7 +393,7 @@ pub fn accept(f: &File, flags: u32) -> Result<*mut File, i64> {
     // SAFETY: the listener's queue, live while it listens.
     unsafe { &*s.queue }.accepted.fetch_add(1, Ordering::Release);
     // SAFETY: the connection's file, handed to the caller.
-    unsafe { (*file).flags |= flags & NONBLOCK };
+    unsafe { file.get_mut() }.flags |= flags & NONBLOCK;
     Ok(file)
 }
 
@@ -421,11 +420,13 @@ pub fn shutdown(f: &File, rd: bool, wr: bool) -> Result<(), i64> {
     if s.state != State::Connected {
         return Ok(());
     }
-    if rd && !s.rx.is_null() {
-        super::put(&pipe::OPS, core::mem::replace(&mut s.rx, core::ptr::null_mut()));
-    }
-    if wr && !s.tx.is_null() {
-        super::put(&pipe::OPS, core::mem::replace(&mut s.tx, core::ptr::null_mut()));
+    for (shut, end) in [(rd, &mut s.rx), (wr, &mut s.tx)] {
+        if shut && !end.is_null() {
+            // SAFETY: an end the socket held open, now let go.
+            super::put(&pipe::OPS, unsafe {
+                Handle::from_raw(core::mem::replace(end, core::ptr::null_mut()))
+            });
+        }
     }
     Ok(())
 }
@@ -448,7 +449,7 @@ unsafe fn ring<'a>(end: *mut File, nonblock: bool) -> &'a mut File {
 /// goes, and stay the caller's otherwise. EAGAIN when nothing fits now,
 /// EPIPE (ECONNREFUSED for a datagram) when the peer is gone: the caller
 /// waits, and raises SIGPIPE (`io::send`).
-pub fn send(f: &File, data: &[u8], files: &mut Vec<*mut File>, nonblock: bool) -> Result<usize, i64> {
+pub fn send(f: &File, data: &[u8], files: &mut Vec<Handle<File>>, nonblock: bool) -> Result<usize, i64> {
     // SAFETY: `f` is an open socket (the lock held); no other reference to it here.
     let s = unsafe { sock(f) };
     let nonblock = nonblock || f.flags & NONBLOCK != 0;
@@ -502,7 +503,7 @@ pub fn send(f: &File, data: &[u8], files: &mut Vec<*mut File>, nonblock: bool) -
 
 /// Puts `files` in the peer's queue as a batch for the message starting
 /// at ring position `at`.
-fn queue_rights(s: &mut Socket, at: u64, files: &[*mut File]) -> Result<*mut Rights, i64> {
+fn queue_rights(s: &mut Socket, at: u64, files: &[Handle<File>]) -> Result<*mut Rights, i64> {
     let size = size_of::<Rights>() + size_of_val(files);
     let r = shared::alloc(size, align_of::<Rights>()) as *mut Rights;
     if r.is_null() {
@@ -523,9 +524,9 @@ fn queue_rights(s: &mut Socket, at: u64, files: &[*mut File]) -> Result<*mut Rig
 }
 
 /// The files of batch `r`.
-fn rights_files(r: *mut Rights) -> *mut *mut File {
+fn rights_files(r: *mut Rights) -> *mut Handle<File> {
     // SAFETY: the files follow the header in the same block.
-    unsafe { (r as *mut u8).add(size_of::<Rights>()) as *mut *mut File }
+    unsafe { (r as *mut u8).add(size_of::<Rights>()) as *mut Handle<File> }
 }
 
 /// Takes batch `r` out of `s`'s queue and frees it, dropping its files.
@@ -536,7 +537,7 @@ fn unqueue_rights(s: &mut Socket, r: *mut Rights) {
 
 /// Takes batch `r` out of `s`'s queue and frees it; returns its files
 /// (their references now the caller's).
-fn take_batch(s: &mut Socket, r: *mut Rights) -> Vec<*mut File> {
+fn take_batch(s: &mut Socket, r: *mut Rights) -> Vec<Handle<File>> {
     // SAFETY: `r` is in the queue (lock held); freed after the unlink.
     unsafe {
         let mut link = &raw mut s.rights;
@@ -548,7 +549,7 @@ fn take_batch(s: &mut Socket, r: *mut Rights) -> Vec<*mut File> {
         }
         let n = (*r).n;
         let files = core::slice::from_raw_parts(rights_files(r), n).to_vec();
-        shared::free(r as *mut u8, size_of::<Rights>() + n * size_of::<*mut File>(), align_of::<Rights>());
+        shared::free(r as *mut u8, size_of::<Rights>() + n * size_of::<Handle<File>>(), align_of::<Rights>());
         files
     }
 }
@@ -558,7 +559,7 @@ fn take_batch(s: &mut Socket, r: *mut Rights) -> Vec<*mut File> {
 pub struct Received {
     pub len: usize,
     pub full: usize,
-    pub files: Vec<*mut File>,
+    pub files: Vec<Handle<File>>,
 }
 
 /// Receives into `buf`: stream bytes (up to the next batch of passed
@@ -770,7 +771,8 @@ fn close(f: &mut File) {
     }
     for end in [s.rx, s.tx] {
         if !end.is_null() {
-            super::put(&pipe::OPS, end);
+            // SAFETY: an end the socket holds open, let go with it.
+            super::put(&pipe::OPS, unsafe { Handle::from_raw(end) });
         }
     }
     if !s.peer.is_null() {
