@@ -1,6 +1,7 @@
 //! The per-process file-descriptor table: small integers naming shared
 //! open files, each with the method table this process uses for it.
 
+use crate::errno::Errno;
 use crate::errno::{EBADF, EMFILE};
 use crate::obj::{self, pipemem, File, Handle, Ops};
 use crate::scoped::Scoped;
@@ -28,7 +29,7 @@ pub struct Table {
 impl Table {
     pub const EMPTY: Table = Table { slots: Vec::new(), limit: MAX_FDS };
 
-    fn get(&self, fd: i64) -> Result<Fd, i64> {
+    fn get(&self, fd: i64) -> Result<Fd, Errno> {
         usize::try_from(fd).ok().and_then(|i| self.slots.get(i).copied().flatten()).ok_or(EBADF)
     }
 
@@ -61,7 +62,7 @@ fn with_table<R>(f: impl FnOnce(&mut Table) -> R) -> R {
 /// The descriptor `fd`, for a call that does I/O or changes the file
 /// through it: an `O_PATH` descriptor is none (EBADF).
 #[inline]
-pub fn get(fd: i64) -> Result<Fd, i64> {
+pub fn get(fd: i64) -> Result<Fd, Errno> {
     let d = get_raw(fd)?;
     if d.file.kind() == obj::Kind::Path {
         return Err(EBADF);
@@ -73,7 +74,7 @@ pub fn get(fd: i64) -> Result<Fd, i64> {
 /// file through it (`fstat`, the `*at` calls' directory, `dup`, `close`,
 /// `fcntl`'s descriptor flags, `fchdir`, `fstatfs`).
 #[inline]
-pub fn get_raw(fd: i64) -> Result<Fd, i64> {
+pub fn get_raw(fd: i64) -> Result<Fd, Errno> {
     with_table(|t| t.get(fd))
 }
 
@@ -90,7 +91,7 @@ pub unsafe fn file(fd: &Fd) -> &'static mut File {
 }
 
 /// Installs `fd` at the lowest free number `>= min`.
-pub fn install(fd: Fd, min: usize) -> Result<i64, i64> {
+pub fn install(fd: Fd, min: usize) -> Result<i64, Errno> {
     with_table(|t| {
         let i = (min..t.limit).find(|&i| t.slots.get(i).is_none_or(|s| s.is_none())).ok_or(EMFILE)?;
         t.put(i, Some(fd));
@@ -99,7 +100,7 @@ pub fn install(fd: Fd, min: usize) -> Result<i64, i64> {
 }
 
 /// Installs a new descriptor for a fresh file (taking over its reference).
-pub fn open(file: Handle<File>, cloexec: bool) -> Result<i64, i64> {
+pub fn open(file: Handle<File>, cloexec: bool) -> Result<i64, Errno> {
     let kind = file.kind();
     let r = install(Fd { ops: obj::ops_for(kind), file, cloexec }, 0);
     if r.is_err() {
@@ -109,7 +110,7 @@ pub fn open(file: Handle<File>, cloexec: bool) -> Result<i64, i64> {
 }
 
 /// Puts a duplicate of `fd` at exactly `at` (closing what was there).
-pub fn dup_to(fd: Fd, at: usize, cloexec: bool) -> Result<i64, i64> {
+pub fn dup_to(fd: Fd, at: usize, cloexec: bool) -> Result<i64, Errno> {
     if at >= limit() {
         return Err(EBADF);
     }
@@ -120,7 +121,7 @@ pub fn dup_to(fd: Fd, at: usize, cloexec: bool) -> Result<i64, i64> {
     Ok(at as i64)
 }
 
-pub fn dup(fd: Fd, min: usize, cloexec: bool) -> Result<i64, i64> {
+pub fn dup(fd: Fd, min: usize, cloexec: bool) -> Result<i64, Errno> {
     // SAFETY: the descriptor keeps the file live; no other reference to it here.
     unsafe { file(&fd) }.refs += 1;
     let r = install(Fd { cloexec, ..fd }, min);
@@ -131,11 +132,11 @@ pub fn dup(fd: Fd, min: usize, cloexec: bool) -> Result<i64, i64> {
     r
 }
 
-pub fn close(fd: i64) -> Result<i64, i64> {
+pub fn close(fd: i64) -> Result<i64, Errno> {
     let d = with_table(|t| {
         let d = t.get(fd)?;
         t.slots[fd as usize] = None;
-        Ok::<_, i64>(d)
+        Ok::<_, Errno>(d)
     })?;
     // POSIX: any close of a file ends the process's record locks on it.
     // SAFETY: the descriptor kept the file live; no other reference to it here.
@@ -173,7 +174,7 @@ pub fn share_pipes(env: u64) -> Result<(), abi::Error> {
     pipemem::share_with(env, &bases, obj::pipe::GUARDED_PAGES)
 }
 
-pub fn set_cloexec(fd: i64, on: bool) -> Result<(), i64> {
+pub fn set_cloexec(fd: i64, on: bool) -> Result<(), Errno> {
     with_table(|t| {
         let d = t.get(fd)?;
         t.slots[fd as usize] = Some(Fd { cloexec: on, ..d });
@@ -183,7 +184,7 @@ pub fn set_cloexec(fd: i64, on: bool) -> Result<(), i64> {
 
 /// Lets a program replace the methods it uses for one descriptor (the
 /// ExOS extension point); returns the old table.
-pub fn set_ops(fd: i64, ops: &'static Ops) -> Result<&'static Ops, i64> {
+pub fn set_ops(fd: i64, ops: &'static Ops) -> Result<&'static Ops, Errno> {
     with_table(|t| {
         let d = t.get(fd)?;
         t.slots[fd as usize] = Some(Fd { ops, ..d });

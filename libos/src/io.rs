@@ -11,6 +11,7 @@
 //! raises SIGPIPE here, the caller's signal, as Linux raises it in the
 //! writer's context.
 
+use crate::errno::Errno;
 use crate::errno::{EAGAIN, EINTR, EPIPE};
 use crate::fd::{self, Fd};
 use crate::obj::flags::NONBLOCK;
@@ -30,8 +31,8 @@ fn retry<T>(
     f: Handle<File>,
     events: u16,
     nonblock: bool,
-    mut op: impl FnMut() -> Result<T, i64>,
-) -> Result<T, i64> {
+    mut op: impl FnMut() -> Result<T, Errno>,
+) -> Result<T, Errno> {
     let mut yielded = false;
     loop {
         match op() {
@@ -48,7 +49,7 @@ fn retry<T>(
 
 /// `read` of descriptor `d` into `buf` through its methods.
 #[inline]
-pub fn read(d: &Fd, buf: &mut [u8]) -> Result<usize, i64> {
+pub fn read(d: &Fd, buf: &mut [u8]) -> Result<usize, Errno> {
     // SAFETY: the descriptor keeps the file live; no other reference to it here.
     read_file(d.ops, unsafe { fd::file(d) }, buf)
 }
@@ -57,7 +58,7 @@ pub fn read(d: &Fd, buf: &mut [u8]) -> Result<usize, i64> {
 /// there, or the end) takes the short path; waiting, and the terminal's
 /// job control, the long one.
 #[inline]
-pub fn read_file(ops: &Ops, f: &mut File, buf: &mut [u8]) -> Result<usize, i64> {
+pub fn read_file(ops: &Ops, f: &mut File, buf: &mut [u8]) -> Result<usize, Errno> {
     if f.kind == Kind::Console {
         return read_slow(ops, f, buf, None);
     }
@@ -71,7 +72,7 @@ pub fn read_file(ops: &Ops, f: &mut File, buf: &mut [u8]) -> Result<usize, i64> 
 /// One read through `ops`. A pipe with the library's own methods is called
 /// directly, so the compiler can inline its read.
 #[inline(always)]
-fn read_once(ops: &Ops, f: &mut File, buf: &mut [u8]) -> Result<usize, i64> {
+fn read_once(ops: &Ops, f: &mut File, buf: &mut [u8]) -> Result<usize, Errno> {
     if core::ptr::eq(ops, &obj::pipe::OPS) {
         obj::pipe::read(f, buf)
     } else {
@@ -86,8 +87,8 @@ fn read_slow(
     ops: &Ops,
     f: &mut File,
     buf: &mut [u8],
-    mut first: Option<Result<usize, i64>>,
-) -> Result<usize, i64> {
+    mut first: Option<Result<usize, Errno>>,
+) -> Result<usize, Errno> {
     if f.kind == Kind::Console {
         crate::proc::kill::await_foreground()?;
     }
@@ -104,14 +105,14 @@ fn read_slow(
 /// `write` of `buf` to descriptor `d` through its methods: on a blocking
 /// file, all of it unless a signal comes first (then what went in).
 #[inline]
-pub fn write(d: &Fd, buf: &[u8]) -> Result<usize, i64> {
+pub fn write(d: &Fd, buf: &[u8]) -> Result<usize, Errno> {
     // SAFETY: the descriptor keeps the file live; no other reference to it here.
     write_file(d.ops, unsafe { fd::file(d) }, buf)
 }
 
 /// One write through `ops` (a pipe's directly, as `read_once`).
 #[inline(always)]
-fn write_once(ops: &Ops, f: &mut File, buf: &[u8]) -> Result<usize, i64> {
+fn write_once(ops: &Ops, f: &mut File, buf: &[u8]) -> Result<usize, Errno> {
     if core::ptr::eq(ops, &obj::pipe::OPS) {
         obj::pipe::write(f, buf)
     } else {
@@ -122,7 +123,7 @@ fn write_once(ops: &Ops, f: &mut File, buf: &[u8]) -> Result<usize, i64> {
 /// `write` to open file `f` through methods `ops`: all of it at once is
 /// the short path.
 #[inline]
-pub fn write_file(ops: &Ops, f: &mut File, buf: &[u8]) -> Result<usize, i64> {
+pub fn write_file(ops: &Ops, f: &mut File, buf: &[u8]) -> Result<usize, Errno> {
     let r = write_once(ops, f, buf);
     if r == Ok(buf.len()) {
         return r;
@@ -133,7 +134,7 @@ pub fn write_file(ops: &Ops, f: &mut File, buf: &[u8]) -> Result<usize, i64> {
 /// `write_file`'s long path: the rest after a first answer `first`.
 #[cold]
 #[inline(never)]
-fn write_slow(ops: &Ops, f: &mut File, buf: &[u8], first: Result<usize, i64>) -> Result<usize, i64> {
+fn write_slow(ops: &Ops, f: &mut File, buf: &[u8], first: Result<usize, Errno>) -> Result<usize, Errno> {
     let ptr = f.handle();
     let mut done = 0;
     let mut r = first;
@@ -168,7 +169,7 @@ fn write_slow(ops: &Ops, f: &mut File, buf: &[u8], first: Result<usize, i64>) ->
 
 /// Waits until pipe read end `f` holds bytes (true) or has no writer left
 /// (false) (`splice`, `tee`).
-pub fn pipe_readable(f: &mut File, nonblock: bool) -> Result<bool, i64> {
+pub fn pipe_readable(f: &mut File, nonblock: bool) -> Result<bool, Errno> {
     let nonblock = nonblock || !blocks(f);
     let ptr = f.handle();
     retry(ptr, POLLIN, nonblock, || obj::pipe::readable(f, nonblock))
@@ -176,7 +177,7 @@ pub fn pipe_readable(f: &mut File, nonblock: bool) -> Result<bool, i64> {
 
 /// Waits until pipe write end `f` has room; EPIPE and SIGPIPE with no
 /// reader left (`splice`, `tee`).
-pub fn pipe_writable(f: &mut File, nonblock: bool) -> Result<(), i64> {
+pub fn pipe_writable(f: &mut File, nonblock: bool) -> Result<(), Errno> {
     let nonblock = nonblock || !blocks(f);
     let ptr = f.handle();
     let r = retry(ptr, POLLOUT, nonblock, || obj::pipe::writable(f, nonblock));
@@ -187,7 +188,7 @@ pub fn pipe_writable(f: &mut File, nonblock: bool) -> Result<(), i64> {
 }
 
 /// Opens FIFO `ino`: waits for the other side as Linux does (`fifo`).
-pub fn open_fifo(ino: crate::fs::Ino, status: u32) -> Result<Handle<File>, i64> {
+pub fn open_fifo(ino: crate::fs::Ino, status: u32) -> Result<Handle<File>, Errno> {
     let (f, start) = fifo::open(ino, status)?;
     let Some(start) = start else {
         return Ok(f);
@@ -205,7 +206,7 @@ pub fn open_fifo(ino: crate::fs::Ino, status: u32) -> Result<Handle<File>, i64> 
 
 /// `accept` on listening socket `f`: waits for a connection unless it is
 /// nonblocking.
-pub fn accept(f: &File, flags: u32) -> Result<Handle<File>, i64> {
+pub fn accept(f: &File, flags: u32) -> Result<Handle<File>, Errno> {
     let nonblock = !blocks(f);
     let ptr = f.handle();
     retry(ptr, POLLIN, nonblock, || unix::accept(f, flags))
@@ -213,7 +214,7 @@ pub fn accept(f: &File, flags: u32) -> Result<Handle<File>, i64> {
 
 /// Receives from socket `f` (`unix::recv`), waiting for data unless
 /// `nonblock` or the socket is nonblocking.
-pub fn recv(f: &File, buf: &mut [u8], nonblock: bool, peek: bool) -> Result<unix::Received, i64> {
+pub fn recv(f: &File, buf: &mut [u8], nonblock: bool, peek: bool) -> Result<unix::Received, Errno> {
     let nonblock = nonblock || !blocks(f);
     let ptr = f.handle();
     retry(ptr, POLLIN, nonblock, || unix::recv(f, buf, nonblock, peek))
@@ -230,7 +231,7 @@ pub fn send(
     mut files: Vec<Handle<File>>,
     nonblock: bool,
     sigpipe: bool,
-) -> Result<usize, i64> {
+) -> Result<usize, Errno> {
     let nonblock = nonblock || !blocks(f);
     let ptr = f.handle();
     let mut done = 0;

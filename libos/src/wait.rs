@@ -25,6 +25,7 @@
 //! per look. Sleeps are cut into at most `MAX_SLEEP_TICKS` so a signal
 //! (`kill`, Ctrl-C) ends the wait with EINTR within that time.
 
+use crate::errno::Errno;
 use crate::errno::{EBADF, EINTR, EINVAL};
 use crate::obj::{epoll, pipe, timerfd, unix, File, Handle, Kind};
 pub use crate::obj::{
@@ -48,7 +49,7 @@ pub struct Entry {
 /// Why a look gave no answer.
 enum Stop {
     /// The call fails (select: a descriptor that is not open).
-    Errno(i64),
+    Errno(Errno),
     /// A descriptor can only be looked at with the lock held.
     NeedsLock,
 }
@@ -95,7 +96,7 @@ impl Waited for [Entry] {
 /// Waits (the big lock held, dropped while asleep) until an entry is ready
 /// or `timeout_ns` has passed (`None`: no limit; `Some(0)`: just look).
 /// Returns how many entries are ready (0 on timeout), or EINTR.
-pub fn wait(entries: &mut [Entry], timeout_ns: Option<u64>) -> Result<usize, i64> {
+pub fn wait(entries: &mut [Entry], timeout_ns: Option<u64>) -> Result<usize, Errno> {
     wait_on(entries, timeout_ns)
 }
 
@@ -108,7 +109,7 @@ pub fn ready_now(entries: &mut [Entry]) -> Option<usize> {
 
 /// The loop behind `wait` and `select`: look; if nothing is ready, give
 /// the first pipe's other end the CPU once, then sleep on a predicate.
-fn wait_on<W: Waited + ?Sized>(w: &mut W, timeout_ns: Option<u64>) -> Result<usize, i64> {
+fn wait_on<W: Waited + ?Sized>(w: &mut W, timeout_ns: Option<u64>) -> Result<usize, Errno> {
     let until = timeout_ns.map(|t| crate::time::now_ns().saturating_add(t));
     let mut yielded = false;
     loop {
@@ -406,7 +407,7 @@ pub fn select(
     write: &mut [u64],
     except: &mut [u64],
     timeout_ns: Option<u64>,
-) -> Result<usize, i64> {
+) -> Result<usize, Errno> {
     if nfds > FD_SETSIZE {
         return Err(EINVAL);
     }
@@ -425,7 +426,7 @@ pub fn select_now(
     read: &mut [u64],
     write: &mut [u64],
     except: &mut [u64],
-) -> Option<Result<usize, i64>> {
+) -> Option<Result<usize, Errno>> {
     if nfds > 64 {
         return None;
     }
@@ -464,6 +465,10 @@ impl Waited for EpollWait<'_> {
 
 /// Waits like `wait` until interests of epoll set `set` are ready, and
 /// leaves them in `out`; returns how many.
-pub fn epoll_wait(set: Handle<File>, out: &mut [(u32, u64)], timeout_ns: Option<u64>) -> Result<usize, i64> {
+pub fn epoll_wait(
+    set: Handle<File>,
+    out: &mut [(u32, u64)],
+    timeout_ns: Option<u64>,
+) -> Result<usize, Errno> {
     wait_on(&mut EpollWait { set, out }, timeout_ns)
 }

@@ -1,6 +1,7 @@
 //! File-descriptor and file-system calls.
 
 use super::stat;
+use crate::errno::Errno;
 use crate::errno::{
     LxResult, EBADF, EBUSY, EEXIST, EINVAL, EISDIR, ELOOP, ENOENT, ENOTDIR, ENOTEMPTY, ENXIO, EPERM, ERANGE,
     ESPIPE,
@@ -35,7 +36,7 @@ const O_PATH: u64 = flags::PATH as u64;
 
 /// The directory a `*at` call's path `p` starts from: the root for an
 /// absolute path (whatever `dirfd` is), else `dirfd`'s directory.
-pub(super) fn base(dirfd: i64, p: &[u8]) -> Result<Ino, i64> {
+pub(super) fn base(dirfd: i64, p: &[u8]) -> Result<Ino, Errno> {
     if p.first() == Some(&b'/') {
         return Ok(crate::fs::ROOT);
     }
@@ -43,7 +44,7 @@ pub(super) fn base(dirfd: i64, p: &[u8]) -> Result<Ino, i64> {
 }
 
 /// The directory `dirfd` names (`AT_FDCWD`: the working directory).
-fn dir_of(dirfd: i64) -> Result<Ino, i64> {
+fn dir_of(dirfd: i64) -> Result<Ino, Errno> {
     if dirfd == AT_FDCWD {
         return Ok(proc::cwd());
     }
@@ -56,13 +57,13 @@ fn dir_of(dirfd: i64) -> Result<Ino, i64> {
 }
 
 /// The directory and last name of the path at `pathp`, from `dirfd`.
-pub(super) fn parent_at(dirfd: i64, pathp: u64) -> Result<(Ino, Vec<u8>), i64> {
+pub(super) fn parent_at(dirfd: i64, pathp: u64) -> Result<(Ino, Vec<u8>), Errno> {
     let p = uaccess::path(pathp)?;
     path::parent(base(dirfd, p)?, p)
 }
 
 /// The inode the path at `pathp` names, from `dirfd`.
-fn resolve_at(dirfd: i64, pathp: u64, follow: bool) -> Result<Ino, i64> {
+fn resolve_at(dirfd: i64, pathp: u64, follow: bool) -> Result<Ino, Errno> {
     let p = uaccess::path(pathp)?;
     path::resolve(base(dirfd, p)?, p, follow)
 }
@@ -80,7 +81,7 @@ pub fn write(fdn: i64, buf: u64, len: u64) -> LxResult {
 
 /// `struct iovec` arrays for readv/writev (`linux/vector.rs` too): at most
 /// 1024, each length a `ssize_t` that is not negative.
-pub(super) fn iovecs(iov: u64, cnt: u64) -> Result<Vec<(u64, u64)>, i64> {
+pub(super) fn iovecs(iov: u64, cnt: u64) -> Result<Vec<(u64, u64)>, Errno> {
     if cnt > 1024 {
         return Err(EINVAL);
     }
@@ -318,7 +319,7 @@ pub fn fstat(fdn: i64, buf: u64) -> LxResult {
     uaccess::put(buf, stat::linux(&st))
 }
 
-fn stat_path(dirfd: i64, pathp: u64, flags: u64) -> Result<Stat, i64> {
+fn stat_path(dirfd: i64, pathp: u64, flags: u64) -> Result<Stat, Errno> {
     let p = uaccess::path(pathp)?;
     if p.is_empty() && flags & AT_EMPTY_PATH != 0 {
         let d = fd::get_raw(dirfd)?;

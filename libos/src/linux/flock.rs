@@ -5,6 +5,7 @@
 //! 5 ms until it gets its lock or a signal comes (EINTR), as a FIFO's
 //! opener does. Deadlocks between waiting processes are not detected.
 
+use crate::errno::Errno;
 use crate::errno::{LxResult, EAGAIN, EBADF, EINVAL, EOVERFLOW};
 use crate::fd;
 use crate::fs::node;
@@ -42,7 +43,7 @@ struct Flock {
 
 /// The inclusive byte range `l` names in `f` (Linux's
 /// `flock_to_posix_lock`).
-fn range(f: &File, l: &Flock) -> Result<(u64, u64), i64> {
+fn range(f: &File, l: &Flock) -> Result<(u64, u64), Errno> {
     let base = match l.l_whence {
         0 => 0,
         1 => f.off as i64,

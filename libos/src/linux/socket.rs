@@ -4,6 +4,7 @@
 //! EAFNOSUPPORT.
 
 use super::{cheetah, inet};
+use crate::errno::Errno;
 use crate::errno::{
     LxResult, EADDRINUSE, EAFNOSUPPORT, EBADF, EFAULT, EINVAL, ENOPROTOOPT, ENOTSOCK, EOPNOTSUPP,
     EPROTONOSUPPORT, ESOCKTNOSUPPORT,
@@ -45,7 +46,7 @@ const SOCKADDR_UN: u64 = 110;
 
 /// The socket type in `ty` and its flags checked: (type, status flags,
 /// close-on-exec).
-fn type_and_flags(domain: u64, ty: u64, protocol: u64) -> Result<(u32, u32, bool), i64> {
+fn type_and_flags(domain: u64, ty: u64, protocol: u64) -> Result<(u32, u32, bool), Errno> {
     if domain as u16 != AF_UNIX || domain >> 16 != 0 {
         return Err(EAFNOSUPPORT);
     }
@@ -53,14 +54,14 @@ fn type_and_flags(domain: u64, ty: u64, protocol: u64) -> Result<(u32, u32, bool
 }
 
 /// The type's flags checked: (status flags, close-on-exec).
-fn flags_of(ty: u64) -> Result<(u32, bool), i64> {
+fn flags_of(ty: u64) -> Result<(u32, bool), Errno> {
     if ty & !(TYPE_MASK | SOCK_NONBLOCK | SOCK_CLOEXEC) != 0 {
         return Err(EINVAL);
     }
     Ok(((ty & SOCK_NONBLOCK) as u32, ty & SOCK_CLOEXEC != 0))
 }
 
-fn unix_type(ty: u64, protocol: u64) -> Result<(u32, u32, bool), i64> {
+fn unix_type(ty: u64, protocol: u64) -> Result<(u32, u32, bool), Errno> {
     if ty & !(TYPE_MASK | SOCK_NONBLOCK | SOCK_CLOEXEC) != 0 {
         return Err(EINVAL);
     }
@@ -123,7 +124,7 @@ fn inet_sock(fdn: i64) -> Option<&'static File> {
 }
 
 /// The socket open as `fdn`.
-fn sock(fdn: i64) -> Result<&'static File, i64> {
+fn sock(fdn: i64) -> Result<&'static File, Errno> {
     // SAFETY: the descriptor keeps the file live; no other reference to it here.
     let f = unsafe { fd::file(&fd::get(fdn)?) };
     if f.kind != Kind::Socket {
@@ -134,7 +135,7 @@ fn sock(fdn: i64) -> Result<&'static File, i64> {
 
 /// The path in the `sockaddr_un` at `addr` (`len` bytes). Abstract names
 /// (a leading NUL) are not supported.
-fn sockaddr(addr: u64, len: u64) -> Result<Vec<u8>, i64> {
+fn sockaddr(addr: u64, len: u64) -> Result<Vec<u8>, Errno> {
     if !(2..=SOCKADDR_UN).contains(&len) {
         return Err(EINVAL);
     }
@@ -315,7 +316,7 @@ struct Msg {
     control_len: u64,
 }
 
-fn msghdr(p: u64) -> Result<Msg, i64> {
+fn msghdr(p: u64) -> Result<Msg, Errno> {
     let h: [u64; 7] = uaccess::get(p)?;
     let (iov, iovlen, control, control_len) = (h[2], h[3], h[4], h[5]);
     if iovlen > 1024 {
@@ -330,7 +331,7 @@ fn msghdr(p: u64) -> Result<Msg, i64> {
 /// The descriptors in the control messages of a send, each with one more
 /// reference (the caller's to hand on or drop). EINVAL for a malformed or
 /// unknown control message, EBADF for a descriptor that is not open.
-fn passed(control: u64, len: u64) -> Result<Vec<Handle<File>>, i64> {
+fn passed(control: u64, len: u64) -> Result<Vec<Handle<File>>, Errno> {
     let mut files: Vec<Handle<File>> = Vec::new();
     let drop_all =
         |files: &[Handle<File>]| files.iter().for_each(|&f| crate::obj::put(crate::obj::ops_for_file(f), f));
@@ -430,7 +431,7 @@ fn recv_common(
     iov: &[(u64, u64)],
     control: (u64, u64),
     flags: u64,
-) -> Result<(i64, u32, u64), i64> {
+) -> Result<(i64, u32, u64), Errno> {
     let f = sock(fdn)?;
     if flags & MSG_OOB != 0 {
         return Err(EOPNOTSUPP);

@@ -8,6 +8,7 @@
 //! waits fail with EAGAIN; `SPLICE_F_MOVE`, `SPLICE_F_MORE` and
 //! `SPLICE_F_GIFT` change nothing. Linux's checks, in its order.
 
+use crate::errno::Errno;
 use crate::errno::{LxResult, EBADF, EINVAL, ESPIPE};
 use crate::fd::{self, Fd};
 use crate::obj::{flags, pipe, Kind};
@@ -101,7 +102,7 @@ pub fn tee(fd_in: i64, fd_out: i64, len: u64, sflags: u64) -> LxResult {
 
 /// A file-side offset pointer's value: ESPIPE where the file has no
 /// position, EFAULT, EINVAL when negative.
-fn offset(d: &Fd, ptr: u64) -> Result<Option<i64>, i64> {
+fn offset(d: &Fd, ptr: u64) -> Result<Option<i64>, Errno> {
     if ptr == 0 {
         return Ok(None);
     }

@@ -2,6 +2,7 @@
 //! any Internet socket: the names, addresses, flags and sizes of `lo` and
 //! `eth0` as the shared stack has them (`net::stack::interfaces`).
 
+use crate::errno::Errno;
 use crate::errno::{EFAULT, EINVAL, ENODEV, ENOTTY};
 use crate::net::stack::{interfaces, Interface};
 use crate::uaccess;
@@ -42,7 +43,7 @@ fn mask(prefix: u8) -> [u8; 4] {
 }
 
 /// Answers request `req` on the `struct ifreq` at `arg`.
-pub fn ioctl(req: u64, arg: u64) -> Result<(), i64> {
+pub fn ioctl(req: u64, arg: u64) -> Result<(), Errno> {
     let req = req & 0xffff_ffff;
     if req == SIOCGIFCONF {
         return conf(arg);
@@ -87,7 +88,7 @@ pub fn ioctl(req: u64, arg: u64) -> Result<(), i64> {
 
 /// `SIOCGIFCONF`: `struct ifconf { int len; struct ifreq *buf; }`, one
 /// `ifreq` (name and address) per interface that fits.
-fn conf(arg: u64) -> Result<(), i64> {
+fn conf(arg: u64) -> Result<(), Errno> {
     let c: [u64; 2] = uaccess::get(arg).map_err(|_| EFAULT)?;
     let (room, buf) = (c[0] as u32 as usize, c[1]);
     let all: Vec<Interface> = interfaces();

@@ -14,6 +14,7 @@
 //! (`poll_interrupt`) without losing anyone's typeahead.
 
 use super::{no_seek, File, Ops};
+use crate::errno::Errno;
 use crate::errno::{EAGAIN, EINTR, ENOTTY};
 use crate::fs::Stat;
 use crate::scoped::Scoped;
@@ -238,7 +239,7 @@ fn edit_line(t: &mut Tty, c: u8, [erase, kill, end]: [u8; 3]) -> bool {
 /// Reads what the terminal has: EAGAIN when nothing yet (the caller waits,
 /// `io::read`, after checking the reader is in the foreground), EINTR when
 /// a control character just signalled.
-fn read(_: &mut File, buf: &mut [u8]) -> Result<usize, i64> {
+fn read(_: &mut File, buf: &mut [u8]) -> Result<usize, Errno> {
     let canonical = is_tty() && flag_word(3) & ICANON != 0;
     loop {
         let line = with_tty(|t| {
@@ -288,12 +289,12 @@ fn read(_: &mut File, buf: &mut [u8]) -> Result<usize, i64> {
     }
 }
 
-fn write(_: &mut File, buf: &[u8]) -> Result<usize, i64> {
+fn write(_: &mut File, buf: &[u8]) -> Result<usize, Errno> {
     crate::log::console_write(buf);
     Ok(buf.len())
 }
 
-fn stat(_: &File, st: &mut Stat) -> Result<(), i64> {
+fn stat(_: &File, st: &mut Stat) -> Result<(), Errno> {
     st.mode = crate::fs::S_IFCHR | 0o620;
     st.rdev = (5, 1);
     st.ino = 1;
@@ -346,7 +347,7 @@ const TERMIOS_DEFAULT: [u8; TERMIOS_SIZE] = {
     t
 };
 
-fn ioctl(_: &mut File, req: u64, arg: u64) -> Result<usize, i64> {
+fn ioctl(_: &mut File, req: u64, arg: u64) -> Result<usize, Errno> {
     if !is_tty() {
         return Err(ENOTTY);
     }

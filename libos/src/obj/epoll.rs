@@ -15,6 +15,7 @@
 
 use super::{no_seek, File, Kind, Ops};
 use super::{Look, POLLERR, POLLHUP};
+use crate::errno::Errno;
 use crate::errno::{EEXIST, EINVAL, ELOOP, ENOENT, EPERM};
 use crate::fs::Stat;
 use crate::obj::Handle;
@@ -63,16 +64,16 @@ pub struct Epoll {
 pub static OPS: Ops = Ops { read, write, seek: no_seek, stat, ioctl: super::no_ioctl, close };
 
 /// An epoll set is neither read nor written (Linux: EINVAL).
-fn read(_: &mut File, _: &mut [u8]) -> Result<usize, i64> {
+fn read(_: &mut File, _: &mut [u8]) -> Result<usize, Errno> {
     Err(crate::errno::EINVAL)
 }
 
-fn write(_: &mut File, _: &[u8]) -> Result<usize, i64> {
+fn write(_: &mut File, _: &[u8]) -> Result<usize, Errno> {
     Err(crate::errno::EINVAL)
 }
 
 /// A new, empty set.
-pub fn create(flags: u32) -> Result<Handle<File>, i64> {
+pub fn create(flags: u32) -> Result<Handle<File>, Errno> {
     let empty = Epoll { file: None, first: core::ptr::null_mut(), rotate: 0 };
     let f = super::new_with(Kind::Epoll, flags | super::flags::RDWR, empty)?;
     // SAFETY: just created; its object is the set.
@@ -165,7 +166,7 @@ fn close(f: &mut File) {
     unsafe { f.object::<Epoll>().free() };
 }
 
-fn stat(_: &File, st: &mut Stat) -> Result<(), i64> {
+fn stat(_: &File, st: &mut Stat) -> Result<(), Errno> {
     // Linux's anonymous inode: mode 0600, no type bits.
     st.mode = 0o600;
     st.blksize = 4096;
@@ -204,7 +205,13 @@ fn find(e: *mut Epoll, fd: i32, f: Handle<File>) -> Option<*mut Interest> {
 /// `epoll_ctl` on the set open as `ep`: `op` for descriptor `fd`, open as
 /// `target`, with (events, data) for ADD and MOD. The caller has checked
 /// that `fd` is not the set's own descriptor.
-pub fn ctl(ep: Handle<File>, op: u64, fd: i32, target: Handle<File>, event: (u32, u64)) -> Result<i64, i64> {
+pub fn ctl(
+    ep: Handle<File>,
+    op: u64,
+    fd: i32,
+    target: Handle<File>,
+    event: (u32, u64),
+) -> Result<i64, Errno> {
     let (ep_kind, kind) = (ep.kind(), target.kind());
     if ep_kind != Kind::Epoll {
         return Err(EINVAL);

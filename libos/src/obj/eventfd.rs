@@ -7,6 +7,7 @@
 use super::flags::NONBLOCK;
 use super::{no_ioctl, no_seek, File, Handle, Kind, Ops};
 use super::{POLLIN, POLLOUT};
+use crate::errno::Errno;
 use crate::errno::{EAGAIN, EINVAL};
 use crate::fs::Stat;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -40,7 +41,7 @@ pub static OPS: Ops = Ops { read, write, seek: no_seek, stat, ioctl: no_ioctl, c
 
 /// A new eventfd counting from `initial`; `flags` are the file's status
 /// flags (`NONBLOCK`), `semaphore` its mode.
-pub fn create(initial: u32, flags: u32, semaphore: bool) -> Result<Handle<File>, i64> {
+pub fn create(initial: u32, flags: u32, semaphore: bool) -> Result<Handle<File>, Errno> {
     let counter = EventFd {
         readers: AtomicU32::new(1),
         writers: AtomicU32::new(1),
@@ -63,7 +64,7 @@ unsafe fn of(f: &File) -> &'static mut EventFd {
     unsafe { f.object::<EventFd>().get_mut() }
 }
 
-fn read(f: &mut File, buf: &mut [u8]) -> Result<usize, i64> {
+fn read(f: &mut File, buf: &mut [u8]) -> Result<usize, Errno> {
     if buf.len() < 8 {
         return Err(EINVAL);
     }
@@ -81,7 +82,7 @@ fn read(f: &mut File, buf: &mut [u8]) -> Result<usize, i64> {
     Ok(8)
 }
 
-fn write(f: &mut File, buf: &[u8]) -> Result<usize, i64> {
+fn write(f: &mut File, buf: &[u8]) -> Result<usize, Errno> {
     let Some(bytes) = buf.get(..8) else {
         return Err(EINVAL);
     };
@@ -117,7 +118,7 @@ pub fn stamp(f: &File) -> u64 {
     unsafe { of(f) }.changes
 }
 
-fn stat(_: &File, st: &mut Stat) -> Result<(), i64> {
+fn stat(_: &File, st: &mut Stat) -> Result<(), Errno> {
     st.mode = 0o600;
     st.blksize = 4096;
     Ok(())

@@ -12,6 +12,7 @@
 use super::flags::{ACCMODE, NONBLOCK, RDWR, WRONLY};
 use super::pipe::{self, Pipe};
 use super::{File, Kind};
+use crate::errno::Errno;
 use crate::errno::{EINVAL, ENXIO};
 use crate::fs::{node, Ino};
 use crate::obj::Handle;
@@ -23,7 +24,7 @@ pub const RECHECK_NS: u64 = 5_000_000;
 /// Opens FIFO `ino` with status flags `status` (access mode, nonblock):
 /// the new end, and, when the opener must wait for the other side, how
 /// many of its ends had been opened (`other_side` compares).
-pub fn open(ino: Ino, status: u32) -> Result<(Handle<File>, Option<u64>), i64> {
+pub fn open(ino: Ino, status: u32) -> Result<(Handle<File>, Option<u64>), Errno> {
     let acc = status & ACCMODE;
     if acc == ACCMODE {
         return Err(EINVAL);

@@ -14,6 +14,7 @@
 //! and threads out while a call runs, and `get_mut`'s caller promises that
 //! it makes the only reference in use.
 
+use crate::errno::Errno;
 use crate::errno::ENOMEM;
 use crate::shared;
 use core::ptr::NonNull;
@@ -42,7 +43,7 @@ impl<T> core::fmt::Debug for Handle<T> {
 
 impl<T> Handle<T> {
     /// `v`, placed in the arena (ENOMEM when it is full).
-    pub fn alloc(v: T) -> Result<Self, i64> {
+    pub fn alloc(v: T) -> Result<Self, Errno> {
         let p = NonNull::new(shared::alloc(size_of::<T>(), align_of::<T>()) as *mut T).ok_or(ENOMEM)?;
         // SAFETY: a fresh block big enough and aligned for a T.
         unsafe { p.write(v) };

@@ -11,11 +11,12 @@
 use super::flags::RDWR;
 use super::{no_seek, File, Kind, Ops};
 use super::{POLLERR, POLLHUP, POLLIN, POLLOUT};
+use crate::errno::Errno;
 use crate::errno::{EAFNOSUPPORT, ENOMEM};
 use crate::fs::{Stat, S_IFSOCK};
 use crate::net::stack::{self, Rings};
 use crate::obj::Handle;
-use netstack::{ready, Errno, SockType, SocketId, Stack};
+use netstack::{ready, Errno as NetErrno, SockType, SocketId, Stack};
 
 pub static OPS: Ops = Ops { read, write, seek: no_seek, stat, ioctl, close };
 
@@ -26,16 +27,16 @@ pub struct Inet {
 }
 
 /// Linux's errno for a stack error.
-pub fn errno(e: Errno) -> i64 {
-    e.linux() as i64
+pub fn errno(e: NetErrno) -> Errno {
+    Errno::new(e.linux() as u16)
 }
 
 /// Runs `f` on the stack: EAFNOSUPPORT without a network.
-pub fn on_stack<R>(f: impl FnOnce(&mut Stack<Rings>) -> R) -> Result<R, i64> {
+pub fn on_stack<R>(f: impl FnOnce(&mut Stack<Rings>) -> R) -> Result<R, Errno> {
     stack::with(f).ok_or(EAFNOSUPPORT)
 }
 
-pub fn create(stream: bool, flags: u32) -> Result<Handle<File>, i64> {
+pub fn create(stream: bool, flags: u32) -> Result<Handle<File>, Errno> {
     let ty = if stream { SockType::Stream } else { SockType::Datagram };
     let id = on_stack(|s| s.socket(ty))?;
     super::new_with(Kind::Inet, RDWR | flags, Inet { id: id.raw(), stream }).inspect_err(|_| {
@@ -55,32 +56,32 @@ pub fn id(f: &File) -> SocketId {
 }
 
 /// A socket made by `accept`, with its own description.
-pub fn adopt(id: SocketId, flags: u32) -> Result<Handle<File>, i64> {
+pub fn adopt(id: SocketId, flags: u32) -> Result<Handle<File>, Errno> {
     super::new_with(Kind::Inet, RDWR | flags, Inet { id: id.raw(), stream: true }).inspect_err(|_| {
         let _ = on_stack(|s| s.close(id));
     })
 }
 
 /// One try (the caller, `io`, waits and tries again on EAGAIN).
-fn read(f: &mut File, buf: &mut [u8]) -> Result<usize, i64> {
+fn read(f: &mut File, buf: &mut [u8]) -> Result<usize, Errno> {
     let me = id(f);
     on_stack(|s| s.recv(me, buf, false))?.map_err(errno)
 }
 
 /// One try, as `read`.
-fn write(f: &mut File, buf: &[u8]) -> Result<usize, i64> {
+fn write(f: &mut File, buf: &[u8]) -> Result<usize, Errno> {
     let me = id(f);
     on_stack(|s| s.send(me, buf))?.map_err(errno)
 }
 
-fn stat(f: &File, st: &mut Stat) -> Result<(), i64> {
+fn stat(f: &File, st: &mut Stat) -> Result<(), Errno> {
     st.mode = S_IFSOCK | 0o777;
     st.ino = f.obj.addr() % 1_000_000_007;
     st.blksize = 4096;
     Ok(())
 }
 
-fn ioctl(f: &mut File, req: u64, arg: u64) -> Result<usize, i64> {
+fn ioctl(f: &mut File, req: u64, arg: u64) -> Result<usize, Errno> {
     match req {
         super::FIONREAD => {
             let me = id(f);
@@ -131,6 +132,6 @@ pub const POLLRDHUP: u16 = 0x2000;
 /// Bytes one datagram may have.
 pub const MAX_DATAGRAM: usize = 65507;
 
-pub fn no_memory() -> i64 {
+pub fn no_memory() -> Errno {
     ENOMEM
 }

@@ -4,13 +4,14 @@
 //! (reads give `crate::random` bytes, writes are taken and dropped).
 
 use super::{no_ioctl, File, Kind, Ops};
+use crate::errno::Errno;
 use crate::errno::ENOSPC;
 use crate::fs::Stat;
 
 pub static OPS: Ops =
     Ops { read, write, seek: |_, _, _| Ok(0), stat, ioctl: no_ioctl, close: |_: &mut File| {} };
 
-fn read(f: &mut File, b: &mut [u8]) -> Result<usize, i64> {
+fn read(f: &mut File, b: &mut [u8]) -> Result<usize, Errno> {
     match f.kind {
         Kind::Null => return Ok(0),
         Kind::Random => crate::random::fill(b),
@@ -19,7 +20,7 @@ fn read(f: &mut File, b: &mut [u8]) -> Result<usize, i64> {
     Ok(b.len())
 }
 
-fn write(f: &mut File, b: &[u8]) -> Result<usize, i64> {
+fn write(f: &mut File, b: &[u8]) -> Result<usize, Errno> {
     if f.kind == Kind::Full {
         return Err(ENOSPC);
     }
@@ -37,7 +38,7 @@ pub fn number(kind: Kind) -> (u32, u32) {
     }
 }
 
-fn stat(f: &File, st: &mut Stat) -> Result<(), i64> {
+fn stat(f: &File, st: &mut Stat) -> Result<(), Errno> {
     st.mode = crate::fs::S_IFCHR | 0o666;
     st.rdev = number(f.kind);
     st.ino = f.ino as u64;

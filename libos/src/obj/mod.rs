@@ -25,6 +25,7 @@ pub mod signalfd;
 pub mod timerfd;
 pub mod unix;
 
+use crate::errno::Errno;
 use crate::errno::{EBADF, ENOTTY, ESPIPE};
 use crate::fs::Ino;
 use crate::fs::Stat;
@@ -194,14 +195,14 @@ fn wrong_object(o: Object) -> ! {
 /// goes back to the program (`linux::ret`).
 pub struct Ops {
     /// Bytes read into the buffer.
-    pub read: fn(&mut File, &mut [u8]) -> Result<usize, i64>,
+    pub read: fn(&mut File, &mut [u8]) -> Result<usize, Errno>,
     /// Bytes taken from the buffer.
-    pub write: fn(&mut File, &[u8]) -> Result<usize, i64>,
+    pub write: fn(&mut File, &[u8]) -> Result<usize, Errno>,
     /// The new offset.
-    pub seek: fn(&mut File, i64, u32) -> Result<u64, i64>,
-    pub stat: fn(&File, &mut Stat) -> Result<(), i64>,
+    pub seek: fn(&mut File, i64, u32) -> Result<u64, Errno>,
+    pub stat: fn(&File, &mut Stat) -> Result<(), Errno>,
     /// The request's result (0 for most).
-    pub ioctl: fn(&mut File, u64, u64) -> Result<usize, i64>,
+    pub ioctl: fn(&mut File, u64, u64) -> Result<usize, Errno>,
     /// The last descriptor for this description has gone.
     pub close: fn(&mut File),
 }
@@ -262,13 +263,13 @@ pub fn held(ops: &Ops, f: Handle<File>, env: u32, delta: i16) {
 }
 
 /// A new description with one reference, in the shared arena.
-pub fn new(kind: Kind, flags: u32, ino: Ino) -> Result<Handle<File>, i64> {
+pub fn new(kind: Kind, flags: u32, ino: Ino) -> Result<Handle<File>, Errno> {
     Handle::alloc(File::fresh(kind, flags, ino))
 }
 
 /// Allocates `v` in the shared arena (an object a description or another
 /// object points at).
-pub fn alloc_object<T>(v: T) -> Result<*mut T, i64> {
+pub fn alloc_object<T>(v: T) -> Result<*mut T, Errno> {
     let p = shared::alloc(size_of::<T>(), align_of::<T>()) as *mut T;
     if p.is_null() {
         return Err(crate::errno::ENOMEM);
@@ -289,7 +290,7 @@ pub unsafe fn free_object<T>(p: *mut T) {
 
 /// A new description of `kind` whose object is `v`, allocated in the
 /// shared arena (epoll sets, eventfds, timerfds, signalfds, sockets).
-pub fn new_with<T: Typed>(kind: Kind, flags: u32, v: T) -> Result<Handle<File>, i64> {
+pub fn new_with<T: Typed>(kind: Kind, flags: u32, v: T) -> Result<Handle<File>, Errno> {
     let obj = Handle::alloc(v)?;
     match new(kind, flags, 0) {
         Ok(f) => {
@@ -332,16 +333,16 @@ pub fn put(ops: &Ops, f: Handle<File>) {
     }
 }
 
-pub fn no_read(_: &mut File, _: &mut [u8]) -> Result<usize, i64> {
+pub fn no_read(_: &mut File, _: &mut [u8]) -> Result<usize, Errno> {
     Err(EBADF)
 }
-pub fn no_write(_: &mut File, _: &[u8]) -> Result<usize, i64> {
+pub fn no_write(_: &mut File, _: &[u8]) -> Result<usize, Errno> {
     Err(EBADF)
 }
-pub fn no_seek(_: &mut File, _: i64, _: u32) -> Result<u64, i64> {
+pub fn no_seek(_: &mut File, _: i64, _: u32) -> Result<u64, Errno> {
     Err(ESPIPE)
 }
-pub fn no_ioctl(_: &mut File, _: u64, _: u64) -> Result<usize, i64> {
+pub fn no_ioctl(_: &mut File, _: u64, _: u64) -> Result<usize, Errno> {
     Err(ENOTTY)
 }
 
@@ -400,6 +401,6 @@ pub fn file_events(f: Handle<File>, look: Look) -> Option<u16> {
 pub const FIONREAD: u64 = 0x541b;
 
 /// Answers `FIONREAD` with `n` at `arg`.
-pub fn put_readable(arg: u64, n: u64) -> Result<usize, i64> {
+pub fn put_readable(arg: u64, n: u64) -> Result<usize, Errno> {
     crate::uaccess::put(arg, n.min(i32::MAX as u64) as i32).map(|_| 0)
 }

@@ -7,28 +7,29 @@
 //! the file outlives its last name while the descriptor lasts.
 
 use super::{File, Ops};
+use crate::errno::Errno;
 use crate::errno::EBADF;
 use crate::fs::{node, Stat};
 
 pub static OPS: Ops = Ops { read, write, seek, stat, ioctl, close };
 
-fn read(_: &mut File, _: &mut [u8]) -> Result<usize, i64> {
+fn read(_: &mut File, _: &mut [u8]) -> Result<usize, Errno> {
     Err(EBADF)
 }
 
-fn write(_: &mut File, _: &[u8]) -> Result<usize, i64> {
+fn write(_: &mut File, _: &[u8]) -> Result<usize, Errno> {
     Err(EBADF)
 }
 
-fn seek(_: &mut File, _: i64, _: u32) -> Result<u64, i64> {
+fn seek(_: &mut File, _: i64, _: u32) -> Result<u64, Errno> {
     Err(EBADF)
 }
 
-fn ioctl(_: &mut File, _: u64, _: u64) -> Result<usize, i64> {
+fn ioctl(_: &mut File, _: u64, _: u64) -> Result<usize, Errno> {
     Err(EBADF)
 }
 
-fn stat(f: &File, st: &mut Stat) -> Result<(), i64> {
+fn stat(f: &File, st: &mut Stat) -> Result<(), Errno> {
     *st = crate::fs::stat::of(f.ino);
     Ok(())
 }

@@ -11,9 +11,10 @@
 
 use super::flags::{ACCMODE, NONBLOCK, RDWR, WRONLY};
 use super::{no_ioctl, no_seek, File, Handle, Kind, Object, Ops};
+use crate::errno::Errno;
 
 /// `FIONREAD` on either end: the bytes in the ring.
-fn ioctl(f: &mut File, req: u64, arg: u64) -> Result<usize, i64> {
+fn ioctl(f: &mut File, req: u64, arg: u64) -> Result<usize, Errno> {
     if req != super::FIONREAD {
         return no_ioctl(f, req, arg);
     }
@@ -74,7 +75,7 @@ const _: () = {
 pub static OPS: Ops = Ops { read, write, seek: no_seek, stat, ioctl, close };
 
 /// A new pipe: (read end, write end).
-pub fn create(flags: u32) -> Result<(Handle<File>, Handle<File>), i64> {
+pub fn create(flags: u32) -> Result<(Handle<File>, Handle<File>), Errno> {
     let p = ring()?;
     let r = match open_end(p, Kind::PipeRead, flags & NONBLOCK, 0) {
         Ok(r) => r,
@@ -203,7 +204,7 @@ const _: () = assert!(GUARDED_PAGES * PAGE as u64 <= crate::layout::PIPE_SLOT);
 /// `pipe(2)`: a new pipe in frames of its own, mapped only into this
 /// process (and, by fork, its children that inherit an end): (read end,
 /// write end).
-pub fn create_guarded(flags: u32) -> Result<(Handle<File>, Handle<File>), i64> {
+pub fn create_guarded(flags: u32) -> Result<(Handle<File>, Handle<File>), Errno> {
     let g = super::pipemem::alloc(GUARDED_PAGES).ok_or(ENOMEM)? as *mut Guarded;
     // SAFETY: fresh zeroed frames mapped for a `Guarded`, ours alone.
     unsafe {
@@ -222,7 +223,7 @@ pub fn create_guarded(flags: u32) -> Result<(Handle<File>, Handle<File>), i64> {
 
 /// A new ring with no ends yet (`open_end` adds them), in the arena (FIFOs
 /// and Unix sockets).
-pub fn ring() -> Result<Handle<Pipe>, i64> {
+pub fn ring() -> Result<Handle<Pipe>, Errno> {
     let p = shared::alloc(size_of::<Pipe>(), align_of::<Pipe>()) as *mut Pipe;
     if p.is_null() {
         return Err(ENOMEM);
@@ -276,7 +277,7 @@ fn count_end(p: &mut Pipe, kind: Kind, both: bool) {
 /// counted among its ends; `flags` may ask for `NONBLOCK` and, on a read
 /// end, `RDWR` (a FIFO opened for both: it counts as a reader and a
 /// writer). `ino` is the FIFO it was opened through, 0 for `pipe`.
-pub fn open_end(p: Handle<Pipe>, kind: Kind, flags: u32, ino: Ino) -> Result<Handle<File>, i64> {
+pub fn open_end(p: Handle<Pipe>, kind: Kind, flags: u32, ino: Ino) -> Result<Handle<File>, Errno> {
     let both = kind == Kind::PipeRead && flags & ACCMODE == RDWR;
     let access = if both {
         RDWR
@@ -391,7 +392,7 @@ pub fn size(f: &File) -> usize {
 /// pipes: `shared::alloc_data`).
 /// The bytes keep their positions (a socket's passed descriptors are keyed
 /// by them).
-pub fn set_size(f: &File, want: u32) -> Result<usize, i64> {
+pub fn set_size(f: &File, want: u32) -> Result<usize, Errno> {
     if want > 1 << 31 {
         return Err(EINVAL);
     }
@@ -431,7 +432,7 @@ pub fn set_size(f: &File, want: u32) -> Result<usize, i64> {
 // Inlined into `io::read_once`, which calls it directly: the read is
 // short, and a call across codegen units cost a frame per message.
 #[inline]
-pub fn read(f: &mut File, buf: &mut [u8]) -> Result<usize, i64> {
+pub fn read(f: &mut File, buf: &mut [u8]) -> Result<usize, Errno> {
     if f.kind != Kind::PipeRead {
         return Err(EBADF);
     }
@@ -466,7 +467,7 @@ fn other_end_gone(f: &File) -> bool {
 /// Writes `buf` to write end `f`: inline, the common case (a reader
 /// exists and all of `buf` fits now); the rest out of line.
 #[inline]
-pub fn write(f: &mut File, buf: &[u8]) -> Result<usize, i64> {
+pub fn write(f: &mut File, buf: &[u8]) -> Result<usize, Errno> {
     if f.kind != Kind::PipeWrite && f.flags & ACCMODE != RDWR {
         return Err(EBADF);
     }
@@ -492,7 +493,7 @@ pub fn write(f: &mut File, buf: &[u8]) -> Result<usize, i64> {
 /// `write`'s other cases: no reader, or not all of `buf` fits now (`was_empty`:
 /// the ring was empty when the write began).
 #[inline(never)]
-fn write_rest(f: &File, p: &mut Pipe, buf: &[u8], was_empty: bool) -> Result<usize, i64> {
+fn write_rest(f: &File, p: &mut Pipe, buf: &[u8], was_empty: bool) -> Result<usize, Errno> {
     let mut done = 0;
     while done < buf.len() {
         if p.readers() == 0 {
@@ -531,7 +532,7 @@ fn write_rest(f: &File, p: &mut Pipe, buf: &[u8], was_empty: bool) -> Result<usi
 /// Whether read end `f` holds bytes (true) or has no writer left
 /// (false), as `read` would find it; EAGAIN if neither, the end marked
 /// waiting unless `nonblock` (`splice`, `tee`: the caller waits).
-pub fn readable(f: &File, nonblock: bool) -> Result<bool, i64> {
+pub fn readable(f: &File, nonblock: bool) -> Result<bool, Errno> {
     // SAFETY: `f` keeps the pipe live; no other reference to it here.
     let p = unsafe { pipe_of(f) };
     let (tail, head) = p.positions();
@@ -548,7 +549,7 @@ pub fn readable(f: &File, nonblock: bool) -> Result<bool, i64> {
 /// Whether write end `f` has room, as `write` would find it: EPIPE with no
 /// reader left, EAGAIN when full, the end marked waiting unless
 /// `nonblock` (`splice`, `tee`: the caller waits, and raises SIGPIPE).
-pub fn writable(f: &File, nonblock: bool) -> Result<(), i64> {
+pub fn writable(f: &File, nonblock: bool) -> Result<(), Errno> {
     // SAFETY: `f` keeps the pipe live; no other reference to it here.
     let p = unsafe { pipe_of(f) };
     if p.readers() == 0 {
@@ -699,7 +700,7 @@ pub fn wait_info(f: &File) -> (u64, u64) {
     (f.object::<Pipe>().addr(), peer)
 }
 
-fn stat(f: &File, st: &mut Stat) -> Result<(), i64> {
+fn stat(f: &File, st: &mut Stat) -> Result<(), Errno> {
     if f.ino != 0 {
         *st = crate::fs::stat::of(f.ino);
         return Ok(());

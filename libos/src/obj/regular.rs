@@ -1,6 +1,7 @@
 //! Files and directories of the in-memory file system as open files.
 
 use super::{flags, no_ioctl, File, Kind, Ops};
+use crate::errno::Errno;
 use crate::errno::{EBADF, EINVAL, EISDIR, ENXIO};
 use crate::fs::node;
 use crate::fs::Stat;
@@ -8,14 +9,14 @@ use crate::fs::Stat;
 pub static OPS: Ops = Ops { read, write, seek, stat, ioctl, close };
 
 /// `FIONREAD` on a file: the bytes from the offset to the end.
-fn ioctl(f: &mut File, req: u64, arg: u64) -> Result<usize, i64> {
+fn ioctl(f: &mut File, req: u64, arg: u64) -> Result<usize, Errno> {
     if req != super::FIONREAD || f.kind == Kind::Dir {
         return no_ioctl(f, req, arg);
     }
     super::put_readable(arg, node::get(f.ino).size.saturating_sub(f.off))
 }
 
-fn read(f: &mut File, buf: &mut [u8]) -> Result<usize, i64> {
+fn read(f: &mut File, buf: &mut [u8]) -> Result<usize, Errno> {
     if f.kind == Kind::Dir {
         return Err(EISDIR);
     }
@@ -27,7 +28,7 @@ fn read(f: &mut File, buf: &mut [u8]) -> Result<usize, i64> {
     Ok(n)
 }
 
-fn write(f: &mut File, buf: &[u8]) -> Result<usize, i64> {
+fn write(f: &mut File, buf: &[u8]) -> Result<usize, Errno> {
     if f.kind == Kind::Dir || f.flags & flags::ACCMODE == flags::RDONLY {
         return Err(EBADF);
     }
@@ -48,7 +49,7 @@ fn write(f: &mut File, buf: &[u8]) -> Result<usize, i64> {
 const SEEK_DATA: u32 = 3;
 const SEEK_HOLE: u32 = 4;
 
-fn seek(f: &mut File, off: i64, whence: u32) -> Result<u64, i64> {
+fn seek(f: &mut File, off: i64, whence: u32) -> Result<u64, Errno> {
     let size = node::get(f.ino).size as i64;
     let base = match whence {
         0 => 0,
@@ -73,7 +74,7 @@ fn seek(f: &mut File, off: i64, whence: u32) -> Result<u64, i64> {
     }
 }
 
-fn stat(f: &File, st: &mut Stat) -> Result<(), i64> {
+fn stat(f: &File, st: &mut Stat) -> Result<(), Errno> {
     *st = crate::fs::stat::of(f.ino);
     Ok(())
 }

@@ -9,6 +9,7 @@
 
 use super::flags::NONBLOCK;
 use super::{no_ioctl, no_seek, no_write, File, Kind, Ops, POLLIN};
+use crate::errno::Errno;
 use crate::errno::{EAGAIN, EINVAL};
 use crate::fs::Stat;
 use crate::obj::Handle;
@@ -41,7 +42,7 @@ pub struct SignalFd {
 pub static OPS: Ops = Ops { read, write: no_write, seek: no_seek, stat, ioctl: no_ioctl, close };
 
 /// A new signalfd for `mask`; `flags` may ask for `NONBLOCK`.
-pub fn create(mask: u64, flags: u32) -> Result<Handle<File>, i64> {
+pub fn create(mask: u64, flags: u32) -> Result<Handle<File>, Errno> {
     super::new_with(Kind::SignalFd, flags & NONBLOCK, SignalFd { mask })
 }
 
@@ -88,7 +89,7 @@ fn info(out: &mut [u8], sig: u32, code: i32, w: [u64; 2]) {
 
 /// As many pending signals of the mask as `buf` has room for; EINVAL for
 /// less than one's room, EAGAIN (the caller waits) when none is pending.
-fn read(f: &mut File, buf: &mut [u8]) -> Result<usize, i64> {
+fn read(f: &mut File, buf: &mut [u8]) -> Result<usize, Errno> {
     if buf.len() < INFO_SIZE {
         return Err(EINVAL);
     }
@@ -117,7 +118,7 @@ pub fn events(f: &File) -> u16 {
     }
 }
 
-fn stat(_: &File, st: &mut Stat) -> Result<(), i64> {
+fn stat(_: &File, st: &mut Stat) -> Result<(), Errno> {
     st.mode = 0o600;
     st.blksize = 4096;
     Ok(())

@@ -9,6 +9,7 @@
 use super::flags::NONBLOCK;
 use super::POLLIN;
 use super::{no_ioctl, no_seek, File, Kind, Ops};
+use crate::errno::Errno;
 use crate::errno::{EAGAIN, EINVAL};
 use crate::fs::Stat;
 use crate::obj::Handle;
@@ -36,12 +37,12 @@ pub struct Timer {
 pub static OPS: Ops = Ops { read, write, seek: no_seek, stat, ioctl: no_ioctl, close };
 
 /// A timerfd takes no writes (Linux: EINVAL, it has no write method).
-fn write(_: &mut File, _: &[u8]) -> Result<usize, i64> {
+fn write(_: &mut File, _: &[u8]) -> Result<usize, Errno> {
     Err(EINVAL)
 }
 
 /// A disarmed timer on the wall clock (`wall`) or time since boot.
-pub fn create(wall: bool, flags: u32) -> Result<Handle<File>, i64> {
+pub fn create(wall: bool, flags: u32) -> Result<Handle<File>, Errno> {
     let t = Timer { wall, next: 0, interval: 0, pending: 0, total: 0 };
     super::new_with(Kind::TimerFd, flags & NONBLOCK, t)
 }
@@ -95,7 +96,7 @@ pub fn get(f: &File) -> (u64, u64) {
     with_timer(f, |t| (t.interval, if t.next == 0 { 0 } else { t.next.saturating_sub(now_ns()).max(1) }))
 }
 
-fn read(f: &mut File, buf: &mut [u8]) -> Result<usize, i64> {
+fn read(f: &mut File, buf: &mut [u8]) -> Result<usize, Errno> {
     if buf.len() < 8 {
         return Err(EINVAL);
     }
@@ -128,7 +129,7 @@ pub fn stamp(f: &File) -> u64 {
     with_timer(f, |t| t.total)
 }
 
-fn stat(_: &File, st: &mut Stat) -> Result<(), i64> {
+fn stat(_: &File, st: &mut Stat) -> Result<(), Errno> {
     st.mode = 0o600;
     st.blksize = 4096;
     Ok(())

@@ -23,6 +23,7 @@
 use super::flags::NONBLOCK;
 use super::{no_seek, pipe, File, Kind, Ops};
 use super::{POLLHUP, POLLIN, POLLOUT};
+use crate::errno::Errno;
 use crate::errno::{
     EAGAIN, ECONNREFUSED, EINVAL, EISCONN, EMSGSIZE, ENOMEM, ENOTCONN, EOPNOTSUPP, EPIPE, EPROTOTYPE,
 };
@@ -125,7 +126,7 @@ pub static OPS: Ops = Ops { read, write, seek: no_seek, stat, ioctl, close };
 
 /// `FIONREAD` on a connected stream socket: the bytes waiting (datagram
 /// and packet sockets do not answer it here).
-fn ioctl(f: &mut File, req: u64, arg: u64) -> Result<usize, i64> {
+fn ioctl(f: &mut File, req: u64, arg: u64) -> Result<usize, Errno> {
     // SAFETY: `f` is an open socket (the lock held); no other reference to it here.
     let s = unsafe { sock(f) };
     if req != super::FIONREAD || s.ty != STREAM || s.state != State::Connected {
@@ -143,7 +144,7 @@ use super::{alloc_object as alloc, free_object as free};
 
 /// A new unconnected socket of type `ty` (`STREAM`, `DGRAM`, `SEQPACKET`)
 /// with status flags `flags` (`NONBLOCK`).
-pub fn create(ty: u32, flags: u32) -> Result<Handle<File>, i64> {
+pub fn create(ty: u32, flags: u32) -> Result<Handle<File>, Errno> {
     let s = Socket {
         ty,
         state: State::Unconnected,
@@ -198,7 +199,7 @@ pub fn held(f: Handle<File>, env: u32, delta: i16) {
 /// the processes holding the receiving socket `peer`, before it is sent:
 /// a receiver that does not map them could neither use nor drop the end.
 /// EPERM when one of them may not have them (nothing sent).
-fn give_pipes(peer: &Socket, files: &[Handle<File>]) -> Result<(), i64> {
+fn give_pipes(peer: &Socket, files: &[Handle<File>]) -> Result<(), Errno> {
     let me = crate::env::id();
     for &f in files.iter().filter(|&&f| super::pipemem::guarded(f.addr())) {
         for h in peer.holders.iter().filter(|h| h.env != 0 && h.env != me && pipe::alive(h.env)) {
@@ -209,7 +210,7 @@ fn give_pipes(peer: &Socket, files: &[Handle<File>]) -> Result<(), i64> {
 }
 
 /// Connects `a` and `b` to each other with a ring each way.
-fn join(a: &mut Socket, b: &mut Socket) -> Result<(), i64> {
+fn join(a: &mut Socket, b: &mut Socket) -> Result<(), Errno> {
     let (ra, wb) = pipe::create(0)?;
     let (rb, wa) = match pipe::create(0) {
         Ok(p) => p,
@@ -229,7 +230,7 @@ fn join(a: &mut Socket, b: &mut Socket) -> Result<(), i64> {
 }
 
 /// `socketpair`: two sockets of type `ty` connected to each other.
-pub fn pair(ty: u32, flags: u32) -> Result<(Handle<File>, Handle<File>), i64> {
+pub fn pair(ty: u32, flags: u32) -> Result<(Handle<File>, Handle<File>), Errno> {
     let a = create(ty, flags)?;
     let b = match create(ty, flags) {
         Ok(b) => b,
@@ -251,7 +252,7 @@ pub fn pair(ty: u32, flags: u32) -> Result<(Handle<File>, Handle<File>), i64> {
 
 /// `bind`: names the socket by node `ino` (made by the caller, `path` its
 /// name). EINVAL if it has a name already.
-pub fn bind(f: &File, ino: Ino, path: &[u8]) -> Result<(), i64> {
+pub fn bind(f: &File, ino: Ino, path: &[u8]) -> Result<(), Errno> {
     // SAFETY: `f` is an open socket (the lock held); no other reference to it here.
     let s = unsafe { sock(f) };
     if s.ino != 0 {
@@ -288,7 +289,7 @@ pub fn is_bound(f: &File) -> bool {
 }
 
 /// `listen`: a bound stream or packet socket starts taking connections.
-pub fn listen(f: &File, backlog: i64) -> Result<(), i64> {
+pub fn listen(f: &File, backlog: i64) -> Result<(), Errno> {
     // SAFETY: `f` is an open socket (the lock held); no other reference to it here.
     let s = unsafe { sock(f) };
     if s.ty == DGRAM {
@@ -313,7 +314,7 @@ pub fn listen(f: &File, backlog: i64) -> Result<(), i64> {
 
 /// `connect` to the socket named by node `ino`: queues a connection for
 /// its `accept` and connects this socket to it.
-pub fn connect(f: &File, ino: Ino) -> Result<(), i64> {
+pub fn connect(f: &File, ino: Ino) -> Result<(), Errno> {
     // SAFETY: `f` is an open socket (the lock held); no other reference to it here.
     let s = unsafe { sock(f) };
     if s.state != State::Unconnected {
@@ -373,7 +374,7 @@ pub fn connect(f: &File, ino: Ino) -> Result<(), i64> {
 
 /// `accept`: the oldest connection waiting, as an open file with status
 /// flags `flags`; EAGAIN when none is (the caller waits, `io::accept`).
-pub fn accept(f: &File, flags: u32) -> Result<Handle<File>, i64> {
+pub fn accept(f: &File, flags: u32) -> Result<Handle<File>, Errno> {
     // SAFETY: `f` is an open socket (the lock held); no other reference to it here.
     let s = unsafe { sock(f) };
     if s.state != State::Listening {
@@ -398,7 +399,7 @@ pub fn accept(f: &File, flags: u32) -> Result<Handle<File>, i64> {
 }
 
 /// The socket's name (`peer`: what it is connected to's), as a path.
-pub fn name(f: &File, peer: bool) -> Result<Vec<u8>, i64> {
+pub fn name(f: &File, peer: bool) -> Result<Vec<u8>, Errno> {
     // SAFETY: `f` is an open socket (the lock held); no other reference to it here.
     let s = unsafe { sock(f) };
     if peer {
@@ -412,7 +413,7 @@ pub fn name(f: &File, peer: bool) -> Result<Vec<u8>, i64> {
 
 /// `shutdown`: stop receiving (`rd`: reads see end of file, the peer's
 /// writes fail) and/or sending (`wr`: the peer reads end of file).
-pub fn shutdown(f: &File, rd: bool, wr: bool) -> Result<(), i64> {
+pub fn shutdown(f: &File, rd: bool, wr: bool) -> Result<(), Errno> {
     // SAFETY: `f` is an open socket (the lock held); no other reference to it here.
     let s = unsafe { sock(f) };
     // Linux's Unix sockets take it in any state (there is no connection
@@ -449,7 +450,7 @@ unsafe fn ring<'a>(end: *mut File, nonblock: bool) -> &'a mut File {
 /// goes, and stay the caller's otherwise. EAGAIN when nothing fits now,
 /// EPIPE (ECONNREFUSED for a datagram) when the peer is gone: the caller
 /// waits, and raises SIGPIPE (`io::send`).
-pub fn send(f: &File, data: &[u8], files: &mut Vec<Handle<File>>, nonblock: bool) -> Result<usize, i64> {
+pub fn send(f: &File, data: &[u8], files: &mut Vec<Handle<File>>, nonblock: bool) -> Result<usize, Errno> {
     // SAFETY: `f` is an open socket (the lock held); no other reference to it here.
     let s = unsafe { sock(f) };
     let nonblock = nonblock || f.flags & NONBLOCK != 0;
@@ -503,7 +504,7 @@ pub fn send(f: &File, data: &[u8], files: &mut Vec<Handle<File>>, nonblock: bool
 
 /// Puts `files` in the peer's queue as a batch for the message starting
 /// at ring position `at`.
-fn queue_rights(s: &mut Socket, at: u64, files: &[Handle<File>]) -> Result<*mut Rights, i64> {
+fn queue_rights(s: &mut Socket, at: u64, files: &[Handle<File>]) -> Result<*mut Rights, Errno> {
     let size = size_of::<Rights>() + size_of_val(files);
     let r = shared::alloc(size, align_of::<Rights>()) as *mut Rights;
     if r.is_null() {
@@ -567,7 +568,7 @@ pub struct Received {
 /// short); EAGAIN when nothing is there yet (the caller waits,
 /// `io::recv`). With `peek` (`MSG_PEEK`)
 /// the bytes stay and no descriptors come.
-pub fn recv(f: &File, buf: &mut [u8], nonblock: bool, peek: bool) -> Result<Received, i64> {
+pub fn recv(f: &File, buf: &mut [u8], nonblock: bool, peek: bool) -> Result<Received, Errno> {
     // SAFETY: `f` is an open socket (the lock held); no other reference to it here.
     let s = unsafe { sock(f) };
     let nonblock = nonblock || f.flags & NONBLOCK != 0;
@@ -663,14 +664,14 @@ fn read_exact(rx: &mut File, buf: &mut [u8]) {
     }
 }
 
-fn read(f: &mut File, buf: &mut [u8]) -> Result<usize, i64> {
+fn read(f: &mut File, buf: &mut [u8]) -> Result<usize, Errno> {
     let r = recv(f, buf, false, false)?;
     // Descriptors sent with data read by `read` are dropped.
     r.files.iter().for_each(|&x| super::put(super::ops_for_file(x), x));
     Ok(r.len)
 }
 
-fn write(f: &mut File, buf: &[u8]) -> Result<usize, i64> {
+fn write(f: &mut File, buf: &[u8]) -> Result<usize, Errno> {
     send(f, buf, &mut Vec::new(), false)
 }
 
@@ -756,7 +757,7 @@ pub fn stamp(f: &File) -> u64 {
     rx.wrapping_add(tx.rotate_left(32))
 }
 
-fn stat(f: &File, st: &mut Stat) -> Result<(), i64> {
+fn stat(f: &File, st: &mut Stat) -> Result<(), Errno> {
     st.mode = S_IFSOCK | 0o777;
     st.ino = f.obj.addr() % 1_000_000_007;
     st.blksize = 4096;
