@@ -230,8 +230,10 @@ pub fn ops_for_file(f: Handle<File>) -> &'static Ops {
 }
 
 impl File {
-    /// A description with one reference, not yet anywhere.
-    pub fn fresh(kind: Kind, flags: u32, ino: Ino) -> File {
+    /// A description with one reference, not yet anywhere: only for
+    /// writing into its place in the arena (`new`) or a pipe's frames, so
+    /// that every `File` there is (`handle`).
+    fn fresh(kind: Kind, flags: u32, ino: Ino) -> File {
         File { refs: 1, kind, flags, ino, off: 0, obj: Object::None, watch: core::ptr::null_mut() }
     }
 
