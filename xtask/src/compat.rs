@@ -517,18 +517,12 @@ pub fn boot_test() -> Result<BootTest, String> {
     let img = veneer_image("compat-test")?;
     let words = format!("--timeout {TEST_TIMEOUT_S} {}", QUICK.join(" "));
     let host = host_passes(QUICK)?;
-    Ok(BootTest {
-        name: "compat".into(),
-        args: boot_args(Side::Veneer, &img, &words),
-        expect: host.iter().map(|id| format!("@@TEST pass {id}\r\n")).collect(),
-        timeout: Duration::from_secs(600),
-        output: None,
-        keys: Vec::new(),
-        wall: None,
-        then: None,
-        fsck: None,
-        companion: None,
-    })
+    Ok(BootTest::new(
+        "compat".into(),
+        boot_args(Side::Veneer, &img, &words),
+        host.iter().map(|id| format!("@@TEST pass {id}\r\n")).collect(),
+        Duration::from_secs(600),
+    ))
 }
 
 /// The tests of `modules` that pass on the host: the packages' own

@@ -183,20 +183,17 @@ fn idle(img: &Image) -> Result<BootTest, String> {
     let mut args = qemu::base_args(img, "netping");
     args.extend(qemu::devices_on(&disk, &link(b, a), ",mac=52:54:00:12:34:57"));
     Ok(BootTest {
-        name: IDLE.into(),
-        args,
-        expect: vec![
-            "netping: the idle machine answered ARP".into(),
-            "netping: 5 echo replies, data and checksums intact".into(),
-            "netping: a request with a bad checksum went unanswered, the next was answered".into(),
-        ],
-        timeout: Duration::from_secs(300),
-        output: None,
-        keys: Vec::new(),
-        wall: None,
-        then: None,
-        fsck: None,
         companion: Some(idle_args),
+        ..BootTest::new(
+            IDLE.into(),
+            args,
+            vec![
+                "netping: the idle machine answered ARP".into(),
+                "netping: 5 echo replies, data and checksums intact".into(),
+                "netping: a request with a bad checksum went unanswered, the next was answered".into(),
+            ],
+            Duration::from_secs(300),
+        )
     })
 }
 
@@ -219,16 +216,5 @@ fn host(img: &Image) -> Result<BootTest, String> {
     crate::disk::create(&disk)?;
     let mut args = qemu::base_args(img, &format!("lxrt /bin/sh /hosttests/nethost.sh {port}"));
     args.extend(qemu::device_args(&disk, forwarded));
-    Ok(BootTest {
-        name: NAME.into(),
-        args,
-        expect,
-        timeout: Duration::from_secs(600),
-        output: None,
-        keys: Vec::new(),
-        wall: None,
-        then: None,
-        fsck: None,
-        companion: None,
-    })
+    Ok(BootTest::new(NAME.into(), args, expect, Duration::from_secs(600)))
 }

@@ -74,18 +74,12 @@ pub fn main(args: &[String]) -> Result<(), String> {
     let mut tests = Vec::new();
     for k in 0..size.native_seeds {
         let calls = size.native_calls / size.native_seeds;
-        tests.push(BootTest {
-            name: format!("stress native seed={}", seed + k),
-            args: boot_args(&img, &format!("test_fuzz seed={} calls={calls} audit", seed + k)),
-            expect: lines(&["fuzz: kernel alive and consistent", "audit: consistent"]),
-            timeout: Duration::from_secs(60 + calls / 10_000),
-            output: None,
-            keys: Vec::new(),
-            wall: None,
-            then: None,
-            fsck: None,
-            companion: None,
-        });
+        tests.push(BootTest::new(
+            format!("stress native seed={}", seed + k),
+            boot_args(&img, &format!("test_fuzz seed={} calls={calls} audit", seed + k)),
+            lines(&["fuzz: kernel alive and consistent", "audit: consistent"]),
+            Duration::from_secs(60 + calls / 10_000),
+        ));
     }
     for k in 0..size.linux_seeds {
         // One boot makes the full churn in one parent (the 10^4);
