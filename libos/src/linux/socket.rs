@@ -35,6 +35,8 @@ const SO_ERROR: u64 = 4;
 const SO_SNDBUF: u64 = 7;
 const SO_RCVBUF: u64 = 8;
 const SO_PEERCRED: u64 = 17;
+const SO_PROTOCOL: u64 = 38;
+const SO_DOMAIN: u64 = 39;
 
 /// Bytes of a `struct cmsghdr` (len, level, type).
 const CMSG_HDR: usize = 16;
@@ -279,6 +281,8 @@ pub fn getsockopt(fdn: i64, level: u64, name: u64, val: u64, lenp: u64) -> LxRes
     }
     let v: i32 = match name {
         SO_TYPE => unix::kind(f) as i32,
+        SO_DOMAIN => AF_UNIX as i32,
+        SO_PROTOCOL => 0,
         SO_ERROR => 0,
         SO_SNDBUF | SO_RCVBUF => crate::obj::pipe::CAPACITY as i32,
         _ => return Err(ENOPROTOOPT),

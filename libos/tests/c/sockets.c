@@ -75,6 +75,12 @@ static void pairs(void)
     socklen_t len = sizeof type;
     getsockopt(sv[0], SOL_SOCKET, SO_TYPE, &type, &len);
     printf("SO_TYPE %d\n", type);
+    int domain = -1, proto = -1;
+    len = sizeof domain;
+    show("SO_DOMAIN", getsockopt(sv[0], SOL_SOCKET, SO_DOMAIN, &domain, &len));
+    len = sizeof proto;
+    show("SO_PROTOCOL", getsockopt(sv[0], SOL_SOCKET, SO_PROTOCOL, &proto, &len));
+    printf("domain %d protocol %d\n", domain, proto);
     struct ucred cred;
     len = sizeof cred;
     getsockopt(sv[0], SOL_SOCKET, SO_PEERCRED, &cred, &len);
