@@ -158,16 +158,19 @@ pub fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
     Ok(tests)
 }
 
-/// A UDP port on 127.0.0.1 nobody uses now.
-fn free_udp_port() -> Result<u16, String> {
-    let s = std::net::UdpSocket::bind("127.0.0.1:0").map_err(|e| format!("no free UDP port: {e}"))?;
-    s.local_addr().map(|a| a.port()).map_err(|e| format!("{e}"))
+/// Two different UDP ports on 127.0.0.1 nobody uses now (both held
+/// while the second is chosen, so they cannot be the same one).
+fn free_udp_ports() -> Result<(u16, u16), String> {
+    let bind = || std::net::UdpSocket::bind("127.0.0.1:0").map_err(|e| format!("no free UDP port: {e}"));
+    let port = |s: &std::net::UdpSocket| s.local_addr().map(|a| a.port()).map_err(|e| format!("{e}"));
+    let (a, b) = (bind()?, bind()?);
+    Ok((port(&a)?, port(&b)?))
 }
 
 /// `net_idle`: the pinging machine, the idle one its companion (whose
 /// console goes to target/boottest/net_idle-companion.serial).
 fn idle(img: &Image) -> Result<BootTest, String> {
-    let (a, b) = (free_udp_port()?, free_udp_port()?);
+    let (a, b) = free_udp_ports()?;
     let link = |local: u16, remote: u16| {
         format!(
             "dgram,id=net0,local.type=inet,local.host=127.0.0.1,local.port={local},\
