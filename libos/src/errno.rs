@@ -58,18 +58,18 @@ pub const ECONNREFUSED: Errno = Errno(111);
 /// (`Errno::negated`).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 #[repr(transparent)]
-pub struct Errno(u16);
+pub struct Errno(i64);
 
 impl Errno {
     /// Linux's number `n` (1..=4095: what a call can return).
     pub const fn new(n: u16) -> Errno {
-        Errno(n)
+        Errno(n as i64)
     }
 
     /// The negated number: what goes back to the program (in rax, or a
     /// native call's result), and only there.
     pub const fn negated(self) -> i64 {
-        -(self.0 as i64)
+        -self.0
     }
 }
 

@@ -60,13 +60,12 @@ pub fn read(d: &Fd, buf: &mut [u8]) -> Result<usize, Errno> {
 #[inline]
 pub fn read_file(ops: &Ops, f: &mut File, buf: &mut [u8]) -> Result<usize, Errno> {
     if f.kind == Kind::Console {
-        return read_slow(ops, f, buf, None);
+        return read_slow(ops, f, buf, false);
     }
-    let r = read_once(ops, f, buf);
-    if r == Err(EAGAIN) {
-        return read_slow(ops, f, buf, Some(r));
+    match read_once(ops, f, buf) {
+        Err(EAGAIN) => read_slow(ops, f, buf, true),
+        r => r,
     }
-    r
 }
 
 /// One read through `ops`. A pipe with the library's own methods is called
@@ -80,25 +79,22 @@ fn read_once(ops: &Ops, f: &mut File, buf: &mut [u8]) -> Result<usize, Errno> {
     }
 }
 
-/// `read_file`'s long path, `first` the answer it had already.
+/// `read_file`'s long path; `again`: a first read has answered EAGAIN.
 #[cold]
 #[inline(never)]
-fn read_slow(
-    ops: &Ops,
-    f: &mut File,
-    buf: &mut [u8],
-    mut first: Option<Result<usize, Errno>>,
-) -> Result<usize, Errno> {
+fn read_slow(ops: &Ops, f: &mut File, buf: &mut [u8], mut again: bool) -> Result<usize, Errno> {
     if f.kind == Kind::Console {
         crate::proc::kill::await_foreground()?;
     }
     let nonblock = !blocks(f);
     let ptr = f.handle();
-    retry(ptr, POLLIN, nonblock, || match first.take() {
-        Some(r) => r,
+    retry(ptr, POLLIN, nonblock, || {
+        if core::mem::take(&mut again) {
+            return Err(EAGAIN);
+        }
         // After a wait: a sibling may have unmapped the buffer meanwhile
         // (a partial count or EFAULT, as Linux answers).
-        None => read_once(ops, f, crate::uaccess::still_lent(&mut *buf)?),
+        read_once(ops, f, crate::uaccess::still_lent(&mut *buf)?)
     })
 }
 
