@@ -26,7 +26,7 @@
 //! (`kill`, Ctrl-C) ends the wait with EINTR within that time.
 
 use crate::errno::{EBADF, EINTR, EINVAL};
-use crate::obj::{epoll, pipe, timerfd, unix, File, Kind};
+use crate::obj::{epoll, pipe, pty, timerfd, unix, File, Kind};
 pub use crate::obj::{
     file_events, Look, POLLERR, POLLHUP, POLLIN, POLLNVAL, POLLOUT, POLLPRI, POLLRDNORM, POLLWRNORM,
 };
@@ -210,6 +210,12 @@ fn add_to_sleep(s: &mut Sleep, f: *mut File, events: u16) -> bool {
             return true;
         }
         Kind::Console if events & (POLLIN | POLLRDNORM) != 0 => return false,
+        Kind::PtyMaster | Kind::PtySlave => {
+            let read = events & (POLLIN | POLLRDNORM) != 0;
+            let write = events & POLLOUT != 0;
+            return (!read || add_ring(s, pty::wait_ring(f, false), WANT_READ))
+                && (!write || add_ring(s, pty::wait_ring(f, true), WANT_WRITE));
+        }
         Kind::Inet => {
             let (va, term, at) = crate::net::stack::wait_terms();
             if let Some(at) = at {

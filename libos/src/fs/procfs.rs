@@ -210,7 +210,7 @@ pub fn fd_alias(cwd: Ino, path: &[u8], follow: bool) -> Result<Option<i64>, i64>
 fn describe(f: &crate::obj::File) -> Vec<u8> {
     use crate::obj::Kind;
     let name: &[u8] = match f.kind {
-        Kind::Regular | Kind::Dir | Kind::Path => return path_of(f.ino),
+        Kind::Regular | Kind::Dir | Kind::Path | Kind::PtyMaster | Kind::PtySlave => return path_of(f.ino),
         Kind::PipeRead | Kind::PipeWrite => {
             let (ring, _) = crate::obj::pipe::wait_info(f);
             return text(format_args!("pipe:[{}]", ring % 1_000_000_007));

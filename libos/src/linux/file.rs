@@ -31,6 +31,7 @@ const O_NONBLOCK: u64 = flags::NONBLOCK as u64;
 const O_DIRECTORY: u64 = 0o200000;
 const O_NOFOLLOW: u64 = 0o400000;
 const O_CLOEXEC: u64 = 0o2000000;
+const O_NOCTTY: u64 = 0o400;
 const O_PATH: u64 = flags::PATH as u64;
 
 pub(super) fn call(r: i64) -> LxResult {
@@ -289,7 +290,19 @@ pub fn openat(dirfd: i64, pathp: u64, flags: u64, mode: u64) -> LxResult {
         // A device node: an open file of the device's kind.
         // `/dev/tty` is the controlling terminal: none unless the console
         // is a terminal (`lxrt -t`).
-        S_IFCHR if n.rdev == devfs::TTY && !crate::obj::console::is_tty() => return Err(ENXIO),
+        // (A session whose controlling terminal is a pty's slave opens it.)
+        S_IFCHR if n.rdev == devfs::TTY => {
+            if let Some(f) = obj::pty::open_controlling(status) {
+                return fd::open(f?, cloexec);
+            }
+            if !crate::obj::console::is_tty() {
+                return Err(ENXIO);
+            }
+            return fd::open(obj::new(Kind::Console, status, ino)?, cloexec);
+        }
+        S_IFCHR if obj::pty::is_pty(n.rdev) => {
+            return fd::open(obj::pty::open(n.rdev, ino, status, flags & O_NOCTTY != 0)?, cloexec)
+        }
         S_IFCHR => return fd::open(obj::new(devfs::kind(n.rdev).ok_or(ENXIO)?, status, ino)?, cloexec),
         _ => Kind::Regular,
     };

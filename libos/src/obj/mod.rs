@@ -15,10 +15,12 @@ pub mod eventfd;
 pub mod fifo;
 pub mod flags;
 pub mod inet;
+pub mod ldisc;
 pub mod memdev;
 pub mod opath;
 pub mod pipe;
 pub mod pipemem;
+pub mod pty;
 pub mod regular;
 pub mod signalfd;
 pub mod timerfd;
@@ -52,6 +54,9 @@ pub enum Kind {
     Path,
     /// An Internet socket (`inet`).
     Inet,
+    /// A pseudo-terminal's master and slave (`pty`).
+    PtyMaster,
+    PtySlave,
 }
 
 /// An open file description, shared between the processes holding it.
@@ -110,6 +115,7 @@ pub fn ops_for(kind: Kind) -> &'static Ops {
         Kind::Socket => &unix::OPS,
         Kind::Path => &opath::OPS,
         Kind::Inet => &inet::OPS,
+        Kind::PtyMaster | Kind::PtySlave => &pty::OPS,
     }
 }
 
@@ -279,7 +285,14 @@ pub fn file_events(f: *mut File, look: Look) -> Option<u16> {
         Kind::PipeRead | Kind::PipeWrite => unsafe { pipe::events(kind, ring) },
         // SAFETY: `data` is the counter of the eventfd the caller holds.
         Kind::EventFd => unsafe { eventfd::events(data) },
-        Kind::Console | Kind::Epoll | Kind::TimerFd | Kind::SignalFd | Kind::Socket | Kind::Inet
+        Kind::Console
+        | Kind::Epoll
+        | Kind::TimerFd
+        | Kind::SignalFd
+        | Kind::Socket
+        | Kind::Inet
+        | Kind::PtyMaster
+        | Kind::PtySlave
             if look == Look::LockFree =>
         {
             return None
@@ -294,6 +307,8 @@ pub fn file_events(f: *mut File, look: Look) -> Option<u16> {
         Kind::Socket => unix::events(unsafe { &*f }),
         // SAFETY: as above.
         Kind::Inet => inet::events(unsafe { &*f }),
+        // SAFETY: as above.
+        Kind::PtyMaster | Kind::PtySlave => pty::events(unsafe { &*f }),
         Kind::Null | Kind::Zero | Kind::Full | Kind::Random | Kind::Regular | Kind::Dir => POLLIN | POLLOUT,
         // Not a descriptor poll or epoll accept (`fd::get`).
         Kind::Path => POLLNVAL,
