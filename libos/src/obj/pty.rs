@@ -446,6 +446,13 @@ pub fn events(f: &File) -> u16 {
     }
 }
 
+/// Changes whenever either queue of `f`'s pair takes bytes or an end
+/// comes or goes (edge-triggered epoll).
+pub fn stamp(f: &File) -> u64 {
+    let p = pair(f);
+    p.input.wr + p.input.nends as u64 + p.output.wr + p.slaves as u64 + p.master as u64
+}
+
 /// The header a wait on end `f` for reading (or writing) sleeps on.
 pub fn wait_ring(f: &File, write: bool) -> u64 {
     let p = pair(f);

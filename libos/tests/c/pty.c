@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <sys/select.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -175,9 +177,35 @@ int main(void) {
     check("TIOCGPTPEER", peer >= 0 && isatty(peer));
     close(peer);
 
+    // Readiness: select on the slave (a line, not half of one), epoll on
+    // the master (the echo).
+    fd_set rs;
+    struct timeval tv = {0, 0};
+    FD_ZERO(&rs);
+    FD_SET(s, &rs);
+    check("select: an empty slave is not readable", select(s + 1, &rs, 0, 0, &tv) == 0);
+    int ep = epoll_create1(0);
+    struct epoll_event ev = {.events = EPOLLIN | EPOLLET};
+    epoll_ctl(ep, EPOLL_CTL_ADD, m, &ev);
+    write(m, "q", 1);
+    FD_ZERO(&rs);
+    FD_SET(s, &rs);
+    check("select: half a line is not readable", select(s + 1, &rs, 0, 0, &tv) == 0);
+    check("epoll: the echo is", epoll_wait(ep, &ev, 1, 1000) == 1 && (ev.events & EPOLLIN));
+    check("epoll: edge-triggered, once", epoll_wait(ep, &ev, 1, 0) == 0);
+    write(m, "\n", 1);
+    FD_ZERO(&rs);
+    FD_SET(s, &rs);
+    tv.tv_sec = 1;
+    check("select: a line is readable", select(s + 1, &rs, 0, 0, &tv) == 1);
+    check("epoll: more echo, a new edge", epoll_wait(ep, &ev, 1, 1000) == 1);
+    char buf[64];
+    check("the slave reads q NL", read(s, buf, sizeof buf) == 2 && !memcmp(buf, "q\n", 2));
+    check("the master reads the echo q CR LF", read(m, buf, sizeof buf) == 3 && !memcmp(buf, "q\r\n", 3));
+    close(ep);
+
     // Output translation and nonblocking reads, without a child.
     write(s, "out\n", 4);
-    char buf[64];
     ssize_t n = read(m, buf, sizeof buf);
     check("slave output reaches the master as out CR LF", n == 5 && !memcmp(buf, "out\r\n", 5));
     fcntl(m, F_SETFL, O_NONBLOCK);
