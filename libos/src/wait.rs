@@ -202,7 +202,7 @@ fn add_to_sleep(s: &mut Sleep, f: *mut File, events: u16) -> bool {
         Kind::PipeRead => (pipe::wait_info(f).0, WANT_READ),
         Kind::PipeWrite => (pipe::wait_info(f).0, WANT_WRITE),
         Kind::EventFd if events & POLLOUT != 0 => return false,
-        Kind::EventFd => (f.data as u64, WANT_READ),
+        Kind::EventFd | Kind::Inotify => (f.data as u64, WANT_READ),
         Kind::TimerFd => {
             if let Some(at) = timerfd::next_expiry(f) {
                 s.timer = Some(s.timer.map_or(at, |t| t.min(at)));

@@ -25,13 +25,13 @@ if pid == 0:
         print("child: setsid worked")
     except OSError as e:
         print("child: setsid", errno.errorcode[e.errno])
-    print("child: ready")
+    os.write(1, b"child: ready\n")  # one write: the parent waits for it
     line = sys.stdin.readline()
     print("child: read", repr(line))
     sys.stdout.flush()
     os._exit(3)
 out = b""
-while b"ready" not in out:
+while b"ready\r\n" not in out:
     out += os.read(fd, 100)
 os.write(fd, b"typed\n")
 while True:

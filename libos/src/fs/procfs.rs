@@ -222,6 +222,7 @@ fn describe(f: &crate::obj::File) -> Vec<u8> {
         Kind::Random => b"/dev/urandom",
         Kind::Epoll => b"anon_inode:[eventpoll]",
         Kind::EventFd => b"anon_inode:[eventfd]",
+        Kind::Inotify => b"anon_inode:inotify",
         Kind::TimerFd => b"anon_inode:[timerfd]",
         Kind::SignalFd => b"anon_inode:[signalfd]",
         Kind::Socket | Kind::Inet => return text(format_args!("socket:[{}]", f.data as u64 % 1_000_000_007)),

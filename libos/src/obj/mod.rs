@@ -15,6 +15,7 @@ pub mod eventfd;
 pub mod fifo;
 pub mod flags;
 pub mod inet;
+pub mod inotify;
 pub mod ldisc;
 pub mod memdev;
 pub mod opath;
@@ -57,6 +58,8 @@ pub enum Kind {
     /// A pseudo-terminal's master and slave (`pty`).
     PtyMaster,
     PtySlave,
+    /// An inotify instance (`inotify`).
+    Inotify,
 }
 
 /// An open file description, shared between the processes holding it.
@@ -116,6 +119,7 @@ pub fn ops_for(kind: Kind) -> &'static Ops {
         Kind::Path => &opath::OPS,
         Kind::Inet => &inet::OPS,
         Kind::PtyMaster | Kind::PtySlave => &pty::OPS,
+        Kind::Inotify => &inotify::OPS,
     }
 }
 
@@ -285,6 +289,8 @@ pub fn file_events(f: *mut File, look: Look) -> Option<u16> {
         Kind::PipeRead | Kind::PipeWrite => unsafe { pipe::events(kind, ring) },
         // SAFETY: `data` is the counter of the eventfd the caller holds.
         Kind::EventFd => unsafe { eventfd::events(data) },
+        // SAFETY: `data` is the instance of the inotify the caller holds.
+        Kind::Inotify => unsafe { inotify::events(data) },
         Kind::Console
         | Kind::Epoll
         | Kind::TimerFd

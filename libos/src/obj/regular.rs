@@ -41,6 +41,7 @@ fn write(f: &mut File, buf: &[u8]) -> i64 {
     match written {
         Ok(k) => {
             f.off += k as u64;
+            super::inotify::changed(f.ino, super::inotify::IN_MODIFY);
             k as i64
         }
         Err(e) => -e,
@@ -83,6 +84,9 @@ fn stat(f: &File, st: &mut Stat) -> i64 {
 }
 
 fn close(f: &mut File) {
+    if f.kind == Kind::Regular && f.flags & flags::ACCMODE != flags::RDONLY {
+        super::inotify::changed(f.ino, super::inotify::IN_CLOSE_WRITE);
+    }
     // A file under `/data` is on the disk once closed (an error here has
     // nobody to go to: `fsync` first to see it).
     let _ = crate::fs::disk::write_back(f.ino, false);

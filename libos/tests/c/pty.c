@@ -20,19 +20,7 @@
 #include <termios.h>
 #include <unistd.h>
 
-static void check(const char *what, int ok) {
-    printf("%s: %s\n", what, ok ? "ok" : "FAILED");
-    fflush(stdout);
-}
-
-static void expect_errno(const char *what, long r, int want) {
-    int e = errno;
-    if (r == -1 && e == want)
-        printf("%s: %s\n", what, strerror(want));
-    else
-        printf("%s: FAILED (%ld, %s)\n", what, r, strerror(e));
-    fflush(stdout);
-}
+#include "expect.h"
 
 // What the master has read so far (since the last `expect` that found its
 // marker).
