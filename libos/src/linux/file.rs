@@ -323,7 +323,10 @@ pub fn openat(dirfd: i64, pathp: u64, flags: u64, mode: u64) -> LxResult {
 fn open_ino(kind: Kind, status: u32, ino: Ino, cloexec: bool) -> LxResult {
     node::update(ino, |n| n.opens += 1);
     match obj::new(kind, status, ino) {
-        Ok(f) => fd::open(f, cloexec),
+        Ok(f) => {
+            crate::obj::inotify::changed(ino, crate::obj::inotify::IN_OPEN);
+            fd::open(f, cloexec)
+        }
         Err(e) => {
             node::update(ino, |n| n.opens -= 1);
             Err(e)

@@ -20,9 +20,12 @@ use crate::shared;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 /// Event bits (`<sys/inotify.h>`).
+pub const IN_ACCESS: u32 = 0x1;
 pub const IN_MODIFY: u32 = 0x2;
 pub const IN_ATTRIB: u32 = 0x4;
 pub const IN_CLOSE_WRITE: u32 = 0x8;
+pub const IN_CLOSE_NOWRITE: u32 = 0x10;
+pub const IN_OPEN: u32 = 0x20;
 const IN_MOVED_FROM: u32 = 0x40;
 const IN_MOVED_TO: u32 = 0x80;
 const IN_CREATE: u32 = 0x100;
@@ -98,17 +101,20 @@ struct Registry {
 /// Slot 8 of the arena's roots (`shared::Root`).
 static REGISTRY: shared::Root<Registry> = shared::Root::new(8);
 
+/// The registry, once the first instance has made it.
 fn registry() -> Option<&'static mut Registry> {
-    // SAFETY: null pointers and zero counts are an empty registry; the big
-    // lock is held and no other reference to it is live.
-    unsafe { REGISTRY.get_or_create_zeroed().ok().map(|r| &mut *r) }
+    // SAFETY: made by `create`, it lives as long as the arena; the big lock
+    // is held and no other reference to it is live.
+    unsafe { REGISTRY.get().as_mut() }
 }
 
 pub static OPS: Ops = Ops { read, write: no_write, seek: no_seek, stat, ioctl, close };
 
 /// A new instance; `flags` its status flags (`NONBLOCK`).
 pub fn create(flags: u32) -> Result<*mut File, i64> {
-    let r = registry().ok_or(ENOMEM)?;
+    // SAFETY: null pointers and zero counts are an empty registry; the big
+    // lock is held and no other reference to it is live.
+    let r = unsafe { &mut *REGISTRY.get_or_create_zeroed().map_err(|_| ENOMEM)? };
     let slot = r.all.iter().position(|p| p.is_null()).ok_or(crate::errno::EMFILE)?;
     let p = shared::alloc(size_of::<Inotify>(), align_of::<Inotify>()) as *mut Inotify;
     if p.is_null() {
@@ -309,7 +315,8 @@ pub fn moved(od: Ino, oname: &[u8], nd: Ino, nname: &[u8], ino: Ino) {
     to_self(ino, IN_MOVE_SELF, 0);
 }
 
-/// `ino` changed (`IN_MODIFY`, `IN_ATTRIB`, `IN_CLOSE_WRITE`): for the
+/// `ino` was used or changed (`IN_OPEN`, `IN_ACCESS`, `IN_MODIFY`,
+/// `IN_ATTRIB`, `IN_CLOSE_WRITE`, `IN_CLOSE_NOWRITE`): for the
 /// watches on each directory naming it, with that name, then for its own.
 pub fn changed(ino: Ino, mask: u32) {
     if !watched() {

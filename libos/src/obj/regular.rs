@@ -24,6 +24,9 @@ fn read(f: &mut File, buf: &mut [u8]) -> i64 {
     }
     let n = node::read_at(&node::get(f.ino), f.off, buf);
     f.off += n as u64;
+    if n > 0 {
+        super::inotify::changed(f.ino, super::inotify::IN_ACCESS);
+    }
     n as i64
 }
 
@@ -84,9 +87,9 @@ fn stat(f: &File, st: &mut Stat) -> i64 {
 }
 
 fn close(f: &mut File) {
-    if f.kind == Kind::Regular && f.flags & flags::ACCMODE != flags::RDONLY {
-        super::inotify::changed(f.ino, super::inotify::IN_CLOSE_WRITE);
-    }
+    let wrote = f.kind == Kind::Regular && f.flags & flags::ACCMODE != flags::RDONLY;
+    let closed = if wrote { super::inotify::IN_CLOSE_WRITE } else { super::inotify::IN_CLOSE_NOWRITE };
+    super::inotify::changed(f.ino, closed);
     // A file under `/data` is on the disk once closed (an error here has
     // nobody to go to: `fsync` first to see it).
     let _ = crate::fs::disk::write_back(f.ino, false);

@@ -36,6 +36,7 @@ static void show(int fd, const char *when) {
         unsigned bit;
         const char *name;
     } names[] = {
+        {IN_ACCESS, "ACCESS"}, {IN_OPEN, "OPEN"}, {IN_CLOSE_NOWRITE, "CLOSE_NOWRITE"},
         {IN_MODIFY, "MODIFY"}, {IN_ATTRIB, "ATTRIB"}, {IN_CLOSE_WRITE, "CLOSE_WRITE"},
         {IN_MOVED_FROM, "MOVED_FROM"}, {IN_MOVED_TO, "MOVED_TO"}, {IN_CREATE, "CREATE"},
         {IN_DELETE, "DELETE"}, {IN_DELETE_SELF, "DELETE_SELF"}, {IN_MOVE_SELF, "MOVE_SELF"},
@@ -122,6 +123,23 @@ int main(void) {
     show(fd, "watch taken out");
     close(open("/tmp/ino/h", O_CREAT | O_WRONLY, 0644));
     expect_errno("nothing for an unwatched directory", read(fd, tiny, sizeof tiny), EAGAIN);
+
+    // Every event of a file: opened, read (twice: merged), closed.
+    wd_file = inotify_add_watch(fd, "/tmp/ino/h", IN_ALL_EVENTS);
+    f = open("/tmp/ino/h", O_RDWR);
+    write(f, "xy", 2);
+    lseek(f, 0, SEEK_SET);
+    read(f, tiny, 1);
+    read(f, tiny, 1);
+    read(f, tiny, 1);
+    close(f);
+    f = open("/tmp/ino/h", O_RDONLY);
+    close(f);
+    show(fd, "opened, written, read, closed; opened, closed");
+    wd_dir = inotify_add_watch(fd, "/tmp/ino", IN_ONESHOT | IN_ATTRIB);
+    chmod("/tmp/ino/h", 0600);
+    chmod("/tmp/ino/h", 0644);
+    show(fd, "one shot, changed twice");
     close(fd);
 
     // A blocking read woken by another process.
