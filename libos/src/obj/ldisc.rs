@@ -37,6 +37,7 @@ const VQUIT: usize = 1;
 const VERASE: usize = 2;
 const VKILL: usize = 3;
 const VEOF: usize = 4;
+const VMIN: usize = 6;
 const VSUSP: usize = 10;
 
 /// Signal numbers the terminal sends, Linux's.
@@ -68,7 +69,7 @@ impl Termios {
     /// B115200|CS8|CREAD; ISIG|ICANON|ECHO|ECHOE|ECHOK|IEXTEN.
     pub const CONSOLE: Termios = Termios::make(
         [0o400, 0o5, 0o10002 | 0o60 | 0o200, 0o1 | 0o2 | 0o10 | 0o20 | 0o40 | 0o100000],
-        &[(VINTR, 3), (VQUIT, 0x1c), (VERASE, 0x7f), (VKILL, 0x15), (VEOF, 4), (6, 1), (VSUSP, 0x1a)],
+        &[(VINTR, 3), (VQUIT, 0x1c), (VERASE, 0x7f), (VKILL, 0x15), (VEOF, 4), (VMIN, 1), (VSUSP, 0x1a)],
     );
 
     /// A new pseudo-terminal's, Linux's `tty_std_termios`: ICRNL|IXON;
@@ -87,7 +88,7 @@ impl Termios {
             (VERASE, 0x7f),
             (VKILL, 0x15),
             (VEOF, 4),
-            (6, 1),
+            (VMIN, 1),
             (8, 0x11),
             (9, 0x13),
             (VSUSP, 0x1a),
@@ -109,6 +110,12 @@ impl Termios {
     /// Canonical mode (`ICANON`): input comes in lines.
     pub fn canonical(&self) -> bool {
         self.word(3) & ICANON != 0
+    }
+
+    /// Non-canonical reads that return at once, even with nothing
+    /// (`VMIN` 0; `VTIME` is not waited for).
+    pub fn polled(&self) -> bool {
+        !self.canonical() && self.cc(VMIN) == 0
     }
 
     /// Whether input is echoed (`ECHO`).

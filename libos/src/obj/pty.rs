@@ -390,7 +390,10 @@ fn read(f: &mut File, buf: &mut [u8]) -> i64 {
         n.ok_or(if p.output.writers.load(Ordering::Relaxed) == 0 { EIO } else { EAGAIN })
     } else {
         let canonical = p.termios.canonical();
-        p.input.take(buf, canonical).ok_or(if p.master { EAGAIN } else { 0 })
+        // Nothing there: end of file without the master, 0 for a polled
+        // read (`VMIN` 0), else wait.
+        let none = if p.master && !p.termios.polled() { EAGAIN } else { 0 };
+        p.input.take(buf, canonical).ok_or(none)
     };
     match r {
         Ok(n) => n as i64,
@@ -436,8 +439,10 @@ fn stat(f: &File, st: &mut Stat) -> i64 {
 pub fn events(f: &File) -> u16 {
     let p = pair(f);
     if f.kind == Kind::PtyMaster {
-        let hup = if p.output.writers.load(Ordering::Relaxed) == 0 { POLLHUP } else { 0 };
-        let out = if p.slaves > 0 && p.input.free() >= LINE { POLLOUT } else { 0 };
+        let gone = p.output.writers.load(Ordering::Relaxed) == 0;
+        let hup = if gone { POLLHUP } else { 0 };
+        // (With the slave gone, writes are taken and dropped.)
+        let out = if gone || p.input.free() >= LINE { POLLOUT } else { 0 };
         hup | out | if p.output.readable() { POLLIN } else { 0 }
     } else if !p.master {
         POLLIN | POLLOUT | POLLHUP | POLLERR

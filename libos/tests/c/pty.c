@@ -201,6 +201,15 @@ int main(void) {
     fcntl(m, F_SETFL, 0);
     struct winsize w0;
     check("a new pty's window is 0x0", ioctl(s, TIOCGWINSZ, &w0) == 0 && w0.ws_row == 0 && w0.ws_col == 0);
+    struct termios t0, tr;
+    tcgetattr(s, &t0);
+    tr = t0;
+    tr.c_lflag &= ~ICANON;
+    tr.c_cc[VMIN] = 0;
+    tr.c_cc[VTIME] = 0;
+    tcsetattr(s, TCSANOW, &tr);
+    check("VMIN 0: an empty read returns 0 at once", read(s, buf, sizeof buf) == 0);
+    tcsetattr(s, TCSANOW, &t0);
 
     // (The slave stays open here until the child has it: a master whose
     // slaves have all closed reads EIO.)
