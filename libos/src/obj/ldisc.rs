@@ -296,17 +296,20 @@ pub fn ioctl(
 }
 
 /// What the terminals ask of the process layer for job control: to send a
-/// signal to a process group (0: everyone but init), the caller's own
+/// signal to a process group (0: everyone but init), or to the others of a
+/// group (a session leader's exit hangs up its terminal), the caller's own
 /// group, and the caller's process and session ids. Chosen at start
 /// (`set_jobs`), kept across fork and exec.
 pub struct Jobs {
     pub signal_group: fn(u32, u32),
+    pub signal_others: fn(u32, u32),
     pub own_group: fn() -> u32,
     pub session: fn() -> (u32, u32),
 }
 
 /// Until a process layer is chosen, nobody is signalled (group 0).
-static NO_JOBS: Jobs = Jobs { signal_group: |_, _| {}, own_group: || 0, session: || (0, 0) };
+static NO_JOBS: Jobs =
+    Jobs { signal_group: |_, _| {}, signal_others: |_, _| {}, own_group: || 0, session: || (0, 0) };
 static JOBS: crate::word::Word<&'static Jobs> = crate::word::Word::new(&NO_JOBS);
 
 /// Chooses who answers the terminals' job control.

@@ -19,7 +19,7 @@
 //! queue is drained (its writes are then dropped); a slave reads
 //! end of file and writes EIO once the master has gone, and the master's
 //! last close sends SIGHUP to the foreground group of the session whose
-//! controlling terminal the slave is. A session takes the slave as its
+//! controlling terminal the slave is, as the session leader's exit does. A session takes the slave as its
 //! controlling terminal with `TIOCSCTTY` (or by opening it without
 //! `O_NOCTTY` as a session leader without one), and `/dev/tty` then opens
 //! it.
@@ -372,6 +372,30 @@ fn controlling() -> Option<*mut Pair> {
     // SAFETY: pairs in the table are live; the big lock is held.
     table().ok()?.pairs.iter().copied().find(|&p| !p.is_null() && sid != 0 && unsafe { (*p).session } == sid)
 }
+
+/// The caller is ending: if it leads a session whose controlling terminal
+/// is a pty, the terminal hangs up, as Linux's: SIGHUP and SIGCONT to its
+/// foreground group, and no session has it any more.
+pub fn session_ended() {
+    let (pid, sid) = (ldisc::jobs().session)();
+    if pid != sid {
+        return;
+    }
+    if let Some(p) = controlling() {
+        // SAFETY: live, as `controlling` found it; the big lock is held.
+        let p = unsafe { &mut *p };
+        // (Not to the caller: it is ending.)
+        if p.shared.pgrp != 0 {
+            (ldisc::jobs().signal_others)(p.shared.pgrp, ldisc::SIGHUP);
+            (ldisc::jobs().signal_others)(p.shared.pgrp, SIGCONT);
+        }
+        p.session = 0;
+        p.shared.pgrp = 0;
+    }
+}
+
+/// Linux's.
+const SIGCONT: u32 = 18;
 
 /// `/dev/tty` for a session whose controlling terminal is a pty: a new
 /// description of that slave (None: the session has no pty).

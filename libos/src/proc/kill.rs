@@ -155,6 +155,10 @@ pub static JOBS: crate::obj::ldisc::Jobs = crate::obj::ldisc::Jobs {
     signal_group: |pgrp, sig| {
         let _ = if pgrp != 0 { group(pgrp, sig) } else { all_but_init(sig) };
     },
+    signal_others: |pgrp, sig| {
+        let me = env();
+        let _ = matching(sig, |e| e.pgid == pgrp && e.env != me);
+    },
     own_group: || super::table::mine().pgid,
     session: || {
         let me = super::table::mine();

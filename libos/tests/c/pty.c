@@ -80,6 +80,14 @@ static void child(const char *name) {
         _exit(21);
     dprintf(tty, "child: ready pgrp %s\n", tcgetpgrp(0) == getpgrp() ? "mine" : "other");
     close(tty);
+    // A process of the foreground group holding the slave: the leader's
+    // exit hangs the terminal up, and SIGHUP ends it.
+    if (fork() == 0) {
+        signal(SIGINT, SIG_IGN);
+        signal(SIGWINCH, SIG_IGN);
+        for (;;)
+            pause();
+    }
     char buf[256];
     size_t raw = 0;
     for (;;) {
@@ -263,9 +271,10 @@ int main(void) {
     waitpid(pid, &status, 0);
     check("child exited 7", WIFEXITED(status) && WEXITSTATUS(status) == 7);
 
-    // The last slave gone: the master hangs up.
+    // The last slave gone (the grandchild ended by SIGHUP): the master
+    // hangs up.
     struct pollfd pf = {.fd = m, .events = POLLIN};
-    check("poll: POLLHUP", poll(&pf, 1, 1000) == 1 && (pf.revents & POLLHUP));
+    check("poll: POLLHUP", poll(&pf, 1, 10000) == 1 && (pf.revents & POLLHUP));
     expect_errno("read master after the child", read(m, buf, sizeof buf), EIO);
     printf("write master after the child: %zd\n", write(m, "z", 1));
     close(m);
