@@ -27,7 +27,7 @@
 
 use crate::errno::Errno;
 use crate::errno::{EBADF, EINTR, EINVAL};
-use crate::obj::{epoll, pipe, timerfd, unix, File, Handle, Kind};
+use crate::obj::{epoll, pipe, pty, timerfd, unix, File, Handle, Kind};
 pub use crate::obj::{
     file_events, Look, POLLERR, POLLHUP, POLLIN, POLLNVAL, POLLOUT, POLLPRI, POLLRDNORM, POLLWRNORM,
 };
@@ -204,6 +204,7 @@ fn add_to_sleep(s: &mut Sleep, f: Handle<File>, events: u16) -> bool {
         Kind::PipeWrite => (pipe::wait_info(f).0, WANT_WRITE),
         Kind::EventFd if events & POLLOUT != 0 => return false,
         Kind::EventFd => (f.object::<crate::obj::eventfd::EventFd>().addr(), WANT_READ),
+        Kind::Inotify => (f.object::<crate::obj::inotify::Inotify>().addr(), WANT_READ),
         Kind::TimerFd => {
             if let Some(at) = timerfd::next_expiry(f) {
                 s.timer = Some(s.timer.map_or(at, |t| t.min(at)));
@@ -211,6 +212,12 @@ fn add_to_sleep(s: &mut Sleep, f: Handle<File>, events: u16) -> bool {
             return true;
         }
         Kind::Console if events & (POLLIN | POLLRDNORM) != 0 => return false,
+        Kind::PtyMaster | Kind::PtySlave => {
+            let read = events & (POLLIN | POLLRDNORM) != 0;
+            let write = events & POLLOUT != 0;
+            return (!read || add_ring(s, pty::wait_ring(f, false), WANT_READ))
+                && (!write || add_ring(s, pty::wait_ring(f, true), WANT_WRITE));
+        }
         Kind::Inet => {
             let (va, term, at) = crate::net::stack::wait_terms();
             if let Some(at) = at {

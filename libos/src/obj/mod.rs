@@ -16,10 +16,13 @@ pub mod fifo;
 pub mod flags;
 pub mod handle;
 pub mod inet;
+pub mod inotify;
+pub mod ldisc;
 pub mod memdev;
 pub mod opath;
 pub mod pipe;
 pub mod pipemem;
+pub mod pty;
 pub mod regular;
 pub mod signalfd;
 pub mod timerfd;
@@ -55,6 +58,11 @@ pub enum Kind {
     Path,
     /// An Internet socket (`inet`).
     Inet,
+    /// A pseudo-terminal's master and slave (`pty`).
+    PtyMaster,
+    PtySlave,
+    /// An inotify instance (`inotify`).
+    Inotify,
 }
 
 /// An open file description, shared between the processes holding it.
@@ -123,6 +131,9 @@ pub enum Object {
     /// A Unix socket (`Kind::Socket`).
     Unix(Handle<unix::Socket>),
     Inet(Handle<inet::Inet>),
+    Inotify(Handle<inotify::Inotify>),
+    /// Either end of a pseudo-terminal: the pair.
+    Pty(Handle<pty::Pair>),
 }
 
 /// A type of object a description can hold: how it sits in `Object`.
@@ -157,6 +168,8 @@ typed! {
     SignalFd: signalfd::SignalFd,
     Unix: unix::Socket,
     Inet: inet::Inet,
+    Inotify: inotify::Inotify,
+    Pty: pty::Pair,
 }
 
 impl Object {
@@ -180,6 +193,8 @@ impl Object {
             Object::SignalFd(h) => h.addr(),
             Object::Unix(h) => h.addr(),
             Object::Inet(h) => h.addr(),
+            Object::Inotify(h) => h.addr(),
+            Object::Pty(h) => h.addr(),
         }
     }
 }
@@ -221,6 +236,8 @@ pub fn ops_for(kind: Kind) -> &'static Ops {
         Kind::Socket => &unix::OPS,
         Kind::Path => &opath::OPS,
         Kind::Inet => &inet::OPS,
+        Kind::PtyMaster | Kind::PtySlave => &pty::OPS,
+        Kind::Inotify => &inotify::OPS,
     }
 }
 
@@ -376,7 +393,15 @@ pub fn file_events(f: Handle<File>, look: Look) -> Option<u16> {
     let ev = match kind {
         Kind::PipeRead | Kind::PipeWrite => pipe::events(kind, obj.handle()),
         Kind::EventFd => eventfd::events(obj.handle()),
-        Kind::Console | Kind::Epoll | Kind::TimerFd | Kind::SignalFd | Kind::Socket | Kind::Inet
+        Kind::Inotify => inotify::events(obj.handle()),
+        Kind::Console
+        | Kind::Epoll
+        | Kind::TimerFd
+        | Kind::SignalFd
+        | Kind::Socket
+        | Kind::Inet
+        | Kind::PtyMaster
+        | Kind::PtySlave
             if look == Look::LockFree =>
         {
             return None
@@ -391,6 +416,8 @@ pub fn file_events(f: Handle<File>, look: Look) -> Option<u16> {
         Kind::Socket => unix::events(unsafe { f.get() }),
         // SAFETY: as above.
         Kind::Inet => inet::events(unsafe { f.get() }),
+        // SAFETY: as above.
+        Kind::PtyMaster | Kind::PtySlave => pty::events(unsafe { f.get() }),
         Kind::Null | Kind::Zero | Kind::Full | Kind::Random | Kind::Regular | Kind::Dir => POLLIN | POLLOUT,
         // Not a descriptor poll or epoll accept (`fd::get`).
         Kind::Path => POLLNVAL,

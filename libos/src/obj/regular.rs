@@ -25,6 +25,9 @@ fn read(f: &mut File, buf: &mut [u8]) -> Result<usize, Errno> {
     }
     let n = node::read_at(&node::get(f.ino), f.off, buf);
     f.off += n as u64;
+    if n > 0 {
+        super::inotify::changed(f.ino, super::inotify::IN_ACCESS);
+    }
     Ok(n)
 }
 
@@ -41,6 +44,7 @@ fn write(f: &mut File, buf: &[u8]) -> Result<usize, Errno> {
     });
     let k = written?;
     f.off += k as u64;
+    super::inotify::changed(f.ino, super::inotify::IN_MODIFY);
     Ok(k)
 }
 
@@ -80,6 +84,9 @@ fn stat(f: &File, st: &mut Stat) -> Result<(), Errno> {
 }
 
 fn close(f: &mut File) {
+    let wrote = f.kind == Kind::Regular && f.flags & flags::ACCMODE != flags::RDONLY;
+    let closed = if wrote { super::inotify::IN_CLOSE_WRITE } else { super::inotify::IN_CLOSE_NOWRITE };
+    super::inotify::changed(f.ino, closed);
     // A file under `/data` is on the disk once closed (an error here has
     // nobody to go to: `fsync` first to see it).
     let _ = crate::fs::disk::write_back(f.ino, false);
