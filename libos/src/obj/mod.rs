@@ -241,8 +241,14 @@ pub fn ops_for(kind: Kind) -> &'static Ops {
     }
 }
 
-/// The default method table for open file `f`.
+/// The default method table for open file `f`. A description in a pipe's
+/// own frames is a pipe end, known without reading it: a passed end may
+/// sit in frames this process no longer maps (`put` then drops it
+/// unread).
 pub fn ops_for_file(f: Handle<File>) -> &'static Ops {
+    if pipemem::guarded(f.addr()) {
+        return &pipe::OPS;
+    }
     ops_for(f.kind())
 }
 
