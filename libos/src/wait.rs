@@ -212,6 +212,8 @@ fn add_to_sleep(s: &mut Sleep, f: Handle<File>, events: u16) -> bool {
             return true;
         }
         Kind::Console if events & (POLLIN | POLLRDNORM) != 0 => return false,
+        // A process's end changes no word a predicate can watch.
+        Kind::PidFd if events & (POLLIN | POLLRDNORM) != 0 => return false,
         Kind::PtyMaster | Kind::PtySlave => {
             let read = events & (POLLIN | POLLRDNORM) != 0;
             let write = events & POLLOUT != 0;

@@ -49,6 +49,17 @@ pub fn refresh(rest: &[u8]) -> Result<(), Errno> {
     }
 }
 
+/// The pid whose `/proc/PID` directory is inode `ino` (a directory
+/// records its parent; its name there is the pid), if it is one.
+pub fn pid_of_dir(ino: Ino) -> Option<u32> {
+    let proc_dir = dir::lookup(ROOT, b"proc")?;
+    if ino == proc_dir || node::get(ino).parent != proc_dir || !node::is_dir(ino) {
+        return None;
+    }
+    let name = dir::with_entries(proc_dir, |es| es.iter().find(|e| e.ino == ino).map(|e| e.name().to_vec()))?;
+    core::str::from_utf8(&name).ok().filter(|n| n.bytes().all(|c| c.is_ascii_digit()))?.parse().ok()
+}
+
 /// `/proc` itself (the boot archive's empty directory becomes procfs's).
 fn proc_dir() -> Result<Ino, Errno> {
     match dir::lookup(ROOT, b"proc") {
@@ -226,6 +237,7 @@ fn describe(f: &crate::obj::File) -> Vec<u8> {
         Kind::Inotify => b"anon_inode:inotify",
         Kind::TimerFd => b"anon_inode:[timerfd]",
         Kind::SignalFd => b"anon_inode:[signalfd]",
+        Kind::PidFd => b"anon_inode:[pidfd]",
         Kind::Socket | Kind::Inet => return text(format_args!("socket:[{}]", f.obj.addr() % 1_000_000_007)),
     };
     name.to_vec()

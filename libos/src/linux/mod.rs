@@ -26,6 +26,7 @@ pub mod memfd;
 pub mod misc;
 pub mod mknod;
 pub mod nr;
+pub mod pidfd;
 pub mod poll;
 pub mod prctl;
 pub mod process;
@@ -91,6 +92,7 @@ use nr::{
     SYS_SETRESGID, SYS_SETRESUID, SYS_SETREUID,
 };
 use nr::{SYS_INOTIFY_ADD_WATCH, SYS_INOTIFY_INIT, SYS_INOTIFY_INIT1, SYS_INOTIFY_RM_WATCH};
+use nr::{SYS_PIDFD_OPEN, SYS_PIDFD_SEND_SIGNAL};
 use xattr::Target::{Fd, Path};
 
 /// Log every call and its result (`lxrt -s`, like strace): set once at
@@ -287,6 +289,8 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         SYS_WAIT4 => process::wait4(i(a[0]), a[1], a[2], a[3]),
         SYS_WAITID => process::waitid(a[0], a[1], a[2], a[3], a[4]),
         SYS_KILL => process::kill(i(a[0]), a[1]),
+        SYS_PIDFD_OPEN => pidfd::open(a[0], a[1]),
+        SYS_PIDFD_SEND_SIGNAL => pidfd::send_signal(i(a[0]) as i32 as i64, a[1], a[2], a[3]),
         SYS_UNAME => misc::uname(a[0]),
         nr::SYS_SETHOSTNAME => misc::set_name(0, a[0], a[1]),
         nr::SYS_SETDOMAINNAME => misc::set_name(1, a[0], a[1]),

@@ -303,6 +303,7 @@ pub fn waitid(idtype: u64, id: u64, infop: u64, options: u64, rusage: u64) -> Lx
     const P_ALL: u64 = 0;
     const P_PID: u64 = 1;
     const P_PGID: u64 = 2;
+    const P_PIDFD: u64 = 3;
     let events = reap::WEXITED | reap::WUNTRACED | reap::WCONTINUED;
     let known = events | reap::WNOHANG | reap::WNOWAIT | reap::WTHREAD_FLAGS;
     if options & !known != 0 || options & events == 0 {
@@ -314,6 +315,7 @@ pub fn waitid(idtype: u64, id: u64, infop: u64, options: u64, rusage: u64) -> Lx
         P_PID if id > 0 => id,
         // 0: the caller's own group, as `wait4`'s 0.
         P_PGID if id >= 0 => -id,
+        P_PIDFD => super::pidfd::waited(id as i32 as i64)?,
         _ => return Err(EINVAL),
     };
     if infop != 0 {

@@ -20,6 +20,7 @@ pub mod inotify;
 pub mod ldisc;
 pub mod memdev;
 pub mod opath;
+pub mod pidfd;
 pub mod pipe;
 pub mod pipemem;
 pub mod pty;
@@ -63,6 +64,8 @@ pub enum Kind {
     PtySlave,
     /// An inotify instance (`inotify`).
     Inotify,
+    /// A process named by `pidfd_open` (`pidfd.rs`).
+    PidFd,
 }
 
 /// An open file description, shared between the processes holding it.
@@ -134,6 +137,7 @@ pub enum Object {
     Inotify(Handle<inotify::Inotify>),
     /// Either end of a pseudo-terminal: the pair.
     Pty(Handle<pty::Pair>),
+    PidFd(Handle<pidfd::PidFd>),
 }
 
 /// A type of object a description can hold: how it sits in `Object`.
@@ -170,6 +174,7 @@ typed! {
     Inet: inet::Inet,
     Inotify: inotify::Inotify,
     Pty: pty::Pair,
+    PidFd: pidfd::PidFd,
 }
 
 impl Object {
@@ -195,6 +200,7 @@ impl Object {
             Object::Inet(h) => h.addr(),
             Object::Inotify(h) => h.addr(),
             Object::Pty(h) => h.addr(),
+            Object::PidFd(h) => h.addr(),
         }
     }
 }
@@ -231,6 +237,7 @@ pub fn ops_for(kind: Kind) -> &'static Ops {
         Kind::PipeRead | Kind::PipeWrite => &pipe::OPS,
         Kind::Epoll => &epoll::OPS,
         Kind::EventFd => &eventfd::OPS,
+        Kind::PidFd => &pidfd::OPS,
         Kind::TimerFd => &timerfd::OPS,
         Kind::SignalFd => &signalfd::OPS,
         Kind::Socket => &unix::OPS,
@@ -400,6 +407,7 @@ pub fn file_events(f: Handle<File>, look: Look) -> Option<u16> {
         Kind::PipeRead | Kind::PipeWrite => pipe::events(kind, obj.handle()),
         Kind::EventFd => eventfd::events(obj.handle()),
         Kind::Inotify => inotify::events(obj.handle()),
+        Kind::PidFd => pidfd::events(obj.handle()),
         Kind::Console
         | Kind::Epoll
         | Kind::TimerFd
