@@ -1,4 +1,4 @@
-//! `cargo xtask compat [--linux] [--linux-only] [-j N] [--timeout S] [--images] [--report] [MODULE..]`:
+//! `cargo xtask compat [--linux] [--linux-only] [--veneer-only] [-j N] [--timeout S] [--images] [--report] [MODULE..]`:
 //! Linux compatibility measured by CPython's own regression tests
 //! (Debian's `libpython3.11-testsuite`), run test by test on Veneer and on
 //! Debian's Linux kernel in the same QEMU machine, and compared.
@@ -183,8 +183,11 @@ pub fn parse(serial: &str) -> BTreeMap<String, ModuleRun> {
 }
 
 struct Options {
+    /// Run Linux again even where its console ran to its end.
     linux: bool,
     veneer: bool,
+    /// Boot Linux at all (`--veneer-only`: never, its consoles as they are).
+    linux_boots: bool,
     jobs: usize,
     timeout: u64,
     /// Only build the boot images (`--images`, to boot them by hand).
@@ -198,6 +201,7 @@ fn options(args: &[String]) -> Result<Options, String> {
     let mut o = Options {
         linux: false,
         veneer: true,
+        linux_boots: true,
         jobs: 2,
         timeout: TEST_TIMEOUT_S,
         images: false,
@@ -212,6 +216,7 @@ fn options(args: &[String]) -> Result<Options, String> {
         match a.as_str() {
             "--linux" => o.linux = true,
             "--linux-only" => (o.linux, o.veneer) = (true, false),
+            "--veneer-only" => o.linux_boots = false,
             "--images" => o.images = true,
             "--report" => o.report = true,
             "-j" => o.jobs = value("a number of boots")?.max(1) as usize,
@@ -355,7 +360,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
         }
         // A Linux console is reused when that boot ran to its end.
         let done = std::fs::read_to_string(log_path(Side::Linux, m)).is_ok_and(|s| s.contains("@@DONE"));
-        if o.linux || !done {
+        if o.linux_boots && (o.linux || !done) {
             boots.push((Side::Linux, m.clone()));
         }
     }
