@@ -510,7 +510,17 @@ const WHY: &[(&str, &str)] = &[
         "skipped: the test's 4 GiB sparse file cannot be made (a file in memory is one block of the shared arena)",
     ),
     ("UDPLITE", "UDP-Lite (RFC 3828) is not in smoltcp, lxrt's TCP/IP stack: socket() is EPROTONOSUPPORT"),
+    ("6Test.", IPV6),
+    ("ipv6", IPV6),
+    ("IPv6", IPV6),
+    ("dual_stack", IPV6),
+    ("tcp6", IPV6),
+    ("flowinfo", IPV6),
 ];
+
+const IPV6: &str =
+    "skipped: lxrt's network has no IPv6 (an AF_INET6 socket is EAFNOSUPPORT, so the test finds IPv6 \
+                    off)";
 
 fn why(id: &str) -> Option<&'static str> {
     WHY.iter().find(|(pattern, _)| id.contains(pattern)).map(|&(_, reason)| reason)
