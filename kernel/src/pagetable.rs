@@ -212,6 +212,48 @@ pub fn copy<T: Tables, C>(
     Ok(())
 }
 
+/// The first step of filling `pages` pages from `va` with new entries,
+/// changing nothing: a present entry among them is `AlreadyMapped`.
+/// Returns how many tables the fill will make. The upper levels are walked
+/// once per leaf table.
+pub fn check_empty<T: Tables>(t: &mut T, pml4: Frame, va: u64, pages: u64) -> Result<u64, Error> {
+    let mut missing = MissingTables::default();
+    for (p, _, n) in pieces(va, va, pages) {
+        match last_table(t, pml4, p) {
+            Ok(table) => {
+                let i = index(p, 0);
+                if t.table(table)[i..i + n].iter().any(|e| e & PRESENT != 0) {
+                    return Err(Error::AlreadyMapped);
+                }
+            }
+            Err(level) => missing.add(p, level),
+        }
+    }
+    Ok(missing.count)
+}
+
+/// The second step, after `check_empty` passed: writes `entry(ctx)` at
+/// each of the pages, in order; tables come from `alloc(ctx)`.
+pub fn fill<T: Tables, C>(
+    t: &mut T,
+    ctx: &mut C,
+    pml4: Frame,
+    va: u64,
+    pages: u64,
+    alloc: impl Fn(&mut C) -> Result<Frame, Error>,
+    entry: impl Fn(&mut C) -> Result<u64, Error>,
+) -> Result<(), Error> {
+    for (p, _, n) in pieces(va, va, pages) {
+        let make: &mut dyn FnMut() -> Result<Frame, Error> = &mut || alloc(ctx);
+        let table = leaf_table(t, pml4, p, Some(make))?;
+        let i = index(p, 0);
+        for j in i..i + n {
+            t.table(table)[j] = entry(ctx)?;
+        }
+    }
+    Ok(())
+}
+
 /// Counts the table pages `map` would allocate for a run of ascending
 /// addresses, from what `probe` found at each: the check a caller makes
 /// before mapping a range, so the mapping itself cannot run out of memory
@@ -606,6 +648,53 @@ mod tests {
         assert_eq!(frame_of(unmap(&mut m, pml4, va).unwrap()), Frame::new(42));
         assert_eq!(unmap(&mut m, pml4, va), Err(Error::NotMapped));
         assert_eq!(protect(&mut m, pml4, 0x1000, PRESENT), Err(Error::NotMapped));
+    }
+
+    #[test]
+    fn fill_matches_mapping_page_by_page_and_checks_first() {
+        // 600 pages from two below a 2 MiB boundary (three leaf tables, one
+        // existing), filled in one go and mapped one page at a time.
+        let (va, pages) = (0x7f_e000_0000u64 - 0x2000, 600u64);
+        let (mut a, mut b) = (Mem::default(), Mem::default());
+        let pml4 = Frame::new(1);
+        let (mut next_a, mut next_b) = (10u64, 10u64);
+        let mut alloc_a = || {
+            next_a += 1;
+            Ok(Frame::new(next_a))
+        };
+        map(&mut a, pml4, va - 0x1000, 9 << 12 | PRESENT, &mut alloc_a).unwrap();
+        let mut alloc_b = || {
+            next_b += 1;
+            Ok(Frame::new(next_b))
+        };
+        map(&mut b, pml4, va - 0x1000, 9 << 12 | PRESENT, &mut alloc_b).unwrap();
+        for i in 0..pages {
+            map(&mut b, pml4, va + i * 0x1000, (1000 + i) << 12 | PRESENT, &mut alloc_b).unwrap();
+        }
+        let tables = check_empty(&mut a, pml4, va, pages).unwrap();
+        assert_eq!(tables, 2);
+        // (tables made, next table frame, next leaf frame)
+        let mut ctx = (0u64, 100u64, 1000u64);
+        let made = |c: &mut (u64, u64, u64)| {
+            c.0 += 1;
+            c.1 += 1;
+            Ok(Frame::new(c.1))
+        };
+        let leaf = |c: &mut (u64, u64, u64)| {
+            c.2 += 1;
+            Ok((c.2 - 1) << 12 | PRESENT)
+        };
+        fill(&mut a, &mut ctx, pml4, va, pages, made, leaf).unwrap();
+        assert_eq!(ctx.0, tables, "as many tables made as counted");
+        for i in 0..pages + 2 {
+            let p = va - 0x1000 + i * 0x1000;
+            assert_eq!(lookup(&mut a, pml4, p), lookup(&mut b, pml4, p), "page {p:#x}");
+        }
+        // Any present page in the range is refused before anything is made.
+        assert_eq!(check_empty(&mut a, pml4, va - 0x1000, 1), Err(Error::AlreadyMapped));
+        assert_eq!(check_empty(&mut a, pml4, va + 599 * 0x1000, 2), Err(Error::AlreadyMapped));
+        assert_eq!(check_empty(&mut a, pml4, va + 600 * 0x1000, 3), Ok(0));
+        assert_eq!(check_empty(&mut a, pml4, 1 << 39, 513), Ok(4), "a new PDPT, PD and two leaf tables");
     }
 
     #[test]
