@@ -19,6 +19,7 @@ pub struct FsRoot {
     pub inodes: *mut node::Inode,
     pub count: u32,
     pub free: u32,
+    pub unix_names: Ino,
 }
 pub const S_IFMT: u32 = 0o170000;
 pub const S_IFDIR: u32 = 0o040000;
@@ -128,6 +129,13 @@ fn copies_for_readers_a_scoped_borrow_for_writers_and_no_nesting() {
     node::release(ino);
     assert_eq!(node::alloc(S_IFDIR).unwrap(), ino, "released inodes are reused");
     let other = node::alloc(S_IFREG).unwrap();
+    // The abstract names' directory: made once, its own parent, linked
+    // nowhere else.
+    let d = node::unix_names().unwrap();
+    assert_eq!(node::unix_names(), Ok(d), "the same directory every time");
+    let names = node::get(d);
+    assert_eq!((names.mode & S_IFMT, names.nlink, names.parent), (S_IFDIR, 1, d));
+    assert!(d != ino && d != other);
     // Without the check, `get` would make a second `&mut` to the table
     // while `n` is live.
     node::update(ino, |n| n.size = node::get(other).size);

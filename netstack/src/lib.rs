@@ -26,5 +26,5 @@ pub use errno::Errno;
 pub use link::Link;
 pub use opts::{Opt, OptName};
 pub use ring_link::RingLink;
-pub use socket::{ready, Shutdown, SockType, SocketId};
+pub use socket::{ready, Received, Shutdown, SockType, SocketId};
 pub use stack::{Addressing, NetInfo, NetStats, Source, Stack, StaticIp};

@@ -20,6 +20,16 @@ use crate::stack::{Holder, If, Stack, Tuple};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct SocketId(pub(crate) usize);
 
+/// What one receive gave (`Stack::recv_from`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Received {
+    /// Bytes copied into the caller's buffer.
+    pub len: usize,
+    /// Bytes the datagram had (`len` for a stream).
+    pub full: usize,
+    pub from: SocketAddrV4,
+}
+
 impl SocketId {
     /// The number the personality stores (and gives back with `from_raw`).
     pub fn raw(self) -> usize {
@@ -416,7 +426,7 @@ impl<L: Link> Stack<L> {
     /// stays queued.
     pub fn recv(&mut self, s: SocketId, buf: &mut [u8], peek: bool) -> Result<usize, Errno> {
         if self.sock(s)?.ty == SockType::Datagram {
-            return self.recv_from(s, buf, peek).map(|(n, _)| n);
+            return self.recv_from(s, buf, peek).map(|r| r.len);
         }
         let c = self.stream(s)?;
         if self.sock(s)?.shut_rd {
@@ -469,17 +479,15 @@ impl<L: Link> Stack<L> {
         }
     }
 
-    pub fn recv_from(
-        &mut self,
-        s: SocketId,
-        buf: &mut [u8],
-        peek: bool,
-    ) -> Result<(usize, SocketAddrV4), Errno> {
+    /// Receives into `buf`: the bytes copied, the bytes the datagram had
+    /// (more than copied when `buf` was too small: the rest is dropped, or
+    /// kept with `peek`; the caller reports `MSG_TRUNC`), and the sender.
+    pub fn recv_from(&mut self, s: SocketId, buf: &mut [u8], peek: bool) -> Result<Received, Errno> {
         let sock = self.sock(s)?;
         if sock.ty != SockType::Datagram {
             let n = self.recv(s, buf, peek)?;
             let peer = self.peer_addr(s).unwrap_or(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0));
-            return Ok((n, peer));
+            return Ok(Received { len: n, full: n, from: peer });
         }
         let peer = sock.udp_peer;
         let SockState::Udp { eth, lo } = sock.state else { return Err(Errno::EAGAIN) };
@@ -492,12 +500,12 @@ impl<L: Link> Stack<L> {
                     let _ = udp.recv(); // not from the connected peer: dropped, as on Linux
                     continue;
                 }
-                let n = data.len().min(buf.len());
+                let (n, full) = (data.len().min(buf.len()), data.len());
                 buf[..n].copy_from_slice(&data[..n]);
                 if !peek {
                     let _ = udp.recv();
                 }
-                return Ok((n, from));
+                return Ok(Received { len: n, full, from });
             }
         }
         Err(Errno::EAGAIN)

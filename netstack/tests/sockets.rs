@@ -91,11 +91,20 @@ fn loopback_inside_one_stack() {
     assert_eq!(a.send_to(v, b"hello", sa(Ipv4Addr::LOCALHOST, 5353)), Ok(5));
     clock.run(&mut a, &mut b, 2);
     let mut buf = [0u8; 16];
-    let (n, from) = a.recv_from(u, &mut buf, false).unwrap();
+    let got = a.recv_from(u, &mut buf, false).unwrap();
     assert_eq!(
-        (&buf[..n], from),
-        (&b"hello"[..], a.local_addr(v).map(|x| sa(Ipv4Addr::LOCALHOST, x.port())).unwrap())
+        (&buf[..got.len], got.full, got.from),
+        (&b"hello"[..], 5, a.local_addr(v).map(|x| sa(Ipv4Addr::LOCALHOST, x.port())).unwrap())
     );
+    // A datagram longer than the buffer: the part that fits, and its whole
+    // length for MSG_TRUNC; a peek leaves it whole, a receive drops the rest.
+    assert_eq!(a.send_to(v, b"truncated", sa(Ipv4Addr::LOCALHOST, 5353)), Ok(9));
+    clock.run(&mut a, &mut b, 2);
+    let mut small = [0u8; 4];
+    assert_eq!(a.recv_from(u, &mut small, true).map(|r| (r.len, r.full)), Ok((4, 9)));
+    assert_eq!(a.recv_from(u, &mut small, false).map(|r| (r.len, r.full)), Ok((4, 9)));
+    assert_eq!(&small, b"trun");
+    assert_eq!(a.recv_from(u, &mut buf, false), Err(Errno::EAGAIN), "the rest went with it");
 }
 
 #[test]
@@ -110,7 +119,8 @@ fn udp_between_stacks_with_connected_filtering() {
     assert_eq!(a.send(cli, b"request"), Ok(7));
     clock.run(&mut a, &mut b, 20);
     let mut buf = [0u8; 64];
-    let (n, from) = b.recv_from(srv, &mut buf, false).unwrap();
+    let got = b.recv_from(srv, &mut buf, false).unwrap();
+    let (n, from) = (got.len, got.from);
     assert_eq!(&buf[..n], b"request");
     assert_eq!(b.send_to(srv, b"reply", from), Ok(5));
     // A stranger's datagram to the connected socket is dropped.

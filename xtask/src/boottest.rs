@@ -113,6 +113,25 @@ pub struct BootTest {
     pub companion: Option<Vec<String>>,
 }
 
+impl BootTest {
+    /// A boot of `args` that passes when each of `expect` appears on the
+    /// console, in order, within `timeout`; nothing else is checked.
+    pub fn new(name: String, args: Vec<String>, expect: Vec<String>, timeout: Duration) -> BootTest {
+        BootTest {
+            name,
+            args,
+            expect,
+            timeout,
+            output: None,
+            keys: Vec::new(),
+            wall: None,
+            then: None,
+            fsck: None,
+            companion: None,
+        }
+    }
+}
+
 /// `to` must appear on the console `secs` seconds of the host's time after
 /// `from`, give or take `WALL_TOLERANCE` (a check that guest time is right,
 /// not a benchmark: boot tests run under plain TCG, where QEMU's virtual
@@ -173,18 +192,12 @@ fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
     let mut tests = Vec::new();
     for name in all.iter().filter(|n| names.is_empty() || names.contains(n)) {
         let extra = EXTRAS.iter().find(|e| e.name == name);
-        tests.push(BootTest {
-            name: name.clone(),
-            args: qemu::base_args(img, &format!("{name} {}", extra.map_or("", |e| e.args))),
-            expect: extra.map(|e| e.expect.iter().map(|s| s.to_string()).collect()).unwrap_or_default(),
-            timeout: Duration::from_secs(extra.map_or(DEFAULT_TIMEOUT_S, |e| e.timeout_s)),
-            output: None,
-            keys: Vec::new(),
-            wall: None,
-            then: None,
-            fsck: None,
-            companion: None,
-        });
+        tests.push(BootTest::new(
+            name.clone(),
+            qemu::base_args(img, &format!("{name} {}", extra.map_or("", |e| e.args))),
+            extra.map(|e| e.expect.iter().map(|s| s.to_string()).collect()).unwrap_or_default(),
+            Duration::from_secs(extra.map_or(DEFAULT_TIMEOUT_S, |e| e.timeout_s)),
+        ));
     }
     tests.extend(crate::lxtest::plan(img, names)?);
     tests.extend(crate::devtest::plan(img, names)?);

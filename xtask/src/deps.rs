@@ -51,6 +51,8 @@ pub const TEST: &[Need] = &[
     // The host's side of the network's test (`nettest.rs`).
     need("/usr/bin/curl", "curl"),
     need("/usr/bin/md5sum", "coreutils"),
+    // The host's side of `lx_netdb`: Debian's services and protocols.
+    need("/etc/services", "netbase"),
     // The Linux side of the storage benchmarks: ext4 on its disk.
     need("/usr/sbin/mke2fs", "e2fsprogs"),
 ];

@@ -379,16 +379,13 @@ pub fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
             }
             args.extend(devices);
             chain = Some(Box::new(BootTest {
-                name: t.name.to_string(),
-                args,
-                expect: expect.iter().map(|s| s.to_string()).collect(),
-                timeout: Duration::from_secs(60),
-                output: None,
-                keys: Vec::new(),
-                wall: None,
                 then: chain,
-                fsck: None,
-                companion: None,
+                ..BootTest::new(
+                    t.name.to_string(),
+                    args,
+                    expect.iter().map(|s| s.to_string()).collect(),
+                    Duration::from_secs(60),
+                )
             }));
         }
         out.extend(chain.map(|b| *b));

@@ -52,16 +52,10 @@ pub fn boot_test() -> Result<BootTest, String> {
     ] {
         args.push(a.to_string());
     }
-    Ok(BootTest {
-        name: "iso (GRUB, UEFI)".into(),
+    Ok(BootTest::new(
+        "iso (GRUB, UEFI)".into(),
         args,
-        expect: vec!["hello from ring 3".into(), "multiboot2".into()],
-        timeout: Duration::from_secs(180),
-        output: None,
-        keys: Vec::new(),
-        wall: None,
-        then: None,
-        fsck: None,
-        companion: None,
-    })
+        vec!["hello from ring 3".into(), "multiboot2".into()],
+        Duration::from_secs(180),
+    ))
 }

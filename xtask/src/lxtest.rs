@@ -320,16 +320,14 @@ pub fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
         }
         let img = &images[&with];
         tests.push(BootTest {
-            name: name.clone(),
-            args: qemu::base_args(img, &format!("lxrt /bin/sh /tests/{file}")),
-            expect: d.log,
-            timeout: Duration::from_secs(TIMEOUT_S),
             output,
-            keys: Vec::new(),
             wall: d.wall,
-            then: None,
-            fsck: None,
-            companion: None,
+            ..BootTest::new(
+                name.clone(),
+                qemu::base_args(img, &format!("lxrt /bin/sh /tests/{file}")),
+                d.log,
+                Duration::from_secs(TIMEOUT_S),
+            )
         });
     }
     Ok(tests)

@@ -158,16 +158,19 @@ pub fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
     Ok(tests)
 }
 
-/// A UDP port on 127.0.0.1 nobody uses now.
-fn free_udp_port() -> Result<u16, String> {
-    let s = std::net::UdpSocket::bind("127.0.0.1:0").map_err(|e| format!("no free UDP port: {e}"))?;
-    s.local_addr().map(|a| a.port()).map_err(|e| format!("{e}"))
+/// Two different UDP ports on 127.0.0.1 nobody uses now (both held
+/// while the second is chosen, so they cannot be the same one).
+fn free_udp_ports() -> Result<(u16, u16), String> {
+    let bind = || std::net::UdpSocket::bind("127.0.0.1:0").map_err(|e| format!("no free UDP port: {e}"));
+    let port = |s: &std::net::UdpSocket| s.local_addr().map(|a| a.port()).map_err(|e| format!("{e}"));
+    let (a, b) = (bind()?, bind()?);
+    Ok((port(&a)?, port(&b)?))
 }
 
 /// `net_idle`: the pinging machine, the idle one its companion (whose
 /// console goes to target/boottest/net_idle-companion.serial).
 fn idle(img: &Image) -> Result<BootTest, String> {
-    let (a, b) = (free_udp_port()?, free_udp_port()?);
+    let (a, b) = free_udp_ports()?;
     let link = |local: u16, remote: u16| {
         format!(
             "dgram,id=net0,local.type=inet,local.host=127.0.0.1,local.port={local},\
@@ -183,20 +186,17 @@ fn idle(img: &Image) -> Result<BootTest, String> {
     let mut args = qemu::base_args(img, "netping");
     args.extend(qemu::devices_on(&disk, &link(b, a), ",mac=52:54:00:12:34:57"));
     Ok(BootTest {
-        name: IDLE.into(),
-        args,
-        expect: vec![
-            "netping: the idle machine answered ARP".into(),
-            "netping: 5 echo replies, data and checksums intact".into(),
-            "netping: a request with a bad checksum went unanswered, the next was answered".into(),
-        ],
-        timeout: Duration::from_secs(300),
-        output: None,
-        keys: Vec::new(),
-        wall: None,
-        then: None,
-        fsck: None,
         companion: Some(idle_args),
+        ..BootTest::new(
+            IDLE.into(),
+            args,
+            vec![
+                "netping: the idle machine answered ARP".into(),
+                "netping: 5 echo replies, data and checksums intact".into(),
+                "netping: a request with a bad checksum went unanswered, the next was answered".into(),
+            ],
+            Duration::from_secs(300),
+        )
     })
 }
 
@@ -219,16 +219,5 @@ fn host(img: &Image) -> Result<BootTest, String> {
     crate::disk::create(&disk)?;
     let mut args = qemu::base_args(img, &format!("lxrt /bin/sh /hosttests/nethost.sh {port}"));
     args.extend(qemu::device_args(&disk, forwarded));
-    Ok(BootTest {
-        name: NAME.into(),
-        args,
-        expect,
-        timeout: Duration::from_secs(600),
-        output: None,
-        keys: Vec::new(),
-        wall: None,
-        then: None,
-        fsck: None,
-        companion: None,
-    })
+    Ok(BootTest::new(NAME.into(), args, expect, Duration::from_secs(600)))
 }

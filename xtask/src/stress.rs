@@ -74,18 +74,12 @@ pub fn main(args: &[String]) -> Result<(), String> {
     let mut tests = Vec::new();
     for k in 0..size.native_seeds {
         let calls = size.native_calls / size.native_seeds;
-        tests.push(BootTest {
-            name: format!("stress native seed={}", seed + k),
-            args: boot_args(&img, &format!("test_fuzz seed={} calls={calls} audit", seed + k)),
-            expect: lines(&["fuzz: kernel alive and consistent", "audit: consistent"]),
-            timeout: Duration::from_secs(60 + calls / 10_000),
-            output: None,
-            keys: Vec::new(),
-            wall: None,
-            then: None,
-            fsck: None,
-            companion: None,
-        });
+        tests.push(BootTest::new(
+            format!("stress native seed={}", seed + k),
+            boot_args(&img, &format!("test_fuzz seed={} calls={calls} audit", seed + k)),
+            lines(&["fuzz: kernel alive and consistent", "audit: consistent"]),
+            Duration::from_secs(60 + calls / 10_000),
+        ));
     }
     for k in 0..size.linux_seeds {
         // One boot makes the full churn in one parent (the 10^4);
@@ -93,13 +87,13 @@ pub fn main(args: &[String]) -> Result<(), String> {
         let calls = size.linux_calls / size.linux_seeds;
         let churn = if k == 0 { size.churn } else { size.churn.min(500) };
         let s = seed + 100 + k;
-        tests.push(BootTest {
-            name: format!("stress linux seed={s}"),
-            args: boot_args(
+        tests.push(BootTest::new(
+            format!("stress linux seed={s}"),
+            boot_args(
                 &img,
                 &format!("lxrt /bin/sh /stress/linux.sh {s} {calls} {churn} {} audit", size.fills),
             ),
-            expect: lines(&[
+            lines(&[
                 "lxfuzz: ",
                 "churn: free memory back within 1%",
                 "fill: run 1 of tests/fsfull.sh (3 fill/empty cycles): ok",
@@ -118,14 +112,8 @@ pub fn main(args: &[String]) -> Result<(), String> {
                 "audit: consistent",
             ]),
             // (lifetimes.sh takes up to 300 s of its own on a busy host.)
-            timeout: Duration::from_secs(540 + calls / 2_000 + churn / 10),
-            output: None,
-            keys: Vec::new(),
-            wall: None,
-            then: None,
-            fsck: None,
-            companion: None,
-        });
+            Duration::from_secs(540 + calls / 2_000 + churn / 10),
+        ));
     }
     println!("xtask: stress, seed {seed} (replay with --seed {seed}): {} boots", tests.len());
     let logs = boottest::run_list(&tests)?;

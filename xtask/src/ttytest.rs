@@ -99,16 +99,13 @@ pub fn login_test(img: &Image) -> BootTest {
 /// passes when the console shows every line of `expect`.
 fn on_terminal(img: &Image, name: &str, keys: Vec<Key>, expect: &[&str]) -> BootTest {
     BootTest {
-        name: name.into(),
-        args: qemu::base_args(img, "lxrt -t /bin/sh"),
-        expect: expect.iter().map(|e| e.to_string()).collect(),
-        timeout: Duration::from_secs(120),
-        output: None,
         keys,
-        wall: None,
-        then: None,
-        fsck: None,
-        companion: None,
+        ..BootTest::new(
+            name.into(),
+            qemu::base_args(img, "lxrt -t /bin/sh"),
+            expect.iter().map(|e| e.to_string()).collect(),
+            Duration::from_secs(120),
+        )
     }
 }
 
@@ -136,15 +133,12 @@ pub fn erlang_test(img: &Image) -> Result<BootTest, String> {
         key(PROMPT, 0, b"exit\n"),
     ];
     Ok(BootTest {
-        name: "erltty".into(),
-        args: qemu::base_args(&img, "lxrt -t /bin/sh"),
-        expect: ["42", "43", "erl-42 0"].map(String::from).to_vec(),
-        timeout: Duration::from_secs(300),
-        output: None,
         keys,
-        wall: None,
-        then: None,
-        fsck: None,
-        companion: None,
+        ..BootTest::new(
+            "erltty".into(),
+            qemu::base_args(&img, "lxrt -t /bin/sh"),
+            ["42", "43", "erl-42 0"].map(String::from).to_vec(),
+            Duration::from_secs(300),
+        )
     })
 }

@@ -68,16 +68,13 @@ pub fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
             let mut args = qemu::base_args(img, "test_hello");
             args.extend(qemu::device_args(&path, 0));
             chain = Some(Box::new(BootTest {
-                name: "xn_corrupt".into(),
-                args,
-                expect: vec![reason.to_string(), "hello from ring 3".into()],
-                timeout: Duration::from_secs(60),
-                output: None,
-                keys: Vec::new(),
-                wall: None,
                 then: chain,
-                fsck: None,
-                companion: None,
+                ..BootTest::new(
+                    "xn_corrupt".into(),
+                    args,
+                    vec![reason.to_string(), "hello from ring 3".into()],
+                    Duration::from_secs(60),
+                )
             }));
         }
         out.extend(chain.map(|b| *b));
@@ -126,16 +123,13 @@ fn disk_boot(
     let mut args = qemu::base_args(img, init);
     args.extend(qemu::device_args(image, 0));
     BootTest {
-        name: name.into(),
-        args,
-        expect: expect.iter().map(|s| s.to_string()).collect(),
-        timeout: Duration::from_secs(120),
-        output: None,
-        keys: Vec::new(),
-        wall: None,
         then,
-        fsck: None,
-        companion: None,
+        ..BootTest::new(
+            name.into(),
+            args,
+            expect.iter().map(|s| s.to_string()).collect(),
+            Duration::from_secs(120),
+        )
     }
 }
 

@@ -11,7 +11,9 @@ use core::fmt::Write;
 use core::ptr::NonNull;
 use core::sync::atomic::{AtomicPtr, Ordering};
 use drvapi::{direction, KernelApi};
+use drvapi::{status, DeviceInfo};
 use virtio_drivers::transport::pci::bus::{ConfigurationAccess, DeviceFunction, PciRoot};
+use virtio_drivers::transport::pci::PciTransport;
 use virtio_drivers::{BufferDirection, Hal, PhysAddr};
 
 static KERNEL: AtomicPtr<KernelApi> = AtomicPtr::new(core::ptr::null_mut());
@@ -61,6 +63,70 @@ pub fn log(args: core::fmt::Arguments) {
 #[macro_export]
 macro_rules! log {
     ($($t:tt)*) => { $crate::log(format_args!($($t)*)) };
+}
+
+/// The device a driver was given, opened at `init`.
+pub struct Device {
+    root: PciRoot<KernelConfig>,
+    df: DeviceFunction,
+}
+
+/// The start of every driver's `init`: remembers the kernel's table and
+/// opens the device's virtio transport; a failure is logged and becomes the
+/// status `init` returns.
+pub fn open(k: &'static KernelApi, dev: &DeviceInfo) -> Result<(Device, Platform<PciTransport>), i32> {
+    set_kernel(k);
+    let df = DeviceFunction { bus: dev.bus, device: dev.device, function: dev.function };
+    let mut root = PciRoot::new(KernelConfig);
+    let transport = PciTransport::new::<KernelHal, _>(&mut root, df).map(Platform::new);
+    let transport = started("no virtio transport", transport)?;
+    Ok((Device { root, df }, transport))
+}
+
+impl Device {
+    /// Routes the device's `queues` to MSI-X entry 0 and has the kernel
+    /// deliver its interrupts (after the device's own init).
+    pub fn interrupts_on(mut self, queues: u16) -> Result<(), i32> {
+        route_queues_to_entry0(&mut self.root, self.df, queues);
+        match (kernel().irq_enable)() {
+            status::OK => Ok(()),
+            refused => Err(refused),
+        }
+    }
+}
+
+/// `r`, or the error logged under `what` and turned into `IO_ERROR`.
+pub fn started<T, E: core::fmt::Display>(what: &str, r: Result<T, E>) -> Result<T, i32> {
+    r.map_err(|e| {
+        log!("{what}: {e}");
+        status::IO_ERROR
+    })
+}
+
+/// A driver image's two ends: the `driver_entry` the kernel's loader calls
+/// for the image's table, and on the host a `main` that says the image runs
+/// only inside the kernel. Used at the image's top level.
+#[macro_export]
+macro_rules! driver_image {
+    ($init:path, $submit:path, $interrupt:path) => {
+        #[cfg(target_os = "none")]
+        #[no_mangle]
+        extern "C" fn driver_entry() -> &'static drvapi::DriverApi {
+            static API: drvapi::DriverApi = drvapi::DriverApi {
+                version: drvapi::VERSION,
+                init: $init,
+                submit: $submit,
+                interrupt: $interrupt,
+            };
+            &API
+        }
+
+        #[cfg(not(target_os = "none"))]
+        fn main() {
+            eprintln!("A driver image runs only inside the Veneer kernel (x86_64-unknown-none).");
+            std::process::exit(1);
+        }
+    };
 }
 
 /// virtio-drivers' platform: DMA, MMIO and sharing, each a kernel wrapper.
@@ -144,8 +210,8 @@ const QUEUE_MSIX_VECTOR: usize = 26;
 /// Points every queue's interrupt at MSI-X table entry 0 and turns
 /// configuration-change interrupts off. virtio-drivers leaves the vectors
 /// at "none" (it expects INTx), and with MSI-X on a device then never
-/// interrupts. Call after the device's init, before `irq_enable`.
-pub fn route_queues_to_entry0(root: &mut PciRoot<KernelConfig>, df: DeviceFunction, queues: u16) {
+/// interrupts. After the device's init, before `irq_enable`.
+fn route_queues_to_entry0(root: &mut PciRoot<KernelConfig>, df: DeviceFunction, queues: u16) {
     let Some(cap) = root
         .capabilities(df)
         .find(|c| c.id == PCI_CAP_ID_VNDR && (c.private_header >> 8) as u8 == VIRTIO_PCI_CAP_COMMON_CFG)

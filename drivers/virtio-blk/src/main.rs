@@ -5,10 +5,9 @@
 
 #[cfg(target_os = "none")]
 mod driver {
-    use drvapi::{op, status, DeviceInfo, DriverApi, Facts, KernelApi, Request, VERSION};
-    use drvglue::{kernel, log, Global, KernelConfig, KernelHal, Platform};
+    use drvapi::{op, status, DeviceInfo, Facts, KernelApi, Request};
+    use drvglue::{Global, KernelHal, Platform};
     use virtio_drivers::device::blk::{BlkReq, BlkResp, VirtIOBlk, SECTOR_SIZE};
-    use virtio_drivers::transport::pci::bus::{DeviceFunction, PciRoot};
     use virtio_drivers::transport::pci::PciTransport;
     use virtio_drivers::transport::Transport;
 
@@ -54,40 +53,25 @@ mod driver {
     // SAFETY: see above.
     const BLK_RESP: BlkResp = unsafe { core::mem::zeroed() };
 
-    extern "C" fn init(k: &'static KernelApi, dev: &DeviceInfo, facts: &mut Facts) -> i32 {
-        drvglue::set_kernel(k);
-        let df = DeviceFunction { bus: dev.bus, device: dev.device, function: dev.function };
-        let mut root = PciRoot::new(KernelConfig);
-        let mut transport = match PciTransport::new::<KernelHal, _>(&mut root, df).map(Platform::new) {
-            Ok(t) => t,
-            Err(e) => {
-                log!("no virtio transport: {e}");
-                return status::IO_ERROR;
-            }
-        };
+    pub extern "C" fn init(k: &'static KernelApi, dev: &DeviceInfo, facts: &mut Facts) -> i32 {
+        start(k, dev, facts).err().unwrap_or(status::OK)
+    }
+
+    fn start(k: &'static KernelApi, dev: &DeviceInfo, facts: &mut Facts) -> Result<(), i32> {
+        let (device, mut transport) = drvglue::open(k, dev)?;
         // What `VirtIOBlk::new` negotiates is the device's offer and its
         // own list, which includes `F_FLUSH`.
         let flush = transport.read_device_features() & F_FLUSH != 0;
-        let blk = match VirtIOBlk::<KernelHal, _>::new(transport) {
-            Ok(b) => b,
-            Err(e) => {
-                log!("device init failed: {e}");
-                return status::IO_ERROR;
-            }
-        };
-        drvglue::route_queues_to_entry0(&mut root, df, 1);
-        let r = (kernel().irq_enable)();
-        if r != status::OK {
-            return r;
-        }
+        let blk = drvglue::started("device init failed", VirtIOBlk::<KernelHal, _>::new(transport))?;
+        device.interrupts_on(1)?;
         facts.capacity = blk.capacity();
         facts.queue_depth = SLOTS as u32;
         facts.flush = flush as u32;
         STATE.with(|s| (s.blk, s.flush) = (Some(blk), flush));
-        status::OK
+        Ok(())
     }
 
-    extern "C" fn submit(r: &Request) -> i32 {
+    pub extern "C" fn submit(r: &Request) -> i32 {
         STATE.with(|s| {
             let Some(blk) = s.blk.as_mut() else { return status::IO_ERROR };
             if let Some(st) = drvglue::inject(r) {
@@ -141,7 +125,7 @@ mod driver {
         status::OK
     }
 
-    extern "C" fn interrupt() {
+    pub extern "C" fn interrupt() {
         drvglue::on_interrupt();
         STATE.with(|s| {
             let Some(blk) = s.blk.as_mut() else { return };
@@ -168,17 +152,8 @@ mod driver {
             }
         })
     }
-
-    static API: DriverApi = DriverApi { version: VERSION, init, submit, interrupt };
-
-    #[no_mangle]
-    extern "C" fn driver_entry() -> &'static DriverApi {
-        &API
-    }
 }
 
-#[cfg(not(target_os = "none"))]
-fn main() {
-    eprintln!("A driver image runs only inside the Veneer kernel (x86_64-unknown-none).");
-    std::process::exit(1);
-}
+#[cfg(target_os = "none")]
+use driver::{init, interrupt, submit};
+drvglue::driver_image!(init, submit, interrupt);

@@ -6,10 +6,9 @@
 
 #[cfg(target_os = "none")]
 mod driver {
-    use drvapi::{op, status, DeviceInfo, DriverApi, Facts, KernelApi, Request, VERSION};
-    use drvglue::{kernel, log, Global, KernelConfig, KernelHal, Platform};
+    use drvapi::{op, status, DeviceInfo, Facts, KernelApi, Request};
+    use drvglue::{kernel, Global, KernelHal, Platform};
     use virtio_drivers::device::net::VirtIONetRaw;
-    use virtio_drivers::transport::pci::bus::{DeviceFunction, PciRoot};
     use virtio_drivers::transport::pci::PciTransport;
 
     const QUEUE: usize = 16;
@@ -47,46 +46,32 @@ mod driver {
         tx_slot: [const { Tx { busy: false, token: 0, tag: 0, len: 0, frame: 0 } }; TX],
     });
 
-    extern "C" fn init(k: &'static KernelApi, dev: &DeviceInfo, facts: &mut Facts) -> i32 {
-        drvglue::set_kernel(k);
-        let df = DeviceFunction { bus: dev.bus, device: dev.device, function: dev.function };
-        let mut root = PciRoot::new(KernelConfig);
-        let transport = match PciTransport::new::<KernelHal, _>(&mut root, df).map(Platform::new) {
-            Ok(t) => t,
-            Err(e) => {
-                log!("no virtio transport: {e}");
-                return status::IO_ERROR;
-            }
-        };
-        let mut net = match VirtIONetRaw::<KernelHal, _, QUEUE>::new(transport) {
-            Ok(n) => n,
-            Err(e) => {
-                log!("device init failed: {e}");
-                return status::IO_ERROR;
-            }
-        };
+    pub extern "C" fn init(k: &'static KernelApi, dev: &DeviceInfo, facts: &mut Facts) -> i32 {
+        start(k, dev, facts).err().unwrap_or(status::OK)
+    }
+
+    fn start(k: &'static KernelApi, dev: &DeviceInfo, facts: &mut Facts) -> Result<(), i32> {
+        let (device, transport) = drvglue::open(k, dev)?;
+        let mut net =
+            drvglue::started("device init failed", VirtIONetRaw::<KernelHal, _, QUEUE>::new(transport))?;
         STATE.with(|s| {
             for (buf, token) in s.rx.iter_mut().zip(s.rx_token.iter_mut()) {
                 // SAFETY: the receive buffers are the driver's own and only
                 // touched again once the device hands them back.
                 match unsafe { net.receive_begin(buf) } {
                     Ok(t) => *token = t,
-                    Err(_) => return status::NO_SPACE,
+                    Err(_) => return Err(status::NO_SPACE),
                 }
             }
-            drvglue::route_queues_to_entry0(&mut root, df, 2);
-            let r = (kernel().irq_enable)();
-            if r != status::OK {
-                return r;
-            }
+            device.interrupts_on(2)?;
             facts.mac = net.mac_address();
             facts.queue_depth = TX as u32;
             s.net = Some(net);
-            status::OK
+            Ok(())
         })
     }
 
-    extern "C" fn submit(r: &Request) -> i32 {
+    pub extern "C" fn submit(r: &Request) -> i32 {
         STATE.with(|s| {
             let Some(net) = s.net.as_mut() else { return status::IO_ERROR };
             if let Some(st) = drvglue::inject(r) {
@@ -116,7 +101,7 @@ mod driver {
         })
     }
 
-    extern "C" fn interrupt() {
+    pub extern "C" fn interrupt() {
         drvglue::on_interrupt();
         STATE.with(|s| {
             let Some(net) = s.net.as_mut() else { return };
@@ -149,17 +134,8 @@ mod driver {
             }
         })
     }
-
-    static API: DriverApi = DriverApi { version: VERSION, init, submit, interrupt };
-
-    #[no_mangle]
-    extern "C" fn driver_entry() -> &'static DriverApi {
-        &API
-    }
 }
 
-#[cfg(not(target_os = "none"))]
-fn main() {
-    eprintln!("A driver image runs only inside the Veneer kernel (x86_64-unknown-none).");
-    std::process::exit(1);
-}
+#[cfg(target_os = "none")]
+use driver::{init, interrupt, submit};
+drvglue::driver_image!(init, submit, interrupt);

@@ -34,6 +34,9 @@ pub struct FsRoot {
     pub count: u32,
     /// First free inode (linked through `Inode::parent`), 0 when none.
     pub free: u32,
+    /// The directory of Unix sockets' abstract names (`node::unix_names`),
+    /// 0 until the first is bound.
+    pub unix_names: Ino,
 }
 
 /// Inode number of `/`.

@@ -155,6 +155,21 @@ pub fn alloc(mode: u32) -> Result<Ino, i64> {
     })
 }
 
+/// The directory that holds Unix sockets' abstract names (Linux's
+/// abstract namespace, a `sun_path` with a leading NUL): made at the first
+/// bind, linked nowhere, so no path reaches it; its entries are the names'
+/// bytes, whatever they hold.
+pub fn unix_names() -> Result<Ino, i64> {
+    let made = with_root(|r| r.unix_names);
+    if made != 0 {
+        return Ok(made);
+    }
+    let d = alloc(S_IFDIR | 0o700)?;
+    update(d, |n| (n.nlink, n.parent) = (1, d));
+    with_root(|r| r.unix_names = d);
+    Ok(d)
+}
+
 /// A fresh inode with `mode` in file system `fs` (`FS_*`), no links yet.
 pub fn alloc_on(mode: u32, fs: u8) -> Result<Ino, i64> {
     let ino = alloc(mode)?;

@@ -333,8 +333,8 @@ pub fn recv(f: &File, iov: &[(u64, u64)], flags: u64) -> Result<(i64, Option<Soc
         }
         (got, None, got)
     } else {
-        let (n, from) = blocking(f, nonblock, Some(OptName::RcvTimeo), |s| s.recv_from(me, &mut buf, peek))?;
-        (n.min(total), Some(from), n)
+        let got = blocking(f, nonblock, Some(OptName::RcvTimeo), |s| s.recv_from(me, &mut buf, peek))?;
+        (got.len, Some(got.from), got.full)
     };
     let mut at = 0;
     for &(p, l) in iov {

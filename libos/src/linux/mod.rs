@@ -36,6 +36,7 @@ pub mod socket;
 pub mod splice;
 pub mod stat;
 pub mod time;
+pub mod unixaddr;
 pub mod vector;
 pub mod xattr;
 

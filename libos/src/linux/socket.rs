@@ -3,13 +3,12 @@
 //! `SCM_RIGHTS` control messages) and flags. Other families fail with
 //! EAFNOSUPPORT.
 
-use super::{cheetah, inet};
+use super::{cheetah, inet, unixaddr};
 use crate::errno::{
-    LxResult, EADDRINUSE, EAFNOSUPPORT, EBADF, EFAULT, EINVAL, ENOPROTOOPT, ENOTSOCK, EOPNOTSUPP,
-    EPROTONOSUPPORT, ESOCKTNOSUPPORT,
+    LxResult, EAFNOSUPPORT, EBADF, EFAULT, EINVAL, ENOPROTOOPT, ENOTSOCK, EOPNOTSUPP, EPROTONOSUPPORT,
+    ESOCKTNOSUPPORT,
 };
 use crate::fd;
-use crate::fs::{dir, node, path, S_IFSOCK};
 use crate::obj::{unix, File, Kind};
 use crate::uaccess;
 use alloc::vec::Vec;
@@ -35,13 +34,13 @@ const SO_ERROR: u64 = 4;
 const SO_SNDBUF: u64 = 7;
 const SO_RCVBUF: u64 = 8;
 const SO_PEERCRED: u64 = 17;
+const SO_PROTOCOL: u64 = 38;
+const SO_DOMAIN: u64 = 39;
 
 /// Bytes of a `struct cmsghdr` (len, level, type).
 const CMSG_HDR: usize = 16;
 /// Most bytes one stream send takes.
 const MAX_SEND: u64 = 1 << 20;
-/// Bytes of `struct sockaddr_un`.
-const SOCKADDR_UN: u64 = 110;
 
 /// The socket type in `ty` and its flags checked: (type, status flags,
 /// close-on-exec).
@@ -132,65 +131,18 @@ fn sock(fdn: i64) -> Result<&'static File, i64> {
     Ok(f)
 }
 
-/// The path in the `sockaddr_un` at `addr` (`len` bytes). Abstract names
-/// (a leading NUL) are not supported.
-fn sockaddr(addr: u64, len: u64) -> Result<Vec<u8>, i64> {
-    if !(2..=SOCKADDR_UN).contains(&len) {
-        return Err(EINVAL);
-    }
-    let b = uaccess::bytes(addr, len)?;
-    if u16::from_ne_bytes([b[0], b[1]]) != AF_UNIX {
-        return Err(EINVAL);
-    }
-    let p = &b[2..];
-    let p = &p[..p.iter().position(|&c| c == 0).unwrap_or(p.len())];
-    if p.is_empty() {
-        return Err(if len > 2 { EOPNOTSUPP } else { EINVAL });
-    }
-    Ok(p.to_vec())
-}
-
-/// Writes `path` as a `sockaddr_un` to `addr`, its length to `*lenp`
-/// (truncated to the room given, as Linux does).
-fn put_sockaddr(addr: u64, lenp: u64, path: &[u8]) -> LxResult {
-    if addr == 0 {
-        return Ok(0);
-    }
-    let room: u32 = uaccess::get(lenp)?;
-    let mut b = Vec::with_capacity(2 + path.len() + 1);
-    b.extend_from_slice(&AF_UNIX.to_ne_bytes());
-    b.extend_from_slice(path);
-    if !path.is_empty() {
-        b.push(0);
-    }
-    let n = b.len().min(room as usize);
-    uaccess::write(addr, &b[..n])?;
-    uaccess::put(lenp, b.len() as u32)?;
-    Ok(0)
-}
-
 pub fn bind(fdn: i64, addr: u64, len: u64) -> LxResult {
     if let Some(f) = inet_sock(fdn) {
         return inet::bind(f, addr, len);
     }
     let f = sock(fdn)?;
-    let p = sockaddr(addr, len)?;
-    let (d, name) = path::parent(crate::proc::cwd(), &p)?;
-    // Linux makes the node first: a name in use is found before a socket
-    // that has one.
-    if dir::lookup(d, &name).is_some() {
-        return Err(EADDRINUSE);
-    }
-    if unix::is_bound(f) {
-        return Err(EINVAL);
-    }
-    let ino = node::alloc(S_IFSOCK | (0o777 & !crate::proc::UMASK.get()))?;
-    if let Err(e) = dir::add(d, &name, ino) {
-        node::release(ino);
-        return Err(e);
-    }
-    crate::fs::perm::own_new(d, ino);
-    unix::bind(f, ino, &p)?;
+    // The family alone: a name of the kernel's choosing (autobind).
+    let name = if len == 2 && uaccess::get::<u16>(addr)? == AF_UNIX {
+        None
+    } else {
+        Some(unixaddr::parse(addr, len)?)
+    };
+    unixaddr::bind(f, name.as_deref())?;
     Ok(0)
 }
 
@@ -207,8 +159,7 @@ pub fn connect(fdn: i64, addr: u64, len: u64) -> LxResult {
         return inet::connect(f, addr, len);
     }
     let f = sock(fdn)?;
-    let p = sockaddr(addr, len)?;
-    let ino = path::resolve(crate::proc::cwd(), &p, true)?;
+    let ino = unixaddr::find(&unixaddr::parse(addr, len)?)?;
     unix::connect(f, ino)?;
     Ok(0)
 }
@@ -227,7 +178,7 @@ pub fn accept4(fdn: i64, addr: u64, lenp: u64, flags: u64) -> LxResult {
     let conn = crate::io::accept(f, (flags & SOCK_NONBLOCK) as u32)?;
     let n = fd::open(conn, flags & SOCK_CLOEXEC != 0)?;
     // The client is unnamed: the address is the family alone.
-    put_sockaddr(addr, lenp, &[])?;
+    unixaddr::put(addr, lenp, &[])?;
     Ok(n)
 }
 
@@ -239,7 +190,7 @@ pub fn getsockname(fdn: i64, addr: u64, lenp: u64, peer: bool) -> LxResult {
     if addr == 0 {
         return Err(EFAULT);
     }
-    put_sockaddr(addr, lenp, &name)
+    unixaddr::put(addr, lenp, &name)
 }
 
 pub fn shutdown(fdn: i64, how: u64) -> LxResult {
@@ -279,6 +230,8 @@ pub fn getsockopt(fdn: i64, level: u64, name: u64, val: u64, lenp: u64) -> LxRes
     }
     let v: i32 = match name {
         SO_TYPE => unix::kind(f) as i32,
+        SO_DOMAIN => AF_UNIX as i32,
+        SO_PROTOCOL => 0,
         SO_ERROR => 0,
         SO_SNDBUF | SO_RCVBUF => crate::obj::pipe::CAPACITY as i32,
         _ => return Err(ENOPROTOOPT),
@@ -536,6 +489,6 @@ pub fn recvfrom(fdn: i64, buf: u64, len: u64, flags: u64, addr: u64, lenp: u64) 
         return Ok(n);
     }
     let (n, _, _) = recv_common(fdn, &[(buf, len)], (0, 0), flags)?;
-    put_sockaddr(addr, lenp, &[])?;
+    unixaddr::put(addr, lenp, &[])?;
     Ok(n)
 }

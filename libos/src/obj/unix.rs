@@ -39,7 +39,7 @@ pub const SEQPACKET: u32 = 5;
 /// `POLLRDHUP`: the peer will send nothing more.
 pub const POLLRDHUP: u16 = 0x2000;
 /// Longest name (`sun_path` without its NUL).
-pub const NAME_MAX: usize = 107;
+pub const NAME_MAX: usize = 108;
 /// Most descriptors one message may carry (Linux's `SCM_MAX_FD`).
 pub const MAX_PASSED: usize = 253;
 /// Most connections waiting to be accepted (Linux's `SOMAXCONN`).

@@ -19,6 +19,7 @@
 #include <sys/select.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -224,6 +225,19 @@ static void udp(void)
     show("send connected", send(b, "again", 5, 0));
     show("recv again", recv(a, buf, sizeof buf, 0));
     show("recv, nothing there", recv(a, buf, sizeof buf, MSG_DONTWAIT));
+    /* A datagram longer than the buffer: the rest is dropped, msg_flags
+       says MSG_TRUNC, and MSG_TRUNC in the flags returns its real length. */
+    show("send 12", send(b, "twelve bytes", 12, 0));
+    char small[5];
+    struct iovec iov = {small, sizeof small};
+    struct msghdr mh = {0};
+    mh.msg_iov = &iov;
+    mh.msg_iovlen = 1;
+    show("recvmsg a cut datagram, peeking", recvmsg(a, &mh, MSG_PEEK));
+    printf("msg_flags MSG_TRUNC: %d\n", !!(mh.msg_flags & MSG_TRUNC));
+    show("recv with MSG_TRUNC: the whole length", recv(a, small, sizeof small, MSG_TRUNC));
+    printf("cut datagram: %.5s\n", small);
+    show("recv, the rest dropped", recv(a, buf, sizeof buf, MSG_DONTWAIT));
     show("listen on udp", listen(a, 1));
     close(a);
     close(b);

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -75,6 +76,12 @@ static void pairs(void)
     socklen_t len = sizeof type;
     getsockopt(sv[0], SOL_SOCKET, SO_TYPE, &type, &len);
     printf("SO_TYPE %d\n", type);
+    int domain = -1, proto = -1;
+    len = sizeof domain;
+    show("SO_DOMAIN", getsockopt(sv[0], SOL_SOCKET, SO_DOMAIN, &domain, &len));
+    len = sizeof proto;
+    show("SO_PROTOCOL", getsockopt(sv[0], SOL_SOCKET, SO_PROTOCOL, &proto, &len));
+    printf("domain %d protocol %d\n", domain, proto);
     struct ucred cred;
     len = sizeof cred;
     getsockopt(sv[0], SOL_SOCKET, SO_PEERCRED, &cred, &len);
@@ -272,11 +279,86 @@ static void named(void)
     close(l);
 }
 
+/* A sockaddr_un for abstract name `name` (n bytes after the leading NUL). */
+static socklen_t abstract_addr(struct sockaddr_un *a, const char *name, size_t n)
+{
+    memset(a, 0, sizeof *a);
+    a->sun_family = AF_UNIX;
+    memcpy(a->sun_path + 1, name, n);
+    return offsetof(struct sockaddr_un, sun_path) + 1 + n;
+}
+
+/* Linux's abstract namespace: names with a leading NUL, no file behind
+ * them, gone when the socket closes; autobind with the family alone. */
+static void abstract(void)
+{
+    struct sockaddr_un a, got;
+    socklen_t alen = abstract_addr(&a, "veneer/abstract\0test", 20);
+    int l = socket(AF_UNIX, SOCK_STREAM, 0);
+    show("bind abstract", bind(l, (struct sockaddr *)&a, alen));
+    show("listen", listen(l, 4));
+    show("no file made", access("veneer", F_OK));
+    int again = socket(AF_UNIX, SOCK_STREAM, 0);
+    show("bind the same name", bind(again, (struct sockaddr *)&a, alen));
+    struct sockaddr_un shorter = a;
+    show("bind a prefix of it", bind(again, (struct sockaddr *)&shorter, alen - 5));
+    close(again);
+    int c = socket(AF_UNIX, SOCK_STREAM, 0);
+    show("connect", connect(c, (struct sockaddr *)&a, alen));
+    int s = accept(l, NULL, NULL);
+    show("accept", s >= 0 ? 0 : -1);
+    show("send", send(c, "abc", 3, 0));
+    char buf[8];
+    show("recv", recv(s, buf, sizeof buf, 0));
+    socklen_t glen = sizeof got;
+    getsockname(l, (struct sockaddr *)&got, &glen);
+    printf("getsockname: length %d, same bytes %d\n", (int)glen, glen == alen && !memcmp(&got, &a, alen));
+    glen = sizeof got;
+    getpeername(c, (struct sockaddr *)&got, &glen);
+    printf("getpeername: length %d, same bytes %d\n", (int)glen, glen == alen && !memcmp(&got, &a, alen));
+    close(s);
+    close(c);
+    close(l);
+    c = socket(AF_UNIX, SOCK_STREAM, 0);
+    show("connect after the listener closed", connect(c, (struct sockaddr *)&a, alen));
+    close(c);
+    l = socket(AF_UNIX, SOCK_STREAM, 0);
+    show("bind the name again", bind(l, (struct sockaddr *)&a, alen));
+    close(l);
+    c = socket(AF_UNIX, SOCK_STREAM, 0);
+    socklen_t nlen = abstract_addr(&a, "nobody-holds-this", 17);
+    show("connect to a name nobody holds", connect(c, (struct sockaddr *)&a, nlen));
+    close(c);
+    /* The longest name: all 108 bytes of sun_path. */
+    char longest[107];
+    memset(longest, 'x', sizeof longest);
+    l = socket(AF_UNIX, SOCK_DGRAM, 0);
+    show("bind the longest name", bind(l, (struct sockaddr *)&a, abstract_addr(&a, longest, 107)));
+    close(l);
+    /* Autobind: the family alone gives a NUL and five hex digits. */
+    l = socket(AF_UNIX, SOCK_STREAM, 0);
+    sa_family_t fam = AF_UNIX;
+    show("autobind", bind(l, (struct sockaddr *)&fam, sizeof fam));
+    glen = sizeof got;
+    getsockname(l, (struct sockaddr *)&got, &glen);
+    int hex = glen == offsetof(struct sockaddr_un, sun_path) + 6 && got.sun_path[0] == 0;
+    for (int i = 1; i < 6 && hex; i++)
+        hex = strchr("0123456789abcdef", got.sun_path[i]) != NULL;
+    printf("autobind name: length %d, NUL and five hex digits %d\n", (int)glen, hex);
+    show("autobind again", bind(l, (struct sockaddr *)&fam, sizeof fam));
+    show("listen on it", listen(l, 1));
+    c = socket(AF_UNIX, SOCK_STREAM, 0);
+    show("connect to it", connect(c, (struct sockaddr *)&got, glen));
+    close(c);
+    close(l);
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IONBF, 0);
     pairs();
     rights();
     named();
+    abstract();
     return 0;
 }

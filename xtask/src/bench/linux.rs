@@ -117,7 +117,7 @@ fn ext4(path: &Path) -> Result<(), String> {
 /// The Debian kernel's modules the storage rows need (it builds virtio
 /// and ext4 as modules), in the order `init` loads them, under
 /// `lib/modules/VERSION/kernel/`.
-const MODULES: &[&str] = &[
+const STORAGE_MODULES: &[&str] = &[
     "lib/crc16.ko",
     "fs/mbcache.ko",
     "fs/jbd2/jbd2.ko",
@@ -131,43 +131,14 @@ const MODULES: &[&str] = &[
     "drivers/block/virtio_blk.ko",
 ];
 
-/// `MODULES`, taken (once) out of the kernel package `kernel` fetched,
-/// as `dir/storage-modules/NN.ko` in load order. (The network rows keep
-/// theirs in `dir/modules`, taken when the kernel is: `keep_modules`.)
-fn storage_modules(dir: &Path) -> Result<Vec<PathBuf>, String> {
-    let out = dir.join("storage-modules");
-    let want: Vec<PathBuf> = (0..MODULES.len()).map(|i| out.join(format!("{i:02}.ko"))).collect();
-    let version = kernel_version(dir);
-    let stamp = out.join("kernel-version");
-    if want.iter().all(|p| p.exists()) && std::fs::read_to_string(&stamp).is_ok_and(|v| v.trim() == version) {
-        return Ok(want);
-    }
-    let package = version.split(' ').next().unwrap_or_default().to_string();
-    let deb = match find_deb(dir, &package) {
-        Some(deb) => deb,
-        None => {
-            println!("xtask: bench: downloading {package} (for its modules)");
-            exec(Command::new("apt-get").args(["download", "-q", &package]).current_dir(dir))?;
-            find_deb(dir, &package).ok_or(format!("apt-get download {package} left no .deb"))?
-        }
-    };
-    let extracted = dir.join("deb-modules");
-    let _ = std::fs::remove_dir_all(&extracted);
-    exec(Command::new("dpkg-deb").arg("-x").arg(&deb).arg(&extracted))?;
-    let base = extracted.join("lib/modules");
-    let kdir = std::fs::read_dir(&base)
-        .map_err(|e| format!("reading {}: {e}", base.display()))?
-        .filter_map(|e| e.ok())
-        .map(|e| e.path().join("kernel"))
-        .next()
-        .ok_or(format!("{} has no lib/modules", deb.display()))?;
-    std::fs::create_dir_all(&out).map_err(|e| e.to_string())?;
-    for (m, to) in MODULES.iter().zip(&want) {
-        std::fs::copy(kdir.join(m), to).map_err(|e| format!("{m} from {}: {e}", deb.display()))?;
-    }
-    let _ = std::fs::remove_dir_all(&extracted);
-    std::fs::write(&stamp, format!("{version}\n")).map_err(|e| e.to_string())?;
-    Ok(want)
+/// A module's file name (the modules are kept flat, by it).
+fn module_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+/// Where `kernel` keeps the modules of `list`, in its order.
+fn kept(dir: &Path, list: &[&str]) -> Vec<PathBuf> {
+    list.iter().map(|m| dir.join("modules").join(module_name(m))).collect()
 }
 
 /// The boot row's Linux boot (`super::boot`): the shell started by
@@ -194,7 +165,8 @@ pub fn kernel(dir: &Path) -> Result<PathBuf, String> {
         Err(e) => return Err(e),
     };
     let modules = dir.join("modules");
-    if vmlinuz.exists() && modules.exists() && kernel_version(dir).starts_with(&format!("{package} ")) {
+    let all_kept = kept(dir, NET_MODULES).iter().chain(&kept(dir, STORAGE_MODULES)).all(|m| m.exists());
+    if vmlinuz.exists() && all_kept && kernel_version(dir).starts_with(&format!("{package} ")) {
         return Ok(vmlinuz);
     }
     let deb = match find_deb(dir, &package) {
@@ -225,7 +197,8 @@ pub fn kernel(dir: &Path) -> Result<PathBuf, String> {
     Ok(vmlinuz)
 }
 
-/// Copies `NET_MODULES` out of the extracted package into `to`, flat.
+/// Copies `NET_MODULES` and `STORAGE_MODULES` out of the extracted
+/// package into `to`, flat.
 fn keep_modules(extracted: &Path, to: &Path) -> Result<(), String> {
     let base = extracted.join("lib/modules");
     let version = std::fs::read_dir(&base)
@@ -236,7 +209,7 @@ fn keep_modules(extracted: &Path, to: &Path) -> Result<(), String> {
         .ok_or(format!("{} is empty", base.display()))?;
     let _ = std::fs::remove_dir_all(to);
     std::fs::create_dir_all(to).map_err(|e| format!("creating {}: {e}", to.display()))?;
-    for module in NET_MODULES {
+    for module in NET_MODULES.iter().chain(STORAGE_MODULES) {
         let from = version.join("kernel").join(module);
         let name = from.file_name().ok_or("bad module path")?;
         std::fs::copy(&from, to.join(name)).map_err(|e| format!("copying {}: {e}", from.display()))?;
@@ -271,7 +244,8 @@ fn find_deb(dir: &Path, package: &str) -> Option<PathBuf> {
 /// program-start rows (`libos/tests/c/threadbench.c`, `startbench.c`),
 /// for the latter the Debian packages and the static busybox Veneer's
 /// root holds (`super::veneer::START_PACKAGES`), the NIC driver's
-/// modules (`NET_MODULES`) in `/modules`, and Veneer's `/etc/passwd`,
+/// modules (`NET_MODULES`) in `/modules`, the storage rows'
+/// (`STORAGE_MODULES`) as `/mods/NN.ko`, and Veneer's `/etc/passwd`,
 /// `group` and `nsswitch.conf`.
 fn initramfs(dir: &Path) -> Result<PathBuf, String> {
     let src = root().join("bench/linux");
@@ -293,15 +267,15 @@ fn initramfs(dir: &Path) -> Result<PathBuf, String> {
     let tree = crate::debs::unpacked(&packages)?;
     let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
     let marker = tree.join(".unpacked");
-    let modules = dir.join("modules");
-    let mods = storage_modules(dir)?;
+    let (net, storage) = (kept(dir, NET_MODULES), kept(dir, STORAGE_MODULES));
     let etc: Vec<PathBuf> = ETC.iter().map(|n| root().join("libos/root/etc").join(n)).collect();
     if let Some(built) = modified(&cpio) {
         if sources
             .iter()
             .chain(&headers)
-            .chain([&marker, &modules])
-            .chain(&mods)
+            .chain([&marker])
+            .chain(&net)
+            .chain(&storage)
             .chain(&etc)
             .all(|s| modified(s).is_some_and(|m| m <= built))
         {
@@ -322,16 +296,16 @@ fn initramfs(dir: &Path) -> Result<PathBuf, String> {
     }
     let busybox = std::fs::read(crate::build::BUSYBOX).map_err(|e| format!("reading busybox: {e}"))?;
     ar.file("bin/busybox", 0o755, &busybox);
+    let read = |m: &PathBuf| std::fs::read(m).map_err(|e| format!("reading module {}: {e}", m.display()));
+    // The network rows' by name (netbench.c names them), the storage
+    // rows' by load order (init loads /mods/NN.ko in turn).
     ar.dir("modules");
-    for module in NET_MODULES {
-        let name = Path::new(module).file_name().and_then(|n| n.to_str()).ok_or("bad module path")?;
-        let data = std::fs::read(modules.join(name)).map_err(|e| format!("reading module {name}: {e}"))?;
-        ar.file(&format!("modules/{name}"), 0o644, &data);
+    for (module, m) in NET_MODULES.iter().zip(&net) {
+        ar.file(&format!("modules/{}", module_name(module)), 0o644, &read(m)?);
     }
     ar.dir("mods");
-    for (i, m) in mods.iter().enumerate() {
-        let data = std::fs::read(m).map_err(|e| format!("reading {}: {e}", m.display()))?;
-        ar.file(&format!("mods/{i:02}.ko"), 0o644, &data);
+    for (i, m) in storage.iter().enumerate() {
+        ar.file(&format!("mods/{i:02}.ko"), 0o644, &read(m)?);
     }
     for source in &sources {
         let name = source.file_stem().and_then(|s| s.to_str()).ok_or("bad source name")?;
