@@ -105,15 +105,31 @@ struct Builder {
     /// The lowest page of a native program's stack still in use.
     stack_live: u64,
     run: Option<Run>,
+    /// For the range being walked: whether every page of it lies in a
+    /// region, and in a `MAP_SHARED` mapping, where that is the same for
+    /// all of them (`None`: asked of each page).
+    in_region: Option<bool>,
+    in_shared: Option<bool>,
 }
 
 impl Builder {
+    /// Walks the present pages of `[start, end)`. `region`: the range is
+    /// one of the program's regions (else its pages are looked up).
+    fn range(&mut self, start: u64, end: u64, region: bool) -> Result<(), Error> {
+        let (meets_region, meets_shared) = vm::meets(start, end);
+        self.in_region = if region { Some(true) } else { (!meets_region).then_some(false) };
+        self.in_shared = (!meets_shared).then_some(false);
+        each_page(start, end, &mut |va, pte| self.page(va, pte))
+    }
+
     fn classify(&self, va: u64, pte: u64) -> How {
         if (INIT_STACK_BOTTOM..INIT_STACK_TOP).contains(&va) && va < self.stack_live {
             return How::Skip;
         }
-        match (vm::find(va).is_some(), pte & WRITABLE != 0) {
-            (true, true) if self.share || vm::fork_shared(va) => How::Share,
+        let in_region = self.in_region.unwrap_or_else(|| vm::find(va).is_some());
+        let shared = || self.in_shared.unwrap_or_else(|| vm::fork_shared(va));
+        match (in_region, pte & WRITABLE != 0) {
+            (true, true) if self.share || shared() => How::Share,
             (true, true) if self.borrowed => How::Copy,
             (true, true) => How::Cow,
             (false, true) => How::Copy,
@@ -191,15 +207,23 @@ fn build(child: u64, rsp: u64, share: bool) -> Result<(), Error> {
     let sp = rsp.wrapping_sub(144);
     let stack_live = if vm::native_stack(sp) { page_down(sp) } else { INIT_STACK_TOP };
     let borrowed = table::mine().vfork != 0;
-    let mut b = Builder { child, share, borrowed, kit: Kit::take(), stack_live, run: None };
-    let mut page = |va, pte| b.page(va, pte);
+    let mut b = Builder {
+        child,
+        share,
+        borrowed,
+        kit: Kit::take(),
+        stack_live,
+        run: None,
+        in_region: None,
+        in_shared: None,
+    };
     for r in vm::regions() {
-        each_page(r.start, r.end, &mut page)?;
+        b.range(r.start, r.end, true)?;
     }
     let (image, image_end) = crate::layout::image();
-    each_page(image, image_end, &mut page)?;
-    each_page(PRIVATE_HEAP, crate::private::backed(), &mut page)?;
-    each_page(stack_live, INIT_STACK_TOP, &mut page)?;
+    b.range(image, image_end, false)?;
+    b.range(PRIVATE_HEAP, crate::private::backed(), false)?;
+    b.range(stack_live, INIT_STACK_TOP, false)?;
     b.flush()
 }
 
