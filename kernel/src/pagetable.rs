@@ -442,11 +442,19 @@ pub fn teardown<T: Tables>(
     slots: core::ops::Range<usize>,
     leaf_fn: &mut impl FnMut(u64),
 ) {
-    for s in slots {
-        let e = t.table(pml4)[s];
-        if e & PRESENT != 0 {
-            teardown_table(t, e, 3, leaf_fn);
-            t.table(pml4)[s] = 0;
+    for group in slots.clone().step_by(8) {
+        let end = (group + 8).min(slots.end);
+        // Most slots are empty: skip eight absent ones at a time.
+        if end - group == 8 && t.table(pml4)[group..group + 8].iter().fold(0, |all, e| all | e) & PRESENT == 0
+        {
+            continue;
+        }
+        for s in group..end {
+            let e = t.table(pml4)[s];
+            if e & PRESENT != 0 {
+                teardown_table(t, e, 3, leaf_fn);
+                t.table(pml4)[s] = 0;
+            }
         }
     }
 }
@@ -845,6 +853,27 @@ mod tests {
         assert_eq!(lookup(&mut m, pml4, 0x40_0000), None);
         assert_eq!(lookup(&mut m, pml4, 0x7f_e000_0000), None);
         assert_eq!(lookup(&mut m, pml4, outside).map(frame_of), Some(Frame::new(70)), "outside the slots");
+    }
+
+    #[test]
+    fn teardown_skips_empty_slots_eight_at_a_time_and_stops_at_the_range() {
+        let mut m = Mem::default();
+        let pml4 = Frame::new(1);
+        let mut next = 10u64;
+        let mut alloc = || {
+            next += 1;
+            Ok(Frame::new(next))
+        };
+        // Slots at a group's edges, in the last (short) group, and past it.
+        for slot in [7u64, 8, 248, 253, 254] {
+            map(&mut m, pml4, slot << 39, (1000 + slot) << 12 | PRESENT, &mut alloc).unwrap();
+        }
+        let mut leaves = Vec::new();
+        teardown(&mut m, pml4, 0..254, &mut |e| leaves.push(frame_of(e).number()));
+        leaves.sort();
+        assert_eq!(leaves, [1007, 1008, 1248, 1253]);
+        assert_eq!(m.table(pml4)[253], 0);
+        assert_ne!(m.table(pml4)[254], 0, "outside the slots");
     }
 
     #[test]
