@@ -22,7 +22,7 @@ pub fn init(personality: trap::Personality) -> Result<(), &'static str> {
     fs::boot::populate().map_err(|_| "cannot build the file system")?;
     fs::mount::mount(&fs::procfs::PROC);
     obj::console::create().map_err(|_| "no memory")?;
-    obj::console::set_jobs(&proc::kill::JOBS);
+    obj::ldisc::set_jobs(&proc::kill::JOBS);
     obj::signalfd::set_signals(&proc::deliver::SIGNALFD);
     crate::futex::create().map_err(|_| "no memory")?;
     crate::locks::create().map_err(|_| "no memory")?;

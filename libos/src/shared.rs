@@ -102,7 +102,7 @@ static MAPPED: Word<u64> = Word::new(SHARED);
 static END: Word<u64> = Word::new(SHARED);
 
 /// Slots for objects of the modules above (`Root`).
-const ROOTS: usize = 7;
+const ROOTS: usize = 9;
 
 /// An object of a module above that every process finds from the arena's
 /// header (the file system's anchor, the terminal, the futex waiters): the
@@ -112,7 +112,8 @@ const ROOTS: usize = 7;
 /// futex wakers' bytes (`futex`), 4 the file locks (`locks`), 5 and 6
 /// System V IPC's message queues and semaphore sets (`linux::ipcmsg`,
 /// `linux::ipcsem`, made by the first call that needs them:
-/// `get_or_create_zeroed`).
+/// `get_or_create_zeroed`), 7 the pseudo-terminals (`obj::pty`), 8 the
+/// inotify instances (`obj::inotify`).
 pub struct Root<T> {
     slot: usize,
     object: PhantomData<fn() -> T>,

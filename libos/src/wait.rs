@@ -26,7 +26,7 @@
 //! (`kill`, Ctrl-C) ends the wait with EINTR within that time.
 
 use crate::errno::{EBADF, EINTR, EINVAL};
-use crate::obj::{epoll, pipe, timerfd, unix, File, Kind};
+use crate::obj::{epoll, pipe, pty, timerfd, unix, File, Kind};
 pub use crate::obj::{
     file_events, Look, POLLERR, POLLHUP, POLLIN, POLLNVAL, POLLOUT, POLLPRI, POLLRDNORM, POLLWRNORM,
 };
@@ -202,7 +202,7 @@ fn add_to_sleep(s: &mut Sleep, f: *mut File, events: u16) -> bool {
         Kind::PipeRead => (pipe::wait_info(f).0, WANT_READ),
         Kind::PipeWrite => (pipe::wait_info(f).0, WANT_WRITE),
         Kind::EventFd if events & POLLOUT != 0 => return false,
-        Kind::EventFd => (f.data as u64, WANT_READ),
+        Kind::EventFd | Kind::Inotify => (f.data as u64, WANT_READ),
         Kind::TimerFd => {
             if let Some(at) = timerfd::next_expiry(f) {
                 s.timer = Some(s.timer.map_or(at, |t| t.min(at)));
@@ -210,6 +210,12 @@ fn add_to_sleep(s: &mut Sleep, f: *mut File, events: u16) -> bool {
             return true;
         }
         Kind::Console if events & (POLLIN | POLLRDNORM) != 0 => return false,
+        Kind::PtyMaster | Kind::PtySlave => {
+            let read = events & (POLLIN | POLLRDNORM) != 0;
+            let write = events & POLLOUT != 0;
+            return (!read || add_ring(s, pty::wait_ring(f, false), WANT_READ))
+                && (!write || add_ring(s, pty::wait_ring(f, true), WANT_WRITE));
+        }
         Kind::Inet => {
             let (va, term, at) = crate::net::stack::wait_terms();
             if let Some(at) = at {

@@ -103,8 +103,10 @@ const TEST_TIMEOUT_S: u64 = 180;
 /// Seconds one module's boot may take in all (a wedged machine).
 const BOOT_LIMIT_S: u64 = 4 * 3600;
 
-/// The Linux guest's `/init`: the file systems Linux programs expect, then
-/// the runner with the environment lxrt gives a program, then power off.
+/// The Linux guest's `/init`: the file systems Linux programs expect, the
+/// loopback interface up and the host name set (as Veneer has them: a
+/// socket test on 127.0.0.1 otherwise hangs on Linux), then the runner
+/// with the environment lxrt gives a program, then power off.
 const INIT: &str = "#!/bin/busybox sh
 /bin/busybox mount -t proc proc /proc
 /bin/busybox mount -t sysfs sysfs /sys
@@ -112,6 +114,8 @@ const INIT: &str = "#!/bin/busybox sh
 /bin/busybox mkdir -p /dev/pts /dev/shm
 /bin/busybox mount -t devpts devpts /dev/pts
 /bin/busybox mount -t tmpfs tmpfs /dev/shm
+/bin/busybox ip link set lo up
+/bin/busybox hostname veneer
 cd /
 /bin/busybox env -i PATH=/bin:/usr/bin:/sbin:/usr/sbin HOME=/ PWD=/ /usr/bin/python3.11 /compat/run.py \"$@\"
 /bin/busybox poweroff -f

@@ -5,6 +5,8 @@
 //! `/dev/std{in,out,err}` are symbolic links into `/proc/self/fd`, whose
 //! entries open the descriptor they name (`procfs::fd_alias`). `/dev/shm`
 //! is an ordinary directory for POSIX shared memory and semaphores.
+//! `/dev/ptmx` makes a pseudo-terminal, whose slave appears in `/dev/pts`
+//! while its master is open (`obj::pty`).
 
 use super::node::{self, Ino};
 use super::stat::dev;
@@ -15,7 +17,7 @@ use crate::obj::Kind;
 pub const TTY: u32 = dev(5, 0);
 
 /// Each device: its name, number, permissions and the object it opens.
-const DEVICES: [(&[u8], u32, u32, Kind); 7] = [
+const DEVICES: [(&[u8], u32, u32, Kind); 8] = [
     (b"null", dev(1, 3), 0o666, Kind::Null),
     (b"zero", dev(1, 5), 0o666, Kind::Zero),
     (b"full", dev(1, 7), 0o666, Kind::Full),
@@ -23,6 +25,7 @@ const DEVICES: [(&[u8], u32, u32, Kind); 7] = [
     (b"urandom", dev(1, 9), 0o666, Kind::Random),
     (b"tty", TTY, 0o666, Kind::Console),
     (b"console", dev(5, 1), 0o620, Kind::Console),
+    (b"ptmx", crate::obj::pty::PTMX, 0o666, Kind::PtyMaster),
 ];
 
 const LINKS: [(&[u8], &[u8]); 4] = [
@@ -58,6 +61,7 @@ pub fn populate() -> Result<(), i64> {
     // POSIX shared memory and named semaphores (`shm_open`, `sem_open`)
     // are files here, writable by everyone, sticky as Linux's tmpfs.
     add(d, b"shm", S_IFDIR | 0o1777)?;
+    add(d, b"pts", S_IFDIR | 0o755)?;
     Ok(())
 }
 

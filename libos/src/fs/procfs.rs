@@ -210,7 +210,7 @@ pub fn fd_alias(cwd: Ino, path: &[u8], follow: bool) -> Result<Option<i64>, i64>
 fn describe(f: &crate::obj::File) -> Vec<u8> {
     use crate::obj::Kind;
     let name: &[u8] = match f.kind {
-        Kind::Regular | Kind::Dir | Kind::Path => return path_of(f.ino),
+        Kind::Regular | Kind::Dir | Kind::Path | Kind::PtyMaster | Kind::PtySlave => return path_of(f.ino),
         Kind::PipeRead | Kind::PipeWrite => {
             let (ring, _) = crate::obj::pipe::wait_info(f);
             return text(format_args!("pipe:[{}]", ring % 1_000_000_007));
@@ -222,6 +222,7 @@ fn describe(f: &crate::obj::File) -> Vec<u8> {
         Kind::Random => b"/dev/urandom",
         Kind::Epoll => b"anon_inode:[eventpoll]",
         Kind::EventFd => b"anon_inode:[eventfd]",
+        Kind::Inotify => b"anon_inode:inotify",
         Kind::TimerFd => b"anon_inode:[timerfd]",
         Kind::SignalFd => b"anon_inode:[signalfd]",
         Kind::Socket | Kind::Inet => return text(format_args!("socket:[{}]", f.data as u64 % 1_000_000_007)),

@@ -81,6 +81,7 @@ fn set_times(ino: Ino, t: [[i64; 2]; 2]) -> LxResult {
         n.mtime_ns = m.unwrap_or(n.mtime_ns);
         n.ctime_ns = now;
     });
+    crate::obj::inotify::changed(ino, crate::obj::inotify::IN_ATTRIB);
     Ok(0)
 }
 
@@ -137,5 +138,6 @@ pub fn fchownat(dirfd: i64, pathp: u64, uid: u64, gid: u64, flags: u64, by_fd: b
         }
         n.ctime_ns = wall_ns();
     });
+    crate::obj::inotify::changed(ino, crate::obj::inotify::IN_ATTRIB);
     Ok(0)
 }

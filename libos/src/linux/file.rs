@@ -27,10 +27,11 @@ pub const O_CREAT: u64 = 0o100;
 const O_EXCL: u64 = 0o200;
 pub const O_TRUNC: u64 = 0o1000;
 const O_APPEND: u64 = flags::APPEND as u64;
-const O_NONBLOCK: u64 = flags::NONBLOCK as u64;
+pub const O_NONBLOCK: u64 = flags::NONBLOCK as u64;
 const O_DIRECTORY: u64 = 0o200000;
 const O_NOFOLLOW: u64 = 0o400000;
-const O_CLOEXEC: u64 = 0o2000000;
+pub const O_CLOEXEC: u64 = 0o2000000;
+const O_NOCTTY: u64 = 0o400;
 const O_PATH: u64 = flags::PATH as u64;
 
 pub(super) fn call(r: i64) -> LxResult {
@@ -289,7 +290,19 @@ pub fn openat(dirfd: i64, pathp: u64, flags: u64, mode: u64) -> LxResult {
         // A device node: an open file of the device's kind.
         // `/dev/tty` is the controlling terminal: none unless the console
         // is a terminal (`lxrt -t`).
-        S_IFCHR if n.rdev == devfs::TTY && !crate::obj::console::is_tty() => return Err(ENXIO),
+        // (A session whose controlling terminal is a pty's slave opens it.)
+        S_IFCHR if n.rdev == devfs::TTY => {
+            if let Some(f) = obj::pty::open_controlling(status) {
+                return fd::open(f?, cloexec);
+            }
+            if !crate::obj::console::is_tty() {
+                return Err(ENXIO);
+            }
+            return fd::open(obj::new(Kind::Console, status, ino)?, cloexec);
+        }
+        S_IFCHR if obj::pty::is_pty(n.rdev) => {
+            return fd::open(obj::pty::open(n.rdev, ino, status, flags & O_NOCTTY != 0)?, cloexec)
+        }
         S_IFCHR => return fd::open(obj::new(devfs::kind(n.rdev).ok_or(ENXIO)?, status, ino)?, cloexec),
         _ => Kind::Regular,
     };
@@ -310,7 +323,10 @@ pub fn openat(dirfd: i64, pathp: u64, flags: u64, mode: u64) -> LxResult {
 fn open_ino(kind: Kind, status: u32, ino: Ino, cloexec: bool) -> LxResult {
     node::update(ino, |n| n.opens += 1);
     match obj::new(kind, status, ino) {
-        Ok(f) => fd::open(f, cloexec),
+        Ok(f) => {
+            crate::obj::inotify::changed(ino, crate::obj::inotify::IN_OPEN);
+            fd::open(f, cloexec)
+        }
         Err(e) => {
             node::update(ino, |n| n.opens -= 1);
             Err(e)
@@ -626,6 +642,7 @@ pub fn unlinkat(dirfd: i64, pathp: u64, flags: u64) -> LxResult {
     }
     disk::removing(d, &name, node::is_dir(ino))?;
     dir::remove(d, &name);
+    crate::obj::inotify::removed(d, &name, ino);
     node::release(ino);
     Ok(0)
 }
@@ -633,10 +650,15 @@ pub fn unlinkat(dirfd: i64, pathp: u64, flags: u64) -> LxResult {
 /// `ino`, just linked into `d` as `name`, made on the disk too when `d`
 /// is there (`/data`); if the disk refuses, the name goes again.
 fn created(d: Ino, name: &[u8], ino: Ino) -> LxResult {
-    disk::created(d, name, ino).map(|_| 0).inspect_err(|_| {
-        dir::remove(d, name);
-        node::release(ino);
-    })
+    disk::created(d, name, ino)
+        .map(|_| {
+            crate::obj::inotify::created(d, name, ino);
+            0
+        })
+        .inspect_err(|_| {
+            dir::remove(d, name);
+            node::release(ino);
+        })
 }
 
 pub fn mkdirat(dirfd: i64, pathp: u64, mode: u64) -> LxResult {
@@ -679,7 +701,11 @@ pub fn linkat(olddir: i64, oldp: u64, newdir: i64, newp: u64) -> LxResult {
         return Err(EEXIST);
     }
     disk::linking(ino, d, &name)?;
-    dir::add(d, &name, ino).map(|_| 0)
+    dir::add(d, &name, ino)?;
+    // Linux: the new name in its directory, and the link count.
+    crate::obj::inotify::created(d, &name, ino);
+    crate::obj::inotify::changed(ino, crate::obj::inotify::IN_ATTRIB);
+    Ok(0)
 }
 
 /// Whether directory `a` is `b` or inside it.
@@ -747,11 +773,13 @@ pub fn renameat(olddir: i64, oldp: u64, newdir: i64, newp: u64, flags: u64) -> L
     disk::renaming(od, &oname, nd, &nname)?;
     if let Some(old) = dir::lookup(nd, &nname) {
         dir::remove(nd, &nname);
+        crate::obj::inotify::replaced(old);
         node::release(old);
     }
     // Link first so the inode never drops to zero links.
     dir::add(nd, &nname, ino)?;
     dir::remove(od, &oname);
+    crate::obj::inotify::moved(od, &oname, nd, &nname, ino);
     Ok(0)
 }
 
@@ -768,6 +796,7 @@ fn chmod(ino: Ino, mode: u64) -> LxResult {
         n.mode = (n.mode & S_IFMT) | (mode as u32 & 0o7777);
         n.ctime_ns = crate::time::wall_ns();
     });
+    crate::obj::inotify::changed(ino, crate::obj::inotify::IN_ATTRIB);
     disk::chmoded(ino).map(|_| 0)
 }
 
@@ -785,6 +814,7 @@ pub fn fchmod(fdn: i64, mode: u64) -> LxResult {
 fn resize(ino: Ino, len: u64) -> LxResult {
     node::update(ino, |n| node::truncate(n, len))?;
     crate::filemap::shrunk(ino, len);
+    crate::obj::inotify::changed(ino, crate::obj::inotify::IN_MODIFY);
     Ok(0)
 }
 

@@ -65,8 +65,8 @@ pub fn fstatfs(fdn: i64, buf: u64) -> crate::errno::LxResult {
     let magic = match f.kind {
         Kind::PipeRead | Kind::PipeWrite => PIPEFS_MAGIC,
         Kind::Socket | Kind::Inet => SOCKFS_MAGIC,
-        Kind::Epoll | Kind::EventFd | Kind::TimerFd | Kind::SignalFd => ANON_INODE_FS_MAGIC,
-        Kind::Regular | Kind::Dir | Kind::Path => magic_of(f.ino),
+        Kind::Epoll | Kind::EventFd | Kind::TimerFd | Kind::SignalFd | Kind::Inotify => ANON_INODE_FS_MAGIC,
+        Kind::Regular | Kind::Dir | Kind::Path | Kind::PtyMaster | Kind::PtySlave => magic_of(f.ino),
         Kind::Console | Kind::Null | Kind::Zero | Kind::Full | Kind::Random => TMPFS_MAGIC,
     };
     put(buf, magic)

@@ -29,5 +29,6 @@ pub fn mknodat(dirfd: i64, pathp: u64, mode: u64, _dev: u64) -> LxResult {
     let ino = node::alloc(kind | (mode & 0o7777 & !crate::proc::UMASK.get()))?;
     dir::add(d, &name, ino).inspect_err(|_| node::release(ino))?;
     crate::fs::perm::own_new(d, ino);
+    crate::obj::inotify::created(d, &name, ino);
     Ok(0)
 }

@@ -16,6 +16,7 @@ pub mod flock;
 pub mod fsinfo;
 pub mod futex;
 pub mod inet;
+pub mod inotify;
 pub mod ipc;
 pub mod ipcmsg;
 pub mod ipcsem;
@@ -89,6 +90,7 @@ use nr::{
     SYS_GETGROUPS, SYS_GETRESGID, SYS_GETRESUID, SYS_SETFSGID, SYS_SETFSUID, SYS_SETGROUPS, SYS_SETREGID,
     SYS_SETRESGID, SYS_SETRESUID, SYS_SETREUID,
 };
+use nr::{SYS_INOTIFY_ADD_WATCH, SYS_INOTIFY_INIT, SYS_INOTIFY_INIT1, SYS_INOTIFY_RM_WATCH};
 use xattr::Target::{Fd, Path};
 
 /// Log every call and its result (`lxrt -s`, like strace): set once at
@@ -388,6 +390,10 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         SYS_EPOLL_PWAIT2 => event::epoll_pwait2(i(a[0]), a[1], a[2], a[3], a[4], a[5]),
         SYS_EVENTFD => event::eventfd2(a[0], 0),
         SYS_EVENTFD2 => event::eventfd2(a[0], a[1]),
+        SYS_INOTIFY_INIT => inotify::inotify_init1(0),
+        SYS_INOTIFY_INIT1 => inotify::inotify_init1(a[0]),
+        SYS_INOTIFY_ADD_WATCH => inotify::inotify_add_watch(a[0] as i64, a[1], a[2]),
+        SYS_INOTIFY_RM_WATCH => inotify::inotify_rm_watch(a[0] as i64, a[1] as i64),
         SYS_TIMERFD_CREATE => event::timerfd_create(a[0], a[1]),
         SYS_SIGNALFD => event::signalfd4(i(a[0]), a[1], a[2], 0),
         SYS_SIGNALFD4 => event::signalfd4(i(a[0]), a[1], a[2], a[3]),

@@ -13,6 +13,7 @@
 //! process that waits (`wait4`, `nanosleep`) can look for Ctrl-C
 //! (`poll_interrupt`) without losing anyone's typeahead.
 
+use super::ldisc::{self, Edit, Termios};
 use super::{no_seek, File, Ops};
 use crate::errno::{EAGAIN, EINTR, ENOTTY};
 use crate::fs::Stat;
@@ -32,10 +33,9 @@ pub struct Tty {
     line: [u8; 256],
     line_len: usize,
     /// The line being typed (canonical mode).
-    edit: [u8; 256],
-    edit_len: usize,
-    /// Foreground process group (0: none set).
-    pub pgrp: u32,
+    edit: Edit<256>,
+    /// Window size and foreground process group (0: none set).
+    shared: ldisc::Shared,
 }
 
 /// The terminal's shared state, in the arena.
@@ -44,7 +44,9 @@ static SHARED_TTY: crate::shared::Root<Tty> = crate::shared::Root::new(1);
 /// Makes the terminal's shared state (first process, at start).
 pub fn create() -> Result<(), abi::Error> {
     // SAFETY: `Tty` is bytes and counts: all zero is an empty terminal.
-    unsafe { SHARED_TTY.create_zeroed() }
+    unsafe { SHARED_TTY.create_zeroed()? };
+    with_tty(|t| t.shared.winsize = [24, 80, 0, 0]);
+    Ok(())
 }
 
 /// Guards the only `&mut` to the terminal's shared state in this process
@@ -57,27 +59,6 @@ fn with_tty<R>(f: impl FnOnce(&mut Tty) -> R) -> R {
     // SAFETY: the header's field, mapped in every process; the guard makes
     // this the only reference to it here.
     TTY.with(|_| f(unsafe { &mut *SHARED_TTY.get() }))
-}
-
-const ISIG: u32 = 0o1;
-const ICANON: u32 = 0o2;
-const ECHO: u32 = 0o10;
-const ICRNL: u32 = 0o400;
-const VINTR: usize = 0;
-const VQUIT: usize = 1;
-const VSUSP: usize = 10;
-const VERASE: usize = 2;
-const VKILL: usize = 3;
-const VEOF: usize = 4;
-
-fn flag_word(i: usize) -> u32 {
-    let t = TERMIOS.get();
-    u32::from_le_bytes([t[4 * i], t[4 * i + 1], t[4 * i + 2], t[4 * i + 3]])
-}
-
-fn cc(i: usize) -> u8 {
-    // c_cc starts at byte 17.
-    TERMIOS.get()[17 + i]
 }
 
 /// Whether the console answers terminal ioctls (`lxrt -t`); without it,
@@ -107,11 +88,8 @@ fn fill() -> bool {
             break;
         }
         for &c in &b[..n] {
-            let isig = is_tty() && flag_word(3) & ISIG != 0;
-            let signal = [(VINTR, SIGINT), (VQUIT, SIGQUIT), (VSUSP, SIGTSTP)]
-                .into_iter()
-                .find(|&(i, _)| isig && cc(i) != 0 && c == cc(i));
-            if let Some((_, sig)) = signal {
+            let signal = if is_tty() { TERMIOS.get().signal_for(c) } else { None };
+            if let Some(sig) = signal {
                 signal_group(c, sig);
                 interrupted = true;
                 continue;
@@ -131,38 +109,16 @@ fn fill() -> bool {
 fn signal_group(c: u8, sig: u32) {
     crate::log::console_write(&[b'^', c ^ 0x40, b'\n']);
     let pgrp = with_tty(|t| {
-        t.edit_len = 0;
-        t.pgrp
+        t.edit.clear();
+        t.shared.pgrp
     });
-    (JOBS.get().signal_group)(pgrp, sig);
-}
-
-/// What the terminal asks of the process layer for job control: to send
-/// a signal to a process group (0: everyone but init), and the caller's
-/// own group. Chosen at start (`set_jobs`), kept across fork and exec.
-pub struct Jobs {
-    pub signal_group: fn(u32, u32),
-    pub own_group: fn() -> u32,
-}
-
-/// Until a process layer is chosen, nobody is signalled (group 0).
-static NO_JOBS: Jobs = Jobs { signal_group: |_, _| {}, own_group: || 0 };
-static JOBS: Word<&'static Jobs> = Word::new(&NO_JOBS);
-
-/// Chooses who answers the terminal's job control.
-pub fn set_jobs(j: &'static Jobs) {
-    JOBS.set(j);
+    (ldisc::jobs().signal_group)(pgrp, sig);
 }
 
 /// The foreground process group (0: none set).
 pub fn foreground() -> u32 {
-    with_tty(|t| t.pgrp)
+    with_tty(|t| t.shared.pgrp)
 }
-
-/// Signal numbers the terminal sends, Linux's.
-const SIGINT: u32 = 2;
-const SIGQUIT: u32 = 3;
-const SIGTSTP: u32 = 20;
 
 /// For processes that wait on something else (a child, the clock): takes
 /// in console input and reports whether a Ctrl-C just arrived.
@@ -187,59 +143,33 @@ fn take_byte() -> Option<u8> {
         t.len -= 1;
         Some(c)
     })?;
-    Some(if c == b'\r' && (!is_tty() || flag_word(0) & ICRNL != 0) { b'\n' } else { c })
-}
-
-fn echo(b: &[u8]) {
-    if flag_word(3) & ECHO != 0 {
-        crate::log::console_write(b);
+    if !is_tty() {
+        return Some(if c == b'\r' { b'\n' } else { c });
     }
+    TERMIOS.get().input(c)
 }
 
-/// Canonical mode: edits the line being typed with byte `c`; true when a
-/// line (or end of file) is ready.
+/// Canonical mode: edits the line being typed with byte `c`, echoing to
+/// the console; true when a line (or end of file) is ready.
 fn edit(c: u8) -> bool {
-    let keys = [cc(VERASE), cc(VKILL), cc(VEOF)];
-    with_tty(|t| edit_line(t, c, keys))
-}
-
-/// `edit` on `t`, with the terminal's erase, kill and end-of-file
-/// characters.
-fn edit_line(t: &mut Tty, c: u8, [erase, kill, end]: [u8; 3]) -> bool {
-    if c == erase || c == 0x08 {
-        if t.edit_len > 0 {
-            t.edit_len -= 1;
-            echo(b"\x08 \x08");
+    let termios = TERMIOS.get();
+    with_tty(|t| {
+        if !t.edit.key(c, &termios, &mut |b| crate::log::console_write(b)) {
+            return false;
         }
-        return false;
-    }
-    if c == kill {
-        for _ in 0..t.edit_len {
-            echo(b"\x08 \x08");
-        }
-        t.edit_len = 0;
-        return false;
-    }
-    let eof = c == end;
-    if !eof && t.edit_len < t.edit.len() {
-        t.edit[t.edit_len] = c;
-        t.edit_len += 1;
-        echo(&[c]);
-    }
-    if eof || c == b'\n' || t.edit_len == t.edit.len() {
-        t.line[..t.edit_len].copy_from_slice(&t.edit[..t.edit_len]);
-        t.line_len = t.edit_len;
-        t.edit_len = 0;
-        return true;
-    }
-    false
+        let line = t.edit.line();
+        t.line[..line.len()].copy_from_slice(line);
+        t.line_len = line.len();
+        t.edit.clear();
+        true
+    })
 }
 
 /// Reads what the terminal has: EAGAIN when nothing yet (the caller waits,
 /// `io::read`, after checking the reader is in the foreground), EINTR when
 /// a control character just signalled.
 fn read(_: &mut File, buf: &mut [u8]) -> i64 {
-    let canonical = is_tty() && flag_word(3) & ICANON != 0;
+    let canonical = is_tty() && TERMIOS.get().canonical();
     loop {
         let line = with_tty(|t| {
             (canonical && t.line_len > 0).then(|| {
@@ -278,8 +208,8 @@ fn read(_: &mut File, buf: &mut [u8]) -> i64 {
                 n += 1;
             }
             if n > 0 {
-                if is_tty() {
-                    echo(&buf[..n]);
+                if is_tty() && TERMIOS.get().echoes() {
+                    crate::log::console_write(&buf[..n]);
                 }
                 return n as i64;
             }
@@ -300,73 +230,30 @@ fn stat(_: &File, st: &mut Stat) -> i64 {
     0
 }
 
-const TCGETS: u64 = 0x5401;
-const TCSETS: u64 = 0x5402;
-const TCSETSW: u64 = 0x5403;
-const TCSETSF: u64 = 0x5404;
-const TIOCGWINSZ: u64 = 0x5413;
-const TIOCGPGRP: u64 = 0x540f;
-const TIOCSPGRP: u64 = 0x5410;
-
-/// The termios lxrt keeps for the console: the kernel's `struct termios`
-/// as `TCGETS` copies it (four flag words, the line discipline, 19 control
-/// characters: 36 bytes; glibc converts to its own 60-byte layout).
-/// The kernel's `struct termios`: 36 bytes.
-pub const TERMIOS_SIZE: usize = 36;
-
 /// This process's settings of the terminal, and whether the console is a
 /// terminal at all (`lxrt -t`).
-static TERMIOS: Word<[u8; TERMIOS_SIZE]> = Word::new(TERMIOS_DEFAULT);
+static TERMIOS: Word<Termios> = Word::new(Termios::CONSOLE);
 static IS_TTY: Word<bool> = Word::new(false);
-
-/// The settings a terminal starts with.
-const TERMIOS_DEFAULT: [u8; TERMIOS_SIZE] = {
-    let mut t = [0u8; TERMIOS_SIZE];
-    // c_iflag ICRNL, c_oflag OPOST|ONLCR, c_cflag B115200|CS8|CREAD,
-    // c_lflag ISIG|ICANON|ECHO|ECHOE|ECHOK|IEXTEN.
-    let words: [u32; 4] = [0o400, 0o5, 0o10002 | 0o60 | 0o200, 0o1 | 0o2 | 0o10 | 0o20 | 0o40 | 0o100000];
-    let mut i = 0;
-    while i < 4 {
-        let b = words[i].to_le_bytes();
-        t[4 * i] = b[0];
-        t[4 * i + 1] = b[1];
-        t[4 * i + 2] = b[2];
-        t[4 * i + 3] = b[3];
-        i += 1;
-    }
-    // c_cc: VINTR ^C, VQUIT ^\\, VERASE DEL, VKILL ^U, VEOF ^D, VMIN 1,
-    // VSUSP ^Z.
-    t[27] = 0x1a;
-    t[17] = 3;
-    t[18] = 0x1c;
-    t[19] = 0x7f;
-    t[20] = 0x15;
-    t[21] = 4;
-    t[23] = 1;
-    t
-};
 
 fn ioctl(_: &mut File, req: u64, arg: u64) -> i64 {
     if !is_tty() {
         return -ENOTTY;
     }
-    let r = match req {
-        TCGETS => crate::uaccess::write(arg, &TERMIOS.get()),
-        TCSETS | TCSETSW | TCSETSF => crate::uaccess::bytes(arg, TERMIOS_SIZE as u64)
-            .map(|b| TERMIOS.set(b.try_into().expect("TERMIOS_SIZE bytes"))),
-        TIOCGWINSZ => crate::uaccess::put(arg, [24u16, 80, 0, 0]).map(|_| ()),
-        TIOCGPGRP => {
-            let pgrp = match with_tty(|t| t.pgrp) {
-                0 => (JOBS.get().own_group)(),
-                g => g,
-            };
-            crate::uaccess::put(arg, pgrp as i32).map(|_| ())
-        }
-        TIOCSPGRP => crate::uaccess::get::<i32>(arg).map(|g| with_tty(|t| t.pgrp = g as u32)),
-        _ => return -ENOTTY,
-    };
+    let mut termios = TERMIOS.get();
+    let mut shared = with_tty(|t| t.shared);
+    let r = ldisc::ioctl(&mut termios, &mut shared, req, arg, (ldisc::jobs().own_group)());
+    TERMIOS.set(termios);
+    with_tty(|t| t.shared = shared);
     match r {
-        Ok(()) => 0,
-        Err(e) => -e,
+        None => -ENOTTY,
+        Some(Ok(ldisc::Did::Answer(n))) => n,
+        Some(Ok(ldisc::Did::Set { .. })) => 0,
+        Some(Ok(ldisc::Did::Resized)) => {
+            if shared.pgrp != 0 {
+                (ldisc::jobs().signal_group)(shared.pgrp, ldisc::SIGWINCH);
+            }
+            0
+        }
+        Some(Err(e)) => -e,
     }
 }

@@ -384,6 +384,7 @@ fn stamp(f: *mut File) -> u64 {
         Kind::TimerFd => super::timerfd::stamp(f),
         Kind::Socket => super::unix::stamp(f),
         Kind::Inet => crate::net::stack::stamp(),
+        Kind::PtyMaster | Kind::PtySlave => super::pty::stamp(f),
         _ => 0,
     }
 }

@@ -15,10 +15,13 @@ pub mod eventfd;
 pub mod fifo;
 pub mod flags;
 pub mod inet;
+pub mod inotify;
+pub mod ldisc;
 pub mod memdev;
 pub mod opath;
 pub mod pipe;
 pub mod pipemem;
+pub mod pty;
 pub mod regular;
 pub mod signalfd;
 pub mod timerfd;
@@ -52,6 +55,11 @@ pub enum Kind {
     Path,
     /// An Internet socket (`inet`).
     Inet,
+    /// A pseudo-terminal's master and slave (`pty`).
+    PtyMaster,
+    PtySlave,
+    /// An inotify instance (`inotify`).
+    Inotify,
 }
 
 /// An open file description, shared between the processes holding it.
@@ -110,6 +118,8 @@ pub fn ops_for(kind: Kind) -> &'static Ops {
         Kind::Socket => &unix::OPS,
         Kind::Path => &opath::OPS,
         Kind::Inet => &inet::OPS,
+        Kind::PtyMaster | Kind::PtySlave => &pty::OPS,
+        Kind::Inotify => &inotify::OPS,
     }
 }
 
@@ -279,7 +289,16 @@ pub fn file_events(f: *mut File, look: Look) -> Option<u16> {
         Kind::PipeRead | Kind::PipeWrite => unsafe { pipe::events(kind, ring) },
         // SAFETY: `data` is the counter of the eventfd the caller holds.
         Kind::EventFd => unsafe { eventfd::events(data) },
-        Kind::Console | Kind::Epoll | Kind::TimerFd | Kind::SignalFd | Kind::Socket | Kind::Inet
+        // SAFETY: `data` is the instance of the inotify the caller holds.
+        Kind::Inotify => unsafe { inotify::events(data) },
+        Kind::Console
+        | Kind::Epoll
+        | Kind::TimerFd
+        | Kind::SignalFd
+        | Kind::Socket
+        | Kind::Inet
+        | Kind::PtyMaster
+        | Kind::PtySlave
             if look == Look::LockFree =>
         {
             return None
@@ -294,6 +313,8 @@ pub fn file_events(f: *mut File, look: Look) -> Option<u16> {
         Kind::Socket => unix::events(unsafe { &*f }),
         // SAFETY: as above.
         Kind::Inet => inet::events(unsafe { &*f }),
+        // SAFETY: as above.
+        Kind::PtyMaster | Kind::PtySlave => pty::events(unsafe { &*f }),
         Kind::Null | Kind::Zero | Kind::Full | Kind::Random | Kind::Regular | Kind::Dir => POLLIN | POLLOUT,
         // Not a descriptor poll or epoll accept (`fd::get`).
         Kind::Path => POLLNVAL,

@@ -24,6 +24,9 @@ fn read(f: &mut File, buf: &mut [u8]) -> i64 {
     }
     let n = node::read_at(&node::get(f.ino), f.off, buf);
     f.off += n as u64;
+    if n > 0 {
+        super::inotify::changed(f.ino, super::inotify::IN_ACCESS);
+    }
     n as i64
 }
 
@@ -41,6 +44,7 @@ fn write(f: &mut File, buf: &[u8]) -> i64 {
     match written {
         Ok(k) => {
             f.off += k as u64;
+            super::inotify::changed(f.ino, super::inotify::IN_MODIFY);
             k as i64
         }
         Err(e) => -e,
@@ -83,6 +87,9 @@ fn stat(f: &File, st: &mut Stat) -> i64 {
 }
 
 fn close(f: &mut File) {
+    let wrote = f.kind == Kind::Regular && f.flags & flags::ACCMODE != flags::RDONLY;
+    let closed = if wrote { super::inotify::IN_CLOSE_WRITE } else { super::inotify::IN_CLOSE_NOWRITE };
+    super::inotify::changed(f.ino, closed);
     // A file under `/data` is on the disk once closed (an error here has
     // nobody to go to: `fsync` first to see it).
     let _ = crate::fs::disk::write_back(f.ino, false);

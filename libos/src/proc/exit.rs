@@ -104,6 +104,7 @@ pub fn exit(status: i32) -> ! {
     lock::acquire();
     super::thread::end_others();
     fd::close_all();
+    crate::obj::pty::session_ended();
     vm::leave();
     crate::log::flush();
     // A parent held for us (vfork) goes on now, as on Linux, not when our

@@ -149,11 +149,19 @@ pub fn await_foreground() -> Result<(), i64> {
     }
 }
 
-/// The terminal's job control (`obj::console::Jobs`): control characters
+/// The terminals' job control (`obj::ldisc::Jobs`): control characters
 /// signal the foreground group, or everyone but init without one.
-pub static JOBS: crate::obj::console::Jobs = crate::obj::console::Jobs {
+pub static JOBS: crate::obj::ldisc::Jobs = crate::obj::ldisc::Jobs {
     signal_group: |pgrp, sig| {
         let _ = if pgrp != 0 { group(pgrp, sig) } else { all_but_init(sig) };
     },
+    signal_others: |pgrp, sig| {
+        let me = env();
+        let _ = matching(sig, |e| e.pgid == pgrp && e.env != me);
+    },
     own_group: || super::table::mine().pgid,
+    session: || {
+        let me = super::table::mine();
+        (super::pid(), me.sid)
+    },
 };
