@@ -79,33 +79,33 @@ fn leaf<'t, T: Tables>(
     t: &'t mut T,
     pml4: Frame,
     va: u64,
-    alloc: Option<&mut dyn FnMut() -> Result<Frame, Error>>,
+    alloc: Option<TableAlloc<'_>>,
 ) -> Result<&'t mut u64, Error> {
-    let table = leaf_table(t, pml4, va, alloc.map(|a| (a, index(va, 0))))?;
+    let table = match alloc {
+        Some(alloc) => leaf_table(t, pml4, va, alloc, index(va, 0))?,
+        None => last_table(t, pml4, va).map_err(|_| Error::NotMapped)?,
+    };
     Ok(&mut t.table(table)[index(va, 0)])
 }
 
-/// The table holding `va`'s leaf entry. Given `alloc` and `last`, the
-/// caller will write its entries from `va`'s to index `last`: missing
-/// tables are made with `alloc`, and the summaries on the way cover the
-/// entries written below them.
+/// The table holding `va`'s leaf entry, whose entries from `va`'s to index
+/// `last` the caller will write: missing tables are made with `alloc`,
+/// and the summaries on the way widened to cover the entries written
+/// below them.
 fn leaf_table<T: Tables>(
     t: &mut T,
     pml4: Frame,
     va: u64,
-    mut writes: Option<(TableAlloc<'_>, usize)>,
+    alloc: TableAlloc<'_>,
+    last: usize,
 ) -> Result<Frame, Error> {
     let mut table = pml4;
     for level in (1..4).rev() {
         let i = index(va, level);
         let e = t.table(table)[i];
-        let Some((alloc, last)) = writes.as_mut() else {
-            table = if e & PRESENT != 0 { frame_of(e) } else { return Err(Error::NotMapped) };
-            continue;
-        };
         // The entries the write reaches in the table below this entry.
         let below = index(va, level - 1);
-        let last = if level == 1 { *last } else { below };
+        let last = if level == 1 { last } else { below };
         table = if e & PRESENT != 0 {
             let wider = widen(e, below, last, false);
             if wider != e {
@@ -244,7 +244,7 @@ pub fn copy<T: Tables, C>(
         let Some(first) = (0..n).find(|&j| t.table(st)[si + j] & PRESENT != 0) else { continue };
         let make: &mut dyn FnMut() -> Result<Frame, Error> = &mut || alloc(ctx);
         let di = index(d, 0);
-        let dt = leaf_table(t, to, d, Some((make, di + n - 1)))?;
+        let dt = leaf_table(t, to, d, make, di + n - 1)?;
         for j in first..n {
             let e = t.table(st)[si + j];
             if e & PRESENT == 0 {
@@ -293,7 +293,7 @@ pub fn fill<T: Tables, C>(
     for (p, _, n) in pieces(va, va, pages) {
         let make: &mut dyn FnMut() -> Result<Frame, Error> = &mut || alloc(ctx);
         let i = index(p, 0);
-        let table = leaf_table(t, pml4, p, Some((make, i + n - 1)))?;
+        let table = leaf_table(t, pml4, p, make, i + n - 1)?;
         for j in i..i + n {
             t.table(table)[j] = entry(ctx)?;
         }
