@@ -11,11 +11,9 @@ mod uaccess;
 
 extern crate alloc;
 
-mod errno {
-    pub const EFAULT: i64 = 14;
-    pub const ENAMETOOLONG: i64 = 36;
-    pub type LxResult = Result<i64, i64>;
-}
+#[path = "../src/errno.rs"]
+#[allow(dead_code)]
+mod errno;
 
 mod layout {
     pub const fn page_up(a: u64) -> u64 {

@@ -8,6 +8,7 @@
 //! is through the auxiliary vector. lxrt itself stays where it is; only the
 //! program's regions are replaced.
 
+use crate::errno::Errno;
 use crate::errno::{EACCES, ELIBBAD, ELOOP, ENOEXEC, ENOMEM};
 use crate::layout::{page_up, BRK_LIMIT, INTERP_BASE, INTERP_END, PAGE, PIE_BASE, STACK_MAX, STACK_TOP};
 use crate::loader::{map_segments, place, Placed};
@@ -61,7 +62,7 @@ const MAX_INTERPRETERS: usize = 4;
 /// a regular file, or no execute bit: even root needs one), ELOOP. Whether
 /// the bytes are a program lxrt can load is for `check`, which gives
 /// ENOEXEC.
-pub fn resolve(path: &[u8], argv: &mut Vec<Vec<u8>>) -> Result<(Vec<u8>, &'static [u8]), i64> {
+pub fn resolve(path: &[u8], argv: &mut Vec<Vec<u8>>) -> Result<(Vec<u8>, &'static [u8]), Errno> {
     let mut path = path.to_vec();
     for _ in 0..=MAX_INTERPRETERS {
         if path == b"/proc/self/exe" {
@@ -96,7 +97,7 @@ pub fn resolve(path: &[u8], argv: &mut Vec<Vec<u8>>) -> Result<(Vec<u8>, &'stati
 /// program is ENOEXEC; a missing interpreter ENOENT (or ENOTDIR, EACCES as
 /// for the program); one that is not an x86-64 ELF shared object ELIBBAD;
 /// one that names an interpreter itself ELOOP.
-pub fn check(image: &[u8]) -> Result<Image<'_>, i64> {
+pub fn check(image: &[u8]) -> Result<Image<'_>, Errno> {
     let prog = place(image, PAGE, BRK_LIMIT, PIE_BASE).map_err(|_| ENOEXEC)?;
     let Some(path) = prog.elf.interp else {
         return Ok(Image { prog, interp: None });
@@ -133,7 +134,7 @@ fn phdr_address(p: &Placed) -> u64 {
 
 /// Replaces the program in this address space with `image`. Past the first
 /// unmap there is no going back, so callers check the image first.
-pub fn load(image: &Image, argv: &[Vec<u8>], envp: &[Vec<u8>], execfn: &[u8]) -> Result<Loaded, i64> {
+pub fn load(image: &Image, argv: &[Vec<u8>], envp: &[Vec<u8>], execfn: &[u8]) -> Result<Loaded, Errno> {
     vm::remove(0, u64::MAX);
     let brk = map_segments(&image.prog)?;
     let mut entry = image.prog.elf.entry;
@@ -159,12 +160,12 @@ struct Pusher {
 }
 
 impl Pusher {
-    fn bytes(&mut self, b: &[u8]) -> Result<u64, i64> {
+    fn bytes(&mut self, b: &[u8]) -> Result<u64, Errno> {
         self.sp -= b.len() as u64;
         uaccess::write(self.sp, b).map_err(|_| ENOMEM)?;
         Ok(self.sp)
     }
-    fn cstr(&mut self, s: &[u8]) -> Result<u64, i64> {
+    fn cstr(&mut self, s: &[u8]) -> Result<u64, Errno> {
         self.bytes(&[0])?;
         self.bytes(s)
     }
@@ -185,7 +186,7 @@ fn build_stack(
     argv: &[Vec<u8>],
     envp: &[Vec<u8>],
     execfn: &[u8],
-) -> Result<u64, i64> {
+) -> Result<u64, Errno> {
     let elf = &prog.elf;
     let mut p = Pusher { sp: STACK_TOP };
     let execfn = p.cstr(execfn)?;

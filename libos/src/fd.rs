@@ -1,8 +1,9 @@
 //! The per-process file-descriptor table: small integers naming shared
 //! open files, each with the method table this process uses for it.
 
+use crate::errno::Errno;
 use crate::errno::{EBADF, EMFILE};
-use crate::obj::{self, pipemem, File, Ops};
+use crate::obj::{self, pipemem, File, Handle, Ops};
 use crate::scoped::Scoped;
 use alloc::vec::Vec;
 
@@ -13,7 +14,7 @@ pub const MAX_FDS: usize = 1024;
 #[derive(Clone, Copy)]
 pub struct Fd {
     pub ops: &'static Ops,
-    pub file: *mut File,
+    pub file: Handle<File>,
     pub cloexec: bool,
 }
 
@@ -28,14 +29,14 @@ pub struct Table {
 impl Table {
     pub const EMPTY: Table = Table { slots: Vec::new(), limit: MAX_FDS };
 
-    fn get(&self, fd: i64) -> Result<Fd, i64> {
+    fn get(&self, fd: i64) -> Result<Fd, Errno> {
         usize::try_from(fd).ok().and_then(|i| self.slots.get(i).copied().flatten()).ok_or(EBADF)
     }
 
     /// Whether a descriptor names a description in the pipe frames at
     /// `base` (an address in the pipes' window: only those are there).
     fn names_pipe(&self, base: u64) -> bool {
-        self.slots.iter().flatten().any(|d| pipemem::base(d.file as u64) == base)
+        self.slots.iter().flatten().any(|d| pipemem::base(d.file.addr()) == base)
     }
 
     /// Puts `fd` at `at`, which must be free or closed by the caller.
@@ -61,10 +62,9 @@ fn with_table<R>(f: impl FnOnce(&mut Table) -> R) -> R {
 /// The descriptor `fd`, for a call that does I/O or changes the file
 /// through it: an `O_PATH` descriptor is none (EBADF).
 #[inline]
-pub fn get(fd: i64) -> Result<Fd, i64> {
+pub fn get(fd: i64) -> Result<Fd, Errno> {
     let d = get_raw(fd)?;
-    // SAFETY: the descriptor keeps the file live; its kind never changes.
-    if unsafe { (*d.file).kind } == obj::Kind::Path {
+    if d.file.kind() == obj::Kind::Path {
         return Err(EBADF);
     }
     Ok(d)
@@ -74,7 +74,7 @@ pub fn get(fd: i64) -> Result<Fd, i64> {
 /// file through it (`fstat`, the `*at` calls' directory, `dup`, `close`,
 /// `fcntl`'s descriptor flags, `fchdir`, `fstatfs`).
 #[inline]
-pub fn get_raw(fd: i64) -> Result<Fd, i64> {
+pub fn get_raw(fd: i64) -> Result<Fd, Errno> {
     with_table(|t| t.get(fd))
 }
 
@@ -87,11 +87,11 @@ pub fn get_raw(fd: i64) -> Result<Fd, i64> {
 pub unsafe fn file(fd: &Fd) -> &'static mut File {
     // SAFETY: a descriptor holds a reference, so the file is live; the
     // caller guarantees the reference is the only one.
-    unsafe { &mut *fd.file }
+    unsafe { fd.file.get_mut() }
 }
 
 /// Installs `fd` at the lowest free number `>= min`.
-pub fn install(fd: Fd, min: usize) -> Result<i64, i64> {
+pub fn install(fd: Fd, min: usize) -> Result<i64, Errno> {
     with_table(|t| {
         let i = (min..t.limit).find(|&i| t.slots.get(i).is_none_or(|s| s.is_none())).ok_or(EMFILE)?;
         t.put(i, Some(fd));
@@ -100,12 +100,8 @@ pub fn install(fd: Fd, min: usize) -> Result<i64, i64> {
 }
 
 /// Installs a new descriptor for a fresh file (taking over its reference).
-// The pointer is a live shared `File` by construction (every caller got
-// it from `obj::new` or a descriptor), never a program's value.
-#[allow(clippy::not_unsafe_ptr_arg_deref)]
-pub fn open(file: *mut File, cloexec: bool) -> Result<i64, i64> {
-    // SAFETY: the caller hands over a live file.
-    let kind = unsafe { (*file).kind };
+pub fn open(file: Handle<File>, cloexec: bool) -> Result<i64, Errno> {
+    let kind = file.kind();
     let r = install(Fd { ops: obj::ops_for(kind), file, cloexec }, 0);
     if r.is_err() {
         obj::put(obj::ops_for(kind), file);
@@ -114,7 +110,7 @@ pub fn open(file: *mut File, cloexec: bool) -> Result<i64, i64> {
 }
 
 /// Puts a duplicate of `fd` at exactly `at` (closing what was there).
-pub fn dup_to(fd: Fd, at: usize, cloexec: bool) -> Result<i64, i64> {
+pub fn dup_to(fd: Fd, at: usize, cloexec: bool) -> Result<i64, Errno> {
     if at >= limit() {
         return Err(EBADF);
     }
@@ -125,7 +121,7 @@ pub fn dup_to(fd: Fd, at: usize, cloexec: bool) -> Result<i64, i64> {
     Ok(at as i64)
 }
 
-pub fn dup(fd: Fd, min: usize, cloexec: bool) -> Result<i64, i64> {
+pub fn dup(fd: Fd, min: usize, cloexec: bool) -> Result<i64, Errno> {
     // SAFETY: the descriptor keeps the file live; no other reference to it here.
     unsafe { file(&fd) }.refs += 1;
     let r = install(Fd { cloexec, ..fd }, min);
@@ -136,11 +132,11 @@ pub fn dup(fd: Fd, min: usize, cloexec: bool) -> Result<i64, i64> {
     r
 }
 
-pub fn close(fd: i64) -> Result<i64, i64> {
+pub fn close(fd: i64) -> Result<i64, Errno> {
     let d = with_table(|t| {
         let d = t.get(fd)?;
         t.slots[fd as usize] = None;
-        Ok::<_, i64>(d)
+        Ok::<_, Errno>(d)
     })?;
     // POSIX: any close of a file ends the process's record locks on it.
     // SAFETY: the descriptor kept the file live; no other reference to it here.
@@ -154,8 +150,8 @@ pub fn close(fd: i64) -> Result<i64, i64> {
 /// Unmaps the frames of the pipe behind description `f` if no descriptor
 /// here names it any more (nothing for a description elsewhere): after
 /// this process's last close of it, or a passed end it did not keep.
-pub fn unmap_unheld(f: *mut File) {
-    let pipe = f as u64;
+pub fn unmap_unheld(f: Handle<File>) {
+    let pipe = f.addr();
     if pipemem::guarded(pipe) && pipemem::mapped(pipe) && !with_table(|t| t.names_pipe(pipemem::base(pipe))) {
         pipemem::release(pipemem::base(pipe), obj::pipe::GUARDED_PAGES);
     }
@@ -168,7 +164,7 @@ pub fn share_pipes(env: u64) -> Result<(), abi::Error> {
         t.slots
             .iter()
             .flatten()
-            .map(|d| d.file as u64)
+            .map(|d| d.file.addr())
             .filter(|&f| pipemem::guarded(f))
             .map(pipemem::base)
             .collect()
@@ -178,7 +174,7 @@ pub fn share_pipes(env: u64) -> Result<(), abi::Error> {
     pipemem::share_with(env, &bases, obj::pipe::GUARDED_PAGES)
 }
 
-pub fn set_cloexec(fd: i64, on: bool) -> Result<(), i64> {
+pub fn set_cloexec(fd: i64, on: bool) -> Result<(), Errno> {
     with_table(|t| {
         let d = t.get(fd)?;
         t.slots[fd as usize] = Some(Fd { cloexec: on, ..d });
@@ -188,7 +184,7 @@ pub fn set_cloexec(fd: i64, on: bool) -> Result<(), i64> {
 
 /// Lets a program replace the methods it uses for one descriptor (the
 /// ExOS extension point); returns the old table.
-pub fn set_ops(fd: i64, ops: &'static Ops) -> Result<&'static Ops, i64> {
+pub fn set_ops(fd: i64, ops: &'static Ops) -> Result<&'static Ops, Errno> {
     with_table(|t| {
         let d = t.get(fd)?;
         t.slots[fd as usize] = Some(Fd { ops, ..d });

@@ -13,6 +13,7 @@
 //! Linux's "shared" futexes name the same words as private ones, as
 //! Linux's do on private memory.
 
+use crate::errno::Errno;
 use crate::errno::{EAGAIN, EINTR, ENOMEM, ETIMEDOUT};
 use crate::lock;
 use abi::tables::env_state;
@@ -89,7 +90,7 @@ fn wake_byte(env: u32) -> &'static AtomicU8 {
 
 /// The predicate "my byte of `WAKE` is set", installed on the process's
 /// first wait.
-fn predicate() -> Result<u64, i64> {
+fn predicate() -> Result<u64, Errno> {
     if let Some(p) = PRED.get() {
         return Ok(p);
     }
@@ -154,7 +155,7 @@ pub fn wait(
     bitset: u32,
     deadline: Option<u64>,
     interrupted: impl Fn() -> bool,
-) -> Result<(), i64> {
+) -> Result<(), Errno> {
     if crate::uaccess::get::<u32>(addr)? != val {
         return Err(EAGAIN);
     }
@@ -193,7 +194,7 @@ pub fn wait(
 /// Replaces the word at `addr` with `f` of it (`None`: leaves it),
 /// atomically against the program's threads (which change it without
 /// lxrt); returns the old value.
-pub fn update(addr: u64, f: impl Fn(u32) -> Option<u32>) -> Result<u32, i64> {
+pub fn update(addr: u64, f: impl Fn(u32) -> Option<u32>) -> Result<u32, Errno> {
     if !addr.is_multiple_of(4) {
         return Err(crate::errno::EINVAL);
     }

@@ -11,10 +11,11 @@
 //! raises SIGPIPE here, the caller's signal, as Linux raises it in the
 //! writer's context.
 
+use crate::errno::Errno;
 use crate::errno::{EAGAIN, EINTR, EPIPE};
 use crate::fd::{self, Fd};
 use crate::obj::flags::NONBLOCK;
-use crate::obj::{self, fifo, unix, File, Kind, Ops, POLLIN, POLLOUT};
+use crate::obj::{self, fifo, unix, File, Handle, Kind, Ops, POLLIN, POLLOUT};
 use crate::proc::{deliver, signal};
 use crate::wait;
 use alloc::vec::Vec;
@@ -27,11 +28,11 @@ fn blocks(f: &File) -> bool {
 /// Runs `op` until it answers something other than EAGAIN, waiting for
 /// `events` on `f` in between; EAGAIN when `nonblock`, EINTR for a signal.
 fn retry<T>(
-    f: *mut File,
+    f: Handle<File>,
     events: u16,
     nonblock: bool,
-    mut op: impl FnMut() -> Result<T, i64>,
-) -> Result<T, i64> {
+    mut op: impl FnMut() -> Result<T, Errno>,
+) -> Result<T, Errno> {
     let mut yielded = false;
     loop {
         match op() {
@@ -46,17 +47,9 @@ fn retry<T>(
     }
 }
 
-fn result(r: i64) -> Result<usize, i64> {
-    if r < 0 {
-        Err(-r)
-    } else {
-        Ok(r as usize)
-    }
-}
-
 /// `read` of descriptor `d` into `buf` through its methods.
 #[inline]
-pub fn read(d: &Fd, buf: &mut [u8]) -> Result<usize, i64> {
+pub fn read(d: &Fd, buf: &mut [u8]) -> Result<usize, Errno> {
     // SAFETY: the descriptor keeps the file live; no other reference to it here.
     read_file(d.ops, unsafe { fd::file(d) }, buf)
 }
@@ -65,21 +58,20 @@ pub fn read(d: &Fd, buf: &mut [u8]) -> Result<usize, i64> {
 /// there, or the end) takes the short path; waiting, and the terminal's
 /// job control, the long one.
 #[inline]
-pub fn read_file(ops: &Ops, f: &mut File, buf: &mut [u8]) -> Result<usize, i64> {
+pub fn read_file(ops: &Ops, f: &mut File, buf: &mut [u8]) -> Result<usize, Errno> {
     if f.kind == Kind::Console {
-        return read_slow(ops, f, buf, None);
+        return read_slow(ops, f, buf, false);
     }
-    let r = read_once(ops, f, buf);
-    if r == -EAGAIN {
-        return read_slow(ops, f, buf, Some(r));
+    match read_once(ops, f, buf) {
+        Err(EAGAIN) => read_slow(ops, f, buf, true),
+        r => r,
     }
-    result(r)
 }
 
 /// One read through `ops`. A pipe with the library's own methods is called
 /// directly, so the compiler can inline its read.
 #[inline(always)]
-fn read_once(ops: &Ops, f: &mut File, buf: &mut [u8]) -> i64 {
+fn read_once(ops: &Ops, f: &mut File, buf: &mut [u8]) -> Result<usize, Errno> {
     if core::ptr::eq(ops, &obj::pipe::OPS) {
         obj::pipe::read(f, buf)
     } else {
@@ -87,34 +79,36 @@ fn read_once(ops: &Ops, f: &mut File, buf: &mut [u8]) -> i64 {
     }
 }
 
-/// `read_file`'s long path, `first` the answer it had already.
+/// `read_file`'s long path; `again`: a first read has answered EAGAIN.
 #[cold]
 #[inline(never)]
-fn read_slow(ops: &Ops, f: &mut File, buf: &mut [u8], mut first: Option<i64>) -> Result<usize, i64> {
+fn read_slow(ops: &Ops, f: &mut File, buf: &mut [u8], mut again: bool) -> Result<usize, Errno> {
     if f.kind == Kind::Console {
         crate::proc::kill::await_foreground()?;
     }
     let nonblock = !blocks(f);
-    let ptr = f as *mut File;
-    retry(ptr, POLLIN, nonblock, || match first.take() {
-        Some(r) => result(r),
+    let ptr = f.handle();
+    retry(ptr, POLLIN, nonblock, || {
+        if core::mem::take(&mut again) {
+            return Err(EAGAIN);
+        }
         // After a wait: a sibling may have unmapped the buffer meanwhile
         // (a partial count or EFAULT, as Linux answers).
-        None => result(read_once(ops, f, crate::uaccess::still_lent(&mut *buf)?)),
+        read_once(ops, f, crate::uaccess::still_lent(&mut *buf)?)
     })
 }
 
 /// `write` of `buf` to descriptor `d` through its methods: on a blocking
 /// file, all of it unless a signal comes first (then what went in).
 #[inline]
-pub fn write(d: &Fd, buf: &[u8]) -> Result<usize, i64> {
+pub fn write(d: &Fd, buf: &[u8]) -> Result<usize, Errno> {
     // SAFETY: the descriptor keeps the file live; no other reference to it here.
     write_file(d.ops, unsafe { fd::file(d) }, buf)
 }
 
 /// One write through `ops` (a pipe's directly, as `read_once`).
 #[inline(always)]
-fn write_once(ops: &Ops, f: &mut File, buf: &[u8]) -> i64 {
+fn write_once(ops: &Ops, f: &mut File, buf: &[u8]) -> Result<usize, Errno> {
     if core::ptr::eq(ops, &obj::pipe::OPS) {
         obj::pipe::write(f, buf)
     } else {
@@ -125,10 +119,10 @@ fn write_once(ops: &Ops, f: &mut File, buf: &[u8]) -> i64 {
 /// `write` to open file `f` through methods `ops`: all of it at once is
 /// the short path.
 #[inline]
-pub fn write_file(ops: &Ops, f: &mut File, buf: &[u8]) -> Result<usize, i64> {
+pub fn write_file(ops: &Ops, f: &mut File, buf: &[u8]) -> Result<usize, Errno> {
     let r = write_once(ops, f, buf);
-    if r >= 0 && r as usize == buf.len() {
-        return Ok(r as usize);
+    if r == Ok(buf.len()) {
+        return r;
     }
     write_slow(ops, f, buf, r)
 }
@@ -136,13 +130,13 @@ pub fn write_file(ops: &Ops, f: &mut File, buf: &[u8]) -> Result<usize, i64> {
 /// `write_file`'s long path: the rest after a first answer `first`.
 #[cold]
 #[inline(never)]
-fn write_slow(ops: &Ops, f: &mut File, buf: &[u8], first: i64) -> Result<usize, i64> {
-    let ptr = f as *mut File;
+fn write_slow(ops: &Ops, f: &mut File, buf: &[u8], first: Result<usize, Errno>) -> Result<usize, Errno> {
+    let ptr = f.handle();
     let mut done = 0;
     let mut r = first;
     let mut yielded = false;
     loop {
-        match result(r) {
+        match r {
             Ok(n) => {
                 done += n;
                 if done == buf.len() || n == 0 {
@@ -171,17 +165,17 @@ fn write_slow(ops: &Ops, f: &mut File, buf: &[u8], first: i64) -> Result<usize, 
 
 /// Waits until pipe read end `f` holds bytes (true) or has no writer left
 /// (false) (`splice`, `tee`).
-pub fn pipe_readable(f: &mut File, nonblock: bool) -> Result<bool, i64> {
+pub fn pipe_readable(f: &mut File, nonblock: bool) -> Result<bool, Errno> {
     let nonblock = nonblock || !blocks(f);
-    let ptr = f as *mut File;
+    let ptr = f.handle();
     retry(ptr, POLLIN, nonblock, || obj::pipe::readable(f, nonblock))
 }
 
 /// Waits until pipe write end `f` has room; EPIPE and SIGPIPE with no
 /// reader left (`splice`, `tee`).
-pub fn pipe_writable(f: &mut File, nonblock: bool) -> Result<(), i64> {
+pub fn pipe_writable(f: &mut File, nonblock: bool) -> Result<(), Errno> {
     let nonblock = nonblock || !blocks(f);
-    let ptr = f as *mut File;
+    let ptr = f.handle();
     let r = retry(ptr, POLLOUT, nonblock, || obj::pipe::writable(f, nonblock));
     if r == Err(EPIPE) {
         deliver::raise_self(signal::SIGPIPE);
@@ -190,13 +184,13 @@ pub fn pipe_writable(f: &mut File, nonblock: bool) -> Result<(), i64> {
 }
 
 /// Opens FIFO `ino`: waits for the other side as Linux does (`fifo`).
-pub fn open_fifo(ino: crate::fs::Ino, status: u32) -> Result<*mut File, i64> {
+pub fn open_fifo(ino: crate::fs::Ino, status: u32) -> Result<Handle<File>, Errno> {
     let (f, start) = fifo::open(ino, status)?;
     let Some(start) = start else {
         return Ok(f);
     };
     // SAFETY: the end just opened, live until put; only read here.
-    while !fifo::other_side(unsafe { &*f }, start) {
+    while !fifo::other_side(unsafe { f.get() }, start) {
         if deliver::pending() {
             obj::put(&obj::pipe::OPS, f);
             return Err(EINTR);
@@ -208,17 +202,17 @@ pub fn open_fifo(ino: crate::fs::Ino, status: u32) -> Result<*mut File, i64> {
 
 /// `accept` on listening socket `f`: waits for a connection unless it is
 /// nonblocking.
-pub fn accept(f: &File, flags: u32) -> Result<*mut File, i64> {
+pub fn accept(f: &File, flags: u32) -> Result<Handle<File>, Errno> {
     let nonblock = !blocks(f);
-    let ptr = f as *const File as *mut File;
+    let ptr = f.handle();
     retry(ptr, POLLIN, nonblock, || unix::accept(f, flags))
 }
 
 /// Receives from socket `f` (`unix::recv`), waiting for data unless
 /// `nonblock` or the socket is nonblocking.
-pub fn recv(f: &File, buf: &mut [u8], nonblock: bool, peek: bool) -> Result<unix::Received, i64> {
+pub fn recv(f: &File, buf: &mut [u8], nonblock: bool, peek: bool) -> Result<unix::Received, Errno> {
     let nonblock = nonblock || !blocks(f);
-    let ptr = f as *const File as *mut File;
+    let ptr = f.handle();
     retry(ptr, POLLIN, nonblock, || unix::recv(f, buf, nonblock, peek))
 }
 
@@ -230,12 +224,12 @@ pub fn recv(f: &File, buf: &mut [u8], nonblock: bool, peek: bool) -> Result<unix
 pub fn send(
     f: &File,
     data: &[u8],
-    mut files: Vec<*mut File>,
+    mut files: Vec<Handle<File>>,
     nonblock: bool,
     sigpipe: bool,
-) -> Result<usize, i64> {
+) -> Result<usize, Errno> {
     let nonblock = nonblock || !blocks(f);
-    let ptr = f as *const File as *mut File;
+    let ptr = f.handle();
     let mut done = 0;
     let mut yielded = false;
     let r = loop {

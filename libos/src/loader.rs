@@ -4,6 +4,7 @@
 //! where they fill whole pages, else copied in). `exec` loads
 //! programs and their interpreters with it, `vdso` the vDSO.
 
+use crate::errno::Errno;
 use crate::errno::ENOMEM;
 use crate::layout::{page_down, page_up, PAGE};
 use crate::vm;
@@ -46,7 +47,7 @@ pub fn place(data: &[u8], lo: u64, hi: u64, base: u64) -> Result<Placed<'_>, bin
 
 /// Promises the loadable segments of `p` and copies their file bytes in;
 /// returns the first byte past the highest.
-pub fn map_segments(p: &Placed) -> Result<u64, i64> {
+pub fn map_segments(p: &Placed) -> Result<u64, Errno> {
     let mut top = 0;
     for seg in p.elf.segments().filter(|s| s.kind == PT_LOAD) {
         let vaddr = seg.vaddr + p.bias;
@@ -98,7 +99,7 @@ fn map_whole_pages(vaddr: u64, bytes: &[u8], prot: u32) -> (u64, u64) {
 
 /// Copies `data` to `va` in promised memory, through a writable mapping of
 /// each page whatever the region's rights (`load` applies them after).
-pub fn copy_in(va: u64, data: &[u8]) -> Result<(), i64> {
+pub fn copy_in(va: u64, data: &[u8]) -> Result<(), Errno> {
     let end = va + data.len() as u64;
     let mut page = page_down(va);
     while page < end {

@@ -16,6 +16,7 @@
 //! A lock a request cannot have waits in the caller (`linux/flock.rs`),
 //! not here.
 
+use crate::errno::Errno;
 use crate::errno::ENOLCK;
 use crate::lock;
 use abi::tables::env_state;
@@ -180,7 +181,7 @@ pub fn set(
     lock: Option<bool>,
     start: u64,
     end: u64,
-) -> Result<(), i64> {
+) -> Result<(), Errno> {
     with_table(|t| {
         // Room first: a split needs one entry, the new lock one more.
         if t.entries.iter().filter(|e| e.free()).count() < 2 {

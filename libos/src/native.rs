@@ -7,6 +7,7 @@
 //! does for a Linux binary's `syscall` (how a native program forks, waits
 //! and exits through the library).
 
+use crate::errno::Errno;
 use crate::obj::{self, Kind};
 use crate::{entry, fd, fs, lock, private, proc, shared, trap};
 
@@ -38,11 +39,11 @@ pub fn init(personality: trap::Personality) -> Result<(), &'static str> {
 
 /// Runs `op` on descriptor `fd` with the big lock held, as the
 /// personality does for a Linux call.
-fn with_fd(fd: i64, op: impl FnOnce(&fd::Fd) -> Result<usize, i64>) -> i64 {
+fn with_fd(fd: i64, op: impl FnOnce(&fd::Fd) -> Result<usize, Errno>) -> i64 {
     lock::acquire();
     let r = fd::get(fd).and_then(|d| op(&d));
     lock::end_call();
-    r.map_or_else(|e| -e, |n| n as i64)
+    r.map_or_else(|e| e.negated(), |n| n as i64)
 }
 
 /// Reads from descriptor `fd` through its method table (`io::read`):
@@ -95,7 +96,7 @@ pub fn poll(entries: &mut [crate::wait::Entry], timeout_ns: Option<u64>) -> i64 
     lock::acquire();
     let r = crate::wait::wait(entries, timeout_ns);
     lock::end_call();
-    r.map_or_else(|e| -e, |n| n as i64)
+    r.map_or_else(|e| e.negated(), |n| n as i64)
 }
 
 /// `epoll_wait` for native programs on the epoll set open as `epfd`: the
@@ -104,14 +105,13 @@ pub fn poll(entries: &mut [crate::wait::Entry], timeout_ns: Option<u64>) -> i64 
 pub fn epoll_wait(epfd: i64, out: &mut [(u32, u64)], timeout_ns: Option<u64>) -> i64 {
     lock::acquire();
     let r = fd::get(epfd).and_then(|d| {
-        // SAFETY: the descriptor keeps the file live; its kind never changes.
-        if unsafe { (*d.file).kind } != Kind::Epoll {
+        if d.file.kind() != Kind::Epoll {
             return Err(crate::errno::EINVAL);
         }
         crate::wait::epoll_wait(d.file, out, timeout_ns)
     });
     lock::end_call();
-    r.map_or_else(|e| -e, |n| n as i64)
+    r.map_or_else(|e| e.negated(), |n| n as i64)
 }
 
 /// `select` for native programs over `fd_set`-style word bitmaps (an
@@ -123,11 +123,11 @@ pub fn select(nfds: usize, read: &mut [u64], write: &mut [u64], timeout_ns: Opti
     // the look borrows the descriptor table), and the sets are answered.
     if lock::OTHER_THREADS.get() == 0 {
         if let Some(r) = crate::wait::select_now(nfds, read, write, &mut []) {
-            return r.map_or_else(|e| -e, |n| n as i64);
+            return r.map_or_else(|e| e.negated(), |n| n as i64);
         }
     }
     lock::acquire();
     let r = crate::wait::select(nfds, read, write, &mut [], timeout_ns);
     lock::end_call();
-    r.map_or_else(|e| -e, |n| n as i64)
+    r.map_or_else(|e| e.negated(), |n| n as i64)
 }

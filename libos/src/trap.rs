@@ -149,7 +149,7 @@ pub type Personality = fn(&mut ExceptionFrame);
 
 /// Until a personality is chosen, every call fails with ENOSYS.
 pub fn no_personality(f: &mut ExceptionFrame) {
-    f.regs.rax = (-crate::errno::ENOSYS) as u64;
+    f.regs.rax = crate::errno::ENOSYS.negated() as u64;
 }
 
 /// Who answers system calls, and the program's own fault handler.

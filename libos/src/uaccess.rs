@@ -3,6 +3,7 @@
 //! fault inside lxrt's handler would end the environment.
 
 use crate::entry::Local;
+use crate::errno::Errno;
 use crate::errno::{LxResult, EFAULT, ENAMETOOLONG};
 use crate::vm;
 use alloc::vec::Vec;
@@ -20,7 +21,7 @@ pub struct Loan {
 // SAFETY: `Loan` is made of `Cell`s, valid all zero; the lowest part.
 pub const LOCAL: Local<Loan> = unsafe { Local::after(0) };
 
-pub fn bytes(ptr: u64, len: u64) -> Result<&'static [u8], i64> {
+pub fn bytes(ptr: u64, len: u64) -> Result<&'static [u8], Errno> {
     if !vm::prepare(ptr, len, false) {
         return Err(EFAULT);
     }
@@ -84,7 +85,7 @@ fn prepare_again(ptr: u64, len: u64) {
 /// After a sleep: the part of `b` (lent by `with_bytes_mut`) that is still
 /// the program's to write (`relend` shrank the loan), or EFAULT if none of
 /// it is.
-pub fn still_lent(b: &mut [u8]) -> Result<&mut [u8], i64> {
+pub fn still_lent(b: &mut [u8]) -> Result<&mut [u8], Errno> {
     let loan = LOCAL.get();
     if !loan.lent.get() {
         return Ok(b);
@@ -104,7 +105,7 @@ fn lent_twice() -> ! {
 }
 
 /// Makes `len` bytes at `ptr` present and writable, or fails with EFAULT.
-pub fn writable(ptr: u64, len: u64) -> Result<(), i64> {
+pub fn writable(ptr: u64, len: u64) -> Result<(), Errno> {
     if vm::prepare(ptr, len, true) {
         Ok(())
     } else {
@@ -115,7 +116,7 @@ pub fn writable(ptr: u64, len: u64) -> Result<(), i64> {
 /// Runs `f` on the `len` bytes at `ptr`, for code that fills a buffer
 /// (a file's read, `getdents`): `f` must not reach the program's memory
 /// again.
-pub fn with_bytes_mut<R>(ptr: u64, len: u64, f: impl FnOnce(&mut [u8]) -> R) -> Result<R, i64> {
+pub fn with_bytes_mut<R>(ptr: u64, len: u64, f: impl FnOnce(&mut [u8]) -> R) -> Result<R, Errno> {
     writable(ptr, len)?;
     Ok(lend(ptr, len, || {
         if len == 0 {
@@ -131,12 +132,12 @@ pub fn with_bytes_mut<R>(ptr: u64, len: u64, f: impl FnOnce(&mut [u8]) -> R) -> 
 }
 
 /// Copies `src` to `ptr`.
-pub fn write(ptr: u64, src: &[u8]) -> Result<(), i64> {
+pub fn write(ptr: u64, src: &[u8]) -> Result<(), Errno> {
     with_bytes_mut(ptr, src.len() as u64, |b| b.copy_from_slice(src))
 }
 
 /// Zeroes the `len` bytes at `ptr`.
-pub fn zero(ptr: u64, len: u64) -> Result<(), i64> {
+pub fn zero(ptr: u64, len: u64) -> Result<(), Errno> {
     with_bytes_mut(ptr, len, |b| b.fill(0))
 }
 
@@ -151,14 +152,14 @@ pub fn put<T: Copy>(ptr: u64, v: T) -> LxResult {
 }
 
 /// Loads a `T` from `ptr`.
-pub fn get<T: Copy>(ptr: u64) -> Result<T, i64> {
+pub fn get<T: Copy>(ptr: u64) -> Result<T, Errno> {
     let b = bytes(ptr, size_of::<T>() as u64)?;
     // SAFETY: as in `put`; T is plain data in every use.
     Ok(unsafe { core::ptr::read_unaligned(b.as_ptr() as *const T) })
 }
 
 /// A NUL-terminated string (without the NUL), at most `max` bytes.
-pub fn cstr(ptr: u64, max: usize) -> Result<&'static [u8], i64> {
+pub fn cstr(ptr: u64, max: usize) -> Result<&'static [u8], Errno> {
     let mut at = ptr;
     loop {
         // Check a page at a time, then scan it.
@@ -179,12 +180,12 @@ pub fn cstr(ptr: u64, max: usize) -> Result<&'static [u8], i64> {
 }
 
 /// A path argument.
-pub fn path(ptr: u64) -> Result<&'static [u8], i64> {
+pub fn path(ptr: u64) -> Result<&'static [u8], Errno> {
     cstr(ptr, 4096)
 }
 
 /// A NULL-terminated array of strings (argv, envp), copied out.
-pub fn strings(ptr: u64) -> Result<Vec<Vec<u8>>, i64> {
+pub fn strings(ptr: u64) -> Result<Vec<Vec<u8>>, Errno> {
     let mut v = Vec::new();
     if ptr == 0 {
         return Ok(v);

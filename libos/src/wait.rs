@@ -25,8 +25,9 @@
 //! per look. Sleeps are cut into at most `MAX_SLEEP_TICKS` so a signal
 //! (`kill`, Ctrl-C) ends the wait with EINTR within that time.
 
+use crate::errno::Errno;
 use crate::errno::{EBADF, EINTR, EINVAL};
-use crate::obj::{epoll, pipe, pty, timerfd, unix, File, Kind};
+use crate::obj::{epoll, pipe, pty, timerfd, unix, File, Handle, Kind};
 pub use crate::obj::{
     file_events, Look, POLLERR, POLLHUP, POLLIN, POLLNVAL, POLLOUT, POLLPRI, POLLRDNORM, POLLWRNORM,
 };
@@ -48,7 +49,7 @@ pub struct Entry {
 /// Why a look gave no answer.
 enum Stop {
     /// The call fails (select: a descriptor that is not open).
-    Errno(i64),
+    Errno(Errno),
     /// A descriptor can only be looked at with the lock held.
     NeedsLock,
 }
@@ -71,7 +72,7 @@ trait Waited {
     /// none ready, select's sets are left as they were.
     fn look(&mut self, look: Look) -> Result<usize, Stop>;
     /// The open files waited on, each with the events asked for.
-    fn asked(&self) -> impl Iterator<Item = (*mut File, u16)> + '_;
+    fn asked(&self) -> impl Iterator<Item = (Handle<File>, u16)> + '_;
     /// The time is up with nothing ready: leave the answer for that.
     fn none_ready(&mut self) {}
 }
@@ -87,7 +88,7 @@ impl Waited for [Entry] {
         Ok(ready)
     }
 
-    fn asked(&self) -> impl Iterator<Item = (*mut File, u16)> + '_ {
+    fn asked(&self) -> impl Iterator<Item = (Handle<File>, u16)> + '_ {
         self.iter().filter_map(|e| Some((fd::get(e.fd).ok()?.file, e.events)))
     }
 }
@@ -95,7 +96,7 @@ impl Waited for [Entry] {
 /// Waits (the big lock held, dropped while asleep) until an entry is ready
 /// or `timeout_ns` has passed (`None`: no limit; `Some(0)`: just look).
 /// Returns how many entries are ready (0 on timeout), or EINTR.
-pub fn wait(entries: &mut [Entry], timeout_ns: Option<u64>) -> Result<usize, i64> {
+pub fn wait(entries: &mut [Entry], timeout_ns: Option<u64>) -> Result<usize, Errno> {
     wait_on(entries, timeout_ns)
 }
 
@@ -108,7 +109,7 @@ pub fn ready_now(entries: &mut [Entry]) -> Option<usize> {
 
 /// The loop behind `wait` and `select`: look; if nothing is ready, give
 /// the first pipe's other end the CPU once, then sleep on a predicate.
-fn wait_on<W: Waited + ?Sized>(w: &mut W, timeout_ns: Option<u64>) -> Result<usize, i64> {
+fn wait_on<W: Waited + ?Sized>(w: &mut W, timeout_ns: Option<u64>) -> Result<usize, Errno> {
     let until = timeout_ns.map(|t| crate::time::now_ns().saturating_add(t));
     let mut yielded = false;
     loop {
@@ -143,7 +144,7 @@ fn wait_on<W: Waited + ?Sized>(w: &mut W, timeout_ns: Option<u64>) -> Result<usi
 /// other end (a directed yield: it may be about to answer); after that,
 /// or for another file, sleeps on the predicate over what `f` waits on
 /// (or yields once when none covers it, `block`).
-pub fn block_on(f: *mut File, events: u16, yielded: &mut bool) {
+pub fn block_on(f: Handle<File>, events: u16, yielded: &mut bool) {
     if !*yielded {
         *yielded = true;
         let peer = first_peer(core::iter::once((f, events)));
@@ -157,12 +158,12 @@ pub fn block_on(f: *mut File, events: u16, yielded: &mut bool) {
 
 /// The environment that last used the other end of the first pipe waited
 /// on, directly or through an epoll set (0: none).
-fn first_peer(asked: impl Iterator<Item = (*mut File, u16)>) -> u64 {
+fn first_peer(asked: impl Iterator<Item = (Handle<File>, u16)>) -> u64 {
     let mut peer = 0;
     for (f, events) in asked {
         epoll::expand(f, events, &mut |f, _| {
             // SAFETY: a watched file is live; no other reference to it here.
-            let f = unsafe { &*f };
+            let f = unsafe { f.get() };
             if peer == 0 && matches!(f.kind, Kind::PipeRead | Kind::PipeWrite) {
                 peer = pipe::wait_info(f).1;
             }
@@ -183,7 +184,7 @@ struct Sleep {
 /// What a wait sleeps on; None if something else could make it ready
 /// (console input, room in an eventfd) or there are too many rings for
 /// one predicate.
-fn sleep_of(asked: impl Iterator<Item = (*mut File, u16)>) -> Option<Sleep> {
+fn sleep_of(asked: impl Iterator<Item = (Handle<File>, u16)>) -> Option<Sleep> {
     let mut s = Sleep { rings: [(0, 0); MAX_RINGS], n: 0, timer: None };
     let mut covered = true;
     for (f, events) in asked {
@@ -195,14 +196,15 @@ fn sleep_of(asked: impl Iterator<Item = (*mut File, u16)>) -> Option<Sleep> {
 
 /// Adds what wakes a wait for `events` on `f` (not an epoll set) to `s`;
 /// false if no predicate can tell.
-fn add_to_sleep(s: &mut Sleep, f: *mut File, events: u16) -> bool {
+fn add_to_sleep(s: &mut Sleep, f: Handle<File>, events: u16) -> bool {
     // SAFETY: a waited-on file is live; no other reference to it here.
-    let f = unsafe { &*f };
+    let f = unsafe { f.get() };
     let (va, term) = match f.kind {
         Kind::PipeRead => (pipe::wait_info(f).0, WANT_READ),
         Kind::PipeWrite => (pipe::wait_info(f).0, WANT_WRITE),
         Kind::EventFd if events & POLLOUT != 0 => return false,
-        Kind::EventFd | Kind::Inotify => (f.data as u64, WANT_READ),
+        Kind::EventFd => (f.object::<crate::obj::eventfd::EventFd>().addr(), WANT_READ),
+        Kind::Inotify => (f.object::<crate::obj::inotify::Inotify>().addr(), WANT_READ),
         Kind::TimerFd => {
             if let Some(at) = timerfd::next_expiry(f) {
                 s.timer = Some(s.timer.map_or(at, |t| t.min(at)));
@@ -250,7 +252,7 @@ fn add_ring(s: &mut Sleep, va: u64, term: u64) -> bool {
 
 /// Sleeps until the rings change or the deadline (or `MAX_SLEEP_TICKS`)
 /// comes, or, when no predicate covers this wait, yields once.
-fn block(asked: impl Iterator<Item = (*mut File, u16)>, until: Option<u64>) {
+fn block(asked: impl Iterator<Item = (Handle<File>, u16)>, until: Option<u64>) {
     match sleep_of(asked) {
         Some(s) => {
             let until = match (until, s.timer) {
@@ -372,7 +374,7 @@ impl Waited for Sets<'_> {
         Ok(count)
     }
 
-    fn asked(&self) -> impl Iterator<Item = (*mut File, u16)> + '_ {
+    fn asked(&self) -> impl Iterator<Item = (Handle<File>, u16)> + '_ {
         (0..self.words()).flat_map(move |i| {
             let asked = self.asked_word(i);
             Bits(asked[0] | asked[1] | asked[2]).filter_map(move |b| {
@@ -412,7 +414,7 @@ pub fn select(
     write: &mut [u64],
     except: &mut [u64],
     timeout_ns: Option<u64>,
-) -> Result<usize, i64> {
+) -> Result<usize, Errno> {
     if nfds > FD_SETSIZE {
         return Err(EINVAL);
     }
@@ -431,7 +433,7 @@ pub fn select_now(
     read: &mut [u64],
     write: &mut [u64],
     except: &mut [u64],
-) -> Option<Result<usize, i64>> {
+) -> Option<Result<usize, Errno>> {
     if nfds > 64 {
         return None;
     }
@@ -453,7 +455,7 @@ pub fn select_now(
 /// An `epoll_wait`: the set's ready interests go into `out` as (events,
 /// data).
 struct EpollWait<'a> {
-    set: *mut File,
+    set: Handle<File>,
     out: &'a mut [(u32, u64)],
 }
 
@@ -462,7 +464,7 @@ impl Waited for EpollWait<'_> {
         epoll::collect(self.set, look, self.out).ok_or(Stop::NeedsLock)
     }
 
-    fn asked(&self) -> impl Iterator<Item = (*mut File, u16)> + '_ {
+    fn asked(&self) -> impl Iterator<Item = (Handle<File>, u16)> + '_ {
         // `epoll::expand` turns the set into what it watches.
         core::iter::once((self.set, POLLIN))
     }
@@ -470,6 +472,10 @@ impl Waited for EpollWait<'_> {
 
 /// Waits like `wait` until interests of epoll set `set` are ready, and
 /// leaves them in `out`; returns how many.
-pub fn epoll_wait(set: *mut File, out: &mut [(u32, u64)], timeout_ns: Option<u64>) -> Result<usize, i64> {
+pub fn epoll_wait(
+    set: Handle<File>,
+    out: &mut [(u32, u64)],
+    timeout_ns: Option<u64>,
+) -> Result<usize, Errno> {
     wait_on(&mut EpollWait { set, out }, timeout_ns)
 }

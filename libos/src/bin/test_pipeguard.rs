@@ -59,7 +59,7 @@ fn pages_of(fds: &[i64]) -> [(u64, u64); 4] {
     let mut out = [(0, 0); 4];
     for (o, &fd) in out.iter_mut().zip(fds) {
         if let Ok(d) = libos::fd::get_raw(fd) {
-            let va = d.file as u64 & !(PAGE - 1);
+            let va = d.file.addr() & !(PAGE - 1);
             *o = (va, libos::selfmap::pte(va).map_or(0, abi::pte::frame_of));
         }
     }

@@ -188,7 +188,7 @@ fn main(_: u64) -> i32 {
     let q = pipe(O_NONBLOCK);
     let r = send(s, b"q", q[1]);
     check(&mut ok, "the send to the other user's socket is refused (EPERM)", r == EPERM);
-    let d = libos::fd::get_raw(q[1]).map(|d| d.file as u64).unwrap_or(0);
+    let d = libos::fd::get_raw(q[1]).map(|d| d.file.addr()).unwrap_or(0);
     let va = d & !(libos::layout::PAGE - 1);
     let frame = libos::selfmap::pte(va).map_or(0, abi::pte::frame_of);
     let mut at = [0u8; 16];

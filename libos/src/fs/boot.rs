@@ -4,11 +4,12 @@
 
 use super::node::{self, Ino};
 use super::{dir, path, ROOT, S_IFDIR, S_IFMT};
+use crate::errno::Errno;
 
 const PREFIX: &str = "root/";
 
 /// Makes `/` and everything under `root/` in the archive.
-pub fn populate() -> Result<(), i64> {
+pub fn populate() -> Result<(), Errno> {
     if !node::init_table() {
         return Err(crate::errno::ENOSPC);
     }

@@ -11,6 +11,7 @@
 use super::node::{self, Ino};
 use super::stat::dev;
 use super::{dir, ROOT, S_IFCHR, S_IFDIR, S_IFLNK};
+use crate::errno::Errno;
 use crate::obj::Kind;
 
 /// `/dev/tty`, the controlling terminal.
@@ -41,7 +42,7 @@ pub fn kind(rdev: u32) -> Option<Kind> {
 }
 
 /// Makes `/dev` and its nodes (at boot, after the archive's files).
-pub fn populate() -> Result<(), i64> {
+pub fn populate() -> Result<(), Errno> {
     let d = match dir::lookup(ROOT, b"dev") {
         // (The boot archive's empty directory becomes devtmpfs's.)
         Some(d) => {
@@ -66,7 +67,7 @@ pub fn populate() -> Result<(), i64> {
 }
 
 /// A new node `name` of `mode` in directory `d`.
-fn add(d: Ino, name: &[u8], mode: u32) -> Result<Ino, i64> {
+fn add(d: Ino, name: &[u8], mode: u32) -> Result<Ino, Errno> {
     let ino = node::alloc_on(mode, node::FS_DEV)?;
     if let Err(e) = dir::add(d, name, ino) {
         node::release(ino);

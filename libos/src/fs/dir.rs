@@ -3,6 +3,7 @@
 
 use super::node::{self, Ino, Inode};
 use super::{S_IFDIR, S_IFMT};
+use crate::errno::Errno;
 use crate::errno::{EEXIST, ENAMETOOLONG};
 
 pub const NAME_MAX: usize = 123;
@@ -54,7 +55,7 @@ pub fn lookup(dir: Ino, name: &[u8]) -> Option<Ino> {
 }
 
 /// Links `ino` into `dir` as `name` (counting the link).
-pub fn add(dir: Ino, name: &[u8], ino: Ino) -> Result<(), i64> {
+pub fn add(dir: Ino, name: &[u8], ino: Ino) -> Result<(), Errno> {
     if name.len() > NAME_MAX {
         return Err(ENAMETOOLONG);
     }

@@ -21,6 +21,7 @@
 
 use super::node::{self, Ino};
 use super::{dir, path, ROOT, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG};
+use crate::errno::Errno;
 use crate::errno::{
     EACCES, EEXIST, EFBIG, EINVAL, EIO, EISDIR, ENAMETOOLONG, ENOENT, ENOSPC, ENOTDIR, ENOTEMPTY, EPERM,
     EXDEV,
@@ -29,7 +30,7 @@ use crate::scoped::Scoped;
 use crate::word::Word;
 use alloc::vec;
 use alloc::vec::Vec;
-use cffs::{Errno, Fs};
+use cffs::{Errno as CfsErrno, Fs};
 use user::xn as k;
 use xn::Cred;
 
@@ -53,20 +54,20 @@ const ROOT_CRED: Cred = Cred { uid: 0, gid: 0 };
 static FS: Scoped<Option<Fs<SysXn>>> = Scoped::new("the disk's file system", None);
 
 /// C-FFS's refusal as Linux's errno.
-fn errno(e: Errno) -> i64 {
+fn errno(e: CfsErrno) -> Errno {
     match e {
-        Errno::NoEnt => ENOENT,
-        Errno::Exist => EEXIST,
-        Errno::NotDir => ENOTDIR,
-        Errno::IsDir => EISDIR,
-        Errno::NotEmpty => ENOTEMPTY,
-        Errno::NoSpace => ENOSPC,
-        Errno::Access => EACCES,
-        Errno::Perm => EPERM,
-        Errno::NameTooLong => ENAMETOOLONG,
-        Errno::Inval => EINVAL,
-        Errno::FileTooBig => EFBIG,
-        Errno::Xn(_) | Errno::Corrupt(_) => {
+        CfsErrno::NoEnt => ENOENT,
+        CfsErrno::Exist => EEXIST,
+        CfsErrno::NotDir => ENOTDIR,
+        CfsErrno::IsDir => EISDIR,
+        CfsErrno::NotEmpty => ENOTEMPTY,
+        CfsErrno::NoSpace => ENOSPC,
+        CfsErrno::Access => EACCES,
+        CfsErrno::Perm => EPERM,
+        CfsErrno::NameTooLong => ENAMETOOLONG,
+        CfsErrno::Inval => EINVAL,
+        CfsErrno::FileTooBig => EFBIG,
+        CfsErrno::Xn(_) | CfsErrno::Corrupt(_) => {
             // What the disk refused is said: EIO alone tells nobody why.
             crate::log::note(format_args!("/data: C-FFS: {e:?}"));
             EIO
@@ -76,7 +77,7 @@ fn errno(e: Errno) -> i64 {
 
 /// Runs `f` on this process's C-FFS (opened without recovery: the first
 /// process recovered it at mount).
-fn with_fs<R>(f: impl FnOnce(&mut Fs<SysXn>) -> Result<R, Errno>) -> Result<R, i64> {
+fn with_fs<R>(f: impl FnOnce(&mut Fs<SysXn>) -> Result<R, CfsErrno>) -> Result<R, Errno> {
     FS.with(|slot| {
         if slot.is_none() {
             let x = SysXn::open(CRED.get(), ROOT_CRED).map_err(|_| EIO)?;
@@ -102,13 +103,13 @@ fn disk_path(d: Ino) -> Option<Vec<u8>> {
 
 /// Where C-FFS knows directory `d` (in memory) as: its remembered inode,
 /// checked, or found again by its path (another process moved it).
-fn disk_dir(fs: &mut Fs<SysXn>, d: Ino) -> Result<u64, Errno> {
+fn disk_dir(fs: &mut Fs<SysXn>, d: Ino) -> Result<u64, CfsErrno> {
     let ino = node::get(d).disk;
     if fs.stat(ino).is_ok() {
         return Ok(ino);
     }
-    let p = disk_path(d).ok_or(Errno::NoEnt)?;
-    fs.resolve(core::str::from_utf8(&p).map_err(|_| Errno::Inval)?)
+    let p = disk_path(d).ok_or(CfsErrno::NoEnt)?;
+    fs.resolve(core::str::from_utf8(&p).map_err(|_| CfsErrno::Inval)?)
 }
 
 /// Whether anything is mounted at `/data` (a disk was found at start).
@@ -149,7 +150,7 @@ pub fn mount() {
 
 /// Copies C-FFS directory `from` into in-memory directory `to`; `seen`
 /// pairs each C-FFS inode met with its in-memory one (hard links).
-fn load(fs: &mut Fs<SysXn>, from: u64, to: Ino, seen: &mut Vec<(u64, Ino)>) -> Result<(), i64> {
+fn load(fs: &mut Fs<SysXn>, from: u64, to: Ino, seen: &mut Vec<(u64, Ino)>) -> Result<(), Errno> {
     let names = fs.readdir(from).map_err(errno)?;
     for (name, ino, _) in names {
         if name == b"." || name == b".." {
@@ -186,7 +187,7 @@ fn load(fs: &mut Fs<SysXn>, from: u64, to: Ino, seen: &mut Vec<(u64, Ino)>) -> R
 /// `ino` was just linked into `d` as `name` (a new file, directory or
 /// symlink): made on the disk too if `d` is there. On failure the caller
 /// undoes its own change.
-pub fn created(d: Ino, name: &[u8], ino: Ino) -> Result<(), i64> {
+pub fn created(d: Ino, name: &[u8], ino: Ino) -> Result<(), Errno> {
     if !mounted() || on_disk(d).is_none() {
         return Ok(());
     }
@@ -197,7 +198,7 @@ pub fn created(d: Ino, name: &[u8], ino: Ino) -> Result<(), i64> {
             S_IFDIR => fs.mkdir(at, name, n.mode)?,
             S_IFLNK => fs.symlink(at, name, node::bytes(&n))?,
             S_IFREG => fs.create(at, name, n.mode)?,
-            _ => return Err(Errno::Perm), // device nodes, fifos: memory only
+            _ => return Err(CfsErrno::Perm), // device nodes, fifos: memory only
         };
         Ok(i)
     })?;
@@ -206,7 +207,7 @@ pub fn created(d: Ino, name: &[u8], ino: Ino) -> Result<(), i64> {
 }
 
 /// `name` is about to go from `d` (unlink or rmdir).
-pub fn removing(d: Ino, name: &[u8], is_dir: bool) -> Result<(), i64> {
+pub fn removing(d: Ino, name: &[u8], is_dir: bool) -> Result<(), Errno> {
     if !mounted() || on_disk(d).is_none() {
         return Ok(());
     }
@@ -222,7 +223,7 @@ pub fn removing(d: Ino, name: &[u8], is_dir: bool) -> Result<(), i64> {
 
 /// `od/oname` is about to become `nd/nname`: on the disk as one C-FFS
 /// rename (atomic there). Between the disk and memory: `EXDEV`.
-pub fn renaming(od: Ino, oname: &[u8], nd: Ino, nname: &[u8]) -> Result<(), i64> {
+pub fn renaming(od: Ino, oname: &[u8], nd: Ino, nname: &[u8]) -> Result<(), Errno> {
     if !mounted() {
         return Ok(());
     }
@@ -237,7 +238,7 @@ pub fn renaming(od: Ino, oname: &[u8], nd: Ino, nname: &[u8]) -> Result<(), i64>
 }
 
 /// A second name `d/name` for `ino`, which is on the disk if `d` is.
-pub fn linking(ino: Ino, d: Ino, name: &[u8]) -> Result<(), i64> {
+pub fn linking(ino: Ino, d: Ino, name: &[u8]) -> Result<(), Errno> {
     if !mounted() {
         return Ok(());
     }
@@ -252,7 +253,7 @@ pub fn linking(ino: Ino, d: Ino, name: &[u8]) -> Result<(), i64> {
 }
 
 /// `ino`'s mode changed in memory: the same on the disk.
-pub fn chmoded(ino: Ino) -> Result<(), i64> {
+pub fn chmoded(ino: Ino) -> Result<(), Errno> {
     let Some(i) = on_disk(ino).filter(|_| mounted()) else {
         return Ok(());
     };
@@ -265,7 +266,7 @@ pub fn chmoded(ino: Ino) -> Result<(), i64> {
 /// above it); with `always`, makes it durable even if unchanged (its
 /// name may be new). The last close of a file does the first, `fsync`
 /// the second.
-pub fn write_back(ino: Ino, always: bool) -> Result<(), i64> {
+pub fn write_back(ino: Ino, always: bool) -> Result<(), Errno> {
     let n = node::get(ino);
     let Some(i) = Some(n.disk).filter(|&d| d != 0 && mounted() && n.mode & S_IFMT == S_IFREG) else {
         return Ok(());
@@ -294,7 +295,7 @@ pub fn write_back(ino: Ino, always: bool) -> Result<(), i64> {
 
 /// `sync`: every changed file under `/data` written back, then everything
 /// C-FFS has made durable (names included).
-pub fn sync() -> Result<(), i64> {
+pub fn sync() -> Result<(), Errno> {
     if !mounted() {
         return Ok(());
     }
@@ -304,7 +305,7 @@ pub fn sync() -> Result<(), i64> {
     with_fs(|fs| fs.sync())
 }
 
-fn sync_tree(d: Ino) -> Result<(), i64> {
+fn sync_tree(d: Ino) -> Result<(), Errno> {
     let kids: Vec<Ino> = dir::with_entries(d, |es| es.iter().map(|e| e.ino).collect());
     for k in kids {
         if node::is_dir(k) {

@@ -3,13 +3,14 @@
 //! path under them is resolved. Each is registered at start (`mount`, a
 //! small table kept across fork and exec), so path resolution names none.
 
+use crate::errno::Errno;
 use crate::word::Word;
 
 /// A synthetic file system: where it is and what brings the part of it a
 /// path names up to date (given the path below `at`).
 pub struct Synthetic {
     pub at: &'static [u8],
-    pub refresh: fn(&[u8]) -> Result<(), i64>,
+    pub refresh: fn(&[u8]) -> Result<(), Errno>,
 }
 
 const MOUNTS: usize = 4;
@@ -33,7 +34,7 @@ fn covers(at: &[u8], path: &[u8]) -> bool {
 }
 
 /// Brings the synthetic file system `path` lies in up to date, if any.
-pub fn refresh_for(path: &[u8]) -> Result<(), i64> {
+pub fn refresh_for(path: &[u8]) -> Result<(), Errno> {
     match TABLE.get().into_iter().flatten().find(|m| covers(m.at, path)) {
         Some(m) => (m.refresh)(&path[m.at.len()..]),
         None => Ok(()),

@@ -1,6 +1,7 @@
 //! Inodes and their data buffers.
 
 use super::{FsRoot, S_IFDIR, S_IFMT, S_ISGID};
+use crate::errno::Errno;
 use crate::errno::{EFBIG, ENOSPC};
 use crate::scoped::Scoped;
 use crate::shared;
@@ -122,7 +123,7 @@ pub fn init_table() -> bool {
 }
 
 /// A fresh inode with `mode`, no links yet.
-pub fn alloc(mode: u32) -> Result<Ino, i64> {
+pub fn alloc(mode: u32) -> Result<Ino, Errno> {
     with_root(|r| {
         let ino = r.free;
         if ino == 0 {
@@ -159,7 +160,7 @@ pub fn alloc(mode: u32) -> Result<Ino, i64> {
 /// abstract namespace, a `sun_path` with a leading NUL): made at the first
 /// bind, linked nowhere, so no path reaches it; its entries are the names'
 /// bytes, whatever they hold.
-pub fn unix_names() -> Result<Ino, i64> {
+pub fn unix_names() -> Result<Ino, Errno> {
     let made = with_root(|r| r.unix_names);
     if made != 0 {
         return Ok(made);
@@ -171,7 +172,7 @@ pub fn unix_names() -> Result<Ino, i64> {
 }
 
 /// A fresh inode with `mode` in file system `fs` (`FS_*`), no links yet.
-pub fn alloc_on(mode: u32, fs: u8) -> Result<Ino, i64> {
+pub fn alloc_on(mode: u32, fs: u8) -> Result<Ino, Errno> {
     let ino = alloc(mode)?;
     update(ino, |n| n.fs = fs);
     Ok(ino)
@@ -220,7 +221,7 @@ pub fn bytes(n: &Inode) -> &'static [u8] {
 /// fit it grows to just what is asked. File data must leave the arena's
 /// reserve free (`shared::alloc_data`); directories may use it, so a full
 /// file system still lets files be made and removed.
-pub fn reserve(n: &mut Inode, len: u64) -> Result<(), i64> {
+pub fn reserve(n: &mut Inode, len: u64) -> Result<(), Errno> {
     // No file can be larger than the arena that holds it.
     if len > crate::layout::SHARED_MAX {
         return Err(EFBIG);
@@ -285,7 +286,7 @@ pub fn read_at(n: &Inode, off: u64, buf: &mut [u8]) -> usize {
     k
 }
 
-pub fn write_at(n: &mut Inode, off: u64, buf: &[u8]) -> Result<usize, i64> {
+pub fn write_at(n: &mut Inode, off: u64, buf: &[u8]) -> Result<usize, Errno> {
     let end = off.checked_add(buf.len() as u64).ok_or(EFBIG)?;
     reserve(n, end)?;
     // SAFETY: `reserve` made `data` an owned buffer of at least `end` bytes.
@@ -295,7 +296,7 @@ pub fn write_at(n: &mut Inode, off: u64, buf: &[u8]) -> Result<usize, i64> {
     Ok(buf.len())
 }
 
-pub fn truncate(n: &mut Inode, len: u64) -> Result<(), i64> {
+pub fn truncate(n: &mut Inode, len: u64) -> Result<(), Errno> {
     if len > n.size {
         reserve(n, len)?;
     } else if n.borrowed {

@@ -3,6 +3,7 @@
 
 use super::node::{self, Ino};
 use super::{dir, ROOT, S_IFLNK, S_IFMT};
+use crate::errno::Errno;
 use crate::errno::{ELOOP, ENAMETOOLONG, ENOENT, ENOTDIR};
 
 /// The longest name a path may hold (Linux's `NAME_MAX`; the file system
@@ -15,13 +16,13 @@ fn is_link(ino: Ino) -> bool {
 }
 
 /// Resolves `path` relative to `cwd`; follows a final symlink if `follow`.
-pub fn resolve(cwd: Ino, path: &[u8], follow: bool) -> Result<Ino, i64> {
+pub fn resolve(cwd: Ino, path: &[u8], follow: bool) -> Result<Ino, Errno> {
     super::mount::refresh_for(path)?;
     let mut hops = 0;
     walk(cwd, path, follow, &mut hops)
 }
 
-fn walk(cwd: Ino, path: &[u8], follow: bool, hops: &mut u32) -> Result<Ino, i64> {
+fn walk(cwd: Ino, path: &[u8], follow: bool, hops: &mut u32) -> Result<Ino, Errno> {
     if path.is_empty() {
         return Err(ENOENT);
     }
@@ -57,7 +58,7 @@ fn walk(cwd: Ino, path: &[u8], follow: bool, hops: &mut u32) -> Result<Ino, i64>
 }
 
 /// Splits `path` into its directory (resolved) and final name.
-pub fn parent(cwd: Ino, path: &[u8]) -> Result<(Ino, Vec<u8>), i64> {
+pub fn parent(cwd: Ino, path: &[u8]) -> Result<(Ino, Vec<u8>), Errno> {
     let trimmed = {
         let mut p = path;
         while p.len() > 1 && p.ends_with(b"/") {

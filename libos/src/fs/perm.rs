@@ -8,6 +8,7 @@
 //! not one that writes the arena's memory.
 
 use super::{node, Ino, S_IFDIR, S_IFMT};
+use crate::errno::Errno;
 use crate::errno::{EACCES, EPERM};
 use abi::ident::{Ident, EFFECTIVE, REAL};
 use user::sys;
@@ -30,7 +31,7 @@ pub fn me() -> Ident {
 /// (`MAY_*` bits) to `ino`? Root may do anything but execute a file no
 /// one may execute; anyone else gets the owner's, the group's or
 /// everyone's bits, the first class it is in.
-pub fn may(id: &Ident, which: usize, ino: Ino, want: u32) -> Result<(), i64> {
+pub fn may(id: &Ident, which: usize, ino: Ino, want: u32) -> Result<(), Errno> {
     let n = node::get(ino);
     let (uid, gid) = (id.uid[which], id.gid[which]);
     let allowed = if uid == 0 {
@@ -55,18 +56,18 @@ pub fn may(id: &Ident, which: usize, ino: Ino, want: u32) -> Result<(), i64> {
 }
 
 /// `may` by this process's effective ids.
-pub fn check(ino: Ino, want: u32) -> Result<(), i64> {
+pub fn check(ino: Ino, want: u32) -> Result<(), Errno> {
     may(&me(), EFFECTIVE, ino, want)
 }
 
 /// `access`/`faccessat`: by the real ids, as Linux's does.
-pub fn check_real(ino: Ino, want: u32) -> Result<(), i64> {
+pub fn check_real(ino: Ino, want: u32) -> Result<(), Errno> {
     may(&me(), REAL, ino, want)
 }
 
 /// May this process add or remove entries of directory `dir` (write and
 /// search), and remove `victim` from it (the sticky bit)?
-pub fn may_change_dir(dir: Ino, victim: Option<Ino>) -> Result<(), i64> {
+pub fn may_change_dir(dir: Ino, victim: Option<Ino>) -> Result<(), Errno> {
     let id = me();
     may(&id, EFFECTIVE, dir, MAY_WRITE | MAY_EXEC)?;
     let uid = id.uid[EFFECTIVE];
@@ -83,7 +84,7 @@ pub fn may_change_dir(dir: Ino, victim: Option<Ino>) -> Result<(), i64> {
 }
 
 /// May this process change `ino`'s mode or times (its owner or root)?
-pub fn owner(ino: Ino) -> Result<(), i64> {
+pub fn owner(ino: Ino) -> Result<(), Errno> {
     let uid = me().uid[EFFECTIVE];
     if uid == 0 || node::get(ino).uid == uid {
         Ok(())
@@ -103,7 +104,7 @@ pub fn own_new(dir: Ino, ino: Ino) {
 /// May this process give `ino` user `uid` and group `gid` (`u32::MAX`:
 /// unchanged)? Root may; its owner only keeps the user and picks a group
 /// it belongs to (Linux's `chown` rule).
-pub fn may_chown(ino: Ino, uid: u32, gid: u32) -> Result<(), i64> {
+pub fn may_chown(ino: Ino, uid: u32, gid: u32) -> Result<(), Errno> {
     let id = me();
     let n = node::get(ino);
     let me = id.uid[EFFECTIVE];

@@ -4,6 +4,7 @@
 
 use super::dir;
 use super::node::{self, Ino};
+use crate::errno::Errno;
 use crate::proc::table::Entry;
 use alloc::vec::Vec;
 
@@ -24,7 +25,7 @@ pub fn text(args: core::fmt::Arguments) -> Vec<u8> {
 
 /// Makes `dir/name` a node of `mode` holding `bytes` (replacing what was
 /// there).
-pub fn put(d: Ino, name: &[u8], mode: u32, bytes: &[u8]) -> Result<(), i64> {
+pub fn put(d: Ino, name: &[u8], mode: u32, bytes: &[u8]) -> Result<(), Errno> {
     let ino = match dir::lookup(d, name) {
         Some(i) => i,
         None => {

@@ -10,6 +10,7 @@
 use super::node::{self, Ino};
 use super::procfile::{comm, put, text};
 use super::{dir, ROOT, S_IFDIR, S_IFLNK, S_IFREG};
+use crate::errno::Errno;
 use crate::errno::ENOENT;
 use crate::proc::table::{self, Entry};
 use crate::time::clock_ticks;
@@ -30,7 +31,7 @@ pub static PROC: super::mount::Synthetic = super::mount::Synthetic { at: b"/proc
 /// so a reader that opens them relative to the directory sees this
 /// snapshot; `/proc/PID` and `/proc/self` that process's; any other name
 /// the files that are not a process's.
-pub fn refresh(rest: &[u8]) -> Result<(), i64> {
+pub fn refresh(rest: &[u8]) -> Result<(), Errno> {
     let proc_dir = proc_dir()?;
     let first = rest.split(|&c| c == b'/').find(|p| !p.is_empty()).unwrap_or(b"");
     let me = text(format_args!("{}", crate::proc::pid()));
@@ -49,7 +50,7 @@ pub fn refresh(rest: &[u8]) -> Result<(), i64> {
 }
 
 /// `/proc` itself (the boot archive's empty directory becomes procfs's).
-fn proc_dir() -> Result<Ino, i64> {
+fn proc_dir() -> Result<Ino, Errno> {
     match dir::lookup(ROOT, b"proc") {
         Some(d) => {
             node::update(d, |n| n.fs = node::FS_PROC);
@@ -65,7 +66,7 @@ fn proc_dir() -> Result<Ino, i64> {
 
 /// A directory per process, each brought up to date; those of processes
 /// that are gone removed.
-fn processes(proc_dir: Ino) -> Result<(), i64> {
+fn processes(proc_dir: Ino) -> Result<(), Errno> {
     let live: Vec<(EnvInfo, Entry)> = table::all().map(|(i, e)| (i, *e)).collect();
     let names: Vec<Vec<u8>> =
         live.iter().map(|(i, _)| text(format_args!("{}", crate::proc::pid::of(i.id)))).collect();
@@ -88,7 +89,7 @@ fn processes(proc_dir: Ino) -> Result<(), i64> {
 }
 
 /// Process `pid`'s directory brought up to date, or removed if it is gone.
-fn process(proc_dir: Ino, pid: u32) -> Result<(), i64> {
+fn process(proc_dir: Ino, pid: u32) -> Result<(), Errno> {
     let name = text(format_args!("{pid}"));
     let found =
         crate::proc::pid::env(pid).and_then(|env| Some((kinfo::env_by_id(env as u64)?, *table::get(env)?)));
@@ -104,7 +105,7 @@ fn process(proc_dir: Ino, pid: u32) -> Result<(), i64> {
 }
 
 /// The files every process's directory holds (made if need be).
-fn files(proc_dir: Ino, name: &[u8], info: &EnvInfo, entry: &Entry) -> Result<Ino, i64> {
+fn files(proc_dir: Ino, name: &[u8], info: &EnvInfo, entry: &Entry) -> Result<Ino, Errno> {
     let d = match dir::lookup(proc_dir, name) {
         Some(d) => d,
         None => {
@@ -123,7 +124,7 @@ fn files(proc_dir: Ino, name: &[u8], info: &EnvInfo, entry: &Entry) -> Result<In
 }
 
 /// The files that are not a process's, and `self` (`me`).
-fn machine(proc_dir: Ino, me: &[u8]) -> Result<(), i64> {
+fn machine(proc_dir: Ino, me: &[u8]) -> Result<(), Errno> {
     put(proc_dir, b"self", S_IFLNK | 0o777, me)?;
     super::procsys::refresh(proc_dir)?;
     put(proc_dir, b"mounts", S_IFREG | 0o444, MOUNTS)?;
@@ -150,7 +151,7 @@ fn machine(proc_dir: Ino, me: &[u8]) -> Result<(), i64> {
 /// `d`: `fd/N` (a symbolic link per descriptor, to what it is open on),
 /// `exe` and `maps`. Another process's directory keeps what that process
 /// last wrote there.
-fn own(d: Ino) -> Result<(), i64> {
+fn own(d: Ino) -> Result<(), Errno> {
     remove_tree(d, b"fd");
     let fds = node::alloc_on(S_IFDIR | 0o500, node::FS_PROC)?;
     dir::add(d, b"fd", fds)?;
@@ -181,7 +182,7 @@ pub fn self_fd_dir() -> Option<Ino> {
 /// `/proc/PID/fd` (`/dev/fd/3`, `/dev/stdin`, `/proc/self/fd/0`): opening
 /// it opens that descriptor's file, as Linux does for pipes and the
 /// terminal. ENOENT for an entry that is not open.
-pub fn fd_alias(cwd: Ino, path: &[u8], follow: bool) -> Result<Option<i64>, i64> {
+pub fn fd_alias(cwd: Ino, path: &[u8], follow: bool) -> Result<Option<i64>, Errno> {
     let (mut cwd, mut path) = (cwd, path.to_vec());
     for _ in 0..40 {
         super::mount::refresh_for(&path)?;
@@ -225,7 +226,7 @@ fn describe(f: &crate::obj::File) -> Vec<u8> {
         Kind::Inotify => b"anon_inode:inotify",
         Kind::TimerFd => b"anon_inode:[timerfd]",
         Kind::SignalFd => b"anon_inode:[signalfd]",
-        Kind::Socket | Kind::Inet => return text(format_args!("socket:[{}]", f.data as u64 % 1_000_000_007)),
+        Kind::Socket | Kind::Inet => return text(format_args!("socket:[{}]", f.obj.addr() % 1_000_000_007)),
     };
     name.to_vec()
 }

@@ -8,6 +8,7 @@
 use super::node::Ino;
 use super::procfile::{put, text};
 use super::{dir, node, S_IFDIR, S_IFREG};
+use crate::errno::Errno;
 use alloc::vec::Vec;
 
 /// The kernel release and version `uname` and `/proc/sys/kernel` report.
@@ -25,7 +26,7 @@ pub fn name(which: usize) -> &'static [u8] {
 }
 
 /// A directory `name` in `d`, made if missing.
-fn subdir(d: Ino, name: &[u8]) -> Result<Ino, i64> {
+fn subdir(d: Ino, name: &[u8]) -> Result<Ino, Errno> {
     match dir::lookup(d, name) {
         Some(i) => Ok(i),
         None => {
@@ -54,7 +55,7 @@ fn uuid() -> Vec<u8> {
 }
 
 /// `kernel/hostname` and `kernel/domainname`, as set now.
-fn names(kernel: Ino) -> Result<(), i64> {
+fn names(kernel: Ino) -> Result<(), Errno> {
     for (file, which) in [(&b"hostname"[..], 0), (b"domainname", 1)] {
         let mut line = name(which).to_vec();
         line.push(b'\n');
@@ -64,7 +65,7 @@ fn names(kernel: Ino) -> Result<(), i64> {
 }
 
 /// Brings `/proc/sys` (in `/proc`'s directory `proc_dir`) up to date.
-pub fn refresh(proc_dir: Ino) -> Result<(), i64> {
+pub fn refresh(proc_dir: Ino) -> Result<(), Errno> {
     let ro = S_IFREG | 0o444;
     if let Some(sys) = dir::lookup(proc_dir, b"sys") {
         let kernel = subdir(sys, b"kernel")?;

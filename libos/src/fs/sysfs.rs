@@ -3,12 +3,13 @@
 
 use super::node;
 use super::{dir, ROOT, S_IFDIR, S_IFREG};
+use crate::errno::Errno;
 
 const FILES: [(&[u8], &[u8]); 2] =
     [(b"/sys/devices/system/cpu/online", b"0\n"), (b"/sys/devices/system/cpu/possible", b"0\n")];
 
 /// Makes the files and the directories above them (at boot).
-pub fn populate() -> Result<(), i64> {
+pub fn populate() -> Result<(), Errno> {
     for (p, text) in FILES {
         let mut d = ROOT;
         let at = p.iter().rposition(|&c| c == b'/').expect("absolute");

@@ -6,6 +6,7 @@
 //! sets the change time.
 
 use super::file::{base, AT_SYMLINK_NOFOLLOW};
+use crate::errno::Errno;
 use crate::errno::{LxResult, EFAULT, EINVAL};
 use crate::fd;
 use crate::fs::{node, path, perm, Ino, S_IFDIR, S_IFMT, S_ISGID};
@@ -21,7 +22,7 @@ const UTIME_OMIT: i64 = (1 << 30) - 2;
 /// The inode a `*at` call names: the descriptor itself for an empty path
 /// with `AT_EMPTY_PATH` (or no path at all, `by_fd`), else the path from
 /// `dirfd`. 0 for a descriptor without one (a pipe).
-fn target(dirfd: i64, pathp: u64, flags: u64, by_fd: bool) -> Result<Ino, i64> {
+fn target(dirfd: i64, pathp: u64, flags: u64, by_fd: bool) -> Result<Ino, Errno> {
     let p = if by_fd { &[][..] } else { uaccess::path(pathp)? };
     // fchown and futimens need a descriptor open for I/O; an empty path
     // with AT_EMPTY_PATH takes an O_PATH one too.

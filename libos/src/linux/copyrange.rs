@@ -8,7 +8,6 @@
 //! output not open for writing or open with `O_APPEND`, EOVERFLOW for a
 //! negative offset, EINVAL for overlapping ranges of one file.
 
-use super::file::call;
 use crate::errno::{LxResult, EBADF, EINVAL, EISDIR, EOVERFLOW};
 use crate::fs::node;
 use crate::obj::{flags, Kind};
@@ -75,13 +74,13 @@ pub fn copy_file_range(
             let f = unsafe { fd::file(&din) };
             let saved = f.off;
             f.off = from + done;
-            let r = call((din.ops.read)(f, &mut buf[..want]));
+            let r = (din.ops.read)(f, &mut buf[..want]);
             f.off = saved;
             r
         };
         let got = match got {
             Ok(0) => break,
-            Ok(n) => n as usize,
+            Ok(n) => n,
             Err(e) if done == 0 => return Err(e),
             Err(_) => break,
         };
@@ -90,7 +89,7 @@ pub fn copy_file_range(
             let f = unsafe { fd::file(&dout) };
             let saved = f.off;
             f.off = to + done;
-            let r = call((dout.ops.write)(f, &buf[..got]));
+            let r = (dout.ops.write)(f, &buf[..got]);
             f.off = saved;
             r
         };

@@ -3,6 +3,7 @@
 //! waiting is `crate::wait`).
 
 use super::poll::with_sigmask;
+use crate::errno::Errno;
 use crate::errno::{LxResult, EFAULT, EINVAL};
 use crate::fd;
 use crate::obj::{epoll, eventfd, signalfd, timerfd, Kind};
@@ -60,8 +61,7 @@ pub fn epoll_pwait2(epfd: i64, events: u64, max: u64, ts: u64, set: u64, size: u
 
 fn epoll_common(epfd: i64, events: u64, max: u64, limit: Option<u64>, set: u64, size: u64) -> LxResult {
     let ep = fd::get(epfd)?;
-    // SAFETY: the descriptor keeps the file live; kind never changes.
-    if unsafe { (*ep.file).kind } != Kind::Epoll || max as i64 <= 0 || max > MAX_EVENTS {
+    if ep.file.kind() != Kind::Epoll || max as i64 <= 0 || max > MAX_EVENTS {
         return Err(EINVAL);
     }
     uaccess::writable(events, max * EVENT_SIZE).map_err(|_| EFAULT)?;
@@ -100,7 +100,7 @@ pub fn timerfd_create(clock: u64, flags: u64) -> LxResult {
 }
 
 /// The timerfd open as `fdn`.
-fn timer(fdn: i64) -> Result<&'static crate::obj::File, i64> {
+fn timer(fdn: i64) -> Result<&'static crate::obj::File, Errno> {
     // SAFETY: the descriptor keeps the file live; no other reference to it here.
     let f = unsafe { fd::file(&fd::get(fdn)?) };
     if f.kind != Kind::TimerFd {
@@ -110,7 +110,7 @@ fn timer(fdn: i64) -> Result<&'static crate::obj::File, i64> {
 }
 
 /// A `struct itimerspec` (interval, value) at `p` in nanoseconds.
-fn itimerspec(p: u64) -> Result<(u64, u64), i64> {
+fn itimerspec(p: u64) -> Result<(u64, u64), Errno> {
     let v: [i64; 4] = uaccess::get(p)?;
     let ns = |s: i64, n: i64| {
         if s < 0 || !(0..1_000_000_000).contains(&n) {

@@ -1,6 +1,7 @@
 //! File-descriptor and file-system calls.
 
 use super::stat;
+use crate::errno::Errno;
 use crate::errno::{
     LxResult, EBADF, EBUSY, EEXIST, EINVAL, EISDIR, ELOOP, ENOENT, ENOTDIR, ENOTEMPTY, ENXIO, EPERM, ERANGE,
     ESPIPE,
@@ -34,17 +35,9 @@ pub const O_CLOEXEC: u64 = 0o2000000;
 const O_NOCTTY: u64 = 0o400;
 const O_PATH: u64 = flags::PATH as u64;
 
-pub(super) fn call(r: i64) -> LxResult {
-    if r < 0 {
-        Err(-r)
-    } else {
-        Ok(r)
-    }
-}
-
 /// The directory a `*at` call's path `p` starts from: the root for an
 /// absolute path (whatever `dirfd` is), else `dirfd`'s directory.
-pub(super) fn base(dirfd: i64, p: &[u8]) -> Result<Ino, i64> {
+pub(super) fn base(dirfd: i64, p: &[u8]) -> Result<Ino, Errno> {
     if p.first() == Some(&b'/') {
         return Ok(crate::fs::ROOT);
     }
@@ -52,7 +45,7 @@ pub(super) fn base(dirfd: i64, p: &[u8]) -> Result<Ino, i64> {
 }
 
 /// The directory `dirfd` names (`AT_FDCWD`: the working directory).
-fn dir_of(dirfd: i64) -> Result<Ino, i64> {
+fn dir_of(dirfd: i64) -> Result<Ino, Errno> {
     if dirfd == AT_FDCWD {
         return Ok(proc::cwd());
     }
@@ -65,13 +58,13 @@ fn dir_of(dirfd: i64) -> Result<Ino, i64> {
 }
 
 /// The directory and last name of the path at `pathp`, from `dirfd`.
-pub(super) fn parent_at(dirfd: i64, pathp: u64) -> Result<(Ino, Vec<u8>), i64> {
+pub(super) fn parent_at(dirfd: i64, pathp: u64) -> Result<(Ino, Vec<u8>), Errno> {
     let p = uaccess::path(pathp)?;
     path::parent(base(dirfd, p)?, p)
 }
 
 /// The inode the path at `pathp` names, from `dirfd`.
-fn resolve_at(dirfd: i64, pathp: u64, follow: bool) -> Result<Ino, i64> {
+fn resolve_at(dirfd: i64, pathp: u64, follow: bool) -> Result<Ino, Errno> {
     let p = uaccess::path(pathp)?;
     path::resolve(base(dirfd, p)?, p, follow)
 }
@@ -89,7 +82,7 @@ pub fn write(fdn: i64, buf: u64, len: u64) -> LxResult {
 
 /// `struct iovec` arrays for readv/writev (`linux/vector.rs` too): at most
 /// 1024, each length a `ssize_t` that is not negative.
-pub(super) fn iovecs(iov: u64, cnt: u64) -> Result<Vec<(u64, u64)>, i64> {
+pub(super) fn iovecs(iov: u64, cnt: u64) -> Result<Vec<(u64, u64)>, Errno> {
     if cnt > 1024 {
         return Err(EINVAL);
     }
@@ -195,7 +188,7 @@ pub fn pread(fdn: i64, buf: u64, len: u64, off: u64, write_it: bool) -> LxResult
 pub fn lseek(fdn: i64, off: i64, whence: u64) -> LxResult {
     let d = fd::get(fdn)?;
     // SAFETY: the descriptor keeps the file live; no other reference to it here.
-    call((d.ops.seek)(unsafe { fd::file(&d) }, off, whence as u32))
+    (d.ops.seek)(unsafe { fd::file(&d) }, off, whence as u32).map(|n| n as i64)
 }
 
 pub fn close(fdn: i64) -> LxResult {
@@ -338,17 +331,17 @@ pub fn fstat(fdn: i64, buf: u64) -> LxResult {
     let d = fd::get_raw(fdn)?;
     let mut st = Stat::default();
     // SAFETY: the descriptor keeps the file live; no other reference to it here.
-    call((d.ops.stat)(unsafe { fd::file(&d) }, &mut st))?;
+    (d.ops.stat)(unsafe { fd::file(&d) }, &mut st)?;
     uaccess::put(buf, stat::linux(&st))
 }
 
-fn stat_path(dirfd: i64, pathp: u64, flags: u64) -> Result<Stat, i64> {
+fn stat_path(dirfd: i64, pathp: u64, flags: u64) -> Result<Stat, Errno> {
     let p = uaccess::path(pathp)?;
     if p.is_empty() && flags & AT_EMPTY_PATH != 0 {
         let d = fd::get_raw(dirfd)?;
         let mut st = Stat::default();
         // SAFETY: the descriptor keeps the file live; no other reference to it here.
-        call((d.ops.stat)(unsafe { fd::file(&d) }, &mut st))?;
+        (d.ops.stat)(unsafe { fd::file(&d) }, &mut st)?;
         return Ok(st);
     }
     let cwd = base(dirfd, p)?;
@@ -356,7 +349,7 @@ fn stat_path(dirfd: i64, pathp: u64, flags: u64) -> Result<Stat, i64> {
         let d = fd::get_raw(n)?;
         let mut st = Stat::default();
         // SAFETY: the descriptor keeps the file live; no other reference to it here.
-        call((d.ops.stat)(unsafe { fd::file(&d) }, &mut st))?;
+        (d.ops.stat)(unsafe { fd::file(&d) }, &mut st)?;
         return Ok(st);
     }
     let ino = path::resolve(cwd, p, flags & AT_SYMLINK_NOFOLLOW == 0)?;
@@ -867,6 +860,6 @@ pub fn ioctl(fdn: i64, req: u64, arg: u64) -> LxResult {
             f.flags = if on != 0 { f.flags | flags::ASYNC } else { f.flags & !flags::ASYNC };
             Ok(0)
         }
-        _ => call((d.ops.ioctl)(f, req, arg)),
+        _ => (d.ops.ioctl)(f, req, arg).map(|n| n as i64),
     }
 }

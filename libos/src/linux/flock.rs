@@ -5,6 +5,7 @@
 //! 5 ms until it gets its lock or a signal comes (EINTR), as a FIFO's
 //! opener does. Deadlocks between waiting processes are not detected.
 
+use crate::errno::Errno;
 use crate::errno::{LxResult, EAGAIN, EBADF, EINVAL, EOVERFLOW};
 use crate::fd;
 use crate::fs::node;
@@ -42,7 +43,7 @@ struct Flock {
 
 /// The inclusive byte range `l` names in `f` (Linux's
 /// `flock_to_posix_lock`).
-fn range(f: &File, l: &Flock) -> Result<(u64, u64), i64> {
+fn range(f: &File, l: &Flock) -> Result<(u64, u64), Errno> {
     let base = match l.l_whence {
         0 => 0,
         1 => f.off as i64,
@@ -87,7 +88,7 @@ pub fn fcntl(fdn: i64, cmd: u64, arg: u64) -> LxResult {
     // SAFETY: the descriptor keeps the file live; no other reference to it here.
     let f = unsafe { fd::file(&d) };
     let owner = if ofd {
-        Owner::File(f as *mut File as u64)
+        Owner::File(f as *const File as u64)
     } else {
         Owner::Process(crate::proc::env(), crate::proc::pid())
     };
@@ -145,7 +146,7 @@ pub fn flock(fdn: i64, op: u64) -> LxResult {
         LOCK_UN => None,
         _ => return Err(EINVAL),
     };
-    let (file, owner) = (f.lock_key(), Owner::File(f as *mut File as u64));
+    let (file, owner) = (f.lock_key(), Owner::File(f as *const File as u64));
     // As Linux, a conversion first drops the lock held.
     if want.is_some() {
         locks::set(file, Space::Flock, owner, None, 0, u64::MAX)?;

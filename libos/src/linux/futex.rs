@@ -4,6 +4,7 @@
 //! relative (WAIT) and absolute (WAIT_BITSET) timeouts on the monotonic
 //! clock or, with `FUTEX_CLOCK_REALTIME`, the wall clock.
 
+use crate::errno::Errno;
 use crate::errno::{LxResult, EAGAIN, EINVAL, ENOSYS};
 use crate::futex::{self, Key, ALL};
 use crate::uaccess;
@@ -24,7 +25,7 @@ pub fn futex(uaddr: u64, op: u64, val: u64, timeout: u64, uaddr2: u64, val3: u64
     if op & CLOCK_REALTIME != 0 && !matches!(cmd, WAIT | WAIT_BITSET) {
         return Err(ENOSYS);
     }
-    let key = |addr: u64| -> Result<Key, i64> {
+    let key = |addr: u64| -> Result<Key, Errno> {
         if !addr.is_multiple_of(4) {
             return Err(EINVAL);
         }
@@ -95,7 +96,7 @@ struct WakeOp {
 impl WakeOp {
     const SHIFT: u32 = 8;
 
-    fn decode(v: u32) -> Result<WakeOp, i64> {
+    fn decode(v: u32) -> Result<WakeOp, Errno> {
         // Both arguments are signed 12-bit numbers.
         let signed12 = |x: u32| ((x << 20) as i32) >> 20;
         let (op, cmp) = (v >> 28, (v >> 24) & 15);
@@ -142,7 +143,7 @@ fn count(val: u32) -> u32 {
 /// The deadline on the monotonic clock, in nanoseconds, of a wait whose
 /// timeout (a `timespec`, 0: none) is absolute or relative, on the wall
 /// clock or the monotonic one.
-fn deadline(timeout: u64, absolute: bool, realtime: bool) -> Result<Option<u64>, i64> {
+fn deadline(timeout: u64, absolute: bool, realtime: bool) -> Result<Option<u64>, Errno> {
     if timeout == 0 {
         return Ok(None);
     }

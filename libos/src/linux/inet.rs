@@ -3,6 +3,7 @@
 //! messages. `linux/socket.rs` sends each call here when the descriptor
 //! is an Internet socket.
 
+use crate::errno::Errno;
 use crate::errno::{
     LxResult, EAFNOSUPPORT, EAGAIN, EDOM, EFAULT, EINTR, EINVAL, ENOPROTOOPT, EPIPE, EPROTONOSUPPORT,
     ESOCKTNOSUPPORT,
@@ -15,7 +16,7 @@ use crate::uaccess;
 use alloc::vec::Vec;
 use core::net::{Ipv4Addr, SocketAddrV4};
 use netstack::Stack;
-use netstack::{Errno, Opt, OptName, Shutdown};
+use netstack::{Errno as NetErrno, Opt, OptName, Shutdown};
 
 pub const AF_INET: u16 = 2;
 const SOCK_STREAM: u64 = 1;
@@ -70,7 +71,7 @@ pub fn socket(ty: u64, protocol: u64, flags: u32, cloexec: bool) -> LxResult {
 }
 
 /// The `sockaddr_in` at `addr` (`len` bytes).
-pub fn sockaddr(addr: u64, len: u64) -> Result<SocketAddrV4, i64> {
+pub fn sockaddr(addr: u64, len: u64) -> Result<SocketAddrV4, Errno> {
     if len < SOCKADDR_IN {
         return Err(EINVAL);
     }
@@ -118,12 +119,12 @@ pub fn connect(f: &File, addr: u64, len: u64) -> LxResult {
     let to = sockaddr(addr, len)?;
     let me = inet::id(f);
     match on_stack(|s| s.connect(me, to))? {
-        Err(Errno::EINPROGRESS) if f.flags & crate::obj::flags::NONBLOCK == 0 => {}
+        Err(NetErrno::EINPROGRESS) if f.flags & crate::obj::flags::NONBLOCK == 0 => {}
         r => return r.map(|_| 0).map_err(errno),
     }
     let r = blocking(f, false, None, |s| match s.connect(me, to) {
-        Err(Errno::EALREADY) => Err(Errno::EAGAIN),
-        Err(Errno::EISCONN) => Ok(()),
+        Err(NetErrno::EALREADY) => Err(NetErrno::EAGAIN),
+        Err(NetErrno::EISCONN) => Ok(()),
         r => r,
     });
     r.map(|_| 0)
@@ -164,14 +165,14 @@ pub fn shutdown(f: &File, how: u64) -> LxResult {
 
 /// An option's value as the program gives it: an `int`, a `struct
 /// linger`, a `struct timeval`.
-fn int_at(val: u64, len: u64) -> Result<i32, i64> {
+fn int_at(val: u64, len: u64) -> Result<i32, Errno> {
     if len < 4 {
         return Err(EINVAL);
     }
     uaccess::get(val)
 }
 
-fn timeval_ms(val: u64, len: u64) -> Result<Option<u64>, i64> {
+fn timeval_ms(val: u64, len: u64) -> Result<Option<u64>, Errno> {
     if len < 16 {
         return Err(EINVAL);
     }
@@ -232,7 +233,7 @@ pub(super) fn put_opt(val: u64, lenp: u64, bytes: &[u8]) -> LxResult {
 pub fn getsockopt(f: &File, level: u64, name: u64, val: u64, lenp: u64) -> LxResult {
     let me = inet::id(f);
     let stream = inet::inet(f).stream;
-    let get = |n: OptName| -> Result<Opt, i64> { on_stack(|s| s.option(me, n))?.map_err(errno) };
+    let get = |n: OptName| -> Result<Opt, Errno> { on_stack(|s| s.option(me, n))?.map_err(errno) };
     let flag = |o: Opt| match o {
         Opt::ReuseAddr(b) | Opt::ReusePort(b) | Opt::KeepAlive(b) | Opt::NoDelay(b) | Opt::QuickAck(b) => {
             b as i32
@@ -309,7 +310,7 @@ pub fn send(f: &File, iov: &[(u64, u64)], to: Option<(u64, u64)>, flags: u64) ->
 
 /// recvmsg/recvfrom/recv into the iovecs: (bytes, the sender for a
 /// datagram socket, whether a datagram was cut).
-pub fn recv(f: &File, iov: &[(u64, u64)], flags: u64) -> Result<(i64, Option<SocketAddrV4>, bool), i64> {
+pub fn recv(f: &File, iov: &[(u64, u64)], flags: u64) -> Result<(i64, Option<SocketAddrV4>, bool), Errno> {
     for &(p, l) in iov {
         uaccess::writable(p, l)?;
     }
@@ -354,8 +355,8 @@ fn blocking<T>(
     f: &File,
     nonblock: bool,
     timeout: Option<OptName>,
-    mut op: impl FnMut(&mut Stack<crate::net::stack::Rings>) -> Result<T, Errno>,
-) -> Result<T, i64> {
+    mut op: impl FnMut(&mut Stack<crate::net::stack::Rings>) -> Result<T, NetErrno>,
+) -> Result<T, Errno> {
     let nonblock = nonblock || f.flags & NONBLOCK != 0;
     let limit = match timeout {
         Some(name) => match on_stack(|s| s.option(id(f), name))? {
@@ -367,7 +368,7 @@ fn blocking<T>(
     let until = limit.map(|ms| crate::time::now_ns().saturating_add(ms.saturating_mul(1_000_000)));
     loop {
         match on_stack(&mut op)? {
-            Err(Errno::EAGAIN) if !nonblock => {}
+            Err(NetErrno::EAGAIN) if !nonblock => {}
             r => return r.map_err(errno),
         }
         if crate::proc::deliver::pending() {
@@ -389,7 +390,7 @@ fn send_all(
     to: Option<core::net::SocketAddrV4>,
     nonblock: bool,
     sigpipe: bool,
-) -> Result<usize, i64> {
+) -> Result<usize, Errno> {
     let me = id(f);
     let r = if !inet::inet(f).stream {
         blocking(f, nonblock, Some(OptName::SndTimeo), |s| match to {

@@ -11,6 +11,7 @@
 //! milliseconds until it can, a signal comes (EINTR) or the object is
 //! removed (EIDRM), as `linux/flock.rs` waits for locks.
 
+use crate::errno::Errno;
 use crate::errno::{LxResult, EEXIST, EINTR, EINVAL, ENOENT, ENOSPC};
 use crate::uaccess;
 
@@ -68,7 +69,7 @@ pub struct Table<T> {
 ///
 /// # Safety
 /// All zero is a valid `T`.
-pub unsafe fn tables<T>(root: &crate::shared::Root<T>) -> Result<&'static mut T, i64> {
+pub unsafe fn tables<T>(root: &crate::shared::Root<T>) -> Result<&'static mut T, Errno> {
     // SAFETY: the caller's promise.
     let p = unsafe { root.get_or_create_zeroed() }.map_err(|_| crate::errno::ENOMEM)?;
     // SAFETY: the tables live as long as the arena; the big lock, held by
@@ -82,7 +83,7 @@ pub fn id_of<T>(t: &Table<T>, i: usize) -> i64 {
 }
 
 /// The slot `id` names, if it is in use and not a stale id.
-pub fn slot_of<T>(t: &mut Table<T>, id: i64) -> Result<usize, i64> {
+pub fn slot_of<T>(t: &mut Table<T>, id: i64) -> Result<usize, Errno> {
     let i = usize::try_from(id.rem_euclid(SEQ)).map_err(|_| EINVAL)?;
     let s = t.slots.get(i).ok_or(EINVAL)?;
     if id < 0 || !s.used || s.perm.seq as i64 != id / SEQ {
@@ -98,8 +99,8 @@ pub fn get<T>(
     t: &mut Table<T>,
     key: i32,
     flags: u64,
-    check: impl FnOnce(&T) -> Result<(), i64>,
-    make: impl FnOnce() -> Result<T, i64>,
+    check: impl FnOnce(&T) -> Result<(), Errno>,
+    make: impl FnOnce() -> Result<T, Errno>,
 ) -> LxResult {
     if key != IPC_PRIVATE {
         if let Some(i) = t.slots.iter().position(|s| s.used && s.perm.key == key) {
@@ -130,7 +131,7 @@ pub fn command(cmd: u64) -> u64 {
 
 /// `IPC_SET`'s part for the permissions: owner, group and mode bits from
 /// the program's `ipc64_perm` at `at`.
-pub fn set_perm(p: &mut Perm, at: u64) -> Result<(), i64> {
+pub fn set_perm(p: &mut Perm, at: u64) -> Result<(), Errno> {
     let new: Perm = uaccess::get(at)?;
     p.uid = new.uid;
     p.gid = new.gid;

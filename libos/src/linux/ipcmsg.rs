@@ -6,6 +6,7 @@
 //! The queues and their messages are in the shared arena (`ipc.rs`).
 
 use super::ipc::{self, retry, Table, IPC_INFO, IPC_NOWAIT, IPC_RMID, IPC_SET, IPC_STAT};
+use crate::errno::Errno;
 use crate::errno::{LxResult, E2BIG, EFAULT, EIDRM, EINVAL, ENOMEM, ENOMSG};
 use crate::uaccess;
 use alloc::vec::Vec;
@@ -14,7 +15,7 @@ use alloc::vec::Vec;
 static QUEUES: crate::shared::Root<Table<Queue>> = crate::shared::Root::new(5);
 
 /// Every message queue, made by the first call that needs them.
-fn tables() -> Result<&'static mut Table<Queue>, i64> {
+fn tables() -> Result<&'static mut Table<Queue>, Errno> {
     // SAFETY: all zero is a valid table (no queue in use).
     unsafe { ipc::tables(&QUEUES) }
 }
@@ -113,7 +114,7 @@ fn empty() -> Queue {
 
 /// The queue `id` names: EINVAL the first time, EIDRM once the caller has
 /// waited on it (it was removed meanwhile).
-fn queue(id: i64, waited: bool) -> Result<&'static mut Queue, i64> {
+fn queue(id: i64, waited: bool) -> Result<&'static mut Queue, Errno> {
     let t = tables()?;
     let i = ipc::slot_of(t, id).map_err(|e| if waited { EIDRM } else { e })?;
     Ok(&mut t.slots[i].obj)

@@ -9,6 +9,7 @@
 //! table, as the lock table does).
 
 use super::ipc::{self, retry, Table, IPC_INFO, IPC_NOWAIT, IPC_RMID, IPC_SET, IPC_STAT};
+use crate::errno::Errno;
 use crate::errno::{LxResult, E2BIG, EFBIG, EIDRM, EINVAL, ENOMEM, ENOSPC, ERANGE};
 use crate::uaccess;
 use abi::tables::env_state;
@@ -25,7 +26,7 @@ struct Sems {
 static SEMS: crate::shared::Root<Sems> = crate::shared::Root::new(6);
 
 /// The semaphore sets, made by the first call that needs them.
-fn tables() -> Result<&'static mut Sems, i64> {
+fn tables() -> Result<&'static mut Sems, Errno> {
     // SAFETY: all zero is a valid `Sems` (nothing in use).
     unsafe { ipc::tables(&SEMS) }
 }
@@ -158,7 +159,7 @@ fn undo_ended(t: &mut Sems) {
 }
 
 /// Adds `adj` to this process's undo record for counter `num` of `id`.
-fn record_undo(t: &mut Sems, id: i64, num: u32, adj: i32) -> Result<(), i64> {
+fn record_undo(t: &mut Sems, id: i64, num: u32, adj: i32) -> Result<(), Errno> {
     let env = crate::proc::env();
     let recs = &mut t.undo.0;
     let at = match recs.iter().position(|u| u.env == env && u.id == id && u.num == num) {

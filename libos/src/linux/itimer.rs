@@ -3,6 +3,7 @@
 //! being the library's timer numbers) over the library's (`alarm.rs`).
 
 use crate::alarm::{self, Setting};
+use crate::errno::Errno;
 use crate::errno::{LxResult, EINVAL};
 use crate::uaccess;
 
@@ -19,7 +20,7 @@ struct ItimerVal {
 
 /// A `timeval` in nanoseconds; EINVAL for a negative one or one whose
 /// microseconds are not below a million.
-fn ns_of(tv: [i64; 2]) -> Result<u64, i64> {
+fn ns_of(tv: [i64; 2]) -> Result<u64, Errno> {
     let [s, us] = tv;
     if s < 0 || !(0..US_PER_S as i64).contains(&us) {
         return Err(EINVAL);
@@ -39,7 +40,7 @@ fn itimerval(s: &Setting) -> ItimerVal {
 }
 
 /// The timer `which` names (a C int); EINVAL for another.
-fn timer(which: u64) -> Result<usize, i64> {
+fn timer(which: u64) -> Result<usize, Errno> {
     Some(which as u32 as usize).filter(|&t| t < alarm::ITIMERS).ok_or(EINVAL)
 }
 

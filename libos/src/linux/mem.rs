@@ -3,6 +3,7 @@
 //! the boot archive (`vm::map_boot`); otherwise it is a copy of the file's
 //! bytes, and a writable shared one is written back (`vm::write_back`).
 
+use crate::errno::Errno;
 use crate::errno::{LxResult, EACCES, EFAULT, EINVAL, ENODEV, ENOMEM, EOPNOTSUPP, EOVERFLOW};
 use crate::layout::{page_down, page_up, BRK_LIMIT, MMAP_BASE, MMAP_END, PAGE};
 use crate::word::Word;
@@ -77,7 +78,7 @@ pub fn brk(want: u64) -> LxResult {
 }
 
 /// Finds room for `len` bytes of new mappings.
-fn place(len: u64) -> Result<u64, i64> {
+fn place(len: u64) -> Result<u64, Errno> {
     let next = &MMAP_NEXT;
     let at = next.get();
     if at + len > MMAP_END {
@@ -310,7 +311,7 @@ const MCL_ONFAULT: u64 = 4;
 
 /// The pages of `[addr, addr + len)`, rounded out to whole pages: EINVAL if
 /// the range wraps, ENOMEM if any of it is not mapped.
-fn mapped_range(addr: u64, len: u64) -> Result<(u64, u64), i64> {
+fn mapped_range(addr: u64, len: u64) -> Result<(u64, u64), Errno> {
     let start = crate::layout::page_down(addr);
     let end = addr.checked_add(len).and_then(|e| e.checked_add(PAGE - 1)).ok_or(EINVAL)? & !(PAGE - 1);
     let mut va = start;
@@ -321,7 +322,7 @@ fn mapped_range(addr: u64, len: u64) -> Result<(u64, u64), i64> {
 }
 
 /// Brings the pages of `[start, end)` the program may touch into memory.
-fn populate(start: u64, end: u64) -> Result<(), i64> {
+fn populate(start: u64, end: u64) -> Result<(), Errno> {
     let mut va = start;
     while va < end {
         let r = vm::find(va).ok_or(ENOMEM)?;

@@ -155,7 +155,7 @@ fn call(f: &mut ExceptionFrame) {
     }
     f.regs.rax = match res {
         Ok(v) => v as u64,
-        Err(e) => (-e) as u64,
+        Err(e) => e.negated() as u64,
     };
     // Calls Linux restarts after a handler with `SA_RESTART` (select, poll,
     // nanosleep and rt_sigsuspend end with EINTR regardless).

@@ -2,6 +2,7 @@
 //! pipe rings; see there). ppoll, pselect6 and epoll_pwait put their
 //! signal mask in place for the wait (`with_sigmask`).
 
+use crate::errno::Errno;
 use crate::errno::{LxResult, EINTR, EINVAL};
 use crate::proc::{deliver, signal};
 use crate::uaccess;
@@ -10,7 +11,7 @@ use alloc::vec::Vec;
 
 /// A `struct timespec` / `struct timeval` at `ptr` as nanoseconds (`unit`:
 /// nanoseconds per unit of its second field); None for a null pointer.
-pub fn timeout(ptr: u64, unit: u64) -> Result<Option<u64>, i64> {
+pub fn timeout(ptr: u64, unit: u64) -> Result<Option<u64>, Errno> {
     if ptr == 0 {
         return Ok(None);
     }
@@ -22,7 +23,7 @@ pub fn timeout(ptr: u64, unit: u64) -> Result<Option<u64>, i64> {
 }
 
 /// Writes back the time left, as Linux does for select and ppoll.
-fn time_left(ptr: u64, unit: u64, total: Option<u64>, start: u64) -> Result<(), i64> {
+fn time_left(ptr: u64, unit: u64, total: Option<u64>, start: u64) -> Result<(), Errno> {
     if let (true, Some(t)) = (ptr != 0, total) {
         let left = t.saturating_sub(crate::time::now_ns() - start);
         uaccess::put(ptr, [(left / 1_000_000_000) as i64, ((left % 1_000_000_000) / unit) as i64])?;

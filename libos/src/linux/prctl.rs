@@ -5,6 +5,7 @@
 //! `rseq` is not here: lxrt answers it with ENOSYS, as a kernel built
 //! without rseq does, and glibc (2.35 on) then runs without it.
 
+use crate::errno::Errno;
 use crate::errno::{LxResult, EINVAL};
 use crate::fs::procstatus::CAP_LAST_CAP;
 use crate::uaccess;
@@ -47,7 +48,7 @@ fn name() -> [u8; 16] {
 
 /// Reads the name at `ptr`: up to its NUL or 15 bytes, touching no byte
 /// past 16 (the string may end just before an unmapped page).
-fn read_name(ptr: u64) -> Result<[u8; 16], i64> {
+fn read_name(ptr: u64) -> Result<[u8; 16], Errno> {
     let first = (crate::layout::page_up(ptr + 1) - ptr).min(16);
     let mut b = uaccess::bytes(ptr, first)?;
     if !b.contains(&0) && first < 16 {

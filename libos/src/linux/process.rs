@@ -1,5 +1,6 @@
 //! Process calls: fork/clone, execve, exit, wait4, kill, ids.
 
+use crate::errno::Errno;
 use crate::errno::{LxResult, EAGAIN, EINVAL, ELOOP, ENOENT, EPERM, ESRCH};
 use crate::proc::{self, deliver, exit, fork, kill, reap, signal, table, with_process};
 use crate::{entry, exec, fd, uaccess};
@@ -392,7 +393,7 @@ pub fn getppid() -> LxResult {
 
 /// The environment named by a process-group call's `pid`: ourselves (0 or
 /// our pid) or a child of ours.
-fn self_or_child(pid: i64) -> Result<u32, i64> {
+fn self_or_child(pid: i64) -> Result<u32, Errno> {
     let me = proc::env();
     let env = match pid {
         0 => Some(me),
@@ -419,7 +420,7 @@ pub fn setpgid(pid: i64, pgid: i64) -> LxResult {
 }
 
 /// The entry of process `pid` (0: this one).
-fn entry_of(pid: i64) -> Result<table::Entry, i64> {
+fn entry_of(pid: i64) -> Result<table::Entry, Errno> {
     match pid {
         0 => Ok(table::mine()),
         p => u32::try_from(p).ok().and_then(table::by_pid).copied().ok_or(ESRCH),

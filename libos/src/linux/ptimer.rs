@@ -8,6 +8,7 @@
 
 use super::time;
 use crate::alarm::{self, Notify};
+use crate::errno::Errno;
 use crate::errno::{LxResult, EAGAIN, EINVAL};
 use crate::uaccess;
 
@@ -40,7 +41,7 @@ struct ItimerSpec {
 
 /// A `timespec` in nanoseconds; EINVAL for a negative one or one whose
 /// nanoseconds are not below a second.
-fn ns_of([s, ns]: [i64; 2]) -> Result<u64, i64> {
+fn ns_of([s, ns]: [i64; 2]) -> Result<u64, Errno> {
     if s < 0 || !(0..NS_PER_S as i64).contains(&ns) {
         return Err(EINVAL);
     }
@@ -48,7 +49,7 @@ fn ns_of([s, ns]: [i64; 2]) -> Result<u64, i64> {
 }
 
 /// Where a `sigevent` sends the expiries (Linux's `good_sigevent`).
-fn notify_of(ev: &SigEvent) -> Result<Notify, i64> {
+fn notify_of(ev: &SigEvent) -> Result<Notify, Errno> {
     let signal = || Some(ev.signo as u32).filter(|s| (1..=64).contains(s)).ok_or(EINVAL);
     match ev.notify {
         SIGEV_NONE => Ok(Notify::None),
@@ -76,7 +77,7 @@ pub fn timer_create(clock: u64, sevp: u64, idp: u64) -> LxResult {
 }
 
 /// The timer a `timer_t` argument names (an int); EINVAL for none.
-fn timer(id: u64) -> Result<(usize, usize), i64> {
+fn timer(id: u64) -> Result<(usize, usize), Errno> {
     let id = usize::try_from(id as i32).map_err(|_| EINVAL)?;
     Ok((id, alarm::posix(id).ok_or(EINVAL)?))
 }

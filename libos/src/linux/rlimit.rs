@@ -3,12 +3,13 @@
 //! call changes nothing (the old value is written before a new one is set;
 //! Linux sets first).
 
+use crate::errno::Errno;
 use crate::errno::{LxResult, EINVAL, ESRCH};
 use crate::proc::limits::{self, RLIM_NLIMITS};
 use crate::uaccess;
 
 /// The limit a `resource` argument (an `unsigned int`) names.
-fn index(res: u64) -> Result<usize, i64> {
+fn index(res: u64) -> Result<usize, Errno> {
     Some(res as u32 as usize).filter(|&r| r < RLIM_NLIMITS).ok_or(EINVAL)
 }
 

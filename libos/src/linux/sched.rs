@@ -5,6 +5,7 @@
 //! entry (`/proc/PID/stat` shows it, children inherit it) and changes
 //! nothing else. The arguments are checked as Linux checks them.
 
+use crate::errno::Errno;
 use crate::errno::{LxResult, EINVAL, EPERM, ESRCH};
 use crate::proc::{self, exit, table};
 use crate::uaccess;
@@ -25,7 +26,7 @@ const PRIO_USER: u64 = 2;
 
 /// The environment a scheduling call's `pid` names (0: the caller); a
 /// negative pid is EINVAL, as in Linux's `sched_*` calls.
-fn target(pid: i64) -> Result<u32, i64> {
+fn target(pid: i64) -> Result<u32, Errno> {
     match pid {
         p if p < 0 => Err(EINVAL),
         0 => Ok(proc::env()),
@@ -47,7 +48,7 @@ fn update(env: u32, f: impl FnOnce(&mut table::Entry)) -> LxResult {
     Ok(0)
 }
 
-fn entry(env: u32) -> Result<table::Entry, i64> {
+fn entry(env: u32) -> Result<table::Entry, Errno> {
     table::get(env).copied().ok_or(ESRCH)
 }
 
@@ -83,7 +84,7 @@ pub fn sched_setaffinity(pid: i64, len: u64, mask: u64) -> LxResult {
 }
 
 /// The priority range of `policy`.
-fn range(policy: u64) -> Result<(i64, i64), i64> {
+fn range(policy: u64) -> Result<(i64, i64), Errno> {
     match policy {
         SCHED_FIFO | SCHED_RR => Ok((1, 99)),
         SCHED_OTHER | SCHED_BATCH | SCHED_IDLE | SCHED_DEADLINE => Ok((0, 0)),
@@ -145,7 +146,7 @@ pub fn sched_rr_get_interval(pid: i64, tp: u64) -> LxResult {
 /// The processes `which`/`who` name (Linux's `getpriority` set): one
 /// process, a process group, or (everyone being root) every process for
 /// uid 0 and none for another.
-fn named(which: u64, who: u64) -> Result<Vec<u32>, i64> {
+fn named(which: u64, who: u64) -> Result<Vec<u32>, Errno> {
     let who = who as u32;
     let live = || table::all().filter(|(_, e)| table::alive(e.env)).map(|(_, e)| *e);
     let v: Vec<u32> = match which {

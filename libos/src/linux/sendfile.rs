@@ -4,7 +4,6 @@
 //! using each description's own read and write (so pipes and sockets as
 //! targets block, and honour O_NONBLOCK, as `write` does).
 
-use super::file::call;
 use crate::errno::{LxResult, EBADF, EINVAL, ESPIPE};
 use crate::obj::{flags, Kind};
 use crate::{fd, uaccess};
@@ -52,9 +51,9 @@ pub fn sendfile(out_fd: i64, in_fd: i64, offset: u64, count: u64) -> LxResult {
         fin.off = at;
         let got = (din.ops.read)(fin, &mut buf[..want]);
         fin.off = if pos.is_some() { saved } else { fin.off };
-        let got = match call(got) {
+        let got = match got {
             Ok(0) => break,
-            Ok(n) => n as usize,
+            Ok(n) => n,
             Err(e) if done == 0 => return Err(e),
             Err(_) => break,
         };

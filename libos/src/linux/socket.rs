@@ -4,12 +4,13 @@
 //! EAFNOSUPPORT.
 
 use super::{cheetah, inet, unixaddr};
+use crate::errno::Errno;
 use crate::errno::{
     LxResult, EAFNOSUPPORT, EBADF, EFAULT, EINVAL, ENOPROTOOPT, ENOTSOCK, EOPNOTSUPP, EPROTONOSUPPORT,
     ESOCKTNOSUPPORT,
 };
 use crate::fd;
-use crate::obj::{unix, File, Kind};
+use crate::obj::{unix, File, Handle, Kind};
 use crate::uaccess;
 use alloc::vec::Vec;
 
@@ -44,7 +45,7 @@ const MAX_SEND: u64 = 1 << 20;
 
 /// The socket type in `ty` and its flags checked: (type, status flags,
 /// close-on-exec).
-fn type_and_flags(domain: u64, ty: u64, protocol: u64) -> Result<(u32, u32, bool), i64> {
+fn type_and_flags(domain: u64, ty: u64, protocol: u64) -> Result<(u32, u32, bool), Errno> {
     if domain as u16 != AF_UNIX || domain >> 16 != 0 {
         return Err(EAFNOSUPPORT);
     }
@@ -52,14 +53,14 @@ fn type_and_flags(domain: u64, ty: u64, protocol: u64) -> Result<(u32, u32, bool
 }
 
 /// The type's flags checked: (status flags, close-on-exec).
-fn flags_of(ty: u64) -> Result<(u32, bool), i64> {
+fn flags_of(ty: u64) -> Result<(u32, bool), Errno> {
     if ty & !(TYPE_MASK | SOCK_NONBLOCK | SOCK_CLOEXEC) != 0 {
         return Err(EINVAL);
     }
     Ok(((ty & SOCK_NONBLOCK) as u32, ty & SOCK_CLOEXEC != 0))
 }
 
-fn unix_type(ty: u64, protocol: u64) -> Result<(u32, u32, bool), i64> {
+fn unix_type(ty: u64, protocol: u64) -> Result<(u32, u32, bool), Errno> {
     if ty & !(TYPE_MASK | SOCK_NONBLOCK | SOCK_CLOEXEC) != 0 {
         return Err(EINVAL);
     }
@@ -122,7 +123,7 @@ fn inet_sock(fdn: i64) -> Option<&'static File> {
 }
 
 /// The socket open as `fdn`.
-fn sock(fdn: i64) -> Result<&'static File, i64> {
+fn sock(fdn: i64) -> Result<&'static File, Errno> {
     // SAFETY: the descriptor keeps the file live; no other reference to it here.
     let f = unsafe { fd::file(&fd::get(fdn)?) };
     if f.kind != Kind::Socket {
@@ -268,7 +269,7 @@ struct Msg {
     control_len: u64,
 }
 
-fn msghdr(p: u64) -> Result<Msg, i64> {
+fn msghdr(p: u64) -> Result<Msg, Errno> {
     let h: [u64; 7] = uaccess::get(p)?;
     let (iov, iovlen, control, control_len) = (h[2], h[3], h[4], h[5]);
     if iovlen > 1024 {
@@ -283,10 +284,10 @@ fn msghdr(p: u64) -> Result<Msg, i64> {
 /// The descriptors in the control messages of a send, each with one more
 /// reference (the caller's to hand on or drop). EINVAL for a malformed or
 /// unknown control message, EBADF for a descriptor that is not open.
-fn passed(control: u64, len: u64) -> Result<Vec<*mut File>, i64> {
-    let mut files: Vec<*mut File> = Vec::new();
+fn passed(control: u64, len: u64) -> Result<Vec<Handle<File>>, Errno> {
+    let mut files: Vec<Handle<File>> = Vec::new();
     let drop_all =
-        |files: &[*mut File]| files.iter().for_each(|&f| crate::obj::put(crate::obj::ops_for_file(f), f));
+        |files: &[Handle<File>]| files.iter().for_each(|&f| crate::obj::put(crate::obj::ops_for_file(f), f));
     let mut at = 0u64;
     while at + CMSG_HDR as u64 <= len {
         let h: [u64; 2] = match uaccess::get(control + at) {
@@ -383,7 +384,7 @@ fn recv_common(
     iov: &[(u64, u64)],
     control: (u64, u64),
     flags: u64,
-) -> Result<(i64, u32, u64), i64> {
+) -> Result<(i64, u32, u64), Errno> {
     let f = sock(fdn)?;
     if flags & MSG_OOB != 0 {
         return Err(EOPNOTSUPP);
@@ -420,7 +421,7 @@ fn recv_common(
             // A pipe end whose frames this process was not given (it came
             // to hold the socket after the send: `unix::give_pipes`) can
             // be neither used nor dropped here: left out.
-            if crate::obj::pipemem::guarded(file as u64) && !crate::obj::pipemem::mapped(file as u64) {
+            if crate::obj::pipemem::guarded(file.addr()) && !crate::obj::pipemem::mapped(file.addr()) {
                 mflags |= MSG_CTRUNC;
                 continue;
             }

@@ -8,7 +8,7 @@
 //! waits fail with EAGAIN; `SPLICE_F_MOVE`, `SPLICE_F_MORE` and
 //! `SPLICE_F_GIFT` change nothing. Linux's checks, in its order.
 
-use super::file::call;
+use crate::errno::Errno;
 use crate::errno::{LxResult, EBADF, EINVAL, ESPIPE};
 use crate::fd::{self, Fd};
 use crate::obj::{flags, pipe, Kind};
@@ -49,7 +49,7 @@ pub fn splice(fd_in: i64, off_in: u64, fd_out: i64, off_out: u64, len: u64, sfla
                 return Err(ESPIPE);
             }
             // SAFETY: as above.
-            if unsafe { fd::file(&din).pipe == fd::file(&dout).pipe } {
+            if unsafe { fd::file(&din).obj == fd::file(&dout).obj } {
                 return Err(EINVAL);
             }
             from_pipe(&din, &dout, None, len, nonblock, true)
@@ -94,7 +94,7 @@ pub fn tee(fd_in: i64, fd_out: i64, len: u64, sflags: u64) -> LxResult {
     }
     // SAFETY: as above.
     let (fin, fout) = unsafe { (fd::file(&din), fd::file(&dout)) };
-    if fin.kind != Kind::PipeRead || fout.kind != Kind::PipeWrite || fin.pipe == fout.pipe {
+    if fin.kind != Kind::PipeRead || fout.kind != Kind::PipeWrite || fin.obj == fout.obj {
         return Err(EINVAL);
     }
     from_pipe(&din, &dout, None, len, sflags & SPLICE_F_NONBLOCK != 0, false)
@@ -102,7 +102,7 @@ pub fn tee(fd_in: i64, fd_out: i64, len: u64, sflags: u64) -> LxResult {
 
 /// A file-side offset pointer's value: ESPIPE where the file has no
 /// position, EFAULT, EINVAL when negative.
-fn offset(d: &Fd, ptr: u64) -> Result<Option<i64>, i64> {
+fn offset(d: &Fd, ptr: u64) -> Result<Option<i64>, Errno> {
     if ptr == 0 {
         return Ok(None);
     }
@@ -158,7 +158,7 @@ fn from_pipe(din: &Fd, dout: &Fd, at: Option<i64>, len: u64, nonblock: bool, tak
     if take {
         // The bytes are in the ring: this read takes them without waiting.
         // SAFETY: as above.
-        call((din.ops.read)(unsafe { fd::file(din) }, &mut buf[..put]))?;
+        (din.ops.read)(unsafe { fd::file(din) }, &mut buf[..put])?;
     }
     Ok(put as i64)
 }
@@ -177,6 +177,6 @@ fn into_pipe(din: &Fd, dout: &Fd, at: Option<i64>, len: u64, nonblock: bool) -> 
     let mut buf = vec![0u8; (len as usize).min(CHUNK).min(room)];
     let got = at_offset(din, at, |f| crate::io::read_file(din.ops, f, &mut buf))?;
     // SAFETY: as above.
-    call((dout.ops.write)(unsafe { fd::file(dout) }, &buf[..got]))?;
+    (dout.ops.write)(unsafe { fd::file(dout) }, &buf[..got])?;
     Ok(got as i64)
 }

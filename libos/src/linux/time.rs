@@ -2,6 +2,7 @@
 //! `timeval`) over the library's clocks (`crate::time`).
 
 use crate::alarm::Clock;
+use crate::errno::Errno;
 use crate::time::{now_ns, wall_ns};
 
 /// Linux's clock ids (`clock_gettime`, `clock_nanosleep`).
@@ -22,7 +23,7 @@ pub mod id {
 /// Clock `id`'s reading in nanoseconds; EINVAL for ids Linux does not
 /// have. TAI is the wall clock (Linux's TAI offset is 0 until someone sets
 /// it); the machine never suspends, so boot time is monotonic time.
-pub fn clock_ns(c: u64) -> Result<u64, i64> {
+pub fn clock_ns(c: u64) -> Result<u64, Errno> {
     // A `clockid_t` is a C int: only the low 32 bits count.
     if (c as i32) < 0 {
         return cpu_clock(c as i32 as i64).map(Clock::now);
@@ -44,7 +45,7 @@ pub fn clock_ns(c: u64) -> Result<u64, i64> {
 /// time here; 3 none) and 4 for a thread; pid 0 is the caller. A thread
 /// must be one of this process's; a process is counted by its first
 /// thread unless it is this one.
-fn cpu_clock(id: i64) -> Result<Clock, i64> {
+fn cpu_clock(id: i64) -> Result<Clock, Errno> {
     if id & 3 == 3 {
         return Err(crate::errno::EINVAL);
     }
@@ -66,7 +67,7 @@ fn cpu_clock(id: i64) -> Result<Clock, i64> {
 /// Linux does not have, EOPNOTSUPP for those it cannot arm a timer on
 /// (the raw and coarse clocks; the alarm clocks, which need a wake-up
 /// device).
-pub fn timer_clock(c: u64) -> Result<(Clock, bool), i64> {
+pub fn timer_clock(c: u64) -> Result<(Clock, bool), Errno> {
     if (c as i32) < 0 {
         return Ok((cpu_clock(c as i32 as i64)?, false));
     }

@@ -10,6 +10,7 @@
 //! next bind, and connecting to it is ECONNREFUSED meanwhile, as to a
 //! name nobody holds.
 
+use crate::errno::Errno;
 use crate::errno::{LxResult, EADDRINUSE, EAGAIN, ECONNREFUSED, EINVAL, EOPNOTSUPP};
 use crate::fs::{dir, node, path, Ino, S_IFSOCK};
 use crate::obj::{unix, File};
@@ -23,7 +24,7 @@ const SOCKADDR_UN: u64 = 110;
 /// The name in the `sockaddr_un` at `addr` (`len` bytes): a path (up to
 /// its first NUL), or an abstract name (its leading NUL kept). The family
 /// alone is EINVAL (`bind` autobinds before asking).
-pub fn parse(addr: u64, len: u64) -> Result<Vec<u8>, i64> {
+pub fn parse(addr: u64, len: u64) -> Result<Vec<u8>, Errno> {
     if !(2..=SOCKADDR_UN).contains(&len) {
         return Err(EINVAL);
     }
@@ -67,7 +68,7 @@ pub fn put(addr: u64, lenp: u64, name: &[u8]) -> LxResult {
 }
 
 /// `bind` of socket `f` to `name` (`None`: autobind).
-pub fn bind(f: &File, name: Option<&[u8]>) -> Result<(), i64> {
+pub fn bind(f: &File, name: Option<&[u8]>) -> Result<(), Errno> {
     match name {
         Some(p) if !is_abstract(p) => bind_path(f, p),
         Some(p) => bind_abstract(f, p),
@@ -84,7 +85,7 @@ pub fn bind(f: &File, name: Option<&[u8]>) -> Result<(), i64> {
     }
 }
 
-fn bind_path(f: &File, p: &[u8]) -> Result<(), i64> {
+fn bind_path(f: &File, p: &[u8]) -> Result<(), Errno> {
     let (d, name) = path::parent(crate::proc::cwd(), p)?;
     // Linux makes the node first: a name in use is found before a socket
     // that has one.
@@ -103,7 +104,7 @@ fn bind_path(f: &File, p: &[u8]) -> Result<(), i64> {
     unix::bind(f, ino, p)
 }
 
-fn bind_abstract(f: &File, p: &[u8]) -> Result<(), i64> {
+fn bind_abstract(f: &File, p: &[u8]) -> Result<(), Errno> {
     let d = node::unix_names()?;
     sweep(d);
     if dir::lookup(d, p).is_some() {
@@ -146,7 +147,7 @@ fn sweep(d: Ino) {
 
 /// The node socket name `p` names (a path resolved, an abstract name
 /// looked up: ECONNREFUSED when nobody holds it, as Linux).
-pub fn find(p: &[u8]) -> Result<Ino, i64> {
+pub fn find(p: &[u8]) -> Result<Ino, Errno> {
     if !is_abstract(p) {
         return path::resolve(crate::proc::cwd(), p, true);
     }

@@ -4,6 +4,7 @@
 //! removing one is EOPNOTSUPP, the list is empty. (GNU `ls -l` asks every
 //! file for its ACL and SELinux label this way.)
 
+use crate::errno::Errno;
 use crate::errno::{LxResult, ENAMETOOLONG, EOPNOTSUPP, ERANGE};
 use crate::{fd, fs, proc, uaccess};
 
@@ -17,7 +18,7 @@ pub enum Target {
     Fd(i64),
 }
 
-fn check(target: Target) -> Result<(), i64> {
+fn check(target: Target) -> Result<(), Errno> {
     match target {
         Target::Path { ptr, follow } => {
             fs::path::resolve(proc::cwd(), uaccess::path(ptr)?, follow).map(|_| ())
@@ -26,7 +27,7 @@ fn check(target: Target) -> Result<(), i64> {
     }
 }
 
-fn check_name(ptr: u64) -> Result<(), i64> {
+fn check_name(ptr: u64) -> Result<(), Errno> {
     match uaccess::cstr(ptr, NAME_MAX + 1) {
         Ok(n) if !n.is_empty() && n.len() <= NAME_MAX => Ok(()),
         Ok(_) | Err(ENAMETOOLONG) => Err(ERANGE),

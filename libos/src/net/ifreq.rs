@@ -2,6 +2,7 @@
 //! any Internet socket: the names, addresses, flags and sizes of `lo` and
 //! `eth0` as the shared stack has them (`net::stack::interfaces`).
 
+use crate::errno::Errno;
 use crate::errno::{EFAULT, EINVAL, ENODEV, ENOTTY};
 use crate::net::stack::{interfaces, Interface};
 use crate::uaccess;
@@ -41,15 +42,9 @@ fn mask(prefix: u8) -> [u8; 4] {
     (u32::MAX.checked_shl(32 - prefix as u32).unwrap_or(0)).to_be_bytes()
 }
 
-/// Answers request `req` on the `struct ifreq` at `arg`; `-errno`.
-pub fn ioctl(req: u64, arg: u64) -> i64 {
-    match answer(req & 0xffff_ffff, arg) {
-        Ok(()) => 0,
-        Err(e) => -e,
-    }
-}
-
-fn answer(req: u64, arg: u64) -> Result<(), i64> {
+/// Answers request `req` on the `struct ifreq` at `arg`.
+pub fn ioctl(req: u64, arg: u64) -> Result<(), Errno> {
+    let req = req & 0xffff_ffff;
     if req == SIOCGIFCONF {
         return conf(arg);
     }
@@ -93,7 +88,7 @@ fn answer(req: u64, arg: u64) -> Result<(), i64> {
 
 /// `SIOCGIFCONF`: `struct ifconf { int len; struct ifreq *buf; }`, one
 /// `ifreq` (name and address) per interface that fits.
-fn conf(arg: u64) -> Result<(), i64> {
+fn conf(arg: u64) -> Result<(), Errno> {
     let c: [u64; 2] = uaccess::get(arg).map_err(|_| EFAULT)?;
     let (room, buf) = (c[0] as u32 as usize, c[1]);
     let all: Vec<Interface> = interfaces();

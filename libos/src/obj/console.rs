@@ -15,6 +15,7 @@
 
 use super::ldisc::{self, Edit, Termios};
 use super::{no_seek, File, Ops};
+use crate::errno::Errno;
 use crate::errno::{EAGAIN, EINTR, ENOTTY};
 use crate::fs::Stat;
 use crate::scoped::Scoped;
@@ -168,7 +169,7 @@ fn edit(c: u8) -> bool {
 /// Reads what the terminal has: EAGAIN when nothing yet (the caller waits,
 /// `io::read`, after checking the reader is in the foreground), EINTR when
 /// a control character just signalled.
-fn read(_: &mut File, buf: &mut [u8]) -> i64 {
+fn read(_: &mut File, buf: &mut [u8]) -> Result<usize, Errno> {
     let canonical = is_tty() && TERMIOS.get().canonical();
     loop {
         let line = with_tty(|t| {
@@ -181,10 +182,10 @@ fn read(_: &mut File, buf: &mut [u8]) -> i64 {
             })
         });
         if let Some(n) = line {
-            return n as i64;
+            return Ok(n);
         }
         if fill() {
-            return -EINTR;
+            return Err(EINTR);
         }
         if canonical {
             let mut ready = false;
@@ -196,7 +197,7 @@ fn read(_: &mut File, buf: &mut [u8]) -> i64 {
             }
             if ready {
                 if with_tty(|t| t.line_len) == 0 {
-                    return 0; // end of file on an empty line
+                    return Ok(0); // end of file on an empty line
                 }
                 continue;
             }
@@ -211,23 +212,23 @@ fn read(_: &mut File, buf: &mut [u8]) -> i64 {
                 if is_tty() && TERMIOS.get().echoes() {
                     crate::log::console_write(&buf[..n]);
                 }
-                return n as i64;
+                return Ok(n);
             }
         }
-        return -EAGAIN;
+        return Err(EAGAIN);
     }
 }
 
-fn write(_: &mut File, buf: &[u8]) -> i64 {
+fn write(_: &mut File, buf: &[u8]) -> Result<usize, Errno> {
     crate::log::console_write(buf);
-    buf.len() as i64
+    Ok(buf.len())
 }
 
-fn stat(_: &File, st: &mut Stat) -> i64 {
+fn stat(_: &File, st: &mut Stat) -> Result<(), Errno> {
     st.mode = crate::fs::S_IFCHR | 0o620;
     st.rdev = (5, 1);
     st.ino = 1;
-    0
+    Ok(())
 }
 
 /// This process's settings of the terminal, and whether the console is a
@@ -235,9 +236,9 @@ fn stat(_: &File, st: &mut Stat) -> i64 {
 static TERMIOS: Word<Termios> = Word::new(Termios::CONSOLE);
 static IS_TTY: Word<bool> = Word::new(false);
 
-fn ioctl(_: &mut File, req: u64, arg: u64) -> i64 {
+fn ioctl(_: &mut File, req: u64, arg: u64) -> Result<usize, Errno> {
     if !is_tty() {
-        return -ENOTTY;
+        return Err(ENOTTY);
     }
     let mut termios = TERMIOS.get();
     let mut shared = with_tty(|t| t.shared);
@@ -245,15 +246,15 @@ fn ioctl(_: &mut File, req: u64, arg: u64) -> i64 {
     TERMIOS.set(termios);
     with_tty(|t| t.shared = shared);
     match r {
-        None => -ENOTTY,
-        Some(Ok(ldisc::Did::Answer(n))) => n,
-        Some(Ok(ldisc::Did::Set { .. })) => 0,
+        None => Err(ENOTTY),
+        Some(Ok(ldisc::Did::Answer(n))) => Ok(n as usize),
+        Some(Ok(ldisc::Did::Set { .. })) => Ok(0),
         Some(Ok(ldisc::Did::Resized)) => {
             if shared.pgrp != 0 {
                 (ldisc::jobs().signal_group)(shared.pgrp, ldisc::SIGWINCH);
             }
-            0
+            Ok(0)
         }
-        Some(Err(e)) => -e,
+        Some(Err(e)) => Err(e),
     }
 }

@@ -15,8 +15,10 @@
 
 use super::{no_seek, File, Kind, Ops};
 use super::{Look, POLLERR, POLLHUP};
+use crate::errno::Errno;
 use crate::errno::{EEXIST, EINVAL, ELOOP, ENOENT, EPERM};
 use crate::fs::Stat;
+use crate::obj::Handle;
 
 pub const EPOLLIN: u32 = 0x1;
 pub const EPOLLET: u32 = 1 << 31;
@@ -34,7 +36,7 @@ pub const MAX_NESTS: u32 = 4;
 /// One watched (descriptor, file) of a set.
 pub struct Interest {
     set: *mut Epoll,
-    file: *mut File,
+    file: Handle<File>,
     fd: i32,
     /// Events asked for, with the `EPOLLET`/`EPOLLONESHOT` flags.
     events: u32,
@@ -49,10 +51,10 @@ pub struct Interest {
     next_on_file: *mut Interest,
 }
 
-/// A set's object (`File::data`).
+/// A set's object (`Object::Epoll`).
 pub struct Epoll {
     /// The set's own file (for walking up through sets that watch it).
-    file: *mut File,
+    file: Option<Handle<File>>,
     first: *mut Interest,
     /// Where the next report starts, so that a wait returning fewer events
     /// than are ready does not always favour the same interests.
@@ -62,27 +64,26 @@ pub struct Epoll {
 pub static OPS: Ops = Ops { read, write, seek: no_seek, stat, ioctl: super::no_ioctl, close };
 
 /// An epoll set is neither read nor written (Linux: EINVAL).
-fn read(_: &mut File, _: &mut [u8]) -> i64 {
-    -crate::errno::EINVAL
+fn read(_: &mut File, _: &mut [u8]) -> Result<usize, Errno> {
+    Err(crate::errno::EINVAL)
 }
 
-fn write(_: &mut File, _: &[u8]) -> i64 {
-    -crate::errno::EINVAL
+fn write(_: &mut File, _: &[u8]) -> Result<usize, Errno> {
+    Err(crate::errno::EINVAL)
 }
 
 /// A new, empty set.
-pub fn create(flags: u32) -> Result<*mut File, i64> {
-    let empty = Epoll { file: core::ptr::null_mut(), first: core::ptr::null_mut(), rotate: 0 };
+pub fn create(flags: u32) -> Result<Handle<File>, Errno> {
+    let empty = Epoll { file: None, first: core::ptr::null_mut(), rotate: 0 };
     let f = super::new_with(Kind::Epoll, flags | super::flags::RDWR, empty)?;
     // SAFETY: just created; its object is the set.
-    unsafe { (*set_of(f)).file = f };
+    unsafe { (*set_of(f)).file = Some(f) };
     Ok(f)
 }
 
 /// The set behind an epoll file.
-fn set_of(f: *const File) -> *mut Epoll {
-    // SAFETY: `f` is a live epoll file; `data` never changes once made.
-    unsafe { (*f).data as *mut Epoll }
+fn set_of(f: Handle<File>) -> *mut Epoll {
+    f.obj().handle::<Epoll>().as_ptr()
 }
 
 /// The interests of set `e`, in order.
@@ -98,9 +99,9 @@ fn interests(e: *mut Epoll) -> impl Iterator<Item = *mut Interest> {
 }
 
 /// The interests watching file `f` (its `watch` list).
-fn watchers(f: *const File) -> impl Iterator<Item = *mut Interest> {
+fn watchers(f: Handle<File>) -> impl Iterator<Item = *mut Interest> {
     // SAFETY: the file is live and the lock is held.
-    let mut at = unsafe { (*f).watch };
+    let mut at = unsafe { (*f.as_ptr()).watch };
     core::iter::from_fn(move || {
         let cur = (!at.is_null()).then_some(at)?;
         // SAFETY: a linked interest is live.
@@ -141,44 +142,40 @@ fn drop_interest(i: *mut Interest) {
     // interests before it goes).
     unsafe {
         unlink(&raw mut (*(*i).set).first, i, in_set);
-        unlink(&raw mut (*(*i).file).watch, i, on_file);
+        unlink(&raw mut (*(*i).file.as_ptr()).watch, i, on_file);
         super::free_object(i);
     }
 }
 
 /// The last descriptor of `f` has closed: it leaves every set watching it.
-// The pointer is a live shared `File` by construction (a descriptor's or
-// an interest's), never a program's value.
-#[allow(clippy::not_unsafe_ptr_arg_deref)]
-pub fn forget(f: *mut File) {
+pub fn forget(f: Handle<File>) {
     // SAFETY: `f` is live; `watch` is read anew each time, as
     // `drop_interest` changes it.
-    while let Some(i) = Some(unsafe { (*f).watch }).filter(|i| !i.is_null()) {
+    while let Some(i) = Some(unsafe { (*f.as_ptr()).watch }).filter(|i| !i.is_null()) {
         drop_interest(i);
     }
 }
 
 fn close(f: &mut File) {
-    let e = set_of(f);
+    let e = set_of(f.handle());
     // SAFETY: the set is live until freed below; the lock is held.
     while let Some(i) = Some(unsafe { (*e).first }).filter(|i| !i.is_null()) {
         drop_interest(i);
     }
     // SAFETY: made by `create`; its file is going.
-    unsafe { super::free_object(e) };
+    unsafe { f.object::<Epoll>().free() };
 }
 
-fn stat(_: &File, st: &mut Stat) -> i64 {
+fn stat(_: &File, st: &mut Stat) -> Result<(), Errno> {
     // Linux's anonymous inode: mode 0600, no type bits.
     st.mode = 0o600;
     st.blksize = 4096;
-    0
+    Ok(())
 }
 
 /// How deep the sets below `f` nest (0: `f` is not a set).
-fn depth_below(f: *const File) -> u32 {
-    // SAFETY: `f` is live.
-    if unsafe { (*f).kind } != Kind::Epoll {
+fn depth_below(f: Handle<File>) -> u32 {
+    if f.kind() != Kind::Epoll {
         return 0;
     }
     // SAFETY: interests of a live set name live files.
@@ -186,22 +183,21 @@ fn depth_below(f: *const File) -> u32 {
 }
 
 /// How many sets `f` is nested in, at most, counting up.
-fn depth_above(f: *const File) -> u32 {
+fn depth_above(f: Handle<File>) -> u32 {
     // SAFETY: a watcher's set and that set's file are live.
-    watchers(f).map(|i| 1 + depth_above(unsafe { (*(*i).set).file })).max().unwrap_or(0)
+    watchers(f).map(|i| 1 + unsafe { (*(*i).set).file }.map_or(0, depth_above)).max().unwrap_or(0)
 }
 
 /// Whether `target` is `f` or reachable from it through nested sets.
-fn reaches(f: *const File, target: *const File) -> bool {
-    // SAFETY: `f` is live.
+fn reaches(f: Handle<File>, target: Handle<File>) -> bool {
     f == target
-        || unsafe { (*f).kind } == Kind::Epoll
+        || f.kind() == Kind::Epoll
             // SAFETY: interests of a live set name live files.
             && interests(set_of(f)).any(|i| reaches(unsafe { (*i).file }, target))
 }
 
 /// The one interest of set `e` for descriptor `fd` open on `f`.
-fn find(e: *mut Epoll, fd: i32, f: *mut File) -> Option<*mut Interest> {
+fn find(e: *mut Epoll, fd: i32, f: Handle<File>) -> Option<*mut Interest> {
     // SAFETY: interests of a live set are live.
     interests(e).find(|&i| unsafe { (*i).fd == fd && (*i).file == f })
 }
@@ -209,12 +205,14 @@ fn find(e: *mut Epoll, fd: i32, f: *mut File) -> Option<*mut Interest> {
 /// `epoll_ctl` on the set open as `ep`: `op` for descriptor `fd`, open as
 /// `target`, with (events, data) for ADD and MOD. The caller has checked
 /// that `fd` is not the set's own descriptor.
-// The pointer is a live shared `File` by construction (a descriptor's or
-// an interest's), never a program's value.
-#[allow(clippy::not_unsafe_ptr_arg_deref)]
-pub fn ctl(ep: *mut File, op: u64, fd: i32, target: *mut File, event: (u32, u64)) -> Result<i64, i64> {
-    // SAFETY: both are live open files (the caller holds descriptors).
-    let (ep_kind, kind) = unsafe { ((*ep).kind, (*target).kind) };
+pub fn ctl(
+    ep: Handle<File>,
+    op: u64,
+    fd: i32,
+    target: Handle<File>,
+    event: (u32, u64),
+) -> Result<i64, Errno> {
+    let (ep_kind, kind) = (ep.kind(), target.kind());
     if ep_kind != Kind::Epoll {
         return Err(EINVAL);
     }
@@ -249,11 +247,11 @@ pub fn ctl(ep: *mut File, op: u64, fd: i32, target: *mut File, event: (u32, u64)
                 disarmed: false,
                 next_in_set: core::ptr::null_mut(),
                 // SAFETY: the target is live (the caller holds it open).
-                next_on_file: unsafe { (*target).watch },
+                next_on_file: unsafe { (*target.as_ptr()).watch },
             })?;
             // SAFETY: the set and file are live, the lock held.
             unsafe {
-                (*target).watch = i;
+                (*target.as_ptr()).watch = i;
                 // At the end, so reports come in the order of adding.
                 let mut at = &raw mut (*e).first;
                 while !(*at).is_null() {
@@ -300,10 +298,7 @@ fn report_of(i: &Interest, look: Look) -> Option<(u16, u64)> {
 
 /// Whether a wait on set `f` would report something now (`poll` of a set,
 /// a set inside a set): `POLLIN` if so.
-// The pointer is a live shared `File` by construction (a descriptor's or
-// an interest's), never a program's value.
-#[allow(clippy::not_unsafe_ptr_arg_deref)]
-pub fn ready(f: *mut File) -> u16 {
+pub fn ready(f: Handle<File>) -> u16 {
     // SAFETY: interests of a live set are live.
     let any = interests(set_of(f)).any(|i| report_of(unsafe { &*i }, Look::Locked).is_some_and(|r| r.0 != 0));
     if any {
@@ -318,10 +313,7 @@ pub fn ready(f: *mut File) -> u16 {
 /// None when `look` cannot tell without the lock. Edge-triggered
 /// interests remember what they saw, one-shot ones that reported go
 /// silent.
-// The pointer is a live shared `File` by construction (a descriptor's or
-// an interest's), never a program's value.
-#[allow(clippy::not_unsafe_ptr_arg_deref)]
-pub fn collect(f: *mut File, look: Look, out: &mut [(u32, u64)]) -> Option<usize> {
+pub fn collect(f: Handle<File>, look: Look, out: &mut [(u32, u64)]) -> Option<usize> {
     if look == Look::LockFree {
         return None;
     }
@@ -356,12 +348,8 @@ pub fn collect(f: *mut File, look: Look, out: &mut [(u32, u64)]) -> Option<usize
 /// Calls `each` with every file a wait for `events` on `f` depends on:
 /// `f` itself, or for a set, what its armed interests watch (sets inside
 /// it opened up in turn). Returns false as soon as `each` does.
-// The pointer is a live shared `File` by construction (a descriptor's or
-// an interest's), never a program's value.
-#[allow(clippy::not_unsafe_ptr_arg_deref)]
-pub fn expand(f: *mut File, events: u16, each: &mut dyn FnMut(*mut File, u16) -> bool) -> bool {
-    // SAFETY: `f` is live.
-    if unsafe { (*f).kind } != Kind::Epoll {
+pub fn expand(f: Handle<File>, events: u16, each: &mut dyn FnMut(Handle<File>, u16) -> bool) -> bool {
+    if f.kind() != Kind::Epoll {
         return each(f, events);
     }
     // SAFETY: interests of a live set are live.
@@ -375,9 +363,9 @@ pub fn expand(f: *mut File, events: u16, each: &mut dyn FnMut(*mut File, u16) ->
 /// A number that changes whenever `f` gets something new to report to an
 /// edge-triggered interest (0 for objects that have none: there, only an
 /// event appearing counts).
-fn stamp(f: *mut File) -> u64 {
+fn stamp(f: Handle<File>) -> u64 {
     // SAFETY: `f` is live; its kind and objects never change once made.
-    let f = unsafe { &*f };
+    let f = unsafe { f.get() };
     match f.kind {
         Kind::PipeRead | Kind::PipeWrite => super::pipe::stamp(f),
         Kind::EventFd => super::eventfd::stamp(f),

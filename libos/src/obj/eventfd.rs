@@ -5,8 +5,9 @@
 //! same wakeup predicate as a wait for a pipe (`crate::wait`).
 
 use super::flags::NONBLOCK;
-use super::{no_ioctl, no_seek, File, Kind, Ops};
+use super::{no_ioctl, no_seek, File, Handle, Kind, Ops};
 use super::{POLLIN, POLLOUT};
+use crate::errno::Errno;
 use crate::errno::{EAGAIN, EINVAL};
 use crate::fs::Stat;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -40,7 +41,7 @@ pub static OPS: Ops = Ops { read, write, seek: no_seek, stat, ioctl: no_ioctl, c
 
 /// A new eventfd counting from `initial`; `flags` are the file's status
 /// flags (`NONBLOCK`), `semaphore` its mode.
-pub fn create(initial: u32, flags: u32, semaphore: bool) -> Result<*mut File, i64> {
+pub fn create(initial: u32, flags: u32, semaphore: bool) -> Result<Handle<File>, Errno> {
     let counter = EventFd {
         readers: AtomicU32::new(1),
         writers: AtomicU32::new(1),
@@ -58,35 +59,36 @@ pub fn create(initial: u32, flags: u32, semaphore: bool) -> Result<*mut File, i6
 /// No other reference to it may be live while the result is (the lock is
 /// held; lock-free readers use only the atomics).
 unsafe fn of(f: &File) -> &'static mut EventFd {
-    // SAFETY: an eventfd's `data` stays valid while it is open.
-    unsafe { &mut *(f.data as *mut EventFd) }
+    // SAFETY: an eventfd's counter stays while it is open; the caller
+    // makes this the only reference in use.
+    unsafe { f.object::<EventFd>().get_mut() }
 }
 
-fn read(f: &mut File, buf: &mut [u8]) -> i64 {
+fn read(f: &mut File, buf: &mut [u8]) -> Result<usize, Errno> {
     if buf.len() < 8 {
-        return -EINVAL;
+        return Err(EINVAL);
     }
     // SAFETY: `f` keeps the counter live; the lock is held.
     let e = unsafe { of(f) };
     let n = e.count.load(Ordering::Acquire);
     if n == 0 {
         // The caller waits (a predicate watches the count).
-        return -EAGAIN;
+        return Err(EAGAIN);
     }
     let take = if e.semaphore { 1 } else { n };
     e.count.store(n - take, Ordering::Release);
     e.changes += 1;
     buf[..8].copy_from_slice(&take.to_ne_bytes());
-    8
+    Ok(8)
 }
 
-fn write(f: &mut File, buf: &[u8]) -> i64 {
+fn write(f: &mut File, buf: &[u8]) -> Result<usize, Errno> {
     let Some(bytes) = buf.get(..8) else {
-        return -EINVAL;
+        return Err(EINVAL);
     };
     let add = u64::from_ne_bytes(bytes.try_into().expect("8 bytes"));
     if add == u64::MAX {
-        return -EINVAL;
+        return Err(EINVAL);
     }
     // SAFETY: `f` keeps the counter live; the lock is held.
     let e = unsafe { of(f) };
@@ -94,20 +96,19 @@ fn write(f: &mut File, buf: &[u8]) -> i64 {
     if add > MAX - n {
         // The caller waits (rare: the count near 2^64; no predicate
         // watches for room, so it looks again after each yield).
-        return -EAGAIN;
+        return Err(EAGAIN);
     }
     e.count.store(n + add, Ordering::Release);
     e.changes += 1;
-    8
+    Ok(8)
 }
 
-/// Readiness for `poll` (lock-free: only the count is read).
-///
-/// # Safety
-/// `data` is the counter of an eventfd the caller holds open.
-pub unsafe fn events(data: *const u8) -> u16 {
-    // SAFETY: per the caller; only the atomic is read.
-    let n = unsafe { &*(data as *const EventFd) }.count.load(Ordering::Acquire);
+/// Readiness for `poll` of the eventfd whose counter is `counter`, which
+/// the caller holds open (lock-free: only the count is read).
+pub fn events(counter: Handle<EventFd>) -> u16 {
+    // SAFETY: the caller's description keeps the counter; only the atomic
+    // is read.
+    let n = unsafe { counter.get() }.count.load(Ordering::Acquire);
     (if n > 0 { POLLIN } else { 0 }) | if n < MAX { POLLOUT } else { 0 }
 }
 
@@ -117,13 +118,13 @@ pub fn stamp(f: &File) -> u64 {
     unsafe { of(f) }.changes
 }
 
-fn stat(_: &File, st: &mut Stat) -> i64 {
+fn stat(_: &File, st: &mut Stat) -> Result<(), Errno> {
     st.mode = 0o600;
     st.blksize = 4096;
-    0
+    Ok(())
 }
 
 fn close(f: &mut File) {
     // SAFETY: made by `create`; its only file is going.
-    unsafe { super::free_object(f.data as *mut EventFd) };
+    unsafe { f.object::<EventFd>().free() };
 }

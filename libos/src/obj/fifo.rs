@@ -12,8 +12,10 @@
 use super::flags::{ACCMODE, NONBLOCK, RDWR, WRONLY};
 use super::pipe::{self, Pipe};
 use super::{File, Kind};
+use crate::errno::Errno;
 use crate::errno::{EINVAL, ENXIO};
 use crate::fs::{node, Ino};
+use crate::obj::Handle;
 
 /// How often an opener waiting for the other side looks again (it sleeps
 /// in between; no ring term says "an end was opened").
@@ -22,12 +24,12 @@ pub const RECHECK_NS: u64 = 5_000_000;
 /// Opens FIFO `ino` with status flags `status` (access mode, nonblock):
 /// the new end, and, when the opener must wait for the other side, how
 /// many of its ends had been opened (`other_side` compares).
-pub fn open(ino: Ino, status: u32) -> Result<(*mut File, Option<u64>), i64> {
+pub fn open(ino: Ino, status: u32) -> Result<(Handle<File>, Option<u64>), Errno> {
     let acc = status & ACCMODE;
     if acc == ACCMODE {
         return Err(EINVAL);
     }
-    let mut ring = node::get(ino).data as *mut Pipe;
+    let ring = node::get(ino).data as *mut Pipe;
     let readers = |r: *mut Pipe| {
         if r.is_null() {
             return 0;
@@ -39,37 +41,40 @@ pub fn open(ino: Ino, status: u32) -> Result<(*mut File, Option<u64>), i64> {
         return Err(ENXIO);
     }
     let made = ring.is_null();
-    if made {
-        ring = pipe::ring()?;
-    }
+    let ring = if made {
+        pipe::ring()?
+    } else {
+        // SAFETY: a ring the inode names is live while it does.
+        unsafe { Handle::from_raw(ring) }
+    };
     let kind = if acc == WRONLY { Kind::PipeWrite } else { Kind::PipeRead };
     let f = match pipe::open_end(ring, kind, status, ino) {
         Ok(f) => f,
         Err(e) => {
             if made {
                 // SAFETY: made above; nothing refers to it.
-                unsafe { crate::shared::free(ring as *mut u8, size_of::<Pipe>(), align_of::<Pipe>()) };
+                unsafe { ring.free() };
             }
             return Err(e);
         }
     };
     node::update(ino, |n| {
         n.opens += 1;
-        n.data = ring as *mut u8;
+        n.data = ring.as_ptr() as *mut u8;
         n.borrowed = true;
     });
     if acc == RDWR || status & NONBLOCK != 0 {
         return Ok((f, None));
     }
     // SAFETY: just made; no other reference to it here.
-    Ok((f, Some(other(unsafe { &*f }).1)))
+    Ok((f, Some(other(unsafe { f.get() }).1)))
 }
 
 /// FIFO end `f`'s other side: its open count now, and its ends ever opened.
 fn other(f: &File) -> (u32, u64) {
     let reads = f.kind == Kind::PipeRead && f.flags & ACCMODE != RDWR;
     // SAFETY: `f` is a live FIFO end; it keeps the ring live.
-    let (readers, writers, opened) = unsafe { pipe::ends(f.pipe) };
+    let (readers, writers, opened) = unsafe { pipe::ends(f.object::<Pipe>().as_ptr()) };
     if reads {
         (writers, opened[1])
     } else {

@@ -11,10 +11,12 @@
 use super::flags::RDWR;
 use super::{no_seek, File, Kind, Ops};
 use super::{POLLERR, POLLHUP, POLLIN, POLLOUT};
+use crate::errno::Errno;
 use crate::errno::{EAFNOSUPPORT, ENOMEM};
 use crate::fs::{Stat, S_IFSOCK};
 use crate::net::stack::{self, Rings};
-use netstack::{ready, Errno, SockType, SocketId, Stack};
+use crate::obj::Handle;
+use netstack::{ready, Errno as NetErrno, SockType, SocketId, Stack};
 
 pub static OPS: Ops = Ops { read, write, seek: no_seek, stat, ioctl, close };
 
@@ -24,17 +26,17 @@ pub struct Inet {
     pub stream: bool,
 }
 
-/// Linux's errno for a stack error (negative, as `Ops` return).
-pub fn errno(e: Errno) -> i64 {
-    e.linux() as i64
+/// Linux's errno for a stack error.
+pub fn errno(e: NetErrno) -> Errno {
+    Errno::new(e.linux() as u16)
 }
 
 /// Runs `f` on the stack: EAFNOSUPPORT without a network.
-pub fn on_stack<R>(f: impl FnOnce(&mut Stack<Rings>) -> R) -> Result<R, i64> {
+pub fn on_stack<R>(f: impl FnOnce(&mut Stack<Rings>) -> R) -> Result<R, Errno> {
     stack::with(f).ok_or(EAFNOSUPPORT)
 }
 
-pub fn create(stream: bool, flags: u32) -> Result<*mut File, i64> {
+pub fn create(stream: bool, flags: u32) -> Result<Handle<File>, Errno> {
     let ty = if stream { SockType::Stream } else { SockType::Datagram };
     let id = on_stack(|s| s.socket(ty))?;
     super::new_with(Kind::Inet, RDWR | flags, Inet { id: id.raw(), stream }).inspect_err(|_| {
@@ -44,9 +46,9 @@ pub fn create(stream: bool, flags: u32) -> Result<*mut File, i64> {
 
 /// A socket's object.
 pub fn inet(f: &File) -> &Inet {
-    // SAFETY: an Internet socket's `data` is its `Inet`, live while the
-    // description is.
-    unsafe { &*(f.data as *const Inet) }
+    // SAFETY: an Internet socket's `Inet` lives while the description
+    // does, and is never changed once made.
+    unsafe { f.object::<Inet>().get() }
 }
 
 pub fn id(f: &File) -> SocketId {
@@ -54,49 +56,38 @@ pub fn id(f: &File) -> SocketId {
 }
 
 /// A socket made by `accept`, with its own description.
-pub fn adopt(id: SocketId, flags: u32) -> Result<*mut File, i64> {
+pub fn adopt(id: SocketId, flags: u32) -> Result<Handle<File>, Errno> {
     super::new_with(Kind::Inet, RDWR | flags, Inet { id: id.raw(), stream: true }).inspect_err(|_| {
         let _ = on_stack(|s| s.close(id));
     })
 }
 
 /// One try (the caller, `io`, waits and tries again on EAGAIN).
-fn read(f: &mut File, buf: &mut [u8]) -> i64 {
+fn read(f: &mut File, buf: &mut [u8]) -> Result<usize, Errno> {
     let me = id(f);
-    match on_stack(|s| s.recv(me, buf, false)) {
-        Ok(Ok(n)) => n as i64,
-        Ok(Err(e)) => -errno(e),
-        Err(e) => -e,
-    }
+    on_stack(|s| s.recv(me, buf, false))?.map_err(errno)
 }
 
 /// One try, as `read`.
-fn write(f: &mut File, buf: &[u8]) -> i64 {
+fn write(f: &mut File, buf: &[u8]) -> Result<usize, Errno> {
     let me = id(f);
-    match on_stack(|s| s.send(me, buf)) {
-        Ok(Ok(n)) => n as i64,
-        Ok(Err(e)) => -errno(e),
-        Err(e) => -e,
-    }
+    on_stack(|s| s.send(me, buf))?.map_err(errno)
 }
 
-fn stat(f: &File, st: &mut Stat) -> i64 {
+fn stat(f: &File, st: &mut Stat) -> Result<(), Errno> {
     st.mode = S_IFSOCK | 0o777;
-    st.ino = f.data as u64 % 1_000_000_007;
+    st.ino = f.obj.addr() % 1_000_000_007;
     st.blksize = 4096;
-    0
+    Ok(())
 }
 
-fn ioctl(f: &mut File, req: u64, arg: u64) -> i64 {
+fn ioctl(f: &mut File, req: u64, arg: u64) -> Result<usize, Errno> {
     match req {
         super::FIONREAD => {
             let me = id(f);
-            match on_stack(|s| s.readable(me)) {
-                Ok(n) => super::put_readable(arg, n as u64),
-                Err(e) => -e,
-            }
+            super::put_readable(arg, on_stack(|s| s.readable(me))? as u64)
         }
-        _ => crate::net::ifreq::ioctl(req, arg),
+        _ => crate::net::ifreq::ioctl(req, arg).map(|()| 0),
     }
 }
 
@@ -114,7 +105,7 @@ fn close(f: &mut File) {
     }
     let _ = on_stack(|s| s.close(me));
     // SAFETY: made by `create` / `adopt`; nobody refers to it now.
-    unsafe { super::free_object(f.data as *mut Inet) };
+    unsafe { f.object::<Inet>().free() };
 }
 
 /// What the socket is ready for (the lock held).
@@ -141,6 +132,6 @@ pub const POLLRDHUP: u16 = 0x2000;
 /// Bytes one datagram may have.
 pub const MAX_DATAGRAM: usize = 65507;
 
-pub fn no_memory() -> i64 {
+pub fn no_memory() -> Errno {
     ENOMEM
 }

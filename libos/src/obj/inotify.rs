@@ -13,7 +13,8 @@
 //! the kernel until an event comes. Everything changes under the big lock.
 
 use super::flags::{NONBLOCK, RDONLY};
-use super::{no_seek, no_write, File, Kind, Ops, POLLIN};
+use super::{no_seek, no_write, File, Handle, Kind, Object, Ops, POLLIN};
+use crate::errno::Errno;
 use crate::errno::{EAGAIN, EEXIST, EINVAL, ENOMEM, ENOSPC, ENOTTY};
 use crate::fs::{dir, node, Ino, Stat};
 use crate::shared;
@@ -111,7 +112,7 @@ fn registry() -> Option<&'static mut Registry> {
 pub static OPS: Ops = Ops { read, write: no_write, seek: no_seek, stat, ioctl, close };
 
 /// A new instance; `flags` its status flags (`NONBLOCK`).
-pub fn create(flags: u32) -> Result<*mut File, i64> {
+pub fn create(flags: u32) -> Result<Handle<File>, Errno> {
     // SAFETY: null pointers and zero counts are an empty registry; the big
     // lock is held and no other reference to it is live.
     let r = unsafe { &mut *REGISTRY.get_or_create_zeroed().map_err(|_| ENOMEM)? };
@@ -132,8 +133,9 @@ pub fn create(flags: u32) -> Result<*mut File, i64> {
     match super::new(Kind::Inotify, (flags & NONBLOCK) | RDONLY, 0) {
         Ok(f) => {
             r.all[slot] = p;
-            // SAFETY: just made; nobody else refers to it yet.
-            unsafe { (*f).data = p as *mut u8 };
+            // SAFETY: just made; nobody else refers to it yet; `p` is a
+            // live instance.
+            unsafe { f.get_mut().obj = Object::Inotify(Handle::from_raw(p)) };
             Ok(f)
         }
         Err(e) => {
@@ -146,13 +148,13 @@ pub fn create(flags: u32) -> Result<*mut File, i64> {
 
 /// The instance behind description `f`, if it is one.
 fn of(f: &File) -> Option<&'static mut Inotify> {
-    // SAFETY: an inotify description's `data` is its instance, live while
+    // SAFETY: an inotify description's object is its instance, live while
     // it is open; the big lock is held.
-    (f.kind == Kind::Inotify).then(|| unsafe { &mut *(f.data as *mut Inotify) })
+    (f.kind == Kind::Inotify).then(|| unsafe { f.object::<Inotify>().get_mut() })
 }
 
 /// `inotify_add_watch` on `f` for inode `ino`: its watch descriptor.
-pub fn add_watch(f: &File, ino: Ino, mask: u32) -> Result<i64, i64> {
+pub fn add_watch(f: &File, ino: Ino, mask: u32) -> Result<i64, Errno> {
     let i = of(f).ok_or(EINVAL)?;
     let r = registry().ok_or(ENOMEM)?;
     if let Some(w) = i.watches.iter_mut().find(|w| w.wd != 0 && w.ino == ino) {
@@ -170,7 +172,7 @@ pub fn add_watch(f: &File, ino: Ino, mask: u32) -> Result<i64, i64> {
 }
 
 /// `inotify_rm_watch`: the watch goes, with an `IN_IGNORED` event.
-pub fn rm_watch(f: &File, wd: i64) -> Result<i64, i64> {
+pub fn rm_watch(f: &File, wd: i64) -> Result<i64, Errno> {
     let i = of(f).ok_or(EINVAL)?;
     let at = i.watches.iter().position(|w| w.wd != 0 && w.wd as i64 == wd).ok_or(EINVAL)?;
     forget(i, at);
@@ -347,10 +349,10 @@ pub fn changed(ino: Ino, mask: u32) {
 
 /// Takes whole events: EINVAL if the first does not fit, EAGAIN if there
 /// is none.
-fn read(f: &mut File, buf: &mut [u8]) -> i64 {
-    let Some(i) = of(f) else { return -EINVAL };
+fn read(f: &mut File, buf: &mut [u8]) -> Result<usize, Errno> {
+    let Some(i) = of(f) else { return Err(EINVAL) };
     if i.len == 0 {
-        return -EAGAIN;
+        return Err(EAGAIN);
     }
     let mut n = 0;
     while n < i.len {
@@ -361,7 +363,7 @@ fn read(f: &mut File, buf: &mut [u8]) -> i64 {
         n += HEADER + name;
     }
     if n == 0 {
-        return -EINVAL;
+        return Err(EINVAL);
     }
     buf[..n].copy_from_slice(&i.queue[..n]);
     i.queue.copy_within(n..i.len, 0);
@@ -371,33 +373,31 @@ fn read(f: &mut File, buf: &mut [u8]) -> i64 {
         i.overflowed = false;
     }
     i.head.store(i.len as u64, Ordering::Release);
-    n as i64
+    Ok(n)
 }
 
-/// What `poll` finds (lock-free: the count alone).
-///
-/// # Safety
-/// `data` is the instance of an inotify description the caller holds.
-pub unsafe fn events(data: *const u8) -> u16 {
-    // SAFETY: per the caller; only the atomic is read.
-    if unsafe { &*(data as *const Inotify) }.head.load(Ordering::Acquire) > 0 {
+/// What `poll` finds on `instance`, which the caller holds open
+/// (lock-free: the count alone).
+pub fn events(instance: Handle<Inotify>) -> u16 {
+    // SAFETY: the caller's description keeps it; only the atomic is read.
+    if unsafe { instance.get() }.head.load(Ordering::Acquire) > 0 {
         POLLIN
     } else {
         0
     }
 }
 
-fn ioctl(f: &mut File, req: u64, arg: u64) -> i64 {
+fn ioctl(f: &mut File, req: u64, arg: u64) -> Result<usize, Errno> {
     match of(f) {
         Some(i) if req == super::FIONREAD => super::put_readable(arg, i.len as u64),
-        _ => -ENOTTY,
+        _ => Err(ENOTTY),
     }
 }
 
-fn stat(_: &File, st: &mut Stat) -> i64 {
+fn stat(_: &File, st: &mut Stat) -> Result<(), Errno> {
     st.mode = 0o600;
     st.blksize = 4096;
-    0
+    Ok(())
 }
 
 fn close(f: &mut File) {
@@ -405,10 +405,10 @@ fn close(f: &mut File) {
     let live = i.watches.iter().filter(|w| w.wd != 0).count();
     if let Some(r) = registry() {
         r.watches -= live;
-        if let Some(slot) = r.all.iter_mut().find(|p| **p == f.data as *mut Inotify) {
+        if let Some(slot) = r.all.iter_mut().find(|p| **p == f.object::<Inotify>().as_ptr()) {
             *slot = core::ptr::null_mut();
         }
     }
     // SAFETY: made by `create`; its only description is going.
-    unsafe { shared::free(f.data, size_of::<Inotify>(), align_of::<Inotify>()) };
+    unsafe { f.object::<Inotify>().free() };
 }

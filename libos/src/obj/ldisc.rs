@@ -9,6 +9,7 @@
 //! from and go to is the terminal's own business: the console's input is
 //! polled from the kernel, a pty's is what its master writes.
 
+use crate::errno::Errno;
 use crate::errno::EINVAL;
 
 /// The kernel's `struct termios`: 36 bytes.
@@ -261,7 +262,7 @@ pub fn ioctl(
     req: u64,
     arg: u64,
     own_group: u32,
-) -> Option<Result<Did, i64>> {
+) -> Option<Result<Did, Errno>> {
     let r = match req {
         TCGETS => crate::uaccess::write(arg, &t.0).map(|_| Did::Answer(0)),
         TCSETS | TCSETSW | TCSETSF => crate::uaccess::bytes(arg, TERMIOS_SIZE as u64).map(|b| {

@@ -4,25 +4,27 @@
 //! (reads give `crate::random` bytes, writes are taken and dropped).
 
 use super::{no_ioctl, File, Kind, Ops};
+use crate::errno::Errno;
 use crate::errno::ENOSPC;
 use crate::fs::Stat;
 
-pub static OPS: Ops = Ops { read, write, seek: |_, _, _| 0, stat, ioctl: no_ioctl, close: |_: &mut File| {} };
+pub static OPS: Ops =
+    Ops { read, write, seek: |_, _, _| Ok(0), stat, ioctl: no_ioctl, close: |_: &mut File| {} };
 
-fn read(f: &mut File, b: &mut [u8]) -> i64 {
+fn read(f: &mut File, b: &mut [u8]) -> Result<usize, Errno> {
     match f.kind {
-        Kind::Null => return 0,
+        Kind::Null => return Ok(0),
         Kind::Random => crate::random::fill(b),
         _ => b.fill(0),
     }
-    b.len() as i64
+    Ok(b.len())
 }
 
-fn write(f: &mut File, b: &[u8]) -> i64 {
+fn write(f: &mut File, b: &[u8]) -> Result<usize, Errno> {
     if f.kind == Kind::Full {
-        return -ENOSPC;
+        return Err(ENOSPC);
     }
-    b.len() as i64
+    Ok(b.len())
 }
 
 /// The device number of a memory device kind (`/dev/random`'s, 1:8, is
@@ -36,10 +38,10 @@ pub fn number(kind: Kind) -> (u32, u32) {
     }
 }
 
-fn stat(f: &File, st: &mut Stat) -> i64 {
+fn stat(f: &File, st: &mut Stat) -> Result<(), Errno> {
     st.mode = crate::fs::S_IFCHR | 0o666;
     st.rdev = number(f.kind);
     st.ino = f.ino as u64;
     st.blksize = 4096;
-    0
+    Ok(())
 }

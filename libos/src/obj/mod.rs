@@ -14,6 +14,7 @@ pub mod epoll;
 pub mod eventfd;
 pub mod fifo;
 pub mod flags;
+pub mod handle;
 pub mod inet;
 pub mod inotify;
 pub mod ldisc;
@@ -27,10 +28,12 @@ pub mod signalfd;
 pub mod timerfd;
 pub mod unix;
 
-use crate::errno::{EBADF, EINVAL, ENOTTY, ESPIPE};
+use crate::errno::Errno;
+use crate::errno::{EBADF, ENOTTY, ESPIPE};
 use crate::fs::Ino;
 use crate::fs::Stat;
 use crate::shared;
+pub use handle::Handle;
 
 /// What a `File` is.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -71,10 +74,8 @@ pub struct File {
     pub flags: u32,
     pub ino: Ino,
     pub off: u64,
-    pub pipe: *mut pipe::Pipe,
-    /// The object behind an epoll set, eventfd or timerfd (its module's
-    /// type); null for the other kinds.
-    pub data: *mut u8,
+    /// What the description is open on, beyond its inode; fixed once made.
+    pub obj: Object,
     /// The epoll interests watching this description (`epoll::Interest`,
     /// linked through `next_on_file`): they go when it closes.
     pub watch: *mut epoll::Interest,
@@ -92,14 +93,131 @@ impl File {
     }
 }
 
-/// The operations on an open file. Each returns a Linux result (negative
-/// errno on failure).
+/// A description, named by a descriptor, an epoll interest, a socket's
+/// queue ...: the holder keeps a reference (`refs`), so it is live.
+impl Handle<File> {
+    /// Its kind, which never changes once made (read without the lock).
+    #[inline]
+    pub fn kind(self) -> Kind {
+        // SAFETY: live (a reference is held); the field is read alone,
+        // without a reference to the whole file, which other processes
+        // may be changing.
+        unsafe { (*self.as_ptr()).kind }
+    }
+
+    /// Its object, which never changes once made (read as `kind`).
+    #[inline]
+    pub fn obj(self) -> Object {
+        // SAFETY: as in `kind`.
+        unsafe { (*self.as_ptr()).obj }
+    }
+}
+
+/// The object behind a description: a typed handle into the shared arena
+/// (`handle.rs`), by kind. `Kind` stays beside it, as it says more than
+/// the object: which end of a pipe, which device, file or directory, and
+/// the kinds with no object at all.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Object {
+    /// Files, directories, devices, the console, `O_PATH`: the inode (or
+    /// nothing) is all.
+    None,
+    /// Either end of a pipe or FIFO: its ring.
+    Pipe(Handle<pipe::Pipe>),
+    Epoll(Handle<epoll::Epoll>),
+    EventFd(Handle<eventfd::EventFd>),
+    TimerFd(Handle<timerfd::Timer>),
+    SignalFd(Handle<signalfd::SignalFd>),
+    /// A Unix socket (`Kind::Socket`).
+    Unix(Handle<unix::Socket>),
+    Inet(Handle<inet::Inet>),
+    Inotify(Handle<inotify::Inotify>),
+    /// Either end of a pseudo-terminal: the pair.
+    Pty(Handle<pty::Pair>),
+}
+
+/// A type of object a description can hold: how it sits in `Object`.
+pub trait Typed: Sized {
+    fn wrap(h: Handle<Self>) -> Object;
+    fn find(o: Object) -> Option<Handle<Self>>;
+}
+
+/// `Typed` for each object type, by its `Object` variant.
+macro_rules! typed {
+    ($($variant:ident: $ty:ty),* $(,)?) => {$(
+        impl Typed for $ty {
+            fn wrap(h: Handle<Self>) -> Object {
+                Object::$variant(h)
+            }
+            fn find(o: Object) -> Option<Handle<Self>> {
+                if let Object::$variant(h) = o {
+                    Some(h)
+                } else {
+                    None
+                }
+            }
+        }
+    )*};
+}
+
+typed! {
+    Pipe: pipe::Pipe,
+    Epoll: epoll::Epoll,
+    EventFd: eventfd::EventFd,
+    TimerFd: timerfd::Timer,
+    SignalFd: signalfd::SignalFd,
+    Unix: unix::Socket,
+    Inet: inet::Inet,
+    Inotify: inotify::Inotify,
+    Pty: pty::Pair,
+}
+
+impl Object {
+    /// The handle on the `T` this is. A description's kind fixes its
+    /// object when it is made (`new_with`), and each kind's methods ask
+    /// only for their own, so another answer is a bug in lxrt: it panics.
+    #[inline]
+    pub fn handle<T: Typed>(self) -> Handle<T> {
+        T::find(self).unwrap_or_else(|| wrong_object(self))
+    }
+
+    /// The object's address, the same in every process (0 for none): a
+    /// socket's inode number in `fstat`, for one.
+    pub fn addr(self) -> u64 {
+        match self {
+            Object::None => 0,
+            Object::Pipe(h) => h.addr(),
+            Object::Epoll(h) => h.addr(),
+            Object::EventFd(h) => h.addr(),
+            Object::TimerFd(h) => h.addr(),
+            Object::SignalFd(h) => h.addr(),
+            Object::Unix(h) => h.addr(),
+            Object::Inet(h) => h.addr(),
+            Object::Inotify(h) => h.addr(),
+            Object::Pty(h) => h.addr(),
+        }
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn wrong_object(o: Object) -> ! {
+    panic!("lxrt: a description's object is not its kind's: {o:?}")
+}
+
+/// The operations on an open file. A failure is a positive Linux error
+/// number, as everywhere in lxrt (`LxResult`); it is negated only when it
+/// goes back to the program (`linux::ret`).
 pub struct Ops {
-    pub read: fn(&mut File, &mut [u8]) -> i64,
-    pub write: fn(&mut File, &[u8]) -> i64,
-    pub seek: fn(&mut File, i64, u32) -> i64,
-    pub stat: fn(&File, &mut Stat) -> i64,
-    pub ioctl: fn(&mut File, u64, u64) -> i64,
+    /// Bytes read into the buffer.
+    pub read: fn(&mut File, &mut [u8]) -> Result<usize, Errno>,
+    /// Bytes taken from the buffer.
+    pub write: fn(&mut File, &[u8]) -> Result<usize, Errno>,
+    /// The new offset.
+    pub seek: fn(&mut File, i64, u32) -> Result<u64, Errno>,
+    pub stat: fn(&File, &mut Stat) -> Result<(), Errno>,
+    /// The request's result (0 for most).
+    pub ioctl: fn(&mut File, u64, u64) -> Result<usize, Errno>,
     /// The last descriptor for this description has gone.
     pub close: fn(&mut File),
 }
@@ -123,28 +241,38 @@ pub fn ops_for(kind: Kind) -> &'static Ops {
     }
 }
 
-/// The default method table for open file `f`.
-// The pointer is a live shared `File` by construction (a descriptor's or
-// a passed one's), never a program's value.
-#[allow(clippy::not_unsafe_ptr_arg_deref)]
-pub fn ops_for_file(f: *mut File) -> &'static Ops {
-    // SAFETY: `f` is live; its kind never changes.
-    ops_for(unsafe { (*f).kind })
+/// The default method table for open file `f`. A description in a pipe's
+/// own frames is a pipe end, known without reading it: a passed end may
+/// sit in frames this process no longer maps (`put` then drops it
+/// unread).
+pub fn ops_for_file(f: Handle<File>) -> &'static Ops {
+    if pipemem::guarded(f.addr()) {
+        return &pipe::OPS;
+    }
+    ops_for(f.kind())
 }
 
 impl File {
-    /// A description with one reference, not yet anywhere.
-    pub fn fresh(kind: Kind, flags: u32, ino: Ino) -> File {
-        File {
-            refs: 1,
-            kind,
-            flags,
-            ino,
-            off: 0,
-            pipe: core::ptr::null_mut(),
-            data: core::ptr::null_mut(),
-            watch: core::ptr::null_mut(),
-        }
+    /// A description with one reference, not yet anywhere: only for
+    /// writing into its place in the arena (`new`) or a pipe's frames, so
+    /// that every `File` there is (`handle`).
+    fn fresh(kind: Kind, flags: u32, ino: Ino) -> File {
+        File { refs: 1, kind, flags, ino, off: 0, obj: Object::None, watch: core::ptr::null_mut() }
+    }
+
+    /// The handle on this description. Every `File` is made in the shared
+    /// arena (`new`) or in a pipe's own frames (`pipe::create_guarded`),
+    /// never anywhere else, so a reference to one is a place there.
+    #[inline]
+    pub fn handle(&self) -> Handle<File> {
+        // SAFETY: live while referred to; in the arena, as above.
+        unsafe { Handle::from_raw(self as *const File as *mut File) }
+    }
+
+    /// The object behind this description, a `T` (`Object::handle`).
+    #[inline]
+    pub fn object<T: Typed>(&self) -> Handle<T> {
+        self.obj.handle()
     }
 }
 
@@ -152,7 +280,7 @@ impl File {
 /// with `ops` (every descriptor made or closed, under the big lock): the
 /// ledgers of a pipe with frames of its own (`pipe::held`) and of a Unix
 /// socket (`unix::held`: who is given a pipe passed over it) follow.
-pub fn held(ops: &Ops, f: *mut File, env: u32, delta: i16) {
+pub fn held(ops: &Ops, f: Handle<File>, env: u32, delta: i16) {
     pipe::held(f, env, delta);
     if core::ptr::eq(ops, &unix::OPS) {
         unix::held(f, env, delta);
@@ -160,19 +288,13 @@ pub fn held(ops: &Ops, f: *mut File, env: u32, delta: i16) {
 }
 
 /// A new description with one reference, in the shared arena.
-pub fn new(kind: Kind, flags: u32, ino: Ino) -> Result<*mut File, i64> {
-    let p = shared::alloc(size_of::<File>(), 8) as *mut File;
-    if p.is_null() {
-        return Err(crate::errno::ENOMEM);
-    }
-    // SAFETY: a fresh block big enough for a File.
-    unsafe { p.write(File::fresh(kind, flags, ino)) };
-    Ok(p)
+pub fn new(kind: Kind, flags: u32, ino: Ino) -> Result<Handle<File>, Errno> {
+    Handle::alloc(File::fresh(kind, flags, ino))
 }
 
 /// Allocates `v` in the shared arena (an object a description or another
 /// object points at).
-pub fn alloc_object<T>(v: T) -> Result<*mut T, i64> {
+pub fn alloc_object<T>(v: T) -> Result<*mut T, Errno> {
     let p = shared::alloc(size_of::<T>(), align_of::<T>()) as *mut T;
     if p.is_null() {
         return Err(crate::errno::ENOMEM);
@@ -191,30 +313,27 @@ pub unsafe fn free_object<T>(p: *mut T) {
     unsafe { shared::free(p as *mut u8, size_of::<T>(), align_of::<T>()) };
 }
 
-/// A new description of `kind` whose object (`data`) is `v`, allocated in
-/// the shared arena (epoll sets, eventfds, timerfds, sockets).
-pub fn new_with<T>(kind: Kind, flags: u32, v: T) -> Result<*mut File, i64> {
-    let obj = alloc_object(v)?;
+/// A new description of `kind` whose object is `v`, allocated in the
+/// shared arena (epoll sets, eventfds, timerfds, signalfds, sockets).
+pub fn new_with<T: Typed>(kind: Kind, flags: u32, v: T) -> Result<Handle<File>, Errno> {
+    let obj = Handle::alloc(v)?;
     match new(kind, flags, 0) {
         Ok(f) => {
-            // SAFETY: just created.
-            unsafe { (*f).data = obj as *mut u8 };
+            // SAFETY: just created, ours alone.
+            unsafe { f.get_mut().obj = T::wrap(obj) };
             Ok(f)
         }
         Err(e) => {
             // SAFETY: made above, referred to by nobody.
-            unsafe { free_object(obj) };
+            unsafe { obj.free() };
             Err(e)
         }
     }
 }
 
 /// Drops one reference; the last one closes and frees the description.
-// The pointer is a live shared `File` by construction (every caller got
-// it from `obj::new` or a descriptor), never a program's value.
-#[allow(clippy::not_unsafe_ptr_arg_deref)]
-pub fn put(ops: &Ops, f: *mut File) {
-    if pipemem::guarded(f as u64) && !pipemem::mapped(f as u64) {
+pub fn put(ops: &Ops, f: Handle<File>) {
+    if pipemem::guarded(f.addr()) && !pipemem::mapped(f.addr()) {
         // A pipe end passed over a socket to a process that holds no end
         // of the pipe: its reference is lost (docs/protection.md).
         return;
@@ -223,33 +342,33 @@ pub fn put(ops: &Ops, f: *mut File) {
     // is read and written through the pointer, as `epoll::forget` changes
     // the file through it too.
     let last = unsafe {
-        (*f).refs -= 1;
-        (*f).refs == 0
+        (*f.as_ptr()).refs -= 1;
+        (*f.as_ptr()).refs == 0
     };
     if last {
         epoll::forget(f);
-        crate::locks::released_by_file(f as u64);
+        crate::locks::released_by_file(f.addr());
         // SAFETY: live until freed below; nobody else refers to it now.
-        (ops.close)(unsafe { &mut *f });
+        (ops.close)(unsafe { f.get_mut() });
         // A pipe's own description goes with its frames (`pipemem`).
-        if !pipemem::guarded(f as u64) {
-            // SAFETY: allocated by `new` with this size; nobody refers to it.
-            unsafe { shared::free(f as *mut u8, size_of::<File>(), 8) };
+        if !pipemem::guarded(f.addr()) {
+            // SAFETY: allocated by `new`; nobody refers to it.
+            unsafe { f.free() };
         }
     }
 }
 
-pub fn no_read(_: &mut File, _: &mut [u8]) -> i64 {
-    -EBADF
+pub fn no_read(_: &mut File, _: &mut [u8]) -> Result<usize, Errno> {
+    Err(EBADF)
 }
-pub fn no_write(_: &mut File, _: &[u8]) -> i64 {
-    -EBADF
+pub fn no_write(_: &mut File, _: &[u8]) -> Result<usize, Errno> {
+    Err(EBADF)
 }
-pub fn no_seek(_: &mut File, _: i64, _: u32) -> i64 {
-    -ESPIPE
+pub fn no_seek(_: &mut File, _: i64, _: u32) -> Result<u64, Errno> {
+    Err(ESPIPE)
 }
-pub fn no_ioctl(_: &mut File, _: u64, _: u64) -> i64 {
-    -ENOTTY
+pub fn no_ioctl(_: &mut File, _: u64, _: u64) -> Result<usize, Errno> {
+    Err(ENOTTY)
 }
 
 /// Poll events (`struct pollfd`'s bits).
@@ -275,22 +394,12 @@ pub enum Look {
 /// What open file `f` is ready for now (POLLRDNORM/POLLWRNORM come with
 /// POLLIN/POLLOUT), or None if `look` cannot tell without the lock.
 #[inline]
-// The pointer is a live shared `File` by construction (a descriptor's or
-// an interest's), never a program's value.
-#[allow(clippy::not_unsafe_ptr_arg_deref)]
-pub fn file_events(f: *mut File, look: Look) -> Option<u16> {
-    // SAFETY: the caller holds a reference, so the file is live; its kind
-    // and object never change once it is made, and they are read through
-    // the pointer without forming a reference to the whole file (other
-    // processes may be updating its other fields).
-    let (kind, ring, data) = unsafe { ((*f).kind, (*f).pipe, (*f).data) };
+pub fn file_events(f: Handle<File>, look: Look) -> Option<u16> {
+    let (kind, obj) = (f.kind(), f.obj());
     let ev = match kind {
-        // SAFETY: `ring` is the ring of the pipe end this descriptor holds.
-        Kind::PipeRead | Kind::PipeWrite => unsafe { pipe::events(kind, ring) },
-        // SAFETY: `data` is the counter of the eventfd the caller holds.
-        Kind::EventFd => unsafe { eventfd::events(data) },
-        // SAFETY: `data` is the instance of the inotify the caller holds.
-        Kind::Inotify => unsafe { inotify::events(data) },
+        Kind::PipeRead | Kind::PipeWrite => pipe::events(kind, obj.handle()),
+        Kind::EventFd => eventfd::events(obj.handle()),
+        Kind::Inotify => inotify::events(obj.handle()),
         Kind::Console
         | Kind::Epoll
         | Kind::TimerFd
@@ -306,15 +415,15 @@ pub fn file_events(f: *mut File, look: Look) -> Option<u16> {
         Kind::Console => POLLOUT | if console::input_ready() { POLLIN } else { 0 },
         Kind::Epoll => epoll::ready(f),
         // SAFETY: the caller holds the file open; the lock is held.
-        Kind::TimerFd => timerfd::events(unsafe { &*f }),
+        Kind::TimerFd => timerfd::events(unsafe { f.get() }),
         // SAFETY: the caller holds the file open; the lock is held.
-        Kind::SignalFd => signalfd::events(unsafe { &*f }),
+        Kind::SignalFd => signalfd::events(unsafe { f.get() }),
         // SAFETY: the caller holds the file open; the lock is held.
-        Kind::Socket => unix::events(unsafe { &*f }),
+        Kind::Socket => unix::events(unsafe { f.get() }),
         // SAFETY: as above.
-        Kind::Inet => inet::events(unsafe { &*f }),
+        Kind::Inet => inet::events(unsafe { f.get() }),
         // SAFETY: as above.
-        Kind::PtyMaster | Kind::PtySlave => pty::events(unsafe { &*f }),
+        Kind::PtyMaster | Kind::PtySlave => pty::events(unsafe { f.get() }),
         Kind::Null | Kind::Zero | Kind::Full | Kind::Random | Kind::Regular | Kind::Dir => POLLIN | POLLOUT,
         // Not a descriptor poll or epoll accept (`fd::get`).
         Kind::Path => POLLNVAL,
@@ -327,12 +436,6 @@ pub fn file_events(f: *mut File, look: Look) -> Option<u16> {
 pub const FIONREAD: u64 = 0x541b;
 
 /// Answers `FIONREAD` with `n` at `arg`.
-pub fn put_readable(arg: u64, n: u64) -> i64 {
-    match crate::uaccess::put(arg, n.min(i32::MAX as u64) as i32) {
-        Ok(_) => 0,
-        Err(e) => -e,
-    }
-}
-pub fn bad_whence() -> i64 {
-    -EINVAL
+pub fn put_readable(arg: u64, n: u64) -> Result<usize, Errno> {
+    crate::uaccess::put(arg, n.min(i32::MAX as u64) as i32).map(|_| 0)
 }

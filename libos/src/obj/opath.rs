@@ -7,30 +7,31 @@
 //! the file outlives its last name while the descriptor lasts.
 
 use super::{File, Ops};
+use crate::errno::Errno;
 use crate::errno::EBADF;
 use crate::fs::{node, Stat};
 
 pub static OPS: Ops = Ops { read, write, seek, stat, ioctl, close };
 
-fn read(_: &mut File, _: &mut [u8]) -> i64 {
-    -EBADF
+fn read(_: &mut File, _: &mut [u8]) -> Result<usize, Errno> {
+    Err(EBADF)
 }
 
-fn write(_: &mut File, _: &[u8]) -> i64 {
-    -EBADF
+fn write(_: &mut File, _: &[u8]) -> Result<usize, Errno> {
+    Err(EBADF)
 }
 
-fn seek(_: &mut File, _: i64, _: u32) -> i64 {
-    -EBADF
+fn seek(_: &mut File, _: i64, _: u32) -> Result<u64, Errno> {
+    Err(EBADF)
 }
 
-fn ioctl(_: &mut File, _: u64, _: u64) -> i64 {
-    -EBADF
+fn ioctl(_: &mut File, _: u64, _: u64) -> Result<usize, Errno> {
+    Err(EBADF)
 }
 
-fn stat(f: &File, st: &mut Stat) -> i64 {
+fn stat(f: &File, st: &mut Stat) -> Result<(), Errno> {
     *st = crate::fs::stat::of(f.ino);
-    0
+    Ok(())
 }
 
 fn close(f: &mut File) {

@@ -10,10 +10,11 @@
 //! caller raises SIGPIPE, as Linux does.
 
 use super::flags::{ACCMODE, NONBLOCK, RDWR, WRONLY};
-use super::{no_ioctl, no_seek, File, Kind, Ops};
+use super::{no_ioctl, no_seek, File, Handle, Kind, Object, Ops};
+use crate::errno::Errno;
 
 /// `FIONREAD` on either end: the bytes in the ring.
-fn ioctl(f: &mut File, req: u64, arg: u64) -> i64 {
+fn ioctl(f: &mut File, req: u64, arg: u64) -> Result<usize, Errno> {
     if req != super::FIONREAD {
         return no_ioctl(f, req, arg);
     }
@@ -74,13 +75,13 @@ const _: () = {
 pub static OPS: Ops = Ops { read, write, seek: no_seek, stat, ioctl, close };
 
 /// A new pipe: (read end, write end).
-pub fn create(flags: u32) -> Result<(*mut File, *mut File), i64> {
+pub fn create(flags: u32) -> Result<(Handle<File>, Handle<File>), Errno> {
     let p = ring()?;
     let r = match open_end(p, Kind::PipeRead, flags & NONBLOCK, 0) {
         Ok(r) => r,
         Err(e) => {
             // SAFETY: made above; no end refers to it.
-            unsafe { shared::free(p as *mut u8, size_of::<Pipe>(), align_of::<Pipe>()) };
+            unsafe { p.free() };
             return Err(e);
         }
     };
@@ -144,23 +145,21 @@ pub(super) fn count(hs: &mut [Holder], env: u32, end: usize, delta: i16) {
 
 /// The pipe frames and the end (0 read, 1 write) behind description `f`,
 /// if it is a pipe's own.
-fn guarded_end(f: *mut File) -> Option<(*mut Guarded, usize)> {
-    if !super::pipemem::guarded(f as u64) {
+fn guarded_end(f: Handle<File>) -> Option<(*mut Guarded, usize)> {
+    if !super::pipemem::guarded(f.addr()) {
         return None;
     }
-    let g = super::pipemem::base(f as u64) as *mut Guarded;
+    let g = super::pipemem::base(f.addr()) as *mut Guarded;
     // SAFETY: the pipe frames holding `f`, mapped while it is held here.
     let ends = unsafe { &raw mut (*g).ends } as *mut File;
-    Some((g, usize::from(f != ends)))
+    Some((g, usize::from(f.as_ptr() != ends)))
 }
 
 /// Process `env` holds `delta` more (or fewer) descriptors of
 /// description `f` (nothing unless `f` is an end of a pipe with frames of
 /// its own). Called with the big lock held, for every descriptor made or
 /// closed (`fd`).
-// The pointer is a live description by construction (a descriptor's).
-#[allow(clippy::not_unsafe_ptr_arg_deref)]
-pub fn held(f: *mut File, env: u32, delta: i16) {
+pub fn held(f: Handle<File>, env: u32, delta: i16) {
     let Some((g, end)) = guarded_end(f) else { return };
     // SAFETY: the frames are mapped (a descriptor here names them); the
     // ledger is changed only under the big lock.
@@ -175,7 +174,7 @@ pub(super) fn alive(env: u32) -> bool {
 /// Takes out the descriptors of the holders of `f`'s pipe that have
 /// ended without closing them; whether there were any.
 fn reap_dead(f: &File) -> bool {
-    let Some((g, _)) = guarded_end(f as *const File as *mut File) else { return false };
+    let Some((g, _)) = guarded_end(f.handle()) else { return false };
     let mut any = false;
     for i in 0..HOLDERS {
         // SAFETY: as in `held`; each entry is read by value.
@@ -187,7 +186,7 @@ fn reap_dead(f: &File) -> bool {
         unsafe { (*g).holders[i] = Holder::NONE };
         for (end, &n) in h.ends.iter().enumerate() {
             // SAFETY: the pipe's own descriptions, live while counted.
-            let d = unsafe { (&raw mut (*g).ends as *mut File).add(end) };
+            let d = unsafe { Handle::from_raw((&raw mut (*g).ends as *mut File).add(end)) };
             for _ in 0..n {
                 super::put(&OPS, d);
             }
@@ -205,7 +204,7 @@ const _: () = assert!(GUARDED_PAGES * PAGE as u64 <= crate::layout::PIPE_SLOT);
 /// `pipe(2)`: a new pipe in frames of its own, mapped only into this
 /// process (and, by fork, its children that inherit an end): (read end,
 /// write end).
-pub fn create_guarded(flags: u32) -> Result<(*mut File, *mut File), i64> {
+pub fn create_guarded(flags: u32) -> Result<(Handle<File>, Handle<File>), Errno> {
     let g = super::pipemem::alloc(GUARDED_PAGES).ok_or(ENOMEM)? as *mut Guarded;
     // SAFETY: fresh zeroed frames mapped for a `Guarded`, ours alone.
     unsafe {
@@ -214,24 +213,26 @@ pub fn create_guarded(flags: u32) -> Result<(*mut File, *mut File), i64> {
         let ends = &raw mut (*g).ends as *mut File;
         for (i, (kind, access)) in [(Kind::PipeRead, 0), (Kind::PipeWrite, WRONLY)].into_iter().enumerate() {
             let mut f = File::fresh(kind, (flags & NONBLOCK) | access, 0);
-            f.pipe = p;
+            f.obj = Object::Pipe(Handle::from_raw(p));
             ends.add(i).write(f);
             count_end(&mut *p, kind, false);
         }
-        Ok((ends, ends.add(1)))
+        Ok((Handle::from_raw(ends), Handle::from_raw(ends.add(1))))
     }
 }
 
 /// A new ring with no ends yet (`open_end` adds them), in the arena (FIFOs
 /// and Unix sockets).
-pub fn ring() -> Result<*mut Pipe, i64> {
+pub fn ring() -> Result<Handle<Pipe>, Errno> {
     let p = shared::alloc(size_of::<Pipe>(), align_of::<Pipe>()) as *mut Pipe;
     if p.is_null() {
         return Err(ENOMEM);
     }
-    // SAFETY: a fresh block big enough.
-    unsafe { init(p) };
-    Ok(p)
+    // SAFETY: a fresh block big enough, now a live ring.
+    unsafe {
+        init(p);
+        Ok(Handle::from_raw(p))
+    }
 }
 
 /// Writes a new ring's header.
@@ -276,10 +277,7 @@ fn count_end(p: &mut Pipe, kind: Kind, both: bool) {
 /// counted among its ends; `flags` may ask for `NONBLOCK` and, on a read
 /// end, `RDWR` (a FIFO opened for both: it counts as a reader and a
 /// writer). `ino` is the FIFO it was opened through, 0 for `pipe`.
-// The ring is a live shared `Pipe` by construction (`ring`'s, or one an
-// open end holds), never a program's value.
-#[allow(clippy::not_unsafe_ptr_arg_deref)]
-pub fn open_end(p: *mut Pipe, kind: Kind, flags: u32, ino: Ino) -> Result<*mut File, i64> {
+pub fn open_end(p: Handle<Pipe>, kind: Kind, flags: u32, ino: Ino) -> Result<Handle<File>, Errno> {
     let both = kind == Kind::PipeRead && flags & ACCMODE == RDWR;
     let access = if both {
         RDWR
@@ -289,11 +287,12 @@ pub fn open_end(p: *mut Pipe, kind: Kind, flags: u32, ino: Ino) -> Result<*mut F
         0
     };
     let f = super::new(kind, (flags & NONBLOCK) | access, ino)?;
-    // SAFETY: `p` is live (the caller's, or held by another end); other
-    // processes change its counts only under the big lock, which we hold.
+    // SAFETY: the new description is ours alone; `p` is live (the
+    // caller's, or held by another end), and other processes change its
+    // counts only under the big lock, which we hold.
     unsafe {
-        (*f).pipe = p;
-        count_end(&mut *p, kind, both);
+        f.get_mut().obj = Object::Pipe(p);
+        count_end(p.get_mut(), kind, both);
     }
     Ok(f)
 }
@@ -315,9 +314,9 @@ pub unsafe fn ends(p: *const Pipe) -> (u32, u32, [u64; 2]) {
 /// No other reference to the pipe may be live while the result is (other
 /// processes use it under the big lock, or through its atomic words).
 unsafe fn pipe_of(f: &File) -> &'static mut Pipe {
-    // SAFETY: a pipe end's `pipe` stays valid while any end is open; the
-    // caller guarantees the reference is the only one.
-    unsafe { &mut *f.pipe }
+    // SAFETY: a pipe end's ring stays while any end is open; the caller
+    // guarantees the reference is the only one.
+    unsafe { f.object::<Pipe>().get_mut() }
 }
 
 impl Pipe {
@@ -393,7 +392,7 @@ pub fn size(f: &File) -> usize {
 /// pipes: `shared::alloc_data`).
 /// The bytes keep their positions (a socket's passed descriptors are keyed
 /// by them).
-pub fn set_size(f: &File, want: u32) -> Result<usize, i64> {
+pub fn set_size(f: &File, want: u32) -> Result<usize, Errno> {
     if want > 1 << 31 {
         return Err(EINVAL);
     }
@@ -433,9 +432,9 @@ pub fn set_size(f: &File, want: u32) -> Result<usize, i64> {
 // Inlined into `io::read_once`, which calls it directly: the read is
 // short, and a call across codegen units cost a frame per message.
 #[inline]
-pub fn read(f: &mut File, buf: &mut [u8]) -> i64 {
+pub fn read(f: &mut File, buf: &mut [u8]) -> Result<usize, Errno> {
     if f.kind != Kind::PipeRead {
-        return -EBADF;
+        return Err(EBADF);
     }
     // SAFETY: `f` keeps the pipe live; no other reference to it here.
     let p = unsafe { pipe_of(f) };
@@ -449,15 +448,15 @@ pub fn read(f: &mut File, buf: &mut [u8]) -> i64 {
             p.writer_waits = false;
             crate::lock::hand_off(p.writer_env);
         }
-        return n as i64;
+        return Ok(n);
     }
     if p.writers() == 0 || (reap_dead(f) && other_end_gone(f)) {
-        return 0;
+        return Ok(0);
     }
     // SAFETY: as above (`reap_dead` is done with it).
     let p = unsafe { pipe_of(f) };
     p.reader_waits |= f.flags & NONBLOCK == 0;
-    -EAGAIN
+    Err(EAGAIN)
 }
 
 /// Whether the other end of `f` has no holder left.
@@ -468,9 +467,9 @@ fn other_end_gone(f: &File) -> bool {
 /// Writes `buf` to write end `f`: inline, the common case (a reader
 /// exists and all of `buf` fits now); the rest out of line.
 #[inline]
-pub fn write(f: &mut File, buf: &[u8]) -> i64 {
+pub fn write(f: &mut File, buf: &[u8]) -> Result<usize, Errno> {
     if f.kind != Kind::PipeWrite && f.flags & ACCMODE != RDWR {
-        return -EBADF;
+        return Err(EBADF);
     }
     // SAFETY: `f` keeps the pipe live; no other reference to it here.
     let p = unsafe { pipe_of(f) };
@@ -486,7 +485,7 @@ pub fn write(f: &mut File, buf: &[u8]) -> i64 {
             p.reader_waits = false;
             crate::lock::hand_off(p.reader_env);
         }
-        return buf.len() as i64;
+        return Ok(buf.len());
     }
     write_rest(f, p, buf, head == tail)
 }
@@ -494,12 +493,12 @@ pub fn write(f: &mut File, buf: &[u8]) -> i64 {
 /// `write`'s other cases: no reader, or not all of `buf` fits now (`was_empty`:
 /// the ring was empty when the write began).
 #[inline(never)]
-fn write_rest(f: &File, p: &mut Pipe, buf: &[u8], was_empty: bool) -> i64 {
+fn write_rest(f: &File, p: &mut Pipe, buf: &[u8], was_empty: bool) -> Result<usize, Errno> {
     let mut done = 0;
     while done < buf.len() {
         if p.readers() == 0 {
             if done == 0 {
-                return -EPIPE;
+                return Err(EPIPE);
             }
             break;
         }
@@ -519,7 +518,7 @@ fn write_rest(f: &File, p: &mut Pipe, buf: &[u8], was_empty: bool) -> i64 {
             // A reader the kernel ended counts until taken out: the
             // caller's next try finds it gone (EPIPE).
             reap_dead(f);
-            return -EAGAIN;
+            return Err(EAGAIN);
         }
         break;
     }
@@ -527,13 +526,13 @@ fn write_rest(f: &File, p: &mut Pipe, buf: &[u8], was_empty: bool) -> i64 {
         p.reader_waits = false;
         crate::lock::hand_off(p.reader_env);
     }
-    done as i64
+    Ok(done)
 }
 
 /// Whether read end `f` holds bytes (true) or has no writer left
 /// (false), as `read` would find it; EAGAIN if neither, the end marked
 /// waiting unless `nonblock` (`splice`, `tee`: the caller waits).
-pub fn readable(f: &File, nonblock: bool) -> Result<bool, i64> {
+pub fn readable(f: &File, nonblock: bool) -> Result<bool, Errno> {
     // SAFETY: `f` keeps the pipe live; no other reference to it here.
     let p = unsafe { pipe_of(f) };
     let (tail, head) = p.positions();
@@ -550,7 +549,7 @@ pub fn readable(f: &File, nonblock: bool) -> Result<bool, i64> {
 /// Whether write end `f` has room, as `write` would find it: EPIPE with no
 /// reader left, EAGAIN when full, the end marked waiting unless
 /// `nonblock` (`splice`, `tee`: the caller waits, and raises SIGPIPE).
-pub fn writable(f: &File, nonblock: bool) -> Result<(), i64> {
+pub fn writable(f: &File, nonblock: bool) -> Result<(), Errno> {
     // SAFETY: `f` keeps the pipe live; no other reference to it here.
     let p = unsafe { pipe_of(f) };
     if p.readers() == 0 {
@@ -636,14 +635,13 @@ fn copy_small(dst: &mut [u8], src: &[u8]) {
 /// header's atomics, and each answer held at some instant of the call (a
 /// count of 0 never grows again: no end is left to duplicate).
 ///
-/// # Safety
-/// `pipe` is the ring of a pipe end this process holds open.
+/// `ring` is the ring of an end the caller holds open.
 #[inline]
-pub unsafe fn events(kind: Kind, pipe: *const Pipe) -> u16 {
+pub fn events(kind: Kind, ring: Handle<Pipe>) -> u16 {
     use super::{POLLERR, POLLHUP, POLLIN, POLLOUT};
     // SAFETY: the caller's end keeps the ring allocated, and the arena
     // stays mapped; the header is only read through atomics.
-    let p = unsafe { &*pipe };
+    let p = unsafe { ring.get() };
     let (tail, head) = p.positions();
     let fill = (head - tail) as usize;
     if kind == Kind::PipeRead {
@@ -699,19 +697,19 @@ pub fn wait_info(f: &File) -> (u64, u64) {
     // SAFETY: `f` keeps the pipe live; no other reference to it here.
     let p = unsafe { pipe_of(f) };
     let peer = if f.kind == Kind::PipeRead { p.writer_env } else { p.reader_env };
-    (f.pipe as u64, peer)
+    (f.object::<Pipe>().addr(), peer)
 }
 
-fn stat(f: &File, st: &mut Stat) -> i64 {
+fn stat(f: &File, st: &mut Stat) -> Result<(), Errno> {
     if f.ino != 0 {
         *st = crate::fs::stat::of(f.ino);
-        return 0;
+        return Ok(());
     }
     st.mode = crate::fs::S_IFIFO | 0o600;
     // SAFETY: `f` keeps the pipe live; no other reference to it here.
     st.ino = unsafe { pipe_of(f) }.id;
     st.blksize = 4096;
-    0
+    Ok(())
 }
 
 fn close(f: &mut File) {
@@ -725,15 +723,16 @@ fn close(f: &mut File) {
         drop(&p.writers);
     }
     let gone = p.readers() == 0 && p.writers() == 0;
+    let ring = f.object::<Pipe>();
     if f.ino != 0 {
-        fifo_closed(f.ino, f.pipe, gone);
+        fifo_closed(f.ino, ring.as_ptr(), gone);
     }
     if gone {
         p.free_big();
         // A pipe's own frames go with their last mapping (`pipemem`).
-        if !super::pipemem::guarded(f.pipe as u64) {
+        if !super::pipemem::guarded(ring.addr()) {
             // SAFETY: allocated by `ring`; no end refers to it any more.
-            unsafe { shared::free(f.pipe as *mut u8, size_of::<Pipe>(), align_of::<Pipe>()) };
+            unsafe { shared::free(ring.as_ptr() as *mut u8, size_of::<Pipe>(), align_of::<Pipe>()) };
         }
     }
 }

@@ -17,6 +17,7 @@
 //! at its own last close (`frame_disown`): they are freed with the last
 //! mapping, whoever holds it.
 
+use crate::errno::Errno;
 use crate::layout::{PAGE, PIPES, PIPES_END, PIPE_SLOT};
 use abi::syscall::{map as mf, ENV_SELF, FRAME_ANY};
 use user::sys;
@@ -86,7 +87,7 @@ pub fn share_with(env: u64, bases: &[u64], pages: u64) -> Result<(), abi::Error>
 /// can write, so `env` must be one this process could reach anyway: one
 /// the kernel lets it map into (its descendant), of its own effective
 /// user. EPERM otherwise, and when the kernel refuses.
-pub fn give(env: u32, base: u64, pages: u64) -> Result<(), i64> {
+pub fn give(env: u32, base: u64, pages: u64) -> Result<(), Errno> {
     let euid = |e: u64| sys::ident_get(e).map(|i| i.uid[abi::ident::EFFECTIVE]).ok();
     if euid(env as u64).is_none() || euid(env as u64) != euid(0) {
         return Err(crate::errno::EPERM);

@@ -9,7 +9,7 @@
 //!
 //! A pair lives in the shared arena, found by its number from a table
 //! hanging from an arena root, and every description of either end points
-//! at it (`File::data`), as pipes and sockets kept in the arena are. Both
+//! at it (`Object::Pty`), as pipes and sockets kept in the arena are. Both
 //! queues start with the ring-shaped header a wakeup predicate reads
 //! (`crate::predicate`), so a reader or writer waiting on an end sleeps in
 //! the kernel until the other side makes progress or goes, as on a pipe.
@@ -26,7 +26,8 @@
 
 use super::flags::{ACCMODE, NONBLOCK};
 use super::ldisc::{self, Edit, Shared, Termios};
-use super::{no_seek, File, Kind, Ops, POLLERR, POLLHUP, POLLIN, POLLOUT};
+use super::{no_seek, File, Handle, Kind, Object, Ops, POLLERR, POLLHUP, POLLIN, POLLOUT};
+use crate::errno::Errno;
 use crate::errno::{EAGAIN, EINVAL, EIO, EMFILE, ENOENT, ENOMEM, ENOTTY, EPERM};
 use crate::fs::stat::dev;
 use crate::fs::{dir, node, Ino, Stat};
@@ -239,16 +240,16 @@ struct Table {
 /// Slot 7 of the arena's roots (`shared::Root`).
 static TABLE: shared::Root<Table> = shared::Root::new(7);
 
-fn table() -> Result<&'static mut Table, i64> {
+fn table() -> Result<&'static mut Table, Errno> {
     // SAFETY: null pointers are an empty table; the big lock is held.
     unsafe { TABLE.get_or_create_zeroed().map(|t| &mut *t).map_err(|_| ENOMEM) }
 }
 
 /// The pair description `f` is an end of.
 fn pair(f: &File) -> &'static mut Pair {
-    // SAFETY: a pty end's `data` is its pair, live while an end is open;
+    // SAFETY: a pty end's object is its pair, live while an end is open;
     // the big lock is held and the caller holds no other reference.
-    unsafe { &mut *(f.data as *mut Pair) }
+    unsafe { f.object::<Pair>().get_mut() }
 }
 
 /// `/dev/pts`, made at boot (`devfs`).
@@ -278,7 +279,7 @@ pub fn is_pty(rdev: u32) -> bool {
 
 /// Opens device `rdev` (a pty's) with status flags `status` for node
 /// `ino`; `noctty`: `O_NOCTTY`.
-pub fn open(rdev: u32, ino: Ino, status: u32, noctty: bool) -> Result<*mut File, i64> {
+pub fn open(rdev: u32, ino: Ino, status: u32, noctty: bool) -> Result<Handle<File>, Errno> {
     if rdev == PTMX {
         return open_master(ino, status);
     }
@@ -292,7 +293,7 @@ pub fn open(rdev: u32, ino: Ino, status: u32, noctty: bool) -> Result<*mut File,
 }
 
 /// A new pair and its master.
-fn open_master(ptmx: Ino, status: u32) -> Result<*mut File, i64> {
+fn open_master(ptmx: Ino, status: u32) -> Result<Handle<File>, Errno> {
     let t = table()?;
     let index = t.pairs.iter().position(|p| p.is_null()).ok_or(EMFILE)?;
     let pts = pts_dir().ok_or(ENOENT)?;
@@ -342,19 +343,19 @@ fn open_master(ptmx: Ino, status: u32) -> Result<*mut File, i64> {
         }
     };
     t.pairs[index] = p;
-    // SAFETY: just made; nobody else refers to it yet.
-    unsafe { (*f).data = p as *mut u8 };
+    // SAFETY: just made; nobody else refers to it yet; `p` is a live pair.
+    unsafe { f.get_mut().obj = Object::Pty(Handle::from_raw(p)) };
     Ok(f)
 }
 
 /// A new description of `pair`'s slave.
-fn open_slave(pair: &mut Pair, status: u32, noctty: bool) -> Result<*mut File, i64> {
+fn open_slave(pair: &mut Pair, status: u32, noctty: bool) -> Result<Handle<File>, Errno> {
     if pair.locked || !pair.master {
         return Err(EIO);
     }
     let f = super::new(Kind::PtySlave, status & (ACCMODE | NONBLOCK), pair.node)?;
-    // SAFETY: just made; nobody else refers to it yet.
-    unsafe { (*f).data = pair as *mut Pair as *mut u8 };
+    // SAFETY: just made; nobody else refers to it yet; the pair is live.
+    unsafe { f.get_mut().obj = Object::Pty(Handle::from_raw(pair)) };
     pair.slaves += 1;
     pair.ends_changed(false);
     // A session leader without a terminal takes the first it opens.
@@ -399,16 +400,16 @@ const SIGCONT: u32 = 18;
 
 /// `/dev/tty` for a session whose controlling terminal is a pty: a new
 /// description of that slave (None: the session has no pty).
-pub fn open_controlling(status: u32) -> Option<Result<*mut File, i64>> {
+pub fn open_controlling(status: u32) -> Option<Result<Handle<File>, Errno>> {
     // SAFETY: live, as `controlling` found it; the big lock is held.
     controlling().map(|p| open_slave(unsafe { &mut *p }, status, true))
 }
 
 pub static OPS: Ops = Ops { read, write, seek: no_seek, stat, ioctl, close };
 
-fn read(f: &mut File, buf: &mut [u8]) -> i64 {
+fn read(f: &mut File, buf: &mut [u8]) -> Result<usize, Errno> {
     let p = pair(f);
-    let r = if f.kind == Kind::PtyMaster {
+    if f.kind == Kind::PtyMaster {
         let n = p.output.take(buf, false);
         // The slave gone (its header's writers 0) and nothing left: EIO.
         n.ok_or(if p.output.writers.load(Ordering::Relaxed) == 0 { EIO } else { EAGAIN })
@@ -416,30 +417,29 @@ fn read(f: &mut File, buf: &mut [u8]) -> i64 {
         let canonical = p.termios.canonical();
         // Nothing there: end of file without the master, 0 for a polled
         // read (`VMIN` 0), else wait.
-        let none = if p.master && !p.termios.polled() { EAGAIN } else { 0 };
-        p.input.take(buf, canonical).ok_or(none)
-    };
-    match r {
-        Ok(n) => n as i64,
-        Err(e) => -e,
+        match p.input.take(buf, canonical) {
+            Some(n) => Ok(n),
+            None if p.master && !p.termios.polled() => Err(EAGAIN),
+            None => Ok(0),
+        }
     }
 }
 
-fn write(f: &mut File, buf: &[u8]) -> i64 {
+fn write(f: &mut File, buf: &[u8]) -> Result<usize, Errno> {
     let p = pair(f);
     let mut done = 0;
     if f.kind == Kind::PtyMaster {
         if p.output.writers.load(Ordering::Relaxed) == 0 {
             // The slave has been and gone: Linux takes the bytes and drops
             // them (before it is first opened they wait for it).
-            return buf.len() as i64;
+            return Ok(buf.len());
         }
         while done < buf.len() && p.typed(buf[done]) {
             done += 1;
         }
     } else {
         if !p.master {
-            return -EIO;
+            return Err(EIO);
         }
         let t = p.termios;
         // Room for the longest translation of a byte (CR LF).
@@ -449,14 +449,14 @@ fn write(f: &mut File, buf: &[u8]) -> i64 {
         }
     }
     if done == 0 && !buf.is_empty() {
-        return -EAGAIN;
+        return Err(EAGAIN);
     }
-    done as i64
+    Ok(done)
 }
 
-fn stat(f: &File, st: &mut Stat) -> i64 {
+fn stat(f: &File, st: &mut Stat) -> Result<(), Errno> {
     *st = crate::fs::stat::of(f.ino);
-    0
+    Ok(())
 }
 
 /// What `poll` finds on end `f` (the lock is held).
@@ -504,14 +504,11 @@ const TIOCGPTPEER: u64 = 0x5441;
 const O_NOCTTY: u64 = 0o400;
 const O_CLOEXEC: u64 = 0o2000000;
 
-fn ioctl(f: &mut File, req: u64, arg: u64) -> i64 {
-    match ioctl_of(f, req, arg) {
-        Ok(n) => n,
-        Err(e) => -e,
-    }
+fn ioctl(f: &mut File, req: u64, arg: u64) -> Result<usize, Errno> {
+    ioctl_of(f, req, arg).map(|n| n as usize)
 }
 
-fn ioctl_of(f: &mut File, req: u64, arg: u64) -> Result<i64, i64> {
+fn ioctl_of(f: &mut File, req: u64, arg: u64) -> Result<i64, Errno> {
     let master = f.kind == Kind::PtyMaster;
     let p = pair(f);
     let was_canonical = p.termios.canonical();
@@ -535,8 +532,8 @@ fn ioctl_of(f: &mut File, req: u64, arg: u64) -> Result<i64, i64> {
     }
     let (mine, theirs) = if master { (&mut p.output, &mut p.input) } else { (&mut p.input, &mut p.output) };
     match req {
-        super::FIONREAD => Ok(super::put_readable(arg, mine.used() as u64)),
-        TIOCOUTQ => Ok(super::put_readable(arg, theirs.used() as u64)),
+        super::FIONREAD => super::put_readable(arg, mine.used() as u64).map(|n| n as i64),
+        TIOCOUTQ => super::put_readable(arg, theirs.used() as u64).map(|n| n as i64),
         TCFLSH => {
             match arg {
                 0 => mine.flush(),
@@ -613,6 +610,6 @@ fn close(f: &mut File) {
         }
         node::release(p.node);
         // SAFETY: made by `open_master`; its last end is going.
-        unsafe { shared::free(f.data, size_of::<Pair>(), align_of::<Pair>()) };
+        unsafe { f.object::<Pair>().free() };
     }
 }

@@ -1,6 +1,7 @@
 //! Files and directories of the in-memory file system as open files.
 
-use super::{bad_whence, flags, no_ioctl, File, Kind, Ops};
+use super::{flags, no_ioctl, File, Kind, Ops};
+use crate::errno::Errno;
 use crate::errno::{EBADF, EINVAL, EISDIR, ENXIO};
 use crate::fs::node;
 use crate::fs::Stat;
@@ -8,31 +9,31 @@ use crate::fs::Stat;
 pub static OPS: Ops = Ops { read, write, seek, stat, ioctl, close };
 
 /// `FIONREAD` on a file: the bytes from the offset to the end.
-fn ioctl(f: &mut File, req: u64, arg: u64) -> i64 {
+fn ioctl(f: &mut File, req: u64, arg: u64) -> Result<usize, Errno> {
     if req != super::FIONREAD || f.kind == Kind::Dir {
         return no_ioctl(f, req, arg);
     }
     super::put_readable(arg, node::get(f.ino).size.saturating_sub(f.off))
 }
 
-fn read(f: &mut File, buf: &mut [u8]) -> i64 {
+fn read(f: &mut File, buf: &mut [u8]) -> Result<usize, Errno> {
     if f.kind == Kind::Dir {
-        return -EISDIR;
+        return Err(EISDIR);
     }
     if f.flags & flags::ACCMODE == flags::WRONLY {
-        return -EBADF;
+        return Err(EBADF);
     }
     let n = node::read_at(&node::get(f.ino), f.off, buf);
     f.off += n as u64;
     if n > 0 {
         super::inotify::changed(f.ino, super::inotify::IN_ACCESS);
     }
-    n as i64
+    Ok(n)
 }
 
-fn write(f: &mut File, buf: &[u8]) -> i64 {
+fn write(f: &mut File, buf: &[u8]) -> Result<usize, Errno> {
     if f.kind == Kind::Dir || f.flags & flags::ACCMODE == flags::RDONLY {
-        return -EBADF;
+        return Err(EBADF);
     }
     let append = f.flags & flags::APPEND != 0;
     let written = node::update(f.ino, |n| {
@@ -41,14 +42,10 @@ fn write(f: &mut File, buf: &[u8]) -> i64 {
         }
         node::write_at(n, f.off, buf)
     });
-    match written {
-        Ok(k) => {
-            f.off += k as u64;
-            super::inotify::changed(f.ino, super::inotify::IN_MODIFY);
-            k as i64
-        }
-        Err(e) => -e,
-    }
+    let k = written?;
+    f.off += k as u64;
+    super::inotify::changed(f.ino, super::inotify::IN_MODIFY);
+    Ok(k)
 }
 
 /// `SEEK_DATA` and `SEEK_HOLE`: a file here has no holes, so its data is
@@ -56,7 +53,7 @@ fn write(f: &mut File, buf: &[u8]) -> i64 {
 const SEEK_DATA: u32 = 3;
 const SEEK_HOLE: u32 = 4;
 
-fn seek(f: &mut File, off: i64, whence: u32) -> i64 {
+fn seek(f: &mut File, off: i64, whence: u32) -> Result<u64, Errno> {
     let size = node::get(f.ino).size as i64;
     let base = match whence {
         0 => 0,
@@ -64,26 +61,26 @@ fn seek(f: &mut File, off: i64, whence: u32) -> i64 {
         2 => size,
         SEEK_DATA | SEEK_HOLE if f.kind == Kind::Regular => {
             if off < 0 || off >= size {
-                return -ENXIO;
+                return Err(ENXIO);
             }
             f.off = if whence == SEEK_DATA { off } else { size } as u64;
-            return f.off as i64;
+            return Ok(f.off);
         }
-        _ => return bad_whence(),
+        _ => return Err(EINVAL),
     };
     // No offset past the largest file there can be (as Linux's maxbytes).
     match base.checked_add(off) {
         Some(n) if n >= 0 && n as u64 <= crate::layout::SHARED_MAX => {
             f.off = n as u64;
-            n
+            Ok(f.off)
         }
-        _ => -EINVAL,
+        _ => Err(EINVAL),
     }
 }
 
-fn stat(f: &File, st: &mut Stat) -> i64 {
+fn stat(f: &File, st: &mut Stat) -> Result<(), Errno> {
     *st = crate::fs::stat::of(f.ino);
-    0
+    Ok(())
 }
 
 fn close(f: &mut File) {

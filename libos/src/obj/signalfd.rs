@@ -9,8 +9,10 @@
 
 use super::flags::NONBLOCK;
 use super::{no_ioctl, no_seek, no_write, File, Kind, Ops, POLLIN};
+use crate::errno::Errno;
 use crate::errno::{EAGAIN, EINVAL};
 use crate::fs::Stat;
+use crate::obj::Handle;
 use crate::word::Word;
 
 /// A signal taken: its number, `si_code` and the first two words of its
@@ -33,14 +35,14 @@ pub fn set_signals(s: &'static Signals) {
 }
 
 /// The signals a signalfd takes (bit n = signal n).
-struct SignalFd {
+pub struct SignalFd {
     mask: u64,
 }
 
 pub static OPS: Ops = Ops { read, write: no_write, seek: no_seek, stat, ioctl: no_ioctl, close };
 
 /// A new signalfd for `mask`; `flags` may ask for `NONBLOCK`.
-pub fn create(mask: u64, flags: u32) -> Result<*mut File, i64> {
+pub fn create(mask: u64, flags: u32) -> Result<Handle<File>, Errno> {
     super::new_with(Kind::SignalFd, flags & NONBLOCK, SignalFd { mask })
 }
 
@@ -50,8 +52,9 @@ pub fn create(mask: u64, flags: u32) -> Result<*mut File, i64> {
 /// No other reference to it may be live while the result is (the lock is
 /// held).
 unsafe fn of(f: &File) -> &'static mut SignalFd {
-    // SAFETY: a signalfd's `data` stays valid while it is open.
-    unsafe { &mut *(f.data as *mut SignalFd) }
+    // SAFETY: a signalfd's object stays while it is open; the caller makes
+    // this the only reference in use.
+    unsafe { f.object::<SignalFd>().get_mut() }
 }
 
 /// Changes signalfd `f`'s mask (`signalfd` on one already open).
@@ -86,11 +89,11 @@ fn info(out: &mut [u8], sig: u32, code: i32, w: [u64; 2]) {
 
 /// As many pending signals of the mask as `buf` has room for; EINVAL for
 /// less than one's room, EAGAIN (the caller waits) when none is pending.
-fn read(f: &mut File, buf: &mut [u8]) -> i64 {
+fn read(f: &mut File, buf: &mut [u8]) -> Result<usize, Errno> {
     if buf.len() < INFO_SIZE {
-        return -EINVAL;
+        return Err(EINVAL);
     }
-    let Some(s) = SIGNALS.get() else { return -EAGAIN };
+    let Some(s) = SIGNALS.get() else { return Err(EAGAIN) };
     // SAFETY: `f` keeps the object live; the lock is held.
     let mask = unsafe { of(f) }.mask;
     let mut n = 0;
@@ -100,9 +103,9 @@ fn read(f: &mut File, buf: &mut [u8]) -> i64 {
         n += 1;
     }
     if n == 0 {
-        return -EAGAIN;
+        return Err(EAGAIN);
     }
-    (n * INFO_SIZE) as i64
+    Ok(n * INFO_SIZE)
 }
 
 /// Readiness for `poll` (under the lock: it reads the caller's signals).
@@ -115,13 +118,13 @@ pub fn events(f: &File) -> u16 {
     }
 }
 
-fn stat(_: &File, st: &mut Stat) -> i64 {
+fn stat(_: &File, st: &mut Stat) -> Result<(), Errno> {
     st.mode = 0o600;
     st.blksize = 4096;
-    0
+    Ok(())
 }
 
 fn close(f: &mut File) {
     // SAFETY: made by `create`; its only file is going.
-    unsafe { super::free_object(f.data as *mut SignalFd) };
+    unsafe { f.object::<SignalFd>().free() };
 }

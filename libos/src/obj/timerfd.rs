@@ -9,8 +9,10 @@
 use super::flags::NONBLOCK;
 use super::POLLIN;
 use super::{no_ioctl, no_seek, File, Kind, Ops};
+use crate::errno::Errno;
 use crate::errno::{EAGAIN, EINVAL};
 use crate::fs::Stat;
+use crate::obj::Handle;
 use crate::scoped::Scoped;
 use crate::time::now_ns;
 
@@ -35,12 +37,12 @@ pub struct Timer {
 pub static OPS: Ops = Ops { read, write, seek: no_seek, stat, ioctl: no_ioctl, close };
 
 /// A timerfd takes no writes (Linux: EINVAL, it has no write method).
-fn write(_: &mut File, _: &[u8]) -> i64 {
-    -EINVAL
+fn write(_: &mut File, _: &[u8]) -> Result<usize, Errno> {
+    Err(EINVAL)
 }
 
 /// A disarmed timer on the wall clock (`wall`) or time since boot.
-pub fn create(wall: bool, flags: u32) -> Result<*mut File, i64> {
+pub fn create(wall: bool, flags: u32) -> Result<Handle<File>, Errno> {
     let t = Timer { wall, next: 0, interval: 0, pending: 0, total: 0 };
     super::new_with(Kind::TimerFd, flags & NONBLOCK, t)
 }
@@ -52,9 +54,9 @@ static TIMERS: Scoped<()> = Scoped::new("a timer", ());
 /// Runs `op` on the timer behind `f`, its expiries counted up to now;
 /// panics if a timer is borrowed already.
 fn with_timer<R>(f: &File, op: impl FnOnce(&mut Timer) -> R) -> R {
-    // SAFETY: a timerfd's `data` stays valid while it is open; the flag
-    // makes this the only reference to a timer here.
-    TIMERS.with(|()| op(count_up(unsafe { &mut *(f.data as *mut Timer) })))
+    // SAFETY: a timerfd's timer stays while it is open; the flag makes
+    // this the only reference to a timer here.
+    TIMERS.with(|()| op(count_up(unsafe { f.object::<Timer>().get_mut() })))
 }
 
 /// `t` with its expiries counted up to now.
@@ -94,17 +96,17 @@ pub fn get(f: &File) -> (u64, u64) {
     with_timer(f, |t| (t.interval, if t.next == 0 { 0 } else { t.next.saturating_sub(now_ns()).max(1) }))
 }
 
-fn read(f: &mut File, buf: &mut [u8]) -> i64 {
+fn read(f: &mut File, buf: &mut [u8]) -> Result<usize, Errno> {
     if buf.len() < 8 {
-        return -EINVAL;
+        return Err(EINVAL);
     }
     let n = with_timer(f, |t| core::mem::take(&mut t.pending));
     if n == 0 {
         // The caller waits, until the next expiry (`next_expiry`).
-        return -EAGAIN;
+        return Err(EAGAIN);
     }
     buf[..8].copy_from_slice(&n.to_ne_bytes());
-    8
+    Ok(8)
 }
 
 /// Readiness for `poll`: readable once it has expired.
@@ -127,13 +129,13 @@ pub fn stamp(f: &File) -> u64 {
     with_timer(f, |t| t.total)
 }
 
-fn stat(_: &File, st: &mut Stat) -> i64 {
+fn stat(_: &File, st: &mut Stat) -> Result<(), Errno> {
     st.mode = 0o600;
     st.blksize = 4096;
-    0
+    Ok(())
 }
 
 fn close(f: &mut File) {
     // SAFETY: made by `create`; its only file is going.
-    unsafe { super::free_object(f.data as *mut Timer) };
+    unsafe { f.object::<Timer>().free() };
 }

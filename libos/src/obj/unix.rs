@@ -23,10 +23,12 @@
 use super::flags::NONBLOCK;
 use super::{no_seek, pipe, File, Kind, Ops};
 use super::{POLLHUP, POLLIN, POLLOUT};
+use crate::errno::Errno;
 use crate::errno::{
     EAGAIN, ECONNREFUSED, EINVAL, EISCONN, EMSGSIZE, ENOMEM, ENOTCONN, EOPNOTSUPP, EPIPE, EPROTOTYPE,
 };
 use crate::fs::{node, Ino, Stat, S_IFMT, S_IFSOCK};
+use crate::obj::Handle;
 use crate::predicate::{WANT_READ, WANT_WRITE};
 use crate::shared;
 use alloc::vec::Vec;
@@ -80,7 +82,7 @@ const _: () = {
 /// A connection waiting for `accept`.
 struct Pending {
     next: *mut Pending,
-    file: *mut File,
+    file: Handle<File>,
 }
 
 /// A socket's object (`File::data`).
@@ -124,7 +126,7 @@ pub static OPS: Ops = Ops { read, write, seek: no_seek, stat, ioctl, close };
 
 /// `FIONREAD` on a connected stream socket: the bytes waiting (datagram
 /// and packet sockets do not answer it here).
-fn ioctl(f: &mut File, req: u64, arg: u64) -> i64 {
+fn ioctl(f: &mut File, req: u64, arg: u64) -> Result<usize, Errno> {
     // SAFETY: `f` is an open socket (the lock held); no other reference to it here.
     let s = unsafe { sock(f) };
     if req != super::FIONREAD || s.ty != STREAM || s.state != State::Connected {
@@ -142,7 +144,7 @@ use super::{alloc_object as alloc, free_object as free};
 
 /// A new unconnected socket of type `ty` (`STREAM`, `DGRAM`, `SEQPACKET`)
 /// with status flags `flags` (`NONBLOCK`).
-pub fn create(ty: u32, flags: u32) -> Result<*mut File, i64> {
+pub fn create(ty: u32, flags: u32) -> Result<Handle<File>, Errno> {
     let s = Socket {
         ty,
         state: State::Unconnected,
@@ -171,22 +173,22 @@ pub fn create(ty: u32, flags: u32) -> Result<*mut File, i64> {
 /// `f` is an open socket, and no other reference to its socket is live
 /// while the result is (the big lock keeps other processes out).
 unsafe fn sock<'a>(f: &File) -> &'a mut Socket {
-    // SAFETY: a socket's `data` stays valid while it is open; the caller
-    // makes this the only reference in use.
-    unsafe { &mut *(f.data as *mut Socket) }
+    // SAFETY: a socket's object stays while it is open; the caller makes
+    // this the only reference in use.
+    unsafe { f.object::<Socket>().get_mut() }
 }
 
 /// Process `env` holds `delta` more (or fewer) descriptors of socket `f`
 /// (`obj::held`). The description and its socket lie in the arena, which
 /// any process can write: followed only where they point inside it.
-// The pointer is a descriptor's, checked before use.
-#[allow(clippy::not_unsafe_ptr_arg_deref)]
-pub fn held(f: *mut File, env: u32, delta: i16) {
-    if !shared::holds::<File>(f as u64) {
+pub fn held(f: Handle<File>, env: u32, delta: i16) {
+    if !shared::holds::<File>(f.addr()) {
         return;
     }
     // SAFETY: a description's place in the arena, mapped (checked above).
-    let s = unsafe { (*f).data } as u64;
+    let obj = unsafe { (*f.as_ptr()).obj };
+    let super::Object::Unix(h) = obj else { return };
+    let s = h.addr();
     if shared::holds::<Socket>(s) {
         // SAFETY: as above; the ledger is changed only under the big lock.
         pipe::count(unsafe { &mut (*(s as *mut Socket)).holders }, env, 0, delta);
@@ -197,18 +199,18 @@ pub fn held(f: *mut File, env: u32, delta: i16) {
 /// the processes holding the receiving socket `peer`, before it is sent:
 /// a receiver that does not map them could neither use nor drop the end.
 /// EPERM when one of them may not have them (nothing sent).
-fn give_pipes(peer: &Socket, files: &[*mut File]) -> Result<(), i64> {
+fn give_pipes(peer: &Socket, files: &[Handle<File>]) -> Result<(), Errno> {
     let me = crate::env::id();
-    for &f in files.iter().filter(|&&f| super::pipemem::guarded(f as u64)) {
+    for &f in files.iter().filter(|&&f| super::pipemem::guarded(f.addr())) {
         for h in peer.holders.iter().filter(|h| h.env != 0 && h.env != me && pipe::alive(h.env)) {
-            super::pipemem::give(h.env, super::pipemem::base(f as u64), pipe::GUARDED_PAGES)?;
+            super::pipemem::give(h.env, super::pipemem::base(f.addr()), pipe::GUARDED_PAGES)?;
         }
     }
     Ok(())
 }
 
 /// Connects `a` and `b` to each other with a ring each way.
-fn join(a: &mut Socket, b: &mut Socket) -> Result<(), i64> {
+fn join(a: &mut Socket, b: &mut Socket) -> Result<(), Errno> {
     let (ra, wb) = pipe::create(0)?;
     let (rb, wa) = match pipe::create(0) {
         Ok(p) => p,
@@ -218,7 +220,7 @@ fn join(a: &mut Socket, b: &mut Socket) -> Result<(), i64> {
             return Err(e);
         }
     };
-    (a.rx, a.tx, b.rx, b.tx) = (ra, wa, rb, wb);
+    (a.rx, a.tx, b.rx, b.tx) = (ra.as_ptr(), wa.as_ptr(), rb.as_ptr(), wb.as_ptr());
     a.peer = b;
     b.peer = a;
     (a.peer_env, b.peer_env) = (b.env, a.env);
@@ -228,7 +230,7 @@ fn join(a: &mut Socket, b: &mut Socket) -> Result<(), i64> {
 }
 
 /// `socketpair`: two sockets of type `ty` connected to each other.
-pub fn pair(ty: u32, flags: u32) -> Result<(*mut File, *mut File), i64> {
+pub fn pair(ty: u32, flags: u32) -> Result<(Handle<File>, Handle<File>), Errno> {
     let a = create(ty, flags)?;
     let b = match create(ty, flags) {
         Ok(b) => b,
@@ -238,7 +240,7 @@ pub fn pair(ty: u32, flags: u32) -> Result<(*mut File, *mut File), i64> {
         }
     };
     // SAFETY: both were just created, live, and referenced nowhere else.
-    let (fa, fb) = unsafe { (&*a, &*b) };
+    let (fa, fb) = unsafe { (a.get(), b.get()) };
     // SAFETY: two new sockets, referred to by nothing else.
     if let Err(e) = join(unsafe { sock(fa) }, unsafe { sock(fb) }) {
         super::put(&OPS, a);
@@ -250,7 +252,7 @@ pub fn pair(ty: u32, flags: u32) -> Result<(*mut File, *mut File), i64> {
 
 /// `bind`: names the socket by node `ino` (made by the caller, `path` its
 /// name). EINVAL if it has a name already.
-pub fn bind(f: &File, ino: Ino, path: &[u8]) -> Result<(), i64> {
+pub fn bind(f: &File, ino: Ino, path: &[u8]) -> Result<(), Errno> {
     // SAFETY: `f` is an open socket (the lock held); no other reference to it here.
     let s = unsafe { sock(f) };
     if s.ino != 0 {
@@ -287,7 +289,7 @@ pub fn is_bound(f: &File) -> bool {
 }
 
 /// `listen`: a bound stream or packet socket starts taking connections.
-pub fn listen(f: &File, backlog: i64) -> Result<(), i64> {
+pub fn listen(f: &File, backlog: i64) -> Result<(), Errno> {
     // SAFETY: `f` is an open socket (the lock held); no other reference to it here.
     let s = unsafe { sock(f) };
     if s.ty == DGRAM {
@@ -312,7 +314,7 @@ pub fn listen(f: &File, backlog: i64) -> Result<(), i64> {
 
 /// `connect` to the socket named by node `ino`: queues a connection for
 /// its `accept` and connects this socket to it.
-pub fn connect(f: &File, ino: Ino) -> Result<(), i64> {
+pub fn connect(f: &File, ino: Ino) -> Result<(), Errno> {
     // SAFETY: `f` is an open socket (the lock held); no other reference to it here.
     let s = unsafe { sock(f) };
     if s.state != State::Unconnected {
@@ -339,7 +341,7 @@ pub fn connect(f: &File, ino: Ino) -> Result<(), i64> {
     }
     let server = create(s.ty, 0)?;
     // SAFETY: just created, referred to by nothing else.
-    let ss = unsafe { sock(&*server) };
+    let ss = unsafe { sock(server.get()) };
     // The connection speaks for the listener's process.
     ss.env = l.env;
     if let Err(e) = join(s, ss) {
@@ -372,7 +374,7 @@ pub fn connect(f: &File, ino: Ino) -> Result<(), i64> {
 
 /// `accept`: the oldest connection waiting, as an open file with status
 /// flags `flags`; EAGAIN when none is (the caller waits, `io::accept`).
-pub fn accept(f: &File, flags: u32) -> Result<*mut File, i64> {
+pub fn accept(f: &File, flags: u32) -> Result<Handle<File>, Errno> {
     // SAFETY: `f` is an open socket (the lock held); no other reference to it here.
     let s = unsafe { sock(f) };
     if s.state != State::Listening {
@@ -392,12 +394,12 @@ pub fn accept(f: &File, flags: u32) -> Result<*mut File, i64> {
     // SAFETY: the listener's queue, live while it listens.
     unsafe { &*s.queue }.accepted.fetch_add(1, Ordering::Release);
     // SAFETY: the connection's file, handed to the caller.
-    unsafe { (*file).flags |= flags & NONBLOCK };
+    unsafe { file.get_mut() }.flags |= flags & NONBLOCK;
     Ok(file)
 }
 
 /// The socket's name (`peer`: what it is connected to's), as a path.
-pub fn name(f: &File, peer: bool) -> Result<Vec<u8>, i64> {
+pub fn name(f: &File, peer: bool) -> Result<Vec<u8>, Errno> {
     // SAFETY: `f` is an open socket (the lock held); no other reference to it here.
     let s = unsafe { sock(f) };
     if peer {
@@ -411,7 +413,7 @@ pub fn name(f: &File, peer: bool) -> Result<Vec<u8>, i64> {
 
 /// `shutdown`: stop receiving (`rd`: reads see end of file, the peer's
 /// writes fail) and/or sending (`wr`: the peer reads end of file).
-pub fn shutdown(f: &File, rd: bool, wr: bool) -> Result<(), i64> {
+pub fn shutdown(f: &File, rd: bool, wr: bool) -> Result<(), Errno> {
     // SAFETY: `f` is an open socket (the lock held); no other reference to it here.
     let s = unsafe { sock(f) };
     // Linux's Unix sockets take it in any state (there is no connection
@@ -419,11 +421,13 @@ pub fn shutdown(f: &File, rd: bool, wr: bool) -> Result<(), i64> {
     if s.state != State::Connected {
         return Ok(());
     }
-    if rd && !s.rx.is_null() {
-        super::put(&pipe::OPS, core::mem::replace(&mut s.rx, core::ptr::null_mut()));
-    }
-    if wr && !s.tx.is_null() {
-        super::put(&pipe::OPS, core::mem::replace(&mut s.tx, core::ptr::null_mut()));
+    for (shut, end) in [(rd, &mut s.rx), (wr, &mut s.tx)] {
+        if shut && !end.is_null() {
+            // SAFETY: an end the socket held open, now let go.
+            super::put(&pipe::OPS, unsafe {
+                Handle::from_raw(core::mem::replace(end, core::ptr::null_mut()))
+            });
+        }
     }
     Ok(())
 }
@@ -446,7 +450,7 @@ unsafe fn ring<'a>(end: *mut File, nonblock: bool) -> &'a mut File {
 /// goes, and stay the caller's otherwise. EAGAIN when nothing fits now,
 /// EPIPE (ECONNREFUSED for a datagram) when the peer is gone: the caller
 /// waits, and raises SIGPIPE (`io::send`).
-pub fn send(f: &File, data: &[u8], files: &mut Vec<*mut File>, nonblock: bool) -> Result<usize, i64> {
+pub fn send(f: &File, data: &[u8], files: &mut Vec<Handle<File>>, nonblock: bool) -> Result<usize, Errno> {
     // SAFETY: `f` is an open socket (the lock held); no other reference to it here.
     let s = unsafe { sock(f) };
     let nonblock = nonblock || f.flags & NONBLOCK != 0;
@@ -485,23 +489,22 @@ pub fn send(f: &File, data: &[u8], files: &mut Vec<*mut File>, nonblock: bool) -
     }
     // The batch goes first, keyed by where the message will start.
     let batch = if files.is_empty() { None } else { Some(queue_rights(s, pipe::positions(tx).1, files)?) };
-    let n = (pipe::OPS.write)(tx, bytes);
-    if n <= 0 {
+    let n = (pipe::OPS.write)(tx, bytes).and_then(|n| if n == 0 { Err(EAGAIN) } else { Ok(n) });
+    let n = n.inspect_err(|_| {
         if let Some(b) = batch {
             // Nothing went: the batch comes out of the peer's queue, its
             // files still the caller's.
             // SAFETY: the peer is live while its ring has a reader.
             take_batch(unsafe { &mut *s.peer }, b);
         }
-        return Err(if n == 0 { EAGAIN } else { -n });
-    }
+    })?;
     files.clear();
-    Ok(if s.ty == STREAM { n as usize } else { data.len() })
+    Ok(if s.ty == STREAM { n } else { data.len() })
 }
 
 /// Puts `files` in the peer's queue as a batch for the message starting
 /// at ring position `at`.
-fn queue_rights(s: &mut Socket, at: u64, files: &[*mut File]) -> Result<*mut Rights, i64> {
+fn queue_rights(s: &mut Socket, at: u64, files: &[Handle<File>]) -> Result<*mut Rights, Errno> {
     let size = size_of::<Rights>() + size_of_val(files);
     let r = shared::alloc(size, align_of::<Rights>()) as *mut Rights;
     if r.is_null() {
@@ -522,9 +525,9 @@ fn queue_rights(s: &mut Socket, at: u64, files: &[*mut File]) -> Result<*mut Rig
 }
 
 /// The files of batch `r`.
-fn rights_files(r: *mut Rights) -> *mut *mut File {
+fn rights_files(r: *mut Rights) -> *mut Handle<File> {
     // SAFETY: the files follow the header in the same block.
-    unsafe { (r as *mut u8).add(size_of::<Rights>()) as *mut *mut File }
+    unsafe { (r as *mut u8).add(size_of::<Rights>()) as *mut Handle<File> }
 }
 
 /// Takes batch `r` out of `s`'s queue and frees it, dropping its files.
@@ -535,7 +538,7 @@ fn unqueue_rights(s: &mut Socket, r: *mut Rights) {
 
 /// Takes batch `r` out of `s`'s queue and frees it; returns its files
 /// (their references now the caller's).
-fn take_batch(s: &mut Socket, r: *mut Rights) -> Vec<*mut File> {
+fn take_batch(s: &mut Socket, r: *mut Rights) -> Vec<Handle<File>> {
     // SAFETY: `r` is in the queue (lock held); freed after the unlink.
     unsafe {
         let mut link = &raw mut s.rights;
@@ -547,7 +550,7 @@ fn take_batch(s: &mut Socket, r: *mut Rights) -> Vec<*mut File> {
         }
         let n = (*r).n;
         let files = core::slice::from_raw_parts(rights_files(r), n).to_vec();
-        shared::free(r as *mut u8, size_of::<Rights>() + n * size_of::<*mut File>(), align_of::<Rights>());
+        shared::free(r as *mut u8, size_of::<Rights>() + n * size_of::<Handle<File>>(), align_of::<Rights>());
         files
     }
 }
@@ -557,7 +560,7 @@ fn take_batch(s: &mut Socket, r: *mut Rights) -> Vec<*mut File> {
 pub struct Received {
     pub len: usize,
     pub full: usize,
-    pub files: Vec<*mut File>,
+    pub files: Vec<Handle<File>>,
 }
 
 /// Receives into `buf`: stream bytes (up to the next batch of passed
@@ -565,7 +568,7 @@ pub struct Received {
 /// short); EAGAIN when nothing is there yet (the caller waits,
 /// `io::recv`). With `peek` (`MSG_PEEK`)
 /// the bytes stay and no descriptors come.
-pub fn recv(f: &File, buf: &mut [u8], nonblock: bool, peek: bool) -> Result<Received, i64> {
+pub fn recv(f: &File, buf: &mut [u8], nonblock: bool, peek: bool) -> Result<Received, Errno> {
     // SAFETY: `f` is an open socket (the lock held); no other reference to it here.
     let s = unsafe { sock(f) };
     let nonblock = nonblock || f.flags & NONBLOCK != 0;
@@ -604,14 +607,12 @@ pub fn recv(f: &File, buf: &mut [u8], nonblock: bool, peek: bool) -> Result<Rece
         (!s.rights.is_null()).then(|| unsafe { (*s.rights).at } - tail).map_or(usize::MAX, |l| l as usize);
     if s.ty == STREAM {
         let want = buf.len().min(limit);
-        let n = (pipe::OPS.read)(rx, &mut buf[..want]);
-        if n < 0 {
-            return Err(-n);
-        }
-        return Ok(Received { len: n as usize, full: n as usize, files });
+        let n = (pipe::OPS.read)(rx, &mut buf[..want])?;
+        return Ok(Received { len: n, full: n, files });
     }
     let mut len = [0u8; 4];
-    (pipe::OPS.read)(rx, &mut len);
+    // The length word and the message are all in the ring (`send`).
+    let _ = (pipe::OPS.read)(rx, &mut len);
     let full = u32::from_ne_bytes(len) as usize;
     let take = full.min(buf.len());
     read_exact(rx, &mut buf[..take]);
@@ -656,30 +657,22 @@ fn peek_at(s: &Socket, rx: &File, tail: u64, buf: &mut [u8]) -> Received {
 fn read_exact(rx: &mut File, buf: &mut [u8]) {
     let mut at = 0;
     while at < buf.len() {
-        let n = (pipe::OPS.read)(rx, &mut buf[at..]);
-        if n <= 0 {
-            return;
+        match (pipe::OPS.read)(rx, &mut buf[at..]) {
+            Ok(n) if n > 0 => at += n,
+            _ => return,
         }
-        at += n as usize;
     }
 }
 
-fn read(f: &mut File, buf: &mut [u8]) -> i64 {
-    match recv(f, buf, false, false) {
-        Ok(r) => {
-            // Descriptors sent with data read by `read` are dropped.
-            r.files.iter().for_each(|&x| super::put(super::ops_for_file(x), x));
-            r.len as i64
-        }
-        Err(e) => -e,
-    }
+fn read(f: &mut File, buf: &mut [u8]) -> Result<usize, Errno> {
+    let r = recv(f, buf, false, false)?;
+    // Descriptors sent with data read by `read` are dropped.
+    r.files.iter().for_each(|&x| super::put(super::ops_for_file(x), x));
+    Ok(r.len)
 }
 
-fn write(f: &mut File, buf: &[u8]) -> i64 {
-    match send(f, buf, &mut Vec::new(), false) {
-        Ok(n) => n as i64,
-        Err(e) => -e,
-    }
+fn write(f: &mut File, buf: &[u8]) -> Result<usize, Errno> {
+    send(f, buf, &mut Vec::new(), false)
 }
 
 /// Readiness for `poll`: a listener is readable with a connection
@@ -764,11 +757,11 @@ pub fn stamp(f: &File) -> u64 {
     rx.wrapping_add(tx.rotate_left(32))
 }
 
-fn stat(f: &File, st: &mut Stat) -> i64 {
+fn stat(f: &File, st: &mut Stat) -> Result<(), Errno> {
     st.mode = S_IFSOCK | 0o777;
-    st.ino = f.data as u64 % 1_000_000_007;
+    st.ino = f.obj.addr() % 1_000_000_007;
     st.blksize = 4096;
-    0
+    Ok(())
 }
 
 fn close(f: &mut File) {
@@ -779,7 +772,8 @@ fn close(f: &mut File) {
     }
     for end in [s.rx, s.tx] {
         if !end.is_null() {
-            super::put(&pipe::OPS, end);
+            // SAFETY: an end the socket holds open, let go with it.
+            super::put(&pipe::OPS, unsafe { Handle::from_raw(end) });
         }
     }
     if !s.peer.is_null() {

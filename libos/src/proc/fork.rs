@@ -28,6 +28,7 @@
 
 use super::kit::Kit;
 use super::table;
+use crate::errno::Errno;
 use crate::errno::{EAGAIN, ENOMEM};
 use crate::layout::{page_down, INIT_STACK_BOTTOM, INIT_STACK_TOP, PAGE, PRIVATE_HEAP, SCRATCH};
 use crate::{entry, fd, lock, range, shared, vm};
@@ -275,7 +276,7 @@ impl Sharing {
 }
 
 /// `fork`: returns the child's pid (the child sees 0).
-pub fn fork(f: &ExceptionFrame, how: Sharing) -> Result<i64, i64> {
+pub fn fork(f: &ExceptionFrame, how: Sharing) -> Result<i64, Errno> {
     super::limits::may_create()?;
     if !crate::oom::may_fork() {
         return Err(ENOMEM);

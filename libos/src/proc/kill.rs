@@ -15,6 +15,7 @@
 //! SIGKILL first.
 
 use super::{deliver, env, pid, signal, table};
+use crate::errno::Errno;
 use crate::errno::{EPERM, ESRCH};
 use abi::tables::env_state;
 use alloc::vec::Vec;
@@ -27,7 +28,7 @@ const KILL_WAIT_NS: u64 = 5_000_000_000;
 
 /// Signal `sig` for the process with Linux pid `p`; ESRCH if it is gone
 /// (a zombie is found, but takes no signal).
-pub fn process(p: u32, sig: u32) -> Result<(), i64> {
+pub fn process(p: u32, sig: u32) -> Result<(), Errno> {
     let target = table::by_pid(p).ok_or(ESRCH)?.env;
     if sig != 0 && target == env() {
         deliver::raise_self(sig);
@@ -44,7 +45,7 @@ pub fn process(p: u32, sig: u32) -> Result<(), i64> {
 /// (Linux's rule, `Ident::may_signal`): the kernel refuses the interrupt
 /// otherwise, whatever this library believes. Signal 0 sends nothing, so
 /// the same rule is asked of the kernel's identities here.
-fn send_checked(target: u32, sig: u32) -> Result<(), i64> {
+fn send_checked(target: u32, sig: u32) -> Result<(), Errno> {
     if sig == 0 {
         let them = sys::ident_get(target as u64).map_err(|_| ESRCH)?;
         return if crate::fs::perm::me().may_signal(&them) { Ok(()) } else { Err(EPERM) };
@@ -57,19 +58,19 @@ fn send_checked(target: u32, sig: u32) -> Result<(), i64> {
 
 /// Signal `sig` for every member of process group `pgid` (the terminal's
 /// Ctrl-C, `kill` of a negative pid).
-pub fn group(pgid: u32, sig: u32) -> Result<(), i64> {
+pub fn group(pgid: u32, sig: u32) -> Result<(), Errno> {
     matching(sig, |e| e.pgid == pgid)
 }
 
 /// Signal `sig` for everyone but init and the caller.
-pub fn all_but_init(sig: u32) -> Result<(), i64> {
+pub fn all_but_init(sig: u32) -> Result<(), Errno> {
     let me = env();
     matching(sig, |e| pid::of(e.env) != 1 && e.env != me)
 }
 
 /// Signal `sig` for every live process whose entry `member` accepts;
 /// ESRCH if there is none.
-fn matching(sig: u32, member: impl Fn(&table::Entry) -> bool) -> Result<(), i64> {
+fn matching(sig: u32, member: impl Fn(&table::Entry) -> bool) -> Result<(), Errno> {
     let me = env();
     let (mut found, mut self_too, mut refused, mut reached) = (false, false, 0, 0);
     let mut sent = Vec::new();
@@ -131,7 +132,7 @@ fn until_ended(targets: &[u32]) {
 /// on Linux, SIGTTIN for the reader's group, which stops it until it is
 /// continued (in the foreground, after `fg`); EIO if the reader ignores or
 /// blocks SIGTTIN, EINTR if it handles it.
-pub fn await_foreground() -> Result<(), i64> {
+pub fn await_foreground() -> Result<(), Errno> {
     use super::{signal, table};
     use crate::obj::console;
     loop {

@@ -22,6 +22,7 @@
 //! The others are kept and reported as set, for programs that size
 //! themselves by them.
 
+use crate::errno::Errno;
 use crate::errno::{EAGAIN, EINVAL, EPERM};
 use crate::fd;
 use user::kinfo;
@@ -67,7 +68,7 @@ pub fn get(res: usize) -> [u64; 2] {
 
 /// Whether `[soft, hard]` may be set as limit `res`: EINVAL if the soft
 /// value passes the hard one, EPERM for descriptors past the table.
-pub fn check(res: usize, [soft, hard]: [u64; 2]) -> Result<(), i64> {
+pub fn check(res: usize, [soft, hard]: [u64; 2]) -> Result<(), Errno> {
     if soft > hard {
         return Err(EINVAL);
     }
@@ -86,7 +87,7 @@ pub fn set(res: usize, v: [u64; 2]) {
 }
 
 /// EAGAIN if this process may not make another process or thread now.
-pub fn may_create() -> Result<(), i64> {
+pub fn may_create() -> Result<(), Errno> {
     if kinfo::kernel().envs_used >= get(RLIMIT_NPROC)[0] {
         return Err(EAGAIN);
     }

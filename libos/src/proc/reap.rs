@@ -3,6 +3,7 @@
 
 use super::exit::{adopt, children, is_listed, reap, status_of, with_children, Child};
 use super::table;
+use crate::errno::Errno;
 use crate::errno::{ECHILD, EINTR};
 use crate::lock;
 use abi::tables::env_state;
@@ -24,7 +25,7 @@ pub const WTHREAD_FLAGS: u64 = 0xe000_0000;
 /// status and, if it ended, the CPU time it and its children used
 /// (nanoseconds). With `WNOWAIT` the child is left as it was, to be
 /// waited for again.
-pub fn wait(pid: i64, options: u64) -> Result<(i64, i32, u64), i64> {
+pub fn wait(pid: i64, options: u64) -> Result<(i64, i32, u64), Errno> {
     let my_pgid = table::mine().pgid;
     let matches = |c: u32| match pid {
         -1 => true,

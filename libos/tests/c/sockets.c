@@ -201,6 +201,17 @@ static void rights(void)
     close(p[1]);
     close(sv[0]);
     close(sv[1]);
+    /* A pipe end still in flight when the sender has closed both of its
+       own ends and then the socket it was sent to: the socket's close
+       drops it (CPython's multiprocessing does this; lxrt died reading the
+       end's description in frames it no longer mapped). */
+    socketpair(AF_UNIX, SOCK_STREAM, 0, sv);
+    pipe(q);
+    show("send a pipe end, then close both ends", send_fds(sv[0], &q[0], 1, 0));
+    close(q[0]);
+    close(q[1]);
+    show("close the socket it waits in", close(sv[1]));
+    show("and the other", close(sv[0]));
 }
 
 static void named(void)
