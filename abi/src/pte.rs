@@ -1,8 +1,12 @@
 //! The x86-64 page-table entry, as programs read it through the self-map
 //! (`layout::PAGE_TABLE_VA`, `layout::pte_va`): the format is ABI because
 //! every environment can read its own entries. Veneer sets no software
-//! bits; copy-on-write is the library's reading of a read-only entry in a
-//! writable region.
+//! bits in the entries that map pages; copy-on-write is the library's
+//! reading of a read-only entry in a writable region. In an entry that
+//! points to a table, bits 52-58 (ignored by the processor there) are the
+//! kernel's note of which part of that table is in use (see
+//! `kernel/src/pagetable.rs`): use `FRAME_MASK` and `PRESENT`, not the
+//! whole entry.
 
 /// The entry maps something (for a leaf, the page; above, the next table).
 pub const PRESENT: u64 = 1 << 0;

@@ -17,6 +17,37 @@ pub const GLOBAL: u64 = 1 << 8;
 /// Intermediate entries grant everything; the leaf decides the rights.
 const TABLE_FLAGS: u64 = PRESENT | WRITABLE | USER;
 
+/// In an entry that points to a table, bits the processor ignores hold
+/// which part of that table may have present entries: `SUMMARY` set, the
+/// first and the last 64-entry chunk (`CHUNK_LO`, `CHUNK_HI`). Widened as
+/// entries are written, never narrowed when they are cleared: a bound
+/// that lets the teardown skip the rest of the table, not a count. An
+/// entry without `SUMMARY` has its table scanned whole.
+const SUMMARY: u64 = 1 << 58;
+const CHUNK_LO: u32 = 52;
+const CHUNK_HI: u32 = 55;
+const CHUNK: usize = 64;
+const SUMMARY_BITS: u64 = SUMMARY | 0x3f << CHUNK_LO;
+
+/// The chunks of the table `e` points to that may hold present entries.
+fn chunks(e: u64) -> core::ops::RangeInclusive<usize> {
+    if e & SUMMARY == 0 {
+        return 0..=512 / CHUNK - 1;
+    }
+    ((e >> CHUNK_LO) & 7) as usize..=((e >> CHUNK_HI) & 7) as usize
+}
+
+/// Table entry `e` (or a new one, without `SUMMARY`) with its summary
+/// covering entries `first..=last` of the table too.
+fn widen(e: u64, first: usize, last: usize, new: bool) -> u64 {
+    if !new && e & SUMMARY == 0 {
+        return e;
+    }
+    let (lo, hi) = (first / CHUNK, last / CHUNK);
+    let (lo, hi) = if new { (lo, hi) } else { (lo.min(*chunks(e).start()), hi.max(*chunks(e).end())) };
+    e & !SUMMARY_BITS | SUMMARY | (lo as u64) << CHUNK_LO | (hi as u64) << CHUNK_HI
+}
+
 /// Access to page-table pages by frame number.
 pub trait Tables {
     /// The 512 entries of the page-table page held in `frame`.
@@ -39,37 +70,53 @@ pub fn index(va: u64, level: u32) -> usize {
     ((va >> (12 + 9 * level)) & 511) as usize
 }
 
-/// The leaf entry for `va`, creating missing tables with `alloc` if given.
+/// Where a walk that writes gets the tables it makes.
+type TableAlloc<'a> = &'a mut dyn FnMut() -> Result<Frame, Error>;
+
+/// The leaf entry for `va`, creating missing tables with `alloc` if given
+/// (the entry is to be written then).
 fn leaf<'t, T: Tables>(
     t: &'t mut T,
     pml4: Frame,
     va: u64,
-    alloc: Option<&mut dyn FnMut() -> Result<Frame, Error>>,
+    alloc: Option<TableAlloc<'_>>,
 ) -> Result<&'t mut u64, Error> {
-    let table = leaf_table(t, pml4, va, alloc)?;
+    let table = match alloc {
+        Some(alloc) => leaf_table(t, pml4, va, alloc, index(va, 0))?,
+        None => last_table(t, pml4, va).map_err(|_| Error::NotMapped)?,
+    };
     Ok(&mut t.table(table)[index(va, 0)])
 }
 
-/// The table holding `va`'s leaf entry, creating missing tables with
-/// `alloc` if given.
+/// The table holding `va`'s leaf entry, whose entries from `va`'s to index
+/// `last` the caller will write: missing tables are made with `alloc`,
+/// and the summaries on the way widened to cover the entries written
+/// below them.
 fn leaf_table<T: Tables>(
     t: &mut T,
     pml4: Frame,
     va: u64,
-    mut alloc: Option<&mut dyn FnMut() -> Result<Frame, Error>>,
+    alloc: TableAlloc<'_>,
+    last: usize,
 ) -> Result<Frame, Error> {
     let mut table = pml4;
     for level in (1..4).rev() {
-        let e = t.table(table)[index(va, level)];
+        let i = index(va, level);
+        let e = t.table(table)[i];
+        // The entries the write reaches in the table below this entry.
+        let below = index(va, level - 1);
+        let last = if level == 1 { last } else { below };
         table = if e & PRESENT != 0 {
+            let wider = widen(e, below, last, false);
+            if wider != e {
+                t.table(table)[i] = wider;
+            }
             frame_of(e)
-        } else if let Some(a) = alloc.as_mut() {
-            let f = a()?;
-            t.table(f).fill(0);
-            t.table(table)[index(va, level)] = entry(f, TABLE_FLAGS);
-            f
         } else {
-            return Err(Error::NotMapped);
+            let f = alloc()?;
+            t.table(f).fill(0);
+            t.table(table)[i] = widen(entry(f, TABLE_FLAGS), below, last, true);
+            f
         };
     }
     Ok(table)
@@ -196,8 +243,8 @@ pub fn copy<T: Tables, C>(
         let si = index(s, 0);
         let Some(first) = (0..n).find(|&j| t.table(st)[si + j] & PRESENT != 0) else { continue };
         let make: &mut dyn FnMut() -> Result<Frame, Error> = &mut || alloc(ctx);
-        let dt = leaf_table(t, to, d, Some(make))?;
         let di = index(d, 0);
+        let dt = leaf_table(t, to, d, make, di + n - 1)?;
         for j in first..n {
             let e = t.table(st)[si + j];
             if e & PRESENT == 0 {
@@ -207,6 +254,48 @@ pub fn copy<T: Tables, C>(
                 return Err(Error::AlreadyMapped);
             }
             t.table(dt)[di + j] = entry(ctx, e)?;
+        }
+    }
+    Ok(())
+}
+
+/// The first step of filling `pages` pages from `va` with new entries,
+/// changing nothing: a present entry among them is `AlreadyMapped`.
+/// Returns how many tables the fill will make. The upper levels are walked
+/// once per leaf table.
+pub fn check_empty<T: Tables>(t: &mut T, pml4: Frame, va: u64, pages: u64) -> Result<u64, Error> {
+    let mut missing = MissingTables::default();
+    for (p, _, n) in pieces(va, va, pages) {
+        match last_table(t, pml4, p) {
+            Ok(table) => {
+                let i = index(p, 0);
+                if t.table(table)[i..i + n].iter().any(|e| e & PRESENT != 0) {
+                    return Err(Error::AlreadyMapped);
+                }
+            }
+            Err(level) => missing.add(p, level),
+        }
+    }
+    Ok(missing.count)
+}
+
+/// The second step, after `check_empty` passed: writes `entry(ctx)` at
+/// each of the pages, in order; tables come from `alloc(ctx)`.
+pub fn fill<T: Tables, C>(
+    t: &mut T,
+    ctx: &mut C,
+    pml4: Frame,
+    va: u64,
+    pages: u64,
+    alloc: impl Fn(&mut C) -> Result<Frame, Error>,
+    entry: impl Fn(&mut C) -> Result<u64, Error>,
+) -> Result<(), Error> {
+    for (p, _, n) in pieces(va, va, pages) {
+        let make: &mut dyn FnMut() -> Result<Frame, Error> = &mut || alloc(ctx);
+        let i = index(p, 0);
+        let table = leaf_table(t, pml4, p, make, i + n - 1)?;
+        for j in i..i + n {
+            t.table(table)[j] = entry(ctx)?;
         }
     }
     Ok(())
@@ -353,17 +442,29 @@ pub fn teardown<T: Tables>(
     slots: core::ops::Range<usize>,
     leaf_fn: &mut impl FnMut(u64),
 ) {
-    for s in slots {
-        let e = t.table(pml4)[s];
-        if e & PRESENT != 0 {
-            teardown_table(t, frame_of(e), 3, leaf_fn);
-            t.table(pml4)[s] = 0;
+    for group in slots.clone().step_by(8) {
+        let end = (group + 8).min(slots.end);
+        // Most slots are empty: skip eight absent ones at a time.
+        if end - group == 8 && t.table(pml4)[group..group + 8].iter().fold(0, |all, e| all | e) & PRESENT == 0
+        {
+            continue;
+        }
+        for s in group..end {
+            let e = t.table(pml4)[s];
+            if e & PRESENT != 0 {
+                teardown_table(t, e, 3, leaf_fn);
+                t.table(pml4)[s] = 0;
+            }
         }
     }
 }
 
-fn teardown_table<T: Tables, F: FnMut(u64)>(t: &mut T, table: Frame, level: u32, leaf_fn: &mut F) {
-    for group in (0..512).step_by(8) {
+/// Visits the present entries of the table `up` points to, in the chunks
+/// its summary names.
+fn teardown_table<T: Tables, F: FnMut(u64)>(t: &mut T, up: u64, level: u32, leaf_fn: &mut F) {
+    let table = frame_of(up);
+    let span = chunks(up);
+    for group in (span.start() * CHUNK..(span.end() + 1) * CHUNK).step_by(8) {
         // Most tables are sparse: skip eight absent entries at a time.
         if t.table(table)[group..group + 8].iter().fold(0, |all, e| all | e) & PRESENT == 0 {
             continue;
@@ -376,7 +477,7 @@ fn teardown_table<T: Tables, F: FnMut(u64)>(t: &mut T, table: Frame, level: u32,
             if level == 1 {
                 leaf_fn(e);
             } else {
-                teardown_table(t, frame_of(e), level - 1, leaf_fn);
+                teardown_table(t, e, level - 1, leaf_fn);
             }
         }
     }
@@ -609,6 +710,123 @@ mod tests {
     }
 
     #[test]
+    fn fill_matches_mapping_page_by_page_and_checks_first() {
+        // 600 pages from two below a 2 MiB boundary (three leaf tables, one
+        // existing), filled in one go and mapped one page at a time.
+        let (va, pages) = (0x7f_e000_0000u64 - 0x2000, 600u64);
+        let (mut a, mut b) = (Mem::default(), Mem::default());
+        let pml4 = Frame::new(1);
+        let (mut next_a, mut next_b) = (10u64, 10u64);
+        let mut alloc_a = || {
+            next_a += 1;
+            Ok(Frame::new(next_a))
+        };
+        map(&mut a, pml4, va - 0x1000, 9 << 12 | PRESENT, &mut alloc_a).unwrap();
+        let mut alloc_b = || {
+            next_b += 1;
+            Ok(Frame::new(next_b))
+        };
+        map(&mut b, pml4, va - 0x1000, 9 << 12 | PRESENT, &mut alloc_b).unwrap();
+        for i in 0..pages {
+            map(&mut b, pml4, va + i * 0x1000, (1000 + i) << 12 | PRESENT, &mut alloc_b).unwrap();
+        }
+        let tables = check_empty(&mut a, pml4, va, pages).unwrap();
+        assert_eq!(tables, 2);
+        // (tables made, next table frame, next leaf frame)
+        let mut ctx = (0u64, 100u64, 1000u64);
+        let made = |c: &mut (u64, u64, u64)| {
+            c.0 += 1;
+            c.1 += 1;
+            Ok(Frame::new(c.1))
+        };
+        let leaf = |c: &mut (u64, u64, u64)| {
+            c.2 += 1;
+            Ok((c.2 - 1) << 12 | PRESENT)
+        };
+        fill(&mut a, &mut ctx, pml4, va, pages, made, leaf).unwrap();
+        assert_eq!(ctx.0, tables, "as many tables made as counted");
+        for i in 0..pages + 2 {
+            let p = va - 0x1000 + i * 0x1000;
+            assert_eq!(lookup(&mut a, pml4, p), lookup(&mut b, pml4, p), "page {p:#x}");
+        }
+        // Any present page in the range is refused before anything is made.
+        assert_eq!(check_empty(&mut a, pml4, va - 0x1000, 1), Err(Error::AlreadyMapped));
+        assert_eq!(check_empty(&mut a, pml4, va + 599 * 0x1000, 2), Err(Error::AlreadyMapped));
+        assert_eq!(check_empty(&mut a, pml4, va + 600 * 0x1000, 3), Ok(0));
+        assert_eq!(check_empty(&mut a, pml4, 1 << 39, 513), Ok(4), "a new PDPT, PD and two leaf tables");
+    }
+
+    #[test]
+    fn summaries_bound_what_the_teardown_visits() {
+        let mut m = Mem::default();
+        let pml4 = Frame::new(1);
+        let mut next = 10u64;
+        let mut alloc = || {
+            next += 1;
+            Ok(Frame::new(next))
+        };
+        let leaf = |n: u64| (5000 + n) << 12 | PRESENT;
+        // Single pages at the edges of chunks and tables, at every level.
+        let singles = [
+            0x40_0000u64,
+            0x43_f000,
+            0x44_0000,
+            0x5f_f000,
+            0x7f_ffff_f000,
+            0x1_0000_0000,
+            200 << 39 | 0x20_0000,
+        ];
+        for (n, va) in singles.into_iter().enumerate() {
+            map(&mut m, pml4, va, leaf(n as u64), &mut alloc).unwrap();
+        }
+        // A copy and a fill across leaf tables, into tables made for them
+        // and into one that exists.
+        let mut ctx = (next, 100u64);
+        let made = |c: &mut (u64, u64)| {
+            c.0 += 1;
+            Ok(Frame::new(c.0))
+        };
+        fill(&mut m, &mut ctx, pml4, 0x9f_0000, 300, made, |c| {
+            c.1 += 1;
+            Ok(leaf(c.1))
+        })
+        .unwrap();
+        copy(&mut m, &mut ctx, (pml4, 0x9f_0000), (pml4, 0x7f_e03f_0000), 300, made, |c, _| {
+            c.1 += 1;
+            Ok(leaf(c.1))
+        })
+        .unwrap();
+        // Removals leave the summaries wide: still a bound.
+        unmap_range(&mut m, pml4, 0x9f_0000, 40, |_| {});
+        unmap(&mut m, pml4, 0x44_0000).unwrap();
+        // A table linked by hand (inside the part of its parent that the
+        // parent's summary covers), without a summary, is scanned whole.
+        let bare = Frame::new(9000);
+        let pdpt = frame_of(m.table(pml4)[0]);
+        let pd = frame_of(m.table(pdpt)[0]);
+        m.table(pd)[10] = entry(bare, TABLE_FLAGS);
+        m.table(bare)[511] = leaf(9999);
+        let mut want = Vec::new();
+        for_each_leaf(&mut m, pml4, 0..256, &mut |_, e| {
+            want.push(frame_of(*e).number());
+            true
+        });
+        assert!(want.contains(&(5000 + 9999)) && want.len() == 6 + 260 + 300 + 1);
+        let mut got = Vec::new();
+        teardown(&mut m, pml4, 0..256, &mut |e| got.push(frame_of(e).number()));
+        want.sort();
+        got.sort();
+        assert_eq!(got, want);
+        // What the summary says of a table: its chunks, or all of them.
+        let e = widen(entry(bare, TABLE_FLAGS), 70, 70, true);
+        assert_eq!(chunks(e), 1..=1);
+        assert_eq!(chunks(widen(e, 511, 511, false)), 1..=7);
+        assert_eq!(chunks(widen(e, 3, 5, false)), 0..=1);
+        assert_eq!(chunks(entry(bare, TABLE_FLAGS)), 0..=7);
+        assert_eq!(widen(e, 3, 5, false) & FRAME_MASK, bare.addr(), "the frame is kept");
+    }
+
+    #[test]
     fn teardown_visits_every_leaf_and_clears_the_slots() {
         let mut m = Mem::default();
         let pml4 = Frame::new(1);
@@ -635,6 +853,27 @@ mod tests {
         assert_eq!(lookup(&mut m, pml4, 0x40_0000), None);
         assert_eq!(lookup(&mut m, pml4, 0x7f_e000_0000), None);
         assert_eq!(lookup(&mut m, pml4, outside).map(frame_of), Some(Frame::new(70)), "outside the slots");
+    }
+
+    #[test]
+    fn teardown_skips_empty_slots_eight_at_a_time_and_stops_at_the_range() {
+        let mut m = Mem::default();
+        let pml4 = Frame::new(1);
+        let mut next = 10u64;
+        let mut alloc = || {
+            next += 1;
+            Ok(Frame::new(next))
+        };
+        // Slots at a group's edges, in the last (short) group, and past it.
+        for slot in [7u64, 8, 248, 253, 254] {
+            map(&mut m, pml4, slot << 39, (1000 + slot) << 12 | PRESENT, &mut alloc).unwrap();
+        }
+        let mut leaves = Vec::new();
+        teardown(&mut m, pml4, 0..254, &mut |e| leaves.push(frame_of(e).number()));
+        leaves.sort();
+        assert_eq!(leaves, [1007, 1008, 1248, 1253]);
+        assert_eq!(m.table(pml4)[253], 0);
+        assert_ne!(m.table(pml4)[254], 0, "outside the slots");
     }
 
     #[test]

@@ -402,6 +402,14 @@ pub fn fork_shared(va: u64) -> bool {
     with_space(|s| s.fork_shared.iter().any(|r| r.start <= va && va < r.end))
 }
 
+/// Whether any region, and any `MAP_SHARED` mapping, meets `[start,
+/// end)`: fork asks once for a range what it would otherwise ask of
+/// every page (`find`, `fork_shared`: each a scan of a list).
+pub fn meets(start: u64, end: u64) -> (bool, bool) {
+    let meets = |list: &[Region]| list.iter().any(|r| r.start < end && start < r.end);
+    with_space(|s| (meets(&s.regions), meets(&s.fork_shared)))
+}
+
 /// Before a fork: every page of the `MAP_SHARED` mappings gets its frame
 /// now, writable where the mapping is, so that parent and child share it
 /// (a page first touched, or first written, after the fork would become

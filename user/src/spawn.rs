@@ -114,10 +114,7 @@ fn load(child: u64, elf: &Elf) -> Result<(), SpawnError> {
             va += 4096;
         }
     }
-    for i in 1..=INIT_STACK_PAGES {
-        let f = sys::frame_alloc(child, FRAME_ANY)?;
-        sys::map(child, INIT_STACK_TOP - i * 4096, f, mf::WRITE)?;
-    }
+    sys::map_fresh(child, INIT_STACK_TOP - INIT_STACK_PAGES * 4096, INIT_STACK_PAGES, mf::WRITE)?;
     Ok(())
 }
 

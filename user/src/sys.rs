@@ -197,6 +197,11 @@ pub fn unmap(env: u64, va: u64) -> Result<u64, Error> {
 pub fn unmap_range(env: u64, va: u64, pages: u64) -> Result<u64, Error> {
     result(call(sc::UNMAP_RANGE, [env, va, pages, CRED_SELF, 0, 0]))
 }
+/// `pages` new zeroed frames charged to `env`, mapped from `va` with
+/// `flags`.
+pub fn map_fresh(env: u64, va: u64, pages: u64, flags: u64) -> Result<u64, Error> {
+    result(call(sc::MAP_FRESH, [env, va, pages, flags, CRED_SELF, 0]))
+}
 pub fn protect(env: u64, va: u64, flags: u64) -> Result<u64, Error> {
     result(call(sc::PROTECT, [env, va, flags, CRED_SELF, 0, 0]))
 }

@@ -13,6 +13,9 @@ pub struct Archive {
     owner: (u32, u32),
     /// Files of a page or more start on a page boundary (`page_aligned`).
     align: bool,
+    /// Each member's name and header offset, for the index
+    /// (`page_aligned`; fillers left out).
+    listed: Vec<(String, usize)>,
 }
 
 /// The page size the boot file system's users map files in.
@@ -27,6 +30,8 @@ impl Archive {
     /// boundary of the archive (a filler member before each that needs it):
     /// the boot file system, whose pages the library OS maps into programs
     /// instead of copying them (`map_from_range` from the boot window).
+    /// It starts with an index of its members' names
+    /// (`binfmt::cpio::INDEX`), a whole number of pages long.
     pub fn page_aligned() -> Archive {
         Archive { align: true, ..Archive::default() }
     }
@@ -66,6 +71,35 @@ impl Archive {
     /// Terminates the archive and returns its bytes.
     pub fn finish(mut self) -> Vec<u8> {
         self.entry("TRAILER!!!", 0, &[]);
+        if !self.align {
+            return self.bytes;
+        }
+        // The index goes first and is a whole number of pages, so every
+        // member moves by the same multiple of a page and stays aligned.
+        let head = align4(HEADER + binfmt::cpio::INDEX.len() + 1);
+        let table = binfmt::cpio::INDEX_HEAD + binfmt::cpio::INDEX_ENTRY * self.listed.len();
+        let size = (head + table).next_multiple_of(PAGE);
+        let mut entries: Vec<(u32, u32)> = self
+            .listed
+            .iter()
+            .map(|(name, at)| {
+                let at = u32::try_from(size + at).expect("a boot archive under 4 GiB");
+                (binfmt::cpio::name_hash(name), at)
+            })
+            .collect();
+        entries.sort();
+        let mut data = Vec::with_capacity(size - head);
+        data.extend_from_slice(&(entries.len() as u32).to_le_bytes());
+        data.extend_from_slice(&[0; 4]);
+        for (hash, at) in entries {
+            data.extend_from_slice(&hash.to_le_bytes());
+            data.extend_from_slice(&at.to_le_bytes());
+        }
+        data.resize(size - head, 0);
+        let body = std::mem::take(&mut self.bytes);
+        self.member(binfmt::cpio::INDEX, 0o100000, &data);
+        debug_assert_eq!(self.bytes.len(), size);
+        self.bytes.extend_from_slice(&body);
         self.bytes
     }
 
@@ -73,6 +107,10 @@ impl Archive {
         let name = name.trim_start_matches('/');
         if !self.names.insert(name.to_string()) {
             return;
+        }
+        if self.align && name != "TRAILER!!!" {
+            // Named as `binfmt::cpio::Entries` reads it.
+            self.listed.push((name.trim_start_matches("./").to_string(), self.bytes.len()));
         }
         self.member(name, mode, data);
     }
@@ -126,6 +164,18 @@ mod tests {
             .filter(|e| e.name.starts_with("root/f"))
             .collect();
         assert_eq!(files.len(), sizes.len(), "the second member of one name is dropped");
+        let first = binfmt::cpio::entries(&bytes).next().unwrap().unwrap();
+        assert_eq!(first.name, binfmt::cpio::INDEX);
+        for e in binfmt::cpio::entries(&bytes).skip(1).map(Result::unwrap) {
+            // Each member is found through the index, at its own place.
+            let found = binfmt::cpio::find(&bytes, e.name);
+            assert_eq!(
+                found.map(|f| f.data.as_ptr()),
+                (e.name != FILLER).then_some(e.data.as_ptr()),
+                "{}",
+                e.name
+            );
+        }
         for (i, (e, n)) in files.iter().zip(sizes).enumerate() {
             assert_eq!(e.data.len(), n);
             assert!(e.data.iter().enumerate().all(|(b, &v)| v == (b * 7 + i) as u8), "member {i}'s bytes");

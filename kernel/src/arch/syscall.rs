@@ -78,6 +78,10 @@ syscall_dispatch:
 1:  movq %gs:{caller_tf}, %rdx
     movq %rax, {rax}(%rdx)
     movq %rcx, %rsp
+    /* resume_frame's first test, made here: an environment that left by
+     * a system call (yield's partner, say) resumes without one more jump. */
+    cmpq $-1, {vector}(%rsp)
+    je resume_syscall_frame
     jmp resume_frame
     /* Not a kernel call: the frame now holds every register (rax last),
      * and the handler gets them all. */

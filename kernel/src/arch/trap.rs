@@ -158,13 +158,15 @@ return_to_user:
     .global resume_frame
 resume_frame:
     cmpq $-1, {vector}(%rsp)
-    je 3f
+    je resume_syscall_frame
     restore_frame
     swapgs
     iretq
     /* The environment last entered by SYSCALL: every register that path
      * saved (see arch/syscall.rs) comes back. */
-3:  movq {r15}(%rsp), %r15
+    .global resume_syscall_frame
+resume_syscall_frame:
+    movq {r15}(%rsp), %r15
     movq {r14}(%rsp), %r14
     movq {r13}(%rsp), %r13
     movq {r12}(%rsp), %r12

@@ -6,6 +6,7 @@ use super::Args;
 use crate::cap::{CapRef, Rights};
 use crate::env::Slot;
 use crate::frames::Frame;
+use crate::memory::Memory;
 use crate::mm::PhysTables;
 use crate::pagetable::{self, NO_EXEC, WRITABLE};
 use crate::state::Kernel;
@@ -75,15 +76,22 @@ impl Kernel {
     }
 }
 
+/// Allocates frame `want` (or any) to environment `owner` (its id) as a
+/// user page: cleared, so no earlier contents leak, and unshared.
+pub(super) fn alloc_user(mem: &mut Memory, want: Option<Frame>, owner: u32) -> Result<Frame, Error> {
+    let f = mem.frames.alloc(want, owner, frame_state::USER)?;
+    // SAFETY: a frame just allocated, in the physical window, that no
+    // mapping refers to yet.
+    unsafe { core::ptr::write_bytes(crate::mm::frame_ptr::<u8>(f), 0, 4096) };
+    mem.set_share_guard(f, CapRef::NONE);
+    Ok(f)
+}
+
 pub fn frame_alloc(k: &mut Kernel, Args([owner, frame, cred, ..]): Args) -> Result<u64, Error> {
     let s = k.env_arg(owner, cred)?;
     k.within_limits(s, 1, 0)?;
     let want = if frame == FRAME_ANY { None } else { Some(Frame::new(frame)) };
-    let f = k.mem.frames.alloc(want, k.envs[s].id().raw(), frame_state::USER)?;
-    // SAFETY: a frame just allocated, in the physical window, that no
-    // mapping refers to yet: cleared so no earlier contents leak.
-    unsafe { core::ptr::write_bytes(crate::mm::frame_ptr::<u8>(f), 0, 4096) };
-    k.mem.set_share_guard(f, CapRef::NONE);
+    let f = alloc_user(&mut k.mem, want, k.envs[s].id().raw())?;
     k.mem.publish_free();
     k.publish(s);
     Ok(f.number())

@@ -12,6 +12,7 @@ mod console;
 mod cpu;
 mod devices;
 mod envs;
+mod fresh;
 mod ident;
 mod lifetime;
 mod memory;
@@ -117,6 +118,7 @@ calls! {
     sc::MAP_FROM_RANGE => memory::map_from_range;
     sc::UNMAP => memory::unmap;
     sc::UNMAP_RANGE => unmap::unmap_range;
+    sc::MAP_FRESH => fresh::map_fresh;
     sc::PROTECT => memory::protect;
     sc::PROTECT_RANGE => memory::protect_range;
     sc::FRAMES_RECLAIM => memory::frames_reclaim;

@@ -34,7 +34,7 @@ use crate::layout::{page_down, INIT_STACK_BOTTOM, INIT_STACK_TOP, PAGE, PRIVATE_
 use crate::{entry, fd, lock, range, shared, vm};
 use abi::exception::ExceptionFrame;
 use abi::layout::pte_va;
-use abi::pte::{PRESENT, WRITABLE};
+use abi::pte::{NO_EXEC, PRESENT, USER, WRITABLE};
 use abi::syscall::map as mf;
 use abi::Error;
 use user::sys;
@@ -47,9 +47,19 @@ fn entry_at(va: u64, level: u32) -> u64 {
     unsafe { core::ptr::read_volatile(pte_va(va, level) as *const u64) }
 }
 
-/// Calls `f(va, pte)` for every present 4 KiB page in `[start, end)`, in
-/// order, skipping whole tables that are absent.
-fn each_page(start: u64, end: u64, f: &mut impl FnMut(u64, u64) -> Result<(), Error>) -> Result<(), Error> {
+/// The bits of an entry that decide what a child gets for its page
+/// (`Builder::classify`, `mf::of_pte`).
+const RIGHTS: u64 = PRESENT | WRITABLE | USER | NO_EXEC;
+
+/// Calls `f(va, pages, pte)` for every run of present 4 KiB pages in
+/// `[start, end)` that lie in one page table and whose entries agree in
+/// `RIGHTS` (`pte` is the first one's), in order, skipping whole tables
+/// that are absent.
+fn each_run(
+    start: u64,
+    end: u64,
+    f: &mut impl FnMut(u64, u64, u64) -> Result<(), Error>,
+) -> Result<(), Error> {
     let mut va = page_down(start);
     while va < end {
         // The first absent level above the page, if any: skip its span.
@@ -62,10 +72,15 @@ fn each_page(start: u64, end: u64, f: &mut impl FnMut(u64, u64) -> Result<(), Er
         let table_end = ((va | (TABLE_SPAN - 1)) + 1).min(end);
         while va < table_end {
             let e = entry_at(va, 0);
-            if e & PRESENT != 0 {
-                f(va, e)?;
-            }
+            let first = va;
             va += PAGE;
+            if e & PRESENT == 0 {
+                continue;
+            }
+            while va < table_end && entry_at(va, 0) & RIGHTS == e & RIGHTS {
+                va += PAGE;
+            }
+            f(first, (va - first) / PAGE, e)?;
         }
     }
     Ok(())
@@ -106,15 +121,47 @@ struct Builder {
     /// The lowest page of a native program's stack still in use.
     stack_live: u64,
     run: Option<Run>,
+    /// For the range being walked: whether every page of it lies in a
+    /// region, and in a `MAP_SHARED` mapping, where that is the same for
+    /// all of them (`None`: asked of each page).
+    in_region: Option<bool>,
+    in_shared: Option<bool>,
 }
 
 impl Builder {
+    /// Walks the present pages of `[start, end)`. `region`: the range is
+    /// one of the program's regions (else its pages are looked up).
+    fn range(&mut self, start: u64, end: u64, region: bool) -> Result<(), Error> {
+        let (meets_region, meets_shared) = vm::meets(start, end);
+        self.in_region = if region { Some(true) } else { (!meets_region).then_some(false) };
+        self.in_shared = (!meets_shared).then_some(false);
+        each_run(start, end, &mut |va, pages, pte| self.pages(va, pages, pte))
+    }
+
+    /// `pages` pages from `va` whose entries agree in `RIGHTS` (`pte`):
+    /// classified once where the answer is the same for all of them, else
+    /// page by page.
+    fn pages(&mut self, va: u64, pages: u64, pte: u64) -> Result<(), Error> {
+        let end = va + pages * PAGE;
+        // Where `classify` skips the unused part of the initial stack.
+        let (lo, hi) = (INIT_STACK_BOTTOM, self.stack_live.min(INIT_STACK_TOP));
+        let uniform = self.in_region.is_some()
+            && self.in_shared.is_some()
+            && (end <= lo || va >= hi || (lo <= va && end <= hi));
+        if !uniform {
+            return (0..pages).try_for_each(|i| self.add(va + i * PAGE, 1, pte));
+        }
+        self.add(va, pages, pte)
+    }
+
     fn classify(&self, va: u64, pte: u64) -> How {
         if (INIT_STACK_BOTTOM..INIT_STACK_TOP).contains(&va) && va < self.stack_live {
             return How::Skip;
         }
-        match (vm::find(va).is_some(), pte & WRITABLE != 0) {
-            (true, true) if self.share || vm::fork_shared(va) => How::Share,
+        let in_region = self.in_region.unwrap_or_else(|| vm::find(va).is_some());
+        let shared = || self.in_shared.unwrap_or_else(|| vm::fork_shared(va));
+        match (in_region, pte & WRITABLE != 0) {
+            (true, true) if self.share || shared() => How::Share,
             (true, true) if self.borrowed => How::Copy,
             (true, true) => How::Cow,
             (false, true) => How::Copy,
@@ -122,16 +169,18 @@ impl Builder {
         }
     }
 
-    fn page(&mut self, va: u64, pte: u64) -> Result<(), Error> {
+    /// `pages` pages from `va`, treated as the first is: joined to the
+    /// current run if they continue it alike.
+    fn add(&mut self, va: u64, pages: u64, pte: u64) -> Result<(), Error> {
         let (how, rights) = (self.classify(va, pte), mf::of_pte(pte));
         if let Some(r) = &mut self.run {
             if r.how == how && r.rights == rights && r.start + r.pages * PAGE == va {
-                r.pages += 1;
+                r.pages += pages;
                 return Ok(());
             }
         }
         self.flush()?;
-        self.run = Some(Run { start: va, pages: 1, how, rights });
+        self.run = Some(Run { start: va, pages, how, rights });
         Ok(())
     }
 
@@ -192,15 +241,23 @@ fn build(child: u64, rsp: u64, share: bool) -> Result<(), Error> {
     let sp = rsp.wrapping_sub(144);
     let stack_live = if vm::native_stack(sp) { page_down(sp) } else { INIT_STACK_TOP };
     let borrowed = table::mine().vfork != 0;
-    let mut b = Builder { child, share, borrowed, kit: Kit::take(), stack_live, run: None };
-    let mut page = |va, pte| b.page(va, pte);
+    let mut b = Builder {
+        child,
+        share,
+        borrowed,
+        kit: Kit::take(),
+        stack_live,
+        run: None,
+        in_region: None,
+        in_shared: None,
+    };
     for r in vm::regions() {
-        each_page(r.start, r.end, &mut page)?;
+        b.range(r.start, r.end, true)?;
     }
     let (image, image_end) = crate::layout::image();
-    each_page(image, image_end, &mut page)?;
-    each_page(PRIVATE_HEAP, crate::private::backed(), &mut page)?;
-    each_page(stack_live, INIT_STACK_TOP, &mut page)?;
+    b.range(image, image_end, false)?;
+    b.range(PRIVATE_HEAP, crate::private::backed(), false)?;
+    b.range(stack_live, INIT_STACK_TOP, false)?;
     b.flush()
 }
 

@@ -1,6 +1,7 @@
 //! Helper for the limits test: tries to exceed its subtree's limits one
 //! way (`arg`: 0 frames, 1 page tables, 2 descendants, 3 time slices, 4
-//! frames for a descendant it gave a larger limit of its own),
+//! frames for a descendant it gave a larger limit of its own, 5 runs of
+//! fresh pages with their tables, `map_fresh`),
 //! then publishes `successes << 8 | error code` and waits to be destroyed.
 #![no_std]
 #![no_main]
@@ -19,6 +20,7 @@ fn attempt(way: u64, i: u64, page: u64) -> Result<u64, Error> {
         1 => sys::map(ENV_SELF, FAR + i * SPREAD, page, 0),
         2 => sys::env_create(),
         3 => sys::slice_alloc(ENV_SELF, SLICE_ANY),
+        5 => sys::map_fresh(ENV_SELF, FAR + i * SPREAD, 5, 0),
         _ => sys::frame_alloc(page, FRAME_ANY),
     }
 }

@@ -1,7 +1,7 @@
 //! Boot test: hierarchical resource limits. A child whose subtree is capped
 //! at a few frames more than it holds, and at two time slices, tries to
 //! exceed each limit every way it can (frames, page tables, descendants,
-//! slices): each attempt stops at the limit with `OverQuota`, and the
+//! slices, runs of fresh pages): each attempt stops at the limit with `OverQuota`, and the
 //! subtree never holds more than its limit. A grandchild cannot lift its
 //! ancestor's limit by setting a larger one of its own.
 #![no_std]
@@ -13,8 +13,14 @@ use user::{kinfo, nest, println, spawn, sys};
 
 const EXTRA_FRAMES: u64 = 24;
 const SLICES: u64 = 2;
-const WAYS: [&str; 5] =
-    ["frames", "page tables", "descendants", "time slices", "a descendant's own larger limit"];
+const WAYS: [&str; 6] = [
+    "frames",
+    "page tables",
+    "descendants",
+    "time slices",
+    "a descendant's own larger limit",
+    "runs of fresh pages (map_fresh)",
+];
 
 /// Frames and slices held by `top` and everything below it.
 fn subtree(top: u64) -> (u64, u64) {
