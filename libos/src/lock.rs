@@ -252,7 +252,7 @@ pub fn hand_off(env: u64) {
 
 /// Ends a call: drops the lock, then makes the directed yield `hand_off`
 /// asked for, if any (a plain return if that one cannot run).
-#[inline]
+#[inline(always)]
 pub fn end_call() {
     let t = thread();
     release_of(t);
