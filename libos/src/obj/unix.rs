@@ -198,12 +198,17 @@ pub fn held(f: Handle<File>, env: u32, delta: i16) {
 /// Maps the frames of each pipe end among `files` (`obj::pipemem`) into
 /// the processes holding the receiving socket `peer`, before it is sent:
 /// a receiver that does not map them could neither use nor drop the end.
-/// EPERM when one of them may not have them (nothing sent).
+/// A connection not yet accepted is held by nobody: the process that will
+/// take it is the listener's, which it speaks for (`connect`). EPERM when
+/// one of them may not have them (nothing sent).
 fn give_pipes(peer: &Socket, files: &[Handle<File>]) -> Result<(), Errno> {
     let me = crate::env::id();
+    let unheld = peer.holders.iter().all(|h| h.env == 0);
+    let receivers = peer.holders.iter().map(|h| h.env).chain(unheld.then_some(peer.env));
+    let receivers: Vec<u32> = receivers.filter(|&e| e != 0 && e != me && pipe::alive(e)).collect();
     for &f in files.iter().filter(|&&f| super::pipemem::guarded(f.addr())) {
-        for h in peer.holders.iter().filter(|h| h.env != 0 && h.env != me && pipe::alive(h.env)) {
-            super::pipemem::give(h.env, super::pipemem::base(f.addr()), pipe::GUARDED_PAGES)?;
+        for &env in &receivers {
+            super::pipemem::give(env, super::pipemem::base(f.addr()), pipe::GUARDED_PAGES)?;
         }
     }
     Ok(())

@@ -212,6 +212,46 @@ static void rights(void)
     close(q[1]);
     show("close the socket it waits in", close(sv[1]));
     show("and the other", close(sv[0]));
+    /* A pipe end sent on a connection its listener has not accepted yet
+       (multiprocessing's forkserver: the child listens, the parent
+       connects and sends at once); the child accepts, then uses it. */
+    int ready[2], go[2];
+    pipe(ready);
+    pipe(go);
+    unlink("/tmp/sock.early");
+    kid = fork();
+    if (kid == 0) {
+        int l = socket(AF_UNIX, SOCK_STREAM, 0);
+        struct sockaddr_un a = {.sun_family = AF_UNIX};
+        strcpy(a.sun_path, "/tmp/sock.early");
+        bind(l, (struct sockaddr *)&a, sizeof a);
+        listen(l, 1);
+        write(ready[1], "r", 1);
+        char c;
+        read(go[0], &c, 1);
+        int s = accept(l, NULL, NULL);
+        int got_fd = -1;
+        int n = recv_fds(s, &got_fd, 1);
+        char b[32] = {0};
+        long k = n == 1 ? read(got_fd, b, sizeof b - 1) : -1;
+        printf("the listener's child got %d descriptor(s) and read %ld: %s\n", n, k, b);
+        _exit(0);
+    }
+    char c;
+    read(ready[0], &c, 1);
+    int cl = socket(AF_UNIX, SOCK_STREAM, 0);
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    strcpy(a.sun_path, "/tmp/sock.early");
+    show("connect before the accept", connect(cl, (struct sockaddr *)&a, sizeof a));
+    pipe(q);
+    show("send a pipe end before the accept", send_fds(cl, &q[0], 1, 0));
+    close(q[0]);
+    write(q[1], "sent before the accept", 22);
+    close(q[1]);
+    write(go[1], "g", 1);
+    waitpid(kid, NULL, 0);
+    close(cl);
+    unlink("/tmp/sock.early");
 }
 
 static void named(void)
