@@ -116,6 +116,9 @@ pub struct Socket {
     /// The processes holding descriptors of it (`held`): those a pipe
     /// passed to it is mapped into (`give_pipes`).
     holders: [pipe::Holder; HOLDERS],
+    /// A connection not yet accepted: the processes that held its
+    /// listener when it was queued (one of them will take it).
+    takers: [u32; HOLDERS],
 }
 
 /// Processes a socket keeps count of (more hold it uncounted: a pipe
@@ -163,6 +166,7 @@ pub fn create(ty: u32, flags: u32) -> Result<Handle<File>, Errno> {
         pending: core::ptr::null_mut(),
         backlog: 0,
         holders: [pipe::Holder::NONE; HOLDERS],
+        takers: [0; HOLDERS],
     };
     super::new_with(Kind::Socket, (flags & NONBLOCK) | super::flags::RDWR, s)
 }
@@ -198,14 +202,19 @@ pub fn held(f: Handle<File>, env: u32, delta: i16) {
 /// Maps the frames of each pipe end among `files` (`obj::pipemem`) into
 /// the processes holding the receiving socket `peer`, before it is sent:
 /// a receiver that does not map them could neither use nor drop the end.
-/// A connection not yet accepted is held by nobody: the process that will
-/// take it is the listener's, which it speaks for (`connect`). EPERM when
-/// one of them may not have them (nothing sent).
+/// A connection not yet accepted is held by nobody: one of the processes
+/// that held its listener will take it (`Socket::takers`; the listener
+/// may have been made by the sender and passed on, as multiprocessing's
+/// forkserver is). EPERM when one of them may not have them (nothing
+/// sent).
 fn give_pipes(peer: &Socket, files: &[Handle<File>]) -> Result<(), Errno> {
     let me = crate::env::id();
     let unheld = peer.holders.iter().all(|h| h.env == 0);
-    let receivers = peer.holders.iter().map(|h| h.env).chain(unheld.then_some(peer.env));
-    let receivers: Vec<u32> = receivers.filter(|&e| e != 0 && e != me && pipe::alive(e)).collect();
+    let takers = peer.takers.iter().copied().filter(|_| unheld);
+    let receivers = peer.holders.iter().map(|h| h.env).chain(takers);
+    let mut receivers: Vec<u32> = receivers.filter(|&e| e != 0 && e != me && pipe::alive(e)).collect();
+    receivers.sort_unstable();
+    receivers.dedup();
     for &f in files.iter().filter(|&&f| super::pipemem::guarded(f.addr())) {
         for &env in &receivers {
             super::pipemem::give(env, super::pipemem::base(f.addr()), pipe::GUARDED_PAGES)?;
@@ -349,6 +358,7 @@ pub fn connect(f: &File, ino: Ino) -> Result<(), Errno> {
     let ss = unsafe { sock(server.get()) };
     // The connection speaks for the listener's process.
     ss.env = l.env;
+    ss.takers = l.holders.map(|h| h.env);
     if let Err(e) = join(s, ss) {
         super::put(&OPS, server);
         return Err(e);

@@ -252,6 +252,35 @@ static void rights(void)
     waitpid(kid, NULL, 0);
     close(cl);
     unlink("/tmp/sock.early");
+    /* The same with a listener this process made and handed to the child
+       (the forkserver's way): the child, not the listener's maker, takes
+       the connection and the pipe end. */
+    int l = socket(AF_UNIX, SOCK_STREAM, 0);
+    bind(l, (struct sockaddr *)&a, sizeof a);
+    listen(l, 1);
+    kid = fork();
+    if (kid == 0) {
+        read(go[0], &c, 1);
+        int s = accept(l, NULL, NULL);
+        int got_fd = -1;
+        int n = recv_fds(s, &got_fd, 1);
+        char b[32] = {0};
+        long k = n == 1 ? read(got_fd, b, sizeof b - 1) : -1;
+        printf("the child holding our listener got %d descriptor(s) and read %ld: %s\n", n, k, b);
+        _exit(0);
+    }
+    close(l);
+    cl = socket(AF_UNIX, SOCK_STREAM, 0);
+    show("connect to the listener we handed on", connect(cl, (struct sockaddr *)&a, sizeof a));
+    pipe(q);
+    show("send a pipe end to it", send_fds(cl, &q[0], 1, 0));
+    close(q[0]);
+    write(q[1], "through a handed listener", 25);
+    close(q[1]);
+    write(go[1], "g", 1);
+    waitpid(kid, NULL, 0);
+    close(cl);
+    unlink("/tmp/sock.early");
 }
 
 static void named(void)
