@@ -519,6 +519,10 @@ const WHY: &[(&str, &str)] = &[
          (issue 23): another process's stores are not seen",
     ),
     ("testInterfaceNameIndex", "no netlink sockets: if_nameindex (glibc asks NETLINK_ROUTE) is EAFNOSUPPORT"),
+    ("ProcessPoolForkserver", STALE_FORKSERVER),
+    ("TestStartMethod", STALE_FORKSERVER),
+    ("ProcessPoolSpawn", CUT),
+    ("ThreadPool", CUT),
     ("6Test.", IPV6),
     ("ipv6", IPV6),
     ("IPv6", IPV6),
@@ -526,6 +530,12 @@ const WHY: &[(&str, &str)] = &[
     ("tcp6", IPV6),
     ("flowinfo", IPV6),
 ];
+
+const STALE_FORKSERVER: &str =
+    "this console predates 52c23a2: pipe ends sent before the forkserver accepted were \
+                                lost (\"Len is 1 but msg[0] is 8\") and its tests hung; rerun";
+
+const CUT: &str = "not reached: the boot was stopped after 34 minutes, hung in the forkserver tests above";
 
 const UNIX_DGRAM: &str =
     "connectionless Unix datagrams (sendto a bound path, connect to a datagram socket) are \
