@@ -100,8 +100,13 @@ const RUNNER: &str = "compat/run.py";
 /// test_tempfile's test_del_on_shutdown starts six interpreters).
 const TEST_TIMEOUT_S: u64 = 180;
 
-/// Seconds one module's boot may take in all (a wedged machine).
+/// Seconds one module's boot may take in all.
 const BOOT_LIMIT_S: u64 = 4 * 3600;
+
+/// Seconds a boot may print nothing beyond the per-test timeout before it
+/// counts as wedged and is killed (the runner reports a hung test itself
+/// at the per-test timeout; a machine silent well past that is stuck).
+const SILENT_GRACE_S: u64 = 300;
 
 /// The Linux guest's `/init`: the file systems Linux programs expect, the
 /// loopback interface up and the host name set (as Veneer has them: a
@@ -304,16 +309,24 @@ fn log_path(side: Side, module: &str) -> PathBuf {
 fn run_boot(side: Side, img: &Image, o: &Options, module: &str, commit: &str) -> Result<(), String> {
     let words = format!("--timeout {} {module}", o.timeout);
     let args = boot_args(side, img, &words);
-    let limit = Duration::from_secs(BOOT_LIMIT_S);
+    let limits = qemu::Limits {
+        total: Duration::from_secs(BOOT_LIMIT_S),
+        silent: Some(Duration::from_secs(o.timeout + SILENT_GRACE_S)),
+    };
     let start = std::time::Instant::now();
-    let out = qemu::headless(&args, limit, &[])?;
+    let out = qemu::headless_watched(&args, limits, &[])?;
     let mut serial = format!("@@COMMIT {commit}\n{}", out.serial.replace('\r', ""));
     let ok = match side {
         Side::Veneer => out.code == Some(qemu::EXIT_SUCCESS),
         Side::Linux => out.code == Some(0),
     };
     if out.timed_out {
-        serial.push_str(&format!("\n@@BOOT timed out after {}s\n", limit.as_secs()));
+        serial.push_str(&format!(
+            "\n@@BOOT killed after {:.0}s (silent for {}s, or past {}s in all)\n",
+            start.elapsed().as_secs_f64(),
+            o.timeout + SILENT_GRACE_S,
+            BOOT_LIMIT_S
+        ));
     } else if !ok || !serial.contains("@@DONE") {
         serial.push_str(&format!("\n@@BOOT QEMU exited with {:?} before the runner was done\n", out.code));
     }

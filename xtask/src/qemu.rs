@@ -167,15 +167,28 @@ pub struct Key {
 /// disk, the boot gets the devices of `device_args` on a fresh image of its
 /// own, removed afterwards.
 pub fn headless(args: &[String], timeout: Duration, keys: &[Key]) -> Result<Outcome, String> {
+    headless_watched(args, Limits { total: timeout, silent: None }, keys)
+}
+
+/// How long a headless boot may run: in all, and (if `silent` is set)
+/// without printing anything (a wedged machine is killed then rather
+/// than at the end of a long `total`).
+pub struct Limits {
+    pub total: Duration,
+    pub silent: Option<Duration>,
+}
+
+/// `headless` with a limit on silence as well.
+pub fn headless_watched(args: &[String], limits: Limits, keys: &[Key]) -> Result<Outcome, String> {
     if has_devices(args) {
-        return run_headless(args, timeout, keys);
+        return run_headless(args, &limits, keys);
     }
     let disk = crate::disk::scratch_path();
     crate::disk::create(&disk)?;
     let mut with = args.to_vec();
     let devices = device_args(&disk, 0);
     with.extend(if behind_iommu(args) { through_iommu(devices) } else { devices });
-    let out = run_headless(&with, timeout, keys);
+    let out = run_headless(&with, &limits, keys);
     let _ = std::fs::remove_file(&disk);
     out
 }
@@ -214,7 +227,7 @@ impl Companion {
     }
 }
 
-fn run_headless(args: &[String], timeout: Duration, keys: &[Key]) -> Result<Outcome, String> {
+fn run_headless(args: &[String], limits: &Limits, keys: &[Key]) -> Result<Outcome, String> {
     let mut child = Command::new("qemu-system-x86_64")
         .args(args)
         .args(["-display", "none", "-serial", "stdio", "-monitor", "none"])
@@ -242,11 +255,17 @@ fn run_headless(args: &[String], timeout: Duration, keys: &[Key]) -> Result<Outc
         arrivals
     });
     let (mut step, mut from) = (0, 0);
+    let (mut printed, mut last_print) = (0, Instant::now());
     let (code, timed_out) = loop {
         if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
             break (status.code(), false);
         }
-        if start.elapsed() > timeout {
+        let now_printed = seen.lock().expect("reader").len();
+        if now_printed != printed {
+            (printed, last_print) = (now_printed, Instant::now());
+        }
+        let silent_too_long = limits.silent.is_some_and(|s| last_print.elapsed() > s);
+        if start.elapsed() > limits.total || silent_too_long {
             let _ = child.kill();
             let _ = child.wait();
             break (None, true);
