@@ -1,12 +1,13 @@
 //! The file behind each of a process's file mappings, so that a page past
-//! the file's end raises SIGBUS as on Linux. `mmap` copies in the pages the
-//! file covers when it maps them (`linux/mem.rs`) and leaves the rest
-//! unbacked; a fault there looks at the file's size now: a page the file
-//! has grown to cover is filled from it, one still past the end is SIGBUS.
-//! When this process shrinks a file (`truncate`, `ftruncate`), its own
-//! mappings of it drop the pages now past the end, unwritten (another
-//! process's mappings keep theirs until it faults elsewhere: the library
-//! has no page cache to take them from).
+//! the file's end raises SIGBUS as on Linux. `mmap` maps (shared) or
+//! copies in (private) the pages the file covers when it maps them
+//! (`linux/mem.rs`) and leaves the rest unbacked; a fault there looks at
+//! the file's size now: a page the file has grown to cover is mapped or
+//! filled from it, one still past the end is SIGBUS. When this process
+//! shrinks a file (`truncate`, `ftruncate`), its own mappings of it drop
+//! the pages now past the end, unwritten; another process's shared
+//! mappings keep theirs, which stay the file's (zeroed, `fs::pages`)
+//! until nobody maps the file.
 
 use crate::fs::{node, Ino};
 use crate::layout::{page_down, page_up, PAGE};
@@ -89,6 +90,9 @@ pub fn fault(va: u64) -> Option<bool> {
     if prot == 0 {
         return None;
     }
+    if vm::in_shared_file(page) {
+        return Some(vm::map_file_page(page));
+    }
     // Filled through a writable view, then given the mapping's rights.
     vm::protect(page, page + PAGE, vm::R | vm::W);
     let filled = vm::touch(page, true)
@@ -103,6 +107,9 @@ pub fn fault(va: u64) -> Option<bool> {
 pub fn shrunk(ino: Ino, size: u64) {
     let maps: Vec<Map> = MAPS.with(|v| v.iter().copied().filter(|m| m.ino == ino).collect());
     for m in maps {
-        vm::drop_pages(m.covered_end(size), m.end);
+        match vm::in_shared_file(m.start) {
+            true => vm::drop_file_pages(m.covered_end(size), m.end),
+            false => vm::drop_pages(m.covered_end(size), m.end),
+        }
     }
 }

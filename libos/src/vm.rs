@@ -5,18 +5,20 @@
 //! (shared with a fork relative): the write fault copies it, or just makes
 //! it writable when the frame table shows nobody else maps it.
 //!
-//! A writable `MAP_SHARED` file mapping (`SharedFile`) is a copy of the
-//! file's bytes whose written pages go back to the file: there is no page
-//! cache to share, so the hardware's dirty bit says which pages the
-//! program changed, and `msync`, `munmap`, exit and exec (every `remove`)
-//! write those back.
+//! A `MAP_SHARED` mapping of a file in the arena (`SharedFile`) maps the
+//! file's own pages (`fs::pages`), in every process that maps it: a store
+//! is seen at once by every other mapping and by `read`, and `write` by
+//! every mapping (the one page cache, `docs/libos.md`). For a file
+//! mirrored on the disk (`/data`), the hardware's dirty bit says which
+//! pages the program changed, and `msync`, `munmap`, exit and exec (every
+//! `remove`) mark the file dirty for the disk's write-back.
 
 use crate::layout::{page_down, INIT_STACK_BOTTOM, INIT_STACK_TOP, PAGE, SCRATCH};
 use crate::scoped::Scoped;
 use crate::selfmap::{leaf_entries, LEAF_SPAN};
 pub use crate::selfmap::{next_mapped, pte};
 use crate::word::Word;
-use abi::pte::{frame_of, DIRTY, USER, WRITABLE};
+use abi::pte::{frame_of, DIRTY, WRITABLE};
 use abi::syscall::{map as mf, ENV_SELF, FRAME_ANY};
 use alloc::vec::Vec;
 use user::{kinfo, sys};
@@ -32,22 +34,25 @@ pub struct Region {
     pub prot: u32,
 }
 
-/// A writable shared mapping of `[start, end)` onto file `ino` from byte
-/// `off`. Each holds one of the file's `opens`, so the file outlives its
-/// last descriptor while mapped, as on Linux.
+/// A shared mapping of `[start, end)` onto the pages of file `ino` from
+/// byte `off`, through which the program may write to the file if
+/// `write` (the file was open for writing). Each holds one of the file's
+/// `opens`, so the file outlives its last descriptor while mapped, as on
+/// Linux, and one of its `maps`, so its pages stay put.
 #[derive(Clone, Copy, Debug)]
 struct SharedFile {
     start: u64,
     end: u64,
     ino: crate::fs::Ino,
     off: u64,
+    write: bool,
 }
 
 /// A process's memory as the library keeps it.
 pub struct Space {
     /// What the program was promised.
     regions: Vec<Region>,
-    /// Its writable shared file mappings.
+    /// Its shared mappings of files' pages.
     shared: Vec<SharedFile>,
     /// Its `MAP_SHARED` mappings (anonymous or of a file), whose pages a
     /// fork child maps as the same frames, writable in both (`prot`
@@ -197,100 +202,79 @@ pub fn sweep() {
 }
 
 /// A forked child's copy of the list names its parent's frames; its
-/// shared file mappings are its own to write back, each holding the file.
+/// shared file mappings are its own, each holding the file.
 pub fn forked_child() {
     let shared = with_space(|s| {
         s.orphans.clear();
         s.shared.clone()
     });
     for m in shared {
-        crate::fs::node::update(m.ino, |n| n.opens += 1);
+        hold(m.ino);
     }
 }
 
-/// Where this process already maps bytes `[off, off + len)` of file `ino`
-/// shared and written back, if one such mapping holds them all: a new
-/// shared mapping of them takes the same frames (`alias`), so the views
-/// see each other's writes at once (there is no page cache to share; a
-/// JIT writes code through one view and runs it through another).
-pub fn shared_view(ino: crate::fs::Ino, off: u64, len: u64) -> Option<u64> {
-    with_space(|s| {
-        s.shared
-            .iter()
-            .find(|m| m.ino == ino && m.off <= off && off + len <= m.off + (m.end - m.start))
-            .map(|m| m.start + (off - m.off))
-    })
+/// One more mapping holds file `ino` and its pages.
+fn hold(ino: crate::fs::Ino) {
+    crate::fs::node::update(ino, |n| (n.opens, n.maps) = (n.opens + 1, n.maps + 1));
 }
 
-/// Maps at `[start, start + len)` the frames mapped at `from` with `prot`
-/// less write (a write fault lets writes in, `break_cow`); false if a page
-/// there cannot be had (the caller copies instead).
-pub fn alias(start: u64, from: u64, len: u64, prot: u32) -> bool {
-    (0..len / PAGE).all(|i| {
-        let src = from + i * PAGE;
-        touch(src, false)
-            && pte(src).is_some_and(|p| {
-                sys::map(ENV_SELF, start + i * PAGE, frame_of(p), rights(prot, false)).is_ok()
-            })
-    })
+/// The shared file mapping holding `va`, if any.
+fn shared_file(va: u64) -> Option<SharedFile> {
+    with_space(|s| s.shared.iter().copied().find(|m| m.start <= va && va < m.end))
 }
 
-/// Whether `va` lies in a shared file mapping of this process.
-fn in_shared_file(va: u64) -> bool {
-    with_space(|s| s.shared.iter().any(|m| m.start <= va && va < m.end))
+/// Whether `va` lies in a shared mapping of a file's pages.
+pub fn in_shared_file(va: u64) -> bool {
+    shared_file(va).is_some()
 }
 
-/// Makes `[start, end)` a writable shared mapping of file `ino` from byte
-/// `off` (its pages already hold the file's bytes: they start clean).
-pub fn add_shared_file(start: u64, end: u64, ino: crate::fs::Ino, off: u64) {
-    let mut va = start;
-    while let Some(v) = next_mapped(va, end) {
-        clean(v);
-        va = v + PAGE;
+/// Makes `[start, end)` a shared mapping of the pages of file `ino` (made
+/// page by page by `map_file_page`) from byte `off`, writable if `write`.
+pub fn add_shared_file(start: u64, end: u64, ino: crate::fs::Ino, off: u64, write: bool) {
+    hold(ino);
+    with_space(|s| s.shared.push(SharedFile { start, end, ino, off, write }));
+}
+
+/// Maps at `va` (in a shared file mapping) the file's own page there,
+/// with the region's rights (writable now if it may write the file). The
+/// caller knows the file covers the page. Every process maps the arena's
+/// frames by the arena's capability.
+pub fn map_file_page(va: u64) -> bool {
+    let (Some(m), Some(r)) = (shared_file(va), find(va)) else {
+        return false;
+    };
+    let va = page_down(va);
+    let n = crate::fs::node::get(m.ino);
+    let Some(f) = crate::fs::pages::page(&n, (m.off + (va - m.start)) / PAGE).and_then(pte) else {
+        return false;
+    };
+    if pte(va).is_some() {
+        let _ = sys::unmap(ENV_SELF, va);
     }
-    crate::fs::node::update(ino, |n| n.opens += 1);
-    with_space(|s| s.shared.push(SharedFile { start, end, ino, off }));
+    let flags = rights(r.prot, m.write);
+    sys::map_with(ENV_SELF, va, frame_of(f), flags, abi::syscall::CRED_SELF, crate::shared::cred()).is_ok()
 }
 
-/// Maps the page at `va` afresh with the same frame and rights, its dirty
-/// bit clear. The frame is ours to map again: a fresh mapping's pages, or
-/// a page this process wrote (a write to a frame shared with a fork
-/// relative copies it first).
-fn clean(va: u64) {
-    if let Some(p) = pte(va) {
-        remap(va, p);
-    }
-}
-
-/// Maps the page at `va` afresh as entry `p` maps it, its dirty bit clear.
-fn remap(va: u64, p: u64) {
-    let _ = sys::unmap(ENV_SELF, va);
-    let _ = sys::map(ENV_SELF, va, frame_of(p), mf::of_pte(p));
-}
-
-/// Writes the pages of `[start, end)` the program changed back to the
-/// files they map, and marks them clean. Bytes past a file's end stay in
-/// memory, as on Linux.
+/// Notes which files the program changed through its shared mappings of
+/// `[start, end)`: a page the hardware marked dirty marks its file, if the
+/// disk mirrors it, dirty for the disk's write-back (and clean here
+/// again). A file in memory has nothing to write back: its pages are the
+/// file.
 pub fn write_back(start: u64, end: u64) {
     let shared = with_space(|s| s.shared.clone());
-    for m in shared.iter().filter(|m| m.start < end && start < m.end) {
-        let (lo, hi) = (m.start.max(start), m.end.min(end));
-        let mut va = lo;
+    for m in shared.iter().filter(|m| m.start < end && start < m.end && m.write) {
+        if crate::fs::node::get(m.ino).disk == 0 {
+            continue;
+        }
+        let (mut va, hi, mut dirty) = (m.start.max(start), m.end.min(end), false);
         while let Some(v) = next_mapped(va, hi) {
             va = v + PAGE;
-            let Some(p) = pte(v).filter(|p| p & DIRTY != 0) else { continue };
-            if p & USER == 0 {
-                // PROT_NONE now: readable while lxrt copies it out.
-                let _ = sys::protect(ENV_SELF, v, 0);
+            if pte(v).is_some_and(|p| p & DIRTY != 0) {
+                dirty |= map_file_page(v);
             }
-            let at = m.off + (v - m.start);
-            crate::fs::node::update(m.ino, |n| {
-                let len = n.size.saturating_sub(at).min(PAGE) as usize;
-                // SAFETY: `v` is mapped (its PTE is present) and readable.
-                let page = unsafe { core::slice::from_raw_parts(v as *const u8, len) };
-                let _ = crate::fs::node::write_at(n, at, page);
-            });
-            remap(v, p);
+        }
+        if dirty {
+            crate::fs::node::update(m.ino, crate::fs::node::touch);
         }
     }
 }
@@ -321,10 +305,13 @@ fn unshare(start: u64, end: u64) {
         (gone, split)
     });
     for ino in split {
-        crate::fs::node::update(ino, |n| n.opens += 1);
+        hold(ino);
     }
     for ino in gone {
-        crate::fs::node::update(ino, |n| n.opens -= 1);
+        crate::fs::node::update(ino, |n| {
+            n.opens -= 1;
+            crate::fs::node::unmapped(n);
+        });
         crate::fs::node::release(ino);
     }
 }
@@ -342,6 +329,25 @@ pub fn drop_page(va: u64) {
 /// table that maps any (`unmap_range`), then lets go of the frames that
 /// were ours (`let_go`).
 pub fn drop_pages(start: u64, end: u64) {
+    unmap_pages(start, end, let_go);
+}
+
+/// Unmaps the pages of a shared file mapping in `[start, end)`: the
+/// file's pages are the arena's (never to be freed here, though the
+/// arena's first process owns them and a fork relative may map them), so
+/// only a private copy nobody maps any more is freed.
+pub fn drop_file_pages(start: u64, end: u64) {
+    unmap_pages(start, end, |f| {
+        let info = kinfo::frame(f);
+        if info.owner == crate::env::id() && info.refs == 0 {
+            let _ = sys::frame_free(f);
+        }
+    });
+}
+
+/// Unmaps `[start, end)` a leaf table at a time, then passes each frame
+/// of ours it mapped to `go`.
+fn unmap_pages(start: u64, end: u64, go: impl Fn(u64)) {
     let me = crate::env::id();
     let mut va = start;
     while let Some(v) = next_mapped(va, end) {
@@ -355,7 +361,7 @@ pub fn drop_pages(start: u64, end: u64) {
             }
         }
         let _ = sys::unmap_range(ENV_SELF, v, pages);
-        ours[..n].iter().for_each(|&f| let_go(f));
+        ours[..n].iter().for_each(|&f| go(f));
         va = stop;
     }
 }
@@ -364,6 +370,9 @@ pub fn drop_pages(start: u64, end: u64) {
 /// shared file pages back).
 pub fn remove(start: u64, end: u64) {
     write_back(start, end);
+    for m in with_space(|s| s.shared.clone()) {
+        drop_file_pages(m.start.max(start), m.end.min(end));
+    }
     unshare(start, end);
     for r in regions() {
         drop_pages(r.start.max(start), r.end.min(end));
@@ -419,6 +428,11 @@ pub fn back_fork_shared() -> bool {
     for r in ranges {
         let mut va = r.start;
         while va < r.end {
+            // A file's pages are shared already (or fault in from it).
+            if in_shared_file(va) {
+                va += PAGE;
+                continue;
+            }
             let write = find(va).is_some_and(|g| g.prot & W != 0);
             let ready = pte(va).is_some_and(|p| !write || p & WRITABLE != 0);
             if !ready && !touch(va, write) {
@@ -507,11 +521,8 @@ fn break_cow(va: u64, old: u64, prot: u32) -> bool {
     // Sole mapper of a frame we own: just allow writes again. (A frame our
     // parent owns may not be made writable here even when we are its last
     // mapper: the kernel grants at most the rights we were given.)
-    // A shared file mapping's frame of ours is written in place: its
-    // other views (`alias`) must see the write.
     let info = kinfo::frame(f);
-    let in_place = (info.refs <= 1 && info.owner as u64 == sys::self_id())
-        || (info.owner == crate::env::id() && in_shared_file(va));
+    let in_place = info.refs <= 1 && info.owner as u64 == sys::self_id();
     if in_place && sys::protect(ENV_SELF, va, rights(prot, true)).is_ok() {
         return true;
     }
@@ -551,6 +562,15 @@ pub fn touch(va: u64, write: bool) -> bool {
         return false;
     }
     let va = page_down(va);
+    // A file's page: mapped from the file (writable if the mapping may
+    // write the file, else a write copies it).
+    if let Some(m) = shared_file(va) {
+        match pte(va) {
+            None => return crate::filemap::fault(va) == Some(true),
+            Some(p) if write && m.write && p & WRITABLE == 0 => return map_file_page(va),
+            _ => {}
+        }
+    }
     match pte(va) {
         None => {
             let f = (FRAME_FOR.get())(va);

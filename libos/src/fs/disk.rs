@@ -276,7 +276,7 @@ pub fn write_back(ino: Ino, always: bool) -> Result<(), Errno> {
     }
     with_fs(|fs| {
         if n.dirty {
-            let data = node::bytes(&n);
+            let data = node::contents(&n);
             // Shortened only: a file grown by writes keeps C-FFS's choice
             // of inline data or blocks.
             if fs.stat(i)?.size > data.len() as u64 {

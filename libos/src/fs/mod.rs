@@ -13,6 +13,7 @@ pub mod dir;
 pub mod disk;
 pub mod mount;
 pub mod node;
+pub mod pages;
 pub mod path;
 pub mod perm;
 pub mod procfile;

@@ -1,8 +1,8 @@
 //! Inodes and their data buffers.
 
-use super::{FsRoot, S_IFDIR, S_IFMT, S_ISGID};
+use super::{pages, FsRoot, S_IFDIR, S_IFMT, S_ISGID};
 use crate::errno::Errno;
-use crate::errno::{EFBIG, ENOSPC};
+use crate::errno::{EFBIG, ENOSPC, ETXTBSY};
 use crate::scoped::Scoped;
 use crate::shared;
 
@@ -33,6 +33,13 @@ pub struct Inode {
     pub size: u64,
     pub cap: u64,
     pub data: *mut u8,
+    /// A mapped file's data instead of `data`: the arena addresses of its
+    /// pages (`pages`), how many, and the list's room.
+    pub pages: *mut u64,
+    pub npages: u32,
+    pub listcap: u32,
+    /// Shared mappings of the file's pages, in all processes.
+    pub maps: u32,
     /// `data` points into the read-only boot archive.
     pub borrowed: bool,
     /// Last modification of the data, last access (set only by `utimensat`:
@@ -140,6 +147,10 @@ pub fn alloc(mode: u32) -> Result<Ino, Errno> {
             size: 0,
             cap: 0,
             data: core::ptr::null_mut(),
+            pages: core::ptr::null_mut(),
+            npages: 0,
+            listcap: 0,
+            maps: 0,
             borrowed: false,
             mtime_ns: now,
             atime_ns: now,
@@ -198,6 +209,9 @@ pub fn release(ino: Ino) {
 }
 
 fn drop_data(n: &mut Inode) {
+    if pages::paged(n) {
+        pages::free_all(n);
+    }
     if !n.borrowed && !n.data.is_null() {
         // SAFETY: an owned buffer of `cap` bytes from the shared heap.
         unsafe { shared::free(n.data, n.cap as usize, 8) };
@@ -207,13 +221,51 @@ fn drop_data(n: &mut Inode) {
     n.borrowed = false;
 }
 
-/// The inode's bytes.
+/// The inode's bytes, if they are one buffer (not a mapped file's pages:
+/// `contents`, `flatten`).
 pub fn bytes(n: &Inode) -> &'static [u8] {
+    debug_assert!(!pages::paged(n), "bytes of a paged file");
     if n.data.is_null() {
         return &[];
     }
     // SAFETY: `data` holds `size` valid bytes (arena or boot archive).
     unsafe { core::slice::from_raw_parts(n.data, n.size as usize) }
+}
+
+/// The inode's bytes, wherever they are.
+pub fn contents(n: &Inode) -> alloc::borrow::Cow<'static, [u8]> {
+    match pages::paged(n) {
+        true => pages::gather(n).into(),
+        false => bytes(n).into(),
+    }
+}
+
+/// Makes the file's pages one buffer again if nobody maps them (exec
+/// needs a program's bytes in one piece); ETXTBSY while mapped.
+pub fn flatten(n: &mut Inode) -> Result<(), Errno> {
+    if !pages::paged(n) {
+        return Ok(());
+    }
+    if n.maps > 0 {
+        return Err(ETXTBSY);
+    }
+    let data = pages::gather(n);
+    pages::free_all(n);
+    (n.size, n.cap) = (0, 0);
+    write_at(n, 0, &data).map(|_| ())
+}
+
+/// Gives the file's data as pages that stay put (a shared mapping maps
+/// them), copying a buffer in once.
+pub fn page_in(n: &mut Inode) -> Result<(), Errno> {
+    if pages::paged(n) {
+        return Ok(());
+    }
+    let mut paged = Inode { data: core::ptr::null_mut(), cap: 0, borrowed: false, ..*n };
+    pages::convert(&mut paged, bytes(n))?;
+    drop_data(n);
+    *n = paged;
+    Ok(())
 }
 
 /// Makes room for `len` bytes in an owned buffer (copying a borrowed one).
@@ -223,6 +275,9 @@ pub fn bytes(n: &Inode) -> &'static [u8] {
 /// file system still lets files be made and removed.
 pub fn reserve(n: &mut Inode, len: u64) -> Result<(), Errno> {
     // No file can be larger than the arena that holds it.
+    if pages::paged(n) {
+        return pages::reserve(n, len);
+    }
     if len > crate::layout::SHARED_MAX {
         return Err(EFBIG);
     }
@@ -277,6 +332,9 @@ pub fn reserve(n: &mut Inode, len: u64) -> Result<(), Errno> {
 
 /// Reads from `off`; returns the byte count.
 pub fn read_at(n: &Inode, off: u64, buf: &mut [u8]) -> usize {
+    if pages::paged(n) {
+        return pages::read(n, off, buf);
+    }
     let b = bytes(n);
     if off >= b.len() as u64 {
         return 0;
@@ -289,6 +347,14 @@ pub fn read_at(n: &Inode, off: u64, buf: &mut [u8]) -> usize {
 pub fn write_at(n: &mut Inode, off: u64, buf: &[u8]) -> Result<usize, Errno> {
     let end = off.checked_add(buf.len() as u64).ok_or(EFBIG)?;
     reserve(n, end)?;
+    if pages::paged(n) {
+        // A page may hold a mapping's stores past the old end.
+        pages::zero(n, n.size, off);
+        pages::write(n, off, buf);
+        n.size = n.size.max(end);
+        touch(n);
+        return Ok(buf.len());
+    }
     // SAFETY: `reserve` made `data` an owned buffer of at least `end` bytes.
     unsafe { core::ptr::copy_nonoverlapping(buf.as_ptr(), n.data.add(off as usize), buf.len()) };
     n.size = n.size.max(end);
@@ -297,7 +363,9 @@ pub fn write_at(n: &mut Inode, off: u64, buf: &[u8]) -> Result<usize, Errno> {
 }
 
 pub fn truncate(n: &mut Inode, len: u64) -> Result<(), Errno> {
-    if len > n.size {
+    if pages::paged(n) {
+        truncate_pages(n, len)?;
+    } else if len > n.size {
         reserve(n, len)?;
     } else if n.borrowed {
         // Still read-only data: shortening needs no copy.
@@ -309,6 +377,33 @@ pub fn truncate(n: &mut Inode, len: u64) -> Result<(), Errno> {
     n.size = len;
     touch(n);
     Ok(())
+}
+
+/// `truncate` of a mapped file: the bytes past the end read as zeros in
+/// every mapping of the last page; pages past it stay the file's while
+/// any process maps it (zeroed), else they are freed.
+fn truncate_pages(n: &mut Inode, len: u64) -> Result<(), Errno> {
+    if len > n.size {
+        pages::zero(n, n.size, len);
+        return pages::reserve(n, len);
+    }
+    pages::zero(n, len, n.size);
+    if n.maps == 0 {
+        let size = n.size;
+        n.size = len;
+        pages::trim(n);
+        n.size = size;
+    }
+    Ok(())
+}
+
+/// The last shared mapping of the file is gone: the pages a truncation
+/// left past its end are freed.
+pub fn unmapped(n: &mut Inode) {
+    n.maps -= 1;
+    if n.maps == 0 && pages::paged(n) {
+        pages::trim(n);
+    }
 }
 
 /// The data changed now: modification and change times.

@@ -1,7 +1,8 @@
 //! brk, mmap, munmap, mprotect, mremap, msync: the program's memory
-//! through `vm`. A file mapping of a boot file maps its whole pages from
-//! the boot archive (`vm::map_boot`); otherwise it is a copy of the file's
-//! bytes, and a writable shared one is written back (`vm::write_back`).
+//! through `vm`. A shared file mapping maps the file's own pages
+//! (`vm::map_file_page`); a private one, and a read-only shared one of a
+//! boot file, map a boot file's whole pages from the boot archive
+//! (`vm::map_boot`) and copy the rest of the file's bytes.
 
 use crate::errno::Errno;
 use crate::errno::{LxResult, EACCES, EFAULT, EINVAL, ENODEV, ENOMEM, EOPNOTSUPP, EOVERFLOW};
@@ -140,9 +141,16 @@ pub fn mmap(addr: u64, len: u64, p: u64, flags: u64, fdn: i64, off: u64) -> LxRe
         if off.checked_add(len).is_none_or(|end| end > i64::MAX as u64) {
             return Err(EOVERFLOW);
         }
-        // A shared mapping of a file open for writing is written back,
-        // whatever its rights now (`mprotect` may allow writes later).
-        Some((f.ino, shared && mode == obj::flags::RDWR))
+        // A shared mapping maps the file's pages, which it may write
+        // through if the file is open for writing, whatever its rights now
+        // (`mprotect` may allow writes later). A boot file's pages are the
+        // archive's until someone may write them.
+        let rdwr = mode == obj::flags::RDWR;
+        let pages = shared && (rdwr || !crate::fs::node::get(f.ino).borrowed);
+        if pages {
+            crate::fs::node::update(f.ino, crate::fs::node::page_in).map_err(|_| ENOMEM)?;
+        }
+        Some((f.ino, pages.then_some(rdwr)))
     } else {
         None
     };
@@ -161,18 +169,25 @@ pub fn mmap(addr: u64, len: u64, p: u64, flags: u64, fdn: i64, off: u64) -> LxRe
     if flags & MAP_SHARED != 0 {
         vm::add_fork_shared(start, start + len);
     }
-    if let Some((ino, write_back)) = file {
+    if let Some((ino, pages)) = file {
         // The pages the file covers now are backed now; the rest are
         // SIGBUS until the file grows (`filemap`).
         let covered = crate::filemap::add(start, start + len, ino, off) - start;
-        // Another shared view of the same bytes lends its frames; the
-        // whole pages of a boot file are its own frames (read-only: a write
-        // copies); the rest is copied in (there is no page cache to share).
-        let view = if write_back { vm::shared_view(ino, off, covered) } else { None };
-        if covered > 0 && !view.is_some_and(|from| vm::alias(start, from, covered, prot(p))) {
+        if let Some(write) = pages {
+            vm::add_shared_file(start, start + len, ino, off, write);
+            for va in (start..start + covered).step_by(PAGE as usize) {
+                if !vm::map_file_page(va) {
+                    vm::remove(start, start + len);
+                    crate::filemap::forget(start, start + len);
+                    return Err(ENOMEM);
+                }
+            }
+        } else if covered > 0 {
+            // The whole pages of a boot file are its own frames (read-only:
+            // a write copies); the rest is copied in.
             let n = crate::fs::node::get(ino);
             let whole = page_down(n.size.saturating_sub(off)).min(covered);
-            let direct = match n.borrowed && !write_back {
+            let direct = match n.borrowed {
                 true => vm::map_boot(start, n.data as u64 + off, whole, prot(p)),
                 false => 0,
             };
@@ -182,9 +197,6 @@ pub fn mmap(addr: u64, len: u64, p: u64, flags: u64, fdn: i64, off: u64) -> LxRe
                 uaccess::with_bytes_mut(lo, end - lo, |dst| crate::fs::node::read_at(&n, off + direct, dst))?;
                 vm::protect(lo, end, prot(p));
             }
-        }
-        if write_back {
-            vm::add_shared_file(start, start + len, ino, off);
         }
     }
     Ok(start as i64)
@@ -215,8 +227,9 @@ const MS_ASYNC: u64 = 1;
 const MS_INVALIDATE: u64 = 2;
 const MS_SYNC: u64 = 4;
 
-/// `msync`: changed pages of writable shared file mappings go back to their
-/// files now (whichever of MS_SYNC and MS_ASYNC: both are done at once).
+/// `msync`: the files whose pages the program changed through shared
+/// mappings are marked for the disk's write-back (`vm::write_back`; a
+/// file in memory is its pages already).
 pub fn msync(addr: u64, len: u64, flags: u64) -> LxResult {
     let known = MS_ASYNC | MS_INVALIDATE | MS_SYNC;
     if !addr.is_multiple_of(PAGE) || flags & !known != 0 || flags & (MS_ASYNC | MS_SYNC) == MS_ASYNC | MS_SYNC

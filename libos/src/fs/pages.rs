@@ -1,0 +1,156 @@
+//! A mapped file's data as whole pages of the arena that never move (the
+//! one page cache: `docs/libos.md`). A file is first one contiguous
+//! buffer (`node::reserve` grows it by doubling, moving it); the first
+//! shared mapping turns it into a list of page-aligned arena pages,
+//! allocated one by one as it grows, so the page at each offset stays
+//! where every process maps it however the file grows or shrinks. The
+//! list itself may move (it is lxrt's to read, under the big lock); the
+//! pages do not. While any process maps the file (`Inode::maps`), pages a
+//! truncation cut off stay the file's, zeroed, and are freed when the
+//! last mapping goes (`trim`): an old mapping never shows memory another
+//! file got.
+
+use super::node::Inode;
+use crate::errno::{Errno, EFBIG, ENOSPC};
+use crate::layout::{page_up, PAGE};
+use crate::shared;
+use alloc::vec::Vec;
+
+const P: usize = PAGE as usize;
+
+/// Whether the file's data is a page list.
+pub fn paged(n: &Inode) -> bool {
+    !n.pages.is_null()
+}
+
+/// The address (in the arena) of the file's page `i`, if it has one.
+pub fn page(n: &Inode, i: u64) -> Option<u64> {
+    // SAFETY: the list has `npages` entries.
+    (i < n.npages as u64).then(|| unsafe { *n.pages.add(i as usize) })
+}
+
+/// Gives `n` (which has no pages yet) pages holding `old`, its bytes.
+pub fn convert(n: &mut Inode, old: &[u8]) -> Result<(), Errno> {
+    if let Err(e) = reserve(n, old.len() as u64) {
+        free_all(n);
+        return Err(e);
+    }
+    write(n, 0, old);
+    Ok(())
+}
+
+/// Has pages (zeroed when new) for the first `len` bytes.
+pub fn reserve(n: &mut Inode, len: u64) -> Result<(), Errno> {
+    if len > crate::layout::SHARED_MAX {
+        return Err(EFBIG);
+    }
+    let want = page_up(len) / PAGE;
+    if want > n.listcap as u64 {
+        grow_list(n, want.max(n.listcap as u64 * 2).max(4))?;
+    }
+    while (n.npages as u64) < want {
+        let p = shared::alloc_data(P, P);
+        if p.is_null() {
+            return Err(ENOSPC);
+        }
+        // SAFETY: a fresh page of the arena; the list has room for it.
+        unsafe {
+            p.write_bytes(0, P);
+            *n.pages.add(n.npages as usize) = p as u64;
+        }
+        n.npages += 1;
+    }
+    n.cap = n.npages as u64 * PAGE;
+    Ok(())
+}
+
+/// Moves the list to room for `cap` entries.
+fn grow_list(n: &mut Inode, cap: u64) -> Result<(), Errno> {
+    let cap = u32::try_from(cap).map_err(|_| EFBIG)?;
+    let p = shared::alloc(cap as usize * 8, 8) as *mut u64;
+    if p.is_null() {
+        return Err(ENOSPC);
+    }
+    if !n.pages.is_null() {
+        // SAFETY: the old list holds `npages` entries and has `listcap`
+        // slots from the shared heap; the new one has more.
+        unsafe {
+            core::ptr::copy_nonoverlapping(n.pages, p, n.npages as usize);
+            shared::free(n.pages as *mut u8, n.listcap as usize * 8, 8);
+        }
+    }
+    (n.pages, n.listcap) = (p, cap);
+    Ok(())
+}
+
+/// Runs `f` on each piece of `[off, off + len)` within one page: the
+/// page's address at `off`, the piece's length, its offset in the range.
+fn pieces(n: &Inode, off: u64, len: usize, mut f: impl FnMut(*mut u8, usize, usize)) {
+    let mut done = 0;
+    while done < len {
+        let at = off + done as u64;
+        let Some(p) = page(n, at / PAGE) else { return };
+        let k = (len - done).min(P - (at % PAGE) as usize);
+        f((p + at % PAGE) as *mut u8, k, done);
+        done += k;
+    }
+}
+
+/// Reads up to the file's size from `off`; returns the byte count.
+pub fn read(n: &Inode, off: u64, buf: &mut [u8]) -> usize {
+    if off >= n.size {
+        return 0;
+    }
+    let k = buf.len().min((n.size - off) as usize);
+    // SAFETY: each piece lies in one of the file's pages.
+    pieces(n, off, k, |p, len, at| unsafe { core::ptr::copy_nonoverlapping(p, buf[at..].as_mut_ptr(), len) });
+    k
+}
+
+/// Writes `buf` at `off` into pages `reserve` provided.
+pub fn write(n: &Inode, off: u64, buf: &[u8]) {
+    // SAFETY: each piece lies in one of the file's pages.
+    pieces(n, off, buf.len(), |p, len, at| unsafe { core::ptr::copy_nonoverlapping(buf[at..].as_ptr(), p, len) });
+}
+
+/// Zeroes `[from, to)` of the pages the file has.
+pub fn zero(n: &Inode, from: u64, to: u64) {
+    let to = to.min(n.npages as u64 * PAGE);
+    if from < to {
+        // SAFETY: each piece lies in one of the file's pages.
+        pieces(n, from, (to - from) as usize, |p, len, _| unsafe { p.write_bytes(0, len) });
+    }
+}
+
+/// Frees the pages past the file's end (nobody maps the file now).
+pub fn trim(n: &mut Inode) {
+    trim_to(n, (page_up(n.size) / PAGE) as u32);
+}
+
+/// Frees the pages from `keep` on.
+fn trim_to(n: &mut Inode, keep: u32) {
+    while n.npages > keep {
+        n.npages -= 1;
+        // SAFETY: an entry of the list: a page from `alloc_data`.
+        unsafe { shared::free(*n.pages.add(n.npages as usize) as *mut u8, P, P) };
+    }
+    n.cap = n.npages as u64 * PAGE;
+}
+
+/// Frees every page and the list.
+pub fn free_all(n: &mut Inode) {
+    trim_to(n, 0);
+    if !n.pages.is_null() {
+        // SAFETY: the list's `listcap` slots from the shared heap.
+        unsafe { shared::free(n.pages as *mut u8, n.listcap as usize * 8, 8) };
+    }
+    (n.pages, n.listcap) = (core::ptr::null_mut(), 0);
+}
+
+/// A copy of the file's bytes (for what needs them contiguous: the disk's
+/// write-back).
+pub fn gather(n: &Inode) -> Vec<u8> {
+    let mut v = alloc::vec![0; n.size as usize];
+    read(n, 0, &mut v);
+    v
+}
