@@ -5,15 +5,19 @@
 //! the file's size now: a page the file has grown to cover is mapped or
 //! filled from it, one still past the end is SIGBUS. When this process
 //! shrinks a file (`truncate`, `ftruncate`), its own mappings of it drop
-//! the pages now past the end, unwritten; another process's shared
-//! mappings keep theirs, which stay the file's (zeroed, `fs::pages`)
-//! until nobody maps the file.
+//! the pages now past the end, unwritten; every other process's do when
+//! it next takes the big lock (`sync`: the arena counts the shrinks).
+//! Until then its shared mappings keep those pages, which stay the
+//! file's (zeroed, `fs::pages`) until nobody maps the file: never memory
+//! that another file got.
 
 use crate::fs::{node, Ino};
 use crate::layout::{page_down, page_up, PAGE};
 use crate::scoped::Scoped;
 use crate::vm;
+use crate::word::Word;
 use alloc::vec::Vec;
+use core::sync::atomic::Ordering;
 
 #[derive(Clone, Copy)]
 struct Map {
@@ -64,6 +68,33 @@ pub fn forget(start: u64, end: u64) {
     });
 }
 
+/// The arena's count of shrinks this process has caught up with.
+static SEEN: Word<u64> = Word::new(0);
+
+/// With the lock just taken: if some process shortened a mapped file
+/// since this one last looked, every file mapping here drops the pages
+/// now past its file's end (a later touch is SIGBUS). Put off to the next
+/// taking if this process is inside the inode table or its mapping list.
+#[inline]
+pub fn sync() {
+    let now = crate::shared::shrinks().load(Ordering::Acquire);
+    if now != SEEN.get() && !MAPS.borrowed() && !node::borrowed() {
+        SEEN.set(now);
+        let maps: Vec<Map> = MAPS.with(|v| v.clone());
+        for m in maps {
+            shrunk_map(m, node::get(m.ino).size);
+        }
+    }
+}
+
+/// Mapping `m`'s file is now `size` bytes long: the pages past the end go.
+fn shrunk_map(m: Map, size: u64) {
+    match vm::in_shared_file(m.start) {
+        true => vm::drop_file_pages(m.covered_end(size), m.end),
+        false => vm::drop_pages(m.covered_end(size), m.end),
+    }
+}
+
 /// An exec: the old program's mappings are gone.
 pub fn forget_all() {
     MAPS.with(|v| v.clear());
@@ -81,6 +112,22 @@ pub fn fault(va: u64) -> Option<bool> {
     let page = page_down(va);
     if vm::pte(page).is_some() {
         return None;
+    }
+    // The file and its pages are looked at with the lock held (a process
+    // with one thread takes page faults without it), and with the arena
+    // mapped as far as any process has grown it.
+    if crate::lock::held() {
+        return fault_locked(m, page);
+    }
+    crate::lock::acquire();
+    let r = fault_locked(m, page);
+    crate::lock::release();
+    r
+}
+
+fn fault_locked(m: Map, page: u64) -> Option<bool> {
+    if vm::pte(page).is_some() {
+        return Some(true);
     }
     let n = node::get(m.ino);
     if page >= m.covered_end(n.size) {
@@ -107,9 +154,6 @@ pub fn fault(va: u64) -> Option<bool> {
 pub fn shrunk(ino: Ino, size: u64) {
     let maps: Vec<Map> = MAPS.with(|v| v.iter().copied().filter(|m| m.ino == ino).collect());
     for m in maps {
-        match vm::in_shared_file(m.start) {
-            true => vm::drop_file_pages(m.covered_end(size), m.end),
-            false => vm::drop_pages(m.covered_end(size), m.end),
-        }
+        shrunk_map(m, size);
     }
 }

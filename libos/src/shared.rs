@@ -63,6 +63,10 @@ pub struct Header {
     /// CPU.
     pub lock_waiter: AtomicU64,
     pub lock_waiter_since: AtomicU64,
+    /// How many times a file some process maps has been shortened: each
+    /// process drops its mappings' pages past their files' ends when it
+    /// next takes the lock (`filemap::sync`).
+    pub shrinks: AtomicU64,
 }
 
 /// Entries in one page of the frame list.
@@ -221,6 +225,12 @@ pub fn lock_waiter() -> &'static AtomicU64 {
 pub fn lock_waiter_since() -> &'static AtomicU64 {
     // SAFETY: as in `lock_word`.
     unsafe { &(*header()).lock_waiter_since }
+}
+
+/// The count of shortened mapped files (`filemap::sync`).
+pub fn shrinks() -> &'static AtomicU64 {
+    // SAFETY: as in `lock_word`.
+    unsafe { &(*header()).shrinks }
 }
 
 /// The process being killed for want of memory (`oom`), or 0.

@@ -92,6 +92,11 @@ fn slot(r: &mut FsRoot, ino: Ino) -> &mut Inode {
     unsafe { &mut *r.inodes.add(ino as usize) }
 }
 
+/// Whether this process is inside the inode table now.
+pub fn borrowed() -> bool {
+    TABLE.borrowed()
+}
+
 /// A copy of inode `ino`.
 pub fn get(ino: Ino) -> Inode {
     with_root(|r| *slot(r, ino))
@@ -388,7 +393,10 @@ fn truncate_pages(n: &mut Inode, len: u64) -> Result<(), Errno> {
         return pages::reserve(n, len);
     }
     pages::zero(n, len, n.size);
-    if n.maps == 0 {
+    if n.maps > 0 {
+        // Every process's mappings lose the pages past the end.
+        shared::shrinks().fetch_add(1, core::sync::atomic::Ordering::Release);
+    } else {
         let size = n.size;
         n.size = len;
         pages::trim(n);
