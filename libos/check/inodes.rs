@@ -8,8 +8,13 @@
 #[path = "../src/scoped.rs"]
 mod scoped;
 
+extern crate alloc;
+
 #[path = "../src/fs/node.rs"]
 mod node;
+
+#[path = "../src/fs/pages.rs"]
+mod pages;
 
 use node::Ino;
 use std::alloc::{alloc_zeroed, dealloc, Layout};
@@ -67,6 +72,12 @@ mod shared {
         }
     }
 
+    /// The count of shortened mapped files.
+    pub fn shrinks() -> &'static std::sync::atomic::AtomicU64 {
+        static SHRINKS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        &SHRINKS
+    }
+
     pub fn alloc(size: usize, align: usize) -> *mut u8 {
         // SAFETY: every request here is non-empty.
         unsafe { alloc_zeroed(Layout::from_size_align(size, align).unwrap()) }
@@ -102,6 +113,10 @@ mod errno;
 
 mod layout {
     pub const SHARED_MAX: u64 = 1 << 30;
+    pub const PAGE: u64 = 4096;
+    pub fn page_up(v: u64) -> u64 {
+        v.next_multiple_of(PAGE)
+    }
 }
 
 mod time {
@@ -111,7 +126,8 @@ mod time {
 }
 
 // One test: the table and its flag are the process's, and a panic leaves
-// the flag set (as in lxrt, where it ends the process).
+// the flag set (as in lxrt, where it ends the process). It looks at a
+// mapped file's pages on the way.
 #[test]
 #[should_panic(expected = "the inode table borrowed twice")]
 fn copies_for_readers_a_scoped_borrow_for_writers_and_no_nesting() {
@@ -135,7 +151,59 @@ fn copies_for_readers_a_scoped_borrow_for_writers_and_no_nesting() {
     let names = node::get(d);
     assert_eq!((names.mode & S_IFMT, names.nlink, names.parent), (S_IFDIR, 1, d));
     assert!(d != ino && d != other);
+    a_mapped_files_pages_stay_put();
     // Without the check, `get` would make a second `&mut` to the table
     // while `n` is live.
     node::update(ino, |n| n.size = node::get(other).size);
+}
+
+/// A mapped file's pages (`src/fs/pages.rs`): made from the buffer at the
+/// first shared mapping, they never move as the file grows; a truncation
+/// while mapped keeps them (zeroed) until the last mapping goes.
+fn a_mapped_files_pages_stay_put() {
+    let ino: Ino = node::alloc(S_IFREG | 0o644).unwrap();
+    let text: Vec<u8> = (0..10_000u32).map(|i| i as u8).collect();
+    node::update(ino, |n| node::write_at(n, 0, &text)).unwrap();
+    node::update(ino, node::page_in).unwrap();
+    let n = node::get(ino);
+    assert!(pages::paged(&n) && n.data.is_null());
+    assert_eq!(n.npages, 3);
+    assert_eq!(node::contents(&n).as_ref(), &text[..], "the bytes came along");
+    let first: Vec<u64> = (0..3).map(|i| pages::page(&n, i).unwrap()).collect();
+    assert!(first.iter().all(|p| p % 4096 == 0), "whole pages");
+    // Growth by write (past a hole) and by truncate: the pages stay.
+    node::update(ino, |n| node::write_at(n, 40_000, b"end")).unwrap();
+    node::update(ino, |n| node::truncate(n, 70_000)).unwrap();
+    let n = node::get(ino);
+    assert_eq!((n.size, n.npages), (70_000, 18));
+    assert_eq!((0..3).map(|i| pages::page(&n, i).unwrap()).collect::<Vec<_>>(), first);
+    let mut buf = [9u8; 8];
+    assert_eq!(node::read_at(&n, 9_998, &mut buf), 8);
+    assert_eq!(buf, [14, 15, 0, 0, 0, 0, 0, 0], "the hole reads as zeros");
+    assert_eq!(node::read_at(&n, 40_000, &mut buf[..3]), 3);
+    assert_eq!(&buf[..3], b"end");
+    // A mapping's store past the end does not come back with growth.
+    node::update(ino, |n| n.maps = 1);
+    node::update(ino, |n| node::truncate(n, 5000)).unwrap();
+    let n = node::get(ino);
+    assert_eq!((n.size, n.npages), (5000, 18), "mapped: the pages stay the file's");
+    // SAFETY: page 1 is the file's; byte 904 of it is file byte 5000.
+    unsafe { *((pages::page(&n, 1).unwrap() + 904) as *mut u8) = 0xee };
+    let page3 = pages::page(&n, 3).unwrap();
+    // SAFETY: as above: page 3 is kept, and zeroed.
+    assert_eq!(unsafe { *((page3 + 10) as *const u8) }, 0, "cut pages are zeroed");
+    node::update(ino, |n| node::truncate(n, 6000)).unwrap();
+    assert_eq!(node::read_at(&node::get(ino), 5000, &mut buf[..1]), 1);
+    assert_eq!(buf[0], 0, "grown again: zeros, not the mapping's store");
+    assert_eq!(node::update(ino, node::flatten), Err(errno::ETXTBSY), "mapped: not made one buffer");
+    // The last mapping goes: the pages past the end are freed.
+    node::update(ino, node::unmapped);
+    assert_eq!(node::get(ino).npages, 2);
+    node::update(ino, node::flatten).unwrap();
+    let n = node::get(ino);
+    assert!(!pages::paged(&n));
+    assert_eq!(node::bytes(&n)[..4999], text[..4999]);
+    assert_eq!(n.size, 6000);
+    node::update(ino, |n| n.nlink = 0);
+    node::release(ino);
 }

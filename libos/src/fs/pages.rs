@@ -110,7 +110,9 @@ pub fn read(n: &Inode, off: u64, buf: &mut [u8]) -> usize {
 /// Writes `buf` at `off` into pages `reserve` provided.
 pub fn write(n: &Inode, off: u64, buf: &[u8]) {
     // SAFETY: each piece lies in one of the file's pages.
-    pieces(n, off, buf.len(), |p, len, at| unsafe { core::ptr::copy_nonoverlapping(buf[at..].as_ptr(), p, len) });
+    pieces(n, off, buf.len(), |p, len, at| unsafe {
+        core::ptr::copy_nonoverlapping(buf[at..].as_ptr(), p, len)
+    });
 }
 
 /// Zeroes `[from, to)` of the pages the file has.
