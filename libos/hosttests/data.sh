@@ -12,6 +12,7 @@ write)
 	mv /data/old /data/new
 	seq 1 20000 > /data/big
 	echo "appended" >> /data/f
+	/cbin/pagecache store /data/mapped || echo "data: store failed"
 	sync
 	# No sync after this one: closing it makes it durable.
 	echo "closed, not synced" > /data/last
@@ -27,6 +28,7 @@ read)
 	seq 1 20000 | cmp - /data/big || exit 1
 	echo "big: the same 108,894 bytes"
 	echo "last: $(cat /data/last)"
+	echo "mapped: $(cat /data/mapped)"
 	echo "ls: $(ls /data | tr '\n' ' ')"
 	echo "data: read"
 	;;

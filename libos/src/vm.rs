@@ -245,7 +245,11 @@ pub fn map_file_page(va: u64) -> bool {
     };
     let va = page_down(va);
     let n = crate::fs::node::get(m.ino);
-    let Some(f) = crate::fs::pages::page(&n, (m.off + (va - m.start)) / PAGE).and_then(pte) else {
+    // The list is in the arena, which any process can write: a page must
+    // be one of the arena's mapped here, never lxrt's own memory.
+    let page = crate::fs::pages::page(&n, (m.off + (va - m.start)) / PAGE)
+        .filter(|&a| a.is_multiple_of(PAGE) && crate::shared::holds::<[u8; PAGE as usize]>(a));
+    let Some(f) = page.and_then(pte) else {
         return false;
     };
     if pte(va).is_some() {
@@ -562,16 +566,20 @@ pub fn touch(va: u64, write: bool) -> bool {
         return false;
     }
     let va = page_down(va);
+    let p = pte(va);
+    if p.is_some_and(|p| !write || p & WRITABLE != 0) {
+        return true;
+    }
     // A file's page: mapped from the file (writable if the mapping may
     // write the file, else a write copies it).
     if let Some(m) = shared_file(va) {
-        match pte(va) {
+        match p {
             None => return crate::filemap::fault(va) == Some(true),
-            Some(p) if write && m.write && p & WRITABLE == 0 => return map_file_page(va),
-            _ => {}
+            Some(_) if m.write => return map_file_page(va),
+            Some(_) => {}
         }
     }
-    match pte(va) {
+    match p {
         None => {
             let f = (FRAME_FOR.get())(va);
             sys::map(ENV_SELF, va, f, rights(r.prot, true)).is_ok() || {
@@ -579,8 +587,7 @@ pub fn touch(va: u64, write: bool) -> bool {
                 false
             }
         }
-        Some(p) if write && p & WRITABLE == 0 => break_cow(va, p, r.prot),
-        Some(_) => true,
+        Some(p) => break_cow(va, p, r.prot),
     }
 }
 

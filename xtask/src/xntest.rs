@@ -136,7 +136,8 @@ fn disk_boot(
 /// `/data` through the ordinary lxrt shell, as `cargo xtask run` has it:
 /// on a fresh, empty C-FFS disk the first boot runs
 /// `libos/hosttests/data.sh write` (busybox: `echo hi > /data/f`, mkdir,
-/// rm, mv, a 106 KiB file, an append, `sync`, and a last file only
+/// rm, mv, a 106 KiB file, an append, a clean file changed only through
+/// a shared mapping (`cbin/pagecache store`), `sync`, and a last file only
 /// closed), the second `data.sh read` on the same image must find each
 /// (and neither removed name), and `fsck` the image clean.
 fn data_test(img: &Image) -> Result<BootTest, String> {
@@ -159,7 +160,8 @@ fn data_test(img: &Image) -> Result<BootTest, String> {
             "new: moved",
             "big: the same 108,894 bytes",
             "last: closed, not synced",
-            "ls: big dir f last new ",
+            "mapped: stored through a shared mapping",
+            "ls: big dir f last mapped new ",
             "data: read",
         ],
         None,

@@ -408,7 +408,7 @@ fn truncate_pages(n: &mut Inode, len: u64) -> Result<(), Errno> {
 /// The last shared mapping of the file is gone: the pages a truncation
 /// left past its end are freed.
 pub fn unmapped(n: &mut Inode) {
-    n.maps -= 1;
+    n.maps = n.maps.saturating_sub(1);
     if n.maps == 0 && pages::paged(n) {
         pages::trim(n);
     }

@@ -1,14 +1,21 @@
 //! A mapped file's data as whole pages of the arena that never move (the
 //! one page cache: `docs/libos.md`). A file is first one contiguous
 //! buffer (`node::reserve` grows it by doubling, moving it); the first
-//! shared mapping turns it into a list of page-aligned arena pages,
-//! allocated one by one as it grows, so the page at each offset stays
-//! where every process maps it however the file grows or shrinks. The
-//! list itself may move (it is lxrt's to read, under the big lock); the
-//! pages do not. While any process maps the file (`Inode::maps`), pages a
-//! truncation cut off stay the file's, zeroed, and are freed when the
-//! last mapping goes (`trim`): an old mapping never shows memory another
-//! file got.
+//! shared mapping turns it into a list of page-aligned arena pages, so
+//! the page at each offset stays where every process maps it however the
+//! file grows or shrinks. The list itself may move (it is lxrt's to read,
+//! under the big lock); the pages do not. While any process maps the
+//! file (`Inode::maps`), pages a truncation cut off stay the file's,
+//! zeroed, and are freed when the last mapping goes (`trim`): an old
+//! mapping never shows memory another file got.
+//!
+//! Pages come in runs, each one block of the arena's heap (a run at
+//! least doubles the file's pages, up to `MAX_RUN`): the heap's tag after
+//! a block leaves the rest of a page unusable to the next page-aligned
+//! block, which one page per block would pay each time. A run is freed
+//! whole, so a truncation into a run keeps the run's later pages (zeroed)
+//! as room to grow. An entry of the list is a page's address, with
+//! `HEAD` set on the first page of its run.
 
 use super::node::Inode;
 use crate::errno::{Errno, EFBIG, ENOSPC};
@@ -18,6 +25,13 @@ use alloc::vec::Vec;
 
 const P: usize = PAGE as usize;
 
+/// Marks the first page of a run in the list.
+const HEAD: u64 = 1;
+
+/// The most pages a run takes when it grows ahead of what is asked
+/// (1 MiB); a larger request is one run of its own size.
+const MAX_RUN: u64 = 256;
+
 /// Whether the file's data is a page list.
 pub fn paged(n: &Inode) -> bool {
     !n.pages.is_null()
@@ -25,8 +39,13 @@ pub fn paged(n: &Inode) -> bool {
 
 /// The address (in the arena) of the file's page `i`, if it has one.
 pub fn page(n: &Inode, i: u64) -> Option<u64> {
+    (i < n.npages as u64).then(|| entry(n, i) & !HEAD)
+}
+
+/// Entry `i` of the list (below `npages`).
+fn entry(n: &Inode, i: u64) -> u64 {
     // SAFETY: the list has `npages` entries.
-    (i < n.npages as u64).then(|| unsafe { *n.pages.add(i as usize) })
+    unsafe { *n.pages.add(i as usize) }
 }
 
 /// Gives `n` (which has no pages yet) pages holding `old`, its bytes.
@@ -46,19 +65,34 @@ pub fn reserve(n: &mut Inode, len: u64) -> Result<(), Errno> {
     }
     let want = page_up(len) / PAGE;
     if want > n.listcap as u64 {
-        grow_list(n, want.max(n.listcap as u64 * 2).max(4))?;
+        // Room for a run that doubles the file.
+        grow_list(n, (want + want.min(MAX_RUN)).max(n.listcap as u64 * 2).max(4))?;
     }
     while (n.npages as u64) < want {
-        let p = shared::alloc_data(P, P);
+        let need = want - n.npages as u64;
+        // Doubling where it fits in the list and the arena, else what is
+        // asked, else ever smaller runs.
+        let mut run = need.max((n.npages as u64).min(MAX_RUN)).min(n.listcap as u64 - n.npages as u64);
+        let p = loop {
+            let p = shared::alloc_data(run as usize * P, P);
+            if !p.is_null() || run == 1 {
+                break p;
+            }
+            run = if run > need { need } else { run.div_ceil(2) };
+        };
         if p.is_null() {
+            n.cap = n.npages as u64 * PAGE;
             return Err(ENOSPC);
         }
-        // SAFETY: a fresh page of the arena; the list has room for it.
+        // SAFETY: a fresh run of `run` pages of the arena; the list has
+        // room for them.
         unsafe {
-            p.write_bytes(0, P);
-            *n.pages.add(n.npages as usize) = p as u64;
+            p.write_bytes(0, run as usize * P);
+            for i in 0..run {
+                *n.pages.add(n.npages as usize + i as usize) = p as u64 + i * PAGE + (i == 0) as u64 * HEAD;
+            }
         }
-        n.npages += 1;
+        n.npages += run as u32;
     }
     n.cap = n.npages as u64 * PAGE;
     Ok(())
@@ -129,12 +163,20 @@ pub fn trim(n: &mut Inode) {
     trim_to(n, (page_up(n.size) / PAGE) as u32);
 }
 
-/// Frees the pages from `keep` on.
+/// Frees the runs that start at page `keep` or later (a run that holds
+/// page `keep - 1` stays whole).
 fn trim_to(n: &mut Inode, keep: u32) {
     while n.npages > keep {
-        n.npages -= 1;
-        // SAFETY: an entry of the list: a page from `alloc_data`.
-        unsafe { shared::free(*n.pages.add(n.npages as usize) as *mut u8, P, P) };
+        let Some(head) = (0..n.npages).rev().find(|&i| entry(n, i as u64) & HEAD != 0) else {
+            break;
+        };
+        if head < keep {
+            break;
+        }
+        let pages = (n.npages - head) as usize;
+        // SAFETY: a run from `alloc_data`, of `pages` pages.
+        unsafe { shared::free((entry(n, head as u64) & !HEAD) as *mut u8, pages * P, P) };
+        n.npages = head;
     }
     n.cap = n.npages as u64 * PAGE;
 }

@@ -315,9 +315,33 @@ static void private_map(const char *path)
     unlink(path);
 }
 
+/* For the disk's test (xn_data, libos/hosttests/data.sh): a file made
+ * and closed (so written to the disk and clean), opened again, mapped,
+ * its descriptor closed, then changed only through the mapping and
+ * unmapped: the change must make the file dirty, so that the next close
+ * writes it to the disk (it is opened and closed once more here: the
+ * parent shell cannot write back a file its child made, ENOENT). */
+static int store(const char *path)
+{
+    static const char text[] = "stored through a shared mapping\n";
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0 || ftruncate(fd, sizeof text - 1) < 0 || close(fd) < 0)
+        return 2;
+    fd = open(path, O_RDWR);
+    char *p = mmap(0, PG, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED || close(fd) < 0)
+        return 3;
+    memcpy(p, text, sizeof text - 1);
+    if (munmap(p, PG) < 0 || (fd = open(path, O_RDONLY)) < 0)
+        return 4;
+    return close(fd) < 0 ? 5 : 0;
+}
+
 int main(int argc, char **argv)
 {
     self = argv[0];
+    if (argc == 3 && !strcmp(argv[1], "store"))
+        return store(argv[2]);
     if (argc == 3 && !strcmp(argv[1], "other"))
         return other(argv[2]);
     if (argc == 2 && !strcmp(argv[1], "sem"))
