@@ -166,8 +166,8 @@ fn a_mapped_files_pages_stay_put() {
     node::update(ino, |n| node::write_at(n, 0, &text)).unwrap();
     node::update(ino, node::page_in).unwrap();
     let n = node::get(ino);
-    assert!(pages::paged(&n) && n.data.is_null());
-    assert_eq!(n.npages, 3);
+    assert!(pages::paged(&n));
+    assert_eq!(pages::count(&n), 3);
     assert_eq!(node::contents(&n).as_ref(), &text[..], "the bytes came along");
     let first: Vec<u64> = (0..3).map(|i| pages::page(&n, i).unwrap()).collect();
     assert!(first.iter().all(|p| p % 4096 == 0), "whole pages");
@@ -176,7 +176,7 @@ fn a_mapped_files_pages_stay_put() {
     node::update(ino, |n| node::truncate(n, 70_000)).unwrap();
     let n = node::get(ino);
     // Runs double the file: 3 pages, then 7 more, then 10.
-    assert_eq!((n.size, n.npages), (70_000, 20));
+    assert_eq!((n.size, pages::count(&n)), (70_000, 20));
     assert_eq!((0..3).map(|i| pages::page(&n, i).unwrap()).collect::<Vec<_>>(), first);
     let mut buf = [9u8; 8];
     assert_eq!(node::read_at(&n, 9_998, &mut buf), 8);
@@ -187,7 +187,7 @@ fn a_mapped_files_pages_stay_put() {
     node::update(ino, |n| n.maps = 1);
     node::update(ino, |n| node::truncate(n, 5000)).unwrap();
     let n = node::get(ino);
-    assert_eq!((n.size, n.npages), (5000, 20), "mapped: the pages stay the file's");
+    assert_eq!((n.size, pages::count(&n)), (5000, 20), "mapped: the pages stay the file's");
     // SAFETY: page 1 is the file's; byte 904 of it is file byte 5000.
     unsafe { *((pages::page(&n, 1).unwrap() + 904) as *mut u8) = 0xee };
     let page3 = pages::page(&n, 3).unwrap();
@@ -200,7 +200,7 @@ fn a_mapped_files_pages_stay_put() {
     // The last mapping goes: the runs past the end are freed (the first
     // holds the end: it stays whole).
     node::update(ino, node::unmapped);
-    assert_eq!(node::get(ino).npages, 3);
+    assert_eq!(pages::count(&node::get(ino)), 3);
     node::update(ino, node::flatten).unwrap();
     let n = node::get(ino);
     assert!(!pages::paged(&n));

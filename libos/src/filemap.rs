@@ -5,8 +5,9 @@
 //! the file's size now: a page the file has grown to cover is mapped or
 //! filled from it, one still past the end is SIGBUS. When this process
 //! shrinks a file (`truncate`, `ftruncate`), its own mappings of it drop
-//! the pages now past the end, unwritten; every other process's do when
-//! it next takes the big lock (`sync`: the arena counts the shrinks).
+//! the pages now past the end, unwritten; every other process's do at
+//! the start of its next Linux call (`sync`: the arena counts the
+//! shrinks).
 //! Until then its shared mappings keep those pages, which stay the
 //! file's (zeroed, `fs::pages`) until nobody maps the file: never memory
 //! that another file got.
@@ -71,19 +72,25 @@ pub fn forget(start: u64, end: u64) {
 /// The arena's count of shrinks this process has caught up with.
 static SEEN: Word<u64> = Word::new(0);
 
-/// With the lock just taken: if some process shortened a mapped file
-/// since this one last looked, every file mapping here drops the pages
-/// now past its file's end (a later touch is SIGBUS). Put off to the next
-/// taking if this process is inside the inode table or its mapping list.
-#[inline]
+/// At the start of a Linux call (with the lock): if some process
+/// shortened a mapped file since this one last looked, every file mapping
+/// here drops the pages now past its file's end (a later touch is
+/// SIGBUS). Not at every taking of the lock: a wait retakes it often.
+#[inline(always)]
 pub fn sync() {
     let now = crate::shared::shrinks().load(Ordering::Acquire);
-    if now != SEEN.get() && !MAPS.borrowed() && !node::borrowed() {
-        SEEN.set(now);
-        let maps: Vec<Map> = MAPS.with(|v| v.clone());
-        for m in maps {
-            shrunk_map(m, node::get(m.ino).size);
-        }
+    if now != SEEN.get() {
+        catch_up(now);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn catch_up(now: u64) {
+    SEEN.set(now);
+    let maps: Vec<Map> = MAPS.with(|v| v.clone());
+    for m in maps {
+        shrunk_map(m, node::get(m.ino).size);
     }
 }
 

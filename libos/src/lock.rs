@@ -123,7 +123,6 @@ pub fn acquire() {
 fn taken(t: &Side) {
     t.held.set(true);
     crate::shared::sync();
-    crate::filemap::sync();
 }
 
 /// Takes the lock again inside a call that dropped it to wait: also

@@ -64,8 +64,8 @@ pub struct Header {
     pub lock_waiter: AtomicU64,
     pub lock_waiter_since: AtomicU64,
     /// How many times a file some process maps has been shortened: each
-    /// process drops its mappings' pages past their files' ends when it
-    /// next takes the lock (`filemap::sync`).
+    /// process drops its mappings' pages past their files' ends at its
+    /// next Linux call (`filemap::sync`).
     pub shrinks: AtomicU64,
 }
 

@@ -430,13 +430,12 @@ pub fn meets(start: u64, end: u64) -> (bool, bool) {
 pub fn back_fork_shared() -> bool {
     let ranges = with_space(|s| s.fork_shared.clone());
     for r in ranges {
+        // A file's pages are shared already (or fault in from it).
+        if in_shared_file(r.start) {
+            continue;
+        }
         let mut va = r.start;
         while va < r.end {
-            // A file's pages are shared already (or fault in from it).
-            if in_shared_file(va) {
-                va += PAGE;
-                continue;
-            }
             let write = find(va).is_some_and(|g| g.prot & W != 0);
             let ready = pte(va).is_some_and(|p| !write || p & WRITABLE != 0);
             if !ready && !touch(va, write) {
@@ -559,7 +558,16 @@ pub fn native_stack(va: u64) -> bool {
 /// (a fault inside lxrt's handler would be fatal).
 pub fn touch(va: u64, write: bool) -> bool {
     let stack = Region { start: INIT_STACK_BOTTOM, end: INIT_STACK_TOP, prot: R | W };
-    let Some(r) = with_space(|s| s.find(va).or_else(|| s.native_stack(va).then_some(stack))) else {
+    // The region, and the shared file mapping if any (looked for only in
+    // a process that has one: a fault costs no more elsewhere).
+    let (r, file) = with_space(|s| {
+        let file = match s.shared.is_empty() {
+            true => None,
+            false => s.shared.iter().copied().find(|m| m.start <= va && va < m.end),
+        };
+        (s.find(va).or_else(|| s.native_stack(va).then_some(stack)), file)
+    });
+    let Some(r) = r else {
         return false;
     };
     if r.prot == 0 || (write && r.prot & W == 0) {
@@ -572,7 +580,7 @@ pub fn touch(va: u64, write: bool) -> bool {
     }
     // A file's page: mapped from the file (writable if the mapping may
     // write the file, else a write copies it).
-    if let Some(m) = shared_file(va) {
+    if let Some(m) = file {
         match p {
             None => return crate::filemap::fault(va) == Some(true),
             Some(_) if m.write => return map_file_page(va),

@@ -31,17 +31,10 @@ pub struct Inode {
     /// A directory's parent; the free-list link while free.
     pub parent: Ino,
     pub size: u64,
+    /// The bytes `data` has room for (a paged file: its pages' bytes).
     pub cap: u64,
+    /// The bytes; a paged file's list of pages (`pages`).
     pub data: *mut u8,
-    /// A mapped file's data instead of `data`: the arena addresses of its
-    /// pages (`pages`), how many, and the list's room.
-    pub pages: *mut u64,
-    pub npages: u32,
-    pub listcap: u32,
-    /// Shared mappings of the file's pages, in all processes.
-    pub maps: u32,
-    /// `data` points into the read-only boot archive.
-    pub borrowed: bool,
     /// Last modification of the data, last access (set only by `utimensat`:
     /// reads do not change it, as with `noatime`), last change of the
     /// inode (data, mode, owner, links), in nanoseconds since 1970.
@@ -53,13 +46,20 @@ pub struct Inode {
     pub gid: u32,
     /// A device node's number (`stat::dev`: major and minor).
     pub rdev: u32,
+    /// Shared mappings of the file's pages, in all processes.
+    pub maps: u32,
+    /// The C-FFS inode this one mirrors under `/data` (`disk`), 0 for none.
+    pub disk: u64,
     /// The file system it belongs to (`FS_*`): its device number in `stat`
     /// and its type in `statfs`.
     pub fs: u8,
-    /// The C-FFS inode this one mirrors under `/data` (`disk`), 0 for none.
-    pub disk: u64,
+    /// `data` points into the read-only boot archive.
+    pub borrowed: bool,
     /// The data changed since it was last written to the disk.
     pub dirty: bool,
+    /// `data` is a list of pages that never move (`pages`): the file is
+    /// or was mapped shared.
+    pub paged: bool,
 }
 
 /// The file systems the one tree holds: the root's, `/proc`, `/sys`, and
@@ -152,10 +152,8 @@ pub fn alloc(mode: u32) -> Result<Ino, Errno> {
             size: 0,
             cap: 0,
             data: core::ptr::null_mut(),
-            pages: core::ptr::null_mut(),
-            npages: 0,
-            listcap: 0,
             maps: 0,
+            paged: false,
             borrowed: false,
             mtime_ns: now,
             atime_ns: now,
@@ -230,7 +228,7 @@ fn drop_data(n: &mut Inode) {
 /// `contents`, `flatten`).
 pub fn bytes(n: &Inode) -> &'static [u8] {
     debug_assert!(!pages::paged(n), "bytes of a paged file");
-    if n.data.is_null() {
+    if n.data.is_null() || pages::paged(n) {
         return &[];
     }
     // SAFETY: `data` holds `size` valid bytes (arena or boot archive).
@@ -256,7 +254,7 @@ pub fn flatten(n: &mut Inode) -> Result<(), Errno> {
     }
     let data = pages::gather(n);
     pages::free_all(n);
-    (n.size, n.cap) = (0, 0);
+    n.size = 0;
     write_at(n, 0, &data).map(|_| ())
 }
 
@@ -266,7 +264,7 @@ pub fn page_in(n: &mut Inode) -> Result<(), Errno> {
     if pages::paged(n) {
         return Ok(());
     }
-    let mut paged = Inode { data: core::ptr::null_mut(), cap: 0, borrowed: false, ..*n };
+    let mut paged = Inode { data: core::ptr::null_mut(), cap: 0, borrowed: false, paged: true, ..*n };
     pages::convert(&mut paged, bytes(n))?;
     drop_data(n);
     *n = paged;

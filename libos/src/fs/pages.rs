@@ -14,8 +14,9 @@
 //! a block leaves the rest of a page unusable to the next page-aligned
 //! block, which one page per block would pay each time. A run is freed
 //! whole, so a truncation into a run keeps the run's later pages (zeroed)
-//! as room to grow. An entry of the list is a page's address, with
-//! `HEAD` set on the first page of its run.
+//! as room to grow. The list is the inode's `data`: its first word is its
+//! room, then an entry per page (their number is `cap` / 4096), each a
+//! page's address with `HEAD` set on the first page of its run.
 
 use super::node::Inode;
 use crate::errno::{Errno, EFBIG, ENOSPC};
@@ -34,18 +35,44 @@ const MAX_RUN: u64 = 256;
 
 /// Whether the file's data is a page list.
 pub fn paged(n: &Inode) -> bool {
-    !n.pages.is_null()
+    n.paged
+}
+
+/// How many pages the file has.
+pub fn count(n: &Inode) -> u64 {
+    n.cap / PAGE
 }
 
 /// The address (in the arena) of the file's page `i`, if it has one.
 pub fn page(n: &Inode, i: u64) -> Option<u64> {
-    (i < n.npages as u64).then(|| entry(n, i) & !HEAD)
+    (i < count(n)).then(|| entry(n, i) & !HEAD)
 }
 
-/// Entry `i` of the list (below `npages`).
+/// The list's words (its room, then the entries).
+fn list(n: &Inode) -> *mut u64 {
+    n.data as *mut u64
+}
+
+/// How many entries the list has room for.
+fn room(n: &Inode) -> u64 {
+    // SAFETY: a list's first word is its room.
+    if n.data.is_null() {
+        0
+    } else {
+        unsafe { *list(n) }
+    }
+}
+
+/// Entry `i` of the list (below `count`).
 fn entry(n: &Inode, i: u64) -> u64 {
-    // SAFETY: the list has `npages` entries.
-    unsafe { *n.pages.add(i as usize) }
+    // SAFETY: the list has `count` entries after its room.
+    unsafe { *list(n).add(1 + i as usize) }
+}
+
+/// Sets entry `i` (below `room`).
+fn set_entry(n: &Inode, i: u64, v: u64) {
+    // SAFETY: the list has room for entry `i`.
+    unsafe { *list(n).add(1 + i as usize) = v }
 }
 
 /// Gives `n` (which has no pages yet) pages holding `old`, its bytes.
@@ -64,15 +91,15 @@ pub fn reserve(n: &mut Inode, len: u64) -> Result<(), Errno> {
         return Err(EFBIG);
     }
     let want = page_up(len) / PAGE;
-    if want > n.listcap as u64 {
+    if want > room(n) {
         // Room for a run that doubles the file.
-        grow_list(n, (want + want.min(MAX_RUN)).max(n.listcap as u64 * 2).max(4))?;
+        grow_list(n, (want + want.min(MAX_RUN)).max(room(n) * 2).max(4))?;
     }
-    while (n.npages as u64) < want {
-        let need = want - n.npages as u64;
+    while count(n) < want {
+        let (have, need) = (count(n), want - count(n));
         // Doubling where it fits in the list and the arena, else what is
         // asked, else ever smaller runs.
-        let mut run = need.max((n.npages as u64).min(MAX_RUN)).min(n.listcap as u64 - n.npages as u64);
+        let mut run = need.max(have.min(MAX_RUN)).min(room(n) - have);
         let p = loop {
             let p = shared::alloc_data(run as usize * P, P);
             if !p.is_null() || run == 1 {
@@ -81,39 +108,35 @@ pub fn reserve(n: &mut Inode, len: u64) -> Result<(), Errno> {
             run = if run > need { need } else { run.div_ceil(2) };
         };
         if p.is_null() {
-            n.cap = n.npages as u64 * PAGE;
             return Err(ENOSPC);
         }
-        // SAFETY: a fresh run of `run` pages of the arena; the list has
-        // room for them.
-        unsafe {
-            p.write_bytes(0, run as usize * P);
-            for i in 0..run {
-                *n.pages.add(n.npages as usize + i as usize) = p as u64 + i * PAGE + (i == 0) as u64 * HEAD;
-            }
+        // SAFETY: a fresh run of `run` pages of the arena.
+        unsafe { p.write_bytes(0, run as usize * P) };
+        for i in 0..run {
+            set_entry(n, have + i, p as u64 + i * PAGE + (i == 0) as u64 * HEAD);
         }
-        n.npages += run as u32;
+        n.cap = (have + run) * PAGE;
     }
-    n.cap = n.npages as u64 * PAGE;
     Ok(())
 }
 
 /// Moves the list to room for `cap` entries.
 fn grow_list(n: &mut Inode, cap: u64) -> Result<(), Errno> {
-    let cap = u32::try_from(cap).map_err(|_| EFBIG)?;
-    let p = shared::alloc(cap as usize * 8, 8) as *mut u64;
+    let p = shared::alloc((cap as usize + 1) * 8, 8) as *mut u64;
     if p.is_null() {
         return Err(ENOSPC);
     }
-    if !n.pages.is_null() {
-        // SAFETY: the old list holds `npages` entries and has `listcap`
-        // slots from the shared heap; the new one has more.
-        unsafe {
-            core::ptr::copy_nonoverlapping(n.pages, p, n.npages as usize);
-            shared::free(n.pages as *mut u8, n.listcap as usize * 8, 8);
+    // SAFETY: the new list has room for its room and `cap` entries, more
+    // than the old one's `count`; the old one came from the shared heap
+    // with its own room.
+    unsafe {
+        *p = cap;
+        if !n.data.is_null() {
+            core::ptr::copy_nonoverlapping(list(n).add(1), p.add(1), count(n) as usize);
+            shared::free(n.data, (room(n) as usize + 1) * 8, 8);
         }
     }
-    (n.pages, n.listcap) = (p, cap);
+    n.data = p as *mut u8;
     Ok(())
 }
 
@@ -151,7 +174,7 @@ pub fn write(n: &Inode, off: u64, buf: &[u8]) {
 
 /// Zeroes `[from, to)` of the pages the file has.
 pub fn zero(n: &Inode, from: u64, to: u64) {
-    let to = to.min(n.npages as u64 * PAGE);
+    let to = to.min(n.cap);
     if from < to {
         // SAFETY: each piece lies in one of the file's pages.
         pieces(n, from, (to - from) as usize, |p, len, _| unsafe { p.write_bytes(0, len) });
@@ -160,35 +183,34 @@ pub fn zero(n: &Inode, from: u64, to: u64) {
 
 /// Frees the pages past the file's end (nobody maps the file now).
 pub fn trim(n: &mut Inode) {
-    trim_to(n, (page_up(n.size) / PAGE) as u32);
+    trim_to(n, page_up(n.size) / PAGE);
 }
 
 /// Frees the runs that start at page `keep` or later (a run that holds
 /// page `keep - 1` stays whole).
-fn trim_to(n: &mut Inode, keep: u32) {
-    while n.npages > keep {
-        let Some(head) = (0..n.npages).rev().find(|&i| entry(n, i as u64) & HEAD != 0) else {
+fn trim_to(n: &mut Inode, keep: u64) {
+    while count(n) > keep {
+        let Some(head) = (0..count(n)).rev().find(|&i| entry(n, i) & HEAD != 0) else {
             break;
         };
         if head < keep {
             break;
         }
-        let pages = (n.npages - head) as usize;
+        let pages = (count(n) - head) as usize;
         // SAFETY: a run from `alloc_data`, of `pages` pages.
-        unsafe { shared::free((entry(n, head as u64) & !HEAD) as *mut u8, pages * P, P) };
-        n.npages = head;
+        unsafe { shared::free((entry(n, head) & !HEAD) as *mut u8, pages * P, P) };
+        n.cap = head * PAGE;
     }
-    n.cap = n.npages as u64 * PAGE;
 }
 
 /// Frees every page and the list.
 pub fn free_all(n: &mut Inode) {
     trim_to(n, 0);
-    if !n.pages.is_null() {
-        // SAFETY: the list's `listcap` slots from the shared heap.
-        unsafe { shared::free(n.pages as *mut u8, n.listcap as usize * 8, 8) };
+    if !n.data.is_null() {
+        // SAFETY: the list, with its room, from the shared heap.
+        unsafe { shared::free(n.data, (room(n) as usize + 1) * 8, 8) };
     }
-    (n.pages, n.listcap) = (core::ptr::null_mut(), 0);
+    (n.data, n.cap, n.paged) = (core::ptr::null_mut(), 0, false);
 }
 
 /// A copy of the file's bytes (for what needs them contiguous: the disk's

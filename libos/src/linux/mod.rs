@@ -140,6 +140,7 @@ fn call(f: &mut ExceptionFrame) {
     let (a0, a1, a2, a3, a4, a5) = (r.rdi, r.rsi, r.rdx, r.r10, r.r8, r.r9);
     lock::acquire();
     crate::proc::deliver::check_pending();
+    crate::filemap::sync();
     let res = dispatch(f, nr, [a0, a1, a2, a3, a4, a5]);
     if TRACE.load(Ordering::Relaxed) {
         log::note(format_args!(
