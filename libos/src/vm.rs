@@ -220,7 +220,10 @@ fn hold(ino: crate::fs::Ino) {
 
 /// The shared file mapping holding `va`, if any.
 fn shared_file(va: u64) -> Option<SharedFile> {
-    with_space(|s| s.shared.iter().copied().find(|m| m.start <= va && va < m.end))
+    with_space(|s| match s.shared.is_empty() {
+        true => None,
+        false => s.shared.iter().copied().find(|m| m.start <= va && va < m.end),
+    })
 }
 
 /// Whether `va` lies in a shared mapping of a file's pages.
@@ -558,16 +561,7 @@ pub fn native_stack(va: u64) -> bool {
 /// (a fault inside lxrt's handler would be fatal).
 pub fn touch(va: u64, write: bool) -> bool {
     let stack = Region { start: INIT_STACK_BOTTOM, end: INIT_STACK_TOP, prot: R | W };
-    // The region, and the shared file mapping if any (looked for only in
-    // a process that has one: a fault costs no more elsewhere).
-    let (r, file) = with_space(|s| {
-        let file = match s.shared.is_empty() {
-            true => None,
-            false => s.shared.iter().copied().find(|m| m.start <= va && va < m.end),
-        };
-        (s.find(va).or_else(|| s.native_stack(va).then_some(stack)), file)
-    });
-    let Some(r) = r else {
+    let Some(r) = with_space(|s| s.find(va).or_else(|| s.native_stack(va).then_some(stack))) else {
         return false;
     };
     if r.prot == 0 || (write && r.prot & W == 0) {
@@ -580,7 +574,7 @@ pub fn touch(va: u64, write: bool) -> bool {
     }
     // A file's page: mapped from the file (writable if the mapping may
     // write the file, else a write copies it).
-    if let Some(m) = file {
+    if let Some(m) = shared_file(va) {
         match p {
             None => return crate::filemap::fault(va) == Some(true),
             Some(_) if m.write => return map_file_page(va),
