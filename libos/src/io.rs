@@ -224,6 +224,7 @@ pub fn recv(f: &File, buf: &mut [u8], nonblock: bool, peek: bool) -> Result<unix
 pub fn send(
     f: &File,
     data: &[u8],
+    to: Option<crate::fs::Ino>,
     mut files: Vec<Handle<File>>,
     nonblock: bool,
     sigpipe: bool,
@@ -233,7 +234,7 @@ pub fn send(
     let mut done = 0;
     let mut yielded = false;
     let r = loop {
-        match unix::send(f, &data[done..], &mut files, nonblock) {
+        match unix::send(f, &data[done..], to, &mut files, nonblock) {
             Ok(n) => {
                 done += n;
                 if done == data.len() || n == 0 || nonblock || unix::kind(f) != unix::STREAM {
@@ -243,8 +244,8 @@ pub fn send(
             }
             Err(EAGAIN) if !nonblock => {}
             Err(e) => {
-                // A datagram's peer gone is ECONNREFUSED, raising it too.
-                if sigpipe && (e == EPIPE || e == crate::errno::ECONNREFUSED) {
+                // Linux raises it for stream and packet sockets only.
+                if sigpipe && e == EPIPE && unix::kind(f) != unix::DGRAM {
                     deliver::raise_self(signal::SIGPIPE);
                 }
                 break if done > 0 { Ok(done) } else { Err(e) };
