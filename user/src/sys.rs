@@ -53,7 +53,8 @@ pub fn call1(n: u64, a: u64) -> i64 {
     r
 }
 
-pub(crate) fn result(r: i64) -> Result<u64, Error> {
+/// A raw call's result as the wrappers give it.
+pub fn result(r: i64) -> Result<u64, Error> {
     if r >= 0 {
         Ok(r as u64)
     } else {

@@ -63,6 +63,41 @@ static int recv_fds(int s, int *out, int room)
     return got;
 }
 
+/* A child's side of a pipe end passed before the accept: waits for `go`,
+ * accepts on listener `l`, takes the end and reads it, says what came as
+ * `who`, and exits. */
+static void take_passed_end(const char *who, int l, int go)
+{
+    char c;
+    read(go, &c, 1);
+    int s = accept(l, NULL, NULL);
+    int got_fd = -1;
+    int n = recv_fds(s, &got_fd, 1);
+    char b[32] = {0};
+    long k = n == 1 ? read(got_fd, b, sizeof b - 1) : -1;
+    printf("%s got %d descriptor(s) and read %ld: %s\n", who, n, k, b);
+    _exit(0);
+}
+
+/* The sender's side: connects to `a`, sends a pipe end at once, writes
+ * `text` into the pipe, lets child `kid` go (`go`) and waits for it. */
+static void pass_end_before_accept(const struct sockaddr_un *a, const char *connect_what,
+                                   const char *send_what, const char *text, int go, pid_t kid)
+{
+    int cl = socket(AF_UNIX, SOCK_STREAM, 0);
+    show(connect_what, connect(cl, (const struct sockaddr *)a, sizeof *a));
+    int q[2];
+    pipe(q);
+    show(send_what, send_fds(cl, &q[0], 1, 0));
+    close(q[0]);
+    write(q[1], text, strlen(text));
+    close(q[1]);
+    write(go, "g", 1);
+    waitpid(kid, NULL, 0);
+    close(cl);
+    unlink(a->sun_path);
+}
+
 static void pairs(void)
 {
     show("socket of no family", socket(9999, SOCK_STREAM, 0));
@@ -218,40 +253,21 @@ static void rights(void)
     int ready[2], go[2];
     pipe(ready);
     pipe(go);
-    unlink("/tmp/sock.early");
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    strcpy(a.sun_path, "/tmp/sock.early");
+    unlink(a.sun_path);
     kid = fork();
     if (kid == 0) {
         int l = socket(AF_UNIX, SOCK_STREAM, 0);
-        struct sockaddr_un a = {.sun_family = AF_UNIX};
-        strcpy(a.sun_path, "/tmp/sock.early");
         bind(l, (struct sockaddr *)&a, sizeof a);
         listen(l, 1);
         write(ready[1], "r", 1);
-        char c;
-        read(go[0], &c, 1);
-        int s = accept(l, NULL, NULL);
-        int got_fd = -1;
-        int n = recv_fds(s, &got_fd, 1);
-        char b[32] = {0};
-        long k = n == 1 ? read(got_fd, b, sizeof b - 1) : -1;
-        printf("the listener's child got %d descriptor(s) and read %ld: %s\n", n, k, b);
-        _exit(0);
+        take_passed_end("the listener's child", l, go[0]);
     }
     char c;
     read(ready[0], &c, 1);
-    int cl = socket(AF_UNIX, SOCK_STREAM, 0);
-    struct sockaddr_un a = {.sun_family = AF_UNIX};
-    strcpy(a.sun_path, "/tmp/sock.early");
-    show("connect before the accept", connect(cl, (struct sockaddr *)&a, sizeof a));
-    pipe(q);
-    show("send a pipe end before the accept", send_fds(cl, &q[0], 1, 0));
-    close(q[0]);
-    write(q[1], "sent before the accept", 22);
-    close(q[1]);
-    write(go[1], "g", 1);
-    waitpid(kid, NULL, 0);
-    close(cl);
-    unlink("/tmp/sock.early");
+    pass_end_before_accept(&a, "connect before the accept", "send a pipe end before the accept",
+                           "sent before the accept", go[1], kid);
     /* The same with a listener this process made and handed to the child
        (the forkserver's way): the child, not the listener's maker, takes
        the connection and the pipe end. */
@@ -259,28 +275,11 @@ static void rights(void)
     bind(l, (struct sockaddr *)&a, sizeof a);
     listen(l, 1);
     kid = fork();
-    if (kid == 0) {
-        read(go[0], &c, 1);
-        int s = accept(l, NULL, NULL);
-        int got_fd = -1;
-        int n = recv_fds(s, &got_fd, 1);
-        char b[32] = {0};
-        long k = n == 1 ? read(got_fd, b, sizeof b - 1) : -1;
-        printf("the child holding our listener got %d descriptor(s) and read %ld: %s\n", n, k, b);
-        _exit(0);
-    }
+    if (kid == 0)
+        take_passed_end("the child holding our listener", l, go[0]);
     close(l);
-    cl = socket(AF_UNIX, SOCK_STREAM, 0);
-    show("connect to the listener we handed on", connect(cl, (struct sockaddr *)&a, sizeof a));
-    pipe(q);
-    show("send a pipe end to it", send_fds(cl, &q[0], 1, 0));
-    close(q[0]);
-    write(q[1], "through a handed listener", 25);
-    close(q[1]);
-    write(go[1], "g", 1);
-    waitpid(kid, NULL, 0);
-    close(cl);
-    unlink("/tmp/sock.early");
+    pass_end_before_accept(&a, "connect to the listener we handed on", "send a pipe end to it",
+                           "through a handed listener", go[1], kid);
 }
 
 static void named(void)
