@@ -84,7 +84,11 @@ fn main(arg: u64) -> i32 {
     T.refused("the kernel half", sys::unmap_range(ENV_SELF, 0xffff_8000_0000_0000, 1), BadAddress);
     // The last two pages of the stack and the two windows above them: had
     // the first pages gone, this program would not run on.
-    T.refused("into the reserved windows", sys::unmap_range(ENV_SELF, USER_END - 2 * PAGE_SIZE, 4), BadAddress);
+    T.refused(
+        "into the reserved windows",
+        sys::unmap_range(ENV_SELF, USER_END - 2 * PAGE_SIZE, 4),
+        BadAddress,
+    );
     T.refused("from the reserved windows", sys::unmap_range(ENV_SELF, USER_END, 1), BadAddress);
     T.refused("no such environment", sys::unmap_range(999_999, BASE, 8), BadEnv);
     T.refused("a credential slot past the list", raw(200, ENV_SELF, BASE, 8), BadLength);
