@@ -216,6 +216,13 @@ pub fn recv(f: &File, buf: &mut [u8], nonblock: bool, peek: bool) -> Result<unix
     retry(ptr, POLLIN, nonblock, || unix::recv(f, buf, nonblock, peek))
 }
 
+/// Receives a datagram from netlink socket `f` (`netlink::recv`), waiting
+/// for one unless `nonblock` or the socket is nonblocking.
+pub fn netlink_recv(f: &File, nonblock: bool, peek: bool) -> Result<alloc::vec::Vec<u8>, Errno> {
+    let nonblock = nonblock || !blocks(f);
+    retry(f.handle(), POLLIN, nonblock, || obj::netlink::recv(f, peek))
+}
+
 /// Sends `data` with descriptors `files` on socket `f` (`unix::send`):
 /// a stream's bytes all, unless a signal comes first or `nonblock`; a
 /// message whole. The files' references pass with the first bytes that go,

@@ -137,12 +137,13 @@ const HOLDERS: usize = 8;
 pub static OPS: Ops = Ops { read, write, seek: no_seek, stat, ioctl, close };
 
 /// `FIONREAD` on a connected stream socket: the bytes waiting (datagram
-/// and packet sockets do not answer it here).
+/// and packet sockets do not answer it here); the interface requests, as
+/// on any socket (glibc's `if_nametoindex` asks a Unix one).
 fn ioctl(f: &mut File, req: u64, arg: u64) -> Result<usize, Errno> {
     // SAFETY: `f` is an open socket (the lock held); no other reference to it here.
     let s = unsafe { sock(f) };
     if req != super::FIONREAD || s.ty != STREAM || s.state != State::Connected {
-        return super::no_ioctl(f, req, arg);
+        return crate::net::ifreq::ioctl(req, arg).map(|()| 0);
     }
     if s.rx.is_null() {
         return super::put_readable(arg, 0);
