@@ -411,9 +411,9 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         SYS_TIMERFD_GETTIME => event::timerfd_gettime(i(a[0]), a[1]),
         SYS_SOCKET if a[0] == netlink::AF_NETLINK => netlink::socket(a[1], a[2]),
         SYS_SOCKETPAIR if a[0] == netlink::AF_NETLINK => Err(crate::errno::EOPNOTSUPP),
-        SYS_BIND | SYS_LISTEN | SYS_CONNECT | SYS_ACCEPT | SYS_ACCEPT4 | SYS_GETSOCKNAME | SYS_GETPEERNAME
-        | SYS_SHUTDOWN | SYS_GETSOCKOPT | SYS_SETSOCKOPT | SYS_SENDMSG | SYS_RECVMSG | SYS_SENDTO
-        | SYS_RECVFROM
+        SYS_BIND | SYS_LISTEN | SYS_CONNECT | SYS_ACCEPT | SYS_ACCEPT4 | SYS_GETSOCKNAME
+        | SYS_GETPEERNAME | SYS_SHUTDOWN | SYS_GETSOCKOPT | SYS_SETSOCKOPT | SYS_SENDMSG | SYS_RECVMSG
+        | SYS_SENDTO | SYS_RECVFROM
             if netlink::sock(i(a[0])).is_some() =>
         {
             netlink::call(netlink::sock(i(a[0])).ok_or(crate::errno::EBADF)?, nr, &a)

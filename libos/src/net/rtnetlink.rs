@@ -90,7 +90,11 @@ pub fn requests(buf: &[u8]) -> Vec<Reply> {
         let header: [u8; HEADER] = h.try_into().unwrap_or([0; HEADER]);
         let seq = u32::from_ne_bytes([h[8], h[9], h[10], h[11]]);
         let body = &buf[at + HEADER..at + len];
-        let answer = if fl & NLM_F_REQUEST == 0 || ty < NLMSG_MIN_TYPE { Ok(None) } else { request(ty, fl, seq, body) };
+        let answer = if fl & NLM_F_REQUEST == 0 || ty < NLMSG_MIN_TYPE {
+            Ok(None)
+        } else {
+            request(ty, fl, seq, body)
+        };
         match answer {
             Ok(Some(r)) => out.push(r),
             Err(errno) => out.push(Reply::Error { errno, header }),
