@@ -63,7 +63,10 @@ pub fn sock(fdn: i64) -> Option<&'static File> {
 /// The socket calls on netlink socket `f` (the call's number `nr`, its
 /// arguments `a`).
 pub fn call(f: &File, nr: u64, a: &[u64; 6]) -> LxResult {
-    use super::nr::*;
+    use super::nr::{
+        SYS_BIND, SYS_CONNECT, SYS_GETPEERNAME, SYS_GETSOCKNAME, SYS_GETSOCKOPT, SYS_RECVFROM, SYS_RECVMSG,
+        SYS_SENDMSG, SYS_SENDTO, SYS_SETSOCKOPT,
+    };
     match nr {
         SYS_BIND => {
             let (port, groups) = address(a[1], a[2])?;
