@@ -523,7 +523,6 @@ const WHY: &[(&str, &str)] = &[
         "skipped: the test's 4 GiB sparse file cannot be made (a file in memory is one block of the shared arena)",
     ),
     ("UDPLITE", "UDP-Lite (RFC 3828) is not in smoltcp, lxrt's TCP/IP stack: socket() is EPROTONOSUPPORT"),
-    ("test_fcntl_64_bit", "F_NOTIFY (dnotify) is not built: EINVAL"),
     (
         "test_shared_memory_across_processes",
         "a MAP_SHARED view of a file is a private copy written back at munmap until the one page cache is built \

@@ -10,6 +10,7 @@
 //! without affecting any other process.
 
 pub mod console;
+pub mod dnotify;
 pub mod epoll;
 pub mod eventfd;
 pub mod fifo;
