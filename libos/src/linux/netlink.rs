@@ -41,7 +41,7 @@ pub fn socket(ty: u64, protocol: u64) -> LxResult {
     if protocol != NETLINK_ROUTE {
         return Err(EPROTONOSUPPORT);
     }
-    fd::open(netlink::create((ty & SOCK_NONBLOCK) as u32)?, ty & SOCK_CLOEXEC != 0)
+    fd::open(netlink::create((ty & SOCK_NONBLOCK) as u32, crate::proc::pid())?, ty & SOCK_CLOEXEC != 0)
 }
 
 /// The netlink socket open as `fdn`, if it is one.
@@ -61,7 +61,7 @@ pub fn call(f: &File, nr: u64, a: &[u64; 6]) -> LxResult {
     match nr {
         SYS_BIND => {
             let (port, groups) = address(a[1], a[2])?;
-            netlink::bind(f, port, groups);
+            netlink::bind(f, if port == 0 { crate::proc::pid() } else { port }, groups);
             Ok(0)
         }
         SYS_CONNECT => address(a[1], a[2]).and_then(|(port, _)| kernel(port)),

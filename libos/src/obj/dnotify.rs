@@ -4,7 +4,7 @@
 //! removed, renamed or has its attributes changed, the marking process
 //! gets SIGIO, once, or each time with `DN_MULTISHOT`. The changes come
 //! from the same places inotify's do (`inotify::created`, `removed`,
-//! `moved`, `changed` pass them on). A mark lasts until its description
+//! `moved`, `changed` pass them on, as `DN_*` bits). A mark lasts until its description
 //! closes or `F_NOTIFY` asks for nothing. The signal is always SIGIO
 //! (`F_SETSIG` is not built), sent to the process that made the mark (the
 //! file's owner by Linux's rule).
@@ -16,6 +16,7 @@ use super::File;
 use crate::errno::{Errno, ENOMEM, ENOSPC};
 use crate::fs::Ino;
 use crate::shared;
+use crate::word::Word;
 
 pub const DN_ACCESS: u32 = 0x1;
 pub const DN_MODIFY: u32 = 0x2;
@@ -101,34 +102,25 @@ pub fn each_dir(mut f: impl FnMut(Ino)) {
     m.all.iter().filter(|k| !k.file.is_null()).for_each(|k| f(k.dir));
 }
 
-/// An entry of directory `d` changed as inotify's `mask` says: each mark
-/// on `d` asking for it signals its process.
-pub fn changed(d: Ino, inotify_mask: u32) {
-    use super::inotify as i;
+/// An entry of directory `d` changed as `dn` says (`DN_*`, from
+/// inotify's event: `inotify::to_dir`): each mark on `d` asking for it
+/// signals its process.
+pub fn changed(d: Ino, dn: u32) {
     let Some(m) = marks() else { return };
-    let mut dn = 0;
-    for (from, to) in [
-        (i::IN_ACCESS, DN_ACCESS),
-        (i::IN_MODIFY, DN_MODIFY),
-        (i::IN_CREATE, DN_CREATE),
-        (i::IN_DELETE, DN_DELETE),
-        (i::IN_MOVED_FROM | i::IN_MOVED_TO, DN_RENAME),
-        (i::IN_ATTRIB, DN_ATTRIB),
-    ] {
-        if inotify_mask & from != 0 {
-            dn |= to;
-        }
-    }
     for k in m.all.iter_mut().filter(|k| !k.file.is_null() && k.dir == d && k.mask & dn != 0) {
-        if k.env == crate::env::id() {
-            crate::proc::deliver::raise_self(SIGIO);
-        } else {
-            // A process that has ended takes no signal.
-            let _ = crate::proc::signal::send(k.env, SIGIO);
-        }
+        (SEND.get())(k.env, SIGIO);
         if k.mask & DN_MULTISHOT == 0 {
             k.file = core::ptr::null();
             m.live -= 1;
         }
     }
+}
+
+/// Sends a signal to a process by environment: the process layer's, set
+/// at start (`set_sender`); until then nobody is signalled.
+static SEND: Word<fn(u32, u32)> = Word::new(|_, _| {});
+
+/// Chooses how a mark's process is signalled.
+pub fn set_sender(f: fn(u32, u32)) {
+    SEND.set(f);
 }

@@ -27,10 +27,10 @@ pub const IN_ATTRIB: u32 = 0x4;
 pub const IN_CLOSE_WRITE: u32 = 0x8;
 pub const IN_CLOSE_NOWRITE: u32 = 0x10;
 pub const IN_OPEN: u32 = 0x20;
-pub const IN_MOVED_FROM: u32 = 0x40;
-pub const IN_MOVED_TO: u32 = 0x80;
-pub const IN_CREATE: u32 = 0x100;
-pub const IN_DELETE: u32 = 0x200;
+const IN_MOVED_FROM: u32 = 0x40;
+const IN_MOVED_TO: u32 = 0x80;
+const IN_CREATE: u32 = 0x100;
+const IN_DELETE: u32 = 0x200;
 const IN_DELETE_SELF: u32 = 0x400;
 const IN_MOVE_SELF: u32 = 0x800;
 const IN_Q_OVERFLOW: u32 = 0x4000;
@@ -250,7 +250,17 @@ fn to_self(ino: Ino, mask: u32, cookie: u32) {
 /// An entry of `d` changed: for inotify's watches on `d`, and dnotify's
 /// marks.
 fn to_dir(d: Ino, name: &[u8], ino: Ino, mask: u32, cookie: u32) {
-    super::dnotify::changed(d, mask);
+    use super::dnotify as dn;
+    // Linux's mapping: a rename is DN_RENAME alone.
+    let map = [
+        (IN_ACCESS, dn::DN_ACCESS),
+        (IN_MODIFY, dn::DN_MODIFY),
+        (IN_CREATE, dn::DN_CREATE),
+        (IN_DELETE, dn::DN_DELETE),
+        (IN_MOVED_FROM | IN_MOVED_TO, dn::DN_RENAME),
+        (IN_ATTRIB, dn::DN_ATTRIB),
+    ];
+    dn::changed(d, map.iter().filter(|(i, _)| mask & i != 0).fold(0, |m, (_, d)| m | d));
     send(d, ino, mask, cookie, name);
 }
 

@@ -16,8 +16,10 @@ use alloc::vec::Vec;
 const QUEUE: usize = 16;
 
 pub struct Netlink {
-    /// Its port (`nl_pid`): 0 until bound, by `bind` or by its first send.
+    /// Its port (`nl_pid`): 0 until bound, by `bind` or by its first send
+    /// (then its maker's pid, as Linux's autobind gives a process's first).
     port: u32,
+    maker: u32,
     /// The multicast groups it asked for (kept and shown; nothing is
     /// multicast).
     groups: u32,
@@ -32,10 +34,12 @@ pub struct Netlink {
 
 pub static OPS: Ops = Ops { read, write, seek: no_seek, stat: super::socket_stat, ioctl, close };
 
-/// A new route netlink socket with status flags `flags` (`NONBLOCK`).
-pub fn create(flags: u32) -> Result<Handle<File>, Errno> {
+/// A new route netlink socket with status flags `flags` (`NONBLOCK`),
+/// made by the process of pid `maker`.
+pub fn create(flags: u32, maker: u32) -> Result<Handle<File>, Errno> {
     let s = Netlink {
         port: 0,
+        maker,
         groups: 0,
         queue: [Reply::Links { seq: 0 }; QUEUE],
         head: 0,
@@ -56,12 +60,12 @@ unsafe fn sock<'a>(f: &File) -> &'a mut Netlink {
     unsafe { f.object::<Netlink>().get_mut() }
 }
 
-/// Binds the socket to port `port` (0: the caller's pid, as Linux's
-/// first socket of a process gets) and multicast groups `groups`.
+/// Binds the socket to port `port` (the caller gives its pid for 0, as
+/// Linux's first socket of a process gets) and multicast groups `groups`.
 pub fn bind(f: &File, port: u32, groups: u32) {
     // SAFETY: an open netlink socket (the lock held).
     let s = unsafe { sock(f) };
-    s.port = if port == 0 { crate::proc::pid::of(crate::env::id()) } else { port };
+    s.port = port;
     s.groups = groups;
 }
 
@@ -73,11 +77,12 @@ pub fn name(f: &File) -> (u32, u32) {
 }
 
 /// Sends `msg` to the kernel: queues the replies its requests are owed.
+/// An unbound socket is bound to its maker's pid first.
 pub fn send(f: &File, msg: &[u8]) {
     // SAFETY: an open netlink socket (the lock held).
     let s = unsafe { sock(f) };
     if s.port == 0 {
-        s.port = crate::proc::pid::of(crate::env::id());
+        s.port = s.maker;
     }
     for r in rtnetlink::requests(msg) {
         if s.len == QUEUE {
