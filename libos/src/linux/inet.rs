@@ -1,11 +1,11 @@
 //! Socket calls for Internet sockets (`obj::inet`, over the shared stack
-//! `net::stack`): `struct sockaddr_in`, the options Linux programs set,
-//! messages. `linux/socket.rs` sends each call here when the descriptor
+//! `net::stack`), IPv4 and IPv6 (addresses in `inetaddr`): the options
+//! Linux programs set, messages. `linux/socket.rs` sends each call here when the descriptor
 //! is an Internet socket.
 
 use crate::errno::Errno;
 use crate::errno::{
-    LxResult, EAFNOSUPPORT, EAGAIN, EDOM, EFAULT, EINTR, EINVAL, ENOPROTOOPT, EPIPE, EPROTONOSUPPORT,
+    LxResult, EAGAIN, EDOM, EFAULT, EINTR, EINVAL, ENOPROTOOPT, EOPNOTSUPP, EPIPE, EPROTONOSUPPORT,
     ESOCKTNOSUPPORT,
 };
 use crate::fd;
@@ -14,17 +14,23 @@ use crate::obj::inet::{self, errno, id, on_stack};
 use crate::obj::File;
 use crate::uaccess;
 use alloc::vec::Vec;
-use core::net::{Ipv4Addr, SocketAddrV4};
+use core::net::SocketAddr;
 use netstack::Stack;
 use netstack::{Errno as NetErrno, Opt, OptName, Shutdown};
 
-pub const AF_INET: u16 = 2;
+use super::inetaddr::{self, Use};
+pub use super::inetaddr::{AF_INET, AF_INET6};
+
 const SOCK_STREAM: u64 = 1;
 const SOCK_DGRAM: u64 = 2;
 const IPPROTO_IP: u64 = 0;
 const IPPROTO_TCP: u64 = 6;
 const IPPROTO_UDP: u64 = 17;
-const SOCKADDR_IN: u64 = 16;
+const IPPROTO_IPV6: u64 = 41;
+const IPV6_UNICAST_HOPS: u64 = 16;
+const IPV6_V6ONLY: u64 = 26;
+/// The hop limit Linux reports while none is set.
+const DEFAULT_HOPS: i32 = 64;
 
 const SOL_SOCKET: u64 = 1;
 const SO_REUSEADDR: u64 = 2;
@@ -55,9 +61,10 @@ pub const MSG_DONTWAIT: u64 = 0x40;
 pub const MSG_WAITALL: u64 = 0x100;
 pub const MSG_NOSIGNAL: u64 = 0x4000;
 
-/// socket(AF_INET, type, protocol) with the type's flags already taken
-/// off: (stream?, status flags, close-on-exec) checked by the caller.
-pub fn socket(ty: u64, protocol: u64, flags: u32, cloexec: bool) -> LxResult {
+/// socket(AF_INET or AF_INET6, type, protocol) with the type's flags
+/// already taken off: (stream?, status flags, close-on-exec) checked by
+/// the caller.
+pub fn socket(v6: bool, ty: u64, protocol: u64, flags: u32, cloexec: bool) -> LxResult {
     let stream = match ty {
         SOCK_STREAM => true,
         SOCK_DGRAM => false,
@@ -67,40 +74,30 @@ pub fn socket(ty: u64, protocol: u64, flags: u32, cloexec: bool) -> LxResult {
         (_, IPPROTO_IP) | (true, IPPROTO_TCP) | (false, IPPROTO_UDP) => {}
         _ => return Err(EPROTONOSUPPORT),
     }
-    fd::open(inet::create(stream, flags)?, cloexec)
+    fd::open(inet::create(stream, v6, flags)?, cloexec)
 }
 
-/// The `sockaddr_in` at `addr` (`len` bytes).
-pub fn sockaddr(addr: u64, len: u64) -> Result<SocketAddrV4, Errno> {
-    if len < SOCKADDR_IN {
-        return Err(EINVAL);
-    }
-    let b: [u8; 8] = uaccess::get(addr)?;
-    if u16::from_ne_bytes([b[0], b[1]]) != AF_INET {
-        return Err(EAFNOSUPPORT);
-    }
-    Ok(SocketAddrV4::new(Ipv4Addr::new(b[4], b[5], b[6], b[7]), u16::from_be_bytes([b[2], b[3]])))
+/// The address at `addr` (`len` bytes) for `usage` on `f`; `None` for a
+/// datagram's `AF_UNSPEC` destination.
+fn sockaddr(f: &File, addr: u64, len: u64, usage: Use) -> Result<Option<SocketAddr>, Errno> {
+    let o = inet::inet(f);
+    let v6only = o.v6 && matches!(option(f, OptName::V6Only)?, Opt::V6Only(true));
+    inetaddr::get(addr, len, inetaddr::Sock { v6: o.v6, v6only, datagram: !o.stream }, usage)
 }
 
-/// Writes `a` as a `sockaddr_in` at `addr` and its length at `lenp`
-/// (truncated to the room given, as Linux does).
-pub fn put_sockaddr(addr: u64, lenp: u64, a: SocketAddrV4) -> LxResult {
-    if addr == 0 {
-        return Ok(0);
-    }
-    let room: u32 = uaccess::get(lenp)?;
-    let mut b = [0u8; SOCKADDR_IN as usize];
-    b[..2].copy_from_slice(&AF_INET.to_ne_bytes());
-    b[2..4].copy_from_slice(&a.port().to_be_bytes());
-    b[4..8].copy_from_slice(&a.ip().octets());
-    let n = (room as usize).min(b.len());
-    uaccess::write(addr, &b[..n])?;
-    uaccess::put(lenp, SOCKADDR_IN as u32)?;
-    Ok(0)
+/// Writes `a` at `addr` in the form of `f`'s family, and its length at
+/// `lenp`.
+pub fn put_sockaddr(f: &File, addr: u64, lenp: u64, a: SocketAddr) -> LxResult {
+    inetaddr::put(addr, lenp, a, inet::inet(f).v6)
+}
+
+fn option(f: &File, n: OptName) -> Result<Opt, Errno> {
+    let me = inet::id(f);
+    on_stack(|s| s.option(me, n))?.map_err(errno)
 }
 
 pub fn bind(f: &File, addr: u64, len: u64) -> LxResult {
-    let a = sockaddr(addr, len)?;
+    let a = sockaddr(f, addr, len, Use::Bind)?.ok_or(EINVAL)?;
     let me = inet::id(f);
     on_stack(|s| s.bind(me, a))?.map_err(errno)?;
     Ok(0)
@@ -116,7 +113,7 @@ pub fn listen(f: &File, backlog: i64) -> LxResult {
 /// connect: blocking unless the socket is non-blocking (EINPROGRESS,
 /// then `POLLOUT` and `SO_ERROR` tell the end, as on Linux).
 pub fn connect(f: &File, addr: u64, len: u64) -> LxResult {
-    let to = sockaddr(addr, len)?;
+    let to = sockaddr(f, addr, len, Use::Connect)?.ok_or(EINVAL)?;
     let me = inet::id(f);
     match on_stack(|s| s.connect(me, to))? {
         Err(NetErrno::EINPROGRESS) if f.flags & crate::obj::flags::NONBLOCK == 0 => {}
@@ -136,9 +133,9 @@ pub fn accept4(f: &File, addr: u64, lenp: u64, flags: u32, cloexec: bool) -> LxR
     }
     let me = inet::id(f);
     let (conn, peer) = blocking(f, false, Some(OptName::RcvTimeo), |s| s.accept(me))?;
-    let file = inet::adopt(conn, flags)?;
+    let file = inet::adopt(conn, inet::inet(f).v6, flags)?;
     let n = fd::open(file, cloexec)?;
-    put_sockaddr(addr, lenp, peer)?;
+    put_sockaddr(f, addr, lenp, peer)?;
     Ok(n)
 }
 
@@ -148,7 +145,7 @@ pub fn getsockname(f: &File, addr: u64, lenp: u64, peer: bool) -> LxResult {
     }
     let me = inet::id(f);
     let a = on_stack(|s| if peer { s.peer_addr(me) } else { s.local_addr(me) })?.map_err(errno)?;
-    put_sockaddr(addr, lenp, a)
+    put_sockaddr(f, addr, lenp, a)
 }
 
 pub fn shutdown(f: &File, how: u64) -> LxResult {
@@ -202,6 +199,13 @@ pub fn setsockopt(f: &File, level: u64, name: u64, val: u64, len: u64) -> LxResu
         (SOL_SOCKET, SO_SNDTIMEO) => Opt::SndTimeo(timeval_ms(val, len)?),
         (IPPROTO_TCP, TCP_NODELAY) => Opt::NoDelay(int_at(val, len)? != 0),
         (IPPROTO_TCP, TCP_QUICKACK) => Opt::QuickAck(int_at(val, len)? != 0),
+        (IPPROTO_IPV6, _) if !inet::inet(f).v6 => return Err(ENOPROTOOPT),
+        (IPPROTO_IPV6, IPV6_V6ONLY) => Opt::V6Only(int_at(val, len)? != 0),
+        (IPPROTO_IPV6, IPV6_UNICAST_HOPS) => match int_at(val, len)? {
+            -1 => Opt::HopLimit(None),
+            h @ 0..=255 => Opt::HopLimit(Some(h as u8)),
+            _ => return Err(EINVAL),
+        },
         // Taken and without effect here, as for Linux when they do not
         // apply: broadcast, TCP's segment size, corking and keep-alive
         // timing, deferred accept, the IP header's fields.
@@ -249,7 +253,15 @@ pub fn getsockopt(f: &File, level: u64, name: u64, val: u64, lenp: u64) -> LxRes
                 2
             }
         }
-        (SOL_SOCKET, SO_DOMAIN) => AF_INET as i32,
+        (SOL_SOCKET, SO_DOMAIN) => (if inet::inet(f).v6 { AF_INET6 } else { AF_INET }) as i32,
+        // An IPv4 socket's IP layer answers for no other level (Linux's
+        // ip_getsockopt).
+        (IPPROTO_IPV6, _) if !inet::inet(f).v6 => return Err(EOPNOTSUPP),
+        (IPPROTO_IPV6, IPV6_V6ONLY) => matches!(get(OptName::V6Only)?, Opt::V6Only(true)) as i32,
+        (IPPROTO_IPV6, IPV6_UNICAST_HOPS) => match get(OptName::HopLimit)? {
+            Opt::HopLimit(Some(h)) => h as i32,
+            _ => DEFAULT_HOPS,
+        },
         (SOL_SOCKET, SO_PROTOCOL) => {
             if stream {
                 6
@@ -292,7 +304,7 @@ pub fn getsockopt(f: &File, level: u64, name: u64, val: u64, lenp: u64) -> LxRes
 /// datagram socket's destination).
 pub fn send(f: &File, iov: &[(u64, u64)], to: Option<(u64, u64)>, flags: u64) -> LxResult {
     let to = match to {
-        Some((a, l)) if a != 0 => Some(sockaddr(a, l)?),
+        Some((a, l)) if a != 0 => sockaddr(f, a, l, Use::Send)?,
         _ => None,
     };
     let total = iov.iter().fold(0u64, |t, v| t.saturating_add(v.1));
@@ -310,7 +322,7 @@ pub fn send(f: &File, iov: &[(u64, u64)], to: Option<(u64, u64)>, flags: u64) ->
 
 /// recvmsg/recvfrom/recv into the iovecs: (bytes, the sender for a
 /// datagram socket, whether a datagram was cut).
-pub fn recv(f: &File, iov: &[(u64, u64)], flags: u64) -> Result<(i64, Option<SocketAddrV4>, bool), Errno> {
+pub fn recv(f: &File, iov: &[(u64, u64)], flags: u64) -> Result<(i64, Option<SocketAddr>, bool), Errno> {
     for &(p, l) in iov {
         uaccess::writable(p, l)?;
     }
@@ -387,7 +399,7 @@ fn blocking<T>(
 fn send_all(
     f: &File,
     data: &[u8],
-    to: Option<core::net::SocketAddrV4>,
+    to: Option<SocketAddr>,
     nonblock: bool,
     sigpipe: bool,
 ) -> Result<usize, Errno> {

@@ -16,6 +16,7 @@ pub mod flock;
 pub mod fsinfo;
 pub mod futex;
 pub mod inet;
+pub mod inetaddr;
 pub mod inotify;
 pub mod ipc;
 pub mod ipcmsg;

@@ -42,6 +42,11 @@ fn mask(prefix: u8) -> [u8; 4] {
     (u32::MAX.checked_shl(32 - prefix as u32).unwrap_or(0)).to_be_bytes()
 }
 
+/// Whether an interface has index `index` (what `SIOCGIFINDEX` gives).
+pub fn exists(index: u32) -> bool {
+    (1..=interfaces().len()).contains(&(index as usize))
+}
+
 /// Answers request `req` on the `struct ifreq` at `arg`.
 pub fn ioctl(req: u64, arg: u64) -> Result<(), Errno> {
     let req = req & 0xffff_ffff;

@@ -1,0 +1,350 @@
+/* IPv6 sockets against Linux, over ::1 in one process: the sockaddr_in6
+ * a call gives back (family, port, flowinfo, address, scope, length 28,
+ * truncated to the room given), TCP and UDP over ::1, dual stack (an
+ * IPv6 socket on :: hears IPv4 peers as ::ffff:a.b.c.d, and reaches IPv4
+ * through a mapped address) and IPV6_V6ONLY, readiness, and every bad
+ * argument with the errno Linux gives. Ports are chosen by the kernel and
+ * never printed. */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include "expect.h"
+
+static struct sockaddr_in6 in6(const char *ip, unsigned short port)
+{
+    struct sockaddr_in6 a;
+    memset(&a, 0, sizeof a);
+    a.sin6_family = AF_INET6;
+    a.sin6_port = htons(port);
+    inet_pton(AF_INET6, ip, &a.sin6_addr);
+    return a;
+}
+
+static struct sockaddr_in in4(const char *ip, unsigned short port)
+{
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    inet_pton(AF_INET, ip, &a.sin_addr);
+    return a;
+}
+
+/* Whether `a` (of length `len`) is a whole sockaddr_in6 for `ip`, with a
+ * port (nonzero unless `port0`) and no flow label or scope. */
+static int is6(const struct sockaddr_in6 *a, socklen_t len, const char *ip, int port0)
+{
+    struct in6_addr want;
+    inet_pton(AF_INET6, ip, &want);
+    return len == sizeof *a && a->sin6_family == AF_INET6 && (port0 ? a->sin6_port == 0 : a->sin6_port != 0) &&
+           a->sin6_flowinfo == 0 && a->sin6_scope_id == 0 && !memcmp(&a->sin6_addr, &want, sizeof want);
+}
+
+static unsigned short port_of(int s)
+{
+    struct sockaddr_in6 a;
+    socklen_t len = sizeof a;
+    getsockname(s, (struct sockaddr *)&a, &len);
+    return ntohs(a.sin6_port);
+}
+
+/* A listening TCP socket of `family` on `ip` (any port). */
+static int listener(int family, const char *ip)
+{
+    int s = socket(family, SOCK_STREAM, 0);
+    int r;
+    if (family == AF_INET6) {
+        struct sockaddr_in6 a = in6(ip, 0);
+        r = bind(s, (struct sockaddr *)&a, sizeof a);
+    } else {
+        struct sockaddr_in a = in4(ip, 0);
+        r = bind(s, (struct sockaddr *)&a, sizeof a);
+    }
+    if (r < 0 || listen(s, 8) < 0)
+        return -1;
+    return s;
+}
+
+static int port4(int s)
+{
+    struct sockaddr_in a;
+    socklen_t len = sizeof a;
+    getsockname(s, (struct sockaddr *)&a, &len);
+    return ntohs(a.sin_port);
+}
+
+static void names(void)
+{
+    int s = socket(AF_INET6, SOCK_STREAM, 0);
+    check("socket AF_INET6 stream", s >= 0);
+    struct sockaddr_in6 a;
+    socklen_t len = sizeof a;
+    memset(&a, 0x55, sizeof a);
+    check("unbound name is :: port 0", getsockname(s, (struct sockaddr *)&a, &len) == 0 && is6(&a, len, "::", 1));
+    struct sockaddr_in6 b = in6("::1", 0);
+    expect_errno("bind addrlen 23", bind(s, (struct sockaddr *)&b, 23), EINVAL);
+    struct sockaddr_in b4 = in4("127.0.0.1", 0);
+    expect_errno("bind sockaddr_in (16 bytes)", bind(s, (struct sockaddr *)&b4, sizeof b4), EINVAL);
+    b.sin6_family = AF_INET;
+    expect_errno("bind family AF_INET in 28 bytes", bind(s, (struct sockaddr *)&b, sizeof b), EAFNOSUPPORT);
+    /* On its own socket: Linux keeps a failed bind's scope as the
+     * socket's interface. */
+    int ll = socket(AF_INET6, SOCK_STREAM, 0);
+    b = in6("fe80::1", 0);
+    expect_errno("bind link-local without scope", bind(ll, (struct sockaddr *)&b, sizeof b), EINVAL);
+    b.sin6_scope_id = 999999;
+    expect_errno("bind link-local, no such interface", bind(ll, (struct sockaddr *)&b, sizeof b), ENODEV);
+    close(ll);
+    b = in6("2001:db8::1", 0);
+    expect_errno("bind address not ours", bind(s, (struct sockaddr *)&b, sizeof b), EADDRNOTAVAIL);
+    b = in6("::1", 0);
+    b.sin6_scope_id = 7; /* ignored on an address that needs no scope */
+    check("bind ::1 with a scope id (24 bytes)", bind(s, (struct sockaddr *)&b, 24) == 0);
+    expect_errno("bind again", bind(s, (struct sockaddr *)&b, sizeof b), EINVAL);
+    len = sizeof a;
+    check("bound name", getsockname(s, (struct sockaddr *)&a, &len) == 0 && is6(&a, len, "::1", 0));
+    unsigned char small[8];
+    memset(small, 0xee, sizeof small);
+    len = 6;
+    check("truncated name: 6 bytes written, length 28",
+          getsockname(s, (struct sockaddr *)small, &len) == 0 && len == 28 && small[0] == AF_INET6 &&
+              small[6] == 0xee);
+    expect_errno("getsockname bad pointer", getsockname(s, (struct sockaddr *)8, &len), EFAULT);
+    len = sizeof a;
+    expect_errno("getpeername unconnected", getpeername(s, (struct sockaddr *)&a, &len), ENOTCONN);
+    int v;
+    socklen_t vl = sizeof v;
+    check("SO_DOMAIN AF_INET6", getsockopt(s, SOL_SOCKET, SO_DOMAIN, &v, &vl) == 0 && v == AF_INET6);
+    close(s);
+    expect_errno("socket AF_INET6 raw type", socket(AF_INET6, 77, 0), EINVAL);
+    expect_errno("socket AF_INET6 stream, protocol udp", socket(AF_INET6, SOCK_STREAM, IPPROTO_UDP),
+                 EPROTONOSUPPORT);
+    expect_errno("socketpair AF_INET6", socketpair(AF_INET6, SOCK_STREAM, 0, (int[2]){0}), EOPNOTSUPP);
+}
+
+static void tcp(void)
+{
+    int l = listener(AF_INET6, "::1");
+    check("listen on ::1", l >= 0);
+    int c = socket(AF_INET6, SOCK_STREAM, 0);
+    struct sockaddr_in6 to = in6("::1", port_of(l));
+    expect_errno("connect addrlen 20", connect(c, (struct sockaddr *)&to, 20), EINVAL);
+    to.sin6_family = AF_INET;
+    expect_errno("connect family AF_INET", connect(c, (struct sockaddr *)&to, sizeof to), EAFNOSUPPORT);
+    to = in6("fe80::1", port_of(l));
+    expect_errno("connect link-local without scope", connect(c, (struct sockaddr *)&to, sizeof to), EINVAL);
+    to = in6("::1", port_of(l));
+    check("connect ::1", connect(c, (struct sockaddr *)&to, sizeof to) == 0);
+    struct sockaddr_in6 a;
+    socklen_t len = sizeof a;
+    int s = accept(l, (struct sockaddr *)&a, &len);
+    check("accept: the peer is ::1", s >= 0 && is6(&a, len, "::1", 0) && ntohs(a.sin6_port) == port_of(c));
+    len = sizeof a;
+    check("getpeername", getpeername(c, (struct sockaddr *)&a, &len) == 0 && is6(&a, len, "::1", 0) &&
+                             ntohs(a.sin6_port) == port_of(l));
+    char buf[16];
+    check("send", send(c, "hello", 5, 0) == 5);
+    check("recv MSG_PEEK", recv(s, buf, sizeof buf, MSG_PEEK) == 5);
+    check("recv", recv(s, buf, sizeof buf, 0) == 5 && !memcmp(buf, "hello", 5));
+    check("shutdown write", shutdown(c, SHUT_WR) == 0);
+    check("end of file", recv(s, buf, sizeof buf, 0) == 0);
+    expect_errno("shutdown bad how", shutdown(c, 7), EINVAL);
+    close(s);
+    close(c);
+    /* connect to :: reaches ::1, as on Linux. */
+    c = socket(AF_INET6, SOCK_STREAM, 0);
+    to = in6("::", port_of(l));
+    check("connect :: reaches ::1", connect(c, (struct sockaddr *)&to, sizeof to) == 0);
+    s = accept(l, NULL, NULL);
+    close(s);
+    close(c);
+    /* A non-blocking connect: EINPROGRESS, POLLOUT, SO_ERROR 0. */
+    c = socket(AF_INET6, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    to = in6("::1", port_of(l));
+    int r = connect(c, (struct sockaddr *)&to, sizeof to);
+    check("non-blocking connect", r == 0 || errno == EINPROGRESS);
+    struct pollfd p = {c, POLLOUT, 0};
+    check("POLLOUT", poll(&p, 1, 5000) == 1 && (p.revents & POLLOUT));
+    int e = -1;
+    socklen_t el = sizeof e;
+    check("SO_ERROR 0", getsockopt(c, SOL_SOCKET, SO_ERROR, &e, &el) == 0 && e == 0);
+    int ep = epoll_create1(0);
+    struct epoll_event ev = {.events = EPOLLIN, .data.fd = l};
+    epoll_ctl(ep, EPOLL_CTL_ADD, l, &ev);
+    check("epoll: the listener is readable", epoll_wait(ep, &ev, 1, 5000) == 1 && ev.data.fd == l);
+    s = accept4(l, NULL, NULL, SOCK_NONBLOCK);
+    expect_errno("recv would block", recv(s, buf, sizeof buf, 0), EAGAIN);
+    close(ep);
+    close(s);
+    close(c);
+    close(l);
+    /* A closed port refuses. */
+    c = socket(AF_INET6, SOCK_STREAM, 0);
+    expect_errno("connect refused", connect(c, (struct sockaddr *)&to, sizeof to), ECONNREFUSED);
+    close(c);
+}
+
+static void dual_stack(void)
+{
+    int l = socket(AF_INET6, SOCK_STREAM, 0);
+    int v = -1;
+    socklen_t vl = sizeof v;
+    check("IPV6_V6ONLY is 0", getsockopt(l, IPPROTO_IPV6, IPV6_V6ONLY, &v, &vl) == 0 && v == 0 && vl == 4);
+    struct sockaddr_in6 any = in6("::", 0);
+    check("bind ::", bind(l, (struct sockaddr *)&any, sizeof any) == 0 && listen(l, 8) == 0);
+    int on = 1;
+    expect_errno("IPV6_V6ONLY after bind", setsockopt(l, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof on), EINVAL);
+    /* The IPv4 port is taken by the dual-stack socket. */
+    int b = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a4 = in4("127.0.0.1", port_of(l));
+    expect_errno("IPv4 bind of the dual-stack port", bind(b, (struct sockaddr *)&a4, sizeof a4), EADDRINUSE);
+    close(b);
+    int c = socket(AF_INET, SOCK_STREAM, 0);
+    check("IPv4 connect to the dual-stack listener", connect(c, (struct sockaddr *)&a4, sizeof a4) == 0);
+    struct sockaddr_in6 a;
+    socklen_t len = sizeof a;
+    int s = accept(l, (struct sockaddr *)&a, &len);
+    check("the IPv4 peer is ::ffff:127.0.0.1",
+          s >= 0 && is6(&a, len, "::ffff:127.0.0.1", 0) && ntohs(a.sin6_port) == port4(c));
+    len = sizeof a;
+    check("its local name is ::ffff:127.0.0.1",
+          getsockname(s, (struct sockaddr *)&a, &len) == 0 && is6(&a, len, "::ffff:127.0.0.1", 0));
+    close(s);
+    close(c);
+    close(l);
+    /* An IPv6 socket reaches an IPv4 listener through a mapped address. */
+    l = listener(AF_INET, "127.0.0.1");
+    c = socket(AF_INET6, SOCK_STREAM, 0);
+    struct sockaddr_in6 m = in6("::ffff:127.0.0.1", port4(l));
+    check("connect ::ffff:127.0.0.1", connect(c, (struct sockaddr *)&m, sizeof m) == 0);
+    len = sizeof a;
+    check("getpeername mapped", getpeername(c, (struct sockaddr *)&a, &len) == 0 &&
+                                    is6(&a, len, "::ffff:127.0.0.1", 0));
+    len = sizeof a;
+    check("getsockname mapped", getsockname(c, (struct sockaddr *)&a, &len) == 0 &&
+                                    is6(&a, len, "::ffff:127.0.0.1", 0));
+    struct sockaddr_in p4;
+    len = sizeof p4;
+    s = accept(l, (struct sockaddr *)&p4, &len);
+    check("the IPv4 listener sees an IPv4 peer", s >= 0 && len == sizeof p4 && p4.sin_family == AF_INET);
+    close(s);
+    close(c);
+    /* IPV6_V6ONLY: no IPv4 either way. */
+    c = socket(AF_INET6, SOCK_STREAM, 0);
+    expect_errno("IPV6_V6ONLY short", setsockopt(c, IPPROTO_IPV6, IPV6_V6ONLY, &on, 2), EINVAL);
+    check("IPV6_V6ONLY on", setsockopt(c, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof on) == 0);
+    vl = sizeof v;
+    check("IPV6_V6ONLY reads 1", getsockopt(c, IPPROTO_IPV6, IPV6_V6ONLY, &v, &vl) == 0 && v == 1);
+    expect_errno("v6only connect to a mapped address", connect(c, (struct sockaddr *)&m, sizeof m), ENETUNREACH);
+    struct sockaddr_in6 bm = in6("::ffff:127.0.0.1", 0);
+    expect_errno("v6only bind to a mapped address", bind(c, (struct sockaddr *)&bm, sizeof bm), EINVAL);
+    close(c);
+    close(l);
+    l = socket(AF_INET6, SOCK_STREAM, 0);
+    setsockopt(l, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof on);
+    bind(l, (struct sockaddr *)&any, sizeof any);
+    listen(l, 8);
+    b = socket(AF_INET, SOCK_STREAM, 0);
+    a4 = in4("127.0.0.1", port_of(l));
+    check("IPv4 bind beside a v6only socket", bind(b, (struct sockaddr *)&a4, sizeof a4) == 0);
+    close(b);
+    c = socket(AF_INET, SOCK_STREAM, 0);
+    expect_errno("IPv4 connect to a v6only listener", connect(c, (struct sockaddr *)&a4, sizeof a4), ECONNREFUSED);
+    close(c);
+    close(l);
+    /* IPv6 options on an IPv4 socket. */
+    c = socket(AF_INET, SOCK_STREAM, 0);
+    expect_errno("IPV6_V6ONLY on an IPv4 socket", setsockopt(c, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof on),
+                 ENOPROTOOPT);
+    vl = sizeof v;
+    expect_errno("get IPV6_V6ONLY on an IPv4 socket", getsockopt(c, IPPROTO_IPV6, IPV6_V6ONLY, &v, &vl),
+                 EOPNOTSUPP);
+    struct sockaddr_in6 six = in6("::1", 80);
+    expect_errno("IPv4 socket connect with sockaddr_in6", connect(c, (struct sockaddr *)&six, sizeof six),
+                 EAFNOSUPPORT);
+    close(c);
+}
+
+static void udp(void)
+{
+    int u = socket(AF_INET6, SOCK_DGRAM, 0);
+    struct sockaddr_in6 any = in6("::", 0);
+    check("udp bind ::", bind(u, (struct sockaddr *)&any, sizeof any) == 0);
+    int v = socket(AF_INET6, SOCK_DGRAM, 0);
+    struct sockaddr_in6 to = in6("::1", port_of(u));
+    check("sendto ::1", sendto(v, "six", 3, 0, (struct sockaddr *)&to, sizeof to) == 3);
+    char buf[16];
+    struct sockaddr_in6 from;
+    socklen_t len = sizeof from;
+    check("recvfrom: from ::1", recvfrom(u, buf, sizeof buf, 0, (struct sockaddr *)&from, &len) == 3 &&
+                                    is6(&from, len, "::1", 0) && ntohs(from.sin6_port) == port_of(v));
+    /* From an IPv4 socket to the dual-stack one. */
+    int w = socket(AF_INET, SOCK_DGRAM, 0);
+    struct sockaddr_in t4 = in4("127.0.0.1", port_of(u));
+    check("IPv4 sendto the dual-stack port", sendto(w, "four", 4, 0, (struct sockaddr *)&t4, sizeof t4) == 4);
+    struct iovec io = {buf, sizeof buf};
+    struct msghdr mh = {.msg_name = &from, .msg_namelen = sizeof from, .msg_iov = &io, .msg_iovlen = 1};
+    check("recvmsg: from ::ffff:127.0.0.1", recvmsg(u, &mh, 0) == 4 &&
+                                                is6(&from, mh.msg_namelen, "::ffff:127.0.0.1", 0) &&
+                                                ntohs(from.sin6_port) == port4(w));
+    /* An IPv6 socket sends to IPv4 with a sockaddr_in, as Linux allows. */
+    struct sockaddr_in w4 = in4("127.0.0.1", port4(w));
+    check("IPv6 sendto a sockaddr_in", sendto(v, "back", 4, 0, (struct sockaddr *)&w4, sizeof w4) == 4);
+    struct sockaddr_in f4;
+    len = sizeof f4;
+    check("the IPv4 socket hears it", recvfrom(w, buf, sizeof buf, 0, (struct sockaddr *)&f4, &len) == 4 &&
+                                          len == sizeof f4 && f4.sin_family == AF_INET);
+    /* Bad destinations. */
+    expect_errno("sendto addrlen 20", sendto(v, "x", 1, 0, (struct sockaddr *)&to, 20), EINVAL);
+    struct sockaddr_in6 bad = to;
+    bad.sin6_family = AF_UNIX;
+    expect_errno("sendto family AF_UNIX", sendto(v, "x", 1, 0, (struct sockaddr *)&bad, sizeof bad), EINVAL);
+    /* Connected: send, recv, getpeername; readiness. */
+    check("connect ::1", connect(v, (struct sockaddr *)&to, sizeof to) == 0);
+    len = sizeof from;
+    check("udp getpeername", getpeername(v, (struct sockaddr *)&from, &len) == 0 && is6(&from, len, "::1", 0));
+    check("send", send(v, "conn", 4, 0) == 4);
+    struct pollfd p = {u, POLLIN, 0};
+    check("POLLIN", poll(&p, 1, 5000) == 1 && (p.revents & POLLIN));
+    check("recv", recv(u, buf, sizeof buf, 0) == 4 && !memcmp(buf, "conn", 4));
+    fcntl(u, F_SETFL, O_NONBLOCK);
+    expect_errno("recv would block", recv(u, buf, sizeof buf, 0), EAGAIN);
+    /* An IPv6-only datagram socket. */
+    int x = socket(AF_INET6, SOCK_DGRAM, 0);
+    int on = 1;
+    setsockopt(x, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof on);
+    expect_errno("v6only sendto a sockaddr_in", sendto(x, "x", 1, 0, (struct sockaddr *)&w4, sizeof w4),
+                 ENETUNREACH);
+    struct sockaddr_in6 m = in6("::ffff:127.0.0.1", port4(w));
+    expect_errno("v6only sendto a mapped address", sendto(x, "x", 1, 0, (struct sockaddr *)&m, sizeof m),
+                 ENETUNREACH);
+    /* Hop limit: -1 is the default (64), past 255 is refused. */
+    int h = 300;
+    expect_errno("IPV6_UNICAST_HOPS 300", setsockopt(x, IPPROTO_IPV6, IPV6_UNICAST_HOPS, &h, sizeof h), EINVAL);
+    h = 5;
+    socklen_t hl = sizeof h;
+    check("IPV6_UNICAST_HOPS 5", setsockopt(x, IPPROTO_IPV6, IPV6_UNICAST_HOPS, &h, sizeof h) == 0 &&
+                                     getsockopt(x, IPPROTO_IPV6, IPV6_UNICAST_HOPS, &h, &hl) == 0 && h == 5);
+    h = -1;
+    check("IPV6_UNICAST_HOPS default 64", setsockopt(x, IPPROTO_IPV6, IPV6_UNICAST_HOPS, &h, sizeof h) == 0 &&
+                                              getsockopt(x, IPPROTO_IPV6, IPV6_UNICAST_HOPS, &h, &hl) == 0 &&
+                                              h == 64);
+    close(x);
+    close(w);
+    close(v);
+    close(u);
+}
+
+int main(void)
+{
+    names();
+    tcp();
+    dual_stack();
+    udp();
+    return 0;
+}
