@@ -92,6 +92,9 @@ pub(crate) struct Socket {
     pub v6: bool,
     pub bound: Option<SocketAddr>,
     pub udp_peer: Option<SocketAddr>,
+    /// The source address a connected datagram socket bound to a
+    /// wildcard sends from (its name, as Linux reports it).
+    pub udp_src: Option<IpAddr>,
     /// Pending error (`SO_ERROR`), cleared when read.
     pub error: Option<Errno>,
     pub shut_rd: bool,
@@ -180,6 +183,7 @@ impl<L: Link> Stack<L> {
             shut_rd: false,
             shut_wr: false,
             connect_unreported: false,
+            udp_src: None,
         })
     }
 
@@ -336,6 +340,7 @@ impl<L: Link> Stack<L> {
             shut_rd: false,
             shut_wr: false,
             connect_unreported: false,
+            udp_src: None,
         });
         self.conn(c).holder = Holder::Sock(id.0);
         Ok((id, peer))
@@ -349,9 +354,12 @@ impl<L: Link> Stack<L> {
         if sock.ty == SockType::Datagram {
             if sock.bound.is_none() {
                 let v6 = self.sock(s)?.v6;
-            self.bind(s, any(v6))?;
+                self.bind(s, any(v6))?;
             }
-            self.sock(s)?.udp_peer = Some(to);
+            let src = self.source_for(to.ip());
+            let sock = self.sock(s)?;
+            sock.udp_peer = Some(to);
+            sock.udp_src = src;
             return Ok(());
         }
         match sock.state {
@@ -499,6 +507,29 @@ impl<L: Link> Stack<L> {
             return Ok(0);
         }
         Err(Errno::EAGAIN)
+    }
+
+    /// Forgets a datagram socket's peer (`connect` to `AF_UNSPEC`).
+    pub fn disconnect(&mut self, s: SocketId) -> Result<(), Errno> {
+        let sock = self.sock(s)?;
+        if sock.ty != SockType::Datagram {
+            return Err(Errno::EOPNOTSUPP);
+        }
+        sock.udp_peer = None;
+        sock.udp_src = None;
+        Ok(())
+    }
+
+    /// The source address of a packet to `to`, as Linux's routes give it:
+    /// a loopback address's family's first, our own address itself, the
+    /// interface's address off the machine.
+    fn source_for(&self, to: IpAddr) -> Option<IpAddr> {
+        match (self.iface_to(to), to) {
+            (If::Lo, IpAddr::V4(a)) if a.is_loopback() => Some(IpAddr::V4(Ipv4Addr::LOCALHOST)),
+            (If::Lo, _) => Some(to),
+            (If::Eth, IpAddr::V4(_)) => self.info.as_ref().map(|i| IpAddr::V4(i.ip.addr)),
+            (If::Eth, IpAddr::V6(_)) => None,
+        }
     }
 
     /// The interface a packet to `to` leaves by.
@@ -676,7 +707,10 @@ impl<L: Link> Stack<L> {
 
     pub fn local_addr(&mut self, s: SocketId) -> Result<SocketAddr, Errno> {
         let sock = self.sock(s)?;
-        Ok(sock.bound.unwrap_or(any(sock.v6)))
+        Ok(match (sock.bound, sock.udp_src) {
+            (Some(b), Some(src)) if b.ip().is_unspecified() => SocketAddr::new(src, b.port()),
+            (b, _) => b.unwrap_or(any(sock.v6)),
+        })
     }
 
     pub fn peer_addr(&mut self, s: SocketId) -> Result<SocketAddr, Errno> {

@@ -113,8 +113,11 @@ pub fn listen(f: &File, backlog: i64) -> LxResult {
 /// connect: blocking unless the socket is non-blocking (EINPROGRESS,
 /// then `POLLOUT` and `SO_ERROR` tell the end, as on Linux).
 pub fn connect(f: &File, addr: u64, len: u64) -> LxResult {
-    let to = sockaddr(f, addr, len, Use::Connect)?.ok_or(EINVAL)?;
     let me = inet::id(f);
+    let Some(to) = sockaddr(f, addr, len, Use::Connect)? else {
+        on_stack(|s| s.disconnect(me))?.map_err(errno)?;
+        return Ok(0);
+    };
     match on_stack(|s| s.connect(me, to))? {
         Err(NetErrno::EINPROGRESS) if f.flags & crate::obj::flags::NONBLOCK == 0 => {}
         r => return r.map(|_| 0).map_err(errno),

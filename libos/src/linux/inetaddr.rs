@@ -47,8 +47,13 @@ fn sockaddr_in(addr: u64, len: u64) -> Result<SocketAddr, Errno> {
 }
 
 /// The address at `addr` (`len` bytes) for `usage` on socket `s`; `None`
-/// for a datagram's `AF_UNSPEC` destination (the connected peer).
+/// for a datagram socket's `AF_UNSPEC`: connect forgets the peer (glibc's
+/// `getaddrinfo` does it between the addresses it sorts), an IPv6 sendto
+/// goes to the connected peer.
 pub fn get(addr: u64, len: u64, s: Sock, usage: Use) -> Result<Option<SocketAddr>, Errno> {
+    if usage == Use::Connect && s.datagram && len >= 2 && uaccess::get::<u16>(addr)? == AF_UNSPEC {
+        return Ok(None);
+    }
     if !s.v6 {
         return sockaddr_in(addr, len).map(Some);
     }

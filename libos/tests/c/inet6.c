@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/epoll.h>
@@ -304,6 +305,36 @@ static void udp(void)
     struct sockaddr_in6 bad = to;
     bad.sin6_family = AF_UNIX;
     expect_errno("sendto family AF_UNIX", sendto(v, "x", 1, 0, (struct sockaddr *)&bad, sizeof bad), EINVAL);
+    /* Connected: its name carries the source address (glibc's
+     * getaddrinfo sorts by it, connecting one socket to each address in
+     * turn and forgetting the peer in between with AF_UNSPEC). */
+    int g = socket(AF_INET6, SOCK_DGRAM, 0);
+    check("connect ::1 (port 9)", connect(g, (struct sockaddr *)&(struct sockaddr_in6){.sin6_family = AF_INET6,
+                                                                                  .sin6_port = htons(9),
+                                                                                  .sin6_addr = in6addr_loopback},
+                                          sizeof to) == 0);
+    len = sizeof from;
+    check("its name is ::1", getsockname(g, (struct sockaddr *)&from, &len) == 0 && is6(&from, len, "::1", 0));
+    struct sockaddr unspec = {.sa_family = AF_UNSPEC};
+    check("connect AF_UNSPEC", connect(g, &unspec, sizeof unspec) == 0);
+    len = sizeof from;
+    expect_errno("no peer after AF_UNSPEC", getpeername(g, (struct sockaddr *)&from, &len), ENOTCONN);
+    struct sockaddr_in nine = in4("127.0.0.1", 9);
+    check("connect a sockaddr_in", connect(g, (struct sockaddr *)&nine, sizeof nine) == 0);
+    len = sizeof from;
+    check("its name is ::ffff:127.0.0.1",
+          getsockname(g, (struct sockaddr *)&from, &len) == 0 && is6(&from, len, "::ffff:127.0.0.1", 0));
+    close(g);
+    g = socket(AF_INET, SOCK_DGRAM, 0);
+    check("IPv4 connect", connect(g, (struct sockaddr *)&nine, sizeof nine) == 0);
+    struct sockaddr_in n4;
+    len = sizeof n4;
+    check("its name is 127.0.0.1", getsockname(g, (struct sockaddr *)&n4, &len) == 0 &&
+                                      n4.sin_addr.s_addr == htonl(INADDR_LOOPBACK) && n4.sin_port != 0);
+    check("IPv4 connect AF_UNSPEC", connect(g, &unspec, sizeof unspec) == 0);
+    len = sizeof n4;
+    expect_errno("IPv4: no peer after AF_UNSPEC", getpeername(g, (struct sockaddr *)&n4, &len), ENOTCONN);
+    close(g);
     /* Connected: send, recv, getpeername; readiness. */
     check("connect ::1", connect(v, (struct sockaddr *)&to, sizeof to) == 0);
     len = sizeof from;
@@ -340,11 +371,22 @@ static void udp(void)
     close(u);
 }
 
+/* glibc sorts "localhost"'s ::1 and 127.0.0.1 by the source address of
+ * one IPv6 datagram socket connected to each in turn (it asserts that
+ * the IPv4 one's name is ::ffff:127.0.0.1, and once aborted here). */
+static void resolver(void)
+{
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_DGRAM}, *res;
+    check("getaddrinfo localhost", getaddrinfo("localhost", "9", &hints, &res) == 0 && res != NULL);
+    freeaddrinfo(res);
+}
+
 int main(void)
 {
     names();
     tcp();
     dual_stack();
     udp();
+    resolver();
     return 0;
 }
