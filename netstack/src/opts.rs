@@ -36,6 +36,10 @@ pub enum Opt {
     /// `IPV6_UNICAST_HOPS`: the hop limit (TTL) of what the socket sends,
     /// `None` for the default (64).
     HopLimit(Option<u8>),
+    /// `IPV6_RECVHOPLIMIT`, `IPV6_RECVTCLASS`: what recvmsg reports
+    /// (kept for the personality).
+    RecvHopLimit(bool),
+    RecvTClass(bool),
 }
 
 /// An option's name, to read it.
@@ -53,6 +57,8 @@ pub enum OptName {
     SndTimeo,
     V6Only,
     HopLimit,
+    RecvHopLimit,
+    RecvTClass,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -69,6 +75,8 @@ pub struct Opts {
     pub sndtimeo: Option<u64>,
     pub v6only: bool,
     pub hop_limit: Option<u8>,
+    pub recv_hop_limit: bool,
+    pub recv_tclass: bool,
 }
 
 pub const MIN_BUF: usize = 2048;
@@ -97,6 +105,8 @@ impl Default for Opts {
             sndtimeo: None,
             v6only: false,
             hop_limit: None,
+            recv_hop_limit: false,
+            recv_tclass: false,
         }
     }
 }
@@ -112,7 +122,7 @@ impl Opts {
     /// The hop limit for smoltcp, which refuses 0 (a packet that may not
     /// leave the host: loopback, the only place it could go, delivers it
     /// with 1 all the same).
-    fn hops(&self) -> Option<u8> {
+    pub(crate) fn hops(&self) -> Option<u8> {
         self.hop_limit.map(|h| h.max(1))
     }
 
@@ -160,6 +170,8 @@ impl<L: Link> Stack<L> {
             Opt::SndTimeo(t) => o.sndtimeo = t,
             Opt::V6Only(v) => o.v6only = v,
             Opt::HopLimit(h) => o.hop_limit = h,
+            Opt::RecvHopLimit(v) => o.recv_hop_limit = v,
+            Opt::RecvTClass(v) => o.recv_tclass = v,
         }
         let o = *o;
         if matches!(opt, Opt::KeepAlive(_) | Opt::NoDelay(_) | Opt::QuickAck(_) | Opt::HopLimit(_)) {
@@ -169,7 +181,9 @@ impl<L: Link> Stack<L> {
                     o.apply(conn.tcp());
                     self.dirty.push(c); // Nagle off flushes what it held back
                 } else {
-                    conn.udp().set_hop_limit(o.hops());
+                    // Datagrams already sent keep the limit they were sent with.
+                    self.after(c);
+                    self.conn(c).udp().set_hop_limit(o.hops());
                 }
             }
         }
@@ -191,6 +205,8 @@ impl<L: Link> Stack<L> {
             OptName::SndTimeo => Opt::SndTimeo(o.sndtimeo),
             OptName::V6Only => Opt::V6Only(o.v6only),
             OptName::HopLimit => Opt::HopLimit(o.hop_limit),
+            OptName::RecvHopLimit => Opt::RecvHopLimit(o.recv_hop_limit),
+            OptName::RecvTClass => Opt::RecvTClass(o.recv_tclass),
         })
     }
 }

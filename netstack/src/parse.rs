@@ -40,6 +40,25 @@ pub fn ethernet(frame: &[u8]) -> Kind {
     }
 }
 
+/// A received packet's hop limit (TTL) and traffic class (TOS), which
+/// smoltcp does not report, as smoltcp's packet metadata carries them to
+/// the datagram: bit 16 set, the class in bits 8..16, the hop limit in
+/// 0..8. `eth`: `frame` has an Ethernet header.
+pub fn traffic_id(frame: &[u8], eth: bool) -> u32 {
+    let p = if eth { frame.get(14..).unwrap_or(&[]) } else { frame };
+    let (hops, class) = match (p.first().map(|v| v >> 4), p.get(..9)) {
+        (Some(4), Some(h)) => (h[8], h[1]),
+        (Some(6), Some(h)) => (h[7], h[0] << 4 | h[1] >> 4),
+        _ => return 0,
+    };
+    1 << 16 | u32::from(class) << 8 | u32::from(hops)
+}
+
+/// The (hop limit, traffic class) `traffic_id` put in `id`, if any.
+pub fn traffic(id: u32) -> Option<(u8, u8)> {
+    (id & 1 << 16 != 0).then_some((id as u8, (id >> 8) as u8))
+}
+
 pub fn is_arp(frame: &[u8]) -> bool {
     be16(frame, 12) == Some(0x0806)
 }

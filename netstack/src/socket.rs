@@ -28,6 +28,9 @@ pub struct Received {
     /// Bytes the datagram had (`len` for a stream).
     pub full: usize,
     pub from: SocketAddr,
+    /// The datagram's hop limit (TTL) and traffic class (TOS) as it
+    /// arrived (`IPV6_RECVHOPLIMIT`, `IPV6_RECVTCLASS`); `None` for a stream.
+    pub traffic: Option<(u8, u8)>,
 }
 
 impl SocketId {
@@ -577,6 +580,35 @@ impl<L: Link> Stack<L> {
         }
     }
 
+    /// `send_to` (or `send`, `to` `None`) of one datagram with its own hop
+    /// limit (`IPV6_HOPLIMIT` in a sendmsg's control data, honoured for
+    /// an IPv6 destination as on Linux): what the socket had queued leaves
+    /// first with the socket's limit, then this datagram with `hops`.
+    pub fn send_with_hops(
+        &mut self,
+        s: SocketId,
+        data: &[u8],
+        to: Option<SocketAddr>,
+        hops: u8,
+    ) -> Result<usize, Errno> {
+        let sock = self.sock(s)?;
+        let dest = to.or(sock.udp_peer);
+        let Some(dest) = dest.filter(|d| sock.ty == SockType::Datagram && d.is_ipv6()) else {
+            return match to {
+                Some(a) => self.send_to(s, data, a),
+                None => self.send(s, data),
+            };
+        };
+        let c = self.udp_conn_for(s, dest.ip())?;
+        let own = self.sock(s)?.opts.hops();
+        self.after(c);
+        self.conn(c).udp().set_hop_limit(Some(hops.max(1)));
+        let r = self.send_to(s, data, dest);
+        self.after(c);
+        self.conn(c).udp().set_hop_limit(own);
+        r
+    }
+
     /// Receives into `buf`: the bytes copied, the bytes the datagram had
     /// (more than copied when `buf` was too small: the rest is dropped, or
     /// kept with `peek`; the caller reports `MSG_TRUNC`), and the sender.
@@ -586,7 +618,7 @@ impl<L: Link> Stack<L> {
         if sock.ty != SockType::Datagram {
             let n = self.recv(s, buf, peek)?;
             let peer = self.peer_addr(s).unwrap_or(any(sock_v6));
-            return Ok(Received { len: n, full: n, from: peer });
+            return Ok(Received { len: n, full: n, from: peer, traffic: None });
         }
         let peer = sock.udp_peer;
         let SockState::Udp { eth, lo } = sock.state else { return Err(Errno::EAGAIN) };
@@ -595,6 +627,7 @@ impl<L: Link> Stack<L> {
             while udp.can_recv() {
                 let (data, meta) = udp.peek().map_err(|_| Errno::EAGAIN)?;
                 let from = SocketAddr::from(meta.endpoint);
+                let traffic = crate::parse::traffic(meta.meta.id);
                 let family_ok = if from.is_ipv4() { !(sock_v6 && v6only) } else { sock_v6 };
                 if peer.is_some_and(|p| p != from) || !family_ok {
                     // not from the connected peer, or of a family the
@@ -607,7 +640,7 @@ impl<L: Link> Stack<L> {
                 if !peek {
                     let _ = udp.recv();
                 }
-                return Ok(Received { len: n, full, from });
+                return Ok(Received { len: n, full, from, traffic });
             }
         }
         Err(Errno::EAGAIN)

@@ -103,7 +103,18 @@ fn udp_over_ipv6_and_dual_stack_datagrams() {
     a.send_to(v, b"lost", v6(LO6, 5400)).unwrap();
     clock.run(&mut a, &mut b, 2);
     assert_eq!(a.recv_from(x, &mut buf, false), Err(Errno::EAGAIN));
-    // The hop limit is an option that reads back.
+    // Each datagram arrives with its hop limit and traffic class: the
+    // default 64, the socket's option, one datagram's own limit (and the
+    // option again after it); class 0 (smoltcp sends no other).
+    let hops = |a: &mut netstack::Stack<End>, buf: &mut [u8]| a.recv_from(u, buf, false).unwrap().traffic;
+    a.send_to(v, b"a", v6(LO6, 5353)).unwrap();
     a.set_option(v, Opt::HopLimit(Some(7))).unwrap();
     assert_eq!(a.option(v, OptName::HopLimit), Ok(Opt::HopLimit(Some(7))));
+    a.send_to(v, b"b", v6(LO6, 5353)).unwrap();
+    a.send_with_hops(v, b"c", Some(v6(LO6, 5353)), 2).unwrap();
+    a.send_to(v, b"d", v6(LO6, 5353)).unwrap();
+    a.send_to(w, b"e", sa(Ipv4Addr::LOCALHOST, 5353)).unwrap();
+    clock.run(&mut a, &mut b, 2);
+    let got: Vec<_> = (0..5).map(|_| hops(&mut a, &mut buf)).collect();
+    assert_eq!(got, [Some((64, 0)), Some((7, 0)), Some((2, 0)), Some((7, 0)), Some((64, 0))]);
 }

@@ -19,6 +19,7 @@ use netstack::Stack;
 use netstack::{Errno as NetErrno, Opt, OptName, Shutdown};
 
 use super::inetaddr::{self, Use};
+use super::inetcmsg;
 pub use super::inetaddr::{AF_INET, AF_INET6};
 
 const SOCK_STREAM: u64 = 1;
@@ -29,6 +30,8 @@ const IPPROTO_UDP: u64 = 17;
 const IPPROTO_IPV6: u64 = 41;
 const IPV6_UNICAST_HOPS: u64 = 16;
 const IPV6_V6ONLY: u64 = 26;
+const IPV6_RECVHOPLIMIT: u64 = 51;
+const IPV6_RECVTCLASS: u64 = 66;
 /// The hop limit Linux reports while none is set.
 const DEFAULT_HOPS: i32 = 64;
 
@@ -204,6 +207,8 @@ pub fn setsockopt(f: &File, level: u64, name: u64, val: u64, len: u64) -> LxResu
         (IPPROTO_TCP, TCP_QUICKACK) => Opt::QuickAck(int_at(val, len)? != 0),
         (IPPROTO_IPV6, _) if !inet::inet(f).v6 => return Err(ENOPROTOOPT),
         (IPPROTO_IPV6, IPV6_V6ONLY) => Opt::V6Only(int_at(val, len)? != 0),
+        (IPPROTO_IPV6, IPV6_RECVHOPLIMIT) => Opt::RecvHopLimit(int_at(val, len)? != 0),
+        (IPPROTO_IPV6, IPV6_RECVTCLASS) => Opt::RecvTClass(int_at(val, len)? != 0),
         (IPPROTO_IPV6, IPV6_UNICAST_HOPS) => match int_at(val, len)? {
             -1 => Opt::HopLimit(None),
             h @ 0..=255 => Opt::HopLimit(Some(h as u8)),
@@ -261,6 +266,8 @@ pub fn getsockopt(f: &File, level: u64, name: u64, val: u64, lenp: u64) -> LxRes
         // ip_getsockopt).
         (IPPROTO_IPV6, _) if !inet::inet(f).v6 => return Err(EOPNOTSUPP),
         (IPPROTO_IPV6, IPV6_V6ONLY) => matches!(get(OptName::V6Only)?, Opt::V6Only(true)) as i32,
+        (IPPROTO_IPV6, IPV6_RECVHOPLIMIT) => matches!(get(OptName::RecvHopLimit)?, Opt::RecvHopLimit(true)) as i32,
+        (IPPROTO_IPV6, IPV6_RECVTCLASS) => matches!(get(OptName::RecvTClass)?, Opt::RecvTClass(true)) as i32,
         (IPPROTO_IPV6, IPV6_UNICAST_HOPS) => match get(OptName::HopLimit)? {
             Opt::HopLimit(Some(h)) => h as i32,
             _ => DEFAULT_HOPS,
@@ -304,12 +311,15 @@ pub fn getsockopt(f: &File, level: u64, name: u64, val: u64, lenp: u64) -> LxRes
 }
 
 /// sendmsg/sendto/send: the iovecs' bytes, to `to` (an unconnected
-/// datagram socket's destination).
-pub fn send(f: &File, iov: &[(u64, u64)], to: Option<(u64, u64)>, flags: u64) -> LxResult {
+/// datagram socket's destination), with sendmsg's `control` data (an
+/// IPv6 datagram's hop limit).
+pub fn send(f: &File, iov: &[(u64, u64)], to: Option<(u64, u64)>, control: (u64, u64), flags: u64) -> LxResult {
     let to = match to {
         Some((a, l)) if a != 0 => sockaddr(f, a, l, Use::Send)?,
         _ => None,
     };
+    let o = inet::inet(f);
+    let hops = if o.v6 && !o.stream { inetcmsg::hop_limit(control.0, control.1)? } else { None };
     let total = iov.iter().fold(0u64, |t, v| t.saturating_add(v.1));
     if !inet::inet(f).stream && total > inet::MAX_DATAGRAM as u64 {
         return Err(crate::errno::EMSGSIZE);
@@ -319,13 +329,38 @@ pub fn send(f: &File, iov: &[(u64, u64)], to: Option<(u64, u64)>, flags: u64) ->
         let room = (1u64 << 20).saturating_sub(data.len() as u64);
         data.extend_from_slice(uaccess::bytes(p, l.min(room))?);
     }
-    let n = send_all(f, &data, to, flags & MSG_DONTWAIT != 0, flags & MSG_NOSIGNAL == 0)?;
+    let n = send_all(f, &data, (to, hops), flags & MSG_DONTWAIT != 0, flags & MSG_NOSIGNAL == 0)?;
     Ok(n as i64)
 }
 
-/// recvmsg/recvfrom/recv into the iovecs: (bytes, the sender for a
-/// datagram socket, whether a datagram was cut).
-pub fn recv(f: &File, iov: &[(u64, u64)], flags: u64) -> Result<(i64, Option<SocketAddr>, bool), Errno> {
+/// What one receive gave.
+pub struct Got {
+    /// The length to return (the datagram's whole with `MSG_TRUNC`).
+    pub n: i64,
+    /// A datagram's sender.
+    pub from: Option<SocketAddr>,
+    /// A datagram was cut to the room given.
+    pub cut: bool,
+    /// A datagram's hop limit and traffic class as it arrived.
+    pub traffic: Option<(u8, u8)>,
+}
+
+/// The control messages a recvmsg on `f` gives for `got` into the `len`
+/// bytes at `control`: (bytes used, truncated).
+pub fn control(f: &File, got: &Got, control: u64, len: u64) -> Result<(u64, bool), Errno> {
+    let Some((hops, class)) = got.traffic.filter(|_| inet::inet(f).v6) else { return Ok((0, false)) };
+    let mut items = Vec::new();
+    if option(f, OptName::RecvHopLimit)? == Opt::RecvHopLimit(true) {
+        items.push((inetcmsg::IPV6_HOPLIMIT, i32::from(hops)));
+    }
+    if option(f, OptName::RecvTClass)? == Opt::RecvTClass(true) {
+        items.push((inetcmsg::IPV6_TCLASS, i32::from(class)));
+    }
+    inetcmsg::put(control, len, &items)
+}
+
+/// recvmsg/recvfrom/recv into the iovecs.
+pub fn recv(f: &File, iov: &[(u64, u64)], flags: u64) -> Result<Got, Errno> {
     for &(p, l) in iov {
         uaccess::writable(p, l)?;
     }
@@ -334,7 +369,7 @@ pub fn recv(f: &File, iov: &[(u64, u64)], flags: u64) -> Result<(i64, Option<Soc
     let me = inet::id(f);
     let peek = flags & MSG_PEEK != 0;
     let nonblock = flags & MSG_DONTWAIT != 0;
-    let (n, from, full) = if inet::inet(f).stream {
+    let (n, from, full, traffic) = if inet::inet(f).stream {
         let mut got = 0;
         loop {
             match blocking(f, nonblock, Some(OptName::RcvTimeo), |s| s.recv(me, &mut buf[got..], peek)) {
@@ -347,10 +382,10 @@ pub fn recv(f: &File, iov: &[(u64, u64)], flags: u64) -> Result<(i64, Option<Soc
                 break;
             }
         }
-        (got, None, got)
+        (got, None, got, None)
     } else {
         let got = blocking(f, nonblock, Some(OptName::RcvTimeo), |s| s.recv_from(me, &mut buf, peek))?;
-        (got.len, Some(got.from), got.full)
+        (got.len, Some(got.from), got.full, got.traffic)
     };
     let mut at = 0;
     for &(p, l) in iov {
@@ -358,9 +393,8 @@ pub fn recv(f: &File, iov: &[(u64, u64)], flags: u64) -> Result<(i64, Option<Soc
         uaccess::write(p, &buf[at..at + k])?;
         at += k;
     }
-    let cut = full > n;
     let reported = if flags & MSG_TRUNC != 0 { full } else { n };
-    Ok((reported as i64, from, cut))
+    Ok(Got { n: reported as i64, from, cut: full > n, traffic })
 }
 
 /// Runs `op` until it gives something other than EAGAIN (only once if
@@ -398,19 +432,21 @@ fn blocking<T>(
 
 /// Sends `data` whole (a stream: as much as is taken before a signal or
 /// the timeout ends the wait; a datagram: one message), with `to` for an
-/// unconnected datagram socket. EPIPE raises SIGPIPE when `sigpipe`.
+/// unconnected datagram socket and `hops` for a datagram's own hop limit.
+/// EPIPE raises SIGPIPE when `sigpipe`.
 fn send_all(
     f: &File,
     data: &[u8],
-    to: Option<SocketAddr>,
+    (to, hops): (Option<SocketAddr>, Option<u8>),
     nonblock: bool,
     sigpipe: bool,
 ) -> Result<usize, Errno> {
     let me = id(f);
     let r = if !inet::inet(f).stream {
-        blocking(f, nonblock, Some(OptName::SndTimeo), |s| match to {
-            Some(a) => s.send_to(me, data, a),
-            None => s.send(me, data),
+        blocking(f, nonblock, Some(OptName::SndTimeo), |s| match (to, hops) {
+            (to, Some(h)) => s.send_with_hops(me, data, to, h),
+            (Some(a), None) => s.send_to(me, data, a),
+            (None, None) => s.send(me, data),
         })
     } else {
         let mut sent = 0;

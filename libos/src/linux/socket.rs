@@ -357,7 +357,7 @@ fn send_common(fdn: i64, iov: &[(u64, u64)], control: Option<(u64, u64)>, flags:
 pub fn sendmsg(fdn: i64, msg: u64, flags: u64) -> LxResult {
     if let Some(f) = inet_sock(fdn) {
         let m = msghdr(msg)?;
-        return inet::send(f, &m.iov, Some((m.name, m.name_len)), flags);
+        return inet::send(f, &m.iov, Some((m.name, m.name_len)), (m.control, m.control_len), flags);
     }
     sock(fdn)?;
     let m = msghdr(msg)?;
@@ -368,7 +368,7 @@ pub fn sendmsg(fdn: i64, msg: u64, flags: u64) -> LxResult {
 /// EISCONN on Linux for streams and ignored here otherwise.
 pub fn sendto(fdn: i64, buf: u64, len: u64, flags: u64, addr: u64, alen: u64) -> LxResult {
     if let Some(f) = inet_sock(fdn) {
-        return inet::send(f, &[(buf, len)], Some((addr, alen)), flags);
+        return inet::send(f, &[(buf, len)], Some((addr, alen)), (0, 0), flags);
     }
     send_common(fdn, &[(buf, len)], None, flags)
 }
@@ -457,14 +457,16 @@ fn recv_common(
 pub fn recvmsg(fdn: i64, msg: u64, flags: u64) -> LxResult {
     if let Some(f) = inet_sock(fdn) {
         let m = msghdr(msg)?;
-        let (n, from, cut) = inet::recv(f, &m.iov, flags)?;
-        match from {
+        let got = inet::recv(f, &m.iov, flags)?;
+        match got.from {
             Some(a) if m.name != 0 => inet::put_sockaddr(f, m.name, msg + 8, a)?,
             _ => uaccess::put(msg + 8, 0u32)?,
         };
-        uaccess::put(msg + 40, 0u64)?;
-        uaccess::put(msg + 48, if cut { MSG_TRUNC as u32 } else { 0 })?;
-        return Ok(n);
+        let (used, ctrunc) = inet::control(f, &got, m.control, m.control_len)?;
+        uaccess::put(msg + 40, used)?;
+        let mflags = if got.cut { MSG_TRUNC as u32 } else { 0 } | if ctrunc { MSG_CTRUNC } else { 0 };
+        uaccess::put(msg + 48, mflags)?;
+        return Ok(got.n);
     }
     sock(fdn)?;
     let m = msghdr(msg)?;
@@ -480,11 +482,11 @@ pub fn recvmsg(fdn: i64, msg: u64, flags: u64) -> LxResult {
 /// family alone (senders are unnamed or connected).
 pub fn recvfrom(fdn: i64, buf: u64, len: u64, flags: u64, addr: u64, lenp: u64) -> LxResult {
     if let Some(f) = inet_sock(fdn) {
-        let (n, from, _) = inet::recv(f, &[(buf, len)], flags)?;
-        if let Some(a) = from {
+        let got = inet::recv(f, &[(buf, len)], flags)?;
+        if let Some(a) = got.from {
             inet::put_sockaddr(f, addr, lenp, a)?;
         }
-        return Ok(n);
+        return Ok(got.n);
     }
     let (n, _, _) = recv_common(fdn, &[(buf, len)], (0, 0), flags)?;
     unixaddr::put(addr, lenp, &[])?;

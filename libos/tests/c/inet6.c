@@ -371,6 +371,87 @@ static void udp(void)
     close(u);
 }
 
+/* One datagram sent with sendmsg and a control message (level, type,
+ * int value, cmsg_len) from `v` to `to`. */
+static long send_cmsg(int v, struct sockaddr_in6 *to, int level, int type, int value, size_t clen)
+{
+    union {
+        char buf[CMSG_SPACE(sizeof(int)) + 8];
+        struct cmsghdr align;
+    } c;
+    memset(&c, 0, sizeof c);
+    struct cmsghdr *h = (struct cmsghdr *)c.buf;
+    h->cmsg_len = clen;
+    h->cmsg_level = level;
+    h->cmsg_type = type;
+    memcpy(CMSG_DATA(h), &value, sizeof value);
+    struct iovec io = {"hop", 3};
+    struct msghdr m = {.msg_name = to, .msg_namelen = sizeof *to, .msg_iov = &io, .msg_iovlen = 1,
+                       .msg_control = c.buf, .msg_controllen = CMSG_SPACE(sizeof(int))};
+    return sendmsg(v, &m, 0);
+}
+
+/* Receives one datagram on `u` with `room` bytes of control space and
+ * prints what came: each message's type and value, or its cut length. */
+static void recv_cmsg(int u, const char *what, size_t room)
+{
+    char buf[16], ctl[64];
+    memset(ctl, 0, sizeof ctl);
+    struct iovec io = {buf, sizeof buf};
+    struct msghdr m = {.msg_iov = &io, .msg_iovlen = 1, .msg_control = room ? ctl : NULL, .msg_controllen = room};
+    long n = recvmsg(u, &m, 0);
+    printf("%s: %ld bytes, controllen %zu%s", what, n, (size_t)m.msg_controllen,
+           m.msg_flags & MSG_CTRUNC ? ", MSG_CTRUNC" : "");
+    for (struct cmsghdr *h = room ? CMSG_FIRSTHDR(&m) : NULL; h; h = CMSG_NXTHDR(&m, h)) {
+        int v = -1;
+        if (h->cmsg_len >= CMSG_LEN(sizeof v))
+            memcpy(&v, CMSG_DATA(h), sizeof v);
+        printf(", (%d, %d, len %zu, %d)", h->cmsg_level, h->cmsg_type, (size_t)h->cmsg_len, v);
+    }
+    printf("\n");
+}
+
+/* RFC 3542: a datagram's hop limit and traffic class as it arrived, a
+ * hop limit for one datagram, Linux's truncation of control data. */
+static void ancillary(void)
+{
+    int u = socket(AF_INET6, SOCK_DGRAM, 0);
+    struct sockaddr_in6 any = in6("::1", 0);
+    bind(u, (struct sockaddr *)&any, sizeof any);
+    struct sockaddr_in6 to = in6("::1", port_of(u));
+    int v = socket(AF_INET6, SOCK_DGRAM, 0);
+    int on = 1, r = -1;
+    socklen_t rl = sizeof r;
+    check("IPV6_RECVHOPLIMIT", setsockopt(u, IPPROTO_IPV6, IPV6_RECVHOPLIMIT, &on, sizeof on) == 0 &&
+                                   getsockopt(u, IPPROTO_IPV6, IPV6_RECVHOPLIMIT, &r, &rl) == 0 && r == 1);
+    sendto(v, "dflt", 4, 0, (struct sockaddr *)&to, sizeof to);
+    recv_cmsg(u, "default hop limit", 64);
+    check("sendmsg IPV6_HOPLIMIT 2", send_cmsg(v, &to, IPPROTO_IPV6, IPV6_HOPLIMIT, 2, CMSG_LEN(sizeof(int))) == 3);
+    recv_cmsg(u, "hop limit 2", 64);
+    int h = 9;
+    setsockopt(v, IPPROTO_IPV6, IPV6_UNICAST_HOPS, &h, sizeof h);
+    sendto(v, "nine", 4, 0, (struct sockaddr *)&to, sizeof to);
+    recv_cmsg(u, "IPV6_UNICAST_HOPS 9", 64);
+    check("IPV6_RECVTCLASS", setsockopt(u, IPPROTO_IPV6, IPV6_RECVTCLASS, &on, sizeof on) == 0);
+    for (size_t room = 0; room <= 48; room += room < 24 ? 19 - room / 2 : 12) {
+        sendto(v, "both", 4, 0, (struct sockaddr *)&to, sizeof to);
+        char what[32];
+        snprintf(what, sizeof what, "both, room %zu", room);
+        recv_cmsg(u, what, room);
+    }
+    expect_errno("IPV6_HOPLIMIT 256", send_cmsg(v, &to, IPPROTO_IPV6, IPV6_HOPLIMIT, 256, CMSG_LEN(sizeof(int))),
+                 EINVAL);
+    expect_errno("IPV6_HOPLIMIT of 5 bytes",
+                 send_cmsg(v, &to, IPPROTO_IPV6, IPV6_HOPLIMIT, 2, CMSG_LEN(sizeof(int)) + 1), EINVAL);
+    expect_errno("cmsg_len past the buffer", send_cmsg(v, &to, IPPROTO_IPV6, IPV6_HOPLIMIT, 2, 64), EINVAL);
+    check("SCM_RIGHTS to an IPv6 socket is ignored",
+          send_cmsg(v, &to, SOL_SOCKET, SCM_RIGHTS, 0, CMSG_LEN(sizeof(int))) == 3);
+    expect_errno("SOL_SOCKET type 99", send_cmsg(v, &to, SOL_SOCKET, 99, 0, CMSG_LEN(sizeof(int))), EINVAL);
+    check("another level's message is skipped", send_cmsg(v, &to, IPPROTO_TCP, 1, 0, CMSG_LEN(sizeof(int))) == 3);
+    close(v);
+    close(u);
+}
+
 /* glibc sorts "localhost"'s ::1 and 127.0.0.1 by the source address of
  * one IPv6 datagram socket connected to each in turn (it asserts that
  * the IPv4 one's name is ::ffff:127.0.0.1, and once aborted here). */
@@ -387,6 +468,7 @@ int main(void)
     tcp();
     dual_stack();
     udp();
+    ancillary();
     resolver();
     return 0;
 }
