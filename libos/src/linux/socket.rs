@@ -328,12 +328,27 @@ fn passed(control: u64, len: u64) -> Result<Vec<Handle<File>>, Errno> {
     Ok(files)
 }
 
-/// sendmsg, and sendto/send (`msg` None: one buffer, no control).
-fn send_common(fdn: i64, iov: &[(u64, u64)], control: Option<(u64, u64)>, flags: u64) -> LxResult {
+/// sendmsg, and sendto/send (`control` None: no control), to the socket
+/// named by the address `to` (pointer and length) when one is given.
+fn send_common(
+    fdn: i64,
+    iov: &[(u64, u64)],
+    to: (u64, u64),
+    control: Option<(u64, u64)>,
+    flags: u64,
+) -> LxResult {
     let f = sock(fdn)?;
     if flags & MSG_OOB != 0 {
         return Err(EOPNOTSUPP);
     }
+    let to = match to {
+        (a, l) if a != 0 && l != 0 => match unix::kind(f) {
+            unix::DGRAM => Some(unixaddr::find(&unixaddr::parse(a, l)?)?),
+            unix::STREAM => return Err(unix::address_refused(f)),
+            _ => None,
+        },
+        _ => None,
+    };
     // A stream send takes at most `MAX_SEND` bytes per call (the rest is
     // left to the next call, as a partial write); a message must fit a
     // ring whole.
@@ -350,7 +365,7 @@ fn send_common(fdn: i64, iov: &[(u64, u64)], control: Option<(u64, u64)>, flags:
         Some((c, l)) if l > 0 => passed(c, l)?,
         _ => Vec::new(),
     };
-    let n = crate::io::send(f, &data, files, flags & MSG_DONTWAIT != 0, flags & MSG_NOSIGNAL == 0)?;
+    let n = crate::io::send(f, &data, to, files, flags & MSG_DONTWAIT != 0, flags & MSG_NOSIGNAL == 0)?;
     Ok(n as i64)
 }
 
@@ -361,27 +376,27 @@ pub fn sendmsg(fdn: i64, msg: u64, flags: u64) -> LxResult {
     }
     sock(fdn)?;
     let m = msghdr(msg)?;
-    send_common(fdn, &m.iov, Some((m.control, m.control_len)), flags)
+    send_common(fdn, &m.iov, (m.name, m.name_len), Some((m.control, m.control_len)), flags)
 }
 
-/// sendto (and send): a destination address on a connected socket is
-/// EISCONN on Linux for streams and ignored here otherwise.
+/// sendto (and send).
 pub fn sendto(fdn: i64, buf: u64, len: u64, flags: u64, addr: u64, alen: u64) -> LxResult {
     if let Some(f) = inet_sock(fdn) {
         return inet::send(f, &[(buf, len)], Some((addr, alen)), (0, 0), flags);
     }
-    send_common(fdn, &[(buf, len)], None, flags)
+    send_common(fdn, &[(buf, len)], (addr, alen), None, flags)
 }
 
 /// The receive behind recvmsg, recvfrom and recv: data into the iovecs,
 /// descriptors installed into the room `control` has (the rest closed,
-/// `MSG_CTRUNC`). Returns (bytes, msg_flags, control bytes used).
+/// `MSG_CTRUNC`). Returns (bytes, msg_flags, control bytes used, the
+/// sender's name).
 fn recv_common(
     fdn: i64,
     iov: &[(u64, u64)],
     control: (u64, u64),
     flags: u64,
-) -> Result<(i64, u32, u64), Errno> {
+) -> Result<(i64, u32, u64, Vec<u8>), Errno> {
     let f = sock(fdn)?;
     if flags & MSG_OOB != 0 {
         return Err(EOPNOTSUPP);
@@ -451,7 +466,7 @@ fn recv_common(
         }
     }
     let n = if flags & MSG_TRUNC != 0 { got.full } else { got.len };
-    Ok((n as i64, mflags, used))
+    Ok((n as i64, mflags, used, got.from))
 }
 
 pub fn recvmsg(fdn: i64, msg: u64, flags: u64) -> LxResult {
@@ -470,16 +485,15 @@ pub fn recvmsg(fdn: i64, msg: u64, flags: u64) -> LxResult {
     }
     sock(fdn)?;
     let m = msghdr(msg)?;
-    let (n, mflags, used) = recv_common(fdn, &m.iov, (m.control, m.control_len), flags)?;
-    // msg_namelen 0 (the sender is unnamed), msg_controllen, msg_flags.
-    uaccess::put(msg + 8, 0u32)?;
+    let (n, mflags, used, from) = recv_common(fdn, &m.iov, (m.control, m.control_len), flags)?;
+    // msg_name and msg_namelen, msg_controllen, msg_flags.
+    unixaddr::put_sender(m.name, msg + 8, &from)?;
     uaccess::put(msg + 40, used)?;
     uaccess::put(msg + 48, mflags)?;
     Ok(n)
 }
 
-/// recvfrom (and recv): the sender's address, when asked for, is the
-/// family alone (senders are unnamed or connected).
+/// recvfrom (and recv).
 pub fn recvfrom(fdn: i64, buf: u64, len: u64, flags: u64, addr: u64, lenp: u64) -> LxResult {
     if let Some(f) = inet_sock(fdn) {
         let got = inet::recv(f, &[(buf, len)], flags)?;
@@ -488,7 +502,7 @@ pub fn recvfrom(fdn: i64, buf: u64, len: u64, flags: u64, addr: u64, lenp: u64) 
         }
         return Ok(got.n);
     }
-    let (n, _, _) = recv_common(fdn, &[(buf, len)], (0, 0), flags)?;
-    unixaddr::put(addr, lenp, &[])?;
+    let (n, _, _, from) = recv_common(fdn, &[(buf, len)], (0, 0), flags)?;
+    unixaddr::put_sender(addr, lenp, &from)?;
     Ok(n)
 }
