@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -462,6 +463,24 @@ static void resolver(void)
     freeaddrinfo(res);
 }
 
+/* getifaddrs (a route netlink dump) lists ::1/128 on lo. */
+static void listed(void)
+{
+    struct ifaddrs *all;
+    int found = 0;
+    check("getifaddrs", getifaddrs(&all) == 0);
+    for (struct ifaddrs *a = all; a; a = a->ifa_next) {
+        if (strcmp(a->ifa_name, "lo") || !a->ifa_addr || a->ifa_addr->sa_family != AF_INET6)
+            continue;
+        struct sockaddr_in6 *s = (struct sockaddr_in6 *)a->ifa_addr, *m = (struct sockaddr_in6 *)a->ifa_netmask;
+        struct in6_addr ones;
+        memset(&ones, 0xff, sizeof ones);
+        found = IN6_IS_ADDR_LOOPBACK(&s->sin6_addr) && m && !memcmp(&m->sin6_addr, &ones, sizeof ones);
+    }
+    check("lo has ::1/128", found);
+    freeifaddrs(all);
+}
+
 int main(void)
 {
     names();
@@ -470,5 +489,6 @@ int main(void)
     udp();
     ancillary();
     resolver();
+    listed();
     return 0;
 }
