@@ -477,7 +477,8 @@ impl<L: Link> Stack<L> {
         sock.set_timeout(Some(smoltcp::time::Duration::from_millis(HANDSHAKE_TIMEOUT_MS)));
         let listen_addr =
             self.socks[l].as_ref().and_then(|s| s.bound).map(|a| a.ip()).filter(|a| !a.is_unspecified());
-        let ep = smoltcp::wire::IpListenEndpoint { addr: listen_addr.map(IpAddress::from), port: t.local.port() };
+        let ep =
+            smoltcp::wire::IpListenEndpoint { addr: listen_addr.map(IpAddress::from), port: t.local.port() };
         if sock.listen(ep).is_err() {
             return Route::Nobody;
         }

@@ -19,8 +19,8 @@ use netstack::Stack;
 use netstack::{Errno as NetErrno, Opt, OptName, Shutdown};
 
 use super::inetaddr::{self, Use};
-use super::inetcmsg;
 pub use super::inetaddr::{AF_INET, AF_INET6};
+use super::inetcmsg;
 
 const SOCK_STREAM: u64 = 1;
 const SOCK_DGRAM: u64 = 2;
@@ -266,7 +266,9 @@ pub fn getsockopt(f: &File, level: u64, name: u64, val: u64, lenp: u64) -> LxRes
         // ip_getsockopt).
         (IPPROTO_IPV6, _) if !inet::inet(f).v6 => return Err(EOPNOTSUPP),
         (IPPROTO_IPV6, IPV6_V6ONLY) => matches!(get(OptName::V6Only)?, Opt::V6Only(true)) as i32,
-        (IPPROTO_IPV6, IPV6_RECVHOPLIMIT) => matches!(get(OptName::RecvHopLimit)?, Opt::RecvHopLimit(true)) as i32,
+        (IPPROTO_IPV6, IPV6_RECVHOPLIMIT) => {
+            matches!(get(OptName::RecvHopLimit)?, Opt::RecvHopLimit(true)) as i32
+        }
         (IPPROTO_IPV6, IPV6_RECVTCLASS) => matches!(get(OptName::RecvTClass)?, Opt::RecvTClass(true)) as i32,
         (IPPROTO_IPV6, IPV6_UNICAST_HOPS) => match get(OptName::HopLimit)? {
             Opt::HopLimit(Some(h)) => h as i32,
@@ -313,7 +315,13 @@ pub fn getsockopt(f: &File, level: u64, name: u64, val: u64, lenp: u64) -> LxRes
 /// sendmsg/sendto/send: the iovecs' bytes, to `to` (an unconnected
 /// datagram socket's destination), with sendmsg's `control` data (an
 /// IPv6 datagram's hop limit).
-pub fn send(f: &File, iov: &[(u64, u64)], to: Option<(u64, u64)>, control: (u64, u64), flags: u64) -> LxResult {
+pub fn send(
+    f: &File,
+    iov: &[(u64, u64)],
+    to: Option<(u64, u64)>,
+    control: (u64, u64),
+    flags: u64,
+) -> LxResult {
     let to = match to {
         Some((a, l)) if a != 0 => sockaddr(f, a, l, Use::Send)?,
         _ => None,
