@@ -5,6 +5,10 @@
 //! Linux's: listen, accept, shutdown and socketpair EOPNOTSUPP, a send to
 //! another port ECONNREFUSED.
 
+use super::socket::{
+    MSG_DONTWAIT, MSG_PEEK, MSG_TRUNC, SOCK_CLOEXEC, SOCK_NONBLOCK, SOL_SOCKET, SO_DOMAIN, SO_ERROR,
+    SO_PROTOCOL, SO_RCVBUF, SO_SNDBUF, SO_TYPE, TYPE_MASK,
+};
 use crate::errno::Errno;
 use crate::errno::{
     LxResult, ECONNREFUSED, EINVAL, EMSGSIZE, ENOPROTOOPT, EOPNOTSUPP, EPROTONOSUPPORT, ESOCKTNOSUPPORT,
@@ -20,20 +24,7 @@ const NETLINK_ROUTE: u64 = 0;
 const SOCKADDR_NL: u64 = 12;
 const SOCK_DGRAM: u64 = 2;
 const SOCK_RAW: u64 = 3;
-const TYPE_MASK: u64 = 0xf;
-const SOCK_NONBLOCK: u64 = 0o4000;
-const SOCK_CLOEXEC: u64 = 0o2000000;
-const MSG_PEEK: u64 = 0x2;
-const MSG_TRUNC: u64 = 0x20;
-const MSG_DONTWAIT: u64 = 0x40;
-const SOL_SOCKET: u64 = 1;
 const SOL_NETLINK: u64 = 270;
-const SO_TYPE: u64 = 3;
-const SO_ERROR: u64 = 4;
-const SO_SNDBUF: u64 = 7;
-const SO_RCVBUF: u64 = 8;
-const SO_PROTOCOL: u64 = 38;
-const SO_DOMAIN: u64 = 39;
 /// Most bytes one send takes (Linux: the send buffer).
 const MAX_SEND: u64 = 32768;
 /// The buffer sizes reported.
@@ -192,11 +183,7 @@ fn getsockopt(level: u64, name: u64, val: u64, lenp: u64) -> LxResult {
         SO_SNDBUF | SO_RCVBUF => BUFFER,
         _ => return Err(ENOPROTOOPT),
     };
-    let room: u32 = uaccess::get(lenp)?;
-    let n = (room as usize).min(4);
-    uaccess::write(val, &v.to_ne_bytes()[..n])?;
-    uaccess::put(lenp, n as u32)?;
-    Ok(0)
+    super::inet::put_opt(val, lenp, &v.to_ne_bytes())
 }
 
 /// The netlink options programs set (memberships, acknowledgement and

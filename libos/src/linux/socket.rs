@@ -15,28 +15,28 @@ use crate::uaccess;
 use alloc::vec::Vec;
 
 const AF_UNIX: u16 = 1;
-const SOCK_NONBLOCK: u64 = 0o4000;
-const SOCK_CLOEXEC: u64 = 0o2000000;
-const TYPE_MASK: u64 = 0xf;
+pub const SOCK_NONBLOCK: u64 = 0o4000;
+pub const SOCK_CLOEXEC: u64 = 0o2000000;
+pub const TYPE_MASK: u64 = 0xf;
 const SOCK_RAW: u32 = 3;
 
 const MSG_OOB: u64 = 0x1;
-const MSG_PEEK: u64 = 0x2;
+pub const MSG_PEEK: u64 = 0x2;
 const MSG_CTRUNC: u32 = 0x8;
-const MSG_TRUNC: u64 = 0x20;
-const MSG_DONTWAIT: u64 = 0x40;
+pub const MSG_TRUNC: u64 = 0x20;
+pub const MSG_DONTWAIT: u64 = 0x40;
 const MSG_NOSIGNAL: u64 = 0x4000;
 const MSG_CMSG_CLOEXEC: u64 = 0x4000_0000;
 
-const SOL_SOCKET: u64 = 1;
+pub const SOL_SOCKET: u64 = 1;
 const SCM_RIGHTS: u32 = 1;
-const SO_TYPE: u64 = 3;
-const SO_ERROR: u64 = 4;
-const SO_SNDBUF: u64 = 7;
-const SO_RCVBUF: u64 = 8;
+pub const SO_TYPE: u64 = 3;
+pub const SO_ERROR: u64 = 4;
+pub const SO_SNDBUF: u64 = 7;
+pub const SO_RCVBUF: u64 = 8;
 const SO_PEERCRED: u64 = 17;
-const SO_PROTOCOL: u64 = 38;
-const SO_DOMAIN: u64 = 39;
+pub const SO_PROTOCOL: u64 = 38;
+pub const SO_DOMAIN: u64 = 39;
 
 /// Bytes of a `struct cmsghdr` (len, level, type).
 const CMSG_HDR: usize = 16;
@@ -234,11 +234,7 @@ pub fn getsockopt(fdn: i64, level: u64, name: u64, val: u64, lenp: u64) -> LxRes
         SO_SNDBUF | SO_RCVBUF => crate::obj::pipe::CAPACITY as i32,
         _ => return Err(ENOPROTOOPT),
     };
-    let room: u32 = uaccess::get(lenp)?;
-    let n = (room as usize).min(4);
-    uaccess::write(val, &v.to_ne_bytes()[..n])?;
-    uaccess::put(lenp, n as u32)?;
-    Ok(0)
+    super::inet::put_opt(val, lenp, &v.to_ne_bytes())
 }
 
 /// setsockopt: the socket must be one; options are taken and ignored

@@ -9,7 +9,6 @@
 use super::flags::{NONBLOCK, RDWR};
 use super::{no_seek, File, Handle, Kind, Ops, POLLIN, POLLOUT};
 use crate::errno::{Errno, EAGAIN, ENOBUFS};
-use crate::fs::{Stat, S_IFSOCK};
 use crate::net::rtnetlink::{self, Reply};
 use alloc::vec::Vec;
 
@@ -31,7 +30,7 @@ pub struct Netlink {
     queued: u64,
 }
 
-pub static OPS: Ops = Ops { read, write, seek: no_seek, stat, ioctl, close };
+pub static OPS: Ops = Ops { read, write, seek: no_seek, stat: super::socket_stat, ioctl, close };
 
 /// A new route netlink socket with status flags `flags` (`NONBLOCK`).
 pub fn create(flags: u32) -> Result<Handle<File>, Errno> {
@@ -140,13 +139,6 @@ fn write(f: &mut File, buf: &[u8]) -> Result<usize, Errno> {
 /// The interface requests, as on any socket.
 fn ioctl(_: &mut File, req: u64, arg: u64) -> Result<usize, Errno> {
     crate::net::ifreq::ioctl(req, arg).map(|()| 0)
-}
-
-fn stat(f: &File, st: &mut Stat) -> Result<(), Errno> {
-    st.mode = S_IFSOCK | 0o777;
-    st.ino = f.obj.addr() % 1_000_000_007;
-    st.blksize = 4096;
-    Ok(())
 }
 
 fn close(f: &mut File) {

@@ -27,7 +27,7 @@ use crate::errno::Errno;
 use crate::errno::{
     EAGAIN, ECONNREFUSED, EINVAL, EISCONN, EMSGSIZE, ENOMEM, ENOTCONN, EOPNOTSUPP, EPIPE, EPROTOTYPE,
 };
-use crate::fs::{node, Ino, Stat, S_IFMT, S_IFSOCK};
+use crate::fs::{node, Ino, S_IFMT, S_IFSOCK};
 use crate::obj::Handle;
 use crate::predicate::{WANT_READ, WANT_WRITE};
 use crate::shared;
@@ -134,7 +134,7 @@ pub struct Socket {
 /// passed to it is not theirs to receive).
 const HOLDERS: usize = 8;
 
-pub static OPS: Ops = Ops { read, write, seek: no_seek, stat, ioctl, close };
+pub static OPS: Ops = Ops { read, write, seek: no_seek, stat: super::socket_stat, ioctl, close };
 
 /// `FIONREAD` on a connected stream socket: the bytes waiting (datagram
 /// and packet sockets do not answer it here); the interface requests, as
@@ -940,13 +940,6 @@ pub fn stamp(f: &File) -> u64 {
     // SAFETY: as above.
     let tx = if s.tx.is_null() { 0 } else { pipe::stamp(unsafe { &*s.tx }) };
     rx.wrapping_add(tx.rotate_left(32))
-}
-
-fn stat(f: &File, st: &mut Stat) -> Result<(), Errno> {
-    st.mode = S_IFSOCK | 0o777;
-    st.ino = f.obj.addr() % 1_000_000_007;
-    st.blksize = 4096;
-    Ok(())
 }
 
 fn close(f: &mut File) {
