@@ -55,12 +55,11 @@ fn list(n: &Inode) -> *mut u64 {
 
 /// How many entries the list has room for.
 fn room(n: &Inode) -> u64 {
-    // SAFETY: a list's first word is its room.
     if n.data.is_null() {
-        0
-    } else {
-        unsafe { *list(n) }
+        return 0;
     }
+    // SAFETY: a list's first word is its room.
+    unsafe { *list(n) }
 }
 
 /// Entry `i` of the list (below `count`).
