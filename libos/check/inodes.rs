@@ -16,6 +16,9 @@ mod node;
 #[path = "../src/fs/pages.rs"]
 mod pages;
 
+#[path = "../src/fs/inode.rs"]
+mod inode;
+
 use node::Ino;
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 

@@ -33,7 +33,19 @@ const LAYERS: &[(&str, &[&str])] = &[
     // The file system in the arena (`/proc` is registered from above).
     (
         "fs",
-        &["fs", "fs/node", "fs/dir", "fs/path", "fs/stat", "fs/mount", "fs/sysfs", "fs/xnclient", "fs/perm"],
+        &[
+            "fs",
+            "fs/inode",
+            "fs/node",
+            "fs/pages",
+            "fs/dir",
+            "fs/path",
+            "fs/stat",
+            "fs/mount",
+            "fs/sysfs",
+            "fs/xnclient",
+            "fs/perm",
+        ],
     ),
     // The program's memory, and reaching it from the library.
     ("memory", &["vm", "uaccess", "filemap"]),

@@ -120,22 +120,6 @@ pub fn fault(va: u64) -> Option<bool> {
     if vm::pte(page).is_some() {
         return None;
     }
-    // The file and its pages are looked at with the lock held (a process
-    // with one thread takes page faults without it), and with the arena
-    // mapped as far as any process has grown it.
-    if crate::lock::held() {
-        return fault_locked(m, page);
-    }
-    crate::lock::acquire();
-    let r = fault_locked(m, page);
-    crate::lock::release();
-    r
-}
-
-fn fault_locked(m: Map, page: u64) -> Option<bool> {
-    if vm::pte(page).is_some() {
-        return Some(true);
-    }
     let n = node::get(m.ino);
     if page >= m.covered_end(n.size) {
         return Some(false);

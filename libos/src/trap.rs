@@ -239,7 +239,7 @@ fn fault(f: &mut ExceptionFrame) {
             // lacks the right to run) would fault again for ever.
             let fetch = f.error_code & abi::exception::pf::FETCH != 0;
             let region = crate::vm::find(f.fault_addr);
-            match crate::filemap::fault(f.fault_addr) {
+            match file_fault(f.fault_addr) {
                 Some(true) => return,
                 Some(false) => return fault_signal(f, SIGBUS, BUS_ADRERR, f.fault_addr),
                 None => {}
@@ -261,6 +261,20 @@ fn fault(f: &mut ExceptionFrame) {
         vector::BREAKPOINT | vector::DEBUG => fault_signal(f, SIGTRAP, 1, f.regs.rip),
         _ => fault_signal(f, SIGSEGV, 0x80, 0),
     }
+}
+
+/// A fault in a file mapping (`filemap::fault`), looked at with the lock
+/// held (a process with one thread takes page faults without it): the
+/// file, its pages, and the arena mapped as far as any process has grown
+/// it.
+fn file_fault(va: u64) -> Option<bool> {
+    if crate::lock::held() {
+        return crate::filemap::fault(va);
+    }
+    crate::lock::acquire();
+    let r = crate::filemap::fault(va);
+    crate::lock::release();
+    r
 }
 
 /// A signal the program's own fault raised: its handler runs (with

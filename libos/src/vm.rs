@@ -239,18 +239,22 @@ pub fn add_shared_file(start: u64, end: u64, ino: crate::fs::Ino, off: u64, writ
 }
 
 /// Maps at `va` (in a shared file mapping) the file's own page there,
-/// with the region's rights (writable now if it may write the file). The
-/// caller knows the file covers the page. Every process maps the arena's
-/// frames by the arena's capability.
+/// with the region's rights (writable now if it may write the file); false
+/// if the file does not reach the page (SIGBUS, or EFAULT for a call).
+/// Every process maps the arena's frames by the arena's capability.
 pub fn map_file_page(va: u64) -> bool {
     let (Some(m), Some(r)) = (shared_file(va), find(va)) else {
         return false;
     };
     let va = page_down(va);
     let n = crate::fs::node::get(m.ino);
+    let at = m.off + (va - m.start);
+    if at >= crate::layout::page_up(n.size) {
+        return false;
+    }
     // The list is in the arena, which any process can write: a page must
     // be one of the arena's mapped here, never lxrt's own memory.
-    let page = crate::fs::pages::page(&n, (m.off + (va - m.start)) / PAGE)
+    let page = crate::fs::pages::page(&n, at / PAGE)
         .filter(|&a| a.is_multiple_of(PAGE) && crate::shared::holds::<[u8; PAGE as usize]>(a));
     let Some(f) = page.and_then(pte) else {
         return false;
@@ -576,7 +580,7 @@ pub fn touch(va: u64, write: bool) -> bool {
     // write the file, else a write copies it).
     if let Some(m) = shared_file(va) {
         match p {
-            None => return crate::filemap::fault(va) == Some(true),
+            None => return map_file_page(va),
             Some(_) if m.write => return map_file_page(va),
             Some(_) => {}
         }

@@ -11,6 +11,7 @@ pub mod boot;
 pub mod devfs;
 pub mod dir;
 pub mod disk;
+pub mod inode;
 pub mod mount;
 pub mod node;
 pub mod pages;

@@ -6,8 +6,6 @@ use crate::errno::{EFBIG, ENOSPC, ETXTBSY};
 use crate::scoped::Scoped;
 use crate::shared;
 
-pub type Ino = u32;
-
 /// The inode table's size follows the arena's: one inode per 8 KiB of
 /// it, at least 8,192 (what a 512 MiB machine's 64 MiB arena has). A
 /// bigger machine holds more files: the I/O-intensive workload's two
@@ -20,47 +18,7 @@ fn table_size() -> u32 {
     u32::try_from(shared::usage().0 / ARENA_PER_INODE).unwrap_or(u32::MAX).max(MIN_INODES)
 }
 
-/// Plain data: readers get a copy (`get`), writers a scoped borrow (`update`).
-#[repr(C)]
-#[derive(Clone, Copy)]
-pub struct Inode {
-    pub mode: u32,
-    pub nlink: u32,
-    /// Open file descriptions naming this inode (it stays until both are 0).
-    pub opens: u32,
-    /// A directory's parent; the free-list link while free.
-    pub parent: Ino,
-    pub size: u64,
-    /// The bytes `data` has room for (a paged file: its pages' bytes).
-    pub cap: u64,
-    /// The bytes; a paged file's list of pages (`pages`).
-    pub data: *mut u8,
-    /// Last modification of the data, last access (set only by `utimensat`:
-    /// reads do not change it, as with `noatime`), last change of the
-    /// inode (data, mode, owner, links), in nanoseconds since 1970.
-    pub mtime_ns: u64,
-    pub atime_ns: u64,
-    pub ctime_ns: u64,
-    /// Owner and group (kept and shown; every process is root).
-    pub uid: u32,
-    pub gid: u32,
-    /// A device node's number (`stat::dev`: major and minor).
-    pub rdev: u32,
-    /// Shared mappings of the file's pages, in all processes.
-    pub maps: u32,
-    /// The C-FFS inode this one mirrors under `/data` (`disk`), 0 for none.
-    pub disk: u64,
-    /// The file system it belongs to (`FS_*`): its device number in `stat`
-    /// and its type in `statfs`.
-    pub fs: u8,
-    /// `data` points into the read-only boot archive.
-    pub borrowed: bool,
-    /// The data changed since it was last written to the disk.
-    pub dirty: bool,
-    /// `data` is a list of pages that never move (`pages`): the file is
-    /// or was mapped shared.
-    pub paged: bool,
-}
+pub use super::inode::{Ino, Inode};
 
 /// The file systems the one tree holds: the root's, `/proc`, `/sys`, and
 /// the device nodes of `/dev`.

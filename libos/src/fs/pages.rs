@@ -18,7 +18,7 @@
 //! room, then an entry per page (their number is `cap` / 4096), each a
 //! page's address with `HEAD` set on the first page of its run.
 
-use super::node::Inode;
+use super::inode::Inode;
 use crate::errno::{Errno, EFBIG, ENOSPC};
 use crate::layout::{page_up, PAGE};
 use crate::shared;

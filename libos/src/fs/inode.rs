@@ -1,0 +1,47 @@
+//! The inode: one file's record in the inode table (`node`), in the
+//! shared arena.
+
+/// An inode's number in the table.
+pub type Ino = u32;
+
+/// Plain data: readers get a copy (`get`), writers a scoped borrow (`update`).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct Inode {
+    pub mode: u32,
+    pub nlink: u32,
+    /// Open file descriptions naming this inode (it stays until both are 0).
+    pub opens: u32,
+    /// A directory's parent; the free-list link while free.
+    pub parent: Ino,
+    pub size: u64,
+    /// The bytes `data` has room for (a paged file: its pages' bytes).
+    pub cap: u64,
+    /// The bytes; a paged file's list of pages (`pages`).
+    pub data: *mut u8,
+    /// Last modification of the data, last access (set only by `utimensat`:
+    /// reads do not change it, as with `noatime`), last change of the
+    /// inode (data, mode, owner, links), in nanoseconds since 1970.
+    pub mtime_ns: u64,
+    pub atime_ns: u64,
+    pub ctime_ns: u64,
+    /// Owner and group (kept and shown; every process is root).
+    pub uid: u32,
+    pub gid: u32,
+    /// A device node's number (`stat::dev`: major and minor).
+    pub rdev: u32,
+    /// Shared mappings of the file's pages, in all processes.
+    pub maps: u32,
+    /// The C-FFS inode this one mirrors under `/data` (`disk`), 0 for none.
+    pub disk: u64,
+    /// The file system it belongs to (`FS_*`): its device number in `stat`
+    /// and its type in `statfs`.
+    pub fs: u8,
+    /// `data` points into the read-only boot archive.
+    pub borrowed: bool,
+    /// The data changed since it was last written to the disk.
+    pub dirty: bool,
+    /// `data` is a list of pages that never move (`pages`): the file is
+    /// or was mapped shared.
+    pub paged: bool,
+}
