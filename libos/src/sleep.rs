@@ -64,4 +64,6 @@ pub fn sleep_on(rings: Option<([(u64, u64); MAX_RINGS], usize)>, until: Option<u
     lock::release();
     let _ = sys::sleep(id, clock.ticks + ticks);
     lock::reacquire();
+    // An idle system's changes still reach the disk (`fs::disk::expire`).
+    crate::fs::disk::expire();
 }

@@ -252,6 +252,14 @@ pub fn xn_copy(k: &mut Kernel, Args([p, dst, src, count, cred, ..]): Args) -> Re
     k.xn.call(&mut k.mem, &[], |xn| xn.copy(who, c, parent(p), dst, src, count)).map(|_| 0)
 }
 
+pub fn xn_dirty(k: &mut Kernel, Args([start, count, ..]): Args) -> Result<u64, Error> {
+    if count == 0 || count > x::MAX_RUN {
+        return Err(Error::BadLength);
+    }
+    let who = k.xn_who();
+    k.xn.call(&mut k.mem, &[], |xn| xn.mark_dirty(who, start, count)).map(|_| 0)
+}
+
 pub fn xn_flush(k: &mut Kernel, _: Args) -> Result<u64, Error> {
     k.xn.call(&mut k.mem, &[], |xn| xn.flush()).map(|_| 0)
 }

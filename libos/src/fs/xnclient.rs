@@ -177,6 +177,27 @@ impl SysXn {
         Ok(())
     }
 
+    /// Tells XN which data blocks this process stored into since it last
+    /// said (`xn_dirty`): they become dirty in the registry, so whoever
+    /// writes back next (a `sync`, the periodic write-back, after this
+    /// process has gone too) finds them. One call per run of blocks.
+    pub fn publish(&mut self) -> Result<(), xn::Error> {
+        let blocks: Vec<u64> = self.stored.iter().copied().collect();
+        let mut i = 0;
+        while i < blocks.len() {
+            let mut n = 1;
+            while i + n < blocks.len() && blocks[i + n] == blocks[i] + n as u64 && (n as u64) < x::MAX_RUN {
+                n += 1;
+            }
+            k::dirty(blocks[i], n as u64).map_err(from_abi)?;
+            for b in &blocks[i..i + n] {
+                self.stored.remove(b);
+            }
+            i += n;
+        }
+        Ok(())
+    }
+
     /// Forgets the mappings of blocks no longer cached in the frame they
     /// were (freed by a change: XN frees whole subtrees).
     fn unmap_gone(&mut self) {
