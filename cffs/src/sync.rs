@@ -126,6 +126,12 @@ impl<C: XnClient> Fs<C> {
         self.durable(&blocks)
     }
 
+    /// Whether inode `ino` is where this library last saw it (no scan:
+    /// `stat` of a directory counts its subdirectories).
+    pub fn exists(&mut self, ino: u64) -> bool {
+        self.load(ino).is_ok()
+    }
+
     pub fn stat(&mut self, ino: u64) -> Result<Stat> {
         let (loc, inode) = self.load(ino)?;
         let map = self.map(loc, &inode)?;

@@ -129,6 +129,9 @@ pub fn xn_install(k: &mut Kernel, Args([specs, n, cred, ..]): Args) -> Result<u6
     if let Err(Error::BadTemplate) = r {
         kprintln!("xn: env {:#x}'s templates refused", k.xn_who());
     }
+    if r.is_ok() {
+        k.xn.compile_new(&mut k.mem);
+    }
     r.map(u64::from)
 }
 

@@ -111,7 +111,7 @@ fn disk_path(d: Ino) -> Option<Vec<u8>> {
 /// checked, or found again by its path (another process moved it).
 fn disk_dir(fs: &mut Fs<SysXn>, d: Ino) -> Result<u64, CfsErrno> {
     let ino = node::get(d).disk;
-    if fs.stat(ino).is_ok() {
+    if fs.exists(ino) {
         return Ok(ino);
     }
     let p = disk_path(d).ok_or(CfsErrno::NoEnt)?;
@@ -122,7 +122,7 @@ fn disk_dir(fs: &mut Fs<SysXn>, d: Ino) -> Result<u64, CfsErrno> {
 /// `i`, checked, or found again by one of its paths (this process never
 /// met it: a child writing or syncing a file another process made).
 fn disk_file(fs: &mut Fs<SysXn>, ino: Ino, i: u64) -> Result<u64, CfsErrno> {
-    if fs.stat(i).is_ok() {
+    if fs.exists(i) {
         return Ok(i);
     }
     let top = dir::lookup(ROOT, NAME).ok_or(CfsErrno::NoEnt)?;
