@@ -12,7 +12,17 @@ write)
 	mv /data/old /data/new
 	seq 1 20000 > /data/big
 	echo "appended" >> /data/f
+	# The disk's request counts (lxrt's /sys/block/vda/stat, Linux's
+	# columns: 5 writes, 7 sectors written, 16 flushes) grow with a sync.
+	set -- $(cat /sys/block/vda/stat)
+	w=$5 s=$7 f=${16}
 	sync
+	set -- $(cat /sys/block/vda/stat)
+	if [ "$5" -gt "$w" ] && [ "$7" -gt "$s" ] && [ "${16}" -gt "$f" ]; then
+		echo "stat: the sync's writes and flushes counted"
+	else
+		echo "stat: /sys/block/vda/stat did not count the sync: $*"
+	fi
 	# Closed only: the periodic write-back (30 s after the first change
 	# since the last one) puts it on the disk while the shell sleeps.
 	echo "closed, written back" > /data/last

@@ -169,7 +169,11 @@ fn data_test(img: &Image) -> Result<BootTest, String> {
     );
     let mut write = boot(
         "write",
-        &["lxrt: /data is C-FFS on the XN disk (0 names)", "data: written"],
+        &[
+            "lxrt: /data is C-FFS on the XN disk (0 names)",
+            "stat: the sync's writes and flushes counted",
+            "data: written",
+        ],
         Some(Box::new(read)),
     );
     write.fsck = Some(image);
