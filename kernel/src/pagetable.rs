@@ -507,6 +507,13 @@ mod tests {
         }
     }
 
+    /// A frame allocator handing out frames `next + 1`, `next + 2`, ...
+    fn frames_from(next: &mut u64) -> impl FnMut() -> Result<Frame, Error> + '_ {
+        move || {
+            *next += 1;
+            Ok(Frame::new(*next))
+        }
+    }
     #[test]
     fn pieces_stay_inside_one_leaf_table_on_both_sides() {
         for (src, dst, pages) in
@@ -530,11 +537,7 @@ mod tests {
         let pml4 = m.alloc();
         let vas: Vec<u64> = (0..1100u64).filter(|i| i % 7 != 3).map(|i| 0x3ff0_0000 + i * 0x1000).collect();
         for &va in &vas {
-            let mut alloc = || {
-                *next += 1;
-                Ok(Frame::new(*next))
-            };
-            map(m, pml4, va, (va >> 12) << 12 | PRESENT | WRITABLE, &mut alloc).unwrap();
+            map(m, pml4, va, (va >> 12) << 12 | PRESENT | WRITABLE, &mut frames_from(next)).unwrap();
         }
         (pml4, vas)
     }
@@ -551,17 +554,13 @@ mod tests {
             let (to, want) = (m.alloc(), m.alloc());
             let (src, pages) = (0x3ff0_0000u64, 1100u64);
             let dst = src + delta;
-            let mut alloc = || {
-                next += 1;
-                Ok(Frame::new(next))
-            };
             let lone = dst + pages * PAGE + 0x1000;
-            map(&mut m, to, lone, 8 << 12 | PRESENT, &mut alloc).unwrap();
-            map(&mut m, want, lone, 8 << 12 | PRESENT, &mut alloc).unwrap();
+            map(&mut m, to, lone, 8 << 12 | PRESENT, &mut frames_from(&mut next)).unwrap();
+            map(&mut m, want, lone, 8 << 12 | PRESENT, &mut frames_from(&mut next)).unwrap();
             // A page of the range mapped already: the check refuses. Once
             // it is gone its table stays, so fewer tables are missing.
             let taken = dst + 0x20_3000;
-            map(&mut m, to, taken, 7 << 12 | PRESENT, &mut alloc).unwrap();
+            map(&mut m, to, taken, 7 << 12 | PRESENT, &mut frames_from(&mut next)).unwrap();
             let r = check_copy(&mut m, (from, src), (to, dst), pages, &mut |_| Ok(()));
             assert_eq!(r, Err(Error::AlreadyMapped), "delta {delta:#x}");
             unmap(&mut m, to, taken).unwrap();
@@ -582,11 +581,8 @@ mod tests {
             assert_eq!(ctx.1, entries, "every entry counted once");
             next = ctx.0;
             for &va in &vas {
-                let mut alloc = || {
-                    next += 1;
-                    Ok(Frame::new(next))
-                };
-                map(&mut m, want, va + delta, (va >> 12) << 12 | PRESENT, &mut alloc).unwrap();
+                map(&mut m, want, va + delta, (va >> 12) << 12 | PRESENT, &mut frames_from(&mut next))
+                    .unwrap();
             }
             for i in 0..pages + 2 {
                 let va = dst + i * PAGE;
@@ -629,20 +625,14 @@ mod tests {
             let pml4 = m.alloc();
             let mut next = 1000u64;
             for &va in premapped {
-                let mut alloc = || {
-                    next += 1;
-                    Ok(Frame::new(next))
-                };
+                let mut alloc = frames_from(&mut next);
                 map(&mut m, pml4, va, 7 << 12 | PRESENT, &mut alloc).unwrap();
             }
             let vas = (0..pages).map(|i| start + i * 4096).filter(|va| !premapped.contains(va));
             let want = tables_missing(&mut m, pml4, vas.clone());
             let before = next;
             for va in vas {
-                let mut alloc = || {
-                    next += 1;
-                    Ok(Frame::new(next))
-                };
+                let mut alloc = frames_from(&mut next);
                 map(&mut m, pml4, va, 9 << 12 | PRESENT, &mut alloc).unwrap();
             }
             assert_eq!(want, next - before, "range {start:#x} + {pages} pages");
@@ -687,10 +677,7 @@ mod tests {
         let mut m = Mem { next: 100, ..Mem::default() };
         let pml4 = m.alloc();
         let mut next = 200u64;
-        let mut alloc = || {
-            next += 1;
-            Ok(Frame::new(next))
-        };
+        let mut alloc = frames_from(&mut next);
         let va = 0x7f12_3456_7000;
         map(&mut m, pml4, va, 42 << 12 | PRESENT | USER, &mut alloc).unwrap();
         assert_eq!(m.pages.len(), 4, "the PML4 and three intermediate tables");
@@ -761,10 +748,6 @@ mod tests {
         let mut m = Mem::default();
         let pml4 = Frame::new(1);
         let mut next = 10u64;
-        let mut alloc = || {
-            next += 1;
-            Ok(Frame::new(next))
-        };
         let leaf = |n: u64| (5000 + n) << 12 | PRESENT;
         // Single pages at the edges of chunks and tables, at every level.
         let singles = [
@@ -777,7 +760,7 @@ mod tests {
             200 << 39 | 0x20_0000,
         ];
         for (n, va) in singles.into_iter().enumerate() {
-            map(&mut m, pml4, va, leaf(n as u64), &mut alloc).unwrap();
+            map(&mut m, pml4, va, leaf(n as u64), &mut frames_from(&mut next)).unwrap();
         }
         // A copy and a fill across leaf tables, into tables made for them
         // and into one that exists.
@@ -831,10 +814,7 @@ mod tests {
         let mut m = Mem::default();
         let pml4 = Frame::new(1);
         let mut next = 10u64;
-        let mut alloc = || {
-            next += 1;
-            Ok(Frame::new(next))
-        };
+        let mut alloc = frames_from(&mut next);
         for i in 0..3u64 {
             map(&mut m, pml4, 0x40_0000 + i * 0x1000, (50 + i) << 12 | PRESENT, &mut alloc).unwrap();
         }
@@ -860,10 +840,7 @@ mod tests {
         let mut m = Mem::default();
         let pml4 = Frame::new(1);
         let mut next = 10u64;
-        let mut alloc = || {
-            next += 1;
-            Ok(Frame::new(next))
-        };
+        let mut alloc = frames_from(&mut next);
         // Slots at a group's edges, in the last (short) group, and past it.
         for slot in [7u64, 8, 248, 253, 254] {
             map(&mut m, pml4, slot << 39, (1000 + slot) << 12 | PRESENT, &mut alloc).unwrap();
@@ -880,10 +857,7 @@ mod tests {
     fn leaves_are_visited_with_their_addresses_and_can_be_cleared() {
         let mut m = Mem::default();
         let mut next = 10u64;
-        let mut alloc = || {
-            next += 1;
-            Ok(Frame::new(next))
-        };
+        let mut alloc = frames_from(&mut next);
         let vas = [0x40_0000u64, 0x40_1000, 0x7f_0000_0000, 0x1234_5678_9000];
         for (i, va) in vas.iter().enumerate() {
             map(&mut m, Frame::new(1), *va, (100 + i as u64) << 12 | PRESENT, &mut alloc).unwrap();

@@ -216,6 +216,13 @@ pub fn recv(f: &File, buf: &mut [u8], nonblock: bool, peek: bool) -> Result<unix
     retry(ptr, POLLIN, nonblock, || unix::recv(f, buf, nonblock, peek))
 }
 
+/// Receives a datagram from netlink socket `f` (`netlink::recv`), waiting
+/// for one unless `nonblock` or the socket is nonblocking.
+pub fn netlink_recv(f: &File, nonblock: bool, peek: bool) -> Result<alloc::vec::Vec<u8>, Errno> {
+    let nonblock = nonblock || !blocks(f);
+    retry(f.handle(), POLLIN, nonblock, || obj::netlink::recv(f, peek))
+}
+
 /// Sends `data` with descriptors `files` on socket `f` (`unix::send`):
 /// a stream's bytes all, unless a signal comes first or `nonblock`; a
 /// message whole. The files' references pass with the first bytes that go,
@@ -224,6 +231,7 @@ pub fn recv(f: &File, buf: &mut [u8], nonblock: bool, peek: bool) -> Result<unix
 pub fn send(
     f: &File,
     data: &[u8],
+    to: Option<crate::fs::Ino>,
     mut files: Vec<Handle<File>>,
     nonblock: bool,
     sigpipe: bool,
@@ -233,7 +241,7 @@ pub fn send(
     let mut done = 0;
     let mut yielded = false;
     let r = loop {
-        match unix::send(f, &data[done..], &mut files, nonblock) {
+        match unix::send(f, &data[done..], to, &mut files, nonblock) {
             Ok(n) => {
                 done += n;
                 if done == data.len() || n == 0 || nonblock || unix::kind(f) != unix::STREAM {
@@ -243,8 +251,8 @@ pub fn send(
             }
             Err(EAGAIN) if !nonblock => {}
             Err(e) => {
-                // A datagram's peer gone is ECONNREFUSED, raising it too.
-                if sigpipe && (e == EPIPE || e == crate::errno::ECONNREFUSED) {
+                // Linux raises it for stream and packet sockets only.
+                if sigpipe && e == EPIPE && unix::kind(f) != unix::DGRAM {
                     deliver::raise_self(signal::SIGPIPE);
                 }
                 break if done > 0 { Ok(done) } else { Err(e) };

@@ -25,6 +25,7 @@ pub fn init(personality: trap::Personality) -> Result<(), &'static str> {
     fs::mount::mount(&fs::sysfs::BLOCK);
     obj::console::create().map_err(|_| "no memory")?;
     obj::ldisc::set_jobs(&proc::kill::JOBS);
+    obj::dnotify::set_sender(proc::kill::to_env);
     obj::signalfd::set_signals(&proc::deliver::SIGNALFD);
     crate::futex::create().map_err(|_| "no memory")?;
     crate::locks::create().map_err(|_| "no memory")?;

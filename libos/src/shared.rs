@@ -106,7 +106,7 @@ static MAPPED: Word<u64> = Word::new(SHARED);
 static END: Word<u64> = Word::new(SHARED);
 
 /// Slots for objects of the modules above (`Root`).
-const ROOTS: usize = 9;
+const ROOTS: usize = 10;
 
 /// An object of a module above that every process finds from the arena's
 /// header (the file system's anchor, the terminal, the futex waiters): the

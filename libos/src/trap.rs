@@ -9,9 +9,10 @@
 //! leaves by (on the running thread's `entry::Block`): the one piece of the
 //! library's bottom that calls its top, by symbol.
 
-use crate::entry;
+use crate::entry::{self, Local};
 use crate::word::Word;
 use abi::exception::{vector, ExceptionFrame, Regs};
+use core::cell::Cell;
 
 use crate::proc::signal::{SIGBUS, SIGFPE, SIGILL, SIGSEGV, SIGTRAP};
 
@@ -77,7 +78,12 @@ user::exception_asm!(
 
 /// Handles the event; false asks for the resume through the IRETQ record.
 extern "C" fn dispatch(frame: &mut ExceptionFrame) -> bool {
-    handle(frame);
+    // Reflected calls, the common case, first and with no frame to set up.
+    if frame.vector == vector::SYSCALL {
+        (PERSONALITY.get())(frame);
+        return resume_after_call(frame);
+    }
+    other(frame);
     prepare_resume(frame)
 }
 
@@ -99,6 +105,32 @@ pub fn prepare_resume(frame: &ExceptionFrame) -> bool {
     }
     prepare_record(at)
 }
+
+/// `prepare_resume` after a reflected call, the common event: a program
+/// making calls keeps its stack where it was, so the look is remembered.
+/// When this thread last found the record's page writable and no call
+/// since could have taken a right from a page (`sys::rights_taken`),
+/// nothing is walked.
+fn resume_after_call(frame: &ExceptionFrame) -> bool {
+    let at = frame.regs.rsp.wrapping_sub(144);
+    let page = at & !(crate::layout::PAGE - 1);
+    let checked = CHECKED.get();
+    let taken = user::sys::rights_taken();
+    if checked.get() == (page, taken) && page == (at + 15) & !(crate::layout::PAGE - 1) {
+        return true;
+    }
+    let ok = prepare_resume(frame);
+    if ok {
+        checked.set((page, taken));
+    }
+    ok
+}
+
+/// The page this thread last found its resume record's page writable in,
+/// and `sys::rights_taken` then.
+// SAFETY: a `Cell` of integers is valid all zero (never a match: the
+// count starts at 1); the part above the threads' own.
+const CHECKED: Local<Cell<(u64, u64)>> = unsafe { Local::after(crate::proc::thread::LOCAL.end()) };
 
 /// `prepare_resume`'s rare case, out of line so that the common one saves
 /// no registers.
@@ -165,14 +197,6 @@ pub fn set_personality(p: Personality) {
 /// Installs (or, with `None`, removes) this process's own fault handler.
 pub fn set_fault_handler(h: Option<FaultHandler>) {
     FAULT_HANDLER.set(h);
-}
-
-pub fn handle(f: &mut ExceptionFrame) {
-    // Reflected calls, the common case, first and with no frame to set up.
-    if f.vector == vector::SYSCALL {
-        return (PERSONALITY.get())(f);
-    }
-    other(f);
 }
 
 /// Every exception but a reflected call.

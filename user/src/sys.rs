@@ -4,6 +4,27 @@ use abi::exception::Regs;
 use abi::syscall::{self as sc, CRED_SELF, ENV_SELF, NO_GUARD};
 use abi::Error;
 use core::arch::asm;
+use core::sync::atomic::{AtomicU64, Ordering};
+
+/// Counts the calls made by this environment that may take rights away
+/// from pages (protect, unmap, revoke), once before and once after each:
+/// a program that read the count, then found a page's rights, knows they
+/// still hold while the count has not moved. It starts at 1, so a zeroed
+/// record of a look never matches.
+static TAKEN: AtomicU64 = AtomicU64::new(1);
+
+/// The count of calls that may take rights from pages.
+#[inline]
+pub fn rights_taken() -> u64 {
+    TAKEN.load(Ordering::Acquire)
+}
+
+/// Marks a call that may take rights from pages; made before and after
+/// it, so that a look that read the count while it ran sees it move.
+#[inline(always)]
+fn taking() {
+    TAKEN.fetch_add(1, Ordering::AcqRel);
+}
 
 /// Makes system call `n`. The kernel changes only rax, rcx and r11
 /// (`abi::syscall`); a `PCT` that delivers a message changes its message
@@ -53,7 +74,8 @@ pub fn call1(n: u64, a: u64) -> i64 {
     r
 }
 
-pub(crate) fn result(r: i64) -> Result<u64, Error> {
+/// A raw call's result as the wrappers give it.
+pub fn result(r: i64) -> Result<u64, Error> {
     if r >= 0 {
         Ok(r as u64)
     } else {
@@ -111,11 +133,17 @@ pub fn cap_derive(slot: u64, rights: u64) -> Result<u64, Error> {
     result(call(sc::CAP_DERIVE, [slot, rights, 0, 0, 0, 0]))
 }
 pub fn cap_revoke(slot: u64) -> Result<u64, Error> {
-    result(call(sc::CAP_REVOKE, [slot, ENV_SELF, CRED_SELF, 0, 0, 0]))
+    taking();
+    let r = call(sc::CAP_REVOKE, [slot, ENV_SELF, CRED_SELF, 0, 0, 0]);
+    taking();
+    result(r)
 }
 /// Revokes the capability in another environment's `slot` (a loan made to it).
 pub fn cap_revoke_in(env: u64, slot: u64, cred: u64) -> Result<u64, Error> {
-    result(call(sc::CAP_REVOKE, [slot, env, cred, 0, 0, 0]))
+    taking();
+    let r = call(sc::CAP_REVOKE, [slot, env, cred, 0, 0, 0]);
+    taking();
+    result(r)
 }
 pub fn cap_grant(env: u64, slot: u64) -> Result<u64, Error> {
     result(call(sc::CAP_GRANT, [env, slot, CRED_SELF, 0, 0, 0]))
@@ -187,15 +215,24 @@ pub fn map_from_range(env: u64, va: u64, src: u64, pages: u64, flags: u64) -> Re
 }
 /// `protect` for `pages` consecutive pages; returns how many changed.
 pub fn protect_range(env: u64, va: u64, pages: u64, flags: u64) -> Result<u64, Error> {
-    result(call(sc::PROTECT_RANGE, [env, va, pages, flags, CRED_SELF, 0]))
+    taking();
+    let r = call(sc::PROTECT_RANGE, [env, va, pages, flags, CRED_SELF, 0]);
+    taking();
+    result(r)
 }
 pub fn unmap(env: u64, va: u64) -> Result<u64, Error> {
-    result(call(sc::UNMAP, [env, va, CRED_SELF, 0, 0, 0]))
+    taking();
+    let r = call(sc::UNMAP, [env, va, CRED_SELF, 0, 0, 0]);
+    taking();
+    result(r)
 }
 /// `unmap` for `pages` consecutive pages (holes skipped); returns how
 /// many were mapped.
 pub fn unmap_range(env: u64, va: u64, pages: u64) -> Result<u64, Error> {
-    result(call(sc::UNMAP_RANGE, [env, va, pages, CRED_SELF, 0, 0]))
+    taking();
+    let r = call(sc::UNMAP_RANGE, [env, va, pages, CRED_SELF, 0, 0]);
+    taking();
+    result(r)
 }
 /// `pages` new zeroed frames charged to `env`, mapped from `va` with
 /// `flags`.
@@ -203,7 +240,10 @@ pub fn map_fresh(env: u64, va: u64, pages: u64, flags: u64) -> Result<u64, Error
     result(call(sc::MAP_FRESH, [env, va, pages, flags, CRED_SELF, 0]))
 }
 pub fn protect(env: u64, va: u64, flags: u64) -> Result<u64, Error> {
-    result(call(sc::PROTECT, [env, va, flags, CRED_SELF, 0, 0]))
+    taking();
+    let r = call(sc::PROTECT, [env, va, flags, CRED_SELF, 0, 0]);
+    taking();
+    result(r)
 }
 pub fn env_create() -> Result<u64, Error> {
     result(call1(sc::ENV_CREATE, CRED_SELF))

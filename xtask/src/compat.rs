@@ -523,15 +523,11 @@ const WHY: &[(&str, &str)] = &[
         "skipped: the test's 4 GiB sparse file cannot be made (a file in memory is one block of the shared arena)",
     ),
     ("UDPLITE", "UDP-Lite (RFC 3828) is not in smoltcp, lxrt's TCP/IP stack: socket() is EPROTONOSUPPORT"),
-    ("UnixDatagramHandlerTest", UNIX_DGRAM),
-    ("UnixSysLogHandlerTest", UNIX_DGRAM),
-    ("test_fcntl_64_bit", "F_NOTIFY (dnotify) is not built: EINVAL"),
     (
         "test_shared_memory_across_processes",
         "a MAP_SHARED view of a file is a private copy written back at munmap until the one page cache is built \
          (issue 23): another process's stores are not seen",
     ),
-    ("testInterfaceNameIndex", "no netlink sockets: if_nameindex (glibc asks NETLINK_ROUTE) is EAFNOSUPPORT"),
     ("ProcessPoolForkserver", NAMED_SEMAPHORES),
     ("ProcessPoolSpawn", NAMED_SEMAPHORES),
     ("6Test.", IPV6),
@@ -545,10 +541,6 @@ const WHY: &[(&str, &str)] = &[
 const NAMED_SEMAPHORES: &str = "spawn and forkserver workers open the pool's POSIX semaphores by name (sem_open \
                                 maps the /dev/shm file): a MAP_SHARED view of a file is a private copy until the one \
                                 page cache (issue 23), so the counts part (\"released too many times\")";
-
-const UNIX_DGRAM: &str =
-    "connectionless Unix datagrams (sendto a bound path, connect to a datagram socket) are \
-                          not built: ECONNREFUSED";
 
 const IPV6: &str =
     "skipped: lxrt's network has no IPv6 (an AF_INET6 socket is EAFNOSUPPORT, so the test finds IPv6 \

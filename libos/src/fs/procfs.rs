@@ -238,7 +238,9 @@ fn describe(f: &crate::obj::File) -> Vec<u8> {
         Kind::TimerFd => b"anon_inode:[timerfd]",
         Kind::SignalFd => b"anon_inode:[signalfd]",
         Kind::PidFd => b"anon_inode:[pidfd]",
-        Kind::Socket | Kind::Inet => return text(format_args!("socket:[{}]", f.obj.addr() % 1_000_000_007)),
+        Kind::Socket | Kind::Inet | Kind::Netlink => {
+            return text(format_args!("socket:[{}]", f.obj.addr() % 1_000_000_007))
+        }
     };
     name.to_vec()
 }

@@ -524,6 +524,7 @@ const F_SETFL: u64 = 4;
 const F_DUPFD_CLOEXEC: u64 = 1030;
 const F_SETOWN: u64 = 8;
 const F_GETOWN: u64 = 9;
+const F_NOTIFY: u64 = 1026;
 const F_SETPIPE_SZ: u64 = 1031;
 const F_GETPIPE_SZ: u64 = 1032;
 
@@ -562,6 +563,16 @@ pub fn fcntl(fdn: i64, cmd: u64, arg: u64) -> LxResult {
             }
             let size = if cmd == F_GETPIPE_SZ { pipe::size(f) } else { pipe::set_size(f, arg as u32)? };
             Ok(size as i64)
+        }
+        F_NOTIFY => {
+            // SAFETY: the descriptor keeps the file live; no other reference to it here.
+            let f = unsafe { fd::file(&d) };
+            // Asking for nothing drops the mark, on any file; a mark needs
+            // a directory.
+            if arg as u32 & !crate::obj::dnotify::DN_MULTISHOT != 0 && f.kind != Kind::Dir {
+                return Err(ENOTDIR);
+            }
+            crate::obj::dnotify::mark(f, f.ino, arg as u32).map(|()| 0)
         }
         super::flock::F_GETLK
         | super::flock::F_SETLK

@@ -64,7 +64,7 @@ pub fn fstatfs(fdn: i64, buf: u64) -> crate::errno::LxResult {
     let f = unsafe { fd::file(&d) };
     let magic = match f.kind {
         Kind::PipeRead | Kind::PipeWrite => PIPEFS_MAGIC,
-        Kind::Socket | Kind::Inet => SOCKFS_MAGIC,
+        Kind::Socket | Kind::Inet | Kind::Netlink => SOCKFS_MAGIC,
         Kind::Epoll | Kind::EventFd | Kind::TimerFd | Kind::SignalFd | Kind::Inotify | Kind::PidFd => {
             ANON_INODE_FS_MAGIC
         }

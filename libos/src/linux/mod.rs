@@ -25,6 +25,7 @@ pub mod mem;
 pub mod memfd;
 pub mod misc;
 pub mod mknod;
+pub mod netlink;
 pub mod nr;
 pub mod pidfd;
 pub mod poll;
@@ -411,6 +412,15 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         SYS_TIMER_DELETE => ptimer::timer_delete(a[0]),
         SYS_TIMERFD_SETTIME => event::timerfd_settime(i(a[0]), a[1], a[2], a[3]),
         SYS_TIMERFD_GETTIME => event::timerfd_gettime(i(a[0]), a[1]),
+        SYS_SOCKET if a[0] == netlink::AF_NETLINK => netlink::socket(a[1], a[2]),
+        SYS_SOCKETPAIR if a[0] == netlink::AF_NETLINK => Err(crate::errno::EOPNOTSUPP),
+        SYS_BIND | SYS_LISTEN | SYS_CONNECT | SYS_ACCEPT | SYS_ACCEPT4 | SYS_GETSOCKNAME
+        | SYS_GETPEERNAME | SYS_SHUTDOWN | SYS_GETSOCKOPT | SYS_SETSOCKOPT | SYS_SENDMSG | SYS_RECVMSG
+        | SYS_SENDTO | SYS_RECVFROM
+            if netlink::sock(i(a[0])).is_some() =>
+        {
+            netlink::call(netlink::sock(i(a[0])).ok_or(crate::errno::EBADF)?, nr, &a)
+        }
         SYS_SOCKET => socket::socket(a[0], a[1], a[2]),
         SYS_SOCKETPAIR => socket::socketpair(a[0], a[1], a[2], a[3]),
         SYS_BIND => socket::bind(i(a[0]), a[1], a[2]),

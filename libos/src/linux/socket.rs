@@ -15,28 +15,28 @@ use crate::uaccess;
 use alloc::vec::Vec;
 
 const AF_UNIX: u16 = 1;
-const SOCK_NONBLOCK: u64 = 0o4000;
-const SOCK_CLOEXEC: u64 = 0o2000000;
-const TYPE_MASK: u64 = 0xf;
+pub const SOCK_NONBLOCK: u64 = 0o4000;
+pub const SOCK_CLOEXEC: u64 = 0o2000000;
+pub const TYPE_MASK: u64 = 0xf;
 const SOCK_RAW: u32 = 3;
 
 const MSG_OOB: u64 = 0x1;
-const MSG_PEEK: u64 = 0x2;
+pub const MSG_PEEK: u64 = 0x2;
 const MSG_CTRUNC: u32 = 0x8;
-const MSG_TRUNC: u64 = 0x20;
-const MSG_DONTWAIT: u64 = 0x40;
+pub const MSG_TRUNC: u64 = 0x20;
+pub const MSG_DONTWAIT: u64 = 0x40;
 const MSG_NOSIGNAL: u64 = 0x4000;
 const MSG_CMSG_CLOEXEC: u64 = 0x4000_0000;
 
-const SOL_SOCKET: u64 = 1;
+pub const SOL_SOCKET: u64 = 1;
 const SCM_RIGHTS: u32 = 1;
-const SO_TYPE: u64 = 3;
-const SO_ERROR: u64 = 4;
-const SO_SNDBUF: u64 = 7;
-const SO_RCVBUF: u64 = 8;
+pub const SO_TYPE: u64 = 3;
+pub const SO_ERROR: u64 = 4;
+pub const SO_SNDBUF: u64 = 7;
+pub const SO_RCVBUF: u64 = 8;
 const SO_PEERCRED: u64 = 17;
-const SO_PROTOCOL: u64 = 38;
-const SO_DOMAIN: u64 = 39;
+pub const SO_PROTOCOL: u64 = 38;
+pub const SO_DOMAIN: u64 = 39;
 
 /// Bytes of a `struct cmsghdr` (len, level, type).
 const CMSG_HDR: usize = 16;
@@ -237,11 +237,7 @@ pub fn getsockopt(fdn: i64, level: u64, name: u64, val: u64, lenp: u64) -> LxRes
         SO_SNDBUF | SO_RCVBUF => crate::obj::pipe::CAPACITY as i32,
         _ => return Err(ENOPROTOOPT),
     };
-    let room: u32 = uaccess::get(lenp)?;
-    let n = (room as usize).min(4);
-    uaccess::write(val, &v.to_ne_bytes()[..n])?;
-    uaccess::put(lenp, n as u32)?;
-    Ok(0)
+    super::inet::put_opt(val, lenp, &v.to_ne_bytes())
 }
 
 /// setsockopt: the socket must be one; options are taken and ignored
@@ -331,12 +327,27 @@ fn passed(control: u64, len: u64) -> Result<Vec<Handle<File>>, Errno> {
     Ok(files)
 }
 
-/// sendmsg, and sendto/send (`msg` None: one buffer, no control).
-fn send_common(fdn: i64, iov: &[(u64, u64)], control: Option<(u64, u64)>, flags: u64) -> LxResult {
+/// sendmsg, and sendto/send (`control` None: no control), to the socket
+/// named by the address `to` (pointer and length) when one is given.
+fn send_common(
+    fdn: i64,
+    iov: &[(u64, u64)],
+    to: (u64, u64),
+    control: Option<(u64, u64)>,
+    flags: u64,
+) -> LxResult {
     let f = sock(fdn)?;
     if flags & MSG_OOB != 0 {
         return Err(EOPNOTSUPP);
     }
+    let to = match to {
+        (a, l) if a != 0 && l != 0 => match unix::kind(f) {
+            unix::DGRAM => Some(unixaddr::find(&unixaddr::parse(a, l)?)?),
+            unix::STREAM => return Err(unix::address_refused(f)),
+            _ => None,
+        },
+        _ => None,
+    };
     // A stream send takes at most `MAX_SEND` bytes per call (the rest is
     // left to the next call, as a partial write); a message must fit a
     // ring whole.
@@ -353,7 +364,7 @@ fn send_common(fdn: i64, iov: &[(u64, u64)], control: Option<(u64, u64)>, flags:
         Some((c, l)) if l > 0 => passed(c, l)?,
         _ => Vec::new(),
     };
-    let n = crate::io::send(f, &data, files, flags & MSG_DONTWAIT != 0, flags & MSG_NOSIGNAL == 0)?;
+    let n = crate::io::send(f, &data, to, files, flags & MSG_DONTWAIT != 0, flags & MSG_NOSIGNAL == 0)?;
     Ok(n as i64)
 }
 
@@ -364,27 +375,27 @@ pub fn sendmsg(fdn: i64, msg: u64, flags: u64) -> LxResult {
     }
     sock(fdn)?;
     let m = msghdr(msg)?;
-    send_common(fdn, &m.iov, Some((m.control, m.control_len)), flags)
+    send_common(fdn, &m.iov, (m.name, m.name_len), Some((m.control, m.control_len)), flags)
 }
 
-/// sendto (and send): a destination address on a connected socket is
-/// EISCONN on Linux for streams and ignored here otherwise.
+/// sendto (and send).
 pub fn sendto(fdn: i64, buf: u64, len: u64, flags: u64, addr: u64, alen: u64) -> LxResult {
     if let Some(f) = inet_sock(fdn) {
         return inet::send(f, &[(buf, len)], Some((addr, alen)), flags);
     }
-    send_common(fdn, &[(buf, len)], None, flags)
+    send_common(fdn, &[(buf, len)], (addr, alen), None, flags)
 }
 
 /// The receive behind recvmsg, recvfrom and recv: data into the iovecs,
 /// descriptors installed into the room `control` has (the rest closed,
-/// `MSG_CTRUNC`). Returns (bytes, msg_flags, control bytes used).
+/// `MSG_CTRUNC`). Returns (bytes, msg_flags, control bytes used, the
+/// sender's name).
 fn recv_common(
     fdn: i64,
     iov: &[(u64, u64)],
     control: (u64, u64),
     flags: u64,
-) -> Result<(i64, u32, u64), Errno> {
+) -> Result<(i64, u32, u64, Vec<u8>), Errno> {
     let f = sock(fdn)?;
     if flags & MSG_OOB != 0 {
         return Err(EOPNOTSUPP);
@@ -454,7 +465,7 @@ fn recv_common(
         }
     }
     let n = if flags & MSG_TRUNC != 0 { got.full } else { got.len };
-    Ok((n as i64, mflags, used))
+    Ok((n as i64, mflags, used, got.from))
 }
 
 pub fn recvmsg(fdn: i64, msg: u64, flags: u64) -> LxResult {
@@ -471,16 +482,15 @@ pub fn recvmsg(fdn: i64, msg: u64, flags: u64) -> LxResult {
     }
     sock(fdn)?;
     let m = msghdr(msg)?;
-    let (n, mflags, used) = recv_common(fdn, &m.iov, (m.control, m.control_len), flags)?;
-    // msg_namelen 0 (the sender is unnamed), msg_controllen, msg_flags.
-    uaccess::put(msg + 8, 0u32)?;
+    let (n, mflags, used, from) = recv_common(fdn, &m.iov, (m.control, m.control_len), flags)?;
+    // msg_name and msg_namelen, msg_controllen, msg_flags.
+    unixaddr::put_sender(m.name, msg + 8, &from)?;
     uaccess::put(msg + 40, used)?;
     uaccess::put(msg + 48, mflags)?;
     Ok(n)
 }
 
-/// recvfrom (and recv): the sender's address, when asked for, is the
-/// family alone (senders are unnamed or connected).
+/// recvfrom (and recv).
 pub fn recvfrom(fdn: i64, buf: u64, len: u64, flags: u64, addr: u64, lenp: u64) -> LxResult {
     if let Some(f) = inet_sock(fdn) {
         let (n, from, _) = inet::recv(f, &[(buf, len)], flags)?;
@@ -489,7 +499,7 @@ pub fn recvfrom(fdn: i64, buf: u64, len: u64, flags: u64, addr: u64, lenp: u64) 
         }
         return Ok(n);
     }
-    let (n, _, _) = recv_common(fdn, &[(buf, len)], (0, 0), flags)?;
-    unixaddr::put(addr, lenp, &[])?;
+    let (n, _, _, from) = recv_common(fdn, &[(buf, len)], (0, 0), flags)?;
+    unixaddr::put_sender(addr, lenp, &from)?;
     Ok(n)
 }

@@ -67,6 +67,19 @@ pub fn put(addr: u64, lenp: u64, name: &[u8]) -> LxResult {
     Ok(0)
 }
 
+/// A received message's sender `name` at `addr` (as `put`), or, for an
+/// unnamed sender, a length of 0 (Linux gives no address then).
+pub fn put_sender(addr: u64, lenp: u64, name: &[u8]) -> LxResult {
+    if addr == 0 {
+        return Ok(0);
+    }
+    if name.is_empty() {
+        uaccess::put(lenp, 0u32)?;
+        return Ok(0);
+    }
+    put(addr, lenp, name)
+}
+
 /// `bind` of socket `f` to `name` (`None`: autobind).
 pub fn bind(f: &File, name: Option<&[u8]>) -> Result<(), Errno> {
     match name {
@@ -101,7 +114,10 @@ fn bind_path(f: &File, p: &[u8]) -> Result<(), Errno> {
         return Err(e);
     }
     crate::fs::perm::own_new(d, ino);
-    unix::bind(f, ino, p)
+    unix::bind(f, ino, p).inspect_err(|_| {
+        dir::remove(d, &name);
+        node::release(ino);
+    })
 }
 
 fn bind_abstract(f: &File, p: &[u8]) -> Result<(), Errno> {
@@ -118,7 +134,10 @@ fn bind_abstract(f: &File, p: &[u8]) -> Result<(), Errno> {
         node::release(ino);
         return Err(e);
     }
-    unix::bind(f, ino, p)
+    unix::bind(f, ino, p).inspect_err(|_| {
+        dir::remove(d, p);
+        node::release(ino);
+    })
 }
 
 /// Autobind's name number `i`: a NUL and five lowercase hex digits.

@@ -8,6 +8,7 @@ use crate::net::stack::{interfaces, Interface};
 use crate::uaccess;
 use alloc::vec::Vec;
 
+const SIOCGIFNAME: u64 = 0x8910;
 const SIOCGIFCONF: u64 = 0x8912;
 const SIOCGIFFLAGS: u64 = 0x8913;
 const SIOCGIFADDR: u64 = 0x8915;
@@ -38,8 +39,18 @@ fn sockaddr_in(addr: [u8; 4]) -> [u8; 16] {
     b
 }
 
-fn mask(prefix: u8) -> [u8; 4] {
+/// The network mask of a prefix length.
+pub fn mask(prefix: u8) -> [u8; 4] {
     (u32::MAX.checked_shl(32 - prefix as u32).unwrap_or(0)).to_be_bytes()
+}
+
+/// Interface `i`'s flags (`IFF_*`).
+pub fn flags(i: &Interface) -> u16 {
+    if i.mac.is_none() {
+        IFF_UP | IFF_LOOPBACK | IFF_RUNNING
+    } else {
+        IFF_UP | IFF_BROADCAST | IFF_RUNNING | IFF_MULTICAST
+    }
 }
 
 /// Answers request `req` on the `struct ifreq` at `arg`.
@@ -47,6 +58,15 @@ pub fn ioctl(req: u64, arg: u64) -> Result<(), Errno> {
     let req = req & 0xffff_ffff;
     if req == SIOCGIFCONF {
         return conf(arg);
+    }
+    if req == SIOCGIFNAME {
+        // By index (`ifr_ifindex`, after the name), the name.
+        let index: i32 = uaccess::get(arg + 16).map_err(|_| EFAULT)?;
+        let all = interfaces();
+        let i = usize::try_from(index).ok().and_then(|n| all.get(n.checked_sub(1)?)).ok_or(ENODEV)?;
+        let mut name = [0u8; 16];
+        name[..i.name.len()].copy_from_slice(i.name);
+        return uaccess::write(arg, &name).map(|_| ()).map_err(|_| EFAULT);
     }
     if !(0x8910..=0x8980).contains(&req) {
         return Err(ENOTTY);
@@ -58,14 +78,7 @@ pub fn ioctl(req: u64, arg: u64) -> Result<(), Errno> {
     let lo = i.mac.is_none();
     let mut v = [0u8; 24];
     match req {
-        SIOCGIFFLAGS => {
-            let f = if lo {
-                IFF_UP | IFF_LOOPBACK | IFF_RUNNING
-            } else {
-                IFF_UP | IFF_BROADCAST | IFF_RUNNING | IFF_MULTICAST
-            };
-            v[..2].copy_from_slice(&f.to_ne_bytes());
-        }
+        SIOCGIFFLAGS => v[..2].copy_from_slice(&flags(i).to_ne_bytes()),
         SIOCGIFADDR | SIOCGIFDSTADDR => v[..16].copy_from_slice(&sockaddr_in(i.addr)),
         SIOCGIFNETMASK => v[..16].copy_from_slice(&sockaddr_in(mask(i.prefix))),
         SIOCGIFBRDADDR => {

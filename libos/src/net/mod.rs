@@ -4,4 +4,5 @@
 pub mod endpoint;
 pub mod frame;
 pub mod ifreq;
+pub mod rtnetlink;
 pub mod stack;

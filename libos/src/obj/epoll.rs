@@ -372,6 +372,7 @@ fn stamp(f: Handle<File>) -> u64 {
         Kind::TimerFd => super::timerfd::stamp(f),
         Kind::Socket => super::unix::stamp(f),
         Kind::Inet => crate::net::stack::stamp(),
+        Kind::Netlink => super::netlink::stamp(f),
         Kind::PtyMaster | Kind::PtySlave => super::pty::stamp(f),
         _ => 0,
     }

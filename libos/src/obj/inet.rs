@@ -13,12 +13,11 @@ use super::{no_seek, File, Kind, Ops};
 use super::{POLLERR, POLLHUP, POLLIN, POLLOUT};
 use crate::errno::Errno;
 use crate::errno::{EAFNOSUPPORT, ENOMEM};
-use crate::fs::{Stat, S_IFSOCK};
 use crate::net::stack::{self, Rings};
 use crate::obj::Handle;
 use netstack::{ready, Errno as NetErrno, SockType, SocketId, Stack};
 
-pub static OPS: Ops = Ops { read, write, seek: no_seek, stat, ioctl, close };
+pub static OPS: Ops = Ops { read, write, seek: no_seek, stat: super::socket_stat, ioctl, close };
 
 /// The object behind an Internet socket's description.
 pub struct Inet {
@@ -72,13 +71,6 @@ fn read(f: &mut File, buf: &mut [u8]) -> Result<usize, Errno> {
 fn write(f: &mut File, buf: &[u8]) -> Result<usize, Errno> {
     let me = id(f);
     on_stack(|s| s.send(me, buf))?.map_err(errno)
-}
-
-fn stat(f: &File, st: &mut Stat) -> Result<(), Errno> {
-    st.mode = S_IFSOCK | 0o777;
-    st.ino = f.obj.addr() % 1_000_000_007;
-    st.blksize = 4096;
-    Ok(())
 }
 
 fn ioctl(f: &mut File, req: u64, arg: u64) -> Result<usize, Errno> {

@@ -247,13 +247,27 @@ fn to_self(ino: Ino, mask: u32, cookie: u32) {
     send(ino, ino, mask, cookie, b"");
 }
 
+/// An entry of `d` changed: for inotify's watches on `d`, and dnotify's
+/// marks.
 fn to_dir(d: Ino, name: &[u8], ino: Ino, mask: u32, cookie: u32) {
+    use super::dnotify as dn;
+    // Linux's mapping: a rename is DN_RENAME alone.
+    let map = [
+        (IN_ACCESS, dn::DN_ACCESS),
+        (IN_MODIFY, dn::DN_MODIFY),
+        (IN_CREATE, dn::DN_CREATE),
+        (IN_DELETE, dn::DN_DELETE),
+        (IN_MOVED_FROM | IN_MOVED_TO, dn::DN_RENAME),
+        (IN_ATTRIB, dn::DN_ATTRIB),
+    ];
+    dn::changed(d, map.iter().filter(|(i, _)| mask & i != 0).fold(0, |m, (_, d)| m | d));
     send(d, ino, mask, cookie, name);
 }
 
-/// Whether any watch exists (raising costs nothing otherwise).
+/// Whether any watch or dnotify mark exists (raising costs nothing
+/// otherwise).
 fn watched() -> bool {
-    registry().is_some_and(|r| r.watches > 0)
+    registry().is_some_and(|r| r.watches > 0) || super::dnotify::marked()
 }
 
 /// `ino` went: `IN_DELETE_SELF` and then `IN_IGNORED` for its watches,
@@ -309,9 +323,10 @@ pub fn moved(od: Ino, oname: &[u8], nd: Ino, nname: &[u8], ino: Ino) {
     if !watched() {
         return;
     }
-    let Some(r) = registry() else { return };
-    r.cookie = r.cookie.wrapping_add(1).max(1);
-    let cookie = r.cookie;
+    let cookie = registry().map_or(0, |r| {
+        r.cookie = r.cookie.wrapping_add(1).max(1);
+        r.cookie
+    });
     to_dir(od, oname, ino, IN_MOVED_FROM, cookie);
     to_dir(nd, nname, ino, IN_MOVED_TO, cookie);
     to_self(ino, IN_MOVE_SELF, 0);
@@ -324,20 +339,21 @@ pub fn changed(ino: Ino, mask: u32) {
     if !watched() {
         return;
     }
-    let Some(r) = registry() else { return };
-    // The directories watched for this, each once.
+    // The directories watched or marked for this, each once.
     let mut dirs = [0 as Ino; 8];
     let mut n = 0;
-    for &p in r.all.iter().filter(|p| !p.is_null()) {
+    let mut add = |d: Ino| {
+        if n < dirs.len() && d != ino && !dirs[..n].contains(&d) && node::is_dir(d) {
+            dirs[n] = d;
+            n += 1;
+        }
+    };
+    for &p in registry().iter().flat_map(|r| r.all.iter()).filter(|p| !p.is_null()) {
         // SAFETY: as in `send`.
         let i = unsafe { &*p };
-        for w in i.watches.iter().filter(|w| w.wd != 0 && w.mask & mask != 0 && w.ino != ino) {
-            if n < dirs.len() && !dirs[..n].contains(&w.ino) && node::is_dir(w.ino) {
-                dirs[n] = w.ino;
-                n += 1;
-            }
-        }
+        i.watches.iter().filter(|w| w.wd != 0 && w.mask & mask != 0).for_each(|w| add(w.ino));
     }
+    super::dnotify::each_dir(&mut add);
     for &d in &dirs[..n] {
         let name = dir::with_entries(d, |es| es.iter().find(|e| e.ino == ino).map(|e| e.name().to_vec()));
         if let Some(name) = name {

@@ -10,6 +10,7 @@
 //! without affecting any other process.
 
 pub mod console;
+pub mod dnotify;
 pub mod epoll;
 pub mod eventfd;
 pub mod fifo;
@@ -19,6 +20,7 @@ pub mod inet;
 pub mod inotify;
 pub mod ldisc;
 pub mod memdev;
+pub mod netlink;
 pub mod opath;
 pub mod pidfd;
 pub mod pipe;
@@ -66,6 +68,8 @@ pub enum Kind {
     Inotify,
     /// A process named by `pidfd_open` (`pidfd.rs`).
     PidFd,
+    /// A route netlink socket (`netlink.rs`).
+    Netlink,
 }
 
 /// An open file description, shared between the processes holding it.
@@ -138,6 +142,7 @@ pub enum Object {
     /// Either end of a pseudo-terminal: the pair.
     Pty(Handle<pty::Pair>),
     PidFd(Handle<pidfd::PidFd>),
+    Netlink(Handle<netlink::Netlink>),
 }
 
 /// A type of object a description can hold: how it sits in `Object`.
@@ -175,6 +180,7 @@ typed! {
     Inotify: inotify::Inotify,
     Pty: pty::Pair,
     PidFd: pidfd::PidFd,
+    Netlink: netlink::Netlink,
 }
 
 impl Object {
@@ -201,6 +207,7 @@ impl Object {
             Object::Inotify(h) => h.addr(),
             Object::Pty(h) => h.addr(),
             Object::PidFd(h) => h.addr(),
+            Object::Netlink(h) => h.addr(),
         }
     }
 }
@@ -245,6 +252,7 @@ pub fn ops_for(kind: Kind) -> &'static Ops {
         Kind::Inet => &inet::OPS,
         Kind::PtyMaster | Kind::PtySlave => &pty::OPS,
         Kind::Inotify => &inotify::OPS,
+        Kind::Netlink => &netlink::OPS,
     }
 }
 
@@ -374,6 +382,14 @@ pub fn no_write(_: &mut File, _: &[u8]) -> Result<usize, Errno> {
 pub fn no_seek(_: &mut File, _: i64, _: u32) -> Result<u64, Errno> {
     Err(ESPIPE)
 }
+/// `fstat` of a socket of any family: a socket inode named by its object.
+pub fn socket_stat(f: &File, st: &mut Stat) -> Result<(), Errno> {
+    st.mode = crate::fs::S_IFSOCK | 0o777;
+    st.ino = f.obj.addr() % 1_000_000_007;
+    st.blksize = 4096;
+    Ok(())
+}
+
 pub fn no_ioctl(_: &mut File, _: u64, _: u64) -> Result<usize, Errno> {
     Err(ENOTTY)
 }
@@ -414,6 +430,7 @@ pub fn file_events(f: Handle<File>, look: Look) -> Option<u16> {
         | Kind::SignalFd
         | Kind::Socket
         | Kind::Inet
+        | Kind::Netlink
         | Kind::PtyMaster
         | Kind::PtySlave
             if look == Look::LockFree =>
@@ -430,6 +447,8 @@ pub fn file_events(f: Handle<File>, look: Look) -> Option<u16> {
         Kind::Socket => unix::events(unsafe { f.get() }),
         // SAFETY: as above.
         Kind::Inet => inet::events(unsafe { f.get() }),
+        // SAFETY: as above.
+        Kind::Netlink => netlink::events(unsafe { f.get() }),
         // SAFETY: as above.
         Kind::PtyMaster | Kind::PtySlave => pty::events(unsafe { f.get() }),
         Kind::Null | Kind::Zero | Kind::Full | Kind::Random | Kind::Regular | Kind::Dir => POLLIN | POLLOUT,

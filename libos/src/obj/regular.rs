@@ -97,6 +97,7 @@ fn stat(f: &File, st: &mut Stat) -> Result<(), Errno> {
 }
 
 fn close(f: &mut File) {
+    super::dnotify::closed(f);
     let wrote = f.kind == Kind::Regular && f.flags & flags::ACCMODE != flags::RDONLY;
     let closed = if wrote { super::inotify::IN_CLOSE_WRITE } else { super::inotify::IN_CLOSE_NOWRITE };
     super::inotify::changed(f.ino, closed);

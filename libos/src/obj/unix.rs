@@ -27,7 +27,7 @@ use crate::errno::Errno;
 use crate::errno::{
     EAGAIN, ECONNREFUSED, EINVAL, EISCONN, EMSGSIZE, ENOMEM, ENOTCONN, EOPNOTSUPP, EPIPE, EPROTOTYPE,
 };
-use crate::fs::{node, Ino, Stat, S_IFMT, S_IFSOCK};
+use crate::fs::{node, Ino, S_IFMT, S_IFSOCK};
 use crate::obj::Handle;
 use crate::predicate::{WANT_READ, WANT_WRITE};
 use crate::shared;
@@ -119,21 +119,31 @@ pub struct Socket {
     /// A connection not yet accepted: the processes that held its
     /// listener when it was queued (one of them will take it).
     takers: [u32; HOLDERS],
+    /// A named datagram socket's inbox: the write end of the ring it
+    /// receives on (`rx`), which senders write into.
+    inbox: *mut File,
+    /// A datagram socket connected by name: the node and the socket it
+    /// named then (a later socket bound to the name is not it).
+    dest: Ino,
+    dest_sock: *mut Socket,
+    /// The name a blocked datagram send waits for room at.
+    waits_on: Ino,
 }
 
 /// Processes a socket keeps count of (more hold it uncounted: a pipe
 /// passed to it is not theirs to receive).
 const HOLDERS: usize = 8;
 
-pub static OPS: Ops = Ops { read, write, seek: no_seek, stat, ioctl, close };
+pub static OPS: Ops = Ops { read, write, seek: no_seek, stat: super::socket_stat, ioctl, close };
 
 /// `FIONREAD` on a connected stream socket: the bytes waiting (datagram
-/// and packet sockets do not answer it here).
+/// and packet sockets do not answer it here); the interface requests, as
+/// on any socket (glibc's `if_nametoindex` asks a Unix one).
 fn ioctl(f: &mut File, req: u64, arg: u64) -> Result<usize, Errno> {
     // SAFETY: `f` is an open socket (the lock held); no other reference to it here.
     let s = unsafe { sock(f) };
     if req != super::FIONREAD || s.ty != STREAM || s.state != State::Connected {
-        return super::no_ioctl(f, req, arg);
+        return crate::net::ifreq::ioctl(req, arg).map(|()| 0);
     }
     if s.rx.is_null() {
         return super::put_readable(arg, 0);
@@ -167,6 +177,10 @@ pub fn create(ty: u32, flags: u32) -> Result<Handle<File>, Errno> {
         backlog: 0,
         holders: [pipe::Holder::NONE; HOLDERS],
         takers: [0; HOLDERS],
+        inbox: core::ptr::null_mut(),
+        dest: 0,
+        dest_sock: core::ptr::null_mut(),
+        waits_on: 0,
     };
     super::new_with(Kind::Socket, (flags & NONBLOCK) | super::flags::RDWR, s)
 }
@@ -265,12 +279,17 @@ pub fn pair(ty: u32, flags: u32) -> Result<(Handle<File>, Handle<File>), Errno> 
 }
 
 /// `bind`: names the socket by node `ino` (made by the caller, `path` its
-/// name). EINVAL if it has a name already.
+/// name); a datagram socket not in a pair gets its inbox. EINVAL if it has
+/// a name already.
 pub fn bind(f: &File, ino: Ino, path: &[u8]) -> Result<(), Errno> {
     // SAFETY: `f` is an open socket (the lock held); no other reference to it here.
     let s = unsafe { sock(f) };
     if s.ino != 0 {
         return Err(EINVAL);
+    }
+    if s.ty == DGRAM && s.state == State::Unconnected {
+        let (r, w) = pipe::create(0)?;
+        (s.rx, s.inbox) = (r.as_ptr(), w.as_ptr());
     }
     s.ino = ino;
     s.name[..path.len()].copy_from_slice(path);
@@ -331,6 +350,14 @@ pub fn listen(f: &File, backlog: i64) -> Result<(), Errno> {
 pub fn connect(f: &File, ino: Ino) -> Result<(), Errno> {
     // SAFETY: `f` is an open socket (the lock held); no other reference to it here.
     let s = unsafe { sock(f) };
+    if s.ty == DGRAM && s.state == State::Unconnected {
+        let t = receiver(ino)?;
+        (s.dest, s.dest_sock) = (ino, t);
+        // SAFETY: a live receiver (lock held); read only.
+        let t = unsafe { &*t };
+        (s.peer_name, s.peer_name_len) = (t.name, t.name_len);
+        return Ok(());
+    }
     if s.state != State::Unconnected {
         return Err(if s.state == State::Connected { EISCONN } else { EINVAL });
     }
@@ -365,6 +392,7 @@ pub fn connect(f: &File, ino: Ino) -> Result<(), Errno> {
     }
     ss.name = l.name;
     ss.name_len = l.name_len;
+    (ss.peer_name, ss.peer_name_len) = (s.name, s.name_len);
     s.peer_name = l.name;
     s.peer_name_len = l.name_len;
     let p = match alloc(Pending { next: core::ptr::null_mut(), file: server }) {
@@ -385,6 +413,27 @@ pub fn connect(f: &File, ino: Ino) -> Result<(), Errno> {
     }
     q.queued.fetch_add(1, Ordering::Release);
     Ok(())
+}
+
+/// The datagram socket named by node `ino`, to send to: ECONNREFUSED
+/// when no socket holds the name (or it has no inbox), EPROTOTYPE when
+/// another type does.
+fn receiver(ino: Ino) -> Result<*mut Socket, Errno> {
+    let n = node::get(ino);
+    if n.mode & S_IFMT != S_IFSOCK || n.data.is_null() {
+        return Err(ECONNREFUSED);
+    }
+    let t = n.data as *mut Socket;
+    // SAFETY: a named node's `data` is its live socket (cleared when it
+    // closes); read only.
+    let t_ref = unsafe { &*t };
+    if t_ref.ty != DGRAM {
+        return Err(EPROTOTYPE);
+    }
+    if t_ref.inbox.is_null() {
+        return Err(ECONNREFUSED);
+    }
+    Ok(t)
 }
 
 /// `accept`: the oldest connection waiting, as an open file with status
@@ -418,7 +467,7 @@ pub fn name(f: &File, peer: bool) -> Result<Vec<u8>, Errno> {
     // SAFETY: `f` is an open socket (the lock held); no other reference to it here.
     let s = unsafe { sock(f) };
     if peer {
-        if s.state != State::Connected {
+        if s.state != State::Connected && s.dest == 0 {
             return Err(ENOTCONN);
         }
         return Ok(s.peer_name[..s.peer_name_len].to_vec());
@@ -459,16 +508,59 @@ unsafe fn ring<'a>(end: *mut File, nonblock: bool) -> &'a mut File {
     r
 }
 
+/// What a send with a destination address gets from a stream socket
+/// (Linux: EISCONN connected, EOPNOTSUPP not; a packet socket ignores the
+/// address and a datagram socket sends there).
+pub fn address_refused(f: &File) -> Errno {
+    // SAFETY: an open socket; read only.
+    if unsafe { sock(f) }.state == State::Connected {
+        EISCONN
+    } else {
+        EOPNOTSUPP
+    }
+}
+
+/// The framed message for `data` from a socket named `from`: a word
+/// holding the length (low 24 bits) and the name's (top 8), the name, the
+/// bytes. EMSGSIZE when it cannot fit a ring.
+fn frame(data: &[u8], from: &[u8]) -> Result<Vec<u8>, Errno> {
+    let len = 4 + from.len() + data.len();
+    if len > pipe::CAPACITY {
+        return Err(EMSGSIZE);
+    }
+    let mut v = Vec::with_capacity(len);
+    v.extend_from_slice(&(data.len() as u32 | (from.len() as u32) << 24).to_ne_bytes());
+    v.extend_from_slice(from);
+    v.extend_from_slice(data);
+    Ok(v)
+}
+
 /// Sends what fits now of `data` (one message for a datagram or packet
-/// socket, whole or not at all) with the descriptors `files`, whose
-/// references pass to the receiver (`files` is left empty) if anything
-/// goes, and stay the caller's otherwise. EAGAIN when nothing fits now,
-/// EPIPE (ECONNREFUSED for a datagram) when the peer is gone: the caller
-/// waits, and raises SIGPIPE (`io::send`).
-pub fn send(f: &File, data: &[u8], files: &mut Vec<Handle<File>>, nonblock: bool) -> Result<usize, Errno> {
+/// socket, whole or not at all), to the socket named by node `to` if
+/// given, with the descriptors `files`, whose references pass to the
+/// receiver (`files` is left empty) if anything goes, and stay the
+/// caller's otherwise. EAGAIN when nothing fits now, EPIPE (ECONNREFUSED
+/// for a datagram) when the peer is gone: the caller waits, and raises
+/// SIGPIPE (`io::send`). Only a datagram socket is given `to`
+/// (`address_refused`).
+pub fn send(
+    f: &File,
+    data: &[u8],
+    to: Option<Ino>,
+    files: &mut Vec<Handle<File>>,
+    nonblock: bool,
+) -> Result<usize, Errno> {
     // SAFETY: `f` is an open socket (the lock held); no other reference to it here.
     let s = unsafe { sock(f) };
     let nonblock = nonblock || f.flags & NONBLOCK != 0;
+    if s.ty == DGRAM {
+        if let Some(ino) = to {
+            return send_to(s, ino, false, data, files, nonblock);
+        }
+        if s.state != State::Connected && s.dest != 0 {
+            return send_to(s, s.dest, true, data, files, nonblock);
+        }
+    }
     if s.state != State::Connected {
         return Err(ENOTCONN);
     }
@@ -485,52 +577,94 @@ pub fn send(f: &File, data: &[u8], files: &mut Vec<Handle<File>>, nonblock: bool
     let bytes = if s.ty == STREAM {
         data
     } else {
-        if data.len() + 4 > pipe::CAPACITY {
-            return Err(EMSGSIZE);
-        }
+        framed = frame(data, &[])?;
         // A message goes in whole, or waits for room for all of it.
-        if pipe::room(tx) < data.len() + 4 {
+        if pipe::room(tx) < framed.len() {
             return Err(EAGAIN);
         }
-        let mut v = Vec::with_capacity(data.len() + 4);
-        v.extend_from_slice(&(data.len() as u32).to_ne_bytes());
-        v.extend_from_slice(data);
-        framed = v;
         &framed[..]
     };
-    if !files.is_empty() {
-        // SAFETY: the peer is live while its ring has a reader; read only.
-        give_pipes(unsafe { &*s.peer }, files)?;
-    }
-    // The batch goes first, keyed by where the message will start.
-    let batch = if files.is_empty() { None } else { Some(queue_rights(s, pipe::positions(tx).1, files)?) };
-    let n = (pipe::OPS.write)(tx, bytes).and_then(|n| if n == 0 { Err(EAGAIN) } else { Ok(n) });
-    let n = n.inspect_err(|_| {
-        if let Some(b) = batch {
-            // Nothing went: the batch comes out of the peer's queue, its
-            // files still the caller's.
-            // SAFETY: the peer is live while its ring has a reader.
-            take_batch(unsafe { &mut *s.peer }, b);
-        }
-    })?;
-    files.clear();
+    let n = put_message(s.peer, tx, bytes, files)?;
     Ok(if s.ty == STREAM { n } else { data.len() })
 }
 
-/// Puts `files` in the peer's queue as a batch for the message starting
+/// Sends datagram `data` into the inbox of the socket named by node `ino`
+/// (`connected`: the name `connect` gave, which must still be the socket
+/// it named then; a receiver gone ends that connection, as on Linux).
+/// EPERM when the receiver is connected to another socket.
+fn send_to(
+    s: &mut Socket,
+    ino: Ino,
+    connected: bool,
+    data: &[u8],
+    files: &mut Vec<Handle<File>>,
+    nonblock: bool,
+) -> Result<usize, Errno> {
+    let me = s as *mut Socket;
+    let t = receiver(ino);
+    if connected && t != Ok(s.dest_sock) {
+        (s.dest, s.dest_sock) = (0, core::ptr::null_mut());
+        return Err(ECONNREFUSED);
+    }
+    let t = t?;
+    // SAFETY: a live receiver (lock held); only its plain fields are read.
+    let (t_dest, t_dest_sock, t_inbox) = unsafe { ((*t).dest, (*t).dest_sock, (*t).inbox) };
+    if t != me && t_dest != 0 && t_dest_sock != me {
+        return Err(crate::errno::EPERM);
+    }
+    let framed = frame(data, &s.name[..s.name_len])?;
+    // SAFETY: the receiver holds its inbox open; nothing else refers to it here.
+    let tx = unsafe { ring(t_inbox, nonblock) };
+    if pipe::room(tx) < framed.len() {
+        s.waits_on = ino;
+        return Err(EAGAIN);
+    }
+    put_message(t, tx, &framed, files)?;
+    Ok(data.len())
+}
+
+/// Writes `bytes` (what fits of them) into ring `tx`, which socket `to`
+/// receives on, with the descriptors `files` (given to its holders and
+/// queued for it first, keyed by where the message starts; taken back if
+/// nothing goes).
+fn put_message(
+    to: *mut Socket,
+    tx: &mut File,
+    bytes: &[u8],
+    files: &mut Vec<Handle<File>>,
+) -> Result<usize, Errno> {
+    if !files.is_empty() {
+        // SAFETY: the receiver is live while its ring has a reader; read only.
+        give_pipes(unsafe { &*to }, files)?;
+    }
+    let batch = if files.is_empty() { None } else { Some(queue_rights(to, pipe::positions(tx).1, files)?) };
+    let n = (pipe::OPS.write)(tx, bytes).and_then(|n| if n == 0 { Err(EAGAIN) } else { Ok(n) });
+    let n = n.inspect_err(|_| {
+        if let Some(b) = batch {
+            // Nothing went: the batch comes out of the receiver's queue,
+            // its files still the caller's.
+            // SAFETY: the receiver is live while its ring has a reader.
+            take_batch(unsafe { &mut *to }, b);
+        }
+    })?;
+    files.clear();
+    Ok(n)
+}
+
+/// Puts `files` in socket `to`'s queue as a batch for the message starting
 /// at ring position `at`.
-fn queue_rights(s: &mut Socket, at: u64, files: &[Handle<File>]) -> Result<*mut Rights, Errno> {
+fn queue_rights(to: *mut Socket, at: u64, files: &[Handle<File>]) -> Result<*mut Rights, Errno> {
     let size = size_of::<Rights>() + size_of_val(files);
     let r = shared::alloc(size, align_of::<Rights>()) as *mut Rights;
     if r.is_null() {
         return Err(ENOMEM);
     }
     // SAFETY: a fresh block with room for the header and the files; the
-    // peer is live (its ring has a reader) and the lock is held.
+    // receiver is live (its ring has a reader) and the lock is held.
     unsafe {
         r.write(Rights { next: core::ptr::null_mut(), at, n: files.len() });
         core::ptr::copy_nonoverlapping(files.as_ptr(), rights_files(r), files.len());
-        let mut link = &raw mut (*s.peer).rights;
+        let mut link = &raw mut (*to).rights;
         while !(*link).is_null() {
             link = &raw mut (**link).next;
         }
@@ -571,11 +705,13 @@ fn take_batch(s: &mut Socket, r: *mut Rights) -> Vec<Handle<File>> {
 }
 
 /// What a receive got: bytes read, the message's full length (more for a
-/// datagram cut short), and the descriptors that came with it.
+/// datagram cut short), the descriptors that came with it, and the
+/// sender's name (empty: unnamed).
 pub struct Received {
     pub len: usize,
     pub full: usize,
     pub files: Vec<Handle<File>>,
+    pub from: Vec<u8>,
 }
 
 /// Receives into `buf`: stream bytes (up to the next batch of passed
@@ -587,10 +723,10 @@ pub fn recv(f: &File, buf: &mut [u8], nonblock: bool, peek: bool) -> Result<Rece
     // SAFETY: `f` is an open socket (the lock held); no other reference to it here.
     let s = unsafe { sock(f) };
     let nonblock = nonblock || f.flags & NONBLOCK != 0;
-    if s.state != State::Connected {
+    if s.state != State::Connected && s.inbox.is_null() {
         return Err(if s.ty == STREAM { EINVAL } else { ENOTCONN });
     }
-    let none = Received { len: 0, full: 0, files: Vec::new() };
+    let none = Received { len: 0, full: 0, files: Vec::new(), from: Vec::new() };
     if s.rx.is_null() {
         return Ok(none);
     }
@@ -620,15 +756,19 @@ pub fn recv(f: &File, buf: &mut [u8], nonblock: bool, peek: bool) -> Result<Rece
     // SAFETY: as above.
     let limit =
         (!s.rights.is_null()).then(|| unsafe { (*s.rights).at } - tail).map_or(usize::MAX, |l| l as usize);
+    let peer_name = s.peer_name[..s.peer_name_len].to_vec();
     if s.ty == STREAM {
         let want = buf.len().min(limit);
         let n = (pipe::OPS.read)(rx, &mut buf[..want])?;
-        return Ok(Received { len: n, full: n, files });
+        return Ok(Received { len: n, full: n, files, from: peer_name });
     }
-    let mut len = [0u8; 4];
-    // The length word and the message are all in the ring (`send`).
-    let _ = (pipe::OPS.read)(rx, &mut len);
-    let full = u32::from_ne_bytes(len) as usize;
+    let mut word = [0u8; 4];
+    // The word, the name and the message are all in the ring (`frame`).
+    let _ = (pipe::OPS.read)(rx, &mut word);
+    let (full, name_len) = unframe(word);
+    let mut from = alloc::vec![0u8; name_len];
+    read_exact(rx, &mut from);
+    let from = if name_len == 0 { peer_name } else { from };
     let take = full.min(buf.len());
     read_exact(rx, &mut buf[..take]);
     let mut rest = full - take;
@@ -638,7 +778,13 @@ pub fn recv(f: &File, buf: &mut [u8], nonblock: bool, peek: bool) -> Result<Rece
         read_exact(rx, &mut scratch[..n]);
         rest -= n;
     }
-    Ok(Received { len: take, full, files })
+    Ok(Received { len: take, full, files, from })
+}
+
+/// A message's length and its sender's name's, from its word (`frame`).
+fn unframe(word: [u8; 4]) -> (usize, usize) {
+    let w = u32::from_ne_bytes(word);
+    ((w & 0xff_ffff) as usize, (w >> 24) as usize)
 }
 
 /// `MSG_PEEK`: copies what a receive would get into `buf` from ring `rx`
@@ -657,15 +803,23 @@ fn peek_at(s: &Socket, rx: &File, tail: u64, buf: &mut [u8]) -> Received {
         let limit = if r.is_null() { usize::MAX } else { (unsafe { (*r).at } - tail) as usize };
         let want = buf.len().min(limit);
         let n = pipe::peek(rx, &mut buf[..want]);
-        return Received { len: n, full: n, files: Vec::new() };
+        return Received {
+            len: n,
+            full: n,
+            files: Vec::new(),
+            from: s.peer_name[..s.peer_name_len].to_vec(),
+        };
     }
-    // A message is its length word and its bytes, all in the ring.
-    let mut msg = alloc::vec![0u8; 4 + buf.len()];
+    // A message is its word, its sender's name and its bytes, all in the
+    // ring.
+    let mut msg = alloc::vec![0u8; 4 + NAME_MAX + buf.len()];
     let got = pipe::peek(rx, &mut msg);
-    let full = u32::from_ne_bytes([msg[0], msg[1], msg[2], msg[3]]) as usize;
-    let take = full.min(buf.len()).min(got - 4);
-    buf[..take].copy_from_slice(&msg[4..4 + take]);
-    Received { len: take, full, files: Vec::new() }
+    let (full, name_len) = unframe([msg[0], msg[1], msg[2], msg[3]]);
+    let at = 4 + name_len;
+    let take = full.min(buf.len()).min(got.saturating_sub(at));
+    buf[..take].copy_from_slice(&msg[at..at + take]);
+    let from = if name_len == 0 { s.peer_name[..s.peer_name_len].to_vec() } else { msg[4..at].to_vec() };
+    Received { len: take, full, files: Vec::new(), from }
 }
 
 /// Reads exactly `buf.len()` bytes of a message already in the ring.
@@ -687,7 +841,7 @@ fn read(f: &mut File, buf: &mut [u8]) -> Result<usize, Errno> {
 }
 
 fn write(f: &mut File, buf: &[u8]) -> Result<usize, Errno> {
-    send(f, buf, &mut Vec::new(), false)
+    send(f, buf, None, &mut Vec::new(), false)
 }
 
 /// Readiness for `poll`: a listener is readable with a connection
@@ -705,6 +859,16 @@ pub fn events(f: &File) -> u16 {
             } else {
                 0
             }
+        }
+        // A datagram socket can always send (a full receiver is found
+        // only by sending); one with an inbox is readable with a message in it.
+        State::Unconnected if s.ty == DGRAM => {
+            let waiting = !s.rx.is_null() && {
+                // SAFETY: the socket holds its inbox open; the lock is held.
+                let (tail, head) = pipe::positions(unsafe { &*s.rx });
+                head != tail
+            };
+            POLLOUT | if waiting { POLLIN } else { 0 }
         }
         State::Unconnected => POLLOUT | POLLHUP,
         State::Connected => {
@@ -752,6 +916,12 @@ pub fn wait_terms(f: &File, events: u16) -> [(u64, u64); 2] {
     if events & POLLOUT != 0 && !s.tx.is_null() {
         // SAFETY: as above.
         t[1] = (pipe::wait_info(unsafe { &*s.tx }).0, WANT_WRITE);
+    } else if events & POLLOUT != 0 && s.waits_on != 0 {
+        // A datagram send waits for room in the receiver's inbox.
+        if let Ok(r) = receiver(s.waits_on) {
+            // SAFETY: a live receiver holds its inbox open (lock held).
+            t[1] = (pipe::wait_info(unsafe { &*(*r).inbox }).0, WANT_WRITE);
+        }
     }
     t
 }
@@ -772,20 +942,13 @@ pub fn stamp(f: &File) -> u64 {
     rx.wrapping_add(tx.rotate_left(32))
 }
 
-fn stat(f: &File, st: &mut Stat) -> Result<(), Errno> {
-    st.mode = S_IFSOCK | 0o777;
-    st.ino = f.obj.addr() % 1_000_000_007;
-    st.blksize = 4096;
-    Ok(())
-}
-
 fn close(f: &mut File) {
     // SAFETY: `f` is an open socket (the lock held); no other reference to it here.
     let s = unsafe { sock(f) };
     while !s.rights.is_null() {
         unqueue_rights(s, s.rights);
     }
-    for end in [s.rx, s.tx] {
+    for end in [s.rx, s.tx, s.inbox] {
         if !end.is_null() {
             // SAFETY: an end the socket holds open, let go with it.
             super::put(&pipe::OPS, unsafe { Handle::from_raw(end) });

@@ -26,6 +26,16 @@ use user::{kinfo, sys};
 /// ever; a thousand that each take a while to end must all be waited for).
 const KILL_WAIT_NS: u64 = 5_000_000_000;
 
+/// Signal `sig` for the process of environment `target`, unchecked (the
+/// library's own notices: dnotify's SIGIO); one that has ended takes none.
+pub fn to_env(target: u32, sig: u32) {
+    if target == env() {
+        deliver::raise_self(sig);
+    } else {
+        let _ = signal::send(target, sig);
+    }
+}
+
 /// Signal `sig` for the process with Linux pid `p`; ESRCH if it is gone
 /// (a zombie is found, but takes no signal).
 pub fn process(p: u32, sig: u32) -> Result<(), Errno> {

@@ -63,6 +63,41 @@ static int recv_fds(int s, int *out, int room)
     return got;
 }
 
+/* A child's side of a pipe end passed before the accept: waits for `go`,
+ * accepts on listener `l`, takes the end and reads it, says what came as
+ * `who`, and exits. */
+static void take_passed_end(const char *who, int l, int go)
+{
+    char c;
+    read(go, &c, 1);
+    int s = accept(l, NULL, NULL);
+    int got_fd = -1;
+    int n = recv_fds(s, &got_fd, 1);
+    char b[32] = {0};
+    long k = n == 1 ? read(got_fd, b, sizeof b - 1) : -1;
+    printf("%s got %d descriptor(s) and read %ld: %s\n", who, n, k, b);
+    _exit(0);
+}
+
+/* The sender's side: connects to `a`, sends a pipe end at once, writes
+ * `text` into the pipe, lets child `kid` go (`go`) and waits for it. */
+static void pass_end_before_accept(const struct sockaddr_un *a, const char *connect_what,
+                                   const char *send_what, const char *text, int go, pid_t kid)
+{
+    int cl = socket(AF_UNIX, SOCK_STREAM, 0);
+    show(connect_what, connect(cl, (const struct sockaddr *)a, sizeof *a));
+    int q[2];
+    pipe(q);
+    show(send_what, send_fds(cl, &q[0], 1, 0));
+    close(q[0]);
+    write(q[1], text, strlen(text));
+    close(q[1]);
+    write(go, "g", 1);
+    waitpid(kid, NULL, 0);
+    close(cl);
+    unlink(a->sun_path);
+}
+
 static void pairs(void)
 {
     show("socket of no family", socket(9999, SOCK_STREAM, 0));
@@ -218,40 +253,21 @@ static void rights(void)
     int ready[2], go[2];
     pipe(ready);
     pipe(go);
-    unlink("/tmp/sock.early");
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    strcpy(a.sun_path, "/tmp/sock.early");
+    unlink(a.sun_path);
     kid = fork();
     if (kid == 0) {
         int l = socket(AF_UNIX, SOCK_STREAM, 0);
-        struct sockaddr_un a = {.sun_family = AF_UNIX};
-        strcpy(a.sun_path, "/tmp/sock.early");
         bind(l, (struct sockaddr *)&a, sizeof a);
         listen(l, 1);
         write(ready[1], "r", 1);
-        char c;
-        read(go[0], &c, 1);
-        int s = accept(l, NULL, NULL);
-        int got_fd = -1;
-        int n = recv_fds(s, &got_fd, 1);
-        char b[32] = {0};
-        long k = n == 1 ? read(got_fd, b, sizeof b - 1) : -1;
-        printf("the listener's child got %d descriptor(s) and read %ld: %s\n", n, k, b);
-        _exit(0);
+        take_passed_end("the listener's child", l, go[0]);
     }
     char c;
     read(ready[0], &c, 1);
-    int cl = socket(AF_UNIX, SOCK_STREAM, 0);
-    struct sockaddr_un a = {.sun_family = AF_UNIX};
-    strcpy(a.sun_path, "/tmp/sock.early");
-    show("connect before the accept", connect(cl, (struct sockaddr *)&a, sizeof a));
-    pipe(q);
-    show("send a pipe end before the accept", send_fds(cl, &q[0], 1, 0));
-    close(q[0]);
-    write(q[1], "sent before the accept", 22);
-    close(q[1]);
-    write(go[1], "g", 1);
-    waitpid(kid, NULL, 0);
-    close(cl);
-    unlink("/tmp/sock.early");
+    pass_end_before_accept(&a, "connect before the accept", "send a pipe end before the accept",
+                           "sent before the accept", go[1], kid);
     /* The same with a listener this process made and handed to the child
        (the forkserver's way): the child, not the listener's maker, takes
        the connection and the pipe end. */
@@ -259,28 +275,11 @@ static void rights(void)
     bind(l, (struct sockaddr *)&a, sizeof a);
     listen(l, 1);
     kid = fork();
-    if (kid == 0) {
-        read(go[0], &c, 1);
-        int s = accept(l, NULL, NULL);
-        int got_fd = -1;
-        int n = recv_fds(s, &got_fd, 1);
-        char b[32] = {0};
-        long k = n == 1 ? read(got_fd, b, sizeof b - 1) : -1;
-        printf("the child holding our listener got %d descriptor(s) and read %ld: %s\n", n, k, b);
-        _exit(0);
-    }
+    if (kid == 0)
+        take_passed_end("the child holding our listener", l, go[0]);
     close(l);
-    cl = socket(AF_UNIX, SOCK_STREAM, 0);
-    show("connect to the listener we handed on", connect(cl, (struct sockaddr *)&a, sizeof a));
-    pipe(q);
-    show("send a pipe end to it", send_fds(cl, &q[0], 1, 0));
-    close(q[0]);
-    write(q[1], "through a handed listener", 25);
-    close(q[1]);
-    write(go[1], "g", 1);
-    waitpid(kid, NULL, 0);
-    close(cl);
-    unlink("/tmp/sock.early");
+    pass_end_before_accept(&a, "connect to the listener we handed on", "send a pipe end to it",
+                           "through a handed listener", go[1], kid);
 }
 
 static void named(void)
@@ -433,6 +432,107 @@ static void abstract(void)
     close(l);
 }
 
+/* Prints what one recvfrom on `s` got: the bytes and the sender's
+ * address (its length, and its path when it has one). */
+static void show_from(const char *what, int s, int flags)
+{
+    char buf[32];
+    struct sockaddr_un from;
+    memset(&from, 0, sizeof from);
+    socklen_t flen = sizeof from;
+    long n = recvfrom(s, buf, sizeof buf, flags, (struct sockaddr *)&from, &flen);
+    if (n < 0) {
+        show(what, n);
+        return;
+    }
+    printf("%s: %ld '%.*s' from length %u '%s'\n", what, n, (int)n, buf, flen,
+           flen > sizeof(sa_family_t) ? from.sun_path : "");
+}
+
+/* Connectionless datagrams: sendto a bound name and recvfrom its sender,
+ * connect to a datagram socket, a receiver connected elsewhere, a
+ * receiver gone, and the addresses a send refuses. */
+static void datagrams(void)
+{
+    struct sockaddr_un a = {.sun_family = AF_UNIX}, b = a, f = a;
+    strcpy(a.sun_path, "/tmp/dgram-a");
+    strcpy(b.sun_path, "/tmp/dgram-b");
+    strcpy(f.sun_path, "/tmp/dgram-file");
+    unlink(a.sun_path);
+    unlink(b.sun_path);
+    close(open(f.sun_path, O_CREAT | O_WRONLY, 0666));
+    int ra = socket(AF_UNIX, SOCK_DGRAM, 0);
+    show("bind a", bind(ra, (struct sockaddr *)&a, sizeof a));
+    int u = socket(AF_UNIX, SOCK_DGRAM, 0);
+    show("send, unconnected and no address", send(u, "x", 1, 0));
+    show("sendto a", sendto(u, "hello", 5, 0, (struct sockaddr *)&a, sizeof a));
+    show_from("recvfrom an unbound sender", ra, 0);
+    int rb = socket(AF_UNIX, SOCK_DGRAM, 0);
+    show("bind b", bind(rb, (struct sockaddr *)&b, sizeof b));
+    show("sendto a from b", sendto(rb, "from-b", 6, 0, (struct sockaddr *)&a, sizeof a));
+    struct pollfd p = {.fd = ra, .events = POLLIN | POLLOUT};
+    int ready = poll(&p, 1, 0);
+    printf("poll a: %d revents %#x\n", ready, p.revents);
+    show_from("peek", ra, MSG_PEEK);
+    show_from("recvfrom b", ra, 0);
+    ready = poll(&p, 1, 0);
+    printf("poll a, empty: %d revents %#x\n", ready, p.revents);
+    show("sendto ten bytes", sendto(u, "0123456789", 10, 0, (struct sockaddr *)&a, sizeof a));
+    char buf[16];
+    show("recv 4 of them, MSG_TRUNC", recv(ra, buf, 4, MSG_TRUNC));
+    show("sendto a short address", sendto(u, "x", 1, 0, (struct sockaddr *)&a, 1));
+    show("sendto a file", sendto(u, "x", 1, 0, (struct sockaddr *)&f, sizeof f));
+    unlink(f.sun_path);
+    show("sendto a missing name", sendto(u, "x", 1, 0, (struct sockaddr *)&f, sizeof f));
+    int c = socket(AF_UNIX, SOCK_DGRAM, 0);
+    show("connect to a", connect(c, (struct sockaddr *)&a, sizeof a));
+    struct sockaddr_un peer;
+    socklen_t plen = sizeof peer;
+    show("getpeername", getpeername(c, (struct sockaddr *)&peer, &plen));
+    printf("peer: %s\n", peer.sun_path);
+    show("send, connected", send(c, "conn", 4, 0));
+    show("write, connected", write(c, "wrote", 5));
+    show_from("recvfrom the connected sender", ra, 0);
+    show("read", read(ra, buf, sizeof buf));
+    show("connect b to a", connect(rb, (struct sockaddr *)&a, sizeof a));
+    show("sendto b, connected to a", sendto(u, "x", 1, 0, (struct sockaddr *)&b, sizeof b));
+    show("a sends to b, its peer's peer", sendto(ra, "ok", 2, 0, (struct sockaddr *)&b, sizeof b));
+    show_from("b gets it", rb, 0);
+    /* A child blocked in recv wakes for a datagram. */
+    pid_t kid = fork();
+    if (kid == 0) {
+        long n = recv(rb, buf, sizeof buf, 0);
+        _exit(n == 5 && !memcmp(buf, "later", 5) ? 0 : 1);
+    }
+    usleep(100000);
+    sendto(ra, "later", 5, 0, (struct sockaddr *)&b, sizeof b);
+    int status;
+    waitpid(kid, &status, 0);
+    printf("blocked child got it: %d\n", WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    /* A full receiver: nonblocking sends stop with EAGAIN. */
+    fcntl(u, F_SETFL, O_NONBLOCK);
+    long sent = 0, r;
+    char big[1024] = {0};
+    while ((r = sendto(u, big, sizeof big, 0, (struct sockaddr *)&a, sizeof a)) > 0)
+        sent++;
+    printf("filled: some went %d, then %s\n", sent > 0, strerror(errno));
+    fcntl(u, F_SETFL, 0);
+    close(ra);
+    show("send, connected receiver gone", send(c, "x", 1, 0));
+    show("send again", send(c, "x", 1, 0));
+    show("sendto a, gone", sendto(u, "x", 1, 0, (struct sockaddr *)&a, sizeof a));
+    int sv[2];
+    socketpair(AF_UNIX, SOCK_STREAM, 0, sv);
+    show("stream sendto with an address", sendto(sv[0], "x", 1, 0, (struct sockaddr *)&a, sizeof a));
+    close(sv[0]);
+    close(sv[1]);
+    close(rb);
+    close(c);
+    close(u);
+    unlink(a.sun_path);
+    unlink(b.sun_path);
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IONBF, 0);
@@ -440,5 +540,6 @@ int main(void)
     rights();
     named();
     abstract();
+    datagrams();
     return 0;
 }

@@ -14,6 +14,7 @@
 use abi::layout::{pte_va, PAGE_SIZE, USER_END};
 use abi::syscall::{self as sc, map as mf, rights, CRED_SELF, ENV_SELF, FRAME_ANY, RANGE_MAX};
 use abi::Error::{self, *};
+use user::verdict::Checks;
 use user::{kinfo, println, spawn, sys};
 
 /// Eight pages from two below a 2 MiB boundary: the range crosses from
@@ -21,32 +22,11 @@ use user::{kinfo, println, spawn, sys};
 const BASE: u64 = 0x3200_001f_e000;
 const PAGES: u64 = 8;
 
-static mut FAILED: u32 = 0;
-
-fn check(what: &str, ok: bool) {
-    if !ok {
-        println!("map_fresh: FAILED: {what}");
-        // SAFETY: single-threaded test program.
-        unsafe { FAILED += 1 };
-    }
-}
+static T: Checks = Checks::new("map_fresh");
 
 /// `map_fresh` with the credential in slot `cred`.
 fn raw(cred: u64, env: u64, va: u64, pages: u64, flags: u64) -> Result<u64, Error> {
-    let r = sys::call(sc::MAP_FRESH, [env, va, pages, flags, cred, 0]);
-    if r >= 0 {
-        Ok(r as u64)
-    } else {
-        Err(Error::from_result(r).unwrap())
-    }
-}
-
-/// Refused with `want`, with no frame taken and nothing mapped at `BASE`.
-fn refused(what: &str, got: Result<u64, Error>, want: Error) {
-    if got != Err(want) {
-        println!("map_fresh: {what}: got {got:?}, want {want:?}");
-    }
-    check(what, got == Err(want));
+    sys::result(sys::call(sc::MAP_FRESH, [env, va, pages, flags, cred, 0]))
 }
 
 /// The entry mapping `va` in our own space, read through the self-map.
@@ -95,58 +75,58 @@ fn main(arg: u64) -> i32 {
     sys::map(ENV_SELF, last, mine, 0).unwrap();
     let me = sys::self_id();
     let c = spawn::spawn("test_map_fresh", me).unwrap();
-    check("a child cannot fill its parent's space", spawn::wait(c) == Ok(0));
+    T.check("a child cannot fill its parent's space", spawn::wait(c) == Ok(0));
     // (Spawning made our tables for its scratch mapping: counted from here.)
     let free_after_setup = kinfo::free_frames();
 
     let w = mf::WRITE;
-    refused("no pages", sys::map_fresh(ENV_SELF, BASE, 0, w), BadLength);
-    refused("one page too many", sys::map_fresh(ENV_SELF, BASE, RANGE_MAX + 1, w), BadLength);
-    refused("a huge count", sys::map_fresh(ENV_SELF, BASE, u64::MAX, w), BadLength);
-    refused("a count that wraps the address", sys::map_fresh(ENV_SELF, BASE, 1 << 52, w), BadLength);
-    refused("unaligned", sys::map_fresh(ENV_SELF, BASE + 8, 2, w), BadAddress);
-    refused("page zero", sys::map_fresh(ENV_SELF, 0, 2, w), BadAddress);
-    refused("a range that wraps", sys::map_fresh(ENV_SELF, !(PAGE_SIZE - 1), 2, w), BadAddress);
-    refused("the kernel half", sys::map_fresh(ENV_SELF, 0xffff_8000_0000_0000, 1, w), BadAddress);
-    refused("into the reserved windows", sys::map_fresh(ENV_SELF, USER_END - PAGE_SIZE, 2, w), BadAddress);
-    refused("the reserved windows", sys::map_fresh(ENV_SELF, USER_END, 1, w), BadAddress);
-    refused("unknown flags", sys::map_fresh(ENV_SELF, BASE, 2, 1 << 40), BadFlags);
-    refused("no access and write", sys::map_fresh(ENV_SELF, BASE, 2, mf::NO_ACCESS | w), BadFlags);
-    refused("no such environment", sys::map_fresh(999_999, BASE, 2, w), BadEnv);
-    refused("a credential slot past the list", raw(200, ENV_SELF, BASE, 2, w), BadLength);
+    T.refused("no pages", sys::map_fresh(ENV_SELF, BASE, 0, w), BadLength);
+    T.refused("one page too many", sys::map_fresh(ENV_SELF, BASE, RANGE_MAX + 1, w), BadLength);
+    T.refused("a huge count", sys::map_fresh(ENV_SELF, BASE, u64::MAX, w), BadLength);
+    T.refused("a count that wraps the address", sys::map_fresh(ENV_SELF, BASE, 1 << 52, w), BadLength);
+    T.refused("unaligned", sys::map_fresh(ENV_SELF, BASE + 8, 2, w), BadAddress);
+    T.refused("page zero", sys::map_fresh(ENV_SELF, 0, 2, w), BadAddress);
+    T.refused("a range that wraps", sys::map_fresh(ENV_SELF, !(PAGE_SIZE - 1), 2, w), BadAddress);
+    T.refused("the kernel half", sys::map_fresh(ENV_SELF, 0xffff_8000_0000_0000, 1, w), BadAddress);
+    T.refused("into the reserved windows", sys::map_fresh(ENV_SELF, USER_END - PAGE_SIZE, 2, w), BadAddress);
+    T.refused("the reserved windows", sys::map_fresh(ENV_SELF, USER_END, 1, w), BadAddress);
+    T.refused("unknown flags", sys::map_fresh(ENV_SELF, BASE, 2, 1 << 40), BadFlags);
+    T.refused("no access and write", sys::map_fresh(ENV_SELF, BASE, 2, mf::NO_ACCESS | w), BadFlags);
+    T.refused("no such environment", sys::map_fresh(999_999, BASE, 2, w), BadEnv);
+    T.refused("a credential slot past the list", raw(200, ENV_SELF, BASE, 2, w), BadLength);
     let gone = sys::cap_derive(CRED_SELF, rights::READ | rights::WRITE).unwrap();
     sys::cap_revoke(gone).unwrap();
-    refused("an empty credential slot", raw(gone, ENV_SELF, BASE, 2, w), NotPermitted);
+    T.refused("an empty credential slot", raw(gone, ENV_SELF, BASE, 2, w), NotPermitted);
     let read_only = sys::cap_derive(CRED_SELF, rights::READ).unwrap();
-    refused("a read-only credential", raw(read_only, ENV_SELF, BASE, 2, w), NotPermitted);
-    refused("over a mapped page", sys::map_fresh(ENV_SELF, BASE, PAGES, w), AlreadyMapped);
-    refused("on the mapped page alone", sys::map_fresh(ENV_SELF, last, 1, w), AlreadyMapped);
+    T.refused("a read-only credential", raw(read_only, ENV_SELF, BASE, 2, w), NotPermitted);
+    T.refused("over a mapped page", sys::map_fresh(ENV_SELF, BASE, PAGES, w), AlreadyMapped);
+    T.refused("on the mapped page alone", sys::map_fresh(ENV_SELF, last, 1, w), AlreadyMapped);
     // More pages than there are free frames (in a region with no tables
     // yet): refused before any is taken.
     let far = 0x3300_0000_0000;
     if kinfo::free_frames() < RANGE_MAX {
-        refused("more pages than free frames", sys::map_fresh(ENV_SELF, far, RANGE_MAX, w), NoMemory);
+        T.refused("more pages than free frames", sys::map_fresh(ENV_SELF, far, RANGE_MAX, w), NoMemory);
     }
-    check("every refusal took no frame", kinfo::free_frames() == free_after_setup);
-    check("and mapped nothing", (0..PAGES - 1).all(|i| pte(BASE + i * PAGE_SIZE).is_none()));
-    check("the mapped page kept", frame_at(last) == Some(mine) && kinfo::frame(mine).refs == 1);
+    T.check("every refusal took no frame", kinfo::free_frames() == free_after_setup);
+    T.check("and mapped nothing", (0..PAGES - 1).all(|i| pte(BASE + i * PAGE_SIZE).is_none()));
+    T.check("the mapped page kept", frame_at(last) == Some(mine) && kinfo::frame(mine).refs == 1);
     sys::unmap(ENV_SELF, last).unwrap();
     sys::frame_free(mine).unwrap();
 
     // Across a leaf table's edge: each page a zeroed frame of its own,
     // ours, mapped once, writable.
-    check("the pages filled, counted", sys::map_fresh(ENV_SELF, BASE, PAGES, w) == Ok(PAGES));
+    T.check("the pages filled, counted", sys::map_fresh(ENV_SELF, BASE, PAGES, w) == Ok(PAGES));
     let frames: [Option<u64>; PAGES as usize] =
         core::array::from_fn(|i| frame_at(BASE + i as u64 * PAGE_SIZE));
-    check("every page mapped", frames.iter().all(Option::is_some));
+    T.check("every page mapped", frames.iter().all(Option::is_some));
     let frames = frames.map(Option::unwrap_or_default);
-    check("each its own frame", (1..frames.len()).all(|i| !frames[..i].contains(&frames[i])));
+    T.check("each its own frame", (1..frames.len()).all(|i| !frames[..i].contains(&frames[i])));
     let me_raw = me as u32;
-    check(
+    T.check(
         "each frame ours and mapped once",
         frames.iter().all(|&f| kinfo::frame(f).owner == me_raw && kinfo::frame(f).refs == 1),
     );
-    check(
+    T.check(
         "writable, not executable",
         (0..PAGES).all(|i| {
             pte(BASE + i * PAGE_SIZE)
@@ -154,35 +134,30 @@ fn main(arg: u64) -> i32 {
         }),
     );
     let zeroed = (0..PAGES * PAGE_SIZE / 8).all(|i| read(BASE + i * 8) == 0);
-    check("every byte zero", zeroed);
+    T.check("every byte zero", zeroed);
     for i in 0..PAGES {
         // SAFETY: mapped writable just above.
         unsafe { ((BASE + i * PAGE_SIZE) as *mut u64).write_volatile(i + 1) };
     }
-    check("written", (0..PAGES).all(|i| read(BASE + i * PAGE_SIZE) == i + 1));
-    check("a second fill is refused", sys::map_fresh(ENV_SELF, BASE, 1, w) == Err(AlreadyMapped));
-    check("unmapped", sys::unmap_range(ENV_SELF, BASE, PAGES) == Ok(PAGES));
+    T.check("written", (0..PAGES).all(|i| read(BASE + i * PAGE_SIZE) == i + 1));
+    T.check("a second fill is refused", sys::map_fresh(ENV_SELF, BASE, 1, w) == Err(AlreadyMapped));
+    T.check("unmapped", sys::unmap_range(ENV_SELF, BASE, PAGES) == Ok(PAGES));
     for f in frames {
-        check("a filled frame frees", sys::frame_free(f).is_ok());
+        T.check("a filled frame frees", sys::frame_free(f).is_ok());
     }
 
     // Read-only pages in another space (a child's, not loaded): charged
     // to the child, ours untouched.
     let kid = sys::env_create().unwrap();
-    check("the child's pages filled", sys::map_fresh(kid, BASE, 2, 0) == Ok(2));
-    check("its frames charged to it", kinfo::env_by_id(kid).is_some_and(|e| e.frames >= 2));
-    check("ours still empty", pte(BASE).is_none());
+    T.check("the child's pages filled", sys::map_fresh(kid, BASE, 2, 0) == Ok(2));
+    T.check("its frames charged to it", kinfo::env_by_id(kid).is_some_and(|e| e.frames >= 2));
+    T.check("ours still empty", pte(BASE).is_none());
     sys::env_destroy(kid).unwrap();
     sys::cap_revoke(read_only).unwrap();
 
     let after = kinfo::free_plus_own();
-    check("every frame back", before == after);
-    // SAFETY: single-threaded test program.
-    let failed = unsafe { FAILED };
-    if failed == 0 {
-        println!("map_fresh: ok");
-    }
-    i32::from(failed != 0)
+    T.check("every frame back", before == after);
+    T.verdict()
 }
 
 user::entry!(main);

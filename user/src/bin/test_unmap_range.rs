@@ -13,6 +13,7 @@
 use abi::layout::{PAGE_SIZE, USER_END};
 use abi::syscall::{self as sc, map as mf, rights, CRED_SELF, ENV_SELF, FRAME_ANY, RANGE_MAX};
 use abi::Error::{self, *};
+use user::verdict::Checks;
 use user::{kinfo, println, spawn, sys};
 
 /// Eight pages from two below a 2 MiB boundary: the range crosses from
@@ -24,30 +25,10 @@ const TLB: u64 = 0x3100_4000_0000;
 /// Above `unmap_range`'s single-page flush ceiling.
 const MANY: u64 = 40;
 
-static mut FAILED: u32 = 0;
-
-fn check(what: &str, ok: bool) {
-    if !ok {
-        println!("unmap_range: FAILED: {what}");
-        // SAFETY: single-threaded test program.
-        unsafe { FAILED += 1 };
-    }
-}
-
-fn expect(what: &str, got: Result<u64, Error>, want: Error) {
-    if got != Err(want) {
-        println!("unmap_range: {what}: got {got:?}, want {want:?}");
-    }
-    check(what, got == Err(want));
-}
+static T: Checks = Checks::new("unmap_range");
 
 fn raw(cred: u64, env: u64, va: u64, pages: u64) -> Result<u64, Error> {
-    let r = sys::call(sc::UNMAP_RANGE, [env, va, pages, cred, 0, 0]);
-    if r >= 0 {
-        Ok(r as u64)
-    } else {
-        Err(Error::from_result(r).unwrap())
-    }
+    sys::result(sys::call(sc::UNMAP_RANGE, [env, va, pages, cred, 0, 0]))
 }
 
 fn read(va: u64) -> u64 {
@@ -93,36 +74,40 @@ fn main(arg: u64) -> i32 {
     }
 
     // Refusals: each changes nothing.
-    expect("no pages", sys::unmap_range(ENV_SELF, BASE, 0), BadLength);
-    expect("one page too many", sys::unmap_range(ENV_SELF, BASE, RANGE_MAX + 1), BadLength);
-    expect("a huge count", sys::unmap_range(ENV_SELF, BASE, u64::MAX), BadLength);
-    expect("a count that wraps the address", sys::unmap_range(ENV_SELF, BASE, 1 << 52), BadLength);
-    expect("unaligned", sys::unmap_range(ENV_SELF, BASE + 8, 8), BadAddress);
-    expect("page zero", sys::unmap_range(ENV_SELF, 0, 8), BadAddress);
-    expect("a range that wraps", sys::unmap_range(ENV_SELF, !(PAGE_SIZE - 1), 2), BadAddress);
-    expect("the kernel half", sys::unmap_range(ENV_SELF, 0xffff_8000_0000_0000, 1), BadAddress);
+    T.refused("no pages", sys::unmap_range(ENV_SELF, BASE, 0), BadLength);
+    T.refused("one page too many", sys::unmap_range(ENV_SELF, BASE, RANGE_MAX + 1), BadLength);
+    T.refused("a huge count", sys::unmap_range(ENV_SELF, BASE, u64::MAX), BadLength);
+    T.refused("a count that wraps the address", sys::unmap_range(ENV_SELF, BASE, 1 << 52), BadLength);
+    T.refused("unaligned", sys::unmap_range(ENV_SELF, BASE + 8, 8), BadAddress);
+    T.refused("page zero", sys::unmap_range(ENV_SELF, 0, 8), BadAddress);
+    T.refused("a range that wraps", sys::unmap_range(ENV_SELF, !(PAGE_SIZE - 1), 2), BadAddress);
+    T.refused("the kernel half", sys::unmap_range(ENV_SELF, 0xffff_8000_0000_0000, 1), BadAddress);
     // The last two pages of the stack and the two windows above them: had
     // the first pages gone, this program would not run on.
-    expect("into the reserved windows", sys::unmap_range(ENV_SELF, USER_END - 2 * PAGE_SIZE, 4), BadAddress);
-    expect("from the reserved windows", sys::unmap_range(ENV_SELF, USER_END, 1), BadAddress);
-    expect("no such environment", sys::unmap_range(999_999, BASE, 8), BadEnv);
-    expect("a credential slot past the list", raw(200, ENV_SELF, BASE, 8), BadLength);
+    T.refused(
+        "into the reserved windows",
+        sys::unmap_range(ENV_SELF, USER_END - 2 * PAGE_SIZE, 4),
+        BadAddress,
+    );
+    T.refused("from the reserved windows", sys::unmap_range(ENV_SELF, USER_END, 1), BadAddress);
+    T.refused("no such environment", sys::unmap_range(999_999, BASE, 8), BadEnv);
+    T.refused("a credential slot past the list", raw(200, ENV_SELF, BASE, 8), BadLength);
     let gone = sys::cap_derive(CRED_SELF, rights::READ | rights::WRITE).unwrap();
     sys::cap_revoke(gone).unwrap();
-    expect("an empty credential slot", raw(gone, ENV_SELF, BASE, 8), NotPermitted);
+    T.refused("an empty credential slot", raw(gone, ENV_SELF, BASE, 8), NotPermitted);
     let read_only = sys::cap_derive(CRED_SELF, rights::READ).unwrap();
-    expect("a read-only credential", raw(read_only, ENV_SELF, BASE, 8), NotPermitted);
+    T.refused("a read-only credential", raw(read_only, ENV_SELF, BASE, 8), NotPermitted);
     let me = sys::self_id();
     let c = spawn::spawn("test_unmap_range", me).unwrap();
-    check("a child cannot unmap its parent's pages", spawn::wait(c) == Ok(0));
-    check("every refusal left every page mapped", intact(&frames));
+    T.check("a child cannot unmap its parent's pages", spawn::wait(c) == Ok(0));
+    T.check("every refusal left every page mapped", intact(&frames));
 
     // Holes across a leaf table's edge: exactly the mapped pages go.
-    check("the range's mapped pages, counted", sys::unmap_range(ENV_SELF, BASE, 8) == Ok(5));
-    check("each frame's mapping dropped", frames.iter().all(|&f| kinfo::frame(f).refs == 0));
-    check("an empty range again: none", sys::unmap_range(ENV_SELF, BASE, 8) == Ok(0));
+    T.check("the range's mapped pages, counted", sys::unmap_range(ENV_SELF, BASE, 8) == Ok(5));
+    T.check("each frame's mapping dropped", frames.iter().all(|&f| kinfo::frame(f).refs == 0));
+    T.check("an empty range again: none", sys::unmap_range(ENV_SELF, BASE, 8) == Ok(0));
     for f in frames {
-        check("an unmapped frame frees", sys::frame_free(f).is_ok());
+        T.check("an unmapped frame frees", sys::frame_free(f).is_ok());
     }
 
     // The TLB: a page read (its translation cached), unmapped, then mapped
@@ -139,16 +124,16 @@ fn main(arg: u64) -> i32 {
         }
         write(TLB, 0xaaaa);
         let cached = (0..pages).map(|i| read(TLB + i * PAGE_SIZE)).all(|v| v == 0xaaaa);
-        check("the old frame read through every page", cached);
-        check("all unmapped", sys::unmap_range(ENV_SELF, TLB, pages) == Ok(pages));
+        T.check("the old frame read through every page", cached);
+        T.check("all unmapped", sys::unmap_range(ENV_SELF, TLB, pages) == Ok(pages));
         for i in 0..pages {
             sys::map(ENV_SELF, TLB + i * PAGE_SIZE, new, 0).unwrap();
         }
         let fresh = (0..pages).all(|i| read(TLB + i * PAGE_SIZE) == 0xbbbb);
-        check(if pages == 1 { "no stale entry (one page)" } else { "no stale entry (many pages)" }, fresh);
-        check("unmapped again", sys::unmap_range(ENV_SELF, TLB, pages) == Ok(pages));
+        T.check(if pages == 1 { "no stale entry (one page)" } else { "no stale entry (many pages)" }, fresh);
+        T.check("unmapped again", sys::unmap_range(ENV_SELF, TLB, pages) == Ok(pages));
     }
-    check("both frames unmapped", kinfo::frame(old).refs == 0 && kinfo::frame(new).refs == 0);
+    T.check("both frames unmapped", kinfo::frame(old).refs == 0 && kinfo::frame(new).refs == 0);
     sys::frame_free(old).unwrap();
 
     // Another space (a child's, not loaded): its page goes, ours stays,
@@ -156,21 +141,16 @@ fn main(arg: u64) -> i32 {
     let kid = sys::env_create().unwrap();
     sys::map(ENV_SELF, TLB, new, 0).unwrap();
     sys::map(kid, TLB, new, 0).unwrap();
-    check("the child's page unmapped", sys::unmap_range(kid, TLB, 1) == Ok(1));
-    check("ours still mapped", kinfo::frame(new).refs == 1 && read(TLB) == 0xbbbb);
+    T.check("the child's page unmapped", sys::unmap_range(kid, TLB, 1) == Ok(1));
+    T.check("ours still mapped", kinfo::frame(new).refs == 1 && read(TLB) == 0xbbbb);
     sys::unmap(ENV_SELF, TLB).unwrap();
     sys::frame_free(new).unwrap();
     sys::env_destroy(kid).unwrap();
     sys::cap_revoke(read_only).unwrap();
 
     let after = kinfo::free_plus_own();
-    check("every frame back", before == after);
-    // SAFETY: single-threaded test program.
-    let failed = unsafe { FAILED };
-    if failed == 0 {
-        println!("unmap_range: ok");
-    }
-    i32::from(failed != 0)
+    T.check("every frame back", before == after);
+    T.verdict()
 }
 
 user::entry!(main);

@@ -1,0 +1,3 @@
+# dnotify (fcntl F_NOTIFY) as on Linux (libos/tests/c/dnotify.c).
+cbin/dnotify
+echo "dnotify: $?"
