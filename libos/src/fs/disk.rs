@@ -184,6 +184,8 @@ pub fn mount() {
         Ok(n) => {
             CRED.set(cred);
             FS.with(|s| *s = Some(fs));
+            // An idle system's changes reach the disk too.
+            crate::sleep::on_wake(expire);
             crate::log::note(format_args!("/data is C-FFS on the XN disk ({n} names)"));
         }
         Err(e) => crate::log::note(format_args!("/data: cannot load the disk's tree: errno {e}")),

@@ -7,6 +7,7 @@
 use super::node;
 use super::{dir, ROOT, S_IFDIR, S_IFREG};
 use crate::errno::Errno;
+use alloc::vec::Vec;
 
 const FILES: [(&[u8], &[u8]); 2] =
     [(b"/sys/devices/system/cpu/online", b"0\n"), (b"/sys/devices/system/cpu/possible", b"0\n")];
@@ -65,9 +66,28 @@ fn block(_: &[u8]) -> Result<(), Errno> {
     if c == abi::tables::BlockCounts::default() {
         return Ok(());
     }
-    let text = super::procfile::text(format_args!(
-        "{:8} {:8} {:8} {:8} {:8} {:8} {:8} {:8} {:8} {:8} {:8} {:8} {:8} {:8} {:8} {:8} {:8}\n",
-        c.reads, 0, c.read_sectors, 0, c.writes, 0, c.write_sectors, 0, 0, 0, 0, 0, 0, 0, 0, c.flushes, 0
-    ));
+    let columns =
+        [c.reads, 0, c.read_sectors, 0, c.writes, 0, c.write_sectors, 0, 0, 0, 0, 0, 0, 0, 0, c.flushes, 0];
+    let mut text = Vec::with_capacity(columns.len() * 9);
+    for (i, v) in columns.into_iter().enumerate() {
+        // Linux's `%8lu`, separated by one space.
+        let digits = decimal(v);
+        text.extend(core::iter::repeat_n(b' ', usize::from(i > 0) + 8usize.saturating_sub(digits.len())));
+        text.extend_from_slice(&digits);
+    }
+    text.push(b'\n');
     put(b"/sys/block/vda/stat", &text)
+}
+
+/// `v` in decimal.
+fn decimal(mut v: u64) -> Vec<u8> {
+    let mut d = Vec::new();
+    loop {
+        d.push(b'0' + (v % 10) as u8);
+        v /= 10;
+        if v == 0 {
+            d.reverse();
+            return d;
+        }
+    }
 }
