@@ -25,7 +25,8 @@ pub struct OneFrame<'a, L> {
     pub scratch: &'a mut Vec<u8>,
 }
 
-pub struct Rx<'a>(&'a [u8]);
+/// A received frame and its metadata (`parse::traffic_id`).
+pub struct Rx<'a>(&'a [u8], u32);
 
 pub struct Tx<'a, 'b, L> {
     out: &'b mut Out<'a, L>,
@@ -35,6 +36,12 @@ pub struct Tx<'a, 'b, L> {
 impl phy::RxToken for Rx<'_> {
     fn consume<R, F: FnOnce(&[u8]) -> R>(self, f: F) -> R {
         f(self.0)
+    }
+
+    fn meta(&self) -> phy::PacketMeta {
+        let mut m = phy::PacketMeta::default();
+        m.id = self.1;
+        m
     }
 }
 
@@ -63,7 +70,8 @@ impl<'a, L: Link> phy::Device for OneFrame<'a, L> {
 
     fn receive(&mut self, _: Instant) -> Option<(Rx<'a>, Tx<'a, '_, L>)> {
         let frame = self.frame.take()?;
-        Some((Rx(frame), Tx { out: &mut self.out, scratch: self.scratch }))
+        let id = crate::parse::traffic_id(frame, self.medium == Medium::Ethernet);
+        Some((Rx(frame, id), Tx { out: &mut self.out, scratch: self.scratch }))
     }
 
     fn transmit(&mut self, _: Instant) -> Option<Tx<'a, '_, L>> {

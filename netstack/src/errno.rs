@@ -23,6 +23,8 @@ pub enum Errno {
     ENOPROTOOPT = 92,
     /// Operation not supported by this kind of socket.
     EOPNOTSUPP = 95,
+    /// An IPv6 address for an IPv4 socket.
+    EAFNOSUPPORT = 97,
     /// Address (port) taken.
     EADDRINUSE = 98,
     /// Not an address of this machine.

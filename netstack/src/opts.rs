@@ -31,6 +31,15 @@ pub enum Opt {
     /// Milliseconds, `None` for none.
     RcvTimeo(Option<u64>),
     SndTimeo(Option<u64>),
+    /// `IPV6_V6ONLY`: an IPv6 socket takes no IPv4 peers (set before bind).
+    V6Only(bool),
+    /// `IPV6_UNICAST_HOPS`: the hop limit (TTL) of what the socket sends,
+    /// `None` for the default (64).
+    HopLimit(Option<u8>),
+    /// `IPV6_RECVHOPLIMIT`, `IPV6_RECVTCLASS`: what recvmsg reports
+    /// (kept for the personality).
+    RecvHopLimit(bool),
+    RecvTClass(bool),
 }
 
 /// An option's name, to read it.
@@ -46,6 +55,10 @@ pub enum OptName {
     SndBuf,
     RcvTimeo,
     SndTimeo,
+    V6Only,
+    HopLimit,
+    RecvHopLimit,
+    RecvTClass,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,6 +73,10 @@ pub struct Opts {
     pub sndbuf: usize,
     pub rcvtimeo: Option<u64>,
     pub sndtimeo: Option<u64>,
+    pub v6only: bool,
+    pub hop_limit: Option<u8>,
+    pub recv_hop_limit: bool,
+    pub recv_tclass: bool,
 }
 
 pub const MIN_BUF: usize = 2048;
@@ -86,6 +103,10 @@ impl Default for Opts {
             sndbuf: DEFAULT_BUF,
             rcvtimeo: None,
             sndtimeo: None,
+            v6only: false,
+            hop_limit: None,
+            recv_hop_limit: false,
+            recv_tclass: false,
         }
     }
 }
@@ -95,6 +116,14 @@ impl Opts {
         t.set_nagle_enabled(!self.no_delay);
         t.set_ack_delay(if self.quick_ack { None } else { Some(Duration::from_millis(ACK_DELAY_MS)) });
         t.set_keep_alive(self.keep_alive.then(|| Duration::from_millis(KEEPALIVE_MS)));
+        t.set_hop_limit(self.hops());
+    }
+
+    /// The hop limit for smoltcp, which refuses 0 (a packet that may not
+    /// leave the host: loopback, the only place it could go, delivers it
+    /// with 1 all the same).
+    pub(crate) fn hops(&self) -> Option<u8> {
+        self.hop_limit.map(|h| h.max(1))
     }
 
     pub(crate) fn tcp_socket(&self) -> tcp::Socket<'static> {
@@ -109,13 +138,24 @@ impl Opts {
     pub(crate) fn udp_socket(&self) -> udp::Socket<'static> {
         let buf =
             |bytes| udp::PacketBuffer::new(vec![udp::PacketMetadata::EMPTY; UDP_PACKETS], vec![0; bytes]);
-        udp::Socket::new(buf(self.rcvbuf), buf(self.sndbuf))
+        let mut u = udp::Socket::new(buf(self.rcvbuf), buf(self.sndbuf));
+        u.set_hop_limit(self.hops());
+        u
     }
 }
 
 impl<L: Link> Stack<L> {
     pub fn set_option(&mut self, s: SocketId, opt: Opt) -> Result<(), Errno> {
         let buf = |n: usize| n.clamp(MIN_BUF, MAX_BUF);
+        if let Opt::V6Only(_) = opt {
+            let sock = self.sock(s)?;
+            if !sock.v6 {
+                return Err(Errno::ENOPROTOOPT);
+            }
+            if sock.bound.is_some() {
+                return Err(Errno::EINVAL); // Linux: only before bind
+            }
+        }
         let o = self.sock_opts(s)?;
         match opt {
             Opt::ReuseAddr(v) => o.reuse_addr = v,
@@ -128,14 +168,22 @@ impl<L: Link> Stack<L> {
             Opt::SndBuf(n) => o.sndbuf = buf(n),
             Opt::RcvTimeo(t) => o.rcvtimeo = t,
             Opt::SndTimeo(t) => o.sndtimeo = t,
+            Opt::V6Only(v) => o.v6only = v,
+            Opt::HopLimit(h) => o.hop_limit = h,
+            Opt::RecvHopLimit(v) => o.recv_hop_limit = v,
+            Opt::RecvTClass(v) => o.recv_tclass = v,
         }
         let o = *o;
-        if matches!(opt, Opt::KeepAlive(_) | Opt::NoDelay(_) | Opt::QuickAck(_)) {
+        if matches!(opt, Opt::KeepAlive(_) | Opt::NoDelay(_) | Opt::QuickAck(_) | Opt::HopLimit(_)) {
             for c in self.sock_conns(s)? {
                 let conn = self.conn(c);
                 if conn.udp_port.is_none() {
                     o.apply(conn.tcp());
                     self.dirty.push(c); // Nagle off flushes what it held back
+                } else {
+                    // Datagrams already sent keep the limit they were sent with.
+                    self.after(c);
+                    self.conn(c).udp().set_hop_limit(o.hops());
                 }
             }
         }
@@ -155,6 +203,10 @@ impl<L: Link> Stack<L> {
             OptName::SndBuf => Opt::SndBuf(o.sndbuf),
             OptName::RcvTimeo => Opt::RcvTimeo(o.rcvtimeo),
             OptName::SndTimeo => Opt::SndTimeo(o.sndtimeo),
+            OptName::V6Only => Opt::V6Only(o.v6only),
+            OptName::HopLimit => Opt::HopLimit(o.hop_limit),
+            OptName::RecvHopLimit => Opt::RecvHopLimit(o.recv_hop_limit),
+            OptName::RecvTClass => Opt::RecvTClass(o.recv_tclass),
         })
     }
 }

@@ -4,7 +4,7 @@
 
 use alloc::collections::VecDeque;
 use alloc::vec::Vec;
-use core::net::{Ipv4Addr, SocketAddrV4};
+use core::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 use smoltcp::iface::SocketSet;
 use smoltcp::socket::{tcp, udp};
@@ -27,7 +27,10 @@ pub struct Received {
     pub len: usize,
     /// Bytes the datagram had (`len` for a stream).
     pub full: usize,
-    pub from: SocketAddrV4,
+    pub from: SocketAddr,
+    /// The datagram's hop limit (TTL) and traffic class (TOS) as it
+    /// arrived (`IPV6_RECVHOPLIMIT`, `IPV6_RECVTCLASS`); `None` for a stream.
+    pub traffic: Option<(u8, u8)>,
 }
 
 impl SocketId {
@@ -87,8 +90,14 @@ pub(crate) struct Socket {
     pub ty: SockType,
     pub state: SockState,
     pub opts: Opts,
-    pub bound: Option<SocketAddrV4>,
-    pub udp_peer: Option<SocketAddrV4>,
+    /// An IPv6 socket (it takes IPv4 peers too unless `opts.v6only`:
+    /// the personality shows them as `::ffff:a.b.c.d`).
+    pub v6: bool,
+    pub bound: Option<SocketAddr>,
+    pub udp_peer: Option<SocketAddr>,
+    /// The source address a connected datagram socket bound to a
+    /// wildcard sends from (its name, as Linux reports it).
+    pub udp_src: Option<IpAddr>,
     /// Pending error (`SO_ERROR`), cleared when read.
     pub error: Option<Errno>,
     pub shut_rd: bool,
@@ -101,13 +110,44 @@ pub(crate) struct Socket {
 pub const CONNECT_TIMEOUT_MS: u64 = 75_000;
 const EPHEMERAL: core::ops::RangeInclusive<u16> = 49152..=65535;
 
-fn v4(ep: IpEndpoint) -> SocketAddrV4 {
-    let IpAddress::Ipv4(a) = ep.addr;
-    SocketAddrV4::new(a, ep.port)
+/// Whether a socket bound to `w` (with `IPV6_V6ONLY` as `v6only`) hears
+/// address `x`: itself, or any of its family for a wildcard, IPv4 too for
+/// a dual-stack IPv6 wildcard.
+pub(crate) fn covers(w: IpAddr, v6only: bool, x: IpAddr) -> bool {
+    w == x
+        || w.is_unspecified()
+            && match (w, x) {
+                (IpAddr::V6(_), IpAddr::V4(_)) => !v6only,
+                _ => w.is_ipv4() == x.is_ipv4(),
+            }
+}
+
+/// EAFNOSUPPORT for an IPv6 destination of an IPv4 socket; ENETUNREACH
+/// for an IPv4 one of an IPv6-only socket, or of a family other than the
+/// address the socket is bound to.
+fn reachable(sock: &Socket, to: IpAddr) -> Result<(), Errno> {
+    let bound_other = sock.bound.is_some_and(|b| !b.ip().is_unspecified() && b.is_ipv4() != to.is_ipv4());
+    match to {
+        IpAddr::V6(_) if !sock.v6 => Err(Errno::EAFNOSUPPORT),
+        IpAddr::V4(_) if sock.v6 && sock.opts.v6only => Err(Errno::ENETUNREACH),
+        _ if bound_other => Err(Errno::ENETUNREACH),
+        _ => Ok(()),
+    }
+}
+
+/// The wildcard address of a socket's family.
+fn any(v6: bool) -> SocketAddr {
+    let ip = if v6 { IpAddr::V6(Ipv6Addr::UNSPECIFIED) } else { IpAddr::V4(Ipv4Addr::UNSPECIFIED) };
+    SocketAddr::new(ip, 0)
+}
+
+fn listen_endpoint(at: SocketAddr) -> IpListenEndpoint {
+    let addr = (!at.ip().is_unspecified()).then(|| IpAddress::from(at.ip()));
+    IpListenEndpoint { addr, port: at.port() }
 }
 
 impl<L: Link> Stack<L> {
-    fn sock(&mut self, s: SocketId) -> Result<&mut Socket, Errno> {
+    pub(crate) fn sock(&mut self, s: SocketId) -> Result<&mut Socket, Errno> {
         self.socks.get_mut(s.0).and_then(|x| x.as_mut()).ok_or(Errno::EBADF)
     }
 
@@ -124,30 +164,43 @@ impl<L: Link> Stack<L> {
         }
     }
 
+    /// An IPv4 socket.
     pub fn socket(&mut self, ty: SockType) -> SocketId {
+        self.new_socket(ty, false)
+    }
+
+    /// An IPv6 socket: dual-stack (IPv4 peers too) until `Opt::V6Only`.
+    pub fn socket_v6(&mut self, ty: SockType) -> SocketId {
+        self.new_socket(ty, true)
+    }
+
+    fn new_socket(&mut self, ty: SockType, v6: bool) -> SocketId {
         self.new_sock(Socket {
             ty,
             state: SockState::Fresh,
             opts: Opts::default(),
+            v6,
             bound: None,
             udp_peer: None,
             error: None,
             shut_rd: false,
             shut_wr: false,
             connect_unreported: false,
+            udp_src: None,
         })
     }
 
     /// Whether `port` is taken for a socket of type `ty` that wants `addr`.
-    fn port_taken(&self, ty: SockType, addr: Ipv4Addr, port: u16, me: usize) -> bool {
+    fn port_taken(&self, ty: SockType, addr: IpAddr, port: u16, me: usize) -> bool {
         let mine = self.socks[me].as_ref().map(|s| s.opts);
+        let my_v6only = mine.is_some_and(|m| m.v6only);
         self.socks.iter().enumerate().any(|(i, s)| {
             let Some(s) = s else { return false };
             let Some(b) = s.bound else { return false };
             if i == me || s.ty != ty || b.port() != port {
                 return false;
             }
-            let overlap = b.ip().is_unspecified() || addr.is_unspecified() || *b.ip() == addr;
+            let overlap = covers(b.ip(), s.opts.v6only, addr) || covers(addr, my_v6only, b.ip());
             let both_reuseport = s.opts.reuse_port && mine.is_some_and(|m| m.reuse_port);
             let reuseaddr =
                 mine.is_some_and(|m| m.reuse_addr) && !matches!(s.state, SockState::Listening { .. });
@@ -163,32 +216,38 @@ impl<L: Link> Stack<L> {
             self.next_port = if p == *EPHEMERAL.end() { *EPHEMERAL.start() } else { p + 1 };
             let used_by_conn = self.tcp_by_tuple.keys().any(|t| t.local.port() == p)
                 || self.udp_by_port.keys().any(|&(_, q)| q == p);
-            if !used_by_conn && !self.port_taken(ty, Ipv4Addr::UNSPECIFIED, p, me) {
+            if !used_by_conn && !self.port_taken(ty, any(true).ip(), p, me) {
                 return Ok(p);
             }
         }
         Err(Errno::EADDRINUSE)
     }
 
-    fn local_ok(&self, a: Ipv4Addr) -> bool {
+    fn local_ok(&self, a: IpAddr) -> bool {
         self.iface_addr_ok(If::Eth, a) || self.iface_addr_ok(If::Lo, a)
     }
 
-    pub fn bind(&mut self, s: SocketId, addr: SocketAddrV4) -> Result<(), Errno> {
+    /// Binds to `addr`; an IPv6 socket takes an IPv4 address (what it
+    /// calls `::ffff:a.b.c.d`) and is then an IPv4 socket in all but name.
+    pub fn bind(&mut self, s: SocketId, addr: impl Into<SocketAddr>) -> Result<(), Errno> {
+        let addr = addr.into();
         let sock = self.sock(s)?;
         if sock.bound.is_some() || !matches!(sock.state, SockState::Fresh) {
             return Err(Errno::EINVAL);
         }
+        if addr.is_ipv6() && !sock.v6 {
+            return Err(Errno::EAFNOSUPPORT);
+        }
         let ty = sock.ty;
-        if !self.local_ok(*addr.ip()) {
+        if !self.local_ok(addr.ip()) {
             return Err(Errno::EADDRNOTAVAIL);
         }
         let port = match addr.port() {
             0 => self.ephemeral(ty, s.0)?,
-            p if self.port_taken(ty, *addr.ip(), p, s.0) => return Err(Errno::EADDRINUSE),
+            p if self.port_taken(ty, addr.ip(), p, s.0) => return Err(Errno::EADDRINUSE),
             p => p,
         };
-        let bound = SocketAddrV4::new(*addr.ip(), port);
+        let bound = SocketAddr::new(addr.ip(), port);
         self.sock(s)?.bound = Some(bound);
         if ty == SockType::Datagram {
             self.open_udp(s.0, bound)?;
@@ -196,19 +255,18 @@ impl<L: Link> Stack<L> {
         Ok(())
     }
 
-    fn open_udp(&mut self, s: usize, at: SocketAddrV4) -> Result<(), Errno> {
+    fn open_udp(&mut self, s: usize, at: SocketAddr) -> Result<(), Errno> {
         let opts = self.socks[s].as_ref().map(|x| x.opts).unwrap_or_default();
         let mut ids = [None, None];
         for (k, iface) in [If::Eth, If::Lo].into_iter().enumerate() {
-            if !at.ip().is_unspecified() && !self.iface_addr_ok(iface, *at.ip()) {
+            if !self.iface_addr_ok(iface, at.ip()) {
                 continue;
             }
             if self.udp_by_port.contains_key(&(iface, at.port())) {
                 continue; // SO_REUSEPORT datagram sharing is not modelled: first one hears
             }
             let mut sock = opts.udp_socket();
-            let addr = (!at.ip().is_unspecified()).then_some(IpAddress::Ipv4(*at.ip()));
-            sock.bind(IpListenEndpoint { addr, port: at.port() }).map_err(|_| Errno::EINVAL)?;
+            sock.bind(listen_endpoint(at)).map_err(|_| Errno::EINVAL)?;
             let mut set = SocketSet::new(Vec::with_capacity(1));
             let h = set.add(sock);
             let c = self.add_conn(set, h, iface, Holder::Sock(s));
@@ -236,7 +294,8 @@ impl<L: Link> Stack<L> {
             _ => return Err(Errno::EINVAL),
         }
         if sock.bound.is_none() {
-            self.bind(s, SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0))?;
+            let v6 = self.sock(s)?.v6;
+            self.bind(s, any(v6))?;
         }
         let sock = self.sock(s)?;
         sock.state = SockState::Listening {
@@ -249,25 +308,25 @@ impl<L: Link> Stack<L> {
 
     /// The listening socket that takes SYNs for `local` on `iface`
     /// (several with `SO_REUSEPORT`: the one the peer's port picks).
-    pub(crate) fn listener_for(&self, iface: If, local: SocketAddrV4) -> Option<usize> {
+    pub(crate) fn listener_for(&self, iface: If, local: SocketAddr) -> Option<usize> {
         let mut found = self.socks.iter().enumerate().filter(|(_, s)| {
             s.as_ref().is_some_and(|s| {
                 matches!(s.state, SockState::Listening { .. })
                     && s.bound.is_some_and(|b| {
                         b.port() == local.port()
-                            && (b.ip().is_unspecified() || *b.ip() == *local.ip())
-                            && self.iface_addr_ok(iface, *b.ip())
+                            && covers(b.ip(), s.opts.v6only, local.ip())
+                            && self.iface_addr_ok(iface, b.ip())
                     })
             })
         });
         found.next().map(|(i, _)| i)
     }
 
-    pub fn accept(&mut self, s: SocketId) -> Result<(SocketId, SocketAddrV4), Errno> {
+    pub fn accept(&mut self, s: SocketId) -> Result<(SocketId, SocketAddr), Errno> {
         let sock = self.sock(s)?;
         let SockState::Listening { pending, .. } = &mut sock.state else { return Err(Errno::EINVAL) };
         let Some(c) = pending.pop_front() else { return Err(Errno::EAGAIN) };
-        let opts = sock.opts;
+        let (opts, v6) = (sock.opts, sock.v6);
         let (tuple, peer) = {
             let conn = self.conn(c);
             let t = conn.tuple.expect("an accepted connection has a tuple");
@@ -277,25 +336,33 @@ impl<L: Link> Stack<L> {
             ty: SockType::Stream,
             state: SockState::Connected(c),
             opts,
+            v6,
             bound: Some(tuple.local),
             udp_peer: None,
             error: None,
             shut_rd: false,
             shut_wr: false,
             connect_unreported: false,
+            udp_src: None,
         });
         self.conn(c).holder = Holder::Sock(id.0);
         Ok((id, peer))
     }
 
-    pub fn connect(&mut self, s: SocketId, to: SocketAddrV4) -> Result<(), Errno> {
+    pub fn connect(&mut self, s: SocketId, to: impl Into<SocketAddr>) -> Result<(), Errno> {
+        let to = to.into();
         let now = self.now;
         let sock = self.sock(s)?;
+        reachable(sock, to.ip())?;
         if sock.ty == SockType::Datagram {
             if sock.bound.is_none() {
-                self.bind(s, SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0))?;
+                let v6 = self.sock(s)?.v6;
+                self.bind(s, any(v6))?;
             }
-            self.sock(s)?.udp_peer = Some(to);
+            let src = self.source_for(to.ip());
+            let sock = self.sock(s)?;
+            sock.udp_peer = Some(to);
+            sock.udp_src = src;
             return Ok(());
         }
         match sock.state {
@@ -308,13 +375,9 @@ impl<L: Link> Stack<L> {
             SockState::Connecting { conn, since } => return self.connect_progress(s, conn, since),
             _ => {}
         }
-        let iface =
-            if to.ip().is_loopback() || self.iface_addr_ok(If::Lo, *to.ip()) && !to.ip().is_unspecified() {
-                If::Lo
-            } else {
-                If::Eth
-            };
-        if iface == If::Eth && self.info.is_none() {
+        let iface = self.iface_to(to.ip());
+        // IPv6 has only loopback (the Ethernet interface has no IPv6 address).
+        if iface == If::Eth && (self.info.is_none() || to.is_ipv6()) {
             return Err(Errno::ENETUNREACH);
         }
         let opts = self.sock(s)?.opts;
@@ -322,17 +385,17 @@ impl<L: Link> Stack<L> {
             Some(b) => b.port(),
             None => self.ephemeral(SockType::Stream, s.0)?,
         };
-        let local_ip = self.sock(s)?.bound.map(|b| *b.ip()).filter(|a| !a.is_unspecified());
+        let local_ip = self.sock(s)?.bound.map_or(any(false).ip(), |b| b.ip());
         let mut tcp = opts.tcp_socket();
         tcp.set_timeout(Some(smoltcp::time::Duration::from_millis(CONNECT_TIMEOUT_MS)));
-        let local = IpListenEndpoint { addr: local_ip.map(IpAddress::Ipv4), port };
-        let remote = IpEndpoint::new(IpAddress::Ipv4(*to.ip()), to.port());
+        let local = listen_endpoint(SocketAddr::new(local_ip, port));
+        let remote = IpEndpoint::from(to);
         let cx = match iface {
             If::Eth => self.eth.context(),
             If::Lo => self.lo.context(),
         };
         tcp.connect(cx, remote, local).map_err(|_| Errno::EADDRNOTAVAIL)?;
-        let me = tcp.local_endpoint().map(v4).ok_or(Errno::EADDRNOTAVAIL)?;
+        let me = tcp.local_endpoint().map(SocketAddr::from).ok_or(Errno::EADDRNOTAVAIL)?;
         let tuple = Tuple { iface, local: me, remote: to };
         if self.tcp_by_tuple.contains_key(&tuple) {
             return Err(Errno::EADDRINUSE);
@@ -449,27 +512,65 @@ impl<L: Link> Stack<L> {
         Err(Errno::EAGAIN)
     }
 
-    fn udp_conn_for(&mut self, s: SocketId, to: Ipv4Addr) -> Result<usize, Errno> {
-        if self.sock(s)?.bound.is_none() {
-            self.bind(s, SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0))?;
+    /// Forgets a datagram socket's peer (`connect` to `AF_UNSPEC`).
+    pub fn disconnect(&mut self, s: SocketId) -> Result<(), Errno> {
+        let sock = self.sock(s)?;
+        if sock.ty != SockType::Datagram {
+            return Err(Errno::EOPNOTSUPP);
         }
-        let SockState::Udp { eth, lo } = self.sock(s)?.state else { return Err(Errno::EINVAL) };
-        let via_lo = to.is_loopback() || (!to.is_unspecified() && self.iface_addr_ok(If::Lo, to));
-        let c = if via_lo { lo } else { eth };
-        c.ok_or(Errno::ENETUNREACH)
+        sock.udp_peer = None;
+        sock.udp_src = None;
+        Ok(())
     }
 
-    pub fn send_to(&mut self, s: SocketId, data: &[u8], to: SocketAddrV4) -> Result<usize, Errno> {
+    /// The source address of a packet to `to`, as Linux's routes give it:
+    /// a loopback address's family's first, our own address itself, the
+    /// interface's address off the machine.
+    fn source_for(&self, to: IpAddr) -> Option<IpAddr> {
+        match (self.iface_to(to), to) {
+            (If::Lo, IpAddr::V4(a)) if a.is_loopback() => Some(IpAddr::V4(Ipv4Addr::LOCALHOST)),
+            (If::Lo, _) => Some(to),
+            (If::Eth, IpAddr::V4(_)) => self.info.as_ref().map(|i| IpAddr::V4(i.ip.addr)),
+            (If::Eth, IpAddr::V6(_)) => None,
+        }
+    }
+
+    /// The interface a packet to `to` leaves by.
+    fn iface_to(&self, to: IpAddr) -> If {
+        if to.is_loopback() || !to.is_unspecified() && self.iface_addr_ok(If::Lo, to) {
+            If::Lo
+        } else {
+            If::Eth
+        }
+    }
+
+    fn udp_conn_for(&mut self, s: SocketId, to: IpAddr) -> Result<usize, Errno> {
+        let sock = self.sock(s)?;
+        reachable(sock, to)?;
+        if sock.bound.is_none() {
+            let v6 = self.sock(s)?.v6;
+            self.bind(s, any(v6))?;
+        }
+        let SockState::Udp { eth, lo } = self.sock(s)?.state else { return Err(Errno::EINVAL) };
+        match self.iface_to(to) {
+            If::Lo => lo,
+            If::Eth if to.is_ipv6() => None, // no IPv6 on the wire
+            If::Eth => eth,
+        }
+        .ok_or(Errno::ENETUNREACH)
+    }
+
+    pub fn send_to(&mut self, s: SocketId, data: &[u8], to: impl Into<SocketAddr>) -> Result<usize, Errno> {
+        let to = to.into();
         if self.sock(s)?.ty != SockType::Datagram {
             return self.send(s, data); // Linux ignores the address on a connected stream
         }
-        let c = self.udp_conn_for(s, *to.ip())?;
+        let c = self.udp_conn_for(s, to.ip())?;
         let udp = self.conn(c).udp();
         if data.len() > udp.payload_send_capacity() {
             return Err(Errno::EMSGSIZE);
         }
-        let ep = IpEndpoint::new(IpAddress::Ipv4(*to.ip()), to.port());
-        match udp.send_slice(data, ep) {
+        match udp.send_slice(data, IpEndpoint::from(to)) {
             Ok(()) => {
                 self.dirty.push(c);
                 Ok(data.len())
@@ -479,15 +580,45 @@ impl<L: Link> Stack<L> {
         }
     }
 
+    /// `send_to` (or `send`, `to` `None`) of one datagram with its own hop
+    /// limit (`IPV6_HOPLIMIT` in a sendmsg's control data, honoured for
+    /// an IPv6 destination as on Linux): what the socket had queued leaves
+    /// first with the socket's limit, then this datagram with `hops`.
+    pub fn send_with_hops(
+        &mut self,
+        s: SocketId,
+        data: &[u8],
+        to: Option<SocketAddr>,
+        hops: u8,
+    ) -> Result<usize, Errno> {
+        let sock = self.sock(s)?;
+        let dest = to.or(sock.udp_peer);
+        let Some(dest) = dest.filter(|d| sock.ty == SockType::Datagram && d.is_ipv6()) else {
+            return match to {
+                Some(a) => self.send_to(s, data, a),
+                None => self.send(s, data),
+            };
+        };
+        let c = self.udp_conn_for(s, dest.ip())?;
+        let own = self.sock(s)?.opts.hops();
+        self.after(c);
+        self.conn(c).udp().set_hop_limit(Some(hops.max(1)));
+        let r = self.send_to(s, data, dest);
+        self.after(c);
+        self.conn(c).udp().set_hop_limit(own);
+        r
+    }
+
     /// Receives into `buf`: the bytes copied, the bytes the datagram had
     /// (more than copied when `buf` was too small: the rest is dropped, or
     /// kept with `peek`; the caller reports `MSG_TRUNC`), and the sender.
     pub fn recv_from(&mut self, s: SocketId, buf: &mut [u8], peek: bool) -> Result<Received, Errno> {
         let sock = self.sock(s)?;
+        let (sock_v6, v6only) = (sock.v6, sock.opts.v6only);
         if sock.ty != SockType::Datagram {
             let n = self.recv(s, buf, peek)?;
-            let peer = self.peer_addr(s).unwrap_or(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0));
-            return Ok(Received { len: n, full: n, from: peer });
+            let peer = self.peer_addr(s).unwrap_or(any(sock_v6));
+            return Ok(Received { len: n, full: n, from: peer, traffic: None });
         }
         let peer = sock.udp_peer;
         let SockState::Udp { eth, lo } = sock.state else { return Err(Errno::EAGAIN) };
@@ -495,9 +626,13 @@ impl<L: Link> Stack<L> {
             let udp = self.conn(c).udp();
             while udp.can_recv() {
                 let (data, meta) = udp.peek().map_err(|_| Errno::EAGAIN)?;
-                let from = v4(meta.endpoint);
-                if peer.is_some_and(|p| p != from) {
-                    let _ = udp.recv(); // not from the connected peer: dropped, as on Linux
+                let from = SocketAddr::from(meta.endpoint);
+                let traffic = crate::parse::traffic(meta.meta.id);
+                let family_ok = if from.is_ipv4() { !(sock_v6 && v6only) } else { sock_v6 };
+                if peer.is_some_and(|p| p != from) || !family_ok {
+                    // not from the connected peer, or of a family the
+                    // socket does not take: dropped, as on Linux
+                    let _ = udp.recv();
                     continue;
                 }
                 let (n, full) = (data.len().min(buf.len()), data.len());
@@ -505,7 +640,7 @@ impl<L: Link> Stack<L> {
                 if !peek {
                     let _ = udp.recv();
                 }
-                return Ok(Received { len: n, full, from });
+                return Ok(Received { len: n, full, from, traffic });
             }
         }
         Err(Errno::EAGAIN)
@@ -603,11 +738,15 @@ impl<L: Link> Stack<L> {
         }
     }
 
-    pub fn local_addr(&mut self, s: SocketId) -> Result<SocketAddrV4, Errno> {
-        Ok(self.sock(s)?.bound.unwrap_or(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0)))
+    pub fn local_addr(&mut self, s: SocketId) -> Result<SocketAddr, Errno> {
+        let sock = self.sock(s)?;
+        Ok(match (sock.bound, sock.udp_src) {
+            (Some(b), Some(src)) if b.ip().is_unspecified() => SocketAddr::new(src, b.port()),
+            (b, _) => b.unwrap_or(any(sock.v6)),
+        })
     }
 
-    pub fn peer_addr(&mut self, s: SocketId) -> Result<SocketAddrV4, Errno> {
+    pub fn peer_addr(&mut self, s: SocketId) -> Result<SocketAddr, Errno> {
         self.settle(s)?;
         let sock = self.sock(s)?;
         match sock.state {

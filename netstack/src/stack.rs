@@ -14,7 +14,7 @@
 use alloc::collections::{BinaryHeap, VecDeque};
 use alloc::vec::Vec;
 use core::cmp::Reverse;
-use core::net::{Ipv4Addr, SocketAddrV4};
+use core::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 use crate::hash::Keyed;
 use hashbrown::HashMap;
@@ -22,7 +22,7 @@ use smoltcp::iface::{Config, Interface, PollResult, SocketHandle, SocketSet};
 use smoltcp::phy::Medium;
 use smoltcp::socket::{dhcpv4, tcp, udp};
 use smoltcp::time::Instant;
-use smoltcp::wire::{EthernetAddress, HardwareAddress, IpAddress, IpCidr, Ipv4Cidr};
+use smoltcp::wire::{EthernetAddress, HardwareAddress, IpAddress, IpCidr, Ipv4Cidr, Ipv6Cidr};
 
 use crate::device::{OneFrame, Out};
 use crate::link::{Link, MAX_FRAME};
@@ -40,8 +40,8 @@ pub enum If {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Tuple {
     pub iface: If,
-    pub local: SocketAddrV4,
-    pub remote: SocketAddrV4,
+    pub local: SocketAddr,
+    pub remote: SocketAddr,
 }
 
 /// Who a connection is for.
@@ -198,6 +198,7 @@ impl<L: Link> Stack<L> {
         let mut lo = Interface::new(cfg, &mut dev, now);
         lo.update_ip_addrs(|a| {
             let _ = a.push(IpCidr::Ipv4(Ipv4Cidr::new(LOOPBACK, 8)));
+            let _ = a.push(IpCidr::Ipv6(Ipv6Cidr::new(Ipv6Addr::LOCALHOST, 128)));
         });
         let mut s = Stack {
             link,
@@ -296,7 +297,7 @@ impl<L: Link> Stack<L> {
         }
         // Our own address is reached through loopback, as on Linux.
         self.lo.update_ip_addrs(|a| {
-            a.truncate(1);
+            a.truncate(2);
             let _ = a.push(IpCidr::Ipv4(Ipv4Cidr::new(ip.addr, 32)));
         });
         self.info = Some(NetInfo { ip, source });
@@ -348,12 +349,12 @@ impl<L: Link> Stack<L> {
         self.conns[c].as_mut().expect("live connection")
     }
 
-    pub(crate) fn iface_addr_ok(&self, iface: If, addr: Ipv4Addr) -> bool {
+    pub(crate) fn iface_addr_ok(&self, iface: If, addr: IpAddr) -> bool {
         let i = match iface {
             If::Eth => &self.eth,
             If::Lo => &self.lo,
         };
-        addr.is_unspecified() || i.has_ip_addr(IpAddress::Ipv4(addr))
+        addr.is_unspecified() || i.has_ip_addr(IpAddress::from(addr))
     }
 
     /// Processes received frames, loopback packets, timers and pending
@@ -430,11 +431,7 @@ impl<L: Link> Stack<L> {
     fn route(&mut self, iface: If, kind: Kind) -> Route {
         match kind {
             Kind::Tcp { src, dst, syn } => {
-                let t = Tuple {
-                    iface,
-                    local: SocketAddrV4::new(dst.0, dst.1),
-                    remote: SocketAddrV4::new(src.0, src.1),
-                };
+                let t = Tuple { iface, local: dst.into(), remote: src.into() };
                 if let Some(&c) = self.tcp_by_tuple.get(&t) {
                     return Route::Conn(c);
                 }
@@ -461,6 +458,9 @@ impl<L: Link> Stack<L> {
     /// A SYN for no connection: a fresh listening socket if some socket
     /// listens on the port and its backlog has room.
     fn embryo(&mut self, t: Tuple) -> Route {
+        if !self.iface_addr_ok(t.iface, t.local.ip()) {
+            return Route::Nobody; // not ours (an IPv6 neighbour's, say)
+        }
         let Some(l) = self.listener_for(t.iface, t.local) else { return Route::Nobody };
         let Some(Socket { state: SockState::Listening { backlog, embryos, pending }, opts, .. }) =
             &self.socks[l]
@@ -476,9 +476,9 @@ impl<L: Link> Stack<L> {
         // flood cannot hold the backlog for ever).
         sock.set_timeout(Some(smoltcp::time::Duration::from_millis(HANDSHAKE_TIMEOUT_MS)));
         let listen_addr =
-            self.socks[l].as_ref().and_then(|s| s.bound).map(|a| *a.ip()).filter(|a| !a.is_unspecified());
+            self.socks[l].as_ref().and_then(|s| s.bound).map(|a| a.ip()).filter(|a| !a.is_unspecified());
         let ep =
-            smoltcp::wire::IpListenEndpoint { addr: listen_addr.map(IpAddress::Ipv4), port: t.local.port() };
+            smoltcp::wire::IpListenEndpoint { addr: listen_addr.map(IpAddress::from), port: t.local.port() };
         if sock.listen(ep).is_err() {
             return Route::Nobody;
         }
@@ -495,10 +495,10 @@ impl<L: Link> Stack<L> {
     }
 
     /// Whether a TCP segment to `local` is Cheetah's.
-    pub(crate) fn for_cheetah(&self, iface: If, local: SocketAddrV4) -> bool {
-        self.cheetah
-            .as_ref()
-            .is_some_and(|c| c.port == local.port() && self.listener_for(iface, local) == Some(c.sock))
+    pub(crate) fn for_cheetah(&self, iface: If, local: SocketAddr) -> bool {
+        self.cheetah.as_ref().is_some_and(|c| {
+            local.is_ipv4() && c.port == local.port() && self.listener_for(iface, local) == Some(c.sock)
+        })
     }
 
     pub(crate) fn cheetah_input(&mut self, iface: If, frame: &[u8]) {
@@ -522,11 +522,11 @@ impl<L: Link> Stack<L> {
     fn ingress(&mut self, iface: If, frame: &[u8]) {
         let kind = match iface {
             If::Eth => parse::ethernet(frame),
-            If::Lo => parse::ipv4(frame),
+            If::Lo => parse::ip(frame),
         };
         if let Kind::Tcp { src, dst, .. } = kind {
-            let local = SocketAddrV4::new(dst.0, dst.1);
-            let t = Tuple { iface, local, remote: SocketAddrV4::new(src.0, src.1) };
+            let local = SocketAddr::from(dst);
+            let t = Tuple { iface, local, remote: src.into() };
             if self.for_cheetah(iface, local) && !self.tcp_by_tuple.contains_key(&t) {
                 return self.cheetah_input(iface, frame);
             }

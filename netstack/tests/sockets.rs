@@ -71,7 +71,7 @@ fn loopback_inside_one_stack() {
         clock.run(&mut a, &mut b, 5);
         let (s, peer) = a.accept(l).expect("loopback connection accepted");
         assert_eq!(peer, a.local_addr(c).unwrap());
-        assert_eq!(*peer.ip(), target);
+        assert_eq!(peer.ip(), target);
         assert_eq!(a.connect(c, sa(target, 7)), Ok(()));
         assert_eq!(a.peer_addr(c), Ok(sa(target, 7)));
         a.send(c, b"ping").unwrap();

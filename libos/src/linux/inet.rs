@@ -1,11 +1,11 @@
 //! Socket calls for Internet sockets (`obj::inet`, over the shared stack
-//! `net::stack`): `struct sockaddr_in`, the options Linux programs set,
-//! messages. `linux/socket.rs` sends each call here when the descriptor
+//! `net::stack`), IPv4 and IPv6 (addresses in `inetaddr`): the options
+//! Linux programs set, messages. `linux/socket.rs` sends each call here when the descriptor
 //! is an Internet socket.
 
 use crate::errno::Errno;
 use crate::errno::{
-    LxResult, EAFNOSUPPORT, EAGAIN, EDOM, EFAULT, EINTR, EINVAL, ENOPROTOOPT, EPIPE, EPROTONOSUPPORT,
+    LxResult, EAGAIN, EDOM, EFAULT, EINTR, EINVAL, ENOPROTOOPT, EOPNOTSUPP, EPIPE, EPROTONOSUPPORT,
     ESOCKTNOSUPPORT,
 };
 use crate::fd;
@@ -14,17 +14,26 @@ use crate::obj::inet::{self, errno, id, on_stack};
 use crate::obj::File;
 use crate::uaccess;
 use alloc::vec::Vec;
-use core::net::{Ipv4Addr, SocketAddrV4};
+use core::net::SocketAddr;
 use netstack::Stack;
 use netstack::{Errno as NetErrno, Opt, OptName, Shutdown};
 
-pub const AF_INET: u16 = 2;
+use super::inetaddr::{self, Use};
+pub use super::inetaddr::{AF_INET, AF_INET6};
+use super::inetcmsg;
+
 const SOCK_STREAM: u64 = 1;
 const SOCK_DGRAM: u64 = 2;
 const IPPROTO_IP: u64 = 0;
 const IPPROTO_TCP: u64 = 6;
 const IPPROTO_UDP: u64 = 17;
-const SOCKADDR_IN: u64 = 16;
+const IPPROTO_IPV6: u64 = 41;
+const IPV6_UNICAST_HOPS: u64 = 16;
+const IPV6_V6ONLY: u64 = 26;
+const IPV6_RECVHOPLIMIT: u64 = 51;
+const IPV6_RECVTCLASS: u64 = 66;
+/// The hop limit Linux reports while none is set.
+const DEFAULT_HOPS: i32 = 64;
 
 const SOL_SOCKET: u64 = 1;
 const SO_REUSEADDR: u64 = 2;
@@ -55,9 +64,10 @@ pub const MSG_DONTWAIT: u64 = 0x40;
 pub const MSG_WAITALL: u64 = 0x100;
 pub const MSG_NOSIGNAL: u64 = 0x4000;
 
-/// socket(AF_INET, type, protocol) with the type's flags already taken
-/// off: (stream?, status flags, close-on-exec) checked by the caller.
-pub fn socket(ty: u64, protocol: u64, flags: u32, cloexec: bool) -> LxResult {
+/// socket(AF_INET or AF_INET6, type, protocol) with the type's flags
+/// already taken off: (stream?, status flags, close-on-exec) checked by
+/// the caller.
+pub fn socket(v6: bool, ty: u64, protocol: u64, flags: u32, cloexec: bool) -> LxResult {
     let stream = match ty {
         SOCK_STREAM => true,
         SOCK_DGRAM => false,
@@ -67,40 +77,30 @@ pub fn socket(ty: u64, protocol: u64, flags: u32, cloexec: bool) -> LxResult {
         (_, IPPROTO_IP) | (true, IPPROTO_TCP) | (false, IPPROTO_UDP) => {}
         _ => return Err(EPROTONOSUPPORT),
     }
-    fd::open(inet::create(stream, flags)?, cloexec)
+    fd::open(inet::create(stream, v6, flags)?, cloexec)
 }
 
-/// The `sockaddr_in` at `addr` (`len` bytes).
-pub fn sockaddr(addr: u64, len: u64) -> Result<SocketAddrV4, Errno> {
-    if len < SOCKADDR_IN {
-        return Err(EINVAL);
-    }
-    let b: [u8; 8] = uaccess::get(addr)?;
-    if u16::from_ne_bytes([b[0], b[1]]) != AF_INET {
-        return Err(EAFNOSUPPORT);
-    }
-    Ok(SocketAddrV4::new(Ipv4Addr::new(b[4], b[5], b[6], b[7]), u16::from_be_bytes([b[2], b[3]])))
+/// The address at `addr` (`len` bytes) for `usage` on `f`; `None` for a
+/// datagram's `AF_UNSPEC` destination.
+fn sockaddr(f: &File, addr: u64, len: u64, usage: Use) -> Result<Option<SocketAddr>, Errno> {
+    let o = inet::inet(f);
+    let v6only = o.v6 && matches!(option(f, OptName::V6Only)?, Opt::V6Only(true));
+    inetaddr::get(addr, len, inetaddr::Sock { v6: o.v6, v6only, datagram: !o.stream }, usage)
 }
 
-/// Writes `a` as a `sockaddr_in` at `addr` and its length at `lenp`
-/// (truncated to the room given, as Linux does).
-pub fn put_sockaddr(addr: u64, lenp: u64, a: SocketAddrV4) -> LxResult {
-    if addr == 0 {
-        return Ok(0);
-    }
-    let room: u32 = uaccess::get(lenp)?;
-    let mut b = [0u8; SOCKADDR_IN as usize];
-    b[..2].copy_from_slice(&AF_INET.to_ne_bytes());
-    b[2..4].copy_from_slice(&a.port().to_be_bytes());
-    b[4..8].copy_from_slice(&a.ip().octets());
-    let n = (room as usize).min(b.len());
-    uaccess::write(addr, &b[..n])?;
-    uaccess::put(lenp, SOCKADDR_IN as u32)?;
-    Ok(0)
+/// Writes `a` at `addr` in the form of `f`'s family, and its length at
+/// `lenp`.
+pub fn put_sockaddr(f: &File, addr: u64, lenp: u64, a: SocketAddr) -> LxResult {
+    inetaddr::put(addr, lenp, a, inet::inet(f).v6)
+}
+
+fn option(f: &File, n: OptName) -> Result<Opt, Errno> {
+    let me = inet::id(f);
+    on_stack(|s| s.option(me, n))?.map_err(errno)
 }
 
 pub fn bind(f: &File, addr: u64, len: u64) -> LxResult {
-    let a = sockaddr(addr, len)?;
+    let a = sockaddr(f, addr, len, Use::Bind)?.ok_or(EINVAL)?;
     let me = inet::id(f);
     on_stack(|s| s.bind(me, a))?.map_err(errno)?;
     Ok(0)
@@ -116,8 +116,11 @@ pub fn listen(f: &File, backlog: i64) -> LxResult {
 /// connect: blocking unless the socket is non-blocking (EINPROGRESS,
 /// then `POLLOUT` and `SO_ERROR` tell the end, as on Linux).
 pub fn connect(f: &File, addr: u64, len: u64) -> LxResult {
-    let to = sockaddr(addr, len)?;
     let me = inet::id(f);
+    let Some(to) = sockaddr(f, addr, len, Use::Connect)? else {
+        on_stack(|s| s.disconnect(me))?.map_err(errno)?;
+        return Ok(0);
+    };
     match on_stack(|s| s.connect(me, to))? {
         Err(NetErrno::EINPROGRESS) if f.flags & crate::obj::flags::NONBLOCK == 0 => {}
         r => return r.map(|_| 0).map_err(errno),
@@ -136,9 +139,9 @@ pub fn accept4(f: &File, addr: u64, lenp: u64, flags: u32, cloexec: bool) -> LxR
     }
     let me = inet::id(f);
     let (conn, peer) = blocking(f, false, Some(OptName::RcvTimeo), |s| s.accept(me))?;
-    let file = inet::adopt(conn, flags)?;
+    let file = inet::adopt(conn, inet::inet(f).v6, flags)?;
     let n = fd::open(file, cloexec)?;
-    put_sockaddr(addr, lenp, peer)?;
+    put_sockaddr(f, addr, lenp, peer)?;
     Ok(n)
 }
 
@@ -148,7 +151,7 @@ pub fn getsockname(f: &File, addr: u64, lenp: u64, peer: bool) -> LxResult {
     }
     let me = inet::id(f);
     let a = on_stack(|s| if peer { s.peer_addr(me) } else { s.local_addr(me) })?.map_err(errno)?;
-    put_sockaddr(addr, lenp, a)
+    put_sockaddr(f, addr, lenp, a)
 }
 
 pub fn shutdown(f: &File, how: u64) -> LxResult {
@@ -202,6 +205,15 @@ pub fn setsockopt(f: &File, level: u64, name: u64, val: u64, len: u64) -> LxResu
         (SOL_SOCKET, SO_SNDTIMEO) => Opt::SndTimeo(timeval_ms(val, len)?),
         (IPPROTO_TCP, TCP_NODELAY) => Opt::NoDelay(int_at(val, len)? != 0),
         (IPPROTO_TCP, TCP_QUICKACK) => Opt::QuickAck(int_at(val, len)? != 0),
+        (IPPROTO_IPV6, _) if !inet::inet(f).v6 => return Err(ENOPROTOOPT),
+        (IPPROTO_IPV6, IPV6_V6ONLY) => Opt::V6Only(int_at(val, len)? != 0),
+        (IPPROTO_IPV6, IPV6_RECVHOPLIMIT) => Opt::RecvHopLimit(int_at(val, len)? != 0),
+        (IPPROTO_IPV6, IPV6_RECVTCLASS) => Opt::RecvTClass(int_at(val, len)? != 0),
+        (IPPROTO_IPV6, IPV6_UNICAST_HOPS) => match int_at(val, len)? {
+            -1 => Opt::HopLimit(None),
+            h @ 0..=255 => Opt::HopLimit(Some(h as u8)),
+            _ => return Err(EINVAL),
+        },
         // Taken and without effect here, as for Linux when they do not
         // apply: broadcast, TCP's segment size, corking and keep-alive
         // timing, deferred accept, the IP header's fields.
@@ -249,7 +261,19 @@ pub fn getsockopt(f: &File, level: u64, name: u64, val: u64, lenp: u64) -> LxRes
                 2
             }
         }
-        (SOL_SOCKET, SO_DOMAIN) => AF_INET as i32,
+        (SOL_SOCKET, SO_DOMAIN) => (if inet::inet(f).v6 { AF_INET6 } else { AF_INET }) as i32,
+        // An IPv4 socket's IP layer answers for no other level (Linux's
+        // ip_getsockopt).
+        (IPPROTO_IPV6, _) if !inet::inet(f).v6 => return Err(EOPNOTSUPP),
+        (IPPROTO_IPV6, IPV6_V6ONLY) => matches!(get(OptName::V6Only)?, Opt::V6Only(true)) as i32,
+        (IPPROTO_IPV6, IPV6_RECVHOPLIMIT) => {
+            matches!(get(OptName::RecvHopLimit)?, Opt::RecvHopLimit(true)) as i32
+        }
+        (IPPROTO_IPV6, IPV6_RECVTCLASS) => matches!(get(OptName::RecvTClass)?, Opt::RecvTClass(true)) as i32,
+        (IPPROTO_IPV6, IPV6_UNICAST_HOPS) => match get(OptName::HopLimit)? {
+            Opt::HopLimit(Some(h)) => h as i32,
+            _ => DEFAULT_HOPS,
+        },
         (SOL_SOCKET, SO_PROTOCOL) => {
             if stream {
                 6
@@ -289,12 +313,21 @@ pub fn getsockopt(f: &File, level: u64, name: u64, val: u64, lenp: u64) -> LxRes
 }
 
 /// sendmsg/sendto/send: the iovecs' bytes, to `to` (an unconnected
-/// datagram socket's destination).
-pub fn send(f: &File, iov: &[(u64, u64)], to: Option<(u64, u64)>, flags: u64) -> LxResult {
+/// datagram socket's destination), with sendmsg's `control` data (an
+/// IPv6 datagram's hop limit).
+pub fn send(
+    f: &File,
+    iov: &[(u64, u64)],
+    to: Option<(u64, u64)>,
+    control: (u64, u64),
+    flags: u64,
+) -> LxResult {
     let to = match to {
-        Some((a, l)) if a != 0 => Some(sockaddr(a, l)?),
+        Some((a, l)) if a != 0 => sockaddr(f, a, l, Use::Send)?,
         _ => None,
     };
+    let o = inet::inet(f);
+    let hops = if o.v6 && !o.stream { inetcmsg::hop_limit(control.0, control.1)? } else { None };
     let total = iov.iter().fold(0u64, |t, v| t.saturating_add(v.1));
     if !inet::inet(f).stream && total > inet::MAX_DATAGRAM as u64 {
         return Err(crate::errno::EMSGSIZE);
@@ -304,13 +337,38 @@ pub fn send(f: &File, iov: &[(u64, u64)], to: Option<(u64, u64)>, flags: u64) ->
         let room = (1u64 << 20).saturating_sub(data.len() as u64);
         data.extend_from_slice(uaccess::bytes(p, l.min(room))?);
     }
-    let n = send_all(f, &data, to, flags & MSG_DONTWAIT != 0, flags & MSG_NOSIGNAL == 0)?;
+    let n = send_all(f, &data, (to, hops), flags & MSG_DONTWAIT != 0, flags & MSG_NOSIGNAL == 0)?;
     Ok(n as i64)
 }
 
-/// recvmsg/recvfrom/recv into the iovecs: (bytes, the sender for a
-/// datagram socket, whether a datagram was cut).
-pub fn recv(f: &File, iov: &[(u64, u64)], flags: u64) -> Result<(i64, Option<SocketAddrV4>, bool), Errno> {
+/// What one receive gave.
+pub struct Got {
+    /// The length to return (the datagram's whole with `MSG_TRUNC`).
+    pub n: i64,
+    /// A datagram's sender.
+    pub from: Option<SocketAddr>,
+    /// A datagram was cut to the room given.
+    pub cut: bool,
+    /// A datagram's hop limit and traffic class as it arrived.
+    pub traffic: Option<(u8, u8)>,
+}
+
+/// The control messages a recvmsg on `f` gives for `got` into the `len`
+/// bytes at `control`: (bytes used, truncated).
+pub fn control(f: &File, got: &Got, control: u64, len: u64) -> Result<(u64, bool), Errno> {
+    let Some((hops, class)) = got.traffic.filter(|_| inet::inet(f).v6) else { return Ok((0, false)) };
+    let mut items = Vec::new();
+    if option(f, OptName::RecvHopLimit)? == Opt::RecvHopLimit(true) {
+        items.push((inetcmsg::IPV6_HOPLIMIT, i32::from(hops)));
+    }
+    if option(f, OptName::RecvTClass)? == Opt::RecvTClass(true) {
+        items.push((inetcmsg::IPV6_TCLASS, i32::from(class)));
+    }
+    inetcmsg::put(control, len, &items)
+}
+
+/// recvmsg/recvfrom/recv into the iovecs.
+pub fn recv(f: &File, iov: &[(u64, u64)], flags: u64) -> Result<Got, Errno> {
     for &(p, l) in iov {
         uaccess::writable(p, l)?;
     }
@@ -319,7 +377,7 @@ pub fn recv(f: &File, iov: &[(u64, u64)], flags: u64) -> Result<(i64, Option<Soc
     let me = inet::id(f);
     let peek = flags & MSG_PEEK != 0;
     let nonblock = flags & MSG_DONTWAIT != 0;
-    let (n, from, full) = if inet::inet(f).stream {
+    let (n, from, full, traffic) = if inet::inet(f).stream {
         let mut got = 0;
         loop {
             match blocking(f, nonblock, Some(OptName::RcvTimeo), |s| s.recv(me, &mut buf[got..], peek)) {
@@ -332,10 +390,10 @@ pub fn recv(f: &File, iov: &[(u64, u64)], flags: u64) -> Result<(i64, Option<Soc
                 break;
             }
         }
-        (got, None, got)
+        (got, None, got, None)
     } else {
         let got = blocking(f, nonblock, Some(OptName::RcvTimeo), |s| s.recv_from(me, &mut buf, peek))?;
-        (got.len, Some(got.from), got.full)
+        (got.len, Some(got.from), got.full, got.traffic)
     };
     let mut at = 0;
     for &(p, l) in iov {
@@ -343,9 +401,8 @@ pub fn recv(f: &File, iov: &[(u64, u64)], flags: u64) -> Result<(i64, Option<Soc
         uaccess::write(p, &buf[at..at + k])?;
         at += k;
     }
-    let cut = full > n;
     let reported = if flags & MSG_TRUNC != 0 { full } else { n };
-    Ok((reported as i64, from, cut))
+    Ok(Got { n: reported as i64, from, cut: full > n, traffic })
 }
 
 /// Runs `op` until it gives something other than EAGAIN (only once if
@@ -383,19 +440,21 @@ fn blocking<T>(
 
 /// Sends `data` whole (a stream: as much as is taken before a signal or
 /// the timeout ends the wait; a datagram: one message), with `to` for an
-/// unconnected datagram socket. EPIPE raises SIGPIPE when `sigpipe`.
+/// unconnected datagram socket and `hops` for a datagram's own hop limit.
+/// EPIPE raises SIGPIPE when `sigpipe`.
 fn send_all(
     f: &File,
     data: &[u8],
-    to: Option<core::net::SocketAddrV4>,
+    (to, hops): (Option<SocketAddr>, Option<u8>),
     nonblock: bool,
     sigpipe: bool,
 ) -> Result<usize, Errno> {
     let me = id(f);
     let r = if !inet::inet(f).stream {
-        blocking(f, nonblock, Some(OptName::SndTimeo), |s| match to {
-            Some(a) => s.send_to(me, data, a),
-            None => s.send(me, data),
+        blocking(f, nonblock, Some(OptName::SndTimeo), |s| match (to, hops) {
+            (to, Some(h)) => s.send_with_hops(me, data, to, h),
+            (Some(a), None) => s.send_to(me, data, a),
+            (None, None) => s.send(me, data),
         })
     } else {
         let mut sent = 0;

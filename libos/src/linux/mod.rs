@@ -16,6 +16,8 @@ pub mod flock;
 pub mod fsinfo;
 pub mod futex;
 pub mod inet;
+pub mod inetaddr;
+pub mod inetcmsg;
 pub mod inotify;
 pub mod ipc;
 pub mod ipcmsg;

@@ -79,20 +79,17 @@ fn unix_type(ty: u64, protocol: u64) -> Result<(u32, u32, bool), Errno> {
 }
 
 pub fn socket(domain: u64, ty: u64, protocol: u64) -> LxResult {
-    if domain == inet::AF_INET as u64 {
+    if domain == inet::AF_INET as u64 || domain == inet::AF_INET6 as u64 {
         let (flags, cloexec) = flags_of(ty)?;
-        return inet::socket(ty & TYPE_MASK, protocol, flags, cloexec);
+        return inet::socket(domain == inet::AF_INET6 as u64, ty & TYPE_MASK, protocol, flags, cloexec);
     }
     let (kind, flags, cloexec) = type_and_flags(domain, ty, protocol)?;
     fd::open(unix::create(kind, flags)?, cloexec)
 }
 
-/// `AF_INET` and `AF_INET6`: families that have no pairs.
-const AF_INET: u16 = 2;
-const AF_INET6: u16 = 10;
-
 pub fn socketpair(domain: u64, ty: u64, protocol: u64, sv: u64) -> LxResult {
-    if matches!(domain as u16, AF_INET | AF_INET6) && domain >> 16 == 0 {
+    // Internet families have no pairs.
+    if matches!(domain as u16, inet::AF_INET | inet::AF_INET6) && domain >> 16 == 0 {
         return Err(EOPNOTSUPP);
     }
     let (kind, flags, cloexec) = type_and_flags(domain, ty, protocol)?;
@@ -371,7 +368,7 @@ fn send_common(
 pub fn sendmsg(fdn: i64, msg: u64, flags: u64) -> LxResult {
     if let Some(f) = inet_sock(fdn) {
         let m = msghdr(msg)?;
-        return inet::send(f, &m.iov, Some((m.name, m.name_len)), flags);
+        return inet::send(f, &m.iov, Some((m.name, m.name_len)), (m.control, m.control_len), flags);
     }
     sock(fdn)?;
     let m = msghdr(msg)?;
@@ -381,7 +378,7 @@ pub fn sendmsg(fdn: i64, msg: u64, flags: u64) -> LxResult {
 /// sendto (and send).
 pub fn sendto(fdn: i64, buf: u64, len: u64, flags: u64, addr: u64, alen: u64) -> LxResult {
     if let Some(f) = inet_sock(fdn) {
-        return inet::send(f, &[(buf, len)], Some((addr, alen)), flags);
+        return inet::send(f, &[(buf, len)], Some((addr, alen)), (0, 0), flags);
     }
     send_common(fdn, &[(buf, len)], (addr, alen), None, flags)
 }
@@ -471,14 +468,16 @@ fn recv_common(
 pub fn recvmsg(fdn: i64, msg: u64, flags: u64) -> LxResult {
     if let Some(f) = inet_sock(fdn) {
         let m = msghdr(msg)?;
-        let (n, from, cut) = inet::recv(f, &m.iov, flags)?;
-        match from {
-            Some(a) if m.name != 0 => inet::put_sockaddr(m.name, msg + 8, a)?,
+        let got = inet::recv(f, &m.iov, flags)?;
+        match got.from {
+            Some(a) if m.name != 0 => inet::put_sockaddr(f, m.name, msg + 8, a)?,
             _ => uaccess::put(msg + 8, 0u32)?,
         };
-        uaccess::put(msg + 40, 0u64)?;
-        uaccess::put(msg + 48, if cut { MSG_TRUNC as u32 } else { 0 })?;
-        return Ok(n);
+        let (used, ctrunc) = inet::control(f, &got, m.control, m.control_len)?;
+        uaccess::put(msg + 40, used)?;
+        let mflags = if got.cut { MSG_TRUNC as u32 } else { 0 } | if ctrunc { MSG_CTRUNC } else { 0 };
+        uaccess::put(msg + 48, mflags)?;
+        return Ok(got.n);
     }
     sock(fdn)?;
     let m = msghdr(msg)?;
@@ -493,11 +492,11 @@ pub fn recvmsg(fdn: i64, msg: u64, flags: u64) -> LxResult {
 /// recvfrom (and recv).
 pub fn recvfrom(fdn: i64, buf: u64, len: u64, flags: u64, addr: u64, lenp: u64) -> LxResult {
     if let Some(f) = inet_sock(fdn) {
-        let (n, from, _) = inet::recv(f, &[(buf, len)], flags)?;
-        if let Some(a) = from {
-            inet::put_sockaddr(addr, lenp, a)?;
+        let got = inet::recv(f, &[(buf, len)], flags)?;
+        if let Some(a) = got.from {
+            inet::put_sockaddr(f, addr, lenp, a)?;
         }
-        return Ok(n);
+        return Ok(got.n);
     }
     let (n, _, _, from) = recv_common(fdn, &[(buf, len)], (0, 0), flags)?;
     unixaddr::put_sender(addr, lenp, &from)?;

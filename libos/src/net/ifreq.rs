@@ -44,6 +44,11 @@ pub fn mask(prefix: u8) -> [u8; 4] {
     (u32::MAX.checked_shl(32 - prefix as u32).unwrap_or(0)).to_be_bytes()
 }
 
+/// Whether an interface has index `index` (what `SIOCGIFINDEX` gives).
+pub fn exists(index: u32) -> bool {
+    (1..=interfaces().len()).contains(&(index as usize))
+}
+
 /// Interface `i`'s flags (`IFF_*`).
 pub fn flags(i: &Interface) -> u16 {
     if i.mac.is_none() {

@@ -53,6 +53,8 @@ const IF_OPER_UNKNOWN: u8 = 0;
 const IF_OPER_UP: u8 = 6;
 const AF_UNSPEC: u8 = 0;
 const AF_INET: u8 = 2;
+const AF_INET6: u8 = 10;
+const IFA_CACHEINFO: u16 = 6;
 const ARPHRD_ETHER: u16 = 1;
 const ARPHRD_LOOPBACK: u16 = 772;
 /// `struct rtnl_link_stats`: 24 counters of 32 bits.
@@ -165,6 +167,12 @@ pub fn render(r: Reply, port: u32) -> Vec<u8> {
                     Message::new(RTM_NEWADDR, NLM_F_MULTI, seq, port, &mut out).address(i, n as u32 + 1);
                 }
             }
+            // IPv6 is loopback's alone (`netstack`): `::1/128`.
+            if family == AF_UNSPEC || family == AF_INET6 {
+                for (n, _) in all.iter().enumerate().filter(|(_, i)| i.mac.is_none()) {
+                    Message::new(RTM_NEWADDR, NLM_F_MULTI, seq, port, &mut out).loopback6(n as u32 + 1);
+                }
+            }
             Message::new(NLMSG_DONE, NLM_F_MULTI, seq, port, &mut out).raw(&0i32.to_ne_bytes());
         }
         Reply::Link { seq, index } => {
@@ -259,5 +267,22 @@ impl<'a> Message<'a> {
             self.attr(IFA_BROADCAST, &b.to_be_bytes());
         }
         self.attr(IFA_LABEL, &name).attr(IFA_FLAGS, &IFA_F_PERMANENT.to_ne_bytes());
+    }
+
+    /// `struct ifaddrmsg` and the attributes of `::1/128` on loopback
+    /// (index `index`), lifetimes forever as Linux gives them.
+    fn loopback6(&mut self, index: u32) {
+        let mut m = [0u8; 8];
+        m[0] = AF_INET6;
+        m[1] = 128;
+        m[2] = IFA_F_PERMANENT as u8;
+        m[3] = RT_SCOPE_HOST;
+        m[4..8].copy_from_slice(&index.to_ne_bytes());
+        let mut cache = [0u8; 16];
+        cache[..8].copy_from_slice(&[0xff; 8]);
+        self.raw(&m)
+            .attr(IFA_ADDRESS, &core::net::Ipv6Addr::LOCALHOST.octets())
+            .attr(IFA_CACHEINFO, &cache)
+            .attr(IFA_FLAGS, &IFA_F_PERMANENT.to_ne_bytes());
     }
 }

@@ -1,4 +1,4 @@
-//! Internet sockets (TCP and UDP over IPv4): an open file whose object
+//! Internet sockets (TCP and UDP over IPv4, and IPv6 on loopback): an open file whose object
 //! names its socket in the network stack the lxrt processes share
 //! (`net::stack`). The description lives in the arena like every open
 //! file, so after fork parent and child hold the same socket and either
@@ -23,6 +23,8 @@ pub static OPS: Ops = Ops { read, write, seek: no_seek, stat: super::socket_stat
 pub struct Inet {
     pub id: usize,
     pub stream: bool,
+    /// `AF_INET6` (its addresses are `sockaddr_in6`).
+    pub v6: bool,
 }
 
 /// Linux's errno for a stack error.
@@ -35,10 +37,10 @@ pub fn on_stack<R>(f: impl FnOnce(&mut Stack<Rings>) -> R) -> Result<R, Errno> {
     stack::with(f).ok_or(EAFNOSUPPORT)
 }
 
-pub fn create(stream: bool, flags: u32) -> Result<Handle<File>, Errno> {
+pub fn create(stream: bool, v6: bool, flags: u32) -> Result<Handle<File>, Errno> {
     let ty = if stream { SockType::Stream } else { SockType::Datagram };
-    let id = on_stack(|s| s.socket(ty))?;
-    super::new_with(Kind::Inet, RDWR | flags, Inet { id: id.raw(), stream }).inspect_err(|_| {
+    let id = on_stack(|s| if v6 { s.socket_v6(ty) } else { s.socket(ty) })?;
+    super::new_with(Kind::Inet, RDWR | flags, Inet { id: id.raw(), stream, v6 }).inspect_err(|_| {
         let _ = on_stack(|s| s.close(id));
     })
 }
@@ -54,9 +56,10 @@ pub fn id(f: &File) -> SocketId {
     SocketId::from_raw(inet(f).id)
 }
 
-/// A socket made by `accept`, with its own description.
-pub fn adopt(id: SocketId, flags: u32) -> Result<Handle<File>, Errno> {
-    super::new_with(Kind::Inet, RDWR | flags, Inet { id: id.raw(), stream: true }).inspect_err(|_| {
+/// A socket made by `accept` (of the listener's family), with its own
+/// description.
+pub fn adopt(id: SocketId, v6: bool, flags: u32) -> Result<Handle<File>, Errno> {
+    super::new_with(Kind::Inet, RDWR | flags, Inet { id: id.raw(), stream: true, v6 }).inspect_err(|_| {
         let _ = on_stack(|s| s.close(id));
     })
 }

@@ -4,7 +4,7 @@
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
-use std::net::{Ipv4Addr, SocketAddrV4};
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::rc::Rc;
 
 use bpf::gen::Rng;
@@ -80,8 +80,8 @@ pub fn stacks(faults: Faults, seed: u64) -> (Stack<End>, Stack<End>) {
     (Stack::new(ea, MAC_A, seed, ip(IP_A), 0), Stack::new(eb, MAC_B, seed ^ 1, ip(IP_B), 0))
 }
 
-pub fn sa(ip: Ipv4Addr, port: u16) -> SocketAddrV4 {
-    SocketAddrV4::new(ip, port)
+pub fn sa(ip: Ipv4Addr, port: u16) -> SocketAddr {
+    SocketAddr::V4(SocketAddrV4::new(ip, port))
 }
 
 /// Both stacks polled at `now`; the clock then jumps to the next thing
