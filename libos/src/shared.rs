@@ -63,6 +63,10 @@ pub struct Header {
     /// CPU.
     pub lock_waiter: AtomicU64,
     pub lock_waiter_since: AtomicU64,
+    /// When `/data` first changed since its last write-back
+    /// (`time::now_ns`; 0: nothing waits), for the periodic write-back
+    /// (`fs::disk::expire`).
+    pub disk_dirty_since: AtomicU64,
 }
 
 /// Entries in one page of the frame list.
@@ -221,6 +225,13 @@ pub fn lock_waiter() -> &'static AtomicU64 {
 pub fn lock_waiter_since() -> &'static AtomicU64 {
     // SAFETY: as in `lock_word`.
     unsafe { &(*header()).lock_waiter_since }
+}
+
+/// When `/data` first changed since its last write-back, or 0
+/// (`fs::disk`).
+pub fn disk_dirty_since() -> &'static AtomicU64 {
+    // SAFETY: as in `lock_word`.
+    unsafe { &(*header()).disk_dirty_since }
 }
 
 /// The process being killed for want of memory (`oom`), or 0.
