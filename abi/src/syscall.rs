@@ -531,8 +531,18 @@ pub const UNMAP_RANGE: u64 = BASE + 91;
 /// pages had cost two calls each, issue 26.)
 pub const MAP_FRESH: u64 = BASE + 92;
 
+/// `xn_dirty(start, count)`: the caller stored into the cached data
+/// blocks `start..start + count` through its writable bindings (the
+/// kernel does not see stores into a mapping): they become dirty in the
+/// registry, so any write-back (a `sync`, the periodic one) writes them,
+/// after the caller has gone too. Each must be cached (`NotCached`),
+/// bound writable to the caller (`NotPermitted`: metadata never is) and
+/// not locked by another (`Locked`); 1 to `xn::MAX_RUN` blocks
+/// (`BadLength`). A refusal marks none.
+pub const XN_DIRTY: u64 = BASE + 96;
+
 /// One past the last kernel call.
-pub const END: u64 = BASE + 93;
+pub const END: u64 = BASE + 97;
 
 /// Ticks of its own running an environment may spend holding a library
 /// lock in a row (`SECTION_HOLDS`): 2 s at the kernel's 2 ms tick.

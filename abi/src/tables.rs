@@ -51,6 +51,22 @@ pub struct KernelInfo {
     /// Environment slots in use (live or exited): a library's count of
     /// its tasks against a limit needs no scan of the table.
     pub envs_used: u64,
+    /// The block device's requests since boot (lxrt shows them as Linux's
+    /// `/sys/block/vda/stat`).
+    pub block: BlockCounts,
+}
+
+/// Requests started on the block device since boot, counted as Linux's
+/// `/sys/block/DEV/stat` counts them: one per virtio request, whatever
+/// its length. Brought up to date after each XN call and each tick.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BlockCounts {
+    pub reads: u64,
+    pub read_sectors: u64,
+    pub writes: u64,
+    pub write_sectors: u64,
+    pub flushes: u64,
 }
 
 impl Default for KernelInfo {
@@ -64,6 +80,7 @@ impl Default for KernelInfo {
             cmdline_len: 0,
             cmdline: [0; 256],
             envs_used: 0,
+            block: BlockCounts::default(),
         }
     }
 }

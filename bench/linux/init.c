@@ -143,6 +143,9 @@ int main(int argc, char **argv)
 	/* dirty reads /proc/self/pagemap. */
 	mkdir("/proc", 0755);
 	mount("proc", "/proc", "proc", 0, NULL);
+	/* iotree reads the disk's counts in /sys/block/vda/stat. */
+	mkdir("/sys", 0755);
+	mount("sysfs", "/sys", "sysfs", 0, NULL);
 	int fd = open("/dev/console", O_RDWR);
 	if (fd >= 0) {
 		dup2(fd, 0), dup2(fd, 1), dup2(fd, 2);

@@ -117,6 +117,14 @@ impl<C: XnClient> Fs<C> {
 
     /// Every name in a directory (recording where each inode lives).
     pub(crate) fn scan(&mut self, dir: u64) -> Result<Vec<Dirent>> {
+        self.scan_for(dir, None)
+    }
+
+    /// The names in a directory, or (with `only`) just the one entry so
+    /// named: the others are passed over by their name bytes, without
+    /// decoding them (a create or unlink in a directory of hundreds of
+    /// files looked at every inode, twice).
+    fn scan_for(&mut self, dir: u64, only: Option<&[u8]>) -> Result<Vec<Dirent>> {
         let (loc, inode) = self.load(dir)?;
         if !inode.is_dir() {
             return Err(Errno::NotDir);
@@ -135,12 +143,21 @@ impl<C: XnClient> Fs<C> {
                     continue;
                 }
                 let len = name_len(ent);
-                let mut name = Vec::from(&ent[NAME_AT..NAME_AT + len.min(NAME_INLINE)]);
+                let first = &ent[NAME_AT..NAME_AT + len.min(NAME_INLINE)];
+                if only.is_some_and(|n| n.len() != len || !n.starts_with(first)) {
+                    e += if len > NAME_INLINE { 2 } else { 1 };
+                    continue;
+                }
+                let mut name = Vec::from(first);
                 if len > NAME_INLINE {
                     let cont =
                         bytes.get((e + 1) * ENTRY..(e + 2) * ENTRY).filter(|c| c[0] == E_CONT && e < ENTRIES);
                     let cont = cont.ok_or(Errno::Corrupt("long name without its continuation"))?;
                     name.extend_from_slice(&cont[8..8 + len - NAME_INLINE]);
+                }
+                if only.is_some_and(|n| n != &name[..]) {
+                    e += 2;
+                    continue;
                 }
                 let inode = Inode::decode(ent);
                 let here = Loc { block: b, entry: e };
@@ -158,6 +175,9 @@ impl<C: XnClient> Fs<C> {
                     self.parents.insert(inode.ino, dir);
                 }
                 out.push(Dirent { loc: here, name, ino: inode.ino, mode: inode.mode, kind: ent[0] });
+                if only.is_some() {
+                    return Ok(out);
+                }
                 e += span(&out[out.len() - 1].name);
             }
         }
@@ -165,7 +185,7 @@ impl<C: XnClient> Fs<C> {
     }
 
     fn lookup_in(&mut self, dir: u64, name: &[u8]) -> Result<Option<Dirent>> {
-        Ok(self.scan(dir)?.into_iter().find(|d| d.name == name))
+        Ok(self.scan_for(dir, Some(name))?.pop())
     }
 
     /// A directory (by inode) the caller may change.

@@ -115,13 +115,21 @@ impl<C: XnClient> Fs<C> {
     }
 
     /// The file's data, and its inode only if the size or the block map
-    /// changed.
+    /// may have changed: here, or in another library that changed the
+    /// file (its entry's block is not settled: `grown` is this one's).
     pub fn fdatasync(&mut self, ino: u64) -> Result<()> {
-        if self.grown.contains(&ino) {
+        let (loc, _) = self.load(ino)?;
+        if self.grown.contains(&ino) || self.unsettled(loc.block) {
             return self.fsync(ino);
         }
         let blocks = self.file_blocks(ino, false)?;
         self.durable(&blocks)
+    }
+
+    /// Whether inode `ino` is where this library last saw it (no scan:
+    /// `stat` of a directory counts its subdirectories).
+    pub fn exists(&mut self, ino: u64) -> bool {
+        self.load(ino).is_ok()
     }
 
     pub fn stat(&mut self, ino: u64) -> Result<Stat> {

@@ -91,6 +91,11 @@ impl Memory {
         self.kinfo.ticks += n;
     }
 
+    /// Shows the block device's request counts (`dev::block::counts`).
+    pub fn publish_block(&mut self, counts: abi::tables::BlockCounts) {
+        self.kinfo.block = counts;
+    }
+
     /// The kernel's command line.
     pub fn cmdline(&self) -> &[u8] {
         &self.kinfo.cmdline[..self.kinfo.cmdline_len as usize]

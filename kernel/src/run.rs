@@ -177,6 +177,7 @@ impl Kernel {
     /// `ticks` timer ticks passed: on the information page and the clock.
     pub fn count_ticks(&mut self, ticks: u64) {
         self.mem.add_ticks(ticks);
+        self.mem.publish_block(crate::dev::block::counts());
         self.sched.add_ticks(ticks);
         (crate::hooks::get().clock)(self.mem.ticks());
     }

@@ -22,6 +22,7 @@ pub fn init(personality: trap::Personality) -> Result<(), &'static str> {
     shared::create().map_err(|_| "cannot allocate the shared arena")?;
     fs::boot::populate().map_err(|_| "cannot build the file system")?;
     fs::mount::mount(&fs::procfs::PROC);
+    fs::mount::mount(&fs::sysfs::BLOCK);
     obj::console::create().map_err(|_| "no memory")?;
     obj::ldisc::set_jobs(&proc::kill::JOBS);
     obj::dnotify::set_sender(proc::kill::to_env);

@@ -67,6 +67,10 @@ pub struct Header {
     /// process drops its mappings' pages past their files' ends at its
     /// next Linux call (`filemap::sync`).
     pub shrinks: AtomicU64,
+    /// When `/data` first changed since its last write-back
+    /// (`time::now_ns`; 0: nothing waits), for the periodic write-back
+    /// (`fs::disk::expire`).
+    pub disk_dirty_since: AtomicU64,
 }
 
 /// Entries in one page of the frame list.
@@ -231,6 +235,13 @@ pub fn lock_waiter_since() -> &'static AtomicU64 {
 pub fn shrinks() -> &'static AtomicU64 {
     // SAFETY: as in `lock_word`.
     unsafe { &(*header()).shrinks }
+}
+
+/// When `/data` first changed since its last write-back, or 0
+/// (`fs::disk`).
+pub fn disk_dirty_since() -> &'static AtomicU64 {
+    // SAFETY: as in `lock_word`.
+    unsafe { &(*header()).disk_dirty_since }
 }
 
 /// The process being killed for want of memory (`oom`), or 0.

@@ -18,6 +18,17 @@ const MAX_SLEEP_TICKS: u64 = 25;
 /// When the real-time interval timer next expires (ns; 0: disarmed).
 static ALARM_AT: Word<u64> = Word::new(0);
 
+/// Run after each wake, with the lock (`on_wake`).
+static ON_WAKE: Word<Option<fn()>> = Word::new(None);
+
+/// Has `f` run after every wake from a sleep: a layer above that must
+/// act while every process waits registers it (`/data`'s periodic
+/// write-back, `fs::disk::expire`: a waiting process wakes at least every
+/// `MAX_SLEEP_TICKS`).
+pub fn on_wake(f: fn()) {
+    ON_WAKE.set(Some(f));
+}
+
 /// The real-time timer's next expiry, or 0 (`alarm`).
 pub fn set_alarm(at: u64) {
     ALARM_AT.set(at);
@@ -64,4 +75,7 @@ pub fn sleep_on(rings: Option<([(u64, u64); MAX_RINGS], usize)>, until: Option<u
     lock::release();
     let _ = sys::sleep(id, clock.ticks + ticks);
     lock::reacquire();
+    if let Some(f) = ON_WAKE.get() {
+        f();
+    }
 }

@@ -65,6 +65,11 @@ pub fn copy(parent: u64, dst: u64, src: u64, count: u64, cred: u64) -> Result<u6
     result(call(sc::XN_COPY, [parent, dst, src, count, cred, 0]))
 }
 
+/// The caller stored into cached data blocks `start..start + count`.
+pub fn dirty(start: u64, count: u64) -> Result<u64, Error> {
+    result(call(sc::XN_DIRTY, [start, count, 0, 0, 0, 0]))
+}
+
 pub fn flush() -> Result<u64, Error> {
     result(call0(sc::XN_FLUSH))
 }

@@ -212,6 +212,33 @@ impl<D: Disk, P: Pages> Xn<D, P> {
         self.pages.bytes_mut(page).ok_or(Error::BadPage)
     }
 
+    /// `who` says it stored into data blocks `start..start + count` through
+    /// its writable bindings (the kernel does not see stores into a
+    /// mapping): they become dirty, so anyone's write-back (a `sync`, the
+    /// periodic one) finds them after `who` has gone. Each block must be
+    /// cached, bound writable to `who` (so metadata never is: it changes
+    /// only through `modify`) and not locked by another; a refusal marks
+    /// none.
+    pub fn mark_dirty(&mut self, who: Principal, start: u64, count: u64) -> Result<(), Error> {
+        let end = start.checked_add(count).filter(|_| count > 0).ok_or(Error::BadChange { block: start })?;
+        for b in start..end {
+            let e = self.registry.get(&b).ok_or(Error::NotCached { block: b })?;
+            if self.bindings.get(&(b, who)) != Some(&true) {
+                return Err(Error::NotBound { block: b });
+            }
+            if e.locked_by.is_some_and(|l| l != who) {
+                return Err(Error::Locked { block: b });
+            }
+        }
+        for b in start..end {
+            if let Some(e) = self.registry.get_mut(&b) {
+                e.dirty = true;
+            }
+            self.touch(b);
+        }
+        Ok(())
+    }
+
     /// Locks a cached block against changes and writes by others (paper
     /// 000 §4.3.1, atomic metadata updates).
     pub fn lock(&mut self, who: Principal, block: u64) -> Result<(), Error> {

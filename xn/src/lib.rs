@@ -231,6 +231,28 @@ impl<D: Disk, P: Pages> Xn<D, P> {
         self.templates.get(usize::from(id).checked_sub(1)?)
     }
 
+    /// The metadata templates whose functions still run interpreted, with
+    /// their `owns`, `acl` and `size` (for `set_compiled`).
+    pub fn uncompiled(&self) -> Vec<(Tid, [&bpf::VerifiedProgram; 3])> {
+        self.templates
+            .iter()
+            .filter_map(|t| t.code.as_ref().filter(|c| c.jit.is_none()).map(|c| (t.id, c.programs())))
+            .collect()
+    }
+
+    /// From now on template `tid`'s functions run as machine code.
+    ///
+    /// # Safety
+    /// `code` is `bpf::compile` of the three programs `uncompiled` gives
+    /// for `tid`, in that order, executable for as long as this `Xn` runs.
+    pub unsafe fn set_compiled(&mut self, tid: Tid, code: udf::Compiled) {
+        if let Some(c) =
+            self.templates.get_mut(usize::from(tid).wrapping_sub(1)).and_then(|t| t.code.as_mut())
+        {
+            c.jit = Some(code);
+        }
+    }
+
     pub fn template_id(&self, name: &str) -> Option<Tid> {
         self.templates.iter().find(|t| t.name == name).map(|t| t.id)
     }

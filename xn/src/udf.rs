@@ -73,6 +73,31 @@ pub(crate) struct Code {
     owns: VerifiedProgram,
     acl: VerifiedProgram,
     size: VerifiedProgram,
+    /// The three compiled to machine code (`Xn::set_compiled`), where XN
+    /// runs somewhere that can execute it (the kernel); else interpreted.
+    pub(crate) jit: Option<Compiled>,
+}
+
+/// A template's `owns`, `acl` and `size` compiled by `bpf::compile`.
+pub type Compiled = [bpf::JitFn; 3];
+
+impl Code {
+    /// Runs function `which` (0 `owns`, 1 `acl`, 2 `size`) on `mem`.
+    fn run(&self, which: usize, mem: &Memory) -> Result<u64, bpf::RunError> {
+        let Some(jit) = &self.jit else { return bpf::run(self.programs()[which], mem) };
+        let mut table = [core::ptr::null::<u8>(); 2];
+        for (t, r) in table.iter_mut().zip(mem.regions) {
+            *t = r.as_ptr();
+        }
+        // SAFETY: `jit[which]` is that program compiled (`set_compiled`'s
+        // contract), and `mem` is what the verifier checked it for:
+        // the context of its size and its regions of a block each.
+        Ok(unsafe { jit[which](mem.ctx.as_ptr(), table.as_ptr(), core::ptr::null(), 0) })
+    }
+
+    pub(crate) fn programs(&self) -> [&VerifiedProgram; 3] {
+        [&self.owns, &self.acl, &self.size]
+    }
 }
 
 /// What `acl` is asked.
@@ -117,6 +142,7 @@ impl Template {
                         ProgramSpec::new(ACL_CTX).with_regions(&[BLOCK as u32; 2]),
                     )?,
                     size: check(Udf::Size, &spec.size, ProgramSpec::new(SIZE_CTX).with_regions(&block))?,
+                    jit: None,
                 })
             }
             _ => return Err(TemplateError::WrongFunctions),
@@ -145,14 +171,14 @@ impl Template {
             ctx[8..16].copy_from_slice(&block.to_le_bytes());
             let mem = Memory { ctx: &ctx, regions: &[data], packet: &[] };
             runs += 1;
-            let start = bpf::run(&code.owns, &mem).map_err(|_| self.fault(Udf::Owns, block))?;
+            let start = code.run(0, &mem).map_err(|_| self.fault(Udf::Owns, block))?;
             if start == 0 {
                 continue;
             }
             ctx[4..8].copy_from_slice(&1u32.to_le_bytes());
             let mem = Memory { ctx: &ctx, regions: &[data], packet: &[] };
             runs += 1;
-            let second = bpf::run(&code.owns, &mem).map_err(|_| self.fault(Udf::Owns, block))?;
+            let second = code.run(0, &mem).map_err(|_| self.fault(Udf::Owns, block))?;
             let (count, rel) = (second & 0xffff_ffff, second >> 32);
             let bad = |why| Error::BadClaim { block, slot, why };
             if count == 0 {
@@ -190,7 +216,7 @@ impl Template {
         ctx[24..32].copy_from_slice(&q.child.to_le_bytes());
         ctx[32..40].copy_from_slice(&block.to_le_bytes());
         let mem = Memory { ctx: &ctx, regions: &[old, new], packet: &[] };
-        bpf::run(&code.acl, &mem).map(|r| r != 0).map_err(|_| self.fault(Udf::Acl, block))
+        code.run(1, &mem).map(|r| r != 0).map_err(|_| self.fault(Udf::Acl, block))
     }
 
     /// Runs `size`: the bytes of the block the structure uses.
@@ -198,7 +224,7 @@ impl Template {
         let Some(code) = &self.code else { return Ok(BLOCK) };
         let ctx = block.to_le_bytes();
         let mem = Memory { ctx: &ctx, regions: &[data], packet: &[] };
-        let size = bpf::run(&code.size, &mem).map_err(|_| self.fault(Udf::Size, block))?;
+        let size = code.run(2, &mem).map_err(|_| self.fault(Udf::Size, block))?;
         if size > BLOCK as u64 {
             return Err(Error::BadSize { block, size });
         }

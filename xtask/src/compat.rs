@@ -530,21 +530,11 @@ const WHY: &[(&str, &str)] = &[
     ),
     ("ProcessPoolForkserver", NAMED_SEMAPHORES),
     ("ProcessPoolSpawn", NAMED_SEMAPHORES),
-    ("6Test.", IPV6),
-    ("ipv6", IPV6),
-    ("IPv6", IPV6),
-    ("dual_stack", IPV6),
-    ("tcp6", IPV6),
-    ("flowinfo", IPV6),
 ];
 
 const NAMED_SEMAPHORES: &str = "spawn and forkserver workers open the pool's POSIX semaphores by name (sem_open \
                                 maps the /dev/shm file): a MAP_SHARED view of a file is a private copy until the one \
                                 page cache (issue 23), so the counts part (\"released too many times\")";
-
-const IPV6: &str =
-    "skipped: lxrt's network has no IPv6 (an AF_INET6 socket is EAFNOSUPPORT, so the test finds IPv6 \
-                    off)";
 
 fn why(id: &str) -> Option<&'static str> {
     WHY.iter().find(|(pattern, _)| id.contains(pattern)).map(|&(_, reason)| reason)

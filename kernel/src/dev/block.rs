@@ -5,7 +5,24 @@
 
 use super::driver::{self, Done, Span};
 use crate::frames::Frames;
+use abi::tables::BlockCounts;
+use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use drvapi::{op, status, Request};
+
+/// The requests the driver took since boot (`counts`): reads, sectors
+/// read, writes, sectors written, flushes. Atomics: the timer's tick
+/// reads them and may interrupt a request being started.
+static COUNTS: [AtomicU64; 5] = [const { AtomicU64::new(0) }; 5];
+const READS: usize = 0;
+const WRITES: usize = 2;
+const FLUSHES: usize = 4;
+
+/// Requests the driver took since boot, by kind, and the sectors they
+/// move (what `KernelInfo::block` shows).
+pub fn counts() -> BlockCounts {
+    let c = |i: usize| COUNTS[i].load(Relaxed);
+    BlockCounts { reads: c(0), read_sectors: c(1), writes: c(2), write_sectors: c(3), flushes: c(4) }
+}
 
 pub const SECTOR: usize = 512;
 
@@ -81,7 +98,11 @@ pub fn flushes() -> bool {
 pub fn flush(token: Span, done: Done, cookie: u64) -> Result<u64, BlockError> {
     let i = device().ok_or(BlockError::NoDevice)?;
     let r = Request { op: op::FLUSH, tag: 0, sector: 0, va: 0, len: 0 };
-    driver::submit(i, r, token.frame.addr() + token.offset as u64, done, cookie).map_err(driver_error)
+    let started = driver::submit(i, r, token.frame.addr() + token.offset as u64, done, cookie);
+    if started.is_ok() {
+        COUNTS[FLUSHES].fetch_add(1, Relaxed);
+    }
+    started.map_err(driver_error)
 }
 
 /// Starts a request on a frame the kernel vouches for: its own, or a page
@@ -109,5 +130,12 @@ fn start(i: usize, write: bool, buf: Span, sector: u64, done: Done, cookie: u64)
     let Span { frame, offset, len } = buf;
     let pa = frame.addr() + offset as u64;
     let r = Request { op: if write { op::WRITE } else { op::READ }, tag: 0, sector, va: 0, len };
-    driver::submit(i, r, pa, done, cookie).map_err(driver_error)
+    let started = driver::submit(i, r, pa, done, cookie);
+    if started.is_ok() {
+        // A request, and (the next counter) its sectors.
+        let at = if write { WRITES } else { READS };
+        COUNTS[at].fetch_add(1, Relaxed);
+        COUNTS[at + 1].fetch_add((len / SECTOR) as u64, Relaxed);
+    }
+    started.map_err(driver_error)
 }

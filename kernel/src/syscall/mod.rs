@@ -59,8 +59,9 @@ macro_rules! entry {
 
 /// Builds [`TABLE`] from `NUMBER => module::handler` lines, one entry
 /// function per handler (named after it, in `entries`), each placed at its
-/// ABI number. It does not compile if a number is taken twice or left
-/// without a handler. the `fast` block places assembly
+/// ABI number. It does not compile if a number is taken twice; a number
+/// left without a handler (one another branch is adding: the numbers are
+/// handed out ahead) answers `NoSuchCall`, as one past `END` does. The `fast` block places assembly
 /// fast paths (`NUMBER => path, else module::handler`), which hands what it does not handle to `handler`.
 macro_rules! calls {
     (fast { $($rnum:path => $raw:path, else $gmodule:ident::$ghandler:ident;)* }
@@ -70,6 +71,7 @@ macro_rules! calls {
             use super::*;
             $(entry!($gmodule::$ghandler);)*
             $(entry!($module::$handler);)*
+            entry!(gap::unassigned);
         }
 
         /// Indexed by `number - abi::syscall::BASE`; the entry stub calls
@@ -84,13 +86,23 @@ macro_rules! calls {
             while i < CALLS {
                 table[i] = match at[i] {
                     Some(call) => call,
-                    None => panic!("a system-call number has no handler"),
+                    None => entries::unassigned as Call,
                 };
                 i += 1;
             }
             table
         };
     };
+}
+
+/// A number inside the range that no call has (yet).
+mod gap {
+    use super::{Args, Error};
+    use crate::state::Kernel;
+
+    pub fn unassigned(_: &mut Kernel, _: Args) -> Result<u64, Error> {
+        Err(Error::NoSuchCall)
+    }
 }
 
 /// Puts `call` at `number` in the table being built (at compile time).
@@ -186,6 +198,7 @@ calls! {
     sc::XN_PARENT => xn::xn_parent;
     sc::XN_IDENTITY => xn::xn_identity;
     sc::XN_COPY => xn::xn_copy;
+    sc::XN_DIRTY => xn::xn_dirty;
     sc::IDENT_GET => ident::ident_get;
     sc::IDENT_SET => ident::ident_set;
     sc::SECTION_HOLDS => section::section_holds;

@@ -129,6 +129,9 @@ pub fn xn_install(k: &mut Kernel, Args([specs, n, cred, ..]): Args) -> Result<u6
     if let Err(Error::BadTemplate) = r {
         kprintln!("xn: env {:#x}'s templates refused", k.xn_who());
     }
+    if r.is_ok() {
+        k.xn.compile_new(&mut k.mem);
+    }
     r.map(u64::from)
 }
 
@@ -250,6 +253,14 @@ pub fn xn_copy(k: &mut Kernel, Args([p, dst, src, count, cred, ..]): Args) -> Re
     k.xn.get()?;
     let (who, c) = (k.xn_who(), k.xn_cred(cred)?);
     k.xn.call(&mut k.mem, &[], |xn| xn.copy(who, c, parent(p), dst, src, count)).map(|_| 0)
+}
+
+pub fn xn_dirty(k: &mut Kernel, Args([start, count, ..]): Args) -> Result<u64, Error> {
+    if count == 0 || count > x::MAX_RUN {
+        return Err(Error::BadLength);
+    }
+    let who = k.xn_who();
+    k.xn.call(&mut k.mem, &[], |xn| xn.mark_dirty(who, start, count)).map(|_| 0)
 }
 
 pub fn xn_flush(k: &mut Kernel, _: Args) -> Result<u64, Error> {

@@ -17,6 +17,7 @@ use crate::frames::Frame;
 use crate::memory::Memory;
 use abi::tables::frame_state;
 use abi::Error;
+use alloc::vec::Vec;
 use disk::BlockDisk;
 use pages::CachePages;
 use view::View;
@@ -88,6 +89,7 @@ impl Xn {
         };
         let mut x = x;
         x.track_changes();
+        compile(&mut x, mem);
         view.publish_all(&x);
         kprintln!(
             "xn: mounted {} blocks; the free-map rebuild walked {} metadata blocks in {} steps: {} allocated, {} claimed twice (left to their file systems)",
@@ -120,6 +122,13 @@ impl Xn {
         }
     }
 
+    /// Compiles templates just installed (`compile`).
+    pub fn compile_new(&mut self, mem: &mut Memory) {
+        if let Some(m) = self.mounted.as_mut() {
+            compile(&mut m.xn, mem);
+        }
+    }
+
     /// Whether `n` more blocks fit in the registry.
     pub fn room(&self, n: u64) -> bool {
         self.mounted.as_ref().is_some_and(|m| m.view.room(n))
@@ -147,6 +156,7 @@ impl Xn {
             }
         }
         mem.publish_free();
+        mem.publish_block(crate::dev::block::counts());
         for b in m.xn.take_touched() {
             m.view.publish(&m.xn, b);
         }
@@ -180,6 +190,35 @@ impl Xn {
         let slot = self.ids.iter_mut().find(|s| s.is_none_or(|id| !caps.valid(id.guard)));
         *slot.ok_or(Error::NoMemory)? = Some(Identity { guard, cred });
         Ok(())
+    }
+}
+
+/// Compiles the templates' functions that still run interpreted (at
+/// mount, and after templates are installed): XN runs `owns` over every
+/// slot of a block at each change, and the interpreter made that most of
+/// a file system's cost. A function the code area has no room for stays
+/// interpreted.
+fn compile(x: &mut XnDisk, mem: &mut Memory) {
+    let todo: Vec<(::xn::Tid, [Vec<u8>; 3])> =
+        x.uncompiled().into_iter().map(|(tid, progs)| (tid, progs.map(bpf::compile))).collect();
+    for (tid, code) in todo {
+        let mut at = [0u64; 3];
+        for (a, c) in at.iter_mut().zip(&code) {
+            *a = mem.code_install(c).unwrap_or(0);
+        }
+        if at.contains(&0) {
+            for (a, c) in at.iter().zip(&code).filter(|(a, _)| **a != 0) {
+                mem.code_remove(*a, (c.len() as u64).div_ceil(4096).max(1));
+            }
+            continue;
+        }
+        // SAFETY: each address holds `bpf::compile` of the program
+        // `uncompiled` gave for `tid` in that place, executable until the
+        // kernel ends (templates are immutable and never removed).
+        unsafe {
+            let f: [bpf::JitFn; 3] = at.map(|a| core::mem::transmute::<u64, bpf::JitFn>(a));
+            x.set_compiled(tid, f);
+        }
     }
 }
 

@@ -3,20 +3,25 @@
 //!
 //! The first process mounts C-FFS (with recovery) and copies its tree into
 //! the in-memory file system at `/data`; from then on the in-memory tree is
-//! what programs read, and every change under `/data` is also made on the
-//! disk, by the process that makes it, through its own C-FFS library over
-//! the kernel's XN: names (create, mkdir, symlink, link, unlink, rmdir,
-//! rename, chmod) when they change, a file's data when the last open file
-//! description that wrote it closes, or at `fsync`/`sync`. A file written
-//! and closed is durable (its data, its entry and the entries above it:
-//! C-FFS's `fsync`); a name change becomes durable with the next `fsync`
-//! or `sync` of anything, as on Linux.
+//! what programs read, and every change under `/data` is also made in XN's
+//! buffer cache, by the process that makes it, through its own C-FFS
+//! library over the kernel's XN: names (create, mkdir, symlink, link,
+//! unlink, rmdir, rename, chmod) when they change, a file's data when the
+//! last open file description that wrote it closes. Nothing is made
+//! durable then: as on Linux, a change reaches the disk at `fsync`,
+//! `fdatasync`, `sync`, `syncfs`, a write through `O_SYNC`/`O_DSYNC`, or
+//! by the periodic write-back (`expire`): 30 s after the first change
+//! since the last write-back, whichever lxrt process next makes a call or
+//! wakes from a wait (each wait wakes at least every 50 ms) writes
+//! everything back, as Linux's flusher writes what has been dirty 30 s.
 //!
 //! A process's C-FFS state (where inodes live, its batch of inode
 //! numbers, its mappings of cached blocks) is its own: a forked child
 //! opens its own (`forked_child`). Another process may have moved an
 //! entry since; C-FFS checks each location it remembers before it uses it
 //! and this module looks the name up again from `/data` when it fails.
+//! What a process stored into cache pages is told to XN before its call
+//! returns (`SysXn::publish`), so whoever writes back next finds it.
 //! The big lock keeps two processes from changing the disk at once.
 
 use super::node::{self, Ino};
@@ -31,6 +36,7 @@ use crate::word::Word;
 use alloc::vec;
 use alloc::vec::Vec;
 use cffs::{Errno as CfsErrno, Fs};
+use core::sync::atomic::Ordering::Relaxed;
 use user::xn as k;
 use xn::Cred;
 
@@ -105,11 +111,47 @@ fn disk_path(d: Ino) -> Option<Vec<u8>> {
 /// checked, or found again by its path (another process moved it).
 fn disk_dir(fs: &mut Fs<SysXn>, d: Ino) -> Result<u64, CfsErrno> {
     let ino = node::get(d).disk;
-    if fs.stat(ino).is_ok() {
+    if fs.exists(ino) {
         return Ok(ino);
     }
     let p = disk_path(d).ok_or(CfsErrno::NoEnt)?;
     fs.resolve(core::str::from_utf8(&p).map_err(|_| CfsErrno::Inval)?)
+}
+
+/// Where C-FFS knows regular file `ino` (in memory; `i` on the disk) as:
+/// `i`, checked, or found again by one of its paths (this process never
+/// met it: a child writing or syncing a file another process made).
+fn disk_file(fs: &mut Fs<SysXn>, ino: Ino, i: u64) -> Result<u64, CfsErrno> {
+    if fs.exists(i) {
+        return Ok(i);
+    }
+    let top = dir::lookup(ROOT, NAME).ok_or(CfsErrno::NoEnt)?;
+    let p = path_in(top, ino).ok_or(CfsErrno::NoEnt)?;
+    fs.resolve(core::str::from_utf8(&p).map_err(|_| CfsErrno::Inval)?)
+}
+
+/// A path of `ino` below in-memory directory `d`, relative to it.
+fn path_in(d: Ino, ino: Ino) -> Option<Vec<u8>> {
+    let kids: Vec<(Ino, Vec<u8>)> = dir::with_entries(d, |es| {
+        es.iter()
+            .filter(|e| e.name() != b"." && e.name() != b"..")
+            .map(|e| (e.ino, e.name().to_vec()))
+            .collect()
+    });
+    for (k, name) in kids {
+        let mut p = b"/".to_vec();
+        p.extend_from_slice(&name);
+        if k == ino {
+            return Some(p);
+        }
+        if node::is_dir(k) {
+            if let Some(rest) = path_in(k, ino) {
+                p.extend_from_slice(&rest);
+                return Some(p);
+            }
+        }
+    }
+    None
 }
 
 /// Whether anything is mounted at `/data` (a disk was found at start).
@@ -142,6 +184,8 @@ pub fn mount() {
         Ok(n) => {
             CRED.set(cred);
             FS.with(|s| *s = Some(fs));
+            // An idle system's changes reach the disk too.
+            crate::sleep::on_wake(expire);
             crate::log::note(format_args!("/data is C-FFS on the XN disk ({n} names)"));
         }
         Err(e) => crate::log::note(format_args!("/data: cannot load the disk's tree: errno {e}")),
@@ -203,6 +247,7 @@ pub fn created(d: Ino, name: &[u8], ino: Ino) -> Result<(), Errno> {
         Ok(i)
     })?;
     node::update(ino, |n| n.disk = made);
+    changed();
     Ok(())
 }
 
@@ -218,7 +263,9 @@ pub fn removing(d: Ino, name: &[u8], is_dir: bool) -> Result<(), Errno> {
         } else {
             fs.unlink(at, name)
         }
-    })
+    })?;
+    changed();
+    Ok(())
 }
 
 /// `od/oname` is about to become `nd/nname`: on the disk as one C-FFS
@@ -232,7 +279,8 @@ pub fn renaming(od: Ino, oname: &[u8], nd: Ino, nname: &[u8]) -> Result<(), Errn
         (Some(_), Some(_)) => with_fs(|fs| {
             let (a, b) = (disk_dir(fs, od)?, disk_dir(fs, nd)?);
             fs.rename(a, oname, b, nname)
-        }),
+        })
+        .map(|_| changed()),
         _ => Err(EXDEV),
     }
 }
@@ -246,8 +294,10 @@ pub fn linking(ino: Ino, d: Ino, name: &[u8]) -> Result<(), Errno> {
         (None, None) => Ok(()),
         (Some(i), Some(_)) => with_fs(|fs| {
             let at = disk_dir(fs, d)?;
+            let i = disk_file(fs, ino, i)?;
             fs.link(i, at, name)
-        }),
+        })
+        .map(|_| changed()),
         _ => Err(EXDEV),
     }
 }
@@ -258,23 +308,70 @@ pub fn chmoded(ino: Ino) -> Result<(), Errno> {
         return Ok(());
     };
     let mode = node::get(ino).mode;
-    with_fs(|fs| fs.setattr(i, Some(mode), None))
+    with_fs(|fs| {
+        let i = if node::is_dir(ino) { disk_dir(fs, ino)? } else { disk_file(fs, ino, i)? };
+        fs.setattr(i, Some(mode), None)
+    })?;
+    changed();
+    Ok(())
 }
 
-/// Writes regular file `ino`'s data to the disk if it changed since and
-/// makes it durable (C-FFS's `fsync`: its data, entry and the entries
-/// above it); with `always`, makes it durable even if unchanged (its
-/// name may be new). The last close of a file does the first, `fsync`
-/// the second.
-pub fn write_back(ino: Ino, always: bool) -> Result<(), Errno> {
+/// How far a write-back goes (`write_back`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Durable {
+    /// Into XN's cache only (a close): the disk gets it at the next
+    /// `sync` or periodic write-back.
+    No,
+    /// The data durable, the inode only if the size or block map changed
+    /// (`fdatasync`, `O_DSYNC`).
+    Data,
+    /// Data, inode and name durable (`fsync`, `O_SYNC`).
+    All,
+}
+
+/// How long a change under `/data` may wait in the cache before the
+/// periodic write-back (Linux's `dirty_expire_centisecs`, 30 s).
+pub const EXPIRE_NS: u64 = 30_000_000_000;
+
+/// Something under `/data` changed in the cache: the periodic write-back's
+/// clock starts if it is not running.
+pub fn changed() {
+    let w = crate::shared::disk_dirty_since();
+    if w.load(Relaxed) == 0 {
+        w.store(crate::time::now_ns().max(1), Relaxed);
+    }
+}
+
+/// The periodic write-back: if `/data` has waited `EXPIRE_NS` since its
+/// first change, everything is written back now (`sync`). Every call's
+/// start and every wake from a wait asks (under the big lock): one load
+/// while nothing waits.
+pub fn expire() {
+    let since = crate::shared::disk_dirty_since().load(Relaxed);
+    if since == 0 || !mounted() || crate::time::now_ns().saturating_sub(since) < EXPIRE_NS {
+        return;
+    }
+    if let Err(e) = sync() {
+        // Tried again a period later; what failed is on the console.
+        crate::log::note(format_args!("/data: the periodic write-back failed: errno {e}"));
+        crate::shared::disk_dirty_since().store(crate::time::now_ns().max(1), Relaxed);
+    }
+}
+
+/// Writes regular file `ino`'s data into XN's cache if it changed since
+/// (a close does only this), and makes it durable as far as `durable`
+/// asks (C-FFS's `fsync` or `fdatasync`: with `All`, its data, entry and
+/// the entries above it, even if unchanged: its name may be new).
+pub fn write_back(ino: Ino, durable: Durable) -> Result<(), Errno> {
     let n = node::get(ino);
     let Some(i) = Some(n.disk).filter(|&d| d != 0 && mounted() && n.mode & S_IFMT == S_IFREG) else {
         return Ok(());
     };
-    if !n.dirty && !always {
+    if !n.dirty && durable == Durable::No {
         return Ok(());
     }
     with_fs(|fs| {
+        let i = disk_file(fs, ino, i)?;
         if n.dirty {
             let data = node::contents(&n);
             // Shortened only: a file grown by writes keeps C-FFS's choice
@@ -286,15 +383,24 @@ pub fn write_back(ino: Ino, always: bool) -> Result<(), Errno> {
             while off < data.len() {
                 off += fs.write(i, off as u64, &data[off..])?;
             }
+            fs.xn.publish().map_err(CfsErrno::Xn)?;
         }
-        fs.fsync(i)
+        match durable {
+            Durable::No => Ok(()),
+            Durable::Data => fs.fdatasync(i),
+            Durable::All => fs.fsync(i),
+        }
     })?;
     node::update(ino, |n| n.dirty = false);
+    if durable == Durable::No {
+        changed();
+    }
     Ok(())
 }
 
-/// `sync`: every changed file under `/data` written back, then everything
-/// C-FFS has made durable (names included).
+/// `sync`, `syncfs` and the periodic write-back: every changed file under
+/// `/data` written to the cache, then everything C-FFS has made durable
+/// (names included).
 pub fn sync() -> Result<(), Errno> {
     if !mounted() {
         return Ok(());
@@ -302,7 +408,9 @@ pub fn sync() -> Result<(), Errno> {
     if let Some(top) = dir::lookup(ROOT, NAME).filter(|&d| on_disk(d).is_some()) {
         sync_tree(top)?;
     }
-    with_fs(|fs| fs.sync())
+    with_fs(|fs| fs.sync())?;
+    crate::shared::disk_dirty_since().store(0, Relaxed);
+    Ok(())
 }
 
 fn sync_tree(d: Ino) -> Result<(), Errno> {
@@ -311,7 +419,7 @@ fn sync_tree(d: Ino) -> Result<(), Errno> {
         if node::is_dir(k) {
             sync_tree(k)?;
         } else {
-            write_back(k, false)?;
+            write_back(k, Durable::No)?;
         }
     }
     Ok(())
@@ -331,8 +439,8 @@ pub fn forked_child() {
     if mounted() {
         CRED.set(CHILD_CRED.get());
         // The parent's state holds nothing unwritten: every change is
-        // made through XN at once, and data is written back before a
-        // call returns.
+        // made through XN at once, and data is written back to the cache
+        // and told to XN (`publish`) before a call returns.
         FS.with(|s| core::mem::forget(s.take()));
     }
 }

@@ -31,7 +31,12 @@ pub struct SysXn {
     /// Data blocks stored to through a writable mapping and not written
     /// back since (the kernel does not see stores).
     stored: BTreeSet<u64>,
+    /// Changes that freed blocks (`unmap_gone`).
+    frees: u64,
 }
+
+/// Every how many freeing changes all stale mappings are dropped.
+const SWEEP: u64 = 256;
 
 /// The kernel's refusal as XN's (block numbers are not carried back).
 pub fn from_abi(e: Error) -> xn::Error {
@@ -98,7 +103,7 @@ impl SysXn {
         if info.nblocks == 0 {
             return Err(Error::NoDevice);
         }
-        Ok(SysXn { info, slot, cred, mapped: BTreeMap::new(), stored: BTreeSet::new() })
+        Ok(SysXn { info, slot, cred, mapped: BTreeMap::new(), stored: BTreeSet::new(), frees: 0 })
     }
 
     fn entry(&self, b: u64) -> Option<x::RegEntry> {
@@ -177,10 +182,52 @@ impl SysXn {
         Ok(())
     }
 
+    /// Tells XN which data blocks this process stored into since it last
+    /// said (`xn_dirty`): they become dirty in the registry, so whoever
+    /// writes back next (a `sync`, the periodic write-back, after this
+    /// process has gone too) finds them. One call per run of blocks.
+    pub fn publish(&mut self) -> Result<(), xn::Error> {
+        // A block freed since (with a subtree XN freed) is no one's to mark.
+        let blocks: Vec<u64> = self
+            .stored
+            .iter()
+            .copied()
+            .filter(|&b| self.mapped.get(&b) == Some(&true) && self.live(b))
+            .collect();
+        self.stored.clear();
+        let mut i = 0;
+        while i < blocks.len() {
+            let mut n = 1;
+            while i + n < blocks.len() && blocks[i + n] == blocks[i] + n as u64 && (n as u64) < x::MAX_RUN {
+                n += 1;
+            }
+            if let Err(e) = k::dirty(blocks[i], n as u64) {
+                // Told again at the next publish.
+                self.stored.extend(&blocks[i..]);
+                return Err(from_abi(e));
+            }
+            i += n;
+        }
+        Ok(())
+    }
+
     /// Forgets the mappings of blocks no longer cached in the frame they
-    /// were (freed by a change: XN frees whole subtrees).
-    fn unmap_gone(&mut self) {
-        let gone: Vec<u64> = self.mapped.keys().copied().filter(|&b| !self.live(b)).collect();
+    /// were: those in `freed` (the extents a change declared freed) at
+    /// once, and every stale one (XN frees whole subtrees: an extent
+    /// block's data goes with it) every `SWEEP` changes that free, so the
+    /// cost of a free does not grow with what this process has mapped (an
+    /// `rm -rf` of thousands of files looked at every mapping each time).
+    fn unmap_gone(&mut self, freed: &[(u64, u64)]) {
+        self.frees += 1;
+        let gone: Vec<u64> = if self.frees.is_multiple_of(SWEEP) {
+            self.mapped.keys().copied().filter(|&b| !self.live(b)).collect()
+        } else {
+            freed
+                .iter()
+                .flat_map(|&(start, n)| self.mapped.range(start..start.saturating_add(n)).map(|(&b, _)| b))
+                .filter(|&b| !self.live(b))
+                .collect()
+        };
         for b in gone {
             let _ = sys::unmap(ENV_SELF, window(b));
             self.mapped.remove(&b);
@@ -313,7 +360,7 @@ impl XnClient for SysXn {
             |v: &[(u64, u64)]| v.iter().map(|&(start, count)| x::Extent { start, count }).collect::<Vec<_>>();
         k::modify(&raw, &ext(alloc), &ext(free), self.slot).map_err(from_abi)?;
         if !free.is_empty() {
-            self.unmap_gone();
+            self.unmap_gone(free);
         }
         Ok(())
     }

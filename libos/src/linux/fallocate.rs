@@ -59,19 +59,30 @@ pub fn fallocate(fdn: i64, mode: u64, off: u64, len: u64) -> LxResult {
     })
 }
 
-/// `fsync`, `fdatasync`: a file under `/data` is written to the disk and
-/// made durable (`fs::disk`); a directory there makes everything durable
-/// (its names); files in memory have nothing to write back. Linux's answer
-/// for the descriptor: EBADF for none, EINVAL for a kind with no backing
-/// store to sync (pipes, sockets, devices, event objects).
-pub fn fsync(fdn: i64) -> LxResult {
+/// `fsync`, `fdatasync` (`data_only`): a file under `/data` is written to
+/// the disk and made durable (`fs::disk`); a directory there makes
+/// everything durable (its names); files in memory have nothing to write
+/// back. Linux's answer for the descriptor: EBADF for none, EINVAL for a
+/// kind with no backing store to sync (pipes, sockets, devices, event
+/// objects).
+pub fn fsync(fdn: i64, data_only: bool) -> LxResult {
+    use crate::fs::disk::{self, Durable};
     let d = fd::get(fdn)?;
     // SAFETY: the descriptor keeps the file live; no other reference to it here.
     let f = unsafe { fd::file(&d) };
     match f.kind {
-        Kind::Regular => crate::fs::disk::write_back(f.ino, true).map(|_| 0),
+        Kind::Regular => {
+            disk::write_back(f.ino, if data_only { Durable::Data } else { Durable::All }).map(|_| 0)
+        }
         Kind::Dir if crate::fs::node::get(f.ino).disk != 0 => crate::fs::disk::sync().map(|_| 0),
         Kind::Dir => Ok(0),
         _ => Err(EINVAL),
     }
+}
+
+/// `syncfs`: the descriptor's file system made durable: everything under
+/// `/data` (the one file system with a disk); EBADF for no descriptor.
+pub fn syncfs(fdn: i64) -> LxResult {
+    fd::get(fdn)?;
+    crate::fs::disk::sync().map(|_| 0)
 }

@@ -213,7 +213,8 @@ fn access_wanted(flags: u64) -> u32 {
 pub fn openat(dirfd: i64, pathp: u64, flags: u64, mode: u64) -> LxResult {
     let p = uaccess::path(pathp)?;
     let cloexec = flags & O_CLOEXEC != 0;
-    let status = (flags & (O_ACCMODE | O_APPEND | O_NONBLOCK)) as u32;
+    let status = (flags & (O_ACCMODE | O_APPEND | O_NONBLOCK)) as u32
+        | (flags as u32 & (crate::obj::flags::SYNC | crate::obj::flags::DSYNC));
     let cwd = base(dirfd, p)?;
     let follow = flags & O_NOFOLLOW == 0;
     // `/proc/self/fd/N`, `/dev/stdin`: a file of the file system is opened

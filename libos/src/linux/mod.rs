@@ -144,6 +144,7 @@ fn call(f: &mut ExceptionFrame) {
     lock::acquire();
     crate::proc::deliver::check_pending();
     crate::filemap::sync();
+    crate::fs::disk::expire();
     let res = dispatch(f, nr, [a0, a1, a2, a3, a4, a5]);
     if TRACE.load(Ordering::Relaxed) {
         log::note(format_args!(
@@ -246,7 +247,9 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         nr::SYS_MUNLOCKALL => Ok(0),
         nr::SYS_MINCORE => mem::mincore(a[0], a[1], a[2]),
         SYS_SYNC => crate::fs::disk::sync().map(|_| 0),
-        SYS_FSYNC | SYS_FDATASYNC => fallocate::fsync(i(a[0])),
+        SYS_FSYNC => fallocate::fsync(i(a[0]), false),
+        SYS_FDATASYNC => fallocate::fsync(i(a[0]), true),
+        nr::SYS_SYNCFS => fallocate::syncfs(i(a[0])),
         SYS_FALLOCATE => fallocate::fallocate(i(a[0]), a[1], a[2], a[3]),
         SYS_FLOCK => flock::flock(i(a[0]), a[1] as u32 as u64),
         SYS_DUP => fl::dup(i(a[0])),

@@ -9,6 +9,10 @@ pub const WRONLY: u32 = 1;
 pub const RDWR: u32 = 2;
 /// Every write goes to the end of the file.
 pub const APPEND: u32 = 0o2000;
+/// `O_DSYNC`: each write's data is durable when the call returns.
+pub const DSYNC: u32 = 0o10000;
+/// `O_SYNC` is this bit with `DSYNC`: each write's data and inode too.
+pub const SYNC: u32 = 0o4000000;
 /// Calls that would wait fail with EAGAIN instead.
 pub const NONBLOCK: u32 = 0o4000;
 /// The descriptor only names a file (`O_PATH`, `opath.rs`).

@@ -36,15 +36,28 @@ fn write(f: &mut File, buf: &[u8]) -> Result<usize, Errno> {
         return Err(EBADF);
     }
     let append = f.flags & flags::APPEND != 0;
+    let mut on_disk = false;
     let written = node::update(f.ino, |n| {
         if append {
             f.off = n.size;
         }
+        on_disk = n.disk != 0;
         node::write_at(n, f.off, buf)
     });
     let k = written?;
     f.off += k as u64;
     super::inotify::changed(f.ino, super::inotify::IN_MODIFY);
+    if on_disk {
+        use crate::fs::disk::{self, Durable};
+        // `O_SYNC`, `O_DSYNC`: durable before the call returns; else the
+        // periodic write-back's clock runs (a file held open is written
+        // back with everything else).
+        match f.flags & (flags::SYNC | flags::DSYNC) {
+            0 => disk::changed(),
+            flags::DSYNC => disk::write_back(f.ino, Durable::Data)?,
+            _ => disk::write_back(f.ino, Durable::All)?,
+        }
+    }
     Ok(k)
 }
 
@@ -88,9 +101,10 @@ fn close(f: &mut File) {
     let wrote = f.kind == Kind::Regular && f.flags & flags::ACCMODE != flags::RDONLY;
     let closed = if wrote { super::inotify::IN_CLOSE_WRITE } else { super::inotify::IN_CLOSE_NOWRITE };
     super::inotify::changed(f.ino, closed);
-    // A file under `/data` is on the disk once closed (an error here has
-    // nobody to go to: `fsync` first to see it).
-    let _ = crate::fs::disk::write_back(f.ino, false);
+    // A file under `/data` goes to XN's cache once closed, and to the disk
+    // at the next `sync` or periodic write-back (an error here has nobody
+    // to go to: `fsync` first to see it).
+    let _ = crate::fs::disk::write_back(f.ino, crate::fs::disk::Durable::No);
     node::update(f.ino, |n| n.opens -= 1);
     node::release(f.ino);
 }

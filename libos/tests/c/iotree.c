@@ -161,14 +161,44 @@ static const char *const phase[PHASES] = {
 #define TCC "/usr/bin/tcc"
 #define TCC_INCLUDE "/usr/lib/x86_64-linux-gnu/tcc/include"
 
+/* The disk's requests (reads, writes and flushes) and the bytes they
+ * moved, from /sys/block/vda/stat (Linux's, or lxrt's from the kernel's
+ * counts): columns 1, 3, 5, 7 and 16. Zero without one. */
+struct io {
+	unsigned long long reqs, bytes;
+};
+
+static struct io disk_io(void)
+{
+	struct io io = { 0, 0 };
+	char text[512];
+	unsigned long long c[17] = { 0 };
+	if (slurp("/sys/block/vda/stat", text, sizeof text) <= 0)
+		return io;
+	char *p = text;
+	for (int i = 0; i < 17; i++)
+		c[i] = strtoull(p, &p, 10);
+	io.reqs = c[0] + c[4] + c[15];
+	io.bytes = (c[2] + c[6]) * 512;
+	return io;
+}
+
+/* Each phase's disk requests and bytes, printed with its figures as
+ * `IO PHASE REQUESTS BYTES` (read outside the markers). */
+static struct io io_of[PHASES];
+
 /* Runs phase `i` between markers; its time-stamp count, 0 if it failed. */
 static uint64_t timed(int i, char *const argv[], const char *out)
 {
+	struct io before = disk_io();
 	uint64_t t = now();
 	mark();
 	int r = out ? run_to(argv, out) : run(argv);
 	sync();
 	mark();
+	struct io after = disk_io();
+	io_of[i].reqs = after.reqs - before.reqs;
+	io_of[i].bytes = after.bytes - before.bytes;
 	if (r) {
 		printf("BENCH-FAIL io_tree %s exited with an error\n", phase[i]);
 		return 0;
@@ -241,6 +271,7 @@ int main(int argc, char **argv)
 		}
 		for (int i = 0; i < PHASES; i++) {
 			printf("BENCH %s 1 %llu\n", phase[i], (unsigned long long)t[i]);
+			printf("IO %s %llu %llu\n", phase[i], io_of[i].reqs, io_of[i].bytes);
 			sum += t[i];
 		}
 		printf("BENCH io_tree 1 %llu\n", (unsigned long long)sum);

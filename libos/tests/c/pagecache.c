@@ -319,8 +319,7 @@ static void private_map(const char *path)
  * and closed (so written to the disk and clean), opened again, mapped,
  * its descriptor closed, then changed only through the mapping and
  * unmapped: the change must make the file dirty, so that the next close
- * writes it to the disk (it is opened and closed once more here: the
- * parent shell cannot write back a file its child made, ENOENT). */
+ * puts it in the disk's cache and the shell's sync on the disk. */
 static int store(const char *path)
 {
     static const char text[] = "stored through a shared mapping\n";

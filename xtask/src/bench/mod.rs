@@ -164,6 +164,9 @@ pub struct Side {
     pub counted: bool,
     /// Why the boot did not end as it should (died, hung, timed out).
     pub problem: Option<String>,
+    /// Per phase of the I/O workload, each trial's disk requests and bytes
+    /// (`IO NAME REQUESTS BYTES` lines: `tree::print_io`).
+    pub io: BTreeMap<String, Vec<(u64, u64)>>,
 }
 
 impl Side {
@@ -176,6 +179,14 @@ impl Side {
     pub fn parse(serial: &str) -> Self {
         let mut side = Side::default();
         for line in serial.lines() {
+            if let Some(rest) = line.strip_prefix("IO ") {
+                if let [name, reqs, bytes] = rest.split_whitespace().collect::<Vec<_>>()[..] {
+                    if let (Ok(r), Ok(b)) = (reqs.parse(), bytes.parse()) {
+                        side.io.entry(name.to_string()).or_default().push((r, b));
+                    }
+                }
+                continue;
+            }
             let Some(at) = line.find("BENCH") else {
                 continue;
             };
@@ -361,6 +372,9 @@ pub fn main(args: &[String]) -> Result<(), String> {
 
     let results = report::Results::new(&opts, &selected, &runs);
     results.print();
+    for run in &runs {
+        tree::print_io(run.clock.name(), &run.linux, &run.veneer);
+    }
     let errors: Vec<String> = runs.iter().flat_map(|run| check(&opts, &selected, run)).collect();
     if !errors.is_empty() {
         return Err(format!(
@@ -451,6 +465,15 @@ mod tests {
         // Zero iterations cannot give a figure; both bad lines are lost trials.
         assert!(side.figure("fork").is_none());
         assert_eq!(side.garbled, ["BENCH fork 0 5", "BENCH broken line"]);
+    }
+
+    #[test]
+    fn parses_the_io_lines_apart_from_the_figures() {
+        let side = Side::parse("IO tree_cp 12 4096\nIO tree_cp 14 8192\nIO tree_rm x 1\nBENCH tree_cp 1 5\n");
+        assert_eq!(side.io.get("tree_cp").map(Vec::as_slice), Some(&[(12, 4096), (14, 8192)][..]));
+        assert!(!side.io.contains_key("tree_rm"));
+        assert!(side.garbled.is_empty());
+        assert_eq!(side.figure("tree_cp").map(|f| f.trials), Some(1));
     }
 
     const CALIB: &str = "BENCH calib 10 10000\n";

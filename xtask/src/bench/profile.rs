@@ -21,7 +21,12 @@ use std::process::Command;
 const TOP: usize = 30;
 
 pub fn main(opts: &Options, names: &[&str]) -> Result<(), String> {
-    let rows: Vec<&str> = names.iter().copied().filter(|n| *n != rows::CALIBRATION).collect();
+    let mut rows: Vec<&str> = names.iter().copied().filter(|n| *n != rows::CALIBRATION).collect();
+    // The I/O workload's phases are one boot's: profiled as their total.
+    if rows.iter().any(|n| super::tree::is_part(n)) {
+        rows.retain(|n| !super::tree::is_part(n));
+        rows.push(super::tree::TOTAL);
+    }
     let [name] = rows[..] else {
         return Err("bench --profile: name one row that has a Veneer benchmark".into());
     };
@@ -95,10 +100,24 @@ fn boot(
     let init = veneer::init_words(opts, program, names, false).join(" ");
     let counts = dir.join(format!("{}.counts", init.replace([' ', '/'], "-")));
     let mut args = veneer::boot_args(opts, Clock::Fair, img, &init);
+    // The storage rows' boots need their disk (the workload's, its memory).
+    let disk = dir.join("profile-data.img");
+    if veneer::storage(program) {
+        veneer::data_disk(&disk)?;
+        args.extend(qemu::device_args(&disk, 0));
+        if program == veneer::TREE {
+            if let Some(at) = args.iter().position(|a| a == "-m") {
+                args[at + 1] = veneer::TREE_MEMORY.into();
+            }
+        }
+    }
     args.push("-plugin".into());
     args.push(format!("{},out={}", plugin.display(), counts.display()));
     println!("xtask: bench: profiling Veneer ({init})");
-    let out = qemu::headless(&args, opts.timeout(), &[])?;
+    let timeout = if program == veneer::TREE { opts.timeout_with_tree() } else { opts.timeout() };
+    let out = qemu::headless(&args, timeout, &[]);
+    let _ = std::fs::remove_file(&disk);
+    let out = out?;
     let mut side = Side::parse(&out.serial);
     if out.timed_out || out.code != Some(qemu::EXIT_SUCCESS) {
         side.problem = Some(format!("did not power off with success (QEMU exit {:?})", out.code));

@@ -40,6 +40,28 @@ pub fn is_part(row: &str) -> bool {
     row == TOTAL || PHASES.contains(&row)
 }
 
+/// The disk requests and bytes of each phase on both sides (medians of
+/// the trials; `libos/tests/c/iotree.c` reads `/sys/block/vda/stat`
+/// around each phase, outside the markers), if the workload ran.
+pub fn print_io(clock: &str, linux: &super::Side, veneer: &super::Side) {
+    if PHASES.iter().all(|p| !linux.io.contains_key(*p) && !veneer.io.contains_key(*p)) {
+        return;
+    }
+    let median = |side: &super::Side, phase: &str| -> String {
+        let Some(v) = side.io.get(phase).filter(|v| !v.is_empty()) else { return "-".into() };
+        let mut r: Vec<u64> = v.iter().map(|t| t.0).collect();
+        let mut b: Vec<u64> = v.iter().map(|t| t.1).collect();
+        r.sort_unstable();
+        b.sort_unstable();
+        format!("{} req, {:.1} MB", r[r.len() / 2], b[b.len() / 2] as f64 / 1e6)
+    };
+    println!("\nI/O-intensive workload ({clock} clock): virtio-blk requests (reads + writes + flushes) and bytes per phase");
+    println!("{:<14} {:>26} {:>26}", "phase", "Linux (ext4)", "Veneer (C-FFS over XN)");
+    for p in PHASES {
+        println!("{:<14} {:>26} {:>26}", p, median(linux, p), median(veneer, p));
+    }
+}
+
 /// How long a boot that runs the workload may take (wall time, TCG).
 pub const TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2400);
 

@@ -51,7 +51,7 @@ pub const IO: &str = "lxrt /bin/sh /bench/io.sh";
 /// `TREE_MEMORY` (lxrt's `/data` keeps every file's data in its arena,
 /// an eighth of the machine's memory, beside XN's cache pages).
 pub const TREE: &str = "lxrt /bin/sh /bench/tree.sh";
-pub const TREE_MEMORY: &str = "1G";
+pub const TREE_MEMORY: &str = "1536M";
 
 /// The XCP row's boot: `libos/src/bin/xcp.rs` (a program of its own over
 /// C-FFS and XN: XCP is a library's use of the disk interface, not a
@@ -60,13 +60,13 @@ pub const XCP: &str = "xcp";
 
 /// Whether `program`'s boot gets a fresh C-FFS disk and the plugin that
 /// counts the storage rows between their markers.
-fn storage(program: &str) -> bool {
+pub fn storage(program: &str) -> bool {
     program == IO || program == TREE || program == XCP
 }
 
 /// A fresh C-FFS disk of `linux::DATA_DISK_MIB` at `path` (the size of
 /// Linux's ext4 disk), everything on it owned by root.
-fn data_disk(path: &std::path::Path) -> Result<(), String> {
+pub fn data_disk(path: &std::path::Path) -> Result<(), String> {
     let empty = build::root().join("target/bench/empty");
     let _ = std::fs::remove_dir_all(&empty);
     std::fs::create_dir_all(&empty).map_err(|e| e.to_string())?;
@@ -165,6 +165,9 @@ pub fn merge<'a>(sides: impl IntoIterator<Item = &'a Side>) -> Side {
         all.plan.as_mut().expect("set above").extend(side.plan.iter().flatten().cloned());
         for (name, trials) in &side.trials {
             all.trials.entry(name.clone()).or_default().extend(trials);
+        }
+        for (name, trials) in &side.io {
+            all.io.entry(name.clone()).or_default().extend(trials);
         }
         all.failed.extend(side.failed.iter().cloned());
         all.garbled.extend(side.garbled.iter().cloned());
