@@ -523,18 +523,7 @@ const WHY: &[(&str, &str)] = &[
         "skipped: the test's 4 GiB sparse file cannot be made (a file in memory is one block of the shared arena)",
     ),
     ("UDPLITE", "UDP-Lite (RFC 3828) is not in smoltcp, lxrt's TCP/IP stack: socket() is EPROTONOSUPPORT"),
-    (
-        "test_shared_memory_across_processes",
-        "a MAP_SHARED view of a file is a private copy written back at munmap until the one page cache is built \
-         (issue 23): another process's stores are not seen",
-    ),
-    ("ProcessPoolForkserver", NAMED_SEMAPHORES),
-    ("ProcessPoolSpawn", NAMED_SEMAPHORES),
 ];
-
-const NAMED_SEMAPHORES: &str = "spawn and forkserver workers open the pool's POSIX semaphores by name (sem_open \
-                                maps the /dev/shm file): a MAP_SHARED view of a file is a private copy until the one \
-                                page cache (issue 23), so the counts part (\"released too many times\")";
 
 fn why(id: &str) -> Option<&'static str> {
     WHY.iter().find(|(pattern, _)| id.contains(pattern)).map(|&(_, reason)| reason)
