@@ -134,6 +134,33 @@ pub fn syscall(f: &mut ExceptionFrame) {
     call(f);
 }
 
+/// A call on a socket descriptor: Internet and Unix sockets answer
+/// (`socket.rs`); a descriptor they call no socket may be a netlink one,
+/// looked for only then (the common sockets pay nothing for it).
+fn socket_call(nr: u64, a: &[u64; 6]) -> LxResult {
+    let i = |x: u64| x as i32 as i64;
+    let r = match nr {
+        SYS_BIND => socket::bind(i(a[0]), a[1], a[2]),
+        SYS_LISTEN => socket::listen(i(a[0]), a[1]),
+        SYS_CONNECT => socket::connect(i(a[0]), a[1], a[2]),
+        SYS_ACCEPT => socket::accept4(i(a[0]), a[1], a[2], 0),
+        SYS_ACCEPT4 => socket::accept4(i(a[0]), a[1], a[2], a[3]),
+        SYS_GETSOCKNAME => socket::getsockname(i(a[0]), a[1], a[2], false),
+        SYS_GETPEERNAME => socket::getsockname(i(a[0]), a[1], a[2], true),
+        SYS_SHUTDOWN => socket::shutdown(i(a[0]), a[1]),
+        SYS_GETSOCKOPT => socket::getsockopt(i(a[0]), a[1], a[2], a[3], a[4]),
+        SYS_SETSOCKOPT => socket::setsockopt(i(a[0]), a[1], a[2], a[3], a[4]),
+        SYS_SENDMSG => socket::sendmsg(i(a[0]), a[1], a[2]),
+        SYS_RECVMSG => socket::recvmsg(i(a[0]), a[1], a[2]),
+        SYS_SENDTO => socket::sendto(i(a[0]), a[1], a[2], a[3], a[4], a[5]),
+        _ => socket::recvfrom(i(a[0]), a[1], a[2], a[3], a[4], a[5]),
+    };
+    match r {
+        Err(crate::errno::ENOTSOCK) => netlink::sock(i(a[0])).map_or(r, |f| netlink::call(f, nr, a)),
+        r => r,
+    }
+}
+
 /// Every other call: with the lock, signals acted on at its start and
 /// delivered at its end.
 #[inline(never)]
@@ -417,29 +444,11 @@ fn dispatch(f: &mut ExceptionFrame, nr: u64, a: [u64; 6]) -> LxResult {
         SYS_TIMERFD_GETTIME => event::timerfd_gettime(i(a[0]), a[1]),
         SYS_SOCKET if a[0] == netlink::AF_NETLINK => netlink::socket(a[1], a[2]),
         SYS_SOCKETPAIR if a[0] == netlink::AF_NETLINK => Err(crate::errno::EOPNOTSUPP),
-        SYS_BIND | SYS_LISTEN | SYS_CONNECT | SYS_ACCEPT | SYS_ACCEPT4 | SYS_GETSOCKNAME
-        | SYS_GETPEERNAME | SYS_SHUTDOWN | SYS_GETSOCKOPT | SYS_SETSOCKOPT | SYS_SENDMSG | SYS_RECVMSG
-        | SYS_SENDTO | SYS_RECVFROM
-            if netlink::sock(i(a[0])).is_some() =>
-        {
-            netlink::call(netlink::sock(i(a[0])).ok_or(crate::errno::EBADF)?, nr, &a)
-        }
         SYS_SOCKET => socket::socket(a[0], a[1], a[2]),
         SYS_SOCKETPAIR => socket::socketpair(a[0], a[1], a[2], a[3]),
-        SYS_BIND => socket::bind(i(a[0]), a[1], a[2]),
-        SYS_LISTEN => socket::listen(i(a[0]), a[1]),
-        SYS_CONNECT => socket::connect(i(a[0]), a[1], a[2]),
-        SYS_ACCEPT => socket::accept4(i(a[0]), a[1], a[2], 0),
-        SYS_ACCEPT4 => socket::accept4(i(a[0]), a[1], a[2], a[3]),
-        SYS_GETSOCKNAME => socket::getsockname(i(a[0]), a[1], a[2], false),
-        SYS_GETPEERNAME => socket::getsockname(i(a[0]), a[1], a[2], true),
-        SYS_SHUTDOWN => socket::shutdown(i(a[0]), a[1]),
-        SYS_GETSOCKOPT => socket::getsockopt(i(a[0]), a[1], a[2], a[3], a[4]),
-        SYS_SETSOCKOPT => socket::setsockopt(i(a[0]), a[1], a[2], a[3], a[4]),
-        SYS_SENDMSG => socket::sendmsg(i(a[0]), a[1], a[2]),
-        SYS_RECVMSG => socket::recvmsg(i(a[0]), a[1], a[2]),
-        SYS_SENDTO => socket::sendto(i(a[0]), a[1], a[2], a[3], a[4], a[5]),
-        SYS_RECVFROM => socket::recvfrom(i(a[0]), a[1], a[2], a[3], a[4], a[5]),
+        SYS_BIND | SYS_LISTEN | SYS_CONNECT | SYS_ACCEPT | SYS_ACCEPT4 | SYS_GETSOCKNAME
+        | SYS_GETPEERNAME | SYS_SHUTDOWN | SYS_GETSOCKOPT | SYS_SETSOCKOPT | SYS_SENDMSG | SYS_RECVMSG
+        | SYS_SENDTO | SYS_RECVFROM => socket_call(nr, &a),
         SYS_SET_ROBUST_LIST => process::set_robust_list(a[0], a[1]),
         SYS_UTIMENSAT => attr::utimensat(i(a[0]), a[1], a[2], a[3]),
         SYS_DUP3 => fl::dup3(i(a[0]), i(a[1]), a[2]),
