@@ -69,9 +69,8 @@ pub fn call(f: &File, nr: u64, a: &[u64; 6]) -> LxResult {
         SYS_GETPEERNAME => put_name(a[1], a[2], (0, 0)),
         SYS_SENDTO => send(f, &[(a[1], a[2])], (a[4], a[5])),
         SYS_SENDMSG => {
-            let h: [u64; 7] = uaccess::get(a[1])?;
-            let iov = iovecs(h[2], h[3])?;
-            send(f, &iov, (h[0], h[1] as u32 as u64))
+            let m = super::socket::msghdr(a[1])?;
+            send(f, &m.iov, (m.name, m.name_len))
         }
         SYS_RECVFROM => {
             let (n, _) = recv(f, &[(a[1], a[2])], a[3])?;
@@ -81,10 +80,10 @@ pub fn call(f: &File, nr: u64, a: &[u64; 6]) -> LxResult {
             Ok(n)
         }
         SYS_RECVMSG => {
-            let h: [u64; 7] = uaccess::get(a[1])?;
-            let (n, cut) = recv(f, &iovecs(h[2], h[3])?, a[2])?;
-            if h[0] != 0 {
-                put_name(h[0], a[1] + 8, (0, 0))?;
+            let m = super::socket::msghdr(a[1])?;
+            let (n, cut) = recv(f, &m.iov, a[2])?;
+            if m.name != 0 {
+                put_name(m.name, a[1] + 8, (0, 0))?;
             }
             uaccess::put(a[1] + 40, 0u64)?;
             uaccess::put(a[1] + 48, if cut { MSG_TRUNC as u32 } else { 0 })?;
@@ -127,13 +126,6 @@ fn put_name(addr: u64, lenp: u64, (port, groups): (u32, u32)) -> LxResult {
     uaccess::write(addr, &b[..(room as usize).min(b.len())])?;
     uaccess::put(lenp, SOCKADDR_NL as u32)?;
     Ok(0)
-}
-
-fn iovecs(at: u64, n: u64) -> Result<Vec<(u64, u64)>, Errno> {
-    if n > 1024 {
-        return Err(EMSGSIZE);
-    }
-    (0..n).map(|i| uaccess::get::<[u64; 2]>(at + 16 * i).map(|v| (v[0], v[1]))).collect()
 }
 
 /// Sends the bytes of `iov` to the address `to` (pointer, length; none:

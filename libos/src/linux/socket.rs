@@ -254,15 +254,15 @@ pub fn setsockopt(fdn: i64, level: u64, name: u64, val: u64, len: u64) -> LxResu
 }
 
 /// A `struct msghdr`: name, iovecs, control buffer, flags.
-struct Msg {
-    name: u64,
-    name_len: u64,
-    iov: Vec<(u64, u64)>,
+pub(super) struct Msg {
+    pub(super) name: u64,
+    pub(super) name_len: u64,
+    pub(super) iov: Vec<(u64, u64)>,
     control: u64,
     control_len: u64,
 }
 
-fn msghdr(p: u64) -> Result<Msg, Errno> {
+pub(super) fn msghdr(p: u64) -> Result<Msg, Errno> {
     let h: [u64; 7] = uaccess::get(p)?;
     let (iov, iovlen, control, control_len) = (h[2], h[3], h[4], h[5]);
     if iovlen > 1024 {
