@@ -37,9 +37,10 @@ pub struct ExcTarget {
     pub stack: u64,
     /// The save area's user address (what `env_state_get` reports).
     pub user_save: u64,
-    /// Always 0: the interposed view's exception stub reads it in place of
-    /// `save`, so an interposed environment's exceptions take the general
-    /// path, where its interposer sees them (`interpose.rs`).
+    /// Always 0: the interposed view's exception and reflection stubs read
+    /// it in place of `save`, so an interposed environment's exceptions and
+    /// reflected calls take the general path, where its interposer sees
+    /// them (`interpose.rs`).
     pub no_save: u64,
 }
 

@@ -93,20 +93,27 @@ unsafe extern "C" {
     static interpose_table: u8;
     static syscall_dispatch: u8;
     static exc_fast_save: u8;
+    static syscall_reflect_save: u8;
 }
 
 /// `exc_fast` addresses the environment from the frame's `vector` word.
 const SAVE_BASE: isize = offset_of!(crate::arch::frame::TrapFrame, vector) as isize;
 
-/// `call *disp32(,%rax,8)`.
-fn dispatch(table: i32) -> [u8; 7] {
+/// `call *disp32(,%rax,8)` (a byte of padding).
+fn dispatch(table: i32) -> [u8; 8] {
     let d = table.to_le_bytes();
-    [0xFF, 0x14, 0xC5, d[0], d[1], d[2], d[3]]
+    [0xFF, 0x14, 0xC5, d[0], d[1], d[2], d[3], 0]
 }
 
-/// `movq disp8(%rsp), %rax` (two bytes of padding).
-fn load_rax(disp: u8) -> [u8; 7] {
-    [0x48, 0x8B, 0x44, 0x24, disp, 0, 0]
+/// `movq disp8(%rsp), %rax` (three bytes of padding).
+fn load_rax(disp: u8) -> [u8; 8] {
+    [0x48, 0x8B, 0x44, 0x24, disp, 0, 0, 0]
+}
+
+/// `movq disp32(%rsp), %r11`.
+fn load_r11(disp: u32) -> [u8; 8] {
+    let d = disp.to_le_bytes();
+    [0x4C, 0x8B, 0x9C, 0x24, d[0], d[1], d[2], d[3]]
 }
 
 /// Makes `to` a copy of table `from` whose entry `slot` points at `below`
@@ -178,7 +185,8 @@ impl Kernel {
         let table = crate::syscall::TABLE.as_ptr() as u64 as i32;
         let view_table = (&raw const interpose_table) as u64 as i32;
         let disp8 = |field: usize| (field as isize - SAVE_BASE) as u8;
-        let patches: [(u64, [u8; 7], [u8; 7], usize); 2] = [
+        let in_env = |field: usize| (offset_of!(Env, exc) + field) as u32;
+        let patches: [(u64, [u8; 8], [u8; 8], usize); 3] = [
             // call *TABLE(,%rax,8) -> call *interpose_table(,%rax,8)
             ((&raw const syscall_dispatch) as u64, dispatch(table), dispatch(view_table), 7),
             // movq save(%rsp), %rax -> movq no_save(%rsp), %rax
@@ -187,6 +195,13 @@ impl Kernel {
                 load_rax(disp8(offset_of!(Env, exc) + offset_of!(ExcTarget, save))),
                 load_rax(disp8(offset_of!(Env, exc) + offset_of!(ExcTarget, no_save))),
                 5,
+            ),
+            // The reflection stub's: movq save(%rsp), %r11 -> movq no_save(%rsp), %r11
+            (
+                (&raw const syscall_reflect_save) as u64,
+                load_r11(in_env(offset_of!(ExcTarget, save))),
+                load_r11(in_env(offset_of!(ExcTarget, no_save))),
+                8,
             ),
         ];
         let mut t = PhysTables;
@@ -203,7 +218,7 @@ impl Kernel {
             let (off, within) = (page - KERNEL_BASE, (at - page) as usize);
             // SAFETY: the kernel text is mapped readable: these are the
             // bytes of the instruction the label names.
-            let insn: [u8; 7] = unsafe { core::ptr::read(at as *const [u8; 7]) };
+            let insn: [u8; 8] = unsafe { core::ptr::read(at as *const [u8; 8]) };
             assert!(
                 insn[..len] == old[..len] && within + len <= 4096,
                 "an instruction interposition patches is not what it expects"

@@ -11,6 +11,11 @@ use crate::state::Kernel;
 use abi::exception::{critical, vector, ExceptionFrame};
 use abi::tables::FAULT_EXIT_BASE;
 
+/// The rflags bits a handler is entered with cleared, whatever the
+/// program had: the trap flag (a single-stepped program's handler is not
+/// stepped) and the direction flag. The frame keeps the program's own.
+pub const HANDLER_CLEARS: u64 = 0x100 | 0x400;
+
 /// Slices an offender skips.
 const PENALTY_SLICES: u8 = 4;
 /// Offences after which an environment is destroyed.
@@ -53,6 +58,7 @@ impl Kernel {
         (frame.regs.rip, frame.regs.rflags) = (tf.rip, tf.rflags);
         e.tf.rip = e.exc.entry;
         e.tf.rsp = e.exc.stack;
+        e.tf.rflags &= !HANDLER_CLEARS;
         e.tf.vector = 0; // resume with every register from the frame
         true
     }

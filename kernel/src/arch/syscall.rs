@@ -9,18 +9,24 @@
 //! SYSRETQ again if it, too, was in a system call); otherwise SYSRETQ
 //! returns directly.
 //!
-//! Numbers outside the kernel's range are *reflected*: every register is
-//! saved and the environment's own handler (say, a Linux personality) gets
-//! them, so the kernel knows nothing of any other system-call ABI.
+//! Numbers outside the kernel's range are *reflected* to the environment's
+//! own handler (say, a Linux personality), so the kernel knows nothing of
+//! any other system-call ABI: in the common case the stub itself writes
+//! the five registers the handler cannot see live into its save area and
+//! enters it by SYSRETQ (paper 001 §4.4's exception path, applied to a
+//! call); otherwise `syscall::reflect` does it from the whole frame.
 //!
 //! SYSRETQ with a non-canonical `rcx` would fault in ring 0; `rcx` here is
-//! always the address after the environment's own SYSCALL instruction, and
-//! user code can never execute at the top of the lower half (that region is
-//! the kernel's exposed window, mapped no-execute), so it is canonical.
+//! the address after the environment's own SYSCALL instruction, or its
+//! handler's entry (below `USER_END`), and user code can never execute at
+//! the top of the lower half (that region is the kernel's exposed window,
+//! mapped no-execute), so it is canonical.
 
 use super::cpu::wrmsr;
 use super::gdt::{KERNEL_CS, SYSRET_BASE};
 use super::percpu::PerCpu;
+use crate::env::{Env, ExcTarget};
+use abi::exception::{ExceptionFrame, Regs};
 use core::mem::offset_of;
 
 const EFER: u32 = 0xC000_0080;
@@ -32,6 +38,23 @@ const ENTRY_FLAGS_CLEARED: u64 = 0x200 | 0x100 | 0x400 | 0x4000 | 0x4_0000;
 
 frame_asm!(
     r#"
+    /* The registers a switch to another environment needs beyond rip,
+     * rflags and rsp: the callee-saved ones and the arguments. */
+    .macro save_call_regs
+    movq %rbx, {rbx}(%rsp)
+    movq %rbp, {rbp}(%rsp)
+    movq %r12, {r12}(%rsp)
+    movq %r13, {r13}(%rsp)
+    movq %r14, {r14}(%rsp)
+    movq %r15, {r15}(%rsp)
+    movq %rdi, {rdi}(%rsp)
+    movq %rsi, {rsi}(%rsp)
+    movq %rdx, {rdx}(%rsp)
+    movq %r8, {r8}(%rsp)
+    movq %r9, {r9}(%rsp)
+    movq %r10, {r10}(%rsp)
+    .endm
+
     .section .text
     /* Aligned so that the stub, and its dispatch, lie in one page: the
      * interposed view replaces that page (see interpose.rs). */
@@ -47,22 +70,11 @@ syscall_entry:
     movq %r11, {rflags}(%rsp)
     movq %gs:{user_rsp}, %r11
     movq %r11, {rsp}(%rsp)
-    movq %rbx, {rbx}(%rsp)
-    movq %rbp, {rbp}(%rsp)
-    movq %r12, {r12}(%rsp)
-    movq %r13, {r13}(%rsp)
-    movq %r14, {r14}(%rsp)
-    movq %r15, {r15}(%rsp)
-    movq %rdi, {rdi}(%rsp)
-    movq %rsi, {rsi}(%rsp)
-    movq %rdx, {rdx}(%rsp)
-    movq %r8, {r8}(%rsp)
-    movq %r9, {r9}(%rsp)
-    movq %r10, {r10}(%rsp)
-    movq %gs:{kstack_top}, %rsp
     subq ${base}, %rax
     cmpq ${count}, %rax
     jae 2f
+    save_call_regs
+    movq %gs:{kstack_top}, %rsp
     movq %r10, %rcx
     .global syscall_dispatch
 syscall_dispatch:
@@ -83,12 +95,47 @@ syscall_dispatch:
     cmpq $-1, {vector}(%rsp)
     je resume_syscall_frame
     jmp resume_frame
-    /* Not a kernel call: the frame now holds every register (rax last),
-     * and the handler gets them all. */
+    /* Not a kernel call (rsp is still the frame): reflected to the
+     * environment's handler. The common case, Aegis-style like exc_fast:
+     * the save area gets rax, rcx, rip, rsp and rflags, every other
+     * register reaches the handler live, and SYSRETQ enters it (rcx = its
+     * entry, which `set_exception_target` keeps below USER_END, so
+     * canonical). No handler, a busy one, or an interposed environment
+     * (whose view reads `no_save` here) takes the general path. */
 2:  addq ${base}, %rax
-    movq %gs:{cur_tf}, %rcx
-    movq $0, {vector}(%rcx)
-    movq %rax, {rax}(%rcx)
+    .global syscall_reflect_save
+syscall_reflect_save:
+    movq {x_save}(%rsp), %r11
+    testq %r11, %r11
+    jz 3f
+    cmpq $0, {f_busy}(%r11)
+    jne 3f
+    movq $1, {f_busy}(%r11)
+    movq ${reflected}, {f_vector}(%r11)
+    movq $0, {f_error}(%r11)
+    movq $0, {f_addr}(%r11)
+    movq %rax, {f_rax}(%r11)
+    movq %rcx, {f_rip}(%r11)
+    movq %rcx, {f_rcx}(%r11)
+    movq {rsp}(%rsp), %rax
+    movq %rax, {f_rsp}(%r11)
+    movq {rflags}(%rsp), %rax
+    movq %rax, {f_rflags}(%r11)
+    movq %rax, %r11
+    andq $~{handler_clears}, %r11
+    movq {x_entry}(%rsp), %rcx
+    movq {x_stack}(%rsp), %rsp
+    swapgs
+    sysretq
+    /* The general path: the frame gets every register (rcx and r11 as
+     * SYSCALL left them: the return address and rflags). */
+3:  movq %rax, {rax}(%rsp)
+    movq %rcx, {rcx}(%rsp)
+    movq {rflags}(%rsp), %r11
+    movq %r11, {r11}(%rsp)
+    save_call_regs
+    movq $0, {vector}(%rsp)
+    movq %gs:{kstack_top}, %rsp
     call {reflect}
     jmp return_to_user
     "#,
@@ -97,8 +144,25 @@ syscall_dispatch:
     table = sym crate::syscall::TABLE,
     reflect = sym crate::syscall::reflect,
     user_rsp = const offset_of!(PerCpu, user_rsp),
-    caller_tf = const offset_of!(PerCpu, caller_tf)
+    caller_tf = const offset_of!(PerCpu, caller_tf),
+    x_save = const offset_of!(Env, exc) + offset_of!(ExcTarget, save),
+    x_entry = const offset_of!(Env, exc) + offset_of!(ExcTarget, entry),
+    x_stack = const offset_of!(Env, exc) + offset_of!(ExcTarget, stack),
+    f_busy = const offset_of!(ExceptionFrame, busy),
+    f_vector = const offset_of!(ExceptionFrame, vector),
+    f_error = const offset_of!(ExceptionFrame, error_code),
+    f_addr = const offset_of!(ExceptionFrame, fault_addr),
+    f_rax = const offset_of!(ExceptionFrame, regs) + offset_of!(Regs, rax),
+    f_rcx = const offset_of!(ExceptionFrame, regs) + offset_of!(Regs, rcx),
+    f_rip = const offset_of!(ExceptionFrame, regs) + offset_of!(Regs, rip),
+    f_rflags = const offset_of!(ExceptionFrame, regs) + offset_of!(Regs, rflags),
+    f_rsp = const offset_of!(ExceptionFrame, regs) + offset_of!(Regs, rsp),
+    reflected = const abi::exception::vector::SYSCALL,
+    handler_clears = const crate::upcall::HANDLER_CLEARS
 );
+
+// The stub reaches the ExcTarget from the frame pointer `cur_tf` holds.
+const _: () = assert!(offset_of!(Env, tf) == 0);
 
 unsafe extern "C" {
     fn syscall_entry();

@@ -102,7 +102,7 @@ exc_fast_save:
     movq %rcx, {v_rip}(%rsp)
     movq {v_stack}(%rsp), %rcx
     movq %rcx, {v_rsp}(%rsp)
-    andq $~0x500, {v_rflags}(%rsp)
+    andq $~{handler_clears}, {v_rflags}(%rsp)
     swapgs
     addq $16, %rsp
     iretq
@@ -201,7 +201,8 @@ resume_syscall_frame:
     f_rip = const offset_of!(ExceptionFrame, regs) + offset_of!(Regs, rip),
     f_rflags = const offset_of!(ExceptionFrame, regs) + offset_of!(Regs, rflags),
     f_rsp = const offset_of!(ExceptionFrame, regs) + offset_of!(Regs, rsp),
-    page_fault = const abi::exception::vector::PAGE_FAULT
+    page_fault = const abi::exception::vector::PAGE_FAULT,
+    handler_clears = const crate::upcall::HANDLER_CLEARS
 );
 
 /// Where exc_fast's stack pointer sits in the frame.

@@ -1,7 +1,10 @@
 //! Helper for boot tests: misbehaves as its argument says, with no
 //! exception handler installed.
 //! 1: page fault, 2: invalid opcode, 3: spin forever, 4: probe the parent's
-//! resources (every attempt must be refused).
+//! resources (every attempt must be refused), 5: a reflected call with no
+//! handler (exits 0 if it was refused with `NoSuchCall`), 6: a reflected
+//! call made by the handler of a reflected call (the handler is busy: the
+//! kernel must end this environment).
 #![no_std]
 #![no_main]
 
@@ -19,8 +22,27 @@ fn main(arg: u64) -> i32 {
             core::hint::spin_loop()
         },
         4 => probe_parent(),
+        5 => (reflected_call() != abi::Error::NoSuchCall.as_result() as u64) as i32,
+        6 => {
+            user::exc::install(|_| {
+                reflected_call();
+                true
+            })
+            .unwrap();
+            reflected_call();
+            1 // not reached: the kernel ends it in the handler's call
+        }
         _ => 0,
     }
+}
+
+/// `syscall` with a number outside the kernel's range (Linux's getpid).
+fn reflected_call() -> u64 {
+    let rax: u64;
+    // SAFETY: a system call that the kernel refuses or reflects; SYSCALL
+    // itself clobbers rcx and r11.
+    unsafe { core::arch::asm!("syscall", inlateout("rax") 39u64 => rax, out("rcx") _, out("r11") _) };
+    rax
 }
 
 /// A child presenting its parent's resources must be refused each time.
