@@ -87,6 +87,12 @@ pub const DEFAULT_BUF: usize = 64 << 10;
 pub const KEEPALIVE_MS: u64 = 75_000;
 /// smoltcp's delayed-ACK time when on.
 pub const ACK_DELAY_MS: u64 = 10;
+/// Data segments a new connection ACKs at once before it delays its
+/// ACKs (Linux's quick-ACK mode at a connection's start,
+/// `TCP_MAX_QUICKACKS`): a request-response exchange never waits for a
+/// delayed ACK, which with Nagle on at the sender would hold its second
+/// segment back for the whole delay.
+pub const QUICK_ACKS: u8 = 16;
 /// Datagrams a UDP socket queues each way.
 const UDP_PACKETS: usize = 64;
 
@@ -112,11 +118,18 @@ impl Default for Opts {
 }
 
 impl Opts {
-    fn apply(&self, t: &mut tcp::Socket) {
+    /// Sets `t` as these options say; `quick`: the connection is still in
+    /// its quick-ACK start (`QUICK_ACKS`).
+    pub(crate) fn apply(&self, t: &mut tcp::Socket, quick: bool) {
         t.set_nagle_enabled(!self.no_delay);
-        t.set_ack_delay(if self.quick_ack { None } else { Some(Duration::from_millis(ACK_DELAY_MS)) });
+        self.set_ack_delay(t, quick);
         t.set_keep_alive(self.keep_alive.then(|| Duration::from_millis(KEEPALIVE_MS)));
         t.set_hop_limit(self.hops());
+    }
+
+    pub(crate) fn set_ack_delay(&self, t: &mut tcp::Socket, quick: bool) {
+        let delayed = !(self.quick_ack || quick);
+        t.set_ack_delay(delayed.then(|| Duration::from_millis(ACK_DELAY_MS)));
     }
 
     /// The hop limit for smoltcp, which refuses 0 (a packet that may not
@@ -131,7 +144,7 @@ impl Opts {
             tcp::SocketBuffer::new(vec![0; self.rcvbuf]),
             tcp::SocketBuffer::new(vec![0; self.sndbuf]),
         );
-        self.apply(&mut t);
+        self.apply(&mut t, true);
         t
     }
 
@@ -178,7 +191,8 @@ impl<L: Link> Stack<L> {
             for c in self.sock_conns(s)? {
                 let conn = self.conn(c);
                 if conn.udp_port.is_none() {
-                    o.apply(conn.tcp());
+                    let quick = conn.quick_acks > 0;
+                    o.apply(conn.tcp(), quick);
                     self.dirty.push(c); // Nagle off flushes what it held back
                 } else {
                     // Datagrams already sent keep the limit they were sent with.

@@ -6,11 +6,13 @@ use core::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 /// What the dispatcher needs from a frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
-    /// TCP segment: source, destination, and whether it is a bare SYN.
+    /// TCP segment: source, destination, whether it is a bare SYN, and
+    /// whether it carries a FIN.
     Tcp {
         src: (IpAddr, u16),
         dst: (IpAddr, u16),
         syn: bool,
+        fin: bool,
     },
     Udp {
         src: (IpAddr, u16),
@@ -107,7 +109,8 @@ fn transport(proto: u8, src: IpAddr, dst: IpAddr, l4: &[u8]) -> Option<Kind> {
         6 => {
             let flags = *l4.get(13)?;
             let syn = flags & 0x02 != 0 && flags & 0x10 == 0;
-            Some(Kind::Tcp { src: (src, ports.0), dst: (dst, ports.1), syn })
+            let fin = flags & 0x01 != 0;
+            Some(Kind::Tcp { src: (src, ports.0), dst: (dst, ports.1), syn, fin })
         }
         17 => Some(Kind::Udp { src: (src, ports.0), dst: (dst, ports.1) }),
         _ => None,

@@ -17,6 +17,7 @@ use core::cmp::Reverse;
 use core::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 use crate::hash::Keyed;
+use crate::opts::Opts;
 use hashbrown::HashMap;
 use smoltcp::iface::{Config, Interface, PollResult, SocketHandle, SocketSet};
 use smoltcp::phy::Medium;
@@ -68,9 +69,15 @@ pub struct Conn {
     pub last: tcp::State,
     /// The peer reset the connection (or it timed out).
     pub reset: bool,
+    /// Data segments still to be ACKed at once (`opts::QUICK_ACKS`).
+    pub quick_acks: u8,
 }
 
 impl Conn {
+    /// Whether it holds a TCP socket (not UDP's, not the DHCP client's).
+    pub fn is_tcp(&self) -> bool {
+        self.udp_port.is_none() && self.holder != Holder::Dhcp
+    }
     pub fn tcp(&mut self) -> &mut tcp::Socket<'static> {
         self.set.get_mut::<tcp::Socket>(self.handle)
     }
@@ -319,6 +326,7 @@ impl<L: Link> Stack<L> {
             holder,
             timer: None,
             last: tcp::State::Closed,
+            quick_acks: crate::opts::QUICK_ACKS,
             reset: false,
         };
         match self.free_conns.pop() {
@@ -430,7 +438,7 @@ impl<L: Link> Stack<L> {
 
     fn route(&mut self, iface: If, kind: Kind) -> Route {
         match kind {
-            Kind::Tcp { src, dst, syn } => {
+            Kind::Tcp { src, dst, syn, .. } => {
                 let t = Tuple { iface, local: dst.into(), remote: src.into() };
                 if let Some(&c) = self.tcp_by_tuple.get(&t) {
                     return Route::Conn(c);
@@ -535,6 +543,12 @@ impl<L: Link> Stack<L> {
         if route == Route::Drop {
             return;
         }
+        // A connection in its quick-ACK start, with its options.
+        let quick = match route {
+            Route::Conn(c) if self.conn(c).quick_acks > 0 && self.conn(c).is_tcp() => Some(self.conn_opts(c)),
+            _ => None,
+        };
+        let fin = matches!(kind, Kind::Tcp { fin: true, .. });
         let now = self.now;
         let (ifc, medium, out) = match iface {
             If::Eth => (&mut self.eth, Medium::Ethernet, Out::Wire(&mut self.link)),
@@ -543,8 +557,24 @@ impl<L: Link> Stack<L> {
         let mut dev = OneFrame { frame: Some(frame), out, medium, scratch: &mut self.scratch };
         match route {
             Route::Conn(c) => {
-                let set = &mut self.conns[c].as_mut().expect("routed to a live connection").set;
-                ifc.poll_ingress_single(now, &mut dev, set);
+                let conn = self.conns[c].as_mut().expect("routed to a live connection");
+                let Some(o) = quick else {
+                    ifc.poll_ingress_single(now, &mut dev, &mut conn.set);
+                    return self.after(c);
+                };
+                // A FIN ends what the peer sends: no ACK of ours can release
+                // data it holds back, so the FIN's may wait for our answer
+                // or our FIN and ride on it.
+                if fin {
+                    o.set_ack_delay(conn.tcp(), false);
+                }
+                let queued = conn.tcp().recv_queue();
+                ifc.poll_ingress_single(now, &mut dev, &mut conn.set);
+                if fin {
+                    o.set_ack_delay(conn.tcp(), true);
+                } else if conn.tcp().recv_queue() > queued {
+                    self.quick_ack_sent(c);
+                }
                 self.after(c);
             }
             _ => {
@@ -562,6 +592,27 @@ impl<L: Link> Stack<L> {
                 }
             }
         }
+    }
+
+    /// Connection `c` took in data while still in its quick-ACK start:
+    /// the last of those ACKs ends it.
+    fn quick_ack_sent(&mut self, c: usize) {
+        self.conn(c).quick_acks -= 1;
+        if self.conn(c).quick_acks == 0 {
+            let opts = self.conn_opts(c);
+            opts.set_ack_delay(self.conn(c).tcp(), false);
+        }
+    }
+
+    /// The options of connection `c`'s socket (or listener); the defaults
+    /// for one whose socket closed.
+    fn conn_opts(&self, c: usize) -> Opts {
+        let holder = self.conns[c].as_ref().map(|conn| conn.holder);
+        let sock = match holder {
+            Some(Holder::Sock(s) | Holder::Listener(s)) => self.socks[s].as_ref(),
+            _ => None,
+        };
+        sock.map(|s| s.opts).unwrap_or_default()
     }
 
     /// After a connection saw input or output: send what it has, follow
@@ -605,7 +656,7 @@ impl<L: Link> Stack<L> {
     /// Follows a TCP connection's state changes.
     fn track(&mut self, c: usize) {
         let conn = self.conn(c);
-        if conn.udp_port.is_some() || conn.holder == Holder::Dhcp {
+        if !conn.is_tcp() {
             return;
         }
         let state = conn.tcp().state();

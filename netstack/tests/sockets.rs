@@ -240,6 +240,76 @@ fn nagle_holds_small_segments_until_no_delay() {
     }
 }
 
+/// A request-response exchange over a new connection never waits for a
+/// delayed ACK: an HTTP server's header then body (Nagle on, as nginx
+/// leaves it without keep-alive) both arrive at once. Linux's quick-ACK
+/// mode at a connection's start; after `QUICK_ACKS` data segments the
+/// receiver delays its ACKs again (and Nagle then holds the sender's next
+/// small segment until the delayed ACK comes).
+#[test]
+fn a_new_connection_acks_at_once_then_delays() {
+    let (mut a, mut b) = stacks(Faults::default(), 19);
+    let mut clock = Clock { now: 0 };
+    let l = b.socket(SockType::Stream);
+    b.bind(l, sa(ANY, 80)).unwrap();
+    b.listen(l, 1).unwrap();
+    let c = a.socket(SockType::Stream);
+    let _ = a.connect(c, sa(IP_B, 80));
+    clock.run(&mut a, &mut b, 20);
+    let (s, _) = b.accept(l).unwrap();
+    // Polls both stacks at one instant until nothing moves.
+    let settle = |a: &mut Stack<End>, b: &mut Stack<End>, now: u64| {
+        for _ in 0..8 {
+            b.poll(now);
+            a.poll(now);
+        }
+    };
+    let mut buf = [0u8; 4096];
+    b.send(s, &[b'H'; 100]).unwrap();
+    settle(&mut a, &mut b, clock.now);
+    b.send(s, &[b'B'; 1000]).unwrap();
+    settle(&mut a, &mut b, clock.now);
+    assert_eq!(a.recv(c, &mut buf, false), Ok(1100), "the body waited for a delayed ACK");
+    // One byte at a time: each goes out only once the last is ACKed.
+    let quick = netstack::opts::QUICK_ACKS as usize - 2; // header and body counted
+    let mut got = 0;
+    for i in 0..quick + 4 {
+        b.send(s, &[i as u8]).unwrap();
+        settle(&mut a, &mut b, clock.now);
+        got += a.recv(c, &mut buf, false).unwrap_or(0);
+    }
+    assert_eq!(got, quick + 1, "ACKs after the quick ones are delayed");
+    clock.run(&mut a, &mut b, 2 * netstack::opts::ACK_DELAY_MS);
+    assert_eq!(a.recv(c, &mut buf, false), Ok(3), "the delayed ACK released the rest");
+}
+
+/// An answer that ends with the peer's FIN is not ACKed on its own in the
+/// quick-ACK start: the peer has nothing more to send, and the ACK rides
+/// on this side's own FIN (one segment, as a Cheetah-style answer hopes).
+#[test]
+fn a_fin_is_acked_with_the_answer_not_alone() {
+    let (mut a, mut b) = stacks(Faults::default(), 20);
+    let mut clock = Clock { now: 0 };
+    let l = b.socket(SockType::Stream);
+    b.bind(l, sa(ANY, 80)).unwrap();
+    b.listen(l, 1).unwrap();
+    let c = a.socket(SockType::Stream);
+    let _ = a.connect(c, sa(IP_B, 80));
+    clock.run(&mut a, &mut b, 20);
+    let (s, _) = b.accept(l).unwrap();
+    b.send(s, b"answer").unwrap();
+    b.shutdown(s, Shutdown::Write).unwrap();
+    b.poll(clock.now);
+    let before = a.link().sent;
+    a.poll(clock.now);
+    let mut buf = [0u8; 16];
+    assert_eq!(a.recv(c, &mut buf, false), Ok(6));
+    assert_eq!(a.link().sent, before, "a lone ACK for the FIN");
+    a.shutdown(c, Shutdown::Write).unwrap();
+    a.poll(clock.now);
+    assert_eq!(a.link().sent, before + 1, "the FIN carries the ACK");
+}
+
 #[test]
 fn options_round_trip_and_buffers_take_effect() {
     let (mut a, _) = stacks(Faults::default(), 17);

@@ -8,7 +8,7 @@
 
 use alloc::vec::Vec;
 
-use crate::cksum::sum;
+use crate::cksum::{fold, sum};
 
 /// Payload bytes per full segment: an Ethernet MTU (and loopback's) less
 /// the IPv4 and TCP headers. Even, so every chunk starts on an even offset
@@ -81,20 +81,22 @@ impl Doc {
         &self.bytes
     }
 
-    /// The payload of the segment at `off`, at most `max` bytes and never
-    /// past the end of `off`'s chunk: the whole chunk (or the file's
-    /// last, shorter one) with its stored sum when `off` is on a chunk
-    /// boundary and `max` allows it; otherwise the part, summed now (a
-    /// peer with a smaller segment size, a resend from inside a chunk).
+    /// The payload of the segment at `off`, at most `max` bytes: whole
+    /// chunks (the file's last may be shorter) with their stored sums
+    /// added when `off` is on a chunk boundary and `max` holds at least
+    /// one (a loopback peer's segment holds many); otherwise the part up
+    /// to the end of `off`'s chunk, summed now (a peer with a smaller
+    /// segment size, a resend from inside a chunk).
     pub fn piece(&self, off: usize, max: usize) -> Piece<'_> {
-        let chunk_end = (off / CHUNK + 1) * CHUNK;
-        let end = self.bytes.len().min(off + max).min(chunk_end);
-        let data = &self.bytes[off.min(end)..end];
-        let whole = !data.is_empty() && off.is_multiple_of(CHUNK) && end == self.bytes.len().min(off + CHUNK);
-        if whole {
-            Piece { data, sum: u32::from(self.sums[off / CHUNK]), cached: true }
-        } else {
-            Piece { data, sum: sum(data), cached: false }
+        let len = self.bytes.len();
+        let whole_end = if len.saturating_sub(off) <= max { len } else { off + max / CHUNK * CHUNK };
+        if off.is_multiple_of(CHUNK) && whole_end > off {
+            let chunks = off / CHUNK..whole_end.div_ceil(CHUNK);
+            let sum = fold(self.sums[chunks].iter().map(|&s| u64::from(s)).sum()) as u32;
+            return Piece { data: &self.bytes[off..whole_end], sum, cached: true };
         }
+        let end = len.min(off + max).min((off / CHUNK + 1) * CHUNK);
+        let data = &self.bytes[off.min(end)..end];
+        Piece { data, sum: sum(data), cached: false }
     }
 }

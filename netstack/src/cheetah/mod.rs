@@ -47,6 +47,9 @@ pub const MAX_RETRIES: u32 = 8;
 pub const IDLE_MS: i64 = 10_000;
 /// Bytes in flight at most (no window scaling is offered).
 const MAX_FLIGHT: usize = 65_535;
+/// The largest segment sent: whole chunks in the largest IPv4 packet (a
+/// loopback peer's MSS allows it; an Ethernet peer's caps it at one).
+pub const MAX_SEGMENT: usize = (65_535 - 40) / CHUNK * CHUNK;
 /// The peer's segment size when its SYN names none (RFC 9293).
 const DEFAULT_MSS: usize = 536;
 
@@ -274,7 +277,7 @@ impl Server {
             fin_acked: false,
             peer_fin: false,
             wnd: usize::from(seg.wnd),
-            mss: seg.mss.map_or(DEFAULT_MSS, usize::from).clamp(64, CHUNK),
+            mss: seg.mss.map_or(DEFAULT_MSS, usize::from).clamp(64, MAX_SEGMENT),
             deadline: 0,
             rto: RTO_MS,
             retries: 0,
@@ -413,7 +416,7 @@ impl Server {
             let limit = c.wnd.min(MAX_FLIGHT);
             while c.more() {
                 let room = limit.saturating_sub(c.sent.saturating_sub(c.acked));
-                let piece = doc.piece(c.sent, c.mss);
+                let piece = doc.piece(c.sent, c.mss.min(room).max(c.mss.min(CHUNK)));
                 // Only whole pieces go: the window's edge never cuts a
                 // chunk, so every chunk keeps its stored sum. A window
                 // that stays too small is probed by the timer.
@@ -504,7 +507,7 @@ impl Server {
             } else {
                 // Go back to the first unacknowledged chunk: the peer
                 // drops what it has; the chunk's sum is still the stored one.
-                let step = c.mss;
+                let step = c.mss.min(CHUNK);
                 c.sent = c.acked - c.acked % step;
                 c.fin_sent = c.fin_acked;
                 // A zero window is probed with one segment regardless.
