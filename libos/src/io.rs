@@ -94,7 +94,7 @@ fn read_slow(ops: &Ops, f: &mut File, buf: &mut [u8], mut again: bool) -> Result
     let r = retry(ptr, POLLIN, nonblock, || {
         if core::mem::take(&mut again) {
             if long {
-                obj::handover::open(f, buf);
+                obj::pipe::post(f, buf);
             }
             return Err(EAGAIN);
         }

@@ -1,8 +1,8 @@
 //! A blocked pipe read's buffer, filled by the writer in one copy (issue
 //! 26). A read that finds a pipe's ring empty opens its thread's
 //! hand-over record (`abi::exception::Handover`, after its exception save
-//! area) naming its buffer, and the pipe notes the reader
-//! (`pipe::posted`); a writer that then finds the ring empty gives its
+//! area) naming its buffer, and the pipe notes the reader (`pipe::post`);
+//! a writer that then finds the ring empty gives its
 //! bytes with `hand_over` straight into that buffer, where they had been
 //! copied into the ring and out again. The kernel lets only a process
 //! mapping the same pipe frames fill the record (its key is the pipe's
@@ -12,7 +12,6 @@
 //! before the read returns, so no bytes land in a buffer once its read is
 //! over.
 
-use super::File;
 use abi::exception::handover::{DONE, MAX, NONE, OPEN};
 use core::sync::atomic::{AtomicU64, Ordering};
 
@@ -24,22 +23,15 @@ use core::sync::atomic::{AtomicU64, Ordering};
 /// it had found the bytes in the ring) against 2,549 through the ring.
 pub const MIN: usize = 16 * 1024;
 
-/// Opens this thread's record for a long read of `buf` from pipe end `f`
-/// (a FIFO's too), which found the ring empty. The key is the ring's
-/// address: only a process mapping the ring's page may fill the record,
-/// and only by writing to that ring. (A pipe's own frames are mapped only
-/// by its holders; a FIFO's ring is in the arena, which every process of
-/// the library maps and can write anyway.)
-pub fn open(f: &File, buf: &mut [u8]) {
-    if buf.len() < MIN || f.kind != super::Kind::PipeRead {
-        return;
-    }
+/// Opens this thread's record for a read of `buf` from the ring named by
+/// `key` (its address: only a process mapping the ring's page may fill
+/// the record, and only by writing to that ring).
+pub fn open(key: u64, buf: &mut [u8]) {
     let h = crate::entry::handover();
-    h.key.store(super::pipe::key(f), Ordering::Relaxed);
+    h.key.store(key, Ordering::Relaxed);
     h.dst.store(buf.as_mut_ptr() as u64, Ordering::Relaxed);
     h.len.store((buf.len() as u64).min(MAX), Ordering::Relaxed);
     h.state.store(OPEN, Ordering::Release);
-    super::pipe::posted(f);
 }
 
 /// Closes the record: the bytes a writer put in the buffer meanwhile, if

@@ -531,8 +531,16 @@ pub fn key(f: &File) -> u64 {
     f.object::<Pipe>().addr()
 }
 
-/// Pipe end `f`'s reader has opened its hand-over record for this pipe.
-pub fn posted(f: &File) {
+/// A long blocking read of `buf` from pipe end `f` (a FIFO's too) found
+/// the ring empty and is about to wait: its buffer is offered to the next
+/// writer (`handover`). (A pipe's own frames are mapped only by its
+/// holders; a FIFO's ring is in the arena, which every process of the
+/// library maps and can write anyway.)
+pub fn post(f: &File, buf: &mut [u8]) {
+    if f.kind != Kind::PipeRead {
+        return;
+    }
+    super::handover::open(key(f), buf);
     // SAFETY: `f` keeps the pipe live; no other reference to it here.
     unsafe { pipe_of(f) }.posted = crate::lock::my_id();
 }
