@@ -109,8 +109,9 @@ fn copy(to: &[u64], dst: u64, from: &[u64], src: u64, n: u64) {
     while done < n {
         let (d, s) = (dst + done, src + done);
         let piece = (PAGE_SIZE - (d & mask)).min(PAGE_SIZE - (s & mask)).min(n - done);
-        let dp = to[((d >> 12) - (dst >> 12)) as usize] + (d & mask);
-        let sp = from[((s >> 12) - (src >> 12)) as usize] + (s & mask);
+        // Each page's place in its list: pages from the range's first.
+        let dp = to[((d - (dst & !mask)) / PAGE_SIZE) as usize] + (d & mask);
+        let sp = from[((s - (src & !mask)) / PAGE_SIZE) as usize] + (s & mask);
         // SAFETY: both are checked user pages seen through the physical
         // window, `piece` bytes inside each; a page may be mapped at both
         // ends (memory the two share), and `copy` allows the overlap.
