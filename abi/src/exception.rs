@@ -11,6 +11,8 @@
 //! registers and clearing `busy`. An exception raised while `busy` is still
 //! set ends the environment (its handler itself faulted).
 
+use core::sync::atomic::AtomicU64;
+
 /// User registers, as saved on an exception or by `env_get_regs`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -107,6 +109,42 @@ impl ExceptionFrame {
         },
         upcalls_off: 0,
     };
+}
+
+/// A read waiting for bytes (`syscall::HAND_OVER`): the record right after
+/// an environment's exception save area, in the same page (else it has
+/// none). Its owner fills `key` (an address it maps, which names what it
+/// reads: whoever fills the record must name the same key and map the same
+/// frame at its page), `dst` and `len`, then sets `state` to
+/// `OPEN`; the kernel copies into `dst`, then sets `len` to the bytes
+/// given and `state` to `DONE`. The owner closes it (`NONE`) with an
+/// atomic exchange, which tells it whether bytes came.
+#[repr(C)]
+pub struct Handover {
+    pub state: AtomicU64,
+    pub key: AtomicU64,
+    pub dst: AtomicU64,
+    pub len: AtomicU64,
+}
+
+impl Handover {
+    /// A record no read has opened.
+    pub const fn closed() -> Handover {
+        Handover {
+            state: AtomicU64::new(0),
+            key: AtomicU64::new(0),
+            dst: AtomicU64::new(0),
+            len: AtomicU64::new(0),
+        }
+    }
+}
+
+/// `Handover::state` values, and the most one hand-over copies.
+pub mod handover {
+    pub const NONE: u64 = 0;
+    pub const OPEN: u64 = 1;
+    pub const DONE: u64 = 2;
+    pub const MAX: u64 = 64 * 1024;
 }
 
 /// `ExceptionFrame::upcalls_off` bits.

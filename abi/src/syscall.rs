@@ -531,6 +531,23 @@ pub const UNMAP_RANGE: u64 = BASE + 91;
 /// pages had cost two calls each, issue 26.)
 pub const MAP_FRESH: u64 = BASE + 92;
 
+/// `hand_over(env, src, len, key)`: copy up to `len` bytes (1 to
+/// `exception::handover::MAX`: `BadLength`) from the caller's `src` straight
+/// into the buffer that `env`'s hand-over record names (the
+/// `exception::Handover` right after its exception save area, which its
+/// owner opened: a read waiting for bytes), as many as both lengths allow;
+/// the record then holds the count and is `DONE`, so nothing more goes in.
+/// Refused with `BadEnv` (no such environment), `NotPermitted` (the caller
+/// itself, or a caller that does not map the frame `env` maps at the
+/// page of `key`: only a holder of the same pipe fills it), `BadState` (ended, no
+/// save area, no open record, or one whose key is not `key`: the caller
+/// writes to another pipe than the one read) and `BadPointer` (a
+/// page of the buffer not mapped writable for `env`, or of `src` not
+/// readable for the caller); a refusal copies nothing and leaves the
+/// record as it was. Returns the bytes copied. (A pipe's write into a
+/// reader blocked on its empty ring: one copy instead of two, issue 26.)
+pub const HAND_OVER: u64 = BASE + 93;
+
 /// `xn_dirty(start, count)`: the caller stored into the cached data
 /// blocks `start..start + count` through its writable bindings (the
 /// kernel does not see stores into a mapping): they become dirty in the

@@ -166,6 +166,13 @@ fn last_table<T: Tables>(t: &mut T, pml4: Frame, va: u64) -> Result<Frame, u32> 
     Ok(table)
 }
 
+/// The leaf table holding `va`'s entry, if every level above it is
+/// present (a run of pages reads its entries from it without walking down
+/// again for each).
+pub fn leaf_of<T: Tables>(t: &mut T, pml4: Frame, va: u64) -> Option<Frame> {
+    last_table(t, pml4, va).ok()
+}
+
 const PAGE: u64 = 4096;
 /// What one leaf table covers.
 const LEAF_SPAN: u64 = 1 << 21;

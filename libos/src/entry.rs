@@ -21,12 +21,14 @@
 //! through it, and the code it calls, are at the top (`trap.rs`). Each
 //! module's per-thread words are its own `Local` part of the block.
 
-use abi::exception::{ExceptionFrame, Regs};
+use abi::exception::{ExceptionFrame, Handover, Regs};
 use core::marker::PhantomData;
 use core::mem::offset_of;
 
+/// The save area the kernel writes events into, and after it the thread's
+/// hand-over record (a blocked pipe read's buffer, `obj::handover`).
 #[repr(C, align(256))]
-pub struct Save(pub ExceptionFrame);
+pub struct Save(pub ExceptionFrame, Handover);
 
 #[repr(C, align(64))]
 struct FxArea([u8; 512]);
@@ -120,7 +122,7 @@ impl<T> Local<T> {
 impl Block {
     pub const fn initial() -> Block {
         Block {
-            save: Save(ExceptionFrame::EMPTY),
+            save: Save(ExceptionFrame::EMPTY, Handover::closed()),
             fx: FxArea([0; 512]),
             iret: [0; 5],
             start_fs: 0,
@@ -146,6 +148,8 @@ impl Block {
 }
 
 const _: () = assert!(offset_of!(Block, save) == 0);
+// Where the kernel looks for the record (`abi::syscall::HAND_OVER`).
+const _: () = assert!(offset_of!(Save, 1) == size_of::<ExceptionFrame>());
 
 /// Where the assembly stub (`trap.rs`) finds the FPU image, the IRETQ
 /// record and the fs base in a block.
@@ -244,6 +248,14 @@ pub fn critical_word() -> &'static core::sync::atomic::AtomicU64 {
     // reaches it only while this thread does not run, so an atomic view of
     // it is sound; nothing else in lxrt writes it.
     unsafe { core::sync::atomic::AtomicU64::from_ptr(&raw mut (*block()).save.0.upcalls_off) }
+}
+
+/// The running thread's hand-over record (`obj::handover`), which the
+/// kernel fills while the thread does not run (`abi::syscall::HAND_OVER`).
+pub fn handover() -> &'static Handover {
+    // SAFETY: see `block`; the record is made of atomics, shared with the
+    // kernel.
+    unsafe { &(*block()).save.1 }
 }
 
 /// The running thread's exception stack: a forked child gets fresh pages.

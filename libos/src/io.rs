@@ -88,14 +88,28 @@ fn read_slow(ops: &Ops, f: &mut File, buf: &mut [u8], mut again: bool) -> Result
     }
     let nonblock = !blocks(f);
     let ptr = f.handle();
-    retry(ptr, POLLIN, nonblock, || {
+    // A long blocking read of an empty pipe lets the writer fill its buffer
+    // directly while it waits (`obj::handover`).
+    let long = !nonblock && buf.len() >= obj::handover::MIN;
+    let r = retry(ptr, POLLIN, nonblock, || {
         if core::mem::take(&mut again) {
+            if long {
+                obj::pipe::post(f, buf);
+            }
             return Err(EAGAIN);
+        }
+        if let Some(n) = long.then(obj::handover::close).flatten() {
+            return Ok(n);
         }
         // After a wait: a sibling may have unmapped the buffer meanwhile
         // (a partial count or EFAULT, as Linux answers).
         read_once(ops, f, crate::uaccess::still_lent(&mut *buf)?)
-    })
+    });
+    // Bytes handed over before a signal ended the wait are the answer.
+    match long.then(obj::handover::close).flatten() {
+        Some(n) => Ok(n),
+        None => r,
+    }
 }
 
 /// `write` of `buf` to descriptor `d` through its methods: on a blocking

@@ -239,6 +239,11 @@ pub fn unmap_range(env: u64, va: u64, pages: u64) -> Result<u64, Error> {
 pub fn map_fresh(env: u64, va: u64, pages: u64, flags: u64) -> Result<u64, Error> {
     result(call(sc::MAP_FRESH, [env, va, pages, flags, CRED_SELF, 0]))
 }
+/// Copies up to `len` bytes from `src` into the buffer `env`'s open
+/// hand-over record for `key` names (a read waiting for them); how many.
+pub fn hand_over(env: u64, src: u64, len: u64, key: u64) -> Result<u64, Error> {
+    result(call(sc::HAND_OVER, [env, src, len, key, 0, 0]))
+}
 pub fn protect(env: u64, va: u64, flags: u64) -> Result<u64, Error> {
     taking();
     let r = call(sc::PROTECT, [env, va, flags, CRED_SELF, 0, 0]);

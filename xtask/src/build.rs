@@ -137,6 +137,7 @@ pub const LIBOS_PROGRAMS: &[&str] = &[
     "test_ptable",
     "test_pipeguard",
     "test_pipepass",
+    "test_handover",
     "test_xn",
     "xcp",
     "test_netfilter",

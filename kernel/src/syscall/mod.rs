@@ -13,6 +13,7 @@ mod cpu;
 mod devices;
 mod envs;
 mod fresh;
+mod handover;
 mod ident;
 mod lifetime;
 mod memory;
@@ -131,6 +132,7 @@ calls! {
     sc::UNMAP => memory::unmap;
     sc::UNMAP_RANGE => unmap::unmap_range;
     sc::MAP_FRESH => fresh::map_fresh;
+    sc::HAND_OVER => handover::hand_over;
     sc::PROTECT => memory::protect;
     sc::PROTECT_RANGE => memory::protect_range;
     sc::FRAMES_RECLAIM => memory::frames_reclaim;

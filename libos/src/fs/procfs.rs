@@ -30,14 +30,14 @@ pub static PROC: super::mount::Synthetic = super::mount::Synthetic { at: b"/proc
 /// `/proc` itself (a listing) brings every process's files up to date,
 /// so a reader that opens them relative to the directory sees this
 /// snapshot; `/proc/PID` and `/proc/self` that process's; any other name
-/// the files that are not a process's.
+/// that one of the files that are not a process's (`machine`).
 pub fn refresh(rest: &[u8]) -> Result<(), Errno> {
     let proc_dir = proc_dir()?;
     let first = rest.split(|&c| c == b'/').find(|p| !p.is_empty()).unwrap_or(b"");
     let me = text(format_args!("{}", crate::proc::pid()));
     if first.is_empty() {
         processes(proc_dir)?;
-        return machine(proc_dir, &me);
+        return machine(proc_dir, &me, None);
     }
     if first == b"self" {
         put(proc_dir, b"self", S_IFLNK | 0o777, &me)?;
@@ -45,7 +45,7 @@ pub fn refresh(rest: &[u8]) -> Result<(), Errno> {
     }
     match core::str::from_utf8(first).ok().and_then(|n| n.parse::<u32>().ok()) {
         Some(pid) if first.iter().all(u8::is_ascii_digit) => process(proc_dir, pid),
-        _ => machine(proc_dir, &me),
+        _ => machine(proc_dir, &me, Some(first)),
     }
 }
 
@@ -134,28 +134,54 @@ fn files(proc_dir: Ino, name: &[u8], info: &EnvInfo, entry: &Entry) -> Result<In
     Ok(d)
 }
 
-/// The files that are not a process's, and `self` (`me`).
-fn machine(proc_dir: Ino, me: &[u8]) -> Result<(), Errno> {
+/// The files that are not a process's, and `self` (`me`): only the one
+/// named `only` when a path below it is resolved (each is made afresh, and
+/// `/proc/stat` and `/proc/loadavg` scan the whole environment table:
+/// `shell_build`'s programs resolved a path under `/proc` about once per
+/// start, and making them all had cost a third of the row), all of them
+/// for a listing of `/proc`.
+fn machine(proc_dir: Ino, me: &[u8], only: Option<&[u8]>) -> Result<(), Errno> {
+    let want = |name: &[u8]| only.is_none_or(|o| o == name);
     put(proc_dir, b"self", S_IFLNK | 0o777, me)?;
-    super::procsys::refresh(proc_dir)?;
-    put(proc_dir, b"mounts", S_IFREG | 0o444, MOUNTS)?;
-    put(proc_dir, b"cpuinfo", S_IFREG | 0o444, &cpuinfo())?;
-    put(proc_dir, b"meminfo", S_IFREG | 0o444, &meminfo())?;
-    put(proc_dir, b"stat", S_IFREG | 0o444, &super::procload::stat())?;
-    put(proc_dir, b"loadavg", S_IFREG | 0o444, &super::procload::loadavg())?;
-    let net = match dir::lookup(proc_dir, b"net") {
-        Some(d) => d,
-        None => {
-            let d = node::alloc(S_IFDIR | 0o555)?;
-            dir::add(proc_dir, b"net", d)?;
-            d
-        }
-    };
-    put(net, b"dev", S_IFREG | 0o444, &net_dev())?;
-    put(proc_dir, b"timer_list", S_IFREG | 0o444, &timer_list())?;
-    let up = crate::time::now_ns();
-    let uptime = text(format_args!("{}.{:02} 0.00\n", up / 1_000_000_000, up % 1_000_000_000 / 10_000_000));
-    put(proc_dir, b"uptime", S_IFREG | 0o444, &uptime)
+    if want(b"sys") {
+        super::procsys::refresh(proc_dir)?;
+    }
+    if want(b"mounts") {
+        put(proc_dir, b"mounts", S_IFREG | 0o444, MOUNTS)?;
+    }
+    if want(b"cpuinfo") {
+        put(proc_dir, b"cpuinfo", S_IFREG | 0o444, &cpuinfo())?;
+    }
+    if want(b"meminfo") {
+        put(proc_dir, b"meminfo", S_IFREG | 0o444, &meminfo())?;
+    }
+    if want(b"stat") {
+        put(proc_dir, b"stat", S_IFREG | 0o444, &super::procload::stat())?;
+    }
+    if want(b"loadavg") {
+        put(proc_dir, b"loadavg", S_IFREG | 0o444, &super::procload::loadavg())?;
+    }
+    if want(b"net") {
+        let net = match dir::lookup(proc_dir, b"net") {
+            Some(d) => d,
+            None => {
+                let d = node::alloc(S_IFDIR | 0o555)?;
+                dir::add(proc_dir, b"net", d)?;
+                d
+            }
+        };
+        put(net, b"dev", S_IFREG | 0o444, &net_dev())?;
+    }
+    if want(b"timer_list") {
+        put(proc_dir, b"timer_list", S_IFREG | 0o444, &timer_list())?;
+    }
+    if want(b"uptime") {
+        let up = crate::time::now_ns();
+        let uptime =
+            text(format_args!("{}.{:02} 0.00\n", up / 1_000_000_000, up % 1_000_000_000 / 10_000_000));
+        put(proc_dir, b"uptime", S_IFREG | 0o444, &uptime)?;
+    }
+    Ok(())
 }
 
 /// What only the calling process can tell about itself, in its directory

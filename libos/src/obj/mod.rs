@@ -16,6 +16,7 @@ pub mod eventfd;
 pub mod fifo;
 pub mod flags;
 pub mod handle;
+pub mod handover;
 pub mod inet;
 pub mod inotify;
 pub mod ldisc;

@@ -54,6 +54,9 @@ pub struct Pipe {
     /// The environments that last read and wrote (directed-yield targets).
     reader_env: u64,
     writer_env: u64,
+    /// A reader whose read found the ring empty and opened its hand-over
+    /// record (`handover`): a writer gives it the next bytes directly.
+    posted: u64,
     /// A reader found the ring empty (a writer full) and is waiting: the
     /// other side hands it the CPU as soon as it has made progress.
     reader_waits: bool,
@@ -254,6 +257,7 @@ unsafe fn init(p: *mut Pipe) {
         (*p).id = id;
         (*p).reader_env = crate::lock::my_id();
         (*p).writer_env = crate::lock::my_id();
+        (*p).posted = 0;
         (*p).reader_waits = false;
         (*p).writer_waits = false;
         (*p).opened = [0, 0];
@@ -476,18 +480,69 @@ pub fn write(f: &mut File, buf: &[u8]) -> Result<usize, Errno> {
     p.writer_env = crate::lock::my_id();
     let (tail, head) = p.positions();
     if p.readers() > 0 && buf.len() <= p.size - (head - tail) as usize {
+        if buf.len() >= super::handover::MIN && head == tail && p.posted != 0 && hand_over(f, p, head, buf) {
+            return Ok(buf.len());
+        }
         put(p, head, buf);
         // A reader that had emptied the ring is keeping up with us: it gets
         // the CPU as soon as this call ends, instead of finding the ring
         // empty later, blocking, and waiting for us to yield (ping-pong:
-        // the answer is ready when we come to read it).
-        if p.reader_waits || head == tail {
+        // the answer is ready when we come to read it). Not after a long
+        // write, unless it waits: we go on to our own wait, so its answer
+        // finds us waiting and is handed over (`hand_over`).
+        if p.reader_waits || (head == tail && buf.len() < super::handover::MIN) {
             p.reader_waits = false;
             crate::lock::hand_off(p.reader_env);
         }
         return Ok(buf.len());
     }
     write_rest(f, p, buf, head == tail)
+}
+
+/// Gives `buf` to the reader waiting on the empty ring with its buffer
+/// (`handover`): straight into that buffer, and what it has no room for
+/// into the ring after it. False if the kernel refused (the reader has
+/// closed its record since, or ended): nothing was given.
+#[inline(never)]
+fn hand_over(f: &File, p: &mut Pipe, head: u64, buf: &[u8]) -> bool {
+    let env = core::mem::take(&mut p.posted);
+    let Ok(n) = user::sys::hand_over(env, buf.as_ptr() as u64, buf.len() as u64, key(f)) else {
+        return false;
+    };
+    // The reader has taken them: both positions pass them (head first, so
+    // a lockless look never sees the tail ahead of the head).
+    let at = head + n;
+    p.head.store(at, Ordering::Release);
+    p.tail.store(at, Ordering::Release);
+    if (n as usize) < buf.len() {
+        put(p, at, &buf[n as usize..]);
+    }
+    super::handover::given();
+    // No hand-off: the writer goes on to its own next wait (its read of
+    // the answer, in a ping-pong), which yields to the reader; handing the
+    // CPU over now would leave it not yet waiting when the answer comes,
+    // and the answer would go through the ring.
+    p.reader_waits = false;
+    true
+}
+
+/// What names pipe end `f`'s ring in a hand-over record: its address.
+pub fn key(f: &File) -> u64 {
+    f.object::<Pipe>().addr()
+}
+
+/// A long blocking read of `buf` from pipe end `f` (a FIFO's too) found
+/// the ring empty and is about to wait: its buffer is offered to the next
+/// writer (`handover`). (A pipe's own frames are mapped only by its
+/// holders; a FIFO's ring is in the arena, which every process of the
+/// library maps and can write anyway.)
+pub fn post(f: &File, buf: &mut [u8]) {
+    if f.kind != Kind::PipeRead {
+        return;
+    }
+    super::handover::open(key(f), buf);
+    // SAFETY: `f` keeps the pipe live; no other reference to it here.
+    unsafe { pipe_of(f) }.posted = crate::lock::my_id();
 }
 
 /// `write`'s other cases: no reader, or not all of `buf` fits now (`was_empty`:
