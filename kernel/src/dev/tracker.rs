@@ -18,7 +18,10 @@ pub enum Object {
     Irq { vector: u8 },
 }
 
-pub const CAPACITY: usize = 96;
+/// Room for a block driver's full queue of runs (each page lent is an
+/// entry; five requests of `drvapi::MAX_PAGES`) besides its DMA pages,
+/// registers and interrupt.
+pub const CAPACITY: usize = 200;
 
 /// Why the tracker refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
