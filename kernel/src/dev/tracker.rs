@@ -124,6 +124,19 @@ mod tests {
     }
 
     #[test]
+    fn a_run_is_reached_one_page_at_a_time_and_taken_back_whole() {
+        // A run of two frames far apart, lent at consecutive addresses.
+        let mut t = Tracker::default();
+        t.add(Object::Lent { tag: 3, va: 0x4000, pa: 0x9_0000, len: 4096 }).unwrap();
+        t.add(Object::Lent { tag: 3, va: 0x5000, pa: 0x2_0000, len: 4096 }).unwrap();
+        assert_eq!(t.device_address(0x5000, 4096), Some(0x2_0000));
+        // Across the pages: no one device address, refused.
+        assert_eq!(t.device_address(0x4800, 4096), None);
+        assert_eq!(std::iter::from_fn(|| t.take_lent(3)).count(), 2);
+        assert_eq!(t.count(), 0);
+    }
+
+    #[test]
     fn only_an_object_held_can_be_given_back() {
         let mut t = Tracker::default();
         t.add(Object::Dma { pa: 0x5000, va: 0x10_0000, pages: 2 }).unwrap();
