@@ -19,6 +19,21 @@ use crate::format::{Inode, ENTRIES, ENTRY, E_FREE, E_INODE, E_REF, KIND_ITABLE, 
 use crate::fs::{Fs, Loc, Stat, ROOT_INO};
 use crate::{Errno, Result, BLOCK};
 
+/// How far one round of writing toward durability went (`Fs::sync_step`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// Nothing was left to write or flush.
+    Done,
+    /// Some of the blocks ready were written; more are.
+    Wrote,
+    /// Every block ready was written, then the disk flushed.
+    Flushed,
+}
+
+/// Flushed rounds after which the write order is taken never to settle.
+pub const ROUNDS: usize = 64;
+const NEVER_SETTLES: Errno = Errno::Corrupt("write order never settles");
+
 impl<C: XnClient> Fs<C> {
     fn unsettled(&self, b: u64) -> bool {
         self.xn.dirty(b) || self.xn.pending(b)
@@ -40,27 +55,41 @@ impl<C: XnClient> Fs<C> {
         out
     }
 
+    /// One round toward making `targets` durable: writes up to `most` of
+    /// the dirty blocks whose children are durable, by runs of
+    /// consecutive blocks, and flushes once none of them is left.
+    fn round(&mut self, targets: &[u64], most: usize) -> Result<Step> {
+        let set = self.closure(targets);
+        if set.is_empty() {
+            return Ok(Step::Done);
+        }
+        let ready: Vec<u64> =
+            set.iter().copied().filter(|&b| self.xn.dirty(b) && self.xn.taint(b).is_none()).collect();
+        let take = ready.len().min(most.max(1));
+        let mut i = 0;
+        while i < take {
+            let mut n = 1;
+            while i + n < take && ready[i + n] == ready[i] + n as u64 {
+                n += 1;
+            }
+            self.xn.write(ready[i], n as u64)?;
+            i += n;
+        }
+        if take < ready.len() {
+            return Ok(Step::Wrote);
+        }
+        self.xn.flush()?;
+        Ok(Step::Flushed)
+    }
+
     /// Writes and flushes until every target is durable.
     pub(crate) fn durable(&mut self, targets: &[u64]) -> Result<()> {
-        for _ in 0..64 {
-            let set = self.closure(targets);
-            if set.is_empty() {
+        for _ in 0..ROUNDS {
+            if self.round(targets, usize::MAX)? == Step::Done {
                 return Ok(());
             }
-            let ready: Vec<u64> =
-                set.iter().copied().filter(|&b| self.xn.dirty(b) && self.xn.taint(b).is_none()).collect();
-            let mut i = 0;
-            while i < ready.len() {
-                let mut n = 1;
-                while i + n < ready.len() && ready[i + n] == ready[i] + n as u64 {
-                    n += 1;
-                }
-                self.xn.write(ready[i], n as u64)?;
-                i += n;
-            }
-            self.xn.flush()?;
         }
-        Err(Errno::Corrupt("write order never settles"))
+        Err(NEVER_SETTLES)
     }
 
     /// Everything to disk (`sync`, `syncfs`).
@@ -70,6 +99,20 @@ impl<C: XnClient> Fs<C> {
         self.grown.clear();
         self.xn.flush()?;
         Ok(())
+    }
+
+    /// `sync` a step at a time, each writing at most `most` blocks, so
+    /// that a caller may let others run between steps (a library that
+    /// holds a lock for the call: `Step::Flushed` steps are at most
+    /// `ROUNDS`): `Done` once everything is durable.
+    pub fn sync_step(&mut self, most: usize) -> Result<Step> {
+        let dirty = self.xn.dirty_blocks();
+        let step = self.round(&dirty, most)?;
+        if step == Step::Done {
+            self.grown.clear();
+            self.xn.flush()?;
+        }
+        Ok(step)
     }
 
     /// The blocks holding one file: its entry block, extent blocks and
