@@ -101,13 +101,18 @@ impl<C: XnClient> Fs<C> {
         Ok(())
     }
 
-    /// `sync` a step at a time, each writing at most `most` blocks, so
-    /// that a caller may let others run between steps (a library that
-    /// holds a lock for the call: `Step::Flushed` steps are at most
-    /// `ROUNDS`): `Done` once everything is durable.
-    pub fn sync_step(&mut self, most: usize) -> Result<Step> {
-        let dirty = self.xn.dirty_blocks();
-        let step = self.round(&dirty, most)?;
+    /// The blocks a `sync` makes durable (with `sync_step`).
+    pub fn dirty(&self) -> Vec<u64> {
+        self.xn.dirty_blocks()
+    }
+
+    /// `sync` of `targets` (`dirty`, taken at its start) a step at a
+    /// time, each writing at most `most` blocks, so that a caller may let
+    /// others run between steps (a library that holds a lock for the
+    /// call; `Step::Flushed` steps are at most `ROUNDS`): `Done` once
+    /// they are durable.
+    pub fn sync_step(&mut self, targets: &[u64], most: usize) -> Result<Step> {
+        let step = self.round(targets, most)?;
         if step == Step::Done {
             self.grown.clear();
             self.xn.flush()?;

@@ -27,7 +27,6 @@ const LENT_AREA: u64 = 44 << 20;
 /// Pages lent at once: every slot of a block driver's queue may hold a
 /// run of `drvapi::MAX_PAGES`.
 pub const LENT_SLOTS: usize = 256;
-const LENT_WORDS: usize = LENT_SLOTS / 64;
 const MMIO_AREA: (u64, u64) = (48 << 20, 64 << 20);
 const UNCACHED: u64 = 0x18;
 
@@ -56,8 +55,8 @@ pub struct Domain {
     stale: bool,
     dma_next: u64,
     mmio_next: u64,
-    /// Lent pages in use, a bit each.
-    lent: [u64; LENT_WORDS],
+    /// Each lent slot's page (0: none).
+    lent_pa: [u64; LENT_SLOTS],
     /// The driver's device: under an IOMMU it reaches only the pages
     /// mapped here for DMA (`iommu`).
     device: Function,
@@ -88,7 +87,7 @@ impl Domain {
             stale: false,
             dma_next: base + DMA_AREA.0,
             mmio_next: base + MMIO_AREA.0,
-            lent: [0; LENT_WORDS],
+            lent_pa: [0; LENT_SLOTS],
             device,
         };
         iommu::attach(device)?;
@@ -192,16 +191,23 @@ impl Domain {
     }
 
     fn is_lent(&self, slot: usize) -> bool {
-        self.lent[slot / 64] & 1 << (slot % 64) != 0
-    }
-
-    fn mark(&mut self, slot: usize, lent: bool) {
-        let (w, bit) = (slot / 64, 1 << (slot % 64));
-        self.lent[w] = if lent { self.lent[w] | bit } else { self.lent[w] & !bit };
+        self.lent_pa[slot] != 0
     }
 
     fn slot_va(&self, slot: usize) -> u64 {
         self.base + LENT_AREA + slot as u64 * 4096
+    }
+
+    /// The lent slot holding `va`, if it is in the lent area.
+    fn slot_of(&self, va: u64) -> Option<usize> {
+        let slot = va.checked_sub(self.base + LENT_AREA)? / 4096;
+        (slot < LENT_SLOTS as u64).then_some(slot as usize)
+    }
+
+    /// The physical address of the lent page at `va` (page-aligned), if
+    /// one is lent there: what the device is given for it.
+    pub fn lent_page(&self, va: u64) -> Option<u64> {
+        self.slot_of(va).map(|s| self.lent_pa[s]).filter(|&pa| pa != 0)
     }
 
     /// Lends the pages holding `pas` (the first may start inside its
@@ -209,13 +215,16 @@ impl Domain {
     /// first's address in the driver's region; `None` (nothing lent)
     /// without room.
     pub fn lend(&mut self, pas: &[u64]) -> Option<u64> {
-        let n = pas.len();
-        let free = |s: usize| (s..s + n).all(|t| !self.is_lent(t));
-        let first = (0..=LENT_SLOTS.checked_sub(n)?).find(|&s| free(s))?;
+        let (n, mut run) = (pas.len(), 0);
+        let last = (0..LENT_SLOTS).find(|&s| {
+            run = if self.is_lent(s) { 0 } else { run + 1 };
+            run == n
+        })?;
+        let first = last + 1 - n;
         for (k, &pa) in pas.iter().enumerate() {
             if !self.lend_page(first + k, pa & !4095) {
-                for (j, &pa) in pas[..k].iter().enumerate() {
-                    self.take_back(self.slot_va(first + j), pa);
+                if k > 0 {
+                    self.take_back(self.slot_va(first), (k * 4096) as u64);
                 }
                 return None;
             }
@@ -233,18 +242,24 @@ impl Domain {
             iommu::unmap(self.device, pa, 1);
             return false;
         }
-        self.mark(slot, true);
+        self.lent_pa[slot] = pa;
         true
     }
 
-    /// Takes back a lent page at `va` (from `lend`, of `pa`), from the
-    /// driver and its device.
-    pub fn take_back(&mut self, va: u64, pa: u64) {
-        let slot = ((va - self.base - LENT_AREA) / 4096) as usize;
-        unmap(self.kernel, va & !4095);
-        iommu::unmap(self.device, pa & !4095, 1);
+    /// Takes back the lent buffer of `len` bytes at `va` (from `lend`;
+    /// at least its first page), from the driver and its device.
+    pub fn take_back(&mut self, va: u64, len: u64) {
+        let pages = ((va & 4095) + len).div_ceil(4096).max(1);
+        let Some(first) = self.slot_of(va) else { return };
+        for slot in first..(first + pages as usize).min(LENT_SLOTS) {
+            if self.lent_pa[slot] == 0 {
+                break;
+            }
+            unmap(self.kernel, self.slot_va(slot));
+            iommu::unmap(self.device, self.lent_pa[slot], 1);
+            self.lent_pa[slot] = 0;
+        }
         self.stale = true;
-        self.mark(slot, false);
     }
 
     /// Unmaps `pages` pages of aliases from `va` (registers).
@@ -274,7 +289,7 @@ impl Domain {
         }
         self.dma_next = self.base + DMA_AREA.0;
         self.mmio_next = self.base + MMIO_AREA.0;
-        self.lent = [0; LENT_WORDS];
+        self.lent_pa = [0; LENT_SLOTS];
         self.stale = true;
         iommu::attach(self.device)
     }

@@ -357,34 +357,25 @@ fn hand(i: usize, tag: u64, mut r: Request, pages: Pages) -> Result<(), i32> {
 }
 
 /// Lends `pages`, the buffer of request `tag` (`len` bytes), to driver
-/// `d` at consecutive addresses of its region, one tracker entry per
-/// page (its device reaches each page apart: `share` gives a page's
-/// part, never a range across two): the driver's address of the buffer.
+/// `d` at consecutive addresses of its region (its device reaches each
+/// page apart: `share` gives a page's part, never a range across two):
+/// the driver's address of the buffer.
 fn lend(d: &mut Driver, tag: u64, pages: &Pages, len: usize) -> Result<u64, i32> {
     let va = d.domain.lend(pages.addrs()).ok_or(status::NO_SPACE)?;
-    let page = |k: usize| (va & !4095) + k as u64 * 4096;
-    for (k, (pa, part)) in pages.parts(len).enumerate() {
-        let at = if k == 0 { va } else { page(k) };
-        if d.tracker.add(Object::Lent { tag, va: at, pa, len: part as u64 }).is_err() {
-            take_back(d, tag);
-            for (j, &pa) in pages.addrs().iter().enumerate().skip(k) {
-                d.domain.take_back(page(j), pa);
-            }
-            return Err(status::NO_SPACE);
-        }
+    let lent = Object::Lent { tag, va, pa: pages.addrs()[0], len: len as u64 };
+    if d.tracker.add(lent).is_err() {
+        d.domain.take_back(va, len as u64);
+        return Err(status::NO_SPACE);
     }
     Ok(va)
 }
 
-/// Takes back from driver `d` every page lent with request `tag`: the
-/// bytes lent, `None` if it held none.
+/// Takes back from driver `d` the buffer lent with request `tag`: its
+/// length, `None` if it held none.
 pub fn take_back(d: &mut Driver, tag: u64) -> Option<u64> {
-    let mut lent = None;
-    while let Some(Object::Lent { va, pa, len, .. }) = d.tracker.take_lent(tag) {
-        d.domain.take_back(va, pa);
-        lent = Some(lent.unwrap_or(0) + len);
-    }
-    lent
+    let Some(Object::Lent { va, len, .. }) = d.tracker.take_lent(tag) else { return None };
+    d.domain.take_back(va, len);
+    Some(len)
 }
 
 /// Hands enabled driver `i` the requests parked for it, oldest first,
@@ -571,7 +562,7 @@ pub fn disable(ds: &mut Drivers, i: usize, why: &str) {
                 // IOMMU, the device reaches nothing).
                 super::pool::free(Frame::containing(pa), pages);
             }
-            Object::Lent { va, pa, .. } => d.domain.take_back(va, pa),
+            Object::Lent { va, len, .. } => d.domain.take_back(va, len),
             Object::Mmio { va, len, .. } => d.domain.unmap(va & !4095, ((va & 4095) + len).div_ceil(4096)),
             Object::Irq { .. } => {}
         }

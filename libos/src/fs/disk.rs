@@ -400,9 +400,10 @@ pub fn write_back(ino: Ino, durable: Durable) -> Result<(), Errno> {
 
 /// `sync`, `syncfs` and the periodic write-back: every changed file under
 /// `/data` written to the cache, then everything C-FFS has made durable
-/// (names included), `SYNC_STEP` blocks at a time: between steps the
-/// library's lock is let go (`lock::wait`), so a sync of thousands of
-/// blocks never holds it past the kernel's bound while the disk works.
+/// (names included), `SYNC_STEP` blocks at a time: after a step that
+/// left blocks ready to write the library's lock is let go
+/// (`lock::wait`), so a sync of thousands of blocks never holds it past
+/// the kernel's bound while the disk works.
 pub fn sync() -> Result<(), Errno> {
     /// Blocks written a step (1 MiB: a few requests, `dev::run`).
     const SYNC_STEP: usize = 256;
@@ -412,16 +413,14 @@ pub fn sync() -> Result<(), Errno> {
     if let Some(top) = dir::lookup(ROOT, NAME).filter(|&d| on_disk(d).is_some()) {
         sync_tree(top)?;
     }
-    let mut flushed = 0;
+    let (dirty, mut flushed) = (with_fs(|fs| Ok(fs.dirty()))?, 0);
     loop {
-        match with_fs(|fs| fs.sync_step(SYNC_STEP))? {
+        match with_fs(|fs| fs.sync_step(&dirty, SYNC_STEP))? {
             cffs::Step::Done => break,
             cffs::Step::Flushed if flushed == cffs::ROUNDS => return Err(EIO),
             cffs::Step::Flushed => flushed += 1,
+            cffs::Step::Wrote if crate::lock::held() => crate::lock::wait(),
             cffs::Step::Wrote => {}
-        }
-        if crate::lock::held() {
-            crate::lock::wait();
         }
     }
     crate::shared::disk_dirty_since().store(0, Relaxed);
