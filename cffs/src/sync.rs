@@ -30,6 +30,15 @@ pub enum Step {
     Flushed,
 }
 
+/// A sync made in steps (`Fs::sync_start`, `Fs::sync_step`): its
+/// targets, and the round under way: its ready blocks, written up to
+/// `at`.
+pub struct Syncing {
+    targets: Vec<u64>,
+    ready: Vec<u64>,
+    at: usize,
+}
+
 /// Flushed rounds after which the write order is taken never to settle.
 pub const ROUNDS: usize = 64;
 const NEVER_SETTLES: Errno = Errno::Corrupt("write order never settles");
@@ -55,37 +64,51 @@ impl<C: XnClient> Fs<C> {
         out
     }
 
-    /// One round toward making `targets` durable: writes up to `most` of
-    /// the dirty blocks whose children are durable, by runs of
-    /// consecutive blocks, and flushes once none of them is left.
-    fn round(&mut self, targets: &[u64], most: usize) -> Result<Step> {
-        let set = self.closure(targets);
-        if set.is_empty() {
-            return Ok(Step::Done);
+    /// A step of the rounds that make `s.targets` durable: a round starts
+    /// by finding the dirty blocks of their closure whose children are
+    /// durable; up to `most` of them are written, by runs of consecutive
+    /// blocks (each checked again: the caller may have let others run
+    /// since the round began), and the disk is flushed once none is left.
+    fn advance(&mut self, s: &mut Syncing, most: usize) -> Result<Step> {
+        if s.ready.is_empty() {
+            let set = self.closure(&s.targets);
+            if set.is_empty() {
+                return Ok(Step::Done);
+            }
+            s.ready = set.into_iter().filter(|&b| self.ready(b)).collect();
+            s.at = 0;
         }
-        let ready: Vec<u64> =
-            set.iter().copied().filter(|&b| self.xn.dirty(b) && self.xn.taint(b).is_none()).collect();
-        let take = ready.len().min(most.max(1));
-        let mut i = 0;
-        while i < take {
+        let end = s.ready.len().min(s.at.saturating_add(most.max(1)));
+        while s.at < end {
+            let b = s.ready[s.at];
+            if !self.ready(b) {
+                s.at += 1;
+                continue;
+            }
             let mut n = 1;
-            while i + n < take && ready[i + n] == ready[i] + n as u64 {
+            while s.at + n < end && s.ready[s.at + n] == b + n as u64 && self.ready(b + n as u64) {
                 n += 1;
             }
-            self.xn.write(ready[i], n as u64)?;
-            i += n;
+            self.xn.write(b, n as u64)?;
+            s.at += n;
         }
-        if take < ready.len() {
+        if s.at < s.ready.len() {
             return Ok(Step::Wrote);
         }
+        s.ready.clear();
         self.xn.flush()?;
         Ok(Step::Flushed)
     }
 
+    fn ready(&self, b: u64) -> bool {
+        self.xn.dirty(b) && self.xn.taint(b).is_none()
+    }
+
     /// Writes and flushes until every target is durable.
     pub(crate) fn durable(&mut self, targets: &[u64]) -> Result<()> {
+        let mut s = Syncing { targets: targets.to_vec(), ready: Vec::new(), at: 0 };
         for _ in 0..ROUNDS {
-            if self.round(targets, usize::MAX)? == Step::Done {
+            if self.advance(&mut s, usize::MAX)? == Step::Done {
                 return Ok(());
             }
         }
@@ -101,18 +124,17 @@ impl<C: XnClient> Fs<C> {
         Ok(())
     }
 
-    /// The blocks a `sync` makes durable (with `sync_step`).
-    pub fn dirty(&self) -> Vec<u64> {
-        self.xn.dirty_blocks()
+    /// A `sync` to make in steps (`sync_step`): what is dirty now.
+    pub fn sync_start(&self) -> Syncing {
+        Syncing { targets: self.xn.dirty_blocks(), ready: Vec::new(), at: 0 }
     }
 
-    /// `sync` of `targets` (`dirty`, taken at its start) a step at a
-    /// time, each writing at most `most` blocks, so that a caller may let
-    /// others run between steps (a library that holds a lock for the
-    /// call; `Step::Flushed` steps are at most `ROUNDS`): `Done` once
-    /// they are durable.
-    pub fn sync_step(&mut self, targets: &[u64], most: usize) -> Result<Step> {
-        let step = self.round(targets, most)?;
+    /// The next step of sync `s`, writing at most `most` blocks, so that a
+    /// caller may let others run between steps (a library that holds a
+    /// lock for the call; `Step::Flushed` steps are at most `ROUNDS`):
+    /// `Done` once its targets are durable.
+    pub fn sync_step(&mut self, s: &mut Syncing, most: usize) -> Result<Step> {
+        let step = self.advance(s, most)?;
         if step == Step::Done {
             self.grown.clear();
             self.xn.flush()?;

@@ -394,9 +394,9 @@ fn a_sync_in_small_steps_makes_everything_durable() {
         for (i, &f) in files.iter().enumerate() {
             fs.write(f, 0, &vec![i as u8; 5000 + i * 100]).unwrap();
         }
-        let (mut steps, mut flushed, dirty) = (0, 0, fs.dirty());
+        let (mut steps, mut flushed, mut s) = (0, 0, fs.sync_start());
         loop {
-            match fs.sync_step(&dirty, 2).unwrap() {
+            match fs.sync_step(&mut s, 2).unwrap() {
                 Step::Done => break,
                 Step::Flushed => flushed += 1,
                 Step::Wrote => {}

@@ -413,9 +413,9 @@ pub fn sync() -> Result<(), Errno> {
     if let Some(top) = dir::lookup(ROOT, NAME).filter(|&d| on_disk(d).is_some()) {
         sync_tree(top)?;
     }
-    let (dirty, mut flushed) = (with_fs(|fs| Ok(fs.dirty()))?, 0);
+    let (mut syncing, mut flushed) = (with_fs(|fs| Ok(fs.sync_start()))?, 0);
     loop {
-        match with_fs(|fs| fs.sync_step(&dirty, SYNC_STEP))? {
+        match with_fs(|fs| fs.sync_step(&mut syncing, SYNC_STEP))? {
             cffs::Step::Done => break,
             cffs::Step::Flushed if flushed == cffs::ROUNDS => return Err(EIO),
             cffs::Step::Flushed => flushed += 1,
