@@ -55,9 +55,10 @@ pub fn submit(
     done: Done,
     cookie: u64,
 ) -> Result<u64, BlockError> {
-    let i = device().ok_or(BlockError::NoDevice)?;
+    let (i, disk) = driver::found("virtio-blk").ok_or(BlockError::NoDevice)?;
     let bufs = [buf];
-    let len = super::run::check(&bufs, sector, capacity(), max_pages(), |f| driver::holds(frames, owner, f))?;
+    let (capacity, most) = (disk.capacity, disk.max_pages as usize);
+    let len = super::run::check(&bufs, sector, capacity, most, |f| driver::holds(frames, owner, f))?;
     start(i, write, &bufs, len, sector, done, cookie)
 }
 
@@ -75,7 +76,7 @@ pub fn flushes() -> bool {
 pub fn flush(token: Span, done: Done, cookie: u64) -> Result<u64, BlockError> {
     let i = device().ok_or(BlockError::NoDevice)?;
     let r = Request { op: op::FLUSH, tag: 0, sector: 0, va: 0, len: 0 };
-    let started = driver::submit(i, r, Pages::of(&[token]), done, cookie);
+    let started = driver::submit(i, r, &Pages::of(&[token]), done, cookie);
     if started.is_ok() {
         COUNTS[FLUSHES].fetch_add(1, Relaxed);
     }
@@ -93,8 +94,8 @@ pub fn submit_pinned(
     done: Done,
     cookie: u64,
 ) -> Result<u64, BlockError> {
-    let i = device().ok_or(BlockError::NoDevice)?;
-    let len = super::run::check(bufs, sector, capacity(), max_pages(), |_| true)?;
+    let (i, disk) = driver::found("virtio-blk").ok_or(BlockError::NoDevice)?;
+    let len = super::run::check(bufs, sector, disk.capacity, disk.max_pages as usize, |_| true)?;
     start(i, write, bufs, len, sector, done, cookie)
 }
 
@@ -117,7 +118,7 @@ fn start(
     cookie: u64,
 ) -> Result<u64, BlockError> {
     let r = Request { op: if write { op::WRITE } else { op::READ }, tag: 0, sector, va: 0, len };
-    let started = driver::submit(i, r, Pages::of(bufs), done, cookie);
+    let started = driver::submit(i, r, &Pages::of(bufs), done, cookie);
     if started.is_ok() {
         // A request, and (the next counter) its sectors.
         let at = if write { WRITES } else { READS };

@@ -309,11 +309,11 @@ fn init(i: usize, api: &'static KernelApi) -> Result<(), &'static str> {
 /// `done(cookie, ..)` is called when it ends. Returns the request's tag.
 /// A driver awaiting its restart, or with requests parked for it, gets
 /// the request after those: it is parked too.
-pub fn submit(i: usize, r: Request, pages: Pages, done: Done, cookie: u64) -> Result<u64, i32> {
+pub fn submit(i: usize, r: Request, pages: &Pages, done: Done, cookie: u64) -> Result<u64, i32> {
     let (slot, tag, parked) = with(|ds| {
         let waiting = recover::due(i) || pending::parked(i);
         let since = (!waiting).then(detect::now);
-        ds.pending.add(i, r, pages, (done, cookie), since).map(|(slot, tag)| (slot, tag, waiting))
+        ds.pending.add(i, r, *pages, (done, cookie), since).map(|(slot, tag)| (slot, tag, waiting))
     })?;
     if parked {
         replay(i);
@@ -332,12 +332,12 @@ pub fn submit(i: usize, r: Request, pages: Pages, done: Done, cookie: u64) -> Re
 
 /// Hands request `tag`, `r` with its buffer in `pages`, to driver `i`:
 /// whether it took it; if not, the buffer is back.
-fn hand(i: usize, tag: u64, mut r: Request, pages: Pages) -> Result<(), i32> {
+fn hand(i: usize, tag: u64, mut r: Request, pages: &Pages) -> Result<(), i32> {
     let mut lent = false;
     // A flush waits for the device inside the call (`drvapi::op::FLUSH`).
     let budget = if r.op == drvapi::op::FLUSH { detect::FLUSH_BUDGET_TICKS } else { detect::BUDGET_TICKS };
     let st = match cross_within(i, budget, |d| {
-        let va = lend(d, tag, &pages, r.len)?;
+        let va = lend(d, tag, pages, r.len)?;
         lent = true;
         (r.tag, r.va) = (tag, va as usize);
         Ok((d.submit, [post(d, MAIL_REQUEST, r), 0, 0]))
@@ -385,7 +385,7 @@ pub fn take_back(d: &mut Driver, tag: u64) -> Option<u64> {
 pub fn replay(i: usize) {
     let next = || with(|ds| if ds.enabled(i) { ds.pending.unpark(i, detect::now()) } else { None });
     while let Some((slot, tag, r, pages)) = next() {
-        match hand(i, tag, r, pages) {
+        match hand(i, tag, r, &pages) {
             Ok(()) => {}
             Err(status::NO_SPACE) if with(|ds| ds.enabled(i)) => {
                 return with(|ds| ds.pending.repark(slot, tag));
@@ -497,8 +497,13 @@ pub fn describe(name: &str) -> Option<(Facts, bool)> {
 
 /// What enabled driver `name` told about its device.
 pub fn facts(name: &str) -> Option<Facts> {
+    found(name).map(|(_, f)| f)
+}
+
+/// Driver `name`'s index and facts, if it is loaded and working.
+pub fn found(name: &str) -> Option<(usize, Facts)> {
     let i = find(name)?;
-    with(|ds| ds.list[i].as_ref().map(|d| d.facts))
+    with(|ds| ds.list[i].as_ref().map(|d| (i, d.facts)))
 }
 
 /// Whether `vector` is a driver's.

@@ -104,10 +104,14 @@ impl Table {
 
     /// Held request `tag` ended with `st`, `len` bytes moved: its driver.
     pub fn finish(&mut self, tag: u64, st: i32, len: usize) -> Option<usize> {
-        let held = |p: &Pending| p.tag == tag && p.since.is_some();
-        let p = self.slots.iter_mut().find_map(|s| s.take_if(|p| held(p)))?;
-        (p.done)(p.cookie, st, len);
-        Some(p.driver)
+        // Found in place and then emptied: an entry is large (a run's
+        // pages), not worth moving out.
+        let held = |s: &Option<Pending>| s.as_ref().is_some_and(|p| p.tag == tag && p.since.is_some());
+        let slot = self.slots.iter_mut().find(|s| held(s))?;
+        let (done, cookie, driver) = slot.as_ref().map(|p| (p.done, p.cookie, p.driver))?;
+        *slot = None;
+        done(cookie, st, len);
+        Some(driver)
     }
 
     /// Held request `tag` was refused or ended with an I/O error: whether
