@@ -23,6 +23,7 @@ mod xcp;
 
 pub use client::{Local, XnClient};
 pub use fs::{Fs, Loc, Options, Stat, StatFs, ROOT_INO};
+pub use sync::{Step, Syncing, ROUNDS};
 
 pub const BLOCK: usize = xn::BLOCK;
 

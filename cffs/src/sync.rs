@@ -19,6 +19,30 @@ use crate::format::{Inode, ENTRIES, ENTRY, E_FREE, E_INODE, E_REF, KIND_ITABLE, 
 use crate::fs::{Fs, Loc, Stat, ROOT_INO};
 use crate::{Errno, Result, BLOCK};
 
+/// How far one round of writing toward durability went (`Fs::sync_step`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// Nothing was left to write or flush.
+    Done,
+    /// Some of the blocks ready were written; more are.
+    Wrote,
+    /// Every block ready was written, then the disk flushed.
+    Flushed,
+}
+
+/// A sync made in steps (`Fs::sync_start`, `Fs::sync_step`): its
+/// targets, and the round under way: its ready blocks, written up to
+/// `at`.
+pub struct Syncing {
+    targets: Vec<u64>,
+    ready: Vec<u64>,
+    at: usize,
+}
+
+/// Flushed rounds after which the write order is taken never to settle.
+pub const ROUNDS: usize = 64;
+const NEVER_SETTLES: Errno = Errno::Corrupt("write order never settles");
+
 impl<C: XnClient> Fs<C> {
     fn unsettled(&self, b: u64) -> bool {
         self.xn.dirty(b) || self.xn.pending(b)
@@ -40,27 +64,55 @@ impl<C: XnClient> Fs<C> {
         out
     }
 
+    /// A step of the rounds that make `s.targets` durable: a round starts
+    /// by finding the dirty blocks of their closure whose children are
+    /// durable; up to `most` of them are written, by runs of consecutive
+    /// blocks (each checked again: the caller may have let others run
+    /// since the round began), and the disk is flushed once none is left.
+    fn advance(&mut self, s: &mut Syncing, most: usize) -> Result<Step> {
+        if s.ready.is_empty() {
+            let set = self.closure(&s.targets);
+            if set.is_empty() {
+                return Ok(Step::Done);
+            }
+            s.ready = set.into_iter().filter(|&b| self.ready(b)).collect();
+            s.at = 0;
+        }
+        let end = s.ready.len().min(s.at.saturating_add(most.max(1)));
+        while s.at < end {
+            let b = s.ready[s.at];
+            if !self.ready(b) {
+                s.at += 1;
+                continue;
+            }
+            let mut n = 1;
+            while s.at + n < end && s.ready[s.at + n] == b + n as u64 && self.ready(b + n as u64) {
+                n += 1;
+            }
+            self.xn.write(b, n as u64)?;
+            s.at += n;
+        }
+        if s.at < s.ready.len() {
+            return Ok(Step::Wrote);
+        }
+        s.ready.clear();
+        self.xn.flush()?;
+        Ok(Step::Flushed)
+    }
+
+    fn ready(&self, b: u64) -> bool {
+        self.xn.dirty(b) && self.xn.taint(b).is_none()
+    }
+
     /// Writes and flushes until every target is durable.
     pub(crate) fn durable(&mut self, targets: &[u64]) -> Result<()> {
-        for _ in 0..64 {
-            let set = self.closure(targets);
-            if set.is_empty() {
+        let mut s = Syncing { targets: targets.to_vec(), ready: Vec::new(), at: 0 };
+        for _ in 0..ROUNDS {
+            if self.advance(&mut s, usize::MAX)? == Step::Done {
                 return Ok(());
             }
-            let ready: Vec<u64> =
-                set.iter().copied().filter(|&b| self.xn.dirty(b) && self.xn.taint(b).is_none()).collect();
-            let mut i = 0;
-            while i < ready.len() {
-                let mut n = 1;
-                while i + n < ready.len() && ready[i + n] == ready[i] + n as u64 {
-                    n += 1;
-                }
-                self.xn.write(ready[i], n as u64)?;
-                i += n;
-            }
-            self.xn.flush()?;
         }
-        Err(Errno::Corrupt("write order never settles"))
+        Err(NEVER_SETTLES)
     }
 
     /// Everything to disk (`sync`, `syncfs`).
@@ -70,6 +122,24 @@ impl<C: XnClient> Fs<C> {
         self.grown.clear();
         self.xn.flush()?;
         Ok(())
+    }
+
+    /// A `sync` to make in steps (`sync_step`): what is dirty now.
+    pub fn sync_start(&self) -> Syncing {
+        Syncing { targets: self.xn.dirty_blocks(), ready: Vec::new(), at: 0 }
+    }
+
+    /// The next step of sync `s`, writing at most `most` blocks, so that a
+    /// caller may let others run between steps (a library that holds a
+    /// lock for the call; `Step::Flushed` steps are at most `ROUNDS`):
+    /// `Done` once its targets are durable.
+    pub fn sync_step(&mut self, s: &mut Syncing, most: usize) -> Result<Step> {
+        let step = self.advance(s, most)?;
+        if step == Step::Done {
+            self.grown.clear();
+            self.xn.flush()?;
+        }
+        Ok(step)
     }
 
     /// The blocks holding one file: its entry block, extent blocks and

@@ -3,7 +3,7 @@
 
 mod common;
 
-use cffs::{Errno, Options, XnClient, ROOT_INO};
+use cffs::{Errno, Options, Step, XnClient, ROOT_INO, ROUNDS};
 use common::*;
 
 fn both() -> [Options; 2] {
@@ -383,4 +383,35 @@ fn xcp_copies_through_the_cache_without_touching_the_data() {
     assert_eq!(get(&mut fs, "/d/tiny"), b"inline");
     assert_eq!(get(&mut fs, "/e/b"), want_b);
     assert!(fsck(fs).clean());
+}
+
+#[test]
+fn a_sync_in_small_steps_makes_everything_durable() {
+    for opts in both() {
+        let mut fs = fresh(1024, opts);
+        let d = fs.mkdir(ROOT_INO, b"d", 0o755).unwrap();
+        let files: Vec<u64> = (0..20u8).map(|i| fs.create(d, &[b'f', b'a' + i], 0o644).unwrap()).collect();
+        for (i, &f) in files.iter().enumerate() {
+            fs.write(f, 0, &vec![i as u8; 5000 + i * 100]).unwrap();
+        }
+        let (mut steps, mut flushed, mut s) = (0, 0, fs.sync_start());
+        loop {
+            match fs.sync_step(&mut s, 2).unwrap() {
+                Step::Done => break,
+                Step::Flushed => flushed += 1,
+                Step::Wrote => {}
+            }
+            steps += 1;
+            assert!(flushed <= ROUNDS, "the write order never settled");
+        }
+        // 40-odd dirty blocks, two a step.
+        assert!(steps > 10, "{steps} steps");
+        // Mounted as the last write left it: all there.
+        let mut fs = crash(fs);
+        for (i, name) in (0..20u8).map(|i| [b'f', b'a' + i]).enumerate() {
+            let f = fs.resolve(&format!("/d/{}", std::str::from_utf8(&name).unwrap())).unwrap();
+            assert_eq!(read_all(&mut fs, f), vec![i as u8; 5000 + i * 100]);
+        }
+        assert!(fsck(fs).clean());
+    }
 }

@@ -59,6 +59,14 @@ impl Sections {
         *t = Streak { id, ticks };
     }
 
+    /// Environment `id` (in slot `s`) yielded claiming no hold: its
+    /// streak ends, as at a tick that finds it not holding (a library
+    /// that lets its lock go between the steps of a long call, and
+    /// yields there, is not one long hold).
+    pub fn let_go(&mut self, s: usize, id: u32) {
+        self.tick(s, id, false);
+    }
+
     /// Judges environment `id`'s claim (`holds`), `awake` saying whether
     /// it can go on to release it. A broken claim's streak starts over
     /// (the caller clears the claim itself).
@@ -113,6 +121,17 @@ mod tests {
         }
         // Slot 3 reused by environment 8: not charged for 7's streak.
         assert_eq!(s.judge(3, 8, true, true), Hold::Held);
+    }
+
+    #[test]
+    fn a_yield_without_the_hold_starts_over() {
+        let mut s = sections();
+        for _ in 0..SECTION_TICKS - 1 {
+            s.tick(3, 7, true);
+        }
+        s.let_go(3, 7);
+        s.tick(3, 7, true);
+        assert_eq!(s.judge(3, 7, true, true), Hold::Held);
     }
 
     #[test]

@@ -8,7 +8,12 @@
 #![no_std]
 
 /// The version both sides must agree on.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
+
+/// The most pages one block request may carry (`Request`): a run of
+/// consecutive sectors whose buffer is that many frames anywhere in
+/// memory, which the driver hands its device as one descriptor chain.
+pub const MAX_PAGES: usize = 32;
 
 /// Status codes returned across the crossing.
 pub mod status {
@@ -152,7 +157,10 @@ pub mod op {
 }
 
 /// One request from the kernel: sectors to read into or write from the
-/// lent buffer `va..va + len`, or a frame there to transmit.
+/// lent buffer `va..va + len`, or a frame there to transmit. The buffer
+/// may span several pages (up to `Facts::max_pages`): each is its own
+/// frame, so the device must be given each page's part apart (`share`
+/// refuses a range that crosses from one lent page into the next).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Request {
@@ -189,6 +197,9 @@ pub struct Facts {
     /// Without it a flush request is refused (`UNSUPPORTED`), never
     /// answered with a success that promises nothing.
     pub flush: u32,
+    /// The most pages one request may carry (block devices): 1 to
+    /// [`MAX_PAGES`], no more than the device takes in one request.
+    pub max_pages: u32,
 }
 
 /// The entry points a driver image exports.

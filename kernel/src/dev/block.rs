@@ -1,9 +1,13 @@
 //! The kernel's block interface: read or write whole sectors between the
-//! disk and a frame its owner holds, with a completion call, and flush the
-//! disk's write cache. XN (`crate::xn`) builds on it through `wait.rs`;
-//! environments never see the device or its driver.
+//! disk and a frame its owner holds — or a run of consecutive sectors and
+//! as many frames, anywhere in memory, in one request (`run`) — with a
+//! completion call, and flush the disk's write cache. XN (`crate::xn`)
+//! builds on it through `wait.rs`; environments never see the device or
+//! its driver.
 
-use super::driver::{self, Done, Span};
+use super::driver::{self, Done};
+pub use super::run::{BlockError, SECTOR};
+use super::run::{Pages, Span};
 use crate::frames::Frames;
 use abi::tables::BlockCounts;
 use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -24,22 +28,6 @@ pub fn counts() -> BlockCounts {
     BlockCounts { reads: c(0), read_sectors: c(1), writes: c(2), write_sectors: c(3), flushes: c(4) }
 }
 
-pub const SECTOR: usize = 512;
-
-/// Why a block request was refused.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BlockError {
-    NoDevice,
-    /// Length or offset not whole sectors, or past the frame's end.
-    BadRange,
-    /// Past the end of the disk.
-    PastEnd,
-    /// The frame is not `owner`'s.
-    NotOwner,
-    /// The driver failed or is busy (a `drvapi::status`).
-    Driver(i32),
-}
-
 /// The block driver's index.
 fn device() -> Option<usize> {
     driver::find("virtio-blk")
@@ -48,6 +36,11 @@ fn device() -> Option<usize> {
 /// Sectors on the disk (0 without one).
 pub fn capacity() -> u64 {
     driver::facts("virtio-blk").map_or(0, |f| f.capacity)
+}
+
+/// The most pages one request may carry (0 without a disk).
+pub fn max_pages() -> usize {
+    driver::facts("virtio-blk").map_or(0, |f| f.max_pages as usize)
 }
 
 /// Starts moving the bytes of `buf` (a frame `owner`, 0 for the kernel,
@@ -62,26 +55,11 @@ pub fn submit(
     done: Done,
     cookie: u64,
 ) -> Result<u64, BlockError> {
-    let i = checked(buf, sector)?;
-    if !driver::holds(frames, owner, buf.frame) {
-        return Err(BlockError::NotOwner);
-    }
-    start(i, write, buf, sector, done, cookie)
-}
-
-/// The driver's index, if `buf` is whole sectors inside its frame and
-/// the sectors from `sector` lie on the disk.
-fn checked(buf: Span, sector: u64) -> Result<usize, BlockError> {
-    let Span { offset, len, .. } = buf;
-    let i = device().ok_or(BlockError::NoDevice)?;
-    if len == 0 || !len.is_multiple_of(SECTOR) || !offset.is_multiple_of(SECTOR) || offset + len > 4096 {
-        return Err(BlockError::BadRange);
-    }
-    let end = sector.checked_add((len / SECTOR) as u64).ok_or(BlockError::PastEnd)?;
-    if end > capacity() {
-        return Err(BlockError::PastEnd);
-    }
-    Ok(i)
+    let (i, disk) = driver::found("virtio-blk").ok_or(BlockError::NoDevice)?;
+    let bufs = [buf];
+    let (capacity, most) = (disk.capacity, disk.max_pages as usize);
+    let len = super::run::check(&bufs, sector, capacity, most, |f| driver::holds(frames, owner, f))?;
+    start(i, write, &bufs, len, sector, done, cookie)
 }
 
 /// Whether the disk flushes its write cache on request (virtio's
@@ -98,24 +76,27 @@ pub fn flushes() -> bool {
 pub fn flush(token: Span, done: Done, cookie: u64) -> Result<u64, BlockError> {
     let i = device().ok_or(BlockError::NoDevice)?;
     let r = Request { op: op::FLUSH, tag: 0, sector: 0, va: 0, len: 0 };
-    let started = driver::submit(i, r, token.frame.addr() + token.offset as u64, done, cookie);
+    let started = driver::submit(i, r, &Pages::of(&[token]), done, cookie);
     if started.is_ok() {
         COUNTS[FLUSHES].fetch_add(1, Relaxed);
     }
     started.map_err(driver_error)
 }
 
-/// Starts a request on a frame the kernel vouches for: its own, or a page
-/// XN has taken into its cache (`crate::xn`). Checked like `submit`
-/// except for the owner.
+/// Starts one request on a run of frames the kernel vouches for (its
+/// own, or pages XN has taken into its cache, `crate::xn`): `bufs` on
+/// the consecutive sectors from `sector`. Checked like `submit` (the
+/// shape, the disk's end, the driver's bound) except for the owner.
 pub fn submit_pinned(
     write: bool,
-    buf: Span,
+    bufs: &[Span],
     sector: u64,
     done: Done,
     cookie: u64,
 ) -> Result<u64, BlockError> {
-    start(checked(buf, sector)?, write, buf, sector, done, cookie)
+    let (i, disk) = driver::found("virtio-blk").ok_or(BlockError::NoDevice)?;
+    let len = super::run::check(bufs, sector, disk.capacity, disk.max_pages as usize, |_| true)?;
+    start(i, write, bufs, len, sector, done, cookie)
 }
 
 fn driver_error(e: i32) -> BlockError {
@@ -126,11 +107,18 @@ fn driver_error(e: i32) -> BlockError {
     }
 }
 
-fn start(i: usize, write: bool, buf: Span, sector: u64, done: Done, cookie: u64) -> Result<u64, BlockError> {
-    let Span { frame, offset, len } = buf;
-    let pa = frame.addr() + offset as u64;
+/// Starts a checked request of `len` bytes on `bufs`.
+fn start(
+    i: usize,
+    write: bool,
+    bufs: &[Span],
+    len: usize,
+    sector: u64,
+    done: Done,
+    cookie: u64,
+) -> Result<u64, BlockError> {
     let r = Request { op: if write { op::WRITE } else { op::READ }, tag: 0, sector, va: 0, len };
-    let started = driver::submit(i, r, pa, done, cookie);
+    let started = driver::submit(i, r, &Pages::of(bufs), done, cookie);
     if started.is_ok() {
         // A request, and (the next counter) its sectors.
         let at = if write { WRITES } else { READS };

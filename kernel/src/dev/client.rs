@@ -153,6 +153,7 @@ pub fn block(
             B::NoDevice => Error::NoDevice,
             B::BadRange => Error::BadLength,
             B::PastEnd => Error::BadAddress,
+            B::TooLong => Error::BadLength,
             B::NotOwner => Error::NotOwner,
             B::Driver(drvapi::status::NO_SPACE) => Error::NoMemory,
             B::Driver(_) => Error::NoDevice,
@@ -289,7 +290,7 @@ pub fn inject(
         return Err(Error::NotOwner);
     }
     let slot = start(mem, owner, buf, word, false)?;
-    match driver::submit(i, r, buf.frame.addr() + buf.offset as u64, done, slot as u64) {
+    match driver::submit(i, r, &super::run::Pages::of(&[buf]), done, slot as u64) {
         Ok(_) => Ok(false),
         Err(drvapi::status::IO_ERROR) => {
             abandon(mem, slot);

@@ -236,6 +236,9 @@ pub fn implausible(name: &str, f: &Facts, device: &super::pci::Device) -> Option
     }
     match name {
         "virtio-blk" if f.capacity == 0 || f.capacity > 1 << 48 => Some("a disk capacity that cannot be"),
+        "virtio-blk" if !(1..=drvapi::MAX_PAGES as u32).contains(&f.max_pages) => {
+            Some("a bound on a request's pages it cannot have")
+        }
         "virtio-blk" if super::virtio::blk_capacity(device).is_some_and(|c| c != f.capacity) => {
             Some("a disk capacity other than the one its device states")
         }

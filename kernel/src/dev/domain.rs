@@ -24,8 +24,9 @@ use crate::pagetable::{self, Tables, GLOBAL, NO_EXEC, PRESENT, WRITABLE};
 pub const REGION: u64 = 64 << 20;
 const DMA_AREA: (u64, u64) = (32 << 20, 44 << 20);
 const LENT_AREA: u64 = 44 << 20;
-/// One page per lent buffer.
-pub const LENT_SLOTS: usize = 64;
+/// Pages lent at once: every slot of a block driver's queue may hold a
+/// run of `drvapi::MAX_PAGES`.
+pub const LENT_SLOTS: usize = 256;
 const MMIO_AREA: (u64, u64) = (48 << 20, 64 << 20);
 const UNCACHED: u64 = 0x18;
 
@@ -54,7 +55,8 @@ pub struct Domain {
     stale: bool,
     dma_next: u64,
     mmio_next: u64,
-    lent: u64,
+    /// Each lent slot's page (0: none).
+    lent_pa: [u64; LENT_SLOTS],
     /// The driver's device: under an IOMMU it reaches only the pages
     /// mapped here for DMA (`iommu`).
     device: Function,
@@ -85,7 +87,7 @@ impl Domain {
             stale: false,
             dma_next: base + DMA_AREA.0,
             mmio_next: base + MMIO_AREA.0,
-            lent: 0,
+            lent_pa: [0; LENT_SLOTS],
             device,
         };
         iommu::attach(device)?;
@@ -188,31 +190,76 @@ impl Domain {
         Some(va + (pa - first))
     }
 
-    /// Lends the page holding `pa..pa + len` to the driver: the buffer's
-    /// address in the driver's region.
-    pub fn lend(&mut self, pa: u64) -> Option<u64> {
-        let slot = (0..LENT_SLOTS).find(|&s| self.lent & 1 << s == 0)?;
-        let va = self.base + LENT_AREA + slot as u64 * 4096;
-        if iommu::map(self.device, pa & !4095, 1).is_err() {
-            iommu::unmap(self.device, pa & !4095, 1);
-            return None;
-        }
-        if map(self.kernel, va, (pa & !4095) | PRESENT | WRITABLE | NO_EXEC).is_err() {
-            iommu::unmap(self.device, pa & !4095, 1);
-            return None;
-        }
-        self.lent |= 1 << slot;
-        Some(va + (pa & 4095))
+    fn is_lent(&self, slot: usize) -> bool {
+        self.lent_pa[slot] != 0
     }
 
-    /// Takes back a lent buffer at `va` (from `lend`, of `pa`), from the
-    /// driver and its device.
-    pub fn take_back(&mut self, va: u64, pa: u64) {
-        let slot = ((va - self.base - LENT_AREA) / 4096) as usize;
-        unmap(self.kernel, va & !4095);
-        iommu::unmap(self.device, pa & !4095, 1);
+    fn slot_va(&self, slot: usize) -> u64 {
+        self.base + LENT_AREA + slot as u64 * 4096
+    }
+
+    /// The lent slot holding `va`, if it is in the lent area.
+    fn slot_of(&self, va: u64) -> Option<usize> {
+        let slot = va.checked_sub(self.base + LENT_AREA)? / 4096;
+        (slot < LENT_SLOTS as u64).then_some(slot as usize)
+    }
+
+    /// The physical address of the lent page at `va` (page-aligned), if
+    /// one is lent there: what the device is given for it.
+    pub fn lent_page(&self, va: u64) -> Option<u64> {
+        self.slot_of(va).map(|s| self.lent_pa[s]).filter(|&pa| pa != 0)
+    }
+
+    /// Lends the pages holding `pas` (the first may start inside its
+    /// page) to the driver and its device, at consecutive addresses: the
+    /// first's address in the driver's region; `None` (nothing lent)
+    /// without room.
+    pub fn lend(&mut self, pas: &[u64]) -> Option<u64> {
+        let (n, mut run) = (pas.len(), 0);
+        let last = (0..LENT_SLOTS).find(|&s| {
+            run = if self.is_lent(s) { 0 } else { run + 1 };
+            run == n
+        })?;
+        let first = last + 1 - n;
+        for (k, &pa) in pas.iter().enumerate() {
+            if !self.lend_page(first + k, pa & !4095) {
+                if k > 0 {
+                    self.take_back(self.slot_va(first), (k * 4096) as u64);
+                }
+                return None;
+            }
+        }
+        Some(self.slot_va(first) + (pas.first()? & 4095))
+    }
+
+    /// Maps page `pa` at lent slot `slot`, for the driver and its device.
+    fn lend_page(&mut self, slot: usize, pa: u64) -> bool {
+        if iommu::map(self.device, pa, 1).is_err() {
+            iommu::unmap(self.device, pa, 1);
+            return false;
+        }
+        if map(self.kernel, self.slot_va(slot), pa | PRESENT | WRITABLE | NO_EXEC).is_err() {
+            iommu::unmap(self.device, pa, 1);
+            return false;
+        }
+        self.lent_pa[slot] = pa;
+        true
+    }
+
+    /// Takes back the lent buffer of `len` bytes at `va` (from `lend`;
+    /// at least its first page), from the driver and its device.
+    pub fn take_back(&mut self, va: u64, len: u64) {
+        let pages = ((va & 4095) + len).div_ceil(4096).max(1);
+        let Some(first) = self.slot_of(va) else { return };
+        for slot in first..(first + pages as usize).min(LENT_SLOTS) {
+            if self.lent_pa[slot] == 0 {
+                break;
+            }
+            unmap(self.kernel, self.slot_va(slot));
+            iommu::unmap(self.device, self.lent_pa[slot], 1);
+            self.lent_pa[slot] = 0;
+        }
         self.stale = true;
-        self.lent &= !(1 << slot);
     }
 
     /// Unmaps `pages` pages of aliases from `va` (registers).
@@ -237,12 +284,12 @@ impl Domain {
     pub fn reset(&mut self) -> Result<(), &'static str> {
         // No buffer stays lent (a wrapper that refused a completion may
         // have dropped one from the tracker).
-        for s in (0..LENT_SLOTS).filter(|s| self.lent & 1 << s != 0) {
+        for s in (0..LENT_SLOTS).filter(|&s| self.is_lent(s)) {
             unmap(self.kernel, self.base + LENT_AREA + s as u64 * 4096);
         }
         self.dma_next = self.base + DMA_AREA.0;
         self.mmio_next = self.base + MMIO_AREA.0;
-        self.lent = 0;
+        self.lent_pa = [0; LENT_SLOTS];
         self.stale = true;
         iommu::attach(self.device)
     }

@@ -10,19 +10,14 @@ use super::image::Image;
 use super::pci::{ConfigSpace, Device};
 pub use super::pending::Done;
 use super::pending::{self, Table};
+use super::run::Pages;
 use super::tracker::{Object, Tracker};
 use super::{detect, msix, recover, xpc, Global, MAX_DRIVERS};
 use crate::frames::{Frame, Frames};
 use abi::tables::frame_state;
 use drvapi::{status, DeviceInfo, DriverApi, Facts, KernelApi, Request};
 
-/// Bytes `offset..offset + len` of frame `frame`: a request's buffer.
-#[derive(Clone, Copy, Debug)]
-pub struct Span {
-    pub frame: Frame,
-    pub offset: usize,
-    pub len: usize,
-}
+pub use super::run::Span;
 
 pub struct Driver {
     pub name: &'static str,
@@ -309,22 +304,22 @@ fn init(i: usize, api: &'static KernelApi) -> Result<(), &'static str> {
     })
 }
 
-/// Lends the `len` bytes at physical address `pa` (inside one page) to
-/// driver `i` for request `r` (whose `va` is set here) and starts it;
+/// Lends the buffer of request `r` (`r.len` bytes in `pages`) to driver
+/// `i` (setting `r.va`) and starts it;
 /// `done(cookie, ..)` is called when it ends. Returns the request's tag.
 /// A driver awaiting its restart, or with requests parked for it, gets
 /// the request after those: it is parked too.
-pub fn submit(i: usize, r: Request, pa: u64, done: Done, cookie: u64) -> Result<u64, i32> {
+pub fn submit(i: usize, r: Request, pages: &Pages, done: Done, cookie: u64) -> Result<u64, i32> {
     let (slot, tag, parked) = with(|ds| {
         let waiting = recover::due(i) || pending::parked(i);
         let since = (!waiting).then(detect::now);
-        ds.pending.add(i, r, pa, (done, cookie), since).map(|(slot, tag)| (slot, tag, waiting))
+        ds.pending.add(i, r, *pages, (done, cookie), since).map(|(slot, tag)| (slot, tag, waiting))
     })?;
     if parked {
         replay(i);
         return Ok(tag);
     }
-    hand(i, tag, r, pa).map(|()| tag).or_else(|st| {
+    hand(i, tag, r, pages).map(|()| tag).or_else(|st| {
         with(|ds| {
             // Kept if its driver failed during the call, for its restart.
             match ds.pending.not_started(slot, tag) {
@@ -335,19 +330,15 @@ pub fn submit(i: usize, r: Request, pa: u64, done: Done, cookie: u64) -> Result<
     })
 }
 
-/// Hands request `tag`, `r` with its buffer at `pa`, to driver `i`:
+/// Hands request `tag`, `r` with its buffer in `pages`, to driver `i`:
 /// whether it took it; if not, the buffer is back.
-fn hand(i: usize, tag: u64, mut r: Request, pa: u64) -> Result<(), i32> {
-    let mut lent = None;
+fn hand(i: usize, tag: u64, mut r: Request, pages: &Pages) -> Result<(), i32> {
+    let mut lent = false;
     // A flush waits for the device inside the call (`drvapi::op::FLUSH`).
     let budget = if r.op == drvapi::op::FLUSH { detect::FLUSH_BUDGET_TICKS } else { detect::BUDGET_TICKS };
     let st = match cross_within(i, budget, |d| {
-        let va = d.domain.lend(pa).ok_or(status::NO_SPACE)?;
-        if d.tracker.add(Object::Lent { tag, va, pa, len: r.len as u64 }).is_err() {
-            d.domain.take_back(va, pa);
-            return Err(status::NO_SPACE);
-        }
-        lent = Some(va);
+        let va = lend(d, tag, pages, r.len)?;
+        lent = true;
         (r.tag, r.va) = (tag, va as usize);
         Ok((d.submit, [post(d, MAIL_REQUEST, r), 0, 0]))
     }) {
@@ -358,13 +349,33 @@ fn hand(i: usize, tag: u64, mut r: Request, pa: u64) -> Result<(), i32> {
     // Not started: the buffer comes back (unless disabling the driver
     // took it back already).
     with(|ds| {
-        if let (Some(d), Some(va)) = (ds.list[i].as_mut(), lent) {
-            if d.tracker.take_lent(tag).is_some() {
-                d.domain.take_back(va, pa);
-            }
+        if let (Some(d), true) = (ds.list[i].as_mut(), lent) {
+            take_back(d, tag);
         }
     });
     Err(st)
+}
+
+/// Lends `pages`, the buffer of request `tag` (`len` bytes), to driver
+/// `d` at consecutive addresses of its region (its device reaches each
+/// page apart: `share` gives a page's part, never a range across two):
+/// the driver's address of the buffer.
+fn lend(d: &mut Driver, tag: u64, pages: &Pages, len: usize) -> Result<u64, i32> {
+    let va = d.domain.lend(pages.addrs()).ok_or(status::NO_SPACE)?;
+    let lent = Object::Lent { tag, va, pa: pages.addrs()[0], len: len as u64 };
+    if d.tracker.add(lent).is_err() {
+        d.domain.take_back(va, len as u64);
+        return Err(status::NO_SPACE);
+    }
+    Ok(va)
+}
+
+/// Takes back from driver `d` the buffer lent with request `tag`: its
+/// length, `None` if it held none.
+pub fn take_back(d: &mut Driver, tag: u64) -> Option<u64> {
+    let Some(Object::Lent { va, len, .. }) = d.tracker.take_lent(tag) else { return None };
+    d.domain.take_back(va, len);
+    Some(len)
 }
 
 /// Hands enabled driver `i` the requests parked for it, oldest first,
@@ -373,8 +384,8 @@ fn hand(i: usize, tag: u64, mut r: Request, pa: u64) -> Result<(), i32> {
 /// ends with its refusal.
 pub fn replay(i: usize) {
     let next = || with(|ds| if ds.enabled(i) { ds.pending.unpark(i, detect::now()) } else { None });
-    while let Some((slot, tag, r, pa)) = next() {
-        match hand(i, tag, r, pa) {
+    while let Some((slot, tag, r, pages)) = next() {
+        match hand(i, tag, r, &pages) {
             Ok(()) => {}
             Err(status::NO_SPACE) if with(|ds| ds.enabled(i)) => {
                 return with(|ds| ds.pending.repark(slot, tag));
@@ -486,8 +497,13 @@ pub fn describe(name: &str) -> Option<(Facts, bool)> {
 
 /// What enabled driver `name` told about its device.
 pub fn facts(name: &str) -> Option<Facts> {
+    found(name).map(|(_, f)| f)
+}
+
+/// Driver `name`'s index and facts, if it is loaded and working.
+pub fn found(name: &str) -> Option<(usize, Facts)> {
     let i = find(name)?;
-    with(|ds| ds.list[i].as_ref().map(|d| d.facts))
+    with(|ds| ds.list[i].as_ref().map(|d| (i, d.facts)))
 }
 
 /// Whether `vector` is a driver's.
@@ -551,7 +567,7 @@ pub fn disable(ds: &mut Drivers, i: usize, why: &str) {
                 // IOMMU, the device reaches nothing).
                 super::pool::free(Frame::containing(pa), pages);
             }
-            Object::Lent { va, pa, .. } => d.domain.take_back(va, pa),
+            Object::Lent { va, len, .. } => d.domain.take_back(va, len),
             Object::Mmio { va, len, .. } => d.domain.unmap(va & !4095, ((va & 4095) + len).div_ceil(4096)),
             Object::Irq { .. } => {}
         }

@@ -12,8 +12,9 @@ use crate::frames::{Frame, Frames};
 use crate::pagetable::{NO_EXEC, PRESENT, WRITABLE};
 use binfmt::elf::{Elf, ET_EXEC, PF_W, PF_X, PT_LOAD};
 
-/// Pages of stack each driver runs on.
-pub const STACK_PAGES: u64 = 4;
+/// Pages of stack each driver runs on (the block driver's queue, 256
+/// descriptors, is built on it).
+pub const STACK_PAGES: u64 = 8;
 
 /// A loaded image.
 #[derive(Clone, Copy, Debug)]

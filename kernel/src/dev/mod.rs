@@ -6,6 +6,7 @@
 pub mod acpi;
 pub mod pci;
 pub mod pending;
+pub mod run;
 pub mod tracker;
 
 #[cfg(target_os = "none")]
@@ -56,8 +57,7 @@ use core::sync::atomic::{AtomicU64, Ordering};
 /// glue share.
 pub use cell::Global;
 
-#[cfg(target_os = "none")]
-pub use driver::Span;
+pub use run::Span;
 
 /// At most this many drivers.
 #[cfg(target_os = "none")]

@@ -1,5 +1,5 @@
 //! Requests in flight across all drivers, each with what the kernel
-//! needs to make it again: its `Request` and its buffer's address. When
+//! needs to make it again: its `Request` and its buffer's pages. When
 //! a driver fails and is to be restarted (`recover`), the requests it
 //! held are *parked* rather than failed, and the restarted driver is
 //! handed them again, oldest first (`driver::replay`): their clients see
@@ -10,6 +10,7 @@
 //! is a duplicate the protocols above expect; the fault-injection
 //! requests are never made again (they would fail the driver again).
 
+use super::run::Pages;
 use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use drvapi::{op, status, Request};
 
@@ -31,7 +32,7 @@ struct Pending {
     /// while parked.
     since: Option<u64>,
     request: Request,
-    pa: u64,
+    pages: Pages,
     /// Its driver reported an I/O error for it once, which was not
     /// believed (`ask_again`): the next one is.
     asked_again: bool,
@@ -67,14 +68,14 @@ impl Table {
         Table { slots: [const { None }; MAX_PENDING], next_tag: 1 }
     }
 
-    /// Records request `r` (buffer at `pa`) to driver `i`, held since
+    /// Records request `r` (buffer in `pages`) to driver `i`, held since
     /// `since`, or parked (`None`: its driver awaits its restart): its
     /// slot and tag.
     pub fn add(
         &mut self,
         i: usize,
         r: Request,
-        pa: u64,
+        pages: Pages,
         (done, cookie): (Done, u64),
         since: Option<u64>,
     ) -> Result<(usize, u64), i32> {
@@ -82,7 +83,7 @@ impl Table {
         let tag = self.next_tag;
         self.next_tag += 1;
         self.slots[slot] =
-            Some(Pending { tag, driver: i, done, cookie, since, request: r, pa, asked_again: false });
+            Some(Pending { tag, driver: i, done, cookie, since, request: r, pages, asked_again: false });
         if since.is_none() {
             PARKED.fetch_or(1 << i, Relaxed);
         }
@@ -103,10 +104,14 @@ impl Table {
 
     /// Held request `tag` ended with `st`, `len` bytes moved: its driver.
     pub fn finish(&mut self, tag: u64, st: i32, len: usize) -> Option<usize> {
-        let held = |p: &Pending| p.tag == tag && p.since.is_some();
-        let p = self.slots.iter_mut().find_map(|s| s.take_if(|p| held(p)))?;
-        (p.done)(p.cookie, st, len);
-        Some(p.driver)
+        // Found in place and then emptied: an entry is large (a run's
+        // pages), not worth moving out.
+        let held = |s: &Option<Pending>| s.as_ref().is_some_and(|p| p.tag == tag && p.since.is_some());
+        let slot = self.slots.iter_mut().find(|s| held(s))?;
+        let (done, cookie, driver) = slot.as_ref().map(|p| (p.done, p.cookie, p.driver))?;
+        *slot = None;
+        done(cookie, st, len);
+        Some(driver)
     }
 
     /// Held request `tag` was refused or ended with an I/O error: whether
@@ -163,8 +168,8 @@ impl Table {
     }
 
     /// The oldest request parked for driver `i`, now held from `now`: its
-    /// slot, tag, request and buffer's address.
-    pub fn unpark(&mut self, i: usize, now: u64) -> Option<(usize, u64, Request, u64)> {
+    /// slot, tag, request and buffer's pages.
+    pub fn unpark(&mut self, i: usize, now: u64) -> Option<(usize, u64, Request, Pages)> {
         let parked = |p: &Pending| p.driver == i && p.since.is_none();
         let oldest = self.slots.iter().enumerate();
         let oldest = oldest.filter_map(|(s, p)| p.as_ref().filter(|p| parked(p)).map(|p| (p.tag, s))).min();
@@ -174,7 +179,7 @@ impl Table {
         };
         let p = self.slots[slot].as_mut()?;
         p.since = Some(now);
-        Some((slot, tag, p.request, p.pa))
+        Some((slot, tag, p.request, p.pages))
     }
 
     /// Request `tag` in `slot`, just unparked, parked again (its driver
@@ -214,10 +219,10 @@ mod tests {
     #[test]
     fn a_failed_drivers_requests_are_parked_and_handed_back_oldest_first() {
         let (mut t, d) = (Table::new(), 1);
-        let (_, w) = t.add(d, req(op::WRITE, 8), 0x5000, (done, 101), Some(0)).unwrap();
-        let (_, r) = t.add(d, req(op::READ, 16), 0x6000, (done, 102), Some(0)).unwrap();
-        let (_, inj) = t.add(d, req(INJECTION, 0), 0x7000, (done, 103), Some(0)).unwrap();
-        t.add(2, req(op::READ, 0), 0x8000, (done, 104), Some(0)).unwrap();
+        let (_, w) = t.add(d, req(op::WRITE, 8), Pages::one(0x5000), (done, 101), Some(0)).unwrap();
+        let (_, r) = t.add(d, req(op::READ, 16), Pages::one(0x6000), (done, 102), Some(0)).unwrap();
+        let (_, inj) = t.add(d, req(INJECTION, 0), Pages::one(0x7000), (done, 103), Some(0)).unwrap();
+        t.add(2, req(op::READ, 0), Pages::one(0x8000), (done, 104), Some(0)).unwrap();
         t.failed(d, true);
         // The injection fails; the others wait, and are no longer held.
         assert_eq!((end(101), end(102), end(103)), (None, None, Some(status::IO_ERROR)));
@@ -226,9 +231,10 @@ mod tests {
         t.finish(w, status::OK, 4096);
         assert_eq!(end(101), None, "a parked request was ended by a completion");
         // Made while the driver is down: behind the others.
-        let (_, late) = t.add(d, req(op::WRITE, 8), 0x9000, (done, 105), None).unwrap();
-        let order: Vec<(u64, u64, u64)> =
-            std::iter::from_fn(|| t.unpark(d, 50)).map(|(_, tag, r, pa)| (tag, r.sector, pa)).collect();
+        let (_, late) = t.add(d, req(op::WRITE, 8), Pages::one(0x9000), (done, 105), None).unwrap();
+        let order: Vec<(u64, u64, u64)> = std::iter::from_fn(|| t.unpark(d, 50))
+            .map(|(_, tag, r, p)| (tag, r.sector, p.addrs()[0]))
+            .collect();
         assert_eq!(order, [(w, 8, 0x5000), (r, 16, 0x6000), (late, 8, 0x9000)]);
         assert!(!parked(d));
         assert_ne!(inj, late);
@@ -242,15 +248,15 @@ mod tests {
     #[test]
     fn parked_requests_fail_when_the_driver_is_given_up_on_or_not_restarted() {
         let (mut t, d) = (Table::new(), 3);
-        t.add(d, req(op::TRANSMIT, 0), 0x1000, (done, 201), Some(5)).unwrap();
-        t.add(d, req(op::FLUSH, 0), 0x2000, (done, 202), Some(5)).unwrap();
+        t.add(d, req(op::TRANSMIT, 0), Pages::one(0x1000), (done, 201), Some(5)).unwrap();
+        t.add(d, req(op::FLUSH, 0), Pages::one(0x2000), (done, 202), Some(5)).unwrap();
         t.failed(d, true);
         assert_eq!(t.overdue(u64::MAX, |_| true), None, "a parked request has no deadline");
         t.give_up(d);
         assert_eq!((end(201), end(202)), (Some(status::IO_ERROR), Some(status::IO_ERROR)));
         assert!(t.unpark(d, 0).is_none());
         // Without a restart due, nothing is parked.
-        t.add(d, req(op::READ, 0), 0x3000, (done, 203), Some(5)).unwrap();
+        t.add(d, req(op::READ, 0), Pages::one(0x3000), (done, 203), Some(5)).unwrap();
         t.failed(d, false);
         assert_eq!(end(203), Some(status::IO_ERROR));
     }
@@ -258,8 +264,8 @@ mod tests {
     #[test]
     fn an_io_error_is_doubted_once_per_request_and_never_for_an_injection() {
         let (mut t, d) = (Table::new(), 4);
-        let (_, r) = t.add(d, req(op::READ, 0), 0x1000, (done, 401), Some(0)).unwrap();
-        let (_, inj) = t.add(d, req(INJECTION, 0), 0x2000, (done, 402), Some(0)).unwrap();
+        let (_, r) = t.add(d, req(op::READ, 0), Pages::one(0x1000), (done, 401), Some(0)).unwrap();
+        let (_, inj) = t.add(d, req(INJECTION, 0), Pages::one(0x2000), (done, 402), Some(0)).unwrap();
         assert!(t.ask_again(r), "the first I/O error of a read was believed");
         assert!(!t.ask_again(inj), "an injection was to be made again");
         t.failed(d, true);
@@ -268,14 +274,14 @@ mod tests {
         assert!(!t.ask_again(r), "the fresh driver's error was doubted too");
         t.finish(r, status::IO_ERROR, 0);
         assert_eq!(end(401), Some(status::IO_ERROR));
-        let (_, other) = t.add(d, req(op::WRITE, 0), 0x3000, (done, 403), Some(2)).unwrap();
+        let (_, other) = t.add(d, req(op::WRITE, 0), Pages::one(0x3000), (done, 403), Some(2)).unwrap();
         assert!(t.ask_again(other), "another request's first error was believed");
     }
 
     #[test]
     fn a_request_the_driver_had_no_room_for_is_parked_again_and_one_not_started_is_forgotten() {
         let (mut t, d) = (Table::new(), 0);
-        let (slot, tag) = t.add(d, req(op::READ, 0), 0x1000, (done, 301), None).unwrap();
+        let (slot, tag) = t.add(d, req(op::READ, 0), Pages::one(0x1000), (done, 301), None).unwrap();
         assert!(t.is_parked(slot, tag));
         assert_eq!(t.unpark(d, 7).map(|u| (u.0, u.1)), Some((slot, tag)));
         t.repark(slot, tag);

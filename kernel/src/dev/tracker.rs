@@ -10,7 +10,8 @@ pub enum Object {
     /// DMA pages from `dma_alloc`, mapped for the driver at `va`.
     Dma { pa: u64, va: u64, pages: u64 },
     /// A buffer lent with request `tag` until the driver completes it:
-    /// `len` bytes at `pa`, mapped for the driver at `va`.
+    /// `len` bytes mapped for the driver from `va`, on pages anywhere in
+    /// memory (the first at `pa`; the domain knows each page's).
     Lent { tag: u64, va: u64, pa: u64, len: u64 },
     /// Device registers at `pa`, mapped for the driver at `va`.
     Mmio { pa: u64, va: u64, len: u64 },
@@ -61,11 +62,15 @@ impl Tracker {
         self.slots[..self.used].iter_mut().find(lent)?.take()
     }
 
-    /// The physical address of `va..va + len` if it lies inside one lent
-    /// buffer or one DMA allocation (as the driver sees them).
-    pub fn device_address(&self, va: u64, len: u64) -> Option<u64> {
+    /// The physical address of `va..va + len` if it lies inside one page
+    /// of one lent buffer (`page` gives a lent page's address) or inside
+    /// one DMA allocation (as the driver sees them).
+    pub fn device_address(&self, va: u64, len: u64, page: impl Fn(u64) -> Option<u64>) -> Option<u64> {
+        let one_page = |va: u64, len: u64| len > 0 && va & !4095 == (va + len - 1) & !4095;
         self.iter().find_map(|o| match o {
-            Object::Lent { va: b, pa, len: l, .. } if inside(va, len, b, l) => Some(pa + (va - b)),
+            Object::Lent { va: b, len: l, .. } if inside(va, len, b, l) && one_page(va, len) => {
+                page(va & !4095).map(|p| p + (va & 4095))
+            }
             Object::Dma { pa, va: b, pages } if inside(va, len, b, pages * 4096) => Some(pa + (va - b)),
             _ => None,
         })
@@ -110,14 +115,31 @@ mod tests {
         let lent = Object::Lent { tag: 7, va: 0x1000, pa: 0x9000, len: 0x200 };
         t.add(lent).unwrap();
         assert!(t.lent_covers(0x1000, 0x200));
-        assert_eq!(t.device_address(0x1100, 0x10), Some(0x9100));
+        assert_eq!(t.device_address(0x1100, 0x10, |p| Some(p + 0x8000)), Some(0x9100));
         assert!(!t.lent_covers(0x1100, 0x101));
         assert!(!t.lent_covers(0xFFF, 2));
         assert!(!t.lent_covers(0x1000, 0));
         assert!(!t.lent_covers(u64::MAX, 2));
         assert_eq!(t.take_lent(7), Some(lent));
-        assert_eq!(t.device_address(0x1000, 0x200), None);
+        assert_eq!(t.device_address(0x1000, 0x200, Some), None);
         assert_eq!(t.take_lent(7), None);
+    }
+
+    #[test]
+    fn a_run_is_reached_one_page_at_a_time() {
+        // A run of two frames far apart, lent at consecutive addresses.
+        let mut t = Tracker::default();
+        t.add(Object::Lent { tag: 3, va: 0x4000, pa: 0x9_0000, len: 8192 }).unwrap();
+        let page = |va| match va {
+            0x4000 => Some(0x9_0000),
+            0x5000 => Some(0x2_0000),
+            _ => None,
+        };
+        assert_eq!(t.device_address(0x5000, 4096, page), Some(0x2_0000));
+        assert_eq!(t.device_address(0x4200, 512, page), Some(0x9_0200));
+        // Across the pages: no one device address, refused.
+        assert_eq!(t.device_address(0x4800, 4096, page), None);
+        assert_eq!(t.device_address(0x5000, 4097, page), None);
     }
 
     #[test]
@@ -125,8 +147,8 @@ mod tests {
         let mut t = Tracker::default();
         t.add(Object::Dma { pa: 0x5000, va: 0x10_0000, pages: 2 }).unwrap();
         assert_eq!(t.remove(Object::Dma { pa: 0x5000, va: 0x10_0000, pages: 1 }), Err(TrackError::NotHeld));
-        assert_eq!(t.device_address(0x10_0800, 0x1000), Some(0x5800));
-        assert_eq!(t.device_address(0x10_1800, 0x1000), None);
+        assert_eq!(t.device_address(0x10_0800, 0x1000, Some), Some(0x5800));
+        assert_eq!(t.device_address(0x10_1800, 0x1000, Some), None);
         assert_eq!(t.remove(Object::Dma { pa: 0x5000, va: 0x10_0000, pages: 2 }), Ok(()));
         assert_eq!(t.remove(Object::Dma { pa: 0x5000, va: 0x10_0000, pages: 2 }), Err(TrackError::NotHeld));
     }
@@ -140,7 +162,7 @@ mod tests {
         t.remove(Object::Irq { vector: 0 }).unwrap();
         t.add(Object::Lent { tag: 9, va: 0x2000, pa: 0x7000, len: 512 }).unwrap();
         assert_eq!(t.count(), 3);
-        assert_eq!(t.device_address(0x2000, 512), Some(0x7000));
+        assert_eq!(t.device_address(0x2000, 512, |_| Some(0x7000)), Some(0x7000));
         assert!(t.iter().any(|o| o == Object::Irq { vector: 2 }));
     }
 

@@ -8,8 +8,10 @@
 //! which fails what is in flight: the kernel never waits forever.
 
 use super::block::{self, BlockError};
+use super::run::mergeable;
 use super::{driver, Global, Span};
 use drvapi::status;
+use drvapi::MAX_PAGES;
 
 /// The kernel's requests in flight at once (the driver takes fewer).
 const SLOTS: usize = 16;
@@ -101,7 +103,9 @@ fn give_up() {
 
 /// Moves each `(buffer, first sector)` of `reqs` to (`write`) or from the
 /// disk, buffers in frames the kernel vouches for, and waits for all of
-/// them; the first error, after every request started has ended.
+/// them; the first error, after every request started has ended. Whole
+/// pages on consecutive sectors go as one request, as many as the driver
+/// takes (`run::mergeable`): callers list runs in disk order.
 pub fn transfer(write: bool, reqs: &[(Span, u64)]) -> Result<(), BlockError> {
     let t0 = start();
     let mut mine: [Option<usize>; SLOTS] = [None; SLOTS];
@@ -110,11 +114,15 @@ pub fn transfer(write: bool, reqs: &[(Span, u64)]) -> Result<(), BlockError> {
         while next < reqs.len() && failed.is_none() {
             let Some(at) = mine.iter().position(Option::is_none) else { break };
             let Some(slot) = reserve() else { break };
-            let (buf, sector) = reqs[next];
-            match block::submit_pinned(write, buf, sector, done, slot as u64) {
+            let n = mergeable(&reqs[next..], block::max_pages());
+            let mut bufs = [reqs[next].0; MAX_PAGES];
+            for (b, r) in bufs.iter_mut().zip(&reqs[next..next + n]) {
+                *b = r.0;
+            }
+            match block::submit_pinned(write, &bufs[..n], reqs[next].1, done, slot as u64) {
                 Ok(_) => {
                     mine[at] = Some(slot);
-                    next += 1;
+                    next += n;
                 }
                 Err(e) => {
                     release(slot);

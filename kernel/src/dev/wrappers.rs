@@ -199,7 +199,7 @@ fn device_address(d: &Driver, va: u64, len: u64) -> Option<u64> {
     if inside(va, len, d.image.data.0, d.image.data.1 - d.image.data.0) || inside(va, len, s, e - s) {
         return Some(d.image.pa(va));
     }
-    d.tracker.device_address(va, len)
+    d.tracker.device_address(va, len, |page| d.domain.lent_page(page))
 }
 
 /// `share` and `unshare` run on every buffer of every request, and only
@@ -298,16 +298,11 @@ extern "C" fn complete(tag: u64, st: i32, len: usize) {
         if let Some(why) = bad_ending(st) {
             return Err(call(why));
         }
-        // A request that ended well moved all its bytes.
-        match d.tracker.take_lent(tag) {
-            Some(Object::Lent { va, pa, len: lent, .. }) if st != status::OK || len == lent as usize => {
-                d.domain.take_back(va, pa)
-            }
-            Some(Object::Lent { va, pa, .. }) => {
-                d.domain.take_back(va, pa);
-                return Err(call("a length other than the request's"));
-            }
-            _ => return Err(call("a request it does not hold")),
+        // A request that ended well moved all its bytes (every page's).
+        match super::driver::take_back(d, tag) {
+            Some(lent) if st != status::OK || len as u64 == lent => {}
+            Some(_) => return Err(call("a length other than the request's")),
+            None => return Err(call("a request it does not hold")),
         }
         // Stopped, the driver leaves the request parked for its restart.
         if st == status::IO_ERROR && ds.doubt(tag) {

@@ -12,6 +12,13 @@ use abi::Error;
 /// Inlined into its entry: the body of a measured fast path.
 #[inline(always)]
 pub fn yield_(k: &mut Kernel, _: Args) -> Result<u64, Error> {
+    // A library's lock let go before the yield ends the holder's streak
+    // (`section.rs`): one read of the save area.
+    let c = k.current();
+    if k.save_area(c).is_some_and(|f| f.upcalls_off & abi::exception::critical::HOLDS == 0) {
+        let id = k.envs[c].id().raw();
+        k.sections.let_go(c.index(), id);
+    }
     k.schedule();
     Ok(0)
 }

@@ -400,15 +400,29 @@ pub fn write_back(ino: Ino, durable: Durable) -> Result<(), Errno> {
 
 /// `sync`, `syncfs` and the periodic write-back: every changed file under
 /// `/data` written to the cache, then everything C-FFS has made durable
-/// (names included).
+/// (names included), `SYNC_STEP` blocks at a time: after a step that
+/// left blocks ready to write the library's lock is let go
+/// (`lock::wait`), so a sync of thousands of blocks never holds it past
+/// the kernel's bound while the disk works.
 pub fn sync() -> Result<(), Errno> {
+    /// Blocks written a step (1 MiB: a few requests, `dev::run`).
+    const SYNC_STEP: usize = 256;
     if !mounted() {
         return Ok(());
     }
     if let Some(top) = dir::lookup(ROOT, NAME).filter(|&d| on_disk(d).is_some()) {
         sync_tree(top)?;
     }
-    with_fs(|fs| fs.sync())?;
+    let (mut syncing, mut flushed) = (with_fs(|fs| Ok(fs.sync_start()))?, 0);
+    loop {
+        match with_fs(|fs| fs.sync_step(&mut syncing, SYNC_STEP))? {
+            cffs::Step::Done => break,
+            cffs::Step::Flushed if flushed == cffs::ROUNDS => return Err(EIO),
+            cffs::Step::Flushed => flushed += 1,
+            cffs::Step::Wrote if crate::lock::held() => crate::lock::wait(),
+            cffs::Step::Wrote => {}
+        }
+    }
     crate::shared::disk_dirty_since().store(0, Relaxed);
     Ok(())
 }
