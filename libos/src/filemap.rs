@@ -12,7 +12,7 @@
 //! file's (zeroed, `fs::pages`) until nobody maps the file: never memory
 //! that another file got.
 
-use crate::fs::{node, Ino};
+use crate::fs::{content, node, Ino};
 use crate::layout::{page_down, page_up, PAGE};
 use crate::scoped::Scoped;
 use crate::vm;
@@ -134,8 +134,8 @@ pub fn fault(va: u64) -> Option<bool> {
     // Filled through a writable view, then given the mapping's rights.
     vm::protect(page, page + PAGE, vm::R | vm::W);
     let filled = vm::touch(page, true)
-        && crate::uaccess::with_bytes_mut(page, PAGE, |dst| node::read_at(&n, m.off + (page - m.start), dst))
-            .is_ok();
+        && crate::uaccess::with_bytes_mut(page, PAGE, |dst| content::read(m.ino, m.off + (page - m.start), dst))
+            .is_ok_and(|r| r.is_ok());
     vm::protect(page, page + PAGE, prot);
     Some(filled)
 }

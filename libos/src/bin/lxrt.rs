@@ -49,6 +49,10 @@ fn main(_: u64) -> i32 {
         println!("lxrt: {} not found", words[0]);
         return 127;
     };
+    if fs::disk::copy_in(ino).is_err() {
+        println!("lxrt: {} cannot be read", words[0]);
+        return 127;
+    }
     let image = fs::node::bytes(&fs::node::get(ino));
     let elf = match exec::check(image) {
         Ok(e) => e,

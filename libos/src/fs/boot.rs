@@ -33,7 +33,9 @@ pub fn populate() -> Result<(), Errno> {
         gid: 0,
         rdev: 0,
         disk: 0,
+        disk_at: 0,
         dirty: false,
+        copied: false,
     };
     node::update(ROOT, |n| *n = root);
     for e in binfmt::cpio::entries(user::bootfs::archive()).map_while(Result::ok) {
