@@ -393,55 +393,67 @@ pub fn direct(n: &Inode) -> bool {
     n.disk != 0 && n.mode & S_IFMT == S_IFREG && !n.copied
 }
 
+/// Runs `op` on regular file `ino` in this process's C-FFS, with the
+/// C-FFS inode it stands for; if C-FFS no longer knows where that inode
+/// is (another process moved it, or this one never met it), it is found
+/// again (`disk_file`) and `op` runs once more.
+fn on_file<R>(ino: Ino, mut op: impl FnMut(&mut Fs<SysXn>, u64) -> Result<R, CfsErrno>) -> Result<R, Errno> {
+    let i = node::get(ino).disk;
+    with_fs(|fs| match op(fs, i) {
+        Err(CfsErrno::NoEnt) => {
+            let i = disk_file(fs, ino, i)?;
+            op(fs, i)
+        }
+        done => done,
+    })
+}
+
 /// Reads file `ino` (`direct`) from `off` through this process's C-FFS:
 /// XN's cache pages, read from the disk once by whoever needed them
-/// first. C-FFS's own size bounds it, whatever the inode says.
+/// first. C-FFS's own size bounds it, whatever the inode says; at or past
+/// the inode's end there is nothing to ask.
 pub fn read(ino: Ino, off: u64, buf: &mut [u8]) -> Result<usize, Errno> {
-    let i = node::get(ino).disk;
-    with_fs(|fs| {
-        let i = disk_file(fs, ino, i)?;
-        fs.read(i, off, buf)
-    })
+    if off >= node::get(ino).size {
+        return Ok(0);
+    }
+    on_file(ino, |fs, i| fs.read(i, off, buf))
 }
 
 /// Writes `buf` at `off` into file `ino` (`direct`): into XN's cache
 /// pages, told to XN as dirty before the call returns; the inode's size
 /// and times follow for every process.
 pub fn write(ino: Ino, off: u64, buf: &[u8]) -> Result<usize, Errno> {
-    let i = node::get(ino).disk;
     let end = off.checked_add(buf.len() as u64).ok_or(EFBIG)?;
-    with_fs(|fs| {
-        let i = disk_file(fs, ino, i)?;
+    on_file(ino, |fs, i| {
         let mut done = 0;
         while done < buf.len() {
             done += fs.write(i, off + done as u64, &buf[done..])?;
         }
         fs.xn.publish().map_err(CfsErrno::Xn)
     })?;
-    node::update(ino, |n| {
-        n.size = n.size.max(end);
-        n.mtime_ns = crate::time::wall_ns();
-        n.ctime_ns = n.mtime_ns;
-    });
-    changed();
+    resized(ino, node::get(ino).size.max(end));
     Ok(buf.len())
 }
 
 /// Sets file `ino`'s (`direct`) size to `len`, on the disk's inode.
 pub fn truncate(ino: Ino, len: u64) -> Result<(), Errno> {
-    let i = node::get(ino).disk;
-    with_fs(|fs| {
-        let i = disk_file(fs, ino, i)?;
+    on_file(ino, |fs, i| {
         fs.truncate(i, len)?;
         fs.xn.publish().map_err(CfsErrno::Xn)
     })?;
+    resized(ino, len);
+    Ok(())
+}
+
+/// File `ino`'s data changed on the disk and its size is `size`: the
+/// inode says so to every process, and the write-back's clock runs.
+fn resized(ino: Ino, size: u64) {
     node::update(ino, |n| {
-        n.size = len;
+        n.size = size;
         n.mtime_ns = crate::time::wall_ns();
         n.ctime_ns = n.mtime_ns;
     });
     changed();
-    Ok(())
 }
 
 /// Gives file `ino` a copy of its bytes in the arena (`Inode::copied`),
