@@ -7,7 +7,9 @@ use alloc::vec::Vec;
 use xn::{Change, Parent, Tid};
 
 use crate::client::XnClient;
-use crate::format::{Header, Inode, Intent, ENTRIES, ENTRY, E_INODE, KIND_ROOT, R_NO_EMBED, R_NO_GROUP, S_IFDIR};
+use crate::format::{
+    Header, Inode, Intent, ENTRIES, ENTRY, E_INODE, KIND_ROOT, R_NO_EMBED, R_NO_GROUP, S_IFDIR,
+};
 use crate::{templates, Errno, Result, BLOCK};
 
 /// The root directory's inode number.

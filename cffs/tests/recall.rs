@@ -7,7 +7,7 @@
 mod common;
 
 use cffs::format::{Inode, ENTRY};
-use cffs::{Errno, Fs, Local, Loc, Options, XnClient, ROOT_INO};
+use cffs::{Errno, Fs, Loc, Local, Options, XnClient, ROOT_INO};
 use common::*;
 
 /// The disk as it is, opened by a library that has met nothing yet.

@@ -197,7 +197,9 @@ pub fn mmap(addr: u64, len: u64, p: u64, flags: u64, fdn: i64, off: u64) -> LxRe
             let (lo, end) = (start + direct, start + covered);
             if lo < end {
                 vm::protect(lo, end, vm::R | vm::W);
-                uaccess::with_bytes_mut(lo, end - lo, |dst| crate::fs::content::read(ino, off + direct, dst))??;
+                uaccess::with_bytes_mut(lo, end - lo, |dst| {
+                    crate::fs::content::read(ino, off + direct, dst)
+                })??;
                 vm::protect(lo, end, prot(p));
             }
         }
