@@ -16,12 +16,19 @@ fn stranger(mut fs: TestFs) -> TestFs {
     Fs::open(Local::mount(fs.xn.into_disk(), 1, ROOT).unwrap(), false).unwrap()
 }
 
-#[test]
-fn a_true_place_is_recalled_and_forged_ones_are_refused() {
+/// A fresh disk holding `/secret` (0600, three blocks): the file system,
+/// the secret's inode and its bytes.
+fn with_secret() -> (TestFs, u64, Vec<u8>) {
     let mut fs = fresh(512, Options::default());
     let secret: Vec<u8> = (0..9000u32).map(|i| (i % 200) as u8 + 1).collect();
     let s = fs.create(ROOT_INO, b"secret", 0o600).unwrap();
     fs.write(s, 0, &secret).unwrap();
+    (fs, s, secret)
+}
+
+#[test]
+fn a_true_place_is_recalled_and_forged_ones_are_refused() {
+    let (mut fs, s, _) = with_secret();
     let f = fs.create(ROOT_INO, b"plain", 0o644).unwrap();
     fs.write(f, 0, &[7u8; 5000]).unwrap();
     let (at_s, at_f) = (fs.location(s).unwrap(), fs.location(f).unwrap());
@@ -51,10 +58,7 @@ fn a_true_place_is_recalled_and_forged_ones_are_refused() {
 
 #[test]
 fn an_inode_forged_in_a_data_block_reaches_no_other_files_blocks() {
-    let mut fs = fresh(512, Options::default());
-    let secret: Vec<u8> = (0..9000u32).map(|i| (i % 200) as u8 + 1).collect();
-    let s = fs.create(ROOT_INO, b"secret", 0o600).unwrap();
-    fs.write(s, 0, &secret).unwrap();
+    let (mut fs, s, secret) = with_secret();
     let at_s = fs.location(s).unwrap();
     // A copy of the secret's entry under an unused inode number, written
     // as entry 2 of a plain file's first data block.
