@@ -115,7 +115,10 @@ fn find(va: u64) -> Option<Map> {
 /// How a fault reads a file's bytes: the arena's, unless lxrt gives a
 /// reader that also reads `/data`'s files, whose bytes are in XN's cache
 /// a layer above this one (`reads_with`: `fs::content::read`).
-static READ: Word<fn(Ino, u64, &mut [u8]) -> Result<usize, Errno>> = Word::new(read_arena);
+static READ: Word<Reader> = Word::new(read_arena);
+
+/// Reads file `ino` from an offset into a buffer; the byte count.
+pub type Reader = fn(Ino, u64, &mut [u8]) -> Result<usize, Errno>;
 
 fn read_arena(ino: Ino, off: u64, buf: &mut [u8]) -> Result<usize, Errno> {
     Ok(node::read_at(&node::get(ino), off, buf))
@@ -123,7 +126,7 @@ fn read_arena(ino: Ino, off: u64, buf: &mut [u8]) -> Result<usize, Errno> {
 
 /// Faults read files' bytes with `f` from now on (in this process and
 /// the children it forks).
-pub fn reads_with(f: fn(Ino, u64, &mut [u8]) -> Result<usize, Errno>) {
+pub fn reads_with(f: Reader) {
     READ.set(f);
 }
 
