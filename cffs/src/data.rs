@@ -206,6 +206,42 @@ impl<C: XnClient> Fs<C> {
         Ok(n)
     }
 
+    /// Where data (`hole` false) or a hole (`hole` true) starts at or
+    /// after `off`, as `lseek`'s `SEEK_DATA` and `SEEK_HOLE` answer: a hole
+    /// is a run of file blocks no extent maps, and the end of the file is
+    /// one. None when `off` is at or past the end, or no data follows it
+    /// (`ENXIO`).
+    pub fn seek(&mut self, ino: u64, off: u64, hole: bool) -> Result<Option<u64>> {
+        let (loc, inode) = self.load(ino)?;
+        if off >= inode.size {
+            return Ok(None);
+        }
+        if inode.is_inline() {
+            return Ok(Some(if hole { inode.size } else { off }));
+        }
+        let map = self.map(loc, &inode)?;
+        let mut runs: Vec<(u64, u64)> = map
+            .slots
+            .iter()
+            .filter(|s| !s.ext.is_empty())
+            .map(|s| (u64::from(s.ext.fblock), s.ext.end()))
+            .collect();
+        runs.sort_unstable();
+        let block = BLOCK as u64;
+        let mut f = off / block;
+        if hole {
+            for &(from, to) in &runs {
+                if from > f {
+                    break;
+                }
+                f = f.max(to);
+            }
+            return Ok(Some((f * block).clamp(off, inode.size)));
+        }
+        let at = runs.iter().find(|&&(_, to)| to > f).map(|&(from, _)| (from.max(f) * block).max(off));
+        Ok(at.filter(|&a| a < inode.size))
+    }
+
     pub fn write(&mut self, ino: u64, off: u64, data: &[u8]) -> Result<usize> {
         let (loc, mut inode) = self.load(ino)?;
         if inode.is_dir() {

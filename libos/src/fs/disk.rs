@@ -40,8 +40,8 @@ use super::node::{self, Ino, Inode};
 use super::{dir, path, ROOT, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG};
 use crate::errno::Errno;
 use crate::errno::{
-    EACCES, EEXIST, EFBIG, EINVAL, EIO, EISDIR, ENAMETOOLONG, ENOENT, ENOSPC, ENOTDIR, ENOTEMPTY, EPERM,
-    EXDEV,
+    EACCES, EEXIST, EFBIG, EINVAL, EIO, EISDIR, ENAMETOOLONG, ENOENT, ENOSPC, ENOTDIR, ENOTEMPTY, ENXIO,
+    EPERM, EXDEV,
 };
 use crate::scoped::Scoped;
 use crate::word::Word;
@@ -443,6 +443,13 @@ pub fn truncate(ino: Ino, len: u64) -> Result<(), Errno> {
     })?;
     resized(ino, len);
     Ok(())
+}
+
+/// `SEEK_DATA` (`hole` false) or `SEEK_HOLE` from `off` in file `ino`
+/// (`direct`), by its extents: ENXIO at or past the end, or with no data
+/// after `off`.
+pub fn seek(ino: Ino, off: u64, hole: bool) -> Result<u64, Errno> {
+    on_file(ino, |fs, i| fs.seek(i, off, hole))?.ok_or(ENXIO)
 }
 
 /// File `ino`'s data changed on the disk and its size is `size`: the

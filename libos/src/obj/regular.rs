@@ -57,8 +57,9 @@ fn write(f: &mut File, buf: &[u8]) -> Result<usize, Errno> {
     Ok(k)
 }
 
-/// `SEEK_DATA` and `SEEK_HOLE`: a file here has no holes, so its data is
-/// everything before the end and the one hole is the end itself.
+/// `SEEK_DATA` and `SEEK_HOLE`: a file in the arena has no holes, so its
+/// data is everything before the end and the one hole is the end itself;
+/// a `/data` file's holes are C-FFS's (blocks no extent maps).
 const SEEK_DATA: u32 = 3;
 const SEEK_HOLE: u32 = 4;
 
@@ -73,7 +74,10 @@ fn seek(f: &mut File, off: i64, whence: u32) -> Result<u64, Errno> {
             if off < 0 || off >= size {
                 return Err(ENXIO);
             }
-            f.off = if whence == SEEK_DATA { off } else { size } as u64;
+            f.off = match crate::fs::disk::direct(&n) {
+                true => crate::fs::disk::seek(f.ino, off as u64, whence == SEEK_HOLE)?,
+                false => (if whence == SEEK_DATA { off } else { size }) as u64,
+            };
             return Ok(f.off);
         }
         _ => return Err(EINVAL),

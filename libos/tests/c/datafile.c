@@ -6,6 +6,7 @@
  * the other; a file unlinked while open stays readable; MAP_PRIVATE and
  * MAP_SHARED views agree with read(); SEEK_HOLE/SEEK_DATA. Run by the
  * boot test xn_bigdata (`datafile DIR`); prints "datafile: all passed". */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,6 +75,10 @@ static void two_processes(const char *path)
     check("SEEK_DATA at 0", lseek(fd, 0, SEEK_DATA) == 0);
     off_t h = lseek(fd, 0, SEEK_HOLE);
     check("SEEK_HOLE finds a hole or the end", h >= 15 && h <= st.st_size);
+    off_t d = lseek(fd, 5000, SEEK_DATA);
+    check("SEEK_DATA from a hole finds the child's bytes or stays", d >= 5000 && d <= 3 * 4096 + 100);
+    errno = 0;
+    check("SEEK_DATA at the end: ENXIO", lseek(fd, st.st_size, SEEK_DATA) == -1 && errno == ENXIO);
     check("truncate", ftruncate(fd, 10) == 0 && pwrite(fd, "parent cut", 10, 0) == 10);
     if (write(down[1], &c, 1) != 1) {
         check("the child goes on", 0);
