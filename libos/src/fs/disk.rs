@@ -40,12 +40,11 @@ use super::node::{self, Ino, Inode};
 use super::{dir, path, ROOT, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG};
 use crate::errno::Errno;
 use crate::errno::{
-    EACCES, EEXIST, EFBIG, EINVAL, EIO, EISDIR, ENAMETOOLONG, ENOENT, ENOSPC, ENOTDIR, ENOTEMPTY, ENXIO,
-    EPERM, EXDEV,
+    EACCES, EEXIST, EFBIG, EINVAL, EIO, EISDIR, ENAMETOOLONG, ENOENT, ENOMEM, ENOSPC, ENOTDIR, ENOTEMPTY,
+    ENXIO, EPERM, EXDEV,
 };
 use crate::scoped::Scoped;
 use crate::word::Word;
-use alloc::vec;
 use alloc::vec::Vec;
 use cffs::{Errno as CfsErrno, Fs, Loc};
 use core::sync::atomic::Ordering::Relaxed;
@@ -472,8 +471,16 @@ pub fn copy_in(ino: Ino) -> Result<(), Errno> {
     if !direct(&n) {
         return Ok(());
     }
-    let mut buf = vec![0u8; n.size as usize];
-    let got = read(ino, 0, &mut buf)?;
+    // C-FFS's size, not the arena's (which any process may write): no
+    // file larger than the arena can hold is copied, nor asked for.
+    let size = on_file(ino, |fs, i| Ok(fs.stat(i)?.size))?;
+    if size > crate::layout::SHARED_MAX {
+        return Err(EFBIG);
+    }
+    let mut buf = Vec::new();
+    buf.try_reserve_exact(size as usize).map_err(|_| ENOMEM)?;
+    buf.resize(size as usize, 0);
+    let got = on_file(ino, |fs, i| fs.read(i, 0, &mut buf))?;
     node::update(ino, |c| {
         c.size = 0;
         node::write_at(c, 0, &buf[..got])?;
