@@ -169,12 +169,25 @@ impl<C: XnClient> Fs<C> {
     }
 
     pub fn read(&mut self, ino: u64, off: u64, buf: &mut [u8]) -> Result<usize> {
-        let (loc, inode) = self.load(ino)?;
+        self.read_upto(ino, off, buf, None)
+    }
+
+    /// `read` to `size`, the size a caller that keeps it in memory knows
+    /// (`write_data` left the entry's behind): past the extents, zeros.
+    pub fn read_sized(&mut self, ino: u64, off: u64, buf: &mut [u8], size: u64) -> Result<usize> {
+        self.read_upto(ino, off, buf, Some(size))
+    }
+
+    fn read_upto(&mut self, ino: u64, off: u64, buf: &mut [u8], size: Option<u64>) -> Result<usize> {
+        let (loc, mut inode) = self.load(ino)?;
         if inode.is_dir() {
             return Err(Errno::IsDir);
         }
         if !self.allowed(&inode, 4) {
             return Err(Errno::Access);
+        }
+        if !inode.is_inline() {
+            inode.size = size.unwrap_or(inode.size).min(MAX_FILE);
         }
         if off >= inode.size {
             return Ok(0);
@@ -243,6 +256,20 @@ impl<C: XnClient> Fs<C> {
     }
 
     pub fn write(&mut self, ino: u64, off: u64, data: &[u8]) -> Result<usize> {
+        self.write_with(ino, off, data, false)?;
+        Ok(data.len())
+    }
+
+    /// `write` for a caller that keeps the file's size and times in memory
+    /// (lxrt's shared inode, as ext4 keeps a dirty inode): data in blocks
+    /// does not rewrite the entry; the caller `settle`s it once, before a
+    /// close, `fsync` or `sync` makes it durable. Inline data lives in the
+    /// entry, so it is always written. True when the entry is left behind.
+    pub fn write_data(&mut self, ino: u64, off: u64, data: &[u8]) -> Result<bool> {
+        self.write_with(ino, off, data, true)
+    }
+
+    fn write_with(&mut self, ino: u64, off: u64, data: &[u8], lazy: bool) -> Result<bool> {
         let (loc, mut inode) = self.load(ino)?;
         if inode.is_dir() {
             return Err(Errno::IsDir);
@@ -251,15 +278,41 @@ impl<C: XnClient> Fs<C> {
             return Err(Errno::Access);
         }
         if data.is_empty() {
-            return Ok(0);
+            return Ok(false);
         }
         let end = off.checked_add(data.len() as u64).filter(|&e| e <= MAX_FILE).ok_or(Errno::FileTooBig)?;
         self.write_inode(loc, &mut inode, off, data)?;
+        self.grown.insert(ino);
+        if lazy && !inode.is_inline() {
+            return Ok(true);
+        }
         inode.size = inode.size.max(end);
         self.stamp(&mut inode);
         self.set_inode(loc, &inode, &[], &[])?;
+        Ok(false)
+    }
+
+    /// Writes the size and modification time a caller kept in memory
+    /// (`write_data`) into file `ino`'s entry (an inline file's size is
+    /// the entry's already).
+    pub fn settle(&mut self, ino: u64, size: u64, mtime: i64) -> Result<()> {
+        let (loc, mut inode) = self.load(ino)?;
+        if inode.is_dir() {
+            return Err(Errno::IsDir);
+        }
+        if !self.allowed(&inode, 2) {
+            return Err(Errno::Access);
+        }
+        if size > MAX_FILE {
+            return Err(Errno::FileTooBig);
+        }
+        if !inode.is_inline() {
+            inode.size = size;
+        }
+        (inode.mtime, inode.ctime) = (mtime, mtime.max(inode.ctime));
+        self.set_inode(loc, &inode, &[], &[])?;
         self.grown.insert(ino);
-        Ok(data.len())
+        Ok(())
     }
 
     /// Appends at the end of the file (`O_APPEND`): the offset is the size

@@ -217,7 +217,7 @@ pub fn xn_bind_run(k: &mut Kernel, Args([p, start, count, va, write, cred]): Arg
     if count == 0 || count > x::MAX_RUN {
         return Err(Error::BadLength);
     }
-    page_range(va, count)?;
+    let _pages = page_range(va, count)?;
     let (who, c) = (k.xn_who(), k.xn_cred(cred)?);
     k.xn.get()?.may_bind_run(c, parent(p), start, count, write == 1).map_err(crate::xn::refusal)?;
     let me = k.current();

@@ -24,6 +24,7 @@ pub fn populate() -> Result<(), Errno> {
         data: core::ptr::null_mut(),
         maps: 0,
         paged: false,
+        stale: false,
         borrowed: false,
         fs: node::FS_ROOT,
         mtime_ns: 0,

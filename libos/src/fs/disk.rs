@@ -10,7 +10,10 @@
 //! for all processes, so a block one process wrote is what the next reads
 //! (paper 000 §4: the buffer-cache registry). The in-memory inode keeps
 //! what the rest of lxrt needs (mode, size, times, the C-FFS inode and
-//! where its entry was last seen). Only three cases copy a file into the
+//! where its entry was last seen); a write changes the size and mtime
+//! there for every process at once, and C-FFS's entry once, at the next
+//! close, `fsync` or write-back (`settle`), as ext4 keeps a dirty inode in
+//! memory. Only three cases copy a file into the
 //! arena (`copy_in`): a shared mapping (it maps arena pages), a program
 //! being run (loaded from one buffer), and a file unlinked while open;
 //! such a copy is written back as before (`write_back`) and dropped when
@@ -409,38 +412,39 @@ fn on_file<R>(ino: Ino, mut op: impl FnMut(&mut Fs<SysXn>, u64) -> Result<R, Cfs
 
 /// Reads file `ino` (`direct`) from `off` through this process's C-FFS:
 /// XN's cache pages, read from the disk once by whoever needed them
-/// first. C-FFS's own size bounds it, whatever the inode says; at or past
-/// the inode's end there is nothing to ask.
+/// first. The inode's size bounds it (C-FFS's entry may be behind:
+/// `settle`); past the file's extents C-FFS gives zeros.
 pub fn read(ino: Ino, off: u64, buf: &mut [u8]) -> Result<usize, Errno> {
-    if off >= node::get(ino).size {
+    let size = node::get(ino).size;
+    if off >= size {
         return Ok(0);
     }
-    on_file(ino, |fs, i| fs.read(i, off, buf))
+    on_file(ino, |fs, i| fs.read_sized(i, off, buf, size))
 }
 
 /// Writes `buf` at `off` into file `ino` (`direct`): into XN's cache
 /// pages, told to XN as dirty before the call returns; the inode's size
-/// and times follow for every process.
+/// and times follow for every process at once, C-FFS's entry at the next
+/// close, `fsync` or write-back (`settle`).
 pub fn write(ino: Ino, off: u64, buf: &[u8]) -> Result<usize, Errno> {
     let end = off.checked_add(buf.len() as u64).ok_or(EFBIG)?;
-    on_file(ino, |fs, i| {
-        let mut done = 0;
-        while done < buf.len() {
-            done += fs.write(i, off + done as u64, &buf[done..])?;
-        }
-        fs.xn.publish().map_err(CfsErrno::Xn)
+    let behind = on_file(ino, |fs, i| {
+        let behind = fs.write_data(i, off, buf)?;
+        fs.xn.publish().map_err(CfsErrno::Xn)?;
+        Ok(behind)
     })?;
-    resized(ino, node::get(ino).size.max(end));
+    resized(ino, node::get(ino).size.max(end), behind);
     Ok(buf.len())
 }
 
 /// Sets file `ino`'s (`direct`) size to `len`, on the disk's inode.
 pub fn truncate(ino: Ino, len: u64) -> Result<(), Errno> {
     on_file(ino, |fs, i| {
+        settle(fs, ino, i)?;
         fs.truncate(i, len)?;
         fs.xn.publish().map_err(CfsErrno::Xn)
     })?;
-    resized(ino, len);
+    resized(ino, len, false);
     Ok(())
 }
 
@@ -448,18 +452,36 @@ pub fn truncate(ino: Ino, len: u64) -> Result<(), Errno> {
 /// (`direct`), by its extents: ENXIO at or past the end, or with no data
 /// after `off`.
 pub fn seek(ino: Ino, off: u64, hole: bool) -> Result<u64, Errno> {
-    on_file(ino, |fs, i| fs.seek(i, off, hole))?.ok_or(ENXIO)
+    on_file(ino, |fs, i| {
+        settle(fs, ino, i)?;
+        fs.seek(i, off, hole)
+    })?
+    .ok_or(ENXIO)
 }
 
 /// File `ino`'s data changed on the disk and its size is `size`: the
-/// inode says so to every process, and the write-back's clock runs.
-fn resized(ino: Ino, size: u64) {
+/// inode says so to every process, and the write-back's clock runs;
+/// `behind`: C-FFS's entry does not say so yet (`settle`).
+fn resized(ino: Ino, size: u64, behind: bool) {
     node::update(ino, |n| {
         n.size = size;
         n.mtime_ns = crate::time::wall_ns();
         n.ctime_ns = n.mtime_ns;
+        n.stale |= behind;
     });
     changed();
+}
+
+/// Writes the size and mtime file `ino` (C-FFS's `i`) has in the inode
+/// into its C-FFS entry, if writes left the entry behind (`Inode::stale`):
+/// one change of the entry for any number of writes before it.
+fn settle(fs: &mut Fs<SysXn>, ino: Ino, i: u64) -> Result<(), CfsErrno> {
+    let n = node::get(ino);
+    if n.stale {
+        fs.settle(i, n.size, n.mtime_ns as i64)?;
+        node::update(ino, |n| n.stale = false);
+    }
+    Ok(())
 }
 
 /// Gives file `ino` a copy of its bytes in the arena (`Inode::copied`),
@@ -471,9 +493,12 @@ pub fn copy_in(ino: Ino) -> Result<(), Errno> {
     if !direct(&n) {
         return Ok(());
     }
-    // C-FFS's size, not the arena's (which any process may write): no
-    // file larger than the arena can hold is copied, nor asked for.
-    let size = on_file(ino, |fs, i| Ok(fs.stat(i)?.size))?;
+    // C-FFS's size (the inode's, settled first), checked: no file larger
+    // than the arena can hold is copied, nor asked for.
+    let size = on_file(ino, |fs, i| {
+        settle(fs, ino, i)?;
+        Ok(fs.stat(i)?.size)
+    })?;
     if size > crate::layout::SHARED_MAX {
         return Err(EFBIG);
     }
@@ -551,11 +576,12 @@ pub fn write_back(ino: Ino, durable: Durable) -> Result<(), Errno> {
     let Some(i) = Some(n.disk).filter(|&d| d != 0 && mounted() && n.mode & S_IFMT == S_IFREG) else {
         return Ok(());
     };
-    if !n.dirty && durable == Durable::No {
+    if !n.dirty && !n.stale && durable == Durable::No {
         return Ok(());
     }
     with_fs(|fs| {
         let i = disk_file(fs, ino, i)?;
+        settle(fs, ino, i)?;
         if n.dirty {
             let data = node::contents(&n);
             // Shortened only: a file grown by writes keeps C-FFS's choice

@@ -53,4 +53,8 @@ pub struct Inode {
     /// `data` is a list of pages that never move (`pages`): the file is
     /// or was mapped shared.
     pub paged: bool,
+    /// A `/data` file whose size and mtime here are ahead of its C-FFS
+    /// entry (writes leave the entry to `disk::settle`, once per close,
+    /// `fsync` or write-back, as ext4 keeps an inode dirty in memory).
+    pub stale: bool,
 }

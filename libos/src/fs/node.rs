@@ -112,6 +112,7 @@ pub fn alloc(mode: u32) -> Result<Ino, Errno> {
             data: core::ptr::null_mut(),
             maps: 0,
             paged: false,
+            stale: false,
             borrowed: false,
             mtime_ns: now,
             atime_ns: now,
