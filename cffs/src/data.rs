@@ -117,9 +117,7 @@ impl<C: XnClient> Fs<C> {
             )?;
             Self::mirror(loc, inode, slot.holder, slot.at, ext);
             if let Some(fill) = fill {
-                for b in start..start + count {
-                    self.xn.insert_new(Parent::Block(slot.holder), b, fill)?;
-                }
+                self.xn.insert_run(Parent::Block(slot.holder), start, count, fill)?;
             }
             if !self.opts.group || f >= crate::fs::SMALL_BLOCKS {
                 self.cursor = start + count;
