@@ -32,17 +32,6 @@ pub trait XnClient {
     fn copy(&mut self, parent: Parent, dst: u64, src: u64, count: u64) -> Result<(), Error>;
     /// Inserts a just-allocated block with these contents.
     fn insert_new(&mut self, parent: Parent, b: u64, data: &[u8; BLOCK]) -> Result<(), Error>;
-    /// Inserts the just-allocated blocks `start..start + count`, each with
-    /// these contents (a file's new extent).
-    fn insert_run(
-        &mut self,
-        parent: Parent,
-        start: u64,
-        count: u64,
-        data: &[u8; BLOCK],
-    ) -> Result<(), Error> {
-        (start..start + count).try_for_each(|b| self.insert_new(parent, b, data))
-    }
     fn bind(&mut self, parent: Parent, b: u64, write: bool) -> Result<(), Error>;
     fn block(&self, b: u64) -> Result<&[u8; BLOCK], Error>;
     fn block_mut(&mut self, b: u64) -> Result<&mut [u8; BLOCK], Error>;

@@ -117,7 +117,9 @@ impl<C: XnClient> Fs<C> {
             )?;
             Self::mirror(loc, inode, slot.holder, slot.at, ext);
             if let Some(fill) = fill {
-                self.xn.insert_run(Parent::Block(slot.holder), start, count, fill)?;
+                for b in start..start + count {
+                    self.xn.insert_new(Parent::Block(slot.holder), b, fill)?;
+                }
             }
             if !self.opts.group || f >= crate::fs::SMALL_BLOCKS {
                 self.cursor = start + count;
@@ -294,16 +296,7 @@ impl<C: XnClient> Fs<C> {
     /// (`write_data`) into file `ino`'s entry (an inline file's size is
     /// the entry's already).
     pub fn settle(&mut self, ino: u64, size: u64, mtime: i64) -> Result<()> {
-        let (loc, mut inode) = self.load(ino)?;
-        if inode.is_dir() {
-            return Err(Errno::IsDir);
-        }
-        if !self.allowed(&inode, 2) {
-            return Err(Errno::Access);
-        }
-        if size > MAX_FILE {
-            return Err(Errno::FileTooBig);
-        }
+        let (loc, mut inode) = self.resizable(ino, size)?;
         if !inode.is_inline() {
             inode.size = size;
         }
@@ -380,8 +373,10 @@ impl<C: XnClient> Fs<C> {
         Ok(())
     }
 
-    pub fn truncate(&mut self, ino: u64, size: u64) -> Result<()> {
-        let (loc, mut inode) = self.load(ino)?;
+    /// File `ino`, where it is: a regular file the caller may write,
+    /// `size` within C-FFS's largest.
+    fn resizable(&mut self, ino: u64, size: u64) -> Result<(Loc, Inode)> {
+        let (loc, inode) = self.load(ino)?;
         if inode.is_dir() {
             return Err(Errno::IsDir);
         }
@@ -391,6 +386,11 @@ impl<C: XnClient> Fs<C> {
         if size > MAX_FILE {
             return Err(Errno::FileTooBig);
         }
+        Ok((loc, inode))
+    }
+
+    pub fn truncate(&mut self, ino: u64, size: u64) -> Result<()> {
+        let (loc, mut inode) = self.resizable(ino, size)?;
         if inode.is_inline() {
             if size <= INLINE_MAX as u64 {
                 inode.inline[size as usize..].fill(0);

@@ -77,9 +77,6 @@ fn parent_arg(p: Parent) -> u64 {
 /// A fresh frame of this process's holding `data`, mapped nowhere.
 fn frame_with(data: &[u8; BLOCK]) -> Result<u64, xn::Error> {
     let f = sys::frame_alloc(ENV_SELF, FRAME_ANY).map_err(from_abi)?;
-    if data.iter().all(|&b| b == 0) {
-        return Ok(f); // the kernel clears every frame it hands out
-    }
     let copied = sys::map(ENV_SELF, SCRATCH, f, abi::syscall::map::WRITE).map(|_| {
         // SAFETY: just mapped writable at SCRATCH, ours alone.
         unsafe { core::ptr::copy_nonoverlapping(data.as_ptr(), SCRATCH as *mut u8, BLOCK) };
@@ -345,24 +342,6 @@ impl XnClient for SysXn {
         }
         let data_block = self.entry(b).is_some_and(|e| e.flags & reg::METADATA == 0);
         self.map(parent, b, data_block)
-    }
-    fn insert_run(
-        &mut self,
-        parent: Parent,
-        start: u64,
-        count: u64,
-        data: &[u8; BLOCK],
-    ) -> Result<(), xn::Error> {
-        for b in start..start + count {
-            let f = frame_with(data)?;
-            if let Err(e) = k::insert(parent_arg(parent), b, f, self.slot) {
-                let _ = sys::frame_free(f);
-                return Err(from_abi(e));
-            }
-        }
-        // Mapped with one call a run, as `insert_new` maps one block.
-        let data_block = self.entry(start).is_some_and(|e| e.flags & reg::METADATA == 0);
-        self.map_run(parent, start, count, data_block)
     }
     fn bind(&mut self, parent: Parent, b: u64, write: bool) -> Result<(), xn::Error> {
         self.map(parent, b, write)
