@@ -548,6 +548,16 @@ pub const MAP_FRESH: u64 = BASE + 92;
 /// reader blocked on its empty ring: one copy instead of two, issue 26.)
 pub const HAND_OVER: u64 = BASE + 93;
 
+/// `xn_bind_run(parent, start, count, va, write, cred)`: `xn_bind` for a
+/// run: the cached blocks `start..start + count` (1 to `xn::MAX_RUN`,
+/// `BadLength`), all claimed by `parent` with one template (`NotClaimed`),
+/// mapped at `va`, `va + 4096`, ... (user pages, `BadAddress`; each
+/// unmapped, `AlreadyMapped`); each must be cached (`NotCached`). The
+/// claim is looked up and the parent's `acl` asked once per call
+/// (`Denied`); writable only for data and `write` (`ReadOnly`; `write`
+/// above 1: `BadFlags`). A refusal binds and maps none.
+pub const XN_BIND_RUN: u64 = BASE + 94;
+
 /// `xn_dirty(start, count)`: the caller stored into the cached data
 /// blocks `start..start + count` through its writable bindings (the
 /// kernel does not see stores into a mapping): they become dirty in the

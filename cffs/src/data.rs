@@ -169,12 +169,25 @@ impl<C: XnClient> Fs<C> {
     }
 
     pub fn read(&mut self, ino: u64, off: u64, buf: &mut [u8]) -> Result<usize> {
-        let (loc, inode) = self.load(ino)?;
+        self.read_upto(ino, off, buf, None)
+    }
+
+    /// `read` to `size`, the size a caller that keeps it in memory knows
+    /// (`write_data` left the entry's behind): past the extents, zeros.
+    pub fn read_sized(&mut self, ino: u64, off: u64, buf: &mut [u8], size: u64) -> Result<usize> {
+        self.read_upto(ino, off, buf, Some(size))
+    }
+
+    fn read_upto(&mut self, ino: u64, off: u64, buf: &mut [u8], size: Option<u64>) -> Result<usize> {
+        let (loc, mut inode) = self.load(ino)?;
         if inode.is_dir() {
             return Err(Errno::IsDir);
         }
         if !self.allowed(&inode, 4) {
             return Err(Errno::Access);
+        }
+        if !inode.is_inline() {
+            inode.size = size.unwrap_or(inode.size).min(MAX_FILE);
         }
         if off >= inode.size {
             return Ok(0);
@@ -206,7 +219,57 @@ impl<C: XnClient> Fs<C> {
         Ok(n)
     }
 
+    /// Where data (`hole` false) or a hole (`hole` true) starts at or
+    /// after `off`, as `lseek`'s `SEEK_DATA` and `SEEK_HOLE` answer: a hole
+    /// is a run of file blocks no extent maps, and the end of the file is
+    /// one. None when `off` is at or past the end, or no data follows it
+    /// (`ENXIO`).
+    pub fn seek(&mut self, ino: u64, off: u64, hole: bool) -> Result<Option<u64>> {
+        let (loc, inode) = self.load(ino)?;
+        if off >= inode.size {
+            return Ok(None);
+        }
+        if inode.is_inline() {
+            return Ok(Some(if hole { inode.size } else { off }));
+        }
+        let map = self.map(loc, &inode)?;
+        let mut runs: Vec<(u64, u64)> = map
+            .slots
+            .iter()
+            .filter(|s| !s.ext.is_empty())
+            .map(|s| (u64::from(s.ext.fblock), s.ext.end()))
+            .collect();
+        runs.sort_unstable();
+        let block = BLOCK as u64;
+        let mut f = off / block;
+        if hole {
+            for &(from, to) in &runs {
+                if from > f {
+                    break;
+                }
+                f = f.max(to);
+            }
+            return Ok(Some((f * block).clamp(off, inode.size)));
+        }
+        let at = runs.iter().find(|&&(_, to)| to > f).map(|&(from, _)| (from.max(f) * block).max(off));
+        Ok(at.filter(|&a| a < inode.size))
+    }
+
     pub fn write(&mut self, ino: u64, off: u64, data: &[u8]) -> Result<usize> {
+        self.write_with(ino, off, data, false)?;
+        Ok(data.len())
+    }
+
+    /// `write` for a caller that keeps the file's size and times in memory
+    /// (lxrt's shared inode, as ext4 keeps a dirty inode): data in blocks
+    /// does not rewrite the entry; the caller `settle`s it once, before a
+    /// close, `fsync` or `sync` makes it durable. Inline data lives in the
+    /// entry, so it is always written. True when the entry is left behind.
+    pub fn write_data(&mut self, ino: u64, off: u64, data: &[u8]) -> Result<bool> {
+        self.write_with(ino, off, data, true)
+    }
+
+    fn write_with(&mut self, ino: u64, off: u64, data: &[u8], lazy: bool) -> Result<bool> {
         let (loc, mut inode) = self.load(ino)?;
         if inode.is_dir() {
             return Err(Errno::IsDir);
@@ -215,15 +278,32 @@ impl<C: XnClient> Fs<C> {
             return Err(Errno::Access);
         }
         if data.is_empty() {
-            return Ok(0);
+            return Ok(false);
         }
         let end = off.checked_add(data.len() as u64).filter(|&e| e <= MAX_FILE).ok_or(Errno::FileTooBig)?;
         self.write_inode(loc, &mut inode, off, data)?;
+        self.grown.insert(ino);
+        if lazy && !inode.is_inline() {
+            return Ok(true);
+        }
         inode.size = inode.size.max(end);
         self.stamp(&mut inode);
         self.set_inode(loc, &inode, &[], &[])?;
+        Ok(false)
+    }
+
+    /// Writes the size and modification time a caller kept in memory
+    /// (`write_data`) into file `ino`'s entry (an inline file's size is
+    /// the entry's already).
+    pub fn settle(&mut self, ino: u64, size: u64, mtime: i64) -> Result<()> {
+        let (loc, mut inode) = self.resizable(ino, size)?;
+        if !inode.is_inline() {
+            inode.size = size;
+        }
+        (inode.mtime, inode.ctime) = (mtime, mtime.max(inode.ctime));
+        self.set_inode(loc, &inode, &[], &[])?;
         self.grown.insert(ino);
-        Ok(data.len())
+        Ok(())
     }
 
     /// Appends at the end of the file (`O_APPEND`): the offset is the size
@@ -293,8 +373,10 @@ impl<C: XnClient> Fs<C> {
         Ok(())
     }
 
-    pub fn truncate(&mut self, ino: u64, size: u64) -> Result<()> {
-        let (loc, mut inode) = self.load(ino)?;
+    /// File `ino`, where it is: a regular file the caller may write,
+    /// `size` within C-FFS's largest.
+    fn resizable(&mut self, ino: u64, size: u64) -> Result<(Loc, Inode)> {
+        let (loc, inode) = self.load(ino)?;
         if inode.is_dir() {
             return Err(Errno::IsDir);
         }
@@ -304,6 +386,11 @@ impl<C: XnClient> Fs<C> {
         if size > MAX_FILE {
             return Err(Errno::FileTooBig);
         }
+        Ok((loc, inode))
+    }
+
+    pub fn truncate(&mut self, ino: u64, size: u64) -> Result<()> {
+        let (loc, mut inode) = self.resizable(ino, size)?;
         if inode.is_inline() {
             if size <= INLINE_MAX as u64 {
                 inode.inline[size as usize..].fill(0);

@@ -7,7 +7,9 @@ use alloc::vec::Vec;
 use xn::{Change, Parent, Tid};
 
 use crate::client::XnClient;
-use crate::format::{Header, Inode, Intent, ENTRY, E_INODE, KIND_ROOT, R_NO_EMBED, R_NO_GROUP, S_IFDIR};
+use crate::format::{
+    Header, Inode, Intent, ENTRIES, ENTRY, E_INODE, KIND_ROOT, R_NO_EMBED, R_NO_GROUP, S_IFDIR,
+};
 use crate::{templates, Errno, Result, BLOCK};
 
 /// The root directory's inode number.
@@ -208,6 +210,29 @@ impl<C: XnClient> Fs<C> {
     /// Where an inode met so far lives.
     pub fn location(&self, ino: u64) -> Option<Loc> {
         self.locs.get(&ino).copied()
+    }
+
+    /// Takes `loc` as where inode `ino` lives if the entry there is that
+    /// inode (another process of the library OS saw it there and left the
+    /// place in their shared state). A place that names another inode, or
+    /// no entry at all, is refused and what was remembered stays. The
+    /// check is the library's: a forged place could still name bytes that
+    /// look like inode `ino` (a file's data block), but XN binds no block
+    /// through a block that does not claim it.
+    pub fn recall(&mut self, ino: u64, loc: Loc) -> bool {
+        let valid = (1..=ENTRIES).contains(&loc.entry) && loc.block < self.xn.nblocks();
+        if !valid {
+            return false;
+        }
+        let old = self.locs.insert(ino, loc);
+        if self.load(ino).is_ok() {
+            return true;
+        }
+        match old {
+            Some(l) => self.locs.insert(ino, l),
+            None => self.locs.remove(&ino),
+        };
+        false
     }
 
     pub fn root_block(&self) -> u64 {

@@ -22,6 +22,7 @@ pub mod templates;
 mod xcp;
 
 pub use client::{Local, XnClient};
+pub use data::MAX_FILE;
 pub use fs::{Fs, Loc, Options, Stat, StatFs, ROOT_INO};
 pub use sync::{Step, Syncing, ROUNDS};
 

@@ -138,6 +138,29 @@ fn truncate_sparse_append_and_large_offsets() {
 }
 
 #[test]
+fn seek_finds_data_and_holes() {
+    let mut fs = fresh(512, Options::default());
+    let f = fs.create(ROOT_INO, b"f", 0o644).unwrap();
+    // Blocks 0-1 data, 2-9 a hole, block 10 data, then a hole to the end.
+    fs.write(f, 0, &[1; 8192]).unwrap();
+    fs.write(f, 10 * 4096 + 100, b"x").unwrap();
+    fs.truncate(f, 20 * 4096).unwrap();
+    assert_eq!(fs.seek(f, 0, false).unwrap(), Some(0));
+    assert_eq!(fs.seek(f, 0, true).unwrap(), Some(8192));
+    assert_eq!(fs.seek(f, 5000, true).unwrap(), Some(8192));
+    assert_eq!(fs.seek(f, 8192, false).unwrap(), Some(10 * 4096));
+    assert_eq!(fs.seek(f, 9000, true).unwrap(), Some(9000));
+    assert_eq!(fs.seek(f, 10 * 4096 + 5, false).unwrap(), Some(10 * 4096 + 5));
+    assert_eq!(fs.seek(f, 10 * 4096, true).unwrap(), Some(11 * 4096));
+    assert_eq!(fs.seek(f, 11 * 4096, false).unwrap(), None, "no data after the last extent");
+    assert_eq!(fs.seek(f, 20 * 4096, true).unwrap(), None, "at the end");
+    let g = fs.create(ROOT_INO, b"small", 0o644).unwrap();
+    fs.write(g, 0, b"inline").unwrap();
+    assert_eq!(fs.seek(g, 2, false).unwrap(), Some(2));
+    assert_eq!(fs.seek(g, 2, true).unwrap(), Some(6));
+}
+
+#[test]
 fn hard_links_share_one_inode() {
     for opts in both() {
         let mut fs = fresh(512, opts);

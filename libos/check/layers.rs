@@ -57,7 +57,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     // Open files and their objects: they answer at once, never sleep or
     // signal.
     // (`fs/disk`, the disk's C-FFS at /data, says what it refuses in a note.)
-    ("obj", &["obj", "obj/*", "fd", "fs/devfs", "fs/boot", "fs/disk"]),
+    ("obj", &["obj", "obj/*", "fd", "fs/devfs", "fs/boot", "fs/disk", "fs/content"]),
     // Processes: ids, table, signals, threads, fork, exit.
     (
         "proc",

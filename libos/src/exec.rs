@@ -69,7 +69,9 @@ pub fn resolve(path: &[u8], argv: &mut Vec<Vec<u8>>) -> Result<(Vec<u8>, &'stati
             path = proc::exe();
         }
         let ino = fs::path::resolve(proc::cwd(), &path, true)?;
-        // A program is loaded from one buffer (not a mapped file's pages).
+        // A program is loaded from one buffer (not a mapped file's pages,
+        // not XN's cache pages of a `/data` file).
+        fs::disk::copy_in(ino)?;
         fs::node::update(ino, fs::node::flatten)?;
         let n = fs::node::get(ino);
         if n.mode & fs::S_IFMT != fs::S_IFREG || n.mode & 0o111 == 0 {

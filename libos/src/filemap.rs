@@ -12,6 +12,7 @@
 //! file's (zeroed, `fs::pages`) until nobody maps the file: never memory
 //! that another file got.
 
+use crate::errno::Errno;
 use crate::fs::{node, Ino};
 use crate::layout::{page_down, page_up, PAGE};
 use crate::scoped::Scoped;
@@ -111,6 +112,24 @@ fn find(va: u64) -> Option<Map> {
     MAPS.with(|v| v.iter().copied().find(|m| m.start <= va && va < m.end))
 }
 
+/// How a fault reads a file's bytes: the arena's, unless lxrt gives a
+/// reader that also reads `/data`'s files, whose bytes are in XN's cache
+/// a layer above this one (`reads_with`: `fs::content::read`).
+static READ: Word<Reader> = Word::new(read_arena);
+
+/// Reads file `ino` from an offset into a buffer; the byte count.
+pub type Reader = fn(Ino, u64, &mut [u8]) -> Result<usize, Errno>;
+
+fn read_arena(ino: Ino, off: u64, buf: &mut [u8]) -> Result<usize, Errno> {
+    Ok(node::read_at(&node::get(ino), off, buf))
+}
+
+/// Faults read files' bytes with `f` from now on (in this process and
+/// the children it forks).
+pub fn reads_with(f: Reader) {
+    READ.set(f);
+}
+
 /// A fault at `va`: None if it is no file page the file's end left
 /// unbacked; Some(true) if the file now covers it (filled from the file,
 /// the fault is over); Some(false) if it is past the end (SIGBUS).
@@ -134,8 +153,8 @@ pub fn fault(va: u64) -> Option<bool> {
     // Filled through a writable view, then given the mapping's rights.
     vm::protect(page, page + PAGE, vm::R | vm::W);
     let filled = vm::touch(page, true)
-        && crate::uaccess::with_bytes_mut(page, PAGE, |dst| node::read_at(&n, m.off + (page - m.start), dst))
-            .is_ok();
+        && crate::uaccess::with_bytes_mut(page, PAGE, |dst| READ.get()(m.ino, m.off + (page - m.start), dst))
+            .is_ok_and(|r| r.is_ok());
     vm::protect(page, page + PAGE, prot);
     Some(filled)
 }

@@ -44,6 +44,11 @@ pub fn bind(parent: u64, block: u64, va: u64, write: bool, cred: u64) -> Result<
     result(call(sc::XN_BIND, [parent, block, va, write as u64, cred, 0]))
 }
 
+/// Binds the cached blocks `start..start + count` and maps them from `va`.
+pub fn bind_run(parent: u64, start: u64, count: u64, va: u64, write: bool, cred: u64) -> Result<u64, Error> {
+    result(call(sc::XN_BIND_RUN, [parent, start, count, va, write as u64, cred]))
+}
+
 pub fn modify(changes: &[Change], alloc: &[Extent], free: &[Extent], cred: u64) -> Result<u64, Error> {
     let m = Modify {
         changes: changes.as_ptr() as u64,

@@ -11,7 +11,7 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use crate::udf::{AclQuery, OP_BIND_READ, OP_BIND_WRITE};
-use crate::{Cred, Disk, Entry, Error, PageId, Pages, Parent, Principal, Tid, Xn, BLOCK, NOBODY};
+use crate::{Cred, Disk, Entry, Error, PageId, Pages, Parent, Principal, Tid, Xn, BLOCK, MAX_RUN, NOBODY};
 
 impl<D: Disk, P: Pages> Xn<D, P> {
     /// The template with which `parent` claims `count` blocks from
@@ -172,17 +172,58 @@ impl<D: Disk, P: Pages> Xn<D, P> {
         block: u64,
         write: bool,
     ) -> Result<(), Error> {
-        let e = *self.registry.get(&block).ok_or(Error::NotCached { block })?;
-        let (tid, slots) = self.claimed_by(parent, block, 1)?;
+        self.bind_run(who, cred, parent, block, 1, write)
+    }
+
+    /// Whether `cred` may bind the cached blocks `start..start + count`
+    /// (1 to `MAX_RUN`), all of which `parent` claims with one template:
+    /// the claim is looked up once and the parent's `acl` asked once per
+    /// slot involved (a file's extent is one), not once a block.
+    pub fn may_bind_run(
+        &self,
+        cred: Cred,
+        parent: Parent,
+        start: u64,
+        count: u64,
+        write: bool,
+    ) -> Result<(), Error> {
+        if count == 0 || count > MAX_RUN {
+            return Err(Error::BadChange { block: start });
+        }
+        if start.checked_add(count).is_none_or(|end| end > self.sb.nblocks) {
+            return Err(Error::OutOfRange { block: start });
+        }
+        let (tid, slots) = self.claimed_by(parent, start, count)?;
         if write && self.tmpl(tid)?.is_metadata() {
-            return Err(Error::MetadataNotWritable { block });
+            return Err(Error::MetadataNotWritable { block: start });
         }
-        if tid != e.tid {
-            return Err(Error::NotClaimed { block, parent: 0 });
+        for b in start..start + count {
+            let e = self.registry.get(&b).ok_or(Error::NotCached { block: b })?;
+            if e.tid != tid {
+                return Err(Error::NotClaimed { block: b, parent: 0 });
+            }
         }
-        self.bind_allowed(cred, parent, slots[0], block, write)?;
-        let w = self.bindings.entry((block, who)).or_insert(false);
-        *w |= write;
+        for slot in slots {
+            self.bind_allowed(cred, parent, slot, start, write)?;
+        }
+        Ok(())
+    }
+
+    /// Binds `who` to the cached blocks `start..start + count` for reading
+    /// or (data only) writing, after `may_bind_run`; a refusal binds none.
+    pub fn bind_run(
+        &mut self,
+        who: Principal,
+        cred: Cred,
+        parent: Parent,
+        start: u64,
+        count: u64,
+        write: bool,
+    ) -> Result<(), Error> {
+        self.may_bind_run(cred, parent, start, count, write)?;
+        for b in start..start + count {
+            *self.bindings.entry((b, who)).or_insert(false) |= write;
+        }
         Ok(())
     }
 

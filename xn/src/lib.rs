@@ -41,6 +41,8 @@ pub use udf::{Template, TemplateSpec};
 
 /// Bytes in a block (a page: cached blocks are bound to pages).
 pub const BLOCK: usize = 4096;
+/// Most blocks one `bind_run` binds (the kernel's calls take as many).
+pub const MAX_RUN: u64 = 64;
 /// Blocks of the type catalogue (after the superblock).
 pub const CATALOGUE_BLOCKS: u64 = 16;
 /// Blocks XN keeps for itself: the superblock and the catalogue.

@@ -13,14 +13,7 @@ use xn::{Error, Parent};
 /// node 60.
 fn setup_dirty() -> (TestXn, u64) {
     let (mut xn, _, root) = setup();
-    alloc(&mut xn, ALICE, A, root, 0, 100, 4, DATA).unwrap();
-    for b in 100..104 {
-        let p = page(&mut xn, A);
-        xn.insert_new(A, ALICE, Parent::Block(root), b, p).unwrap();
-    }
-    alloc(&mut xn, ALICE, A, root, 2, 60, 1, NODE).unwrap();
-    let p = page_with_owner(&mut xn, A, ALICE.uid);
-    xn.insert_new(A, ALICE, Parent::Block(root), 60, p).unwrap();
+    alice_files(&mut xn, root);
     xn.sync_all(A).unwrap();
     (xn, root)
 }

@@ -11,7 +11,7 @@ use crate::qemu;
 use std::path::Path;
 use std::time::Duration;
 
-pub const NAMES: &[&str] = &["xn_disk", "xn_corrupt", "xn_data", "xn_xcp"];
+pub const NAMES: &[&str] = &["xn_disk", "xn_corrupt", "xn_data", "xn_bigdata", "xn_xcp"];
 
 /// Damaged copies of the disk: the kernel refuses each with its reason
 /// on the console and boots on (`init=test_hello`).
@@ -81,6 +81,9 @@ pub fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
     }
     if names.is_empty() || names.iter().any(|n| n == "xn_data") {
         out.push(data_test(img)?);
+    }
+    if names.is_empty() || names.iter().any(|n| n == "xn_bigdata") {
+        out.push(bigdata_test(img)?);
     }
     if names.is_empty() || names.iter().any(|n| n == "xn_xcp") {
         out.push(xcp_test(img)?);
@@ -180,6 +183,58 @@ fn data_test(img: &Image) -> Result<BootTest, String> {
     );
     write.fsck = Some(image);
     Ok(write)
+}
+
+/// Bytes of `/data/bigN` in the big-disk test: record `i` (16 bytes) is
+/// `i * N` in 15 digits and a newline.
+const BIG_FILE: u64 = 40 << 20;
+
+/// The big-disk test's file `n`.
+fn big_file(n: u64) -> Vec<u8> {
+    (0..BIG_FILE / 16).flat_map(|i| format!("{:015}\n", i * n).into_bytes()).collect()
+}
+
+/// CRC-32 (IEEE, as busybox's `crc32` prints it).
+fn crc32(data: &[u8]) -> u32 {
+    let table: Vec<u32> = (0..256u32)
+        .map(|i| (0..8).fold(i, |c, _| if c & 1 != 0 { 0xEDB8_8320 ^ (c >> 1) } else { c >> 1 }))
+        .collect();
+    !data.iter().fold(!0u32, |c, &b| table[((c ^ u32::from(b)) & 0xFF) as usize] ^ (c >> 8))
+}
+
+/// `/data` on a disk whose files (two of 40 MiB) are larger together than
+/// lxrt's arena (64 MiB of the test machine's 512): it mounts (no file
+/// data loaded), both files read back whole (their CRC-32s, computed here
+/// from the bytes mkfs wrote) and at a record; `cbin/datafile` runs on it
+/// (two processes' writes seen at once, without a close) and a program
+/// is run from it (`libos/hosttests/bigdata.sh`); `fsck` clean afterwards.
+fn bigdata_test(img: &Image) -> Result<BootTest, String> {
+    let src = build::root().join("target/xntest/big-data");
+    let _ = std::fs::remove_dir_all(&src);
+    std::fs::create_dir_all(&src).map_err(|e| e.to_string())?;
+    let mut expect = vec!["lxrt: /data is C-FFS on the XN disk (2 names)".to_string()];
+    for n in 1..=2 {
+        let data = big_file(n);
+        std::fs::write(src.join(format!("big{n}")), &data).map_err(|e| e.to_string())?;
+        expect.push(format!("big{n}: {} bytes, crc {:08x}", data.len(), crc32(&data)));
+    }
+    let image = build::root().join("target/disks/xn_bigdata.img");
+    let _ = std::fs::remove_file(&image);
+    mkfs_sized(&image, &src, 160)?;
+    expect.extend(
+        [
+            "bigdata: big2's record at block 9000 read",
+            "datafile: all passed",
+            "bigdata: a program run from /data",
+            "bigdata: done",
+        ]
+        .map(String::from),
+    );
+    let mut args = qemu::base_args(img, "lxrt /bin/sh /hosttests/bigdata.sh");
+    args.extend(qemu::device_args(&image, 0));
+    let mut t = BootTest::new("xn_bigdata".into(), args, expect, Duration::from_secs(400));
+    t.fsck = Some(image);
+    Ok(t)
 }
 
 /// XCP (`libos/src/bin/xcp.rs`): on a fresh, empty C-FFS disk the first
@@ -297,13 +352,18 @@ fn tail(serial: &str) -> String {
 /// `cargo xtask mkfs` of a 64 MiB C-FFS image at `image` holding the tree
 /// `from`, every file owned by root.
 fn mkfs64(image: &std::path::Path, from: &std::path::Path) -> Result<(), String> {
+    mkfs_sized(image, from, 64)
+}
+
+/// A C-FFS disk of `mib` MiB holding a copy of `from`.
+fn mkfs_sized(image: &std::path::Path, from: &std::path::Path, mib: u64) -> Result<(), String> {
     if let Some(dir) = image.parent() {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     }
     crate::fstools::mkfs(&[
         image.display().to_string(),
         "--size".into(),
-        "64".into(),
+        mib.to_string(),
         "--from".into(),
         from.display().to_string(),
         "--owner".into(),

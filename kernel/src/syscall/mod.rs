@@ -201,6 +201,7 @@ calls! {
     sc::XN_IDENTITY => xn::xn_identity;
     sc::XN_COPY => xn::xn_copy;
     sc::XN_DIRTY => xn::xn_dirty;
+    sc::XN_BIND_RUN => xn::xn_bind_run;
     sc::IDENT_GET => ident::ident_get;
     sc::IDENT_SET => ident::ident_set;
     sc::SECTION_HOLDS => section::section_holds;

@@ -12,7 +12,7 @@ use crate::mm::PhysTables;
 use crate::pagetable;
 use crate::state::Kernel;
 use crate::uaccess;
-use crate::validate::{pte_rights, user_page};
+use crate::validate::{page_range, pte_rights, user_page};
 use abi::syscall::map;
 use abi::tables::frame_state;
 use abi::xn as x;
@@ -205,6 +205,42 @@ pub fn xn_bind(k: &mut Kernel, Args([p, block, va, write, cred, ..]): Args) -> R
     k.xn.call(&mut k.mem, &[], |xn| xn.bind(who, c, parent(p), block, write == 1))?;
     let pte = pte_rights(if write == 1 { map::WRITE } else { 0 })?;
     k.bind(me, va, frame, pte)
+}
+
+/// `xn_bind` for a run of blocks: every argument and XN's check before
+/// anything is mapped; a mapping that cannot be made (no memory for a
+/// page table) takes back those made before it, so a refusal binds none.
+pub fn xn_bind_run(k: &mut Kernel, Args([p, start, count, va, write, cred]): Args) -> Result<u64, Error> {
+    if write > 1 {
+        return Err(Error::BadFlags);
+    }
+    if count == 0 || count > x::MAX_RUN {
+        return Err(Error::BadLength);
+    }
+    let _pages = page_range(va, count)?;
+    let (who, c) = (k.xn_who(), k.xn_cred(cred)?);
+    k.xn.get()?.may_bind_run(c, parent(p), start, count, write == 1).map_err(crate::xn::refusal)?;
+    let me = k.current();
+    let mut frames = Vec::with_capacity(count as usize);
+    for i in 0..count {
+        frames.push(Frame::new(k.xn.get()?.entry(start + i).ok_or(Error::NotCached)?.page.0));
+        if pagetable::lookup(&mut PhysTables, k.envs[me].pml4, va + i * x::BLOCK).is_some() {
+            return Err(Error::AlreadyMapped);
+        }
+    }
+    let pte = pte_rights(if write == 1 { map::WRITE } else { 0 })?;
+    for (i, &f) in frames.iter().enumerate() {
+        if let Err(e) = k.bind(me, va + i as u64 * x::BLOCK, f, pte) {
+            for done in (0..i as u64).map(|j| va + j * x::BLOCK) {
+                if let Ok(old) = pagetable::unmap(&mut PhysTables, k.envs[me].pml4, done) {
+                    crate::arch::cpu::invlpg(done);
+                    k.mem.frames.drop_ref(pagetable::frame_of(old));
+                }
+            }
+            return Err(e);
+        }
+    }
+    k.xn.call(&mut k.mem, &[], |xn| xn.bind_run(who, c, parent(p), start, count, write == 1)).map(|_| 0)
 }
 
 pub fn xn_modify(k: &mut Kernel, Args([req, cred, ..]): Args) -> Result<u64, Error> {

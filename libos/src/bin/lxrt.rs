@@ -21,8 +21,10 @@ fn main(_: u64) -> i32 {
         println!("lxrt: {e}");
         return 1;
     }
-    // The XN disk's C-FFS, if the machine has one, at /data.
+    // The XN disk's C-FFS, if the machine has one, at /data; a private
+    // mapping's fault reads a file there from the disk.
     libos::fs::disk::mount();
+    libos::filemap::reads_with(fs::content::read);
     let mut words: Vec<&str> =
         kinfo::cmdline().split_whitespace().skip_while(|w| !w.starts_with("init=")).skip(1).collect();
     while let Some(opt) = words.first().and_then(|w| w.strip_prefix('-')) {
@@ -49,6 +51,10 @@ fn main(_: u64) -> i32 {
         println!("lxrt: {} not found", words[0]);
         return 127;
     };
+    if fs::disk::copy_in(ino).is_err() {
+        println!("lxrt: {} cannot be read", words[0]);
+        return 127;
+    }
     let image = fs::node::bytes(&fs::node::get(ino));
     let elf = match exec::check(image) {
         Ok(e) => e,

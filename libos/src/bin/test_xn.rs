@@ -318,6 +318,54 @@ fn hostile(fs: &mut CFs) {
     );
     sys::unmap(ENV_SELF, SCRATCH).expect("unmap");
 
+    // A run bound in one call (`xn_bind_run`): /home/user's block claims
+    // notes' two data blocks and nothing else; each refusal maps nothing.
+    let nothing_mapped = || sys::unmap(ENV_SELF, SCRATCH) == Err(Error::NotMapped);
+    refused(
+        "a run the parent does not claim",
+        xn::bind_run(notes_blk, motd_data, 2, SCRATCH, false, user),
+        Error::NotClaimed,
+    );
+    refused(
+        "a run past the file's extent",
+        xn::bind_run(notes_blk, notes_data, 3, SCRATCH, false, user),
+        Error::NotClaimed,
+    );
+    refused(
+        "a run longer than the bound",
+        xn::bind_run(notes_blk, notes_data, abi::xn::MAX_RUN + 1, SCRATCH, false, user),
+        Error::BadLength,
+    );
+    refused(
+        "a run running out of user space",
+        xn::bind_run(notes_blk, notes_data, 2, abi::layout::USER_END - 4096, false, user),
+        Error::BadAddress,
+    );
+    let g = frame();
+    sys::map(ENV_SELF, SCRATCH + 4096, g, 0).expect("map a frame after SCRATCH");
+    refused(
+        "a run over a page already mapped",
+        xn::bind_run(notes_blk, notes_data, 2, SCRATCH, false, user),
+        Error::AlreadyMapped,
+    );
+    sys::unmap(ENV_SELF, SCRATCH + 4096).expect("unmap");
+    let _ = sys::frame_free(g);
+    refused(
+        "nobody binds a run of /motd's data writable",
+        xn::bind_run(motd_blk, motd_data, 2, SCRATCH, true, CRED_SELF),
+        Error::Denied,
+    );
+    check("no refused run left a mapping", nothing_mapped());
+    check(
+        "uid 1000 binds its file's run writable",
+        xn::bind_run(notes_blk, notes_data, 2, SCRATCH, true, user).is_ok(),
+    );
+    // SAFETY: just mapped at SCRATCH and the page after it.
+    let second = unsafe { core::ptr::read_volatile((SCRATCH + 4096 + 6000 - 4097) as *const u8) };
+    check("and reads the run's second block", second == b'n');
+    sys::unmap(ENV_SELF, SCRATCH).expect("unmap");
+    sys::unmap(ENV_SELF, SCRATCH + 4096).expect("unmap");
+
     // A block moved under itself: /home's entry in the root directory
     // gives its extent to an entry inside /home's own block.
     let (home_i, home_at, home_off) = entry(fs, "/home");

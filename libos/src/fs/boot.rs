@@ -24,6 +24,7 @@ pub fn populate() -> Result<(), Errno> {
         data: core::ptr::null_mut(),
         maps: 0,
         paged: false,
+        stale: false,
         borrowed: false,
         fs: node::FS_ROOT,
         mtime_ns: 0,
@@ -33,7 +34,9 @@ pub fn populate() -> Result<(), Errno> {
         gid: 0,
         rdev: 0,
         disk: 0,
+        disk_at: 0,
         dirty: false,
+        copied: false,
     };
     node::update(ROOT, |n| *n = root);
     for e in binfmt::cpio::entries(user::bootfs::archive()).map_while(Result::ok) {

@@ -1,41 +1,55 @@
 //! `/data`: the C-FFS of the XN disk (`docs/cffs.md`, "The persistent
 //! directory"), reached as an ordinary directory by every program.
 //!
-//! The first process mounts C-FFS (with recovery) and copies its tree into
-//! the in-memory file system at `/data`; from then on the in-memory tree is
-//! what programs read, and every change under `/data` is also made in XN's
-//! buffer cache, by the process that makes it, through its own C-FFS
-//! library over the kernel's XN: names (create, mkdir, symlink, link,
-//! unlink, rmdir, rename, chmod) when they change, a file's data when the
-//! last open file description that wrote it closes. Nothing is made
-//! durable then: as on Linux, a change reaches the disk at `fsync`,
-//! `fdatasync`, `sync`, `syncfs`, a write through `O_SYNC`/`O_DSYNC`, or
-//! by the periodic write-back (`expire`): 30 s after the first change
-//! since the last write-back, whichever lxrt process next makes a call or
-//! wakes from a wait (each wait wakes at least every 50 ms) writes
-//! everything back, as Linux's flusher writes what has been dirty 30 s.
+//! The first process mounts C-FFS (with recovery) and makes the disk's
+//! names in the in-memory file system at `/data`: directories, names,
+//! modes, owners, sizes, times and symbolic links' targets, no file data.
+//! A regular file's bytes stay in XN's buffer cache: each read, write and
+//! truncation goes through the calling process's own C-FFS library over
+//! the kernel's XN (`read`, `write`, `truncate`), and XN's registry is one
+//! for all processes, so a block one process wrote is what the next reads
+//! (paper 000 §4: the buffer-cache registry). The in-memory inode keeps
+//! what the rest of lxrt needs (mode, size, times, the C-FFS inode and
+//! where its entry was last seen); a write changes the size and mtime
+//! there for every process at once, and C-FFS's entry once, at the next
+//! close, `fsync` or write-back (`settle`), as ext4 keeps a dirty inode in
+//! memory. Only three cases copy a file into the
+//! arena (`copy_in`): a shared mapping (it maps arena pages), a program
+//! being run (loaded from one buffer), and a file unlinked while open;
+//! such a copy is written back as before (`write_back`) and dropped when
+//! nobody maps or holds the file (`uncopy`).
+//!
+//! Every change of names (create, mkdir, symlink, link, unlink, rmdir,
+//! rename, chmod) is made in XN's cache at once by the process that makes
+//! it. Nothing is made durable then: as on Linux, a change reaches the
+//! disk at `fsync`, `fdatasync`, `sync`, `syncfs`, a write through
+//! `O_SYNC`/`O_DSYNC`, or by the periodic write-back (`expire`): 30 s
+//! after the first change since the last write-back, whichever lxrt
+//! process next makes a call or wakes from a wait (each wait wakes at
+//! least every 50 ms) writes everything back, as Linux's flusher writes
+//! what has been dirty 30 s.
 //!
 //! A process's C-FFS state (where inodes live, its batch of inode
 //! numbers, its mappings of cached blocks) is its own: a forked child
 //! opens its own (`forked_child`). Another process may have moved an
-//! entry since; C-FFS checks each location it remembers before it uses it
-//! and this module looks the name up again from `/data` when it fails.
-//! What a process stored into cache pages is told to XN before its call
-//! returns (`SysXn::publish`), so whoever writes back next finds it.
-//! The big lock keeps two processes from changing the disk at once.
+//! entry since; C-FFS checks each location it remembers before it uses it,
+//! then the place the inode says (`place`), then looks the name up again
+//! from `/data`. What a process stored into cache pages is told to XN
+//! before its call returns (`SysXn::publish`), so whoever writes back next
+//! finds it. The big lock keeps two processes from changing the disk at
+//! once.
 
-use super::node::{self, Ino};
+use super::node::{self, Ino, Inode};
 use super::{dir, path, ROOT, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG};
 use crate::errno::Errno;
 use crate::errno::{
-    EACCES, EEXIST, EFBIG, EINVAL, EIO, EISDIR, ENAMETOOLONG, ENOENT, ENOSPC, ENOTDIR, ENOTEMPTY, EPERM,
-    EXDEV,
+    EACCES, EEXIST, EFBIG, EINVAL, EIO, EISDIR, ENAMETOOLONG, ENOENT, ENOMEM, ENOSPC, ENOTDIR, ENOTEMPTY,
+    ENXIO, EPERM, EXDEV,
 };
 use crate::scoped::Scoped;
 use crate::word::Word;
-use alloc::vec;
 use alloc::vec::Vec;
-use cffs::{Errno as CfsErrno, Fs};
+use cffs::{Errno as CfsErrno, Fs, Loc};
 use core::sync::atomic::Ordering::Relaxed;
 use user::xn as k;
 use xn::Cred;
@@ -119,15 +133,37 @@ fn disk_dir(fs: &mut Fs<SysXn>, d: Ino) -> Result<u64, CfsErrno> {
 }
 
 /// Where C-FFS knows regular file `ino` (in memory; `i` on the disk) as:
-/// `i`, checked, or found again by one of its paths (this process never
-/// met it: a child writing or syncing a file another process made).
+/// `i` where this process saw it, or where the inode says the last
+/// process saw it (both checked), or found again by one of its paths.
 fn disk_file(fs: &mut Fs<SysXn>, ino: Ino, i: u64) -> Result<u64, CfsErrno> {
     if fs.exists(i) {
+        return Ok(i);
+    }
+    if unplace(node::get(ino).disk_at).is_some_and(|at| fs.recall(i, at)) {
         return Ok(i);
     }
     let top = dir::lookup(ROOT, NAME).ok_or(CfsErrno::NoEnt)?;
     let p = path_in(top, ino).ok_or(CfsErrno::NoEnt)?;
     fs.resolve(core::str::from_utf8(&p).map_err(|_| CfsErrno::Inval)?)
+}
+
+/// C-FFS's place of an entry as one word (`Inode::disk_at`): the block
+/// times 16 plus the slot (1 to 15).
+fn place(at: Loc) -> u64 {
+    at.block.saturating_mul(16) | at.entry as u64
+}
+
+/// The place a word holds, if any (the word may be anything: C-FFS checks
+/// the place before it believes it).
+fn unplace(w: u64) -> Option<Loc> {
+    (w != 0).then_some(Loc { block: w / 16, entry: (w % 16) as usize })
+}
+
+/// Notes in inode `ino` where C-FFS has its inode `i` now.
+fn placed(fs: &Fs<SysXn>, ino: Ino, i: u64) {
+    if let Some(at) = fs.location(i) {
+        node::update(ino, |n| n.disk_at = place(at));
+    }
 }
 
 /// A path of `ino` below in-memory directory `d`, relative to it.
@@ -160,7 +196,8 @@ fn mounted() -> bool {
 }
 
 /// First process, after the boot tree is built: mounts the disk's C-FFS
-/// (if the machine has an XN disk holding one) and copies it to `/data`.
+/// (if the machine has an XN disk holding one) and makes its names at
+/// `/data`.
 pub fn mount() {
     let Ok(x) = SysXn::open(abi::syscall::CRED_DEVICES, ROOT_CRED) else {
         return; // no XN disk: nothing to say
@@ -192,8 +229,10 @@ pub fn mount() {
     }
 }
 
-/// Copies C-FFS directory `from` into in-memory directory `to`; `seen`
-/// pairs each C-FFS inode met with its in-memory one (hard links).
+/// Makes C-FFS directory `from`'s names in in-memory directory `to` (no
+/// file's data: it stays on the disk, read through XN's cache when asked
+/// for); `seen` pairs each C-FFS inode met with its in-memory one (hard
+/// links).
 fn load(fs: &mut Fs<SysXn>, from: u64, to: Ino, seen: &mut Vec<(u64, Ino)>) -> Result<(), Errno> {
     let names = fs.readdir(from).map_err(errno)?;
     for (name, ino, _) in names {
@@ -214,12 +253,9 @@ fn load(fs: &mut Fs<SysXn>, from: u64, to: Ino, seen: &mut Vec<(u64, Ino)>) -> R
                 let t = fs.readlink(ino).map_err(errno)?;
                 node::update(m, |n| node::write_at(n, 0, &t))?;
             }
-            _ => {
-                let mut buf = vec![0u8; st.size as usize];
-                let got = fs.read(ino, 0, &mut buf).map_err(errno)?;
-                node::update(m, |n| node::write_at(n, 0, &buf[..got]))?;
-            }
+            _ => node::update(m, |n| n.size = st.size),
         }
+        placed(fs, m, ino);
         node::update(m, |n| {
             (n.uid, n.gid, n.disk, n.dirty) = (st.uid, st.gid, ino, false);
             (n.atime_ns, n.mtime_ns, n.ctime_ns) = (st.atime as u64, st.mtime as u64, st.ctime as u64);
@@ -244,6 +280,7 @@ pub fn created(d: Ino, name: &[u8], ino: Ino) -> Result<(), Errno> {
             S_IFREG => fs.create(at, name, n.mode)?,
             _ => return Err(CfsErrno::Perm), // device nodes, fifos: memory only
         };
+        placed(fs, ino, i);
         Ok(i)
     })?;
     node::update(ino, |n| n.disk = made);
@@ -256,6 +293,7 @@ pub fn removing(d: Ino, name: &[u8], is_dir: bool) -> Result<(), Errno> {
     if !mounted() || on_disk(d).is_none() {
         return Ok(());
     }
+    let orphan = keep_orphan(dir::lookup(d, name))?;
     with_fs(|fs| {
         let at = disk_dir(fs, d)?;
         if is_dir {
@@ -264,8 +302,29 @@ pub fn removing(d: Ino, name: &[u8], is_dir: bool) -> Result<(), Errno> {
             fs.unlink(at, name)
         }
     })?;
+    off_disk(orphan);
     changed();
     Ok(())
+}
+
+/// A regular file on the disk about to lose its last name while open or
+/// mapped: C-FFS has no inode without a name, so its bytes are copied to
+/// the arena first, and it lives on there (`off_disk`).
+fn keep_orphan(f: Option<Ino>) -> Result<Option<Ino>, Errno> {
+    let Some(f) = f else { return Ok(None) };
+    let n = node::get(f);
+    if n.disk == 0 || n.mode & S_IFMT != S_IFREG || n.nlink > 1 || n.opens + n.maps == 0 {
+        return Ok(None);
+    }
+    copy_in(f)?;
+    Ok(Some(f))
+}
+
+/// The orphan `keep_orphan` copied is the disk's no more.
+fn off_disk(orphan: Option<Ino>) {
+    if let Some(f) = orphan {
+        node::update(f, |n| (n.disk, n.disk_at, n.copied) = (0, 0, false));
+    }
 }
 
 /// `od/oname` is about to become `nd/nname`: on the disk as one C-FFS
@@ -276,11 +335,22 @@ pub fn renaming(od: Ino, oname: &[u8], nd: Ino, nname: &[u8]) -> Result<(), Errn
     }
     match (on_disk(od), on_disk(nd)) {
         (None, None) => Ok(()),
-        (Some(_), Some(_)) => with_fs(|fs| {
-            let (a, b) = (disk_dir(fs, od)?, disk_dir(fs, nd)?);
-            fs.rename(a, oname, b, nname)
-        })
-        .map(|_| changed()),
+        (Some(_), Some(_)) => {
+            let orphan = keep_orphan(dir::lookup(nd, nname))?;
+            let moved = dir::lookup(od, oname);
+            with_fs(|fs| {
+                let (a, b) = (disk_dir(fs, od)?, disk_dir(fs, nd)?);
+                fs.rename(a, oname, b, nname)?;
+                // The entry may be in another block now.
+                if let Some(m) = moved {
+                    placed(fs, m, node::get(m).disk);
+                }
+                Ok(())
+            })?;
+            off_disk(orphan);
+            changed();
+            Ok(())
+        }
         _ => Err(EXDEV),
     }
 }
@@ -295,7 +365,10 @@ pub fn linking(ino: Ino, d: Ino, name: &[u8]) -> Result<(), Errno> {
         (Some(i), Some(_)) => with_fs(|fs| {
             let at = disk_dir(fs, d)?;
             let i = disk_file(fs, ino, i)?;
-            fs.link(i, at, name)
+            fs.link(i, at, name)?;
+            // The first link moves the inode into the inode table.
+            placed(fs, ino, i);
+            Ok(())
         })
         .map(|_| changed()),
         _ => Err(EXDEV),
@@ -314,6 +387,141 @@ pub fn chmoded(ino: Ino) -> Result<(), Errno> {
     })?;
     changed();
     Ok(())
+}
+
+/// Whether regular file `n`'s bytes are in XN's cache (read and written
+/// through C-FFS), not in the arena.
+pub fn direct(n: &Inode) -> bool {
+    n.disk != 0 && n.mode & S_IFMT == S_IFREG && !n.copied
+}
+
+/// Runs `op` on regular file `ino` in this process's C-FFS, with the
+/// C-FFS inode it stands for; if C-FFS no longer knows where that inode
+/// is (another process moved it, or this one never met it), it is found
+/// again (`disk_file`) and `op` runs once more.
+fn on_file<R>(ino: Ino, mut op: impl FnMut(&mut Fs<SysXn>, u64) -> Result<R, CfsErrno>) -> Result<R, Errno> {
+    let i = node::get(ino).disk;
+    with_fs(|fs| match op(fs, i) {
+        Err(CfsErrno::NoEnt) => {
+            let i = disk_file(fs, ino, i)?;
+            op(fs, i)
+        }
+        done => done,
+    })
+}
+
+/// Reads file `ino` (`direct`) from `off` through this process's C-FFS:
+/// XN's cache pages, read from the disk once by whoever needed them
+/// first. The inode's size bounds it (C-FFS's entry may be behind:
+/// `settle`); past the file's extents C-FFS gives zeros.
+pub fn read(ino: Ino, off: u64, buf: &mut [u8]) -> Result<usize, Errno> {
+    let size = node::get(ino).size;
+    if off >= size {
+        return Ok(0);
+    }
+    on_file(ino, |fs, i| fs.read_sized(i, off, buf, size))
+}
+
+/// Writes `buf` at `off` into file `ino` (`direct`): into XN's cache
+/// pages, told to XN as dirty before the call returns; the inode's size
+/// and times follow for every process at once, C-FFS's entry at the next
+/// close, `fsync` or write-back (`settle`).
+pub fn write(ino: Ino, off: u64, buf: &[u8]) -> Result<usize, Errno> {
+    let end = off.checked_add(buf.len() as u64).ok_or(EFBIG)?;
+    let behind = on_file(ino, |fs, i| {
+        let behind = fs.write_data(i, off, buf)?;
+        fs.xn.publish().map_err(CfsErrno::Xn)?;
+        Ok(behind)
+    })?;
+    resized(ino, node::get(ino).size.max(end), behind);
+    Ok(buf.len())
+}
+
+/// Sets file `ino`'s (`direct`) size to `len`, on the disk's inode.
+pub fn truncate(ino: Ino, len: u64) -> Result<(), Errno> {
+    on_file(ino, |fs, i| {
+        settle(fs, ino, i)?;
+        fs.truncate(i, len)?;
+        fs.xn.publish().map_err(CfsErrno::Xn)
+    })?;
+    resized(ino, len, false);
+    Ok(())
+}
+
+/// `SEEK_DATA` (`hole` false) or `SEEK_HOLE` from `off` in file `ino`
+/// (`direct`), by its extents: ENXIO at or past the end, or with no data
+/// after `off`.
+pub fn seek(ino: Ino, off: u64, hole: bool) -> Result<u64, Errno> {
+    on_file(ino, |fs, i| {
+        settle(fs, ino, i)?;
+        fs.seek(i, off, hole)
+    })?
+    .ok_or(ENXIO)
+}
+
+/// File `ino`'s data changed on the disk and its size is `size`: the
+/// inode says so to every process, and the write-back's clock runs;
+/// `behind`: C-FFS's entry does not say so yet (`settle`).
+fn resized(ino: Ino, size: u64, behind: bool) {
+    node::update(ino, |n| {
+        n.size = size;
+        n.mtime_ns = crate::time::wall_ns();
+        n.ctime_ns = n.mtime_ns;
+        n.stale |= behind;
+    });
+    changed();
+}
+
+/// Writes the size and mtime file `ino` (C-FFS's `i`) has in the inode
+/// into its C-FFS entry, if writes left the entry behind (`Inode::stale`):
+/// one change of the entry for any number of writes before it.
+fn settle(fs: &mut Fs<SysXn>, ino: Ino, i: u64) -> Result<(), CfsErrno> {
+    let n = node::get(ino);
+    if n.stale {
+        fs.settle(i, n.size, n.mtime_ns as i64)?;
+        node::update(ino, |n| n.stale = false);
+    }
+    Ok(())
+}
+
+/// Gives file `ino` a copy of its bytes in the arena (`Inode::copied`),
+/// if it has none: a shared mapping maps arena pages, a program is loaded
+/// from one buffer, an orphan has no disk inode to read through. From
+/// then on the copy is the file, written back at close and sync.
+pub fn copy_in(ino: Ino) -> Result<(), Errno> {
+    let n = node::get(ino);
+    if !direct(&n) {
+        return Ok(());
+    }
+    // C-FFS's size (the inode's, settled first), checked: no file larger
+    // than the arena can hold is copied, nor asked for.
+    let size = on_file(ino, |fs, i| {
+        settle(fs, ino, i)?;
+        Ok(fs.stat(i)?.size)
+    })?;
+    if size > crate::layout::SHARED_MAX {
+        return Err(EFBIG);
+    }
+    let mut buf = Vec::new();
+    buf.try_reserve_exact(size as usize).map_err(|_| ENOMEM)?;
+    buf.resize(size as usize, 0);
+    let got = on_file(ino, |fs, i| fs.read(i, 0, &mut buf))?;
+    node::update(ino, |c| {
+        c.size = 0;
+        node::write_at(c, 0, &buf[..got])?;
+        (c.mtime_ns, c.ctime_ns, c.dirty, c.copied) = (n.mtime_ns, n.ctime_ns, false, true);
+        Ok(())
+    })
+}
+
+/// Drops file `ino`'s arena copy once nobody holds or maps it and it is
+/// written back: its bytes are XN's again.
+pub fn uncopy(ino: Ino) {
+    node::update(ino, |n| {
+        if n.copied && n.opens == 0 && n.maps == 0 && !n.dirty {
+            node::drop_copy(n);
+        }
+    });
 }
 
 /// How far a write-back goes (`write_back`).
@@ -358,8 +566,9 @@ pub fn expire() {
     }
 }
 
-/// Writes regular file `ino`'s data into XN's cache if it changed since
-/// (a close does only this), and makes it durable as far as `durable`
+/// Writes regular file `ino`'s arena copy (`copy_in`) into XN's cache if
+/// it changed since (a close does only this; a file without a copy is in
+/// the cache already), and makes it durable as far as `durable`
 /// asks (C-FFS's `fsync` or `fdatasync`: with `All`, its data, entry and
 /// the entries above it, even if unchanged: its name may be new).
 pub fn write_back(ino: Ino, durable: Durable) -> Result<(), Errno> {
@@ -367,11 +576,12 @@ pub fn write_back(ino: Ino, durable: Durable) -> Result<(), Errno> {
     let Some(i) = Some(n.disk).filter(|&d| d != 0 && mounted() && n.mode & S_IFMT == S_IFREG) else {
         return Ok(());
     };
-    if !n.dirty && durable == Durable::No {
+    if !n.dirty && !n.stale && durable == Durable::No {
         return Ok(());
     }
     with_fs(|fs| {
         let i = disk_file(fs, ino, i)?;
+        settle(fs, ino, i)?;
         if n.dirty {
             let data = node::contents(&n);
             // Shortened only: a file grown by writes keeps C-FFS's choice

@@ -32,8 +32,13 @@ pub struct Inode {
     pub rdev: u32,
     /// Shared mappings of the file's pages, in all processes.
     pub maps: u32,
-    /// The C-FFS inode this one mirrors under `/data` (`disk`), 0 for none.
+    /// The C-FFS inode this one stands for under `/data` (`disk`), 0 for
+    /// none. A regular file's bytes are then in XN's buffer cache, not in
+    /// `data` (unless `copied`).
     pub disk: u64,
+    /// Where the last process to change or look up the C-FFS inode found
+    /// its entry (`disk::place`): a hint every process checks.
+    pub disk_at: u64,
     /// The file system it belongs to (`FS_*`): its device number in `stat`
     /// and its type in `statfs`.
     pub fs: u8,
@@ -41,7 +46,15 @@ pub struct Inode {
     pub borrowed: bool,
     /// The data changed since it was last written to the disk.
     pub dirty: bool,
+    /// A `/data` file whose bytes are in `data` too (mapped shared, run as
+    /// a program, `disk::copy_in`): the arena's copy is the file until it
+    /// is written back and dropped (`disk::uncopy`).
+    pub copied: bool,
     /// `data` is a list of pages that never move (`pages`): the file is
     /// or was mapped shared.
     pub paged: bool,
+    /// A `/data` file whose size and mtime here are ahead of its C-FFS
+    /// entry (writes leave the entry to `disk::settle`, once per close,
+    /// `fsync` or write-back, as ext4 keeps an inode dirty in memory).
+    pub stale: bool,
 }

@@ -5,9 +5,11 @@
 //! Inodes live in one table; a directory's data is an array of fixed-size
 //! entries; a file's data is one growable buffer. Files that came from the
 //! boot archive point straight at it (read-only, in every address space)
-//! until first written, when they are copied into the arena.
+//! until first written, when they are copied into the arena. A file under
+//! `/data` keeps its bytes in XN's buffer cache instead (`disk`, `content`).
 
 pub mod boot;
+pub mod content;
 pub mod devfs;
 pub mod dir;
 pub mod disk;

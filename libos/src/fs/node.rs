@@ -112,6 +112,7 @@ pub fn alloc(mode: u32) -> Result<Ino, Errno> {
             data: core::ptr::null_mut(),
             maps: 0,
             paged: false,
+            stale: false,
             borrowed: false,
             mtime_ns: now,
             atime_ns: now,
@@ -121,7 +122,9 @@ pub fn alloc(mode: u32) -> Result<Ino, Errno> {
             rdev: 0,
             fs: FS_ROOT,
             disk: 0,
+            disk_at: 0,
             dirty: false,
+            copied: false,
         };
         r.free = next;
         Ok(ino)
@@ -180,6 +183,14 @@ fn drop_data(n: &mut Inode) {
     n.data = core::ptr::null_mut();
     n.cap = 0;
     n.borrowed = false;
+}
+
+/// Drops the file's bytes from the arena (a `/data` file's copy: the
+/// disk has them); the size stays.
+pub fn drop_copy(n: &mut Inode) {
+    drop_data(n);
+    n.paged = false;
+    n.copied = false;
 }
 
 /// The inode's bytes, if they are one buffer (not a mapped file's pages:

@@ -130,16 +130,34 @@ impl SysXn {
     /// Maps cached block `b` here (writable: a data block bound for
     /// writing), through the kernel's access check.
     fn map(&mut self, parent: Parent, b: u64, write: bool) -> Result<(), xn::Error> {
-        match self.mapped.get(&b) {
-            Some(&w) if (w || !write) && self.live(b) => return Ok(()),
-            Some(_) => {
-                sys::unmap(ENV_SELF, window(b)).map_err(from_abi)?;
-                self.mapped.remove(&b);
+        self.map_run(parent, b, 1, write)
+    }
+
+    /// Maps the cached blocks `start..start + count` here, one call
+    /// (`xn_bind_run`) for each run of them not mapped here yet as asked:
+    /// a process reading a file another wrote had made one a block.
+    fn map_run(&mut self, parent: Parent, start: u64, count: u64, write: bool) -> Result<(), xn::Error> {
+        let ready = |s: &SysXn, b: u64| matches!(s.mapped.get(&b), Some(&w) if (w || !write) && s.live(b));
+        let end = start + count;
+        let mut b = start;
+        while b < end {
+            if ready(self, b) {
+                b += 1;
+                continue;
             }
-            None => {}
+            let mut n = 0;
+            while b + n < end && n < x::MAX_RUN && !ready(self, b + n) {
+                if self.mapped.remove(&(b + n)).is_some() {
+                    sys::unmap(ENV_SELF, window(b + n)).map_err(from_abi)?;
+                }
+                n += 1;
+            }
+            k::bind_run(parent_arg(parent), b, n, window(b), write, self.slot).map_err(from_abi)?;
+            for i in b..b + n {
+                self.mapped.insert(i, write);
+            }
+            b += n;
         }
-        k::bind(parent_arg(parent), b, window(b), write, self.slot).map_err(from_abi)?;
-        self.mapped.insert(b, write);
         Ok(())
     }
 
@@ -151,9 +169,13 @@ impl SysXn {
         let mut b = start;
         while b < start + count {
             if self.entry(b).is_some() {
-                // Someone cached it already: bind, do not read again.
-                self.map(parent, b, false)?;
-                b += 1;
+                // Someone cached them already: bind, do not read again.
+                let mut n = 1;
+                while b + n < start + count && n < x::MAX_RUN && self.entry(b + n).is_some() {
+                    n += 1;
+                }
+                self.map_run(parent, b, n, false)?;
+                b += n;
                 continue;
             }
             let mut n = 1;
@@ -174,8 +196,8 @@ impl SysXn {
                 free_frames(&frames);
                 return Err(from_abi(e));
             }
-            for i in (0..n).filter(|_| mapped) {
-                self.map(parent, b + i, false)?;
+            if mapped {
+                self.map_run(parent, b, n, false)?;
             }
             b += n;
         }

@@ -5,7 +5,7 @@
 
 use crate::errno::{LxResult, EBADF, EFBIG, EINVAL, EISDIR, ENODEV, EOPNOTSUPP, ESPIPE};
 use crate::fd;
-use crate::fs::node;
+use crate::fs::{content, node};
 use crate::obj::{flags, Kind};
 
 const FALLOC_FL_KEEP_SIZE: u64 = 1;
@@ -40,23 +40,25 @@ pub fn fallocate(fdn: i64, mode: u64, off: u64, len: u64) -> LxResult {
     if mode & !(FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE) != 0 {
         return Err(EOPNOTSUPP);
     }
-    node::update(f.ino, |n| {
-        if mode & FALLOC_FL_PUNCH_HOLE != 0 {
-            // The range reads as zeros; the size stays.
-            let (mut at, to) = (off as u64, end.min(n.size));
-            while at < to {
-                let k = (to - at).min(ZEROS.len() as u64);
-                node::write_at(n, at, &ZEROS[..k as usize])?;
-                at += k;
-            }
-            Ok(0)
-        } else if mode & FALLOC_FL_KEEP_SIZE == 0 && end > n.size {
-            node::truncate(n, end).map(|_| 0)
-        } else {
-            // Room past the end is not reserved ahead: nothing to do.
-            node::reserve(n, n.size).map(|_| 0)
+    let n = node::get(f.ino);
+    if mode & FALLOC_FL_PUNCH_HOLE != 0 {
+        // The range reads as zeros; the size stays.
+        let (mut at, to) = (off as u64, end.min(n.size));
+        while at < to {
+            let k = (to - at).min(ZEROS.len() as u64);
+            content::write(f.ino, at, &ZEROS[..k as usize])?;
+            at += k;
         }
-    })
+        Ok(0)
+    } else if mode & FALLOC_FL_KEEP_SIZE == 0 && end > n.size {
+        content::truncate(f.ino, end).map(|_| 0)
+    } else if crate::fs::disk::direct(&n) {
+        // C-FFS allocates at the write; nothing is reserved ahead.
+        Ok(0)
+    } else {
+        // Room past the end is not reserved ahead: nothing to do.
+        node::update(f.ino, |n| node::reserve(n, n.size)).map(|_| 0)
+    }
 }
 
 /// `fsync`, `fdatasync` (`data_only`): a file under `/data` is written to

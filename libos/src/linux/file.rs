@@ -307,7 +307,7 @@ pub fn openat(dirfd: i64, pathp: u64, flags: u64, mode: u64) -> LxResult {
         return Err(ENOTDIR);
     }
     if kind == Kind::Regular && flags & O_TRUNC != 0 && flags & O_ACCMODE != 0 {
-        node::update(ino, |n| node::truncate(n, 0))?;
+        crate::fs::content::truncate(ino, 0)?;
     }
     open_ino(kind, status, ino, cloexec)
 }
@@ -817,7 +817,7 @@ pub fn fchmod(fdn: i64, mode: u64) -> LxResult {
 /// Sets file `ino`'s size; this process's mappings of it lose the pages
 /// now past the end (`filemap`).
 fn resize(ino: Ino, len: u64) -> LxResult {
-    node::update(ino, |n| node::truncate(n, len))?;
+    crate::fs::content::truncate(ino, len)?;
     crate::filemap::shrunk(ino, len);
     crate::obj::inotify::changed(ino, crate::obj::inotify::IN_MODIFY);
     Ok(0)

@@ -148,6 +148,9 @@ pub fn mmap(addr: u64, len: u64, p: u64, flags: u64, fdn: i64, off: u64) -> LxRe
         let rdwr = mode == obj::flags::RDWR;
         let pages = shared && (rdwr || !crate::fs::node::get(f.ino).borrowed);
         if pages {
+            // A `/data` file's shared mapping maps an arena copy (its
+            // bytes are in XN's cache pages, which are not mapped here).
+            crate::fs::disk::copy_in(f.ino).map_err(|_| ENOMEM)?;
             crate::fs::node::update(f.ino, crate::fs::node::page_in).map_err(|_| ENOMEM)?;
         }
         Some((f.ino, pages.then_some(rdwr)))
@@ -194,7 +197,9 @@ pub fn mmap(addr: u64, len: u64, p: u64, flags: u64, fdn: i64, off: u64) -> LxRe
             let (lo, end) = (start + direct, start + covered);
             if lo < end {
                 vm::protect(lo, end, vm::R | vm::W);
-                uaccess::with_bytes_mut(lo, end - lo, |dst| crate::fs::node::read_at(&n, off + direct, dst))?;
+                uaccess::with_bytes_mut(lo, end - lo, |dst| {
+                    crate::fs::content::read(ino, off + direct, dst)
+                })??;
                 vm::protect(lo, end, prot(p));
             }
         }

@@ -23,7 +23,7 @@ fn read(f: &mut File, buf: &mut [u8]) -> Result<usize, Errno> {
     if f.flags & flags::ACCMODE == flags::WRONLY {
         return Err(EBADF);
     }
-    let n = node::read_at(&node::get(f.ino), f.off, buf);
+    let n = crate::fs::content::read(f.ino, f.off, buf)?;
     f.off += n as u64;
     if n > 0 {
         super::inotify::changed(f.ino, super::inotify::IN_ACCESS);
@@ -35,16 +35,12 @@ fn write(f: &mut File, buf: &[u8]) -> Result<usize, Errno> {
     if f.kind == Kind::Dir || f.flags & flags::ACCMODE == flags::RDONLY {
         return Err(EBADF);
     }
-    let append = f.flags & flags::APPEND != 0;
-    let mut on_disk = false;
-    let written = node::update(f.ino, |n| {
-        if append {
-            f.off = n.size;
-        }
-        on_disk = n.disk != 0;
-        node::write_at(n, f.off, buf)
-    });
-    let k = written?;
+    let n = node::get(f.ino);
+    if f.flags & flags::APPEND != 0 {
+        f.off = n.size;
+    }
+    let on_disk = n.disk != 0;
+    let k = crate::fs::content::write(f.ino, f.off, buf)?;
     f.off += k as u64;
     super::inotify::changed(f.ino, super::inotify::IN_MODIFY);
     if on_disk {
@@ -61,13 +57,15 @@ fn write(f: &mut File, buf: &[u8]) -> Result<usize, Errno> {
     Ok(k)
 }
 
-/// `SEEK_DATA` and `SEEK_HOLE`: a file here has no holes, so its data is
-/// everything before the end and the one hole is the end itself.
+/// `SEEK_DATA` and `SEEK_HOLE`: a file in the arena has no holes, so its
+/// data is everything before the end and the one hole is the end itself;
+/// a `/data` file's holes are C-FFS's (blocks no extent maps).
 const SEEK_DATA: u32 = 3;
 const SEEK_HOLE: u32 = 4;
 
 fn seek(f: &mut File, off: i64, whence: u32) -> Result<u64, Errno> {
-    let size = node::get(f.ino).size as i64;
+    let n = node::get(f.ino);
+    let size = n.size as i64;
     let base = match whence {
         0 => 0,
         1 => f.off as i64,
@@ -76,14 +74,19 @@ fn seek(f: &mut File, off: i64, whence: u32) -> Result<u64, Errno> {
             if off < 0 || off >= size {
                 return Err(ENXIO);
             }
-            f.off = if whence == SEEK_DATA { off } else { size } as u64;
+            f.off = match crate::fs::disk::direct(&n) {
+                true => crate::fs::disk::seek(f.ino, off as u64, whence == SEEK_HOLE)?,
+                false => (if whence == SEEK_DATA { off } else { size }) as u64,
+            };
             return Ok(f.off);
         }
         _ => return Err(EINVAL),
     };
-    // No offset past the largest file there can be (as Linux's maxbytes).
+    // No offset past the largest file there can be (as Linux's maxbytes):
+    // the arena's, or C-FFS's for a file under `/data`.
+    let max = if n.disk != 0 { cffs::MAX_FILE } else { crate::layout::SHARED_MAX };
     match base.checked_add(off) {
-        Some(n) if n >= 0 && n as u64 <= crate::layout::SHARED_MAX => {
+        Some(n) if n >= 0 && n as u64 <= max => {
             f.off = n as u64;
             Ok(f.off)
         }
@@ -104,7 +107,9 @@ fn close(f: &mut File) {
     // A file under `/data` goes to XN's cache once closed, and to the disk
     // at the next `sync` or periodic write-back (an error here has nobody
     // to go to: `fsync` first to see it).
+    // A copy made for a mapping or a program goes once nobody uses it.
     let _ = crate::fs::disk::write_back(f.ino, crate::fs::disk::Durable::No);
     node::update(f.ino, |n| n.opens -= 1);
+    crate::fs::disk::uncopy(f.ino);
     node::release(f.ino);
 }

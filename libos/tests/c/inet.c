@@ -238,6 +238,14 @@ static void udp(void)
     show("recv with MSG_TRUNC: the whole length", recv(a, small, sizeof small, MSG_TRUNC));
     printf("cut datagram: %.5s\n", small);
     show("recv, the rest dropped", recv(a, buf, sizeof buf, MSG_DONTWAIT));
+    /* Loopback carries a datagram as large as an IPv4 packet allows whole
+       (65,507 bytes); one byte more is EMSGSIZE. */
+    static char big[65508], whole[65536];
+    memset(big, 'u', sizeof big);
+    show("send 65507 bytes", send(b, big, 65507, 0));
+    show("recv them", recv(a, whole, sizeof whole, 0));
+    show("the same bytes", memcmp(big, whole, 65507) == 0);
+    show("send 65508 bytes", send(b, big, 65508, 0));
     show("listen on udp", listen(a, 1));
     close(a);
     close(b);

@@ -134,3 +134,16 @@ pub fn remount(xn: TestXn) -> (TestXn, xn::MountReport) {
     let (disk, _) = xn.into_parts();
     TestXn::mount(disk, HostPages::new()).unwrap()
 }
+
+/// Alice's data blocks 100-103 (slot 0) and her node 60 (slot 2) under
+/// `root`, inserted (cached, bound writable to A).
+pub fn alice_files(xn: &mut TestXn, root: u64) {
+    alloc(xn, ALICE, A, root, 0, 100, 4, DATA).unwrap();
+    for b in 100..104 {
+        let p = page(xn, A);
+        xn.insert_new(A, ALICE, Parent::Block(root), b, p).unwrap();
+    }
+    alloc(xn, ALICE, A, root, 2, 60, 1, NODE).unwrap();
+    let p = page_with_owner(xn, A, ALICE.uid);
+    xn.insert_new(A, ALICE, Parent::Block(root), 60, p).unwrap();
+}
