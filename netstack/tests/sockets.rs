@@ -4,7 +4,9 @@
 mod common;
 
 use common::*;
-use netstack::{ready, Addressing, Errno, Opt, OptName, Shutdown, SockType, Source, Stack, StaticIp};
+use netstack::{
+    ready, Addressing, Errno, Opt, OptName, Shutdown, SockType, SocketId, Source, Stack, StaticIp,
+};
 use std::net::Ipv4Addr;
 
 const ANY: Ipv4Addr = Ipv4Addr::UNSPECIFIED;
@@ -219,14 +221,7 @@ fn end_of_file_reset_and_epipe() {
 #[test]
 fn nagle_holds_small_segments_until_no_delay() {
     for no_delay in [false, true] {
-        let (mut a, mut b) = stacks(Faults::default(), 16);
-        let mut clock = Clock { now: 0 };
-        let l = b.socket(SockType::Stream);
-        b.bind(l, sa(ANY, 80)).unwrap();
-        b.listen(l, 1).unwrap();
-        let c = a.socket(SockType::Stream);
-        let _ = a.connect(c, sa(IP_B, 80));
-        clock.run(&mut a, &mut b, 20);
+        let (mut a, _b, clock, c, _) = connected(16);
         a.set_option(c, Opt::NoDelay(no_delay)).unwrap();
         assert_eq!(a.option(c, OptName::NoDelay), Ok(Opt::NoDelay(no_delay)));
         // Two small writes with the peer silent in between.
@@ -240,15 +235,9 @@ fn nagle_holds_small_segments_until_no_delay() {
     }
 }
 
-/// A request-response exchange over a new connection never waits for a
-/// delayed ACK: an HTTP server's header then body (Nagle on, as nginx
-/// leaves it without keep-alive) both arrive at once. Linux's quick-ACK
-/// mode at a connection's start; after `QUICK_ACKS` data segments the
-/// receiver delays its ACKs again (and Nagle then holds the sender's next
-/// small segment until the delayed ACK comes).
-#[test]
-fn a_new_connection_acks_at_once_then_delays() {
-    let (mut a, mut b) = stacks(Faults::default(), 19);
+/// A connection from A to B's port 80: A's socket and B's accepted one.
+fn connected(seed: u64) -> (Stack<End>, Stack<End>, Clock, SocketId, SocketId) {
+    let (mut a, mut b) = stacks(Faults::default(), seed);
     let mut clock = Clock { now: 0 };
     let l = b.socket(SockType::Stream);
     b.bind(l, sa(ANY, 80)).unwrap();
@@ -257,6 +246,18 @@ fn a_new_connection_acks_at_once_then_delays() {
     let _ = a.connect(c, sa(IP_B, 80));
     clock.run(&mut a, &mut b, 20);
     let (s, _) = b.accept(l).unwrap();
+    (a, b, clock, c, s)
+}
+
+/// A request-response exchange over a new connection never waits for a
+/// delayed ACK: an HTTP server's header then body (Nagle on, as nginx
+/// leaves it without keep-alive) both arrive at once. Linux's quick-ACK
+/// mode at a connection's start; after `QUICK_ACKS` data segments the
+/// receiver delays its ACKs again (and Nagle then holds the sender's next
+/// small segment until the delayed ACK comes).
+#[test]
+fn a_new_connection_acks_at_once_then_delays() {
+    let (mut a, mut b, mut clock, c, s) = connected(19);
     // Polls both stacks at one instant until nothing moves.
     let settle = |a: &mut Stack<End>, b: &mut Stack<End>, now: u64| {
         for _ in 0..8 {
@@ -288,15 +289,7 @@ fn a_new_connection_acks_at_once_then_delays() {
 /// on this side's own FIN (one segment, as a Cheetah-style answer hopes).
 #[test]
 fn a_fin_is_acked_with_the_answer_not_alone() {
-    let (mut a, mut b) = stacks(Faults::default(), 20);
-    let mut clock = Clock { now: 0 };
-    let l = b.socket(SockType::Stream);
-    b.bind(l, sa(ANY, 80)).unwrap();
-    b.listen(l, 1).unwrap();
-    let c = a.socket(SockType::Stream);
-    let _ = a.connect(c, sa(IP_B, 80));
-    clock.run(&mut a, &mut b, 20);
-    let (s, _) = b.accept(l).unwrap();
+    let (mut a, mut b, clock, c, s) = connected(20);
     b.send(s, b"answer").unwrap();
     b.shutdown(s, Shutdown::Write).unwrap();
     b.poll(clock.now);

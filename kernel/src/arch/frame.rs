@@ -2,6 +2,10 @@
 //! data (no instructions): what the entry stubs push, and what FXSAVE
 //! writes. Compiled on the host too, so the environment table is.
 
+/// Where the registers begin in an exception save area
+/// (`abi::exception::ExceptionFrame`), for the delivery stubs.
+pub const EXC_REGS: usize = core::mem::offset_of!(abi::exception::ExceptionFrame, regs);
+
 /// An environment's saved user registers, in the order the stubs push them.
 /// Offsets are used by assembly: keep them in sync.
 #[repr(C)]

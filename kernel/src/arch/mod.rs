@@ -30,8 +30,10 @@ macro_rules! sysret {
 }
 
 /// `global_asm!` (AT&T syntax) with every field of the trap frame as a
-/// `const` operand named after it (`{rax}`, `{rip}`, ...), and the per-CPU
-/// block's `{kstack_top}` and `{cur_tf}`, all taken by `offset_of!` — so
+/// `const` operand named after it (`{rax}`, `{rip}`, ...), the per-CPU
+/// block's `{kstack_top}` and `{cur_tf}`, the fields of an exception save
+/// area the delivery stubs write (`{f_busy}`, `{f_rip}`, ...) and the
+/// rflags bits a handler is entered without (`{handler_clears}`), all taken by `offset_of!` — so
 /// no stub writes an offset by hand. The caller's own operands follow its
 /// template, without a trailing comma.
 #[cfg(target_os = "none")]
@@ -40,6 +42,7 @@ macro_rules! frame_asm {
         core::arch::global_asm!(
             // Names every operand once, so a stub need not use them all.
             "/* {r15} {r14} {r13} {r12} {r11} {r10} {r9} {r8} {rbp} {rdi} {rsi} {rdx} {rcx} {rbx} {rax} {vector} {error} {rip} {cs} {rflags} {rsp} {ss} {kstack_top} {cur_tf} */",
+            "/* {f_busy} {f_vector} {f_error} {f_addr} {f_rax} {f_rcx} {f_rip} {f_rflags} {f_rsp} {handler_clears} */",
             $($body)*,
             r15 = const core::mem::offset_of!($crate::arch::frame::TrapFrame, r15),
             r14 = const core::mem::offset_of!($crate::arch::frame::TrapFrame, r14),
@@ -65,6 +68,16 @@ macro_rules! frame_asm {
             ss = const core::mem::offset_of!($crate::arch::frame::TrapFrame, ss),
             kstack_top = const core::mem::offset_of!($crate::arch::percpu::PerCpu, kstack_top),
             cur_tf = const core::mem::offset_of!($crate::arch::percpu::PerCpu, cur_tf),
+            f_busy = const core::mem::offset_of!(abi::exception::ExceptionFrame, busy),
+            f_vector = const core::mem::offset_of!(abi::exception::ExceptionFrame, vector),
+            f_error = const core::mem::offset_of!(abi::exception::ExceptionFrame, error_code),
+            f_addr = const core::mem::offset_of!(abi::exception::ExceptionFrame, fault_addr),
+            f_rax = const $crate::arch::frame::EXC_REGS + core::mem::offset_of!(abi::exception::Regs, rax),
+            f_rcx = const $crate::arch::frame::EXC_REGS + core::mem::offset_of!(abi::exception::Regs, rcx),
+            f_rip = const $crate::arch::frame::EXC_REGS + core::mem::offset_of!(abi::exception::Regs, rip),
+            f_rflags = const $crate::arch::frame::EXC_REGS + core::mem::offset_of!(abi::exception::Regs, rflags),
+            f_rsp = const $crate::arch::frame::EXC_REGS + core::mem::offset_of!(abi::exception::Regs, rsp),
+            handler_clears = const $crate::upcall::HANDLER_CLEARS,
             options(att_syntax)
         );
     };

@@ -26,7 +26,6 @@ use super::cpu::wrmsr;
 use super::gdt::{KERNEL_CS, SYSRET_BASE};
 use super::percpu::PerCpu;
 use crate::env::{Env, ExcTarget};
-use abi::exception::{ExceptionFrame, Regs};
 use core::mem::offset_of;
 
 const EFER: u32 = 0xC000_0080;
@@ -148,17 +147,7 @@ syscall_reflect_save:
     x_save = const offset_of!(Env, exc) + offset_of!(ExcTarget, save),
     x_entry = const offset_of!(Env, exc) + offset_of!(ExcTarget, entry),
     x_stack = const offset_of!(Env, exc) + offset_of!(ExcTarget, stack),
-    f_busy = const offset_of!(ExceptionFrame, busy),
-    f_vector = const offset_of!(ExceptionFrame, vector),
-    f_error = const offset_of!(ExceptionFrame, error_code),
-    f_addr = const offset_of!(ExceptionFrame, fault_addr),
-    f_rax = const offset_of!(ExceptionFrame, regs) + offset_of!(Regs, rax),
-    f_rcx = const offset_of!(ExceptionFrame, regs) + offset_of!(Regs, rcx),
-    f_rip = const offset_of!(ExceptionFrame, regs) + offset_of!(Regs, rip),
-    f_rflags = const offset_of!(ExceptionFrame, regs) + offset_of!(Regs, rflags),
-    f_rsp = const offset_of!(ExceptionFrame, regs) + offset_of!(Regs, rsp),
-    reflected = const abi::exception::vector::SYSCALL,
-    handler_clears = const crate::upcall::HANDLER_CLEARS
+    reflected = const abi::exception::vector::SYSCALL
 );
 
 // The stub reaches the ExcTarget from the frame pointer `cur_tf` holds.

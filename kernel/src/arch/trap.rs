@@ -5,7 +5,6 @@
 
 use super::frame::TrapFrame;
 use crate::env::{Env, ExcTarget};
-use abi::exception::{ExceptionFrame, Regs};
 use core::mem::offset_of;
 
 // Vectors for which the CPU pushes an error code.
@@ -192,17 +191,7 @@ resume_syscall_frame:
     v_save = const (offset_of!(Env, exc) + offset_of!(ExcTarget, save)) as isize - V,
     v_entry = const (offset_of!(Env, exc) + offset_of!(ExcTarget, entry)) as isize - V,
     v_stack = const (offset_of!(Env, exc) + offset_of!(ExcTarget, stack)) as isize - V,
-    f_busy = const offset_of!(ExceptionFrame, busy),
-    f_vector = const offset_of!(ExceptionFrame, vector),
-    f_error = const offset_of!(ExceptionFrame, error_code),
-    f_addr = const offset_of!(ExceptionFrame, fault_addr),
-    f_rax = const offset_of!(ExceptionFrame, regs) + offset_of!(Regs, rax),
-    f_rcx = const offset_of!(ExceptionFrame, regs) + offset_of!(Regs, rcx),
-    f_rip = const offset_of!(ExceptionFrame, regs) + offset_of!(Regs, rip),
-    f_rflags = const offset_of!(ExceptionFrame, regs) + offset_of!(Regs, rflags),
-    f_rsp = const offset_of!(ExceptionFrame, regs) + offset_of!(Regs, rsp),
-    page_fault = const abi::exception::vector::PAGE_FAULT,
-    handler_clears = const crate::upcall::HANDLER_CLEARS
+    page_fault = const abi::exception::vector::PAGE_FAULT
 );
 
 /// Where exc_fast's stack pointer sits in the frame.
