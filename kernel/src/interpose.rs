@@ -216,8 +216,9 @@ impl Kernel {
         for (at, old, patched, len) in patches {
             let page = at & !0xFFF;
             let (off, within) = (page - KERNEL_BASE, (at - page) as usize);
-            // SAFETY: the kernel text is mapped readable: these are the
-            // bytes of the instruction the label names.
+            // SAFETY: the kernel text is mapped readable, and each label
+            // names an instruction inside its stub (5 to 8 bytes) that more
+            // of the stub follows: 8 bytes from it are all text.
             let insn: [u8; 8] = unsafe { core::ptr::read(at as *const [u8; 8]) };
             assert!(
                 insn[..len] == old[..len] && within + len <= 4096,

@@ -543,12 +543,13 @@ impl<L: Link> Stack<L> {
         if route == Route::Drop {
             return;
         }
-        // A connection in its quick-ACK start, with its options.
-        let quick = match route {
-            Route::Conn(c) if self.conn(c).quick_acks > 0 && self.conn(c).is_tcp() => Some(self.conn_opts(c)),
+        // A connection in its quick-ACK start; for a segment with a FIN,
+        // its options (the only segment that needs them here).
+        let quick = matches!(route, Route::Conn(c) if self.conn(c).quick_acks > 0 && self.conn(c).is_tcp());
+        let fin_opts = match route {
+            Route::Conn(c) if quick && matches!(kind, Kind::Tcp { fin: true, .. }) => Some(self.conn_opts(c)),
             _ => None,
         };
-        let fin = matches!(kind, Kind::Tcp { fin: true, .. });
         let now = self.now;
         let (ifc, medium, out) = match iface {
             If::Eth => (&mut self.eth, Medium::Ethernet, Out::Wire(&mut self.link)),
@@ -558,19 +559,19 @@ impl<L: Link> Stack<L> {
         match route {
             Route::Conn(c) => {
                 let conn = self.conns[c].as_mut().expect("routed to a live connection");
-                let Some(o) = quick else {
+                if !quick {
                     ifc.poll_ingress_single(now, &mut dev, &mut conn.set);
                     return self.after(c);
-                };
+                }
                 // A FIN ends what the peer sends: no ACK of ours can release
                 // data it holds back, so the FIN's may wait for our answer
                 // or our FIN and ride on it.
-                if fin {
+                if let Some(o) = fin_opts {
                     o.set_ack_delay(conn.tcp(), false);
                 }
                 let queued = conn.tcp().recv_queue();
                 ifc.poll_ingress_single(now, &mut dev, &mut conn.set);
-                if fin {
+                if let Some(o) = fin_opts {
                     o.set_ack_delay(conn.tcp(), true);
                 } else if conn.tcp().recv_queue() > queued {
                     self.quick_ack_sent(c);
