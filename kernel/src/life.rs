@@ -99,7 +99,6 @@ impl Kernel {
             Some(code) => self.envs.set_exited(top, code, &self.mem.frames),
             None => self.free_slot(top),
         }
-        self.mem.publish_free();
         self.mem.publish_envs(self.envs.used());
     }
 
@@ -132,6 +131,10 @@ impl Kernel {
         }
         self.envs[s].pml4 = NO_TABLES;
         self.sched.groups().leave(&mut self.envs, s);
+        // Before the slot's new state is published: a library that sees it
+        // ended must also see its frames free (the OOM killer relies on it).
+        self.mem.publish_free();
+        core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::Release);
     }
 
     fn free_slot(&mut self, s: Slot) {

@@ -26,14 +26,21 @@ pub fn may_fork() -> bool {
 /// has given memory back, allocated then. This process may be the victim.
 pub fn frame_for(va: u64) -> u64 {
     loop {
-        if kinfo::free_frames() >= RESERVE {
+        // The victim's state is read before the free count: the kernel
+        // publishes an ended process's frames as free before its state.
+        let dying = dying();
+        let spare = kinfo::free_frames() >= RESERVE;
+        if spare {
             if let Ok(f) = sys::frame_alloc(crate::proc::env() as u64, FRAME_ANY) {
                 return f;
             }
         }
-        let victim = match dying() {
+        let victim = match dying {
             Some(v) => v,
-            None => choose(va),
+            None => match choose(va, !spare) {
+                Some(v) => v,
+                None => continue,
+            },
         };
         if victim.id == crate::proc::env() {
             crate::proc::exit::exit(crate::proc::signal::SIGKILL as i32);
@@ -68,15 +75,27 @@ fn largest(me: &EnvInfo) -> EnvInfo {
 }
 
 /// Picks the largest process of the tree (this one if there is no other),
-/// names it on the console and kills it.
-fn choose(va: u64) -> EnvInfo {
+/// names it on the console and kills it. `None` if another process chose a
+/// victim first or, when the caller found too few frames free (`short`),
+/// memory came back while it looked: the caller tries again. (A caller
+/// refused with frames free is over its quota: it chooses at once.)
+fn choose(va: u64, short: bool) -> Option<EnvInfo> {
     let me = me();
+    let chosen = crate::shared::oom_victim();
+    let before = chosen.load(Ordering::Acquire);
     let mut victim = largest(&me);
+    // Read after the states `largest` saw: the frames of any process it
+    // found ended are counted here.
+    let free = kinfo::free_frames();
+    if short && free >= RESERVE {
+        return None;
+    }
+    chosen.compare_exchange(before, victim.id, Ordering::AcqRel, Ordering::Acquire).ok()?;
     // One we may not signal (not of this tree) cannot be made to end.
     if victim.id != me.id && crate::proc::signal::send(victim.id, crate::proc::signal::SIGKILL).is_err() {
         victim = me;
+        chosen.store(me.id, Ordering::Release);
     }
-    crate::shared::oom_victim().store(victim.id, Ordering::Release);
     let name = crate::proc::table::get(victim.id).map_or([0; 64], |t| t.cmd);
     let cmd = name.split(|&b| b == 0).next().unwrap_or(b"");
     let base = cmd.rsplit(|&b| b == b'/').next().unwrap_or(b"");
@@ -85,10 +104,10 @@ fn choose(va: u64) -> EnvInfo {
         victim.id,
         core::str::from_utf8(base).unwrap_or("?"),
         victim.frames * 4,
-        kinfo::free_frames(),
+        free,
         me.id
     ));
-    victim
+    Some(victim)
 }
 
 /// Lets the victim run and end. A call in progress gives up the lock
