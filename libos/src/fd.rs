@@ -33,10 +33,11 @@ impl Table {
         usize::try_from(fd).ok().and_then(|i| self.slots.get(i).copied().flatten()).ok_or(EBADF)
     }
 
-    /// Whether a descriptor names a description in the pipe frames at
-    /// `base` (an address in the pipes' window: only those are there).
+    /// Whether a descriptor needs the pipe frames at `base` mapped (an
+    /// address in the pipes' window: only pipes are there): it is an end
+    /// of that pipe, or an epoll set watching one (`obj::pipes_of`).
     fn names_pipe(&self, base: u64) -> bool {
-        self.slots.iter().flatten().any(|d| pipemem::base(d.file.addr()) == base)
+        self.slots.iter().flatten().any(|d| obj::pipes_of(d.file).contains(&base))
     }
 
     /// Puts `fd` at `at`, which must be free or closed by the caller.
@@ -142,33 +143,29 @@ pub fn close(fd: i64) -> Result<i64, Errno> {
     // SAFETY: the descriptor kept the file live; no other reference to it here.
     crate::locks::released_by_close(unsafe { file(&d) }.lock_key(), crate::env::id());
     obj::held(d.ops, d.file, crate::env::id(), -1);
+    let pipes = obj::pipes_of(d.file);
     obj::put(d.ops, d.file);
-    unmap_unheld(d.file);
+    unmap_unheld(&pipes);
     Ok(0)
 }
 
-/// Unmaps the frames of the pipe behind description `f` if no descriptor
-/// here names it any more (nothing for a description elsewhere): after
-/// this process's last close of it, or a passed end it did not keep.
-pub fn unmap_unheld(f: Handle<File>) {
-    let pipe = f.addr();
-    if pipemem::guarded(pipe) && pipemem::mapped(pipe) && !with_table(|t| t.names_pipe(pipemem::base(pipe))) {
-        pipemem::release(pipemem::base(pipe), obj::pipe::GUARDED_PAGES);
+/// Unmaps each of the pipe frames at `bases` (`obj::pipes_of` a description
+/// this process let go of) that no descriptor here needs any more: after
+/// this process's last close of a pipe, of a set watching it, or a passed
+/// end it did not keep.
+pub fn unmap_unheld(bases: &[u64]) {
+    for &base in bases {
+        if pipemem::mapped(base) && !with_table(|t| t.names_pipe(base)) {
+            pipemem::release(base, obj::pipe::GUARDED_PAGES);
+        }
     }
 }
 
-/// fork: maps into child `env` the frames of the pipes whose ends this
-/// process's descriptors hold (`pipemem`).
+/// fork: maps into child `env` the frames of the pipes this process's
+/// descriptors need (`obj::pipes_of`).
 pub fn share_pipes(env: u64) -> Result<(), abi::Error> {
-    let mut bases: Vec<u64> = with_table(|t| {
-        t.slots
-            .iter()
-            .flatten()
-            .map(|d| d.file.addr())
-            .filter(|&f| pipemem::guarded(f))
-            .map(pipemem::base)
-            .collect()
-    });
+    let mut bases: Vec<u64> =
+        with_table(|t| t.slots.iter().flatten().flat_map(|d| obj::pipes_of(d.file)).collect());
     bases.sort_unstable();
     bases.dedup();
     pipemem::share_with(env, &bases, obj::pipe::GUARDED_PAGES)

@@ -12,13 +12,23 @@
 //! processes share it, as on Linux). Each is linked into its set and into
 //! its file's `watch` list, so closing the last descriptor of a watched
 //! file removes it from every set, as Linux does.
+//!
+//! A pipe end's description lives in the pipe's own frames, mapped only
+//! where needed (`pipemem`): a process holding a set keeps the frames of
+//! every pipe the set watches mapped (`super::pipes_of`, fork and
+//! `fd::close` use it). A pipe added after the set was shared is not in
+//! the other sharers' memory: there the interest is invisible (`visible`),
+//! reports nothing, and if such a process closes the set last the interest
+//! is left on the pipe's `watch` list without a set, for the pipe's last
+//! close to free (`drop_interest`).
 
 use super::{no_seek, File, Kind, Ops};
-use super::{Look, POLLERR, POLLHUP};
+use super::{pipemem, Look, POLLERR, POLLHUP};
 use crate::errno::Errno;
 use crate::errno::{EEXIST, EINVAL, ELOOP, ENOENT, EPERM};
 use crate::fs::Stat;
 use crate::obj::Handle;
+use alloc::vec::Vec;
 
 pub const EPOLLIN: u32 = 0x1;
 pub const EPOLLET: u32 = 1 << 31;
@@ -136,14 +146,47 @@ fn on_file(i: *mut Interest) -> *mut *mut Interest {
     unsafe { &raw mut (*i).next_on_file }
 }
 
-/// Removes interest `i` from its set and its file, and frees it.
+/// Whether this process can read file `f`: not a pipe end, or one whose
+/// frames it maps.
+fn visible(f: Handle<File>) -> bool {
+    !pipemem::guarded(f.addr()) || pipemem::mapped(f.addr())
+}
+
+/// Whether `f` is a set (a pipe end never is: not read to tell).
+fn is_set(f: Handle<File>) -> bool {
+    !pipemem::guarded(f.addr()) && f.kind() == Kind::Epoll
+}
+
+/// Removes interest `i` from its set and its file, and frees it; one on a
+/// pipe this process does not map stays on the pipe's list, without a
+/// set, until the pipe's last close (`forget`) frees it.
 fn drop_interest(i: *mut Interest) {
-    // SAFETY: `i` is live; its set and file are too (each removes its
-    // interests before it goes).
+    // SAFETY: `i` is live; its set (if any) and file are too (each removes
+    // its interests before it goes); the file's list only where mapped.
     unsafe {
-        unlink(&raw mut (*(*i).set).first, i, in_set);
-        unlink(&raw mut (*(*i).file.as_ptr()).watch, i, on_file);
-        super::free_object(i);
+        if !(*i).set.is_null() {
+            unlink(&raw mut (*(*i).set).first, i, in_set);
+        }
+        if visible((*i).file) {
+            unlink(&raw mut (*(*i).file.as_ptr()).watch, i, on_file);
+            super::free_object(i);
+        } else {
+            (*i).set = core::ptr::null_mut();
+        }
+    }
+}
+
+/// Appends the bases of the pipes set `f` watches, directly or through
+/// sets inside it (addresses only: their frames are not read).
+pub fn watched_pipes(f: Handle<File>, bases: &mut Vec<u64>) {
+    for i in interests(set_of(f)) {
+        // SAFETY: a live interest of a live set.
+        let file = unsafe { (*i).file };
+        if pipemem::guarded(file.addr()) {
+            bases.push(pipemem::base(file.addr()));
+        } else if file.kind() == Kind::Epoll {
+            watched_pipes(file, bases);
+        }
     }
 }
 
@@ -175,7 +218,7 @@ fn stat(_: &File, st: &mut Stat) -> Result<(), Errno> {
 
 /// How deep the sets below `f` nest (0: `f` is not a set).
 fn depth_below(f: Handle<File>) -> u32 {
-    if f.kind() != Kind::Epoll {
+    if !is_set(f) {
         return 0;
     }
     // SAFETY: interests of a live set name live files.
@@ -184,14 +227,15 @@ fn depth_below(f: Handle<File>) -> u32 {
 
 /// How many sets `f` is nested in, at most, counting up.
 fn depth_above(f: Handle<File>) -> u32 {
-    // SAFETY: a watcher's set and that set's file are live.
-    watchers(f).map(|i| 1 + unsafe { (*(*i).set).file }.map_or(0, depth_above)).max().unwrap_or(0)
+    // SAFETY: a watcher's set (if it has one) and that set's file are live.
+    let set_file = |i: *mut Interest| unsafe { (*i).set.as_ref().and_then(|e| e.file) };
+    watchers(f).filter_map(set_file).map(|s| 1 + depth_above(s)).max().unwrap_or(0)
 }
 
 /// Whether `target` is `f` or reachable from it through nested sets.
 fn reaches(f: Handle<File>, target: Handle<File>) -> bool {
     f == target
-        || f.kind() == Kind::Epoll
+        || is_set(f)
             // SAFETY: interests of a live set name live files.
             && interests(set_of(f)).any(|i| reaches(unsafe { (*i).file }, target))
 }
@@ -283,7 +327,7 @@ pub fn ctl(
 /// What interest `i` would report now (0: nothing), or None when `look`
 /// cannot tell without the lock.
 fn report_of(i: &Interest, look: Look) -> Option<(u16, u64)> {
-    if i.disarmed {
+    if i.disarmed || !visible(i.file) {
         return Some((0, 0));
     }
     let ev = super::file_events(i.file, look)? & (i.events as u16 | POLLERR | POLLHUP);
@@ -331,7 +375,7 @@ pub fn collect(f: Handle<File>, look: Look, out: &mut [(u32, u64)]) -> Option<us
         // SAFETY: a live interest of this set; the lock is held.
         let i = unsafe { &mut *i };
         let (ev, stamp) = report_of(i, look)?;
-        if i.events & EPOLLET != 0 {
+        if i.events & EPOLLET != 0 && visible(i.file) {
             i.seen = super::file_events(i.file, look)?;
         }
         if ev == 0 {
@@ -349,8 +393,8 @@ pub fn collect(f: Handle<File>, look: Look, out: &mut [(u32, u64)]) -> Option<us
 /// `f` itself, or for a set, what its armed interests watch (sets inside
 /// it opened up in turn). Returns false as soon as `each` does.
 pub fn expand(f: Handle<File>, events: u16, each: &mut dyn FnMut(Handle<File>, u16) -> bool) -> bool {
-    if f.kind() != Kind::Epoll {
-        return each(f, events);
+    if !is_set(f) {
+        return visible(f) && each(f, events);
     }
     // SAFETY: interests of a live set are live.
     interests(set_of(f)).all(|i| {

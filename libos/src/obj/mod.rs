@@ -37,6 +37,7 @@ use crate::errno::{EBADF, ENOTTY, ESPIPE};
 use crate::fs::Ino;
 use crate::fs::Stat;
 use crate::shared;
+use alloc::vec::Vec;
 pub use handle::Handle;
 
 /// What a `File` is.
@@ -266,6 +267,19 @@ pub fn ops_for_file(f: Handle<File>) -> &'static Ops {
         return &pipe::OPS;
     }
     ops_for(f.kind())
+}
+
+/// The bases of the pipe frames a descriptor of `f` needs mapped: its
+/// own pipe's, for a pipe end; for an epoll set, those of the pipes it
+/// watches (its waits read them, its last close unlinks from them).
+pub fn pipes_of(f: Handle<File>) -> Vec<u64> {
+    let mut bases = Vec::new();
+    if pipemem::guarded(f.addr()) {
+        bases.push(pipemem::base(f.addr()));
+    } else if f.kind() == Kind::Epoll {
+        epoll::watched_pipes(f, &mut bases);
+    }
+    bases
 }
 
 impl File {

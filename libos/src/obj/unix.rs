@@ -229,9 +229,12 @@ fn give_pipes(peer: &Socket, files: &[Handle<File>]) -> Result<(), Errno> {
     let mut receivers: Vec<u32> = receivers.filter(|&e| e != 0 && e != me && pipe::alive(e)).collect();
     receivers.sort_unstable();
     receivers.dedup();
-    for &f in files.iter().filter(|&&f| super::pipemem::guarded(f.addr())) {
+    let mut bases: Vec<u64> = files.iter().flat_map(|&f| super::pipes_of(f)).collect();
+    bases.sort_unstable();
+    bases.dedup();
+    for base in bases {
         for &env in &receivers {
-            super::pipemem::give(env, super::pipemem::base(f.addr()), pipe::GUARDED_PAGES)?;
+            super::pipemem::give(env, base, pipe::GUARDED_PAGES)?;
         }
     }
     Ok(())
