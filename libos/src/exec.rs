@@ -107,6 +107,8 @@ pub fn check(image: &[u8]) -> Result<Image<'_>, Errno> {
         return Ok(Image { prog, interp: None });
     };
     let ino = fs::path::resolve(proc::cwd(), path, true)?;
+    // Loaded from one buffer, as the program (`resolve`).
+    fs::disk::copy_in(ino)?;
     let n = fs::node::get(ino);
     if n.mode & fs::S_IFMT != fs::S_IFREG {
         return Err(EACCES);
