@@ -19,17 +19,9 @@ use user::{kinfo, println};
 const ENV: &[&[u8]] = &[b"PATH=/bin:/usr/bin:/sbin:/usr/sbin", b"HOME=/", b"PWD=/"];
 
 fn main(_: u64) -> i32 {
-    let mut words: Vec<&str> =
-        kinfo::cmdline().split_whitespace().skip_while(|w| !w.starts_with("init=")).skip(1).collect();
-    let mut opts = Vec::new();
-    while let Some(opt) = words.first().and_then(|w| w.strip_prefix('-')) {
-        if !matches!(opt, "t" | "s" | "v" | "r") {
-            break;
-        }
-        opts.push(opt);
-        words.remove(0);
-    }
-    if opts.contains(&"r") {
+    let cmdline = || kinfo::cmdline().split_whitespace().skip_while(|w| !w.starts_with("init=")).skip(1);
+    // Before the tree is built (and before there is a heap to parse into).
+    if cmdline().take_while(|w| w.starts_with('-')).any(|w| w == "-r") {
         fs::boot::root_on_disk();
     }
     if let Err(e) = libos::native::init(linux::syscall) {
@@ -40,13 +32,16 @@ fn main(_: u64) -> i32 {
     // private mapping's fault reads a file there from the disk.
     libos::fs::disk::mount();
     libos::filemap::reads_with(fs::content::read);
-    for opt in opts {
+    let mut words: Vec<&str> = cmdline().collect();
+    while let Some(opt) = words.first().and_then(|w| w.strip_prefix('-')) {
         match opt {
             "t" => obj::console::set_tty(),
             "s" => linux::trace(),
             "v" => linux::verbose(),
-            _ => {}
+            "r" => {}
+            _ => break,
         }
+        words.remove(0);
     }
     if words.is_empty() {
         words.push("/bin/sh");
