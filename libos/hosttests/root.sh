@@ -43,10 +43,10 @@ read)
 	echo "root: read"
 	;;
 hostile)
-	echo secret > /srv/secret
-	chmod 600 /srv/secret
+	echo secret > /etc/secret
+	chmod 600 /etc/secret
 	su -c 'echo x >> /etc/passwd' user 2>/dev/null && fail "the user wrote /etc/passwd"
-	su -c 'cat /srv/secret' user 2>/dev/null && fail "the user read a 0600 root file"
+	su -c 'cat /etc/secret' user 2>/dev/null && fail "the user read a 0600 root file"
 	su -c 'touch /etc/evil' user 2>/dev/null && fail "the user made a file in /etc"
 	su -c 'chmod 666 /etc/passwd' user 2>/dev/null && fail "the user chmod-ed /etc/passwd"
 	su -c 'rm /bin/busybox' user 2>/dev/null && fail "the user removed /bin/busybox"
