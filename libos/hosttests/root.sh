@@ -40,6 +40,7 @@ read)
 	echo "mine: $(cat /home/user/mine) $(stat -c %u:%g /home/user/mine)"
 	test -e /tmp/volatile && fail "/tmp is on the disk"
 	test -c /dev/null && test -r /proc/self/stat && test -d /sys/block || fail "a synthetic tree is missing"
+	echo "mounts: $(grep -c " / cffs " /proc/mounts) root on the disk, $(grep -c " /tmp tmpfs " /proc/mounts) /tmp in memory"
 	echo "root: read"
 	;;
 hostile)

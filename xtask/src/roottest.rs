@@ -58,6 +58,7 @@ pub fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
                 "sym: /srv/new/deep/file deep",
                 "renamed: renamed",
                 "mine: mine 1000:1000",
+                "mounts: 1 root on the disk, 1 /tmp in memory",
                 "root: read",
             ],
             false,
