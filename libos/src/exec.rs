@@ -70,7 +70,7 @@ pub fn resolve(path: &[u8], argv: &mut Vec<Vec<u8>>) -> Result<(Vec<u8>, &'stati
         }
         let ino = fs::path::resolve(proc::cwd(), &path, true)?;
         // A program is loaded from one buffer (not a mapped file's pages,
-        // not XN's cache pages of a `/data` file).
+        // not XN's cache pages of a file on the disk).
         fs::disk::copy_in(ino)?;
         fs::node::update(ino, fs::node::flatten)?;
         let n = fs::node::get(ino);
