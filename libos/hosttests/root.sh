@@ -41,6 +41,7 @@ read)
 	test -e /tmp/volatile && fail "/tmp is on the disk"
 	test -c /dev/null && test -r /proc/self/stat && test -d /sys/block || fail "a synthetic tree is missing"
 	echo "mounts: $(grep -c " / cffs " /proc/mounts) root on the disk, $(grep -c " /tmp tmpfs " /proc/mounts) /tmp in memory"
+	echo "df: / has $(df -k / | awk 'NR == 2 { print $2 }') KiB"
 	echo "root: read"
 	;;
 hostile)

@@ -7,7 +7,8 @@
 //! - `root_persist`: files written in several directories (/root, /etc,
 //!   a new one), a hard link, a symbolic link, a rename, an owner and
 //!   modes, then `sync`; the next boot on the same image finds each with
-//!   its bytes and modes, and /tmp's file gone; `fsck` clean.
+//!   its bytes and modes, and /tmp's file gone; `/proc/mounts` and `df /`
+//!   say the disk is the root; `fsck` clean.
 //! - `root_hostile`: the second user (uid 1000) cannot write /etc/passwd,
 //!   read a 0600 root file, make a file in /etc, chmod /etc/passwd or
 //!   remove /bin/busybox; it can write its own home.
@@ -46,6 +47,8 @@ pub fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
     if wanted("root_persist") {
         let image = disks.join("root_persist.img");
         crate::fstools::root_disk(&image, &img.bootfs)?;
+        let kib = std::fs::metadata(&image).map_err(|e| format!("{}: {e}", image.display()))?.len() >> 10;
+        let df = format!("df: / has {kib} KiB");
         let read = test(
             "root_persist",
             &image,
@@ -59,6 +62,7 @@ pub fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
                 "renamed: renamed",
                 "mine: mine 1000:1000",
                 "mounts: 1 root on the disk, 1 /tmp in memory",
+                &df,
                 "root: read",
             ],
             false,

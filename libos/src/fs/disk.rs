@@ -422,6 +422,18 @@ pub fn attributes(ino: Ino) -> Result<(), Errno> {
     Ok(())
 }
 
+/// `statfs` of the disk: its blocks and how many are free, as C-FFS
+/// counts them (XN's free map: every block the disk has is looked at).
+pub fn space() -> Result<(u64, u64), Errno> {
+    if !mounted() {
+        return Err(EIO);
+    }
+    with_fs(|fs| {
+        let s = fs.statfs();
+        Ok((s.blocks, s.bfree))
+    })
+}
+
 /// Whether regular file `n`'s bytes are in XN's cache (read and written
 /// through C-FFS), not in the arena.
 pub fn direct(n: &Inode) -> bool {
