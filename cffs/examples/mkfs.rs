@@ -1,6 +1,8 @@
-//! `mkfs IMAGE --size MIB [--from DIR] [--owner UID:GID] [--no-embed]
-//! [--no-group]`: makes an XN disk with a C-FFS holding a copy of DIR
-//! (files, directories, symbolic links, hard links, permissions, times).
+//! `mkfs IMAGE --size MIB [--from DIR] [--cpio ARCHIVE] [--owner UID:GID]
+//! [--no-embed] [--no-group]`: makes an XN disk with a C-FFS holding a
+//! copy of DIR (files, directories, symbolic links, hard links,
+//! permissions, times), or of the tree a boot archive holds under `root/`
+//! (its modes and owners: Veneer's root tree, `cargo xtask run`'s disk).
 //! `cargo xtask mkfs` runs it.
 
 #[path = "common/file_disk.rs"]
@@ -78,6 +80,58 @@ fn copy_dir(fs: &mut Cffs, c: &mut Copy, host: &Path, dir: u64) -> Result<(), St
     Ok(())
 }
 
+/// Where a boot archive holds the root tree (`libos/src/fs/boot.rs`).
+const TREE: &str = "root/";
+
+/// Copies the members of cpio archive `ar` under `TREE`: the first of a
+/// name wins (as the boot tree takes them), a missing parent directory is
+/// made (mode 755).
+fn copy_cpio(fs: &mut Cffs, c: &mut Copy, ar: &[u8]) -> Result<(), String> {
+    use cffs::format::{S_IFDIR, S_IFLNK, S_IFMT, S_IFREG};
+    for e in binfmt::cpio::entries(ar) {
+        let e = e.map_err(|x| format!("the archive: {x:?}"))?;
+        let Some(rel) = e.name.strip_prefix(TREE) else {
+            continue;
+        };
+        let err = |x: cffs::Errno| format!("{rel}: {x:?}");
+        let (up, name) = rel.rsplit_once('/').unwrap_or(("", rel));
+        let mut dir = ROOT_INO;
+        for part in up.split('/').filter(|p| !p.is_empty()) {
+            dir = match fs.lookup(dir, part.as_bytes()) {
+                Ok(d) => d,
+                Err(_) => fs.mkdir(dir, part.as_bytes(), S_IFDIR | 0o755).map_err(err)?,
+            };
+        }
+        if name.is_empty() || fs.lookup(dir, name.as_bytes()).is_ok() {
+            continue;
+        }
+        let ino = match e.mode & S_IFMT {
+            S_IFDIR => {
+                c.dirs += 1;
+                fs.mkdir(dir, name.as_bytes(), e.mode).map_err(err)?
+            }
+            S_IFLNK => {
+                c.files += 1;
+                fs.symlink(dir, name.as_bytes(), e.data).map_err(err)?;
+                continue;
+            }
+            S_IFREG => {
+                c.files += 1;
+                let f = fs.create(dir, name.as_bytes(), e.mode).map_err(err)?;
+                fs.write(f, 0, e.data).map_err(err)?;
+                f
+            }
+            _ => {
+                c.skipped += 1;
+                continue;
+            }
+        };
+        let owner = c.owner.unwrap_or((e.uid, e.gid));
+        fs.setattr(ino, Some(e.mode), Some(owner)).map_err(err)?;
+    }
+    Ok(())
+}
+
 fn main() {
     if let Err(e) = run() {
         eprintln!("mkfs: {e}");
@@ -114,6 +168,10 @@ fn run() -> Result<(), String> {
     let mut c = Copy { owner, seen: HashMap::new(), files: 0, dirs: 0, links: 0, skipped: 0 };
     if let Some(from) = opt("--from") {
         copy_dir(&mut fs, &mut c, Path::new(&from), ROOT_INO)?;
+    }
+    if let Some(ar) = opt("--cpio") {
+        let bytes = std::fs::read(&ar).map_err(|e| format!("{ar}: {e}"))?;
+        copy_cpio(&mut fs, &mut c, &bytes)?;
     }
     fs.sync().map_err(|e| format!("sync: {e:?}"))?;
     let st = fs.statfs();

@@ -70,7 +70,7 @@ pub fn resolve(path: &[u8], argv: &mut Vec<Vec<u8>>) -> Result<(Vec<u8>, &'stati
         }
         let ino = fs::path::resolve(proc::cwd(), &path, true)?;
         // A program is loaded from one buffer (not a mapped file's pages,
-        // not XN's cache pages of a `/data` file).
+        // not XN's cache pages of a file on the disk).
         fs::disk::copy_in(ino)?;
         fs::node::update(ino, fs::node::flatten)?;
         let n = fs::node::get(ino);
@@ -107,6 +107,8 @@ pub fn check(image: &[u8]) -> Result<Image<'_>, Errno> {
         return Ok(Image { prog, interp: None });
     };
     let ino = fs::path::resolve(proc::cwd(), path, true)?;
+    // Loaded from one buffer, as the program (`resolve`).
+    fs::disk::copy_in(ino)?;
     let n = fs::node::get(ino);
     if n.mode & fs::S_IFMT != fs::S_IFREG {
         return Err(EACCES);

@@ -179,6 +179,7 @@ fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
         let known = lx.contains(n)
             || dev.contains(&n.as_str())
             || crate::xntest::NAMES.contains(&n.as_str())
+            || crate::roottest::NAMES.contains(&n.as_str())
             || ["iso", "tty", "tty_login", "erltty", "compat", crate::nettest::NAME, crate::nettest::IDLE]
                 .contains(&n.as_str());
         if !all.contains(n) && !known {
@@ -204,6 +205,7 @@ fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
     tests.extend(crate::devtest::plan(img, names)?);
     tests.extend(crate::nettest::plan(img, names)?);
     tests.extend(crate::xntest::plan(img, names)?);
+    tests.extend(crate::roottest::plan(img, names)?);
     if names.is_empty() || names.iter().any(|n| n == "tty") {
         tests.push(crate::ttytest::boot_test(img));
     }

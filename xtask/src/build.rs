@@ -109,6 +109,17 @@ pub fn with_files(
     Ok(Image { kernel: img.kernel.clone(), bootfs })
 }
 
+/// `img`'s programs and drivers without the root tree, as
+/// `target/bootfs-boot.cpio`: all a boot whose root is the disk needs
+/// (lxrt `-r`; the tree is on the disk, `fstools::root_disk`).
+pub fn boot_only(img: &Image) -> Result<Image, String> {
+    let bootfs = root().join("target/bootfs-boot.cpio");
+    let mut ar = Archive::page_aligned();
+    programs(&mut ar, &root().join("target"))?;
+    std::fs::write(&bootfs, ar.finish()).map_err(|e| format!("writing bootfs: {e}"))?;
+    Ok(Image { kernel: img.kernel.clone(), bootfs })
+}
+
 /// The driver images (`drivers/NAME`, crate `NAME-driver`), packed as
 /// `drv/NAME` for the kernel to load.
 pub const DRIVERS: &[&str] = &["virtio-blk", "virtio-net"];
@@ -181,8 +192,22 @@ fn without_debug_info(path: &Path) -> Result<Vec<u8>, String> {
 /// file system under `root/`, with the Debian packages `pkgs` and the
 /// files `extra`.
 fn bootfs_archive(pkgs: &[String], extra: &[(String, Vec<u8>)], drivers: &Path) -> Result<Vec<u8>, String> {
-    let bin = root().join("target").join(USER_TARGET).join("release");
     let mut ar = Archive::page_aligned();
+    programs(&mut ar, drivers)?;
+    root_tree(&mut ar, pkgs, "root")?;
+    for (path, data) in extra {
+        for (i, _) in path.match_indices('/') {
+            ar.dir(&format!("root/{}", &path[..i]));
+        }
+        ar.file(&format!("root/{path}"), 0o644, data);
+    }
+    Ok(ar.finish())
+}
+
+/// Packs every user program into `bin/` and the driver images built in
+/// `drivers` (a target directory) into `drv/`.
+fn programs(ar: &mut Archive, drivers: &Path) -> Result<(), String> {
+    let bin = root().join("target").join(USER_TARGET).join("release");
     ar.dir("bin");
     let libos = LIBOS_PROGRAMS.iter().map(|s| s.to_string());
     for name in user_programs()?.into_iter().chain(libos) {
@@ -195,14 +220,7 @@ fn bootfs_archive(pkgs: &[String], extra: &[(String, Vec<u8>)], drivers: &Path) 
         let data = std::fs::read(&path).map_err(|e| format!("reading {}: {e}", path.display()))?;
         ar.file(&format!("drv/{name}"), 0o644, &data);
     }
-    root_tree(&mut ar, pkgs, "root")?;
-    for (path, data) in extra {
-        for (i, _) in path.match_indices('/') {
-            ar.dir(&format!("root/{}", &path[..i]));
-        }
-        ar.file(&format!("root/{path}"), 0o644, data);
-    }
-    Ok(ar.finish())
+    Ok(())
 }
 
 /// The library OS's root file system under `prefix` (`root` in Veneer's

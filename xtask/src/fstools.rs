@@ -1,7 +1,7 @@
 //! The storage tools, run on the host over the same crates the kernel and
 //! the library OS link (`xn`, `cffs`), built in release mode:
 //!
-//! - `mkfs IMAGE [--size MIB] [--from DIR] [--owner UID:GID] [--no-embed] [--no-group]`
+//! - `mkfs IMAGE [--size MIB] [--from DIR] [--cpio ARCHIVE] [--owner UID:GID] [--no-embed] [--no-group]`
 //! - `fsck IMAGE [--compare DIR]`
 //! - `crash [--states N] [--seed S] [--depth 1|2] [--seeded-bug]`: the
 //!   crash-consistency campaign (docs/cffs.md)
@@ -47,31 +47,27 @@ pub fn corrupt(args: &[String]) -> Result<(), String> {
     example("corrupt", args)
 }
 
-/// Size of the disk `cargo xtask run` makes (MiB).
-const RUN_DISK_MIB: u64 = 256;
+/// The least size of a root disk (MiB): a tree of a few MiB still gets
+/// room to work in.
+const ROOT_DISK_MIB: u64 = 512;
 
-/// `cargo xtask run`'s disk at `path`: kept if it is there (unless
-/// `fresh`), else made by `mkfs` with an empty C-FFS owned by root.
-pub fn persistent_disk(path: &std::path::Path, fresh: bool) -> Result<(), String> {
-    if path.exists() && !fresh {
-        println!("xtask: keeping the disk {} (`--fresh` makes a new one)", path.display());
-        return Ok(());
-    }
+/// A new C-FFS disk at `path` (any old one goes) holding the root tree of
+/// boot archive `archive` (its `root/` members, with their modes and
+/// owners), sized for twice the archive and at least `ROOT_DISK_MIB`:
+/// `cargo xtask run`'s root and the root-disk boot tests'.
+pub fn root_disk(path: &std::path::Path, archive: &std::path::Path) -> Result<(), String> {
     let _ = std::fs::remove_file(path);
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     }
-    let empty = build::root().join("target/disks/empty");
-    let _ = std::fs::remove_dir_all(&empty);
-    std::fs::create_dir_all(&empty).map_err(|e| e.to_string())?;
-    println!("xtask: making a {RUN_DISK_MIB} MiB C-FFS disk at {}", path.display());
+    let tree = std::fs::metadata(archive).map_err(|e| format!("{}: {e}", archive.display()))?.len() >> 20;
+    let mib = (2 * tree + 64).max(ROOT_DISK_MIB);
+    println!("xtask: making a {mib} MiB C-FFS root disk at {} from the root tree", path.display());
     mkfs(&[
         path.display().to_string(),
         "--size".into(),
-        RUN_DISK_MIB.to_string(),
-        "--from".into(),
-        empty.display().to_string(),
-        "--owner".into(),
-        "0:0".into(),
+        mib.to_string(),
+        "--cpio".into(),
+        archive.display().to_string(),
     ])
 }

@@ -21,6 +21,7 @@ mod iso;
 mod lxtest;
 mod nettest;
 mod qemu;
+mod roottest;
 mod stress;
 mod ttytest;
 mod xntest;
@@ -30,12 +31,16 @@ use std::process::ExitCode;
 const USAGE: &str = "\
 usage: cargo xtask <command>
 
-  run [--with PKG].. [PROGRAM]
-                     boot Veneer in QEMU with the console on this terminal
-                     (PROGRAM is the first environment with its arguments;
-                     default: busybox sh under lxrt; `run shell`: the
-                     native console shell; --with PKG: Debian's PKG and
-                     its dependencies in the root)
+  run [--fresh] [--disk IMAGE] [--with PKG].. [PROGRAM]
+                     boot Veneer in QEMU with the console on this terminal:
+                     busybox sh under lxrt, its root `/` C-FFS on the disk
+                     IMAGE (default target/disks/root.img), kept between
+                     runs, made from the root tree when missing or with
+                     --fresh (--with PKG: Debian's PKG and its dependencies
+                     in that tree; a kept disk is not changed). PROGRAM:
+                     the first environment instead, with its arguments and
+                     the root tree in memory (`run shell`: the native
+                     console shell)
   test               lint, then every host unit test and every boot test,
                      the stress, fault-injection and benchmark smoke runs
   lint               rustfmt --check, and clippy (warnings are errors) on the
@@ -62,8 +67,9 @@ usage: cargo xtask <command>
   faults chart OUT.svg REPORT...
                      the campaign's chart from its reports (docs/faults-recovery.svg)
   build              build the kernel, the user programs and the boot image
-  mkfs IMAGE [--size MIB] [--from DIR] [--owner UID:GID] [--no-embed] [--no-group]
+  mkfs IMAGE [--size MIB] [--from DIR] [--cpio ARCHIVE] [--owner UID:GID] [--no-embed] [--no-group]
                      an XN disk image with a C-FFS holding a copy of DIR
+                     (or of boot archive ARCHIVE's root tree)
   fsck IMAGE [--compare DIR]
                      check an image (XN's claims, C-FFS's structures; with
                      --compare, every file against DIR)
@@ -173,10 +179,10 @@ fn main() -> ExitCode {
 }
 
 /// What `cargo xtask run` boots: busybox's shell on the Linux runtime, the
-/// console a terminal.
-const DEFAULT_RUN: &str = "lxrt -t /bin/sh";
-/// `cargo xtask run`'s disk, kept between runs (`/data` in the guest).
-const RUN_DISK: &str = "target/disks/data.img";
+/// console a terminal, the disk's C-FFS the root.
+const DEFAULT_RUN: &str = "lxrt -r -t /bin/sh";
+/// `cargo xtask run`'s disk, kept between runs (`/` in the guest).
+const RUN_DISK: &str = "target/disks/root.img";
 
 fn run(args: &[String]) -> Result<(), String> {
     deps::ensure(deps::RUN)?;
@@ -201,12 +207,29 @@ fn run(args: &[String]) -> Result<(), String> {
             _ => break,
         }
     }
-    let img = build::with_packages(&build::all()?, &pkgs)?;
-    fstools::persistent_disk(&disk, fresh)?;
+    let built = build::all()?;
+    let tree = if fresh || !disk.exists() || !args.is_empty() {
+        Some(build::with_packages(&built, &pkgs)?)
+    } else {
+        None
+    };
+    match &tree {
+        Some(t) if fresh || !disk.exists() => fstools::root_disk(&disk, &t.bootfs)?,
+        _ => println!(
+            "xtask: keeping the disk {}: it is yours (`--fresh` makes a new one from the root tree{})",
+            disk.display(),
+            if pkgs.is_empty() { "" } else { "; --with changes only a new one" }
+        ),
+    }
     let joined = args.join(" ");
-    let init = if args.is_empty() { DEFAULT_RUN } else { joined.as_str() };
+    // The default boots with the disk as the root and only the programs
+    // in the boot archive; a program named boots the tree in memory too.
+    let (init, img, root) = match tree {
+        Some(t) if !args.is_empty() => (joined.as_str(), t, "/data (lxrt without -r)"),
+        _ => (DEFAULT_RUN, build::boot_only(&built)?, "/"),
+    };
     println!(
-        "xtask: booting Veneer (init={init}); /data is the disk {}; exit QEMU with Ctrl-A x",
+        "xtask: booting Veneer (init={init}); {root} is the disk {}; exit QEMU with Ctrl-A x",
         disk.display()
     );
     qemu::interactive(&img, init, &[], &disk)

@@ -1,6 +1,8 @@
-//! lxrt: the Linux runtime. Booted as `init=lxrt [-t] [-s] [-v] PROGRAM ARGS...`
+//! lxrt: the Linux runtime. Booted as `init=lxrt [-t] [-s] [-v] [-r] PROGRAM ARGS...`
 //! (`-t`: the console is a terminal; `-s`: trace every call; `-v`: note
-//! even the unsupported calls C libraries probe and do without) it
+//! even the unsupported calls C libraries probe and do without; `-r`: the
+//! XN disk's C-FFS is `/`, not `/data`, and the boot archive's tree is
+//! left out) it
 //! builds the library OS (shared arena, file system from the boot archive,
 //! console descriptors), loads the static Linux executable PROGRAM (default
 //! `/bin/sh`) into its own address space and jumps to it; from then on
@@ -17,21 +19,26 @@ use user::{kinfo, println};
 const ENV: &[&[u8]] = &[b"PATH=/bin:/usr/bin:/sbin:/usr/sbin", b"HOME=/", b"PWD=/"];
 
 fn main(_: u64) -> i32 {
+    let cmdline = || kinfo::cmdline().split_whitespace().skip_while(|w| !w.starts_with("init=")).skip(1);
+    // Before the tree is built (and before there is a heap to parse into).
+    if cmdline().take_while(|w| w.starts_with('-')).any(|w| w == "-r") {
+        fs::boot::root_on_disk();
+    }
     if let Err(e) = libos::native::init(linux::syscall) {
         println!("lxrt: {e}");
         return 1;
     }
-    // The XN disk's C-FFS, if the machine has one, at /data; a private
-    // mapping's fault reads a file there from the disk.
+    // The XN disk's C-FFS, if the machine has one, at /data (or at /); a
+    // private mapping's fault reads a file there from the disk.
     libos::fs::disk::mount();
     libos::filemap::reads_with(fs::content::read);
-    let mut words: Vec<&str> =
-        kinfo::cmdline().split_whitespace().skip_while(|w| !w.starts_with("init=")).skip(1).collect();
+    let mut words: Vec<&str> = cmdline().collect();
     while let Some(opt) = words.first().and_then(|w| w.strip_prefix('-')) {
         match opt {
             "t" => obj::console::set_tty(),
             "s" => linux::trace(),
             "v" => linux::verbose(),
+            "r" => {}
             _ => break,
         }
         words.remove(0);

@@ -1,12 +1,30 @@
 //! Building the initial tree from the boot archive's `root/` members
 //! (packed from `libos/root/` plus busybox and its applet links by xtask).
 //! File data is not copied: inodes point into the archive until written.
+//! When the disk is the root (`root_on_disk`, lxrt's `-r`), the archive's
+//! tree is left out: `/` is the disk's (`disk::mount`), and only the
+//! memory trees mounted over it are made here (`/dev`, `/sys`, `/proc`,
+//! and `/tmp`, a tmpfs as most Linux systems have it).
 
 use super::node::{self, Ino};
 use super::{dir, path, ROOT, S_IFDIR, S_IFMT};
 use crate::errno::Errno;
+use crate::word::Word;
 
 const PREFIX: &str = "root/";
+
+/// Whether `/` is the disk's C-FFS rather than the boot archive's tree.
+static FROM_DISK: Word<bool> = Word::new(false);
+
+/// `/` is to be the disk's (before `native::init` builds the tree).
+pub fn root_on_disk() {
+    FROM_DISK.set(true);
+}
+
+/// Whether `/` is the disk's (`root_on_disk`).
+pub fn root_is_disk() -> bool {
+    FROM_DISK.get()
+}
 
 /// Makes `/` and everything under `root/` in the archive.
 pub fn populate() -> Result<(), Errno> {
@@ -39,7 +57,14 @@ pub fn populate() -> Result<(), Errno> {
         copied: false,
     };
     node::update(ROOT, |n| *n = root);
-    for e in binfmt::cpio::entries(user::bootfs::archive()).map_while(Result::ok) {
+    if root_is_disk() {
+        let tmp = node::alloc(S_IFDIR | 0o1777)?;
+        dir::add(ROOT, b"tmp", tmp)?;
+        let proc = node::alloc_on(S_IFDIR | 0o555, node::FS_PROC)?;
+        dir::add(ROOT, b"proc", proc)?;
+    }
+    let tree = binfmt::cpio::entries(user::bootfs::archive()).filter(|_| !root_is_disk());
+    for e in tree.map_while(Result::ok) {
         let Some(rel) = e.name.strip_prefix(PREFIX) else {
             continue;
         };

@@ -1,8 +1,10 @@
-//! `/data`: the C-FFS of the XN disk (`docs/cffs.md`, "The persistent
-//! directory"), reached as an ordinary directory by every program.
+//! `/data`, or `/` itself: the C-FFS of the XN disk (`docs/cffs.md`, "The
+//! persistent directory" and "The disk as the root"), reached as an
+//! ordinary directory by every program.
 //!
 //! The first process mounts C-FFS (with recovery) and makes the disk's
-//! names in the in-memory file system at `/data`: directories, names,
+//! names in the in-memory file system at `/data` (or at `/`, lxrt's `-r`,
+//! but for the memory trees mounted over it, `OVER`): directories, names,
 //! modes, owners, sizes, times and symbolic links' targets, no file data.
 //! A regular file's bytes stay in XN's buffer cache: each read, write and
 //! truncation goes through the calling process's own C-FFS library over
@@ -56,9 +58,14 @@ use xn::Cred;
 
 use super::xnclient::SysXn;
 
-/// Where the disk's tree appears.
+/// Where the disk's tree appears unless it is the root.
 pub const AT: &[u8] = b"/data";
 const NAME: &[u8] = b"data";
+
+/// The names under `/` that stay in memory when the disk is the root: the
+/// synthetic trees and `/tmp` (`boot::populate`), mounted over whatever
+/// directories of these names the disk has.
+const OVER: &[&[u8]] = &[b"dev", b"proc", b"sys", b"tmp"];
 
 /// C-FFS's root directory's inode number.
 const DISK_ROOT: u64 = 1;
@@ -89,7 +96,7 @@ fn errno(e: CfsErrno) -> Errno {
         CfsErrno::FileTooBig => EFBIG,
         CfsErrno::Xn(_) | CfsErrno::Corrupt(_) => {
             // What the disk refused is said: EIO alone tells nobody why.
-            crate::log::note(format_args!("/data: C-FFS: {e:?}"));
+            crate::log::note(format_args!("the disk: C-FFS: {e:?}"));
             EIO
         }
     }
@@ -114,9 +121,20 @@ fn on_disk(ino: Ino) -> Option<u64> {
     Some(node::get(ino).disk).filter(|&d| d != 0)
 }
 
+/// The in-memory directory the disk's root is: `/` or `/data`.
+fn top() -> Option<Ino> {
+    match on_disk(ROOT) {
+        Some(_) => Some(ROOT),
+        None => dir::lookup(ROOT, NAME).filter(|&d| on_disk(d).is_some()),
+    }
+}
+
 /// The path of in-memory directory `d` inside the disk's tree.
 fn disk_path(d: Ino) -> Option<Vec<u8>> {
     let abs = path::absolute(d);
+    if top()? == ROOT {
+        return Some(abs);
+    }
     let rest = abs.strip_prefix(AT)?;
     Some(if rest.is_empty() { b"/".to_vec() } else { rest.to_vec() })
 }
@@ -142,7 +160,7 @@ fn disk_file(fs: &mut Fs<SysXn>, ino: Ino, i: u64) -> Result<u64, CfsErrno> {
     if unplace(node::get(ino).disk_at).is_some_and(|at| fs.recall(i, at)) {
         return Ok(i);
     }
-    let top = dir::lookup(ROOT, NAME).ok_or(CfsErrno::NoEnt)?;
+    let top = top().ok_or(CfsErrno::NoEnt)?;
     let p = path_in(top, ino).ok_or(CfsErrno::NoEnt)?;
     fs.resolve(core::str::from_utf8(&p).map_err(|_| CfsErrno::Inval)?)
 }
@@ -166,7 +184,8 @@ fn placed(fs: &Fs<SysXn>, ino: Ino, i: u64) {
     }
 }
 
-/// A path of `ino` below in-memory directory `d`, relative to it.
+/// A path of `ino` below in-memory directory `d`, relative to it, through
+/// the disk's directories only.
 fn path_in(d: Ino, ino: Ino) -> Option<Vec<u8>> {
     let kids: Vec<(Ino, Vec<u8>)> = dir::with_entries(d, |es| {
         es.iter()
@@ -180,7 +199,7 @@ fn path_in(d: Ino, ino: Ino) -> Option<Vec<u8>> {
         if k == ino {
             return Some(p);
         }
-        if node::is_dir(k) {
+        if node::is_dir(k) && on_disk(k).is_some() {
             if let Some(rest) = path_in(k, ino) {
                 p.extend_from_slice(&rest);
                 return Some(p);
@@ -190,29 +209,39 @@ fn path_in(d: Ino, ino: Ino) -> Option<Vec<u8>> {
     None
 }
 
-/// Whether anything is mounted at `/data` (a disk was found at start).
+/// Whether the disk is mounted (a disk was found at start).
 fn mounted() -> bool {
     CRED.get() != 0
 }
 
 /// First process, after the boot tree is built: mounts the disk's C-FFS
 /// (if the machine has an XN disk holding one) and makes its names at
-/// `/data`.
+/// `/data`, or at `/` if the boot tree left the root to the disk
+/// (`boot::root_is_disk`).
 pub fn mount() {
+    let at_root = super::boot::root_is_disk();
+    let at = if at_root { "/" } else { "/data" };
     let Ok(x) = SysXn::open(abi::syscall::CRED_DEVICES, ROOT_CRED) else {
-        return; // no XN disk: nothing to say
+        if at_root {
+            crate::log::note(format_args!("/: no XN disk to mount"));
+        }
+        return;
     };
     let mut fs = match Fs::mount(x) {
         Ok(fs) => fs,
-        Err(e) => return crate::log::note(format_args!("/data: the disk's C-FFS is refused: {e:?}")),
+        Err(e) => return crate::log::note(format_args!("{at}: the disk's C-FFS is refused: {e:?}")),
     };
     let cred = match k::identity(0, 0, abi::syscall::CRED_DEVICES) {
         Ok(c) => c,
-        Err(e) => return crate::log::note(format_args!("/data: no XN identity: {e:?}")),
+        Err(e) => return crate::log::note(format_args!("{at}: no XN identity: {e:?}")),
     };
-    let made = node::alloc(S_IFDIR | 0o755).and_then(|d| dir::add(ROOT, NAME, d).map(|_| d));
+    let made = match at_root {
+        true => Ok(ROOT),
+        false => node::alloc(S_IFDIR | 0o755).and_then(|d| dir::add(ROOT, NAME, d).map(|_| d)),
+    };
     let loaded = made.and_then(|d| {
-        node::update(d, |n| n.disk = DISK_ROOT);
+        let st = fs.stat(DISK_ROOT).map_err(errno)?;
+        node::update(d, |n| (n.disk, n.mode, n.uid, n.gid) = (DISK_ROOT, st.mode, st.uid, st.gid));
         let mut seen = Vec::new();
         load(&mut fs, DISK_ROOT, d, &mut seen)?;
         Ok(seen.len())
@@ -223,9 +252,9 @@ pub fn mount() {
             FS.with(|s| *s = Some(fs));
             // An idle system's changes reach the disk too.
             crate::sleep::on_wake(expire);
-            crate::log::note(format_args!("/data is C-FFS on the XN disk ({n} names)"));
+            crate::log::note(format_args!("{at} is C-FFS on the XN disk ({n} names)"));
         }
-        Err(e) => crate::log::note(format_args!("/data: cannot load the disk's tree: errno {e}")),
+        Err(e) => crate::log::note(format_args!("{at}: cannot load the disk's tree: errno {e}")),
     }
 }
 
@@ -236,7 +265,7 @@ pub fn mount() {
 fn load(fs: &mut Fs<SysXn>, from: u64, to: Ino, seen: &mut Vec<(u64, Ino)>) -> Result<(), Errno> {
     let names = fs.readdir(from).map_err(errno)?;
     for (name, ino, _) in names {
-        if name == b"." || name == b".." {
+        if name == b"." || name == b".." || (to == ROOT && OVER.contains(&&name[..])) {
             continue;
         }
         if let Some(&(_, m)) = seen.iter().find(|(d, _)| *d == ino) {
@@ -280,6 +309,10 @@ pub fn created(d: Ino, name: &[u8], ino: Ino) -> Result<(), Errno> {
             S_IFREG => fs.create(at, name, n.mode)?,
             _ => return Err(CfsErrno::Perm), // device nodes, fifos: memory only
         };
+        // C-FFS makes it as its caller, uid 0: the process's ids follow.
+        if (n.uid, n.gid) != (0, 0) && n.mode & S_IFMT != S_IFLNK {
+            fs.setattr(i, None, Some((n.uid, n.gid)))?;
+        }
         placed(fs, ino, i);
         Ok(i)
     })?;
@@ -375,18 +408,30 @@ pub fn linking(ino: Ino, d: Ino, name: &[u8]) -> Result<(), Errno> {
     }
 }
 
-/// `ino`'s mode changed in memory: the same on the disk.
-pub fn chmoded(ino: Ino) -> Result<(), Errno> {
+/// `ino`'s mode or owner changed in memory: the same on the disk.
+pub fn attributes(ino: Ino) -> Result<(), Errno> {
     let Some(i) = on_disk(ino).filter(|_| mounted()) else {
         return Ok(());
     };
-    let mode = node::get(ino).mode;
+    let n = node::get(ino);
     with_fs(|fs| {
         let i = if node::is_dir(ino) { disk_dir(fs, ino)? } else { disk_file(fs, ino, i)? };
-        fs.setattr(i, Some(mode), None)
+        fs.setattr(i, Some(n.mode), Some((n.uid, n.gid)))
     })?;
     changed();
     Ok(())
+}
+
+/// `statfs` of the disk: its blocks and how many are free, as C-FFS
+/// counts them (XN's free map: every block the disk has is looked at).
+pub fn space() -> Result<(u64, u64), Errno> {
+    if !mounted() {
+        return Err(EIO);
+    }
+    with_fs(|fs| {
+        let s = fs.statfs();
+        Ok((s.blocks, s.bfree))
+    })
 }
 
 /// Whether regular file `n`'s bytes are in XN's cache (read and written
@@ -620,7 +665,7 @@ pub fn sync() -> Result<(), Errno> {
     if !mounted() {
         return Ok(());
     }
-    if let Some(top) = dir::lookup(ROOT, NAME).filter(|&d| on_disk(d).is_some()) {
+    if let Some(top) = top() {
         sync_tree(top)?;
     }
     let (mut syncing, mut flushed) = (with_fs(|fs| Ok(fs.sync_start()))?, 0);
@@ -640,7 +685,7 @@ pub fn sync() -> Result<(), Errno> {
 fn sync_tree(d: Ino) -> Result<(), Errno> {
     let kids: Vec<Ino> = dir::with_entries(d, |es| es.iter().map(|e| e.ino).collect());
     for k in kids {
-        if node::is_dir(k) {
+        if node::is_dir(k) && on_disk(k).is_some() {
             sync_tree(k)?;
         } else {
             write_back(k, Durable::No)?;

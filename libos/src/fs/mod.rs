@@ -5,8 +5,10 @@
 //! Inodes live in one table; a directory's data is an array of fixed-size
 //! entries; a file's data is one growable buffer. Files that came from the
 //! boot archive point straight at it (read-only, in every address space)
-//! until first written, when they are copied into the arena. A file under
-//! `/data` keeps its bytes in XN's buffer cache instead (`disk`, `content`).
+//! until first written, when they are copied into the arena. A file
+//! on the disk (`/data`, or every file outside the memory trees when the
+//! disk is the root) keeps its bytes in XN's buffer cache instead (`disk`,
+//! `content`).
 
 pub mod boot;
 pub mod content;

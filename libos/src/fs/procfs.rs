@@ -147,7 +147,7 @@ fn machine(proc_dir: Ino, me: &[u8], only: Option<&[u8]>) -> Result<(), Errno> {
         super::procsys::refresh(proc_dir)?;
     }
     if want(b"mounts") {
-        put(proc_dir, b"mounts", S_IFREG | 0o444, MOUNTS)?;
+        put(proc_dir, b"mounts", S_IFREG | 0o444, &mounts())?;
     }
     if want(b"cpuinfo") {
         put(proc_dir, b"cpuinfo", S_IFREG | 0o444, &cpuinfo())?;
@@ -317,11 +317,17 @@ fn maps() -> Vec<u8> {
     s
 }
 
-/// `/proc/mounts`: the one file system, and `/proc`, `/sys` and `/dev` in it.
-/// The root is an in-memory file system, so `tmpfs` (Linux's "rootfs",
-/// the initramfs's, is one `df` and `mount` tools leave out).
-const MOUNTS: &[u8] =
-    b"tmpfs / tmpfs rw 0 0\nproc /proc proc rw 0 0\nsysfs /sys sysfs rw 0 0\ndevtmpfs /dev devtmpfs rw 0 0\n";
+/// `/proc/mounts`: the root, and `/proc`, `/sys` and `/dev` in it. An
+/// in-memory root is `tmpfs` (Linux's "rootfs", the initramfs's, is one
+/// `df` and `mount` tools leave out); the disk's C-FFS as the root has
+/// `/tmp` in memory over it (`boot::root_is_disk`).
+fn mounts() -> Vec<u8> {
+    let root: &[u8] = match super::boot::root_is_disk() {
+        true => b"/dev/vda / cffs rw 0 0\ntmpfs /tmp tmpfs rw 0 0\n",
+        false => b"tmpfs / tmpfs rw 0 0\n",
+    };
+    [root, b"proc /proc proc rw 0 0\nsysfs /sys sysfs rw 0 0\ndevtmpfs /dev devtmpfs rw 0 0\n"].concat()
+}
 
 /// `/proc/cpuinfo`: one processor, named by the CPU itself (`cpuid`).
 fn cpuinfo() -> Vec<u8> {

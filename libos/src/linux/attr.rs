@@ -140,5 +140,5 @@ pub fn fchownat(dirfd: i64, pathp: u64, uid: u64, gid: u64, flags: u64, by_fd: b
         n.ctime_ns = wall_ns();
     });
     crate::obj::inotify::changed(ino, crate::obj::inotify::IN_ATTRIB);
-    Ok(0)
+    crate::fs::disk::attributes(ino).map(|_| 0)
 }

@@ -802,7 +802,7 @@ fn chmod(ino: Ino, mode: u64) -> LxResult {
         n.ctime_ns = crate::time::wall_ns();
     });
     crate::obj::inotify::changed(ino, crate::obj::inotify::IN_ATTRIB);
-    disk::chmoded(ino).map(|_| 0)
+    disk::attributes(ino).map(|_| 0)
 }
 
 pub fn fchmod(fdn: i64, mode: u64) -> LxResult {

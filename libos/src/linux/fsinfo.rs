@@ -1,10 +1,12 @@
 //! `statfs`, `fstatfs` and `fadvise64`: what a file system is and how much
 //! room it has (GNU `ls`, `df`, `stat -f`), and advice about file access.
 //!
-//! All files live in the one shared arena, so every file system reports
-//! the arena's space; the type is Linux's magic number for what the
-//! directory stands for: `/proc` procfs, `/sys` sysfs, pipes pipefs,
-//! sockets sockfs, epoll/eventfd/timerfd anon_inodefs, the rest tmpfs.
+//! A file on the disk (`/data`, or `/` with lxrt's `-r`) reports C-FFS's
+//! blocks; every other file lives in the one shared arena and reports
+//! its space. The type is Linux's magic number for what the directory
+//! stands for: `/proc` procfs, `/sys` sysfs, pipes pipefs, sockets
+//! sockfs, epoll/eventfd/timerfd anon_inodefs, the rest of memory tmpfs;
+//! the disk's, which Linux has no number for, `CFFS_MAGIC`.
 
 use super::file::{base, AT_FDCWD};
 use crate::errno::{EINVAL, ESPIPE};
@@ -18,12 +20,18 @@ const SYSFS_MAGIC: u64 = 0x6265_6572;
 const PIPEFS_MAGIC: u64 = 0x5049_5045;
 const SOCKFS_MAGIC: u64 = 0x534f_434b;
 const ANON_INODE_FS_MAGIC: u64 = 0x0904_1934;
+/// C-FFS's type: its name's bytes, "CFFS".
+const CFFS_MAGIC: u64 = 0x4346_4653;
 /// `ST_VALID`: `f_flags` is filled in.
 const ST_VALID: u64 = 0x20;
 
 /// The magic number of the file system `ino` is in.
 fn magic_of(ino: Ino) -> u64 {
-    match crate::fs::node::get(ino).fs {
+    let n = crate::fs::node::get(ino);
+    if n.disk != 0 {
+        return CFFS_MAGIC;
+    }
+    match n.fs {
         crate::fs::node::FS_PROC => PROC_SUPER_MAGIC,
         crate::fs::node::FS_SYS => SYSFS_MAGIC,
         _ => TMPFS_MAGIC,
@@ -33,18 +41,24 @@ fn magic_of(ino: Ino) -> u64 {
 /// Linux's `struct statfs` for a file system of type `magic`.
 fn put(buf: u64, magic: u64) -> crate::errno::LxResult {
     const BLOCK: u64 = 4096;
-    let (size, in_use) = crate::shared::usage();
-    let free = size.saturating_sub(in_use) as u64;
-    let avail = free.saturating_sub(crate::shared::reserve() as u64);
+    let (blocks, free, avail) = match magic {
+        CFFS_MAGIC => {
+            let (blocks, free) = crate::fs::disk::space()?;
+            (blocks, free, free)
+        }
+        // The pseudo file systems hold no blocks (`df` leaves them out).
+        PROC_SUPER_MAGIC | SYSFS_MAGIC => (0, 0, 0),
+        _ => {
+            let (size, in_use) = crate::shared::usage();
+            let free = size.saturating_sub(in_use) as u64;
+            let avail = free.saturating_sub(crate::shared::reserve() as u64);
+            (size as u64 / BLOCK, free / BLOCK, avail / BLOCK)
+        }
+    };
     let mut s = [0u64; 15];
     s[0] = magic;
     s[1] = BLOCK;
-    // The pseudo file systems hold no blocks (`df` leaves them out).
-    if !matches!(magic, PROC_SUPER_MAGIC | SYSFS_MAGIC) {
-        s[2] = size as u64 / BLOCK;
-        s[3] = free / BLOCK;
-        s[4] = avail / BLOCK;
-    }
+    (s[2], s[3], s[4]) = (blocks, free, avail);
     s[8] = dir::NAME_MAX as u64;
     s[9] = BLOCK;
     s[10] = ST_VALID;

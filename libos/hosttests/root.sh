@@ -1,0 +1,67 @@
+# `/` is the C-FFS of the XN disk (lxrt -r; boot tests root_persist,
+# root_hostile, root_dynamic, xtask/src/xntest.rs): `root.sh write`,
+# reboot on the same image, `root.sh read`; `root.sh hostile` as the
+# second user; `root.sh dynamic`: a Debian program and its libraries,
+# all read from the disk.
+fail() {
+	echo "root: $*"
+	exit 1
+}
+case "$1" in
+write)
+	echo "root's own" > /root/note
+	chmod 640 /root/note
+	echo "# kept across boots" >> /etc/resolv.conf
+	mkdir -p /srv/new/deep
+	echo deep > /srv/new/deep/file
+	chmod 751 /srv/new
+	seq 1 30000 > /srv/big
+	ln /srv/big /srv/big.link
+	ln -s /srv/new/deep/file /srv/sym
+	echo renamed > /srv/old
+	mv /srv/old /srv/renamed
+	echo mine > /home/user/mine
+	chown 1000:1000 /home/user/mine
+	echo "in memory" > /tmp/volatile
+	sync
+	echo "root: written"
+	;;
+read)
+	echo "note: $(cat /root/note) $(stat -c %a /root/note)"
+	echo "resolv: $(tail -n 1 /etc/resolv.conf)"
+	echo "deep: $(cat /srv/new/deep/file) $(stat -c %a /srv/new)"
+	seq 1 30000 | cmp - /srv/big || fail "/srv/big changed"
+	[ "$(stat -c %h /srv/big)" = 2 ] || fail "/srv/big has $(stat -c %h /srv/big) links"
+	[ "$(stat -c %i /srv/big)" = "$(stat -c %i /srv/big.link)" ] || fail "/srv/big.link is another file"
+	echo "big: the same 168,894 bytes under two names"
+	echo "sym: $(readlink /srv/sym) $(cat /srv/sym)"
+	echo "renamed: $(cat /srv/renamed)"
+	test -e /srv/old && fail "/srv/old is back"
+	echo "mine: $(cat /home/user/mine) $(stat -c %u:%g /home/user/mine)"
+	test -e /tmp/volatile && fail "/tmp is on the disk"
+	test -c /dev/null && test -r /proc/self/stat && test -d /sys/block || fail "a synthetic tree is missing"
+	echo "mounts: $(grep -c " / cffs " /proc/mounts) root on the disk, $(grep -c " /tmp tmpfs " /proc/mounts) /tmp in memory"
+	echo "df: / has $(df -k / | awk 'NR == 2 { print $2 }') KiB"
+	echo "root: read"
+	;;
+hostile)
+	echo secret > /etc/secret
+	chmod 600 /etc/secret
+	su -c 'echo x >> /etc/passwd' user 2>/dev/null && fail "the user wrote /etc/passwd"
+	su -c 'cat /etc/secret' user 2>/dev/null && fail "the user read a 0600 root file"
+	su -c 'touch /etc/evil' user 2>/dev/null && fail "the user made a file in /etc"
+	su -c 'chmod 666 /etc/passwd' user 2>/dev/null && fail "the user chmod-ed /etc/passwd"
+	su -c 'rm /bin/busybox' user 2>/dev/null && fail "the user removed /bin/busybox"
+	test -e /etc/evil && fail "/etc/evil exists"
+	[ "$(stat -c %a /etc/passwd)" = 644 ] || fail "/etc/passwd's mode changed"
+	grep -q '^x$' /etc/passwd && fail "/etc/passwd was written"
+	su -c 'echo mine > /home/user/mine' user || fail "the user cannot write its own home"
+	echo "hostile: every change refused; $(stat -c %U /home/user/mine) wrote its home"
+	;;
+dynamic)
+	echo "dynamic: $(python3 -c 'import sys; print(sys.version_info[0], 6 * 7)')"
+	;;
+*)
+	fail "usage: root.sh write|read|hostile|dynamic"
+	;;
+esac
