@@ -20,6 +20,7 @@ use crate::format::{
     INTENT_EXTERNALIZE, INTENT_MOVE, INTENT_NONE, KIND_DIR, KIND_ITABLE, NAME_AT, NAME_INLINE, NAME_MAX,
     S_IFDIR, S_IFLNK, S_IFMT, S_IFREG,
 };
+use crate::data::Fill;
 use crate::fs::{Fs, Loc, ROOT_INO};
 use crate::{Errno, Result, BLOCK};
 
@@ -265,7 +266,7 @@ impl<C: XnClient> Fs<C> {
         let head =
             Header { kind: KIND_DIR, uid: inode.uid, gid: inode.gid, mode: inode.mode, ..Header::default() };
         fill[..ENTRY].copy_from_slice(&head.encode());
-        self.grow(loc, &mut inode, f, 1, Some(&fill))?;
+        self.grow(loc, &mut inode, f, 1, Fill::With(&fill))?;
         inode.size += BLOCK as u64;
         self.set_inode(loc, &inode, &[], &[])?;
         let map = self.map(loc, &inode)?;

@@ -321,6 +321,9 @@ impl XnClient for SysXn {
     fn cached(&self, b: u64) -> bool {
         self.live(b)
     }
+    fn registered(&self, b: u64) -> bool {
+        self.entry(b).is_some()
+    }
     fn read(&mut self, parent: Parent, start: u64, count: u64) -> Result<(), xn::Error> {
         self.cache(parent, start, count, true)
     }
@@ -343,8 +346,21 @@ impl XnClient for SysXn {
         let data_block = self.entry(b).is_some_and(|e| e.flags & reg::METADATA == 0);
         self.map(parent, b, data_block)
     }
-    fn bind(&mut self, parent: Parent, b: u64, write: bool) -> Result<(), xn::Error> {
-        self.map(parent, b, write)
+    fn insert_zeroed(&mut self, parent: Parent, start: u64, count: u64) -> Result<(), xn::Error> {
+        for b in start..start + count {
+            // The kernel clears a frame it hands out: nothing to copy.
+            let f = sys::frame_alloc(ENV_SELF, FRAME_ANY).map_err(from_abi)?;
+            if let Err(e) = k::insert(parent_arg(parent), b, f, self.slot) {
+                let _ = sys::frame_free(f);
+                return Err(from_abi(e));
+            }
+        }
+        // Mapped as one run (a call a block was most of a new file's cost).
+        let data = self.entry(start).is_some_and(|e| e.flags & reg::METADATA == 0);
+        self.map_run(parent, start, count, data)
+    }
+    fn bind_run(&mut self, parent: Parent, start: u64, count: u64, write: bool) -> Result<(), xn::Error> {
+        self.map_run(parent, start, count, write)
     }
     fn block(&self, b: u64) -> Result<&[u8; BLOCK], xn::Error> {
         if !self.live(b) {
