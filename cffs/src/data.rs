@@ -186,7 +186,8 @@ impl<C: XnClient> Fs<C> {
     pub(crate) fn data_ready(&mut self, b: u64, slot: Slot, write: bool) -> Result<()> {
         let holder = Parent::Block(slot.holder);
         let most = if self.opts.group { GROUP_READ } else { 1 };
-        if !self.xn.cached(b) && self.xn.registered(b) {
+        let here = self.xn.cached(b);
+        if !here && self.xn.registered(b) {
             let end = slot.ext.start + u64::from(slot.ext.count);
             let mut k = 1;
             while k < most && b + k < end && self.xn.registered(b + k) {
@@ -194,7 +195,7 @@ impl<C: XnClient> Fs<C> {
             }
             return Ok(self.xn.bind_run(holder, b, k, write)?);
         }
-        if !self.xn.cached(b) {
+        if !here {
             let claims = self.xn.claims(slot.holder).unwrap_or_default();
             let claimed = |x: u64| claims.iter().any(|c| c.contains(x) && c.tid == self.tid_data);
             let mut k = 1;

@@ -216,11 +216,16 @@ impl Domain {
     /// without room.
     pub fn lend(&mut self, pas: &[u64]) -> Option<u64> {
         let (n, mut run) = (pas.len(), 0);
-        let last = (0..LENT_SLOTS).find(|&s| {
-            run = if self.is_lent(s) { 0 } else { run + 1 };
-            run == n
-        })?;
-        let first = last + 1 - n;
+        let first = if n == 1 {
+            // A one-page request (the commonest): the first free slot.
+            self.lent_pa.iter().position(|&pa| pa == 0)?
+        } else {
+            let last = (0..LENT_SLOTS).find(|&s| {
+                run = if self.is_lent(s) { 0 } else { run + 1 };
+                run == n
+            })?;
+            last + 1 - n
+        };
         for (k, &pa) in pas.iter().enumerate() {
             if !self.lend_page(first + k, pa & !4095) {
                 if k > 0 {
