@@ -360,7 +360,7 @@ fn hand(i: usize, tag: u64, mut r: Request, pages: &[u64]) -> Result<(), i32> {
 /// page apart: `share` gives a page's part, never a range across two):
 /// the driver's address of the buffer.
 fn lend(d: &mut Driver, tag: u64, pages: &[u64], len: usize) -> Result<u64, i32> {
-    let va = d.domain.lend(pages).ok_or(status::NO_SPACE)?;
+    let va = d.domain.lend(pages, len as u64).ok_or(status::NO_SPACE)?;
     let lent = Object::Lent { tag, va, pa: pages[0], len: len as u64 };
     if d.tracker.add(lent).is_err() {
         d.domain.take_back(va, len as u64);
