@@ -119,7 +119,8 @@ impl<C: XnClient> Fs<C> {
                 None => self.goal(loc, f, inode.is_dir()),
             };
             let (start, count) = self.find_free(goal, left.min(u64::from(u32::MAX)))?;
-            let grows = map.slots.iter().find(|s| s.ext.end() == f && s.ext.start + u64::from(s.ext.count) == start);
+            let grows =
+                map.slots.iter().find(|s| s.ext.end() == f && s.ext.start + u64::from(s.ext.count) == start);
             let slot = match grows.or(map.free.as_ref()) {
                 Some(s) => *s,
                 None => {

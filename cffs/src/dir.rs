@@ -15,12 +15,12 @@ use alloc::vec::Vec;
 use xn::{Change, Parent};
 
 use crate::client::XnClient;
+use crate::data::Fill;
 use crate::format::{
     name_len, with_name_of, Extent, Header, Inode, Intent, ENTRIES, ENTRY, E_CONT, E_FREE, E_INODE, E_REF,
     INTENT_EXTERNALIZE, INTENT_MOVE, INTENT_NONE, KIND_DIR, KIND_ITABLE, NAME_AT, NAME_INLINE, NAME_MAX,
     S_IFDIR, S_IFLNK, S_IFMT, S_IFREG,
 };
-use crate::data::Fill;
 use crate::fs::{Fs, Loc, ROOT_INO};
 use crate::{Errno, Result, BLOCK};
 

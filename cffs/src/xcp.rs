@@ -14,8 +14,8 @@ use alloc::vec::Vec;
 use xn::Parent;
 
 use crate::client::XnClient;
-use crate::format::{S_IFMT, S_IFREG};
 use crate::data::Fill;
+use crate::format::{S_IFMT, S_IFREG};
 use crate::fs::Fs;
 use crate::{Errno, Result, BLOCK};
 
