@@ -6,8 +6,8 @@
 //! its driver.
 
 use super::driver::{self, Done};
-pub use super::run::{BlockError, SECTOR};
 use super::run::{self, Span};
+pub use super::run::{BlockError, SECTOR};
 use crate::frames::Frames;
 use abi::tables::BlockCounts;
 use core::sync::atomic::{AtomicU64, Ordering::Relaxed};

@@ -86,7 +86,8 @@ impl Table {
         let slot = self.slots.iter().position(Option::is_none).ok_or(status::NO_SPACE)?;
         let tag = self.next_tag;
         self.next_tag += 1;
-        self.slots[slot] = Some(Pending { tag, driver: i, done, cookie, since, request: r, asked_again: false });
+        self.slots[slot] =
+            Some(Pending { tag, driver: i, done, cookie, since, request: r, asked_again: false });
         self.pages[slot].set(pages);
         if since.is_none() {
             PARKED.fetch_or(1 << i, Relaxed);

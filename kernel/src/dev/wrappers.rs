@@ -201,7 +201,9 @@ fn device_address(d: &Driver, va: u64, len: u64) -> Option<u64> {
     }
     // A lent buffer's page (every request's), by its slot; else the
     // tracker's answer.
-    d.domain.lent_address(va, len).or_else(|| d.tracker.device_address(va, len, |page| d.domain.lent_page(page)))
+    d.domain
+        .lent_address(va, len)
+        .or_else(|| d.tracker.device_address(va, len, |page| d.domain.lent_page(page)))
 }
 
 /// `share` and `unshare` run on every buffer of every request, and only
