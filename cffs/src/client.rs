@@ -18,7 +18,11 @@ pub trait XnClient {
     fn root(&self, name: &str) -> Option<(usize, Root)>;
     /// Adds a persistent root of one block with these contents.
     fn add_root(&mut self, name: &str, block: u64, tid: Tid, data: &[u8; BLOCK]) -> Result<usize, Error>;
+    /// Whether block `b` is cached and bound here (usable by `block`).
     fn cached(&self, b: u64) -> bool;
+    /// Whether block `b` is in XN's cache, bound here or not (another
+    /// library may have read or written it).
+    fn registered(&self, b: u64) -> bool;
     /// Read and insert `count` blocks from `start` claimed by `parent`.
     fn read(&mut self, parent: Parent, start: u64, count: u64) -> Result<(), Error>;
     /// Makes `count` blocks from `start` (claimed by `parent`) cached and
@@ -32,7 +36,11 @@ pub trait XnClient {
     fn copy(&mut self, parent: Parent, dst: u64, src: u64, count: u64) -> Result<(), Error>;
     /// Inserts a just-allocated block with these contents.
     fn insert_new(&mut self, parent: Parent, b: u64, data: &[u8; BLOCK]) -> Result<(), Error>;
-    fn bind(&mut self, parent: Parent, b: u64, write: bool) -> Result<(), Error>;
+    /// Inserts `count` just-allocated blocks from `start`, all zeros.
+    fn insert_zeroed(&mut self, parent: Parent, start: u64, count: u64) -> Result<(), Error>;
+    /// Binds the cached blocks `start..start + count` here, for writing if
+    /// asked.
+    fn bind_run(&mut self, parent: Parent, start: u64, count: u64, write: bool) -> Result<(), Error>;
     fn block(&self, b: u64) -> Result<&[u8; BLOCK], Error>;
     fn block_mut(&mut self, b: u64) -> Result<&mut [u8; BLOCK], Error>;
     fn modify(&mut self, changes: &[Change], alloc: &[(u64, u64)], free: &[(u64, u64)]) -> Result<(), Error>;
@@ -111,6 +119,9 @@ impl<D: Disk> XnClient for Local<D> {
     fn cached(&self, b: u64) -> bool {
         self.xn.entry(b).is_some()
     }
+    fn registered(&self, b: u64) -> bool {
+        self.cached(b)
+    }
     fn read(&mut self, parent: Parent, start: u64, count: u64) -> Result<(), Error> {
         let pages: Vec<xn::PageId> = (0..count).map(|_| self.xn.pages_mut().alloc(self.who)).collect();
         let r = self.xn.read_insert(self.who, self.cred, parent, start, &pages);
@@ -125,7 +136,7 @@ impl<D: Disk> XnClient for Local<D> {
         let mut b = start;
         while b < start + count {
             if self.cached(b) {
-                self.bind(parent, b, false)?;
+                self.bind_run(parent, b, 1, false)?;
                 b += 1;
                 continue;
             }
@@ -149,8 +160,11 @@ impl<D: Disk> XnClient for Local<D> {
         }
         r
     }
-    fn bind(&mut self, parent: Parent, b: u64, write: bool) -> Result<(), Error> {
-        self.xn.bind(self.who, self.cred, parent, b, write)
+    fn insert_zeroed(&mut self, parent: Parent, start: u64, count: u64) -> Result<(), Error> {
+        (start..start + count).try_for_each(|b| self.insert_new(parent, b, &[0; BLOCK]))
+    }
+    fn bind_run(&mut self, parent: Parent, start: u64, count: u64, write: bool) -> Result<(), Error> {
+        self.xn.bind_run(self.who, self.cred, parent, start, count, write)
     }
     fn block(&self, b: u64) -> Result<&[u8; BLOCK], Error> {
         self.xn.page(self.who, b)

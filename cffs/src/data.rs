@@ -14,6 +14,18 @@ use crate::{Errno, Result, BLOCK};
 /// Largest file: extents count file blocks in 32 bits.
 pub const MAX_FILE: u64 = (u32::MAX as u64) * BLOCK as u64;
 
+/// What `grow` puts in the blocks it allocates.
+#[derive(Clone, Copy)]
+pub(crate) enum Fill<'a> {
+    /// Nothing: left uncached and unwritten, for XCP to write from other
+    /// blocks' cache pages.
+    Unwritten,
+    /// Zeros (a file's new blocks, written over next).
+    Zeros,
+    /// These bytes in each.
+    With(&'a [u8; BLOCK]),
+}
+
 /// One extent slot: the block holding it, the byte offset of its 16 bytes
 /// there, and what it says.
 #[derive(Clone, Copy, Debug)]
@@ -23,27 +35,47 @@ pub(crate) struct Slot {
     pub ext: Extent,
 }
 
-/// A file's extent slots, and its chain of extent blocks.
+/// A file's extents (its slots that map blocks), its first empty slot,
+/// and its chain of extent blocks.
 pub(crate) struct Map {
     pub slots: Vec<Slot>,
+    pub free: Option<Slot>,
     pub chain: Vec<u64>,
 }
 
 impl Map {
+    /// The slot whose extent maps file block `f`, and the disk block
+    /// holding it.
+    pub fn slot(&self, f: u64) -> Option<(Slot, u64)> {
+        self.slots.iter().find_map(|s| Some((*s, s.ext.map(f)?)))
+    }
+
     /// The disk block holding file block `f`, and the block claiming it.
     pub fn find(&self, f: u64) -> Option<(u64, u64)> {
-        self.slots.iter().find_map(|s| s.ext.map(f).map(|b| (b, s.holder)))
+        self.slot(f).map(|(s, b)| (b, s.holder))
+    }
+
+    /// Notes slot `s`: an extent, or the first empty slot.
+    fn add(&mut self, s: Slot) {
+        match s.ext.is_empty() {
+            false => self.slots.push(s),
+            true if self.free.is_none() => self.free = Some(s),
+            true => {}
+        }
     }
 }
 
 impl<C: XnClient> Fs<C> {
+    /// File `inode`'s (at `loc`) extents. Called at every read and write:
+    /// an extent block's empty slots are passed over by their first word,
+    /// not decoded (most of a big file's 254 are empty).
     pub(crate) fn map(&mut self, loc: Loc, inode: &Inode) -> Result<Map> {
-        let mut map = Map { slots: Vec::new(), chain: Vec::new() };
+        let mut map = Map { slots: Vec::new(), free: None, chain: Vec::new() };
         if inode.is_inline() {
             return Ok(map);
         }
         for (i, &ext) in inode.ext.iter().enumerate() {
-            map.slots.push(Slot { holder: loc.block, at: loc.off() + 64 + 16 * i, ext });
+            map.add(Slot { holder: loc.block, at: loc.off() + 64 + 16 * i, ext });
         }
         let mut b = inode.ext_block;
         while b != 0 {
@@ -52,9 +84,10 @@ impl<C: XnClient> Fs<C> {
             }
             let bytes = self.bytes(b)?;
             let head = ExtHead::decode(&bytes[..EXT_AT])?;
-            for i in 0..EXT_PER_BLOCK {
-                let at = EXT_AT + 16 * i;
-                map.slots.push(Slot { holder: b, at, ext: Extent::decode(&bytes[at..at + 16]) });
+            for (i, raw) in bytes[EXT_AT..].as_chunks::<16>().0.iter().take(EXT_PER_BLOCK).enumerate() {
+                if raw[..8] != [0; 8] || map.free.is_none() {
+                    map.add(Slot { holder: b, at: EXT_AT + 16 * i, ext: Extent::decode(raw) });
+                }
             }
             map.chain.push(b);
             b = head.next;
@@ -76,16 +109,8 @@ impl<C: XnClient> Fs<C> {
 
     /// Allocates disk blocks for the unmapped file blocks `f..f + n`,
     /// extending an extent where the new blocks follow it on disk, and
-    /// installs each with `fill` as its contents (none: left uncached and
-    /// unwritten, for XCP to write from other blocks' cache pages).
-    pub(crate) fn grow(
-        &mut self,
-        loc: Loc,
-        inode: &mut Inode,
-        f: u64,
-        n: u64,
-        fill: Option<&[u8; BLOCK]>,
-    ) -> Result<()> {
+    /// installs them as `fill` says.
+    pub(crate) fn grow(&mut self, loc: Loc, inode: &mut Inode, f: u64, n: u64, fill: Fill) -> Result<()> {
         let (mut f, mut left) = (f, n);
         while left > 0 {
             let map = self.map(loc, inode)?;
@@ -94,10 +119,9 @@ impl<C: XnClient> Fs<C> {
                 None => self.goal(loc, f, inode.is_dir()),
             };
             let (start, count) = self.find_free(goal, left.min(u64::from(u32::MAX)))?;
-            let grows = map.slots.iter().find(|s| {
-                !s.ext.is_empty() && s.ext.end() == f && s.ext.start + u64::from(s.ext.count) == start
-            });
-            let slot = match grows.or_else(|| map.slots.iter().find(|s| s.ext.is_empty())) {
+            let grows =
+                map.slots.iter().find(|s| s.ext.end() == f && s.ext.start + u64::from(s.ext.count) == start);
+            let slot = match grows.or(map.free.as_ref()) {
                 Some(s) => *s,
                 None => {
                     self.extend_chain(loc, inode, &map, goal)?;
@@ -116,9 +140,14 @@ impl<C: XnClient> Fs<C> {
                 &[],
             )?;
             Self::mirror(loc, inode, slot.holder, slot.at, ext);
-            if let Some(fill) = fill {
-                for b in start..start + count {
-                    self.xn.insert_new(Parent::Block(slot.holder), b, fill)?;
+            let holder = Parent::Block(slot.holder);
+            match fill {
+                Fill::Unwritten => {}
+                Fill::Zeros => self.xn.insert_zeroed(holder, start, count)?,
+                Fill::With(data) => {
+                    for b in start..start + count {
+                        self.xn.insert_new(holder, b, data)?;
+                    }
                 }
             }
             if !self.opts.group || f >= crate::fs::SMALL_BLOCKS {
@@ -148,22 +177,36 @@ impl<C: XnClient> Fs<C> {
         Ok(())
     }
 
-    /// Makes a data block cached (with explicit grouping, together with
-    /// the uncached blocks after it that the same block claims) and bound
-    /// for writing if asked.
-    pub(crate) fn data_ready(&mut self, b: u64, holder: u64, write: bool) -> Result<()> {
-        if !self.xn.cached(b) {
-            let claims = self.xn.claims(holder).unwrap_or_default();
+    /// Makes data block `b`, which `slot`'s extent maps, cached and bound
+    /// here (for writing if asked). A block no one cached is read with
+    /// explicit grouping: with the uncached blocks after it that the same
+    /// block claims (XN's claims say which). One another process cached
+    /// is bound with the cached rest of its extent in one call, without
+    /// asking XN for claims (a reader of files others wrote asked once a
+    /// block).
+    pub(crate) fn data_ready(&mut self, b: u64, slot: Slot, write: bool) -> Result<()> {
+        let holder = Parent::Block(slot.holder);
+        let most = if self.opts.group { GROUP_READ } else { 1 };
+        let here = self.xn.cached(b);
+        if !here && self.xn.registered(b) {
+            let end = slot.ext.start + u64::from(slot.ext.count);
+            let mut k = 1;
+            while k < most && b + k < end && self.xn.registered(b + k) {
+                k += 1;
+            }
+            return Ok(self.xn.bind_run(holder, b, k, write)?);
+        }
+        if !here {
+            let claims = self.xn.claims(slot.holder).unwrap_or_default();
             let claimed = |x: u64| claims.iter().any(|c| c.contains(x) && c.tid == self.tid_data);
-            let most = if self.opts.group { GROUP_READ } else { 1 };
             let mut k = 1;
             while k < most && claimed(b + k) && !self.xn.cached(b + k) {
                 k += 1;
             }
-            self.xn.read(Parent::Block(holder), b, k)?;
+            self.xn.read(holder, b, k)?;
         }
         if write {
-            self.xn.bind(Parent::Block(holder), b, true)?;
+            self.xn.bind_run(holder, b, 1, true)?;
         }
         Ok(())
     }
@@ -207,9 +250,9 @@ impl<C: XnClient> Fs<C> {
             let (f, within) = (pos / BLOCK as u64, (pos % BLOCK as u64) as usize);
             let len = (BLOCK - within).min(n - done);
             let out = &mut buf[done..done + len];
-            match map.find(f) {
-                Some((b, holder)) => {
-                    self.data_ready(b, holder, false)?;
+            match map.slot(f) {
+                Some((slot, b)) => {
+                    self.data_ready(b, slot, false)?;
                     out.copy_from_slice(&self.xn.block(b)?[within..within + len]);
                 }
                 None => out.fill(0),
@@ -356,7 +399,7 @@ impl<C: XnClient> Fs<C> {
             while g <= last && map.find(g).is_none() {
                 g += 1;
             }
-            self.grow(loc, inode, f, g - f, Some(&[0; BLOCK]))?;
+            self.grow(loc, inode, f, g - f, Fill::Zeros)?;
             f = g;
         }
         let map = self.map(loc, inode)?;
@@ -365,8 +408,8 @@ impl<C: XnClient> Fs<C> {
             let pos = off + done as u64;
             let (f, within) = (pos / BLOCK as u64, (pos % BLOCK as u64) as usize);
             let len = (BLOCK - within).min(data.len() - done);
-            let (b, holder) = map.find(f).ok_or(Errno::Corrupt("block vanished"))?;
-            self.data_ready(b, holder, true)?;
+            let (slot, b) = map.slot(f).ok_or(Errno::Corrupt("block vanished"))?;
+            self.data_ready(b, slot, true)?;
             self.xn.block_mut(b)?[within..within + len].copy_from_slice(&data[done..done + len]);
             done += len;
         }
@@ -406,8 +449,8 @@ impl<C: XnClient> Fs<C> {
             let tail = (size % BLOCK as u64) as usize;
             if tail != 0 {
                 let map = self.map(loc, &inode)?;
-                if let Some((b, holder)) = map.find(size / BLOCK as u64) {
-                    self.data_ready(b, holder, true)?;
+                if let Some((slot, b)) = map.slot(size / BLOCK as u64) {
+                    self.data_ready(b, slot, true)?;
                     self.xn.block_mut(b)?[tail..].fill(0);
                 }
             }

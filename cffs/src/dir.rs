@@ -15,6 +15,7 @@ use alloc::vec::Vec;
 use xn::{Change, Parent};
 
 use crate::client::XnClient;
+use crate::data::Fill;
 use crate::format::{
     name_len, with_name_of, Extent, Header, Inode, Intent, ENTRIES, ENTRY, E_CONT, E_FREE, E_INODE, E_REF,
     INTENT_EXTERNALIZE, INTENT_MOVE, INTENT_NONE, KIND_DIR, KIND_ITABLE, NAME_AT, NAME_INLINE, NAME_MAX,
@@ -265,7 +266,7 @@ impl<C: XnClient> Fs<C> {
         let head =
             Header { kind: KIND_DIR, uid: inode.uid, gid: inode.gid, mode: inode.mode, ..Header::default() };
         fill[..ENTRY].copy_from_slice(&head.encode());
-        self.grow(loc, &mut inode, f, 1, Some(&fill))?;
+        self.grow(loc, &mut inode, f, 1, Fill::With(&fill))?;
         inode.size += BLOCK as u64;
         self.set_inode(loc, &inode, &[], &[])?;
         let map = self.map(loc, &inode)?;

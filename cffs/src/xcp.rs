@@ -14,6 +14,7 @@ use alloc::vec::Vec;
 use xn::Parent;
 
 use crate::client::XnClient;
+use crate::data::Fill;
 use crate::format::{S_IFMT, S_IFREG};
 use crate::fs::Fs;
 use crate::{Errno, Result, BLOCK};
@@ -102,7 +103,7 @@ impl<C: XnClient> Fs<C> {
             let (loc, mut inode) = self.load(dst)?;
             let mine = &from[from.partition_point(|p| p.1 < k)..from.partition_point(|p| p.1 <= k)];
             for (i, n) in runs(mine, |a, b| b.2 == a.2 + 1) {
-                self.grow(loc, &mut inode, mine[i].2, n, None)?;
+                self.grow(loc, &mut inode, mine[i].2, n, Fill::Unwritten)?;
             }
             let map = self.map(loc, &inode)?;
             for &(b, _, f, _) in mine {

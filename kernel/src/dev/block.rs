@@ -6,8 +6,8 @@
 //! its driver.
 
 use super::driver::{self, Done};
+use super::run::{self, Span};
 pub use super::run::{BlockError, SECTOR};
-use super::run::{Pages, Span};
 use crate::frames::Frames;
 use abi::tables::BlockCounts;
 use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -58,7 +58,7 @@ pub fn submit(
     let (i, disk) = driver::found("virtio-blk").ok_or(BlockError::NoDevice)?;
     let bufs = [buf];
     let (capacity, most) = (disk.capacity, disk.max_pages as usize);
-    let len = super::run::check(&bufs, sector, capacity, most, |f| driver::holds(frames, owner, f))?;
+    let len = run::check(&bufs, sector, capacity, most, |f| driver::holds(frames, owner, f))?;
     start(i, write, &bufs, len, sector, done, cookie)
 }
 
@@ -76,7 +76,7 @@ pub fn flushes() -> bool {
 pub fn flush(token: Span, done: Done, cookie: u64) -> Result<u64, BlockError> {
     let i = device().ok_or(BlockError::NoDevice)?;
     let r = Request { op: op::FLUSH, tag: 0, sector: 0, va: 0, len: 0 };
-    let started = driver::submit(i, r, &Pages::of(&[token]), done, cookie);
+    let started = run::addrs(&[token], |pages| driver::submit(i, r, pages, done, cookie));
     if started.is_ok() {
         COUNTS[FLUSHES].fetch_add(1, Relaxed);
     }
@@ -95,7 +95,7 @@ pub fn submit_pinned(
     cookie: u64,
 ) -> Result<u64, BlockError> {
     let (i, disk) = driver::found("virtio-blk").ok_or(BlockError::NoDevice)?;
-    let len = super::run::check(bufs, sector, disk.capacity, disk.max_pages as usize, |_| true)?;
+    let len = run::check(bufs, sector, disk.capacity, disk.max_pages as usize, |_| true)?;
     start(i, write, bufs, len, sector, done, cookie)
 }
 
@@ -118,7 +118,7 @@ fn start(
     cookie: u64,
 ) -> Result<u64, BlockError> {
     let r = Request { op: if write { op::WRITE } else { op::READ }, tag: 0, sector, va: 0, len };
-    let started = driver::submit(i, r, &Pages::of(bufs), done, cookie);
+    let started = run::addrs(bufs, |pages| driver::submit(i, r, pages, done, cookie));
     if started.is_ok() {
         // A request, and (the next counter) its sectors.
         let at = if write { WRITES } else { READS };

@@ -290,7 +290,7 @@ pub fn inject(
         return Err(Error::NotOwner);
     }
     let slot = start(mem, owner, buf, word, false)?;
-    match driver::submit(i, r, &super::run::Pages::of(&[buf]), done, slot as u64) {
+    match super::run::addrs(&[buf], |pages| driver::submit(i, r, pages, done, slot as u64)) {
         Ok(_) => Ok(false),
         Err(drvapi::status::IO_ERROR) => {
             abandon(mem, slot);

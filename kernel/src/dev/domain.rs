@@ -57,6 +57,10 @@ pub struct Domain {
     mmio_next: u64,
     /// Each lent slot's page (0: none).
     lent_pa: [u64; LENT_SLOTS],
+    /// Each lent slot's buffer: its address in the region and length (as
+    /// the tracker has it), so that a share of it is checked without a
+    /// scan of the tracker (`lent_address`).
+    lent_buf: [(u64, u64); LENT_SLOTS],
     /// The driver's device: under an IOMMU it reaches only the pages
     /// mapped here for DMA (`iommu`).
     device: Function,
@@ -88,6 +92,7 @@ impl Domain {
             dma_next: base + DMA_AREA.0,
             mmio_next: base + MMIO_AREA.0,
             lent_pa: [0; LENT_SLOTS],
+            lent_buf: [(0, 0); LENT_SLOTS],
             device,
         };
         iommu::attach(device)?;
@@ -210,17 +215,30 @@ impl Domain {
         self.slot_of(va).map(|s| self.lent_pa[s]).filter(|&pa| pa != 0)
     }
 
+    /// The device's address of `va..va + len` if it lies in one page of
+    /// a buffer lent here: what the tracker answers for a lent buffer
+    /// (`tracker::lent_address`), found by its slot rather than a scan.
+    pub fn lent_address(&self, va: u64, len: u64) -> Option<u64> {
+        let (b, l) = self.lent_buf[self.slot_of(va)?];
+        super::tracker::lent_address(va, len, b, l, |p| self.lent_page(p))
+    }
+
     /// Lends the pages holding `pas` (the first may start inside its
-    /// page) to the driver and its device, at consecutive addresses: the
-    /// first's address in the driver's region; `None` (nothing lent)
-    /// without room.
-    pub fn lend(&mut self, pas: &[u64]) -> Option<u64> {
+    /// page), a buffer of `len` bytes, to the driver and its device, at
+    /// consecutive addresses: the buffer's address in the driver's
+    /// region; `None` (nothing lent) without room.
+    pub fn lend(&mut self, pas: &[u64], len: u64) -> Option<u64> {
         let (n, mut run) = (pas.len(), 0);
-        let last = (0..LENT_SLOTS).find(|&s| {
-            run = if self.is_lent(s) { 0 } else { run + 1 };
-            run == n
-        })?;
-        let first = last + 1 - n;
+        let first = if n == 1 {
+            // A one-page request (the commonest): the first free slot.
+            self.lent_pa.iter().position(|&pa| pa == 0)?
+        } else {
+            let last = (0..LENT_SLOTS).find(|&s| {
+                run = if self.is_lent(s) { 0 } else { run + 1 };
+                run == n
+            })?;
+            last + 1 - n
+        };
         for (k, &pa) in pas.iter().enumerate() {
             if !self.lend_page(first + k, pa & !4095) {
                 if k > 0 {
@@ -229,7 +247,9 @@ impl Domain {
                 return None;
             }
         }
-        Some(self.slot_va(first) + (pas.first()? & 4095))
+        let va = self.slot_va(first) + (pas.first()? & 4095);
+        self.lent_buf[first..first + n].fill((va, len));
+        Some(va)
     }
 
     /// Maps page `pa` at lent slot `slot`, for the driver and its device.

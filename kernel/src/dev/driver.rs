@@ -10,7 +10,6 @@ use super::image::Image;
 use super::pci::{ConfigSpace, Device};
 pub use super::pending::Done;
 use super::pending::{self, Table};
-use super::run::Pages;
 use super::tracker::{Object, Tracker};
 use super::{detect, msix, recover, xpc, Global, MAX_DRIVERS};
 use crate::frames::{Frame, Frames};
@@ -304,16 +303,16 @@ fn init(i: usize, api: &'static KernelApi) -> Result<(), &'static str> {
     })
 }
 
-/// Lends the buffer of request `r` (`r.len` bytes in `pages`) to driver
-/// `i` (setting `r.va`) and starts it;
+/// Lends the buffer of request `r` (`r.len` bytes in `pages`, physical
+/// addresses: `run::addrs`) to driver `i` (setting `r.va`) and starts it;
 /// `done(cookie, ..)` is called when it ends. Returns the request's tag.
 /// A driver awaiting its restart, or with requests parked for it, gets
 /// the request after those: it is parked too.
-pub fn submit(i: usize, r: Request, pages: &Pages, done: Done, cookie: u64) -> Result<u64, i32> {
+pub fn submit(i: usize, r: Request, pages: &[u64], done: Done, cookie: u64) -> Result<u64, i32> {
     let (slot, tag, parked) = with(|ds| {
         let waiting = recover::due(i) || pending::parked(i);
         let since = (!waiting).then(detect::now);
-        ds.pending.add(i, r, *pages, (done, cookie), since).map(|(slot, tag)| (slot, tag, waiting))
+        ds.pending.add(i, r, pages, (done, cookie), since).map(|(slot, tag)| (slot, tag, waiting))
     })?;
     if parked {
         replay(i);
@@ -332,7 +331,7 @@ pub fn submit(i: usize, r: Request, pages: &Pages, done: Done, cookie: u64) -> R
 
 /// Hands request `tag`, `r` with its buffer in `pages`, to driver `i`:
 /// whether it took it; if not, the buffer is back.
-fn hand(i: usize, tag: u64, mut r: Request, pages: &Pages) -> Result<(), i32> {
+fn hand(i: usize, tag: u64, mut r: Request, pages: &[u64]) -> Result<(), i32> {
     let mut lent = false;
     // A flush waits for the device inside the call (`drvapi::op::FLUSH`).
     let budget = if r.op == drvapi::op::FLUSH { detect::FLUSH_BUDGET_TICKS } else { detect::BUDGET_TICKS };
@@ -360,9 +359,9 @@ fn hand(i: usize, tag: u64, mut r: Request, pages: &Pages) -> Result<(), i32> {
 /// `d` at consecutive addresses of its region (its device reaches each
 /// page apart: `share` gives a page's part, never a range across two):
 /// the driver's address of the buffer.
-fn lend(d: &mut Driver, tag: u64, pages: &Pages, len: usize) -> Result<u64, i32> {
-    let va = d.domain.lend(pages.addrs()).ok_or(status::NO_SPACE)?;
-    let lent = Object::Lent { tag, va, pa: pages.addrs()[0], len: len as u64 };
+fn lend(d: &mut Driver, tag: u64, pages: &[u64], len: usize) -> Result<u64, i32> {
+    let va = d.domain.lend(pages, len as u64).ok_or(status::NO_SPACE)?;
+    let lent = Object::Lent { tag, va, pa: pages[0], len: len as u64 };
     if d.tracker.add(lent).is_err() {
         d.domain.take_back(va, len as u64);
         return Err(status::NO_SPACE);
@@ -385,7 +384,7 @@ pub fn take_back(d: &mut Driver, tag: u64) -> Option<u64> {
 pub fn replay(i: usize) {
     let next = || with(|ds| if ds.enabled(i) { ds.pending.unpark(i, detect::now()) } else { None });
     while let Some((slot, tag, r, pages)) = next() {
-        match hand(i, tag, r, &pages) {
+        match hand(i, tag, r, pages.addrs()) {
             Ok(()) => {}
             Err(status::NO_SPACE) if with(|ds| ds.enabled(i)) => {
                 return with(|ds| ds.pending.repark(slot, tag));

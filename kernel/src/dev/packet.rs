@@ -40,7 +40,7 @@ pub fn transmit(frames: &Frames, owner: u32, buf: Span, done: Done, cookie: u64)
     if !driver::holds(frames, owner, frame) {
         return Err(PacketError::NotOwner);
     }
-    let pa = super::run::Pages::one(frame.addr() + offset as u64);
+    let pa = [frame.addr() + offset as u64];
     driver::submit(i, Request { op: op::TRANSMIT, tag: 0, sector: 0, va: 0, len }, &pa, done, cookie)
         .map_err(PacketError::Driver)
 }

@@ -32,7 +32,6 @@ struct Pending {
     /// while parked.
     since: Option<u64>,
     request: Request,
-    pages: Pages,
     /// Its driver reported an I/O error for it once, which was not
     /// believed (`ask_again`): the next one is.
     asked_again: bool,
@@ -40,6 +39,10 @@ struct Pending {
 
 pub struct Table {
     slots: [Option<Pending>; MAX_PENDING],
+    /// Each slot's request's buffer's pages, apart: a request writes only
+    /// as many as it has (a run's array, copied and cleared with every
+    /// one-page request, was a tenth of its cost).
+    pages: [Pages; MAX_PENDING],
     next_tag: u64,
 }
 
@@ -65,17 +68,18 @@ impl Default for Table {
 
 impl Table {
     pub const fn new() -> Table {
-        Table { slots: [const { None }; MAX_PENDING], next_tag: 1 }
+        Table { slots: [const { None }; MAX_PENDING], pages: [Pages::NONE; MAX_PENDING], next_tag: 1 }
     }
 
-    /// Records request `r` (buffer in `pages`) to driver `i`, held since
+    /// Records request `r` (buffer in `pages`, 1 to `drvapi::MAX_PAGES`
+    /// physical addresses) to driver `i`, held since
     /// `since`, or parked (`None`: its driver awaits its restart): its
     /// slot and tag.
     pub fn add(
         &mut self,
         i: usize,
         r: Request,
-        pages: Pages,
+        pages: &[u64],
         (done, cookie): (Done, u64),
         since: Option<u64>,
     ) -> Result<(usize, u64), i32> {
@@ -83,7 +87,8 @@ impl Table {
         let tag = self.next_tag;
         self.next_tag += 1;
         self.slots[slot] =
-            Some(Pending { tag, driver: i, done, cookie, since, request: r, pages, asked_again: false });
+            Some(Pending { tag, driver: i, done, cookie, since, request: r, asked_again: false });
+        self.pages[slot].set(pages);
         if since.is_none() {
             PARKED.fetch_or(1 << i, Relaxed);
         }
@@ -104,8 +109,6 @@ impl Table {
 
     /// Held request `tag` ended with `st`, `len` bytes moved: its driver.
     pub fn finish(&mut self, tag: u64, st: i32, len: usize) -> Option<usize> {
-        // Found in place and then emptied: an entry is large (a run's
-        // pages), not worth moving out.
         let held = |s: &Option<Pending>| s.as_ref().is_some_and(|p| p.tag == tag && p.since.is_some());
         let slot = self.slots.iter_mut().find(|s| held(s))?;
         let (done, cookie, driver) = slot.as_ref().map(|p| (p.done, p.cookie, p.driver))?;
@@ -179,7 +182,7 @@ impl Table {
         };
         let p = self.slots[slot].as_mut()?;
         p.since = Some(now);
-        Some((slot, tag, p.request, p.pages))
+        Some((slot, tag, p.request, self.pages[slot]))
     }
 
     /// Request `tag` in `slot`, just unparked, parked again (its driver
@@ -219,10 +222,10 @@ mod tests {
     #[test]
     fn a_failed_drivers_requests_are_parked_and_handed_back_oldest_first() {
         let (mut t, d) = (Table::new(), 1);
-        let (_, w) = t.add(d, req(op::WRITE, 8), Pages::one(0x5000), (done, 101), Some(0)).unwrap();
-        let (_, r) = t.add(d, req(op::READ, 16), Pages::one(0x6000), (done, 102), Some(0)).unwrap();
-        let (_, inj) = t.add(d, req(INJECTION, 0), Pages::one(0x7000), (done, 103), Some(0)).unwrap();
-        t.add(2, req(op::READ, 0), Pages::one(0x8000), (done, 104), Some(0)).unwrap();
+        let (_, w) = t.add(d, req(op::WRITE, 8), &[0x5000], (done, 101), Some(0)).unwrap();
+        let (_, r) = t.add(d, req(op::READ, 16), &[0x6000], (done, 102), Some(0)).unwrap();
+        let (_, inj) = t.add(d, req(INJECTION, 0), &[0x7000], (done, 103), Some(0)).unwrap();
+        t.add(2, req(op::READ, 0), &[0x8000], (done, 104), Some(0)).unwrap();
         t.failed(d, true);
         // The injection fails; the others wait, and are no longer held.
         assert_eq!((end(101), end(102), end(103)), (None, None, Some(status::IO_ERROR)));
@@ -231,7 +234,7 @@ mod tests {
         t.finish(w, status::OK, 4096);
         assert_eq!(end(101), None, "a parked request was ended by a completion");
         // Made while the driver is down: behind the others.
-        let (_, late) = t.add(d, req(op::WRITE, 8), Pages::one(0x9000), (done, 105), None).unwrap();
+        let (_, late) = t.add(d, req(op::WRITE, 8), &[0x9000], (done, 105), None).unwrap();
         let order: Vec<(u64, u64, u64)> = std::iter::from_fn(|| t.unpark(d, 50))
             .map(|(_, tag, r, p)| (tag, r.sector, p.addrs()[0]))
             .collect();
@@ -248,15 +251,15 @@ mod tests {
     #[test]
     fn parked_requests_fail_when_the_driver_is_given_up_on_or_not_restarted() {
         let (mut t, d) = (Table::new(), 3);
-        t.add(d, req(op::TRANSMIT, 0), Pages::one(0x1000), (done, 201), Some(5)).unwrap();
-        t.add(d, req(op::FLUSH, 0), Pages::one(0x2000), (done, 202), Some(5)).unwrap();
+        t.add(d, req(op::TRANSMIT, 0), &[0x1000], (done, 201), Some(5)).unwrap();
+        t.add(d, req(op::FLUSH, 0), &[0x2000], (done, 202), Some(5)).unwrap();
         t.failed(d, true);
         assert_eq!(t.overdue(u64::MAX, |_| true), None, "a parked request has no deadline");
         t.give_up(d);
         assert_eq!((end(201), end(202)), (Some(status::IO_ERROR), Some(status::IO_ERROR)));
         assert!(t.unpark(d, 0).is_none());
         // Without a restart due, nothing is parked.
-        t.add(d, req(op::READ, 0), Pages::one(0x3000), (done, 203), Some(5)).unwrap();
+        t.add(d, req(op::READ, 0), &[0x3000], (done, 203), Some(5)).unwrap();
         t.failed(d, false);
         assert_eq!(end(203), Some(status::IO_ERROR));
     }
@@ -264,8 +267,8 @@ mod tests {
     #[test]
     fn an_io_error_is_doubted_once_per_request_and_never_for_an_injection() {
         let (mut t, d) = (Table::new(), 4);
-        let (_, r) = t.add(d, req(op::READ, 0), Pages::one(0x1000), (done, 401), Some(0)).unwrap();
-        let (_, inj) = t.add(d, req(INJECTION, 0), Pages::one(0x2000), (done, 402), Some(0)).unwrap();
+        let (_, r) = t.add(d, req(op::READ, 0), &[0x1000], (done, 401), Some(0)).unwrap();
+        let (_, inj) = t.add(d, req(INJECTION, 0), &[0x2000], (done, 402), Some(0)).unwrap();
         assert!(t.ask_again(r), "the first I/O error of a read was believed");
         assert!(!t.ask_again(inj), "an injection was to be made again");
         t.failed(d, true);
@@ -274,14 +277,14 @@ mod tests {
         assert!(!t.ask_again(r), "the fresh driver's error was doubted too");
         t.finish(r, status::IO_ERROR, 0);
         assert_eq!(end(401), Some(status::IO_ERROR));
-        let (_, other) = t.add(d, req(op::WRITE, 0), Pages::one(0x3000), (done, 403), Some(2)).unwrap();
+        let (_, other) = t.add(d, req(op::WRITE, 0), &[0x3000], (done, 403), Some(2)).unwrap();
         assert!(t.ask_again(other), "another request's first error was believed");
     }
 
     #[test]
     fn a_request_the_driver_had_no_room_for_is_parked_again_and_one_not_started_is_forgotten() {
         let (mut t, d) = (Table::new(), 0);
-        let (slot, tag) = t.add(d, req(op::READ, 0), Pages::one(0x1000), (done, 301), None).unwrap();
+        let (slot, tag) = t.add(d, req(op::READ, 0), &[0x1000], (done, 301), None).unwrap();
         assert!(t.is_parked(slot, tag));
         assert_eq!(t.unpark(d, 7).map(|u| (u.0, u.1)), Some((slot, tag)));
         t.repark(slot, tag);

@@ -97,8 +97,24 @@ pub fn mergeable(reqs: &[(Span, u64)], max: usize) -> usize {
         .count()
 }
 
-/// The physical addresses of a request's buffer: the first may start
-/// inside its page; the others are whole pages.
+/// Runs `f` on the physical addresses of the buffers of a checked run
+/// (`check`): the first may start inside its page; the others are whole
+/// pages. A one-page request (the commonest) builds no run's array.
+pub fn addrs<R>(bufs: &[Span], f: impl FnOnce(&[u64]) -> R) -> R {
+    let at = |b: &Span| b.frame.addr() + b.offset as u64;
+    if let [one] = bufs {
+        return f(&[at(one)]);
+    }
+    let mut all = [0; MAX_PAGES];
+    for (a, b) in all.iter_mut().zip(bufs) {
+        *a = at(b);
+    }
+    f(&all[..bufs.len().clamp(1, MAX_PAGES)])
+}
+
+/// The physical addresses of a request's buffer, kept with it in flight
+/// (`pending`) to make it again: the first may start inside its page; the
+/// others are whole pages.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Pages {
     addrs: [u64; MAX_PAGES],
@@ -106,21 +122,13 @@ pub struct Pages {
 }
 
 impl Pages {
-    /// One buffer at `pa` (inside one page).
-    pub fn one(pa: u64) -> Pages {
-        let mut addrs = [0; MAX_PAGES];
-        addrs[0] = pa;
-        Pages { addrs, n: 1 }
-    }
+    pub const NONE: Pages = Pages { addrs: [0; MAX_PAGES], n: 0 };
 
-    /// The buffers of a checked run (`check`).
-    pub fn of(bufs: &[Span]) -> Pages {
-        let mut p = Pages::one(0);
-        for (a, b) in p.addrs.iter_mut().zip(bufs) {
-            *a = b.frame.addr() + b.offset as u64;
-        }
-        p.n = bufs.len().clamp(1, MAX_PAGES);
-        p
+    /// Keeps `pas` (1 to `MAX_PAGES`; the rest are ignored), writing only
+    /// as many entries as there are.
+    pub fn set(&mut self, pas: &[u64]) {
+        self.n = pas.len().min(MAX_PAGES);
+        self.addrs[..self.n].copy_from_slice(&pas[..self.n]);
     }
 
     pub fn addrs(&self) -> &[u64] {
@@ -188,9 +196,11 @@ mod tests {
 
     #[test]
     fn a_requests_pages_are_cut_at_page_boundaries() {
-        let p = Pages::of(&[page(5), page(2)]);
+        let mut p = Pages::NONE;
+        addrs(&[page(5), page(2)], |a| p.set(a));
         assert_eq!(p.parts(8192).collect::<Vec<_>>(), [(5 * 4096, 4096), (2 * 4096, 4096)]);
-        let one = Pages::one(0x3200);
+        let mut one = Pages::NONE;
+        addrs(&[Span { frame: Frame::new(3), offset: 0x200, len: 512 }], |a| one.set(a));
         assert_eq!(one.parts(512).collect::<Vec<_>>(), [(0x3200, 512)]);
         assert_eq!(one.parts(0).collect::<Vec<_>>(), [(0x3200, 0)]);
     }

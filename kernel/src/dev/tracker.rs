@@ -66,11 +66,8 @@ impl Tracker {
     /// of one lent buffer (`page` gives a lent page's address) or inside
     /// one DMA allocation (as the driver sees them).
     pub fn device_address(&self, va: u64, len: u64, page: impl Fn(u64) -> Option<u64>) -> Option<u64> {
-        let one_page = |va: u64, len: u64| len > 0 && va & !4095 == (va + len - 1) & !4095;
         self.iter().find_map(|o| match o {
-            Object::Lent { va: b, len: l, .. } if inside(va, len, b, l) && one_page(va, len) => {
-                page(va & !4095).map(|p| p + (va & 4095))
-            }
+            Object::Lent { va: b, len: l, .. } => lent_address(va, len, b, l, &page),
             Object::Dma { pa, va: b, pages } if inside(va, len, b, pages * 4096) => Some(pa + (va - b)),
             _ => None,
         })
@@ -95,6 +92,16 @@ impl Tracker {
     pub fn count(&self) -> usize {
         self.iter().count()
     }
+}
+
+/// The device's address of `va..va + len` if it lies inside one page of
+/// the buffer lent at `b..b + l` (`page` gives a lent page's address).
+pub fn lent_address(va: u64, len: u64, b: u64, l: u64, page: impl Fn(u64) -> Option<u64>) -> Option<u64> {
+    // `inside` first: it rules out an overflow of `va + len`.
+    if !inside(va, len, b, l) || va & !4095 != (va + len - 1) & !4095 {
+        return None;
+    }
+    page(va & !4095).map(|p| p + (va & 4095))
 }
 
 /// Whether `[a, a + n)` is non-empty and lies inside `[b, b + m)`.

@@ -199,7 +199,11 @@ fn device_address(d: &Driver, va: u64, len: u64) -> Option<u64> {
     if inside(va, len, d.image.data.0, d.image.data.1 - d.image.data.0) || inside(va, len, s, e - s) {
         return Some(d.image.pa(va));
     }
-    d.tracker.device_address(va, len, |page| d.domain.lent_page(page))
+    // A lent buffer's page (every request's), by its slot; else the
+    // tracker's answer.
+    d.domain
+        .lent_address(va, len)
+        .or_else(|| d.tracker.device_address(va, len, |page| d.domain.lent_page(page)))
 }
 
 /// `share` and `unshare` run on every buffer of every request, and only

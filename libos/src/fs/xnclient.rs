@@ -120,11 +120,15 @@ impl SysXn {
     /// stays only for this view: a block allocated again later is cached
     /// in another frame, which this process must bind before using.
     fn live(&self, b: u64) -> bool {
-        self.mapped.contains_key(&b) && {
-            // SAFETY: mapped here (read through the self-map).
-            let pte = unsafe { core::ptr::read_volatile(abi::layout::pte_va(window(b), 0) as *const u64) };
-            self.entry(b).is_some_and(|e| e.frame == abi::pte::frame_of(pte))
-        }
+        self.mapped.contains_key(&b) && self.current(b)
+    }
+
+    /// Whether block `b`, mapped here, is mapped in the frame the
+    /// registry caches it in.
+    fn current(&self, b: u64) -> bool {
+        // SAFETY: mapped here (read through the self-map).
+        let pte = unsafe { core::ptr::read_volatile(abi::layout::pte_va(window(b), 0) as *const u64) };
+        self.entry(b).is_some_and(|e| e.frame == abi::pte::frame_of(pte))
     }
 
     /// Maps cached block `b` here (writable: a data block bound for
@@ -137,7 +141,7 @@ impl SysXn {
     /// (`xn_bind_run`) for each run of them not mapped here yet as asked:
     /// a process reading a file another wrote had made one a block.
     fn map_run(&mut self, parent: Parent, start: u64, count: u64, write: bool) -> Result<(), xn::Error> {
-        let ready = |s: &SysXn, b: u64| matches!(s.mapped.get(&b), Some(&w) if (w || !write) && s.live(b));
+        let ready = |s: &SysXn, b: u64| matches!(s.mapped.get(&b), Some(&w) if (w || !write) && s.current(b));
         let end = start + count;
         let mut b = start;
         while b < end {
@@ -321,6 +325,9 @@ impl XnClient for SysXn {
     fn cached(&self, b: u64) -> bool {
         self.live(b)
     }
+    fn registered(&self, b: u64) -> bool {
+        self.entry(b).is_some()
+    }
     fn read(&mut self, parent: Parent, start: u64, count: u64) -> Result<(), xn::Error> {
         self.cache(parent, start, count, true)
     }
@@ -343,8 +350,21 @@ impl XnClient for SysXn {
         let data_block = self.entry(b).is_some_and(|e| e.flags & reg::METADATA == 0);
         self.map(parent, b, data_block)
     }
-    fn bind(&mut self, parent: Parent, b: u64, write: bool) -> Result<(), xn::Error> {
-        self.map(parent, b, write)
+    fn insert_zeroed(&mut self, parent: Parent, start: u64, count: u64) -> Result<(), xn::Error> {
+        for b in start..start + count {
+            // The kernel clears a frame it hands out: nothing to copy.
+            let f = sys::frame_alloc(ENV_SELF, FRAME_ANY).map_err(from_abi)?;
+            if let Err(e) = k::insert(parent_arg(parent), b, f, self.slot) {
+                let _ = sys::frame_free(f);
+                return Err(from_abi(e));
+            }
+        }
+        // Mapped as one run (a call a block was most of a new file's cost).
+        let data = self.entry(start).is_some_and(|e| e.flags & reg::METADATA == 0);
+        self.map_run(parent, start, count, data)
+    }
+    fn bind_run(&mut self, parent: Parent, start: u64, count: u64, write: bool) -> Result<(), xn::Error> {
+        self.map_run(parent, start, count, write)
     }
     fn block(&self, b: u64) -> Result<&[u8; BLOCK], xn::Error> {
         if !self.live(b) {
@@ -414,7 +434,9 @@ impl XnClient for SysXn {
         claims.iter().find_map(|c| (c.start..c.end()).find(|&y| self.state(y) & state::UNSTABLE != 0))
     }
     fn claims(&self, b: u64) -> Option<Vec<Claim>> {
-        let mut out = alloc::vec![x::Claim::default(); 128];
+        // Most blocks claim a few runs (a data block none): a larger
+        // first buffer, cleared at every call, cost more than asking twice.
+        let mut out = alloc::vec![x::Claim::default(); 16];
         let n = k::claims(b, &mut out).ok()? as usize;
         if n > out.len() {
             out.resize(n, x::Claim::default());
