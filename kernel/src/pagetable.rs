@@ -224,6 +224,9 @@ pub fn check_copy<T: Tables>(
         let Ok(st) = last_table(t, from, s) else { continue };
         let dt = last_table(t, to, d);
         let (si, di) = (index(s, 0), index(d, 0));
+        // A piece stays in one table on each side; said once here, the
+        // loop's indexing needs no check per page.
+        assert!(si + n <= 512 && di + n <= 512);
         let mut present = 0;
         for j in 0..n {
             let e = t.table(st)[si + j];
@@ -270,6 +273,7 @@ pub fn copy<T: Tables, C>(
         let make: &mut dyn FnMut() -> Result<Frame, Error> = &mut || alloc(ctx);
         let di = index(d, 0);
         let dt = leaf_table(t, to, d, make, di + n - 1)?;
+        assert!(si + n <= 512 && di + n <= 512);
         for j in first..n {
             let e = t.table(st)[si + j];
             if e & PRESENT == 0 {
