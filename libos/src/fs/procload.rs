@@ -7,7 +7,7 @@
 
 use super::procfile::text;
 use crate::proc::table;
-use abi::tables::{env_state, ENV_SLOTS};
+use abi::tables::env_state;
 use alloc::vec::Vec;
 use user::kinfo;
 
@@ -18,7 +18,7 @@ fn user_hz(ticks: u64) -> u64 {
 
 /// `/proc/stat`.
 pub fn stat() -> Vec<u8> {
-    let busy: u64 = (0..ENV_SLOTS).map(kinfo::env).filter(|e| e.id != 0).map(|e| e.ticks).sum();
+    let busy: u64 = kinfo::envs().filter(|e| e.id != 0).map(|e| e.ticks).sum();
     let total = kinfo::clock().ticks;
     let (user, idle) = (user_hz(busy), user_hz(total.saturating_sub(busy)));
     let boot = crate::time::wall_ns().saturating_sub(crate::time::now_ns()) / 1_000_000_000;
