@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// How many functions the summary lists.
-const TOP: usize = 70;
+const TOP: usize = 30;
 
 pub fn main(opts: &Options, names: &[&str]) -> Result<(), String> {
     let mut rows: Vec<&str> = names.iter().copied().filter(|n| *n != rows::CALIBRATION).collect();
