@@ -146,12 +146,16 @@ pub fn forget(env: u32) {
 
 /// Every process the kernel's table shows, live or exited, with its entry.
 pub fn all() -> impl Iterator<Item = (EnvInfo, &'static Entry)> {
-    kinfo::envs().filter_map(|info| {
-        if info.state == env_state::FREE || info.published == 0 {
-            return None;
-        }
-        get(info.id).map(|e| (info, e))
-    })
+    kinfo::envs().filter_map(|info| entry_of(&info).map(|e| (info, e)))
+}
+
+/// The entry of the process in the kernel's table entry `info`, if it is
+/// one (`all`'s test, for a scan that looks at every environment).
+pub fn entry_of(info: &EnvInfo) -> Option<&'static Entry> {
+    if info.state == env_state::FREE || info.published == 0 {
+        return None;
+    }
+    get(info.id)
 }
 
 /// Whether environment `env` lives (has not exited).
