@@ -150,7 +150,12 @@ impl<'a> Frames<'a> {
 
     /// Whether `frame` can count `n` more mappings.
     pub fn can_add_refs(&self, frame: Frame, n: u64) -> bool {
-        self.info[frame.0 as usize].refs as u64 + n <= u16::MAX as u64
+        self.refs(frame) + n <= u16::MAX as u64
+    }
+
+    /// How many mappings `frame` counts.
+    pub fn refs(&self, frame: Frame) -> u64 {
+        self.info[frame.0 as usize].refs as u64
     }
 
     /// Counts a new mapping of `frame`.

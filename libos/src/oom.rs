@@ -8,7 +8,7 @@
 
 use crate::lock;
 use abi::syscall::FRAME_ANY;
-use abi::tables::{env_state, EnvInfo, ENV_SLOTS};
+use abi::tables::{env_state, EnvInfo};
 use core::sync::atomic::Ordering;
 use user::{kinfo, sys};
 
@@ -66,8 +66,7 @@ fn me() -> EnvInfo {
 /// The largest process by frames charged (the first process only if it is
 /// `me`), or `me` if none is larger.
 fn largest(me: &EnvInfo) -> EnvInfo {
-    (0..ENV_SLOTS)
-        .map(kinfo::env)
+    kinfo::envs()
         .filter(|e| live(e) && e.parent != 0 && e.published != 0)
         .max_by_key(|e| e.frames)
         .filter(|e| e.frames > me.frames || me.parent == 0)

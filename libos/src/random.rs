@@ -40,18 +40,24 @@ pub fn fill(b: &mut [u8]) {
     if s.keyed_for != me {
         s = rekey(s, me);
     }
-    for chunk in b.chunks_mut(64) {
+    // Fast key erasure in one block, as Linux's crng: the first block's
+    // first half is the next key, nobody sees it; its second half is the
+    // first 32 bytes asked for, the rest come from the retiring key's
+    // following blocks. (An exec's 16 bytes of `AT_RANDOM` cost one block.)
+    let first = next(&mut s);
+    let (head, rest) = b.split_at_mut(b.len().min(32));
+    head.copy_from_slice(&first[32..32 + head.len()]);
+    for chunk in rest.chunks_mut(64) {
         let block = next(&mut s);
         chunk.copy_from_slice(&block[..chunk.len()]);
     }
-    // The next key comes from a block nobody has seen.
-    let block = next(&mut s);
-    s.key = words(&block[..32]);
+    s.key = words(&first[..32]);
     s.counter = 0;
     cell.set(s);
 }
 
-/// `s`'s key mixed with fresh entropy, for environment `me`.
+/// `s`'s key mixed with fresh entropy, for environment `me` (the first
+/// block made with it, in `fill`, hashes the mix into the next key).
 fn rekey(s: State, me: u32) -> State {
     let mut key = s.key;
     let fresh = [tsc(), hardware().unwrap_or(0), hardware().unwrap_or(0), u64::from(me) << 32 | 1];
@@ -59,9 +65,7 @@ fn rekey(s: State, me: u32) -> State {
         key[2 * i] ^= *w as u32;
         key[2 * i + 1] ^= (*w >> 32) as u32;
     }
-    let mut t = State { key, keyed_for: me, counter: 0 };
-    let block = next(&mut t);
-    State { key: words(&block[..32]), keyed_for: me, counter: 0 }
+    State { key, keyed_for: me, counter: 0 }
 }
 
 fn next(s: &mut State) -> [u8; 64] {

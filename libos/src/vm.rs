@@ -145,6 +145,11 @@ pub fn find(va: u64) -> Option<Region> {
 
 /// Removes `[start, end)` from the region list, splitting at the edges.
 fn carve(regions: &mut Vec<Region>, start: u64, end: u64) {
+    // Usually nothing is there (an exec adding its segments, a new
+    // mapping): no new list then.
+    if !regions.iter().any(|r| r.start < end && start < r.end) {
+        return;
+    }
     let mut out = Vec::with_capacity(regions.len() + 1);
     for r in regions.iter() {
         if r.end <= start || r.start >= end {

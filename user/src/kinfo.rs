@@ -45,6 +45,14 @@ pub fn env_state(slot: usize) -> u32 {
     unsafe { core::ptr::read_volatile(&raw const (*(ENV_TABLE_VA as *const EnvInfo).add(slot)).state) }
 }
 
+/// The entries of the slots in use, each read afresh (its state may
+/// have changed since the scan saw it in use). A free slot costs one
+/// word: reading all 4,096 entries whole, 38 instructions each, was a
+/// fifth of `shell_build` while it read `/proc/stat` and `/proc/loadavg`.
+pub fn envs() -> impl Iterator<Item = EnvInfo> {
+    (0..ENV_SLOTS).filter(|&s| env_state(s) != abi::tables::env_state::FREE).map(env)
+}
+
 /// The environment-table entry of `id`, if it is alive.
 pub fn env_by_id(id: u64) -> Option<EnvInfo> {
     let e = env(abi::tables::env_slot(id as u32));

@@ -203,19 +203,21 @@ pub fn map_from_range(k: &mut Kernel, Args([env, va, src, pages, flags, cred]): 
     // and one more count on each frame are available: then the copy itself
     // cannot fail half way.
     let frames = &k.mem.frames;
-    let (targets, tables) = pagetable::check_copy(&mut PhysTables, from, to, pages, &mut |have| {
-        // Writable here but not there, or executable here but not there
-        // (the boot file system's pages may be run: its bytes are public).
-        let more_exec = !boot && have & !pte & NO_EXEC != 0;
-        if pte & !have & WRITABLE != 0 || more_exec {
-            return Err(Error::NotPermitted);
-        }
-        // Conservative: as if every page of the range mapped this frame.
-        match frames.can_add_refs(pagetable::frame_of(have), pages) {
-            true => Ok(()),
-            false => Err(Error::NoMemory),
-        }
+    let seen = pagetable::check_copy(&mut PhysTables, from, to, pages, |have| {
+        frames.refs(pagetable::frame_of(have))
     })?;
+    // Writable here but not there, or executable here but not there
+    // (the boot file system's pages may be run: its bytes are public).
+    let more_exec = !boot && seen.any & !pte & NO_EXEC != 0;
+    if pte & !seen.all & WRITABLE != 0 || more_exec {
+        return Err(Error::NotPermitted);
+    }
+    // Conservative: as if every page of the range mapped the frame mapped
+    // most already.
+    if seen.entries > 0 && seen.most + pages > u16::MAX as u64 {
+        return Err(Error::NoMemory);
+    }
+    let (targets, tables) = (seen.entries, seen.tables);
     if tables > k.mem.frames.free_count() {
         return Err(Error::NoMemory);
     }

@@ -188,7 +188,7 @@ pub(super) fn adopt() {
 fn handed_to_init() -> impl Iterator<Item = EnvInfo> {
     let me = super::env();
     let threads = super::thread::envs();
-    (0..abi::tables::ENV_SLOTS).map(kinfo::env).filter(move |e| {
+    kinfo::envs().filter(move |e| {
         e.id != 0 && e.parent == me && e.state != env_state::FREE && !threads.contains(&e.id)
     })
 }

@@ -19,7 +19,7 @@
 use crate::layout::{PAGE, PROCS};
 use crate::scoped::Scoped;
 use abi::syscall::{map as mf, rights, CRED_SELF, ENV_SELF, FRAME_ANY};
-use abi::tables::{env_slot, env_state, EnvInfo, ENV_SLOTS};
+use abi::tables::{env_slot, env_state, EnvInfo};
 use user::{kinfo, sys};
 
 /// Marks a page as a process-table entry (other environments may publish
@@ -146,13 +146,16 @@ pub fn forget(env: u32) {
 
 /// Every process the kernel's table shows, live or exited, with its entry.
 pub fn all() -> impl Iterator<Item = (EnvInfo, &'static Entry)> {
-    (0..ENV_SLOTS).filter_map(|s| {
-        let info = kinfo::env(s);
-        if info.state == env_state::FREE || info.published == 0 {
-            return None;
-        }
-        get(info.id).map(|e| (info, e))
-    })
+    kinfo::envs().filter_map(|info| entry_of(&info).map(|e| (info, e)))
+}
+
+/// The entry of the process in the kernel's table entry `info`, if it is
+/// one (`all`'s test, for a scan that looks at every environment).
+pub fn entry_of(info: &EnvInfo) -> Option<&'static Entry> {
+    if info.state == env_state::FREE || info.published == 0 {
+        return None;
+    }
+    get(info.id)
 }
 
 /// Whether environment `env` lives (has not exited).
