@@ -134,7 +134,6 @@ impl Kernel {
         // Before the slot's new state is published: a library that sees it
         // ended must also see its frames free (the OOM killer relies on it).
         self.mem.publish_free();
-        core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::Release);
     }
 
     fn free_slot(&mut self, s: Slot) {
