@@ -56,6 +56,11 @@ hostile)
 	[ "$(stat -c %a /etc/passwd)" = 644 ] || fail "/etc/passwd's mode changed"
 	grep -q '^x$' /etc/passwd && fail "/etc/passwd was written"
 	su -c 'echo mine > /home/user/mine' user || fail "the user cannot write its own home"
+	# Past the library: XN itself, with every credential the user holds.
+	yes TOPSECRET | head -c 12000 > /etc/xnsecret
+	chmod 600 /etc/xnsecret
+	su -c '/cbin/xnsteal xnsecret TOPSECRET' user || fail "the user read root's file through XN"
+	[ "$(grep -c TOPSECRET /etc/xnsecret)" = 1200 ] || fail "root cannot read its own file"
 	echo "hostile: every change refused; $(stat -c %U /home/user/mine) wrote its home"
 	;;
 dynamic)

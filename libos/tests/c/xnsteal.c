@@ -1,0 +1,109 @@
+/* A user's raw attack on another user's disk file through XN (issue 25,
+ * docs/protection.md; Veneer only: it makes XN's calls itself).
+ *
+ *   xnsteal NAME MARK  finds the C-FFS directory blocks (of those it may
+ *                      read) holding an entry NAME, then binds each block
+ *                      that entry's extents claim, with XN_SELF and with
+ *                      every capability slot it holds, and looks for MARK
+ *                      in whatever it could map.
+ *
+ * Prints "xnsteal: N blocks of NAME, every bind refused" and exits 0 when
+ * nothing was read, "xnsteal: read NAME's bytes ..." and exits 1 when the
+ * file leaked, "xnsteal: FAIL ..." and exits 2 when it found nothing to
+ * try (the test would prove nothing). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define VENEER(n) (0x10000 + (n))
+#define XN_INFO VENEER(60)
+#define XN_BIND VENEER(67)
+#define XN_CLAIMS VENEER(74)
+#define XN_PARENT VENEER(75)
+/* abi::syscall::XN_SELF: act as my own effective uid and gid. */
+#define XN_SELF (1ull << 32)
+#define SLOTS 64
+#define PAGE 4096
+/* A gap in lxrt's layout (libos/src/layout.rs: below the stack, above
+ * the pipes): one page per bind tried, never reused. */
+#define WINDOW 0x7C0000000000ull
+
+struct info {
+	uint64_t nblocks, registry_slots, cached, allocated, reads, writes, flushes;
+};
+struct claim {
+	uint64_t start, count;
+	uint32_t tid, slot;
+};
+
+static uint64_t next_va = WINDOW;
+
+/* Block b bound read-only at a fresh address with credential cred, or 0. */
+static const char *bind(uint64_t parent, uint64_t b, uint64_t cred)
+{
+	uint64_t va = next_va;
+	next_va += PAGE;
+	if (syscall(XN_BIND, parent, b, va, 0, cred) < 0)
+		return 0;
+	return (const char *)va;
+}
+
+/* C-FFS's meta.owns: slot 5e + k is extent k (0-3) of entry e + 1. */
+#define SLOTS_PER_ENTRY 5
+#define EXTENTS 4
+#define ENTRY 256
+
+int main(int argc, char **argv)
+{
+	if (argc != 3) {
+		printf("xnsteal: FAIL usage: xnsteal NAME MARK\n");
+		return 2;
+	}
+	const char *name = argv[1], *mark = argv[2];
+	struct info in;
+	if (syscall(XN_INFO, &in) < 0 || in.nblocks == 0) {
+		printf("xnsteal: FAIL no XN disk (errno %d)\n", errno);
+		return 2;
+	}
+	static struct claim cl[256];
+	int tried = 0;
+	for (uint64_t b = 0; b < in.nblocks; b++) {
+		long n = syscall(XN_CLAIMS, b, cl, 256);
+		if (n <= 0)
+			continue;
+		uint64_t parent = (uint64_t)syscall(XN_PARENT, b);
+		const char *dir = bind(parent, b, XN_SELF);
+		if (!dir)
+			continue;
+		const char *hit = memmem(dir, PAGE, name, strlen(name));
+		if (!hit || hit - dir < ENTRY)
+			continue;
+		uint32_t entry = (hit - dir) / ENTRY;
+		for (long i = 0; i < n && i < 256; i++) {
+			if (cl[i].slot / SLOTS_PER_ENTRY + 1 != entry || cl[i].slot % SLOTS_PER_ENTRY >= EXTENTS)
+				continue;
+			for (uint64_t c = cl[i].start; c < cl[i].start + cl[i].count; c++) {
+				tried++;
+				for (uint64_t cred = 0; cred <= SLOTS; cred++) {
+					const char *p = bind(b, c, cred == SLOTS ? XN_SELF : cred);
+					if (p && memmem(p, PAGE, mark, strlen(mark))) {
+						printf("xnsteal: read %s's bytes (block %lu, credential %lu)\n", name,
+						       (unsigned long)c, (unsigned long)cred);
+						return 1;
+					}
+				}
+			}
+		}
+	}
+	if (tried == 0) {
+		printf("xnsteal: FAIL no block of %s found to try\n", name);
+		return 2;
+	}
+	printf("xnsteal: %d blocks of %s, every bind refused\n", tried, name);
+	return 0;
+}
