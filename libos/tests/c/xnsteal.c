@@ -53,6 +53,18 @@ static const char *bind(uint64_t parent, uint64_t b, uint64_t cred)
 	return (const char *)va;
 }
 
+/* Block b mapped with any credential this process holds: XN_SELF, then
+ * every slot of its list. */
+static const char *bind_any(uint64_t parent, uint64_t b)
+{
+	for (uint64_t cred = 0; cred <= SLOTS; cred++) {
+		const char *p = bind(parent, b, cred == SLOTS ? XN_SELF : cred);
+		if (p)
+			return p;
+	}
+	return 0;
+}
+
 /* C-FFS's meta.owns: slot 5e + k is extent k (0-3) of entry e + 1. */
 #define SLOTS_PER_ENTRY 5
 #define EXTENTS 4
@@ -77,7 +89,7 @@ int main(int argc, char **argv)
 		if (n <= 0)
 			continue;
 		uint64_t parent = (uint64_t)syscall(XN_PARENT, b);
-		const char *dir = bind(parent, b, XN_SELF);
+		const char *dir = bind_any(parent, b);
 		if (!dir)
 			continue;
 		const char *hit = memmem(dir, PAGE, name, strlen(name));
@@ -89,13 +101,10 @@ int main(int argc, char **argv)
 				continue;
 			for (uint64_t c = cl[i].start; c < cl[i].start + cl[i].count; c++) {
 				tried++;
-				for (uint64_t cred = 0; cred <= SLOTS; cred++) {
-					const char *p = bind(b, c, cred == SLOTS ? XN_SELF : cred);
-					if (p && memmem(p, PAGE, mark, strlen(mark))) {
-						printf("xnsteal: read %s's bytes (block %lu, credential %lu)\n", name,
-						       (unsigned long)c, (unsigned long)cred);
-						return 1;
-					}
+				const char *p = bind_any(b, c);
+				if (p && memmem(p, PAGE, mark, strlen(mark))) {
+					printf("xnsteal: read %s's bytes (block %lu)\n", name, (unsigned long)c);
+					return 1;
 				}
 			}
 		}
