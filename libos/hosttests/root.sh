@@ -59,7 +59,7 @@ hostile)
 	# Past the library: XN itself, with every credential the user holds.
 	yes TOPSECRET | head -c 12000 > /etc/xnsecret
 	chmod 600 /etc/xnsecret
-	su -c '/cbin/xnsteal xnsecret TOPSECRET' user || fail "the user read root's file through XN"
+	su -c '/cbin/xnsteal /etc/xnsecret TOPSECRET' user || fail "the user read root's file through XN"
 	[ "$(grep -c TOPSECRET /etc/xnsecret)" = 1200 ] || fail "root cannot read its own file"
 	echo "hostile: every change refused; $(stat -c %U /home/user/mine) wrote its home"
 	;;

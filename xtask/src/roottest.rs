@@ -13,7 +13,8 @@
 //!   read a 0600 root file, make a file in /etc, chmod /etc/passwd or
 //!   remove /bin/busybox; it can write its own home; and its own calls to
 //!   XN (`xnsteal`: every block of root's 0600 file bound with `XN_SELF`
-//!   and with each capability it holds) read nothing.
+//!   and with each capability it holds), nor its own library reading
+//!   the file through an inode it forged in the arena, read anything.
 //! - `root_dynamic`: Debian's python3 (dynamic: `ld.so`, libc and the
 //!   rest read from the disk) runs.
 //!
@@ -81,6 +82,7 @@ pub fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
         if wanted("root_hostile") {
             let expect = [
                 "xnsteal: 3 blocks of xnsecret, every bind refused",
+                "xnsteal: forged xnsecret's owner, still unreadable",
                 "hostile: every change refused; user wrote its home",
             ];
             out.push(test("root_hostile", &image, "hostile", &expect, true));

@@ -1,22 +1,30 @@
-/* A user's raw attack on another user's disk file through XN (issue 25,
- * docs/protection.md; Veneer only: it makes XN's calls itself).
+/* A user's attacks on another user's disk file past the library
+ * (issue 25, docs/protection.md; Veneer only: it makes XN's calls itself
+ * and writes lxrt's arena).
  *
- *   xnsteal NAME MARK  finds the C-FFS directory blocks (of those it may
- *                      read) holding an entry NAME, then binds each block
- *                      that entry's extents claim, with XN_SELF and with
- *                      every capability slot it holds, and looks for MARK
- *                      in whatever it could map.
+ *   xnsteal PATH MARK  (1) finds the C-FFS directory blocks holding PATH's
+ *                      entry, binds each block the entry's extents claim
+ *                      with XN_SELF and with every capability slot it
+ *                      holds, and looks for MARK in whatever it mapped;
+ *                      (2) forges PATH's inode in lxrt's arena (owner: this
+ *                      user), so that the library's check lets it open the
+ *                      file, and reads it: XN must still refuse the bytes.
  *
- * Prints "xnsteal: N blocks of NAME, every bind refused" and exits 0 when
- * nothing was read, "xnsteal: read NAME's bytes ..." and exits 1 when the
- * file leaked, "xnsteal: FAIL ..." and exits 2 when it found nothing to
+ * Prints "xnsteal: N blocks of NAME, every bind refused" and "xnsteal:
+ * forged NAME's owner, still unreadable" and exits 0 when nothing was
+ * read; "xnsteal: read NAME's bytes ..." and exits 1 when the file
+ * leaked; "xnsteal: FAIL ..." and exits 2 when an attack found nothing to
  * try (the test would prove nothing). */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -70,13 +78,9 @@ static const char *bind_any(uint64_t parent, uint64_t b)
 #define EXTENTS 4
 #define ENTRY 256
 
-int main(int argc, char **argv)
+/* Attack (1): XN's calls with every credential held. */
+static int by_xn(const char *name, const char *mark)
 {
-	if (argc != 3) {
-		printf("xnsteal: FAIL usage: xnsteal NAME MARK\n");
-		return 2;
-	}
-	const char *name = argv[1], *mark = argv[2];
 	struct info in;
 	if (syscall(XN_INFO, &in) < 0 || in.nblocks == 0) {
 		printf("xnsteal: FAIL no XN disk (errno %d)\n", errno);
@@ -115,4 +119,78 @@ int main(int argc, char **argv)
 	}
 	printf("xnsteal: %d blocks of %s, every bind refused\n", tried, name);
 	return 0;
+}
+
+/* lxrt's shared arena (libos/src/layout.rs SHARED, SHARED_MAX) and the
+ * fields of its inode (libos/src/fs/inode.rs, repr(C)). */
+#define ARENA 0x70000000UL
+#define ARENA_MAX (1UL << 30)
+struct inode {
+	uint32_t mode, nlink, opens, parent;
+	uint64_t size, cap, data, mtime, atime, ctime;
+	uint32_t uid, gid, rdev, maps;
+	uint64_t disk, disk_at;
+};
+
+static sigjmp_buf skip;
+
+static void on_fault(int sig)
+{
+	(void)sig;
+	siglongjmp(skip, 1);
+}
+
+/* Attack (2): the arena says the file is this user's; the disk does not. */
+static int by_arena(const char *path, const char *name, const char *mark)
+{
+	struct stat st;
+	if (stat(path, &st) < 0) {
+		printf("xnsteal: FAIL stat %s: errno %d\n", path, errno);
+		return 2;
+	}
+	struct sigaction sa = { .sa_handler = on_fault };
+	sigaction(SIGSEGV, &sa, 0);
+	int forged = 0;
+	for (volatile uint64_t va = ARENA; va < ARENA + ARENA_MAX; va += PAGE) {
+		if (sigsetjmp(skip, 1))
+			continue;
+		for (uint64_t at = va; at + sizeof(struct inode) <= va + PAGE; at += 8) {
+			struct inode *n = (struct inode *)at;
+			if (n->mode == st.st_mode && n->size == (uint64_t)st.st_size && n->uid == st.st_uid &&
+			    n->gid == st.st_gid && n->disk != 0 && n->nlink == st.st_nlink) {
+				n->uid = getuid();
+				n->gid = getgid();
+				forged++;
+			}
+		}
+	}
+	signal(SIGSEGV, SIG_DFL);
+	if (stat(path, &st) < 0 || st.st_uid != getuid()) {
+		printf("xnsteal: FAIL no inode of %s forged (%d tried)\n", name, forged);
+		return 2;
+	}
+	static char buf[1 << 16];
+	int fd = open(path, O_RDONLY);
+	ssize_t got = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
+	if (got > 0) {
+		buf[got] = 0;
+		if (strstr(buf, mark)) {
+			printf("xnsteal: read %s's bytes through a forged inode\n", name);
+			return 1;
+		}
+	}
+	printf("xnsteal: forged %s's owner, still unreadable\n", name);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 3 || !strrchr(argv[1], '/')) {
+		printf("xnsteal: FAIL usage: xnsteal PATH MARK\n");
+		return 2;
+	}
+	const char *name = strrchr(argv[1], '/') + 1;
+	int a = by_xn(name, argv[2]);
+	int b = by_arena(argv[1], name, argv[2]);
+	return a > b ? a : b;
 }
