@@ -87,6 +87,8 @@ static int by_xn(const char *name, const char *mark)
 		return 2;
 	}
 	static struct claim cl[256];
+	/* Touched first: the kernel writes only pages lxrt has mapped. */
+	memset(cl, 0, sizeof cl);
 	int tried = 0;
 	for (uint64_t b = 0; b < in.nblocks; b++) {
 		long n = syscall(XN_CLAIMS, b, cl, 256);
