@@ -39,7 +39,6 @@ use libos::linux::nr::{SYS_EXIT, SYS_FORK, SYS_WAIT4};
 use libos::native::{self, linux};
 use user::{kinfo, println, sys, xn};
 
-
 static mut FAILED: u32 = 0;
 
 fn check(what: &str, ok: bool) {
@@ -79,7 +78,10 @@ fn mount(slot: u64) -> CFs {
 fn as_self(motd_blk: u64, motd_data: u64, notes_blk: u64, notes_data: u64) {
     refused("XN_SELF mints no identity", xn::identity(0, 0, XN_SELF), Error::NotPermitted);
     refused("XN_SELF adds no root", xn::root_add(&RootAdd::default(), XN_SELF), Error::NotPermitted);
-    check("root by XN_SELF binds /motd's data writable", xn::bind(motd_blk, motd_data, SCRATCH, true, XN_SELF).is_ok());
+    check(
+        "root by XN_SELF binds /motd's data writable",
+        xn::bind(motd_blk, motd_data, SCRATCH, true, XN_SELF).is_ok(),
+    );
     sys::unmap(ENV_SELF, SCRATCH).expect("unmap");
     let root = sys::ident_get(0).expect("ident_get");
     let user = Ident { uid: [0, 1000, 0], gid: [0, 1000, 0], ..root };

@@ -50,10 +50,10 @@ use crate::errno::{
 };
 use crate::scoped::Scoped;
 use crate::word::Word;
+use abi::syscall::XN_SELF;
 use alloc::vec::Vec;
 use cffs::{Errno as CfsErrno, Fs, Loc, XnClient};
 use core::sync::atomic::Ordering::Relaxed;
-use abi::syscall::XN_SELF;
 use xn::Cred;
 
 use super::xnclient::SysXn;
