@@ -42,7 +42,7 @@
 //! once.
 
 use super::node::{self, Ino, Inode};
-use super::{dir, path, perm, ROOT, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG};
+use super::{dir, path, ROOT, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG};
 use crate::errno::Errno;
 use crate::errno::{
     EACCES, EEXIST, EFBIG, EINVAL, EIO, EISDIR, ENAMETOOLONG, ENOENT, ENOMEM, ENOSPC, ENOTDIR, ENOTEMPTY,
@@ -686,9 +686,7 @@ fn sync_tree(d: Ino) -> Result<(), Errno> {
     for k in kids {
         if node::is_dir(k) && on_disk(k).is_some() {
             sync_tree(k)?;
-        } else if perm::check(k, perm::MAY_WRITE).is_ok() {
-            // A file this process may not write is left to its writer
-            // (settled at its close): XN would refuse the change.
+        } else {
             write_back(k, Durable::No)?;
         }
     }
