@@ -56,6 +56,11 @@ hostile)
 	[ "$(stat -c %a /etc/passwd)" = 644 ] || fail "/etc/passwd's mode changed"
 	grep -q '^x$' /etc/passwd && fail "/etc/passwd was written"
 	su -c 'echo mine > /home/user/mine' user || fail "the user cannot write its own home"
+	# Its own new files and directories, on the disk as itself.
+	su -c 'mkdir /home/user/d && seq 1 3000 > /home/user/d/f && mv /home/user/d/f /home/user/d/g' user ||
+		fail "the user cannot make files in its home"
+	[ "$(su -c 'tail -n 1 /home/user/d/g' user)" = 3000 ] || fail "the user cannot read its new file"
+	su -c 'rm -r /home/user/d' user || fail "the user cannot remove its files"
 	# Past the library: XN itself, with every credential the user holds.
 	yes TOPSECRET | head -c 12000 > /etc/xnsecret
 	chmod 600 /etc/xnsecret

@@ -11,10 +11,11 @@
 //!   say the disk is the root; `fsck` clean.
 //! - `root_hostile`: the second user (uid 1000) cannot write /etc/passwd,
 //!   read a 0600 root file, make a file in /etc, chmod /etc/passwd or
-//!   remove /bin/busybox; it can write its own home; and its own calls to
-//!   XN (`xnsteal`: every block of root's 0600 file bound with `XN_SELF`
-//!   and with each capability it holds), nor its own library reading
-//!   the file through an inode it forged in the arena, read anything.
+//!   remove /bin/busybox, and neither its own calls to XN (`xnsteal`:
+//!   every block of root's 0600 file bound with `XN_SELF` and with each
+//!   capability it holds) nor its own library, reading the file through
+//!   an inode it forged in the arena, read any of it; it can write its
+//!   own home and make, read, rename and remove files there.
 //! - `root_dynamic`: Debian's python3 (dynamic: `ld.so`, libc and the
 //!   rest read from the disk) runs.
 //!
