@@ -66,6 +66,12 @@ hostile)
 	chmod 600 /etc/xnsecret
 	su -c '/cbin/xnsteal /etc/xnsecret TOPSECRET' user || fail "the user read root's file through XN"
 	[ "$(grep -c TOPSECRET /etc/xnsecret)" = 1200 ] || fail "root cannot read its own file"
+	# A user's sync while root's write to its file is unsettled (open).
+	exec 3<>/etc/xnsecret
+	echo more >&3
+	su -c '/cbin/syncall /home/user/mine' user || fail "a user's sync failed on root's unsettled file"
+	exec 3>&-
+	[ "$(head -n 1 /etc/xnsecret)" = more ] || fail "root's write was lost"
 	echo "hostile: every change refused; $(stat -c %U /home/user/mine) wrote its home"
 	;;
 dynamic)
