@@ -358,8 +358,14 @@ pub const DEV_INJECT: u64 = BASE + 59;
 /// `crate::xn` for the argument layouts). `cred` names the capability the
 /// call acts with: one dominating the device capability acts as uid 0, one
 /// made by `xn_identity` as its uid and gid, any other as nobody
-/// (65534). Every call answers `NoDevice` when no XN disk is mounted.
+/// (65534); or it is `XN_SELF`, the caller's own effective uid and gid as
+/// the kernel holds them (`ident_get`). Every call answers `NoDevice` when
+/// no XN disk is mounted.
 ///
+/// XN's `cred` meaning "act as my effective uid and gid" (not a slot).
+/// Installing templates and roots and `xn_identity` refuse it
+/// (`NotPermitted`): they need the device capability.
+pub const XN_SELF: u64 = 1 << 32;
 /// `xn_info(info)`: the disk's size, the registry's, request counts
 /// (`xn::Info`).
 pub const XN_INFO: u64 = BASE + 60;

@@ -56,6 +56,22 @@ hostile)
 	[ "$(stat -c %a /etc/passwd)" = 644 ] || fail "/etc/passwd's mode changed"
 	grep -q '^x$' /etc/passwd && fail "/etc/passwd was written"
 	su -c 'echo mine > /home/user/mine' user || fail "the user cannot write its own home"
+	# Its own new files and directories, on the disk as itself.
+	su -c 'mkdir /home/user/d && seq 1 3000 > /home/user/d/f && mv /home/user/d/f /home/user/d/g' user ||
+		fail "the user cannot make files in its home"
+	[ "$(su -c 'tail -n 1 /home/user/d/g' user)" = 3000 ] || fail "the user cannot read its new file"
+	su -c 'rm -r /home/user/d' user || fail "the user cannot remove its files"
+	# Past the library: XN itself, with every credential the user holds.
+	yes TOPSECRET | head -c 12000 > /etc/xnsecret
+	chmod 600 /etc/xnsecret
+	su -c '/cbin/xnsteal /etc/xnsecret TOPSECRET' user || fail "the user read root's file through XN"
+	[ "$(grep -c TOPSECRET /etc/xnsecret)" = 1200 ] || fail "root cannot read its own file"
+	# A user's sync while root's write to its file is unsettled (open).
+	exec 3<>/etc/xnsecret
+	echo more >&3
+	su -c '/cbin/syncall /home/user/mine' user || fail "a user's sync failed on root's unsettled file"
+	exec 3>&-
+	[ "$(head -n 1 /etc/xnsecret)" = more ] || fail "root's write was lost"
 	echo "hostile: every change refused; $(stat -c %U /home/user/mine) wrote its home"
 	;;
 dynamic)

@@ -11,7 +11,11 @@
 //!   say the disk is the root; `fsck` clean.
 //! - `root_hostile`: the second user (uid 1000) cannot write /etc/passwd,
 //!   read a 0600 root file, make a file in /etc, chmod /etc/passwd or
-//!   remove /bin/busybox; it can write its own home.
+//!   remove /bin/busybox, and neither its own calls to XN (`xnsteal`:
+//!   every block of root's 0600 file bound with `XN_SELF` and with each
+//!   capability it holds) nor its own library, reading the file through
+//!   an inode it forged in the arena, read any of it; it can write its
+//!   own home and make, read, rename and remove files there.
 //! - `root_dynamic`: Debian's python3 (dynamic: `ld.so`, libc and the
 //!   rest read from the disk) runs.
 //!
@@ -77,7 +81,11 @@ pub fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
         let image = disks.join("root_shared.img");
         crate::fstools::root_disk(&image, &tree.bootfs)?;
         if wanted("root_hostile") {
-            let expect = ["hostile: every change refused; user wrote its home"];
+            let expect = [
+                "xnsteal: 3 blocks of xnsecret, every bind refused",
+                "xnsteal: forged xnsecret's owner, still unreadable",
+                "hostile: every change refused; user wrote its home",
+            ];
             out.push(test("root_hostile", &image, "hostile", &expect, true));
         }
         if wanted("root_dynamic") {

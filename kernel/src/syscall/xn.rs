@@ -3,7 +3,8 @@
 //! (pointers, counts, names, the frames offered) before XN runs, and XN
 //! changes nothing when it refuses. The principal XN records is the
 //! caller's address space (its owner's id: threads act as one); the
-//! uid and gid `acl` sees come from the credential named (`xn::Xn::cred`).
+//! uid and gid `acl` sees come from the credential named (`xn::Xn::cred`),
+//! or from the caller's own identity (`XN_SELF`).
 
 use super::Args;
 use crate::cap::Rights;
@@ -13,7 +14,8 @@ use crate::pagetable;
 use crate::state::Kernel;
 use crate::uaccess;
 use crate::validate::{page_range, pte_rights, user_page};
-use abi::syscall::map;
+use abi::ident::EFFECTIVE;
+use abi::syscall::{map, XN_SELF};
 use abi::tables::frame_state;
 use abi::xn as x;
 use abi::Error;
@@ -26,14 +28,24 @@ impl Kernel {
         self.envs[self.space_owner(self.current())].id().raw()
     }
 
-    /// The uid and gid credential `cred` stands for.
+    /// The uid and gid credential `cred` stands for: `XN_SELF`, the
+    /// caller's effective ids (held by the kernel, so no library can lend
+    /// or forge them); a capability, what `Xn::cred` says it is.
     fn xn_cred(&self, cred: u64) -> Result<::xn::Cred, Error> {
+        if cred == XN_SELF {
+            let id = self.idents.get(self.space_owner(self.current()));
+            return Ok(::xn::Cred { uid: id.uid[EFFECTIVE], gid: id.gid[EFFECTIVE] });
+        }
         Ok(self.xn.cred(self.mem.caps, self.cred(cred)?, self.mem.device_guard()))
     }
 
     /// Installing templates and roots changes the disk's catalogues for
-    /// every file system: the device capability's holder's to do.
+    /// every file system: the device capability's holder's to do (not
+    /// root's by `XN_SELF`: a uid is not the device).
     fn xn_admin(&self, cred: u64) -> Result<(), Error> {
+        if cred == XN_SELF {
+            return Err(Error::NotPermitted);
+        }
         self.mem.caps.check(self.cred(cred)?, self.mem.device_guard(), Rights::WRITE)
     }
 

@@ -25,8 +25,8 @@
 
 extern crate alloc;
 
-use ::xn::Cred;
-use abi::syscall::{map as mf, CRED_DEVICES, CRED_SELF, ENV_SELF, FRAME_ANY};
+use abi::ident::Ident;
+use abi::syscall::{map as mf, CRED_DEVICES, CRED_SELF, ENV_SELF, FRAME_ANY, XN_SELF};
 use abi::xn::{Change, RootAdd, TemplateSpec, ROOT};
 use abi::Error;
 use alloc::vec;
@@ -38,8 +38,6 @@ use libos::layout::SCRATCH;
 use libos::linux::nr::{SYS_EXIT, SYS_FORK, SYS_WAIT4};
 use libos::native::{self, linux};
 use user::{kinfo, println, sys, xn};
-
-const ROOT_CRED: Cred = Cred { uid: 0, gid: 0 };
 
 static mut FAILED: u32 = 0;
 
@@ -68,9 +66,37 @@ fn motd() -> Vec<u8> {
 
 type CFs = Fs<SysXn>;
 
-fn mount(slot: u64, cred: Cred) -> CFs {
-    let x = SysXn::open(slot, cred).unwrap_or_else(|e| panic!("no XN disk: {e:?}"));
+fn mount(slot: u64) -> CFs {
+    let x = SysXn::open(slot).unwrap_or_else(|e| panic!("no XN disk: {e:?}"));
     Fs::mount(x).unwrap_or_else(|e| panic!("C-FFS mount: {e:?}"))
+}
+
+/// `XN_SELF`: XN judges the caller by the identity the kernel holds for
+/// it, whatever capabilities it has: root (this program) binds anything,
+/// the same program acting as uid 1000 only what uid 1000 may, and no
+/// identity installs or mints anything.
+fn as_self(motd_blk: u64, motd_data: u64, notes_blk: u64, notes_data: u64) {
+    refused("XN_SELF mints no identity", xn::identity(0, 0, XN_SELF), Error::NotPermitted);
+    refused("XN_SELF adds no root", xn::root_add(&RootAdd::default(), XN_SELF), Error::NotPermitted);
+    check(
+        "root by XN_SELF binds /motd's data writable",
+        xn::bind(motd_blk, motd_data, SCRATCH, true, XN_SELF).is_ok(),
+    );
+    sys::unmap(ENV_SELF, SCRATCH).expect("unmap");
+    let root = sys::ident_get(0).expect("ident_get");
+    let user = Ident { uid: [0, 1000, 0], gid: [0, 1000, 0], ..root };
+    sys::ident_set(&user).expect("root becomes uid 1000 (saved 0)");
+    refused(
+        "uid 1000 by XN_SELF binds /motd's data writable",
+        xn::bind(motd_blk, motd_data, SCRATCH, true, XN_SELF),
+        Error::Denied,
+    );
+    check(
+        "uid 1000 by XN_SELF binds its own 0600 file",
+        xn::bind(notes_blk, notes_data, SCRATCH, true, XN_SELF).is_ok(),
+    );
+    sys::unmap(ENV_SELF, SCRATCH).expect("unmap");
+    sys::ident_set(&root).expect("back to root (the saved uid)");
 }
 
 fn read_all(fs: &mut CFs, path: &str) -> Option<Vec<u8>> {
@@ -100,7 +126,7 @@ fn change(block: u64, off: usize, bytes: &[u8]) -> Change {
 }
 
 fn first() {
-    let mut fs = mount(CRED_DEVICES, ROOT_CRED);
+    let mut fs = mount(CRED_DEVICES);
     let got = read_all(&mut fs, "/motd");
     if got.as_deref() == Some(&motd()[..]) {
         println!("test_xn first: read /motd through XN: 5000 bytes, as mkfs wrote them");
@@ -317,6 +343,7 @@ fn hostile(fs: &mut CFs) {
         xn::bind(notes_blk, notes_data, SCRATCH, true, user).is_ok(),
     );
     sys::unmap(ENV_SELF, SCRATCH).expect("unmap");
+    as_self(motd_blk, motd_data, notes_blk, notes_data);
 
     // A run bound in one call (`xn_bind_run`): /home/user's block claims
     // notes' two data blocks and nothing else; each refusal maps nothing.
@@ -423,7 +450,7 @@ fn hostile(fs: &mut CFs) {
 }
 
 fn after() {
-    let mut fs = mount(CRED_DEVICES, ROOT_CRED);
+    let mut fs = mount(CRED_DEVICES);
     if read_all(&mut fs, "/persist").as_deref() == Some(b"written in the first boot\n") {
         println!("test_xn after: /persist survived the reboot");
     } else {
@@ -465,7 +492,7 @@ fn intact(log: &[u8]) -> u64 {
 /// Appends records to `/log` after those already there, fsyncing and
 /// acknowledging each, until the machine stops.
 fn append() {
-    let mut fs = mount(CRED_DEVICES, ROOT_CRED);
+    let mut fs = mount(CRED_DEVICES);
     let root = fs.resolve("/").expect("root");
     let ino = fs.lookup(root, b"log").or_else(|_| fs.create(root, b"log", 0o100644)).expect("/log");
     let log = read_all(&mut fs, "/log").unwrap_or_default();
@@ -482,7 +509,7 @@ fn append() {
 }
 
 fn check_log() {
-    let mut fs = mount(CRED_DEVICES, ROOT_CRED);
+    let mut fs = mount(CRED_DEVICES);
     let log = read_all(&mut fs, "/log").unwrap_or_default();
     println!("test_xn check: {} records intact of {} bytes", intact(&log), log.len());
 }

@@ -25,7 +25,6 @@
 
 extern crate alloc;
 
-use ::xn::Cred;
 use abi::syscall::{CRED_DEVICES, CRED_SELF};
 use abi::xn::ROOT;
 use abi::Error;
@@ -37,7 +36,6 @@ use libos::fs::xnclient::SysXn;
 use libos::native;
 use user::{kinfo, println, xn};
 
-const ROOT_CRED: Cred = Cred { uid: 0, gid: 0 };
 const MIB: u64 = 1 << 20;
 const CHUNK: usize = 64 * 1024;
 
@@ -122,7 +120,7 @@ fn refused(what: &str, got: Result<u64, Error>, want: Error) {
 const TEST_SIZE: u64 = 4 * MIB + 1234;
 
 fn test() {
-    let x = SysXn::open(CRED_DEVICES, ROOT_CRED).expect("an XN disk");
+    let x = SysXn::open(CRED_DEVICES).expect("an XN disk");
     let mut fs = Fs::mount(x).expect("C-FFS mounts");
     let src = make(&mut fs, ROOT_INO, b"src", 0, TEST_SIZE).expect("the source");
     drop_data(&mut fs);
@@ -174,7 +172,7 @@ fn test() {
 
 /// The next boot: the copy survived.
 fn after() {
-    let x = SysXn::open(CRED_DEVICES, ROOT_CRED).expect("an XN disk");
+    let x = SysXn::open(CRED_DEVICES).expect("an XN disk");
     let mut fs = Fs::mount(x).expect("C-FFS mounts");
     let copy = fs.resolve("/copy").expect("/copy");
     check("/copy after the reboot", holds_pattern(&mut fs, copy, 0, TEST_SIZE));
@@ -290,7 +288,7 @@ fn bench(words: &[&str]) {
     if rows.is_empty() {
         return;
     }
-    let x = SysXn::open(CRED_DEVICES, ROOT_CRED).unwrap_or_else(|e| fail(format_args!("no XN disk: {e:?}")));
+    let x = SysXn::open(CRED_DEVICES).unwrap_or_else(|e| fail(format_args!("no XN disk: {e:?}")));
     let mut fs = or_fail(Fs::mount(x), "C-FFS");
     if rows.contains(&"xcp") {
         or_fail(make(&mut fs, ROOT_INO, b"src", 0, mib * MIB), "the source");

@@ -50,10 +50,10 @@ use crate::errno::{
 };
 use crate::scoped::Scoped;
 use crate::word::Word;
+use abi::syscall::XN_SELF;
 use alloc::vec::Vec;
-use cffs::{Errno as CfsErrno, Fs, Loc};
+use cffs::{Errno as CfsErrno, Fs, Loc, XnClient};
 use core::sync::atomic::Ordering::Relaxed;
-use user::xn as k;
 use xn::Cred;
 
 use super::xnclient::SysXn;
@@ -70,12 +70,11 @@ const OVER: &[&[u8]] = &[b"dev", b"proc", b"sys", b"tmp"];
 /// C-FFS's root directory's inode number.
 const DISK_ROOT: u64 = 1;
 
-/// Every process acts on the disk as uid 0 (lxrt's processes are all
-/// root): a capability made by `xn_identity`, lent to each child. It
-/// gives XN's uid 0 and nothing else (not the raw block calls).
-static CRED: Word<u64> = Word::new(0);
-static CHILD_CRED: Word<u64> = Word::new(0);
-const ROOT_CRED: Cred = Cred { uid: 0, gid: 0 };
+/// Whether the first process mounted the disk (inherited by every
+/// child). Each process acts on XN as itself (`XN_SELF`: its effective
+/// uid and gid, which the kernel holds), so XN's `acl` judges a user's
+/// every block by the disk's own inodes, whatever the arena says.
+static MOUNTED: Word<bool> = Word::new(false);
 
 /// This process's C-FFS, opened on first use.
 static FS: Scoped<Option<Fs<SysXn>>> = Scoped::new("the disk's file system", None);
@@ -107,7 +106,7 @@ fn errno(e: CfsErrno) -> Errno {
 fn with_fs<R>(f: impl FnOnce(&mut Fs<SysXn>) -> Result<R, CfsErrno>) -> Result<R, Errno> {
     FS.with(|slot| {
         if slot.is_none() {
-            let x = SysXn::open(CRED.get(), ROOT_CRED).map_err(|_| EIO)?;
+            let x = SysXn::open(XN_SELF).map_err(|_| EIO)?;
             *slot = Some(Fs::open(x, false).map_err(errno)?);
         }
         let fs = slot.as_mut().expect("opened above");
@@ -211,7 +210,7 @@ fn path_in(d: Ino, ino: Ino) -> Option<Vec<u8>> {
 
 /// Whether the disk is mounted (a disk was found at start).
 fn mounted() -> bool {
-    CRED.get() != 0
+    MOUNTED.get()
 }
 
 /// First process, after the boot tree is built: mounts the disk's C-FFS
@@ -221,7 +220,7 @@ fn mounted() -> bool {
 pub fn mount() {
     let at_root = super::boot::root_is_disk();
     let at = if at_root { "/" } else { "/data" };
-    let Ok(x) = SysXn::open(abi::syscall::CRED_DEVICES, ROOT_CRED) else {
+    let Ok(x) = SysXn::open(abi::syscall::CRED_DEVICES) else {
         if at_root {
             crate::log::note(format_args!("/: no XN disk to mount"));
         }
@@ -230,10 +229,6 @@ pub fn mount() {
     let mut fs = match Fs::mount(x) {
         Ok(fs) => fs,
         Err(e) => return crate::log::note(format_args!("{at}: the disk's C-FFS is refused: {e:?}")),
-    };
-    let cred = match k::identity(0, 0, abi::syscall::CRED_DEVICES) {
-        Ok(c) => c,
-        Err(e) => return crate::log::note(format_args!("{at}: no XN identity: {e:?}")),
     };
     let made = match at_root {
         true => Ok(ROOT),
@@ -248,7 +243,10 @@ pub fn mount() {
     });
     match loaded {
         Ok(n) => {
-            CRED.set(cred);
+            MOUNTED.set(true);
+            // Mounted (and recovered) with the device capability; from
+            // now on this process acts as itself, like every other.
+            fs.xn.act_with(XN_SELF);
             FS.with(|s| *s = Some(fs));
             // An idle system's changes reach the disk too.
             crate::sleep::on_wake(expire);
@@ -309,8 +307,9 @@ pub fn created(d: Ino, name: &[u8], ino: Ino) -> Result<(), Errno> {
             S_IFREG => fs.create(at, name, n.mode)?,
             _ => return Err(CfsErrno::Perm), // device nodes, fifos: memory only
         };
-        // C-FFS makes it as its caller, uid 0: the process's ids follow.
-        if (n.uid, n.gid) != (0, 0) && n.mode & S_IFMT != S_IFLNK {
+        // C-FFS makes it as its caller's effective ids; the inode's (a
+        // setgid directory's group) follow.
+        if (Cred { uid: n.uid, gid: n.gid }) != fs.xn.cred() && n.mode & S_IFMT != S_IFLNK {
             fs.setattr(i, None, Some((n.uid, n.gid)))?;
         }
         placed(fs, ino, i);
@@ -688,25 +687,22 @@ fn sync_tree(d: Ino) -> Result<(), Errno> {
         if node::is_dir(k) && on_disk(k).is_some() {
             sync_tree(k)?;
         } else {
-            write_back(k, Durable::No)?;
+            match write_back(k, Durable::No) {
+                // C-FFS judged by the disk's inode (not the arena's, which
+                // anyone may forge) that this process may not write it:
+                // left to its writer, who settles it at close.
+                Err(EACCES) => {}
+                r => r?,
+            }
         }
     }
     Ok(())
 }
 
-/// `fork`: the child gets a capability of its own acting as uid 0.
-pub fn share_with(env: u64) -> Result<(), abi::Error> {
-    if mounted() {
-        CHILD_CRED.set(user::sys::cap_grant(env, CRED.get())?);
-    }
-    Ok(())
-}
-
-/// First thing in a forked child: its own capability, and its own C-FFS
-/// (the parent's mappings of cached blocks were not copied).
+/// First thing in a forked child: its own C-FFS (the parent's mappings
+/// of cached blocks were not copied).
 pub fn forked_child() {
     if mounted() {
-        CRED.set(CHILD_CRED.get());
         // The parent's state holds nothing unwritten: every change is
         // made through XN at once, and data is written back to the cache
         // and told to XN (`publish`) before a call returns.

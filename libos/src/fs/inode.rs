@@ -25,7 +25,8 @@ pub struct Inode {
     pub mtime_ns: u64,
     pub atime_ns: u64,
     pub ctime_ns: u64,
-    /// Owner and group (kept and shown; every process is root).
+    /// Owner and group (the library checks them; for a disk file XN's
+    /// `acl` judges the disk's own copy).
     pub uid: u32,
     pub gid: u32,
     /// A device node's number (`stat::dev`: major and minor).

@@ -23,9 +23,8 @@ const BLOCK: usize = 4096;
 /// XN through system calls, acting with one credential.
 pub struct SysXn {
     info: x::Info,
-    /// The capability slot calls act with, and the uid/gid it stands for.
+    /// The credential calls act with: a capability slot, or `XN_SELF`.
     slot: u64,
-    cred: Cred,
     /// Blocks mapped in the window here: writable or not.
     mapped: BTreeMap<u64, bool>,
     /// Data blocks stored to through a writable mapping and not written
@@ -96,14 +95,20 @@ fn free_frames(frames: &[u64]) {
 }
 
 impl SysXn {
-    /// XN as the kernel has it mounted, acting with the credential in
-    /// `slot` (uid and gid `cred`, what C-FFS gives new files).
-    pub fn open(slot: u64, cred: Cred) -> Result<SysXn, Error> {
+    /// XN as the kernel has it mounted, acting with credential `slot` (a
+    /// capability slot, or `XN_SELF`).
+    pub fn open(slot: u64) -> Result<SysXn, Error> {
         let info = k::info()?;
         if info.nblocks == 0 {
             return Err(Error::NoDevice);
         }
-        Ok(SysXn { info, slot, cred, mapped: BTreeMap::new(), stored: BTreeSet::new(), frees: 0 })
+        Ok(SysXn { info, slot, mapped: BTreeMap::new(), stored: BTreeSet::new(), frees: 0 })
+    }
+
+    /// From now on, calls act with credential `slot` (the first process,
+    /// done mounting with the device capability, acts as itself).
+    pub fn act_with(&mut self, slot: u64) {
+        self.slot = slot;
     }
 
     fn entry(&self, b: u64) -> Option<x::RegEntry> {
@@ -478,7 +483,11 @@ impl XnClient for SysXn {
         }
         Ok(())
     }
+    /// What C-FFS gives new files: this process's effective ids (the
+    /// kernel's, read now: a setuid program's are its own), which are
+    /// also what XN judges `XN_SELF` by.
     fn cred(&self) -> Cred {
-        self.cred
+        let id = super::perm::me();
+        Cred { uid: id.uid[abi::ident::EFFECTIVE], gid: id.gid[abi::ident::EFFECTIVE] }
     }
 }

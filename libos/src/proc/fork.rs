@@ -234,7 +234,6 @@ fn copy_page(child: u64, va: u64, rights: u64) -> Result<(), Error> {
 /// wants its children to have with `vm::add`.)
 fn build(child: u64, rsp: u64, share: bool) -> Result<(), Error> {
     shared::share_with(child)?;
-    crate::fs::disk::share_with(child)?;
     fd::share_pipes(child)?;
     // The program's stack pointer; lxrt's resume path writes just below
     // its red zone, so that page is live too.
