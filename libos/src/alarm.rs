@@ -276,11 +276,19 @@ fn due_one(t: usize) -> bool {
 /// before is still pending (the expiry is an overrun). A periodic timer is
 /// re-armed past now (expiries missed meanwhile are overruns; the interval
 /// timers' coalesce into the one pending signal, as on Linux); a one-shot
-/// is disarmed.
+/// is disarmed. Timers found due together fire in the order of their
+/// deadlines (a process that ran late still gets its signals in the order
+/// the timers expired), each at most once per call.
 pub fn fire(mut send: impl FnMut(usize, u32, Option<u32>) -> bool) -> u64 {
+    const _: () = assert!(SLOTS <= 64, "fire's `done` has a bit per slot");
     follow_wall();
     let mut sigs = 0;
-    for t in (0..SLOTS).filter(|&t| due_one(t)) {
+    let mut done = 0u64;
+    let next_due = |done: u64| {
+        (0..SLOTS).filter(|&t| done & 1 << t == 0 && due_one(t)).min_by_key(|&t| AT[t].load(Relaxed))
+    };
+    while let Some(t) = next_due(done) {
+        done |= 1 << t;
         let (at, every, now) = (AT[t].load(Relaxed), EVERY[t].load(Relaxed), now(t));
         let missed = match now.saturating_sub(at).checked_div(every) {
             Some(missed) => {
