@@ -145,11 +145,10 @@ pub fn find(va: u64) -> Option<Region> {
 
 /// Removes `[start, end)` from the region list, splitting at the edges.
 fn carve(regions: &mut Vec<Region>, start: u64, end: u64) {
-    // Usually nothing is there (an exec adding its segments, a new
-    // mapping): no new list then.
-    if !regions.iter().any(|r| r.start < end && start < r.end) {
-        return;
-    }
+    // Always a new list with room for `add`'s push: keeping the old one
+    // when nothing overlapped saved 1% of fork_exec but left each process
+    // more memory (the stress test's 1,017 children no longer fitted in
+    // 1 GiB: fork failed with ENOMEM before RLIMIT_NPROC's EAGAIN).
     let mut out = Vec::with_capacity(regions.len() + 1);
     for r in regions.iter() {
         if r.end <= start || r.start >= end {
