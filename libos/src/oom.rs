@@ -90,8 +90,13 @@ fn choose(va: u64, short: bool) -> Option<EnvInfo> {
         return None;
     }
     chosen.compare_exchange(before, victim.id, Ordering::AcqRel, Ordering::Acquire).ok()?;
-    // One we may not signal (not of this tree) cannot be made to end.
-    if victim.id != me.id && crate::proc::signal::send(victim.id, crate::proc::signal::SIGKILL).is_err() {
+    // One we may not signal (not of this tree) cannot be made to end. One
+    // that has ended already (its own fault saw it chosen, `dying`) is not
+    // refused: its memory is coming back (the chooser once killed itself).
+    if victim.id != me.id
+        && crate::proc::signal::send(victim.id, crate::proc::signal::SIGKILL).is_err()
+        && kinfo::env_by_id(victim.id as u64).is_some_and(|e| live(&e))
+    {
         victim = me;
         chosen.store(me.id, Ordering::Release);
     }
