@@ -21,6 +21,7 @@
 //! through it, and the code it calls, are at the top (`trap.rs`). Each
 //! module's per-thread words are its own `Local` part of the block.
 
+use crate::layout::PAGE;
 use abi::exception::{ExceptionFrame, Handover, Regs};
 use core::marker::PhantomData;
 use core::mem::offset_of;
@@ -33,18 +34,19 @@ pub struct Save(pub ExceptionFrame, Handover);
 #[repr(C, align(64))]
 struct FxArea([u8; 512]);
 
-#[repr(C, align(16))]
-struct Stack([u8; STACK_SIZE]);
+/// The first thread's exception stack, above a page left unmapped
+/// (`main_block`): an overflow faults, and the kernel ends the process,
+/// instead of overwriting the statics below.
+#[repr(C, align(4096))]
+struct MainStack([u8; PAGE as usize + STACK_SIZE]);
 
-/// The size of the first thread's exception stack.
-pub const STACK_SIZE: usize = 256 * 1024;
-
-/// The size of every other thread's: a quarter of the first's, ten times
-/// the deepest lxrt was seen to go (about 6 KiB, in exec and the shell's
-/// calls). Each is backed at once and copied by a fork, and programs make
-/// thousands of threads: at 256 KiB, 17 processes of 200 threads ran a
-/// 512 MiB machine out of memory.
-pub const THREAD_STACK_SIZE: usize = 64 * 1024;
+/// The size of every thread's exception stack: between four and five times
+/// the deepest lxrt was seen to go (13.8 KiB, a dynamically linked
+/// program's exit in root_dynamic). Each is backed at once and a fork maps
+/// a fresh one into the child: at 256 KiB for the first thread, a forked
+/// process cost 516 KiB, half of it this stack; at 256 KiB for every
+/// thread, 17 processes of 200 threads ran 512 MiB out of memory.
+pub const STACK_SIZE: usize = 64 * 1024;
 
 /// What lxrt's entry keeps per thread: the save area the kernel writes
 /// the event into (first: the gs base points at it), the interrupted
@@ -160,7 +162,7 @@ pub const START_FS_AT: usize = offset_of!(Block, start_fs);
 /// The first environment's block (each other thread's is on the heap,
 /// `proc::thread`).
 static mut MAIN: Block = Block::initial();
-static mut MAIN_STACK: Stack = Stack([0; STACK_SIZE]);
+static mut MAIN_STACK: MainStack = MainStack([0; PAGE as usize + STACK_SIZE]);
 
 unsafe extern "C" {
     fn lx_entry();
@@ -191,8 +193,11 @@ fn main_block() -> *mut Block {
     // SAFETY: the first environment's block, before it is in use.
     unsafe {
         if (*b).stack.1 == 0 {
-            let lo = (&raw const MAIN_STACK) as u64;
-            (*b).stack = (lo, lo + STACK_SIZE as u64);
+            let guard = (&raw const MAIN_STACK) as u64;
+            (*b).stack = (guard + PAGE, guard + PAGE + STACK_SIZE as u64);
+            // lxrt's image maps the page; nothing else is in it. (A forked
+            // child maps only present pages: it has the guard too.)
+            let _ = user::sys::unmap(abi::syscall::ENV_SELF, guard);
         }
     }
     b

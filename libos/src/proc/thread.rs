@@ -18,7 +18,7 @@
 //! the first to do it (`exit::GROUP_EXIT`, then an interrupt) and ends.
 
 use super::with_process;
-use crate::entry::{self, Block, Local, THREAD_STACK_SIZE};
+use crate::entry::{self, Block, Local, STACK_SIZE};
 use crate::lock;
 use crate::lock::OTHER_THREADS;
 use abi::exception::ExceptionFrame;
@@ -101,7 +101,7 @@ impl List {
     pub const NONE: List = List(Vec::new());
 }
 
-const STACK_LAYOUT: Layout = match Layout::from_size_align(THREAD_STACK_SIZE, 4096) {
+const STACK_LAYOUT: Layout = match Layout::from_size_align(STACK_SIZE, 4096) {
     Ok(l) => l,
     Err(_) => panic!("the stack's layout"),
 };
@@ -192,7 +192,7 @@ pub fn create(f: &ExceptionFrame, s: &Start) -> Result<u32, abi::Error> {
         return Err(abi::Error::NoMemory);
     }
     let lo = stack as u64;
-    let mut b = Block::with_stack(lo..lo + THREAD_STACK_SIZE as u64);
+    let mut b = Block::with_stack(lo..lo + STACK_SIZE as u64);
     let mut frame = *f;
     (frame.regs.rax, frame.regs.rsp, frame.busy) = (0, s.rsp, 1);
     b.set_frame(frame, entry::fx());
