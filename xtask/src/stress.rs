@@ -134,9 +134,10 @@ pub fn main(args: &[String]) -> Result<(), String> {
 }
 
 /// The stress boots get 1 GiB: a thousand processes (a full environment
-/// table) need about 450 MiB of their own, more than the 512 MiB boots
-/// leave them once the file system's arena is set aside. (`lx_oom` checks
-/// running out of memory on its own.)
+/// table) need about 350 MiB of their own (344 KiB a paused forked
+/// child), with the fuzzers' and the file system's memory besides: 512
+/// MiB would make forkfull a test of running out of memory, which `lx_oom`
+/// checks on its own.
 fn boot_args(img: &build::Image, init: &str) -> Vec<String> {
     let mut args = qemu::base_args(img, init);
     if let Some(i) = args.iter().position(|a| a == "-m") {
