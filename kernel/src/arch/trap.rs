@@ -59,6 +59,7 @@ trap_stubs:
     /* The crossing's table (`idt.rs`): a trap a driver takes is the
      * kernel's whatever its frame says (a driver that ran `sysret` traps
      * from ring 3), so none goes to exc_fast. */
+    .balign 16
     .global crossing_stubs
 crossing_stubs:
     stubs 0
@@ -80,12 +81,9 @@ exc_fast:
     movq %rcx, {v_rcx}(%rsp)
     .global exc_fast_save
 exc_fast_save:
-    movq {v_save}(%rsp), %rax
-    testq %rax, %rax
-    jz 1f
-    cmpq $0, {f_busy}(%rax)
-    jne 1f
-    movq $1, {f_busy}(%rax)
+"#,
+    claim_save_area!("rax", "{v_save}", "1f"),
+    r#"
     movq {v_vector}(%rsp), %rcx
     movq %rcx, {f_vector}(%rax)
     movq {v_error}(%rsp), %rcx
