@@ -39,12 +39,12 @@ macro_rules! sysret {
 macro_rules! claim_save_area {
     ($reg:literal, $save:literal, $fail:literal) => {
         concat!(
-            "movq ", $save, "(%rsp), %", $reg, "\n",
-            "testq %", $reg, ", %", $reg, "\n",
-            "jz ", $fail, "\n",
-            "cmpq $0, {f_busy}(%", $reg, ")\n",
-            "jne ", $fail, "\n",
-            "movq $1, {f_busy}(%", $reg, ")\n",
+            concat!("movq ", $save, "(%rsp), %", $reg, "\n"),
+            concat!("testq %", $reg, ", %", $reg, "\n"),
+            concat!("jz ", $fail, "\n"),
+            concat!("cmpq $0, {f_busy}(%", $reg, ")\n"),
+            concat!("jne ", $fail, "\n"),
+            concat!("movq $1, {f_busy}(%", $reg, ")\n"),
         )
     };
 }
