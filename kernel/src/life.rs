@@ -121,6 +121,8 @@ impl Kernel {
             });
         }
         self.envs[s].exc.save = 0;
+        // Its claims go with its save area.
+        self.sections.end(s.index());
         for f in [self.envs[s].exc_frame.take(), self.envs[s].repo_vector.take()].into_iter().flatten() {
             self.mem.frames.drop_ref(f);
         }

@@ -41,6 +41,9 @@ pub enum Hold {
 /// Every slot's streak.
 pub struct Sections {
     table: &'static mut [Streak; ENV_SLOTS],
+    /// How many slots have a streak under way (a tick found them
+    /// holding): while none has, a yield has nothing to end.
+    under_way: u32,
 }
 
 /// The table, taken once at boot.
@@ -48,15 +51,38 @@ pub static SECTIONS: cell::Once<[Streak; ENV_SLOTS]> = cell::Once::new([Streak::
 
 impl Sections {
     pub fn new(table: &'static mut [Streak; ENV_SLOTS]) -> Sections {
-        Sections { table }
+        Sections { table, under_way: 0 }
+    }
+
+    /// Slot `s`'s streak becomes `new`, the count of streaks under way
+    /// kept with it.
+    fn set(&mut self, s: usize, new: Streak) {
+        let t = &mut self.table[s];
+        self.under_way = self.under_way - u32::from(t.ticks != 0) + u32::from(new.ticks != 0);
+        *t = new;
     }
 
     /// A tick found environment `id` (in slot `s`) running, claiming a
     /// hold or not: a tick that finds it not holding ends the streak.
     pub fn tick(&mut self, s: usize, id: u32, holds: bool) {
-        let t = &mut self.table[s];
+        let t = self.table[s];
         let ticks = if holds && t.id == id { t.ticks.saturating_add(1) } else { u32::from(holds) };
-        *t = Streak { id, ticks };
+        self.set(s, Streak { id, ticks });
+    }
+
+    /// Whether any slot has a streak under way. Without one `let_go`
+    /// changes nothing a verdict reads (`tick` and `judge` give a streak
+    /// of no ticks the same answer whoever it names), so the common yield
+    /// reads this one word and no save area.
+    #[inline(always)]
+    pub fn any_under_way(&self) -> bool {
+        self.under_way != 0
+    }
+
+    /// Slot `s`'s environment ended: so does its streak (else it would
+    /// count as under way until the slot's next environment is ticked).
+    pub fn end(&mut self, s: usize) {
+        self.set(s, Streak::ZERO);
     }
 
     /// Environment `id` (in slot `s`) yielded claiming no hold: its
@@ -74,12 +100,12 @@ impl Sections {
         if !holds {
             return Hold::Free;
         }
-        let t = &mut self.table[s];
+        let t = self.table[s];
         let ran = if t.id == id { t.ticks } else { 0 };
         if awake && ran < SECTION_TICKS {
             return Hold::Held;
         }
-        *t = Streak { id, ticks: 0 };
+        self.set(s, Streak { id, ticks: 0 });
         Hold::Broken
     }
 }
@@ -132,6 +158,58 @@ mod tests {
         s.let_go(3, 7);
         s.tick(3, 7, true);
         assert_eq!(s.judge(3, 7, true, true), Hold::Held);
+    }
+
+    #[test]
+    fn a_yield_with_no_streak_under_way_needs_no_let_go() {
+        // `yield_` calls `let_go` only while `any_under_way`: skipping it
+        // must leave every later verdict as it would have been.
+        let setups: [fn(&mut Sections); 4] = [
+            |_| {},
+            |s| s.tick(3, 9, false),
+            |s| {
+                s.tick(3, 7, true);
+                assert_eq!(s.judge(3, 7, true, false), Hold::Broken);
+            },
+            |s| {
+                s.tick(3, 7, true);
+                s.end(3);
+            },
+        ];
+        for setup in setups {
+            let (mut skipped, mut let_go) = (sections(), sections());
+            setup(&mut skipped);
+            setup(&mut let_go);
+            assert!(!skipped.any_under_way());
+            let_go.let_go(3, 7);
+            for _ in 0..=SECTION_TICKS {
+                skipped.tick(3, 7, true);
+                let_go.tick(3, 7, true);
+                assert!(skipped.any_under_way());
+                assert_eq!(skipped.judge(3, 7, true, true), let_go.judge(3, 7, true, true));
+            }
+        }
+    }
+
+    #[test]
+    fn the_count_of_streaks_under_way_follows_every_change() {
+        let mut s = sections();
+        s.tick(1, 5, true);
+        s.tick(2, 6, true);
+        s.tick(2, 6, true);
+        assert_eq!(s.under_way, 2);
+        s.let_go(1, 5);
+        assert_eq!(s.under_way, 1);
+        s.let_go(1, 5);
+        assert_eq!(s.under_way, 1);
+        // A new environment in slot 2, holding: still one streak there.
+        s.tick(2, 8, true);
+        assert_eq!(s.under_way, 1);
+        assert_eq!(s.judge(2, 8, true, false), Hold::Broken);
+        assert_eq!(s.under_way, 0);
+        s.tick(4, 9, true);
+        s.end(4);
+        assert!(!s.any_under_way());
     }
 
     #[test]

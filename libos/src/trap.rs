@@ -234,24 +234,7 @@ fn fault(f: &mut ExceptionFrame) {
                     return;
                 }
             }
-            let write = f.error_code & abi::exception::pf::WRITE != 0;
-            // An instruction fetch from a page that is present (it only
-            // lacks the right to run) would fault again for ever.
-            let fetch = f.error_code & abi::exception::pf::FETCH != 0;
-            let region = crate::vm::find(f.fault_addr);
-            match file_fault(f.fault_addr) {
-                Some(true) => return,
-                Some(false) => return fault_signal(f, SIGBUS, BUS_ADRERR, f.fault_addr),
-                None => {}
-            }
-            if (fetch && region.is_some_and(|r| r.prot & crate::vm::X == 0))
-                || !crate::vm::touch(f.fault_addr, write)
-            {
-                // SEGV_ACCERR inside a region the program mapped (the access
-                // was not allowed), else SEGV_MAPERR.
-                let code = if region.is_some() { 2 } else { 1 };
-                fault_signal(f, SIGSEGV, code, f.fault_addr);
-            }
+            page_fault(f)
         }
         // si_code as Linux: ILL_ILLOPN, FPE_INTDIV / FPE_FLTINV, TRAP_BRKPT,
         // SI_KERNEL for a general protection fault.
@@ -260,6 +243,30 @@ fn fault(f: &mut ExceptionFrame) {
         vector::X87 | vector::SIMD => fault_signal(f, SIGFPE, 7, f.regs.rip),
         vector::BREAKPOINT | vector::DEBUG => fault_signal(f, SIGTRAP, 1, f.regs.rip),
         _ => fault_signal(f, SIGSEGV, 0x80, 0),
+    }
+}
+
+/// A page fault the program's own handler left to the library: a file
+/// mapping's page, a page the library maps on first touch, or a signal.
+/// Out of line, so that the handler's path saves no registers for it.
+#[inline(never)]
+fn page_fault(f: &mut ExceptionFrame) {
+    let write = f.error_code & abi::exception::pf::WRITE != 0;
+    // An instruction fetch from a page that is present (it only
+    // lacks the right to run) would fault again for ever.
+    let fetch = f.error_code & abi::exception::pf::FETCH != 0;
+    let region = crate::vm::find(f.fault_addr);
+    match file_fault(f.fault_addr) {
+        Some(true) => return,
+        Some(false) => return fault_signal(f, SIGBUS, BUS_ADRERR, f.fault_addr),
+        None => {}
+    }
+    if (fetch && region.is_some_and(|r| r.prot & crate::vm::X == 0)) || !crate::vm::touch(f.fault_addr, write)
+    {
+        // SEGV_ACCERR inside a region the program mapped (the access
+        // was not allowed), else SEGV_MAPERR.
+        let code = if region.is_some() { 2 } else { 1 };
+        fault_signal(f, SIGSEGV, code, f.fault_addr);
     }
 }
 

@@ -3,8 +3,9 @@
 //! `into`) so that they can be forwarded to the environment.
 //!
 //! A second table serves while a driver runs (`crossing`, loaded by the
-//! crossing, `dev::xpc`): the same stubs, every vector on a stack of its
-//! own, so that a trap a driver takes is delivered on a stack the kernel
+//! crossing, `dev::xpc`): stubs that push the same frame but never take
+//! the exception fast path (a driver's trap is never an environment's),
+//! every vector on a stack of its own, so that a trap a driver takes is delivered on a stack the kernel
 //! knows is good whatever the driver did to its `rsp` (paper 004 §3.1:
 //! a fault during a crossing must end in the driver's stop, never in a
 //! kernel crash). Outside crossings traps from user mode must land in the
@@ -46,7 +47,7 @@ pub fn init() {
             let fresh = matches!(v, 2 | 8 | 18);
             let ist = if fresh { IST_DOUBLE_FAULT } else { 0 };
             *g = gate(super::trap::stub(v), dpl, ist as u64);
-            *c = gate(super::trap::stub(v), dpl, if fresh { ist } else { IST_CROSSING } as u64);
+            *c = gate(super::trap::crossing_stub(v), dpl, if fresh { ist } else { IST_CROSSING } as u64);
         }
         let limit = 256u16 * 16 - 1;
         KERNEL_IDTR = Idtr { limit, base: &raw const IDT as u64 };

@@ -29,6 +29,26 @@ macro_rules! sysret {
     };
 }
 
+/// Claims the environment's exception save area for a delivery (paper
+/// 001 §4.4): loads its address from the frame-relative operand `save`
+/// (the `ExcTarget::save` word) into `reg` and marks it busy, or jumps to
+/// `fail` when there is none or its handler is still busy. Assembly text
+/// for the two deliveries that write the area themselves (`exc_fast` and
+/// the reflection stub), inside `frame_asm!`.
+#[cfg(target_os = "none")]
+macro_rules! claim_save_area {
+    ($reg:literal, $save:literal, $fail:literal) => {
+        concat!(
+            concat!("movq ", $save, "(%rsp), %", $reg, "\n"),
+            concat!("testq %", $reg, ", %", $reg, "\n"),
+            concat!("jz ", $fail, "\n"),
+            concat!("cmpq $0, {f_busy}(%", $reg, ")\n"),
+            concat!("jne ", $fail, "\n"),
+            concat!("movq $1, {f_busy}(%", $reg, ")\n"),
+        )
+    };
+}
+
 /// `global_asm!` (AT&T syntax) with every field of the trap frame as a
 /// `const` operand named after it (`{rax}`, `{rip}`, ...), the per-CPU
 /// block's `{kstack_top}` and `{cur_tf}`, the fields of an exception save

@@ -104,12 +104,9 @@ syscall_dispatch:
 2:  addq ${base}, %rax
     .global syscall_reflect_save
 syscall_reflect_save:
-    movq {x_save}(%rsp), %r11
-    testq %r11, %r11
-    jz 3f
-    cmpq $0, {f_busy}(%r11)
-    jne 3f
-    movq $1, {f_busy}(%r11)
+"#,
+    claim_save_area!("r11", "{x_save}", "3f"),
+    r#"
     movq ${reflected}, {f_vector}(%r11)
     movq $0, {f_error}(%r11)
     movq $0, {f_addr}(%r11)

@@ -31,10 +31,9 @@ frame_asm!(
     addq $16, %rsp
     .endm
 
-    .section .text
-    .balign 16
-    .global trap_stubs
-trap_stubs:
+    /* One 16-byte stub per vector; with `fast`, the exceptions an
+     * environment's handler may take go to exc_fast. */
+    .macro stubs fast
     .set vec, 0
     .rept 256
     .balign 16
@@ -43,41 +42,48 @@ trap_stubs:
     pushq $0
     .endif
     pushq $vec
-    .if (vec < 32) && (vec != 2) && (vec != 8) && (vec != 18)
+    .if \fast && (vec < 32) && (vec != 2) && (vec != 8) && (vec != 18)
     jmp exc_fast
     .else
     jmp trap_common
     .endif
     .set vec, vec + 1
     .endr
+    .endm
+
+    .section .text
+    .balign 16
+    .global trap_stubs
+trap_stubs:
+    stubs 1
+    /* The crossing's table (`idt.rs`): a trap a driver takes is the
+     * kernel's whatever its frame says (a driver that ran `sysret` traps
+     * from ring 3), so none goes to exc_fast. */
+    .balign 16
+    .global crossing_stubs
+crossing_stubs:
+    stubs 0
 
     /* Exception delivery (paper 001 §4.4), Aegis-style: only the registers
      * used here (rax, rcx) and the interrupt frame are written into the
      * environment's save area; every other register reaches the handler
      * live. Anything unusual (kernel mode, no handler, handler busy) takes
      * the general path, which ends the environment. rsp = tf + 120 here;
-     * the environment's ExcTarget follows its TrapFrame (tf + 176). */
+     * the environment's ExcTarget follows its TrapFrame (tf + 176).
+     * Only the kernel's table leads here, and only for vectors without a
+     * stack of their own: a frame from ring 3 is an environment's, on its
+     * TSS.rsp0 (a driver's traps take the crossing's stubs). */
 exc_fast:
-    /* On the double fault's or the crossing's stack: a driver's trap,
-     * whatever its frame says (one that ran `sysret` traps from ring 3);
-     * never delivered to an environment. */
-    cmpq ${trap_stacks}, %rsp
-    jb 2f
-    cmpq $({trap_stacks} + {trap_stacks_size}), %rsp
-    jb trap_common
-2:  testb $3, {v_cs}(%rsp)
+    testb $3, {v_cs}(%rsp)
     jz trap_common
     swapgs
     movq %rax, {v_rax}(%rsp)
     movq %rcx, {v_rcx}(%rsp)
     .global exc_fast_save
 exc_fast_save:
-    movq {v_save}(%rsp), %rax
-    testq %rax, %rax
-    jz 1f
-    cmpq $0, {f_busy}(%rax)
-    jne 1f
-    movq $1, {f_busy}(%rax)
+"#,
+    claim_save_area!("rax", "{v_save}", "1f"),
+    r#"
     movq {v_vector}(%rsp), %rcx
     movq %rcx, {f_vector}(%rax)
     movq {v_error}(%rsp), %rcx
@@ -204,12 +210,19 @@ const _: () = assert!(
 
 unsafe extern "C" {
     static trap_stubs: u8;
+    static crossing_stubs: u8;
     fn return_to_user() -> !;
 }
 
-/// Address of the entry stub for `vector`.
+/// Address of the entry stub for `vector` in the kernel's table.
 pub fn stub(vector: usize) -> u64 {
     (&raw const trap_stubs) as u64 + 16 * vector as u64
+}
+
+/// Address of the entry stub for `vector` in the crossing's table: the
+/// same frame, never the exception fast path.
+pub fn crossing_stub(vector: usize) -> u64 {
+    (&raw const crossing_stubs) as u64 + 16 * vector as u64
 }
 
 /// Leaves the kernel into the current environment (used at boot and when

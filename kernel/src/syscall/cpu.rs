@@ -13,14 +13,25 @@ use abi::Error;
 #[inline(always)]
 pub fn yield_(k: &mut Kernel, _: Args) -> Result<u64, Error> {
     // A library's lock let go before the yield ends the holder's streak
-    // (`section.rs`): one read of the save area.
+    // (`section.rs`); only a streak under way can end, so the save area
+    // is read only while one is (the common yield reads one word).
+    if k.sections.any_under_way() {
+        let_go_unless_held(k);
+    }
+    k.schedule();
+    Ok(0)
+}
+
+/// `yield_`'s check while some streak is under way: the caller's ends
+/// unless it still claims the hold.
+#[cold]
+#[inline(never)]
+fn let_go_unless_held(k: &mut Kernel) {
     let c = k.current();
     if k.save_area(c).is_some_and(|f| f.upcalls_off & abi::exception::critical::HOLDS == 0) {
         let id = k.envs[c].id().raw();
         k.sections.let_go(c.index(), id);
     }
-    k.schedule();
-    Ok(0)
 }
 
 pub fn exit(k: &mut Kernel, Args([code, parent_bits, cred, ..]): Args) -> Result<u64, Error> {
