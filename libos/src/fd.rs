@@ -35,9 +35,9 @@ impl Table {
 
     /// Whether a descriptor needs the pipe frames at `base` mapped (an
     /// address in the pipes' window: only pipes are there): it is an end
-    /// of that pipe, or an epoll set watching one (`obj::pipes_of`).
+    /// of that pipe, or an epoll set watching one (`obj::needs_pipe`).
     fn names_pipe(&self, base: u64) -> bool {
-        self.slots.iter().flatten().any(|d| obj::pipes_of(d.file).contains(&base))
+        self.slots.iter().flatten().any(|d| obj::needs_pipe(d.file, base))
     }
 
     /// Puts `fd` at `at`, which must be free or closed by the caller.

@@ -269,17 +269,33 @@ pub fn ops_for_file(f: Handle<File>) -> &'static Ops {
     ops_for(f.kind())
 }
 
-/// The bases of the pipe frames a descriptor of `f` needs mapped: its
-/// own pipe's, for a pipe end; for an epoll set, those of the pipes it
-/// watches (its waits read them, its last close unlinks from them).
+/// Whether `found` holds for the base of a pipe whose frames a descriptor
+/// of `f` needs mapped: its own pipe's, for a pipe end; for an epoll set,
+/// those of the pipes it watches (its waits read them, its last close
+/// unlinks from them). Allocates nothing.
+fn any_pipe_of(f: Handle<File>, found: &mut impl FnMut(u64) -> bool) -> bool {
+    if pipemem::guarded(f.addr()) {
+        found(pipemem::base(f.addr()))
+    } else {
+        f.kind() == Kind::Epoll && epoll::any_watched_pipe(f, found)
+    }
+}
+
+/// The bases of the pipe frames a descriptor of `f` needs mapped
+/// (`any_pipe_of`).
 pub fn pipes_of(f: Handle<File>) -> Vec<u64> {
     let mut bases = Vec::new();
-    if pipemem::guarded(f.addr()) {
-        bases.push(pipemem::base(f.addr()));
-    } else if f.kind() == Kind::Epoll {
-        epoll::watched_pipes(f, &mut bases);
-    }
+    any_pipe_of(f, &mut |b| {
+        bases.push(b);
+        false
+    });
     bases
+}
+
+/// Whether a descriptor of `f` needs the pipe frames at `base` mapped
+/// (`any_pipe_of`): every close of a pipe end asks it of each descriptor.
+pub fn needs_pipe(f: Handle<File>, base: u64) -> bool {
+    any_pipe_of(f, &mut |b| b == base)
 }
 
 impl File {
