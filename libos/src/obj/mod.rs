@@ -322,17 +322,6 @@ impl File {
     }
 }
 
-/// Process `env` holds `delta` more (or fewer) descriptors of `f`, opened
-/// with `ops` (every descriptor made or closed, under the big lock): the
-/// ledgers of a pipe with frames of its own (`pipe::held`) and of a Unix
-/// socket (`unix::held`: who is given a pipe passed over it) follow.
-pub fn held(ops: &Ops, f: Handle<File>, env: u32, delta: i16) {
-    pipe::held(f, env, delta);
-    if core::ptr::eq(ops, &unix::OPS) {
-        unix::held(f, env, delta);
-    }
-}
-
 /// A new description with one reference, in the shared arena.
 pub fn new(kind: Kind, flags: u32, ino: Ino) -> Result<Handle<File>, Errno> {
     Handle::alloc(File::fresh(kind, flags, ino))
@@ -380,8 +369,8 @@ pub fn new_with<T: Typed>(kind: Kind, flags: u32, v: T) -> Result<Handle<File>, 
 /// Drops one reference; the last one closes and frees the description.
 pub fn put(ops: &Ops, f: Handle<File>) {
     if pipemem::guarded(f.addr()) && !pipemem::mapped(f.addr()) {
-        // A pipe end passed over a socket to a process that holds no end
-        // of the pipe: its reference is lost (docs/protection.md).
+        // A pipe end passed over a socket to a process that could not map
+        // it with its ticket: its reference is lost (docs/protection.md).
         return;
     }
     // SAFETY: `f` is a live description (we hold a reference); the count
