@@ -11,7 +11,7 @@
 //! guard.
 //!
 //! Loans are had by presenting the range's *ticket* (`CLAIM`): its index
-//! here and a 48-bit key the kernel chose at `MAKE`. A library keeps the
+//! here and a 47-bit key the kernel chose at `MAKE`. A library keeps the
 //! ticket where only the range's users read it (a pipe's header, in the
 //! pipe's own frames) and puts it in the message that passes the object:
 //! whoever the message reaches claims a loan, maps, and drops the loan.
@@ -83,8 +83,9 @@ impl Ranges {
         let i = self.table.iter().position(|r| r.root.is_none()).ok_or(Error::NoMemory)?;
         let root = caps.create_root(Rights::ALL)?;
         self.state = mix(self.state ^ entropy);
-        // Never 0: a ticket of key 0 is as good as none.
-        let key = (self.state >> KEY_SHIFT).max(1);
+        // Never 0 (a ticket of key 0 is as good as none), and 47 bits: a
+        // ticket is a call's result, which is an error if negative.
+        let key = (self.state >> (KEY_SHIFT + 1)).max(1);
         let r = &mut self.table[i];
         *r = Range { root, key, n: frames.len() as u8, ..Range::FREE };
         for (to, f) in r.frames.iter_mut().zip(frames) {
@@ -266,11 +267,10 @@ mod tests {
     }
 
     #[test]
-    fn keys_differ() {
+    fn keys_differ_and_tickets_are_results() {
         let mut w = World::new();
-        let a = w.make(&[1]).unwrap() >> KEY_SHIFT;
-        let b = w.make(&[2]).unwrap() >> KEY_SHIFT;
-        assert_ne!(a, b);
-        assert_ne!(a, 0);
+        let tickets: std::vec::Vec<u64> = (0..200).map(|f| w.make(&[f]).unwrap()).collect();
+        assert!(tickets.iter().all(|&t| (t as i64) > 0 && t >> KEY_SHIFT != 0), "a ticket read as an error");
+        assert_ne!(tickets[0] >> KEY_SHIFT, tickets[1] >> KEY_SHIFT);
     }
 }
