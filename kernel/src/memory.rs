@@ -75,7 +75,8 @@ impl Memory {
     /// guard is reset when it is allocated again): a frame of the range
     /// whose root `g` is (`crate::ranges`).
     pub fn in_range(&self, f: Frame, g: CapRef) -> bool {
-        self.frames.info(f).is_some_and(|i| i.state == abi::tables::frame_state::USER) && self.share_guard(f) == g
+        self.frames.info(f).is_some_and(|i| i.state == abi::tables::frame_state::USER)
+            && self.share_guard(f) == g
     }
 
     /// Shows the free-frame count on the information page (after any

@@ -138,7 +138,8 @@ fn outsider(sock: i64) -> ! {
     if n != 16 || fd < 0 || linux(SYS_WRITE, [fd as u64, ok.as_ptr() as u64, 2, 0, 0, 0]) != 2 {
         exit(3);
     }
-    if libos::selfmap::pte(va).is_some() || sys::map_with(ENV_SELF, va, frame, mf::WRITE, CRED_SELF, CRED_SELF).is_ok()
+    if libos::selfmap::pte(va).is_some()
+        || sys::map_with(ENV_SELF, va, frame, mf::WRITE, CRED_SELF, CRED_SELF).is_ok()
     {
         exit(4);
     }

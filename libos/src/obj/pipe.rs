@@ -22,10 +22,10 @@ fn ioctl(f: &mut File, req: u64, arg: u64) -> Result<usize, Errno> {
     super::put_readable(arg, head - tail)
 }
 use crate::errno::{EAGAIN, EBADF, EBUSY, EINVAL, ENFILE, ENOMEM, EPERM, EPIPE};
-use user::sys;
 use crate::fs::{Ino, Stat};
 use crate::shared;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use user::sys;
 
 /// The ring's size, and the writes never interleaved with others; the
 /// header's layout is the one a wakeup predicate reads (`predicate`).

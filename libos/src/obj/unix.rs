@@ -137,7 +137,6 @@ pub struct Socket {
     waits_on: Ino,
 }
 
-
 pub static OPS: Ops = Ops { read, write, seek: no_seek, stat: super::socket_stat, ioctl, close };
 
 /// `FIONREAD` on a connected stream socket: the bytes waiting (datagram

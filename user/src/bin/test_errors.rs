@@ -135,7 +135,9 @@ fn frame_ranges(va: u64) {
     // Its own frame only: another frame is not covered by the loan.
     let g = sys::frame_alloc(ENV_SELF, FRAME_ANY).unwrap();
     expect("another frame with the loan", sys::map_with(ENV_SELF, dst, g, 0, CRED_SELF, read), NotOwner);
-    if sys::range_map(read, dst, 0, 1, 0) != Ok(1) || sys::map_with(ENV_SELF, dst + 4096, f, 0, CRED_SELF, read) != Ok(0) {
+    if sys::range_map(read, dst, 0, 1, 0) != Ok(1)
+        || sys::map_with(ENV_SELF, dst + 4096, f, 0, CRED_SELF, read) != Ok(0)
+    {
         println!("a read loan did not map its range's frame read-only");
         // SAFETY: single-threaded test program.
         unsafe { FAILED += 1 };
