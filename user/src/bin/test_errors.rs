@@ -117,7 +117,7 @@ fn frame_ranges(va: u64) {
     expect("range of too many pages", fr([MAKE, va, 33, CRED_SELF, 0, 0]), BadLength);
     expect("range at an unaligned address", fr([MAKE, va + 1, 1, CRED_SELF, 0, 0]), BadAddress);
     expect("range over an unmapped page", fr([MAKE, va + 4096, 1, CRED_SELF, 0, 0]), NotMapped);
-    expect("range with an empty slot", fr([MAKE, va, 1, 63, 0, 0]), NotPermitted);
+    expect("range with an empty slot", fr([MAKE, va, 1, 40, 0, 0]), NotPermitted);
     let t = sys::range_make(va, 1).unwrap();
     expect("a frame in two ranges", sys::range_make(va, 1), BadState);
     expect("a forged ticket", sys::range_claim(t ^ 1 << 30, rights::ALL), NotPermitted);
@@ -131,7 +131,8 @@ fn frame_ranges(va: u64) {
     expect("a first page past the range", sys::range_map(read, dst, 1, 1, 0), BadLength);
     expect("mapping over a mapped page", sys::range_map(read, va, 0, 1, 0), AlreadyMapped);
     expect("a capability that names no range", sys::range_map(CRED_SELF, dst, 0, 1, 0), NotOwner);
-    expect("mapping with an empty slot", sys::range_map(63, dst, 0, 1, 0), NotPermitted);
+    expect("mapping with an empty slot", sys::range_map(40, dst, 0, 1, 0), NotPermitted);
+    expect("mapping with a slot past the list", sys::range_map(64, dst, 0, 1, 0), BadLength);
     // Its own frame only: another frame is not covered by the loan.
     let g = sys::frame_alloc(ENV_SELF, FRAME_ANY).unwrap();
     expect("another frame with the loan", sys::map_with(ENV_SELF, dst, g, 0, CRED_SELF, read), NotOwner);
