@@ -576,10 +576,10 @@ pub mod frame_range {
     /// whose owner `cred` covers with the write right (`NotOwner`,
     /// `NotPermitted`), with no share guard yet and named once
     /// (`BadState`). Each frame's share guard becomes the range's own
-    /// capability root, and the range counts as one more mapping of each
-    /// (they live until `DROP`). Returns the range's ticket (index in the
-    /// low `KEY_SHIFT` bits, a key the kernel chose above). `NoMemory`
-    /// when the kernel holds as many ranges as it can.
+    /// capability root. Returns the range's ticket (index in the low
+    /// `KEY_SHIFT` bits, a key the kernel chose above). `NoMemory` when
+    /// the kernel holds as many live ranges as it can (one none of whose
+    /// frames lives, held by no message, is swept then).
     pub const MAKE: u64 = 0;
     /// `(CLAIM, ticket, rights)`: a loan of the range's capability with
     /// `rights` (`cap` bits: `BadFlags`) in the caller's list; returns the
@@ -597,9 +597,17 @@ pub mod frame_range {
     pub const MAP: u64 = 2;
     /// `(DROP, ticket)`: ends the range (`CLAIM`'s errors for the ticket):
     /// its capability and every loan of it are revoked, the frames lose
-    /// their share guard and the range's count (freed with their last
-    /// mapping, if ownerless).
+    /// their share guard and the counts its holds kept (freed with their
+    /// last mapping, if ownerless).
     pub const DROP: u64 = 3;
+    /// `(HOLD, ticket)`: a message carrying the ticket is in flight: each
+    /// frame counts one more mapping, so it outlives every mapping until
+    /// `UNHOLD` (`CLAIM`'s errors; `NotPermitted` if a frame is gone,
+    /// `NoMemory` past a frame's count).
+    pub const HOLD: u64 = 4;
+    /// `(UNHOLD, ticket)`: the message was taken: one hold's counts go
+    /// (`BadState` if the range is not held).
+    pub const UNHOLD: u64 = 5;
     /// Frames one range can name.
     pub const RANGE_FRAMES: usize = 32;
     /// A ticket's index bits.

@@ -17,11 +17,14 @@
 //! whoever the message reaches claims a loan, maps, and drops the loan.
 //! The key is the secret; a wrong one is refused like a stale capability.
 //!
-//! The range holds a count on each of its frames (as a mapping would),
-//! so they live while an object passed in a message is in flight, mapped
-//! by no one; the library drops the range (`DROP`, with the ticket) when
-//! the object is gone (a pipe's last end closed): its root, and every loan
-//! of it, is revoked, and the frames go with their last mapping.
+//! The frames live as long as they are mapped, as any frame does, and
+//! while the range is *held*: a library holds it for each message that
+//! carries the ticket (`HOLD`, one more count on each frame), and the
+//! receiver lets go (`UNHOLD`) once it has mapped them, so an object in
+//! flight, mapped by no one, keeps its frames. `DROP` ends a range at
+//! once (its root and every loan revoked); a range none of whose frames
+//! lives any more (each freed, or reused: a frame's guard is reset when
+//! it is allocated again) is swept when the table is full.
 
 use crate::cap::{CapRef, Caps, Rights};
 use crate::frames::Frame;
@@ -39,12 +42,14 @@ pub struct Range {
     /// a free entry).
     root: CapRef,
     key: u64,
+    /// Messages in flight that carry the ticket (`hold`).
+    holds: u32,
     n: u8,
     frames: [u32; RANGE_FRAMES],
 }
 
 impl Range {
-    pub const FREE: Range = Range { root: CapRef::NONE, key: 0, n: 0, frames: [0; RANGE_FRAMES] };
+    pub const FREE: Range = Range { root: CapRef::NONE, key: 0, holds: 0, n: 0, frames: [0; RANGE_FRAMES] };
 
     /// Its frames, in the order they were named.
     pub fn frames(&self) -> impl Iterator<Item = Frame> + '_ {
@@ -53,6 +58,10 @@ impl Range {
 
     pub fn root(&self) -> CapRef {
         self.root
+    }
+
+    pub fn holds(&self) -> u32 {
+        self.holds
     }
 }
 
@@ -73,14 +82,24 @@ impl Ranges {
 
     /// A range over `frames` (1 to `RANGE_FRAMES`, checked by the caller to
     /// be the maker's, distinct and unshared); returns its ticket and root,
-    /// which the caller makes each frame's share guard and counts as a
-    /// mapping of each. `entropy` stirs the key generator (the kernel
-    /// passes the time stamp counter).
-    pub fn make(&mut self, caps: &mut Caps, frames: &[Frame], entropy: u64) -> Result<(u64, CapRef), Error> {
+    /// which the caller makes each frame's share guard. `entropy` stirs
+    /// the key generator (the kernel passes the time stamp counter);
+    /// `alive` says whether a frame still belongs to the range with that
+    /// root (for the sweep).
+    pub fn make(
+        &mut self,
+        caps: &mut Caps,
+        frames: &[Frame],
+        entropy: u64,
+        alive: impl Fn(Frame, CapRef) -> bool,
+    ) -> Result<(u64, CapRef), Error> {
         if frames.is_empty() || frames.len() > RANGE_FRAMES {
             return Err(Error::BadLength);
         }
-        let i = self.table.iter().position(|r| r.root.is_none()).ok_or(Error::NoMemory)?;
+        let i = match self.table.iter().position(|r| r.root.is_none()) {
+            Some(i) => i,
+            None => self.sweep(caps, &alive).ok_or(Error::NoMemory)?,
+        };
         let root = caps.create_root(Rights::ALL)?;
         self.state = mix(self.state ^ entropy);
         // Never 0 (a ticket of key 0 is as good as none), and 47 bits: a
@@ -92,6 +111,38 @@ impl Ranges {
             *to = f.number() as u32;
         }
         Ok((key << KEY_SHIFT | i as u64, root))
+    }
+
+    /// Frees the ranges none of whose frames lives, held by no message
+    /// (revoking their roots and every loan of them); returns one freed
+    /// entry.
+    fn sweep(&mut self, caps: &mut Caps, alive: &impl Fn(Frame, CapRef) -> bool) -> Option<usize> {
+        let mut freed = None;
+        for (i, r) in self.table.iter_mut().enumerate() {
+            if r.holds == 0 && !r.frames().any(|f| alive(f, r.root)) {
+                let _ = caps.revoke(r.root);
+                *r = Range::FREE;
+                freed = Some(i);
+            }
+        }
+        freed
+    }
+
+    /// The range `ticket` names (`ticketed`'s errors).
+    pub fn get(&self, ticket: u64) -> Result<&Range, Error> {
+        Ok(&self.table[self.ticketed(ticket)?])
+    }
+
+    /// One more (`up`) or one fewer message holds the range `ticket` names
+    /// (`ticketed`'s errors): `BadState` to let go of a range nobody holds,
+    /// `NoMemory` past the count. The caller changes the frames' counts.
+    pub fn hold(&mut self, ticket: u64, up: bool) -> Result<(), Error> {
+        let r = &mut self.table[self.ticketed(ticket)?];
+        r.holds = match up {
+            true => r.holds.checked_add(1).ok_or(Error::NoMemory)?,
+            false => r.holds.checked_sub(1).ok_or(Error::BadState)?,
+        };
+        Ok(())
     }
 
     /// The live range `ticket` names: `BadLength` for an index past the
@@ -107,7 +158,7 @@ impl Ranges {
 
     /// Ends the range `ticket` names (`ticketed`'s errors): its root and
     /// every loan of it are revoked. Returns it, for the caller to drop
-    /// its counts on the frames.
+    /// its holds' counts on the frames and their guards.
     pub fn drop_range(&mut self, caps: &mut Caps, ticket: u64) -> Result<Range, Error> {
         let i = self.ticketed(ticket)?;
         let r = core::mem::replace(&mut self.table[i], Range::FREE);
@@ -166,7 +217,9 @@ mod tests {
 
         fn make(&mut self, frames: &[u64]) -> Result<u64, Error> {
             let fs: std::vec::Vec<Frame> = frames.iter().map(|&f| Frame::new(f)).collect();
-            let (ticket, root) = self.ranges.make(&mut self.caps, &fs, 7)?;
+            let guards = &self.guards;
+            let (ticket, root) =
+                self.ranges.make(&mut self.caps, &fs, 7, |f, g| guards.get(&f.number()) == Some(&g))?;
             for f in frames {
                 self.guards.insert(*f, root);
             }
@@ -239,10 +292,6 @@ mod tests {
         let mut w = World::new();
         let t = w.make(&[100, 101]).unwrap();
         let loan = w.ranges.claim(&mut w.caps, t, 7).unwrap();
-        for f in 0..RANGES as u64 - 1 {
-            w.make(&[1000 + f]).unwrap();
-        }
-        assert_eq!(w.make(&[5000]), Err(Error::NoMemory), "a full table");
         assert_eq!(w.ranges.drop_range(&mut w.caps, t ^ 1 << 20).err(), Some(Error::NotPermitted));
         let gone = w.ranges.drop_range(&mut w.caps, t).unwrap();
         assert_eq!(gone.frames().map(|f| f.number()).collect::<std::vec::Vec<_>>(), [100, 101]);
@@ -250,9 +299,36 @@ mod tests {
         assert_eq!(w.frames(loan, Rights::READ), Err(Error::NotPermitted));
         assert_eq!(w.ranges.claim(&mut w.caps, t, 7), Err(Error::NotPermitted));
         assert_eq!(w.ranges.drop_range(&mut w.caps, t).err(), Some(Error::NotPermitted), "dropped twice");
-        let fresh = w.make(&[100]).unwrap();
+        let fresh = w.make(&[102]).unwrap();
         assert_eq!(fresh & 0xffff, t & 0xffff, "the entry was reused");
         assert_ne!(fresh, t, "with a new key");
+    }
+
+    #[test]
+    fn a_range_whose_frames_are_gone_is_swept_unless_held() {
+        let mut w = World::new();
+        let stale = w.make(&[100]).unwrap();
+        let held = w.make(&[200]).unwrap();
+        let loan = w.ranges.claim(&mut w.caps, stale, 7).unwrap();
+        w.ranges.hold(held, true).unwrap();
+        for f in 0..RANGES as u64 - 2 {
+            w.make(&[1000 + f]).unwrap();
+        }
+        assert_eq!(w.make(&[5000]), Err(Error::NoMemory), "a full table of live ranges");
+        // Frames 100 and 200 are freed (their guards reset on reuse): the
+        // next range takes 100's entry; 200's is held by a message.
+        w.guards.remove(&100);
+        w.guards.remove(&200);
+        let fresh = w.make(&[300]).unwrap();
+        assert_eq!(fresh & 0xffff, stale & 0xffff, "the swept entry was reused");
+        assert_eq!(w.ranges.claim(&mut w.caps, stale, 3), Err(Error::NotPermitted));
+        assert!(!w.caps.valid(loan), "a loan outlived its swept range");
+        assert!(w.ranges.get(held).is_ok(), "a held range was swept");
+        assert_eq!(w.make(&[301]), Err(Error::NoMemory));
+        w.ranges.hold(held, false).unwrap();
+        assert_eq!(w.ranges.hold(held, false), Err(Error::BadState), "let go of twice");
+        assert!(w.make(&[302]).is_ok(), "an unheld dead range is swept");
+        assert_eq!(w.ranges.get(held).err(), Some(Error::NotPermitted));
     }
 
     #[test]

@@ -402,6 +402,12 @@ pub fn range_claim(ticket: u64, rights: u64) -> Result<u64, Error> {
 pub fn range_map(slot: u64, va: u64, first: u64, pages: u64, flags: u64) -> Result<u64, Error> {
     result(call(sc::FRAME_RANGE, [sc::frame_range::MAP, slot, va, first, pages, flags]))
 }
+/// A message carrying `ticket` is in flight (`up`, `HOLD`) or was taken
+/// (`UNHOLD`).
+pub fn range_hold(ticket: u64, up: bool) -> Result<u64, Error> {
+    let op = if up { sc::frame_range::HOLD } else { sc::frame_range::UNHOLD };
+    result(call(sc::FRAME_RANGE, [op, ticket, 0, 0, 0, 0]))
+}
 /// Ends the range `ticket` names (`DROP`).
 pub fn range_drop(ticket: u64) -> Result<u64, Error> {
     result(call(sc::FRAME_RANGE, [sc::frame_range::DROP, ticket, 0, 0, 0, 0]))

@@ -8,7 +8,7 @@ use crate::mm::PhysTables;
 use crate::pagetable;
 use crate::state::Kernel;
 use crate::validate::{needed, page_range, pte_rights};
-use abi::syscall::frame_range::{CLAIM, DROP, MAKE, MAP, RANGE_FRAMES};
+use abi::syscall::frame_range::{CLAIM, DROP, HOLD, MAKE, MAP, RANGE_FRAMES, UNHOLD};
 use abi::Error;
 
 pub fn frame_range(k: &mut Kernel, Args([op, a, b, c, d, e]): Args) -> Result<u64, Error> {
@@ -17,6 +17,8 @@ pub fn frame_range(k: &mut Kernel, Args([op, a, b, c, d, e]): Args) -> Result<u6
         CLAIM => claim(k, a, b),
         MAP => map(k, a, b, c, d, e),
         DROP => drop(k, a),
+        HOLD => hold(k, a, true),
+        UNHOLD => hold(k, a, false),
         _ => Err(Error::BadFlags),
     }
 }
@@ -36,14 +38,11 @@ fn make(k: &mut Kernel, va: u64, pages: u64, cred: u64) -> Result<u64, Error> {
         frames[i] = f;
     }
     let frames = &frames[..pages as usize];
-    // The range counts as a mapping of each frame.
-    if frames.iter().any(|&f| !k.mem.frames.can_add_refs(f, 1)) {
-        return Err(Error::NoMemory);
-    }
-    let (ticket, root) = k.ranges.make(k.mem.caps, frames, crate::arch::clock::rdtsc())?;
+    let entropy = crate::arch::clock::rdtsc();
+    let (caps, alive) = k.mem.caps_and_ranges();
+    let (ticket, root) = k.ranges.make(caps, frames, entropy, alive)?;
     for &f in frames {
         k.mem.set_share_guard(f, root);
-        k.mem.frames.add_ref(f)?;
     }
     Ok(ticket)
 }
@@ -94,11 +93,46 @@ fn map(k: &mut Kernel, slot: u64, va: u64, first: u64, pages: u64, flags: u64) -
     Ok(pages)
 }
 
+/// A message carrying `ticket` is sent (`up`) or taken: the range's
+/// frames count one more (or one fewer) mapping, so they outlive every
+/// mapping while the message is in flight.
+fn hold(k: &mut Kernel, ticket: u64, up: bool) -> Result<u64, Error> {
+    let range = *k.ranges.get(ticket)?;
+    if up {
+        // Held only while whole, and never past a frame's count.
+        let whole = range.frames().all(|f| k.mem.in_range(f, range.root()));
+        if !whole {
+            return Err(Error::NotPermitted);
+        }
+        if range.frames().any(|f| !k.mem.frames.can_add_refs(f, 1)) {
+            return Err(Error::NoMemory);
+        }
+    }
+    k.ranges.hold(ticket, up)?;
+    for f in range.frames() {
+        if up {
+            k.mem.frames.add_ref(f)?;
+        } else {
+            k.mem.frames.drop_ref(f);
+        }
+    }
+    k.mem.publish_free();
+    Ok(0)
+}
+
+/// Ends the range: its frames lose the guard (a frame no longer the
+/// range's, freed and reused, keeps its new one) and the counts its holds
+/// kept.
 fn drop(k: &mut Kernel, ticket: u64) -> Result<u64, Error> {
     let range = k.ranges.drop_range(k.mem.caps, ticket)?;
     for f in range.frames() {
-        k.mem.set_share_guard(f, CapRef::NONE);
-        k.mem.frames.drop_ref(f);
+        if k.mem.in_range(f, range.root()) {
+            k.mem.set_share_guard(f, CapRef::NONE);
+        }
+        // A held frame cannot have been freed: its holds count on it.
+        for _ in 0..range.holds() {
+            k.mem.frames.drop_ref(f);
+        }
     }
     k.mem.publish_free();
     Ok(0)

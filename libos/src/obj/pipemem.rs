@@ -10,9 +10,10 @@
 //! guard is a capability of their own, which only the range's ticket
 //! lends. The ticket is kept in the pipe's header, where only its holders
 //! read it; an end passed over a Unix socket carries it, and the receiver,
-//! whoever it is, maps the frames with it (`take`). The range keeps the
-//! frames while an end is in flight; the last close of the pipe ends it
-//! (`pipe.rs`). A process that holds no end has no mapping, and no
+//! whoever it is, maps the frames with it (`take`). The batch holds the
+//! range while the end is in flight (`unix.rs`), so the frames outlive
+//! every mapping until it is taken; the last close of the pipe ends the
+//! range (`pipe.rs`). A process that holds no end has no mapping, and no
 //! capability that lets the kernel map the frames.
 //!
 //! Every process maps a pipe at the same address, derived from its first

@@ -614,9 +614,18 @@ fn queue_rights(to: *mut Socket, at: u64, files: &[Handle<File>]) -> Result<*mut
     bases.dedup();
     let tickets: Vec<Ticket> =
         bases.iter().filter_map(|&base| Some(Ticket { base, ticket: pipe::ticket(base)? })).collect();
+    // Each pipe's frames are kept for the receiver while the batch is in
+    // flight, whoever unmaps them meanwhile (`take_batch` lets go).
+    for (i, t) in tickets.iter().enumerate() {
+        if user::sys::range_hold(t.ticket, true).is_err() {
+            let_go(&tickets[..i]);
+            return Err(ENOMEM);
+        }
+    }
     let (size, align) = batch_size(files.len(), tickets.len());
     let r = shared::alloc(size, align) as *mut Rights;
     if r.is_null() {
+        let_go(&tickets);
         return Err(ENOMEM);
     }
     // SAFETY: a fresh block with room for the header, the files and the
@@ -633,6 +642,14 @@ fn queue_rights(to: *mut Socket, at: u64, files: &[Handle<File>]) -> Result<*mut
         *link = r;
     }
     Ok(r)
+}
+
+/// A batch carrying `tickets` is over (taken, or never sent): it lets go
+/// of their frames.
+fn let_go(tickets: &[Ticket]) {
+    for t in tickets {
+        let _ = user::sys::range_hold(t.ticket, false);
+    }
 }
 
 /// The size and alignment of a batch of `n` files and `m` tickets.
@@ -664,8 +681,9 @@ fn unqueue_rights(s: &mut Socket, r: *mut Rights) {
 
 /// Takes batch `r` out of `s`'s queue and frees it; returns its files
 /// (their references now the caller's), with the frames of the pipes they
-/// need mapped where the tickets allow (`pipemem::take`), and the bases of
-/// those this process did not map before.
+/// need mapped where the tickets allow (`pipemem::take`) and the batch's
+/// holds on them let go, and the bases of those this process did not map
+/// before.
 fn take_batch(s: &mut Socket, r: *mut Rights) -> (Vec<Handle<File>>, Vec<u64>) {
     // SAFETY: `r` is in the queue (lock held); freed after the unlink.
     unsafe {
@@ -682,12 +700,14 @@ fn take_batch(s: &mut Socket, r: *mut Rights) -> (Vec<Handle<File>>, Vec<u64>) {
         let (size, align) = batch_size(n, m);
         shared::free(r as *mut u8, size, align);
         let mut fresh = Vec::new();
-        for t in tickets {
+        for t in &tickets {
             let before = super::pipemem::mapped(t.base);
             if super::pipemem::take(t.base, t.ticket, pipe::GUARDED_PAGES) && !before {
                 fresh.push(t.base);
             }
         }
+        // Mapped here (or not to be): the batch lets go of the frames.
+        let_go(&tickets);
         (files, fresh)
     }
 }

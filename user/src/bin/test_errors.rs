@@ -145,8 +145,11 @@ fn frame_ranges(va: u64) {
     }
     sys::cap_revoke(read).unwrap();
     expect("a revoked loan", sys::range_map(read, dst + 2 * 4096, 0, 1, 0), NotPermitted);
+    expect("let go of a range nobody holds", sys::range_hold(t, false), BadState);
+    expect("hold a forged ticket", sys::range_hold(t ^ 1 << 30, true), NotPermitted);
     sys::range_drop(t).unwrap();
     expect("drop twice", sys::range_drop(t), NotPermitted);
+    expect("hold a dropped range", sys::range_hold(t, true), NotPermitted);
     expect("claim a dropped range", sys::range_claim(t, rights::READ), NotPermitted);
     expect("drop no such range", fr([DROP, 0xffff, 0, 0, 0, 0]), BadLength);
     sys::unmap(ENV_SELF, dst).unwrap();
@@ -154,6 +157,21 @@ fn frame_ranges(va: u64) {
     sys::unmap(ENV_SELF, va).unwrap();
     sys::frame_free(g).unwrap();
     sys::frame_free(f).unwrap();
+    // A held range keeps its frame past its last mapping, until let go.
+    let h = sys::frame_alloc(ENV_SELF, FRAME_ANY).unwrap();
+    sys::map(ENV_SELF, va, h, mf::WRITE).unwrap();
+    let t = sys::range_make(va, 1).unwrap();
+    sys::range_hold(t, true).unwrap();
+    sys::unmap(ENV_SELF, va).unwrap();
+    sys::frame_disown(h).unwrap();
+    let kept = kinfo::frame(h).state == abi::tables::frame_state::USER;
+    sys::range_hold(t, false).unwrap();
+    if !kept || kinfo::frame(h).state != abi::tables::frame_state::FREE {
+        println!("a held range's frame: kept {kept}, then freed {}", kinfo::frame(h).state);
+        // SAFETY: single-threaded test program.
+        unsafe { FAILED += 1 };
+    }
+    sys::range_drop(t).unwrap();
 }
 
 fn main(_: u64) -> i32 {
