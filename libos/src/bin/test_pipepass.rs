@@ -9,7 +9,8 @@
 //! an end too and uses it, but cannot map another pipe of the parent's,
 //! whose place and frame it is told, by name, nor claim a forged ticket.
 //! A child passing an end of its own pipe to its parent (not its to map
-//! into) and a child that came to hold the socket after the send (given
+//! into; received after the child ended, so only the message held the
+//! frames) and a child that came to hold the socket after the send (given
 //! nothing at the send) get theirs as well.
 #![no_std]
 #![no_main]
@@ -211,11 +212,13 @@ fn main(_: u64) -> i32 {
     close(q[0]);
     close(s);
 
-    // Up the tree: the parent receives its child's pipe.
+    // Up the tree: the parent receives its child's pipe, after the child
+    // has ended: in flight, mapped by no process, the message's hold on
+    // the range kept its frames.
     let (s, pid) = child(upward);
+    check(&mut ok, "the child wrote and exited", wait(pid) == 0);
     let (n, fd) = recv(s, &mut buf[..1]);
     check(&mut ok, "the parent received its child's read end", n == 1 && fd >= 0);
-    check(&mut ok, "the child wrote and exited", wait(pid) == 0);
     check(&mut ok, "the child's bytes came through", read_soon(fd, &mut buf) == 2 && buf[..2] == *b"up");
     check(&mut ok, "then end of file", read_soon(fd, &mut buf) == 0);
     close(fd);
