@@ -564,6 +564,56 @@ pub const HAND_OVER: u64 = BASE + 93;
 /// above 1: `BadFlags`). A refusal binds and maps none.
 pub const XN_BIND_RUN: u64 = BASE + 94;
 
+/// `frame_range(op, ...)`: capabilities that name frames (issue 25;
+/// `frame_range::MAKE`, `CLAIM`, `MAP`, `DROP`; kernel `ranges.rs`).
+pub const FRAME_RANGE: u64 = BASE + 95;
+
+/// `frame_range`'s operations.
+pub mod frame_range {
+    /// `(MAKE, va, pages, cred)`: a range over the frames the caller maps
+    /// at `pages` pages from `va` (1 to `RANGE_FRAMES`: `BadLength`; user
+    /// pages: `BadAddress`; each mapped: `NotMapped`), each a user frame
+    /// whose owner `cred` covers with the write right (`NotOwner`,
+    /// `NotPermitted`), with no share guard yet and named once
+    /// (`BadState`). Each frame's share guard becomes the range's own
+    /// capability root. Returns the range's ticket (index in the low
+    /// `KEY_SHIFT` bits, a key the kernel chose above). `NoMemory` when
+    /// the kernel holds as many live ranges as it can (one none of whose
+    /// frames lives, held by no message, is swept then).
+    pub const MAKE: u64 = 0;
+    /// `(CLAIM, ticket, rights)`: a loan of the range's capability with
+    /// `rights` (`cap` bits: `BadFlags`) in the caller's list; returns the
+    /// slot. A wrong key, or a range whose frames are gone, is
+    /// `NotPermitted`; an index past the table `BadLength`; a full list
+    /// `NoMemory`.
+    pub const CLAIM: u64 = 1;
+    /// `(MAP, slot, va, first, pages, flags)`: maps frames `first ..
+    /// first + pages` of the range that capability `slot` names at `va` in
+    /// the caller's space with `flags` (`map`'s). `NotPermitted` for a
+    /// stale capability, one without the rights `flags` need, or a range
+    /// one of whose frames is gone; `NotOwner` for a capability that names
+    /// no range; `BadLength` for pages outside the range; `BadAddress`,
+    /// `AlreadyMapped` for the destination. All or nothing.
+    pub const MAP: u64 = 2;
+    /// `(DROP, ticket)`: ends the range (`CLAIM`'s errors for the ticket):
+    /// its capability and every loan of it are revoked, the frames lose
+    /// their share guard and the counts its holds kept (freed with their
+    /// last mapping, if ownerless).
+    pub const DROP: u64 = 3;
+    /// `(HOLD, ticket)`: a message carrying the ticket is in flight: each
+    /// frame counts one more mapping, so it outlives every mapping until
+    /// `UNHOLD` (`CLAIM`'s errors; `NotPermitted` if a frame is gone,
+    /// `NoMemory` past a frame's count).
+    pub const HOLD: u64 = 4;
+    /// `(UNHOLD, ticket)`: the message was taken: one hold's counts go
+    /// (`BadState` if the range is not held).
+    pub const UNHOLD: u64 = 5;
+    /// Frames one range can name.
+    pub const RANGE_FRAMES: usize = 32;
+    /// A ticket's index bits.
+    pub const KEY_SHIFT: u32 = 16;
+}
+
 /// `xn_dirty(start, count)`: the caller stored into the cached data
 /// blocks `start..start + count` through its writable bindings (the
 /// kernel does not see stores into a mapping): they become dirty in the

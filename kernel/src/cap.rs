@@ -192,8 +192,14 @@ impl Caps {
     /// loan takes it back from the borrower's list, `cap_revoke` with an
     /// environment). Lending needs the grant right.
     pub fn lend(&mut self, c: CapRef) -> Result<CapRef, Error> {
+        self.lend_as(c, self.rights(c).ok_or(INVALID)?)
+    }
+
+    /// `lend` with fewer rights: the loan carries `rights`, a subset of
+    /// `c`'s (a read-only loan of a frame range, `crate::ranges`).
+    pub fn lend_as(&mut self, c: CapRef, rights: Rights) -> Result<CapRef, Error> {
         let have = self.rights(c).ok_or(INVALID)?;
-        if !have.contains(Rights::GRANT) {
+        if !have.contains(Rights::GRANT) || !have.contains(rights) {
             return Err(Error::NotPermitted);
         }
         let real = self.real(self.slot(c).ok_or(INVALID)?);
@@ -201,7 +207,7 @@ impl Caps {
         if depth as u32 >= MAX_DEPTH {
             return Err(Error::NoMemory);
         }
-        let loan = self.alloc(real as u16, have, depth)?;
+        let loan = self.alloc(real as u16, rights, depth)?;
         self.loan[loan.index as usize] = true;
         Ok(loan)
     }

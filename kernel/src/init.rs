@@ -213,6 +213,7 @@ fn kernel_state(
         xn: crate::xn::Xn::default(),
         idents: crate::ident::Idents::new(crate::ident::IDENTS.take().expect(once)),
         sections: crate::section::Sections::new(crate::section::SECTIONS.take().expect(once)),
+        ranges: crate::ranges::Ranges::new(crate::ranges::TABLE.take().expect(once)),
     }
 }
 

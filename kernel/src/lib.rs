@@ -20,6 +20,7 @@ pub mod frames;
 mod group;
 pub mod ident;
 pub mod pagetable;
+pub mod ranges;
 pub mod section;
 pub mod validate;
 

@@ -74,6 +74,8 @@ impl Kernel {
         let f = self.mem.frames.alloc(None, id, frame_state::USER).map_err(|e| e.name())?;
         // SAFETY: a fresh frame seen through the physical window.
         unsafe { core::ptr::write_bytes(crate::mm::frame_ptr::<u8>(f), 0, 4096) };
+        // A guard its last user set (a share, a range) is not this one's.
+        self.mem.set_share_guard(f, crate::cap::CapRef::NONE);
         self.mem.frames.add_ref(f).map_err(|e| e.name())?;
         let frames = &mut self.mem.frames;
         pagetable::map(&mut PhysTables, pml4, va, pagetable::entry(f, rights), &mut || {

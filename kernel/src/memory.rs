@@ -71,6 +71,21 @@ impl Memory {
         }
     }
 
+    /// Whether `f` is still a user frame guarded by `g` (a freed frame's
+    /// guard is reset when it is allocated again): a frame of the range
+    /// whose root `g` is (`crate::ranges`).
+    pub fn in_range(&self, f: Frame, g: CapRef) -> bool {
+        self.frames.info(f).is_some_and(|i| i.state == abi::tables::frame_state::USER)
+            && self.share_guard(f) == g
+    }
+
+    /// The capability table, beside `in_range` over the frames (a range is
+    /// made while both are looked at: `crate::ranges` sweeps dead ones).
+    pub fn caps_and_ranges(&mut self) -> (&mut Caps, impl Fn(Frame, CapRef) -> bool + '_) {
+        let (frames, shares) = (&self.frames, &*self.shares);
+        (&mut *self.caps, move |f, g| in_range(frames, shares, f, g))
+    }
+
     /// Shows the free-frame count on the information page (after any
     /// change of it).
     /// Shows how many environment slots are in use.
@@ -100,4 +115,9 @@ impl Memory {
     pub fn cmdline(&self) -> &[u8] {
         &self.kinfo.cmdline[..self.kinfo.cmdline_len as usize]
     }
+}
+
+fn in_range(frames: &Frames, shares: &[CapRef], f: Frame, g: CapRef) -> bool {
+    frames.info(f).is_some_and(|i| i.state == abi::tables::frame_state::USER)
+        && shares.get(f.number() as usize) == Some(&g)
 }

@@ -33,6 +33,8 @@ pub struct Kernel {
     pub idents: crate::ident::Idents,
     /// How long each environment has held a library lock (`section.rs`).
     pub sections: crate::section::Sections,
+    /// Capabilities that name frames (`ranges.rs`).
+    pub ranges: crate::ranges::Ranges,
 }
 
 /// Offsets of what `pct_fast` (assembly, which runs instead of any

@@ -22,6 +22,7 @@ pub const ENODEV: Errno = Errno(19);
 pub const ENOTDIR: Errno = Errno(20);
 pub const EISDIR: Errno = Errno(21);
 pub const EINVAL: Errno = Errno(22);
+pub const ENFILE: Errno = Errno(23);
 pub const EMFILE: Errno = Errno(24);
 pub const ENOTTY: Errno = Errno(25);
 pub const ETXTBSY: Errno = Errno(26);

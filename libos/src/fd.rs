@@ -35,9 +35,9 @@ impl Table {
 
     /// Whether a descriptor needs the pipe frames at `base` mapped (an
     /// address in the pipes' window: only pipes are there): it is an end
-    /// of that pipe, or an epoll set watching one (`obj::pipes_of`).
+    /// of that pipe, or an epoll set watching one (`obj::needs_pipe`).
     fn names_pipe(&self, base: u64) -> bool {
-        self.slots.iter().flatten().any(|d| obj::pipes_of(d.file).contains(&base))
+        self.slots.iter().flatten().any(|d| obj::needs_pipe(d.file, base))
     }
 
     /// Puts `fd` at `at`, which must be free or closed by the caller.
@@ -46,7 +46,7 @@ impl Table {
             self.slots.resize(at + 1, None);
         }
         if let Some(d) = fd {
-            obj::held(d.ops, d.file, crate::env::id(), 1);
+            obj::pipe::held(d.file, crate::env::id(), 1);
         }
         self.slots[at] = fd;
     }
@@ -142,7 +142,7 @@ pub fn close(fd: i64) -> Result<i64, Errno> {
     // POSIX: any close of a file ends the process's record locks on it.
     // SAFETY: the descriptor kept the file live; no other reference to it here.
     crate::locks::released_by_close(unsafe { file(&d) }.lock_key(), crate::env::id());
-    obj::held(d.ops, d.file, crate::env::id(), -1);
+    obj::pipe::held(d.file, crate::env::id(), -1);
     let pipes = obj::pipes_of(d.file);
     obj::put(d.ops, d.file);
     unmap_unheld(&pipes);
@@ -228,7 +228,7 @@ pub fn fork_refs(child: u32) {
         if let Ok(d) = get_raw(i) {
             // SAFETY: the descriptor keeps the file live; no other reference to it here.
             unsafe { file(&d) }.refs += 1;
-            obj::held(d.ops, d.file, child, 1);
+            obj::pipe::held(d.file, child, 1);
         }
     }
 }

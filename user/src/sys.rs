@@ -388,6 +388,30 @@ pub fn section_holds(env: u64) -> Result<u64, Error> {
 pub fn frame_disown(frame: u64) -> Result<u64, Error> {
     result(call(sc::FRAME_DISOWN, [frame, CRED_SELF, 0, 0, 0, 0]))
 }
+/// A range over our `pages` frames mapped from `va`; its ticket
+/// (`FRAME_RANGE`'s `MAKE`).
+pub fn range_make(va: u64, pages: u64) -> Result<u64, Error> {
+    result(call(sc::FRAME_RANGE, [sc::frame_range::MAKE, va, pages, CRED_SELF, 0, 0]))
+}
+/// A loan of the range `ticket` names, with `rights`; its slot (`CLAIM`).
+pub fn range_claim(ticket: u64, rights: u64) -> Result<u64, Error> {
+    result(call(sc::FRAME_RANGE, [sc::frame_range::CLAIM, ticket, rights, 0, 0, 0]))
+}
+/// Maps frames `first..first + pages` of the range capability `slot` names
+/// at our `va` (`MAP`).
+pub fn range_map(slot: u64, va: u64, first: u64, pages: u64, flags: u64) -> Result<u64, Error> {
+    result(call(sc::FRAME_RANGE, [sc::frame_range::MAP, slot, va, first, pages, flags]))
+}
+/// A message carrying `ticket` is in flight (`up`, `HOLD`) or was taken
+/// (`UNHOLD`).
+pub fn range_hold(ticket: u64, up: bool) -> Result<u64, Error> {
+    let op = if up { sc::frame_range::HOLD } else { sc::frame_range::UNHOLD };
+    result(call(sc::FRAME_RANGE, [op, ticket, 0, 0, 0, 0]))
+}
+/// Ends the range `ticket` names (`DROP`).
+pub fn range_drop(ticket: u64) -> Result<u64, Error> {
+    result(call(sc::FRAME_RANGE, [sc::frame_range::DROP, ticket, 0, 0, 0, 0]))
+}
 /// Makes `id` our identity, as the kernel's rules allow (`IDENT_SET`).
 pub fn ident_set(id: &abi::ident::Ident) -> Result<u64, Error> {
     result(call(sc::IDENT_SET, [id as *const abi::ident::Ident as u64, 0, 0, 0, 0, 0]))

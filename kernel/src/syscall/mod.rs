@@ -20,6 +20,7 @@ mod memory;
 mod nest;
 mod net;
 mod preds;
+mod range;
 mod section;
 mod unmap;
 mod xn;
@@ -206,6 +207,7 @@ calls! {
     sc::IDENT_SET => ident::ident_set;
     sc::SECTION_HOLDS => section::section_holds;
     sc::FRAME_DISOWN => memory::frame_disown;
+    sc::FRAME_RANGE => range::frame_range;
     sc::NET_ATTACH => net::net_attach;
     sc::NET_DETACH => net::net_detach;
     sc::NET_FILTER => net::net_filter;

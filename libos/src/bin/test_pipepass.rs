@@ -1,15 +1,17 @@
 //! Boot test: an end of a pipe with frames of its own (issue 25,
 //! `obj::pipemem`) passed over a Unix socket with `SCM_RIGHTS`, as beam
-//! hands each port's pipes to erl_child_setup. A child of the same user
-//! holding the receiving socket gets the write end, writes through it and
-//! exits: the parent reads its bytes, then end of file (the reference the
-//! message carried was handed on and dropped right). A child that became
-//! user 1000 holding the receiving socket must not get the pipe: the send
-//! fails with EPERM, the child does not map the pipe's page nor can map its
-//! frame by name, and the parent, closing its own write end, reads end of
-//! file at once (the refused send kept no reference). A child passing
-//! an end of its own pipe to its parent is refused too: the kernel lets no
-//! process map into its parent.
+//! hands each port's pipes to erl_child_setup, to every process Linux
+//! lets receive it: the message carries the pipe's range ticket
+//! (`FRAME_RANGE`) and the receiver maps the frames itself. A child of the
+//! same user gets the write end, writes through it and exits: the parent
+//! reads its bytes, then end of file (the reference the message carried
+//! was handed on and dropped right). A child that became user 1000 gets
+//! an end too and uses it, but cannot map another pipe of the parent's,
+//! whose place and frame it is told, by name, nor claim a forged ticket.
+//! A child passing an end of its own pipe to its parent (not its to map
+//! into; received after the child ended, so only the message held the
+//! frames) and a child that came to hold the socket after the send (given
+//! nothing at the send) get theirs as well.
 #![no_std]
 #![no_main]
 
@@ -23,7 +25,6 @@ use user::verdict::check;
 use user::{println, sys};
 
 const EAGAIN: i64 = -11;
-const EPERM: i64 = -1;
 const O_NONBLOCK: u64 = 0o4000;
 
 fn close(fd: i64) {
@@ -122,8 +123,9 @@ fn receiver(sock: i64) -> ! {
     exit(0);
 }
 
-/// The other user's child: says it is user 1000, learns where the pipe
-/// is and its frame, and must neither map it nor receive it.
+/// The other user's child: says it is user 1000, receives an end and
+/// writes through it; told where another pipe is and its frame, it must
+/// neither map it nor have it by a forged ticket.
 fn outsider(sock: i64) -> ! {
     if linux(SYS_SETGID, [1000, 0, 0, 0, 0, 0]) != 0 || linux(SYS_SETUID, [1000, 0, 0, 0, 0, 0]) != 0 {
         exit(2);
@@ -133,21 +135,29 @@ fn outsider(sock: i64) -> ! {
     let (n, fd) = recv(sock, &mut at);
     let va = u64::from_ne_bytes(at[..8].try_into().unwrap());
     let frame = u64::from_ne_bytes(at[8..].try_into().unwrap());
-    if n != 16 || fd >= 0 || libos::selfmap::pte(va).is_some() {
+    let ok = *b"ok";
+    if n != 16 || fd < 0 || linux(SYS_WRITE, [fd as u64, ok.as_ptr() as u64, 2, 0, 0, 0]) != 2 {
         exit(3);
     }
-    if sys::map_with(ENV_SELF, va, frame, mf::WRITE, CRED_SELF, CRED_SELF).is_ok() {
+    if libos::selfmap::pte(va).is_some()
+        || sys::map_with(ENV_SELF, va, frame, mf::WRITE, CRED_SELF, CRED_SELF).is_ok()
+    {
         exit(4);
     }
-    exit(0);
+    let forged = (0..64u64).any(|i| sys::range_claim(i | 0x5eed << 16, 7).is_ok());
+    exit(if forged { 5 } else { 0 });
 }
 
-/// A child passing its own pipe's end up to its parent: the parent is of
-/// the same user but not the child's to map into, so the kernel refuses
-/// and the send fails.
+/// A child passing its own pipe's end up to its parent (of the same user
+/// but not the child's to map into), then writing into the pipe.
 fn upward(sock: i64) -> ! {
     let p = pipe(0);
-    exit(if send(sock, b"r", p[1]) == EPERM { 0 } else { 5 });
+    if send(sock, b"r", p[0]) != 1 {
+        exit(5);
+    }
+    close(p[0]);
+    let up = *b"up";
+    exit(if linux(SYS_WRITE, [p[1] as u64, up.as_ptr() as u64, 2, 0, 0, 0]) == 2 { 0 } else { 6 });
 }
 
 /// A socket pair and a child running `body` on its second socket: (our
@@ -182,27 +192,55 @@ fn main(_: u64) -> i32 {
     close(p[0]);
     close(s);
 
-    // Another user: refused, nothing mapped, no reference kept.
+    // Another user: it gets the end; another pipe it is told of stays
+    // out of its reach.
     let (s, pid) = child(outsider);
     check(&mut ok, "the child became user 1000", recv(s, &mut buf[..1]).0 == 1);
     let q = pipe(O_NONBLOCK);
-    let r = send(s, b"q", q[1]);
-    check(&mut ok, "the send to the other user's socket is refused (EPERM)", r == EPERM);
-    let d = libos::fd::get_raw(q[1]).map(|d| d.file.addr()).unwrap_or(0);
+    let other = pipe(O_NONBLOCK);
+    let d = libos::fd::get_raw(other[1]).map(|d| d.file.addr()).unwrap_or(0);
     let va = d & !(libos::layout::PAGE - 1);
     let frame = libos::selfmap::pte(va).map_or(0, abi::pte::frame_of);
     let mut at = [0u8; 16];
     at[..8].copy_from_slice(&va.to_ne_bytes());
     at[8..].copy_from_slice(&frame.to_ne_bytes());
-    check(&mut ok, "told the child where the pipe is", send(s, &at, -1) == 16);
-    check(&mut ok, "the child neither maps nor got the pipe", wait(pid) == 0);
+    check(&mut ok, "the send of an end to the other user's socket", send(s, &at, q[1]) == 16);
     close(q[1]);
-    check(&mut ok, "end of file once the only writer closed", read_soon(q[0], &mut buf) == 0);
-
-    // Up the tree: the kernel lets no process map into its parent.
-    let (s, pid) = child(upward);
-    check(&mut ok, "a send to the parent's socket is refused (EPERM)", wait(pid) == 0);
+    check(&mut ok, "the other user used the end, and reached no other pipe", wait(pid) == 0);
+    check(&mut ok, "its bytes came through", read_soon(q[0], &mut buf) == 2 && buf[..2] == *b"ok");
+    check(&mut ok, "then end of file", read_soon(q[0], &mut buf) == 0);
+    close(q[0]);
     close(s);
+
+    // Up the tree: the parent receives its child's pipe, after the child
+    // has ended: in flight, mapped by no process, the message's hold on
+    // the range kept its frames.
+    let (s, pid) = child(upward);
+    check(&mut ok, "the child wrote and exited", wait(pid) == 0);
+    let (n, fd) = recv(s, &mut buf[..1]);
+    check(&mut ok, "the parent received its child's read end", n == 1 && fd >= 0);
+    check(&mut ok, "the child's bytes came through", read_soon(fd, &mut buf) == 2 && buf[..2] == *b"up");
+    check(&mut ok, "then end of file", read_soon(fd, &mut buf) == 0);
+    close(fd);
+    close(s);
+
+    // A later holder: sent while only this process held the socket, the
+    // end goes to a child forked after this process closed its own.
+    let t = socketpair();
+    let r = pipe(O_NONBLOCK);
+    check(&mut ok, "the send to a socket only the sender holds", send(t[1], b"l", r[1]) == 1);
+    close(r[1]);
+    close(t[1]);
+    let pid = linux(SYS_FORK, [0; 6]);
+    if pid == 0 {
+        close(r[0]);
+        receiver(t[0]);
+    }
+    close(t[0]);
+    check(&mut ok, "the later holder used the end", wait(pid) == 0);
+    check(&mut ok, "its bytes came through", read_soon(r[0], &mut buf) == 2 && buf[..2] == *b"ok");
+    check(&mut ok, "then end of file", read_soon(r[0], &mut buf) == 0);
+    close(r[0]);
     if ok {
         println!("pipe pass test passed");
         0

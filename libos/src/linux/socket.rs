@@ -426,9 +426,10 @@ fn recv_common(
         let take = room.min(got.files.len());
         let mut fds = Vec::with_capacity(take);
         for &file in &got.files[..take] {
-            // A pipe end whose frames this process was not given (it came
-            // to hold the socket after the send: `unix::give_pipes`) can
-            // be neither used nor dropped here: left out.
+            // A pipe end whose frames this process could not map with the
+            // ticket that came with it (`pipemem::take`: a ticket changed
+            // in the arena, or the kernel's refusal) can be neither used
+            // nor dropped here: left out.
             if crate::obj::pipemem::guarded(file.addr()) && !crate::obj::pipemem::mapped(file.addr()) {
                 mflags |= MSG_CTRUNC;
                 continue;

@@ -28,7 +28,6 @@ use crate::errno::Errno;
 use crate::errno::{EEXIST, EINVAL, ELOOP, ENOENT, EPERM};
 use crate::fs::Stat;
 use crate::obj::Handle;
-use alloc::vec::Vec;
 
 pub const EPOLLIN: u32 = 0x1;
 pub const EPOLLET: u32 = 1 << 31;
@@ -176,18 +175,19 @@ fn drop_interest(i: *mut Interest) {
     }
 }
 
-/// Appends the bases of the pipes set `f` watches, directly or through
-/// sets inside it (addresses only: their frames are not read).
-pub fn watched_pipes(f: Handle<File>, bases: &mut Vec<u64>) {
-    for i in interests(set_of(f)) {
+/// Whether `found` holds for the base of a pipe set `f` watches, directly
+/// or through sets inside it (addresses only: their frames are not read);
+/// stops at the first that does.
+pub fn any_watched_pipe(f: Handle<File>, found: &mut impl FnMut(u64) -> bool) -> bool {
+    interests(set_of(f)).any(|i| {
         // SAFETY: a live interest of a live set.
         let file = unsafe { (*i).file };
         if pipemem::guarded(file.addr()) {
-            bases.push(pipemem::base(file.addr()));
-        } else if file.kind() == Kind::Epoll {
-            watched_pipes(file, bases);
+            found(pipemem::base(file.addr()))
+        } else {
+            file.kind() == Kind::Epoll && any_watched_pipe(file, found)
         }
-    }
+    })
 }
 
 /// The last descriptor of `f` has closed: it leaves every set watching it.

@@ -269,17 +269,33 @@ pub fn ops_for_file(f: Handle<File>) -> &'static Ops {
     ops_for(f.kind())
 }
 
-/// The bases of the pipe frames a descriptor of `f` needs mapped: its
-/// own pipe's, for a pipe end; for an epoll set, those of the pipes it
-/// watches (its waits read them, its last close unlinks from them).
+/// Whether `found` holds for the base of a pipe whose frames a descriptor
+/// of `f` needs mapped: its own pipe's, for a pipe end; for an epoll set,
+/// those of the pipes it watches (its waits read them, its last close
+/// unlinks from them). Allocates nothing.
+fn any_pipe_of(f: Handle<File>, found: &mut impl FnMut(u64) -> bool) -> bool {
+    if pipemem::guarded(f.addr()) {
+        found(pipemem::base(f.addr()))
+    } else {
+        f.kind() == Kind::Epoll && epoll::any_watched_pipe(f, found)
+    }
+}
+
+/// The bases of the pipe frames a descriptor of `f` needs mapped
+/// (`any_pipe_of`).
 pub fn pipes_of(f: Handle<File>) -> Vec<u64> {
     let mut bases = Vec::new();
-    if pipemem::guarded(f.addr()) {
-        bases.push(pipemem::base(f.addr()));
-    } else if f.kind() == Kind::Epoll {
-        epoll::watched_pipes(f, &mut bases);
-    }
+    any_pipe_of(f, &mut |b| {
+        bases.push(b);
+        false
+    });
     bases
+}
+
+/// Whether a descriptor of `f` needs the pipe frames at `base` mapped
+/// (`any_pipe_of`): every close of a pipe end asks it of each descriptor.
+pub fn needs_pipe(f: Handle<File>, base: u64) -> bool {
+    any_pipe_of(f, &mut |b| b == base)
 }
 
 impl File {
@@ -303,17 +319,6 @@ impl File {
     #[inline]
     pub fn object<T: Typed>(&self) -> Handle<T> {
         self.obj.handle()
-    }
-}
-
-/// Process `env` holds `delta` more (or fewer) descriptors of `f`, opened
-/// with `ops` (every descriptor made or closed, under the big lock): the
-/// ledgers of a pipe with frames of its own (`pipe::held`) and of a Unix
-/// socket (`unix::held`: who is given a pipe passed over it) follow.
-pub fn held(ops: &Ops, f: Handle<File>, env: u32, delta: i16) {
-    pipe::held(f, env, delta);
-    if core::ptr::eq(ops, &unix::OPS) {
-        unix::held(f, env, delta);
     }
 }
 
@@ -364,8 +369,8 @@ pub fn new_with<T: Typed>(kind: Kind, flags: u32, v: T) -> Result<Handle<File>, 
 /// Drops one reference; the last one closes and frees the description.
 pub fn put(ops: &Ops, f: Handle<File>) {
     if pipemem::guarded(f.addr()) && !pipemem::mapped(f.addr()) {
-        // A pipe end passed over a socket to a process that holds no end
-        // of the pipe: its reference is lost (docs/protection.md).
+        // A pipe end passed over a socket to a process that could not map
+        // it with its ticket: its reference is lost (docs/protection.md).
         return;
     }
     // SAFETY: `f` is a live description (we hold a reference); the count

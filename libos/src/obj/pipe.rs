@@ -21,10 +21,11 @@ fn ioctl(f: &mut File, req: u64, arg: u64) -> Result<usize, Errno> {
     let (tail, head) = positions(f);
     super::put_readable(arg, head - tail)
 }
-use crate::errno::{EAGAIN, EBADF, EBUSY, EINVAL, ENOMEM, EPERM, EPIPE};
+use crate::errno::{EAGAIN, EBADF, EBUSY, EINVAL, ENFILE, ENOMEM, EPERM, EPIPE};
 use crate::fs::{Ino, Stat};
 use crate::shared;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use user::sys;
 
 /// The ring's size, and the writes never interleaved with others; the
 /// header's layout is the one a wakeup predicate reads (`predicate`).
@@ -108,32 +109,33 @@ struct Guarded {
     /// ran its exit path, so the others take its descriptors out
     /// (`reap_dead`) when they would otherwise wait for it for good.
     holders: [Holder; HOLDERS],
+    /// The frames' range (`FRAME_RANGE`): what an end passed over a Unix
+    /// socket carries, for the receiver to map them (`pipemem::take`).
+    ticket: u64,
 }
 
 /// Processes a pipe keeps count of; more hold it uncounted (never taken
 /// out for them).
 const HOLDERS: usize = 64;
 
-/// A process holding descriptors of a shared object (a pipe's, or a Unix
-/// socket's: `unix::held`).
+/// A process holding descriptors of a pipe.
 #[derive(Clone, Copy)]
 #[repr(C)]
-pub(super) struct Holder {
+struct Holder {
     /// The process's environment id; 0: a free entry.
-    pub(super) env: u32,
-    /// Its descriptors of the read and the write end (a socket: of it, in
-    /// `ends[0]`).
-    pub(super) ends: [u16; 2],
+    env: u32,
+    /// Its descriptors of the read and the write end.
+    ends: [u16; 2],
 }
 
 impl Holder {
-    pub(super) const NONE: Holder = Holder { env: 0, ends: [0, 0] };
+    const NONE: Holder = Holder { env: 0, ends: [0, 0] };
 }
 
 /// Process `env` holds `delta` more (or fewer) descriptors of end `end`
 /// of the object whose ledger is `hs` (a full ledger leaves a newcomer
 /// uncounted).
-pub(super) fn count(hs: &mut [Holder], env: u32, end: usize, delta: i16) {
+fn count(hs: &mut [Holder], env: u32, end: usize, delta: i16) {
     let at = hs.iter().position(|h| h.env == env);
     let Some(i) = at.or_else(|| (delta > 0).then(|| hs.iter().position(|h| h.env == 0)).flatten()) else {
         return;
@@ -170,7 +172,7 @@ pub fn held(f: Handle<File>, env: u32, delta: i16) {
 }
 
 /// Whether environment `env` has not ended (the kernel's table says).
-pub(super) fn alive(env: u32) -> bool {
+fn alive(env: u32) -> bool {
     user::kinfo::env_by_id(env as u64).is_some_and(|e| e.state != abi::tables::env_state::EXITED)
 }
 
@@ -199,6 +201,17 @@ fn reap_dead(f: &File) -> bool {
     any
 }
 
+/// The range ticket of the pipe whose frames hold `addr` (mapped here),
+/// if it has frames of its own.
+pub fn ticket(addr: u64) -> Option<u64> {
+    if !super::pipemem::guarded(addr) {
+        return None;
+    }
+    let g = super::pipemem::base(addr) as *const Guarded;
+    // SAFETY: the pipe frames holding `addr`, mapped while it is held here.
+    Some(unsafe { (*g).ticket })
+}
+
 /// Pages of a pipe's own frames.
 pub const GUARDED_PAGES: u64 = size_of::<Guarded>().div_ceil(PAGE) as u64;
 
@@ -209,8 +222,17 @@ const _: () = assert!(GUARDED_PAGES * PAGE as u64 <= crate::layout::PIPE_SLOT);
 /// write end).
 pub fn create_guarded(flags: u32) -> Result<(Handle<File>, Handle<File>), Errno> {
     let g = super::pipemem::alloc(GUARDED_PAGES).ok_or(ENOMEM)? as *mut Guarded;
+    let ticket = match sys::range_make(g as u64, GUARDED_PAGES) {
+        Ok(t) => t,
+        Err(_) => {
+            // As many pipes as the kernel keeps ranges for.
+            super::pipemem::release(g as u64, GUARDED_PAGES);
+            return Err(ENFILE);
+        }
+    };
     // SAFETY: fresh zeroed frames mapped for a `Guarded`, ours alone.
     unsafe {
+        (*g).ticket = ticket;
         let p = &raw mut (*g).pipe;
         init(p);
         let ends = &raw mut (*g).ends as *mut File;
@@ -506,7 +528,7 @@ pub fn write(f: &mut File, buf: &[u8]) -> Result<usize, Errno> {
 #[inline(never)]
 fn hand_over(f: &File, p: &mut Pipe, head: u64, buf: &[u8]) -> bool {
     let env = core::mem::take(&mut p.posted);
-    let Ok(n) = user::sys::hand_over(env, buf.as_ptr() as u64, buf.len() as u64, key(f)) else {
+    let Ok(n) = sys::hand_over(env, buf.as_ptr() as u64, buf.len() as u64, key(f)) else {
         return false;
     };
     // The reader has taken them: both positions pass them (head first, so
@@ -784,8 +806,11 @@ fn close(f: &mut File) {
     }
     if gone {
         p.free_big();
-        // A pipe's own frames go with their last mapping (`pipemem`).
-        if !super::pipemem::guarded(ring.addr()) {
+        // A pipe's own frames go with their last mapping (`pipemem`), once
+        // the range that kept them for ends in flight is over.
+        if let Some(t) = ticket(ring.addr()) {
+            let _ = sys::range_drop(t);
+        } else {
             // SAFETY: allocated by `ring`; no end refers to it any more.
             unsafe { shared::free(ring.as_ptr() as *mut u8, size_of::<Pipe>(), align_of::<Pipe>()) };
         }

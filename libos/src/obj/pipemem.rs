@@ -1,15 +1,20 @@
-//! Frames of a pipe's own (issue 25; paper 000 §3.3 software regions,
-//! §5.2: ExOS's protected pipes). A pipe made by `pipe(2)` keeps its ring,
-//! its header and its two open file descriptions in frames its creator
-//! allocates for it, outside the shared arena, mapped only into the
-//! processes that hold an end: fork maps them into the child for the ends
-//! its descriptor table inherits (`share_with`), and a process unmaps them
-//! at its last close of the pipe (`release`); a process passing an end over
-//! a Unix socket maps them into the receiving socket's holders (`give`).
-//! The arena holds no reference
-//! to them, and the frames carry no share guard: a process that holds no
-//! end has no mapping and no capability that lets the kernel map them
-//! (only their owner, the creator, and its ancestors may).
+//! Frames of a pipe's own (issue 25; paper 000 §3.3 software regions and
+//! capabilities, §5.2: ExOS's protected pipes). A pipe made by `pipe(2)`
+//! keeps its ring, its header and its two open file descriptions in frames
+//! its creator allocates for it, outside the shared arena, mapped only into
+//! the processes that hold an end: fork maps them into the child for the
+//! ends its descriptor table inherits (`share_with`), and a process unmaps
+//! them at its last close of the pipe (`release`).
+//!
+//! The creator makes the frames a range (`FRAME_RANGE`): their share
+//! guard is a capability of their own, which only the range's ticket
+//! lends. The ticket is kept in the pipe's header, where only its holders
+//! read it; an end passed over a Unix socket carries it, and the receiver,
+//! whoever it is, maps the frames with it (`take`). The batch holds the
+//! range while the end is in flight (`unix.rs`), so the frames outlive
+//! every mapping until it is taken; the last close of the pipe ends the
+//! range (`pipe.rs`). A process that holds no end has no mapping, and no
+//! capability that lets the kernel map the frames.
 //!
 //! Every process maps a pipe at the same address, derived from its first
 //! frame's number (unique while the pipe lives): the descriptions and the
@@ -17,9 +22,8 @@
 //! at its own last close (`frame_disown`): they are freed with the last
 //! mapping, whoever holds it.
 
-use crate::errno::Errno;
 use crate::layout::{PAGE, PIPES, PIPES_END, PIPE_SLOT};
-use abi::syscall::{map as mf, ENV_SELF, FRAME_ANY};
+use abi::syscall::{map as mf, rights, ENV_SELF, FRAME_ANY};
 use user::sys;
 
 /// Whether `addr` (a description's or a ring's) is in a pipe's own frames.
@@ -29,7 +33,7 @@ pub fn guarded(addr: u64) -> bool {
 }
 
 /// Whether this process maps the pipe frames holding `addr` (a process
-/// that holds no end and was not given them, `give`, does not).
+/// that holds no end and was not passed one, `take`, does not).
 pub fn mapped(addr: u64) -> bool {
     crate::selfmap::pte(base(addr)).is_some()
 }
@@ -81,20 +85,27 @@ pub fn share_with(env: u64, bases: &[u64], pages: u64) -> Result<(), abi::Error>
     Ok(())
 }
 
-/// Maps the pipe at `base` (`pages` pages) into process `env`, which is
-/// to receive an end of it over a Unix socket (`SCM_RIGHTS`). The list
-/// naming `env` (the socket's holders) is in the arena, which any process
-/// can write, so `env` must be one this process could reach anyway: one
-/// the kernel lets it map into (its descendant), of its own effective
-/// user. EPERM otherwise, and when the kernel refuses.
-pub fn give(env: u32, base: u64, pages: u64) -> Result<(), Errno> {
-    let euid = |e: u64| sys::ident_get(e).map(|i| i.uid[abi::ident::EFFECTIVE]).ok();
-    if euid(env as u64).is_none() || euid(env as u64) != euid(0) {
-        return Err(crate::errno::EPERM);
+/// Maps the pipe at `base` (`pages` pages) with its range's `ticket`,
+/// which came with an end of it over a Unix socket: claims a loan of the
+/// range, maps, and drops the loan. Whether the pipe at `base` is mapped
+/// now. The ticket comes through the arena: one that names another range
+/// (whose frames do not belong at `base`) is undone.
+pub fn take(base: u64, ticket: u64, pages: u64) -> bool {
+    if !guarded(base) || self::base(base) != base {
+        return false;
     }
-    match crate::range::map_from(env as u64, base, base, pages, mf::WRITE) {
-        // Given already (an end sent before, not yet received).
-        Ok(()) | Err(abi::Error::AlreadyMapped) => Ok(()),
-        Err(_) => Err(crate::errno::EPERM),
+    if mapped(base) {
+        return true;
     }
+    let Ok(slot) = sys::range_claim(ticket, rights::READ | rights::WRITE) else { return false };
+    let done = sys::range_map(slot, base, 0, pages, mf::WRITE).is_ok();
+    let _ = sys::cap_revoke(slot);
+    let first = crate::selfmap::pte(base).map(abi::pte::frame_of);
+    if done && first == Some((base - PIPES) / PIPE_SLOT) {
+        return true;
+    }
+    if done {
+        release(base, pages);
+    }
+    false
 }

@@ -13,7 +13,11 @@
 //! them, and never reads past the start of the next batch's message, so
 //! descriptors arrive with the data they were sent with, as on Linux. A
 //! passed file is held by its batch (one more reference) until received
-//! or the socket closes.
+//! or the socket closes. A batch also carries the range ticket of each
+//! pipe with frames of its own that its files need (an end, or one an
+//! epoll set watches): the receiver, whoever it is, maps the frames with
+//! it (`pipemem::take`), so an end goes to any process Linux lets receive
+//! it.
 //!
 //! A name is an `S_IFSOCK` inode whose `data` points at the listening
 //! socket (borrowed: the inode never frees it); the listener clears it when
@@ -54,12 +58,21 @@ enum State {
     Connected,
 }
 
-/// A batch of passed descriptors, its files after it in the same block.
+/// A batch of passed descriptors, its `n` files after it in the same
+/// block, then `m` tickets (`Ticket`).
 struct Rights {
     next: *mut Rights,
     /// Ring position where the message that carries it starts.
     at: u64,
     n: usize,
+    m: usize,
+}
+
+/// A pipe the batch's files need, and its range's ticket (`FRAME_RANGE`).
+#[derive(Clone, Copy)]
+struct Ticket {
+    base: u64,
+    ticket: u64,
 }
 
 /// A listener's count of connections queued and accepted, shaped like a
@@ -113,12 +126,6 @@ pub struct Socket {
     queue: *mut Queue,
     pending: *mut Pending,
     backlog: u32,
-    /// The processes holding descriptors of it (`held`): those a pipe
-    /// passed to it is mapped into (`give_pipes`).
-    holders: [pipe::Holder; HOLDERS],
-    /// A connection not yet accepted: the processes that held its
-    /// listener when it was queued (one of them will take it).
-    takers: [u32; HOLDERS],
     /// A named datagram socket's inbox: the write end of the ring it
     /// receives on (`rx`), which senders write into.
     inbox: *mut File,
@@ -129,10 +136,6 @@ pub struct Socket {
     /// The name a blocked datagram send waits for room at.
     waits_on: Ino,
 }
-
-/// Processes a socket keeps count of (more hold it uncounted: a pipe
-/// passed to it is not theirs to receive).
-const HOLDERS: usize = 8;
 
 pub static OPS: Ops = Ops { read, write, seek: no_seek, stat: super::socket_stat, ioctl, close };
 
@@ -175,8 +178,6 @@ pub fn create(ty: u32, flags: u32) -> Result<Handle<File>, Errno> {
         queue: core::ptr::null_mut(),
         pending: core::ptr::null_mut(),
         backlog: 0,
-        holders: [pipe::Holder::NONE; HOLDERS],
-        takers: [0; HOLDERS],
         inbox: core::ptr::null_mut(),
         dest: 0,
         dest_sock: core::ptr::null_mut(),
@@ -194,50 +195,6 @@ unsafe fn sock<'a>(f: &File) -> &'a mut Socket {
     // SAFETY: a socket's object stays while it is open; the caller makes
     // this the only reference in use.
     unsafe { f.object::<Socket>().get_mut() }
-}
-
-/// Process `env` holds `delta` more (or fewer) descriptors of socket `f`
-/// (`obj::held`). The description and its socket lie in the arena, which
-/// any process can write: followed only where they point inside it.
-pub fn held(f: Handle<File>, env: u32, delta: i16) {
-    if !shared::holds::<File>(f.addr()) {
-        return;
-    }
-    // SAFETY: a description's place in the arena, mapped (checked above).
-    let obj = unsafe { (*f.as_ptr()).obj };
-    let super::Object::Unix(h) = obj else { return };
-    let s = h.addr();
-    if shared::holds::<Socket>(s) {
-        // SAFETY: as above; the ledger is changed only under the big lock.
-        pipe::count(unsafe { &mut (*(s as *mut Socket)).holders }, env, 0, delta);
-    }
-}
-
-/// Maps the frames of each pipe end among `files` (`obj::pipemem`) into
-/// the processes holding the receiving socket `peer`, before it is sent:
-/// a receiver that does not map them could neither use nor drop the end.
-/// A connection not yet accepted is held by nobody: one of the processes
-/// that held its listener will take it (`Socket::takers`; the listener
-/// may have been made by the sender and passed on, as multiprocessing's
-/// forkserver is). EPERM when one of them may not have them (nothing
-/// sent).
-fn give_pipes(peer: &Socket, files: &[Handle<File>]) -> Result<(), Errno> {
-    let me = crate::env::id();
-    let unheld = peer.holders.iter().all(|h| h.env == 0);
-    let takers = peer.takers.iter().copied().filter(|_| unheld);
-    let receivers = peer.holders.iter().map(|h| h.env).chain(takers);
-    let mut receivers: Vec<u32> = receivers.filter(|&e| e != 0 && e != me && pipe::alive(e)).collect();
-    receivers.sort_unstable();
-    receivers.dedup();
-    let mut bases: Vec<u64> = files.iter().flat_map(|&f| super::pipes_of(f)).collect();
-    bases.sort_unstable();
-    bases.dedup();
-    for base in bases {
-        for &env in &receivers {
-            super::pipemem::give(env, base, pipe::GUARDED_PAGES)?;
-        }
-    }
-    Ok(())
 }
 
 /// Connects `a` and `b` to each other with a ring each way.
@@ -388,7 +345,6 @@ pub fn connect(f: &File, ino: Ino) -> Result<(), Errno> {
     let ss = unsafe { sock(server.get()) };
     // The connection speaks for the listener's process.
     ss.env = l.env;
-    ss.takers = l.holders.map(|h| h.env);
     if let Err(e) = join(s, ss) {
         super::put(&OPS, server);
         return Err(e);
@@ -627,19 +583,15 @@ fn send_to(
 }
 
 /// Writes `bytes` (what fits of them) into ring `tx`, which socket `to`
-/// receives on, with the descriptors `files` (given to its holders and
-/// queued for it first, keyed by where the message starts; taken back if
-/// nothing goes).
+/// receives on, with the descriptors `files` (queued for it first, with
+/// the tickets of the pipes they need, keyed by where the message starts;
+/// taken back if nothing goes).
 fn put_message(
     to: *mut Socket,
     tx: &mut File,
     bytes: &[u8],
     files: &mut Vec<Handle<File>>,
 ) -> Result<usize, Errno> {
-    if !files.is_empty() {
-        // SAFETY: the receiver is live while its ring has a reader; read only.
-        give_pipes(unsafe { &*to }, files)?;
-    }
     let batch = if files.is_empty() { None } else { Some(queue_rights(to, pipe::positions(tx).1, files)?) };
     let n = (pipe::OPS.write)(tx, bytes).and_then(|n| if n == 0 { Err(EAGAIN) } else { Ok(n) });
     let n = n.inspect_err(|_| {
@@ -655,18 +607,34 @@ fn put_message(
 }
 
 /// Puts `files` in socket `to`'s queue as a batch for the message starting
-/// at ring position `at`.
+/// at ring position `at`, with the tickets of the pipes they need.
 fn queue_rights(to: *mut Socket, at: u64, files: &[Handle<File>]) -> Result<*mut Rights, Errno> {
-    let size = size_of::<Rights>() + size_of_val(files);
-    let r = shared::alloc(size, align_of::<Rights>()) as *mut Rights;
+    let mut bases: Vec<u64> = files.iter().flat_map(|&f| super::pipes_of(f)).collect();
+    bases.sort_unstable();
+    bases.dedup();
+    let tickets: Vec<Ticket> =
+        bases.iter().filter_map(|&base| Some(Ticket { base, ticket: pipe::ticket(base)? })).collect();
+    // Each pipe's frames are kept for the receiver while the batch is in
+    // flight, whoever unmaps them meanwhile (`take_batch` lets go).
+    for (i, t) in tickets.iter().enumerate() {
+        if user::sys::range_hold(t.ticket, true).is_err() {
+            let_go(&tickets[..i]);
+            return Err(ENOMEM);
+        }
+    }
+    let (size, align) = batch_size(files.len(), tickets.len());
+    let r = shared::alloc(size, align) as *mut Rights;
     if r.is_null() {
+        let_go(&tickets);
         return Err(ENOMEM);
     }
-    // SAFETY: a fresh block with room for the header and the files; the
-    // receiver is live (its ring has a reader) and the lock is held.
+    // SAFETY: a fresh block with room for the header, the files and the
+    // tickets; the receiver is live (its ring has a reader) and the lock
+    // is held.
     unsafe {
-        r.write(Rights { next: core::ptr::null_mut(), at, n: files.len() });
+        r.write(Rights { next: core::ptr::null_mut(), at, n: files.len(), m: tickets.len() });
         core::ptr::copy_nonoverlapping(files.as_ptr(), rights_files(r), files.len());
+        core::ptr::copy_nonoverlapping(tickets.as_ptr(), rights_tickets(r), tickets.len());
         let mut link = &raw mut (*to).rights;
         while !(*link).is_null() {
             link = &raw mut (**link).next;
@@ -676,21 +644,47 @@ fn queue_rights(to: *mut Socket, at: u64, files: &[Handle<File>]) -> Result<*mut
     Ok(r)
 }
 
+/// A batch carrying `tickets` is over (taken, or never sent): it lets go
+/// of their frames.
+fn let_go(tickets: &[Ticket]) {
+    for t in tickets {
+        let _ = user::sys::range_hold(t.ticket, false);
+    }
+}
+
+/// The size and alignment of a batch of `n` files and `m` tickets.
+fn batch_size(n: usize, m: usize) -> (usize, usize) {
+    (size_of::<Rights>() + n * size_of::<Handle<File>>() + m * size_of::<Ticket>(), align_of::<Rights>())
+}
+
 /// The files of batch `r`.
 fn rights_files(r: *mut Rights) -> *mut Handle<File> {
     // SAFETY: the files follow the header in the same block.
     unsafe { (r as *mut u8).add(size_of::<Rights>()) as *mut Handle<File> }
 }
 
-/// Takes batch `r` out of `s`'s queue and frees it, dropping its files.
+/// The tickets of batch `r`, after its files.
+fn rights_tickets(r: *mut Rights) -> *mut Ticket {
+    // SAFETY: the tickets follow the files in the same block (a `Ticket`
+    // is aligned as a `Handle`, 8 bytes).
+    unsafe { rights_files(r).add((*r).n) as *mut Ticket }
+}
+
+/// Takes batch `r` out of `s`'s queue and drops its files; the pipes this
+/// process mapped only for that (`take_batch`) are unmapped again.
 fn unqueue_rights(s: &mut Socket, r: *mut Rights) {
-    let files = take_batch(s, r);
+    let (files, fresh) = take_batch(s, r);
     files.iter().for_each(|&f| super::put(super::ops_for_file(f), f));
+    // No descriptor here names them: a descriptor's pipe is mapped.
+    fresh.iter().for_each(|&base| super::pipemem::release(base, pipe::GUARDED_PAGES));
 }
 
 /// Takes batch `r` out of `s`'s queue and frees it; returns its files
-/// (their references now the caller's).
-fn take_batch(s: &mut Socket, r: *mut Rights) -> Vec<Handle<File>> {
+/// (their references now the caller's), with the frames of the pipes they
+/// need mapped where the tickets allow (`pipemem::take`) and the batch's
+/// holds on them let go, and the bases of those this process did not map
+/// before.
+fn take_batch(s: &mut Socket, r: *mut Rights) -> (Vec<Handle<File>>, Vec<u64>) {
     // SAFETY: `r` is in the queue (lock held); freed after the unlink.
     unsafe {
         let mut link = &raw mut s.rights;
@@ -700,10 +694,21 @@ fn take_batch(s: &mut Socket, r: *mut Rights) -> Vec<Handle<File>> {
         if *link == r {
             *link = (*r).next;
         }
-        let n = (*r).n;
+        let (n, m) = ((*r).n, (*r).m);
         let files = core::slice::from_raw_parts(rights_files(r), n).to_vec();
-        shared::free(r as *mut u8, size_of::<Rights>() + n * size_of::<Handle<File>>(), align_of::<Rights>());
-        files
+        let tickets = core::slice::from_raw_parts(rights_tickets(r), m).to_vec();
+        let (size, align) = batch_size(n, m);
+        shared::free(r as *mut u8, size, align);
+        let mut fresh = Vec::new();
+        for t in &tickets {
+            let before = super::pipemem::mapped(t.base);
+            if super::pipemem::take(t.base, t.ticket, pipe::GUARDED_PAGES) && !before {
+                fresh.push(t.base);
+            }
+        }
+        // Mapped here (or not to be): the batch lets go of the frames.
+        let_go(&tickets);
+        (files, fresh)
     }
 }
 
@@ -752,7 +757,7 @@ pub fn recv(f: &File, buf: &mut [u8], nonblock: bool, peek: bool) -> Result<Rece
     if !s.rights.is_null() {
         // SAFETY: the queue's head batch (lock held).
         if unsafe { (*s.rights).at } <= tail {
-            files = take_batch(s, s.rights);
+            files = take_batch(s, s.rights).0;
         }
     }
     // Never past the start of the next batch's message.

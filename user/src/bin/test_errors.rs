@@ -105,6 +105,75 @@ fn boot_window(va: u64) {
     }
 }
 
+/// Frame ranges (`FRAME_RANGE`): each bad argument refused with its own
+/// error and nothing made; a loan maps its range and nothing else.
+fn frame_ranges(va: u64) {
+    use sc::frame_range::{DROP, MAKE};
+    let fr = |a: [u64; 6]| raw(sc::FRAME_RANGE, a);
+    let f = sys::frame_alloc(ENV_SELF, FRAME_ANY).unwrap();
+    sys::map(ENV_SELF, va, f, mf::WRITE).unwrap();
+    expect("range: no such operation", fr([9, va, 1, CRED_SELF, 0, 0]), BadFlags);
+    expect("range of no pages", fr([MAKE, va, 0, CRED_SELF, 0, 0]), BadLength);
+    expect("range of too many pages", fr([MAKE, va, 33, CRED_SELF, 0, 0]), BadLength);
+    expect("range at an unaligned address", fr([MAKE, va + 1, 1, CRED_SELF, 0, 0]), BadAddress);
+    expect("range over an unmapped page", fr([MAKE, va + 4096, 1, CRED_SELF, 0, 0]), NotMapped);
+    expect("range with an empty slot", fr([MAKE, va, 1, 40, 0, 0]), NotPermitted);
+    let t = sys::range_make(va, 1).unwrap();
+    expect("a frame in two ranges", sys::range_make(va, 1), BadState);
+    expect("a forged ticket", sys::range_claim(t ^ 1 << 30, rights::ALL), NotPermitted);
+    expect("a ticket past the table", sys::range_claim(0xffff, rights::ALL), BadLength);
+    expect("a claim with unknown rights", sys::range_claim(t, 8), BadFlags);
+    let read = sys::range_claim(t, rights::READ).unwrap();
+    let dst = va + 8 * 4096;
+    expect("a read loan mapping writable", sys::range_map(read, dst, 0, 1, mf::WRITE), NotPermitted);
+    expect("pages past the range", sys::range_map(read, dst, 0, 2, 0), BadLength);
+    expect("no pages of the range", sys::range_map(read, dst, 0, 0, 0), BadLength);
+    expect("a first page past the range", sys::range_map(read, dst, 1, 1, 0), BadLength);
+    expect("mapping over a mapped page", sys::range_map(read, va, 0, 1, 0), AlreadyMapped);
+    expect("a capability that names no range", sys::range_map(CRED_SELF, dst, 0, 1, 0), NotOwner);
+    expect("mapping with an empty slot", sys::range_map(40, dst, 0, 1, 0), NotPermitted);
+    expect("mapping with a slot past the list", sys::range_map(64, dst, 0, 1, 0), BadLength);
+    // Its own frame only: another frame is not covered by the loan.
+    let g = sys::frame_alloc(ENV_SELF, FRAME_ANY).unwrap();
+    expect("another frame with the loan", sys::map_with(ENV_SELF, dst, g, 0, CRED_SELF, read), NotOwner);
+    if sys::range_map(read, dst, 0, 1, 0) != Ok(1)
+        || sys::map_with(ENV_SELF, dst + 4096, f, 0, CRED_SELF, read) != Ok(0)
+    {
+        println!("a read loan did not map its range's frame read-only");
+        // SAFETY: single-threaded test program.
+        unsafe { FAILED += 1 };
+    }
+    sys::cap_revoke(read).unwrap();
+    expect("a revoked loan", sys::range_map(read, dst + 2 * 4096, 0, 1, 0), NotPermitted);
+    expect("let go of a range nobody holds", sys::range_hold(t, false), BadState);
+    expect("hold a forged ticket", sys::range_hold(t ^ 1 << 30, true), NotPermitted);
+    sys::range_drop(t).unwrap();
+    expect("drop twice", sys::range_drop(t), NotPermitted);
+    expect("hold a dropped range", sys::range_hold(t, true), NotPermitted);
+    expect("claim a dropped range", sys::range_claim(t, rights::READ), NotPermitted);
+    expect("drop no such range", fr([DROP, 0xffff, 0, 0, 0, 0]), BadLength);
+    sys::unmap(ENV_SELF, dst).unwrap();
+    sys::unmap(ENV_SELF, dst + 4096).unwrap();
+    sys::unmap(ENV_SELF, va).unwrap();
+    sys::frame_free(g).unwrap();
+    sys::frame_free(f).unwrap();
+    // A held range keeps its frame past its last mapping, until let go.
+    let h = sys::frame_alloc(ENV_SELF, FRAME_ANY).unwrap();
+    sys::map(ENV_SELF, va, h, mf::WRITE).unwrap();
+    let t = sys::range_make(va, 1).unwrap();
+    sys::range_hold(t, true).unwrap();
+    sys::unmap(ENV_SELF, va).unwrap();
+    sys::frame_disown(h).unwrap();
+    let kept = kinfo::frame(h).state == abi::tables::frame_state::USER;
+    sys::range_hold(t, false).unwrap();
+    if !kept || kinfo::frame(h).state != abi::tables::frame_state::FREE {
+        println!("a held range's frame: kept {kept}, then freed {}", kinfo::frame(h).state);
+        // SAFETY: single-threaded test program.
+        unsafe { FAILED += 1 };
+    }
+    sys::range_drop(t).unwrap();
+}
+
 fn main(_: u64) -> i32 {
     let nframes = kinfo::kernel().frames;
     let buf = [0u8; 16];
@@ -193,6 +262,7 @@ fn main(_: u64) -> i32 {
         unsafe { FAILED += 1 };
     }
     boot_window(va);
+    frame_ranges(va);
 
     expect("destroy self", sys::env_destroy(ENV_SELF), NotPermitted);
     expect("destroy unknown", sys::env_destroy(12345), BadEnv);

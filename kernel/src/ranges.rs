@@ -1,0 +1,352 @@
+//! Frame ranges: a capability that names a set of frames and nothing else,
+//! which its holders can hand to any process (issue 25; paper 000 §3.3,
+//! hierarchically-named capabilities and protected sharing).
+//!
+//! A range is made over frames its maker owns (`FRAME_RANGE`'s `MAKE`):
+//! the kernel makes a capability root of its own (under no environment,
+//! so it outlives the maker, as frames given away with `frame_disown` do)
+//! and makes it the share guard of each frame. A holder of the root, or
+//! of a loan of it, may map those frames (`MAP`, or `map` frame by frame)
+//! with the loan's rights, and no other frame: the root dominates no other
+//! guard.
+//!
+//! Loans are had by presenting the range's *ticket* (`CLAIM`): its index
+//! here and a 47-bit key the kernel chose at `MAKE`. A library keeps the
+//! ticket where only the range's users read it (a pipe's header, in the
+//! pipe's own frames) and puts it in the message that passes the object:
+//! whoever the message reaches claims a loan, maps, and drops the loan.
+//! The key is the secret; a wrong one is refused like a stale capability.
+//!
+//! The frames live as long as they are mapped, as any frame does, and
+//! while the range is *held*: a library holds it for each message that
+//! carries the ticket (`HOLD`, one more count on each frame), and the
+//! receiver lets go (`UNHOLD`) once it has mapped them, so an object in
+//! flight, mapped by no one, keeps its frames. `DROP` ends a range at
+//! once (its root and every loan revoked); a range none of whose frames
+//! lives any more (each freed, or reused: a frame's guard is reset when
+//! it is allocated again) is swept when the table is full.
+
+use crate::cap::{CapRef, Caps, Rights};
+use crate::frames::Frame;
+use abi::syscall::frame_range::{KEY_SHIFT, RANGE_FRAMES};
+use abi::Error;
+
+/// Ranges the kernel holds at once.
+pub const RANGES: usize = 1024;
+
+const _: () = assert!(RANGES <= 1 << KEY_SHIFT);
+
+#[derive(Clone, Copy)]
+pub struct Range {
+    /// The capability every frame of the range is guarded by (`NONE`:
+    /// a free entry).
+    root: CapRef,
+    key: u64,
+    /// Messages in flight that carry the ticket (`hold`).
+    holds: u32,
+    n: u8,
+    frames: [u32; RANGE_FRAMES],
+}
+
+impl Range {
+    pub const FREE: Range = Range { root: CapRef::NONE, key: 0, holds: 0, n: 0, frames: [0; RANGE_FRAMES] };
+
+    /// Its frames, in the order they were named.
+    pub fn frames(&self) -> impl Iterator<Item = Frame> + '_ {
+        self.frames[..self.n as usize].iter().map(|&f| Frame::new(f as u64))
+    }
+
+    pub fn root(&self) -> CapRef {
+        self.root
+    }
+
+    pub fn holds(&self) -> u32 {
+        self.holds
+    }
+}
+
+/// The table (a static the kernel state takes once at boot).
+pub static TABLE: cell::Once<[Range; RANGES]> = cell::Once::new([Range::FREE; RANGES]);
+
+/// The kernel state's part that holds frame ranges.
+pub struct Ranges {
+    table: &'static mut [Range; RANGES],
+    /// The key generator's state (splitmix64, stirred at each `make`).
+    state: u64,
+}
+
+impl Ranges {
+    pub fn new(table: &'static mut [Range; RANGES]) -> Ranges {
+        Ranges { table, state: 0x9E37_79B9_7F4A_7C15 }
+    }
+
+    /// A range over `frames` (1 to `RANGE_FRAMES`, checked by the caller to
+    /// be the maker's, distinct and unshared); returns its ticket and root,
+    /// which the caller makes each frame's share guard. `entropy` stirs
+    /// the key generator (the kernel passes the time stamp counter);
+    /// `alive` says whether a frame still belongs to the range with that
+    /// root (for the sweep).
+    pub fn make(
+        &mut self,
+        caps: &mut Caps,
+        frames: &[Frame],
+        entropy: u64,
+        alive: impl Fn(Frame, CapRef) -> bool,
+    ) -> Result<(u64, CapRef), Error> {
+        if frames.is_empty() || frames.len() > RANGE_FRAMES {
+            return Err(Error::BadLength);
+        }
+        let i = match self.table.iter().position(|r| r.root.is_none()) {
+            Some(i) => i,
+            None => self.sweep(caps, &alive).ok_or(Error::NoMemory)?,
+        };
+        let root = caps.create_root(Rights::ALL)?;
+        self.state = mix(self.state ^ entropy);
+        // Never 0 (a ticket of key 0 is as good as none), and 47 bits: a
+        // ticket is a call's result, which is an error if negative.
+        let key = (self.state >> (KEY_SHIFT + 1)).max(1);
+        let r = &mut self.table[i];
+        *r = Range { root, key, n: frames.len() as u8, ..Range::FREE };
+        for (to, f) in r.frames.iter_mut().zip(frames) {
+            *to = f.number() as u32;
+        }
+        Ok((key << KEY_SHIFT | i as u64, root))
+    }
+
+    /// Frees the ranges none of whose frames lives, held by no message
+    /// (revoking their roots and every loan of them); returns one freed
+    /// entry.
+    fn sweep(&mut self, caps: &mut Caps, alive: &impl Fn(Frame, CapRef) -> bool) -> Option<usize> {
+        let mut freed = None;
+        for (i, r) in self.table.iter_mut().enumerate() {
+            if r.holds == 0 && !r.frames().any(|f| alive(f, r.root)) {
+                let _ = caps.revoke(r.root);
+                *r = Range::FREE;
+                freed = Some(i);
+            }
+        }
+        freed
+    }
+
+    /// The range `ticket` names (`ticketed`'s errors).
+    pub fn get(&self, ticket: u64) -> Result<&Range, Error> {
+        Ok(&self.table[self.ticketed(ticket)?])
+    }
+
+    /// One more (`up`) or one fewer message holds the range `ticket` names
+    /// (`ticketed`'s errors): `BadState` to let go of a range nobody holds,
+    /// `NoMemory` past the count. The caller changes the frames' counts.
+    pub fn hold(&mut self, ticket: u64, up: bool) -> Result<(), Error> {
+        let r = &mut self.table[self.ticketed(ticket)?];
+        r.holds = match up {
+            true => r.holds.checked_add(1).ok_or(Error::NoMemory)?,
+            false => r.holds.checked_sub(1).ok_or(Error::BadState)?,
+        };
+        Ok(())
+    }
+
+    /// The live range `ticket` names: `BadLength` for an index past the
+    /// table, `NotPermitted` for a free entry or a wrong key.
+    fn ticketed(&self, ticket: u64) -> Result<usize, Error> {
+        let i = (ticket & ((1 << KEY_SHIFT) - 1)) as usize;
+        let r = self.table.get(i).ok_or(Error::BadLength)?;
+        if r.root.is_none() || r.key != ticket >> KEY_SHIFT {
+            return Err(Error::NotPermitted);
+        }
+        Ok(i)
+    }
+
+    /// Ends the range `ticket` names (`ticketed`'s errors): its root and
+    /// every loan of it are revoked. Returns it, for the caller to drop
+    /// its holds' counts on the frames and their guards.
+    pub fn drop_range(&mut self, caps: &mut Caps, ticket: u64) -> Result<Range, Error> {
+        let i = self.ticketed(ticket)?;
+        let r = core::mem::replace(&mut self.table[i], Range::FREE);
+        let _ = caps.revoke(r.root);
+        Ok(r)
+    }
+
+    /// A loan of the range `ticket` names (`ticketed`'s errors), with
+    /// `rights` (bits: `BadFlags`; a loan without `GRANT` cannot be lent
+    /// on).
+    pub fn claim(&self, caps: &mut Caps, ticket: u64, rights: u64) -> Result<CapRef, Error> {
+        let rights = Rights::from_bits(rights)?;
+        let r = &self.table[self.ticketed(ticket)?];
+        caps.lend_as(r.root, rights)
+    }
+
+    /// The range capability `c` names (it or what it was lent from is a
+    /// range's root), checked for `need`: `NotPermitted` if `c` is stale
+    /// or lacks a right, `NotOwner` if it names no range.
+    pub fn named_by(&self, caps: &Caps, c: CapRef, need: Rights) -> Result<&Range, Error> {
+        let root = caps.lent_from(c).ok_or(Error::NotPermitted)?;
+        let r = self.table.iter().find(|r| r.root == root).ok_or(Error::NotOwner)?;
+        caps.check(c, root, need)?;
+        Ok(r)
+    }
+}
+
+/// splitmix64's output function.
+fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::*;
+    use std::boxed::Box;
+    use std::collections::BTreeMap;
+
+    /// A range table, a capability table, and each frame's share guard
+    /// (absent: freed or reused).
+    struct World {
+        ranges: Ranges,
+        caps: Box<Caps>,
+        guards: BTreeMap<u64, CapRef>,
+    }
+
+    impl World {
+        fn new() -> World {
+            let table = Box::leak(Box::new([Range::FREE; RANGES]));
+            World { ranges: Ranges::new(table), caps: Box::new(Caps::new()), guards: BTreeMap::new() }
+        }
+
+        fn make(&mut self, frames: &[u64]) -> Result<u64, Error> {
+            let fs: std::vec::Vec<Frame> = frames.iter().map(|&f| Frame::new(f)).collect();
+            let guards = &self.guards;
+            let (ticket, root) =
+                self.ranges.make(&mut self.caps, &fs, 7, |f, g| guards.get(&f.number()) == Some(&g))?;
+            for f in frames {
+                self.guards.insert(*f, root);
+            }
+            Ok(ticket)
+        }
+
+        /// The frames a loan may map with `need`.
+        fn frames(&self, c: CapRef, need: Rights) -> Result<std::vec::Vec<u64>, Error> {
+            Ok(self.ranges.named_by(&self.caps, c, need)?.frames().map(|f| f.number()).collect())
+        }
+    }
+
+    #[test]
+    fn a_claimed_loan_maps_the_range_and_nothing_else() {
+        let mut w = World::new();
+        let t = w.make(&[10, 3, 7]).unwrap();
+        let other = w.make(&[11]).unwrap();
+        let loan = w.ranges.claim(&mut w.caps, t, 7).unwrap();
+        assert_eq!(w.frames(loan, Rights::READ | Rights::WRITE), Ok(std::vec![10, 3, 7]));
+        // Its guard is that range's root only: another range's frame is not
+        // covered.
+        let root11 = w.guards[&11];
+        assert!(!w.caps.dominates(loan, root11));
+        assert!(w.caps.dominates(loan, w.guards[&3]));
+        assert_ne!(t, other);
+    }
+
+    #[test]
+    fn forged_tickets_are_refused() {
+        let mut w = World::new();
+        let t = w.make(&[1, 2]).unwrap();
+        let live = w.caps.live();
+        // Wrong key, a free entry, an index past the table, no key at all.
+        assert_eq!(w.ranges.claim(&mut w.caps, t ^ 1 << 40, 3), Err(Error::NotPermitted));
+        assert_eq!(w.ranges.claim(&mut w.caps, t + 1, 3), Err(Error::NotPermitted));
+        assert_eq!(w.ranges.claim(&mut w.caps, RANGES as u64, 3), Err(Error::BadLength));
+        assert_eq!(w.ranges.claim(&mut w.caps, t & 0xffff, 3), Err(Error::NotPermitted));
+        assert_eq!(w.ranges.claim(&mut w.caps, t, 8), Err(Error::BadFlags));
+        assert_eq!(w.caps.live(), live, "a refused claim made a capability");
+    }
+
+    #[test]
+    fn a_read_loan_cannot_map_writable() {
+        let mut w = World::new();
+        let t = w.make(&[5]).unwrap();
+        let read = w.ranges.claim(&mut w.caps, t, 1).unwrap();
+        assert_eq!(w.frames(read, Rights::READ), Ok(std::vec![5]));
+        assert_eq!(w.frames(read, Rights::READ | Rights::WRITE), Err(Error::NotPermitted));
+        // Without GRANT it cannot be lent on.
+        assert_eq!(w.caps.lend(read), Err(Error::NotPermitted));
+    }
+
+    #[test]
+    fn revoked_and_unrelated_capabilities_name_no_range() {
+        let mut w = World::new();
+        let t = w.make(&[5, 6]).unwrap();
+        let loan = w.ranges.claim(&mut w.caps, t, 7).unwrap();
+        w.caps.revoke(loan).unwrap();
+        assert_eq!(w.frames(loan, Rights::READ), Err(Error::NotPermitted));
+        // A capability of some other kind (an environment's root).
+        let env_root = w.caps.create_root(Rights::ALL).unwrap();
+        assert_eq!(w.frames(env_root, Rights::READ), Err(Error::NotOwner));
+        // The range itself is untouched: a new claim works.
+        let again = w.ranges.claim(&mut w.caps, t, 7).unwrap();
+        assert_eq!(w.frames(again, Rights::READ), Ok(std::vec![5, 6]));
+    }
+
+    #[test]
+    fn a_dropped_range_takes_its_loans_and_its_entry_is_reused() {
+        let mut w = World::new();
+        let t = w.make(&[100, 101]).unwrap();
+        let loan = w.ranges.claim(&mut w.caps, t, 7).unwrap();
+        assert_eq!(w.ranges.drop_range(&mut w.caps, t ^ 1 << 20).err(), Some(Error::NotPermitted));
+        let gone = w.ranges.drop_range(&mut w.caps, t).unwrap();
+        assert_eq!(gone.frames().map(|f| f.number()).collect::<std::vec::Vec<_>>(), [100, 101]);
+        assert!(!w.caps.valid(loan), "a loan outlived its range");
+        assert_eq!(w.frames(loan, Rights::READ), Err(Error::NotPermitted));
+        assert_eq!(w.ranges.claim(&mut w.caps, t, 7), Err(Error::NotPermitted));
+        assert_eq!(w.ranges.drop_range(&mut w.caps, t).err(), Some(Error::NotPermitted), "dropped twice");
+        let fresh = w.make(&[102]).unwrap();
+        assert_eq!(fresh & 0xffff, t & 0xffff, "the entry was reused");
+        assert_ne!(fresh, t, "with a new key");
+    }
+
+    #[test]
+    fn a_range_whose_frames_are_gone_is_swept_unless_held() {
+        let mut w = World::new();
+        let stale = w.make(&[100]).unwrap();
+        let held = w.make(&[200]).unwrap();
+        let loan = w.ranges.claim(&mut w.caps, stale, 7).unwrap();
+        w.ranges.hold(held, true).unwrap();
+        for f in 0..RANGES as u64 - 2 {
+            w.make(&[1000 + f]).unwrap();
+        }
+        assert_eq!(w.make(&[5000]), Err(Error::NoMemory), "a full table of live ranges");
+        // Frames 100 and 200 are freed (their guards reset on reuse): the
+        // next range takes 100's entry; 200's is held by a message.
+        w.guards.remove(&100);
+        w.guards.remove(&200);
+        let fresh = w.make(&[300]).unwrap();
+        assert_eq!(fresh & 0xffff, stale & 0xffff, "the swept entry was reused");
+        assert_eq!(w.ranges.claim(&mut w.caps, stale, 3), Err(Error::NotPermitted));
+        assert!(!w.caps.valid(loan), "a loan outlived its swept range");
+        assert!(w.ranges.get(held).is_ok(), "a held range was swept");
+        assert_eq!(w.make(&[301]), Err(Error::NoMemory));
+        w.ranges.hold(held, false).unwrap();
+        assert_eq!(w.ranges.hold(held, false), Err(Error::BadState), "let go of twice");
+        assert!(w.make(&[302]).is_ok(), "an unheld dead range is swept");
+        assert_eq!(w.ranges.get(held).err(), Some(Error::NotPermitted));
+    }
+
+    #[test]
+    fn bad_sizes_are_refused_and_change_nothing() {
+        let mut w = World::new();
+        let live = w.caps.live();
+        assert_eq!(w.make(&[]), Err(Error::BadLength));
+        let many: std::vec::Vec<u64> = (0..RANGE_FRAMES as u64 + 1).collect();
+        assert_eq!(w.make(&many), Err(Error::BadLength));
+        assert_eq!(w.caps.live(), live);
+        assert!(w.guards.is_empty());
+    }
+
+    #[test]
+    fn keys_differ_and_tickets_are_results() {
+        let mut w = World::new();
+        let tickets: std::vec::Vec<u64> = (0..200).map(|f| w.make(&[f]).unwrap()).collect();
+        assert!(tickets.iter().all(|&t| (t as i64) > 0 && t >> KEY_SHIFT != 0), "a ticket read as an error");
+        assert_ne!(tickets[0] >> KEY_SHIFT, tickets[1] >> KEY_SHIFT);
+    }
+}

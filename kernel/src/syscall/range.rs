@@ -1,0 +1,139 @@
+//! Frame ranges (`FRAME_RANGE`, `crate::ranges`): a capability that names
+//! frames given to whoever presents the range's ticket (paper 000 §3.3).
+
+use super::Args;
+use crate::cap::{CapRef, Rights};
+use crate::frames::Frame;
+use crate::mm::PhysTables;
+use crate::pagetable;
+use crate::state::Kernel;
+use crate::validate::{needed, page_range, pte_rights};
+use abi::syscall::frame_range::{CLAIM, DROP, HOLD, MAKE, MAP, RANGE_FRAMES, UNHOLD};
+use abi::Error;
+
+pub fn frame_range(k: &mut Kernel, Args([op, a, b, c, d, e]): Args) -> Result<u64, Error> {
+    match op {
+        MAKE => make(k, a, b, c),
+        CLAIM => claim(k, a, b),
+        MAP => map(k, a, b, c, d, e),
+        DROP => drop(k, a),
+        HOLD => hold(k, a, true),
+        UNHOLD => hold(k, a, false),
+        _ => Err(Error::BadFlags),
+    }
+}
+
+fn make(k: &mut Kernel, va: u64, pages: u64, cred: u64) -> Result<u64, Error> {
+    if pages as usize > RANGE_FRAMES {
+        return Err(Error::BadLength);
+    }
+    let mut frames = [Frame::new(0); RANGE_FRAMES];
+    for (i, p) in page_range(va, pages)?.enumerate() {
+        let pte = pagetable::lookup(&mut PhysTables, k.pml4(), p).ok_or(Error::NotMapped)?;
+        let f = pagetable::frame_of(pte);
+        k.frame_arg(f, cred, Rights::WRITE, false)?;
+        if !k.mem.share_guard(f).is_none() || frames[..i].contains(&f) {
+            return Err(Error::BadState);
+        }
+        frames[i] = f;
+    }
+    let frames = &frames[..pages as usize];
+    let entropy = crate::arch::clock::rdtsc();
+    let (caps, alive) = k.mem.caps_and_ranges();
+    let (ticket, root) = k.ranges.make(caps, frames, entropy, alive)?;
+    for &f in frames {
+        k.mem.set_share_guard(f, root);
+    }
+    Ok(ticket)
+}
+
+fn claim(k: &mut Kernel, ticket: u64, rights: u64) -> Result<u64, Error> {
+    let loan = k.ranges.claim(k.mem.caps, ticket, rights)?;
+    let me = k.space_owner(k.current());
+    k.envs[me].clist.insert(k.mem.caps, loan).inspect_err(|_| {
+        let _ = k.mem.caps.revoke(loan);
+    })
+}
+
+fn map(k: &mut Kernel, slot: u64, va: u64, first: u64, pages: u64, flags: u64) -> Result<u64, Error> {
+    let pte = pte_rights(flags)?;
+    let range = *k.ranges.named_by(k.mem.caps, k.cred(slot)?, needed(pte))?;
+    let root = range.root();
+    let mut frames = [Frame::new(0); RANGE_FRAMES];
+    let mut n = 0;
+    for (i, f) in range.frames().enumerate() {
+        if !k.mem.in_range(f, root) {
+            return Err(Error::NotPermitted);
+        }
+        frames[i] = f;
+        n = i + 1;
+    }
+    let end = first.checked_add(pages).filter(|&e| pages > 0 && e <= n as u64).ok_or(Error::BadLength)?;
+    let frames = &frames[first as usize..end as usize];
+    let me = k.current();
+    let pml4 = k.envs[me].pml4;
+    for p in page_range(va, pages)? {
+        if pagetable::lookup(&mut PhysTables, pml4, p).is_some() {
+            return Err(Error::AlreadyMapped);
+        }
+    }
+    for (i, &f) in frames.iter().enumerate() {
+        let at = va + i as u64 * abi::layout::PAGE_SIZE;
+        if let Err(e) = k.bind(me, at, f, pte) {
+            // Undo: the call maps all or nothing.
+            for j in 0..i as u64 {
+                let back = va + j * abi::layout::PAGE_SIZE;
+                if let Ok(old) = pagetable::unmap(&mut PhysTables, pml4, back) {
+                    k.mem.frames.drop_ref(pagetable::frame_of(old));
+                }
+            }
+            return Err(e);
+        }
+    }
+    Ok(pages)
+}
+
+/// A message carrying `ticket` is sent (`up`) or taken: the range's
+/// frames count one more (or one fewer) mapping, so they outlive every
+/// mapping while the message is in flight.
+fn hold(k: &mut Kernel, ticket: u64, up: bool) -> Result<u64, Error> {
+    let range = *k.ranges.get(ticket)?;
+    if up {
+        // Held only while whole, and never past a frame's count.
+        let whole = range.frames().all(|f| k.mem.in_range(f, range.root()));
+        if !whole {
+            return Err(Error::NotPermitted);
+        }
+        if range.frames().any(|f| !k.mem.frames.can_add_refs(f, 1)) {
+            return Err(Error::NoMemory);
+        }
+    }
+    k.ranges.hold(ticket, up)?;
+    for f in range.frames() {
+        if up {
+            k.mem.frames.add_ref(f)?;
+        } else {
+            k.mem.frames.drop_ref(f);
+        }
+    }
+    k.mem.publish_free();
+    Ok(0)
+}
+
+/// Ends the range: its frames lose the guard (a frame no longer the
+/// range's, freed and reused, keeps its new one) and the counts its holds
+/// kept.
+fn drop(k: &mut Kernel, ticket: u64) -> Result<u64, Error> {
+    let range = k.ranges.drop_range(k.mem.caps, ticket)?;
+    for f in range.frames() {
+        if k.mem.in_range(f, range.root()) {
+            k.mem.set_share_guard(f, CapRef::NONE);
+        }
+        // A held frame cannot have been freed: its holds count on it.
+        for _ in 0..range.holds() {
+            k.mem.frames.drop_ref(f);
+        }
+    }
+    k.mem.publish_free();
+    Ok(0)
+}
