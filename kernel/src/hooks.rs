@@ -16,8 +16,8 @@ pub struct Hooks {
     /// it was handled (a driver's, which is then stopped; may not return).
     pub fault: fn(u64, u64, u64) -> bool,
     /// A non-maskable interrupt at `rip`, with the stack at `rsp`, in the
-    /// kernel.
-    pub nmi: fn(u64, u64),
+    /// kernel; whether it found interrupts on.
+    pub nmi: fn(u64, u64, bool),
     /// A timer tick in the kernel.
     pub tick: fn(),
     /// Timer ticks were counted (the total given), by whoever holds the
@@ -44,7 +44,7 @@ static NOTHING: Hooks = Hooks {
     trap_enter: || 0,
     trap_leave: |_| {},
     fault: |_, _, _| false,
-    nmi: |_, _| {},
+    nmi: |_, _, _| {},
     tick: || {},
     clock: |_| {},
     note: |_| false,

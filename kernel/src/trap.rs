@@ -23,11 +23,14 @@ pub extern "C" fn from_user(_frame: *mut TrapFrame) {
 /// anything else is a kernel bug. The idle loop holds the kernel state,
 /// so a tick is only counted here, for the loop to account
 /// (`Kernel::idle`).
+/// RFLAGS.IF.
+const INTERRUPTS_ON: u64 = 1 << 9;
+
 pub extern "C" fn from_kernel(tf: &mut TrapFrame) {
     let _kernel_tables = TrapView::enter();
     let hooks = crate::hooks::get();
     match tf.vector {
-        2 => (hooks.nmi)(tf.rip, tf.rsp),
+        2 => (hooks.nmi)(tf.rip, tf.rsp, tf.rflags & INTERRUPTS_ON != 0),
         v if v < 32 && (hooks.fault)(v, tf.rip, tf.rsp) => {}
         v if v == apic::TIMER_VECTOR as u64 => {
             apic::eoi();

@@ -52,9 +52,19 @@ pub fn all() -> Result<Image, String> {
     let target = root().join("target");
     let kernel = target.join(KERNEL_TARGET).join("release/kernel");
     let bootfs = target.join("bootfs.cpio");
-    std::fs::write(&bootfs, bootfs_archive(&[], &[], &target)?)
-        .map_err(|e| format!("writing bootfs: {e}"))?;
+    write_bootfs(&bootfs, bootfs_archive(&[], &[], &target)?)?;
     Ok(Image { kernel, bootfs })
+}
+
+/// Puts a boot archive at `path` whole, by renaming a fresh file over it:
+/// a QEMU of another `cargo xtask` in the same tree that is reading the
+/// old one keeps it (written in place, it was truncated under that QEMU,
+/// which died with nothing on its console).
+fn write_bootfs(path: &Path, bytes: Vec<u8>) -> Result<(), String> {
+    let fresh = path.with_extension(format!("cpio.{}", std::process::id()));
+    std::fs::write(&fresh, bytes)
+        .and_then(|_| std::fs::rename(&fresh, path))
+        .map_err(|e| format!("writing {}: {e}", path.display()))
 }
 
 /// The fault-injection image (after `all`): the kernel and the driver
@@ -77,7 +87,7 @@ pub fn inject() -> Result<Image, String> {
     cargo(&args, &[])?;
     let kernel = dir.join(KERNEL_TARGET).join("release/kernel");
     let bootfs = dir.join("bootfs.cpio");
-    std::fs::write(&bootfs, bootfs_archive(&[], &[], &dir)?).map_err(|e| format!("writing bootfs: {e}"))?;
+    write_bootfs(&bootfs, bootfs_archive(&[], &[], &dir)?)?;
     Ok(Image { kernel, bootfs })
 }
 
@@ -90,8 +100,7 @@ pub fn with_packages(img: &Image, pkgs: &[String]) -> Result<Image, String> {
     let mut names = pkgs.to_vec();
     names.sort();
     let bootfs = root().join("target").join(format!("bootfs-{}.cpio", names.join("+")));
-    std::fs::write(&bootfs, bootfs_archive(pkgs, &[], &root().join("target"))?)
-        .map_err(|e| format!("writing bootfs: {e}"))?;
+    write_bootfs(&bootfs, bootfs_archive(pkgs, &[], &root().join("target"))?)?;
     Ok(Image { kernel: img.kernel.clone(), bootfs })
 }
 
@@ -104,8 +113,7 @@ pub fn with_files(
     extra: &[(String, Vec<u8>)],
 ) -> Result<Image, String> {
     let bootfs = root().join("target").join(format!("bootfs-{name}.cpio"));
-    std::fs::write(&bootfs, bootfs_archive(pkgs, extra, &root().join("target"))?)
-        .map_err(|e| format!("writing bootfs: {e}"))?;
+    write_bootfs(&bootfs, bootfs_archive(pkgs, extra, &root().join("target"))?)?;
     Ok(Image { kernel: img.kernel.clone(), bootfs })
 }
 
@@ -116,7 +124,7 @@ pub fn boot_only(img: &Image) -> Result<Image, String> {
     let bootfs = root().join("target/bootfs-boot.cpio");
     let mut ar = Archive::page_aligned();
     programs(&mut ar, &root().join("target"))?;
-    std::fs::write(&bootfs, ar.finish()).map_err(|e| format!("writing bootfs: {e}"))?;
+    write_bootfs(&bootfs, ar.finish())?;
     Ok(Image { kernel: img.kernel.clone(), bootfs })
 }
 

@@ -5,9 +5,10 @@
 //! deliver an NMI — but only during a crossing: the pin is unmasked when a
 //! crossing starts and masked when it ends (an NMI in user mode would land
 //! on the double-fault stack, not in the environment's frame; masked, the
-//! I/O APIC drops the PIT's edges). Each NMI inside a crossing counts as
-//! 50 ms of the crossing's age on the livelock watchdog's clock
-//! (`xpc::tick`); past the budget, a driver caught running its own code is
+//! I/O APIC drops the PIT's edges). Each NMI that finds interrupts off
+//! inside a crossing counts as 50 ms of the crossing's age on the livelock
+//! watchdog's clock (`xpc::age`; with interrupts on, the timer's ticks
+//! count it); past the budget, a driver caught running its own code is
 //! stopped as the timer's watchdog stops it.
 
 use crate::arch::cpu::outb;

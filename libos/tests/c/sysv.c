@@ -7,6 +7,7 @@
  * errno. Each line is compared with the host. */
 #include "show.h"
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/ipc.h>
 #include <sys/msg.h>
@@ -33,6 +34,32 @@ union semun {
 static void handler(int s)
 {
     (void)s;
+}
+
+/* The parent's side of a wait it is to end: returns once child `pid`
+ * sleeps (state S in /proc/PID/stat), blocked in its call. A usleep stood
+ * here, and a child that a loaded host started late made its call after
+ * the parent's (a removed queue then said EINVAL, not EIDRM). */
+static void until_asleep(pid_t pid)
+{
+    char path[64], state = 0;
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    while (state != 'S') {
+        FILE *f = fopen(path, "r");
+        if (!f || fscanf(f, "%*d (%*[^)]) %c", &state) != 1)
+            state = 0;
+        if (f)
+            fclose(f);
+        usleep(1000);
+    }
+}
+
+/* `until_asleep` for a wait on semaphore `n` of set `s`: returns once a
+ * process waits for it to grow (GETNCNT). */
+static void until_waiting(int s, int n)
+{
+    while (semctl(s, n, GETNCNT) < 1)
+        usleep(1000);
 }
 
 static int got(const char *what, long r)
@@ -103,7 +130,7 @@ static void messages(void)
         show("child: msgsnd waited for room", msgsnd(q, &big, 60, 0));
         _exit(0);
     }
-    usleep(100000);
+    until_asleep(k);
     msgrcv(q, &big, sizeof big.text, 0, 0);
     waitpid(k, NULL, 0);
     msgrcv(q, &big, sizeof big.text, 0, 0);
@@ -115,7 +142,7 @@ static void messages(void)
         printf("child: waited for type 7: %ld %s\n", n, r.text);
         _exit(0);
     }
-    usleep(100000);
+    until_asleep(k);
     struct msg seven = {7, "seven"};
     msgsnd(q, &seven, 6, 0);
     waitpid(k, NULL, 0);
@@ -132,7 +159,7 @@ static void messages(void)
         show("child: msgrcv of a removed queue", msgrcv(q, &r, sizeof r.text, 9, 0));
         _exit(0);
     }
-    usleep(200000);
+    until_asleep(k);
     long rm = msgctl(q, IPC_RMID, NULL);
     waitpid(k, NULL, 0);
     show("IPC_RMID", rm);
@@ -182,7 +209,7 @@ static void semaphores(void)
         show("child: waited for semaphore 2", semop(s, &(struct sembuf){2, -1, 0}, 1));
         _exit(0);
     }
-    usleep(200000);
+    until_waiting(s, 2);
     show("GETNCNT while the child waits", semctl(s, 2, GETNCNT));
     semop(s, &(struct sembuf){2, 1, 0}, 1);
     waitpid(k, NULL, 0);
@@ -207,7 +234,7 @@ static void semaphores(void)
         show("child: semop on a removed set", semop(s, &(struct sembuf){2, -1, 0}, 1));
         _exit(0);
     }
-    usleep(200000);
+    until_waiting(s, 2);
     long rm = semctl(s, 0, IPC_RMID);
     waitpid(k, NULL, 0);
     show("IPC_RMID", rm);

@@ -136,10 +136,11 @@ fn arp_test(pages: &[Page; 4]) -> Test {
 
 /// Reads in flight (`READS`), then fault `f`
 /// injected into the block driver with page 1 lent: the driver must be
-/// stopped, the reads still in flight fail with an I/O error (a read may
-/// have ended before the fault: the device is not stopped by a system
-/// call, and its interrupt reaches ring 3 between two; at least one must
-/// be caught), and the block device is gone. The injection's answer.
+/// stopped, the requests it still held fail with an I/O error (a read may
+/// have ended well before the fault: the device is not stopped by a
+/// system call, and its interrupt reaches ring 3 between two; the request
+/// the driver was made to hold cannot), and the block device is gone.
+/// The injection's answer.
 fn stopped_with_read_in_flight(pages: &[Page; 4], f: u64) -> Result<u64, Failed> {
     let r = failed_in_flight(pages, f)?;
     if sys::dev_info(BLOCK).err() != Some(Error::NoDevice)
@@ -150,12 +151,25 @@ fn stopped_with_read_in_flight(pages: &[Page; 4], f: u64) -> Result<u64, Failed>
     Ok(r)
 }
 
+/// The completion word of the request `failed_in_flight` has the driver
+/// hold (free in `READS`).
+const HELD: usize = 6;
+
 /// `stopped_with_read_in_flight` but for the device's absence afterwards
-/// (a driver restarted at once may be back already).
+/// (a driver restarted at once may be back already). First the driver is
+/// made to take a request it never ends (`LIE_DROP`): that one is surely
+/// held at the fault and must fail with it. The reads alone could not
+/// show it every time: each may end between the check that it is pending
+/// and the injection (its interrupt reaches ring 3 between two system
+/// calls; under a loaded host all five did).
 fn failed_in_flight(pages: &[Page; 4], f: u64) -> Result<u64, Failed> {
-    let (r, failed, _) = in_flight(pages, f)?;
-    if failed == 0 {
-        return Err(fail(format_args!("no pending read failed")));
+    let drop = sys::dev_inject(BLOCK, inject::LIE_DROP, 0, pages[1].frame, dev::word(HELD));
+    if ok(drop, "the request to hold")? != 0 {
+        return Err(fail(format_args!("the driver was stopped when it took a request to hold")));
+    }
+    let (r, _, _) = in_flight(pages, f)?;
+    if ended(HELD, "the held request")? != status::IO_ERROR {
+        return Err(fail(format_args!("the request the driver held did not fail with it")));
     }
     Ok(r)
 }
