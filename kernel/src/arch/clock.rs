@@ -18,10 +18,15 @@ const PORT_B: u16 = 0x61;
 const CH2_COUNT_DOWN: u8 = 0b1011_0000;
 /// Latch channel 2's count for reading.
 const CH2_LATCH: u8 = 0b1000_0000;
+/// Port B: channel 2's output, which mode 0 raises when the count passes 0.
+const OUT2: u8 = 1 << 5;
 /// The measured interval: 30 ms of PIT counts (under the counter's 16 bits).
 const WINDOW_COUNTS: u64 = PIT_HZ * 3 / 100;
 /// Intervals measured; the median wins.
 const TRIES: usize = 3;
+/// Intervals pauses may spoil (`Window::Spoiled`) before giving up: on a
+/// host that gave QEMU a tenth of a core, about two in three were.
+const MAX_WRAPS: usize = 32;
 /// Most PIT counts (~50 µs) between the two PIT readings that bracket a
 /// sample: more means the CPU (QEMU's thread, under a loaded host) was
 /// preempted inside it, and the sample is taken again.
@@ -65,9 +70,19 @@ fn sample() -> Option<(u64, u32, u16)> {
     None
 }
 
-/// TSC, APIC and PIT counts over one interval of about `WINDOW_COUNTS`, or
-/// None if the PIT does not count.
-fn one_window() -> Option<(u64, u64, u64)> {
+/// One interval's measure.
+enum Window {
+    /// TSC, APIC and PIT counts over about `WINDOW_COUNTS`.
+    Counts(u64, u64, u64),
+    /// QEMU's thread was paused long enough that the count may have gone
+    /// round (16 bits, 55 ms): the PIT's difference could be short by
+    /// 65,536 counts, and the rates came out 2.8 times too high. Measured
+    /// again.
+    Spoiled,
+}
+
+/// Measures one interval, or None if the PIT does not count.
+fn one_window() -> Option<Window> {
     // Gate off (and the speaker), load the largest count, open the gate.
     let b = inb(PORT_B) & !0b11;
     outb(PORT_B, b);
@@ -79,9 +94,15 @@ fn one_window() -> Option<(u64, u64, u64)> {
     let (t0, a0, p0) = (0..MAX_POLLS).find_map(|_| sample().filter(|s| s.2 < 0xff00))?;
     let end =
         (0..MAX_POLLS).find_map(|_| sample().filter(|s| p0.wrapping_sub(s.2) as u64 >= WINDOW_COUNTS))?;
+    // Started with room for the window before 0, the count reached 0
+    // (its output went high) only if a pause delayed a sample.
+    let passed_zero = inb(PORT_B) & OUT2 != 0;
     outb(PORT_B, b);
+    if passed_zero || (p0 as u64) < WINDOW_COUNTS * 3 / 2 {
+        return Some(Window::Spoiled);
+    }
     // Both timers count down; the TSC counts up.
-    Some((end.0.wrapping_sub(t0), a0.wrapping_sub(end.1) as u64, p0.wrapping_sub(end.2) as u64))
+    Some(Window::Counts(end.0.wrapping_sub(t0), a0.wrapping_sub(end.1) as u64, p0.wrapping_sub(end.2) as u64))
 }
 
 /// Measures both rates; None if there is no working PIT. The APIC timer
@@ -89,7 +110,14 @@ fn one_window() -> Option<(u64, u64, u64)> {
 pub fn calibrate() -> Option<Rates> {
     let mut w = [(0, 0, 0); TRIES];
     for x in w.iter_mut() {
-        *x = one_window()?;
+        let mut tries = 0..MAX_WRAPS;
+        *x = loop {
+            // A host that pauses us through every window: the defaults.
+            tries.next()?;
+            if let Window::Counts(tsc, apic, pit) = one_window()? {
+                break (tsc, apic, pit);
+            }
+        };
     }
     let hz = |n: u64, pit: u64| n * PIT_HZ / pit;
     w.sort_by_key(|&(tsc, _, pit)| hz(tsc, pit));
