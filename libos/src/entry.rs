@@ -113,6 +113,15 @@ impl<T> Local<T> {
         unsafe { self.of(&*block()) }
     }
 
+    /// The running thread's part and its critical word (`critical_word`)
+    /// from one look at the block: the lock needs both at every call.
+    #[inline]
+    pub fn get_with_critical(&self) -> (&'static T, &'static core::sync::atomic::AtomicU64) {
+        let b = block();
+        // SAFETY: as in `get`.
+        (unsafe { self.of(&*b) }, critical_of(b))
+    }
+
     /// Block `b`'s part (a new thread's, set up before it runs).
     #[inline]
     pub fn of<'a>(&self, b: &'a Block) -> &'a T {
@@ -249,10 +258,16 @@ pub unsafe fn frame() -> &'static mut ExceptionFrame {
 /// which the kernel reads while the thread is switched out and writes only
 /// then (`lock.rs` claims its hold there; the kernel may mark it broken).
 pub fn critical_word() -> &'static core::sync::atomic::AtomicU64 {
-    // SAFETY: see `block`; the word is shared with the kernel, which
-    // reaches it only while this thread does not run, so an atomic view of
-    // it is sound; nothing else in lxrt writes it.
-    unsafe { core::sync::atomic::AtomicU64::from_ptr(&raw mut (*block()).save.0.upcalls_off) }
+    critical_of(block())
+}
+
+/// Block `b`'s critical word (`critical_word`).
+#[inline]
+fn critical_of(b: *mut Block) -> &'static core::sync::atomic::AtomicU64 {
+    // SAFETY: see `block` (`b` is the running thread's); the word is shared
+    // with the kernel, which reaches it only while this thread does not
+    // run, so an atomic view of it is sound; nothing else in lxrt writes it.
+    unsafe { core::sync::atomic::AtomicU64::from_ptr(&raw mut (*b).save.0.upcalls_off) }
 }
 
 /// The running thread's hand-over record (`obj::handover`), which the

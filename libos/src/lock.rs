@@ -38,6 +38,13 @@ fn thread() -> &'static Side {
     LOCAL.get()
 }
 
+/// The thread's side and its critical word (`claim`), from one look at
+/// the per-thread block.
+#[inline]
+fn thread_and_word() -> (&'static Side, &'static AtomicU64) {
+    LOCAL.get_with_critical()
+}
+
 /// The process's threads other than the first (`proc::thread` counts
 /// them): with none, lxrt's code outside a call needs no lock (`guarded`).
 pub static OTHER_THREADS: Word<u32> = Word::new(0);
@@ -102,19 +109,19 @@ fn claim(on: bool) {
 /// Takes the lock (no-op if this process already holds it).
 #[inline]
 pub fn acquire() {
-    let t = thread();
+    let (t, critical) = thread_and_word();
     if t.held.get() {
         return;
     }
     let me = id_of(t);
     // The usual case: nobody holds it. The claim comes first, so the word
     // never names this thread while it is switched out unclaimed.
-    claim(true);
+    critical.store(HOLDS, Ordering::Relaxed);
     if word().compare_exchange(0, me, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
         taken(t);
         return;
     }
-    claim(false);
+    critical.store(0, Ordering::Relaxed);
     contended(me);
 }
 
@@ -192,25 +199,37 @@ pub fn held() -> bool {
 
 #[inline]
 pub fn release() {
-    release_of(thread());
+    let (t, critical) = thread_and_word();
+    release_of(t, critical);
 }
 
+/// Drops thread `t`'s hold (`critical`: its critical word). Held, its id
+/// is known (`acquire` asked for it).
 #[inline]
-fn release_of(t: &Side) {
+fn release_of(t: &Side, critical: &AtomicU64) {
     if t.held.replace(false) {
         // A waiter may have taken a broken hold over: then the word is not
         // ours to clear.
-        let _ = word().compare_exchange(id_of(t), 0, Ordering::Release, Ordering::Relaxed);
-        if crate::entry::critical_word().swap(0, Ordering::Relaxed) & BROKEN != 0 {
+        let _ = word().compare_exchange(t.id.get(), 0, Ordering::Release, Ordering::Relaxed);
+        if critical.swap(0, Ordering::Relaxed) & BROKEN != 0 {
             broken();
         }
-        // Someone waited for it long: it runs now, finds the lock free
-        // and takes it (a waiter that ended or forged the word: no yield).
-        if waiter().load(Ordering::Relaxed) != 0 && waited_long() {
-            let w = waiter().swap(0, Ordering::AcqRel);
-            if w != 0 && w != id_of(t) {
-                let _ = sys::yield_to(w);
-            }
+        if waiter().load(Ordering::Relaxed) != 0 {
+            hand_to_waiter(t.id.get());
+        }
+    }
+}
+
+/// Someone waits for the lock: if it has waited long, it runs now, finds
+/// the lock free and takes it (a waiter that ended or forged the word: no
+/// yield). Out of line: rarely taken.
+#[cold]
+#[inline(never)]
+fn hand_to_waiter(me: u64) {
+    if waited_long() {
+        let w = waiter().swap(0, Ordering::AcqRel);
+        if w != 0 && w != me {
+            let _ = sys::yield_to(w);
         }
     }
 }
@@ -246,6 +265,7 @@ pub fn wait_for(env: u64) {
 /// Asks that environment `env`, which waits for what the current call has
 /// just done (a reader of the pipe it wrote), get the rest of the slice as
 /// soon as the call has ended and dropped the lock (`end_call`).
+#[inline]
 pub fn hand_off(env: u64) {
     thread().hand_off.set(env);
 }
@@ -254,10 +274,11 @@ pub fn hand_off(env: u64) {
 /// asked for, if any (a plain return if that one cannot run).
 #[inline(always)]
 pub fn end_call() {
-    let t = thread();
-    release_of(t);
+    let (t, critical) = thread_and_word();
+    release_of(t, critical);
     let env = t.hand_off.replace(0);
-    if env != 0 && env != id_of(t) {
+    // A hand-off was asked inside the call, which knew the id (`acquire`).
+    if env != 0 && env != t.id.get() {
         let _ = sys::yield_to(env);
     }
 }
