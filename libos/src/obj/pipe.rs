@@ -222,7 +222,8 @@ const _: () = assert!(GUARDED_PAGES * PAGE as u64 <= crate::layout::PIPE_SLOT);
 /// write end).
 pub fn create_guarded(flags: u32) -> Result<(Handle<File>, Handle<File>), Errno> {
     let g = super::pipemem::alloc(GUARDED_PAGES).ok_or(ENOMEM)? as *mut Guarded;
-    let ticket = match sys::range_make(g as u64, GUARDED_PAGES) {
+    // Claimable unheld by its maker's user only; an end travels held.
+    let ticket = match sys::range_make(g as u64, GUARDED_PAGES, abi::syscall::frame_range::OWNER_SELF, 0o600) {
         Ok(t) => t,
         Err(_) => {
             // As many pipes as the kernel keeps ranges for.
