@@ -583,7 +583,9 @@ pub mod frame_range {
     /// becomes the range's own capability root. Returns the range's ticket
     /// (index in the low `KEY_SHIFT` bits, a key the kernel chose above).
     /// `NoMemory` when the kernel holds as many live ranges as it can (one
-    /// none of whose frames lives, held by no message, is swept then).
+    /// none of whose frames lives, held by no message, is swept then);
+    /// `OverQuota` when the caller's effective uid, not root, is charged
+    /// with its share already (a quarter of the table).
     pub const MAKE: u64 = 0;
     /// `(CLAIM, ticket, rights)`: a loan of the range's capability with
     /// `rights` (`cap` bits: `BadFlags`) in the caller's list; returns the

@@ -42,6 +42,10 @@ use abi::Error;
 /// Ranges the kernel holds at once.
 pub const RANGES: usize = 1024;
 
+/// Live ranges one user other than root may be charged with: a quarter of
+/// the table, so one user's pipes cannot take everyone's.
+pub const PER_USER: usize = RANGES / 4;
+
 const _: () = assert!(RANGES <= 1 << KEY_SHIFT);
 
 /// Who may claim a range unheld: an owner, a group and a file's
@@ -89,6 +93,8 @@ pub struct Range {
     root: CapRef,
     key: u64,
     rule: Rule,
+    /// The user charged with it: its maker's effective uid.
+    user: u32,
     /// Messages in flight that carry the ticket (`hold`).
     holds: u32,
     n: u8,
@@ -96,7 +102,7 @@ pub struct Range {
 }
 
 impl Range {
-    pub const FREE: Range = Range { root: CapRef::NONE, key: 0, rule: Rule::NONE, holds: 0, n: 0, frames: [0; RANGE_FRAMES] };
+    pub const FREE: Range = Range { root: CapRef::NONE, key: 0, rule: Rule::NONE, user: 0, holds: 0, n: 0, frames: [0; RANGE_FRAMES] };
 
     /// Its frames, in the order they were named.
     pub fn frames(&self) -> impl Iterator<Item = Frame> + '_ {
@@ -128,9 +134,10 @@ impl Ranges {
     }
 
     /// A range over `frames` (1 to `RANGE_FRAMES`, checked by the caller to
-    /// be the maker's, distinct and unshared) under `rule`; returns its
-    /// ticket and root, which the caller makes each frame's share guard.
-    /// `entropy` stirs
+    /// be the maker's, distinct and unshared) under `rule`, charged to
+    /// `user` (`OverQuota` past `PER_USER` live ranges, unless root);
+    /// returns its ticket and root, which the caller makes each frame's
+    /// share guard. `entropy` stirs
     /// the key generator (the kernel passes the time stamp counter);
     /// `alive` says whether a frame still belongs to the range with that
     /// root (for the sweep).
@@ -139,11 +146,19 @@ impl Ranges {
         caps: &mut Caps,
         frames: &[Frame],
         rule: Rule,
+        user: u32,
         entropy: u64,
         alive: impl Fn(Frame, CapRef) -> bool,
     ) -> Result<(u64, CapRef), Error> {
         if frames.is_empty() || frames.len() > RANGE_FRAMES {
             return Err(Error::BadLength);
+        }
+        let charged = |t: &[Range]| t.iter().filter(|r| !r.root.is_none() && r.user == user).count();
+        if user != 0 && charged(self.table) >= PER_USER {
+            self.sweep(caps, &alive);
+            if charged(self.table) >= PER_USER {
+                return Err(Error::OverQuota);
+            }
         }
         let i = match self.table.iter().position(|r| r.root.is_none()) {
             Some(i) => i,
@@ -155,7 +170,7 @@ impl Ranges {
         // ticket is a call's result, which is an error if negative.
         let key = (self.state >> (KEY_SHIFT + 1)).max(1);
         let r = &mut self.table[i];
-        *r = Range { root, key, rule, n: frames.len() as u8, ..Range::FREE };
+        *r = Range { root, key, rule, user, n: frames.len() as u8, ..Range::FREE };
         for (to, f) in r.frames.iter_mut().zip(frames) {
             *to = f.number() as u32;
         }
@@ -276,7 +291,7 @@ mod tests {
             let fs: std::vec::Vec<Frame> = frames.iter().map(|&f| Frame::new(f)).collect();
             let guards = &self.guards;
             let (ticket, root) =
-                self.ranges.make(&mut self.caps, &fs, rule, 7, |f, g| guards.get(&f.number()) == Some(&g))?;
+                self.ranges.make(&mut self.caps, &fs, rule, rule.uid, 7, |f, g| guards.get(&f.number()) == Some(&g))?;
             for f in frames {
                 self.guards.insert(*f, root);
             }
@@ -447,6 +462,27 @@ mod tests {
             assert_eq!(Rule::asked(&me, 1000 | 1000 << 32, bad), Err(Error::BadFlags), "{bad:#o}");
         }
         assert_eq!(Rule::asked(&Ident::ROOT, 1001 | 61 << 32, 0o600), Ok(Rule { uid: 1001, gid: 61, mode: 0o600 }));
+    }
+
+    #[test]
+    fn one_user_cannot_take_everyones_ranges() {
+        let mut w = World::new();
+        let hostile = Rule { uid: 1000, gid: 1000, mode: 0o600 };
+        let mut first = 0;
+        for f in 0..PER_USER as u64 {
+            let t = w.make_as(&[f], hostile).unwrap();
+            first = if f == 0 { t } else { first };
+        }
+        let live = w.caps.live();
+        assert_eq!(w.make_as(&[5000], hostile), Err(Error::OverQuota), "past its share");
+        assert_eq!(w.caps.live(), live, "a refused make made a capability");
+        // Everyone else still makes ranges: another user, and root.
+        assert!(w.make_as(&[5001], Rule { uid: 1001, ..hostile }).is_ok());
+        assert!(w.make(&[5002]).is_ok());
+        // A range of its own that died is swept to make room.
+        w.guards.remove(&0);
+        assert!(w.make_as(&[5003], hostile).is_ok());
+        assert_eq!(w.ranges.get(first).err(), Some(Error::NotPermitted), "the dead range was swept");
     }
 
     #[test]

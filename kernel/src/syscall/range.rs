@@ -28,7 +28,9 @@ fn make(k: &mut Kernel, va: u64, pages: u64, cred: u64, owner: u64, mode: u64) -
     if pages as usize > RANGE_FRAMES {
         return Err(Error::BadLength);
     }
-    let rule = Rule::asked(k.idents.get(k.space_owner(k.current())), owner, mode)?;
+    let maker = k.idents.get(k.space_owner(k.current()));
+    let rule = Rule::asked(maker, owner, mode)?;
+    let user = maker.uid[abi::ident::EFFECTIVE];
     let mut frames = [Frame::new(0); RANGE_FRAMES];
     for (i, p) in page_range(va, pages)?.enumerate() {
         let pte = pagetable::lookup(&mut PhysTables, k.pml4(), p).ok_or(Error::NotMapped)?;
@@ -42,7 +44,7 @@ fn make(k: &mut Kernel, va: u64, pages: u64, cred: u64, owner: u64, mode: u64) -
     let frames = &frames[..pages as usize];
     let entropy = crate::arch::clock::rdtsc();
     let (caps, alive) = k.mem.caps_and_ranges();
-    let (ticket, root) = k.ranges.make(caps, frames, rule, entropy, alive)?;
+    let (ticket, root) = k.ranges.make(caps, frames, rule, user, entropy, alive)?;
     for &f in frames {
         k.mem.set_share_guard(f, root);
     }
