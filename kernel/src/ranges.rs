@@ -82,7 +82,13 @@ impl Rule {
 
     /// Does the rule let `who` have `rights`?
     pub fn admits(&self, who: &Ident, rights: Rights) -> bool {
-        who.may_access(self.uid, self.gid, self.mode, rights.contains(Rights::READ), rights.contains(Rights::WRITE))
+        who.may_access(
+            self.uid,
+            self.gid,
+            self.mode,
+            rights.contains(Rights::READ),
+            rights.contains(Rights::WRITE),
+        )
     }
 }
 
@@ -102,7 +108,15 @@ pub struct Range {
 }
 
 impl Range {
-    pub const FREE: Range = Range { root: CapRef::NONE, key: 0, rule: Rule::NONE, user: 0, holds: 0, n: 0, frames: [0; RANGE_FRAMES] };
+    pub const FREE: Range = Range {
+        root: CapRef::NONE,
+        key: 0,
+        rule: Rule::NONE,
+        user: 0,
+        holds: 0,
+        n: 0,
+        frames: [0; RANGE_FRAMES],
+    };
 
     /// Its frames, in the order they were named.
     pub fn frames(&self) -> impl Iterator<Item = Frame> + '_ {
@@ -290,8 +304,9 @@ mod tests {
         fn make_as(&mut self, frames: &[u64], rule: Rule) -> Result<u64, Error> {
             let fs: std::vec::Vec<Frame> = frames.iter().map(|&f| Frame::new(f)).collect();
             let guards = &self.guards;
-            let (ticket, root) =
-                self.ranges.make(&mut self.caps, &fs, rule, rule.uid, 7, |f, g| guards.get(&f.number()) == Some(&g))?;
+            let (ticket, root) = self
+                .ranges
+                .make(&mut self.caps, &fs, rule, rule.uid, 7, |f, g| guards.get(&f.number()) == Some(&g))?;
             for f in frames {
                 self.guards.insert(*f, root);
             }
@@ -436,7 +451,8 @@ mod tests {
         // Owner 1000 rw, group 50 read, others nothing (0640).
         let t = w.make_as(&[9], Rule { uid: 1000, gid: 50, mode: 0o640 }).unwrap();
         let (r, rw) = (1u64, 3u64);
-        let claim = |w: &mut World, rights, who: &Ident| w.ranges.claim(&mut w.caps, t, rights, who).map(|_| ());
+        let claim =
+            |w: &mut World, rights, who: &Ident| w.ranges.claim(&mut w.caps, t, rights, who).map(|_| ());
         assert_eq!(claim(&mut w, rw, &user(1000, 1000, &[])), Ok(()));
         assert_eq!(claim(&mut w, r, &user(1001, 50, &[])), Ok(()));
         assert_eq!(claim(&mut w, r, &user(1001, 7, &[3, 50])), Ok(()), "a supplementary group");
@@ -461,7 +477,10 @@ mod tests {
         for bad in [0o700, 0o4600, 0o1666, 1 << 40] {
             assert_eq!(Rule::asked(&me, 1000 | 1000 << 32, bad), Err(Error::BadFlags), "{bad:#o}");
         }
-        assert_eq!(Rule::asked(&Ident::ROOT, 1001 | 61 << 32, 0o600), Ok(Rule { uid: 1001, gid: 61, mode: 0o600 }));
+        assert_eq!(
+            Rule::asked(&Ident::ROOT, 1001 | 61 << 32, 0o600),
+            Ok(Rule { uid: 1001, gid: 61, mode: 0o600 })
+        );
     }
 
     #[test]
