@@ -54,7 +54,8 @@ pub enum Error {
     /// XN: the parent does not claim the block (with one template), or is
     /// not a metadata block.
     NotClaimed = 22,
-    /// XN: the template's `acl` refused the caller's credentials.
+    /// XN: the template's `acl` refused the caller's credentials; a frame
+    /// range's owner and mode refused the caller's identity.
     Denied = 23,
     /// XN: an allocation of a block that is not free, or a change that
     /// makes one block claim another twice.
@@ -178,7 +179,7 @@ impl Error {
             Error::OverQuota => "over the subtree's quota",
             Error::NoDevice => "no such device",
             Error::NotClaimed => "block not claimed by that parent",
-            Error::Denied => "refused by the template's acl",
+            Error::Denied => "refused by the acl or the owner and mode",
             Error::NotFree => "block not free or claimed twice",
             Error::Undeclared => "change differs from its declaration",
             Error::ReadOnly => "metadata is read-only",

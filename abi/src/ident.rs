@@ -41,4 +41,23 @@ impl Ident {
         let mine = [self.uid[REAL], self.uid[EFFECTIVE]];
         self.uid[EFFECTIVE] == 0 || mine.contains(&target.uid[REAL]) || mine.contains(&target.uid[SAVED])
     }
+
+    /// May this identity read (`read`) and write (`write`) an object of
+    /// owner `uid`, group `gid` and permission bits `mode` (a file's
+    /// `rw-rw-rw-` bits)? As Linux judges a file: root may; anyone else
+    /// by the owner's bits if it is the owner, else the group's if the
+    /// group is its effective or a supplementary group, else the others'.
+    pub fn may_access(&self, uid: u32, gid: u32, mode: u32, read: bool, write: bool) -> bool {
+        if self.uid[EFFECTIVE] == 0 {
+            return true;
+        }
+        let class = if self.uid[EFFECTIVE] == uid {
+            mode >> 6
+        } else if self.gid[EFFECTIVE] == gid || self.groups().contains(&gid) {
+            mode >> 3
+        } else {
+            mode
+        };
+        (!read || class & 4 != 0) && (!write || class & 2 != 0)
+    }
 }

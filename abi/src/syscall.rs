@@ -570,22 +570,31 @@ pub const FRAME_RANGE: u64 = BASE + 95;
 
 /// `frame_range`'s operations.
 pub mod frame_range {
-    /// `(MAKE, va, pages, cred)`: a range over the frames the caller maps
-    /// at `pages` pages from `va` (1 to `RANGE_FRAMES`: `BadLength`; user
-    /// pages: `BadAddress`; each mapped: `NotMapped`), each a user frame
-    /// whose owner `cred` covers with the write right (`NotOwner`,
-    /// `NotPermitted`), with no share guard yet and named once
-    /// (`BadState`). Each frame's share guard becomes the range's own
-    /// capability root. Returns the range's ticket (index in the low
-    /// `KEY_SHIFT` bits, a key the kernel chose above). `NoMemory` when
-    /// the kernel holds as many live ranges as it can (one none of whose
-    /// frames lives, held by no message, is swept then).
+    /// `(MAKE, va, pages, cred, owner, mode)`: a range over the frames the
+    /// caller maps at `pages` pages from `va` (1 to `RANGE_FRAMES`:
+    /// `BadLength`; user pages: `BadAddress`; each mapped: `NotMapped`),
+    /// each a user frame whose owner `cred` covers with the write right
+    /// (`NotOwner`, `NotPermitted`), with no share guard yet and named once
+    /// (`BadState`). Its rule: `owner` (uid in the low 32 bits, gid above;
+    /// `OWNER_SELF` for the caller's effective ids) and `mode` (a file's
+    /// `rw-rw-rw-` bits, `MODE_BITS`: `BadFlags`), which `CLAIM` judges.
+    /// Only root names another uid, or a gid not its effective or one of
+    /// its groups (`NotPermitted`, as `chown`). Each frame's share guard
+    /// becomes the range's own capability root. Returns the range's ticket
+    /// (index in the low `KEY_SHIFT` bits, a key the kernel chose above).
+    /// `NoMemory` when the kernel holds as many live ranges as it can (one
+    /// none of whose frames lives, held by no message, is swept then);
+    /// `OverQuota` when the caller's effective uid, not root, is charged
+    /// with its share already (a quarter of the table).
     pub const MAKE: u64 = 0;
     /// `(CLAIM, ticket, rights)`: a loan of the range's capability with
     /// `rights` (`cap` bits: `BadFlags`) in the caller's list; returns the
     /// slot. A wrong key, or a range whose frames are gone, is
     /// `NotPermitted`; an index past the table `BadLength`; a full list
-    /// `NoMemory`.
+    /// `NoMemory`. Unless a message holds the range (`HOLD`: the ticket
+    /// travels, and whoever the message reaches may claim), the caller's
+    /// identity must pass the rule for `rights` (`READ` needs the `r` bit
+    /// of its class, `WRITE` the `w` bit; root passes): `Denied`.
     pub const CLAIM: u64 = 1;
     /// `(MAP, slot, va, first, pages, flags)`: maps frames `first ..
     /// first + pages` of the range that capability `slot` names at `va` in
@@ -600,16 +609,23 @@ pub mod frame_range {
     /// their share guard and the counts its holds kept (freed with their
     /// last mapping, if ownerless).
     pub const DROP: u64 = 3;
-    /// `(HOLD, ticket)`: a message carrying the ticket is in flight: each
-    /// frame counts one more mapping, so it outlives every mapping until
-    /// `UNHOLD` (`CLAIM`'s errors; `NotPermitted` if a frame is gone,
-    /// `NoMemory` past a frame's count).
+    /// `(HOLD, ticket, va)`: a message carrying the ticket is in flight:
+    /// each frame counts one more mapping, so it outlives every mapping
+    /// until `UNHOLD` (`CLAIM`'s errors; `NotPermitted` if a frame is gone,
+    /// `NoMemory` past a frame's count). Only a holder passes a range on:
+    /// the caller must map the range's first frame at `va` (`NotMapped`,
+    /// or `Denied` for another frame), so a ticket read elsewhere cannot
+    /// open the range to everyone.
     pub const HOLD: u64 = 4;
     /// `(UNHOLD, ticket)`: the message was taken: one hold's counts go
     /// (`BadState` if the range is not held).
     pub const UNHOLD: u64 = 5;
     /// Frames one range can name.
     pub const RANGE_FRAMES: usize = 32;
+    /// `MAKE`'s owner: the caller's effective uid and gid.
+    pub const OWNER_SELF: u64 = u64::MAX;
+    /// `MAKE`'s mode bits: read and write for owner, group and others.
+    pub const MODE_BITS: u64 = 0o666;
     /// A ticket's index bits.
     pub const KEY_SHIFT: u32 = 16;
 }

@@ -16,6 +16,13 @@
 //! pipe's own frames) and puts it in the message that passes the object:
 //! whoever the message reaches claims a loan, maps, and drops the loan.
 //! The key is the secret; a wrong one is refused like a stale capability.
+//! It is not the only check: a range has a rule, an owner uid and gid and
+//! a file's read and write bits, which `CLAIM` judges against the caller's
+//! identity as the kernel holds it (`ident.rs`), so a ticket read where
+//! others can read it (a FIFO's, kept with its name) opens the range to no
+//! one the rule refuses. Only while a message holds the range (it travels
+//! to whoever Linux lets receive it) does the ticket alone suffice, and
+//! only a process mapping the range may hold it.
 //!
 //! The frames live as long as they are mapped, as any frame does, and
 //! while the range is *held*: a library holds it for each message that
@@ -28,13 +35,62 @@
 
 use crate::cap::{CapRef, Caps, Rights};
 use crate::frames::Frame;
-use abi::syscall::frame_range::{KEY_SHIFT, RANGE_FRAMES};
+use abi::ident::Ident;
+use abi::syscall::frame_range::{KEY_SHIFT, MODE_BITS, RANGE_FRAMES};
 use abi::Error;
 
 /// Ranges the kernel holds at once.
 pub const RANGES: usize = 1024;
 
+/// Live ranges one user other than root may be charged with: a quarter of
+/// the table, so one user's pipes cannot take everyone's.
+pub const PER_USER: usize = RANGES / 4;
+
 const _: () = assert!(RANGES <= 1 << KEY_SHIFT);
+
+/// Who may claim a range unheld: an owner, a group and a file's
+/// `rw-rw-rw-` bits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rule {
+    pub uid: u32,
+    pub gid: u32,
+    pub mode: u32,
+}
+
+impl Rule {
+    pub const NONE: Rule = Rule { uid: 0, gid: 0, mode: 0 };
+
+    /// The rule `MAKE`'s caller `maker` asks for (`owner`, `mode`):
+    /// `BadFlags` for bits beyond `MODE_BITS`, `NotPermitted` for an owner
+    /// it may not give (only root names another uid or a group it is not
+    /// in, as `chown`).
+    pub fn asked(maker: &Ident, owner: u64, mode: u64) -> Result<Rule, Error> {
+        if mode & !MODE_BITS != 0 {
+            return Err(Error::BadFlags);
+        }
+        let me = abi::ident::EFFECTIVE;
+        let (uid, gid) = match owner {
+            abi::syscall::frame_range::OWNER_SELF => (maker.uid[me], maker.gid[me]),
+            o => (o as u32, (o >> 32) as u32),
+        };
+        let in_group = maker.gid[me] == gid || maker.groups().contains(&gid);
+        if maker.uid[me] != 0 && (uid != maker.uid[me] || !in_group) {
+            return Err(Error::NotPermitted);
+        }
+        Ok(Rule { uid, gid, mode: mode as u32 })
+    }
+
+    /// Does the rule let `who` have `rights`?
+    pub fn admits(&self, who: &Ident, rights: Rights) -> bool {
+        who.may_access(
+            self.uid,
+            self.gid,
+            self.mode,
+            rights.contains(Rights::READ),
+            rights.contains(Rights::WRITE),
+        )
+    }
+}
 
 #[derive(Clone, Copy)]
 pub struct Range {
@@ -42,6 +98,9 @@ pub struct Range {
     /// a free entry).
     root: CapRef,
     key: u64,
+    rule: Rule,
+    /// The user charged with it: its maker's effective uid.
+    user: u32,
     /// Messages in flight that carry the ticket (`hold`).
     holds: u32,
     n: u8,
@@ -49,7 +108,15 @@ pub struct Range {
 }
 
 impl Range {
-    pub const FREE: Range = Range { root: CapRef::NONE, key: 0, holds: 0, n: 0, frames: [0; RANGE_FRAMES] };
+    pub const FREE: Range = Range {
+        root: CapRef::NONE,
+        key: 0,
+        rule: Rule::NONE,
+        user: 0,
+        holds: 0,
+        n: 0,
+        frames: [0; RANGE_FRAMES],
+    };
 
     /// Its frames, in the order they were named.
     pub fn frames(&self) -> impl Iterator<Item = Frame> + '_ {
@@ -81,8 +148,10 @@ impl Ranges {
     }
 
     /// A range over `frames` (1 to `RANGE_FRAMES`, checked by the caller to
-    /// be the maker's, distinct and unshared); returns its ticket and root,
-    /// which the caller makes each frame's share guard. `entropy` stirs
+    /// be the maker's, distinct and unshared) under `rule`, charged to
+    /// `user` (`OverQuota` past `PER_USER` live ranges, unless root);
+    /// returns its ticket and root, which the caller makes each frame's
+    /// share guard. `entropy` stirs
     /// the key generator (the kernel passes the time stamp counter);
     /// `alive` says whether a frame still belongs to the range with that
     /// root (for the sweep).
@@ -90,11 +159,20 @@ impl Ranges {
         &mut self,
         caps: &mut Caps,
         frames: &[Frame],
+        rule: Rule,
+        user: u32,
         entropy: u64,
         alive: impl Fn(Frame, CapRef) -> bool,
     ) -> Result<(u64, CapRef), Error> {
         if frames.is_empty() || frames.len() > RANGE_FRAMES {
             return Err(Error::BadLength);
+        }
+        let charged = |t: &[Range]| t.iter().filter(|r| !r.root.is_none() && r.user == user).count();
+        if user != 0 && charged(self.table) >= PER_USER {
+            self.sweep(caps, &alive);
+            if charged(self.table) >= PER_USER {
+                return Err(Error::OverQuota);
+            }
         }
         let i = match self.table.iter().position(|r| r.root.is_none()) {
             Some(i) => i,
@@ -106,7 +184,7 @@ impl Ranges {
         // ticket is a call's result, which is an error if negative.
         let key = (self.state >> (KEY_SHIFT + 1)).max(1);
         let r = &mut self.table[i];
-        *r = Range { root, key, n: frames.len() as u8, ..Range::FREE };
+        *r = Range { root, key, rule, user, n: frames.len() as u8, ..Range::FREE };
         for (to, f) in r.frames.iter_mut().zip(frames) {
             *to = f.number() as u32;
         }
@@ -168,10 +246,14 @@ impl Ranges {
 
     /// A loan of the range `ticket` names (`ticketed`'s errors), with
     /// `rights` (bits: `BadFlags`; a loan without `GRANT` cannot be lent
-    /// on).
-    pub fn claim(&self, caps: &mut Caps, ticket: u64, rights: u64) -> Result<CapRef, Error> {
+    /// on), for `who`: `Denied` if the range is held by no message and its
+    /// rule refuses `who` those rights.
+    pub fn claim(&self, caps: &mut Caps, ticket: u64, rights: u64, who: &Ident) -> Result<CapRef, Error> {
         let rights = Rights::from_bits(rights)?;
         let r = &self.table[self.ticketed(ticket)?];
+        if r.holds == 0 && !r.rule.admits(who, rights) {
+            return Err(Error::Denied);
+        }
         caps.lend_as(r.root, rights)
     }
 
@@ -216,10 +298,15 @@ mod tests {
         }
 
         fn make(&mut self, frames: &[u64]) -> Result<u64, Error> {
+            self.make_as(frames, Rule { uid: 0, gid: 0, mode: 0o600 })
+        }
+
+        fn make_as(&mut self, frames: &[u64], rule: Rule) -> Result<u64, Error> {
             let fs: std::vec::Vec<Frame> = frames.iter().map(|&f| Frame::new(f)).collect();
             let guards = &self.guards;
-            let (ticket, root) =
-                self.ranges.make(&mut self.caps, &fs, 7, |f, g| guards.get(&f.number()) == Some(&g))?;
+            let (ticket, root) = self
+                .ranges
+                .make(&mut self.caps, &fs, rule, rule.uid, 7, |f, g| guards.get(&f.number()) == Some(&g))?;
             for f in frames {
                 self.guards.insert(*f, root);
             }
@@ -237,7 +324,7 @@ mod tests {
         let mut w = World::new();
         let t = w.make(&[10, 3, 7]).unwrap();
         let other = w.make(&[11]).unwrap();
-        let loan = w.ranges.claim(&mut w.caps, t, 7).unwrap();
+        let loan = w.ranges.claim(&mut w.caps, t, 7, &Ident::ROOT).unwrap();
         assert_eq!(w.frames(loan, Rights::READ | Rights::WRITE), Ok(std::vec![10, 3, 7]));
         // Its guard is that range's root only: another range's frame is not
         // covered.
@@ -253,11 +340,11 @@ mod tests {
         let t = w.make(&[1, 2]).unwrap();
         let live = w.caps.live();
         // Wrong key, a free entry, an index past the table, no key at all.
-        assert_eq!(w.ranges.claim(&mut w.caps, t ^ 1 << 40, 3), Err(Error::NotPermitted));
-        assert_eq!(w.ranges.claim(&mut w.caps, t + 1, 3), Err(Error::NotPermitted));
-        assert_eq!(w.ranges.claim(&mut w.caps, RANGES as u64, 3), Err(Error::BadLength));
-        assert_eq!(w.ranges.claim(&mut w.caps, t & 0xffff, 3), Err(Error::NotPermitted));
-        assert_eq!(w.ranges.claim(&mut w.caps, t, 8), Err(Error::BadFlags));
+        assert_eq!(w.ranges.claim(&mut w.caps, t ^ 1 << 40, 3, &Ident::ROOT), Err(Error::NotPermitted));
+        assert_eq!(w.ranges.claim(&mut w.caps, t + 1, 3, &Ident::ROOT), Err(Error::NotPermitted));
+        assert_eq!(w.ranges.claim(&mut w.caps, RANGES as u64, 3, &Ident::ROOT), Err(Error::BadLength));
+        assert_eq!(w.ranges.claim(&mut w.caps, t & 0xffff, 3, &Ident::ROOT), Err(Error::NotPermitted));
+        assert_eq!(w.ranges.claim(&mut w.caps, t, 8, &Ident::ROOT), Err(Error::BadFlags));
         assert_eq!(w.caps.live(), live, "a refused claim made a capability");
     }
 
@@ -265,7 +352,7 @@ mod tests {
     fn a_read_loan_cannot_map_writable() {
         let mut w = World::new();
         let t = w.make(&[5]).unwrap();
-        let read = w.ranges.claim(&mut w.caps, t, 1).unwrap();
+        let read = w.ranges.claim(&mut w.caps, t, 1, &Ident::ROOT).unwrap();
         assert_eq!(w.frames(read, Rights::READ), Ok(std::vec![5]));
         assert_eq!(w.frames(read, Rights::READ | Rights::WRITE), Err(Error::NotPermitted));
         // Without GRANT it cannot be lent on.
@@ -276,14 +363,14 @@ mod tests {
     fn revoked_and_unrelated_capabilities_name_no_range() {
         let mut w = World::new();
         let t = w.make(&[5, 6]).unwrap();
-        let loan = w.ranges.claim(&mut w.caps, t, 7).unwrap();
+        let loan = w.ranges.claim(&mut w.caps, t, 7, &Ident::ROOT).unwrap();
         w.caps.revoke(loan).unwrap();
         assert_eq!(w.frames(loan, Rights::READ), Err(Error::NotPermitted));
         // A capability of some other kind (an environment's root).
         let env_root = w.caps.create_root(Rights::ALL).unwrap();
         assert_eq!(w.frames(env_root, Rights::READ), Err(Error::NotOwner));
         // The range itself is untouched: a new claim works.
-        let again = w.ranges.claim(&mut w.caps, t, 7).unwrap();
+        let again = w.ranges.claim(&mut w.caps, t, 7, &Ident::ROOT).unwrap();
         assert_eq!(w.frames(again, Rights::READ), Ok(std::vec![5, 6]));
     }
 
@@ -291,13 +378,13 @@ mod tests {
     fn a_dropped_range_takes_its_loans_and_its_entry_is_reused() {
         let mut w = World::new();
         let t = w.make(&[100, 101]).unwrap();
-        let loan = w.ranges.claim(&mut w.caps, t, 7).unwrap();
+        let loan = w.ranges.claim(&mut w.caps, t, 7, &Ident::ROOT).unwrap();
         assert_eq!(w.ranges.drop_range(&mut w.caps, t ^ 1 << 20).err(), Some(Error::NotPermitted));
         let gone = w.ranges.drop_range(&mut w.caps, t).unwrap();
         assert_eq!(gone.frames().map(|f| f.number()).collect::<std::vec::Vec<_>>(), [100, 101]);
         assert!(!w.caps.valid(loan), "a loan outlived its range");
         assert_eq!(w.frames(loan, Rights::READ), Err(Error::NotPermitted));
-        assert_eq!(w.ranges.claim(&mut w.caps, t, 7), Err(Error::NotPermitted));
+        assert_eq!(w.ranges.claim(&mut w.caps, t, 7, &Ident::ROOT), Err(Error::NotPermitted));
         assert_eq!(w.ranges.drop_range(&mut w.caps, t).err(), Some(Error::NotPermitted), "dropped twice");
         let fresh = w.make(&[102]).unwrap();
         assert_eq!(fresh & 0xffff, t & 0xffff, "the entry was reused");
@@ -309,7 +396,7 @@ mod tests {
         let mut w = World::new();
         let stale = w.make(&[100]).unwrap();
         let held = w.make(&[200]).unwrap();
-        let loan = w.ranges.claim(&mut w.caps, stale, 7).unwrap();
+        let loan = w.ranges.claim(&mut w.caps, stale, 7, &Ident::ROOT).unwrap();
         w.ranges.hold(held, true).unwrap();
         for f in 0..RANGES as u64 - 2 {
             w.make(&[1000 + f]).unwrap();
@@ -321,7 +408,7 @@ mod tests {
         w.guards.remove(&200);
         let fresh = w.make(&[300]).unwrap();
         assert_eq!(fresh & 0xffff, stale & 0xffff, "the swept entry was reused");
-        assert_eq!(w.ranges.claim(&mut w.caps, stale, 3), Err(Error::NotPermitted));
+        assert_eq!(w.ranges.claim(&mut w.caps, stale, 3, &Ident::ROOT), Err(Error::NotPermitted));
         assert!(!w.caps.valid(loan), "a loan outlived its swept range");
         assert!(w.ranges.get(held).is_ok(), "a held range was swept");
         assert_eq!(w.make(&[301]), Err(Error::NoMemory));
@@ -329,6 +416,92 @@ mod tests {
         assert_eq!(w.ranges.hold(held, false), Err(Error::BadState), "let go of twice");
         assert!(w.make(&[302]).is_ok(), "an unheld dead range is swept");
         assert_eq!(w.ranges.get(held).err(), Some(Error::NotPermitted));
+    }
+
+    fn user(uid: u32, gid: u32, groups: &[u32]) -> Ident {
+        let mut id = Ident { uid: [uid; 3], gid: [gid; 3], ..Ident::ROOT };
+        id.groups[..groups.len()].copy_from_slice(groups);
+        id.ngroups = groups.len() as u32;
+        id
+    }
+
+    #[test]
+    fn a_ticket_read_by_another_user_is_refused_unless_held() {
+        let mut w = World::new();
+        // Root's 0600 range: its ticket, read from shared memory by uid 1000.
+        let t = w.make(&[1, 2]).unwrap();
+        let live = w.caps.live();
+        let stranger = user(1000, 1000, &[]);
+        let rw = 3;
+        assert_eq!(w.ranges.claim(&mut w.caps, t, rw, &stranger), Err(Error::Denied));
+        assert_eq!(w.ranges.claim(&mut w.caps, t, 1, &stranger), Err(Error::Denied));
+        assert_eq!(w.caps.live(), live, "a refused claim made a capability");
+        // A held range travels by ticket: whoever the message reaches claims.
+        w.ranges.hold(t, true).unwrap();
+        assert!(w.ranges.claim(&mut w.caps, t, rw, &stranger).is_ok());
+        w.ranges.hold(t, false).unwrap();
+        assert_eq!(w.ranges.claim(&mut w.caps, t, rw, &stranger), Err(Error::Denied));
+        // Root claims anything.
+        assert!(w.ranges.claim(&mut w.caps, t, rw, &Ident::ROOT).is_ok());
+    }
+
+    #[test]
+    fn the_rule_is_judged_as_file_bits() {
+        let mut w = World::new();
+        // Owner 1000 rw, group 50 read, others nothing (0640).
+        let t = w.make_as(&[9], Rule { uid: 1000, gid: 50, mode: 0o640 }).unwrap();
+        let (r, rw) = (1u64, 3u64);
+        let claim =
+            |w: &mut World, rights, who: &Ident| w.ranges.claim(&mut w.caps, t, rights, who).map(|_| ());
+        assert_eq!(claim(&mut w, rw, &user(1000, 1000, &[])), Ok(()));
+        assert_eq!(claim(&mut w, r, &user(1001, 50, &[])), Ok(()));
+        assert_eq!(claim(&mut w, r, &user(1001, 7, &[3, 50])), Ok(()), "a supplementary group");
+        assert_eq!(claim(&mut w, rw, &user(1001, 50, &[])), Err(Error::Denied));
+        assert_eq!(claim(&mut w, r, &user(1002, 1002, &[])), Err(Error::Denied));
+        // The owner's class is the owner's bits, even when others' are wider.
+        let t2 = w.make_as(&[10], Rule { uid: 1000, gid: 50, mode: 0o066 }).unwrap();
+        assert_eq!(w.ranges.claim(&mut w.caps, t2, r, &user(1000, 1000, &[])).err(), Some(Error::Denied));
+    }
+
+    #[test]
+    fn a_maker_gives_only_what_chown_would() {
+        let me = user(1000, 1000, &[60]);
+        let mine = Rule { uid: 1000, gid: 1000, mode: 0o600 };
+        assert_eq!(Rule::asked(&me, abi::syscall::frame_range::OWNER_SELF, 0o600), Ok(mine));
+        assert_eq!(Rule::asked(&me, 1000 | 60 << 32, 0o660), Ok(Rule { gid: 60, mode: 0o660, ..mine }));
+        // A forged owner (root, another user) or a group it is not in.
+        assert_eq!(Rule::asked(&me, 0, 0o600), Err(Error::NotPermitted));
+        assert_eq!(Rule::asked(&me, 1001 | 1000 << 32, 0o600), Err(Error::NotPermitted));
+        assert_eq!(Rule::asked(&me, 1000 | 61 << 32, 0o600), Err(Error::NotPermitted));
+        // A forged mode: execute, set-id or sticky bits, anything above.
+        for bad in [0o700, 0o4600, 0o1666, 1 << 40] {
+            assert_eq!(Rule::asked(&me, 1000 | 1000 << 32, bad), Err(Error::BadFlags), "{bad:#o}");
+        }
+        assert_eq!(
+            Rule::asked(&Ident::ROOT, 1001 | 61 << 32, 0o600),
+            Ok(Rule { uid: 1001, gid: 61, mode: 0o600 })
+        );
+    }
+
+    #[test]
+    fn one_user_cannot_take_everyones_ranges() {
+        let mut w = World::new();
+        let hostile = Rule { uid: 1000, gid: 1000, mode: 0o600 };
+        let mut first = 0;
+        for f in 0..PER_USER as u64 {
+            let t = w.make_as(&[f], hostile).unwrap();
+            first = if f == 0 { t } else { first };
+        }
+        let live = w.caps.live();
+        assert_eq!(w.make_as(&[5000], hostile), Err(Error::OverQuota), "past its share");
+        assert_eq!(w.caps.live(), live, "a refused make made a capability");
+        // Everyone else still makes ranges: another user, and root.
+        assert!(w.make_as(&[5001], Rule { uid: 1001, ..hostile }).is_ok());
+        assert!(w.make(&[5002]).is_ok());
+        // A range of its own that died is swept to make room.
+        w.guards.remove(&0);
+        assert!(w.make_as(&[5003], hostile).is_ok());
+        assert_eq!(w.ranges.get(first).err(), Some(Error::NotPermitted), "the dead range was swept");
     }
 
     #[test]

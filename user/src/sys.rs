@@ -388,10 +388,10 @@ pub fn section_holds(env: u64) -> Result<u64, Error> {
 pub fn frame_disown(frame: u64) -> Result<u64, Error> {
     result(call(sc::FRAME_DISOWN, [frame, CRED_SELF, 0, 0, 0, 0]))
 }
-/// A range over our `pages` frames mapped from `va`; its ticket
-/// (`FRAME_RANGE`'s `MAKE`).
-pub fn range_make(va: u64, pages: u64) -> Result<u64, Error> {
-    result(call(sc::FRAME_RANGE, [sc::frame_range::MAKE, va, pages, CRED_SELF, 0, 0]))
+/// A range over our `pages` frames mapped from `va`, claimable unheld by
+/// whom `owner` and `mode` admit; its ticket (`FRAME_RANGE`'s `MAKE`).
+pub fn range_make(va: u64, pages: u64, owner: u64, mode: u64) -> Result<u64, Error> {
+    result(call(sc::FRAME_RANGE, [sc::frame_range::MAKE, va, pages, CRED_SELF, owner, mode]))
 }
 /// A loan of the range `ticket` names, with `rights`; its slot (`CLAIM`).
 pub fn range_claim(ticket: u64, rights: u64) -> Result<u64, Error> {
@@ -402,11 +402,14 @@ pub fn range_claim(ticket: u64, rights: u64) -> Result<u64, Error> {
 pub fn range_map(slot: u64, va: u64, first: u64, pages: u64, flags: u64) -> Result<u64, Error> {
     result(call(sc::FRAME_RANGE, [sc::frame_range::MAP, slot, va, first, pages, flags]))
 }
-/// A message carrying `ticket` is in flight (`up`, `HOLD`) or was taken
-/// (`UNHOLD`).
-pub fn range_hold(ticket: u64, up: bool) -> Result<u64, Error> {
-    let op = if up { sc::frame_range::HOLD } else { sc::frame_range::UNHOLD };
-    result(call(sc::FRAME_RANGE, [op, ticket, 0, 0, 0, 0]))
+/// A message carrying `ticket` is in flight, sent by us, who map the
+/// range's first frame at `va` (`HOLD`).
+pub fn range_hold(ticket: u64, va: u64) -> Result<u64, Error> {
+    result(call(sc::FRAME_RANGE, [sc::frame_range::HOLD, ticket, va, 0, 0, 0]))
+}
+/// A message carrying `ticket` was taken (`UNHOLD`).
+pub fn range_unhold(ticket: u64) -> Result<u64, Error> {
+    result(call(sc::FRAME_RANGE, [sc::frame_range::UNHOLD, ticket, 0, 0, 0, 0]))
 }
 /// Ends the range `ticket` names (`DROP`).
 pub fn range_drop(ticket: u64) -> Result<u64, Error> {

@@ -6,27 +6,31 @@ use crate::cap::{CapRef, Rights};
 use crate::frames::Frame;
 use crate::mm::PhysTables;
 use crate::pagetable;
+use crate::ranges::Rule;
 use crate::state::Kernel;
-use crate::validate::{needed, page_range, pte_rights};
+use crate::validate::{needed, page_range, pte_rights, user_page};
 use abi::syscall::frame_range::{CLAIM, DROP, HOLD, MAKE, MAP, RANGE_FRAMES, UNHOLD};
 use abi::Error;
 
 pub fn frame_range(k: &mut Kernel, Args([op, a, b, c, d, e]): Args) -> Result<u64, Error> {
     match op {
-        MAKE => make(k, a, b, c),
+        MAKE => make(k, a, b, c, d, e),
         CLAIM => claim(k, a, b),
         MAP => map(k, a, b, c, d, e),
         DROP => drop(k, a),
-        HOLD => hold(k, a, true),
-        UNHOLD => hold(k, a, false),
+        HOLD => hold(k, a, Some(b)),
+        UNHOLD => hold(k, a, None),
         _ => Err(Error::BadFlags),
     }
 }
 
-fn make(k: &mut Kernel, va: u64, pages: u64, cred: u64) -> Result<u64, Error> {
+fn make(k: &mut Kernel, va: u64, pages: u64, cred: u64, owner: u64, mode: u64) -> Result<u64, Error> {
     if pages as usize > RANGE_FRAMES {
         return Err(Error::BadLength);
     }
+    let maker = k.idents.get(k.space_owner(k.current()));
+    let rule = Rule::asked(maker, owner, mode)?;
+    let user = maker.uid[abi::ident::EFFECTIVE];
     let mut frames = [Frame::new(0); RANGE_FRAMES];
     for (i, p) in page_range(va, pages)?.enumerate() {
         let pte = pagetable::lookup(&mut PhysTables, k.pml4(), p).ok_or(Error::NotMapped)?;
@@ -40,7 +44,7 @@ fn make(k: &mut Kernel, va: u64, pages: u64, cred: u64) -> Result<u64, Error> {
     let frames = &frames[..pages as usize];
     let entropy = crate::arch::clock::rdtsc();
     let (caps, alive) = k.mem.caps_and_ranges();
-    let (ticket, root) = k.ranges.make(caps, frames, entropy, alive)?;
+    let (ticket, root) = k.ranges.make(caps, frames, rule, user, entropy, alive)?;
     for &f in frames {
         k.mem.set_share_guard(f, root);
     }
@@ -48,8 +52,8 @@ fn make(k: &mut Kernel, va: u64, pages: u64, cred: u64) -> Result<u64, Error> {
 }
 
 fn claim(k: &mut Kernel, ticket: u64, rights: u64) -> Result<u64, Error> {
-    let loan = k.ranges.claim(k.mem.caps, ticket, rights)?;
     let me = k.space_owner(k.current());
+    let loan = k.ranges.claim(k.mem.caps, ticket, rights, k.idents.get(me))?;
     k.envs[me].clist.insert(k.mem.caps, loan).inspect_err(|_| {
         let _ = k.mem.caps.revoke(loan);
     })
@@ -93,12 +97,20 @@ fn map(k: &mut Kernel, slot: u64, va: u64, first: u64, pages: u64, flags: u64) -
     Ok(pages)
 }
 
-/// A message carrying `ticket` is sent (`up`) or taken: the range's
-/// frames count one more (or one fewer) mapping, so they outlive every
-/// mapping while the message is in flight.
-fn hold(k: &mut Kernel, ticket: u64, up: bool) -> Result<u64, Error> {
+/// A message carrying `ticket` is sent (by a holder mapping the range's
+/// first frame at `at`) or taken (`None`): the range's frames count one
+/// more (or one fewer) mapping, so they outlive every mapping while the
+/// message is in flight.
+fn hold(k: &mut Kernel, ticket: u64, at: Option<u64>) -> Result<u64, Error> {
     let range = *k.ranges.get(ticket)?;
-    if up {
+    let up = at.is_some();
+    if let Some(va) = at {
+        // A held range is claimed by ticket alone: only a holder opens it so.
+        user_page(va)?;
+        let pte = pagetable::lookup(&mut PhysTables, k.pml4(), va).ok_or(Error::NotMapped)?;
+        if range.frames().next() != Some(pagetable::frame_of(pte)) {
+            return Err(Error::Denied);
+        }
         // Held only while whole, and never past a frame's count.
         let whole = range.frames().all(|f| k.mem.in_range(f, range.root()));
         if !whole {

@@ -7,7 +7,9 @@
 //! reads its bytes, then end of file (the reference the message carried
 //! was handed on and dropped right). A child that became user 1000 gets
 //! an end too and uses it, but cannot map another pipe of the parent's,
-//! whose place and frame it is told, by name, nor claim a forged ticket.
+//! whose place, frame and ticket it is told, by name, nor claim it with
+//! that ticket (the range's rule: root's, 0600) or a forged one, nor hold
+//! it (it maps none of its frames).
 //! A child passing an end of its own pipe to its parent (not its to map
 //! into; received after the child ended, so only the message held the
 //! frames) and a child that came to hold the socket after the send (given
@@ -61,7 +63,7 @@ fn socketpair() -> [i64; 2] {
 fn send(sock: i64, data: &[u8], fd: i64) -> i64 {
     // On the stack: lxrt's checks know this program's stack, not its
     // read-only data.
-    let mut copy = [0u8; 16];
+    let mut copy = [0u8; 24];
     copy[..data.len()].copy_from_slice(data);
     let iov = [copy.as_ptr() as u64, data.len() as u64];
     // cmsghdr: length 20, SOL_SOCKET, SCM_RIGHTS, then the descriptor.
@@ -124,19 +126,21 @@ fn receiver(sock: i64) -> ! {
 }
 
 /// The other user's child: says it is user 1000, receives an end and
-/// writes through it; told where another pipe is and its frame, it must
-/// neither map it nor have it by a forged ticket.
+/// writes through it; told where another pipe is, its frame and its
+/// ticket (as a ticket kept in shared memory is read), it must neither
+/// map it, nor claim it with that ticket or a forged one, nor hold it so
+/// that the ticket alone would do.
 fn outsider(sock: i64) -> ! {
     if linux(SYS_SETGID, [1000, 0, 0, 0, 0, 0]) != 0 || linux(SYS_SETUID, [1000, 0, 0, 0, 0, 0]) != 0 {
         exit(2);
     }
     let _ = send(sock, b"u", -1);
-    let mut at = [0u8; 16];
+    let mut at = [0u8; 24];
     let (n, fd) = recv(sock, &mut at);
-    let va = u64::from_ne_bytes(at[..8].try_into().unwrap());
-    let frame = u64::from_ne_bytes(at[8..].try_into().unwrap());
+    let word = |i: usize| u64::from_ne_bytes(at[i * 8..i * 8 + 8].try_into().unwrap());
+    let (va, frame, ticket) = (word(0), word(1), word(2));
     let ok = *b"ok";
-    if n != 16 || fd < 0 || linux(SYS_WRITE, [fd as u64, ok.as_ptr() as u64, 2, 0, 0, 0]) != 2 {
+    if n != 24 || fd < 0 || linux(SYS_WRITE, [fd as u64, ok.as_ptr() as u64, 2, 0, 0, 0]) != 2 {
         exit(3);
     }
     if libos::selfmap::pte(va).is_some()
@@ -145,7 +149,19 @@ fn outsider(sock: i64) -> ! {
         exit(4);
     }
     let forged = (0..64u64).any(|i| sys::range_claim(i | 0x5eed << 16, 7).is_ok());
-    exit(if forged { 5 } else { 0 });
+    if forged {
+        exit(5);
+    }
+    if sys::range_claim(ticket, 3) != Err(abi::Error::Denied) {
+        exit(6);
+    }
+    let mine = libos::fd::get_raw(fd).map(|d| d.file.addr() & !(libos::layout::PAGE - 1)).unwrap_or(0);
+    if sys::range_hold(ticket, va) != Err(abi::Error::NotMapped)
+        || sys::range_hold(ticket, mine) != Err(abi::Error::Denied)
+    {
+        exit(7);
+    }
+    exit(0);
 }
 
 /// A child passing its own pipe's end up to its parent (of the same user
@@ -201,10 +217,12 @@ fn main(_: u64) -> i32 {
     let d = libos::fd::get_raw(other[1]).map(|d| d.file.addr()).unwrap_or(0);
     let va = d & !(libos::layout::PAGE - 1);
     let frame = libos::selfmap::pte(va).map_or(0, abi::pte::frame_of);
-    let mut at = [0u8; 16];
+    let ticket = libos::obj::pipe::ticket(va).unwrap_or(0);
+    let mut at = [0u8; 24];
     at[..8].copy_from_slice(&va.to_ne_bytes());
-    at[8..].copy_from_slice(&frame.to_ne_bytes());
-    check(&mut ok, "the send of an end to the other user's socket", send(s, &at, q[1]) == 16);
+    at[8..16].copy_from_slice(&frame.to_ne_bytes());
+    at[16..].copy_from_slice(&ticket.to_ne_bytes());
+    check(&mut ok, "the send of an end to the other user's socket", send(s, &at, q[1]) == 24);
     close(q[1]);
     check(&mut ok, "the other user used the end, and reached no other pipe", wait(pid) == 0);
     check(&mut ok, "its bytes came through", read_soon(q[0], &mut buf) == 2 && buf[..2] == *b"ok");

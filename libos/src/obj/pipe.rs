@@ -24,6 +24,7 @@ fn ioctl(f: &mut File, req: u64, arg: u64) -> Result<usize, Errno> {
 use crate::errno::{EAGAIN, EBADF, EBUSY, EINVAL, ENFILE, ENOMEM, EPERM, EPIPE};
 use crate::fs::{Ino, Stat};
 use crate::shared;
+use abi::syscall::frame_range::OWNER_SELF;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use user::sys;
 
@@ -222,7 +223,8 @@ const _: () = assert!(GUARDED_PAGES * PAGE as u64 <= crate::layout::PIPE_SLOT);
 /// write end).
 pub fn create_guarded(flags: u32) -> Result<(Handle<File>, Handle<File>), Errno> {
     let g = super::pipemem::alloc(GUARDED_PAGES).ok_or(ENOMEM)? as *mut Guarded;
-    let ticket = match sys::range_make(g as u64, GUARDED_PAGES) {
+    // Claimable unheld by its maker's user only; an end travels held.
+    let ticket = match sys::range_make(g as u64, GUARDED_PAGES, OWNER_SELF, 0o600) {
         Ok(t) => t,
         Err(_) => {
             // As many pipes as the kernel keeps ranges for.

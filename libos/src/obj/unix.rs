@@ -617,7 +617,7 @@ fn queue_rights(to: *mut Socket, at: u64, files: &[Handle<File>]) -> Result<*mut
     // Each pipe's frames are kept for the receiver while the batch is in
     // flight, whoever unmaps them meanwhile (`take_batch` lets go).
     for (i, t) in tickets.iter().enumerate() {
-        if user::sys::range_hold(t.ticket, true).is_err() {
+        if user::sys::range_hold(t.ticket, t.base).is_err() {
             let_go(&tickets[..i]);
             return Err(ENOMEM);
         }
@@ -648,7 +648,7 @@ fn queue_rights(to: *mut Socket, at: u64, files: &[Handle<File>]) -> Result<*mut
 /// of their frames.
 fn let_go(tickets: &[Ticket]) {
     for t in tickets {
-        let _ = user::sys::range_hold(t.ticket, false);
+        let _ = user::sys::range_unhold(t.ticket);
     }
 }
 

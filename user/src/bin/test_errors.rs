@@ -108,7 +108,7 @@ fn boot_window(va: u64) {
 /// Frame ranges (`FRAME_RANGE`): each bad argument refused with its own
 /// error and nothing made; a loan maps its range and nothing else.
 fn frame_ranges(va: u64) {
-    use sc::frame_range::{DROP, MAKE};
+    use sc::frame_range::{DROP, MAKE, OWNER_SELF};
     let fr = |a: [u64; 6]| raw(sc::FRAME_RANGE, a);
     let f = sys::frame_alloc(ENV_SELF, FRAME_ANY).unwrap();
     sys::map(ENV_SELF, va, f, mf::WRITE).unwrap();
@@ -118,8 +118,9 @@ fn frame_ranges(va: u64) {
     expect("range at an unaligned address", fr([MAKE, va + 1, 1, CRED_SELF, 0, 0]), BadAddress);
     expect("range over an unmapped page", fr([MAKE, va + 4096, 1, CRED_SELF, 0, 0]), NotMapped);
     expect("range with an empty slot", fr([MAKE, va, 1, 40, 0, 0]), NotPermitted);
-    let t = sys::range_make(va, 1).unwrap();
-    expect("a frame in two ranges", sys::range_make(va, 1), BadState);
+    expect("range with unknown mode bits", fr([MAKE, va, 1, CRED_SELF, OWNER_SELF, 0o700]), BadFlags);
+    let t = sys::range_make(va, 1, OWNER_SELF, 0o600).unwrap();
+    expect("a frame in two ranges", sys::range_make(va, 1, OWNER_SELF, 0o600), BadState);
     expect("a forged ticket", sys::range_claim(t ^ 1 << 30, rights::ALL), NotPermitted);
     expect("a ticket past the table", sys::range_claim(0xffff, rights::ALL), BadLength);
     expect("a claim with unknown rights", sys::range_claim(t, 8), BadFlags);
@@ -145,11 +146,16 @@ fn frame_ranges(va: u64) {
     }
     sys::cap_revoke(read).unwrap();
     expect("a revoked loan", sys::range_map(read, dst + 2 * 4096, 0, 1, 0), NotPermitted);
-    expect("let go of a range nobody holds", sys::range_hold(t, false), BadState);
-    expect("hold a forged ticket", sys::range_hold(t ^ 1 << 30, true), NotPermitted);
+    expect("let go of a range nobody holds", sys::range_unhold(t), BadState);
+    expect("hold a forged ticket", sys::range_hold(t ^ 1 << 30, va), NotPermitted);
+    expect("hold from an unaligned address", sys::range_hold(t, va + 1), BadAddress);
+    expect("hold without mapping the range", sys::range_hold(t, dst + 5 * 4096), NotMapped);
+    sys::map(ENV_SELF, va + 16 * 4096, g, 0).unwrap();
+    expect("hold mapping another frame", sys::range_hold(t, va + 16 * 4096), Denied);
+    sys::unmap(ENV_SELF, va + 16 * 4096).unwrap();
     sys::range_drop(t).unwrap();
     expect("drop twice", sys::range_drop(t), NotPermitted);
-    expect("hold a dropped range", sys::range_hold(t, true), NotPermitted);
+    expect("hold a dropped range", sys::range_hold(t, va), NotPermitted);
     expect("claim a dropped range", sys::range_claim(t, rights::READ), NotPermitted);
     expect("drop no such range", fr([DROP, 0xffff, 0, 0, 0, 0]), BadLength);
     sys::unmap(ENV_SELF, dst).unwrap();
@@ -160,12 +166,12 @@ fn frame_ranges(va: u64) {
     // A held range keeps its frame past its last mapping, until let go.
     let h = sys::frame_alloc(ENV_SELF, FRAME_ANY).unwrap();
     sys::map(ENV_SELF, va, h, mf::WRITE).unwrap();
-    let t = sys::range_make(va, 1).unwrap();
-    sys::range_hold(t, true).unwrap();
+    let t = sys::range_make(va, 1, OWNER_SELF, 0o600).unwrap();
+    sys::range_hold(t, va).unwrap();
     sys::unmap(ENV_SELF, va).unwrap();
     sys::frame_disown(h).unwrap();
     let kept = kinfo::frame(h).state == abi::tables::frame_state::USER;
-    sys::range_hold(t, false).unwrap();
+    sys::range_unhold(t).unwrap();
     if !kept || kinfo::frame(h).state != abi::tables::frame_state::FREE {
         println!("a held range's frame: kept {kept}, then freed {}", kinfo::frame(h).state);
         // SAFETY: single-threaded test program.
