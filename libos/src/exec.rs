@@ -11,7 +11,8 @@
 use crate::errno::Errno;
 use crate::errno::{EACCES, ELIBBAD, ELOOP, ENOEXEC, ENOMEM};
 use crate::layout::{
-    page_up, BRK_LIMIT, EXEC_VIEWS, EXEC_VIEW_MAX, INTERP_BASE, INTERP_END, PAGE, PIE_BASE, STACK_MAX, STACK_TOP,
+    page_up, BRK_LIMIT, EXEC_VIEWS, EXEC_VIEW_MAX, INTERP_BASE, INTERP_END, PAGE, PIE_BASE, STACK_MAX,
+    STACK_TOP,
 };
 use crate::loader::{map_segments, place, Placed};
 use crate::proc;
