@@ -60,6 +60,7 @@ static const struct {
 	{ "http_10k", 100, 5 },	      { "http_100k", 50, 5 },
 	{ "io_file", 16, 1 },	      { "small_files", 1000, 50 },
 	{ "cp_file", 16, 1 },	      { "cp_tree", 64, 4 },
+	{ "start_disk", 50, 5 },
 	{ "io_tree", 1, 1 },
 };
 
@@ -75,6 +76,10 @@ static const char *program_of(const char *name)
 {
 	if (!strcmp(name, "thread") || !strcmp(name, "futex_threads"))
 		return "threadbench";
+	if (!strcmp(name, "io_file") || !strcmp(name, "small_files") ||
+	    !strcmp(name, "cp_file") || !strcmp(name, "cp_tree") ||
+	    !strcmp(name, "start_disk"))
+		return "iobench";
 	if (!strncmp(name, "start_", 6) || !strcmp(name, "shell_build") ||
 	    !strcmp(name, "pipe_stream"))
 		return "startbench";
@@ -82,9 +87,6 @@ static const char *program_of(const char *name)
 		return "netbench";
 	if (!strncmp(name, "http_", 5))
 		return "httpbench";
-	if (!strcmp(name, "io_file") || !strcmp(name, "small_files") ||
-	    !strcmp(name, "cp_file") || !strcmp(name, "cp_tree"))
-		return "iobench";
 	if (!strcmp(name, "io_tree"))
 		return "iotree";
 	return "bench";

@@ -262,6 +262,34 @@ impl<C: XnClient> Fs<C> {
         Ok(n)
     }
 
+    /// The disk blocks holding file `ino`'s first `size` bytes, file block
+    /// by file block (None: a hole), each cached and readable through
+    /// `XnClient::block` (bound for reading, XN checking the caller's
+    /// identity): what a library maps instead of copying (lxrt's exec).
+    /// None for a file whose data is inline in its entry.
+    pub fn data_blocks(&mut self, ino: u64, size: u64) -> Result<Option<Vec<Option<u64>>>> {
+        let (loc, inode) = self.load(ino)?;
+        if inode.is_dir() {
+            return Err(Errno::IsDir);
+        }
+        if !self.allowed(&inode, 4) {
+            return Err(Errno::Access);
+        }
+        if inode.is_inline() {
+            return Ok(None);
+        }
+        let map = self.map(loc, &inode)?;
+        let mut blocks = Vec::new();
+        for f in 0..size.min(MAX_FILE).div_ceil(BLOCK as u64) {
+            let b = map.slot(f);
+            if let Some((slot, b)) = b {
+                self.data_ready(b, slot, false)?;
+            }
+            blocks.push(b.map(|(_, b)| b));
+        }
+        Ok(Some(blocks))
+    }
+
     /// Where data (`hole` false) or a hole (`hole` true) starts at or
     /// after `off`, as `lseek`'s `SEEK_DATA` and `SEEK_HOLE` answer: a hole
     /// is a run of file blocks no extent maps, and the end of the file is

@@ -438,3 +438,38 @@ fn a_sync_in_small_steps_makes_everything_durable() {
         assert!(fsck(fs).clean());
     }
 }
+
+#[test]
+fn data_blocks_are_the_files_cached_blocks() {
+    let mut fs = fresh(512, Options::default());
+    let home = fs.mkdir(ROOT_INO, b"home", 0o755).unwrap();
+    fs.setattr(home, None, Some((ALICE.uid, ALICE.gid))).unwrap();
+    fs.xn.cred = ALICE;
+    let f = fs.create(home, b"prog", 0o700).unwrap();
+    // Blocks 0-1 data, 2 a hole, block 3 data.
+    fs.write(f, 0, &[1; 8192]).unwrap();
+    fs.write(f, 3 * 4096, &[3; 100]).unwrap();
+    let size = 3 * 4096 + 100;
+    let blocks = fs.data_blocks(f, size).unwrap().unwrap();
+    assert_eq!(blocks.len(), 4);
+    assert_eq!(blocks[2], None, "the hole");
+    for (i, b) in blocks.iter().enumerate().filter(|(i, _)| *i != 2) {
+        let byte = if i == 3 { 3 } else { 1 };
+        assert_eq!(fs.xn.block(b.unwrap()).unwrap()[0], byte, "file block {i}");
+    }
+    let mut fs = reboot(fs);
+    fs.xn.cred = ALICE;
+    let f = fs.resolve("/home/prog").unwrap();
+    let again = fs.data_blocks(f, size).unwrap().unwrap();
+    assert_eq!(again, blocks, "read back into the cache after a reboot");
+    assert!(again.iter().flatten().all(|&b| fs.xn.cached(b)));
+    let g = fs.create(home, b"tiny", 0o644).unwrap();
+    fs.write(g, 0, b"inline").unwrap();
+    assert_eq!(fs.data_blocks(g, 6).unwrap(), None, "inline data has no blocks");
+    // Another user may not read it: no blocks, nothing bound.
+    let mut fs = reboot(fs);
+    fs.xn.cred = BOB;
+    let f = fs.resolve("/home/prog").unwrap();
+    assert_eq!(fs.data_blocks(f, size), Err(Errno::Access));
+    assert!(blocks.iter().flatten().all(|&b| !fs.xn.cached(b)));
+}

@@ -61,6 +61,13 @@ hostile)
 		fail "the user cannot make files in its home"
 	[ "$(su -c 'tail -n 1 /home/user/d/g' user)" = 3000 ] || fail "the user cannot read its new file"
 	su -c 'rm -r /home/user/d' user || fail "the user cannot remove its files"
+	# A program on the disk is mapped from XN's cache pages, its data too
+	# (lxrt's exec view): its writes copy the page and never reach the
+	# file or another run; a program the user may not read it cannot run.
+	cp /cbin/execdata /etc/execdata && chmod 700 /etc/execdata
+	/etc/execdata >/dev/null && /etc/execdata >/dev/null || fail "a run of execdata saw another's writes"
+	cmp /cbin/execdata /etc/execdata || fail "execdata's writes reached its file"
+	su -c /etc/execdata user 2>/dev/null && fail "the user ran root's 0700 program"
 	# Past the library: XN itself, with every credential the user holds.
 	yes TOPSECRET | head -c 12000 > /etc/xnsecret
 	chmod 600 /etc/xnsecret

@@ -10,7 +10,10 @@
 
 use crate::errno::Errno;
 use crate::errno::{EACCES, ELIBBAD, ELOOP, ENOEXEC, ENOMEM};
-use crate::layout::{page_up, BRK_LIMIT, INTERP_BASE, INTERP_END, PAGE, PIE_BASE, STACK_MAX, STACK_TOP};
+use crate::layout::{
+    page_up, BRK_LIMIT, EXEC_VIEWS, EXEC_VIEW_MAX, INTERP_BASE, INTERP_END, PAGE, PIE_BASE, STACK_MAX,
+    STACK_TOP,
+};
 use crate::loader::{map_segments, place, Placed};
 use crate::proc;
 use crate::{fs, uaccess, vm};
@@ -69,15 +72,11 @@ pub fn resolve(path: &[u8], argv: &mut Vec<Vec<u8>>) -> Result<(Vec<u8>, &'stati
             path = proc::exe();
         }
         let ino = fs::path::resolve(proc::cwd(), &path, true)?;
-        // A program is loaded from one buffer (not a mapped file's pages,
-        // not XN's cache pages of a file on the disk).
-        fs::disk::copy_in(ino)?;
-        fs::node::update(ino, fs::node::flatten)?;
         let n = fs::node::get(ino);
         if n.mode & fs::S_IFMT != fs::S_IFREG || n.mode & 0o111 == 0 {
             return Err(EACCES);
         }
-        let data = fs::node::bytes(&n);
+        let data = program_bytes(ino, 0)?;
         let Some(rest) = data.strip_prefix(b"#!") else {
             return Ok((path, data));
         };
@@ -96,6 +95,28 @@ pub fn resolve(path: &[u8], argv: &mut Vec<Vec<u8>>) -> Result<(Vec<u8>, &'stati
     Err(ELOOP)
 }
 
+/// Regular file `ino`'s bytes, to load a program from: a file on the disk
+/// seen through exec view `view` (`fs::disk::view`: its cache pages, whose
+/// whole pages `loader::map_segments` maps rather than copies, as a boot
+/// file's), else in one buffer of the arena (a disk file that cannot be
+/// viewed copied there first). `drop_views` ends the views.
+pub fn program_bytes(ino: fs::Ino, view: u64) -> Result<&'static [u8], Errno> {
+    let at = EXEC_VIEWS + view * EXEC_VIEW_MAX;
+    vm::drop_view(at, at + EXEC_VIEW_MAX);
+    if let Some(data) = fs::disk::view(ino, at, EXEC_VIEW_MAX)? {
+        return Ok(data);
+    }
+    fs::disk::copy_in(ino)?;
+    fs::node::update(ino, fs::node::flatten)?;
+    Ok(fs::node::bytes(&fs::node::get(ino)))
+}
+
+/// Unmaps exec's views (`program_bytes`): once the program is loaded, or was
+/// refused.
+pub fn drop_views() {
+    vm::drop_view(EXEC_VIEWS, EXEC_VIEWS + 2 * EXEC_VIEW_MAX);
+}
+
 /// Checks `image` is a program lxrt can load, and finds and checks its
 /// interpreter, so that `load` cannot fail for the files' sake. A bad
 /// program is ENOEXEC; a missing interpreter ENOENT (or ENOTDIR, EACCES as
@@ -107,13 +128,10 @@ pub fn check(image: &[u8]) -> Result<Image<'_>, Errno> {
         return Ok(Image { prog, interp: None });
     };
     let ino = fs::path::resolve(proc::cwd(), path, true)?;
-    // Loaded from one buffer, as the program (`resolve`).
-    fs::disk::copy_in(ino)?;
-    let n = fs::node::get(ino);
-    if n.mode & fs::S_IFMT != fs::S_IFREG {
+    if fs::node::get(ino).mode & fs::S_IFMT != fs::S_IFREG {
         return Err(EACCES);
     }
-    let interp = place(fs::node::bytes(&n), INTERP_BASE, INTERP_END, INTERP_BASE).map_err(|_| ELIBBAD)?;
+    let interp = place(program_bytes(ino, 1)?, INTERP_BASE, INTERP_END, INTERP_BASE).map_err(|_| ELIBBAD)?;
     if interp.elf.kind != ET_DYN {
         return Err(ELIBBAD);
     }

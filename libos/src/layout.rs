@@ -67,6 +67,13 @@ pub const MMAP_END: u64 = 0x7000_0000_0000;
 pub const STACK_TOP: u64 = 0x7D00_0000_0000;
 pub const STACK_MAX: u64 = 8 << 20;
 
+/// Exec's views of programs on the disk (`fs::disk::view`): the file's
+/// cache pages mapped read-only in file order while `execve` loads it,
+/// view 0 the program's, view 1 its interpreter's; out of the program's
+/// reach (`program_may_map`).
+pub const EXEC_VIEWS: u64 = 0x7D80_0000_0000;
+pub const EXEC_VIEW_MAX: u64 = 1 << 30;
+
 /// The process-table window: page `s` maps the entry of the process in
 /// environment slot `s` (`proc/table.rs`).
 pub const PROCS: u64 = 0x7E00_0000_0000;

@@ -13,7 +13,7 @@
 //! pages the program changed, and `msync`, `munmap`, exit and exec (every
 //! `remove`) mark the file dirty for the disk's write-back.
 
-use crate::layout::{page_down, INIT_STACK_BOTTOM, INIT_STACK_TOP, PAGE, SCRATCH};
+use crate::layout::{page_down, EXEC_VIEWS, EXEC_VIEW_MAX, INIT_STACK_BOTTOM, INIT_STACK_TOP, PAGE, SCRATCH};
 use crate::scoped::Scoped;
 use crate::selfmap::{leaf_entries, LEAF_SPAN};
 pub use crate::selfmap::{next_mapped, pte};
@@ -463,22 +463,56 @@ pub fn back_fork_shared() -> bool {
 /// `prot` says (a write copies the page, `break_cow`), shared by every
 /// process that maps them, so mapping a program or a library copies
 /// nothing (paper 000 §3.1: the kernel exposes the archive; the library
-/// maps it). Returns how many bytes from `va` it mapped: none if `src` is
-/// not a page of the window or the kernel refused (the caller copies).
+/// maps it); likewise from an exec view of a file on the disk
+/// (`fs::disk::view`: XN's cache pages, which the kernel never lets be
+/// written through a read-only binding, paper 000 §4.3.3). Returns how
+/// many bytes from `va` it mapped: none if `src` is not a page of either
+/// or the kernel refused (the caller copies).
 pub fn map_boot(va: u64, src: u64, len: u64, prot: u32) -> u64 {
-    let window = abi::layout::BOOTFS_VA..abi::layout::BOOTFS_VA + kinfo::kernel().bootfs_size;
+    let boot = abi::layout::BOOTFS_VA..abi::layout::BOOTFS_VA + kinfo::kernel().bootfs_size;
+    let views = EXEC_VIEWS..EXEC_VIEWS + 2 * EXEC_VIEW_MAX;
+    let in_boot = boot.contains(&src);
+    let window = if in_boot { boot } else { views };
     if !va.is_multiple_of(PAGE) || !src.is_multiple_of(PAGE) || !window.contains(&src) {
         return 0;
     }
+    // An exec view's cache pages were bound without execute: the region
+    // gets it when `exec::load` applies the rights.
+    let flags = rights(if in_boot { prot } else { prot & !X }, false);
     let mut done = 0;
     while done + PAGE <= len && window.contains(&(src + done)) {
         let n = ((len - done) / PAGE).min(abi::syscall::RANGE_MAX);
-        if sys::map_from_range(ENV_SELF, va + done, src + done, n, rights(prot, false)).is_err() {
+        if sys::map_from_range(ENV_SELF, va + done, src + done, n, flags).is_err() {
             break;
         }
         done += n * PAGE;
     }
     done
+}
+
+/// Maps page `i` of `[at, ..)` read-only from this address space's page
+/// `sources[i]` (a cache page in XN's window: `fs::disk::view`), one call
+/// per run of consecutive sources. False if the kernel refused one.
+pub fn map_view(at: u64, sources: &[u64]) -> bool {
+    let mut i = 0;
+    while i < sources.len() {
+        let mut n = 1;
+        while i + n < sources.len() && sources[i + n] == sources[i] + n as u64 * PAGE {
+            n += 1;
+        }
+        let va = at + i as u64 * PAGE;
+        if crate::range::map_from(ENV_SELF, va, sources[i], n as u64, 0).is_err() {
+            return false;
+        }
+        i += n;
+    }
+    true
+}
+
+/// Unmaps a view (`map_view`): its frames are XN's cache pages, never
+/// this process's to free.
+pub fn drop_view(start: u64, end: u64) {
+    unmap_pages(start, end, |_| {});
 }
 
 /// Changes the rights of `[start, end)`. Pages become writable lazily (the

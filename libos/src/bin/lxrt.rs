@@ -58,11 +58,10 @@ fn main(_: u64) -> i32 {
         println!("lxrt: {} not found", words[0]);
         return 127;
     };
-    if fs::disk::copy_in(ino).is_err() {
+    let Ok(image) = exec::program_bytes(ino, 0) else {
         println!("lxrt: {} cannot be read", words[0]);
         return 127;
-    }
-    let image = fs::node::bytes(&fs::node::get(ino));
+    };
     let elf = match exec::check(image) {
         Ok(e) => e,
         Err(_) => {
@@ -70,7 +69,9 @@ fn main(_: u64) -> i32 {
             return 126;
         }
     };
-    let loaded = match exec::load(&elf, &argv, &envp, &path) {
+    let loaded = exec::load(&elf, &argv, &envp, &path);
+    exec::drop_views();
+    let loaded = match loaded {
         Ok(l) => l,
         Err(e) => {
             println!("lxrt: cannot load {}: error {e}", words[0]);

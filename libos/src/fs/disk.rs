@@ -558,6 +558,37 @@ pub fn copy_in(ino: Ino) -> Result<(), Errno> {
     })
 }
 
+/// File `ino`'s (`direct`) bytes seen at `at` without copying them: its
+/// cache pages, each bound for reading (XN checking this process's
+/// identity) and mapped read-only there in file order. None when it
+/// cannot be (an inline or holed file, or larger than `max`): the caller
+/// copies (`copy_in`). `vm::drop_view` unmaps it.
+pub fn view(ino: Ino, at: u64, max: u64) -> Result<Option<&'static [u8]>, Errno> {
+    let n = node::get(ino);
+    if !direct(&n) || n.size > max {
+        return Ok(None);
+    }
+    let size = n.size;
+    let sources = on_file(ino, |fs, i| {
+        settle(fs, ino, i)?;
+        let Some(blocks) = fs.data_blocks(i, size)? else { return Ok(None) };
+        let mut pages = Vec::with_capacity(blocks.len());
+        for b in blocks {
+            let Some(b) = b else { return Ok(None) };
+            pages.push(fs.xn.block(b).map_err(CfsErrno::Xn)?.as_ptr() as u64);
+        }
+        Ok(Some(pages))
+    })?;
+    let Some(sources) = sources else { return Ok(None) };
+    if !crate::vm::map_view(at, &sources) {
+        crate::vm::drop_view(at, at + max);
+        return Ok(None);
+    }
+    // SAFETY: `[at, at + size)` is mapped read-only just above and stays
+    // so until `vm::drop_view`, which exec calls once it is done with it.
+    Ok(Some(unsafe { core::slice::from_raw_parts(at as *const u8, size as usize) }))
+}
+
 /// Drops file `ino`'s arena copy once nobody holds or maps it and it is
 /// written back: its bytes are XN's again.
 pub fn uncopy(ino: Ino) {

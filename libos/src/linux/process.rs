@@ -221,8 +221,8 @@ fn fd_path(path: &mut alloc::vec::Vec<u8>, n: i64) {
 fn exec_path(f: &mut ExceptionFrame, path: alloc::vec::Vec<u8>, argvp: u64, envpp: u64) -> LxResult {
     let mut argv = uaccess::strings(argvp)?;
     let envp = uaccess::strings(envpp)?;
-    let (path, image) = exec::resolve(&path, &mut argv)?;
-    let elf = exec::check(image)?;
+    let (path, image) = exec::resolve(&path, &mut argv).inspect_err(|_| exec::drop_views())?;
+    let elf = exec::check(image).inspect_err(|_| exec::drop_views())?;
     // Past this point the old program is gone: failures are fatal. Its
     // other threads end first (Linux's de_thread).
     proc::thread::end_for_exec();
@@ -230,10 +230,9 @@ fn exec_path(f: &mut ExceptionFrame, path: alloc::vec::Vec<u8>, argvp: u64, envp
     signal::reset_on_exec();
     crate::alarm::exec();
     crate::filemap::forget_all();
-    let loaded = match exec::load(&elf, &argv, &envp, &path) {
-        Ok(l) => l,
-        Err(_) => exit::exit(signal::SIGKILL as i32),
-    };
+    let loaded = exec::load(&elf, &argv, &envp, &path);
+    exec::drop_views();
+    let Ok(loaded) = loaded else { exit::exit(signal::SIGKILL as i32) };
     proc::vfork::release();
     start(f, loaded, path, &argv);
     Ok(0)

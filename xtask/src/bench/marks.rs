@@ -14,7 +14,7 @@ use std::path::Path;
 
 /// The rows counted this way (both sides run them with the plugin), with
 /// `tree::PHASES`.
-pub const ROWS: &[&str] = &["io_file", "small_files", "cp_file", "xcp", "cp_tree", "xcp_tree"];
+pub const ROWS: &[&str] = &["io_file", "small_files", "cp_file", "xcp", "cp_tree", "xcp_tree", "start_disk"];
 
 fn counted(name: &str) -> bool {
     ROWS.contains(&name) || tree::PHASES.contains(&name)

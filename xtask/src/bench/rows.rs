@@ -336,6 +336,14 @@ pub const ROWS: &[Row] = &[
              copy's blocks allocated, the cache pages written with xn_copy sorted by destination), then one \
              C-FFS sync; the sources made and synced before the clock on both sides; 4 files when quick",
         ),
+    row("start_disk", "start a static program from the disk: fork + exec + wait", "issue 26")
+        .linux("start_disk")
+        .veneer("start_disk")
+        .pairing(
+            "the same static program (libos/tests/c/iobench.c, 750 KiB) copies itself into /data on a fresh \
+             256 MiB virtio-blk disk (Linux: ext4; Veneer: C-FFS over XN, lxrt's /data), syncs, then forks, \
+             executes the copy (which exits at once) and waits; the file's blocks cached on both sides",
+        ),
     row("io_tree", "I/O-intensive workload: all phases", "SOSP'97 §6 (issue 23)")
         .linux("io_tree")
         .veneer("io_tree")
