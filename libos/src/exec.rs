@@ -62,9 +62,9 @@ const MAX_INTERPRETERS: usize = 4;
 /// The program `execve` of `path` runs and its bytes, with `#!` scripts
 /// turned into their interpreter's argument list, refused as Linux refuses
 /// it: ENOENT (no such file, or no such interpreter), ENOTDIR, EACCES (not
-/// a regular file, or no execute bit: even root needs one), ELOOP. Whether
-/// the bytes are a program lxrt can load is for `check`, which gives
-/// ENOEXEC.
+/// a regular file, or not executable by this process: even root needs
+/// some execute bit), ELOOP. Whether the bytes are a program lxrt can load
+/// is for `check`, which gives ENOEXEC.
 pub fn resolve(path: &[u8], argv: &mut Vec<Vec<u8>>) -> Result<(Vec<u8>, &'static [u8]), Errno> {
     let mut path = path.to_vec();
     for _ in 0..=MAX_INTERPRETERS {
@@ -72,10 +72,10 @@ pub fn resolve(path: &[u8], argv: &mut Vec<Vec<u8>>) -> Result<(Vec<u8>, &'stati
             path = proc::exe();
         }
         let ino = fs::path::resolve(proc::cwd(), &path, true)?;
-        let n = fs::node::get(ino);
-        if n.mode & fs::S_IFMT != fs::S_IFREG || n.mode & 0o111 == 0 {
+        if fs::node::get(ino).mode & fs::S_IFMT != fs::S_IFREG {
             return Err(EACCES);
         }
+        fs::perm::check(ino, fs::perm::MAY_EXEC)?;
         let data = program_bytes(ino, 0)?;
         let Some(rest) = data.strip_prefix(b"#!") else {
             return Ok((path, data));
@@ -131,6 +131,7 @@ pub fn check(image: &[u8]) -> Result<Image<'_>, Errno> {
     if fs::node::get(ino).mode & fs::S_IFMT != fs::S_IFREG {
         return Err(EACCES);
     }
+    fs::perm::check(ino, fs::perm::MAY_EXEC)?;
     let interp = place(program_bytes(ino, 1)?, INTERP_BASE, INTERP_END, INTERP_BASE).map_err(|_| ELIBBAD)?;
     if interp.elf.kind != ET_DYN {
         return Err(ELIBBAD);

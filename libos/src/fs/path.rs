@@ -2,13 +2,14 @@
 //! following symbolic links (at most 40, as Linux).
 
 use super::node::{self, Ino};
-use super::{dir, ROOT, S_IFLNK, S_IFMT};
+use super::{dir, perm, ROOT, S_IFDIR, S_IFLNK, S_IFMT};
 use crate::errno::Errno;
 use crate::errno::{ELOOP, ENAMETOOLONG, ENOENT, ENOTDIR};
 
 /// The longest name a path may hold (Linux's `NAME_MAX`; the file system
 /// keeps shorter ones, `dir::NAME_MAX`).
 const NAME_MAX: usize = 255;
+use abi::ident::Ident;
 use alloc::vec::Vec;
 
 fn is_link(ino: Ino) -> bool {
@@ -16,45 +17,58 @@ fn is_link(ino: Ino) -> bool {
 }
 
 /// Resolves `path` relative to `cwd`; follows a final symlink if `follow`.
+/// Every directory passed through must be searchable by this process
+/// (EACCES), as on Linux.
 pub fn resolve(cwd: Ino, path: &[u8], follow: bool) -> Result<Ino, Errno> {
     super::mount::refresh_for(path)?;
-    let mut hops = 0;
-    walk(cwd, path, follow, &mut hops)
+    let mut walk = Walk { hops: 0, id: None };
+    walk.walk(cwd, path, follow)
 }
 
-fn walk(cwd: Ino, path: &[u8], follow: bool, hops: &mut u32) -> Result<Ino, Errno> {
-    if path.is_empty() {
-        return Err(ENOENT);
-    }
-    let mut cur = if path[0] == b'/' { ROOT } else { cwd };
-    let parts: Vec<&[u8]> = path.split(|&c| c == b'/').filter(|p| !p.is_empty()).collect();
-    if parts.iter().any(|p| p.len() > NAME_MAX) {
-        return Err(ENAMETOOLONG);
-    }
-    for (i, part) in parts.iter().enumerate() {
-        if !node::is_dir(cur) {
+/// One resolution's state: symlinks followed so far, and the caller's
+/// identity once a directory needed it (`perm::search`).
+struct Walk {
+    hops: u32,
+    id: Option<Ident>,
+}
+
+impl Walk {
+    fn walk(&mut self, cwd: Ino, path: &[u8], follow: bool) -> Result<Ino, Errno> {
+        if path.is_empty() {
+            return Err(ENOENT);
+        }
+        let mut cur = if path[0] == b'/' { ROOT } else { cwd };
+        let parts: Vec<&[u8]> = path.split(|&c| c == b'/').filter(|p| !p.is_empty()).collect();
+        if parts.iter().any(|p| p.len() > NAME_MAX) {
+            return Err(ENAMETOOLONG);
+        }
+        for (i, part) in parts.iter().enumerate() {
+            let mode = node::get(cur).mode;
+            if mode & S_IFMT != S_IFDIR {
+                return Err(ENOTDIR);
+            }
+            perm::search(cur, mode, &mut self.id)?;
+            let last = i + 1 == parts.len();
+            let next = dir::lookup(cur, part).ok_or(ENOENT)?;
+            if is_link(next) && (!last || follow) {
+                self.hops += 1;
+                if self.hops > 40 {
+                    return Err(ELOOP);
+                }
+                let target = node::bytes(&node::get(next)).to_vec();
+                // A link into `/proc` (`/dev/fd`): bring it up to date first.
+                super::mount::refresh_for(&target)?;
+                cur = self.walk(cur, &target, true)?;
+            } else {
+                cur = next;
+            }
+        }
+        // "dir/" must name a directory.
+        if path.ends_with(b"/") && !node::is_dir(cur) {
             return Err(ENOTDIR);
         }
-        let last = i + 1 == parts.len();
-        let next = dir::lookup(cur, part).ok_or(ENOENT)?;
-        if is_link(next) && (!last || follow) {
-            *hops += 1;
-            if *hops > 40 {
-                return Err(ELOOP);
-            }
-            let target = node::bytes(&node::get(next)).to_vec();
-            // A link into `/proc` (`/dev/fd`): bring it up to date first.
-            super::mount::refresh_for(&target)?;
-            cur = walk(cur, &target, true, hops)?;
-        } else {
-            cur = next;
-        }
+        Ok(cur)
     }
-    // "dir/" must name a directory.
-    if path.ends_with(b"/") && !node::is_dir(cur) {
-        return Err(ENOTDIR);
-    }
-    Ok(cur)
 }
 
 /// Splits `path` into its directory (resolved) and final name.

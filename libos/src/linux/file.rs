@@ -506,12 +506,14 @@ pub fn chdir(pathp: u64) -> LxResult {
     if !node::is_dir(ino) {
         return Err(ENOTDIR);
     }
+    perm::check(ino, perm::MAY_EXEC)?;
     proc::CWD.set(ino);
     Ok(0)
 }
 
 pub fn fchdir(fdn: i64) -> LxResult {
     let ino = dir_of(fdn)?;
+    perm::check(ino, perm::MAY_EXEC)?;
     proc::CWD.set(ino);
     Ok(0)
 }
