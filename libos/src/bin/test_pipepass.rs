@@ -208,11 +208,19 @@ fn unholder(sock: i64) -> ! {
     if recv(sock, &mut told).0 != 16 {
         exit(3);
     }
-    let ticket = u64::from_ne_bytes(told[8..].try_into().unwrap());
-    if sys::range_unhold(ticket).is_ok() {
-        exit(4);
+    let word = |i: usize| u64::from_ne_bytes(told[i * 8..i * 8 + 8].try_into().unwrap());
+    let (base, ticket) = (word(0), word(1));
+    // At the pipe's place (not mapped here), and at a page of its own.
+    let mine = told.as_ptr() as u64 & !(libos::layout::PAGE - 1);
+    for va in [base, mine] {
+        if sys::range_unhold(ticket, va).is_ok() {
+            exit(4);
+        }
+        if sys::range_drop(ticket, va).is_ok() {
+            exit(5);
+        }
     }
-    exit(if sys::range_drop(ticket).is_ok() { 5 } else { 0 })
+    exit(0)
 }
 
 fn tsc() -> u64 {
