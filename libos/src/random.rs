@@ -60,7 +60,8 @@ pub fn fill(b: &mut [u8]) {
 /// block made with it, in `fill`, hashes the mix into the next key).
 fn rekey(s: State, me: u32) -> State {
     let mut key = s.key;
-    let fresh = [tsc(), entropy::rdrand().unwrap_or(0), entropy::rdrand().unwrap_or(0), u64::from(me) << 32 | 1];
+    let fresh =
+        [tsc(), entropy::rdrand().unwrap_or(0), entropy::rdrand().unwrap_or(0), u64::from(me) << 32 | 1];
     for (i, w) in fresh.iter().enumerate() {
         key[2 * i] ^= *w as u32;
         key[2 * i + 1] ^= (*w >> 32) as u32;
