@@ -6,10 +6,9 @@
 //! frees its slot, the entries after it shifted back so every probe still
 //! finds its uid.
 
-use crate::ranges::RANGES;
-
-/// Slots: at most `RANGES` users are charged at once.
-pub const SLOTS: usize = 2 * RANGES;
+/// Slots: at least twice the ranges the kernel holds (`ranges.rs` checks),
+/// as at most one user per range is charged at once.
+pub const SLOTS: usize = 2048;
 const BITS: u32 = SLOTS.trailing_zeros();
 const _: () = assert!(SLOTS.is_power_of_two());
 
@@ -41,8 +40,8 @@ impl Charges {
         self.find(uid).map_or(0, |i| self.slots[i].n as usize)
     }
 
-    /// One more range charged to `uid` (a slot is always free: at most
-    /// `RANGES` users hold one).
+    /// One more range charged to `uid` (a slot is always free: fewer
+    /// users than slots hold a range).
     pub fn add(&mut self, uid: u32) {
         let mut i = home(uid);
         while self.slots[i].n != 0 && self.slots[i].uid != uid {
@@ -99,6 +98,8 @@ mod tests {
     use super::*;
     use std::boxed::Box;
     use std::collections::BTreeMap;
+
+    const RANGES: usize = crate::ranges::RANGES;
 
     fn charges() -> Charges {
         Charges::new(Box::leak(Box::new([Charge::FREE; SLOTS])))
