@@ -9,22 +9,31 @@
 /// source is drained for the moment, and Intel's guidance is ten.
 const TRIES: usize = 10;
 
-/// Whether the CPU has `rdrand` (CPUID.1:ECX bit 30).
-pub fn has_rdrand() -> bool {
-    core::arch::x86_64::__cpuid(1).ecx & (1 << 30) != 0
+/// The CPU's generator, `rdrand`: had only where CPUID.1:ECX bit 30 says
+/// it exists (checked once, as CPUID is slow under a hypervisor).
+#[derive(Clone, Copy)]
+pub struct Rdrand(());
+
+impl Rdrand {
+    pub fn detect() -> Option<Rdrand> {
+        (core::arch::x86_64::__cpuid(1).ecx & (1 << 30) != 0).then_some(Rdrand(()))
+    }
+
+    /// A word, if the generator delivers within `TRIES` (each failure,
+    /// carry clear, is tried again).
+    pub fn word(self) -> Option<u64> {
+        (0..TRIES).find_map(|_| {
+            let mut v = 0u64;
+            // SAFETY: rdrand exists (a `Rdrand` is only had from `detect`);
+            // it writes `v` only.
+            (unsafe { core::arch::x86_64::_rdrand64_step(&mut v) } == 1).then_some(v)
+        })
+    }
 }
 
-/// A word from the CPU's generator, if it has one and it delivers within
-/// `TRIES` (each failure, carry clear, is tried again).
+/// A word from the CPU's generator, if it has one and it delivers.
 pub fn rdrand() -> Option<u64> {
-    if !has_rdrand() {
-        return None;
-    }
-    (0..TRIES).find_map(|_| {
-        let mut v = 0u64;
-        // SAFETY: rdrand exists (checked above); it writes `v` only.
-        (unsafe { core::arch::x86_64::_rdrand64_step(&mut v) } == 1).then_some(v)
-    })
+    Rdrand::detect()?.word()
 }
 
 /// One ChaCha20 block (RFC 8439 §2.3) with a 64-bit block counter.

@@ -225,8 +225,9 @@ fn kernel_state(
 /// stream keyed from `rdrand`'s words if any and the time stamp counter
 /// (stirred again once the clock is measured, `start_clock`).
 fn boot_keys() -> crate::keys::Keys {
-    let hw = || entropy::rdrand().unwrap_or(0);
-    crate::keys::Keys::new(entropy::has_rdrand(), [hw(), hw(), crate::arch::clock::rdtsc(), hw()])
+    let cpu = entropy::Rdrand::detect();
+    let hw = || cpu.and_then(entropy::Rdrand::word).unwrap_or(0);
+    crate::keys::Keys::new(cpu, [hw(), hw(), crate::arch::clock::rdtsc(), hw()])
 }
 
 /// Starts the clock and the first environment, and makes it current.

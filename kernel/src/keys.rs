@@ -11,16 +11,16 @@
 
 /// The kernel's generator.
 pub struct Keys {
-    /// Whether the CPU has `rdrand`.
-    hardware: bool,
+    /// The CPU's generator, if it has one.
+    hardware: Option<entropy::Rdrand>,
     key: [u32; 8],
     counter: u64,
 }
 
 impl Keys {
-    /// A generator using `rdrand` if `hardware`, with a stream keyed from
-    /// `seed` (at boot: `rdrand`'s words if any, the counter, the clock).
-    pub fn new(hardware: bool, seed: [u64; 4]) -> Keys {
+    /// A generator using `hardware` if any, with a stream keyed from
+    /// `seed` (at boot: `rdrand`'s words if any, the counter).
+    pub fn new(hardware: Option<entropy::Rdrand>, seed: [u64; 4]) -> Keys {
         let mut key = [0u32; 8];
         for (i, w) in seed.iter().enumerate() {
             key[2 * i] = *w as u32;
@@ -37,12 +37,10 @@ impl Keys {
 
     /// The next word (`tsc` goes into the stream's nonce).
     pub fn next(&mut self, tsc: u64) -> u64 {
-        if self.hardware {
-            if let Some(w) = entropy::rdrand() {
-                return w;
-            }
+        match self.hardware.and_then(entropy::Rdrand::word) {
+            Some(w) => w,
+            None => self.stream(tsc),
         }
-        self.stream(tsc)
     }
 
     fn stream(&mut self, tsc: u64) -> u64 {
@@ -61,13 +59,13 @@ mod tests {
 
     #[test]
     fn the_stream_never_repeats_and_seeds_differ() {
-        let mut a = Keys::new(false, [1, 2, 3, 4]);
+        let mut a = Keys::new(None, [1, 2, 3, 4]);
         let words: BTreeSet<u64> = (0..10_000).map(|_| a.next(7)).collect();
         assert_eq!(words.len(), 10_000);
-        let mut b = Keys::new(false, [1, 2, 3, 5]);
-        let mut c = Keys::new(false, [1, 2, 3, 4]);
+        let mut b = Keys::new(None, [1, 2, 3, 5]);
+        let mut c = Keys::new(None, [1, 2, 3, 4]);
         let (x, y) = (b.next(7), c.next(7));
         assert_ne!(x, y, "another seed gave the same word");
-        assert_eq!(y, Keys::new(false, [1, 2, 3, 4]).next(7), "a stream is a function of its seed");
+        assert_eq!(y, Keys::new(None, [1, 2, 3, 4]).next(7), "a stream is a function of its seed");
     }
 }

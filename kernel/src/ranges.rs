@@ -301,7 +301,7 @@ mod tests {
             let table = Box::leak(Box::new([Range::FREE; RANGES]));
             let charges =
                 Charges::new(Box::leak(Box::new([crate::charges::Charge::FREE; crate::charges::SLOTS])));
-            let ranges = Ranges::new(table, charges, Keys::new(false, [1, 2, 3, 4]));
+            let ranges = Ranges::new(table, charges, Keys::new(None, [1, 2, 3, 4]));
             World { ranges, caps: Box::new(Caps::new()), guards: BTreeMap::new() }
         }
 
