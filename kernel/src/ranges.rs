@@ -13,9 +13,9 @@
 //! Loans are had by presenting the range's *ticket* (`CLAIM`): its index
 //! here and a 47-bit key the kernel chose at `MAKE` (`keys.rs`: the CPU's
 //! generator, or a ChaCha20 stream; nothing a process sees of its own
-//! keys tells another's). A library keeps the
-//! ticket where only the range's users read it (a pipe's header, in the
-//! pipe's own frames) and puts it in the message that passes the object:
+//! keys tells another's). A library keeps the ticket where only the
+//! range's users read it (a pipe's header, in the pipe's own frames) and
+//! puts it in the message that passes the object:
 //! whoever the message reaches claims a loan, maps, and drops the loan.
 //! The key is the secret; a wrong one is refused like a stale capability.
 //! It is not the only check: a range has a rule, an owner uid and gid and
@@ -33,9 +33,10 @@
 //! flight, mapped by no one, keeps its frames. `DROP` ends a range at
 //! once (its root and every loan revoked). Only a holder (a process
 //! mapping the range's first frame) holds, lets go of or ends a range, so
-//! a ticket read in the arena gives none of these. A range none of whose frames
-//! lives any more (each freed, or reused: a frame's guard is reset when
-//! it is allocated again) is swept when the table is full.
+//! a ticket read in the arena gives none of these. A range none of whose
+//! frames lives any more (each freed, or reused: a frame's guard is reset
+//! when it is allocated again) is swept when the table is full. Each
+//! user's live ranges are counted as they come and go (`charges.rs`).
 
 use crate::cap::{CapRef, Caps, Rights};
 use crate::charges::Charges;
