@@ -604,7 +604,8 @@ pub mod frame_range {
     /// no range; `BadLength` for pages outside the range; `BadAddress`,
     /// `AlreadyMapped` for the destination. All or nothing.
     pub const MAP: u64 = 2;
-    /// `(DROP, ticket)`: ends the range (`CLAIM`'s errors for the ticket):
+    /// `(DROP, ticket, va)`: ends the range (`CLAIM`'s errors for the
+    /// ticket; the caller must map its first frame at `va`, as `HOLD`'s):
     /// its capability and every loan of it are revoked, the frames lose
     /// their share guard and the counts its holds kept (freed with their
     /// last mapping, if ownerless).
@@ -617,8 +618,11 @@ pub mod frame_range {
     /// or `Denied` for another frame), so a ticket read elsewhere cannot
     /// open the range to everyone.
     pub const HOLD: u64 = 4;
-    /// `(UNHOLD, ticket)`: the message was taken: one hold's counts go
-    /// (`BadState` if the range is not held).
+    /// `(UNHOLD, ticket, va)`: the message was taken: one hold's counts go
+    /// (`BadState` if the range is not held). As for `HOLD`, the caller
+    /// must map the range's first frame at `va` (`BadAddress`,
+    /// `NotMapped`, `Denied`): a ticket read elsewhere cannot let the
+    /// frames of an end in flight go.
     pub const UNHOLD: u64 = 5;
     /// Frames one range can name.
     pub const RANGE_FRAMES: usize = 32;

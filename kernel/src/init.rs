@@ -213,8 +213,21 @@ fn kernel_state(
         xn: crate::xn::Xn::default(),
         idents: crate::ident::Idents::new(crate::ident::IDENTS.take().expect(once)),
         sections: crate::section::Sections::new(crate::section::SECTIONS.take().expect(once)),
-        ranges: crate::ranges::Ranges::new(crate::ranges::TABLE.take().expect(once)),
+        ranges: crate::ranges::Ranges::new(
+            crate::ranges::TABLE.take().expect(once),
+            crate::charges::Charges::new(crate::charges::TABLE.take().expect(once)),
+            boot_keys(),
+        ),
     }
+}
+
+/// The range-key generator (`keys.rs`): `rdrand` if the CPU has it; its
+/// stream keyed from `rdrand`'s words if any and the time stamp counter
+/// (stirred again once the clock is measured, `start_clock`).
+fn boot_keys() -> crate::keys::Keys {
+    let cpu = entropy::Rdrand::detect();
+    let hw = || cpu.and_then(entropy::Rdrand::word).unwrap_or(0);
+    crate::keys::Keys::new(cpu, [hw(), hw(), crate::arch::clock::rdtsc(), hw()])
 }
 
 /// Starts the clock and the first environment, and makes it current.
@@ -275,6 +288,8 @@ fn start_clock(k: &mut Kernel) {
         None => kprintln!("clock: no PIT to measure the TSC against; time from timer ticks only"),
     }
     k.sched.set_wall_epoch(crate::arch::rtc::epoch_ns);
+    // How long the measurement took varies from boot to boot.
+    k.ranges.stir(crate::arch::clock::rdtsc() ^ rates.map_or(0, |r| r.tsc_hz).rotate_left(32));
     apic::start(rates.map_or(apic::DEFAULT_HZ, |r| r.apic_hz));
 }
 

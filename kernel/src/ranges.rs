@@ -11,9 +11,11 @@
 //! guard.
 //!
 //! Loans are had by presenting the range's *ticket* (`CLAIM`): its index
-//! here and a 47-bit key the kernel chose at `MAKE`. A library keeps the
-//! ticket where only the range's users read it (a pipe's header, in the
-//! pipe's own frames) and puts it in the message that passes the object:
+//! here and a 47-bit key the kernel chose at `MAKE` (`keys.rs`: the CPU's
+//! generator, or a ChaCha20 stream; nothing a process sees of its own
+//! keys tells another's). A library keeps the ticket where only the
+//! range's users read it (a pipe's header, in the pipe's own frames) and
+//! puts it in the message that passes the object:
 //! whoever the message reaches claims a loan, maps, and drops the loan.
 //! The key is the secret; a wrong one is refused like a stale capability.
 //! It is not the only check: a range has a rule, an owner uid and gid and
@@ -29,12 +31,17 @@
 //! carries the ticket (`HOLD`, one more count on each frame), and the
 //! receiver lets go (`UNHOLD`) once it has mapped them, so an object in
 //! flight, mapped by no one, keeps its frames. `DROP` ends a range at
-//! once (its root and every loan revoked); a range none of whose frames
-//! lives any more (each freed, or reused: a frame's guard is reset when
-//! it is allocated again) is swept when the table is full.
+//! once (its root and every loan revoked). Only a holder (a process
+//! mapping the range's first frame) holds, lets go of or ends a range, so
+//! a ticket read in the arena gives none of these. A range none of whose
+//! frames lives any more (each freed, or reused: a frame's guard is reset
+//! when it is allocated again) is swept when the table is full. Each
+//! user's live ranges are counted as they come and go (`charges.rs`).
 
 use crate::cap::{CapRef, Caps, Rights};
+use crate::charges::Charges;
 use crate::frames::Frame;
+use crate::keys::Keys;
 use abi::ident::Ident;
 use abi::syscall::frame_range::{KEY_SHIFT, MODE_BITS, RANGE_FRAMES};
 use abi::Error;
@@ -47,6 +54,7 @@ pub const RANGES: usize = 1024;
 pub const PER_USER: usize = RANGES / 4;
 
 const _: () = assert!(RANGES <= 1 << KEY_SHIFT);
+const _: () = assert!(crate::charges::SLOTS >= 2 * RANGES, "the count table at most half full");
 
 /// Who may claim a range unheld: an owner, a group and a file's
 /// `rw-rw-rw-` bits.
@@ -138,22 +146,27 @@ pub static TABLE: cell::Once<[Range; RANGES]> = cell::Once::new([Range::FREE; RA
 /// The kernel state's part that holds frame ranges.
 pub struct Ranges {
     table: &'static mut [Range; RANGES],
-    /// The key generator's state (splitmix64, stirred at each `make`).
-    state: u64,
+    /// The live ranges charged to each user.
+    charges: Charges,
+    keys: Keys,
 }
 
 impl Ranges {
-    pub fn new(table: &'static mut [Range; RANGES]) -> Ranges {
-        Ranges { table, state: 0x9E37_79B9_7F4A_7C15 }
+    pub fn new(table: &'static mut [Range; RANGES], charges: Charges, keys: Keys) -> Ranges {
+        Ranges { table, charges, keys }
+    }
+
+    /// Mixes `w` into the key generator's stream (`Keys::stir`).
+    pub fn stir(&mut self, w: u64) {
+        self.keys.stir(w);
     }
 
     /// A range over `frames` (1 to `RANGE_FRAMES`, checked by the caller to
     /// be the maker's, distinct and unshared) under `rule`, charged to
     /// `user` (`OverQuota` past `PER_USER` live ranges, unless root);
     /// returns its ticket and root, which the caller makes each frame's
-    /// share guard. `entropy` stirs
-    /// the key generator (the kernel passes the time stamp counter);
-    /// `alive` says whether a frame still belongs to the range with that
+    /// share guard. `tsc` (the time stamp counter) goes into the key
+    /// generator's stream, where it has one; `alive` says whether a frame still belongs to the range with that
     /// root (for the sweep).
     pub fn make(
         &mut self,
@@ -161,16 +174,15 @@ impl Ranges {
         frames: &[Frame],
         rule: Rule,
         user: u32,
-        entropy: u64,
+        tsc: u64,
         alive: impl Fn(Frame, CapRef) -> bool,
     ) -> Result<(u64, CapRef), Error> {
         if frames.is_empty() || frames.len() > RANGE_FRAMES {
             return Err(Error::BadLength);
         }
-        let charged = |t: &[Range]| t.iter().filter(|r| !r.root.is_none() && r.user == user).count();
-        if user != 0 && charged(self.table) >= PER_USER {
+        if user != 0 && self.charges.count(user) >= PER_USER {
             self.sweep(caps, &alive);
-            if charged(self.table) >= PER_USER {
+            if self.charges.count(user) >= PER_USER {
                 return Err(Error::OverQuota);
             }
         }
@@ -179,10 +191,10 @@ impl Ranges {
             None => self.sweep(caps, &alive).ok_or(Error::NoMemory)?,
         };
         let root = caps.create_root(Rights::ALL)?;
-        self.state = mix(self.state ^ entropy);
         // Never 0 (a ticket of key 0 is as good as none), and 47 bits: a
         // ticket is a call's result, which is an error if negative.
-        let key = (self.state >> (KEY_SHIFT + 1)).max(1);
+        let key = (self.keys.next(tsc) >> (KEY_SHIFT + 1)).max(1);
+        self.charges.add(user);
         let r = &mut self.table[i];
         *r = Range { root, key, rule, user, n: frames.len() as u8, ..Range::FREE };
         for (to, f) in r.frames.iter_mut().zip(frames) {
@@ -197,8 +209,9 @@ impl Ranges {
     fn sweep(&mut self, caps: &mut Caps, alive: &impl Fn(Frame, CapRef) -> bool) -> Option<usize> {
         let mut freed = None;
         for (i, r) in self.table.iter_mut().enumerate() {
-            if r.holds == 0 && !r.frames().any(|f| alive(f, r.root)) {
+            if !r.root.is_none() && r.holds == 0 && !r.frames().any(|f| alive(f, r.root)) {
                 let _ = caps.revoke(r.root);
+                self.charges.remove(r.user);
                 *r = Range::FREE;
                 freed = Some(i);
             }
@@ -241,6 +254,7 @@ impl Ranges {
         let i = self.ticketed(ticket)?;
         let r = core::mem::replace(&mut self.table[i], Range::FREE);
         let _ = caps.revoke(r.root);
+        self.charges.remove(r.user);
         Ok(r)
     }
 
@@ -268,14 +282,6 @@ impl Ranges {
     }
 }
 
-/// splitmix64's output function.
-fn mix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
 #[cfg(test)]
 mod tests {
     extern crate std;
@@ -294,7 +300,10 @@ mod tests {
     impl World {
         fn new() -> World {
             let table = Box::leak(Box::new([Range::FREE; RANGES]));
-            World { ranges: Ranges::new(table), caps: Box::new(Caps::new()), guards: BTreeMap::new() }
+            let charges =
+                Charges::new(Box::leak(Box::new([crate::charges::Charge::FREE; crate::charges::SLOTS])));
+            let ranges = Ranges::new(table, charges, Keys::new(None, [1, 2, 3, 4]));
+            World { ranges, caps: Box::new(Caps::new()), guards: BTreeMap::new() }
         }
 
         fn make(&mut self, frames: &[u64]) -> Result<u64, Error> {
@@ -502,6 +511,50 @@ mod tests {
         w.guards.remove(&0);
         assert!(w.make_as(&[5003], hostile).is_ok());
         assert_eq!(w.ranges.get(first).err(), Some(Error::NotPermitted), "the dead range was swept");
+    }
+
+    /// The live ranges charged to `user`, counted the slow way.
+    fn scanned(w: &World, user: u32) -> usize {
+        w.ranges.table.iter().filter(|r| !r.root.is_none() && r.user == user).count()
+    }
+
+    #[test]
+    fn each_users_count_is_exact_through_make_drop_and_sweep() {
+        let mut w = World::new();
+        let users = [0u32, 1000, 1001];
+        let mut live: std::vec::Vec<(u64, u64)> = std::vec::Vec::new();
+        let mut frame = 0u64;
+        // A fixed pseudo-random walk: makes (past the quota too), drops,
+        // and frames that die (their ranges swept at the quota or when the
+        // table is full).
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for step in 0..6000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let u = users[(x % 3) as usize];
+            match x >> 32 & 7 {
+                0..=4 => {
+                    frame += 1;
+                    if let Ok(t) = w.make_as(&[frame], Rule { uid: u, gid: u, mode: 0o600 }) {
+                        live.push((t, frame));
+                    }
+                }
+                5 if !live.is_empty() => {
+                    let (t, _) = live.swap_remove((x >> 40) as usize % live.len());
+                    let _ = w.ranges.drop_range(&mut w.caps, t);
+                }
+                _ if !live.is_empty() => {
+                    let (_, f) = live.swap_remove((x >> 40) as usize % live.len());
+                    w.guards.remove(&f);
+                }
+                _ => {}
+            }
+            for u in users {
+                assert_eq!(w.ranges.charges.count(u), scanned(&w, u), "user {u} at step {step}");
+            }
+        }
+        assert!(scanned(&w, 1000) > 0 && scanned(&w, 0) > 0);
     }
 
     #[test]

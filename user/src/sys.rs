@@ -407,13 +407,15 @@ pub fn range_map(slot: u64, va: u64, first: u64, pages: u64, flags: u64) -> Resu
 pub fn range_hold(ticket: u64, va: u64) -> Result<u64, Error> {
     result(call(sc::FRAME_RANGE, [sc::frame_range::HOLD, ticket, va, 0, 0, 0]))
 }
-/// A message carrying `ticket` was taken (`UNHOLD`).
-pub fn range_unhold(ticket: u64) -> Result<u64, Error> {
-    result(call(sc::FRAME_RANGE, [sc::frame_range::UNHOLD, ticket, 0, 0, 0, 0]))
+/// A message carrying `ticket` was taken; we map the range's first frame
+/// at `va` (`UNHOLD`).
+pub fn range_unhold(ticket: u64, va: u64) -> Result<u64, Error> {
+    result(call(sc::FRAME_RANGE, [sc::frame_range::UNHOLD, ticket, va, 0, 0, 0]))
 }
-/// Ends the range `ticket` names (`DROP`).
-pub fn range_drop(ticket: u64) -> Result<u64, Error> {
-    result(call(sc::FRAME_RANGE, [sc::frame_range::DROP, ticket, 0, 0, 0, 0]))
+/// Ends the range `ticket` names, whose first frame we map at `va`
+/// (`DROP`).
+pub fn range_drop(ticket: u64, va: u64) -> Result<u64, Error> {
+    result(call(sc::FRAME_RANGE, [sc::frame_range::DROP, ticket, va, 0, 0, 0]))
 }
 /// Makes `id` our identity, as the kernel's rules allow (`IDENT_SET`).
 pub fn ident_set(id: &abi::ident::Ident) -> Result<u64, Error> {

@@ -6,7 +6,7 @@ use crate::cap::{CapRef, Rights};
 use crate::frames::Frame;
 use crate::mm::PhysTables;
 use crate::pagetable;
-use crate::ranges::Rule;
+use crate::ranges::{Range, Rule};
 use crate::state::Kernel;
 use crate::validate::{needed, page_range, pte_rights, user_page};
 use abi::syscall::frame_range::{CLAIM, DROP, HOLD, MAKE, MAP, RANGE_FRAMES, UNHOLD};
@@ -17,9 +17,9 @@ pub fn frame_range(k: &mut Kernel, Args([op, a, b, c, d, e]): Args) -> Result<u6
         MAKE => make(k, a, b, c, d, e),
         CLAIM => claim(k, a, b),
         MAP => map(k, a, b, c, d, e),
-        DROP => drop(k, a),
-        HOLD => hold(k, a, Some(b)),
-        UNHOLD => hold(k, a, None),
+        DROP => drop(k, a, b),
+        HOLD => hold(k, a, b, true),
+        UNHOLD => hold(k, a, b, false),
         _ => Err(Error::BadFlags),
     }
 }
@@ -42,9 +42,9 @@ fn make(k: &mut Kernel, va: u64, pages: u64, cred: u64, owner: u64, mode: u64) -
         frames[i] = f;
     }
     let frames = &frames[..pages as usize];
-    let entropy = crate::arch::clock::rdtsc();
+    let tsc = crate::arch::clock::rdtsc();
     let (caps, alive) = k.mem.caps_and_ranges();
-    let (ticket, root) = k.ranges.make(caps, frames, rule, user, entropy, alive)?;
+    let (ticket, root) = k.ranges.make(caps, frames, rule, user, tsc, alive)?;
     for &f in frames {
         k.mem.set_share_guard(f, root);
     }
@@ -97,20 +97,27 @@ fn map(k: &mut Kernel, slot: u64, va: u64, first: u64, pages: u64, flags: u64) -
     Ok(pages)
 }
 
-/// A message carrying `ticket` is sent (by a holder mapping the range's
-/// first frame at `at`) or taken (`None`): the range's frames count one
+/// Whether the caller is a holder of `range`: it maps the range's first
+/// frame at `va` (`BadAddress`, `NotMapped`; `Denied` for another frame).
+/// A ticket alone, read wherever it was kept, makes no holder.
+fn holder(k: &mut Kernel, range: &Range, va: u64) -> Result<(), Error> {
+    user_page(va)?;
+    let pte = pagetable::lookup(&mut PhysTables, k.pml4(), va).ok_or(Error::NotMapped)?;
+    if range.frames().next() != Some(pagetable::frame_of(pte)) {
+        return Err(Error::Denied);
+    }
+    Ok(())
+}
+
+/// A message carrying `ticket` is sent (`up`) or taken, by a holder
+/// mapping the range's first frame at `va`: the range's frames count one
 /// more (or one fewer) mapping, so they outlive every mapping while the
-/// message is in flight.
-fn hold(k: &mut Kernel, ticket: u64, at: Option<u64>) -> Result<u64, Error> {
+/// message is in flight. Only a holder opens a range to the ticket alone,
+/// and only a holder lets its frames go.
+fn hold(k: &mut Kernel, ticket: u64, va: u64, up: bool) -> Result<u64, Error> {
     let range = *k.ranges.get(ticket)?;
-    let up = at.is_some();
-    if let Some(va) = at {
-        // A held range is claimed by ticket alone: only a holder opens it so.
-        user_page(va)?;
-        let pte = pagetable::lookup(&mut PhysTables, k.pml4(), va).ok_or(Error::NotMapped)?;
-        if range.frames().next() != Some(pagetable::frame_of(pte)) {
-            return Err(Error::Denied);
-        }
+    holder(k, &range, va)?;
+    if up {
         // Held only while whole, and never past a frame's count.
         let whole = range.frames().all(|f| k.mem.in_range(f, range.root()));
         if !whole {
@@ -132,10 +139,12 @@ fn hold(k: &mut Kernel, ticket: u64, at: Option<u64>) -> Result<u64, Error> {
     Ok(0)
 }
 
-/// Ends the range: its frames lose the guard (a frame no longer the
-/// range's, freed and reused, keeps its new one) and the counts its holds
-/// kept.
-fn drop(k: &mut Kernel, ticket: u64) -> Result<u64, Error> {
+/// Ends the range, for a holder mapping its first frame at `va`: its
+/// frames lose the guard (a frame no longer the range's, freed and reused,
+/// keeps its new one) and the counts its holds kept.
+fn drop(k: &mut Kernel, ticket: u64, va: u64) -> Result<u64, Error> {
+    let range = *k.ranges.get(ticket)?;
+    holder(k, &range, va)?;
     let range = k.ranges.drop_range(k.mem.caps, ticket)?;
     for f in range.frames() {
         if k.mem.in_range(f, range.root()) {

@@ -811,7 +811,7 @@ fn close(f: &mut File) {
         // A pipe's own frames go with their last mapping (`pipemem`), once
         // the range that kept them for ends in flight is over.
         if let Some(t) = ticket(ring.addr()) {
-            let _ = sys::range_drop(t);
+            let _ = sys::range_drop(t, super::pipemem::base(ring.addr()));
         } else {
             // SAFETY: allocated by `ring`; no end refers to it any more.
             unsafe { shared::free(ring.as_ptr() as *mut u8, size_of::<Pipe>(), align_of::<Pipe>()) };

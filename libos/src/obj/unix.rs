@@ -648,7 +648,7 @@ fn queue_rights(to: *mut Socket, at: u64, files: &[Handle<File>]) -> Result<*mut
 /// of their frames.
 fn let_go(tickets: &[Ticket]) {
     for t in tickets {
-        let _ = user::sys::range_unhold(t.ticket);
+        let _ = user::sys::range_unhold(t.ticket, t.base);
     }
 }
 

@@ -146,15 +146,20 @@ fn frame_ranges(va: u64) {
     }
     sys::cap_revoke(read).unwrap();
     expect("a revoked loan", sys::range_map(read, dst + 2 * 4096, 0, 1, 0), NotPermitted);
-    expect("let go of a range nobody holds", sys::range_unhold(t), BadState);
+    expect("let go of a range nobody holds", sys::range_unhold(t, va), BadState);
     expect("hold a forged ticket", sys::range_hold(t ^ 1 << 30, va), NotPermitted);
     expect("hold from an unaligned address", sys::range_hold(t, va + 1), BadAddress);
     expect("hold without mapping the range", sys::range_hold(t, dst + 5 * 4096), NotMapped);
     sys::map(ENV_SELF, va + 16 * 4096, g, 0).unwrap();
     expect("hold mapping another frame", sys::range_hold(t, va + 16 * 4096), Denied);
+    expect("let go mapping another frame", sys::range_unhold(t, va + 16 * 4096), Denied);
+    expect("drop mapping another frame", sys::range_drop(t, va + 16 * 4096), Denied);
     sys::unmap(ENV_SELF, va + 16 * 4096).unwrap();
-    sys::range_drop(t).unwrap();
-    expect("drop twice", sys::range_drop(t), NotPermitted);
+    expect("let go without mapping the range", sys::range_unhold(t, dst + 5 * 4096), NotMapped);
+    expect("drop without mapping the range", sys::range_drop(t, dst + 5 * 4096), NotMapped);
+    expect("drop from an unaligned address", sys::range_drop(t, va + 1), BadAddress);
+    sys::range_drop(t, va).unwrap();
+    expect("drop twice", sys::range_drop(t, va), NotPermitted);
     expect("hold a dropped range", sys::range_hold(t, va), NotPermitted);
     expect("claim a dropped range", sys::range_claim(t, rights::READ), NotPermitted);
     expect("drop no such range", fr([DROP, 0xffff, 0, 0, 0, 0]), BadLength);
@@ -171,13 +176,18 @@ fn frame_ranges(va: u64) {
     sys::unmap(ENV_SELF, va).unwrap();
     sys::frame_disown(h).unwrap();
     let kept = kinfo::frame(h).state == abi::tables::frame_state::USER;
-    sys::range_unhold(t).unwrap();
+    // Only a holder lets go: this process maps it again, with a loan.
+    expect("let go after the last mapping", sys::range_unhold(t, va), NotMapped);
+    let loan = sys::range_claim(t, rights::READ).unwrap();
+    sys::range_map(loan, va, 0, 1, 0).unwrap();
+    sys::range_unhold(t, va).unwrap();
+    sys::range_drop(t, va).unwrap();
+    sys::unmap(ENV_SELF, va).unwrap();
     if !kept || kinfo::frame(h).state != abi::tables::frame_state::FREE {
         println!("a held range's frame: kept {kept}, then freed {}", kinfo::frame(h).state);
         // SAFETY: single-threaded test program.
         unsafe { FAILED += 1 };
     }
-    sys::range_drop(t).unwrap();
 }
 
 fn main(_: u64) -> i32 {
