@@ -11,6 +11,7 @@
 #![no_std]
 #![no_main]
 
+use abi::syscall::{map as mf, CRED_SELF, ENV_SELF};
 use libos::linux::nr::{
     SYS_CLOSE, SYS_EXIT_GROUP, SYS_FORK, SYS_MKNOD, SYS_OPEN, SYS_PIPE2, SYS_READ, SYS_SETGID, SYS_SETUID,
     SYS_STAT, SYS_UNLINK, SYS_WAIT4, SYS_WRITE,
@@ -33,6 +34,7 @@ const CLAIMED: u8 = 4;
 const MAPPED: u8 = 8;
 const OPENED: u8 = 16;
 const NO_INODE: u8 = 32;
+const NO_RING: u8 = 64;
 
 fn close(fd: i64) {
     linux(SYS_CLOSE, [fd as u64, 0, 0, 0, 0, 0]);
@@ -91,7 +93,7 @@ fn scrawl(at: u64, len: u64) -> u8 {
     let bytes = unsafe { core::slice::from_raw_parts_mut(at as *mut u8, len as usize) };
     let mut did = 0;
     for i in 0..bytes.len().saturating_sub(SECRET.len()) {
-        if bytes[i..i + SECRET.len()] == *SECRET {
+        if bytes[i] == SECRET[0] && bytes[i..i + SECRET.len()] == *SECRET {
             bytes[i..i + SECRET.len()].fill(b'X');
             did = SAW | WROTE;
         }
@@ -133,13 +135,50 @@ fn attacker(down: i64, up: i64) -> ! {
         found |= scrawl(ring, span);
     }
     found |= range_attack(ino);
+    // Anywhere else in the arena this process can write.
+    let page = libos::layout::PAGE;
+    let arena = libos::layout::SHARED..libos::layout::SHARED + libos::layout::SHARED_MAX;
+    for va in arena.step_by(page as usize).filter(|&va| all_mapped(va, 2 * page)) {
+        found |= scrawl(va, 2 * page);
+    }
     write1(up, found);
     exit(0);
 }
 
-/// The FIFO's frame range (not yet).
-fn range_attack(_: libos::fs::Ino) -> u8 {
-    0
+/// The FIFO's frames, where the inode names them with the range's ticket
+/// beside: claim the range with that ticket or forged ones, map the frames
+/// by name with each capability this process holds for the purpose, or
+/// with the ticket as lxrt's opener does; what any of it got (`CLAIMED`,
+/// `MAPPED`, and what `scrawl` did in frames it mapped).
+fn range_attack(ino: libos::fs::Ino) -> u8 {
+    use abi::syscall::rights::{READ, WRITE};
+    let n = libos::fs::node::get(ino);
+    let (at, ticket) = (n.data as u64, n.ticket);
+    if !libos::obj::pipemem::guarded(at) {
+        return NO_RING;
+    }
+    let mut found = 0;
+    let forged = (0..64u64).map(|k| ticket & 0xffff | (k + 1) << 16);
+    for t in core::iter::once(ticket).chain(forged) {
+        for rights in [READ, WRITE, READ | WRITE] {
+            if sys::range_claim(t, rights).is_ok() {
+                found |= CLAIMED;
+            }
+        }
+    }
+    let frame = (at - libos::layout::PIPES) / libos::layout::PIPE_SLOT;
+    for cred in [CRED_SELF, libos::shared::cred()] {
+        let _ = sys::map_with(ENV_SELF, at, frame, mf::WRITE, CRED_SELF, cred);
+    }
+    let _ = libos::obj::pipemem::claim(at, ticket, libos::obj::pipe::GUARDED_PAGES);
+    let pages = libos::obj::pipe::GUARDED_PAGES * libos::layout::PAGE;
+    if (at..at + pages).step_by(libos::layout::PAGE as usize).any(|va| libos::selfmap::pte(va).is_some()) {
+        found |= MAPPED;
+    }
+    if all_mapped(at, pages) {
+        found |= scrawl(at, pages);
+    }
+    found
 }
 
 fn main(_: u64) -> i32 {
@@ -179,6 +218,7 @@ fn main(_: u64) -> i32 {
     let found = read1(up[0]);
     check(&mut ok, "the attacker ran", wait(pid) == 0 && found != 0xff);
     check(&mut ok, "the attacker found the FIFO's inode", found & NO_INODE == 0);
+    check(&mut ok, "the attacker found the ring's place beside the name", found & NO_RING == 0);
     check(&mut ok, "the attacker may not open the FIFO", found & OPENED == 0);
     check(&mut ok, "the attacker did not see the secret", found & SAW == 0);
     check(&mut ok, "the attacker could not write the ring", found & WROTE == 0);
