@@ -13,7 +13,7 @@
 
 use abi::syscall::{map as mf, CRED_SELF, ENV_SELF};
 use libos::linux::nr::{
-    SYS_CLOSE, SYS_EXIT_GROUP, SYS_FORK, SYS_MKNOD, SYS_OPEN, SYS_PIPE2, SYS_READ, SYS_SETGID, SYS_SETUID,
+    SYS_CHMOD, SYS_CLOSE, SYS_EXIT_GROUP, SYS_FORK, SYS_MKNOD, SYS_OPEN, SYS_PIPE2, SYS_READ, SYS_SETGID, SYS_SETUID,
     SYS_STAT, SYS_UNLINK, SYS_WAIT4, SYS_WRITE,
 };
 use libos::native::{self, linux};
@@ -54,12 +54,39 @@ fn pipe() -> [i64; 2] {
     [p[0] as i64, p[1] as i64]
 }
 
-/// The FIFO's path, on the stack (lxrt's checks know this program's
+/// The FIFO under attack, root's, 0600.
+const GUARDED: &[u8] = b"/tmp/fifoguard";
+/// Root's FIFO that others may read (0644), which root holds open.
+const SHARED: &[u8] = b"/tmp/fifoshare";
+/// Root's FIFO anyone may use (0666), first opened by user 1000.
+const FIRST: &[u8] = b"/tmp/fifofirst";
+
+/// FIFO `name`'s path, on the stack (lxrt's checks know this program's
 /// stack, not its read-only data).
-fn path() -> [u8; 16] {
+fn path(name: &[u8]) -> [u8; 16] {
     let mut p = [0u8; 16];
-    p[..14].copy_from_slice(b"/tmp/fifoguard");
+    p[..name.len()].copy_from_slice(name);
     p
+}
+
+/// `open` of FIFO `name`, nonblocking, with access mode `how`.
+fn open(name: &[u8], how: u64) -> i64 {
+    let p = path(name);
+    linux(SYS_OPEN, [p.as_ptr() as u64, how | O_NONBLOCK, 0, 0, 0, 0])
+}
+
+/// Whether `fd` reads exactly `want` now.
+fn reads(fd: i64, want: &[u8]) -> bool {
+    let mut got = [0u8; 32];
+    let n = linux(SYS_READ, [fd as u64, got.as_mut_ptr() as u64, 32, 0, 0, 0]);
+    n == want.len() as i64 && got[..want.len()] == *want
+}
+
+/// Whether `fd` takes all of `bytes` (copied to the stack first).
+fn writes(fd: i64, bytes: &[u8]) -> bool {
+    let mut copy = [0u8; 32];
+    copy[..bytes.len()].copy_from_slice(bytes);
+    linux(SYS_WRITE, [fd as u64, copy.as_ptr() as u64, bytes.len() as u64, 0, 0, 0]) == bytes.len() as i64
 }
 
 fn read1(fd: i64) -> u8 {
@@ -117,9 +144,9 @@ fn attacker(down: i64, up: i64) -> ! {
     if read1(down) != b'g' {
         exit(3);
     }
-    let p = path();
+    let p = path(GUARDED);
     let mut found = 0;
-    if linux(SYS_OPEN, [p.as_ptr() as u64, O_RDWR | O_NONBLOCK, 0, 0, 0, 0]) != EACCES {
+    if open(GUARDED, O_RDWR) != EACCES {
         found |= OPENED;
     }
     let mut st = [0u64; 18];
@@ -142,6 +169,16 @@ fn attacker(down: i64, up: i64) -> ! {
         found |= scrawl(va, 2 * page);
     }
     write1(up, found);
+    // What user 1000 may do: read root's 0644 FIFO through the ring root
+    // made, and be the first to open root's 0666 one, for root to join.
+    let r = open(SHARED, 0);
+    let mut legit = if r >= 0 && reads(r, b"shared") { 0 } else { 1 };
+    close(r);
+    let first = open(FIRST, O_RDWR);
+    legit |= if first >= 0 && writes(first, b"first") { 0 } else { 2 };
+    write1(up, legit);
+    // Holds it open until root has read.
+    read1(down);
     exit(0);
 }
 
@@ -187,9 +224,14 @@ fn main(_: u64) -> i32 {
         return 1;
     }
     let mut ok = true;
-    let p = path();
-    linux(SYS_UNLINK, [p.as_ptr() as u64, 0, 0, 0, 0, 0]);
-    check(&mut ok, "mkfifo 0600", linux(SYS_MKNOD, [p.as_ptr() as u64, S_IFIFO | 0o600, 0, 0, 0, 0]) == 0);
+    for (name, mode) in [(GUARDED, 0o600), (SHARED, 0o644), (FIRST, 0o666)] {
+        let p = path(name);
+        linux(SYS_UNLINK, [p.as_ptr() as u64, 0, 0, 0, 0, 0]);
+        // Not masked: the mode is set after by `chmod`.
+        let made = linux(SYS_MKNOD, [p.as_ptr() as u64, S_IFIFO | mode, 0, 0, 0, 0]) == 0
+            && linux(SYS_CHMOD, [p.as_ptr() as u64, mode, 0, 0, 0, 0]) == 0;
+        check(&mut ok, "mkfifo", made);
+    }
     let (down, up) = (pipe(), pipe());
     let pid = linux(SYS_FORK, [0; 6]);
     if pid == 0 {
@@ -202,21 +244,21 @@ fn main(_: u64) -> i32 {
     check(&mut ok, "the attacker became user 1000", read1(up[0]) == b'u');
 
     // Root holds the FIFO open; another root process writes the secret.
-    let fd = linux(SYS_OPEN, [p.as_ptr() as u64, O_RDWR | O_NONBLOCK, 0, 0, 0, 0]);
+    let fd = open(GUARDED, O_RDWR);
     check(&mut ok, "root opens its FIFO", fd >= 0);
+    let shared = open(SHARED, O_RDWR);
+    check(&mut ok, "root opens its shared FIFO and writes", shared >= 0 && writes(shared, b"shared"));
     let writer = linux(SYS_FORK, [0; 6]);
     if writer == 0 {
         close(fd);
-        let w = linux(SYS_OPEN, [p.as_ptr() as u64, O_WRONLY | O_NONBLOCK, 0, 0, 0, 0]);
-        let secret = *SECRET;
-        let n = linux(SYS_WRITE, [w as u64, secret.as_ptr() as u64, 16, 0, 0, 0]);
-        exit(if w >= 0 && n == 16 { 0 } else { 1 });
+        let w = open(GUARDED, O_WRONLY);
+        exit(if w >= 0 && writes(w, SECRET) { 0 } else { 1 });
     }
     check(&mut ok, "another root process opened the FIFO and wrote", wait(writer) == 0);
 
     write1(down[1], b'g');
     let found = read1(up[0]);
-    check(&mut ok, "the attacker ran", wait(pid) == 0 && found != 0xff);
+    check(&mut ok, "the attacker ran", found != 0xff);
     check(&mut ok, "the attacker found the FIFO's inode", found & NO_INODE == 0);
     check(&mut ok, "the attacker found the ring's place beside the name", found & NO_RING == 0);
     check(&mut ok, "the attacker may not open the FIFO", found & OPENED == 0);
@@ -224,11 +266,21 @@ fn main(_: u64) -> i32 {
     check(&mut ok, "the attacker could not write the ring", found & WROTE == 0);
     check(&mut ok, "the attacker could not claim the FIFO's range", found & CLAIMED == 0);
     check(&mut ok, "the attacker could not map the FIFO's frames", found & MAPPED == 0);
-    let mut got = [0u8; 32];
-    let n = linux(SYS_READ, [fd as u64, got.as_mut_ptr() as u64, 32, 0, 0, 0]);
-    check(&mut ok, "root reads its bytes unchanged", n == 16 && got[..16] == *SECRET);
+    check(&mut ok, "root reads its bytes unchanged", reads(fd, SECRET));
     close(fd);
-    linux(SYS_UNLINK, [p.as_ptr() as u64, 0, 0, 0, 0, 0]);
+    let legit = read1(up[0]);
+    check(&mut ok, "user 1000 read root's 0644 FIFO", legit & 1 == 0);
+    check(&mut ok, "user 1000 opened root's 0666 FIFO first and wrote", legit & 2 == 0);
+    let first = open(FIRST, 0);
+    check(&mut ok, "root joined it and read user 1000's bytes", first >= 0 && reads(first, b"first"));
+    write1(down[1], b'd');
+    check(&mut ok, "user 1000 ended well", wait(pid) == 0);
+    close(first);
+    close(shared);
+    for name in [GUARDED, SHARED, FIRST] {
+        let p = path(name);
+        linux(SYS_UNLINK, [p.as_ptr() as u64, 0, 0, 0, 0, 0]);
+    }
     if ok {
         println!("fifo guard test passed");
         0

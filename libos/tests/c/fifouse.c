@@ -2,7 +2,8 @@
 /* FIFOs in use against Linux: several readers and writers on one FIFO,
  * end of file when the last writer closes, EPIPE and SIGPIPE when the
  * last reader has, poll, select and epoll on its ends (an epoll set too
- * after fork), and an end inherited across fork and across exec. Every
+ * after fork), an end inherited across fork and across exec, and one
+ * passed over a Unix socket to a process that never held it. Every
  * line printed is compared with the host. */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -146,6 +148,44 @@ static void inherited(const char *self)
     close(r);
 }
 
+/* An end passed over a Unix socket to a process that never held the
+ * FIFO (forked before it was opened): it reads through it. */
+static void passed(void)
+{
+    int s[2];
+    socketpair(AF_UNIX, SOCK_STREAM, 0, s);
+    pid_t pid = fork();
+    if (pid == 0) {
+        char c, buf[16] = {0}, control[CMSG_SPACE(sizeof(int))];
+        struct iovec iov = {&c, 1};
+        struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control,
+                           .msg_controllen = sizeof control};
+        if (recvmsg(s[1], &m, 0) != 1 || CMSG_FIRSTHDR(&m) == NULL)
+            _exit(2);
+        int fd;
+        memcpy(&fd, CMSG_DATA(CMSG_FIRSTHDR(&m)), sizeof fd);
+        _exit(read(fd, buf, sizeof buf) == 6 && strcmp(buf, "passed") == 0 ? 0 : 3);
+    }
+    int r = open_nb(O_RDONLY), w = open_nb(O_WRONLY);
+    write(w, "passed", 6);
+    char c = 'f', control[CMSG_SPACE(sizeof(int))] = {0};
+    struct iovec iov = {&c, 1};
+    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control, .msg_controllen = sizeof control};
+    struct cmsghdr *h = CMSG_FIRSTHDR(&m);
+    h->cmsg_level = SOL_SOCKET;
+    h->cmsg_type = SCM_RIGHTS;
+    h->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(h), &r, sizeof r);
+    show("send the read end", sendmsg(s[0], &m, 0));
+    close(r);
+    int status;
+    waitpid(pid, &status, 0);
+    printf("the receiver read through it: exit %d\n", WEXITSTATUS(status));
+    close(w);
+    close(s[0]);
+    close(s[1]);
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && strcmp(argv[1], "write") == 0)
@@ -157,6 +197,7 @@ int main(int argc, char **argv)
     epipe();
     readiness();
     inherited(argv[0]);
+    passed();
     unlink(PATH);
     return 0;
 }
