@@ -390,7 +390,8 @@ fn free_end(p: Handle<Pipe>, f: File) -> Result<Handle<File>, Errno> {
     // alone, and written whole.
     unsafe {
         let ends = &raw mut (*g).ends as *mut File;
-        let free = (0..ENDS).map(|i| ends.add(i)).find(|&e| (&raw const (*e).refs).read() == 0).ok_or(ENFILE)?;
+        let free =
+            (0..ENDS).map(|i| ends.add(i)).find(|&e| (&raw const (*e).refs).read() == 0).ok_or(ENFILE)?;
         free.write(f);
         Ok(Handle::from_raw(free))
     }
