@@ -23,7 +23,7 @@ use super::flags::{ACCMODE, NONBLOCK, RDWR, WRONLY};
 use super::pipe::{self, Pipe};
 use super::{pipemem, File, Kind};
 use crate::errno::Errno;
-use crate::errno::{EACCES, EINVAL, ENXIO};
+use crate::errno::{EACCES, EINVAL, ENOMEM, ENXIO};
 use crate::fs::node::{self, Inode};
 use crate::fs::Ino;
 use crate::obj::Handle;
@@ -92,7 +92,7 @@ pub fn open(ino: Ino, status: u32) -> Result<(Handle<File>, Option<u64>), Errno>
 /// mapped); None if no end is open, or the ring it names is gone (its
 /// holders ended without closing it) or is not this FIFO's. EACCES when the
 /// range's rule refuses this process (the inode's bits changed since the
-/// first open made it).
+/// first open made it), ENOMEM when the kernel had no room to map it.
 fn reach(n: &Inode, ino: Ino) -> Result<Option<(Handle<Pipe>, bool)>, Errno> {
     let at = n.data as u64;
     if at == 0 {
@@ -100,10 +100,15 @@ fn reach(n: &Inode, ino: Ino) -> Result<Option<(Handle<Pipe>, bool)>, Errno> {
     }
     let before = pipemem::mapped(at);
     if !before {
+        use abi::Error::{BadAddress, BadLength, Denied, NotOwner, NotPermitted};
         match pipemem::claim(at, n.ticket, pipe::GUARDED_PAGES) {
             Ok(()) => {}
-            Err(abi::Error::Denied) => return Err(EACCES),
-            Err(_) => return Ok(None),
+            Err(Denied) => return Err(EACCES),
+            // No such range any more, or not at that address.
+            Err(NotPermitted | BadLength | NotOwner | BadAddress) => return Ok(None),
+            // No room for the loan or the mapping: not a reason to start
+            // another ring beside the one the FIFO's holders use.
+            Err(_) => return Err(ENOMEM),
         }
     }
     let ring = pipe::fifo_at(at, ino);
