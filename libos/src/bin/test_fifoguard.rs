@@ -7,7 +7,9 @@
 //! it then tries the FIFO's frame range with the ticket the inode keeps
 //! beside the name: claim it, map its frames by name or with the ticket.
 //! Root must read its bytes unchanged, and the attacker must have seen
-//! and reached nothing.
+//! and reached nothing. What user 1000 may do still works: it reads
+//! root's 0644 FIFO, and opens root's 0666 one first for root to join.
+//! A FIFO holds 64 open descriptions at once.
 #![no_std]
 #![no_main]
 
@@ -25,6 +27,8 @@ const O_RDWR: u64 = 2;
 const O_NONBLOCK: u64 = 0o4000;
 const S_IFIFO: u64 = 0o010000;
 const EACCES: i64 = -13;
+const ENFILE: i64 = -23;
+const EAGAIN: i64 = -11;
 const SECRET: &[u8; 16] = b"root-secret-0123";
 
 /// What the attacker reports, one bit each.
@@ -80,6 +84,13 @@ fn reads(fd: i64, want: &[u8]) -> bool {
     let mut got = [0u8; 32];
     let n = linux(SYS_READ, [fd as u64, got.as_mut_ptr() as u64, 32, 0, 0, 0]);
     n == want.len() as i64 && got[..want.len()] == *want
+}
+
+/// Whether `fd` is a working read end with nothing to read yet (a writer
+/// is open).
+fn reads_nothing(fd: i64) -> bool {
+    let mut got = [0u8; 4];
+    linux(SYS_READ, [fd as u64, got.as_mut_ptr() as u64, 4, 0, 0, 0]) == EAGAIN
 }
 
 /// Whether `fd` takes all of `bytes` (copied to the stack first).
@@ -266,6 +277,16 @@ fn main(_: u64) -> i32 {
     write1(down[1], b'd');
     check(&mut ok, "user 1000 ended well", wait(pid) == 0);
     close(first);
+    // A FIFO's open descriptions live in its frames: 64 at once, the 65th
+    // ENFILE, and a closed one's entry is used again.
+    let more: [i64; 64] = core::array::from_fn(|_| open(SHARED, 0));
+    check(&mut ok, "63 more opens beside root's own", more[..63].iter().all(|&fd| fd >= 0));
+    check(&mut ok, "the 65th open description: ENFILE", more[63] == ENFILE);
+    close(more[0]);
+    let again = open(SHARED, 0);
+    check(&mut ok, "a closed description's entry is used again", again >= 0 && reads_nothing(again));
+    close(again);
+    more[1..63].iter().for_each(|&fd| close(fd));
     close(shared);
     for name in [GUARDED, SHARED, FIRST] {
         let p = path(name);
