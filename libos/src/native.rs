@@ -84,18 +84,6 @@ pub fn linux(nr: u64, a: [u64; 6]) -> i64 {
     ret
 }
 
-/// Waits for child `pid` (`wait4` through `linux`): its exit status, or
-/// -1 if the wait failed.
-pub fn wait_exit(pid: i64) -> i64 {
-    let mut status = 0i32;
-    let r = linux(crate::linux::nr::SYS_WAIT4, [pid as u64, &raw mut status as u64, 0, 0, 0, 0]);
-    if r == pid {
-        (status >> 8) as i64
-    } else {
-        -1
-    }
-}
-
 /// `poll` for native programs: waits until one of `entries` is ready or
 /// `timeout_ns` passes (`None`: no limit), without reflection; the number
 /// ready (0 on timeout) or a negative errno. See `crate::wait`.
