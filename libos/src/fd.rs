@@ -105,7 +105,7 @@ pub fn open(file: Handle<File>, cloexec: bool) -> Result<i64, Errno> {
     let kind = file.kind();
     let r = install(Fd { ops: obj::ops_for(kind), file, cloexec }, 0);
     if r.is_err() {
-        obj::put(obj::ops_for(kind), file);
+        put_unheld(obj::ops_for(kind), file);
     }
     r
 }
@@ -143,10 +143,16 @@ pub fn close(fd: i64) -> Result<i64, Errno> {
     // SAFETY: the descriptor kept the file live; no other reference to it here.
     crate::locks::released_by_close(unsafe { file(&d) }.lock_key(), crate::env::id());
     obj::pipe::held(d.file, crate::env::id(), -1);
-    let pipes = obj::pipes_of(d.file);
-    obj::put(d.ops, d.file);
-    unmap_unheld(&pipes);
+    put_unheld(d.ops, d.file);
     Ok(0)
+}
+
+/// Drops a reference to `file`, which no descriptor here names, and
+/// unmaps the pipe frames it needed that no descriptor here needs.
+pub fn put_unheld(ops: &Ops, file: Handle<File>) {
+    let pipes = obj::pipes_of(file);
+    obj::put(ops, file);
+    unmap_unheld(&pipes);
 }
 
 /// Unmaps each of the pipe frames at `bases` (`obj::pipes_of` a description

@@ -206,7 +206,7 @@ pub fn open_fifo(ino: crate::fs::Ino, status: u32) -> Result<Handle<File>, Errno
     // SAFETY: the end just opened, live until put; only read here.
     while !fifo::other_side(unsafe { f.get() }, start) {
         if deliver::pending() {
-            obj::put(&obj::pipe::OPS, f);
+            fd::put_unheld(&obj::pipe::OPS, f);
             return Err(EINTR);
         }
         crate::sleep::pause(Some(crate::time::now_ns() + fifo::RECHECK_NS));

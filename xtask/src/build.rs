@@ -156,6 +156,7 @@ pub const LIBOS_PROGRAMS: &[&str] = &[
     "test_ptable",
     "test_pipeguard",
     "test_pipepass",
+    "test_fifoguard",
     "test_handover",
     "test_xn",
     "xcp",

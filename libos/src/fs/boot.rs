@@ -40,6 +40,7 @@ pub fn populate() -> Result<(), Errno> {
         size: 0,
         cap: 0,
         data: core::ptr::null_mut(),
+        ticket: 0,
         maps: 0,
         paged: false,
         stale: false,

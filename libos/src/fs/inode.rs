@@ -17,8 +17,12 @@ pub struct Inode {
     pub size: u64,
     /// The bytes `data` has room for (a paged file: its pages' bytes).
     pub cap: u64,
-    /// The bytes; a paged file's list of pages (`pages`).
+    /// The bytes; a paged file's list of pages (`pages`); an open FIFO's
+    /// ring, in frames of its own (`obj::fifo`).
     pub data: *mut u8,
+    /// An open FIFO's ring: the ticket of its frames' range, which an
+    /// opener maps them with (`obj::fifo`).
+    pub ticket: u64,
     /// Last modification of the data, last access (set only by `utimensat`:
     /// reads do not change it, as with `noatime`), last change of the
     /// inode (data, mode, owner, links), in nanoseconds since 1970.

@@ -110,6 +110,7 @@ pub fn alloc(mode: u32) -> Result<Ino, Errno> {
             size: 0,
             cap: 0,
             data: core::ptr::null_mut(),
+            ticket: 0,
             maps: 0,
             paged: false,
             stale: false,

@@ -434,19 +434,13 @@ fn recv_common(
                 mflags |= MSG_CTRUNC;
                 continue;
             }
-            let pipes = crate::obj::pipes_of(file);
             match fd::open(file, flags & MSG_CMSG_CLOEXEC != 0) {
                 Ok(n) => fds.push(n as i32),
-                Err(_) => {
-                    mflags |= MSG_CTRUNC;
-                    fd::unmap_unheld(&pipes);
-                }
+                Err(_) => mflags |= MSG_CTRUNC,
             }
         }
         for &file in &got.files[take..] {
-            let pipes = crate::obj::pipes_of(file);
-            crate::obj::put(crate::obj::ops_for_file(file), file);
-            fd::unmap_unheld(&pipes);
+            fd::put_unheld(crate::obj::ops_for_file(file), file);
         }
         if take < got.files.len() {
             mflags |= MSG_CTRUNC;

@@ -99,21 +99,32 @@ pub fn create(flags: u32) -> Result<(Handle<File>, Handle<File>), Errno> {
     }
 }
 
-/// A pipe made by `pipe(2)`: its ring and header and its two
-/// descriptions, in frames of its own (`pipemem`).
+/// A pipe made by `pipe(2)`, or a FIFO's open ring (`fifo`): its ring and
+/// header and its open file descriptions, in frames of its own
+/// (`pipemem`).
 #[repr(C)]
 struct Guarded {
     pipe: Pipe,
-    ends: [File; 2],
-    /// Which processes hold the ends, and how many descriptors of each:
-    /// a holder the kernel ended (`env_destroy`, the abort protocol) never
-    /// ran its exit path, so the others take its descriptors out
-    /// (`reap_dead`) when they would otherwise wait for it for good.
+    /// A pipe's read and write end; a FIFO's opens, each in a free entry
+    /// (no references).
+    ends: [File; ENDS],
+    /// Which processes hold a pipe's ends, and how many descriptors of
+    /// each: a holder the kernel ended (`env_destroy`, the abort protocol)
+    /// never ran its exit path, so the others take its descriptors out
+    /// (`reap_dead`) when they would otherwise wait for it for good. (Not
+    /// kept for a FIFO.)
     holders: [Holder; HOLDERS],
     /// The frames' range (`FRAME_RANGE`): what an end passed over a Unix
-    /// socket carries, for the receiver to map them (`pipemem::take`).
+    /// socket carries, for the receiver to map them (`pipemem::take`), and
+    /// a FIFO's opener finds beside the name.
     ticket: u64,
+    /// The FIFO whose ring this is; 0 for a pipe.
+    ino: Ino,
 }
+
+/// Open descriptions a FIFO may have at once (`open` past them: ENFILE);
+/// they fit, with the ledger, in the page the ring ends in.
+const ENDS: usize = 64;
 
 /// Processes a pipe keeps count of; more hold it uncounted (never taken
 /// out for them).
@@ -150,15 +161,15 @@ fn count(hs: &mut [Holder], env: u32, end: usize, delta: i16) {
 }
 
 /// The pipe frames and the end (0 read, 1 write) behind description `f`,
-/// if it is a pipe's own.
+/// if it is an end of a pipe with frames of its own (not a FIFO's).
 fn guarded_end(f: Handle<File>) -> Option<(*mut Guarded, usize)> {
     if !super::pipemem::guarded(f.addr()) {
         return None;
     }
     let g = super::pipemem::base(f.addr()) as *mut Guarded;
     // SAFETY: the pipe frames holding `f`, mapped while it is held here.
-    let ends = unsafe { &raw mut (*g).ends } as *mut File;
-    Some((g, usize::from(f.as_ptr() != ends)))
+    let (ends, ino) = unsafe { (&raw mut (*g).ends as *mut File, (*g).ino) };
+    (ino == 0).then(|| (g, usize::from(f.as_ptr() != ends)))
 }
 
 /// Process `env` holds `delta` more (or fewer) descriptors of
@@ -217,26 +228,36 @@ pub fn ticket(addr: u64) -> Option<u64> {
 pub const GUARDED_PAGES: u64 = size_of::<Guarded>().div_ceil(PAGE) as u64;
 
 const _: () = assert!(GUARDED_PAGES * PAGE as u64 <= crate::layout::PIPE_SLOT);
+const _: () = assert!(GUARDED_PAGES == size_of::<Pipe>().div_ceil(PAGE) as u64);
+
+/// New frames of a pipe's own holding a fresh ring, made a range with the
+/// rule (`owner`, `mode`: `FRAME_RANGE`'s `MAKE`); `ino` is the FIFO it is
+/// for, 0 for `pipe(2)`.
+fn make_guarded(owner: u64, mode: u64, ino: Ino) -> Result<*mut Guarded, Errno> {
+    let g = super::pipemem::alloc(GUARDED_PAGES).ok_or(ENOMEM)? as *mut Guarded;
+    let Ok(ticket) = sys::range_make(g as u64, GUARDED_PAGES, owner, mode) else {
+        // As many pipes as the kernel keeps ranges for.
+        super::pipemem::release(g as u64, GUARDED_PAGES);
+        return Err(ENFILE);
+    };
+    // SAFETY: fresh zeroed frames mapped for a `Guarded`, ours alone.
+    unsafe {
+        (*g).ticket = ticket;
+        (*g).ino = ino;
+        init(&raw mut (*g).pipe);
+    }
+    Ok(g)
+}
 
 /// `pipe(2)`: a new pipe in frames of its own, mapped only into this
 /// process (and, by fork, its children that inherit an end): (read end,
 /// write end).
 pub fn create_guarded(flags: u32) -> Result<(Handle<File>, Handle<File>), Errno> {
-    let g = super::pipemem::alloc(GUARDED_PAGES).ok_or(ENOMEM)? as *mut Guarded;
     // Claimable unheld by its maker's user only; an end travels held.
-    let ticket = match sys::range_make(g as u64, GUARDED_PAGES, OWNER_SELF, 0o600) {
-        Ok(t) => t,
-        Err(_) => {
-            // As many pipes as the kernel keeps ranges for.
-            super::pipemem::release(g as u64, GUARDED_PAGES);
-            return Err(ENFILE);
-        }
-    };
-    // SAFETY: fresh zeroed frames mapped for a `Guarded`, ours alone.
+    let g = make_guarded(OWNER_SELF, 0o600, 0)?;
+    // SAFETY: fresh frames for a `Guarded`, ours alone.
     unsafe {
-        (*g).ticket = ticket;
         let p = &raw mut (*g).pipe;
-        init(p);
         let ends = &raw mut (*g).ends as *mut File;
         for (i, (kind, access)) in [(Kind::PipeRead, 0), (Kind::PipeWrite, WRONLY)].into_iter().enumerate() {
             let mut f = File::fresh(kind, (flags & NONBLOCK) | access, 0);
@@ -248,8 +269,39 @@ pub fn create_guarded(flags: u32) -> Result<(Handle<File>, Handle<File>), Errno>
     }
 }
 
-/// A new ring with no ends yet (`open_end` adds them), in the arena (FIFOs
-/// and Unix sockets).
+/// FIFO `ino`'s ring, new, with no ends yet (`open_end` adds them), in
+/// frames of its own made a range with the rule (`owner`, `mode`); its
+/// address and the range's ticket, which the inode keeps for the next
+/// opener (`fifo_at`).
+pub fn make_fifo(ino: Ino, owner: u64, mode: u64) -> Result<(Handle<Pipe>, u64), Errno> {
+    let g = make_guarded(owner, mode, ino)?;
+    // SAFETY: just made, mapped here.
+    unsafe { Ok((Handle::from_raw(&raw mut (*g).pipe), (*g).ticket)) }
+}
+
+/// The ring at `at` (an inode's word, so anything), if it is FIFO `ino`'s
+/// and this process maps its frames.
+pub fn fifo_at(at: u64, ino: Ino) -> Option<Handle<Pipe>> {
+    let base = super::pipemem::base(at);
+    if at != base || !super::pipemem::guarded(at) || !super::pipemem::mapped(at) {
+        return None;
+    }
+    let g = base as *mut Guarded;
+    // SAFETY: pipe frames mapped here; a FIFO's `ino` is written before
+    // its address is given to the inode.
+    (unsafe { (*g).ino } == ino).then(|| unsafe { Handle::from_raw(&raw mut (*g).pipe) })
+}
+
+/// Undoes `make_fifo` for a ring no end was opened on.
+pub fn unmake_fifo(p: Handle<Pipe>) {
+    if let Some(t) = ticket(p.addr()) {
+        let _ = sys::range_drop(t, super::pipemem::base(p.addr()));
+    }
+    super::pipemem::release(p.addr(), GUARDED_PAGES);
+}
+
+/// A new ring with no ends yet (`open_end` adds them), in the arena (Unix
+/// sockets).
 pub fn ring() -> Result<Handle<Pipe>, Errno> {
     let p = shared::alloc(size_of::<Pipe>(), align_of::<Pipe>()) as *mut Pipe;
     if p.is_null() {
@@ -314,7 +366,11 @@ pub fn open_end(p: Handle<Pipe>, kind: Kind, flags: u32, ino: Ino) -> Result<Han
     } else {
         0
     };
-    let f = super::new(kind, (flags & NONBLOCK) | access, ino)?;
+    let f = if super::pipemem::guarded(p.addr()) {
+        free_end(p, File::fresh(kind, (flags & NONBLOCK) | access, ino))?
+    } else {
+        super::new(kind, (flags & NONBLOCK) | access, ino)?
+    };
     // SAFETY: the new description is ours alone; `p` is live (the
     // caller's, or held by another end), and other processes change its
     // counts only under the big lock, which we hold.
@@ -323,6 +379,22 @@ pub fn open_end(p: Handle<Pipe>, kind: Kind, flags: u32, ino: Ino) -> Result<Han
         count_end(p.get_mut(), kind, both);
     }
     Ok(f)
+}
+
+/// Puts description `f` in a free entry of the frames of ring `p` (a
+/// FIFO's): ENFILE when there is none.
+fn free_end(p: Handle<Pipe>, f: File) -> Result<Handle<File>, Errno> {
+    let g = super::pipemem::base(p.addr()) as *mut Guarded;
+    // SAFETY: `p`'s frames are mapped (the caller uses `p`); an entry with
+    // no references is free (the frames start zeroed), read by its count
+    // alone, and written whole.
+    unsafe {
+        let ends = &raw mut (*g).ends as *mut File;
+        let free =
+            (0..ENDS).map(|i| ends.add(i)).find(|&e| (&raw const (*e).refs).read() == 0).ok_or(ENFILE)?;
+        free.write(f);
+        Ok(Handle::from_raw(free))
+    }
 }
 
 /// Ring `p`'s open (readers, writers) and how many read and write ends
@@ -557,9 +629,8 @@ pub fn key(f: &File) -> u64 {
 
 /// A long blocking read of `buf` from pipe end `f` (a FIFO's too) found
 /// the ring empty and is about to wait: its buffer is offered to the next
-/// writer (`handover`). (A pipe's own frames are mapped only by its
-/// holders; a FIFO's ring is in the arena, which every process of the
-/// library maps and can write anyway.)
+/// writer (`handover`). (A pipe's or a FIFO's frames are mapped only by
+/// its holders.)
 pub fn post(f: &File, buf: &mut [u8]) {
     if f.kind != Kind::PipeRead {
         return;
@@ -825,6 +896,7 @@ fn fifo_closed(ino: Ino, ring: *mut Pipe, gone: bool) {
     crate::fs::node::update(ino, |n| {
         if gone && n.data == ring as *mut u8 {
             n.data = core::ptr::null_mut();
+            n.ticket = 0;
             n.borrowed = false;
         }
         n.opens -= 1;

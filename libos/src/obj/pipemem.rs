@@ -86,26 +86,32 @@ pub fn share_with(env: u64, bases: &[u64], pages: u64) -> Result<(), abi::Error>
 }
 
 /// Maps the pipe at `base` (`pages` pages) with its range's `ticket`,
-/// which came with an end of it over a Unix socket: claims a loan of the
-/// range, maps, and drops the loan. Whether the pipe at `base` is mapped
-/// now. The ticket comes through the arena: one that names another range
-/// (whose frames do not belong at `base`) is undone.
+/// which came with an end of it over a Unix socket: whether the pipe at
+/// `base` is mapped now (`claim`).
 pub fn take(base: u64, ticket: u64, pages: u64) -> bool {
+    claim(base, ticket, pages).is_ok()
+}
+
+/// Maps the pipe at `base` (`pages` pages) with its range's `ticket` (an
+/// end's over a Unix socket, a FIFO's beside its name): claims a loan of
+/// the range, maps, and drops the loan. The ticket comes through the
+/// arena: one that names another range (whose frames do not belong at
+/// `base`) is undone (`NotOwner`). Otherwise the kernel's refusal:
+/// `Denied` when the range's rule refuses this process.
+pub fn claim(base: u64, ticket: u64, pages: u64) -> Result<(), abi::Error> {
     if !guarded(base) || self::base(base) != base {
-        return false;
+        return Err(abi::Error::BadAddress);
     }
     if mapped(base) {
-        return true;
+        return Ok(());
     }
-    let Ok(slot) = sys::range_claim(ticket, rights::READ | rights::WRITE) else { return false };
-    let done = sys::range_map(slot, base, 0, pages, mf::WRITE).is_ok();
+    let slot = sys::range_claim(ticket, rights::READ | rights::WRITE)?;
+    let done = sys::range_map(slot, base, 0, pages, mf::WRITE);
     let _ = sys::cap_revoke(slot);
-    let first = crate::selfmap::pte(base).map(abi::pte::frame_of);
-    if done && first == Some((base - PIPES) / PIPE_SLOT) {
-        return true;
+    done?;
+    if crate::selfmap::pte(base).map(abi::pte::frame_of) == Some((base - PIPES) / PIPE_SLOT) {
+        return Ok(());
     }
-    if done {
-        release(base, pages);
-    }
-    false
+    release(base, pages);
+    Err(abi::Error::NotOwner)
 }

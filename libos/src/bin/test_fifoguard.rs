@@ -1,0 +1,314 @@
+//! Boot test: a FIFO's ring is mapped only into the processes that hold
+//! it open (issue 25, `obj::fifo`). Root makes a 0600 FIFO and holds it
+//! open; another root process opens it and writes a secret. A process of
+//! user 1000, which may not open the FIFO, looks for the ring where the
+//! FIFO's inode says it is (the inode table is in the shared arena, which
+//! every process maps writable), reads the secret there and overwrites it;
+//! it then tries the FIFO's frame range with the ticket the inode keeps
+//! beside the name: claim it, map its frames by name or with the ticket.
+//! Root must read its bytes unchanged, and the attacker must have seen
+//! and reached nothing. What user 1000 may do still works: it reads
+//! root's 0644 FIFO, and opens root's 0666 one first for root to join.
+//! A FIFO holds 64 open descriptions at once.
+#![no_std]
+#![no_main]
+
+use abi::syscall::{map as mf, CRED_SELF, ENV_SELF};
+use libos::linux::nr::{
+    SYS_CHMOD, SYS_CLOSE, SYS_EXIT_GROUP, SYS_FORK, SYS_MKNOD, SYS_OPEN, SYS_PIPE2, SYS_READ, SYS_SETGID,
+    SYS_SETUID, SYS_STAT, SYS_UNLINK, SYS_WAIT4, SYS_WRITE,
+};
+use libos::native::{self, linux};
+use user::verdict::check;
+use user::{println, sys};
+
+const O_WRONLY: u64 = 1;
+const O_RDWR: u64 = 2;
+const O_NONBLOCK: u64 = 0o4000;
+const S_IFIFO: u64 = 0o010000;
+const EACCES: i64 = -13;
+const ENFILE: i64 = -23;
+const EAGAIN: i64 = -11;
+const SECRET: &[u8; 16] = b"root-secret-0123";
+
+/// What the attacker reports, one bit each.
+const SAW: u8 = 1;
+const WROTE: u8 = 2;
+const CLAIMED: u8 = 4;
+const MAPPED: u8 = 8;
+const OPENED: u8 = 16;
+const NO_INODE: u8 = 32;
+const NO_RING: u8 = 64;
+
+fn close(fd: i64) {
+    linux(SYS_CLOSE, [fd as u64, 0, 0, 0, 0, 0]);
+}
+
+fn exit(code: u64) -> ! {
+    linux(SYS_EXIT_GROUP, [code, 0, 0, 0, 0, 0]);
+    sys::exit(code as i32);
+}
+
+fn pipe() -> [i64; 2] {
+    let mut p = [0i32; 2];
+    if linux(SYS_PIPE2, [p.as_mut_ptr() as u64, 0, 0, 0, 0, 0]) != 0 {
+        println!("test_fifoguard: pipe2 failed");
+        sys::exit(1);
+    }
+    [p[0] as i64, p[1] as i64]
+}
+
+/// The FIFO under attack, root's, 0600.
+const GUARDED: &[u8] = b"/tmp/fifoguard";
+/// Root's FIFO that others may read (0644), which root holds open.
+const SHARED: &[u8] = b"/tmp/fifoshare";
+/// Root's FIFO anyone may use (0666), first opened by user 1000.
+const FIRST: &[u8] = b"/tmp/fifofirst";
+
+/// FIFO `name`'s path, on the stack (lxrt's checks know this program's
+/// stack, not its read-only data).
+fn path(name: &[u8]) -> [u8; 16] {
+    let mut p = [0u8; 16];
+    p[..name.len()].copy_from_slice(name);
+    p
+}
+
+/// `open` of FIFO `name`, nonblocking, with access mode `how`.
+fn open(name: &[u8], how: u64) -> i64 {
+    let p = path(name);
+    linux(SYS_OPEN, [p.as_ptr() as u64, how | O_NONBLOCK, 0, 0, 0, 0])
+}
+
+/// Whether `fd` reads exactly `want` now.
+fn reads(fd: i64, want: &[u8]) -> bool {
+    let mut got = [0u8; 32];
+    let n = linux(SYS_READ, [fd as u64, got.as_mut_ptr() as u64, 32, 0, 0, 0]);
+    n == want.len() as i64 && got[..want.len()] == *want
+}
+
+/// Whether `fd` is a working read end with nothing to read yet (a writer
+/// is open).
+fn reads_nothing(fd: i64) -> bool {
+    let mut got = [0u8; 4];
+    linux(SYS_READ, [fd as u64, got.as_mut_ptr() as u64, 4, 0, 0, 0]) == EAGAIN
+}
+
+/// Whether `fd` takes all of `bytes` (copied to the stack first).
+fn writes(fd: i64, bytes: &[u8]) -> bool {
+    let mut copy = [0u8; 32];
+    copy[..bytes.len()].copy_from_slice(bytes);
+    linux(SYS_WRITE, [fd as u64, copy.as_ptr() as u64, bytes.len() as u64, 0, 0, 0]) == bytes.len() as i64
+}
+
+fn read1(fd: i64) -> u8 {
+    let mut b = [0u8; 1];
+    if linux(SYS_READ, [fd as u64, b.as_mut_ptr() as u64, 1, 0, 0, 0]) != 1 {
+        return 0xff;
+    }
+    b[0]
+}
+
+fn write1(fd: i64, b: u8) {
+    let b = [b];
+    linux(SYS_WRITE, [fd as u64, b.as_ptr() as u64, 1, 0, 0, 0]);
+}
+
+fn wait(pid: i64) -> i64 {
+    let mut status = 0i32;
+    let r = linux(SYS_WAIT4, [pid as u64, &raw mut status as u64, 0, 0, 0, 0]);
+    if r == pid {
+        (status >> 8) as i64
+    } else {
+        -1
+    }
+}
+
+/// Looks for `SECRET` in the `len` bytes at `at` (mapped here) and
+/// overwrites every copy: what it did (`SAW`, `WROTE`).
+fn scrawl(at: u64, len: u64) -> u8 {
+    // SAFETY: the caller checked the pages are mapped here; this is the
+    // attack: bytes of another process's object.
+    let bytes = unsafe { core::slice::from_raw_parts_mut(at as *mut u8, len as usize) };
+    let mut did = 0;
+    for i in 0..bytes.len().saturating_sub(SECRET.len()) {
+        if bytes[i] == SECRET[0] && bytes[i..i + SECRET.len()] == *SECRET {
+            bytes[i..i + SECRET.len()].fill(b'X');
+            did = SAW | WROTE;
+        }
+    }
+    did
+}
+
+/// Whether every page of `[at, at + len)` is mapped here.
+fn all_mapped(at: u64, len: u64) -> bool {
+    let page = libos::layout::PAGE;
+    (at & !(page - 1)..at + len).step_by(page as usize).all(|va| libos::selfmap::pte(va).is_some())
+}
+
+/// User 1000: waits for the word, then attacks the FIFO; reports what it
+/// got on `up`.
+fn attacker(down: i64, up: i64) -> ! {
+    if linux(SYS_SETGID, [1000, 0, 0, 0, 0, 0]) != 0 || linux(SYS_SETUID, [1000, 0, 0, 0, 0, 0]) != 0 {
+        exit(2);
+    }
+    write1(up, b'u');
+    if read1(down) != b'g' {
+        exit(3);
+    }
+    let p = path(GUARDED);
+    let mut found = 0;
+    if open(GUARDED, O_RDWR) != EACCES {
+        found |= OPENED;
+    }
+    let mut st = [0u64; 18];
+    if linux(SYS_STAT, [p.as_ptr() as u64, st.as_mut_ptr() as u64, 0, 0, 0, 0]) != 0 {
+        found |= NO_INODE;
+    }
+    let ino = st[1] as libos::fs::Ino;
+    let node = libos::fs::node::get(ino);
+    // The ring the inode names, wherever it is, if this process maps it.
+    let ring = node.data as u64;
+    let span = size_of::<libos::obj::pipe::Pipe>() as u64;
+    if ring != 0 && all_mapped(ring, span) {
+        found |= scrawl(ring, span);
+    }
+    found |= range_attack(ino);
+    // Anywhere else in the arena this process can write.
+    let page = libos::layout::PAGE;
+    let arena = libos::layout::SHARED..libos::layout::SHARED + libos::layout::SHARED_MAX;
+    for va in arena.step_by(page as usize).filter(|&va| all_mapped(va, 2 * page)) {
+        found |= scrawl(va, 2 * page);
+    }
+    write1(up, found);
+    // What user 1000 may do: read root's 0644 FIFO through the ring root
+    // made, and be the first to open root's 0666 one, for root to join.
+    let r = open(SHARED, 0);
+    let mut legit = if r >= 0 && reads(r, b"shared") { 0 } else { 1 };
+    close(r);
+    let first = open(FIRST, O_RDWR);
+    legit |= if first >= 0 && writes(first, b"first") { 0 } else { 2 };
+    write1(up, legit);
+    // Holds it open until root has read.
+    read1(down);
+    exit(0);
+}
+
+/// The FIFO's frames, where the inode names them with the range's ticket
+/// beside: claim the range with that ticket or forged ones, map the frames
+/// by name with each capability this process holds for the purpose, or
+/// with the ticket as lxrt's opener does; what any of it got (`CLAIMED`,
+/// `MAPPED`, and what `scrawl` did in frames it mapped).
+fn range_attack(ino: libos::fs::Ino) -> u8 {
+    use abi::syscall::rights::{READ, WRITE};
+    let n = libos::fs::node::get(ino);
+    let (at, ticket) = (n.data as u64, n.ticket);
+    if !libos::obj::pipemem::guarded(at) {
+        return NO_RING;
+    }
+    let mut found = 0;
+    let forged = (0..64u64).map(|k| ticket & 0xffff | (k + 1) << 16);
+    for t in core::iter::once(ticket).chain(forged) {
+        for rights in [READ, WRITE, READ | WRITE] {
+            if sys::range_claim(t, rights).is_ok() {
+                found |= CLAIMED;
+            }
+        }
+    }
+    let frame = (at - libos::layout::PIPES) / libos::layout::PIPE_SLOT;
+    for cred in [CRED_SELF, libos::shared::cred()] {
+        let _ = sys::map_with(ENV_SELF, at, frame, mf::WRITE, CRED_SELF, cred);
+    }
+    let _ = libos::obj::pipemem::claim(at, ticket, libos::obj::pipe::GUARDED_PAGES);
+    let pages = libos::obj::pipe::GUARDED_PAGES * libos::layout::PAGE;
+    if (at..at + pages).step_by(libos::layout::PAGE as usize).any(|va| libos::selfmap::pte(va).is_some()) {
+        found |= MAPPED;
+    }
+    if all_mapped(at, pages) {
+        found |= scrawl(at, pages);
+    }
+    found
+}
+
+fn main(_: u64) -> i32 {
+    if let Err(e) = native::init(libos::linux::syscall) {
+        println!("test_fifoguard: {e}");
+        return 1;
+    }
+    let mut ok = true;
+    for (name, mode) in [(GUARDED, 0o600), (SHARED, 0o644), (FIRST, 0o666)] {
+        let p = path(name);
+        linux(SYS_UNLINK, [p.as_ptr() as u64, 0, 0, 0, 0, 0]);
+        // Not masked: the mode is set after by `chmod`.
+        let made = linux(SYS_MKNOD, [p.as_ptr() as u64, S_IFIFO | mode, 0, 0, 0, 0]) == 0
+            && linux(SYS_CHMOD, [p.as_ptr() as u64, mode, 0, 0, 0, 0]) == 0;
+        check(&mut ok, "mkfifo", made);
+    }
+    let (down, up) = (pipe(), pipe());
+    let pid = linux(SYS_FORK, [0; 6]);
+    if pid == 0 {
+        close(down[1]);
+        close(up[0]);
+        attacker(down[0], up[1]);
+    }
+    close(down[0]);
+    close(up[1]);
+    check(&mut ok, "the attacker became user 1000", read1(up[0]) == b'u');
+
+    // Root holds the FIFO open; another root process writes the secret.
+    let fd = open(GUARDED, O_RDWR);
+    check(&mut ok, "root opens its FIFO", fd >= 0);
+    let shared = open(SHARED, O_RDWR);
+    check(&mut ok, "root opens its shared FIFO and writes", shared >= 0 && writes(shared, b"shared"));
+    let writer = linux(SYS_FORK, [0; 6]);
+    if writer == 0 {
+        close(fd);
+        let w = open(GUARDED, O_WRONLY);
+        exit(if w >= 0 && writes(w, SECRET) { 0 } else { 1 });
+    }
+    check(&mut ok, "another root process opened the FIFO and wrote", wait(writer) == 0);
+
+    write1(down[1], b'g');
+    let found = read1(up[0]);
+    check(&mut ok, "the attacker ran", found != 0xff);
+    check(&mut ok, "the attacker found the FIFO's inode", found & NO_INODE == 0);
+    check(&mut ok, "the attacker found the ring's place beside the name", found & NO_RING == 0);
+    check(&mut ok, "the attacker may not open the FIFO", found & OPENED == 0);
+    check(&mut ok, "the attacker did not see the secret", found & SAW == 0);
+    check(&mut ok, "the attacker could not write the ring", found & WROTE == 0);
+    check(&mut ok, "the attacker could not claim the FIFO's range", found & CLAIMED == 0);
+    check(&mut ok, "the attacker could not map the FIFO's frames", found & MAPPED == 0);
+    check(&mut ok, "root reads its bytes unchanged", reads(fd, SECRET));
+    close(fd);
+    let legit = read1(up[0]);
+    check(&mut ok, "user 1000 read root's 0644 FIFO", legit & 1 == 0);
+    check(&mut ok, "user 1000 opened root's 0666 FIFO first and wrote", legit & 2 == 0);
+    let first = open(FIRST, 0);
+    check(&mut ok, "root joined it and read user 1000's bytes", first >= 0 && reads(first, b"first"));
+    write1(down[1], b'd');
+    check(&mut ok, "user 1000 ended well", wait(pid) == 0);
+    close(first);
+    // A FIFO's open descriptions live in its frames: 64 at once, the 65th
+    // ENFILE, and a closed one's entry is used again.
+    let more: [i64; 64] = core::array::from_fn(|_| open(SHARED, 0));
+    check(&mut ok, "63 more opens beside root's own", more[..63].iter().all(|&fd| fd >= 0));
+    check(&mut ok, "the 65th open description: ENFILE", more[63] == ENFILE);
+    close(more[0]);
+    let again = open(SHARED, 0);
+    check(&mut ok, "a closed description's entry is used again", again >= 0 && reads_nothing(again));
+    close(again);
+    more[1..63].iter().for_each(|&fd| close(fd));
+    close(shared);
+    for name in [GUARDED, SHARED, FIRST] {
+        let p = path(name);
+        linux(SYS_UNLINK, [p.as_ptr() as u64, 0, 0, 0, 0, 0]);
+    }
+    if ok {
+        println!("fifo guard test passed");
+        0
+    } else {
+        println!("fifo guard test FAILED");
+        1
+    }
+}
+
+user::entry!(main);
