@@ -250,7 +250,8 @@ pub fn protect_range(k: &mut Kernel, Args([env, va, pages, flags, cred, ..]): Ar
     if pte & WRITABLE != 0 {
         k.check_widening(pml4, va, pages, cred, needed(pte))?;
     }
-    page_range(va, pages)?;
+    // The range's checks; its pages are walked by the table.
+    let _ = page_range(va, pages)?;
     // One walk per leaf table, and one look at which space is loaded.
     let current = k.space_is_current(s);
     Ok(pagetable::protect_range(&mut PhysTables, pml4, va, pages, pte, |p| {
