@@ -750,8 +750,10 @@ mod tests {
             *leaf(&mut m, pml4, vas[5], None).unwrap() |= DIRTY;
             let mut want = Mem { pages: m.pages.clone(), next: m.next };
             let rights = PRESENT | USER | NO_EXEC;
-            let expected: Vec<u64> =
-                (0..pages).map(|i| start + i * PAGE).filter(|&va| protect(&mut want, pml4, va, rights).is_ok()).collect();
+            let expected: Vec<u64> = (0..pages)
+                .map(|i| start + i * PAGE)
+                .filter(|&va| protect(&mut want, pml4, va, rights).is_ok())
+                .collect();
             let tables = m.pages.len();
             let mut got = Vec::new();
             let n = protect_range(&mut m, pml4, start, pages, rights, |va| got.push(va));
