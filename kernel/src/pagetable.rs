@@ -416,8 +416,40 @@ pub fn protect<T: Tables>(t: &mut T, pml4: Frame, va: u64, rights: u64) -> Resul
     if *e & PRESENT == 0 {
         return Err(Error::NotMapped);
     }
-    *e = (*e & (FRAME_MASK | DIRTY)) | rights;
+    *e = with_rights(*e, rights);
     Ok(*e)
+}
+
+/// Entry `e` with its rights bits replaced by `rights` (`protect`).
+fn with_rights(e: u64, rights: u64) -> u64 {
+    (e & (FRAME_MASK | DIRTY)) | rights
+}
+
+/// `protect` over `pages` pages from `va`, walking down once per leaf
+/// table rather than once per page; `changed(va)` is called for each
+/// present page re-protected (the caller flushes it), the others are left
+/// alone. Returns how many changed.
+pub fn protect_range<T: Tables>(
+    t: &mut T,
+    pml4: Frame,
+    va: u64,
+    pages: u64,
+    rights: u64,
+    mut changed: impl FnMut(u64),
+) -> u64 {
+    let mut count = 0;
+    for (p, _, n) in pieces(va, va, pages) {
+        let Ok(table) = last_table(t, pml4, p) else { continue };
+        let first = index(p, 0);
+        for (i, e) in t.table(table)[first..first + n].iter_mut().enumerate() {
+            if *e & PRESENT != 0 {
+                *e = with_rights(*e, rights);
+                changed(p + i as u64 * PAGE);
+                count += 1;
+            }
+        }
+    }
+    count
 }
 
 /// Calls `f(va, entry)` for every present 4 KiB leaf in PML4 slots
@@ -672,17 +704,36 @@ mod tests {
         }
     }
 
+    /// Ranges with holes, across 2 MiB and 1 GiB boundaries, starting and
+    /// ending in the middle of leaf tables, over missing tables (in the
+    /// space `source` makes): what the ranged calls are checked over.
+    const RANGES: [(u64, u64); 4] =
+        [(0x3ff0_0000, 1100), (0x3ff4_5000, 700), (0x3fff_f000, 3), (0x1000, 4096)];
+
+    /// A fresh `source` space for one of `RANGES`: the tables, the PML4,
+    /// the mapped addresses.
+    fn range_space() -> (Mem, Frame, Vec<u64>) {
+        let mut m = Mem { next: 100, ..Mem::default() };
+        let mut next = 1_000_000u64;
+        let (pml4, vas) = source(&mut m, &mut next);
+        (m, pml4, vas)
+    }
+
+    /// After a ranged call over `start` + `pages`: `m` made or dropped no
+    /// table (it had `tables`) and holds what `want` does (page by page).
+    fn assert_same_tables(m: &Mem, want: &Mem, tables: usize, start: u64, pages: u64) {
+        assert_eq!(m.pages.len(), tables, "no table made or dropped");
+        for (f, table) in &want.pages {
+            assert_eq!(m.pages[f], *table, "range {start:#x} + {pages}: table {f}");
+        }
+    }
+
     #[test]
     fn unmap_range_agrees_with_unmap_page_by_page() {
-        // Ranges with holes, across 2 MiB and 1 GiB boundaries, starting and
-        // ending in the middle of leaf tables, over missing tables: the same
-        // entries leave as with `unmap` page by page, and nothing else.
-        for (start, pages) in
-            [(0x3ff0_0000u64, 1100u64), (0x3ff4_5000, 700), (0x3fff_f000, 3), (0x1000, 4096)]
-        {
-            let mut m = Mem { next: 100, ..Mem::default() };
-            let mut next = 1_000_000u64;
-            let (pml4, _) = source(&mut m, &mut next);
+        // The same entries leave as with `unmap` page by page, and nothing
+        // else.
+        for (start, pages) in RANGES {
+            let (mut m, pml4, _) = range_space();
             let mut want = Mem { pages: m.pages.clone(), next: m.next };
             let mut expected = Vec::new();
             for i in 0..pages {
@@ -695,12 +746,31 @@ mod tests {
             let n = unmap_range(&mut m, pml4, start, pages, |old| got.push(old));
             assert_eq!(got, expected, "range {start:#x} + {pages}: the entries, in order");
             assert_eq!(n, expected.len() as u64);
-            assert_eq!(m.pages.len(), tables, "no table made or dropped");
-            for (f, table) in &want.pages {
-                assert_eq!(m.pages[f], *table, "range {start:#x} + {pages}: table {f}");
-            }
+            assert_same_tables(&m, &want, tables, start, pages);
             // Again: nothing left to clear.
             assert_eq!(unmap_range(&mut m, pml4, start, pages, |_| panic!("cleared twice")), 0);
+        }
+    }
+
+    #[test]
+    fn protect_range_agrees_with_protect_page_by_page() {
+        // The same entries change as with `protect` page by page, in order,
+        // a dirty bit kept, and nothing else.
+        for (start, pages) in RANGES {
+            let (mut m, pml4, vas) = range_space();
+            *leaf(&mut m, pml4, vas[5], None).unwrap() |= DIRTY;
+            let mut want = Mem { pages: m.pages.clone(), next: m.next };
+            let rights = PRESENT | USER | NO_EXEC;
+            let expected: Vec<u64> = (0..pages)
+                .map(|i| start + i * PAGE)
+                .filter(|&va| protect(&mut want, pml4, va, rights).is_ok())
+                .collect();
+            let tables = m.pages.len();
+            let mut got = Vec::new();
+            let n = protect_range(&mut m, pml4, start, pages, rights, |va| got.push(va));
+            assert_eq!(got, expected, "range {start:#x} + {pages}: the pages changed, in order");
+            assert_eq!(n, expected.len() as u64);
+            assert_same_tables(&m, &want, tables, start, pages);
         }
     }
 

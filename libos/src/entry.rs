@@ -35,7 +35,7 @@ pub struct Save(pub ExceptionFrame, Handover);
 struct FxArea([u8; 512]);
 
 /// The first thread's exception stack, above a page left unmapped
-/// (`main_block`): an overflow faults, and the kernel ends the process,
+/// (`install`): an overflow faults, and the kernel ends the process,
 /// instead of overwriting the statics below.
 #[repr(C, align(4096))]
 struct MainStack([u8; PAGE as usize + STACK_SIZE]);
@@ -196,17 +196,18 @@ fn block() -> *mut Block {
     gs as *mut Block
 }
 
+/// No call in here: `block` is inlined into every hot path (the handler's
+/// dispatch, the lock), and a call, even one never made, costs each of
+/// them the registers it clobbers (the guard's `unmap` here cost trap 8
+/// instructions: it is in `install`).
 #[cold]
 fn main_block() -> *mut Block {
     let b = &raw mut MAIN;
     // SAFETY: the first environment's block, before it is in use.
     unsafe {
         if (*b).stack.1 == 0 {
-            let guard = (&raw const MAIN_STACK) as u64;
-            (*b).stack = (guard + PAGE, guard + PAGE + STACK_SIZE as u64);
-            // lxrt's image maps the page; nothing else is in it. (A forked
-            // child maps only present pages: it has the guard too.)
-            let _ = user::sys::unmap(abi::syscall::ENV_SELF, guard);
+            let lo = (&raw const MAIN_STACK) as u64 + PAGE;
+            (*b).stack = (lo, lo + STACK_SIZE as u64);
         }
     }
     b
@@ -291,6 +292,12 @@ pub fn install(env: u64) -> Result<(), abi::Error> {
     if env == 0 {
         // SAFETY: points the gs base at this environment's own block.
         unsafe { core::arch::asm!("wrgsbase {}", in(reg) b as u64, options(nomem, nostack)) };
+        if b == &raw mut MAIN {
+            // The first thread's guard: lxrt's image maps the page and
+            // nothing else is in it. (A forked child, installed for its
+            // parent's `env`, maps only present pages: it has the guard too.)
+            let _ = user::sys::unmap(abi::syscall::ENV_SELF, &raw const MAIN_STACK as u64);
+        }
     }
     // SAFETY: see `block`.
     install_block(env, unsafe { &*b })

@@ -91,6 +91,10 @@ extern "C" fn dispatch(frame: &mut ExceptionFrame) -> bool {
 /// fork those stack pages are copy-on-write, and a fault there would come
 /// while `busy` is still set, so make them writable first. Returns false
 /// if they cannot be: rsp points at nothing the program may write.
+/// Out of line: `dispatch` reaches it by a jump after `other`, and
+/// inlined it held its constants across that call in registers the
+/// dispatch then saved on every event.
+#[inline(never)]
 pub fn prepare_resume(frame: &ExceptionFrame) -> bool {
     let at = frame.regs.rsp.wrapping_sub(144);
     if !(at < frame.regs.rsp && frame.regs.rsp <= abi::layout::USER_END) {
@@ -119,9 +123,17 @@ fn resume_after_call(frame: &ExceptionFrame) -> bool {
     if checked.get() == (page, taken) && page == (at + 15) & !(crate::layout::PAGE - 1) {
         return true;
     }
+    look_and_remember(frame, page, taken)
+}
+
+/// `resume_after_call` when nothing is remembered: out of line, so that
+/// `dispatch` keeps no registers across `prepare_record` for the
+/// remembering (the fault path shares its prologue).
+#[inline(never)]
+fn look_and_remember(frame: &ExceptionFrame, page: u64, taken: u64) -> bool {
     let ok = prepare_resume(frame);
     if ok {
-        checked.set((page, taken));
+        CHECKED.get().set((page, taken));
     }
     ok
 }

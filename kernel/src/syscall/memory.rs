@@ -250,14 +250,15 @@ pub fn protect_range(k: &mut Kernel, Args([env, va, pages, flags, cred, ..]): Ar
     if pte & WRITABLE != 0 {
         k.check_widening(pml4, va, pages, cred, needed(pte))?;
     }
-    let mut changed = 0;
-    for p in page_range(va, pages)? {
-        if pagetable::protect(&mut PhysTables, pml4, p, pte).is_ok() {
-            k.flush(s, p);
-            changed += 1;
+    // The range's checks; its pages are walked by the table.
+    let _ = page_range(va, pages)?;
+    // One walk per leaf table, and one look at which space is loaded.
+    let current = k.space_is_current(s);
+    Ok(pagetable::protect_range(&mut PhysTables, pml4, va, pages, pte, |p| {
+        if current {
+            crate::arch::cpu::invlpg(p);
         }
-    }
-    Ok(changed)
+    }))
 }
 
 pub fn unmap(k: &mut Kernel, Args([env, va, cred, ..]): Args) -> Result<u64, Error> {

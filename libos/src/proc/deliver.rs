@@ -52,22 +52,31 @@ fn collect() {
     }
     let slot = abi::tables::env_slot(crate::lock::my_id() as u32);
     if kinfo::interrupts(slot) != 0 {
-        let from = kinfo::env(slot).interrupt_from;
-        let bits = sys::interrupts_take();
-        if bits & CONSOLE_INPUT != 0 {
-            // Also the bit a thread's end is told with (`thread::bury`).
-            // (Console input, the other use, is looked at by every wait.)
-            super::thread::bury();
-        }
-        note_sender(bits & !CONSOLE_INPUT, from);
-        add_pending(bits & !CONSOLE_INPUT);
-        if bits & 1 << SIGCHLD != 0 && super::is_init() {
-            super::exit::reap_adopted();
-        }
+        take_interrupts(slot);
     }
     // Usually nothing is pending: one word read on every call's path.
     if WORDS.pending.get() != 0 {
         route();
+    }
+}
+
+/// `collect`'s rare case, out of line so that every call's `collect`
+/// saves no registers for it: the interrupts queued for this thread's
+/// environment `slot`, their senders noted, made pending.
+#[cold]
+#[inline(never)]
+fn take_interrupts(slot: usize) {
+    let from = kinfo::env(slot).interrupt_from;
+    let bits = sys::interrupts_take();
+    if bits & CONSOLE_INPUT != 0 {
+        // Also the bit a thread's end is told with (`thread::bury`).
+        // (Console input, the other use, is looked at by every wait.)
+        super::thread::bury();
+    }
+    note_sender(bits & !CONSOLE_INPUT, from);
+    add_pending(bits & !CONSOLE_INPUT);
+    if bits & 1 << SIGCHLD != 0 && super::is_init() {
+        super::exit::reap_adopted();
     }
 }
 
