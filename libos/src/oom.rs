@@ -90,6 +90,8 @@ fn choose(va: u64, short: bool) -> Option<EnvInfo> {
         return None;
     }
     chosen.compare_exchange(before, victim.id, Ordering::AcqRel, Ordering::Acquire).ok()?;
+    // Its name is read while it lives: once killed, its entry goes.
+    let mut name = cmd_of(victim.id);
     // One we may not signal (not of this tree) cannot be made to end. One
     // that has ended already (its own fault saw it chosen, `dying`) is not
     // refused: its memory is coming back (the chooser once killed itself).
@@ -99,8 +101,8 @@ fn choose(va: u64, short: bool) -> Option<EnvInfo> {
     {
         victim = me;
         chosen.store(me.id, Ordering::Release);
+        name = cmd_of(me.id);
     }
-    let name = crate::proc::table::get(victim.id).map_or([0; 64], |t| t.cmd);
     let cmd = name.split(|&b| b == 0).next().unwrap_or(b"");
     let base = cmd.rsplit(|&b| b == b'/').next().unwrap_or(b"");
     crate::log::note(format_args!(
@@ -112,6 +114,12 @@ fn choose(va: u64, short: bool) -> Option<EnvInfo> {
         me.id
     ));
     Some(victim)
+}
+
+/// Process `id`'s command line as its process-table entry holds it (empty
+/// if the entry cannot be read).
+fn cmd_of(id: u32) -> [u8; 64] {
+    crate::proc::table::get(id).map_or([0; 64], |t| t.cmd)
 }
 
 /// Lets the victim run and end. A call in progress gives up the lock
