@@ -84,9 +84,19 @@ fn waiter() -> &'static AtomicU64 {
 /// slices (2 ms each).
 const PATIENCE_NS: u64 = 20_000_000;
 
+/// The tick from which a waiter starting now has waited long. Ticks, not
+/// `time::now_ns`: every release while someone waits asks whether it
+/// waited long (with ten processes ping-ponging, most releases: 36
+/// instructions a release in `select_a`), and a tick is one load.
+fn patience_ends() -> u64 {
+    let tick_ns = user::kinfo::clock().tick_ns.max(1);
+    user::kinfo::ticks() + PATIENCE_NS.div_ceil(tick_ns)
+}
+
+/// Whether the lock's waiter has waited long.
+#[inline]
 fn waited_long() -> bool {
-    let since = crate::shared::lock_waiter_since().load(Ordering::Relaxed);
-    crate::time::now_ns().saturating_sub(since) >= PATIENCE_NS
+    user::kinfo::ticks() >= crate::shared::lock_waiter_until().load(Ordering::Relaxed)
 }
 
 /// Whether the kernel vouches that environment `id`, which the word
@@ -166,7 +176,7 @@ fn contended(me: u64) {
         // made 2,000 threads' creation and exit 3x slower. The first
         // waiter keeps the place; the release empties it.
         if waiter().compare_exchange(0, me, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
-            crate::shared::lock_waiter_since().store(crate::time::now_ns(), Ordering::Relaxed);
+            crate::shared::lock_waiter_until().store(patience_ends(), Ordering::Relaxed);
         }
         // The holder is the one to run: it may own no time slice at all
         // (it runs in spare time), and a plain yield would wait for it to
@@ -214,23 +224,21 @@ fn release_of(t: &Side, critical: &AtomicU64) {
         if critical.swap(0, Ordering::Relaxed) & BROKEN != 0 {
             broken();
         }
-        if waiter().load(Ordering::Relaxed) != 0 {
+        if waiter().load(Ordering::Relaxed) != 0 && waited_long() {
             hand_to_waiter(t.id.get());
         }
     }
 }
 
-/// Someone waits for the lock: if it has waited long, it runs now, finds
-/// the lock free and takes it (a waiter that ended or forged the word: no
-/// yield). Out of line: rarely taken.
+/// Someone has waited long for the lock: it runs now, finds the lock free
+/// and takes it (a waiter that ended or forged the word: no yield). Out of
+/// line: rarely taken.
 #[cold]
 #[inline(never)]
 fn hand_to_waiter(me: u64) {
-    if waited_long() {
-        let w = waiter().swap(0, Ordering::AcqRel);
-        if w != 0 && w != me {
-            let _ = sys::yield_to(w);
-        }
+    let w = waiter().swap(0, Ordering::AcqRel);
+    if w != 0 && w != me {
+        let _ = sys::yield_to(w);
     }
 }
 

@@ -58,11 +58,11 @@ pub struct Header {
     /// first maps arena pages listed there, so fork shares none of it and
     /// the list's size (the machine's) costs forks nothing.
     pub list: [u32; LIST_PAGES],
-    /// A process waiting for the big lock (`crate::lock`), or 0, and since
-    /// when (`time::now_ns`): a release after it waited long hands it the
-    /// CPU.
+    /// A process waiting for the big lock (`crate::lock`), or 0, and the
+    /// timer tick (`kinfo::ticks`) from which it has waited long: a release
+    /// from then on hands it the CPU.
     pub lock_waiter: AtomicU64,
-    pub lock_waiter_since: AtomicU64,
+    pub lock_waiter_until: AtomicU64,
     /// How many times a file some process maps has been shortened: each
     /// process drops its mappings' pages past their files' ends at its
     /// next Linux call (`filemap::sync`).
@@ -225,10 +225,10 @@ pub fn lock_waiter() -> &'static AtomicU64 {
     unsafe { &(*header()).lock_waiter }
 }
 
-/// When `lock_waiter` began to wait (`time::now_ns`).
-pub fn lock_waiter_since() -> &'static AtomicU64 {
+/// The tick from which `lock_waiter` has waited long (`kinfo::ticks`).
+pub fn lock_waiter_until() -> &'static AtomicU64 {
     // SAFETY: as in `lock_word`.
-    unsafe { &(*header()).lock_waiter_since }
+    unsafe { &(*header()).lock_waiter_until }
 }
 
 /// The count of shortened mapped files (`filemap::sync`).
