@@ -9,6 +9,7 @@ use crate::frames::Frames;
 use crate::predicate::Predicates;
 use crate::sched::{Cpu, Nobody, Pass, Sched};
 use crate::state::Kernel;
+use abi::tables::ENV_SLOTS;
 use abi::Error;
 
 /// The processor's side of a switch.
@@ -16,15 +17,13 @@ struct Machine;
 
 impl Cpu for Machine {
     #[inline(always)]
-    fn leave(old: &mut Env) {
-        fpu::save(&mut old.fpu);
-        (old.fs_base, old.gs_base) = fpu::save_bases();
-    }
-
-    #[inline(always)]
-    fn enter(new: &mut Env) {
+    fn switch(table: &mut [Env; ENV_SLOTS], old: Slot, new: Slot) {
+        let bases = (table[new].fs_base, table[new].gs_base);
+        let out = &mut table[old];
+        fpu::save(&mut out.fpu);
+        (out.fs_base, out.gs_base) = fpu::swap_bases(bases);
+        let new = &mut table[new];
         fpu::restore(&new.fpu);
-        fpu::restore_bases(new.fs_base, new.gs_base);
         // SAFETY: every environment's PML4 shares the kernel's upper half.
         unsafe { cpu::set_cr3(new.cr3) };
         percpu::set_current(&mut new.tf);
@@ -34,7 +33,7 @@ impl Cpu for Machine {
 impl Kernel {
     /// Makes slot `s` the running environment.
     pub fn switch_to(&mut self, s: Slot) {
-        self.sched.switch_to::<Machine>(&mut self.envs, s);
+        self.sched.switch_to::<Machine>(self.envs.table_mut(), s);
     }
 
     /// Gives slice `pos` (or any free one) to slot `s`.
@@ -62,8 +61,12 @@ impl Kernel {
         // group sharing the slice (one byte says so).
         match self.sched.next_ready(&self.envs) {
             Some((p, s)) if self.envs[s].notify == 0 => {
+                // The table is taken before the position is stored: the
+                // compiler cannot tell the two apart, and would load the
+                // table again after the store.
+                let table = self.envs.table_mut();
                 self.sched.set_position(p);
-                self.switch_to(s);
+                self.sched.switch_to::<Machine>(table, s);
             }
             Some((p, s)) => {
                 // Someone runs: the owner is runnable and in its own group.

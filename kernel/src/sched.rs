@@ -19,7 +19,7 @@
 use crate::env::{Env, Envs, Slot, State};
 use crate::frames::Frames;
 use crate::group::Groups;
-use abi::tables::{Clock, SliceVector, SLICES};
+use abi::tables::{Clock, SliceVector, ENV_SLOTS, SLICES};
 use abi::Error;
 
 /// In `next_used`: no owned slice follows (it indexes a free entry of
@@ -50,10 +50,10 @@ const MAX_DONATION_CHAIN: usize = 8;
 
 /// What a switch between environments does to the processor: the old
 /// one's FPU state and TLS bases saved, the new one's loaded with its
-/// address space and its frame made the entry stubs'.
+/// address space and its frame made the entry stubs'. One call for both
+/// sides, so that the machine swaps the gs bases within one SWAPGS pair.
 pub trait Cpu {
-    fn leave(old: &mut Env);
-    fn enter(new: &mut Env);
+    fn switch(table: &mut [Env; ENV_SLOTS], old: Slot, new: Slot);
 }
 
 /// The scheduler's part of the kernel state.
@@ -321,18 +321,17 @@ impl Sched {
         }
     }
 
-    /// Makes slot `s` the running environment.
-    pub fn switch_to<C: Cpu>(&mut self, envs: &mut Envs, s: Slot) {
-        if s == self.current {
+    /// Makes slot `s` the running environment (`table`: `Envs::table_mut`).
+    pub fn switch_to<C: Cpu>(&mut self, table: &mut [Env; ENV_SLOTS], s: Slot) {
+        let cur = self.current;
+        if s == cur {
             return;
         }
         // Saved even when the old environment just ended: harmless (its slot
         // is reset before reuse) and it keeps the common path branch-free.
-        let table = envs.table_mut();
-        let old = &mut table[self.current];
+        let old = &mut table[cur];
         old.switched_out = old.switched_out.wrapping_add(1);
-        C::leave(old);
-        C::enter(&mut table[s]);
+        C::switch(table, cur, s);
         self.current = s;
     }
 }
@@ -410,11 +409,8 @@ mod tests {
     struct Fake;
 
     impl Cpu for Fake {
-        fn leave(old: &mut Env) {
-            SWITCHES.with(|s| s.borrow_mut().push((old.id().raw(), 0)));
-        }
-        fn enter(new: &mut Env) {
-            SWITCHES.with(|s| s.borrow_mut().last_mut().expect("left first").1 = new.id().raw());
+        fn switch(table: &mut [Env; ENV_SLOTS], old: Slot, new: Slot) {
+            SWITCHES.with(|s| s.borrow_mut().push((table[old].id().raw(), table[new].id().raw())));
         }
     }
 
@@ -647,9 +643,9 @@ mod tests {
         let (mut e, fr, mut k) = (envs(), frames(), sched());
         let [a, b] = runnable(&mut e, &fr, 2)[..] else { unreachable!() };
         SWITCHES.with(|s| s.borrow_mut().clear());
-        k.switch_to::<Fake>(&mut e, a);
-        k.switch_to::<Fake>(&mut e, a);
-        k.switch_to::<Fake>(&mut e, b);
+        k.switch_to::<Fake>(e.table_mut(), a);
+        k.switch_to::<Fake>(e.table_mut(), a);
+        k.switch_to::<Fake>(e.table_mut(), b);
         assert_eq!(k.current(), b);
         let (ia, ib) = (e[a].id().raw(), e[b].id().raw());
         // From slot 0 (boot) to a, then a to b; the second switch to a

@@ -28,23 +28,22 @@ pub fn restore(s: &FpuState) {
     unsafe { asm!("fxrstor64 [{}]", in(reg) s.0.as_ptr(), options(nostack)) }
 }
 
-/// The user's fs and gs bases (TLS pointers) while in the kernel: fs is
-/// live; the user's gs is swapped out (SWAPGS), so it is read and written
-/// between two SWAPGS. Uses the FSGSBASE instructions enabled in `init`.
-pub fn save_bases() -> (u64, u64) {
-    let (fs, gs): (u64, u64);
-    // SAFETY: reads only; the SWAPGS pair leaves the kernel gs in place.
+/// Swaps the user's fs and gs bases (TLS pointers) while in the kernel:
+/// returns the leaving environment's and installs `(fs, gs)`, the
+/// entering one's. fs is live; the user's gs is swapped out (SWAPGS), so
+/// it is read and written within one SWAPGS pair. Uses the FSGSBASE
+/// instructions enabled in `init`.
+pub fn swap_bases((fs, gs): (u64, u64)) -> (u64, u64) {
+    let (old_fs, old_gs): (u64, u64);
+    // SAFETY: the new values were read by an earlier swap (or are 0), so
+    // they are canonical; user bases only affect user-mode fs/gs
+    // addressing, and the SWAPGS pair leaves the kernel gs in place.
     unsafe {
-        asm!("rdfsbase {f}", "swapgs", "rdgsbase {g}", "swapgs", f = out(reg) fs, g = out(reg) gs, options(nomem, nostack))
+        asm!(
+            "rdfsbase {of}", "wrfsbase {f}", "swapgs", "rdgsbase {og}", "wrgsbase {g}", "swapgs",
+            of = out(reg) old_fs, og = out(reg) old_gs, f = in(reg) fs, g = in(reg) gs,
+            options(nomem, nostack)
+        )
     };
-    (fs, gs)
-}
-
-pub fn restore_bases(fs: u64, gs: u64) {
-    // SAFETY: the values were read by `save_bases` (or are 0), so they are
-    // canonical; user bases only affect user-mode fs/gs addressing, and the
-    // SWAPGS pair leaves the kernel gs in place.
-    unsafe {
-        asm!("wrfsbase {f}", "swapgs", "wrgsbase {g}", "swapgs", f = in(reg) fs, g = in(reg) gs, options(nomem, nostack))
-    };
+    (old_fs, old_gs)
 }

@@ -87,22 +87,20 @@ pct_fast:
     fxsave64 {fpu}(%rdi)
     rdfsbase %rcx
     movq %rcx, {fs}(%rdi)
+    /* Both gs bases within one SWAPGS pair (no gs-relative access). */
     swapgs
     rdgsbase %rcx
-    swapgs
     movq %rcx, {gs}(%rdi)
+    movq {gs}(%r11), %rcx
+    wrgsbase %rcx
+    swapgs
     fxrstor64 {fpu}(%r11)
     movq {fs}(%r11), %rcx
     wrfsbase %rcx
-    movq {gs}(%r11), %rcx
-    swapgs
-    wrgsbase %rcx
-    swapgs
     movq {cr3}(%r11), %rcx
     movq %rcx, %cr3
     movq %r11, %gs:{cur_tf}
     leaq {tf_size}(%r11), %rcx
-    movq %rcx, %gs:{cur_tf_top}
     movq %rcx, {tss}+{rsp0}(%rip)
     movw %ax, {kernel}+{current}(%rip)
     /* Enter the target with the message registers as they are. */
@@ -157,7 +155,6 @@ pct_fast:
     general = sym crate::syscall::pct_general,
     kstack_top = const offset_of!(PerCpu, kstack_top),
     cur_tf = const offset_of!(PerCpu, cur_tf),
-    cur_tf_top = const offset_of!(PerCpu, cur_tf_top),
     rsp0 = const offset_of!(crate::arch::gdt::Tss, rsp),
     to_rip = const offset_of!(PerCpu, pct_rip),
     to_rsp = const offset_of!(PerCpu, pct_rsp),

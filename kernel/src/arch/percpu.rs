@@ -13,8 +13,6 @@ pub struct PerCpu {
     pub user_rsp: u64,
     /// The current environment's saved registers.
     pub cur_tf: *mut TrapFrame,
-    /// `cur_tf + size_of::<TrapFrame>()` (also TSS.rsp0).
-    pub cur_tf_top: u64,
     /// The frame of the environment that made the current system call;
     /// if it is no longer `cur_tf` on return, the call switched environments.
     pub caller_tf: *mut TrapFrame,
@@ -30,7 +28,6 @@ pub static mut PERCPU: PerCpu = PerCpu {
     kstack_top: 0,
     user_rsp: 0,
     cur_tf: core::ptr::null_mut(),
-    cur_tf_top: 0,
     caller_tf: core::ptr::null_mut(),
     pct_rip: 0,
     pct_rsp: 0,
@@ -50,16 +47,13 @@ pub fn init(kstack_top: u64) {
     }
 }
 
-/// Points the entry stubs (and the TSS) at `tf` as the current frame.
+/// Points the entry stubs (and the TSS: the interrupts' entry stack is
+/// the frame's top) at `tf` as the current frame.
 pub fn set_current(tf: *mut TrapFrame) {
-    let top = tf as u64 + core::mem::size_of::<TrapFrame>() as u64;
     // SAFETY: single CPU with interrupts off in the kernel: nothing else
-    // reads these fields until we return to user mode.
-    unsafe {
-        PERCPU.cur_tf = tf;
-        PERCPU.cur_tf_top = top;
-    }
-    super::gdt::set_kernel_entry_stack(top);
+    // reads the field until we return to user mode.
+    unsafe { PERCPU.cur_tf = tf };
+    super::gdt::set_kernel_entry_stack(tf as u64 + core::mem::size_of::<TrapFrame>() as u64);
 }
 
 /// Counts a timer tick that arrived while the kernel idled.
