@@ -186,23 +186,18 @@ unsafe extern "C" {
 /// No test for an unset gs: every way a thread starts sets it before any
 /// lookup (`begin` for the first, `lx_start` for a forked child or a new
 /// thread; an exec keeps the environment and its gs), and the entry stub
-/// writes through it before `dispatch` anyway. Nothing else changes it
-/// while lxrt's code runs, so the read is `pure`: a path that looks the
-/// block up several times (the lock, the call, the pipe's end) reads gs
-/// once.
+/// writes through it before `dispatch` anyway.
 #[inline]
 fn block() -> *mut Block {
     let gs: u64;
-    // SAFETY: CR4.FSGSBASE is enabled for user code; gs is constant for
-    // the thread once `begin` or `lx_start` set it (above).
-    unsafe { core::arch::asm!("rdgsbase {}", out(reg) gs, options(pure, nomem, nostack, preserves_flags)) };
+    // SAFETY: CR4.FSGSBASE is enabled for user code.
+    unsafe { core::arch::asm!("rdgsbase {}", out(reg) gs, options(nomem, nostack, preserves_flags)) };
     gs as *mut Block
 }
 
 /// Points the gs base at the first thread's block, its exception stack
 /// above the guard page (`install` unmaps the guard): the first thing
 /// `native::init` does, so every later lookup (`block`) finds it.
-#[inline(never)]
 pub fn begin() {
     let b = &raw mut MAIN;
     let lo = (&raw const MAIN_STACK) as u64 + PAGE;
@@ -290,13 +285,11 @@ pub fn stack_range() -> core::ops::Range<u64> {
 /// running thread's block (a forked child's copy of it).
 pub fn install(env: u64) -> Result<(), abi::Error> {
     let b = block();
-    if env == 0 {
-        if b == &raw mut MAIN {
-            // The first thread's guard: lxrt's image maps the page and
-            // nothing else is in it. (A forked child, installed for its
-            // parent's `env`, maps only present pages: it has the guard too.)
-            let _ = user::sys::unmap(abi::syscall::ENV_SELF, &raw const MAIN_STACK as u64);
-        }
+    if env == 0 && b == &raw mut MAIN {
+        // The first thread's guard: lxrt's image maps the page and nothing
+        // else is in it. (A forked child, installed for its parent's
+        // `env`, maps only present pages: it has the guard too.)
+        let _ = user::sys::unmap(abi::syscall::ENV_SELF, &raw const MAIN_STACK as u64);
     }
     // SAFETY: see `block`.
     install_block(env, unsafe { &*b })
