@@ -183,34 +183,30 @@ unsafe extern "C" {
 /// The running thread's block. Only its own environment uses it, and
 /// lxrt's handler is not re-entered, so each use below (a copy in or out,
 /// never a lasting reference but to the `Cell`s of `Thread`) is alone.
+/// No test for an unset gs: every way a thread starts sets it before any
+/// lookup (`begin` for the first, `lx_start` for a forked child or a new
+/// thread; an exec keeps the environment and its gs), and the entry stub
+/// writes through it before `dispatch` anyway.
 #[inline]
 fn block() -> *mut Block {
     let gs: u64;
     // SAFETY: CR4.FSGSBASE is enabled for user code.
     unsafe { core::arch::asm!("rdgsbase {}", out(reg) gs, options(nomem, nostack, preserves_flags)) };
-    if gs == 0 {
-        // Before `install`: the first environment's.
-        return main_block();
-    }
-    // gs is set only to a live block (`install`, `lx_start`).
     gs as *mut Block
 }
 
-/// No call in here: `block` is inlined into every hot path (the handler's
-/// dispatch, the lock), and a call, even one never made, costs each of
-/// them the registers it clobbers (the guard's `unmap` here cost trap 8
-/// instructions: it is in `install`).
-#[cold]
-fn main_block() -> *mut Block {
+/// Points the gs base at the first thread's block, its exception stack
+/// above the guard page (`install` unmaps the guard): the first thing
+/// `native::init` does, so every later lookup (`block`) finds it.
+pub fn begin() {
     let b = &raw mut MAIN;
-    // SAFETY: the first environment's block, before it is in use.
+    let lo = (&raw const MAIN_STACK) as u64 + PAGE;
+    // SAFETY: the first environment's block, before it is in use; the gs
+    // base then points at it.
     unsafe {
-        if (*b).stack.1 == 0 {
-            let lo = (&raw const MAIN_STACK) as u64 + PAGE;
-            (*b).stack = (lo, lo + STACK_SIZE as u64);
-        }
+        (*b).stack = (lo, lo + STACK_SIZE as u64);
+        core::arch::asm!("wrgsbase {}", in(reg) b as u64, options(nomem, nostack));
     }
-    b
 }
 
 /// The running thread's block, as a name (`proc::thread` compares it).
@@ -289,15 +285,11 @@ pub fn stack_range() -> core::ops::Range<u64> {
 /// running thread's block (a forked child's copy of it).
 pub fn install(env: u64) -> Result<(), abi::Error> {
     let b = block();
-    if env == 0 {
-        // SAFETY: points the gs base at this environment's own block.
-        unsafe { core::arch::asm!("wrgsbase {}", in(reg) b as u64, options(nomem, nostack)) };
-        if b == &raw mut MAIN {
-            // The first thread's guard: lxrt's image maps the page and
-            // nothing else is in it. (A forked child, installed for its
-            // parent's `env`, maps only present pages: it has the guard too.)
-            let _ = user::sys::unmap(abi::syscall::ENV_SELF, &raw const MAIN_STACK as u64);
-        }
+    if env == 0 && b == &raw mut MAIN {
+        // The first thread's guard: lxrt's image maps the page and nothing
+        // else is in it. (A forked child, installed for its parent's
+        // `env`, maps only present pages: it has the guard too.)
+        let _ = user::sys::unmap(abi::syscall::ENV_SELF, &raw const MAIN_STACK as u64);
     }
     // SAFETY: see `block`.
     install_block(env, unsafe { &*b })

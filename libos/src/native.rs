@@ -11,11 +11,13 @@ use crate::errno::Errno;
 use crate::obj::{self, Kind};
 use crate::{entry, fd, fs, lock, private, proc, shared, trap};
 
-/// Sets the library up in the first process: private heap, shared arena,
+/// Sets the library up in the first process: the first thread's block
+/// (`entry::begin`), private heap, shared arena,
 /// file system from the boot archive, process table, descriptors 0-2 on the
 /// console, and the library's exception handler, which hands system calls
 /// to `personality` (`linux::syscall` for Linux's).
 pub fn init(personality: trap::Personality) -> Result<(), &'static str> {
+    entry::begin();
     trap::set_personality(personality);
     private::init();
     crate::vm::set_frame_source(crate::oom::frame_for);
