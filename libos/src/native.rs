@@ -8,8 +8,8 @@
 //! and exits through the library).
 
 use crate::errno::Errno;
-use crate::obj::{self, Kind};
 use crate::layout::PAGE;
+use crate::obj::{self, Kind};
 use crate::{entry, fd, fs, lock, private, proc, shared, trap};
 
 /// Sets the library up in the first process: private heap, shared arena,
@@ -21,7 +21,8 @@ pub fn init(personality: trap::Personality) -> Result<(), &'static str> {
     // Read-only, so that every fork shares these pages rather than copying
     // them (`proc::fork`).
     if let Some((start, end)) = crate::layout::relro() {
-        crate::range::protect(0, start, (end - start) / PAGE, 0).map_err(|_| "cannot seal the relro pages")?;
+        crate::range::protect(0, start, (end - start) / PAGE, 0)
+            .map_err(|_| "cannot seal the relro pages")?;
     }
     private::init();
     crate::vm::set_frame_source(crate::oom::frame_for);
