@@ -36,18 +36,12 @@ pub fn pages(headers: &[u8]) -> Option<(u64, u64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::elf::tests::tiny;
+    use crate::elf::tests::{tiny, with_header};
 
     /// `tiny` with a second program header, `PT_GNU_RELRO` over
     /// `[va, va + len)`.
     fn with_relro(va: u64, len: u64) -> std::vec::Vec<u8> {
-        let mut f = tiny();
-        f[56..58].copy_from_slice(&2u16.to_le_bytes());
-        let ph = &mut f[120..176];
-        ph[0..4].copy_from_slice(&PT_GNU_RELRO.to_le_bytes());
-        ph[16..24].copy_from_slice(&va.to_le_bytes());
-        ph[40..48].copy_from_slice(&len.to_le_bytes());
-        f
+        with_header(PT_GNU_RELRO, 0, 0, va, len)
     }
 
     #[test]
