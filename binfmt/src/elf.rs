@@ -328,7 +328,13 @@ pub(crate) mod tests {
 
     /// `tiny` with a second program header: `kind` at `offset`, `filesz`
     /// bytes, `vaddr`, `memsz`.
-    pub(crate) fn with_header(kind: u32, offset: u64, filesz: u64, vaddr: u64, memsz: u64) -> std::vec::Vec<u8> {
+    pub(crate) fn with_header(
+        kind: u32,
+        offset: u64,
+        filesz: u64,
+        vaddr: u64,
+        memsz: u64,
+    ) -> std::vec::Vec<u8> {
         let mut f = tiny();
         f[56..58].copy_from_slice(&2u16.to_le_bytes());
         let ph = &mut f[120..176];
