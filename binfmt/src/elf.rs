@@ -86,13 +86,13 @@ pub struct Elf<'a> {
 /// Longest interpreter path accepted (Linux: PATH_MAX).
 const INTERP_MAX: u64 = 4096;
 
-fn u16_at(b: &[u8], o: usize) -> u16 {
+pub(crate) fn u16_at(b: &[u8], o: usize) -> u16 {
     u16::from_le_bytes([b[o], b[o + 1]])
 }
-fn u32_at(b: &[u8], o: usize) -> u32 {
+pub(crate) fn u32_at(b: &[u8], o: usize) -> u32 {
     u32::from_le_bytes(b[o..o + 4].try_into().unwrap())
 }
-fn u64_at(b: &[u8], o: usize) -> u64 {
+pub(crate) fn u64_at(b: &[u8], o: usize) -> u64 {
     u64::from_le_bytes(b[o..o + 8].try_into().unwrap())
 }
 
@@ -253,11 +253,11 @@ fn interp_path<'a>(data: &'a [u8], s: &Segment) -> Result<&'a [u8], ElfError> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// A minimal valid executable: one RX segment at 0x400000.
-    pub fn tiny() -> std::vec::Vec<u8> {
+    pub(crate) fn tiny() -> std::vec::Vec<u8> {
         let mut f = std::vec![0u8; 0x1000 + 64];
         f[0..4].copy_from_slice(b"\x7fELF");
         f[4] = 2;
@@ -328,7 +328,13 @@ mod tests {
 
     /// `tiny` with a second program header: `kind` at `offset`, `filesz`
     /// bytes, `vaddr`, `memsz`.
-    fn with_header(kind: u32, offset: u64, filesz: u64, vaddr: u64, memsz: u64) -> std::vec::Vec<u8> {
+    pub(crate) fn with_header(
+        kind: u32,
+        offset: u64,
+        filesz: u64,
+        vaddr: u64,
+        memsz: u64,
+    ) -> std::vec::Vec<u8> {
         let mut f = tiny();
         f[56..58].copy_from_slice(&2u16.to_le_bytes());
         let ph = &mut f[120..176];

@@ -6,3 +6,4 @@
 
 pub mod cpio;
 pub mod elf;
+pub mod relro;

@@ -36,7 +36,15 @@ pub fn copy(dst: &mut [u8], src: &[u8]) {
 /// # Safety
 /// Both are mapped pages (`dst` writable) that do not overlap.
 pub unsafe fn copy_page(dst: u64, src: u64) {
-    let n = crate::layout::PAGE as usize;
+    // SAFETY: passed on from the caller.
+    unsafe { copy_head(dst, src, crate::layout::PAGE as usize) };
+}
+
+/// Copies the first `n` bytes of the page at `src` to the page at `dst`.
+///
+/// # Safety
+/// As `copy_page`, and `n` is at most a page.
+pub unsafe fn copy_head(dst: u64, src: u64, n: usize) {
     // SAFETY: passed on from the caller.
     let (d, s) = unsafe {
         (core::slice::from_raw_parts_mut(dst as *mut u8, n), core::slice::from_raw_parts(src as *const u8, n))

@@ -65,8 +65,7 @@ const MAX_INTERPRETERS: usize = 4;
 /// a regular file, or not executable by this process: even root needs
 /// some execute bit), ELOOP. Whether the bytes are a program lxrt can load
 /// is for `check`, which gives ENOEXEC.
-pub fn resolve(path: &[u8], argv: &mut Vec<Vec<u8>>) -> Result<(Vec<u8>, &'static [u8]), Errno> {
-    let mut path = path.to_vec();
+pub fn resolve(mut path: Vec<u8>, argv: &mut Vec<Vec<u8>>) -> Result<(Vec<u8>, &'static [u8]), Errno> {
     for _ in 0..=MAX_INTERPRETERS {
         if path == b"/proc/self/exe" {
             path = proc::exe();

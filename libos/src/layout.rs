@@ -119,9 +119,24 @@ unsafe extern "C" {
     /// the end of its data (`.bss` included).
     static __executable_start: u8;
     static _end: u8;
+    /// The ELF header, where the first segment maps it (a link in which
+    /// it is not mapped fails, for want of the name).
+    static __ehdr_start: u8;
 }
 
 /// Where lxrt's own image lies: text, read-only data, data, `.bss`.
 pub fn image() -> (u64, u64) {
     ((&raw const __executable_start) as u64, (&raw const _end) as u64)
+}
+
+/// The whole pages of lxrt's image that only relocation would write
+/// (`binfmt::relro`): none does, lxrt is linked static at a fixed address.
+pub fn relro() -> Option<(u64, u64)> {
+    let at = (&raw const __ehdr_start) as u64;
+    // The program headers follow the ELF header in the same page.
+    let len = (page_up(at + 1) - at) as usize;
+    // SAFETY: the linker defines `__ehdr_start` only where a loadable
+    // segment maps the header, and that page is mapped and never written.
+    let headers = unsafe { core::slice::from_raw_parts(at as *const u8, len) };
+    binfmt::relro::pages(headers)
 }

@@ -8,6 +8,7 @@
 //! and exits through the library).
 
 use crate::errno::Errno;
+use crate::layout::PAGE;
 use crate::obj::{self, Kind};
 use crate::{entry, fd, fs, lock, private, proc, shared, trap};
 
@@ -19,6 +20,12 @@ use crate::{entry, fd, fs, lock, private, proc, shared, trap};
 pub fn init(personality: trap::Personality) -> Result<(), &'static str> {
     entry::begin();
     trap::set_personality(personality);
+    // Read-only, so that every fork shares these pages rather than copying
+    // them (`proc::fork`).
+    if let Some((start, end)) = crate::layout::relro() {
+        crate::range::protect(0, start, (end - start) / PAGE, 0)
+            .map_err(|_| "cannot seal the relro pages")?;
+    }
     private::init();
     crate::vm::set_frame_source(crate::oom::frame_for);
     shared::create().map_err(|_| "cannot allocate the shared arena")?;

@@ -69,6 +69,14 @@ const _: () = assert!(MAX_RINGS + 2 <= abi::syscall::PRED_REGIONS, "PARAMS, the 
 
 static PARAMS: Params = Params([const { AtomicU8::new(0) }; ENV_SLOTS]);
 
+/// The page of `PARAMS`. A forked child needs none of its parent's bytes
+/// there: a thread writes its own byte (`enable`) before every sleep on a
+/// predicate, and its predicate reads no other (`proc::fork` leaves the
+/// page uncopied).
+pub fn params_page() -> u64 {
+    &raw const PARAMS as u64
+}
+
 /// The packet ring's doorbell as this process last saw it: a region of its
 /// own, after the rings', for a predicate over a packet ring (`PARAMS`
 /// fills its page).

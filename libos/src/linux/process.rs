@@ -221,7 +221,7 @@ fn fd_path(path: &mut alloc::vec::Vec<u8>, n: i64) {
 fn exec_path(f: &mut ExceptionFrame, path: alloc::vec::Vec<u8>, argvp: u64, envpp: u64) -> LxResult {
     let mut argv = uaccess::strings(argvp)?;
     let envp = uaccess::strings(envpp)?;
-    let (path, image) = exec::resolve(&path, &mut argv).inspect_err(|_| exec::drop_views())?;
+    let (path, image) = exec::resolve(path, &mut argv).inspect_err(|_| exec::drop_views())?;
     let elf = exec::check(image).inspect_err(|_| exec::drop_views())?;
     // Past this point the old program is gone: failures are fatal. Its
     // other threads end first (Linux's de_thread).

@@ -31,7 +31,7 @@ use super::table;
 use crate::errno::Errno;
 use crate::errno::{EAGAIN, ENOMEM};
 use crate::layout::{page_down, INIT_STACK_BOTTOM, INIT_STACK_TOP, PAGE, PRIVATE_HEAP, SCRATCH};
-use crate::{entry, fd, lock, range, shared, vm};
+use crate::{entry, fd, lock, predicate, range, shared, vm};
 use abi::exception::ExceptionFrame;
 use abi::layout::pte_va;
 use abi::pte::{NO_EXEC, PRESENT, USER, WRITABLE};
@@ -70,18 +70,26 @@ fn each_run(
             continue;
         }
         let table_end = ((va | (TABLE_SPAN - 1)) + 1).min(end);
-        while va < table_end {
-            let e = entry_at(va, 0);
-            let first = va;
-            va += PAGE;
+        // The entries from `va`'s to the table's end, read by index: no
+        // address is worked out again for each page.
+        let (entries, n) = (pte_va(va, 0) as *const u64, (table_end - va) / PAGE);
+        // SAFETY: the leaf table is present (above), and `n` entries from
+        // `va`'s stay inside it.
+        let entry = |i: u64| unsafe { core::ptr::read_volatile(entries.add(i as usize)) };
+        let mut i = 0;
+        while i < n {
+            let e = entry(i);
+            let first = i;
+            i += 1;
             if e & PRESENT == 0 {
                 continue;
             }
-            while va < table_end && entry_at(va, 0) & RIGHTS == e & RIGHTS {
-                va += PAGE;
+            while i < n && (entry(i) ^ e) & RIGHTS == 0 {
+                i += 1;
             }
-            f(first, (va - first) / PAGE, e)?;
+            f(va + first * PAGE, i - first, e)?;
         }
+        va = table_end;
     }
     Ok(())
 }
@@ -199,15 +207,22 @@ impl Builder {
             How::Copy => match self.kit.as_mut().and_then(|k| k.next(r.pages)) {
                 Some(at) => {
                     let stack = entry::stack_range();
+                    let image_end = crate::layout::image().1;
                     for i in 0..r.pages {
                         let va = r.start + i * PAGE;
                         // Pages wholly inside the exception stack are not
-                        // copied; the ones at its ends hold other statics.
-                        if va < stack.start || va + PAGE > stack.end {
-                            // SAFETY: `va` is mapped here, and the kit's
-                            // page is ours, writable, used by no child.
-                            unsafe { crate::copy::copy_page(at + i * PAGE, va) };
+                        // copied (the ones at its ends hold other statics),
+                        // nor the predicates' table, which the child's
+                        // threads write before they read.
+                        if (va >= stack.start && va + PAGE <= stack.end) || va == predicate::params_page() {
+                            continue;
                         }
+                        // The image's last page only up to its end: no
+                        // name reaches past it.
+                        let len = if va < image_end && image_end < va + PAGE { image_end - va } else { PAGE };
+                        // SAFETY: `va` is mapped here, and the kit's page
+                        // is ours, writable, used by no child.
+                        unsafe { crate::copy::copy_head(at + i * PAGE, va, len as usize) };
                     }
                     range::map_from(self.child, r.start, at, r.pages, r.rights)
                 }
