@@ -71,8 +71,9 @@ fn each_run(
         }
         let table_end = ((va | (TABLE_SPAN - 1)) + 1).min(end);
         // The entries from `va`'s to the table's end, read by index: no
-        // address is worked out again for each page.
-        let (entries, n) = (pte_va(va, 0) as *const u64, (table_end - va) / PAGE);
+        // address is worked out again for each page. `end` need not be
+        // page-aligned (lxrt's image ends mid-page): its page counts.
+        let (entries, n) = (pte_va(va, 0) as *const u64, (table_end - va).div_ceil(PAGE));
         // SAFETY: the leaf table is present (above), and `n` entries from
         // `va`'s stay inside it.
         let entry = |i: u64| unsafe { core::ptr::read_volatile(entries.add(i as usize)) };
