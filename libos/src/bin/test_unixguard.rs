@@ -12,12 +12,12 @@
 #![no_main]
 
 use abi::syscall::{map as mf, CRED_SELF, ENV_SELF};
+use libos::layout::{PAGE, PIPES, PIPES_END, PIPE_SLOT};
 use libos::linux::nr::{
     SYS_CLOSE, SYS_EXIT_GROUP, SYS_FORK, SYS_PIPE2, SYS_READ, SYS_SETGID, SYS_SETUID, SYS_SOCKETPAIR,
     SYS_WAIT4, SYS_WRITE,
 };
 use libos::native::{self, linux};
-use libos::layout::{PAGE, PIPES, PIPES_END, PIPE_SLOT};
 use user::verdict::check;
 use user::{println, sys};
 
@@ -139,7 +139,8 @@ fn attacker(down: i64, up: i64) -> ! {
     let mut n = 0;
     if found & NO_SOCKET == 0 {
         // SAFETY: mapped (checked); the attack reads another's description.
-        let sock = unsafe { (*(file as *const libos::obj::File)).object::<libos::obj::unix::Socket>() }.addr();
+        let sock =
+            unsafe { (*(file as *const libos::obj::File)).object::<libos::obj::unix::Socket>() }.addr();
         let size = size_of::<libos::obj::unix::Socket>() as u64;
         if all_mapped(sock, size) {
             for b in pipe_words(sock, size) {
