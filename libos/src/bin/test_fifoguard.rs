@@ -13,12 +13,14 @@
 #![no_std]
 #![no_main]
 
-use abi::syscall::{map as mf, CRED_SELF, ENV_SELF};
 use libos::linux::nr::{
-    SYS_CHMOD, SYS_CLOSE, SYS_EXIT_GROUP, SYS_FORK, SYS_MKNOD, SYS_OPEN, SYS_PIPE2, SYS_READ, SYS_SETGID,
-    SYS_SETUID, SYS_STAT, SYS_UNLINK, SYS_WAIT4, SYS_WRITE,
+    SYS_CHMOD, SYS_FORK, SYS_MKNOD, SYS_OPEN, SYS_READ, SYS_SETGID, SYS_SETUID, SYS_STAT, SYS_UNLINK,
 };
 use libos::native::{self, linux};
+#[path = "hostile/kit.rs"]
+mod kit;
+
+use kit::{all_mapped, close, exit, read1, reads, wait, write1, writes, MAPPED, SAW, WROTE};
 use user::verdict::check;
 use user::{println, sys};
 
@@ -32,31 +34,10 @@ const EAGAIN: i64 = -11;
 const SECRET: &[u8; 16] = b"root-secret-0123";
 
 /// What the attacker reports, one bit each.
-const SAW: u8 = 1;
-const WROTE: u8 = 2;
 const CLAIMED: u8 = 4;
-const MAPPED: u8 = 8;
 const OPENED: u8 = 16;
 const NO_INODE: u8 = 32;
 const NO_RING: u8 = 64;
-
-fn close(fd: i64) {
-    linux(SYS_CLOSE, [fd as u64, 0, 0, 0, 0, 0]);
-}
-
-fn exit(code: u64) -> ! {
-    linux(SYS_EXIT_GROUP, [code, 0, 0, 0, 0, 0]);
-    sys::exit(code as i32);
-}
-
-fn pipe() -> [i64; 2] {
-    let mut p = [0i32; 2];
-    if linux(SYS_PIPE2, [p.as_mut_ptr() as u64, 0, 0, 0, 0, 0]) != 0 {
-        println!("test_fifoguard: pipe2 failed");
-        sys::exit(1);
-    }
-    [p[0] as i64, p[1] as i64]
-}
 
 /// The FIFO under attack, root's, 0600.
 const GUARDED: &[u8] = b"/tmp/fifoguard";
@@ -79,70 +60,11 @@ fn open(name: &[u8], how: u64) -> i64 {
     linux(SYS_OPEN, [p.as_ptr() as u64, how | O_NONBLOCK, 0, 0, 0, 0])
 }
 
-/// Whether `fd` reads exactly `want` now.
-fn reads(fd: i64, want: &[u8]) -> bool {
-    let mut got = [0u8; 32];
-    let n = linux(SYS_READ, [fd as u64, got.as_mut_ptr() as u64, 32, 0, 0, 0]);
-    n == want.len() as i64 && got[..want.len()] == *want
-}
-
 /// Whether `fd` is a working read end with nothing to read yet (a writer
 /// is open).
 fn reads_nothing(fd: i64) -> bool {
     let mut got = [0u8; 4];
     linux(SYS_READ, [fd as u64, got.as_mut_ptr() as u64, 4, 0, 0, 0]) == EAGAIN
-}
-
-/// Whether `fd` takes all of `bytes` (copied to the stack first).
-fn writes(fd: i64, bytes: &[u8]) -> bool {
-    let mut copy = [0u8; 32];
-    copy[..bytes.len()].copy_from_slice(bytes);
-    linux(SYS_WRITE, [fd as u64, copy.as_ptr() as u64, bytes.len() as u64, 0, 0, 0]) == bytes.len() as i64
-}
-
-fn read1(fd: i64) -> u8 {
-    let mut b = [0u8; 1];
-    if linux(SYS_READ, [fd as u64, b.as_mut_ptr() as u64, 1, 0, 0, 0]) != 1 {
-        return 0xff;
-    }
-    b[0]
-}
-
-fn write1(fd: i64, b: u8) {
-    let b = [b];
-    linux(SYS_WRITE, [fd as u64, b.as_ptr() as u64, 1, 0, 0, 0]);
-}
-
-fn wait(pid: i64) -> i64 {
-    let mut status = 0i32;
-    let r = linux(SYS_WAIT4, [pid as u64, &raw mut status as u64, 0, 0, 0, 0]);
-    if r == pid {
-        (status >> 8) as i64
-    } else {
-        -1
-    }
-}
-
-/// Looks for `SECRET` in the `len` bytes at `at` (mapped here) and
-/// overwrites every copy: what it did (`SAW`, `WROTE`).
-fn scrawl(at: u64, len: u64) -> u8 {
-    // SAFETY: the caller checked the pages are mapped here; this is the
-    // attack: bytes of another process's object.
-    let bytes = unsafe { core::slice::from_raw_parts_mut(at as *mut u8, len as usize) };
-    let mut did = 0;
-    for i in 0..bytes.len().saturating_sub(SECRET.len()) {
-        if bytes[i] == SECRET[0] && bytes[i..i + SECRET.len()] == *SECRET {
-            bytes[i..i + SECRET.len()].fill(b'X');
-            did = SAW | WROTE;
-        }
-    }
-    did
-}
-
-/// Whether every page of `[at, at + len)` is mapped here.
-fn all_mapped(at: u64, len: u64) -> bool {
-    let page = libos::layout::PAGE;
-    (at & !(page - 1)..at + len).step_by(page as usize).all(|va| libos::selfmap::pte(va).is_some())
 }
 
 /// User 1000: waits for the word, then attacks the FIFO; reports what it
@@ -170,15 +92,11 @@ fn attacker(down: i64, up: i64) -> ! {
     let ring = node.data as u64;
     let span = size_of::<libos::obj::pipe::Pipe>() as u64;
     if ring != 0 && all_mapped(ring, span) {
-        found |= scrawl(ring, span);
+        found |= kit::scrawl(SECRET, ring, span);
     }
     found |= range_attack(ino);
     // Anywhere else in the arena this process can write.
-    let page = libos::layout::PAGE;
-    let arena = libos::layout::SHARED..libos::layout::SHARED + libos::layout::SHARED_MAX;
-    for va in arena.step_by(page as usize).filter(|&va| all_mapped(va, 2 * page)) {
-        found |= scrawl(va, 2 * page);
-    }
+    found |= kit::scrawl_arena(SECRET);
     write1(up, found);
     // What user 1000 may do: read root's 0644 FIFO through the ring root
     // made, and be the first to open root's 0666 one, for root to join.
@@ -214,19 +132,9 @@ fn range_attack(ino: libos::fs::Ino) -> u8 {
             }
         }
     }
-    let frame = (at - libos::layout::PIPES) / libos::layout::PIPE_SLOT;
-    for cred in [CRED_SELF, libos::shared::cred()] {
-        let _ = sys::map_with(ENV_SELF, at, frame, mf::WRITE, CRED_SELF, cred);
-    }
+    kit::map_by_name(at);
     let _ = libos::obj::pipemem::claim(at, ticket, libos::obj::pipe::GUARDED_PAGES);
-    let pages = libos::obj::pipe::GUARDED_PAGES * libos::layout::PAGE;
-    if (at..at + pages).step_by(libos::layout::PAGE as usize).any(|va| libos::selfmap::pte(va).is_some()) {
-        found |= MAPPED;
-    }
-    if all_mapped(at, pages) {
-        found |= scrawl(at, pages);
-    }
-    found
+    found | kit::reached(SECRET, at)
 }
 
 fn main(_: u64) -> i32 {
@@ -243,16 +151,8 @@ fn main(_: u64) -> i32 {
             && linux(SYS_CHMOD, [p.as_ptr() as u64, mode, 0, 0, 0, 0]) == 0;
         check(&mut ok, "mkfifo", made);
     }
-    let (down, up) = (pipe(), pipe());
-    let pid = linux(SYS_FORK, [0; 6]);
-    if pid == 0 {
-        close(down[1]);
-        close(up[0]);
-        attacker(down[0], up[1]);
-    }
-    close(down[0]);
-    close(up[1]);
-    check(&mut ok, "the attacker became user 1000", read1(up[0]) == b'u');
+    let (pid, down, up) = kit::fork_attacker(attacker);
+    check(&mut ok, "the attacker became user 1000", read1(up) == b'u');
 
     // Root holds the FIFO open; another root process writes the secret.
     let fd = open(GUARDED, O_RDWR);
@@ -267,8 +167,8 @@ fn main(_: u64) -> i32 {
     }
     check(&mut ok, "another root process opened the FIFO and wrote", wait(writer) == 0);
 
-    write1(down[1], b'g');
-    let found = read1(up[0]);
+    write1(down, b'g');
+    let found = read1(up);
     check(&mut ok, "the attacker ran", found != 0xff);
     check(&mut ok, "the attacker found the FIFO's inode", found & NO_INODE == 0);
     check(&mut ok, "the attacker found the ring's place beside the name", found & NO_RING == 0);
@@ -279,12 +179,12 @@ fn main(_: u64) -> i32 {
     check(&mut ok, "the attacker could not map the FIFO's frames", found & MAPPED == 0);
     check(&mut ok, "root reads its bytes unchanged", reads(fd, SECRET));
     close(fd);
-    let legit = read1(up[0]);
+    let legit = read1(up);
     check(&mut ok, "user 1000 read root's 0644 FIFO", legit & 1 == 0);
     check(&mut ok, "user 1000 opened root's 0666 FIFO first and wrote", legit & 2 == 0);
     let first = open(FIRST, 0);
     check(&mut ok, "root joined it and read user 1000's bytes", first >= 0 && reads(first, b"first"));
-    write1(down[1], b'd');
+    write1(down, b'd');
     check(&mut ok, "user 1000 ended well", wait(pid) == 0);
     close(first);
     // A FIFO's open descriptions live in its frames: 64 at once, the 65th

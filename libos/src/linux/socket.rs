@@ -199,7 +199,10 @@ pub fn shutdown(fdn: i64, how: u64) -> LxResult {
     if how > 2 {
         return Err(EINVAL);
     }
+    // A ring let go of is unmapped here unless a descriptor needs it.
+    let rings = crate::obj::pipes_of(f.handle());
     unix::shutdown(f, how != 1, how != 0)?;
+    fd::unmap_unheld(&rings);
     Ok(0)
 }
 
@@ -426,11 +429,11 @@ fn recv_common(
         let take = room.min(got.files.len());
         let mut fds = Vec::with_capacity(take);
         for &file in &got.files[..take] {
-            // A pipe end whose frames this process could not map with the
+            // A pipe end (or a socketpair's socket) whose frames this process could not map with the
             // ticket that came with it (`pipemem::take`: a ticket changed
             // in the arena, or the kernel's refusal) can be neither used
             // nor dropped here: left out.
-            if crate::obj::pipemem::guarded(file.addr()) && !crate::obj::pipemem::mapped(file.addr()) {
+            if !crate::obj::usable(file) {
                 mflags |= MSG_CTRUNC;
                 continue;
             }

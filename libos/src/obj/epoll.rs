@@ -145,10 +145,9 @@ fn on_file(i: *mut Interest) -> *mut *mut Interest {
     unsafe { &raw mut (*i).next_on_file }
 }
 
-/// Whether this process can read file `f`: not a pipe end, or one whose
-/// frames it maps.
+/// Whether this process can read file `f` (`super::usable`).
 fn visible(f: Handle<File>) -> bool {
-    !pipemem::guarded(f.addr()) || pipemem::mapped(f.addr())
+    super::usable(f)
 }
 
 /// Whether `f` is a set (a pipe end never is: not read to tell).
@@ -179,15 +178,8 @@ fn drop_interest(i: *mut Interest) {
 /// or through sets inside it (addresses only: their frames are not read);
 /// stops at the first that does.
 pub fn any_watched_pipe(f: Handle<File>, found: &mut impl FnMut(u64) -> bool) -> bool {
-    interests(set_of(f)).any(|i| {
-        // SAFETY: a live interest of a live set.
-        let file = unsafe { (*i).file };
-        if pipemem::guarded(file.addr()) {
-            found(pipemem::base(file.addr()))
-        } else {
-            file.kind() == Kind::Epoll && any_watched_pipe(file, found)
-        }
-    })
+    // SAFETY: a live interest of a live set.
+    interests(set_of(f)).any(|i| super::any_pipe_of(unsafe { (*i).file }, found))
 }
 
 /// The last descriptor of `f` has closed: it leaves every set watching it.

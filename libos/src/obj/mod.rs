@@ -270,15 +270,30 @@ pub fn ops_for_file(f: Handle<File>) -> &'static Ops {
 }
 
 /// Whether `found` holds for the base of a pipe whose frames a descriptor
-/// of `f` needs mapped: its own pipe's, for a pipe end; for an epoll set,
-/// those of the pipes it watches (its waits read them, its last close
-/// unlinks from them). Allocates nothing.
+/// of `f` needs mapped: its own pipe's, for a pipe end; a socketpair's
+/// rings, for a socket (`unix::any_ring`); for an epoll set, those of the
+/// files it watches (its waits read them, its last close unlinks from
+/// them). Allocates nothing.
 fn any_pipe_of(f: Handle<File>, found: &mut impl FnMut(u64) -> bool) -> bool {
     if pipemem::guarded(f.addr()) {
-        found(pipemem::base(f.addr()))
-    } else {
-        f.kind() == Kind::Epoll && epoll::any_watched_pipe(f, found)
+        return found(pipemem::base(f.addr()));
     }
+    match f.kind() {
+        Kind::Epoll => epoll::any_watched_pipe(f, found),
+        // SAFETY: a live description (the caller holds it), read only.
+        Kind::Socket => unix::any_ring(unsafe { f.get() }, found),
+        _ => false,
+    }
+}
+
+/// Whether file `f` can be used here: not a pipe end or a socket whose
+/// frames this process does not map (a ticket that came with it was
+/// refused, `pipemem::take`).
+pub fn usable(f: Handle<File>) -> bool {
+    if pipemem::guarded(f.addr()) {
+        return pipemem::mapped(f.addr());
+    }
+    f.kind() != Kind::Socket || !any_pipe_of(f, &mut |b| !pipemem::mapped(b))
 }
 
 /// The bases of the pipe frames a descriptor of `f` needs mapped

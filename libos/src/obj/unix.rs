@@ -197,10 +197,14 @@ unsafe fn sock<'a>(f: &File) -> &'a mut Socket {
     unsafe { f.object::<Socket>().get_mut() }
 }
 
-/// Connects `a` and `b` to each other with a ring each way.
-fn join(a: &mut Socket, b: &mut Socket) -> Result<(), Errno> {
-    let (ra, wb) = pipe::create(0)?;
-    let (rb, wa) = match pipe::create(0) {
+/// Connects `a` and `b` to each other with a ring each way: in frames of
+/// their own (`own`: a pair, both sockets this process's, `pipemem`), or
+/// in the arena (a connection by name, which the listener's process
+/// takes up).
+fn join(a: &mut Socket, b: &mut Socket, own: bool) -> Result<(), Errno> {
+    let create = if own { pipe::create_guarded } else { pipe::create };
+    let (ra, wb) = create(0)?;
+    let (rb, wa) = match create(0) {
         Ok(p) => p,
         Err(e) => {
             super::put(&pipe::OPS, ra);
@@ -230,12 +234,24 @@ pub fn pair(ty: u32, flags: u32) -> Result<(Handle<File>, Handle<File>), Errno> 
     // SAFETY: both were just created, live, and referenced nowhere else.
     let (fa, fb) = unsafe { (a.get(), b.get()) };
     // SAFETY: two new sockets, referred to by nothing else.
-    if let Err(e) = join(unsafe { sock(fa) }, unsafe { sock(fb) }) {
+    if let Err(e) = join(unsafe { sock(fa) }, unsafe { sock(fb) }, true) {
         super::put(&OPS, a);
         super::put(&OPS, b);
         return Err(e);
     }
     Ok((a, b))
+}
+
+/// Whether `found` holds for the base of a ring of socket `f` in frames
+/// of its own (a pair's: `join`), which a descriptor of it needs mapped;
+/// stops at the first that does.
+pub fn any_ring(f: &File, found: &mut impl FnMut(u64) -> bool) -> bool {
+    // SAFETY: `f` is an open socket (the lock held); read only.
+    let s = unsafe { sock(f) };
+    [s.rx, s.tx, s.inbox]
+        .into_iter()
+        .filter(|&end| super::pipemem::guarded(end as u64))
+        .any(|end| found(super::pipemem::base(end as u64)))
 }
 
 /// `bind`: names the socket by node `ino` (made by the caller, `path` its
@@ -345,7 +361,7 @@ pub fn connect(f: &File, ino: Ino) -> Result<(), Errno> {
     let ss = unsafe { sock(server.get()) };
     // The connection speaks for the listener's process.
     ss.env = l.env;
-    if let Err(e) = join(s, ss) {
+    if let Err(e) = join(s, ss, false) {
         super::put(&OPS, server);
         return Err(e);
     }

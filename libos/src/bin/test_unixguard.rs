@@ -1,0 +1,149 @@
+//! Boot test: a socketpair's rings are mapped only into the processes
+//! that hold its sockets (issue 25, `obj::unix`). Root makes a socketpair
+//! and sends a secret through it. A process of user 1000 looks for it in
+//! every page of the shared arena it maps (which it maps writable) and
+//! overwrites it; it then follows root's socket (root tells it where its
+//! description is: it is in the arena, where anyone could find it) to
+//! whatever the socket names in the pipes' window, and maps those frames
+//! by name with each capability it holds, or tries their range. Root must
+//! read its bytes unchanged, and the attacker must have seen and reached
+//! nothing. A child root forks still uses the pair.
+#![no_std]
+#![no_main]
+
+use libos::layout::{PIPES, PIPES_END, PIPE_SLOT};
+use libos::linux::nr::{SYS_FORK, SYS_READ, SYS_SETGID, SYS_SETUID, SYS_SOCKETPAIR, SYS_WRITE};
+use libos::native::{self, linux};
+#[path = "hostile/kit.rs"]
+mod kit;
+
+use kit::{all_mapped, close, exit, read1, reads, wait, write1, writes, MAPPED, SAW, WROTE};
+use user::println;
+use user::verdict::check;
+
+const AF_UNIX: u64 = 1;
+const SOCK_STREAM: u64 = 1;
+const SECRET: &[u8; 16] = b"root-secret-4567";
+
+/// What the attacker reports, one bit each.
+const NO_SOCKET: u8 = 32;
+
+/// The words in the `len` bytes at `at` (mapped here) that point into
+/// the pipes' window, as the bases of the frames there.
+fn pipe_words(at: u64, len: u64) -> impl Iterator<Item = u64> {
+    (at..at + len).step_by(8).filter_map(|va| {
+        // SAFETY: the caller checked the bytes are mapped; read only.
+        let w = unsafe { (va as *const u64).read_unaligned() };
+        (PIPES..PIPES_END).contains(&w).then_some(w & !(PIPE_SLOT - 1))
+    })
+}
+
+/// User 1000: waits for the address of root's socket, then attacks the
+/// pair; reports what it got on `up`.
+fn attacker(down: i64, up: i64) -> ! {
+    if linux(SYS_SETGID, [1000, 0, 0, 0, 0, 0]) != 0 || linux(SYS_SETUID, [1000, 0, 0, 0, 0, 0]) != 0 {
+        exit(2);
+    }
+    write1(up, b'u');
+    let mut word = [0u8; 8];
+    if linux(SYS_READ, [down as u64, word.as_mut_ptr() as u64, 8, 0, 0, 0]) != 8 {
+        exit(3);
+    }
+    let file = u64::from_ne_bytes(word);
+    let mut found = 0;
+    // The socket's description, and the object it names, in the arena.
+    let span = size_of::<libos::obj::File>() as u64;
+    if !all_mapped(file, span) {
+        found |= NO_SOCKET;
+    }
+    let mut bases = [0u64; 16];
+    let mut n = 0;
+    if found & NO_SOCKET == 0 {
+        // SAFETY: mapped (checked); the attack reads another's description.
+        let sock =
+            unsafe { (*(file as *const libos::obj::File)).object::<libos::obj::unix::Socket>() }.addr();
+        let size = size_of::<libos::obj::unix::Socket>() as u64;
+        if all_mapped(sock, size) {
+            for b in pipe_words(sock, size) {
+                if n < bases.len() && !bases[..n].contains(&b) {
+                    bases[n] = b;
+                    n += 1;
+                }
+            }
+        } else {
+            found |= NO_SOCKET;
+        }
+    }
+    for &at in &bases[..n] {
+        found |= map_attack(at);
+    }
+    // Anywhere in the arena this process can write.
+    found |= kit::scrawl_arena(SECRET);
+    write1(up, found);
+    write1(up, n as u8);
+    read1(down);
+    exit(0);
+}
+
+/// Frames at `at` in the pipes' window: maps them by name with each
+/// capability this process holds for the purpose, or through the pipe
+/// frames' claim with made-up tickets; what any of it got.
+fn map_attack(at: u64) -> u8 {
+    kit::map_by_name(at);
+    for t in 1..64u64 {
+        let _ = libos::obj::pipemem::claim(at, t, libos::obj::pipe::GUARDED_PAGES);
+    }
+    kit::reached(SECRET, at)
+}
+
+fn main(_: u64) -> i32 {
+    if let Err(e) = native::init(libos::linux::syscall) {
+        println!("test_unixguard: {e}");
+        return 1;
+    }
+    let mut ok = true;
+    let (pid, down, up) = kit::fork_attacker(attacker);
+    check(&mut ok, "the attacker became user 1000", read1(up) == b'u');
+
+    let mut sv = [0i32; 2];
+    let made = linux(SYS_SOCKETPAIR, [AF_UNIX, SOCK_STREAM, 0, sv.as_mut_ptr() as u64, 0, 0]) == 0;
+    check(&mut ok, "root makes a socketpair", made);
+    let (a, b) = (sv[0] as i64, sv[1] as i64);
+    check(&mut ok, "root sends its secret", writes(a, SECRET));
+
+    let file = libos::fd::get_raw(a).map_or(0, |d| d.file.addr());
+    let word = file.to_ne_bytes();
+    linux(SYS_WRITE, [down as u64, word.as_ptr() as u64, 8, 0, 0, 0]);
+    let found = read1(up);
+    let named = read1(up);
+    check(&mut ok, "the attacker ran", found != 0xff);
+    check(&mut ok, "the attacker found root's socket", found & NO_SOCKET == 0);
+    check(&mut ok, "the attacker did not see the secret", found & SAW == 0);
+    check(&mut ok, "the attacker could not write the ring", found & WROTE == 0);
+    check(&mut ok, "the attacker could not map the socket's frames", found & MAPPED == 0);
+    println!("test_unixguard: the socket names {named} places in the pipes' window");
+    check(&mut ok, "root reads its bytes unchanged", reads(b, SECRET));
+    write1(down, b'd');
+    check(&mut ok, "user 1000 ended well", wait(pid) == 0);
+
+    // A child inherits the pair and answers through it.
+    let child = linux(SYS_FORK, [0; 6]);
+    if child == 0 {
+        let got = reads(b, b"ping") && writes(b, b"pong");
+        exit(if got { 0 } else { 1 });
+    }
+    check(&mut ok, "root sends to its child", writes(a, b"ping"));
+    check(&mut ok, "the child answered", wait(child) == 0 && reads(a, b"pong"));
+    close(b);
+    check(&mut ok, "root sees the end of file", reads(a, b""));
+    close(a);
+    if ok {
+        println!("unix guard test passed");
+        0
+    } else {
+        println!("unix guard test FAILED");
+        1
+    }
+}
+
+user::entry!(main);
