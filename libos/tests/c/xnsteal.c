@@ -129,7 +129,7 @@ static int by_xn(const char *name, const char *mark)
 #define ARENA_MAX (1UL << 30)
 struct inode {
 	uint32_t mode, nlink, opens, parent;
-	uint64_t size, cap, data, mtime, atime, ctime;
+	uint64_t size, cap, data, ticket, mtime, atime, ctime;
 	uint32_t uid, gid, rdev, maps;
 	uint64_t disk, disk_at;
 };
