@@ -145,9 +145,9 @@ fn shared_with_child(ok: &mut bool, a: i64, b: i64) {
     close(a);
 }
 
-/// A stream connection by name: root's listener at `path`, the
-/// connector's end and the accepted end, or None.
-fn connection(path: &[u8]) -> Option<(i64, i64, i64)> {
+/// A stream connection by name, not accepted yet: root's listener at
+/// `path` and the connector's end, or None.
+fn connection(path: &[u8]) -> Option<(i64, i64)> {
     let mut addr = [0u8; 110];
     addr[..2].copy_from_slice(&(AF_UNIX as u16).to_ne_bytes());
     addr[2..2 + path.len()].copy_from_slice(path);
@@ -160,8 +160,7 @@ fn connection(path: &[u8]) -> Option<(i64, i64, i64)> {
     let bound = linux(SYS_BIND, [l as u64, at, len, 0, 0, 0]) == 0
         && linux(SYS_LISTEN, [l as u64, 4, 0, 0, 0, 0]) == 0
         && linux(SYS_CONNECT, [c as u64, at, len, 0, 0, 0]) == 0;
-    let s = linux(SYS_ACCEPT, [l as u64, 0, 0, 0, 0, 0]);
-    (bound && s >= 0).then_some((l, c, s))
+    bound.then_some((l, c))
 }
 
 fn main(_: u64) -> i32 {
@@ -181,12 +180,23 @@ fn main(_: u64) -> i32 {
 
     println!("test_unixguard: an accepted connection");
     let them = attacker_ready(&mut ok);
-    let conn = connection(b"/tmp/unixguard.sock");
+    let conn = connection(b"/tmp/unixguard.sock").and_then(|(l, c)| {
+        Some((l, c, Some(linux(SYS_ACCEPT, [l as u64, 0, 0, 0, 0, 0])).filter(|&s| s >= 0)?))
+    });
     check(&mut ok, "root connects to its own listener and accepts", conn.is_some());
     if let Some((l, c, s)) = conn {
         attacked(&mut ok, them, s, c);
         shared_with_child(&mut ok, s, c);
         close(l);
+    }
+    // A listener closed with a connection pending drops its ends: the
+    // connector sees the end of file.
+    let pending = connection(b"/tmp/unixguard2.sock");
+    check(&mut ok, "root connects and does not accept", pending.is_some());
+    if let Some((l, c)) = pending {
+        close(l);
+        check(&mut ok, "the listener's close ends the pending connection", reads(c, b""));
+        close(c);
     }
     if ok {
         println!("unix guard test passed");
