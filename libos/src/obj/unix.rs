@@ -372,8 +372,10 @@ pub fn connect(f: &File, ino: Ino) -> Result<(), Errno> {
     s.peer_name = l.name;
     s.peer_name_len = l.name_len;
     let held = hold(&rings).and_then(|t| {
-        let rings = [t[0], t[1]];
-        alloc(Pending { next: core::ptr::null_mut(), file: server, rings }).inspect_err(|_| let_go(&t))
+        let pending = <[Ticket; 2]>::try_from(t.as_slice())
+            .map_err(|_| ENOMEM)
+            .and_then(|rings| alloc(Pending { next: core::ptr::null_mut(), file: server, rings }));
+        pending.inspect_err(|_| let_go(&t))
     });
     let p = match held {
         Ok(p) => p,
