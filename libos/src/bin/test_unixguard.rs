@@ -7,12 +7,16 @@
 //! whatever the socket names in the pipes' window, and maps those frames
 //! by name with each capability it holds, or tries their range. Root must
 //! read its bytes unchanged, and the attacker must have seen and reached
-//! nothing. A child root forks still uses the pair.
+//! nothing. A child root forks still uses the pair. The same again for
+//! a connection root accepts from a socket it bound by name.
 #![no_std]
 #![no_main]
 
 use libos::layout::{PIPES, PIPES_END, PIPE_SLOT};
-use libos::linux::nr::{SYS_FORK, SYS_READ, SYS_SETGID, SYS_SETUID, SYS_SOCKETPAIR, SYS_WRITE};
+use libos::linux::nr::{
+    SYS_ACCEPT, SYS_BIND, SYS_CONNECT, SYS_FORK, SYS_LISTEN, SYS_READ, SYS_SETGID, SYS_SETUID, SYS_SOCKET,
+    SYS_SOCKETPAIR, SYS_WRITE,
+};
 use libos::native::{self, linux};
 #[path = "hostile/kit.rs"]
 mod kit;
@@ -96,47 +100,104 @@ fn map_attack(at: u64) -> u8 {
     kit::reached(SECRET, at)
 }
 
+/// A process of user 1000, forked before the socket it attacks is made
+/// (it holds none): its pid and the pipes to it and from it.
+fn attacker_ready(ok: &mut bool) -> (i64, i64, i64) {
+    let (pid, down, up) = kit::fork_attacker(attacker);
+    check(ok, "the attacker became user 1000", read1(up) == b'u');
+    (pid, down, up)
+}
+
+/// Root sends its secret from `a` to `b` while the attacker `(pid, down,
+/// up)` attacks `a`.
+fn attacked(ok: &mut bool, (pid, down, up): (i64, i64, i64), a: i64, b: i64) {
+    check(ok, "root sends its secret", writes(a, SECRET));
+    let file = libos::fd::get_raw(a).map_or(0, |d| d.file.addr());
+    let word = file.to_ne_bytes();
+    linux(SYS_WRITE, [down as u64, word.as_ptr() as u64, 8, 0, 0, 0]);
+    let found = read1(up);
+    let named = read1(up);
+    check(ok, "the attacker ran", found != 0xff);
+    check(ok, "the attacker found root's socket", found & NO_SOCKET == 0);
+    check(ok, "the attacker did not see the secret", found & SAW == 0);
+    check(ok, "the attacker could not write the ring", found & WROTE == 0);
+    check(ok, "the attacker could not map the socket's frames", found & MAPPED == 0);
+    println!("test_unixguard: the socket names {named} places in the pipes' window");
+    check(ok, "root reads its bytes unchanged", reads(b, SECRET));
+    write1(down, b'd');
+    check(ok, "user 1000 ended well", wait(pid) == 0);
+    close(down);
+    close(up);
+}
+
+/// A child inherits `a`'s peer `b` and answers through it; root sees the
+/// end of file when both have closed `b`.
+fn shared_with_child(ok: &mut bool, a: i64, b: i64) {
+    let child = linux(SYS_FORK, [0; 6]);
+    if child == 0 {
+        let got = reads(b, b"ping") && writes(b, b"pong");
+        exit(if got { 0 } else { 1 });
+    }
+    check(ok, "root sends to its child", writes(a, b"ping"));
+    check(ok, "the child answered", wait(child) == 0 && reads(a, b"pong"));
+    close(b);
+    check(ok, "root sees the end of file", reads(a, b""));
+    close(a);
+}
+
+/// A stream connection by name, not accepted yet: root's listener at
+/// `path` and the connector's end, or None.
+fn connection(path: &[u8]) -> Option<(i64, i64)> {
+    let mut addr = [0u8; 110];
+    addr[..2].copy_from_slice(&(AF_UNIX as u16).to_ne_bytes());
+    addr[2..2 + path.len()].copy_from_slice(path);
+    let (at, len) = (addr.as_ptr() as u64, 2 + path.len() as u64 + 1);
+    let l = linux(SYS_SOCKET, [AF_UNIX, SOCK_STREAM, 0, 0, 0, 0]);
+    let c = linux(SYS_SOCKET, [AF_UNIX, SOCK_STREAM, 0, 0, 0, 0]);
+    if l < 0 || c < 0 {
+        return None;
+    }
+    let bound = linux(SYS_BIND, [l as u64, at, len, 0, 0, 0]) == 0
+        && linux(SYS_LISTEN, [l as u64, 4, 0, 0, 0, 0]) == 0
+        && linux(SYS_CONNECT, [c as u64, at, len, 0, 0, 0]) == 0;
+    bound.then_some((l, c))
+}
+
 fn main(_: u64) -> i32 {
     if let Err(e) = native::init(libos::linux::syscall) {
         println!("test_unixguard: {e}");
         return 1;
     }
     let mut ok = true;
-    let (pid, down, up) = kit::fork_attacker(attacker);
-    check(&mut ok, "the attacker became user 1000", read1(up) == b'u');
-
+    println!("test_unixguard: a socketpair");
+    let them = attacker_ready(&mut ok);
     let mut sv = [0i32; 2];
     let made = linux(SYS_SOCKETPAIR, [AF_UNIX, SOCK_STREAM, 0, sv.as_mut_ptr() as u64, 0, 0]) == 0;
     check(&mut ok, "root makes a socketpair", made);
     let (a, b) = (sv[0] as i64, sv[1] as i64);
-    check(&mut ok, "root sends its secret", writes(a, SECRET));
+    attacked(&mut ok, them, a, b);
+    shared_with_child(&mut ok, a, b);
 
-    let file = libos::fd::get_raw(a).map_or(0, |d| d.file.addr());
-    let word = file.to_ne_bytes();
-    linux(SYS_WRITE, [down as u64, word.as_ptr() as u64, 8, 0, 0, 0]);
-    let found = read1(up);
-    let named = read1(up);
-    check(&mut ok, "the attacker ran", found != 0xff);
-    check(&mut ok, "the attacker found root's socket", found & NO_SOCKET == 0);
-    check(&mut ok, "the attacker did not see the secret", found & SAW == 0);
-    check(&mut ok, "the attacker could not write the ring", found & WROTE == 0);
-    check(&mut ok, "the attacker could not map the socket's frames", found & MAPPED == 0);
-    println!("test_unixguard: the socket names {named} places in the pipes' window");
-    check(&mut ok, "root reads its bytes unchanged", reads(b, SECRET));
-    write1(down, b'd');
-    check(&mut ok, "user 1000 ended well", wait(pid) == 0);
-
-    // A child inherits the pair and answers through it.
-    let child = linux(SYS_FORK, [0; 6]);
-    if child == 0 {
-        let got = reads(b, b"ping") && writes(b, b"pong");
-        exit(if got { 0 } else { 1 });
+    println!("test_unixguard: an accepted connection");
+    let them = attacker_ready(&mut ok);
+    let conn = connection(b"/tmp/unixguard.sock").and_then(|(l, c)| {
+        Some((l, c, Some(linux(SYS_ACCEPT, [l as u64, 0, 0, 0, 0, 0])).filter(|&s| s >= 0)?))
+    });
+    check(&mut ok, "root connects to its own listener and accepts", conn.is_some());
+    if let Some((l, c, s)) = conn {
+        attacked(&mut ok, them, s, c);
+        shared_with_child(&mut ok, s, c);
+        close(l);
     }
-    check(&mut ok, "root sends to its child", writes(a, b"ping"));
-    check(&mut ok, "the child answered", wait(child) == 0 && reads(a, b"pong"));
-    close(b);
-    check(&mut ok, "root sees the end of file", reads(a, b""));
-    close(a);
+    // A listener closed with a connection pending drops its ends: the
+    // connector sees the end of file.
+    let pending = connection(b"/tmp/unixguard2.sock");
+    check(&mut ok, "root connects and does not accept", pending.is_some());
+    if let Some((l, c)) = pending {
+        close(l);
+        check(&mut ok, "the listener's close ends the pending connection", reads(c, b""));
+        close(c);
+    }
     if ok {
         println!("unix guard test passed");
         0

@@ -92,10 +92,13 @@ const _: () = {
     assert!(core::mem::offset_of!(Queue, accepted) == crate::predicate::TAIL_AT as usize);
 };
 
-/// A connection waiting for `accept`.
+/// A connection waiting for `accept`: its socket, and its rings' frames
+/// (the connector's, `OWNER_SELF` 0600) held for the acceptor, whoever it
+/// is, to map with their tickets.
 struct Pending {
     next: *mut Pending,
     file: Handle<File>,
+    rings: [Ticket; 2],
 }
 
 /// A socket's object (`File::data`).
@@ -197,14 +200,11 @@ unsafe fn sock<'a>(f: &File) -> &'a mut Socket {
     unsafe { f.object::<Socket>().get_mut() }
 }
 
-/// Connects `a` and `b` to each other with a ring each way: in frames of
-/// their own (`own`: a pair, both sockets this process's, `pipemem`), or
-/// in the arena (a connection by name, which the listener's process
-/// takes up).
-fn join(a: &mut Socket, b: &mut Socket, own: bool) -> Result<(), Errno> {
-    let create = if own { pipe::create_guarded } else { pipe::create };
-    let (ra, wb) = create(0)?;
-    let (rb, wa) = match create(0) {
+/// Connects `a` and `b` to each other with a ring each way, in frames of
+/// their own (`pipemem`) made by this process.
+fn join(a: &mut Socket, b: &mut Socket) -> Result<(), Errno> {
+    let (ra, wb) = pipe::create_guarded(0)?;
+    let (rb, wa) = match pipe::create_guarded(0) {
         Ok(p) => p,
         Err(e) => {
             super::put(&pipe::OPS, ra);
@@ -234,7 +234,7 @@ pub fn pair(ty: u32, flags: u32) -> Result<(Handle<File>, Handle<File>), Errno> 
     // SAFETY: both were just created, live, and referenced nowhere else.
     let (fa, fb) = unsafe { (a.get(), b.get()) };
     // SAFETY: two new sockets, referred to by nothing else.
-    if let Err(e) = join(unsafe { sock(fa) }, unsafe { sock(fb) }, true) {
+    if let Err(e) = join(unsafe { sock(fa) }, unsafe { sock(fb) }) {
         super::put(&OPS, a);
         super::put(&OPS, b);
         return Err(e);
@@ -243,7 +243,7 @@ pub fn pair(ty: u32, flags: u32) -> Result<(Handle<File>, Handle<File>), Errno> 
 }
 
 /// Whether `found` holds for the base of a ring of socket `f` in frames
-/// of its own (a pair's: `join`), which a descriptor of it needs mapped;
+/// of its own (`join`), which a descriptor of it needs mapped;
 /// stops at the first that does.
 pub fn any_ring(f: &File, found: &mut impl FnMut(u64) -> bool) -> bool {
     // SAFETY: `f` is an open socket (the lock held); read only.
@@ -361,16 +361,23 @@ pub fn connect(f: &File, ino: Ino) -> Result<(), Errno> {
     let ss = unsafe { sock(server.get()) };
     // The connection speaks for the listener's process.
     ss.env = l.env;
-    if let Err(e) = join(s, ss, false) {
+    if let Err(e) = join(s, ss) {
         super::put(&OPS, server);
         return Err(e);
     }
+    let rings = [ss.rx, ss.tx].map(|end| super::pipemem::base(end as u64));
     ss.name = l.name;
     ss.name_len = l.name_len;
     (ss.peer_name, ss.peer_name_len) = (s.name, s.name_len);
     s.peer_name = l.name;
     s.peer_name_len = l.name_len;
-    let p = match alloc(Pending { next: core::ptr::null_mut(), file: server }) {
+    let held = hold(&rings).and_then(|t| {
+        let pending = <[Ticket; 2]>::try_from(t.as_slice())
+            .map_err(|_| ENOMEM)
+            .and_then(|rings| alloc(Pending { next: core::ptr::null_mut(), file: server, rings }));
+        pending.inspect_err(|_| let_go(&t))
+    });
+    let p = match held {
         Ok(p) => p,
         Err(e) => {
             super::put(&OPS, server);
@@ -423,10 +430,12 @@ pub fn accept(f: &File, flags: u32) -> Result<Handle<File>, Errno> {
         return Err(EAGAIN);
     }
     let p = s.pending;
-    // SAFETY: a queued connection (lock held); freed once taken.
+    // SAFETY: a queued connection (lock held); freed once taken. Its
+    // rings stay mapped here for the descriptor the caller makes.
     let file = unsafe {
         s.pending = (*p).next;
         let file = (*p).file;
+        take_held(&(*p).rings);
         free(p);
         file
     };
@@ -628,16 +637,9 @@ fn queue_rights(to: *mut Socket, at: u64, files: &[Handle<File>]) -> Result<*mut
     let mut bases: Vec<u64> = files.iter().flat_map(|&f| super::pipes_of(f)).collect();
     bases.sort_unstable();
     bases.dedup();
-    let tickets: Vec<Ticket> =
-        bases.iter().filter_map(|&base| Some(Ticket { base, ticket: pipe::ticket(base)? })).collect();
-    // Each pipe's frames are kept for the receiver while the batch is in
-    // flight, whoever unmaps them meanwhile (`take_batch` lets go).
-    for (i, t) in tickets.iter().enumerate() {
-        if user::sys::range_hold(t.ticket, t.base).is_err() {
-            let_go(&tickets[..i]);
-            return Err(ENOMEM);
-        }
-    }
+    // Kept for the receiver while the batch is in flight (`take_batch`
+    // lets go).
+    let tickets = hold(&bases)?;
     let (size, align) = batch_size(files.len(), tickets.len());
     let r = shared::alloc(size, align) as *mut Rights;
     if r.is_null() {
@@ -658,6 +660,37 @@ fn queue_rights(to: *mut Socket, at: u64, files: &[Handle<File>]) -> Result<*mut
         *link = r;
     }
     Ok(r)
+}
+
+/// Holds the frames of the pipes at `bases` (mapped here) for a process
+/// that will map them with the tickets returned (`take_held`), whoever
+/// unmaps them meanwhile; ENOMEM (nothing held) when the kernel refuses.
+fn hold(bases: &[u64]) -> Result<Vec<Ticket>, Errno> {
+    let tickets: Vec<Ticket> =
+        bases.iter().filter_map(|&base| Some(Ticket { base, ticket: pipe::ticket(base)? })).collect();
+    for (i, t) in tickets.iter().enumerate() {
+        if user::sys::range_hold(t.ticket, t.base).is_err() {
+            let_go(&tickets[..i]);
+            return Err(ENOMEM);
+        }
+    }
+    Ok(tickets)
+}
+
+/// Maps the pipes held with `tickets` where they allow (`pipemem::take`)
+/// and lets go of them; the bases of those this process did not map
+/// before.
+fn take_held(tickets: &[Ticket]) -> Vec<u64> {
+    let mut fresh = Vec::new();
+    for t in tickets {
+        let before = super::pipemem::mapped(t.base);
+        if super::pipemem::take(t.base, t.ticket, pipe::GUARDED_PAGES) && !before {
+            fresh.push(t.base);
+        }
+    }
+    // Mapped here (or not to be): let go of the frames.
+    let_go(tickets);
+    fresh
 }
 
 /// A batch carrying `tickets` is over (taken, or never sent): it lets go
@@ -715,16 +748,7 @@ fn take_batch(s: &mut Socket, r: *mut Rights) -> (Vec<Handle<File>>, Vec<u64>) {
         let tickets = core::slice::from_raw_parts(rights_tickets(r), m).to_vec();
         let (size, align) = batch_size(n, m);
         shared::free(r as *mut u8, size, align);
-        let mut fresh = Vec::new();
-        for t in &tickets {
-            let before = super::pipemem::mapped(t.base);
-            if super::pipemem::take(t.base, t.ticket, pipe::GUARDED_PAGES) && !before {
-                fresh.push(t.base);
-            }
-        }
-        // Mapped here (or not to be): the batch lets go of the frames.
-        let_go(&tickets);
-        (files, fresh)
+        (files, take_held(&tickets))
     }
 }
 
@@ -985,10 +1009,12 @@ fn close(f: &mut File) {
     while !s.pending.is_null() {
         let p = s.pending;
         // SAFETY: a queued connection; its socket closes (the client sees
-        // end of file).
+        // end of file), which needs its rings mapped here for that.
         unsafe {
             s.pending = (*p).next;
+            let fresh = take_held(&(*p).rings);
             super::put(&OPS, (*p).file);
+            fresh.iter().for_each(|&base| super::pipemem::release(base, pipe::GUARDED_PAGES));
             free(p);
         }
     }
