@@ -1,18 +1,15 @@
 //! How many live frame ranges each user is charged with (`ranges.rs`,
-//! `PER_USER`), by uid: `MAKE` (every `pipe`) looks one count up instead
-//! of counting the whole range table. An open-addressed table (linear
-//! probing from a Fibonacci hash of the uid) with twice as many slots as
-//! there are ranges, so it is at most half full; a count that reaches 0
-//! frees its slot, the entries after it shifted back so every probe still
-//! finds its uid.
+//! `PER_USER`), by uid: `MAKE` (every `pipe`) reads one user's count
+//! instead of counting the whole range table. The users holding ranges
+//! are a list in no order: few hold ranges at once, so a look-up is a
+//! short scan (never longer than the table's count was), and a user whose
+//! count reaches 0 leaves it.
 
-/// Slots: at least twice the ranges the kernel holds (`ranges.rs` checks),
-/// as at most one user per range is charged at once.
-pub const SLOTS: usize = 2048;
-const BITS: u32 = SLOTS.trailing_zeros();
-const _: () = assert!(SLOTS.is_power_of_two());
+/// Entries: at least as many as the ranges the kernel holds (`ranges.rs`
+/// checks), as each live range is charged to one user.
+pub const SLOTS: usize = 1024;
 
-/// A user's count (`n` 0: a free slot).
+/// A user's count.
 #[derive(Clone, Copy)]
 pub struct Charge {
     uid: u32,
@@ -23,16 +20,18 @@ impl Charge {
     pub const FREE: Charge = Charge { uid: 0, n: 0 };
 }
 
-/// The table's slots (a static the kernel state takes once at boot).
+/// The list's entries (a static the kernel state takes once at boot).
 pub static TABLE: cell::Once<[Charge; SLOTS]> = cell::Once::new([Charge::FREE; SLOTS]);
 
 pub struct Charges {
     slots: &'static mut [Charge; SLOTS],
+    /// Users with a count: the first `len` entries.
+    len: usize,
 }
 
 impl Charges {
     pub fn new(slots: &'static mut [Charge; SLOTS]) -> Charges {
-        Charges { slots }
+        Charges { slots, len: 0 }
     }
 
     /// The live ranges charged to `uid`.
@@ -40,56 +39,31 @@ impl Charges {
         self.find(uid).map_or(0, |i| self.slots[i].n as usize)
     }
 
-    /// One more range charged to `uid` (a slot is always free: fewer
-    /// users than slots hold a range).
+    /// One more range charged to `uid` (an entry is always free: no more
+    /// users than live ranges have a count).
     pub fn add(&mut self, uid: u32) {
-        let mut i = home(uid);
-        while self.slots[i].n != 0 && self.slots[i].uid != uid {
-            i = (i + 1) % SLOTS;
+        match self.find(uid) {
+            Some(i) => self.slots[i].n += 1,
+            None => {
+                self.slots[self.len] = Charge { uid, n: 1 };
+                self.len += 1;
+            }
         }
-        self.slots[i] = Charge { uid, n: self.slots[i].n + 1 };
     }
 
     /// One range fewer charged to `uid` (which has one).
     pub fn remove(&mut self, uid: u32) {
-        let Some(mut free) = self.find(uid) else { return };
-        self.slots[free].n -= 1;
-        if self.slots[free].n > 0 {
-            return;
+        let Some(i) = self.find(uid) else { return };
+        self.slots[i].n -= 1;
+        if self.slots[i].n == 0 {
+            self.len -= 1;
+            self.slots[i] = self.slots[self.len];
         }
-        // Backward shift: an entry after the hole moves into it unless its
-        // home lies cyclically in (hole, entry], where a probe stops first.
-        let mut j = free;
-        loop {
-            j = (j + 1) % SLOTS;
-            let c = self.slots[j];
-            if c.n == 0 {
-                break;
-            }
-            let h = home(c.uid);
-            let stays = if free <= j { free < h && h <= j } else { free < h || h <= j };
-            if !stays {
-                self.slots[free] = c;
-                free = j;
-            }
-        }
-        self.slots[free] = Charge::FREE;
     }
 
     fn find(&self, uid: u32) -> Option<usize> {
-        let mut i = home(uid);
-        while self.slots[i].n != 0 {
-            if self.slots[i].uid == uid {
-                return Some(i);
-            }
-            i = (i + 1) % SLOTS;
-        }
-        None
+        self.slots[..self.len].iter().position(|c| c.uid == uid)
     }
-}
-
-fn home(uid: u32) -> usize {
-    (uid.wrapping_mul(0x9E37_79B9) >> (32 - BITS)) as usize
 }
 
 #[cfg(test)]
@@ -105,18 +79,11 @@ mod tests {
         Charges::new(Box::leak(Box::new([Charge::FREE; SLOTS])))
     }
 
-    /// Uids that share a home slot with `uid` (a chain to shift).
-    fn colliding(uid: u32, n: usize) -> std::vec::Vec<u32> {
-        (uid + 1..).filter(|&u| home(u) == home(uid)).take(n).collect()
-    }
-
     #[test]
-    fn counts_follow_adds_and_removes_through_collisions() {
+    fn counts_follow_adds_and_removes() {
         let mut c = charges();
         let mut model: BTreeMap<u32, usize> = BTreeMap::new();
-        let mut users = colliding(1000, 6);
-        users.extend([0, 1000, 1001, 65534, u32::MAX]);
-        users.extend(colliding(SLOTS as u32 * 7, 4));
+        let users = [0, 1, 7, 1000, 1001, 65534, u32::MAX];
         // A fixed pseudo-random walk of adds and removes.
         let mut x = 0x2545_f491_4f6c_dd1du64;
         for _ in 0..20_000 {
@@ -135,22 +102,8 @@ mod tests {
             for &v in &users {
                 assert_eq!(c.count(v), model.get(&v).copied().unwrap_or(0), "uid {v}");
             }
+            assert_eq!(c.len, model.values().filter(|&&n| n > 0).count(), "users listed");
         }
-    }
-
-    #[test]
-    fn a_chain_wrapping_past_the_end_shifts_back() {
-        let mut c = charges();
-        // Uids whose home is the last slot: their chain wraps to slot 0.
-        let last: std::vec::Vec<u32> = (0..).filter(|&u| home(u) == SLOTS - 1).take(3).collect();
-        for &u in &last {
-            c.add(u);
-        }
-        c.remove(last[0]);
-        assert_eq!(c.count(last[0]), 0);
-        assert_eq!((c.count(last[1]), c.count(last[2])), (1, 1));
-        c.remove(last[1]);
-        assert_eq!(c.count(last[2]), 1, "lost behind a freed slot");
     }
 
     #[test]
@@ -164,5 +117,6 @@ mod tests {
             c.remove(u * 17);
         }
         assert!((0..RANGES as u32).all(|u| c.count(u * 17) == 0));
+        assert_eq!(c.len, 0);
     }
 }

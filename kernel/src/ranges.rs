@@ -54,7 +54,7 @@ pub const RANGES: usize = 1024;
 pub const PER_USER: usize = RANGES / 4;
 
 const _: () = assert!(RANGES <= 1 << KEY_SHIFT);
-const _: () = assert!(crate::charges::SLOTS >= 2 * RANGES, "the count table at most half full");
+const _: () = assert!(crate::charges::SLOTS >= RANGES, "a count for every user of a live range");
 
 /// Who may claim a range unheld: an owner, a group and a file's
 /// `rw-rw-rw-` bits.
