@@ -9,7 +9,7 @@ use crate::errno::{ELOOP, ENAMETOOLONG, ENOENT, ENOTDIR};
 /// The longest name a path may hold (Linux's `NAME_MAX`; the file system
 /// keeps shorter ones, `dir::NAME_MAX`).
 const NAME_MAX: usize = 255;
-use abi::ident::Ident;
+use abi::ident::{Ident, EFFECTIVE};
 use alloc::vec::Vec;
 
 fn is_link(ino: Ino) -> bool {
@@ -20,16 +20,24 @@ fn is_link(ino: Ino) -> bool {
 /// Every directory passed through must be searchable by this process
 /// (EACCES), as on Linux.
 pub fn resolve(cwd: Ino, path: &[u8], follow: bool) -> Result<Ino, Errno> {
+    resolve_as(cwd, path, follow, EFFECTIVE)
+}
+
+/// `resolve`, searching directories as this process's real or effective
+/// ids (`which`): `access` walks by the real ones.
+pub fn resolve_as(cwd: Ino, path: &[u8], follow: bool, which: usize) -> Result<Ino, Errno> {
     super::mount::refresh_for(path)?;
-    let mut walk = Walk { hops: 0, id: None };
+    let mut walk = Walk { hops: 0, id: None, which };
     walk.walk(cwd, path, follow)
 }
 
-/// One resolution's state: symlinks followed so far, and the caller's
-/// identity once a directory needed it (`perm::search`).
+/// One resolution's state: symlinks followed so far, the caller's
+/// identity once a directory needed it (`perm::search`), and which of its
+/// ids judge.
 struct Walk {
     hops: u32,
     id: Option<Ident>,
+    which: usize,
 }
 
 impl Walk {
@@ -47,7 +55,7 @@ impl Walk {
             if mode & S_IFMT != S_IFDIR {
                 return Err(ENOTDIR);
             }
-            perm::search(cur, mode, &mut self.id)?;
+            perm::search(cur, mode, self.which, &mut self.id)?;
             let last = i + 1 == parts.len();
             let next = dir::lookup(cur, part).ok_or(ENOENT)?;
             if is_link(next) && (!last || follow) {

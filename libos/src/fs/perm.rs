@@ -10,7 +10,7 @@
 use super::{node, Ino, S_IFDIR, S_IFMT};
 use crate::errno::Errno;
 use crate::errno::{EACCES, EPERM};
-use abi::ident::{Ident, EFFECTIVE, REAL};
+use abi::ident::{Ident, EFFECTIVE};
 use user::sys;
 
 pub const MAY_READ: u32 = 4;
@@ -60,20 +60,16 @@ pub fn check(ino: Ino, want: u32) -> Result<(), Errno> {
     may(&me(), EFFECTIVE, ino, want)
 }
 
-/// May this process look a name up in directory `dir`, of mode `mode`
-/// (search, the x bit of its class)? A path's walk asks at each directory
-/// it passes through; the identity is asked of the kernel once a walk
-/// (`id`), and only for a directory some class may not search.
-pub fn search(dir: Ino, mode: u32, id: &mut Option<Ident>) -> Result<(), Errno> {
+/// May this process, by its real or effective ids (`which`), look a name
+/// up in directory `dir`, of mode `mode` (search, the x bit of its
+/// class)? A path's walk asks at each directory it passes through; the
+/// identity is asked of the kernel once a walk (`id`), and only for a
+/// directory some class may not search.
+pub fn search(dir: Ino, mode: u32, which: usize, id: &mut Option<Ident>) -> Result<(), Errno> {
     if mode & 0o111 == 0o111 {
         return Ok(());
     }
-    may(id.get_or_insert_with(me), EFFECTIVE, dir, MAY_EXEC)
-}
-
-/// `access`/`faccessat`: by the real ids, as Linux's does.
-pub fn check_real(ino: Ino, want: u32) -> Result<(), Errno> {
-    may(&me(), REAL, ino, want)
+    may(id.get_or_insert_with(me), which, dir, MAY_EXEC)
 }
 
 /// May this process add or remove entries of directory `dir` (write and

@@ -14,6 +14,7 @@ use crate::fs::{
 use crate::obj::{self, flags, pipe, Kind};
 use crate::proc;
 use crate::uaccess;
+use abi::ident::{EFFECTIVE, REAL};
 use alloc::vec::Vec;
 
 /// The `dirfd` that means the working directory.
@@ -454,9 +455,9 @@ pub fn faccessat(dirfd: i64, pathp: u64, mode: u64, flags: u64) -> LxResult {
     if procfs::fd_alias(cwd, p, follow)?.is_some() {
         return Ok(0);
     }
-    let ino = path::resolve(cwd, p, follow)?;
-    let check = if flags & AT_EACCESS != 0 { perm::check } else { perm::check_real };
-    check(ino, mode as u32).map(|_| 0)
+    let which = if flags & AT_EACCESS != 0 { EFFECTIVE } else { REAL };
+    let ino = path::resolve_as(cwd, p, follow, which)?;
+    perm::may(&perm::me(), which, ino, mode as u32).map(|_| 0)
 }
 
 /// `readlinkat(dirfd, path, buf, len)`; an empty path reads the link an

@@ -97,5 +97,19 @@ int main(void)
         _exit(0);
     }
     waitpid(p, &st, 0);
+    /* access() judges the whole path by the real ids: a process whose
+     * real uid is 1000 and effective uid 0 may open private/f but is
+     * told by access() that it may not. */
+    p = fork();
+    if (p == 0) {
+        if (setresuid(1000, 0, 0))
+            printf("drop failed\n");
+        show("real 1000: open private/f", open("sp/private/f", O_RDONLY));
+        show("real 1000: access private/f", access("sp/private/f", R_OK));
+        show("real 1000: faccessat AT_EACCESS private/f",
+             faccessat(AT_FDCWD, "sp/private/f", R_OK, AT_EACCESS));
+        _exit(0);
+    }
+    waitpid(p, &st, 0);
     return 0;
 }
