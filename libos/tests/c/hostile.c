@@ -16,6 +16,10 @@
  *                     page of the arena it can write, for many seeds, each
  *                     in a fresh child; root's pipe and file must be
  *                     unchanged and the system must go on.
+ *   hostile ranges    a process of user 1000 makes pipes until refused: it
+ *                     gets its share of the kernel's frame ranges and no
+ *                     more, while root and another user still make pipes;
+ *                     its ranges come back when it exits.
  *
  * Each mode ends with "hostile MODE: ok" and status 0, or a FAIL line. */
 #define _GNU_SOURCE
@@ -415,10 +419,71 @@ static void scribble(void)
     }
 }
 
+/* ---- ranges ---- */
+
+/* One user's share of the kernel's frame ranges, each pipe one
+ * (kernel/src/ranges.rs PER_USER: a quarter of its 1,024). */
+#define PER_USER 256
+
+/* Can user `uid` (0: root, this process) make a pipe now? */
+static int can_pipe(unsigned uid)
+{
+    pid_t c = fork();
+    if (c == 0) {
+        int p[2];
+        if (uid && (setgid(uid) < 0 || setuid(uid) < 0))
+            _exit(99);
+        _exit(pipe(p) ? 1 : 0);
+    }
+    int st = -1;
+    return c > 0 && waitpid(c, &st, 0) == c && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+static void ranges(void)
+{
+    /* Twice: the second hoarder gets a full share only if the first's
+     * ranges came back when it exited. */
+    for (int round = 0; round < 2; round++) {
+        int ready[2], go[2];
+        if (pipe(ready) < 0 || pipe(go) < 0) {
+            fail("pipes for the hoarder");
+            return;
+        }
+        pid_t c = attacker();
+        if (c == 0) {
+            int n = 0, p[2];
+            while (n < PER_USER + 8 && pipe(p) == 0)
+                n++;
+            int got[2] = { n, errno };
+            if (write(ready[1], got, sizeof got) != sizeof got)
+                _exit(1);
+            char b;
+            _exit(read(go[0], &b, 1) == 1 ? 0 : 1);
+        }
+        int got[2] = { -1, 0 };
+        if (c < 0 || read(ready[0], got, sizeof got) != sizeof got)
+            fail("the hoarder's count");
+        printf("ranges: user 1000 made %d pipes, then %s\n", got[0], strerrorname_np(got[1]));
+        if (got[0] != PER_USER || got[1] != ENFILE)
+            fail("user 1000's share of the frame ranges");
+        if (!can_pipe(0))
+            fail("root makes a pipe while user 1000 holds its share");
+        if (!can_pipe(1001))
+            fail("user 1001 makes a pipe while user 1000 holds its share");
+        if (write(go[1], "x", 1) != 1)
+            fail("letting the hoarder go");
+        reap(c, "the hoarder");
+        close(ready[0]);
+        close(ready[1]);
+        close(go[0]);
+        close(go[1]);
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
-        fprintf(stderr, "usage: hostile lockword|kill|ended|scribble\n");
+        fprintf(stderr, "usage: hostile lockword|kill|ended|scribble|ranges\n");
         return 2;
     }
     setvbuf(stdout, 0, _IONBF, 0);
@@ -431,6 +496,8 @@ int main(int argc, char **argv)
         ended();
     else if (!strcmp(argv[1], "scribble"))
         scribble();
+    else if (!strcmp(argv[1], "ranges"))
+        ranges();
     else
         return 2;
     check_victims();
