@@ -22,8 +22,8 @@ fn main() {
         std::process::exit(1);
     };
     let disk = FileDisk::open(&image).unwrap_or_else(|e| bad(e));
-    let local = Local::mount(disk, 1, Cred { uid: 0, gid: 0 })
-        .unwrap_or_else(|e| bad(format!("XN refuses to mount: {e:?}")));
+    let local =
+        Local::mount(disk, 1, Cred::new(0, 0)).unwrap_or_else(|e| bad(format!("XN refuses to mount: {e:?}")));
     let report = local.report.clone();
     for c in &report.conflicts {
         println!(

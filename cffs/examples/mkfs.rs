@@ -161,7 +161,7 @@ fn run() -> Result<(), String> {
     drop(file);
     let mut disk = FileDisk::open(image)?;
     Xn::<FileDisk, HostPages>::format(&mut disk).map_err(|e| format!("XN format: {e:?}"))?;
-    let local = Local::mount(disk, 1, Cred { uid: 0, gid: 0 }).map_err(|e| format!("XN mount: {e:?}"))?;
+    let local = Local::mount(disk, 1, Cred::new(0, 0)).map_err(|e| format!("XN mount: {e:?}"))?;
     let now =
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i64);
     let mut fs = Fs::mkfs(local, opts, now).map_err(|e| format!("mkfs: {e:?}"))?;

@@ -5,7 +5,7 @@
 use cffs::{Fs, Local, Options, ROOT_INO};
 use xn::{Cred, HostPages, MemDisk, Xn};
 
-const ROOT: Cred = Cred { uid: 0, gid: 0 };
+const ROOT: Cred = Cred::new(0, 0);
 
 fn counts(d: &MemDisk) -> (u64, u64, u64) {
     (d.reads, d.writes, d.flushes)

@@ -388,7 +388,7 @@ impl<C: XnClient> Fs<C> {
         }
         let bits = if c.uid == inode.uid {
             inode.mode >> 6
-        } else if c.gid == inode.gid {
+        } else if c.gid == inode.gid || c.groups().contains(&inode.gid) {
             inode.mode >> 3
         } else {
             inode.mode

@@ -243,6 +243,31 @@ fn permissions_are_enforced_by_the_library_and_by_xn() {
     fs.xn.modify(&ch, &[], &[]).unwrap();
 }
 
+/// A file its group may read and write, by a user in that group only as
+/// a supplementary one: the library and XN's `acl` both let it in, and
+/// both keep it out without the group.
+#[test]
+fn supplementary_groups_count_in_the_library_and_in_xn() {
+    let mut fs = fresh(512, Options::default());
+    let home = fs.mkdir(ROOT_INO, b"home", 0o755).unwrap();
+    fs.setattr(home, None, Some((ALICE.uid, ALICE.gid))).unwrap();
+    fs.xn.cred = ALICE;
+    let f = fs.create(home, b"shared", 0o660).unwrap();
+    fs.write(f, 0, b"alice's").unwrap();
+    let loc = fs.location(f).unwrap();
+    let ch = [xn::Change { block: loc.block, off: loc.off() + 32, bytes: &[0xff; 8] }];
+    let mut buf = [0u8; 7];
+    fs.xn.cred = BOB;
+    assert_eq!(fs.read(f, 0, &mut buf), Err(Errno::Access));
+    assert_eq!(fs.xn.modify(&ch, &[], &[]), Err(xn::Error::Denied { block: loc.block }));
+    fs.xn.cred = BOB.with_groups(&[7, 8, ALICE.gid]);
+    assert_eq!(fs.read(f, 0, &mut buf), Ok(7));
+    assert_eq!(&buf, b"alice's");
+    fs.write(f, 0, b"bob's").unwrap();
+    // Past the library: XN's `acl` sees the group too.
+    fs.xn.modify(&ch, &[], &[]).unwrap();
+}
+
 #[test]
 fn statfs_and_times() {
     let mut fs = fresh(512, Options::default());

@@ -102,7 +102,7 @@ VENEER_INLINE u32 perm(u32 mode, u32 uid, u32 gid, const struct xn_acl_ctx *c)
 {
 	if (c->uid == uid)
 		return (mode >> 6) & 7;
-	if (c->gid == gid)
+	if (c->gid == gid || xn_in_groups(c, gid))
 		return (mode >> 3) & 7;
 	return mode & 7;
 }

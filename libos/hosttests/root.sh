@@ -55,6 +55,12 @@ hostile)
 	test -e /etc/evil && fail "/etc/evil exists"
 	[ "$(stat -c %a /etc/passwd)" = 644 ] || fail "/etc/passwd's mode changed"
 	grep -q '^x$' /etc/passwd && fail "/etc/passwd was written"
+	# A file of a group the user is in only as a supplementary one
+	# (/etc/group: staff), read through the library and XN alike.
+	echo "for the staff" > /etc/staffnote
+	chgrp staff /etc/staffnote && chmod 640 /etc/staffnote
+	[ "$(su -c 'cat /etc/staffnote' user)" = "for the staff" ] || fail "the user cannot read its supplementary group's file"
+	su -c 'echo x >> /etc/staffnote' user 2>/dev/null && fail "the user wrote a 0640 file of its group"
 	su -c 'echo mine > /home/user/mine' user || fail "the user cannot write its own home"
 	# Its own new files and directories, on the disk as itself.
 	su -c 'mkdir /home/user/d && seq 1 3000 > /home/user/d/f && mv /home/user/d/f /home/user/d/g' user ||

@@ -16,6 +16,7 @@
 #include "veneer_bpf.h"
 
 #define XN_BLOCK 4096
+#define XN_GROUPS 32	/* xn/src/lib.rs GROUPS */
 #define XN_OP_MODIFY 1
 #define XN_OP_BIND_READ 2
 #define XN_OP_BIND_WRITE 3
@@ -35,7 +36,22 @@ struct xn_acl_ctx {
 	u32 len;	/* modify: bytes from `off` to the last that differs */
 	u64 child;	/* bindings: the child block */
 	u64 block;
+	u32 ngroups;	/* supplementary groups: the first `ngroups` of `groups` */
+	u32 pad;
+	u32 groups[XN_GROUPS];
 };
+
+/* Is `gid` one of the credential's supplementary groups? (Unrolled: a
+ * UDF may not loop.) */
+VENEER_INLINE int xn_in_groups(const struct xn_acl_ctx *c, u32 gid)
+{
+	u32 n = c->ngroups;
+#pragma unroll
+	for (u32 i = 0; i < XN_GROUPS; i++)
+		if (i < n && c->groups[i] == gid)
+			return 1;
+	return 0;
+}
 
 struct xn_size_ctx {
 	u64 block;

@@ -55,11 +55,40 @@ pub type Principal = u32;
 pub const NOBODY: Principal = 0;
 
 /// The credentials `acl` functions judge (C-FFS maps them to UNIX uids
-/// and gids, paper 000 §4.5).
+/// and gids, paper 000 §4.5): a user, its group and its supplementary
+/// groups (the first `ngroups` of `groups`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Cred {
     pub uid: u32,
     pub gid: u32,
+    ngroups: u32,
+    groups: [u32; GROUPS],
+}
+
+/// The most supplementary groups a credential carries (Veneer's
+/// identities hold as many: `abi::ident::NGROUPS`).
+pub const GROUPS: usize = 32;
+
+impl Cred {
+    /// User `uid` of group `gid`, in no other group.
+    pub const fn new(uid: u32, gid: u32) -> Cred {
+        Cred { uid, gid, ngroups: 0, groups: [0; GROUPS] }
+    }
+
+    /// This credential in the supplementary groups `groups` as well (the
+    /// first `GROUPS` of them).
+    pub fn with_groups(mut self, groups: &[u32]) -> Cred {
+        let n = groups.len().min(GROUPS);
+        self.groups[..n].copy_from_slice(&groups[..n]);
+        self.groups[n..].fill(0);
+        self.ngroups = n as u32;
+        self
+    }
+
+    /// Its supplementary groups.
+    pub fn groups(&self) -> &[u32] {
+        &self.groups[..self.ngroups as usize]
+    }
 }
 
 /// Who controls a block: a root catalogue entry (by index) or a metadata

@@ -27,7 +27,9 @@ use crate::error::{ClaimError, Error, TemplateError, Udf};
 use crate::{Cred, Tid, BLOCK, RESERVED};
 
 pub const OWNS_CTX: u32 = 16;
-pub const ACL_CTX: u32 = 40;
+/// `struct xn_acl_ctx`: six words, the child and the block, then the
+/// count of supplementary groups, a pad word and the groups.
+pub const ACL_CTX: u32 = 48 + 4 * crate::GROUPS as u32;
 pub const SIZE_CTX: u32 = 8;
 /// Most slots a template may ask XN to query per block.
 pub const MAX_SLOTS: u32 = 1024;
@@ -215,6 +217,10 @@ impl Template {
         }
         ctx[24..32].copy_from_slice(&q.child.to_le_bytes());
         ctx[32..40].copy_from_slice(&block.to_le_bytes());
+        ctx[40..44].copy_from_slice(&(cred.groups().len() as u32).to_le_bytes());
+        for (i, g) in cred.groups().iter().enumerate() {
+            ctx[48 + i * 4..52 + i * 4].copy_from_slice(&g.to_le_bytes());
+        }
         let mem = Memory { ctx: &ctx, regions: &[old, new], packet: &[] };
         code.run(1, &mem).map(|r| r != 0).map_err(|_| self.fault(Udf::Acl, block))
     }

@@ -14,7 +14,7 @@ use crate::fs::{Fs, Options, ROOT_INO};
 use crate::sim::disk::{RecDisk, Rng};
 use crate::{Errno, Result};
 
-pub const ROOT: Cred = Cred { uid: 0, gid: 0 };
+pub const ROOT: Cred = Cred::new(0, 0);
 /// Blocks in a simulated disk (1 MiB).
 pub const BLOCKS: u64 = 256;
 

@@ -4,9 +4,9 @@ use cffs::{Fs, Local, Options};
 use xn::{Cred, MemDisk, Xn};
 
 pub type TestFs = Fs<Local<MemDisk>>;
-pub const ROOT: Cred = Cred { uid: 0, gid: 0 };
-pub const ALICE: Cred = Cred { uid: 1000, gid: 100 };
-pub const BOB: Cred = Cred { uid: 1001, gid: 101 };
+pub const ROOT: Cred = Cred::new(0, 0);
+pub const ALICE: Cred = Cred::new(1000, 100);
+pub const BOB: Cred = Cred::new(1001, 101);
 
 /// A fresh C-FFS on a disk of `blocks` blocks.
 pub fn fresh(blocks: u64, opts: Options) -> TestFs {

@@ -28,13 +28,14 @@ impl Kernel {
         self.envs[self.space_owner(self.current())].id().raw()
     }
 
-    /// The uid and gid credential `cred` stands for: `XN_SELF`, the
-    /// caller's effective ids (held by the kernel, so no library can lend
+    /// The uid and gids credential `cred` stands for: `XN_SELF`, the
+    /// caller's effective ids and supplementary groups (held by the kernel, so no library can lend
     /// or forge them); a capability, what `Xn::cred` says it is.
     fn xn_cred(&self, cred: u64) -> Result<::xn::Cred, Error> {
+        const _: () = assert!(abi::ident::NGROUPS == ::xn::GROUPS, "XN sees every supplementary group");
         if cred == XN_SELF {
             let id = self.idents.get(self.space_owner(self.current()));
-            return Ok(::xn::Cred { uid: id.uid[EFFECTIVE], gid: id.gid[EFFECTIVE] });
+            return Ok(::xn::Cred::new(id.uid[EFFECTIVE], id.gid[EFFECTIVE]).with_groups(id.groups()));
         }
         Ok(self.xn.cred(self.mem.caps, self.cred(cred)?, self.mem.device_guard()))
     }
@@ -373,7 +374,7 @@ pub fn xn_identity(k: &mut Kernel, Args([uid, gid, cred, ..]): Args) -> Result<u
             return Err(e);
         }
     };
-    if let Err(e) = k.xn.add_identity(k.mem.caps, c, ::xn::Cred { uid, gid }) {
+    if let Err(e) = k.xn.add_identity(k.mem.caps, c, ::xn::Cred::new(uid, gid)) {
         let _ = k.envs[me].clist.clear(slot);
         undo(k);
         return Err(e);

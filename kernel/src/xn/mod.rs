@@ -28,7 +28,7 @@ pub type XnDisk = ::xn::Xn<BlockDisk, CachePages>;
 /// Most identities (`xn_identity`) at once.
 const MAX_IDS: usize = 32;
 /// The uid and gid of a credential that stands for no identity.
-const NOBODY: ::xn::Cred = ::xn::Cred { uid: 65534, gid: 65534 };
+const NOBODY: ::xn::Cred = ::xn::Cred::new(65534, 65534);
 
 /// A capability standing for a UNIX uid and gid, for `acl` (paper 000
 /// §4.5: C-FFS's access control is UNIX's).
@@ -178,7 +178,7 @@ impl Xn {
     /// dominates the device capability, an identity's, or nobody's.
     pub fn cred(&self, caps: &Caps, c: CapRef, devices: CapRef) -> ::xn::Cred {
         if !devices.is_none() && caps.dominates(c, devices) {
-            return ::xn::Cred { uid: 0, gid: 0 };
+            return ::xn::Cred::new(0, 0);
         }
         let mine = |id: &&Identity| caps.valid(id.guard) && caps.dominates(c, id.guard);
         self.ids.iter().flatten().find(mine).map_or(NOBODY, |id| id.cred)

@@ -54,7 +54,6 @@ use abi::syscall::XN_SELF;
 use alloc::vec::Vec;
 use cffs::{Errno as CfsErrno, Fs, Loc, XnClient};
 use core::sync::atomic::Ordering::Relaxed;
-use xn::Cred;
 
 use super::xnclient::SysXn;
 
@@ -309,7 +308,7 @@ pub fn created(d: Ino, name: &[u8], ino: Ino) -> Result<(), Errno> {
         };
         // C-FFS makes it as its caller's effective ids; the inode's (a
         // setgid directory's group) follow.
-        if (Cred { uid: n.uid, gid: n.gid }) != fs.xn.cred() && n.mode & S_IFMT != S_IFLNK {
+        if (n.uid, n.gid) != (fs.xn.cred().uid, fs.xn.cred().gid) && n.mode & S_IFMT != S_IFLNK {
             fs.setattr(i, None, Some((n.uid, n.gid)))?;
         }
         placed(fs, ino, i);

@@ -483,11 +483,11 @@ impl XnClient for SysXn {
         }
         Ok(())
     }
-    /// What C-FFS gives new files: this process's effective ids (the
-    /// kernel's, read now: a setuid program's are its own), which are
-    /// also what XN judges `XN_SELF` by.
+    /// What C-FFS gives new files and judges: this process's effective
+    /// ids and supplementary groups (the kernel's, read now: a setuid
+    /// program's are its own), which are also what XN judges `XN_SELF` by.
     fn cred(&self) -> Cred {
         let id = super::perm::me();
-        Cred { uid: id.uid[abi::ident::EFFECTIVE], gid: id.gid[abi::ident::EFFECTIVE] }
+        Cred::new(id.uid[abi::ident::EFFECTIVE], id.gid[abi::ident::EFFECTIVE]).with_groups(id.groups())
     }
 }

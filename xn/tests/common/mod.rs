@@ -13,8 +13,8 @@ pub type TestXn = Xn<MemDisk, HostPages>;
 pub const NODE: u16 = 0;
 pub const DATA: u16 = 1;
 pub const SLOTS: u32 = 64;
-pub const ALICE: Cred = Cred { uid: 1000, gid: 100 };
-pub const BOB: Cred = Cred { uid: 1001, gid: 100 };
+pub const ALICE: Cred = Cred::new(1000, 100);
+pub const BOB: Cred = Cred::new(1001, 100);
 pub const A: Principal = 7;
 pub const B: Principal = 8;
 
