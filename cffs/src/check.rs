@@ -8,8 +8,8 @@ use alloc::vec::Vec;
 
 use crate::client::XnClient;
 use crate::format::{
-    name_len, Header, Inode, ENTRIES, ENTRY, E_CONT, E_FREE, E_INODE, E_REF, INLINE_MAX, KIND_DIR,
-    NAME_INLINE, S_IFDIR, S_IFLNK, S_IFMT,
+    may_inline, name_len, Header, Inode, ENTRIES, ENTRY, E_CONT, E_FREE, E_INODE, E_REF, INLINE_MAX,
+    KIND_DIR, NAME_INLINE, S_IFDIR, S_IFLNK, S_IFMT,
 };
 use crate::fs::{Fs, Loc, ROOT_INO};
 use crate::BLOCK;
@@ -42,6 +42,9 @@ fn check_inode(i: &Inode, at: &str, out: &mut Vec<String>) {
     if i.is_inline() {
         if i.is_dir() || i.size > INLINE_MAX as u64 {
             out.push(format!("{at}: inline data on a directory or beyond {INLINE_MAX} bytes"));
+        }
+        if !may_inline(i.mode) {
+            out.push(format!("{at}: inline data of a file not everyone may read ({:o})", i.mode & 0o7777));
         }
         return;
     }

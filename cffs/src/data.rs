@@ -7,7 +7,9 @@ use alloc::vec::Vec;
 use xn::{Change, Parent};
 
 use crate::client::XnClient;
-use crate::format::{ExtHead, Extent, Inode, EXTENTS, EXT_AT, EXT_PER_BLOCK, F_INLINE, INLINE_MAX};
+use crate::format::{
+    may_inline, ExtHead, Extent, Inode, EXTENTS, EXT_AT, EXT_PER_BLOCK, F_INLINE, INLINE_MAX,
+};
 use crate::fs::{Fs, Loc, GROUP_READ};
 use crate::{Errno, Result, BLOCK};
 
@@ -388,29 +390,31 @@ impl<C: XnClient> Fs<C> {
     fn write_inode(&mut self, loc: Loc, inode: &mut Inode, off: u64, data: &[u8]) -> Result<()> {
         let end = off + data.len() as u64;
         let empty = inode.size == 0 && inode.ext.iter().all(Extent::is_empty) && inode.ext_block == 0;
-        if self.opts.embed && end <= INLINE_MAX as u64 && (inode.is_inline() || empty) {
+        let fits = end <= INLINE_MAX as u64 && may_inline(inode.mode);
+        if self.opts.embed && fits && (inode.is_inline() || empty) {
             inode.flags |= F_INLINE;
             inode.inline[off as usize..end as usize].copy_from_slice(data);
             return Ok(());
         }
         if inode.is_inline() {
-            let old = inode.inline[..inode.size as usize].to_vec();
-            self.uninline(loc, inode)?;
-            if !old.is_empty() {
-                self.write_blocks(loc, inode, 0, &old)?;
-            }
+            self.move_out(loc, inode)?;
         }
         self.write_blocks(loc, inode, off, data)
     }
 
-    /// Turns an inline file into an empty extent map (its data is written
-    /// again by the caller).
-    fn uninline(&mut self, loc: Loc, inode: &mut Inode) -> Result<()> {
+    /// Moves an inline file's bytes out of its entry into a block of its
+    /// own (the entry's copy cleared).
+    pub(crate) fn move_out(&mut self, loc: Loc, inode: &mut Inode) -> Result<()> {
+        let old = inode.inline[..inode.size as usize].to_vec();
         inode.flags &= !F_INLINE;
         inode.inline = [0; INLINE_MAX];
         inode.ext = [Extent::default(); EXTENTS];
         inode.ext_block = 0;
-        self.set_inode(loc, inode, &[], &[])
+        self.set_inode(loc, inode, &[], &[])?;
+        if old.is_empty() {
+            return Ok(());
+        }
+        self.write_blocks(loc, inode, 0, &old)
     }
 
     pub(crate) fn write_blocks(&mut self, loc: Loc, inode: &mut Inode, off: u64, data: &[u8]) -> Result<()> {
@@ -466,11 +470,7 @@ impl<C: XnClient> Fs<C> {
             if size <= INLINE_MAX as u64 {
                 inode.inline[size as usize..].fill(0);
             } else {
-                let old = inode.inline[..inode.size as usize].to_vec();
-                self.uninline(loc, &mut inode)?;
-                if !old.is_empty() {
-                    self.write_blocks(loc, &mut inode, 0, &old)?;
-                }
+                self.move_out(loc, &mut inode)?;
             }
         } else if size < inode.size {
             self.shrink(loc, &mut inode, size.div_ceil(BLOCK as u64))?;

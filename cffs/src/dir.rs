@@ -17,9 +17,9 @@ use xn::{Change, Parent};
 use crate::client::XnClient;
 use crate::data::Fill;
 use crate::format::{
-    name_len, with_name_of, Extent, Header, Inode, Intent, ENTRIES, ENTRY, E_CONT, E_FREE, E_INODE, E_REF,
-    INTENT_EXTERNALIZE, INTENT_MOVE, INTENT_NONE, KIND_DIR, KIND_ITABLE, NAME_AT, NAME_INLINE, NAME_MAX,
-    S_IFDIR, S_IFLNK, S_IFMT, S_IFREG,
+    may_inline, name_len, with_name_of, Extent, Header, Inode, Intent, ENTRIES, ENTRY, E_CONT, E_FREE,
+    E_INODE, E_REF, INTENT_EXTERNALIZE, INTENT_MOVE, INTENT_NONE, KIND_DIR, KIND_ITABLE, NAME_AT,
+    NAME_INLINE, NAME_MAX, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG,
 };
 use crate::fs::{Fs, Loc, ROOT_INO};
 use crate::{Errno, Result, BLOCK};
@@ -649,7 +649,12 @@ impl<C: XnClient> Fs<C> {
             return Err(Errno::Perm);
         }
         if let Some(m) = mode {
-            inode.mode = (inode.mode & S_IFMT) | (m & 0o7777);
+            let m = (inode.mode & S_IFMT) | (m & 0o7777);
+            // A private file's bytes leave its entry before it turns private.
+            if inode.is_inline() && !may_inline(m) {
+                self.move_out(loc, &mut inode)?;
+            }
+            inode.mode = m;
         }
         if let Some((u, g)) = owner {
             (inode.uid, inode.gid) = (u, g);

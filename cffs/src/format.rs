@@ -15,6 +15,14 @@ pub const NAME_INLINE: usize = ENTRY - NAME_AT;
 pub const NAME_MAX: usize = 255;
 /// Bytes of file data an entry holds in place of its extents.
 pub const INLINE_MAX: usize = NAME_AT - 64;
+
+/// May a file of `mode` keep its bytes in its entry (`F_INLINE`)? Only if
+/// everyone may read it: anyone who may search the directory binds the
+/// entry's block (`meta.acl`), so a private file's bytes there would be
+/// anyone's.
+pub fn may_inline(mode: u32) -> bool {
+    mode & 0o444 == 0o444
+}
 pub const EXTENTS: usize = 4;
 /// Extents in one extent block, and where the first sits.
 pub const EXT_PER_BLOCK: usize = 254;

@@ -3,6 +3,7 @@
 
 mod common;
 
+use cffs::format::ENTRY;
 use cffs::{Errno, Options, Step, XnClient, ROOT_INO, ROUNDS};
 use common::*;
 
@@ -266,6 +267,32 @@ fn supplementary_groups_count_in_the_library_and_in_xn() {
     fs.write(f, 0, b"bob's").unwrap();
     // Past the library: XN's `acl` sees the group too.
     fs.xn.modify(&ch, &[], &[]).unwrap();
+}
+
+/// A small file keeps its bytes in its entry only while everyone may read
+/// it: the entry's block is bound by anyone who may search the directory
+/// (root_hostile's `xnsteal` read a 0600 file's bytes there).
+#[test]
+fn a_private_file_keeps_no_bytes_in_its_entry() {
+    let mut fs = fresh(512, Options::default());
+    let in_entry = |fs: &TestFs, f: u64, bytes: &[u8]| {
+        let at = fs.location(f).unwrap();
+        let e = &fs.xn.block(at.block).unwrap()[at.off()..at.off() + ENTRY];
+        e.windows(bytes.len()).any(|w| w == bytes)
+    };
+    let open = fs.create(ROOT_INO, b"open", 0o644).unwrap();
+    fs.write(open, 0, b"OPENBYTES").unwrap();
+    assert!(in_entry(&fs, open, b"OPENBYTES"), "a 0644 file's few bytes stay inline");
+    fs.setattr(open, Some(0o600), None).unwrap();
+    assert!(!in_entry(&fs, open, b"OPENBYTES"), "chmod 600 left the bytes in the entry");
+    let secret = fs.create(ROOT_INO, b"secret", 0o600).unwrap();
+    fs.write(secret, 0, b"SECRETBYTES").unwrap();
+    assert!(!in_entry(&fs, secret, b"SECRETBYTES"), "a 0600 file was written inline");
+    let mut buf = [0u8; 16];
+    assert_eq!(fs.read(open, 0, &mut buf), Ok(9));
+    assert_eq!(&buf[..9], b"OPENBYTES");
+    let r = fsck(fs);
+    assert!(r.clean(), "{:?}", r.problems);
 }
 
 #[test]

@@ -79,6 +79,12 @@ hostile)
 	chmod 600 /etc/xnsecret
 	su -c '/cbin/xnsteal /etc/xnsecret TOPSECRET' user || fail "the user read root's file through XN"
 	[ "$(grep -c TOPSECRET /etc/xnsecret)" = 1200 ] || fail "root cannot read its own file"
+	# A file small enough for C-FFS to keep in its directory entry, whose
+	# block anyone who may search /etc binds.
+	echo TINYSECRET > /etc/xntiny
+	chmod 600 /etc/xntiny
+	su -c '/cbin/xnsteal /etc/xntiny TINYSECRET' user || fail "the user read root's small file through XN"
+	[ "$(cat /etc/xntiny)" = TINYSECRET ] || fail "root cannot read its own small file"
 	# A user's sync while root's write to its file is unsettled (open).
 	exec 3<>/etc/xnsecret
 	echo more >&3

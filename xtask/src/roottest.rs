@@ -14,8 +14,10 @@
 //!   remove /bin/busybox, and neither its own calls to XN (`xnsteal`:
 //!   every block of root's 0600 file bound with `XN_SELF` and with each
 //!   capability it holds) nor its own library, reading the file through
-//!   an inode it forged in the arena, read any of it; it can write its
-//!   own home and make, read, rename and remove files there.
+//!   an inode it forged in the arena, read any of it, nor the bytes of a
+//!   small 0600 file (kept out of its directory entry), and it reads a
+//!   0640 file of its supplementary group; it can write its own home and
+//!   make, read, rename and remove files there.
 //! - `root_dynamic`: Debian's python3 (dynamic: `ld.so`, libc and the
 //!   rest read from the disk) runs.
 //!
@@ -82,8 +84,10 @@ pub fn plan(img: &Image, names: &[String]) -> Result<Vec<BootTest>, String> {
         crate::fstools::root_disk(&image, &tree.bootfs)?;
         if wanted("root_hostile") {
             let expect = [
-                "xnsteal: 3 blocks of xnsecret, every bind refused",
+                // Its entry and its three blocks; a small file's entry.
+                "xnsteal: 4 places of xnsecret, every bind refused or the bytes not there",
                 "xnsteal: forged xnsecret's owner, still unreadable",
+                "xnsteal: 2 places of xntiny, every bind refused or the bytes not there",
                 "hostile: every change refused; user wrote its home",
             ];
             out.push(test("root_hostile", &image, "hostile", &expect, true));

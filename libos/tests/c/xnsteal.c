@@ -5,7 +5,8 @@
  *   xnsteal PATH MARK  (1) finds the C-FFS directory blocks holding PATH's
  *                      entry, binds each block the entry's extents claim
  *                      with XN_SELF and with every capability slot it
- *                      holds, and looks for MARK in whatever it mapped;
+ *                      holds, and looks for MARK in whatever it mapped,
+ *                      the entry itself included (a small file's data);
  *                      (2) forges PATH's inode in lxrt's arena (owner: this
  *                      user), so that the library's check lets it open the
  *                      file, and reads it: XN must still refuse the bytes.
@@ -102,6 +103,13 @@ static int by_xn(const char *name, const char *mark)
 		if (!hit || hit - dir < ENTRY)
 			continue;
 		uint32_t entry = (hit - dir) / ENTRY;
+		/* A small file's bytes may sit in its entry (C-FFS's inline
+		 * data): the directory's block is bound, so look there too. */
+		tried++;
+		if (memmem(dir + entry * ENTRY, ENTRY, mark, strlen(mark))) {
+			printf("xnsteal: read %s's bytes in its directory entry (block %lu)\n", name, (unsigned long)b);
+			return 1;
+		}
 		for (long i = 0; i < n && i < 256; i++) {
 			if (cl[i].slot / SLOTS_PER_ENTRY + 1 != entry || cl[i].slot % SLOTS_PER_ENTRY >= EXTENTS)
 				continue;
@@ -119,7 +127,7 @@ static int by_xn(const char *name, const char *mark)
 		printf("xnsteal: FAIL no block of %s found to try\n", name);
 		return 2;
 	}
-	printf("xnsteal: %d blocks of %s, every bind refused\n", tried, name);
+	printf("xnsteal: %d places of %s, every bind refused or the bytes not there\n", tried, name);
 	return 0;
 }
 
