@@ -16,14 +16,14 @@
 
 use libos::layout::{PIPES, PIPES_END, PIPE_SLOT};
 use libos::linux::nr::{
-    SYS_BIND, SYS_CHMOD, SYS_FORK, SYS_RECVFROM, SYS_SENDTO, SYS_SETGID, SYS_SETUID, SYS_SOCKET, SYS_STAT,
-    SYS_UNLINK,
+    SYS_BIND, SYS_CHMOD, SYS_CONNECT, SYS_FORK, SYS_RECVFROM, SYS_SENDTO, SYS_SETGID, SYS_SETUID, SYS_SOCKET,
+    SYS_STAT, SYS_UNLINK,
 };
 use libos::native::{self, linux};
 #[path = "hostile/kit.rs"]
 mod kit;
 
-use kit::{all_mapped, close, exit, read1, wait, write1, MAPPED, SAW, WROTE};
+use kit::{all_mapped, close, exit, read1, reads, wait, write1, writes, MAPPED, SAW, WROTE};
 use user::println;
 use user::verdict::check;
 
@@ -105,7 +105,8 @@ fn receives(s: i64, want: &[u8], from: &[u8]) -> bool {
         [s as u64, got.as_mut_ptr() as u64, 32, MSG_DONTWAIT, a.as_mut_ptr() as u64, &raw mut alen as u64],
     );
     let (want_addr, want_len) = addr(from);
-    let sender = if from.is_empty() { alen == 0 } else { a[..want_len as usize] == want_addr[..want_len as usize] };
+    let sender =
+        if from.is_empty() { alen == 0 } else { a[..want_len as usize] == want_addr[..want_len as usize] };
     n == want.len() as i64 && got[..want.len()] == *want && sender
 }
 
@@ -238,6 +239,13 @@ fn main(_: u64) -> i32 {
     check(&mut ok, "user 1000 sent to root's abstract name", legit & 2 == 0);
     check(&mut ok, "root receives it there", receives(shared, b"to-shared", b""));
     check(&mut ok, "root receives it at the abstract name", receives(abs, b"to-abstract", b""));
+    // Connected to a name, root writes; `read` takes the datagram.
+    let c = socket();
+    let (a, len) = addr(SHARED);
+    let connected = linux(SYS_CONNECT, [c as u64, a.as_ptr() as u64, len, 0, 0, 0]) == 0;
+    check(&mut ok, "root connects to its 0666 name and writes", connected && writes(c, b"connected"));
+    check(&mut ok, "and reads it there", reads(shared, b"connected"));
+    close(c);
     write1(down, b'd');
     check(&mut ok, "user 1000 ended well", wait(pid) == 0);
     for fd in [s, shared, abs, down, up] {
