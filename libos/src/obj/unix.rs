@@ -273,6 +273,9 @@ pub fn bind(f: &File, ino: Ino, path: &[u8]) -> Result<(), Errno> {
     node::update(ino, |n| {
         n.data = s as *mut Socket as *mut u8;
         n.borrowed = true;
+        // Kept while bound: a sender connected by name goes on sending
+        // after the name is unlinked, as on Linux.
+        n.opens += 1;
     });
     Ok(())
 }
@@ -1030,8 +1033,10 @@ fn close(f: &mut File) {
                 n.data = core::ptr::null_mut();
                 n.ticket = 0;
                 n.borrowed = false;
+                n.opens -= 1;
             }
         });
+        node::release(s.ino);
     }
     // SAFETY: made by `listen` / `create`; nobody refers to them now.
     unsafe {
