@@ -14,16 +14,14 @@
 #![no_std]
 #![no_main]
 
-use libos::layout::{PIPES, PIPES_END, PIPE_SLOT};
 use libos::linux::nr::{
-    SYS_BIND, SYS_CHMOD, SYS_CONNECT, SYS_FORK, SYS_RECVFROM, SYS_SENDTO, SYS_SETGID, SYS_SETUID, SYS_SOCKET,
-    SYS_STAT, SYS_UNLINK,
+    SYS_BIND, SYS_CHMOD, SYS_CONNECT, SYS_FORK, SYS_RECVFROM, SYS_SENDTO, SYS_SOCKET, SYS_STAT, SYS_UNLINK,
 };
 use libos::native::{self, linux};
 #[path = "hostile/kit.rs"]
 mod kit;
 
-use kit::{all_mapped, close, exit, read1, reads, wait, write1, writes, MAPPED, SAW, WROTE};
+use kit::{all_mapped, close, exit, read1, reads, wait, write1, writes, CLAIMED, MAPPED, SAW, WROTE};
 use user::println;
 use user::verdict::check;
 
@@ -35,7 +33,6 @@ const EAGAIN: i64 = -11;
 const SECRET: &[u8; 16] = b"root-secret-89ab";
 
 /// What the attacker reports, one bit each.
-const CLAIMED: u8 = 4;
 const SENT: u8 = 16;
 const NO_SOCKET: u8 = 32;
 const NO_RING: u8 = 64;
@@ -116,23 +113,9 @@ fn empty(s: i64) -> bool {
     linux(SYS_RECVFROM, [s as u64, got.as_mut_ptr() as u64, 32, MSG_DONTWAIT, 0, 0]) == EAGAIN
 }
 
-/// The words in the `len` bytes at `at` (mapped here) that point into
-/// the pipes' window, as the bases of the frames there.
-fn pipe_words(at: u64, len: u64) -> impl Iterator<Item = u64> {
-    (at..at + len).step_by(8).filter_map(|va| {
-        // SAFETY: the caller checked the bytes are mapped; read only.
-        let w = unsafe { (va as *const u64).read_unaligned() };
-        (PIPES..PIPES_END).contains(&w).then_some(w & !(PIPE_SLOT - 1))
-    })
-}
-
 /// User 1000: waits for the word, then attacks root's bound socket;
 /// reports what it got on `up`, then sends to the names it may.
 fn attacker(down: i64, up: i64) -> ! {
-    if linux(SYS_SETGID, [1000, 0, 0, 0, 0, 0]) != 0 || linux(SYS_SETUID, [1000, 0, 0, 0, 0, 0]) != 0 {
-        exit(2);
-    }
-    write1(up, b'u');
     if read1(down) != b'g' {
         exit(3);
     }
@@ -149,21 +132,11 @@ fn attacker(down: i64, up: i64) -> ! {
     // the pipes' window.
     let sock = node.data as u64;
     let size = size_of::<libos::obj::unix::Socket>() as u64;
-    let mut named = 0;
     if ino == 0 || sock == 0 || !all_mapped(sock, size) {
-        found |= NO_SOCKET;
+        found |= NO_SOCKET | NO_RING;
     } else {
-        let mut seen = [0u64; 8];
-        for b in pipe_words(sock, size) {
-            if named < seen.len() && !seen[..named].contains(&b) {
-                seen[named] = b;
-                named += 1;
-                found |= range_attack(b, node.ticket);
-            }
-        }
-    }
-    if named == 0 {
-        found |= NO_RING;
+        let (got, named) = kit::attack_words(SECRET, sock, size, node.ticket);
+        found |= got | if named == 0 { NO_RING } else { 0 };
     }
     // Anywhere in the arena this process can write.
     found |= kit::scrawl_arena(SECRET);
@@ -179,26 +152,6 @@ fn attacker(down: i64, up: i64) -> ! {
     write1(up, legit);
     read1(down);
     exit(0);
-}
-
-/// The frames at `at` in the pipes' window: claims their range with the
-/// ticket beside the name or forged ones, maps them by name with each
-/// capability this process holds for the purpose, or with the ticket as
-/// lxrt's sender does; what any of it got.
-fn range_attack(at: u64, ticket: u64) -> u8 {
-    use abi::syscall::rights::{READ, WRITE};
-    let mut found = 0;
-    let forged = (0..64u64).map(|k| ticket & 0xffff | (k + 1) << 16);
-    for t in core::iter::once(ticket).chain(forged) {
-        for rights in [READ, WRITE, READ | WRITE] {
-            if t != 0 && user::sys::range_claim(t, rights).is_ok() {
-                found |= CLAIMED;
-            }
-        }
-    }
-    kit::map_by_name(at);
-    let _ = libos::obj::pipemem::claim(at, ticket, libos::obj::pipe::GUARDED_PAGES);
-    found | kit::reached(SECRET, at)
 }
 
 fn main(_: u64) -> i32 {
