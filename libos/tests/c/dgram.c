@@ -3,7 +3,8 @@
  * recvfrom with the senders' names (a path, an abstract name, none),
  * connect then send, MSG_PEEK, a short buffer (MSG_TRUNC), MSG_DONTWAIT
  * EAGAIN when the receiver's inbox is full and room again after a
- * receive, poll and epoll readiness, a bound socket shared by fork, a
+ * receive, a sender of another process blocked on the full inbox, poll
+ * and epoll readiness, a bound socket shared by fork, a
  * descriptor passed with SCM_RIGHTS, the name unlinked while a connected
  * sender goes on, and ECONNREFUSED once the receiver has closed. Every
  * line printed is compared with the host. */
@@ -135,6 +136,24 @@ int main(void)
     while (recv(b, big, sizeof big, MSG_DONTWAIT) == sizeof big)
         drained++;
     check("as many received as sent", drained == sent);
+    /* Another process, not holding b, blocks on its full inbox until
+     * receives make room. */
+    pid_t w = fork();
+    if (w == 0) {
+        close(b);
+        for (int i = 0; i <= sent; i++)
+            if (to(a, "/tmp/dg_b", 9, big, sizeof big, 0) != sizeof big)
+                _exit(1);
+        _exit(0);
+    }
+    usleep(300000);
+    int ws;
+    check("the sender waits on the full inbox", waitpid(w, &ws, WNOHANG) == 0);
+    int taken = 0;
+    while (taken <= sent && recv(b, big, sizeof big, 0) == sizeof big)
+        taken++;
+    check("its datagrams all came", taken == sent + 1);
+    check("and it ended well", waitpid(w, &ws, 0) == w && WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
     int rcvbuf = 0;
     socklen_t rl = sizeof rcvbuf;
     check("SO_RCVBUF", getsockopt(b, SOL_SOCKET, SO_RCVBUF, &rcvbuf, &rl) == 0 && rcvbuf > 0);
