@@ -307,8 +307,9 @@ pub fn unmake_fifo(p: Handle<Pipe>) {
     super::pipemem::release(p.addr(), GUARDED_PAGES);
 }
 
-/// A new ring with no ends yet (`open_end` adds them), in the arena (Unix
-/// sockets).
+/// A new ring with no ends yet (`open_end` adds them), in the arena
+/// (`create`'s, which only `bench_libos` makes now: pipes, FIFOs and Unix
+/// sockets' rings and inboxes have frames of their own).
 pub fn ring() -> Result<Handle<Pipe>, Errno> {
     let p = shared::alloc(size_of::<Pipe>(), align_of::<Pipe>()) as *mut Pipe;
     if p.is_null() {
