@@ -624,6 +624,14 @@ pub mod frame_range {
     /// `NotMapped`, `Denied`): a ticket read elsewhere cannot let the
     /// frames of an end in flight go.
     pub const UNHOLD: u64 = 5;
+    /// `(RULE, ticket, owner, mode)`: gives the range a new rule, as
+    /// `chmod` and `chown` change a file's bits (a bound socket's inbox
+    /// follows its file, `obj/inbox.rs`): only root or the rule's owner
+    /// (its effective uid) may (`Denied`), and the new owner and mode are
+    /// judged as `MAKE`'s (`NotPermitted`, `BadFlags`; `CLAIM`'s errors for
+    /// the ticket). A refused call changes nothing; loans already claimed
+    /// stay.
+    pub const RULE: u64 = 6;
     /// Frames one range can name.
     pub const RANGE_FRAMES: usize = 32;
     /// `MAKE`'s owner: the caller's effective uid and gid.

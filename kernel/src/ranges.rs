@@ -236,6 +236,19 @@ impl Ranges {
         Ok(())
     }
 
+    /// Gives the range `ticket` names (`ticketed`'s errors) the rule `who`
+    /// asks for (`Rule::asked`'s errors), if `who` is root or the rule's
+    /// owner (`Denied`).
+    pub fn set_rule(&mut self, ticket: u64, who: &Ident, owner: u64, mode: u64) -> Result<(), Error> {
+        let i = self.ticketed(ticket)?;
+        let uid = who.uid[abi::ident::EFFECTIVE];
+        if uid != 0 && uid != self.table[i].rule.uid {
+            return Err(Error::Denied);
+        }
+        self.table[i].rule = Rule::asked(who, owner, mode)?;
+        Ok(())
+    }
+
     /// The live range `ticket` names: `BadLength` for an index past the
     /// table, `NotPermitted` for a free entry or a wrong key.
     fn ticketed(&self, ticket: u64) -> Result<usize, Error> {
@@ -470,6 +483,35 @@ mod tests {
         // The owner's class is the owner's bits, even when others' are wider.
         let t2 = w.make_as(&[10], Rule { uid: 1000, gid: 50, mode: 0o066 }).unwrap();
         assert_eq!(w.ranges.claim(&mut w.caps, t2, r, &user(1000, 1000, &[])).err(), Some(Error::Denied));
+    }
+
+    #[test]
+    fn only_root_or_the_owner_changes_the_rule() {
+        let mut w = World::new();
+        let owner = user(1000, 1000, &[]);
+        let t = w.make_as(&[11], Rule { uid: 1000, gid: 1000, mode: 0o600 }).unwrap();
+        let (rw, stranger) = (3u64, user(1001, 1001, &[]));
+        assert_eq!(w.ranges.claim(&mut w.caps, t, rw, &stranger).err(), Some(Error::Denied));
+        // Another user may not open it to itself, nor the owner give it away.
+        assert_eq!(w.ranges.set_rule(t, &stranger, 1001 | 1001 << 32, 0o666), Err(Error::Denied));
+        assert_eq!(w.ranges.set_rule(t, &owner, 1001 | 1001 << 32, 0o666), Err(Error::NotPermitted));
+        assert_eq!(w.ranges.set_rule(t, &owner, 1000 | 1000 << 32, 0o700), Err(Error::BadFlags));
+        assert_eq!(
+            w.ranges.set_rule(t + (1 << KEY_SHIFT), &owner, 1000 | 1000 << 32, 0o666),
+            Err(Error::NotPermitted)
+        );
+        assert_eq!(
+            w.ranges.claim(&mut w.caps, t, rw, &stranger).err(),
+            Some(Error::Denied),
+            "refusals changed it"
+        );
+        // The owner's chmod 0666 opens it; root's chown to 1001 with 0600 closes it to 1000.
+        assert_eq!(w.ranges.set_rule(t, &owner, 1000 | 1000 << 32, 0o666), Ok(()));
+        assert!(w.ranges.claim(&mut w.caps, t, rw, &stranger).is_ok());
+        assert_eq!(w.ranges.set_rule(t, &Ident::ROOT, 1001 | 1001 << 32, 0o600), Ok(()));
+        assert_eq!(w.ranges.claim(&mut w.caps, t, rw, &owner).err(), Some(Error::Denied));
+        assert!(w.ranges.claim(&mut w.caps, t, rw, &stranger).is_ok());
+        assert_eq!(w.ranges.set_rule(t, &owner, 1000 | 1000 << 32, 0o666), Err(Error::Denied));
     }
 
     #[test]

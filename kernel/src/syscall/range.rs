@@ -9,7 +9,7 @@ use crate::pagetable;
 use crate::ranges::{Range, Rule};
 use crate::state::Kernel;
 use crate::validate::{needed, page_range, pte_rights, user_page};
-use abi::syscall::frame_range::{CLAIM, DROP, HOLD, MAKE, MAP, RANGE_FRAMES, UNHOLD};
+use abi::syscall::frame_range::{CLAIM, DROP, HOLD, MAKE, MAP, RANGE_FRAMES, RULE, UNHOLD};
 use abi::Error;
 
 pub fn frame_range(k: &mut Kernel, Args([op, a, b, c, d, e]): Args) -> Result<u64, Error> {
@@ -20,6 +20,7 @@ pub fn frame_range(k: &mut Kernel, Args([op, a, b, c, d, e]): Args) -> Result<u6
         DROP => drop(k, a, b),
         HOLD => hold(k, a, b, true),
         UNHOLD => hold(k, a, b, false),
+        RULE => rule(k, a, b, c),
         _ => Err(Error::BadFlags),
     }
 }
@@ -49,6 +50,13 @@ fn make(k: &mut Kernel, va: u64, pages: u64, cred: u64, owner: u64, mode: u64) -
         k.mem.set_share_guard(f, root);
     }
     Ok(ticket)
+}
+
+/// A new rule for the range, from root or the rule's owner (`chmod`).
+fn rule(k: &mut Kernel, ticket: u64, owner: u64, mode: u64) -> Result<u64, Error> {
+    let who = *k.idents.get(k.space_owner(k.current()));
+    k.ranges.set_rule(ticket, &who, owner, mode)?;
+    Ok(0)
 }
 
 fn claim(k: &mut Kernel, ticket: u64, rights: u64) -> Result<u64, Error> {

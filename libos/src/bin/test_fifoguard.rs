@@ -13,16 +13,14 @@
 #![no_std]
 #![no_main]
 
-use libos::linux::nr::{
-    SYS_CHMOD, SYS_FORK, SYS_MKNOD, SYS_OPEN, SYS_READ, SYS_SETGID, SYS_SETUID, SYS_STAT, SYS_UNLINK,
-};
+use libos::linux::nr::{SYS_CHMOD, SYS_FORK, SYS_MKNOD, SYS_OPEN, SYS_READ, SYS_STAT, SYS_UNLINK};
 use libos::native::{self, linux};
 #[path = "hostile/kit.rs"]
 mod kit;
 
-use kit::{all_mapped, close, exit, read1, reads, wait, write1, writes, MAPPED, SAW, WROTE};
+use kit::{all_mapped, close, exit, read1, reads, wait, write1, writes, CLAIMED, MAPPED, SAW, WROTE};
+use user::println;
 use user::verdict::check;
-use user::{println, sys};
 
 const O_WRONLY: u64 = 1;
 const O_RDWR: u64 = 2;
@@ -34,7 +32,6 @@ const EAGAIN: i64 = -11;
 const SECRET: &[u8; 16] = b"root-secret-0123";
 
 /// What the attacker reports, one bit each.
-const CLAIMED: u8 = 4;
 const OPENED: u8 = 16;
 const NO_INODE: u8 = 32;
 const NO_RING: u8 = 64;
@@ -70,10 +67,6 @@ fn reads_nothing(fd: i64) -> bool {
 /// User 1000: waits for the word, then attacks the FIFO; reports what it
 /// got on `up`.
 fn attacker(down: i64, up: i64) -> ! {
-    if linux(SYS_SETGID, [1000, 0, 0, 0, 0, 0]) != 0 || linux(SYS_SETUID, [1000, 0, 0, 0, 0, 0]) != 0 {
-        exit(2);
-    }
-    write1(up, b'u');
     if read1(down) != b'g' {
         exit(3);
     }
@@ -94,7 +87,11 @@ fn attacker(down: i64, up: i64) -> ! {
     if ring != 0 && all_mapped(ring, span) {
         found |= kit::scrawl(SECRET, ring, span);
     }
-    found |= range_attack(ino);
+    // Whatever the inode points to in the pipes' window, with the
+    // range's ticket kept beside the name.
+    let (got, named) =
+        kit::attack_words(SECRET, &raw const node as u64, size_of_val(&node) as u64, node.ticket);
+    found |= got | if named == 0 { NO_RING } else { 0 };
     // Anywhere else in the arena this process can write.
     found |= kit::scrawl_arena(SECRET);
     write1(up, found);
@@ -109,32 +106,6 @@ fn attacker(down: i64, up: i64) -> ! {
     // Holds it open until root has read.
     read1(down);
     exit(0);
-}
-
-/// The FIFO's frames, where the inode names them with the range's ticket
-/// beside: claim the range with that ticket or forged ones, map the frames
-/// by name with each capability this process holds for the purpose, or
-/// with the ticket as lxrt's opener does; what any of it got (`CLAIMED`,
-/// `MAPPED`, and what `scrawl` did in frames it mapped).
-fn range_attack(ino: libos::fs::Ino) -> u8 {
-    use abi::syscall::rights::{READ, WRITE};
-    let n = libos::fs::node::get(ino);
-    let (at, ticket) = (n.data as u64, n.ticket);
-    if !libos::obj::pipemem::guarded(at) {
-        return NO_RING;
-    }
-    let mut found = 0;
-    let forged = (0..64u64).map(|k| ticket & 0xffff | (k + 1) << 16);
-    for t in core::iter::once(ticket).chain(forged) {
-        for rights in [READ, WRITE, READ | WRITE] {
-            if sys::range_claim(t, rights).is_ok() {
-                found |= CLAIMED;
-            }
-        }
-    }
-    kit::map_by_name(at);
-    let _ = libos::obj::pipemem::claim(at, ticket, libos::obj::pipe::GUARDED_PAGES);
-    found | kit::reached(SECRET, at)
 }
 
 fn main(_: u64) -> i32 {

@@ -164,11 +164,15 @@ fn sweep(d: Ino) {
     }
 }
 
-/// The node socket name `p` names (a path resolved, an abstract name
-/// looked up: ECONNREFUSED when nobody holds it, as Linux).
+/// The node socket name `p` names, to connect or send to (a path
+/// resolved, which needs write permission on the file, EACCES, as Linux;
+/// an abstract name looked up: ECONNREFUSED when nobody holds it, as
+/// Linux).
 pub fn find(p: &[u8]) -> Result<Ino, Errno> {
     if !is_abstract(p) {
-        return path::resolve(crate::proc::cwd(), p, true);
+        let ino = path::resolve(crate::proc::cwd(), p, true)?;
+        crate::fs::perm::check(ino, crate::fs::perm::MAY_WRITE)?;
+        return Ok(ino);
     }
     let d = node::unix_names()?;
     dir::lookup(d, p).ok_or(ECONNREFUSED)

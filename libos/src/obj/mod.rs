@@ -17,6 +17,7 @@ pub mod fifo;
 pub mod flags;
 pub mod handle;
 pub mod handover;
+pub mod inbox;
 pub mod inet;
 pub mod inotify;
 pub mod ldisc;

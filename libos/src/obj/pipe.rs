@@ -254,7 +254,14 @@ fn make_guarded(owner: u64, mode: u64, ino: Ino) -> Result<*mut Guarded, Errno> 
 /// write end).
 pub fn create_guarded(flags: u32) -> Result<(Handle<File>, Handle<File>), Errno> {
     // Claimable unheld by its maker's user only; an end travels held.
-    let g = make_guarded(OWNER_SELF, 0o600, 0)?;
+    create_ruled(flags, OWNER_SELF, 0o600)
+}
+
+/// A pipe in frames of its own, as `create_guarded`'s, whose range's rule
+/// is (`owner`, `mode`): a bound datagram socket's inbox, which senders
+/// claim by its file's bits (`inbox`).
+pub fn create_ruled(flags: u32, owner: u64, mode: u64) -> Result<(Handle<File>, Handle<File>), Errno> {
+    let g = make_guarded(owner, mode, 0)?;
     // SAFETY: fresh frames for a `Guarded`, ours alone.
     unsafe {
         let p = &raw mut (*g).pipe;
@@ -300,8 +307,9 @@ pub fn unmake_fifo(p: Handle<Pipe>) {
     super::pipemem::release(p.addr(), GUARDED_PAGES);
 }
 
-/// A new ring with no ends yet (`open_end` adds them), in the arena (Unix
-/// sockets).
+/// A new ring with no ends yet (`open_end` adds them), in the arena
+/// (`create`'s, which only `bench_libos` makes now: pipes, FIFOs and Unix
+/// sockets' rings and inboxes have frames of their own).
 pub fn ring() -> Result<Handle<Pipe>, Errno> {
     let p = shared::alloc(size_of::<Pipe>(), align_of::<Pipe>()) as *mut Pipe;
     if p.is_null() {

@@ -255,8 +255,8 @@ pub fn any_ring(f: &File, found: &mut impl FnMut(u64) -> bool) -> bool {
 }
 
 /// `bind`: names the socket by node `ino` (made by the caller, `path` its
-/// name); a datagram socket not in a pair gets its inbox. EINVAL if it has
-/// a name already.
+/// name); a datagram socket not in a pair gets its inbox, in frames of its
+/// own (`inbox`). EINVAL if it has a name already.
 pub fn bind(f: &File, ino: Ino, path: &[u8]) -> Result<(), Errno> {
     // SAFETY: `f` is an open socket (the lock held); no other reference to it here.
     let s = unsafe { sock(f) };
@@ -264,7 +264,7 @@ pub fn bind(f: &File, ino: Ino, path: &[u8]) -> Result<(), Errno> {
         return Err(EINVAL);
     }
     if s.ty == DGRAM && s.state == State::Unconnected {
-        let (r, w) = pipe::create(0)?;
+        let (r, w) = super::inbox::make(ino)?;
         (s.rx, s.inbox) = (r.as_ptr(), w.as_ptr());
     }
     s.ino = ino;
@@ -273,6 +273,9 @@ pub fn bind(f: &File, ino: Ino, path: &[u8]) -> Result<(), Errno> {
     node::update(ino, |n| {
         n.data = s as *mut Socket as *mut u8;
         n.borrowed = true;
+        // Kept while bound: a sender connected by name goes on sending
+        // after the name is unlinked, as on Linux.
+        n.opens += 1;
     });
     Ok(())
 }
@@ -596,6 +599,7 @@ fn send_to(
     if t != me && t_dest != 0 && t_dest_sock != me {
         return Err(crate::errno::EPERM);
     }
+    super::inbox::reach(t_inbox, ino)?;
     let framed = frame(data, &s.name[..s.name_len])?;
     // SAFETY: the receiver holds its inbox open; nothing else refers to it here.
     let tx = unsafe { ring(t_inbox, nonblock) };
@@ -966,9 +970,13 @@ pub fn wait_terms(f: &File, events: u16) -> [(u64, u64); 2] {
         t[1] = (pipe::wait_info(unsafe { &*s.tx }).0, WANT_WRITE);
     } else if events & POLLOUT != 0 && s.waits_on != 0 {
         // A datagram send waits for room in the receiver's inbox.
-        if let Ok(r) = receiver(s.waits_on) {
-            // SAFETY: a live receiver holds its inbox open (lock held).
-            t[1] = (pipe::wait_info(unsafe { &*(*r).inbox }).0, WANT_WRITE);
+        // SAFETY: a live receiver holds its inbox open (lock held); read
+        // only where this process maps it (`inbox::reach`).
+        if let Some(inbox) = receiver(s.waits_on).ok().map(|r| unsafe { (*r).inbox }) {
+            if super::pipemem::mapped(inbox as u64) {
+                // SAFETY: as above.
+                t[1] = (pipe::wait_info(unsafe { &*inbox }).0, WANT_WRITE);
+            }
         }
     }
     t
@@ -1023,9 +1031,12 @@ fn close(f: &mut File) {
         node::update(s.ino, |n| {
             if n.mode & S_IFMT == S_IFSOCK && n.data == me {
                 n.data = core::ptr::null_mut();
+                n.ticket = 0;
                 n.borrowed = false;
+                n.opens -= 1;
             }
         });
+        node::release(s.ino);
     }
     // SAFETY: made by `listen` / `create`; nobody refers to them now.
     unsafe {

@@ -124,6 +124,14 @@ fn frame_ranges(va: u64) {
     expect("a forged ticket", sys::range_claim(t ^ 1 << 30, rights::ALL), NotPermitted);
     expect("a ticket past the table", sys::range_claim(0xffff, rights::ALL), BadLength);
     expect("a claim with unknown rights", sys::range_claim(t, 8), BadFlags);
+    expect("a rule with unknown mode bits", sys::range_rule(t, OWNER_SELF, 0o700), BadFlags);
+    expect("a rule for a forged ticket", sys::range_rule(t ^ 1 << 30, OWNER_SELF, 0o666), NotPermitted);
+    expect("a rule past the table", sys::range_rule(0xffff, OWNER_SELF, 0o666), BadLength);
+    if sys::range_rule(t, OWNER_SELF, 0o640) != Ok(0) {
+        println!("the owner could not change its range's rule");
+        // SAFETY: single-threaded test program.
+        unsafe { FAILED += 1 };
+    }
     let read = sys::range_claim(t, rights::READ).unwrap();
     let dst = va + 8 * 4096;
     expect("a read loan mapping writable", sys::range_map(read, dst, 0, 1, mf::WRITE), NotPermitted);

@@ -1,5 +1,5 @@
 //! What the hostile boot tests of issue 25 (`test_fifoguard`,
-//! `test_unixguard`) share: Linux calls with their results judged, and
+//! `test_unixguard`, `test_dgramguard`) share: Linux calls with their results judged, and
 //! the attacker's search of memory for the victim's secret.
 
 use libos::linux::nr::{SYS_CLOSE, SYS_EXIT_GROUP, SYS_PIPE2, SYS_READ, SYS_WAIT4, SYS_WRITE};
@@ -130,15 +130,73 @@ pub fn reached(secret: &[u8], at: u64) -> u8 {
     found
 }
 
-/// Forks the attacker, which runs `attacker(down, up)` with the read end
-/// of a pipe from this process and the write end of one to it: its pid,
-/// and this process's other ends (down, up).
+/// What an attacker reports: it claimed a loan of a range.
+pub const CLAIMED: u8 = 4;
+
+/// The attacks on the frames at `at` in the pipes' window whose range's
+/// ticket is kept where anyone reads it (beside a name): `CLAIM` with
+/// that ticket and 64 forged ones for read, write and both, map the
+/// frames by name with each capability this process holds for the
+/// purpose, or with the ticket as lxrt does; what any of it got
+/// (`CLAIMED`, and `reached`'s for `secret`).
+pub fn range_attack(secret: &[u8], at: u64, ticket: u64) -> u8 {
+    use abi::syscall::rights::{READ, WRITE};
+    let mut found = 0;
+    let forged = (0..64u64).map(|k| ticket & 0xffff | (k + 1) << 16);
+    for t in core::iter::once(ticket).chain(forged) {
+        for rights in [READ, WRITE, READ | WRITE] {
+            if sys::range_claim(t, rights).is_ok() {
+                found |= CLAIMED;
+            }
+        }
+    }
+    map_by_name(at);
+    let _ = libos::obj::pipemem::claim(at, ticket, libos::obj::pipe::GUARDED_PAGES);
+    found | reached(secret, at)
+}
+
+/// Every place in the pipes' window that a word of the `len` bytes at
+/// `at` (mapped here: an object in the arena, an inode) points to,
+/// attacked with `range_attack` and `ticket`: what any of it got, and how
+/// many places there were (up to 16).
+pub fn attack_words(secret: &[u8], at: u64, len: u64, ticket: u64) -> (u8, usize) {
+    let (mut seen, mut n, mut found) = ([0u64; 16], 0, 0);
+    for b in pipe_words(at, len) {
+        if n < seen.len() && !seen[..n].contains(&b) {
+            seen[n] = b;
+            n += 1;
+            found |= range_attack(secret, b, ticket);
+        }
+    }
+    (found, n)
+}
+
+/// The words in the `len` bytes at `at` (mapped here) that point into
+/// the pipes' window, as the bases of the frames there.
+fn pipe_words(at: u64, len: u64) -> impl Iterator<Item = u64> {
+    use libos::layout::{PIPES, PIPES_END, PIPE_SLOT};
+    (at..at + len).step_by(8).filter_map(|va| {
+        // SAFETY: the caller checked the bytes are mapped; read only.
+        let w = unsafe { (va as *const u64).read_unaligned() };
+        (PIPES..PIPES_END).contains(&w).then_some(w & !(PIPE_SLOT - 1))
+    })
+}
+
+/// Forks the attacker, which becomes user 1000 (group 1000; exit code 2
+/// if it cannot), says `u` up, and runs `attacker(down, up)` with the
+/// read end of a pipe from this process and the write end of one to it:
+/// its pid, and this process's other ends (down, up).
 pub fn fork_attacker(attacker: fn(i64, i64) -> !) -> (i64, i64, i64) {
+    use libos::linux::nr::{SYS_FORK, SYS_SETGID, SYS_SETUID};
     let (down, up) = (pipe(), pipe());
-    let pid = linux(libos::linux::nr::SYS_FORK, [0; 6]);
+    let pid = linux(SYS_FORK, [0; 6]);
     if pid == 0 {
         close(down[1]);
         close(up[0]);
+        if linux(SYS_SETGID, [1000, 0, 0, 0, 0, 0]) != 0 || linux(SYS_SETUID, [1000, 0, 0, 0, 0, 0]) != 0 {
+            exit(2);
+        }
+        write1(up[1], b'u');
         attacker(down[0], up[1]);
     }
     close(down[0]);
