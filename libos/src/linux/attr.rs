@@ -139,7 +139,7 @@ pub fn fchownat(dirfd: i64, pathp: u64, uid: u64, gid: u64, flags: u64, by_fd: b
         }
         n.ctime_ns = wall_ns();
     });
-    crate::obj::inbox::bits_changed(ino);
+    crate::obj::fifo::bits_changed(ino);
     crate::obj::inotify::changed(ino, crate::obj::inotify::IN_ATTRIB);
     crate::fs::disk::attributes(ino).map(|_| 0)
 }

@@ -804,7 +804,7 @@ fn chmod(ino: Ino, mode: u64) -> LxResult {
         n.mode = (n.mode & S_IFMT) | (mode as u32 & 0o7777);
         n.ctime_ns = crate::time::wall_ns();
     });
-    crate::obj::inbox::bits_changed(ino);
+    crate::obj::fifo::bits_changed(ino);
     crate::obj::inotify::changed(ino, crate::obj::inotify::IN_ATTRIB);
     disk::attributes(ino).map(|_| 0)
 }

@@ -25,7 +25,7 @@ use super::{pipemem, File, Kind};
 use crate::errno::Errno;
 use crate::errno::{EACCES, EINVAL, ENOMEM, ENXIO};
 use crate::fs::node::{self, Inode};
-use crate::fs::Ino;
+use crate::fs::{Ino, S_IFIFO, S_IFMT, S_IFSOCK};
 use crate::obj::Handle;
 use abi::ident::{Ident, EFFECTIVE};
 
@@ -133,6 +133,26 @@ pub(super) fn rule(n: &Inode, me: &Ident, need: u32) -> (u64, u64) {
     let group = if root || n.gid == gid || me.groups().contains(&n.gid) { n.gid } else { gid };
     let mode = (0..3).filter(|c| n.mode >> (3 * c) & need != 0).fold(0, |m, c| m | 0o6 << (3 * c));
     (u64::from(owner) | u64::from(group) << 32, mode)
+}
+
+/// The bits of file `ino` changed (`chmod`, `chown`): the range of an
+/// open FIFO's ring, or of a bound socket's inbox (`inbox`), takes them as
+/// its rule, so later openers or senders are judged by them (one that maps
+/// it already keeps it, as an open end stays open on Linux).
+pub fn bits_changed(ino: Ino) {
+    let n = node::get(ino);
+    let need = match n.mode & S_IFMT {
+        S_IFIFO => 0o6,
+        S_IFSOCK => super::inbox::SEND,
+        _ => return,
+    };
+    if n.ticket == 0 {
+        return;
+    }
+    let (owner, mode) = rule(&n, &crate::fs::perm::me(), need);
+    // Refused only if the caller is neither root nor the rule's owner,
+    // whom the library's check let through: the bits stay as they were.
+    let _ = user::sys::range_rule(n.ticket, owner, mode);
 }
 
 /// FIFO end `f`'s other side: its open count now, and its ends ever opened.

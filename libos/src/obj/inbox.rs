@@ -14,7 +14,7 @@
 //! (`unixaddr::find`), maps the frames with that ticket and the kernel
 //! judges it by the rule (`reach`): a process the bits refuse reads the
 //! ticket in the arena and cannot use it. `chmod` and `chown` of the file
-//! carry the new bits to the rule (`bits_changed`).
+//! carry the new bits to the rule (`fifo::bits_changed`).
 //!
 //! A sender keeps the inbox mapped while the socket lives (a send that
 //! waits for room waits on the inbox's header), and lets it go at a later
@@ -24,12 +24,12 @@
 
 use super::{pipe, pipemem, File, Handle};
 use crate::errno::{Errno, EACCES, ECONNREFUSED, ENOMEM};
-use crate::fs::{node, Ino, S_IFMT, S_IFSOCK};
+use crate::fs::{node, Ino};
 use crate::scoped::Scoped;
 use alloc::vec::Vec;
 
 /// The bits of a socket file's class that let it send (`fifo::rule`).
-const SEND: u32 = 0o2;
+pub(super) const SEND: u32 = 0o2;
 
 /// The inboxes this process maps only to send to (their frames' bases).
 static SENT_TO: Scoped<Vec<u64>> = Scoped::new("the inboxes sent to", Vec::new());
@@ -43,20 +43,6 @@ pub fn make(ino: Ino) -> Result<(Handle<File>, Handle<File>), Errno> {
     let ticket = pipe::ticket(r.addr()).unwrap_or(0);
     node::update(ino, |n| n.ticket = ticket);
     Ok((r, w))
-}
-
-/// The bits of file `ino` changed (`chmod`, `chown`): a bound socket's
-/// inbox takes them as its rule, so later senders are judged by them (one
-/// that maps it already keeps it, as an open FIFO end stays open).
-pub fn bits_changed(ino: Ino) {
-    let n = node::get(ino);
-    if n.mode & S_IFMT != S_IFSOCK || n.ticket == 0 {
-        return;
-    }
-    let (owner, mode) = super::fifo::rule(&n, &crate::fs::perm::me(), SEND);
-    // Refused only if the caller is neither root nor the rule's owner,
-    // whom the library's check let through: the bits stay as they were.
-    let _ = user::sys::range_rule(n.ticket, owner, mode);
 }
 
 /// Maps, for a send, the inbox whose write end is `end` (a bound socket's,

@@ -186,6 +186,41 @@ static void passed(void)
     close(s[1]);
 }
 
+/* A user-1000 child's open for writing, told; it closes root's end
+ * `keep` first, so it holds nothing of the FIFO. */
+static void open_as_user(const char *when, int keep)
+{
+    pid_t c = fork();
+    if (c == 0) {
+        close(keep);
+        if (setresgid(1000, 1000, 1000) || setresuid(1000, 1000, 1000))
+            printf("drop failed\n");
+        int w = open(PATH, O_WRONLY | O_NONBLOCK);
+        printf("user 1000 opens for writing %s: %s\n", when, w >= 0 ? "opened" : strerrorname_np(errno));
+        if (w >= 0 && write(w, "u", 1) != 1)
+            printf("user 1000's write failed\n");
+        _exit(0);
+    }
+    waitpid(c, 0, 0);
+}
+
+/* chmod and chown of a FIFO held open reach later openers, as on Linux. */
+static void modes(void)
+{
+    int keep = open(PATH, O_RDWR);
+    open_as_user("root's 0600 FIFO", keep);
+    show("chmod 0622", chmod(PATH, 0622));
+    open_as_user("after chmod 0622", keep);
+    show("chmod 0600", chmod(PATH, 0600));
+    show("chown 1000", chown(PATH, 1000, 1000));
+    open_as_user("its own 0600 FIFO after chown", keep);
+    char b[4] = { 0 };
+    show("root reads what user 1000 wrote", read(keep, b, sizeof b));
+    printf("read: %s\n", b);
+    close(keep);
+    show("chown 0", chown(PATH, 0, 0));
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && strcmp(argv[1], "write") == 0)
@@ -193,6 +228,7 @@ int main(int argc, char **argv)
     setvbuf(stdout, NULL, _IONBF, 0);
     unlink(PATH);
     show("mkfifo", mkfifo(PATH, 0600));
+    modes();
     many();
     epipe();
     readiness();
