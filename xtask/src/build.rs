@@ -158,6 +158,7 @@ pub const LIBOS_PROGRAMS: &[&str] = &[
     "test_pipepass",
     "test_fifoguard",
     "test_unixguard",
+    "test_sysvguard",
     "test_handover",
     "test_xn",
     "xcp",
