@@ -5,8 +5,13 @@
 //! process of user 1000 is refused `msgget`, `msgrcv`, `msgsnd`, `semop`
 //! and `semctl` (EACCES), then goes around the calls: it looks for the
 //! message and the values in every page of the shared arena it maps and
-//! overwrites them. Root must receive its exact message and read its
-//! exact values.
+//! overwrites them; and it tries each object's frame range with the
+//! ticket the arena keeps beside the key (claim it, map the frames by
+//! name, or with the ticket as lxrt does). Root must receive its exact
+//! message and read its exact values. Then `IPC_SET` must reach the rule:
+//! user 1000 sends to root's 0666 queue, which root then makes 0600 and
+//! sends a second secret to; user 1000 is refused, and the frames it had
+//! mapped before no longer hold the queue.
 #![no_std]
 #![no_main]
 
@@ -14,23 +19,30 @@ use libos::linux::nr::{SYS_MSGCTL, SYS_MSGGET, SYS_MSGRCV, SYS_MSGSND, SYS_SEMCT
 use libos::linux::nr::{SYS_SETGID, SYS_SETUID};
 use libos::native::{self, linux};
 #[path = "hostile/kit.rs"]
+#[allow(dead_code, reason = "the kit serves every hostile test; this one uses no pipe")]
 mod kit;
 
-use kit::{exit, read1, wait, write1, SAW, WROTE};
+use kit::{exit, read1, wait, write1, MAPPED, SAW, WROTE};
+use libos::linux::{ipc, ipcmsg, ipcsem};
 use user::println;
 use user::verdict::check;
 
 const IPC_CREAT: u64 = 0o1000;
 const IPC_NOWAIT: u64 = 0o4000;
 const IPC_RMID: u64 = 0;
+const IPC_SET: u64 = 1;
+const IPC_STAT: u64 = 2;
 const GETALL: u64 = 13;
 const SETALL: u64 = 17;
 const SETVAL: u64 = 16;
 const GETVAL: u64 = 12;
 const EACCES: i64 = -13;
 const SECRET: &[u8; 16] = b"root-secret-0123";
+const SECRET2: &[u8; 16] = b"root-secret-4567";
 const QKEY: u64 = 0x5e_c0_01;
 const SKEY: u64 = 0x5e_c0_02;
+/// Root's queue that anyone may use, until root makes it 0600.
+const OPEN_KEY: u64 = 0x5e_c0_03;
 /// Root's semaphores' values: none is a value lxrt or a program would
 /// leave lying about.
 const VALUES: [u16; 4] = [12345, 23456, 31234, 7777];
@@ -40,6 +52,8 @@ const MTYPE: i64 = 5;
 /// those shifted by 2 for the values).
 const GOT_ID: u8 = 32;
 const CALLED: u8 = 16;
+const CLAIMED: u8 = 64;
+const REACHED: u8 = 128;
 
 /// A message as `msgsnd` and `msgrcv` take it.
 #[repr(C)]
@@ -136,8 +150,72 @@ fn attacker(down: i64, up: i64) -> ! {
     // Around the calls: the arena, every page of it this process maps.
     found |= kit::scrawl_arena(SECRET);
     found |= scrawl_values() << 2;
+    // The frames, where the arena says they are.
+    found |= range_attack(ipcmsg::table(), q, SECRET) | range_attack(ipcsem::table(), s, SECRET);
+    let open_q = msgget(OPEN_KEY, 0);
+    if msgsnd(open_q, 1, b"hello") != 0 {
+        found |= GOT_ID;
+    }
+    let before = place(ipcmsg::table(), open_q).0;
     write1(up, found);
+    // Root has made its open queue 0600 and sent its second secret there.
+    if read1(down) != b'h' {
+        exit(3);
+    }
+    // The frames it mapped while it was allowed (before any call, which
+    // would let them go), then the new ones, then the calls.
+    let mut after = 0;
+    if kit::all_mapped(before, libos::layout::PAGE) {
+        after |= kit::scrawl(SECRET2, before, ipc::MAX_PAGES * libos::layout::PAGE);
+    }
+    after |= range_attack(ipcmsg::table(), open_q, SECRET2);
+    if msgrcv(open_q).0 != EACCES || msgsnd(open_q, 1, b"forged") != EACCES {
+        after |= CALLED;
+    }
+    write1(up, after);
     exit(0);
+}
+
+/// Where the arena says object `id` of `t` is: its frames' address and
+/// the range's ticket.
+fn place(t: Result<&'static mut ipc::Table, libos::errno::Errno>, id: i64) -> (u64, u64) {
+    let Ok(t) = t else { return (0, 0) };
+    let s = &t.slots[(id as u64 % 32768) as usize % ipc::SLOTS];
+    (s.at, s.ticket)
+}
+
+/// Object `id`'s frames, where the arena names them with the range's
+/// ticket beside: claim the range with that ticket or forged ones, map
+/// the frames by name with each capability this process holds for the
+/// purpose, or with the ticket as lxrt does; what any of it got
+/// (`CLAIMED`, `REACHED` for any page mapped, and what `scrawl` did for
+/// `secret` in them).
+fn range_attack(t: Result<&'static mut ipc::Table, libos::errno::Errno>, id: i64, secret: &[u8]) -> u8 {
+    use abi::syscall::rights::{READ, WRITE};
+    let (at, ticket) = place(t, id);
+    if !libos::obj::pipemem::guarded(at) {
+        return 0;
+    }
+    let mut found = 0;
+    let forged = (0..64u64).map(|k| ticket & 0xffff | (k + 1) << 16);
+    for t in core::iter::once(ticket).chain(forged) {
+        for rights in [READ, WRITE, READ | WRITE] {
+            if user::sys::range_claim(t, rights).is_ok() {
+                found |= CLAIMED;
+            }
+        }
+    }
+    kit::map_by_name(at);
+    let _ = libos::obj::pipemem::claim(at, ticket, ipc::MAX_PAGES);
+    let _ = libos::obj::pipemem::claim(at, ticket, 1);
+    let page = libos::layout::PAGE;
+    if kit::reached(secret, at) & MAPPED != 0 || libos::selfmap::pte(at).is_some() {
+        found |= REACHED;
+    }
+    if kit::all_mapped(at, page) {
+        found |= kit::scrawl(secret, at, page);
+    }
+    found
 }
 
 fn main(_: u64) -> i32 {
@@ -150,6 +228,8 @@ fn main(_: u64) -> i32 {
         linux(SYS_MSGCTL, [q as u64, IPC_RMID, 0, 0, 0, 0]);
         semctl(s, 0, IPC_RMID, 0);
     }
+    let open_q = msgget(OPEN_KEY, 0);
+    linux(SYS_MSGCTL, [open_q as u64, IPC_RMID, 0, 0, 0, 0]);
     let (pid, down, up) = kit::fork_attacker(attacker);
     check(&mut ok, "the attacker became user 1000", read1(up) == b'u');
 
@@ -163,19 +243,42 @@ fn main(_: u64) -> i32 {
     let values = VALUES;
     check(&mut ok, "root sets their values", semctl(s, 0, SETALL, values.as_ptr() as u64) == 0);
 
+    let open_q = msgget(OPEN_KEY, IPC_CREAT | 0o666);
+    check(&mut ok, "root makes a queue anyone may use", open_q >= 0);
     write1(down, b'g');
     let found = read1(up);
     check(&mut ok, "the attacker ran", found != 0xff);
-    check(&mut ok, "the attacker had the ids (no access asked)", found & GOT_ID == 0);
+    check(&mut ok, "the attacker had the ids (no access asked) and sent to the open queue", found & GOT_ID == 0);
     check(&mut ok, "the attacker was refused every call (EACCES)", found & CALLED == 0);
     check(&mut ok, "the attacker did not see the message", found & SAW == 0);
     check(&mut ok, "the attacker could not write the message", found & WROTE == 0);
     check(&mut ok, "the attacker did not see the values", found & SAW << 2 == 0);
     check(&mut ok, "the attacker could not write the values", found & WROTE << 2 == 0);
-    check(&mut ok, "user 1000 ended well", wait(pid) == 0);
+    check(&mut ok, "the attacker could not claim the ranges", found & CLAIMED == 0);
+    check(&mut ok, "the attacker could not map the frames", found & REACHED == 0);
     let (n, m) = msgrcv(q);
     check(&mut ok, "root receives its exact message", n == 16 && m.mtype == MTYPE && m.text[..16] == *SECRET);
     check(&mut ok, "root reads its exact values", getall(s) == VALUES);
+
+    // IPC_SET reaches the rule.
+    let mut ds = [0u8; 120];
+    let stat = linux(SYS_MSGCTL, [open_q as u64, IPC_STAT, ds.as_mut_ptr() as u64, 0, 0, 0]);
+    // ipc64_perm's mode is at byte 20.
+    ds[20..24].copy_from_slice(&0o600u32.to_ne_bytes());
+    let set = linux(SYS_MSGCTL, [open_q as u64, IPC_SET, ds.as_ptr() as u64, 0, 0, 0]);
+    check(&mut ok, "root makes its open queue 0600", stat == 0 && set == 0);
+    check(&mut ok, "root sends a second secret there", msgsnd(open_q, MTYPE, SECRET2) == 0);
+    write1(down, b'h');
+    let after = read1(up);
+    check(&mut ok, "user 1000 is refused the queue now (EACCES)", after & CALLED == 0);
+    check(&mut ok, "its old mapping no longer holds the queue", after & (SAW | WROTE) == 0);
+    check(&mut ok, "nor can it claim or map the new frames", after & (CLAIMED | REACHED) == 0);
+    check(&mut ok, "user 1000 ended well", wait(pid) == 0);
+    let (n, m) = msgrcv(open_q);
+    check(&mut ok, "root receives user 1000's message", n == 5 && m.text[..5] == *b"hello");
+    let (n, m) = msgrcv(open_q);
+    check(&mut ok, "root receives its second secret unchanged", n == 16 && m.text[..16] == *SECRET2);
+    linux(SYS_MSGCTL, [open_q as u64, IPC_RMID, 0, 0, 0, 0]);
 
     linux(SYS_MSGCTL, [q as u64, IPC_RMID, 0, 0, 0, 0]);
     semctl(s, 0, IPC_RMID, 0);
