@@ -477,7 +477,11 @@ mod tests {
         w.ranges.keep(t).unwrap();
         assert_eq!(w.ranges.keep(t), Err(Error::BadState), "kept twice");
         let stranger = user(1000, 1000, &[]);
-        assert_eq!(w.ranges.claim(&mut w.caps, t, 3, &stranger), Err(Error::Denied), "a keep opened the rule");
+        assert_eq!(
+            w.ranges.claim(&mut w.caps, t, 3, &stranger),
+            Err(Error::Denied),
+            "a keep opened the rule"
+        );
         assert!(w.ranges.claim(&mut w.caps, t, 3, &Ident::ROOT).is_ok());
         for f in 0..RANGES as u64 - 1 {
             w.make(&[1000 + f]).unwrap();

@@ -224,12 +224,11 @@ fn main(_: u64) -> i32 {
         return 1;
     }
     let mut ok = true;
-    for (q, s) in [(msgget(QKEY, 0), semget(SKEY, 0, 0))] {
+    // Left by an earlier run, if any.
+    for q in [msgget(QKEY, 0), msgget(OPEN_KEY, 0)] {
         linux(SYS_MSGCTL, [q as u64, IPC_RMID, 0, 0, 0, 0]);
-        semctl(s, 0, IPC_RMID, 0);
     }
-    let open_q = msgget(OPEN_KEY, 0);
-    linux(SYS_MSGCTL, [open_q as u64, IPC_RMID, 0, 0, 0, 0]);
+    semctl(semget(SKEY, 0, 0), 0, IPC_RMID, 0);
     let (pid, down, up) = kit::fork_attacker(attacker);
     check(&mut ok, "the attacker became user 1000", read1(up) == b'u');
 
@@ -248,7 +247,11 @@ fn main(_: u64) -> i32 {
     write1(down, b'g');
     let found = read1(up);
     check(&mut ok, "the attacker ran", found != 0xff);
-    check(&mut ok, "the attacker had the ids (no access asked) and sent to the open queue", found & GOT_ID == 0);
+    check(
+        &mut ok,
+        "the attacker had the ids (no access asked) and sent to the open queue",
+        found & GOT_ID == 0,
+    );
     check(&mut ok, "the attacker was refused every call (EACCES)", found & CALLED == 0);
     check(&mut ok, "the attacker did not see the message", found & SAW == 0);
     check(&mut ok, "the attacker could not write the message", found & WROTE == 0);

@@ -188,26 +188,35 @@ pub fn open(t: &Table, id: i64, kind: u64, need: u64) -> Result<Obj, Errno> {
     if !(need..=MAX_PAGES).contains(&pages) || !pipemem::guarded(at) || pipemem::base(at) != at {
         return Err(EINVAL);
     }
-    if let Some(o) = MAPPED.with(|m| m.iter().find(|o| o.at == at).copied()) {
-        let h = o.head();
-        return if o.pages == pages && h.kind == kind && h.id == id { Ok(o) } else { Err(EINVAL) };
-    }
-    if pipemem::mapped(at) {
-        // Something else of this process's (a pipe) is there.
-        return Err(EINVAL);
-    }
-    match pipemem::claim(at, ticket, pages) {
-        Ok(()) => {}
-        Err(abi::Error::Denied) => return Err(EACCES),
-        Err(_) => return Err(EINVAL),
+    // Mapped here already (by this process, or by a vfork child that
+    // shared its memory), or now with the ticket.
+    let claimed = !pipemem::mapped(at);
+    if claimed {
+        match pipemem::claim(at, ticket, pages) {
+            Ok(()) => {}
+            Err(abi::Error::Denied) => return Err(EACCES),
+            Err(_) => return Err(EINVAL),
+        }
     }
     let o = Obj { at, pages };
-    let h = o.head();
-    if h.kind != kind || h.id != id || h.pages != pages || h.gone {
-        pipemem::release(at, pages);
+    let whole = (0..pages).all(|p| crate::selfmap::pte(at + p * PAGE).is_some());
+    let fits = whole && {
+        let h = o.head();
+        h.kind == kind && h.id == id && h.pages == pages && !h.gone
+    };
+    if !fits {
+        // Not that object: another's, or something else of this process's
+        // (a pipe) where the slot points.
+        if claimed {
+            pipemem::release(at, pages);
+        }
         return Err(EINVAL);
     }
-    MAPPED.with(|m| m.push(o));
+    MAPPED.with(|m| {
+        if !m.iter().any(|x| x.at == at) {
+            m.push(o)
+        }
+    });
     Ok(o)
 }
 
@@ -351,7 +360,11 @@ pub fn set_perm(t: &mut Table, i: usize, o: Obj, at: u64) -> Result<Obj, Errno> 
         // SAFETY: both objects' frames, mapped here, `len` bytes each; the
         // new header stays as `make` wrote it.
         unsafe {
-            core::ptr::copy_nonoverlapping((o.at as *const u8).add(skip), (moved.at as *mut u8).add(skip), len - skip);
+            core::ptr::copy_nonoverlapping(
+                (o.at as *const u8).add(skip),
+                (moved.at as *mut u8).add(skip),
+                len - skip,
+            );
             core::ptr::write_bytes((o.at as *mut u8).add(skip), 0, len - skip);
         }
         t.slots[i].at = moved.at;

@@ -124,15 +124,23 @@ fn text(q: &Queue, m: Msg) -> &[u8] {
 /// Queue `id`, mapped here: EINVAL if there is none, EIDRM instead once
 /// the caller has waited on it (it was removed meanwhile).
 fn queue(id: i64, waited: bool) -> Result<(Obj, &'static mut Queue), Errno> {
-    let o = ipc::open(table()?, id, KIND, PAGES).map_err(|e| if waited && e == EINVAL { EIDRM } else { e })?;
+    let o =
+        ipc::open(table()?, id, KIND, PAGES).map_err(|e| if waited && e == EINVAL { EIDRM } else { e })?;
     Ok((o, o.body()))
 }
 
 pub fn msgget(key: i32, flags: u64) -> LxResult {
-    ipc::get(table()?, key, flags, (KIND, PAGES), |_| Ok(()), |o| {
-        let q: &mut Queue = o.body();
-        (q.s.qbytes, q.s.ctime) = (MSGMNB, ipc::now_s());
-    })
+    ipc::get(
+        table()?,
+        key,
+        flags,
+        (KIND, PAGES),
+        |_| Ok(()),
+        |o| {
+            let q: &mut Queue = o.body();
+            (q.s.qbytes, q.s.ctime) = (MSGMNB, ipc::now_s());
+        },
+    )
 }
 
 pub fn msgsnd(id: i64, msgp: u64, size: u64, flags: u64) -> LxResult {
@@ -173,7 +181,9 @@ fn choose(q: &Queue, typ: i64, flags: u64) -> Option<Msg> {
         return messages(q).find(|m| typ == 0 || (m.mtype == typ) != (flags & MSG_EXCEPT != 0));
     }
     // The lowest type at most |typ|, the first of it.
-    messages(q).filter(|m| m.mtype <= typ.saturating_neg()).reduce(|b, m| if m.mtype < b.mtype { m } else { b })
+    messages(q)
+        .filter(|m| m.mtype <= typ.saturating_neg())
+        .reduce(|b, m| if m.mtype < b.mtype { m } else { b })
 }
 
 pub fn msgrcv(id: i64, msgp: u64, size: u64, typ: i64, flags: u64) -> LxResult {

@@ -214,7 +214,8 @@ pub fn semtimedop(id: i64, sops: u64, nsops: u64, timeout: u64) -> LxResult {
     let mut counted: Option<(u16, bool)> = None;
     let alters = ops.iter().any(|o| o.op != 0);
     let r = retry(!nowait, deadline, || {
-        let o = ipc::open(table()?, id, KIND, 1).map_err(|e| if waited && e == EINVAL { EIDRM } else { e })?;
+        let o =
+            ipc::open(table()?, id, KIND, 1).map_err(|e| if waited && e == EINVAL { EIDRM } else { e })?;
         waited = true;
         ipc::allowed(&o.head().perm, if alters { WRITE } else { READ })?;
         undo_ended(o);
