@@ -13,16 +13,14 @@
 #![no_std]
 #![no_main]
 
-use libos::linux::nr::{
-    SYS_CHMOD, SYS_FORK, SYS_MKNOD, SYS_OPEN, SYS_READ, SYS_SETGID, SYS_SETUID, SYS_STAT, SYS_UNLINK,
-};
+use libos::linux::nr::{SYS_CHMOD, SYS_FORK, SYS_MKNOD, SYS_OPEN, SYS_READ, SYS_STAT, SYS_UNLINK};
 use libos::native::{self, linux};
 #[path = "hostile/kit.rs"]
 mod kit;
 
 use kit::{all_mapped, close, exit, read1, reads, wait, write1, writes, MAPPED, SAW, WROTE};
+use user::println;
 use user::verdict::check;
-use user::{println, sys};
 
 const O_WRONLY: u64 = 1;
 const O_RDWR: u64 = 2;
@@ -70,10 +68,7 @@ fn reads_nothing(fd: i64) -> bool {
 /// User 1000: waits for the word, then attacks the FIFO; reports what it
 /// got on `up`.
 fn attacker(down: i64, up: i64) -> ! {
-    if linux(SYS_SETGID, [1000, 0, 0, 0, 0, 0]) != 0 || linux(SYS_SETUID, [1000, 0, 0, 0, 0, 0]) != 0 {
-        exit(2);
-    }
-    write1(up, b'u');
+    kit::become_user(up);
     if read1(down) != b'g' {
         exit(3);
     }
@@ -117,21 +112,12 @@ fn attacker(down: i64, up: i64) -> ! {
 /// with the ticket as lxrt's opener does; what any of it got (`CLAIMED`,
 /// `MAPPED`, and what `scrawl` did in frames it mapped).
 fn range_attack(ino: libos::fs::Ino) -> u8 {
-    use abi::syscall::rights::{READ, WRITE};
     let n = libos::fs::node::get(ino);
     let (at, ticket) = (n.data as u64, n.ticket);
     if !libos::obj::pipemem::guarded(at) {
         return NO_RING;
     }
-    let mut found = 0;
-    let forged = (0..64u64).map(|k| ticket & 0xffff | (k + 1) << 16);
-    for t in core::iter::once(ticket).chain(forged) {
-        for rights in [READ, WRITE, READ | WRITE] {
-            if sys::range_claim(t, rights).is_ok() {
-                found |= CLAIMED;
-            }
-        }
-    }
+    let found = if kit::claims(ticket) { CLAIMED } else { 0 };
     kit::map_by_name(at);
     let _ = libos::obj::pipemem::claim(at, ticket, libos::obj::pipe::GUARDED_PAGES);
     found | kit::reached(SECRET, at)

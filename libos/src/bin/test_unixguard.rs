@@ -14,8 +14,7 @@
 
 use libos::layout::{PIPES, PIPES_END, PIPE_SLOT};
 use libos::linux::nr::{
-    SYS_ACCEPT, SYS_BIND, SYS_CONNECT, SYS_FORK, SYS_LISTEN, SYS_READ, SYS_SETGID, SYS_SETUID, SYS_SOCKET,
-    SYS_SOCKETPAIR, SYS_WRITE,
+    SYS_ACCEPT, SYS_BIND, SYS_CONNECT, SYS_FORK, SYS_LISTEN, SYS_READ, SYS_SOCKET, SYS_SOCKETPAIR, SYS_WRITE,
 };
 use libos::native::{self, linux};
 #[path = "hostile/kit.rs"]
@@ -45,10 +44,7 @@ fn pipe_words(at: u64, len: u64) -> impl Iterator<Item = u64> {
 /// User 1000: waits for the address of root's socket, then attacks the
 /// pair; reports what it got on `up`.
 fn attacker(down: i64, up: i64) -> ! {
-    if linux(SYS_SETGID, [1000, 0, 0, 0, 0, 0]) != 0 || linux(SYS_SETUID, [1000, 0, 0, 0, 0, 0]) != 0 {
-        exit(2);
-    }
-    write1(up, b'u');
+    kit::become_user(up);
     let mut word = [0u8; 8];
     if linux(SYS_READ, [down as u64, word.as_mut_ptr() as u64, 8, 0, 0, 0]) != 8 {
         exit(3);

@@ -1,6 +1,8 @@
 //! What the hostile boot tests of issue 25 (`test_fifoguard`,
-//! `test_unixguard`) share: Linux calls with their results judged, and
-//! the attacker's search of memory for the victim's secret.
+//! `test_unixguard`, `test_sysvguard`) share: Linux calls with their results judged, and
+//! the attacker's search of memory for the victim's secret. Each test
+//! uses part of it.
+#![allow(dead_code, reason = "each hostile test uses part of the kit")]
 
 use libos::linux::nr::{SYS_CLOSE, SYS_EXIT_GROUP, SYS_PIPE2, SYS_READ, SYS_WAIT4, SYS_WRITE};
 use libos::native::linux;
@@ -128,6 +130,30 @@ pub fn reached(secret: &[u8], at: u64) -> u8 {
         found |= scrawl(secret, at, pages);
     }
     found
+}
+
+/// Becomes user 1000 (group 1000) and says so (`u` on `up`); exits if it
+/// cannot.
+pub fn become_user(up: i64) {
+    use libos::linux::nr::{SYS_SETGID, SYS_SETUID};
+    if linux(SYS_SETGID, [1000, 0, 0, 0, 0, 0]) != 0 || linux(SYS_SETUID, [1000, 0, 0, 0, 0, 0]) != 0 {
+        exit(2);
+    }
+    write1(up, b'u');
+}
+
+/// Whether `CLAIM` of a range gave anything, with `ticket` or 64 forged
+/// ones (its index, other keys), for read, write or both.
+pub fn claims(ticket: u64) -> bool {
+    use abi::syscall::rights::{READ, WRITE};
+    let forged = (0..64u64).map(|k| ticket & 0xffff | (k + 1) << 16);
+    let mut any = false;
+    for t in core::iter::once(ticket).chain(forged) {
+        for rights in [READ, WRITE, READ | WRITE] {
+            any |= sys::range_claim(t, rights).is_ok();
+        }
+    }
+    any
 }
 
 /// Forks the attacker, which runs `attacker(down, up)` with the read end
