@@ -77,13 +77,20 @@ pub struct Perm {
 /// trusts it (`open` checks the frames it names).
 #[repr(C)]
 pub struct Slot {
-    pub used: bool,
+    /// 1: in use (a byte, not a `bool`: any process may write any value).
+    used: u8,
     pub key: i32,
     pub seq: u16,
     pub pages: u64,
     /// The frames' address (`PIPES`' window) and the range's ticket.
     pub at: u64,
     pub ticket: u64,
+}
+
+impl Slot {
+    pub fn used(&self) -> bool {
+        self.used != 0
+    }
 }
 
 /// Every object of one kind.
@@ -99,8 +106,9 @@ pub struct Head {
     kind: u64,
     id: i64,
     pages: u64,
-    /// Removed, or moved to other frames (`set`): its users unmap it.
-    gone: bool,
+    /// Not 0: removed, or moved to other frames (`set_perm`): its users
+    /// unmap it. (A byte: any of its users may write any value.)
+    gone: u8,
     ticket: u64,
     pub perm: Perm,
 }
@@ -153,7 +161,7 @@ pub fn id_of(t: &Table, i: usize) -> i64 {
 pub fn slot_of(t: &Table, id: i64) -> Result<usize, Errno> {
     let i = usize::try_from(id.rem_euclid(SEQ)).map_err(|_| EINVAL)?;
     let s = t.slots.get(i).ok_or(EINVAL)?;
-    if id < 0 || !s.used || s.seq as i64 != id / SEQ {
+    if id < 0 || !s.used() || s.seq as i64 != id / SEQ {
         return Err(EINVAL);
     }
     Ok(i)
@@ -167,7 +175,7 @@ fn sweep() {
             if !pipemem::mapped(o.at) {
                 return false;
             }
-            if o.head().gone {
+            if o.head().gone != 0 {
                 pipemem::release(o.at, o.pages);
                 return false;
             }
@@ -202,7 +210,7 @@ pub fn open(t: &Table, id: i64, kind: u64, need: u64) -> Result<Obj, Errno> {
     let whole = (0..pages).all(|p| crate::selfmap::pte(at + p * PAGE).is_some());
     let fits = whole && {
         let h = o.head();
-        h.kind == kind && h.id == id && h.pages == pages && !h.gone
+        h.kind == kind && h.id == id && h.pages == pages && h.gone == 0
     };
     if !fits {
         // Not that object: another's, or something else of this process's
@@ -274,7 +282,7 @@ fn make(id: i64, kind: u64, pages: u64, perm: Perm) -> Result<Obj, Errno> {
         return Err(ENOMEM);
     }
     let o = Obj { at, pages };
-    *o.head() = Head { kind, id, pages, gone: false, ticket, perm };
+    *o.head() = Head { kind, id, pages, gone: 0, ticket, perm };
     MAPPED.with(|m| m.push(o));
     Ok(o)
 }
@@ -284,7 +292,7 @@ fn make(id: i64, kind: u64, pages: u64, perm: Perm) -> Result<Obj, Errno> {
 /// the last mapping.
 fn end(o: Obj) {
     let h = o.head();
-    h.gone = true;
+    h.gone = 1;
     let _ = sys::range_drop(h.ticket, o.at);
     pipemem::release(o.at, o.pages);
     MAPPED.with(|m| m.retain(|x| x.at != o.at));
@@ -305,7 +313,7 @@ pub fn get(
 ) -> LxResult {
     let asked = flags as u32 & 0o777;
     if key != IPC_PRIVATE {
-        if let Some(i) = t.slots.iter().position(|s| s.used && s.key == key) {
+        if let Some(i) = t.slots.iter().position(|s| s.used() && s.key == key) {
             if flags & IPC_CREAT != 0 && flags & IPC_EXCL != 0 {
                 return Err(EEXIST);
             }
@@ -325,7 +333,7 @@ pub fn get(
         }
     }
     sweep();
-    let i = t.slots.iter().position(|s| !s.used).ok_or(ENOSPC)?;
+    let i = t.slots.iter().position(|s| !s.used()).ok_or(ENOSPC)?;
     let seq = t.slots[i].seq.wrapping_add(1) % (i16::MAX as u16);
     let id = seq as i64 * SEQ + i as i64;
     let me = crate::fs::perm::me();
@@ -333,7 +341,7 @@ pub fn get(
     let perm = Perm { key, uid, gid, cuid: uid, cgid: gid, mode: asked, seq, ..Perm::default() };
     let o = make(id, kind, pages, perm)?;
     init(o);
-    t.slots[i] = Slot { used: true, key, seq, pages, at: o.at, ticket: o.head().ticket };
+    t.slots[i] = Slot { used: 1, key, seq, pages, at: o.at, ticket: o.head().ticket };
     Ok(id)
 }
 
@@ -380,7 +388,7 @@ pub fn set_perm(t: &mut Table, i: usize, o: Obj, at: u64) -> Result<Obj, Errno> 
 /// or root.
 pub fn remove(t: &mut Table, i: usize, o: Obj) -> Result<(), Errno> {
     owner(&o.head().perm)?;
-    t.slots[i].used = false;
+    t.slots[i].used = 0;
     end(o);
     Ok(())
 }
@@ -388,7 +396,7 @@ pub fn remove(t: &mut Table, i: usize, o: Obj) -> Result<(), Errno> {
 /// Every object of `t` of `kind` this process may map, for the `*_INFO`
 /// totals (others' are left out).
 pub fn each(t: &Table, kind: u64) -> impl Iterator<Item = Obj> + '_ {
-    (0..SLOTS).filter(|&i| t.slots[i].used).filter_map(move |i| open(t, id_of(t, i), kind, 1).ok())
+    (0..SLOTS).filter(|&i| t.slots[i].used()).filter_map(move |i| open(t, id_of(t, i), kind, 1).ok())
 }
 
 /// A `*ctl` command without the `IPC_64` flag.

@@ -249,10 +249,11 @@ pub fn msgctl(id: i64, cmd: u64, buf: u64) -> LxResult {
             let info: [i32; 8] =
                 [pool, map, MSGMAX as i32, MSGMNB as i32, ipc::SLOTS as i32, 16, tql, 0xffff];
             uaccess::put(buf, info)?;
-            Ok(t.slots.iter().rposition(|s| s.used).map_or(0, |i| i as i64))
+            Ok(t.slots.iter().rposition(|s| s.used()).map_or(0, |i| i as i64))
         }
         MSG_STAT | MSG_STAT_ANY => {
-            let i = usize::try_from(id).ok().filter(|&i| i < ipc::SLOTS && t.slots[i].used).ok_or(EINVAL)?;
+            let i =
+                usize::try_from(id).ok().filter(|&i| i < ipc::SLOTS && t.slots[i].used()).ok_or(EINVAL)?;
             let o = ipc::open(t, ipc::id_of(t, i), KIND, PAGES)?;
             if ipc::command(cmd) == MSG_STAT {
                 ipc::allowed(&o.head().perm, READ)?;

@@ -125,7 +125,7 @@ pub fn semget(key: i32, nsems: u64, flags: u64) -> LxResult {
     }
     let t = table()?;
     // A new set needs at least one semaphore.
-    let fresh = t.slots.iter().all(|s| !s.used || s.key != key) || key == ipc::IPC_PRIVATE;
+    let fresh = t.slots.iter().all(|s| !s.used() || s.key != key) || key == ipc::IPC_PRIVATE;
     if fresh && n == 0 && (flags & ipc::IPC_CREAT != 0 || key == ipc::IPC_PRIVATE) {
         return Err(EINVAL);
     }
@@ -314,10 +314,10 @@ pub fn semctl(id: i64, num: u64, cmd: u64, arg: u64) -> LxResult {
             aem,
         ];
         uaccess::put(arg, info)?;
-        return Ok(t.slots.iter().rposition(|s| s.used).map_or(0, |i| i as i64));
+        return Ok(t.slots.iter().rposition(|s| s.used()).map_or(0, |i| i as i64));
     }
     if matches!(cmd, SEM_STAT | SEM_STAT_ANY) {
-        let i = usize::try_from(id).ok().filter(|&i| i < ipc::SLOTS && t.slots[i].used).ok_or(EINVAL)?;
+        let i = usize::try_from(id).ok().filter(|&i| i < ipc::SLOTS && t.slots[i].used()).ok_or(EINVAL)?;
         let o = ipc::open(t, ipc::id_of(t, i), KIND, 1)?;
         if cmd == SEM_STAT {
             ipc::allowed(&o.head().perm, READ)?;
