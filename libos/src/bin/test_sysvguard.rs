@@ -11,7 +11,8 @@
 //! message and read its exact values. Then `IPC_SET` must reach the rule:
 //! user 1000 sends to root's 0666 queue, which root then makes 0600 and
 //! sends a second secret to; user 1000 is refused, and the frames it had
-//! mapped before no longer hold the queue.
+//! mapped before no longer hold the queue. (User 1000 posts root's 0666
+//! semaphore, and sends to that queue while it is 0666.)
 #![no_std]
 #![no_main]
 
@@ -41,6 +42,8 @@ const QKEY: u64 = 0x5e_c0_01;
 const SKEY: u64 = 0x5e_c0_02;
 /// Root's queue that anyone may use, until root makes it 0600.
 const OPEN_KEY: u64 = 0x5e_c0_03;
+/// Root's semaphore set that anyone may use.
+const OPEN_SKEY: u64 = 0x5e_c0_04;
 /// Root's semaphores' values: none is a value lxrt or a program would
 /// leave lying about.
 const VALUES: [u16; 4] = [12345, 23456, 31234, 7777];
@@ -148,7 +151,7 @@ fn attacker(down: i64, up: i64) -> ! {
     // The frames, where the arena says they are.
     found |= range_attack(ipcmsg::table(), q, SECRET) | range_attack(ipcsem::table(), s, SECRET);
     let open_q = msgget(OPEN_KEY, 0);
-    if msgsnd(open_q, 1, b"hello") != 0 {
+    if msgsnd(open_q, 1, b"hello") != 0 || semop(semget(OPEN_SKEY, 0, 0), 0, 1) != 0 {
         found |= GOT_ID;
     }
     let before = place(ipcmsg::table(), open_q).0;
@@ -214,7 +217,9 @@ fn main(_: u64) -> i32 {
     for q in [msgget(QKEY, 0), msgget(OPEN_KEY, 0)] {
         linux(SYS_MSGCTL, [q as u64, IPC_RMID, 0, 0, 0, 0]);
     }
-    semctl(semget(SKEY, 0, 0), 0, IPC_RMID, 0);
+    for s in [semget(SKEY, 0, 0), semget(OPEN_SKEY, 0, 0)] {
+        semctl(s, 0, IPC_RMID, 0);
+    }
     let (pid, down, up) = kit::fork_attacker(attacker);
     check(&mut ok, "the attacker became user 1000", read1(up) == b'u');
 
@@ -229,15 +234,18 @@ fn main(_: u64) -> i32 {
     check(&mut ok, "root sets their values", semctl(s, 0, SETALL, values.as_ptr() as u64) == 0);
 
     let open_q = msgget(OPEN_KEY, IPC_CREAT | 0o666);
-    check(&mut ok, "root makes a queue anyone may use", open_q >= 0);
+    let open_s = semget(OPEN_SKEY, 1, IPC_CREAT | 0o666);
+    check(&mut ok, "root makes a queue and a semaphore anyone may use", open_q >= 0 && open_s >= 0);
     write1(down, b'g');
     let found = read1(up);
     check(&mut ok, "the attacker ran", found != 0xff);
     check(
         &mut ok,
-        "the attacker had the ids (no access asked) and sent to the open queue",
+        "the attacker had the ids (no access asked), sent to the open queue and posted the open semaphore",
         found & GOT_ID == 0,
     );
+    check(&mut ok, "root sees the post", semctl(open_s, 0, GETVAL, 0) == 1);
+    semctl(open_s, 0, IPC_RMID, 0);
     check(&mut ok, "the attacker was refused every call (EACCES)", found & CALLED == 0);
     check(&mut ok, "the attacker did not see the message", found & SAW == 0);
     check(&mut ok, "the attacker could not write the message", found & WROTE == 0);
