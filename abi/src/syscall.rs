@@ -565,7 +565,8 @@ pub const HAND_OVER: u64 = BASE + 93;
 pub const XN_BIND_RUN: u64 = BASE + 94;
 
 /// `frame_range(op, ...)`: capabilities that name frames (issue 25;
-/// `frame_range::MAKE`, `CLAIM`, `MAP`, `DROP`; kernel `ranges.rs`).
+/// `frame_range::MAKE`, `CLAIM`, `MAP`, `DROP`, `HOLD`, `UNHOLD`, `RULE`, `KEEP`;
+/// kernel `ranges.rs`).
 pub const FRAME_RANGE: u64 = BASE + 95;
 
 /// `frame_range`'s operations.
@@ -632,6 +633,13 @@ pub mod frame_range {
     /// the ticket). A refused call changes nothing; loans already claimed
     /// stay.
     pub const RULE: u64 = 6;
+    /// `(KEEP, ticket, va)`: the range outlives every mapping until `DROP`
+    /// (each frame counts one more mapping), as if held, but `CLAIM` still
+    /// judges the rule: for an object kept by name while no process maps
+    /// it (a System V message queue or semaphore set). Once per range
+    /// (`BadState` after); `CLAIM`'s errors for the ticket, `HOLD`'s for
+    /// the caller and the frames.
+    pub const KEEP: u64 = 7;
     /// Frames one range can name.
     pub const RANGE_FRAMES: usize = 32;
     /// `MAKE`'s owner: the caller's effective uid and gid.

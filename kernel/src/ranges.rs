@@ -111,6 +111,8 @@ pub struct Range {
     user: u32,
     /// Messages in flight that carry the ticket (`hold`).
     holds: u32,
+    /// Kept by name until dropped (`keep`): one more count on each frame.
+    kept: bool,
     n: u8,
     frames: [u32; RANGE_FRAMES],
 }
@@ -122,6 +124,7 @@ impl Range {
         rule: Rule::NONE,
         user: 0,
         holds: 0,
+        kept: false,
         n: 0,
         frames: [0; RANGE_FRAMES],
     };
@@ -135,8 +138,9 @@ impl Range {
         self.root
     }
 
-    pub fn holds(&self) -> u32 {
-        self.holds
+    /// The counts on each frame the range keeps: its holds' and its keep's.
+    pub fn counts(&self) -> u32 {
+        self.holds + u32::from(self.kept)
     }
 }
 
@@ -209,7 +213,7 @@ impl Ranges {
     fn sweep(&mut self, caps: &mut Caps, alive: &impl Fn(Frame, CapRef) -> bool) -> Option<usize> {
         let mut freed = None;
         for (i, r) in self.table.iter_mut().enumerate() {
-            if !r.root.is_none() && r.holds == 0 && !r.frames().any(|f| alive(f, r.root)) {
+            if !r.root.is_none() && r.counts() == 0 && !r.frames().any(|f| alive(f, r.root)) {
                 let _ = caps.revoke(r.root);
                 self.charges.remove(r.user);
                 *r = Range::FREE;
@@ -249,6 +253,18 @@ impl Ranges {
         Ok(())
     }
 
+    /// The range `ticket` names (`ticketed`'s errors) is kept by name until
+    /// dropped: `BadState` if it is already. The caller counts one more
+    /// mapping on each frame; unlike a hold, `claim` still judges the rule.
+    pub fn keep(&mut self, ticket: u64) -> Result<(), Error> {
+        let r = &mut self.table[self.ticketed(ticket)?];
+        if r.kept {
+            return Err(Error::BadState);
+        }
+        r.kept = true;
+        Ok(())
+    }
+
     /// The live range `ticket` names: `BadLength` for an index past the
     /// table, `NotPermitted` for a free entry or a wrong key.
     fn ticketed(&self, ticket: u64) -> Result<usize, Error> {
@@ -262,7 +278,7 @@ impl Ranges {
 
     /// Ends the range `ticket` names (`ticketed`'s errors): its root and
     /// every loan of it are revoked. Returns it, for the caller to drop
-    /// its holds' counts on the frames and their guards.
+    /// its holds' and keep's counts on the frames and their guards.
     pub fn drop_range(&mut self, caps: &mut Caps, ticket: u64) -> Result<Range, Error> {
         let i = self.ticketed(ticket)?;
         let r = core::mem::replace(&mut self.table[i], Range::FREE);
@@ -465,6 +481,28 @@ mod tests {
         assert_eq!(w.ranges.claim(&mut w.caps, t, rw, &stranger), Err(Error::Denied));
         // Root claims anything.
         assert!(w.ranges.claim(&mut w.caps, t, rw, &Ident::ROOT).is_ok());
+    }
+
+    #[test]
+    fn a_kept_range_is_not_swept_and_still_judges_its_rule() {
+        let mut w = World::new();
+        let t = w.make(&[1]).unwrap();
+        w.ranges.keep(t).unwrap();
+        assert_eq!(w.ranges.keep(t), Err(Error::BadState), "kept twice");
+        let stranger = user(1000, 1000, &[]);
+        assert_eq!(
+            w.ranges.claim(&mut w.caps, t, 3, &stranger),
+            Err(Error::Denied),
+            "a keep opened the rule"
+        );
+        assert!(w.ranges.claim(&mut w.caps, t, 3, &Ident::ROOT).is_ok());
+        for f in 0..RANGES as u64 - 1 {
+            w.make(&[1000 + f]).unwrap();
+        }
+        w.guards.remove(&1);
+        assert_eq!(w.make(&[5000]), Err(Error::NoMemory), "a kept range was swept");
+        assert_eq!(w.ranges.drop_range(&mut w.caps, t).map(|r| r.counts()), Ok(1), "the keep's count");
+        assert!(w.make(&[5001]).is_ok());
     }
 
     #[test]

@@ -422,6 +422,11 @@ pub fn range_drop(ticket: u64, va: u64) -> Result<u64, Error> {
 pub fn range_rule(ticket: u64, owner: u64, mode: u64) -> Result<u64, Error> {
     result(call(sc::FRAME_RANGE, [sc::frame_range::RULE, ticket, owner, mode, 0, 0]))
 }
+/// The range `ticket` names, whose first frame we map at `va`, outlives
+/// every mapping until dropped, its rule still judged (`KEEP`).
+pub fn range_keep(ticket: u64, va: u64) -> Result<u64, Error> {
+    result(call(sc::FRAME_RANGE, [sc::frame_range::KEEP, ticket, va, 0, 0, 0]))
+}
 /// Makes `id` our identity, as the kernel's rules allow (`IDENT_SET`).
 pub fn ident_set(id: &abi::ident::Ident) -> Result<u64, Error> {
     result(call(sc::IDENT_SET, [id as *const abi::ident::Ident as u64, 0, 0, 0, 0, 0]))

@@ -40,6 +40,7 @@ const EXTRAS: &[Extra] = &[
     Extra { name: "test_fifoguard", args: "", expect: &["fifo guard test passed"], timeout_s: 90 },
     Extra { name: "test_unixguard", args: "", expect: &["unix guard test passed"], timeout_s: 90 },
     Extra { name: "test_dgramguard", args: "", expect: &["dgram guard test passed"], timeout_s: 90 },
+    Extra { name: "test_sysvguard", args: "", expect: &["sysv guard test passed"], timeout_s: 90 },
     Extra { name: "test_handover", args: "", expect: &["test_handover: ok"], timeout_s: 120 },
     Extra {
         name: "test_trace_lx",

@@ -159,6 +159,7 @@ pub const LIBOS_PROGRAMS: &[&str] = &[
     "test_fifoguard",
     "test_unixguard",
     "test_dgramguard",
+    "test_sysvguard",
     "test_handover",
     "test_xn",
     "xcp",

@@ -9,7 +9,7 @@ use crate::pagetable;
 use crate::ranges::{Range, Rule};
 use crate::state::Kernel;
 use crate::validate::{needed, page_range, pte_rights, user_page};
-use abi::syscall::frame_range::{CLAIM, DROP, HOLD, MAKE, MAP, RANGE_FRAMES, RULE, UNHOLD};
+use abi::syscall::frame_range::{CLAIM, DROP, HOLD, KEEP, MAKE, MAP, RANGE_FRAMES, RULE, UNHOLD};
 use abi::Error;
 
 pub fn frame_range(k: &mut Kernel, Args([op, a, b, c, d, e]): Args) -> Result<u64, Error> {
@@ -21,6 +21,7 @@ pub fn frame_range(k: &mut Kernel, Args([op, a, b, c, d, e]): Args) -> Result<u6
         HOLD => hold(k, a, b, true),
         UNHOLD => hold(k, a, b, false),
         RULE => rule(k, a, b, c),
+        KEEP => keep(k, a, b),
         _ => Err(Error::BadFlags),
     }
 }
@@ -126,14 +127,7 @@ fn hold(k: &mut Kernel, ticket: u64, va: u64, up: bool) -> Result<u64, Error> {
     let range = *k.ranges.get(ticket)?;
     holder(k, &range, va)?;
     if up {
-        // Held only while whole, and never past a frame's count.
-        let whole = range.frames().all(|f| k.mem.in_range(f, range.root()));
-        if !whole {
-            return Err(Error::NotPermitted);
-        }
-        if range.frames().any(|f| !k.mem.frames.can_add_refs(f, 1)) {
-            return Err(Error::NoMemory);
-        }
+        may_count(k, &range)?;
     }
     k.ranges.hold(ticket, up)?;
     for f in range.frames() {
@@ -144,6 +138,33 @@ fn hold(k: &mut Kernel, ticket: u64, va: u64, up: bool) -> Result<u64, Error> {
         }
     }
     k.mem.publish_free();
+    Ok(0)
+}
+
+/// Whether each of `range`'s frames may count one more mapping: only
+/// while the range is whole (`NotPermitted`), and never past a frame's
+/// count (`NoMemory`).
+fn may_count(k: &Kernel, range: &Range) -> Result<(), Error> {
+    if !range.frames().all(|f| k.mem.in_range(f, range.root())) {
+        return Err(Error::NotPermitted);
+    }
+    if range.frames().any(|f| !k.mem.frames.can_add_refs(f, 1)) {
+        return Err(Error::NoMemory);
+    }
+    Ok(())
+}
+
+/// The range is kept by name, for a holder mapping its first frame at
+/// `va`: its frames count one more mapping until `DROP`, and `CLAIM` still
+/// judges its rule (a System V object that outlives its users).
+fn keep(k: &mut Kernel, ticket: u64, va: u64) -> Result<u64, Error> {
+    let range = *k.ranges.get(ticket)?;
+    holder(k, &range, va)?;
+    may_count(k, &range)?;
+    k.ranges.keep(ticket)?;
+    for f in range.frames() {
+        k.mem.frames.add_ref(f)?;
+    }
     Ok(0)
 }
 
@@ -158,8 +179,8 @@ fn drop(k: &mut Kernel, ticket: u64, va: u64) -> Result<u64, Error> {
         if k.mem.in_range(f, range.root()) {
             k.mem.set_share_guard(f, CapRef::NONE);
         }
-        // A held frame cannot have been freed: its holds count on it.
-        for _ in 0..range.holds() {
+        // A held or kept frame cannot have been freed: its counts are on it.
+        for _ in 0..range.counts() {
             k.mem.frames.drop_ref(f);
         }
     }

@@ -11,7 +11,7 @@
 //! The ring, its header and its open descriptions are in frames of their
 //! own, as a pipe's (`pipemem`, issue 25), mapped only into the processes
 //! that hold the FIFO open. The first opener makes them a range whose
-//! rule is the inode's owner and mode bits (`rule`), and the inode keeps
+//! rule is the inode's owner and mode bits (`pipemem::rule`), and the inode keeps
 //! their address and the range's ticket (`ticket`): a later opener, once
 //! the library has checked the file's bits, maps them with the ticket,
 //! and the kernel judges it by the rule (`pipemem::claim`). A process that
@@ -27,7 +27,6 @@ use crate::errno::{EACCES, EINVAL, ENOMEM, ENXIO};
 use crate::fs::node::{self, Inode};
 use crate::fs::{Ino, S_IFIFO, S_IFMT, S_IFSOCK};
 use crate::obj::Handle;
-use abi::ident::{Ident, EFFECTIVE};
 
 /// How often an opener waiting for the other side looks again (it sleeps
 /// in between; no ring term says "an end was opened").
@@ -55,7 +54,7 @@ pub fn open(ino: Ino, status: u32) -> Result<(Handle<File>, Option<u64>), Errno>
     let (ring, mapped_now, made) = match found {
         Some((r, mapped_now)) => (r, mapped_now, None),
         None => {
-            let (owner, mode) = rule(&n, &crate::fs::perm::me(), 0o6);
+            let (owner, mode) = pipemem::rule(n.uid, n.gid, n.mode, 0o6, &crate::fs::perm::me());
             let (ring, ticket) = pipe::make_fifo(ino, owner, mode)?;
             (ring, true, Some(ticket))
         }
@@ -118,23 +117,6 @@ fn reach(n: &Inode, ino: Ino) -> Result<Option<(Handle<Pipe>, bool)>, Errno> {
     Ok(ring.map(|r| (r, !before)))
 }
 
-/// The rule of the ring of FIFO (or socket file, `inbox`) `n` when `me`
-/// makes it (`FRAME_RANGE`'s owner and mode): the inode's owner and
-/// group, and for each class read and write if the inode gives it any of
-/// the bits `need` (a FIFO: read or write, since a reader moves the
-/// ring's positions too and the direction is the library's check; a
-/// socket: write, which sending needs). A maker that is not root names
-/// itself, and the inode's group only if it is in it (the kernel lets
-/// only root name others).
-pub(super) fn rule(n: &Inode, me: &Ident, need: u32) -> (u64, u64) {
-    let (uid, gid) = (me.uid[EFFECTIVE], me.gid[EFFECTIVE]);
-    let root = uid == 0;
-    let owner = if root { n.uid } else { uid };
-    let group = if root || n.gid == gid || me.groups().contains(&n.gid) { n.gid } else { gid };
-    let mode = (0..3).filter(|c| n.mode >> (3 * c) & need != 0).fold(0, |m, c| m | 0o6 << (3 * c));
-    (u64::from(owner) | u64::from(group) << 32, mode)
-}
-
 /// The bits of file `ino` changed (`chmod`, `chown`): the range of an
 /// open FIFO's ring, or of a bound socket's inbox (`inbox`), takes them as
 /// its rule, so later openers or senders are judged by them (one that maps
@@ -149,7 +131,7 @@ pub fn bits_changed(ino: Ino) {
     if n.ticket == 0 {
         return;
     }
-    let (owner, mode) = rule(&n, &crate::fs::perm::me(), need);
+    let (owner, mode) = pipemem::rule(n.uid, n.gid, n.mode, need, &crate::fs::perm::me());
     // Refused only if the caller is neither root nor the rule's owner,
     // whom the library's check let through: the bits stay as they were.
     let _ = user::sys::range_rule(n.ticket, owner, mode);

@@ -28,7 +28,7 @@ use crate::fs::{node, Ino};
 use crate::scoped::Scoped;
 use alloc::vec::Vec;
 
-/// The bits of a socket file's class that let it send (`fifo::rule`).
+/// The bits of a socket file's class that let it send (`pipemem::rule`).
 pub(super) const SEND: u32 = 0o2;
 
 /// The inboxes this process maps only to send to (their frames' bases).
@@ -38,7 +38,8 @@ static SENT_TO: Scoped<Vec<u64>> = Scoped::new("the inboxes sent to", Vec::new()
 /// of its own whose range's rule is the node's owner, group and write
 /// bits, its ticket kept in the node for senders; (read end, write end).
 pub fn make(ino: Ino) -> Result<(Handle<File>, Handle<File>), Errno> {
-    let (owner, mode) = super::fifo::rule(&node::get(ino), &crate::fs::perm::me(), SEND);
+    let n = node::get(ino);
+    let (owner, mode) = pipemem::rule(n.uid, n.gid, n.mode, SEND, &crate::fs::perm::me());
     let (r, w) = pipe::create_ruled(0, owner, mode)?;
     let ticket = pipe::ticket(r.addr()).unwrap_or(0);
     node::update(ino, |n| n.ticket = ticket);

@@ -21,10 +21,33 @@
 //! wakeup predicates name it by address. The creator gives the frames away
 //! at its own last close (`frame_disown`): they are freed with the last
 //! mapping, whoever holds it.
+//!
+//! System V message queues and semaphore sets keep their state in frames
+//! of their own too, in the same window with the same calls (`alloc`,
+//! `claim`, `release`; `linux/ipc.rs`).
 
 use crate::layout::{PAGE, PIPES, PIPES_END, PIPE_SLOT};
+use abi::ident::{Ident, EFFECTIVE};
 use abi::syscall::{map as mf, rights, ENV_SELF, FRAME_ANY};
 use user::sys;
+
+/// The rule (`FRAME_RANGE`'s owner and mode) of frames for an object
+/// with owner `uid`, group `gid` and mode bits `mode` (a FIFO's or a
+/// socket file's inode, a System V object's `ipc_perm`) when `me` makes
+/// them: that owner and group, and for each class read and write if the
+/// bits give it any of `need` (a FIFO's reader moves the ring's positions
+/// and a message queue's receiver takes messages, so read or write: 0o6;
+/// a socket's sender needs write; which direction a process may take is
+/// the library's check). A maker that is not root names itself, and the
+/// group only if it is in it (the kernel lets only root name others).
+pub fn rule(uid: u32, gid: u32, mode: u32, need: u32, me: &Ident) -> (u64, u64) {
+    let (my_uid, my_gid) = (me.uid[EFFECTIVE], me.gid[EFFECTIVE]);
+    let root = my_uid == 0;
+    let owner = if root { uid } else { my_uid };
+    let group = if root || gid == my_gid || me.groups().contains(&gid) { gid } else { my_gid };
+    let mode = (0..3).filter(|c| mode >> (3 * c) & need != 0).fold(0, |m, c| m | 0o6 << (3 * c));
+    (u64::from(owner) | u64::from(group) << 32, mode)
+}
 
 /// Whether `addr` (a description's or a ring's) is in a pipe's own frames.
 #[inline]

@@ -1,6 +1,8 @@
 //! What the hostile boot tests of issue 25 (`test_fifoguard`,
-//! `test_unixguard`, `test_dgramguard`) share: Linux calls with their results judged, and
-//! the attacker's search of memory for the victim's secret.
+//! `test_unixguard`, `test_dgramguard`, `test_sysvguard`) share: Linux
+//! calls with their results judged, and the attacker's search of memory
+//! for the victim's secret. Each test uses part of it.
+#![allow(dead_code, reason = "each hostile test uses part of the kit")]
 
 use libos::linux::nr::{SYS_CLOSE, SYS_EXIT_GROUP, SYS_PIPE2, SYS_READ, SYS_WAIT4, SYS_WRITE};
 use libos::native::linux;
@@ -140,19 +142,24 @@ pub const CLAIMED: u8 = 4;
 /// purpose, or with the ticket as lxrt does; what any of it got
 /// (`CLAIMED`, and `reached`'s for `secret`).
 pub fn range_attack(secret: &[u8], at: u64, ticket: u64) -> u8 {
-    use abi::syscall::rights::{READ, WRITE};
-    let mut found = 0;
-    let forged = (0..64u64).map(|k| ticket & 0xffff | (k + 1) << 16);
-    for t in core::iter::once(ticket).chain(forged) {
-        for rights in [READ, WRITE, READ | WRITE] {
-            if sys::range_claim(t, rights).is_ok() {
-                found |= CLAIMED;
-            }
-        }
-    }
+    let found = if claims(ticket) { CLAIMED } else { 0 };
     map_by_name(at);
     let _ = libos::obj::pipemem::claim(at, ticket, libos::obj::pipe::GUARDED_PAGES);
     found | reached(secret, at)
+}
+
+/// Whether `CLAIM` of a range gave anything, with `ticket` or 64 forged
+/// ones (its index, other keys), for read, write or both.
+pub fn claims(ticket: u64) -> bool {
+    use abi::syscall::rights::{READ, WRITE};
+    let forged = (0..64u64).map(|k| ticket & 0xffff | (k + 1) << 16);
+    let mut any = false;
+    for t in core::iter::once(ticket).chain(forged) {
+        for rights in [READ, WRITE, READ | WRITE] {
+            any |= sys::range_claim(t, rights).is_ok();
+        }
+    }
+    any
 }
 
 /// Every place in the pipes' window that a word of the `len` bytes at
