@@ -93,6 +93,13 @@ pub const PIPES: u64 = 0x7A00_0000_0000;
 pub const PIPE_SLOT: u64 = 128 << 10;
 pub const PIPES_END: u64 = PIPES + (1 << 39);
 
+/// Description pages (`obj/descpage.rs`): a page of open file descriptions
+/// lives at `DESCS` plus its frame's number times a page, in every process
+/// that shares one of them; a PML4 slot of their own (the same frames'
+/// numbers as the pipes' window).
+pub const DESCS: u64 = 0x7B00_0000_0000;
+pub const DESCS_END: u64 = DESCS + (PIPES_END - PIPES) / PIPE_SLOT * PAGE;
+
 pub const PAGE: u64 = 4096;
 
 pub const fn page_down(a: u64) -> u64 {
