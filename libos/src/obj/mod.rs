@@ -6,7 +6,8 @@
 //! An open file description (`File`) is shared: after fork parent and
 //! child share it (and its offset). It lives in frames that only the
 //! processes sharing it map: a pipe's (`pipemem`) or a page of
-//! descriptions (`descpage`), not in the shared arena. The method table
+//! descriptions (`descpage`), not in the shared arena (but for sockets'
+//! own, `new`). The method table
 //! (`Ops`) is chosen per descriptor in the process's private fd table, so a
 //! program may install its own methods for a descriptor (`fd::set_ops`)
 //! without affecting any other process.
@@ -269,7 +270,7 @@ pub fn ops_for_file(f: Handle<File>) -> &'static Ops {
     if pipemem::guarded(f.addr()) {
         return &pipe::OPS;
     }
-    if !pipemem::mapped(f.addr()) {
+    if pipemem::own(f.addr()) && !pipemem::mapped(f.addr()) {
         // A passed description in a page not mapped here: `put` drops it
         // unread, these methods are never called.
         return &opath::OPS;
@@ -302,7 +303,7 @@ fn any_pipe_of(f: Handle<File>, found: &mut impl FnMut(u64) -> bool) -> bool {
 /// process does not map, nor a socket whose rings it does not map (a
 /// ticket that came with it was refused, `pipemem::take`).
 pub fn usable(f: Handle<File>) -> bool {
-    if !pipemem::mapped(f.addr()) {
+    if pipemem::own(f.addr()) && !pipemem::mapped(f.addr()) {
         return false;
     }
     if pipemem::guarded(f.addr()) {
@@ -363,10 +364,17 @@ impl File {
     }
 }
 
-/// A new description with one reference, in this process's current
-/// description page (`descpage`).
+/// A new description with one reference: in this process's current
+/// description page (`descpage`), or a socket's in the shared arena (a
+/// connection's is made by the connecting process for the accepting one,
+/// and a datagram inbox's ends, arena pipes, are written by every sender:
+/// neither has a way yet to map the maker's page, docs/protection.md).
 pub fn new(kind: Kind, flags: u32, ino: Ino) -> Result<Handle<File>, Errno> {
-    descpage::alloc(File::fresh(kind, flags, ino))
+    let f = File::fresh(kind, flags, ino);
+    match kind {
+        Kind::Socket | Kind::Inet | Kind::Netlink | Kind::PipeRead | Kind::PipeWrite => Handle::alloc(f),
+        _ => descpage::alloc(f),
+    }
 }
 
 /// Allocates `v` in the shared arena (an object a description or another
@@ -410,7 +418,7 @@ pub fn new_with<T: Typed>(kind: Kind, flags: u32, v: T) -> Result<Handle<File>, 
 
 /// Drops one reference; the last one closes and frees the description.
 pub fn put(ops: &Ops, f: Handle<File>) {
-    if !pipemem::mapped(f.addr()) {
+    if pipemem::own(f.addr()) && !pipemem::mapped(f.addr()) {
         // A description passed over a socket to a process that could not
         // map its frames with their ticket: its reference is lost
         // (docs/protection.md).
@@ -429,8 +437,11 @@ pub fn put(ops: &Ops, f: Handle<File>) {
         // SAFETY: live until freed below; nobody else refers to it now.
         (ops.close)(unsafe { f.get_mut() });
         // A pipe's own description goes with its frames (`pipemem`).
-        if !pipemem::guarded(f.addr()) {
+        if pipemem::in_descs(f.addr()) {
             descpage::free(f);
+        } else if !pipemem::guarded(f.addr()) {
+            // SAFETY: allocated in the arena by `new`; nobody refers to it.
+            unsafe { f.free() };
         }
     }
 }
