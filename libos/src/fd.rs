@@ -165,7 +165,12 @@ pub fn put_unheld(ops: &Ops, file: Handle<File>) {
 /// open.
 pub fn unmap_unheld(bases: &[u64]) {
     for &base in bases {
-        if pipemem::mapped(base) && !descpage::is_current(base) && !with_table(|t| t.names_pipe(base)) {
+        if !pipemem::mapped(base) || descpage::is_current(base) || with_table(|t| t.names_pipe(base)) {
+            continue;
+        }
+        if pipemem::in_descs(base) {
+            descpage::let_go(base);
+        } else {
             pipemem::release(base, obj::pipe::GUARDED_PAGES);
         }
     }
@@ -227,10 +232,11 @@ pub fn close_on_exec() {
 /// exit: everything goes (so pipe peers see EOF / EPIPE), and the
 /// current description page with it.
 pub fn close_all() {
+    descpage::exiting();
     for i in all() {
         let _ = close(i);
     }
-    descpage::exiting();
+    descpage::exited();
 }
 
 /// fork: the child's copy of this table names the same files, one more

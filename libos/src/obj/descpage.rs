@@ -33,11 +33,12 @@ use user::sys;
 const SLOTS: usize = 64;
 
 /// A page of descriptions: the range's ticket, the slots in use (a bit
-/// each), the slots.
+/// each), its maker's environment, the slots.
 #[repr(C)]
 struct Page {
     ticket: u64,
     used: u64,
+    maker: u64,
     files: [MaybeUninit<File>; SLOTS],
 }
 
@@ -45,6 +46,8 @@ const _: () = assert!(size_of::<Page>() <= crate::layout::PAGE as usize);
 
 /// This process's current page (0: none yet, or given up).
 static CURRENT: Word<u64> = Word::new(0);
+/// The process is closing everything on its way out (`exiting`).
+static EXITING: Word<bool> = Word::new(false);
 
 /// The page holding description `f`.
 fn page_of(addr: u64) -> *mut Page {
@@ -67,7 +70,7 @@ fn current() -> Result<*mut Page, Errno> {
     };
     let p = va as *mut Page;
     // SAFETY: a fresh zeroed frame, mapped here alone.
-    unsafe { (*p).ticket = ticket };
+    unsafe { ((*p).ticket, (*p).maker) = (ticket, crate::env::id() as u64) };
     CURRENT.set(va);
     Ok(p)
 }
@@ -133,9 +136,28 @@ pub fn forked_child() {
     CURRENT.set(0);
 }
 
-/// exit: the current page, if no description is left in it, ends its
-/// range and goes.
+/// No descriptor here needs the page at `base` (mapped, not current) any
+/// more: it is unmapped, and its maker gives the frame away (freed with
+/// its last mapping). Another process's page is left alone on the way out:
+/// the address space goes with it.
+pub fn let_go(base: u64) {
+    // SAFETY: mapped here; the word is only compared (a sharer that
+    // changes it costs the maker its frame, or another a refused call).
+    if unsafe { (*(base as *mut Page)).maker } == crate::env::id() as u64 {
+        pipemem::release(base, 1);
+    } else if !EXITING.get() {
+        let _ = sys::unmap(abi::syscall::ENV_SELF, base);
+    }
+}
+
+/// exit, before the descriptors close (`let_go`).
 pub fn exiting() {
+    EXITING.set(true);
+}
+
+/// exit, after the descriptors closed: the current page, if no
+/// description is left in it, ends its range and goes.
+pub fn exited() {
     let c = CURRENT.get();
     // SAFETY: read only when mapped; this process's alone.
     if c != 0 && pipemem::mapped(c) && unsafe { (*(c as *mut Page)).used } == 0 {
