@@ -13,9 +13,7 @@
 #![no_std]
 #![no_main]
 
-use libos::linux::nr::{
-    SYS_FORK, SYS_OPEN, SYS_READ, SYS_SETGID, SYS_SETUID, SYS_STAT, SYS_UNLINK, SYS_WRITE,
-};
+use libos::linux::nr::{SYS_FORK, SYS_OPEN, SYS_READ, SYS_STAT, SYS_UNLINK, SYS_WRITE};
 use libos::native::{self, linux};
 use libos::obj::{File, Kind};
 #[path = "hostile/kit.rs"]
@@ -131,13 +129,7 @@ fn attack(ino: u32, change: bool) -> u8 {
 /// User 1000: waits for the word, then attacks root's description;
 /// reports what it did on `up`.
 fn attacker(down: i64, up: i64) -> ! {
-    if linux(SYS_SETGID, [1000, 0, 0, 0, 0, 0]) != 0 || linux(SYS_SETUID, [1000, 0, 0, 0, 0, 0]) != 0 {
-        exit(2);
-    }
-    write1(up, b'u');
-    if read1(down) != b'g' {
-        exit(3);
-    }
+    kit::become_user(down, up);
     let (ino, shared) = (ino_of(LOG), ino_of(SHARED_LOG));
     let mut found = if ino == 0 || shared == 0 { NO_INODE } else { attack(ino, true) };
     if attack(shared, false) & FOUND != 0 {
@@ -212,13 +204,7 @@ fn main(_: u64) -> i32 {
     close(shared);
     linux(SYS_UNLINK, [p.as_ptr() as u64, 0, 0, 0, 0, 0]);
     linux(SYS_UNLINK, [old.as_ptr() as u64, 0, 0, 0, 0, 0]);
-    if ok {
-        println!("file guard test passed");
-        0
-    } else {
-        println!("file guard test FAILED");
-        1
-    }
+    kit::verdict("file guard", ok)
 }
 
 user::entry!(main);

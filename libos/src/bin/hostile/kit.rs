@@ -2,7 +2,9 @@
 //! `test_unixguard`) share: Linux calls with their results judged, and
 //! the attacker's search of memory for the victim's secret.
 
-use libos::linux::nr::{SYS_CLOSE, SYS_EXIT_GROUP, SYS_PIPE2, SYS_READ, SYS_WAIT4, SYS_WRITE};
+use libos::linux::nr::{
+    SYS_CLOSE, SYS_EXIT_GROUP, SYS_PIPE2, SYS_READ, SYS_SETGID, SYS_SETUID, SYS_WAIT4, SYS_WRITE,
+};
 use libos::native::linux;
 use user::{println, sys};
 
@@ -128,6 +130,30 @@ pub fn reached(secret: &[u8], at: u64) -> u8 {
         found |= scrawl(secret, at, pages);
     }
     found
+}
+
+/// The attacker's start: becomes user 1000 (exit 2 if refused), says so
+/// on `up` and waits for root's word on `down` (exit 3 if another comes).
+pub fn become_user(down: i64, up: i64) {
+    if linux(SYS_SETGID, [1000, 0, 0, 0, 0, 0]) != 0 || linux(SYS_SETUID, [1000, 0, 0, 0, 0, 0]) != 0 {
+        exit(2);
+    }
+    write1(up, b'u');
+    if read1(down) != b'g' {
+        exit(3);
+    }
+}
+
+/// The test's last line, `"<name> test passed"` or `FAILED`, and its exit
+/// code.
+pub fn verdict(name: &str, ok: bool) -> i32 {
+    if ok {
+        println!("{name} test passed");
+        0
+    } else {
+        println!("{name} test FAILED");
+        1
+    }
 }
 
 /// Forks the attacker, which runs `attacker(down, up)` with the read end
