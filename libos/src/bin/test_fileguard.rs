@@ -9,11 +9,15 @@
 //! over its first ones and its close would never free it. Root's file
 //! must come out exactly as written, and the attacker must have found
 //! nothing. The search is shown to work: it finds the description of a
-//! file root opened before the fork, which the attacker shares.
+//! file root opened before the fork, which the attacker shares. Last, a
+//! process forked before root opened the log again receives that
+//! description over `SCM_RIGHTS` and appends a record through it.
 #![no_std]
 #![no_main]
 
-use libos::linux::nr::{SYS_FORK, SYS_OPEN, SYS_READ, SYS_STAT, SYS_UNLINK, SYS_WRITE};
+use libos::linux::nr::{
+    SYS_FORK, SYS_OPEN, SYS_READ, SYS_RECVMSG, SYS_SENDMSG, SYS_SOCKETPAIR, SYS_STAT, SYS_UNLINK, SYS_WRITE,
+};
 use libos::native::{self, linux};
 use libos::obj::{File, Kind};
 #[path = "hostile/kit.rs"]
@@ -140,11 +144,14 @@ fn attacker(down: i64, up: i64) -> ! {
     exit(0);
 }
 
-/// Whether the log holds exactly the `2 * HALF` records, in order.
+/// Records in the log at the end: two halves and the passed one's.
+const ALL: usize = 2 * HALF + 1;
+
+/// Whether the log holds exactly the `ALL` records, in order.
 fn log_intact() -> bool {
     let p = path(LOG);
     let fd = linux(SYS_OPEN, [p.as_ptr() as u64, 0, 0, 0, 0, 0]);
-    let mut all = [0u8; 2 * HALF * RECORD + 1];
+    let mut all = [0u8; ALL * RECORD + 1];
     let mut n = 0;
     while n < all.len() {
         let r = linux(SYS_READ, [fd as u64, all[n..].as_mut_ptr() as u64, (all.len() - n) as u64, 0, 0, 0]);
@@ -154,7 +161,58 @@ fn log_intact() -> bool {
         n += r as usize;
     }
     close(fd);
-    n == 2 * HALF * RECORD && (0..2 * HALF).all(|i| all[i * RECORD..(i + 1) * RECORD] == record(i))
+    n == ALL * RECORD && (0..ALL).all(|i| all[i * RECORD..(i + 1) * RECORD] == record(i))
+}
+
+/// A `msghdr` with one byte of data and room for one descriptor's
+/// `SCM_RIGHTS` message (`cmsg`: length, level, type, the descriptor).
+fn rights_msg(byte: &mut [u8; 1], iov: &mut [u64; 2], cmsg: &mut [u64; 3]) -> [u64; 7] {
+    *iov = [byte.as_mut_ptr() as u64, 1];
+    [0, 0, iov.as_mut_ptr() as u64, 1, cmsg.as_mut_ptr() as u64, 20, 0]
+}
+
+/// Sends descriptor `fd` over socket `s` (`SOL_SOCKET`, `SCM_RIGHTS`).
+fn send_fd(s: i64, fd: i64) -> bool {
+    let (mut byte, mut iov, mut cmsg) = ([b'f'], [0; 2], [20, 1 | 1 << 32, fd as u64]);
+    let msg = rights_msg(&mut byte, &mut iov, &mut cmsg);
+    linux(SYS_SENDMSG, [s as u64, msg.as_ptr() as u64, 0, 0, 0, 0]) == 1
+}
+
+/// The descriptor that came over socket `s`, or -1.
+fn recv_fd(s: i64) -> i64 {
+    let (mut byte, mut iov, mut cmsg) = ([0], [0; 2], [0; 3]);
+    let mut msg = rights_msg(&mut byte, &mut iov, &mut cmsg);
+    let ok =
+        linux(SYS_RECVMSG, [s as u64, msg.as_mut_ptr() as u64, 0, 0, 0, 0]) == 1 && cmsg[1] == 1 | 1 << 32;
+    if ok {
+        cmsg[2] as u32 as i64
+    } else {
+        -1
+    }
+}
+
+/// A process forked now, before root opens the log again, receives that
+/// description over a socket and appends the last record through it:
+/// whether it did.
+fn passed_append() -> bool {
+    let mut sv = [0i32; 2];
+    if linux(SYS_SOCKETPAIR, [1, 1, 0, sv.as_mut_ptr() as u64, 0, 0]) != 0 {
+        return false;
+    }
+    let (a, b) = (sv[0] as i64, sv[1] as i64);
+    let receiver = linux(SYS_FORK, [0; 6]);
+    if receiver == 0 {
+        close(a);
+        let fd = recv_fd(b);
+        exit(if fd >= 0 && write_records(fd, ALL - 1, ALL) { 0 } else { 1 });
+    }
+    close(b);
+    let p = path(LOG);
+    let fd = linux(SYS_OPEN, [p.as_ptr() as u64, O_WRONLY | O_APPEND as u64, 0, 0, 0, 0]);
+    let sent = fd >= 0 && send_fd(a, fd);
+    close(fd);
+    close(a);
+    wait(receiver) == 0 && sent
 }
 
 /// Writes records `from..to` through `fd`: whether each went whole.
@@ -198,6 +256,11 @@ fn main(_: u64) -> i32 {
     check(&mut ok, "the attacker could not change it", found & CHANGED == 0);
     check(&mut ok, "root writes the second half", write_records(fd, HALF + 1, 2 * HALF));
     close(fd);
+    check(
+        &mut ok,
+        "a description passed over SCM_RIGHTS is used by a process forked before",
+        passed_append(),
+    );
     check(&mut ok, "root's log holds exactly its records, in order", log_intact());
     write1(down, b'd');
     check(&mut ok, "user 1000 ended well", wait(pid) == 0);
