@@ -118,9 +118,9 @@ fn attack_range(ino: u32, at: u64, len: u64, change: bool) -> u8 {
 /// state a description may be in: the arena, and the description pages
 /// it inherited (the descriptions root opened before the fork).
 fn attack(ino: u32, change: bool) -> u8 {
-    use libos::layout::{DESCS, DESCS_END, PAGE, SHARED, SHARED_MAX};
+    use libos::layout::{DESCS, DESCS_END, DESCS_HIGH, DESCS_HIGH_END, PAGE, SHARED, SHARED_MAX};
     let mut did = 0;
-    for (from, to) in [(SHARED, SHARED + SHARED_MAX), (DESCS, DESCS_END)] {
+    for (from, to) in [(SHARED, SHARED + SHARED_MAX), (DESCS, DESCS_END), (DESCS_HIGH, DESCS_HIGH_END)] {
         let mut at = from;
         while let Some(va) = libos::selfmap::next_mapped(at, to) {
             did |= attack_range(ino, va, PAGE, change);

@@ -28,7 +28,7 @@
 //! same way: the functions below that take an address or a base serve
 //! both, and a description page's count of pages is always one (`span`).
 
-use crate::layout::{DESCS, DESCS_END, PAGE, PIPES, PIPES_END, PIPE_SLOT};
+use crate::layout::{DESCS, DESCS_END, DESCS_HIGH, DESCS_HIGH_END, PAGE, PIPES, PIPES_END, PIPE_SLOT};
 use abi::syscall::{map as mf, rights, ENV_SELF, FRAME_ANY};
 use user::sys;
 
@@ -41,7 +41,7 @@ pub fn guarded(addr: u64) -> bool {
 /// Whether `addr` is in a description page (`descpage`).
 #[inline]
 pub fn in_descs(addr: u64) -> bool {
-    (DESCS..DESCS_END).contains(&addr)
+    (DESCS..DESCS_END).contains(&addr) || (DESCS_HIGH..DESCS_HIGH_END).contains(&addr)
 }
 
 /// Whether `addr` is in frames of their own: a pipe's or a description
@@ -63,8 +63,10 @@ fn span(base: u64, pages: u64) -> u64 {
 
 /// The frame whose number places the frames at `base` (their first).
 fn first_frame(base: u64) -> u64 {
-    if in_descs(base) {
+    if (DESCS..DESCS_END).contains(&base) {
         (base - DESCS) / PAGE
+    } else if in_descs(base) {
+        (base - DESCS_HIGH) / PAGE
     } else {
         (base - PIPES) / PIPE_SLOT
     }
@@ -88,24 +90,32 @@ pub fn base(addr: u64) -> u64 {
 /// Allocates and maps `pages` fresh (zeroed) frames for a pipe; their
 /// address, or None (no memory, or a frame past the window).
 pub fn alloc(pages: u64) -> Option<u64> {
-    alloc_in(PIPES, PIPE_SLOT, PIPES_END, pages)
+    alloc_in(pages, |first| Some(PIPES + first * PIPE_SLOT).filter(|va| va + pages * PAGE <= PIPES_END))
 }
 
 /// Allocates and maps one fresh (zeroed) frame for a description page:
-/// its address, or None (`alloc`).
+/// its address, or None (`alloc`). Its place: `DESCS` for a frame
+/// numbered below 512 MiB, `DESCS_HIGH` past it.
 pub fn alloc_descs() -> Option<u64> {
-    alloc_in(DESCS, PAGE, DESCS_END, 1)
+    alloc_in(1, |frame| {
+        let low = DESCS + frame * PAGE;
+        let high = DESCS_HIGH + frame * PAGE;
+        if low < DESCS_END {
+            Some(low)
+        } else {
+            Some(high).filter(|&va| va < DESCS_HIGH_END)
+        }
+    })
 }
 
-/// `pages` fresh frames at `window` plus the first one's number times
-/// `slot`, below `end`.
-fn alloc_in(window: u64, slot: u64, end: u64, pages: u64) -> Option<u64> {
+/// `pages` fresh frames at the place `at` gives the first one's number
+/// (None: it has none).
+fn alloc_in(pages: u64, at: impl Fn(u64) -> Option<u64>) -> Option<u64> {
     let first = sys::frame_alloc(ENV_SELF, FRAME_ANY).ok()?;
-    let va = window + first * slot;
-    if va + pages * PAGE > end || sys::map(ENV_SELF, va, first, mf::WRITE).is_err() {
+    let Some(va) = at(first).filter(|&va| sys::map(ENV_SELF, va, first, mf::WRITE).is_ok()) else {
         let _ = sys::frame_free(first);
         return None;
-    }
+    };
     for i in 1..pages {
         let ok = sys::frame_alloc(ENV_SELF, FRAME_ANY).and_then(|f| {
             sys::map(ENV_SELF, va + i * PAGE, f, mf::WRITE).or_else(|e| sys::frame_free(f).and(Err(e)))
