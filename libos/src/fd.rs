@@ -1,9 +1,11 @@
 //! The per-process file-descriptor table: small integers naming shared
-//! open files, each with the method table this process uses for it.
+//! open files, each with the method table this process uses for it. The
+//! frames a descriptor's file lives in (a pipe's, a description page) are
+//! mapped here while a descriptor needs them (`obj::pipes_of`).
 
 use crate::errno::Errno;
 use crate::errno::{EBADF, EMFILE};
-use crate::obj::{self, pipemem, File, Handle, Ops};
+use crate::obj::{self, descpage, pipemem, File, Handle, Ops};
 use crate::scoped::Scoped;
 use alloc::vec::Vec;
 
@@ -155,25 +157,33 @@ pub fn put_unheld(ops: &Ops, file: Handle<File>) {
     unmap_unheld(&pipes);
 }
 
-/// Unmaps each of the pipe frames at `bases` (`obj::pipes_of` a description
-/// this process let go of) that no descriptor here needs any more: after
-/// this process's last close of a pipe, of a set watching it, or a passed
-/// end it did not keep.
+/// Unmaps each of the pipe frames (or description pages) at `bases`
+/// (`obj::pipes_of` a description this process let go of) that no
+/// descriptor here needs any more: after this process's last close of a
+/// pipe or a description in the page, of a set watching it, or a passed
+/// one it did not keep. The current description page stays for the next
+/// open.
 pub fn unmap_unheld(bases: &[u64]) {
     for &base in bases {
-        if pipemem::mapped(base) && !with_table(|t| t.names_pipe(base)) {
+        if !pipemem::mapped(base) || descpage::is_current(base) || with_table(|t| t.names_pipe(base)) {
+            continue;
+        }
+        if pipemem::in_descs(base) {
+            descpage::let_go(base);
+        } else {
             pipemem::release(base, obj::pipe::GUARDED_PAGES);
         }
     }
 }
 
-/// fork: maps into child `env` the frames of the pipes this process's
-/// descriptors need (`obj::pipes_of`).
+/// fork: maps into child `env` the frames of the pipes and the
+/// description pages this process's descriptors need (`obj::pipes_of`).
 pub fn share_pipes(env: u64) -> Result<(), abi::Error> {
     let mut bases: Vec<u64> =
         with_table(|t| t.slots.iter().flatten().flat_map(|d| obj::pipes_of(d.file)).collect());
     bases.sort_unstable();
     bases.dedup();
+    descpage::shared_at_fork(&bases);
     pipemem::share_with(env, &bases, obj::pipe::GUARDED_PAGES)
 }
 
@@ -219,11 +229,14 @@ pub fn close_on_exec() {
     }
 }
 
-/// exit: everything goes (so pipe peers see EOF / EPIPE).
+/// exit: everything goes (so pipe peers see EOF / EPIPE), and the
+/// current description page with it.
 pub fn close_all() {
+    descpage::exiting();
     for i in all() {
         let _ = close(i);
     }
+    descpage::exited();
 }
 
 /// fork: the child's copy of this table names the same files, one more

@@ -157,6 +157,7 @@ pub const LIBOS_PROGRAMS: &[&str] = &[
     "test_pipeguard",
     "test_pipepass",
     "test_fifoguard",
+    "test_fileguard",
     "test_unixguard",
     "test_dgramguard",
     "test_sysvguard",

@@ -173,13 +173,7 @@ fn main(_: u64) -> i32 {
         let p = path(name);
         linux(SYS_UNLINK, [p.as_ptr() as u64, 0, 0, 0, 0, 0]);
     }
-    if ok {
-        println!("fifo guard test passed");
-        0
-    } else {
-        println!("fifo guard test FAILED");
-        1
-    }
+    kit::verdict("fifo guard", ok)
 }
 
 user::entry!(main);

@@ -150,9 +150,10 @@ fn visible(f: Handle<File>) -> bool {
     super::usable(f)
 }
 
-/// Whether `f` is a set (a pipe end never is: not read to tell).
+/// Whether `f` is a set (sets live in description pages: a file elsewhere,
+/// or in a page not mapped here, is not read to tell).
 fn is_set(f: Handle<File>) -> bool {
-    !pipemem::guarded(f.addr()) && f.kind() == Kind::Epoll
+    pipemem::in_descs(f.addr()) && pipemem::mapped(f.addr()) && f.kind() == Kind::Epoll
 }
 
 /// Removes interest `i` from its set and its file, and frees it; one on a

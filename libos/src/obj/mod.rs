@@ -3,13 +3,17 @@
 //! each operation ... ExOS allows applications to install their own
 //! methods").
 //!
-//! An open file description (`File`) lives in the shared arena, because
-//! after fork parent and child share it (and its offset). The method table
+//! An open file description (`File`) is shared: after fork parent and
+//! child share it (and its offset). It lives in frames that only the
+//! processes sharing it map: a pipe's (`pipemem`) or a page of
+//! descriptions (`descpage`), not in the shared arena (but for sockets'
+//! own, `new`). The method table
 //! (`Ops`) is chosen per descriptor in the process's private fd table, so a
 //! program may install its own methods for a descriptor (`fd::set_ops`)
 //! without affecting any other process.
 
 pub mod console;
+pub mod descpage;
 pub mod dnotify;
 pub mod epoll;
 pub mod eventfd;
@@ -267,17 +271,26 @@ pub fn ops_for_file(f: Handle<File>) -> &'static Ops {
     if pipemem::guarded(f.addr()) {
         return &pipe::OPS;
     }
+    if pipemem::own(f.addr()) && !pipemem::mapped(f.addr()) {
+        // A passed description in a page not mapped here: `put` drops it
+        // unread, these methods are never called.
+        return &opath::OPS;
+    }
     ops_for(f.kind())
 }
 
-/// Whether `found` holds for the base of a pipe whose frames a descriptor
-/// of `f` needs mapped: its own pipe's, for a pipe end; a socketpair's
-/// rings, for a socket (`unix::any_ring`); for an epoll set, those of the
-/// files it watches (its waits read them, its last close unlinks from
-/// them). Allocates nothing.
+/// Whether `found` holds for the base of frames of their own (a pipe's,
+/// a description page) that a descriptor of `f` needs mapped: its own
+/// pipe's, for a pipe end; its description page, for any other; a
+/// socketpair's rings, for a socket (`unix::any_ring`); for an epoll set,
+/// those of the files it watches (its waits read them, its last close
+/// unlinks from them). Allocates nothing.
 fn any_pipe_of(f: Handle<File>, found: &mut impl FnMut(u64) -> bool) -> bool {
     if pipemem::guarded(f.addr()) {
         return found(pipemem::base(f.addr()));
+    }
+    if pipemem::in_descs(f.addr()) && found(pipemem::base(f.addr())) {
+        return true;
     }
     match f.kind() {
         Kind::Epoll => epoll::any_watched_pipe(f, found),
@@ -287,12 +300,15 @@ fn any_pipe_of(f: Handle<File>, found: &mut impl FnMut(u64) -> bool) -> bool {
     }
 }
 
-/// Whether file `f` can be used here: not a pipe end or a socket whose
-/// frames this process does not map (a ticket that came with it was
-/// refused, `pipemem::take`).
+/// Whether file `f` can be used here: not a description in frames this
+/// process does not map, nor a socket whose rings it does not map (a
+/// ticket that came with it was refused, `pipemem::take`).
 pub fn usable(f: Handle<File>) -> bool {
+    if pipemem::own(f.addr()) && !pipemem::mapped(f.addr()) {
+        return false;
+    }
     if pipemem::guarded(f.addr()) {
-        return pipemem::mapped(f.addr());
+        return true;
     }
     f.kind() != Kind::Socket || !any_pipe_of(f, &mut |b| !pipemem::mapped(b))
 }
@@ -308,6 +324,16 @@ pub fn pipes_of(f: Handle<File>) -> Vec<u64> {
     bases
 }
 
+/// The range ticket of the frames at `base` (mapped here: a pipe's or a
+/// description page, `descpage::lend`), for a description passed over a
+/// Unix socket to carry.
+pub fn ticket(base: u64) -> Option<u64> {
+    if pipemem::in_descs(base) {
+        return Some(descpage::lend(base));
+    }
+    pipe::ticket(base)
+}
+
 /// Whether a descriptor of `f` needs the pipe frames at `base` mapped
 /// (`any_pipe_of`): every close of a pipe end asks it of each descriptor.
 pub fn needs_pipe(f: Handle<File>, base: u64) -> bool {
@@ -316,15 +342,16 @@ pub fn needs_pipe(f: Handle<File>, base: u64) -> bool {
 
 impl File {
     /// A description with one reference, not yet anywhere: only for
-    /// writing into its place in the arena (`new`) or a pipe's frames, so
-    /// that every `File` there is (`handle`).
+    /// writing into its place in a description page (`new`) or a pipe's
+    /// frames, so that every `File` there is (`handle`).
     fn fresh(kind: Kind, flags: u32, ino: Ino) -> File {
         File { refs: 1, kind, flags, ino, off: 0, obj: Object::None, watch: core::ptr::null_mut() }
     }
 
-    /// The handle on this description. Every `File` is made in the shared
-    /// arena (`new`) or in a pipe's own frames (`pipe::create_guarded`),
-    /// never anywhere else, so a reference to one is a place there.
+    /// The handle on this description. Every `File` is made in a
+    /// description page (`new`) or in a pipe's own frames
+    /// (`pipe::create_guarded`), never anywhere else, so a reference to one
+    /// is a place there.
     #[inline]
     pub fn handle(&self) -> Handle<File> {
         // SAFETY: live while referred to; in the arena, as above.
@@ -338,9 +365,17 @@ impl File {
     }
 }
 
-/// A new description with one reference, in the shared arena.
+/// A new description with one reference: in this process's current
+/// description page (`descpage`), or a socket's in the shared arena (a
+/// connection's is made by the connecting process for the accepting one,
+/// and a datagram inbox's ends, arena pipes, are written by every sender:
+/// neither has a way yet to map the maker's page, docs/protection.md).
 pub fn new(kind: Kind, flags: u32, ino: Ino) -> Result<Handle<File>, Errno> {
-    Handle::alloc(File::fresh(kind, flags, ino))
+    let f = File::fresh(kind, flags, ino);
+    match kind {
+        Kind::Socket | Kind::Inet | Kind::Netlink | Kind::PipeRead | Kind::PipeWrite => Handle::alloc(f),
+        _ => descpage::alloc(f),
+    }
 }
 
 /// Allocates `v` in the shared arena (an object a description or another
@@ -384,9 +419,10 @@ pub fn new_with<T: Typed>(kind: Kind, flags: u32, v: T) -> Result<Handle<File>, 
 
 /// Drops one reference; the last one closes and frees the description.
 pub fn put(ops: &Ops, f: Handle<File>) {
-    if pipemem::guarded(f.addr()) && !pipemem::mapped(f.addr()) {
-        // A pipe end passed over a socket to a process that could not map
-        // it with its ticket: its reference is lost (docs/protection.md).
+    if pipemem::own(f.addr()) && !pipemem::mapped(f.addr()) {
+        // A description passed over a socket to a process that could not
+        // map its frames with their ticket: its reference is lost
+        // (docs/protection.md).
         return;
     }
     // SAFETY: `f` is a live description (we hold a reference); the count
@@ -402,8 +438,10 @@ pub fn put(ops: &Ops, f: Handle<File>) {
         // SAFETY: live until freed below; nobody else refers to it now.
         (ops.close)(unsafe { f.get_mut() });
         // A pipe's own description goes with its frames (`pipemem`).
-        if !pipemem::guarded(f.addr()) {
-            // SAFETY: allocated by `new`; nobody refers to it.
+        if pipemem::in_descs(f.addr()) {
+            descpage::free(f);
+        } else if !pipemem::guarded(f.addr()) {
+            // SAFETY: allocated in the arena by `new`; nobody refers to it.
             unsafe { f.free() };
         }
     }

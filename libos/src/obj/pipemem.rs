@@ -26,7 +26,13 @@
 //! of their own too, in the same window with the same calls (`alloc`,
 //! `claim`, `release`; `linux/ipc.rs`).
 
-use crate::layout::{PAGE, PIPES, PIPES_END, PIPE_SLOT};
+//!
+//! Description pages (`descpage.rs`) are frames of their own too, one page
+//! each in a window of their own (`DESCS`), mapped, passed and claimed the
+//! same way: the functions below that take an address or a base serve
+//! both, and a description page's count of pages is always one (`span`).
+
+use crate::layout::{DESCS, DESCS_END, DESCS_HIGH, DESCS_HIGH_END, PAGE, PIPES, PIPES_END, PIPE_SLOT};
 use abi::ident::{Ident, EFFECTIVE};
 use abi::syscall::{map as mf, rights, ENV_SELF, FRAME_ANY};
 use user::sys;
@@ -55,26 +61,84 @@ pub fn guarded(addr: u64) -> bool {
     (PIPES..PIPES_END).contains(&addr)
 }
 
+/// Whether `addr` is in a description page (`descpage`).
+#[inline]
+pub fn in_descs(addr: u64) -> bool {
+    (DESCS..DESCS_END).contains(&addr) || (DESCS_HIGH..DESCS_HIGH_END).contains(&addr)
+}
+
+/// Whether `addr` is in frames of their own: a pipe's or a description
+/// page.
+#[inline]
+pub fn own(addr: u64) -> bool {
+    guarded(addr) || in_descs(addr)
+}
+
+/// The pages of the frames at `base`: a pipe's `pages`, or one for a
+/// description page.
+fn span(base: u64, pages: u64) -> u64 {
+    if in_descs(base) {
+        1
+    } else {
+        pages
+    }
+}
+
+/// The frame whose number places the frames at `base` (their first).
+fn first_frame(base: u64) -> u64 {
+    if (DESCS..DESCS_END).contains(&base) {
+        (base - DESCS) / PAGE
+    } else if in_descs(base) {
+        (base - DESCS_HIGH) / PAGE
+    } else {
+        (base - PIPES) / PIPE_SLOT
+    }
+}
+
 /// Whether this process maps the pipe frames holding `addr` (a process
 /// that holds no end and was not passed one, `take`, does not).
 pub fn mapped(addr: u64) -> bool {
     crate::selfmap::pte(base(addr)).is_some()
 }
 
-/// The start of the pipe frames holding `addr`.
+/// The start of the pipe frames (or description page) holding `addr`.
 pub fn base(addr: u64) -> u64 {
-    addr & !(PIPE_SLOT - 1)
+    if in_descs(addr) {
+        addr & !(PAGE - 1)
+    } else {
+        addr & !(PIPE_SLOT - 1)
+    }
 }
 
 /// Allocates and maps `pages` fresh (zeroed) frames for a pipe; their
 /// address, or None (no memory, or a frame past the window).
 pub fn alloc(pages: u64) -> Option<u64> {
+    alloc_in(pages, |first| Some(PIPES + first * PIPE_SLOT).filter(|va| va + pages * PAGE <= PIPES_END))
+}
+
+/// Allocates and maps one fresh (zeroed) frame for a description page:
+/// its address, or None (`alloc`). Its place: `DESCS` for a frame
+/// numbered below 512 MiB, `DESCS_HIGH` past it.
+pub fn alloc_descs() -> Option<u64> {
+    alloc_in(1, |frame| {
+        let low = DESCS + frame * PAGE;
+        let high = DESCS_HIGH + frame * PAGE;
+        if low < DESCS_END {
+            Some(low)
+        } else {
+            Some(high).filter(|&va| va < DESCS_HIGH_END)
+        }
+    })
+}
+
+/// `pages` fresh frames at the place `at` gives the first one's number
+/// (None: it has none).
+fn alloc_in(pages: u64, at: impl Fn(u64) -> Option<u64>) -> Option<u64> {
     let first = sys::frame_alloc(ENV_SELF, FRAME_ANY).ok()?;
-    let va = PIPES + first * PIPE_SLOT;
-    if va + pages * PAGE > PIPES_END || sys::map(ENV_SELF, va, first, mf::WRITE).is_err() {
+    let Some(va) = at(first).filter(|&va| sys::map(ENV_SELF, va, first, mf::WRITE).is_ok()) else {
         let _ = sys::frame_free(first);
         return None;
-    }
+    };
     for i in 1..pages {
         let ok = sys::frame_alloc(ENV_SELF, FRAME_ANY).and_then(|f| {
             sys::map(ENV_SELF, va + i * PAGE, f, mf::WRITE).or_else(|e| sys::frame_free(f).and(Err(e)))
@@ -87,10 +151,11 @@ pub fn alloc(pages: u64) -> Option<u64> {
     Some(va)
 }
 
-/// Unmaps this process's `pages` pages of a pipe at `va` and gives away
-/// those of its frames it owns (freed with their last mapping).
+/// Unmaps this process's `pages` pages of a pipe at `va` (a description
+/// page's one) and gives away those of its frames it owns (freed with
+/// their last mapping).
 pub fn release(va: u64, pages: u64) {
-    for i in 0..pages {
+    for i in 0..span(va, pages) {
         let at = va + i * PAGE;
         let Some(pte) = crate::selfmap::pte(at) else { continue };
         let _ = sys::unmap(ENV_SELF, at);
@@ -99,11 +164,12 @@ pub fn release(va: u64, pages: u64) {
     }
 }
 
-/// Maps the pipes at `bases` (sorted, deduplicated), `pages` each, into
-/// child `env` at the same addresses, writable (fork).
+/// Maps the pipes at `bases` (sorted, deduplicated), `pages` each (a
+/// description page's one), into child `env` at the same addresses,
+/// writable (fork).
 pub fn share_with(env: u64, bases: &[u64], pages: u64) -> Result<(), abi::Error> {
     for &b in bases {
-        crate::range::map_from(env, b, b, pages, mf::WRITE)?;
+        crate::range::map_from(env, b, b, span(b, pages), mf::WRITE)?;
     }
     Ok(())
 }
@@ -122,17 +188,18 @@ pub fn take(base: u64, ticket: u64, pages: u64) -> bool {
 /// `base`) is undone (`NotOwner`). Otherwise the kernel's refusal:
 /// `Denied` when the range's rule refuses this process.
 pub fn claim(base: u64, ticket: u64, pages: u64) -> Result<(), abi::Error> {
-    if !guarded(base) || self::base(base) != base {
+    if !own(base) || self::base(base) != base {
         return Err(abi::Error::BadAddress);
     }
     if mapped(base) {
         return Ok(());
     }
     let slot = sys::range_claim(ticket, rights::READ | rights::WRITE)?;
+    let pages = span(base, pages);
     let done = sys::range_map(slot, base, 0, pages, mf::WRITE);
     let _ = sys::cap_revoke(slot);
     done?;
-    if crate::selfmap::pte(base).map(abi::pte::frame_of) == Some((base - PIPES) / PIPE_SLOT) {
+    if crate::selfmap::pte(base).map(abi::pte::frame_of) == Some(first_frame(base)) {
         return Ok(());
     }
     release(base, pages);

@@ -671,7 +671,7 @@ fn queue_rights(to: *mut Socket, at: u64, files: &[Handle<File>]) -> Result<*mut
 /// unmaps them meanwhile; ENOMEM (nothing held) when the kernel refuses.
 fn hold(bases: &[u64]) -> Result<Vec<Ticket>, Errno> {
     let tickets: Vec<Ticket> =
-        bases.iter().filter_map(|&base| Some(Ticket { base, ticket: pipe::ticket(base)? })).collect();
+        bases.iter().filter_map(|&base| Some(Ticket { base, ticket: super::ticket(base)? })).collect();
     for (i, t) in tickets.iter().enumerate() {
         if user::sys::range_hold(t.ticket, t.base).is_err() {
             let_go(&tickets[..i]);

@@ -354,6 +354,7 @@ pub fn child_start(frame: &mut ExceptionFrame) {
     crate::alarm::forked_child();
     super::thread::forked_child();
     crate::futex::forked_child();
+    crate::obj::descpage::forked_child();
     frame.regs.rax = 0;
     table::forked_child();
 }

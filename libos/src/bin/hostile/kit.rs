@@ -132,6 +132,18 @@ pub fn reached(secret: &[u8], at: u64) -> u8 {
     found
 }
 
+/// The test's last line, `"<name> test passed"` or `FAILED`, and its exit
+/// code.
+pub fn verdict(name: &str, ok: bool) -> i32 {
+    if ok {
+        println!("{name} test passed");
+        0
+    } else {
+        println!("{name} test FAILED");
+        1
+    }
+}
+
 /// What an attacker reports: it claimed a loan of a range.
 pub const CLAIMED: u8 = 4;
 
