@@ -21,7 +21,6 @@ use libos::linux::nr::{
 use libos::native::{self, linux};
 use libos::obj::{File, Kind};
 #[path = "hostile/kit.rs"]
-#[allow(dead_code)] // the other hostile tests use the rest of the kit
 mod kit;
 
 use core::mem::offset_of;

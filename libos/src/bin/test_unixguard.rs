@@ -17,7 +17,6 @@ use libos::linux::nr::{
 };
 use libos::native::{self, linux};
 #[path = "hostile/kit.rs"]
-#[allow(dead_code)] // the other hostile tests use the rest of the kit
 mod kit;
 
 use kit::{all_mapped, close, exit, read1, reads, wait, write1, writes, MAPPED, SAW, WROTE};
