@@ -38,6 +38,7 @@ const EXTRAS: &[Extra] = &[
     Extra { name: "test_pipeguard", args: "", expect: &["pipe guard test passed"], timeout_s: 120 },
     Extra { name: "test_pipepass", args: "", expect: &["pipe pass test passed"], timeout_s: 240 },
     Extra { name: "test_fifoguard", args: "", expect: &["fifo guard test passed"], timeout_s: 90 },
+    Extra { name: "test_ptyguard", args: "", expect: &["pty guard test passed"], timeout_s: 90 },
     Extra { name: "test_unixguard", args: "", expect: &["unix guard test passed"], timeout_s: 90 },
     Extra { name: "test_handover", args: "", expect: &["test_handover: ok"], timeout_s: 120 },
     Extra {

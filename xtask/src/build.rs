@@ -157,6 +157,7 @@ pub const LIBOS_PROGRAMS: &[&str] = &[
     "test_pipeguard",
     "test_pipepass",
     "test_fifoguard",
+    "test_ptyguard",
     "test_unixguard",
     "test_handover",
     "test_xn",

@@ -1,4 +1,4 @@
-//! What the hostile boot tests of issue 25 (`test_fifoguard`,
+//! What the hostile boot tests of issue 25 (`test_fifoguard`, `test_ptyguard`,
 //! `test_unixguard`) share: Linux calls with their results judged, and
 //! the attacker's search of memory for the victim's secret.
 

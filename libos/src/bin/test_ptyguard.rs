@@ -1,0 +1,172 @@
+//! Boot test: a pseudo-terminal's state is mapped only into the processes
+//! that hold one of its ends (issue 25, `obj::pty`). Root opens a pair and
+//! types a secret line at its master, as a terminal emulator passes on a
+//! password typed to `login`. A process of user 1000, forked before the
+//! pair was made (it holds no end), may not open the slave by name; it
+//! looks for the secret in every page of the shared arena it maps and
+//! overwrites it, then goes for the pair where the pty table (in the
+//! arena) says it is: claims its range with the ticket kept there or with
+//! forged ones, maps its frames by name, as lxrt's opener does. Root must
+//! read its line unchanged from the slave, and the attacker must have seen
+//! and reached nothing. A child root forks after the pair was made and
+//! that becomes user 1000 (a login shell on the terminal) still reads and
+//! writes the slave it inherited.
+#![no_std]
+#![no_main]
+
+use libos::linux::nr::{SYS_FORK, SYS_IOCTL, SYS_OPEN, SYS_SETGID, SYS_SETUID};
+use libos::native::{self, linux};
+#[path = "hostile/kit.rs"]
+mod kit;
+
+use kit::{close, exit, read1, reads, wait, write1, writes, MAPPED, SAW, WROTE};
+use user::verdict::check;
+use user::{println, sys};
+
+const O_RDWR: u64 = 2;
+const O_NOCTTY: u64 = 0o400;
+const O_NONBLOCK: u64 = 0o4000;
+const EACCES: i64 = -13;
+const TIOCGPTN: u64 = 0x8004_5430;
+const TIOCSPTLCK: u64 = 0x4004_5431;
+/// The line typed at the master, as the slave reads it back.
+const SECRET: &[u8; 17] = b"root-secret-0123\n";
+
+/// What the attacker reports, one bit each.
+const CLAIMED: u8 = 4;
+const OPENED: u8 = 16;
+const NO_PAIR: u8 = 32;
+
+/// `open` of `name` (NUL-terminated), copied to the stack (lxrt's checks
+/// know this program's stack, not its read-only data).
+fn open(name: &[u8], how: u64) -> i64 {
+    let mut p = [0u8; 16];
+    p[..name.len()].copy_from_slice(name);
+    linux(SYS_OPEN, [p.as_ptr() as u64, how, 0, 0, 0, 0])
+}
+
+/// `/dev/pts/N`, NUL-terminated.
+fn slave_path(n: u32) -> [u8; 16] {
+    let mut p = [0u8; 16];
+    let prefix = b"/dev/pts/";
+    p[..prefix.len()].copy_from_slice(prefix);
+    let mut digits = [0u8; 4];
+    let (mut v, mut k) = (n, 0);
+    loop {
+        digits[k] = b'0' + (v % 10) as u8;
+        k += 1;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    for i in 0..k {
+        p[prefix.len() + i] = digits[k - 1 - i];
+    }
+    p
+}
+
+/// User 1000, holding no end of the pair: waits for the pair's number,
+/// then attacks it; reports what it got on `up`.
+fn attacker(down: i64, up: i64) -> ! {
+    if linux(SYS_SETGID, [1000, 0, 0, 0, 0, 0]) != 0 || linux(SYS_SETUID, [1000, 0, 0, 0, 0, 0]) != 0 {
+        exit(2);
+    }
+    write1(up, b'u');
+    let n = read1(down);
+    if n == 0xff {
+        exit(3);
+    }
+    let mut found = 0;
+    if open(&slave_path(u32::from(n)), O_RDWR | O_NOCTTY | O_NONBLOCK) != EACCES {
+        found |= OPENED;
+    }
+    found |= range_attack(u32::from(n));
+    found |= kit::scrawl_arena(SECRET);
+    write1(up, found);
+    exit(0);
+}
+
+/// The pair's frames, where the pty table names them with the range's
+/// ticket beside: claim the range with that ticket or forged ones, map the
+/// frames by name with each capability this process holds for the purpose,
+/// or with the ticket as lxrt's opener does; what any of it got
+/// (`CLAIMED`, `MAPPED`, and what `scrawl` did in frames it mapped).
+fn range_attack(n: u32) -> u8 {
+    use abi::syscall::rights::{READ, WRITE};
+    let Some((at, ticket)) = libos::obj::pty::named(n) else { return NO_PAIR };
+    if !libos::obj::pipemem::guarded(at) {
+        return NO_PAIR;
+    }
+    let mut found = 0;
+    let forged = (0..64u64).map(|k| ticket & 0xffff | (k + 1) << 16);
+    for t in core::iter::once(ticket).chain(forged) {
+        for rights in [READ, WRITE, READ | WRITE] {
+            if sys::range_claim(t, rights).is_ok() {
+                found |= CLAIMED;
+            }
+        }
+    }
+    kit::map_by_name(at);
+    let _ = libos::obj::pipemem::claim(at, ticket, libos::obj::pipe::GUARDED_PAGES);
+    found | kit::reached(SECRET, at)
+}
+
+fn main(_: u64) -> i32 {
+    if let Err(e) = native::init(libos::linux::syscall) {
+        println!("test_ptyguard: {e}");
+        return 1;
+    }
+    let mut ok = true;
+    let (pid, down, up) = kit::fork_attacker(attacker);
+    check(&mut ok, "the attacker became user 1000", read1(up) == b'u');
+
+    let master = open(b"/dev/ptmx\0", O_RDWR | O_NOCTTY);
+    check(&mut ok, "root opens /dev/ptmx", master >= 0);
+    let (mut n, unlock) = (0u32, 0i32);
+    let got = linux(SYS_IOCTL, [master as u64, TIOCGPTN, &raw mut n as u64, 0, 0, 0]) == 0
+        && linux(SYS_IOCTL, [master as u64, TIOCSPTLCK, &raw const unlock as u64, 0, 0, 0]) == 0;
+    check(&mut ok, "root unlocks the pair and learns its number", got && n < 255);
+    let slave = open(&slave_path(n), O_RDWR | O_NOCTTY);
+    check(&mut ok, "root opens the slave", slave >= 0);
+    check(&mut ok, "root types the secret at the master", writes(master, SECRET));
+
+    write1(down, n as u8);
+    let found = read1(up);
+    check(&mut ok, "the attacker ran", found != 0xff);
+    check(&mut ok, "the attacker found the pair beside its number", found & NO_PAIR == 0);
+    check(&mut ok, "the attacker may not open the slave", found & OPENED == 0);
+    check(&mut ok, "the attacker did not see the secret", found & SAW == 0);
+    check(&mut ok, "the attacker could not write the pair", found & WROTE == 0);
+    check(&mut ok, "the attacker could not claim the pair's range", found & CLAIMED == 0);
+    check(&mut ok, "the attacker could not map the pair's frames", found & MAPPED == 0);
+    check(&mut ok, "root reads its line unchanged", reads(slave, SECRET));
+    check(&mut ok, "the attacker ended well", wait(pid) == 0);
+
+    // A login shell: forked holding the slave, then user 1000.
+    let shell = linux(SYS_FORK, [0; 6]);
+    if shell == 0 {
+        close(master);
+        if linux(SYS_SETGID, [1000, 0, 0, 0, 0, 0]) != 0 || linux(SYS_SETUID, [1000, 0, 0, 0, 0, 0]) != 0 {
+            exit(2);
+        }
+        exit(if reads(slave, b"ls\n") && writes(slave, b"ok") { 0 } else { 1 });
+    }
+    check(&mut ok, "root types a line for the shell", writes(master, b"ls\n"));
+    check(&mut ok, "user 1000's shell read the line and answered", wait(shell) == 0);
+    let mut echo = [0u8; 64];
+    let got = linux(libos::linux::nr::SYS_READ, [master as u64, echo.as_mut_ptr() as u64, 64, 0, 0, 0]);
+    let echoed = got > 0 && echo[..got as usize].windows(2).any(|w| w == b"ok");
+    check(&mut ok, "root reads the shell's answer at the master", echoed);
+    close(slave);
+    close(master);
+    if ok {
+        println!("pty guard test passed");
+        0
+    } else {
+        println!("pty guard test FAILED");
+        1
+    }
+}
+
+user::entry!(main);
