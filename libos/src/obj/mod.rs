@@ -271,7 +271,8 @@ pub fn ops_for_file(f: Handle<File>) -> &'static Ops {
 
 /// Whether `found` holds for the base of a pipe whose frames a descriptor
 /// of `f` needs mapped: its own pipe's, for a pipe end; a socketpair's
-/// rings, for a socket (`unix::any_ring`); for an epoll set, those of the
+/// rings, for a socket (`unix::any_ring`); its pair's, for a pty end
+/// (`pty`: frames of the same kind); for an epoll set, those of the
 /// files it watches (its waits read them, its last close unlinks from
 /// them). Allocates nothing.
 fn any_pipe_of(f: Handle<File>, found: &mut impl FnMut(u64) -> bool) -> bool {
@@ -282,18 +283,26 @@ fn any_pipe_of(f: Handle<File>, found: &mut impl FnMut(u64) -> bool) -> bool {
         Kind::Epoll => epoll::any_watched_pipe(f, found),
         // SAFETY: a live description (the caller holds it), read only.
         Kind::Socket => unix::any_ring(unsafe { f.get() }, found),
+        // (The description is in the arena: only an address in the
+        // window names frames.)
+        Kind::PtyMaster | Kind::PtySlave => {
+            // SAFETY: a live description (the caller holds it), read only.
+            let at = unsafe { f.get() }.obj.addr();
+            pipemem::guarded(at) && found(pipemem::base(at))
+        }
         _ => false,
     }
 }
 
-/// Whether file `f` can be used here: not a pipe end or a socket whose
-/// frames this process does not map (a ticket that came with it was
-/// refused, `pipemem::take`).
+/// Whether file `f` can be used here: not a pipe end, a socket or a pty
+/// end whose frames this process does not map (a ticket that came with it
+/// was refused, `pipemem::take`).
 pub fn usable(f: Handle<File>) -> bool {
     if pipemem::guarded(f.addr()) {
         return pipemem::mapped(f.addr());
     }
-    f.kind() != Kind::Socket || !any_pipe_of(f, &mut |b| !pipemem::mapped(b))
+    !matches!(f.kind(), Kind::Socket | Kind::PtyMaster | Kind::PtySlave)
+        || !any_pipe_of(f, &mut |b| !pipemem::mapped(b))
 }
 
 /// The bases of the pipe frames a descriptor of `f` needs mapped
@@ -383,9 +392,11 @@ pub fn new_with<T: Typed>(kind: Kind, flags: u32, v: T) -> Result<Handle<File>, 
 
 /// Drops one reference; the last one closes and frees the description.
 pub fn put(ops: &Ops, f: Handle<File>) {
-    if pipemem::guarded(f.addr()) && !pipemem::mapped(f.addr()) {
-        // A pipe end passed over a socket to a process that could not map
-        // it with its ticket: its reference is lost (docs/protection.md).
+    let pty = || matches!(f.kind(), Kind::PtyMaster | Kind::PtySlave);
+    if (pipemem::guarded(f.addr()) || pty()) && !usable(f) {
+        // A pipe or pty end passed over a socket to a process that could
+        // not map it with its ticket: its reference is lost
+        // (docs/protection.md).
         return;
     }
     // SAFETY: `f` is a live description (we hold a reference); the count
