@@ -8,9 +8,12 @@
 //! arena) says it is: claims its range with the ticket kept there or with
 //! forged ones, maps its frames by name, as lxrt's opener does. Root must
 //! read its line unchanged from the slave, and the attacker must have seen
-//! and reached nothing. A child root forks after the pair was made and
-//! that becomes user 1000 (a login shell on the terminal) still reads and
-//! writes the slave it inherited.
+//! and reached nothing. Then root passes the master to it over a Unix
+//! socket (`SCM_RIGHTS`: the end carries the pair's ticket, as a pipe's
+//! does): it receives it and types a line that root reads at the slave. A
+//! child root forks after the pair was made and that becomes user 1000 (a
+//! login shell on the terminal) still reads and writes the slave it
+//! inherited.
 #![no_std]
 #![no_main]
 
@@ -18,6 +21,8 @@ use libos::linux::nr::{SYS_FORK, SYS_IOCTL, SYS_OPEN, SYS_SETGID, SYS_SETUID};
 use libos::native::{self, linux};
 #[path = "hostile/kit.rs"]
 mod kit;
+#[path = "hostile/rights.rs"]
+mod rights;
 
 use kit::{close, exit, read1, reads, wait, write1, writes, MAPPED, SAW, WROTE};
 use user::verdict::check;
@@ -66,8 +71,13 @@ fn slave_path(n: u32) -> [u8; 16] {
     p
 }
 
+/// The socket over which root passes the master to the attacker (made
+/// before the fork: the attacker holds the other end).
+static mut PASS: [i64; 2] = [-1; 2];
+
 /// User 1000, holding no end of the pair: waits for the pair's number,
-/// then attacks it; reports what it got on `up`.
+/// then attacks it; reports what it got on `up`. Then it receives the
+/// master root passes it, and types a line at it.
 fn attacker(down: i64, up: i64) -> ! {
     if linux(SYS_SETGID, [1000, 0, 0, 0, 0, 0]) != 0 || linux(SYS_SETUID, [1000, 0, 0, 0, 0, 0]) != 0 {
         exit(2);
@@ -84,6 +94,12 @@ fn attacker(down: i64, up: i64) -> ! {
     found |= range_attack(u32::from(n));
     found |= kit::scrawl_arena(SECRET);
     write1(up, found);
+    // SAFETY: written once before the fork; read only after.
+    let sock = unsafe { PASS[1] };
+    let mut b = [0u8; 1];
+    let (got, master) = rights::recv(sock, &mut b);
+    let typed = got == 1 && master >= 0 && writes(master, b"from-1000\n");
+    write1(up, typed as u8);
     exit(0);
 }
 
@@ -118,6 +134,9 @@ fn main(_: u64) -> i32 {
         return 1;
     }
     let mut ok = true;
+    let pass = rights::socketpair();
+    // SAFETY: before the fork, the only thread.
+    unsafe { PASS = pass };
     let (pid, down, up) = kit::fork_attacker(attacker);
     check(&mut ok, "the attacker became user 1000", read1(up) == b'u');
 
@@ -141,6 +160,9 @@ fn main(_: u64) -> i32 {
     check(&mut ok, "the attacker could not claim the pair's range", found & CLAIMED == 0);
     check(&mut ok, "the attacker could not map the pair's frames", found & MAPPED == 0);
     check(&mut ok, "root reads its line unchanged", reads(slave, SECRET));
+    check(&mut ok, "root passes the master to user 1000", rights::send(pass[0], b"m", master) == 1);
+    check(&mut ok, "user 1000 received the master and typed at it", read1(up) == 1);
+    check(&mut ok, "root reads user 1000's line at the slave", reads(slave, b"from-1000\n"));
     check(&mut ok, "the attacker ended well", wait(pid) == 0);
 
     // A login shell: forked holding the slave, then user 1000.
