@@ -31,8 +31,7 @@ mod rights;
 
 use abi::syscall::{map as mf, CRED_SELF, ENV_SELF};
 use libos::linux::nr::{
-    SYS_CLOSE, SYS_EXIT_GROUP, SYS_FORK, SYS_PIPE2, SYS_READ, SYS_SETGID, SYS_SETUID, SYS_WAIT4,
-    SYS_WRITE,
+    SYS_CLOSE, SYS_EXIT_GROUP, SYS_FORK, SYS_PIPE2, SYS_READ, SYS_SETGID, SYS_SETUID, SYS_WAIT4, SYS_WRITE,
 };
 use libos::native::{self, linux};
 use rights::{recv, send, socketpair};
