@@ -7,10 +7,17 @@
 //! slave's input queue; what the slave writes goes, translated for output,
 //! into the master's queue.
 //!
-//! A pair lives in the shared arena, found by its number from a table
-//! hanging from an arena root, and every description of either end points
-//! at it (`Object::Pty`), as pipes and sockets kept in the arena are. Both
-//! queues start with the ring-shaped header a wakeup predicate reads
+//! A pair lives in frames of its own (issue 25: `pipe::own_frames`, the
+//! pipes' window and range), mapped only into the processes that hold an
+//! end: fork maps it for the child, each process's last close unmaps it,
+//! an end passed over a Unix socket carries its ticket (`obj::pipes_of`
+//! names a pty end's pair as a pipe end's frames). Every description of
+//! either end points at it (`Object::Pty`). A table hanging from an arena
+//! root keeps, by number, each pair's address, its range's ticket and the
+//! session it controls; an opener by name (`/dev/pts/N`, `/dev/tty`)
+//! claims the frames with the ticket, and the kernel judges it by the
+//! range's rule, the slave node's owner, group and bits as the pair was
+//! made (`fifo::rule`). Both queues start with the ring-shaped header a wakeup predicate reads
 //! (`crate::predicate`), so a reader or writer waiting on an end sleeps in
 //! the kernel until the other side makes progress or goes, as on a pipe.
 //! Everything is changed under the big lock.
