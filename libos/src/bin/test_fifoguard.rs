@@ -19,10 +19,13 @@ use libos::linux::nr::{
 use libos::native::{self, linux};
 #[path = "hostile/kit.rs"]
 mod kit;
+#[path = "hostile/named.rs"]
+mod named;
 
 use kit::{all_mapped, close, exit, read1, reads, wait, write1, writes, MAPPED, SAW, WROTE};
+use named::CLAIMED;
 use user::verdict::check;
-use user::{println, sys};
+use user::println;
 
 const O_WRONLY: u64 = 1;
 const O_RDWR: u64 = 2;
@@ -34,7 +37,6 @@ const EAGAIN: i64 = -11;
 const SECRET: &[u8; 16] = b"root-secret-0123";
 
 /// What the attacker reports, one bit each.
-const CLAIMED: u8 = 4;
 const OPENED: u8 = 16;
 const NO_INODE: u8 = 32;
 const NO_RING: u8 = 64;
@@ -112,29 +114,14 @@ fn attacker(down: i64, up: i64) -> ! {
 }
 
 /// The FIFO's frames, where the inode names them with the range's ticket
-/// beside: claim the range with that ticket or forged ones, map the frames
-/// by name with each capability this process holds for the purpose, or
-/// with the ticket as lxrt's opener does; what any of it got (`CLAIMED`,
-/// `MAPPED`, and what `scrawl` did in frames it mapped).
+/// beside (`named::range_attack`).
 fn range_attack(ino: libos::fs::Ino) -> u8 {
-    use abi::syscall::rights::{READ, WRITE};
     let n = libos::fs::node::get(ino);
     let (at, ticket) = (n.data as u64, n.ticket);
     if !libos::obj::pipemem::guarded(at) {
         return NO_RING;
     }
-    let mut found = 0;
-    let forged = (0..64u64).map(|k| ticket & 0xffff | (k + 1) << 16);
-    for t in core::iter::once(ticket).chain(forged) {
-        for rights in [READ, WRITE, READ | WRITE] {
-            if sys::range_claim(t, rights).is_ok() {
-                found |= CLAIMED;
-            }
-        }
-    }
-    kit::map_by_name(at);
-    let _ = libos::obj::pipemem::claim(at, ticket, libos::obj::pipe::GUARDED_PAGES);
-    found | kit::reached(SECRET, at)
+    named::range_attack(SECRET, at, ticket)
 }
 
 fn main(_: u64) -> i32 {

@@ -21,12 +21,15 @@ use libos::linux::nr::{SYS_FORK, SYS_IOCTL, SYS_OPEN, SYS_SETGID, SYS_SETUID};
 use libos::native::{self, linux};
 #[path = "hostile/kit.rs"]
 mod kit;
+#[path = "hostile/named.rs"]
+mod named;
 #[path = "hostile/rights.rs"]
 mod rights;
 
 use kit::{close, exit, read1, reads, wait, write1, writes, MAPPED, SAW, WROTE};
+use named::CLAIMED;
 use user::verdict::check;
-use user::{println, sys};
+use user::println;
 
 const O_RDWR: u64 = 2;
 const O_NOCTTY: u64 = 0o400;
@@ -38,7 +41,6 @@ const TIOCSPTLCK: u64 = 0x4004_5431;
 const SECRET: &[u8; 17] = b"root-secret-0123\n";
 
 /// What the attacker reports, one bit each.
-const CLAIMED: u8 = 4;
 const OPENED: u8 = 16;
 const NO_PAIR: u8 = 32;
 
@@ -104,28 +106,13 @@ fn attacker(down: i64, up: i64) -> ! {
 }
 
 /// The pair's frames, where the pty table names them with the range's
-/// ticket beside: claim the range with that ticket or forged ones, map the
-/// frames by name with each capability this process holds for the purpose,
-/// or with the ticket as lxrt's opener does; what any of it got
-/// (`CLAIMED`, `MAPPED`, and what `scrawl` did in frames it mapped).
+/// ticket beside (`named::range_attack`).
 fn range_attack(n: u32) -> u8 {
-    use abi::syscall::rights::{READ, WRITE};
     let Some((at, ticket)) = libos::obj::pty::named(n) else { return NO_PAIR };
     if !libos::obj::pipemem::guarded(at) {
         return NO_PAIR;
     }
-    let mut found = 0;
-    let forged = (0..64u64).map(|k| ticket & 0xffff | (k + 1) << 16);
-    for t in core::iter::once(ticket).chain(forged) {
-        for rights in [READ, WRITE, READ | WRITE] {
-            if sys::range_claim(t, rights).is_ok() {
-                found |= CLAIMED;
-            }
-        }
-    }
-    kit::map_by_name(at);
-    let _ = libos::obj::pipemem::claim(at, ticket, libos::obj::pipe::GUARDED_PAGES);
-    found | kit::reached(SECRET, at)
+    named::range_attack(SECRET, at, ticket)
 }
 
 fn main(_: u64) -> i32 {
