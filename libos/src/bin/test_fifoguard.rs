@@ -24,8 +24,8 @@ mod named;
 
 use kit::{all_mapped, close, exit, read1, reads, wait, write1, writes, MAPPED, SAW, WROTE};
 use named::CLAIMED;
-use user::verdict::check;
 use user::println;
+use user::verdict::check;
 
 const O_WRONLY: u64 = 1;
 const O_RDWR: u64 = 2;

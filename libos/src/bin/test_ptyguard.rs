@@ -13,7 +13,8 @@
 //! does): it receives it and types a line that root reads at the slave. A
 //! child root forks after the pair was made and that becomes user 1000 (a
 //! login shell on the terminal) still reads and writes the slave it
-//! inherited.
+//! inherited; a root process that closed both ends (and so unmapped the
+//! pair) opens the slave by name again.
 #![no_std]
 #![no_main]
 
@@ -28,8 +29,8 @@ mod rights;
 
 use kit::{close, exit, read1, reads, wait, write1, writes, MAPPED, SAW, WROTE};
 use named::CLAIMED;
-use user::verdict::check;
 use user::println;
+use user::verdict::check;
 
 const O_RDWR: u64 = 2;
 const O_NOCTTY: u64 = 0o400;
@@ -115,6 +116,13 @@ fn range_attack(n: u32) -> u8 {
     named::range_attack(SECRET, at, ticket)
 }
 
+/// Whether what master `fd` has to read contains `word`.
+fn says(fd: i64, word: &[u8]) -> bool {
+    let mut got = [0u8; 64];
+    let n = linux(libos::linux::nr::SYS_READ, [fd as u64, got.as_mut_ptr() as u64, 64, 0, 0, 0]);
+    n > 0 && got[..n as usize].windows(word.len()).any(|w| w == word)
+}
+
 fn main(_: u64) -> i32 {
     if let Err(e) = native::init(libos::linux::syscall) {
         println!("test_ptyguard: {e}");
@@ -163,10 +171,26 @@ fn main(_: u64) -> i32 {
     }
     check(&mut ok, "root types a line for the shell", writes(master, b"ls\n"));
     check(&mut ok, "user 1000's shell read the line and answered", wait(shell) == 0);
-    let mut echo = [0u8; 64];
-    let got = linux(libos::linux::nr::SYS_READ, [master as u64, echo.as_mut_ptr() as u64, 64, 0, 0, 0]);
-    let echoed = got > 0 && echo[..got as usize].windows(2).any(|w| w == b"ok");
-    check(&mut ok, "root reads the shell's answer at the master", echoed);
+    check(&mut ok, "root reads the shell's answer at the master", says(master, b"ok"));
+
+    // A root process that let go of the pair (its last close unmaps it)
+    // opens the slave by name again: it claims the frames with the ticket
+    // beside the number, which the rule lets root do.
+    let again = linux(SYS_FORK, [0; 6]);
+    if again == 0 {
+        close(master);
+        close(slave);
+        let at = libos::obj::pty::named(n).map_or(0, |(at, _)| at);
+        if at == 0 || libos::obj::pipemem::mapped(at) {
+            exit(1);
+        }
+        let s = open(&slave_path(n), O_RDWR | O_NOCTTY);
+        exit(if s >= 0 && libos::obj::pipemem::mapped(at) && writes(s, b"back") { 0 } else { 2 });
+    }
+    let code = wait(again);
+    check(&mut ok, "a process's last close of the pair unmapped it", code != 1);
+    check(&mut ok, "a root process opened the slave by name again", code == 0);
+    check(&mut ok, "root reads its line at the master", says(master, b"back"));
     close(slave);
     close(master);
     if ok {
