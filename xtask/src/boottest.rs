@@ -39,6 +39,7 @@ const EXTRAS: &[Extra] = &[
     Extra { name: "test_pipepass", args: "", expect: &["pipe pass test passed"], timeout_s: 240 },
     Extra { name: "test_fifoguard", args: "", expect: &["fifo guard test passed"], timeout_s: 90 },
     Extra { name: "test_fileguard", args: "", expect: &["file guard test passed"], timeout_s: 90 },
+    Extra { name: "test_ptyguard", args: "", expect: &["pty guard test passed"], timeout_s: 90 },
     Extra { name: "test_unixguard", args: "", expect: &["unix guard test passed"], timeout_s: 90 },
     Extra { name: "test_dgramguard", args: "", expect: &["dgram guard test passed"], timeout_s: 90 },
     Extra { name: "test_sysvguard", args: "", expect: &["sysv guard test passed"], timeout_s: 90 },

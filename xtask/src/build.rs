@@ -158,6 +158,7 @@ pub const LIBOS_PROGRAMS: &[&str] = &[
     "test_pipepass",
     "test_fifoguard",
     "test_fileguard",
+    "test_ptyguard",
     "test_unixguard",
     "test_dgramguard",
     "test_sysvguard",

@@ -23,7 +23,7 @@ use super::flags::{ACCMODE, NONBLOCK, RDWR, WRONLY};
 use super::pipe::{self, Pipe};
 use super::{pipemem, File, Kind};
 use crate::errno::Errno;
-use crate::errno::{EACCES, EINVAL, ENOMEM, ENXIO};
+use crate::errno::{EINVAL, ENXIO};
 use crate::fs::node::{self, Inode};
 use crate::fs::{Ino, S_IFIFO, S_IFMT, S_IFSOCK};
 use crate::obj::Handle;
@@ -64,7 +64,7 @@ pub fn open(ino: Ino, status: u32) -> Result<(Handle<File>, Option<u64>), Errno>
         Ok(f) => f,
         Err(e) => {
             if made.is_some() {
-                pipe::unmake_fifo(ring);
+                pipe::unmake(ring.addr());
             } else if mapped_now {
                 pipemem::release(ring.addr(), pipe::GUARDED_PAGES);
             }
@@ -97,24 +97,14 @@ fn reach(n: &Inode, ino: Ino) -> Result<Option<(Handle<Pipe>, bool)>, Errno> {
     if at == 0 {
         return Ok(None);
     }
-    let before = pipemem::mapped(at);
-    if !before {
-        use abi::Error::{BadAddress, BadLength, Denied, NotOwner, NotPermitted};
-        match pipemem::claim(at, n.ticket, pipe::GUARDED_PAGES) {
-            Ok(()) => {}
-            Err(Denied) => return Err(EACCES),
-            // No such range any more, or not at that address.
-            Err(NotPermitted | BadLength | NotOwner | BadAddress) => return Ok(None),
-            // No room for the loan or the mapping: not a reason to start
-            // another ring beside the one the FIFO's holders use.
-            Err(_) => return Err(ENOMEM),
-        }
-    }
+    // No room for the loan or the mapping (ENOMEM): not a reason to start
+    // another ring beside the one the FIFO's holders use.
+    let Some(now) = pipemem::claim_named(at, n.ticket, pipe::GUARDED_PAGES)? else { return Ok(None) };
     let ring = pipe::fifo_at(at, ino);
-    if ring.is_none() && !before {
+    if ring.is_none() && now {
         pipemem::release(at, pipe::GUARDED_PAGES);
     }
-    Ok(ring.map(|r| (r, !before)))
+    Ok(ring.map(|r| (r, now)))
 }
 
 /// The bits of file `ino` changed (`chmod`, `chown`): the range of an

@@ -282,9 +282,10 @@ pub fn ops_for_file(f: Handle<File>) -> &'static Ops {
 /// Whether `found` holds for the base of frames of their own (a pipe's,
 /// a description page) that a descriptor of `f` needs mapped: its own
 /// pipe's, for a pipe end; its description page, for any other; a
-/// socketpair's rings, for a socket (`unix::any_ring`); for an epoll set,
-/// those of the files it watches (its waits read them, its last close
-/// unlinks from them). Allocates nothing.
+/// socketpair's rings, for a socket (`unix::any_ring`); its pair's, for a
+/// pty end (`pty`: frames of a pipe's kind); for an epoll set, those of
+/// the files it watches (its waits read them, its last close unlinks
+/// from them). Allocates nothing.
 fn any_pipe_of(f: Handle<File>, found: &mut impl FnMut(u64) -> bool) -> bool {
     if pipemem::guarded(f.addr()) {
         return found(pipemem::base(f.addr()));
@@ -296,13 +297,20 @@ fn any_pipe_of(f: Handle<File>, found: &mut impl FnMut(u64) -> bool) -> bool {
         Kind::Epoll => epoll::any_watched_pipe(f, found),
         // SAFETY: a live description (the caller holds it), read only.
         Kind::Socket => unix::any_ring(unsafe { f.get() }, found),
+        // (The description is in the arena: only an address in the
+        // window names frames.)
+        Kind::PtyMaster | Kind::PtySlave => {
+            // SAFETY: a live description (the caller holds it), read only.
+            let at = unsafe { f.get() }.obj.addr();
+            pipemem::guarded(at) && found(pipemem::base(at))
+        }
         _ => false,
     }
 }
 
 /// Whether file `f` can be used here: not a description in frames this
-/// process does not map, nor a socket whose rings it does not map (a
-/// ticket that came with it was refused, `pipemem::take`).
+/// process does not map, nor a socket or a pty end whose frames it does
+/// not map (a ticket that came with it was refused, `pipemem::take`).
 pub fn usable(f: Handle<File>) -> bool {
     if pipemem::own(f.addr()) && !pipemem::mapped(f.addr()) {
         return false;
@@ -310,7 +318,8 @@ pub fn usable(f: Handle<File>) -> bool {
     if pipemem::guarded(f.addr()) {
         return true;
     }
-    f.kind() != Kind::Socket || !any_pipe_of(f, &mut |b| !pipemem::mapped(b))
+    !matches!(f.kind(), Kind::Socket | Kind::PtyMaster | Kind::PtySlave)
+        || !any_pipe_of(f, &mut |b| !pipemem::mapped(b))
 }
 
 /// The bases of the pipe frames a descriptor of `f` needs mapped
@@ -419,9 +428,11 @@ pub fn new_with<T: Typed>(kind: Kind, flags: u32, v: T) -> Result<Handle<File>, 
 
 /// Drops one reference; the last one closes and frees the description.
 pub fn put(ops: &Ops, f: Handle<File>) {
-    if pipemem::own(f.addr()) && !pipemem::mapped(f.addr()) {
-        // A description passed over a socket to a process that could not
-        // map its frames with their ticket: its reference is lost
+    let pty = || matches!(f.kind(), Kind::PtyMaster | Kind::PtySlave);
+    if (pipemem::own(f.addr()) || pty()) && !usable(f) {
+        // A description, pipe or pty end passed over a socket to a process
+        // that could not map its frames with their ticket: its reference
+        // is lost
         // (docs/protection.md).
         return;
     }

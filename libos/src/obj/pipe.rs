@@ -230,19 +230,33 @@ pub const GUARDED_PAGES: u64 = size_of::<Guarded>().div_ceil(PAGE) as u64;
 const _: () = assert!(GUARDED_PAGES * PAGE as u64 <= crate::layout::PIPE_SLOT);
 const _: () = assert!(GUARDED_PAGES == size_of::<Pipe>().div_ceil(PAGE) as u64);
 
-/// New frames of a pipe's own holding a fresh ring, made a range with the
-/// rule (`owner`, `mode`: `FRAME_RANGE`'s `MAKE`); `ino` is the FIFO it is
-/// for, 0 for `pipe(2)`.
-fn make_guarded(owner: u64, mode: u64, ino: Ino) -> Result<*mut Guarded, Errno> {
+/// Bytes at the start of frames of their own (`own_frames`) that an
+/// object other than a ring may take: a pseudo-terminal pair (`pty`).
+pub const OWN_ROOM: usize = core::mem::offset_of!(Guarded, ends);
+
+/// New zeroed frames of their own (`pipemem`, `GUARDED_PAGES`), made a
+/// range with the rule (`owner`, `mode`: `FRAME_RANGE`'s `MAKE`) whose
+/// ticket they keep where `ticket` reads it: a pipe's or FIFO's ring
+/// (`make_guarded`), or a pseudo-terminal pair in their first `OWN_ROOM`
+/// bytes (`pty`). Their address; ENFILE when the kernel keeps no more
+/// ranges (for this user).
+pub fn own_frames(owner: u64, mode: u64) -> Result<u64, Errno> {
     let g = super::pipemem::alloc(GUARDED_PAGES).ok_or(ENOMEM)? as *mut Guarded;
     let Ok(ticket) = sys::range_make(g as u64, GUARDED_PAGES, owner, mode) else {
-        // As many pipes as the kernel keeps ranges for.
         super::pipemem::release(g as u64, GUARDED_PAGES);
         return Err(ENFILE);
     };
     // SAFETY: fresh zeroed frames mapped for a `Guarded`, ours alone.
+    unsafe { (*g).ticket = ticket };
+    Ok(g as u64)
+}
+
+/// New frames of a pipe's own holding a fresh ring (`own_frames`); `ino`
+/// is the FIFO it is for, 0 for `pipe(2)`.
+fn make_guarded(owner: u64, mode: u64, ino: Ino) -> Result<*mut Guarded, Errno> {
+    let g = own_frames(owner, mode)? as *mut Guarded;
+    // SAFETY: fresh zeroed frames mapped for a `Guarded`, ours alone.
     unsafe {
-        (*g).ticket = ticket;
         (*g).ino = ino;
         init(&raw mut (*g).pipe);
     }
@@ -299,12 +313,13 @@ pub fn fifo_at(at: u64, ino: Ino) -> Option<Handle<Pipe>> {
     (unsafe { (*g).ino } == ino).then(|| unsafe { Handle::from_raw(&raw mut (*g).pipe) })
 }
 
-/// Undoes `make_fifo` for a ring no end was opened on.
-pub fn unmake_fifo(p: Handle<Pipe>) {
-    if let Some(t) = ticket(p.addr()) {
-        let _ = sys::range_drop(t, super::pipemem::base(p.addr()));
+/// Undoes `own_frames` (or `make_fifo`) for frames at `base` nothing
+/// refers to.
+pub fn unmake(base: u64) {
+    if let Some(t) = ticket(base) {
+        let _ = sys::range_drop(t, base);
     }
-    super::pipemem::release(p.addr(), GUARDED_PAGES);
+    super::pipemem::release(base, GUARDED_PAGES);
 }
 
 /// A new ring with no ends yet (`open_end` adds them), in the arena

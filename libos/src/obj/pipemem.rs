@@ -205,3 +205,25 @@ pub fn claim(base: u64, ticket: u64, pages: u64) -> Result<(), abi::Error> {
     release(base, pages);
     Err(abi::Error::NotOwner)
 }
+
+/// Maps the frames at `at` (a word beside a name, in the arena, so
+/// anything) with `ticket` for an opener by name, unless this process maps
+/// them already (`claim`): whether it just mapped them; None when no frames
+/// of their own are there any more (no such range, or not at that
+/// address). EACCES when the range's rule refuses this process, ENOMEM
+/// when the kernel had no room for the loan or the mapping.
+pub fn claim_named(at: u64, ticket: u64, pages: u64) -> Result<Option<bool>, crate::errno::Errno> {
+    use abi::Error::{BadAddress, BadLength, Denied, NotOwner, NotPermitted};
+    if !guarded(at) || base(at) != at {
+        return Ok(None);
+    }
+    if mapped(at) {
+        return Ok(Some(false));
+    }
+    match claim(at, ticket, pages) {
+        Ok(()) => Ok(Some(true)),
+        Err(Denied) => Err(crate::errno::EACCES),
+        Err(NotPermitted | BadLength | NotOwner | BadAddress) => Ok(None),
+        Err(_) => Err(crate::errno::ENOMEM),
+    }
+}

@@ -7,10 +7,17 @@
 //! slave's input queue; what the slave writes goes, translated for output,
 //! into the master's queue.
 //!
-//! A pair lives in the shared arena, found by its number from a table
-//! hanging from an arena root, and every description of either end points
-//! at it (`Object::Pty`), as pipes and sockets kept in the arena are. Both
-//! queues start with the ring-shaped header a wakeup predicate reads
+//! A pair lives in frames of its own (issue 25: `pipe::own_frames`, the
+//! pipes' window and range), mapped only into the processes that hold an
+//! end: fork maps it for the child, each process's last close unmaps it,
+//! an end passed over a Unix socket carries its ticket (`obj::pipes_of`
+//! names a pty end's pair as a pipe end's frames). Every description of
+//! either end points at it (`Object::Pty`). A table hanging from an arena
+//! root keeps, by number, each pair's address, its range's ticket and the
+//! session it controls; an opener by name (`/dev/pts/N`, `/dev/tty`)
+//! claims the frames with the ticket, and the kernel judges it by the
+//! range's rule, the slave node's owner, group and bits as the pair was
+//! made (`pipemem::rule`). Both queues start with the ring-shaped header a wakeup predicate reads
 //! (`crate::predicate`), so a reader or writer waiting on an end sleeps in
 //! the kernel until the other side makes progress or goes, as on a pipe.
 //! Everything is changed under the big lock.
@@ -26,7 +33,8 @@
 
 use super::flags::{ACCMODE, NONBLOCK};
 use super::ldisc::{self, Edit, Shared, Termios};
-use super::{no_seek, File, Handle, Kind, Object, Ops, POLLERR, POLLHUP, POLLIN, POLLOUT};
+use super::pipe::{self, GUARDED_PAGES};
+use super::{no_seek, pipemem, File, Handle, Kind, Object, Ops, POLLERR, POLLHUP, POLLIN, POLLOUT};
 use crate::errno::Errno;
 use crate::errno::{EAGAIN, EINVAL, EIO, EMFILE, ENOENT, ENOMEM, ENOTTY, EPERM};
 use crate::fs::stat::dev;
@@ -159,8 +167,6 @@ pub struct Pair {
     edit: Edit<LINE>,
     termios: Termios,
     shared: Shared,
-    /// The session whose controlling terminal the slave is (0: none).
-    session: u32,
     /// Its number (`/dev/pts/N`) and node.
     index: u32,
     node: Ino,
@@ -232,9 +238,21 @@ fn signal_group(pgrp: u32, sig: u32) {
     }
 }
 
+/// A pair's place in the table: its frames, their range's ticket (an
+/// opener by name claims them with it, judged by the rule), and the
+/// session whose controlling terminal its slave is (0: none). In the
+/// arena: a process that writes it can lose a pair or misdirect an opener,
+/// not reach a pair it may not open.
+#[derive(Clone, Copy)]
+struct Slot {
+    pair: *mut Pair,
+    ticket: u64,
+    session: u32,
+}
+
 /// The pairs by number.
 struct Table {
-    pairs: [*mut Pair; MAX],
+    slots: [Slot; MAX],
 }
 
 /// Slot 7 of the arena's roots (`shared::Root`).
@@ -243,6 +261,49 @@ static TABLE: shared::Root<Table> = shared::Root::new(7);
 fn table() -> Result<&'static mut Table, Errno> {
     // SAFETY: null pointers are an empty table; the big lock is held.
     unsafe { TABLE.get_or_create_zeroed().map(|t| &mut *t).map_err(|_| ENOMEM) }
+}
+
+/// Where the table says pair `n` is, and its range's ticket (read from
+/// the arena, so anything).
+pub fn named(n: u32) -> Option<(u64, u64)> {
+    let s = table().ok()?.slots.get(n as usize).copied()?;
+    (!s.pair.is_null()).then_some((s.pair as u64, s.ticket))
+}
+
+/// Pair `n`, mapped here (with the ticket beside its number, if this
+/// process did not map it: the kernel judges the claim by the rule), and
+/// whether it was just mapped. ENOENT when there is none (or the table's
+/// words name frames that are not pair `n`), EACCES when the rule refuses
+/// this process.
+fn reach(n: u32) -> Result<(*mut Pair, bool), Errno> {
+    let (at, ticket) = named(n).ok_or(ENOENT)?;
+    let now = pipemem::claim_named(at, ticket, GUARDED_PAGES)?.ok_or(ENOENT)?;
+    let p = at as *mut Pair;
+    // SAFETY: frames of their own mapped here, read only.
+    if unsafe { (*p).index } == n {
+        return Ok((p, now));
+    }
+    if now {
+        pipemem::release(at, GUARDED_PAGES);
+    }
+    Err(ENOENT)
+}
+
+/// A new description of pair `n`'s slave, opened by name (`/dev/pts/N`,
+/// `/dev/tty`): its frames stay mapped here with it.
+fn open_named(n: u32, status: u32, noctty: bool) -> Result<Handle<File>, Errno> {
+    let (p, now) = reach(n)?;
+    // SAFETY: mapped (`reach`); the big lock is held.
+    let f = open_slave(unsafe { &mut *p }, status, noctty);
+    if f.is_err() && now {
+        pipemem::release(p as u64, GUARDED_PAGES);
+    }
+    f
+}
+
+/// Pair `p`'s place in the table.
+fn slot(p: &Pair) -> Result<&'static mut Slot, Errno> {
+    Ok(&mut table()?.slots[p.index as usize % MAX])
 }
 
 /// The pair description `f` is an end of.
@@ -283,66 +344,58 @@ pub fn open(rdev: u32, ino: Ino, status: u32, noctty: bool) -> Result<Handle<Fil
     if rdev == PTMX {
         return open_master(ino, status);
     }
-    let p =
-        table()?.pairs.get(crate::fs::stat::split(rdev).1 as usize).copied().unwrap_or(core::ptr::null_mut());
-    if p.is_null() {
-        return Err(ENOENT);
-    }
-    // SAFETY: a pair in the table is live; the big lock is held.
-    open_slave(unsafe { &mut *p }, status, noctty)
+    open_named(crate::fs::stat::split(rdev).1, status, noctty)
 }
 
-/// A new pair and its master.
-fn open_master(ptmx: Ino, status: u32) -> Result<Handle<File>, Errno> {
-    let t = table()?;
-    let index = t.pairs.iter().position(|p| p.is_null()).ok_or(EMFILE)?;
-    let pts = pts_dir().ok_or(ENOENT)?;
-    let p = shared::alloc(size_of::<Pair>(), align_of::<Pair>()) as *mut Pair;
-    if p.is_null() {
-        return Err(ENOMEM);
-    }
-    // SAFETY: a fresh block for a Pair; all zero is empty queues and
-    // plain fields, filled in below.
-    let pair = unsafe {
-        p.write_bytes(0, 1);
-        &mut *p
-    };
+/// A new pair numbered `index` for slave node `ino`, in frames of its own
+/// whose rule is the node's owner, group and bits (`pipemem::rule`).
+fn make(ino: Ino, index: u32) -> Result<*mut Pair, Errno> {
+    let n = node::get(ino);
+    let (owner, mode) = pipemem::rule(n.uid, n.gid, n.mode, 0o6, &crate::fs::perm::me());
+    let p = pipe::own_frames(owner, mode)? as *mut Pair;
+    // SAFETY: fresh zeroed frames, ours alone, with room for a Pair (the
+    // assertion below): all zero is empty queues and plain fields.
+    let pair = unsafe { &mut *p };
     pair.termios = Termios::PTY;
-    pair.index = index as u32;
+    pair.index = index;
+    pair.node = ino;
     pair.locked = true;
     pair.master = true;
     pair.input.room_mark.store((QSIZE - LINE) as u64, Ordering::Relaxed);
     pair.output.room_mark.store((QSIZE - 2) as u64, Ordering::Relaxed);
     pair.output.writers.store(1, Ordering::Relaxed);
     pair.ends_changed(false);
+    Ok(p)
+}
+
+const _: () = assert!(size_of::<Pair>() <= pipe::OWN_ROOM);
+
+/// A new pair and its master.
+fn open_master(ptmx: Ino, status: u32) -> Result<Handle<File>, Errno> {
+    let t = table()?;
+    let index = t.slots.iter().position(|s| s.pair.is_null()).ok_or(EMFILE)?;
+    let pts = pts_dir().ok_or(ENOENT)?;
+    let ino = node::alloc_on(crate::fs::S_IFCHR | 0o620, node::FS_DEV)?;
+    node::update(ino, |n| n.rdev = dev(SLAVE_MAJOR, index as u32));
+    crate::fs::perm::own_new(pts, ino);
     let mut buf = [0; 4];
-    let made = node::alloc_on(crate::fs::S_IFCHR | 0o620, node::FS_DEV).and_then(|ino| {
-        node::update(ino, |n| n.rdev = dev(SLAVE_MAJOR, index as u32));
-        crate::fs::perm::own_new(pts, ino);
-        match dir::add(pts, name(index as u32, &mut buf), ino) {
-            Ok(()) => Ok(ino),
-            Err(e) => {
-                node::release(ino);
-                Err(e)
-            }
-        }
-    });
-    let f = made.and_then(|ino| {
-        pair.node = ino;
-        super::new(Kind::PtyMaster, status & (ACCMODE | NONBLOCK), ptmx).inspect_err(|_| {
-            dir::remove(pts, name(index as u32, &mut buf));
-            node::release(ino);
-        })
-    });
-    let f = match f {
-        Ok(f) => f,
+    let made = make(ino, index as u32).and_then(|p| match dir::add(pts, name(index as u32, &mut buf), ino) {
+        Ok(()) => Ok(p),
         Err(e) => {
-            // SAFETY: made above, named by nothing else.
-            unsafe { shared::free(p as *mut u8, size_of::<Pair>(), align_of::<Pair>()) };
-            return Err(e);
+            pipe::unmake(p as u64);
+            Err(e)
         }
-    };
-    t.pairs[index] = p;
+    });
+    let opened = made.and_then(|p| match super::new(Kind::PtyMaster, status & (ACCMODE | NONBLOCK), ptmx) {
+        Ok(f) => Ok((f, p)),
+        Err(e) => {
+            dir::remove(pts, name(index as u32, &mut buf));
+            pipe::unmake(p as u64);
+            Err(e)
+        }
+    });
+    let (f, p) = opened.inspect_err(|_| node::release(ino))?;
+    t.slots[index] = Slot { pair: p, ticket: pipe::ticket(p as u64).unwrap_or(0), session: 0 };
     // SAFETY: just made; nobody else refers to it yet; `p` is a live pair.
     unsafe { f.get_mut().obj = Object::Pty(Handle::from_raw(p)) };
     Ok(f)
@@ -360,18 +413,21 @@ fn open_slave(pair: &mut Pair, status: u32, noctty: bool) -> Result<Handle<File>
     pair.ends_changed(false);
     // A session leader without a terminal takes the first it opens.
     let (pid, sid) = (ldisc::jobs().session)();
-    if !noctty && pid == sid && pair.session == 0 && controlling().is_none() {
-        pair.session = sid;
-        pair.shared.pgrp = (ldisc::jobs().own_group)();
+    if !noctty && pid == sid && controlling().is_none() {
+        if let Some(s) = slot(pair).ok().filter(|s| s.session == 0) {
+            s.session = sid;
+            pair.shared.pgrp = (ldisc::jobs().own_group)();
+        }
     }
     Ok(f)
 }
 
-/// The pair whose slave is the caller's session's controlling terminal.
-fn controlling() -> Option<*mut Pair> {
+/// The number of the pair whose slave is the caller's session's
+/// controlling terminal.
+fn controlling() -> Option<u32> {
     let (_, sid) = (ldisc::jobs().session)();
-    // SAFETY: pairs in the table are live; the big lock is held.
-    table().ok()?.pairs.iter().copied().find(|&p| !p.is_null() && sid != 0 && unsafe { (*p).session } == sid)
+    let at = table().ok()?.slots.iter().position(|s| !s.pair.is_null() && sid != 0 && s.session == sid)?;
+    Some(at as u32)
 }
 
 /// The caller is ending: if it leads a session whose controlling terminal
@@ -382,16 +438,24 @@ pub fn session_ended() {
     if pid != sid {
         return;
     }
-    if let Some(p) = controlling() {
-        // SAFETY: live, as `controlling` found it; the big lock is held.
+    let Some(n) = controlling() else { return };
+    // (A leader that holds no end maps the pair for this, if its rule
+    // lets it.)
+    if let Ok((p, now)) = reach(n) {
+        // SAFETY: mapped (`reach`); the big lock is held.
         let p = unsafe { &mut *p };
         // (Not to the caller: it is ending.)
         if p.shared.pgrp != 0 {
             (ldisc::jobs().signal_others)(p.shared.pgrp, ldisc::SIGHUP);
             (ldisc::jobs().signal_others)(p.shared.pgrp, SIGCONT);
         }
-        p.session = 0;
         p.shared.pgrp = 0;
+        if now {
+            pipemem::release(p as *mut Pair as u64, GUARDED_PAGES);
+        }
+    }
+    if let Ok(t) = table() {
+        t.slots[n as usize].session = 0;
     }
 }
 
@@ -401,8 +465,7 @@ const SIGCONT: u32 = 18;
 /// `/dev/tty` for a session whose controlling terminal is a pty: a new
 /// description of that slave (None: the session has no pty).
 pub fn open_controlling(status: u32) -> Option<Result<Handle<File>, Errno>> {
-    // SAFETY: live, as `controlling` found it; the big lock is held.
-    controlling().map(|p| open_slave(unsafe { &mut *p }, status, true))
+    controlling().map(|n| open_named(n, status, true))
 }
 
 pub static OPS: Ops = Ops { read, write, seek: no_seek, stat, ioctl, close };
@@ -547,8 +610,10 @@ fn ioctl_of(f: &mut File, req: u64, arg: u64) -> Result<i64, Errno> {
             Ok(0)
         }
         TCSBRK | TCXONC => Ok(0),
-        TIOCGSID if p.session == 0 => Err(ENOTTY),
-        TIOCGSID => crate::uaccess::put(arg, p.session as i32).map(|_| 0),
+        TIOCGSID => match slot(p)?.session {
+            0 => Err(ENOTTY),
+            sid => crate::uaccess::put(arg, sid as i32).map(|_| 0),
+        },
         TIOCGPTN if master => crate::uaccess::put(arg, p.index).map(|_| 0),
         TIOCSPTLCK if master => crate::uaccess::get::<i32>(arg).map(|v| {
             p.locked = v != 0;
@@ -561,24 +626,26 @@ fn ioctl_of(f: &mut File, req: u64, arg: u64) -> Result<i64, Errno> {
         }
         TIOCSCTTY if !master => {
             let (pid, sid) = (ldisc::jobs().session)();
-            if p.session == sid && sid != 0 {
+            let session = &mut slot(p)?.session;
+            if *session == sid && sid != 0 {
                 return Ok(0);
             }
-            if pid != sid || p.session != 0 || controlling().is_some() {
+            if pid != sid || *session != 0 || controlling().is_some() {
                 return Err(EPERM);
             }
-            p.session = sid;
+            *session = sid;
             p.shared.pgrp = own;
             Ok(0)
         }
         TIOCNOTTY if !master => {
             let (pid, sid) = (ldisc::jobs().session)();
-            if p.session != sid || sid == 0 {
+            let session = &mut slot(p)?.session;
+            if *session != sid || sid == 0 {
                 return Err(ENOTTY);
             }
             if pid == sid {
+                *session = 0;
                 p.signal(ldisc::SIGHUP);
-                p.session = 0;
                 p.shared.pgrp = 0;
             }
             Ok(0)
@@ -596,7 +663,7 @@ fn close(f: &mut File) {
         if let Some(pts) = pts_dir() {
             dir::remove(pts, name(p.index, &mut buf));
         }
-        if p.session != 0 {
+        if slot(p).is_ok_and(|s| s.session != 0) {
             p.signal(ldisc::SIGHUP);
         }
         p.ends_changed(false);
@@ -605,11 +672,11 @@ fn close(f: &mut File) {
         p.ends_changed(true);
     }
     if !p.master && p.slaves == 0 {
-        if let Ok(t) = table() {
-            t.pairs[p.index as usize] = core::ptr::null_mut();
+        if let Ok(s) = slot(p) {
+            *s = Slot { pair: core::ptr::null_mut(), ticket: 0, session: 0 };
         }
         node::release(p.node);
-        // SAFETY: made by `open_master`; its last end is going.
-        unsafe { f.object::<Pair>().free() };
+        // Its last end is going: no process needs the frames any more.
+        pipe::unmake(f.object::<Pair>().addr());
     }
 }

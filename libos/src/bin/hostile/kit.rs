@@ -1,5 +1,6 @@
 //! What the hostile boot tests of issue 25 (`test_fifoguard`,
-//! `test_unixguard`, `test_dgramguard`, `test_sysvguard`) share: Linux
+//! `test_unixguard`, `test_dgramguard`, `test_sysvguard`, `test_fileguard`,
+//! `test_ptyguard`) share: Linux
 //! calls with their results judged, and the attacker's search of memory
 //! for the victim's secret. Each test uses part of it.
 #![allow(dead_code, reason = "each hostile test uses part of the kit")]
