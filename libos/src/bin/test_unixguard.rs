@@ -89,6 +89,56 @@ fn attacker(down: i64, up: i64) -> ! {
     exit(0);
 }
 
+/// User 1000: told where root's receiving socket of a pair is, follows
+/// every word of it into the arena (the queue of passed descriptors) and
+/// claims every pipe named there with the word after it (the ticket);
+/// reports what it reached on `up`.
+fn ticket_attacker(down: i64, up: i64) -> ! {
+    if linux(SYS_SETGID, [1000, 0, 0, 0, 0, 0]) != 0 || linux(SYS_SETUID, [1000, 0, 0, 0, 0, 0]) != 0 {
+        exit(2);
+    }
+    write1(up, b'u');
+    let mut word = [0u8; 8];
+    if linux(SYS_READ, [down as u64, word.as_mut_ptr() as u64, 8, 0, 0, 0]) != 8 {
+        exit(3);
+    }
+    let file = u64::from_ne_bytes(word);
+    let mut found = 0;
+    let span = size_of::<libos::obj::File>() as u64;
+    if all_mapped(file, span) {
+        // SAFETY: mapped (checked); the attack reads another's description.
+        let sock =
+            unsafe { (*(file as *const libos::obj::File)).object::<libos::obj::unix::Socket>() }.addr();
+        let size = size_of::<libos::obj::unix::Socket>() as u64;
+        if all_mapped(sock, size) {
+            for at in (sock..sock + size).step_by(8) {
+                // SAFETY: mapped (checked); read only.
+                let to = unsafe { (at as *const u64).read_unaligned() };
+                if to % 8 != 0 {
+                    continue;
+                }
+                // SAFETY: mapped (checked); read only.
+                let w = |i: u64| unsafe { ((to + i * 8) as *const u64).read() };
+                for i in (0..31).take_while(|&i| all_mapped(to + i * 8, 16)) {
+                    let base = w(i);
+                    if libos::obj::pipemem::guarded(base) && libos::obj::pipemem::base(base) == base {
+                        let r = libos::obj::pipemem::claim(base, w(i + 1), libos::obj::pipe::GUARDED_PAGES);
+                        user::println!("ticket attacker: claims {base:#x}: {r:?}");
+                        found |= kit::reached(SECRET, base);
+                    }
+                }
+            }
+        } else {
+            found |= NO_SOCKET;
+        }
+    } else {
+        found |= NO_SOCKET;
+    }
+    write1(up, found);
+    read1(down);
+    exit(0);
+}
+
 /// Frames at `at` in the pipes' window: maps them by name with each
 /// capability this process holds for the purpose, or through the pipe
 /// frames' claim with made-up tickets; what any of it got.
@@ -163,6 +213,20 @@ fn connection(path: &[u8]) -> Option<(i64, i64)> {
     bound.then_some((l, c))
 }
 
+/// `sendmsg` of one byte on `sock` with descriptor `fd` (`SCM_RIGHTS`).
+fn send_fd(sock: i64, fd: i64) -> i64 {
+    let byte = [b'x'];
+    let iov = [byte.as_ptr() as u64, 1];
+    // cmsghdr: length 20, SOL_SOCKET, SCM_RIGHTS, then the descriptor.
+    let mut control = [0u8; 24];
+    control[..8].copy_from_slice(&20u64.to_ne_bytes());
+    control[8..12].copy_from_slice(&1i32.to_ne_bytes());
+    control[12..16].copy_from_slice(&1i32.to_ne_bytes());
+    control[16..20].copy_from_slice(&(fd as i32).to_ne_bytes());
+    let msg = [0u64, 0, iov.as_ptr() as u64, 1, control.as_ptr() as u64, 24, 0];
+    linux(libos::linux::nr::SYS_SENDMSG, [sock as u64, msg.as_ptr() as u64, 0, 0, 0, 0])
+}
+
 fn main(_: u64) -> i32 {
     if let Err(e) = native::init(libos::linux::syscall) {
         println!("test_unixguard: {e}");
@@ -189,6 +253,32 @@ fn main(_: u64) -> i32 {
         shared_with_child(&mut ok, s, c);
         close(l);
     }
+    // A pipe end in flight over a pair: its ticket is not where a process
+    // that holds neither socket reads it.
+    println!("test_unixguard: a ticket in flight");
+    let (pid, down, up) = kit::fork_attacker(ticket_attacker);
+    check(&mut ok, "the attacker became user 1000", read1(up) == b'u');
+    let mut sv = [0i32; 2];
+    let made = linux(SYS_SOCKETPAIR, [AF_UNIX, SOCK_STREAM, 0, sv.as_mut_ptr() as u64, 0, 0]) == 0;
+    let p = kit::pipe();
+    check(&mut ok, "root makes a pair and a pipe", made && p[0] >= 0);
+    let (a, b) = (sv[0] as i64, sv[1] as i64);
+    check(&mut ok, "root writes its secret in the pipe", writes(p[1], SECRET));
+    check(&mut ok, "root passes the pipe's reading end", send_fd(a, p[0]) == 1);
+    close(p[0]);
+    let file = libos::fd::get_raw(b).map_or(0, |d| d.file.addr());
+    let word = file.to_ne_bytes();
+    linux(SYS_WRITE, [down as u64, word.as_ptr() as u64, 8, 0, 0, 0]);
+    let found = read1(up);
+    check(&mut ok, "the attacker found root's socket", found & NO_SOCKET == 0);
+    check(&mut ok, "the attacker did not see the secret", found & SAW == 0);
+    check(&mut ok, "the attacker could not map the passed pipe", found & MAPPED == 0);
+    write1(down, b'd');
+    check(&mut ok, "user 1000 ended well", wait(pid) == 0);
+    close(p[1]);
+    close(a);
+    close(b);
+
     // A listener closed with a connection pending drops its ends: the
     // connector sees the end of file.
     let pending = connection(b"/tmp/unixguard2.sock");
