@@ -14,8 +14,8 @@
 
 use libos::layout::{PIPES, PIPES_END, PIPE_SLOT};
 use libos::linux::nr::{
-    SYS_ACCEPT, SYS_BIND, SYS_CONNECT, SYS_FORK, SYS_LISTEN, SYS_READ, SYS_SETGID, SYS_SETUID, SYS_SOCKET,
-    SYS_SOCKETPAIR, SYS_WRITE,
+    SYS_ACCEPT, SYS_BIND, SYS_CONNECT, SYS_FORK, SYS_LISTEN, SYS_POLL, SYS_READ, SYS_RECVMSG, SYS_SETGID,
+    SYS_SETUID, SYS_SHUTDOWN, SYS_SOCKET, SYS_SOCKETPAIR, SYS_WRITE,
 };
 use libos::native::{self, linux};
 #[path = "hostile/kit.rs"]
@@ -90,7 +90,8 @@ fn attacker(down: i64, up: i64) -> ! {
 }
 
 /// User 1000: told where root's receiving socket of a pair is, follows
-/// every word of it into the arena (the queue of passed descriptors) and
+/// every word of it into the arena (the queue of passed descriptors, a
+/// listener's pending connections) and
 /// claims every pipe named there with the word after it (the ticket);
 /// reports what it reached on `up`.
 fn ticket_attacker(down: i64, up: i64) -> ! {
@@ -227,6 +228,75 @@ fn send_fd(sock: i64, fd: i64) -> i64 {
     linux(libos::linux::nr::SYS_SENDMSG, [sock as u64, msg.as_ptr() as u64, 0, 0, 0, 0])
 }
 
+/// The ticket attacker `(pid, down, up)` is told where root's socket `fd`
+/// is and follows it; it must reach nothing.
+fn tickets_attacked(ok: &mut bool, (pid, down, up): (i64, i64, i64), fd: i64) {
+    let file = libos::fd::get_raw(fd).map_or(0, |d| d.file.addr());
+    let word = file.to_ne_bytes();
+    linux(SYS_WRITE, [down as u64, word.as_ptr() as u64, 8, 0, 0, 0]);
+    let found = read1(up);
+    check(ok, "the attacker found root's socket", found & NO_SOCKET == 0);
+    check(ok, "the attacker did not see the secret", found & SAW == 0);
+    check(ok, "the attacker could not map the rings in flight", found & MAPPED == 0);
+    write1(down, b'd');
+    check(ok, "user 1000 ended well", wait(pid) == 0);
+    close(down);
+    close(up);
+}
+
+/// A receiving ring parks as many tickets as it has room for: the next
+/// send is refused (ETOOMANYREFS) until the receiver takes a batch; a
+/// receiver that shuts its read side drops the ends in flight (the pipe's
+/// writer sees no reader left).
+fn parked(ok: &mut bool) {
+    let mut sv = [0i32; 2];
+    let made = linux(SYS_SOCKETPAIR, [AF_UNIX, SOCK_STREAM, 0, sv.as_mut_ptr() as u64, 0, 0]) == 0;
+    let p = kit::pipe();
+    check(ok, "root makes a pair and a pipe", made && p[0] >= 0);
+    let (a, b) = (sv[0] as i64, sv[1] as i64);
+    let mut sent = 0;
+    while sent <= libos::obj::pipe::PARKED && send_fd(a, p[0]) == 1 {
+        sent += 1;
+    }
+    check(ok, "the ring parks the tickets it has room for", sent == libos::obj::pipe::PARKED);
+    check(ok, "one more is ETOOMANYREFS", send_fd(a, p[0]) == -109);
+    let got = recv_fd(b);
+    check(ok, "the receiver takes a batch", got >= 0);
+    check(ok, "then one more goes", send_fd(a, p[0]) == 1);
+    close(got);
+    close(p[0]);
+    check(ok, "the pipe still has readers in flight", poll_out(p[1]) & POLLERR == 0);
+    check(ok, "the receiver shuts its read side", linux(SYS_SHUTDOWN, [b as u64, 0, 0, 0, 0, 0]) == 0);
+    check(ok, "the ends in flight are dropped with it", poll_out(p[1]) & POLLERR != 0);
+    close(p[1]);
+    close(a);
+    close(b);
+}
+
+const POLLERR: i16 = 8;
+
+/// The events `poll` finds at once on `fd` asked for writing.
+fn poll_out(fd: i64) -> i16 {
+    // struct pollfd: the descriptor, the events (POLLOUT), the answer.
+    let mut pfd = [0u8; 8];
+    pfd[..4].copy_from_slice(&(fd as i32).to_ne_bytes());
+    pfd[4..6].copy_from_slice(&4i16.to_ne_bytes());
+    linux(SYS_POLL, [pfd.as_mut_ptr() as u64, 1, 0, 0, 0, 0]);
+    i16::from_ne_bytes([pfd[6], pfd[7]])
+}
+
+/// `recvmsg` of one byte on `sock`: the descriptor it carried, or -1.
+fn recv_fd(sock: i64) -> i64 {
+    let mut byte = [0u8];
+    let iov = [byte.as_mut_ptr() as u64, 1];
+    let mut control = [0u8; 24];
+    let msg = [0u64, 0, iov.as_ptr() as u64, 1, control.as_mut_ptr() as u64, 24, 0];
+    if linux(SYS_RECVMSG, [sock as u64, msg.as_ptr() as u64, 0, 0, 0, 0]) != 1 {
+        return -1;
+    }
+    i32::from_ne_bytes([control[16], control[17], control[18], control[19]]) as i64
+}
+
 fn main(_: u64) -> i32 {
     if let Err(e) = native::init(libos::linux::syscall) {
         println!("test_unixguard: {e}");
@@ -256,8 +326,8 @@ fn main(_: u64) -> i32 {
     // A pipe end in flight over a pair: its ticket is not where a process
     // that holds neither socket reads it.
     println!("test_unixguard: a ticket in flight");
-    let (pid, down, up) = kit::fork_attacker(ticket_attacker);
-    check(&mut ok, "the attacker became user 1000", read1(up) == b'u');
+    let them = kit::fork_attacker(ticket_attacker);
+    check(&mut ok, "the attacker became user 1000", read1(them.2) == b'u');
     let mut sv = [0i32; 2];
     let made = linux(SYS_SOCKETPAIR, [AF_UNIX, SOCK_STREAM, 0, sv.as_mut_ptr() as u64, 0, 0]) == 0;
     let p = kit::pipe();
@@ -266,18 +336,33 @@ fn main(_: u64) -> i32 {
     check(&mut ok, "root writes its secret in the pipe", writes(p[1], SECRET));
     check(&mut ok, "root passes the pipe's reading end", send_fd(a, p[0]) == 1);
     close(p[0]);
-    let file = libos::fd::get_raw(b).map_or(0, |d| d.file.addr());
-    let word = file.to_ne_bytes();
-    linux(SYS_WRITE, [down as u64, word.as_ptr() as u64, 8, 0, 0, 0]);
-    let found = read1(up);
-    check(&mut ok, "the attacker found root's socket", found & NO_SOCKET == 0);
-    check(&mut ok, "the attacker did not see the secret", found & SAW == 0);
-    check(&mut ok, "the attacker could not map the passed pipe", found & MAPPED == 0);
-    write1(down, b'd');
-    check(&mut ok, "user 1000 ended well", wait(pid) == 0);
+    tickets_attacked(&mut ok, them, b);
+    let got = recv_fd(b);
+    check(&mut ok, "root receives the end and its secret", got >= 0 && reads(got, SECRET));
+    close(got);
     close(p[1]);
     close(a);
     close(b);
+
+    // A connection pending at root's listener: the tickets of its rings
+    // are not where a process that does not hold the listener reads them.
+    println!("test_unixguard: a connection pending");
+    let them = kit::fork_attacker(ticket_attacker);
+    check(&mut ok, "the attacker became user 1000", read1(them.2) == b'u');
+    let pending = connection(b"/tmp/unixguard3.sock");
+    check(&mut ok, "root connects and does not accept yet", pending.is_some());
+    if let Some((l, c)) = pending {
+        check(&mut ok, "root sends its secret before the accept", writes(c, SECRET));
+        tickets_attacked(&mut ok, them, l);
+        let s = linux(SYS_ACCEPT, [l as u64, 0, 0, 0, 0, 0]);
+        check(&mut ok, "root accepts and reads its secret", s >= 0 && reads(s, SECRET));
+        close(s);
+        close(c);
+        close(l);
+    }
+
+    println!("test_unixguard: tickets parked in the ring");
+    parked(&mut ok);
 
     // A listener closed with a connection pending drops its ends: the
     // connector sees the end of file.

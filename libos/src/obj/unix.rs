@@ -33,6 +33,7 @@ use crate::errno::{
 };
 use crate::fs::{node, Ino, S_IFMT, S_IFSOCK};
 use crate::obj::Handle;
+use pipe::Ticket;
 use crate::predicate::{WANT_READ, WANT_WRITE};
 use crate::shared;
 use alloc::vec::Vec;
@@ -59,20 +60,14 @@ enum State {
 }
 
 /// A batch of passed descriptors, its `n` files after it in the same
-/// block, then `m` tickets (`Ticket`).
+/// block; the `m` tickets of the pipes they need are parked in the ring
+/// it travels through (`pipe::park`), not here in the arena.
 struct Rights {
     next: *mut Rights,
     /// Ring position where the message that carries it starts.
     at: u64,
     n: usize,
     m: usize,
-}
-
-/// A pipe the batch's files need, and its range's ticket (`FRAME_RANGE`).
-#[derive(Clone, Copy)]
-struct Ticket {
-    base: u64,
-    ticket: u64,
 }
 
 /// A listener's count of connections queued and accepted, shaped like a
@@ -469,6 +464,12 @@ pub fn shutdown(f: &File, rd: bool, wr: bool) -> Result<(), Errno> {
     if s.state != State::Connected {
         return Ok(());
     }
+    // The batches' tickets are in the receiving ring: its descriptors
+    // go with it (Linux would still hand them out with the bytes queued
+    // before the shutdown; here those bytes go too).
+    while rd && !s.rights.is_null() {
+        unqueue_rights(s, s.rights);
+    }
     for (shut, end) in [(rd, &mut s.rx), (wr, &mut s.tx)] {
         if shut && !end.is_null() {
             // SAFETY: an end the socket held open, now let go.
@@ -617,7 +618,7 @@ fn put_message(
     bytes: &[u8],
     files: &mut Vec<Handle<File>>,
 ) -> Result<usize, Errno> {
-    let batch = if files.is_empty() { None } else { Some(queue_rights(to, pipe::positions(tx).1, files)?) };
+    let batch = if files.is_empty() { None } else { Some(queue_rights(to, tx, files)?) };
     let n = (pipe::OPS.write)(tx, bytes).and_then(|n| if n == 0 { Err(EAGAIN) } else { Ok(n) });
     let n = n.inspect_err(|_| {
         if let Some(b) = batch {
@@ -631,28 +632,34 @@ fn put_message(
     Ok(n)
 }
 
-/// Puts `files` in socket `to`'s queue as a batch for the message starting
-/// at ring position `at`, with the tickets of the pipes they need.
-fn queue_rights(to: *mut Socket, at: u64, files: &[Handle<File>]) -> Result<*mut Rights, Errno> {
+/// Puts `files` in the queue of socket `to`, which receives on ring `tx`,
+/// as a batch for the message starting at its head, with the tickets of
+/// the pipes they need parked in the ring's frames (ETOOMANYREFS when
+/// they hold too many already).
+fn queue_rights(to: *mut Socket, tx: &File, files: &[Handle<File>]) -> Result<*mut Rights, Errno> {
     let mut bases: Vec<u64> = files.iter().flat_map(|&f| super::pipes_of(f)).collect();
     bases.sort_unstable();
     bases.dedup();
     // Kept for the receiver while the batch is in flight (`take_batch`
     // lets go).
     let tickets = hold(&bases)?;
-    let (size, align) = batch_size(files.len(), tickets.len());
+    let (size, align) = batch_size(files.len());
     let r = shared::alloc(size, align) as *mut Rights;
-    if r.is_null() {
+    let parked = if r.is_null() { Err(ENOMEM) } else { pipe::park(tx, &tickets) };
+    if let Err(e) = parked {
         let_go(&tickets);
-        return Err(ENOMEM);
+        if !r.is_null() {
+            // SAFETY: the block just allocated, referred to by nothing.
+            unsafe { shared::free(r as *mut u8, size, align) };
+        }
+        return Err(e);
     }
-    // SAFETY: a fresh block with room for the header, the files and the
-    // tickets; the receiver is live (its ring has a reader) and the lock
-    // is held.
+    let at = pipe::positions(tx).1;
+    // SAFETY: a fresh block with room for the header and the files; the
+    // receiver is live (its ring has a reader) and the lock is held.
     unsafe {
         r.write(Rights { next: core::ptr::null_mut(), at, n: files.len(), m: tickets.len() });
         core::ptr::copy_nonoverlapping(files.as_ptr(), rights_files(r), files.len());
-        core::ptr::copy_nonoverlapping(tickets.as_ptr(), rights_tickets(r), tickets.len());
         let mut link = &raw mut (*to).rights;
         while !(*link).is_null() {
             link = &raw mut (**link).next;
@@ -701,22 +708,15 @@ fn let_go(tickets: &[Ticket]) {
     }
 }
 
-/// The size and alignment of a batch of `n` files and `m` tickets.
-fn batch_size(n: usize, m: usize) -> (usize, usize) {
-    (size_of::<Rights>() + n * size_of::<Handle<File>>() + m * size_of::<Ticket>(), align_of::<Rights>())
+/// The size and alignment of a batch of `n` files.
+fn batch_size(n: usize) -> (usize, usize) {
+    (size_of::<Rights>() + n * size_of::<Handle<File>>(), align_of::<Rights>())
 }
 
 /// The files of batch `r`.
 fn rights_files(r: *mut Rights) -> *mut Handle<File> {
     // SAFETY: the files follow the header in the same block.
     unsafe { (r as *mut u8).add(size_of::<Rights>()) as *mut Handle<File> }
-}
-
-/// The tickets of batch `r`, after its files.
-fn rights_tickets(r: *mut Rights) -> *mut Ticket {
-    // SAFETY: the tickets follow the files in the same block (a `Ticket`
-    // is aligned as a `Handle`, 8 bytes).
-    unsafe { rights_files(r).add((*r).n) as *mut Ticket }
 }
 
 /// Takes batch `r` out of `s`'s queue and drops its files; the pipes this
@@ -730,14 +730,17 @@ fn unqueue_rights(s: &mut Socket, r: *mut Rights) {
 
 /// Takes batch `r` out of `s`'s queue and frees it; returns its files
 /// (their references now the caller's), with the frames of the pipes they
-/// need mapped where the tickets allow (`pipemem::take`) and the batch's
-/// holds on them let go, and the bases of those this process did not map
-/// before.
+/// need mapped where the tickets parked in `s`'s receiving ring allow
+/// (`pipemem::take`) and the batch's holds on them let go, and the bases
+/// of those this process did not map before.
 fn take_batch(s: &mut Socket, r: *mut Rights) -> (Vec<Handle<File>>, Vec<u64>) {
+    // The tickets of the batches ahead of `r` come first in the ring.
+    let mut skip = 0;
     // SAFETY: `r` is in the queue (lock held); freed after the unlink.
     unsafe {
         let mut link = &raw mut s.rights;
         while !(*link).is_null() && *link != r {
+            skip += (**link).m;
             link = &raw mut (**link).next;
         }
         if *link == r {
@@ -745,9 +748,11 @@ fn take_batch(s: &mut Socket, r: *mut Rights) -> (Vec<Handle<File>>, Vec<u64>) {
         }
         let (n, m) = ((*r).n, (*r).m);
         let files = core::slice::from_raw_parts(rights_files(r), n).to_vec();
-        let tickets = core::slice::from_raw_parts(rights_tickets(r), m).to_vec();
-        let (size, align) = batch_size(n, m);
+        let (size, align) = batch_size(n);
         shared::free(r as *mut u8, size, align);
+        // The socket keeps its receiving ring while it has batches
+        // (`shutdown` drops them first).
+        let tickets = if s.rx.is_null() { Vec::new() } else { pipe::unpark(&*s.rx, skip, m) };
         (files, take_held(&tickets))
     }
 }
