@@ -42,6 +42,12 @@ fn pipe_words(at: u64, len: u64) -> impl Iterator<Item = u64> {
     })
 }
 
+/// The words in the `len` bytes at `at` (mapped here).
+fn words(at: u64, len: u64) -> impl Iterator<Item = u64> {
+    // SAFETY: the caller checked the bytes are mapped; read only.
+    (at..at + len).step_by(8).map(|va| unsafe { (va as *const u64).read_unaligned() })
+}
+
 /// User 1000: waits for the address of root's socket, then attacks the
 /// pair; reports what it got on `up`.
 fn attacker(down: i64, up: i64) -> ! {
@@ -112,6 +118,15 @@ fn ticket_attacker(down: i64, up: i64) -> ! {
             unsafe { (*(file as *const libos::obj::File)).object::<libos::obj::unix::Socket>() }.addr();
         let size = size_of::<libos::obj::unix::Socket>() as u64;
         if all_mapped(sock, size) {
+            // Every ring the socket names, with each of its words as the
+            // ticket (a listener's queue ring's is there: its rule is the
+            // name's, which user 1000 may not write).
+            for base in pipe_words(sock, size) {
+                for t in words(sock, size) {
+                    let _ = libos::obj::pipemem::claim(base, t, libos::obj::pipe::GUARDED_PAGES);
+                }
+                found |= kit::reached(SECRET, base);
+            }
             for at in (sock..sock + size).step_by(8) {
                 // SAFETY: mapped (checked); read only.
                 let to = unsafe { (at as *const u64).read_unaligned() };
@@ -349,6 +364,8 @@ fn main(_: u64) -> i32 {
     println!("test_unixguard: a connection pending");
     let them = kit::fork_attacker(ticket_attacker);
     check(&mut ok, "the attacker became user 1000", read1(them.2) == b'u');
+    // A name user 1000 may not write (so may not connect to).
+    linux(libos::linux::nr::SYS_UMASK, [0o022, 0, 0, 0, 0, 0]);
     let pending = connection(b"/tmp/unixguard3.sock");
     check(&mut ok, "root connects and does not accept yet", pending.is_some());
     if let Some((l, c)) = pending {

@@ -55,7 +55,7 @@ pub fn open(ino: Ino, status: u32) -> Result<(Handle<File>, Option<u64>), Errno>
     let (ring, mapped_now, made) = match found {
         Some((r, mapped_now)) => (r, mapped_now, None),
         None => {
-            let (owner, mode) = rule(&n, &crate::fs::perm::me());
+            let (owner, mode) = rule(&n, &crate::fs::perm::me(), 0o6);
             let (ring, ticket) = pipe::make_fifo(ino, owner, mode)?;
             (ring, true, Some(ticket))
         }
@@ -118,18 +118,20 @@ fn reach(n: &Inode, ino: Ino) -> Result<Option<(Handle<Pipe>, bool)>, Errno> {
     Ok(ring.map(|r| (r, !before)))
 }
 
-/// The rule of FIFO `n`'s ring when `me` makes it (`FRAME_RANGE`'s
+/// The rule of the frames `me` makes for inode `n` (`FRAME_RANGE`'s
 /// owner and mode): the inode's owner and group, and for each class read
-/// and write if the inode gives it either (a reader moves the ring's
-/// positions too; the direction is the library's check). A maker that is
-/// not root names itself, and the inode's group only if it is in it (the
-/// kernel lets only root name others).
-fn rule(n: &Inode, me: &Ident) -> (u64, u64) {
+/// and write if the inode gives it any of `bits` (a FIFO's ring: read or
+/// write, `0o6`, since a reader moves the ring's positions too and the
+/// direction is the library's check; a listener's queue: write, `0o2`,
+/// what `connect` needs). A maker that is not root names itself, and the
+/// inode's group only if it is in it (the kernel lets only root name
+/// others).
+pub fn rule(n: &Inode, me: &Ident, bits: u32) -> (u64, u64) {
     let (uid, gid) = (me.uid[EFFECTIVE], me.gid[EFFECTIVE]);
     let root = uid == 0;
     let owner = if root { n.uid } else { uid };
     let group = if root || n.gid == gid || me.groups().contains(&n.gid) { n.gid } else { gid };
-    let mode = (0..3).filter(|c| n.mode >> (3 * c) & 0o6 != 0).fold(0, |m, c| m | 0o6 << (3 * c));
+    let mode = (0..3).filter(|c| n.mode >> (3 * c) & bits != 0).fold(0, |m, c| m | 0o6 << (3 * c));
     (u64::from(owner) | u64::from(group) << 32, mode)
 }
 

@@ -273,7 +273,13 @@ fn make_guarded(owner: u64, mode: u64, ino: Ino) -> Result<*mut Guarded, Errno> 
 /// write end).
 pub fn create_guarded(flags: u32) -> Result<(Handle<File>, Handle<File>), Errno> {
     // Claimable unheld by its maker's user only; an end travels held.
-    let g = make_guarded(OWNER_SELF, 0o600, 0)?;
+    create_ruled(flags, OWNER_SELF, 0o600)
+}
+
+/// A new pipe in frames of its own, as `create_guarded`, whose range has
+/// the rule (`owner`, `mode`: `FRAME_RANGE`'s `MAKE`).
+pub fn create_ruled(flags: u32, owner: u64, mode: u64) -> Result<(Handle<File>, Handle<File>), Errno> {
+    let g = make_guarded(owner, mode, 0)?;
     // SAFETY: fresh frames for a `Guarded`, ours alone.
     unsafe {
         let p = &raw mut (*g).pipe;
