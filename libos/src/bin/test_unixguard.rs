@@ -214,19 +214,83 @@ fn shared_with_child(ok: &mut bool, a: i64, b: i64) {
 /// A stream connection by name, not accepted yet: root's listener at
 /// `path` and the connector's end, or None.
 fn connection(path: &[u8]) -> Option<(i64, i64)> {
+    let l = listener(path)?;
+    Some((l, connect_to(path)?))
+}
+
+/// A Unix socket address for `path`: the bytes and their length.
+fn address(path: &[u8]) -> ([u8; 110], u64) {
     let mut addr = [0u8; 110];
     addr[..2].copy_from_slice(&(AF_UNIX as u16).to_ne_bytes());
     addr[2..2 + path.len()].copy_from_slice(path);
-    let (at, len) = (addr.as_ptr() as u64, 2 + path.len() as u64 + 1);
+    (addr, 2 + path.len() as u64 + 1)
+}
+
+/// A stream socket listening at `path`, or None.
+fn listener(path: &[u8]) -> Option<i64> {
+    let (addr, len) = address(path);
     let l = linux(SYS_SOCKET, [AF_UNIX, SOCK_STREAM, 0, 0, 0, 0]);
+    let bound = l >= 0
+        && linux(SYS_BIND, [l as u64, addr.as_ptr() as u64, len, 0, 0, 0]) == 0
+        && linux(SYS_LISTEN, [l as u64, 4, 0, 0, 0, 0]) == 0;
+    bound.then_some(l)
+}
+
+/// A stream socket connected to `path`, or None.
+fn connect_to(path: &[u8]) -> Option<i64> {
+    let (addr, len) = address(path);
     let c = linux(SYS_SOCKET, [AF_UNIX, SOCK_STREAM, 0, 0, 0, 0]);
-    if l < 0 || c < 0 {
-        return None;
+    let done = c >= 0 && linux(SYS_CONNECT, [c as u64, addr.as_ptr() as u64, len, 0, 0, 0]) == 0;
+    done.then_some(c)
+}
+
+/// A holder of root's listener spoils a pending connection's tickets in
+/// the listener's queue ring: `accept` refuses the connection, whose
+/// rings it cannot map (rather than hand out a socket that is not
+/// there), and the connector, a child, sees ECONNRESET, then end of file.
+fn refused(ok: &mut bool) {
+    let path = b"/tmp/unixguard4.sock";
+    let Some(l) = listener(path) else {
+        check(ok, "root listens", false);
+        return;
+    };
+    let (down, up) = (kit::pipe(), kit::pipe());
+    let pid = linux(SYS_FORK, [0; 6]);
+    if pid == 0 {
+        let c = connect_to(path).unwrap_or(-1);
+        write1(up[1], b'c');
+        read1(down[0]);
+        let mut b = [0u8; 1];
+        let first = linux(SYS_READ, [c as u64, b.as_mut_ptr() as u64, 1, 0, 0, 0]);
+        let then = linux(SYS_READ, [c as u64, b.as_mut_ptr() as u64, 1, 0, 0, 0]);
+        println!("test_unixguard: the refused connector reads {first}, then {then}");
+        exit(if c >= 0 && first == -104 && then == 0 { 0 } else { 1 });
     }
-    let bound = linux(SYS_BIND, [l as u64, at, len, 0, 0, 0]) == 0
-        && linux(SYS_LISTEN, [l as u64, 4, 0, 0, 0, 0]) == 0
-        && linux(SYS_CONNECT, [c as u64, at, len, 0, 0, 0]) == 0;
-    bound.then_some((l, c))
+    check(ok, "a child connects", read1(up[0]) == b'c');
+    let mut spoiled = 0;
+    let file = libos::fd::get_raw(l).map_or(0, |d| d.file.addr());
+    // SAFETY: root's own listener; the ring's frames are mapped here.
+    let sock = unsafe { (*(file as *const libos::obj::File)).object::<libos::obj::unix::Socket>() }.addr();
+    let ring = pipe_words(sock, size_of::<libos::obj::unix::Socket>() as u64).next().unwrap_or(0);
+    for at in (ring..ring + 4096).step_by(8).filter(|_| ring != 0) {
+        // SAFETY: the first page of root's queue ring, mapped here.
+        let w = unsafe { (at as *const u64).read() };
+        if w != ring && libos::obj::pipemem::guarded(w) && libos::obj::pipemem::base(w) == w {
+            // SAFETY: as above; the word after a ring's base is its ticket.
+            unsafe { *((at + 8) as *mut u64) ^= 1 };
+            spoiled += 1;
+        }
+    }
+    check(ok, "root spoils the tickets in its queue ring", spoiled == 2);
+    // F_SETFL O_NONBLOCK: the accept does not wait for another.
+    linux(libos::linux::nr::SYS_FCNTL, [l as u64, 4, 0o4000, 0, 0, 0]);
+    let got = linux(SYS_ACCEPT, [l as u64, 0, 0, 0, 0, 0]);
+    check(ok, "accept refuses the connection (EAGAIN)", got == -11);
+    write1(down[1], b'g');
+    check(ok, "the connector sees ECONNRESET, then end of file", wait(pid) == 0);
+    for fd in [l, down[0], down[1], up[0], up[1]] {
+        close(fd);
+    }
 }
 
 /// `sendmsg` of one byte on `sock` with descriptor `fd` (`SCM_RIGHTS`).
@@ -380,6 +444,8 @@ fn main(_: u64) -> i32 {
 
     println!("test_unixguard: tickets parked in the ring");
     parked(&mut ok);
+    println!("test_unixguard: a connection accept cannot map");
+    refused(&mut ok);
 
     // A listener closed with a connection pending drops its ends: the
     // connector sees the end of file.
