@@ -22,10 +22,10 @@ fn ioctl(f: &mut File, req: u64, arg: u64) -> Result<usize, Errno> {
     super::put_readable(arg, head - tail)
 }
 use crate::errno::{EAGAIN, EBADF, EBUSY, EINVAL, ENFILE, ENOMEM, EPERM, EPIPE, ETOOMANYREFS};
-use alloc::vec::Vec;
 use crate::fs::{Ino, Stat};
 use crate::shared;
 use abi::syscall::frame_range::OWNER_SELF;
+use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use user::sys;
 

@@ -17,7 +17,9 @@
 //! pipe with frames of its own that its files need (an end, or one an
 //! epoll set watches): the receiver, whoever it is, maps the frames with
 //! it (`pipemem::take`), so an end goes to any process Linux lets receive
-//! it.
+//! it. The tickets wait in the frames of the ring the message travels
+//! through (`pipe::park`), which only the holders of the two sockets map,
+//! not in the arena with the batch.
 //!
 //! A name is an `S_IFSOCK` inode whose `data` points at the listening
 //! socket (borrowed: the inode never frees it); the listener clears it when
@@ -35,10 +37,10 @@ use crate::errno::{
 };
 use crate::fs::{node, Ino, S_IFMT, S_IFSOCK};
 use crate::obj::Handle;
-use pipe::Ticket;
 use crate::predicate::{WANT_READ, WANT_WRITE};
 use crate::shared;
 use alloc::vec::Vec;
+use pipe::Ticket;
 
 pub const STREAM: u32 = 1;
 pub const DGRAM: u32 = 2;
