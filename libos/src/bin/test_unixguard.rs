@@ -48,9 +48,9 @@ fn words(at: u64, len: u64) -> impl Iterator<Item = u64> {
     (at..at + len).step_by(8).map(|va| unsafe { (va as *const u64).read_unaligned() })
 }
 
-/// User 1000: waits for the address of root's socket, then attacks the
-/// pair; reports what it got on `up`.
-fn attacker(down: i64, up: i64) -> ! {
+/// An attacker's start: becomes user 1000, says so on `up`, and waits on
+/// `down` for the address of root's socket's description.
+fn told_as_user(down: i64, up: i64) -> u64 {
     if linux(SYS_SETGID, [1000, 0, 0, 0, 0, 0]) != 0 || linux(SYS_SETUID, [1000, 0, 0, 0, 0, 0]) != 0 {
         exit(2);
     }
@@ -60,6 +60,13 @@ fn attacker(down: i64, up: i64) -> ! {
         exit(3);
     }
     let file = u64::from_ne_bytes(word);
+    file
+}
+
+/// User 1000: waits for the address of root's socket, then attacks the
+/// pair; reports what it got on `up`.
+fn attacker(down: i64, up: i64) -> ! {
+    let file = told_as_user(down, up);
     let mut found = 0;
     // The socket's description, and the object it names, in the arena.
     let span = size_of::<libos::obj::File>() as u64;
@@ -101,15 +108,7 @@ fn attacker(down: i64, up: i64) -> ! {
 /// claims every pipe named there with the word after it (the ticket);
 /// reports what it reached on `up`.
 fn ticket_attacker(down: i64, up: i64) -> ! {
-    if linux(SYS_SETGID, [1000, 0, 0, 0, 0, 0]) != 0 || linux(SYS_SETUID, [1000, 0, 0, 0, 0, 0]) != 0 {
-        exit(2);
-    }
-    write1(up, b'u');
-    let mut word = [0u8; 8];
-    if linux(SYS_READ, [down as u64, word.as_mut_ptr() as u64, 8, 0, 0, 0]) != 8 {
-        exit(3);
-    }
-    let file = u64::from_ne_bytes(word);
+    let file = told_as_user(down, up);
     let mut found = 0;
     let span = size_of::<libos::obj::File>() as u64;
     if all_mapped(file, span) {
