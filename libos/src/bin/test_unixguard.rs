@@ -246,7 +246,8 @@ fn connect_to(path: &[u8]) -> Option<i64> {
 /// A holder of root's listener spoils a pending connection's tickets in
 /// the listener's queue ring: `accept` refuses the connection, whose
 /// rings it cannot map (rather than hand out a socket that is not
-/// there), and the connector, a child, sees ECONNRESET, then end of file.
+/// there), and the connector, a child, sees POLLERR, ECONNRESET, then
+/// end of file.
 fn refused(ok: &mut bool) {
     let path = b"/tmp/unixguard4.sock";
     let Some(l) = listener(path) else {
@@ -259,11 +260,12 @@ fn refused(ok: &mut bool) {
         let c = connect_to(path).unwrap_or(-1);
         write1(up[1], b'c');
         read1(down[0]);
+        let told = poll_out(c) & POLLERR != 0;
         let mut b = [0u8; 1];
         let first = linux(SYS_READ, [c as u64, b.as_mut_ptr() as u64, 1, 0, 0, 0]);
         let then = linux(SYS_READ, [c as u64, b.as_mut_ptr() as u64, 1, 0, 0, 0]);
-        println!("test_unixguard: the refused connector reads {first}, then {then}");
-        exit(if c >= 0 && first == -104 && then == 0 { 0 } else { 1 });
+        println!("test_unixguard: the refused connector polls {told}, reads {first}, then {then}");
+        exit(if c >= 0 && told && first == -104 && then == 0 { 0 } else { 1 });
     }
     check(ok, "a child connects", read1(up[0]) == b'c');
     let mut spoiled = 0;
@@ -286,7 +288,7 @@ fn refused(ok: &mut bool) {
     let got = linux(SYS_ACCEPT, [l as u64, 0, 0, 0, 0, 0]);
     check(ok, "accept refuses the connection (EAGAIN)", got == -11);
     write1(down[1], b'g');
-    check(ok, "the connector sees ECONNRESET, then end of file", wait(pid) == 0);
+    check(ok, "the connector sees POLLERR, ECONNRESET, then end of file", wait(pid) == 0);
     for fd in [l, down[0], down[1], up[0], up[1]] {
         close(fd);
     }

@@ -29,7 +29,7 @@
 
 use super::flags::NONBLOCK;
 use super::{no_seek, pipe, File, Kind, Ops};
-use super::{POLLHUP, POLLIN, POLLOUT};
+use super::{POLLERR, POLLHUP, POLLIN, POLLOUT};
 use crate::errno::Errno;
 use crate::errno::{
     EACCES, EAGAIN, ECONNREFUSED, ECONNRESET, EINVAL, EISCONN, EMSGSIZE, ENOMEM, ENOTCONN, EOPNOTSUPP, EPIPE,
@@ -402,6 +402,12 @@ fn enqueue(s: &mut Socket, l: &mut Socket) -> Result<(), Errno> {
         Ok(p) => p,
         Err(e) => {
             super::put(&OPS, server);
+            // The rings go with the connection (a later `listen` makes
+            // its own).
+            let bases = [s.rx, s.tx].map(|end| super::pipemem::base(end as u64));
+            drop_end(&mut s.rx);
+            drop_end(&mut s.tx);
+            bases.iter().for_each(|&b| super::pipemem::release(b, pipe::GUARDED_PAGES));
             s.state = State::Unconnected;
             return Err(e);
         }
@@ -543,14 +549,20 @@ pub fn shutdown(f: &File, rd: bool, wr: bool) -> Result<(), Errno> {
         unqueue_rights(s, s.rights);
     }
     for (shut, end) in [(rd, &mut s.rx), (wr, &mut s.tx)] {
-        if shut && !end.is_null() {
-            // SAFETY: an end the socket held open, now let go.
-            super::put(&pipe::OPS, unsafe {
-                Handle::from_raw(core::mem::replace(end, core::ptr::null_mut()))
-            });
+        if shut {
+            drop_end(end);
         }
     }
     Ok(())
+}
+
+/// Lets go of the ring end a socket holds at `end` (if any) and clears it.
+fn drop_end(end: &mut *mut File) {
+    let f = core::mem::replace(end, core::ptr::null_mut());
+    if !f.is_null() {
+        // SAFETY: an end the socket held open, now let go.
+        super::put(&pipe::OPS, unsafe { Handle::from_raw(f) });
+    }
 }
 
 /// One end's ring file, with the call's blocking mode.
@@ -1022,6 +1034,10 @@ pub fn events(f: &File) -> u16 {
             }
             if rx_done && tx_done {
                 ev |= POLLHUP;
+            }
+            if !s.refused.is_null() {
+                // `recv` answers ECONNRESET (and closes what was refused).
+                ev |= POLLIN | POLLERR;
             }
             ev
         }
