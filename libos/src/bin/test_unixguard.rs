@@ -59,8 +59,7 @@ fn told_as_user(down: i64, up: i64) -> u64 {
     if linux(SYS_READ, [down as u64, word.as_mut_ptr() as u64, 8, 0, 0, 0]) != 8 {
         exit(3);
     }
-    let file = u64::from_ne_bytes(word);
-    file
+    u64::from_ne_bytes(word)
 }
 
 /// User 1000: waits for the address of root's socket, then attacks the
