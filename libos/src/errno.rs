@@ -52,8 +52,10 @@ pub const EOPNOTSUPP: Errno = Errno(95);
 pub const EAFNOSUPPORT: Errno = Errno(97);
 pub const EADDRINUSE: Errno = Errno(98);
 pub const ENOBUFS: Errno = Errno(105);
+pub const ETOOMANYREFS: Errno = Errno(109);
 pub const EISCONN: Errno = Errno(106);
 pub const ENOTCONN: Errno = Errno(107);
+pub const ECONNRESET: Errno = Errno(104);
 pub const ECONNREFUSED: Errno = Errno(111);
 
 /// A Linux error number, positive as Linux numbers them: the one form an

@@ -21,10 +21,11 @@ fn ioctl(f: &mut File, req: u64, arg: u64) -> Result<usize, Errno> {
     let (tail, head) = positions(f);
     super::put_readable(arg, head - tail)
 }
-use crate::errno::{EAGAIN, EBADF, EBUSY, EINVAL, ENFILE, ENOMEM, EPERM, EPIPE};
+use crate::errno::{EAGAIN, EBADF, EBUSY, EINVAL, ENFILE, ENOMEM, EPERM, EPIPE, ETOOMANYREFS};
 use crate::fs::{Ino, Stat};
 use crate::shared;
 use abi::syscall::frame_range::OWNER_SELF;
+use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use user::sys;
 
@@ -66,7 +67,25 @@ pub struct Pipe {
     /// Read and write ends ever opened (a FIFO's opener waits for them).
     opened: [u64; 2],
     buf: [u8; CAPACITY],
+    /// The tickets in flight to the Unix socket receiving on this ring
+    /// (`park`), the oldest batch's first: in the ring's frames, where
+    /// only the holders of its sockets read them.
+    parked: usize,
+    tickets: [Ticket; PARKED],
 }
+
+/// A pipe with frames of its own (its ring's base address) and its
+/// range's ticket (`FRAME_RANGE`), which an end passed over a Unix socket
+/// carries for the receiver to map them with (`pipemem::take`).
+#[derive(Clone, Copy)]
+pub struct Ticket {
+    pub base: u64,
+    pub ticket: u64,
+}
+
+/// Tickets a ring keeps in flight (they fit, with a pipe's descriptions
+/// and ledger, in the page the ring ends in).
+pub const PARKED: usize = 21;
 
 const _: () = {
     assert!(core::mem::offset_of!(Pipe, readers) == READERS_AT as usize);
@@ -271,9 +290,10 @@ pub fn create_guarded(flags: u32) -> Result<(Handle<File>, Handle<File>), Errno>
     create_ruled(flags, OWNER_SELF, 0o600)
 }
 
-/// A pipe in frames of its own, as `create_guarded`'s, whose range's rule
-/// is (`owner`, `mode`): a bound datagram socket's inbox, which senders
-/// claim by its file's bits (`inbox`).
+/// A new pipe in frames of its own, as `create_guarded`, whose range has
+/// the rule (`owner`, `mode`: `FRAME_RANGE`'s `MAKE`): a bound datagram
+/// socket's inbox, which senders claim by its file's bits (`inbox`), a
+/// listener's queue, which connectors claim by them (`unix`).
 pub fn create_ruled(flags: u32, owner: u64, mode: u64) -> Result<(Handle<File>, Handle<File>), Errno> {
     let g = make_guarded(owner, mode, 0)?;
     // SAFETY: fresh frames for a `Guarded`, ours alone.
@@ -360,6 +380,7 @@ unsafe fn init(p: *mut Pipe) {
         (*p).reader_waits = false;
         (*p).writer_waits = false;
         (*p).opened = [0, 0];
+        (*p).parked = 0;
     }
 }
 
@@ -844,6 +865,36 @@ pub fn stamp(f: &File) -> u64 {
 pub fn positions(f: &File) -> (u64, u64) {
     // SAFETY: `f` keeps the pipe live; no other reference to it here.
     unsafe { pipe_of(f) }.positions()
+}
+
+/// Keeps `tickets` in ring `f`'s frames after those parked before, for
+/// the batch of descriptors about to travel through it; ETOOMANYREFS
+/// (Linux's answer for too many descriptors in flight) when they do not
+/// fit.
+pub fn park(f: &File, tickets: &[Ticket]) -> Result<(), Errno> {
+    // SAFETY: `f` keeps the pipe live; no other reference to it here.
+    let p = unsafe { pipe_of(f) };
+    let at = p.parked.min(PARKED);
+    let to = at + tickets.len();
+    if to > PARKED {
+        return Err(ETOOMANYREFS);
+    }
+    p.tickets[at..to].copy_from_slice(tickets);
+    p.parked = to;
+    Ok(())
+}
+
+/// Takes `n` of ring `f`'s parked tickets out, after the first `skip`
+/// (the batches queued before theirs).
+pub fn unpark(f: &File, skip: usize, n: usize) -> Vec<Ticket> {
+    // SAFETY: `f` keeps the pipe live; no other reference to it here.
+    let p = unsafe { pipe_of(f) };
+    let len = p.parked.min(PARKED);
+    let (from, to) = (skip.min(len), (skip + n).min(len));
+    let out = p.tickets[from..to].to_vec();
+    p.tickets.copy_within(to..len, from);
+    p.parked = len - (to - from);
+    out
 }
 
 /// Bytes a write could put in the ring now.

@@ -17,26 +17,30 @@
 //! pipe with frames of its own that its files need (an end, or one an
 //! epoll set watches): the receiver, whoever it is, maps the frames with
 //! it (`pipemem::take`), so an end goes to any process Linux lets receive
-//! it.
+//! it. The tickets wait in the frames of the ring the message travels
+//! through (`pipe::park`), which only the holders of the two sockets map,
+//! not in the arena with the batch.
 //!
 //! A name is an `S_IFSOCK` inode whose `data` points at the listening
 //! socket (borrowed: the inode never frees it); the listener clears it when
-//! it closes. Its queue of connections not yet accepted has a ring-shaped
-//! header, so `accept` and a wait for a listener sleep on a predicate too.
+//! it closes. Its queue of connections not yet accepted is a ring of its
+//! own (`listen`) holding each one's tickets, so `accept` and a wait for a
+//! listener sleep on a predicate too.
 
 use super::flags::NONBLOCK;
 use super::{no_seek, pipe, File, Kind, Ops};
-use super::{POLLHUP, POLLIN, POLLOUT};
+use super::{POLLERR, POLLHUP, POLLIN, POLLOUT};
 use crate::errno::Errno;
 use crate::errno::{
-    EAGAIN, ECONNREFUSED, EINVAL, EISCONN, EMSGSIZE, ENOMEM, ENOTCONN, EOPNOTSUPP, EPIPE, EPROTOTYPE,
+    EACCES, EAGAIN, ECONNREFUSED, ECONNRESET, EINVAL, EISCONN, EMSGSIZE, ENOMEM, ENOTCONN, EOPNOTSUPP, EPIPE,
+    EPROTOTYPE,
 };
 use crate::fs::{node, Ino, S_IFMT, S_IFSOCK};
 use crate::obj::Handle;
 use crate::predicate::{WANT_READ, WANT_WRITE};
 use crate::shared;
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use pipe::Ticket;
 
 pub const STREAM: u32 = 1;
 pub const DGRAM: u32 = 2;
@@ -48,8 +52,12 @@ pub const POLLRDHUP: u16 = 0x2000;
 pub const NAME_MAX: usize = 108;
 /// Most descriptors one message may carry (Linux's `SCM_MAX_FD`).
 pub const MAX_PASSED: usize = 253;
-/// Most connections waiting to be accepted (Linux's `SOMAXCONN`).
-const MAX_BACKLOG: u32 = 4096;
+/// A pending connection's entry in its listener's queue ring: its two
+/// rings' tickets.
+const PENDING: usize = 2 * size_of::<Ticket>();
+/// Most connections waiting to be accepted: as many as the queue ring
+/// holds (Linux's `SOMAXCONN` is 4096).
+const MAX_BACKLOG: u32 = (pipe::CAPACITY / PENDING) as u32;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum State {
@@ -59,7 +67,8 @@ enum State {
 }
 
 /// A batch of passed descriptors, its `n` files after it in the same
-/// block, then `m` tickets (`Ticket`).
+/// block; the `m` tickets of the pipes they need are parked in the ring
+/// it travels through (`pipe::park`), not here in the arena.
 struct Rights {
     next: *mut Rights,
     /// Ring position where the message that carries it starts.
@@ -68,37 +77,13 @@ struct Rights {
     m: usize,
 }
 
-/// A pipe the batch's files need, and its range's ticket (`FRAME_RANGE`).
-#[derive(Clone, Copy)]
-struct Ticket {
-    base: u64,
-    ticket: u64,
-}
-
-/// A listener's count of connections queued and accepted, shaped like a
-/// pipe ring's header (`crate::predicate::READERS_AT` …): readable when they differ.
-#[repr(C, align(64))]
-struct Queue {
-    readers: AtomicU32,
-    writers: AtomicU32,
-    queued: AtomicU64,
-    accepted: AtomicU64,
-}
-
-const _: () = {
-    assert!(core::mem::offset_of!(Queue, readers) == crate::predicate::READERS_AT as usize);
-    assert!(core::mem::offset_of!(Queue, writers) == crate::predicate::WRITERS_AT as usize);
-    assert!(core::mem::offset_of!(Queue, queued) == crate::predicate::HEAD_AT as usize);
-    assert!(core::mem::offset_of!(Queue, accepted) == crate::predicate::TAIL_AT as usize);
-};
-
-/// A connection waiting for `accept`: its socket, and its rings' frames
-/// (the connector's, `OWNER_SELF` 0600) held for the acceptor, whoever it
-/// is, to map with their tickets.
+/// A connection waiting for `accept`: its socket. Its rings' frames (the
+/// connector's, `OWNER_SELF` 0600) are held for the acceptor, whoever it
+/// is, to map with their tickets, which wait in the listener's queue ring
+/// in the same order, not here in the arena.
 struct Pending {
     next: *mut Pending,
     file: Handle<File>,
-    rings: [Ticket; 2],
 }
 
 /// A socket's object (`File::data`).
@@ -107,6 +92,7 @@ pub struct Socket {
     state: State,
     /// The read end of the ring it receives on, the write end of the one
     /// its peer receives on; null before connecting and after `shutdown`.
+    /// A listener's queue ring: `accept` reads, `connect` writes.
     rx: *mut File,
     tx: *mut File,
     peer: *mut Socket,
@@ -124,11 +110,16 @@ pub struct Socket {
     /// `socketpair` and `connect`, the listener's at `listen`.
     peer_env: u32,
     env: u32,
-    /// Listening: the queue's counts, its connections (oldest first) and
-    /// how many it may hold.
-    queue: *mut Queue,
+    /// Listening: its queue ring's ticket (`connect` maps the ring with
+    /// it, as the rule from the name's bits allows), its connections
+    /// (oldest first) and how many it may hold.
+    queue_ticket: u64,
     pending: *mut Pending,
     backlog: u32,
+    /// A connection `accept` refused (it could not map its rings): the
+    /// connector closes its socket (it maps them) when it next uses this
+    /// one (`refused`).
+    refused: *mut File,
     /// A named datagram socket's inbox: the write end of the ring it
     /// receives on (`rx`), which senders write into.
     inbox: *mut File,
@@ -178,9 +169,10 @@ pub fn create(ty: u32, flags: u32) -> Result<Handle<File>, Errno> {
         peer_name_len: 0,
         peer_env: 0,
         env: crate::env::id(),
-        queue: core::ptr::null_mut(),
+        queue_ticket: 0,
         pending: core::ptr::null_mut(),
         backlog: 0,
+        refused: core::ptr::null_mut(),
         inbox: core::ptr::null_mut(),
         dest: 0,
         dest_sock: core::ptr::null_mut(),
@@ -310,13 +302,15 @@ pub fn listen(f: &File, backlog: i64) -> Result<(), Errno> {
     if s.state == State::Connected || s.ino == 0 {
         return Err(EINVAL);
     }
-    if s.queue.is_null() {
-        s.queue = alloc(Queue {
-            readers: AtomicU32::new(1),
-            writers: AtomicU32::new(1),
-            queued: AtomicU64::new(0),
-            accepted: AtomicU64::new(0),
-        })?;
+    if s.rx.is_null() {
+        // Those who may connect (write the name: any for an abstract one)
+        // may map the ring to queue their tickets; no one else.
+        let n = node::get(s.ino);
+        let (owner, mode) = super::pipemem::rule(n.uid, n.gid, n.mode, 0o2, &crate::fs::perm::me());
+        let abstract_name = s.name[..s.name_len].first() == Some(&0);
+        let (r, w) = pipe::create_ruled(0, owner, if abstract_name { 0o666 } else { mode })?;
+        s.queue_ticket = pipe::ticket(r.addr()).unwrap_or(0);
+        (s.rx, s.tx) = (r.as_ptr(), w.as_ptr());
     }
     s.backlog = backlog.clamp(1, MAX_BACKLOG as i64) as u32;
     s.env = crate::env::id();
@@ -353,10 +347,27 @@ pub fn connect(f: &File, ino: Ino) -> Result<(), Errno> {
     if l.state != State::Listening {
         return Err(ECONNREFUSED);
     }
-    // SAFETY: a listener's queue stays while it listens.
-    let q = unsafe { &*l.queue };
-    let waiting = q.queued.load(Ordering::Relaxed) - q.accepted.load(Ordering::Relaxed);
-    if waiting >= l.backlog as u64 {
+    // The listener's queue ring, mapped here for the while (the kernel
+    // judges the name's rule).
+    let base = super::pipemem::base(l.tx as u64);
+    let before = super::pipemem::mapped(base);
+    super::pipemem::claim(base, l.queue_ticket, pipe::GUARDED_PAGES).map_err(|e| match e {
+        abi::Error::Denied => EACCES,
+        _ => ECONNREFUSED,
+    })?;
+    let queued = enqueue(s, l);
+    if !before {
+        super::pipemem::release(base, pipe::GUARDED_PAGES);
+    }
+    queued
+}
+
+/// Connects `s` to a new socket queued at listener `l`, whose queue ring
+/// is mapped here; EAGAIN when its backlog is full.
+fn enqueue(s: &mut Socket, l: &mut Socket) -> Result<(), Errno> {
+    // SAFETY: a listener holds its queue ring's ends (mapped here).
+    let (tail, head) = pipe::positions(unsafe { &*l.rx });
+    if (head - tail) / PENDING as u64 >= l.backlog as u64 {
         return Err(EAGAIN);
     }
     let server = create(s.ty, 0)?;
@@ -375,15 +386,32 @@ pub fn connect(f: &File, ino: Ino) -> Result<(), Errno> {
     s.peer_name = l.name;
     s.peer_name_len = l.name_len;
     let held = hold(&rings).and_then(|t| {
-        let pending = <[Ticket; 2]>::try_from(t.as_slice())
-            .map_err(|_| ENOMEM)
-            .and_then(|rings| alloc(Pending { next: core::ptr::null_mut(), file: server, rings }));
+        let pending = <[Ticket; 2]>::try_from(t.as_slice()).map_err(|_| ENOMEM).and_then(|rings| {
+            let p = alloc(Pending { next: core::ptr::null_mut(), file: server })?;
+            // SAFETY: the listener holds its queue ring's write end
+            // (mapped here); the backlog leaves room for the entry.
+            let w = unsafe { ring(l.tx, true) };
+            match (pipe::OPS.write)(w, &pack(rings)) {
+                Ok(PENDING) => Ok(p),
+                _ => {
+                    // SAFETY: just allocated, linked nowhere.
+                    unsafe { free(p) };
+                    Err(ENOMEM)
+                }
+            }
+        });
         pending.inspect_err(|_| let_go(&t))
     });
     let p = match held {
         Ok(p) => p,
         Err(e) => {
             super::put(&OPS, server);
+            // The rings go with the connection (a later `listen` makes
+            // its own).
+            let bases = [s.rx, s.tx].map(|end| super::pipemem::base(end as u64));
+            drop_end(&mut s.rx);
+            drop_end(&mut s.tx);
+            bases.iter().for_each(|&b| super::pipemem::release(b, pipe::GUARDED_PAGES));
             s.state = State::Unconnected;
             return Err(e);
         }
@@ -396,8 +424,29 @@ pub fn connect(f: &File, ino: Ino) -> Result<(), Errno> {
         }
         *at = p;
     }
-    q.queued.fetch_add(1, Ordering::Release);
     Ok(())
+}
+
+/// A pending connection's entry in the queue ring: its rings' tickets.
+fn pack(rings: [Ticket; 2]) -> [u8; PENDING] {
+    let mut b = [0u8; PENDING];
+    for (i, t) in rings.iter().enumerate() {
+        b[16 * i..16 * i + 8].copy_from_slice(&t.base.to_ne_bytes());
+        b[16 * i + 8..16 * i + 16].copy_from_slice(&t.ticket.to_ne_bytes());
+    }
+    b
+}
+
+/// Takes the oldest pending connection's tickets from listener `s`'s
+/// queue ring (none if it holds no whole entry).
+fn unpack(s: &Socket) -> Vec<Ticket> {
+    let mut b = [0u8; PENDING];
+    // SAFETY: a listener holds its queue ring's read end.
+    if s.rx.is_null() || (pipe::OPS.read)(unsafe { ring(s.rx, true) }, &mut b) != Ok(PENDING) {
+        return Vec::new();
+    }
+    let word = |at: usize| u64::from_ne_bytes(b[at..at + 8].try_into().unwrap_or_default());
+    (0..2).map(|i| Ticket { base: word(16 * i), ticket: word(16 * i + 8) }).collect()
 }
 
 /// The datagram socket named by node `ino`, to send to: ECONNREFUSED
@@ -429,24 +478,49 @@ pub fn accept(f: &File, flags: u32) -> Result<Handle<File>, Errno> {
     if s.state != State::Listening {
         return Err(EINVAL);
     }
-    if s.pending.is_null() {
-        return Err(EAGAIN);
+    while !s.pending.is_null() {
+        let p = s.pending;
+        // SAFETY: a queued connection (lock held); freed once taken.
+        let file = unsafe {
+            s.pending = (*p).next;
+            let file = (*p).file;
+            free(p);
+            file
+        };
+        let tickets = unpack(s);
+        let fresh = take_held(&tickets);
+        if tickets.len() == 2 && tickets.iter().all(|t| super::pipemem::mapped(t.base)) {
+            // Its rings stay mapped here for the descriptor the caller
+            // makes.
+            // SAFETY: the connection's file, handed to the caller.
+            unsafe { file.get_mut() }.flags |= flags & NONBLOCK;
+            return Ok(file);
+        }
+        // A socket this process cannot use (as `obj::usable` leaves a
+        // passed end out): the connector closes it.
+        fresh.iter().for_each(|&base| super::pipemem::release(base, pipe::GUARDED_PAGES));
+        // SAFETY: the connection's socket is in the arena; its peer, the
+        // connector's, is live while it links to it.
+        unsafe {
+            let peer = sock(file.get()).peer;
+            if !peer.is_null() {
+                (*peer).refused = file.as_ptr();
+            }
+        }
     }
-    let p = s.pending;
-    // SAFETY: a queued connection (lock held); freed once taken. Its
-    // rings stay mapped here for the descriptor the caller makes.
-    let file = unsafe {
-        s.pending = (*p).next;
-        let file = (*p).file;
-        take_held(&(*p).rings);
-        free(p);
-        file
-    };
-    // SAFETY: the listener's queue, live while it listens.
-    unsafe { &*s.queue }.accepted.fetch_add(1, Ordering::Release);
-    // SAFETY: the connection's file, handed to the caller.
-    unsafe { file.get_mut() }.flags |= flags & NONBLOCK;
-    Ok(file)
+    Err(EAGAIN)
+}
+
+/// Closes the connection `accept` refused to `s`, if there is one (`s`
+/// maps its rings): whether there was.
+fn refused(s: &mut Socket) -> bool {
+    let f = core::mem::replace(&mut s.refused, core::ptr::null_mut());
+    if !f.is_null() {
+        // SAFETY: the refused connection's socket, now the connector's to
+        // close.
+        super::put(&OPS, unsafe { Handle::from_raw(f) });
+    }
+    !f.is_null()
 }
 
 /// The socket's name (`peer`: what it is connected to's), as a path.
@@ -472,15 +546,27 @@ pub fn shutdown(f: &File, rd: bool, wr: bool) -> Result<(), Errno> {
     if s.state != State::Connected {
         return Ok(());
     }
+    // The batches' tickets are in the receiving ring: its descriptors
+    // go with it (Linux would still hand them out with the bytes queued
+    // before the shutdown; here those bytes go too).
+    while rd && !s.rights.is_null() {
+        unqueue_rights(s, s.rights);
+    }
     for (shut, end) in [(rd, &mut s.rx), (wr, &mut s.tx)] {
-        if shut && !end.is_null() {
-            // SAFETY: an end the socket held open, now let go.
-            super::put(&pipe::OPS, unsafe {
-                Handle::from_raw(core::mem::replace(end, core::ptr::null_mut()))
-            });
+        if shut {
+            drop_end(end);
         }
     }
     Ok(())
+}
+
+/// Lets go of the ring end a socket holds at `end` (if any) and clears it.
+fn drop_end(end: &mut *mut File) {
+    let f = core::mem::replace(end, core::ptr::null_mut());
+    if !f.is_null() {
+        // SAFETY: an end the socket held open, now let go.
+        super::put(&pipe::OPS, unsafe { Handle::from_raw(f) });
+    }
 }
 
 /// One end's ring file, with the call's blocking mode.
@@ -540,6 +626,7 @@ pub fn send(
     // SAFETY: `f` is an open socket (the lock held); no other reference to it here.
     let s = unsafe { sock(f) };
     let nonblock = nonblock || f.flags & NONBLOCK != 0;
+    refused(s);
     if s.ty == DGRAM {
         if let Some(ino) = to {
             return send_to(s, ino, false, data, files, nonblock);
@@ -621,7 +708,7 @@ fn put_message(
     bytes: &[u8],
     files: &mut Vec<Handle<File>>,
 ) -> Result<usize, Errno> {
-    let batch = if files.is_empty() { None } else { Some(queue_rights(to, pipe::positions(tx).1, files)?) };
+    let batch = if files.is_empty() { None } else { Some(queue_rights(to, tx, files)?) };
     let n = (pipe::OPS.write)(tx, bytes).and_then(|n| if n == 0 { Err(EAGAIN) } else { Ok(n) });
     let n = n.inspect_err(|_| {
         if let Some(b) = batch {
@@ -635,28 +722,34 @@ fn put_message(
     Ok(n)
 }
 
-/// Puts `files` in socket `to`'s queue as a batch for the message starting
-/// at ring position `at`, with the tickets of the pipes they need.
-fn queue_rights(to: *mut Socket, at: u64, files: &[Handle<File>]) -> Result<*mut Rights, Errno> {
+/// Puts `files` in the queue of socket `to`, which receives on ring `tx`,
+/// as a batch for the message starting at its head, with the tickets of
+/// the pipes they need parked in the ring's frames (ETOOMANYREFS when
+/// they hold too many already).
+fn queue_rights(to: *mut Socket, tx: &File, files: &[Handle<File>]) -> Result<*mut Rights, Errno> {
     let mut bases: Vec<u64> = files.iter().flat_map(|&f| super::pipes_of(f)).collect();
     bases.sort_unstable();
     bases.dedup();
     // Kept for the receiver while the batch is in flight (`take_batch`
     // lets go).
     let tickets = hold(&bases)?;
-    let (size, align) = batch_size(files.len(), tickets.len());
+    let (size, align) = batch_size(files.len());
     let r = shared::alloc(size, align) as *mut Rights;
-    if r.is_null() {
+    let parked = if r.is_null() { Err(ENOMEM) } else { pipe::park(tx, &tickets) };
+    if let Err(e) = parked {
         let_go(&tickets);
-        return Err(ENOMEM);
+        if !r.is_null() {
+            // SAFETY: the block just allocated, referred to by nothing.
+            unsafe { shared::free(r as *mut u8, size, align) };
+        }
+        return Err(e);
     }
-    // SAFETY: a fresh block with room for the header, the files and the
-    // tickets; the receiver is live (its ring has a reader) and the lock
-    // is held.
+    let at = pipe::positions(tx).1;
+    // SAFETY: a fresh block with room for the header and the files; the
+    // receiver is live (its ring has a reader) and the lock is held.
     unsafe {
         r.write(Rights { next: core::ptr::null_mut(), at, n: files.len(), m: tickets.len() });
         core::ptr::copy_nonoverlapping(files.as_ptr(), rights_files(r), files.len());
-        core::ptr::copy_nonoverlapping(tickets.as_ptr(), rights_tickets(r), tickets.len());
         let mut link = &raw mut (*to).rights;
         while !(*link).is_null() {
             link = &raw mut (**link).next;
@@ -705,22 +798,15 @@ fn let_go(tickets: &[Ticket]) {
     }
 }
 
-/// The size and alignment of a batch of `n` files and `m` tickets.
-fn batch_size(n: usize, m: usize) -> (usize, usize) {
-    (size_of::<Rights>() + n * size_of::<Handle<File>>() + m * size_of::<Ticket>(), align_of::<Rights>())
+/// The size and alignment of a batch of `n` files.
+fn batch_size(n: usize) -> (usize, usize) {
+    (size_of::<Rights>() + n * size_of::<Handle<File>>(), align_of::<Rights>())
 }
 
 /// The files of batch `r`.
 fn rights_files(r: *mut Rights) -> *mut Handle<File> {
     // SAFETY: the files follow the header in the same block.
     unsafe { (r as *mut u8).add(size_of::<Rights>()) as *mut Handle<File> }
-}
-
-/// The tickets of batch `r`, after its files.
-fn rights_tickets(r: *mut Rights) -> *mut Ticket {
-    // SAFETY: the tickets follow the files in the same block (a `Ticket`
-    // is aligned as a `Handle`, 8 bytes).
-    unsafe { rights_files(r).add((*r).n) as *mut Ticket }
 }
 
 /// Takes batch `r` out of `s`'s queue and drops its files; the pipes this
@@ -734,14 +820,17 @@ fn unqueue_rights(s: &mut Socket, r: *mut Rights) {
 
 /// Takes batch `r` out of `s`'s queue and frees it; returns its files
 /// (their references now the caller's), with the frames of the pipes they
-/// need mapped where the tickets allow (`pipemem::take`) and the batch's
-/// holds on them let go, and the bases of those this process did not map
-/// before.
+/// need mapped where the tickets parked in `s`'s receiving ring allow
+/// (`pipemem::take`) and the batch's holds on them let go, and the bases
+/// of those this process did not map before.
 fn take_batch(s: &mut Socket, r: *mut Rights) -> (Vec<Handle<File>>, Vec<u64>) {
+    // The tickets of the batches ahead of `r` come first in the ring.
+    let mut skip = 0;
     // SAFETY: `r` is in the queue (lock held); freed after the unlink.
     unsafe {
         let mut link = &raw mut s.rights;
         while !(*link).is_null() && *link != r {
+            skip += (**link).m;
             link = &raw mut (**link).next;
         }
         if *link == r {
@@ -749,9 +838,11 @@ fn take_batch(s: &mut Socket, r: *mut Rights) -> (Vec<Handle<File>>, Vec<u64>) {
         }
         let (n, m) = ((*r).n, (*r).m);
         let files = core::slice::from_raw_parts(rights_files(r), n).to_vec();
-        let tickets = core::slice::from_raw_parts(rights_tickets(r), m).to_vec();
-        let (size, align) = batch_size(n, m);
+        let (size, align) = batch_size(n);
         shared::free(r as *mut u8, size, align);
+        // The socket keeps its receiving ring while it has batches
+        // (`shutdown` drops them first).
+        let tickets = if s.rx.is_null() { Vec::new() } else { pipe::unpark(&*s.rx, skip, m) };
         (files, take_held(&tickets))
     }
 }
@@ -777,6 +868,9 @@ pub fn recv(f: &File, buf: &mut [u8], nonblock: bool, peek: bool) -> Result<Rece
     let nonblock = nonblock || f.flags & NONBLOCK != 0;
     if s.state != State::Connected && s.inbox.is_null() {
         return Err(if s.ty == STREAM { EINVAL } else { ENOTCONN });
+    }
+    if refused(s) {
+        return Err(ECONNRESET);
     }
     let none = Received { len: 0, full: 0, files: Vec::new(), from: Vec::new() };
     if s.rx.is_null() {
@@ -904,9 +998,9 @@ pub fn events(f: &File) -> u16 {
     let s = unsafe { sock(f) };
     match s.state {
         State::Listening => {
-            // SAFETY: the queue stays while the socket listens.
-            let q = unsafe { &*s.queue };
-            if q.queued.load(Ordering::Acquire) != q.accepted.load(Ordering::Acquire) {
+            // SAFETY: a listener holds its queue ring's ends; the lock is held.
+            let (tail, head) = pipe::positions(unsafe { &*s.rx });
+            if head != tail {
                 POLLIN
             } else {
                 0
@@ -946,6 +1040,10 @@ pub fn events(f: &File) -> u16 {
             if rx_done && tx_done {
                 ev |= POLLHUP;
             }
+            if !s.refused.is_null() {
+                // `recv` answers ECONNRESET (and closes what was refused).
+                ev |= POLLIN | POLLERR;
+            }
             ev
         }
     }
@@ -958,7 +1056,8 @@ pub fn wait_terms(f: &File, events: u16) -> [(u64, u64); 2] {
     let s = unsafe { sock(f) };
     let mut t = [(0, 0); 2];
     if s.state == State::Listening {
-        t[0] = (s.queue as u64, WANT_READ);
+        // SAFETY: a listener holds its queue ring's ends.
+        t[0] = (pipe::wait_info(unsafe { &*s.rx }).0, WANT_READ);
         return t;
     }
     if events & POLLIN != 0 && !s.rx.is_null() {
@@ -988,8 +1087,8 @@ pub fn stamp(f: &File) -> u64 {
     // SAFETY: `f` is an open socket (the lock held); no other reference to it here.
     let s = unsafe { sock(f) };
     if s.state == State::Listening {
-        // SAFETY: the queue stays while the socket listens.
-        return unsafe { &*s.queue }.queued.load(Ordering::Acquire);
+        // SAFETY: a listener holds its queue ring's ends.
+        return pipe::stamp(unsafe { &*s.rx });
     }
     // SAFETY: the socket holds its ends open.
     let rx = if s.rx.is_null() { 0 } else { pipe::stamp(unsafe { &*s.rx }) };
@@ -1001,8 +1100,21 @@ pub fn stamp(f: &File) -> u64 {
 fn close(f: &mut File) {
     // SAFETY: `f` is an open socket (the lock held); no other reference to it here.
     let s = unsafe { sock(f) };
+    refused(s);
     while !s.rights.is_null() {
         unqueue_rights(s, s.rights);
+    }
+    while !s.pending.is_null() {
+        let p = s.pending;
+        // SAFETY: a queued connection; its socket closes (the client sees
+        // end of file), which needs its rings mapped here for that.
+        unsafe {
+            s.pending = (*p).next;
+            let fresh = take_held(&unpack(s));
+            super::put(&OPS, (*p).file);
+            fresh.iter().for_each(|&base| super::pipemem::release(base, pipe::GUARDED_PAGES));
+            free(p);
+        }
     }
     for end in [s.rx, s.tx, s.inbox] {
         if !end.is_null() {
@@ -1013,18 +1125,6 @@ fn close(f: &mut File) {
     if !s.peer.is_null() {
         // SAFETY: a connected peer is live until it clears this link.
         unsafe { (*s.peer).peer = core::ptr::null_mut() };
-    }
-    while !s.pending.is_null() {
-        let p = s.pending;
-        // SAFETY: a queued connection; its socket closes (the client sees
-        // end of file), which needs its rings mapped here for that.
-        unsafe {
-            s.pending = (*p).next;
-            let fresh = take_held(&(*p).rings);
-            super::put(&OPS, (*p).file);
-            fresh.iter().for_each(|&base| super::pipemem::release(base, pipe::GUARDED_PAGES));
-            free(p);
-        }
     }
     if s.ino != 0 {
         let me = s as *mut Socket as *mut u8;
@@ -1038,11 +1138,6 @@ fn close(f: &mut File) {
         });
         node::release(s.ino);
     }
-    // SAFETY: made by `listen` / `create`; nobody refers to them now.
-    unsafe {
-        if !s.queue.is_null() {
-            free(s.queue);
-        }
-        free(s as *mut Socket);
-    }
+    // SAFETY: made by `create`; nobody refers to it now.
+    unsafe { free(s as *mut Socket) };
 }

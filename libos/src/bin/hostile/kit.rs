@@ -193,7 +193,7 @@ pub fn attack_words(secret: &[u8], at: u64, len: u64, ticket: u64) -> (u8, usize
 
 /// The words in the `len` bytes at `at` (mapped here) that point into
 /// the pipes' window, as the bases of the frames there.
-fn pipe_words(at: u64, len: u64) -> impl Iterator<Item = u64> {
+pub fn pipe_words(at: u64, len: u64) -> impl Iterator<Item = u64> {
     use libos::layout::{PIPES, PIPES_END, PIPE_SLOT};
     (at..at + len).step_by(8).filter_map(|va| {
         // SAFETY: the caller checked the bytes are mapped; read only.
