@@ -348,9 +348,10 @@ pub fn get(
 /// `IPC_SET`'s part for the permissions of object `o` (slot `i` of `t`):
 /// owner, group and mode bits from the program's `ipc64_perm` at `at`,
 /// for the owner, the creator or root. When the range's rule they give
-/// differs (the kernel cannot change a range's rule), the object moves to
-/// fresh frames under the new rule and the old ones end: a process the new
-/// bits refuse keeps only emptied frames. Returns the object as it is now.
+/// differs, the object moves to fresh frames under the new rule and the
+/// old ones end (rather than `RULE` on the old range, which would leave
+/// the frames with whoever mapped them): a process the new bits refuse
+/// keeps only emptied frames. Returns the object as it is now.
 pub fn set_perm(t: &mut Table, i: usize, o: Obj, at: u64) -> Result<Obj, Errno> {
     let new: Perm = uaccess::get(at)?;
     let old = o.head().perm;
