@@ -198,14 +198,7 @@ pub fn open(t: &Table, id: i64, kind: u64, need: u64) -> Result<Obj, Errno> {
     }
     // Mapped here already (by this process, or by a vfork child that
     // shared its memory), or now with the ticket.
-    let claimed = !pipemem::mapped(at);
-    if claimed {
-        match pipemem::claim(at, ticket, pages) {
-            Ok(()) => {}
-            Err(abi::Error::Denied) => return Err(EACCES),
-            Err(_) => return Err(EINVAL),
-        }
-    }
+    let claimed = pipemem::claim_named(at, ticket, pages)?.ok_or(EINVAL)?;
     let o = Obj { at, pages };
     let whole = (0..pages).all(|p| crate::selfmap::pte(at + p * PAGE).is_some());
     let fits = whole && {

@@ -23,7 +23,7 @@
 //! file's write bit is the class that may.
 
 use super::{pipe, pipemem, File, Handle};
-use crate::errno::{Errno, EACCES, ECONNREFUSED, ENOMEM};
+use crate::errno::{Errno, ECONNREFUSED};
 use crate::fs::{node, Ino};
 use crate::scoped::Scoped;
 use alloc::vec::Vec;
@@ -54,24 +54,11 @@ pub fn make(ino: Ino) -> Result<(Handle<File>, Handle<File>), Errno> {
 /// others), ENOMEM when the kernel had no room to map them.
 pub fn reach(end: *mut File, ino: Ino) -> Result<(), Errno> {
     trim();
-    let at = end as u64;
-    if !pipemem::guarded(at) {
-        return Err(ECONNREFUSED);
+    let base = pipemem::base(end as u64);
+    if pipemem::claim_named(base, node::get(ino).ticket, pipe::GUARDED_PAGES)?.ok_or(ECONNREFUSED)? {
+        SENT_TO.with(|v| v.push(base));
     }
-    let base = pipemem::base(at);
-    if pipemem::mapped(base) {
-        return Ok(());
-    }
-    use abi::Error::{BadAddress, BadLength, Denied, NotOwner, NotPermitted};
-    match pipemem::claim(base, node::get(ino).ticket, pipe::GUARDED_PAGES) {
-        Ok(()) => {
-            SENT_TO.with(|v| v.push(base));
-            Ok(())
-        }
-        Err(Denied) => Err(EACCES),
-        Err(NotPermitted | BadLength | NotOwner | BadAddress) => Err(ECONNREFUSED),
-        Err(_) => Err(ENOMEM),
-    }
+    Ok(())
 }
 
 /// Lets go of the inboxes this process mapped to send to whose socket has

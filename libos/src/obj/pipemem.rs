@@ -25,7 +25,6 @@
 //! System V message queues and semaphore sets keep their state in frames
 //! of their own too, in the same window with the same calls (`alloc`,
 //! `claim`, `release`; `linux/ipc.rs`).
-
 //!
 //! Description pages (`descpage.rs`) are frames of their own too, one page
 //! each in a window of their own (`DESCS`), mapped, passed and claimed the
@@ -206,11 +205,11 @@ pub fn claim(base: u64, ticket: u64, pages: u64) -> Result<(), abi::Error> {
     Err(abi::Error::NotOwner)
 }
 
-/// Maps the frames at `at` (a word beside a name, in the arena, so
-/// anything) with `ticket` for an opener by name, unless this process maps
-/// them already (`claim`): whether it just mapped them; None when no frames
-/// of their own are there any more (no such range, or not at that
-/// address). EACCES when the range's rule refuses this process, ENOMEM
+/// Maps the frames at `at` (a word beside a name or in a table of the
+/// arena, so anything) with `ticket` for an opener by name, a sender, a
+/// connector or a System V caller, unless this process maps them already
+/// (`claim`): whether it just mapped them; None when no frames of their
+/// own are there any more (no such range, or not at that address). EACCES when the range's rule refuses this process, ENOMEM
 /// when the kernel had no room for the loan or the mapping.
 pub fn claim_named(at: u64, ticket: u64, pages: u64) -> Result<Option<bool>, crate::errno::Errno> {
     use abi::Error::{BadAddress, BadLength, Denied, NotOwner, NotPermitted};

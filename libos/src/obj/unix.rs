@@ -32,7 +32,7 @@ use super::{no_seek, pipe, File, Kind, Ops};
 use super::{POLLERR, POLLHUP, POLLIN, POLLOUT};
 use crate::errno::Errno;
 use crate::errno::{
-    EACCES, EAGAIN, ECONNREFUSED, ECONNRESET, EINVAL, EISCONN, EMSGSIZE, ENOMEM, ENOTCONN, EOPNOTSUPP, EPIPE,
+    EAGAIN, ECONNREFUSED, ECONNRESET, EINVAL, EISCONN, EMSGSIZE, ENOMEM, ENOTCONN, EOPNOTSUPP, EPIPE,
     EPROTOTYPE,
 };
 use crate::fs::{node, Ino, S_IFMT, S_IFSOCK};
@@ -350,13 +350,9 @@ pub fn connect(f: &File, ino: Ino) -> Result<(), Errno> {
     // The listener's queue ring, mapped here for the while (the kernel
     // judges the name's rule).
     let base = super::pipemem::base(l.tx as u64);
-    let before = super::pipemem::mapped(base);
-    super::pipemem::claim(base, l.queue_ticket, pipe::GUARDED_PAGES).map_err(|e| match e {
-        abi::Error::Denied => EACCES,
-        _ => ECONNREFUSED,
-    })?;
+    let now = super::pipemem::claim_named(base, l.queue_ticket, pipe::GUARDED_PAGES)?.ok_or(ECONNREFUSED)?;
     let queued = enqueue(s, l);
-    if !before {
+    if now {
         super::pipemem::release(base, pipe::GUARDED_PAGES);
     }
     queued
