@@ -297,8 +297,7 @@ fn any_pipe_of(f: Handle<File>, found: &mut impl FnMut(u64) -> bool) -> bool {
         Kind::Epoll => epoll::any_watched_pipe(f, found),
         // SAFETY: a live description (the caller holds it), read only.
         Kind::Socket => unix::any_ring(unsafe { f.get() }, found),
-        // (The description is in the arena: only an address in the
-        // window names frames.)
+        // The pair the end names (in frames of a pipe's kind).
         Kind::PtyMaster | Kind::PtySlave => {
             // SAFETY: a live description (the caller holds it), read only.
             let at = unsafe { f.get() }.obj.addr();
@@ -375,10 +374,10 @@ impl File {
 }
 
 /// A new description with one reference: in this process's current
-/// description page (`descpage`), or a socket's in the shared arena (a
-/// connection's is made by the connecting process for the accepting one,
-/// and a datagram inbox's ends, arena pipes, are written by every sender:
-/// neither has a way yet to map the maker's page, docs/protection.md).
+/// description page (`descpage`), or a socket's, or an end of a ring in
+/// the arena (`bench_libos`'s only), in the shared arena (a connection's
+/// is made by the connecting process for the accepting one, which has no
+/// way yet to map the maker's page: docs/protection.md).
 pub fn new(kind: Kind, flags: u32, ino: Ino) -> Result<Handle<File>, Errno> {
     let f = File::fresh(kind, flags, ino);
     match kind {
